@@ -1,0 +1,3 @@
+#!/bin/sh
+# A shared step script, streamed into /steps.
+echo "hello from a shared step in $(pwd)"

@@ -1,0 +1,17 @@
+// Prints what a run would do: the Job manifest and every kubectl call, shell-quoted; spawns nothing.
+import { stringify } from "yaml";
+import { buildRunManifest } from "../executor/kubernetes-executor.js";
+import { formatCommand } from "../events/format-event.js";
+import { planKubectlCalls } from "../plan/call-plan.js";
+import type { RunConfig } from "./resolve-config.js";
+
+export function renderDryRun(config: RunConfig): string {
+  const manifest = buildRunManifest(config, "<random per run>");
+  const lines = ["# Job manifest", "---", stringify(manifest).trimEnd(), "---", "# kubectl calls, in order"];
+  for (const call of planKubectlCalls(config.settings)) {
+    const comment = [call.note, call.stdin ? `stdin: ${call.stdin}` : undefined].filter(Boolean).join("; ");
+    if (comment) lines.push(`# ${comment}`);
+    lines.push(formatCommand(config.kubectlPath, call.args));
+  }
+  return `${lines.join("\n")}\n`;
+}

@@ -1,0 +1,156 @@
+// Turns raw command-line options into the run's typed configuration, refusing bad input before any cluster call.
+import { randomBytes } from "node:crypto";
+import { accessSync, constants, readFileSync, readdirSync, statSync } from "node:fs";
+import { homedir } from "node:os";
+import { resolve } from "node:path";
+import { parseDuration } from "../config/duration.js";
+import { InputError } from "../errors.js";
+import type { ExecutorSettings } from "../executor/context.js";
+import { parseStepsFile } from "../input/steps-file.js";
+import { buildJobName, buildRunIdLabel, isAcceptableRunId } from "../k8s/names.js";
+import { listKubeconfigFiles, readContextNamespace } from "./kubeconfig-namespace.js";
+
+/** Options exactly as the CLI parser hands them over (strings, unvalidated). */
+export interface RawRunOptions {
+  checkout?: string;
+  steps?: string;
+  out?: string;
+  sharedSteps?: string;
+  image: string;
+  namespace?: string;
+  kubeconfig?: string;
+  context?: string;
+  kubectl?: string;
+  runId?: string;
+  timeout: string;
+  stepTimeout?: string;
+  podTimeout: string;
+  cpu: string;
+  memory: string;
+  maxOutputBytes: string;
+  keep?: boolean;
+  dryRun?: boolean;
+  verbose?: boolean;
+}
+
+export interface RunConfig {
+  readonly settings: ExecutorSettings & { readonly stepTimeoutMs?: number };
+  readonly kubectlPath: string;
+  readonly dryRun: boolean;
+  readonly verbose: boolean;
+}
+
+const QUANTITY = /^(\d+(\.\d+)?|\.\d+)(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei|e\d+)?$/;
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+const IMAGE = /^[A-Za-z0-9][A-Za-z0-9._\-/:@]{0,1023}$/;
+const SIZE = /^(\d+)(K|M|G|Ki|Mi|Gi)?$/;
+const SIZE_UNIT: Record<string, number> = { K: 1e3, M: 1e6, G: 1e9, Ki: 1024, Mi: 1024 ** 2, Gi: 1024 ** 3 };
+
+function requireOption(value: string | undefined, flag: string): string {
+  if (value === undefined || value === "") throw new InputError(`missing required option ${flag}`);
+  return value;
+}
+
+function readDuration(text: string, flag: string): number {
+  const ms = parseDuration(text);
+  if (ms === undefined) throw new InputError(`${flag} expects a duration such as 90s, 10m or 1h, got "${text}"`);
+  return ms;
+}
+
+function requireDirectory(path: string, flag: string): string {
+  const absolute = resolve(path);
+  let isDirectory = false;
+  try {
+    isDirectory = statSync(absolute).isDirectory();
+    accessSync(absolute, constants.R_OK | constants.X_OK);
+  } catch {
+    throw new InputError(`${flag}: expected a readable directory, found none at ${absolute}`);
+  }
+  if (!isDirectory) throw new InputError(`${flag}: expected a directory, found a file at ${absolute}`);
+  return absolute;
+}
+
+function checkOutDir(path: string): string {
+  const absolute = resolve(path);
+  let entries: string[] = [];
+  try {
+    if (!statSync(absolute).isDirectory()) throw new InputError(`--out: expected a directory, found a file at ${absolute}`);
+    entries = readdirSync(`${absolute}/outputs`);
+  } catch (error) {
+    if (error instanceof InputError) throw error;
+  }
+  if (entries.length > 0) throw new InputError(`--out: ${absolute}/outputs already has files from an earlier run; choose a fresh --out directory`);
+  return absolute;
+}
+
+function readSize(text: string, flag: string): number {
+  const match = SIZE.exec(text);
+  if (!match) throw new InputError(`${flag} expects a byte count such as 536870912, 512Mi or 1G, got "${text}"`);
+  return Number(match[1]) * (match[2] ? SIZE_UNIT[match[2]]! : 1);
+}
+
+/** Generates a run id when none was given: sortable time plus randomness. */
+export function generateRunId(now: Date = new Date()): string {
+  const stamp = now.toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
+  return `${stamp}-${randomBytes(3).toString("hex")}`;
+}
+
+/** Validates everything; throws InputError with the file, line and what was expected. Touches no cluster. */
+export function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEnv): RunConfig {
+  const checkoutDir = requireDirectory(requireOption(raw.checkout, "--checkout"), "--checkout");
+  const stepsFile = resolve(requireOption(raw.steps, "--steps"));
+  const outDir = checkOutDir(requireOption(raw.out, "--out"));
+  let stepsText: string;
+  try {
+    stepsText = readFileSync(stepsFile, "utf8");
+  } catch (error) {
+    throw new InputError(`cannot read the steps file: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, stepsFile);
+  }
+  const steps = parseStepsFile(stepsText, stepsFile);
+  const sharedStepsDir = raw.sharedSteps ? requireDirectory(raw.sharedSteps, "--shared-steps") : undefined;
+  const runId = raw.runId ?? generateRunId();
+  if (!isAcceptableRunId(runId)) throw new InputError(`--run-id expects 1 to 128 printable characters without spaces, got ${JSON.stringify(runId)}`);
+  if (!IMAGE.test(raw.image)) throw new InputError(`--image expects an image reference such as busybox:1.36, got ${JSON.stringify(raw.image)}`);
+  for (const [flag, value] of [["--cpu", raw.cpu], ["--memory", raw.memory]] as const) {
+    if (!QUANTITY.test(value)) throw new InputError(`${flag} expects a Kubernetes quantity such as 500m, 1 or 512Mi, got "${value}"`);
+  }
+  if (raw.kubeconfig) {
+    try {
+      accessSync(raw.kubeconfig, constants.R_OK);
+    } catch {
+      throw new InputError(`--kubeconfig: cannot read ${resolve(raw.kubeconfig)}`);
+    }
+  }
+  const kubeconfigFiles = listKubeconfigFiles(raw.kubeconfig, env, homedir());
+  const namespace = raw.namespace ?? readContextNamespace(kubeconfigFiles, raw.context, raw.kubeconfig !== undefined) ?? "default";
+  if (!DNS_LABEL.test(namespace)) throw new InputError(`--namespace expects a DNS-1123 label (lowercase letters, digits, '-'), got "${namespace}"`);
+  const timeoutMs = readDuration(raw.timeout, "--timeout");
+  const stepTimeoutMs = raw.stepTimeout === undefined ? undefined : readDuration(raw.stepTimeout, "--step-timeout");
+  return {
+    settings: {
+      runId,
+      jobName: buildJobName(runId),
+      runIdLabel: buildRunIdLabel(runId),
+      target: { namespace, ...(raw.kubeconfig ? { kubeconfig: resolve(raw.kubeconfig) } : {}), ...(raw.context ? { context: raw.context } : {}) },
+      image: raw.image,
+      cpu: raw.cpu,
+      memory: raw.memory,
+      steps,
+      env: [
+        { name: "CI", value: "true" },
+        { name: "KNOTLESS_RUN_ID", value: runId },
+      ],
+      checkoutDir,
+      ...(sharedStepsDir ? { sharedStepsDir } : {}),
+      outDir,
+      timeoutMs,
+      ...(stepTimeoutMs !== undefined ? { stepTimeoutMs } : {}),
+      podTimeoutMs: readDuration(raw.podTimeout, "--pod-timeout"),
+      maxOutputBytes: readSize(raw.maxOutputBytes, "--max-output-bytes"),
+      keep: raw.keep ?? false,
+    },
+    kubectlPath: raw.kubectl ?? env.KNOTLESS_KUBECTL ?? "kubectl",
+    dryRun: raw.dryRun ?? false,
+    verbose: raw.verbose ?? false,
+  };
+}

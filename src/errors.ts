@@ -1,0 +1,51 @@
+// Typed errors: bad input, a failed infrastructure, a cancelled run. A failed step is a result, not an error.
+
+/** Input the runner refuses before touching the cluster (exit 2). `location` is `file:line` where known. */
+export class InputError extends Error {
+  override readonly name = "InputError";
+  constructor(
+    message: string,
+    readonly location?: string,
+  ) {
+    super(location ? `${location}: ${message}` : message);
+  }
+}
+
+/** What failed in the infrastructure, for operators and for the result's `error`. */
+export type InfraReason =
+  | "cluster-unreachable"
+  | "create-failed"
+  | "pod-timeout"
+  | "image-pull"
+  | "pod-config"
+  | "pod-lost"
+  | "exec-failed"
+  | "exec-no-exit-code"
+  | "integrity-mismatch"
+  | "download-failed"
+  | "kubectl-missing";
+
+/** The cluster, kubectl or the pod failed us (exit 3). Never a verdict on the user's steps. */
+export class InfraError extends Error {
+  override readonly name = "InfraError";
+  constructor(
+    readonly reason: InfraReason,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** The run was cancelled by a signal or by the embedding daemon (exit 130). */
+export class CancelledError extends Error {
+  override readonly name = "CancelledError";
+  constructor(message = "run cancelled") {
+    super(message);
+  }
+}
+
+/** Returns a one-line message for any thrown value. */
+export function describeError(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,48 @@
+// The run's typed event stream: every log, the console and an embedding daemon read these and nothing else.
+
+export type StepStatus = "success" | "failed" | "timeout" | "cancelled" | "skipped";
+export type RunStatus = "success" | "failed" | "timeout" | "cancelled";
+export type Phase = "create" | "pod" | "upload" | "download" | "teardown";
+
+interface Base {
+  /** ISO 8601 time the event happened. */
+  readonly time: string;
+}
+
+export type RunEvent =
+  | (Base & { readonly kind: "run-start"; readonly runId: string; readonly jobName: string; readonly namespace: string; readonly image: string; readonly steps: readonly string[] })
+  | (Base & { readonly kind: "kubectl"; readonly args: readonly string[] })
+  | (Base & { readonly kind: "phase-start"; readonly phase: Phase })
+  | (Base & { readonly kind: "phase-end"; readonly phase: Phase; readonly ok: boolean; readonly durationMs: number; readonly detail: string })
+  | (Base & { readonly kind: "pod-progress"; readonly elapsedMs: number; readonly phase: string; readonly reason?: string; readonly message?: string; readonly event?: string })
+  | (Base & { readonly kind: "pod-ready"; readonly pod: string; readonly node: string; readonly waitedMs: number })
+  | (Base & { readonly kind: "step-start"; readonly index: number; readonly name: string; readonly command: string })
+  | (Base & { readonly kind: "step-output"; readonly index: number; readonly stream: "stdout" | "stderr"; readonly text: string })
+  | (Base & {
+      readonly kind: "step-end";
+      readonly index: number;
+      readonly name: string;
+      readonly status: StepStatus;
+      readonly exitCode: number | null;
+      readonly durationMs: number;
+      readonly timedOut: boolean;
+    })
+  | (Base & { readonly kind: "notice"; readonly level: "info" | "warning"; readonly message: string })
+  | (Base & { readonly kind: "run-end"; readonly status: RunStatus; readonly exitCode: number; readonly error?: string; readonly durationMs: number });
+
+export type RunEventKind = RunEvent["kind"];
+
+/** Distributes the definition of an event without its time: `Omit` on a union would collapse it. */
+type WithoutTime<E> = E extends RunEvent ? Omit<E, "time"> : never;
+export type RunEventInput = WithoutTime<RunEvent>;
+
+/** Where events go. Sinks must not throw; a slow sink slows the run, so they write asynchronously. */
+export type RunEventSink = (event: RunEvent) => void;
+
+/** Fans one event out to every sink, stamping the time once. */
+export function createEventEmitter(sinks: readonly RunEventSink[], now: () => Date = () => new Date()): (event: RunEventInput) => void {
+  return (input) => {
+    const event = { ...input, time: now().toISOString() } as RunEvent;
+    for (const sink of sinks) sink(event);
+  };
+}

@@ -1,0 +1,53 @@
+// What every part of the Kubernetes executor is handed: typed settings, the kubectl client, the event emitter.
+import type { RunEventInput } from "../events/run-events.js";
+import type { ClusterTarget } from "../k8s/kubectl-args.js";
+import type { Kubectl } from "../k8s/kubectl.js";
+import type { StepSpec } from "../input/steps-file.js";
+
+export interface ExecutorSettings {
+  readonly runId: string;
+  readonly jobName: string;
+  readonly runIdLabel: string;
+  readonly target: ClusterTarget;
+  readonly image: string;
+  readonly cpu: string;
+  readonly memory: string;
+  readonly steps: readonly StepSpec[];
+  /** Non-secret environment of every step. */
+  readonly env: ReadonlyArray<{ readonly name: string; readonly value: string }>;
+  readonly checkoutDir: string;
+  readonly sharedStepsDir?: string;
+  readonly outDir: string;
+  readonly timeoutMs: number;
+  readonly podTimeoutMs: number;
+  readonly maxOutputBytes: number;
+  readonly keep: boolean;
+}
+
+/** Timings the runner uses; tests shorten them. */
+export interface ExecutorTimings {
+  /** An image pull failure must persist this long before the run fails (pulls can recover). */
+  readonly imagePullGraceMs: number;
+  /** How long exec may keep failing with "unable to upgrade connection" on a fresh node. */
+  readonly execReadyBudgetMs: number;
+  /** Seconds between SIGTERM and SIGKILL for a timed-out step's processes. */
+  readonly killGraceSeconds: number;
+  /** Poll intervals while waiting for the pod. */
+  readonly podPollMs: readonly number[];
+}
+
+export const DEFAULT_TIMINGS: ExecutorTimings = {
+  imagePullGraceMs: 20_000,
+  execReadyBudgetMs: 60_000,
+  killGraceSeconds: 5,
+  podPollMs: [250, 500, 500, 1000, 1000, 2000],
+};
+
+export interface ExecutorContext {
+  readonly settings: ExecutorSettings;
+  readonly timings: ExecutorTimings;
+  readonly kubectl: Kubectl;
+  readonly emit: (event: RunEventInput) => void;
+  /** Aborted when the run is cancelled. */
+  readonly signal: AbortSignal;
+}

@@ -1,0 +1,28 @@
+// Retries an exec while the node refuses exec upgrades (fresh from scale-up); any other failure is final.
+import { InfraError, type InfraReason } from "../errors.js";
+import type { KubectlExit } from "../k8s/kubectl.js";
+import { classifyKubectlFailure, summarizeStderr } from "../k8s/kubectl-errors.js";
+import { retry, type AttemptOutcome } from "../util/retry.js";
+import type { ExecutorContext } from "./context.js";
+
+/** An exec attempt either produced its value or ended with kubectl's exit to be judged. */
+export type ExecAttempt<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly exit: KubectlExit };
+
+/** Runs `attempt` until it succeeds; retries only "unable to upgrade connection" / "error dialing backend". */
+export async function withExecRetry<T>(ctx: ExecutorContext, what: string, failure: InfraReason, attempt: () => Promise<ExecAttempt<T>>): Promise<T> {
+  return retry(
+    { budgetMs: ctx.timings.execReadyBudgetMs, maxAttempts: 30, initialDelayMs: 500, maxDelayMs: 5000 },
+    {
+      signal: ctx.signal,
+      onRetry: (n, reason, delayMs) => ctx.emit({ kind: "notice", level: "warning", message: `${what}: exec not ready (attempt ${n}): ${reason}; retrying in ${delayMs} ms` }),
+      giveUp: (reasons) => new InfraError("exec-failed", `${what}: exec kept failing for ${Math.round(ctx.timings.execReadyBudgetMs / 1000)}s: ${reasons.at(-1)}`),
+    },
+    async (): Promise<AttemptOutcome<T>> => {
+      const result = await attempt();
+      if (result.ok) return { done: true, value: result.value };
+      const said = summarizeStderr(result.exit.stderr);
+      if (classifyKubectlFailure(result.exit.stderr) === "exec-not-ready") return { done: false, reason: said };
+      throw new InfraError(failure, `${what} failed (kubectl exit ${result.exit.exitCode}): ${said}`);
+    },
+  );
+}

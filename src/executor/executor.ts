@@ -1,0 +1,49 @@
+// The executor's lifecycle contract: what each call may assume and what it guarantees.
+import type { ExtractReport } from "../transfer/extract-outputs.js";
+
+/** The pod that runs the steps, once setup has succeeded. */
+export interface RunPod {
+  readonly name: string;
+  readonly node: string;
+}
+
+/** How one step ended. Every field is present whatever the status. */
+export interface StepOutcome {
+  readonly status: "success" | "failed" | "timeout";
+  /** The step's own exit code as its wrapper wrote it in the pod; null when it was killed on timeout. */
+  readonly exitCode: number | null;
+  readonly timedOut: boolean;
+}
+
+export interface UploadSummary {
+  readonly files: number;
+  readonly bytes: number;
+  readonly archiveBytes: number;
+  readonly sha256: string;
+}
+
+/**
+ * One workflow run's execution environment (in the shape of Woodpecker's backend and Tangled spindle's engine).
+ * Calls come in this order: setup, copyIn, runStep for each step, copyOut, teardown; any of them may be skipped
+ * after a failure except teardown. All calls but teardown stop early with CancelledError when the run's signal
+ * is aborted, and throw InfraError when the infrastructure (not the user's step) failed.
+ */
+export interface Executor {
+  /** Creates the run's Job and waits until its pod runs. Called once. Reports Pending progress as events. */
+  setup(): Promise<RunPod>;
+  /** Streams the checkout to /work, the shared steps to /steps and the runner's files into the pod; verifies a sha256 on both sides. After setup. */
+  copyIn(): Promise<UploadSummary>;
+  /**
+   * Runs step `index` to its end in the pod (one exec in the normal case) and streams its output as events.
+   * A step that exits non-zero or times out is a result, not an error. `deadlineAt` (epoch ms) bounds it; on
+   * expiry every process of the step in the pod is terminated before this returns. After copyIn.
+   */
+  runStep(index: number, deadlineAt: number): Promise<StepOutcome>;
+  /** Streams /outputs back into `<out>/outputs`, refusing hostile entries. After setup. */
+  copyOut(): Promise<ExtractReport>;
+  /**
+   * Deletes the Job with background propagation unless the run keeps it. Safe after a failed or partial setup
+   * and when called twice; deleting what is already gone is not an error; never throws (it reports instead).
+   */
+  teardown(): Promise<{ readonly deleted: boolean; readonly detail: string }>;
+}

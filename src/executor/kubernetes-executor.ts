@@ -1,0 +1,110 @@
+// The Kubernetes executor: one run as one Job, each lifecycle call delegated to a small module.
+import { randomBytes } from "node:crypto";
+import { buildDeleteJobArgs } from "../k8s/kubectl-args.js";
+import { buildJobManifest } from "../k8s/manifest.js";
+import type { IJob } from "kubernetes-models/batch/v1/Job";
+import type { ExtractReport } from "../transfer/extract-outputs.js";
+import type { ExecutorContext } from "./context.js";
+import { createJob, isOurJob, type JobOwnership } from "./create-job.js";
+import { downloadOutputs } from "./download.js";
+import type { Executor, RunPod, StepOutcome, UploadSummary } from "./executor.js";
+import { runStep } from "./run-step.js";
+import { deleteJob } from "./teardown.js";
+import { uploadFiles } from "./upload.js";
+import { waitForPod } from "./wait-for-pod.js";
+
+/** Builds the manifest the executor will create; exported so dry runs print exactly the same one. */
+export function buildRunManifest(ctx: Pick<ExecutorContext, "settings">, createToken: string): IJob {
+  const s = ctx.settings;
+  return buildJobManifest({
+    jobName: s.jobName,
+    namespace: s.target.namespace,
+    runId: s.runId,
+    runIdLabel: s.runIdLabel,
+    image: s.image,
+    cpu: s.cpu,
+    memory: s.memory,
+    budgetSeconds: Math.ceil(s.timeoutMs / 1000),
+    env: s.env,
+    createToken,
+  });
+}
+
+export class KubernetesExecutor implements Executor {
+  readonly #ctx: ExecutorContext;
+  readonly #startedAt = Date.now();
+  readonly #createToken = randomBytes(12).toString("hex");
+  #ownership: JobOwnership = "none";
+  #pod: RunPod | undefined;
+  #tornDown: Promise<{ deleted: boolean; detail: string }> | undefined;
+
+  constructor(ctx: ExecutorContext) {
+    this.#ctx = ctx;
+  }
+
+  get pod(): RunPod | undefined {
+    return this.#pod;
+  }
+
+  async setup(): Promise<RunPod> {
+    const ctx = this.#ctx;
+    const manifest = buildRunManifest(ctx, this.#createToken);
+    await this.#phase("create", () => createJob(ctx, manifest, (ownership) => (this.#ownership = ownership)), () => `created Job ${ctx.settings.jobName}`);
+    const podDeadline = Math.min(Date.now() + ctx.settings.podTimeoutMs, this.#startedAt + ctx.settings.timeoutMs);
+    this.#pod = await this.#phase("pod", () => waitForPod(ctx, podDeadline), (pod) => `pod ${pod.name} running on ${pod.node || "its node"}`);
+    return this.#pod;
+  }
+
+  async copyIn(): Promise<UploadSummary> {
+    const pod = this.#requirePod();
+    return this.#phase("upload", () => uploadFiles(this.#ctx, pod), (s) => `uploaded ${s.files} files, ${s.bytes} bytes (archive ${s.archiveBytes} bytes, sha256 ${s.sha256.slice(0, 12)}… verified)`);
+  }
+
+  async runStep(index: number, deadlineAt: number): Promise<StepOutcome> {
+    return runStep(this.#ctx, this.#requirePod(), index, deadlineAt);
+  }
+
+  async copyOut(): Promise<ExtractReport> {
+    const pod = this.#requirePod();
+    return this.#phase("download", () => downloadOutputs(this.#ctx, pod), (r) => `downloaded ${r.files.length} files, ${r.bytes} bytes${r.refused.length ? `, refused ${r.refused.length}` : ""}`);
+  }
+
+  teardown(): Promise<{ deleted: boolean; detail: string }> {
+    this.#tornDown ??= this.#teardownOnce();
+    return this.#tornDown;
+  }
+
+  async #teardownOnce(): Promise<{ deleted: boolean; detail: string }> {
+    const { settings, kubectl, emit } = this.#ctx;
+    const started = Date.now();
+    emit({ kind: "phase-start", phase: "teardown" });
+    let result: { deleted: boolean; detail: string };
+    if (this.#ownership === "none") result = { deleted: false, detail: "no Job of this run was created" };
+    else if (settings.keep) {
+      const command = ["kubectl", ...buildDeleteJobArgs(settings.target, settings.jobName)].join(" ");
+      result = { deleted: false, detail: `kept Job ${settings.jobName} (--keep); delete it with: ${command}` };
+    } else if (this.#ownership === "unknown" && !(await isOurJob({ ...this.#ctx, signal: new AbortController().signal }, this.#createToken))) {
+      result = { deleted: false, detail: `no Job of this run was found (create did not complete)` };
+    } else result = await deleteJob(kubectl, settings.target, settings.jobName);
+    emit({ kind: "phase-end", phase: "teardown", ok: result.deleted || this.#ownership !== "ours" || settings.keep, durationMs: Date.now() - started, detail: result.detail });
+    return result;
+  }
+
+  #requirePod(): RunPod {
+    if (!this.#pod) throw new Error("executor: setup has not succeeded");
+    return this.#pod;
+  }
+
+  async #phase<T>(phase: "create" | "pod" | "upload" | "download", work: () => Promise<T>, describe: (value: T) => string): Promise<T> {
+    const started = Date.now();
+    this.#ctx.emit({ kind: "phase-start", phase });
+    try {
+      const value = await work();
+      this.#ctx.emit({ kind: "phase-end", phase, ok: true, durationMs: Date.now() - started, detail: describe(value) });
+      return value;
+    } catch (error) {
+      this.#ctx.emit({ kind: "phase-end", phase, ok: false, durationMs: Date.now() - started, detail: error instanceof Error ? error.message : String(error) });
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,144 @@
+// Runs one step detached in the pod and follows its output, resuming from byte offsets when the stream drops.
+import { StringDecoder } from "node:string_decoder";
+import { CancelledError, InfraError } from "../errors.js";
+import { buildExecArgs } from "../k8s/kubectl-args.js";
+import { classifyKubectlFailure, summarizeStderr } from "../k8s/kubectl-errors.js";
+import { FollowFrameParser, FollowProtocolError, type FollowFrame } from "../pod/follow-frames.js";
+import { helperCommand } from "../pod/helper-script.js";
+import { retry, type AttemptOutcome } from "../util/retry.js";
+import type { ExecutorContext } from "./context.js";
+import type { RunPod, StepOutcome } from "./executor.js";
+import { withExecRetry } from "./exec-retry.js";
+import { readRunPod } from "./wait-for-pod.js";
+
+/** How one follow exec ended. */
+type FollowEnd =
+  | { readonly kind: "final"; readonly frame: Extract<FollowFrame, { type: "exit" | "killed" | "not-started" }> }
+  | { readonly kind: "cut"; readonly stderr: string; readonly exitCode: number; readonly progressed: boolean }
+  | { readonly kind: "deadline" };
+
+/** Reconnects without progress before an exec that never reports an exit code counts as an infrastructure failure. */
+const RECONNECT_POLICY = { budgetMs: 60_000, maxAttempts: 6, initialDelayMs: 500, maxDelayMs: 5000 } as const;
+/** How long kubectl may linger after the final frame before it is stopped. */
+const LINGER_MS = 5000;
+
+export async function runStep(ctx: ExecutorContext, pod: RunPod, index: number, deadlineAt: number): Promise<StepOutcome> {
+  const offsets = { stdout: 0, stderr: 0 };
+  const decoders = { stdout: new StringDecoder("utf8"), stderr: new StringDecoder("utf8") };
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(), Math.max(0, deadlineAt - Date.now()));
+  let started = false;
+  const onData = (stream: "stdout" | "stderr", data: Buffer): void => {
+    offsets[stream] += data.length;
+    const text = decoders[stream].write(data);
+    if (text) ctx.emit({ kind: "step-output", index, stream, text });
+  };
+  try {
+    const outcome = await retry(
+      RECONNECT_POLICY,
+      {
+        signal: ctx.signal,
+        onRetry: (n, reason, delayMs) =>
+          ctx.emit({ kind: "notice", level: "warning", message: `step ${index + 1}: the exec stream ended without the step's exit code (${reason}); reconnecting at byte ${offsets.stdout}/${offsets.stderr} in ${delayMs} ms (attempt ${n + 1})` }),
+        giveUp: (reasons) => new InfraError("exec-no-exit-code", `step ${index + 1}: the exec kept ending without the step's exit code; last: ${reasons.at(-1)}`),
+      },
+      async (): Promise<AttemptOutcome<StepOutcome>> => {
+        const command = started ? helperCommand.follow(index, offsets.stdout, offsets.stderr) : helperCommand.run(index);
+        const end = await followOnce(ctx, pod, command, deadline.signal, onData);
+        if (ctx.signal.aborted) throw new CancelledError();
+        if (end.kind === "deadline") return { done: true, value: await killTimedOutStep(ctx, pod, index) };
+        if (end.kind === "final") {
+          if (end.frame.type === "exit") {
+            const exitCode = end.frame.code;
+            return { done: true, value: { status: exitCode === 0 ? "success" : "failed", exitCode, timedOut: false } };
+          }
+          if (end.frame.type === "not-started") {
+            started = false;
+            return { done: false, reason: "the step had not started yet" };
+          }
+          throw new InfraError("exec-failed", `step ${index + 1} was killed in the pod by someone else`);
+        }
+        if (classifyKubectlFailure(end.stderr) === "exec-not-ready") return { done: false, reason: summarizeStderr(end.stderr) };
+        started = true;
+        await assertPodAlive(ctx, pod);
+        return { done: false, reason: `kubectl exit ${end.exitCode}: ${summarizeStderr(end.stderr)}`, progressed: end.progressed };
+      },
+    );
+    flushDecoders(ctx, index, decoders);
+    return outcome;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** One exec of `run` or `follow`: streams frames until the final one, the stream's end, or the deadline. */
+async function followOnce(
+  ctx: ExecutorContext,
+  pod: RunPod,
+  command: readonly string[],
+  deadline: AbortSignal,
+  onData: (stream: "stdout" | "stderr", data: Buffer) => void,
+): Promise<FollowEnd> {
+  if (deadline.aborted) return { kind: "deadline" };
+  const kubectl = ctx.kubectl.stream(buildExecArgs(ctx.settings.target, pod.name, command, false), { signal: ctx.signal });
+  const parser = new FollowFrameParser();
+  let final: FollowEnd | undefined;
+  let progressed = false;
+  let protocolError: FollowProtocolError | undefined;
+  const onDeadline = (): void => kubectl.kill();
+  deadline.addEventListener("abort", onDeadline, { once: true });
+  kubectl.stdout.on("data", (chunk: Buffer) => {
+    if (final || protocolError) return;
+    try {
+      for (const frame of parser.push(chunk)) {
+        if (frame.type === "stdout" || frame.type === "stderr") {
+          progressed = true;
+          onData(frame.type, frame.data);
+        } else if (frame.type !== "heartbeat") {
+          final = { kind: "final", frame };
+          setTimeout(() => kubectl.kill(), LINGER_MS).unref();
+        }
+      }
+    } catch (error) {
+      protocolError = error as FollowProtocolError;
+      kubectl.kill();
+    }
+  });
+  const exit = await kubectl.exited;
+  deadline.removeEventListener("abort", onDeadline);
+  if (final) return final;
+  if (protocolError) throw new InfraError("exec-failed", `the step's output stream is corrupt: ${protocolError.message}`);
+  if (deadline.aborted) return { kind: "deadline" };
+  return { kind: "cut", stderr: exit.stderr, exitCode: exit.exitCode, progressed };
+}
+
+/** After a dropped stream: is the pod still there to reconnect to? Throws pod-lost when it is not. */
+async function assertPodAlive(ctx: ExecutorContext, pod: RunPod): Promise<void> {
+  const read = await readRunPod(ctx);
+  if ("failure" in read) return; // cannot tell: the reconnect will
+  const current = read.pod;
+  if (!current || current.metadata?.name !== pod.name) throw new InfraError("pod-lost", `pod ${pod.name} is gone`);
+  const phase = current.status?.phase;
+  if (current.metadata?.deletionTimestamp || phase === "Failed" || phase === "Succeeded" || phase === "Unknown") {
+    const reason = current.status?.reason ?? phase ?? "Deleted";
+    throw new InfraError("pod-lost", `pod ${pod.name} was lost: ${reason}${current.status?.message ? `: ${current.status.message}` : ""}`);
+  }
+}
+
+/** Terminates every process of the step in the pod (TERM, then KILL after the grace). */
+async function killTimedOutStep(ctx: ExecutorContext, pod: RunPod, index: number): Promise<StepOutcome> {
+  const grace = ctx.timings.killGraceSeconds;
+  await withExecRetry(ctx, `stopping step ${index + 1}`, "exec-failed", async () => {
+    const exit = await ctx.kubectl.run(buildExecArgs(ctx.settings.target, pod.name, helperCommand.kill(index, grace), false), { signal: ctx.signal });
+    return exit.exitCode === 0 ? { ok: true, value: undefined } : { ok: false, exit };
+  });
+  return { status: "timeout", exitCode: null, timedOut: true };
+}
+
+function flushDecoders(ctx: ExecutorContext, index: number, decoders: Record<"stdout" | "stderr", StringDecoder>): void {
+  for (const stream of ["stdout", "stderr"] as const) {
+    const rest = decoders[stream].end();
+    if (rest) ctx.emit({ kind: "step-output", index, stream, text: rest });
+  }
+}
+

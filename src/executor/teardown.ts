@@ -1,0 +1,24 @@
+// Deletes the run's Job (background propagation), retrying transient failures; already gone is fine.
+import { buildDeleteJobArgs } from "../k8s/kubectl-args.js";
+import { classifyKubectlFailure, summarizeStderr } from "../k8s/kubectl-errors.js";
+import type { Kubectl } from "../k8s/kubectl.js";
+import type { ClusterTarget } from "../k8s/kubectl-args.js";
+import { retry } from "../util/retry.js";
+
+const DELETE_POLICY = { budgetMs: 30_000, maxAttempts: 4, initialDelayMs: 1000, maxDelayMs: 4000 } as const;
+
+/** Deletes the Job; resolves with what happened, never rejects. It takes no run signal: it must run after a cancel. */
+export async function deleteJob(kubectl: Kubectl, target: ClusterTarget, jobName: string): Promise<{ deleted: boolean; detail: string }> {
+  try {
+    return await retry(DELETE_POLICY, { giveUp: (reasons) => new Error(reasons.at(-1)) }, async () => {
+      const result = await kubectl.run(buildDeleteJobArgs(target, jobName));
+      if (result.exitCode === 0) return { done: true, value: { deleted: true, detail: `deleted Job ${jobName}` } };
+      const kind = classifyKubectlFailure(result.stderr);
+      if (kind === "not-found") return { done: true, value: { deleted: true, detail: `Job ${jobName} was already gone` } };
+      if (kind === "transient" || kind === "unreachable") return { done: false, reason: summarizeStderr(result.stderr) };
+      throw new Error(summarizeStderr(result.stderr));
+    });
+  } catch (error) {
+    return { deleted: false, detail: `could not delete Job ${jobName}: ${error instanceof Error ? error.message : String(error)}` };
+  }
+}

@@ -1,0 +1,37 @@
+// Reads what a failed kubectl call said and classifies it: only kubectl's stderr can tell these apart.
+
+export type KubectlFailureKind =
+  /** The API server cannot be reached at all. */
+  | "unreachable"
+  /** The exec could not be set up (fresh node, kubelet not ready): nothing ran in the pod. */
+  | "exec-not-ready"
+  /** The API server answered with a transient error (500, 503, 429, timeout). */
+  | "transient"
+  | "not-found"
+  | "already-exists"
+  | "forbidden"
+  | "other";
+
+const PATTERNS: ReadonlyArray<readonly [KubectlFailureKind, RegExp]> = [
+  ["exec-not-ready", /unable to upgrade connection|error dialing backend|container not found|proxy error from .* while dialing/i],
+  ["already-exists", /\(AlreadyExists\)|already exists/i],
+  ["not-found", /\(NotFound\)/],
+  ["forbidden", /\(Forbidden\)|\(Unauthorized\)|You must be logged in/i],
+  ["transient", /\((InternalError|ServiceUnavailable|Timeout|ServerTimeout|TooManyRequests)\)|etcdserver|the server is currently unable|Client\.Timeout|context deadline exceeded|TLS handshake timeout|http2: server sent GOAWAY/i],
+  ["unreachable", /Unable to connect to the server|connection refused|no such host|i\/o timeout|network is unreachable|connection reset by peer|dial tcp/i],
+];
+
+/** Classifies a failed call by its stderr (first match wins, in the order above). */
+export function classifyKubectlFailure(stderr: string): KubectlFailureKind {
+  for (const [kind, pattern] of PATTERNS) if (pattern.test(stderr)) return kind;
+  return "other";
+}
+
+/** The last meaningful line of kubectl's stderr, for error messages. */
+export function summarizeStderr(stderr: string): string {
+  const lines = stderr
+    .split("\n")
+    .map((line) => line.trim())
+    .filter((line) => line !== "" && !/^command terminated with exit code/.test(line));
+  return lines.at(-1) ?? "(kubectl printed nothing)";
+}

@@ -1,0 +1,123 @@
+// The one module that spawns kubectl: buffered calls for the API, streaming calls for exec.
+import { spawn as nodeSpawn, type ChildProcess, type SpawnOptions } from "node:child_process";
+import type { Readable, Writable } from "node:stream";
+import { InfraError } from "../errors.js";
+
+export type SpawnFunction = (command: string, args: readonly string[], options: SpawnOptions) => ChildProcess;
+
+export interface KubectlOptions {
+  /** Path or name of the kubectl binary. */
+  readonly binary: string;
+  /** Injected for tests; defaults to node's spawn. */
+  readonly spawn?: SpawnFunction;
+  /** The environment kubectl runs with (resolved at the CLI edge). */
+  readonly env?: NodeJS.ProcessEnv;
+  /** Told of every call before it is spawned (the run log records them). */
+  readonly onCall?: (args: readonly string[]) => void;
+}
+
+/** How a kubectl process ended. `exitCode` is -1 when it was killed by a signal. */
+export interface KubectlExit {
+  readonly exitCode: number;
+  readonly signal: NodeJS.Signals | null;
+  /** kubectl's own stderr (bounded to the last 64 KiB). */
+  readonly stderr: string;
+}
+
+export interface KubectlOutput extends KubectlExit {
+  readonly stdout: string;
+}
+
+/** A running streaming call: read `stdout`, write `stdin` (when requested), await `exited`. */
+export interface KubectlProcess {
+  readonly stdout: Readable;
+  readonly stdin: Writable | null;
+  readonly exited: Promise<KubectlExit>;
+  /** Ends the local kubectl (not what it started in the pod). Safe to call more than once. */
+  kill(): void;
+}
+
+export interface CallOptions {
+  readonly stdin?: string;
+  readonly signal?: AbortSignal;
+}
+
+export interface StreamOptions {
+  /** Open a stdin pipe for the caller to write. */
+  readonly stdin?: boolean;
+  readonly signal?: AbortSignal;
+  /** Called with stderr text as it arrives. */
+  readonly onStderr?: (text: string) => void;
+}
+
+const MAX_STDERR = 64 * 1024;
+const KILL_GRACE_MS = 2000;
+
+/** The kubectl client. Construct it at the CLI edge; nothing here runs at import time. */
+export class Kubectl {
+  readonly #binary: string;
+  readonly #spawn: SpawnFunction;
+  readonly #env: NodeJS.ProcessEnv | undefined;
+  readonly #onCall: ((args: readonly string[]) => void) | undefined;
+
+  constructor(options: KubectlOptions) {
+    this.#binary = options.binary;
+    this.#spawn = options.spawn ?? nodeSpawn;
+    this.#env = options.env;
+    this.#onCall = options.onCall;
+  }
+
+  /** Runs a call that talks to the API server, collecting stdout. Rejects only when kubectl cannot be spawned. */
+  async run(args: readonly string[], options: CallOptions = {}): Promise<KubectlOutput> {
+    const process = this.stream(args, { stdin: options.stdin !== undefined, signal: options.signal });
+    if (process.stdin) {
+      process.stdin.on("error", () => {}); // kubectl may exit before reading all of it; its exit says why
+      process.stdin.end(options.stdin);
+    }
+    const chunks: Buffer[] = [];
+    process.stdout.on("data", (chunk: Buffer) => chunks.push(chunk));
+    const exit = await process.exited;
+    return { ...exit, stdout: Buffer.concat(chunks).toString("utf8") };
+  }
+
+  /** Starts a streaming call (exec). The caller must consume `stdout`. */
+  stream(args: readonly string[], options: StreamOptions = {}): KubectlProcess {
+    this.#onCall?.(args);
+    const child = this.#spawn(this.#binary, args, {
+      env: this.#env,
+      stdio: [options.stdin ? "pipe" : "ignore", "pipe", "pipe"],
+    });
+    let stderr = "";
+    child.stderr?.setEncoding("utf8");
+    child.stderr?.on("data", (text: string) => {
+      stderr = (stderr + text).slice(-MAX_STDERR);
+      options.onStderr?.(text);
+    });
+    const kill = (): void => terminate(child);
+    const onAbort = (): void => kill();
+    options.signal?.addEventListener("abort", onAbort, { once: true });
+    if (options.signal?.aborted) kill();
+    const exited = new Promise<KubectlExit>((resolve, reject) => {
+      child.once("error", (error: NodeJS.ErrnoException) => {
+        options.signal?.removeEventListener("abort", onAbort);
+        if (error.code === "ENOENT" || error.code === "EACCES") {
+          reject(new InfraError("kubectl-missing", `cannot run kubectl at "${this.#binary}": ${error.code}; set --kubectl or KNOTLESS_KUBECTL`));
+        } else reject(error);
+      });
+      child.once("close", (code, signal) => {
+        options.signal?.removeEventListener("abort", onAbort);
+        resolve({ exitCode: code ?? -1, signal, stderr });
+      });
+    });
+    return { stdout: child.stdout!, stdin: child.stdin ?? null, exited, kill };
+  }
+}
+
+/** SIGTERM, then SIGKILL if kubectl lingers. */
+function terminate(child: ChildProcess): void {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill("SIGTERM");
+  const timer = setTimeout(() => child.kill("SIGKILL"), KILL_GRACE_MS);
+  timer.unref();
+  child.once("close", () => clearTimeout(timer));
+}

@@ -1,0 +1,81 @@
+// Builds the run's batch/v1 Job manifest: a pure function of the run's settings.
+import type { IJob } from "kubernetes-models/batch/v1/Job";
+import { buildKeepAliveScript } from "../pod/keep-alive.js";
+import { POD_VOLUMES, POD_WORK_DIR } from "../pod/paths.js";
+import { RUN_CONTAINER } from "./kubectl-args.js";
+import { CREATE_TOKEN_ANNOTATION, MANAGED_BY_LABEL, MANAGED_BY_VALUE, RUN_ID_ANNOTATION, RUN_ID_LABEL } from "./labels.js";
+
+/** Seconds past the run's own budget before the API server kills the Job (a backstop if the runner dies). */
+export const DEADLINE_MARGIN_SECONDS = 300;
+/** Seconds a finished Job stays for inspection before the cluster deletes it. */
+export const TTL_AFTER_FINISHED_SECONDS = 300;
+/** Seconds between SIGTERM and SIGKILL when the pod is deleted. */
+export const TERMINATION_GRACE_SECONDS = 5;
+/** Seconds without any runner exec after which the pod stops itself (the runner host is gone). */
+export const RUNNER_IDLE_SECONDS = 600;
+
+export interface JobManifestInput {
+  readonly jobName: string;
+  readonly namespace: string;
+  readonly runId: string;
+  readonly runIdLabel: string;
+  readonly image: string;
+  readonly cpu: string;
+  readonly memory: string;
+  /** The whole budget of the run in the runner's eyes: pod wait plus run timeout. */
+  readonly budgetSeconds: number;
+  /** Non-secret environment of every step (run variables); secrets never go into the manifest. */
+  readonly env: ReadonlyArray<{ readonly name: string; readonly value: string }>;
+  readonly createToken: string;
+}
+
+/** Returns the Job manifest; its shape is pinned by the golden fixtures in test/fixtures/manifests. */
+export function buildJobManifest(input: JobManifestInput): IJob {
+  const labels = { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE, [RUN_ID_LABEL]: input.runIdLabel };
+  return {
+    apiVersion: "batch/v1",
+    kind: "Job",
+    metadata: {
+      name: input.jobName,
+      namespace: input.namespace,
+      labels,
+      annotations: { [RUN_ID_ANNOTATION]: input.runId, [CREATE_TOKEN_ANNOTATION]: input.createToken },
+    },
+    spec: {
+      backoffLimit: 0,
+      completions: 1,
+      parallelism: 1,
+      activeDeadlineSeconds: input.budgetSeconds + DEADLINE_MARGIN_SECONDS,
+      ttlSecondsAfterFinished: TTL_AFTER_FINISHED_SECONDS,
+      template: {
+        metadata: {
+          labels,
+          // The run's node must not be scaled away under it.
+          annotations: { "cluster-autoscaler.kubernetes.io/safe-to-evict": "false" },
+        },
+        spec: {
+          restartPolicy: "Never",
+          automountServiceAccountToken: false,
+          enableServiceLinks: false,
+          terminationGracePeriodSeconds: TERMINATION_GRACE_SECONDS,
+          containers: [
+            {
+              name: RUN_CONTAINER,
+              image: input.image,
+              imagePullPolicy: "IfNotPresent",
+              command: ["sh", "-c", buildKeepAliveScript(RUNNER_IDLE_SECONDS)],
+              workingDir: POD_WORK_DIR,
+              env: input.env.map(({ name, value }) => ({ name, value })),
+              resources: {
+                requests: { cpu: input.cpu, memory: input.memory },
+                limits: { memory: input.memory },
+              },
+              volumeMounts: POD_VOLUMES.map(({ name, mountPath }) => ({ name, mountPath })),
+            },
+          ],
+          volumes: POD_VOLUMES.map(({ name }) => ({ name, emptyDir: {} })),
+        },
+      },
+    },
+  };
+}

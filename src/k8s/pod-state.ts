@@ -1,0 +1,63 @@
+// Reads a pod's JSON into the few states the runner acts on: a pure function.
+import type { IPod } from "kubernetes-models/v1/Pod";
+
+export type PodState =
+  | { readonly kind: "absent" }
+  | { readonly kind: "pending"; readonly phase: string; readonly reason?: string; readonly message?: string; readonly name: string }
+  | { readonly kind: "running"; readonly name: string; readonly node: string }
+  /** A waiting reason that will not cure itself (image pull failures after their grace, bad config). */
+  | { readonly kind: "stuck"; readonly name: string; readonly reason: string; readonly message: string }
+  /** The pod ended or is being deleted: it will never run a step again. */
+  | { readonly kind: "gone"; readonly name: string; readonly reason: string; readonly message: string };
+
+/** Waiting reasons that fail the run at once. */
+const FATAL_WAITING = new Set(["InvalidImageName", "CreateContainerConfigError", "CreateContainerError", "ErrImageNeverPull", "RunContainerError"]);
+/** Waiting reasons that fail the run once they persisted for the image-pull grace. */
+const IMAGE_PULL_WAITING = new Set(["ErrImagePull", "ImagePullBackOff"]);
+
+/** Picks the run's pod from a PodList's items: the newest one (there is only one with backoffLimit 0). */
+export function pickRunPod(items: readonly IPod[]): IPod | undefined {
+  return [...items].sort((a, b) => (b.metadata?.creationTimestamp ?? "").localeCompare(a.metadata?.creationTimestamp ?? ""))[0];
+}
+
+/**
+ * Classifies the pod. `imagePullFailingSinceMs` is how long an image pull failure has been seen (the caller keeps
+ * that clock); it turns into `stuck` past `imagePullGraceMs`.
+ */
+export function classifyPod(pod: IPod | undefined, imagePullFailingForMs: number, imagePullGraceMs: number): PodState {
+  if (!pod) return { kind: "absent" };
+  const name = pod.metadata?.name ?? "";
+  const phase = pod.status?.phase ?? "Pending";
+  const container = pod.status?.containerStatuses?.[0];
+  if (pod.metadata?.deletionTimestamp) return { kind: "gone", name, reason: "Deleted", message: "the pod is being deleted" };
+  if (phase === "Succeeded" || phase === "Failed" || phase === "Unknown") {
+    const terminated = container?.state?.terminated;
+    const reason = pod.status?.reason ?? terminated?.reason ?? phase;
+    const message = pod.status?.message ?? terminated?.message ?? (terminated ? `the container exited with code ${terminated.exitCode}` : `the pod is ${phase}`);
+    return { kind: "gone", name, reason, message };
+  }
+  const waiting = container?.state?.waiting;
+  if (waiting?.reason && FATAL_WAITING.has(waiting.reason)) {
+    return { kind: "stuck", name, reason: waiting.reason, message: waiting.message ?? waiting.reason };
+  }
+  if (waiting?.reason && IMAGE_PULL_WAITING.has(waiting.reason) && imagePullFailingForMs >= imagePullGraceMs) {
+    return { kind: "stuck", name, reason: waiting.reason, message: waiting.message ?? waiting.reason };
+  }
+  if (container?.state?.terminated) {
+    const t = container.state.terminated;
+    return { kind: "gone", name, reason: t.reason ?? "Terminated", message: t.message ?? `the container exited with code ${t.exitCode}` };
+  }
+  if (phase === "Running" && container?.state?.running) {
+    return { kind: "running", name, node: pod.spec?.nodeName ?? "" };
+  }
+  const scheduled = pod.status?.conditions?.find((c) => c.type === "PodScheduled");
+  const reason = waiting?.reason ?? (scheduled?.status === "False" ? scheduled.reason : undefined);
+  const message = waiting?.message ?? (scheduled?.status === "False" ? scheduled.message : undefined);
+  return { kind: "pending", name, phase, ...(reason ? { reason } : {}), ...(message ? { message } : {}) };
+}
+
+/** True when the container reports an image pull failure right now. */
+export function isImagePullFailing(pod: IPod | undefined): boolean {
+  const reason = pod?.status?.containerStatuses?.[0]?.state?.waiting?.reason;
+  return reason !== undefined && IMAGE_PULL_WAITING.has(reason);
+}

@@ -1,0 +1,73 @@
+// The run's result (result.json): one shape for every outcome, mirroring the dev.knotless.check lexicon.
+import type { RunStatus, StepStatus } from "../events/run-events.js";
+
+export const RESULT_TYPE = "dev.knotless.check";
+
+export interface StepRecord {
+  readonly name: string;
+  readonly status: StepStatus;
+  readonly exitCode: number | null;
+  readonly startedAt: string | null;
+  readonly finishedAt: string | null;
+  readonly durationMs: number;
+  readonly timedOut: boolean;
+}
+
+export interface RunResult {
+  readonly $type: typeof RESULT_TYPE;
+  readonly runId: string;
+  readonly status: RunStatus;
+  readonly error: string | null;
+  readonly errorReason: string | null;
+  readonly exitCode: number;
+  readonly startedAt: string;
+  readonly finishedAt: string;
+  readonly durationMs: number;
+  readonly job: { readonly namespace: string; readonly name: string; readonly pod: string | null; readonly node: string | null; readonly image: string };
+  readonly steps: readonly StepRecord[];
+  readonly outputs: ReadonlyArray<{ readonly path: string; readonly size: number; readonly sha256: string }>;
+  readonly refusedOutputs: ReadonlyArray<{ readonly path: string; readonly reason: string }>;
+}
+
+export interface RunResultInput {
+  readonly runId: string;
+  readonly status: RunStatus;
+  readonly error?: { readonly message: string; readonly reason: string };
+  readonly startedAt: Date;
+  readonly finishedAt: Date;
+  readonly job: RunResult["job"];
+  readonly steps: readonly StepRecord[];
+  readonly outputs?: RunResult["outputs"];
+  readonly refusedOutputs?: RunResult["refusedOutputs"];
+}
+
+/** The step entry of a step that never ran. */
+export function buildSkippedStep(name: string): StepRecord {
+  return { name, status: "skipped", exitCode: null, startedAt: null, finishedAt: null, durationMs: 0, timedOut: false };
+}
+
+/** The run's exit code field: 0, the failing step's code, or -1 when no step exit code applies. */
+function pickExitCode(status: RunStatus, steps: readonly StepRecord[], hasError: boolean): number {
+  if (status === "success") return 0;
+  if (hasError || status !== "failed") return -1;
+  return steps.find((step) => step.status === "failed")?.exitCode ?? -1;
+}
+
+/** Builds the result: a pure function of what the run saw. */
+export function buildRunResult(input: RunResultInput): RunResult {
+  return {
+    $type: RESULT_TYPE,
+    runId: input.runId,
+    status: input.status,
+    error: input.error?.message ?? null,
+    errorReason: input.error?.reason ?? null,
+    exitCode: pickExitCode(input.status, input.steps, input.error !== undefined),
+    startedAt: input.startedAt.toISOString(),
+    finishedAt: input.finishedAt.toISOString(),
+    durationMs: Math.max(0, input.finishedAt.getTime() - input.startedAt.getTime()),
+    job: input.job,
+    steps: input.steps,
+    outputs: input.outputs ?? [],
+    refusedOutputs: input.refusedOutputs ?? [],
+  };
+}

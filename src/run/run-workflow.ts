@@ -1,0 +1,113 @@
+// Runs one workflow run end to end on an executor: steps in order, first failure ends it, teardown always.
+import { CancelledError, InfraError, InputError, describeError } from "../errors.js";
+import { createEventEmitter, type RunEventSink, type RunStatus } from "../events/run-events.js";
+import type { Kubectl } from "../k8s/kubectl.js";
+import { DEFAULT_TIMINGS, type ExecutorSettings, type ExecutorTimings } from "../executor/context.js";
+import type { Executor } from "../executor/executor.js";
+import { KubernetesExecutor } from "../executor/kubernetes-executor.js";
+import { buildRunResult, buildSkippedStep, type RunResult, type StepRecord } from "../result/run-result.js";
+import type { ExtractReport } from "../transfer/extract-outputs.js";
+
+export interface RunWorkflowOptions {
+  readonly settings: ExecutorSettings & { readonly stepTimeoutMs?: number };
+  readonly kubectl: Kubectl;
+  /** Abort to cancel the run: the current step stops, the Job is deleted, the status is cancelled. */
+  readonly signal: AbortSignal;
+  readonly sinks: readonly RunEventSink[];
+  readonly timings?: Partial<ExecutorTimings>;
+}
+
+/** The failure class recorded for errors that are not the infrastructure's (exit code 2 or an internal bug). */
+export type FailureClass = "input" | "internal";
+
+/** Runs the workflow and resolves with its result; it rejects only for bugs, never for a failed step or cluster. */
+export async function runWorkflow(options: RunWorkflowOptions): Promise<RunResult> {
+  const { settings, signal } = options;
+  const emit = createEventEmitter(options.sinks);
+  const ctx = { settings, timings: { ...DEFAULT_TIMINGS, ...options.timings }, kubectl: options.kubectl, emit, signal };
+  const executor = new KubernetesExecutor(ctx);
+  const startedAt = new Date();
+  emit({ kind: "run-start", runId: settings.runId, jobName: settings.jobName, namespace: settings.target.namespace, image: settings.image, steps: settings.steps.map((s) => s.name) });
+  const steps: StepRecord[] = settings.steps.map((step) => buildSkippedStep(step.name));
+  let status: RunStatus = "success";
+  let error: { message: string; reason: string } | undefined;
+  let report: ExtractReport | undefined;
+  try {
+    await executor.setup();
+    await executor.copyIn();
+    status = await runSteps(executor, settings, steps, startedAt.getTime(), emit, signal);
+    report = await executor.copyOut();
+  } catch (thrown) {
+    ({ status, error } = classifyFailure(thrown, signal));
+    markRunningStep(steps, status === "cancelled" ? "cancelled" : "failed", emit);
+  } finally {
+    await executor.teardown();
+  }
+  for (const refused of report?.refused ?? []) emit({ kind: "notice", level: "warning", message: `refused output ${refused.path}: ${refused.reason}` });
+  if (report?.limitReached) emit({ kind: "notice", level: "warning", message: `outputs stopped at the limit of ${settings.maxOutputBytes} bytes; the rest was not downloaded` });
+  const result = buildRunResult({
+    runId: settings.runId,
+    status,
+    ...(error ? { error } : {}),
+    startedAt,
+    finishedAt: new Date(),
+    job: { namespace: settings.target.namespace, name: settings.jobName, pod: executor.pod?.name ?? null, node: executor.pod?.node || null, image: settings.image },
+    steps,
+    outputs: report?.files ?? [],
+    refusedOutputs: report?.refused ?? [],
+  });
+  emit({ kind: "run-end", status: result.status, exitCode: result.exitCode, ...(result.error ? { error: result.error } : {}), durationMs: result.durationMs });
+  return result;
+}
+
+type Emit = ReturnType<typeof createEventEmitter>;
+
+/** Runs every step in order until one does not succeed; returns the run status the steps decided. */
+async function runSteps(executor: Executor, settings: RunWorkflowOptions["settings"], steps: StepRecord[], runStartedAt: number, emit: Emit, signal: AbortSignal): Promise<RunStatus> {
+  const runDeadline = runStartedAt + settings.timeoutMs;
+  for (const [index, spec] of settings.steps.entries()) {
+    if (signal.aborted) throw new CancelledError();
+    if (Date.now() >= runDeadline) return "timeout";
+    const started = new Date();
+    const deadline = Math.min(runDeadline, settings.stepTimeoutMs ? started.getTime() + settings.stepTimeoutMs : Infinity);
+    steps[index] = { ...steps[index]!, status: "cancelled", startedAt: started.toISOString() }; // until it ends
+    emit({ kind: "step-start", index, name: spec.name, command: spec.script });
+    const outcome = await executor.runStep(index, deadline);
+    const finished = new Date();
+    const record: StepRecord = {
+      name: spec.name,
+      status: outcome.status,
+      exitCode: outcome.exitCode,
+      startedAt: started.toISOString(),
+      finishedAt: finished.toISOString(),
+      durationMs: finished.getTime() - started.getTime(),
+      timedOut: outcome.timedOut,
+    };
+    steps[index] = record;
+    emit({ kind: "step-end", index, name: spec.name, status: record.status, exitCode: record.exitCode, durationMs: record.durationMs, timedOut: record.timedOut });
+    if (outcome.status !== "success") return outcome.status === "timeout" ? "timeout" : "failed";
+  }
+  return "success";
+}
+
+/** Closes the entry of a step that was running when the run stopped. */
+function markRunningStep(steps: StepRecord[], status: "failed" | "cancelled", emit: Emit): void {
+  const index = steps.findIndex((step) => step.startedAt !== null && step.finishedAt === null);
+  if (index < 0) return;
+  const step = steps[index]!;
+  const finished = new Date();
+  const durationMs = finished.getTime() - Date.parse(step.startedAt!);
+  steps[index] = { ...step, status, exitCode: null, finishedAt: finished.toISOString(), durationMs };
+  emit({ kind: "step-end", index, name: step.name, status, exitCode: null, durationMs, timedOut: false });
+}
+
+/** Maps what stopped the run to its status and error: the only place that reads error types for the result. */
+function classifyFailure(thrown: unknown, signal: AbortSignal): { status: RunStatus; error: { message: string; reason: string } } {
+  if (thrown instanceof CancelledError || signal.aborted) {
+    const reason = signal.reason instanceof Error ? signal.reason.message : "the run was cancelled";
+    return { status: "cancelled", error: { message: reason, reason: "cancelled" } };
+  }
+  if (thrown instanceof InfraError) return { status: "failed", error: { message: thrown.message, reason: thrown.reason } };
+  if (thrown instanceof InputError) return { status: "failed", error: { message: thrown.message, reason: "input" satisfies FailureClass } };
+  return { status: "failed", error: { message: `internal error: ${describeError(thrown)}`, reason: "internal" satisfies FailureClass } };
+}
