@@ -1,0 +1,166 @@
+// The programmatic entry: start a local cluster in-process, drive its faults, inspect podman, and stop it cleanly.
+
+import { randomBytes } from "node:crypto";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ensureNamespace } from "./api-handler.js";
+import { Deleter } from "./deletion.js";
+import { createEventRecorder } from "./events.js";
+import { FaultInjector, parseFaultConfig, type FaultConfig, type FaultFiring, type ParsedFaultConfig } from "./faults.js";
+import { JobController } from "./job-controller.js";
+import { buildKubeconfig } from "./kubeconfig.js";
+import { INSTANCE_LABEL, Kubelet, NODE_NAME } from "./kubelet.js";
+import { PodmanClient } from "./podman.js";
+import { ApiServer } from "./server.js";
+import { ObjectStore } from "./store.js";
+import type { KubeObject } from "./types.js";
+
+export type { FaultConfig, ParsedFaultConfig, FaultFiring } from "./faults.js";
+export { FaultConfigSchema, parseFaultConfig } from "./faults.js";
+export type { KubeObject } from "./types.js";
+export { INSTANCE_LABEL, NODE_NAME } from "./kubelet.js";
+
+export interface LocalClusterOptions {
+  /** API port (default 0: a free port). */
+  port?: number;
+  /** Admin port for /_faults and /_state, which stays up while the serverDown fault is active (default 0: a free port). */
+  adminPort?: number;
+  host?: string;
+  /** Where the kubeconfig is written (default: a new temporary directory, removed by stop()). */
+  dir?: string;
+  /** Initial faults (validated). */
+  faults?: FaultConfig;
+  /** "podman" (default) runs pods as real containers; "none" leaves them Pending (FailedScheduling), for machines without podman. */
+  runtime?: "podman" | "none";
+  podmanBinary?: string;
+  /** Namespace written into the kubeconfig context (default "default"). */
+  namespace?: string;
+  /** Cap on pod termination grace periods, seconds (default 10). */
+  maxGraceSeconds?: number;
+  /** Delay before a Job replaces a failed pod, ms (default 1000). */
+  jobRetryDelayMs?: number;
+  /** Seconds between ErrImagePull and ImagePullBackOff (default 2). */
+  imageBackOffSeconds?: number;
+  /** Identifies this cluster's podman pods (label io.knotless.local-cluster=ID); default random. */
+  instanceId?: string;
+  logRequests?: boolean;
+}
+
+export interface LocalCluster {
+  readonly url: string;
+  readonly adminUrl: string;
+  readonly kubeconfigPath: string;
+  readonly dir: string;
+  readonly instanceId: string;
+  /** Replaces every fault (validated; counters reset). */
+  setFaults(faults: FaultConfig): void;
+  /** Removes every fault (and brings the API back if it was down). */
+  clearFaults(): void;
+  faults(): ParsedFaultConfig;
+  /** Every fault firing since start, most recent last. */
+  faultFirings(): FaultFiring[];
+  /** Objects of one resource (`pods`, `jobs.batch`, `events`, ...), optionally in one namespace. */
+  objects(storeKey: string, namespace?: string): KubeObject[];
+  /** Names of podman containers (infra included) this cluster made that still exist. */
+  podmanContainers(): Promise<string[]>;
+  /** Names of podman pods this cluster made that still exist. */
+  podmanPods(): Promise<string[]>;
+  /** Stops serving and removes every pod and container it made; safe to call twice. */
+  stop(): Promise<void>;
+}
+
+export async function startLocalCluster(options: LocalClusterOptions = {}): Promise<LocalCluster> {
+  const instanceId = options.instanceId ?? randomBytes(3).toString("hex");
+  const ownDir = !options.dir;
+  const dir = options.dir ?? (await mkdtemp(join(tmpdir(), "local-cluster-")));
+  await mkdir(dir, { recursive: true });
+
+  const store = new ObjectStore();
+  const faults = new FaultInjector();
+  if (options.faults) faults.set(parseFaultConfig(options.faults));
+  const events = createEventRecorder(store);
+  const deleter = new Deleter(store);
+  const podman = options.runtime === "none" ? undefined : new PodmanClient({ binary: options.podmanBinary });
+  const kubelet = new Kubelet({
+    store,
+    events,
+    faults,
+    podman,
+    instanceId,
+    maxGraceSeconds: options.maxGraceSeconds,
+    imageBackOffSeconds: options.imageBackOffSeconds,
+  });
+  const jobs = new JobController({ store, events, deleter, retryDelayMs: options.jobRetryDelayMs });
+  for (const ns of ["default", "kube-system", options.namespace ?? "default"]) ensureNamespace(store, ns);
+  seedNode(store);
+
+  const label = `${INSTANCE_LABEL}=${instanceId}`;
+  const podmanContainers = async (): Promise<string[]> => (podman ? (await podman.listContainers(label)).map((c) => c.name) : []);
+  const podmanPods = async (): Promise<string[]> => (podman ? podman.listPods(label) : []);
+
+  const server = new ApiServer({
+    store,
+    faults,
+    deleter,
+    kubelet,
+    podman,
+    logRequests: options.logRequests,
+    describeState: async () => ({
+      instanceId,
+      jobs: store.list("jobs.batch").map((o) => `${o.metadata.namespace}/${o.metadata.name}`),
+      pods: store.list("pods").map((o) => ({ name: `${o.metadata.namespace}/${o.metadata.name}`, phase: o.status?.phase })),
+      podmanContainers: await podmanContainers().catch((e) => [`error: ${String(e)}`]),
+    }),
+  });
+  kubelet.start();
+  jobs.start();
+  await server.listen(options.port ?? 0, options.adminPort ?? 0, options.host ?? "127.0.0.1");
+  const kubeconfigPath = join(dir, "kubeconfig");
+  await writeFile(kubeconfigPath, buildKubeconfig(server.url, options.namespace ?? "default"));
+
+  let stopping: Promise<void> | undefined;
+  return {
+    url: server.url,
+    adminUrl: server.adminUrl,
+    kubeconfigPath,
+    dir,
+    instanceId,
+    setFaults: (f) => faults.set(parseFaultConfig(f)),
+    clearFaults: () => faults.set({}),
+    faults: () => faults.current,
+    faultFirings: () => faults.history(),
+    objects: (storeKey, namespace) => store.list(storeKey, namespace),
+    podmanContainers,
+    podmanPods,
+    stop: () => {
+      stopping ??= (async () => {
+        jobs.stop();
+        await server.close();
+        await kubelet.stop();
+        if (ownDir) await rm(dir, { recursive: true, force: true });
+      })();
+      return stopping;
+    },
+  };
+}
+
+/** The single node the pods run on, so `kubectl get nodes` shows something true. */
+function seedNode(store: ObjectStore): void {
+  store.create("nodes", {
+    apiVersion: "v1",
+    kind: "Node",
+    metadata: { name: NODE_NAME, uid: "", resourceVersion: "", creationTimestamp: "", labels: { "kubernetes.io/hostname": NODE_NAME, "kubernetes.io/os": "linux" } },
+    spec: {},
+    status: {
+      conditions: [{ type: "Ready", status: "True", reason: "KubeletReady", message: "podman is running pods" }],
+      addresses: [{ type: "InternalIP", address: "10.0.0.1" }],
+      nodeInfo: { containerRuntimeVersion: "podman://local", kubeletVersion: "v1.30.0-knotless-local", operatingSystem: "linux", architecture: "amd64" },
+    },
+  });
+}
+
+/** Whether this machine can run the cluster's pods: undefined when it can, otherwise the reason (for skipping tests). */
+export async function checkContainersUsable(podmanBinary?: string): Promise<string | undefined> {
+  return new PodmanClient({ binary: podmanBinary }).checkUsable();
+}

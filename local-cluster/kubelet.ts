@@ -1,0 +1,410 @@
+// The node: runs every Pod object as a podman pod, mirrors podman's container state into pod status, applies pod faults.
+
+import type { EventRecorder } from "./events.js";
+import type { FaultInjector } from "./faults.js";
+import { applyContainerStates, setCondition } from "./pod-status.js";
+import { buildPodmanPod, formatPodmanContainerName, type EnvLookup } from "./podman-pod-yaml.js";
+import type { PodmanClient, PodmanContainer } from "./podman.js";
+import type { ObjectStore } from "./store.js";
+import { formatTimestamp } from "./time.js";
+import type { KubeObject, StoreEvent } from "./types.js";
+
+export const NODE_NAME = "local-node-1";
+export const INSTANCE_LABEL = "io.knotless.local-cluster";
+
+type Stage = "scheduling" | "pulling" | "starting" | "running" | "finished" | "stuck" | "evicted" | "deleting";
+
+interface PodRuntime {
+  uid: string;
+  namespace: string;
+  name: string;
+  podmanName: string;
+  stage: Stage;
+  timers: NodeJS.Timeout[];
+  startedReported: boolean;
+  played: boolean;
+}
+
+export interface KubeletOptions {
+  store: ObjectStore;
+  events: EventRecorder;
+  faults: FaultInjector;
+  /** Undefined = no container runtime: pods stay Pending with a FailedScheduling event. */
+  podman: PodmanClient | undefined;
+  instanceId: string;
+  /** Upper bound on a pod's termination grace period, to keep tests fast (default 10 s). */
+  maxGraceSeconds?: number;
+  /** Safety-net poll of podman state while pods run, in ms (podman events trigger refreshes in between). */
+  pollIntervalMs?: number;
+  /** Seconds between ErrImagePull and ImagePullBackOff (default 2). */
+  imageBackOffSeconds?: number;
+}
+
+export class Kubelet {
+  private readonly pods = new Map<string, PodRuntime>();
+  private readonly opts: Required<Omit<KubeletOptions, "podman">> & { podman: PodmanClient | undefined };
+  private unsubscribe: (() => void) | undefined;
+  private stopEvents: (() => void) | undefined;
+  private pollTimer: NodeJS.Timeout | undefined;
+  private syncing: Promise<void> | undefined;
+  private syncAgain = false;
+  private debounce: NodeJS.Timeout | undefined;
+  private ipCounter = 2;
+  private readonly pending = new Set<Promise<unknown>>();
+  private stopped = false;
+
+  constructor(options: KubeletOptions) {
+    this.opts = {
+      ...options,
+      maxGraceSeconds: options.maxGraceSeconds ?? 10,
+      pollIntervalMs: options.pollIntervalMs ?? 2000,
+      imageBackOffSeconds: options.imageBackOffSeconds ?? 2,
+    };
+  }
+
+  get instanceLabel(): string {
+    return `${INSTANCE_LABEL}=${this.opts.instanceId}`;
+  }
+
+  /** Starts watching the store (and podman events); call once. */
+  start(): void {
+    this.unsubscribe = this.opts.store.subscribe((e) => this.onStoreEvent(e));
+    if (this.opts.podman) this.stopEvents = this.opts.podman.watchEvents(this.instanceLabel, () => this.scheduleSync(30));
+    this.pollTimer = setInterval(() => {
+      if ([...this.pods.values()].some((p) => p.stage === "starting" || p.stage === "running")) this.scheduleSync(0);
+    }, this.opts.pollIntervalMs);
+    this.pollTimer.unref();
+  }
+
+  /** The podman container running container `container` of a pod, if the pod has been started. */
+  findContainer(namespace: string, podName: string, container: string): string | undefined {
+    const rt = [...this.pods.values()].find((p) => p.namespace === namespace && p.name === podName);
+    if (!rt || !rt.played) return undefined;
+    return formatPodmanContainerName(rt.podmanName, container);
+  }
+
+  /** Stops every timer and removes every podman pod this cluster made (also ones from a crashed earlier run with the same id). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.unsubscribe?.();
+    this.stopEvents?.();
+    if (this.pollTimer) clearInterval(this.pollTimer);
+    if (this.debounce) clearTimeout(this.debounce);
+    for (const rt of this.pods.values()) rt.timers.forEach(clearTimeout);
+    await Promise.allSettled([...this.pending]);
+    const podman = this.opts.podman;
+    if (!podman) return;
+    const names = new Set([...this.pods.values()].map((p) => p.podmanName));
+    for (const n of await podman.listPods(this.instanceLabel).catch(() => [])) names.add(n);
+    await Promise.allSettled([...names].map((n) => podman.removePod(n, 0)));
+  }
+
+  private track<T>(p: Promise<T>): void {
+    this.pending.add(p);
+    p.catch((e) => console.error(`local-cluster kubelet: ${e instanceof Error ? e.message : String(e)}`)).finally(() => this.pending.delete(p));
+  }
+
+  private onStoreEvent(e: StoreEvent): void {
+    if (e.resource !== "pods" || this.stopped) return;
+    const pod = e.object;
+    const rt = this.pods.get(pod.metadata.uid);
+    if (e.type === "ADDED" && !rt) {
+      const created = this.addRuntime(pod);
+      this.track(this.runPod(created));
+    } else if (e.type === "MODIFIED" && rt && pod.metadata.deletionTimestamp && rt.stage !== "deleting") {
+      this.track(this.terminatePod(rt, pod.metadata.deletionGracePeriodSeconds ?? 30));
+    } else if (e.type === "DELETED" && rt) {
+      rt.timers.forEach(clearTimeout);
+      this.pods.delete(rt.uid);
+      if (rt.stage !== "deleting" && rt.played && this.opts.podman) this.track(this.opts.podman.removePod(rt.podmanName, 0));
+    }
+  }
+
+  private addRuntime(pod: KubeObject): PodRuntime {
+    const ns = pod.metadata.namespace ?? "default";
+    const rt: PodRuntime = {
+      uid: pod.metadata.uid,
+      namespace: ns,
+      name: pod.metadata.name,
+      podmanName: `lc-${this.opts.instanceId}-${ns}-${pod.metadata.name}`,
+      stage: "scheduling",
+      timers: [],
+      startedReported: false,
+      played: false,
+    };
+    this.pods.set(rt.uid, rt);
+    return rt;
+  }
+
+  private current(rt: PodRuntime): KubeObject | undefined {
+    const pod = this.opts.store.get("pods", rt.namespace, rt.name);
+    return pod && pod.metadata.uid === rt.uid ? pod : undefined;
+  }
+
+  private mutatePod(rt: PodRuntime, change: (pod: KubeObject) => void): KubeObject | undefined {
+    const pod = this.current(rt);
+    if (!pod) return undefined;
+    return this.opts.store.mutate("pods", rt.namespace, rt.name, change);
+  }
+
+  private sleep(rt: PodRuntime, ms: number): Promise<void> {
+    return new Promise((resolve) => rt.timers.push(setTimeout(resolve, ms)));
+  }
+
+  private alive(rt: PodRuntime, stage: Stage): boolean {
+    return !this.stopped && this.pods.get(rt.uid) === rt && rt.stage === stage && !!this.current(rt);
+  }
+
+  private async runPod(rt: PodRuntime): Promise<void> {
+    const { events, faults } = this.opts;
+    let pod = this.current(rt);
+    if (!pod) return;
+    this.mutatePod(rt, (p) => {
+      p.status = { ...(p.status ?? {}), phase: "Pending", qosClass: p.status?.qosClass ?? "BestEffort" };
+    });
+
+    const subject = `${rt.namespace}/${rt.name}`;
+    const delay = faults.take("schedulingDelay", subject);
+    const noRuntime = !this.opts.podman;
+    if (delay || noRuntime) {
+      const until = Date.now() + (delay?.seconds ?? 0) * 1000;
+      const message = noRuntime
+        ? "0/0 nodes are available: the local cluster was started without a container runtime."
+        : "0/0 nodes are available: no nodes available to schedule pods (the cluster is scaling up from zero nodes).";
+      while (this.alive(rt, "scheduling") && (noRuntime || Date.now() < until)) {
+        pod = this.mutatePod(rt, (p) => {
+          p.status.conditions = setCondition(p.status.conditions, "PodScheduled", "False", "Unschedulable", message);
+        });
+        if (pod) events.record(pod, "Warning", "FailedScheduling", message, "default-scheduler");
+        await this.sleep(rt, Math.min(5000, Math.max(50, until - Date.now())));
+      }
+    }
+    if (!this.alive(rt, "scheduling")) return;
+
+    pod = this.mutatePod(rt, (p) => {
+      p.spec.nodeName = NODE_NAME;
+      p.status.hostIP = "10.0.0.1";
+      p.status.hostIPs = [{ ip: "10.0.0.1" }];
+      p.status.podIP = `10.88.0.${this.ipCounter}`;
+      p.status.podIPs = [{ ip: p.status.podIP }];
+      p.status.startTime = formatTimestamp();
+      p.status.conditions = setCondition(p.status.conditions, "PodScheduled", "True");
+      p.status.conditions = setCondition(p.status.conditions, "Initialized", "True");
+      p.status.conditions = setCondition(p.status.conditions, "Ready", "False", "ContainersNotReady", "containers with unready status");
+      p.status.conditions = setCondition(p.status.conditions, "ContainersReady", "False", "ContainersNotReady", "containers with unready status");
+      p.status.containerStatuses = (p.spec.containers ?? []).map((c: any) => ({
+        name: c.name,
+        image: c.image,
+        imageID: "",
+        ready: false,
+        started: false,
+        restartCount: 0,
+        state: { waiting: { reason: "ContainerCreating" } },
+        lastState: {},
+      }));
+    });
+    this.ipCounter = this.ipCounter >= 250 ? 2 : this.ipCounter + 1;
+    if (!pod) return;
+    events.record(pod, "Normal", "Scheduled", `Successfully assigned ${rt.namespace}/${rt.name} to ${NODE_NAME}`, "default-scheduler");
+    rt.stage = "pulling";
+    if (!(await this.pullImages(rt, pod))) return;
+    await this.playPod(rt);
+  }
+
+  /** Checks each image locally (nothing is ever pulled); on a missing image or the fault, ErrImagePull then ImagePullBackOff. */
+  private async pullImages(rt: PodRuntime, pod: KubeObject): Promise<boolean> {
+    const { events, faults } = this.opts;
+    for (const c of pod.spec.containers ?? []) {
+      const fault = faults.take("imagePullFailure", `${rt.namespace}/${rt.name} ${c.image}`);
+      const present = !fault && (await this.opts.podman!.imageExists(c.image));
+      if (!this.alive(rt, "pulling")) return false;
+      if (present) {
+        events.record(pod, "Normal", "Pulled", `Container image "${c.image}" already present on machine`);
+        continue;
+      }
+      const why =
+        fault?.message ??
+        (fault
+          ? `rpc error: code = Unknown desc = failed to pull and unpack image "${c.image}": failed to resolve reference "${c.image}": unexpected status from HEAD request: 503 Service Unavailable`
+          : `rpc error: code = Unknown desc = failed to pull image "${c.image}": no registry is reachable from the local cluster and the image is not present locally`);
+      rt.stage = "stuck";
+      events.record(pod, "Normal", "Pulling", `Pulling image "${c.image}"`);
+      this.setWaiting(rt, c.name, "ErrImagePull", why);
+      events.record(pod, "Warning", "Failed", `Failed to pull image "${c.image}": ${why}`);
+      events.record(pod, "Warning", "Failed", "Error: ErrImagePull");
+      await this.sleep(rt, this.opts.imageBackOffSeconds * 1000);
+      if (!this.alive(rt, "stuck")) return false;
+      const backOff = `Back-off pulling image "${c.image}"`;
+      this.setWaiting(rt, c.name, "ImagePullBackOff", backOff);
+      events.record(pod, "Normal", "BackOff", backOff);
+      events.record(pod, "Warning", "Failed", "Error: ImagePullBackOff");
+      return false;
+    }
+    return true;
+  }
+
+  private setWaiting(rt: PodRuntime, container: string, reason: string, message: string): void {
+    this.mutatePod(rt, (p) => {
+      p.status.containerStatuses = (p.status.containerStatuses ?? []).map((s: any) =>
+        s.name === container ? { ...s, state: { waiting: { reason, message } } } : s,
+      );
+    });
+  }
+
+  private async playPod(rt: PodRuntime): Promise<void> {
+    const { store, events } = this.opts;
+    const pod = this.current(rt);
+    if (!pod) return;
+    const lookup: EnvLookup = (kind, name, key) => {
+      if (kind === "field") {
+        const current = this.current(rt) ?? pod;
+        const map: Record<string, string | undefined> = {
+          "metadata.name": current.metadata.name,
+          "metadata.namespace": current.metadata.namespace,
+          "metadata.uid": current.metadata.uid,
+          "spec.nodeName": NODE_NAME,
+          "status.podIP": current.status?.podIP,
+          "status.hostIP": current.status?.hostIP,
+        };
+        return map[key];
+      }
+      const obj = store.get(kind === "secret" ? "secrets" : "configmaps", rt.namespace, name);
+      const raw = obj?.data?.[key];
+      if (raw === undefined) return obj?.stringData?.[key];
+      return kind === "secret" ? Buffer.from(String(raw), "base64").toString() : String(raw);
+    };
+    const plan = buildPodmanPod({
+      pod,
+      podmanName: rt.podmanName,
+      extraLabels: { [INSTANCE_LABEL]: this.opts.instanceId },
+      lookup,
+    });
+    for (const w of plan.warnings) events.record(pod, "Warning", "LocalClusterUnsupported", w);
+    rt.stage = "starting";
+    rt.played = true;
+    try {
+      await this.opts.podman!.playKube(plan.yaml);
+    } catch (e) {
+      const message = e instanceof Error ? e.message : String(e);
+      if (!this.alive(rt, "starting")) return;
+      rt.stage = "stuck";
+      for (const c of pod.spec.containers ?? []) this.setWaiting(rt, c.name, "CreateContainerError", message);
+      events.record(pod, "Warning", "Failed", `Error: ${message}`);
+      return;
+    }
+    if (!this.alive(rt, "starting")) return;
+    for (const c of pod.spec.containers ?? []) events.record(pod, "Normal", "Created", `Created container ${c.name}`);
+    this.scheduleSync(0);
+  }
+
+  private scheduleSync(delayMs: number): void {
+    if (this.stopped || this.debounce) return;
+    this.debounce = setTimeout(() => {
+      this.debounce = undefined;
+      this.track(this.sync());
+    }, delayMs);
+  }
+
+  /** Reads podman's state once and applies it to every started pod; concurrent calls coalesce. */
+  private async sync(): Promise<void> {
+    if (this.syncing) {
+      this.syncAgain = true;
+      return this.syncing;
+    }
+    this.syncing = (async () => {
+      do {
+        this.syncAgain = false;
+        const containers = await this.opts.podman!.listContainers(this.instanceLabel);
+        const byName = new Map<string, PodmanContainer>(containers.map((c) => [c.name, c]));
+        for (const rt of this.pods.values()) {
+          if (rt.stage === "starting" || rt.stage === "running") this.applyState(rt, byName);
+        }
+      } while (this.syncAgain && !this.stopped);
+    })();
+    try {
+      await this.syncing;
+    } finally {
+      this.syncing = undefined;
+    }
+  }
+
+  private applyState(rt: PodRuntime, byName: Map<string, PodmanContainer>): void {
+    let phase = "";
+    const pod = this.mutatePod(rt, (p) => {
+      phase = applyContainerStates(p, (c) => byName.get(formatPodmanContainerName(rt.podmanName, c)));
+    });
+    if (!pod) return;
+    if ((phase === "Running" || phase === "Succeeded" || phase === "Failed") && !rt.startedReported) {
+      rt.startedReported = true;
+      for (const c of pod.spec.containers ?? []) this.opts.events.record(pod, "Normal", "Started", `Started container ${c.name}`);
+      this.armEviction(rt);
+    }
+    if (phase === "Running") rt.stage = "running";
+    if (phase === "Succeeded" || phase === "Failed") {
+      rt.stage = "finished";
+      rt.timers.forEach(clearTimeout);
+    }
+  }
+
+  private armEviction(rt: PodRuntime): void {
+    const fault = this.opts.faults.take("podEviction", `${rt.namespace}/${rt.name}`);
+    if (!fault) return;
+    rt.timers.push(
+      setTimeout(() => {
+        if (rt.stage !== "running" && rt.stage !== "starting") return;
+        if (fault.mode === "delete") {
+          this.mutatePod(rt, (p) => {
+            p.metadata.deletionTimestamp = formatTimestamp();
+            p.metadata.deletionGracePeriodSeconds = 0;
+          });
+        } else this.track(this.evict(rt));
+      }, fault.afterSeconds * 1000),
+    );
+  }
+
+  private async evict(rt: PodRuntime): Promise<void> {
+    const pod = this.current(rt);
+    if (!pod) return;
+    rt.stage = "evicted";
+    const message = "The node was low on resource: memory. Threshold quantity: 100Mi, available: 12Mi. (local-cluster fault podEviction)";
+    this.opts.events.record(pod, "Warning", "Evicted", message);
+    for (const c of pod.spec.containers ?? []) this.opts.events.record(pod, "Normal", "Killing", `Stopping container ${c.name}`);
+    await this.opts.podman!.removePod(rt.podmanName, 0);
+    const now = formatTimestamp();
+    this.mutatePod(rt, (p) => {
+      p.status.phase = "Failed";
+      p.status.reason = "Evicted";
+      p.status.message = message;
+      p.status.conditions = setCondition(p.status.conditions, "Ready", "False", "PodFailed");
+      p.status.conditions = setCondition(p.status.conditions, "ContainersReady", "False", "PodFailed");
+      p.status.conditions = setCondition(p.status.conditions, "DisruptionTarget", "True", "TerminationByKubelet", "The node was low on resource: memory.");
+      p.status.containerStatuses = (p.status.containerStatuses ?? []).map((s: any) => ({
+        ...s,
+        ready: false,
+        started: false,
+        state: {
+          terminated: { exitCode: 137, reason: "Error", message: "evicted", startedAt: s.state?.running?.startedAt ?? now, finishedAt: now, containerID: s.containerID },
+        },
+      }));
+    });
+  }
+
+  /** Graceful deletion: stop the containers within the (capped) grace period, then remove the object. */
+  private async terminatePod(rt: PodRuntime, graceSeconds: number): Promise<void> {
+    const previous = rt.stage;
+    rt.stage = "deleting";
+    rt.timers.forEach(clearTimeout);
+    const pod = this.current(rt);
+    if (rt.played && this.opts.podman) {
+      if (pod && (previous === "running" || previous === "starting"))
+        for (const c of pod.spec.containers ?? []) this.opts.events.record(pod, "Normal", "Killing", `Stopping container ${c.name}`);
+      try {
+        await this.opts.podman.removePod(rt.podmanName, Math.min(graceSeconds, this.opts.maxGraceSeconds));
+      } catch (e) {
+        console.error(`local-cluster kubelet: ${e instanceof Error ? e.message : String(e)} (the pod object is removed anyway)`);
+      }
+    }
+    const latest = this.current(rt);
+    if (latest) this.opts.store.remove("pods", rt.namespace, rt.name);
+  }
+}

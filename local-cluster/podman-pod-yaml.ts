@@ -1,0 +1,91 @@
+// Pure builder of the Pod YAML that `podman kube play` runs for a cluster pod: only what podman honours, images never pulled.
+
+import { stringify } from "yaml";
+import type { KubeObject } from "./types.js";
+
+/** Looks up a referenced value (secretKeyRef/configMapKeyRef/fieldRef) for env resolution; undefined when missing. */
+export type EnvLookup = (kind: "secret" | "configMap" | "field", name: string, key: string) => string | undefined;
+
+export interface PodmanPodInput {
+  pod: KubeObject;
+  podmanName: string;
+  /** Labels added to the podman pod and its containers so the cluster can find (and remove) what it made. */
+  extraLabels: Record<string, string>;
+  lookup: EnvLookup;
+}
+
+export interface PodmanPodPlan {
+  yaml: string;
+  /** Kubernetes container name -> podman container name. */
+  containerNames: Record<string, string>;
+  /** Things the local cluster could not honour, for Warning events. */
+  warnings: string[];
+}
+
+/** The podman container name kube play gives to container `container` of pod `podmanName`. */
+export function formatPodmanContainerName(podmanName: string, container: string): string {
+  return `${podmanName}-${container}`;
+}
+
+function resolveEnv(env: any[] | undefined, lookup: EnvLookup, warnings: string[]): { name: string; value: string }[] {
+  const out: { name: string; value: string }[] = [];
+  for (const e of env ?? []) {
+    if (e.value !== undefined || !e.valueFrom) {
+      out.push({ name: e.name, value: String(e.value ?? "") });
+      continue;
+    }
+    const from = e.valueFrom;
+    const ref = from.secretKeyRef ? (["secret", from.secretKeyRef] as const) : from.configMapKeyRef ? (["configMap", from.configMapKeyRef] as const) : undefined;
+    let value: string | undefined;
+    if (ref) value = ref[0] === "secret" || ref[0] === "configMap" ? lookup(ref[0], ref[1].name, ref[1].key) : undefined;
+    else if (from.fieldRef) value = lookup("field", "", from.fieldRef.fieldPath);
+    if (value === undefined) warnings.push(`env ${e.name}: valueFrom could not be resolved; left empty`);
+    out.push({ name: e.name, value: value ?? "" });
+  }
+  return out;
+}
+
+function convertVolumes(volumes: any[] | undefined, warnings: string[]): object[] {
+  return (volumes ?? []).map((v) => {
+    if (!v.emptyDir) warnings.push(`volume ${v.name}: only emptyDir is supported locally; mounted as an empty directory`);
+    return { name: v.name, emptyDir: {} };
+  });
+}
+
+export function buildPodmanPod(input: PodmanPodInput): PodmanPodPlan {
+  const { pod, podmanName } = input;
+  const warnings: string[] = [];
+  const containerNames: Record<string, string> = {};
+  const spec = pod.spec ?? {};
+  const containers = (spec.containers ?? []).map((c: any) => {
+    containerNames[c.name] = formatPodmanContainerName(podmanName, c.name);
+    return {
+      name: c.name,
+      image: c.image,
+      imagePullPolicy: "IfNotPresent",
+      ...(c.command ? { command: c.command } : {}),
+      ...(c.args ? { args: c.args } : {}),
+      ...(c.workingDir ? { workingDir: c.workingDir } : {}),
+      env: resolveEnv(c.env, input.lookup, warnings),
+      ...(c.resources && Object.keys(c.resources).length > 0 ? { resources: c.resources } : {}),
+      volumeMounts: (c.volumeMounts ?? []).map((m: any) => ({ name: m.name, mountPath: m.mountPath, ...(m.readOnly ? { readOnly: true } : {}) })),
+      ...(c.stdin ? { stdin: true } : {}),
+      ...(c.tty ? { tty: true } : {}),
+    };
+  });
+  const hostname = pod.metadata.name.length <= 63 ? pod.metadata.name : pod.metadata.name.slice(0, 63);
+  const manifest = {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name: podmanName, labels: { ...(pod.metadata.labels ?? {}), ...input.extraLabels } },
+    spec: {
+      hostname,
+      restartPolicy: spec.restartPolicy === "Always" ? "Always" : spec.restartPolicy === "OnFailure" ? "OnFailure" : "Never",
+      terminationGracePeriodSeconds: spec.terminationGracePeriodSeconds ?? 30,
+      volumes: convertVolumes(spec.volumes, warnings),
+      containers,
+    },
+  };
+  if ((spec.initContainers ?? []).length > 0) warnings.push("initContainers are not run by the local cluster");
+  return { yaml: stringify(manifest), containerNames, warnings };
+}

@@ -1,0 +1,200 @@
+// The HTTP server: routes discovery, OpenAPI, resources, exec upgrades and the fault admin endpoint; can go down on demand.
+
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+import type { Duplex } from "node:stream";
+import { ApiError, buildFailureStatus, notFound } from "./api-error.js";
+import { handleResource, type ApiContext } from "./api-handler.js";
+import { buildApiGroup, buildApiGroupList, buildApiResourceList, buildApiVersions, buildVersionInfo } from "./discovery.js";
+import { ExecServer, rejectUpgrade } from "./exec-bridge.js";
+import { parseFaultConfig } from "./faults.js";
+import { readBody, sendError, sendJson } from "./http-util.js";
+import { buildOpenApiGroupVersion, buildOpenApiIndex } from "./openapi.js";
+import { parseRoute } from "./routes.js";
+
+export interface ApiServerOptions extends ApiContext {
+  /** Extra state for GET /_state (pods, jobs, podman containers). */
+  describeState: () => Promise<object>;
+  /** Log one line per request to stderr. */
+  logRequests?: boolean;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/** Answers the fault admin endpoint: GET shows faults and firings, PUT replaces them (validated). */
+async function handleFaults(ctx: ApiContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  if (req.method === "PUT" || req.method === "POST") {
+    const text = (await readBody(req)).toString("utf8");
+    let parsed;
+    try {
+      parsed = parseFaultConfig(text.trim() ? JSON.parse(text) : {});
+    } catch (e) {
+      throw new ApiError(400, "BadRequest", e instanceof Error ? e.message : String(e));
+    }
+    ctx.faults.set(parsed);
+  } else if (req.method === "DELETE") ctx.faults.set({});
+  sendJson(res, 200, { faults: ctx.faults.current, firings: ctx.faults.history() });
+}
+
+export class ApiServer {
+  readonly http: Server;
+  readonly admin: Server;
+  private readonly exec: ExecServer;
+  private readonly sockets = new Set<Socket>();
+  private port = 0;
+  private host = "127.0.0.1";
+  private down = false;
+  private downTimers: NodeJS.Timeout[] = [];
+
+  constructor(private readonly opts: ApiServerOptions) {
+    this.exec = new ExecServer(opts);
+    this.http = createServer((req, res) => void this.handle(req, res, false));
+    this.http.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.handleUpgrade(req, socket, head));
+    this.http.on("connection", (s: Socket) => {
+      this.sockets.add(s);
+      s.on("close", () => this.sockets.delete(s));
+    });
+    this.http.requestTimeout = 0;
+    this.http.keepAliveTimeout = 65_000;
+    this.admin = createServer((req, res) => void this.handle(req, res, true));
+    opts.faults.onChange((f) => this.applyServerDown(f.serverDown));
+  }
+
+  get url(): string {
+    return `http://${this.host}:${this.port}`;
+  }
+
+  get adminUrl(): string {
+    const a = this.admin.address() as AddressInfo | null;
+    return a ? `http://${this.host}:${a.port}` : "";
+  }
+
+  async listen(port: number, adminPort: number, host = "127.0.0.1"): Promise<void> {
+    this.host = host;
+    await new Promise<void>((resolve, reject) => {
+      this.http.once("error", reject);
+      this.http.listen(port, host, () => resolve());
+    });
+    this.port = (this.http.address() as AddressInfo).port;
+    await new Promise<void>((resolve, reject) => {
+      this.admin.once("error", reject);
+      this.admin.listen(adminPort, host, () => resolve());
+    });
+  }
+
+  /** Whether the API port is currently refusing connections (serverDown fault). */
+  get isDown(): boolean {
+    return this.down;
+  }
+
+  private applyServerDown(f: { afterSeconds?: number; forSeconds?: number } | undefined): void {
+    this.downTimers.forEach(clearTimeout);
+    this.downTimers = [];
+    if (!f) {
+      if (this.down) this.bringUp();
+      return;
+    }
+    this.downTimers.push(
+      setTimeout(() => {
+        this.takeDown();
+        if (f.forSeconds !== undefined) this.downTimers.push(setTimeout(() => this.bringUp(), f.forSeconds * 1000));
+      }, (f.afterSeconds ?? 0) * 1000),
+    );
+  }
+
+  private takeDown(): void {
+    if (this.down) return;
+    this.down = true;
+    this.http.close();
+    this.exec.closeAll();
+    for (const s of this.sockets) s.destroy();
+  }
+
+  private bringUp(): void {
+    if (!this.down) return;
+    this.down = false;
+    this.http.listen(this.port, this.host);
+  }
+
+  async close(): Promise<void> {
+    this.downTimers.forEach(clearTimeout);
+    this.exec.closeAll();
+    for (const s of this.sockets) s.destroy();
+    await Promise.all([
+      new Promise<void>((r) => (this.down ? r() : this.http.close(() => r()))),
+      new Promise<void>((r) => this.admin.close(() => r())),
+    ]);
+  }
+
+  private async applyLatency(req: IncomingMessage): Promise<void> {
+    const latency = this.opts.faults.take("latency", `${req.method} ${req.url}`);
+    if (latency) await sleep(latency.ms);
+  }
+
+  private async handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    socket.on("error", () => undefined);
+    try {
+      await this.applyLatency(req);
+      const url = new URL(req.url ?? "/", "http://local");
+      const route = parseRoute(url.pathname);
+      if (route.kind !== "resource" || route.type.resource !== "pods" || route.subresource !== "exec" || !route.namespace || !route.name) {
+        throw notFound("", "", url.pathname);
+      }
+      this.exec.handleUpgrade(req, socket, head, { namespace: route.namespace, pod: route.name }, url);
+    } catch (e) {
+      rejectUpgrade(socket, e instanceof ApiError ? e : new ApiError(500, "InternalError", String(e)));
+    }
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse, admin: boolean): Promise<void> {
+    const started = Date.now();
+    try {
+      if (!admin) await this.applyLatency(req);
+      const url = new URL(req.url ?? "/", "http://local");
+      const route = parseRoute(url.pathname);
+      if (admin && route.kind !== "faults" && route.kind !== "state" && route.kind !== "health") throw notFound("", "", url.pathname);
+      switch (route.kind) {
+        case "version":
+          return sendJson(res, 200, buildVersionInfo());
+        case "health":
+          res.writeHead(200, { "Content-Type": "text/plain" });
+          return void res.end("ok");
+        case "api":
+          return sendJson(res, 200, buildApiVersions());
+        case "apis":
+          return sendJson(res, 200, buildApiGroupList());
+        case "group": {
+          const g = buildApiGroup(route.group);
+          if (!g) throw notFound("", "", url.pathname);
+          return sendJson(res, 200, g);
+        }
+        case "groupVersion": {
+          const list = buildApiResourceList(route.group, route.version);
+          if (!list) throw notFound("", "", url.pathname);
+          return sendJson(res, 200, list);
+        }
+        case "openapiIndex":
+          return sendJson(res, 200, buildOpenApiIndex());
+        case "openapiGroupVersion": {
+          const doc = buildOpenApiGroupVersion(route.group, route.version);
+          if (!doc) throw notFound("", "", url.pathname);
+          return sendJson(res, 200, doc);
+        }
+        case "faults":
+          return await handleFaults(this.opts, req, res);
+        case "state":
+          return sendJson(res, 200, await this.opts.describeState());
+        case "resource":
+          return await handleResource(this.opts, req, res, route, url);
+        default:
+          sendJson(res, 404, buildFailureStatus(404, "NotFound", "the server could not find the requested resource", {}));
+      }
+    } catch (e) {
+      sendError(res, e);
+    } finally {
+      if (this.opts.logRequests) process.stderr.write(`${new Date().toISOString()} ${req.method} ${req.url} ${res.statusCode} ${Date.now() - started}ms\n`);
+    }
+  }
+}
