@@ -18,7 +18,7 @@ const PATTERNS: ReadonlyArray<readonly [KubectlFailureKind, RegExp]> = [
   ["not-found", /\(NotFound\)/],
   ["forbidden", /\(Forbidden\)|\(Unauthorized\)|You must be logged in/i],
   ["transient", /\((InternalError|ServiceUnavailable|Timeout|ServerTimeout|TooManyRequests)\)|etcdserver|the server is currently unable|Client\.Timeout|context deadline exceeded|TLS handshake timeout|http2: server sent GOAWAY/i],
-  ["unreachable", /Unable to connect to the server|connection refused|no such host|i\/o timeout|network is unreachable|connection reset by peer|dial tcp/i],
+  ["unreachable", /Unable to connect to the server|The connection to the server .* was refused|connection refused|no such host|i\/o timeout|network is unreachable|connection reset by peer|dial tcp/i],
 ];
 
 /** Classifies a failed call by its stderr (first match wins, in the order above). */

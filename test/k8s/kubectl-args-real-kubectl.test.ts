@@ -1,0 +1,48 @@
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { promisify } from "node:util";
+import { buildGetJobArgs, buildListJobsArgs } from "../../src/k8s/kubectl-args.js";
+import { buildJobManifest } from "../../src/k8s/manifest.js";
+import { planKubectlCalls } from "../../src/plan/call-plan.js";
+import { exampleSettings } from "../support/example-settings.js";
+
+const run = promisify(execFile);
+const SDK = "/usr/lib/google-cloud-sdk/bin";
+const BINARIES = ["1.27", "1.28", "1.29", "1.30", "1.31", "1.32", "1.33"].map((v) => join(SDK, `kubectl.${v}`)).filter((path) => existsSync(path));
+
+/** A kubeconfig whose server is a closed local port: a call that parses cleanly fails to connect. */
+function writeClosedPortKubeconfig(): string {
+  const dir = mkdtempSync(join(tmpdir(), "kubectl-flags-"));
+  const path = join(dir, "kubeconfig");
+  writeFileSync(
+    path,
+    ["apiVersion: v1", "kind: Config", "clusters: [{name: c, cluster: {server: 'http://127.0.0.1:1'}}]", "users: [{name: u, user: {}}]", "contexts: [{name: ctx, context: {cluster: c, user: u, namespace: ci}}]", "current-context: ctx", ""].join("\n"),
+  );
+  return path;
+}
+
+describe("every kubectl argument list the runner produces", { skip: BINARIES.length === 0 ? "no kubectl binaries under /usr/lib/google-cloud-sdk/bin" : false }, () => {
+  const kubeconfig = writeClosedPortKubeconfig();
+  const settings = { ...exampleSettings({ steps: ["a", "b"], sharedSteps: true }), target: { kubeconfig, context: "ctx", namespace: "ci" } };
+  const manifest = JSON.stringify(buildJobManifest({ jobName: settings.jobName, namespace: "ci", runId: "42", runIdLabel: "42", image: "busybox:1.36", cpu: "1", memory: "1Gi", budgetSeconds: 60, env: [], createToken: "t" }));
+  const argLists = [...planKubectlCalls(settings).map((call) => call.args), buildGetJobArgs(settings.target, settings.jobName), buildListJobsArgs(settings.target, "a=b")];
+
+  for (const binary of BINARIES) {
+    it(`is accepted by the flag parser of ${binary.split("/").pop()} (it fails only to connect)`, async () => {
+      for (const args of argLists) {
+        const child = run(binary, [...args], { timeout: 20_000 });
+        child.child.stdin?.end(manifest);
+        const failure = await child.then(
+          () => assert.fail(`kubectl ${args.join(" ")} succeeded against a closed port`),
+          (error: { stderr: string }) => error.stderr,
+        );
+        assert.doesNotMatch(failure, /unknown (shorthand )?flag|unknown command|invalid argument|flag needs an argument/, `${args.join(" ")}\n${failure}`);
+        assert.match(failure, /connection refused|was refused|Unable to connect/, `${args.join(" ")}\n${failure}`);
+      }
+    });
+  }
+});

@@ -1,0 +1,29 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { classifyKubectlFailure, summarizeStderr } from "../../src/k8s/kubectl-errors.js";
+
+describe("classifyKubectlFailure", () => {
+  const cases: Array<[string, ReturnType<typeof classifyKubectlFailure>]> = [
+    ['error: unable to upgrade connection: container not found ("run")', "exec-not-ready"],
+    ["Error from server: error dialing backend: dial tcp 10.0.0.1:10250: connect: connection refused", "exec-not-ready"],
+    ['Error from server (AlreadyExists): error when creating "STDIN": jobs.batch "x" already exists', "already-exists"],
+    ['Error from server (NotFound): pods "x" not found', "not-found"],
+    ['Error from server (Forbidden): pods is forbidden: User "u" cannot list resource "pods"', "forbidden"],
+    ["Error from server (InternalError): Internal error occurred: etcdserver: request timed out", "transient"],
+    ["Error from server (ServiceUnavailable): the server is currently unable to handle the request", "transient"],
+    ["The connection to the server 127.0.0.1:1 was refused - did you specify the right host or port?", "unreachable"],
+    ["Unable to connect to the server: dial tcp 127.0.0.1:1: connect: connection refused", "unreachable"],
+    ["error: error reading from error stream: read tcp 1.2.3.4:5->6.7.8.9:443: read: connection reset by peer", "unreachable"],
+    ["error: something else", "other"],
+  ];
+  for (const [stderr, kind] of cases) {
+    it(`classifies "${stderr.slice(0, 60)}…" as ${kind}`, () => assert.equal(classifyKubectlFailure(stderr), kind));
+  }
+});
+
+describe("summarizeStderr", () => {
+  it("returns the last meaningful line, skipping kubectl's exit code line", () => {
+    assert.equal(summarizeStderr("warning: x\nerror: the real cause\ncommand terminated with exit code 1\n"), "error: the real cause");
+    assert.equal(summarizeStderr(""), "(kubectl printed nothing)");
+  });
+});

@@ -1,0 +1,91 @@
+import assert from "node:assert/strict";
+import { readFileSync, writeFileSync } from "node:fs";
+import { describe, it } from "node:test";
+import { Job } from "kubernetes-models/batch/v1/Job";
+import { buildJobManifest, DEADLINE_MARGIN_SECONDS, type JobManifestInput } from "../../src/k8s/manifest.js";
+
+const FIXTURES = new URL("../../../test/fixtures/manifests/", import.meta.url);
+
+const minimal: JobManifestInput = {
+  jobName: "knotless-run-1",
+  namespace: "default",
+  runId: "1",
+  runIdLabel: "1",
+  image: "busybox:1.36",
+  cpu: "500m",
+  memory: "512Mi",
+  budgetSeconds: 3600,
+  env: [],
+  createToken: "token",
+};
+
+const maximal: JobManifestInput = {
+  ...minimal,
+  jobName: "knotless-run-some-long-run-id-with-many-parts-0123456789-5d2c1e0a",
+  namespace: "ci-tenant",
+  runId: "Some_Long.Run/ID with many parts 0123456789",
+  runIdLabel: "Some_Long.Run-ID-with-many-parts-0123456789-5d2c1e0a",
+  image: "registry.example.org/team/builder@sha256:" + "a".repeat(64),
+  cpu: "2",
+  memory: "4Gi",
+  budgetSeconds: 7200,
+  env: [
+    { name: "CI", value: "true" },
+    { name: "KNOTLESS_RUN_ID", value: "Some_Long.Run/ID with many parts 0123456789" },
+  ],
+};
+
+/** Compares with the checked-in fixture; UPDATE_GOLDEN=1 rewrites it. */
+function assertGolden(name: string, manifest: object): void {
+  const url = new URL(name, FIXTURES);
+  const text = `${JSON.stringify(manifest, null, 2)}\n`;
+  if (process.env.UPDATE_GOLDEN === "1") writeFileSync(url, text);
+  assert.equal(text, readFileSync(url, "utf8"), `${name} differs from the golden file (UPDATE_GOLDEN=1 to accept)`);
+}
+
+describe("buildJobManifest", () => {
+  it("matches the minimal golden fixture", () => assertGolden("minimal.json", buildJobManifest(minimal)));
+  it("matches the maximal golden fixture", () => assertGolden("maximal.json", buildJobManifest(maximal)));
+
+  it("validates against the Kubernetes OpenAPI schema", () => {
+    for (const input of [minimal, maximal]) assert.doesNotThrow(() => new Job(buildJobManifest(input)).validate());
+  });
+
+  it("is caught by the schema check when a field is wrong", () => {
+    const broken = buildJobManifest(minimal) as unknown as { spec: { backoffLimit: unknown } };
+    broken.spec.backoffLimit = "zero";
+    assert.throws(() => new Job(broken as never).validate());
+  });
+
+  it("never retries, never restarts and keeps no service account token", () => {
+    const job = buildJobManifest(minimal);
+    assert.equal(job.spec?.backoffLimit, 0);
+    assert.equal(job.spec?.template.spec?.restartPolicy, "Never");
+    assert.equal(job.spec?.template.spec?.automountServiceAccountToken, false);
+  });
+
+  it("sets the server-side deadline to the run's budget plus a margin, and a TTL", () => {
+    const job = buildJobManifest(minimal);
+    assert.equal(job.spec?.activeDeadlineSeconds, 3600 + DEADLINE_MARGIN_SECONDS);
+    assert.ok((job.spec?.ttlSecondsAfterFinished ?? 0) > 0);
+  });
+
+  it("labels the Job and its pod with the managed-by and run-id labels", () => {
+    const job = buildJobManifest(maximal);
+    for (const labels of [job.metadata?.labels, job.spec?.template.metadata?.labels]) {
+      assert.equal(labels?.["app.kubernetes.io/managed-by"], "knotless-runner-k8s");
+      assert.equal(labels?.["knotless.dev/run-id"], maximal.runIdLabel);
+    }
+  });
+
+  it("requests the resources the autoscaler sizes the node from", () => {
+    const container = buildJobManifest(maximal).spec?.template.spec?.containers[0];
+    assert.deepEqual(container?.resources?.requests, { cpu: "2", memory: "4Gi" });
+  });
+
+  it("mounts emptyDir volumes at /work, /steps, /outputs and /knotless", () => {
+    const spec = buildJobManifest(minimal).spec?.template.spec;
+    assert.deepEqual(spec?.containers[0]?.volumeMounts?.map((m) => m.mountPath), ["/work", "/steps", "/outputs", "/knotless"]);
+    assert.ok(spec?.volumes?.every((v) => v.emptyDir !== undefined));
+  });
+});

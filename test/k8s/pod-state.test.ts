@@ -1,0 +1,52 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { IPod } from "kubernetes-models/v1/Pod";
+import { classifyPod, pickRunPod } from "../../src/k8s/pod-state.js";
+
+function pod(status: NonNullable<IPod["status"]>, extra: Partial<IPod> = {}): IPod {
+  return { apiVersion: "v1", kind: "Pod", metadata: { name: "p", creationTimestamp: "2026-01-01T00:00:00Z" }, spec: { containers: [{ name: "run" }], nodeName: "n1" }, status, ...extra };
+}
+
+const waiting = (reason: string) => pod({ phase: "Pending", containerStatuses: [{ name: "run", image: "i", imageID: "", ready: false, restartCount: 0, state: { waiting: { reason, message: `${reason} happened` } } }] });
+
+describe("classifyPod", () => {
+  it("sees no pod as absent", () => assert.deepEqual(classifyPod(undefined, 0, 1000), { kind: "absent" }));
+
+  it("sees a running container as running on its node", () => {
+    const p = pod({ phase: "Running", containerStatuses: [{ name: "run", image: "i", imageID: "", ready: true, restartCount: 0, state: { running: { startedAt: "x" } } }] });
+    assert.deepEqual(classifyPod(p, 0, 1000), { kind: "running", name: "p", node: "n1" });
+  });
+
+  it("reports an unschedulable pod as pending with the scheduler's reason", () => {
+    const p = pod({ phase: "Pending", conditions: [{ type: "PodScheduled", status: "False", reason: "Unschedulable", message: "0/0 nodes are available" }] });
+    assert.deepEqual(classifyPod(p, 0, 1000), { kind: "pending", name: "p", phase: "Pending", reason: "Unschedulable", message: "0/0 nodes are available" });
+  });
+
+  it("gives an image pull failure its grace before calling it stuck", () => {
+    assert.equal(classifyPod(waiting("ErrImagePull"), 500, 1000).kind, "pending");
+    assert.equal(classifyPod(waiting("ImagePullBackOff"), 1000, 1000).kind, "stuck");
+  });
+
+  it("calls an invalid image name or a config error stuck at once", () => {
+    assert.equal(classifyPod(waiting("InvalidImageName"), 0, 1000).kind, "stuck");
+    assert.equal(classifyPod(waiting("CreateContainerConfigError"), 0, 1000).kind, "stuck");
+  });
+
+  it("sees an evicted pod as gone with the eviction reason", () => {
+    const state = classifyPod(pod({ phase: "Failed", reason: "Evicted", message: "low on memory" }), 0, 1000);
+    assert.deepEqual(state, { kind: "gone", name: "p", reason: "Evicted", message: "low on memory" });
+  });
+
+  it("sees a pod being deleted as gone", () => {
+    const p = pod({ phase: "Running" }, { metadata: { name: "p", deletionTimestamp: "2026-01-01T00:00:01Z" } });
+    assert.equal(classifyPod(p, 0, 1000).kind, "gone");
+  });
+});
+
+describe("pickRunPod", () => {
+  it("picks the newest pod", () => {
+    const older = { ...pod({}), metadata: { name: "old", creationTimestamp: "2026-01-01T00:00:00Z" } };
+    const newer = { ...pod({}), metadata: { name: "new", creationTimestamp: "2026-01-01T00:00:09Z" } };
+    assert.equal(pickRunPod([older, newer])?.metadata?.name, "new");
+  });
+});

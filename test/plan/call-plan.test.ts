@@ -1,0 +1,31 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { planKubectlCalls } from "../../src/plan/call-plan.js";
+import { exampleSettings } from "../support/example-settings.js";
+
+describe("planKubectlCalls", () => {
+  const settings = exampleSettings({ steps: ["date", "hostname", "files"] });
+  const calls = planKubectlCalls(settings);
+  const verbs = calls.map((call) => call.args[call.args.indexOf("--namespace") + 2]);
+
+  it("creates, waits, uploads, runs each step, downloads and deletes, in that order", () => {
+    assert.deepEqual(verbs, ["create", "get", "get", "exec", "exec", "exec", "exec", "exec", "delete"]);
+  });
+
+  it("makes exactly one exec per step, each naming its step index", () => {
+    const stepCalls = calls.filter((call) => call.args.includes("/knotless/helper.sh") && call.args.at(-2) === "run");
+    assert.deepEqual(stepCalls.map((call) => call.args.at(-1)), ["0", "1", "2"]);
+  });
+
+  it("passes the kubeconfig, context and namespace on every call", () => {
+    for (const call of calls) {
+      assert.deepEqual(call.args.slice(0, 6), ["--kubeconfig", "/tmp/kubeconfig", "--context", "ctx", "--namespace", "ci"]);
+    }
+  });
+
+  it("deletes with background propagation and tolerates an already deleted Job", () => {
+    const del = calls.at(-1)!.args;
+    assert.ok(del.includes("--cascade=background"));
+    assert.ok(del.includes("--ignore-not-found"));
+  });
+});

@@ -1,0 +1,58 @@
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { describe, it } from "node:test";
+import { Lexicons } from "@atproto/lexicon";
+import { buildRunResult, buildSkippedStep, RESULT_TYPE, type RunResultInput } from "../../src/result/run-result.js";
+
+const lexicon = JSON.parse(readFileSync(new URL("../../../lexicons/dev/knotless/check.json", import.meta.url), "utf8"));
+const lexicons = new Lexicons([lexicon]);
+
+const base: RunResultInput = {
+  runId: "42",
+  status: "success",
+  startedAt: new Date("2026-11-29T10:00:00.000Z"),
+  finishedAt: new Date("2026-11-29T10:00:05.500Z"),
+  job: { namespace: "default", name: "knotless-run-42", pod: "knotless-run-42-abcde", node: "node-1", image: "busybox:1.36" },
+  steps: [{ name: "build", status: "success", exitCode: 0, startedAt: "2026-11-29T10:00:01.000Z", finishedAt: "2026-11-29T10:00:02.000Z", durationMs: 1000, timedOut: false }],
+  outputs: [{ path: "ran.txt", size: 3, sha256: "a".repeat(64) }],
+};
+
+describe("buildRunResult", () => {
+  it("builds a successful result that the dev.knotless.check lexicon accepts", () => {
+    const result = buildRunResult(base);
+    assert.equal(result.$type, RESULT_TYPE);
+    assert.equal(result.exitCode, 0);
+    assert.equal(result.durationMs, 5500);
+    assert.doesNotThrow(() => lexicons.assertValidRecord(RESULT_TYPE, result));
+  });
+
+  it("carries the failing step's exit code and keeps skipped steps with the same fields", () => {
+    const result = buildRunResult({
+      ...base,
+      status: "failed",
+      steps: [{ ...base.steps[0]!, status: "failed", exitCode: 3 }, buildSkippedStep("later")],
+    });
+    assert.equal(result.exitCode, 3);
+    assert.deepEqual(Object.keys(result.steps[0]!).sort(), Object.keys(result.steps[1]!).sort());
+    assert.doesNotThrow(() => lexicons.assertValidRecord(RESULT_TYPE, result));
+  });
+
+  it("reports infrastructure failures with exit code -1, the error and its reason", () => {
+    const result = buildRunResult({ ...base, status: "failed", error: { message: "pod lost", reason: "pod-lost" }, job: { ...base.job, pod: null, node: null } });
+    assert.equal(result.exitCode, -1);
+    assert.equal(result.error, "pod lost");
+    assert.equal(result.errorReason, "pod-lost");
+    assert.doesNotThrow(() => lexicons.assertValidRecord(RESULT_TYPE, result));
+  });
+
+  it("uses -1 for a timed-out run, whose step has no exit code", () => {
+    const result = buildRunResult({ ...base, status: "timeout", steps: [{ ...base.steps[0]!, status: "timeout", exitCode: null, timedOut: true }] });
+    assert.equal(result.exitCode, -1);
+    assert.doesNotThrow(() => lexicons.assertValidRecord(RESULT_TYPE, result));
+  });
+
+  it("is rejected by the lexicon when a field has the wrong type", () => {
+    const result = { ...buildRunResult(base), durationMs: "slow" };
+    assert.throws(() => lexicons.assertValidRecord(RESULT_TYPE, result), /durationMs/);
+  });
+});
