@@ -1,0 +1,128 @@
+// End to end through the real CLI and the fake kubectl, whose pods are bubblewrap sandboxes.
+import assert from "node:assert/strict";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { createFakeCluster, type FakeCluster } from "../fixtures/fake-kubectl/harness.js";
+import { makeWorkspace, readResult, REPO_ROOT, runCli } from "../support/run-cli.js";
+
+const EXAMPLE_STEPS = readFileSync(join(REPO_ROOT, "examples", "hello", "steps.tsv"), "utf8");
+
+async function withCluster(t: { after: (fn: () => Promise<void>) => void }): Promise<FakeCluster> {
+  const cluster = await createFakeCluster();
+  t.after(() => cluster.cleanup());
+  return cluster;
+}
+
+function runArgs(cluster: FakeCluster, ws: ReturnType<typeof makeWorkspace>, extra: string[] = []): string[] {
+  return ["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--shared-steps", ws.sharedSteps, "--out", ws.out, "--kubectl", cluster.kubectlPath, "--kubeconfig", cluster.kubeconfigPath, ...extra];
+}
+
+async function assertNoJobLeft(cluster: FakeCluster): Promise<void> {
+  assert.deepEqual(await cluster.jobs(), [], "a Job was left behind");
+  for (const pod of await cluster.pods()) assert.equal(pod.sandboxAlive, false, `pod ${pod.name} still runs`);
+}
+
+describe("the CLI with the fake kubectl", { concurrency: 2 }, () => {
+  it("runs the example's four steps, uploads the checkout and brings ran.txt back, then deletes the Job", async (t) => {
+    const cluster = await withCluster(t);
+    const ws = makeWorkspace(EXAMPLE_STEPS);
+    const run = await runCli(runArgs(cluster, ws), { env: cluster.env });
+    assert.equal(run.code, 0, run.stderr);
+    const result = readResult(ws.out);
+    assert.equal(result.status, "success");
+    assert.deepEqual(result.steps.map((s) => [s.name, s.status, s.exitCode]), [["date", "success", 0], ["hostname", "success", 0], ["files", "success", 0], ["outputs", "success", 0]]);
+    assert.match(run.stdout, /steps\.tsv/, "the files step lists /work/steps.tsv");
+    assert.match(run.stdout, /greet\.sh/, "the files step lists /steps/greet.sh");
+    assert.match(readFileSync(join(ws.out, "outputs", "ran.txt"), "utf8"), /^ran on knotless-run-/);
+    assert.deepEqual(result.outputs.map((o) => o.path), ["ran.txt"]);
+    assert.match(readFileSync(join(ws.out, "run.log"), "utf8"), /\[step 3 stdout\] .*steps\.tsv/, "run.log holds the step output");
+    const calls = await cluster.calls();
+    assert.equal(calls.filter((c) => c.argv.includes("exec") && c.argv.includes("run") && c.argv.at(-2) === "run").length, 4, "one exec per step");
+    assert.ok(calls.at(-1)!.argv.includes("delete"), "the last call deletes the Job");
+    await assertNoJobLeft(cluster);
+    for (const file of ["run.log", "log.ndjson", "result.json"]) assert.ok(existsSync(join(ws.out, file)), file);
+    const ndjson = readFileSync(join(ws.out, "log.ndjson"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    assert.ok(ndjson.some((l) => l.kind === "control" && l.step === 3 && l.status === "end" && l.exitCode === 0));
+    assert.ok(ndjson.some((l) => l.kind === "data" && l.step === 1 && l.stream === "stdout" && /knotless-run-/.test(l.content)));
+  });
+
+  it("fails with the step's exit code, skips later steps and exits 1 when a step exits 3", async (t) => {
+    const cluster = await withCluster(t);
+    const ws = makeWorkspace("first\techo one\nbroken\techo about to fail >&2; exit 3\nlater\techo never\n");
+    const run = await runCli(runArgs(cluster, ws), { env: cluster.env });
+    assert.equal(run.code, 1, run.stderr);
+    const result = readResult(ws.out);
+    assert.equal(result.status, "failed");
+    assert.equal(result.exitCode, 3);
+    assert.equal(result.error, null);
+    assert.deepEqual(result.steps.map((s) => [s.status, s.exitCode]), [["success", 0], ["failed", 3], ["skipped", null]]);
+    assert.match(readFileSync(join(ws.out, "run.log"), "utf8"), /\[step 2 stderr\] about to fail/);
+    await assertNoJobLeft(cluster);
+  });
+
+  it("times a step out, stops its processes in the pod and exits 1 with status timeout", async (t) => {
+    const cluster = await withCluster(t);
+    const ws = makeWorkspace("slow\ttrap '' TERM; (trap '' TERM; sleep 300) & echo started; sleep 300\nlater\techo never\n");
+    let podProcesses: string[] = [];
+    const run = await runCli(runArgs(cluster, ws, ["--step-timeout", "3s", "--keep"]), { env: cluster.env });
+    assert.equal(run.code, 1, run.stderr);
+    const result = readResult(ws.out);
+    assert.equal(result.status, "timeout");
+    assert.deepEqual(result.steps.map((s) => [s.status, s.timedOut]), [["timeout", true], ["skipped", false]]);
+    const [pod] = await cluster.pods();
+    podProcesses = await cluster.processesInPod(pod!.name);
+    assert.deepEqual(podProcesses.filter((p) => /sleep 300/.test(p)), [], `left in the pod: ${podProcesses.join(" | ")}`);
+    assert.match(run.stderr, /kept Job .*delete it with: kubectl .*delete job/);
+  });
+
+  it("cancels on SIGTERM mid-step: status cancelled, the Job deleted, exit 130", async (t) => {
+    const cluster = await withCluster(t);
+    const ws = makeWorkspace("wait\techo waiting; sleep 120\nlater\techo never\n");
+    const run = await runCli(runArgs(cluster, ws), { env: cluster.env, signalWhen: { when: /waiting/, signal: "SIGTERM" } });
+    assert.equal(run.code, 130, run.stderr);
+    const result = readResult(ws.out);
+    assert.equal(result.status, "cancelled");
+    assert.deepEqual(result.steps.map((s) => s.status), ["cancelled", "skipped"]);
+    await assertNoJobLeft(cluster);
+  });
+
+  it("never reports success when the exec ends without an exit code: exit 3", async (t) => {
+    const cluster = await withCluster(t);
+    await cluster.setFaults({ execSwallow: [{ match: "helper.sh", times: 1000 }] });
+    const ws = makeWorkspace("quiet\ttrue\n");
+    const run = await runCli(runArgs(cluster, ws), { env: cluster.env });
+    assert.equal(run.code, 3, run.stderr);
+    const result = readResult(ws.out);
+    assert.equal(result.status, "failed");
+    assert.equal(result.errorReason, "exec-no-exit-code");
+    assert.notEqual(result.steps[0]!.status, "success");
+    await assertNoJobLeft(cluster);
+  });
+
+  it("refuses bad input with exit 2 and a file:line message, calling kubectl not once", async (t) => {
+    const cluster = await withCluster(t);
+    const ws = makeWorkspace("good\ttrue\nno tab on this line\n");
+    const run = await runCli(runArgs(cluster, ws), { env: cluster.env });
+    assert.equal(run.code, 2);
+    assert.match(run.stderr, new RegExp(`${ws.stepsFile}:2: expected \`name<TAB>script\``));
+    const unknownFlag = await runCli([...runArgs(cluster, makeWorkspace("a\ttrue\n")), "--no-such-flag"], { env: cluster.env });
+    assert.equal(unknownFlag.code, 2);
+    assert.match(unknownFlag.stderr, /unknown option '--no-such-flag'/);
+    assert.deepEqual(await cluster.calls(), []);
+  });
+
+  it("prints the manifest and every call on --dry-run and spawns nothing", async (t) => {
+    const cluster = await withCluster(t);
+    const ws = makeWorkspace("a\ttrue\nb\ttrue\n");
+    const run = await runCli([...runArgs(cluster, ws), "--dry-run", "--run-id", "dry-1"], { env: cluster.env });
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /kind: Job/);
+    assert.match(run.stdout, /name: knotless-run-dry-1/);
+    const calls = run.stdout.split("\n").filter((line) => line.startsWith(cluster.kubectlPath));
+    assert.equal(calls.length, 8, "create, get pods, get events, upload, two steps, download, delete");
+    assert.equal(calls.filter((line) => /helper\.sh run \d$/.test(line)).length, 2, "one exec per step");
+    assert.deepEqual(await cluster.calls(), []);
+    assert.equal(existsSync(ws.out), false, "a dry run writes nothing");
+  });
+});

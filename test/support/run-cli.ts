@@ -1,0 +1,62 @@
+// Spawns the real CLI (bin/knotless-runner-k8s.js) and collects what it printed; can signal it mid-run.
+import { spawn } from "node:child_process";
+import { cpSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { RunResult } from "../../src/result/run-result.js";
+
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
+const CLI = join(REPO_ROOT, "bin", "knotless-runner-k8s.js");
+
+export interface CliRun {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+export interface CliOptions {
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** Sends `signal` once the console output (stdout + stderr) matches `when`. */
+  readonly signalWhen?: { readonly when: RegExp; readonly signal: NodeJS.Signals };
+  readonly timeoutMs?: number;
+}
+
+export function runCli(args: readonly string[], options: CliOptions = {}): Promise<CliRun> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...options.env }, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    let signalled = false;
+    const check = (): void => {
+      if (options.signalWhen && !signalled && options.signalWhen.when.test(stdout + stderr)) {
+        signalled = true;
+        child.kill(options.signalWhen.signal);
+      }
+    };
+    child.stdout.setEncoding("utf8").on("data", (text: string) => ((stdout += text), check()));
+    child.stderr.setEncoding("utf8").on("data", (text: string) => ((stderr += text), check()));
+    const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 120_000);
+    child.on("error", reject);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolvePromise({ code, stdout, stderr });
+    });
+  });
+}
+
+/** A fresh copy of examples/hello as a checkout, a steps file and an out dir. */
+export function makeWorkspace(steps: string): { checkout: string; stepsFile: string; sharedSteps: string; out: string } {
+  const dir = mkdtempSync(join(tmpdir(), "knotless-e2e-"));
+  const checkout = join(dir, "checkout");
+  cpSync(join(REPO_ROOT, "examples", "hello"), checkout, { recursive: true });
+  const sharedSteps = join(dir, "shared-steps");
+  cpSync(join(REPO_ROOT, "examples", "shared-steps"), sharedSteps, { recursive: true });
+  const stepsFile = join(dir, "steps.tsv");
+  writeFileSync(stepsFile, steps);
+  return { checkout, stepsFile, sharedSteps, out: join(dir, "out") };
+}
+
+export function readResult(out: string): RunResult {
+  return JSON.parse(readFileSync(join(out, "result.json"), "utf8")) as RunResult;
+}
