@@ -121,6 +121,7 @@ function runExtraction(archive: Readable, state: ExtractionState): Promise<Extra
     const extract = tarStream.extract();
     let settled = false;
     let received = 0;
+    let sourceEnded = false;
 
     const onData = (chunk: Buffer): void => {
       received += chunk.byteLength;
@@ -130,7 +131,11 @@ function runExtraction(archive: Readable, state: ExtractionState): Promise<Extra
       if (!settled) archive.resume();
     };
     const onEnd = (): void => {
+      sourceEnded = true;
       extract.end(null);
+    };
+    const onSourceClose = (): void => {
+      if (!sourceEnded) settle(new OutputArchiveError("output archive is truncated: its source closed before the end", buildReport(state)));
     };
     const onSourceError = (error: Error): void => {
       settle(new OutputArchiveError(`reading the output archive failed: ${error.message}`, buildReport(state), { cause: error }));
@@ -140,6 +145,7 @@ function runExtraction(archive: Readable, state: ExtractionState): Promise<Extra
       settled = true;
       archive.off("data", onData);
       archive.off("end", onEnd);
+      archive.off("close", onSourceClose);
       archive.pause();
       extract.destroy();
       if (outcome instanceof OutputArchiveError) reject(outcome);
@@ -150,6 +156,8 @@ function runExtraction(archive: Readable, state: ExtractionState): Promise<Extra
     };
 
     extract.on("entry", (header, body, next) => {
+      // A body fails only when the whole archive does; that error reaches us through `extract`.
+      body.on("error", () => undefined);
       state.archiveEnd = entryEnd(header);
       handleEntry(state, header, body).then((outcome) => {
         if (outcome === "stop") settle(buildReport(state));
@@ -171,6 +179,7 @@ function runExtraction(archive: Readable, state: ExtractionState): Promise<Extra
     archive.on("error", onSourceError);
     archive.on("data", onData);
     archive.on("end", onEnd);
+    archive.on("close", onSourceClose);
     archive.resume();
   });
 }
@@ -187,7 +196,7 @@ async function handleEntry(state: ExtractionState, header: tarStream.Header, bod
     return stopAt(state, header.name, verdict.kind === "refuse" ? `${verdict.reason}; ${overLimit}` : overLimit);
   }
 
-  const { reason, bodyConsumed } = await applyVerdict(state, verdict, header, body);
+  const { reason, bodyConsumed } = await applyVerdict(state, verdict, header, body).catch(refuseUnrepresentableName);
   if (reason !== undefined) state.refused.push({ path: header.name, reason });
   if (bodySize > 0 && !bodyConsumed) await discardBody(header.name, body);
   state.bytesRead += bodySize;
@@ -218,6 +227,12 @@ async function applyVerdict(
       return { bodyConsumed: true };
     }
   }
+}
+
+/** A name the host file system cannot hold is the archive's problem, not the host's: refuse the entry. */
+function refuseUnrepresentableName(error: unknown): { readonly reason: string; readonly bodyConsumed: boolean } {
+  if ((error as NodeJS.ErrnoException).code !== "ENAMETOOLONG") throw error;
+  return { reason: "name too long for the host file system", bodyConsumed: false };
 }
 
 function stopAt(state: ExtractionState, path: string, reason: string): EntryOutcome {

@@ -60,7 +60,8 @@ const OPEN_FILE_FLAGS = fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConsta
  * name order. Files keep permission bits and mtime, owner is 0:0 without names, symlinks are kept
  * as is, hard links become separate files, sockets/fifos/devices are skipped and listed in `skipped`.
  *
- * Nothing is buffered beyond one chunk: the walk advances only as fast as `stream` is read.
+ * Memory stays flat (a few stream buffers of at most 64 KiB): the walk advances only as fast as `stream`
+ * is read.
  * `done` resolves once the end-of-archive bytes were pushed into `stream`. On any error (unreadable,
  * vanished or resized file; `stream` destroyed by its consumer) `done` rejects with a PackError naming
  * the path and `stream` is destroyed with the same error. `done` is pre-marked as handled so an
@@ -107,16 +108,25 @@ function normalizePrefix(prefix: string): string {
 }
 
 async function packDirectory(pack: tarStream.Pack, hostDir: string, archiveDir: string, stats: MutableStats): Promise<void> {
-  for (const name of await readSortedNames(hostDir)) {
+  for (const { name, looksLikeFile } of await readSortedEntries(hostDir)) {
     const hostPath = join(hostDir, name);
     const archivePath = `${archiveDir}/${name}`;
+    // Regular files (the bulk of a checkout) skip lstat: packFile checks the opened descriptor instead.
+    const packedSize = looksLikeFile ? await packFile(pack, hostPath, archivePath) : undefined;
+    if (packedSize !== undefined) {
+      stats.bytes += packedSize;
+      stats.files += 1;
+      continue;
+    }
     const info = await guard(hostPath, () => lstat(hostPath));
     if (info.isDirectory()) {
       await writeEntry(pack, hostPath, { name: `${archivePath}/`, type: "directory", ...commonHeader(info) });
       stats.dirs += 1;
       await packDirectory(pack, hostPath, archivePath, stats);
     } else if (info.isFile()) {
-      stats.bytes += await packFile(pack, hostPath, archivePath);
+      const size = await packFile(pack, hostPath, archivePath);
+      if (size === undefined) throw new PackError(hostPath, "it keeps changing type while being packed");
+      stats.bytes += size;
       stats.files += 1;
     } else if (info.isSymbolicLink()) {
       const target = await guard(hostPath, () => readlink(hostPath));
@@ -128,12 +138,12 @@ async function packDirectory(pack: tarStream.Pack, hostDir: string, archiveDir: 
   }
 }
 
-async function readSortedNames(hostDir: string): Promise<string[]> {
+async function readSortedEntries(hostDir: string): Promise<Array<{ name: string; looksLikeFile: boolean }>> {
   return guard(hostDir, async () => {
-    const names: string[] = [];
+    const entries: Array<{ name: string; looksLikeFile: boolean }> = [];
     const dir: Dir = await opendir(hostDir);
-    for await (const entry of dir) names.push(entry.name);
-    return names.sort(compareNames);
+    for await (const entry of dir) entries.push({ name: entry.name, looksLikeFile: entry.isFile() });
+    return entries.sort((left, right) => compareNames(left.name, right.name));
   });
 }
 
@@ -153,12 +163,21 @@ function describeSpecialFile(info: Stats): string {
   return "special file";
 }
 
-/** Streams one regular file into the archive with backpressure and returns its size. */
-async function packFile(pack: tarStream.Pack, hostPath: string, archivePath: string): Promise<number> {
-  const handle: FileHandle = await guard(hostPath, () => open(hostPath, OPEN_FILE_FLAGS));
+/**
+ * Streams one regular file into the archive with backpressure and returns its size, or undefined
+ * (nothing written) when the path is not a regular file any more (a symlink, directory or fifo now).
+ */
+async function packFile(pack: tarStream.Pack, hostPath: string, archivePath: string): Promise<number | undefined> {
+  let handle: FileHandle;
+  try {
+    handle = await open(hostPath, OPEN_FILE_FLAGS);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ELOOP") return undefined;
+    throw new PackError(hostPath, errorMessage(error), { cause: error });
+  }
   try {
     const info = await guard(hostPath, () => handle.stat());
-    if (!info.isFile()) throw new PackError(hostPath, "it stopped being a regular file while packing");
+    if (!info.isFile()) return undefined;
     const size = info.size;
     const { sink, completed } = openEntry(pack, hostPath, { name: archivePath, type: "file", size, ...commonHeader(info) });
     let written = 0;
