@@ -1,4 +1,5 @@
 // Streams /outputs back from the pod into <out>/outputs through the hostile-archive extractor, verified by sha256.
+import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { InfraError, describeError } from "../errors.js";
 import { buildExecArgs } from "../k8s/kubectl-args.js";
@@ -16,6 +17,8 @@ export async function downloadOutputs(ctx: ExecutorContext, pod: RunPod): Promis
   const { settings } = ctx;
   const destination = join(settings.outDir, "outputs");
   return withExecRetry(ctx, "download", "download-failed", async () => {
+    // The CLI made sure <out>/outputs was empty before the run: what is there now is a failed attempt's.
+    await rm(destination, { recursive: true, force: true });
     const kubectl = ctx.kubectl.stream(buildExecArgs(settings.target, pod.name, helperCommand.packOutputs(), false), { signal: ctx.signal });
     const { tap, digest } = createHashTap();
     kubectl.stdout.pipe(tap);

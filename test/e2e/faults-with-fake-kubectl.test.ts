@@ -1,0 +1,106 @@
+// The core's promises under injected faults, through the library API and the fake kubectl.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { createFakeCluster, type FakeCluster, type Faults } from "../fixtures/fake-kubectl/harness.js";
+import { runWithKubectl } from "../support/run-library.js";
+
+async function clusterWith(t: { after: (fn: () => Promise<void>) => void }, faults: Faults): Promise<FakeCluster> {
+  const cluster = await createFakeCluster();
+  t.after(() => cluster.cleanup());
+  await cluster.setFaults(faults);
+  return cluster;
+}
+
+const COUNT_STEP = "count\ti=1; while [ $i -le 400 ]; do echo line $i; i=$((i+1)); done; sleep 1; echo done >&2; exit 7";
+const EXPECTED_COUNT = Array.from({ length: 400 }, (_, i) => `line ${i + 1}\n`).join("");
+
+describe("faults injected by the fake kubectl", { concurrency: 2 }, () => {
+  for (const mode of ["silent", "error"] as const) {
+    it(`resumes a ${mode}ly cut stream with no output lost or repeated and the step's true exit code`, async (t) => {
+      const cluster = await clusterWith(t, { execCuts: [{ match: "helper.sh run", afterBytes: 700, mode, times: 1 }, { match: "helper.sh follow", afterBytes: 900, mode, times: 1 }] });
+      const run = await runWithKubectl({ kubectlPath: cluster.kubectlPath, env: cluster.env, steps: COUNT_STEP, runId: `cut-${mode}` });
+      assert.equal(run.result.steps[0]!.exitCode, 7);
+      assert.equal(run.result.steps[0]!.status, "failed");
+      assert.equal(run.output(0), EXPECTED_COUNT);
+      assert.equal(run.output(0, "stderr"), "done\n");
+      const follows = (await cluster.calls()).filter((c) => c.argv.includes("follow"));
+      assert.ok(follows.length >= 2, "it reconnected with follow");
+      assert.deepEqual(await cluster.jobs(), []);
+    });
+  }
+
+  it("reports an evicted pod as an infrastructure failure within seconds", async (t) => {
+    const cluster = await clusterWith(t, { podLostAfterExecs: 2, podLostDelayMs: 500 });
+    const started = Date.now();
+    const run = await runWithKubectl({ kubectlPath: cluster.kubectlPath, env: cluster.env, steps: "long\tsleep 300", runId: "evicted" });
+    assert.equal(run.result.status, "failed");
+    assert.equal(run.result.errorReason, "pod-lost");
+    assert.match(run.result.error ?? "", /Evicted/);
+    assert.equal(run.result.exitCode, -1);
+    assert.ok(Date.now() - started < 30_000, "it did not wait for a timeout");
+  });
+
+  it("fails fast with the reason on an image pull failure", async (t) => {
+    const cluster = await clusterWith(t, { imagePull: "ErrImagePull" });
+    const run = await runWithKubectl({ kubectlPath: cluster.kubectlPath, env: cluster.env, steps: "a\ttrue", runId: "pull", overrides: { podTimeoutMs: 120_000 } });
+    assert.equal(run.result.errorReason, "image-pull");
+    assert.match(run.result.error ?? "", /ErrImagePull/);
+    assert.ok(run.result.durationMs < 60_000, `took ${run.result.durationMs} ms`);
+    assert.deepEqual(await cluster.jobs(), []);
+  });
+
+  it("fails immediately on an invalid image name", async (t) => {
+    const cluster = await clusterWith(t, { imagePull: "InvalidImageName" });
+    const run = await runWithKubectl({ kubectlPath: cluster.kubectlPath, env: cluster.env, steps: "a\ttrue", runId: "badname" });
+    assert.equal(run.result.errorReason, "image-pull");
+    assert.match(run.result.error ?? "", /InvalidImageName/);
+  });
+
+  it("shows Pending progress with the scheduler's event, then succeeds", async (t) => {
+    const cluster = await clusterWith(t, { pendingPolls: 12 });
+    const run = await runWithKubectl({ kubectlPath: cluster.kubectlPath, env: cluster.env, steps: "a\techo ok", runId: "pending" });
+    assert.equal(run.result.status, "success");
+    const progress = run.events.filter((e) => e.kind === "pod-progress");
+    assert.ok(progress.length > 0, "no progress reported");
+    assert.ok(progress.some((e) => e.kind === "pod-progress" && /FailedScheduling/.test(e.event ?? "")), JSON.stringify(progress));
+  });
+
+  it("gives up waiting for a pod that stays Pending past the pod timeout", async (t) => {
+    const cluster = await clusterWith(t, { pendingPolls: 1000 });
+    const run = await runWithKubectl({ kubectlPath: cluster.kubectlPath, env: cluster.env, steps: "a\ttrue", runId: "podtimeout", overrides: { podTimeoutMs: 2000 } });
+    assert.equal(run.result.errorReason, "pod-timeout");
+    assert.deepEqual(await cluster.jobs(), []);
+  });
+
+  it("retries exec upgrade failures on a fresh node and then succeeds", async (t) => {
+    const cluster = await clusterWith(t, { execUpgradeFailures: 3 });
+    const run = await runWithKubectl({ kubectlPath: cluster.kubectlPath, env: cluster.env, steps: "a\techo hi", runId: "upgrade" });
+    assert.equal(run.result.status, "success", run.result.error ?? "");
+    assert.equal(run.output(0), "hi\n");
+  });
+
+  it("retries a create answered with a 500 a bounded number of times", async (t) => {
+    const cluster = await clusterWith(t, { createFailures: 2 });
+    const run = await runWithKubectl({ kubectlPath: cluster.kubectlPath, env: cluster.env, steps: "a\ttrue", runId: "create500" });
+    assert.equal(run.result.status, "success", run.result.error ?? "");
+    assert.equal((await cluster.calls()).filter((c) => c.argv.includes("create")).length, 3);
+  });
+
+  it("stops retrying creates that keep failing and reports the cause", async (t) => {
+    const cluster = await clusterWith(t, { createFailures: 100 });
+    const run = await runWithKubectl({ kubectlPath: cluster.kubectlPath, env: cluster.env, steps: "a\ttrue", runId: "create500forever" });
+    assert.equal(run.result.errorReason, "create-failed");
+    assert.match(run.result.error ?? "", /etcdserver/);
+    assert.equal((await cluster.calls()).filter((c) => c.argv.includes("create")).length, 5);
+  });
+
+  it("never touches a Job of the same name that another run created", async (t) => {
+    const cluster = await clusterWith(t, {});
+    const first = await runWithKubectl({ kubectlPath: cluster.kubectlPath, env: cluster.env, steps: "a\ttrue", runId: "same", overrides: { keep: true } });
+    assert.equal(first.result.status, "success");
+    const second = await runWithKubectl({ kubectlPath: cluster.kubectlPath, env: cluster.env, steps: "a\ttrue", runId: "same" });
+    assert.equal(second.result.errorReason, "create-failed");
+    assert.match(second.result.error ?? "", /already exists/);
+    assert.equal((await cluster.jobs()).length, 1, "the other run's Job is still there");
+  });
+});

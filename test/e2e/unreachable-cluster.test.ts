@@ -1,0 +1,32 @@
+// The real kubectl against a closed port: a down API server is an infrastructure failure with a clear message.
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { it } from "node:test";
+import { makeWorkspace, readResult, runCli } from "../support/run-cli.js";
+
+function findKubectl(): string | undefined {
+  try {
+    execFileSync("kubectl", ["version", "--client"], { stdio: "ignore" });
+    return "kubectl";
+  } catch {
+    return undefined;
+  }
+}
+
+const kubectl = findKubectl();
+
+it("exits 3 with the connection error when the API server is down", { skip: kubectl ? false : "no kubectl on PATH" }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), "unreachable-"));
+  const kubeconfig = join(dir, "kubeconfig");
+  writeFileSync(kubeconfig, "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'http://127.0.0.1:1'}}]\nusers: [{name: u, user: {}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n");
+  const ws = makeWorkspace("a\ttrue\n");
+  const run = await runCli(["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--out", ws.out, "--kubeconfig", kubeconfig, "--kubectl", kubectl!]);
+  assert.equal(run.code, 3, run.stderr);
+  const result = readResult(ws.out);
+  assert.equal(result.errorReason, "cluster-unreachable");
+  assert.match(result.error ?? "", /refused/);
+  assert.match(run.stderr, /run failed .*could not create Job/);
+});

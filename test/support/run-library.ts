@@ -1,0 +1,58 @@
+// Runs a workflow in-process through the library API and a real kubectl executable (fake or real), collecting events.
+import type { RunEvent } from "../../src/events/run-events.js";
+import type { ExecutorTimings } from "../../src/executor/context.js";
+import { Kubectl } from "../../src/k8s/kubectl.js";
+import { runWorkflow } from "../../src/run/run-workflow.js";
+import type { RunResult } from "../../src/result/run-result.js";
+import { exampleSettings } from "./example-settings.js";
+import { makeWorkspace } from "./run-cli.js";
+
+/** Short timings so fault tests finish in seconds. */
+export const FAST_TIMINGS: Partial<ExecutorTimings> = { imagePullGraceMs: 1500, execReadyBudgetMs: 20_000, killGraceSeconds: 1, podPollMs: [100, 200, 300] };
+
+export interface LibraryRun {
+  readonly result: RunResult;
+  readonly events: RunEvent[];
+  readonly out: string;
+  /** Step output by step index, concatenated in arrival order. */
+  readonly output: (index: number, stream?: "stdout" | "stderr") => string;
+}
+
+export async function runWithKubectl(options: {
+  kubectlPath: string;
+  env: Readonly<Record<string, string | undefined>>;
+  kubeconfig?: string;
+  steps: string;
+  runId: string;
+  timings?: Partial<ExecutorTimings>;
+  overrides?: Partial<ReturnType<typeof exampleSettings>>;
+  signal?: AbortSignal;
+}): Promise<LibraryRun> {
+  const ws = makeWorkspace(options.steps);
+  const lines = options.steps.trim().split("\n");
+  const base = exampleSettings({ steps: [] });
+  const settings = {
+    ...base,
+    runId: options.runId,
+    jobName: `knotless-run-${options.runId}`,
+    runIdLabel: options.runId,
+    target: { namespace: "default", ...(options.kubeconfig ? { kubeconfig: options.kubeconfig } : {}) },
+    steps: lines.map((line, index) => {
+      const [name, script] = line.split("\t") as [string, string];
+      return { name, script, source: `steps:${index + 1}` };
+    }),
+    checkoutDir: ws.checkout,
+    sharedStepsDir: ws.sharedSteps,
+    outDir: ws.out,
+    ...options.overrides,
+  };
+  const events: RunEvent[] = [];
+  const kubectl = new Kubectl({ binary: options.kubectlPath, env: { ...process.env, ...options.env } });
+  const result = await runWorkflow({ settings, kubectl, signal: options.signal ?? new AbortController().signal, sinks: [(e) => events.push(e)], timings: { ...FAST_TIMINGS, ...options.timings } });
+  const output = (index: number, stream: "stdout" | "stderr" = "stdout"): string =>
+    events
+      .filter((e): e is Extract<RunEvent, { kind: "step-output" }> => e.kind === "step-output" && e.index === index && e.stream === stream)
+      .map((e) => e.text)
+      .join("");
+  return { result, events, out: ws.out, output };
+}
