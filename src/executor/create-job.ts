@@ -46,7 +46,7 @@ export async function createJob(ctx: ExecutorContext, manifest: IJob, onOwnershi
       }
       if (kind === "transient" || kind === "unreachable") return { done: false, reason: `${kind}: ${said}` };
       onOwnership("none");
-      throw new InfraError(kind === "forbidden" ? "create-failed" : "create-failed", `could not create Job ${jobName}: ${said}`);
+      throw new InfraError("create-failed", `could not create Job ${jobName}: ${said}`);
     },
   );
 }

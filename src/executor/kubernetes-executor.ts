@@ -86,7 +86,8 @@ export class KubernetesExecutor implements Executor {
     } else if (this.#ownership === "unknown" && !(await isOurJob({ ...this.#ctx, signal: new AbortController().signal }, this.#createToken))) {
       result = { deleted: false, detail: `no Job of this run was found (create did not complete)` };
     } else result = await deleteJob(kubectl, settings.target, settings.jobName);
-    emit({ kind: "phase-end", phase: "teardown", ok: result.deleted || this.#ownership !== "ours" || settings.keep, durationMs: Date.now() - started, detail: result.detail });
+    const leftBehind = this.#ownership === "ours" && !settings.keep && !result.deleted;
+    emit({ kind: "phase-end", phase: "teardown", ok: !leftBehind, durationMs: Date.now() - started, detail: result.detail });
     return result;
   }
 
