@@ -21,6 +21,8 @@ interface PodRuntime {
   podmanName: string;
   stage: Stage;
   timers: NodeJS.Timeout[];
+  /** Resolvers of pending sleeps, called when the pod's timers are cancelled so no lifecycle promise hangs. */
+  wakers: (() => void)[];
   startedReported: boolean;
   played: boolean;
 }
@@ -90,13 +92,18 @@ export class Kubelet {
     this.stopEvents?.();
     if (this.pollTimer) clearInterval(this.pollTimer);
     if (this.debounce) clearTimeout(this.debounce);
-    for (const rt of this.pods.values()) rt.timers.forEach(clearTimeout);
+    for (const rt of this.pods.values()) this.cancelTimers(rt);
     await Promise.allSettled([...this.pending]);
     const podman = this.opts.podman;
     if (!podman) return;
-    const names = new Set([...this.pods.values()].map((p) => p.podmanName));
-    for (const n of await podman.listPods(this.instanceLabel).catch(() => [])) names.add(n);
-    await Promise.allSettled([...names].map((n) => podman.removePod(n, 0)));
+    const names = new Set([...this.pods.values()].filter((p) => p.played).map((p) => p.podmanName));
+    for (let round = 0; round < 3; round++) {
+      for (const n of await podman.listPods(this.instanceLabel).catch(() => [])) names.add(n);
+      if (names.size === 0) return;
+      const results = await Promise.allSettled([...names].map((n) => podman.removePod(n, 0)));
+      for (const r of results) if (r.status === "rejected") console.error(`local-cluster kubelet: ${String(r.reason)}`);
+      names.clear();
+    }
   }
 
   private track<T>(p: Promise<T>): void {
@@ -114,7 +121,7 @@ export class Kubelet {
     } else if (e.type === "MODIFIED" && rt && pod.metadata.deletionTimestamp && rt.stage !== "deleting") {
       this.track(this.terminatePod(rt, pod.metadata.deletionGracePeriodSeconds ?? 30));
     } else if (e.type === "DELETED" && rt) {
-      rt.timers.forEach(clearTimeout);
+      this.cancelTimers(rt);
       this.pods.delete(rt.uid);
       if (rt.stage !== "deleting" && rt.played && this.opts.podman) this.track(this.opts.podman.removePod(rt.podmanName, 0));
     }
@@ -129,6 +136,7 @@ export class Kubelet {
       podmanName: `lc-${this.opts.instanceId}-${ns}-${pod.metadata.name}`,
       stage: "scheduling",
       timers: [],
+      wakers: [],
       startedReported: false,
       played: false,
     };
@@ -148,7 +156,18 @@ export class Kubelet {
   }
 
   private sleep(rt: PodRuntime, ms: number): Promise<void> {
-    return new Promise((resolve) => rt.timers.push(setTimeout(resolve, ms)));
+    return new Promise((resolve) => {
+      rt.wakers.push(resolve);
+      rt.timers.push(setTimeout(resolve, ms));
+    });
+  }
+
+  private cancelTimers(rt: PodRuntime): void {
+    rt.timers.forEach(clearTimeout);
+    rt.timers = [];
+    const wakers = rt.wakers;
+    rt.wakers = [];
+    wakers.forEach((w) => w());
   }
 
   private alive(rt: PodRuntime, stage: Stage): boolean {
@@ -342,7 +361,7 @@ export class Kubelet {
     if (phase === "Running") rt.stage = "running";
     if (phase === "Succeeded" || phase === "Failed") {
       rt.stage = "finished";
-      rt.timers.forEach(clearTimeout);
+      this.cancelTimers(rt);
     }
   }
 
@@ -393,7 +412,7 @@ export class Kubelet {
   private async terminatePod(rt: PodRuntime, graceSeconds: number): Promise<void> {
     const previous = rt.stage;
     rt.stage = "deleting";
-    rt.timers.forEach(clearTimeout);
+    this.cancelTimers(rt);
     const pod = this.current(rt);
     if (rt.played && this.opts.podman) {
       if (pod && (previous === "running" || previous === "starting"))

@@ -45,10 +45,19 @@ function resolveEnv(env: any[] | undefined, lookup: EnvLookup, warnings: string[
   return out;
 }
 
-function convertVolumes(volumes: any[] | undefined, warnings: string[]): object[] {
+/**
+ * podman 4.3's kube play turns an emptyDir into a named volume called by the volume's name, shared by every pod
+ * that uses that name: two runs would see each other's /work. Each pod's volumes are therefore named
+ * `<podman pod name>-<volume name>`, so every pod gets fresh ones (removed with the pod: see formatPodmanVolumeName).
+ */
+export function formatPodmanVolumeName(podmanName: string, volumeName: string): string {
+  return `${podmanName}-${volumeName}`;
+}
+
+function convertVolumes(podmanName: string, volumes: any[] | undefined, warnings: string[]): object[] {
   return (volumes ?? []).map((v) => {
     if (!v.emptyDir) warnings.push(`volume ${v.name}: only emptyDir is supported locally; mounted as an empty directory`);
-    return { name: v.name, emptyDir: {} };
+    return { name: formatPodmanVolumeName(podmanName, v.name), emptyDir: {} };
   });
 }
 
@@ -68,7 +77,7 @@ export function buildPodmanPod(input: PodmanPodInput): PodmanPodPlan {
       ...(c.workingDir ? { workingDir: c.workingDir } : {}),
       env: resolveEnv(c.env, input.lookup, warnings),
       ...(c.resources && Object.keys(c.resources).length > 0 ? { resources: c.resources } : {}),
-      volumeMounts: (c.volumeMounts ?? []).map((m: any) => ({ name: m.name, mountPath: m.mountPath, ...(m.readOnly ? { readOnly: true } : {}) })),
+      volumeMounts: (c.volumeMounts ?? []).map((m: any) => ({ name: formatPodmanVolumeName(podmanName, m.name), mountPath: m.mountPath, ...(m.readOnly ? { readOnly: true } : {}) })),
       ...(c.stdin ? { stdin: true } : {}),
       ...(c.tty ? { tty: true } : {}),
     };
@@ -82,7 +91,7 @@ export function buildPodmanPod(input: PodmanPodInput): PodmanPodPlan {
       hostname,
       restartPolicy: spec.restartPolicy === "Always" ? "Always" : spec.restartPolicy === "OnFailure" ? "OnFailure" : "Never",
       terminationGracePeriodSeconds: spec.terminationGracePeriodSeconds ?? 30,
-      volumes: convertVolumes(spec.volumes, warnings),
+      volumes: convertVolumes(podmanName, spec.volumes, warnings),
       containers,
     },
   };

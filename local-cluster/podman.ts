@@ -103,10 +103,24 @@ export class PodmanClient {
     return r.stdout.split("\n").map((s) => s.trim()).filter((s) => s.length > 0);
   }
 
-  /** Stops (SIGTERM, then SIGKILL after `graceSeconds`) and removes a pod; a pod already gone is not an error. */
+  async podExists(name: string): Promise<boolean> {
+    return (await this.run(["pod", "exists", name])).code === 0;
+  }
+
+  /**
+   * Stops (SIGTERM, then SIGKILL after `graceSeconds`) and removes a pod; a pod already gone is not an error.
+   * podman sometimes fails when a container exits while it is being killed, so it retries with no grace period.
+   */
   async removePod(name: string, graceSeconds: number): Promise<void> {
-    const r = await this.run(["pod", "rm", "-f", "-t", String(Math.max(0, Math.floor(graceSeconds))), name]);
-    if (r.code !== 0 && !/no pod with name or ID|no such pod/i.test(r.stderr)) throw describeFailure(`podman pod rm ${name}`, r);
+    let last: PodmanResult | undefined;
+    for (let attempt = 0; attempt < 4; attempt++) {
+      const grace = attempt === 0 ? Math.max(0, Math.floor(graceSeconds)) : 0;
+      last = await this.run(["pod", "rm", "-f", "-t", String(grace), name]);
+      if (last.code === 0 || /no pod with name or ID|no such pod/i.test(last.stderr)) return;
+      if (!(await this.podExists(name))) return;
+      await new Promise((r) => setTimeout(r, 200 * (attempt + 1)));
+    }
+    throw describeFailure(`podman pod rm ${name}`, last!);
   }
 
   /** SIGKILLs every container of a pod, leaving it in place (exit codes stay readable). */
