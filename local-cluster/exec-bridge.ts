@@ -27,13 +27,20 @@ export interface ExecTarget {
   pod: string;
 }
 
-/** Answers an upgrade request with an HTTP error and a Status body, then closes the connection. */
-export function rejectUpgrade(socket: Duplex, error: ApiError): void {
-  const body = JSON.stringify(buildFailureStatus(error.code, error.reason, error.message, error.details));
+/**
+ * Answers an upgrade request with an HTTP error, then closes the connection. With `plain`, the body is text, which
+ * kubectl reports as `unable to upgrade connection: <text>`; otherwise a Status, reported as `Error from server`.
+ */
+export function rejectUpgrade(socket: Duplex, error: ApiError, plain = false): void {
+  const body = plain ? error.message : JSON.stringify(buildFailureStatus(error.code, error.reason, error.message, error.details));
+  const type = plain ? "text/plain; charset=utf-8" : "application/json";
   socket.end(
-    `HTTP/1.1 ${error.code} ${STATUS_CODES[error.code] ?? "Error"}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${error.code} ${STATUS_CODES[error.code] ?? "Error"}\r\nContent-Type: ${type}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
 }
+
+/** How long after a refused WebSocket upgrade kubectl's SPDY retry of the same exec gets the same refusal. */
+const FALLBACK_WINDOW_MS = 10_000;
 
 export class ExecServer {
   private readonly wss = new WebSocketServer({
@@ -43,15 +50,23 @@ export class ExecServer {
     handleProtocols: (protocols) => selectProtocol(protocols) ?? false,
   });
   private readonly sessions = new Set<WebSocket>();
+  /** The last refusal per pod, so kubectl's SPDY fallback for the same exec is refused with the same message. */
+  private readonly refusals = new Map<string, { message: string; code: number; at: number }>();
 
   constructor(private readonly ctx: ExecContext) {}
 
   /** Validates the request, applies exec faults, and upgrades; every refusal is an HTTP error kubectl can report. */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, target: ExecTarget, url: URL): void {
+    const podKey = `${target.namespace}/${target.pod}`;
+    const upgrade = String(req.headers.upgrade ?? "").toLowerCase();
+    if (upgrade !== "websocket") {
+      const recent = this.refusals.get(podKey);
+      this.refusals.delete(podKey);
+      if (recent && Date.now() - recent.at < FALLBACK_WINDOW_MS) return rejectUpgrade(socket, new ApiError(recent.code, "InternalError", recent.message), true);
+      const message = "the local cluster serves exec over WebSocket only (kubectl >= 1.30, or KUBECTL_REMOTE_COMMAND_WEBSOCKETS=true on 1.29); SPDY is not supported";
+      return rejectUpgrade(socket, badRequest(message), true);
+    }
     try {
-      const upgrade = String(req.headers.upgrade ?? "").toLowerCase();
-      if (upgrade !== "websocket")
-        throw badRequest("the local cluster serves exec over WebSocket only (kubectl >= 1.30, or KUBECTL_REMOTE_COMMAND_WEBSOCKETS=true on 1.29); SPDY is not supported");
       const offered = String(req.headers["sec-websocket-protocol"] ?? "").split(",").map((s) => s.trim());
       if (!selectProtocol(offered)) throw badRequest(`no supported exec sub-protocol offered (want v5.channel.k8s.io or v4.channel.k8s.io, got ${offered.join(", ") || "none"})`);
       const command = url.searchParams.getAll("command");
@@ -68,7 +83,8 @@ export class ExecServer {
       if (refused) {
         const code = refused.status ?? 500;
         const message = refused.message ?? "error dialing backend: dial tcp 10.0.0.1:10250: connect: connection refused (local-cluster fault execUpgradeRefused)";
-        throw new ApiError(code, code === 503 ? "ServiceUnavailable" : "InternalError", message);
+        this.refusals.set(podKey, { message, code, at: Date.now() });
+        return rejectUpgrade(socket, new ApiError(code, code === 503 ? "ServiceUnavailable" : "InternalError", message), true);
       }
       const cut = this.ctx.faults.take("execStreamCut", command.join(" "));
       const wantStdin = url.searchParams.get("stdin") === "true" || url.searchParams.get("stdin") === "1";

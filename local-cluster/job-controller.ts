@@ -69,7 +69,7 @@ export class JobController {
     const phase = e.object.status?.phase;
     const uid = e.object.metadata.uid;
     if (phase === "Succeeded") j.succeeded.add(uid);
-    else if ((phase === "Failed" || e.type === "DELETED") && !j.succeeded.has(uid)) j.failed.add(uid);
+    else if ((phase === "Failed" || e.type === "DELETED" || e.object.metadata.deletionTimestamp) && !j.succeeded.has(uid)) j.failed.add(uid);
     queueMicrotask(() => this.reconcile(j));
   }
 
