@@ -93,6 +93,7 @@ async function down(dir: string): Promise<number> {
     const podman = new PodmanClient();
     const leftovers = await podman.listPods(`${INSTANCE_LABEL}=${state.instanceId}`).catch(() => []);
     for (const p of leftovers) await podman.removePod(p, 0);
+    await podman.removeVolumes(await podman.listVolumes(`lc-${state.instanceId}-`).catch(() => []));
     await rm(formatStatePath(dir), { force: true });
     console.log(`local cluster stopped${leftovers.length ? `; removed ${leftovers.length} leftover pod(s)` : ""}`);
   } else console.log("local cluster is not running");

@@ -66,6 +66,8 @@ export interface LocalCluster {
   podmanContainers(): Promise<string[]>;
   /** Names of podman pods this cluster made that still exist. */
   podmanPods(): Promise<string[]>;
+  /** Names of podman volumes (one per pod emptyDir) this cluster made that still exist. */
+  podmanVolumes(): Promise<string[]>;
   /** Stops serving and removes every pod and container it made; safe to call twice. */
   stop(): Promise<void>;
 }
@@ -98,6 +100,7 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
   const label = `${INSTANCE_LABEL}=${instanceId}`;
   const podmanContainers = async (): Promise<string[]> => (podman ? (await podman.listContainers(label)).map((c) => c.name) : []);
   const podmanPods = async (): Promise<string[]> => (podman ? podman.listPods(label) : []);
+  const podmanVolumes = async (): Promise<string[]> => (podman ? podman.listVolumes(kubelet.volumePrefix) : []);
 
   const server = new ApiServer({
     store,
@@ -133,6 +136,7 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
     objects: (storeKey, namespace) => store.list(storeKey, namespace),
     podmanContainers,
     podmanPods,
+    podmanVolumes,
     stop: () => {
       stopping ??= (async () => {
         jobs.stop();

@@ -25,6 +25,8 @@ interface PodRuntime {
   wakers: (() => void)[];
   startedReported: boolean;
   played: boolean;
+  /** podman volumes made for the pod's emptyDirs (podman pod rm leaves them behind). */
+  volumes: string[];
 }
 
 export interface KubeletOptions {
@@ -104,6 +106,13 @@ export class Kubelet {
       for (const r of results) if (r.status === "rejected") console.error(`local-cluster kubelet: ${String(r.reason)}`);
       names.clear();
     }
+    const volumes = await podman.listVolumes(this.volumePrefix).catch(() => []);
+    await podman.removeVolumes(volumes).catch((e) => console.error(`local-cluster kubelet: ${String(e)}`));
+  }
+
+  /** Every podman name this cluster makes starts with it. */
+  get volumePrefix(): string {
+    return `lc-${this.opts.instanceId}-`;
   }
 
   private track<T>(p: Promise<T>): void {
@@ -123,7 +132,7 @@ export class Kubelet {
     } else if (e.type === "DELETED" && rt) {
       this.cancelTimers(rt);
       this.pods.delete(rt.uid);
-      if (rt.stage !== "deleting" && rt.played && this.opts.podman) this.track(this.opts.podman.removePod(rt.podmanName, 0));
+      if (rt.stage !== "deleting" && rt.played) this.track(this.removePodmanPod(rt, 0));
     }
   }
 
@@ -139,6 +148,7 @@ export class Kubelet {
       wakers: [],
       startedReported: false,
       played: false,
+      volumes: [],
     };
     this.pods.set(rt.uid, rt);
     return rt;
@@ -299,6 +309,7 @@ export class Kubelet {
       lookup,
     });
     for (const w of plan.warnings) events.record(pod, "Warning", "LocalClusterUnsupported", w);
+    rt.volumes = plan.volumeNames;
     rt.stage = "starting";
     rt.played = true;
     try {
@@ -388,7 +399,7 @@ export class Kubelet {
     const message = "The node was low on resource: memory. Threshold quantity: 100Mi, available: 12Mi. (local-cluster fault podEviction)";
     this.opts.events.record(pod, "Warning", "Evicted", message);
     for (const c of pod.spec.containers ?? []) this.opts.events.record(pod, "Normal", "Killing", `Stopping container ${c.name}`);
-    await this.opts.podman!.removePod(rt.podmanName, 0);
+    await this.removePodmanPod(rt, 0);
     const now = formatTimestamp();
     this.mutatePod(rt, (p) => {
       p.status.phase = "Failed";
@@ -408,6 +419,14 @@ export class Kubelet {
     });
   }
 
+  /** Removes the podman pod, then its emptyDir volumes. */
+  private async removePodmanPod(rt: PodRuntime, graceSeconds: number): Promise<void> {
+    const podman = this.opts.podman;
+    if (!podman) return;
+    await podman.removePod(rt.podmanName, graceSeconds);
+    await podman.removeVolumes(rt.volumes);
+  }
+
   /** Graceful deletion: stop the containers within the (capped) grace period, then remove the object. */
   private async terminatePod(rt: PodRuntime, graceSeconds: number): Promise<void> {
     const previous = rt.stage;
@@ -418,7 +437,7 @@ export class Kubelet {
       if (pod && (previous === "running" || previous === "starting"))
         for (const c of pod.spec.containers ?? []) this.opts.events.record(pod, "Normal", "Killing", `Stopping container ${c.name}`);
       try {
-        await this.opts.podman.removePod(rt.podmanName, Math.min(graceSeconds, this.opts.maxGraceSeconds));
+        await this.removePodmanPod(rt, Math.min(graceSeconds, this.opts.maxGraceSeconds));
       } catch (e) {
         console.error(`local-cluster kubelet: ${e instanceof Error ? e.message : String(e)} (the pod object is removed anyway)`);
       }

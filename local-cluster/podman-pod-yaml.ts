@@ -18,6 +18,8 @@ export interface PodmanPodPlan {
   yaml: string;
   /** Kubernetes container name -> podman container name. */
   containerNames: Record<string, string>;
+  /** The podman volumes kube play will create for the pod's volumes (to remove with the pod). */
+  volumeNames: string[];
   /** Things the local cluster could not honour, for Warning events. */
   warnings: string[];
 }
@@ -48,7 +50,7 @@ function resolveEnv(env: any[] | undefined, lookup: EnvLookup, warnings: string[
 /**
  * podman 4.3's kube play turns an emptyDir into a named volume called by the volume's name, shared by every pod
  * that uses that name: two runs would see each other's /work. Each pod's volumes are therefore named
- * `<podman pod name>-<volume name>`, so every pod gets fresh ones (removed with the pod: see formatPodmanVolumeName).
+ * `<podman pod name>-<volume name>`, so every pod gets fresh ones (the kubelet removes them after the pod).
  */
 export function formatPodmanVolumeName(podmanName: string, volumeName: string): string {
   return `${podmanName}-${volumeName}`;
@@ -96,5 +98,6 @@ export function buildPodmanPod(input: PodmanPodInput): PodmanPodPlan {
     },
   };
   if ((spec.initContainers ?? []).length > 0) warnings.push("initContainers are not run by the local cluster");
-  return { yaml: stringify(manifest), containerNames, warnings };
+  const volumeNames = (spec.volumes ?? []).map((v: any) => formatPodmanVolumeName(podmanName, v.name));
+  return { yaml: stringify(manifest), containerNames, volumeNames, warnings };
 }

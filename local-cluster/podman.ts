@@ -123,6 +123,20 @@ export class PodmanClient {
     throw describeFailure(`podman pod rm ${name}`, last!);
   }
 
+  /** Removes named volumes; volumes already gone are not an error. */
+  async removeVolumes(names: readonly string[]): Promise<void> {
+    if (names.length === 0) return;
+    const r = await this.run(["volume", "rm", "-f", ...names]);
+    if (r.code !== 0 && !/no such volume|no volume with name/i.test(r.stderr)) throw describeFailure("podman volume rm", r);
+  }
+
+  /** Names of volumes starting with `prefix`. */
+  async listVolumes(prefix: string): Promise<string[]> {
+    const r = await this.run(["volume", "ls", "--format", "{{.Name}}"]);
+    if (r.code !== 0) throw describeFailure("podman volume ls", r);
+    return r.stdout.split("\n").map((s) => s.trim()).filter((s) => s.startsWith(prefix));
+  }
+
   /** SIGKILLs every container of a pod, leaving it in place (exit codes stay readable). */
   async killPod(name: string): Promise<void> {
     await this.run(["pod", "kill", "--signal", "KILL", name]);

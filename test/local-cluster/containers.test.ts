@@ -37,6 +37,7 @@ describe("local cluster with real containers", { skip }, () => {
   after(async () => {
     await tc?.cluster.stop();
     if (tc) assert.deepEqual(await tc.cluster.podmanPods(), [], "no podman pod is left after stop()");
+    if (tc) assert.deepEqual(await tc.cluster.podmanVolumes(), [], "no podman volume is left after stop()");
   });
 
   for (const kubectl of listKubectlBinaries()) {

@@ -23,6 +23,7 @@ describe("fault injection", { skip }, () => {
   after(async () => {
     await tc?.cluster.stop();
     if (tc) assert.deepEqual(await tc.cluster.podmanPods(), []);
+    if (tc) assert.deepEqual(await tc.cluster.podmanVolumes(), []);
   });
 
   test("latency delays the matching requests only", async () => {

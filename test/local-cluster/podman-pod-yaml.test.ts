@@ -1,0 +1,62 @@
+// The Pod YAML handed to podman keeps what podman honours and marks what it cannot.
+
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { parse } from "yaml";
+import { buildPodmanPod } from "../../local-cluster/podman-pod-yaml.js";
+import type { KubeObject } from "../../local-cluster/types.js";
+
+const pod = {
+  apiVersion: "v1",
+  kind: "Pod",
+  metadata: { name: "run-abcde", namespace: "ci", uid: "u", resourceVersion: "1", creationTimestamp: "", labels: { "job-name": "run" } },
+  spec: {
+    restartPolicy: "Never",
+    volumes: [{ name: "work", emptyDir: {} }, { name: "creds", secret: { secretName: "s" } }],
+    containers: [
+      {
+        name: "run",
+        image: "docker.io/library/busybox:1.36",
+        command: ["sh", "-c", "sleep 1"],
+        workingDir: "/work",
+        env: [
+          { name: "A", value: "1" },
+          { name: "TOKEN", valueFrom: { secretKeyRef: { name: "s", key: "token" } } },
+          { name: "POD", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
+        ],
+        volumeMounts: [{ name: "work", mountPath: "/work" }],
+      },
+    ],
+  },
+} as KubeObject;
+
+test("the podman pod carries the instance label, the container and resolved env", () => {
+  const plan = buildPodmanPod({
+    pod,
+    podmanName: "lc-x-ci-run-abcde",
+    extraLabels: { "io.knotless.local-cluster": "x" },
+    lookup: (kind, name, key) => (kind === "secret" && name === "s" && key === "token" ? "t0k" : kind === "field" ? "run-abcde" : undefined),
+  });
+  const doc = parse(plan.yaml);
+  assert.equal(doc.metadata.name, "lc-x-ci-run-abcde");
+  assert.equal(doc.metadata.labels["io.knotless.local-cluster"], "x");
+  assert.equal(doc.spec.hostname, "run-abcde");
+  assert.equal(doc.spec.containers[0].imagePullPolicy, "IfNotPresent");
+  assert.deepEqual(doc.spec.containers[0].env, [
+    { name: "A", value: "1" },
+    { name: "TOKEN", value: "t0k" },
+    { name: "POD", value: "run-abcde" },
+  ]);
+  assert.deepEqual(plan.containerNames, { run: "lc-x-ci-run-abcde-run" });
+});
+
+test("each pod gets its own volumes, and ones other than emptyDir become empty directories with a warning", () => {
+  const plan = buildPodmanPod({ pod, podmanName: "p", extraLabels: {}, lookup: () => undefined });
+  assert.deepEqual(parse(plan.yaml).spec.volumes, [
+    { name: "p-work", emptyDir: {} },
+    { name: "p-creds", emptyDir: {} },
+  ]);
+  assert.deepEqual(parse(plan.yaml).spec.containers[0].volumeMounts, [{ name: "p-work", mountPath: "/work" }]);
+  assert.deepEqual(plan.volumeNames, ["p-work", "p-creds"]);
+  assert.ok(plan.warnings.some((w) => w.startsWith("volume creds")));
+});
