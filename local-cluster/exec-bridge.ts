@@ -83,8 +83,7 @@ export class ExecServer {
       if (refused) {
         const code = refused.status ?? 500;
         const message = refused.message ?? "error dialing backend: dial tcp 10.0.0.1:10250: connect: connection refused (local-cluster fault execUpgradeRefused)";
-        this.refusals.set(podKey, { message, code, at: Date.now() });
-        return rejectUpgrade(socket, new ApiError(code, code === 503 ? "ServiceUnavailable" : "InternalError", message), true);
+        throw new ApiError(code, code === 503 ? "ServiceUnavailable" : "InternalError", message);
       }
       const cut = this.ctx.faults.take("execStreamCut", command.join(" "));
       const wantStdin = url.searchParams.get("stdin") === "true" || url.searchParams.get("stdin") === "1";
@@ -96,7 +95,10 @@ export class ExecServer {
         bridgeExec(ws, child, { command, stdin: wantStdin, cut });
       });
     } catch (e) {
-      rejectUpgrade(socket, e instanceof ApiError ? e : new ApiError(500, "InternalError", String(e)));
+      const error = e instanceof ApiError ? e : new ApiError(500, "InternalError", String(e));
+      if (error.code === 404) return rejectUpgrade(socket, error);
+      this.refusals.set(podKey, { message: error.message, code: error.code, at: Date.now() });
+      rejectUpgrade(socket, error, true);
     }
   }
 

@@ -142,6 +142,7 @@ export class ApiServer {
       if (route.kind !== "resource" || route.type.resource !== "pods" || route.subresource !== "exec" || !route.namespace || !route.name) {
         throw notFound("", "", url.pathname);
       }
+      if (this.opts.logRequests) process.stderr.write(`${new Date().toISOString()} UPGRADE(${req.headers.upgrade}) ${req.method} ${req.url}\n`);
       this.exec.handleUpgrade(req, socket, head, { namespace: route.namespace, pod: route.name }, url);
     } catch (e) {
       rejectUpgrade(socket, e instanceof ApiError ? e : new ApiError(500, "InternalError", String(e)));

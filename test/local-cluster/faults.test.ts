@@ -120,12 +120,12 @@ describe("fault injection", { skip }, () => {
     tc.cluster.clearFaults();
   });
 
-  test("an exec stream cut cleanly ends kubectl without an exit status while the process keeps running", async () => {
+  test("an exec stream cut cleanly makes kubectl exit 0 while the process keeps running and later exits 5", async () => {
     tc.cluster.setFaults({ execStreamCut: { afterSeconds: 1, mode: "clean", count: 1 } });
     const started = Date.now();
     const r = await exec(["sh", "-c", "echo started; sleep 3; echo finished > /work/cut-clean; exit 5"]);
     assert.ok(Date.now() - started < 2900, "kubectl returned before the process ended");
-    assert.notEqual(r.code, 5, "the real exit code never arrived");
+    assert.equal(r.code, 0, "kubectl 1.30-1.33 report success on a clean close without a status: the false success a runner must guard against");
     assert.equal(r.stdout, "started\n");
     await waitFor("the process to finish in the container", async () => ((await exec(["cat", "/work/cut-clean"])).stdout === "finished\n" ? true : undefined), 15_000);
     tc.cluster.clearFaults();
