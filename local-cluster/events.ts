@@ -11,14 +11,17 @@ export interface EventRecorder {
   record(about: KubeObject, type: EventType, reason: string, message: string, component?: string): void;
 }
 
+/** Events kept per namespace; the oldest go first, as the API server's event TTL would remove them. */
+const MAX_EVENTS_PER_NAMESPACE = 2000;
+
 export function createEventRecorder(store: ObjectStore): EventRecorder {
   return {
     record(about, type, reason, message, component = "kubelet") {
       const ns = about.metadata.namespace ?? "default";
       const now = formatTimestamp();
-      const existing = store
-        .list("events", ns)
-        .find((e) => e.involvedObject?.uid === about.metadata.uid && e.reason === reason && e.message === message);
+      const all = store.list("events", ns);
+      for (const old of all.slice(0, Math.max(0, all.length - MAX_EVENTS_PER_NAMESPACE + 1))) store.remove("events", ns, old.metadata.name);
+      const existing = all.find((e) => e.involvedObject?.uid === about.metadata.uid && e.reason === reason && e.message === message);
       if (existing) {
         store.mutate("events", ns, existing.metadata.name, (e) => {
           e.count = (e.count ?? 1) + 1;

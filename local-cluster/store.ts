@@ -22,7 +22,7 @@ export class ObjectStore {
   private readonly history: StoreEvent[] = [];
   private readonly listeners = new Set<StoreListener>();
 
-  constructor(private readonly historyLimit = 20000) {}
+  constructor(private readonly historyLimit = 5000) {}
 
   currentResourceVersion(): number {
     return this.revision;
