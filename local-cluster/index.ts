@@ -68,6 +68,11 @@ export interface LocalCluster {
   podmanPods(): Promise<string[]>;
   /** Names of podman volumes (one per pod emptyDir) this cluster made that still exist. */
   podmanVolumes(): Promise<string[]>;
+  /**
+   * Runs a command in a pod's container directly through podman, bypassing the API and every fault (for checks
+   * such as "no process of the step is left"); fails when the container is not running.
+   */
+  podExec(namespace: string, pod: string, command: readonly string[], container?: string): Promise<{ code: number; stdout: string; stderr: string }>;
   /** Stops serving and removes every pod and container it made; safe to call twice. */
   stop(): Promise<void>;
 }
@@ -137,6 +142,11 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
     podmanContainers,
     podmanPods,
     podmanVolumes,
+    podExec: async (namespace, pod, command, container = "run") => {
+      const name = kubelet.findContainer(namespace, pod, container);
+      if (!name || !podman) throw new Error(`no running container ${container} in pod ${namespace}/${pod}`);
+      return podman.run(["exec", name, ...command]);
+    },
     stop: () => {
       stopping ??= (async () => {
         jobs.stop();

@@ -116,7 +116,7 @@ describe("fault injection", { skip }, () => {
     assert.notEqual(r.code, 0, "kubectl fails when the stream breaks");
     assert.ok(Date.now() - started < 2900, "kubectl returned before the process ended");
     assert.equal(r.stdout, "started\n");
-    await waitFor("the process to finish in the container", async () => ((await exec(["cat", "/work/cut-error"])).stdout === "finished\n" ? true : undefined), 15_000);
+    await waitFor("the process to finish in the container", async () => ((await tc.cluster.podExec(NAMESPACE, pod, ["cat", "/work/cut-error"])).stdout === "finished\n" ? true : undefined), 15_000);
     tc.cluster.clearFaults();
   });
 
