@@ -1,0 +1,55 @@
+// Splits a run's wall time using the fake kubectl's call records: time inside each call versus time between calls.
+import type { RecordedCall } from "../test/fixtures/fake-kubectl/harness.js";
+
+export type CallKind = "create" | "get" | "upload" | "step" | "download" | "delete" | "other";
+
+export interface CallTimeline {
+  readonly calls: number;
+  readonly kinds: readonly CallKind[];
+  /** Per kind: summed time the fake spent in the call (after its own start-up, latency included). */
+  readonly insideMs: Readonly<Record<CallKind, number>>;
+  /** From the caller's spawn to the first call's record (caller start-up plus one fake start-up). */
+  readonly leadMs: number;
+  /** Summed time between one call's end and the next one's record (caller work plus the next fake's start-up). */
+  readonly betweenMs: number;
+  /** From the last call's end to the caller's exit. */
+  readonly tailMs: number;
+}
+
+/** What a recorded call was, from its argv. */
+export function classifyCall(argv: readonly string[]): CallKind {
+  const verbIndex = argv.findIndex((a) => a === "create" || a === "get" || a === "exec" || a === "delete");
+  const verb = argv[verbIndex];
+  if (verb === "create" || verb === "delete") return verb;
+  if (verb === "get") return "get";
+  if (verb !== "exec") return "other";
+  const command = argv.slice(argv.indexOf("--") + 1).join(" ");
+  if (argv.includes("-i")) return "upload";
+  if (command.includes("pack-outputs") || command.startsWith("tar -cf")) return "download";
+  return "step";
+}
+
+/** Builds the timeline of the calls one caller made between spawnedAt and exitedAt (epoch ms). */
+export function buildCallTimeline(calls: readonly RecordedCall[], spawnedAt: number, exitedAt: number): CallTimeline {
+  const insideMs: Record<CallKind, number> = { create: 0, get: 0, upload: 0, step: 0, download: 0, delete: 0, other: 0 };
+  const kinds: CallKind[] = [];
+  let betweenMs = 0;
+  let previousEnd: number | undefined;
+  for (const call of calls) {
+    const start = Date.parse(call.time);
+    const kind = classifyCall(call.argv);
+    kinds.push(kind);
+    insideMs[kind] += call.durationMs ?? 0;
+    if (previousEnd !== undefined) betweenMs += start - previousEnd;
+    previousEnd = start + (call.durationMs ?? 0);
+  }
+  const first = calls[0];
+  return {
+    calls: calls.length,
+    kinds,
+    insideMs,
+    leadMs: first ? Date.parse(first.time) - spawnedAt : 0,
+    betweenMs,
+    tailMs: previousEnd === undefined ? 0 : exitedAt - previousEnd,
+  };
+}
