@@ -9,6 +9,7 @@ import { parseArgs } from "node:util";
 import { formatStatePath, type DaemonState } from "./daemon-state.js";
 import { INSTANCE_LABEL } from "./kubelet.js";
 import { PodmanClient } from "./podman.js";
+import { pruneOrphanedPods } from "./prune.js";
 
 const USAGE = `usage: npm run cluster -- <command> [options]
   up      [--port 16443] [--admin-port 16444] [--dir D] [--faults FILE] [--runtime podman|none] [--log-requests]
@@ -17,6 +18,7 @@ const USAGE = `usage: npm run cluster -- <command> [options]
   status  [--dir D]                 show whether it runs, where, and its jobs, pods and containers
   faults  [FILE | - | --clear] [--dir D]
           replace the faults with FILE (JSON; - reads stdin), clear them, or (no argument) show them
+  prune                             remove podman pods left by local clusters whose process died
 D defaults to .local-cluster/ in the repository root.`;
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -166,6 +168,11 @@ async function main(argv: string[]): Promise<number> {
       return status(dir);
     case "faults":
       return faults(dir, arg, values.clear);
+    case "prune": {
+      const removed = await pruneOrphanedPods(new PodmanClient());
+      console.log(removed.length ? `removed ${removed.join(", ")}` : "nothing to prune");
+      return 0;
+    }
     default:
       console.error(USAGE);
       return 2;

@@ -12,6 +12,7 @@ import { JobController } from "./job-controller.js";
 import { buildKubeconfig } from "./kubeconfig.js";
 import { INSTANCE_LABEL, Kubelet, NODE_NAME } from "./kubelet.js";
 import { PodmanClient } from "./podman.js";
+import { pruneOrphanedPods } from "./prune.js";
 import { ApiServer } from "./server.js";
 import { ObjectStore } from "./store.js";
 import type { KubeObject } from "./types.js";
@@ -45,6 +46,8 @@ export interface LocalClusterOptions {
   /** Identifies this cluster's podman pods (label io.knotless.local-cluster=ID); default random. */
   instanceId?: string;
   logRequests?: boolean;
+  /** Remove podman pods left by local clusters whose process died (default true). */
+  pruneOrphans?: boolean;
 }
 
 export interface LocalCluster {
@@ -89,6 +92,10 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
   const events = createEventRecorder(store);
   const deleter = new Deleter(store);
   const podman = options.runtime === "none" ? undefined : new PodmanClient({ binary: options.podmanBinary });
+  if (podman && options.pruneOrphans !== false) {
+    const pruned = await pruneOrphanedPods(podman).catch(() => []);
+    if (pruned.length > 0) console.error(`local-cluster: removed ${pruned.length} pod(s) left by dead local clusters: ${pruned.join(", ")}`);
+  }
   const kubelet = new Kubelet({
     store,
     events,

@@ -11,6 +11,8 @@ import type { KubeObject, StoreEvent } from "./types.js";
 
 export const NODE_NAME = "local-node-1";
 export const INSTANCE_LABEL = "io.knotless.local-cluster";
+/** The pid of the process whose cluster made a podman pod, so pods of a crashed process can be pruned. */
+export const OWNER_PID_LABEL = "io.knotless.local-cluster.pid";
 
 type Stage = "scheduling" | "pulling" | "starting" | "running" | "finished" | "stuck" | "evicted" | "deleting";
 
@@ -305,7 +307,7 @@ export class Kubelet {
     const plan = buildPodmanPod({
       pod,
       podmanName: rt.podmanName,
-      extraLabels: { [INSTANCE_LABEL]: this.opts.instanceId },
+      extraLabels: { [INSTANCE_LABEL]: this.opts.instanceId, [OWNER_PID_LABEL]: String(process.pid) },
       lookup,
     });
     for (const w of plan.warnings) events.record(pod, "Warning", "LocalClusterUnsupported", w);

@@ -103,6 +103,13 @@ export class PodmanClient {
     return r.stdout.split("\n").map((s) => s.trim()).filter((s) => s.length > 0);
   }
 
+  /** Pods carrying a label key (any value), with all their labels. */
+  async listLabelledPods(labelKey: string): Promise<{ name: string; labels: Record<string, string> }[]> {
+    const r = await this.run(["pod", "ps", "--format", "json", "--filter", `label=${labelKey}`]);
+    if (r.code !== 0) throw describeFailure("podman pod ps", r);
+    return (JSON.parse(r.stdout || "[]") as any[]).map((p) => ({ name: String(p.Name), labels: (p.Labels ?? {}) as Record<string, string> }));
+  }
+
   async podExists(name: string): Promise<boolean> {
     return (await this.run(["pod", "exists", name])).code === 0;
   }
