@@ -104,6 +104,29 @@ describe("local cluster API without containers", () => {
     assert.ok(job);
   });
 
+  test("a raw DELETE of a Job without a propagation policy orphans its pod, as the real API does", async () => {
+    const kubectl = listKubectlBinaries().at(-1)!;
+    await tc.kubectl(kubectl.path, ["create", "-f", "-"], { stdin: buildJobManifest({ name: "orphaner" }) });
+    const pod = await waitFor("the pod", () => tc.cluster.objects("pods", NAMESPACE).find((p) => p.metadata.labels?.["job-name"] === "orphaner"));
+    const res = await fetch(`${tc.cluster.url}/apis/batch/v1/namespaces/${NAMESPACE}/jobs/orphaner`, { method: "DELETE" });
+    assert.equal(res.status, 200);
+    const left = tc.cluster.objects("pods", NAMESPACE).find((p) => p.metadata.name === pod.metadata.name);
+    assert.ok(left, "the pod is still there");
+    assert.equal(left.metadata.ownerReferences, undefined);
+    const r = await tc.kubectl(kubectl.path, ["delete", "pod", pod.metadata.name, "--wait=false"]);
+    assert.equal(r.code, 0, r.stderr);
+  });
+
+  test("delete with foreground propagation removes the Job once its pods are gone", async () => {
+    const kubectl = listKubectlBinaries().at(-1)!;
+    await tc.kubectl(kubectl.path, ["create", "-f", "-"], { stdin: buildJobManifest({ name: "fore" }) });
+    await waitFor("the pod", () => tc.cluster.objects("pods", NAMESPACE).find((p) => p.metadata.labels?.["job-name"] === "fore"));
+    const r = await tc.kubectl(kubectl.path, ["delete", "job", "fore", "--cascade=foreground", "--timeout=20s"]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok(!tc.cluster.objects("jobs.batch", NAMESPACE).some((j) => j.metadata.name === "fore"));
+    assert.ok(!tc.cluster.objects("pods", NAMESPACE).some((p) => p.metadata.labels?.["job-name"] === "fore"));
+  });
+
   test("a replace with a stale resourceVersion fails with Conflict", async () => {
     const kubectl = listKubectlBinaries().at(-1)!;
     const r = await tc.kubectl(kubectl.path, ["get", "job", "waited", "-o", "json"]);

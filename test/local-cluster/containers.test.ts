@@ -194,6 +194,19 @@ describe("local cluster with real containers", { skip }, () => {
       assert.equal(pod.status.containerStatuses[0].state.terminated.exitCode, 3);
     });
 
+    test("a failed pod is replaced while backoffLimit allows, then the Job fails with every failure counted", async () => {
+      await tc.kubectl(kubectl.path, ["create", "-f", "-"], { stdin: buildJobManifest({ name: "retry", command: ["sh", "-c", "exit 2"], backoffLimit: 1 }) });
+      const job = await waitFor(
+        "job retry failed",
+        () => tc.cluster.objects("jobs.batch", NAMESPACE).find((j) => j.metadata.name === "retry" && (j.status?.conditions ?? []).some((c: any) => c.type === "Failed")),
+        60_000,
+      );
+      assert.equal(job.status.failed, 2);
+      const pods = tc.cluster.objects("pods", NAMESPACE).filter((p) => p.metadata.labels?.["job-name"] === "retry");
+      assert.equal(pods.length, 2);
+      assert.ok(pods.every((p) => p.status.phase === "Failed" && p.status.containerStatuses[0].state.terminated.exitCode === 2));
+    });
+
     test("activeDeadlineSeconds fails the Job with DeadlineExceeded and kills its container", async () => {
       await tc.kubectl(kubectl.path, ["create", "-f", "-"], { stdin: buildJobManifest({ name: "slow", activeDeadlineSeconds: 4 }) });
       const job = await waitFor(
