@@ -1,11 +1,11 @@
 // Prints what a run would do: the Job manifest and every kubectl call, shell-quoted; spawns nothing.
-import { stringify } from "yaml";
 import { buildRunManifest } from "../executor/kubernetes-executor.js";
 import { formatCommand } from "../events/format-event.js";
 import { planKubectlCalls } from "../plan/call-plan.js";
 import type { RunConfig } from "./resolve-config.js";
 
-export function renderDryRun(config: RunConfig): string {
+export async function renderDryRun(config: RunConfig): Promise<string> {
+  const { stringify } = await import("yaml");
   const manifest = buildRunManifest(config, "<random per run>");
   const lines = ["# Job manifest", "---", stringify(manifest).trimEnd(), "---", "# kubectl calls, in order"];
   for (const call of planKubectlCalls(config.settings)) {

@@ -1,7 +1,6 @@
 // Reads the namespace of the kubeconfig's context without spawning kubectl (so dry runs stay process-free).
 import { readFileSync } from "node:fs";
 import { delimiter } from "node:path";
-import { parse } from "yaml";
 import { InputError } from "../errors.js";
 
 interface KubeconfigFile {
@@ -20,16 +19,19 @@ export function listKubeconfigFiles(explicit: string | undefined, env: NodeJS.Pr
  * The namespace kubectl would use: the context's (named, else current; first file that sets it wins, as kubectl
  * merges), or undefined. Missing default files are fine; an unreadable or malformed explicit file is an InputError.
  */
-export function readContextNamespace(files: readonly string[], context: string | undefined, explicit: boolean): string | undefined {
-  const docs: KubeconfigFile[] = [];
+export async function readContextNamespace(files: readonly string[], context: string | undefined, explicit: boolean): Promise<string | undefined> {
+  const texts: Array<[string, string]> = [];
   for (const file of files) {
-    let text: string;
     try {
-      text = readFileSync(file, "utf8");
+      texts.push([file, readFileSync(file, "utf8")]);
     } catch (error) {
       if (explicit) throw new InputError(`cannot read the kubeconfig: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, file);
-      continue;
     }
+  }
+  if (texts.length === 0 && !context) return undefined;
+  const { parse } = await import("yaml"); // loaded only when a kubeconfig must be read: it is much of start-up
+  const docs: KubeconfigFile[] = [];
+  for (const [file, text] of texts) {
     try {
       docs.push((parse(text) ?? {}) as KubeconfigFile);
     } catch (error) {

@@ -3,15 +3,11 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Command, CommanderError, Option } from "commander";
 import { CancelledError, describeError } from "../errors.js";
-import { createConsoleSink, createHumanLogSink, createNdjsonLogSink } from "../events/sinks.js";
 import { createEventEmitter } from "../events/run-events.js";
-import { Kubectl } from "../k8s/kubectl.js";
-import { runWorkflow } from "../run/run-workflow.js";
-import { renderDryRun } from "./dry-run.js";
-import { EXIT, exitCodeForError, exitCodeForResult } from "./exit-codes.js";
-import { resolveRunConfig, type RawRunOptions } from "./resolve-config.js";
 import { formatCommand } from "../events/format-event.js";
 import { buildDeleteJobArgs } from "../k8s/kubectl-args.js";
+import { EXIT, exitCodeForError, exitCodeForResult } from "./exit-codes.js";
+import { resolveRunConfig, type RawRunOptions } from "./resolve-config.js";
 
 const EXIT_CODES_HELP = `
 Exit codes:
@@ -81,15 +77,22 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
 async function runCommand(options: RawRunOptions, env: NodeJS.ProcessEnv): Promise<number> {
   let config;
   try {
-    config = resolveRunConfig(options, env);
+    config = await resolveRunConfig(options, env);
   } catch (error) {
     process.stderr.write(`knotless-runner-k8s: ${describeError(error)}\n`);
     return exitCodeForError(error);
   }
   if (config.dryRun) {
-    process.stdout.write(renderDryRun(config));
+    const { renderDryRun } = await import("./dry-run.js");
+    process.stdout.write(await renderDryRun(config));
     return EXIT.success;
   }
+  // Loaded only for real runs, so --help, bad input and dry runs start fast.
+  const [{ runWorkflow }, { Kubectl }, { createConsoleSink, createHumanLogSink, createNdjsonLogSink }] = await Promise.all([
+    import("../run/run-workflow.js"),
+    import("../k8s/kubectl.js"),
+    import("../events/sinks.js"),
+  ]);
   const { settings } = config;
   await mkdir(settings.outDir, { recursive: true });
   const logs = [

@@ -96,7 +96,7 @@ export function generateRunId(now: Date = new Date()): string {
 }
 
 /** Validates everything; throws InputError with the file, line and what was expected. Touches no cluster. */
-export function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEnv): RunConfig {
+export async function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEnv): Promise<RunConfig> {
   const checkoutDir = requireDirectory(requireOption(raw.checkout, "--checkout"), "--checkout");
   const stepsFile = resolve(requireOption(raw.steps, "--steps"));
   const outDir = checkOutDir(requireOption(raw.out, "--out"));
@@ -122,7 +122,7 @@ export function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEnv): Ru
     }
   }
   const kubeconfigFiles = listKubeconfigFiles(raw.kubeconfig, env, homedir());
-  const namespace = raw.namespace ?? readContextNamespace(kubeconfigFiles, raw.context, raw.kubeconfig !== undefined) ?? "default";
+  const namespace = raw.namespace ?? (await readContextNamespace(kubeconfigFiles, raw.context, raw.kubeconfig !== undefined)) ?? "default";
   if (!DNS_LABEL.test(namespace)) throw new InputError(`--namespace expects a DNS-1123 label (lowercase letters, digits, '-'), got "${namespace}"`);
   const timeoutMs = readDuration(raw.timeout, "--timeout");
   const stepTimeoutMs = raw.stepTimeout === undefined ? undefined : readDuration(raw.stepTimeout, "--step-timeout");

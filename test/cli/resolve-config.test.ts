@@ -24,9 +24,9 @@ function workspace(): { dir: string; options: RawRunOptions } {
   return { dir, options };
 }
 
-function inputError(options: RawRunOptions, env: NodeJS.ProcessEnv = {}): string {
+async function inputError(options: RawRunOptions, env: NodeJS.ProcessEnv = {}): Promise<string> {
   try {
-    resolveRunConfig(options, env);
+    await resolveRunConfig(options, env);
   } catch (error) {
     assert.ok(error instanceof InputError, String(error));
     return error.message;
@@ -35,9 +35,9 @@ function inputError(options: RawRunOptions, env: NodeJS.ProcessEnv = {}): string
 }
 
 describe("resolveRunConfig", () => {
-  it("resolves defaults: namespace default, kubectl from PATH, a generated run id and its Job name", () => {
+  it("resolves defaults: namespace default, kubectl from PATH, a generated run id and its Job name", async () => {
     const { options } = workspace();
-    const config = resolveRunConfig(options, { KUBECONFIG: "/nonexistent" });
+    const config = await resolveRunConfig(options, { KUBECONFIG: "/nonexistent" });
     assert.equal(config.settings.target.namespace, "default");
     assert.equal(config.kubectlPath, "kubectl");
     assert.match(config.settings.runId, /^\d{8}-\d{6}-[0-9a-f]{6}$/);
@@ -46,62 +46,62 @@ describe("resolveRunConfig", () => {
     assert.equal(config.settings.maxOutputBytes, 512 * 1024 * 1024);
   });
 
-  it("takes kubectl from KNOTLESS_KUBECTL unless --kubectl is given", () => {
+  it("takes kubectl from KNOTLESS_KUBECTL unless --kubectl is given", async () => {
     const { options } = workspace();
-    assert.equal(resolveRunConfig(options, { KNOTLESS_KUBECTL: "/opt/k" }).kubectlPath, "/opt/k");
-    assert.equal(resolveRunConfig({ ...options, kubectl: "/bin/k2" }, { KNOTLESS_KUBECTL: "/opt/k" }).kubectlPath, "/bin/k2");
+    assert.equal((await resolveRunConfig(options, { KNOTLESS_KUBECTL: "/opt/k" })).kubectlPath, "/opt/k");
+    assert.equal((await resolveRunConfig({ ...options, kubectl: "/bin/k2" }, { KNOTLESS_KUBECTL: "/opt/k" })).kubectlPath, "/bin/k2");
   });
 
-  it("takes the namespace from the kubeconfig's current context", () => {
+  it("takes the namespace from the kubeconfig's current context", async () => {
     const { dir, options } = workspace();
     const kubeconfig = join(dir, "kubeconfig");
     writeFileSync(kubeconfig, "current-context: a\ncontexts:\n- name: a\n  context: {namespace: team-a}\n- name: b\n  context: {namespace: team-b}\n");
-    assert.equal(resolveRunConfig({ ...options, kubeconfig }, {}).settings.target.namespace, "team-a");
-    assert.equal(resolveRunConfig({ ...options, kubeconfig, context: "b" }, {}).settings.target.namespace, "team-b");
-    assert.equal(resolveRunConfig({ ...options, kubeconfig, namespace: "explicit" }, {}).settings.target.namespace, "explicit");
+    assert.equal((await resolveRunConfig({ ...options, kubeconfig }, {})).settings.target.namespace, "team-a");
+    assert.equal((await resolveRunConfig({ ...options, kubeconfig, context: "b" }, {})).settings.target.namespace, "team-b");
+    assert.equal((await resolveRunConfig({ ...options, kubeconfig, namespace: "explicit" }, {})).settings.target.namespace, "explicit");
   });
 
-  it("refuses a missing checkout directory", () => {
+  it("refuses a missing checkout directory", async () => {
     const { options } = workspace();
-    assert.match(inputError({ ...options, checkout: "/nonexistent/checkout" }), /--checkout: expected a readable directory/);
+    assert.match(await inputError({ ...options, checkout: "/nonexistent/checkout" }), /--checkout: expected a readable directory/);
   });
 
-  it("refuses an unreadable steps file, naming it", () => {
+  it("refuses an unreadable steps file, naming it", async () => {
     const { options } = workspace();
-    assert.match(inputError({ ...options, steps: "/nonexistent/steps.tsv" }), /^\/nonexistent\/steps\.tsv: cannot read the steps file: ENOENT/);
+    assert.match(await inputError({ ...options, steps: "/nonexistent/steps.tsv" }), /^\/nonexistent\/steps\.tsv: cannot read the steps file: ENOENT/);
   });
 
-  it("refuses a malformed steps file with its file and line", () => {
+  it("refuses a malformed steps file with its file and line", async () => {
     const { dir, options } = workspace();
     writeFileSync(join(dir, "steps.tsv"), "ok\ttrue\n\nbroken line\n");
-    assert.match(inputError(options), new RegExp(`^${join(dir, "steps.tsv")}:3: expected \`name<TAB>script\``));
+    assert.match(await inputError(options), new RegExp(`^${join(dir, "steps.tsv")}:3: expected \`name<TAB>script\``));
   });
 
-  it("refuses bad durations, quantities, sizes, images, namespaces and run ids", () => {
+  it("refuses bad durations, quantities, sizes, images, namespaces and run ids", async () => {
     const { options } = workspace();
-    assert.match(inputError({ ...options, timeout: "forever" }), /--timeout expects a duration/);
-    assert.match(inputError({ ...options, stepTimeout: "5" }), /--step-timeout expects a duration/);
-    assert.match(inputError({ ...options, podTimeout: "1d" }), /--pod-timeout expects a duration/);
-    assert.match(inputError({ ...options, cpu: "lots" }), /--cpu expects a Kubernetes quantity/);
-    assert.match(inputError({ ...options, memory: "1 GB" }), /--memory expects a Kubernetes quantity/);
-    assert.match(inputError({ ...options, maxOutputBytes: "-1" }), /--max-output-bytes expects a byte count/);
-    assert.match(inputError({ ...options, image: "bad image" }), /--image expects an image reference/);
-    assert.match(inputError({ ...options, namespace: "Not_A_Label" }), /--namespace expects a DNS-1123 label/);
-    assert.match(inputError({ ...options, runId: "has space" }), /--run-id expects/);
+    assert.match(await inputError({ ...options, timeout: "forever" }), /--timeout expects a duration/);
+    assert.match(await inputError({ ...options, stepTimeout: "5" }), /--step-timeout expects a duration/);
+    assert.match(await inputError({ ...options, podTimeout: "1d" }), /--pod-timeout expects a duration/);
+    assert.match(await inputError({ ...options, cpu: "lots" }), /--cpu expects a Kubernetes quantity/);
+    assert.match(await inputError({ ...options, memory: "1 GB" }), /--memory expects a Kubernetes quantity/);
+    assert.match(await inputError({ ...options, maxOutputBytes: "-1" }), /--max-output-bytes expects a byte count/);
+    assert.match(await inputError({ ...options, image: "bad image" }), /--image expects an image reference/);
+    assert.match(await inputError({ ...options, namespace: "Not_A_Label" }), /--namespace expects a DNS-1123 label/);
+    assert.match(await inputError({ ...options, runId: "has space" }), /--run-id expects/);
   });
 
-  it("refuses an out directory that still holds outputs of an earlier run", () => {
+  it("refuses an out directory that still holds outputs of an earlier run", async () => {
     const { dir, options } = workspace();
     mkdirSync(join(dir, "out", "outputs"), { recursive: true });
     writeFileSync(join(dir, "out", "outputs", "old.txt"), "x");
-    assert.match(inputError(options), /already has files from an earlier run/);
+    assert.match(await inputError(options), /already has files from an earlier run/);
   });
 
-  it("refuses an unreadable kubeconfig and an unknown context", () => {
+  it("refuses an unreadable kubeconfig and an unknown context", async () => {
     const { dir, options } = workspace();
-    assert.match(inputError({ ...options, kubeconfig: "/nonexistent/kubeconfig" }), /--kubeconfig: cannot read/);
+    assert.match(await inputError({ ...options, kubeconfig: "/nonexistent/kubeconfig" }), /--kubeconfig: cannot read/);
     const kubeconfig = join(dir, "kubeconfig");
     writeFileSync(kubeconfig, "contexts: []\n");
-    assert.match(inputError({ ...options, kubeconfig, context: "nope" }), /no context named "nope"/);
+    assert.match(await inputError({ ...options, kubeconfig, context: "nope" }), /no context named "nope"/);
   });
 });
