@@ -37,10 +37,32 @@ export class ObjectStore {
     return b;
   }
 
+  private readonly outbox: StoreEvent[] = [];
+  private delivering = false;
+
+  /**
+   * Records a change and delivers it to every listener in order. A listener that changes the store while being told
+   * about a change does not get ahead of the others: the new change waits until the current one reached everyone.
+   */
   private emit(event: StoreEvent): void {
     this.history.push(event);
     if (this.history.length > this.historyLimit) this.history.splice(0, this.history.length - this.historyLimit);
-    for (const l of [...this.listeners]) l(event);
+    this.outbox.push(event);
+    if (this.delivering) return;
+    this.delivering = true;
+    try {
+      for (let next = this.outbox.shift(); next; next = this.outbox.shift()) {
+        for (const l of [...this.listeners]) {
+          try {
+            l(next);
+          } catch (e) {
+            console.error(`local-cluster store listener: ${e instanceof Error ? e.stack : String(e)}`);
+          }
+        }
+      }
+    } finally {
+      this.delivering = false;
+    }
   }
 
   get(resource: string, namespace: string | undefined, name: string): KubeObject | undefined {

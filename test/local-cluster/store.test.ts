@@ -36,3 +36,14 @@ test("events since a resourceVersion replay later changes of that resource only"
   assert.notEqual(replay, "expired");
   assert.deepEqual((replay as any[]).map((e) => e.type), ["MODIFIED", "DELETED"]);
 });
+
+test("a listener that writes while being notified does not overtake the change for later listeners", () => {
+  const s = new ObjectStore();
+  const seen: string[] = [];
+  s.subscribe((e) => {
+    if (e.type === "ADDED") s.mutate("configmaps", "ci", e.object.metadata.name, (o) => (o.data = { touched: "yes" }));
+  });
+  s.subscribe((e) => seen.push(e.type));
+  s.create("configmaps", buildConfigMap("a"));
+  assert.deepEqual(seen, ["ADDED", "MODIFIED"]);
+});
