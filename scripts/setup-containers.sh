@@ -13,7 +13,8 @@ fail() { echo "setup-containers: cannot run containers here: $*" >&2; exit 1; }
 missing=""
 command -v podman >/dev/null 2>&1 || missing="$missing podman"
 command -v runc >/dev/null 2>&1 || missing="$missing runc"
-[ -x /bin/busybox ] || missing="$missing busybox-static"
+# The image is /bin/busybox alone, so it must be the static build (a dynamic one would find no libc in the image).
+if [ ! -x /bin/busybox ] || ldd /bin/busybox >/dev/null 2>&1; then missing="$missing busybox-static"; fi
 if [ -n "$missing" ]; then
   command -v apt-get >/dev/null 2>&1 || fail "apt-get not found; install$missing by hand"
   say "installing$missing"

@@ -14,12 +14,13 @@ export interface KubectlBinary {
 
 const SDK = "/usr/lib/google-cloud-sdk/bin";
 
-/** The kubectl versions the suite pins: 1.30 (first with WebSocket exec by default) and 1.33 (newest installed). */
+/** The kubectl versions the suite pins: 1.30 (first with WebSocket exec by default) and 1.33 (newest installed); else `kubectl` on PATH. */
 export function listKubectlBinaries(): KubectlBinary[] {
-  return [
+  const pinned = [
     { version: "1.30", path: join(SDK, "kubectl.1.30") },
     { version: "1.33", path: join(SDK, "kubectl.1.33") },
   ].filter((b) => existsSync(b.path));
+  return pinned.length > 0 ? pinned : [{ version: "PATH", path: "kubectl" }];
 }
 
 export interface KubectlResult {
