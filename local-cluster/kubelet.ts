@@ -29,6 +29,8 @@ interface PodRuntime {
   played: boolean;
   /** podman volumes made for the pod's emptyDirs (podman pod rm leaves them behind). */
   volumes: string[];
+  /** The `podman kube play` in flight, so a removal waits for it instead of racing it. */
+  playing?: Promise<void>;
 }
 
 export interface KubeletOptions {
@@ -315,7 +317,8 @@ export class Kubelet {
     rt.stage = "starting";
     rt.played = true;
     try {
-      await this.opts.podman!.playKube(plan.yaml);
+      rt.playing = this.opts.podman!.playKube(plan.yaml);
+      await rt.playing;
     } catch (e) {
       const message = e instanceof Error ? e.message : String(e);
       if (!this.alive(rt, "starting")) return;
@@ -425,6 +428,7 @@ export class Kubelet {
   private async removePodmanPod(rt: PodRuntime, graceSeconds: number): Promise<void> {
     const podman = this.opts.podman;
     if (!podman) return;
+    if (rt.playing) await rt.playing.catch(() => undefined);
     await podman.removePod(rt.podmanName, graceSeconds);
     await podman.removeVolumes(rt.volumes);
   }

@@ -207,6 +207,18 @@ describe("local cluster with real containers", { skip }, () => {
       assert.ok(pods.every((p) => p.status.phase === "Failed" && p.status.containerStatuses[0].state.terminated.exitCode === 2));
     });
 
+    test("a Job deleted while its pod is still starting leaves no container behind", async () => {
+      for (let i = 0; i < 3; i++) {
+        await tc.kubectl(kubectl.path, ["create", "-f", "-"], { stdin: buildJobManifest({ name: `hasty-${i}` }) });
+        await new Promise((r) => setTimeout(r, 150 * i));
+        await tc.kubectl(kubectl.path, ["delete", "job", `hasty-${i}`, "--cascade=background", "--wait=false"]);
+      }
+      await waitFor("the hasty pods gone", () => (tc.cluster.objects("pods", NAMESPACE).some((p) => p.metadata.name.startsWith("hasty-")) ? undefined : true), 60_000);
+      await new Promise((r) => setTimeout(r, 1000));
+      assert.deepEqual((await tc.cluster.podmanContainers()).filter((c) => c.includes("hasty-")), []);
+      assert.deepEqual((await tc.cluster.podmanPods()).filter((c) => c.includes("hasty-")), []);
+    });
+
     test("activeDeadlineSeconds fails the Job with DeadlineExceeded and kills its container", async () => {
       await tc.kubectl(kubectl.path, ["create", "-f", "-"], { stdin: buildJobManifest({ name: "slow", activeDeadlineSeconds: 4 }) });
       const job = await waitFor(
