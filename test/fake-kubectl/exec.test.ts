@@ -70,7 +70,8 @@ describe("exec", { concurrency: true }, () => {
     const cluster = await createFakeCluster();
     t.after(() => cluster.cleanup());
     const pod = await createJob(cluster, "run-k");
-    const script = "for i in 1 2 3 4 5 6 7 8; do echo tick $i; sleep 0.1; done; echo finished > /work/done";
+    // Long enough that a loaded machine cannot finish it between the kill and the look into the pod.
+    const script = "i=0; while [ $i -lt 50 ]; do echo tick $i; sleep 0.1; i=$((i+1)); done; echo finished > /work/done";
     const child = spawn(cluster.kubectlPath, [...buildGlobalArgs(cluster), "exec", pod, "-c", "run", "--", "sh", "-c", script], { env: cluster.env, stdio: ["ignore", "pipe", "ignore"] });
     await new Promise<void>((resolve) => child.stdout.once("data", () => resolve()));
     child.kill("SIGKILL");
@@ -78,7 +79,7 @@ describe("exec", { concurrency: true }, () => {
     assert.ok((await cluster.processesInPod(pod)).some((p) => p.includes("tick")), "the command still runs");
 
     const workDir = (await cluster.pods())[0]?.volumeDirs.work ?? "";
-    await waitUntil(async () => (await readFile(join(workDir, "done"), "utf8").catch(() => "")) === "finished\n");
+    await waitUntil(async () => (await readFile(join(workDir, "done"), "utf8").catch(() => "")) === "finished\n", 30_000);
     await waitUntil(async () => (await cluster.execs())[0]?.exitCode === 0);
     const execCall = (await cluster.calls()).find((c) => c.argv.includes("exec"));
     assert.equal(execCall?.complete, false, "a SIGKILLed call stays recorded as incomplete");
