@@ -15,6 +15,7 @@ export const EXIT = {
 
 export function exitCodeForResult(result: RunResult): number {
   if (result.status === "cancelled") return EXIT.cancelled;
+  if (result.status === "timeout") return EXIT.stepFailed;
   if (result.errorReason === "input") return EXIT.badInput;
   if (result.errorReason !== null) return EXIT.infrastructure;
   return result.status === "success" ? EXIT.success : EXIT.stepFailed;

@@ -34,6 +34,11 @@ export interface ExecutorTimings {
   readonly killGraceSeconds: number;
   /** Poll intervals while waiting for the pod. */
   readonly podPollMs: readonly number[];
+  /**
+   * Steps end at the run's deadline on their own (their processes killed); a backstop this much later (plus the
+   * kill grace) stops whatever else overran the run's timeout, such as the upload or download of a huge tree.
+   */
+  readonly runDeadlineGraceMs: number;
 }
 
 export const DEFAULT_TIMINGS: ExecutorTimings = {
@@ -41,6 +46,7 @@ export const DEFAULT_TIMINGS: ExecutorTimings = {
   execReadyBudgetMs: 60_000,
   killGraceSeconds: 5,
   podPollMs: [250, 500, 500, 1000, 1000, 2000],
+  runDeadlineGraceMs: 30_000,
 };
 
 export interface ExecutorContext {

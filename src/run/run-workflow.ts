@@ -22,11 +22,13 @@ export type FailureClass = "input" | "internal";
 
 /** Runs the workflow and resolves with its result; it rejects only for bugs, never for a failed step or cluster. */
 export async function runWorkflow(options: RunWorkflowOptions): Promise<RunResult> {
-  const { settings, signal } = options;
+  const { settings } = options;
   const emit = createEventEmitter(options.sinks);
-  const ctx = { settings, timings: { ...DEFAULT_TIMINGS, ...options.timings }, kubectl: options.kubectl, emit, signal };
-  const executor = new KubernetesExecutor(ctx);
+  const timings = { ...DEFAULT_TIMINGS, ...options.timings };
   const startedAt = new Date();
+  const { signal, dispose } = linkRunSignal(options.signal, settings.timeoutMs + timings.runDeadlineGraceMs + timings.killGraceSeconds * 1000);
+  const ctx = { settings, timings, kubectl: options.kubectl, emit, signal };
+  const executor = new KubernetesExecutor(ctx);
   emit({ kind: "run-start", runId: settings.runId, jobName: settings.jobName, namespace: settings.target.namespace, image: settings.image, steps: settings.steps.map((s) => s.name) });
   const steps: StepRecord[] = settings.steps.map((step) => buildSkippedStep(step.name));
   let status: RunStatus = "success";
@@ -39,8 +41,9 @@ export async function runWorkflow(options: RunWorkflowOptions): Promise<RunResul
     report = await executor.copyOut();
   } catch (thrown) {
     ({ status, error } = classifyFailure(thrown, signal));
-    markRunningStep(steps, status === "cancelled" ? "cancelled" : "failed", emit);
+    markRunningStep(steps, status === "timeout" || status === "cancelled" ? status : "failed", emit);
   } finally {
+    dispose();
     await executor.teardown();
   }
   for (const refused of report?.refused ?? []) emit({ kind: "notice", level: "warning", message: `refused output ${refused.path}: ${refused.reason}` });
@@ -90,19 +93,42 @@ async function runSteps(executor: Executor, settings: RunWorkflowOptions["settin
   return "success";
 }
 
+/** The run's own time ran out outside a step. */
+class RunDeadlineError extends Error {
+  override readonly name = "RunDeadlineError";
+}
+
+/** A signal aborted by the caller's cancel or by the run's backstop deadline, whichever comes first. */
+function linkRunSignal(cancel: AbortSignal, deadlineMs: number): { signal: AbortSignal; dispose: () => void } {
+  const controller = new AbortController();
+  const onCancel = (): void => controller.abort(cancel.reason);
+  if (cancel.aborted) onCancel();
+  cancel.addEventListener("abort", onCancel, { once: true });
+  const timer = setTimeout(() => controller.abort(new RunDeadlineError(`the run's timeout of ${Math.round(deadlineMs / 1000)}s (with grace) ran out`)), deadlineMs);
+  return {
+    signal: controller.signal,
+    dispose: () => {
+      clearTimeout(timer);
+      cancel.removeEventListener("abort", onCancel);
+    },
+  };
+}
+
 /** Closes the entry of a step that was running when the run stopped. */
-function markRunningStep(steps: StepRecord[], status: "failed" | "cancelled", emit: Emit): void {
+function markRunningStep(steps: StepRecord[], status: "failed" | "cancelled" | "timeout", emit: Emit): void {
   const index = steps.findIndex((step) => step.startedAt !== null && step.finishedAt === null);
   if (index < 0) return;
   const step = steps[index]!;
   const finished = new Date();
   const durationMs = finished.getTime() - Date.parse(step.startedAt!);
-  steps[index] = { ...step, status, exitCode: null, finishedAt: finished.toISOString(), durationMs };
-  emit({ kind: "step-end", index, name: step.name, status, exitCode: null, durationMs, timedOut: false });
+  const timedOut = status === "timeout";
+  steps[index] = { ...step, status, exitCode: null, finishedAt: finished.toISOString(), durationMs, timedOut };
+  emit({ kind: "step-end", index, name: step.name, status, exitCode: null, durationMs, timedOut });
 }
 
 /** Maps what stopped the run to its status and error: the only place that reads error types for the result. */
 function classifyFailure(thrown: unknown, signal: AbortSignal): { status: RunStatus; error: { message: string; reason: string } } {
+  if (signal.reason instanceof RunDeadlineError) return { status: "timeout", error: { message: signal.reason.message, reason: "run-timeout" } };
   if (thrown instanceof CancelledError || signal.aborted) {
     const reason = signal.reason instanceof Error ? signal.reason.message : "the run was cancelled";
     return { status: "cancelled", error: { message: reason, reason: "cancelled" } };

@@ -94,6 +94,15 @@ describe("faults injected by the fake kubectl", { concurrency: 2 }, () => {
     assert.equal((await cluster.calls()).filter((c) => c.argv.includes("create")).length, 5);
   });
 
+  it("stops an upload that overruns the run's timeout and reports status timeout", async (t) => {
+    const cluster = await clusterWith(t, { latencyMs: 2500 });
+    const run = await runWithKubectl({ kubectlPath: cluster.kubectlPath, env: cluster.env, steps: "a\ttrue", runId: "overrun", overrides: { timeoutMs: 6000 }, timings: { runDeadlineGraceMs: 500, killGraceSeconds: 0 } });
+    assert.equal(run.result.status, "timeout");
+    assert.equal(run.result.errorReason, "run-timeout");
+    assert.equal(run.result.steps[0]!.status, "skipped");
+    assert.deepEqual(await cluster.jobs(), [], "the Job was deleted");
+  });
+
   it("never touches a Job of the same name that another run created", async (t) => {
     const cluster = await clusterWith(t, {});
     const first = await runWithKubectl({ kubectlPath: cluster.kubectlPath, env: cluster.env, steps: "a\ttrue", runId: "same", overrides: { keep: true } });
