@@ -51,9 +51,13 @@ function requireOption(value: string | undefined, flag: string): string {
   return value;
 }
 
+/** A week: longer budgets are surely mistakes (and node's timers overflow past 24.8 days). */
+const MAX_DURATION_MS = 7 * 24 * 3_600_000;
+
 function readDuration(text: string, flag: string): number {
   const ms = parseDuration(text);
   if (ms === undefined) throw new InputError(`${flag} expects a duration such as 90s, 10m or 1h, got "${text}"`);
+  if (ms > MAX_DURATION_MS) throw new InputError(`${flag} expects at most 168h, got "${text}"`);
   return ms;
 }
 

@@ -19,6 +19,8 @@ type FollowEnd =
 
 /** Reconnects without progress before an exec that never reports an exit code counts as an infrastructure failure. */
 const RECONNECT_POLICY = { budgetMs: 60_000, maxAttempts: 6, initialDelayMs: 500, maxDelayMs: 5000 } as const;
+/** Node's timers fire at once past 2^31-1 ms: budgets are capped there (24.8 days). */
+const MAX_TIMER_MS = 2_147_483_647;
 /** How long kubectl may linger after the final frame before it is stopped. */
 const LINGER_MS = 5000;
 
@@ -26,7 +28,7 @@ export async function runStep(ctx: ExecutorContext, pod: RunPod, index: number, 
   const offsets = { stdout: 0, stderr: 0 };
   const decoders = { stdout: new StringDecoder("utf8"), stderr: new StringDecoder("utf8") };
   const deadline = new AbortController();
-  const timer = setTimeout(() => deadline.abort(), Math.max(0, deadlineAt - Date.now()));
+  const timer = setTimeout(() => deadline.abort(), Math.min(MAX_TIMER_MS, Math.max(0, deadlineAt - Date.now())));
   let started = false;
   const onData = (stream: "stdout" | "stderr", data: Buffer): void => {
     offsets[stream] += data.length;

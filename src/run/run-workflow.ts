@@ -104,7 +104,7 @@ function linkRunSignal(cancel: AbortSignal, deadlineMs: number): { signal: Abort
   const onCancel = (): void => controller.abort(cancel.reason);
   if (cancel.aborted) onCancel();
   cancel.addEventListener("abort", onCancel, { once: true });
-  const timer = setTimeout(() => controller.abort(new RunDeadlineError(`the run's timeout of ${Math.round(deadlineMs / 1000)}s (with grace) ran out`)), deadlineMs);
+  const timer = setTimeout(() => controller.abort(new RunDeadlineError(`the run's timeout of ${Math.round(deadlineMs / 1000)}s (with grace) ran out`)), Math.min(deadlineMs, 2_147_483_647));
   return {
     signal: controller.signal,
     dispose: () => {

@@ -82,6 +82,7 @@ describe("resolveRunConfig", () => {
     assert.match(await inputError({ ...options, timeout: "forever" }), /--timeout expects a duration/);
     assert.match(await inputError({ ...options, stepTimeout: "5" }), /--step-timeout expects a duration/);
     assert.match(await inputError({ ...options, podTimeout: "1d" }), /--pod-timeout expects a duration/);
+    assert.match(await inputError({ ...options, timeout: "1000h" }), /--timeout expects at most 168h/);
     assert.match(await inputError({ ...options, cpu: "lots" }), /--cpu expects a Kubernetes quantity/);
     assert.match(await inputError({ ...options, memory: "1 GB" }), /--memory expects a Kubernetes quantity/);
     assert.match(await inputError({ ...options, maxOutputBytes: "-1" }), /--max-output-bytes expects a byte count/);
