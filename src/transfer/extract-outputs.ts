@@ -5,7 +5,8 @@
 // warnings without telling which entries were really written, cannot hash a file while writing it
 // without swapping its internal streams, and has no way to stop reading mid-archive and settle at once
 // when a limit is hit. With tar-stream we see every header before a byte is written, write through
-// O_NOFOLLOW/O_EXCL file descriptors after checking every parent with lstat, and stop consuming at will.
+// O_NOFOLLOW/O_EXCL file descriptors after checking every parent with lstat (once per directory: see
+// OutputTree in output-writer.ts for why remembering them is safe), and stop consuming at will.
 import { mkdir, realpath } from "node:fs/promises";
 import type { Readable } from "node:stream";
 import * as tarStream from "tar-stream";
@@ -62,7 +63,8 @@ export class OutputArchiveError extends Error {
 interface ExtractionState {
   readonly tree: OutputTree;
   readonly limits: ExtractLimits;
-  readonly files: Map<string, ExtractedFile>;
+  /** Every file written, in archive order, duplicates included (buildReport keeps the last of each path). */
+  readonly files: ExtractedFile[];
   readonly refused: RefusedEntry[];
   entries: number;
   bytesWritten: number;
@@ -72,6 +74,9 @@ interface ExtractionState {
 }
 
 type EntryOutcome = "continue" | "stop";
+
+/** Longest stretch of entries handled before yielding to the event loop (the daemon embeds this library). */
+const SLICE_MS = 5;
 
 /**
  * Extracts `archive` (as made by `tar -cf - -C /outputs .`) into `destDir`, creating it if missing.
@@ -99,7 +104,7 @@ export async function extractOutputs(archive: Readable, destDir: string, limits:
   const state: ExtractionState = {
     tree: createOutputTree(await realpath(destDir)),
     limits,
-    files: new Map(),
+    files: [],
     refused: [],
     entries: 0,
     bytesWritten: 0,
@@ -122,6 +127,7 @@ function runExtraction(archive: Readable, state: ExtractionState): Promise<Extra
     let settled = false;
     let received = 0;
     let sourceEnded = false;
+    let sliceStartedAt = performance.now();
 
     const onData = (chunk: Buffer): void => {
       received += chunk.byteLength;
@@ -161,7 +167,14 @@ function runExtraction(archive: Readable, state: ExtractionState): Promise<Extra
       state.archiveEnd = entryEnd(header);
       handleEntry(state, header, body).then((outcome) => {
         if (outcome === "stop") settle(buildReport(state));
-        else next();
+        else if (performance.now() - sliceStartedAt < SLICE_MS) next();
+        else {
+          // Small files are written synchronously (output-writer.ts): let timers and I/O run every SLICE_MS.
+          setImmediate(() => {
+            sliceStartedAt = performance.now();
+            if (!settled) next();
+          });
+        }
       }, failWith);
     });
     extract.on("drain", onDrain);
@@ -220,9 +233,9 @@ async function applyVerdict(
     case "symlink":
       return { reason: await makeOutputSymlink(state.tree, verdict.parts, verdict.target), bodyConsumed: false };
     case "file": {
-      const result = await writeOutputFile(state.tree, verdict.parts, header.mode, header.mtime, body);
+      const result = await writeOutputFile(state.tree, verdict.parts, header.mode, header.mtime, header.size, body);
       if ("reason" in result) return { reason: result.reason, bodyConsumed: false };
-      state.files.set(result.written.path, result.written);
+      state.files.push(result.written);
       state.bytesWritten += result.written.size;
       return { bodyConsumed: true };
     }
@@ -265,7 +278,14 @@ function toArchiveError(error: unknown, state: ExtractionState): OutputArchiveEr
   return new OutputArchiveError(`extracting the output archive failed: ${message}`, partial, { cause: error });
 }
 
+/**
+ * The files list is the one thing kept per file (about 0.2 KiB live each, 19 MiB at 100,000 files; see
+ * bench/RESULTS.md): it goes back to the caller and into result.json. Everything else the extraction holds
+ * is O(1) per file, plus one path per directory in the tree's knownDirs.
+ */
 function buildReport(state: ExtractionState): ExtractReport {
-  const files = [...state.files.values()].sort((left, right) => (left.path < right.path ? -1 : left.path > right.path ? 1 : 0));
+  // A stable sort keeps duplicates in archive order: the last one of each path is the file on disk.
+  const sorted = [...state.files].sort((left, right) => (left.path < right.path ? -1 : left.path > right.path ? 1 : 0));
+  const files = sorted.filter((entry, index) => sorted[index + 1]?.path !== entry.path);
   return { files, refused: [...state.refused], bytes: state.bytesWritten, limitReached: state.limitReached };
 }

@@ -1,5 +1,5 @@
 // Streams host directory trees into one tar archive, each tree under its own archive prefix.
-import { close as fsClose, constants as fsConstants, fstat as fsFstat, open as fsOpen, read as fsRead } from "node:fs";
+import { close as fsClose, closeSync, constants as fsConstants, fstatSync, openSync, read as fsRead, readSync } from "node:fs";
 import type { Stats } from "node:fs";
 import { lstat, readdir, readlink } from "node:fs/promises";
 import { join } from "node:path";
@@ -59,8 +59,9 @@ const OPEN_FILE_FLAGS = fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConsta
  * name order. Files keep permission bits and mtime, owner is 0:0 without names, symlinks are kept
  * as is, hard links become separate files, sockets/fifos/devices are skipped and listed in `skipped`.
  *
- * Memory stays flat (at most 4 MiB of small files read ahead, two 256 KiB chunks of a large file, and the
- * stream buffers): the walk advances only as fast as `stream` is read.
+ * Memory stays flat (one small file of at most 256 KiB, or two 256 KiB chunks of a large file, and the
+ * stream buffers): the walk advances only as fast as `stream` is read. Small files are read with
+ * synchronous calls in slices of at most about 5 ms of event-loop time (see SLICE_MS).
  * `done` resolves once the end-of-archive bytes were pushed into `stream`. On any error (unreadable,
  * vanished or resized file; `stream` destroyed by its consumer) `done` rejects with a PackError naming
  * the path and `stream` is destroyed with the same error. `done` is pre-marked as handled so an
@@ -81,7 +82,7 @@ export function packTrees(roots: readonly PackRoot[]): { stream: Readable; done:
   const done = (async (): Promise<PackStats> => {
     const stats: MutableStats = { files: 0, dirs: 0, symlinks: 0, bytes: 0, skipped: [] };
     try {
-      await packWalk(pack, walkTrees(roots, prefixes), stats);
+      await packWalk(pack, walkTrees(roots, prefixes), stats, { startedAt: performance.now() });
       finished = true;
       pack.finalize();
       return { ...stats, skipped: [...stats.skipped] };
@@ -106,39 +107,33 @@ function normalizePrefix(prefix: string): string {
 
 /** One path of the walk, in archive order. */
 type WalkItem =
-  /** The directory listing says regular file: packed from its opened descriptor, possibly read ahead. */
+  /** The directory listing says regular file: packed from its opened descriptor. */
   | { readonly kind: "file"; readonly hostPath: string; readonly archivePath: string }
   | { readonly kind: "dir"; readonly hostPath: string; readonly archivePath: string; readonly info: Stats }
   /** Anything else, already lstat'ed: a symlink, a special file, or a file the listing could not type. */
   | { readonly kind: "other"; readonly hostPath: string; readonly archivePath: string; readonly info: Stats };
 
-/** A file read ahead of the writer: its content in memory, its descriptor (too big to buffer), or why not. */
+/** A file opened by loadFileNow: its content in memory, its descriptor (too big to buffer), or why not. */
 type Loaded =
   | { readonly kind: "buffered"; readonly info: Stats; readonly data: Buffer }
   | { readonly kind: "opened"; readonly info: Stats; readonly fd: number }
   | { readonly kind: "not-a-file" }
   | { readonly kind: "failed"; readonly error: PackError };
 
-/** One walk item in the read-ahead window. */
-interface Slot {
-  readonly item: WalkItem;
-  /** lstat of a "file" item (size known before opening it); an Error when lstat failed. */
-  probed?: Stats | Error;
-  load?: Promise<Loaded>;
-  /** Bytes counted against the read-ahead budget while this slot's content is held. */
-  reserved: number;
-}
-
 /**
- * Read-ahead: per-file latency (open, fstat, read, close, each a thread-pool round trip) dominates small files,
- * so up to WINDOW_ITEMS walk items ahead of the writer are lstat'ed, and files of at most SMALL_FILE_BYTES are
- * read whole, concurrently, while at most READ_AHEAD_BYTES of content is held. Nothing past a larger file (or a
- * path whose size is unknown yet) is opened before that file was written: large files stream in CHUNK_BYTES
- * reads, and every later file is opened after them, as a purely sequential packer would.
+ * Small files are read with synchronous calls (open, fstat, read, close) in slices of the event loop.
+ * Each async fs call is a thread-pool round trip plus an event-loop wake-up; for a 10 KiB file those cost
+ * more than the read itself: packing 1 GiB / 50,000 files took 11.7-13.1 s with a 64-entry async read-ahead
+ * and takes about 4-5 s with synchronous reads (bench/RESULTS.md). A worker_thread would not block the loop
+ * at all, but would pay a structured-clone/transfer per chunk, a second tar-stream instance and a thread
+ * start-up per pack, for the same syscalls; bounded slices keep the daemon (which embeds this library)
+ * responsive: after SLICE_MS of packing, the walk yields with setImmediate so timers and I/O run. One
+ * slice may overrun by the time one file of at most SMALL_FILE_BYTES takes to read (well under a
+ * millisecond from the page cache; a cold or network file system can make that single read longer).
+ * Larger files stream in CHUNK_BYTES async reads (the next read overlapping the write) and never block.
  */
-const WINDOW_ITEMS = 64;
+const SLICE_MS = 5;
 const SMALL_FILE_BYTES = 256 * 1024;
-const READ_AHEAD_BYTES = 4 * 1024 * 1024;
 const CHUNK_BYTES = 256 * 1024;
 
 async function* walkTrees(roots: readonly PackRoot[], prefixes: readonly string[]): AsyncGenerator<WalkItem> {
@@ -162,80 +157,38 @@ async function* walkDirectory(hostDir: string, archiveDir: string): AsyncGenerat
   }
 }
 
-/** Writes every walk item in order while a bounded window of the items after it is read ahead. */
-async function packWalk(pack: tarStream.Pack, walk: AsyncGenerator<WalkItem>, stats: MutableStats): Promise<void> {
-  const window: Slot[] = [];
-  let walkDone = false;
-  let heldBytes = 0;
+/** Tracks how long the event loop has been held since the walk last yielded to it. */
+interface Slice {
+  startedAt: number;
+}
 
-  const startLoads = (): void => {
-    for (const slot of window) {
-      if (slot.item.kind !== "file" || slot.load) continue;
-      const probed = slot.probed;
-      if (probed === undefined) return; // size unknown yet: it may be a large file
-      if (probed instanceof Error) continue; // the writer opens it itself and reports why it fails
-      if (!probed.isFile() || probed.size > SMALL_FILE_BYTES) return;
-      if (heldBytes > 0 && heldBytes + probed.size > READ_AHEAD_BYTES) return;
-      slot.reserved = probed.size;
-      heldBytes += probed.size;
-      slot.load = loadFile(slot.item.hostPath);
+/** Writes every walk item in order, one at a time, yielding to the event loop every SLICE_MS. */
+async function packWalk(pack: tarStream.Pack, walk: AsyncGenerator<WalkItem>, stats: MutableStats, slice: Slice): Promise<void> {
+  // for-await returns the generator (closing its directory walk) when packItem throws.
+  for await (const item of walk) {
+    await packItem(pack, item, stats, slice);
+    if (performance.now() - slice.startedAt >= SLICE_MS) {
+      await new Promise((resolve) => setImmediate(resolve));
+      slice.startedAt = performance.now();
     }
-  };
-  const enter = (item: WalkItem): Slot => {
-    const slot: Slot = { item, reserved: 0 };
-    if (item.kind === "file") {
-      lstat(item.hostPath).then(
-        (info) => (slot.probed = info),
-        (error: unknown) => (slot.probed = error instanceof Error ? error : new Error(String(error))),
-      ).finally(startLoads);
-    }
-    return slot;
-  };
-  const fill = async (): Promise<void> => {
-    while (!walkDone && window.length < WINDOW_ITEMS) {
-      const next = await walk.next();
-      if (next.done) walkDone = true;
-      else window.push(enter(next.value));
-    }
-    startLoads();
-  };
-
-  try {
-    for (;;) {
-      await fill();
-      const slot = window[0];
-      if (!slot) return;
-      await packItem(pack, slot, stats);
-      window.shift();
-      heldBytes -= slot.reserved;
-    }
-  } catch (error) {
-    await walk.return(undefined).catch(() => undefined);
-    // Descriptors handed over by loads still in the window must be closed (after their reads ended).
-    await Promise.all(window.map(async (slot) => {
-      const loaded = await slot.load;
-      if (loaded?.kind === "opened") await closeFd(loaded.fd);
-    }));
-    throw error;
   }
 }
 
-async function packItem(pack: tarStream.Pack, slot: Slot, stats: MutableStats): Promise<void> {
-  const { item } = slot;
+async function packItem(pack: tarStream.Pack, item: WalkItem, stats: MutableStats, slice: Slice): Promise<void> {
   if (item.kind === "dir") {
     await writeEntry(pack, item.hostPath, { name: `${item.archivePath}/`, type: "directory", ...commonHeader(item.info) });
     stats.dirs += 1;
     return;
   }
   if (item.kind === "file" || item.info.isFile()) {
-    // The head of the window: nothing before it is left unwritten, so opening it now is always in order.
-    const loaded = slot.load ? await slot.load : await loadFile(item.hostPath);
+    // Everything before this item is written: opening it now keeps the archive in walk order.
+    const loaded = loadFileNow(item.hostPath);
     if (loaded.kind === "failed") throw loaded.error;
     if (loaded.kind === "not-a-file") {
       if (item.kind !== "file") throw new PackError(item.hostPath, "it keeps changing type while being packed");
       // It is not a regular file any more: pack whatever it is now.
       const info = await guard(item.hostPath, () => lstat(item.hostPath));
-      await packItem(pack, { item: { kind: "other", hostPath: item.hostPath, archivePath: item.archivePath, info }, reserved: 0 }, stats);
+      await packItem(pack, { kind: "other", hostPath: item.hostPath, archivePath: item.archivePath, info }, stats, slice);
       return;
     }
     const size =
@@ -246,10 +199,10 @@ async function packItem(pack: tarStream.Pack, slot: Slot, stats: MutableStats): 
     stats.files += 1;
     return;
   }
-  await packOther(pack, item.hostPath, item.archivePath, item.info, stats);
+  await packOther(pack, item.hostPath, item.archivePath, item.info, stats, slice);
 }
 
-async function packOther(pack: tarStream.Pack, hostPath: string, archivePath: string, info: Stats, stats: MutableStats): Promise<void> {
+async function packOther(pack: tarStream.Pack, hostPath: string, archivePath: string, info: Stats, stats: MutableStats, slice: Slice): Promise<void> {
   if (info.isSymbolicLink()) {
     const target = await guard(hostPath, () => readlink(hostPath));
     await writeEntry(pack, hostPath, { name: archivePath, type: "symlink", linkname: target, ...commonHeader(info) });
@@ -258,7 +211,7 @@ async function packOther(pack: tarStream.Pack, hostPath: string, archivePath: st
     // A directory that appeared where the walk saw something else.
     await writeEntry(pack, hostPath, { name: `${archivePath}/`, type: "directory", ...commonHeader(info) });
     stats.dirs += 1;
-    await packWalk(pack, walkDirectory(hostPath, archivePath), stats);
+    await packWalk(pack, walkDirectory(hostPath, archivePath), stats, slice);
   } else {
     stats.skipped.push({ path: hostPath, reason: `${describeSpecialFile(info)} cannot be archived` });
   }
@@ -287,45 +240,44 @@ function describeSpecialFile(info: Stats): string {
   return "special file";
 }
 
-const openFd = (path: string, flags: number): Promise<number> => new Promise((resolve, reject) => fsOpen(path, flags, (error, fd) => (error ? reject(error) : resolve(fd))));
-const statFd = (fd: number): Promise<Stats> => new Promise((resolve, reject) => fsFstat(fd, (error, info) => (error ? reject(error) : resolve(info))));
 const readFd = (fd: number, buffer: Buffer, offset: number, length: number, position: number): Promise<number> =>
   new Promise((resolve, reject) => fsRead(fd, buffer, offset, length, position, (error, bytesRead) => (error ? reject(error) : resolve(bytesRead))));
 const closeFd = (fd: number): Promise<void> => new Promise((resolve) => fsClose(fd, () => resolve()));
 
 /**
- * Opens a path that should be a regular file and reads it whole when it has at most `bufferLimit` bytes;
- * a larger one is handed over still open. Never rejects: failures are returned as PackErrors.
+ * Opens a path that should be a regular file, synchronously, and reads it whole when it has at most
+ * SMALL_FILE_BYTES; a larger one is handed over still open (and is read asynchronously). Never throws:
+ * failures are returned as PackErrors.
  */
-async function loadFile(hostPath: string, bufferLimit = SMALL_FILE_BYTES): Promise<Loaded> {
+function loadFileNow(hostPath: string): Loaded {
   let fd: number;
   try {
-    fd = await openFd(hostPath, OPEN_FILE_FLAGS);
+    fd = openSync(hostPath, OPEN_FILE_FLAGS);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ELOOP") return { kind: "not-a-file" };
     return { kind: "failed", error: new PackError(hostPath, errorMessage(error), { cause: error }) };
   }
   let handedOver = false;
   try {
-    const info = await statFd(fd);
+    const info = fstatSync(fd);
     if (!info.isFile()) return { kind: "not-a-file" };
-    if (info.size > bufferLimit) {
+    if (info.size > SMALL_FILE_BYTES) {
       handedOver = true;
       return { kind: "opened", info, fd };
     }
     const data = Buffer.allocUnsafe(info.size);
     let read = 0;
     while (read < info.size) {
-      const n = await readFd(fd, data, read, info.size - read, read);
+      const n = readSync(fd, data, read, info.size - read, read);
       if (n === 0) break;
       read += n;
     }
     if (read !== info.size) return { kind: "failed", error: new PackError(hostPath, `it shrank while being read (expected ${info.size} bytes, read ${read})`) };
     return { kind: "buffered", info, data };
   } catch (error) {
-    return { kind: "failed", error: error instanceof PackError ? error : new PackError(hostPath, errorMessage(error), { cause: error }) };
+    return { kind: "failed", error: new PackError(hostPath, errorMessage(error), { cause: error }) };
   } finally {
-    if (!handedOver) await closeFd(fd);
+    if (!handedOver) closeSync(fd);
   }
 }
 

@@ -15,7 +15,7 @@ import type { ArchiveEntry } from "./tree-helpers.js";
 const GENEROUS = { maxBytes: 1024 * 1024 * 1024, maxEntries: 10_000 };
 const ABSOLUTE_PROBE = `/tmp/knotless-extract-absolute-probe-${process.pid}.txt`;
 
-const file = (name: string, content: string, mode = 0o644): ArchiveEntry => ({ header: { name, mode, type: "file" }, content });
+const file = (name: string, content: string | Buffer, mode = 0o644): ArchiveEntry => ({ header: { name, mode, type: "file" }, content });
 const dir = (name: string, mode = 0o755): ArchiveEntry => ({ header: { name, mode, type: "directory" } });
 const symlinkEntry = (name: string, target: string): ArchiveEntry => ({ header: { name, type: "symlink", linkname: target } });
 
@@ -185,6 +185,90 @@ describe("extractOutputs", () => {
     const report = await extractOutputs(Readable.from(archive), dest, GENEROUS);
     assert.deepEqual(report.refused, [{ path: `./${"n".repeat(300)}.txt`, reason: "name too long for the host file system" }]);
     assert.deepEqual(report.files.map((entry) => entry.path), ["after.txt"]);
+  });
+
+  describe("with directories it created or checked earlier in the same archive", () => {
+    it("refuses a symlink entry over a directory it created, then a file through that path", async () => {
+      const dest = join(workspace, "dir-then-symlink");
+      const archive = await buildArchive([
+        dir("./d/"),
+        file("./d/first.txt", "first"),
+        symlinkEntry("./d", "../sentinel-relative"),
+        symlinkEntry("./d", "."),
+        file("./d/second.txt", "second"),
+      ]);
+      const report = await extractOutputs(Readable.from(archive), dest, GENEROUS);
+      assert.deepEqual(report.refused.map((entry) => [entry.path, entry.reason]), [
+        ["./d", 'symlink target "../sentinel-relative" resolves outside the destination'],
+        ["./d", "a directory already exists at this path"],
+      ]);
+      assert.deepEqual(report.files.map((entry) => entry.path), ["d/first.txt", "d/second.txt"]);
+      assert.equal((await lstat(join(dest, "d"))).isDirectory(), true, "d is still the real directory");
+    });
+
+    it("refuses a file under a symlink that took the place of a directory it never created", async () => {
+      const dest = join(workspace, "symlink-then-dir");
+      const archive = await buildArchive([
+        symlinkEntry("./s", "."),
+        file("./s/through.txt", "through"),
+        dir("./s/"),
+        file("./s/again.txt", "again"),
+        file("./s/deep/er.txt", "deeper"),
+      ]);
+      const report = await extractOutputs(Readable.from(archive), dest, GENEROUS);
+      assert.deepEqual(report.refused.map((entry) => [entry.path, entry.reason]), [
+        ["./s/through.txt", "parent s is a symlink; refusing to write through it"],
+        ["./s/", "a symlink already exists at this path"],
+        ["./s/again.txt", "parent s is a symlink; refusing to write through it"],
+        ["./s/deep/er.txt", "parent s is a symlink; refusing to write through it"],
+      ]);
+      assert.deepEqual(report.files, []);
+      assert.deepEqual((await readdir(dest)).sort(), ["s"]);
+    });
+
+    it("refuses a file through a symlink planted under a known directory by an earlier entry", async () => {
+      const dest = join(workspace, "symlink-under-known-dir");
+      const archive = await buildArchive([
+        file("./a/b/one.txt", "one"),
+        symlinkEntry("./a/c", "b"),
+        file("./a/c/two.txt", "two"),
+        file("./a/b/three.txt", "three"),
+      ]);
+      const report = await extractOutputs(Readable.from(archive), dest, GENEROUS);
+      assert.deepEqual(report.refused.map((entry) => entry.path), ["./a/c/two.txt"]);
+      assert.deepEqual(report.files.map((entry) => entry.path), ["a/b/one.txt", "a/b/three.txt"]);
+      assert.deepEqual((await readdir(join(dest, "a/b"))).sort(), ["one.txt", "three.txt"]);
+    });
+
+    it("refuses a file over a directory it created and keeps writing under that directory", async () => {
+      const dest = join(workspace, "file-over-known-dir");
+      const archive = await buildArchive([file("./k/x.txt", "x"), file("./k", "not a dir"), file("./k/y.txt", "y")]);
+      const report = await extractOutputs(Readable.from(archive), dest, GENEROUS);
+      assert.deepEqual(report.refused, [{ path: "./k", reason: "a directory already exists at this path" }]);
+      assert.deepEqual(report.files.map((entry) => entry.path), ["k/x.txt", "k/y.txt"]);
+    });
+  });
+
+  it("writes a file larger than one write batch, with its hash and size, and replaces it by a later small one", async () => {
+    const dest = join(workspace, "large-then-small");
+    const large = randomBytes(3 * 1024 * 1024 + 5);
+    const archive = await buildArchive([file("./big.bin", large), file("./after.txt", "after"), file("./big.bin", "small now")]);
+    const report = await extractOutputs(Readable.from(archive), dest, GENEROUS);
+    assert.deepEqual(report.files, [
+      { path: "after.txt", size: 5, sha256: sha256Of("after") },
+      { path: "big.bin", size: 9, sha256: sha256Of("small now") },
+    ]);
+    assert.equal(report.bytes, large.length + 5 + 9);
+    assert.equal(await readFile(join(dest, "big.bin"), "utf8"), "small now");
+  });
+
+  it("writes a large file intact and lists it with the size and sha256 of its content", async () => {
+    const dest = join(workspace, "large-file");
+    const large = randomBytes(5 * 1024 * 1024 + 123);
+    const report = await extractOutputs(Readable.from(await buildArchive([file("./big.bin", large, 0o755)])), dest, GENEROUS);
+    assert.deepEqual(report.files, [{ path: "big.bin", size: large.length, sha256: sha256Of(large) }]);
+    assert.deepEqual(await readFile(join(dest, "big.bin")), large);
+    assert.equal((await lstat(join(dest, "big.bin"))).mode & 0o7777, 0o755);
   });
 
   describe("limits", () => {

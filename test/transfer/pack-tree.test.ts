@@ -229,6 +229,28 @@ describe("packTrees", () => {
     await assert.rejects(done, PackError);
   });
 
+  it("lets timers and I/O callbacks run while it packs many small files", async () => {
+    const dir = join(workspace, "many-small");
+    for (let sub = 0; sub < 10; sub += 1) {
+      await mkdir(join(dir, `d${sub}`), { recursive: true });
+      for (let index = 0; index < 300; index += 1) await writeFile(join(dir, `d${sub}`, `f${index}.txt`), `${sub}/${index}\n`.repeat(200));
+    }
+    let turns = 0;
+    let packing = true;
+    const count = (): void => {
+      turns += 1;
+      if (packing) setImmediate(count);
+    };
+    setImmediate(count);
+    const { stream, done } = packTrees([{ hostDir: dir, archivePrefix: "work" }]);
+    const archive = await collectStream(stream);
+    const stats = await done;
+    packing = false;
+    assert.equal(stats.files, 3000);
+    assert.ok(archive.length > 3000 * 512);
+    assert.ok(turns > 1, `the event loop turned ${turns} times during packing`);
+  });
+
   it("throws for an archive prefix that is empty or climbs with ..", () => {
     assert.throws(() => packTrees([{ hostDir: source.dir, archivePrefix: "" }]), TypeError);
     assert.throws(() => packTrees([{ hostDir: source.dir, archivePrefix: "work/../etc" }]), TypeError);
