@@ -148,7 +148,7 @@ function bridgeExec(ws: WebSocket, child: ChildProcess, opts: BridgeOptions): vo
 
   const send = (channel: number, chunk: Buffer): void => {
     if (detached || ws.readyState !== ws.OPEN) return;
-    if (opts.cut?.afterBytes !== undefined && outputBytes + chunk.length > opts.cut.afterBytes) {
+    if (opts.cut?.afterBytes !== undefined && outputBytes + chunk.length >= opts.cut.afterBytes) {
       const allowed = Math.max(0, opts.cut.afterBytes - outputBytes);
       if (allowed > 0) ws.send(encodeFrame(channel, chunk.subarray(0, allowed)));
       outputBytes += allowed;
