@@ -6,12 +6,18 @@ import type { IJob } from "kubernetes-models/batch/v1/Job";
 import type { ExtractReport } from "../transfer/extract-outputs.js";
 import type { ExecutorContext } from "./context.js";
 import { createJob, isOurJob, type JobOwnership } from "./create-job.js";
-import { downloadOutputs } from "./download.js";
 import type { Executor, RunPod, StepOutcome, UploadSummary } from "./executor.js";
 import { runStep } from "./run-step.js";
 import { deleteJob } from "./teardown.js";
-import { uploadFiles } from "./upload.js";
 import { waitForPod } from "./wait-for-pod.js";
+
+/**
+ * The tar modules are most of the runner's module loading; setup starts loading them and the create call's wait
+ * hides the cost. They are needed only once the pod runs.
+ */
+function loadTransfer(): Promise<[typeof import("./upload.js"), typeof import("./download.js")]> {
+  return Promise.all([import("./upload.js"), import("./download.js")]);
+}
 
 /** Builds the manifest the executor will create; exported so dry runs print exactly the same one. */
 export function buildRunManifest(ctx: Pick<ExecutorContext, "settings">, createToken: string): IJob {
@@ -37,6 +43,7 @@ export class KubernetesExecutor implements Executor {
   #ownership: JobOwnership = "none";
   #pod: RunPod | undefined;
   #tornDown: Promise<{ deleted: boolean; detail: string }> | undefined;
+  #transfer: ReturnType<typeof loadTransfer> | undefined;
 
   constructor(ctx: ExecutorContext) {
     this.#ctx = ctx;
@@ -49,6 +56,8 @@ export class KubernetesExecutor implements Executor {
   async setup(): Promise<RunPod> {
     const ctx = this.#ctx;
     const manifest = buildRunManifest(ctx, this.#createToken);
+    this.#transfer ??= loadTransfer();
+    this.#transfer.catch(() => {}); // a load failure surfaces in copyIn
     await this.#phase("create", () => createJob(ctx, manifest, (ownership) => (this.#ownership = ownership)), () => `created Job ${ctx.settings.jobName}`);
     const podDeadline = Math.min(Date.now() + ctx.settings.podTimeoutMs, this.#startedAt + ctx.settings.timeoutMs);
     this.#pod = await this.#phase("pod", () => waitForPod(ctx, podDeadline), (pod) => `pod ${pod.name} running on ${pod.node || "its node"}`);
@@ -57,6 +66,7 @@ export class KubernetesExecutor implements Executor {
 
   async copyIn(): Promise<UploadSummary> {
     const pod = this.#requirePod();
+    const [{ uploadFiles }] = await (this.#transfer ??= loadTransfer());
     return this.#phase("upload", () => uploadFiles(this.#ctx, pod), (s) => `uploaded ${s.files} files, ${s.bytes} bytes (archive ${s.archiveBytes} bytes, sha256 ${s.sha256.slice(0, 12)}… verified)`);
   }
 
@@ -66,6 +76,7 @@ export class KubernetesExecutor implements Executor {
 
   async copyOut(): Promise<ExtractReport> {
     const pod = this.#requirePod();
+    const [, { downloadOutputs }] = await (this.#transfer ??= loadTransfer());
     return this.#phase("download", () => downloadOutputs(this.#ctx, pod), (r) => `downloaded ${r.files.length} files, ${r.bytes} bytes${r.refused.length ? `, refused ${r.refused.length}` : ""}`);
   }
 

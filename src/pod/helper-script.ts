@@ -52,17 +52,18 @@ send() { # tag file offset size
 follow() {
   d=$R/run/$1; oo=$2; eo=$3
   [ -d "$d" ] || { printf 'N\\n'; exit 0; }
-  delay=0.01; quiet=0
+  delay=0.005; quiet=0
   while :; do
     fin=0; [ -f "$d/exit" ] && fin=1
     [ -f "$d/killed" ] && { printf 'K\\n'; exit 0; }
-    os=$(size "$d/out"); es=$(size "$d/err"); sent=0
-    if send O "$d/out" "$oo" "$os"; then oo=$os; sent=1; fi
-    if send E "$d/err" "$eo" "$es"; then eo=$es; sent=1; fi
-    if [ $fin = 1 ]; then printf 'X %s\\n' "$(cat "$d/exit")"; exit 0; fi
+    sizes=$(stat -c %s "$d/out" "$d/err" 2>/dev/null) || sizes="$(size "$d/out") $(size "$d/err")"
+    set -- $sizes; sent=0
+    if send O "$d/out" "$oo" "$1"; then oo=$1; sent=1; fi
+    if send E "$d/err" "$eo" "$2"; then eo=$2; sent=1; fi
+    if [ $fin = 1 ]; then read -r code < "$d/exit"; printf 'X %s\\n' "$code"; exit 0; fi
     if [ $sent = 1 ]; then delay=0.01; quiet=0; else
       quiet=$((quiet + 1))
-      case $delay in 0.01) delay=0.02 ;; 0.02) delay=0.05 ;; 0.05) delay=0.1 ;; 0.1) delay=0.2 ;; esac
+      case $delay in 0.005) delay=0.01 ;; 0.01) delay=0.02 ;; 0.02) delay=0.05 ;; 0.05) delay=0.1 ;; 0.1) delay=0.2 ;; esac
       [ $quiet -ge 50 ] && { printf 'H\\n'; beat; quiet=0; }
     fi
     nap $delay
