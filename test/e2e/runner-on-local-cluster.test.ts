@@ -110,13 +110,16 @@ describe("the runner on the local cluster", { skip, concurrency: 1, timeout: 900
 
   it("kills a timed-out step that ignores SIGTERM, with its background child, inside the container", async () => {
     const r = await run("stubborn\ttrap '' TERM; (trap '' TERM; sleep 1000) & sleep 1000\n", "lc-timeout", { overrides: { keep: true, stepTimeoutMs: 3000 } as never });
-    assert.equal(r.result.status, "timeout");
-    assert.equal(r.result.steps[0]!.timedOut, true);
-    const container = (await cluster.podmanContainers()).find((name) => name.includes("lc-timeout") && !name.endsWith("-infra"));
-    assert.ok(container, "the kept pod's container");
-    const { stdout: ps } = await execFileAsync("podman", ["exec", container!, "ps", "-o", "pid,args"], { encoding: "utf8" });
-    assert.doesNotMatch(ps, /sleep 1000/, ps);
-    await execFileAsync(DEFAULT_KUBECTL, ["--kubeconfig", cluster.kubeconfigPath, "delete", "job", r.result.job.name, "--cascade=background"]);
+    try {
+      assert.equal(r.result.status, "timeout");
+      assert.equal(r.result.steps[0]!.timedOut, true);
+      const container = (await cluster.podmanContainers()).find((name) => name.includes("lc-timeout") && !name.endsWith("-infra"));
+      assert.ok(container, "the kept pod's container");
+      const { stdout: ps } = await execFileAsync("podman", ["exec", container!, "ps", "-o", "pid,args"], { encoding: "utf8" });
+      assert.doesNotMatch(ps, /sleep 1000/, ps);
+    } finally {
+      await execFileAsync(DEFAULT_KUBECTL, ["--kubeconfig", cluster.kubeconfigPath, "delete", "job", r.result.job.name, "--cascade=background"]);
+    }
     await assertNothingLeft(cluster);
   });
 
