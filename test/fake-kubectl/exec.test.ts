@@ -80,7 +80,8 @@ describe("exec", { concurrency: true }, () => {
 
     const workDir = (await cluster.pods())[0]?.volumeDirs.work ?? "";
     await waitUntil(async () => (await readFile(join(workDir, "done"), "utf8").catch(() => "")) === "finished\n", 30_000);
-    await waitUntil(async () => (await cluster.execs())[0]?.exitCode === 0);
+    await waitUntil(async () => (await cluster.execs())[0]?.exitCode !== undefined, 30_000);
+    assert.equal((await cluster.execs())[0]?.exitCode, 0, "the command ended normally in the pod");
     const execCall = (await cluster.calls()).find((c) => c.argv.includes("exec"));
     assert.equal(execCall?.complete, false, "a SIGKILLed call stays recorded as incomplete");
   });
