@@ -1,6 +1,22 @@
 // The benchmark's command-line options (`npm run bench -- [options]`), validated once.
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { findDefaultKubectl } from "./local-cluster-env.js";
+
+/** Every benchmark `--only` can name; `local` stands for the four local-cluster ones. */
+export const BENCH_NAMES = ["overhead", "transfer", "local-overhead", "local-first-output", "local-step", "local-outputs"] as const;
+export type BenchName = (typeof BENCH_NAMES)[number];
+const LOCAL_NAMES: readonly BenchName[] = ["local-overhead", "local-first-output", "local-step", "local-outputs"];
+
+/** The local-cluster benchmarks' settings (real kubectl, podman pods). */
+export interface LocalBenchOptions {
+  readonly kubectlPath: string;
+  readonly overheadReps: number;
+  readonly firstOutputReps: number;
+  /** Runner runs of 10 empty steps each. */
+  readonly stepRuns: number;
+  readonly outputsReps: number;
+}
 
 export interface TransferSize {
   readonly label: string;
@@ -11,7 +27,8 @@ export interface TransferSize {
 
 export interface BenchOptions {
   readonly quick: boolean;
-  readonly only: "all" | "overhead" | "transfer";
+  /** The benchmarks to run (all of them by default). */
+  readonly only: ReadonlySet<BenchName>;
   /** Per-call latency given to the fake kubectl (its `latencyMs` fault). */
   readonly latencyMs: number;
   readonly overheadReps: number;
@@ -24,15 +41,21 @@ export interface BenchOptions {
   readonly cleanCache: boolean;
   /** Where the fake cluster's pod volumes, the runner's --out dirs and the baseline's dirs go; undefined = pick one. */
   readonly scratchDir?: string;
+  readonly local: LocalBenchOptions;
 }
 
 const MIB = 1024 * 1024;
 const GIB = 1024 * MIB;
 
-export const USAGE = `usage: npm run bench -- [--quick] [--only overhead|transfer] [--reps N] [--transfer-reps N] [--latency MS]
-                          [--cache DIR] [--scratch DIR] [--report FILE] [--clean-cache]
+export const USAGE = `usage: npm run bench -- [--quick] [--only NAME[,NAME...]] [--reps N] [--transfer-reps N] [--latency MS]
+                          [--cache DIR] [--scratch DIR] [--report FILE] [--clean-cache] [--kubectl PATH] [--local-reps N]
   --quick        small sizes (64 MiB / 3,200 files and 16 MiB / 800 files) and fewer repetitions
-  --only         run one of the two benchmarks
+  --only         run only these benchmarks: overhead, transfer (fake kubectl); local-overhead, local-first-output,
+                 local-step, local-outputs (real kubectl on the local cluster, podman pods); local = the four local ones
+  --kubectl PATH the real kubectl of the local-cluster benchmarks (default: the newest of
+                 /usr/lib/google-cloud-sdk/bin/kubectl.1.3x, else kubectl on PATH)
+  --local-reps N repetitions of each local-cluster benchmark (default 5 overhead, 5 first output, 2 runs of 10 empty
+                 steps, 3 outputs round trips; quick 3, 3, 2, 1)
   --reps N       repetitions of the overhead benchmark (default 7, quick 3)
   --transfer-reps N  repetitions per transfer size (default 1 at 1 GiB and 3 at 128 MiB, quick 1)
   --latency MS   per-call latency of the fake kubectl (default 100)
@@ -50,7 +73,9 @@ function readCount(flag: string, value: string | undefined): number {
 /** Parses argv (after the script); throws an Error with a message on bad input. */
 export function parseBenchOptions(argv: readonly string[]): BenchOptions {
   let quick = false;
-  let only: BenchOptions["only"] = "all";
+  let only: Set<BenchName> | undefined;
+  let kubectlPath: string | undefined;
+  let localReps: number | undefined;
   let latencyMs = 100;
   let reps: number | undefined;
   let transferReps: number | undefined;
@@ -66,11 +91,23 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions {
         quick = true;
         break;
       case "--only": {
-        const value = next();
-        if (value !== "overhead" && value !== "transfer") throw new Error(`--only needs overhead or transfer, got ${JSON.stringify(value)}`);
-        only = value;
+        const value = next() ?? "";
+        only ??= new Set();
+        for (const name of value.split(",")) {
+          if (name === "local") LOCAL_NAMES.forEach((n) => only?.add(n));
+          else if ((BENCH_NAMES as readonly string[]).includes(name)) only.add(name as BenchName);
+          else throw new Error(`--only needs one or more of local, ${BENCH_NAMES.join(", ")} (comma-separated), got ${JSON.stringify(value)}`);
+        }
         break;
       }
+      case "--kubectl":
+        kubectlPath = next();
+        if (!kubectlPath) throw new Error("--kubectl needs a path");
+        break;
+      case "--local-reps":
+        localReps = readCount(flag, next());
+        if (localReps < 1) throw new Error("--local-reps needs at least 1");
+        break;
       case "--reps":
         reps = readCount(flag, next());
         if (reps < 1) throw new Error("--reps needs at least 1");
@@ -113,5 +150,12 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions {
         { label: "1 GiB / 50,000 files", bytes: GIB, files: 50_000, reps: transferReps ?? 1 },
         { label: "128 MiB / 6,250 files", bytes: 128 * MIB, files: 6250, reps: transferReps ?? 3 },
       ];
-  return { quick, only, latencyMs, overheadReps: reps ?? (quick ? 3 : 7), transferSizes, cacheDir, ...(reportPath ? { reportPath } : {}), cleanCache, ...(scratchDir ? { scratchDir } : {}) };
+  const local: LocalBenchOptions = {
+    kubectlPath: kubectlPath ?? findDefaultKubectl(),
+    overheadReps: localReps ?? (quick ? 3 : 5),
+    firstOutputReps: localReps ?? (quick ? 3 : 5),
+    stepRuns: localReps ?? 2,
+    outputsReps: localReps ?? (quick ? 1 : 3),
+  };
+  return { quick, only: only ?? new Set(BENCH_NAMES), local, latencyMs, overheadReps: reps ?? (quick ? 3 : 7), transferSizes, cacheDir, ...(reportPath ? { reportPath } : {}), cleanCache, ...(scratchDir ? { scratchDir } : {}) };
 }

@@ -9,11 +9,11 @@ export function quoteShellWord(word: string): string {
  * `k ARGS...` runs the fake kubectl with the runner's global flags. Every value comes from the environment:
  * K (kubectl), KC (kubeconfig), NS (namespace), and per script JOB, SELECTOR, MANIFEST, CHECKOUT, OUT, POD, DEST.
  */
-const PRELUDE = `set -eu
+export const PRELUDE = `set -eu
 k() { "$K" --kubeconfig "$KC" --namespace "$NS" "$@"; }`;
 
 /** Creates the Job from $MANIFEST (JSON) and polls `get pods` like the runner (250 ms) until Running; prints the pod name. */
-const CREATE_AND_WAIT = `k create --request-timeout 30s -f - -o name < "$MANIFEST" > /dev/null
+export const CREATE_AND_WAIT = `k create --request-timeout 30s -f - -o name < "$MANIFEST" > /dev/null
 while :; do
   pods=$(k get pods --selector "$SELECTOR" --request-timeout 30s -o json)
   case $pods in *'"phase": "Running"'*) break ;; esac
@@ -22,12 +22,12 @@ done
 pod=$(printf '%s\\n' "$pods" | sed -n "s/.*\\"name\\": \\"\\($JOB-[a-z0-9]*\\)\\".*/\\1/p" | head -n 1)
 [ -n "$pod" ] || { echo "no pod name in: $pods" >&2; exit 1; }`;
 
-const UPLOAD = `tar -cf - -C "$CHECKOUT" . | k exec -i "$pod" -c run -- tar -xf - -C /work`;
-const DOWNLOAD = `mkdir -p "$DEST"
+export const UPLOAD = `tar -cf - -C "$CHECKOUT" . | k exec -i "$pod" -c run -- tar -xf - -C /work`;
+export const DOWNLOAD = `mkdir -p "$DEST"
 k exec "$pod" -c run -- tar -cf - -C /outputs . | tar -xf - -C "$DEST"`;
-const DELETE = `k delete job "$JOB" --cascade=background --ignore-not-found --wait=false --request-timeout 30s > /dev/null`;
+export const DELETE = `k delete job "$JOB" --cascade=background --ignore-not-found --wait=false --request-timeout 30s > /dev/null`;
 
-function buildStepCall(script: string): string {
+export function buildStepCall(script: string): string {
   return `k exec "$pod" -c run -- sh -ec ${quoteShellWord(`cd /work\n${script}`)}`;
 }
 

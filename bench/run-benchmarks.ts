@@ -1,8 +1,9 @@
-// `npm run bench`: the runner-overhead and big-transfer benchmarks through the fake kubectl, printed as markdown.
+// `npm run bench`: the runner-overhead and big-transfer benchmarks through the fake kubectl, then the local-cluster ones, as markdown.
 import { mkdir, mkdtemp, rm, statfs, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createFakeCluster } from "../test/fixtures/fake-kubectl/harness.js";
+import { runLocalBenchmarks } from "./local-benchmarks.js";
 import { describeMachine } from "./machine.js";
 import { parseBenchOptions, type BenchOptions } from "./options.js";
 import { runOverheadBench, type OverheadResult } from "./overhead-bench.js";
@@ -26,10 +27,18 @@ async function pickScratchDir(options: BenchOptions): Promise<string> {
 }
 
 async function runBenchmarks(options: BenchOptions, argv: readonly string[]): Promise<string> {
-  const started = Date.now();
-  const machine = describeMachine();
   const scratch = await pickScratchDir(options);
   await mkdir(scratch, { recursive: true });
+  const runsFake = options.only.has("overhead") || options.only.has("transfer");
+  const runsLocal = [...options.only].some((name) => name.startsWith("local-"));
+  const fake = runsFake ? await runFakeBenchmarks(options, argv, scratch) : "";
+  const local = runsLocal ? await runLocalBenchmarks(options, argv, scratch, log) : "";
+  return [fake, local].filter((part) => part !== "").join("\n");
+}
+
+async function runFakeBenchmarks(options: BenchOptions, argv: readonly string[], scratch: string): Promise<string> {
+  const started = Date.now();
+  const machine = describeMachine();
   // The fake cluster (its pod volumes), the runner's staging dir and every kubectl it spawns follow TMPDIR.
   process.env.TMPDIR = scratch;
   log(`scratch dir (pod volumes, --out dirs, baseline dirs): ${scratch}; checkout cache: ${options.cacheDir}`);
@@ -44,11 +53,11 @@ async function runBenchmarks(options: BenchOptions, argv: readonly string[]): Pr
   try {
     let overhead: OverheadResult | undefined;
     const transfers: TransferResult[] = [];
-    if (options.only !== "transfer") {
+    if (options.only.has("overhead")) {
       log(`runner overhead: ${options.overheadReps} repetitions, latencyMs ${options.latencyMs}`);
       overhead = await runOverheadBench(cluster, join(workDir, "overhead"), options.latencyMs, options.overheadReps, log);
     }
-    if (options.only !== "overhead") {
+    if (options.only.has("transfer")) {
       for (const size of options.transferSizes) {
         log(`big transfer: ${size.label}, ${size.reps} repetition(s), latencyMs ${options.latencyMs}`);
         const dir = join(workDir, `transfer-${size.files}`);
