@@ -45,7 +45,7 @@ export const DEFAULT_TIMINGS: ExecutorTimings = {
   imagePullGraceMs: 20_000,
   execReadyBudgetMs: 60_000,
   killGraceSeconds: 5,
-  podPollMs: [250, 500, 500, 1000, 1000, 2000],
+  podPollMs: [250, 250, 250, 250, 500, 500, 1000, 1000, 2000],
   runDeadlineGraceMs: 30_000,
 };
 
