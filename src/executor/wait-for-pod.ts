@@ -16,7 +16,7 @@ const MAX_READ_FAILURES = 5;
 const EVENTS_EVERY_MS = 4000;
 const PROGRESS_EVERY_MS = 10_000;
 
-/** Reads the run's pod once. Returns undefined on a transient failure; throws on a permanent one. */
+/** Reads the run's pod once: the pod (or undefined when none exists yet), or why the read failed; throws when it is forbidden. */
 export async function readRunPod(ctx: ExecutorContext): Promise<{ pod: IPod | undefined } | { failure: string; unreachable: boolean }> {
   const result = await ctx.kubectl.run(buildGetPodsArgs(ctx.settings.target, buildRunSelector(ctx.settings.runIdLabel)), { signal: ctx.signal });
   if (ctx.signal.aborted) throw new CancelledError();
