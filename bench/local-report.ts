@@ -77,17 +77,15 @@ function renderOverhead(r: LocalOverheadResult): string[] {
     }),
     "",
     `- the runner's start-up (spawn → its run-start event: node, module loading, validation): ${ms(median((x) => x.runner.startupMs))} ms median`,
-    `- pod Running in the API server's store → the \`get pods\` that showed it: runner ${ms(median((x) => x.runner.noticeLagMs))} ms, plain ${ms(median((x) => x.plain.noticeLagMs))} ms (medians; the runner polls after 250, 500, 500, 1000 … ms, the script every 250 ms)`,
+    `- pod Running in the API server's store → the \`get pods\` that showed it: runner ${ms(median((x) => x.runner.noticeLagMs))} ms, plain ${ms(median((x) => x.plain.noticeLagMs))} ms (medians; the runner polls every 250 ms for its first second, then less often (\`podPollMs\`), the script every 250 ms)`,
     "",
-    "<details><summary>the plain script</summary>",
-    "",
-    "```sh",
-    r.plainScript.trimEnd(),
-    "```",
-    "",
-    "</details>",
-    "",
+    ...renderPlainScript(r.plainScript),
   ];
+}
+
+/** The plain script a figure was compared with, folded away under its figure. */
+function renderPlainScript(script: string): string[] {
+  return ["<details><summary>the plain script</summary>", "", "```sh", script.trimEnd(), "```", "", "</details>", ""];
 }
 
 function renderFirstOutput(r: FirstOutputResult): string[] {
@@ -108,14 +106,7 @@ function renderFirstOutput(r: FirstOutputResult): string[] {
     `- **${compare(r.runner, r.plain)}**`,
     `- the runner must upload the checkout before its first step; the plain script's same upload afterwards (\`tar -cf - -C CHECKOUT . | kubectl exec -i POD -c run -- tar -xf - -C /work\`) took ${formatSummary(r.plainUpload, "ms")}, and \`echo hi\` after it ${formatSummary(r.plainAfterUpload, "ms")}: plain upload + echo ≈ ${ms(r.plainUpload.median + r.plainAfterUpload.median)} ms against the runner's ${ms(r.runner.median)} ms`,
     "",
-    "<details><summary>the plain script</summary>",
-    "",
-    "```sh",
-    r.plainScript.trimEnd(),
-    "```",
-    "",
-    "</details>",
-    "",
+    ...renderPlainScript(r.plainScript),
   ];
 }
 
