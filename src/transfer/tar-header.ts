@@ -193,7 +193,7 @@ interface BlockFields {
  */
 function writePath(fields: BlockFields, target: Buffer, block: number): number {
   const { pathBytes, splitAt } = fields;
-  if (pathBytes === undefined) return sumBytes(target, block, target.write(fields.path, block, NAME_BYTES, "utf8"));
+  if (pathBytes === undefined) return writeShortText(fields.path, target, block);
   if (splitAt > 0) {
     const nameLength = pathBytes.copy(target, block, splitAt + 1);
     pathBytes.copy(target, block + 345, 0, splitAt);
@@ -203,8 +203,20 @@ function writePath(fields: BlockFields, target: Buffer, block: number): number {
 }
 
 function writeTruncated(text: string, target: Buffer, at: number, width: number): number {
-  const length = Buffer.byteLength(text) <= width ? target.write(text, at, width, "utf8") : Buffer.from(text).copy(target, at, 0, width);
-  return sumBytes(target, at, length);
+  if (Buffer.byteLength(text) <= width) return writeShortText(text, target, at);
+  return sumBytes(target, at, Buffer.from(text).copy(target, at, 0, width));
+}
+
+/** Writes text known to fit its field as UTF-8 and returns the sum of its bytes; ASCII is copied in JS, without a native call. */
+function writeShortText(text: string, target: Buffer, at: number): number {
+  let sum = 0;
+  for (let index = 0; index < text.length; index += 1) {
+    const code = text.charCodeAt(index);
+    if (code >= 0x80) return sumBytes(target, at, target.write(text, at, "utf8"));
+    target[at + index] = code;
+    sum += code;
+  }
+  return sum;
 }
 
 function sumBytes(source: Buffer, at: number, length: number): number {
@@ -217,11 +229,19 @@ function sumBytes(source: Buffer, at: number, length: number): number {
 function writeOctal(target: Buffer, at: number, width: number, value: number): number {
   let rest = value;
   let sum = 0;
-  for (let index = at + width - 2; index >= at; index -= 1) {
+  let index = at + width - 2;
+  // Above 2^31 take digits off with float arithmetic, then with integer shifts.
+  for (; rest > 0x7fffffff; index -= 1) {
     const digit = rest % 8;
     target[index] = 0x30 + digit;
     sum += 0x30 + digit;
     rest = (rest - digit) / 8;
+  }
+  for (; index >= at; index -= 1) {
+    const digit = rest & 7;
+    target[index] = 0x30 + digit;
+    sum += 0x30 + digit;
+    rest >>>= 3;
   }
   target[at + width - 1] = 0;
   return sum;
