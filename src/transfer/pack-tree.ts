@@ -1,10 +1,10 @@
 // Streams host directory trees into one tar archive, each tree under its own archive prefix.
-import { close as fsClose, closeSync, constants as fsConstants, fstatSync, openSync, read as fsRead, readSync } from "node:fs";
-import type { Stats } from "node:fs";
-import { lstat, readdir, readlink } from "node:fs/promises";
+import { closeSync, constants as fsConstants, fstatSync, lstatSync, openSync, readSync, readdirSync, readlinkSync } from "node:fs";
+import type { Dirent, Stats } from "node:fs";
 import { join } from "node:path";
 import { Readable } from "node:stream";
-import * as tarStream from "tar-stream";
+import { END_OF_ARCHIVE_BYTES, TAR_BLOCK_BYTES, paddedSize, planTarHeader, writeTarHeader } from "./tar-header.js";
+import type { TarHeader } from "./tar-header.js";
 
 /** One host directory whose contents go into the archive under `archivePrefix` (e.g. "work"). */
 export interface PackRoot {
@@ -18,13 +18,41 @@ export interface SkippedPath {
   readonly reason: string;
 }
 
-/** What went into the archive; `bytes` counts regular file content only. */
+/**
+ * What went into the archive. `files`, `dirs`, `symlinks` and `bytes` (regular file content only)
+ * count the roots' members; a trailer counts only in `archiveBytes`.
+ */
 export interface PackStats {
   readonly files: number;
   readonly dirs: number;
   readonly symlinks: number;
   readonly bytes: number;
   readonly skipped: readonly SkippedPath[];
+  /** Every byte of the archive stream: headers (PAX ones too), contents, padding, end-of-archive blocks. */
+  readonly archiveBytes: number;
+  /** Members (files, directories, symlinks) written under each root, in roots order; no PAX headers, no skipped paths. */
+  readonly entriesByRoot: readonly number[];
+  /**
+   * The "\n" characters in the relative paths (from the root) of those members, per root: extracted
+   * under a directory D, `find D | wc -l` prints entriesByRoot[i] + nameNewlinesByRoot[i] + 1 lines.
+   */
+  readonly nameNewlinesByRoot: readonly number[];
+}
+
+/** A last regular file appended after every root, e.g. a manifest of what the archive holds. */
+export interface PackTrailer {
+  /** Archive path: relative, without "." or ".." components. */
+  readonly path: string;
+  readonly content: Buffer;
+}
+
+export interface PackOptions {
+  /**
+   * Called once after the last root is packed, with the stats so far and `archiveBytes` set to the
+   * offset where the trailer's header starts; what it returns is written as the archive's last
+   * regular file (mode 0644, mtime now, owner 0:0), just before the end-of-archive blocks.
+   */
+  readonly trailer?: (stats: PackStats) => PackTrailer;
 }
 
 /** Packing failed on one host path (unreadable, vanished, changed while read). */
@@ -38,198 +66,449 @@ export class PackError extends Error {
   }
 }
 
-interface MutableStats {
-  files: number;
-  dirs: number;
-  symlinks: number;
-  bytes: number;
-  skipped: SkippedPath[];
-}
-
-type Sink = ReturnType<tarStream.Pack["entry"]>;
-type EntryHeader = Parameters<tarStream.Pack["entry"]>[0];
-
-// O_NONBLOCK keeps open() from hanging if a fifo replaced the file after lstat; it is a no-op for regular files.
+// O_NONBLOCK keeps open() from hanging if a fifo replaced the file after the listing; it is a no-op for regular files.
 const OPEN_FILE_FLAGS = fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK;
+
+/**
+ * The archive is built with synchronous calls (readdir, lstat, open, fstat, read, close) straight into
+ * BATCH_BYTES buffers, pushed whole (or when a slice ends), in slices of at most about SLICE_MS of
+ * event-loop time; after a slice the packer yields with setImmediate so timers and I/O run. Each async
+ * fs call would cost a thread-pool round trip and an event-loop wake-up, more than reading a 10 KiB file
+ * from the page cache; a per-entry stream or promise costs more again: with tar-stream's pack (an
+ * entry sink and an await per file) packing 1 GiB / 50,000 files took 2.9-4.4 s of CPU, this way
+ * 1.4-1.7 s, about the syscalls alone, against 1.2-1.45 s for GNU tar (which also writes to its pipe).
+ * Reading large files asynchronously instead measured no better in CPU or wall time. A worker_thread
+ * would not block the loop at all, but would pay a transfer per chunk and a thread start per pack for
+ * the same syscalls. A slice may overrun by one step: one read of at most CHUNK_BYTES (well under a
+ * millisecond from the page cache; a cold or network file system can make it longer) or the listing
+ * of one directory.
+ */
+const SLICE_MS = 5;
+const BATCH_BYTES = 1024 * 1024;
+const CHUNK_BYTES = 256 * 1024;
 
 /**
  * Packs the contents of every root into one tar stream; the root directories themselves get no entry
  * (they are extracted into mount points that may not be chmod-able). Entries are named
  * `<archivePrefix>/<relative path>`, directories with a trailing slash, visited depth first in sorted
- * name order. Files keep permission bits and mtime, owner is 0:0 without names, symlinks are kept
- * as is, hard links become separate files, sockets/fifos/devices are skipped and listed in `skipped`.
+ * name order. Files keep permission bits and mtime (whole seconds), owner is 0:0 without names,
+ * symlinks are kept as is, hard links become separate files, sockets/fifos/devices are skipped and
+ * listed in `skipped`. Files are opened with O_NOFOLLOW|O_NONBLOCK and checked with fstat; a file is
+ * archived with the size fstat gave when it was opened.
  *
- * Memory stays flat (one small file of at most 256 KiB, or two 256 KiB chunks of a large file, and the
- * stream buffers): the walk advances only as fast as `stream` is read. Small files are read with
- * synchronous calls in slices of at most about 5 ms of event-loop time (see SLICE_MS).
+ * Memory stays flat: the batch being filled (BATCH_BYTES, plus one header) and what `stream` buffers
+ * (one batch); the walk advances only as fast as `stream` is read, and never holds a whole large file.
  * `done` resolves once the end-of-archive bytes were pushed into `stream`. On any error (unreadable,
- * vanished or resized file; `stream` destroyed by its consumer) `done` rejects with a PackError naming
- * the path and `stream` is destroyed with the same error. `done` is pre-marked as handled so an
+ * vanished, resized or retyped file; `stream` destroyed by its consumer) `done` rejects with a PackError
+ * naming the path and `stream` is destroyed with the same error. `done` is pre-marked as handled so an
  * ignored rejection does not crash the process; the error also surfaces on `stream`.
  * Throws synchronously when an archive prefix is not a plain relative path.
  */
-export function packTrees(roots: readonly PackRoot[]): { stream: Readable; done: Promise<PackStats> } {
-  const prefixes = roots.map((root) => normalizePrefix(root.archivePrefix));
-  const pack = tarStream.pack();
-  // The pack's errors are re-emitted by `stream`, which is what consumers listen to.
-  pack.on("error", () => undefined);
-  const stream = Readable.from(pack, { objectMode: false });
-  let finished = false;
-  stream.once("close", () => {
-    if (!finished) pack.destroy(new Error("archive stream closed by its consumer before packing finished"));
-  });
-
-  const done = (async (): Promise<PackStats> => {
-    const stats: MutableStats = { files: 0, dirs: 0, symlinks: 0, bytes: 0, skipped: [] };
-    try {
-      await packWalk(pack, walkTrees(roots, prefixes), stats, { startedAt: performance.now() });
-      finished = true;
-      pack.finalize();
-      return { ...stats, skipped: [...stats.skipped] };
-    } catch (error) {
-      finished = true;
-      const failure = error instanceof PackError ? error : new PackError("archive", String(error), { cause: error });
-      pack.destroy(failure);
-      stream.destroy(failure);
-      throw failure;
-    }
-  })();
+export function packTrees(roots: readonly PackRoot[], options: PackOptions = {}): { stream: Readable; done: Promise<PackStats> } {
+  const normalized = roots.map((root) => ({ hostDir: root.hostDir, archivePrefix: normalizeArchivePath(root.archivePrefix, "archive prefix") }));
+  let settle: Settle = { resolve: () => undefined, reject: () => undefined };
+  const done = new Promise<PackStats>((resolve, reject) => (settle = { resolve, reject }));
   done.catch(() => undefined);
-  return { stream, done };
+  return { stream: new TreePackStream(normalized, options, settle), done };
 }
 
-function normalizePrefix(prefix: string): string {
-  const parts = prefix.split("/").filter((part) => part !== "");
-  const invalid = prefix.startsWith("/") || parts.length === 0 || parts.some((part) => part === "." || part === "..");
-  if (invalid) throw new TypeError(`archive prefix must be a relative path without . or .. components, got ${JSON.stringify(prefix)}`);
+function normalizeArchivePath(path: string, what: string): string {
+  const parts = path.split("/").filter((part) => part !== "");
+  const invalid = path.startsWith("/") || parts.length === 0 || parts.some((part) => part === "." || part === "..");
+  if (invalid) throw new TypeError(`${what} must be a relative path without . or .. components, got ${JSON.stringify(path)}`);
   return parts.join("/");
 }
 
-/** One path of the walk, in archive order. */
-type WalkItem =
-  /** The directory listing says regular file: packed from its opened descriptor. */
-  | { readonly kind: "file"; readonly hostPath: string; readonly archivePath: string }
-  | { readonly kind: "dir"; readonly hostPath: string; readonly archivePath: string; readonly info: Stats }
-  /** Anything else, already lstat'ed: a symlink, a special file, or a file the listing could not type. */
-  | { readonly kind: "other"; readonly hostPath: string; readonly archivePath: string; readonly info: Stats };
-
-/** A file opened by loadFileNow: its content in memory, its descriptor (too big to buffer), or why not. */
-type Loaded =
-  | { readonly kind: "buffered"; readonly info: Stats; readonly data: Buffer }
-  | { readonly kind: "opened"; readonly info: Stats; readonly fd: number }
-  | { readonly kind: "not-a-file" }
-  | { readonly kind: "failed"; readonly error: PackError };
-
-/**
- * Small files are read with synchronous calls (open, fstat, read, close) in slices of the event loop.
- * Each async fs call is a thread-pool round trip plus an event-loop wake-up; for a 10 KiB file those cost
- * more than the read itself: packing 1 GiB / 50,000 files took 11.7-13.1 s with a 64-entry async read-ahead
- * and takes about 4-5 s with synchronous reads (bench/RESULTS.md). A worker_thread would not block the loop
- * at all, but would pay a structured-clone/transfer per chunk, a second tar-stream instance and a thread
- * start-up per pack, for the same syscalls; bounded slices keep the daemon (which embeds this library)
- * responsive: after SLICE_MS of packing, the walk yields with setImmediate so timers and I/O run. One
- * slice may overrun by the time one file of at most SMALL_FILE_BYTES takes to read (well under a
- * millisecond from the page cache; a cold or network file system can make that single read longer).
- * Larger files stream in CHUNK_BYTES async reads (the next read overlapping the write) and never block.
- */
-const SLICE_MS = 5;
-const SMALL_FILE_BYTES = 256 * 1024;
-const CHUNK_BYTES = 256 * 1024;
-
-async function* walkTrees(roots: readonly PackRoot[], prefixes: readonly string[]): AsyncGenerator<WalkItem> {
-  for (const [index, root] of roots.entries()) yield* walkDirectory(root.hostDir, prefixes[index] ?? "");
+interface Settle {
+  resolve(stats: PackStats): void;
+  reject(error: PackError): void;
 }
 
-async function* walkDirectory(hostDir: string, archiveDir: string): AsyncGenerator<WalkItem> {
-  for (const { name, looksLikeFile } of await readSortedEntries(hostDir)) {
-    const hostPath = join(hostDir, name);
-    const archivePath = `${archiveDir}/${name}`;
-    // Regular files (the bulk of a checkout) skip lstat here: they are checked on their opened descriptor.
-    if (looksLikeFile) {
-      yield { kind: "file", hostPath, archivePath };
-      continue;
-    }
-    const info = await guard(hostPath, () => lstat(hostPath));
-    if (info.isDirectory()) {
-      yield { kind: "dir", hostPath, archivePath, info };
-      yield* walkDirectory(hostPath, archivePath);
-    } else yield { kind: "other", hostPath, archivePath, info };
+/** One directory being walked: its sorted listing and how far the walk got in it. */
+interface DirFrame {
+  /** Host path of the directory followed by "/" ("" for the current directory), to append names to. */
+  readonly hostPrefix: string;
+  /** Archive path of the directory followed by "/". */
+  readonly archivePrefix: string;
+  /** "\n" characters in the directory's path relative to its root. */
+  readonly newlines: number;
+  readonly entries: Dirent[];
+  next: number;
+}
+
+/** A regular file whose header is written and whose content is being copied. */
+interface OpenFile {
+  readonly fd: number;
+  readonly hostPath: string;
+  readonly size: number;
+  position: number;
+}
+
+/** One path of the walk, with what the archive needs to name and count it. */
+interface WalkPath {
+  readonly hostPath: string;
+  readonly archivePath: string;
+  readonly newlines: number;
+}
+
+/** The archive as a Readable whose _read packs synchronously into batch buffers (see SLICE_MS). */
+class TreePackStream extends Readable {
+  private readonly roots: ReadonlyArray<{ readonly hostDir: string; readonly archivePrefix: string }>;
+  private readonly trailer: PackOptions["trailer"];
+  private readonly settle: Settle;
+  private rootIndex = -1;
+  private readonly stack: DirFrame[] = [];
+  private file: OpenFile | undefined;
+  private trailerWritten = false;
+  private finished = false;
+  /** The host path being packed, for errors that are not about one (the consumer went away). */
+  private currentPath: string;
+
+  private batch = Buffer.allocUnsafe(BATCH_BYTES);
+  /** Bytes of `batch` already pushed, and written so far. */
+  private pushedTo = 0;
+  private writtenTo = 0;
+  /** Bytes in batches before the current one. */
+  private earlierBytes = 0;
+  /** False once push() asked to stop: packing resumes on the next _read. */
+  private demand = true;
+
+  /** When the current event-loop slice started, or -1 when the loop has turned since. */
+  private sliceStartedAt = -1;
+  private yielding = false;
+  private readRequested = false;
+  /** True while produce() runs: a _read then comes from inside a push (a consumer reading synchronously). */
+  private producing = false;
+  /** Set by every _read, so a push() answering false still counts as demand when the consumer read during it. */
+  private readCalled = false;
+
+  private readonly counts = { files: 0, dirs: 0, symlinks: 0, bytes: 0 };
+  private readonly skipped: SkippedPath[] = [];
+  private readonly entriesByRoot: number[];
+  private readonly nameNewlinesByRoot: number[];
+
+  constructor(roots: TreePackStream["roots"], options: PackOptions, settle: Settle) {
+    super();
+    this.roots = roots;
+    this.trailer = options.trailer;
+    this.settle = settle;
+    this.currentPath = roots[0]?.hostDir ?? "archive";
+    this.entriesByRoot = roots.map(() => 0);
+    this.nameNewlinesByRoot = roots.map(() => 0);
   }
-}
 
-/** Tracks how long the event loop has been held since the walk last yielded to it. */
-interface Slice {
-  startedAt: number;
-}
-
-/** Writes every walk item in order, one at a time, yielding to the event loop every SLICE_MS. */
-async function packWalk(pack: tarStream.Pack, walk: AsyncGenerator<WalkItem>, stats: MutableStats, slice: Slice): Promise<void> {
-  // for-await returns the generator (closing its directory walk) when packItem throws.
-  for await (const item of walk) {
-    await packItem(pack, item, stats, slice);
-    if (performance.now() - slice.startedAt >= SLICE_MS) {
-      await new Promise((resolve) => setImmediate(resolve));
-      slice.startedAt = performance.now();
-    }
-  }
-}
-
-async function packItem(pack: tarStream.Pack, item: WalkItem, stats: MutableStats, slice: Slice): Promise<void> {
-  if (item.kind === "dir") {
-    await writeEntry(pack, item.hostPath, { name: `${item.archivePath}/`, type: "directory", ...commonHeader(item.info) });
-    stats.dirs += 1;
-    return;
-  }
-  if (item.kind === "file" || item.info.isFile()) {
-    // Everything before this item is written: opening it now keeps the archive in walk order.
-    const loaded = loadFileNow(item.hostPath);
-    if (loaded.kind === "failed") throw loaded.error;
-    if (loaded.kind === "not-a-file") {
-      if (item.kind !== "file") throw new PackError(item.hostPath, "it keeps changing type while being packed");
-      // It is not a regular file any more: pack whatever it is now.
-      const info = await guard(item.hostPath, () => lstat(item.hostPath));
-      await packItem(pack, { kind: "other", hostPath: item.hostPath, archivePath: item.archivePath, info }, stats, slice);
+  override _read(): void {
+    this.readCalled = true;
+    if (this.producing) return;
+    if (this.yielding) {
+      this.readRequested = true;
       return;
     }
-    const size =
-      loaded.kind === "buffered"
-        ? await writeBufferedFile(pack, item.hostPath, item.archivePath, loaded.info, loaded.data)
-        : await streamOpenedFile(pack, item.hostPath, item.archivePath, loaded.info, loaded.fd);
-    stats.bytes += size;
-    stats.files += 1;
-    return;
+    this.produce();
   }
-  await packOther(pack, item.hostPath, item.archivePath, item.info, stats, slice);
-}
 
-async function packOther(pack: tarStream.Pack, hostPath: string, archivePath: string, info: Stats, stats: MutableStats, slice: Slice): Promise<void> {
-  if (info.isSymbolicLink()) {
-    const target = await guard(hostPath, () => readlink(hostPath));
-    await writeEntry(pack, hostPath, { name: archivePath, type: "symlink", linkname: target, ...commonHeader(info) });
-    stats.symlinks += 1;
-  } else if (info.isDirectory()) {
-    // A directory that appeared where the walk saw something else.
-    await writeEntry(pack, hostPath, { name: `${archivePath}/`, type: "directory", ...commonHeader(info) });
-    stats.dirs += 1;
-    await packWalk(pack, walkDirectory(hostPath, archivePath), stats, slice);
-  } else {
-    stats.skipped.push({ path: hostPath, reason: `${describeSpecialFile(info)} cannot be archived` });
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.closeFile();
+    if (!this.finished) {
+      this.finished = true;
+      this.settle.reject(error instanceof PackError ? error : new PackError(this.currentPath, "the archive stream was closed by its consumer before packing finished", { cause: error ?? undefined }));
+    }
+    callback(error);
+  }
+
+  /** Packs until push() asks to stop, the slice is used up, or the archive is complete. */
+  private produce(): void {
+    this.demand = true;
+    if (this.sliceStartedAt < 0) {
+      this.sliceStartedAt = performance.now();
+      setImmediate(() => (this.sliceStartedAt = -1));
+    }
+    this.producing = true;
+    try {
+      while (this.demand && !this.destroyed) {
+        if (performance.now() - this.sliceStartedAt >= SLICE_MS) {
+          this.yieldToEventLoop();
+          return;
+        }
+        if (!this.step()) {
+          this.finish();
+          return;
+        }
+      }
+    } catch (error) {
+      this.destroy(error instanceof PackError ? error : new PackError(this.currentPath, errorMessage(error), { cause: error }));
+    } finally {
+      this.producing = false;
+    }
+  }
+
+  /** Pushes what the slice packed and continues after timers and I/O had their turn. */
+  private yieldToEventLoop(): void {
+    this.readRequested = this.flush();
+    this.yielding = true;
+    // Runs after the immediate that closed the slice (scheduled first), so it starts a fresh one.
+    setImmediate(() => {
+      this.yielding = false;
+      if (this.readRequested && !this.destroyed) this.produce();
+    });
+  }
+
+  /** Does one bounded piece of work (one entry, or one chunk of a file); false once nothing is left. */
+  private step(): boolean {
+    if (this.file !== undefined) {
+      this.copyFileChunk(this.file);
+      return true;
+    }
+    const frame = this.stack[this.stack.length - 1];
+    if (frame !== undefined) {
+      const entry = frame.entries[frame.next];
+      if (entry === undefined) this.stack.pop();
+      else {
+        frame.next += 1;
+        this.packEntry(frame, entry);
+      }
+      return true;
+    }
+    if (this.rootIndex + 1 < this.roots.length) {
+      this.rootIndex += 1;
+      const root = this.roots[this.rootIndex];
+      // join() normalizes like the paths reported before ("./src/" → "src/"); the slice drops "x".
+      if (root !== undefined) this.enterDirectory(root.hostDir, join(root.hostDir, "x").slice(0, -1), `${root.archivePrefix}/`, 0);
+      return true;
+    }
+    if (this.trailer !== undefined && !this.trailerWritten) {
+      this.trailerWritten = true;
+      this.writeTrailer(this.trailer);
+      return true;
+    }
+    return false;
+  }
+
+  private enterDirectory(hostDir: string, hostPrefix: string, archivePrefix: string, newlines: number): void {
+    this.currentPath = hostDir;
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(hostDir, { withFileTypes: true });
+    } catch (error) {
+      throw new PackError(hostDir, errorMessage(error), { cause: error });
+    }
+    entries.sort((left, right) => (left.name < right.name ? -1 : left.name > right.name ? 1 : 0));
+    this.stack.push({ hostPrefix, archivePrefix, newlines, entries, next: 0 });
+  }
+
+  private packEntry(frame: DirFrame, entry: Dirent): void {
+    const name = entry.name;
+    const path: WalkPath = {
+      hostPath: frame.hostPrefix + name,
+      archivePath: frame.archivePrefix + name,
+      newlines: name.includes("\n") ? frame.newlines + countNewlines(name) : frame.newlines,
+    };
+    this.currentPath = path.hostPath;
+    // Regular files (the bulk of a checkout) skip lstat: they are checked on their opened descriptor.
+    if (entry.isFile()) this.packFile(path, true);
+    else this.packOther(path, lstatPath(path.hostPath));
+  }
+
+  /** Packs a path lstat'ed as `info`: a symlink, a directory (and its contents), a file, or a skipped special file. */
+  private packOther(path: WalkPath, info: Stats): void {
+    if (info.isSymbolicLink()) {
+      let target: string;
+      try {
+        target = readlinkSync(path.hostPath);
+      } catch (error) {
+        throw new PackError(path.hostPath, errorMessage(error), { cause: error });
+      }
+      this.writeMember(path, { path: path.archivePath, type: "symlink", mode: info.mode, size: 0, mtimeSeconds: Math.floor(info.mtimeMs / 1000), linkTarget: target });
+      this.counts.symlinks += 1;
+    } else if (info.isDirectory()) {
+      this.writeMember(path, { path: `${path.archivePath}/`, type: "directory", mode: info.mode, size: 0, mtimeSeconds: Math.floor(info.mtimeMs / 1000) });
+      this.counts.dirs += 1;
+      this.enterDirectory(path.hostPath, `${path.hostPath}/`, `${path.archivePath}/`, path.newlines);
+    } else if (info.isFile()) {
+      this.packFile(path, false);
+    } else {
+      this.skipped.push({ path: path.hostPath, reason: `${describeSpecialFile(info)} cannot be archived` });
+    }
+  }
+
+  /**
+   * Opens a path that should be a regular file and writes its header; its content follows in later
+   * steps. When it is not a regular file any more, packs whatever it is now, once.
+   */
+  private packFile(path: WalkPath, listedAsFile: boolean): void {
+    const opened = openRegularFile(path.hostPath);
+    if (opened === undefined) {
+      if (!listedAsFile) throw new PackError(path.hostPath, "it keeps changing type while being packed");
+      const info = lstatPath(path.hostPath);
+      if (info.isFile()) this.packFile(path, false);
+      else this.packOther(path, info);
+      return;
+    }
+    const { fd, info } = opened;
+    this.file = { fd, hostPath: path.hostPath, size: info.size, position: 0 };
+    this.writeMember(path, { path: path.archivePath, type: "file", mode: info.mode, size: info.size, mtimeSeconds: Math.floor(info.mtimeMs / 1000) });
+    this.counts.files += 1;
+    this.counts.bytes += info.size;
+  }
+
+  /** Copies the next piece of an open file into the batch, or its padding once all of it is in. */
+  private copyFileChunk(file: OpenFile): void {
+    const left = file.size - file.position;
+    if (left > 0) {
+      const length = Math.min(left, CHUNK_BYTES, this.batch.length - this.writtenTo);
+      let read: number;
+      try {
+        read = readSync(file.fd, this.batch, this.writtenTo, length, file.position);
+      } catch (error) {
+        throw new PackError(file.hostPath, errorMessage(error), { cause: error });
+      }
+      if (read === 0) throw new PackError(file.hostPath, `it shrank while being read (expected ${file.size} bytes, read ${file.position})`);
+      file.position += read;
+      this.writtenTo += read;
+    } else {
+      // Batches are whole blocks and every file starts on a block, so the padding always fits.
+      const padding = paddedSize(file.size) - file.size;
+      this.batch.fill(0, this.writtenTo, this.writtenTo + padding);
+      this.writtenTo += padding;
+      this.closeFile();
+    }
+    if (this.writtenTo === this.batch.length) this.flush();
+  }
+
+  private writeTrailer(trailer: NonNullable<PackOptions["trailer"]>): void {
+    this.currentPath = "trailer";
+    const { path, content } = trailer(this.snapshotStats());
+    const header: TarHeader = { path: normalizeArchivePath(path, "trailer path"), type: "file", mode: 0o644, size: content.length, mtimeSeconds: Math.floor(Date.now() / 1000) };
+    this.writeHeader(header);
+    for (let copied = 0; copied < content.length; ) {
+      const length = Math.min(content.length - copied, this.batch.length - this.writtenTo);
+      content.copy(this.batch, this.writtenTo, copied, copied + length);
+      copied += length;
+      this.writtenTo += length;
+      if (this.writtenTo === this.batch.length) this.flush();
+    }
+    this.writeZeros(paddedSize(content.length) - content.length);
+  }
+
+  /** Writes the end-of-archive blocks, pushes the last batch and ends the stream. */
+  private finish(): void {
+    this.writeZeros(END_OF_ARCHIVE_BYTES);
+    this.finished = true;
+    this.flush();
+    this.push(null);
+    this.settle.resolve(this.snapshotStats());
+  }
+
+  /** Writes a root member's header and counts it under its root. */
+  private writeMember(path: WalkPath, header: TarHeader): void {
+    this.writeHeader(header);
+    this.entriesByRoot[this.rootIndex] = (this.entriesByRoot[this.rootIndex] ?? 0) + 1;
+    this.nameNewlinesByRoot[this.rootIndex] = (this.nameNewlinesByRoot[this.rootIndex] ?? 0) + path.newlines;
+  }
+
+  /** Writes a header whole into the batch, starting a new batch first when it does not fit. */
+  private writeHeader(header: TarHeader): void {
+    const plan = planTarHeader(header);
+    if (this.batch.length - this.writtenTo < plan.byteLength) this.startBatch(plan.byteLength);
+    this.writtenTo += writeTarHeader(plan, this.batch, this.writtenTo);
+    if (this.writtenTo === this.batch.length) this.flush();
+  }
+
+  /** Writes zero bytes, a whole number of blocks (the batch ends on a block, so they split only at its end). */
+  private writeZeros(length: number): void {
+    for (let left = length; left > 0; ) {
+      const count = Math.min(left, this.batch.length - this.writtenTo);
+      this.batch.fill(0, this.writtenTo, this.writtenTo + count);
+      this.writtenTo += count;
+      left -= count;
+      if (this.writtenTo === this.batch.length) this.flush();
+    }
+  }
+
+  /** Pushes what the batch holds beyond what was pushed; starts a new batch when it is full. Returns push()'s answer. */
+  private flush(): boolean {
+    if (this.writtenTo > this.pushedTo) this.pushBatch();
+    if (this.writtenTo === this.batch.length) this.startBatch(0);
+    return this.demand;
+  }
+
+  /** Pushes what the batch holds beyond what was pushed, and notes whether the consumer wants more. */
+  private pushBatch(): void {
+    const chunk = this.batch.subarray(this.pushedTo, this.writtenTo);
+    this.pushedTo = this.writtenTo;
+    this.readCalled = false;
+    const belowHighWaterMark = this.push(chunk);
+    // A consumer reading synchronously inside push() calls _read, which Node will not repeat until we push.
+    this.demand = belowHighWaterMark || this.readCalled;
+  }
+
+  /** Pushes the rest of the current batch and replaces it with an empty one of at least `minBytes`. */
+  private startBatch(minBytes: number): void {
+    if (this.writtenTo > this.pushedTo) this.pushBatch();
+    this.earlierBytes += this.writtenTo;
+    this.batch = Buffer.allocUnsafe(Math.max(BATCH_BYTES, Math.ceil(minBytes / TAR_BLOCK_BYTES) * TAR_BLOCK_BYTES));
+    this.pushedTo = 0;
+    this.writtenTo = 0;
+  }
+
+  private closeFile(): void {
+    if (this.file === undefined) return;
+    const { fd } = this.file;
+    this.file = undefined;
+    try {
+      closeSync(fd);
+    } catch {
+      // Closing a descriptor we opened for reading cannot lose data; nothing to report.
+    }
+  }
+
+  private snapshotStats(): PackStats {
+    return {
+      ...this.counts,
+      skipped: [...this.skipped],
+      archiveBytes: this.earlierBytes + this.writtenTo,
+      entriesByRoot: [...this.entriesByRoot],
+      nameNewlinesByRoot: [...this.nameNewlinesByRoot],
+    };
   }
 }
 
-async function readSortedEntries(hostDir: string): Promise<Array<{ name: string; looksLikeFile: boolean }>> {
-  return guard(hostDir, async () => {
-    const entries = (await readdir(hostDir, { withFileTypes: true })).map((entry) => ({ name: entry.name, looksLikeFile: entry.isFile() }));
-    return entries.sort((left, right) => compareNames(left.name, right.name));
-  });
+/**
+ * Opens a path that should be a regular file (O_NOFOLLOW|O_NONBLOCK) and fstats it; undefined when it
+ * is not a regular file (any more). Other failures throw PackErrors.
+ */
+function openRegularFile(hostPath: string): { fd: number; info: Stats } | undefined {
+  let fd: number;
+  try {
+    fd = openSync(hostPath, OPEN_FILE_FLAGS);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ELOOP") return undefined;
+    throw new PackError(hostPath, errorMessage(error), { cause: error });
+  }
+  let info: Stats;
+  try {
+    info = fstatSync(fd);
+  } catch (error) {
+    closeSync(fd);
+    throw new PackError(hostPath, errorMessage(error), { cause: error });
+  }
+  if (info.isFile()) return { fd, info };
+  closeSync(fd);
+  return undefined;
 }
 
-function compareNames(left: string, right: string): number {
-  return left < right ? -1 : left > right ? 1 : 0;
+function lstatPath(hostPath: string): Stats {
+  try {
+    return lstatSync(hostPath);
+  } catch (error) {
+    throw new PackError(hostPath, errorMessage(error), { cause: error });
+  }
 }
 
-function commonHeader(info: Stats): { mode: number; mtime: Date; uid: number; gid: number } {
-  return { mode: info.mode & 0o7777, mtime: info.mtime, uid: 0, gid: 0 };
+function countNewlines(text: string): number {
+  let count = 0;
+  for (let index = text.indexOf("\n"); index >= 0; index = text.indexOf("\n", index + 1)) count += 1;
+  return count;
 }
 
 function describeSpecialFile(info: Stats): string {
@@ -238,142 +517,6 @@ function describeSpecialFile(info: Stats): string {
   if (info.isCharacterDevice()) return "character device";
   if (info.isBlockDevice()) return "block device";
   return "special file";
-}
-
-const readFd = (fd: number, buffer: Buffer, offset: number, length: number, position: number): Promise<number> =>
-  new Promise((resolve, reject) => fsRead(fd, buffer, offset, length, position, (error, bytesRead) => (error ? reject(error) : resolve(bytesRead))));
-const closeFd = (fd: number): Promise<void> => new Promise((resolve) => fsClose(fd, () => resolve()));
-
-/**
- * Opens a path that should be a regular file, synchronously, and reads it whole when it has at most
- * SMALL_FILE_BYTES; a larger one is handed over still open (and is read asynchronously). Never throws:
- * failures are returned as PackErrors.
- */
-function loadFileNow(hostPath: string): Loaded {
-  let fd: number;
-  try {
-    fd = openSync(hostPath, OPEN_FILE_FLAGS);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ELOOP") return { kind: "not-a-file" };
-    return { kind: "failed", error: new PackError(hostPath, errorMessage(error), { cause: error }) };
-  }
-  let handedOver = false;
-  try {
-    const info = fstatSync(fd);
-    if (!info.isFile()) return { kind: "not-a-file" };
-    if (info.size > SMALL_FILE_BYTES) {
-      handedOver = true;
-      return { kind: "opened", info, fd };
-    }
-    const data = Buffer.allocUnsafe(info.size);
-    let read = 0;
-    while (read < info.size) {
-      const n = readSync(fd, data, read, info.size - read, read);
-      if (n === 0) break;
-      read += n;
-    }
-    if (read !== info.size) return { kind: "failed", error: new PackError(hostPath, `it shrank while being read (expected ${info.size} bytes, read ${read})`) };
-    return { kind: "buffered", info, data };
-  } catch (error) {
-    return { kind: "failed", error: new PackError(hostPath, errorMessage(error), { cause: error }) };
-  } finally {
-    if (!handedOver) closeSync(fd);
-  }
-}
-
-async function writeBufferedFile(pack: tarStream.Pack, hostPath: string, archivePath: string, info: Stats, data: Buffer): Promise<number> {
-  const { sink, completed } = openEntry(pack, hostPath, { name: archivePath, type: "file", size: data.length, ...commonHeader(info) });
-  if (data.length > 0) sink.write(data);
-  sink.end(null);
-  await guard(hostPath, () => completed);
-  return data.length;
-}
-
-/**
- * Streams an opened regular file into the archive with backpressure, reading the next chunk while the
- * current one is written, and closes it. Returns its size (fstat's, taken before the first read).
- */
-async function streamOpenedFile(pack: tarStream.Pack, hostPath: string, archivePath: string, info: Stats, fd: number): Promise<number> {
-  const size = info.size;
-  const readChunk = async (position: number): Promise<Buffer> => {
-    const buffer = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, size - position));
-    const n = await readFd(fd, buffer, 0, buffer.length, position);
-    return buffer.subarray(0, n);
-  };
-  let pending: Promise<Buffer> | undefined;
-  try {
-    const { sink, completed } = openEntry(pack, hostPath, { name: archivePath, type: "file", size, ...commonHeader(info) });
-    let written = 0;
-    try {
-      pending = size > 0 ? readChunk(0) : undefined;
-      while (pending) {
-        const chunk = await pending;
-        pending = undefined;
-        if (chunk.length === 0) break;
-        written += chunk.length;
-        if (written < size) pending = readChunk(written);
-        if (!sink.write(chunk)) await waitForDrain(sink, hostPath);
-      }
-      if (written !== size) throw new PackError(hostPath, `it shrank while being read (expected ${size} bytes, read ${written})`);
-    } catch (error) {
-      const failure = error instanceof PackError ? error : new PackError(hostPath, errorMessage(error), { cause: error });
-      sink.destroy(failure);
-      throw failure;
-    }
-    sink.end(null);
-    await guard(hostPath, () => completed);
-    return size;
-  } finally {
-    // Never close a descriptor a read is still using: its number could be reused by the next open.
-    await pending?.catch(() => undefined);
-    await closeFd(fd);
-  }
-}
-
-async function writeEntry(pack: tarStream.Pack, hostPath: string, header: EntryHeader): Promise<void> {
-  const { completed } = openEntry(pack, hostPath, header);
-  await guard(hostPath, () => completed);
-}
-
-function openEntry(pack: tarStream.Pack, hostPath: string, header: EntryHeader): { sink: Sink; completed: Promise<void> } {
-  let sink: Sink | undefined;
-  let failure: unknown;
-  const completed = new Promise<void>((resolve, reject) => {
-    try {
-      sink = pack.entry(header, (error) => (error ? reject(error) : resolve()));
-    } catch (error) {
-      failure = error;
-    }
-  });
-  completed.catch(() => undefined);
-  if (sink === undefined) throw new PackError(hostPath, `the archive stream refused the entry: ${errorMessage(failure)}`, { cause: failure });
-  // Entry errors reach us through the entry callback; without a listener streamx would throw them.
-  sink.on("error", () => undefined);
-  return { sink, completed };
-}
-
-function waitForDrain(sink: Sink, hostPath: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onDrain = (): void => {
-      sink.off("close", onClose);
-      resolve();
-    };
-    const onClose = (): void => {
-      sink.off("drain", onDrain);
-      reject(new PackError(hostPath, "the archive stream was closed while the file was written"));
-    };
-    sink.once("drain", onDrain);
-    sink.once("close", onClose);
-  });
-}
-
-async function guard<T>(hostPath: string, action: () => Promise<T>): Promise<T> {
-  try {
-    return await action();
-  } catch (error) {
-    if (error instanceof PackError) throw error;
-    throw new PackError(hostPath, errorMessage(error), { cause: error });
-  }
 }
 
 function errorMessage(error: unknown): string {
