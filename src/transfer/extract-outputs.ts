@@ -27,6 +27,7 @@ import type { OutputFile, OutputTree } from "./output-writer.js";
 import { TarFormatError } from "./tar-header.js";
 import { TarParser } from "./tar-parser.js";
 import type { TarMember } from "./tar-parser.js";
+import { WrittenFileList } from "./written-files.js";
 
 /** Budgets for one extraction; see extractOutputs for what counts. */
 export interface ExtractLimits {
@@ -80,7 +81,7 @@ interface ExtractionState {
   readonly tree: OutputTree;
   readonly limits: ExtractLimits;
   /** Every file written, in archive order, duplicates included (buildReport keeps the last of each path). */
-  readonly files: ExtractedFile[];
+  readonly files: WrittenFileList;
   readonly refused: RefusedEntry[];
   entries: number;
   nameNewlines: number;
@@ -136,7 +137,7 @@ export async function extractOutputs(archive: Readable, destDir: string, limits:
   const state: ExtractionState = {
     tree: createOutputTree(await realpath(destDir)),
     limits,
-    files: [],
+    files: new WrittenFileList(),
     refused: [],
     entries: 0,
     nameNewlines: 0,
@@ -370,7 +371,7 @@ function startEntry(state: ExtractionState, member: TarMember): BodyTask | undef
 }
 
 function recordWritten(state: ExtractionState, written: ExtractedFile): void {
-  state.files.push(written);
+  state.files.add(written);
   state.bytesWritten += written.size;
 }
 
@@ -408,13 +409,14 @@ function toArchiveError(error: unknown, state: ExtractionState): OutputArchiveEr
 }
 
 /**
- * The files list is the one thing kept per file (about 0.2 KiB live each, 19 MiB at 100,000 files; see
- * bench/RESULTS.md): it goes back to the caller and into result.json. Everything else the extraction holds
- * is O(1) per file, plus one path per directory in the tree's knownDirs.
+ * The files list is the one thing kept per file: it goes back to the caller and into result.json. During
+ * the extraction it is held as bytes (WrittenFileList: path, hex digest and size, about 0.1 KiB per file);
+ * here it becomes objects (about 0.2 KiB live each, 19 MiB at 100,000 files; see bench/RESULTS.md).
+ * Everything else the extraction holds is O(1) per file, plus one path per directory in the tree's knownDirs.
  */
 function buildReport(state: ExtractionState): ExtractReport {
   // A stable sort keeps duplicates in archive order: the last one of each path is the file on disk.
-  const sorted = [...state.files].sort((left, right) => (left.path < right.path ? -1 : left.path > right.path ? 1 : 0));
+  const sorted = state.files.toArray().sort((left, right) => (left.path < right.path ? -1 : left.path > right.path ? 1 : 0));
   const files = sorted.filter((entry, index) => sorted[index + 1]?.path !== entry.path);
   return {
     files,
