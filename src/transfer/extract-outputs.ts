@@ -174,8 +174,8 @@ function runExtraction(archive: Readable, state: ExtractionState): Promise<Extra
     let pumpStartedAt = 0;
     const sliceIsOver = (): boolean => sliceUsedMs + (performance.now() - pumpStartedAt) >= SLICE_MS;
 
-    const onData = (chunk: Buffer): void => {
-      parser.push(chunk);
+    const onData = (chunk: Buffer | Uint8Array): void => {
+      parser.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
       if (parser.buffered >= HIGH_WATER_BYTES) archive.pause();
       pump();
     };

@@ -154,6 +154,14 @@ describe("extractOutputs", () => {
     assert.equal(await readFile(join(dest, "a.txt"), "utf8"), "a");
   });
 
+  it("reads a source that yields plain Uint8Array chunks", async () => {
+    const dest = join(workspace, "uint8array-source");
+    const archive = await buildArchive([file("./a.txt", "a"), file("./b.txt", "b")]);
+    const chunks = [new Uint8Array(archive.subarray(0, 700)), new Uint8Array(archive.subarray(700))];
+    const report = await extractOutputs(Readable.from(chunks), dest, GENEROUS);
+    assert.deepEqual(report.files.map((entry) => entry.path), ["a.txt", "b.txt"]);
+  });
+
   it("refuses to write through or over a symlink that already exists in the destination", async () => {
     const dest = join(workspace, "preexisting");
     await mkdir(dest);
