@@ -1,6 +1,6 @@
 // Decides, from a tar header alone, whether an output archive entry may be written and where.
 
-/** The header fields the policy looks at (a subset of tar-stream's header). */
+/** The header fields the policy looks at (see TarMember in tar-parser.ts for the type names). */
 export interface EntryHeaderFields {
   readonly name: string;
   readonly type: string | null;
@@ -22,6 +22,11 @@ const REFUSED_TYPES: Readonly<Record<string, string>> = {
   fifo: "fifo",
 };
 
+/** Types the writer cannot represent faithfully, refused with a reason of their own. */
+const UNSUPPORTED_TYPES: Readonly<Record<string, string>> = {
+  "gnu-sparse": "sparse file (GNU tar --sparse) is not supported",
+};
+
 /**
  * Classifies an entry: the archive root ("./") is "root", regular files, directories and symlinks whose
  * target stays inside the destination are written, everything else is refused with a reason.
@@ -35,6 +40,8 @@ export function classifyEntry(header: EntryHeaderFields): EntryVerdict {
     const detail = header.type === "link" ? ` to ${JSON.stringify(header.linkname ?? "")}` : "";
     return { kind: "refuse", reason: `${refusedType}${detail} is not allowed` };
   }
+  const unsupported = header.type === null ? undefined : UNSUPPORTED_TYPES[header.type];
+  if (unsupported !== undefined) return { kind: "refuse", reason: unsupported };
   if (header.type !== "file" && header.type !== "directory" && header.type !== "symlink") {
     return { kind: "refuse", reason: `unsupported entry type ${header.type ?? "unknown"}` };
   }

@@ -1,25 +1,33 @@
 // Extracts the outputs archive coming back from the pod (hostile input) into a host directory.
 //
-// Why tar-stream and our own writer rather than node-tar's Unpack: node-tar validates paths but writes
-// any symlink target as is (a `m -> x/..` plus `x -> .` pair escapes), reports its own refusals only as
-// warnings without telling which entries were really written, cannot hash a file while writing it
-// without swapping its internal streams, and has no way to stop reading mid-archive and settle at once
-// when a limit is hit. With tar-stream we see every header before a byte is written, write through
-// O_NOFOLLOW/O_EXCL file descriptors after checking every parent with lstat (once per directory: see
-// OutputTree in output-writer.ts for why remembering them is safe), and stop consuming at will.
+// Why our own tar parser (tar-parser.ts) and writer rather than node-tar's Unpack or tar-stream: node-tar
+// validates paths but writes any symlink target as is (a `m -> x/..` plus `x -> .` pair escapes), reports
+// its own refusals only as warnings without telling which entries were really written, and has no way to
+// stop reading mid-archive and settle at once when a limit is hit; tar-stream costs a stream, a promise
+// and several event-loop turns per entry, which made extraction CPU-bound at 50,000 small files. The push
+// parser hands us every header before a byte is written and each body as slices of the input chunks; we
+// write through O_NOFOLLOW/O_EXCL file descriptors after checking every parent with lstat (once per
+// directory: see OutputTree in output-writer.ts for why remembering them is safe), and stop consuming at will.
 import { mkdir, realpath } from "node:fs/promises";
 import type { Readable } from "node:stream";
-import * as tarStream from "tar-stream";
 import { classifyEntry } from "./entry-policy.js";
-import type { EntryVerdict } from "./entry-policy.js";
 import {
-  EntryBodyError,
+  SMALL_FILE_BYTES,
+  appendToOutputFile,
+  closeOutputFile,
   createOutputTree,
+  discardOutputFile,
+  flushOutputFile,
   makeOutputDirectory,
   makeOutputSymlink,
-  writeOutputFile,
+  openOutputFile,
+  writeSmallOutputFile,
 } from "./output-writer.js";
-import type { OutputTree } from "./output-writer.js";
+import type { OutputFile, OutputTree } from "./output-writer.js";
+import { TarFormatError } from "./tar-header.js";
+import { TarParser } from "./tar-parser.js";
+import type { TarMember } from "./tar-parser.js";
+import { WrittenFileList } from "./written-files.js";
 
 /** Budgets for one extraction; see extractOutputs for what counts. */
 export interface ExtractLimits {
@@ -46,6 +54,15 @@ export interface ExtractReport {
   readonly refused: readonly RefusedEntry[];
   readonly bytes: number;
   readonly limitReached: boolean;
+  /**
+   * Archive members seen: every header but the meta ones (PAX 'x' and 'g', GNU 'L' and 'K'), so files,
+   * directories, symlinks, the "./" root and refused entries, the one that hit a limit included. For an
+   * archive of `tar -cf - -C DIR .`, entries + nameNewlines is the line count of `find DIR ! -type s`
+   * (tar leaves sockets out; find prints one line per path, so a name with newlines takes more).
+   */
+  readonly entries: number;
+  /** Newline characters in those members' names (not in link targets). */
+  readonly nameNewlines: number;
 }
 
 /** The archive could not be read to its end (truncated, corrupt, source failed) or writing failed on the host. */
@@ -64,19 +81,27 @@ interface ExtractionState {
   readonly tree: OutputTree;
   readonly limits: ExtractLimits;
   /** Every file written, in archive order, duplicates included (buildReport keeps the last of each path). */
-  readonly files: ExtractedFile[];
+  readonly files: WrittenFileList;
   readonly refused: RefusedEntry[];
   entries: number;
+  nameNewlines: number;
   bytesWritten: number;
   bytesRead: number;
   limitReached: boolean;
-  archiveEnd: number;
 }
 
-type EntryOutcome = "continue" | "stop";
+/** What is being done with the body of the member being read. */
+type BodyTask =
+  | { readonly kind: "skip" }
+  | { readonly kind: "small"; readonly member: TarMember; readonly parts: readonly string[] }
+  | { readonly kind: "large"; readonly member: TarMember; readonly file: OutputFile };
 
 /** Longest stretch of entries handled before yielding to the event loop (the daemon embeds this library). */
 const SLICE_MS = 5;
+/** Input buffered ahead of the parser before the source is paused. */
+const HIGH_WATER_BYTES = 4 * 1024 * 1024;
+/** A large file's body is read once this much of it (or all that is left) is buffered. */
+const LARGE_BODY_PIECE_BYTES = 64 * 1024;
 
 /**
  * Extracts `archive` (as made by `tar -cf - -C /outputs .`) into `destDir`, creating it if missing.
@@ -84,6 +109,9 @@ const SLICE_MS = 5;
  * or ".." paths, hard links, devices, fifos, unsafe symlinks, writes through a symlink and paths taken by
  * something of another kind are refused and listed in `refused`. Files get mode `(mode & 0o755) | 0o600`,
  * directories `(mode & 0o755) | 0o700`, and their mtime; sha256 and size are computed while streaming.
+ * Entries are handled in slices of at most SLICE_MS of synchronous work (small files, directories and
+ * symlinks are written with sync calls), then the event loop gets a turn; the source is paused while
+ * more than HIGH_WATER_BYTES wait to be parsed.
  * destDir is expected to be empty or to hold only trusted content (its existing symlinks are not vetted,
  * though nothing is ever written through one).
  *
@@ -93,8 +121,13 @@ const SLICE_MS = 5;
  * and extraction stops right there: limitReached is true, the promise resolves without reading further,
  * and `archive` is left paused and not destroyed (the caller kills the source).
  *
+ * The archive ends at its first zero block, as for GNU tar; what follows it must be zeros (record padding).
+ * Links, devices, fifos and directories have no body whatever their size field says. GNU sparse files
+ * (old 'S' or PAX GNU.sparse.*) are refused and their stored bytes skipped.
+ *
  * Rejects with OutputArchiveError when the archive is truncated (mid-entry, or without an end-of-archive
- * block after the last entry), corrupt, or its source errors, and when the host file system fails. Its
+ * block after the last entry), corrupt (bad header checksum or number, malformed PAX record, data after
+ * the end-of-archive block), or its source errors, and when the host file system fails. Its
  * `partial` report lists the files completely written before; they stay on disk, a half-written file is
  * removed. Throws a TypeError (as a rejection) for negative or non-integer limits.
  */
@@ -104,13 +137,13 @@ export async function extractOutputs(archive: Readable, destDir: string, limits:
   const state: ExtractionState = {
     tree: createOutputTree(await realpath(destDir)),
     limits,
-    files: [],
+    files: new WrittenFileList(),
     refused: [],
     entries: 0,
+    nameNewlines: 0,
     bytesWritten: 0,
     bytesRead: 0,
     limitReached: false,
-    archiveEnd: 0,
   };
   return runExtraction(archive, state);
 }
@@ -123,22 +156,32 @@ function assertValidLimits(limits: ExtractLimits): void {
 
 function runExtraction(archive: Readable, state: ExtractionState): Promise<ExtractReport> {
   return new Promise((resolve, reject) => {
-    const extract = tarStream.extract();
+    const parser = new TarParser();
+    /** Where a small body that spans input chunks is gathered (written before the next one is taken). */
+    const scratch = Buffer.allocUnsafe(SMALL_FILE_BYTES);
+    let task: BodyTask | undefined;
     let settled = false;
-    let received = 0;
+    /** A slice yield or a large file's write is pending: input is only queued meanwhile. */
+    let waiting = false;
+    let flushing = false;
+    let deferredOutcome: ExtractReport | OutputArchiveError | undefined;
     let sourceEnded = false;
-    let sliceStartedAt = performance.now();
+    /**
+     * Synchronous work done since the event loop last had a turn we gave it. Data events can come back to
+     * back within one I/O callback, so the work of several pump calls adds up until we yield.
+     */
+    let sliceUsedMs = 0;
+    let pumpStartedAt = 0;
+    const sliceIsOver = (): boolean => sliceUsedMs + (performance.now() - pumpStartedAt) >= SLICE_MS;
 
-    const onData = (chunk: Buffer): void => {
-      received += chunk.byteLength;
-      if (!extract.write(chunk)) archive.pause();
-    };
-    const onDrain = (): void => {
-      if (!settled) archive.resume();
+    const onData = (chunk: Buffer | Uint8Array): void => {
+      parser.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+      if (parser.buffered >= HIGH_WATER_BYTES) archive.pause();
+      pump();
     };
     const onEnd = (): void => {
       sourceEnded = true;
-      extract.end(null);
+      pump();
     };
     const onSourceClose = (): void => {
       if (!sourceEnded) settle(new OutputArchiveError("output archive is truncated: its source closed before the end", buildReport(state)));
@@ -153,42 +196,132 @@ function runExtraction(archive: Readable, state: ExtractionState): Promise<Extra
       archive.off("end", onEnd);
       archive.off("close", onSourceClose);
       archive.pause();
-      extract.destroy();
+      // A write in flight still uses the file's descriptor: conclude once it is done.
+      if (flushing) deferredOutcome = outcome;
+      else conclude(outcome);
+    };
+    const conclude = (outcome: ExtractReport | OutputArchiveError): void => {
+      // Only a failure can leave a large file half-written (a limit stops between entries).
+      if (task?.kind === "large") discardOutputFile(task.file);
+      task = undefined;
       if (outcome instanceof OutputArchiveError) reject(outcome);
       else resolve(outcome);
     };
-    const failWith = (error: unknown): void => {
-      settle(toArchiveError(error, state));
+    /** Called when the parser needs more input to go on. */
+    const awaitInput = (): void => {
+      if (!sourceEnded) {
+        if (archive.isPaused()) archive.resume();
+        return;
+      }
+      const cut = parser.finish();
+      if (cut === undefined) settle(buildReport(state));
+      else if (cut.inside) settle(new OutputArchiveError(`output archive is truncated or corrupt after ${state.entries} entries: ${cut.detail}`, buildReport(state)));
+      else settle(new OutputArchiveError(`output archive is truncated: ${cut.detail}`, buildReport(state)));
+    };
+    const yieldSlice = (): void => {
+      waiting = true;
+      setImmediate(() => {
+        waiting = false;
+        sliceUsedMs = 0;
+        pump();
+      });
+    };
+    const flush = (file: OutputFile): void => {
+      waiting = true;
+      flushing = true;
+      flushOutputFile(file).then(
+        () => {
+          flushing = false;
+          waiting = false;
+          sliceUsedMs = 0;
+          if (deferredOutcome !== undefined) conclude(deferredOutcome);
+          else pump();
+        },
+        (error: unknown) => {
+          flushing = false;
+          waiting = false;
+          if (deferredOutcome !== undefined) conclude(deferredOutcome);
+          else settle(toArchiveError(error, state));
+        },
+      );
+    };
+    /** Goes on with the current body; false when it has to wait (for input, a write or the next slice). */
+    const continueBody = (current: BodyTask): boolean => {
+      switch (current.kind) {
+        case "skip":
+          if (parser.skipBody()) return true;
+          awaitInput();
+          return false;
+        case "small": {
+          const body = parser.takeBody(scratch);
+          if (body === undefined) {
+            awaitInput();
+            return false;
+          }
+          const { member, parts } = current;
+          const result = refuseNameTooLong(() => writeSmallOutputFile(state.tree, parts, member.mode, member.mtime, body), { reason: NAME_TOO_LONG });
+          if ("reason" in result) state.refused.push({ path: member.name, reason: result.reason });
+          else recordWritten(state, result.written);
+          return true;
+        }
+        case "large": {
+          const { member, file } = current;
+          // Take pieces of a useful size: a source that trickles bytes must not queue millions of tiny writes.
+          if (parser.buffered < Math.min(parser.bodyRemaining, LARGE_BODY_PIECE_BYTES) && !sourceEnded) {
+            awaitInput();
+            return false;
+          }
+          for (let piece = parser.readBody(); piece !== undefined; piece = parser.readBody()) {
+            if (appendToOutputFile(file, piece)) {
+              flush(file);
+              return false;
+            }
+            if (sliceIsOver()) {
+              yieldSlice();
+              return false;
+            }
+          }
+          if (parser.bodyRemaining > 0) {
+            awaitInput();
+            return false;
+          }
+          recordWritten(state, closeOutputFile(file, member.mode, member.mtime));
+          return true;
+        }
+      }
+    };
+    const pump = (): void => {
+      if (settled || waiting) return;
+      pumpStartedAt = performance.now();
+      try {
+        for (;;) {
+          if (task !== undefined) {
+            if (!continueBody(task)) return;
+            task = undefined;
+          }
+          if (sliceIsOver()) {
+            yieldSlice();
+            return;
+          }
+          const member = parser.nextMember();
+          if (member === undefined || member === "end") {
+            awaitInput();
+            return;
+          }
+          const started = startEntry(state, member);
+          if (started === "stop") {
+            settle(buildReport(state));
+            return;
+          }
+          task = started;
+        }
+      } catch (error) {
+        settle(toArchiveError(error, state));
+      } finally {
+        sliceUsedMs += performance.now() - pumpStartedAt;
+      }
     };
 
-    extract.on("entry", (header, body, next) => {
-      // A body fails only when the whole archive does; that error reaches us through `extract`.
-      body.on("error", () => undefined);
-      state.archiveEnd = entryEnd(header);
-      handleEntry(state, header, body).then((outcome) => {
-        if (outcome === "stop") settle(buildReport(state));
-        else if (performance.now() - sliceStartedAt < SLICE_MS) next();
-        else {
-          // Small files are written synchronously (output-writer.ts): let timers and I/O run every SLICE_MS.
-          setImmediate(() => {
-            sliceStartedAt = performance.now();
-            if (!settled) next();
-          });
-        }
-      }, failWith);
-    });
-    extract.on("drain", onDrain);
-    extract.on("error", (error) => {
-      settle(new OutputArchiveError(`output archive is truncated or corrupt after ${state.entries} entries: ${error.message}`, buildReport(state), { cause: error }));
-    });
-    extract.on("finish", () => {
-      if (received < state.archiveEnd + 512) {
-        const detail = received === 0 ? "it is empty" : "it ends without an end-of-archive block";
-        settle(new OutputArchiveError(`output archive is truncated: ${detail}`, buildReport(state)));
-      } else {
-        settle(buildReport(state));
-      }
-    });
     archive.on("error", onSourceError);
     archive.on("data", onData);
     archive.on("end", onEnd);
@@ -197,95 +330,100 @@ function runExtraction(archive: Readable, state: ExtractionState): Promise<Extra
   });
 }
 
-async function handleEntry(state: ExtractionState, header: tarStream.Header, body: AsyncIterable<unknown>): Promise<EntryOutcome> {
+/** Counts the member, applies the limits and the policy; returns what to do with its body, or "stop". */
+function startEntry(state: ExtractionState, member: TarMember): BodyTask | undefined | "stop" {
   state.entries += 1;
+  state.nameNewlines += countNewlines(member.name);
   const { maxEntries, maxBytes } = state.limits;
-  if (state.entries > maxEntries) return stopAt(state, header.name, `over the entry limit: the archive has more than ${maxEntries} entries`);
+  if (state.entries > maxEntries) return stopAt(state, member.name, `over the entry limit: the archive has more than ${maxEntries} entries`);
 
-  const verdict = classifyEntry(header);
-  const bodySize = header.type === "directory" ? 0 : header.size;
+  const verdict = classifyEntry(member);
+  const bodySize = member.size;
   if (state.bytesRead + bodySize > maxBytes) {
     const overLimit = `over the size limit: ${bodySize} more bytes would exceed ${maxBytes} (${state.bytesRead} already read)`;
-    return stopAt(state, header.name, verdict.kind === "refuse" ? `${verdict.reason}; ${overLimit}` : overLimit);
+    return stopAt(state, member.name, verdict.kind === "refuse" ? `${verdict.reason}; ${overLimit}` : overLimit);
   }
-
-  const { reason, bodyConsumed } = await applyVerdict(state, verdict, header, body).catch(refuseUnrepresentableName);
-  if (reason !== undefined) state.refused.push({ path: header.name, reason });
-  if (bodySize > 0 && !bodyConsumed) await discardBody(header.name, body);
   state.bytesRead += bodySize;
-  return "continue";
-}
 
-/** Writes what the verdict allows; `reason` is set when the entry was refused. */
-async function applyVerdict(
-  state: ExtractionState,
-  verdict: EntryVerdict,
-  header: tarStream.Header,
-  body: AsyncIterable<unknown>,
-): Promise<{ readonly reason?: string; readonly bodyConsumed: boolean }> {
+  let reason: string | undefined;
   switch (verdict.kind) {
     case "root":
-      return { bodyConsumed: false };
+      break;
     case "refuse":
-      return { reason: verdict.reason, bodyConsumed: false };
+      reason = verdict.reason;
+      break;
     case "directory":
-      return { reason: await makeOutputDirectory(state.tree, verdict.parts, header.mode), bodyConsumed: false };
+      reason = refuseNameTooLong(() => makeOutputDirectory(state.tree, verdict.parts, member.mode), NAME_TOO_LONG);
+      break;
     case "symlink":
-      return { reason: await makeOutputSymlink(state.tree, verdict.parts, verdict.target), bodyConsumed: false };
+      reason = refuseNameTooLong(() => makeOutputSymlink(state.tree, verdict.parts, verdict.target), NAME_TOO_LONG);
+      break;
     case "file": {
-      const result = await writeOutputFile(state.tree, verdict.parts, header.mode, header.mtime, header.size, body);
-      if ("reason" in result) return { reason: result.reason, bodyConsumed: false };
-      state.files.push(result.written);
-      state.bytesWritten += result.written.size;
-      return { bodyConsumed: true };
+      if (bodySize <= SMALL_FILE_BYTES) return { kind: "small", member, parts: verdict.parts };
+      const opened = refuseNameTooLong((): ReturnType<typeof openOutputFile> => openOutputFile(state.tree, verdict.parts), { reason: NAME_TOO_LONG });
+      if ("file" in opened) return { kind: "large", member, file: opened.file };
+      reason = opened.reason;
+      break;
     }
+  }
+  if (reason !== undefined) state.refused.push({ path: member.name, reason });
+  return bodySize > 0 ? { kind: "skip" } : undefined;
+}
+
+function recordWritten(state: ExtractionState, written: ExtractedFile): void {
+  state.files.add(written);
+  state.bytesWritten += written.size;
+}
+
+const NAME_TOO_LONG = "name too long for the host file system";
+
+/** A name the host file system cannot hold is the archive's problem, not the host's: `refusal` stands for the entry. */
+function refuseNameTooLong<T>(write: () => T, refusal: T): T {
+  try {
+    return write();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENAMETOOLONG") throw error;
+    return refusal;
   }
 }
 
-/** A name the host file system cannot hold is the archive's problem, not the host's: refuse the entry. */
-function refuseUnrepresentableName(error: unknown): { readonly reason: string; readonly bodyConsumed: boolean } {
-  if ((error as NodeJS.ErrnoException).code !== "ENAMETOOLONG") throw error;
-  return { reason: "name too long for the host file system", bodyConsumed: false };
-}
-
-function stopAt(state: ExtractionState, path: string, reason: string): EntryOutcome {
+function stopAt(state: ExtractionState, path: string, reason: string): "stop" {
   state.refused.push({ path, reason });
   state.limitReached = true;
   return "stop";
 }
 
-async function discardBody(path: string, body: AsyncIterable<unknown>): Promise<void> {
-  try {
-    for await (const chunk of body) void chunk;
-  } catch (error) {
-    throw new EntryBodyError(path, { cause: error });
-  }
-}
-
-/** Offset just past the entry's content; tar-stream sets byteOffset (start of content) at runtime. */
-function entryEnd(header: tarStream.Header): number {
-  const start = (header as tarStream.Header & { byteOffset?: number }).byteOffset ?? 0;
-  const size = header.type === "directory" ? 0 : header.size;
-  return start + Math.ceil(size / 512) * 512;
+function countNewlines(name: string): number {
+  let count = 0;
+  for (let at = name.indexOf("\n"); at !== -1; at = name.indexOf("\n", at + 1)) count += 1;
+  return count;
 }
 
 function toArchiveError(error: unknown, state: ExtractionState): OutputArchiveError {
   const message = error instanceof Error ? error.message : String(error);
   const partial = buildReport(state);
-  if (error instanceof EntryBodyError) {
+  if (error instanceof TarFormatError) {
     return new OutputArchiveError(`output archive is truncated or corrupt after ${state.entries} entries: ${message}`, partial, { cause: error });
   }
   return new OutputArchiveError(`extracting the output archive failed: ${message}`, partial, { cause: error });
 }
 
 /**
- * The files list is the one thing kept per file (about 0.2 KiB live each, 19 MiB at 100,000 files; see
- * bench/RESULTS.md): it goes back to the caller and into result.json. Everything else the extraction holds
- * is O(1) per file, plus one path per directory in the tree's knownDirs.
+ * The files list is the one thing kept per file: it goes back to the caller and into result.json. During
+ * the extraction it is held as bytes (WrittenFileList: path, hex digest and size, about 0.1 KiB per file);
+ * here it becomes objects (about 0.2 KiB live each, 19 MiB at 100,000 files; see bench/RESULTS.md).
+ * Everything else the extraction holds is O(1) per file, plus one path per directory in the tree's knownDirs.
  */
 function buildReport(state: ExtractionState): ExtractReport {
   // A stable sort keeps duplicates in archive order: the last one of each path is the file on disk.
-  const sorted = [...state.files].sort((left, right) => (left.path < right.path ? -1 : left.path > right.path ? 1 : 0));
+  const sorted = state.files.toArray().sort((left, right) => (left.path < right.path ? -1 : left.path > right.path ? 1 : 0));
   const files = sorted.filter((entry, index) => sorted[index + 1]?.path !== entry.path);
-  return { files, refused: [...state.refused], bytes: state.bytesWritten, limitReached: state.limitReached };
+  return {
+    files,
+    refused: [...state.refused],
+    bytes: state.bytesWritten,
+    limitReached: state.limitReached,
+    entries: state.entries,
+    nameNewlines: state.nameNewlines,
+  };
 }

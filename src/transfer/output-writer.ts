@@ -1,11 +1,24 @@
 // Writes validated output entries under one destination directory, never following a symlink.
-import { createHash } from "node:crypto";
-import { closeSync, constants as fsConstants, fchmodSync, futimesSync, lstatSync, openSync, unlinkSync, writev, writevSync } from "node:fs";
+import { createHash, hash as cryptoHash } from "node:crypto";
+import type { Hash } from "node:crypto";
+import {
+  chmodSync,
+  closeSync,
+  constants as fsConstants,
+  fchmodSync,
+  futimesSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  symlinkSync,
+  unlinkSync,
+  writeSync,
+  writev,
+  writevSync,
+} from "node:fs";
 import type { Stats } from "node:fs";
-import { chmod, lstat, mkdir, symlink } from "node:fs/promises";
-import { join } from "node:path";
 
-/** A file fully written by writeOutputFile. */
+/** A file fully written: by writeSmallOutputFile, or streamed and closed by closeOutputFile. */
 export interface WrittenFile {
   readonly path: string;
   readonly size: number;
@@ -24,14 +37,6 @@ export interface WrittenFile {
 export interface OutputTree {
   readonly root: string;
   readonly knownDirs: Set<string>;
-}
-
-/** The entry body could not be read (the archive ended or broke mid-file); the partial file was removed. */
-export class EntryBodyError extends Error {
-  constructor(path: string, options: { cause: unknown }) {
-    super(`reading the content of ${path} failed: ${errorMessage(options.cause)}`, options);
-    this.name = "EntryBodyError";
-  }
 }
 
 // O_EXCL after unlinking any old file: never write through a pre-existing hard link or symlink.
@@ -54,76 +59,145 @@ export function toDirectoryMode(mode: number): number {
 
 /**
  * Files of at most SMALL_FILE_BYTES (the bulk of an output tree) are written with synchronous calls once
- * their body is in memory: open, one writev, fchmod, futimes, close. Six async fs calls per file (each a
+ * their whole body is in memory: open, one write, fchmod, futimes, close. Async fs calls (each a
  * thread-pool round trip and an event-loop wake-up) cost more than the writes themselves. One such file
  * holds the event loop for well under a millisecond on the page cache; extractOutputs yields between
- * entries every few milliseconds. Larger bodies are written asynchronously, WRITE_BATCH_BYTES per writev.
+ * entries every few milliseconds. Directories and symlinks are made with sync calls too. Larger bodies
+ * are streamed: written asynchronously, WRITE_BATCH_BYTES per writev.
  */
 export const SMALL_FILE_BYTES = 256 * 1024;
 const WRITE_BATCH_BYTES = 1024 * 1024;
 
 /**
- * Streams `body` (declared `size` bytes) into a new file at `parts`, hashing as it goes. Returns a refusal
- * reason when a parent is a symlink or not a directory, or when something other than a regular file sits
- * at the path (an old regular file is replaced). Throws EntryBodyError when `body` fails and other errors
- * for host file system failures; a half-written file is removed.
+ * Writes a new file at `parts` holding `body` (not kept: it may be a scratch buffer), with mode
+ * toFileMode(mode) and mtime `mtime` (seconds since the epoch, negative before 1970). Returns a refusal reason when a parent is a symlink or not a directory, or when something
+ * other than a regular file sits at the path (an old regular file is replaced). Throws for host file
+ * system failures (ENAMETOOLONG included); a half-written file is removed.
  */
-export async function writeOutputFile(
+export function writeSmallOutputFile(
   tree: OutputTree,
   parts: readonly string[],
   mode: number,
-  mtime: Date,
-  size: number,
-  body: AsyncIterable<unknown>,
-): Promise<{ readonly written: WrittenFile } | { readonly reason: string }> {
-  const parentProblem = await ensureParentDirectories(tree, parts);
+  mtime: number,
+  body: Buffer,
+): { readonly written: WrittenFile } | { readonly reason: string } {
+  const parentProblem = ensureParentDirectories(tree, parts);
   if (parentProblem !== undefined) return { reason: parentProblem };
   const path = parts.join("/");
-  const target = join(tree.root, path);
+  const target = absolutePath(tree, path);
   const opened = openExclusive(target);
   if ("reason" in opened) return opened;
   const { fd } = opened;
   let open = true;
   try {
-    const hash = createHash("sha256");
-    let written = 0;
-    let pending: Buffer[] = [];
-    let pendingBytes = 0;
-    for await (const chunk of readBody(path, body)) {
-      hash.update(chunk);
-      pending.push(chunk);
-      pendingBytes += chunk.byteLength;
-      if (pendingBytes >= WRITE_BATCH_BYTES) {
-        await writeAllAsync(fd, pending);
-        written += pendingBytes;
-        pending = [];
-        pendingBytes = 0;
-      }
-    }
-    if (pendingBytes > 0) {
-      if (size <= SMALL_FILE_BYTES) writeAllSync(fd, pending);
-      else await writeAllAsync(fd, pending);
-      written += pendingBytes;
-    }
+    writeAllSync(fd, body);
     fchmodSync(fd, toFileMode(mode));
-    if (!Number.isNaN(mtime.getTime())) futimesSync(fd, mtime, mtime);
+    setMtime(fd, mtime);
     open = false;
     closeSync(fd);
-    return { written: { path, size: written, sha256: hash.digest("hex") } };
+    return { written: { path, size: body.length, sha256: sha256Of(body) } };
   } catch (error) {
-    // Best effort: the error being thrown is the one that matters.
-    try {
-      if (open) closeSync(fd);
-    } catch {
-      // The descriptor is released by the kernel even when close reports an error.
-    }
-    try {
-      unlinkSync(target);
-    } catch {
-      // Already gone.
-    }
+    removeHalfWritten(open ? fd : undefined, target);
     throw error;
   }
+}
+
+/** A file being streamed by appendToOutputFile; see openOutputFile. */
+export interface OutputFile {
+  readonly path: string;
+  readonly target: string;
+  readonly fd: number;
+  readonly hash: Hash;
+  /** Bytes appended so far. */
+  size: number;
+  pending: Buffer[];
+  pendingBytes: number;
+  closed: boolean;
+}
+
+/**
+ * Creates a new file at `parts` to stream a large body into: appendToOutputFile each piece, await
+ * flushOutputFile whenever it returns true, then closeOutputFile (or discardOutputFile on failure).
+ * Returns a refusal reason like writeSmallOutputFile; throws for host file system failures.
+ */
+export function openOutputFile(tree: OutputTree, parts: readonly string[]): { readonly file: OutputFile } | { readonly reason: string } {
+  const parentProblem = ensureParentDirectories(tree, parts);
+  if (parentProblem !== undefined) return { reason: parentProblem };
+  const path = parts.join("/");
+  const target = absolutePath(tree, path);
+  const opened = openExclusive(target);
+  if ("reason" in opened) return opened;
+  return { file: { path, target, fd: opened.fd, hash: createHash("sha256"), size: 0, pending: [], pendingBytes: 0, closed: false } };
+}
+
+/** Hashes `piece` and queues it (without copying); true when enough is queued that a flush is due. */
+export function appendToOutputFile(file: OutputFile, piece: Buffer): boolean {
+  file.hash.update(piece);
+  file.pending.push(piece);
+  file.pendingBytes += piece.length;
+  file.size += piece.length;
+  return file.pendingBytes >= WRITE_BATCH_BYTES;
+}
+
+/** Writes what is queued (asynchronously: never call it twice at once, nor close or discard meanwhile). */
+export async function flushOutputFile(file: OutputFile): Promise<void> {
+  let rest = file.pending;
+  file.pending = [];
+  file.pendingBytes = 0;
+  while (rest.length > 0) {
+    const from = rest;
+    const bytesWritten = await new Promise<number>((resolve, reject) => writev(file.fd, from, (error, n) => (error ? reject(error) : resolve(n))));
+    rest = dropWritten(rest, bytesWritten);
+  }
+}
+
+/** Writes what is still queued (synchronously), sets mode and mtime and closes; the file is complete. */
+export function closeOutputFile(file: OutputFile, mode: number, mtime: number): WrittenFile {
+  if (file.pendingBytes > 0) writevAllSync(file.fd, file.pending);
+  file.pending = [];
+  file.pendingBytes = 0;
+  fchmodSync(file.fd, toFileMode(mode));
+  setMtime(file.fd, mtime);
+  file.closed = true;
+  closeSync(file.fd);
+  return { path: file.path, size: file.size, sha256: file.hash.digest("hex") };
+}
+
+/** Removes a file that will not be completed, closing it unless closeOutputFile got that far. */
+export function discardOutputFile(file: OutputFile): void {
+  removeHalfWritten(file.closed ? undefined : file.fd, file.target);
+  file.closed = true;
+}
+
+/** Best effort: the error that led here is the one that matters. */
+function removeHalfWritten(fd: number | undefined, target: string): void {
+  try {
+    if (fd !== undefined) closeSync(fd);
+  } catch {
+    // The descriptor is released by the kernel even when close reports an error.
+  }
+  try {
+    unlinkSync(target);
+  } catch {
+    // Already gone.
+  }
+}
+
+/** Sets atime and mtime to `mtime` (seconds); Node takes a negative number for "now", so those go as a Date. */
+function setMtime(fd: number, mtime: number): void {
+  const time = mtime >= 0 ? mtime : new Date(mtime * 1000);
+  futimesSync(fd, time, time);
+}
+
+/** One-shot crypto.hash (Node 20.12+) skips a Hash object per file; older Node gets createHash. */
+const hashOnce: ((algorithm: string, data: Buffer, encoding: "hex") => string) | undefined = typeof cryptoHash === "function" ? cryptoHash : undefined;
+
+function sha256Of(body: Buffer): string {
+  return hashOnce === undefined ? createHash("sha256").update(body).digest("hex") : hashOnce("sha256", body, "hex");
+}
+
+function absolutePath(tree: OutputTree, path: string): string {
+  return tree.root === "/" ? `/${path}` : `${tree.root}/${path}`;
 }
 
 /** Creates `target` with O_EXCL (never through a symlink or hard link): an old regular file is unlinked first. */
@@ -142,42 +216,42 @@ function openExclusive(target: string): { readonly fd: number } | { readonly rea
 }
 
 /** Creates (or re-modes) the directory at `parts`; returns a refusal reason if something else is there. */
-export async function makeOutputDirectory(tree: OutputTree, parts: readonly string[], mode: number): Promise<string | undefined> {
-  const parentProblem = await ensureParentDirectories(tree, parts);
+export function makeOutputDirectory(tree: OutputTree, parts: readonly string[], mode: number): string | undefined {
+  const parentProblem = ensureParentDirectories(tree, parts);
   if (parentProblem !== undefined) return parentProblem;
   const path = parts.join("/");
-  const target = join(tree.root, path);
-  const existing = await lstatIfPresent(target);
-  if (existing === undefined) await mkdir(target, { mode: toDirectoryMode(mode) });
+  const target = absolutePath(tree, path);
+  const existing = lstatSyncIfPresent(target);
+  if (existing === undefined) mkdirSync(target, { mode: toDirectoryMode(mode) });
   else if (!existing.isDirectory()) return `a ${describeKind(existing)} already exists at this path`;
-  await chmod(target, toDirectoryMode(mode));
+  chmodSync(target, toDirectoryMode(mode));
   tree.knownDirs.add(path);
   return undefined;
 }
 
 /** Creates a symlink at `parts` (its target already vetted); returns a refusal reason if the path is taken. */
-export async function makeOutputSymlink(tree: OutputTree, parts: readonly string[], linkTarget: string): Promise<string | undefined> {
-  const parentProblem = await ensureParentDirectories(tree, parts);
+export function makeOutputSymlink(tree: OutputTree, parts: readonly string[], linkTarget: string): string | undefined {
+  const parentProblem = ensureParentDirectories(tree, parts);
   if (parentProblem !== undefined) return parentProblem;
-  const target = join(tree.root, parts.join("/"));
-  const existing = await lstatIfPresent(target);
+  const target = absolutePath(tree, parts.join("/"));
+  const existing = lstatSyncIfPresent(target);
   if (existing !== undefined) return `a ${describeKind(existing)} already exists at this path`;
-  await symlink(linkTarget, target);
+  symlinkSync(linkTarget, target);
   return undefined;
 }
 
 /** Makes every parent of `parts` a real directory, refusing to pass through a symlink or a non-directory. */
-async function ensureParentDirectories(tree: OutputTree, parts: readonly string[]): Promise<string | undefined> {
+function ensureParentDirectories(tree: OutputTree, parts: readonly string[]): string | undefined {
   // Fast path: the direct parent is known, so every ancestor is (a known dir's parents were checked first).
   if (parts.length < 2 || tree.knownDirs.has(parentPathOf(parts))) return undefined;
   let path = "";
   for (const part of parts.slice(0, -1)) {
     path = path === "" ? part : `${path}/${part}`;
     if (tree.knownDirs.has(path)) continue;
-    const target = join(tree.root, path);
-    const existing = await lstatIfPresent(target);
+    const target = absolutePath(tree, path);
+    const existing = lstatSyncIfPresent(target);
     if (existing === undefined) {
-      await mkdir(target, { mode: 0o755 });
+      mkdirSync(target, { mode: 0o755 });
     } else if (existing.isSymbolicLink()) {
       return `parent ${path} is a symlink; refusing to write through it`;
     } else if (!existing.isDirectory()) {
@@ -194,33 +268,18 @@ function parentPathOf(parts: readonly string[]): string {
   return path;
 }
 
-async function* readBody(path: string, body: AsyncIterable<unknown>): AsyncGenerator<Buffer> {
-  const iterator = body[Symbol.asyncIterator]();
-  for (;;) {
-    let step: IteratorResult<unknown>;
-    try {
-      step = await iterator.next();
-    } catch (error) {
-      throw new EntryBodyError(path, { cause: error });
-    }
-    if (step.done === true) return;
-    yield Buffer.isBuffer(step.value) ? step.value : Buffer.from(step.value as Uint8Array);
-  }
+/** Writes the whole buffer at the file's current offset, resuming after partial writes. */
+function writeAllSync(fd: number, buffer: Buffer): void {
+  for (let written = 0; written < buffer.length; ) written += writeSync(fd, buffer, written);
 }
 
-/** Writes every buffer in order at the file's current offset, resuming after partial writes. */
-function writeAllSync(fd: number, buffers: Buffer[]): void {
+/** Writes every buffer in order at the file's current offset, resuming after partial writes; returns the total. */
+function writevAllSync(fd: number, buffers: Buffer[]): number {
+  let total = 0;
+  for (const buffer of buffers) total += buffer.length;
   let rest = buffers;
   while (rest.length > 0) rest = dropWritten(rest, writevSync(fd, rest));
-}
-
-async function writeAllAsync(fd: number, buffers: Buffer[]): Promise<void> {
-  let rest = buffers;
-  while (rest.length > 0) {
-    const from = rest;
-    const bytesWritten = await new Promise<number>((resolve, reject) => writev(fd, from, (error, n) => (error ? reject(error) : resolve(n))));
-    rest = dropWritten(rest, bytesWritten);
-  }
+  return total;
 }
 
 function dropWritten(buffers: Buffer[], bytesWritten: number): Buffer[] {
@@ -240,22 +299,9 @@ function lstatSyncIfPresent(target: string): Stats | undefined {
   return lstatSync(target, { throwIfNoEntry: false });
 }
 
-async function lstatIfPresent(target: string): Promise<Stats | undefined> {
-  try {
-    return await lstat(target);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw error;
-  }
-}
-
 function describeKind(info: Stats): string {
   if (info.isDirectory()) return "directory";
   if (info.isSymbolicLink()) return "symlink";
   if (info.isFile()) return "regular file";
   return "special file";
-}
-
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -9,6 +9,7 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { OutputArchiveError, extractOutputs } from "../../src/transfer/extract-outputs.js";
 import type { ExtractReport } from "../../src/transfer/extract-outputs.js";
+import { base256, endOfArchive, paxBody, rawEntry } from "./tar-fixtures.js";
 import { buildArchive, endlessEntriesArchive, endlessFileArchive, makeTempDir, sha256Of, snapshotTree } from "./tree-helpers.js";
 import type { ArchiveEntry } from "./tree-helpers.js";
 
@@ -115,6 +116,11 @@ describe("extractOutputs", () => {
       for (const [path, pattern] of Object.entries(expected)) assert.match(reasons.get(path) ?? "", pattern, path);
     });
 
+    it("counts every member, refused ones and the root included, but not the PAX header of the long name", () => {
+      assert.equal(report.entries, hostileEntries().length);
+      assert.equal(report.nameNewlines, 0);
+    });
+
     it("writes nothing outside the destination", async () => {
       assert.deepEqual(await readdir(join(parent, "sentinel")), []);
       assert.deepEqual((await readdir(parent)).sort(), ["dest", "sentinel"]);
@@ -146,6 +152,14 @@ describe("extractOutputs", () => {
     const report = await extractOutputs(Readable.from(await buildArchive([file("./a.txt", "a")])), dest, GENEROUS);
     assert.deepEqual(report.files.map((entry) => entry.path), ["a.txt"]);
     assert.equal(await readFile(join(dest, "a.txt"), "utf8"), "a");
+  });
+
+  it("reads a source that yields plain Uint8Array chunks", async () => {
+    const dest = join(workspace, "uint8array-source");
+    const archive = await buildArchive([file("./a.txt", "a"), file("./b.txt", "b")]);
+    const chunks = [new Uint8Array(archive.subarray(0, 700)), new Uint8Array(archive.subarray(700))];
+    const report = await extractOutputs(Readable.from(chunks), dest, GENEROUS);
+    assert.deepEqual(report.files.map((entry) => entry.path), ["a.txt", "b.txt"]);
   });
 
   it("refuses to write through or over a symlink that already exists in the destination", async () => {
@@ -271,6 +285,42 @@ describe("extractOutputs", () => {
     assert.equal((await lstat(join(dest, "big.bin"))).mode & 0o7777, 0o755);
   });
 
+  it("sets each file's mtime from the archive, fractional PAX times and times before 1970 included", async () => {
+    const dest = join(workspace, "mtimes");
+    const archive = Buffer.concat([
+      rawEntry({ name: "./octal.txt", mtime: 1_234_567_890 }, "octal"),
+      rawEntry({ typeflag: "x" }, paxBody({ mtime: "1700000000.25" })),
+      rawEntry({ name: "./pax.txt" }, "pax"),
+      rawEntry({ name: "./before-1970.txt", mtimeField: base256(-86_400n) }, "old"),
+      rawEntry({ name: "./large-before-1970.bin", mtimeField: base256(-1n) }, Buffer.alloc(300 * 1024, 1)),
+      endOfArchive(),
+    ]);
+    await extractOutputs(Readable.from(archive), dest, GENEROUS);
+    const mtimeOf = async (path: string): Promise<number> => (await lstat(join(dest, path))).mtimeMs;
+    assert.equal(await mtimeOf("octal.txt"), 1_234_567_890_000);
+    assert.equal(await mtimeOf("pax.txt"), 1_700_000_000_250);
+    assert.equal(await mtimeOf("before-1970.txt"), -86_400_000);
+    assert.equal(await mtimeOf("large-before-1970.bin"), -1000);
+  });
+
+  it("lets timers run while it extracts thousands of small files", async () => {
+    const dest = join(workspace, "event-loop");
+    const entries = Array.from({ length: 3000 }, (_, index) => file(`./many/f${index}.txt`, `content ${index}\n`));
+    const archive = await buildArchive(entries);
+    let ticks = 0;
+    const timer = setInterval(() => (ticks += 1), 1);
+    const started = performance.now();
+    try {
+      const report = await extractOutputs(Readable.from(archive), dest, GENEROUS);
+      assert.equal(report.files.length, 3000);
+    } finally {
+      clearInterval(timer);
+    }
+    const elapsed = performance.now() - started;
+    // Slices last 5 ms: a run of more than 20 ms must have let the 1 ms timer fire.
+    if (elapsed > 20) assert.ok(ticks > 0, `no timer ran during ${elapsed.toFixed(0)} ms of extraction`);
+  });
+
   describe("limits", () => {
     it("refuses the entry that would pass maxBytes and stops there", async () => {
       const dest = join(workspace, "size-limit");
@@ -365,6 +415,68 @@ describe("extractOutputs", () => {
       const archive = await buildArchive([file("./first.txt", "complete")]);
       const cut = archive.subarray(0, 1024);
       await assert.rejects(extractOutputs(Readable.from(cut), dest, GENEROUS), /ends without an end-of-archive block/);
+    });
+
+    it("rejects an archive cut inside a header block", async () => {
+      const dest = join(workspace, "cut-mid-header");
+      const archive = await buildArchive([file("./first.txt", "complete"), file("./second.txt", "second")]);
+      await assert.rejects(extractOutputs(Readable.from(archive.subarray(0, 1024 + 100)), dest, GENEROUS), (error: unknown) => {
+        assert.ok(error instanceof OutputArchiveError);
+        assert.equal(error.message, "output archive is truncated or corrupt after 1 entries: it ends inside a header block");
+        assert.deepEqual(error.partial.files.map((entry) => entry.path), ["first.txt"]);
+        return true;
+      });
+    });
+
+    it("rejects an archive cut in the padding after a file's content", async () => {
+      const dest = join(workspace, "cut-in-padding");
+      const archive = await buildArchive([file("./first.txt", "complete")]);
+      await assert.rejects(extractOutputs(Readable.from(archive.subarray(0, 600)), dest, GENEROUS), /truncated or corrupt after 1 entries: it ends inside the padding after "\.\/first\.txt"/);
+    });
+
+    it("accepts an archive that ends with a single zero block, as GNU tar does", async () => {
+      const dest = join(workspace, "single-zero-block");
+      const archive = await buildArchive([file("./first.txt", "complete")]);
+      const report = await extractOutputs(Readable.from(archive.subarray(0, 1024 + 512)), dest, GENEROUS);
+      assert.deepEqual(report.files.map((entry) => entry.path), ["first.txt"]);
+    });
+
+    it("rejects anything but zero padding after the end-of-archive block", async () => {
+      const dest = join(workspace, "after-the-end");
+      const archive = await buildArchive([file("./first.txt", "complete")]);
+      const smuggled = Buffer.concat([archive, await buildArchive([file("./smuggled.txt", "after the end")])]);
+      await assert.rejects(extractOutputs(Readable.from(smuggled), dest, GENEROUS), /truncated or corrupt after 1 entries: Invalid tar archive: data after the end-of-archive block/);
+      assert.deepEqual(await readdir(dest), ["first.txt"]);
+    });
+
+    it("removes a large file cut in the middle of its content", async () => {
+      const dest = join(workspace, "cut-mid-large-file");
+      const archive = await buildArchive([file("./first.txt", "complete"), file("./large.bin", randomBytes(3 * 1024 * 1024))]);
+      await assert.rejects(extractOutputs(Readable.from(archive.subarray(0, 2 * 1024 * 1024)), dest, GENEROUS), (error: unknown) => {
+        assert.ok(error instanceof OutputArchiveError);
+        assert.match(error.message, /truncated or corrupt after 2 entries: it ends inside the content of "\.\/large\.bin"/);
+        assert.deepEqual(error.partial.files.map((entry) => entry.path), ["first.txt"]);
+        return true;
+      });
+      assert.deepEqual(await readdir(dest), ["first.txt"], "the half-written file is removed");
+    });
+
+    it("removes a large file whose source fails while its content is being written", async () => {
+      const dest = join(workspace, "source-fails-mid-large-file");
+      const archive = await buildArchive([file("./large.bin", randomBytes(3 * 1024 * 1024))]);
+      let offset = 0;
+      const source = new Readable({
+        read() {
+          if (offset >= 2 * 1024 * 1024) {
+            this.destroy(new Error("kubectl exec lost the connection"));
+            return;
+          }
+          this.push(archive.subarray(offset, offset + 64 * 1024));
+          offset += 64 * 1024;
+        },
+      });
+      await assert.rejects(extractOutputs(source, dest, GENEROUS), /reading the output archive failed: kubectl exec lost the connection/);
+      assert.deepEqual(await readdir(dest), [], "the half-written file is removed");
     });
 
     it("rejects an empty archive", async () => {
