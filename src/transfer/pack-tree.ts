@@ -3,8 +3,8 @@ import { closeSync, constants as fsConstants, fstatSync, lstatSync, openSync, re
 import type { Dirent, Stats } from "node:fs";
 import { join } from "node:path";
 import { Readable } from "node:stream";
-import { END_OF_ARCHIVE_BYTES, TAR_BLOCK_BYTES, paddedSize, planTarHeader, writeTarHeader } from "./tar-header.js";
-import type { TarHeader } from "./tar-header.js";
+import { END_OF_ARCHIVE_BYTES, TAR_BLOCK_BYTES, paddedSize, planTarHeader, writeTarHeader } from "./tar-header-writer.js";
+import type { TarHeader } from "./tar-header-writer.js";
 
 /** One host directory whose contents go into the archive under `archivePrefix` (e.g. "work"). */
 export interface PackRoot {

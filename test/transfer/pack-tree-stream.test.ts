@@ -10,7 +10,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { PackError, packTrees } from "../../src/transfer/pack-tree.js";
-import { END_OF_ARCHIVE_BYTES, encodeTarHeader, paddedSize } from "../../src/transfer/tar-header.js";
+import { END_OF_ARCHIVE_BYTES, encodeTarHeader, paddedSize } from "../../src/transfer/tar-header-writer.js";
 import { collectStream, makeTempDir, runWithInput, snapshotTree } from "./tree-helpers.js";
 
 const MIB = 1024 * 1024;

@@ -3,8 +3,8 @@ import { Readable } from "node:stream";
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import * as tarStream from "tar-stream";
-import { END_OF_ARCHIVE_BYTES, encodePaxRecord, encodeTarHeader, paddedSize, planTarHeader } from "../../src/transfer/tar-header.js";
-import type { TarHeader } from "../../src/transfer/tar-header.js";
+import { END_OF_ARCHIVE_BYTES, encodePaxRecord, encodeTarHeader, paddedSize, planTarHeader } from "../../src/transfer/tar-header-writer.js";
+import type { TarHeader } from "../../src/transfer/tar-header-writer.js";
 
 const MTIME = 1_714_979_289; // 2024-05-06T07:08:09Z
 const EIGHT_GIB = 8 * 1024 ** 3;
