@@ -1,14 +1,14 @@
-// Streams /outputs back from the pod into <out>/outputs through the hostile-archive extractor, verified by sha256.
+// Streams /outputs back from the pod into <out>/outputs through the hostile-archive extractor, checked against the pod's count.
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { InfraError, describeError } from "../errors.js";
 import { buildExecArgs } from "../k8s/kubectl-args.js";
 import { helperCommand } from "../pod/helper-script.js";
 import { extractOutputs, type ExtractReport } from "../transfer/extract-outputs.js";
+import { checkOutputsCount } from "../transfer/transfer-receipt.js";
 import type { ExecutorContext } from "./context.js";
 import type { RunPod } from "./executor.js";
 import { withExecRetry } from "./exec-retry.js";
-import { createHashTap } from "./upload.js";
 
 /** Most entries accepted from /outputs. */
 export const MAX_OUTPUT_ENTRIES = 100_000;
@@ -20,12 +20,10 @@ export async function downloadOutputs(ctx: ExecutorContext, pod: RunPod): Promis
     // The CLI made sure <out>/outputs was empty before the run: what is there now is a failed attempt's.
     await rm(destination, { recursive: true, force: true });
     const kubectl = ctx.kubectl.stream(buildExecArgs(settings.target, pod.name, helperCommand.packOutputs(), false), { signal: ctx.signal });
-    const { tap, digest } = createHashTap();
-    kubectl.stdout.pipe(tap);
     let report: ExtractReport | undefined;
     let extractError: unknown;
     try {
-      report = await extractOutputs(tap, destination, { maxBytes: settings.maxOutputBytes, maxEntries: MAX_OUTPUT_ENTRIES });
+      report = await extractOutputs(kubectl.stdout, destination, { maxBytes: settings.maxOutputBytes, maxEntries: MAX_OUTPUT_ENTRIES });
     } catch (error) {
       extractError = error;
     }
@@ -34,11 +32,9 @@ export async function downloadOutputs(ctx: ExecutorContext, pod: RunPod): Promis
     if (report?.limitReached) return { ok: true, value: report };
     if (exit.exitCode !== 0) return { ok: false, exit };
     if (!report) throw new InfraError("download-failed", `the outputs archive could not be read: ${describeError(extractError)}`);
-    const remote = /knotless-sha256 ([0-9a-f]{64})/.exec(exit.stderr)?.[1];
-    const local = digest();
-    if (remote !== local.sha256) {
-      throw new InfraError("integrity-mismatch", `outputs integrity check failed: received ${local.bytes} bytes with sha256 ${local.sha256}, the pod sent ${remote ?? "no checksum"}`);
-    }
+    // The extractor already refused an archive cut short (no end-of-archive blocks); this catches whole entries lost.
+    const mismatch = checkOutputsCount(report, exit.stderr);
+    if (mismatch !== undefined) throw new InfraError("integrity-mismatch", `outputs integrity check failed: ${mismatch}`);
     return { ok: true, value: report };
   });
 }

@@ -19,7 +19,8 @@ export interface UploadSummary {
   readonly files: number;
   readonly bytes: number;
   readonly archiveBytes: number;
-  readonly sha256: string;
+  /** Archive members (files, directories, symlinks), the receipt excluded. */
+  readonly entries: number;
 }
 
 /**
@@ -31,7 +32,7 @@ export interface UploadSummary {
 export interface Executor {
   /** Creates the run's Job and waits until its pod runs. Called once. Reports Pending progress as events. */
   setup(): Promise<RunPod>;
-  /** Streams the checkout to /work, the shared steps to /steps and the runner's files into the pod; verifies a sha256 on both sides. After setup. */
+  /** Streams the checkout to /work, the shared steps to /steps and the runner's files into the pod; verifies that the pod received it whole (src/transfer/transfer-receipt.ts). After setup. */
   copyIn(): Promise<UploadSummary>;
   /**
    * Runs step `index` to its end in the pod (one exec in the normal case) and streams its output as events.

@@ -67,7 +67,7 @@ export class KubernetesExecutor implements Executor {
   async copyIn(): Promise<UploadSummary> {
     const pod = this.#requirePod();
     const [{ uploadFiles }] = await (this.#transfer ??= loadTransfer());
-    return this.#phase("upload", () => uploadFiles(this.#ctx, pod), (s) => `uploaded ${s.files} files, ${s.bytes} bytes (archive ${s.archiveBytes} bytes, sha256 ${s.sha256.slice(0, 12)}… verified)`);
+    return this.#phase("upload", () => uploadFiles(this.#ctx, pod), (s) => `uploaded ${s.files} files, ${s.bytes} bytes (archive ${s.archiveBytes} bytes, ${s.entries} entries; receipt and count verified in the pod)`);
   }
 
   async runStep(index: number, deadlineAt: number): Promise<StepOutcome> {

@@ -1,14 +1,14 @@
-// Streams the checkout, the shared steps and the runner's own files into the pod as one tar, verified by sha256.
-import { createHash } from "node:crypto";
+// Streams the checkout, the shared steps and the runner's own files into the pod as one tar, with a receipt the pod checks.
+import { randomBytes } from "node:crypto";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { InfraError, InputError, describeError } from "../errors.js";
 import { buildExecArgs } from "../k8s/kubectl-args.js";
 import { buildHelperScript, buildUploadCommand } from "../pod/helper-script.js";
-import { packTrees, type PackRoot } from "../transfer/pack-tree.js";
+import { packTrees, type PackRoot, type PackStats } from "../transfer/pack-tree.js";
+import { UPLOAD_RECEIPT_ARCHIVE_PATH, buildUploadReceipt, checkUploadReply, expectedFindLines, type CountedTree } from "../transfer/transfer-receipt.js";
 import type { ExecutorContext } from "./context.js";
 import type { RunPod, UploadSummary } from "./executor.js";
 import { withExecRetry } from "./exec-retry.js";
@@ -23,18 +23,12 @@ export async function stageRunnerFiles(steps: readonly StepSpec[]): Promise<stri
   return dir;
 }
 
-/** A pass-through stream that hashes and counts what flows through it. */
-export function createHashTap(): { tap: Transform; digest: () => { sha256: string; bytes: number } } {
-  const hash = createHash("sha256");
-  let bytes = 0;
-  const tap = new Transform({
-    transform(chunk: Buffer, _encoding, callback) {
-      hash.update(chunk);
-      bytes += chunk.length;
-      callback(null, chunk);
-    },
+/** What the pod's `find /work /steps` should see: the roots packed under these prefixes (an absent one is empty). */
+function countMounts(packed: PackStats, roots: readonly PackRoot[], prefixes: readonly string[]): CountedTree[] {
+  return prefixes.map((prefix) => {
+    const index = roots.findIndex((root) => root.archivePrefix === prefix);
+    return { entries: packed.entriesByRoot[index] ?? 0, nameNewlines: packed.nameNewlinesByRoot[index] ?? 0 };
   });
-  return { tap, digest: () => ({ sha256: hash.digest("hex"), bytes }) };
 }
 
 /** Uploads everything the steps need in one exec; the archive is never held in memory. */
@@ -48,12 +42,19 @@ export async function uploadFiles(ctx: ExecutorContext, pod: RunPod): Promise<Up
       ...(settings.sharedStepsDir ? [{ hostDir: settings.sharedStepsDir, archivePrefix: "steps" }] : []),
     ];
     return await withExecRetry(ctx, "upload", "exec-failed", async () => {
-      const archive = packTrees(roots);
-      const { tap, digest } = createHashTap();
+      let expected: { receipt: string; findLines: number } | undefined;
+      const nonce = randomBytes(8).toString("hex");
+      const archive = packTrees(roots, {
+        trailer: (packed) => {
+          const receipt = buildUploadReceipt(nonce, packed.entriesByRoot.reduce((sum, n) => sum + n, 0), packed.archiveBytes);
+          expected = { receipt, findLines: expectedFindLines(countMounts(packed, roots, ["work", "steps"])) };
+          return { path: UPLOAD_RECEIPT_ARCHIVE_PATH, content: Buffer.from(receipt) };
+        },
+      });
       const kubectl = ctx.kubectl.stream(buildExecArgs(settings.target, pod.name, buildUploadCommand(), true), { stdin: true, signal: ctx.signal });
-      let remoteSha = "";
-      kubectl.stdout.setEncoding("utf8").on("data", (text: string) => (remoteSha += text));
-      const piped = pipeline(archive.stream, tap, kubectl.stdin!).then(
+      let reply = "";
+      kubectl.stdout.setEncoding("utf8").on("data", (text: string) => (reply += text));
+      const piped = pipeline(archive.stream, kubectl.stdin!).then(
         () => undefined,
         (error: unknown) => error,
       );
@@ -64,11 +65,12 @@ export async function uploadFiles(ctx: ExecutorContext, pod: RunPod): Promise<Up
       if (exit.exitCode !== 0) return { ok: false, exit };
       if (pipeError) throw new InfraError("exec-failed", `upload stream failed: ${describeError(pipeError)}`);
       for (const skipped of stats.skipped) ctx.emit({ kind: "notice", level: "warning", message: `not uploaded: ${skipped.path} (${skipped.reason})` });
-      const local = digest();
-      if (remoteSha.trim() !== local.sha256) {
-        throw new InfraError("integrity-mismatch", `upload integrity check failed: sent ${local.bytes} bytes with sha256 ${local.sha256}, the pod received ${JSON.stringify(remoteSha.trim()) || "nothing"}`);
+      const mismatch = expected ? checkUploadReply(expected, reply) : "the archive was never finished";
+      if (mismatch !== undefined) {
+        throw new InfraError("integrity-mismatch", `upload integrity check failed after sending ${stats.archiveBytes} bytes: ${mismatch}`);
       }
-      return { ok: true, value: { files: stats.files, bytes: stats.bytes, archiveBytes: local.bytes, sha256: local.sha256 } };
+      const entries = stats.entriesByRoot.reduce((sum, n) => sum + n, 0);
+      return { ok: true, value: { files: stats.files, bytes: stats.bytes, archiveBytes: stats.archiveBytes, entries } };
     });
   } finally {
     await rm(staging, { recursive: true, force: true });

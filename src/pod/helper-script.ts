@@ -1,5 +1,6 @@
 // The runner's in-pod helper: a POSIX sh script that runs steps detached from the exec stream and follows them.
-import { POD_HEARTBEAT_PATH, POD_OUTPUTS_DIR, POD_RUNNER_DIR, POD_WORK_DIR } from "./paths.js";
+import { OUTPUTS_COUNT_TAG, UPLOAD_RECEIPT_ARCHIVE_PATH } from "../transfer/transfer-receipt.js";
+import { POD_HEARTBEAT_PATH, POD_OUTPUTS_DIR, POD_RUNNER_DIR, POD_STEPS_DIR, POD_WORK_DIR } from "./paths.js";
 
 /** The environment variable that marks every process of step N, so a timeout can find them all. */
 export const STEP_MARK_VARIABLE = "KNOTLESS_STEP_MARK";
@@ -19,7 +20,8 @@ export function podStepScriptPath(index: number): string {
  *   exec that ends without it never counts as a finished step.
  * - `kill N GRACE`: SIGTERM to step N's process group and to every process carrying its mark, SIGKILL to what is
  *   left after GRACE seconds.
- * - `pack-outputs`: writes a tar of /outputs to stdout and `knotless-sha256 <hex>` of it to stderr.
+ * - `pack-outputs`: writes a tar of /outputs to stdout, then `knotless-outputs-entries <n>` to stderr: the lines
+ *   `find /outputs ! -type s` prints (see src/transfer/transfer-receipt.ts for why a count, not a checksum).
  * The step runs as `sh -e` in /work, in its own session, stdin from /dev/null, output into files: a dropped exec
  * stream cannot stop it, and a reconnecting `follow` loses no byte and repeats none.
  */
@@ -99,15 +101,10 @@ kill_step() {
 }
 
 pack_outputs() {
-  f=$R/.outputs.fifo
-  rm -f "$f" "$R/.outputs.sha" && mkfifo "$f" || exit 98
-  sha256sum < "$f" > "$R/.outputs.sha" &
-  { tar -cf - -C ${POD_OUTPUTS_DIR} . ; echo $? > "$R/.outputs.rc"; } | tee "$f"
-  wait
-  rc=$(cat "$R/.outputs.rc")
-  echo "knotless-sha256 $(cut -d ' ' -f 1 < "$R/.outputs.sha")" >&2
-  rm -f "$f" "$R/.outputs.sha" "$R/.outputs.rc"
-  exit "$rc"
+  tar -cf - -C ${POD_OUTPUTS_DIR} .
+  rc=$?
+  echo "${OUTPUTS_COUNT_TAG} $(find ${POD_OUTPUTS_DIR} ! -type s | wc -l)" >&2
+  exit $rc
 }
 
 beat
@@ -123,20 +120,20 @@ esac
 
 /**
  * The upload command (the helper is not in the pod yet): extracts a tar from stdin at `/` (entries are
- * `work/...`, `steps/...`, `knotless/...`) while hashing exactly the bytes received; prints the sha256 on stdout.
+ * `work/...`, `steps/...`, `knotless/...`, the receipt last), then prints the receipt it extracted and the number
+ * of lines `find /work /steps` prints (src/transfer/transfer-receipt.ts). Whatever tar leaves unread is drained, so
+ * the sender never writes into a closed pipe or blocks on a full one; a failing tar's exit code is the command's.
  */
 export function buildUploadCommand(): string[] {
   const script = [
-    `f=${POD_RUNNER_DIR}/.upload.fifo`,
-    `rm -f "$f" && mkfifo "$f" || exit 98`,
-    `sha256sum < "$f" > "$f.sha" &`,
-    `tee "$f" | { tar -xf - -C /; rc=$?; cat > /dev/null; exit $rc; }`,
+    `tar -xf - -C /`,
     `rc=$?`,
-    `wait`,
-    `cut -d ' ' -f 1 < "$f.sha"`,
-    `rm -f "$f" "$f.sha"`,
+    `cat > /dev/null`,
+    `[ $rc = 0 ] || exit $rc`,
     `touch ${POD_HEARTBEAT_PATH}`,
-    `exit $rc`,
+    // A missing receipt prints an empty line: the runner reports it as an integrity failure, not as a failed exec.
+    `cat /${UPLOAD_RECEIPT_ARCHIVE_PATH} 2>/dev/null || echo`,
+    `find ${POD_WORK_DIR} ${POD_STEPS_DIR} | wc -l`,
   ].join("\n");
   return ["sh", "-c", script];
 }

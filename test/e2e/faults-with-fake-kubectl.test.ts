@@ -1,6 +1,7 @@
 // The core's promises under injected faults, through the library API and the fake kubectl.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { buildHelperScript } from "../../src/pod/helper-script.js";
 import { createFakeCluster, type FakeCluster, type Faults } from "../fixtures/fake-kubectl/harness.js";
 import { runWithKubectl } from "../support/run-library.js";
 
@@ -28,6 +29,34 @@ describe("faults injected by the fake kubectl", { concurrency: 2 }, () => {
       assert.deepEqual(await cluster.jobs(), []);
     });
   }
+
+  // The upload archive starts with knotless/helper.sh (header, body padded to 512), then the next header.
+  const secondHeaderAt = 512 + Math.ceil(Buffer.byteLength(buildHelperScript()) / 512) * 512;
+  for (const [where, afterBytes, reason] of [
+    ["inside a header (GNU tar then exits 0)", secondHeaderAt + 100, "integrity-mismatch"],
+    ["inside a file body (tar then fails)", 700, "exec-failed"],
+  ] as const) {
+    it(`never runs a step after an upload whose stdin lost its tail ${where}`, async (t) => {
+      const cluster = await clusterWith(t, { stdinLosses: [{ match: "tar -xf", afterBytes, times: 5 }] });
+      const run = await runWithKubectl({ kubectlPath: cluster.kubectlPath, env: cluster.env, steps: "a\ttrue", runId: `lost-tail-${afterBytes}` });
+      assert.equal(run.result.status, "failed");
+      assert.equal(run.result.exitCode, -1);
+      assert.equal(run.result.errorReason, reason, run.result.error ?? undefined);
+      assert.deepEqual((await cluster.calls()).map((c) => c.argv.join(" ")).filter((call) => call.includes("helper.sh run")), []);
+      assert.deepEqual(await cluster.jobs(), []);
+    });
+  }
+
+  it("reports an outputs download whose stream was cut, with kubectl exiting 0, as an infrastructure failure", async (t) => {
+    const cluster = await clusterWith(t, { execCuts: [{ match: "pack-outputs", afterBytes: 3000, mode: "silent", times: 5 }] });
+    const run = await runWithKubectl({ kubectlPath: cluster.kubectlPath, env: cluster.env, steps: "out\thead -c 50000 /dev/zero > /outputs/zeros", runId: "cut-download" });
+    assert.equal(run.result.steps[0]!.status, "success");
+    assert.equal(run.result.status, "failed");
+    assert.equal(run.result.exitCode, -1);
+    assert.equal(run.result.errorReason, "download-failed", run.result.error ?? undefined);
+    assert.match(run.result.error ?? "", /truncated/);
+    assert.deepEqual(await cluster.jobs(), []);
+  });
 
   it("reports an evicted pod as an infrastructure failure within seconds", async (t) => {
     const cluster = await clusterWith(t, { podLostAfterExecs: 2, podLostDelayMs: 500 });
