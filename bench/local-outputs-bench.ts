@@ -27,13 +27,13 @@ export interface OutputsRep {
   readonly fillMs: number;
   /** `kubectl exec POD -c run -- tar -cf - -C /outputs . | tar -xf - -C DEST`, spawn → exit, same pod. */
   readonly plainMs: number;
-  /** The runner's download exec with stdout discarded: pod side (tar, tee, sha256sum) and transport, no host extraction. */
+  /** The runner's download exec with stdout discarded: pod side (tar, then find | wc -l) and transport, no host extraction. */
   readonly packOutputsDiscardMs: number;
   /** `kubectl exec ... tar -cf - -C /outputs . > /dev/null`: plain tar and transport, no host extraction. */
   readonly tarDiscardMs: number;
   /** Inside the pod only (podman exec, no kubectl, no transport): `tar -cf - -C /outputs . | cat > /dev/null`. */
   readonly inPodTarMs: number;
-  /** Inside the pod only: `sh /knotless/helper.sh pack-outputs 2>/dev/null | cat > /dev/null` (tar, tee, sha256sum). */
+  /** Inside the pod only: `sh /knotless/helper.sh pack-outputs 2>/dev/null | cat > /dev/null` (tar, then find | wc -l). */
   readonly inPodPackMs: number;
 }
 
@@ -46,7 +46,7 @@ export interface OutputsResult {
   readonly inPodTar: Summary;
   readonly inPodPack: Summary;
   readonly peakRssMiB: Summary;
-  /** The host side alone, once: GNU tar -c of the downloaded tree into a sha256 tap and extractOutputs, against tar -c | tar -x. */
+  /** The host side alone, once: GNU tar -c of the downloaded tree into extractOutputs, against tar -c | tar -x. */
   readonly hostParts: TransferParts;
   readonly bytes: number;
   readonly files: number;

@@ -57,7 +57,7 @@ export const USAGE = `usage: npm run bench -- [--quick] [--only NAME[,NAME...]] 
   --local-reps N repetitions of each local-cluster benchmark (default 5 overhead, 5 first output, 2 runs of 10 empty
                  steps, 3 outputs round trips; quick 3, 3, 2, 1)
   --reps N       repetitions of the overhead benchmark (default 7, quick 3)
-  --transfer-reps N  repetitions per transfer size (default 1 at 1 GiB and 3 at 128 MiB, quick 1)
+  --transfer-reps N  repetitions per transfer size (default 1 at 1 GiB, 3 at 128 MiB, 1 at 96,000 files; quick 1)
   --latency MS   per-call latency of the fake kubectl (default 100)
   --cache DIR    where generated checkouts are kept between runs (default ${join(tmpdir(), "knotless-bench-cache")})
   --scratch DIR  where pod volumes, --out dirs and baseline dirs go (default /dev/shm when it has room, else the temp dir)
@@ -149,6 +149,8 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions {
     : [
         { label: "1 GiB / 50,000 files", bytes: GIB, files: 50_000, reps: transferReps ?? 1 },
         { label: "128 MiB / 6,250 files", bytes: 128 * MIB, files: 6250, reps: transferReps ?? 3 },
+        // Peak RSS grows with the file count (result.json lists every output): measure it near the 100,000-entry limit.
+        { label: "96 MiB / 96,000 files", bytes: 96 * MIB, files: 96_000, reps: transferReps ?? 1 },
       ];
   const local: LocalBenchOptions = {
     kubectlPath: kubectlPath ?? findDefaultKubectl(),
