@@ -24,7 +24,7 @@ export function buildRunManifest(ctx: Pick<ExecutorContext, "settings">, createT
   const s = ctx.settings;
   return buildJobManifest({
     jobName: s.jobName,
-    namespace: s.target.namespace,
+    ...(s.target.namespaceFromContext ? {} : { namespace: s.target.namespace }),
     runId: s.runId,
     runIdLabel: s.runIdLabel,
     image: s.image,
@@ -36,8 +36,14 @@ export function buildRunManifest(ctx: Pick<ExecutorContext, "settings">, createT
   });
 }
 
+/** The context with the namespace the Job was created in pinned for every later call. */
+function pinNamespace(ctx: ExecutorContext, namespace: string): ExecutorContext {
+  if (ctx.settings.target.namespace === namespace) return ctx;
+  return { ...ctx, settings: { ...ctx.settings, target: { ...ctx.settings.target, namespace } } };
+}
+
 export class KubernetesExecutor implements Executor {
-  readonly #ctx: ExecutorContext;
+  #ctx: ExecutorContext;
   readonly #startedAt = Date.now();
   readonly #createToken = randomBytes(12).toString("hex");
   #ownership: JobOwnership = "none";
@@ -53,14 +59,20 @@ export class KubernetesExecutor implements Executor {
     return this.#pod;
   }
 
+  /** The Job's namespace: the pinned one, else the context's once create has reported it. */
+  get namespace(): string | undefined {
+    return this.#ctx.settings.target.namespace;
+  }
+
   async setup(): Promise<RunPod> {
     const ctx = this.#ctx;
     const manifest = buildRunManifest(ctx, this.#createToken);
     this.#transfer ??= loadTransfer();
     this.#transfer.catch(() => {}); // a load failure surfaces in copyIn
-    await this.#phase("create", () => createJob(ctx, manifest, (ownership) => (this.#ownership = ownership)), () => `created Job ${ctx.settings.jobName}`);
+    const namespace = await this.#phase("create", () => createJob(ctx, manifest, (ownership) => (this.#ownership = ownership)), (ns) => `created Job ${ns}/${ctx.settings.jobName}`);
+    this.#ctx = pinNamespace(ctx, namespace);
     const podDeadline = Math.min(Date.now() + ctx.settings.podTimeoutMs, this.#startedAt + ctx.settings.timeoutMs);
-    this.#pod = await this.#phase("pod", () => waitForPod(ctx, podDeadline), (pod) => `pod ${pod.name} running on ${pod.node || "its node"}`);
+    this.#pod = await this.#phase("pod", () => waitForPod(this.#ctx, podDeadline), (pod) => `pod ${pod.name} running on ${pod.node || "its node"}`);
     return this.#pod;
   }
 
