@@ -1,4 +1,4 @@
-// Runs the in-pod helper for real, in a bwrap sandbox with /knotless and /work, under the host's sh and busybox sh.
+// Runs the in-pod helper for real, in a bwrap sandbox with /knotless and /work, under the host's sh, busybox sh and bash.
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
@@ -22,8 +22,14 @@ interface Pod {
   startHelper(args: readonly string[]): ReturnType<typeof spawn>;
 }
 
-/** The host's system dirs read-only (dash as sh on Debian), or a root of busybox applets only. */
-function buildRootArgs(flavour: "host" | "busybox", root: string): string[] {
+/** Where the helper runs: the host's sh (dash on Debian), busybox sh among busybox applets only, or bash as sh. */
+type Flavour = "host" | "busybox" | "bash";
+
+/** The sh command of each flavour (bash invoked as sh runs in POSIX mode, as images whose sh is bash do). */
+const SHELL: Record<Flavour, readonly string[]> = { host: ["sh"], busybox: ["sh"], bash: ["bash", "--posix"] };
+
+/** The host's system dirs read-only, or a root of busybox applets only. */
+function buildRootArgs(flavour: Flavour, root: string): string[] {
   if (flavour === "busybox") {
     const bin = join(root, "bin");
     mkdirSync(bin);
@@ -40,7 +46,7 @@ function buildRootArgs(flavour: "host" | "busybox", root: string): string[] {
   return args;
 }
 
-function createPod(flavour: "host" | "busybox", extraBinds: readonly string[] = []): Pod {
+function createPod(flavour: Flavour, extraBinds: readonly string[] = []): Pod {
   const root = mkdtempSync(join(tmpdir(), `helper-${flavour}-`));
   const knotless = join(root, "knotless");
   const work = join(root, "work");
@@ -68,7 +74,7 @@ function createPod(flavour: "host" | "busybox", extraBinds: readonly string[] = 
     "/",
     "--",
   ];
-  const startHelper = (args: readonly string[]) => spawn("bwrap", [...bwrap, "sh", "/knotless/helper.sh", ...args], { stdio: ["ignore", "pipe", "pipe"] });
+  const startHelper = (args: readonly string[]) => spawn("bwrap", [...bwrap, ...SHELL[flavour], "/knotless/helper.sh", ...args], { stdio: ["ignore", "pipe", "pipe"] });
   return {
     root,
     knotless,
@@ -96,10 +102,12 @@ function readFrames(stdout: Buffer): { stdout: string; stderr: string; end: stri
   return result;
 }
 
-const flavours = (["host", "busybox"] as const).filter((flavour) => flavour === "host" || existsSync(BUSYBOX));
+const HAS_BASH = spawnSync("bash", ["-c", "true"]).status === 0;
+const flavours = (["host", "busybox", "bash"] as const).filter((flavour) => (flavour === "busybox" ? existsSync(BUSYBOX) : flavour === "bash" ? HAS_BASH : true));
+const TITLES: Record<Flavour, string> = { host: "the host's sh", busybox: "busybox sh", bash: "bash as sh" };
 
 for (const flavour of flavours) {
-  describe(`helper.sh under ${flavour === "host" ? "the host's sh" : "busybox sh"}`, { skip: HAS_BWRAP ? false : "bwrap is not installed" }, () => {
+  describe(`helper.sh under ${TITLES[flavour]}`, { skip: HAS_BWRAP ? false : "bwrap is not installed" }, () => {
     const pods: Pod[] = [];
     const newPod = (extraBinds: readonly string[] = []): Pod => {
       const pod = createPod(flavour, extraBinds);
