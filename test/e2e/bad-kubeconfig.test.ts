@@ -1,10 +1,10 @@
 // The real kubectl refusing the kubeconfig: without --namespace a run leaves the kubeconfig to kubectl, and what kubectl refuses is still bad input.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, it } from "node:test";
+import { after, describe, it } from "node:test";
 import { makeWorkspace, readResult, runCli } from "../support/run-cli.js";
 
 function findKubectl(): string | undefined {
@@ -18,8 +18,15 @@ function findKubectl(): string | undefined {
 
 const kubectl = findKubectl();
 
+const dirs: string[] = [];
+after(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
 function writeKubeconfig(text: string): string {
-  const path = join(mkdtempSync(join(tmpdir(), "bad-kubeconfig-")), "kubeconfig");
+  const dir = mkdtempSync(join(tmpdir(), "bad-kubeconfig-"));
+  dirs.push(dir);
+  const path = join(dir, "kubeconfig");
   writeFileSync(path, text);
   return path;
 }
