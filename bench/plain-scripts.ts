@@ -12,8 +12,12 @@ export function quoteShellWord(word: string): string {
 export const PRELUDE = `set -eu
 k() { "$K" --kubeconfig "$KC" --namespace "$NS" "$@"; }`;
 
-/** Creates the Job from $MANIFEST (JSON) and polls `get pods` like the runner (250 ms) until Running; prints the pod name. */
-export const CREATE_AND_WAIT = `k create --request-timeout 30s -f - -o name < "$MANIFEST" > /dev/null
+/**
+ * Creates the Job from $MANIFEST (JSON) and polls `get pods` like the runner (250 ms) until Running; prints the pod
+ * name. Like the runner's, the create names no namespace (kubectl takes the kubeconfig context's, $NS) and prints
+ * the created Job as JSON.
+ */
+export const CREATE_AND_WAIT = `"$K" --kubeconfig "$KC" create --request-timeout 30s -f - -o json < "$MANIFEST" > /dev/null
 while :; do
   pods=$(k get pods --selector "$SELECTOR" --request-timeout 30s -o json)
   case $pods in *'"phase": "Running"'*) break ;; esac

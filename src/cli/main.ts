@@ -1,13 +1,14 @@
 // The command line: parses flags, resolves the typed config once, runs (or dry-runs) and maps the outcome to an exit code.
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { Command, CommanderError, Option } from "commander";
+import type { Command } from "commander";
 import { CancelledError, describeError } from "../errors.js";
 import { createEventEmitter } from "../events/run-events.js";
 import { formatCommand } from "../events/format-event.js";
 import { buildDeleteJobArgs } from "../k8s/kubectl-args.js";
 import { EXIT, exitCodeForError, exitCodeForResult } from "./exit-codes.js";
 import { resolveRunConfig, type RawRunOptions } from "./resolve-config.js";
+import { parseRunFast, RUN_OPTIONS } from "./run-options.js";
 
 const EXIT_CODES_HELP = `
 Exit codes:
@@ -17,58 +18,47 @@ Exit codes:
   3    infrastructure failure (cluster unreachable, pod never ready, image pull, pod lost, exec without exit code, integrity)
   130  cancelled (SIGINT/SIGTERM); the Job is deleted`;
 
-function buildProgram(run: (options: RawRunOptions) => Promise<number>): Command {
+/** Loaded only for help, errors and unusual command lines: a plain `run` is read by parseRunFast. */
+export async function buildProgram(run: (options: RawRunOptions) => Promise<number>): Promise<Command> {
+  const { Command } = await import("commander");
   const program = new Command("knotless-runner-k8s")
     .description("Runs one knotless workflow run as one Kubernetes batch/v1 Job, through kubectl.")
     .exitOverride()
     .showHelpAfterError(false)
     .addHelpText("after", EXIT_CODES_HELP);
-  program
-    .command("run")
-    .description("run the steps of one workflow run in one pod of one Job, then delete the Job")
-    .requiredOption("--checkout <dir>", "the checkout, streamed into /work")
-    .requiredOption("--steps <file>", "steps file: one `name<TAB>script` per line; blank and # lines ignored")
-    .requiredOption("--out <dir>", "where result.json, run.log, log.ndjson and outputs/ are written")
-    .option("--shared-steps <dir>", "a directory streamed into /steps")
-    .option("--image <ref>", "the container image of the run", "busybox:1.36")
-    .option("--namespace <ns>", "namespace (default: the kubeconfig context's, else default)")
-    .option("--kubeconfig <file>", "kubeconfig file (default: kubectl's own rules)")
-    .option("--context <name>", "kubeconfig context")
-    .option("--kubectl <path>", "kubectl binary (default: $KNOTLESS_KUBECTL, else kubectl on PATH)")
-    .option("--run-id <id>", "the run's id; the Job is knotless-run-<id> (default: generated)")
-    .option("--timeout <duration>", "budget of the whole run, e.g. 90s, 10m, 1h", "1h")
-    .option("--step-timeout <duration>", "budget of each step (default: the rest of the run's)")
-    .option("--pod-timeout <duration>", "how long the pod may stay Pending", "15m")
-    .option("--cpu <quantity>", "CPU request of the pod", "500m")
-    .option("--memory <quantity>", "memory request and limit of the pod", "512Mi")
-    .option("--max-output-bytes <size>", "most bytes taken back from /outputs", "512Mi")
-    .option("--keep", "leave the Job in the cluster and print the command that deletes it")
-    .option("--dry-run", "validate, then print the Job manifest and every kubectl call; touch nothing")
-    .addOption(new Option("--verbose", "also print every kubectl call on the console"))
-    .addHelpText("after", EXIT_CODES_HELP)
-    .action(async (options: RawRunOptions) => {
-      process.exitCode = await run(options);
-    });
+  const command = program.command("run").description("run the steps of one workflow run in one pod of one Job, then delete the Job");
+  for (const spec of RUN_OPTIONS) {
+    if (spec.required) command.requiredOption(spec.flag, spec.description);
+    else if (spec.defaultValue !== undefined) command.option(spec.flag, spec.description, spec.defaultValue);
+    else command.option(spec.flag, spec.description);
+  }
+  command.addHelpText("after", EXIT_CODES_HELP).action(async (options: RawRunOptions) => {
+    process.exitCode = await run(options);
+  });
   return program;
 }
 
 /** Runs the CLI; returns the exit code. `env` is read here and nowhere below. */
 export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
   let code: number = EXIT.success;
-  const program = buildProgram(async (options) => (code = await runCommand(options, env)));
-  program.configureOutput({ writeErr: (text) => process.stderr.write(text) });
   try {
-    if (argv.length === 0) {
-      program.outputHelp();
-      return EXIT.badInput;
-    }
-    await program.parseAsync([...argv], { from: "user" });
-    return code;
-  } catch (error) {
-    if (error instanceof CommanderError) {
+    const plain = parseRunFast(argv);
+    if (plain) return await runCommand(plain, env);
+    const [program, { CommanderError }] = await Promise.all([buildProgram(async (options) => (code = await runCommand(options, env))), import("commander")]);
+    program.configureOutput({ writeErr: (text) => process.stderr.write(text) });
+    try {
+      if (argv.length === 0) {
+        program.outputHelp();
+        return EXIT.badInput;
+      }
+      await program.parseAsync([...argv], { from: "user" });
+      return code;
+    } catch (error) {
+      if (!(error instanceof CommanderError)) throw error;
       if (error.code === "commander.helpDisplayed" || error.code === "commander.version" || error.code === "commander.help") return EXIT.success;
       return EXIT.badInput;
     }
+  } catch (error) {
     process.stderr.write(`knotless-runner-k8s: ${describeError(error)}\n`);
     return exitCodeForError(error);
   }

@@ -99,6 +99,12 @@ export function generateRunId(now: Date = new Date()): string {
   return `${stamp}-${randomBytes(3).toString("hex")}`;
 }
 
+/** The kubeconfig context's namespace as kubectl would pick it, else "default"; InputError for a bad kubeconfig. */
+async function readNamespaceForDryRun(raw: RawRunOptions, env: NodeJS.ProcessEnv): Promise<string> {
+  const files = listKubeconfigFiles(raw.kubeconfig, env, homedir());
+  return (await readContextNamespace(files, raw.context, raw.kubeconfig !== undefined)) ?? "default";
+}
+
 /** Validates everything; throws InputError with the file, line and what was expected. Touches no cluster. */
 export async function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEnv): Promise<RunConfig> {
   const checkoutDir = requireDirectory(requireOption(raw.checkout, "--checkout"), "--checkout");
@@ -125,9 +131,11 @@ export async function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEn
       throw new InputError(`--kubeconfig: cannot read ${resolve(raw.kubeconfig)}`);
     }
   }
-  const kubeconfigFiles = listKubeconfigFiles(raw.kubeconfig, env, homedir());
-  const namespace = raw.namespace ?? (await readContextNamespace(kubeconfigFiles, raw.context, raw.kubeconfig !== undefined)) ?? "default";
-  if (!DNS_LABEL.test(namespace)) throw new InputError(`--namespace expects a DNS-1123 label (lowercase letters, digits, '-'), got "${namespace}"`);
+  // Without --namespace the Job goes to the kubeconfig context's namespace. A run leaves that to kubectl (create
+  // reports it, later calls pin it; kubectl refuses a malformed kubeconfig or unknown context, an InputError too), so
+  // it never loads a YAML parser; a dry run, which spawns nothing, reads the kubeconfig itself to print the calls.
+  const namespace = raw.namespace ?? (raw.dryRun ? await readNamespaceForDryRun(raw, env) : undefined);
+  if (namespace !== undefined && !DNS_LABEL.test(namespace)) throw new InputError(`--namespace expects a DNS-1123 label (lowercase letters, digits, '-'), got "${namespace}"`);
   const timeoutMs = readDuration(raw.timeout, "--timeout");
   const stepTimeoutMs = raw.stepTimeout === undefined ? undefined : readDuration(raw.stepTimeout, "--step-timeout");
   return {
@@ -135,7 +143,12 @@ export async function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEn
       runId,
       jobName: buildJobName(runId),
       runIdLabel: buildRunIdLabel(runId),
-      target: { namespace, ...(raw.kubeconfig ? { kubeconfig: resolve(raw.kubeconfig) } : {}), ...(raw.context ? { context: raw.context } : {}) },
+      target: {
+        ...(namespace === undefined ? {} : { namespace }),
+        ...(raw.namespace === undefined ? { namespaceFromContext: true } : {}),
+        ...(raw.kubeconfig ? { kubeconfig: resolve(raw.kubeconfig) } : {}),
+        ...(raw.context ? { context: raw.context } : {}),
+      },
       image: raw.image,
       cpu: raw.cpu,
       memory: raw.memory,

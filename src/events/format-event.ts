@@ -18,7 +18,7 @@ export function formatCommand(binary: string, args: readonly string[]): string {
 export function formatEvent(event: RunEvent): string | undefined {
   switch (event.kind) {
     case "run-start":
-      return `run ${event.runId}: Job ${event.namespace}/${event.jobName}, image ${event.image}, ${event.steps.length} step(s)`;
+      return `run ${event.runId}: Job ${event.namespace === undefined ? "" : `${event.namespace}/`}${event.jobName}, image ${event.image}, ${event.steps.length} step(s)`;
     case "kubectl":
       return `$ ${formatCommand("kubectl", event.args)}`;
     case "phase-start":

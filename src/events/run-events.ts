@@ -10,7 +10,8 @@ interface Base {
 }
 
 export type RunEvent =
-  | (Base & { readonly kind: "run-start"; readonly runId: string; readonly jobName: string; readonly namespace: string; readonly image: string; readonly steps: readonly string[] })
+  /** `namespace` is absent when it is the kubeconfig context's: kubectl picks it on create (phase-end create names it). */
+  | (Base & { readonly kind: "run-start"; readonly runId: string; readonly jobName: string; readonly namespace?: string; readonly image: string; readonly steps: readonly string[] })
   | (Base & { readonly kind: "kubectl"; readonly args: readonly string[] })
   | (Base & { readonly kind: "phase-start"; readonly phase: Phase })
   | (Base & { readonly kind: "phase-end"; readonly phase: Phase; readonly ok: boolean; readonly durationMs: number; readonly detail: string })

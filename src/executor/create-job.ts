@@ -1,6 +1,6 @@
 // Creates the run's Job, retrying transient API failures and telling our own Job apart from a stranger's.
 import type { IJob } from "kubernetes-models/batch/v1/Job";
-import { InfraError } from "../errors.js";
+import { InfraError, InputError } from "../errors.js";
 import { buildCreateArgs, buildGetJobArgs } from "../k8s/kubectl-args.js";
 import { classifyKubectlFailure, summarizeStderr } from "../k8s/kubectl-errors.js";
 import { CREATE_TOKEN_ANNOTATION } from "../k8s/labels.js";
@@ -13,14 +13,17 @@ export type JobOwnership = "none" | "ours" | "unknown";
 const CREATE_POLICY = { budgetMs: 60_000, maxAttempts: 5, initialDelayMs: 1000, maxDelayMs: 8000 } as const;
 
 /**
- * Creates the Job. `onOwnership` is told as soon as the Job may exist, so a cancel mid-create still tears it down.
- * Throws InfraError (create-failed, cluster-unreachable) when it cannot.
+ * Creates the Job and resolves with the namespace it was created in, as kubectl reports it (the context's when the
+ * target leaves it to kubectl). `onOwnership` is told as soon as the Job may exist, so a cancel mid-create still
+ * tears it down. Throws InfraError (create-failed, cluster-unreachable) when it cannot, InputError when kubectl
+ * cannot use the kubeconfig.
  */
-export async function createJob(ctx: ExecutorContext, manifest: IJob, onOwnership: (ownership: JobOwnership) => void): Promise<void> {
+export async function createJob(ctx: ExecutorContext, manifest: IJob, onOwnership: (ownership: JobOwnership) => void): Promise<string> {
   const { target, jobName } = ctx.settings;
   const token = manifest.metadata?.annotations?.[CREATE_TOKEN_ANNOTATION] ?? "";
   const body = JSON.stringify(manifest);
-  await retry(
+  const where = target.namespace === undefined ? "the kubeconfig context's namespace" : `namespace ${target.namespace}`;
+  return retry(
     CREATE_POLICY,
     {
       signal: ctx.signal,
@@ -32,17 +35,22 @@ export async function createJob(ctx: ExecutorContext, manifest: IJob, onOwnershi
       const result = await ctx.kubectl.run(buildCreateArgs(target), { stdin: body, signal: ctx.signal });
       if (result.exitCode === 0) {
         onOwnership("ours");
-        return { done: true, value: undefined };
+        return { done: true, value: readJobNamespace(result.stdout, target.namespace) };
       }
       const kind = classifyKubectlFailure(result.stderr);
       const said = summarizeStderr(result.stderr);
+      if (kind === "kubeconfig") {
+        onOwnership("none");
+        throw new InputError(`kubectl cannot use the kubeconfig: ${said}`);
+      }
       if (kind === "already-exists") {
-        if (attempt > 1 && (await isOurJob(ctx, token))) {
+        const ours = attempt > 1 ? await readOurJob(ctx, token) : undefined;
+        if (ours) {
           onOwnership("ours");
-          return { done: true, value: undefined };
+          return { done: true, value: readJobNamespace(ours, target.namespace) };
         }
         onOwnership("none");
-        throw new InfraError("create-failed", `a Job named ${jobName} already exists in namespace ${target.namespace}; another run with id "${ctx.settings.runId}" is running or was kept: choose another --run-id or delete it`);
+        throw new InfraError("create-failed", `a Job named ${jobName} already exists in ${where}; another run with id "${ctx.settings.runId}" is running or was kept: choose another --run-id or delete it`);
       }
       if (kind === "transient" || kind === "unreachable") return { done: false, reason: `${kind}: ${said}` };
       onOwnership("none");
@@ -51,14 +59,34 @@ export async function createJob(ctx: ExecutorContext, manifest: IJob, onOwnershi
   );
 }
 
-/** Reads the Job back and compares its create token with ours. */
-export async function isOurJob(ctx: ExecutorContext, token: string): Promise<boolean> {
+/** Reads the Job back and compares its create token with ours: the Job as JSON text when it is ours. */
+async function readOurJob(ctx: ExecutorContext, token: string): Promise<string | undefined> {
   const result = await ctx.kubectl.run(buildGetJobArgs(ctx.settings.target, ctx.settings.jobName), { signal: ctx.signal });
-  if (result.exitCode !== 0) return false;
+  if (result.exitCode !== 0) return undefined;
   try {
     const job = JSON.parse(result.stdout) as IJob;
-    return job.metadata?.annotations?.[CREATE_TOKEN_ANNOTATION] === token;
+    return job.metadata?.annotations?.[CREATE_TOKEN_ANNOTATION] === token ? result.stdout : undefined;
   } catch {
-    return false;
+    return undefined;
   }
+}
+
+/** Reads the Job back and compares its create token with ours. */
+export async function isOurJob(ctx: ExecutorContext, token: string): Promise<boolean> {
+  return (await readOurJob(ctx, token)) !== undefined;
+}
+
+const NAMESPACE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+/** The namespace of the Job kubectl printed (JSON); the pinned one when kubectl's answer does not say. */
+function readJobNamespace(json: string, pinned: string | undefined): string {
+  let namespace: unknown;
+  try {
+    namespace = (JSON.parse(json) as IJob).metadata?.namespace;
+  } catch {
+    namespace = undefined;
+  }
+  if (typeof namespace === "string" && NAMESPACE.test(namespace)) return namespace;
+  if (pinned !== undefined) return pinned;
+  throw new InfraError("create-failed", `kubectl created the Job but its answer names no namespace: ${json.slice(0, 200)}`);
 }

@@ -7,9 +7,7 @@ import type { ExtractReport } from "../transfer/extract-outputs.js";
 import type { ExecutorContext } from "./context.js";
 import { createJob, isOurJob, type JobOwnership } from "./create-job.js";
 import type { Executor, RunPod, StepOutcome, UploadSummary } from "./executor.js";
-import { runStep } from "./run-step.js";
 import { deleteJob } from "./teardown.js";
-import { waitForPod } from "./wait-for-pod.js";
 
 /**
  * The tar modules are most of the runner's module loading; setup starts loading them and the create call's wait
@@ -19,12 +17,17 @@ function loadTransfer(): Promise<[typeof import("./upload.js"), typeof import(".
   return Promise.all([import("./upload.js"), import("./download.js")]);
 }
 
+/** The pod-wait and step modules: needed once the Job exists, so setup loads them while it is being created. */
+function loadRunModules(): Promise<[typeof import("./wait-for-pod.js"), typeof import("./run-step.js")]> {
+  return Promise.all([import("./wait-for-pod.js"), import("./run-step.js")]);
+}
+
 /** Builds the manifest the executor will create; exported so dry runs print exactly the same one. */
 export function buildRunManifest(ctx: Pick<ExecutorContext, "settings">, createToken: string): IJob {
   const s = ctx.settings;
   return buildJobManifest({
     jobName: s.jobName,
-    namespace: s.target.namespace,
+    ...(s.target.namespaceFromContext ? {} : { namespace: s.target.namespace }),
     runId: s.runId,
     runIdLabel: s.runIdLabel,
     image: s.image,
@@ -36,14 +39,21 @@ export function buildRunManifest(ctx: Pick<ExecutorContext, "settings">, createT
   });
 }
 
+/** The context with the namespace the Job was created in pinned for every later call. */
+function pinNamespace(ctx: ExecutorContext, namespace: string): ExecutorContext {
+  if (ctx.settings.target.namespace === namespace) return ctx;
+  return { ...ctx, settings: { ...ctx.settings, target: { ...ctx.settings.target, namespace } } };
+}
+
 export class KubernetesExecutor implements Executor {
-  readonly #ctx: ExecutorContext;
+  #ctx: ExecutorContext;
   readonly #startedAt = Date.now();
   readonly #createToken = randomBytes(12).toString("hex");
   #ownership: JobOwnership = "none";
   #pod: RunPod | undefined;
   #tornDown: Promise<{ deleted: boolean; detail: string }> | undefined;
   #transfer: ReturnType<typeof loadTransfer> | undefined;
+  #run: ReturnType<typeof loadRunModules> | undefined;
 
   constructor(ctx: ExecutorContext) {
     this.#ctx = ctx;
@@ -53,14 +63,23 @@ export class KubernetesExecutor implements Executor {
     return this.#pod;
   }
 
+  /** The Job's namespace: the pinned one, else the context's once create has reported it. */
+  get namespace(): string | undefined {
+    return this.#ctx.settings.target.namespace;
+  }
+
   async setup(): Promise<RunPod> {
     const ctx = this.#ctx;
     const manifest = buildRunManifest(ctx, this.#createToken);
     this.#transfer ??= loadTransfer();
     this.#transfer.catch(() => {}); // a load failure surfaces in copyIn
-    await this.#phase("create", () => createJob(ctx, manifest, (ownership) => (this.#ownership = ownership)), () => `created Job ${ctx.settings.jobName}`);
+    const run = (this.#run ??= loadRunModules());
+    run.catch(() => {}); // surfaces below, after create (teardown still runs)
+    const namespace = await this.#phase("create", () => createJob(ctx, manifest, (ownership) => (this.#ownership = ownership)), (ns) => `created Job ${ns}/${ctx.settings.jobName}`);
+    this.#ctx = pinNamespace(ctx, namespace);
     const podDeadline = Math.min(Date.now() + ctx.settings.podTimeoutMs, this.#startedAt + ctx.settings.timeoutMs);
-    this.#pod = await this.#phase("pod", () => waitForPod(ctx, podDeadline), (pod) => `pod ${pod.name} running on ${pod.node || "its node"}`);
+    const [{ waitForPod }] = await run;
+    this.#pod = await this.#phase("pod", () => waitForPod(this.#ctx, podDeadline), (pod) => `pod ${pod.name} running on ${pod.node || "its node"}`);
     return this.#pod;
   }
 
@@ -71,7 +90,9 @@ export class KubernetesExecutor implements Executor {
   }
 
   async runStep(index: number, deadlineAt: number): Promise<StepOutcome> {
-    return runStep(this.#ctx, this.#requirePod(), index, deadlineAt);
+    const pod = this.#requirePod();
+    const [, { runStep }] = await (this.#run ??= loadRunModules());
+    return runStep(this.#ctx, pod, index, deadlineAt);
   }
 
   async copyOut(): Promise<ExtractReport> {

@@ -4,7 +4,14 @@
 export interface ClusterTarget {
   readonly kubeconfig?: string;
   readonly context?: string;
-  readonly namespace: string;
+  /** Pinned with --namespace on every call (but create, when `namespaceFromContext`); absent: kubectl's own choice. */
+  readonly namespace?: string;
+  /**
+   * The namespace is the kubeconfig context's: create leaves it to kubectl (no --namespace, none in the manifest) and
+   * the runner reads it back from the created Job, then pins it on every later call. Set by the CLI when no
+   * --namespace was given, so a run never parses the kubeconfig itself.
+   */
+  readonly namespaceFromContext?: boolean;
 }
 
 /** The container name of the run pod; every exec names it explicitly. */
@@ -13,17 +20,20 @@ export const RUN_CONTAINER = "run";
 /** A bound for calls that talk to the API server only (never for exec, which streams for as long as a step runs). */
 export const API_REQUEST_TIMEOUT = "30s";
 
-function buildGlobalArgs(target: ClusterTarget): string[] {
+function buildGlobalArgs(target: ClusterTarget, pinNamespace = true): string[] {
   const args: string[] = [];
   if (target.kubeconfig) args.push("--kubeconfig", target.kubeconfig);
   if (target.context) args.push("--context", target.context);
-  args.push("--namespace", target.namespace);
+  if (pinNamespace && target.namespace !== undefined) args.push("--namespace", target.namespace);
   return args;
 }
 
-/** `create -f -`: the Job manifest (JSON) arrives on stdin; prints `job.batch/NAME`. */
+/**
+ * `create -f -`: the Job manifest (JSON) arrives on stdin; prints the created Job as JSON, whose namespace the
+ * runner pins on later calls. Without --namespace when the namespace is the context's: kubectl picks it.
+ */
 export function buildCreateArgs(target: ClusterTarget): string[] {
-  return [...buildGlobalArgs(target), "create", "--request-timeout", API_REQUEST_TIMEOUT, "-f", "-", "-o", "name"];
+  return [...buildGlobalArgs(target, !target.namespaceFromContext), "create", "--request-timeout", API_REQUEST_TIMEOUT, "-f", "-", "-o", "json"];
 }
 
 /** Reads one Job as JSON (used to confirm a Job after an ambiguous create). */

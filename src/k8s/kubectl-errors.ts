@@ -1,6 +1,8 @@
 // Reads what a failed kubectl call said and classifies it: only kubectl's stderr can tell these apart.
 
 export type KubectlFailureKind =
+  /** kubectl could not use the kubeconfig (malformed, or no such --context): bad input, no request was sent. */
+  | "kubeconfig"
   /** The API server cannot be reached at all. */
   | "unreachable"
   /** The exec could not be set up (fresh node, kubelet not ready): nothing ran in the pod. */
@@ -13,6 +15,7 @@ export type KubectlFailureKind =
   | "other";
 
 const PATTERNS: ReadonlyArray<readonly [KubectlFailureKind, RegExp]> = [
+  ["kubeconfig", /^error: (error loading config file |context ".*" does not exist)/m],
   ["exec-not-ready", /unable to upgrade connection|error dialing backend|container not found|proxy error from .* while dialing/i],
   ["already-exists", /\(AlreadyExists\)|already exists/i],
   ["not-found", /\(NotFound\)/],

@@ -16,7 +16,8 @@ export const RUNNER_IDLE_SECONDS = 600;
 
 export interface JobManifestInput {
   readonly jobName: string;
-  readonly namespace: string;
+  /** Absent: the manifest names no namespace and kubectl creates the Job in the kubeconfig context's. */
+  readonly namespace?: string;
   readonly runId: string;
   readonly runIdLabel: string;
   readonly image: string;
@@ -37,7 +38,7 @@ export function buildJobManifest(input: JobManifestInput): IJob {
     kind: "Job",
     metadata: {
       name: input.jobName,
-      namespace: input.namespace,
+      ...(input.namespace === undefined ? {} : { namespace: input.namespace }),
       labels,
       annotations: { [RUN_ID_ANNOTATION]: input.runId, [CREATE_TOKEN_ANNOTATION]: input.createToken },
     },

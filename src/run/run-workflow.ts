@@ -29,7 +29,8 @@ export async function runWorkflow(options: RunWorkflowOptions): Promise<RunResul
   const { signal, dispose } = linkRunSignal(options.signal, settings.timeoutMs + timings.runDeadlineGraceMs + timings.killGraceSeconds * 1000);
   const ctx = { settings, timings, kubectl: options.kubectl, emit, signal };
   const executor = new KubernetesExecutor(ctx);
-  emit({ kind: "run-start", runId: settings.runId, jobName: settings.jobName, namespace: settings.target.namespace, image: settings.image, steps: settings.steps.map((s) => s.name) });
+  const { namespace } = settings.target;
+  emit({ kind: "run-start", runId: settings.runId, jobName: settings.jobName, ...(namespace === undefined ? {} : { namespace }), image: settings.image, steps: settings.steps.map((s) => s.name) });
   const steps: StepRecord[] = settings.steps.map((step) => buildSkippedStep(step.name));
   let status: RunStatus = "success";
   let error: { message: string; reason: string } | undefined;
@@ -54,7 +55,7 @@ export async function runWorkflow(options: RunWorkflowOptions): Promise<RunResul
     ...(error ? { error } : {}),
     startedAt,
     finishedAt: new Date(),
-    job: { namespace: settings.target.namespace, name: settings.jobName, pod: executor.pod?.name ?? null, node: executor.pod?.node || null, image: settings.image },
+    job: { namespace: executor.namespace ?? "", name: settings.jobName, pod: executor.pod?.name ?? null, node: executor.pod?.node || null, image: settings.image },
     steps,
     outputs: report?.files ?? [],
     refusedOutputs: report?.refused ?? [],

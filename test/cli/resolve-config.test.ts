@@ -35,10 +35,10 @@ async function inputError(options: RawRunOptions, env: NodeJS.ProcessEnv = {}): 
 }
 
 describe("resolveRunConfig", () => {
-  it("resolves defaults: namespace default, kubectl from PATH, a generated run id and its Job name", async () => {
+  it("resolves defaults: the context's namespace left to kubectl, kubectl from PATH, a generated run id and its Job name", async () => {
     const { options } = workspace();
     const config = await resolveRunConfig(options, { KUBECONFIG: "/nonexistent" });
-    assert.equal(config.settings.target.namespace, "default");
+    assert.deepEqual(config.settings.target, { namespaceFromContext: true });
     assert.equal(config.kubectlPath, "kubectl");
     assert.match(config.settings.runId, /^\d{8}-\d{6}-[0-9a-f]{6}$/);
     assert.equal(config.settings.jobName, `knotless-run-${config.settings.runId}`);
@@ -52,13 +52,23 @@ describe("resolveRunConfig", () => {
     assert.equal((await resolveRunConfig({ ...options, kubectl: "/bin/k2" }, { KNOTLESS_KUBECTL: "/opt/k" })).kubectlPath, "/bin/k2");
   });
 
-  it("takes the namespace from the kubeconfig's current context", async () => {
+  it("pins --namespace when given, and otherwise leaves a run's namespace to kubectl without reading the kubeconfig", async () => {
+    const { dir, options } = workspace();
+    const kubeconfig = join(dir, "kubeconfig");
+    writeFileSync(kubeconfig, "contexts: [\n"); // malformed: only kubectl, which refuses it, would read it
+    assert.deepEqual((await resolveRunConfig({ ...options, kubeconfig, namespace: "explicit" }, {})).settings.target, { namespace: "explicit", kubeconfig });
+    assert.deepEqual((await resolveRunConfig({ ...options, kubeconfig, context: "b" }, {})).settings.target, { namespaceFromContext: true, kubeconfig, context: "b" });
+  });
+
+  it("reads the kubeconfig context's namespace for a dry run, which must print the namespace later calls pin", async () => {
     const { dir, options } = workspace();
     const kubeconfig = join(dir, "kubeconfig");
     writeFileSync(kubeconfig, "current-context: a\ncontexts:\n- name: a\n  context: {namespace: team-a}\n- name: b\n  context: {namespace: team-b}\n");
-    assert.equal((await resolveRunConfig({ ...options, kubeconfig }, {})).settings.target.namespace, "team-a");
-    assert.equal((await resolveRunConfig({ ...options, kubeconfig, context: "b" }, {})).settings.target.namespace, "team-b");
-    assert.equal((await resolveRunConfig({ ...options, kubeconfig, namespace: "explicit" }, {})).settings.target.namespace, "explicit");
+    const dry = { ...options, dryRun: true };
+    assert.deepEqual((await resolveRunConfig({ ...dry, kubeconfig }, {})).settings.target, { namespace: "team-a", namespaceFromContext: true, kubeconfig });
+    assert.equal((await resolveRunConfig({ ...dry, kubeconfig, context: "b" }, {})).settings.target.namespace, "team-b");
+    assert.equal((await resolveRunConfig(dry, { KUBECONFIG: "/nonexistent" })).settings.target.namespace, "default");
+    assert.deepEqual((await resolveRunConfig({ ...dry, kubeconfig, namespace: "explicit" }, {})).settings.target, { namespace: "explicit", kubeconfig });
   });
 
   it("refuses a missing checkout directory", async () => {
@@ -98,11 +108,13 @@ describe("resolveRunConfig", () => {
     assert.match(await inputError(options), /already has files from an earlier run/);
   });
 
-  it("refuses an unreadable kubeconfig and an unknown context", async () => {
+  it("refuses an unreadable kubeconfig, and in a dry run a malformed one and an unknown context", async () => {
     const { dir, options } = workspace();
     assert.match(await inputError({ ...options, kubeconfig: "/nonexistent/kubeconfig" }), /--kubeconfig: cannot read/);
     const kubeconfig = join(dir, "kubeconfig");
     writeFileSync(kubeconfig, "contexts: []\n");
-    assert.match(await inputError({ ...options, kubeconfig, context: "nope" }), /no context named "nope"/);
+    assert.match(await inputError({ ...options, dryRun: true, kubeconfig, context: "nope" }), /no context named "nope"/);
+    writeFileSync(kubeconfig, "contexts: [\n");
+    assert.match(await inputError({ ...options, dryRun: true, kubeconfig }), /the kubeconfig is not valid YAML/);
   });
 });

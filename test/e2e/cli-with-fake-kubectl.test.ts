@@ -4,7 +4,8 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { createFakeCluster, type FakeCluster } from "../fixtures/fake-kubectl/harness.js";
-import { planKubectlCalls, PLANNED_POD } from "../../src/plan/call-plan.js";
+import { formatCommand, quoteArg } from "../../src/events/format-event.js";
+import { PLANNED_POD } from "../../src/plan/call-plan.js";
 import { makeWorkspace, readResult, REPO_ROOT, runCli } from "../support/run-cli.js";
 
 const EXAMPLE_STEPS = readFileSync(join(REPO_ROOT, "examples", "hello", "steps.tsv"), "utf8");
@@ -24,32 +25,23 @@ async function assertNoJobLeft(cluster: FakeCluster): Promise<void> {
   for (const pod of await cluster.pods()) assert.equal(pod.sandboxAlive, false, `pod ${pod.name} still runs`);
 }
 
-/** The dry-run plan and the calls of a real run agree, up to polling repetitions and Pending-only event reads. */
-function assertCallsFollowThePlan(actual: ReadonlyArray<readonly string[]>, result: ReturnType<typeof readResult>, ws: ReturnType<typeof makeWorkspace>, cluster: FakeCluster): void {
-  const isEvents = (args: readonly string[]): boolean => args.includes("events");
-  const collapse = (calls: ReadonlyArray<readonly string[]>): string[] =>
-    calls.map((args) => args.join(" ")).filter((line, index, all) => index === 0 || line !== all[index - 1]);
-  const plan = planKubectlCalls({
-    runId: result.runId,
-    jobName: result.job.name,
-    runIdLabel: result.runId,
-    target: { kubeconfig: cluster.kubeconfigPath, namespace: "default" },
-    image: result.job.image,
-    cpu: "500m",
-    memory: "512Mi",
-    steps: result.steps.map((step) => ({ name: step.name, script: "", source: "" })),
-    env: [],
-    checkoutDir: ws.checkout,
-    sharedStepsDir: ws.sharedSteps,
-    outDir: ws.out,
-    timeoutMs: 1,
-    podTimeoutMs: 1,
-    maxOutputBytes: 1,
-    keep: false,
-  })
-    .map((call) => call.args.map((arg) => (arg === PLANNED_POD ? result.job.pod! : arg)))
-    .filter((args) => !isEvents(args));
-  assert.deepEqual(collapse(actual.filter((args) => !isEvents(args))), collapse(plan));
+/**
+ * What --dry-run prints for the same options and run id and the calls the real run made agree, up to polling
+ * repetitions and Pending-only event reads: the same words, quoted the same way.
+ */
+async function assertCallsFollowTheDryRun(actual: ReadonlyArray<readonly string[]>, result: ReturnType<typeof readResult>, ws: ReturnType<typeof makeWorkspace>, cluster: FakeCluster): Promise<void> {
+  const isEvents = (line: string): boolean => / get events /.test(line);
+  const collapse = (lines: readonly string[]): string[] => lines.filter((line) => !isEvents(line)).filter((line, index, all) => index === 0 || line !== all[index - 1]);
+  const dry = await runCli([...runArgs(cluster, { ...ws, out: `${ws.out}-dry` }), "--dry-run", "--run-id", result.runId], { env: cluster.env });
+  assert.equal(dry.code, 0, dry.stderr);
+  const planned: string[] = []; // a quoted argument may span lines: a line that is no comment and no new call continues one
+  for (const line of dry.stdout.slice(dry.stdout.indexOf("# kubectl calls")).split("\n")) {
+    if (line.startsWith(cluster.kubectlPath)) planned.push(line);
+    else if (!line.startsWith("#") && planned.length > 0) planned[planned.length - 1] += `\n${line}`;
+  }
+  planned[planned.length - 1] = planned.at(-1)!.replace(/\n$/, "");
+  for (const [index, line] of planned.entries()) planned[index] = line.replaceAll(quoteArg(PLANNED_POD), result.job.pod!);
+  assert.deepEqual(collapse(actual.map((args) => formatCommand(cluster.kubectlPath, args))), collapse(planned));
 }
 
 describe("the CLI with the fake kubectl", { concurrency: 2 }, () => {
@@ -69,7 +61,7 @@ describe("the CLI with the fake kubectl", { concurrency: 2 }, () => {
     const calls = await cluster.calls();
     assert.equal(calls.filter((c) => c.argv.includes("exec") && c.argv.includes("run") && c.argv.at(-2) === "run").length, 4, "one exec per step");
     assert.ok(calls.at(-1)!.argv.includes("delete"), "the last call deletes the Job");
-    assertCallsFollowThePlan(calls.map((c) => c.argv), result, ws, cluster);
+    await assertCallsFollowTheDryRun(calls.map((c) => c.argv), result, ws, cluster);
     await assertNoJobLeft(cluster);
     for (const file of ["run.log", "log.ndjson", "result.json"]) assert.ok(existsSync(join(ws.out, file)), file);
     const ndjson = readFileSync(join(ws.out, "log.ndjson"), "utf8").trim().split("\n").map((l) => JSON.parse(l));

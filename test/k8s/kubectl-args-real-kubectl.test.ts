@@ -29,7 +29,13 @@ describe("every kubectl argument list the runner produces", { skip: BINARIES.len
   const kubeconfig = writeClosedPortKubeconfig();
   const settings = { ...exampleSettings({ steps: ["a", "b"], sharedSteps: true }), target: { kubeconfig, context: "ctx", namespace: "ci" } };
   const manifest = JSON.stringify(buildJobManifest({ jobName: settings.jobName, namespace: "ci", runId: "42", runIdLabel: "42", image: "busybox:1.36", cpu: "1", memory: "1Gi", budgetSeconds: 60, env: [], createToken: "t" }));
-  const argLists = [...planKubectlCalls(settings).map((call) => call.args), buildGetJobArgs(settings.target, settings.jobName), buildListJobsArgs(settings.target, "a=b")];
+  const fromContext = { ...settings, target: { ...settings.target, namespaceFromContext: true } };
+  const argLists = [
+    ...planKubectlCalls(settings).map((call) => call.args),
+    ...planKubectlCalls(fromContext).map((call) => call.args),
+    buildGetJobArgs(settings.target, settings.jobName),
+    buildListJobsArgs(settings.target, "a=b"),
+  ];
 
   for (const binary of BINARIES) {
     it(`is accepted by the flag parser of ${binary.split("/").pop()} (it fails only to connect)`, async () => {

@@ -4,6 +4,8 @@ import { classifyKubectlFailure, summarizeStderr } from "../../src/k8s/kubectl-e
 
 describe("classifyKubectlFailure", () => {
   const cases: Array<[string, ReturnType<typeof classifyKubectlFailure>]> = [
+    ['error: error loading config file "/k/config": yaml: line 3: did not find expected node content', "kubeconfig"],
+    ['error: context "nope" does not exist', "kubeconfig"],
     ['error: unable to upgrade connection: container not found ("run")', "exec-not-ready"],
     ["Error from server: error dialing backend: dial tcp 10.0.0.1:10250: connect: connection refused", "exec-not-ready"],
     ['Error from server (AlreadyExists): error when creating "STDIN": jobs.batch "x" already exists', "already-exists"],

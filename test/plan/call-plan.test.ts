@@ -23,6 +23,13 @@ describe("planKubectlCalls", () => {
     }
   });
 
+  it("leaves create's namespace to kubectl when it is the kubeconfig context's, and pins it on every later call", () => {
+    const fromContext = planKubectlCalls({ ...settings, target: { ...settings.target, namespaceFromContext: true } });
+    assert.deepEqual(fromContext[0]!.args.slice(0, 5), ["--kubeconfig", "/tmp/kubeconfig", "--context", "ctx", "create"]);
+    assert.ok(!fromContext[0]!.args.includes("--namespace"));
+    for (const call of fromContext.slice(1)) assert.deepEqual(call.args.slice(0, 6), ["--kubeconfig", "/tmp/kubeconfig", "--context", "ctx", "--namespace", "ci"]);
+  });
+
   it("deletes with background propagation and tolerates an already deleted Job", () => {
     const del = calls.at(-1)!.args;
     assert.ok(del.includes("--cascade=background"));

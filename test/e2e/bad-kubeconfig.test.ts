@@ -1,0 +1,56 @@
+// The real kubectl refusing the kubeconfig: without --namespace a run leaves the kubeconfig to kubectl, and what kubectl refuses is still bad input.
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, describe, it } from "node:test";
+import { makeWorkspace, readResult, runCli } from "../support/run-cli.js";
+
+function findKubectl(): string | undefined {
+  try {
+    execFileSync("kubectl", ["version", "--client"], { stdio: "ignore" });
+    return "kubectl";
+  } catch {
+    return undefined;
+  }
+}
+
+const kubectl = findKubectl();
+
+const dirs: string[] = [];
+after(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+function writeKubeconfig(text: string): string {
+  const dir = mkdtempSync(join(tmpdir(), "bad-kubeconfig-"));
+  dirs.push(dir);
+  const path = join(dir, "kubeconfig");
+  writeFileSync(path, text);
+  return path;
+}
+
+async function runWith(kubeconfig: string, extra: string[] = []): Promise<{ code: number | null; stderr: string; out: string }> {
+  const ws = makeWorkspace("a\ttrue\n");
+  const run = await runCli(["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--out", ws.out, "--kubeconfig", kubeconfig, "--kubectl", kubectl!, ...extra]);
+  return { code: run.code, stderr: run.stderr, out: ws.out };
+}
+
+describe("a kubeconfig kubectl refuses", { skip: kubectl ? false : "no kubectl on PATH" }, () => {
+  it("exits 2 with kubectl's file and line when the kubeconfig is not valid YAML", async () => {
+    const kubeconfig = writeKubeconfig("apiVersion: v1\nkind: Config\ncontexts: [\n");
+    const run = await runWith(kubeconfig);
+    assert.equal(run.code, 2, run.stderr);
+    const result = readResult(run.out);
+    assert.equal(result.errorReason, "input");
+    assert.match(result.error ?? "", new RegExp(`kubectl cannot use the kubeconfig: error: error loading config file "${kubeconfig}": yaml: line 3`));
+  });
+
+  it("exits 2 when --context names no context of the kubeconfig", async () => {
+    const kubeconfig = writeKubeconfig("apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'http://127.0.0.1:1'}}]\nusers: [{name: u, user: {}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n");
+    const run = await runWith(kubeconfig, ["--context", "nope"]);
+    assert.equal(run.code, 2, run.stderr);
+    assert.match(readResult(run.out).error ?? "", /context "nope" does not exist/);
+  });
+});
