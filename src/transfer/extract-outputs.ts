@@ -80,7 +80,7 @@ export class OutputArchiveError extends Error {
 interface ExtractionState {
   readonly tree: OutputTree;
   readonly limits: ExtractLimits;
-  /** Every file written, in archive order, duplicates included (buildReport keeps the last of each path). */
+  /** Every file written, in archive order, duplicates included (reportOf keeps the last of each path). */
   readonly files: WrittenFileList;
   readonly refused: RefusedEntry[];
   entries: number;
@@ -88,6 +88,12 @@ interface ExtractionState {
   bytesWritten: number;
   bytesRead: number;
   limitReached: boolean;
+}
+
+/** Why an extraction failed: the OutputArchiveError's message and cause. */
+interface Failure {
+  readonly message: string;
+  readonly cause?: unknown;
 }
 
 /** What is being done with the body of the member being read. */
@@ -164,7 +170,8 @@ function runExtraction(archive: Readable, state: ExtractionState): Promise<Extra
     /** A slice yield or a large file's write is pending: input is only queued meanwhile. */
     let waiting = false;
     let flushing = false;
-    let deferredOutcome: ExtractReport | OutputArchiveError | undefined;
+    /** Set by settle while a write is in flight: how the extraction ended, concluded once the write is done. */
+    let deferredEnding: { readonly failure: Failure | undefined } | undefined;
     let sourceEnded = false;
     /**
      * Synchronous work done since the event loop last had a turn we gave it. Data events can come back to
@@ -184,12 +191,13 @@ function runExtraction(archive: Readable, state: ExtractionState): Promise<Extra
       pump();
     };
     const onSourceClose = (): void => {
-      if (!sourceEnded) settle(new OutputArchiveError("output archive is truncated: its source closed before the end", buildReport(state)));
+      if (!sourceEnded) settle({ message: "output archive is truncated: its source closed before the end" });
     };
     const onSourceError = (error: Error): void => {
-      settle(new OutputArchiveError(`reading the output archive failed: ${error.message}`, buildReport(state), { cause: error }));
+      settle({ message: `reading the output archive failed: ${error.message}`, cause: error });
     };
-    const settle = (outcome: ExtractReport | OutputArchiveError): void => {
+    /** Ends the extraction: successfully (a complete archive or a limit) when `failure` is undefined. */
+    const settle = (failure?: Failure): void => {
       if (settled) return;
       settled = true;
       archive.off("data", onData);
@@ -197,15 +205,18 @@ function runExtraction(archive: Readable, state: ExtractionState): Promise<Extra
       archive.off("close", onSourceClose);
       archive.pause();
       // A write in flight still uses the file's descriptor: conclude once it is done.
-      if (flushing) deferredOutcome = outcome;
-      else conclude(outcome);
+      if (flushing) deferredEnding = { failure };
+      else conclude(failure);
     };
-    const conclude = (outcome: ExtractReport | OutputArchiveError): void => {
+    const conclude = (failure: Failure | undefined): void => {
       // Only a failure can leave a large file half-written (a limit stops between entries).
       if (task?.kind === "large") discardOutputFile(task.file);
       task = undefined;
-      if (outcome instanceof OutputArchiveError) reject(outcome);
-      else resolve(outcome);
+      // Nothing is written any more: the report (partial or not) is final.
+      buildReportInSlices(state).then((report) => {
+        if (failure === undefined) resolve(report);
+        else reject(new OutputArchiveError(failure.message, report, failure.cause === undefined ? undefined : { cause: failure.cause }));
+      }, reject);
     };
     /** Called when the parser needs more input to go on. */
     const awaitInput = (): void => {
@@ -214,9 +225,9 @@ function runExtraction(archive: Readable, state: ExtractionState): Promise<Extra
         return;
       }
       const cut = parser.finish();
-      if (cut === undefined) settle(buildReport(state));
-      else if (cut.inside) settle(new OutputArchiveError(`output archive is truncated or corrupt after ${state.entries} entries: ${cut.detail}`, buildReport(state)));
-      else settle(new OutputArchiveError(`output archive is truncated: ${cut.detail}`, buildReport(state)));
+      if (cut === undefined) settle();
+      else if (cut.inside) settle({ message: `output archive is truncated or corrupt after ${state.entries} entries: ${cut.detail}` });
+      else settle({ message: `output archive is truncated: ${cut.detail}` });
     };
     const yieldSlice = (): void => {
       waiting = true;
@@ -234,14 +245,14 @@ function runExtraction(archive: Readable, state: ExtractionState): Promise<Extra
           flushing = false;
           waiting = false;
           sliceUsedMs = 0;
-          if (deferredOutcome !== undefined) conclude(deferredOutcome);
+          if (deferredEnding !== undefined) conclude(deferredEnding.failure);
           else pump();
         },
         (error: unknown) => {
           flushing = false;
           waiting = false;
-          if (deferredOutcome !== undefined) conclude(deferredOutcome);
-          else settle(toArchiveError(error, state));
+          if (deferredEnding !== undefined) conclude(deferredEnding.failure);
+          else settle(toFailure(error, state));
         },
       );
     };
@@ -310,13 +321,13 @@ function runExtraction(archive: Readable, state: ExtractionState): Promise<Extra
           }
           const started = startEntry(state, member);
           if (started === "stop") {
-            settle(buildReport(state));
+            settle();
             return;
           }
           task = started;
         }
       } catch (error) {
-        settle(toArchiveError(error, state));
+        settle(toFailure(error, state));
       } finally {
         sliceUsedMs += performance.now() - pumpStartedAt;
       }
@@ -399,13 +410,25 @@ function countNewlines(name: string): number {
   return count;
 }
 
-function toArchiveError(error: unknown, state: ExtractionState): OutputArchiveError {
+function toFailure(error: unknown, state: ExtractionState): Failure {
   const message = error instanceof Error ? error.message : String(error);
-  const partial = buildReport(state);
-  if (error instanceof TarFormatError) {
-    return new OutputArchiveError(`output archive is truncated or corrupt after ${state.entries} entries: ${message}`, partial, { cause: error });
+  if (error instanceof TarFormatError) return { message: `output archive is truncated or corrupt after ${state.entries} entries: ${message}`, cause: error };
+  return { message: `extracting the output archive failed: ${message}`, cause: error };
+}
+
+/** Builds the report a few thousand files at a time, letting the event loop run between slices. */
+async function buildReportInSlices(state: ExtractionState): Promise<ExtractReport> {
+  const written: ExtractedFile[] = [];
+  const total = state.files.length;
+  while (written.length < total) {
+    const sliceStartedAt = performance.now();
+    do {
+      const end = Math.min(written.length + 256, total);
+      for (let index = written.length; index < end; index += 1) written.push(state.files.at(index));
+    } while (written.length < total && performance.now() - sliceStartedAt < SLICE_MS);
+    if (written.length < total) await new Promise((resolve) => setImmediate(resolve));
   }
-  return new OutputArchiveError(`extracting the output archive failed: ${message}`, partial, { cause: error });
+  return reportOf(state, written);
 }
 
 /**
@@ -414,9 +437,9 @@ function toArchiveError(error: unknown, state: ExtractionState): OutputArchiveEr
  * here it becomes objects (about 0.2 KiB live each, 19 MiB at 100,000 files; see bench/RESULTS.md).
  * Everything else the extraction holds is O(1) per file, plus one path per directory in the tree's knownDirs.
  */
-function buildReport(state: ExtractionState): ExtractReport {
+function reportOf(state: ExtractionState, written: ExtractedFile[]): ExtractReport {
   // A stable sort keeps duplicates in archive order: the last one of each path is the file on disk.
-  const sorted = state.files.toArray().sort((left, right) => (left.path < right.path ? -1 : left.path > right.path ? 1 : 0));
+  const sorted = written.sort((left, right) => (left.path < right.path ? -1 : left.path > right.path ? 1 : 0));
   const files = sorted.filter((entry, index) => sorted[index + 1]?.path !== entry.path);
   return {
     files,

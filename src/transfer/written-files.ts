@@ -42,21 +42,22 @@ export class WrittenFileList {
     this.count += 1;
   }
 
+  /** The record added `index`-th (0 <= index < length), as an object. */
+  at(index: number): WrittenFileRecord {
+    if (!Number.isInteger(index) || index < 0 || index >= this.count) throw new RangeError(`no record ${index} in a list of ${this.count}`);
+    const start = index === 0 ? 0 : (this.numbers[2 * index - 2] ?? 0);
+    const end = this.numbers[2 * index] ?? 0;
+    const digestStart = end - HEX_DIGEST_LENGTH;
+    return {
+      path: this.text.toString("utf8", start, digestStart),
+      size: this.numbers[2 * index + 1] ?? 0,
+      sha256: this.text.toString("latin1", digestStart, end),
+    };
+  }
+
   /** Every record as an object, in the order added. */
   toArray(): WrittenFileRecord[] {
-    const records: WrittenFileRecord[] = [];
-    let start = 0;
-    for (let index = 0; index < this.count; index += 1) {
-      const end = this.numbers[2 * index] ?? 0;
-      const digestStart = end - HEX_DIGEST_LENGTH;
-      records.push({
-        path: this.text.toString("utf8", start, digestStart),
-        size: this.numbers[2 * index + 1] ?? 0,
-        sha256: this.text.toString("latin1", digestStart, end),
-      });
-      start = end;
-    }
-    return records;
+    return Array.from({ length: this.count }, (_, index) => this.at(index));
   }
 
   private reserveText(bytes: number): void {
