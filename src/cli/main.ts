@@ -1,5 +1,5 @@
 // The command line: parses flags, resolves the typed config once, runs (or dry-runs) and maps the outcome to an exit code.
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { Command } from "commander";
 import { CancelledError, describeError } from "../errors.js";
@@ -78,10 +78,11 @@ async function runCommand(options: RawRunOptions, env: NodeJS.ProcessEnv): Promi
     return EXIT.success;
   }
   // Loaded only for real runs, so --help, bad input and dry runs start fast.
-  const [{ runWorkflow }, { Kubectl }, { createConsoleSink, createHumanLogSink, createNdjsonLogSink }] = await Promise.all([
+  const [{ runWorkflow }, { Kubectl }, { createConsoleSink, createHumanLogSink, createNdjsonLogSink }, { writeResultFile }] = await Promise.all([
     import("../run/run-workflow.js"),
     import("../k8s/kubectl.js"),
     import("../events/sinks.js"),
+    import("../result/result-file.js"),
   ]);
   const { settings } = config;
   await mkdir(settings.outDir, { recursive: true });
@@ -109,7 +110,7 @@ async function runCommand(options: RawRunOptions, env: NodeJS.ProcessEnv): Promi
   process.on("SIGTERM", onSignal);
   try {
     const result = await runWorkflow({ settings, kubectl, signal: controller.signal, sinks });
-    await writeFile(join(settings.outDir, "result.json"), `${JSON.stringify(result, null, 2)}\n`);
+    await writeResultFile(join(settings.outDir, "result.json"), result);
     process.stderr.write(`result: ${join(settings.outDir, "result.json")}\n`);
     return exitCodeForResult(result);
   } finally {
