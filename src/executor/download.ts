@@ -16,7 +16,7 @@ export const MAX_OUTPUT_ENTRIES = 100_000;
 export async function downloadOutputs(ctx: ExecutorContext, pod: RunPod): Promise<ExtractReport> {
   const { settings } = ctx;
   const destination = join(settings.outDir, "outputs");
-  return withExecRetry(ctx, "download", "download-failed", async () => {
+  return withExecRetry(ctx, pod, "download", "download-failed", async () => {
     // The CLI made sure <out>/outputs was empty before the run: what is there now is a failed attempt's.
     await rm(destination, { recursive: true, force: true });
     const kubectl = ctx.kubectl.stream(buildExecArgs(settings.target, pod.name, helperCommand.packOutputs(), false), { signal: ctx.signal });

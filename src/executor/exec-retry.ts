@@ -4,12 +4,18 @@ import type { KubectlExit } from "../k8s/kubectl.js";
 import { classifyKubectlFailure, summarizeStderr } from "../k8s/kubectl-errors.js";
 import { retry, type AttemptOutcome } from "../util/retry.js";
 import type { ExecutorContext } from "./context.js";
+import type { RunPod } from "./executor.js";
+import { assertPodAlive } from "./pod-alive.js";
 
 /** An exec attempt either produced its value or ended with kubectl's exit to be judged. */
 export type ExecAttempt<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly exit: KubectlExit };
 
-/** Runs `attempt` until it succeeds; retries only "unable to upgrade connection" / "error dialing backend". */
-export async function withExecRetry<T>(ctx: ExecutorContext, what: string, failure: InfraReason, attempt: () => Promise<ExecAttempt<T>>): Promise<T> {
+/**
+ * Runs `attempt` until it succeeds; retries only "unable to upgrade connection" / "error dialing backend". Any
+ * other failure, an exit or an InfraError thrown by `attempt`, is final; when the pod is gone by then (evicted
+ * mid-transfer), the error says so (pod-lost) instead of blaming the exec.
+ */
+export async function withExecRetry<T>(ctx: ExecutorContext, pod: RunPod, what: string, failure: InfraReason, attempt: () => Promise<ExecAttempt<T>>): Promise<T> {
   return retry(
     { budgetMs: ctx.timings.execReadyBudgetMs, maxAttempts: 30, initialDelayMs: 500, maxDelayMs: 5000 },
     {
@@ -18,10 +24,17 @@ export async function withExecRetry<T>(ctx: ExecutorContext, what: string, failu
       giveUp: (reasons) => new InfraError("exec-failed", `${what}: exec kept failing for ${Math.round(ctx.timings.execReadyBudgetMs / 1000)}s: ${reasons.at(-1)}`),
     },
     async (): Promise<AttemptOutcome<T>> => {
-      const result = await attempt();
+      let result: ExecAttempt<T>;
+      try {
+        result = await attempt();
+      } catch (error) {
+        if (error instanceof InfraError && !ctx.signal.aborted) await assertPodAlive(ctx, pod);
+        throw error;
+      }
       if (result.ok) return { done: true, value: result.value };
       const said = summarizeStderr(result.exit.stderr);
       if (classifyKubectlFailure(result.exit.stderr) === "exec-not-ready") return { done: false, reason: said };
+      if (!ctx.signal.aborted) await assertPodAlive(ctx, pod);
       throw new InfraError(failure, `${what} failed (kubectl exit ${result.exit.exitCode}): ${said}`);
     },
   );

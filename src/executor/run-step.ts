@@ -9,7 +9,7 @@ import { retry, type AttemptOutcome } from "../util/retry.js";
 import type { ExecutorContext } from "./context.js";
 import type { RunPod, StepOutcome } from "./executor.js";
 import { withExecRetry } from "./exec-retry.js";
-import { readRunPod } from "./wait-for-pod.js";
+import { assertPodAlive } from "./pod-alive.js";
 
 /** How one follow exec ended. */
 type FollowEnd =
@@ -114,23 +114,10 @@ async function followOnce(
   return { kind: "cut", stderr: exit.stderr, exitCode: exit.exitCode, progressed };
 }
 
-/** After a dropped stream: is the pod still there to reconnect to? Throws pod-lost when it is not. */
-async function assertPodAlive(ctx: ExecutorContext, pod: RunPod): Promise<void> {
-  const read = await readRunPod(ctx);
-  if ("failure" in read) return; // cannot tell: the reconnect will
-  const current = read.pod;
-  if (!current || current.metadata?.name !== pod.name) throw new InfraError("pod-lost", `pod ${pod.name} is gone`);
-  const phase = current.status?.phase;
-  if (current.metadata?.deletionTimestamp || phase === "Failed" || phase === "Succeeded" || phase === "Unknown") {
-    const reason = current.status?.reason ?? phase ?? "Deleted";
-    throw new InfraError("pod-lost", `pod ${pod.name} was lost: ${reason}${current.status?.message ? `: ${current.status.message}` : ""}`);
-  }
-}
-
 /** Terminates every process of the step in the pod (TERM, then KILL after the grace). */
 async function killTimedOutStep(ctx: ExecutorContext, pod: RunPod, index: number): Promise<StepOutcome> {
   const grace = ctx.timings.killGraceSeconds;
-  await withExecRetry(ctx, `stopping step ${index + 1}`, "exec-failed", async () => {
+  await withExecRetry(ctx, pod, `stopping step ${index + 1}`, "exec-failed", async () => {
     const exit = await ctx.kubectl.run(buildExecArgs(ctx.settings.target, pod.name, helperCommand.kill(index, grace), false), { signal: ctx.signal });
     return exit.exitCode === 0 ? { ok: true, value: undefined } : { ok: false, exit };
   });

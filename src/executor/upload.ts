@@ -41,7 +41,7 @@ export async function uploadFiles(ctx: ExecutorContext, pod: RunPod): Promise<Up
       { hostDir: settings.checkoutDir, archivePrefix: "work" },
       ...(settings.sharedStepsDir ? [{ hostDir: settings.sharedStepsDir, archivePrefix: "steps" }] : []),
     ];
-    return await withExecRetry(ctx, "upload", "exec-failed", async () => {
+    return await withExecRetry(ctx, pod, "upload", "exec-failed", async () => {
       let expected: { receipt: string; findLines: number } | undefined;
       const nonce = randomBytes(8).toString("hex");
       const archive = packTrees(roots, {

@@ -69,6 +69,15 @@ describe("faults injected by the fake kubectl", { concurrency: 2 }, () => {
     assert.ok(Date.now() - started < 30_000, "it did not wait for a timeout");
   });
 
+  it("reports a pod evicted during the upload as lost, not as a failed exec", async (t) => {
+    const cluster = await clusterWith(t, { podLostAfterExecs: 1, podLostDelayMs: 50 });
+    const run = await runWithKubectl({ kubectlPath: cluster.kubectlPath, env: cluster.env, steps: "a\ttrue", runId: "evicted-upload" });
+    assert.equal(run.result.errorReason, "pod-lost", run.result.error ?? undefined);
+    assert.match(run.result.error ?? "", /Evicted/);
+    assert.equal(run.result.steps[0]!.status, "skipped");
+    assert.deepEqual(await cluster.jobs(), []);
+  });
+
   it("fails fast with the reason on an image pull failure", async (t) => {
     const cluster = await clusterWith(t, { imagePull: "ErrImagePull" });
     const run = await runWithKubectl({ kubectlPath: cluster.kubectlPath, env: cluster.env, steps: "a\ttrue", runId: "pull", overrides: { podTimeoutMs: 120_000 } });
