@@ -25,6 +25,15 @@ describe("WrittenFileList", () => {
     assert.deepEqual(list.toArray(), records);
   });
 
+  it("keeps every record whole through many growths, an oversized path included", () => {
+    const list = new WrittenFileList();
+    const records = Array.from({ length: 40_000 }, (_, index) => ({ path: `d${index % 13}/${"x".repeat(index % 97)}-${index}`, size: index * 3, sha256: sha256Of(String(index)) }));
+    records.splice(20_000, 0, { path: "p".repeat(600_000), size: 1, sha256: sha256Of("huge") });
+    for (const record of records) list.add(record);
+    assert.equal(list.length, records.length);
+    assert.deepEqual(list.toArray(), records);
+  });
+
   it("is empty when nothing was added", () => {
     assert.deepEqual(new WrittenFileList().toArray(), []);
   });
