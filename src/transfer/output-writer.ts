@@ -81,13 +81,9 @@ export function writeSmallOutputFile(
   mtime: number,
   body: Buffer,
 ): { readonly written: WrittenFile } | { readonly reason: string } {
-  const parentProblem = ensureParentDirectories(tree, parts);
-  if (parentProblem !== undefined) return { reason: parentProblem };
-  const path = parts.join("/");
-  const target = absolutePath(tree, path);
-  const opened = openExclusive(target);
-  if ("reason" in opened) return opened;
-  const { fd } = opened;
+  const created = createNewFile(tree, parts);
+  if ("reason" in created) return created;
+  const { path, target, fd } = created;
   let open = true;
   try {
     writeAllSync(fd, body);
@@ -100,6 +96,17 @@ export function writeSmallOutputFile(
     removeHalfWritten(open ? fd : undefined, target);
     throw error;
   }
+}
+
+/** Checks the parents of `parts` and opens a new file there (O_EXCL): its relative path, host path and descriptor. */
+function createNewFile(tree: OutputTree, parts: readonly string[]): { readonly path: string; readonly target: string; readonly fd: number } | { readonly reason: string } {
+  const parentProblem = ensureParentDirectories(tree, parts);
+  if (parentProblem !== undefined) return { reason: parentProblem };
+  const path = parts.join("/");
+  const target = absolutePath(tree, path);
+  const opened = openExclusive(target);
+  if ("reason" in opened) return opened;
+  return { path, target, fd: opened.fd };
 }
 
 /** A file being streamed by appendToOutputFile; see openOutputFile. */
@@ -121,13 +128,9 @@ export interface OutputFile {
  * Returns a refusal reason like writeSmallOutputFile; throws for host file system failures.
  */
 export function openOutputFile(tree: OutputTree, parts: readonly string[]): { readonly file: OutputFile } | { readonly reason: string } {
-  const parentProblem = ensureParentDirectories(tree, parts);
-  if (parentProblem !== undefined) return { reason: parentProblem };
-  const path = parts.join("/");
-  const target = absolutePath(tree, path);
-  const opened = openExclusive(target);
-  if ("reason" in opened) return opened;
-  return { file: { path, target, fd: opened.fd, hash: createHash("sha256"), size: 0, pending: [], pendingBytes: 0, closed: false } };
+  const created = createNewFile(tree, parts);
+  if ("reason" in created) return created;
+  return { file: { ...created, hash: createHash("sha256"), size: 0, pending: [], pendingBytes: 0, closed: false } };
 }
 
 /** Hashes `piece` and queues it (without copying); true when enough is queued that a flush is due. */
