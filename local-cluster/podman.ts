@@ -41,6 +41,9 @@ function runPodman(binary: string, args: readonly string[], input?: string): Pro
     child.stderr.on("data", (d: Buffer) => err.push(d));
     child.on("error", (e) => resolve({ code: 127, stdout: "", stderr: String(e) }));
     child.on("close", (code) => resolve({ code: code ?? 1, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString() }));
+    // podman may exit without reading its stdin (most commands never do): that EPIPE is not the command's
+    // outcome, its exit code is. Unheard, it would be an uncaught exception in the process hosting the cluster.
+    child.stdin.on("error", () => undefined);
     child.stdin.end(input ?? "");
   });
 }
