@@ -1,22 +1,12 @@
 // The real kubectl refusing the kubeconfig: without --namespace a run leaves the kubeconfig to kubectl, and what kubectl refuses is still bad input.
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { makeWorkspace, readResult, runCli } from "../support/run-cli.js";
+import { findKubectlOnPath, makeWorkspace, readResult, runCli } from "../support/run-cli.js";
 
-function findKubectl(): string | undefined {
-  try {
-    execFileSync("kubectl", ["version", "--client"], { stdio: "ignore" });
-    return "kubectl";
-  } catch {
-    return undefined;
-  }
-}
-
-const kubectl = findKubectl();
+const kubectl = findKubectlOnPath();
 
 const dirs: string[] = [];
 after(() => {

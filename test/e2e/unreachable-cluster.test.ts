@@ -1,22 +1,12 @@
 // The real kubectl against a closed port: a down API server is an infrastructure failure with a clear message.
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { it } from "node:test";
-import { makeWorkspace, readResult, runCli } from "../support/run-cli.js";
+import { findKubectlOnPath, makeWorkspace, readResult, runCli } from "../support/run-cli.js";
 
-function findKubectl(): string | undefined {
-  try {
-    execFileSync("kubectl", ["version", "--client"], { stdio: "ignore" });
-    return "kubectl";
-  } catch {
-    return undefined;
-  }
-}
-
-const kubectl = findKubectl();
+const kubectl = findKubectlOnPath();
 
 it("exits 3 with the connection error when the API server is down", { skip: kubectl ? false : "no kubectl on PATH" }, async () => {
   const dir = mkdtempSync(join(tmpdir(), "unreachable-"));

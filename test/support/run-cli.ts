@@ -1,5 +1,5 @@
 // Spawns the real CLI (bin/knotless-runner-k8s.js) and collects what it printed; can signal it mid-run.
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { cpSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -59,4 +59,14 @@ export function makeWorkspace(steps: string): { checkout: string; stepsFile: str
 
 export function readResult(out: string): RunResult {
   return JSON.parse(readFileSync(join(out, "result.json"), "utf8")) as RunResult;
+}
+
+/** "kubectl" when a kubectl binary is on PATH, for tests that need the real one; undefined otherwise. */
+export function findKubectlOnPath(): string | undefined {
+  try {
+    execFileSync("kubectl", ["version", "--client"], { stdio: "ignore" });
+    return "kubectl";
+  } catch {
+    return undefined;
+  }
 }
