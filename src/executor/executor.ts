@@ -43,8 +43,9 @@ export interface Executor {
   /** Streams /outputs back into `<out>/outputs`, refusing hostile entries. After setup. */
   copyOut(): Promise<ExtractReport>;
   /**
-   * Deletes the Job with background propagation unless the run keeps it. Safe after a failed or partial setup
-   * and when called twice; deleting what is already gone is not an error; never throws (it reports instead).
+   * Deletes the Job with background propagation unless the run keeps it, and removes the host-side files setup
+   * staged for the upload. Safe after a failed or partial setup and when called twice; deleting what is already
+   * gone is not an error; never throws (it reports instead).
    */
   teardown(): Promise<{ readonly deleted: boolean; readonly detail: string }>;
 }

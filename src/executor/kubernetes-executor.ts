@@ -1,5 +1,6 @@
 // The Kubernetes executor: one run as one Job, each lifecycle call delegated to a small module.
 import { randomBytes } from "node:crypto";
+import { rm } from "node:fs/promises";
 import { buildDeleteJobArgs } from "../k8s/kubectl-args.js";
 import { buildJobManifest } from "../k8s/manifest.js";
 import type { IJob } from "kubernetes-models/batch/v1/Job";
@@ -54,6 +55,8 @@ export class KubernetesExecutor implements Executor {
   #tornDown: Promise<{ deleted: boolean; detail: string }> | undefined;
   #transfer: ReturnType<typeof loadTransfer> | undefined;
   #run: ReturnType<typeof loadRunModules> | undefined;
+  /** The host directory of the runner's own files (helper, step scripts), staged while the Job is created. */
+  #staging: Promise<string> | undefined;
 
   constructor(ctx: ExecutorContext) {
     this.#ctx = ctx;
@@ -73,6 +76,8 @@ export class KubernetesExecutor implements Executor {
     const manifest = buildRunManifest(ctx, this.#createToken);
     this.#transfer ??= loadTransfer();
     this.#transfer.catch(() => {}); // a load failure surfaces in copyIn
+    this.#staging ??= this.#transfer.then(([{ stageRunnerFiles }]) => stageRunnerFiles(ctx.settings.steps));
+    this.#staging.catch(() => {}); // likewise
     const run = (this.#run ??= loadRunModules());
     run.catch(() => {}); // surfaces below, after create (teardown still runs)
     const namespace = await this.#phase("create", () => createJob(ctx, manifest, (ownership) => (this.#ownership = ownership)), (ns) => `created Job ${ns}/${ctx.settings.jobName}`);
@@ -85,8 +90,9 @@ export class KubernetesExecutor implements Executor {
 
   async copyIn(): Promise<UploadSummary> {
     const pod = this.#requirePod();
-    const [{ uploadFiles }] = await (this.#transfer ??= loadTransfer());
-    return this.#phase("upload", () => uploadFiles(this.#ctx, pod), (s) => `uploaded ${s.files} files, ${s.bytes} bytes (archive ${s.archiveBytes} bytes, ${s.entries} entries; receipt and count verified in the pod)`);
+    const [{ uploadFiles, stageRunnerFiles }] = await (this.#transfer ??= loadTransfer());
+    const staging = await (this.#staging ??= stageRunnerFiles(this.#ctx.settings.steps));
+    return this.#phase("upload", () => uploadFiles(this.#ctx, pod, staging), (s) => `uploaded ${s.files} files, ${s.bytes} bytes (archive ${s.archiveBytes} bytes, ${s.entries} entries; receipt and count verified in the pod)`);
   }
 
   async runStep(index: number, deadlineAt: number): Promise<StepOutcome> {
@@ -110,6 +116,7 @@ export class KubernetesExecutor implements Executor {
     const { settings, kubectl, emit } = this.#ctx;
     const started = Date.now();
     emit({ kind: "phase-start", phase: "teardown" });
+    const unstaged = this.#removeStaging();
     let result: { deleted: boolean; detail: string };
     if (this.#ownership === "none") result = { deleted: false, detail: "no Job of this run was created" };
     else if (settings.keep) {
@@ -118,9 +125,16 @@ export class KubernetesExecutor implements Executor {
     } else if (this.#ownership === "unknown" && !(await isOurJob({ ...this.#ctx, signal: new AbortController().signal }, this.#createToken))) {
       result = { deleted: false, detail: `no Job of this run was found (create did not complete)` };
     } else result = await deleteJob(kubectl, settings.target, settings.jobName);
+    await unstaged;
     const leftBehind = this.#ownership === "ours" && !settings.keep && !result.deleted;
     emit({ kind: "phase-end", phase: "teardown", ok: !leftBehind, durationMs: Date.now() - started, detail: result.detail });
     return result;
+  }
+
+  /** Removes the staged runner files, if any were staged; never fails the teardown. */
+  async #removeStaging(): Promise<void> {
+    const staging = await this.#staging?.catch(() => undefined);
+    if (staging !== undefined) await rm(staging, { recursive: true, force: true }).catch(() => undefined);
   }
 
   #requirePod(): RunPod {

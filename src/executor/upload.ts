@@ -1,6 +1,6 @@
 // Streams the checkout, the shared steps and the runner's own files into the pod as one tar, with a receipt the pod checks.
 import { randomBytes } from "node:crypto";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pipeline } from "node:stream/promises";
@@ -31,48 +31,46 @@ function countMounts(packed: PackStats, roots: readonly PackRoot[], prefixes: re
   });
 }
 
-/** Uploads everything the steps need in one exec; the archive is never held in memory. */
-export async function uploadFiles(ctx: ExecutorContext, pod: RunPod): Promise<UploadSummary> {
+/**
+ * Uploads everything the steps need in one exec; the archive is never held in memory. `staging` is the directory
+ * stageRunnerFiles made (the executor stages while the pod starts and removes it at teardown, off the run's path).
+ */
+export async function uploadFiles(ctx: ExecutorContext, pod: RunPod, staging: string): Promise<UploadSummary> {
   const { settings } = ctx;
-  const staging = await stageRunnerFiles(settings.steps);
-  try {
-    const roots: PackRoot[] = [
-      { hostDir: staging, archivePrefix: "knotless" },
-      { hostDir: settings.checkoutDir, archivePrefix: "work" },
-      ...(settings.sharedStepsDir ? [{ hostDir: settings.sharedStepsDir, archivePrefix: "steps" }] : []),
-    ];
-    return await withExecRetry(ctx, pod, "upload", "exec-failed", async () => {
-      let expected: { receipt: string; findLines: number } | undefined;
-      const nonce = randomBytes(8).toString("hex");
-      const archive = packTrees(roots, {
-        trailer: (packed) => {
-          const receipt = buildUploadReceipt(nonce, packed.entriesByRoot.reduce((sum, n) => sum + n, 0), packed.archiveBytes);
-          expected = { receipt, findLines: expectedFindLines(countMounts(packed, roots, ["work", "steps"])) };
-          return { path: UPLOAD_RECEIPT_ARCHIVE_PATH, content: Buffer.from(receipt) };
-        },
-      });
-      const kubectl = ctx.kubectl.stream(buildExecArgs(settings.target, pod.name, buildUploadCommand(), true), { stdin: true, signal: ctx.signal });
-      let reply = "";
-      kubectl.stdout.setEncoding("utf8").on("data", (text: string) => (reply += text));
-      const piped = pipeline(archive.stream, kubectl.stdin!).then(
-        () => undefined,
-        (error: unknown) => error,
-      );
-      const stats = await archive.done.catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
-      const exit = await kubectl.exited;
-      const pipeError = await piped;
-      if (stats instanceof Error) throw new InputError(`cannot pack the files to upload: ${stats.message}`);
-      if (exit.exitCode !== 0) return { ok: false, exit };
-      if (pipeError) throw new InfraError("exec-failed", `upload stream failed: ${describeError(pipeError)}`);
-      for (const skipped of stats.skipped) ctx.emit({ kind: "notice", level: "warning", message: `not uploaded: ${skipped.path} (${skipped.reason})` });
-      const mismatch = expected ? checkUploadReply(expected, reply) : "the archive was never finished";
-      if (mismatch !== undefined) {
-        throw new InfraError("integrity-mismatch", `upload integrity check failed after sending ${stats.archiveBytes} bytes: ${mismatch}`);
-      }
-      const entries = stats.entriesByRoot.reduce((sum, n) => sum + n, 0);
-      return { ok: true, value: { files: stats.files, bytes: stats.bytes, archiveBytes: stats.archiveBytes, entries } };
+  const roots: PackRoot[] = [
+    { hostDir: staging, archivePrefix: "knotless" },
+    { hostDir: settings.checkoutDir, archivePrefix: "work" },
+    ...(settings.sharedStepsDir ? [{ hostDir: settings.sharedStepsDir, archivePrefix: "steps" }] : []),
+  ];
+  return await withExecRetry(ctx, pod, "upload", "exec-failed", async () => {
+    let expected: { receipt: string; findLines: number } | undefined;
+    const nonce = randomBytes(8).toString("hex");
+    const archive = packTrees(roots, {
+      trailer: (packed) => {
+        const receipt = buildUploadReceipt(nonce, packed.entriesByRoot.reduce((sum, n) => sum + n, 0), packed.archiveBytes);
+        expected = { receipt, findLines: expectedFindLines(countMounts(packed, roots, ["work", "steps"])) };
+        return { path: UPLOAD_RECEIPT_ARCHIVE_PATH, content: Buffer.from(receipt) };
+      },
     });
-  } finally {
-    await rm(staging, { recursive: true, force: true });
-  }
+    const kubectl = ctx.kubectl.stream(buildExecArgs(settings.target, pod.name, buildUploadCommand(), true), { stdin: true, signal: ctx.signal });
+    let reply = "";
+    kubectl.stdout.setEncoding("utf8").on("data", (text: string) => (reply += text));
+    const piped = pipeline(archive.stream, kubectl.stdin!).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    const stats = await archive.done.catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
+    const exit = await kubectl.exited;
+    const pipeError = await piped;
+    if (stats instanceof Error) throw new InputError(`cannot pack the files to upload: ${stats.message}`);
+    if (exit.exitCode !== 0) return { ok: false, exit };
+    if (pipeError) throw new InfraError("exec-failed", `upload stream failed: ${describeError(pipeError)}`);
+    for (const skipped of stats.skipped) ctx.emit({ kind: "notice", level: "warning", message: `not uploaded: ${skipped.path} (${skipped.reason})` });
+    const mismatch = expected ? checkUploadReply(expected, reply) : "the archive was never finished";
+    if (mismatch !== undefined) {
+      throw new InfraError("integrity-mismatch", `upload integrity check failed after sending ${stats.archiveBytes} bytes: ${mismatch}`);
+    }
+    const entries = stats.entriesByRoot.reduce((sum, n) => sum + n, 0);
+    return { ok: true, value: { files: stats.files, bytes: stats.bytes, archiveBytes: stats.archiveBytes, entries } };
+  });
 }

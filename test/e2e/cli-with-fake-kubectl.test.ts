@@ -1,6 +1,7 @@
 // End to end through the real CLI and the fake kubectl, whose pods are bubblewrap sandboxes.
 import assert from "node:assert/strict";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { createFakeCluster, type FakeCluster } from "../fixtures/fake-kubectl/harness.js";
@@ -48,8 +49,11 @@ describe("the CLI with the fake kubectl", { concurrency: 2 }, () => {
   it("runs the example's four steps, uploads the checkout and brings ran.txt back, then deletes the Job", async (t) => {
     const cluster = await withCluster(t);
     const ws = makeWorkspace(EXAMPLE_STEPS);
-    const run = await runCli(runArgs(cluster, ws), { env: cluster.env });
+    const runnerTmp = mkdtempSync(join(tmpdir(), "runner-tmp-"));
+    t.after(() => rmSync(runnerTmp, { recursive: true, force: true }));
+    const run = await runCli(runArgs(cluster, ws), { env: { ...cluster.env, TMPDIR: runnerTmp } });
     assert.equal(run.code, 0, run.stderr);
+    assert.deepEqual(readdirSync(runnerTmp), [], "the runner's staged files are removed");
     const result = readResult(ws.out);
     assert.equal(result.status, "success");
     assert.deepEqual(result.steps.map((s) => [s.name, s.status, s.exitCode]), [["date", "success", 0], ["hostname", "success", 0], ["files", "success", 0], ["outputs", "success", 0]]);
