@@ -3,7 +3,7 @@
 # Where containers cannot run, it says why and prints the --dry-run plan instead.
 set -eu
 cd "$(dirname "$0")/.."
-[ -f dist/src/cli/main.js ] || npm run build --silent
+[ -f dist/cli/knotless-runner-k8s.js ] || npm run build --silent
 out="out/example-$(date +%Y%m%d-%H%M%S)"
 run() {
   node bin/knotless-runner-k8s.js run --checkout examples/hello --steps examples/hello/steps.tsv \
