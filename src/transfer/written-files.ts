@@ -1,4 +1,4 @@
-// Keeps the list of written files as bytes rather than objects until the extraction report is built.
+// Keeps the list of written files as bytes rather than objects, during the extraction and in its report.
 //
 // Why: extractOutputs reads ~1 GiB of input chunks, whose external memory makes V8 run a major GC every
 // few tens of MiB, and each one marks everything alive. 50,000 {path, size, sha256} objects kept for the
