@@ -9,5 +9,6 @@ export { buildJobManifest, type JobManifestInput } from "./k8s/manifest.js";
 export { parseStepsFile, type StepSpec } from "./input/steps-file.js";
 export { planKubectlCalls, type PlannedCall } from "./plan/call-plan.js";
 export { buildRunResult, type RunResult, type StepRecord } from "./result/run-result.js";
+export type { ReadonlyList } from "./util/readonly-list.js";
 export { CancelledError, InfraError, InputError, type InfraReason } from "./errors.js";
 export { buildJobName } from "./k8s/names.js";

@@ -9,24 +9,26 @@ const ENTRIES_PER_WRITE = 256;
  * The bytes of `JSON.stringify(result, null, 2) + "\n"`, produced piece by piece: everything but the outputs
  * list is stringified as usual, each output entry on its own, with the indentation JSON.stringify gives an
  * element of a top-level array. At 100,000 outputs the whole string is ~15 MB, and building it next to the
- * list it describes was the runner's peak memory (bench/RESULTS.md); these pieces are small.
+ * list it describes was the runner's peak memory (bench/RESULTS.md); these pieces are small. The outputs
+ * are read with `at`, a batch at a time, so a compact list is never turned into objects all at once.
  */
 export function* serializeResult(result: RunResult): Generator<string> {
   const { outputs } = result;
-  if (outputs.length === 0) {
-    yield `${JSON.stringify(result, null, 2)}\n`;
-    return;
-  }
   // A placeholder array that JSON.stringify prints as `[]` on one line, then replaced by the entries.
   const head = JSON.stringify({ ...result, outputs: [] }, null, 2);
+  if (outputs.length === 0) {
+    yield `${head}\n`;
+    return;
+  }
   const marker = '\n  "outputs": [],\n';
   const at = head.indexOf(marker);
   if (at < 0) throw new Error("result.json: the outputs field is not where the serializer expects it");
   yield `${head.slice(0, at)}\n  "outputs": [\n`;
   for (let start = 0; start < outputs.length; start += ENTRIES_PER_WRITE) {
-    const batch = outputs.slice(start, start + ENTRIES_PER_WRITE).map((entry) => JSON.stringify(entry, null, 2).replace(/^/gm, "    "));
-    const last = start + ENTRIES_PER_WRITE >= outputs.length;
-    yield `${batch.join(",\n")}${last ? "\n" : ",\n"}`;
+    const end = Math.min(start + ENTRIES_PER_WRITE, outputs.length);
+    const batch: string[] = [];
+    for (let index = start; index < end; index += 1) batch.push(JSON.stringify(outputs.at(index), null, 2).replace(/^/gm, "    "));
+    yield `${batch.join(",\n")}${end === outputs.length ? "\n" : ",\n"}`;
   }
   yield `  ],\n${head.slice(at + marker.length)}\n`;
 }

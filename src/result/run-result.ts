@@ -1,5 +1,6 @@
 // The run's result (result.json): one shape for every outcome, mirroring the dev.knotless.check lexicon.
 import type { RunStatus, StepStatus } from "../events/run-events.js";
+import type { ReadonlyList } from "../util/readonly-list.js";
 
 export const RESULT_TYPE = "dev.knotless.check";
 
@@ -25,7 +26,8 @@ export interface RunResult {
   readonly durationMs: number;
   readonly job: { readonly namespace: string; readonly name: string; readonly pod: string | null; readonly node: string | null; readonly image: string };
   readonly steps: readonly StepRecord[];
-  readonly outputs: ReadonlyArray<{ readonly path: string; readonly size: number; readonly sha256: string }>;
+  /** Downloaded files by path; may be a compact list rather than an array (up to 100,000 files): spread it for one. */
+  readonly outputs: ReadonlyList<{ readonly path: string; readonly size: number; readonly sha256: string }>;
   readonly refusedOutputs: ReadonlyArray<{ readonly path: string; readonly reason: string }>;
 }
 

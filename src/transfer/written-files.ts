@@ -1,4 +1,4 @@
-// Keeps the list of written files as bytes rather than objects until the extraction report is built.
+// Keeps the list of written files as bytes rather than objects, during the extraction and in its report.
 //
 // Why: extractOutputs reads ~1 GiB of input chunks, whose external memory makes V8 run a major GC every
 // few tens of MiB, and each one marks everything alive. 50,000 {path, size, sha256} objects kept for the
@@ -55,6 +55,24 @@ export class WrittenFileList {
     };
   }
 
+  /**
+   * Compares the paths of records `left` and `right` (valid indexes, unchecked) as JavaScript compares
+   * the decoded strings (UTF-16 code units, shorter prefix first), without decoding them: negative, 0 or positive.
+   */
+  comparePaths(left: number, right: number): number {
+    const text = this.text;
+    let a = left === 0 ? 0 : (this.numbers[2 * left - 2] ?? 0);
+    let b = right === 0 ? 0 : (this.numbers[2 * right - 2] ?? 0);
+    const aEnd = (this.numbers[2 * left] ?? 0) - HEX_DIGEST_LENGTH;
+    const bEnd = (this.numbers[2 * right] ?? 0) - HEX_DIGEST_LENGTH;
+    for (; a < aEnd && b < bEnd; a += 1, b += 1) {
+      const x = text[a] ?? 0;
+      const y = text[b] ?? 0;
+      if (x !== y) return utf16RankOfByte(x) - utf16RankOfByte(y);
+    }
+    return aEnd - a - (bEnd - b);
+  }
+
   /** Every record as an object, in the order added. */
   toArray(): WrittenFileRecord[] {
     return Array.from({ length: this.count }, (_, index) => this.at(index));
@@ -66,4 +84,14 @@ export class WrittenFileList {
     this.text.copy(grown, 0, 0, this.textUsed);
     this.text = grown;
   }
+}
+
+/**
+ * Where a UTF-8 byte sorts in UTF-16 code unit order, at the first byte where two valid UTF-8 strings differ
+ * (after equal bytes, both are lead bytes or both continuation bytes of characters sharing a lead byte). Byte order
+ * is code point order, which is UTF-16 order except that U+E000..U+FFFF (lead bytes 0xEE, 0xEF) sort after
+ * the characters above U+FFFF (lead bytes 0xF0..0xF4, surrogate pairs in UTF-16): those two move past 0xF4.
+ */
+function utf16RankOfByte(byte: number): number {
+  return byte === 0xee || byte === 0xef ? byte + 0x10 : byte;
 }

@@ -60,7 +60,7 @@ describe("the CLI with the fake kubectl", { concurrency: 2 }, () => {
     assert.match(run.stdout, /steps\.tsv/, "the files step lists /work/steps.tsv");
     assert.match(run.stdout, /greet\.sh/, "the files step lists /steps/greet.sh");
     assert.match(readFileSync(join(ws.out, "outputs", "ran.txt"), "utf8"), /^ran on knotless-run-/);
-    assert.deepEqual(result.outputs.map((o) => o.path), ["ran.txt"]);
+    assert.deepEqual([...result.outputs].map((o) => o.path), ["ran.txt"]);
     assert.match(readFileSync(join(ws.out, "run.log"), "utf8"), /\[step 3 stdout\] .*steps\.tsv/, "run.log holds the step output");
     const calls = await cluster.calls();
     assert.equal(calls.filter((c) => c.argv.includes("exec") && c.argv.includes("run") && c.argv.at(-2) === "run").length, 4, "one exec per step");

@@ -5,8 +5,11 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { buildRunResult } from "../../src/result/run-result.js";
 import { serializeResult, writeResultFile } from "../../src/result/result-file.js";
+import type { RunResult } from "../../src/result/run-result.js";
+import { FilesByPath } from "../../src/transfer/files-by-path.js";
+import { WrittenFileList } from "../../src/transfer/written-files.js";
 
-function resultWith(outputCount: number) {
+function resultWith(outputCount: number): RunResult {
   return buildRunResult({
     runId: "r1",
     status: "success",
@@ -19,11 +22,26 @@ function resultWith(outputCount: number) {
   });
 }
 
+/** The same result with its outputs as the extraction reports them: a compact list sorted by path. */
+async function withCompactOutputs(result: RunResult): Promise<RunResult> {
+  const list = new WrittenFileList();
+  for (const output of result.outputs) list.add(output);
+  return { ...result, outputs: await FilesByPath.of(list, 5) };
+}
+
 describe("the result file", () => {
   for (const count of [0, 1, 255, 256, 257, 1000]) {
     it(`has exactly the bytes of JSON.stringify(result, null, 2) with ${count} outputs`, () => {
       const result = resultWith(count);
       assert.equal([...serializeResult(result)].join(""), `${JSON.stringify(result, null, 2)}\n`);
+    });
+
+    it(`has the bytes of the same result with an array when its ${count} outputs are a compact list`, async () => {
+      const compact = await withCompactOutputs(resultWith(count));
+      const asArray = { ...compact, outputs: [...compact.outputs] };
+      const bytes = [...serializeResult(compact)].join("");
+      assert.equal(bytes, `${JSON.stringify(asArray, null, 2)}\n`);
+      assert.equal(bytes, `${JSON.stringify(compact, null, 2)}\n`);
     });
   }
 

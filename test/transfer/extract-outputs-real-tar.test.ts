@@ -68,6 +68,11 @@ function countFindLines(dir: string): number {
   return Number(execFileSync("sh", ["-c", 'find "$1" ! -type s | wc -l', "sh", dir], { encoding: "utf8" }).trim());
 }
 
+/** The report with its files as an array, to compare two reports by value. */
+function plainReport(report: ExtractReport): unknown {
+  return { ...report, files: [...report.files] };
+}
+
 describe("extractOutputs with archives made by real tar", () => {
   let workspace = "";
   let tricky = "";
@@ -97,7 +102,7 @@ describe("extractOutputs with archives made by real tar", () => {
       assert.deepEqual(report.refused, []);
       assert.deepEqual(await snapshotTree(dest), await snapshotTree(tricky));
       assert.equal(report.files.length, 11);
-      assert.equal(report.files.find((entry) => entry.path === "empty.txt")?.size, 0);
+      assert.equal([...report.files].find((entry) => entry.path === "empty.txt")?.size, 0);
       assert.equal(report.entries + report.nameNewlines, countFindLines(tricky));
     });
   }
@@ -177,7 +182,7 @@ describe("extractOutputs with archives made by real tar", () => {
         const archive = await archiveOf(["tar", "-S", ...options, "-cf", "-", "-C", sparse, "."]);
         const report = await extractOutputs(Readable.from(archive), freshDest(), GENEROUS);
         assert.deepEqual(report.refused, [{ path: "./holes.bin", reason: "sparse file (GNU tar --sparse) is not supported" }]);
-        assert.deepEqual(report.files.map((entry) => entry.path), ["before.txt", "zz-after.txt"]);
+        assert.deepEqual([...report.files].map((entry) => entry.path), ["before.txt", "zz-after.txt"]);
         assert.equal(report.entries, 4);
       });
     }
@@ -198,14 +203,14 @@ describe("extractOutputs with archives made by real tar", () => {
     it("gives the same report and tree when the archive comes one byte at a time", { timeout: 120_000 }, async () => {
       const dest = freshDest();
       const bytes = Array.from({ length: archive.length }, (_, index) => archive.subarray(index, index + 1));
-      assert.deepEqual(await extractOutputs(Readable.from(bytes), dest, GENEROUS), whole);
+      assert.deepEqual(plainReport(await extractOutputs(Readable.from(bytes), dest, GENEROUS)), plainReport(whole));
       assert.deepEqual(await snapshotTree(dest), wholeTree);
     });
 
     for (const [seed, max] of [[7, 100], [8, 4096], [9, 100_000], [10, 300_000]] as const) {
       it(`gives the same report and tree in random chunks of up to ${max} bytes (seed ${seed})`, async () => {
         const dest = freshDest();
-        assert.deepEqual(await extractOutputs(Readable.from(randomChunks(archive, seed, max)), dest, GENEROUS), whole);
+        assert.deepEqual(plainReport(await extractOutputs(Readable.from(randomChunks(archive, seed, max)), dest, GENEROUS)), plainReport(whole));
         assert.deepEqual(await snapshotTree(dest), wholeTree);
       });
     }

@@ -80,7 +80,7 @@ describe("extractOutputs", () => {
     });
 
     it("writes the good files with their sizes and sha256, sorted by path", () => {
-      assert.deepEqual(report.files, [
+      assert.deepEqual([...report.files], [
         { path: "dir/nested.txt", size: 15, sha256: sha256Of("nested content\n") },
         { path: "good.txt", size: 13, sha256: sha256Of("good content\n") },
         { path: "locked.txt", size: 7, sha256: sha256Of("locked\n") },
@@ -150,7 +150,7 @@ describe("extractOutputs", () => {
   it("creates a missing destination directory, parents included", async () => {
     const dest = join(workspace, "created", "deep", "dest");
     const report = await extractOutputs(Readable.from(await buildArchive([file("./a.txt", "a")])), dest, GENEROUS);
-    assert.deepEqual(report.files.map((entry) => entry.path), ["a.txt"]);
+    assert.deepEqual([...report.files].map((entry) => entry.path), ["a.txt"]);
     assert.equal(await readFile(join(dest, "a.txt"), "utf8"), "a");
   });
 
@@ -159,7 +159,7 @@ describe("extractOutputs", () => {
     const archive = await buildArchive([file("./a.txt", "a"), file("./b.txt", "b")]);
     const chunks = [new Uint8Array(archive.subarray(0, 700)), new Uint8Array(archive.subarray(700))];
     const report = await extractOutputs(Readable.from(chunks), dest, GENEROUS);
-    assert.deepEqual(report.files.map((entry) => entry.path), ["a.txt", "b.txt"]);
+    assert.deepEqual([...report.files].map((entry) => entry.path), ["a.txt", "b.txt"]);
   });
 
   it("refuses to write through or over a symlink that already exists in the destination", async () => {
@@ -168,7 +168,7 @@ describe("extractOutputs", () => {
     await symlink("../sentinel", join(dest, "pre"));
     const archive = await buildArchive([file("./pre/x.txt", "escape"), file("./pre", "replace the link"), symlinkEntry("./pre", "elsewhere")]);
     const report = await extractOutputs(Readable.from(archive), dest, GENEROUS);
-    assert.deepEqual(report.files, []);
+    assert.deepEqual([...report.files], []);
     assert.deepEqual(report.refused.map((entry) => entry.path), ["./pre/x.txt", "./pre", "./pre"]);
     assert.deepEqual(await readdir(sentinel), []);
   });
@@ -177,7 +177,7 @@ describe("extractOutputs", () => {
     const dest = join(workspace, "duplicate");
     const archive = await buildArchive([file("./same.txt", "first"), file("./same.txt", "second!")]);
     const report = await extractOutputs(Readable.from(archive), dest, GENEROUS);
-    assert.deepEqual(report.files, [{ path: "same.txt", size: 7, sha256: sha256Of("second!") }]);
+    assert.deepEqual([...report.files], [{ path: "same.txt", size: 7, sha256: sha256Of("second!") }]);
     assert.equal(await readFile(join(dest, "same.txt"), "utf8"), "second!");
   });
 
@@ -198,7 +198,7 @@ describe("extractOutputs", () => {
     const archive = await buildArchive([file(`./${"n".repeat(300)}.txt`, "long"), file("./after.txt", "after")]);
     const report = await extractOutputs(Readable.from(archive), dest, GENEROUS);
     assert.deepEqual(report.refused, [{ path: `./${"n".repeat(300)}.txt`, reason: "name too long for the host file system" }]);
-    assert.deepEqual(report.files.map((entry) => entry.path), ["after.txt"]);
+    assert.deepEqual([...report.files].map((entry) => entry.path), ["after.txt"]);
   });
 
   describe("with directories it created or checked earlier in the same archive", () => {
@@ -216,7 +216,7 @@ describe("extractOutputs", () => {
         ["./d", 'symlink target "../sentinel-relative" resolves outside the destination'],
         ["./d", "a directory already exists at this path"],
       ]);
-      assert.deepEqual(report.files.map((entry) => entry.path), ["d/first.txt", "d/second.txt"]);
+      assert.deepEqual([...report.files].map((entry) => entry.path), ["d/first.txt", "d/second.txt"]);
       assert.equal((await lstat(join(dest, "d"))).isDirectory(), true, "d is still the real directory");
     });
 
@@ -236,7 +236,7 @@ describe("extractOutputs", () => {
         ["./s/again.txt", "parent s is a symlink; refusing to write through it"],
         ["./s/deep/er.txt", "parent s is a symlink; refusing to write through it"],
       ]);
-      assert.deepEqual(report.files, []);
+      assert.deepEqual([...report.files], []);
       assert.deepEqual((await readdir(dest)).sort(), ["s"]);
     });
 
@@ -250,7 +250,7 @@ describe("extractOutputs", () => {
       ]);
       const report = await extractOutputs(Readable.from(archive), dest, GENEROUS);
       assert.deepEqual(report.refused.map((entry) => entry.path), ["./a/c/two.txt"]);
-      assert.deepEqual(report.files.map((entry) => entry.path), ["a/b/one.txt", "a/b/three.txt"]);
+      assert.deepEqual([...report.files].map((entry) => entry.path), ["a/b/one.txt", "a/b/three.txt"]);
       assert.deepEqual((await readdir(join(dest, "a/b"))).sort(), ["one.txt", "three.txt"]);
     });
 
@@ -259,7 +259,7 @@ describe("extractOutputs", () => {
       const archive = await buildArchive([file("./k/x.txt", "x"), file("./k", "not a dir"), file("./k/y.txt", "y")]);
       const report = await extractOutputs(Readable.from(archive), dest, GENEROUS);
       assert.deepEqual(report.refused, [{ path: "./k", reason: "a directory already exists at this path" }]);
-      assert.deepEqual(report.files.map((entry) => entry.path), ["k/x.txt", "k/y.txt"]);
+      assert.deepEqual([...report.files].map((entry) => entry.path), ["k/x.txt", "k/y.txt"]);
     });
   });
 
@@ -268,7 +268,7 @@ describe("extractOutputs", () => {
     const large = randomBytes(3 * 1024 * 1024 + 5);
     const archive = await buildArchive([file("./big.bin", large), file("./after.txt", "after"), file("./big.bin", "small now")]);
     const report = await extractOutputs(Readable.from(archive), dest, GENEROUS);
-    assert.deepEqual(report.files, [
+    assert.deepEqual([...report.files], [
       { path: "after.txt", size: 5, sha256: sha256Of("after") },
       { path: "big.bin", size: 9, sha256: sha256Of("small now") },
     ]);
@@ -280,7 +280,7 @@ describe("extractOutputs", () => {
     const dest = join(workspace, "large-file");
     const large = randomBytes(5 * 1024 * 1024 + 123);
     const report = await extractOutputs(Readable.from(await buildArchive([file("./big.bin", large, 0o755)])), dest, GENEROUS);
-    assert.deepEqual(report.files, [{ path: "big.bin", size: large.length, sha256: sha256Of(large) }]);
+    assert.deepEqual([...report.files], [{ path: "big.bin", size: large.length, sha256: sha256Of(large) }]);
     assert.deepEqual(await readFile(join(dest, "big.bin")), large);
     assert.equal((await lstat(join(dest, "big.bin"))).mode & 0o7777, 0o755);
   });
@@ -326,7 +326,7 @@ describe("extractOutputs", () => {
       const dest = join(workspace, "size-limit");
       const archive = await buildArchive([file("./a", "0123456789"), file("./b", "0123456789"), file("./c", "0123456789"), file("./d", "x")]);
       const report = await extractOutputs(Readable.from(archive), dest, { maxBytes: 25, maxEntries: 100 });
-      assert.deepEqual(report.files.map((entry) => entry.path), ["a", "b"]);
+      assert.deepEqual([...report.files].map((entry) => entry.path), ["a", "b"]);
       assert.equal(report.bytes, 20);
       assert.equal(report.limitReached, true);
       assert.equal(report.refused.length, 1);
@@ -348,7 +348,7 @@ describe("extractOutputs", () => {
       const archive = await buildArchive([file("../big", "y".repeat(100)), file("./after", "z")]);
       const report = await extractOutputs(Readable.from(archive), dest, { maxBytes: 50, maxEntries: 100 });
       assert.equal(report.limitReached, true);
-      assert.deepEqual(report.files, []);
+      assert.deepEqual([...report.files], []);
       assert.match(report.refused[0]?.reason ?? "", /\.\. component; over the size limit/);
     });
 
@@ -356,7 +356,7 @@ describe("extractOutputs", () => {
       const dest = join(workspace, "entry-limit");
       const archive = await buildArchive([dir("./"), file("./a", "a"), file("./b", "b"), file("./c", "c")]);
       const report = await extractOutputs(Readable.from(archive), dest, { maxBytes: 1000, maxEntries: 3 });
-      assert.deepEqual(report.files.map((entry) => entry.path), ["a", "b"]);
+      assert.deepEqual([...report.files].map((entry) => entry.path), ["a", "b"]);
       assert.deepEqual(report.refused, [{ path: "./c", reason: "over the entry limit: the archive has more than 3 entries" }]);
       assert.equal(report.limitReached, true);
     });
@@ -367,7 +367,7 @@ describe("extractOutputs", () => {
       try {
         const report = await extractOutputs(source, dest, { maxBytes: 1024 * 1024, maxEntries: 100 });
         assert.equal(report.limitReached, true);
-        assert.deepEqual(report.files.map((entry) => entry.path), ["small.txt"]);
+        assert.deepEqual([...report.files].map((entry) => entry.path), ["small.txt"]);
         assert.equal(report.refused[0]?.path, "./endless.bin");
         assert.match(report.refused[0]?.reason ?? "", /^over the size limit/);
         assert.equal(source.destroyed, false, "the caller, not the extractor, kills the source");
@@ -404,7 +404,7 @@ describe("extractOutputs", () => {
       await assert.rejects(extractOutputs(Readable.from(cut), dest, GENEROUS), (error: unknown) => {
         assert.ok(error instanceof OutputArchiveError);
         assert.match(error.message, /output archive is truncated or corrupt after 2 entries/);
-        assert.deepEqual(error.partial.files.map((entry) => entry.path), ["first.txt"]);
+        assert.deepEqual([...error.partial.files].map((entry) => entry.path), ["first.txt"]);
         return true;
       });
       assert.deepEqual(await readdir(dest), ["first.txt"], "the half-written file is removed");
@@ -423,7 +423,7 @@ describe("extractOutputs", () => {
       await assert.rejects(extractOutputs(Readable.from(archive.subarray(0, 1024 + 100)), dest, GENEROUS), (error: unknown) => {
         assert.ok(error instanceof OutputArchiveError);
         assert.equal(error.message, "output archive is truncated or corrupt after 1 entries: it ends inside a header block");
-        assert.deepEqual(error.partial.files.map((entry) => entry.path), ["first.txt"]);
+        assert.deepEqual([...error.partial.files].map((entry) => entry.path), ["first.txt"]);
         return true;
       });
     });
@@ -438,7 +438,7 @@ describe("extractOutputs", () => {
       const dest = join(workspace, "single-zero-block");
       const archive = await buildArchive([file("./first.txt", "complete")]);
       const report = await extractOutputs(Readable.from(archive.subarray(0, 1024 + 512)), dest, GENEROUS);
-      assert.deepEqual(report.files.map((entry) => entry.path), ["first.txt"]);
+      assert.deepEqual([...report.files].map((entry) => entry.path), ["first.txt"]);
     });
 
     it("rejects anything but zero padding after the end-of-archive block", async () => {
@@ -455,7 +455,7 @@ describe("extractOutputs", () => {
       await assert.rejects(extractOutputs(Readable.from(archive.subarray(0, 2 * 1024 * 1024)), dest, GENEROUS), (error: unknown) => {
         assert.ok(error instanceof OutputArchiveError);
         assert.match(error.message, /truncated or corrupt after 2 entries: it ends inside the content of "\.\/large\.bin"/);
-        assert.deepEqual(error.partial.files.map((entry) => entry.path), ["first.txt"]);
+        assert.deepEqual([...error.partial.files].map((entry) => entry.path), ["first.txt"]);
         return true;
       });
       assert.deepEqual(await readdir(dest), ["first.txt"], "the half-written file is removed");
@@ -491,7 +491,7 @@ describe("extractOutputs", () => {
       await assert.rejects(extractOutputs(Readable.from(archive), dest, GENEROUS), (error: unknown) => {
         assert.ok(error instanceof OutputArchiveError);
         assert.match(error.message, /truncated or corrupt after 1 entries: Invalid tar header/);
-        assert.deepEqual(error.partial.files.map((entry) => entry.path), ["a.txt"]);
+        assert.deepEqual([...error.partial.files].map((entry) => entry.path), ["a.txt"]);
         return true;
       });
     });
@@ -551,7 +551,7 @@ describe("extractOutputs", () => {
         const expected = await snapshotTree(source);
         const expectedFiles = [...expected].filter(([, entry]) => entry.kind === "file");
         assert.deepEqual(
-          report.files.map((entry) => [entry.path, entry.sha256]),
+          [...report.files].map((entry) => [entry.path, entry.sha256]),
           expectedFiles.map(([path, entry]) => [path, entry.sha256]),
         );
         assert.deepEqual(await snapshotTree(dest), expected);

@@ -2,6 +2,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { WrittenFileList } from "../../src/transfer/written-files.js";
+import { compareStrings, recordFor, TRICKY_PATHS } from "./path-samples.js";
 import { sha256Of } from "./tree-helpers.js";
 
 describe("WrittenFileList", () => {
@@ -40,5 +41,25 @@ describe("WrittenFileList", () => {
 
   it("refuses a digest that is not 64 characters long", () => {
     assert.throws(() => new WrittenFileList().add({ path: "a", size: 1, sha256: "abc" }), RangeError);
+  });
+});
+
+describe("WrittenFileList.comparePaths", () => {
+  it("orders two paths as JavaScript compares the strings, where UTF-8 byte order differs included", () => {
+    const list = new WrittenFileList();
+    TRICKY_PATHS.forEach((path, index) => list.add(recordFor(path, index)));
+    for (let left = 0; left < TRICKY_PATHS.length; left += 1) {
+      for (let right = 0; right < TRICKY_PATHS.length; right += 1) {
+        const expected = compareStrings(TRICKY_PATHS[left] ?? "", TRICKY_PATHS[right] ?? "");
+        assert.equal(Math.sign(list.comparePaths(left, right)), expected, `${JSON.stringify(TRICKY_PATHS[left])} vs ${JSON.stringify(TRICKY_PATHS[right])}`);
+      }
+    }
+  });
+
+  it("finds equal paths equal whatever their records hold", () => {
+    const list = new WrittenFileList();
+    list.add(recordFor("same/日本語", 1));
+    list.add(recordFor("same/日本語", 2));
+    assert.equal(list.comparePaths(0, 1), 0);
   });
 });
