@@ -3,6 +3,7 @@ import { randomBytes } from "node:crypto";
 import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { InfraError, InputError, describeError } from "../errors.js";
 import { buildExecArgs } from "../k8s/kubectl-args.js";
@@ -55,7 +56,7 @@ export async function uploadFiles(ctx: ExecutorContext, pod: RunPod, staging: st
     const kubectl = ctx.kubectl.stream(buildExecArgs(settings.target, pod.name, buildUploadCommand(), true), { stdin: true, signal: ctx.signal });
     let reply = "";
     kubectl.stdout.setEncoding("utf8").on("data", (text: string) => (reply += text));
-    const piped = pipeline(archive.stream, kubectl.stdin!).then(
+    const piped = pipeline(archive.stream, writingBack(kubectl.stdin!, archive.giveBack)).then(
       () => undefined,
       (error: unknown) => error,
     );
@@ -73,4 +74,29 @@ export async function uploadFiles(ctx: ExecutorContext, pod: RunPod, staging: st
     const entries = stats.entriesByRoot.reduce((sum, n) => sum + n, 0);
     return { ok: true, value: { files: stats.files, bytes: stats.bytes, archiveBytes: stats.archiveBytes, entries } };
   });
+}
+
+/**
+ * A Writable in front of kubectl's stdin that gives each chunk back to the packer once stdin has written
+ * it, so the packer refills the same few batches (BatchPool). Writes go one at a time, like a pipe into
+ * stdin would (it waits for "drain" after each batch-sized write); errors and the end pass through.
+ */
+function writingBack(stdin: Writable, giveBack: (chunk: Buffer) => void): Writable {
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      stdin.write(chunk, (error) => {
+        if (!error) giveBack(chunk);
+        callback(error);
+      });
+    },
+    final(callback) {
+      stdin.end(callback);
+    },
+    destroy(error, callback) {
+      if (error) stdin.destroy(error);
+      callback(error);
+    },
+  });
+  stdin.on("error", (error) => sink.destroy(error));
+  return sink;
 }

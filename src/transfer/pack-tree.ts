@@ -3,6 +3,7 @@ import { closeSync, constants as fsConstants, fstatSync, lstatSync, openSync, re
 import type { Dirent, Stats } from "node:fs";
 import { join } from "node:path";
 import { Readable } from "node:stream";
+import { BatchPool } from "./batch-pool.js";
 import { END_OF_ARCHIVE_BYTES, TAR_BLOCK_BYTES, paddedSize, planTarHeader, writeTarHeader } from "./tar-header-writer.js";
 import type { TarHeader } from "./tar-header-writer.js";
 
@@ -86,6 +87,8 @@ const OPEN_FILE_FLAGS = fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConsta
 const SLICE_MS = 5;
 const BATCH_BYTES = 1024 * 1024;
 const CHUNK_BYTES = 256 * 1024;
+/** Written-out batches kept for reuse: one being written, one queued in the stream, one being filled, one spare. */
+const KEPT_BATCHES = 4;
 
 /**
  * Packs the contents of every root into one tar stream; the root directories themselves get no entry
@@ -98,18 +101,22 @@ const CHUNK_BYTES = 256 * 1024;
  *
  * Memory stays flat: the batch being filled (BATCH_BYTES, plus one header) and what `stream` buffers
  * (one batch); the walk advances only as fast as `stream` is read, and never holds a whole large file.
+ * A consumer that calls `giveBack(chunk)` once a chunk's bytes are written out (a write callback) lets
+ * the packer reuse its batch (BatchPool); one that never does gets fresh batches, collected by V8.
+ * Giving back a chunk still in use would let later archive bytes overwrite it.
  * `done` resolves once the end-of-archive bytes were pushed into `stream`. On any error (unreadable,
  * vanished, resized or retyped file; `stream` destroyed by its consumer) `done` rejects with a PackError
  * naming the path and `stream` is destroyed with the same error. `done` is pre-marked as handled so an
  * ignored rejection does not crash the process; the error also surfaces on `stream`.
  * Throws synchronously when an archive prefix is not a plain relative path.
  */
-export function packTrees(roots: readonly PackRoot[], options: PackOptions = {}): { stream: Readable; done: Promise<PackStats> } {
+export function packTrees(roots: readonly PackRoot[], options: PackOptions = {}): { stream: Readable; done: Promise<PackStats>; giveBack: (chunk: Buffer) => void } {
   const normalized = roots.map((root) => ({ hostDir: root.hostDir, archivePrefix: normalizeArchivePath(root.archivePrefix, "archive prefix") }));
   let settle: Settle = { resolve: () => undefined, reject: () => undefined };
   const done = new Promise<PackStats>((resolve, reject) => (settle = { resolve, reject }));
   done.catch(() => undefined);
-  return { stream: new TreePackStream(normalized, options, settle), done };
+  const pool = new BatchPool(BATCH_BYTES, KEPT_BATCHES);
+  return { stream: new TreePackStream(normalized, options, settle, pool), done, giveBack: (chunk) => pool.giveBack(chunk) };
 }
 
 function normalizeArchivePath(path: string, what: string): string {
@@ -164,7 +171,8 @@ class TreePackStream extends Readable {
   /** The host path being packed, for errors that are not about one (the consumer went away). */
   private currentPath: string;
 
-  private batch = Buffer.allocUnsafe(BATCH_BYTES);
+  private readonly pool: BatchPool;
+  private batch: Buffer;
   /** Bytes of `batch` already pushed, and written so far. */
   private pushedTo = 0;
   private writtenTo = 0;
@@ -187,8 +195,10 @@ class TreePackStream extends Readable {
   private readonly entriesByRoot: number[];
   private readonly nameNewlinesByRoot: number[];
 
-  constructor(roots: TreePackStream["roots"], options: PackOptions, settle: Settle) {
+  constructor(roots: TreePackStream["roots"], options: PackOptions, settle: Settle, pool: BatchPool) {
     super();
+    this.pool = pool;
+    this.batch = pool.take(BATCH_BYTES, TAR_BLOCK_BYTES);
     this.roots = roots;
     this.trailer = options.trailer;
     this.settle = settle;
@@ -435,6 +445,7 @@ class TreePackStream extends Readable {
   /** Pushes what the batch holds beyond what was pushed, and notes whether the consumer wants more. */
   private pushBatch(): void {
     const chunk = this.batch.subarray(this.pushedTo, this.writtenTo);
+    this.pool.lend(chunk);
     this.pushedTo = this.writtenTo;
     this.readCalled = false;
     const belowHighWaterMark = this.push(chunk);
@@ -446,7 +457,8 @@ class TreePackStream extends Readable {
   private startBatch(minBytes: number): void {
     if (this.writtenTo > this.pushedTo) this.pushBatch();
     this.earlierBytes += this.writtenTo;
-    this.batch = Buffer.allocUnsafe(Math.max(BATCH_BYTES, Math.ceil(minBytes / TAR_BLOCK_BYTES) * TAR_BLOCK_BYTES));
+    this.pool.retire(this.batch);
+    this.batch = this.pool.take(minBytes, TAR_BLOCK_BYTES);
     this.pushedTo = 0;
     this.writtenTo = 0;
   }

@@ -105,6 +105,30 @@ describe("packTrees as a stream", () => {
     assert.ok(Math.max(...chunkSizes) <= BATCH_BYTES, `largest chunk ${Math.max(...chunkSizes)}`);
   });
 
+  it("gives the same bytes to a consumer that gives each chunk back once written, refilling a few batches", async () => {
+    const plain = await collectStream(packTrees([{ hostDir: large, archivePrefix: "work" }]).stream);
+    const { stream, done, giveBack } = packTrees([{ hostDir: large, archivePrefix: "work" }]);
+    const copies: Buffer[] = [];
+    const batches = new Set<ArrayBufferLike>();
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, callback) {
+        batches.add(chunk.buffer);
+        // "Written" a turn later, as a socket's write callback would be; the chunk is given back only then.
+        setImmediate(() => {
+          copies.push(Buffer.from(chunk));
+          giveBack(chunk);
+          callback();
+        });
+      },
+    });
+    await pipeline(stream, sink);
+    const stats = await done;
+    const archive = Buffer.concat(copies);
+    assert.ok(archive.equals(plain), "the archive is unchanged by the reuse");
+    assert.ok(stats.archiveBytes > 10 * BATCH_BYTES);
+    assert.ok(batches.size <= 6, `${batches.size} distinct batches for ${Math.ceil(stats.archiveBytes / BATCH_BYTES)} MiB`);
+  });
+
   it("produces the same bytes for a consumer that reads synchronously in small pieces, which GNU tar extracts", async () => {
     const fast = await collectStream(packTrees([{ hostDir: boundaries, archivePrefix: "work" }]).stream);
     const { stream, done } = packTrees([{ hostDir: boundaries, archivePrefix: "work" }]);
