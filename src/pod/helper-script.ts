@@ -112,10 +112,12 @@ kill_step() {
   return 0
 }
 
-pack_outputs() {
+pack_outputs() { # counted while tar packs, not after it: the count's walk is off the download's critical path
+  find ${POD_OUTPUTS_DIR} ! -type s | wc -l > "$R/outputs-count" &
   tar -cf - -C ${POD_OUTPUTS_DIR} .
   rc=$?
-  echo "${OUTPUTS_COUNT_TAG} $(find ${POD_OUTPUTS_DIR} ! -type s | wc -l)" >&2
+  wait
+  echo "${OUTPUTS_COUNT_TAG} $(cat "$R/outputs-count")" >&2
   exit $rc
 }
 
