@@ -154,6 +154,20 @@ describe("extractOutputs", () => {
     assert.equal(await readFile(join(dest, "a.txt"), "utf8"), "a");
   });
 
+  it("gives files their mode whatever the umask, a restrictive one included", async () => {
+    const previous = process.umask(0o077);
+    try {
+      const dest = join(workspace, "restrictive-umask");
+      await extractOutputs(Readable.from(await buildArchive([file("./run.sh", "#!/bin/sh\n", 0o755), file("./data.txt", "d", 0o644), file("./private.txt", "p", 0o600)])), dest, GENEROUS);
+      const modeOf = async (path: string): Promise<number> => (await lstat(join(dest, path))).mode & 0o7777;
+      assert.equal(await modeOf("run.sh"), 0o755);
+      assert.equal(await modeOf("data.txt"), 0o644);
+      assert.equal(await modeOf("private.txt"), 0o600);
+    } finally {
+      process.umask(previous);
+    }
+  });
+
   it("reads a source that yields plain Uint8Array chunks", async () => {
     const dest = join(workspace, "uint8array-source");
     const archive = await buildArchive([file("./a.txt", "a"), file("./b.txt", "b")]);
