@@ -25,6 +25,8 @@ interface PodRuntime {
   timers: NodeJS.Timeout[];
   /** Resolvers of pending sleeps, called when the pod's timers are cancelled so no lifecycle promise hangs. */
   wakers: (() => void)[];
+  /** The Created events were recorded (after `kube play`, or before Started when a sync saw the container first). */
+  createdReported: boolean;
   startedReported: boolean;
   played: boolean;
   /** podman volumes made for the pod's emptyDirs (podman pod rm leaves them behind). */
@@ -150,6 +152,7 @@ export class Kubelet {
       stage: "scheduling",
       timers: [],
       wakers: [],
+      createdReported: false,
       startedReported: false,
       played: false,
       volumes: [],
@@ -327,8 +330,9 @@ export class Kubelet {
       events.record(pod, "Warning", "Failed", `Error: ${message}`);
       return;
     }
-    if (!this.alive(rt, "starting")) return;
-    for (const c of pod.spec.containers ?? []) events.record(pod, "Normal", "Created", `Created container ${c.name}`);
+    // A sync may have seen the container run while `kube play` was still returning (and moved the stage on).
+    if (!this.alive(rt, "starting") && !this.alive(rt, "running")) return;
+    this.reportCreated(rt, pod);
     this.scheduleSync(0);
   }
 
@@ -363,6 +367,13 @@ export class Kubelet {
     }
   }
 
+  /** Records each container's Created event once, before its Started event. */
+  private reportCreated(rt: PodRuntime, pod: KubeObject): void {
+    if (rt.createdReported) return;
+    rt.createdReported = true;
+    for (const c of pod.spec.containers ?? []) this.opts.events.record(pod, "Normal", "Created", `Created container ${c.name}`);
+  }
+
   private applyState(rt: PodRuntime, byName: Map<string, PodmanContainer>): void {
     let phase = "";
     const pod = this.mutatePod(rt, (p) => {
@@ -370,6 +381,7 @@ export class Kubelet {
     });
     if (!pod) return;
     if ((phase === "Running" || phase === "Succeeded" || phase === "Failed") && !rt.startedReported) {
+      this.reportCreated(rt, pod);
       rt.startedReported = true;
       for (const c of pod.spec.containers ?? []) this.opts.events.record(pod, "Normal", "Started", `Started container ${c.name}`);
       this.armEviction(rt);

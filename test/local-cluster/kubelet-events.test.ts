@@ -1,0 +1,78 @@
+// Tests the kubelet's pod events against a scripted podman (no containers): the order podman reports things in.
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { setTimeout as sleep } from "node:timers/promises";
+import { createEventRecorder } from "../../local-cluster/events.js";
+import { FaultInjector } from "../../local-cluster/faults.js";
+import { Kubelet } from "../../local-cluster/kubelet.js";
+import { formatPodmanContainerName } from "../../local-cluster/podman-pod-yaml.js";
+import type { PodmanClient, PodmanContainer } from "../../local-cluster/podman.js";
+import { ObjectStore } from "../../local-cluster/store.js";
+
+const INSTANCE = "t1";
+
+/** A podman whose container is running, and says so on its event stream, before `kube play` returns. */
+class EagerPodman {
+  readonly running = new Set<string>();
+  private onEvent: ((status: string, containerName: string) => void) | undefined;
+
+  constructor(private readonly container: string) {}
+
+  watchEvents(_label: string, onEvent: (status: string, containerName: string) => void): () => void {
+    this.onEvent = onEvent;
+    return () => (this.onEvent = undefined);
+  }
+
+  async imageExists(): Promise<boolean> {
+    return true;
+  }
+
+  async playKube(): Promise<void> {
+    this.running.add(this.container);
+    this.onEvent?.("start", this.container);
+    await sleep(300); // podman is still finishing `kube play` while the kubelet syncs
+  }
+
+  async listContainers(): Promise<PodmanContainer[]> {
+    return [...this.running].map((name) => ({ id: name, name, podName: "", isInfra: false, state: "running", exitCode: 0, exited: false, startedAt: Math.floor(Date.now() / 1000), exitedAt: 0, labels: {} }));
+  }
+
+  async listPods(): Promise<string[]> {
+    return [];
+  }
+
+  async listVolumes(): Promise<string[]> {
+    return [];
+  }
+
+  async removePod(): Promise<void> {
+    this.running.clear();
+  }
+
+  async removeVolumes(): Promise<void> {}
+}
+
+describe("the local cluster's kubelet", () => {
+  it("records Created before Started when podman reports the container running before kube play returns", async () => {
+    const store = new ObjectStore();
+    const podman = new EagerPodman(formatPodmanContainerName(`lc-${INSTANCE}-default-p1`, "run"));
+    const kubelet = new Kubelet({ store, events: createEventRecorder(store), faults: new FaultInjector(), podman: podman as unknown as PodmanClient, instanceId: INSTANCE, pollIntervalMs: 60_000 });
+    kubelet.start();
+    try {
+      store.create("pods", {
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name: "p1", namespace: "default", uid: "", resourceVersion: "", creationTimestamp: "" },
+        spec: { containers: [{ name: "run", image: "busybox:1.36", command: ["sleep", "3600"] }] },
+      });
+      const reasons = (): string[] => store.list("events", "default").filter((e) => e.involvedObject?.name === "p1").map((e) => e.reason);
+      const deadline = Date.now() + 5000;
+      while (Date.now() < deadline && !(reasons().includes("Started") && reasons().includes("Created"))) await sleep(20);
+      await sleep(400); // past kube play's return: nothing is recorded twice
+      assert.deepEqual(reasons(), ["Scheduled", "Pulled", "Created", "Started"]);
+      assert.equal(store.get("pods", "default", "p1")?.status?.phase, "Running");
+    } finally {
+      await kubelet.stop();
+    }
+  });
+});
