@@ -103,7 +103,8 @@ const KEPT_BATCHES = 4;
  * (one batch); the walk advances only as fast as `stream` is read, and never holds a whole large file.
  * A consumer that calls `giveBack(chunk)` once a chunk's bytes are written out (a write callback) lets
  * the packer reuse its batch (BatchPool); one that never does gets fresh batches, collected by V8.
- * Giving back a chunk still in use would let later archive bytes overwrite it.
+ * Give back only chunks exactly as a flowing consumer ("data", pipe, pipeline) received them (read(n) may
+ * slice or join them), each once its bytes are out: one still in use would be overwritten by later bytes.
  * `done` resolves once the end-of-archive bytes were pushed into `stream`. On any error (unreadable,
  * vanished, resized or retyped file; `stream` destroyed by its consumer) `done` rejects with a PackError
  * naming the path and `stream` is destroyed with the same error. `done` is pre-marked as handled so an
