@@ -6,15 +6,21 @@ import { BatchPool } from "../../src/transfer/batch-pool.js";
 const BATCH = 8192;
 const BLOCK = 512;
 
+/** Takes a batch, lends the chunks [0, 1024) and [1024, 2048) of it, and retires it, as the packer would. */
+function lendTwoChunksAndRetire(pool: BatchPool): { batch: Buffer; first: Buffer; second: Buffer } {
+  const batch = pool.take(0, BLOCK);
+  const first = batch.subarray(0, 1024);
+  const second = batch.subarray(1024, 2048);
+  pool.lend(first);
+  pool.lend(second);
+  pool.retire(batch);
+  return { batch, first, second };
+}
+
 describe("BatchPool", () => {
   it("hands out again a retired batch whose chunks have all come back", () => {
     const pool = new BatchPool(BATCH, 4);
-    const batch = pool.take(0, BLOCK);
-    const first = batch.subarray(0, 1024);
-    const second = batch.subarray(1024, 4096);
-    pool.lend(first);
-    pool.lend(second);
-    pool.retire(batch);
+    const { batch, first, second } = lendTwoChunksAndRetire(pool);
     pool.giveBack(first);
     pool.giveBack(second);
     assert.equal(pool.take(0, BLOCK).buffer, batch.buffer);
@@ -22,12 +28,7 @@ describe("BatchPool", () => {
 
   it("does not reuse a batch while one of its chunks is still out", () => {
     const pool = new BatchPool(BATCH, 4);
-    const batch = pool.take(0, BLOCK);
-    const first = batch.subarray(0, 1024);
-    const second = batch.subarray(1024, 2048);
-    pool.lend(first);
-    pool.lend(second);
-    pool.retire(batch);
+    const { batch, first } = lendTwoChunksAndRetire(pool);
     pool.giveBack(first);
     assert.notEqual(pool.take(0, BLOCK).buffer, batch.buffer);
   });
@@ -43,12 +44,7 @@ describe("BatchPool", () => {
 
   it("counts a chunk given back twice once", () => {
     const pool = new BatchPool(BATCH, 4);
-    const batch = pool.take(0, BLOCK);
-    const first = batch.subarray(0, 1024);
-    const second = batch.subarray(1024, 2048);
-    pool.lend(first);
-    pool.lend(second);
-    pool.retire(batch);
+    const { batch, first } = lendTwoChunksAndRetire(pool);
     pool.giveBack(first);
     pool.giveBack(first);
     assert.notEqual(pool.take(0, BLOCK).buffer, batch.buffer, "the second chunk is still out");
