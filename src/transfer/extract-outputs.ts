@@ -17,7 +17,6 @@ import {
   closeOutputFile,
   createOutputTree,
   discardOutputFile,
-  flushOutputFile,
   makeOutputDirectory,
   makeOutputSymlink,
   openOutputFile,
@@ -35,6 +34,14 @@ import { WrittenFileList } from "./written-files.js";
 export interface ExtractLimits {
   readonly maxBytes: number;
   readonly maxEntries: number;
+}
+
+export interface ExtractOptions {
+  /**
+   * Told of each chunk `archive` emitted once nothing refers to it any more, so that its memory can be read
+   * into again (see PooledStdout). Chunks still unread when the extraction ends are not released.
+   */
+  readonly releaseChunk?: (chunk: Buffer) => void;
 }
 
 /** An entry that was not written; `path` is the name exactly as it appeared in the archive. */
@@ -109,7 +116,7 @@ type BodyTask =
 const SLICE_MS = 5;
 /** Input buffered ahead of the parser before the source is paused. */
 const HIGH_WATER_BYTES = 4 * 1024 * 1024;
-/** A large file's body is read once this much of it (or all that is left) is buffered. */
+/** A large file's body is written once this much of it (or all that is left) is buffered. */
 const LARGE_BODY_PIECE_BYTES = 64 * 1024;
 
 /**
@@ -118,9 +125,9 @@ const LARGE_BODY_PIECE_BYTES = 64 * 1024;
  * or ".." paths, hard links, devices, fifos, unsafe symlinks, writes through a symlink and paths taken by
  * something of another kind are refused and listed in `refused`. Files get mode `(mode & 0o755) | 0o600`,
  * directories `(mode & 0o755) | 0o700`, and their mtime; sha256 and size are computed while streaming.
- * Entries are handled in slices of at most SLICE_MS of synchronous work (small files, directories and
- * symlinks are written with sync calls), then the event loop gets a turn; the source is paused while
- * more than HIGH_WATER_BYTES wait to be parsed.
+ * Entries are handled in slices of at most SLICE_MS of synchronous work (every write is a sync call, see
+ * output-writer.ts), then the event loop gets a turn; the source is paused while more than HIGH_WATER_BYTES
+ * wait to be parsed. With `options.releaseChunk`, each input chunk is given back once no longer needed.
  * destDir is expected to be empty or to hold only trusted content (its existing symlinks are not vetted,
  * though nothing is ever written through one).
  *
@@ -140,7 +147,7 @@ const LARGE_BODY_PIECE_BYTES = 64 * 1024;
  * `partial` report lists the files completely written before; they stay on disk, a half-written file is
  * removed. Throws a TypeError (as a rejection) for negative or non-integer limits.
  */
-export async function extractOutputs(archive: Readable, destDir: string, limits: ExtractLimits): Promise<ExtractReport> {
+export async function extractOutputs(archive: Readable, destDir: string, limits: ExtractLimits, options: ExtractOptions = {}): Promise<ExtractReport> {
   assertValidLimits(limits);
   await mkdir(destDir, { recursive: true });
   const state: ExtractionState = {
@@ -154,7 +161,7 @@ export async function extractOutputs(archive: Readable, destDir: string, limits:
     bytesRead: 0,
     limitReached: false,
   };
-  return runExtraction(archive, state);
+  return runExtraction(archive, state, options);
 }
 
 function assertValidLimits(limits: ExtractLimits): void {
@@ -163,18 +170,15 @@ function assertValidLimits(limits: ExtractLimits): void {
   }
 }
 
-function runExtraction(archive: Readable, state: ExtractionState): Promise<ExtractReport> {
+function runExtraction(archive: Readable, state: ExtractionState, options: ExtractOptions): Promise<ExtractReport> {
   return new Promise((resolve, reject) => {
-    const parser = new TarParser();
+    const parser = new TarParser({ release: options.releaseChunk });
     /** Where a small body that spans input chunks is gathered (written before the next one is taken). */
     const scratch = Buffer.allocUnsafe(SMALL_FILE_BYTES);
     let task: BodyTask | undefined;
     let settled = false;
-    /** A slice yield or a large file's write is pending: input is only queued meanwhile. */
+    /** A slice yield is pending: input is only queued meanwhile. */
     let waiting = false;
-    let flushing = false;
-    /** Set by settle while a write is in flight: how the extraction ended, concluded once the write is done. */
-    let deferredEnding: { readonly failure: Failure | undefined } | undefined;
     let sourceEnded = false;
     /**
      * Synchronous work done since the event loop last had a turn we gave it. Data events can come back to
@@ -207,11 +211,6 @@ function runExtraction(archive: Readable, state: ExtractionState): Promise<Extra
       archive.off("end", onEnd);
       archive.off("close", onSourceClose);
       archive.pause();
-      // A write in flight still uses the file's descriptor: conclude once it is done.
-      if (flushing) deferredEnding = { failure };
-      else conclude(failure);
-    };
-    const conclude = (failure: Failure | undefined): void => {
       // Only a failure can leave a large file half-written (a limit stops between entries).
       if (task?.kind === "large") discardOutputFile(task.file);
       task = undefined;
@@ -240,25 +239,6 @@ function runExtraction(archive: Readable, state: ExtractionState): Promise<Extra
         pump();
       });
     };
-    const flush = (file: OutputFile): void => {
-      waiting = true;
-      flushing = true;
-      flushOutputFile(file).then(
-        () => {
-          flushing = false;
-          waiting = false;
-          sliceUsedMs = 0;
-          if (deferredEnding !== undefined) conclude(deferredEnding.failure);
-          else pump();
-        },
-        (error: unknown) => {
-          flushing = false;
-          waiting = false;
-          if (deferredEnding !== undefined) conclude(deferredEnding.failure);
-          else settle(toFailure(error, state));
-        },
-      );
-    };
     /** Goes on with the current body; false when it has to wait (for input, a write or the next slice). */
     const continueBody = (current: BodyTask): boolean => {
       switch (current.kind) {
@@ -286,10 +266,7 @@ function runExtraction(archive: Readable, state: ExtractionState): Promise<Extra
             return false;
           }
           for (let piece = parser.readBody(); piece !== undefined; piece = parser.readBody()) {
-            if (appendToOutputFile(file, piece)) {
-              flush(file);
-              return false;
-            }
+            appendToOutputFile(file, piece);
             if (sliceIsOver()) {
               yieldSlice();
               return false;

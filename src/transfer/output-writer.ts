@@ -14,8 +14,6 @@ import {
   symlinkSync,
   unlinkSync,
   writeSync,
-  writev,
-  writevSync,
 } from "node:fs";
 import type { Stats } from "node:fs";
 
@@ -71,15 +69,15 @@ export function toDirectoryMode(mode: number): number {
 }
 
 /**
- * Files of at most SMALL_FILE_BYTES (the bulk of an output tree) are written with synchronous calls once
- * their whole body is in memory: open (with the final mode), one write, futimes, close. Async fs calls (each a
- * thread-pool round trip and an event-loop wake-up) cost more than the writes themselves. One such file
- * holds the event loop for well under a millisecond on the page cache; extractOutputs yields between
- * entries every few milliseconds. Directories and symlinks are made with sync calls too. Larger bodies
- * are streamed: written asynchronously, WRITE_BATCH_BYTES per writev.
+ * Files of at most SMALL_FILE_BYTES (the bulk of an output tree) are written once their whole body is in
+ * memory: open (with the final mode), one write, futimes, close. Larger bodies are written piece by piece as
+ * they arrive. Every call is synchronous: async fs calls (each a thread-pool round trip and an event-loop
+ * wake-up) cost more than the writes themselves, on the page cache, and the caller keeps no piece after the
+ * call returns, so the input buffers can be reused at once. One small file, or one piece of a large one, holds
+ * the event loop for well under a millisecond on the page cache; extractOutputs yields every few milliseconds.
+ * (A disk that throttles writers holds it longer, as it holds tar.)
  */
 export const SMALL_FILE_BYTES = 256 * 1024;
-const WRITE_BATCH_BYTES = 1024 * 1024;
 
 /**
  * Writes a new file at `parts` holding `body` (not kept: it may be a scratch buffer), with mode
@@ -132,48 +130,29 @@ export interface OutputFile {
   readonly hash: Hash;
   /** Bytes appended so far. */
   size: number;
-  pending: Buffer[];
-  pendingBytes: number;
   closed: boolean;
 }
 
 /**
- * Creates a new file at `parts` to stream a large body into: appendToOutputFile each piece, await
- * flushOutputFile whenever it returns true, then closeOutputFile (or discardOutputFile on failure).
- * Returns a refusal reason like writeSmallOutputFile; throws for host file system failures.
+ * Creates a new file at `parts` to stream a large body into: appendToOutputFile each piece, then
+ * closeOutputFile (or discardOutputFile on failure). Returns a refusal reason like writeSmallOutputFile;
+ * throws for host file system failures.
  */
 export function openOutputFile(tree: OutputTree, parts: readonly string[]): { readonly file: OutputFile } | { readonly reason: string } {
   const created = createNewFile(tree, parts, 0o600);
   if ("reason" in created) return created;
-  return { file: { ...created, hash: createHash("sha256"), size: 0, pending: [], pendingBytes: 0, closed: false } };
+  return { file: { ...created, hash: createHash("sha256"), size: 0, closed: false } };
 }
 
-/** Hashes `piece` and queues it (without copying); true when enough is queued that a flush is due. */
-export function appendToOutputFile(file: OutputFile, piece: Buffer): boolean {
+/** Writes and hashes `piece` (synchronously; `piece` is not kept). Throws for host file system failures. */
+export function appendToOutputFile(file: OutputFile, piece: Buffer): void {
+  writeAllSync(file.fd, piece);
   file.hash.update(piece);
-  file.pending.push(piece);
-  file.pendingBytes += piece.length;
   file.size += piece.length;
-  return file.pendingBytes >= WRITE_BATCH_BYTES;
 }
 
-/** Writes what is queued (asynchronously: never call it twice at once, nor close or discard meanwhile). */
-export async function flushOutputFile(file: OutputFile): Promise<void> {
-  let rest = file.pending;
-  file.pending = [];
-  file.pendingBytes = 0;
-  while (rest.length > 0) {
-    const from = rest;
-    const bytesWritten = await new Promise<number>((resolve, reject) => writev(file.fd, from, (error, n) => (error ? reject(error) : resolve(n))));
-    rest = dropWritten(rest, bytesWritten);
-  }
-}
-
-/** Writes what is still queued (synchronously), sets mode and mtime and closes; the file is complete. */
+/** Sets mode and mtime and closes; the file is complete. */
 export function closeOutputFile(file: OutputFile, mode: number, mtime: number): WrittenFile {
-  if (file.pendingBytes > 0) writevAllSync(file.fd, file.pending);
-  file.pending = [];
-  file.pendingBytes = 0;
   fchmodSync(file.fd, toFileMode(mode));
   setMtime(file.fd, mtime);
   file.closed = true;
@@ -289,28 +268,6 @@ function parentPathOf(parts: readonly string[]): string {
 /** Writes the whole buffer at the file's current offset, resuming after partial writes. */
 function writeAllSync(fd: number, buffer: Buffer): void {
   for (let written = 0; written < buffer.length; ) written += writeSync(fd, buffer, written);
-}
-
-/** Writes every buffer in order at the file's current offset, resuming after partial writes; returns the total. */
-function writevAllSync(fd: number, buffers: Buffer[]): number {
-  let total = 0;
-  for (const buffer of buffers) total += buffer.length;
-  let rest = buffers;
-  while (rest.length > 0) rest = dropWritten(rest, writevSync(fd, rest));
-  return total;
-}
-
-function dropWritten(buffers: Buffer[], bytesWritten: number): Buffer[] {
-  let skip = bytesWritten;
-  let index = 0;
-  while (index < buffers.length && skip >= (buffers[index]?.byteLength ?? 0)) {
-    skip -= buffers[index]?.byteLength ?? 0;
-    index += 1;
-  }
-  const rest = buffers.slice(index);
-  const first = rest[0];
-  if (first !== undefined && skip > 0) rest[0] = first.subarray(skip);
-  return rest;
 }
 
 function lstatSyncIfPresent(target: string): Stats | undefined {

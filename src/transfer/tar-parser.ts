@@ -55,6 +55,12 @@ interface PendingMeta {
  * blocks are skipped with it, so its body is exactly its size field.
  */
 export class TarParser {
+  /** Told of each chunk pushed once nothing the parser returned refers to it any more; see the constructor. */
+  private readonly release: ((chunk: Buffer) => void) | undefined;
+  /** Chunks pushed as they are (not staged), to be given to `release` once consumed. */
+  private readonly held = new WeakSet<Buffer>();
+  /** Consumed chunks not released yet: the caller may still use a body view of them until its next call. */
+  private retired: Buffer[] = [];
   /** Input not consumed yet: chunks[first..], read from offset `head` of chunks[first]. */
   private chunks: Buffer[] = [];
   private first = 0;
@@ -82,6 +88,16 @@ export class TarParser {
   private trailerBytes = 0;
   private readonly scratch = Buffer.alloc(BLOCK_SIZE);
 
+  /**
+   * With `release`, each chunk pushed is handed back once the parser no longer needs it, so that its memory
+   * can be reused: a chunk that is copied into the staging buffer right away, a chunk queued as it is at the
+   * first call after the parser consumed its last byte. A body view from takeBody or readBody therefore stays
+   * valid until the next call on the parser, no longer. Chunks still queued when the caller stops are not released.
+   */
+  constructor(options: { readonly release?: (chunk: Buffer) => void } = {}) {
+    this.release = options.release;
+  }
+
   /** Bytes pushed and not consumed yet. */
   get buffered(): number {
     return this.bufferedBytes;
@@ -97,11 +113,16 @@ export class TarParser {
    * a staging buffer instead, so a source that trickles bytes cannot make us hold millions of tiny buffers.
    */
   push(chunk: Buffer): void {
-    if (chunk.length === 0) return;
+    this.releaseRetired();
+    if (chunk.length === 0) {
+      this.release?.(chunk);
+      return;
+    }
     this.bufferedBytes += chunk.length;
     this.receivedBytes += chunk.length;
     if (chunk.length >= COALESCE_BELOW) {
       this.chunks.push(chunk);
+      if (this.release !== undefined) this.held.add(chunk);
       this.stagingIsLast = false;
       return;
     }
@@ -119,6 +140,7 @@ export class TarParser {
     chunk.copy(this.staging, this.stagingEnd);
     this.stagingEnd += chunk.length;
     this.chunks[this.chunks.length - 1] = this.staging.subarray(this.stagingStart, this.stagingEnd);
+    this.release?.(chunk);
   }
 
   /**
@@ -126,6 +148,7 @@ export class TarParser {
    * checking and dropping what came since), or undefined when more input is needed. Throws TarFormatError.
    */
   nextMember(): TarMember | "end" | undefined {
+    this.releaseRetired();
     if (this.bodyLeft > 0) throw new Error("nextMember called before the current body was consumed");
     for (;;) {
       if (this.ended) {
@@ -185,6 +208,7 @@ export class TarParser {
    * sits in one chunk, else copied into `scratch` (which must be large enough) and a view of that.
    */
   takeBody(scratch: Buffer): Buffer | undefined {
+    this.releaseRetired();
     const size = this.bodyLeft;
     if (this.bufferedBytes < size) return undefined;
     let body: Buffer;
@@ -209,6 +233,7 @@ export class TarParser {
 
   /** The next buffered piece of the current body, or undefined when none is buffered or the body is done. */
   readBody(): Buffer | undefined {
+    this.releaseRetired();
     if (this.bodyLeft === 0 || this.bufferedBytes === 0) return undefined;
     const piece = this.takePiece();
     if (this.bodyLeft === 0) this.finishBody();
@@ -217,6 +242,7 @@ export class TarParser {
 
   /** Drops as much of the current body as is buffered; true once all of it is gone. */
   skipBody(): boolean {
+    this.releaseRetired();
     const skipped = Math.min(this.bodyLeft, this.bufferedBytes);
     this.consume(skipped);
     this.bodyLeft -= skipped;
@@ -230,6 +256,7 @@ export class TarParser {
    * read, and nothing but zeros after it), else where it was cut. Throws TarFormatError for a bad trailer.
    */
   finish(): TarTruncation | undefined {
+    this.releaseRetired();
     if (this.ended) {
       this.dropTrailer();
       return undefined;
@@ -366,6 +393,8 @@ export class TarParser {
 
   /** Forgets the first chunk in O(1) (amortised): many tiny chunks may be queued behind one body. */
   private dropFirstChunk(): void {
+    const dropped = this.chunks[this.first];
+    if (dropped !== undefined && this.held.has(dropped)) this.retired.push(dropped);
     this.chunks[this.first] = EMPTY;
     this.first += 1;
     this.head = 0;
@@ -376,6 +405,16 @@ export class TarParser {
     } else if (this.first >= 1024 && this.first * 2 >= this.chunks.length) {
       this.chunks = this.chunks.slice(this.first);
       this.first = 0;
+    }
+  }
+
+  private releaseRetired(): void {
+    if (this.retired.length === 0) return;
+    const retired = this.retired;
+    this.retired = [];
+    for (const chunk of retired) {
+      this.held.delete(chunk);
+      this.release?.(chunk);
     }
   }
 

@@ -18,8 +18,7 @@ interface ParseResult {
 }
 
 /** Feeds `chunks` in order, reading every member and body as soon as the parser can give them. */
-function parseChunks(chunks: readonly Buffer[], read: "take" | "stream" = "take"): ParseResult {
-  const parser = new TarParser();
+function parseChunks(chunks: readonly Buffer[], read: "take" | "stream" = "take", parser = new TarParser()): ParseResult {
   const scratch = Buffer.alloc(256 * 1024);
   const members: ParsedMember[] = [];
   let current: { member: TarMember; pieces: Buffer[] } | undefined;
@@ -204,6 +203,53 @@ describe("TarParser", () => {
     const piece = parser.readBody();
     assert.equal(piece?.length, 3000);
     assert.notEqual(piece?.buffer, archive.buffer);
+  });
+
+  describe("with a release callback", () => {
+    /** Copies of `chunks` that the parser gives back through release, each scribbled over at once as a reused buffer would be. */
+    function parseRecycled(chunks: readonly Buffer[], read: "take" | "stream"): { result: ParseResult; released: Map<Buffer, number>; copies: Buffer[] } {
+      const released = new Map<Buffer, number>();
+      const parser = new TarParser({
+        release: (chunk) => {
+          released.set(chunk, (released.get(chunk) ?? 0) + 1);
+          chunk.fill(0xee);
+        },
+      });
+      const copies = chunks.map((chunk) => Buffer.from(chunk));
+      return { result: parseChunks(copies, read, parser), released, copies };
+    }
+
+    it("gives every chunk back exactly once, and never one whose bytes it still needs", () => {
+      const archive = Buffer.concat([variedArchive().subarray(0, -(8 * 1024 + 1024)), rawEntry({ name: "./big.bin" }, "B".repeat(70_000)), endOfArchive(), endOfArchive()]);
+      const whole = parse(archive);
+      assert.equal(whole.members.at(-1)?.body.length, 70_000);
+      for (const seed of [1, 2, 3, 42]) {
+        for (const read of ["take", "stream"] as const) {
+          const { result, released, copies } = parseRecycled(randomChunks(archive, seed, 9000), read);
+          assert.deepEqual(result, whole, `${read}, seed ${seed}: scribbled-over chunks changed what was parsed`);
+          assert.deepEqual(
+            copies.filter((copy) => released.get(copy) !== 1),
+            [],
+            `${read}, seed ${seed}: chunks not given back exactly once`,
+          );
+        }
+      }
+    });
+
+    it("keeps the chunk under a body piece until the next call on the parser", () => {
+      const archive = Buffer.concat([rawEntry({ name: "./a" }, "x".repeat(8192)), endOfArchive()]);
+      const released: Buffer[] = [];
+      const parser = new TarParser({ release: (chunk) => released.push(chunk) });
+      const first = Buffer.from(archive.subarray(0, 512 + 8192));
+      parser.push(first);
+      parser.nextMember();
+      const piece = parser.readBody();
+      assert.equal(piece?.buffer, first.buffer);
+      assert.equal(parser.bodyRemaining, 0);
+      assert.deepEqual(released, [], "released while the caller still holds a view of it");
+      parser.push(Buffer.from(archive.subarray(512 + 8192)));
+      assert.equal(released[0], first);
+    });
   });
 
   it("refuses to read the next member before the current body is consumed", () => {
