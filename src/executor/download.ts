@@ -3,6 +3,8 @@ import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { InfraError, describeError } from "../errors.js";
 import { buildExecArgs } from "../k8s/kubectl-args.js";
+import type { KubectlExit } from "../k8s/kubectl.js";
+import { openPooledStdout } from "../k8s/pooled-stdout.js";
 import { helperCommand } from "../pod/helper-script.js";
 import { extractOutputs, type ExtractReport } from "../transfer/extract-outputs.js";
 import { checkOutputsCount } from "../transfer/transfer-receipt.js";
@@ -19,16 +21,24 @@ export async function downloadOutputs(ctx: ExecutorContext, pod: RunPod): Promis
   return withExecRetry(ctx, pod, "download", "download-failed", async () => {
     // The CLI made sure <out>/outputs was empty before the run: what is there now is a failed attempt's.
     await rm(destination, { recursive: true, force: true });
-    const kubectl = ctx.kubectl.stream(buildExecArgs(settings.target, pod.name, helperCommand.packOutputs(), false), { signal: ctx.signal });
+    // Reusable read buffers are an optimization: where the temp dir cannot hold the socket, a pipe does the job.
+    const pooled = await openPooledStdout().catch(() => undefined);
+    let exit: KubectlExit;
     let report: ExtractReport | undefined;
     let extractError: unknown;
     try {
-      report = await extractOutputs(kubectl.stdout, destination, { maxBytes: settings.maxOutputBytes, maxEntries: MAX_OUTPUT_ENTRIES });
-    } catch (error) {
-      extractError = error;
+      const kubectl = ctx.kubectl.stream(buildExecArgs(settings.target, pod.name, helperCommand.packOutputs(), false), { signal: ctx.signal, stdout: pooled });
+      try {
+        const limits = { maxBytes: settings.maxOutputBytes, maxEntries: MAX_OUTPUT_ENTRIES };
+        report = await extractOutputs(kubectl.stdout, destination, limits, { releaseChunk: pooled?.giveBack });
+      } catch (error) {
+        extractError = error;
+      }
+      if (!report || report.limitReached) kubectl.kill();
+      exit = await kubectl.exited;
+    } finally {
+      pooled?.readable.destroy();
     }
-    if (!report || report.limitReached) kubectl.kill();
-    const exit = await kubectl.exited;
     if (report?.limitReached) return { ok: true, value: report };
     if (exit.exitCode !== 0) return { ok: false, exit };
     if (!report) throw new InfraError("download-failed", `the outputs archive could not be read: ${describeError(extractError)}`);

@@ -2,6 +2,7 @@
 import { spawn as nodeSpawn, type ChildProcess, type SpawnOptions } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
 import { InfraError } from "../errors.js";
+import type { PooledStdout } from "./pooled-stdout.js";
 
 export type SpawnFunction = (command: string, args: readonly string[], options: SpawnOptions) => ChildProcess;
 
@@ -48,6 +49,8 @@ export interface StreamOptions {
   readonly signal?: AbortSignal;
   /** Called with stderr text as it arrives. */
   readonly onStderr?: (text: string) => void;
+  /** Where kubectl writes its stdout (then `stdout` is its readable), instead of a pipe made for the call. */
+  readonly stdout?: PooledStdout;
 }
 
 const MAX_STDERR = 64 * 1024;
@@ -85,8 +88,9 @@ export class Kubectl {
     this.#onCall?.(args);
     const child = this.#spawn(this.#binary, args, {
       env: this.#env,
-      stdio: [options.stdin ? "pipe" : "ignore", "pipe", "pipe"],
+      stdio: [options.stdin ? "pipe" : "ignore", options.stdout?.childEnd ?? "pipe", "pipe"],
     });
+    options.stdout?.closeChildEnd();
     let stderr = "";
     child.stderr?.setEncoding("utf8");
     child.stderr?.on("data", (text: string) => {
@@ -109,7 +113,7 @@ export class Kubectl {
         resolve({ exitCode: code ?? -1, signal, stderr });
       });
     });
-    return { stdout: child.stdout!, stdin: child.stdin ?? null, exited, kill };
+    return { stdout: options.stdout?.readable ?? child.stdout!, stdin: child.stdin ?? null, exited, kill };
   }
 }
 
