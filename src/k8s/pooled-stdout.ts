@@ -16,6 +16,11 @@ import { Readable } from "node:stream";
 export const READ_BUFFER_BYTES = 64 * 1024;
 /** Free buffers kept for reuse; more are allocated while the consumer holds many, and left to the GC after. */
 const KEEP_FREE = 16;
+/**
+ * Longest socket path, in bytes (sun_path holds 108 on Linux, 104 on macOS, NUL included). libuv does not refuse
+ * a longer one: it binds the path cut short, which is another file, in another directory.
+ */
+const MAX_SOCKET_PATH_BYTES = 103;
 
 export interface PooledStdout {
   /** Give it as the child's stdout (stdio[1]), then closeChildEnd() once spawned: the child has its own copy. */
@@ -31,12 +36,16 @@ export interface PooledStdout {
   closeChildEnd(): void;
 }
 
-/** Opens a connected pair. Rejects when the platform or the temp directory does not allow it (use a pipe then). */
+/**
+ * Opens a connected pair. Rejects, leaving nothing behind, when the platform or the temp directory does not allow
+ * it (a temp dir path too long for a socket, for one): use a pipe then.
+ */
 export async function openPooledStdout(): Promise<PooledStdout> {
   const dir = await mkdtemp(join(tmpdir(), "knotless-stdout-"));
   const server = createServer();
   try {
     const path = join(dir, "s");
+    if (Buffer.byteLength(path) > MAX_SOCKET_PATH_BYTES) throw new Error(`the socket path ${path} is longer than ${MAX_SOCKET_PATH_BYTES} bytes`);
     await listen(server, path);
     const pool = new ReadBufferPool();
     const accepted = new Promise<Socket>((resolve) => server.once("connection", resolve));

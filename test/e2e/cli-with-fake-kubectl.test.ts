@@ -1,6 +1,7 @@
 // End to end through the real CLI and the fake kubectl, whose pods are bubblewrap sandboxes.
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
@@ -71,6 +72,29 @@ describe("the CLI with the fake kubectl", { concurrency: 2 }, () => {
     const ndjson = readFileSync(join(ws.out, "log.ndjson"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
     assert.ok(ndjson.some((l) => l.kind === "control" && l.step === 3 && l.status === "end" && l.exitCode === 0));
     assert.ok(ndjson.some((l) => l.kind === "data" && l.step === 1 && l.stream === "stdout" && /knotless-run-/.test(l.content)));
+  });
+
+  it("brings the outputs back through a pipe when the temp dir is too long for kubectl's stdout socket", async (t) => {
+    const cluster = await withCluster(t);
+    const ws = makeWorkspace("write\thead -c 300000 /dev/urandom > /outputs/big.bin; echo small > /outputs/small.txt\n");
+    const base = mkdtempSync(join(tmpdir(), "runner-long-tmp-"));
+    t.after(() => rmSync(base, { recursive: true, force: true }));
+    const longTmp = join(base, "t".repeat(100));
+    mkdirSync(longTmp);
+    const run = await runCli(runArgs(cluster, ws), { env: { ...cluster.env, TMPDIR: longTmp } });
+    assert.equal(run.code, 0, run.stderr);
+    const result = readResult(ws.out);
+    assert.deepEqual(
+      [...result.outputs].map((o) => [o.path, o.size, o.sha256]),
+      ["big.bin", "small.txt"].map((name) => {
+        const content = readFileSync(join(ws.out, "outputs", name));
+        return [name, content.length, createHash("sha256").update(content).digest("hex")];
+      }),
+    );
+    assert.equal([...result.outputs][0]?.size, 300000);
+    assert.deepEqual(readdirSync(longTmp), [], "the runner left files in its temp dir");
+    assert.deepEqual(readdirSync(base), ["t".repeat(100)], "a socket was bound at a path cut short");
+    await assertNoJobLeft(cluster);
   });
 
   it("fails with the step's exit code, skips later steps and exits 1 when a step exits 3", async (t) => {

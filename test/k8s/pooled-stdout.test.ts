@@ -2,6 +2,9 @@
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { once } from "node:events";
+import { mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { READ_BUFFER_BYTES, ReadBufferPool, openPooledStdout } from "../../src/k8s/pooled-stdout.js";
@@ -85,6 +88,23 @@ describe("openPooledStdout", () => {
     for await (const chunk of pooled.readable as AsyncIterable<Buffer>) chunks.push(chunk);
     assert.deepEqual(chunks, []);
     assert.deepEqual(await once(child, "exit"), [0, null]);
+  });
+
+  it("refuses a temp dir too long for a socket path, leaving nothing behind, rather than bind a path cut short", async () => {
+    const base = await mkdtemp(join(tmpdir(), "knotless-long-"));
+    const longDir = join(base, "d".repeat(100));
+    await mkdir(longDir);
+    const saved = process.env.TMPDIR;
+    process.env.TMPDIR = longDir;
+    try {
+      await assert.rejects(openPooledStdout(), /longer than 103 bytes/);
+    } finally {
+      if (saved === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = saved;
+    }
+    assert.deepEqual(await readdir(longDir), []);
+    assert.deepEqual(await readdir(base), ["d".repeat(100)]);
+    await rm(base, { recursive: true });
   });
 });
 
