@@ -22,7 +22,10 @@ export async function downloadOutputs(ctx: ExecutorContext, pod: RunPod): Promis
     // The CLI made sure <out>/outputs was empty before the run: what is there now is a failed attempt's.
     await rm(destination, { recursive: true, force: true });
     // Reusable read buffers are an optimization: where the temp dir cannot hold the socket, a pipe does the job.
-    const pooled = await openPooledStdout().catch(() => undefined);
+    const pooled = await openPooledStdout().catch((error: unknown) => {
+      ctx.emit({ kind: "notice", level: "info", message: `download: reading kubectl's output through a pipe (${describeError(error)})` });
+      return undefined;
+    });
     let exit: KubectlExit;
     let report: ExtractReport | undefined;
     let extractError: unknown;
