@@ -63,6 +63,7 @@ describe("the CLI with the fake kubectl", { concurrency: 2 }, () => {
     assert.match(readFileSync(join(ws.out, "outputs", "ran.txt"), "utf8"), /^ran on knotless-run-/);
     assert.deepEqual([...result.outputs].map((o) => o.path), ["ran.txt"]);
     assert.match(readFileSync(join(ws.out, "run.log"), "utf8"), /\[step 3 stdout\] .*steps\.tsv/, "run.log holds the step output");
+    assert.doesNotMatch(readFileSync(join(ws.out, "run.log"), "utf8"), /through a pipe/, "the download fell back to a pipe");
     const calls = await cluster.calls();
     assert.equal(calls.filter((c) => c.argv.includes("exec") && c.argv.includes("run") && c.argv.at(-2) === "run").length, 4, "one exec per step");
     assert.ok(calls.at(-1)!.argv.includes("delete"), "the last call deletes the Job");
@@ -92,6 +93,7 @@ describe("the CLI with the fake kubectl", { concurrency: 2 }, () => {
       }),
     );
     assert.equal([...result.outputs][0]?.size, 300000);
+    assert.match(readFileSync(join(ws.out, "run.log"), "utf8"), /download: reading kubectl's output through a pipe \(the socket path .* is longer than 103 bytes\)/);
     assert.deepEqual(readdirSync(longTmp), [], "the runner left files in its temp dir");
     assert.deepEqual(readdirSync(base), ["t".repeat(100)], "a socket was bound at a path cut short");
     await assertNoJobLeft(cluster);
