@@ -1,13 +1,13 @@
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { resolveRunConfig, type RawRunOptions } from "../../src/cli/resolve-config.js";
 import { InputError } from "../../src/errors.js";
+import { makeTestTempDir } from "../support/temp-dir.js";
 
 function workspace(): { dir: string; options: RawRunOptions } {
-  const dir = mkdtempSync(join(tmpdir(), "resolve-config-"));
+  const dir = makeTestTempDir("resolve-config-");
   mkdirSync(join(dir, "checkout"));
   writeFileSync(join(dir, "steps.tsv"), "build\tmake\n");
   const options: RawRunOptions = {

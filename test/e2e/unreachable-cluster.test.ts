@@ -1,15 +1,15 @@
 // The real kubectl against a closed port: a down API server is an infrastructure failure with a clear message.
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { it } from "node:test";
 import { findKubectlOnPath, makeWorkspace, readResult, runCli } from "../support/run-cli.js";
+import { makeTestTempDir } from "../support/temp-dir.js";
 
 const kubectl = findKubectlOnPath();
 
 it("exits 3 with the connection error when the API server is down", { skip: kubectl ? false : "no kubectl on PATH" }, async () => {
-  const dir = mkdtempSync(join(tmpdir(), "unreachable-"));
+  const dir = makeTestTempDir("unreachable-");
   const kubeconfig = join(dir, "kubeconfig");
   writeFileSync(kubeconfig, "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'http://127.0.0.1:1'}}]\nusers: [{name: u, user: {}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n");
   const ws = makeWorkspace("a\ttrue\n");

@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { promisify } from "node:util";
@@ -9,6 +8,7 @@ import { buildGetJobArgs, buildListJobsArgs } from "../../src/k8s/kubectl-args.j
 import { buildJobManifest } from "../../src/k8s/manifest.js";
 import { planKubectlCalls } from "../../src/plan/call-plan.js";
 import { exampleSettings } from "../support/example-settings.js";
+import { makeTestTempDir } from "../support/temp-dir.js";
 
 const run = promisify(execFile);
 const SDK = "/usr/lib/google-cloud-sdk/bin";
@@ -16,7 +16,7 @@ const BINARIES = ["1.27", "1.28", "1.29", "1.30", "1.31", "1.32", "1.33"].map((v
 
 /** A kubeconfig whose server is a closed local port: a call that parses cleanly fails to connect. */
 function writeClosedPortKubeconfig(): string {
-  const dir = mkdtempSync(join(tmpdir(), "kubectl-flags-"));
+  const dir = makeTestTempDir("kubectl-flags-");
   const path = join(dir, "kubeconfig");
   writeFileSync(
     path,

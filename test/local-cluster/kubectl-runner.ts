@@ -2,10 +2,9 @@
 
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
+import { makeTestTempDir } from "../support/temp-dir.js";
 
 export interface KubectlBinary {
   version: string;
@@ -39,7 +38,7 @@ export interface KubectlCallOptions {
 let cacheDir: string | undefined;
 
 export function runKubectl(binary: string, kubeconfig: string, args: readonly string[], options: KubectlCallOptions = {}): Promise<KubectlResult> {
-  cacheDir ??= mkdtempSync(join(tmpdir(), "kubectl-cache-"));
+  cacheDir ??= makeTestTempDir("kubectl-cache-");
   return new Promise((resolve, reject) => {
     const child = spawn(binary, ["--kubeconfig", kubeconfig, ...args], {
       stdio: ["pipe", "pipe", "pipe"],

@@ -1,10 +1,10 @@
 // Spawns the real CLI (bin/knotless-runner-k8s.js) and collects what it printed; can signal it mid-run.
 import { execFileSync, spawn } from "node:child_process";
-import { cpSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { RunResult } from "../../src/result/run-result.js";
+import { makeTestTempDir } from "./temp-dir.js";
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
 const CLI = join(REPO_ROOT, "bin", "knotless-runner-k8s.js");
@@ -47,7 +47,7 @@ export function runCli(args: readonly string[], options: CliOptions = {}): Promi
 
 /** A fresh copy of examples/hello as a checkout, a steps file and an out dir. */
 export function makeWorkspace(steps: string): { checkout: string; stepsFile: string; sharedSteps: string; out: string } {
-  const dir = mkdtempSync(join(tmpdir(), "knotless-e2e-"));
+  const dir = makeTestTempDir("knotless-e2e-");
   const checkout = join(dir, "checkout");
   cpSync(join(REPO_ROOT, "examples", "hello"), checkout, { recursive: true });
   const sharedSteps = join(dir, "shared-steps");
