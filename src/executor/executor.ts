@@ -30,6 +30,10 @@ export interface UploadSummary {
  * is aborted, and throw InfraError when the infrastructure (not the user's step) failed.
  */
 export interface Executor {
+  /** The Job's namespace once known (given, or reported by create); readable at any time, for the result. */
+  readonly namespace: string | undefined;
+  /** The run's pod once setup has succeeded; readable at any time, for the result. */
+  readonly pod: RunPod | undefined;
   /** Creates the run's Job and waits until its pod runs. Called once. Reports Pending progress as events. */
   setup(): Promise<RunPod>;
   /** Streams the checkout to /work, the shared steps to /steps and the runner's files into the pod; verifies that the pod received it whole (src/transfer/transfer-receipt.ts). After setup. */

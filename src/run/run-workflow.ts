@@ -2,7 +2,7 @@
 import { CancelledError, InfraError, InputError, describeError } from "../errors.js";
 import { createEventEmitter, type RunEventSink, type RunStatus } from "../events/run-events.js";
 import type { Kubectl } from "../k8s/kubectl.js";
-import { DEFAULT_TIMINGS, type ExecutorSettings, type ExecutorTimings } from "../executor/context.js";
+import { DEFAULT_TIMINGS, type ExecutorContext, type ExecutorSettings, type ExecutorTimings } from "../executor/context.js";
 import type { Executor } from "../executor/executor.js";
 import { KubernetesExecutor } from "../executor/kubernetes-executor.js";
 import { buildRunResult, buildSkippedStep, type RunResult, type StepRecord } from "../result/run-result.js";
@@ -15,6 +15,8 @@ export interface RunWorkflowOptions {
   readonly signal: AbortSignal;
   readonly sinks: readonly RunEventSink[];
   readonly timings?: Partial<ExecutorTimings>;
+  /** Makes the executor from the run's context; the Kubernetes executor unless a test scripts its own. */
+  readonly createExecutor?: (ctx: ExecutorContext) => Executor;
 }
 
 /** The failure class recorded for errors that are not the infrastructure's (exit code 2 or an internal bug). */
@@ -27,8 +29,8 @@ export async function runWorkflow(options: RunWorkflowOptions): Promise<RunResul
   const timings = { ...DEFAULT_TIMINGS, ...options.timings };
   const startedAt = new Date();
   const { signal, dispose } = linkRunSignal(options.signal, settings.timeoutMs + timings.runDeadlineGraceMs + timings.killGraceSeconds * 1000);
-  const ctx = { settings, timings, kubectl: options.kubectl, emit, signal };
-  const executor = new KubernetesExecutor(ctx);
+  const ctx: ExecutorContext = { settings, timings, kubectl: options.kubectl, emit, signal };
+  const executor = (options.createExecutor ?? ((c: ExecutorContext) => new KubernetesExecutor(c)))(ctx);
   const { namespace } = settings.target;
   emit({ kind: "run-start", runId: settings.runId, jobName: settings.jobName, ...(namespace === undefined ? {} : { namespace }), image: settings.image, steps: settings.steps.map((s) => s.name) });
   const steps: StepRecord[] = settings.steps.map((step) => buildSkippedStep(step.name));

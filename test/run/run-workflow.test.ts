@@ -1,0 +1,239 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
+import { InfraError, InputError } from "../../src/errors.js";
+import type { RunEvent } from "../../src/events/run-events.js";
+import type { ExecutorTimings } from "../../src/executor/context.js";
+import { Kubectl } from "../../src/k8s/kubectl.js";
+import type { RunResult } from "../../src/result/run-result.js";
+import { runWorkflow, type RunWorkflowOptions } from "../../src/run/run-workflow.js";
+import { exampleSettings } from "../support/example-settings.js";
+import { EMPTY_REPORT, SCRIPTED_POD, STEP_SUCCEEDED, ScriptedExecutor, untilAborted, type ExecutorScript } from "../support/scripted-executor.js";
+
+/** A kubectl that must never be spawned: the scripted executor stands in for the cluster. */
+const NO_KUBECTL = new Kubectl({
+  binary: "kubectl",
+  spawn: () => {
+    throw new Error("this test spawns no kubectl");
+  },
+});
+
+interface ScriptedRun {
+  readonly result: RunResult;
+  readonly events: RunEvent[];
+  readonly executor: ScriptedExecutor;
+}
+
+async function runScripted(
+  script: ExecutorScript,
+  options: { settings?: Partial<RunWorkflowOptions["settings"]>; timings?: Partial<ExecutorTimings>; signal?: AbortSignal; onEvent?: (event: RunEvent) => void } = {},
+): Promise<ScriptedRun> {
+  const events: RunEvent[] = [];
+  let executor: ScriptedExecutor | undefined;
+  const result = await runWorkflow({
+    settings: { ...exampleSettings({ steps: ["build", "test", "package"] }), ...options.settings },
+    kubectl: NO_KUBECTL,
+    signal: options.signal ?? new AbortController().signal,
+    sinks: [(event) => events.push(event), ...(options.onEvent ? [options.onEvent] : [])],
+    ...(options.timings ? { timings: options.timings } : {}),
+    createExecutor: (ctx) => (executor = new ScriptedExecutor(ctx, script)),
+  });
+  assert.ok(executor, "runWorkflow made no executor");
+  return { result, events, executor };
+}
+
+function stepStatuses(result: RunResult): string[] {
+  return result.steps.map((step) => step.status);
+}
+
+/** Teardown ran exactly once, after everything else. */
+function assertTornDownOnceAtTheEnd(executor: ScriptedExecutor): void {
+  assert.equal(executor.calls.filter((call) => call === "teardown").length, 1, `calls: ${executor.calls.join(", ")}`);
+  assert.equal(executor.calls.at(-1), "teardown");
+}
+
+describe("runWorkflow", () => {
+  it("calls setup, copyIn, every step in order, copyOut and teardown, and reports success with exit code 0", async () => {
+    const { result, executor } = await runScripted({});
+    assert.deepEqual(executor.calls, ["setup", "copyIn", "runStep 0", "runStep 1", "runStep 2", "copyOut", "teardown"]);
+    assert.equal(result.status, "success");
+    assert.equal(result.exitCode, 0);
+    assert.equal(result.error, null);
+    assert.deepEqual(stepStatuses(result), ["success", "success", "success"]);
+    assert.deepEqual(result.job, { namespace: "ci", name: "knotless-run-42", pod: SCRIPTED_POD.name, node: SCRIPTED_POD.node, image: "busybox:1.36" });
+  });
+
+  it("ends the run at the first failing step, records its exit code, skips the rest and still downloads the outputs", async () => {
+    const { result, executor } = await runScripted({ runStep: async (index) => (index === 1 ? { status: "failed", exitCode: 3, timedOut: false } : STEP_SUCCEEDED) });
+    assert.deepEqual(executor.calls, ["setup", "copyIn", "runStep 0", "runStep 1", "copyOut", "teardown"]);
+    assert.equal(result.status, "failed");
+    assert.equal(result.exitCode, 3);
+    assert.equal(result.error, null);
+    assert.deepEqual(stepStatuses(result), ["success", "failed", "skipped"]);
+    assert.equal(result.steps[1]?.exitCode, 3);
+    assert.deepEqual(result.steps[2], { name: "package", status: "skipped", exitCode: null, startedAt: null, finishedAt: null, durationMs: 0, timedOut: false });
+  });
+
+  it("reports a timed-out step as status timeout with exit code -1 and skips the steps after it", async () => {
+    const { result } = await runScripted({ runStep: async (index) => (index === 0 ? { status: "timeout", exitCode: null, timedOut: true } : STEP_SUCCEEDED) });
+    assert.equal(result.status, "timeout");
+    assert.equal(result.exitCode, -1);
+    assert.deepEqual(stepStatuses(result), ["timeout", "skipped", "skipped"]);
+    assert.equal(result.steps[0]?.timedOut, true);
+  });
+
+  it("tears down after a failed setup, runs nothing else and reports the infrastructure reason with exit code -1", async () => {
+    const { result, executor } = await runScripted({
+      setup: async () => {
+        throw new InfraError("image-pull", "image busybox:nope cannot be pulled: ErrImagePull");
+      },
+    });
+    assert.deepEqual(executor.calls, ["setup", "teardown"]);
+    assert.equal(result.status, "failed");
+    assert.equal(result.exitCode, -1);
+    assert.equal(result.errorReason, "image-pull");
+    assert.match(result.error ?? "", /ErrImagePull/);
+    assert.deepEqual(stepStatuses(result), ["skipped", "skipped", "skipped"]);
+    assert.equal(result.job.pod, null);
+  });
+
+  it("records a checkout that cannot be packed as an input failure, and tears down", async () => {
+    const { result, executor } = await runScripted({
+      copyIn: async () => {
+        throw new InputError("cannot pack the files to upload: EACCES: permission denied, open '/tmp/checkout/secret'");
+      },
+    });
+    assert.deepEqual(executor.calls, ["setup", "copyIn", "teardown"]);
+    assert.equal(result.status, "failed");
+    assert.equal(result.errorReason, "input");
+    assert.deepEqual(stepStatuses(result), ["skipped", "skipped", "skipped"]);
+  });
+
+  it("reports a failed download after passing steps as an infrastructure failure, keeping the steps' results", async () => {
+    const { result, executor } = await runScripted({
+      copyOut: async () => {
+        throw new InfraError("download-failed", "outputs download failed: the archive was cut");
+      },
+    });
+    assertTornDownOnceAtTheEnd(executor);
+    assert.equal(result.status, "failed");
+    assert.equal(result.errorReason, "download-failed");
+    assert.equal(result.exitCode, -1);
+    assert.deepEqual(stepStatuses(result), ["success", "success", "success"]);
+  });
+
+  it("cancels mid-step when the caller aborts: the running step is cancelled, the rest skipped, teardown runs", async () => {
+    const controller = new AbortController();
+    const { result, executor, events } = await runScripted(
+      { runStep: async (index, _deadline, ctx) => (index === 1 ? untilAborted(ctx.signal) : STEP_SUCCEEDED) },
+      {
+        signal: controller.signal,
+        onEvent: (event) => {
+          if (event.kind === "step-start" && event.index === 1) controller.abort(new Error("SIGTERM received"));
+        },
+      },
+    );
+    assert.deepEqual(executor.calls, ["setup", "copyIn", "runStep 0", "runStep 1", "teardown"]);
+    assert.equal(result.status, "cancelled");
+    assert.equal(result.exitCode, -1);
+    assert.equal(result.errorReason, "cancelled");
+    assert.equal(result.error, "SIGTERM received");
+    assert.deepEqual(stepStatuses(result), ["success", "cancelled", "skipped"]);
+    const cancelled = result.steps[1]!;
+    assert.equal(cancelled.exitCode, null);
+    assert.ok(cancelled.startedAt !== null && cancelled.finishedAt !== null, "the cancelled step has both times");
+    const ends = events.filter((event) => event.kind === "step-end").map((event) => (event.kind === "step-end" ? `${event.index} ${event.status}` : ""));
+    assert.deepEqual(ends, ["0 success", "1 cancelled"]);
+  });
+
+  it("does not start a step once the caller has cancelled between steps", async () => {
+    const controller = new AbortController();
+    const { result, executor } = await runScripted(
+      {
+        runStep: async (index) => {
+          if (index === 0) controller.abort();
+          return STEP_SUCCEEDED;
+        },
+      },
+      { signal: controller.signal },
+    );
+    assert.deepEqual(executor.calls, ["setup", "copyIn", "runStep 0", "teardown"]);
+    assert.equal(result.status, "cancelled");
+    assert.deepEqual(stepStatuses(result), ["success", "skipped", "skipped"]);
+  });
+
+  it("stops an upload that outlives the run's timeout and reports status timeout with reason run-timeout", async () => {
+    const { result, executor } = await runScripted(
+      { copyIn: (ctx) => untilAborted(ctx.signal) },
+      { settings: { timeoutMs: 50 }, timings: { runDeadlineGraceMs: 0, killGraceSeconds: 0 } },
+    );
+    assert.deepEqual(executor.calls, ["setup", "copyIn", "teardown"]);
+    assert.equal(result.status, "timeout");
+    assert.equal(result.errorReason, "run-timeout");
+    assert.deepEqual(stepStatuses(result), ["skipped", "skipped", "skipped"]);
+  });
+
+  it("starts no step after the run's timeout has passed and reports status timeout", async () => {
+    const { result, executor } = await runScripted(
+      {
+        runStep: async () => {
+          await sleep(120);
+          return STEP_SUCCEEDED;
+        },
+      },
+      { settings: { timeoutMs: 60 }, timings: { runDeadlineGraceMs: 60_000 } },
+    );
+    assert.deepEqual(executor.calls, ["setup", "copyIn", "runStep 0", "copyOut", "teardown"]);
+    assert.equal(result.status, "timeout");
+    assert.deepEqual(stepStatuses(result), ["success", "skipped", "skipped"]);
+  });
+
+  it("gives each step the earlier of its own timeout and the run's deadline", async () => {
+    const before = Date.now();
+    const { executor } = await runScripted({}, { settings: { stepTimeoutMs: 5_000, timeoutMs: 3_600_000 } });
+    const after = Date.now();
+    for (const index of [0, 1, 2]) {
+      const deadline = executor.deadlines.get(index)!;
+      assert.ok(deadline >= before + 5_000 && deadline <= after + 5_000, `step ${index}: deadline ${deadline - before} ms after the start`);
+    }
+    const short = await runScripted({}, { settings: { stepTimeoutMs: 3_600_000, timeoutMs: 10_000 } });
+    const runDeadline = short.executor.deadlines.get(0)!;
+    assert.equal(short.executor.deadlines.get(2), runDeadline, "every step shares the run's deadline when it comes first");
+  });
+
+  it("resolves with status failed and reason internal when the executor throws something unexpected, after teardown", async () => {
+    const { result, executor } = await runScripted({
+      runStep: async () => {
+        throw new TypeError("cannot read properties of undefined");
+      },
+    });
+    assertTornDownOnceAtTheEnd(executor);
+    assert.equal(result.status, "failed");
+    assert.equal(result.errorReason, "internal");
+    assert.match(result.error ?? "", /^internal error: cannot read properties of undefined/);
+    assert.deepEqual(stepStatuses(result), ["failed", "skipped", "skipped"]);
+  });
+
+  it("emits run-start first and run-end last, with the result's status and exit code", async () => {
+    const { result, events } = await runScripted({ runStep: async (index) => (index === 2 ? { status: "failed", exitCode: 7, timedOut: false } : STEP_SUCCEEDED) });
+    assert.equal(events[0]?.kind, "run-start");
+    const last = events.at(-1);
+    assert.equal(last?.kind, "run-end");
+    assert.equal(last?.kind === "run-end" && last.status, result.status);
+    assert.equal(last?.kind === "run-end" && last.exitCode, 7);
+    const starts = events.filter((event) => event.kind === "step-start").length;
+    const ends = events.filter((event) => event.kind === "step-end").length;
+    assert.equal(starts, 3);
+    assert.equal(ends, 3);
+  });
+
+  it("warns about each refused output and about the size limit, and puts the refused entries in the result", async () => {
+    const { result, events } = await runScripted({
+      copyOut: async () => ({ ...EMPTY_REPORT, refused: [{ path: "../escape", reason: "path leaves the outputs directory" }], limitReached: true }),
+    });
+    const warnings = events.filter((event) => event.kind === "notice" && event.level === "warning").map((event) => (event.kind === "notice" ? event.message : ""));
+    assert.ok(warnings.some((message) => message.includes("refused output ../escape: path leaves the outputs directory")), warnings.join("\n"));
+    assert.ok(warnings.some((message) => message.includes("outputs stopped at the limit")), warnings.join("\n"));
+    assert.deepEqual(result.refusedOutputs, [{ path: "../escape", reason: "path leaves the outputs directory" }]);
+  });
+});

@@ -1,0 +1,69 @@
+// A scriptable Executor that records its calls, for testing the run's orchestration without kubectl.
+import { CancelledError } from "../../src/errors.js";
+import type { ExecutorContext } from "../../src/executor/context.js";
+import type { Executor, RunPod, StepOutcome, UploadSummary } from "../../src/executor/executor.js";
+import type { ExtractReport } from "../../src/transfer/extract-outputs.js";
+
+/** What each lifecycle call does; an absent entry succeeds at once. */
+export interface ExecutorScript {
+  readonly setup?: (ctx: ExecutorContext) => Promise<RunPod>;
+  readonly copyIn?: (ctx: ExecutorContext) => Promise<UploadSummary>;
+  readonly runStep?: (index: number, deadlineAt: number, ctx: ExecutorContext) => Promise<StepOutcome>;
+  readonly copyOut?: (ctx: ExecutorContext) => Promise<ExtractReport>;
+}
+
+export const SCRIPTED_POD: RunPod = { name: "knotless-run-42-abcde", node: "node-1" };
+export const STEP_SUCCEEDED: StepOutcome = { status: "success", exitCode: 0, timedOut: false };
+export const EMPTY_REPORT: ExtractReport = { files: [], refused: [], bytes: 0, limitReached: false, entries: 0, nameNewlines: 0 };
+
+export class ScriptedExecutor implements Executor {
+  /** Every call in the order it came: "setup", "copyIn", "runStep 0", "copyOut", "teardown". */
+  readonly calls: string[] = [];
+  /** The deadline each runStep was given, by step index. */
+  readonly deadlines = new Map<number, number>();
+  namespace: string | undefined;
+  pod: RunPod | undefined;
+
+  constructor(
+    readonly ctx: ExecutorContext,
+    readonly script: ExecutorScript,
+  ) {
+    this.namespace = ctx.settings.target.namespace;
+  }
+
+  async setup(): Promise<RunPod> {
+    this.calls.push("setup");
+    this.pod = await (this.script.setup?.(this.ctx) ?? Promise.resolve(SCRIPTED_POD));
+    return this.pod;
+  }
+
+  async copyIn(): Promise<UploadSummary> {
+    this.calls.push("copyIn");
+    return this.script.copyIn?.(this.ctx) ?? { files: 1, bytes: 1, archiveBytes: 2048, entries: 1 };
+  }
+
+  async runStep(index: number, deadlineAt: number): Promise<StepOutcome> {
+    this.calls.push(`runStep ${index}`);
+    this.deadlines.set(index, deadlineAt);
+    return this.script.runStep?.(index, deadlineAt, this.ctx) ?? STEP_SUCCEEDED;
+  }
+
+  async copyOut(): Promise<ExtractReport> {
+    this.calls.push("copyOut");
+    return this.script.copyOut?.(this.ctx) ?? EMPTY_REPORT;
+  }
+
+  async teardown(): Promise<{ deleted: boolean; detail: string }> {
+    this.calls.push("teardown");
+    return { deleted: true, detail: "deleted" };
+  }
+}
+
+/** Settles like a real executor call that the run's signal stops: rejects with CancelledError once it is aborted. */
+export function untilAborted(signal: AbortSignal): Promise<never> {
+  return new Promise((_resolve, reject) => {
+    const stop = (): void => reject(new CancelledError());
+    if (signal.aborted) stop();
+    else signal.addEventListener("abort", stop, { once: true });
+  });
+}
