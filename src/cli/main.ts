@@ -117,6 +117,9 @@ async function runCommand(options: RawRunOptions, env: NodeJS.ProcessEnv): Promi
   } finally {
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
-    await Promise.all(logs.map((log) => log.close()));
+    // A log that could not be written (no space left, say) does not change the run's verdict: it is reported.
+    for (const closed of await Promise.allSettled(logs.map((log) => log.close()))) {
+      if (closed.status === "rejected") process.stderr.write(`knotless-runner-k8s: warning: ${describeError(closed.reason)}\n`);
+    }
   }
 }

@@ -1,13 +1,51 @@
 // The three consumers of the event stream: the console, run.log (human, timestamped) and log.ndjson.
-import { createWriteStream, type WriteStream } from "node:fs";
-import { once } from "node:events";
+import { createWriteStream } from "node:fs";
 import type { RunEvent, RunEventSink } from "./run-events.js";
 import { formatEvent } from "./format-event.js";
 
 export interface ClosableSink {
   readonly sink: RunEventSink;
-  /** Flushes and closes; resolves when everything written is on disk. */
+  /**
+   * Flushes and closes; resolves when everything written is on disk. Rejects with the first write error of a
+   * file sink (one that could not be created or filled): the sink stops writing at that error, without ever
+   * throwing into the run, so a full disk cannot stop a run before its Job is deleted.
+   */
   close(): Promise<void>;
+}
+
+/** A log file's first failure, with the file it happened to. */
+export class LogWriteError extends Error {
+  override readonly name = "LogWriteError";
+  /** The system error code (ENOENT, EISDIR, ENOSPC, ...). */
+  readonly code: string | undefined;
+
+  constructor(
+    readonly path: string,
+    cause: NodeJS.ErrnoException,
+  ) {
+    super(`cannot write ${path}: ${cause.message}`, { cause });
+    this.code = cause.code;
+  }
+}
+
+/** A file written line by line that never throws: after its first error it drops writes, and close reports it. */
+function openLogFile(path: string): { write(text: string): void; close(): Promise<void> } {
+  const file = createWriteStream(path, { flags: "w" });
+  let failure: NodeJS.ErrnoException | undefined;
+  // Listened to from the start: an unhandled 'error' (no such dir, EISDIR, ENOSPC mid-run) would end the process.
+  file.on("error", (error: NodeJS.ErrnoException) => (failure ??= error));
+  // Not events.once: it rejects on an "error" first, and nobody may be awaiting yet.
+  const closed = new Promise<void>((resolve) => file.once("close", () => resolve()));
+  return {
+    write(text) {
+      if (failure === undefined && !file.destroyed) file.write(text);
+    },
+    async close() {
+      if (!file.destroyed) file.end();
+      await closed;
+      if (failure) throw new LogWriteError(path, failure);
+    },
+  };
 }
 
 /** Splits streamed output into whole lines per step and stream, keeping the unfinished tail. */
@@ -19,10 +57,11 @@ class LineBuffer {
     const joined = (this.#tails.get(key) ?? "") + text;
     const lines = joined.split("\n");
     this.#tails.set(key, lines.pop()!);
-    return lines;
+    // A \r\n line ending reads as one line end in the log; a \r inside the line (a progress bar) is kept.
+    return lines.map((line) => (line.endsWith("\r") ? line.slice(0, -1) : line));
   }
 
-  /** Returns and forgets every unfinished line whose key starts with `prefix`. */
+  /** Returns and forgets every unfinished line whose key starts with `prefix` ("" for all of them). */
   flush(prefix: string): Array<[string, string]> {
     const rest: Array<[string, string]> = [];
     for (const [key, tail] of this.#tails) {
@@ -34,39 +73,45 @@ class LineBuffer {
   }
 }
 
-async function closeStream(stream: WriteStream): Promise<void> {
-  stream.end();
-  await once(stream, "close");
-}
-
 /** run.log: every line timestamped; step output as `[step N stdout] line`. */
 export function createHumanLogSink(path: string, options: { kubectlCalls: boolean }): ClosableSink {
-  const file = createWriteStream(path, { flags: "w" });
+  const file = openLogFile(path);
   const lines = new LineBuffer();
+  let lastTime = "";
   const write = (time: string, text: string): void => {
     for (const line of text.split("\n")) file.write(`${time} ${line}\n`);
   };
+  const writeTails = (time: string, prefix: string): void => {
+    for (const [key, tail] of lines.flush(prefix)) {
+      const [index, stream] = key.split("/");
+      write(time, `[step ${Number(index) + 1} ${stream}] ${tail}`);
+    }
+  };
   return {
     sink(event: RunEvent) {
+      lastTime = event.time;
       if (event.kind === "step-output") {
         for (const line of lines.push(`${event.index}/${event.stream}`, event.text)) write(event.time, `[step ${event.index + 1} ${event.stream}] ${line}`);
         return;
       }
       if (event.kind === "step-end") {
-        for (const [key, tail] of lines.flush(`${event.index}/`)) write(event.time, `[step ${event.index + 1} ${key.split("/")[1]}] ${tail}`);
+        writeTails(event.time, `${event.index}/`);
       }
       if (event.kind === "kubectl" && !options.kubectlCalls) return;
       const text = formatEvent(event);
       if (text !== undefined) write(event.time, text);
     },
-    close: () => closeStream(file),
+    close: () => {
+      writeTails(lastTime, ""); // output of a step that never ended (an embedder stopped early)
+      return file.close();
+    },
   };
 }
 
 /** log.ndjson: control lines (step start/end; runner phases as step -1) and data lines (output, runner messages). */
 export function createNdjsonLogSink(path: string): ClosableSink {
-  const file = createWriteStream(path, { flags: "w" });
-  const write = (line: object): void => void file.write(`${JSON.stringify(line)}\n`);
+  const file = openLogFile(path);
+  const write = (line: object): void => file.write(`${JSON.stringify(line)}\n`);
   return {
     sink(event: RunEvent) {
       const { time } = event;
@@ -87,7 +132,7 @@ export function createNdjsonLogSink(path: string): ClosableSink {
         }
       }
     },
-    close: () => closeStream(file),
+    close: () => file.close(),
   };
 }
 

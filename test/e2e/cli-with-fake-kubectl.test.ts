@@ -99,6 +99,18 @@ describe("the CLI with the fake kubectl", { concurrency: 2 }, () => {
     await assertNoJobLeft(cluster);
   });
 
+  it("finishes the run and deletes the Job when run.log cannot be written, warning on stderr", async (t) => {
+    const cluster = await withCluster(t);
+    const ws = makeWorkspace("first\techo one\n");
+    mkdirSync(join(ws.out, "run.log"), { recursive: true }); // a directory where the log file should go
+    const run = await runCli(runArgs(cluster, ws), { env: cluster.env });
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stderr, /warning: cannot write .*run\.log: EISDIR/);
+    assert.equal(readResult(ws.out).status, "success");
+    assert.ok(readFileSync(join(ws.out, "log.ndjson"), "utf8").includes('"content":"one\\n"'), "the other log is complete");
+    await assertNoJobLeft(cluster);
+  });
+
   it("fails with the step's exit code, skips later steps and exits 1 when a step exits 3", async (t) => {
     const cluster = await withCluster(t);
     const ws = makeWorkspace("first\techo one\nbroken\techo about to fail >&2; exit 3\nlater\techo never\n");
