@@ -3,9 +3,10 @@ import { readFileSync } from "node:fs";
 import { delimiter } from "node:path";
 import { InputError } from "../errors.js";
 
+/** What this module reads of one kubeconfig file, checked for shape. */
 interface KubeconfigFile {
-  "current-context"?: string;
-  contexts?: Array<{ name?: string; context?: { namespace?: string } }>;
+  readonly currentContext?: string;
+  readonly contexts: ReadonlyArray<{ readonly name?: string; readonly namespace?: string }>;
 }
 
 /** The kubeconfig files kubectl would read: --kubeconfig, else $KUBECONFIG (a list), else ~/.kube/config. */
@@ -29,21 +30,55 @@ export async function readContextNamespace(files: readonly string[], context: st
     }
   }
   if (texts.length === 0 && !context) return undefined;
-  const { parse } = await import("yaml"); // loaded only when a kubeconfig must be read: it is much of start-up
-  const docs: KubeconfigFile[] = [];
-  for (const [file, text] of texts) {
-    try {
-      docs.push((parse(text) ?? {}) as KubeconfigFile);
-    } catch (error) {
-      throw new InputError(`the kubeconfig is not valid YAML: ${(error as Error).message.split("\n")[0]}`, file);
-    }
-  }
-  const name = context ?? docs.find((doc) => doc["current-context"])?.["current-context"];
+  const yaml = await import("yaml"); // loaded only when a kubeconfig must be read: it is much of start-up
+  const docs = texts.map(([file, text]) => parseKubeconfig(yaml, file, text));
+  const name = context ?? docs.find((doc) => doc.currentContext)?.currentContext;
   if (!name) return undefined;
   for (const doc of docs) {
-    const found = doc.contexts?.find((entry) => entry.name === name);
-    if (found) return found.context?.namespace || undefined;
+    const found = doc.contexts.find((entry) => entry.name === name);
+    if (found) return found.namespace || undefined;
   }
   if (context) throw new InputError(`the kubeconfig has no context named "${context}"`, files.join(delimiter));
   return undefined;
+}
+
+type YamlModule = typeof import("yaml");
+
+/** Parses one kubeconfig; YAML errors and a shape kubectl would refuse are InputErrors at `file:line`. */
+function parseKubeconfig(yaml: YamlModule, file: string, text: string): KubeconfigFile {
+  const lineCounter = new yaml.LineCounter();
+  const doc = yaml.parseDocument(text, { lineCounter });
+  const syntax = doc.errors[0];
+  if (syntax) {
+    const line = syntax.linePos?.[0].line;
+    throw new InputError(`the kubeconfig is not valid YAML: ${syntax.message.split("\n")[0]!.replace(/:$/, "")}`, line === undefined ? file : `${file}:${line}`);
+  }
+  const at = (path: ReadonlyArray<string | number>): string => {
+    const node = doc.getIn(path, true) as { range?: [number, number, number] } | undefined;
+    const offset = node?.range?.[0];
+    return offset === undefined ? file : `${file}:${lineCounter.linePos(offset).line}`;
+  };
+  const root: unknown = doc.toJS();
+  if (root === null || root === undefined) return { contexts: [] };
+  if (!isMapping(root)) throw new InputError("the kubeconfig must be a mapping (apiVersion, clusters, contexts, ...)", at([]));
+  const current = root["current-context"];
+  if (current !== undefined && current !== null && typeof current !== "string") throw new InputError('"current-context" must be a string', at(["current-context"]));
+  const contexts = root.contexts ?? [];
+  if (!Array.isArray(contexts)) throw new InputError('"contexts" must be a list of entries with a name and a context', at(["contexts"]));
+  const entries = contexts.map((entry: unknown, index) => {
+    if (!isMapping(entry)) throw new InputError(`context entry ${index + 1} must be a mapping with a name and a context`, at(["contexts", index]));
+    const { name, context } = entry;
+    if (name !== undefined && typeof name !== "string") throw new InputError(`context entry ${index + 1}: "name" must be a string`, at(["contexts", index, "name"]));
+    if (context !== undefined && context !== null && !isMapping(context)) throw new InputError(`context "${String(name)}": "context" must be a mapping`, at(["contexts", index, "context"]));
+    const namespace = context?.namespace;
+    if (namespace !== undefined && namespace !== null && typeof namespace !== "string") {
+      throw new InputError(`context "${String(name)}": "namespace" must be a string`, at(["contexts", index, "context", "namespace"]));
+    }
+    return { ...(name === undefined ? {} : { name }), ...(typeof namespace === "string" ? { namespace } : {}) };
+  });
+  return { ...(typeof current === "string" ? { currentContext: current } : {}), contexts: entries };
+}
+
+function isMapping(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
