@@ -18,6 +18,9 @@ Exit codes:
   3    infrastructure failure (cluster unreachable, pod never ready, image pull, pod lost, exec without exit code, integrity)
   130  cancelled (SIGINT/SIGTERM); the Job is deleted`;
 
+/** How long a crashing runner blocks to delete its Job. */
+const CRASH_DELETE_TIMEOUT_MS = 30_000;
+
 /** Loaded only for help, errors and unusual command lines: a plain `run` is read by parseRunFast. */
 export async function buildProgram(run: (options: RawRunOptions) => Promise<number>): Promise<Command> {
   const { Command } = await import("commander");
@@ -78,8 +81,9 @@ async function runCommand(options: RawRunOptions, env: NodeJS.ProcessEnv): Promi
     return EXIT.success;
   }
   // Loaded only for real runs, so --help, bad input and dry runs start fast.
-  const [{ runWorkflow }, { Kubectl }, { createConsoleSink, createHumanLogSink, createNdjsonLogSink }, { writeResultFile }] = await Promise.all([
+  const [{ runWorkflow }, { KubernetesExecutor }, { Kubectl }, { createConsoleSink, createHumanLogSink, createNdjsonLogSink }, { writeResultFile }] = await Promise.all([
     import("../run/run-workflow.js"),
+    import("../executor/kubernetes-executor.js"),
     import("../k8s/kubectl.js"),
     import("../events/sinks.js"),
     import("../result/result-file.js"),
@@ -107,16 +111,28 @@ async function runCommand(options: RawRunOptions, env: NodeJS.ProcessEnv): Promi
     process.stderr.write(`knotless-runner-k8s: exiting now; the Job may remain: ${formatCommand(config.kubectlPath, buildDeleteJobArgs(settings.target, settings.jobName))}\n`);
     process.exit(EXIT.cancelled);
   };
+  // A bug that escapes as an uncaught exception must not leave a paid node running until the pod's dead man's
+  // switch fires: delete the Job synchronously (the event loop can no longer be trusted), then exit 3.
+  let executor: InstanceType<typeof KubernetesExecutor> | undefined;
+  const onCrash = (error: unknown): void => {
+    process.stderr.write(`\nknotless-runner-k8s: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.stderr.write(`knotless-runner-k8s: ${executor ? executor.teardownNowSync(CRASH_DELETE_TIMEOUT_MS) : "no Job was created"}\n`);
+    process.exit(EXIT.infrastructure);
+  };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
+  process.on("uncaughtException", onCrash);
+  process.on("unhandledRejection", onCrash);
   try {
-    const result = await runWorkflow({ settings, kubectl, signal: controller.signal, sinks });
+    const result = await runWorkflow({ settings, kubectl, signal: controller.signal, sinks, createExecutor: (ctx) => (executor = new KubernetesExecutor(ctx)) });
     await writeResultFile(join(settings.outDir, "result.json"), result);
     process.stderr.write(`result: ${join(settings.outDir, "result.json")}\n`);
     return exitCodeForResult(result);
   } finally {
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
+    process.off("uncaughtException", onCrash);
+    process.off("unhandledRejection", onCrash);
     // A log that could not be written (no space left, say) does not change the run's verdict: it is reported.
     for (const closed of await Promise.allSettled(logs.map((log) => log.close()))) {
       if (closed.status === "rejected") process.stderr.write(`knotless-runner-k8s: warning: ${describeError(closed.reason)}\n`);

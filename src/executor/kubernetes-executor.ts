@@ -9,6 +9,7 @@ import type { ExecutorContext } from "./context.js";
 import { createJob, isOurJob, type JobOwnership } from "./create-job.js";
 import type { Executor, RunPod, StepOutcome, UploadSummary } from "./executor.js";
 import { deleteJob } from "./teardown.js";
+import { summarizeStderr } from "../k8s/kubectl-errors.js";
 
 /**
  * The tar modules are most of the runner's module loading; setup starts loading them and the create call's wait
@@ -53,6 +54,8 @@ export class KubernetesExecutor implements Executor {
   #ownership: JobOwnership = "none";
   #pod: RunPod | undefined;
   #tornDown: Promise<{ deleted: boolean; detail: string }> | undefined;
+  /** Set once a delete of the Job succeeded (teardown or teardownNowSync). */
+  #deleted = false;
   #transfer: ReturnType<typeof loadTransfer> | undefined;
   #run: ReturnType<typeof loadRunModules> | undefined;
   /** The host directory of the runner's own files (helper, step scripts), staged while the Job is created. */
@@ -125,10 +128,32 @@ export class KubernetesExecutor implements Executor {
     } else if (this.#ownership === "unknown" && !(await isOurJob({ ...this.#ctx, signal: new AbortController().signal }, this.#createToken))) {
       result = { deleted: false, detail: `no Job of this run was found (create did not complete)` };
     } else result = await deleteJob(kubectl, settings.target, settings.jobName);
+    if (result.deleted) this.#deleted = true;
     await unstaged;
     const leftBehind = this.#ownership === "ours" && !settings.keep && !result.deleted;
     emit({ kind: "phase-end", phase: "teardown", ok: !leftBehind, durationMs: Date.now() - started, detail: result.detail });
     return result;
+  }
+
+  /**
+   * The last resort of a runner that is crashing (an uncaught exception), when teardown cannot be awaited:
+   * deletes the Job synchronously, blocking the process for up to `timeoutMs`, if this run created it, does not
+   * keep it and teardown has not deleted it yet. A Job whose create was not confirmed is left alone (its
+   * ownership cannot be checked safely here); the pod's dead man's switch stops it. Never throws.
+   */
+  teardownNowSync(timeoutMs: number): string {
+    const { settings, kubectl } = this.#ctx;
+    const command = ["kubectl", ...buildDeleteJobArgs(settings.target, settings.jobName)].join(" ");
+    if (this.#deleted) return `Job ${settings.jobName} was already deleted`;
+    if (this.#ownership === "none") return "no Job of this run was created";
+    if (settings.keep) return `kept Job ${settings.jobName} (--keep); delete it with: ${command}`;
+    if (this.#ownership === "unknown") return `the Job's create was not confirmed; if Job ${settings.jobName} exists, delete it with: ${command}`;
+    const exit = kubectl.runSync(buildDeleteJobArgs(settings.target, settings.jobName), timeoutMs);
+    if (exit.exitCode === 0) {
+      this.#deleted = true;
+      return `deleted Job ${settings.jobName}`;
+    }
+    return `could not delete Job ${settings.jobName}: ${summarizeStderr(exit.stderr)}; delete it with: ${command}`;
   }
 
   /** Removes the staged runner files, if any were staged; never fails the teardown. */

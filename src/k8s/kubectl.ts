@@ -1,5 +1,5 @@
 // The one module that spawns kubectl: buffered calls for the API, streaming calls for exec.
-import { spawn as nodeSpawn, type ChildProcess, type SpawnOptions } from "node:child_process";
+import { spawn as nodeSpawn, spawnSync, type ChildProcess, type SpawnOptions } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
 import { InfraError } from "../errors.js";
 import type { PooledStdout } from "./pooled-stdout.js";
@@ -81,6 +81,17 @@ export class Kubectl {
     process.stdout.on("data", (chunk: Buffer) => chunks.push(chunk));
     const exit = await process.exited;
     return { ...exit, stdout: Buffer.concat(chunks).toString("utf8") };
+  }
+
+  /**
+   * Runs a call synchronously, blocking the whole process, for the last-resort clean-up of a runner that is
+   * crashing (an uncaught exception: the event loop can no longer be trusted). It uses node's spawnSync, not the
+   * injected spawn function. Never throws: a kubectl that cannot run or outlives `timeoutMs` is reported in the exit.
+   */
+  runSync(args: readonly string[], timeoutMs: number): KubectlExit {
+    const child = spawnSync(this.#binary, args, { env: this.#env, timeout: timeoutMs, encoding: "utf8", stdio: ["ignore", "ignore", "pipe"] });
+    const stderr = child.error ? `${child.error.message}\n` : (child.stderr ?? "");
+    return { exitCode: child.status ?? -1, signal: child.signal, stderr: stderr.slice(-MAX_STDERR) };
   }
 
   /** Starts a streaming call (exec). The caller must consume `stdout`. */

@@ -4,6 +4,7 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { describe, it } from "node:test";
 import { createFakeCluster, type FakeCluster } from "../fixtures/fake-kubectl/harness.js";
 import { formatCommand, quoteArg } from "../../src/events/format-event.js";
@@ -108,6 +109,17 @@ describe("the CLI with the fake kubectl", { concurrency: 2 }, () => {
     assert.match(run.stderr, /warning: cannot write .*run\.log: EISDIR/);
     assert.equal(readResult(ws.out).status, "success");
     assert.ok(readFileSync(join(ws.out, "log.ndjson"), "utf8").includes('"content":"one\\n"'), "the other log is complete");
+    await assertNoJobLeft(cluster);
+  });
+
+  it("deletes the Job and exits 3 when the runner crashes with an uncaught exception mid-step", async (t) => {
+    const cluster = await withCluster(t);
+    const ws = makeWorkspace("slow\tsleep 60\n");
+    const preload = pathToFileURL(join(REPO_ROOT, "dist", "test", "fixtures", "crash-after-first-step.js")).href;
+    const run = await runCli(runArgs(cluster, ws), { env: { ...cluster.env, NODE_OPTIONS: `--import ${preload}` } });
+    assert.equal(run.code, 3, run.stderr);
+    assert.match(run.stderr, /internal error: Error: injected crash after the first step started/);
+    assert.match(run.stderr, /deleted Job knotless-run-/);
     await assertNoJobLeft(cluster);
   });
 
