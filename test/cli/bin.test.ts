@@ -27,4 +27,12 @@ describe("the knotless-runner-k8s command", () => {
     assert.equal(stderr, "");
     assert.equal(code, 0);
   });
+
+  it("keeps its documented exit code when the reader of its stderr has gone away", async () => {
+    const child = spawn(process.execPath, [BIN, "run", "--checkout", "/nonexistent/checkout", "--steps", "/nonexistent/steps.tsv", "--out", "/nonexistent/out"], { stdio: ["ignore", "pipe", "pipe"] });
+    child.stderr.destroy(); // the bad-input message meets a pipe with no reader (EPIPE)
+    child.stdout.resume();
+    const code = await new Promise((resolve) => child.on("close", resolve));
+    assert.equal(code, 2);
+  });
 });
