@@ -90,7 +90,12 @@ async function runCommand(options: RawRunOptions, env: NodeJS.ProcessEnv): Promi
   ]);
   const { settings } = config;
   // Synchronous: one syscall, where an await would put a thread-pool round trip before the first kubectl call.
-  mkdirSync(settings.outDir, { recursive: true });
+  try {
+    mkdirSync(settings.outDir, { recursive: true });
+  } catch (error) {
+    process.stderr.write(`knotless-runner-k8s: --out: cannot create the directory ${settings.outDir}: ${describeError(error)}\n`);
+    return EXIT.badInput;
+  }
   const logs = [
     createConsoleSink(process.stdout, process.stderr, { kubectlCalls: config.verbose }),
     createHumanLogSink(join(settings.outDir, "run.log"), { kubectlCalls: true }),

@@ -1,7 +1,7 @@
 // End to end through the real CLI and the fake kubectl, whose pods are bubblewrap sandboxes.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -185,6 +185,11 @@ describe("the CLI with the fake kubectl", { concurrency: 2 }, () => {
     const unknownFlag = await runCli([...runArgs(cluster, makeWorkspace("a\ttrue\n")), "--no-such-flag"], { env: cluster.env });
     assert.equal(unknownFlag.code, 2);
     assert.match(unknownFlag.stderr, /unknown option '--no-such-flag'/);
+    const blocked = makeWorkspace("a\ttrue\n");
+    writeFileSync(`${blocked.out}-file`, "");
+    const outUnderAFile = await runCli(runArgs(cluster, { ...blocked, out: join(`${blocked.out}-file`, "out") }), { env: cluster.env });
+    assert.equal(outUnderAFile.code, 2, outUnderAFile.stderr);
+    assert.match(outUnderAFile.stderr, /--out: cannot create the directory .*-file\/out: ENOTDIR/);
     assert.deepEqual(await cluster.calls(), []);
   });
 
