@@ -1,6 +1,6 @@
 // Creates the run's Job, retrying transient API failures and telling our own Job apart from a stranger's.
 import type { IJob } from "kubernetes-models/batch/v1/Job";
-import { InfraError, InputError } from "../errors.js";
+import { CancelledError, InfraError, InputError } from "../errors.js";
 import { buildCreateArgs, buildGetJobArgs } from "../k8s/kubectl-args.js";
 import { classifyKubectlFailure, summarizeStderr } from "../k8s/kubectl-errors.js";
 import { CREATE_TOKEN_ANNOTATION } from "../k8s/labels.js";
@@ -33,6 +33,9 @@ export async function createJob(ctx: ExecutorContext, manifest: IJob, onOwnershi
     async (attempt) => {
       onOwnership("unknown");
       const result = await ctx.kubectl.run(buildCreateArgs(target), { stdin: body, signal: ctx.signal });
+      // Killed by the cancel: the API server may have created the Job all the same, so it stays "unknown" and
+      // teardown checks its create token before deleting.
+      if (ctx.signal.aborted) throw new CancelledError();
       if (result.exitCode === 0) {
         onOwnership("ours");
         return { done: true, value: readJobNamespace(result.stdout, target.namespace) };
@@ -44,10 +47,16 @@ export async function createJob(ctx: ExecutorContext, manifest: IJob, onOwnershi
         throw new InputError(`kubectl cannot use the kubeconfig: ${said}`);
       }
       if (kind === "already-exists") {
-        const ours = attempt > 1 ? await readOurJob(ctx, token) : undefined;
-        if (ours) {
+        // A first create cannot have made the Job it collides with; a retried one may have (its earlier attempt
+        // reached the server but kubectl did not see the answer).
+        const found = attempt > 1 ? await readOurJob(ctx, token) : { kind: "theirs" as const };
+        if (found.kind === "ours") {
           onOwnership("ours");
-          return { done: true, value: readJobNamespace(ours, target.namespace) };
+          return { done: true, value: readJobNamespace(found.json, target.namespace) };
+        }
+        if (found.kind === "unreadable") {
+          onOwnership("unknown"); // teardown reads it again and deletes it only if the token is ours
+          throw new InfraError("create-failed", `a Job named ${jobName} already exists in ${where} and could not be read back to tell whether an earlier attempt of this run created it: ${found.reason}`);
         }
         onOwnership("none");
         throw new InfraError("create-failed", `a Job named ${jobName} already exists in ${where}; another run with id "${ctx.settings.runId}" is running or was kept: choose another --run-id or delete it`);
@@ -59,21 +68,27 @@ export async function createJob(ctx: ExecutorContext, manifest: IJob, onOwnershi
   );
 }
 
-/** Reads the Job back and compares its create token with ours: the Job as JSON text when it is ours. */
-async function readOurJob(ctx: ExecutorContext, token: string): Promise<string | undefined> {
-  const result = await ctx.kubectl.run(buildGetJobArgs(ctx.settings.target, ctx.settings.jobName), { signal: ctx.signal });
-  if (result.exitCode !== 0) return undefined;
-  try {
-    const job = JSON.parse(result.stdout) as IJob;
-    return job.metadata?.annotations?.[CREATE_TOKEN_ANNOTATION] === token ? result.stdout : undefined;
-  } catch {
-    return undefined;
-  }
-}
+/** Whose the Job of the run's name is: ours (with its JSON), another run's (or none), or not known. */
+type FoundJob = { readonly kind: "ours"; readonly json: string } | { readonly kind: "theirs" } | { readonly kind: "unreadable"; readonly reason: string };
 
 /** Reads the Job back and compares its create token with ours. */
+async function readOurJob(ctx: ExecutorContext, token: string): Promise<FoundJob> {
+  const result = await ctx.kubectl.run(buildGetJobArgs(ctx.settings.target, ctx.settings.jobName), { signal: ctx.signal });
+  if (result.exitCode !== 0) {
+    return classifyKubectlFailure(result.stderr) === "not-found" ? { kind: "theirs" } : { kind: "unreadable", reason: summarizeStderr(result.stderr) };
+  }
+  let job: IJob;
+  try {
+    job = JSON.parse(result.stdout) as IJob;
+  } catch {
+    return { kind: "unreadable", reason: `kubectl printed no JSON: ${result.stdout.slice(0, 200)}` };
+  }
+  return job.metadata?.annotations?.[CREATE_TOKEN_ANNOTATION] === token ? { kind: "ours", json: result.stdout } : { kind: "theirs" };
+}
+
+/** Reads the Job back and compares its create token with ours; a Job that cannot be read is not known to be ours. */
 export async function isOurJob(ctx: ExecutorContext, token: string): Promise<boolean> {
-  return (await readOurJob(ctx, token)) !== undefined;
+  return (await readOurJob(ctx, token)).kind === "ours";
 }
 
 const NAMESPACE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;

@@ -1,5 +1,5 @@
 // Retries an exec while the node refuses exec upgrades (fresh from scale-up); any other failure is final.
-import { InfraError, type InfraReason } from "../errors.js";
+import { CancelledError, InfraError, type InfraReason } from "../errors.js";
 import type { KubectlExit } from "../k8s/kubectl.js";
 import { classifyKubectlFailure, summarizeStderr } from "../k8s/kubectl-errors.js";
 import { retry, type AttemptOutcome } from "../util/retry.js";
@@ -28,13 +28,15 @@ export async function withExecRetry<T>(ctx: ExecutorContext, pod: RunPod, what: 
       try {
         result = await attempt();
       } catch (error) {
-        if (error instanceof InfraError && !ctx.signal.aborted) await assertPodAlive(ctx, pod);
+        if (ctx.signal.aborted) throw new CancelledError(); // the cancel killed kubectl: that is why it failed
+        if (error instanceof InfraError) await assertPodAlive(ctx, pod);
         throw error;
       }
       if (result.ok) return { done: true, value: result.value };
+      if (ctx.signal.aborted) throw new CancelledError();
       const said = summarizeStderr(result.exit.stderr);
       if (classifyKubectlFailure(result.exit.stderr) === "exec-not-ready") return { done: false, reason: said };
-      if (!ctx.signal.aborted) await assertPodAlive(ctx, pod);
+      await assertPodAlive(ctx, pod);
       throw new InfraError(failure, `${what} failed (kubectl exit ${result.exit.exitCode}): ${said}`);
     },
   );

@@ -12,7 +12,8 @@ export async function assertPodAlive(ctx: ExecutorContext, pod: RunPod): Promise
   if (!current || current.metadata?.name !== pod.name) throw new InfraError("pod-lost", `pod ${pod.name} is gone`);
   const phase = current.status?.phase;
   if (current.metadata?.deletionTimestamp || phase === "Failed" || phase === "Succeeded" || phase === "Unknown") {
-    const reason = current.status?.reason ?? phase ?? "Deleted";
+    // A pod being deleted still says Running until its containers stop: the deletion is the news.
+    const reason = current.status?.reason ?? (current.metadata?.deletionTimestamp ? "Deleted" : phase);
     throw new InfraError("pod-lost", `pod ${pod.name} was lost: ${reason}${current.status?.message ? `: ${current.status.message}` : ""}`);
   }
 }

@@ -1,0 +1,32 @@
+// Builds an ExecutorContext around a scripted kubectl, with short timings and the emitted events recorded.
+import type { RunEventInput } from "../../src/events/run-events.js";
+import { DEFAULT_TIMINGS, type ExecutorContext, type ExecutorSettings, type ExecutorTimings } from "../../src/executor/context.js";
+import { exampleSettings } from "../support/example-settings.js";
+import { ScriptedKubectl } from "../support/scripted-kubectl.js";
+
+/** Fast enough for unit tests; a test that needs another value overrides it. */
+export const UNIT_TIMINGS: ExecutorTimings = { ...DEFAULT_TIMINGS, imagePullGraceMs: 60_000, execReadyBudgetMs: 20_000, killGraceSeconds: 1, podPollMs: [5, 10] };
+
+export interface TestContext {
+  readonly ctx: ExecutorContext;
+  readonly kubectl: ScriptedKubectl;
+  readonly events: RunEventInput[];
+  readonly cancel: () => void;
+  /** The recorded events of one kind. */
+  readonly eventsOf: <K extends RunEventInput["kind"]>(kind: K) => Array<Extract<RunEventInput, { kind: K }>>;
+}
+
+export function buildTestContext(options: { timings?: Partial<ExecutorTimings>; settings?: Partial<ExecutorSettings> } = {}): TestContext {
+  const kubectl = new ScriptedKubectl();
+  const controller = new AbortController();
+  const events: RunEventInput[] = [];
+  const ctx: ExecutorContext = {
+    settings: { ...exampleSettings({ steps: ["build", "test"] }), ...options.settings },
+    timings: { ...UNIT_TIMINGS, ...options.timings },
+    kubectl: kubectl.kubectl,
+    emit: (event) => events.push(event),
+    signal: controller.signal,
+  };
+  const eventsOf = <K extends RunEventInput["kind"]>(kind: K) => events.filter((e): e is Extract<RunEventInput, { kind: K }> => e.kind === kind);
+  return { ctx, kubectl, events, cancel: () => controller.abort(), eventsOf };
+}

@@ -1,0 +1,207 @@
+// Tests of waiting for the run's pod: polling, Pending progress, fail-fast states, the image-pull grace, limits, cancel.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { CancelledError, InfraError } from "../../src/errors.js";
+import type { ExecutorContext } from "../../src/executor/context.js";
+import { waitForPod } from "../../src/executor/wait-for-pod.js";
+import { NODE_NAME, POD_NAME, FORBIDDEN, UNREACHABLE, endedPod, eventList, failure, pendingPod, podList, runningPod } from "./cluster-objects.js";
+import { buildTestContext } from "./test-context.js";
+
+const FAR = (): number => Date.now() + 60_000;
+
+const SCALE_UP_EVENTS = eventList(
+  ["FailedScheduling", "0/3 nodes are available: 3 Insufficient cpu.", "2024-05-01T10:00:01Z"],
+  ["TriggeredScaleUp", "pod triggered scale-up: [{pool-a 0->1 (max: 3)}]", "2024-05-01T10:00:02Z"],
+);
+
+function isInfraError(reason: InfraError["reason"], message?: RegExp): (error: unknown) => boolean {
+  return (error) => {
+    assert.ok(error instanceof InfraError, `expected an InfraError, got ${String(error)}`);
+    assert.equal(error.reason, reason);
+    if (message) assert.match(error.message, message);
+    return true;
+  };
+}
+
+describe("waitForPod", { concurrency: true }, () => {
+  it("returns the pod and its node once it runs, after polling through no pod and Pending", async () => {
+    const { ctx, kubectl, eventsOf } = buildTestContext();
+    kubectl.on("get pods", [podList(), podList(pendingPod({ waiting: { reason: "ContainerCreating" } })), podList(runningPod())]);
+    const pod = await waitForPod(ctx, FAR());
+    assert.deepEqual(pod, { name: POD_NAME, node: NODE_NAME });
+    assert.equal(kubectl.callsTo("get pods").length, 3);
+    assert.deepEqual(kubectl.calls[0]?.args, [
+      "--kubeconfig", "/tmp/kubeconfig", "--context", "ctx", "--namespace", "ci",
+      "get", "pods", "--selector", "app.kubernetes.io/managed-by=knotless-runner-k8s,knotless.dev/run-id=42", "--request-timeout", "30s", "-o", "json",
+    ]);
+    const [ready] = eventsOf("pod-ready");
+    assert.equal(ready?.pod, POD_NAME);
+    assert.equal(ready?.node, NODE_NAME);
+  });
+
+  it("follows the newest of the run's pods when the list holds an older one", async () => {
+    const { ctx, kubectl } = buildTestContext();
+    const evicted = endedPod("Failed", "Evicted", "The node was low on resource: memory.", "knotless-run-42-old");
+    const older = { ...evicted, metadata: { ...evicted.metadata, creationTimestamp: "2024-05-01T09:00:00Z" } };
+    kubectl.on("get pods", podList(older, runningPod()));
+    assert.deepEqual(await waitForPod(ctx, FAR()), { name: POD_NAME, node: NODE_NAME });
+  });
+
+  it("keeps polling while the selector matches no pod yet, reporting that no pod exists", async () => {
+    const { ctx, kubectl, eventsOf } = buildTestContext();
+    kubectl.on("get pods", [podList(), podList(), podList(), podList(runningPod())]);
+    await waitForPod(ctx, FAR());
+    assert.equal(kubectl.callsTo("get pods").length, 4);
+    const progress = eventsOf("pod-progress");
+    assert.ok(progress.length >= 1);
+    assert.ok(progress.every((e) => e.phase === "NoPodYet"));
+  });
+
+  it("reports Pending progress with the elapsed time, the phase, the reason and the pod's latest event", async () => {
+    const { ctx, kubectl, eventsOf } = buildTestContext();
+    const unschedulable = pendingPod({ unschedulable: { reason: "Unschedulable", message: "0/3 nodes are available: 3 Insufficient cpu." } });
+    // Pending until the runner has asked for the pod's events, then running.
+    kubectl.on("get pods", () => podList(kubectl.callsTo("get events").length > 0 ? runningPod() : unschedulable));
+    kubectl.on("get events", SCALE_UP_EVENTS);
+    await waitForPod(ctx, FAR());
+    const [events] = kubectl.callsTo("get events");
+    assert.ok(events);
+    assert.ok(events.args.includes(`involvedObject.kind=Pod,involvedObject.name=${POD_NAME}`), events.args.join(" "));
+    const progress = eventsOf("pod-progress");
+    assert.equal(progress[0]?.phase, "Pending");
+    assert.equal(progress[0]?.reason, "Unschedulable");
+    assert.equal(progress[0]?.message, "0/3 nodes are available: 3 Insufficient cpu.");
+    assert.equal(progress[0]?.event, undefined);
+    const withEvent = progress.find((e) => e.event !== undefined);
+    assert.equal(withEvent?.event, "TriggeredScaleUp: pod triggered scale-up: [{pool-a 0->1 (max: 3)}]");
+    assert.equal(withEvent?.phase, "Pending");
+    assert.equal(withEvent?.reason, "Unschedulable");
+    // Events are read only after the first second: the elapsed time says at least that much.
+    assert.ok((withEvent?.elapsedMs ?? 0) >= 1000, `elapsedMs ${withEvent?.elapsedMs}`);
+    for (let i = 1; i < progress.length; i++) assert.ok(progress[i]!.elapsedMs >= progress[i - 1]!.elapsedMs);
+  });
+
+  it("explains a missing pod with the Job's latest event", async () => {
+    const { ctx, kubectl, eventsOf } = buildTestContext();
+    kubectl.on("get pods", () => podList(...(kubectl.callsTo("get events").length > 0 ? [runningPod()] : [])));
+    kubectl.on("get events", eventList(["FailedCreate", 'Error creating: pods "knotless-run-42-x7k2p" is forbidden: exceeded quota: compute', "2024-05-01T10:00:03Z"]));
+    await waitForPod(ctx, FAR());
+    const [events] = kubectl.callsTo("get events");
+    assert.ok(events?.args.includes("involvedObject.kind=Job,involvedObject.name=knotless-run-42"), events?.args.join(" "));
+    const withEvent = eventsOf("pod-progress").find((e) => e.event !== undefined);
+    assert.equal(withEvent?.phase, "NoPodYet");
+    assert.equal(withEvent?.event, 'FailedCreate: Error creating: pods "knotless-run-42-x7k2p" is forbidden: exceeded quota: compute');
+  });
+
+  it("gives up at once with the pod's reason when the image name is invalid", async () => {
+    const { ctx, kubectl } = buildTestContext();
+    kubectl.on("get pods", podList(pendingPod({ waiting: { reason: "InvalidImageName", message: 'Failed to apply default image tag "busybox:": couldn\'t parse image name' } })));
+    await assert.rejects(waitForPod(ctx, FAR()), isInfraError("image-pull", /InvalidImageName: Failed to apply default image tag "busybox:"/));
+    assert.equal(kubectl.callsTo("get pods").length, 1);
+  });
+
+  it("gives up at once with pod-config when the container config is wrong", async () => {
+    const { ctx, kubectl } = buildTestContext();
+    kubectl.on("get pods", podList(pendingPod({ waiting: { reason: "CreateContainerConfigError", message: 'secret "registry-token" not found' } })));
+    await assert.rejects(waitForPod(ctx, FAR()), isInfraError("pod-config", /CreateContainerConfigError: secret "registry-token" not found/));
+    assert.equal(kubectl.callsTo("get pods").length, 1);
+  });
+
+  it("waits through ErrImagePull and ImagePullBackOff within the image-pull grace", async () => {
+    const { ctx, kubectl, eventsOf } = buildTestContext({ timings: { imagePullGraceMs: 60_000 } });
+    kubectl.on("get pods", [
+      podList(pendingPod({ waiting: { reason: "ErrImagePull", message: "rpc error: code = Unknown desc = failed to pull" } })),
+      podList(pendingPod({ waiting: { reason: "ImagePullBackOff", message: 'Back-off pulling image "busybox:1.36"' } })),
+      podList(runningPod()),
+    ]);
+    assert.deepEqual(await waitForPod(ctx, FAR()), { name: POD_NAME, node: NODE_NAME });
+    assert.deepEqual(
+      eventsOf("pod-progress").map((e) => e.reason),
+      ["ErrImagePull", "ImagePullBackOff"],
+    );
+  });
+
+  it("fails with image-pull once the pull has kept failing for the grace", async () => {
+    const { ctx, kubectl } = buildTestContext({ timings: { imagePullGraceMs: 100 } });
+    kubectl.on("get pods", podList(pendingPod({ waiting: { reason: "ImagePullBackOff", message: 'Back-off pulling image "busybox:nope"' } })));
+    await assert.rejects(waitForPod(ctx, FAR()), isInfraError("image-pull", /ImagePullBackOff: Back-off pulling image "busybox:nope"/));
+    assert.ok(kubectl.callsTo("get pods").length >= 2, "the first failing read is within the grace");
+  });
+
+  it("starts the image-pull grace again when the pull stops failing in between", async () => {
+    const { ctx, kubectl } = buildTestContext({ timings: { imagePullGraceMs: 50 } });
+    let firstRead: number | undefined;
+    // Pull failures alternate with a plain Pending for several graces, then the pod runs.
+    kubectl.on("get pods", (_call, n) => {
+      firstRead ??= Date.now();
+      if (Date.now() - firstRead >= 300 && n % 2 === 1) return podList(runningPod());
+      return podList(pendingPod({ waiting: { reason: n % 2 === 1 ? "ErrImagePull" : "ContainerCreating" } }));
+    });
+    assert.deepEqual(await waitForPod(ctx, FAR()), { name: POD_NAME, node: NODE_NAME });
+  });
+
+  it("fails with pod-lost when the pod ended before the run started", async () => {
+    const { ctx, kubectl } = buildTestContext();
+    kubectl.on("get pods", podList(endedPod("Failed", "Evicted", "The node was low on resource: memory.")));
+    await assert.rejects(waitForPod(ctx, FAR()), isInfraError("pod-lost", /Evicted: The node was low on resource: memory\./));
+  });
+
+  it("gives up with pod-timeout at the deadline, saying what it last saw", async () => {
+    const { ctx, kubectl } = buildTestContext();
+    kubectl.on("get pods", podList(pendingPod({ unschedulable: { reason: "Unschedulable", message: "0/3 nodes are available" } })));
+    await assert.rejects(waitForPod(ctx, Date.now() + 200), isInfraError("pod-timeout", /not running after \d+s: Pending Unschedulable/));
+    assert.ok(kubectl.callsTo("get pods").length >= 1);
+  });
+
+  it("reads the pod once and gives up when the deadline has already passed", async () => {
+    const { ctx, kubectl } = buildTestContext();
+    kubectl.on("get pods", podList());
+    await assert.rejects(waitForPod(ctx, Date.now() - 1), isInfraError("pod-timeout", /waiting for the Job to create its pod/));
+    assert.equal(kubectl.callsTo("get pods").length, 1);
+  });
+
+  it("fails with cluster-unreachable after five failed reads in a row", async () => {
+    const { ctx, kubectl } = buildTestContext();
+    kubectl.on("get pods", failure(UNREACHABLE));
+    await assert.rejects(waitForPod(ctx, FAR()), isInfraError("cluster-unreachable", /5 tries.*Unable to connect to the server/));
+    assert.equal(kubectl.callsTo("get pods").length, 5);
+  });
+
+  it("forgets failed reads once a read succeeds, counting a pod list that is not JSON as a failed read", async () => {
+    const { ctx, kubectl } = buildTestContext();
+    const down = failure(UNREACHABLE);
+    kubectl.on("get pods", [down, down, down, down, podList(), down, down, down, { stdout: "not json" }, podList(runningPod())]);
+    assert.deepEqual(await waitForPod(ctx, FAR()), { name: POD_NAME, node: NODE_NAME });
+    assert.equal(kubectl.callsTo("get pods").length, 10);
+  });
+
+  it("fails at once with cluster-unreachable when reading pods is forbidden", async () => {
+    const { ctx, kubectl } = buildTestContext();
+    kubectl.on("get pods", failure(FORBIDDEN));
+    await assert.rejects(waitForPod(ctx, FAR()), isInfraError("cluster-unreachable", /cannot read pods: Error from server \(Forbidden\)/));
+    assert.equal(kubectl.callsTo("get pods").length, 1);
+  });
+
+  it("stops with CancelledError when the run is cancelled between polls", async () => {
+    const { ctx, kubectl, cancel } = buildTestContext({ timings: { podPollMs: [60_000] } });
+    // The first progress event comes after the read and before the wait for the next poll.
+    const cancelling: ExecutorContext = { ...ctx, emit: (event) => (ctx.emit(event), event.kind === "pod-progress" && cancel()) };
+    kubectl.on("get pods", podList());
+    await assert.rejects(waitForPod(cancelling, FAR()), CancelledError);
+    assert.equal(kubectl.callsTo("get pods").length, 1);
+    assert.deepEqual(kubectl.calls[0]?.ended, { code: 0, signal: null }, "the read itself completed");
+  });
+
+  it("kills the pod read in flight and stops with CancelledError when the run is cancelled", async () => {
+    const { ctx, kubectl, cancel } = buildTestContext();
+    kubectl.on("get pods", () => {
+      setImmediate(cancel);
+      return { hang: true };
+    });
+    await assert.rejects(waitForPod(ctx, FAR()), CancelledError);
+    const [read] = kubectl.calls;
+    assert.deepEqual(read?.killSignals, ["SIGTERM"]);
+    assert.deepEqual(read?.ended, { code: null, signal: "SIGTERM" });
+    assert.equal(kubectl.calls.length, 1);
+  });
+});
