@@ -1,5 +1,6 @@
 // The Kubernetes executor: one run as one Job, each lifecycle call delegated to a small module.
 import { randomBytes } from "node:crypto";
+import { rmSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { buildDeleteJobArgs } from "../k8s/kubectl-args.js";
 import { buildJobManifest } from "../k8s/manifest.js";
@@ -60,6 +61,8 @@ export class KubernetesExecutor implements Executor {
   #run: ReturnType<typeof loadRunModules> | undefined;
   /** The host directory of the runner's own files (helper, step scripts), staged while the Job is created. */
   #staging: Promise<string> | undefined;
+  /** The same directory once staged, for teardownNowSync. */
+  #stagedDir: string | undefined;
 
   constructor(ctx: ExecutorContext) {
     this.#ctx = ctx;
@@ -80,7 +83,7 @@ export class KubernetesExecutor implements Executor {
     this.#transfer ??= loadTransfer();
     this.#transfer.catch(() => {}); // a load failure surfaces in copyIn
     this.#staging ??= this.#transfer.then(([{ stageRunnerFiles }]) => stageRunnerFiles(ctx.settings.steps));
-    this.#staging.catch(() => {}); // likewise
+    this.#staging.then((dir) => (this.#stagedDir = dir)).catch(() => {}); // likewise
     const run = (this.#run ??= loadRunModules());
     run.catch(() => {}); // surfaces below, after create (teardown still runs)
     const namespace = await this.#phase("create", () => createJob(ctx, manifest, (ownership) => (this.#ownership = ownership)), (ns) => `created Job ${ns}/${ctx.settings.jobName}`);
@@ -95,6 +98,7 @@ export class KubernetesExecutor implements Executor {
     const pod = this.#requirePod();
     const [{ uploadFiles, stageRunnerFiles }] = await (this.#transfer ??= loadTransfer());
     const staging = await (this.#staging ??= stageRunnerFiles(this.#ctx.settings.steps));
+    this.#stagedDir = staging;
     return this.#phase("upload", () => uploadFiles(this.#ctx, pod, staging), (s) => `uploaded ${s.files} files, ${s.bytes} bytes (archive ${s.archiveBytes} bytes, ${s.entries} entries; receipt and count verified in the pod)`);
   }
 
@@ -139,10 +143,16 @@ export class KubernetesExecutor implements Executor {
    * The last resort of a runner that is crashing (an uncaught exception), when teardown cannot be awaited:
    * deletes the Job synchronously, blocking the process for up to `timeoutMs`, if this run created it, does not
    * keep it and teardown has not deleted it yet. A Job whose create was not confirmed is left alone (its
-   * ownership cannot be checked safely here); the pod's dead man's switch stops it. Never throws.
+   * ownership cannot be checked safely here); the pod's dead man's switch stops it. Also removes the runner
+   * files staged on the host. Never throws.
    */
   teardownNowSync(timeoutMs: number): string {
     const { settings, kubectl } = this.#ctx;
+    try {
+      if (this.#stagedDir !== undefined) rmSync(this.#stagedDir, { recursive: true, force: true });
+    } catch {
+      // Best effort: the Job matters more than a temp dir.
+    }
     const command = ["kubectl", ...buildDeleteJobArgs(settings.target, settings.jobName)].join(" ");
     if (this.#deleted) return `Job ${settings.jobName} was already deleted`;
     if (this.#ownership === "none") return "no Job of this run was created";

@@ -116,10 +116,13 @@ describe("the CLI with the fake kubectl", { concurrency: 2 }, () => {
     const cluster = await withCluster(t);
     const ws = makeWorkspace("slow\tsleep 60\n");
     const preload = pathToFileURL(join(REPO_ROOT, "dist", "test", "fixtures", "crash-after-first-step.js")).href;
-    const run = await runCli(runArgs(cluster, ws), { env: { ...cluster.env, NODE_OPTIONS: `--import ${preload}` } });
+    const runnerTmp = mkdtempSync(join(tmpdir(), "runner-tmp-"));
+    t.after(() => rmSync(runnerTmp, { recursive: true, force: true }));
+    const run = await runCli(runArgs(cluster, ws), { env: { ...cluster.env, NODE_OPTIONS: `--import ${preload}`, TMPDIR: runnerTmp } });
     assert.equal(run.code, 3, run.stderr);
     assert.match(run.stderr, /internal error: Error: injected crash after the first step started/);
     assert.match(run.stderr, /deleted Job knotless-run-/);
+    assert.deepEqual(readdirSync(runnerTmp), [], "the runner's staged files are removed");
     await assertNoJobLeft(cluster);
   });
 
