@@ -15,7 +15,8 @@ Exit codes:
   0    the run succeeded
   1    a step failed or timed out
   2    bad input (nothing was touched in the cluster)
-  3    infrastructure failure (cluster unreachable, pod never ready, image pull, pod lost, exec without exit code, integrity)
+  3    infrastructure failure (cluster unreachable, pod never ready, image pull, pod lost, exec without exit code, integrity),
+       or an internal error (the Job is deleted first)
   130  cancelled (SIGINT/SIGTERM); the Job is deleted`;
 
 /** How long a crashing runner blocks to delete its Job. */
