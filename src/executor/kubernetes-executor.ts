@@ -2,7 +2,8 @@
 import { randomBytes } from "node:crypto";
 import { rmSync } from "node:fs";
 import { rm } from "node:fs/promises";
-import { buildDeleteJobArgs } from "../k8s/kubectl-args.js";
+import { buildDeleteJobArgs, buildGetJobArgs } from "../k8s/kubectl-args.js";
+import { CREATE_TOKEN_ANNOTATION } from "../k8s/labels.js";
 import { buildJobManifest } from "../k8s/manifest.js";
 import type { IJob } from "kubernetes-models/batch/v1/Job";
 import type { ExtractReport } from "../transfer/extract-outputs.js";
@@ -142,9 +143,9 @@ export class KubernetesExecutor implements Executor {
   /**
    * The last resort of a runner that is crashing (an uncaught exception), when teardown cannot be awaited:
    * deletes the Job synchronously, blocking the process for up to `timeoutMs`, if this run created it, does not
-   * keep it and teardown has not deleted it yet. A Job whose create was not confirmed is left alone (its
-   * ownership cannot be checked safely here); the pod's dead man's switch stops it. Also removes the runner
-   * files staged on the host. Never throws.
+   * keep it and teardown has not deleted it yet. When the create was not confirmed, the Job is read back first
+   * and deleted only if it carries this run's create token. Also removes the runner files staged on the host.
+   * Never throws.
    */
   teardownNowSync(timeoutMs: number): string {
     const { settings, kubectl } = this.#ctx;
@@ -157,13 +158,27 @@ export class KubernetesExecutor implements Executor {
     if (this.#deleted) return `Job ${settings.jobName} was already deleted`;
     if (this.#ownership === "none") return "no Job of this run was created";
     if (settings.keep) return `kept Job ${settings.jobName} (--keep); delete it with: ${command}`;
-    if (this.#ownership === "unknown") return `the Job's create was not confirmed; if Job ${settings.jobName} exists, delete it with: ${command}`;
+    if (this.#ownership === "unknown" && !this.#isOurJobSync(timeoutMs)) {
+      return `the Job's create was not confirmed and no Job of this run was found; if Job ${settings.jobName} exists, delete it with: ${command}`;
+    }
     const exit = kubectl.runSync(buildDeleteJobArgs(settings.target, settings.jobName), timeoutMs);
     if (exit.exitCode === 0) {
       this.#deleted = true;
       return `deleted Job ${settings.jobName}`;
     }
     return `could not delete Job ${settings.jobName}: ${summarizeStderr(exit.stderr)}; delete it with: ${command}`;
+  }
+
+  /** Reads the Job back synchronously and compares its create token with ours (like isOurJob, for the crash path). */
+  #isOurJobSync(timeoutMs: number): boolean {
+    const { settings, kubectl } = this.#ctx;
+    const read = kubectl.runSync(buildGetJobArgs(settings.target, settings.jobName), timeoutMs);
+    if (read.exitCode !== 0) return false;
+    try {
+      return (JSON.parse(read.stdout) as IJob).metadata?.annotations?.[CREATE_TOKEN_ANNOTATION] === this.#createToken;
+    } catch {
+      return false;
+    }
   }
 
   /** Removes the staged runner files, if any were staged; never fails the teardown. */

@@ -54,6 +54,8 @@ export interface StreamOptions {
 }
 
 const MAX_STDERR = 64 * 1024;
+/** runSync reads one object (a Job as JSON), never a stream. */
+const MAX_SYNC_STDOUT = 4 * 1024 * 1024;
 const KILL_GRACE_MS = 2000;
 
 /** The kubectl client. Construct it at the CLI edge; nothing here runs at import time. */
@@ -88,10 +90,10 @@ export class Kubectl {
    * crashing (an uncaught exception: the event loop can no longer be trusted). It uses node's spawnSync, not the
    * injected spawn function. Never throws: a kubectl that cannot run or outlives `timeoutMs` is reported in the exit.
    */
-  runSync(args: readonly string[], timeoutMs: number): KubectlExit {
-    const child = spawnSync(this.#binary, args, { env: this.#env, timeout: timeoutMs, encoding: "utf8", stdio: ["ignore", "ignore", "pipe"] });
+  runSync(args: readonly string[], timeoutMs: number): KubectlOutput {
+    const child = spawnSync(this.#binary, args, { env: this.#env, timeout: timeoutMs, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], maxBuffer: MAX_SYNC_STDOUT });
     const stderr = child.error ? `${child.error.message}\n` : (child.stderr ?? "");
-    return { exitCode: child.status ?? -1, signal: child.signal, stderr: stderr.slice(-MAX_STDERR) };
+    return { exitCode: child.error ? -1 : (child.status ?? -1), signal: child.signal, stderr: stderr.slice(-MAX_STDERR), stdout: child.stdout ?? "" };
   }
 
   /** Starts a streaming call (exec). The caller must consume `stdout`. */

@@ -24,23 +24,72 @@ function writeRecordingKubectl(code: number): string {
   return path;
 }
 
-/** An executor whose async calls go to a scripted kubectl that creates the Job and shows its pod Running. */
-function buildExecutor(binary: string, settings: Partial<ExecutorSettings> = {}): { executor: KubernetesExecutor; kubectl: ScriptedKubectl } {
+/**
+ * A kubectl binary for runSync that answers `get` with the Job JSON the test writes to `<binary>.job`, and records
+ * the arguments of `delete` in `<binary>.args`.
+ */
+function writeJobReadingKubectl(): string {
+  binaries += 1;
+  const path = join(dir, `kubectl-${binaries}`);
+  writeFileSync(path, `#!/bin/sh
+for a in "$@"; do
+  case $a in
+    get) cat "$0.job"; exit 0 ;;
+    delete) printf '%s\n' "$@" > "$0.args"; exit 0 ;;
+  esac
+done
+exit 1
+`);
+  chmodSync(path, 0o755);
+  return path;
+}
+
+/** An executor whose async calls go to a scripted kubectl that creates the Job (or hangs) and shows its pod Running. */
+function buildExecutor(
+  binary: string,
+  settings: Partial<ExecutorSettings> = {},
+  options: { createHangs?: boolean } = {},
+): { executor: KubernetesExecutor; kubectl: ScriptedKubectl; cancel: () => void } {
   const kubectl = new ScriptedKubectl({ binary });
   kubectl.on("create", (call) => {
+    if (options.createHangs) return { hang: true };
     const job = JSON.parse(call.stdin ?? "") as IJob;
     return { stdout: JSON.stringify({ ...job, metadata: { ...job.metadata, namespace: "ci" } }) };
   });
   kubectl.on("get pods", podList(runningPod()));
   kubectl.on("delete job", {});
+  const controller = new AbortController();
   const ctx: ExecutorContext = {
     settings: { ...exampleSettings({ steps: ["build"] }), ...settings },
     timings: UNIT_TIMINGS,
     kubectl: kubectl.kubectl,
     emit: () => {},
-    signal: new AbortController().signal,
+    signal: controller.signal,
   };
-  return { executor: new KubernetesExecutor(ctx), kubectl };
+  return { executor: new KubernetesExecutor(ctx), kubectl, cancel: () => controller.abort() };
+}
+
+/** Starts setup with a create that never answers; resolves once the create is in flight (ownership unknown). */
+async function startUnconfirmedCreate(binary: string): Promise<{ executor: KubernetesExecutor; token: string; finish: () => Promise<void> }> {
+  const { executor, kubectl, cancel } = buildExecutor(binary, {}, { createHangs: true });
+  const setup = executor.setup().catch(() => undefined);
+  while (kubectl.callsTo("create")[0]?.stdin === undefined) await new Promise((resolve) => setImmediate(resolve));
+  const job = JSON.parse(kubectl.callsTo("create")[0]!.stdin!) as IJob;
+  const token = job.metadata?.annotations?.["knotless.dev/create-token"] ?? "";
+  assert.match(token, /^[0-9a-f]{24}$/);
+  return {
+    executor,
+    token,
+    finish: async () => {
+      cancel();
+      await setup;
+      await executor.teardown();
+    },
+  };
+}
+
+function jobJson(token: string): string {
+  return JSON.stringify({ apiVersion: "batch/v1", kind: "Job", metadata: { name: "knotless-run-42", namespace: "ci", annotations: { "knotless.dev/create-token": token } } });
 }
 
 describe("KubernetesExecutor.teardownNowSync", () => {
@@ -78,6 +127,24 @@ describe("KubernetesExecutor.teardownNowSync", () => {
     assert.equal(kubectl.callsTo("delete job").length, 1);
     assert.equal(executor.teardownNowSync(5_000), "Job knotless-run-42 was already deleted");
     assert.equal(existsSync(`${binary}.args`), false);
+  });
+
+  it("deletes a Job whose create was not confirmed once it reads this run's create token on it", async () => {
+    const binary = writeJobReadingKubectl();
+    const { executor, token, finish } = await startUnconfirmedCreate(binary);
+    writeFileSync(`${binary}.job`, jobJson(token));
+    assert.equal(executor.teardownNowSync(5_000), "deleted Job knotless-run-42");
+    assert.match(readFileSync(`${binary}.args`, "utf8"), /^delete\njob\nknotless-run-42\n--cascade=background\n/m);
+    await finish();
+  });
+
+  it("leaves alone a same-named Job that carries another run's create token", async () => {
+    const binary = writeJobReadingKubectl();
+    const { executor, finish } = await startUnconfirmedCreate(binary);
+    writeFileSync(`${binary}.job`, jobJson("another-runs-token"));
+    assert.match(executor.teardownNowSync(5_000), /^the Job's create was not confirmed and no Job of this run was found; if Job knotless-run-42 exists, delete it with: kubectl /);
+    assert.equal(existsSync(`${binary}.args`), false);
+    await finish();
   });
 
   it("keeps a Job the run keeps, printing the command that deletes it", async () => {
