@@ -8,7 +8,7 @@ import { pipeline } from "node:stream/promises";
 import { InfraError, InputError, describeError } from "../errors.js";
 import { buildExecArgs } from "../k8s/kubectl-args.js";
 import { buildHelperScript, buildUploadCommand } from "../pod/helper-script.js";
-import { packTrees, type PackRoot, type PackStats } from "../transfer/pack-tree.js";
+import { PackStoppedError, packTrees, type PackRoot, type PackStats } from "../transfer/pack-tree.js";
 import { UPLOAD_RECEIPT_ARCHIVE_PATH, buildUploadReceipt, checkUploadReply, expectedFindLines, type CountedTree } from "../transfer/transfer-receipt.js";
 import type { ExecutorContext } from "./context.js";
 import type { RunPod, UploadSummary } from "./executor.js";
@@ -63,9 +63,11 @@ export async function uploadFiles(ctx: ExecutorContext, pod: RunPod, staging: st
     const stats = await archive.done.catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
     const exit = await kubectl.exited;
     const pipeError = await piped;
-    if (stats instanceof Error) throw new InputError(`cannot pack the files to upload: ${stats.message}`);
+    // A host file that could not be packed is bad input; packing stopped because kubectl went away is kubectl's
+    // failure, judged by its exit like any exec.
+    if (stats instanceof Error && !(stats instanceof PackStoppedError)) throw new InputError(`cannot pack the files to upload: ${stats.message}`);
     if (exit.exitCode !== 0) return { ok: false, exit };
-    if (pipeError) throw new InfraError("exec-failed", `upload stream failed: ${describeError(pipeError)}`);
+    if (pipeError || stats instanceof Error) throw new InfraError("exec-failed", `upload stream failed: ${describeError(pipeError ?? stats)}`);
     for (const skipped of stats.skipped) ctx.emit({ kind: "notice", level: "warning", message: `not uploaded: ${skipped.path} (${skipped.reason})` });
     const mismatch = expected ? checkUploadReply(expected, reply) : "the archive was never finished";
     if (mismatch !== undefined) {

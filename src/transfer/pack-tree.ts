@@ -67,6 +67,14 @@ export class PackError extends Error {
   }
 }
 
+/** Packing stopped because the consumer closed the stream (kubectl went away): not a problem of any host path. */
+export class PackStoppedError extends PackError {
+  constructor(path: string, options?: { cause?: unknown }) {
+    super(path, "the archive stream was closed by its consumer before packing finished", options);
+    this.name = "PackStoppedError";
+  }
+}
+
 // O_NONBLOCK keeps open() from hanging if a fifo replaced the file after the listing; it is a no-op for regular files.
 const OPEN_FILE_FLAGS = fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK;
 
@@ -106,7 +114,7 @@ const KEPT_BATCHES = 4;
  * Give back only chunks exactly as a flowing consumer ("data", pipe, pipeline) received them (read(n) may
  * slice or join them), each once its bytes are out: one still in use would be overwritten by later bytes.
  * `done` resolves once the end-of-archive bytes were pushed into `stream`. On any error (unreadable,
- * vanished, resized or retyped file; `stream` destroyed by its consumer) `done` rejects with a PackError
+ * vanished, resized or retyped file; `stream` destroyed by its consumer: PackStoppedError) `done` rejects with a PackError
  * naming the path and `stream` is destroyed with the same error. `done` is pre-marked as handled so an
  * ignored rejection does not crash the process; the error also surfaces on `stream`.
  * Throws synchronously when an archive prefix is not a plain relative path.
@@ -222,7 +230,7 @@ class TreePackStream extends Readable {
     this.closeFile();
     if (!this.finished) {
       this.finished = true;
-      this.settle.reject(error instanceof PackError ? error : new PackError(this.currentPath, "the archive stream was closed by its consumer before packing finished", { cause: error ?? undefined }));
+      this.settle.reject(error instanceof PackError ? error : new PackStoppedError(this.currentPath, { cause: error ?? undefined }));
     }
     callback(error);
   }

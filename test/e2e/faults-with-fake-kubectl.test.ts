@@ -1,9 +1,12 @@
 // The core's promises under injected faults, through the library API and the fake kubectl.
 import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, it } from "node:test";
 import { buildHelperScript } from "../../src/pod/helper-script.js";
 import { createFakeCluster, type FakeCluster, type Faults } from "../fixtures/fake-kubectl/harness.js";
 import { runWithKubectl } from "../support/run-library.js";
+import { makeTestTempDir } from "../support/temp-dir.js";
 
 async function clusterWith(t: { after: (fn: () => Promise<void>) => void }, faults: Faults): Promise<FakeCluster> {
   const cluster = await createFakeCluster();
@@ -46,6 +49,19 @@ describe("faults injected by the fake kubectl", { concurrency: 2 }, () => {
       assert.deepEqual(await cluster.jobs(), []);
     });
   }
+
+  it("reports an upload whose exec dropped mid-stream as an infrastructure failure, not as bad input", async (t) => {
+    // Far more than the socket buffers hold, so the runner is still writing when kubectl goes away.
+    const checkout = makeTestTempDir("knotless-big-checkout-");
+    writeFileSync(join(checkout, "big.bin"), Buffer.alloc(32 * 1024 * 1024, 7));
+    const cluster = await clusterWith(t, { execCuts: [{ match: "tar -xf", afterBytes: 0, mode: "error", times: 5 }] });
+    const run = await runWithKubectl({ kubectlPath: cluster.kubectlPath, env: cluster.env, steps: "a\ttrue", runId: "cut-upload", overrides: { checkoutDir: checkout } });
+    assert.equal(run.result.status, "failed");
+    assert.equal(run.result.errorReason, "exec-failed", run.result.error ?? undefined);
+    assert.match(run.result.error ?? "", /connection reset by peer/);
+    assert.deepEqual((await cluster.calls()).map((c) => c.argv.join(" ")).filter((call) => call.includes("helper.sh run")), []);
+    assert.deepEqual(await cluster.jobs(), []);
+  });
 
   it("reports an outputs download whose stream was cut, with kubectl exiting 0, as an infrastructure failure", async (t) => {
     const cluster = await clusterWith(t, { execCuts: [{ match: "pack-outputs", afterBytes: 3000, mode: "silent", times: 5 }] });

@@ -9,7 +9,7 @@ import { pipeline } from "node:stream/promises";
 import { setTimeout as sleep } from "node:timers/promises";
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { PackError, packTrees } from "../../src/transfer/pack-tree.js";
+import { PackError, PackStoppedError, packTrees } from "../../src/transfer/pack-tree.js";
 import { END_OF_ARCHIVE_BYTES, encodeTarHeader, paddedSize } from "../../src/transfer/tar-header-writer.js";
 import { collectStream, makeTempDir, runWithInput, snapshotTree } from "./tree-helpers.js";
 
@@ -157,7 +157,7 @@ describe("packTrees as a stream", () => {
     assert.ok(stream.readableLength <= BUFFERED_LIMIT, `buffered ${stream.readableLength} bytes`);
     assert.equal(settled, false);
     stream.destroy();
-    await assert.rejects(done, PackError);
+    await assert.rejects(done, PackStoppedError, "a consumer that goes away is told apart from a host file that cannot be packed");
   });
 
   it("keeps buffering bounded under a slow consumer and finishes only once the consumer has nearly everything", async () => {
