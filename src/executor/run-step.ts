@@ -21,6 +21,8 @@ type FollowEnd =
 const RECONNECT_POLICY = { budgetMs: 60_000, maxAttempts: 6, initialDelayMs: 500, maxDelayMs: 5000 } as const;
 /** Node's timers fire at once past 2^31-1 ms: budgets are capped there (24.8 days). */
 const MAX_TIMER_MS = 2_147_483_647;
+/** Kill execs that ended without the pod's confirmation, run again (a kill is idempotent). */
+const KILL_POLICY = { budgetMs: 60_000, maxAttempts: 3, initialDelayMs: 500, maxDelayMs: 2000 } as const;
 /** How long kubectl may linger after the final frame before it is stopped. */
 const LINGER_MS = 5000;
 
@@ -114,13 +116,30 @@ async function followOnce(
   return { kind: "cut", stderr: exit.stderr, exitCode: exit.exitCode, progressed };
 }
 
-/** Terminates every process of the step in the pod (TERM, then KILL after the grace). */
+/**
+ * Terminates every process of the step in the pod (TERM, then KILL after the grace). Done only when the pod says
+ * `stopped N`: a kill exec that ends without that line (dropped, swallowed) is run again (it is idempotent), and
+ * a step that cannot be confirmed stopped is an infrastructure failure, never a quiet timeout.
+ */
 async function killTimedOutStep(ctx: ExecutorContext, pod: RunPod, index: number): Promise<StepOutcome> {
   const grace = ctx.timings.killGraceSeconds;
-  await withExecRetry(ctx, pod, `stopping step ${index + 1}`, "exec-failed", async () => {
-    const exit = await ctx.kubectl.run(buildExecArgs(ctx.settings.target, pod.name, helperCommand.kill(index, grace), false), { signal: ctx.signal });
-    return exit.exitCode === 0 ? { ok: true, value: undefined } : { ok: false, exit };
-  });
+  const confirmation = helperCommand.killConfirmation(index);
+  await retry(
+    KILL_POLICY,
+    {
+      signal: ctx.signal,
+      onRetry: (n, reason, delayMs) => ctx.emit({ kind: "notice", level: "warning", message: `step ${index + 1}: the kill in the pod was not confirmed (${reason}); again in ${delayMs} ms (attempt ${n + 1})` }),
+      giveUp: (reasons) => new InfraError("exec-failed", `step ${index + 1} timed out and its processes in the pod could not be confirmed stopped: ${reasons.at(-1)}`),
+    },
+    async (): Promise<AttemptOutcome<undefined>> => {
+      const said = await withExecRetry(ctx, pod, `stopping step ${index + 1}`, "exec-failed", async () => {
+        const exit = await ctx.kubectl.run(buildExecArgs(ctx.settings.target, pod.name, helperCommand.kill(index, grace), false), { signal: ctx.signal });
+        return exit.exitCode === 0 ? { ok: true, value: exit.stdout } : { ok: false, exit };
+      });
+      if (said.split("\n").includes(confirmation)) return { done: true, value: undefined };
+      return { done: false, reason: said.trim() === "" ? "the kill exec ended without a word from the pod" : `the pod said: ${said.trim().slice(0, 200)}` };
+    },
+  );
   return { status: "timeout", exitCode: null, timedOut: true };
 }
 

@@ -19,7 +19,8 @@ export function podStepScriptPath(index: number): string {
  *   or `K\n` when the step was killed, or `N\n` when step N was never started. Only `X` reports an exit code: an
  *   exec that ends without it never counts as a finished step.
  * - `kill N GRACE`: SIGTERM to step N's process group and to every process carrying its mark, SIGKILL to what is
- *   left after GRACE seconds.
+ *   left after GRACE seconds; then prints `stopped N` once none is left (`alive N` and exit 1 if one is). The
+ *   line is the proof: a kill exec that ends without it (dropped, swallowed) did not necessarily run. Idempotent.
  * - `pack-outputs`: writes a tar of /outputs to stdout, then `knotless-outputs-entries <n>` to stderr: the lines
  *   `find /outputs ! -type s` prints (see src/transfer/transfer-receipt.ts for why a count, not a checksum).
  * The step runs as `sh -e` in /work, in its own session, stdin from /dev/null, output into files: a dropped exec
@@ -100,16 +101,18 @@ signal_step() { # SIGNAL N: signals every live process of step N (0 only looks);
   return $found
 }
 
-kill_step() {
+kill_step() { # N GRACE: says "stopped N" once no process of step N is left, "alive N" (exit 1) if one is
   : > "$R/run/$1/killed"
-  signal_step TERM "$1" || return 0
-  i=0
-  while [ $i -lt $(($2 * 10)) ]; do
-    nap 0.1; i=$((i + 1))
-    signal_step 0 "$1" || return 0
-  done
-  signal_step KILL "$1"
-  return 0
+  if signal_step TERM "$1"; then
+    i=0
+    while [ $i -lt $(($2 * 10)) ] && signal_step 0 "$1"; do nap 0.1; i=$((i + 1)); done
+    if signal_step KILL "$1"; then
+      i=0
+      while [ $i -lt 20 ] && signal_step 0 "$1"; do nap 0.1; i=$((i + 1)); done
+    fi
+  fi
+  signal_step 0 "$1" && { echo "alive $1"; return 1; }
+  echo "stopped $1"
 }
 
 pack_outputs() { # counted while tar packs, not after it: the count's walk is off the download's critical path
@@ -164,5 +167,7 @@ export const helperCommand = {
     String(stderrOffset),
   ],
   kill: (index: number, graceSeconds: number) => ["sh", `${POD_RUNNER_DIR}/helper.sh`, "kill", String(index), String(graceSeconds)],
+  /** The line `kill` prints once step `index` has no process left. */
+  killConfirmation: (index: number) => `stopped ${index}`,
   packOutputs: () => ["sh", `${POD_RUNNER_DIR}/helper.sh`, "pack-outputs"],
 } as const;

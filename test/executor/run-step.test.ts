@@ -141,13 +141,30 @@ describe("runStep", { concurrency: true }, () => {
     const { ctx, kubectl, events } = buildTestContext({ timings: { killGraceSeconds: 7 } });
     const execRun: ScriptedReply = { stdout: frame.out("working\n"), hang: true };
     kubectl.on("exec", execRun, (call) => helperArgs(call)[0] === "run");
-    kubectl.on("exec", {}, (call) => helperArgs(call)[0] === "kill");
+    kubectl.on("exec", { stdout: "stopped 0\n" }, (call) => helperArgs(call)[0] === "kill");
     assert.deepEqual(await runStep(ctx, POD, 0, Date.now() + 100), { status: "timeout", exitCode: null, timedOut: true });
     const [run, kill] = kubectl.calls;
     assert.deepEqual(run?.killSignals, ["SIGTERM"], "the step's exec is ended at the deadline");
     assert.deepEqual(helperArgs(kill), ["kill", "0", "7"]);
     assert.equal(kubectl.calls.length, 2);
     assert.deepEqual(outputOf(events, "stdout"), ["working\n"]);
+  });
+
+  it("runs the kill again when its exec ended without the pod's confirmation, then reports the timeout", async () => {
+    const { ctx, kubectl, eventsOf } = buildTestContext();
+    kubectl.on("exec", { hang: true }, (call) => helperArgs(call)[0] === "run");
+    kubectl.on("exec", [{}, { stdout: "stopped 0\n" }], (call) => helperArgs(call)[0] === "kill");
+    assert.deepEqual(await runStep(ctx, POD, 0, Date.now() + 100), { status: "timeout", exitCode: null, timedOut: true });
+    assert.equal(kubectl.calls.filter((call) => helperArgs(call)[0] === "kill").length, 2);
+    assert.match(eventsOf("notice")[0]?.message ?? "", /the kill in the pod was not confirmed \(the kill exec ended without a word from the pod\)/);
+  });
+
+  it("fails with exec-failed when the step's processes can never be confirmed stopped", async () => {
+    const { ctx, kubectl } = buildTestContext();
+    kubectl.on("exec", { hang: true }, (call) => helperArgs(call)[0] === "run");
+    kubectl.on("exec", {}, (call) => helperArgs(call)[0] === "kill");
+    await assert.rejects(runStep(ctx, POD, 0, Date.now() + 100), isInfraError("exec-failed", /step 1 timed out and its processes in the pod could not be confirmed stopped/));
+    assert.equal(kubectl.calls.filter((call) => helperArgs(call)[0] === "kill").length, 3);
   });
 
   it("fails with exec-failed when the step was killed in the pod by someone else", async () => {
