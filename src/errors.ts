@@ -23,6 +23,7 @@ export type InfraReason =
   | "exec-no-exit-code"
   | "integrity-mismatch"
   | "download-failed"
+  | "teardown-failed"
   | "kubectl-missing";
 
 /** The cluster, kubectl or the pod failed us (exit 3). Never a verdict on the user's steps. */

@@ -23,6 +23,16 @@ export interface UploadSummary {
   readonly entries: number;
 }
 
+/** What teardown did. */
+export interface TeardownReport {
+  /** The Job is gone (deleted now, or already gone). */
+  readonly deleted: boolean;
+  /** A Job this run created is still there although the run did not ask to keep it: the delete failed. */
+  readonly leftBehind: boolean;
+  /** One line for the log; when the Job is left behind, it ends with the command that deletes it. */
+  readonly detail: string;
+}
+
 /**
  * One workflow run's execution environment (in the shape of Woodpecker's backend and Tangled spindle's engine).
  * Calls come in this order: setup, copyIn, runStep for each step, copyOut, teardown; any of them may be skipped
@@ -51,5 +61,5 @@ export interface Executor {
    * staged for the upload. Safe after a failed or partial setup and when called twice; deleting what is already
    * gone is not an error; never throws (it reports instead).
    */
-  teardown(): Promise<{ readonly deleted: boolean; readonly detail: string }>;
+  teardown(): Promise<TeardownReport>;
 }

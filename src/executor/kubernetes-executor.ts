@@ -9,7 +9,7 @@ import type { IJob } from "kubernetes-models/batch/v1/Job";
 import type { ExtractReport } from "../transfer/extract-outputs.js";
 import type { ExecutorContext } from "./context.js";
 import { createJob, isOurJob, type JobOwnership } from "./create-job.js";
-import type { Executor, RunPod, StepOutcome, UploadSummary } from "./executor.js";
+import type { Executor, RunPod, StepOutcome, TeardownReport, UploadSummary } from "./executor.js";
 import { deleteJob } from "./teardown.js";
 import { summarizeStderr } from "../k8s/kubectl-errors.js";
 
@@ -55,7 +55,7 @@ export class KubernetesExecutor implements Executor {
   readonly #createToken = randomBytes(12).toString("hex");
   #ownership: JobOwnership = "none";
   #pod: RunPod | undefined;
-  #tornDown: Promise<{ deleted: boolean; detail: string }> | undefined;
+  #tornDown: Promise<TeardownReport> | undefined;
   /** Set once a delete of the Job succeeded (teardown or teardownNowSync). */
   #deleted = false;
   #transfer: ReturnType<typeof loadTransfer> | undefined;
@@ -115,12 +115,12 @@ export class KubernetesExecutor implements Executor {
     return this.#phase("download", () => downloadOutputs(this.#ctx, pod), (r) => `downloaded ${r.files.length} files, ${r.bytes} bytes${r.refused.length ? `, refused ${r.refused.length}` : ""}`);
   }
 
-  teardown(): Promise<{ deleted: boolean; detail: string }> {
+  teardown(): Promise<TeardownReport> {
     this.#tornDown ??= this.#teardownOnce();
     return this.#tornDown;
   }
 
-  async #teardownOnce(): Promise<{ deleted: boolean; detail: string }> {
+  async #teardownOnce(): Promise<TeardownReport> {
     const { settings, kubectl, emit } = this.#ctx;
     const started = Date.now();
     emit({ kind: "phase-start", phase: "teardown" });
@@ -136,8 +136,9 @@ export class KubernetesExecutor implements Executor {
     if (result.deleted) this.#deleted = true;
     await unstaged;
     const leftBehind = this.#ownership === "ours" && !settings.keep && !result.deleted;
-    emit({ kind: "phase-end", phase: "teardown", ok: !leftBehind, durationMs: Date.now() - started, detail: result.detail });
-    return result;
+    const detail = leftBehind ? `${result.detail}; delete it with: ${["kubectl", ...buildDeleteJobArgs(settings.target, settings.jobName)].join(" ")}` : result.detail;
+    emit({ kind: "phase-end", phase: "teardown", ok: !leftBehind, durationMs: Date.now() - started, detail });
+    return { deleted: result.deleted, leftBehind, detail };
   }
 
   /**

@@ -47,7 +47,9 @@ export async function runWorkflow(options: RunWorkflowOptions): Promise<RunResul
     markRunningStep(steps, status === "timeout" || status === "cancelled" ? status : "failed", emit);
   } finally {
     dispose();
-    await executor.teardown();
+    const torn = await executor.teardown();
+    // A Job left behind keeps a paid node alive: never a clean result, whatever the steps did.
+    if (torn.leftBehind) ({ status, error } = reportLeftBehind(status, error, torn.detail));
   }
   for (const refused of report?.refused ?? []) emit({ kind: "notice", level: "warning", message: `refused output ${refused.path}: ${refused.reason}` });
   if (report?.limitReached) emit({ kind: "notice", level: "warning", message: `outputs stopped at the limit of ${settings.maxOutputBytes} bytes; the rest was not downloaded` });
@@ -127,6 +129,15 @@ function markRunningStep(steps: StepRecord[], status: "failed" | "cancelled" | "
   const timedOut = status === "timeout";
   steps[index] = { ...step, status, exitCode: null, finishedAt: finished.toISOString(), durationMs, timedOut };
   emit({ kind: "step-end", index, name: step.name, status, exitCode: null, durationMs, timedOut });
+}
+
+/**
+ * Adds a Job left behind to the run's verdict: a run without an error becomes a teardown failure (a successful
+ * one is failed: exit 3), a run that already has an error keeps it and says this too.
+ */
+function reportLeftBehind(status: RunStatus, error: { message: string; reason: string } | undefined, detail: string): { status: RunStatus; error: { message: string; reason: string } } {
+  if (error) return { status, error: { ...error, message: `${error.message}; also: ${detail}` } };
+  return { status: status === "success" ? "failed" : status, error: { message: detail, reason: "teardown-failed" } };
 }
 
 /** Maps what stopped the run to its status and error: the only place that reads error types for the result. */

@@ -227,6 +227,33 @@ describe("runWorkflow", () => {
     assert.equal(ends, 3);
   });
 
+  it("turns a success into a teardown failure when the Job is left behind, naming the command that deletes it", async () => {
+    const detail = "could not delete Job knotless-run-42: Forbidden; delete it with: kubectl delete job knotless-run-42 --cascade=background";
+    const { result } = await runScripted({ teardown: async () => ({ deleted: false, leftBehind: true, detail }) });
+    assert.equal(result.status, "failed");
+    assert.equal(result.errorReason, "teardown-failed");
+    assert.equal(result.error, detail);
+    assert.equal(result.exitCode, -1);
+    assert.deepEqual(stepStatuses(result), ["success", "success", "success"]);
+  });
+
+  it("keeps the first error of a failed run and adds the Job left behind to its message", async () => {
+    const { result } = await runScripted({
+      setup: async () => {
+        throw new InfraError("pod-timeout", "the pod was not running after 15m");
+      },
+      teardown: async () => ({ deleted: false, leftBehind: true, detail: "could not delete Job knotless-run-42: Forbidden" }),
+    });
+    assert.equal(result.errorReason, "pod-timeout");
+    assert.equal(result.error, "the pod was not running after 15m; also: could not delete Job knotless-run-42: Forbidden");
+  });
+
+  it("reports a kept Job as no failure", async () => {
+    const { result } = await runScripted({ teardown: async () => ({ deleted: false, leftBehind: false, detail: "kept Job knotless-run-42 (--keep)" }) }, { settings: { keep: true } });
+    assert.equal(result.status, "success");
+    assert.equal(result.error, null);
+  });
+
   it("warns about each refused output and about the size limit, and puts the refused entries in the result", async () => {
     const { result, events } = await runScripted({
       copyOut: async () => ({ ...EMPTY_REPORT, refused: [{ path: "../escape", reason: "path leaves the outputs directory" }], limitReached: true }),

@@ -25,7 +25,7 @@ export async function runWithKubectl(options: {
   steps: string;
   runId: string;
   timings?: Partial<ExecutorTimings>;
-  overrides?: Partial<ReturnType<typeof exampleSettings>>;
+  overrides?: Partial<ReturnType<typeof exampleSettings>> & { readonly stepTimeoutMs?: number };
   signal?: AbortSignal;
 }): Promise<LibraryRun> {
   const ws = makeWorkspace(options.steps);

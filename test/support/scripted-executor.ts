@@ -1,7 +1,7 @@
 // A scriptable Executor that records its calls, for testing the run's orchestration without kubectl.
 import { CancelledError } from "../../src/errors.js";
 import type { ExecutorContext } from "../../src/executor/context.js";
-import type { Executor, RunPod, StepOutcome, UploadSummary } from "../../src/executor/executor.js";
+import type { Executor, RunPod, StepOutcome, TeardownReport, UploadSummary } from "../../src/executor/executor.js";
 import type { ExtractReport } from "../../src/transfer/extract-outputs.js";
 
 /** What each lifecycle call does; an absent entry succeeds at once. */
@@ -10,6 +10,7 @@ export interface ExecutorScript {
   readonly copyIn?: (ctx: ExecutorContext) => Promise<UploadSummary>;
   readonly runStep?: (index: number, deadlineAt: number, ctx: ExecutorContext) => Promise<StepOutcome>;
   readonly copyOut?: (ctx: ExecutorContext) => Promise<ExtractReport>;
+  readonly teardown?: (ctx: ExecutorContext) => Promise<TeardownReport>;
 }
 
 export const SCRIPTED_POD: RunPod = { name: "knotless-run-42-abcde", node: "node-1" };
@@ -53,9 +54,9 @@ export class ScriptedExecutor implements Executor {
     return this.script.copyOut?.(this.ctx) ?? EMPTY_REPORT;
   }
 
-  async teardown(): Promise<{ deleted: boolean; detail: string }> {
+  async teardown(): Promise<TeardownReport> {
     this.calls.push("teardown");
-    return { deleted: true, detail: "deleted" };
+    return this.script.teardown?.(this.ctx) ?? { deleted: true, leftBehind: false, detail: "deleted" };
   }
 }
 
