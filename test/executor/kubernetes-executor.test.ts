@@ -94,22 +94,22 @@ function jobJson(token: string): string {
 
 describe("KubernetesExecutor.teardownNowSync", () => {
   // Each test ends with teardown, which also removes the runner files setup staged on the host.
-  it("deletes the Job this run created, synchronously and with background propagation", async () => {
+  it("deletes the Job this run created, synchronously and with background propagation", async (t) => {
     const binary = writeRecordingKubectl(0);
     const { executor } = buildExecutor(binary);
+    t.after(() => executor.teardown()); // removes the staged files even when an assertion fails
     await executor.setup();
     assert.equal(executor.teardownNowSync(5_000), "deleted Job knotless-run-42");
     const args = readFileSync(`${binary}.args`, "utf8").trim().split("\n");
     assert.deepEqual(args.slice(args.indexOf("delete")), ["delete", "job", "knotless-run-42", "--cascade=background", "--ignore-not-found", "--wait=false", "--request-timeout", "30s"]);
     assert.ok(args.includes("--namespace") && args[args.indexOf("--namespace") + 1] === "ci", args.join(" "));
-    await executor.teardown();
   });
 
-  it("says what failed and how to delete the Job by hand when kubectl refuses", async () => {
+  it("says what failed and how to delete the Job by hand when kubectl refuses", async (t) => {
     const { executor } = buildExecutor(writeRecordingKubectl(1));
+    t.after(() => executor.teardown()); // removes the staged files even when an assertion fails
     await executor.setup();
     assert.match(executor.teardownNowSync(5_000), /^could not delete Job knotless-run-42: refused by the test; delete it with: kubectl .*delete job knotless-run-42 --cascade=background/);
-    await executor.teardown();
   });
 
   it("spawns nothing when no Job was created", () => {
@@ -119,9 +119,10 @@ describe("KubernetesExecutor.teardownNowSync", () => {
     assert.equal(existsSync(`${binary}.args`), false);
   });
 
-  it("spawns nothing once teardown has deleted the Job", async () => {
+  it("spawns nothing once teardown has deleted the Job", async (t) => {
     const binary = writeRecordingKubectl(0);
     const { executor, kubectl } = buildExecutor(binary);
+    t.after(() => executor.teardown()); // removes the staged files even when an assertion fails
     await executor.setup();
     assert.equal((await executor.teardown()).deleted, true);
     assert.equal(kubectl.callsTo("delete job").length, 1);
@@ -129,30 +130,30 @@ describe("KubernetesExecutor.teardownNowSync", () => {
     assert.equal(existsSync(`${binary}.args`), false);
   });
 
-  it("deletes a Job whose create was not confirmed once it reads this run's create token on it", async () => {
+  it("deletes a Job whose create was not confirmed once it reads this run's create token on it", async (t) => {
     const binary = writeJobReadingKubectl();
     const { executor, token, finish } = await startUnconfirmedCreate(binary);
+    t.after(finish); // even when an assertion fails: it ends setup and removes the staged files
     writeFileSync(`${binary}.job`, jobJson(token));
     assert.equal(executor.teardownNowSync(5_000), "deleted Job knotless-run-42");
     assert.match(readFileSync(`${binary}.args`, "utf8"), /^delete\njob\nknotless-run-42\n--cascade=background\n/m);
-    await finish();
   });
 
-  it("leaves alone a same-named Job that carries another run's create token", async () => {
+  it("leaves alone a same-named Job that carries another run's create token", async (t) => {
     const binary = writeJobReadingKubectl();
     const { executor, finish } = await startUnconfirmedCreate(binary);
+    t.after(finish);
     writeFileSync(`${binary}.job`, jobJson("another-runs-token"));
     assert.match(executor.teardownNowSync(5_000), /^the Job's create was not confirmed and no Job of this run was found; if Job knotless-run-42 exists, delete it with: kubectl /);
     assert.equal(existsSync(`${binary}.args`), false);
-    await finish();
   });
 
-  it("keeps a Job the run keeps, printing the command that deletes it", async () => {
+  it("keeps a Job the run keeps, printing the command that deletes it", async (t) => {
     const binary = writeRecordingKubectl(0);
     const { executor } = buildExecutor(binary, { keep: true });
+    t.after(() => executor.teardown()); // removes the staged files even when an assertion fails
     await executor.setup();
     assert.match(executor.teardownNowSync(5_000), /^kept Job knotless-run-42 \(--keep\); delete it with: kubectl /);
     assert.equal(existsSync(`${binary}.args`), false);
-    await executor.teardown();
   });
 });
