@@ -2,13 +2,14 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { IJob } from "kubernetes-models/batch/v1/Job";
-import { CancelledError, InfraError, InputError } from "../../src/errors.js";
+import { CancelledError, InputError } from "../../src/errors.js";
 import type { ExecutorContext } from "../../src/executor/context.js";
 import { createJob, isOurJob, type JobOwnership } from "../../src/executor/create-job.js";
 import { buildRunManifest } from "../../src/executor/kubernetes-executor.js";
 import type { RecordedCall, ScriptedReply } from "../support/scripted-kubectl.js";
 import { INTERNAL_ERROR, UNREACHABLE, failure } from "./cluster-objects.js";
 import { buildTestContext } from "./test-context.js";
+import { isInfraError } from "../support/infra-error.js";
 
 const TOKEN = "0123456789abcdef01234567";
 const ALREADY_EXISTS = 'Error from server (AlreadyExists): error when creating "STDIN": jobs.batch "knotless-run-42" already exists';
@@ -33,14 +34,6 @@ function setUp(options: Parameters<typeof buildTestContext>[0] = {}) {
   return { ...test, manifest, ownership, onOwnership: (o: JobOwnership) => void ownership.push(o) };
 }
 
-function isInfraError(reason: InfraError["reason"], message: RegExp): (error: unknown) => boolean {
-  return (error) => {
-    assert.ok(error instanceof InfraError, `expected an InfraError, got ${String(error)}`);
-    assert.equal(error.reason, reason);
-    assert.match(error.message, message);
-    return true;
-  };
-}
 
 describe("createJob", { concurrency: true }, () => {
   it("creates the Job from the manifest on stdin and resolves with its namespace", async () => {

@@ -7,6 +7,7 @@ import type { ExecutorContext } from "../../src/executor/context.js";
 import { buildExecArgs } from "../../src/k8s/kubectl-args.js";
 import { DIALING_BACKEND, NODE_NAME, POD_NAME, UPGRADE_REFUSED, endedPod, failure, podList, runningPod } from "./cluster-objects.js";
 import { buildTestContext } from "./test-context.js";
+import { isInfraError } from "../support/infra-error.js";
 
 const POD = { name: POD_NAME, node: NODE_NAME };
 
@@ -18,14 +19,6 @@ function execAttempt(ctx: ExecutorContext): () => Promise<ExecAttempt<string>> {
   };
 }
 
-function isInfraError(reason: InfraError["reason"], message: RegExp): (error: unknown) => boolean {
-  return (error) => {
-    assert.ok(error instanceof InfraError, `expected an InfraError, got ${String(error)}`);
-    assert.equal(error.reason, reason);
-    assert.match(error.message, message);
-    return true;
-  };
-}
 
 describe("withExecRetry", { concurrency: true }, () => {
   it("returns the attempt's value when the exec succeeds at once", async () => {

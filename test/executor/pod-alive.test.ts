@@ -5,17 +5,11 @@ import { InfraError } from "../../src/errors.js";
 import { assertPodAlive } from "../../src/executor/pod-alive.js";
 import { FORBIDDEN, NODE_NAME, POD_NAME, UNREACHABLE, deletingPod, endedPod, failure, pendingPod, podList, runningPod } from "./cluster-objects.js";
 import { buildTestContext } from "./test-context.js";
+import { isInfraError } from "../support/infra-error.js";
 
 const POD = { name: POD_NAME, node: NODE_NAME };
 
-function isPodLost(message: RegExp): (error: unknown) => boolean {
-  return (error) => {
-    assert.ok(error instanceof InfraError, `expected an InfraError, got ${String(error)}`);
-    assert.equal(error.reason, "pod-lost");
-    assert.match(error.message, message);
-    return true;
-  };
-}
+const isPodLost = (message: RegExp): ((error: unknown) => boolean) => isInfraError("pod-lost", message);
 
 describe("assertPodAlive", () => {
   it("resolves when the run's pod is still running, after reading it by the run's selector", async () => {

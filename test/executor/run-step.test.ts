@@ -1,11 +1,12 @@
 // Tests of running one step in the pod: framed output as events, exit codes, resuming a dropped stream, the deadline.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { CancelledError, InfraError } from "../../src/errors.js";
+import { CancelledError } from "../../src/errors.js";
 import { runStep } from "../../src/executor/run-step.js";
 import type { RecordedCall, ScriptedReply } from "../support/scripted-kubectl.js";
 import { NODE_NAME, POD_NAME, UPGRADE_REFUSED, failure, podList, runningPod } from "./cluster-objects.js";
 import { buildTestContext } from "./test-context.js";
+import { isInfraError } from "../support/infra-error.js";
 
 const POD = { name: POD_NAME, node: NODE_NAME };
 const FAR = (): number => Date.now() + 60_000;
@@ -29,14 +30,6 @@ function outputOf(events: ReturnType<typeof buildTestContext>["events"], stream:
   return events.flatMap((e) => (e.kind === "step-output" && e.stream === stream ? [e.text] : []));
 }
 
-function isInfraError(reason: InfraError["reason"], message: RegExp): (error: unknown) => boolean {
-  return (error) => {
-    assert.ok(error instanceof InfraError, `expected an InfraError, got ${String(error)}`);
-    assert.equal(error.reason, reason);
-    assert.match(error.message, message);
-    return true;
-  };
-}
 
 describe("runStep", { concurrency: true }, () => {
   it("streams the step's output as events and succeeds when the step exits 0", async () => {

@@ -1,11 +1,12 @@
 // Tests of waiting for the run's pod: polling, Pending progress, fail-fast states, the image-pull grace, limits, cancel.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { CancelledError, InfraError } from "../../src/errors.js";
+import { CancelledError } from "../../src/errors.js";
 import type { ExecutorContext } from "../../src/executor/context.js";
 import { waitForPod } from "../../src/executor/wait-for-pod.js";
 import { NODE_NAME, POD_NAME, FORBIDDEN, UNREACHABLE, endedPod, eventList, failure, pendingPod, podList, runningPod } from "./cluster-objects.js";
 import { buildTestContext } from "./test-context.js";
+import { isInfraError } from "../support/infra-error.js";
 
 const FAR = (): number => Date.now() + 60_000;
 
@@ -14,14 +15,6 @@ const SCALE_UP_EVENTS = eventList(
   ["TriggeredScaleUp", "pod triggered scale-up: [{pool-a 0->1 (max: 3)}]", "2024-05-01T10:00:02Z"],
 );
 
-function isInfraError(reason: InfraError["reason"], message?: RegExp): (error: unknown) => boolean {
-  return (error) => {
-    assert.ok(error instanceof InfraError, `expected an InfraError, got ${String(error)}`);
-    assert.equal(error.reason, reason);
-    if (message) assert.match(error.message, message);
-    return true;
-  };
-}
 
 describe("waitForPod", { concurrency: true }, () => {
   it("returns the pod and its node once it runs, after polling through no pod and Pending", async () => {
