@@ -3,7 +3,7 @@ import { CancelledError, InfraError, InputError, describeError } from "../errors
 import { createEventEmitter, type RunEventSink, type RunStatus } from "../events/run-events.js";
 import type { Kubectl } from "../k8s/kubectl.js";
 import { DEFAULT_TIMINGS, type ExecutorContext, type ExecutorSettings, type ExecutorTimings } from "../executor/context.js";
-import type { Executor } from "../executor/executor.js";
+import type { Executor, StepOutcome } from "../executor/executor.js";
 import { KubernetesExecutor } from "../executor/kubernetes-executor.js";
 import { buildRunResult, buildSkippedStep, type RunResult, type StepRecord } from "../result/run-result.js";
 import type { ExtractReport } from "../transfer/extract-outputs.js";
@@ -80,19 +80,30 @@ async function runSteps(executor: Executor, settings: RunWorkflowOptions["settin
     const deadline = Math.min(runDeadline, settings.stepTimeoutMs ? started.getTime() + settings.stepTimeoutMs : Infinity);
     steps[index] = { ...steps[index]!, status: "cancelled", startedAt: started.toISOString() }; // until it ends
     emit({ kind: "step-start", index, name: spec.name, command: spec.script });
-    const outcome = await executor.runStep(index, deadline);
-    const finished = new Date();
-    const record: StepRecord = {
-      name: spec.name,
-      status: outcome.status,
-      exitCode: outcome.exitCode,
-      startedAt: started.toISOString(),
-      finishedAt: finished.toISOString(),
-      durationMs: finished.getTime() - started.getTime(),
-      timedOut: outcome.timedOut,
+    const end = (outcome: StepOutcome): void => {
+      const finished = new Date();
+      const record: StepRecord = {
+        name: spec.name,
+        status: outcome.status,
+        exitCode: outcome.exitCode,
+        startedAt: started.toISOString(),
+        finishedAt: finished.toISOString(),
+        durationMs: finished.getTime() - started.getTime(),
+        timedOut: outcome.timedOut,
+      };
+      steps[index] = record;
+      emit({ kind: "step-end", index, name: spec.name, status: record.status, exitCode: record.exitCode, durationMs: record.durationMs, timedOut: record.timedOut });
     };
-    steps[index] = record;
-    emit({ kind: "step-end", index, name: spec.name, status: record.status, exitCode: record.exitCode, durationMs: record.durationMs, timedOut: record.timedOut });
+    let outcome: StepOutcome;
+    try {
+      outcome = await executor.runStep(index, deadline);
+    } catch (error) {
+      // The step's time was up and stopping it failed (the kill not confirmed, the pod lost): the run fails on
+      // that error, and the step's own entry still says what happened to it.
+      if (error instanceof InfraError && Date.now() >= deadline) end({ status: "timeout", exitCode: null, timedOut: true });
+      throw error;
+    }
+    end(outcome);
     if (outcome.status !== "success") return outcome.status === "timeout" ? "timeout" : "failed";
   }
   return "success";

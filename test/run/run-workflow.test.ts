@@ -201,6 +201,35 @@ describe("runWorkflow", () => {
     assert.equal(short.executor.deadlines.get(2), runDeadline, "every step shares the run's deadline when it comes first");
   });
 
+  it("records a step whose time ran out as timed out when stopping it fails, and fails the run on that error", async () => {
+    const { result, events } = await runScripted(
+      {
+        runStep: async (_index, deadlineAt) => {
+          await sleep(Math.max(0, deadlineAt - Date.now()) + 20);
+          throw new InfraError("exec-failed", "step 1 timed out and its processes in the pod could not be confirmed stopped");
+        },
+      },
+      { settings: { stepTimeoutMs: 50 } },
+    );
+    assert.equal(result.status, "failed");
+    assert.equal(result.errorReason, "exec-failed");
+    assert.deepEqual(stepStatuses(result), ["timeout", "skipped", "skipped"]);
+    assert.equal(result.steps[0]?.timedOut, true);
+    assert.equal(result.steps[0]?.exitCode, null);
+    assert.equal(events.filter((event) => event.kind === "step-end").length, 1);
+  });
+
+  it("records a step that fails on the infrastructure before its time is up as failed", async () => {
+    const { result } = await runScripted({
+      runStep: async () => {
+        throw new InfraError("pod-lost", "pod knotless-run-42-abcde is gone");
+      },
+    });
+    assert.equal(result.errorReason, "pod-lost");
+    assert.deepEqual(stepStatuses(result), ["failed", "skipped", "skipped"]);
+    assert.equal(result.steps[0]?.timedOut, false);
+  });
+
   it("resolves with status failed and reason internal when the executor throws something unexpected, after teardown", async () => {
     const { result, executor } = await runScripted({
       runStep: async () => {
