@@ -3,6 +3,7 @@ import type { RunEventInput } from "../events/run-events.js";
 import type { ClusterTarget } from "../k8s/kubectl-args.js";
 import type { Kubectl } from "../k8s/kubectl.js";
 import type { StepSpec } from "../input/steps-file.js";
+import type { RetryPolicy } from "../util/retry.js";
 
 export interface ExecutorSettings {
   readonly runId: string;
@@ -30,6 +31,16 @@ export interface ExecutorTimings {
   readonly imagePullGraceMs: number;
   /** How long exec may keep failing with "unable to upgrade connection" on a fresh node. */
   readonly execReadyBudgetMs: number;
+  /** Attempts and backoff of the exec retries while the node refuses exec upgrades; their time budget is execReadyBudgetMs. */
+  readonly execReadyRetry: Omit<RetryPolicy, "budgetMs">;
+  /** Creating the Job: how long and how often a transient API failure or an unreachable cluster is retried. */
+  readonly createRetry: RetryPolicy;
+  /** Reconnects without progress before an exec that never reports an exit code counts as an infrastructure failure. */
+  readonly reconnectRetry: RetryPolicy;
+  /** Kill execs of a timed-out step that ended without the pod's confirmation, run again (a kill is idempotent). */
+  readonly killRetry: RetryPolicy;
+  /** Deleting the Job at teardown: how long and how often a transient API failure or an unreachable cluster is retried. */
+  readonly deleteRetry: RetryPolicy;
   /** Seconds between SIGTERM and SIGKILL for a timed-out step's processes. */
   readonly killGraceSeconds: number;
   /** Poll intervals while waiting for the pod. */
@@ -44,6 +55,11 @@ export interface ExecutorTimings {
 export const DEFAULT_TIMINGS: ExecutorTimings = {
   imagePullGraceMs: 20_000,
   execReadyBudgetMs: 60_000,
+  execReadyRetry: { maxAttempts: 30, initialDelayMs: 500, maxDelayMs: 5000 },
+  createRetry: { budgetMs: 60_000, maxAttempts: 5, initialDelayMs: 1000, maxDelayMs: 8000 },
+  reconnectRetry: { budgetMs: 60_000, maxAttempts: 6, initialDelayMs: 500, maxDelayMs: 5000 },
+  killRetry: { budgetMs: 60_000, maxAttempts: 3, initialDelayMs: 500, maxDelayMs: 2000 },
+  deleteRetry: { budgetMs: 30_000, maxAttempts: 4, initialDelayMs: 1000, maxDelayMs: 4000 },
   killGraceSeconds: 5,
   podPollMs: [250, 250, 250, 250, 500, 500, 1000, 1000, 2000],
   runDeadlineGraceMs: 30_000,

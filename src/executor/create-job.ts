@@ -10,8 +10,6 @@ import type { ExecutorContext } from "./context.js";
 /** Whether the Job in the cluster is ours: drives what teardown may delete. */
 export type JobOwnership = "none" | "ours" | "unknown";
 
-const CREATE_POLICY = { budgetMs: 60_000, maxAttempts: 5, initialDelayMs: 1000, maxDelayMs: 8000 } as const;
-
 /**
  * Creates the Job and resolves with the namespace it was created in, as kubectl reports it (the context's when the
  * target leaves it to kubectl). `onOwnership` is told as soon as the Job may exist, so a cancel mid-create still
@@ -24,7 +22,7 @@ export async function createJob(ctx: ExecutorContext, manifest: IJob, onOwnershi
   const body = JSON.stringify(manifest);
   const where = target.namespace === undefined ? "the kubeconfig context's namespace" : `namespace ${target.namespace}`;
   return retry(
-    CREATE_POLICY,
+    ctx.timings.createRetry,
     {
       signal: ctx.signal,
       onRetry: (attempt, reason, delayMs) => ctx.emit({ kind: "notice", level: "warning", message: `creating the Job failed (attempt ${attempt}): ${reason}; retrying in ${delayMs} ms` }),

@@ -17,7 +17,7 @@ export type ExecAttempt<T> = { readonly ok: true; readonly value: T } | { readon
  */
 export async function withExecRetry<T>(ctx: ExecutorContext, pod: RunPod, what: string, failure: InfraReason, attempt: () => Promise<ExecAttempt<T>>): Promise<T> {
   return retry(
-    { budgetMs: ctx.timings.execReadyBudgetMs, maxAttempts: 30, initialDelayMs: 500, maxDelayMs: 5000 },
+    { ...ctx.timings.execReadyRetry, budgetMs: ctx.timings.execReadyBudgetMs },
     {
       signal: ctx.signal,
       onRetry: (n, reason, delayMs) => ctx.emit({ kind: "notice", level: "warning", message: `${what}: exec not ready (attempt ${n}): ${reason}; retrying in ${delayMs} ms` }),

@@ -121,7 +121,7 @@ export class KubernetesExecutor implements Executor {
   }
 
   async #teardownOnce(): Promise<TeardownReport> {
-    const { settings, kubectl, emit } = this.#ctx;
+    const { settings, timings, kubectl, emit } = this.#ctx;
     const started = Date.now();
     emit({ kind: "phase-start", phase: "teardown" });
     const unstaged = this.#removeStaging();
@@ -132,7 +132,7 @@ export class KubernetesExecutor implements Executor {
       result = { deleted: false, detail: `kept Job ${settings.jobName} (--keep); delete it with: ${command}` };
     } else if (this.#ownership === "unknown" && !(await isOurJob({ ...this.#ctx, signal: new AbortController().signal }, this.#createToken))) {
       result = { deleted: false, detail: `no Job of this run was found (create did not complete)` };
-    } else result = await deleteJob(kubectl, settings.target, settings.jobName);
+    } else result = await deleteJob(kubectl, settings.target, settings.jobName, timings.deleteRetry);
     if (result.deleted) this.#deleted = true;
     await unstaged;
     const leftBehind = this.#ownership === "ours" && !settings.keep && !result.deleted;

@@ -17,12 +17,8 @@ type FollowEnd =
   | { readonly kind: "cut"; readonly stderr: string; readonly exitCode: number; readonly progressed: boolean }
   | { readonly kind: "deadline" };
 
-/** Reconnects without progress before an exec that never reports an exit code counts as an infrastructure failure. */
-const RECONNECT_POLICY = { budgetMs: 60_000, maxAttempts: 6, initialDelayMs: 500, maxDelayMs: 5000 } as const;
 /** Node's timers fire at once past 2^31-1 ms: budgets are capped there (24.8 days). */
 const MAX_TIMER_MS = 2_147_483_647;
-/** Kill execs that ended without the pod's confirmation, run again (a kill is idempotent). */
-const KILL_POLICY = { budgetMs: 60_000, maxAttempts: 3, initialDelayMs: 500, maxDelayMs: 2000 } as const;
 /** How long kubectl may linger after the final frame before it is stopped. */
 const LINGER_MS = 5000;
 
@@ -39,7 +35,7 @@ export async function runStep(ctx: ExecutorContext, pod: RunPod, index: number, 
   };
   try {
     const outcome = await retry(
-      RECONNECT_POLICY,
+      ctx.timings.reconnectRetry,
       {
         signal: ctx.signal,
         onRetry: (n, reason, delayMs) =>
@@ -125,7 +121,7 @@ async function killTimedOutStep(ctx: ExecutorContext, pod: RunPod, index: number
   const grace = ctx.timings.killGraceSeconds;
   const confirmation = helperCommand.killConfirmation(index);
   await retry(
-    KILL_POLICY,
+    ctx.timings.killRetry,
     {
       signal: ctx.signal,
       onRetry: (n, reason, delayMs) => ctx.emit({ kind: "notice", level: "warning", message: `step ${index + 1}: the kill in the pod was not confirmed (${reason}); again in ${delayMs} ms (attempt ${n + 1})` }),

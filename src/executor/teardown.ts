@@ -3,14 +3,15 @@ import { buildDeleteJobArgs } from "../k8s/kubectl-args.js";
 import { classifyKubectlFailure, summarizeStderr } from "../k8s/kubectl-errors.js";
 import type { Kubectl } from "../k8s/kubectl.js";
 import type { ClusterTarget } from "../k8s/kubectl-args.js";
-import { retry } from "../util/retry.js";
+import { retry, type RetryPolicy } from "../util/retry.js";
 
-const DELETE_POLICY = { budgetMs: 30_000, maxAttempts: 4, initialDelayMs: 1000, maxDelayMs: 4000 } as const;
-
-/** Deletes the Job; resolves with what happened, never rejects. It takes no run signal: it must run after a cancel. */
-export async function deleteJob(kubectl: Kubectl, target: ClusterTarget, jobName: string): Promise<{ deleted: boolean; detail: string }> {
+/**
+ * Deletes the Job, retrying transient failures within `policy` (the timings' deleteRetry); resolves with what
+ * happened, never rejects. It takes no run signal: it must run after a cancel.
+ */
+export async function deleteJob(kubectl: Kubectl, target: ClusterTarget, jobName: string, policy: RetryPolicy): Promise<{ deleted: boolean; detail: string }> {
   try {
-    return await retry(DELETE_POLICY, { giveUp: (reasons) => new Error(reasons.at(-1)) }, async () => {
+    return await retry(policy, { giveUp: (reasons) => new Error(reasons.at(-1)) }, async () => {
       const result = await kubectl.run(buildDeleteJobArgs(target, jobName));
       if (result.exitCode === 0) return { done: true, value: { deleted: true, detail: `deleted Job ${jobName}` } };
       const kind = classifyKubectlFailure(result.stderr);

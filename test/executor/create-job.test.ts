@@ -87,7 +87,7 @@ describe("createJob", { concurrency: true }, () => {
     const notices = eventsOf("notice");
     assert.equal(notices.length, 1);
     assert.equal(notices[0]?.level, "warning");
-    assert.equal(notices[0]?.message, `creating the Job failed (attempt 1): transient: ${INTERNAL_ERROR}; retrying in 1000 ms`);
+    assert.equal(notices[0]?.message, `creating the Job failed (attempt 1): transient: ${INTERNAL_ERROR}; retrying in ${ctx.timings.createRetry.initialDelayMs} ms`);
   });
 
   it("gives up with create-failed after five attempts that all got a 500, the Job's ownership left unknown", async () => {

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { CancelledError, InfraError } from "../../src/errors.js";
 import { withExecRetry, type ExecAttempt } from "../../src/executor/exec-retry.js";
-import type { ExecutorContext } from "../../src/executor/context.js";
+import { DEFAULT_TIMINGS, type ExecutorContext } from "../../src/executor/context.js";
 import { buildExecArgs } from "../../src/k8s/kubectl-args.js";
 import { DIALING_BACKEND, NODE_NAME, POD_NAME, UPGRADE_REFUSED, endedPod, failure, podList, runningPod } from "./cluster-objects.js";
 import { buildTestContext } from "./test-context.js";
@@ -38,12 +38,14 @@ describe("withExecRetry", { concurrency: true }, () => {
     const notices = eventsOf("notice");
     assert.equal(notices.length, 2);
     assert.ok(notices.every((n) => n.level === "warning"));
-    assert.match(notices[0]!.message, /^download: exec not ready \(attempt 1\): error: unable to upgrade connection: container not found \("run"\); retrying in 500 ms$/);
-    assert.match(notices[1]!.message, /^download: exec not ready \(attempt 2\): Error from server: error dialing backend: .*; retrying in 1000 ms$/);
+    const { initialDelayMs, maxDelayMs } = ctx.timings.execReadyRetry;
+    assert.match(notices[0]!.message, new RegExp(String.raw`^download: exec not ready \(attempt 1\): error: unable to upgrade connection: container not found \("run"\); retrying in ${initialDelayMs} ms$`));
+    assert.match(notices[1]!.message, new RegExp(String.raw`^download: exec not ready \(attempt 2\): Error from server: error dialing backend: .*; retrying in ${Math.min(initialDelayMs * 2, maxDelayMs)} ms$`));
   });
 
   it("gives up with exec-failed when the exec stays refused past the budget", async () => {
-    const { ctx, kubectl, eventsOf } = buildTestContext({ timings: { execReadyBudgetMs: 1400 } });
+    // The default waits: the test is about the budget they are measured against.
+    const { ctx, kubectl, eventsOf } = buildTestContext({ timings: { execReadyBudgetMs: 1400, execReadyRetry: DEFAULT_TIMINGS.execReadyRetry } });
     kubectl.on("exec", failure(UPGRADE_REFUSED));
     await assert.rejects(
       withExecRetry(ctx, POD, "upload", "exec-failed", execAttempt(ctx)),

@@ -3,9 +3,26 @@ import type { RunEventInput } from "../../src/events/run-events.js";
 import { DEFAULT_TIMINGS, type ExecutorContext, type ExecutorSettings, type ExecutorTimings } from "../../src/executor/context.js";
 import { exampleSettings } from "../support/example-settings.js";
 import { ScriptedKubectl } from "../support/scripted-kubectl.js";
+import type { RetryPolicy } from "../../src/util/retry.js";
+
+/** A default retry policy with its attempts and budget kept and its waits cut to milliseconds, so tests do not sleep through them. */
+function shortenWaits<P extends Omit<RetryPolicy, "budgetMs">>(policy: P): P {
+  return { ...policy, initialDelayMs: 2, maxDelayMs: 10 };
+}
 
 /** Fast enough for unit tests; a test that needs another value overrides it. */
-export const UNIT_TIMINGS: ExecutorTimings = { ...DEFAULT_TIMINGS, imagePullGraceMs: 60_000, execReadyBudgetMs: 20_000, killGraceSeconds: 1, podPollMs: [5, 10] };
+export const UNIT_TIMINGS: ExecutorTimings = {
+  ...DEFAULT_TIMINGS,
+  imagePullGraceMs: 60_000,
+  execReadyBudgetMs: 20_000,
+  killGraceSeconds: 1,
+  podPollMs: [5, 10],
+  execReadyRetry: shortenWaits(DEFAULT_TIMINGS.execReadyRetry),
+  createRetry: shortenWaits(DEFAULT_TIMINGS.createRetry),
+  reconnectRetry: shortenWaits(DEFAULT_TIMINGS.reconnectRetry),
+  killRetry: shortenWaits(DEFAULT_TIMINGS.killRetry),
+  deleteRetry: shortenWaits(DEFAULT_TIMINGS.deleteRetry),
+};
 
 export interface TestContext {
   readonly ctx: ExecutorContext;
