@@ -28,6 +28,7 @@ import { TarParser } from "./tar-parser.js";
 import type { TarMember } from "./tar-parser.js";
 import type { ReadonlyList } from "../util/readonly-list.js";
 import { FilesByPath } from "./files-by-path.js";
+import { countNewlines } from "./path-facts.js";
 import { WrittenFileList } from "./written-files.js";
 
 /** Budgets for one extraction; see extractOutputs for what counts. */
@@ -384,11 +385,6 @@ function stopAt(state: ExtractionState, path: string, reason: string): "stop" {
   return "stop";
 }
 
-function countNewlines(name: string): number {
-  let count = 0;
-  for (let at = name.indexOf("\n"); at !== -1; at = name.indexOf("\n", at + 1)) count += 1;
-  return count;
-}
 
 function toFailure(error: unknown, state: ExtractionState): Failure {
   const message = error instanceof Error ? error.message : String(error);

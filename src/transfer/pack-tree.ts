@@ -3,7 +3,9 @@ import { closeSync, constants as fsConstants, fstatSync, lstatSync, openSync, re
 import type { Dirent, Stats } from "node:fs";
 import { join } from "node:path";
 import { Readable } from "node:stream";
+import { describeError } from "../errors.js";
 import { BatchPool } from "./batch-pool.js";
+import { countNewlines, describeSpecialFile } from "./path-facts.js";
 import { END_OF_ARCHIVE_BYTES, TAR_BLOCK_BYTES, paddedSize, planTarHeader, writeTarHeader } from "./tar-header-writer.js";
 import type { TarHeader } from "./tar-header-writer.js";
 
@@ -255,7 +257,7 @@ class TreePackStream extends Readable {
         }
       }
     } catch (error) {
-      this.destroy(error instanceof PackError ? error : new PackError(this.currentPath, errorMessage(error), { cause: error }));
+      this.destroy(error instanceof PackError ? error : new PackError(this.currentPath, describeError(error), { cause: error }));
     } finally {
       this.producing = false;
     }
@@ -309,7 +311,7 @@ class TreePackStream extends Readable {
     try {
       entries = readdirSync(hostDir, { withFileTypes: true });
     } catch (error) {
-      throw new PackError(hostDir, errorMessage(error), { cause: error });
+      throw new PackError(hostDir, describeError(error), { cause: error });
     }
     entries.sort((left, right) => (left.name < right.name ? -1 : left.name > right.name ? 1 : 0));
     this.stack.push({ hostPrefix, archivePrefix, newlines, entries, next: 0 });
@@ -335,7 +337,7 @@ class TreePackStream extends Readable {
       try {
         target = readlinkSync(path.hostPath);
       } catch (error) {
-        throw new PackError(path.hostPath, errorMessage(error), { cause: error });
+        throw new PackError(path.hostPath, describeError(error), { cause: error });
       }
       this.writeMember(path, { path: path.archivePath, type: "symlink", mode: info.mode, size: 0, mtimeSeconds: Math.floor(info.mtimeMs / 1000), linkTarget: target });
       this.counts.symlinks += 1;
@@ -379,7 +381,7 @@ class TreePackStream extends Readable {
       try {
         read = readSync(file.fd, this.batch, this.writtenTo, length, file.position);
       } catch (error) {
-        throw new PackError(file.hostPath, errorMessage(error), { cause: error });
+        throw new PackError(file.hostPath, describeError(error), { cause: error });
       }
       if (read === 0) throw new PackError(file.hostPath, `it shrank while being read (expected ${file.size} bytes, read ${file.position})`);
       file.position += read;
@@ -504,14 +506,14 @@ function openRegularFile(hostPath: string): { fd: number; info: Stats } | undefi
     fd = openSync(hostPath, OPEN_FILE_FLAGS);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ELOOP") return undefined;
-    throw new PackError(hostPath, errorMessage(error), { cause: error });
+    throw new PackError(hostPath, describeError(error), { cause: error });
   }
   let info: Stats;
   try {
     info = fstatSync(fd);
   } catch (error) {
     closeSync(fd);
-    throw new PackError(hostPath, errorMessage(error), { cause: error });
+    throw new PackError(hostPath, describeError(error), { cause: error });
   }
   if (info.isFile()) return { fd, info };
   closeSync(fd);
@@ -522,24 +524,6 @@ function lstatPath(hostPath: string): Stats {
   try {
     return lstatSync(hostPath);
   } catch (error) {
-    throw new PackError(hostPath, errorMessage(error), { cause: error });
+    throw new PackError(hostPath, describeError(error), { cause: error });
   }
-}
-
-function countNewlines(text: string): number {
-  let count = 0;
-  for (let index = text.indexOf("\n"); index >= 0; index = text.indexOf("\n", index + 1)) count += 1;
-  return count;
-}
-
-function describeSpecialFile(info: Stats): string {
-  if (info.isSocket()) return "socket";
-  if (info.isFIFO()) return "fifo";
-  if (info.isCharacterDevice()) return "character device";
-  if (info.isBlockDevice()) return "block device";
-  return "special file";
-}
-
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
