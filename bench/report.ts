@@ -78,7 +78,7 @@ function renderTransfer(results: readonly TransferResult[]): string[] {
   const lines = [
     "### Big transfer",
     "",
-    `Each size: a generated checkout (deterministic content; half the bytes in one large blob per 1,250 files, the rest in small files of 0–2x the average size, three directory levels), streamed in by the runner, copied with the step \`cp -a /work/. /outputs/\`, streamed back out. Upload and download times are the runner's \`upload\` and \`download\` phase durations from \`log.ndjson\` (kubectl spawn and latency included, as in the baseline); the runner process's peak RSS is its VmHWM polled every 20 ms from /proc. The baseline runs the same calls as plain shell pipelines, each timed from \`sh\` spawn to exit. Runner and baseline alternate which goes first.`,
+    `Each size: a generated checkout (deterministic content; half the bytes in one large blob per 1,250 files, the rest in small files of 0–2x the average size, three directory levels), streamed in by the runner, copied with the step \`cp -a /work/. /outputs/\`, streamed back out. Upload times are the runner's \`scan\` phase (the checkout listed and checked before the Job is created; tar packs from that list) plus its \`upload\` phase, download times its \`download\` phase, all from \`log.ndjson\` (kubectl spawn and latency included, as in the baseline); the runner process's peak RSS is its VmHWM polled every 20 ms from /proc. The baseline runs the same calls as plain shell pipelines, each timed from \`sh\` spawn to exit. Runner and baseline alternate which goes first.`,
     "",
   ];
   for (const r of results) {
@@ -92,11 +92,11 @@ function renderTransfer(results: readonly TransferResult[]): string[] {
       `- plain upload: \`${r.plainCommands.upload}\``,
       `- plain download: \`${r.plainCommands.download}\``,
       "",
-      "| rep | runner upload ms | plain upload ms | runner download ms | plain download ms | runner peak RSS MiB (VmHWM) | max VmRSS in upload / step / download MiB | runner wall ms |",
+      "| rep | runner scan + upload ms (scan) | plain upload ms | runner download ms | plain download ms | runner peak RSS MiB (VmHWM) | max VmRSS in upload / step / download MiB | runner wall ms |",
       "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
       ...r.reps.map(
         (x, i) =>
-          `| ${i + 1} | ${x.runnerUploadMs} | ${x.plainUploadMs.toFixed(0)} | ${x.runnerDownloadMs} | ${x.plainDownloadMs.toFixed(0)} | ${(x.runnerPeakRssKiB / 1024).toFixed(1)} | ${[x.rssByPhaseKiB.upload, x.rssByPhaseKiB.step, x.rssByPhaseKiB.download].map((k) => (k / 1024).toFixed(1)).join(" / ")} | ${x.runnerWallMs.toFixed(0)} |`,
+          `| ${i + 1} | ${x.runnerUploadMs} (${x.runnerScanMs}) | ${x.plainUploadMs.toFixed(0)} | ${x.runnerDownloadMs} | ${x.plainDownloadMs.toFixed(0)} | ${(x.runnerPeakRssKiB / 1024).toFixed(1)} | ${[x.rssByPhaseKiB.upload, x.rssByPhaseKiB.step, x.rssByPhaseKiB.download].map((k) => (k / 1024).toFixed(1)).join(" / ")} | ${x.runnerWallMs.toFixed(0)} |`,
       ),
       "",
       `- upload: runner ${formatSummary(r.runnerUpload, "ms")} = ${describeThroughput(r.checkout.bytes, r.runnerUpload.median)}; plain ${formatSummary(r.plainUpload, "ms")} = ${describeThroughput(r.checkout.bytes, r.plainUpload.median)}`,

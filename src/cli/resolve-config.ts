@@ -105,6 +105,13 @@ async function readNamespaceForDryRun(raw: RawRunOptions, env: NodeJS.ProcessEnv
   return (await readContextNamespace(files, raw.context, raw.kubeconfig !== undefined)) ?? "default";
 }
 
+/** KNOTLESS_TAR names the host tar that packs the upload ("tar" on PATH by default); "none" keeps it to the runner's packer. */
+function resolveHostTar(env: NodeJS.ProcessEnv): { hostTar?: string } {
+  const value = env.KNOTLESS_TAR;
+  if (value === "none") return {};
+  return { hostTar: value === undefined || value === "" ? "tar" : value };
+}
+
 /** Validates everything; throws InputError with the file, line and what was expected. Touches no cluster. */
 export async function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEnv): Promise<RunConfig> {
   const checkoutDir = requireDirectory(requireOption(raw.checkout, "--checkout"), "--checkout");
@@ -165,6 +172,7 @@ export async function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEn
       podTimeoutMs: readDuration(raw.podTimeout, "--pod-timeout"),
       maxOutputBytes: readSize(raw.maxOutputBytes, "--max-output-bytes"),
       keep: raw.keep ?? false,
+      ...resolveHostTar(env),
     },
     kubectlPath: raw.kubectl ?? env.KNOTLESS_KUBECTL ?? "kubectl",
     dryRun: raw.dryRun ?? false,

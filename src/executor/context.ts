@@ -23,6 +23,11 @@ export interface ExecutorSettings {
   readonly podTimeoutMs: number;
   readonly maxOutputBytes: number;
   readonly keep: boolean;
+  /**
+   * The host tar that packs the upload when it is GNU tar 1.29 or later (probed once per process); absent, or
+   * not such a tar, and the runner's own packer streams the archive through node instead.
+   */
+  readonly hostTar?: string;
 }
 
 /** Timings the runner uses; tests shorten them. */

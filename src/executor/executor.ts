@@ -1,5 +1,6 @@
 // The executor's lifecycle contract: what each call may assume and what it guarantees.
 import type { ExtractReport } from "../transfer/extract-outputs.js";
+import type { UploadTrees } from "../transfer/scan-tree.js";
 
 /** The pod that runs the steps, once setup has succeeded. */
 export interface RunPod {
@@ -17,7 +18,8 @@ export interface StepOutcome {
 
 export interface UploadSummary {
   readonly files: number;
-  readonly bytes: number;
+  /** Content bytes of the regular files, when the packer counted them (a host GNU tar does not say). */
+  readonly bytes: number | undefined;
   readonly archiveBytes: number;
   /** Archive members (files, directories, symlinks), the receipt excluded. */
   readonly entries: number;
@@ -46,8 +48,12 @@ export interface Executor {
   readonly pod: RunPod | undefined;
   /** Creates the run's Job and waits until its pod runs. Called once. Reports Pending progress as events. */
   setup(): Promise<RunPod>;
-  /** Streams the checkout to /work, the shared steps to /steps and the runner's files into the pod; verifies that the pod received it whole (src/transfer/transfer-receipt.ts). After setup. */
-  copyIn(): Promise<UploadSummary>;
+  /**
+   * Streams the checkout to /work, the shared steps to /steps and the runner's files into the pod; verifies that the
+   * pod received it whole (src/transfer/transfer-receipt.ts). `trees` are the scans of the checkout and shared steps
+   * made before setup (scanUploadTrees), which found them readable. After setup.
+   */
+  copyIn(trees: UploadTrees): Promise<UploadSummary>;
   /**
    * Runs step `index` to its end in the pod (one exec in the normal case) and streams its output as events.
    * A step that exits non-zero or times out is a result, not an error. `deadlineAt` (epoch ms) bounds it; on

@@ -7,6 +7,8 @@ import { CREATE_TOKEN_ANNOTATION } from "../k8s/labels.js";
 import { buildJobManifest } from "../k8s/manifest.js";
 import type { IJob } from "kubernetes-models/batch/v1/Job";
 import type { ExtractReport } from "../transfer/extract-outputs.js";
+import type { HostTar } from "../transfer/host-tar.js";
+import type { UploadTrees } from "../transfer/scan-tree.js";
 import type { ExecutorContext } from "./context.js";
 import { createJob, isOurJob, type JobOwnership } from "./create-job.js";
 import type { Executor, RunPod, StepOutcome, TeardownReport, UploadSummary } from "./executor.js";
@@ -43,6 +45,13 @@ export function buildRunManifest(ctx: Pick<ExecutorContext, "settings">, createT
   });
 }
 
+/** The upload phase's closing line: what went in, how it was packed, what the pod confirmed. */
+function describeUpload(summary: UploadSummary, hostTar: HostTar | undefined): string {
+  const content = summary.bytes === undefined ? "" : `, ${summary.bytes} bytes`;
+  const packer = hostTar ? `GNU tar ${hostTar.version}` : "the runner's packer";
+  return `uploaded ${summary.files} files${content} (archive ${summary.archiveBytes} bytes, ${summary.entries} entries, packed by ${packer}; receipt and count verified in the pod)`;
+}
+
 /** The context with the namespace the Job was created in pinned for every later call. */
 function pinNamespace(ctx: ExecutorContext, namespace: string): ExecutorContext {
   if (ctx.settings.target.namespace === namespace) return ctx;
@@ -64,6 +73,8 @@ export class KubernetesExecutor implements Executor {
   #staging: Promise<string> | undefined;
   /** The same directory once staged, for teardownNowSync. */
   #stagedDir: string | undefined;
+  /** The host GNU tar that packs the upload, probed while the Job is created; undefined: the runner's own packer. */
+  #hostTar: Promise<HostTar | undefined> | undefined;
 
   constructor(ctx: ExecutorContext) {
     this.#ctx = ctx;
@@ -83,8 +94,10 @@ export class KubernetesExecutor implements Executor {
     const manifest = buildRunManifest(ctx, this.#createToken);
     this.#transfer ??= loadTransfer();
     this.#transfer.catch(() => {}); // a load failure surfaces in copyIn
-    this.#staging ??= this.#transfer.then(([{ stageRunnerFiles }]) => stageRunnerFiles(ctx.settings.steps));
+    this.#staging ??= this.#transfer.then(([{ stageRunnerFiles }]) => stageRunnerFiles(ctx.settings));
     this.#staging.then((dir) => (this.#stagedDir = dir)).catch(() => {}); // likewise
+    this.#hostTar ??= this.#transfer.then(([{ chooseHostTar }]) => chooseHostTar(ctx.settings.hostTar));
+    this.#hostTar.catch(() => {}); // likewise
     const run = (this.#run ??= loadRunModules());
     run.catch(() => {}); // surfaces below, after create (teardown still runs)
     const namespace = await this.#phase("create", () => createJob(ctx, manifest, (ownership) => (this.#ownership = ownership)), (ns) => `created Job ${ns}/${ctx.settings.jobName}`);
@@ -95,12 +108,13 @@ export class KubernetesExecutor implements Executor {
     return this.#pod;
   }
 
-  async copyIn(): Promise<UploadSummary> {
+  async copyIn(trees: UploadTrees): Promise<UploadSummary> {
     const pod = this.#requirePod();
-    const [{ uploadFiles, stageRunnerFiles }] = await (this.#transfer ??= loadTransfer());
-    const staging = await (this.#staging ??= stageRunnerFiles(this.#ctx.settings.steps));
+    const [{ uploadFiles, stageRunnerFiles, chooseHostTar }] = await (this.#transfer ??= loadTransfer());
+    const staging = await (this.#staging ??= stageRunnerFiles(this.#ctx.settings));
     this.#stagedDir = staging;
-    return this.#phase("upload", () => uploadFiles(this.#ctx, pod, staging), (s) => `uploaded ${s.files} files, ${s.bytes} bytes (archive ${s.archiveBytes} bytes, ${s.entries} entries; receipt and count verified in the pod)`);
+    const hostTar = await (this.#hostTar ??= chooseHostTar(this.#ctx.settings.hostTar));
+    return this.#phase("upload", () => uploadFiles(this.#ctx, pod, staging, trees, hostTar), (s) => describeUpload(s, hostTar));
   }
 
   async runStep(index: number, deadlineAt: number): Promise<StepOutcome> {

@@ -1,80 +1,145 @@
 // Streams the checkout, the shared steps and the runner's own files into the pod as one tar, with a receipt the pod checks.
 import { randomBytes } from "node:crypto";
-import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { InfraError, InputError, describeError } from "../errors.js";
 import { buildExecArgs } from "../k8s/kubectl-args.js";
 import { buildHelperScript, buildUploadCommand } from "../pod/helper-script.js";
+import { parseTotalBytes, probeHostTar, spawnHostTar, stoppedByReader, tarComplaints, type HostTar } from "../transfer/host-tar.js";
 import { PackStoppedError, packTrees, type PackRoot, type PackStats } from "../transfer/pack-tree.js";
+import { scanTree, type TreeScan, type UploadTrees } from "../transfer/scan-tree.js";
 import { UPLOAD_RECEIPT_ARCHIVE_PATH, buildUploadReceipt, checkUploadReply, expectedFindLines, type CountedTree } from "../transfer/transfer-receipt.js";
-import type { ExecutorContext } from "./context.js";
+import type { ExecutorContext, ExecutorSettings } from "./context.js";
 import type { RunPod, UploadSummary } from "./executor.js";
-import { withExecRetry } from "./exec-retry.js";
-import type { StepSpec } from "../input/steps-file.js";
+import { withExecRetry, type ExecAttempt } from "./exec-retry.js";
 
-/** Writes helper.sh and steps/N.sh into a fresh host directory, to be packed under /knotless. */
-export async function stageRunnerFiles(steps: readonly StepSpec[]): Promise<string> {
+/** Where the staging directory keeps the runner's own files (packed under /knotless) and links to the other roots. */
+const RUNNER_ROOT = "knotless";
+const WORK_ROOT = "work";
+const STEPS_ROOT = "steps";
+
+/**
+ * Makes the upload's staging directory: `knotless/` holds helper.sh and steps/N.sh, and the links `work` and `steps`
+ * point at the checkout and the shared-steps directory, so one GNU tar names every member as it lands under `/`
+ * (`work/src/main.c` is read through the link, the link itself is never archived).
+ */
+export async function stageRunnerFiles(settings: Pick<ExecutorSettings, "steps" | "checkoutDir" | "sharedStepsDir">): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), "knotless-runner-"));
-  await mkdir(join(dir, "steps"));
-  await writeFile(join(dir, "helper.sh"), buildHelperScript(), { mode: 0o755 });
-  await Promise.all(steps.map((step, index) => writeFile(join(dir, "steps", `${index}.sh`), `${step.script}\n`, { mode: 0o644 })));
+  const runner = join(dir, RUNNER_ROOT);
+  await mkdir(join(runner, "steps"), { recursive: true });
+  await writeFile(join(runner, "helper.sh"), buildHelperScript(), { mode: 0o755 });
+  await Promise.all(settings.steps.map((step, index) => writeFile(join(runner, "steps", `${index}.sh`), `${step.script}\n`, { mode: 0o644 })));
+  await symlink(resolve(settings.checkoutDir), join(dir, WORK_ROOT));
+  if (settings.sharedStepsDir !== undefined) await symlink(resolve(settings.sharedStepsDir), join(dir, STEPS_ROOT));
   return dir;
 }
 
-/** What the pod's `find /work /steps` should see: the roots packed under these prefixes (an absent one is empty). */
-function countMounts(packed: PackStats, roots: readonly PackRoot[], prefixes: readonly string[]): CountedTree[] {
-  return prefixes.map((prefix) => {
-    const index = roots.findIndex((root) => root.archivePrefix === prefix);
-    return { entries: packed.entriesByRoot[index] ?? 0, nameNewlines: packed.nameNewlinesByRoot[index] ?? 0 };
-  });
+/** The host tar to pack with: `binary` when it is GNU tar 1.29 or later, else undefined (the runner's own packer). */
+export function chooseHostTar(binary: string | undefined): Promise<HostTar | undefined> {
+  return binary === undefined ? Promise.resolve(undefined) : probeHostTar(binary);
 }
 
 /**
  * Uploads everything the steps need in one exec; the archive is never held in memory. `staging` is the directory
- * stageRunnerFiles made (the executor stages while the pod starts and removes it at teardown, off the run's path).
+ * stageRunnerFiles made (the executor stages while the pod starts and removes it at teardown, off the run's path);
+ * `trees` are the scans runWorkflow made before the Job existed. A host GNU tar (`hostTar`) packs when there is
+ * one, straight into kubectl's stdin; otherwise the runner's own packer streams through node.
  */
-export async function uploadFiles(ctx: ExecutorContext, pod: RunPod, staging: string): Promise<UploadSummary> {
+export async function uploadFiles(ctx: ExecutorContext, pod: RunPod, staging: string, trees: UploadTrees, hostTar: HostTar | undefined): Promise<UploadSummary> {
+  for (const tree of [trees.work, trees.steps]) {
+    for (const skipped of tree?.skipped ?? []) ctx.emit({ kind: "notice", level: "warning", message: `not uploaded: ${skipped.path} (${skipped.reason})` });
+  }
+  const runner = scanTree(join(staging, RUNNER_ROOT), RUNNER_ROOT); // before any receipt is written into it
+  const scans = [runner, trees.work, ...(trees.steps ? [trees.steps] : [])];
+  const expected = {
+    entries: scans.reduce((sum, scan) => sum + scan.entries, 0),
+    // An absent shared-steps directory leaves /steps an empty mount point: find still prints it.
+    findLines: expectedFindLines([trees.work, trees.steps ?? { entries: 0, nameNewlines: 0 }]),
+  };
+  return await withExecRetry(ctx, pod, "upload", "exec-failed", () =>
+    hostTar ? uploadWithHostTar(ctx, pod, staging, hostTar, scans, expected) : uploadWithPacker(ctx, pod, staging),
+  );
+}
+
+type Attempt = ExecAttempt<UploadSummary>;
+
+/** One attempt through the host's GNU tar: node writes the list of names; tar writes the archive into kubectl. */
+async function uploadWithHostTar(ctx: ExecutorContext, pod: RunPod, staging: string, hostTar: HostTar, scans: readonly TreeScan[], expected: { entries: number; findLines: number }): Promise<Attempt> {
+  const receipt = buildUploadReceipt(randomBytes(8).toString("hex"), expected.entries);
+  await writeFile(join(staging, UPLOAD_RECEIPT_ARCHIVE_PATH), receipt, { mode: 0o644 });
+  const tar = spawnHostTar(hostTar, staging, [...scans.map((scan) => scan.names), Buffer.from(`${UPLOAD_RECEIPT_ARCHIVE_PATH}\0`)]);
+  const kubectl = ctx.kubectl.stream(buildExecArgs(ctx.settings.target, pod.name, buildUploadCommand(), true), { stdinFrom: tar.stdout, signal: ctx.signal });
+  tar.stdout.destroy(); // kubectl has its own copy of the descriptor
+  const stopTar = (): void => tar.kill();
+  ctx.signal.addEventListener("abort", stopTar, { once: true });
+  let reply = "";
+  kubectl.stdout.setEncoding("utf8").on("data", (text: string) => (reply += text));
+  const [exit, packed] = await Promise.all([kubectl.exited.finally(stopTar), tar.exited]).finally(() => ctx.signal.removeEventListener("abort", stopTar));
+  // tar killed by a closed pipe stopped because kubectl went away: judged by kubectl's exit like any exec.
+  const stopped = stoppedByReader(packed) || ctx.signal.aborted;
+  if (packed.exitCode === 2 && !stopped) throw new InputError(`cannot pack the files to upload: ${tarComplaints(packed.stderr) || "tar exited 2"}`);
+  if (exit.exitCode !== 0) return { ok: false, exit };
+  if (packed.exitCode !== 0 && packed.exitCode !== 1) {
+    const how = packed.signal ? `was killed by ${packed.signal}` : `exited ${packed.exitCode ?? "without a status"}`;
+    throw new InfraError("exec-failed", `upload stream failed: ${hostTar.binary} ${how}${packed.stderr ? `: ${tarComplaints(packed.stderr)}` : ""}`);
+  }
+  // GNU tar's 1: a file changed while it was read. Its member is still whole (tar pads or cuts it to the size it
+  // announced), so the archive stays valid; the checkout changed under the run, which the operator should hear of.
+  if (packed.exitCode === 1) ctx.emit({ kind: "notice", level: "warning", message: `files changed while they were uploaded: ${tarComplaints(packed.stderr)}` });
+  const archiveBytes = parseTotalBytes(packed.stderr);
+  const mismatch = checkUploadReply({ receipt, findLines: expected.findLines }, reply);
+  if (mismatch !== undefined) throw new InfraError("integrity-mismatch", `upload integrity check failed after sending ${archiveBytes ?? "an archive of unknown size in"} bytes: ${mismatch}`);
+  const files = scans.reduce((sum, scan) => sum + scan.files, 0);
+  return { ok: true, value: { files, bytes: undefined, archiveBytes: archiveBytes ?? 0, entries: expected.entries } };
+}
+
+/** One attempt through the runner's own packer, whose bytes pass through node on their way into kubectl. */
+async function uploadWithPacker(ctx: ExecutorContext, pod: RunPod, staging: string): Promise<Attempt> {
   const { settings } = ctx;
   const roots: PackRoot[] = [
-    { hostDir: staging, archivePrefix: "knotless" },
-    { hostDir: settings.checkoutDir, archivePrefix: "work" },
-    ...(settings.sharedStepsDir ? [{ hostDir: settings.sharedStepsDir, archivePrefix: "steps" }] : []),
+    { hostDir: join(staging, RUNNER_ROOT), archivePrefix: RUNNER_ROOT },
+    { hostDir: settings.checkoutDir, archivePrefix: WORK_ROOT },
+    ...(settings.sharedStepsDir ? [{ hostDir: settings.sharedStepsDir, archivePrefix: STEPS_ROOT }] : []),
   ];
-  return await withExecRetry(ctx, pod, "upload", "exec-failed", async () => {
-    let expected: { receipt: string; findLines: number } | undefined;
-    const nonce = randomBytes(8).toString("hex");
-    const archive = packTrees(roots, {
-      trailer: (packed) => {
-        const receipt = buildUploadReceipt(nonce, packed.entriesByRoot.reduce((sum, n) => sum + n, 0), packed.archiveBytes);
-        expected = { receipt, findLines: expectedFindLines(countMounts(packed, roots, ["work", "steps"])) };
-        return { path: UPLOAD_RECEIPT_ARCHIVE_PATH, content: Buffer.from(receipt) };
-      },
-    });
-    const kubectl = ctx.kubectl.stream(buildExecArgs(settings.target, pod.name, buildUploadCommand(), true), { stdin: true, signal: ctx.signal });
-    let reply = "";
-    kubectl.stdout.setEncoding("utf8").on("data", (text: string) => (reply += text));
-    const piped = pipeline(archive.stream, writingBack(kubectl.stdin!, archive.giveBack)).then(
-      () => undefined,
-      (error: unknown) => error,
-    );
-    const stats = await archive.done.catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
-    const exit = await kubectl.exited;
-    const pipeError = await piped;
-    // A host file that could not be packed is bad input; packing stopped because kubectl went away is kubectl's
-    // failure, judged by its exit like any exec.
-    if (stats instanceof Error && !(stats instanceof PackStoppedError)) throw new InputError(`cannot pack the files to upload: ${stats.message}`);
-    if (exit.exitCode !== 0) return { ok: false, exit };
-    if (pipeError || stats instanceof Error) throw new InfraError("exec-failed", `upload stream failed: ${describeError(pipeError ?? stats)}`);
-    for (const skipped of stats.skipped) ctx.emit({ kind: "notice", level: "warning", message: `not uploaded: ${skipped.path} (${skipped.reason})` });
-    const mismatch = expected ? checkUploadReply(expected, reply) : "the archive was never finished";
-    if (mismatch !== undefined) {
-      throw new InfraError("integrity-mismatch", `upload integrity check failed after sending ${stats.archiveBytes} bytes: ${mismatch}`);
-    }
-    const entries = stats.entriesByRoot.reduce((sum, n) => sum + n, 0);
-    return { ok: true, value: { files: stats.files, bytes: stats.bytes, archiveBytes: stats.archiveBytes, entries } };
+  let receipt: string | undefined;
+  const nonce = randomBytes(8).toString("hex");
+  const archive = packTrees(roots, {
+    trailer: (packed) => {
+      receipt = buildUploadReceipt(nonce, packed.entriesByRoot.reduce((sum, n) => sum + n, 0), packed.archiveBytes);
+      return { path: UPLOAD_RECEIPT_ARCHIVE_PATH, content: Buffer.from(receipt) };
+    },
+  });
+  const kubectl = ctx.kubectl.stream(buildExecArgs(settings.target, pod.name, buildUploadCommand(), true), { stdin: true, signal: ctx.signal });
+  let reply = "";
+  kubectl.stdout.setEncoding("utf8").on("data", (text: string) => (reply += text));
+  const piped = pipeline(archive.stream, writingBack(kubectl.stdin!, archive.giveBack)).then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+  const stats = await archive.done.catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
+  const exit = await kubectl.exited;
+  const pipeError = await piped;
+  // A host file that could not be packed is bad input; packing stopped because kubectl went away is kubectl's
+  // failure, judged by its exit like any exec.
+  if (stats instanceof Error && !(stats instanceof PackStoppedError)) throw new InputError(`cannot pack the files to upload: ${stats.message}`);
+  if (exit.exitCode !== 0) return { ok: false, exit };
+  if (pipeError || stats instanceof Error) throw new InfraError("exec-failed", `upload stream failed: ${describeError(pipeError ?? stats)}`);
+  const mismatch = receipt ? checkUploadReply({ receipt, findLines: expectedFindLines(countMounts(stats, roots)) }, reply) : "the archive was never finished";
+  if (mismatch !== undefined) {
+    throw new InfraError("integrity-mismatch", `upload integrity check failed after sending ${stats.archiveBytes} bytes: ${mismatch}`);
+  }
+  const entries = stats.entriesByRoot.reduce((sum, n) => sum + n, 0);
+  return { ok: true, value: { files: stats.files, bytes: stats.bytes, archiveBytes: stats.archiveBytes, entries } };
+}
+
+/** What the pod's `find /work /steps` should see: the roots packed under these prefixes (an absent one is empty). */
+function countMounts(packed: PackStats, roots: readonly PackRoot[]): CountedTree[] {
+  return [WORK_ROOT, STEPS_ROOT].map((prefix) => {
+    const index = roots.findIndex((root) => root.archivePrefix === prefix);
+    return { entries: packed.entriesByRoot[index] ?? 0, nameNewlines: packed.nameNewlinesByRoot[index] ?? 0 };
   });
 }
 

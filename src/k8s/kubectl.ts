@@ -46,6 +46,11 @@ export interface CallOptions {
 export interface StreamOptions {
   /** Open a stdin pipe for the caller to write. */
   readonly stdin?: boolean;
+  /**
+   * Give kubectl this stream's descriptor as its stdin instead (another child's stdout: its bytes then go from that
+   * process to kubectl without passing through node). The caller destroys its own handle once the call started.
+   */
+  readonly stdinFrom?: Readable;
   readonly signal?: AbortSignal;
   /** Called with stderr text as it arrives. */
   readonly onStderr?: (text: string) => void;
@@ -101,7 +106,7 @@ export class Kubectl {
     this.#onCall?.(args);
     const child = this.#spawn(this.#binary, args, {
       env: this.#env,
-      stdio: [options.stdin ? "pipe" : "ignore", options.stdout?.childEnd ?? "pipe", "pipe"],
+      stdio: [options.stdinFrom ?? (options.stdin ? "pipe" : "ignore"), options.stdout?.childEnd ?? "pipe", "pipe"],
     });
     options.stdout?.closeChildEnd();
     let stderr = "";

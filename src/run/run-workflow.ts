@@ -7,6 +7,7 @@ import type { Executor, StepOutcome } from "../executor/executor.js";
 import { KubernetesExecutor } from "../executor/kubernetes-executor.js";
 import { buildRunResult, buildSkippedStep, type RunResult, type StepRecord } from "../result/run-result.js";
 import type { ExtractReport } from "../transfer/extract-outputs.js";
+import { scanUploadTrees, type TreeScan, type UploadTrees } from "../transfer/scan-tree.js";
 
 export interface RunWorkflowOptions {
   readonly settings: ExecutorSettings & { readonly stepTimeoutMs?: number };
@@ -38,8 +39,9 @@ export async function runWorkflow(options: RunWorkflowOptions): Promise<RunResul
   let error: { message: string; reason: string } | undefined;
   let report: ExtractReport | undefined;
   try {
+    const trees = scanInput(settings, emit);
     await executor.setup();
-    await executor.copyIn();
+    await executor.copyIn(trees);
     status = await runSteps(executor, settings, steps, startedAt.getTime(), emit, signal);
     report = await executor.copyOut();
   } catch (thrown) {
@@ -69,6 +71,28 @@ export async function runWorkflow(options: RunWorkflowOptions): Promise<RunResul
 }
 
 type Emit = ReturnType<typeof createEventEmitter>;
+
+/**
+ * The "scan" phase: lists the checkout and the shared steps and checks that every file can be read, before the
+ * Job exists, so a bad tree fails the run as bad input without a single kubectl call.
+ */
+function scanInput(settings: RunWorkflowOptions["settings"], emit: Emit): UploadTrees {
+  const started = Date.now();
+  emit({ kind: "phase-start", phase: "scan" });
+  try {
+    const trees = scanUploadTrees(settings.checkoutDir, settings.sharedStepsDir);
+    emit({ kind: "phase-end", phase: "scan", ok: true, durationMs: Date.now() - started, detail: describeTrees(trees) });
+    return trees;
+  } catch (error) {
+    emit({ kind: "phase-end", phase: "scan", ok: false, durationMs: Date.now() - started, detail: describeError(error) });
+    throw error; // a ScanError is an InputError: the run fails as bad input, no Job created
+  }
+}
+
+function describeTrees(trees: UploadTrees): string {
+  const describe = (what: string, tree: TreeScan): string => `${what} ${tree.entries} entries (${tree.files} files, ${tree.dirs} directories, ${tree.symlinks} symlinks)`;
+  return [describe("checkout", trees.work), ...(trees.steps ? [describe("shared steps", trees.steps)] : [])].join("; ");
+}
 
 /** Runs every step in order until one does not succeed; returns the run status the steps decided. */
 async function runSteps(executor: Executor, settings: RunWorkflowOptions["settings"], steps: StepRecord[], runStartedAt: number, emit: Emit, signal: AbortSignal): Promise<RunStatus> {

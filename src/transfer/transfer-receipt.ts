@@ -6,11 +6,11 @@
 // pod's own tar does the counting:
 // - a tar reader consumes exactly 512 bytes per header plus each body padded to 512, and checks every header's
 //   checksum, so a lost or extra byte anywhere makes it fail at the next header;
-// - the upload's last entry is a receipt (`knotless-upload <nonce> entries=<n> bytes=<offset>`): the pod prints
-//   it after its tar exits 0, which proves the stream reached its end. The nonce is fresh per attempt, so a
-//   receipt left by an earlier attempt never matches;
+// - the upload's last entry is a receipt (`knotless-upload <nonce> entries=<n>`, plus ` bytes=<offset>` from the
+//   runner's packer): the pod prints it after its tar exits 0, which proves the stream reached its end. The nonce
+//   is fresh per attempt, so a receipt left by an earlier attempt never matches;
 // - in both directions the receiving side's entry count is compared with the sending side's (`find ... | wc -l`
-//   in the pod, the packer's or extractor's count on the host). Together with the aligned headers this is a byte
+//   in the pod, the scan's, packer's or extractor's count on the host). Together with the aligned headers this is a byte
 //   count on both sides: the same members, each header-checked, means the same bytes consumed. It catches the
 //   one loss alignment cannot see, whole entries missing from the middle.
 // What neither this nor a byte count catches is a byte changed in place inside a file body; the exec stream is
@@ -35,9 +35,12 @@ export function expectedFindLines(trees: readonly CountedTree[]): number {
   return trees.reduce((lines, tree) => lines + tree.entries + tree.nameNewlines + 1, 0);
 }
 
-/** The receipt's content: one line, ending with a newline. */
-export function buildUploadReceipt(nonce: string, entries: number, archiveBytes: number): string {
-  return `knotless-upload ${nonce} entries=${entries} bytes=${archiveBytes}\n`;
+/**
+ * The receipt's content: one line, ending with a newline. `archiveBytes`, the offset of the receipt's own header, is
+ * known only to the runner's packer; a host tar's archive is sized when it is done, so its receipt has none.
+ */
+export function buildUploadReceipt(nonce: string, entries: number, archiveBytes?: number): string {
+  return `knotless-upload ${nonce} entries=${entries}${archiveBytes === undefined ? "" : ` bytes=${archiveBytes}`}\n`;
 }
 
 /** What the upload command printed after tar succeeded: the receipt it found, then the `find | wc -l` count. */

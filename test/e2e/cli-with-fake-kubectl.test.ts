@@ -1,7 +1,7 @@
 // End to end through the real CLI and the fake kubectl, whose pods are bubblewrap sandboxes.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -56,6 +56,8 @@ describe("the CLI with the fake kubectl", { concurrency: 2 }, () => {
     const run = await runCli(runArgs(cluster, ws), { env: { ...cluster.env, TMPDIR: runnerTmp } });
     assert.equal(run.code, 0, run.stderr);
     assert.deepEqual(readdirSync(runnerTmp), [], "the runner's staged files are removed");
+    assert.deepEqual(readdirSync(ws.checkout).sort(), ["README.txt", "steps.tsv"], "removing the staging dir left the checkout its link points at alone");
+    assert.deepEqual(readdirSync(ws.sharedSteps), ["greet.sh"], "and the shared steps");
     const result = readResult(ws.out);
     assert.equal(result.status, "success");
     assert.deepEqual(result.steps.map((s) => [s.name, s.status, s.exitCode]), [["date", "success", 0], ["hostname", "success", 0], ["files", "success", 0], ["outputs", "success", 0]]);
@@ -65,6 +67,7 @@ describe("the CLI with the fake kubectl", { concurrency: 2 }, () => {
     assert.deepEqual([...result.outputs].map((o) => o.path), ["ran.txt"]);
     assert.match(readFileSync(join(ws.out, "run.log"), "utf8"), /\[step 3 stdout\] .*steps\.tsv/, "run.log holds the step output");
     assert.doesNotMatch(readFileSync(join(ws.out, "run.log"), "utf8"), /through a pipe/, "the download fell back to a pipe");
+    assert.match(readFileSync(join(ws.out, "run.log"), "utf8"), /ok upload .*packed by GNU tar \d+\.\d+; receipt and count verified in the pod/);
     const calls = await cluster.calls();
     assert.equal(calls.filter((c) => c.argv.includes("exec") && c.argv.includes("run") && c.argv.at(-2) === "run").length, 4, "one exec per step");
     assert.ok(calls.at(-1)!.argv.includes("delete"), "the last call deletes the Job");
@@ -74,6 +77,29 @@ describe("the CLI with the fake kubectl", { concurrency: 2 }, () => {
     const ndjson = readFileSync(join(ws.out, "log.ndjson"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
     assert.ok(ndjson.some((l) => l.kind === "control" && l.step === 3 && l.status === "end" && l.exitCode === 0));
     assert.ok(ndjson.some((l) => l.kind === "data" && l.step === 1 && l.stream === "stdout" && /knotless-run-/.test(l.content)));
+  });
+
+  it("uploads with the runner's own packer when KNOTLESS_TAR is none, with the same files in the pod", async (t) => {
+    const cluster = await withCluster(t);
+    const ws = makeWorkspace(EXAMPLE_STEPS);
+    const run = await runCli(runArgs(cluster, ws), { env: { ...cluster.env, KNOTLESS_TAR: "none" } });
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /steps\.tsv/, "the files step lists /work/steps.tsv");
+    assert.match(run.stdout, /greet\.sh/, "the files step lists /steps/greet.sh");
+    assert.match(readFileSync(join(ws.out, "run.log"), "utf8"), /ok upload .*packed by the runner's packer; receipt and count verified in the pod/);
+    assert.equal(readResult(ws.out).status, "success");
+    await assertNoJobLeft(cluster);
+  });
+
+  it("falls back to the runner's own packer when KNOTLESS_TAR is not GNU tar", async (t) => {
+    const cluster = await withCluster(t);
+    const ws = makeWorkspace("files\tls /work /steps\n");
+    const notGnu = join(ws.out, "..", "bsdtar");
+    writeFileSync(notGnu, "#!/bin/sh\necho 'bsdtar 3.6.2 - libarchive 3.6.2'\n", { mode: 0o755 });
+    const run = await runCli(runArgs(cluster, ws), { env: { ...cluster.env, KNOTLESS_TAR: notGnu } });
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /steps\.tsv/);
+    assert.match(readFileSync(join(ws.out, "run.log"), "utf8"), /packed by the runner's packer/);
   });
 
   it("brings the outputs back through a pipe when the temp dir is too long for kubectl's stdout socket", async (t) => {
@@ -123,6 +149,7 @@ describe("the CLI with the fake kubectl", { concurrency: 2 }, () => {
     assert.match(run.stderr, /internal error: Error: injected crash after the first step started/);
     assert.match(run.stderr, /deleted Job knotless-run-/);
     assert.deepEqual(readdirSync(runnerTmp), [], "the runner's staged files are removed");
+    assert.deepEqual(readdirSync(ws.checkout).sort(), ["README.txt", "steps.tsv"], "the checkout is left alone");
     await assertNoJobLeft(cluster);
   });
 
@@ -194,6 +221,35 @@ describe("the CLI with the fake kubectl", { concurrency: 2 }, () => {
     assert.equal(outUnderAFile.code, 2, outUnderAFile.stderr);
     assert.match(outUnderAFile.stderr, /--out: cannot create the directory .*-file\/out: ENOTDIR/);
     assert.deepEqual(await cluster.calls(), []);
+  });
+
+  it("refuses a checkout with an unreadable file with exit 2 before any kubectl call, in a run and in a dry run", async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), "knotless-unreadable-"));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    chmodSync(dir, 0o777); // nobody writes the out dir and the marker here
+    const checkout = join(dir, "checkout");
+    mkdirSync(join(checkout, "src"), { recursive: true });
+    writeFileSync(join(checkout, "README"), "readme\n");
+    writeFileSync(join(checkout, "src", "secret.key"), "no access\n", { mode: 0o000 });
+    const stepsFile = join(dir, "steps.tsv");
+    writeFileSync(stepsFile, "a\ttrue\n");
+    const marker = join(dir, "kubectl-was-called");
+    const kubectl = join(dir, "kubectl");
+    writeFileSync(kubectl, `#!/bin/sh\ntouch '${marker}'\nexit 1\n`, { mode: 0o755 });
+    const nobody = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : undefined;
+    const args = ["run", "--checkout", checkout, "--steps", stepsFile, "--namespace", "ci", "--kubectl", kubectl];
+    const secret = join(checkout, "src", "secret.key");
+    const run = await runCli([...args, "--out", join(dir, "out")], nobody ? { user: nobody } : {});
+    assert.equal(run.code, 2, run.stderr);
+    assert.match(run.stdout + run.stderr, new RegExp(`cannot upload ${secret}: EACCES: permission denied`));
+    const result = readResult(join(dir, "out"));
+    assert.equal(result.errorReason, "input");
+    assert.equal(result.job.pod, null);
+    const dry = await runCli([...args, "--out", join(dir, "dry-out"), "--dry-run"], nobody ? { user: nobody } : {});
+    assert.equal(dry.code, 2, dry.stderr);
+    assert.match(dry.stderr, new RegExp(`cannot upload ${secret}: EACCES: permission denied`));
+    assert.equal(dry.stdout, "", "a dry run that fails validation prints no plan");
+    assert.equal(existsSync(marker), false, "kubectl was called");
   });
 
   it("prints the manifest and every call on --dry-run and spawns nothing", async (t) => {

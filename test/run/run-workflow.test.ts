@@ -1,5 +1,8 @@
 import assert from "node:assert/strict";
-import { describe, it } from "node:test";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { InfraError, InputError } from "../../src/errors.js";
 import type { RunEvent } from "../../src/events/run-events.js";
@@ -24,6 +27,20 @@ interface ScriptedRun {
   readonly executor: ScriptedExecutor;
 }
 
+/** A real checkout for the run's scan phase: two files and a directory. */
+let checkout = "";
+
+before(async () => {
+  checkout = await mkdtemp(join(tmpdir(), "knotless-run-workflow-"));
+  await mkdir(join(checkout, "src"));
+  await writeFile(join(checkout, "README"), "readme\n");
+  await writeFile(join(checkout, "src", "main.c"), "int main;\n");
+});
+
+after(async () => {
+  await rm(checkout, { recursive: true, force: true });
+});
+
 async function runScripted(
   script: ExecutorScript,
   options: { settings?: Partial<RunWorkflowOptions["settings"]>; timings?: Partial<ExecutorTimings>; signal?: AbortSignal; onEvent?: (event: RunEvent) => void } = {},
@@ -31,7 +48,7 @@ async function runScripted(
   const events: RunEvent[] = [];
   let executor: ScriptedExecutor | undefined;
   const result = await runWorkflow({
-    settings: { ...exampleSettings({ steps: ["build", "test", "package"] }), ...options.settings },
+    settings: { ...exampleSettings({ steps: ["build", "test", "package"] }), checkoutDir: checkout, ...options.settings },
     kubectl: NO_KUBECTL,
     signal: options.signal ?? new AbortController().signal,
     sinks: [(event) => events.push(event), ...(options.onEvent ? [options.onEvent] : [])],
@@ -106,6 +123,34 @@ describe("runWorkflow", () => {
     assert.deepEqual(executor.calls, ["setup", "copyIn", "teardown"]);
     assert.equal(result.status, "failed");
     assert.equal(result.errorReason, "input");
+    assert.deepEqual(stepStatuses(result), ["skipped", "skipped", "skipped"]);
+  });
+
+  it("scans the checkout and shared steps before setup and hands the scans to copyIn", async () => {
+    const shared = await mkdtemp(join(tmpdir(), "knotless-run-workflow-shared-"));
+    try {
+      await writeFile(join(shared, "lint.sh"), "true\n");
+      const { result, events, executor } = await runScripted({}, { settings: { sharedStepsDir: shared } });
+      assert.equal(result.status, "success");
+      const kinds = events.map((event) => (event.kind === "phase-start" || event.kind === "phase-end" ? `${event.kind} ${event.phase}` : event.kind));
+      assert.deepEqual(kinds.slice(0, 3), ["run-start", "phase-start scan", "phase-end scan"]);
+      const scanned = events.find((event) => event.kind === "phase-end" && event.phase === "scan");
+      assert.equal(scanned?.kind === "phase-end" && scanned.detail, "checkout 3 entries (2 files, 1 directories, 0 symlinks); shared steps 1 entries (1 files, 0 directories, 0 symlinks)");
+      assert.equal(executor.trees?.work.entries, 3);
+      assert.equal(executor.trees?.steps?.files, 1);
+    } finally {
+      await rm(shared, { recursive: true, force: true });
+    }
+  });
+
+  it("fails as bad input before setup when the checkout cannot be scanned: only teardown runs, which has no Job to delete", async () => {
+    const missing = join(checkout, "no-such-dir");
+    const { result, events, executor } = await runScripted({}, { settings: { checkoutDir: missing } });
+    assert.deepEqual(executor.calls, ["teardown"]);
+    assert.equal(result.status, "failed");
+    assert.equal(result.errorReason, "input");
+    assert.equal(result.error, `cannot upload ${missing}: ENOENT: no such file or directory`);
+    assert.ok(events.some((event) => event.kind === "phase-end" && event.phase === "scan" && !event.ok));
     assert.deepEqual(stepStatuses(result), ["skipped", "skipped", "skipped"]);
   });
 

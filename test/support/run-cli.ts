@@ -20,11 +20,13 @@ export interface CliOptions {
   /** Sends `signal` once the console output (stdout + stderr) matches `when`. */
   readonly signalWhen?: { readonly when: RegExp; readonly signal: NodeJS.Signals };
   readonly timeoutMs?: number;
+  /** Runs the CLI as this user and group (root's tests use nobody, 65534, to meet a file they cannot read). */
+  readonly user?: { readonly uid: number; readonly gid: number };
 }
 
 export function runCli(args: readonly string[], options: CliOptions = {}): Promise<CliRun> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...options.env }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...options.env }, stdio: ["ignore", "pipe", "pipe"], ...options.user });
     let stdout = "";
     let stderr = "";
     let signalled = false;

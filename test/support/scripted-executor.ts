@@ -3,6 +3,7 @@ import { CancelledError } from "../../src/errors.js";
 import type { ExecutorContext } from "../../src/executor/context.js";
 import type { Executor, RunPod, StepOutcome, TeardownReport, UploadSummary } from "../../src/executor/executor.js";
 import type { ExtractReport } from "../../src/transfer/extract-outputs.js";
+import type { UploadTrees } from "../../src/transfer/scan-tree.js";
 
 /** What each lifecycle call does; an absent entry succeeds at once. */
 export interface ExecutorScript {
@@ -24,6 +25,8 @@ export class ScriptedExecutor implements Executor {
   readonly deadlines = new Map<number, number>();
   namespace: string | undefined;
   pod: RunPod | undefined;
+  /** The scanned trees copyIn was handed. */
+  trees: UploadTrees | undefined;
 
   constructor(
     readonly ctx: ExecutorContext,
@@ -38,8 +41,9 @@ export class ScriptedExecutor implements Executor {
     return this.pod;
   }
 
-  async copyIn(): Promise<UploadSummary> {
+  async copyIn(trees: UploadTrees): Promise<UploadSummary> {
     this.calls.push("copyIn");
+    this.trees = trees;
     return this.script.copyIn?.(this.ctx) ?? { files: 1, bytes: 1, archiveBytes: 2048, entries: 1 };
   }
 

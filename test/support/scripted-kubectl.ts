@@ -1,5 +1,5 @@
 // An in-memory kubectl for unit tests: replies scripted per call by its arguments, every call recorded.
-import type { ChildProcess, SpawnOptions } from "node:child_process";
+import { spawn, type ChildProcess, type SpawnOptions } from "node:child_process";
 import { EventEmitter, once } from "node:events";
 import { PassThrough, Writable, type Readable } from "node:stream";
 import { Kubectl, type SpawnFunction } from "../../src/k8s/kubectl.js";
@@ -28,8 +28,10 @@ export interface RecordedCall {
   readonly args: readonly string[];
   /** The arguments after the global flags (--kubeconfig, --context, --namespace): `["get", "pods", ...]`. */
   readonly command: readonly string[];
-  /** Everything written to stdin, or undefined when the call had no stdin pipe. */
+  /** Everything written to stdin (as UTF-8 text), or undefined when the call had no stdin. */
   stdin: string | undefined;
+  /** The same bytes, undecoded (an archive handed over as a descriptor, say). */
+  stdinBytes: Buffer | undefined;
   /** The signals `kill()` sent, in order. */
   readonly killSignals: NodeJS.Signals[];
   /** How the process ended; undefined while it runs. */
@@ -84,7 +86,7 @@ export class ScriptedKubectl {
 
   #spawn(binary: string, args: readonly string[], options: SpawnOptions): ChildProcess {
     const stdio = Array.isArray(options.stdio) ? options.stdio : [];
-    const call: RecordedCall = { binary, args: [...args], command: stripGlobalFlags(args), stdin: undefined, killSignals: [], ended: undefined, matched: false };
+    const call: RecordedCall = { binary, args: [...args], command: stripGlobalFlags(args), stdin: undefined, stdinBytes: undefined, killSignals: [], ended: undefined, matched: false };
     this.calls.push(call);
     const rule = this.#rules.find((r) => startsWith(call.command, r.words) && (r.where?.(call) ?? true));
     call.matched = rule !== undefined;
@@ -96,7 +98,8 @@ export class ScriptedKubectl {
       responder = { exitCode: 1, stderr: `error: no reply scripted for: kubectl ${args.join(" ")}\n` };
     }
     const n = rule?.answered ?? 0;
-    const child = new FakeChild(call, stdio[0] === "pipe");
+    const stdin = stdio[0] === "pipe" ? "pipe" : isReadable(stdio[0]) ? stdio[0] : undefined;
+    const child = new FakeChild(call, stdin);
     void child.play(() => (typeof responder === "function" ? responder(call, n) : responder));
     return child as unknown as ChildProcess;
   }
@@ -119,20 +122,34 @@ class FakeChild extends EventEmitter {
   #onEnding: () => void = () => {};
   readonly #endingSeen = new Promise<void>((resolve) => (this.#onEnding = resolve));
 
-  constructor(call: RecordedCall, withStdin: boolean) {
+  /**
+   * `stdin`: "pipe" gives the caller a stdin to write; a Readable stands for a descriptor handed to kubectl (another
+   * child's stdout): a real `cat` reads it, as kubectl would, since the caller may destroy its own handle at once.
+   */
+  constructor(call: RecordedCall, stdin: "pipe" | Readable | undefined) {
     super();
     this.#call = call;
-    if (withStdin) {
-      const chunks: Buffer[] = [];
+    const chunks: Buffer[] = [];
+    const record = (chunk: Buffer): void => {
+      chunks.push(Buffer.from(chunk));
+      call.stdinBytes = Buffer.concat(chunks);
+      call.stdin = call.stdinBytes.toString("utf8");
+    };
+    if (stdin === "pipe") {
       call.stdin = "";
       this.stdin = new Writable({
         write(chunk: Buffer, _encoding, callback) {
-          chunks.push(Buffer.from(chunk));
-          call.stdin = Buffer.concat(chunks).toString("utf8");
+          record(chunk);
           callback();
         },
       });
       this.#stdinDone = once(this.stdin, "finish").then(() => undefined);
+    } else if (stdin !== undefined) {
+      call.stdin = "";
+      this.stdin = null;
+      const reader = spawn("cat", [], { stdio: [stdin, "pipe", "ignore"] });
+      reader.stdout.on("data", record);
+      this.#stdinDone = once(reader, "close").then(() => undefined);
     } else {
       this.stdin = null;
       this.#stdinDone = Promise.resolve();
@@ -188,6 +205,10 @@ class FakeChild extends EventEmitter {
     this.emit("exit", code, signal);
     this.emit("close", code, signal);
   }
+}
+
+function isReadable(value: unknown): value is Readable {
+  return typeof value === "object" && value !== null && typeof (value as Readable).pipe === "function";
 }
 
 /** Resolves once the stream ended; a stream nobody reads is drained so the process can still close. */

@@ -1,83 +1,14 @@
 // Tests packTrees on hard names and sizes by extracting with GNU tar, busybox tar and tar-stream; and its stats and trailer.
 import { randomBytes } from "node:crypto";
-import { chmod, mkdir, rm, symlink, utimes, writeFile } from "node:fs/promises";
+import { mkdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { Readable } from "node:stream";
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import * as tarStream from "tar-stream";
 import { PackError, packTrees } from "../../src/transfer/pack-tree.js";
 import type { PackStats, PackTrailer } from "../../src/transfer/pack-tree.js";
-import { collectStream, makeTempDir, runWithInput, sha256Of, snapshotTree } from "./tree-helpers.js";
+import { FILE_MTIME, LONG_TARGET, makeHardNamesTree } from "./hard-names-tree.js";
+import { collectStream, depthFirstSorted, makeTempDir, readWithTarStream, runWithInput, sha256Of, snapshotFromMembers, snapshotTree } from "./tree-helpers.js";
 import type { SnapshotEntry } from "./tree-helpers.js";
-
-const FILE_MTIME = new Date("2023-02-03T04:05:06Z");
-const DEEP_COMPONENT = "d".repeat(120);
-/** 28 directories of 121 bytes: a relative path of about 3,400 bytes, within PATH_MAX with the temp dir in front. */
-const DEEP_DIR = Array.from({ length: 28 }, (_, index) => `${DEEP_COMPONENT.slice(2)}${String(index).padStart(2, "0")}`).join("/");
-const OVER_256_DIR = ["a".repeat(100), "b".repeat(100), "c".repeat(100)].join("/");
-const LONG_TARGET = `${DEEP_DIR}/deep-file.txt`;
-
-/** Files of the hard-names tree: relative path → content. */
-const FILES: ReadonlyArray<readonly [string, Buffer]> = [
-  ["empty", Buffer.alloc(0)],
-  ["one-block.bin", randomBytes(512)],
-  ["small-256k.bin", randomBytes(256 * 1024)],
-  ["small-256k-plus-1.bin", randomBytes(256 * 1024 + 1)],
-  ["five-mib.bin", randomBytes(5 * 1024 * 1024)],
-  ["ünïcødé-日本語-😀.txt", Buffer.from("unicode name\n")],
-  ["line\nbreak.txt", Buffer.from("a newline in the name\n")],
-  ["dir\nwith newline/inner.txt", Buffer.from("inside a directory with a newline\n")],
-  [`${"c".repeat(200)}.txt`, Buffer.from("one 204-byte component\n")],
-  [`${OVER_256_DIR}/${"f".repeat(100)}`, Buffer.from("a path over 256 bytes\n")],
-  [`${"p".repeat(150)}/${"n".repeat(100)}`, Buffer.from("a path that just splits into prefix and name\n")],
-  [`${DEEP_DIR}/deep-file.txt`, Buffer.from("deep\n")],
-  ["modes/private.txt", Buffer.from("0600\n")],
-  ["modes/script.sh", Buffer.from("#!/bin/sh\n")],
-];
-
-/** Builds the tree every round trip here packs: hard names, boundary sizes, empty dirs, symlinks, modes. */
-async function makeHardNamesTree(dir: string): Promise<void> {
-  for (const [path, content] of FILES) {
-    await mkdir(join(dir, path, ".."), { recursive: true });
-    await writeFile(join(dir, path), content);
-    await utimes(join(dir, path), FILE_MTIME, FILE_MTIME);
-  }
-  await chmod(join(dir, "modes/private.txt"), 0o600);
-  await chmod(join(dir, "modes/script.sh"), 0o755);
-  await mkdir(join(dir, "empty-dir"));
-  await mkdir(join(dir, "nested-empty/a/b"), { recursive: true });
-  await mkdir(join(dir, "modes/private-dir"), { mode: 0o700 });
-  await chmod(join(dir, "modes/private-dir"), 0o700);
-  await symlink(LONG_TARGET, join(dir, "link-long-target"));
-  await symlink("ünïcødé-日本語-😀.txt", join(dir, "link-unicode"));
-  await symlink("dir\nwith newline", join(dir, "link\nnewline"));
-  await runWithInput("mkfifo", [join(dir, "skipped-fifo")], Buffer.alloc(0));
-}
-
-/** An archive's members as read by tar-stream, with their content. */
-async function readWithTarStream(archive: Buffer): Promise<Array<{ header: tarStream.Header; content: Buffer }>> {
-  const extract = tarStream.extract();
-  Readable.from([archive]).pipe(extract);
-  const members: Array<{ header: tarStream.Header; content: Buffer }> = [];
-  for await (const entry of extract) members.push({ header: entry.header, content: await collectStream(entry as unknown as Readable) });
-  return members;
-}
-
-/** The snapshot tar-stream's view of an archive amounts to, for the members under `prefix/`. */
-function snapshotFromMembers(members: ReadonlyArray<{ header: tarStream.Header; content: Buffer }>, prefix: string): Map<string, SnapshotEntry> {
-  const snapshot = new Map<string, SnapshotEntry>();
-  for (const { header, content } of members) {
-    assert.ok(header.name.startsWith(`${prefix}/`), header.name);
-    const path = header.name.slice(prefix.length + 1).replace(/\/$/, "");
-    const mode = header.mode & 0o7777;
-    if (header.type === "directory") snapshot.set(path, { kind: "directory", mode });
-    else if (header.type === "symlink") snapshot.set(path, { kind: "symlink", mode: 0, target: header.linkname });
-    else if (header.type === "file") snapshot.set(path, { kind: "file", mode, sha256: sha256Of(content), mtimeSeconds: header.mtime.getTime() / 1000 });
-    else snapshot.set(path, { kind: "other", mode });
-  }
-  return snapshot;
-}
 
 /** Packs `roots` into one buffer; resolves with it and the stats. */
 async function packToBuffer(roots: Parameters<typeof packTrees>[0], options?: Parameters<typeof packTrees>[1]): Promise<{ archive: Buffer; stats: PackStats }> {
@@ -257,17 +188,3 @@ describe("packTrees trailer", () => {
     await assert.rejects(done, (error: unknown) => error instanceof PackError && /trailer path must be a relative path/.test(error.message));
   });
 });
-
-/** Relative paths in the walk's order: depth first, names sorted at each level (by UTF-16 code units). */
-function depthFirstSorted(paths: readonly string[]): string[] {
-  const split = paths.map((path) => path.split("/"));
-  split.sort((left, right) => {
-    for (let index = 0; index < Math.min(left.length, right.length); index += 1) {
-      const a = left[index] ?? "";
-      const b = right[index] ?? "";
-      if (a !== b) return a < b ? -1 : 1;
-    }
-    return left.length - right.length;
-  });
-  return split.map((parts) => parts.join("/"));
-}

@@ -5,6 +5,7 @@ import { chmod, lstat, mkdtemp, readFile, readdir, readlink } from "node:fs/prom
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
+import assert from "node:assert/strict";
 import * as tarStream from "tar-stream";
 
 /** One path of a snapshot; fields that do not apply to the kind are absent. */
@@ -148,4 +149,42 @@ function waitForDrainOrClose(sink: ReturnType<tarStream.Pack["entry"]>): Promise
     sink.once("drain", done);
     sink.once("close", done);
   });
+}
+
+/** An archive's members as read by tar-stream, with their content. */
+export async function readWithTarStream(archive: Buffer): Promise<Array<{ header: tarStream.Header; content: Buffer }>> {
+  const extract = tarStream.extract();
+  Readable.from([archive]).pipe(extract);
+  const members: Array<{ header: tarStream.Header; content: Buffer }> = [];
+  for await (const entry of extract) members.push({ header: entry.header, content: await collectStream(entry as unknown as Readable) });
+  return members;
+}
+
+/** The snapshot tar-stream's view of an archive amounts to, for the members under `prefix/`. */
+export function snapshotFromMembers(members: ReadonlyArray<{ header: tarStream.Header; content: Buffer }>, prefix: string): Map<string, SnapshotEntry> {
+  const snapshot = new Map<string, SnapshotEntry>();
+  for (const { header, content } of members) {
+    assert.ok(header.name.startsWith(`${prefix}/`), header.name);
+    const path = header.name.slice(prefix.length + 1).replace(/\/$/, "");
+    const mode = header.mode & 0o7777;
+    if (header.type === "directory") snapshot.set(path, { kind: "directory", mode });
+    else if (header.type === "symlink") snapshot.set(path, { kind: "symlink", mode: 0, target: header.linkname });
+    else if (header.type === "file") snapshot.set(path, { kind: "file", mode, sha256: sha256Of(content), mtimeSeconds: header.mtime.getTime() / 1000 });
+    else snapshot.set(path, { kind: "other", mode });
+  }
+  return snapshot;
+}
+
+/** Relative paths in the walk's order: depth first, names sorted at each level (by UTF-16 code units). */
+export function depthFirstSorted(paths: readonly string[]): string[] {
+  const split = paths.map((path) => path.split("/"));
+  split.sort((left, right) => {
+    for (let index = 0; index < Math.min(left.length, right.length); index += 1) {
+      const a = left[index] ?? "";
+      const b = right[index] ?? "";
+      if (a !== b) return a < b ? -1 : 1;
+    }
+    return left.length - right.length;
+  });
+  return split.map((parts) => parts.join("/"));
 }
