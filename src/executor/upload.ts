@@ -66,6 +66,9 @@ export async function uploadFiles(ctx: ExecutorContext, pod: RunPod, staging: st
 
 type Attempt = ExecAttempt<UploadSummary>;
 
+/** How long a host tar may outlive the kubectl it writes into before it is killed. */
+const TAR_GRACE_AFTER_KUBECTL_MS = 5000;
+
 /** One attempt through the host's GNU tar: node writes the list of names; tar writes the archive into kubectl. */
 async function uploadWithHostTar(ctx: ExecutorContext, pod: RunPod, staging: string, hostTar: HostTar, scans: readonly TreeScan[], expected: { entries: number; findLines: number }): Promise<Attempt> {
   const receipt = buildUploadReceipt(randomBytes(8).toString("hex"), expected.entries);
@@ -73,16 +76,28 @@ async function uploadWithHostTar(ctx: ExecutorContext, pod: RunPod, staging: str
   const tar = spawnHostTar(hostTar, staging, [...scans.map((scan) => scan.names), Buffer.from(`${UPLOAD_RECEIPT_ARCHIVE_PATH}\0`)]);
   const kubectl = ctx.kubectl.stream(buildExecArgs(ctx.settings.target, pod.name, buildUploadCommand(), true), { stdinFrom: tar.stdout, signal: ctx.signal });
   tar.stdout.destroy(); // kubectl has its own copy of the descriptor
-  const stopTar = (): void => tar.kill();
+  // A cancel ends tar at once. Once kubectl is gone tar's next write fails on the closed socket and it exits by
+  // itself (it may also be printing its totals after its last byte); one still there after a grace is stuck: end it.
+  let killedTar = false;
+  const stopTar = (): void => {
+    killedTar = tar.kill() || killedTar;
+  };
+  let lingering: NodeJS.Timeout | undefined;
   ctx.signal.addEventListener("abort", stopTar, { once: true });
   let reply = "";
   kubectl.stdout.setEncoding("utf8").on("data", (text: string) => (reply += text));
-  const [exit, packed] = await Promise.all([kubectl.exited.finally(stopTar), tar.exited]).finally(() => ctx.signal.removeEventListener("abort", stopTar));
-  // tar killed by a closed pipe stopped because kubectl went away: judged by kubectl's exit like any exec.
-  const stopped = stoppedByReader(packed) || ctx.signal.aborted;
+  const kubectlGone = kubectl.exited.finally(() => (lingering = setTimeout(stopTar, TAR_GRACE_AFTER_KUBECTL_MS)));
+  const [exit, packed] = await Promise.all([kubectlGone, tar.exited]).finally(() => {
+    clearTimeout(lingering);
+    ctx.signal.removeEventListener("abort", stopTar);
+  });
+  // A tar stopped because kubectl went away (a closed pipe, or killed by us) is judged by kubectl's exit like any
+  // exec; a kubectl that exits 0 having closed the pipe early failed the stream all the same (like the packer's EPIPE).
+  const stopped = stoppedByReader(packed) || killedTar || ctx.signal.aborted;
   if (packed.exitCode === 2 && !stopped) throw new InputError(`cannot pack the files to upload: ${tarComplaints(packed.stderr) || "tar exited 2"}`);
   if (exit.exitCode !== 0) return { ok: false, exit };
-  if (packed.exitCode !== 0 && packed.exitCode !== 1) {
+  if (stoppedByReader(packed)) throw new InfraError("exec-failed", `upload stream failed: kubectl exited 0 without reading the whole archive (${tarComplaints(packed.stderr) || packed.signal})`);
+  if (packed.exitCode !== 0 && packed.exitCode !== 1 && !stopped) {
     const how = packed.signal ? `was killed by ${packed.signal}` : `exited ${packed.exitCode ?? "without a status"}`;
     throw new InfraError("exec-failed", `upload stream failed: ${hostTar.binary} ${how}${packed.stderr ? `: ${tarComplaints(packed.stderr)}` : ""}`);
   }
@@ -91,7 +106,7 @@ async function uploadWithHostTar(ctx: ExecutorContext, pod: RunPod, staging: str
   if (packed.exitCode === 1) ctx.emit({ kind: "notice", level: "warning", message: `files changed while they were uploaded: ${tarComplaints(packed.stderr)}` });
   const archiveBytes = parseTotalBytes(packed.stderr);
   const mismatch = checkUploadReply({ receipt, findLines: expected.findLines }, reply);
-  if (mismatch !== undefined) throw new InfraError("integrity-mismatch", `upload integrity check failed after sending ${archiveBytes ?? "an archive of unknown size in"} bytes: ${mismatch}`);
+  if (mismatch !== undefined) throw new InfraError("integrity-mismatch", `upload integrity check failed after sending ${archiveBytes === undefined ? "an archive of unknown size" : `${archiveBytes} bytes`}: ${mismatch}`);
   const files = scans.reduce((sum, scan) => sum + scan.files, 0);
   return { ok: true, value: { files, bytes: undefined, archiveBytes: archiveBytes ?? 0, entries: expected.entries } };
 }

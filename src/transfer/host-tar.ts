@@ -25,7 +25,8 @@ export interface HostTarProcess {
   /** The archive: hand it to kubectl as its stdin (the bytes never enter node). */
   readonly stdout: Readable;
   readonly exited: Promise<HostTarExit>;
-  kill(): void;
+  /** Kills tar if it still runs; true when it did. */
+  kill(): boolean;
 }
 
 const MAX_STDERR = 16 * 1024;
@@ -109,9 +110,7 @@ export function spawnHostTar(tar: HostTar, layoutDir: string, names: readonly Bu
   return {
     stdout: child.stdout,
     exited,
-    kill: () => {
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-    },
+    kill: () => child.exitCode === null && child.signalCode === null && child.kill("SIGKILL"),
   };
 }
 

@@ -33,35 +33,67 @@ describe("faults injected by the fake kubectl", { concurrency: 2 }, () => {
     });
   }
 
-  // The upload archive starts with knotless/helper.sh (header, body padded to 512), then the next header.
-  const secondHeaderAt = 512 + Math.ceil(Buffer.byteLength(buildHelperScript()) / 512) * 512;
-  for (const [where, afterBytes, reason] of [
-    ["inside a header (GNU tar then exits 0)", secondHeaderAt + 100, "integrity-mismatch"],
-    ["inside a file body (tar then fails)", 700, "exec-failed"],
-  ] as const) {
-    it(`never runs a step after an upload whose stdin lost its tail ${where}`, async (t) => {
-      const cluster = await clusterWith(t, { stdinLosses: [{ match: "tar -xf", afterBytes, times: 5 }] });
-      const run = await runWithKubectl({ kubectlPath: cluster.kubectlPath, env: cluster.env, steps: "a\ttrue", runId: `lost-tail-${afterBytes}` });
+  // Every upload fault, through the host's GNU tar (the default) and through the runner's own packer.
+  for (const [packer, hostTar] of [["GNU tar", { hostTar: "tar" }], ["the runner's packer", { hostTar: undefined }]] as const) {
+    // The upload archive starts with knotless/helper.sh (header, body padded to 512), then the next header.
+    const secondHeaderAt = 512 + Math.ceil(Buffer.byteLength(buildHelperScript()) / 512) * 512;
+    for (const [where, afterBytes, reason] of [
+      ["inside a header (GNU tar then exits 0)", secondHeaderAt + 100, "integrity-mismatch"],
+      ["inside a file body (tar then fails)", 700, "exec-failed"],
+    ] as const) {
+      it(`never runs a step after an upload (${packer}) whose stdin lost its tail ${where}`, async (t) => {
+        const cluster = await clusterWith(t, { stdinLosses: [{ match: "tar -xf", afterBytes, times: 5 }] });
+        const run = await runWithKubectl({ kubectlPath: cluster.kubectlPath, env: cluster.env, steps: "a\ttrue", runId: `lost-tail-${afterBytes}`, overrides: hostTar });
+        assert.equal(run.result.status, "failed");
+        assert.equal(run.result.exitCode, -1);
+        assert.equal(run.result.errorReason, reason, run.result.error ?? undefined);
+        assert.deepEqual((await cluster.calls()).map((c) => c.argv.join(" ")).filter((call) => call.includes("helper.sh run")), []);
+        assert.deepEqual(await cluster.jobs(), []);
+      });
+    }
+
+    it(`reports an upload (${packer}) whose exec dropped mid-stream as an infrastructure failure, not as bad input`, async (t) => {
+      // Far more than the socket buffers hold, so the packer is still writing when kubectl goes away.
+      const checkout = makeTestTempDir("knotless-big-checkout-");
+      writeFileSync(join(checkout, "big.bin"), Buffer.alloc(32 * 1024 * 1024, 7));
+      const cluster = await clusterWith(t, { execCuts: [{ match: "tar -xf", afterBytes: 0, mode: "error", times: 5 }] });
+      const run = await runWithKubectl({ kubectlPath: cluster.kubectlPath, env: cluster.env, steps: "a\ttrue", runId: "cut-upload", overrides: { checkoutDir: checkout, ...hostTar } });
       assert.equal(run.result.status, "failed");
-      assert.equal(run.result.exitCode, -1);
-      assert.equal(run.result.errorReason, reason, run.result.error ?? undefined);
+      assert.equal(run.result.errorReason, "exec-failed", run.result.error ?? undefined);
+      assert.match(run.result.error ?? "", /connection reset by peer/);
       assert.deepEqual((await cluster.calls()).map((c) => c.argv.join(" ")).filter((call) => call.includes("helper.sh run")), []);
       assert.deepEqual(await cluster.jobs(), []);
     });
-  }
 
-  it("reports an upload whose exec dropped mid-stream as an infrastructure failure, not as bad input", async (t) => {
-    // Far more than the socket buffers hold, so the runner is still writing when kubectl goes away.
-    const checkout = makeTestTempDir("knotless-big-checkout-");
-    writeFileSync(join(checkout, "big.bin"), Buffer.alloc(32 * 1024 * 1024, 7));
-    const cluster = await clusterWith(t, { execCuts: [{ match: "tar -xf", afterBytes: 0, mode: "error", times: 5 }] });
-    const run = await runWithKubectl({ kubectlPath: cluster.kubectlPath, env: cluster.env, steps: "a\ttrue", runId: "cut-upload", overrides: { checkoutDir: checkout } });
-    assert.equal(run.result.status, "failed");
-    assert.equal(run.result.errorReason, "exec-failed", run.result.error ?? undefined);
-    assert.match(run.result.error ?? "", /connection reset by peer/);
-    assert.deepEqual((await cluster.calls()).map((c) => c.argv.join(" ")).filter((call) => call.includes("helper.sh run")), []);
-    assert.deepEqual(await cluster.jobs(), []);
-  });
+    it(`never trusts an upload (${packer}) that kubectl swallowed, exiting 0 without reading it`, async (t) => {
+      const checkout = makeTestTempDir("knotless-swallowed-checkout-");
+      writeFileSync(join(checkout, "big.bin"), Buffer.alloc(16 * 1024 * 1024, 7));
+      const cluster = await clusterWith(t, { execSwallow: [{ match: "tar -xf", times: 5 }] });
+      const run = await runWithKubectl({ kubectlPath: cluster.kubectlPath, env: cluster.env, steps: "a\ttrue", runId: "swallowed-upload", overrides: { checkoutDir: checkout, ...hostTar } });
+      assert.equal(run.result.errorReason, "exec-failed", run.result.error ?? undefined);
+      assert.match(run.result.error ?? "", /upload stream failed: .*(EPIPE|without reading the whole archive)/);
+      assert.equal(run.result.steps[0]!.status, "skipped");
+      assert.deepEqual(await cluster.jobs(), []);
+    });
+
+    it(`reports a pod evicted during the upload (${packer}) as lost, not as a failed exec`, async (t) => {
+      const cluster = await clusterWith(t, { podLostAfterExecs: 1, podLostDelayMs: 50 });
+      const run = await runWithKubectl({ kubectlPath: cluster.kubectlPath, env: cluster.env, steps: "a\ttrue", runId: "evicted-upload", overrides: hostTar });
+      assert.equal(run.result.errorReason, "pod-lost", run.result.error ?? undefined);
+      assert.match(run.result.error ?? "", /Evicted/);
+      assert.equal(run.result.steps[0]!.status, "skipped");
+      assert.deepEqual(await cluster.jobs(), []);
+    });
+
+    it(`stops an upload (${packer}) that overruns the run's timeout and reports status timeout`, async (t) => {
+      const cluster = await clusterWith(t, { latencyMs: 2500 });
+      const run = await runWithKubectl({ kubectlPath: cluster.kubectlPath, env: cluster.env, steps: "a\ttrue", runId: "overrun", overrides: { timeoutMs: 6000, ...hostTar }, timings: { runDeadlineGraceMs: 500, killGraceSeconds: 0 } });
+      assert.equal(run.result.status, "timeout");
+      assert.equal(run.result.errorReason, "run-timeout");
+      assert.equal(run.result.steps[0]!.status, "skipped");
+      assert.deepEqual(await cluster.jobs(), [], "the Job was deleted");
+    });
+  }
 
   it("reports an outputs download whose stream was cut, with kubectl exiting 0, as an infrastructure failure", async (t) => {
     const cluster = await clusterWith(t, { execCuts: [{ match: "pack-outputs", afterBytes: 3000, mode: "silent", times: 5 }] });
@@ -83,15 +115,6 @@ describe("faults injected by the fake kubectl", { concurrency: 2 }, () => {
     assert.match(run.result.error ?? "", /Evicted/);
     assert.equal(run.result.exitCode, -1);
     assert.ok(Date.now() - started < 30_000, "it did not wait for a timeout");
-  });
-
-  it("reports a pod evicted during the upload as lost, not as a failed exec", async (t) => {
-    const cluster = await clusterWith(t, { podLostAfterExecs: 1, podLostDelayMs: 50 });
-    const run = await runWithKubectl({ kubectlPath: cluster.kubectlPath, env: cluster.env, steps: "a\ttrue", runId: "evicted-upload" });
-    assert.equal(run.result.errorReason, "pod-lost", run.result.error ?? undefined);
-    assert.match(run.result.error ?? "", /Evicted/);
-    assert.equal(run.result.steps[0]!.status, "skipped");
-    assert.deepEqual(await cluster.jobs(), []);
   });
 
   it("fails fast with the reason on an image pull failure", async (t) => {
@@ -146,15 +169,6 @@ describe("faults injected by the fake kubectl", { concurrency: 2 }, () => {
     assert.equal(run.result.errorReason, "create-failed");
     assert.match(run.result.error ?? "", /etcdserver/);
     assert.equal((await cluster.calls()).filter((c) => c.argv.includes("create")).length, 5);
-  });
-
-  it("stops an upload that overruns the run's timeout and reports status timeout", async (t) => {
-    const cluster = await clusterWith(t, { latencyMs: 2500 });
-    const run = await runWithKubectl({ kubectlPath: cluster.kubectlPath, env: cluster.env, steps: "a\ttrue", runId: "overrun", overrides: { timeoutMs: 6000 }, timings: { runDeadlineGraceMs: 500, killGraceSeconds: 0 } });
-    assert.equal(run.result.status, "timeout");
-    assert.equal(run.result.errorReason, "run-timeout");
-    assert.equal(run.result.steps[0]!.status, "skipped");
-    assert.deepEqual(await cluster.jobs(), [], "the Job was deleted");
   });
 
   it("never touches a Job of the same name that another run created", async (t) => {

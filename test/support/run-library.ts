@@ -44,6 +44,7 @@ export async function runWithKubectl(options: {
     checkoutDir: ws.checkout,
     sharedStepsDir: ws.sharedSteps,
     outDir: ws.out,
+    hostTar: "tar", // as the CLI does; `overrides: { hostTar: undefined }` runs the runner's own packer
     ...options.overrides,
   };
   const events: RunEvent[] = [];
