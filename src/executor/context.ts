@@ -48,6 +48,8 @@ export interface ExecutorTimings {
   readonly deleteRetry: RetryPolicy;
   /** Seconds between SIGTERM and SIGKILL for a timed-out step's processes. */
   readonly killGraceSeconds: number;
+  /** How long a step's kubectl may linger after the step's exit code arrived before it is stopped. */
+  readonly execLingerMs: number;
   /** Poll intervals while waiting for the pod. */
   readonly podPollMs: readonly number[];
   /**
@@ -66,6 +68,7 @@ export const DEFAULT_TIMINGS: ExecutorTimings = {
   killRetry: { budgetMs: 60_000, maxAttempts: 3, initialDelayMs: 500, maxDelayMs: 2000 },
   deleteRetry: { budgetMs: 30_000, maxAttempts: 4, initialDelayMs: 1000, maxDelayMs: 4000 },
   killGraceSeconds: 5,
+  execLingerMs: 5000,
   podPollMs: [250, 250, 250, 250, 500, 500, 1000, 1000, 2000],
   runDeadlineGraceMs: 30_000,
 };

@@ -19,8 +19,6 @@ type FollowEnd =
 
 /** Node's timers fire at once past 2^31-1 ms: budgets are capped there (24.8 days). */
 const MAX_TIMER_MS = 2_147_483_647;
-/** How long kubectl may linger after the final frame before it is stopped. */
-const LINGER_MS = 5000;
 
 export async function runStep(ctx: ExecutorContext, pod: RunPod, index: number, deadlineAt: number): Promise<StepOutcome> {
   const offsets = { stdout: 0, stderr: 0 };
@@ -96,7 +94,7 @@ async function followOnce(
           onData(frame.type, frame.data);
         } else if (frame.type !== "heartbeat") {
           final = { kind: "final", frame };
-          setTimeout(() => kubectl.kill(), LINGER_MS).unref();
+          setTimeout(() => kubectl.kill(), ctx.timings.execLingerMs).unref();
         }
       }
     } catch (error) {

@@ -175,7 +175,7 @@ describe("runStep", { concurrency: true }, () => {
     assert.deepEqual(kubectl.calls[0]?.killSignals, ["SIGTERM"]);
   });
 
-  it("ends a kubectl that lingers after the step's exit code arrived", { timeout: 30_000 }, async (t) => {
+  it("ends a kubectl that lingers after the step's exit code arrived", async (t) => {
     const { ctx, kubectl, cancel } = buildTestContext();
     t.after(cancel);
     kubectl.on("exec", { stdout: [frame.out("done\n"), frame.exit(0)], hang: true });

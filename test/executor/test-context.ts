@@ -16,6 +16,7 @@ export const UNIT_TIMINGS: ExecutorTimings = {
   imagePullGraceMs: 60_000,
   execReadyBudgetMs: 20_000,
   killGraceSeconds: 1,
+  execLingerMs: 50,
   podPollMs: [5, 10],
   execReadyRetry: shortenWaits(DEFAULT_TIMINGS.execReadyRetry),
   createRetry: shortenWaits(DEFAULT_TIMINGS.createRetry),
