@@ -90,7 +90,9 @@ function scanInput(settings: RunWorkflowOptions["settings"], emit: Emit): Upload
 }
 
 function describeTrees(trees: UploadTrees): string {
-  const describe = (what: string, tree: TreeScan): string => `${what} ${tree.entries} entries (${tree.files} files, ${tree.dirs} directories, ${tree.symlinks} symlinks)`;
+  const count = (n: number, one: string, many: string): string => `${n} ${n === 1 ? one : many}`;
+  const describe = (what: string, tree: TreeScan): string =>
+    `${what} ${count(tree.entries, "entry", "entries")} (${count(tree.files, "file", "files")}, ${count(tree.dirs, "directory", "directories")}, ${count(tree.symlinks, "symlink", "symlinks")})`;
   return [describe("checkout", trees.work), ...(trees.steps ? [describe("shared steps", trees.steps)] : [])].join("; ");
 }
 

@@ -135,7 +135,7 @@ describe("runWorkflow", () => {
       const kinds = events.map((event) => (event.kind === "phase-start" || event.kind === "phase-end" ? `${event.kind} ${event.phase}` : event.kind));
       assert.deepEqual(kinds.slice(0, 3), ["run-start", "phase-start scan", "phase-end scan"]);
       const scanned = events.find((event) => event.kind === "phase-end" && event.phase === "scan");
-      assert.equal(scanned?.kind === "phase-end" && scanned.detail, "checkout 3 entries (2 files, 1 directories, 0 symlinks); shared steps 1 entries (1 files, 0 directories, 0 symlinks)");
+      assert.equal(scanned?.kind === "phase-end" && scanned.detail, "checkout 3 entries (2 files, 1 directory, 0 symlinks); shared steps 1 entry (1 file, 0 directories, 0 symlinks)");
       assert.equal(executor.trees?.work.entries, 3);
       assert.equal(executor.trees?.steps?.files, 1);
     } finally {

@@ -141,6 +141,20 @@ describe("spawnHostTar", () => {
     assert.equal(parseTotalBytes(exit.stderr), archive.length);
   });
 
+  it("takes every listed name literally: no globbing, no backslash unquoting", async () => {
+    const dir = join(workspace, "literal");
+    await mkdir(dir);
+    for (const name of ["a*", "ab", "x[1]", "x1", "b\\nc", "b\nc"]) await writeFile(join(dir, name), name);
+    const literalLayout = join(workspace, "literal-layout");
+    await mkdir(literalLayout);
+    await symlink(dir, join(literalLayout, "work"));
+    const listed = ["work/a*", "work/x[1]", "work/b\\nc"];
+    const packed = spawnHostTar(tar, literalLayout, [Buffer.from(`${listed.join("\0")}\0`)]);
+    const [archive, exit] = await Promise.all([collectStream(packed.stdout), packed.exited]);
+    assert.equal(exit.exitCode, 0, exit.stderr);
+    assert.deepEqual((await readWithTarStream(archive)).map(({ header }) => header.name), listed);
+  });
+
   it("exits 2 naming the file when a listed file vanished after the scan", async () => {
     const dir = join(workspace, "vanishing");
     await mkdir(dir);
