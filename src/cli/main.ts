@@ -82,13 +82,16 @@ async function runCommand(options: RawRunOptions, env: NodeJS.ProcessEnv): Promi
     return EXIT.success;
   }
   // Loaded only for real runs, so --help, bad input and dry runs start fast.
-  const [{ runWorkflow }, { KubernetesExecutor }, { Kubectl }, { createConsoleSink, createHumanLogSink, createNdjsonLogSink }, { writeResultFile }] = await Promise.all([
-    import("../run/run-workflow.js"),
-    import("../executor/kubernetes-executor.js"),
-    import("../k8s/kubectl.js"),
-    import("../events/sinks.js"),
-    import("../result/result-file.js"),
-  ]);
+  const [{ runWorkflow }, { KubernetesExecutor }, { Kubectl }, { createConsoleSink, createHumanLogSink, createNdjsonLogSink }, { writeResultFile, writeResultFileSync }, { createStepTracker }, { buildRunResult }] =
+    await Promise.all([
+      import("../run/run-workflow.js"),
+      import("../executor/kubernetes-executor.js"),
+      import("../k8s/kubectl.js"),
+      import("../events/sinks.js"),
+      import("../result/result-file.js"),
+      import("../result/step-tracker.js"),
+      import("../result/run-result.js"),
+    ]);
   const { settings } = config;
   // Synchronous: one syscall, where an await would put a thread-pool round trip before the first kubectl call.
   try {
@@ -102,7 +105,8 @@ async function runCommand(options: RawRunOptions, env: NodeJS.ProcessEnv): Promi
     createHumanLogSink(join(settings.outDir, "run.log"), { kubectlCalls: true }),
     createNdjsonLogSink(join(settings.outDir, "log.ndjson")),
   ];
-  const sinks = logs.map((log) => log.sink);
+  const steps = createStepTracker(); // what a crash writes into result.json
+  const sinks = [...logs.map((log) => log.sink), steps.sink];
   const emit = createEventEmitter(sinks);
   const kubectl = new Kubectl({ binary: config.kubectlPath, env, onCall: (args) => emit({ kind: "kubectl", args }) });
   const controller = new AbortController();
@@ -122,7 +126,25 @@ async function runCommand(options: RawRunOptions, env: NodeJS.ProcessEnv): Promi
   let executor: InstanceType<typeof KubernetesExecutor> | undefined;
   const onCrash = (error: unknown): void => {
     process.stderr.write(`\nknotless-runner-k8s: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    process.stderr.write(`knotless-runner-k8s: ${executor ? executor.teardownNowSync(CRASH_DELETE_TIMEOUT_MS) : "no Job was created"}\n`);
+    const teardown = executor ? executor.teardownNowSync(CRASH_DELETE_TIMEOUT_MS) : "no Job was created";
+    process.stderr.write(`knotless-runner-k8s: ${teardown}\n`);
+    try {
+      const now = new Date();
+      writeResultFileSync(
+        join(settings.outDir, "result.json"),
+        buildRunResult({
+          runId: settings.runId,
+          status: "failed",
+          error: { message: `internal error: ${describeError(error)}; ${teardown}`, reason: "internal" },
+          startedAt: steps.startedAt() ?? now,
+          finishedAt: now,
+          job: { namespace: executor?.namespace ?? "", name: settings.jobName, pod: executor?.pod?.name ?? null, node: executor?.pod?.node || null, image: settings.image },
+          steps: steps.stepsClosedAt(now),
+        }),
+      );
+    } catch (writeError) {
+      process.stderr.write(`knotless-runner-k8s: could not write result.json: ${describeError(writeError)}\n`);
+    }
     process.exit(EXIT.infrastructure);
   };
   process.on("SIGINT", onSignal);

@@ -1,4 +1,5 @@
 // Writes result.json without building it as one string: its outputs list can hold 100,000 files.
+import { writeFileSync } from "node:fs";
 import { open } from "node:fs/promises";
 import type { RunResult } from "./run-result.js";
 
@@ -41,4 +42,9 @@ export async function writeResultFile(path: string, result: RunResult): Promise<
   } finally {
     await file.close();
   }
+}
+
+/** Writes result.json synchronously, for a runner that is crashing and cannot await (its outputs list is short or empty). */
+export function writeResultFileSync(path: string, result: RunResult): void {
+  writeFileSync(path, [...serializeResult(result)].join(""));
 }

@@ -150,6 +150,12 @@ describe("the CLI with the fake kubectl", { concurrency: 2 }, () => {
     assert.match(run.stderr, /deleted Job knotless-run-/);
     assert.deepEqual(readdirSync(runnerTmp), [], "the runner's staged files are removed");
     assert.deepEqual(readdirSync(ws.checkout).sort(), ["README.txt", "steps.tsv"], "the checkout is left alone");
+    const result = readResult(ws.out);
+    assert.equal(result.status, "failed");
+    assert.equal(result.errorReason, "internal");
+    assert.match(result.error ?? "", /^internal error: injected crash after the first step started; deleted Job knotless-run-/);
+    assert.deepEqual(result.steps.map((step) => [step.name, step.status, step.exitCode]), [["slow", "failed", null]]);
+    assert.ok(result.job.pod, "the result names the pod");
     await assertNoJobLeft(cluster);
   });
 
