@@ -1,7 +1,8 @@
 // The library API that the knotless-run daemon embeds: run a workflow, or drive the executor step by step.
 export { runWorkflow, type RunWorkflowOptions } from "./run/run-workflow.js";
 export { Kubectl, type KubectlOptions, type SpawnFunction } from "./k8s/kubectl.js";
-export type { Executor, RunPod, StepOutcome, UploadSummary } from "./executor/executor.js";
+export type { Executor, RunPod, StepOutcome, TeardownReport, UploadSummary } from "./executor/executor.js";
+export { ScanError, scanUploadTrees, type TreeScan, type UploadTrees } from "./transfer/scan-tree.js";
 export { KubernetesExecutor, buildRunManifest } from "./executor/kubernetes-executor.js";
 export { DEFAULT_TIMINGS, type ExecutorContext, type ExecutorSettings, type ExecutorTimings } from "./executor/context.js";
 export type { RunEvent, RunEventSink, RunStatus, StepStatus } from "./events/run-events.js";
