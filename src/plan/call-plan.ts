@@ -15,6 +15,11 @@ export interface PlannedCall {
 /** The pod name is only known once the Job made it; the plan shows this placeholder. */
 export const PLANNED_POD = "<pod>";
 
+/** Who packs the upload; a dry run spawns nothing, so the host tar is named, not probed. */
+function describePacker(hostTar: string | undefined): string {
+  return hostTar === undefined ? "packed by the runner" : `packed by ${hostTar} if it is GNU tar 1.29 or later, else by the runner`;
+}
+
 /** Every call a successful run makes, with the same builders the executor uses. */
 export function planKubectlCalls(settings: ExecutorSettings): PlannedCall[] {
   const { target } = settings;
@@ -23,7 +28,7 @@ export function planKubectlCalls(settings: ExecutorSettings): PlannedCall[] {
     { args: buildCreateArgs(target), stdin: "the Job manifest above (JSON)" },
     { args: buildGetPodsArgs(target, buildRunSelector(settings.runIdLabel)), note: "polled until the pod runs" },
     { args: buildGetEventsArgs(target, "Pod", PLANNED_POD), note: "while the pod is Pending, every few seconds" },
-    { args: buildExecArgs(target, PLANNED_POD, buildUploadCommand(), true), stdin: `tar of ${upload}` },
+    { args: buildExecArgs(target, PLANNED_POD, buildUploadCommand(), true), stdin: `tar of ${upload}, ${describePacker(settings.hostTar)}` },
     ...settings.steps.map((step, index) => ({ args: buildExecArgs(target, PLANNED_POD, helperCommand.run(index), false), note: `step ${index + 1}: ${step.name}` })),
     { args: buildExecArgs(target, PLANNED_POD, helperCommand.packOutputs(), false), note: "tar of /outputs → <out>/outputs" },
     { args: buildDeleteJobArgs(target, settings.jobName) },
