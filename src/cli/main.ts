@@ -105,8 +105,8 @@ async function runCommand(options: RawRunOptions, env: NodeJS.ProcessEnv): Promi
     createHumanLogSink(join(settings.outDir, "run.log"), { kubectlCalls: true }),
     createNdjsonLogSink(join(settings.outDir, "log.ndjson")),
   ];
-  const steps = createStepTracker(); // what a crash writes into result.json
-  const sinks = [...logs.map((log) => log.sink), steps.sink];
+  const stepTracker = createStepTracker(); // what a crash writes into result.json
+  const sinks = [...logs.map((log) => log.sink), stepTracker.sink];
   const emit = createEventEmitter(sinks);
   const kubectl = new Kubectl({ binary: config.kubectlPath, env, onCall: (args) => emit({ kind: "kubectl", args }) });
   const controller = new AbortController();
@@ -136,10 +136,10 @@ async function runCommand(options: RawRunOptions, env: NodeJS.ProcessEnv): Promi
           runId: settings.runId,
           status: "failed",
           error: { message: `internal error: ${describeError(error)}; ${teardown}`, reason: "internal" },
-          startedAt: steps.startedAt() ?? now,
+          startedAt: stepTracker.startedAt() ?? now,
           finishedAt: now,
           job: { namespace: executor?.namespace ?? "", name: settings.jobName, pod: executor?.pod?.name ?? null, node: executor?.pod?.node || null, image: settings.image },
-          steps: steps.stepsClosedAt(now),
+          steps: stepTracker.stepsClosedAt(now),
         }),
       );
     } catch (writeError) {
