@@ -5,6 +5,7 @@ import { homedir } from "node:os";
 import { resolve } from "node:path";
 import { parseDuration } from "../config/duration.js";
 import { InputError } from "../errors.js";
+import type { HostTarSetting } from "../transfer/host-tar.js";
 import type { ExecutorSettings } from "../executor/context.js";
 import { parseStepsFile } from "../input/steps-file.js";
 import { buildJobName, buildRunIdLabel, isAcceptableRunId } from "../k8s/names.js";
@@ -106,10 +107,10 @@ async function readNamespaceForDryRun(raw: RawRunOptions, env: NodeJS.ProcessEnv
 }
 
 /** KNOTLESS_TAR names the host tar that packs the upload ("tar" on PATH by default); "none" keeps it to the runner's packer. */
-function resolveHostTar(env: NodeJS.ProcessEnv): { hostTar?: string } {
+function resolveHostTar(env: NodeJS.ProcessEnv): { hostTar?: HostTarSetting } {
   const value = env.KNOTLESS_TAR;
   if (value === "none") return {};
-  return { hostTar: value === undefined || value === "" ? "tar" : value };
+  return { hostTar: { binary: value === undefined || value === "" ? "tar" : value, env } };
 }
 
 /** Validates everything; throws InputError with the file, line and what was expected. Touches no cluster. */

@@ -3,6 +3,7 @@ import type { RunEventInput } from "../events/run-events.js";
 import type { ClusterTarget } from "../k8s/kubectl-args.js";
 import type { Kubectl } from "../k8s/kubectl.js";
 import type { StepSpec } from "../input/steps-file.js";
+import type { HostTarSetting } from "../transfer/host-tar.js";
 import type { RetryPolicy } from "../util/retry.js";
 
 export interface ExecutorSettings {
@@ -24,10 +25,11 @@ export interface ExecutorSettings {
   readonly maxOutputBytes: number;
   readonly keep: boolean;
   /**
-   * The host tar that packs the upload when it is GNU tar 1.29 or later (probed once per process); absent, or
-   * not such a tar, and the runner's own packer streams the archive through node instead.
+   * The host tar that packs the upload when it is GNU tar 1.29 or later (probed once per process), and the
+   * environment it runs with; absent, or not such a tar, and the runner's own packer streams the archive through
+   * node instead.
    */
-  readonly hostTar?: string;
+  readonly hostTar?: HostTarSetting;
 }
 
 /** Timings the runner uses; tests shorten them. */

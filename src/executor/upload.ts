@@ -8,7 +8,7 @@ import { pipeline } from "node:stream/promises";
 import { InfraError, InputError, describeError } from "../errors.js";
 import { buildExecArgs } from "../k8s/kubectl-args.js";
 import { buildHelperScript, buildUploadCommand } from "../pod/helper-script.js";
-import { parseTotalBytes, probeHostTar, spawnHostTar, stoppedByReader, tarComplaints, type HostTar } from "../transfer/host-tar.js";
+import { parseTotalBytes, probeHostTar, spawnHostTar, stoppedByReader, tarComplaints, type HostTar, type HostTarSetting } from "../transfer/host-tar.js";
 import { PackStoppedError, packTrees, type PackRoot, type PackStats } from "../transfer/pack-tree.js";
 import { scanTree, type TreeScan, type UploadTrees } from "../transfer/scan-tree.js";
 import { UPLOAD_RECEIPT_ARCHIVE_PATH, buildUploadReceipt, checkUploadReply, expectedFindLines, type CountedTree } from "../transfer/transfer-receipt.js";
@@ -37,9 +37,9 @@ export async function stageRunnerFiles(settings: Pick<ExecutorSettings, "steps" 
   return dir;
 }
 
-/** The host tar to pack with: `binary` when it is GNU tar 1.29 or later, else undefined (the runner's own packer). */
-export function chooseHostTar(binary: string | undefined): Promise<HostTar | undefined> {
-  return binary === undefined ? Promise.resolve(undefined) : probeHostTar(binary);
+/** The host tar to pack with: the setting's when it is GNU tar 1.29 or later, else undefined (the runner's own packer). */
+export function chooseHostTar(setting: HostTarSetting | undefined): Promise<HostTar | undefined> {
+  return setting === undefined ? Promise.resolve(undefined) : probeHostTar(setting);
 }
 
 /**

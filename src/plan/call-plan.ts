@@ -28,7 +28,7 @@ export function planKubectlCalls(settings: ExecutorSettings): PlannedCall[] {
     { args: buildCreateArgs(target), stdin: "the Job manifest above (JSON)" },
     { args: buildGetPodsArgs(target, buildRunSelector(settings.runIdLabel)), note: "polled until the pod runs" },
     { args: buildGetEventsArgs(target, "Pod", PLANNED_POD), note: "while the pod is Pending, every few seconds" },
-    { args: buildExecArgs(target, PLANNED_POD, buildUploadCommand(), true), stdin: `tar of ${upload}, ${describePacker(settings.hostTar)}` },
+    { args: buildExecArgs(target, PLANNED_POD, buildUploadCommand(), true), stdin: `tar of ${upload}, ${describePacker(settings.hostTar?.binary)}` },
     ...settings.steps.map((step, index) => ({ args: buildExecArgs(target, PLANNED_POD, helperCommand.run(index), false), note: `step ${index + 1}: ${step.name}` })),
     { args: buildExecArgs(target, PLANNED_POD, helperCommand.packOutputs(), false), note: "tar of /outputs → <out>/outputs" },
     { args: buildDeleteJobArgs(target, settings.jobName) },

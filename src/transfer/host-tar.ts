@@ -7,9 +7,14 @@
 import { spawn } from "node:child_process";
 import type { Readable } from "node:stream";
 
-/** A host tar that can pack the upload: GNU tar 1.29 or later (`--verbatim-files-from`). */
-export interface HostTar {
+/** Which tar to try and the environment it runs with, both resolved at the CLI edge (KNOTLESS_TAR). */
+export interface HostTarSetting {
   readonly binary: string;
+  readonly env: Readonly<Record<string, string | undefined>>;
+}
+
+/** A host tar that can pack the upload: GNU tar 1.29 or later (`--verbatim-files-from`). */
+export interface HostTar extends HostTarSetting {
   readonly version: string;
 }
 
@@ -36,31 +41,41 @@ const MIN_VERSION = [1, 29] as const;
 const probes = new Map<string, Promise<HostTar | undefined>>();
 
 /**
- * Whether `binary` is a GNU tar recent enough to pack the upload; undefined when it is not, cannot run, or does not
- * answer `--version` within 5 s. The answer is kept for the process (a daemon runs many runs).
+ * Whether the setting's tar is a GNU tar recent enough to pack the upload; undefined when it is not, cannot run, or
+ * does not answer `--version` within 5 s. The answer is kept for the process (a daemon runs many runs), per binary
+ * and PATH.
  */
-export function probeHostTar(binary: string): Promise<HostTar | undefined> {
-  let probe = probes.get(binary);
+export function probeHostTar(setting: HostTarSetting): Promise<HostTar | undefined> {
+  const key = `${setting.binary}\0${setting.env.PATH ?? ""}`;
+  let probe = probes.get(key);
   if (probe === undefined) {
-    probe = runVersion(binary).then((text) => parseGnuTarVersion(binary, text));
-    probes.set(binary, probe);
+    probe = runVersion(setting).then((text) => {
+      const version = parseGnuTarVersion(text);
+      return version === undefined ? undefined : { ...setting, version };
+    });
+    probes.set(key, probe);
   }
   return probe;
 }
 
 /** The GNU tar version in `tar --version`'s first line, when it is at least 1.29. */
-export function parseGnuTarVersion(binary: string, versionText: string): HostTar | undefined {
+export function parseGnuTarVersion(versionText: string): string | undefined {
   const match = /^tar \(GNU tar\) (\d+)\.(\d+)/.exec(versionText);
   if (!match) return undefined;
   const [major, minor] = [Number(match[1]), Number(match[2])];
   const recent = major > MIN_VERSION[0] || (major === MIN_VERSION[0] && minor >= MIN_VERSION[1]);
-  return recent ? { binary, version: `${major}.${minor}` } : undefined;
+  return recent ? `${major}.${minor}` : undefined;
 }
 
-function runVersion(binary: string): Promise<string> {
+/** tar's environment: the setting's, with messages in English, which stoppedByReader and parseTotalBytes read. */
+function tarEnv(setting: HostTarSetting): Record<string, string | undefined> {
+  return { ...setting.env, LC_ALL: "C" };
+}
+
+function runVersion(setting: HostTarSetting): Promise<string> {
   return new Promise((resolve) => {
     let text = "";
-    const child = spawn(binary, ["--version"], { stdio: ["ignore", "pipe", "ignore"], timeout: PROBE_TIMEOUT_MS });
+    const child = spawn(setting.binary, ["--version"], { stdio: ["ignore", "pipe", "ignore"], env: tarEnv(setting), timeout: PROBE_TIMEOUT_MS });
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => (text = (text + chunk).slice(0, 4096)));
     child.once("error", () => resolve(""));
     child.once("close", (code) => resolve(code === 0 ? text : ""));
@@ -97,7 +112,7 @@ export function buildHostTarArgs(layoutDir: string): string[] {
  * passes `stdout` to kubectl as its stdin and then destroys its own handle. Its stdin is written here.
  */
 export function spawnHostTar(tar: HostTar, layoutDir: string, names: readonly Buffer[]): HostTarProcess {
-  const child = spawn(tar.binary, buildHostTarArgs(layoutDir), { stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, LC_ALL: "C" } });
+  const child = spawn(tar.binary, buildHostTarArgs(layoutDir), { stdio: ["pipe", "pipe", "pipe"], env: tarEnv(tar) });
   child.stdin.on("error", () => {}); // tar exiting early reports itself through its exit
   for (const list of names) child.stdin.write(list);
   child.stdin.end();

@@ -52,6 +52,15 @@ describe("resolveRunConfig", () => {
     assert.equal((await resolveRunConfig({ ...options, kubectl: "/bin/k2" }, { KNOTLESS_KUBECTL: "/opt/k" })).kubectlPath, "/bin/k2");
   });
 
+  it("packs the upload with tar on PATH by default, the tar KNOTLESS_TAR names, or the runner's packer for none, each with the CLI's environment", async () => {
+    const { options } = workspace();
+    const env = { PATH: "/usr/bin:/bin" };
+    assert.deepEqual((await resolveRunConfig(options, env)).settings.hostTar, { binary: "tar", env });
+    const named = { ...env, KNOTLESS_TAR: "/opt/gnu/bin/tar" };
+    assert.deepEqual((await resolveRunConfig(options, named)).settings.hostTar, { binary: "/opt/gnu/bin/tar", env: named });
+    assert.equal((await resolveRunConfig(options, { ...env, KNOTLESS_TAR: "none" })).settings.hostTar, undefined);
+  });
+
   it("pins --namespace when given, and otherwise leaves a run's namespace to kubectl without reading the kubeconfig", async () => {
     const { dir, options } = workspace();
     const kubeconfig = join(dir, "kubeconfig");

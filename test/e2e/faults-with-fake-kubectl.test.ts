@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { buildHelperScript } from "../../src/pod/helper-script.js";
 import { createFakeCluster, type FakeCluster, type Faults } from "../fixtures/fake-kubectl/harness.js";
-import { runWithKubectl } from "../support/run-library.js";
+import { HOST_TAR, runWithKubectl } from "../support/run-library.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
 
 async function clusterWith(t: { after: (fn: () => Promise<void>) => void }, faults: Faults): Promise<FakeCluster> {
@@ -34,7 +34,7 @@ describe("faults injected by the fake kubectl", { concurrency: 2 }, () => {
   }
 
   // Every upload fault, through the host's GNU tar (the default) and through the runner's own packer.
-  for (const [packer, hostTar] of [["GNU tar", { hostTar: "tar" }], ["the runner's packer", { hostTar: undefined }]] as const) {
+  for (const [packer, hostTar] of [["GNU tar", { hostTar: HOST_TAR }], ["the runner's packer", { hostTar: undefined }]] as const) {
     // The upload archive starts with knotless/helper.sh (header, body padded to 512), then the next header.
     const secondHeaderAt = 512 + Math.ceil(Buffer.byteLength(buildHelperScript()) / 512) * 512;
     for (const [where, afterBytes, reason] of [

@@ -15,6 +15,7 @@ import type { RecordedCall, ScriptedReply } from "../support/scripted-kubectl.js
 import { makeTempDir } from "../transfer/tree-helpers.js";
 import { NODE_NAME, POD_NAME, podList, runningPod } from "./cluster-objects.js";
 import { buildTestContext } from "./test-context.js";
+import { HOST_TAR } from "../support/run-library.js";
 
 const POD = { name: POD_NAME, node: NODE_NAME };
 
@@ -59,7 +60,7 @@ describe("uploadFiles", () => {
     await writeFile(join(checkout, "README"), "readme\n");
     await writeFile(join(checkout, "src", "main.c"), "int main;\n");
     await writeFile(join(shared, "lint.sh"), "true\n");
-    const found = await chooseHostTar("tar");
+    const found = await chooseHostTar(HOST_TAR);
     assert.ok(found, "these tests need GNU tar on the host");
     gnuTar = found;
   });
@@ -120,7 +121,7 @@ describe("uploadFiles", () => {
   async function tarThatEndsWith(name: string, stderr: string, code: number): Promise<HostTar> {
     const binary = join(workspace, name);
     await writeFile(binary, `#!/bin/sh\n${gnuTar.binary} "$@"\nprintf '%s\\n' '${stderr}' >&2\nexit ${code}\n`, { mode: 0o755 });
-    return { binary, version: gnuTar.version };
+    return { ...gnuTar, binary };
   }
 
   it("judges kubectl's exit, not tar's, when tar was stopped by kubectl going away", async () => {

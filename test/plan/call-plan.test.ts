@@ -37,7 +37,7 @@ describe("planKubectlCalls", () => {
   });
 
   it("says on the upload who packs it: the host tar it names when that is GNU tar, else the runner", () => {
-    const upload = (hostTar: string | undefined) => planKubectlCalls({ ...settings, ...(hostTar === undefined ? {} : { hostTar }) })[3]!.stdin;
+    const upload = (binary: string | undefined) => planKubectlCalls({ ...settings, ...(binary === undefined ? {} : { hostTar: { binary, env: {} } }) })[3]!.stdin;
     assert.equal(upload("/usr/bin/gtar"), "tar of the checkout → /work, the runner's files → /knotless, packed by /usr/bin/gtar if it is GNU tar 1.29 or later, else by the runner");
     assert.equal(upload(undefined), "tar of the checkout → /work, the runner's files → /knotless, packed by the runner");
   });

@@ -4,8 +4,12 @@ import type { ExecutorTimings } from "../../src/executor/context.js";
 import { Kubectl } from "../../src/k8s/kubectl.js";
 import { runWorkflow } from "../../src/run/run-workflow.js";
 import type { RunResult } from "../../src/result/run-result.js";
+import type { HostTarSetting } from "../../src/transfer/host-tar.js";
 import { exampleSettings } from "./example-settings.js";
 import { makeWorkspace } from "./run-cli.js";
+
+/** The host's tar with this process's environment, as the CLI resolves it without KNOTLESS_TAR. */
+export const HOST_TAR: HostTarSetting = { binary: "tar", env: process.env };
 
 /** Short timings so fault tests finish in seconds. */
 export const FAST_TIMINGS: Partial<ExecutorTimings> = { imagePullGraceMs: 1500, execReadyBudgetMs: 20_000, killGraceSeconds: 1, podPollMs: [100, 200, 300] };
@@ -44,7 +48,7 @@ export async function runWithKubectl(options: {
     checkoutDir: ws.checkout,
     sharedStepsDir: ws.sharedSteps,
     outDir: ws.out,
-    hostTar: "tar", // as the CLI does; `overrides: { hostTar: undefined }` runs the runner's own packer
+    hostTar: HOST_TAR, // as the CLI does; `overrides: { hostTar: undefined }` runs the runner's own packer
     ...options.overrides,
   };
   const events: RunEvent[] = [];

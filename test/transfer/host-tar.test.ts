@@ -10,14 +10,14 @@ import { collectStream, depthFirstSorted, makeTempDir, readWithTarStream, runWit
 
 describe("parseGnuTarVersion", () => {
   it("accepts GNU tar 1.29 and later", () => {
-    assert.deepEqual(parseGnuTarVersion("tar", "tar (GNU tar) 1.34\nCopyright (C) 2021 Free Software Foundation, Inc.\n"), { binary: "tar", version: "1.34" });
-    assert.deepEqual(parseGnuTarVersion("/usr/bin/gtar", "tar (GNU tar) 1.29\n"), { binary: "/usr/bin/gtar", version: "1.29" });
-    assert.deepEqual(parseGnuTarVersion("tar", "tar (GNU tar) 2.0\n"), { binary: "tar", version: "2.0" });
+    assert.equal(parseGnuTarVersion("tar (GNU tar) 1.34\nCopyright (C) 2021 Free Software Foundation, Inc.\n"), "1.34");
+    assert.equal(parseGnuTarVersion("tar (GNU tar) 1.29\n"), "1.29");
+    assert.equal(parseGnuTarVersion("tar (GNU tar) 2.0\n"), "2.0");
   });
 
   it("refuses GNU tar before 1.29 (no --verbatim-files-from), bsdtar, busybox and nothing", () => {
     for (const text of ["tar (GNU tar) 1.28\n", "bsdtar 3.6.2 - libarchive 3.6.2\n", "tar (busybox) 1.36.1\n", "BusyBox v1.36.1 multi-call binary.\n", ""]) {
-      assert.equal(parseGnuTarVersion("tar", text), undefined, JSON.stringify(text));
+      assert.equal(parseGnuTarVersion(text), undefined, JSON.stringify(text));
     }
   });
 });
@@ -34,8 +34,9 @@ describe("probeHostTar", () => {
   });
 
   it("finds this machine's GNU tar", async () => {
-    const found = await probeHostTar("tar");
+    const found = await probeHostTar({ binary: "tar", env: process.env });
     assert.match(found?.version ?? "", /^\d+\.\d+$/);
+    assert.equal(found?.binary, "tar");
   });
 
   it("answers undefined for a binary that does not exist, one that fails, and a tar that is not GNU tar", async () => {
@@ -43,9 +44,7 @@ describe("probeHostTar", () => {
     const bsd = join(workspace, "bsd-tar");
     await writeFile(failing, "#!/bin/sh\necho 'tar (GNU tar) 1.34'\nexit 1\n", { mode: 0o755 });
     await writeFile(bsd, "#!/bin/sh\necho 'bsdtar 3.6.2 - libarchive 3.6.2'\n", { mode: 0o755 });
-    assert.equal(await probeHostTar(join(workspace, "no-such-tar")), undefined);
-    assert.equal(await probeHostTar(failing), undefined);
-    assert.equal(await probeHostTar(bsd), undefined);
+    for (const binary of [join(workspace, "no-such-tar"), failing, bsd]) assert.equal(await probeHostTar({ binary, env: process.env }), undefined, binary);
   });
 });
 
@@ -94,7 +93,7 @@ describe("spawnHostTar", () => {
     layout = join(workspace, "layout");
     await mkdir(layout);
     await symlink(source, join(layout, "work"));
-    const found = await probeHostTar("tar");
+    const found = await probeHostTar({ binary: "tar", env: process.env });
     assert.ok(found, "these tests need GNU tar on the host");
     tar = found;
   });
@@ -153,6 +152,14 @@ describe("spawnHostTar", () => {
     const [archive, exit] = await Promise.all([collectStream(packed.stdout), packed.exited]);
     assert.equal(exit.exitCode, 0, exit.stderr);
     assert.deepEqual((await readWithTarStream(archive)).map(({ header }) => header.name), listed);
+  });
+
+  it("runs tar with the setting's environment (not the process's), its messages forced into the C locale", async () => {
+    const envTar = join(workspace, "env-tar");
+    await writeFile(envTar, '#!/bin/sh\necho "LC_ALL=$LC_ALL FROM=$FROM_SETTING" >&2\n', { mode: 0o755 });
+    const packed = spawnHostTar({ binary: envTar, version: "1.34", env: { PATH: process.env.PATH, FROM_SETTING: "yes", LC_ALL: "de_DE.UTF-8" } }, workspace, []);
+    const [, exit] = await Promise.all([collectStream(packed.stdout), packed.exited]);
+    assert.equal(exit.stderr, "LC_ALL=C FROM=yes\n");
   });
 
   it("exits 2 naming the file when a listed file vanished after the scan", async () => {
