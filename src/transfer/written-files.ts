@@ -14,6 +14,13 @@ export interface WrittenFileRecord {
 
 const HEX_DIGEST_LENGTH = 64;
 
+/** The paths of a WrittenFileList as byte ranges of one buffer; see WrittenFileList.pathSpans. */
+export interface PathSpans {
+  readonly bytes: Buffer;
+  readonly starts: Uint32Array;
+  readonly ends: Uint32Array;
+}
+
 /** An append-only list of written files, in the order they were added. */
 export class WrittenFileList {
   /** Each record's path (UTF-8) followed by its hex digest (64 ASCII bytes). */
@@ -73,6 +80,20 @@ export class WrittenFileList {
     return aEnd - a - (bEnd - b);
   }
 
+  /**
+   * Where each record's path lies in `bytes`: record i's UTF-8 path is bytes[starts[i], ends[i]). A snapshot for
+   * sorting (see order-by-path.ts), valid until the list is added to; `bytes` is the list's own buffer, not a copy.
+   */
+  pathSpans(): PathSpans {
+    const starts = new Uint32Array(this.count);
+    const ends = new Uint32Array(this.count);
+    for (let index = 0; index < this.count; index += 1) {
+      starts[index] = index === 0 ? 0 : (this.numbers[2 * index - 2] ?? 0);
+      ends[index] = (this.numbers[2 * index] ?? 0) - HEX_DIGEST_LENGTH;
+    }
+    return { bytes: this.text, starts, ends };
+  }
+
   /** Every record as an object, in the order added. */
   toArray(): WrittenFileRecord[] {
     return Array.from({ length: this.count }, (_, index) => this.at(index));
@@ -92,6 +113,6 @@ export class WrittenFileList {
  * is code point order, which is UTF-16 order except that U+E000..U+FFFF (lead bytes 0xEE, 0xEF) sort after
  * the characters above U+FFFF (lead bytes 0xF0..0xF4, surrogate pairs in UTF-16): those two move past 0xF4.
  */
-function utf16RankOfByte(byte: number): number {
+export function utf16RankOfByte(byte: number): number {
   return byte === 0xee || byte === 0xef ? byte + 0x10 : byte;
 }

@@ -31,6 +31,17 @@ describe("orderByPath", () => {
     });
   }
 
+  it("orders deep paths that share long prefixes, some of them added twice", async () => {
+    const paths = Array.from({ length: 20_000 }, (_, index) => {
+      const file = (index * 7919) % 15_000; // 15,000 paths, 5,000 of them twice
+      return `src/module-${file % 7}/package-${file % 13}/${"deep/".repeat(file % 4)}file-${file}.txt`;
+    });
+    const { list, records } = listOf(paths);
+    const expected = sortedLastOfEachPath(records);
+    assert.equal(expected.length, 15_000);
+    assert.deepEqual(await orderedRecords(list), expected);
+  });
+
   it("gives the same order when it yields after every step", async () => {
     const { list, records } = listOf(randomPaths(4, 20_000));
     assert.deepEqual(await orderedRecords(list, 0), sortedLastOfEachPath(records));
