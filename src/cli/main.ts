@@ -100,11 +100,8 @@ async function runCommand(options: RawRunOptions, env: NodeJS.ProcessEnv): Promi
     process.stderr.write(`knotless-runner-k8s: --out: cannot create the directory ${settings.outDir}: ${describeError(error)}\n`);
     return EXIT.badInput;
   }
-  const logs = [
-    createConsoleSink(process.stdout, process.stderr, { kubectlCalls: config.verbose }),
-    createHumanLogSink(join(settings.outDir, "run.log"), { kubectlCalls: true }),
-    createNdjsonLogSink(join(settings.outDir, "log.ndjson")),
-  ];
+  const logFiles = [createHumanLogSink(join(settings.outDir, "run.log"), { kubectlCalls: true }), createNdjsonLogSink(join(settings.outDir, "log.ndjson"))];
+  const logs = [createConsoleSink(process.stdout, process.stderr, { kubectlCalls: config.verbose }), ...logFiles];
   const stepTracker = createStepTracker(); // what a crash writes into result.json
   const sinks = [...logs.map((log) => log.sink), stepTracker.sink];
   const emit = createEventEmitter(sinks);
@@ -124,27 +121,40 @@ async function runCommand(options: RawRunOptions, env: NodeJS.ProcessEnv): Promi
   // A bug that escapes as an uncaught exception must not leave a paid node running until the pod's dead man's
   // switch fires: delete the Job synchronously (the event loop can no longer be trusted), then exit 3.
   let executor: InstanceType<typeof KubernetesExecutor> | undefined;
+  // The log files hear of the crash too, through an emitter of their own: the console already has it on stderr,
+  // and a bug in a sink must not stop the Job's deletion, so every use of it is guarded.
+  const emitToLogFiles = createEventEmitter(logFiles.map((log) => log.sink));
+  const logCrash = (event: Parameters<typeof emitToLogFiles>[0]): void => {
+    try {
+      emitToLogFiles(event);
+    } catch {
+      // stderr has it.
+    }
+  };
   const onCrash = (error: unknown): void => {
-    process.stderr.write(`\nknotless-runner-k8s: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);
+    process.stderr.write(`\nknotless-runner-k8s: internal error: ${detail}\n`);
+    logCrash({ kind: "notice", level: "error", message: `internal error: ${detail}` });
     const teardown = executor ? executor.teardownNowSync(CRASH_DELETE_TIMEOUT_MS) : "no Job was created";
     process.stderr.write(`knotless-runner-k8s: ${teardown}\n`);
+    logCrash({ kind: "notice", level: "error", message: teardown });
     try {
       const now = new Date();
-      writeResultFileSync(
-        join(settings.outDir, "result.json"),
-        buildRunResult({
-          runId: settings.runId,
-          status: "failed",
-          error: { message: `internal error: ${describeError(error)}; ${teardown}`, reason: "internal" },
-          startedAt: stepTracker.startedAt() ?? now,
-          finishedAt: now,
-          job: { namespace: executor?.namespace ?? "", name: settings.jobName, pod: executor?.pod?.name ?? null, node: executor?.pod?.node || null, image: settings.image },
-          steps: stepTracker.stepsClosedAt(now),
-        }),
-      );
+      const result = buildRunResult({
+        runId: settings.runId,
+        status: "failed",
+        error: { message: `internal error: ${describeError(error)}; ${teardown}`, reason: "internal" },
+        startedAt: stepTracker.startedAt() ?? now,
+        finishedAt: now,
+        job: { namespace: executor?.namespace ?? "", name: settings.jobName, pod: executor?.pod?.name ?? null, node: executor?.pod?.node || null, image: settings.image },
+        steps: stepTracker.stepsClosedAt(now),
+      });
+      logCrash({ kind: "run-end", status: result.status, exitCode: result.exitCode, ...(result.error ? { error: result.error } : {}), durationMs: result.durationMs });
+      writeResultFileSync(join(settings.outDir, "result.json"), result);
     } catch (writeError) {
       process.stderr.write(`knotless-runner-k8s: could not write result.json: ${describeError(writeError)}\n`);
     }
+    for (const log of logFiles) log.closeSync();
     process.exit(EXIT.infrastructure);
   };
   process.on("SIGINT", onSignal);

@@ -42,7 +42,7 @@ export function formatEvent(event: RunEvent): string | undefined {
       return `${mark} step ${event.index + 1}: ${event.name} ${event.status} (${code}${formatDuration(event.durationMs)}${event.timedOut ? ", timed out" : ""})`;
     }
     case "notice":
-      return `${event.level === "warning" ? "warning: " : ""}${event.message}`;
+      return `${event.level === "info" ? "" : `${event.level}: `}${event.message}`;
     case "run-end":
       return `run ${event.status} in ${formatDuration(event.durationMs)}${event.error ? `: ${event.error}` : ""}`;
   }

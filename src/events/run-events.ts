@@ -28,7 +28,7 @@ export type RunEvent =
       readonly durationMs: number;
       readonly timedOut: boolean;
     })
-  | (Base & { readonly kind: "notice"; readonly level: "info" | "warning"; readonly message: string })
+  | (Base & { readonly kind: "notice"; readonly level: "info" | "warning" | "error"; readonly message: string })
   | (Base & { readonly kind: "run-end"; readonly status: RunStatus; readonly exitCode: number; readonly error?: string; readonly durationMs: number });
 
 export type RunEventKind = RunEvent["kind"];

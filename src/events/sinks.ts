@@ -1,7 +1,9 @@
 // The three consumers of the event stream: the console, run.log (human, timestamped) and log.ndjson.
-import { createWriteStream } from "node:fs";
 import type { RunEvent, RunEventSink } from "./run-events.js";
 import { formatEvent } from "./format-event.js";
+import { LogFile } from "./log-file.js";
+
+export { LogWriteError } from "./log-file.js";
 
 export interface ClosableSink {
   readonly sink: RunEventSink;
@@ -11,41 +13,8 @@ export interface ClosableSink {
    * throwing into the run, so a full disk cannot stop a run before its Job is deleted.
    */
   close(): Promise<void>;
-}
-
-/** A log file's first failure, with the file it happened to. */
-export class LogWriteError extends Error {
-  override readonly name = "LogWriteError";
-  /** The system error code (ENOENT, EISDIR, ENOSPC, ...). */
-  readonly code: string | undefined;
-
-  constructor(
-    readonly path: string,
-    cause: NodeJS.ErrnoException,
-  ) {
-    super(`cannot write ${path}: ${cause.message}`, { cause });
-    this.code = cause.code;
-  }
-}
-
-/** A file written line by line that never throws: after its first error it drops writes, and close reports it. */
-function openLogFile(path: string): { write(text: string): void; close(): Promise<void> } {
-  const file = createWriteStream(path, { flags: "w" });
-  let failure: NodeJS.ErrnoException | undefined;
-  // Listened to from the start: an unhandled 'error' (no such dir, EISDIR, ENOSPC mid-run) would end the process.
-  file.on("error", (error: NodeJS.ErrnoException) => (failure ??= error));
-  // Not events.once: it rejects on an "error" first, and nobody may be awaiting yet.
-  const closed = new Promise<void>((resolve) => file.once("close", () => resolve()));
-  return {
-    write(text) {
-      if (failure === undefined && !file.destroyed) file.write(text);
-    },
-    async close() {
-      if (!file.destroyed) file.end();
-      await closed;
-      if (failure) throw new LogWriteError(path, failure);
-    },
-  };
+  /** For a process about to exit from a crash: writes everything so far, unfinished lines included, and closes. Never throws. */
+  closeSync(): void;
 }
 
 /** Splits streamed output into whole lines per step and stream, keeping the unfinished tail. */
@@ -75,7 +44,7 @@ class LineBuffer {
 
 /** run.log: every line timestamped; step output as `[step N stdout] line`. */
 export function createHumanLogSink(path: string, options: { kubectlCalls: boolean }): ClosableSink {
-  const file = openLogFile(path);
+  const file = new LogFile(path);
   const lines = new LineBuffer();
   let lastTime = "";
   const write = (time: string, text: string): void => {
@@ -105,12 +74,17 @@ export function createHumanLogSink(path: string, options: { kubectlCalls: boolea
       writeTails(lastTime, ""); // output of a step that never ended (an embedder stopped early)
       return file.close();
     },
+    closeSync: () => {
+      writeTails(lastTime, "");
+      file.flushSync();
+      file.closeSync();
+    },
   };
 }
 
 /** log.ndjson: control lines (step start/end; runner phases as step -1) and data lines (output, runner messages). */
 export function createNdjsonLogSink(path: string): ClosableSink {
-  const file = openLogFile(path);
+  const file = new LogFile(path);
   const write = (line: object): void => file.write(`${JSON.stringify(line)}\n`);
   return {
     sink(event: RunEvent) {
@@ -133,6 +107,10 @@ export function createNdjsonLogSink(path: string): ClosableSink {
       }
     },
     close: () => file.close(),
+    closeSync: () => {
+      file.flushSync();
+      file.closeSync();
+    },
   };
 }
 
@@ -156,5 +134,6 @@ export function createConsoleSink(out: NodeJS.WritableStream, err: NodeJS.Writab
       err.write(`${text}\n`);
     },
     close: async () => {},
+    closeSync: () => {},
   };
 }

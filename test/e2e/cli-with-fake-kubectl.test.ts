@@ -156,6 +156,15 @@ describe("the CLI with the fake kubectl", { concurrency: 2 }, () => {
     assert.match(result.error ?? "", /^internal error: injected crash after the first step started; deleted Job knotless-run-/);
     assert.deepEqual(result.steps.map((step) => [step.name, step.status, step.exitCode]), [["slow", "failed", null]]);
     assert.ok(result.job.pod, "the result names the pod");
+    // The logs were finished before the process exited: the crash, the deleted Job and the run's end are in both.
+    const runLog = readFileSync(join(ws.out, "run.log"), "utf8");
+    assert.match(runLog, /▶ step 1: slow\n/);
+    assert.match(runLog, /error: internal error: Error: injected crash after the first step started\n/);
+    assert.match(runLog, /error: deleted Job knotless-run-/);
+    assert.match(runLog, /run failed in [^\n]*: internal error: injected crash after the first step started; deleted Job knotless-run-[^\n]*\n$/);
+    const ndjson = readFileSync(join(ws.out, "log.ndjson"), "utf8").trimEnd().split("\n").map((line) => JSON.parse(line) as { content?: string; event?: string });
+    assert.equal(ndjson.at(-1)?.event, "run-end");
+    assert.ok(ndjson.some((line) => line.event === "notice" && line.content?.startsWith("error: internal error: Error: injected crash")), "log.ndjson has the crash");
     await assertNoJobLeft(cluster);
   });
 

@@ -89,9 +89,10 @@ describe("formatEvent", () => {
     assert.equal(formatEvent({ time, kind: "step-end", index: 0, name: "slow", status: "cancelled", exitCode: null, durationMs: 900, timedOut: false }), "✘ step 1: slow cancelled (900ms)");
   });
 
-  it("prefixes warnings but not information notices", () => {
+  it("prefixes warnings and errors but not information notices", () => {
     assert.equal(formatEvent(SAMPLE_EVENTS.notice), "warning: refused output ../x: outside the workspace");
     assert.equal(formatEvent({ time, kind: "notice", level: "info", message: "download read through a pipe" }), "download read through a pipe");
+    assert.equal(formatEvent({ time, kind: "notice", level: "error", message: "internal error: boom" }), "error: internal error: boom");
   });
 
   it("ends the run with its status, duration and error when there is one", () => {

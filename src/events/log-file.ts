@@ -1,0 +1,166 @@
+// A log file written in the background that a crashing process can still finish synchronously.
+//
+// Why not fs.WriteStream: a runner that crashes (an uncaught exception) exits from inside its handler, and a
+// stream's buffered lines die with it, the very lines that say what happened last. Here every chunk's place in
+// the file is known (positional writes), so flushSync can write the chunk in flight again and the queued text
+// after it, in order, whatever the thread pool has done meanwhile: writing the same bytes at the same place twice
+// changes nothing.
+import { close as closeFd, closeSync, constants as fsConstants, fstatSync, openSync, write, writeSync } from "node:fs";
+
+/** A log file's first failure, with the file it happened to. */
+export class LogWriteError extends Error {
+  override readonly name = "LogWriteError";
+  /** The system error code (ENOENT, EISDIR, ENOSPC, ...). */
+  readonly code: string | undefined;
+
+  constructor(
+    readonly path: string,
+    cause: NodeJS.ErrnoException,
+  ) {
+    super(`cannot write ${path}: ${cause.message}`, { cause });
+    this.code = cause.code;
+  }
+}
+
+/** A chunk handed to the file system: its bytes and where they go (undefined: at the file's offset, see #positional). */
+interface Chunk {
+  readonly bytes: Buffer;
+  readonly position: number | undefined;
+}
+
+/**
+ * A file written line by line, in order, that never throws: the file is created (truncated) at once, text is
+ * queued and written in the background (one write at a time, batching what arrived meanwhile), and after the
+ * first error every write is dropped and close rejects with a LogWriteError.
+ */
+export class LogFile {
+  #fd: number | undefined;
+  #failure: NodeJS.ErrnoException | undefined;
+  /** Whether chunks are written at known positions: false for a file that cannot seek (a FIFO), where a write goes to its end. */
+  #positional = true;
+  /** Bytes handed to the file system so far: where the next chunk goes. */
+  #position = 0;
+  #queued: string[] = [];
+  #inFlight: Chunk | undefined;
+  #closing = false;
+  #drained: (() => void) | undefined;
+
+  constructor(readonly path: string) {
+    try {
+      this.#fd = openForWriting(path);
+    } catch (error) {
+      this.#failure = error as NodeJS.ErrnoException;
+    }
+  }
+
+  write(text: string): void {
+    if (this.#failure !== undefined || this.#fd === undefined || this.#closing) return;
+    this.#queued.push(text);
+    if (this.#inFlight === undefined) this.#writeNext();
+  }
+
+  /**
+   * Writes everything written so far before returning, for a process about to exit from a crash: the chunk in
+   * flight again (at its own position) and the queued text after it. Never throws; a failure is kept for close.
+   */
+  flushSync(): void {
+    const fd = this.#fd;
+    if (fd === undefined || this.#failure !== undefined) return;
+    const rest = this.#takeQueued();
+    try {
+      // Without positions the chunk in flight cannot be written again safely: it may be written twice or lost.
+      if (this.#inFlight !== undefined && this.#positional) writeAllSync(fd, this.#inFlight);
+      if (rest !== undefined) writeAllSync(fd, rest);
+    } catch (error) {
+      this.#failure ??= error as NodeJS.ErrnoException;
+    }
+  }
+
+  /** Writes what is queued, closes the file and resolves; rejects with a LogWriteError after a failure. */
+  async close(): Promise<void> {
+    this.#closing = true;
+    if (this.#inFlight !== undefined) await new Promise<void>((resolve) => (this.#drained = resolve));
+    const fd = this.#fd;
+    this.#fd = undefined;
+    if (fd !== undefined) await new Promise<void>((resolve) => closeFd(fd, (error) => ((this.#failure ??= error ?? undefined), resolve())));
+    if (this.#failure !== undefined) throw new LogWriteError(this.path, this.#failure);
+  }
+
+  /** Closes the file synchronously (after flushSync, on the crash path); never throws. */
+  closeSync(): void {
+    const fd = this.#fd;
+    this.#fd = undefined;
+    this.#closing = true;
+    try {
+      if (fd !== undefined) closeSync(fd);
+    } catch {
+      // The process is exiting; the kernel releases the descriptor anyway.
+    }
+  }
+
+  /** The queued text as the next chunk (its position taken), or undefined when nothing is queued. */
+  #takeQueued(): Chunk | undefined {
+    if (this.#queued.length === 0) return undefined;
+    const bytes = Buffer.from(this.#queued.join(""));
+    this.#queued = [];
+    const chunk = { bytes, position: this.#positional ? this.#position : undefined };
+    this.#position += bytes.length;
+    return chunk;
+  }
+
+  #writeNext(): void {
+    const fd = this.#fd;
+    const chunk = fd === undefined || this.#failure !== undefined ? undefined : this.#takeQueued();
+    this.#inFlight = chunk;
+    if (fd === undefined || chunk === undefined) {
+      this.#drained?.();
+      return;
+    }
+    this.#writeFrom(fd, chunk, 0);
+  }
+
+  #writeFrom(fd: number, chunk: Chunk, done: number): void {
+    const position = chunk.position === undefined ? null : chunk.position + done;
+    write(fd, chunk.bytes, done, chunk.bytes.length - done, position, (error, written) => {
+      if (error?.code === "ESPIPE" && this.#positional) {
+        // A FIFO or a terminal: write at its end from now on (flushSync then cannot redo a chunk in flight).
+        this.#positional = false;
+        this.#writeFrom(fd, { bytes: chunk.bytes, position: undefined }, done);
+        return;
+      }
+      if (error) {
+        this.#failure ??= error;
+        this.#queued = [];
+        this.#writeNext();
+        return;
+      }
+      if (done + written < chunk.bytes.length) this.#writeFrom(fd, chunk, done + written);
+      else this.#writeNext();
+    });
+  }
+}
+
+const OPEN_FLAGS = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_TRUNC;
+
+/**
+ * Opens (creating or truncating) `path`, on this thread. Opened non-blocking first: a FIFO nobody reads would
+ * otherwise hold the whole process in open(2) (it fails with ENXIO instead). Anything but a regular file is then
+ * opened again without O_NONBLOCK (it has a reader by then), so that its writes wait rather than fail.
+ */
+function openForWriting(path: string): number {
+  const fd = openSync(path, OPEN_FLAGS | fsConstants.O_NONBLOCK, 0o666);
+  let regular = false;
+  try {
+    regular = fstatSync(fd).isFile();
+    if (regular) return fd;
+    return openSync(path, OPEN_FLAGS, 0o666);
+  } finally {
+    if (!regular) closeSync(fd);
+  }
+}
+
+function writeAllSync(fd: number, chunk: Chunk): void {
+  for (let done = 0; done < chunk.bytes.length; ) {
+    done += writeSync(fd, chunk.bytes, done, chunk.bytes.length - done, chunk.position === undefined ? null : chunk.position + done);
+  }
+}
