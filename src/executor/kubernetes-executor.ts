@@ -14,6 +14,7 @@ import { createJob, isOurJob, type JobOwnership } from "./create-job.js";
 import type { Executor, RunPod, StepOutcome, TeardownReport, UploadSummary } from "./executor.js";
 import { deleteJob } from "./teardown.js";
 import { summarizeStderr } from "../k8s/kubectl-errors.js";
+import { runTimedPhase } from "../events/timed-phase.js";
 
 /**
  * The tar modules are most of the runner's module loading; setup starts loading them and the create call's wait
@@ -207,16 +208,7 @@ export class KubernetesExecutor implements Executor {
     return this.#pod;
   }
 
-  async #phase<T>(phase: "create" | "pod" | "upload" | "download", work: () => Promise<T>, describe: (value: T) => string): Promise<T> {
-    const started = Date.now();
-    this.#ctx.emit({ kind: "phase-start", phase });
-    try {
-      const value = await work();
-      this.#ctx.emit({ kind: "phase-end", phase, ok: true, durationMs: Date.now() - started, detail: describe(value) });
-      return value;
-    } catch (error) {
-      this.#ctx.emit({ kind: "phase-end", phase, ok: false, durationMs: Date.now() - started, detail: error instanceof Error ? error.message : String(error) });
-      throw error;
-    }
+  #phase<T>(phase: "create" | "pod" | "upload" | "download", work: () => Promise<T>, describe: (value: T) => string): Promise<T> {
+    return runTimedPhase(this.#ctx.emit, phase, work, describe);
   }
 }

@@ -1,6 +1,7 @@
 // Runs one workflow run end to end on an executor: steps in order, first failure ends it, teardown always.
 import { CancelledError, InfraError, InputError, describeError } from "../errors.js";
 import { createEventEmitter, type RunEventSink, type RunStatus } from "../events/run-events.js";
+import { runTimedPhase } from "../events/timed-phase.js";
 import type { Kubectl } from "../k8s/kubectl.js";
 import { DEFAULT_TIMINGS, type ExecutorContext, type ExecutorSettings, type ExecutorTimings } from "../executor/context.js";
 import type { Executor, StepOutcome } from "../executor/executor.js";
@@ -39,7 +40,7 @@ export async function runWorkflow(options: RunWorkflowOptions): Promise<RunResul
   let error: { message: string; reason: string } | undefined;
   let report: ExtractReport | undefined;
   try {
-    const trees = scanInput(settings, emit);
+    const trees = await scanInput(settings, emit);
     await executor.setup();
     await executor.copyIn(trees);
     status = await runSteps(executor, settings, steps, startedAt.getTime(), emit, signal);
@@ -74,19 +75,10 @@ type Emit = ReturnType<typeof createEventEmitter>;
 
 /**
  * The "scan" phase: lists the checkout and the shared steps and checks that every file can be read, before the
- * Job exists, so a bad tree fails the run as bad input without a single kubectl call.
+ * Job exists, so a bad tree fails the run as bad input without a single kubectl call (a ScanError is an InputError).
  */
-function scanInput(settings: RunWorkflowOptions["settings"], emit: Emit): UploadTrees {
-  const started = Date.now();
-  emit({ kind: "phase-start", phase: "scan" });
-  try {
-    const trees = scanUploadTrees(settings.checkoutDir, settings.sharedStepsDir);
-    emit({ kind: "phase-end", phase: "scan", ok: true, durationMs: Date.now() - started, detail: describeTrees(trees) });
-    return trees;
-  } catch (error) {
-    emit({ kind: "phase-end", phase: "scan", ok: false, durationMs: Date.now() - started, detail: describeError(error) });
-    throw error; // a ScanError is an InputError: the run fails as bad input, no Job created
-  }
+function scanInput(settings: RunWorkflowOptions["settings"], emit: Emit): Promise<UploadTrees> {
+  return runTimedPhase(emit, "scan", () => scanUploadTrees(settings.checkoutDir, settings.sharedStepsDir), describeTrees);
 }
 
 function describeTrees(trees: UploadTrees): string {
