@@ -135,9 +135,9 @@ async function runCommand(options: RawRunOptions, env: NodeJS.ProcessEnv): Promi
     const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);
     process.stderr.write(`\nknotless-runner-k8s: internal error: ${detail}\n`);
     logCrash({ kind: "notice", level: "error", message: `internal error: ${detail}` });
-    const teardown = executor ? executor.teardownNowSync(CRASH_DELETE_TIMEOUT_MS) : "no Job was created";
+    const { detail: teardown, mayBeLeft } = executor ? executor.teardownNowSync(CRASH_DELETE_TIMEOUT_MS) : { detail: "no Job was created", mayBeLeft: false };
     process.stderr.write(`knotless-runner-k8s: ${teardown}\n`);
-    logCrash({ kind: "notice", level: "error", message: teardown });
+    logCrash({ kind: "notice", level: mayBeLeft ? "error" : "info", message: teardown });
     try {
       const now = new Date();
       const result = buildRunResult({

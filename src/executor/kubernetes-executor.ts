@@ -16,6 +16,12 @@ import { deleteJob } from "./teardown.js";
 import { summarizeStderr } from "../k8s/kubectl-errors.js";
 import { runTimedPhase } from "../events/timed-phase.js";
 
+/** What teardownNowSync did: a sentence for stderr, the logs and result.json, and whether a Job of this run may still be there unwanted. */
+export interface CrashTeardown {
+  readonly detail: string;
+  readonly mayBeLeft: boolean;
+}
+
 /**
  * The tar modules are most of the runner's module loading; setup starts loading them and the create call's wait
  * hides the cost. They are needed only once the pod runs.
@@ -163,7 +169,7 @@ export class KubernetesExecutor implements Executor {
    * and deleted only if it carries this run's create token. Also removes the runner files staged on the host.
    * Never throws.
    */
-  teardownNowSync(timeoutMs: number): string {
+  teardownNowSync(timeoutMs: number): CrashTeardown {
     const { settings, kubectl } = this.#ctx;
     try {
       if (this.#stagedDir !== undefined) rmSync(this.#stagedDir, { recursive: true, force: true });
@@ -171,18 +177,18 @@ export class KubernetesExecutor implements Executor {
       // Best effort: the Job matters more than a temp dir.
     }
     const command = ["kubectl", ...buildDeleteJobArgs(settings.target, settings.jobName)].join(" ");
-    if (this.#deleted) return `Job ${settings.jobName} was already deleted`;
-    if (this.#ownership === "none") return "no Job of this run was created";
-    if (settings.keep) return `kept Job ${settings.jobName} (--keep); delete it with: ${command}`;
+    if (this.#deleted) return { detail: `Job ${settings.jobName} was already deleted`, mayBeLeft: false };
+    if (this.#ownership === "none") return { detail: "no Job of this run was created", mayBeLeft: false };
+    if (settings.keep) return { detail: `kept Job ${settings.jobName} (--keep); delete it with: ${command}`, mayBeLeft: false };
     if (this.#ownership === "unknown" && !this.#isOurJobSync(timeoutMs)) {
-      return `the Job's create was not confirmed and no Job of this run was found; if Job ${settings.jobName} exists, delete it with: ${command}`;
+      return { detail: `the Job's create was not confirmed and no Job of this run was found; if Job ${settings.jobName} exists, delete it with: ${command}`, mayBeLeft: true };
     }
     const exit = kubectl.runSync(buildDeleteJobArgs(settings.target, settings.jobName), timeoutMs);
     if (exit.exitCode === 0) {
       this.#deleted = true;
-      return `deleted Job ${settings.jobName}`;
+      return { detail: `deleted Job ${settings.jobName}`, mayBeLeft: false };
     }
-    return `could not delete Job ${settings.jobName}: ${summarizeStderr(exit.stderr)}; delete it with: ${command}`;
+    return { detail: `could not delete Job ${settings.jobName}: ${summarizeStderr(exit.stderr)}; delete it with: ${command}`, mayBeLeft: true };
   }
 
   /** Reads the Job back synchronously and compares its create token with ours (like isOurJob, for the crash path). */

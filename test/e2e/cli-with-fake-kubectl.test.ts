@@ -160,12 +160,28 @@ describe("the CLI with the fake kubectl", { concurrency: 2 }, () => {
     const runLog = readFileSync(join(ws.out, "run.log"), "utf8");
     assert.match(runLog, /▶ step 1: slow\n/);
     assert.match(runLog, /error: internal error: Error: injected crash after the first step started\n/);
-    assert.match(runLog, /error: deleted Job knotless-run-/);
+    assert.match(runLog, /Z deleted Job knotless-run-/, "a deletion that worked is not an error");
     assert.match(runLog, /run failed in [^\n]*: internal error: injected crash after the first step started; deleted Job knotless-run-[^\n]*\n$/);
     const ndjson = readFileSync(join(ws.out, "log.ndjson"), "utf8").trimEnd().split("\n").map((line) => JSON.parse(line) as { content?: string; event?: string });
     assert.equal(ndjson.at(-1)?.event, "run-end");
     assert.ok(ndjson.some((line) => line.event === "notice" && line.content?.startsWith("error: internal error: Error: injected crash")), "log.ndjson has the crash");
     await assertNoJobLeft(cluster);
+  });
+
+  it("logs a crash whose Job could not be deleted as an error that names the delete command", async (t) => {
+    const cluster = await withCluster(t);
+    const ws = makeWorkspace("slow\tsleep 60\n");
+    const refusesDelete = join(mkdtempSync(join(tmpdir(), "kubectl-no-delete-")), "kubectl");
+    t.after(() => rmSync(join(refusesDelete, ".."), { recursive: true, force: true }));
+    writeFileSync(refusesDelete, `#!/bin/sh\nfor a in "$@"; do [ "$a" = delete ] && { echo 'Error from server (Forbidden): cannot delete jobs' >&2; exit 1; }; done\nexec ${cluster.kubectlPath} "$@"\n`);
+    chmodSync(refusesDelete, 0o755);
+    const preload = pathToFileURL(join(REPO_ROOT, "dist", "test", "fixtures", "crash-after-first-step.js")).href;
+    const args = runArgs(cluster, ws).map((arg) => (arg === cluster.kubectlPath ? refusesDelete : arg));
+    const run = await runCli(args, { env: { ...cluster.env, NODE_OPTIONS: `--import ${preload}` } });
+    assert.equal(run.code, 3, run.stderr);
+    const runLog = readFileSync(join(ws.out, "run.log"), "utf8");
+    assert.match(runLog, /error: could not delete Job knotless-run-[^\n]*Forbidden[^\n]*; delete it with: kubectl .*delete job knotless-run-/);
+    assert.equal((await cluster.jobs()).length, 1, "the Job is still there (its delete was refused)");
   });
 
   it("fails with the step's exit code, skips later steps and exits 1 when a step exits 3", async (t) => {

@@ -99,7 +99,7 @@ describe("KubernetesExecutor.teardownNowSync", () => {
     const { executor } = buildExecutor(binary);
     t.after(() => executor.teardown()); // removes the staged files even when an assertion fails
     await executor.setup();
-    assert.equal(executor.teardownNowSync(5_000), "deleted Job knotless-run-42");
+    assert.deepEqual(executor.teardownNowSync(5_000), { detail: "deleted Job knotless-run-42", mayBeLeft: false });
     const args = readFileSync(`${binary}.args`, "utf8").trim().split("\n");
     assert.deepEqual(args.slice(args.indexOf("delete")), ["delete", "job", "knotless-run-42", "--cascade=background", "--ignore-not-found", "--wait=false", "--request-timeout", "30s"]);
     assert.ok(args.includes("--namespace") && args[args.indexOf("--namespace") + 1] === "ci", args.join(" "));
@@ -109,13 +109,15 @@ describe("KubernetesExecutor.teardownNowSync", () => {
     const { executor } = buildExecutor(writeRecordingKubectl(1));
     t.after(() => executor.teardown()); // removes the staged files even when an assertion fails
     await executor.setup();
-    assert.match(executor.teardownNowSync(5_000), /^could not delete Job knotless-run-42: refused by the test; delete it with: kubectl .*delete job knotless-run-42 --cascade=background/);
+    const report = executor.teardownNowSync(5_000);
+    assert.match(report.detail, /^could not delete Job knotless-run-42: refused by the test; delete it with: kubectl .*delete job knotless-run-42 --cascade=background/);
+    assert.equal(report.mayBeLeft, true);
   });
 
   it("spawns nothing when no Job was created", () => {
     const binary = writeRecordingKubectl(0);
     const { executor } = buildExecutor(binary);
-    assert.equal(executor.teardownNowSync(5_000), "no Job of this run was created");
+    assert.deepEqual(executor.teardownNowSync(5_000), { detail: "no Job of this run was created", mayBeLeft: false });
     assert.equal(existsSync(`${binary}.args`), false);
   });
 
@@ -126,7 +128,7 @@ describe("KubernetesExecutor.teardownNowSync", () => {
     await executor.setup();
     assert.equal((await executor.teardown()).deleted, true);
     assert.equal(kubectl.callsTo("delete job").length, 1);
-    assert.equal(executor.teardownNowSync(5_000), "Job knotless-run-42 was already deleted");
+    assert.deepEqual(executor.teardownNowSync(5_000), { detail: "Job knotless-run-42 was already deleted", mayBeLeft: false });
     assert.equal(existsSync(`${binary}.args`), false);
   });
 
@@ -135,7 +137,7 @@ describe("KubernetesExecutor.teardownNowSync", () => {
     const { executor, token, finish } = await startUnconfirmedCreate(binary);
     t.after(finish); // even when an assertion fails: it ends setup and removes the staged files
     writeFileSync(`${binary}.job`, jobJson(token));
-    assert.equal(executor.teardownNowSync(5_000), "deleted Job knotless-run-42");
+    assert.deepEqual(executor.teardownNowSync(5_000), { detail: "deleted Job knotless-run-42", mayBeLeft: false });
     assert.match(readFileSync(`${binary}.args`, "utf8"), /^delete\njob\nknotless-run-42\n--cascade=background\n/m);
   });
 
@@ -144,7 +146,9 @@ describe("KubernetesExecutor.teardownNowSync", () => {
     const { executor, finish } = await startUnconfirmedCreate(binary);
     t.after(finish);
     writeFileSync(`${binary}.job`, jobJson("another-runs-token"));
-    assert.match(executor.teardownNowSync(5_000), /^the Job's create was not confirmed and no Job of this run was found; if Job knotless-run-42 exists, delete it with: kubectl /);
+    const report = executor.teardownNowSync(5_000);
+    assert.match(report.detail, /^the Job's create was not confirmed and no Job of this run was found; if Job knotless-run-42 exists, delete it with: kubectl /);
+    assert.equal(report.mayBeLeft, true);
     assert.equal(existsSync(`${binary}.args`), false);
   });
 
@@ -153,7 +157,9 @@ describe("KubernetesExecutor.teardownNowSync", () => {
     const { executor } = buildExecutor(binary, { keep: true });
     t.after(() => executor.teardown()); // removes the staged files even when an assertion fails
     await executor.setup();
-    assert.match(executor.teardownNowSync(5_000), /^kept Job knotless-run-42 \(--keep\); delete it with: kubectl /);
+    const report = executor.teardownNowSync(5_000);
+    assert.match(report.detail, /^kept Job knotless-run-42 \(--keep\); delete it with: kubectl /);
+    assert.equal(report.mayBeLeft, false);
     assert.equal(existsSync(`${binary}.args`), false);
   });
 });
