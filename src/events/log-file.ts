@@ -44,6 +44,7 @@ export class LogFile {
   #inFlight: Chunk | undefined;
   #closing = false;
   #drained: (() => void) | undefined;
+  #closed: Promise<void> | undefined;
 
   constructor(readonly path: string) {
     try {
@@ -76,8 +77,12 @@ export class LogFile {
     }
   }
 
-  /** Writes what is queued, closes the file and resolves; rejects with a LogWriteError after a failure. */
-  async close(): Promise<void> {
+  /** Writes what is queued, closes the file and resolves; rejects with a LogWriteError after a failure. Idempotent. */
+  close(): Promise<void> {
+    return (this.#closed ??= this.#close());
+  }
+
+  async #close(): Promise<void> {
     this.#closing = true;
     if (this.#inFlight !== undefined) await new Promise<void>((resolve) => (this.#drained = resolve));
     const fd = this.#fd;

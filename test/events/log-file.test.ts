@@ -28,6 +28,16 @@ describe("LogFile", () => {
     assert.equal(readFileSync(path, "utf8"), lines.join(""));
   });
 
+  it("resolves every close once the lines are on disk, however often it is called", { timeout: 10_000 }, async () => {
+    const path = makePath("twice.log");
+    const log = new LogFile(path);
+    const lines = numberedLines(500);
+    for (const line of lines) log.write(line);
+    await Promise.all([log.close(), log.close()]);
+    await log.close();
+    assert.equal(readFileSync(path, "utf8"), lines.join(""));
+  });
+
   it("replaces what the file held before", async () => {
     const path = makePath("old.log");
     writeFileSync(path, "an older run's log, longer than the new one\n");
