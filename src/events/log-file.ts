@@ -91,15 +91,20 @@ export class LogFile {
     if (this.#failure !== undefined) throw new LogWriteError(this.path, this.#failure);
   }
 
-  /** Closes the file synchronously (after flushSync, on the crash path); never throws. */
+  /**
+   * Stops writing and closes the file synchronously (after flushSync, on the crash path); never throws. With a
+   * background write still pending the descriptor is left open for the exiting process to release: closed now,
+   * its number could be reused by the next open before that write runs.
+   */
   closeSync(): void {
     const fd = this.#fd;
     this.#fd = undefined;
     this.#closing = true;
+    if (fd === undefined || this.#inFlight !== undefined) return;
     try {
-      if (fd !== undefined) closeSync(fd);
+      closeSync(fd);
     } catch {
-      // The process is exiting; the kernel releases the descriptor anyway.
+      // The kernel releases the descriptor when the process exits anyway.
     }
   }
 
