@@ -6,7 +6,7 @@ import { ensureCheckout, type GeneratedCheckout } from "./checkout-tree.js";
 import type { TransferSize } from "./options.js";
 import { buildPlainTransferScripts } from "./plain-scripts.js";
 import { buildRunnerArgs, readDryRunManifest, readPhaseSpans, runRunnerTimed, type PhaseSpan, type RunnerInvocation } from "./runner-cli.js";
-import { summarizeValues, type Summary } from "./stats.js";
+import { computeMedian, summarizeValues, type Summary } from "./stats.js";
 import { measureTransferParts, type TransferParts } from "./transfer-parts.js";
 import { assertSucceeded, runTimed } from "./timed-process.js";
 
@@ -41,6 +41,11 @@ export interface TransferResult {
   /** plain time / runner time of the medians (= runner throughput / plain throughput). */
   readonly uploadRatio: number;
   readonly downloadRatio: number;
+  /** The same for the runner's upload phase without its scan: for reference, the verdict counts the scan. */
+  readonly uploadPhaseRatio: number;
+  /** Each repetition's plain time / runner time, summarized: less swayed by load that drifts between repetitions. */
+  readonly pairedUploadRatio: Summary;
+  readonly pairedDownloadRatio: Summary;
   /** The host-side parts alone, measured once after the repetitions. */
   readonly parts: TransferParts;
   readonly runnerCommand: string;
@@ -206,6 +211,9 @@ export async function runTransferBench(cluster: FakeCluster, workDir: string, ca
     peakRssMiB: summarizeValues(reps.map((r) => r.runnerPeakRssKiB / 1024)),
     uploadRatio: plainUpload.median / runnerUpload.median,
     downloadRatio: plainDownload.median / runnerDownload.median,
+    uploadPhaseRatio: plainUpload.median / computeMedian(reps.map((r) => r.runnerUploadMs - r.runnerScanMs)),
+    pairedUploadRatio: summarizeValues(reps.map((r) => r.plainUploadMs / r.runnerUploadMs)),
+    pairedDownloadRatio: summarizeValues(reps.map((r) => r.plainDownloadMs / r.runnerDownloadMs)),
     parts,
     runnerCommand: `node ${buildRunnerArgs(invocationFor(ctx, `xfer-${tag}-runner-N`)).join(" ")}`,
     plainCommands: { upload: lastLine(scripts.upload), download: lastLine(scripts.download) },
