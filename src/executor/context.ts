@@ -54,6 +54,12 @@ export interface ExecutorTimings {
   readonly execLingerMs: number;
   /** Poll intervals while waiting for the pod. */
   readonly podPollMs: readonly number[];
+  /** While waiting for the pod: its (or, before it exists, the Job's) events are first read this long after the wait began... */
+  readonly podEventsAfterMs: number;
+  /** ...and then at most this often (each read is one more API call). */
+  readonly podEventsEveryMs: number;
+  /** Pending progress that has not changed is reported again this often, so a long wait still shows signs of life. */
+  readonly podProgressRepeatMs: number;
   /**
    * Steps end at the run's deadline on their own (their processes killed); a backstop this much later (plus the
    * kill grace) stops whatever else overran the run's timeout, such as the upload or download of a huge tree.
@@ -72,6 +78,9 @@ export const DEFAULT_TIMINGS: ExecutorTimings = {
   killGraceSeconds: 5,
   execLingerMs: 5000,
   podPollMs: [250, 250, 250, 250, 500, 500, 1000, 1000, 2000],
+  podEventsAfterMs: 1000,
+  podEventsEveryMs: 4000,
+  podProgressRepeatMs: 10_000,
   runDeadlineGraceMs: 30_000,
 };
 

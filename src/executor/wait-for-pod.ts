@@ -13,8 +13,6 @@ import type { RunPod } from "./executor.js";
 
 /** Consecutive failed API reads tolerated before the cluster counts as unreachable. */
 const MAX_READ_FAILURES = 5;
-const EVENTS_EVERY_MS = 4000;
-const PROGRESS_EVERY_MS = 10_000;
 
 /** Reads the run's pod once: the pod (or undefined when none exists yet), or why the read failed; throws when it is forbidden. */
 export async function readRunPod(ctx: ExecutorContext): Promise<{ pod: IPod | undefined } | { failure: string; unreachable: boolean }> {
@@ -79,13 +77,14 @@ export async function waitForPod(ctx: ExecutorContext, deadlineAt: number): Prom
         throw new InfraError(reason, `pod ${state.name} cannot start: ${state.reason}: ${state.message}`);
       }
       if (state.kind === "gone") throw new InfraError("pod-lost", `pod ${state.name} ended before the run started: ${state.reason}: ${state.message}`);
-      if (now - lastEventRead >= EVENTS_EVERY_MS && now - started >= 1000) {
+      const { podEventsAfterMs, podEventsEveryMs, podProgressRepeatMs } = ctx.timings;
+      if (now - lastEventRead >= podEventsEveryMs && now - started >= podEventsAfterMs) {
         lastEventRead = now;
         const subject = state.kind === "pending" ? { kind: "Pod" as const, name: state.name } : { kind: "Job" as const, name: ctx.settings.jobName };
         lastEvent = (await readLatestEvent(ctx, subject.kind, subject.name)) ?? lastEvent;
       }
       const summary = describePending(state, lastEvent);
-      if (summary !== lastSummary || now - lastProgress >= PROGRESS_EVERY_MS) {
+      if (summary !== lastSummary || now - lastProgress >= podProgressRepeatMs) {
         lastSummary = summary;
         lastProgress = now;
         ctx.emit({

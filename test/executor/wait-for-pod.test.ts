@@ -146,6 +146,40 @@ describe("waitForPod", { concurrency: true }, () => {
     assert.ok(kubectl.callsTo("get pods").length >= 1);
   });
 
+  it("gives up with pod-timeout naming the pod's latest event when it read one", async () => {
+    const { ctx, kubectl } = buildTestContext({ timings: { podEventsAfterMs: 0, podEventsEveryMs: 0 } });
+    kubectl.on("get pods", podList(pendingPod({ unschedulable: { reason: "Unschedulable", message: "0/3 nodes are available" } })));
+    kubectl.on("get events", SCALE_UP_EVENTS);
+    await assert.rejects(
+      waitForPod(ctx, Date.now() + 200),
+      isInfraError("pod-timeout", /not running after \d+s: Pending Unschedulable \(TriggeredScaleUp: pod triggered scale-up: \[\{pool-a 0->1 \(max: 3\)\}\]\)$/),
+    );
+  });
+
+  it("reads no events before podEventsAfterMs, and then at most every podEventsEveryMs", async () => {
+    const { ctx, kubectl } = buildTestContext({ timings: { podEventsAfterMs: 100, podEventsEveryMs: 150 } });
+    kubectl.on("get pods", podList(pendingPod()));
+    kubectl.on("get events", SCALE_UP_EVENTS);
+    const started = Date.now();
+    await assert.rejects(waitForPod(ctx, started + 500), isInfraError("pod-timeout"));
+    const reads = kubectl.callsTo("get events");
+    // Reads at >= 100 ms, then >= 150 ms apart, before 500 ms: at most three; the pod was polled far more often.
+    assert.ok(reads.length >= 1 && reads.length <= 3, `${reads.length} event reads`);
+    assert.ok(kubectl.callsTo("get pods").length > 2 * reads.length, `${kubectl.callsTo("get pods").length} pod reads`);
+  });
+
+  it("reports unchanged Pending progress again every podProgressRepeatMs, and only then", async () => {
+    const { ctx, kubectl, eventsOf } = buildTestContext({ timings: { podProgressRepeatMs: 100 } });
+    kubectl.on("get pods", podList(pendingPod()));
+    await assert.rejects(waitForPod(ctx, Date.now() + 450), isInfraError("pod-timeout"));
+    const progress = eventsOf("pod-progress");
+    assert.ok(progress.length >= 2 && progress.length <= 5, `${progress.length} progress events in 450 ms`);
+    for (let i = 1; i < progress.length; i++) {
+      const gap = progress[i]!.elapsedMs - progress[i - 1]!.elapsedMs;
+      assert.ok(gap >= 100, `progress repeated after ${gap} ms`);
+    }
+  });
+
   it("reads the pod once and gives up when the deadline has already passed", async () => {
     const { ctx, kubectl } = buildTestContext();
     kubectl.on("get pods", podList());
