@@ -45,7 +45,7 @@ export class ScanError extends InputError {
  * Throws ScanError naming the first path that cannot be listed or read.
  */
 export function scanTree(hostDir: string, archivePrefix: string): TreeScan {
-  const names: string[] = [];
+  const names = new NulSeparatedNames();
   const skipped: SkippedPath[] = [];
   const counts = { files: 0, dirs: 0, symlinks: 0, nameNewlines: 0 };
   const walk = (dir: string, archiveDir: string, newlines: number): void => {
@@ -63,7 +63,7 @@ export function scanTree(hostDir: string, archivePrefix: string): TreeScan {
         counts.files += 1;
       } else if (kind === "symlink") counts.symlinks += 1;
       else counts.dirs += 1;
-      names.push(archivePath);
+      names.add(archivePath);
       counts.nameNewlines += pathNewlines;
       if (kind === "directory") walk(hostPath, archivePath, pathNewlines);
     }
@@ -73,7 +73,7 @@ export function scanTree(hostDir: string, archivePrefix: string): TreeScan {
   return {
     hostDir,
     archivePrefix,
-    names: Buffer.from(entries === 0 ? "" : `${names.join("\0")}\0`),
+    names: names.bytes(),
     files: counts.files,
     dirs: counts.dirs,
     symlinks: counts.symlinks,
@@ -81,6 +81,33 @@ export function scanTree(hostDir: string, archivePrefix: string): TreeScan {
     nameNewlines: counts.nameNewlines,
     skipped,
   };
+}
+
+/**
+ * Names written straight into one growing buffer, each followed by a NUL byte. Kept as strings and joined at the
+ * end, the ~96,000 names of a large checkout lived long enough to be promoted and marked: ~70 ms of garbage
+ * collection in a 0.5 s scan (bench/RESULTS.md).
+ */
+class NulSeparatedNames {
+  private buffer = Buffer.allocUnsafe(64 * 1024);
+  private used = 0;
+
+  add(name: string): void {
+    const room = 3 * name.length + 1; // UTF-8 takes at most 3 bytes per UTF-16 code unit
+    if (this.used + room > this.buffer.length) {
+      const grown = Buffer.allocUnsafe(Math.max(2 * this.buffer.length, this.used + room));
+      this.buffer.copy(grown, 0, 0, this.used);
+      this.buffer = grown;
+    }
+    this.used += this.buffer.write(name, this.used, "utf8");
+    this.buffer[this.used] = 0;
+    this.used += 1;
+  }
+
+  /** The names so far (a view of the buffer, which is not written again by a finished scan). */
+  bytes(): Buffer {
+    return this.buffer.subarray(0, this.used);
+  }
 }
 
 function listSorted(dir: string): Dirent[] {

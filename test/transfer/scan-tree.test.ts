@@ -27,6 +27,16 @@ describe("scanTree", () => {
     await rm(workspace, { recursive: true, force: true });
   });
 
+  it("lists names that take several times the first buffer's 64 KiB, multi-byte characters included", async () => {
+    const dir = join(workspace, "many-long-names");
+    await mkdir(dir);
+    const names = Array.from({ length: 800 }, (_, index) => `${String(index).padStart(4, "0")}-${"é日".repeat(40)}`);
+    await Promise.all(names.map((name) => writeFile(join(dir, name), "")));
+    const scan = scanTree(dir, "work");
+    assert.ok(scan.names.length > 2 * 64 * 1024, `${scan.names.length} bytes of names`);
+    assert.deepEqual(namesOf(scan.names), names.map((name) => `work/${name}`));
+  });
+
   it("lists every member under the archive prefix, depth first in sorted name order, and counts them", async () => {
     const dir = join(workspace, "plain");
     await mkdir(join(dir, "src/lib"), { recursive: true });
