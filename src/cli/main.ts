@@ -4,6 +4,7 @@ import { join } from "node:path";
 import type { Command } from "commander";
 import { CancelledError, describeError } from "../errors.js";
 import { createEventEmitter } from "../events/run-events.js";
+import type { RunResult } from "../result/run-result.js";
 import { formatCommand } from "../events/format-event.js";
 import { buildDeleteJobArgs } from "../k8s/kubectl-args.js";
 import { EXIT, exitCodeForError, exitCodeForResult } from "./exit-codes.js";
@@ -82,7 +83,7 @@ async function runCommand(options: RawRunOptions, env: NodeJS.ProcessEnv): Promi
     return EXIT.success;
   }
   // Loaded only for real runs, so --help, bad input and dry runs start fast.
-  const [{ runWorkflow }, { KubernetesExecutor }, { Kubectl }, { createConsoleSink, createHumanLogSink, createNdjsonLogSink }, { writeResultFile, writeResultFileSync }, { createStepTracker }, { buildRunResult }] =
+  const [{ runWorkflow }, { KubernetesExecutor }, { Kubectl }, { createConsoleSink, createHumanLogSink, createNdjsonLogSink }, { writeResultFile }, { createStepTracker }, { prepareEmergencyExit }] =
     await Promise.all([
       import("../run/run-workflow.js"),
       import("../executor/kubernetes-executor.js"),
@@ -90,7 +91,7 @@ async function runCommand(options: RawRunOptions, env: NodeJS.ProcessEnv): Promi
       import("../events/sinks.js"),
       import("../result/result-file.js"),
       import("../result/step-tracker.js"),
-      import("../result/run-result.js"),
+      import("./emergency-exit.js"),
     ]);
   const { settings } = config;
   // Synchronous: one syscall, where an await would put a thread-pool round trip before the first kubectl call.
@@ -107,6 +108,15 @@ async function runCommand(options: RawRunOptions, env: NodeJS.ProcessEnv): Promi
   const emit = createEventEmitter(sinks);
   const kubectl = new Kubectl({ binary: config.kubectlPath, env, onCall: (args) => emit({ kind: "kubectl", args }) });
   const controller = new AbortController();
+  let executor: InstanceType<typeof KubernetesExecutor> | undefined;
+  const jobOf = (): RunResult["job"] => ({ namespace: executor?.namespace ?? "", name: settings.jobName, pod: executor?.pod?.name ?? null, node: executor?.pod?.node || null, image: settings.image });
+  const lastWords = prepareEmergencyExit({
+    outDir: settings.outDir,
+    runId: settings.runId,
+    logFiles,
+    stepTracker,
+    warn: (message) => process.stderr.write(`knotless-runner-k8s: ${message}\n`),
+  });
   let signals = 0;
   const onSignal = (signal: NodeJS.Signals): void => {
     signals += 1;
@@ -115,46 +125,23 @@ async function runCommand(options: RawRunOptions, env: NodeJS.ProcessEnv): Promi
       controller.abort(new CancelledError(`cancelled by ${signal}`));
       return;
     }
-    process.stderr.write(`knotless-runner-k8s: exiting now; the Job may remain: ${formatCommand(config.kubectlPath, buildDeleteJobArgs(settings.target, settings.jobName))}\n`);
+    const message = `exiting now; the Job may remain: ${formatCommand(config.kubectlPath, buildDeleteJobArgs(settings.target, settings.jobName))}`;
+    process.stderr.write(`knotless-runner-k8s: ${message}\n`);
+    lastWords.log({ kind: "notice", level: "error", message: `${signal} again: ${message}` });
+    executor?.removeStagedFilesSync();
+    lastWords.finish({ status: "cancelled", error: { message: `cancelled by ${signal}, then ${signal} again: ${message}`, reason: "cancelled" }, stepStatus: "cancelled", job: jobOf() });
     process.exit(EXIT.cancelled);
   };
   // A bug that escapes as an uncaught exception must not leave a paid node running until the pod's dead man's
   // switch fires: delete the Job synchronously (the event loop can no longer be trusted), then exit 3.
-  let executor: InstanceType<typeof KubernetesExecutor> | undefined;
-  // The log files hear of the crash too, through an emitter of their own: the console already has it on stderr,
-  // and a bug in a sink must not stop the Job's deletion, so every use of it is guarded.
-  const emitToLogFiles = createEventEmitter(logFiles.map((log) => log.sink));
-  const logCrash = (event: Parameters<typeof emitToLogFiles>[0]): void => {
-    try {
-      emitToLogFiles(event);
-    } catch {
-      // stderr has it.
-    }
-  };
   const onCrash = (error: unknown): void => {
     const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);
     process.stderr.write(`\nknotless-runner-k8s: internal error: ${detail}\n`);
-    logCrash({ kind: "notice", level: "error", message: `internal error: ${detail}` });
+    lastWords.log({ kind: "notice", level: "error", message: `internal error: ${detail}` });
     const { detail: teardown, mayBeLeft } = executor ? executor.teardownNowSync(CRASH_DELETE_TIMEOUT_MS) : { detail: "no Job was created", mayBeLeft: false };
     process.stderr.write(`knotless-runner-k8s: ${teardown}\n`);
-    logCrash({ kind: "notice", level: mayBeLeft ? "error" : "info", message: teardown });
-    try {
-      const now = new Date();
-      const result = buildRunResult({
-        runId: settings.runId,
-        status: "failed",
-        error: { message: `internal error: ${describeError(error)}; ${teardown}`, reason: "internal" },
-        startedAt: stepTracker.startedAt() ?? now,
-        finishedAt: now,
-        job: { namespace: executor?.namespace ?? "", name: settings.jobName, pod: executor?.pod?.name ?? null, node: executor?.pod?.node || null, image: settings.image },
-        steps: stepTracker.stepsClosedAt(now),
-      });
-      logCrash({ kind: "run-end", status: result.status, exitCode: result.exitCode, ...(result.error ? { error: result.error } : {}), durationMs: result.durationMs });
-      writeResultFileSync(join(settings.outDir, "result.json"), result);
-    } catch (writeError) {
-      process.stderr.write(`knotless-runner-k8s: could not write result.json: ${describeError(writeError)}\n`);
-    }
-    for (const log of logFiles) log.closeSync();
+    lastWords.log({ kind: "notice", level: mayBeLeft ? "error" : "info", message: teardown });
+    lastWords.finish({ status: "failed", error: { message: `internal error: ${describeError(error)}; ${teardown}`, reason: "internal" }, stepStatus: "failed", job: jobOf() });
     process.exit(EXIT.infrastructure);
   };
   process.on("SIGINT", onSignal);

@@ -66,6 +66,8 @@ export function createHumanLogSink(path: string, options: { kubectlCalls: boolea
       if (event.kind === "step-end") {
         writeTails(event.time, `${event.index}/`);
       }
+      // The run is over: output of a step that never ended (a crash, an exit at once) goes before the summary.
+      if (event.kind === "run-end") writeTails(event.time, "");
       if (event.kind === "kubectl" && !options.kubectlCalls) return;
       const text = formatEvent(event);
       if (text !== undefined) write(event.time, text);

@@ -171,11 +171,7 @@ export class KubernetesExecutor implements Executor {
    */
   teardownNowSync(timeoutMs: number): CrashTeardown {
     const { settings, kubectl } = this.#ctx;
-    try {
-      if (this.#stagedDir !== undefined) rmSync(this.#stagedDir, { recursive: true, force: true });
-    } catch {
-      // Best effort: the Job matters more than a temp dir.
-    }
+    this.removeStagedFilesSync();
     const command = ["kubectl", ...buildDeleteJobArgs(settings.target, settings.jobName)].join(" ");
     if (this.#deleted) return { detail: `Job ${settings.jobName} was already deleted`, mayBeLeft: false };
     if (this.#ownership === "none") return { detail: "no Job of this run was created", mayBeLeft: false };
@@ -189,6 +185,15 @@ export class KubernetesExecutor implements Executor {
       return { detail: `deleted Job ${settings.jobName}`, mayBeLeft: false };
     }
     return { detail: `could not delete Job ${settings.jobName}: ${summarizeStderr(exit.stderr)}; delete it with: ${command}`, mayBeLeft: true };
+  }
+
+  /** Removes the runner files staged on the host for the upload, at once, for a runner about to exit; never throws. */
+  removeStagedFilesSync(): void {
+    try {
+      if (this.#stagedDir !== undefined) rmSync(this.#stagedDir, { recursive: true, force: true });
+    } catch {
+      // Best effort: the Job matters more than a temp dir.
+    }
   }
 
   /** Reads the Job back synchronously and compares its create token with ours (like isOurJob, for the crash path). */

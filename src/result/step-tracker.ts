@@ -8,10 +8,10 @@ export interface StepTracker {
   /** When the run started (its run-start event), if it has. */
   readonly startedAt: () => Date | undefined;
   /**
-   * The step entries as the events told them; a step that started and never ended is closed as `failed` at `now`
-   * with no exit code (the run stopped under it). Steps that never started are skipped.
+   * The step entries as the events told them; a step that started and never ended is closed as `closeAs` (failed
+   * unless said otherwise) at `now` with no exit code (the run stopped under it). Steps that never started are skipped.
    */
-  readonly stepsClosedAt: (now: Date) => StepRecord[];
+  readonly stepsClosedAt: (now: Date, closeAs?: "failed" | "cancelled") => StepRecord[];
 }
 
 export function createStepTracker(): StepTracker {
@@ -31,10 +31,10 @@ export function createStepTracker(): StepTracker {
   return {
     sink,
     startedAt: () => startedAt,
-    stepsClosedAt: (now) =>
+    stepsClosedAt: (now, closeAs = "failed") =>
       steps.map((step) =>
         step.startedAt !== null && step.finishedAt === null
-          ? { ...step, status: "failed", exitCode: null, finishedAt: now.toISOString(), durationMs: Math.max(0, now.getTime() - Date.parse(step.startedAt)) }
+          ? { ...step, status: closeAs, exitCode: null, finishedAt: now.toISOString(), durationMs: Math.max(0, now.getTime() - Date.parse(step.startedAt)) }
           : step,
       ),
   };

@@ -224,6 +224,32 @@ describe("the CLI with the fake kubectl", { concurrency: 2 }, () => {
     await assertNoJobLeft(cluster);
   });
 
+  it("exits at once on a second SIGTERM: exit 130, the delete command named, result.json and both logs finished", async (t) => {
+    const cluster = await withCluster(t);
+    const ws = makeWorkspace("wait\techo waiting; sleep 120\nlater\techo never\n");
+    const runnerTmp = mkdtempSync(join(tmpdir(), "runner-tmp-"));
+    t.after(() => rmSync(runnerTmp, { recursive: true, force: true }));
+    const run = await runCli(runArgs(cluster, ws), {
+      env: { ...cluster.env, TMPDIR: runnerTmp },
+      signalsWhen: [
+        { when: /waiting/, signal: "SIGTERM" },
+        { when: /cancelling the run/, signal: "SIGTERM" },
+      ],
+    });
+    assert.equal(run.code, 130, run.stderr);
+    assert.match(run.stderr, /exiting now; the Job may remain: \S*kubectl .*delete job knotless-run-/);
+    assert.deepEqual(readdirSync(runnerTmp), [], "the runner's staged files are removed");
+    const result = readResult(ws.out);
+    assert.equal(result.status, "cancelled");
+    assert.equal(result.errorReason, "cancelled");
+    assert.match(result.error ?? "", /^cancelled by SIGTERM, then SIGTERM again: exiting now; the Job may remain: /);
+    assert.deepEqual(result.steps.map((s) => s.status), ["cancelled", "skipped"]);
+    const runLog = readFileSync(join(ws.out, "run.log"), "utf8");
+    assert.match(runLog, /\[step 1 stdout\] waiting\n/);
+    assert.match(runLog, /error: SIGTERM again: exiting now; the Job may remain: /);
+    assert.match(runLog, /run cancelled in [^\n]*\n$/);
+  });
+
   it("never reports success when the exec ends without an exit code: exit 3", async (t) => {
     const cluster = await withCluster(t);
     await cluster.setFaults({ execSwallow: [{ match: "helper.sh", times: 1000 }] });

@@ -147,6 +147,11 @@ describe("createHumanLogSink", () => {
     assert.deepEqual(await writeHumanLog([makeOutput(0, "stdout", "cut off", "T")]), ["T [step 1 stdout] cut off"]);
   });
 
+  it("writes the unfinished output line of a step that never ended before the run's end line", async () => {
+    const runEnd: RunEvent = { time: "E", kind: "run-end", status: "failed", exitCode: -1, error: "internal error: boom", durationMs: 2000 };
+    assert.deepEqual(await writeHumanLog([makeOutput(0, "stdout", "cut off", "T"), runEnd]), ["E [step 1 stdout] cut off", `E ${formatEvent(runEnd)}`]);
+  });
+
 });
 
 describe("a log file that fails", () => {

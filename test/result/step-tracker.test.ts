@@ -30,6 +30,13 @@ describe("createStepTracker", () => {
     ]);
   });
 
+  it("closes the running step as cancelled when asked to (a runner told to exit at once)", () => {
+    const tracker = createStepTracker();
+    tracker.sink(RUN_START);
+    tracker.sink({ ...SAMPLE_EVENTS["step-start"], index: 0, name: "build" });
+    assert.deepEqual(tracker.stepsClosedAt(new Date(), "cancelled").map((step) => [step.status, step.exitCode]), [["cancelled", null], ["skipped", null], ["skipped", null]]);
+  });
+
   it("keeps a timed-out step's entry as its step-end said", () => {
     const tracker = createStepTracker();
     tracker.sink(RUN_START);

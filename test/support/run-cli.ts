@@ -19,6 +19,8 @@ export interface CliOptions {
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** Sends `signal` once the console output (stdout + stderr) matches `when`. */
   readonly signalWhen?: { readonly when: RegExp; readonly signal: NodeJS.Signals };
+  /** Signals sent in order, each once its pattern appears in the output (after the one before it was sent). */
+  readonly signalsWhen?: ReadonlyArray<{ readonly when: RegExp; readonly signal: NodeJS.Signals }>;
   readonly timeoutMs?: number;
   /** Runs the CLI as this user and group (root's tests use nobody, 65534, to meet a file they cannot read). */
   readonly user?: { readonly uid: number; readonly gid: number };
@@ -29,11 +31,12 @@ export function runCli(args: readonly string[], options: CliOptions = {}): Promi
     const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...options.env }, stdio: ["ignore", "pipe", "pipe"], ...options.user });
     let stdout = "";
     let stderr = "";
-    let signalled = false;
+    const pending = [...(options.signalWhen ? [options.signalWhen] : []), ...(options.signalsWhen ?? [])];
     const check = (): void => {
-      if (options.signalWhen && !signalled && options.signalWhen.when.test(stdout + stderr)) {
-        signalled = true;
-        child.kill(options.signalWhen.signal);
+      const next = pending[0];
+      if (next && next.when.test(stdout + stderr)) {
+        pending.shift();
+        child.kill(next.signal);
       }
     };
     child.stdout.setEncoding("utf8").on("data", (text: string) => ((stdout += text), check()));
