@@ -3,7 +3,7 @@ export { runWorkflow, type RunWorkflowOptions } from "./run/run-workflow.js";
 export { Kubectl, type KubectlOptions, type SpawnFunction } from "./k8s/kubectl.js";
 export type { Executor, RunPod, StepOutcome, TeardownReport, UploadSummary } from "./executor/executor.js";
 export { ScanError, scanUploadTrees, type TreeScan, type UploadTrees } from "./transfer/scan-tree.js";
-export { KubernetesExecutor, buildRunManifest } from "./executor/kubernetes-executor.js";
+export { KubernetesExecutor, buildRunManifest, type CrashTeardown } from "./executor/kubernetes-executor.js";
 export { DEFAULT_TIMINGS, type ExecutorContext, type ExecutorSettings, type ExecutorTimings } from "./executor/context.js";
 export type { RunEvent, RunEventSink, RunStatus, StepStatus } from "./events/run-events.js";
 export { buildJobManifest, type JobManifestInput } from "./k8s/manifest.js";
