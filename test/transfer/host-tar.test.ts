@@ -61,7 +61,7 @@ describe("stoppedByReader", () => {
 describe("buildHostTarArgs", () => {
   it("packs exactly the NUL-separated names read from stdin, verbatim, without recursing, owned by 0:0", () => {
     const args = buildHostTarArgs("/tmp/staging");
-    for (const flag of ["--create", "--file=-", "--format=gnu", "--no-recursion", "--null", "--verbatim-files-from", "--no-unquote", "--hard-dereference", "--owner=0", "--group=0", "--numeric-owner", "--totals"]) {
+    for (const flag of ["--create", "--file=-", "--format=gnu", "--no-recursion", "--null", "--verbatim-files-from", "--no-unquote", "--hard-dereference", "--owner=0", "--group=0", "--numeric-owner", "--totals", "--blocking-factor=128"]) {
       assert.ok(args.includes(flag), flag);
     }
     assert.deepEqual(args.slice(-2), ["--directory=/tmp/staging", "--files-from=-"]);
@@ -138,6 +138,17 @@ describe("spawnHostTar", () => {
     assert.deepEqual(names, depthFirstSorted([...expected.keys()]));
     assert.ok(members.every(({ header }) => header.uid === 0 && header.gid === 0 && !header.uname && !header.gname));
     assert.equal(parseTotalBytes(exit.stderr), archive.length);
+  });
+
+  it("writes 64 KiB records, so that the archive goes into kubectl in few large writes", async () => {
+    // One small file: the whole archive is one record, padded to the record size (tar's default is 10 KiB).
+    const small = join(workspace, "small");
+    await mkdir(join(small, "work"), { recursive: true });
+    await writeFile(join(small, "work", "a.txt"), "a\n");
+    const packed = spawnHostTar(tar, small, [scanTree(join(small, "work"), "work").names]);
+    const [archive, exit] = await Promise.all([collectStream(packed.stdout), packed.exited]);
+    assert.equal(exit.exitCode, 0, exit.stderr);
+    assert.equal(archive.length, 65536);
   });
 
   it("takes every listed name literally: no globbing, no backslash unquoting", async () => {
