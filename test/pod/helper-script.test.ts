@@ -182,6 +182,24 @@ for (const flavour of flavours) {
       assert.ok(Date.now() - statSync(heartbeat).mtimeMs < 60_000, `heartbeat mtime ${statSync(heartbeat).mtime.toISOString()}`);
     });
 
+    it("pack-outputs writes /outputs as a tar, in 64 KiB records where tar takes -b, and counts its entries on stderr", async () => {
+      const outputs = mkdtempSync(join(tmpdir(), "helper-outputs-"));
+      scratch.push(outputs);
+      mkdirSync(join(outputs, "dir"));
+      writeFileSync(join(outputs, "dir", "a.txt"), "a\n");
+      writeFileSync(join(outputs, "b.bin"), Buffer.alloc(3000, 7));
+      const pod = newPod(["--bind", outputs, "/outputs"]);
+      const { code, stdout, stderr } = await pod.helper(["pack-outputs"]);
+      assert.equal(code, 0, stderr);
+      assert.match(stderr, /^knotless-outputs-entries 4$/m); // /outputs, dir, dir/a.txt, b.bin
+      const listed = spawnSync("tar", ["-tf", "-"], { input: stdout, encoding: "utf8" });
+      assert.equal(listed.status, 0, listed.stderr);
+      assert.deepEqual(listed.stdout.split("\n").filter(Boolean).sort(), ["./", "./b.bin", "./dir/", "./dir/a.txt"]);
+      // busybox tar has no -b and writes the archive unpadded; GNU tar pads to its record size.
+      if (flavour === "busybox") assert.ok(stdout.length % 512 === 0 && stdout.length < 65536, `${stdout.length} bytes`);
+      else assert.equal(stdout.length, 65536);
+    });
+
     // busybox sh runs its own sleep applet whatever PATH says, so the slow sleep below can only be slipped to the host's sh.
     it("run ends as soon as the step ends, without sleeping out its poll interval", { skip: flavour === "busybox" ? "busybox sh ignores PATH for its applets" : false }, async () => {
       const shim = mkdtempSync(join(tmpdir(), "helper-shim-"));
