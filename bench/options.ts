@@ -23,6 +23,11 @@ export interface TransferSize {
   readonly bytes: number;
   readonly files: number;
   readonly reps: number;
+  /**
+   * Why the size is measured: "issue" is the 1 GiB, 50,000-file checkout whose throughput the issue's target is
+   * stated for; "extra" sizes hold the runner to the same bar where fixed costs or many small files weigh more.
+   */
+  readonly role: "issue" | "extra";
 }
 
 export interface BenchOptions {
@@ -57,7 +62,7 @@ export const USAGE = `usage: npm run bench -- [--quick] [--only NAME[,NAME...]] 
   --local-reps N repetitions of each local-cluster benchmark (default 5 overhead, 5 first output, 2 runs of 10 empty
                  steps, 3 outputs round trips; quick 3, 3, 2, 1)
   --reps N       repetitions of the overhead benchmark (default 7, quick 3)
-  --transfer-reps N  repetitions per transfer size (default 1 at 1 GiB, 3 at 128 MiB, 1 at 96,000 files; quick 1)
+  --transfer-reps N  repetitions per transfer size (default 3 at 1 GiB, 3 at 128 MiB, 1 at 96,000 files; quick 1)
   --latency MS   per-call latency of the fake kubectl (default 100)
   --cache DIR    where generated checkouts are kept between runs (default ${join(tmpdir(), "knotless-bench-cache")})
   --scratch DIR  where pod volumes, --out dirs and baseline dirs go (default /dev/shm when it has room, else the temp dir)
@@ -143,14 +148,15 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions {
   }
   const transferSizes: TransferSize[] = quick
     ? [
-        { label: "64 MiB / 3,200 files", bytes: 64 * MIB, files: 3200, reps: transferReps ?? 1 },
-        { label: "16 MiB / 800 files", bytes: 16 * MIB, files: 800, reps: transferReps ?? 1 },
+        { label: "64 MiB / 3,200 files", bytes: 64 * MIB, files: 3200, reps: transferReps ?? 1, role: "extra" },
+        { label: "16 MiB / 800 files", bytes: 16 * MIB, files: 800, reps: transferReps ?? 1, role: "extra" },
       ]
     : [
-        { label: "1 GiB / 50,000 files", bytes: GIB, files: 50_000, reps: transferReps ?? 1 },
-        { label: "128 MiB / 6,250 files", bytes: 128 * MIB, files: 6250, reps: transferReps ?? 3 },
+        // Three repetitions: the verdict compares medians, and one repetition swings by ±15 % on a shared machine.
+        { label: "1 GiB / 50,000 files", bytes: GIB, files: 50_000, reps: transferReps ?? 3, role: "issue" },
+        { label: "128 MiB / 6,250 files", bytes: 128 * MIB, files: 6250, reps: transferReps ?? 3, role: "extra" },
         // Peak RSS grows with the file count (result.json lists every output): measure it near the 100,000-entry limit.
-        { label: "96 MiB / 96,000 files", bytes: 96 * MIB, files: 96_000, reps: transferReps ?? 1 },
+        { label: "96 MiB / 96,000 files", bytes: 96 * MIB, files: 96_000, reps: transferReps ?? 1, role: "extra" },
       ];
   const local: LocalBenchOptions = {
     kubectlPath: kubectlPath ?? findDefaultKubectl(),

@@ -88,6 +88,10 @@ function renderTransfer(results: readonly TransferResult[]): string[] {
     lines.push(
       `#### ${r.size.label} (${r.checkout.bytes} bytes, ${r.checkout.files} files, ${r.checkout.dirs} dirs)`,
       "",
+      r.size.role === "issue"
+        ? "The size the issue states its targets for (throughput ≥ 0.9x of plain tar, peak RSS ≤ 150 MiB)."
+        : "A size beyond the issue's 1 GiB checkout: the same bars, where fixed costs or many small files weigh more.",
+      "",
       `- runner: \`${r.runnerCommand}\``,
       `- plain upload: \`${r.plainCommands.upload}\``,
       `- plain download: \`${r.plainCommands.download}\``,
