@@ -14,6 +14,7 @@ import { createJob, isOurJob, type JobOwnership } from "./create-job.js";
 import type { Executor, RunPod, StepOutcome, TeardownReport, UploadSummary } from "./executor.js";
 import { deleteJob } from "./teardown.js";
 import { summarizeStderr } from "../k8s/kubectl-errors.js";
+import { formatCommand } from "../events/format-event.js";
 import { runTimedPhase } from "../events/timed-phase.js";
 
 /** What teardownNowSync did: a sentence for stderr, the logs and result.json, and whether a Job of this run may still be there unwanted. */
@@ -149,7 +150,7 @@ export class KubernetesExecutor implements Executor {
     let result: { deleted: boolean; detail: string };
     if (this.#ownership === "none") result = { deleted: false, detail: "no Job of this run was created" };
     else if (settings.keep) {
-      const command = ["kubectl", ...buildDeleteJobArgs(settings.target, settings.jobName)].join(" ");
+      const command = this.#deleteCommand();
       result = { deleted: false, detail: `kept Job ${settings.jobName} (--keep); delete it with: ${command}` };
     } else if (this.#ownership === "unknown" && !(await isOurJob({ ...this.#ctx, signal: new AbortController().signal }, this.#createToken))) {
       result = { deleted: false, detail: `no Job of this run was found (create did not complete)` };
@@ -157,7 +158,7 @@ export class KubernetesExecutor implements Executor {
     if (result.deleted) this.#deleted = true;
     await unstaged;
     const leftBehind = this.#ownership === "ours" && !settings.keep && !result.deleted;
-    const detail = leftBehind ? `${result.detail}; delete it with: ${["kubectl", ...buildDeleteJobArgs(settings.target, settings.jobName)].join(" ")}` : result.detail;
+    const detail = leftBehind ? `${result.detail}; delete it with: ${this.#deleteCommand()}` : result.detail;
     emit({ kind: "phase-end", phase: "teardown", ok: !leftBehind, durationMs: Date.now() - started, detail });
     return { deleted: result.deleted, leftBehind, detail };
   }
@@ -172,7 +173,7 @@ export class KubernetesExecutor implements Executor {
   teardownNowSync(timeoutMs: number): CrashTeardown {
     const { settings, kubectl } = this.#ctx;
     this.removeStagedFilesSync();
-    const command = ["kubectl", ...buildDeleteJobArgs(settings.target, settings.jobName)].join(" ");
+    const command = this.#deleteCommand();
     if (this.#deleted) return { detail: `Job ${settings.jobName} was already deleted`, mayBeLeft: false };
     if (this.#ownership === "none") return { detail: "no Job of this run was created", mayBeLeft: false };
     if (settings.keep) return { detail: `kept Job ${settings.jobName} (--keep); delete it with: ${command}`, mayBeLeft: false };
@@ -185,6 +186,12 @@ export class KubernetesExecutor implements Executor {
       return { detail: `deleted Job ${settings.jobName}`, mayBeLeft: false };
     }
     return { detail: `could not delete Job ${settings.jobName}: ${summarizeStderr(exit.stderr)}; delete it with: ${command}`, mayBeLeft: true };
+  }
+
+  /** The command that deletes this run's Job, shell-quoted, naming the configured kubectl: for the operator to run. */
+  #deleteCommand(): string {
+    const { settings, kubectl } = this.#ctx;
+    return formatCommand(kubectl.binary, buildDeleteJobArgs(settings.target, settings.jobName));
   }
 
   /** Removes the runner files staged on the host for the upload, at once, for a runner about to exit; never throws. */

@@ -77,6 +77,11 @@ export class Kubectl {
     this.#onCall = options.onCall;
   }
 
+  /** The kubectl this client runs, as configured: what a printed command for the operator should name. */
+  get binary(): string {
+    return this.#binary;
+  }
+
   /** Runs a call that talks to the API server, collecting stdout. Rejects only when kubectl cannot be spawned. */
   async run(args: readonly string[], options: CallOptions = {}): Promise<KubectlOutput> {
     const process = this.stream(args, { stdin: options.stdin !== undefined, signal: options.signal });

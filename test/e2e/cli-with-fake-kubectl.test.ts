@@ -180,7 +180,8 @@ describe("the CLI with the fake kubectl", { concurrency: 2 }, () => {
     const run = await runCli(args, { env: { ...cluster.env, NODE_OPTIONS: `--import ${preload}` } });
     assert.equal(run.code, 3, run.stderr);
     const runLog = readFileSync(join(ws.out, "run.log"), "utf8");
-    assert.match(runLog, /error: could not delete Job knotless-run-[^\n]*Forbidden[^\n]*; delete it with: kubectl .*delete job knotless-run-/);
+    assert.match(runLog, /error: could not delete Job knotless-run-[^\n]*Forbidden[^\n]*; delete it with: .*delete job knotless-run-/);
+    assert.ok(runLog.includes(`delete it with: ${quoteArg(refusesDelete)} --kubeconfig`), "the command names the kubectl the run was given");
     assert.equal((await cluster.jobs()).length, 1, "the Job is still there (its delete was refused)");
   });
 
@@ -210,7 +211,8 @@ describe("the CLI with the fake kubectl", { concurrency: 2 }, () => {
     const [pod] = await cluster.pods();
     podProcesses = await cluster.processesInPod(pod!.name);
     assert.deepEqual(podProcesses.filter((p) => /sleep 300/.test(p)), [], `left in the pod: ${podProcesses.join(" | ")}`);
-    assert.match(run.stderr, /kept Job .*delete it with: kubectl .*delete job/);
+    assert.match(run.stderr, /kept Job .*delete it with: .*delete job/);
+    assert.ok(run.stderr.includes(`delete it with: ${quoteArg(cluster.kubectlPath)} --kubeconfig`), run.stderr);
   });
 
   it("cancels on SIGTERM mid-step: status cancelled, the Job deleted, exit 130", async (t) => {

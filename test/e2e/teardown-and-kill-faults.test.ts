@@ -4,6 +4,7 @@ import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { createFakeCluster, type FakeCluster, type Faults } from "../fixtures/fake-kubectl/harness.js";
+import { quoteArg } from "../../src/events/format-event.js";
 import { runWithKubectl } from "../support/run-library.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
 
@@ -45,10 +46,12 @@ describe("faults in the kill of a timed-out step and in teardown", { concurrency
 
   it("names the command that deletes a Job it could not delete, as the --keep and crash paths do", async (t) => {
     const cluster = await clusterWith(t, {});
-    const run = await runWithKubectl({ kubectlPath: kubectlThatCannotDelete(cluster), env: cluster.env, steps: "a\ttrue", runId: "no-delete-cmd" });
+    const kubectlPath = kubectlThatCannotDelete(cluster);
+    const run = await runWithKubectl({ kubectlPath, env: cluster.env, steps: "a\ttrue", runId: "no-delete-cmd" });
     const teardown = run.events.find((e) => e.kind === "phase-end" && e.phase === "teardown");
     assert.ok(teardown && teardown.kind === "phase-end");
     assert.equal(teardown.ok, false);
-    assert.match(teardown.detail, /delete it with: kubectl .*delete job knotless-run-no-delete-cmd/);
+    assert.match(teardown.detail, /delete it with: .*delete job knotless-run-no-delete-cmd/);
+    assert.ok(teardown.detail.includes(`delete it with: ${quoteArg(kubectlPath)} --namespace default delete job`), teardown.detail);
   });
 });

@@ -12,7 +12,13 @@ import { makeTestTempDir } from "../support/temp-dir.js";
 import { podList, runningPod } from "./cluster-objects.js";
 import { UNIT_TIMINGS } from "./test-context.js";
 
-const dir = makeTestTempDir("knotless-executor-");
+// A space in the path: the delete command printed for the operator must quote the configured kubectl.
+const dir = makeTestTempDir("knotless executor-");
+
+/** The start of the delete command printed for `binary`: its path, single-quoted, then the global flags. */
+function deleteHintFor(binary: string): string {
+  return `delete it with: '${binary}' --kubeconfig /tmp/kubeconfig --context ctx --namespace ci delete job knotless-run-42 --cascade=background`;
+}
 let binaries = 0;
 
 /** A kubectl binary for runSync that records its arguments in `<binary>.args` and exits with `code`. */
@@ -106,11 +112,12 @@ describe("KubernetesExecutor.teardownNowSync", () => {
   });
 
   it("says what failed and how to delete the Job by hand when kubectl refuses", async (t) => {
-    const { executor } = buildExecutor(writeRecordingKubectl(1));
+    const binary = writeRecordingKubectl(1);
+    const { executor } = buildExecutor(binary);
     t.after(() => executor.teardown()); // removes the staged files even when an assertion fails
     await executor.setup();
     const report = executor.teardownNowSync(5_000);
-    assert.match(report.detail, /^could not delete Job knotless-run-42: refused by the test; delete it with: kubectl .*delete job knotless-run-42 --cascade=background/);
+    assert.ok(report.detail.startsWith(`could not delete Job knotless-run-42: refused by the test; ${deleteHintFor(binary)}`), report.detail);
     assert.equal(report.mayBeLeft, true);
   });
 
@@ -147,7 +154,7 @@ describe("KubernetesExecutor.teardownNowSync", () => {
     t.after(finish);
     writeFileSync(`${binary}.job`, jobJson("another-runs-token"));
     const report = executor.teardownNowSync(5_000);
-    assert.match(report.detail, /^the Job's create was not confirmed and no Job of this run was found; if Job knotless-run-42 exists, delete it with: kubectl /);
+    assert.ok(report.detail.startsWith(`the Job's create was not confirmed and no Job of this run was found; if Job knotless-run-42 exists, ${deleteHintFor(binary)}`), report.detail);
     assert.equal(report.mayBeLeft, true);
     assert.equal(existsSync(`${binary}.args`), false);
   });
@@ -158,7 +165,7 @@ describe("KubernetesExecutor.teardownNowSync", () => {
     t.after(() => executor.teardown()); // removes the staged files even when an assertion fails
     await executor.setup();
     const report = executor.teardownNowSync(5_000);
-    assert.match(report.detail, /^kept Job knotless-run-42 \(--keep\); delete it with: kubectl /);
+    assert.ok(report.detail.startsWith(`kept Job knotless-run-42 (--keep); ${deleteHintFor(binary)}`), report.detail);
     assert.equal(report.mayBeLeft, false);
     assert.equal(existsSync(`${binary}.args`), false);
   });
