@@ -12,6 +12,8 @@ export interface CallTimeline {
   readonly leadMs: number;
   /** Summed time between one call's end and the next one's record (caller work plus the next fake's start-up). */
   readonly betweenMs: number;
+  /** Each of those gaps, in call order: gapsMs[i] lies between call i and call i + 1. */
+  readonly gapsMs: readonly number[];
   /** From the last call's end to the caller's exit. */
   readonly tailMs: number;
 }
@@ -33,16 +35,17 @@ export function classifyCall(argv: readonly string[]): CallKind {
 export function buildCallTimeline(calls: readonly RecordedCall[], spawnedAt: number, exitedAt: number): CallTimeline {
   const insideMs: Record<CallKind, number> = { create: 0, get: 0, upload: 0, step: 0, download: 0, delete: 0, other: 0 };
   const kinds: CallKind[] = [];
-  let betweenMs = 0;
+  const gapsMs: number[] = [];
   let previousEnd: number | undefined;
   for (const call of calls) {
     const start = Date.parse(call.time);
     const kind = classifyCall(call.argv);
     kinds.push(kind);
     insideMs[kind] += call.durationMs ?? 0;
-    if (previousEnd !== undefined) betweenMs += start - previousEnd;
+    if (previousEnd !== undefined) gapsMs.push(start - previousEnd);
     previousEnd = start + (call.durationMs ?? 0);
   }
+  const betweenMs = gapsMs.reduce((sum, gap) => sum + gap, 0);
   const first = calls[0];
   return {
     calls: calls.length,
@@ -50,6 +53,7 @@ export function buildCallTimeline(calls: readonly RecordedCall[], spawnedAt: num
     insideMs,
     leadMs: first ? Date.parse(first.time) - spawnedAt : 0,
     betweenMs,
+    gapsMs,
     tailMs: previousEnd === undefined ? 0 : exitedAt - previousEnd,
   };
 }

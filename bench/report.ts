@@ -60,6 +60,17 @@ function renderOverhead(result: OverheadResult): string[] {
       return `| ${label} | ${runner.toFixed(0)} | ${plain.toFixed(0)} | ${(runner - plain).toFixed(0)} |`;
     }),
     "",
+    "Each gap between calls (median; the next fake's start-up is in both columns):",
+    "",
+    "| gap | runner ms | plain ms | runner − plain |",
+    "| --- | ---: | ---: | ---: |",
+    ...(result.reps[0]?.runnerTimeline.gapsMs ?? []).map((_, i) => {
+      const kinds = result.reps[0]!.runnerTimeline.kinds;
+      const runner = computeMedian(result.reps.map((r) => r.runnerTimeline.gapsMs[i] ?? 0));
+      const plain = computeMedian(result.reps.map((r) => r.plainTimeline.gapsMs[i] ?? 0));
+      return `| ${kinds[i]} → ${kinds[i + 1]} | ${runner.toFixed(0)} | ${plain.toFixed(0)} | ${(runner - plain).toFixed(0)} |`;
+    }),
+    "",
     `- the runner's start-up alone (\`--dry-run\`: node, module loading, validation, plan; no kubectl call): ${formatSummary(result.runnerDryRun, "ms")}`,
     `- \`node -e 0\` on this machine: ${formatSummary(result.nodeStartup, "ms")}`,
     "",
