@@ -30,7 +30,7 @@ export interface TarTruncation {
 export const MAX_META_BYTES = 1024 * 1024;
 /** Most meta headers accepted in a row before a member (GNU tar writes at most three). */
 export const MAX_META_HEADERS = 16;
-/** Most bytes accepted after the end-of-archive block (GNU tar pads its last 10 KiB record with zeros). */
+/** Most bytes accepted after the end-of-archive block (tar pads its last record with zeros: 10 KiB by default, 64 KiB as pack-outputs asks). */
 export const MAX_TRAILER_BYTES = 1024 * 1024;
 
 const EMPTY = Buffer.alloc(0);

@@ -93,6 +93,7 @@ describe("extractOutputs with archives made by real tar", () => {
   for (const [label, command] of [
     ["GNU tar", ["tar", "-cf", "-", "-C"]],
     ["GNU tar --format=posix", ["tar", "--format=posix", "-cf", "-", "-C"]],
+    ["GNU tar -b 128 (64 KiB records, as pack-outputs asks)", ["tar", "-b", "128", "-cf", "-", "-C"]],
     ["busybox tar", ["busybox", "tar", "-cf", "-", "-C"]],
   ] as const) {
     it(`recreates the tree of long, unicode and newline names, long link targets and edge sizes from ${label}`, async () => {
