@@ -90,7 +90,7 @@ function runVersion(setting: HostTarSetting): Promise<string> {
  *
  * Records are 64 KiB (`--blocking-factor=128`) instead of tar's 10 KiB: tar writes into a socket (what node's
  * spawn makes of a child's stdio), and six times fewer, larger writes took the 1 GiB upload through the fake
- * kubectl from ~4.2 s to ~3.4 s, against ~3.7 s for plain tar into a pipe (bench/RESULTS.md). Any tar reads them:
+ * kubectl from ~4.2 s to ~3.3-3.5 s, against ~3.7-3.8 s for plain tar into a pipe (bench/RESULTS.md). Any tar reads them:
  * a reader takes the stream as it comes, and the last record's zero padding ends within 64 KiB.
  */
 export function buildHostTarArgs(layoutDir: string): string[] {
