@@ -5,8 +5,7 @@ import type { Command } from "commander";
 import { CancelledError, describeError } from "../errors.js";
 import { createEventEmitter } from "../events/run-events.js";
 import type { RunResult } from "../result/run-result.js";
-import { formatCommand } from "../events/format-event.js";
-import { buildDeleteJobArgs } from "../k8s/kubectl-args.js";
+import { formatDeleteJobCommand } from "../executor/teardown.js";
 import { EXIT, exitCodeForError, exitCodeForResult } from "./exit-codes.js";
 import { resolveRunConfig, type RawRunOptions } from "./resolve-config.js";
 import { parseRunFast, RUN_OPTIONS } from "./run-options.js";
@@ -125,7 +124,7 @@ async function runCommand(options: RawRunOptions, env: NodeJS.ProcessEnv): Promi
       controller.abort(new CancelledError(`cancelled by ${signal}`));
       return;
     }
-    const message = `exiting now; the Job may remain: ${formatCommand(config.kubectlPath, buildDeleteJobArgs(settings.target, settings.jobName))}`;
+    const message = `exiting now; the Job may remain: ${formatDeleteJobCommand(config.kubectlPath, settings.target, settings.jobName)}`;
     process.stderr.write(`knotless-runner-k8s: ${message}\n`);
     lastWords.log({ kind: "notice", level: "error", message: `${signal} again: ${message}` });
     executor?.removeStagedFilesSync();

@@ -12,9 +12,8 @@ import type { UploadTrees } from "../transfer/scan-tree.js";
 import type { ExecutorContext } from "./context.js";
 import { createJob, isOurJob, type JobOwnership } from "./create-job.js";
 import type { Executor, RunPod, StepOutcome, TeardownReport, UploadSummary } from "./executor.js";
-import { deleteJob } from "./teardown.js";
+import { deleteJob, formatDeleteJobCommand } from "./teardown.js";
 import { summarizeStderr } from "../k8s/kubectl-errors.js";
-import { formatCommand } from "../events/format-event.js";
 import { runTimedPhase } from "../events/timed-phase.js";
 
 /** What teardownNowSync did: a sentence for stderr, the logs and result.json, and whether a Job of this run may still be there unwanted. */
@@ -188,10 +187,9 @@ export class KubernetesExecutor implements Executor {
     return { detail: `could not delete Job ${settings.jobName}: ${summarizeStderr(exit.stderr)}; delete it with: ${command}`, mayBeLeft: true };
   }
 
-  /** The command that deletes this run's Job, shell-quoted, naming the configured kubectl: for the operator to run. */
   #deleteCommand(): string {
     const { settings, kubectl } = this.#ctx;
-    return formatCommand(kubectl.binary, buildDeleteJobArgs(settings.target, settings.jobName));
+    return formatDeleteJobCommand(kubectl.binary, settings.target, settings.jobName);
   }
 
   /** Removes the runner files staged on the host for the upload, at once, for a runner about to exit; never throws. */

@@ -1,9 +1,15 @@
 // Deletes the run's Job (background propagation), retrying transient failures; already gone is fine.
+import { formatCommand } from "../events/format-event.js";
 import { buildDeleteJobArgs } from "../k8s/kubectl-args.js";
 import { classifyKubectlFailure, summarizeStderr } from "../k8s/kubectl-errors.js";
 import type { Kubectl } from "../k8s/kubectl.js";
 import type { ClusterTarget } from "../k8s/kubectl-args.js";
 import { retry, type RetryPolicy } from "../util/retry.js";
+
+/** The command that deletes the Job, shell-quoted and naming the kubectl the run was given: for the operator to run. */
+export function formatDeleteJobCommand(kubectlBinary: string, target: ClusterTarget, jobName: string): string {
+  return formatCommand(kubectlBinary, buildDeleteJobArgs(target, jobName));
+}
 
 /**
  * Deletes the Job, retrying transient failures within `policy` (the timings' deleteRetry); resolves with what
