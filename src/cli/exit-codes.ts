@@ -1,4 +1,4 @@
-// The process exit codes, and the one place that maps results and errors to them.
+// The process exit codes of every command, their meaning for --help and the README, and the one place that maps results and errors to them.
 import { CancelledError, InfraError, InputError } from "../errors.js";
 import type { RunResult } from "../result/run-result.js";
 
@@ -12,6 +12,20 @@ export const EXIT = {
   infrastructure: 3,
   cancelled: 130,
 } as const;
+
+/** What each code means, in the words --help prints. */
+export const EXIT_CODE_MEANINGS: ReadonlyArray<readonly [number, string]> = [
+  [EXIT.success, "success (for run: the run succeeded, or its workflow did not match the trigger)"],
+  [EXIT.stepFailed, "a step failed or timed out"],
+  [EXIT.badInput, "bad input: a message names the file, line and column and what was expected; nothing was touched in the cluster"],
+  [EXIT.infrastructure, "infrastructure failure (cluster unreachable, permission denied, pod never ready, image pull, pod lost, exec without exit code, integrity), or an internal error (the Job is deleted first)"],
+  [EXIT.cancelled, "cancelled (SIGINT/SIGTERM, or `cancel` from another process); the Job is deleted"],
+];
+
+/** The "Exit codes:" section of --help. */
+export function formatExitCodesHelp(): string {
+  return `\nExit codes:\n${EXIT_CODE_MEANINGS.map(([code, meaning]) => `  ${String(code).padEnd(4)} ${meaning}`).join("\n")}`;
+}
 
 export function exitCodeForResult(result: RunResult): number {
   if (result.status === "cancelled") return EXIT.cancelled;

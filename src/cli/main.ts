@@ -1,44 +1,33 @@
-// The command line: parses flags, resolves the typed config once, runs (or dry-runs) and maps the outcome to an exit code.
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
+// The command line: dispatches to one subcommand (src/cli/commands/), and maps what escapes it to an exit code.
 import type { Command } from "commander";
-import { CancelledError, describeError } from "../errors.js";
-import { createEventEmitter } from "../events/run-events.js";
-import type { RunResult } from "../result/run-result.js";
-import { formatDeleteJobCommand } from "../executor/teardown.js";
-import { EXIT, exitCodeForError, exitCodeForResult } from "./exit-codes.js";
-import { resolveRunConfig, type RawRunOptions } from "./resolve-config.js";
-import { parseRunFast, RUN_OPTIONS } from "./run-options.js";
+import { describeError } from "../errors.js";
+import type { CommandSpec } from "./command-spec.js";
+import { COMMANDS } from "./commands/index.js";
+import { executeRun } from "./commands/run.js";
+import { EXIT, exitCodeForError, formatExitCodesHelp } from "./exit-codes.js";
+import { addOptions } from "./option-spec.js";
+import { parseRunFast } from "./run-options.js";
 
-const EXIT_CODES_HELP = `
-Exit codes:
-  0    the run succeeded
-  1    a step failed or timed out
-  2    bad input (nothing was touched in the cluster)
-  3    infrastructure failure (cluster unreachable, pod never ready, image pull, pod lost, exec without exit code, integrity),
-       or an internal error (the Job is deleted first)
-  130  cancelled (SIGINT/SIGTERM); the Job is deleted`;
-
-/** How long a crashing runner blocks to delete its Job. */
-const CRASH_DELETE_TIMEOUT_MS = 30_000;
-
-/** Loaded only for help, errors and unusual command lines: a plain `run` is read by parseRunFast. */
-export async function buildProgram(run: (options: RawRunOptions) => Promise<number>): Promise<Command> {
+/**
+ * Loaded only for help, errors, other commands and unusual command lines: a plain `run` is read by parseRunFast.
+ * `onAction` receives each command's parsed input instead of running it (tests compare parsers with it).
+ */
+export async function buildProgram(onAction: (command: CommandSpec<never>, options: Record<string, unknown>, args: string[]) => Promise<number>): Promise<Command> {
   const { Command } = await import("commander");
   const program = new Command("knotless-runner-k8s")
     .description("Runs one knotless workflow run as one Kubernetes batch/v1 Job, through kubectl.")
     .exitOverride()
     .showHelpAfterError(false)
-    .addHelpText("after", EXIT_CODES_HELP);
-  const command = program.command("run").description("run the steps of one workflow run in one pod of one Job, then delete the Job");
-  for (const spec of RUN_OPTIONS) {
-    if (spec.required) command.requiredOption(spec.flag, spec.description);
-    else if (spec.defaultValue !== undefined) command.option(spec.flag, spec.description, spec.defaultValue);
-    else command.option(spec.flag, spec.description);
+    .addHelpText("after", formatExitCodesHelp());
+  for (const spec of COMMANDS) {
+    const command = program.command(spec.arguments ? `${spec.name} ${spec.arguments}` : spec.name).description(spec.summary);
+    addOptions(command, spec.options);
+    command.addHelpText("after", formatExitCodesHelp()).action(async (...received: unknown[]) => {
+      // commander passes the positional arguments, then the options, then the command itself.
+      const positional = received.slice(0, -2).flatMap((value) => (Array.isArray(value) ? value : value === undefined ? [] : [value])) as string[];
+      process.exitCode = await onAction(spec, received.at(-2) as Record<string, unknown>, positional);
+    });
   }
-  command.addHelpText("after", EXIT_CODES_HELP).action(async (options: RawRunOptions) => {
-    process.exitCode = await run(options);
-  });
   return program;
 }
 
@@ -47,8 +36,11 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
   let code: number = EXIT.success;
   try {
     const plain = parseRunFast(argv);
-    if (plain) return await runCommand(plain, env);
-    const [program, { CommanderError }] = await Promise.all([buildProgram(async (options) => (code = await runCommand(options, env))), import("commander")]);
+    if (plain) return await executeRun(plain, env);
+    const [program, { CommanderError }] = await Promise.all([
+      buildProgram(async (spec, options, args) => (code = await spec.execute({ options: options as never, args, env }))),
+      import("commander"),
+    ]);
     program.configureOutput({ writeErr: (text) => process.stderr.write(text) });
     try {
       if (argv.length === 0) {
@@ -65,101 +57,5 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
   } catch (error) {
     process.stderr.write(`knotless-runner-k8s: ${describeError(error)}\n`);
     return exitCodeForError(error);
-  }
-}
-
-async function runCommand(options: RawRunOptions, env: NodeJS.ProcessEnv): Promise<number> {
-  let config;
-  try {
-    config = await resolveRunConfig(options, env);
-  } catch (error) {
-    process.stderr.write(`knotless-runner-k8s: ${describeError(error)}\n`);
-    return exitCodeForError(error);
-  }
-  if (config.dryRun) {
-    const { renderDryRun } = await import("./dry-run.js");
-    process.stdout.write(await renderDryRun(config));
-    return EXIT.success;
-  }
-  // Loaded only for real runs, so --help, bad input and dry runs start fast.
-  const [{ runWorkflow }, { KubernetesExecutor }, { Kubectl }, { createConsoleSink, createHumanLogSink, createNdjsonLogSink }, { writeResultFile }, { createStepTracker }, { prepareEmergencyExit }] =
-    await Promise.all([
-      import("../run/run-workflow.js"),
-      import("../executor/kubernetes-executor.js"),
-      import("../k8s/kubectl.js"),
-      import("../events/sinks.js"),
-      import("../result/result-file.js"),
-      import("../result/step-tracker.js"),
-      import("./emergency-exit.js"),
-    ]);
-  const { settings } = config;
-  // Synchronous: one syscall, where an await would put a thread-pool round trip before the first kubectl call.
-  try {
-    mkdirSync(settings.outDir, { recursive: true });
-  } catch (error) {
-    process.stderr.write(`knotless-runner-k8s: --out: cannot create the directory ${settings.outDir}: ${describeError(error)}\n`);
-    return EXIT.badInput;
-  }
-  const logFiles = [createHumanLogSink(join(settings.outDir, "run.log"), { kubectlCalls: true }), createNdjsonLogSink(join(settings.outDir, "log.ndjson"))];
-  const logs = [createConsoleSink(process.stdout, process.stderr, { kubectlCalls: config.verbose }), ...logFiles];
-  const stepTracker = createStepTracker(); // what a crash writes into result.json
-  const sinks = [...logs.map((log) => log.sink), stepTracker.sink];
-  const emit = createEventEmitter(sinks);
-  const kubectl = new Kubectl({ binary: config.kubectlPath, env, onCall: (args) => emit({ kind: "kubectl", args }) });
-  const controller = new AbortController();
-  let executor: InstanceType<typeof KubernetesExecutor> | undefined;
-  const jobOf = (): RunResult["job"] => ({ namespace: executor?.namespace ?? "", name: settings.jobName, pod: executor?.pod?.name ?? null, node: executor?.pod?.node || null, image: settings.image });
-  const lastWords = prepareEmergencyExit({
-    outDir: settings.outDir,
-    runId: settings.runId,
-    logFiles,
-    stepTracker,
-    warn: (message) => process.stderr.write(`knotless-runner-k8s: ${message}\n`),
-  });
-  let signals = 0;
-  const onSignal = (signal: NodeJS.Signals): void => {
-    signals += 1;
-    if (signals === 1) {
-      process.stderr.write(`\nknotless-runner-k8s: ${signal}: cancelling the run and deleting its Job (again to exit at once)\n`);
-      controller.abort(new CancelledError(`cancelled by ${signal}`));
-      return;
-    }
-    const message = `exiting now; the Job may remain: ${formatDeleteJobCommand(config.kubectlPath, settings.target, settings.jobName)}`;
-    process.stderr.write(`knotless-runner-k8s: ${message}\n`);
-    lastWords.log({ kind: "notice", level: "error", message: `${signal} again: ${message}` });
-    executor?.removeStagedFilesSync();
-    lastWords.finish({ status: "cancelled", error: { message: `cancelled by ${signal}, then ${signal} again: ${message}`, reason: "cancelled" }, stepStatus: "cancelled", job: jobOf() });
-    process.exit(EXIT.cancelled);
-  };
-  // A bug that escapes as an uncaught exception must not leave a paid node running until the pod's dead man's
-  // switch fires: delete the Job synchronously (the event loop can no longer be trusted), then exit 3.
-  const onCrash = (error: unknown): void => {
-    const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);
-    process.stderr.write(`\nknotless-runner-k8s: internal error: ${detail}\n`);
-    lastWords.log({ kind: "notice", level: "error", message: `internal error: ${detail}` });
-    const { detail: teardown, mayBeLeft } = executor ? executor.teardownNowSync(CRASH_DELETE_TIMEOUT_MS) : { detail: "no Job was created", mayBeLeft: false };
-    process.stderr.write(`knotless-runner-k8s: ${teardown}\n`);
-    lastWords.log({ kind: "notice", level: mayBeLeft ? "error" : "info", message: teardown });
-    lastWords.finish({ status: "failed", error: { message: `internal error: ${describeError(error)}; ${teardown}`, reason: "internal" }, stepStatus: "failed", job: jobOf() });
-    process.exit(EXIT.infrastructure);
-  };
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
-  process.on("uncaughtException", onCrash);
-  process.on("unhandledRejection", onCrash);
-  try {
-    const result = await runWorkflow({ settings, kubectl, signal: controller.signal, sinks, createExecutor: (ctx) => (executor = new KubernetesExecutor(ctx)) });
-    await writeResultFile(join(settings.outDir, "result.json"), result);
-    process.stderr.write(`result: ${join(settings.outDir, "result.json")}\n`);
-    return exitCodeForResult(result);
-  } finally {
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
-    process.off("uncaughtException", onCrash);
-    process.off("unhandledRejection", onCrash);
-    // A log that could not be written (no space left, say) does not change the run's verdict: it is reported.
-    for (const closed of await Promise.allSettled(logs.map((log) => log.close()))) {
-      if (closed.status === "rejected") process.stderr.write(`knotless-runner-k8s: warning: ${describeError(closed.reason)}\n`);
-    }
   }
 }

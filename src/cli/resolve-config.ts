@@ -3,25 +3,23 @@ import { randomBytes } from "node:crypto";
 import { accessSync, constants, readFileSync, readdirSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { resolve } from "node:path";
-import { parseDuration } from "../config/duration.js";
+import { readDuration } from "../config/duration.js";
+import { IMAGE, QUANTITY, readSize } from "../config/patterns.js";
 import { InputError } from "../errors.js";
 import type { HostTarSetting } from "../transfer/host-tar.js";
 import type { ExecutorSettings } from "../executor/context.js";
 import { parseStepsFile } from "../input/steps-file.js";
 import { buildJobName, buildRunIdLabel, isAcceptableRunId } from "../k8s/names.js";
+import { checkKubeconfigReadable, resolveClusterOptions, type RawClusterOptions } from "./cluster-options.js";
 import { listKubeconfigFiles, readContextNamespace } from "./kubeconfig-namespace.js";
 
 /** Options exactly as the CLI parser hands them over (strings, unvalidated). */
-export interface RawRunOptions {
+export interface RawRunOptions extends RawClusterOptions {
   checkout?: string;
   steps?: string;
   out?: string;
   sharedSteps?: string;
   image: string;
-  namespace?: string;
-  kubeconfig?: string;
-  context?: string;
-  kubectl?: string;
   runId?: string;
   timeout: string;
   stepTimeout?: string;
@@ -41,25 +39,9 @@ export interface RunConfig {
   readonly verbose: boolean;
 }
 
-const QUANTITY = /^(\d+(\.\d+)?|\.\d+)(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei|e\d+)?$/;
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
-const IMAGE = /^[A-Za-z0-9][A-Za-z0-9._\-/:@]{0,1023}$/;
-const SIZE = /^(\d+)(K|M|G|Ki|Mi|Gi)?$/;
-const SIZE_UNIT: Record<string, number> = { K: 1e3, M: 1e6, G: 1e9, Ki: 1024, Mi: 1024 ** 2, Gi: 1024 ** 3 };
-
 function requireOption(value: string | undefined, flag: string): string {
   if (value === undefined || value === "") throw new InputError(`missing required option ${flag}`);
   return value;
-}
-
-/** A week: longer budgets are surely mistakes (and node's timers overflow past 24.8 days). */
-const MAX_DURATION_MS = 7 * 24 * 3_600_000;
-
-function readDuration(text: string, flag: string): number {
-  const ms = parseDuration(text);
-  if (ms === undefined) throw new InputError(`${flag} expects a duration such as 90s, 10m or 1h, got "${text}"`);
-  if (ms > MAX_DURATION_MS) throw new InputError(`${flag} expects at most 168h, got "${text}"`);
-  return ms;
 }
 
 function requireDirectory(path: string, flag: string): string {
@@ -86,12 +68,6 @@ function checkOutDir(path: string): string {
   }
   if (entries.length > 0) throw new InputError(`--out: ${absolute}/outputs already has files from an earlier run; choose a fresh --out directory`);
   return absolute;
-}
-
-function readSize(text: string, flag: string): number {
-  const match = SIZE.exec(text);
-  if (!match) throw new InputError(`${flag} expects a byte count such as 536870912, 512Mi or 1G, got "${text}"`);
-  return Number(match[1]) * (match[2] ? SIZE_UNIT[match[2]]! : 1);
 }
 
 /** Generates a run id when none was given: sortable time plus randomness. */
@@ -132,18 +108,11 @@ export async function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEn
   for (const [flag, value] of [["--cpu", raw.cpu], ["--memory", raw.memory]] as const) {
     if (!QUANTITY.test(value)) throw new InputError(`${flag} expects a Kubernetes quantity such as 500m, 1 or 512Mi, got "${value}"`);
   }
-  if (raw.kubeconfig) {
-    try {
-      accessSync(raw.kubeconfig, constants.R_OK);
-    } catch {
-      throw new InputError(`--kubeconfig: cannot read ${resolve(raw.kubeconfig)}`);
-    }
-  }
   // Without --namespace the Job goes to the kubeconfig context's namespace. A run leaves that to kubectl (create
   // reports it, later calls pin it; kubectl refuses a malformed kubeconfig or unknown context, an InputError too), so
   // it never loads a YAML parser; a dry run, which spawns nothing, reads the kubeconfig itself to print the calls.
-  const namespace = raw.namespace ?? (raw.dryRun ? await readNamespaceForDryRun(raw, env) : undefined);
-  if (namespace !== undefined && !DNS_LABEL.test(namespace)) throw new InputError(`--namespace expects a DNS-1123 label (lowercase letters, digits, '-'), got "${namespace}"`);
+  checkKubeconfigReadable(raw);
+  const cluster = resolveClusterOptions(raw, env, raw.namespace ?? (raw.dryRun ? await readNamespaceForDryRun(raw, env) : undefined));
   const timeoutMs = readDuration(raw.timeout, "--timeout");
   const stepTimeoutMs = raw.stepTimeout === undefined ? undefined : readDuration(raw.stepTimeout, "--step-timeout");
   return {
@@ -151,12 +120,7 @@ export async function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEn
       runId,
       jobName: buildJobName(runId),
       runIdLabel: buildRunIdLabel(runId),
-      target: {
-        ...(namespace === undefined ? {} : { namespace }),
-        ...(raw.namespace === undefined ? { namespaceFromContext: true } : {}),
-        ...(raw.kubeconfig ? { kubeconfig: resolve(raw.kubeconfig) } : {}),
-        ...(raw.context ? { context: raw.context } : {}),
-      },
+      target: cluster.target,
       image: raw.image,
       cpu: raw.cpu,
       memory: raw.memory,
@@ -175,7 +139,7 @@ export async function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEn
       keep: raw.keep ?? false,
       ...resolveHostTar(env),
     },
-    kubectlPath: raw.kubectl ?? env.KNOTLESS_KUBECTL ?? "kubectl",
+    kubectlPath: cluster.kubectlPath,
     dryRun: raw.dryRun ?? false,
     verbose: raw.verbose ?? false,
   };

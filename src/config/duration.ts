@@ -1,4 +1,5 @@
 // Parses human durations such as 90s, 10m, 1h30m into milliseconds.
+import { InputError } from "../errors.js";
 
 const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
 const PART = /(\d+)(ms|s|m|h)/gy;
@@ -28,4 +29,15 @@ export function formatDuration(ms: number): string {
   const seconds = totalSeconds % 60;
   if (hours > 0) return `${hours}h${String(minutes).padStart(2, "0")}m`;
   return `${minutes}m${String(seconds).padStart(2, "0")}s`;
+}
+
+/** A week: longer budgets are surely mistakes (and node's timers overflow past 24.8 days). */
+export const MAX_DURATION_MS = 7 * 24 * 3_600_000;
+
+/** Parses a duration of at most a week or throws InputError naming `what` (a flag, or `file:line:col: key`). */
+export function readDuration(text: string, what: string): number {
+  const ms = parseDuration(text);
+  if (ms === undefined) throw new InputError(`${what} expects a duration such as 90s, 10m or 1h, got "${text}"`);
+  if (ms > MAX_DURATION_MS) throw new InputError(`${what} expects at most 168h, got "${text}"`);
+  return ms;
 }

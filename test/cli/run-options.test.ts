@@ -7,7 +7,7 @@ import { parseRunFast } from "../../src/cli/run-options.js";
 /** What commander hands the run action for this command line (undefined when it refuses it). */
 async function parseWithCommander(argv: readonly string[]): Promise<RawRunOptions | undefined> {
   let parsed: RawRunOptions | undefined;
-  const program = await buildProgram(async (options) => ((parsed = { ...options }), 0));
+  const program = await buildProgram(async (_command, options) => ((parsed = { ...options } as unknown as RawRunOptions), 0));
   program.configureOutput({ writeErr: () => {}, writeOut: () => {} });
   try {
     await program.parseAsync([...argv], { from: "user" });

@@ -1,0 +1,118 @@
+// `run`: runs one workflow run as one Job (or prints its plan with --dry-run) and maps the outcome to an exit code.
+import { join } from "node:path";
+import { CancelledError, describeError } from "../../errors.js";
+import { createEventEmitter } from "../../events/run-events.js";
+import type { RunResult } from "../../result/run-result.js";
+import { formatDeleteJobCommand } from "../../executor/teardown.js";
+import { makeDirectorySync } from "../../util/make-directory.js";
+import type { CommandSpec } from "../command-spec.js";
+import { EXIT, exitCodeForError, exitCodeForResult } from "../exit-codes.js";
+import { resolveRunConfig, type RawRunOptions } from "../resolve-config.js";
+import { RUN_OPTIONS } from "../run-options.js";
+
+/** How long a crashing runner blocks to delete its Job. */
+const CRASH_DELETE_TIMEOUT_MS = 30_000;
+
+export const runCommand: CommandSpec<RawRunOptions> = {
+  name: "run",
+  summary: "run the steps of one workflow run in one pod of one Job, then delete the Job",
+  options: RUN_OPTIONS,
+  execute: ({ options, env }) => executeRun(options, env),
+};
+
+/** Runs (or dry-runs) with options as parsed; returns the exit code. `env` is read here and nowhere below. */
+export async function executeRun(options: RawRunOptions, env: NodeJS.ProcessEnv): Promise<number> {
+  let config;
+  try {
+    config = await resolveRunConfig(options, env);
+  } catch (error) {
+    process.stderr.write(`knotless-runner-k8s: ${describeError(error)}\n`);
+    return exitCodeForError(error);
+  }
+  if (config.dryRun) {
+    const { renderDryRun } = await import("../dry-run.js");
+    process.stdout.write(await renderDryRun(config));
+    return EXIT.success;
+  }
+  // Loaded only for real runs, so --help, bad input and dry runs start fast.
+  const [{ runWorkflow }, { KubernetesExecutor }, { Kubectl }, { createConsoleSink, createHumanLogSink, createNdjsonLogSink }, { writeResultFile }, { createStepTracker }, { prepareEmergencyExit }] =
+    await Promise.all([
+      import("../../run/run-workflow.js"),
+      import("../../executor/kubernetes-executor.js"),
+      import("../../k8s/kubectl.js"),
+      import("../../events/sinks.js"),
+      import("../../result/result-file.js"),
+      import("../../result/step-tracker.js"),
+      import("../emergency-exit.js"),
+    ]);
+  const { settings } = config;
+  // Synchronous: one syscall, where an await would put a thread-pool round trip before the first kubectl call.
+  try {
+    makeDirectorySync(settings.outDir);
+  } catch (error) {
+    process.stderr.write(`knotless-runner-k8s: --out: cannot create the directory ${settings.outDir}: ${describeError(error)}\n`);
+    return EXIT.badInput;
+  }
+  const logFiles = [createHumanLogSink(join(settings.outDir, "run.log"), { kubectlCalls: true }), createNdjsonLogSink(join(settings.outDir, "log.ndjson"))];
+  const logs = [createConsoleSink(process.stdout, process.stderr, { kubectlCalls: config.verbose }), ...logFiles];
+  const stepTracker = createStepTracker(); // what a crash writes into result.json
+  const sinks = [...logs.map((log) => log.sink), stepTracker.sink];
+  const emit = createEventEmitter(sinks);
+  const kubectl = new Kubectl({ binary: config.kubectlPath, env, onCall: (args) => emit({ kind: "kubectl", args }) });
+  const controller = new AbortController();
+  let executor: InstanceType<typeof KubernetesExecutor> | undefined;
+  const jobOf = (): RunResult["job"] => ({ namespace: executor?.namespace ?? "", name: settings.jobName, pod: executor?.pod?.name ?? null, node: executor?.pod?.node || null, image: settings.image });
+  const lastWords = prepareEmergencyExit({
+    outDir: settings.outDir,
+    runId: settings.runId,
+    logFiles,
+    stepTracker,
+    warn: (message) => process.stderr.write(`knotless-runner-k8s: ${message}\n`),
+  });
+  let signals = 0;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    signals += 1;
+    if (signals === 1) {
+      process.stderr.write(`\nknotless-runner-k8s: ${signal}: cancelling the run and deleting its Job (again to exit at once)\n`);
+      controller.abort(new CancelledError(`cancelled by ${signal}`));
+      return;
+    }
+    const message = `exiting now; the Job may remain: ${formatDeleteJobCommand(config.kubectlPath, settings.target, settings.jobName)}`;
+    process.stderr.write(`knotless-runner-k8s: ${message}\n`);
+    lastWords.log({ kind: "notice", level: "error", message: `${signal} again: ${message}` });
+    executor?.removeStagedFilesSync();
+    lastWords.finish({ status: "cancelled", error: { message: `cancelled by ${signal}, then ${signal} again: ${message}`, reason: "cancelled" }, stepStatus: "cancelled", job: jobOf() });
+    process.exit(EXIT.cancelled);
+  };
+  // A bug that escapes as an uncaught exception must not leave a paid node running until the pod's dead man's
+  // switch fires: delete the Job synchronously (the event loop can no longer be trusted), then exit 3.
+  const onCrash = (error: unknown): void => {
+    const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);
+    process.stderr.write(`\nknotless-runner-k8s: internal error: ${detail}\n`);
+    lastWords.log({ kind: "notice", level: "error", message: `internal error: ${detail}` });
+    const { detail: teardown, mayBeLeft } = executor ? executor.teardownNowSync(CRASH_DELETE_TIMEOUT_MS) : { detail: "no Job was created", mayBeLeft: false };
+    process.stderr.write(`knotless-runner-k8s: ${teardown}\n`);
+    lastWords.log({ kind: "notice", level: mayBeLeft ? "error" : "info", message: teardown });
+    lastWords.finish({ status: "failed", error: { message: `internal error: ${describeError(error)}; ${teardown}`, reason: "internal" }, stepStatus: "failed", job: jobOf() });
+    process.exit(EXIT.infrastructure);
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  process.on("uncaughtException", onCrash);
+  process.on("unhandledRejection", onCrash);
+  try {
+    const result = await runWorkflow({ settings, kubectl, signal: controller.signal, sinks, createExecutor: (ctx) => (executor = new KubernetesExecutor(ctx)) });
+    await writeResultFile(join(settings.outDir, "result.json"), result);
+    process.stderr.write(`result: ${join(settings.outDir, "result.json")}\n`);
+    return exitCodeForResult(result);
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+    process.off("uncaughtException", onCrash);
+    process.off("unhandledRejection", onCrash);
+    // A log that could not be written (no space left, say) does not change the run's verdict: it is reported.
+    for (const closed of await Promise.allSettled(logs.map((log) => log.close()))) {
+      if (closed.status === "rejected") process.stderr.write(`knotless-runner-k8s: warning: ${describeError(closed.reason)}\n`);
+    }
+  }
+}
