@@ -35,7 +35,7 @@ export function parseSecretsFile(text: string, fileName: string): Secret[] {
   let at = 0;
   let line = 1;
   while (at < source.length) {
-    const lineEnd = indexOfLineEnd(source, at);
+    const lineEnd = findLineEnd(source, at);
     const entryEnd = readEntry(source, at, lineEnd, fileName, line, (name, value) => {
       const first = firstLine.get(name);
       if (first !== undefined) throw new InputError(`${name} is defined again (first on line ${first})`, `${fileName}:${line}`);
@@ -50,7 +50,7 @@ export function parseSecretsFile(text: string, fileName: string): Secret[] {
   return secrets;
 }
 
-function indexOfLineEnd(source: string, from: number): number {
+function findLineEnd(source: string, from: number): number {
   const end = source.indexOf("\n", from);
   return end < 0 ? source.length : end;
 }
