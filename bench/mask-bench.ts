@@ -9,6 +9,7 @@ import { createHumanLogSink, createNdjsonLogSink } from "../src/events/sinks.js"
 import { FollowFrameParser } from "../src/pod/follow-frames.js";
 import { MASK, SecretMasker } from "../src/secrets/mask-stream.js";
 import { buildSecretForms } from "../src/secrets/secret-forms.js";
+import { measureAlternatives, type AlternativeTiming } from "./mask-alternatives.js";
 import { makeBenchSecrets, makeOutputPool, READ_BYTES, type OutputPool } from "./mask-output.js";
 import { computeMedian, summarizeValues, type Summary } from "./stats.js";
 import { assertSucceeded, runTimed } from "./timed-process.js";
@@ -22,14 +23,16 @@ export interface MaskSizes {
   readonly rssSmallBytes: number;
   readonly rssLargeBytes: number;
   readonly relayBytes: number;
+  /** Output each alternative search algorithm is timed on. */
+  readonly alternativesBytes: number;
   readonly reps: number;
 }
 
 /** The issue's sizes (1 GiB of output; RSS at 100 MiB and 1 GiB); --quick divides them by about eight. */
 export function pickMaskSizes(quick: boolean): MaskSizes {
   return quick
-    ? { throughputBytes: 128 * MIB, rssSmallBytes: 16 * MIB, rssLargeBytes: 160 * MIB, relayBytes: 32 * MIB, reps: 2 }
-    : { throughputBytes: 1024 * MIB, rssSmallBytes: 100 * MIB, rssLargeBytes: 1024 * MIB, relayBytes: 256 * MIB, reps: 3 };
+    ? { throughputBytes: 128 * MIB, rssSmallBytes: 16 * MIB, rssLargeBytes: 160 * MIB, relayBytes: 32 * MIB, alternativesBytes: 16 * MIB, reps: 2 }
+    : { throughputBytes: 1024 * MIB, rssSmallBytes: 100 * MIB, rssLargeBytes: 1024 * MIB, relayBytes: 256 * MIB, alternativesBytes: 64 * MIB, reps: 3 };
 }
 
 export interface RssRun {
@@ -63,6 +66,7 @@ export interface MaskResult {
   /** Plain relay time / masked relay time, of the medians (= masked throughput / plain throughput). */
   readonly relayRatio: number;
   readonly pairedRelayRatio: Summary;
+  readonly alternatives: readonly AlternativeTiming[];
 }
 
 /** Checks the masker on the pool before timing it: every secret line masked once, no form left, nothing else changed. */
@@ -181,6 +185,9 @@ export async function runMaskBench(quick: boolean, scratch: string, log: (line: 
     log(`  throughput rep ${rep + 1}: ${throughput.at(-1)!.toFixed(0)} MB/s`);
   }
 
+  const alternatives = measureAlternatives(pool, forms, sizes.alternativesBytes);
+  for (const a of alternatives) log(`  ${a.name}: ${a.mbps.toFixed(0)} MB/s (${a.matches} matches in the pool)`);
+
   const rss: RssRun[] = [];
   for (const [bytes, mode] of [[sizes.rssSmallBytes, "mask"], [sizes.rssLargeBytes, "mask"], [sizes.rssLargeBytes, "plain"]] as const) {
     rss.push(await measureRss(bytes, mode));
@@ -215,6 +222,7 @@ export async function runMaskBench(quick: boolean, scratch: string, log: (line: 
       relay,
       relayRatio,
       pairedRelayRatio: summarizeValues(relay.map((r) => r.plainMs / r.maskedMs)),
+      alternatives,
     };
   } finally {
     await rm(dir, { recursive: true, force: true });
