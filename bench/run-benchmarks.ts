@@ -5,10 +5,10 @@ import { join } from "node:path";
 import { createFakeCluster } from "../test/fixtures/fake-kubectl/harness.js";
 import { runLocalBenchmarks } from "./local-benchmarks.js";
 import { describeMachine } from "./machine.js";
-import { parseBenchOptions, type BenchOptions } from "./options.js";
-import { runOverheadBench, type OverheadResult } from "./overhead-bench.js";
 import { runMaskBench } from "./mask-bench.js";
 import { renderMaskReport } from "./mask-report.js";
+import { parseBenchOptions, type BenchOptions } from "./options.js";
+import { runOverheadBench, type OverheadResult } from "./overhead-bench.js";
 import { renderReport } from "./report.js";
 import { runTransferBench, type TransferResult } from "./transfer-bench.js";
 
