@@ -7,7 +7,7 @@ import { setImmediate as yieldToLoop } from "node:timers/promises";
 import { createEventEmitter } from "../src/events/run-events.js";
 import { createHumanLogSink, createNdjsonLogSink } from "../src/events/sinks.js";
 import { FollowFrameParser } from "../src/pod/follow-frames.js";
-import { MASK, SecretMasker } from "../src/secrets/mask-stream.js";
+import { MASK, SecretMasker, type MaskStream } from "../src/secrets/mask-stream.js";
 import { buildSecretForms } from "../src/secrets/secret-forms.js";
 import { measureAlternatives, type AlternativeTiming } from "./mask-alternatives.js";
 import { makeBenchSecrets, makeOutputPool, READ_BYTES, type OutputPool } from "./mask-output.js";
@@ -45,11 +45,19 @@ export interface RssRun {
   readonly ms: number;
 }
 
-export interface RelayRep {
-  readonly maskedMs: number;
-  readonly plainMs: number;
+/** One relay run: wall time, the process's CPU time (every thread: the log writes run in the thread pool), and the masker's share. */
+export interface RelayRun {
+  readonly wallMs: number;
+  readonly cpuMs: number;
+  /** Time spent inside the mask streams' write and end calls (0 without a masker). */
+  readonly maskMs: number;
   readonly runLogBytes: number;
   readonly ndjsonBytes: number;
+}
+
+export interface RelayRep {
+  readonly masked: RelayRun;
+  readonly plain: RelayRun;
 }
 
 export interface MaskResult {
@@ -63,9 +71,10 @@ export interface MaskResult {
   readonly throughputMBps: Summary;
   readonly rss: readonly RssRun[];
   readonly relay: readonly RelayRep[];
-  /** Plain relay time / masked relay time, of the medians (= masked throughput / plain throughput). */
-  readonly relayRatio: number;
-  readonly pairedRelayRatio: Summary;
+  /** Plain relay time / masked relay time, of the medians (= masked throughput / plain throughput): wall and CPU. */
+  readonly relayWallRatio: number;
+  readonly relayCpuRatio: number;
+  readonly pairedRelayWallRatio: Summary;
   readonly alternatives: readonly AlternativeTiming[];
 }
 
@@ -132,10 +141,18 @@ function makeFrameReads(pool: OutputPool): Buffer[] {
  * step-output events → run.log and log.ndjson sinks writing files, one event-loop turn per read as from a pipe.
  * Timed until both files are closed.
  */
-async function measureRelay(reads: readonly Buffer[], total: number, masker: SecretMasker | undefined, dir: string): Promise<{ ms: number; runLogBytes: number; ndjsonBytes: number }> {
+async function measureRelay(reads: readonly Buffer[], total: number, masker: SecretMasker | undefined, dir: string): Promise<RelayRun> {
   const runLog = join(dir, "run.log");
   const ndjsonLog = join(dir, "log.ndjson");
   const started = process.hrtime.bigint();
+  const cpuAtStart = process.cpuUsage();
+  let maskNs = 0n;
+  const mask = (stream: MaskStream, text: string, end: boolean): string => {
+    const at = process.hrtime.bigint();
+    const out = end ? stream.write(text) + stream.end() : stream.write(text);
+    maskNs += process.hrtime.bigint() - at;
+    return out;
+  };
   const human = createHumanLogSink(runLog, { kubectlCalls: false });
   const ndjson = createNdjsonLogSink(ndjsonLog);
   const emit = createEventEmitter([human.sink, ndjson.sink]);
@@ -150,7 +167,7 @@ async function measureRelay(reads: readonly Buffer[], total: number, masker: Sec
         if (frame.type !== "stdout" && frame.type !== "stderr") continue;
         bytes += frame.data.length;
         const decoded = decoders[frame.type].write(frame.data);
-        const text = masks ? masks[frame.type].write(decoded) : decoded;
+        const text = masks ? mask(masks[frame.type], decoded, false) : decoded;
         if (text) emit({ kind: "step-output", index: 0, stream: frame.type, text });
       }
       await yieldToLoop();
@@ -158,15 +175,16 @@ async function measureRelay(reads: readonly Buffer[], total: number, masker: Sec
   }
   for (const stream of ["stdout", "stderr"] as const) {
     const decoded = decoders[stream].end();
-    const text = masks ? masks[stream].write(decoded) + masks[stream].end() : decoded;
+    const text = masks ? mask(masks[stream], decoded, true) : decoded;
     if (text) emit({ kind: "step-output", index: 0, stream, text });
   }
   emit({ kind: "step-end", index: 0, name: "build", status: "success", exitCode: 0, durationMs: 0, timedOut: false });
   await Promise.all([human.close(), ndjson.close()]);
-  const ms = Number(process.hrtime.bigint() - started) / 1e6;
+  const wallMs = Number(process.hrtime.bigint() - started) / 1e6;
+  const cpu = process.cpuUsage(cpuAtStart);
   const [runLogStat, ndjsonStat] = await Promise.all([stat(runLog), stat(ndjsonLog)]);
   await Promise.all([rm(runLog), rm(ndjsonLog)]);
-  return { ms, runLogBytes: runLogStat.size, ndjsonBytes: ndjsonStat.size };
+  return { wallMs, cpuMs: (cpu.user + cpu.system) / 1000, maskMs: Number(maskNs) / 1e6, runLogBytes: runLogStat.size, ndjsonBytes: ndjsonStat.size };
 }
 
 export async function runMaskBench(quick: boolean, scratch: string, log: (line: string) => void): Promise<MaskResult> {
@@ -205,10 +223,10 @@ export async function runMaskBench(quick: boolean, scratch: string, log: (line: 
       const a = await measureRelay(reads, sizes.relayBytes, first, dir);
       const b = await measureRelay(reads, sizes.relayBytes, first ? undefined : masker, dir);
       const [masked, plain] = first ? [a, b] : [b, a];
-      relay.push({ maskedMs: masked.ms, plainMs: plain.ms, runLogBytes: masked.runLogBytes, ndjsonBytes: masked.ndjsonBytes });
-      log(`  relay rep ${rep + 1}: masked ${masked.ms.toFixed(0)} ms, plain ${plain.ms.toFixed(0)} ms`);
+      relay.push({ masked, plain });
+      log(`  relay rep ${rep + 1}: masked ${masked.wallMs.toFixed(0)} ms (CPU ${masked.cpuMs.toFixed(0)}, masker ${masked.maskMs.toFixed(0)}), plain ${plain.wallMs.toFixed(0)} ms (CPU ${plain.cpuMs.toFixed(0)})`);
     }
-    const relayRatio = computeMedian(relay.map((r) => r.plainMs)) / computeMedian(relay.map((r) => r.maskedMs));
+    const ratioOfMedians = (pick: (run: RelayRun) => number): number => computeMedian(relay.map((r) => pick(r.plain))) / computeMedian(relay.map((r) => pick(r.masked)));
     return {
       sizes,
       secrets: secrets.length,
@@ -220,8 +238,9 @@ export async function runMaskBench(quick: boolean, scratch: string, log: (line: 
       throughputMBps: summarizeValues(throughput),
       rss,
       relay,
-      relayRatio,
-      pairedRelayRatio: summarizeValues(relay.map((r) => r.plainMs / r.maskedMs)),
+      relayWallRatio: ratioOfMedians((run) => run.wallMs),
+      relayCpuRatio: ratioOfMedians((run) => run.cpuMs),
+      pairedRelayWallRatio: summarizeValues(relay.map((r) => r.plain.wallMs / r.masked.wallMs)),
       alternatives,
     };
   } finally {
