@@ -1,15 +1,17 @@
 // Finds the leftmost-longest occurrence of a set of strings in text, fast, and says when more text could change it.
 //
-// Why this algorithm: measured on 20 secrets with all their forms (112 strings of 20 to 68 characters) over
-// step-like output in 64 KiB chunks, on this project's 2-core machines: one alternation RegExp of the escaped
-// forms, longest first, 180-210 MB/s (a RegExp over the forms' trie, 210-220 MB/s); indexOf per form, 85-105 MB/s;
-// an Aho-Corasick automaton (dense table over character classes), 130-340 MB/s; a trie walk from every position,
-// 90-110 MB/s; the trigram skip below, 2,500-3,400 MB/s (1,200 MB/s with one 8-character secret among the 20,
-// 2,900 MB/s over pure base64 output). Secrets are long and rare, so the fastest search looks at as few characters
-// as it can: the Wu-Manber shift over trigrams reads about three characters per window of the shortest form's
-// length and jumps, and only a window whose last trigram occurs in some form is verified, by a walk of the trie of
-// the forms. With a form shorter than MIN_SKIP_LENGTH (a secret of 1 to 3 characters) there is nothing to jump and
-// every position is walked (about 100 MB/s).
+// Why this algorithm: `npm run bench -- --only mask` times the alternatives on the same output (20 secrets, 104
+// forms of 24 to 140 characters, step-like text in 64 KiB pieces, 2-core machine at load 1): one alternation RegExp
+// of the escaped forms, longest first, 136 MB/s; indexOf per form, 96 MB/s; an Aho-Corasick automaton as a dense
+// table over character classes, 281 MB/s; this search, 2,465 MB/s (a first exploration with other secrets gave
+// 180-220, 85-105, 130-340 and 2,500-3,400; a trie walk from every position, 90-110 MB/s). Secrets are long and
+// rare, so the fastest search looks at as few characters as it can: the Wu-Manber shift over trigrams reads about
+// three characters per window of the shortest form's length and jumps; only a window whose last trigram occurs in
+// some form is verified, by a walk of the forms' trie, which also gives leftmost-longest and tells when the text
+// ends inside a form. With a form shorter than MIN_SKIP_LENGTH (a secret of 1 to 3 characters) there is nothing to
+// jump and every position is walked (about 100 MB/s). Worst case, output made of near-copies of a secret (every
+// window verified, each walk long) costs up to the longest form's length per character: 59 MB/s for "aaa…" against
+// a secret of 39 "a" and a "b".
 
 /** Shortest form length at which the trigram skip is used. */
 export const MIN_SKIP_LENGTH = 4;
