@@ -5,6 +5,8 @@ import { join } from "node:path";
 import { createFakeCluster } from "../test/fixtures/fake-kubectl/harness.js";
 import { runLocalBenchmarks } from "./local-benchmarks.js";
 import { describeMachine } from "./machine.js";
+import { runMaskBench } from "./mask-bench.js";
+import { renderMaskReport } from "./mask-report.js";
 import { parseBenchOptions, type BenchOptions } from "./options.js";
 import { runOverheadBench, type OverheadResult } from "./overhead-bench.js";
 import { renderReport } from "./report.js";
@@ -33,7 +35,16 @@ async function runBenchmarks(options: BenchOptions, argv: readonly string[]): Pr
   const runsLocal = [...options.only].some((name) => name.startsWith("local-"));
   const fake = runsFake ? await runFakeBenchmarks(options, argv, scratch) : "";
   const local = runsLocal ? await runLocalBenchmarks(options, argv, scratch, log) : "";
-  return [fake, local].filter((part) => part !== "").join("\n");
+  const mask = options.only.has("mask") ? await runMaskBenchmark(options, argv, scratch) : "";
+  return [fake, local, mask].filter((part) => part !== "").join("\n");
+}
+
+async function runMaskBenchmark(options: BenchOptions, argv: readonly string[], scratch: string): Promise<string> {
+  const started = Date.now();
+  const machine = describeMachine();
+  log(`secret masking${options.quick ? " (quick sizes)" : ""}; relay logs in ${scratch}`);
+  const result = await runMaskBench(options.quick, scratch, log);
+  return renderMaskReport(machine, argv, result, Date.now() - started);
 }
 
 async function runFakeBenchmarks(options: BenchOptions, argv: readonly string[], scratch: string): Promise<string> {
