@@ -194,10 +194,8 @@ show_signin_stderr() {
 }
 
 say "signing in with $signin_script (gateway $gateway)"
-set +e
-run_signin
-signin_code=$?
-set -e
+signin_code=0
+run_signin || signin_code=$?
 if [ "$signin_code" -ne 0 ]; then
   if [ -n "$with_timeout" ] && [ "$signin_code" -eq 124 ]; then
     show_signin_stderr
@@ -207,12 +205,10 @@ if [ "$signin_code" -ne 0 ]; then
   die "$EXIT_SIGNIN" "oauth-signin.ts exited $signin_code (expected 0 and one JSON object with a sessionToken on stdout)"
 fi
 
-set +e
+code=0
 node "$here/lib/tenant-gateway.mjs" fetch --signin-stdout "$work/signin.stdout" --credentials "$credentials" \
   --gateway "$gateway" --cluster "$cluster" --out "$out" --ready-timeout "$ready_timeout" \
-  --poll-interval "$poll_interval" $no_create_flag
-code=$?
-set -e
+  --poll-interval "$poll_interval" $no_create_flag || code=$?
 if [ "$code" -ne 0 ]; then
   [ "$code" -ne "$EXIT_SIGNIN" ] || show_signin_stderr
   exit "$code"
