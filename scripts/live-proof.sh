@@ -380,13 +380,13 @@ if left=$(check_gone jobs); then
   fi
 else
   fact job_gone unknown
-  fact job_detail "kubectl get jobs failed: $(mask <"$work/gone.err" | head -c 300)"
+  fact job_detail "kubectl get jobs failed: $(mask <"$work/gone.err" | tr '\n' ' ' | cut -c1-300)"
 fi
 pods_gone=unknown
 waited=0
 while :; do
   if ! left=$(check_gone pods); then
-    fact pods_detail "kubectl get pods failed: $(mask <"$work/gone.err" | head -c 300)"
+    fact pods_detail "kubectl get pods failed: $(mask <"$work/gone.err" | tr '\n' ' ' | cut -c1-300)"
     break
   fi
   if [ -z "$left" ]; then

@@ -141,18 +141,18 @@ describe("scripts/live-proof.sh", { concurrency: 1 }, () => {
 
   describe("a missing prerequisite exits 3, saying which", () => {
     const cases: ReadonlyArray<{ name: string; args: (m: Machine) => string[]; env?: (m: Machine) => Record<string, string>; message: RegExp }> = [
-      { name: "the admin kubeconfig", args: (m) => ["--kubeconfig", join(m.root, "absent"), "--report", m.report, "--runner", STANDIN_RUNNER], message: /cannot read the admin kubeconfig .*absent \(scripts\/tenant-kubeconfig\.sh writes one\)/ },
-      { name: "kubectl", args: (m) => ["--kubeconfig", m.adminKubeconfig, "--report", m.report, "--kubectl", join(m.root, "no-kubectl")], message: /--kubectl .*no-kubectl is not an executable/ },
-      { name: "the runner", args: (m) => ["--kubeconfig", m.adminKubeconfig, "--report", m.report, "--runner", join(m.root, "no-runner")], message: /--runner .*no-runner is not an executable/ },
+      { name: "without the admin kubeconfig", args: (m) => ["--kubeconfig", join(m.root, "absent"), "--report", m.report, "--runner", STANDIN_RUNNER], message: /cannot read the admin kubeconfig .*absent \(scripts\/tenant-kubeconfig\.sh writes one\)/ },
+      { name: "without the kubectl named by --kubectl", args: (m) => ["--kubeconfig", m.adminKubeconfig, "--report", m.report, "--kubectl", join(m.root, "no-kubectl")], message: /--kubectl .*no-kubectl is not an executable/ },
+      { name: "without the runner named by --runner", args: (m) => ["--kubeconfig", m.adminKubeconfig, "--report", m.report, "--runner", join(m.root, "no-runner")], message: /--runner .*no-runner is not an executable/ },
       {
-        name: "node",
+        name: "without node",
         args: (m) => ["--kubeconfig", m.adminKubeconfig, "--report", m.report],
         env: (m) => ({ PATH: makePathWithout(join(m.root, "bin-without-node"), ["node", "nodejs", "npx", "npm", "corepack"]) }),
         message: /node is not on PATH: install Node\.js 20 or later/,
       },
     ];
     for (const c of cases) {
-      it(`when it is ${c.name}`, async () => {
+      it(c.name, async () => {
         const machine = makeMachine();
         const result = await run(machine, c.args(machine), c.env?.(machine));
         assert.equal(result.code, 3, result.stderr);

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
-import { join } from "node:path";
+import { delimiter, dirname, join } from "node:path";
 import { afterEach, describe, it } from "node:test";
 import { startFakeGateway, type FakeGateway, type FakeGatewayOptions, type GatewayMisbehaviour } from "../support/fake-tenant-gateway.js";
 import { REPO_ROOT } from "../support/run-cli.js";
@@ -10,6 +10,8 @@ import { findSecretLeaks, makePathWithout, modeOf, runScript, type ScriptRun } f
 import { makeTestTempDir } from "../support/temp-dir.js";
 
 const STANDIN = join(REPO_ROOT, "test", "fixtures", "kcp-standin");
+/** The scripts' PATH: this node's directory and the system's, nothing else (so no tsx of the machine's own). */
+const TEST_PATH = [dirname(process.execPath), "/usr/bin", "/bin"].join(delimiter);
 const CREDENTIAL = "FAKE-CREDENTIAL-7f3a9c21";
 const SESSION = "FAKE-SESSION-TOKEN-51c2e0d8";
 const ADMIN_KEY = "FAKE-ADMIN-KEY-9d41b7aa";
@@ -52,7 +54,7 @@ function makeMachine(): Machine {
   const credentials = join(root, "secret", "credentials");
   writeFileSync(credentials, `handle=alice.test\npassword=${CREDENTIAL}\n`, { mode: 0o600 });
   const record = join(root, "signin-call.json");
-  const env = { PATH: "/usr/bin:/bin", HOME: home, TMPDIR: tmp, LANG: "C", STANDIN_SESSION_TOKEN: SESSION, STANDIN_RECORD: record };
+  const env = { PATH: TEST_PATH, HOME: home, TMPDIR: tmp, LANG: "C", STANDIN_SESSION_TOKEN: SESSION, STANDIN_RECORD: record };
   return { root, home, tmp, kcp, credentials, record, env };
 }
 
@@ -224,11 +226,11 @@ describe("scripts/tenant-kubeconfig.sh", { concurrency: 1 }, () => {
 
   describe("a missing prerequisite exits 3 at once, saying which and how to get it", () => {
     const cases: ReadonlyArray<{ name: string; prepare: (m: Machine) => { args?: string[]; env?: Record<string, string> }; message: RegExp }> = [
-      { name: "node", prepare: (m) => ({ env: { PATH: makePathWithout(join(m.root, "bin-without-node"), ["node", "nodejs", "npx", "npm", "tsx", "corepack"]) } }), message: /node is not on PATH: install Node\.js 20 or later/ },
-      { name: "the KCP repository path", prepare: () => ({ args: ["--kcp-repo", ""] }), message: /the socialweb-computer-kcp repository is not given: clone it, run npm ci in it, and set KCP_REPO=/ },
-      { name: "a KCP repository that is not there", prepare: (m) => ({ args: ["--kcp-repo", join(m.root, "nowhere")] }), message: /is not a directory: set KCP_REPO/ },
+      { name: "without node", prepare: (m) => ({ env: { PATH: makePathWithout(join(m.root, "bin-without-node"), ["node", "nodejs", "npx", "npm", "tsx", "corepack"]) } }), message: /node is not on PATH: install Node\.js 20 or later/ },
+      { name: "without the KCP repository path", prepare: () => ({ args: ["--kcp-repo", ""] }), message: /the socialweb-computer-kcp repository is not given: clone it, run npm ci in it, and set KCP_REPO=/ },
+      { name: "with a KCP repository that is not there", prepare: (m) => ({ args: ["--kcp-repo", join(m.root, "nowhere")] }), message: /is not a directory: set KCP_REPO/ },
       {
-        name: "oauth-signin.ts in the KCP repository",
+        name: "with a KCP repository that has no scripts/oauth-signin.ts",
         prepare: (m) => {
           mkdirSync(join(m.root, "other-repo"));
           return { args: ["--kcp-repo", join(m.root, "other-repo")] };
@@ -236,7 +238,7 @@ describe("scripts/tenant-kubeconfig.sh", { concurrency: 1 }, () => {
         message: /other-repo\/scripts\/oauth-signin\.ts not found: KCP_REPO \(or --kcp-repo\) must name a checkout of socialweb-computer-kcp/,
       },
       {
-        name: "tsx",
+        name: "without tsx",
         prepare: (m) => {
           mkdirSync(join(m.root, "kcp-without-tsx", "scripts"), { recursive: true });
           copyFileSync(join(STANDIN, "oauth-signin.ts"), join(m.root, "kcp-without-tsx", "scripts", "oauth-signin.ts"));
@@ -244,9 +246,9 @@ describe("scripts/tenant-kubeconfig.sh", { concurrency: 1 }, () => {
         },
         message: /tsx not found \(neither .*node_modules\/\.bin\/tsx nor on PATH\): run npm ci in .*, or npm install -g tsx/,
       },
-      { name: "the credential file", prepare: (m) => ({ args: ["--credentials", join(m.root, "secret", "absent")] }), message: /credential file .*absent does not exist: create it .* and chmod 600 it/ },
+      { name: "without the credential file", prepare: (m) => ({ args: ["--credentials", join(m.root, "secret", "absent")] }), message: /credential file .*absent does not exist: create it .* and chmod 600 it/ },
       {
-        name: "private permissions on the credential file",
+        name: "with a credential file that group and others can read",
         prepare: (m) => {
           chmodSync(m.credentials, 0o644);
           return {};
@@ -254,7 +256,7 @@ describe("scripts/tenant-kubeconfig.sh", { concurrency: 1 }, () => {
         message: /credential file .*credentials is accessible to group or others \(mode -rw-r--r--\): chmod 600 /,
       },
       {
-        name: "a non-empty credential file",
+        name: "with an empty credential file",
         prepare: (m) => {
           writeFileSync(m.credentials, "");
           return {};
@@ -263,9 +265,9 @@ describe("scripts/tenant-kubeconfig.sh", { concurrency: 1 }, () => {
       },
     ];
     for (const c of cases) {
-      it(`when it is ${c.name}`, async () => {
-        if (c.name === "tsx" && process.env.PATH?.split(":").some((dir) => existsSync(join(dir, "tsx")))) {
-          return; // a machine with tsx installed globally cannot show this case with PATH=/usr/bin:/bin reliably
+      it(c.name, async () => {
+        if (c.name === "without tsx" && TEST_PATH.split(delimiter).some((dir) => existsSync(join(dir, "tsx")))) {
+          return; // a machine with tsx installed next to node or in /usr/bin cannot show this case
         }
         const machine = makeMachine();
         const g = await startGateway();
@@ -305,16 +307,16 @@ describe("scripts/tenant-kubeconfig.sh", { concurrency: 1 }, () => {
   });
 
   describe("a gateway that answers otherwise exits 5 naming the expectation, and writes no kubeconfig", () => {
-    const cases: ReadonlyArray<{ misbehave: GatewayMisbehaviour; message: RegExp }> = [
-      { misbehave: "refuse-session", message: /GET \/v1\/clusters\/demo: the gateway refused the session \(HTTP 401\); sign in again/ },
-      { misbehave: "cluster-not-json", message: /GET \/v1\/clusters\/demo: HTTP 200 with a body that is not JSON \(expected \{"name": "<name>", "status": "<status>"\}\)/ },
-      { misbehave: "cluster-no-status", message: /GET \/v1\/clusters\/demo: the answer has no "status" string/ },
-      { misbehave: "cluster-wrong-name", message: /the answer names cluster "demo-other", not "demo"/ },
-      { misbehave: "kubeconfig-missing", message: /GET \/v1\/clusters\/demo\/kubeconfig: the answer has no non-empty "kubeconfig" string \(expected 200 with \{"kubeconfig": "<kubeconfig text>"\}\)/ },
-      { misbehave: "kubeconfig-not-a-kubeconfig", message: /the "kubeconfig" field is not a kubeconfig: no "kind: Config" line \(not shown, it holds a key\)/ },
+    const cases: ReadonlyArray<{ misbehave: GatewayMisbehaviour; title: string; message: RegExp }> = [
+      { misbehave: "refuse-session", title: "refuses the session", message: /GET \/v1\/clusters\/demo: the gateway refused the session \(HTTP 401\); sign in again/ },
+      { misbehave: "cluster-not-json", title: "answers a cluster read with HTML", message: /GET \/v1\/clusters\/demo: HTTP 200 with a body that is not JSON \(expected \{"name": "<name>", "status": "<status>"\}\)/ },
+      { misbehave: "cluster-no-status", title: "sends a cluster without a status", message: /GET \/v1\/clusters\/demo: the answer has no "status" string/ },
+      { misbehave: "cluster-wrong-name", title: "sends another cluster than the one asked for", message: /the answer names cluster "demo-other", not "demo"/ },
+      { misbehave: "kubeconfig-missing", title: "sends no kubeconfig field", message: /GET \/v1\/clusters\/demo\/kubeconfig: the answer has no non-empty "kubeconfig" string \(expected 200 with \{"kubeconfig": "<kubeconfig text>"\}\)/ },
+      { misbehave: "kubeconfig-not-a-kubeconfig", title: "sends a kubeconfig field that is not a kubeconfig", message: /the "kubeconfig" field is not a kubeconfig: no "kind: Config" line \(not shown, it holds a key\)/ },
     ];
     for (const c of cases) {
-      it(`when it ${c.misbehave.replaceAll("-", " ")}`, async () => {
+      it(`when it ${c.title}`, async () => {
         const machine = makeMachine();
         await startGateway({ existing: { demo: ["Ready"] }, misbehave: c.misbehave });
         const result = await run(machine, standardArgs(machine, gateway!.url));
