@@ -288,9 +288,9 @@ fact credential_duration "$duration"
 if [ -n "$local_cluster" ]; then
   fact local 1
   say "starting the local cluster"
+  cluster_up=1 # before up: one that came up half-way is stopped too (down is harmless when nothing runs)
   node "$repo/dist/local-cluster/cli.js" up --dir "$cluster_dir" --port 0 --admin-port 0 >"$work/cluster-up.out" 2>&1 ||
     { show_masked "$work/cluster-up.out"; fail cluster "the local cluster did not start (see above)"; }
-  cluster_up=1
   admin_kubeconfig="$cluster_dir/kubeconfig"
 else
   fact local 0
