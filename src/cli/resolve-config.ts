@@ -94,13 +94,13 @@ export async function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEn
   const checkoutDir = requireDirectory(requireOption(raw.checkout, "--checkout"), "--checkout");
   const stepsFile = resolve(requireOption(raw.steps, "--steps"));
   const outDir = checkOutDir(requireOption(raw.out, "--out"));
-  let stepsText: string;
+  let stepsBytes: Buffer; // bytes: parsing refuses a line that is not UTF-8 rather than decoding it into U+FFFD
   try {
-    stepsText = readFileSync(stepsFile, "utf8");
+    stepsBytes = readFileSync(stepsFile);
   } catch (error) {
     throw new InputError(`cannot read the steps file: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, stepsFile);
   }
-  const steps = parseStepsFile(stepsText, stepsFile);
+  const steps = parseStepsFile(stepsBytes, stepsFile);
   const sharedStepsDir = raw.sharedSteps ? requireDirectory(raw.sharedSteps, "--shared-steps") : undefined;
   const runId = raw.runId ?? generateRunId();
   if (!isAcceptableRunId(runId)) throw new InputError(`--run-id expects 1 to 128 printable characters without spaces, got ${JSON.stringify(runId)}`);

@@ -265,22 +265,35 @@ describe("the CLI with the fake kubectl", { concurrency: 2 }, () => {
     await assertNoJobLeft(cluster);
   });
 
-  it("refuses bad input with exit 2 and a file:line message, calling kubectl not once", async (t) => {
-    const cluster = await withCluster(t);
-    const ws = makeWorkspace("good\ttrue\nno tab on this line\n");
-    const run = await runCli(runArgs(cluster, ws), { env: cluster.env });
-    assert.equal(run.code, 2);
-    assert.match(run.stderr, new RegExp(`${ws.stepsFile}:2: expected \`name<TAB>script\``));
-    const unknownFlag = await runCli([...runArgs(cluster, makeWorkspace("a\ttrue\n")), "--no-such-flag"], { env: cluster.env });
-    assert.equal(unknownFlag.code, 2);
-    assert.match(unknownFlag.stderr, /unknown option '--no-such-flag'/);
-    const blocked = makeWorkspace("a\ttrue\n");
-    writeFileSync(`${blocked.out}-file`, "");
-    const outUnderAFile = await runCli(runArgs(cluster, { ...blocked, out: join(`${blocked.out}-file`, "out") }), { env: cluster.env });
-    assert.equal(outUnderAFile.code, 2, outUnderAFile.stderr);
-    assert.match(outUnderAFile.stderr, /--out: cannot create the directory .*-file\/out: ENOTDIR/);
-    assert.deepEqual(await cluster.calls(), []);
-  });
+  /** Bad input a new user meets: each case exits 2 at once with its message, before any kubectl call. */
+  const BAD_INPUT: ReadonlyArray<{ readonly what: string; readonly steps: string | Buffer; readonly args?: (ws: ReturnType<typeof makeWorkspace>) => string[]; readonly message: (ws: ReturnType<typeof makeWorkspace>) => RegExp }> = [
+    { what: "a steps line without a tab", steps: "good\ttrue\nno tab on this line\n", message: (ws) => new RegExp(`${ws.stepsFile}:2: expected \`name<TAB>script\``) },
+    { what: "a step name that is not UTF-8", steps: Buffer.concat([Buffer.from("good\ttrue\n"), Buffer.from("caf\xe9\techo latin-1\n", "latin1")]), message: (ws) => new RegExp(`${ws.stepsFile}:2: expected a step name in UTF-8$`, "m") },
+    { what: "two steps with the same name", steps: "build\ttrue\ntest\ttrue\nbuild\tfalse\n", message: (ws) => new RegExp(`${ws.stepsFile}:3: step name "build" is already used at line 1$`, "m") },
+    { what: "an unknown flag", steps: "a\ttrue\n", args: () => ["--no-such-flag"], message: () => /unknown option '--no-such-flag'/ },
+    {
+      what: "an --out under a file",
+      steps: "a\ttrue\n",
+      args: (ws) => {
+        writeFileSync(`${ws.out}-file`, "");
+        return ["--out", join(`${ws.out}-file`, "out")];
+      },
+      message: () => /--out: cannot create the directory .*-file\/out: ENOTDIR/,
+    },
+    { what: "an --out under /proc (where node 20's recursive mkdir spins)", steps: "a\ttrue\n", args: () => ["--out", "/proc/forbidden"], message: () => /--out: cannot create the directory \/proc\/forbidden: ENOENT/ },
+  ];
+
+  for (const bad of BAD_INPUT) {
+    it(`refuses ${bad.what} with exit 2 and its message at once, calling kubectl not once`, async (t) => {
+      const cluster = await withCluster(t);
+      const ws = makeWorkspace("");
+      writeFileSync(ws.stepsFile, bad.steps);
+      const run = await runCli([...runArgs(cluster, ws), ...(bad.args?.(ws) ?? [])], { env: cluster.env, timeoutMs: 30_000 });
+      assert.equal(run.code, 2, run.stderr);
+      assert.match(run.stderr, bad.message(ws));
+      assert.deepEqual(await cluster.calls(), []);
+    });
+  }
 
   it("refuses a checkout with an unreadable file with exit 2 before any kubectl call, in a run and in a dry run", async (t) => {
     const dir = mkdtempSync(join(tmpdir(), "knotless-unreadable-"));
