@@ -7,7 +7,7 @@ import { readDuration } from "../config/duration.js";
 import { IMAGE, QUANTITY, readSize } from "../config/patterns.js";
 import { InputError } from "../errors.js";
 import type { HostTarSetting } from "../transfer/host-tar.js";
-import type { ExecutorSettings } from "../executor/context.js";
+import type { RunSettings } from "../run/run-workflow.js";
 import { parseStepsFile } from "../input/steps-file.js";
 import { buildJobName, buildRunIdLabel, isAcceptableRunId } from "../k8s/names.js";
 import { checkKubeconfigReadable, resolveClusterOptions, type RawClusterOptions } from "./cluster-options.js";
@@ -27,13 +27,14 @@ export interface RawRunOptions extends RawClusterOptions {
   cpu: string;
   memory: string;
   maxOutputBytes: string;
+  maxLogBytes: string;
   keep?: boolean;
   dryRun?: boolean;
   verbose?: boolean;
 }
 
 export interface RunConfig {
-  readonly settings: ExecutorSettings & { readonly stepTimeoutMs?: number };
+  readonly settings: RunSettings & { readonly maxLogBytes: number };
   readonly kubectlPath: string;
   readonly dryRun: boolean;
   readonly verbose: boolean;
@@ -136,6 +137,7 @@ export async function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEn
       ...(stepTimeoutMs !== undefined ? { stepTimeoutMs } : {}),
       podTimeoutMs: readDuration(raw.podTimeout, "--pod-timeout"),
       maxOutputBytes: readSize(raw.maxOutputBytes, "--max-output-bytes"),
+      maxLogBytes: readSize(raw.maxLogBytes, "--max-log-bytes"),
       keep: raw.keep ?? false,
       ...resolveHostTar(env),
     },

@@ -185,6 +185,33 @@ describe("the CLI with the fake kubectl", { concurrency: 2 }, () => {
     assert.equal((await cluster.jobs()).length, 1, "the Job is still there (its delete was refused)");
   });
 
+  it("keeps the first --max-log-bytes of step output in run.log, log.ndjson and on the console alike, says so once in each and lets the steps run on", async (t) => {
+    const cluster = await withCluster(t);
+    const ws = makeWorkspace("chatty\ti=0; while [ $i -lt 3000 ]; do echo \"line $i\"; i=$((i+1)); done\nsecond\techo past the cut >&2; echo done > /outputs/done.txt\n");
+    const printed = `${Array.from({ length: 3000 }, (_, i) => `line ${i}\n`).join("")}past the cut\n`;
+    const run = await runCli(runArgs(cluster, ws, ["--max-log-bytes", "1K"]), { env: cluster.env });
+    assert.equal(run.code, 0, run.stderr);
+    const result = readResult(ws.out);
+    assert.deepEqual(result.steps.map((s) => s.status), ["success", "success"]);
+    assert.deepEqual([...result.outputs].map((o) => o.path), ["done.txt"], "the second step ran to its end");
+    assert.deepEqual(result.logs, { limitBytes: 1000, keptBytes: 1000, droppedBytes: printed.length - 1000 });
+    const kept = printed.slice(0, 1000);
+    const limitNotice = /step output reached the log limit of 1000 bytes in step 1's stdout/g;
+    // The console: the kept output on stdout (its cut line ended before the next runner line), the notice once on stderr.
+    assert.equal(run.stdout.replace(/\n$/, ""), kept.replace(/\n$/, ""));
+    assert.equal(run.stderr.match(limitNotice)?.length, 1, run.stderr);
+    const ndjson = readFileSync(join(ws.out, "log.ndjson"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { kind: string; step: number; stream: string; content: string });
+    const outputLines = ndjson.filter((l) => l.kind === "data" && l.step >= 0);
+    assert.equal(outputLines.map((l) => l.content).join(""), kept);
+    assert.equal(ndjson.filter((l) => l.stream === "system" && limitNotice.test(l.content)).length, 1);
+    const runLog = readFileSync(join(ws.out, "run.log"), "utf8");
+    assert.equal(runLog.match(limitNotice)?.length, 1);
+    const keptLines = kept.split("\n");
+    assert.ok(runLog.includes(keptLines.at(-2)!) && runLog.includes(keptLines.at(-1)!), "run.log holds the kept output up to the cut");
+    assert.ok(!runLog.includes(`line ${keptLines.length}\n`) && !runLog.includes("past the cut"), "run.log holds nothing past the cut");
+    await assertNoJobLeft(cluster);
+  });
+
   it("fails with the step's exit code, skips later steps and exits 1 when a step exits 3", async (t) => {
     const cluster = await withCluster(t);
     const ws = makeWorkspace("first\techo one\nbroken\techo about to fail >&2; exit 3\nlater\techo never\n");
