@@ -65,7 +65,7 @@ describe("the CLI with the fake kubectl", { concurrency: 2 }, () => {
     assert.match(run.stdout, /greet\.sh/, "the files step lists /steps/greet.sh");
     assert.match(readFileSync(join(ws.out, "outputs", "ran.txt"), "utf8"), /^ran on knotless-run-/);
     assert.deepEqual([...result.outputs].map((o) => o.path), ["ran.txt"]);
-    assert.match(readFileSync(join(ws.out, "run.log"), "utf8"), /\[step 3 stdout\] .*steps\.tsv/, "run.log holds the step output");
+    assert.match(readFileSync(join(ws.out, "run.log"), "utf8"), /Z \[step 3 stdout\]\n(  .*\n)*  .*steps\.tsv\n/, "run.log holds the step output, indented under its header");
     assert.doesNotMatch(readFileSync(join(ws.out, "run.log"), "utf8"), /through a pipe/, "the download fell back to a pipe");
     assert.match(readFileSync(join(ws.out, "run.log"), "utf8"), /ok upload .*packed by GNU tar \d+\.\d+; receipt and count verified in the pod/);
     const calls = await cluster.calls();
@@ -222,7 +222,7 @@ describe("the CLI with the fake kubectl", { concurrency: 2 }, () => {
     assert.equal(result.exitCode, 3);
     assert.equal(result.error, null);
     assert.deepEqual(result.steps.map((s) => [s.status, s.exitCode]), [["success", 0], ["failed", 3], ["skipped", null]]);
-    assert.match(readFileSync(join(ws.out, "run.log"), "utf8"), /\[step 2 stderr\] about to fail/);
+    assert.match(readFileSync(join(ws.out, "run.log"), "utf8"), /Z \[step 2 stderr\]\n  about to fail\n/);
     await assertNoJobLeft(cluster);
   });
 
@@ -274,7 +274,7 @@ describe("the CLI with the fake kubectl", { concurrency: 2 }, () => {
     assert.match(result.error ?? "", /^cancelled by SIGTERM, then SIGTERM again: exiting now; the Job may remain: /);
     assert.deepEqual(result.steps.map((s) => s.status), ["cancelled", "skipped"]);
     const runLog = readFileSync(join(ws.out, "run.log"), "utf8");
-    assert.match(runLog, /\[step 1 stdout\] waiting\n/);
+    assert.match(runLog, /Z \[step 1 stdout\]\n  waiting\n/);
     assert.match(runLog, /error: SIGTERM again: exiting now; the Job may remain: /);
     assert.match(runLog, /run cancelled in [^\n]*\n$/);
   });
