@@ -7,7 +7,7 @@ import { readDuration } from "../config/duration.js";
 import { IMAGE, QUANTITY, readSize } from "../config/patterns.js";
 import { InputError } from "../errors.js";
 import type { HostTarSetting } from "../transfer/host-tar.js";
-import type { ExecutorSettings } from "../executor/context.js";
+import type { RunSettings } from "../run/run-workflow.js";
 import { parseStepsFile } from "../input/steps-file.js";
 import { buildJobName, buildRunIdLabel, isAcceptableRunId } from "../k8s/names.js";
 import { checkKubeconfigReadable, resolveClusterOptions, type RawClusterOptions } from "./cluster-options.js";
@@ -27,13 +27,14 @@ export interface RawRunOptions extends RawClusterOptions {
   cpu: string;
   memory: string;
   maxOutputBytes: string;
+  maxLogBytes: string;
   keep?: boolean;
   dryRun?: boolean;
   verbose?: boolean;
 }
 
 export interface RunConfig {
-  readonly settings: ExecutorSettings & { readonly stepTimeoutMs?: number };
+  readonly settings: RunSettings & { readonly maxLogBytes: number };
   readonly kubectlPath: string;
   readonly dryRun: boolean;
   readonly verbose: boolean;
@@ -94,13 +95,13 @@ export async function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEn
   const checkoutDir = requireDirectory(requireOption(raw.checkout, "--checkout"), "--checkout");
   const stepsFile = resolve(requireOption(raw.steps, "--steps"));
   const outDir = checkOutDir(requireOption(raw.out, "--out"));
-  let stepsText: string;
+  let stepsBytes: Buffer; // bytes: parsing refuses a line that is not UTF-8 rather than decoding it into U+FFFD
   try {
-    stepsText = readFileSync(stepsFile, "utf8");
+    stepsBytes = readFileSync(stepsFile);
   } catch (error) {
     throw new InputError(`cannot read the steps file: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, stepsFile);
   }
-  const steps = parseStepsFile(stepsText, stepsFile);
+  const steps = parseStepsFile(stepsBytes, stepsFile);
   const sharedStepsDir = raw.sharedSteps ? requireDirectory(raw.sharedSteps, "--shared-steps") : undefined;
   const runId = raw.runId ?? generateRunId();
   if (!isAcceptableRunId(runId)) throw new InputError(`--run-id expects 1 to 128 printable characters without spaces, got ${JSON.stringify(runId)}`);
@@ -136,6 +137,7 @@ export async function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEn
       ...(stepTimeoutMs !== undefined ? { stepTimeoutMs } : {}),
       podTimeoutMs: readDuration(raw.podTimeout, "--pod-timeout"),
       maxOutputBytes: readSize(raw.maxOutputBytes, "--max-output-bytes"),
+      maxLogBytes: readSize(raw.maxLogBytes, "--max-log-bytes"),
       keep: raw.keep ?? false,
       ...resolveHostTar(env),
     },

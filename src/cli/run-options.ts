@@ -20,6 +20,7 @@ export const RUN_OPTIONS: readonly OptionSpec[] = [
   { flag: "--cpu <quantity>", description: "CPU request of the pod", defaultValue: "500m" },
   { flag: "--memory <quantity>", description: "memory request and limit of the pod", defaultValue: "512Mi" },
   { flag: "--max-output-bytes <size>", description: "most bytes taken back from /outputs", defaultValue: "512Mi" },
+  { flag: "--max-log-bytes <size>", description: "most bytes of step output kept in run.log, log.ndjson and on the console; the rest is read and counted, not written", defaultValue: "64Mi" },
   { flag: "--keep", description: "leave the Job in the cluster and print the command that deletes it" },
   { flag: "--dry-run", description: "validate, then print the Job manifest and every kubectl call; touch nothing" },
   { flag: "--verbose", description: "also print every kubectl call on the console" },

@@ -1,4 +1,5 @@
 // The run's result (result.json): one shape for every outcome, mirroring the dev.knotless.check lexicon.
+import type { LogCounts } from "../events/output-budget.js";
 import type { RunStatus, StepStatus } from "../events/run-events.js";
 import type { ReadonlyList } from "../util/readonly-list.js";
 
@@ -29,6 +30,8 @@ export interface RunResult {
   /** Downloaded files by path; may be a compact list rather than an array (up to 100,000 files): spread it for one. */
   readonly outputs: ReadonlyList<{ readonly path: string; readonly size: number; readonly sha256: string }>;
   readonly refusedOutputs: ReadonlyArray<{ readonly path: string; readonly reason: string }>;
+  /** The step output the logs kept against the run's budget (--max-log-bytes), and what they left out. */
+  readonly logs: LogCounts;
 }
 
 export interface RunResultInput {
@@ -41,6 +44,7 @@ export interface RunResultInput {
   readonly steps: readonly StepRecord[];
   readonly outputs?: RunResult["outputs"];
   readonly refusedOutputs?: RunResult["refusedOutputs"];
+  readonly logs: LogCounts;
 }
 
 /** The step entry of a step that never ran. */
@@ -71,5 +75,6 @@ export function buildRunResult(input: RunResultInput): RunResult {
     steps: input.steps,
     outputs: input.outputs ?? [],
     refusedOutputs: input.refusedOutputs ?? [],
+    logs: { limitBytes: input.logs.limitBytes, keptBytes: input.logs.keptBytes, droppedBytes: input.logs.droppedBytes },
   };
 }

@@ -1,6 +1,7 @@
 // Runs one workflow run end to end on an executor: steps in order, first failure ends it, teardown always.
 import { CancelledError, InfraError, InputError, describeError } from "../errors.js";
-import { createEventEmitter, type RunEventSink, type RunStatus } from "../events/run-events.js";
+import { createOutputBudget, DEFAULT_MAX_LOG_BYTES, type OutputBudget } from "../events/output-budget.js";
+import { createEventEmitter, type RunEvent, type RunEventSink, type RunStatus } from "../events/run-events.js";
 import { runTimedPhase } from "../events/timed-phase.js";
 import type { Kubectl } from "../k8s/kubectl.js";
 import { DEFAULT_TIMINGS, type ExecutorContext, type ExecutorSettings, type ExecutorTimings } from "../executor/context.js";
@@ -10,12 +11,25 @@ import { buildRunResult, buildSkippedStep, type RunResult, type StepRecord } fro
 import type { ExtractReport } from "../transfer/extract-outputs.js";
 import { scanUploadTrees, type TreeScan, type UploadTrees } from "../transfer/scan-tree.js";
 
+/** The run's settings: the executor's, plus what only the run itself uses. */
+export type RunSettings = ExecutorSettings & {
+  readonly stepTimeoutMs?: number;
+  /** Most bytes of step output the sinks get for the whole run (DEFAULT_MAX_LOG_BYTES, 64 MiB, when absent); see OutputBudget. */
+  readonly maxLogBytes?: number;
+};
+
 export interface RunWorkflowOptions {
-  readonly settings: ExecutorSettings & { readonly stepTimeoutMs?: number };
+  readonly settings: RunSettings;
   readonly kubectl: Kubectl;
   /** Abort to cancel the run: the current step stops, the Job is deleted, the status is cancelled. */
   readonly signal: AbortSignal;
+  /** Every event goes to every sink, step output within the run's budget of settings.maxLogBytes. */
   readonly sinks: readonly RunEventSink[];
+  /**
+   * The budget the events pass through on their way to the sinks, made with settings.maxLogBytes; absent, the run
+   * makes it. A caller passes its own to read the counts while the run cannot return (the CLI's crash path).
+   */
+  readonly outputBudget?: OutputBudget;
   readonly timings?: Partial<ExecutorTimings>;
   /** Makes the executor from the run's context; the Kubernetes executor unless a test scripts its own. */
   readonly createExecutor?: (ctx: ExecutorContext) => Executor;
@@ -27,7 +41,8 @@ export type FailureClass = "input" | "internal";
 /** Runs the workflow and resolves with its result; it rejects only for bugs, never for a failed step or cluster. */
 export async function runWorkflow(options: RunWorkflowOptions): Promise<RunResult> {
   const { settings } = options;
-  const emit = createEventEmitter(options.sinks);
+  const budget = options.outputBudget ?? createOutputBudget(settings.maxLogBytes ?? DEFAULT_MAX_LOG_BYTES);
+  const emit = createEventEmitter([budget.through(fanOut(options.sinks))]);
   const timings = { ...DEFAULT_TIMINGS, ...options.timings };
   const startedAt = new Date();
   const { signal, dispose } = linkRunSignal(options.signal, settings.timeoutMs + timings.runDeadlineGraceMs + timings.killGraceSeconds * 1000);
@@ -66,6 +81,7 @@ export async function runWorkflow(options: RunWorkflowOptions): Promise<RunResul
     steps,
     outputs: report?.files ?? [],
     refusedOutputs: report?.refused ?? [],
+    logs: budget.counts(),
   });
   emit({ kind: "run-end", status: result.status, exitCode: result.exitCode, ...(result.error ? { error: result.error } : {}), durationMs: result.durationMs });
   return result;
@@ -73,11 +89,18 @@ export async function runWorkflow(options: RunWorkflowOptions): Promise<RunResul
 
 type Emit = ReturnType<typeof createEventEmitter>;
 
+/** One sink that hands each event to every sink, in order: what the budget (and any transform before it) emits into. */
+function fanOut(sinks: readonly RunEventSink[]): RunEventSink {
+  return (event: RunEvent) => {
+    for (const sink of sinks) sink(event);
+  };
+}
+
 /**
  * The "scan" phase: lists the checkout and the shared steps and checks that every file can be read, before the
  * Job exists, so a bad tree fails the run as bad input without a single kubectl call (a ScanError is an InputError).
  */
-function scanInput(settings: RunWorkflowOptions["settings"], emit: Emit): Promise<UploadTrees> {
+function scanInput(settings: RunSettings, emit: Emit): Promise<UploadTrees> {
   return runTimedPhase(emit, "scan", () => scanUploadTrees(settings.checkoutDir, settings.sharedStepsDir), describeTrees);
 }
 
@@ -89,7 +112,7 @@ function describeTrees(trees: UploadTrees): string {
 }
 
 /** Runs every step in order until one does not succeed; returns the run status the steps decided. */
-async function runSteps(executor: Executor, settings: RunWorkflowOptions["settings"], steps: StepRecord[], runStartedAt: number, emit: Emit, signal: AbortSignal): Promise<RunStatus> {
+async function runSteps(executor: Executor, settings: RunSettings, steps: StepRecord[], runStartedAt: number, emit: Emit, signal: AbortSignal): Promise<RunStatus> {
   const runDeadline = runStartedAt + settings.timeoutMs;
   for (const [index, spec] of settings.steps.entries()) {
     if (signal.aborted) throw new CancelledError();

@@ -337,4 +337,30 @@ describe("runWorkflow", () => {
     assert.ok(warnings.some((message) => message.includes("outputs stopped at the limit")), warnings.join("\n"));
     assert.deepEqual(result.refusedOutputs, [{ path: "../escape", reason: "path leaves the outputs directory" }]);
   });
+
+  it("keeps step output within settings.maxLogBytes for every sink alike, says so once and reports the counts in the result", async () => {
+    const second: RunEvent[] = [];
+    const { result, events } = await runScripted(
+      {
+        runStep: async (index, _deadline, ctx) => {
+          for (let i = 0; i < 10; i += 1) ctx.emit({ kind: "step-output", index, stream: "stdout", text: `step ${index} line ${i}\n` }); // 14 bytes a line
+          return STEP_SUCCEEDED;
+        },
+      },
+      { settings: { maxLogBytes: 200 }, onEvent: (event) => second.push(event) },
+    );
+    assert.deepEqual(second, events, "every sink sees the same events");
+    const kept = events.map((event) => (event.kind === "step-output" ? event.text : "")).join("");
+    assert.equal(Buffer.byteLength(kept), 200);
+    assert.ok(kept.endsWith("step 1 line 2\nstep 1 line 3\nstep"), JSON.stringify(kept.slice(-40)));
+    const limitNotices = events.filter((event) => event.kind === "notice" && event.message.startsWith("step output reached the log limit"));
+    assert.equal(limitNotices.length, 1);
+    assert.deepEqual(events.filter((event) => event.kind === "step-end").map((event) => event.kind === "step-end" && event.status), ["success", "success", "success"], "the steps ran on");
+    assert.deepEqual(result.logs, { limitBytes: 200, keptBytes: 200, droppedBytes: 3 * 140 - 200 });
+  });
+
+  it("keeps up to 64 MiB of step output when settings.maxLogBytes is absent", async () => {
+    const { result } = await runScripted({});
+    assert.deepEqual(result.logs, { limitBytes: 64 * 1024 * 1024, keptBytes: 0, droppedBytes: 0 });
+  });
 });

@@ -35,7 +35,7 @@ export async function executeRun(options: RawRunOptions, env: NodeJS.ProcessEnv)
     return EXIT.success;
   }
   // Loaded only for real runs, so --help, bad input and dry runs start fast.
-  const [{ runWorkflow }, { KubernetesExecutor }, { Kubectl }, { createConsoleSink, createHumanLogSink, createNdjsonLogSink }, { writeResultFile }, { createStepTracker }, { prepareEmergencyExit }] =
+  const [{ runWorkflow }, { KubernetesExecutor }, { Kubectl }, { createConsoleSink, createHumanLogSink, createNdjsonLogSink }, { writeResultFile }, { createStepTracker }, { prepareEmergencyExit }, { createOutputBudget }] =
     await Promise.all([
       import("../../run/run-workflow.js"),
       import("../../executor/kubernetes-executor.js"),
@@ -44,6 +44,7 @@ export async function executeRun(options: RawRunOptions, env: NodeJS.ProcessEnv)
       import("../../result/result-file.js"),
       import("../../result/step-tracker.js"),
       import("../emergency-exit.js"),
+      import("../../events/output-budget.js"),
     ]);
   const { settings } = config;
   // Synchronous: one syscall, where an await would put a thread-pool round trip before the first kubectl call.
@@ -56,6 +57,7 @@ export async function executeRun(options: RawRunOptions, env: NodeJS.ProcessEnv)
   const logFiles = [createHumanLogSink(join(settings.outDir, "run.log"), { kubectlCalls: true }), createNdjsonLogSink(join(settings.outDir, "log.ndjson"))];
   const logs = [createConsoleSink(process.stdout, process.stderr, { kubectlCalls: config.verbose }), ...logFiles];
   const stepTracker = createStepTracker(); // what a crash writes into result.json
+  const outputBudget = createOutputBudget(settings.maxLogBytes); // the run's own, so that a crash can still report its counts
   const sinks = [...logs.map((log) => log.sink), stepTracker.sink];
   const emit = createEventEmitter(sinks);
   const kubectl = new Kubectl({ binary: config.kubectlPath, env, onCall: (args) => emit({ kind: "kubectl", args }) });
@@ -81,7 +83,7 @@ export async function executeRun(options: RawRunOptions, env: NodeJS.ProcessEnv)
     process.stderr.write(`knotless-runner-k8s: ${message}\n`);
     lastWords.log({ kind: "notice", level: "error", message: `${signal} again: ${message}` });
     executor?.removeStagedFilesSync();
-    lastWords.finish({ status: "cancelled", error: { message: `cancelled by ${signal}, then ${signal} again: ${message}`, reason: "cancelled" }, stepStatus: "cancelled", job: jobOf() });
+    lastWords.finish({ status: "cancelled", error: { message: `cancelled by ${signal}, then ${signal} again: ${message}`, reason: "cancelled" }, stepStatus: "cancelled", job: jobOf(), logs: outputBudget.counts() });
     process.exit(EXIT.cancelled);
   };
   // A bug that escapes as an uncaught exception must not leave a paid node running until the pod's dead man's
@@ -93,7 +95,7 @@ export async function executeRun(options: RawRunOptions, env: NodeJS.ProcessEnv)
     const { detail: teardown, mayBeLeft } = executor ? executor.teardownNowSync(CRASH_DELETE_TIMEOUT_MS) : { detail: "no Job was created", mayBeLeft: false };
     process.stderr.write(`knotless-runner-k8s: ${teardown}\n`);
     lastWords.log({ kind: "notice", level: mayBeLeft ? "error" : "info", message: teardown });
-    lastWords.finish({ status: "failed", error: { message: `internal error: ${describeError(error)}; ${teardown}`, reason: "internal" }, stepStatus: "failed", job: jobOf() });
+    lastWords.finish({ status: "failed", error: { message: `internal error: ${describeError(error)}; ${teardown}`, reason: "internal" }, stepStatus: "failed", job: jobOf(), logs: outputBudget.counts() });
     process.exit(EXIT.infrastructure);
   };
   process.on("SIGINT", onSignal);
@@ -101,7 +103,7 @@ export async function executeRun(options: RawRunOptions, env: NodeJS.ProcessEnv)
   process.on("uncaughtException", onCrash);
   process.on("unhandledRejection", onCrash);
   try {
-    const result = await runWorkflow({ settings, kubectl, signal: controller.signal, sinks, createExecutor: (ctx) => (executor = new KubernetesExecutor(ctx)) });
+    const result = await runWorkflow({ settings, kubectl, signal: controller.signal, sinks, outputBudget, createExecutor: (ctx) => (executor = new KubernetesExecutor(ctx)) });
     await writeResultFile(join(settings.outDir, "result.json"), result);
     process.stderr.write(`result: ${join(settings.outDir, "result.json")}\n`);
     return exitCodeForResult(result);
