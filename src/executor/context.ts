@@ -17,6 +17,8 @@ export interface ExecutorSettings {
   readonly steps: readonly StepSpec[];
   /** Non-secret environment of every step. */
   readonly env: ReadonlyArray<{ readonly name: string; readonly value: string }>;
+  /** The run's secrets: steps see them as environment variables; every form of every value is masked in the events. */
+  readonly secrets?: ReadonlyArray<{ readonly name: string; readonly value: string }>;
   readonly checkoutDir: string;
   readonly sharedStepsDir?: string;
   readonly outDir: string;

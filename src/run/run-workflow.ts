@@ -1,5 +1,7 @@
 // Runs one workflow run end to end on an executor: steps in order, first failure ends it, teardown always.
 import { CancelledError, InfraError, InputError, describeError } from "../errors.js";
+import { createEventMask } from "../events/mask-events.js";
+import { SecretMasker } from "../secrets/mask-stream.js";
 import { createOutputBudget, DEFAULT_MAX_LOG_BYTES, type OutputBudget } from "../events/output-budget.js";
 import { createEventEmitter, type RunEvent, type RunEventSink, type RunStatus } from "../events/run-events.js";
 import { runTimedPhase } from "../events/timed-phase.js";
@@ -42,7 +44,9 @@ export type FailureClass = "input" | "internal";
 export async function runWorkflow(options: RunWorkflowOptions): Promise<RunResult> {
   const { settings } = options;
   const budget = options.outputBudget ?? createOutputBudget(settings.maxLogBytes ?? DEFAULT_MAX_LOG_BYTES);
-  const emit = createEventEmitter([budget.through(fanOut(options.sinks))]);
+  // Masking first, so the budget counts (and every sink sees) only masked text.
+  const masker = new SecretMasker((settings.secrets ?? []).map((secret) => secret.value));
+  const emit = createEventEmitter([createEventMask(masker).through(budget.through(fanOut(options.sinks)))]);
   const timings = { ...DEFAULT_TIMINGS, ...options.timings };
   const startedAt = new Date();
   const { signal, dispose } = linkRunSignal(options.signal, settings.timeoutMs + timings.runDeadlineGraceMs + timings.killGraceSeconds * 1000);
@@ -74,7 +78,7 @@ export async function runWorkflow(options: RunWorkflowOptions): Promise<RunResul
   const result = buildRunResult({
     runId: settings.runId,
     status,
-    ...(error ? { error } : {}),
+    ...(error ? { error: { ...error, message: masker.maskText(error.message) } } : {}),
     startedAt,
     finishedAt: new Date(),
     job: { namespace: executor.namespace ?? "", name: settings.jobName, pod: executor.pod?.name ?? null, node: executor.pod?.node || null, image: settings.image },

@@ -70,6 +70,24 @@ function assertTornDownOnceAtTheEnd(executor: ScriptedExecutor): void {
 }
 
 describe("runWorkflow", () => {
+  it("masks the run's secrets in step output split across chunks and in the result's error before any sink sees them", async () => {
+    const secret = "s3cr3t-Value/42";
+    const { result, events } = await runScripted(
+      {
+        runStep: async (index, _deadline, ctx) => {
+          for (const piece of ["echo ", secret.slice(0, 5), secret.slice(5), " and ", Buffer.from(secret).toString("base64"), "\n"]) ctx.emit({ kind: "step-output", index, stream: "stdout", text: piece });
+          if (index === 1) throw new InfraError("exec-failed", `kubectl said ${secret}`);
+          return STEP_SUCCEEDED;
+        },
+      },
+      { settings: { secrets: [{ name: "TOKEN", value: secret }] } },
+    );
+    const text = events.map((event) => (event.kind === "step-output" ? event.text : "")).join("");
+    assert.equal(text, "echo *** and ***\n".repeat(2));
+    assert.doesNotMatch(JSON.stringify(events), /s3cr3t/);
+    assert.equal(result.error, "kubectl said ***");
+  });
+
   it("calls setup, copyIn, every step in order, copyOut and teardown, and reports success with exit code 0", async () => {
     const { result, executor } = await runScripted({});
     assert.deepEqual(executor.calls, ["setup", "copyIn", "runStep 0", "runStep 1", "runStep 2", "copyOut", "teardown"]);

@@ -4,6 +4,7 @@ import { CancelledError, describeError } from "../../errors.js";
 import { createEventEmitter } from "../../events/run-events.js";
 import type { RunResult } from "../../result/run-result.js";
 import { formatDeleteJobCommand } from "../../executor/teardown.js";
+import { SecretMasker } from "../../secrets/mask-stream.js";
 import { makeDirectorySync } from "../../util/make-directory.js";
 import type { CommandSpec } from "../command-spec.js";
 import { EXIT, exitCodeForError, exitCodeForResult } from "../exit-codes.js";
@@ -89,13 +90,15 @@ export async function executeRun(options: RawRunOptions, env: NodeJS.ProcessEnv)
   // A bug that escapes as an uncaught exception must not leave a paid node running until the pod's dead man's
   // switch fires: delete the Job synchronously (the event loop can no longer be trusted), then exit 3.
   const onCrash = (error: unknown): void => {
-    const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);
+    // A bug's message could quote anything the run held: masked like every event.
+    const masker = new SecretMasker((settings.secrets ?? []).map((secret) => secret.value));
+    const detail = masker.maskText(error instanceof Error ? (error.stack ?? error.message) : String(error));
     process.stderr.write(`\nknotless-runner-k8s: internal error: ${detail}\n`);
     lastWords.log({ kind: "notice", level: "error", message: `internal error: ${detail}` });
     const { detail: teardown, mayBeLeft } = executor ? executor.teardownNowSync(CRASH_DELETE_TIMEOUT_MS) : { detail: "no Job was created", mayBeLeft: false };
     process.stderr.write(`knotless-runner-k8s: ${teardown}\n`);
     lastWords.log({ kind: "notice", level: mayBeLeft ? "error" : "info", message: teardown });
-    lastWords.finish({ status: "failed", error: { message: `internal error: ${describeError(error)}; ${teardown}`, reason: "internal" }, stepStatus: "failed", job: jobOf(), logs: outputBudget.counts() });
+    lastWords.finish({ status: "failed", error: { message: `internal error: ${masker.maskText(describeError(error))}; ${teardown}`, reason: "internal" }, stepStatus: "failed", job: jobOf(), logs: outputBudget.counts() });
     process.exit(EXIT.infrastructure);
   };
   process.on("SIGINT", onSignal);
