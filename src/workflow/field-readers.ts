@@ -1,7 +1,6 @@
 // Readers for the kinds of values a workflow file holds: text, lists of text, booleans, numbers, durations, maps of keys.
-import { isMap, isScalar, isSeq } from "yaml";
 import { MAX_DURATION_MS, parseDuration } from "../config/duration.js";
-import { describeNode, indexPath, isNullValue, joinPath, positionOf, readScalarText, reportError, resolveAlias, type ReadContext } from "./read-context.js";
+import { describeNode, indexPath, isMapNode, isNullValue, isScalarNode, isSeqNode, joinPath, positionOf, readScalarText, reportError, resolveAlias, type ReadContext } from "./read-context.js";
 import { suggestName } from "./suggest-key.js";
 import type { SourcePosition } from "./workflow-types.js";
 
@@ -60,8 +59,8 @@ export interface MapEntry {
  */
 export function readEntries(ctx: ReadContext, node: unknown, at: SourcePosition, path: string, what: string, readEntry: (entry: MapEntry) => void): SourcePosition | undefined {
   const map = resolveAlias(ctx, node);
-  if (!isMap(map)) {
-    reportError(ctx, at, path, `expected ${what}, found ${describeNode(map)}`);
+  if (!isMapNode(ctx, map)) {
+    reportError(ctx, at, path, `expected ${what}, found ${describeNode(ctx, map)}`);
     return undefined;
   }
   const position = positionOf(ctx, map) ?? at;
@@ -71,7 +70,7 @@ export function readEntries(ctx: ReadContext, node: unknown, at: SourcePosition,
     const keyAt = positionOf(ctx, pair.key) ?? position;
     const key = readScalarText(ctx, keyNode);
     if (key === undefined) {
-      reportError(ctx, keyAt, path, `expected a key name, found ${describeNode(keyNode)}`);
+      reportError(ctx, keyAt, path, `expected a key name, found ${describeNode(ctx, keyNode)}`);
       continue;
     }
     const keyPath = joinPath(path, key);
@@ -81,7 +80,7 @@ export function readEntries(ctx: ReadContext, node: unknown, at: SourcePosition,
       continue;
     }
     seen.set(key, keyAt);
-    const valueAt = isNullValue(pair.value) ? keyAt : (positionOf(ctx, pair.value) ?? keyAt);
+    const valueAt = isNullValue(ctx, pair.value) ? keyAt : (positionOf(ctx, pair.value) ?? keyAt);
     readEntry({ key, keyAt, keyPath, value: pair.value, valueAt });
   }
   return position;
@@ -117,8 +116,8 @@ export function readMap<S extends MapSchema>(ctx: ReadContext, node: unknown, at
 /** Reads each item of a list with `readItem`; reports a value that is not a list. */
 export function readList<T>(ctx: ReadContext, node: unknown, at: SourcePosition, path: string, what: string, readItem: FieldReader<T>): T[] | undefined {
   const list = resolveAlias(ctx, node);
-  if (!isSeq(list)) {
-    reportError(ctx, at, path, `expected ${what}, found ${describeNode(list)}`);
+  if (!isSeqNode(ctx, list)) {
+    reportError(ctx, at, path, `expected ${what}, found ${describeNode(ctx, list)}`);
     return undefined;
   }
   const items: T[] = [];
@@ -135,7 +134,7 @@ export function readList<T>(ctx: ReadContext, node: unknown, at: SourcePosition,
 export const readText: FieldReader<string> = (ctx, node, at, path) => {
   const resolved = resolveAlias(ctx, node);
   const text = readScalarText(ctx, resolved);
-  if (text === undefined) reportError(ctx, at, path, `expected a string, found ${describeNode(resolved)}`);
+  if (text === undefined) reportError(ctx, at, path, `expected a string, found ${describeNode(ctx, resolved)}`);
   return text;
 };
 
@@ -153,12 +152,12 @@ export const readNonEmptyText: FieldReader<string> = (ctx, node, at, path) => {
 /** A string or a list of strings (Tangled's StringList): a single string is a list of one. */
 export const readTextOrList: FieldReader<string[]> = (ctx, node, at, path) => {
   const resolved = resolveAlias(ctx, node);
-  if (isSeq(resolved)) return readList(ctx, resolved, at, path, "a list of strings", readNonEmptyText);
-  if (isScalar(resolved) && resolved.value !== null) {
+  if (isSeqNode(ctx, resolved)) return readList(ctx, resolved, at, path, "a list of strings", readNonEmptyText);
+  if (isScalarNode(ctx, resolved) && resolved.value !== null) {
     const text = readNonEmptyText(ctx, resolved, at, path);
     return text === undefined ? undefined : [text];
   }
-  reportError(ctx, at, path, `expected a string or a list of strings, found ${describeNode(resolved)}`);
+  reportError(ctx, at, path, `expected a string or a list of strings, found ${describeNode(ctx, resolved)}`);
   return undefined;
 };
 
@@ -170,21 +169,21 @@ const BOOLEAN_WORDS: Readonly<Record<string, boolean>> = {
 
 export const readBoolean: FieldReader<boolean> = (ctx, node, at, path) => {
   const resolved = resolveAlias(ctx, node);
-  if (isScalar(resolved)) {
+  if (isScalarNode(ctx, resolved)) {
     if (typeof resolved.value === "boolean") return resolved.value;
     if (typeof resolved.value === "string" && resolved.type === "PLAIN" && Object.hasOwn(BOOLEAN_WORDS, resolved.value)) return BOOLEAN_WORDS[resolved.value];
   }
   const text = readScalarText(ctx, resolved);
-  reportError(ctx, at, path, `expected true or false, found ${text === undefined ? describeNode(resolved) : JSON.stringify(text)}`);
+  reportError(ctx, at, path, `expected true or false, found ${text === undefined ? describeNode(ctx, resolved) : JSON.stringify(text)}`);
   return undefined;
 };
 
 /** A whole number of at least 0, written as a YAML integer. */
 export const readCount: FieldReader<number> = (ctx, node, at, path) => {
   const resolved = resolveAlias(ctx, node);
-  if (isScalar(resolved) && typeof resolved.value === "number" && Number.isSafeInteger(resolved.value) && resolved.value >= 0) return resolved.value;
+  if (isScalarNode(ctx, resolved) && typeof resolved.value === "number" && Number.isSafeInteger(resolved.value) && resolved.value >= 0) return resolved.value;
   const text = readScalarText(ctx, resolved);
-  reportError(ctx, at, path, `expected a whole number, 0 or more, found ${text === undefined ? describeNode(resolved) : JSON.stringify(text)}`);
+  reportError(ctx, at, path, `expected a whole number, 0 or more, found ${text === undefined ? describeNode(ctx, resolved) : JSON.stringify(text)}`);
   return undefined;
 };
 

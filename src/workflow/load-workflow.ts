@@ -14,11 +14,11 @@ export interface LoadedWorkflow {
 }
 
 /**
- * Loads the workflow at `path`. Throws InputError when the file cannot be read and WorkflowError (an InputError,
+ * Loads the workflow at `path` (and the `yaml` package, on first use). Rejects with InputError when the file cannot be read and with WorkflowError (an InputError,
  * exit 2) listing every problem when it does not parse or resolve. `name` is how messages name the file (the path
  * by default).
  */
-export function loadWorkflowFile(path: string, options: ResolveOptions & { readonly name?: string } = {}): LoadedWorkflow {
+export async function loadWorkflowFile(path: string, options: ResolveOptions & { readonly name?: string } = {}): Promise<LoadedWorkflow> {
   const name = options.name ?? path;
   let text: string;
   try {
@@ -26,7 +26,7 @@ export function loadWorkflowFile(path: string, options: ResolveOptions & { reado
   } catch (error) {
     throw new InputError(`cannot read the workflow file: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, name);
   }
-  const parsed = parseWorkflow(text, name);
+  const parsed = await parseWorkflow(text, name);
   if (!parsed.ok) throw new WorkflowError(parsed.errors);
   const resolved = resolveWorkflow(parsed.workflow, options);
   if (!resolved.ok) throw new WorkflowError(resolved.errors);

@@ -1,5 +1,6 @@
 // Decides whether a workflow's `when` matches a trigger, as Tangled does, and says why in words.
-import picomatch from "picomatch";
+import { createRequire } from "node:module";
+import type picomatch from "picomatch";
 import { checkGlobPattern, toPicomatchPattern } from "./glob-pattern.js";
 import type { WhenConstraint } from "./workflow-types.js";
 
@@ -42,6 +43,14 @@ export const GLOB_OPTIONS: picomatch.PicomatchOptions = {
   windows: false,
 };
 
+/**
+ * picomatch, required when a pattern is first matched: a static import would be hoisted into the bundled CLI's
+ * start-up and cost every command, matching or not. (picomatch is a CommonJS package, so require is its loader.)
+ */
+function loadPicomatch(): typeof picomatch {
+  return createRequire(import.meta.url)("picomatch") as typeof picomatch;
+}
+
 /** refs/heads/X → branch X; refs/tags/Y → tag Y; any other ref only has a short name. */
 export function deriveRefNames(ref: string): RefNames {
   if (ref.startsWith("refs/heads/")) return { branch: ref.slice("refs/heads/".length), refName: ref.slice("refs/heads/".length) };
@@ -56,7 +65,7 @@ export function deriveRefNames(ref: string): RefNames {
  */
 export function matchGlob(pattern: string, name: string): boolean {
   if (checkGlobPattern(pattern) !== undefined) return false;
-  return picomatch.makeRe(toPicomatchPattern(pattern), GLOB_OPTIONS).test(name);
+  return loadPicomatch().makeRe(toPicomatchPattern(pattern), GLOB_OPTIONS).test(name);
 }
 
 function listPatterns(patterns: readonly string[]): string {

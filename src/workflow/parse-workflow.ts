@@ -1,7 +1,7 @@
 // Parses the text of a workflow file into a Workflow, or every problem in it with its file:line:column.
-import { LineCounter, parseDocument, type YAMLError } from "yaml";
+import type { YAMLError } from "yaml";
 import { readMap } from "./field-readers.js";
-import { isNullValue, positionAt, reportError, reportWarning, type ReadContext } from "./read-context.js";
+import { isNullValue, positionAt, reportError, reportWarning, type ReadContext, type YamlModule } from "./read-context.js";
 import { suggestName } from "./suggest-key.js";
 import { sortIssues, type WorkflowIssue } from "./workflow-errors.js";
 import { KNOWN_EVENTS, WORKFLOW_KEYS, type ParsedClone, type ParsedConstraint } from "./workflow-schema.js";
@@ -44,18 +44,23 @@ function checkClone(ctx: ReadContext, clone: ParsedClone): void {
 }
 
 /**
- * Parses a workflow file. Collects every problem in the file (unknown keys with suggestions, wrong types, bad
+ * Parses a workflow file; loads the `yaml` package on first use (see parseWorkflowWith). Collects every problem in the file (unknown keys with suggestions, wrong types, bad
  * values, duplicate step names), each at the place it stands; a YAML syntax error makes the structure unreliable,
  * so then only the syntax errors are reported. `file` names the file in messages and step sources.
  */
-export function parseWorkflow(text: string, file: string): ParseResult {
-  const lineCounter = new LineCounter();
-  const document = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: false });
-  const ctx: ReadContext = { file, text, document, lineCounter, errors: [], warnings: [] };
+export async function parseWorkflow(text: string, file: string): Promise<ParseResult> {
+  return parseWorkflowWith(await import("yaml"), text, file);
+}
+
+/** parseWorkflow with the `yaml` package handed in (synchronous), for a caller that has loaded it already. */
+export function parseWorkflowWith(yaml: YamlModule, text: string, file: string): ParseResult {
+  const lineCounter = new yaml.LineCounter();
+  const document = yaml.parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: false });
+  const ctx: ReadContext = { yaml, file, text, document, lineCounter, errors: [], warnings: [] };
   for (const error of document.errors) reportError(ctx, positionAt(ctx, error.pos[0]), "", `invalid YAML: ${describeYamlError(error)}`);
   for (const warning of document.warnings) reportWarning(ctx, positionAt(ctx, warning.pos[0]), "", describeYamlError(warning));
   if (ctx.errors.length > 0) return { ok: false, errors: sortIssues(ctx.errors), warnings: sortIssues(ctx.warnings) };
-  if (isNullValue(document.contents)) {
+  if (isNullValue(ctx, document.contents)) {
     reportError(ctx, TOP, "", `expected ${TOP_LEVEL}, found an empty file`);
     return { ok: false, errors: ctx.errors, warnings: ctx.warnings };
   }

@@ -1,9 +1,13 @@
 // What the readers of a workflow file share: the source, positions of YAML nodes, key paths, the issues found.
-import { isAlias, isMap, isScalar, isSeq, type Document, type LineCounter } from "yaml";
+import type { Document, LineCounter, Scalar, YAMLMap, YAMLSeq } from "yaml";
 import { makeIssue, type WorkflowIssue } from "./workflow-errors.js";
 import type { SourcePosition } from "./workflow-types.js";
 
+/** The `yaml` package, loaded when a file is parsed: a static import would put it in every command's start-up. */
+export type YamlModule = typeof import("yaml");
+
 export interface ReadContext {
+  readonly yaml: YamlModule;
   readonly file: string;
   readonly text: string;
   readonly document: Document.Parsed;
@@ -34,12 +38,24 @@ export function reportWarning(ctx: ReadContext, at: SourcePosition, path: string
 
 /** An alias (`*name`) stands for the node its anchor marks; anything else is itself. */
 export function resolveAlias(ctx: ReadContext, node: unknown): unknown {
-  return isAlias(node) ? node.resolve(ctx.document) : node;
+  return ctx.yaml.isAlias(node) ? node.resolve(ctx.document) : node;
+}
+
+export function isMapNode(ctx: ReadContext, node: unknown): node is YAMLMap<unknown, unknown> {
+  return ctx.yaml.isMap(node);
+}
+
+export function isSeqNode(ctx: ReadContext, node: unknown): node is YAMLSeq<unknown> {
+  return ctx.yaml.isSeq(node);
+}
+
+export function isScalarNode(ctx: ReadContext, node: unknown): node is Scalar<unknown> {
+  return ctx.yaml.isScalar(node);
 }
 
 /** Whether a value is absent: nothing after the colon, `~` or `null`. */
-export function isNullValue(node: unknown): boolean {
-  return node === null || node === undefined || (isScalar(node) && node.value === null);
+export function isNullValue(ctx: ReadContext, node: unknown): boolean {
+  return node === null || node === undefined || (isScalarNode(ctx, node) && node.value === null);
 }
 
 /** `steps` + `name` → `steps.name`; a key that is not a plain name is quoted: `dependencies["git+https://x"]`. */
@@ -54,11 +70,11 @@ export function indexPath(path: string, index: number): string {
 }
 
 /** How a value looks, for "found ..." in messages: a map, a list, a string, a number, a boolean, nothing. */
-export function describeNode(node: unknown): string {
-  if (isNullValue(node)) return "nothing";
-  if (isMap(node)) return "a map";
-  if (isSeq(node)) return "a list";
-  if (isScalar(node)) {
+export function describeNode(ctx: ReadContext, node: unknown): string {
+  if (isNullValue(ctx, node)) return "nothing";
+  if (isMapNode(ctx, node)) return "a map";
+  if (isSeqNode(ctx, node)) return "a list";
+  if (isScalarNode(ctx, node)) {
     if (typeof node.value === "string") return "a string";
     if (typeof node.value === "number" || typeof node.value === "bigint") return "a number";
     if (typeof node.value === "boolean") return "a boolean";
@@ -72,7 +88,7 @@ export function describeNode(node: unknown): string {
  * gives a string field. Undefined for anything that is not a non-null scalar.
  */
 export function readScalarText(ctx: ReadContext, node: unknown): string | undefined {
-  if (!isScalar(node) || node.value === null) return undefined;
+  if (!isScalarNode(ctx, node) || node.value === null) return undefined;
   if (typeof node.value === "string") return node.value;
   if (node.range) return ctx.text.slice(node.range[0], node.range[1]);
   return String(node.value);

@@ -75,25 +75,27 @@ export function listWorkflowFiles(paths: readonly string[]): { files: string[]; 
   return { files, problems };
 }
 
-/** Checks the text of one workflow file (pure). */
-export function checkWorkflowText(text: string, file: string): FileCheck {
-  const parsed = parseWorkflow(text, file);
+/** Checks the text of one workflow file. */
+export async function checkWorkflowText(text: string, file: string): Promise<FileCheck> {
+  const parsed = await parseWorkflow(text, file);
   if (!parsed.ok) return { file, errors: parsed.errors, warnings: parsed.warnings };
   return { file, steps: parsed.workflow.steps.length, engine: parsed.workflow.engine, errors: [], warnings: parsed.warnings };
 }
 
 /** Lists and checks every file the paths name; never throws for a bad file, it reports it. */
-export function validateWorkflowPaths(paths: readonly string[]): ValidateReport {
+export async function validateWorkflowPaths(paths: readonly string[]): Promise<ValidateReport> {
   const { files, problems } = listWorkflowFiles(paths);
-  const checks = files.map((file): FileCheck => {
+  const checks: FileCheck[] = [];
+  for (const file of files) {
     let text: string;
     try {
       text = readFileSync(file, "utf8");
     } catch (error) {
-      return { file, errors: [{ file, line: 1, column: 1, path: "", message: `cannot read the file: ${describeFsError(error)}` }], warnings: [] };
+      checks.push({ file, errors: [{ file, line: 1, column: 1, path: "", message: `cannot read the file: ${describeFsError(error)}` }], warnings: [] });
+      continue;
     }
-    return checkWorkflowText(text, file);
-  });
+    checks.push(await checkWorkflowText(text, file));
+  }
   return { checks, pathProblems: problems };
 }
 

@@ -1,15 +1,14 @@
 // The workflow format, key by key: Tangled's keys (when, engine, dependencies, clone, environment, steps) and ours.
-import { isSeq } from "yaml";
 import { ENV_NAME, IMAGE, QUANTITY } from "../config/patterns.js";
 import { field, readBoolean, readCount, readDurationMs, readEntries, readMap, readMatching, readNonEmptyText, readText, readTextOrList, type FieldReader, type MapSchema } from "./field-readers.js";
 import { checkGlobPattern } from "./glob-pattern.js";
-import { describeNode, indexPath, isNullValue, positionOf, readScalarText, reportError, resolveAlias, type ReadContext } from "./read-context.js";
+import { describeNode, indexPath, isNullValue, isSeqNode, positionOf, readScalarText, reportError, resolveAlias, type ReadContext } from "./read-context.js";
 import { suggestName } from "./suggest-key.js";
 import type { CloneSettings, EngineName, EnvVar, ResourceSettings, SourcePosition, WhenConstraint, WorkflowStep } from "./workflow-types.js";
 
 /** A key whose empty value (`environment:` with nothing after it) means the same as leaving the key out, as in Tangled. */
 function allowEmpty<T>(read: FieldReader<T>): FieldReader<T | null> {
-  return (ctx, node, at, path) => (isNullValue(resolveAlias(ctx, node)) ? null : read(ctx, node, at, path));
+  return (ctx, node, at, path) => (isNullValue(ctx, resolveAlias(ctx, node)) ? null : read(ctx, node, at, path));
 }
 
 /** `branch`/`tag`: a glob pattern or a list of them, each checked as doublestar would. */
@@ -21,8 +20,8 @@ const readPatterns: FieldReader<string[]> = (ctx, node, at, path) => {
   patterns.forEach((pattern, index) => {
     const problem = checkGlobPattern(pattern);
     if (problem === undefined) return;
-    const item = isSeq(resolved) ? resolved.items[index] : undefined;
-    reportError(ctx, positionOf(ctx, item) ?? at, isSeq(resolved) ? indexPath(path, index) : path, `the pattern ${JSON.stringify(pattern)} ${problem}`);
+    const item = isSeqNode(ctx, resolved) ? resolved.items[index] : undefined;
+    reportError(ctx, positionOf(ctx, item) ?? at, isSeqNode(ctx, resolved) ? indexPath(path, index) : path, `the pattern ${JSON.stringify(pattern)} ${problem}`);
     failed = true;
   });
   return failed ? undefined : patterns;
@@ -51,8 +50,8 @@ const readConstraint: FieldReader<ParsedConstraint> = (ctx, node, at, path) => {
 
 const readWhen: FieldReader<ParsedConstraint[]> = (ctx, node, at, path) => {
   const list = resolveAlias(ctx, node);
-  if (!isSeq(list)) {
-    reportError(ctx, at, path, `expected a list of constraints such as - {event: push, branch: main}, found ${describeNode(list)}`);
+  if (!isSeqNode(ctx, list)) {
+    reportError(ctx, at, path, `expected a list of constraints such as - {event: push, branch: main}, found ${describeNode(ctx, list)}`);
     return undefined;
   }
   const constraints: ParsedConstraint[] = [];
@@ -111,12 +110,12 @@ const readEnvironment: FieldReader<EnvVar[]> = (ctx, node, at, path) => {
       return;
     }
     const resolved = resolveAlias(ctx, value);
-    if (isNullValue(resolved)) {
+    if (isNullValue(ctx, resolved)) {
       variables.push({ name: key, value: "" });
       return;
     }
     const text = readScalarText(ctx, resolved);
-    if (text === undefined) reportError(ctx, valueAt, keyPath, `expected a string, number or boolean, found ${describeNode(resolved)}`);
+    if (text === undefined) reportError(ctx, valueAt, keyPath, `expected a string, number or boolean, found ${describeNode(ctx, resolved)}`);
     else variables.push({ name: key, value: text });
   });
   return position === undefined ? undefined : variables;
@@ -139,12 +138,12 @@ const readDependencies: FieldReader<Dependencies> = (ctx, node, at, path) => {
       return;
     }
     const resolved = resolveAlias(ctx, value);
-    if (isNullValue(resolved)) {
+    if (isNullValue(ctx, resolved)) {
       result = { nixpkgs: [], nixpkgsAt: keyAt };
       return;
     }
-    if (!isSeq(resolved)) {
-      reportError(ctx, valueAt, keyPath, `expected a list of package names, found ${describeNode(resolved)}`);
+    if (!isSeqNode(ctx, resolved)) {
+      reportError(ctx, valueAt, keyPath, `expected a list of package names, found ${describeNode(ctx, resolved)}`);
       return;
     }
     const packages: string[] = [];
@@ -212,8 +211,8 @@ const STEP_KEYS = {
 /** `steps`: at least one; names must differ, since logs and results tell steps apart by name. */
 const readSteps: FieldReader<WorkflowStep[]> = (ctx, node, at, path) => {
   const list = resolveAlias(ctx, node);
-  if (!isSeq(list)) {
-    reportError(ctx, at, path, `expected a list of steps such as - {name: build, command: make}, found ${describeNode(list)}`);
+  if (!isSeqNode(ctx, list)) {
+    reportError(ctx, at, path, `expected a list of steps such as - {name: build, command: make}, found ${describeNode(ctx, list)}`);
     return undefined;
   }
   if (list.items.length === 0) {

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { parseWorkflow } from "../../src/workflow/parse-workflow.js";
+import * as yaml from "yaml";
+import { parseWorkflow, parseWorkflowWith } from "../../src/workflow/parse-workflow.js";
 import { formatWarning } from "../../src/workflow/workflow-errors.js";
 import { parseOk, readFixture } from "./workflow-fixtures.js";
 
@@ -61,6 +62,13 @@ describe("parseWorkflow on Tangled's own workflow files", () => {
     ]);
     assert.deepEqual(workflow.steps[1]!.environment, [{ name: "NODE_ENV", value: "test" }, { name: "JEST_WORKERS", value: "2" }]);
     assert.equal(workflow.steps[2]!.command, "npm run build -- --production\n");
+  });
+});
+
+describe("parseWorkflow", () => {
+  it("loads the yaml package itself and gives what parseWorkflowWith gives", async () => {
+    const text = readFixture("tangled/release.yml");
+    assert.deepEqual(await parseWorkflow(text, "release.yml"), parseWorkflowWith(yaml, text, "release.yml"));
   });
 });
 
@@ -137,7 +145,7 @@ describe("parseWorkflow's reading of YAML values", () => {
 
 describe("parseWorkflow's warnings", () => {
   function warningsOf(text: string): string[] {
-    return parseWorkflow(text, "wf.yml").warnings.map(formatWarning);
+    return parseWorkflowWith(yaml, text, "wf.yml").warnings.map(formatWarning);
   }
 
   it("warns that a constraint with only an event matches no push or pull request, but not for manual", () => {

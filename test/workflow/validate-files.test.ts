@@ -41,27 +41,27 @@ describe("listWorkflowFiles", () => {
 });
 
 describe("checkWorkflowText", () => {
-  it("gives the step count and engine of a good file", () => {
-    assert.deepEqual(checkWorkflowText("engine: nixery\n" + GOOD, "w.yml"), { file: "w.yml", steps: 1, engine: "nixery", errors: [], warnings: [] });
+  it("gives the step count and engine of a good file", async () => {
+    assert.deepEqual(await checkWorkflowText("engine: nixery\n" + GOOD, "w.yml"), { file: "w.yml", steps: 1, engine: "nixery", errors: [], warnings: [] });
   });
 
-  it("accepts a nixery workflow although no Nixery registry is known: that is the runner's to say", () => {
-    assert.equal(checkWorkflowText("dependencies:\n  nixpkgs: [go]\n" + GOOD, "w.yml").errors.length, 0);
+  it("accepts a nixery workflow although no Nixery registry is known: that is the runner's to say", async () => {
+    assert.equal((await checkWorkflowText("dependencies:\n  nixpkgs: [go]\n" + GOOD, "w.yml")).errors.length, 0);
   });
 });
 
 describe("formatValidateReport", () => {
-  it("prints an ok line per good file on stdout and nothing on stderr", () => {
+  it("prints an ok line per good file on stdout and nothing on stderr", async () => {
     const dir = makeTree();
-    const output = formatValidateReport(validateWorkflowPaths([`${dir}/a.yaml`, `${dir}/b.yml`]));
+    const output = formatValidateReport(await validateWorkflowPaths([`${dir}/a.yaml`, `${dir}/b.yml`]));
     assert.deepEqual(output, { stdout: `ok  ${dir}/a.yaml (1 step, engine kubernetes)\nok  ${dir}/b.yml (1 step, engine kubernetes)\n`, stderr: "", ok: true });
   });
 
-  it("prints every error of every bad file, every path problem, and a count, on stderr", () => {
+  it("prints every error of every bad file, every path problem, and a count, on stderr", async () => {
     const dir = makeTree();
     writeFileSync(join(dir, "bad.yml"), "stepz: []\n");
     writeFileSync(join(dir, "worse.yml"), "steps: [{name: a}, {command: b}]\n");
-    const output = formatValidateReport(validateWorkflowPaths([`${dir}/bad.yml`, `${dir}/a.yaml`, `${dir}/worse.yml`, `${dir}/gone`]));
+    const output = formatValidateReport(await validateWorkflowPaths([`${dir}/bad.yml`, `${dir}/a.yaml`, `${dir}/worse.yml`, `${dir}/gone`]));
     assert.equal(output.ok, false);
     assert.equal(output.stdout, `ok  ${dir}/a.yaml (1 step, engine kubernetes)\n`);
     assert.equal(
@@ -78,8 +78,8 @@ describe("formatValidateReport", () => {
     );
   });
 
-  it("prints warnings on stderr without failing", () => {
-    const output = formatValidateReport({ checks: [checkWorkflowText("when:\n  - event: push\n" + GOOD, "w.yml")], pathProblems: [] });
+  it("prints warnings on stderr without failing", async () => {
+    const output = formatValidateReport({ checks: [await checkWorkflowText("when:\n  - event: push\n" + GOOD, "w.yml")], pathProblems: [] });
     assert.equal(output.ok, true);
     assert.match(output.stderr, /^w\.yml:2:5: warning: when\[0\]: lists no `branch` or `tag`/);
   });

@@ -10,7 +10,7 @@ export const validateCommand: CommandSpec = {
   execute: async ({ args }) => {
     // Loaded here, so that the command costs nothing until it runs: only the YAML parser comes with it.
     const { formatValidateReport, validateWorkflowPaths } = await import("../../workflow/validate-files.js");
-    const output = formatValidateReport(validateWorkflowPaths(args));
+    const output = formatValidateReport(await validateWorkflowPaths(args));
     process.stdout.write(output.stdout);
     process.stderr.write(output.stderr);
     return output.ok ? EXIT.success : EXIT.badInput;
