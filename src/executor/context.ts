@@ -15,10 +15,19 @@ export interface ExecutorSettings {
   readonly cpu: string;
   readonly memory: string;
   readonly steps: readonly StepSpec[];
-  /** Non-secret environment of every step. */
+  /**
+   * Non-secret environment of every step, lowest precedence first (a later entry of the same name wins): the run
+   * variables, then the workflow's environment. Reaches the steps through a file in the pod, never the Job manifest.
+   */
   readonly env: ReadonlyArray<{ readonly name: string; readonly value: string }>;
-  /** The run's secrets: steps see them as environment variables; every form of every value is masked in the events. */
+  /**
+   * The run's secrets: set in every step after everything else (no variable of the run, of `$KNOTLESS_ENV` or of a
+   * step can override one). Delivered over an exec's stdin into a memory-backed volume; never in a kubectl
+   * argument, a Kubernetes object, the plan, the logs, result.json or a file on this host.
+   */
   readonly secrets?: ReadonlyArray<{ readonly name: string; readonly value: string }>;
+  /** The steps' shell as plain words, run as `<words> /knotless/steps/N.sh` in /work; default `sh -e`. */
+  readonly shell?: string;
   readonly checkoutDir: string;
   readonly sharedStepsDir?: string;
   readonly outDir: string;

@@ -8,6 +8,13 @@ export interface StepSpec {
   readonly script: string;
   /** `file:line` of its declaration, for messages. */
   readonly source: string;
+  /**
+   * The step's own environment: set after the run's environment and what earlier steps wrote to `$KNOTLESS_ENV`,
+   * so it wins over both; only secrets come later (src/pod/helper-script.ts has the order).
+   */
+  readonly env?: ReadonlyArray<{ readonly name: string; readonly value: string }>;
+  /** The step's own budget; when present it replaces the run's step timeout for this step. */
+  readonly timeoutMs?: number;
 }
 
 const MAX_NAME_LENGTH = 200;
