@@ -11,6 +11,8 @@ import type { Executor, StepOutcome } from "../executor/executor.js";
 import { KubernetesExecutor } from "../executor/kubernetes-executor.js";
 import { buildRunResult, buildSkippedStep, type RunResult, type StepRecord } from "../result/run-result.js";
 import type { ExtractReport } from "../transfer/extract-outputs.js";
+import type { StepSpec } from "../input/steps-file.js";
+import type { WorkflowSummary } from "./plan-workflow-run.js";
 import { scanUploadTrees, type TreeScan, type UploadTrees } from "../transfer/scan-tree.js";
 
 /** The run's settings: the executor's, plus what only the run itself uses. */
@@ -18,6 +20,8 @@ export type RunSettings = ExecutorSettings & {
   readonly stepTimeoutMs?: number;
   /** Most bytes of step output the sinks get for the whole run (DEFAULT_MAX_LOG_BYTES, 64 MiB, when absent); see OutputBudget. */
   readonly maxLogBytes?: number;
+  /** The workflow file the run came from, for the result (src/run/plan-workflow-run.ts); absent for a steps file. */
+  readonly workflow?: WorkflowSummary;
 };
 
 export interface RunWorkflowOptions {
@@ -86,6 +90,7 @@ export async function runWorkflow(options: RunWorkflowOptions): Promise<RunResul
     outputs: report?.files ?? [],
     refusedOutputs: report?.refused ?? [],
     logs: budget.counts(),
+    ...(settings.workflow ? { workflow: settings.workflow } : {}),
   });
   emit({ kind: "run-end", status: result.status, exitCode: result.exitCode, ...(result.error ? { error: result.error } : {}), durationMs: result.durationMs });
   return result;
@@ -122,7 +127,7 @@ async function runSteps(executor: Executor, settings: RunSettings, steps: StepRe
     if (signal.aborted) throw new CancelledError();
     if (Date.now() >= runDeadline) return "timeout";
     const started = new Date();
-    const deadline = Math.min(runDeadline, settings.stepTimeoutMs ? started.getTime() + settings.stepTimeoutMs : Infinity);
+    const deadline = Math.min(runDeadline, stepBudget(spec, settings) ? started.getTime() + stepBudget(spec, settings)! : Infinity);
     steps[index] = { ...steps[index]!, status: "cancelled", startedAt: started.toISOString() }; // until it ends
     emit({ kind: "step-start", index, name: spec.name, command: spec.script });
     const end = (outcome: StepOutcome): void => {
@@ -152,6 +157,11 @@ async function runSteps(executor: Executor, settings: RunSettings, steps: StepRe
     if (outcome.status !== "success") return outcome.status === "timeout" ? "timeout" : "failed";
   }
   return "success";
+}
+
+/** A step's budget: its own timeout, else the run's step timeout, else none (the run's deadline still holds). */
+function stepBudget(spec: StepSpec, settings: RunSettings): number | undefined {
+  return spec.timeoutMs ?? settings.stepTimeoutMs;
 }
 
 /** The run's own time ran out outside a step. */

@@ -1,4 +1,5 @@
 // `run`: runs one workflow run as one Job (or prints its plan with --dry-run) and maps the outcome to an exit code.
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { CancelledError, describeError } from "../../errors.js";
 import { createEventEmitter } from "../../events/run-events.js";
@@ -8,7 +9,7 @@ import { SecretMasker } from "../../secrets/mask-stream.js";
 import { makeDirectorySync } from "../../util/make-directory.js";
 import type { CommandSpec } from "../command-spec.js";
 import { EXIT, exitCodeForError, exitCodeForResult } from "../exit-codes.js";
-import { resolveRunConfig, type RawRunOptions } from "../resolve-config.js";
+import { resolveRunConfig, type RawRunOptions, type RunConfig } from "../resolve-config.js";
 import { RUN_OPTIONS } from "../run-options.js";
 
 /** How long a crashing runner blocks to delete its Job. */
@@ -30,11 +31,31 @@ export async function executeRun(options: RawRunOptions, env: NodeJS.ProcessEnv)
     process.stderr.write(`knotless-runner-k8s: ${describeError(error)}\n`);
     return exitCodeForError(error);
   }
+  for (const warning of config.warnings) process.stderr.write(`knotless-runner-k8s: warning: ${warning}\n`);
   if (config.dryRun) {
     const { renderDryRun } = await import("../dry-run.js");
     process.stdout.write(await renderDryRun(config));
     return EXIT.success;
   }
+  if (config.notMatched) {
+    const { writeNotMatchedResult } = await import("../not-matched.js");
+    try {
+      process.stderr.write(`knotless-runner-k8s: ${await writeNotMatchedResult({ ...config, notMatched: config.notMatched })}\n`);
+    } catch (error) {
+      process.stderr.write(`knotless-runner-k8s: --out: cannot write the result into ${config.settings.outDir}: ${describeError(error)}\n`);
+      return EXIT.badInput;
+    }
+    return EXIT.success;
+  }
+  try {
+    return await executeResolvedRun(config, env);
+  } finally {
+    if (config.emptyCheckout) rmSync(config.emptyCheckout, { recursive: true, force: true });
+  }
+}
+
+/** Runs a resolved, matching configuration for real. */
+async function executeResolvedRun(config: RunConfig, env: NodeJS.ProcessEnv): Promise<number> {
   // Loaded only for real runs, so --help, bad input and dry runs start fast.
   const [{ runWorkflow }, { KubernetesExecutor }, { Kubectl }, { createConsoleSink, createHumanLogSink, createNdjsonLogSink }, { writeResultFile }, { createStepTracker }, { prepareEmergencyExit }, { createOutputBudget }] =
     await Promise.all([
