@@ -8,10 +8,13 @@ import { IMAGE, QUANTITY, readSize } from "../config/patterns.js";
 import { InputError } from "../errors.js";
 import type { HostTarSetting } from "../transfer/host-tar.js";
 import type { RunSettings } from "../run/run-workflow.js";
+import type { ExecutorTimings } from "../executor/context.js";
 import { parseStepsFile } from "../input/steps-file.js";
 import { buildJobName, buildRunIdLabel, isAcceptableRunId } from "../k8s/names.js";
 import { checkKubeconfigReadable, resolveClusterOptions, type RawClusterOptions } from "./cluster-options.js";
+import { readHeartbeatInterval } from "./heartbeat-interval.js";
 import { listKubeconfigFiles, readContextNamespace } from "./kubeconfig-namespace.js";
+import { resolveProcessIdentity } from "./process-identity.js";
 
 /** Options exactly as the CLI parser hands them over (strings, unvalidated). */
 export interface RawRunOptions extends RawClusterOptions {
@@ -38,6 +41,8 @@ export interface RunConfig {
   readonly kubectlPath: string;
   readonly dryRun: boolean;
   readonly verbose: boolean;
+  /** Timings the environment changes (the heartbeat interval); the rest are the defaults. */
+  readonly timings: Partial<ExecutorTimings>;
 }
 
 function requireOption(value: string | undefined, flag: string): string {
@@ -140,9 +145,11 @@ export async function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEn
       maxLogBytes: readSize(raw.maxLogBytes, "--max-log-bytes"),
       keep: raw.keep ?? false,
       ...resolveHostTar(env),
+      owner: resolveProcessIdentity(),
     },
     kubectlPath: cluster.kubectlPath,
     dryRun: raw.dryRun ?? false,
     verbose: raw.verbose ?? false,
+    timings: { heartbeatIntervalMs: readHeartbeatInterval(env) },
   };
 }
