@@ -46,14 +46,17 @@ type CallResult = { readonly ok: true; readonly stdout: string } | { readonly ok
 
 /** Runs one call bounded by the call timeout; never throws. */
 async function call(kubectl: Kubectl, args: readonly string[], timeoutMs: number, stdin?: string): Promise<CallResult> {
-  const signal = AbortSignal.timeout(timeoutMs);
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), timeoutMs); // not AbortSignal.timeout: its timer does not hold the process
   try {
-    const result = await kubectl.run(args, { signal, ...(stdin === undefined ? {} : { stdin }) });
-    if (signal.aborted) return { ok: false, kind: "timeout", said: `no answer within ${formatDuration(timeoutMs)}` };
+    const result = await kubectl.run(args, { signal: controller.signal, ...(stdin === undefined ? {} : { stdin }) });
+    if (controller.signal.aborted) return { ok: false, kind: "timeout", said: `no answer within ${formatDuration(timeoutMs)}` };
     if (result.exitCode === 0) return { ok: true, stdout: result.stdout };
     return { ok: false, kind: classifyKubectlFailure(result.stderr), said: summarizeStderr(result.stderr) };
   } catch (error) {
     return { ok: false, kind: "missing", said: describeError(error) };
+  } finally {
+    clearTimeout(timer);
   }
 }
 
