@@ -24,7 +24,11 @@ export type InfraReason =
   | "integrity-mismatch"
   | "download-failed"
   | "teardown-failed"
-  | "kubectl-missing";
+  | "kubectl-missing"
+  /** The credential may not do what a command needs (an operator command: list, gc, cancel). */
+  | "permission-denied"
+  /** The API server refused or failed a call of an operator command for another reason. */
+  | "api-error";
 
 /** The cluster, kubectl or the pod failed us (exit 3). Never a verdict on the user's steps. */
 export class InfraError extends Error {

@@ -14,3 +14,8 @@ export { buildRunResult, type RunResult, type StepRecord } from "./result/run-re
 export type { ReadonlyList } from "./util/readonly-list.js";
 export { CancelledError, InfraError, InputError, type InfraReason } from "./errors.js";
 export { buildJobName } from "./k8s/names.js";
+export { judgeJob, readJobFacts, readJobRole, readFinished, type GcPolicy, type GcVerdict, type JobFacts, type JobRole } from "./ops/classify-job.js";
+export { requestRunCancel, type CancelOutcome } from "./ops/cancel-run.js";
+export { runGc, type GcReport } from "./ops/gc.js";
+export { runDoctor, type DoctorReport } from "./ops/doctor/run-doctor.js";
+export type { ProcessIdentity } from "./k8s/owner.js";

@@ -17,7 +17,7 @@ export async function renderDryRun(config: RunConfig): Promise<string> {
   const { stringify } = await import("yaml");
   const manifest = buildRunManifest(config, "<random per run>");
   lines.push("# Job manifest", "---", stringify(manifest).trimEnd(), "---", "# kubectl calls, in order");
-  for (const call of planKubectlCalls(config.settings)) {
+  for (const call of planKubectlCalls(config.settings, config.timings)) {
     const comment = [call.note, call.stdin ? `stdin: ${call.stdin}` : undefined].filter(Boolean).join("; ");
     if (comment) lines.push(`# ${comment}`);
     lines.push(formatCommand(config.kubectlPath, call.args));

@@ -13,9 +13,12 @@ import { planWorkflowRun, RUN_DEFAULTS, type RunOverrides, type WorkflowRunPlan 
 import { buildRunVariables } from "../run/run-variables.js";
 import type { Secret } from "../secrets/secret.js";
 import type { Trigger } from "../workflow/match-trigger.js";
+import type { ExecutorTimings } from "../executor/context.js";
 import { buildJobName, buildRunIdLabel, isAcceptableRunId } from "../k8s/names.js";
 import { checkKubeconfigReadable, resolveClusterOptions, type RawClusterOptions } from "./cluster-options.js";
+import { readHeartbeatInterval } from "./heartbeat-interval.js";
 import { listKubeconfigFiles, readContextNamespace } from "./kubeconfig-namespace.js";
+import { resolveProcessIdentity } from "./process-identity.js";
 
 /** Options exactly as the CLI parser hands them over (strings, unvalidated). */
 export interface RawRunOptions extends RawClusterOptions {
@@ -60,6 +63,8 @@ export interface RunConfig {
   readonly skipsCheckout?: boolean;
   /** Worth telling the operator before the run (a workflow's warnings, a secrets file others can read). */
   readonly warnings: readonly string[];
+  /** Timings the environment changes (the heartbeat interval); the rest are the defaults. */
+  readonly timings: Partial<ExecutorTimings>;
 }
 
 function requireOption(value: string | undefined, flag: string): string {
@@ -258,6 +263,7 @@ export async function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEn
       keep: raw.keep ?? false,
       ...(plan ? { workflow: plan.workflow } : {}),
       ...resolveHostTar(env),
+      owner: resolveProcessIdentity(),
     },
     ...(plan && !plan.matched ? { notMatched: { reason: plan.reason } } : {}),
     ...(emptyCheckout ? { emptyCheckout } : {}),
@@ -266,6 +272,7 @@ export async function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEn
     kubectlPath: cluster.kubectlPath,
     dryRun: raw.dryRun ?? false,
     verbose: raw.verbose ?? false,
+    timings: { heartbeatIntervalMs: readHeartbeatInterval(env) },
   };
 }
 

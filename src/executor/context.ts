@@ -1,7 +1,9 @@
 // What every part of the Kubernetes executor is handed: typed settings, the kubectl client, the event emitter.
+import type { CancelledError } from "../errors.js";
 import type { RunEventInput } from "../events/run-events.js";
 import type { ClusterTarget } from "../k8s/kubectl-args.js";
 import type { Kubectl } from "../k8s/kubectl.js";
+import type { ProcessIdentity } from "../k8s/owner.js";
 import type { StepSpec } from "../input/steps-file.js";
 import type { HostTarSetting } from "../transfer/host-tar.js";
 import type { RetryPolicy } from "../util/retry.js";
@@ -41,6 +43,8 @@ export interface ExecutorSettings {
    * node instead.
    */
   readonly hostTar?: HostTarSetting;
+  /** The runner process (host name, pid), recorded on the Job as its owner; resolved at the CLI edge. */
+  readonly owner?: ProcessIdentity;
 }
 
 /** Timings the runner uses; tests shorten them. */
@@ -76,6 +80,15 @@ export interface ExecutorTimings {
    * kill grace) stops whatever else overran the run's timeout, such as the upload or download of a huge tree.
    */
   readonly runDeadlineGraceMs: number;
+  /** How often the run refreshes its heartbeat annotation on the Job (gc takes a run whose heartbeat is stale for abandoned). */
+  readonly heartbeatIntervalMs: number;
+  /** Restarts of the watch that notices a cancel requested through the cluster, when it ends or fails. */
+  readonly cancelWatchRetry: RetryPolicy;
+  /**
+   * After a cancel, how long stopping the step's processes and collecting /outputs may take before teardown
+   * deletes the Job regardless.
+   */
+  readonly cancelCleanupMs: number;
 }
 
 export const DEFAULT_TIMINGS: ExecutorTimings = {
@@ -93,6 +106,10 @@ export const DEFAULT_TIMINGS: ExecutorTimings = {
   podEventsEveryMs: 4000,
   podProgressRepeatMs: 10_000,
   runDeadlineGraceMs: 30_000,
+  heartbeatIntervalMs: 30_000,
+  // Never given up while the run lasts: a watch that ends (every few minutes) or fails is started again.
+  cancelWatchRetry: { budgetMs: Number.POSITIVE_INFINITY, maxAttempts: Number.POSITIVE_INFINITY, initialDelayMs: 500, maxDelayMs: 5000 },
+  cancelCleanupMs: 60_000,
 };
 
 export interface ExecutorContext {
@@ -102,4 +119,12 @@ export interface ExecutorContext {
   readonly emit: (event: RunEventInput) => void;
   /** Aborted when the run is cancelled. */
   readonly signal: AbortSignal;
+  /** Cancels the run as the caller's signal would: how a cancel requested through the cluster reaches it. */
+  readonly requestCancel: (reason: CancelledError) => void;
+  /**
+   * Once the run is cancelled, the signal that bounds the work still done before teardown (stopping the step's
+   * processes, collecting /outputs): aborted after cancelCleanupMs, or at once when the caller gives up waiting.
+   * The same signal on every call.
+   */
+  readonly cleanupSignal: () => AbortSignal;
 }

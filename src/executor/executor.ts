@@ -46,7 +46,11 @@ export interface Executor {
   readonly namespace: string | undefined;
   /** The run's pod once setup has succeeded; readable at any time, for the result. */
   readonly pod: RunPod | undefined;
-  /** Creates the run's Job and waits until its pod runs. Called once. Reports Pending progress as events. */
+  /**
+   * Creates the run's Job and waits until its pod runs. Called once. Reports Pending progress as events. Once the
+   * Job exists, the run's presence in the cluster (a heartbeat, a watch for a cancel requested there, which calls
+   * the context's requestCancel) lasts until teardown.
+   */
   setup(): Promise<RunPod>;
   /**
    * Streams the checkout to /work, the shared steps to /steps and the runner's files into the pod; verifies that the
@@ -57,13 +61,19 @@ export interface Executor {
   /**
    * Runs step `index` to its end in the pod (one exec in the normal case) and streams its output as events.
    * A step that exits non-zero or times out is a result, not an error. `deadlineAt` (epoch ms) bounds it; on
-   * expiry every process of the step in the pod is terminated before this returns. After copyIn.
+   * expiry every process of the step in the pod is terminated before this returns; on a cancel too (within the
+   * context's cleanupSignal), before it rejects with CancelledError. After copyIn.
    */
   runStep(index: number, deadlineAt: number): Promise<StepOutcome>;
-  /** Streams /outputs back into `<out>/outputs`, refusing hostile entries. After setup. */
+  /**
+   * Streams /outputs back into `<out>/outputs`, refusing hostile entries. After setup. May also be called once
+   * after the run was cancelled (its signal aborted), to collect what the steps wrote: it then runs under the
+   * context's cleanupSignal instead.
+   */
   copyOut(): Promise<ExtractReport>;
   /**
-   * Deletes the Job with background propagation unless the run keeps it, and removes the host-side files setup
+   * Stops the heartbeat and the cancel watch, then deletes the Job with background propagation unless the run
+   * keeps it (a kept Job is marked so, for gc), and removes the host-side files setup
    * staged for the upload. Safe after a failed or partial setup and when called twice; deleting what is already
    * gone is not an error; never throws (it reports instead).
    */

@@ -2,8 +2,11 @@
 import { randomBytes } from "node:crypto";
 import { rmSync } from "node:fs";
 import { rm } from "node:fs/promises";
-import { buildDeleteJobArgs, buildGetJobArgs } from "../k8s/kubectl-args.js";
-import { CREATE_TOKEN_ANNOTATION } from "../k8s/labels.js";
+import { CancelledError } from "../errors.js";
+import { buildAnnotateJobArgs, buildDeleteJobArgs, buildGetJobArgs } from "../k8s/kubectl-args.js";
+import type { CancelRequest } from "../k8s/job-annotations.js";
+import { CREATE_TOKEN_ANNOTATION, KEPT_ANNOTATION } from "../k8s/labels.js";
+import { formatProcessIdentity } from "../k8s/owner.js";
 import { buildJobManifest } from "../k8s/manifest.js";
 import type { IJob } from "kubernetes-models/batch/v1/Job";
 import type { ExtractReport } from "../transfer/extract-outputs.js";
@@ -15,6 +18,8 @@ import type { Executor, RunPod, StepOutcome, TeardownReport, UploadSummary } fro
 import { deleteJob, formatDeleteJobCommand } from "./teardown.js";
 import { summarizeStderr } from "../k8s/kubectl-errors.js";
 import { runTimedPhase } from "../events/timed-phase.js";
+import { startCancelWatch, type CancelWatch } from "./cancel-watch.js";
+import { startHeartbeat, type Heartbeat } from "./heartbeat.js";
 
 /** What teardownNowSync did: a sentence for stderr, the logs and result.json, and whether a Job of this run may still be there unwanted. */
 export interface CrashTeardown {
@@ -49,6 +54,7 @@ export function buildRunManifest(ctx: Pick<ExecutorContext, "settings">, createT
     budgetSeconds: Math.ceil(s.timeoutMs / 1000),
     env: s.env,
     createToken,
+    ...(s.owner ? { owner: s.owner } : {}),
   });
 }
 
@@ -82,6 +88,8 @@ export class KubernetesExecutor implements Executor {
   #stagedDir: string | undefined;
   /** The host GNU tar that packs the upload, probed while the Job is created; undefined: the runner's own packer. */
   #hostTar: Promise<HostTar | undefined> | undefined;
+  /** The run's presence in the cluster once its Job exists, until teardown: heartbeat and cancel watch. */
+  #presence: { readonly heartbeat: Heartbeat; readonly cancelWatch: CancelWatch } | undefined;
 
   constructor(ctx: ExecutorContext) {
     this.#ctx = ctx;
@@ -109,6 +117,7 @@ export class KubernetesExecutor implements Executor {
     run.catch(() => {}); // surfaces below, after create (teardown still runs)
     const namespace = await this.#phase("create", () => createJob(ctx, manifest, (ownership) => (this.#ownership = ownership)), (ns) => `created Job ${ns}/${ctx.settings.jobName}`);
     this.#ctx = pinNamespace(ctx, namespace);
+    this.#startPresence();
     const podDeadline = Math.min(Date.now() + ctx.settings.podTimeoutMs, this.#startedAt + ctx.settings.timeoutMs);
     const [{ waitForPod }] = await run;
     this.#pod = await this.#phase("pod", () => waitForPod(this.#ctx, podDeadline), (pod) => `pod ${pod.name} running on ${pod.node || "its node"}`);
@@ -133,7 +142,9 @@ export class KubernetesExecutor implements Executor {
   async copyOut(): Promise<ExtractReport> {
     const pod = this.#requirePod();
     const [, { downloadOutputs }] = await (this.#transfer ??= loadTransfer());
-    return this.#phase("download", () => downloadOutputs(this.#ctx, pod), (r) => `downloaded ${r.files.length} files, ${r.bytes} bytes${r.refused.length ? `, refused ${r.refused.length}` : ""}`);
+    // After a cancel the run's signal is aborted: what the steps wrote is collected within the clean-up's bound.
+    const ctx = this.#ctx.signal.aborted ? { ...this.#ctx, signal: this.#ctx.cleanupSignal() } : this.#ctx;
+    return this.#phase("download", () => downloadOutputs(ctx, pod), (r) => `downloaded ${r.files.length} files, ${r.bytes} bytes${r.refused.length ? `, refused ${r.refused.length}` : ""}`);
   }
 
   teardown(): Promise<TeardownReport> {
@@ -145,10 +156,12 @@ export class KubernetesExecutor implements Executor {
     const { settings, timings, kubectl, emit } = this.#ctx;
     const started = Date.now();
     emit({ kind: "phase-start", phase: "teardown" });
+    await this.#stopPresence();
     const unstaged = this.#removeStaging();
     let result: { deleted: boolean; detail: string };
     if (this.#ownership === "none") result = { deleted: false, detail: "no Job of this run was created" };
     else if (settings.keep) {
+      await this.#markKept();
       const command = this.#deleteCommand();
       result = { deleted: false, detail: `kept Job ${settings.jobName} (--keep); delete it with: ${command}` };
     } else if (this.#ownership === "unknown" && !(await isOurJob({ ...this.#ctx, signal: new AbortController().signal }, this.#createToken))) {
@@ -172,6 +185,7 @@ export class KubernetesExecutor implements Executor {
   teardownNowSync(timeoutMs: number): CrashTeardown {
     const { settings, kubectl } = this.#ctx;
     this.removeStagedFilesSync();
+    this.stopPresenceSync();
     const command = this.#deleteCommand();
     if (this.#deleted) return { detail: `Job ${settings.jobName} was already deleted`, mayBeLeft: false };
     if (this.#ownership === "none") return { detail: "no Job of this run was created", mayBeLeft: false };
@@ -190,6 +204,42 @@ export class KubernetesExecutor implements Executor {
   #deleteCommand(): string {
     const { settings, kubectl } = this.#ctx;
     return formatDeleteJobCommand(kubectl.binary, settings.target, settings.jobName);
+  }
+
+  /**
+   * Starts the heartbeat and the cancel watch once the Job exists: the cluster then sees the run alive, and a cancel
+   * asked for from another process (the Job's cancel-requested annotation) cancels it like the caller's signal.
+   */
+  #startPresence(): void {
+    const ctx = this.#ctx;
+    const onCancel = (request: CancelRequest): void => {
+      const by = request.by ? ` by ${formatProcessIdentity(request.by)}` : "";
+      const message = `cancel requested through the cluster${by} at ${request.at}`;
+      ctx.emit({ kind: "notice", level: "info", message: `${message}: stopping the step and collecting the outputs` });
+      ctx.requestCancel(new CancelledError(message));
+    };
+    this.#presence = { heartbeat: startHeartbeat(ctx), cancelWatch: startCancelWatch(ctx, onCancel) };
+  }
+
+  /** Ends the heartbeat and the cancel watch (teardown: before the delete, so neither touches a Job being deleted). */
+  async #stopPresence(): Promise<void> {
+    const presence = this.#presence;
+    if (!presence) return;
+    await Promise.all([presence.heartbeat.stop(), presence.cancelWatch.stop()]);
+  }
+
+  /** Kills the heartbeat's and the cancel watch's kubectl at once, for a runner about to exit; never throws. */
+  stopPresenceSync(): void {
+    this.#presence?.heartbeat.stopNow();
+    this.#presence?.cancelWatch.stopNow();
+  }
+
+  /** Marks a Job kept on purpose (--keep), so that gc spares it while it lasts (its pod stops itself when idle). */
+  async #markKept(): Promise<void> {
+    const { settings, kubectl, emit } = this.#ctx;
+    const args = buildAnnotateJobArgs(settings.target, settings.jobName, { [KEPT_ANNOTATION]: new Date().toISOString() });
+    const result = await kubectl.run(args).catch((error: unknown) => ({ exitCode: -1, stderr: String(error) }));
+    if (result.exitCode !== 0) emit({ kind: "notice", level: "warning", message: `could not mark Job ${settings.jobName} as kept (${summarizeStderr(result.stderr)}): gc may remove it once its heartbeat is stale` });
   }
 
   /** Removes the runner files staged on the host for the upload, at once, for a runner about to exit; never throws. */

@@ -27,8 +27,17 @@ export type RunSettings = ExecutorSettings & {
 export interface RunWorkflowOptions {
   readonly settings: RunSettings;
   readonly kubectl: Kubectl;
-  /** Abort to cancel the run: the current step stops, the Job is deleted, the status is cancelled. */
+  /**
+   * Abort to cancel the run: the current step's processes in the pod are stopped, what they wrote to /outputs is
+   * collected, the Job is deleted, the status is cancelled. A cancel requested through the cluster (the Job's
+   * cancel-requested annotation, `knotless-runner-k8s cancel`) does the same.
+   */
   readonly signal: AbortSignal;
+  /**
+   * Abort (after `signal`) to skip what is left of a cancelled run's clean-up (stopping the step, collecting the
+   * outputs) and go straight to teardown; that clean-up is bounded by the timings' cancelCleanupMs regardless.
+   */
+  readonly forceSignal?: AbortSignal;
   /** Every event goes to every sink, step output within the run's budget of settings.maxLogBytes. */
   readonly sinks: readonly RunEventSink[];
   /**
@@ -53,8 +62,9 @@ export async function runWorkflow(options: RunWorkflowOptions): Promise<RunResul
   const emit = createEventEmitter([createEventMask(masker).through(budget.through(fanOut(options.sinks)))]);
   const timings = { ...DEFAULT_TIMINGS, ...options.timings };
   const startedAt = new Date();
-  const { signal, dispose } = linkRunSignal(options.signal, settings.timeoutMs + timings.runDeadlineGraceMs + timings.killGraceSeconds * 1000);
-  const ctx: ExecutorContext = { settings, timings, kubectl: options.kubectl, emit, signal };
+  const { signal, cancel, dispose } = linkRunSignal(options.signal, settings.timeoutMs + timings.runDeadlineGraceMs + timings.killGraceSeconds * 1000);
+  const cleanup = createCleanupSignal(timings.cancelCleanupMs, options.forceSignal);
+  const ctx: ExecutorContext = { settings, timings, kubectl: options.kubectl, emit, signal, requestCancel: cancel, cleanupSignal: cleanup.signal };
   const executor = (options.createExecutor ?? ((c: ExecutorContext) => new KubernetesExecutor(c)))(ctx);
   const { namespace } = settings.target;
   emit({ kind: "run-start", runId: settings.runId, jobName: settings.jobName, ...(namespace === undefined ? {} : { namespace }), image: settings.image, steps: settings.steps.map((s) => s.name) });
@@ -62,17 +72,23 @@ export async function runWorkflow(options: RunWorkflowOptions): Promise<RunResul
   let status: RunStatus = "success";
   let error: { message: string; reason: string } | undefined;
   let report: ExtractReport | undefined;
+  /** Where the run got to: a cancel once steps have run collects their outputs before teardown. */
+  let stage: "setup" | "steps" | "outputs" = "setup";
   try {
     const trees = await scanInput(settings, emit);
     await executor.setup();
     await executor.copyIn(trees);
+    stage = "steps";
     status = await runSteps(executor, settings, steps, startedAt.getTime(), emit, signal);
+    stage = "outputs";
     report = await executor.copyOut();
   } catch (thrown) {
     ({ status, error } = classifyFailure(thrown, signal));
     markRunningStep(steps, status === "timeout" || status === "cancelled" ? status : "failed", emit);
+    if (status === "cancelled" && stage === "steps" && steps.some((step) => step.startedAt !== null)) report = await collectOutputsAfterCancel(executor, emit);
   } finally {
     dispose();
+    cleanup.dispose();
     const torn = await executor.teardown();
     // A Job left behind keeps a paid node alive: never a clean result, whatever the steps did.
     if (torn.leftBehind) ({ status, error } = reportLeftBehind(status, error, torn.detail));
@@ -164,13 +180,53 @@ function stepBudget(spec: StepSpec, settings: RunSettings): number | undefined {
   return spec.timeoutMs ?? settings.stepTimeoutMs;
 }
 
+/**
+ * After a cancel, collects what the steps wrote to /outputs (the executor runs copyOut under the clean-up signal);
+ * a failure is a warning: the run is cancelled either way.
+ */
+async function collectOutputsAfterCancel(executor: Executor, emit: Emit): Promise<ExtractReport | undefined> {
+  try {
+    return await executor.copyOut();
+  } catch (error) {
+    emit({ kind: "notice", level: "warning", message: `the outputs could not be collected after the cancel: ${describeError(error)}` });
+    return undefined;
+  }
+}
+
+/**
+ * The clean-up signal of a cancelled run, made on first use: aborted `ms` after that, or when `force` is. The same
+ * signal on every call.
+ */
+function createCleanupSignal(ms: number, force: AbortSignal | undefined): { signal: () => AbortSignal; dispose: () => void } {
+  let controller: AbortController | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const onForce = (): void => controller?.abort(new CancelledError("the clean-up of the cancelled run was cut short"));
+  return {
+    signal: () => {
+      if (controller) return controller.signal;
+      controller = new AbortController();
+      timer = setTimeout(() => controller?.abort(new CancelledError(`the clean-up of the cancelled run took more than ${Math.round(ms / 1000)}s`)), Math.min(ms, 2_147_483_647));
+      if (force?.aborted) onForce();
+      else force?.addEventListener("abort", onForce, { once: true });
+      return controller.signal;
+    },
+    dispose: () => {
+      clearTimeout(timer);
+      force?.removeEventListener("abort", onForce);
+    },
+  };
+}
+
 /** The run's own time ran out outside a step. */
 class RunDeadlineError extends Error {
   override readonly name = "RunDeadlineError";
 }
 
-/** A signal aborted by the caller's cancel or by the run's backstop deadline, whichever comes first. */
-function linkRunSignal(cancel: AbortSignal, deadlineMs: number): { signal: AbortSignal; dispose: () => void } {
+/**
+ * A signal aborted by the caller's cancel, by a cancel requested through the cluster (`cancel`, which the executor
+ * calls) or by the run's backstop deadline, whichever comes first.
+ */
+function linkRunSignal(cancel: AbortSignal, deadlineMs: number): { signal: AbortSignal; cancel: (reason: CancelledError) => void; dispose: () => void } {
   const controller = new AbortController();
   const onCancel = (): void => controller.abort(cancel.reason);
   if (cancel.aborted) onCancel();
@@ -178,6 +234,9 @@ function linkRunSignal(cancel: AbortSignal, deadlineMs: number): { signal: Abort
   const timer = setTimeout(() => controller.abort(new RunDeadlineError(`the run's timeout of ${Math.round(deadlineMs / 1000)}s (with grace) ran out`)), Math.min(deadlineMs, 2_147_483_647));
   return {
     signal: controller.signal,
+    cancel: (reason) => {
+      if (!controller.signal.aborted) controller.abort(reason);
+    },
     dispose: () => {
       clearTimeout(timer);
       cancel.removeEventListener("abort", onCancel);

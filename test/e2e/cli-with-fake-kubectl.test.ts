@@ -34,7 +34,9 @@ async function assertNoJobLeft(cluster: FakeCluster): Promise<void> {
  */
 async function assertCallsFollowTheDryRun(actual: ReadonlyArray<readonly string[]>, result: ReturnType<typeof readResult>, ws: ReturnType<typeof makeWorkspace>, cluster: FakeCluster): Promise<void> {
   const isEvents = (line: string): boolean => / get events /.test(line);
-  const collapse = (lines: readonly string[]): string[] => lines.filter((line) => !isEvents(line)).filter((line, index, all) => index === 0 || line !== all[index - 1]);
+  // The cancel watch and the heartbeat run alongside the other calls (the heartbeat only in runs longer than its interval).
+  const isPresence = (line: string): boolean => / get job \S+ --watch /.test(line) || / patch job .*knotless\.dev\/heartbeat/.test(line);
+  const collapse = (lines: readonly string[]): string[] => lines.filter((line) => !isEvents(line) && !isPresence(line)).filter((line, index, all) => index === 0 || line !== all[index - 1]);
   const dry = await runCli([...runArgs(cluster, { ...ws, out: `${ws.out}-dry` }), "--dry-run", "--run-id", result.runId], { env: cluster.env });
   assert.equal(dry.code, 0, dry.stderr);
   const planned: string[] = []; // a quoted argument may span lines: a line that is no comment and no new call continues one
@@ -44,7 +46,10 @@ async function assertCallsFollowTheDryRun(actual: ReadonlyArray<readonly string[
   }
   planned[planned.length - 1] = planned.at(-1)!.replace(/\n$/, "");
   for (const [index, line] of planned.entries()) planned[index] = line.replaceAll(quoteArg(PLANNED_POD), result.job.pod!);
-  assert.deepEqual(collapse(actual.map((args) => formatCommand(cluster.kubectlPath, args))), collapse(planned));
+  const made = actual.map((args) => formatCommand(cluster.kubectlPath, args));
+  assert.deepEqual(collapse(made), collapse(planned));
+  const watch = planned.find((line) => / --watch /.test(line));
+  assert.ok(watch && made.includes(watch), "the run watched its Job as the plan says");
 }
 
 describe("the CLI with the fake kubectl", { concurrency: 2 }, () => {
@@ -359,7 +364,7 @@ describe("the CLI with the fake kubectl", { concurrency: 2 }, () => {
     assert.match(run.stdout, /kind: Job/);
     assert.match(run.stdout, /name: knotless-run-dry-1/);
     const calls = run.stdout.split("\n").filter((line) => line.startsWith(cluster.kubectlPath));
-    assert.equal(calls.length, 8, "create, get pods, get events, upload, two steps, download, delete");
+    assert.equal(calls.length, 10, "create, watch, heartbeat, get pods, get events, upload, two steps, download, delete");
     assert.equal(calls.filter((line) => /helper\.sh run \d$/.test(line)).length, 2, "one exec per step");
     assert.deepEqual(await cluster.calls(), []);
     assert.equal(existsSync(ws.out), false, "a dry run writes nothing");

@@ -71,6 +71,8 @@ function buildExecutor(
     kubectl: kubectl.kubectl,
     emit: () => {},
     signal: controller.signal,
+    requestCancel: (reason) => controller.abort(reason),
+    cleanupSignal: () => new AbortController().signal,
   };
   return { executor: new KubernetesExecutor(ctx), kubectl, cancel: () => controller.abort() };
 }

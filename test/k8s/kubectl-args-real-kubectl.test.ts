@@ -4,7 +4,19 @@ import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { promisify } from "node:util";
-import { buildGetJobArgs, buildListJobsArgs } from "../../src/k8s/kubectl-args.js";
+import {
+  buildAnnotateJobArgs,
+  buildClientVersionArgs,
+  buildCreateReviewsArgs,
+  buildDryRunCreateArgs,
+  buildGetJobArgs,
+  buildGetNamespaceArgs,
+  buildGetNodesArgs,
+  buildListJobsArgs,
+  buildServerVersionArgs,
+  buildViewConfigArgs,
+  buildWatchJobArgs,
+} from "../../src/k8s/kubectl-args.js";
 import { buildJobManifest } from "../../src/k8s/manifest.js";
 import { planKubectlCalls } from "../../src/plan/call-plan.js";
 import { exampleSettings } from "../support/example-settings.js";
@@ -35,7 +47,16 @@ describe("every kubectl argument list the runner produces", { skip: BINARIES.len
     ...planKubectlCalls(fromContext).map((call) => call.args),
     buildGetJobArgs(settings.target, settings.jobName),
     buildListJobsArgs(settings.target, "a=b"),
+    buildAnnotateJobArgs(settings.target, settings.jobName, { "knotless.dev/heartbeat": "2026-01-01T00:00:00.000Z" }),
+    buildWatchJobArgs(settings.target, settings.jobName),
+    buildServerVersionArgs(settings.target, "5s"),
+    buildCreateReviewsArgs(settings.target, "5s"),
+    buildGetNamespaceArgs(settings.target, "ci", "5s"),
+    buildDryRunCreateArgs(settings.target, "5s"),
+    buildGetNodesArgs(settings.target, "5s"),
   ];
+  /** Calls that read only kubectl itself or the kubeconfig: they succeed without a server. */
+  const localArgLists = [buildClientVersionArgs(), buildViewConfigArgs(settings.target)];
 
   for (const binary of BINARIES) {
     it(`is accepted by the flag parser of ${binary.split("/").pop()} (it fails only to connect)`, async () => {
@@ -48,6 +69,10 @@ describe("every kubectl argument list the runner produces", { skip: BINARIES.len
         );
         assert.doesNotMatch(failure, /unknown (shorthand )?flag|unknown command|invalid argument|flag needs an argument/, `${args.join(" ")}\n${failure}`);
         assert.match(failure, /connection refused|was refused|Unable to connect/, `${args.join(" ")}\n${failure}`);
+      }
+      for (const args of localArgLists) {
+        const { stdout } = await run(binary, [...args], { timeout: 20_000 });
+        assert.doesNotThrow(() => JSON.parse(stdout), `${args.join(" ")} printed JSON`);
       }
     });
   }

@@ -8,8 +8,20 @@ describe("planKubectlCalls", () => {
   const calls = planKubectlCalls(settings);
   const verbs = calls.map((call) => call.args[call.args.indexOf("--namespace") + 2]);
 
-  it("creates, waits, uploads, runs each step, downloads and deletes, in that order", () => {
-    assert.deepEqual(verbs, ["create", "get", "get", "exec", "exec", "exec", "exec", "exec", "delete"]);
+  it("creates, watches and beats, waits, uploads, runs each step, downloads and deletes, in that order", () => {
+    assert.deepEqual(verbs, ["create", "get", "patch", "get", "get", "exec", "exec", "exec", "exec", "exec", "delete"]);
+  });
+
+  it("watches the Job for a cancel request and refreshes its heartbeat at the interval it is given", () => {
+    assert.deepEqual(calls[1]!.args.slice(6), ["get", "job", "knotless-run-42", "--watch", "--output-watch-events", "-o", "json", "--request-timeout", "5m"]);
+    assert.match(calls[2]!.note ?? "", /every 30s /);
+    assert.match(planKubectlCalls(settings, { heartbeatIntervalMs: 2000 })[2]!.note ?? "", /every 2s /);
+    assert.ok(calls[2]!.args.some((arg) => arg.includes('"knotless.dev/heartbeat":"<now>"')));
+  });
+
+  it("marks the Job kept instead of deleting it with --keep", () => {
+    const kept = planKubectlCalls({ ...settings, keep: true }).at(-1)!.args;
+    assert.ok(kept.includes("patch") && kept.some((arg) => arg.includes("knotless.dev/kept")), kept.join(" "));
   });
 
   it("makes exactly one exec per step, each naming its step index", () => {
@@ -37,7 +49,7 @@ describe("planKubectlCalls", () => {
   });
 
   it("says on the upload who packs it: the host tar it names when that is GNU tar, else the runner", () => {
-    const upload = (binary: string | undefined) => planKubectlCalls({ ...settings, ...(binary === undefined ? {} : { hostTar: { binary, env: {} } }) })[3]!.stdin;
+    const upload = (binary: string | undefined) => planKubectlCalls({ ...settings, ...(binary === undefined ? {} : { hostTar: { binary, env: {} } }) })[5]!.stdin;
     assert.equal(upload("/usr/bin/gtar"), "tar of the checkout → /work, the runner's files → /knotless, packed by /usr/bin/gtar if it is GNU tar 1.29 or later, else by the runner");
     assert.equal(upload(undefined), "tar of the checkout → /work, the runner's files → /knotless, packed by the runner");
   });

@@ -1,6 +1,10 @@
 // Every subcommand of the CLI, in the order --help lists them. Each lives in its own file and loads its work lazily.
 import type { CommandSpec } from "../command-spec.js";
+import { cancelCommand } from "./cancel.js";
+import { doctorCommand } from "./doctor.js";
+import { gcCommand } from "./gc.js";
+import { listCommand } from "./list.js";
 import { runCommand } from "./run.js";
 import { validateCommand } from "./validate.js";
 
-export const COMMANDS: readonly CommandSpec<never>[] = [runCommand, validateCommand];
+export const COMMANDS: readonly CommandSpec<never>[] = [runCommand, validateCommand, doctorCommand, listCommand, cancelCommand, gcCommand];

@@ -105,6 +105,7 @@ async function executeResolvedRun(config: RunConfig, env: NodeJS.ProcessEnv): Pr
     process.stderr.write(`knotless-runner-k8s: ${message}\n`);
     lastWords.log({ kind: "notice", level: "error", message: `${signal} again: ${message}` });
     executor?.removeStagedFilesSync();
+    executor?.stopPresenceSync();
     lastWords.finish({ status: "cancelled", error: { message: `cancelled by ${signal}, then ${signal} again: ${message}`, reason: "cancelled" }, stepStatus: "cancelled", job: jobOf(), logs: outputBudget.counts() });
     process.exit(EXIT.cancelled);
   };
@@ -127,7 +128,7 @@ async function executeResolvedRun(config: RunConfig, env: NodeJS.ProcessEnv): Pr
   process.on("uncaughtException", onCrash);
   process.on("unhandledRejection", onCrash);
   try {
-    const result = await runWorkflow({ settings, kubectl, signal: controller.signal, sinks, outputBudget, createExecutor: (ctx) => (executor = new KubernetesExecutor(ctx)) });
+    const result = await runWorkflow({ settings, kubectl, signal: controller.signal, sinks, outputBudget, timings: config.timings, createExecutor: (ctx) => (executor = new KubernetesExecutor(ctx)) });
     await writeResultFile(join(settings.outDir, "result.json"), result);
     process.stderr.write(`result: ${join(settings.outDir, "result.json")}\n`);
     return exitCodeForResult(result);
