@@ -22,7 +22,8 @@ const PATTERNS: ReadonlyArray<readonly [KubectlFailureKind, RegExp]> = [
   ["kubeconfig", /^error: (error loading config file |context ".*" does not exist)/m],
   // Before exec-not-ready: a refused exec upgrade must never be retried as a node that is not ready yet.
   ["forbidden", /^Error from server \(Forbidden\)/m],
-  ["unauthorized", /^error: You must be logged in to the server|^Error from server \(Unauthorized\)/m],
+  // client-go's words for a 401 also end kubectl's validation error when the OpenAPI download was refused (create -f).
+  ["unauthorized", /^error: You must be logged in to the server|^Error from server \(Unauthorized\)|the server has asked for the client to provide credentials/m],
   ["exec-not-ready", /unable to upgrade connection|error dialing backend|container not found|proxy error from .* while dialing/i],
   ["already-exists", /\(AlreadyExists\)|already exists/i],
   ["not-found", /\(NotFound\)/],

@@ -4,7 +4,7 @@ import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { promisify } from "node:util";
-import { buildGetJobArgs, buildListJobsArgs } from "../../src/k8s/kubectl-args.js";
+import { buildApplyCredentialArgs, buildConfigViewArgs, buildDeleteCredentialArgs, buildGetJobArgs, buildListJobsArgs, buildTokenRequestArgs } from "../../src/k8s/kubectl-args.js";
 import { buildJobManifest } from "../../src/k8s/manifest.js";
 import { planKubectlCalls } from "../../src/plan/call-plan.js";
 import { exampleSettings } from "../support/example-settings.js";
@@ -35,6 +35,9 @@ describe("every kubectl argument list the runner produces", { skip: BINARIES.len
     ...planKubectlCalls(fromContext).map((call) => call.args),
     buildGetJobArgs(settings.target, settings.jobName),
     buildListJobsArgs(settings.target, "a=b"),
+    buildApplyCredentialArgs(settings.target),
+    buildTokenRequestArgs(settings.target, "ci", "knotless-runner"),
+    buildDeleteCredentialArgs(settings.target, "knotless-runner"),
   ];
 
   for (const binary of BINARIES) {
@@ -49,6 +52,15 @@ describe("every kubectl argument list the runner produces", { skip: BINARIES.len
         assert.doesNotMatch(failure, /unknown (shorthand )?flag|unknown command|invalid argument|flag needs an argument/, `${args.join(" ")}\n${failure}`);
         assert.match(failure, /connection refused|was refused|Unable to connect/, `${args.join(" ")}\n${failure}`);
       }
+    });
+  }
+
+  for (const binary of BINARIES) {
+    it(`lets ${binary.split("/").pop()} print the admin kubeconfig's one context as JSON for credentials, without the network`, async () => {
+      const { stdout } = await run(binary, buildConfigViewArgs(settings.target), { timeout: 20_000 });
+      const config = JSON.parse(stdout) as { clusters: Array<{ cluster: { server: string } }>; contexts: unknown[] };
+      assert.equal(config.clusters[0]?.cluster.server, "http://127.0.0.1:1");
+      assert.equal(config.contexts.length, 1);
     });
   }
 });

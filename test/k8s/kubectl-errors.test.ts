@@ -14,6 +14,7 @@ describe("classifyKubectlFailure", () => {
     ['Error from server (Forbidden): pods is forbidden: User "u" cannot list resource "pods"', "forbidden"],
     ['Error from server (Forbidden): pods "p" is forbidden: User "u" cannot get resource "pods/exec" in API group "" in the namespace "ci"', "forbidden"],
     ["error: You must be logged in to the server (Unauthorized)", "unauthorized"],
+    ['error: error validating "STDIN": error validating data: failed to download openapi: the server has asked for the client to provide credentials; if you choose to ignore these errors, turn validation off with --validate=false', "unauthorized"],
     ["E1201 memcache.go:265] couldn't get current server API group list: the server has asked for the client to provide credentials\nerror: You must be logged in to the server (the server has asked for the client to provide credentials)", "unauthorized"],
     ["Error from server (InternalError): Internal error occurred: etcdserver: request timed out", "transient"],
     ["Error from server (ServiceUnavailable): the server is currently unable to handle the request", "transient"],
