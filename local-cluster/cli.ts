@@ -12,7 +12,7 @@ import { PodmanClient } from "./podman.js";
 import { pruneOrphanedPods } from "./prune.js";
 
 const USAGE = `usage: npm run cluster -- <command> [options]
-  up      [--port 16443] [--admin-port 16444] [--dir D] [--faults FILE] [--runtime podman|none] [--log-requests]
+  up      [--port 16443] [--admin-port 16444] [--dir D] [--faults FILE] [--runtime podman|none] [--tls] [--log-requests]
           start the cluster in the background; writes D/kubeconfig, D/state.json, D/server.log
   down    [--dir D]                 stop it and remove every pod and container it made
   status  [--dir D]                 show whether it runs, where, and its jobs, pods and containers
@@ -47,7 +47,7 @@ async function readState(dir: string): Promise<DaemonState | undefined> {
 
 async function answers(url: string): Promise<boolean> {
   try {
-    const r = await fetch(`${url}/version`, { signal: AbortSignal.timeout(2000) });
+    const r = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(2000) });
     return r.ok;
   } catch {
     return false;
@@ -67,12 +67,13 @@ async function up(dir: string, v: Record<string, string | boolean | undefined>):
   if (v.faults) args.push("--faults", resolve(String(v.faults)));
   if (v.runtime) args.push("--runtime", String(v.runtime));
   if (v["log-requests"]) args.push("--log-requests");
+  if (v.tls) args.push("--tls");
   const child = spawn(process.execPath, args, { detached: true, stdio: ["ignore", log, log] });
   child.unref();
   const deadline = Date.now() + 20_000;
   while (Date.now() < deadline) {
     const state = await readState(dir);
-    if (state && (await answers(state.url))) {
+    if (state && (await answers(state.adminUrl))) {
       console.log(`local cluster up (pid ${state.pid}) at ${state.url}, admin ${state.adminUrl}\nexport KUBECONFIG=${state.kubeconfigPath}`);
       return 0;
     }
@@ -150,6 +151,7 @@ async function main(argv: string[]): Promise<number> {
       runtime: { type: "string" },
       clear: { type: "boolean", default: false },
       "log-requests": { type: "boolean", default: false },
+      tls: { type: "boolean", default: false },
       help: { type: "boolean", default: false },
     },
   });

@@ -15,6 +15,7 @@ async function main(): Promise<void> {
       runtime: { type: "string", default: "podman" },
       "instance-id": { type: "string" },
       "log-requests": { type: "boolean", default: false },
+      tls: { type: "boolean", default: false },
     },
   });
   if (!values.dir) throw new Error("--dir is required");
@@ -27,6 +28,7 @@ async function main(): Promise<void> {
     runtime: values.runtime === "none" ? "none" : "podman",
     instanceId: values["instance-id"],
     logRequests: values["log-requests"],
+    tls: values.tls,
   });
   const state: DaemonState = {
     pid: process.pid,

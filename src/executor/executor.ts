@@ -1,4 +1,5 @@
 // The executor's lifecycle contract: what each call may assume and what it guarantees.
+import type { InfraReason } from "../errors.js";
 import type { ExtractReport } from "../transfer/extract-outputs.js";
 import type { UploadTrees } from "../transfer/scan-tree.js";
 
@@ -33,6 +34,8 @@ export interface TeardownReport {
   readonly leftBehind: boolean;
   /** One line for the log; when the Job is left behind, it ends with the command that deletes it. */
   readonly detail: string;
+  /** When the Job is left because the API server refused the delete (or the read that tells it is ours): why. */
+  readonly reason?: InfraReason;
 }
 
 /**

@@ -13,9 +13,9 @@ import type { ExtractReport } from "../transfer/extract-outputs.js";
 import type { HostTar } from "../transfer/host-tar.js";
 import type { UploadTrees } from "../transfer/scan-tree.js";
 import type { ExecutorContext } from "./context.js";
-import { createJob, isOurJob, type JobOwnership } from "./create-job.js";
+import { createJob, readOurJob, type JobOwnership } from "./create-job.js";
 import type { Executor, RunPod, StepOutcome, TeardownReport, UploadSummary } from "./executor.js";
-import { deleteJob, formatDeleteJobCommand } from "./teardown.js";
+import { deleteJob, formatDeleteJobCommand, type DeleteOutcome } from "./teardown.js";
 import { summarizeStderr } from "../k8s/kubectl-errors.js";
 import { runTimedPhase } from "../events/timed-phase.js";
 import { startCancelWatch, type CancelWatch } from "./cancel-watch.js";
@@ -158,21 +158,32 @@ export class KubernetesExecutor implements Executor {
     emit({ kind: "phase-start", phase: "teardown" });
     await this.#stopPresence();
     const unstaged = this.#removeStaging();
-    let result: { deleted: boolean; detail: string };
+    let result: DeleteOutcome;
+    /** Whether a Job of this run may be there for all the runner knows, and so must be named with its delete command. */
+    let mayBeOurs = this.#ownership === "ours";
     if (this.#ownership === "none") result = { deleted: false, detail: "no Job of this run was created" };
     else if (settings.keep) {
       await this.#markKept();
       const command = this.#deleteCommand();
       result = { deleted: false, detail: `kept Job ${settings.jobName} (--keep); delete it with: ${command}` };
-    } else if (this.#ownership === "unknown" && !(await isOurJob({ ...this.#ctx, signal: new AbortController().signal }, this.#createToken))) {
-      result = { deleted: false, detail: `no Job of this run was found (create did not complete)` };
+    } else if (this.#ownership === "unknown") {
+      const found = await readOurJob({ ...this.#ctx, signal: new AbortController().signal }, this.#createToken);
+      if (found.kind === "ours") {
+        mayBeOurs = true;
+        result = await deleteJob(kubectl, settings.target, settings.jobName, timings.deleteRetry);
+      } else if (found.kind === "theirs") result = { deleted: false, detail: `no Job of this run was found (create did not complete)` };
+      else {
+        // The create may have made it: a Job that cannot be read is named, never passed over in silence.
+        mayBeOurs = true;
+        result = { deleted: false, detail: `could not tell whether the unfinished create made Job ${settings.jobName}: ${found.reason}`, ...(found.refused ? { reason: found.refused } : {}) };
+      }
     } else result = await deleteJob(kubectl, settings.target, settings.jobName, timings.deleteRetry);
     if (result.deleted) this.#deleted = true;
     await unstaged;
-    const leftBehind = this.#ownership === "ours" && !settings.keep && !result.deleted;
+    const leftBehind = mayBeOurs && !settings.keep && !result.deleted;
     const detail = leftBehind ? `${result.detail}; delete it with: ${this.#deleteCommand()}` : result.detail;
     emit({ kind: "phase-end", phase: "teardown", ok: !leftBehind, durationMs: Date.now() - started, detail });
-    return { deleted: result.deleted, leftBehind, detail };
+    return { deleted: result.deleted, leftBehind, detail, ...(leftBehind && result.reason ? { reason: result.reason } : {}) };
   }
 
   /**
@@ -251,7 +262,7 @@ export class KubernetesExecutor implements Executor {
     }
   }
 
-  /** Reads the Job back synchronously and compares its create token with ours (like isOurJob, for the crash path). */
+  /** Reads the Job back synchronously and compares its create token with ours (like readOurJob, for the crash path). */
   #isOurJobSync(timeoutMs: number): boolean {
     const { settings, kubectl } = this.#ctx;
     const read = kubectl.runSync(buildGetJobArgs(settings.target, settings.jobName), timeoutMs);

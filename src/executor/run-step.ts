@@ -2,7 +2,7 @@
 import { StringDecoder } from "node:string_decoder";
 import { CancelledError, InfraError, describeError } from "../errors.js";
 import { buildExecArgs } from "../k8s/kubectl-args.js";
-import { classifyKubectlFailure, summarizeStderr } from "../k8s/kubectl-errors.js";
+import { classifyKubectlFailure, findPermissionError, summarizeStderr } from "../k8s/kubectl-errors.js";
 import { FollowFrameParser, FollowProtocolError, type FollowFrame } from "../pod/follow-frames.js";
 import { helperCommand } from "../pod/helper-script.js";
 import { retry, type AttemptOutcome } from "../util/retry.js";
@@ -61,6 +61,8 @@ export async function runStep(ctx: ExecutorContext, pod: RunPod, index: number, 
           }
           throw new InfraError("exec-failed", `step ${index + 1} was killed in the pod by someone else`);
         }
+        const denied = findPermissionError(end.stderr, `step ${index + 1}`);
+        if (denied) throw denied;
         if (classifyKubectlFailure(end.stderr) === "exec-not-ready") return { done: false, reason: summarizeStderr(end.stderr) };
         started = true;
         await assertPodAlive(ctx, pod);

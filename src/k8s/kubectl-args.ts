@@ -29,9 +29,16 @@ export interface ApiPermission {
   readonly verbs: readonly string[];
 }
 
-/** A builder of one kind of kubectl call, carrying the permissions that call needs. */
+/**
+ * Whose call it is: the runner's (its permissions make the scoped credential's Role) or the admin's (the
+ * `credentials` command, run once with an admin kubeconfig: never granted to the runner).
+ */
+export type CallScope = "runner" | "admin";
+
+/** A builder of one kind of kubectl call, carrying the permissions that call needs and whose call it is. */
 export type KubectlCall<A extends unknown[]> = ((...args: A) => string[]) & {
   readonly permissions: readonly ApiPermission[];
+  readonly scope: CallScope;
   /**
    * A diagnostic that copes with being forbidden (doctor's reads of nodes and namespaces, which are cluster-scoped
    * and cannot be granted by a namespaced Role): its permissions are not part of the credential's Role.
@@ -44,14 +51,26 @@ export type KubectlCall<A extends unknown[]> = ((...args: A) => string[]) & {
 /** What a call needs: RBAC rules, or (for calls that need none) the reason why not. */
 type CallNeeds = readonly ApiPermission[] | { readonly none: string };
 
+/** What every list of calls holds of each: enough to derive a Role. */
+type DeclaredCall = { readonly permissions: readonly ApiPermission[]; readonly scope: CallScope; readonly optional: boolean };
+
 /**
  * The one way to declare a kubectl call: its builder and the permissions it needs go together, so the scoped
  * credential's Role (src/credentials/) grants what the runner calls and nothing else, and a new call cannot be
  * added without its permission (a test checks every `build*Args` export is declared here).
  */
 function defineCall<A extends unknown[]>(needs: CallNeeds, build: (...args: A) => string[], options: { optional?: boolean } = {}): KubectlCall<A> {
-  if ("none" in needs) return Object.assign(build, { permissions: [], optional: options.optional ?? false, needsNoPermission: needs.none });
-  return Object.assign(build, { permissions: needs, optional: options.optional ?? false });
+  const optional = options.optional ?? false;
+  if ("none" in needs) return Object.assign(build, { permissions: [], scope: "runner" as const, optional, needsNoPermission: needs.none });
+  return Object.assign(build, { permissions: needs, scope: "runner" as const, optional });
+}
+
+/**
+ * Declares a call only the admin makes (`credentials`): listed in ADMIN_KUBECTL_CALLS, never in KUBECTL_CALLS,
+ * and skipped by collectCallPermissions even when handed to it, so it can never widen the runner's Role.
+ */
+function defineAdminCall<A extends unknown[]>(permissions: readonly ApiPermission[], build: (...args: A) => string[]): KubectlCall<A> {
+  return Object.assign(build, { permissions, scope: "admin" as const, optional: false });
 }
 
 const jobs = (...verbs: string[]): ApiPermission => ({ apiGroup: "batch", resource: "jobs", verbs });
@@ -191,8 +210,59 @@ export const buildGetNodesArgs = defineCall(
   { optional: true },
 );
 
+/**
+ * `config view` of the admin kubeconfig, one context, credentials and CA inlined: where `credentials` reads the server
+ * and CA of the kubeconfig it writes (kubectl applies its own merge rules, --kubeconfig and --context). Local: no
+ * request reaches the API server. Its output holds the admin's credentials: it is parsed, never printed.
+ */
+export const buildConfigViewArgs = defineAdminCall([], (target: ClusterTarget): string[] => {
+  return [...buildGlobalArgs(target, false), "config", "view", "--raw", "--minify", "--flatten", "-o", "json"];
+});
+
+const serviceAccounts = (...verbs: string[]): ApiPermission => ({ apiGroup: "", resource: "serviceaccounts", verbs });
+const rbac = (resource: "roles" | "rolebindings", ...verbs: string[]): ApiPermission => ({ apiGroup: "rbac.authorization.k8s.io", resource, verbs });
+
+/** `apply -f -` of the credential's ServiceAccount, Role and RoleBinding (YAML documents on stdin): creates, corrects or leaves each one, and says which. */
+export const buildApplyCredentialArgs = defineAdminCall(
+  [serviceAccounts("get", "create", "patch"), rbac("roles", "get", "create", "patch"), rbac("rolebindings", "get", "create", "patch")],
+  (target: ClusterTarget): string[] => [...buildGlobalArgs(target), "apply", "--request-timeout", API_REQUEST_TIMEOUT, "-f", "-"],
+);
+
+/**
+ * Posts a TokenRequest (JSON on stdin) for the ServiceAccount and prints the answer, whose status holds the token: the
+ * same JSON on every kubectl (1.33's `create token` would send protobuf), and the token never in argv.
+ */
+export const buildTokenRequestArgs = defineAdminCall([{ apiGroup: "", resource: "serviceaccounts/token", verbs: ["create"] }], (target: ClusterTarget, namespace: string, serviceAccount: string): string[] => {
+  const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/serviceaccounts/${encodeURIComponent(serviceAccount)}/token`;
+  return [...buildGlobalArgs(target, false), "create", "--raw", path, "--request-timeout", API_REQUEST_TIMEOUT, "-f", "-"];
+});
+
+/** Deletes the RoleBinding, the Role and the ServiceAccount (its tokens die with it); already gone is not an error. */
+export const buildDeleteCredentialArgs = defineAdminCall(
+  [rbac("rolebindings", "delete"), rbac("roles", "delete"), serviceAccounts("delete")],
+  (target: ClusterTarget, name: string): string[] => [
+    ...buildGlobalArgs(target),
+    "delete",
+    `rolebinding.rbac.authorization.k8s.io/${name}`,
+    `role.rbac.authorization.k8s.io/${name}`,
+    `serviceaccount/${name}`,
+    "--ignore-not-found",
+    "--wait=false",
+    "--request-timeout",
+    API_REQUEST_TIMEOUT,
+  ],
+);
+
+/** The admin's calls (`credentials`): declared with their permissions for the record, never part of the runner's Role. */
+export const ADMIN_KUBECTL_CALLS: readonly DeclaredCall[] = [
+  buildConfigViewArgs,
+  buildApplyCredentialArgs,
+  buildTokenRequestArgs,
+  buildDeleteCredentialArgs,
+];
+
 /** Every kubectl call the runner makes, by builder; the scoped credential's Role is the union of their permissions. */
-export const KUBECTL_CALLS: ReadonlyArray<{ readonly permissions: readonly ApiPermission[]; readonly optional: boolean }> = [
+export const KUBECTL_CALLS: readonly DeclaredCall[] = [
   buildCreateArgs,
   buildGetJobArgs,
   buildGetPodsArgs,
@@ -212,13 +282,13 @@ export const KUBECTL_CALLS: ReadonlyArray<{ readonly permissions: readonly ApiPe
 ];
 
 /**
- * The union of the permissions of every call that is not optional, one rule per resource with its verbs in a stable
- * order: what the runner needs (the credential's Role, doctor's checks).
+ * The union of the permissions of the runner's calls that are not optional, one rule per resource with its verbs in
+ * a stable order: what the runner needs (the credential's Role, doctor's checks). Admin calls are skipped.
  */
-export function collectCallPermissions(calls = KUBECTL_CALLS): ApiPermission[] {
+export function collectCallPermissions(calls: readonly DeclaredCall[] = KUBECTL_CALLS): ApiPermission[] {
   const byResource = new Map<string, { apiGroup: string; resource: string; verbs: Set<string> }>();
   for (const call of calls) {
-    if (call.optional) continue;
+    if (call.scope === "admin" || call.optional) continue;
     for (const permission of call.permissions) {
       const key = `${permission.apiGroup}/${permission.resource}`;
       const rule = byResource.get(key) ?? { apiGroup: permission.apiGroup, resource: permission.resource, verbs: new Set<string>() };

@@ -1,5 +1,5 @@
 // Runs one workflow run end to end on an executor: steps in order, first failure ends it, teardown always.
-import { CancelledError, InfraError, InputError, describeError } from "../errors.js";
+import { CancelledError, InfraError, InputError, describeError, type InfraReason } from "../errors.js";
 import { createEventMask } from "../events/mask-events.js";
 import { SecretMasker } from "../secrets/mask-stream.js";
 import { createOutputBudget, DEFAULT_MAX_LOG_BYTES, type OutputBudget } from "../events/output-budget.js";
@@ -91,7 +91,7 @@ export async function runWorkflow(options: RunWorkflowOptions): Promise<RunResul
     cleanup.dispose();
     const torn = await executor.teardown();
     // A Job left behind keeps a paid node alive: never a clean result, whatever the steps did.
-    if (torn.leftBehind) ({ status, error } = reportLeftBehind(status, error, torn.detail));
+    if (torn.leftBehind) ({ status, error } = reportLeftBehind(status, error, torn.detail, torn.reason));
   }
   for (const refused of report?.refused ?? []) emit({ kind: "notice", level: "warning", message: `refused output ${refused.path}: ${refused.reason}` });
   if (report?.limitReached) emit({ kind: "notice", level: "warning", message: `outputs stopped at the limit of ${settings.maxOutputBytes} bytes; the rest was not downloaded` });
@@ -258,11 +258,17 @@ function markRunningStep(steps: StepRecord[], status: "failed" | "cancelled" | "
 
 /**
  * Adds a Job left behind to the run's verdict: a run without an error becomes a teardown failure (a successful
- * one is failed: exit 3), a run that already has an error keeps it and says this too.
+ * one is failed: exit 3), or `forbidden`/`unauthorized` when the API server refused the delete; a run that already
+ * has an error keeps it and says this too.
  */
-function reportLeftBehind(status: RunStatus, error: { message: string; reason: string } | undefined, detail: string): { status: RunStatus; error: { message: string; reason: string } } {
+function reportLeftBehind(
+  status: RunStatus,
+  error: { message: string; reason: string } | undefined,
+  detail: string,
+  refused: InfraReason | undefined,
+): { status: RunStatus; error: { message: string; reason: string } } {
   if (error) return { status, error: { ...error, message: `${error.message}; also: ${detail}` } };
-  return { status: status === "success" ? "failed" : status, error: { message: detail, reason: "teardown-failed" } };
+  return { status: status === "success" ? "failed" : status, error: { message: detail, reason: refused ?? "teardown-failed" } };
 }
 
 /** Maps what stopped the run to its status and error: the only place that reads error types for the result. */

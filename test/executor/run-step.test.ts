@@ -212,4 +212,12 @@ describe("runStep", { concurrency: true }, () => {
     const kill = kubectl.callsTo("exec").find((call) => helperArgs(call)[0] === "kill");
     assert.deepEqual(kill?.killSignals, ["SIGTERM"], "the kill exec was ended by the clean-up's bound");
   });
+
+  it("fails with unauthorized, without reconnecting, when the credential stops being accepted", async () => {
+    const { ctx, kubectl } = buildTestContext();
+    kubectl.on("exec", [failure(STREAM_CUT), failure("error: You must be logged in to the server (Unauthorized)")]);
+    kubectl.on("get pods", podList(runningPod()));
+    await assert.rejects(runStep(ctx, POD, 0, FAR()), isInfraError("unauthorized", /^step 1: error: You must be logged in/));
+    assert.equal(kubectl.callsTo("exec").length, 2);
+  });
 });

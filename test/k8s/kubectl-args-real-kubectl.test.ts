@@ -6,14 +6,18 @@ import { describe, it } from "node:test";
 import { promisify } from "node:util";
 import {
   buildAnnotateJobArgs,
+  buildApplyCredentialArgs,
   buildClientVersionArgs,
+  buildConfigViewArgs,
   buildCreateReviewsArgs,
+  buildDeleteCredentialArgs,
   buildDryRunCreateArgs,
   buildGetJobArgs,
   buildGetNamespaceArgs,
   buildGetNodesArgs,
   buildListJobsArgs,
   buildServerVersionArgs,
+  buildTokenRequestArgs,
   buildViewConfigArgs,
   buildWatchJobArgs,
 } from "../../src/k8s/kubectl-args.js";
@@ -54,6 +58,9 @@ describe("every kubectl argument list the runner produces", { skip: BINARIES.len
     buildGetNamespaceArgs(settings.target, "ci", "5s"),
     buildDryRunCreateArgs(settings.target, "5s"),
     buildGetNodesArgs(settings.target, "5s"),
+    buildApplyCredentialArgs(settings.target),
+    buildTokenRequestArgs(settings.target, "ci", "knotless-runner"),
+    buildDeleteCredentialArgs(settings.target, "knotless-runner"),
   ];
   /** Calls that read only kubectl itself or the kubeconfig: they succeed without a server. */
   const localArgLists = [buildClientVersionArgs(), buildViewConfigArgs(settings.target)];
@@ -74,6 +81,15 @@ describe("every kubectl argument list the runner produces", { skip: BINARIES.len
         const { stdout } = await run(binary, [...args], { timeout: 20_000 });
         assert.doesNotThrow(() => JSON.parse(stdout), `${args.join(" ")} printed JSON`);
       }
+    });
+  }
+
+  for (const binary of BINARIES) {
+    it(`lets ${binary.split("/").pop()} print the admin kubeconfig's one context as JSON for credentials, without the network`, async () => {
+      const { stdout } = await run(binary, buildConfigViewArgs(settings.target), { timeout: 20_000 });
+      const config = JSON.parse(stdout) as { clusters: Array<{ cluster: { server: string } }>; contexts: unknown[] };
+      assert.equal(config.clusters[0]?.cluster.server, "http://127.0.0.1:1");
+      assert.equal(config.contexts.length, 1);
     });
   }
 });

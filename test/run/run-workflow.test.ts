@@ -394,6 +394,14 @@ describe("runWorkflow", () => {
     assert.deepEqual(stepStatuses(result), ["success", "success", "success"]);
   });
 
+  it("fails a run whose Job is left because the delete was refused with the refusal's reason, forbidden", async () => {
+    const detail = 'could not delete Job knotless-run-42: Error from server (Forbidden): jobs.batch "knotless-run-42" is forbidden; delete it with: kubectl delete job knotless-run-42';
+    const { result } = await runScripted({ teardown: async () => ({ deleted: false, leftBehind: true, detail, reason: "forbidden" }) });
+    assert.equal(result.status, "failed");
+    assert.equal(result.errorReason, "forbidden");
+    assert.equal(result.error, detail);
+  });
+
   it("keeps the first error of a failed run and adds the Job left behind to its message", async () => {
     const { result } = await runScripted({
       setup: async () => {

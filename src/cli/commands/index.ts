@@ -4,7 +4,8 @@ import { cancelCommand } from "./cancel.js";
 import { doctorCommand } from "./doctor.js";
 import { gcCommand } from "./gc.js";
 import { listCommand } from "./list.js";
+import { credentialsCommand } from "./credentials.js";
 import { runCommand } from "./run.js";
 import { validateCommand } from "./validate.js";
 
-export const COMMANDS: readonly CommandSpec<never>[] = [runCommand, validateCommand, doctorCommand, listCommand, cancelCommand, gcCommand];
+export const COMMANDS: readonly CommandSpec<never>[] = [runCommand, validateCommand, credentialsCommand, doctorCommand, listCommand, cancelCommand, gcCommand];
