@@ -119,6 +119,12 @@ describe("parseWorkflow's reading of YAML values", () => {
     assert.deepEqual([workflow.steps[0]!.name, workflow.steps[0]!.command], ["2024", "true"]);
   });
 
+  it("reads a file with a byte-order mark and Windows line endings, commands with plain newlines", () => {
+    const workflow = parseOk("\uFEFFsteps:\r\n  - name: a\r\n    command: |\r\n      one\r\n      two\r\n");
+    assert.equal(workflow.steps[0]!.command, "one\ntwo\n");
+    assert.deepEqual(workflow.steps[0]!.position, { line: 2, column: 5 });
+  });
+
   it("follows anchors and aliases", () => {
     const workflow = parseOk("environment: &common\n  A: 1\nsteps:\n  - name: a\n    command: b\n    environment: *common\n");
     assert.deepEqual(workflow.steps[0]!.environment, [{ name: "A", value: "1" }]);
