@@ -177,7 +177,7 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
   it("has one rule per resource and verb the runner declares, none other", () => {
     assert.deepEqual(
       RULES.map(({ rule, verb }) => `${verb} ${rule.apiGroup}/${rule.resource}`),
-      ["list /events", "get /pods", "list /pods", "create /pods/exec", "get /pods/exec", "create batch/jobs", "delete batch/jobs", "get batch/jobs", "list batch/jobs"],
+      ["list /events", "get /pods", "list /pods", "create /pods/exec", "get /pods/exec", "create batch/jobs", "delete batch/jobs", "get batch/jobs", "list batch/jobs", "patch batch/jobs", "watch batch/jobs"],
     );
   });
 
@@ -208,6 +208,31 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
             assert.match(listed.stderr, new RegExp(`^Error from server \\(Forbidden\\): jobs\\.batch is forbidden: ${expected.source}`, "m"));
           }
         }
+      });
+      continue;
+    }
+
+    if (rule.resource === "jobs" && (verb === "patch" || verb === "watch")) {
+      // The heartbeat (patch) and the cancel watch (watch) serve the operators, not the steps: without them the run
+      // still succeeds and says in its log what it could not do; without patch, `cancel` itself is refused.
+      it(`${title}, the run warns naming ${verb} and jobs${verb === "patch" ? " and cancel is refused with exit 3" : ""}, and the steps still run`, async () => {
+        await applyRole(without);
+        const ws = makeWorkspace("slow\tsleep 4\n");
+        const runId = `no-${verb}-${Date.now()}`;
+        const running = runCli(["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--out", ws.out, "--kubeconfig", scoped, "--kubectl", NEWEST, "--run-id", runId], {
+          env: { KNOTLESS_HEARTBEAT_INTERVAL: "1s" },
+          timeoutMs: 120_000,
+        });
+        if (verb === "patch") {
+          await waitFor("the run's Job", async () => cluster.objects("jobs.batch", NAMESPACE).length > 0, 30_000);
+          const cancel = await runCli(["cancel", runId, "--kubeconfig", scoped, "--kubectl", NEWEST]);
+          assert.equal(cancel.code, 3, `${cancel.stdout}\n${cancel.stderr}`);
+          assert.match(cancel.stderr + cancel.stdout, expected);
+        }
+        const cli = await running;
+        assert.equal(cli.code, 0, `${cli.stdout}\n${cli.stderr}`);
+        assert.match(readFileSync(join(ws.out, "run.log"), "utf8"), expected);
+        await assertNothingLeft();
       });
       continue;
     }
