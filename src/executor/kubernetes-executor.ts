@@ -52,7 +52,6 @@ export function buildRunManifest(ctx: Pick<ExecutorContext, "settings">, createT
     cpu: s.cpu,
     memory: s.memory,
     budgetSeconds: Math.ceil(s.timeoutMs / 1000),
-    env: s.env,
     createToken,
     ...(s.owner ? { owner: s.owner } : {}),
   });

@@ -1,6 +1,6 @@
 // Tests uploadFiles through the scripted kubectl: both packers, the pod's receipt and count, and who is to blame when tar fails.
 import assert from "node:assert/strict";
-import { mkdir, rm, unlink, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rm, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { after, before, describe, it } from "node:test";
@@ -18,6 +18,12 @@ import { buildTestContext } from "./test-context.js";
 import { HOST_TAR } from "../support/run-library.js";
 
 const POD = { name: POD_NAME, node: NODE_NAME };
+
+/** Every regular file under `dir`. */
+async function listFiles(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true, recursive: true });
+  return entries.filter((entry) => entry.isFile()).map((entry) => join(entry.parentPath ?? entry.path, entry.name));
+}
 
 /** The archive's member names and the receipt's content, read back with tar-stream. */
 async function readArchive(archive: Buffer): Promise<{ names: string[]; receipt: string | undefined }> {
@@ -88,10 +94,25 @@ describe("uploadFiles", () => {
       assert.deepEqual(kubectl.calls[0]!.command.slice(0, 5), ["exec", "-i", POD.name, "-c", "run"]);
       assert.deepEqual(
         seen.names?.map((name) => name.replace(/\/$/, "")),
-        ["knotless/helper.sh", "knotless/steps", "knotless/steps/0.sh", "knotless/steps/1.sh", "work/README", "work/src", "work/src/main.c", "steps/lint.sh", UPLOAD_RECEIPT_ARCHIVE_PATH],
+        [
+          "knotless/env",
+          "knotless/env/0.env",
+          "knotless/env/1.env",
+          "knotless/env/carried.env",
+          "knotless/env/run.env",
+          "knotless/helper.sh",
+          "knotless/steps",
+          "knotless/steps/0.sh",
+          "knotless/steps/1.sh",
+          "work/README",
+          "work/src",
+          "work/src/main.c",
+          "steps/lint.sh",
+          UPLOAD_RECEIPT_ARCHIVE_PATH,
+        ],
       );
-      assert.equal(summary.files, 6);
-      assert.equal(summary.entries, 8);
+      assert.equal(summary.files, 10);
+      assert.equal(summary.entries, 13);
       assert.equal(summary.archiveBytes, kubectl.calls[0]!.stdinBytes?.length);
     });
   }
@@ -143,7 +164,7 @@ describe("uploadFiles", () => {
     const changed = await tarThatEndsWith("tar-file-changed", "tar: work/README: file changed as we read it", 1);
     kubectl.on("exec", honestPod({}));
     const summary = await uploadFiles(ctx, POD, staging, scanUploadTrees(checkout, shared), changed);
-    assert.equal(summary.entries, 8);
+    assert.equal(summary.entries, 13);
     const warnings = eventsOf("notice").filter((notice) => notice.level === "warning").map((notice) => notice.message);
     assert.deepEqual(warnings, ["files changed while they were uploaded: tar: work/README: file changed as we read it"]);
   });
@@ -153,6 +174,33 @@ describe("uploadFiles", () => {
     const crashing = await tarThatEndsWith("tar-crash", "tar: memory exhausted", 3);
     kubectl.on("exec", honestPod({}));
     await assert.rejects(uploadFiles(ctx, POD, staging, scanUploadTrees(checkout, shared), crashing), isInfraError("exec-failed", /upload stream failed: .*tar-crash exited 3: tar: memory exhausted/));
+  });
+
+  it("stages the run's and each step's variables as export lines beside the helper, and no secret anywhere", async () => {
+    const secret = "s3cret-value-never-on-disk";
+    const settings = {
+      ...buildTestContext().ctx.settings,
+      checkoutDir: checkout,
+      env: [{ name: "CI", value: "true" }, { name: "QUOTED", value: "it's $HOME\n" }],
+      steps: [
+        { name: "one", script: "true", source: "s:1", env: [{ name: "ONLY_ONE", value: "1" }] },
+        { name: "two", script: "true", source: "s:2" },
+      ],
+      secrets: [{ name: "TOKEN", value: secret }],
+      shell: "bash -eo pipefail",
+    };
+    const staging = await stageRunnerFiles(settings);
+    staged.push(staging);
+    const runner = join(staging, "knotless");
+    assert.equal(await readFile(join(runner, "env", "run.env"), "utf8"), "export CI='true'\nexport QUOTED='it'\\''s $HOME\n'\n");
+    assert.equal(await readFile(join(runner, "env", "0.env"), "utf8"), "export ONLY_ONE='1'\n");
+    assert.equal(await readFile(join(runner, "env", "1.env"), "utf8"), "");
+    assert.equal(await readFile(join(runner, "env", "carried.env"), "utf8"), "");
+    const helper = await readFile(join(runner, "helper.sh"), "utf8");
+    assert.match(helper, /exec 'bash' '-eo' 'pipefail' "\/knotless\/steps\/\$1\.sh"/);
+    assert.match(helper, /the run's secrets are not in the pod/);
+    for (const file of await listFiles(runner)) assert.ok(!(await readFile(file, "utf8")).includes(secret), `${file} holds the secret`);
+    assert.ok(!(await listFiles(runner)).some((file) => file.includes("secret")), "no secrets file is staged");
   });
 
   it("warns about each socket, fifo or device the scan left out", async () => {

@@ -40,7 +40,7 @@ function writeClosedPortKubeconfig(): string {
 describe("every kubectl argument list the runner produces", { skip: BINARIES.length === 0 ? "no kubectl binaries under /usr/lib/google-cloud-sdk/bin" : false }, () => {
   const kubeconfig = writeClosedPortKubeconfig();
   const settings = { ...exampleSettings({ steps: ["a", "b"], sharedSteps: true }), target: { kubeconfig, context: "ctx", namespace: "ci" } };
-  const manifest = JSON.stringify(buildJobManifest({ jobName: settings.jobName, namespace: "ci", runId: "42", runIdLabel: "42", image: "busybox:1.36", cpu: "1", memory: "1Gi", budgetSeconds: 60, env: [], createToken: "t" }));
+  const manifest = JSON.stringify(buildJobManifest({ jobName: settings.jobName, namespace: "ci", runId: "42", runIdLabel: "42", image: "busybox:1.36", cpu: "1", memory: "1Gi", budgetSeconds: 60, createToken: "t" }));
   const fromContext = { ...settings, target: { ...settings.target, namespaceFromContext: true } };
   const argLists = [
     ...planKubectlCalls(settings).map((call) => call.args),
