@@ -2,19 +2,17 @@
 import assert from "node:assert/strict";
 import { mkdir, readdir, readFile, rm, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { Readable } from "node:stream";
 import { after, before, describe, it } from "node:test";
-import * as tarStream from "tar-stream";
 import { InputError } from "../../src/errors.js";
 import { chooseHostTar, stageRunnerFiles, uploadFiles } from "../../src/executor/upload.js";
 import type { HostTar } from "../../src/transfer/host-tar.js";
 import { scanUploadTrees } from "../../src/transfer/scan-tree.js";
-import { UPLOAD_RECEIPT_ARCHIVE_PATH, expectedFindLines } from "../../src/transfer/transfer-receipt.js";
+import { UPLOAD_RECEIPT_ARCHIVE_PATH } from "../../src/transfer/transfer-receipt.js";
 import { isInfraError } from "../support/infra-error.js";
-import type { RecordedCall, ScriptedReply } from "../support/scripted-kubectl.js";
 import { makeTempDir } from "../transfer/tree-helpers.js";
 import { NODE_NAME, POD_NAME, podList, runningPod } from "./cluster-objects.js";
 import { buildTestContext } from "./test-context.js";
+import { honestPod, readArchive } from "./upload-pod.js";
 import { HOST_TAR } from "../support/run-library.js";
 
 const POD = { name: POD_NAME, node: NODE_NAME };
@@ -23,31 +21,6 @@ const POD = { name: POD_NAME, node: NODE_NAME };
 async function listFiles(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true, recursive: true });
   return entries.filter((entry) => entry.isFile()).map((entry) => join(entry.parentPath ?? entry.path, entry.name));
-}
-
-/** The archive's member names and the receipt's content, read back with tar-stream. */
-async function readArchive(archive: Buffer): Promise<{ names: string[]; receipt: string | undefined }> {
-  const extract = tarStream.extract();
-  Readable.from([archive]).pipe(extract);
-  const names: string[] = [];
-  let receipt: string | undefined;
-  for await (const entry of extract) {
-    names.push(entry.header.name);
-    const chunks: Buffer[] = [];
-    for await (const chunk of entry) chunks.push(chunk as Buffer);
-    if (entry.header.name === UPLOAD_RECEIPT_ARCHIVE_PATH) receipt = Buffer.concat(chunks).toString("utf8");
-  }
-  return { names, receipt };
-}
-
-/** A pod that extracted the archive: it prints the receipt it found and the lines find would print for /work and /steps. */
-function honestPod(seen: { names?: string[] }): (call: RecordedCall) => Promise<ScriptedReply> {
-  return async (call) => {
-    const { names, receipt } = await readArchive(call.stdinBytes ?? Buffer.alloc(0));
-    seen.names = names;
-    const count = (prefix: string): number => names.filter((name) => name.startsWith(`${prefix}/`)).length;
-    return { stdout: `${receipt ?? "\n"}${expectedFindLines([{ entries: count("work"), nameNewlines: 0 }, { entries: count("steps"), nameNewlines: 0 }])}\n` };
-  };
 }
 
 describe("uploadFiles", () => {

@@ -6,6 +6,7 @@ import { describe, it } from "node:test";
 import { promisify } from "node:util";
 import {
   buildAnnotateJobArgs,
+  buildExecArgs,
   buildClientVersionArgs,
   buildCreateReviewsArgs,
   buildDryRunCreateArgs,
@@ -17,6 +18,7 @@ import {
   buildViewConfigArgs,
   buildWatchJobArgs,
 } from "../../src/k8s/kubectl-args.js";
+import { helperCommand } from "../../src/pod/helper-script.js";
 import { buildJobManifest } from "../../src/k8s/manifest.js";
 import { planKubectlCalls } from "../../src/plan/call-plan.js";
 import { exampleSettings } from "../support/example-settings.js";
@@ -39,7 +41,7 @@ function writeClosedPortKubeconfig(): string {
 
 describe("every kubectl argument list the runner produces", { skip: BINARIES.length === 0 ? "no kubectl binaries under /usr/lib/google-cloud-sdk/bin" : false }, () => {
   const kubeconfig = writeClosedPortKubeconfig();
-  const settings = { ...exampleSettings({ steps: ["a", "b"], sharedSteps: true }), target: { kubeconfig, context: "ctx", namespace: "ci" } };
+  const settings = { ...exampleSettings({ steps: ["a", "b"], sharedSteps: true }), target: { kubeconfig, context: "ctx", namespace: "ci" }, secrets: [{ name: "TOKEN", value: "t" }] };
   const manifest = JSON.stringify(buildJobManifest({ jobName: settings.jobName, namespace: "ci", runId: "42", runIdLabel: "42", image: "busybox:1.36", cpu: "1", memory: "1Gi", budgetSeconds: 60, createToken: "t" }));
   const fromContext = { ...settings, target: { ...settings.target, namespaceFromContext: true } };
   const argLists = [
@@ -54,6 +56,7 @@ describe("every kubectl argument list the runner produces", { skip: BINARIES.len
     buildGetNamespaceArgs(settings.target, "ci", "5s"),
     buildDryRunCreateArgs(settings.target, "5s"),
     buildGetNodesArgs(settings.target, "5s"),
+    buildExecArgs(settings.target, "pod", helperCommand.forgetSecrets(), false), // a kept Job's pod, at teardown
   ];
   /** Calls that read only kubectl itself or the kubeconfig: they succeed without a server. */
   const localArgLists = [buildClientVersionArgs(), buildViewConfigArgs(settings.target)];
