@@ -20,6 +20,9 @@ import { summarizeStderr } from "../k8s/kubectl-errors.js";
 import { runTimedPhase } from "../events/timed-phase.js";
 import { startCancelWatch, type CancelWatch } from "./cancel-watch.js";
 import { startHeartbeat, type Heartbeat } from "./heartbeat.js";
+import { checkStepEnvironment, findSecretShadowing } from "../input/step-environment.js";
+import { POD_SECRETS_DIR } from "../pod/paths.js";
+import { deliverSecrets, forgetSecrets, type SecretsSummary } from "./deliver-secrets.js";
 
 /** What teardownNowSync did: a sentence for stderr, the logs and result.json, and whether a Job of this run may still be there unwanted. */
 export interface CrashTeardown {
@@ -52,7 +55,6 @@ export function buildRunManifest(ctx: Pick<ExecutorContext, "settings">, createT
     cpu: s.cpu,
     memory: s.memory,
     budgetSeconds: Math.ceil(s.timeoutMs / 1000),
-    env: s.env,
     createToken,
     ...(s.owner ? { owner: s.owner } : {}),
   });
@@ -64,6 +66,15 @@ function describeUpload(summary: UploadSummary, hostTar: HostTar | undefined): s
   const packer = hostTar ? `GNU tar ${hostTar.version}` : "the runner's packer";
   return `uploaded ${summary.files} files${content} (archive ${summary.archiveBytes} bytes, ${summary.entries} entries, packed by ${packer}; receipt and count verified in the pod)`;
 }
+
+/** The secrets phase's closing line: names and bytes, never a value. */
+function describeSecrets(summary: SecretsSummary): string {
+  const count = `${summary.names.length} ${summary.names.length === 1 ? "secret" : "secrets"}`;
+  return `delivered ${count} (${summary.names.join(", ")}) to the pod's memory-backed volume over stdin, ${summary.bytes} bytes; receipt and byte count verified in the pod`;
+}
+
+/** How long teardown waits for a kept pod to confirm its secrets file is gone. */
+const FORGET_SECRETS_TIMEOUT_MS = 15_000;
 
 /** The context with the namespace the Job was created in pinned for every later call. */
 function pinNamespace(ctx: ExecutorContext, namespace: string): ExecutorContext {
@@ -90,6 +101,8 @@ export class KubernetesExecutor implements Executor {
   #hostTar: Promise<HostTar | undefined> | undefined;
   /** The run's presence in the cluster once its Job exists, until teardown: heartbeat and cancel watch. */
   #presence: { readonly heartbeat: Heartbeat; readonly cancelWatch: CancelWatch } | undefined;
+  /** Set once the secrets exec began: from then on the pod may hold them, and a kept Job has them removed. */
+  #secretsSent = false;
 
   constructor(ctx: ExecutorContext) {
     this.#ctx = ctx;
@@ -104,8 +117,16 @@ export class KubernetesExecutor implements Executor {
     return this.#ctx.settings.target.namespace;
   }
 
+  /**
+   * Also refuses, as InputError and before any kubectl call, an environment the steps cannot get byte for byte
+   * (src/input/step-environment.ts), and warns of variables a secret of the same name overrides.
+   */
   async setup(): Promise<RunPod> {
     const ctx = this.#ctx;
+    checkStepEnvironment(ctx.settings);
+    for (const { name, where } of findSecretShadowing(ctx.settings)) {
+      ctx.emit({ kind: "notice", level: "warning", message: `${where} sets ${name}, which is also a secret: every step sees the secret's value` });
+    }
     const manifest = buildRunManifest(ctx, this.#createToken);
     this.#transfer ??= loadTransfer();
     this.#transfer.catch(() => {}); // a load failure surfaces in copyIn
@@ -130,7 +151,12 @@ export class KubernetesExecutor implements Executor {
     const staging = await (this.#staging ??= stageRunnerFiles(this.#ctx.settings));
     this.#stagedDir = staging;
     const hostTar = await (this.#hostTar ??= chooseHostTar(this.#ctx.settings.hostTar));
-    return this.#phase("upload", () => uploadFiles(this.#ctx, pod, staging, trees, hostTar), (s) => describeUpload(s, hostTar));
+    const summary = await this.#phase("upload", () => uploadFiles(this.#ctx, pod, staging, trees, hostTar), (s) => describeUpload(s, hostTar));
+    if ((this.#ctx.settings.secrets?.length ?? 0) > 0) {
+      this.#secretsSent = true;
+      await this.#phase("secrets", () => deliverSecrets(this.#ctx, pod), describeSecrets);
+    }
+    return summary;
   }
 
   async runStep(index: number, deadlineAt: number): Promise<StepOutcome> {
@@ -165,7 +191,8 @@ export class KubernetesExecutor implements Executor {
     else if (settings.keep) {
       await this.#markKept();
       const command = this.#deleteCommand();
-      result = { deleted: false, detail: `kept Job ${settings.jobName} (--keep); delete it with: ${command}` };
+      const secrets = await this.#forgetSecretsOfKeptPod();
+      result = { deleted: false, detail: `kept Job ${settings.jobName} (--keep)${secrets}; delete it with: ${command}` };
     } else if (this.#ownership === "unknown") {
       const found = await readOurJob({ ...this.#ctx, signal: new AbortController().signal }, this.#createToken);
       if (found.kind === "ours") {
@@ -210,6 +237,13 @@ export class KubernetesExecutor implements Executor {
       return { detail: `deleted Job ${settings.jobName}`, mayBeLeft: false };
     }
     return { detail: `could not delete Job ${settings.jobName}: ${summarizeStderr(exit.stderr)}; delete it with: ${command}`, mayBeLeft: true };
+  }
+
+  /** For a kept Job whose pod got the secrets: removes them from it, and says how that went (" ..." or ""). */
+  async #forgetSecretsOfKeptPod(): Promise<string> {
+    if (!this.#secretsSent || !this.#pod) return "";
+    const failed = await forgetSecrets(this.#ctx, this.#pod, FORGET_SECRETS_TIMEOUT_MS).catch((error: unknown) => String(error));
+    return failed === undefined ? ", its secrets removed from the pod" : `; its pod may still hold the run's secrets in ${POD_SECRETS_DIR} (${failed})`;
   }
 
   #deleteCommand(): string {
@@ -285,7 +319,7 @@ export class KubernetesExecutor implements Executor {
     return this.#pod;
   }
 
-  #phase<T>(phase: "create" | "pod" | "upload" | "download", work: () => Promise<T>, describe: (value: T) => string): Promise<T> {
+  #phase<T>(phase: "create" | "pod" | "upload" | "secrets" | "download", work: () => Promise<T>, describe: (value: T) => string): Promise<T> {
     return runTimedPhase(this.#ctx.emit, phase, work, describe);
   }
 }
