@@ -1,12 +1,13 @@
 // Variables, $KNOTLESS_ENV, the shell and a secret, end to end through the library API and the fake kubectl's sandboxed pods.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { lstatSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { lstatSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import type { RunEvent } from "../../src/events/run-events.js";
 import { createFakeCluster } from "../fixtures/fake-kubectl/harness.js";
+import { makeWorkspace, runCli } from "../support/run-cli.js";
 import { runWithKubectl } from "../support/run-library.js";
 
 // The runner stages its files under the OS temp dir (knotless-runner-*); a private one lets the test read them all.
@@ -99,5 +100,41 @@ describe("the steps' environment through the fake kubectl", () => {
     assertNoSecret(stagedSeen, "a file the runner staged");
     assertNoSecret([JSON.stringify(run.result), JSON.stringify(run.events)], "the result or the events (what result.json and the logs are made of)");
     assert.deepEqual(runnerDirs(), [], "the staging dir is removed");
+  });
+
+  it("through the CLI: a workflow's environment, --secrets and $KNOTLESS_ENV reach the steps, the secret only as *** in every file", async (t) => {
+    const cluster = await createFakeCluster();
+    t.after(() => cluster.cleanup());
+    const ws = makeWorkspace("");
+    const workflow = join(ws.out, "..", "env.yml");
+    const secrets = join(ws.out, "..", "secrets.env");
+    writeFileSync(secrets, `API_TOKEN=cli-s3cr3t-value-42\n`, { mode: 0o600 });
+    writeFileSync(
+      workflow,
+      [
+        "shell: bash -eo pipefail",
+        "environment:",
+        "  GREETING: \"it's $HOME\"",
+        "steps:",
+        "  - name: first",
+        "    command: |",
+        "      echo \"[$CI] [$KNOTLESS_RUN_ID] [$GREETING] [$API_TOKEN]\"",
+        "      echo 'FROM_FIRST=carried' >> \"$KNOTLESS_ENV\"",
+        "  - name: second",
+        "    environment:",
+        "      OWN: mine",
+        "    command: echo \"[$FROM_FIRST] [$OWN] $(printf %s \"$API_TOKEN\" | wc -c)\"",
+        "",
+      ].join("\n"),
+    );
+    const run = await runCli(["run", "--workflow", workflow, "--checkout", ws.checkout, "--out", ws.out, "--secrets", secrets, "--run-id", "cli-env", "--kubectl", cluster.kubectlPath, "--kubeconfig", cluster.kubeconfigPath], { env: cluster.env });
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /\[true\] \[cli-env\] \[it's \$HOME\] \[\*\*\*\]/);
+    assert.match(run.stdout, /\[carried\] \[mine\] 19/);
+    const files = [run.stdout, run.stderr, ...["result.json", "run.log", "log.ndjson"].map((file) => readFileSync(join(ws.out, file), "utf8"))];
+    for (const text of files) assert.ok(!text.includes("cli-s3cr3t"), "the secret is in the CLI's output or a file of the run");
+    const calls = await cluster.calls();
+    assert.ok(calls.some((call) => call.argv.at(-1) === "secrets" && call.argv.includes("-i")), "the secrets exec");
+    for (const call of calls) assert.ok(!call.argv.join(" ").includes("cli-s3cr3t"), "a kubectl argv holds the secret");
   });
 });
