@@ -12,6 +12,7 @@ import { parseStepsFile } from "../input/steps-file.js";
 import { buildJobName, buildRunIdLabel, isAcceptableRunId } from "../k8s/names.js";
 import { checkKubeconfigReadable, resolveClusterOptions, type RawClusterOptions } from "./cluster-options.js";
 import { listKubeconfigFiles, readContextNamespace } from "./kubeconfig-namespace.js";
+import { readKeepWarm } from "./warm-options.js";
 
 /** Options exactly as the CLI parser hands them over (strings, unvalidated). */
 export interface RawRunOptions extends RawClusterOptions {
@@ -28,6 +29,8 @@ export interface RawRunOptions extends RawClusterOptions {
   memory: string;
   maxOutputBytes: string;
   keep?: boolean;
+  keepWarm?: string;
+  maxWarm?: string;
   dryRun?: boolean;
   verbose?: boolean;
 }
@@ -137,6 +140,7 @@ export async function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEn
       podTimeoutMs: readDuration(raw.podTimeout, "--pod-timeout"),
       maxOutputBytes: readSize(raw.maxOutputBytes, "--max-output-bytes"),
       keep: raw.keep ?? false,
+      ...readKeepWarm(raw.keepWarm, raw.maxWarm),
       ...resolveHostTar(env),
     },
     kubectlPath: cluster.kubectlPath,

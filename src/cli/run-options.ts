@@ -21,6 +21,8 @@ export const RUN_OPTIONS: readonly OptionSpec[] = [
   { flag: "--memory <quantity>", description: "memory request and limit of the pod", defaultValue: "512Mi" },
   { flag: "--max-output-bytes <size>", description: "most bytes taken back from /outputs", defaultValue: "512Mi" },
   { flag: "--keep", description: "leave the Job in the cluster and print the command that deletes it" },
+  { flag: "--keep-warm <duration>", description: "after the Job is deleted, leave a placeholder that keeps its node for this long (billed while it waits)" },
+  { flag: "--max-warm <n>", description: "most warm placeholders in the namespace, for --keep-warm", defaultValue: "1" },
   { flag: "--dry-run", description: "validate, then print the Job manifest and every kubectl call; touch nothing" },
   { flag: "--verbose", description: "also print every kubectl call on the console" },
 ];

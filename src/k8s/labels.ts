@@ -11,3 +11,13 @@ export const CREATE_TOKEN_ANNOTATION = "knotless.dev/create-token";
 export function buildRunSelector(runIdLabel: string): string {
   return `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE},${RUN_ID_LABEL}=${runIdLabel}`;
 }
+
+/** What a Job of ours is for; only placeholders carry it (a run's Job has the run-id label instead). */
+export const ROLE_LABEL = "knotless.dev/role";
+/** The role of a placeholder: a Job that holds a node warm until a run claims it or its deadline passes. */
+export const WARM_ROLE = "warm";
+
+/** The label selector that finds our placeholders (in one namespace). */
+export function buildPlaceholderSelector(): string {
+  return `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE},${ROLE_LABEL}=${WARM_ROLE}`;
+}

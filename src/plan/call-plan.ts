@@ -1,7 +1,18 @@
-// The kubectl calls of a successful run, in order: a pure function printed by --dry-run.
+// The kubectl calls of a successful run, in order, and those of `warm`: pure functions printed by --dry-run.
 import type { ExecutorSettings } from "../executor/context.js";
-import { buildCreateArgs, buildDeleteJobArgs, buildExecArgs, buildGetEventsArgs, buildGetPodsArgs } from "../k8s/kubectl-args.js";
-import { buildRunSelector } from "../k8s/labels.js";
+import {
+  buildClaimPlaceholderArgs,
+  buildCreateArgs,
+  buildDeleteJobArgs,
+  buildDeleteJobsBySelectorArgs,
+  buildExecArgs,
+  buildGetEventsArgs,
+  buildGetPodsArgs,
+  buildListJobsArgs,
+  type ClusterTarget,
+} from "../k8s/kubectl-args.js";
+import { buildPlaceholderSelector, buildRunSelector } from "../k8s/labels.js";
+import { PLACEHOLDER_NAME_PREFIX } from "../k8s/placeholder-manifest.js";
 import { buildUploadCommand, helperCommand } from "../pod/helper-script.js";
 
 export interface PlannedCall {
@@ -14,6 +25,19 @@ export interface PlannedCall {
 
 /** The pod name is only known once the Job made it; the plan shows this placeholder. */
 export const PLANNED_POD = "<pod>";
+/** Which warm placeholder a run claims is only known once it has listed them. */
+export const PLANNED_PLACEHOLDER = `${PLACEHOLDER_NAME_PREFIX}<slot>`;
+const CLAIM_BODY = "DeleteOptions: background propagation, preconditions on the listed placeholder's uid and resourceVersion";
+
+function withoutNamespace(target: ClusterTarget): ClusterTarget {
+  const { namespace: _pinnedLater, ...rest } = target;
+  return rest;
+}
+
+/** The claim's raw path names the namespace, which kubectl reports in the listed placeholder when it is the context's. */
+function describeNamespace(target: ClusterTarget): string {
+  return target.namespace ?? "<namespace>";
+}
 
 /** Who packs the upload; a dry run spawns nothing, so the host tar is named, not probed. */
 function describePacker(hostTar: string | undefined): string {
@@ -24,7 +48,31 @@ function describePacker(hostTar: string | undefined): string {
 export function planKubectlCalls(settings: ExecutorSettings): PlannedCall[] {
   const { target } = settings;
   const upload = [`the checkout → /work`, ...(settings.sharedStepsDir ? [`the shared steps → /steps`] : []), `the runner's files → /knotless`].join(", ");
+  // Before the create, the namespace is the context's when create leaves it to kubectl: so is the lookup's.
+  const lookup = target.namespaceFromContext ? withoutNamespace(target) : target;
+  const claim: PlannedCall[] =
+    settings.claimWarm === false
+      ? []
+      : [
+          { args: buildListJobsArgs(lookup, buildPlaceholderSelector()), note: "looks for a live warm placeholder whose requests cover the run's" },
+          {
+            args: buildClaimPlaceholderArgs(lookup, describeNamespace(target), PLANNED_PLACEHOLDER),
+            stdin: CLAIM_BODY,
+            note: "only when one covers them: the delete is the claim (NotFound or Conflict: another run took it, the next one is tried, else the run is cold)",
+          },
+        ];
+  const keepWarm: PlannedCall[] = settings.keepWarm
+    ? [
+        { args: buildListJobsArgs(target, buildPlaceholderSelector()), note: `--keep-warm: after the delete, counts the placeholders (at most --max-warm ${settings.keepWarm.maxWarm})` },
+        {
+          args: buildCreateArgs(target),
+          stdin: `the placeholder manifest above (JSON), named ${PLANNED_PLACEHOLDER} by a free slot`,
+          note: "unless one of the run's size with at least half the time left is there; with no slot free, the one ending first is claimed and made anew",
+        },
+      ]
+    : [];
   return [
+    ...claim,
     { args: buildCreateArgs(target), stdin: "the Job manifest above (JSON)" },
     { args: buildGetPodsArgs(target, buildRunSelector(settings.runIdLabel)), note: "polled until the pod runs" },
     { args: buildGetEventsArgs(target, "Pod", PLANNED_POD), note: "while the pod is Pending, every few seconds" },
@@ -32,5 +80,24 @@ export function planKubectlCalls(settings: ExecutorSettings): PlannedCall[] {
     ...settings.steps.map((step, index) => ({ args: buildExecArgs(target, PLANNED_POD, helperCommand.run(index), false), note: `step ${index + 1}: ${step.name}` })),
     { args: buildExecArgs(target, PLANNED_POD, helperCommand.packOutputs(), false), note: "tar of /outputs → <out>/outputs" },
     { args: buildDeleteJobArgs(target, settings.jobName) },
+    ...keepWarm,
   ];
+}
+
+/** The calls of `warm --count N`: one list, then one create per missing placeholder (and a claim per finished one in the way). */
+export function planWarmCalls(target: ClusterTarget, spec: { readonly count: number; readonly maxWarm: number }): PlannedCall[] {
+  return [
+    { args: buildListJobsArgs(target, buildPlaceholderSelector()), note: `counts the live placeholders: those of this size count toward --count ${spec.count}, all of them toward --max-warm ${spec.maxWarm}` },
+    {
+      args: buildClaimPlaceholderArgs(target, describeNamespace(target), PLANNED_PLACEHOLDER),
+      stdin: CLAIM_BODY,
+      note: "only for a finished placeholder whose slot is needed",
+    },
+    { args: buildCreateArgs(target), stdin: `the placeholder manifest above (JSON), named ${PLANNED_PLACEHOLDER} by a free slot`, note: "once per missing placeholder; AlreadyExists means another caller filled the slot" },
+  ];
+}
+
+/** The call of `warm --release`. */
+export function planReleaseCalls(target: ClusterTarget): PlannedCall[] {
+  return [{ args: buildDeleteJobsBySelectorArgs(target, buildPlaceholderSelector()), note: "deletes every warm placeholder in the namespace, and its pod" }];
 }
