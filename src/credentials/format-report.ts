@@ -1,5 +1,5 @@
 // Pure: what `credentials` prints: the issue and revoke reports, and the --dry-run plan (every object and call, never a token).
-import { stringify } from "yaml";
+import { stringify } from "../util/lazy-yaml.js";
 import { formatDuration } from "../config/duration.js";
 import { formatCommand } from "../events/format-event.js";
 import type { ClusterTarget } from "../k8s/kubectl-args.js";

@@ -1,5 +1,5 @@
 // Pure: reads the admin cluster entry from `kubectl config view` and builds the scoped kubeconfig (same server and CA, the token, the namespace pinned).
-import { stringify } from "yaml";
+import { stringify } from "../util/lazy-yaml.js";
 import { InputError } from "../errors.js";
 import type { CredentialIdentity } from "./credential-objects.js";
 
