@@ -90,8 +90,8 @@ describe("create, get and delete", { concurrency: true }, () => {
   test("an unknown flag or command fails like kubectl with exit 1", async (t) => {
     const cluster = await createFakeCluster();
     t.after(() => cluster.cleanup());
-    const flag = await cluster.kubectl(["--namespace", "ci", "get", "pods", "--watch"]);
-    assert.deepEqual([flag.exitCode, flag.stderr], [1, "error: unknown flag: --watch\n"]);
+    const flag = await cluster.kubectl(["--namespace", "ci", "get", "pods", "--show-labels"]);
+    assert.deepEqual([flag.exitCode, flag.stderr], [1, "error: unknown flag: --show-labels\n"]);
     const command = await cluster.kubectl(["--namespace", "ci", "apply", "-f", "-"]);
     assert.deepEqual([command.exitCode, command.stderr], [1, 'error: unknown command "apply" for "kubectl"\n']);
     const wrongVerb = await cluster.kubectl(["--namespace", "ci", "get", "-i", "pods"]);
