@@ -289,7 +289,8 @@ if [ -n "$local_cluster" ]; then
   fact local 1
   say "starting the local cluster"
   cluster_up=1 # before up: one that came up half-way is stopped too (down is harmless when nothing runs)
-  node "$repo/dist/local-cluster/cli.js" up --dir "$cluster_dir" --port 0 --admin-port 0 >"$work/cluster-up.out" 2>&1 ||
+  # --tls: kubectl sends the scoped kubeconfig's token only over https (over http it would be the admin).
+  node "$repo/dist/local-cluster/cli.js" up --dir "$cluster_dir" --port 0 --admin-port 0 --tls >"$work/cluster-up.out" 2>&1 ||
     { show_masked "$work/cluster-up.out"; fail cluster "the local cluster did not start (see above)"; }
   admin_kubeconfig="$cluster_dir/kubeconfig"
 else

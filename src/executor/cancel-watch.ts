@@ -1,6 +1,6 @@
 // Watches the run's Job for a cancel requested through the cluster (`knotless-runner-k8s cancel`, from any host).
 import { CancelledError, describeError } from "../errors.js";
-import { buildWatchJobArgs } from "../k8s/kubectl-args.js";
+import { buildWatchJobArgs, formatPermissions } from "../k8s/kubectl-args.js";
 import { classifyKubectlFailure, summarizeStderr } from "../k8s/kubectl-errors.js";
 import { readCancelRequest, type CancelRequest } from "../k8s/job-annotations.js";
 import { JsonDocumentSplitter } from "../k8s/json-documents.js";
@@ -63,8 +63,10 @@ export function startCancelWatch(ctx: ExecutorContext, onCancel: (request: Cance
       const said = summarizeStderr(end.stderr);
       const kind = classifyKubectlFailure(end.stderr);
       if (kind === "not-found") return { done: true, value: undefined };
-      if (kind === "forbidden" || kind === "kubeconfig") {
-        warn(`cannot watch Job ${settings.jobName} (${said}); a cancel requested with \`knotless-runner-k8s cancel\` will not reach this run`);
+      if (kind === "forbidden" || kind === "unauthorized" || kind === "kubeconfig") {
+        // kubectl before 1.33 prints a refused watch as `Forbidden: unknown (get jobs.batch)`: say what it needs.
+        const needs = kind === "kubeconfig" ? "" : `; the watch needs ${formatPermissions(buildWatchJobArgs.permissions)}`;
+        warn(`cannot watch Job ${settings.jobName} (${said}${needs}); a cancel requested with \`knotless-runner-k8s cancel\` will not reach this run`);
         return { done: true, value: undefined };
       }
       warn(`watching Job ${settings.jobName} for ${CANCEL_REQUESTED_ANNOTATION} failed (${said}); retrying`);

@@ -261,6 +261,17 @@ export const ADMIN_KUBECTL_CALLS: readonly DeclaredCall[] = [
   buildDeleteCredentialArgs,
 ];
 
+/** `get and watch on jobs.batch; get on pods`: what a call needs, in words, for messages about a refused one. */
+export function formatPermissions(permissions: readonly ApiPermission[]): string {
+  return permissions
+    .map((p) => {
+      const verbs = p.verbs.length > 1 ? `${p.verbs.slice(0, -1).join(", ")} and ${p.verbs.at(-1)}` : (p.verbs[0] ?? "");
+      const [resource, sub] = p.resource.split("/");
+      return `${verbs} on ${resource}${p.apiGroup ? `.${p.apiGroup}` : ""}${sub ? `/${sub}` : ""}`;
+    })
+    .join("; ");
+}
+
 /** Every kubectl call the runner makes, by builder; the scoped credential's Role is the union of their permissions. */
 export const KUBECTL_CALLS: readonly DeclaredCall[] = [
   buildCreateArgs,

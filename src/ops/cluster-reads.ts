@@ -17,6 +17,8 @@ export function describeCallFailure(what: string, result: Pick<KubectlOutput, "s
       return new InfraError("cluster-unreachable", `${what}: the cluster cannot be reached: ${said}`);
     case "forbidden":
       return new InfraError("permission-denied", `${what}: the credential may not: ${said}`);
+    case "unauthorized":
+      return new InfraError("unauthorized", `${what}: the credential is not accepted (unknown, expired or revoked): ${said}`);
     default:
       return new InfraError("api-error", `${what} failed (kubectl exit ${result.exitCode}): ${said}`);
   }

@@ -79,6 +79,19 @@ describe("startCancelWatch", () => {
     assert.match(forbidden.eventsOf("notice")[0]!.message, /cannot watch Job knotless-run-42 .*Forbidden.*; a cancel requested with `knotless-runner-k8s cancel` will not reach this run/);
   });
 
+  it("stops watching with a warning naming what the watch needs when kubectl 1.30 words the refusal as unknown, or the token is refused", async () => {
+    for (const stderr of ["Error from server (Forbidden): unknown (get jobs.batch)\n", "error: You must be logged in to the server (Unauthorized)\n"]) {
+      const refused = buildTestContext({ timings: FAST_RESTARTS });
+      refused.kubectl.on("get job", { exitCode: 1, stderr });
+      const watch = startCancelWatch(refused.ctx, () => assert.fail("no request"));
+      await until(() => refused.eventsOf("notice").length === 1, "the warning");
+      await sleep(20);
+      await watch.stop();
+      assert.equal(refused.kubectl.calls.length, 1, `not retried: ${stderr}`);
+      assert.match(refused.eventsOf("notice")[0]!.message, /; the watch needs get and watch on jobs\.batch\); a cancel requested with `knotless-runner-k8s cancel` will not reach this run/);
+    }
+  });
+
   it("ends the watch's kubectl on stop, and reports nothing for it", async () => {
     const { ctx, kubectl, events } = buildTestContext({ timings: FAST_RESTARTS });
     kubectl.on("get job", { stdout: event("ADDED"), hang: true });

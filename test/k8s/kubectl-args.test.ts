@@ -33,6 +33,11 @@ describe("the kubectl call builders", () => {
     for (const resource of optional) assert.ok(!needed.includes(resource), `${resource} is not part of the Role`);
   });
 
+  it("put what a call needs into words for messages about a refused one", () => {
+    assert.equal(kubectlArgs.formatPermissions(kubectlArgs.buildWatchJobArgs.permissions), "get and watch on jobs.batch");
+    assert.equal(kubectlArgs.formatPermissions(kubectlArgs.buildExecArgs.permissions), "get on pods; get and create on pods/exec");
+  });
+
   it("build the annotation patch as one JSON merge patch of the Job's metadata", () => {
     const args = kubectlArgs.buildAnnotateJobArgs({ namespace: "ci" }, "knotless-run-1", { "knotless.dev/heartbeat": "2026-01-01T00:00:00.000Z" });
     assert.deepEqual(args.slice(0, 7), ["--namespace", "ci", "patch", "job", "knotless-run-1", "--type", "merge"]);

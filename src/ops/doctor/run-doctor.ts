@@ -116,7 +116,7 @@ function checkKubectl(binary: string, client: CallResult): DoctorCheck {
 function checkCluster(server: CallResult, context: ContextFacts | undefined, clientJson: string): DoctorCheck {
   const at = context?.server ? ` at ${context.server}` : "";
   if (!server.ok) {
-    const why = server.kind === "forbidden" ? `the API server refused the credential: ${server.said}` : server.kind === "timeout" ? `${server.said}` : server.said;
+    const why = server.kind === "forbidden" || server.kind === "unauthorized" ? `the API server refused the credential: ${server.said}` : server.kind === "timeout" ? `${server.said}` : server.said;
     return { name: "cluster", status: "fail", summary: `not reachable${at}: ${why}` };
   }
   const { server: version } = parseVersionOutput(server.stdout);
