@@ -10,6 +10,10 @@ import { MANAGED_SELECTOR } from "../k8s/labels.js";
 /** The error a failed call of an operator command is: bad input for a kubeconfig kubectl refuses, else the infrastructure's. */
 export function describeCallFailure(what: string, result: Pick<KubectlOutput, "stderr" | "exitCode">): InputError | InfraError {
   const said = summarizeStderr(result.stderr);
+  // A 401 (told apart from a 403 by its words, whatever the classifier calls it): the credential itself is refused.
+  if (/\(Unauthorized\)|must be logged in|asked for the client to provide credentials/.test(result.stderr)) {
+    return new InfraError("permission-denied", `${what}: the API server does not accept the credential (unknown, expired or revoked): ${said}`);
+  }
   switch (classifyKubectlFailure(result.stderr)) {
     case "kubeconfig":
       return new InputError(`kubectl cannot use the kubeconfig: ${said}`);
