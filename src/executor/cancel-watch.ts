@@ -63,7 +63,7 @@ export function startCancelWatch(ctx: ExecutorContext, onCancel: (request: Cance
       const said = summarizeStderr(end.stderr);
       const kind = classifyKubectlFailure(end.stderr);
       if (kind === "not-found") return { done: true, value: undefined };
-      if (kind === "forbidden" || kind === "kubeconfig") {
+      if (kind === "forbidden" || kind === "unauthorized" || kind === "kubeconfig") {
         warn(`cannot watch Job ${settings.jobName} (${said}); a cancel requested with \`knotless-runner-k8s cancel\` will not reach this run`);
         return { done: true, value: undefined };
       }

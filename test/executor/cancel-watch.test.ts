@@ -79,6 +79,16 @@ describe("startCancelWatch", () => {
     assert.match(forbidden.eventsOf("notice")[0]!.message, /cannot watch Job knotless-run-42 .*Forbidden.*; a cancel requested with `knotless-runner-k8s cancel` will not reach this run/);
   });
 
+  it("stops watching, with a warning, when the API server no longer accepts the credential", async () => {
+    const { ctx, kubectl, eventsOf } = buildTestContext({ timings: FAST_RESTARTS });
+    kubectl.on("get job", { exitCode: 1, stderr: "error: You must be logged in to the server (Unauthorized)\n" });
+    const watch = startCancelWatch(ctx, () => assert.fail("no request"));
+    await until(() => eventsOf("notice").length === 1, "the warning");
+    await sleep(20);
+    await watch.stop();
+    assert.equal(kubectl.calls.length, 1, "not retried");
+  });
+
   it("ends the watch's kubectl on stop, and reports nothing for it", async () => {
     const { ctx, kubectl, events } = buildTestContext({ timings: FAST_RESTARTS });
     kubectl.on("get job", { stdout: event("ADDED"), hang: true });

@@ -95,7 +95,7 @@ export async function runDoctor(kubectl: Kubectl, options: DoctorOptions): Promi
   const checks: DoctorCheck[] = [kubectlCheck, ...(view.ok ? [] : [{ name: "kubeconfig", status: "fail" as const, summary: `kubectl cannot use it: ${view.said}` }]), clusterCheck];
   // /version is readable by everyone: when it fails, every other call would fail the same way; say it once.
   if (!server.ok) {
-    const why = isUnreachable(server) ? "the cluster cannot be reached" : "the API server refused the version request";
+    const why = isUnreachable(server) ? "the cluster cannot be reached" : server.kind === "unauthorized" ? "the API server does not accept the credential" : "the API server refused the version request";
     const skip = (name: string): DoctorCheck => ({ name, status: "skip", summary: why });
     return { namespace, checks: [...checks, skip("namespace"), ...permissions.map((p) => skip(permissionName(p))), skip("credential"), skip("nodes")] };
   }
@@ -119,8 +119,8 @@ function checkCluster(server: CallResult, context: ContextFacts | undefined, cli
   const at = context?.server ? ` at ${context.server}` : "";
   if (!server.ok) {
     if (isUnreachable(server)) return { name: "cluster", status: "fail", summary: `not reachable${at}: ${server.said}` };
-    // It answered: a 401 (a credential it does not accept: unknown, expired, revoked) or another refusal.
-    return { name: "cluster", status: "fail", summary: `reachable${at}, but it refused the request (is the credential valid?): ${server.said}` };
+    if (server.kind === "unauthorized") return { name: "cluster", status: "fail", summary: `reachable${at}, but it does not accept the credential (unknown, expired or revoked): ${server.said}` };
+    return { name: "cluster", status: "fail", summary: `reachable${at}, but it refused the version request: ${server.said}` };
   }
   const { server: version } = parseVersionOutput(server.stdout);
   if (!version) return { name: "cluster", status: "warn", summary: `reachable${at}, but it did not say its version` };

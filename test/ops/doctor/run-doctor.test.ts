@@ -132,9 +132,9 @@ describe("runDoctor", () => {
     assert.deepEqual(report.checks.find((c) => c.name === "cluster"), {
       name: "cluster",
       status: "fail",
-      summary: "reachable at https://gw.example, but it refused the request (is the credential valid?): error: You must be logged in to the server (Unauthorized)",
+      summary: "reachable at https://gw.example, but it does not accept the credential (unknown, expired or revoked): error: You must be logged in to the server (Unauthorized)",
     });
-    assert.deepEqual([...new Set(report.checks.slice(2).map((c) => `${c.status}: ${c.summary}`))], ["skip: the API server refused the version request"]);
+    assert.deepEqual([...new Set(report.checks.slice(2).map((c) => `${c.status}: ${c.summary}`))], ["skip: the API server does not accept the credential"]);
   });
 
   it("bounds every call: a cluster that never answers fails the check within the call timeout", async () => {
