@@ -25,8 +25,6 @@ export type InfraReason =
   | "download-failed"
   | "teardown-failed"
   | "kubectl-missing"
-  /** The credential may not do what a command needs (an operator command: list, gc, cancel). */
-  | "permission-denied"
   /** The API server refused or failed a call of an operator command for another reason. */
   | "api-error"
   /** The API server refused a call (403): the kubeconfig's identity lacks a permission the runner needs. */

@@ -13,8 +13,8 @@ export interface Heartbeat {
 }
 
 /**
- * Patches `knotless.dev/heartbeat` = the current time onto the Job every `heartbeatIntervalMs`, the next refresh
- * timed from the end of the last. A failed refresh is a warning (once until one succeeds again), never a failure of
+ * Patches `knotless.dev/heartbeat` = the current time onto the Job every `heartbeatIntervalMs`, each refresh
+ * starting one interval after the one before (or at once, when that one took longer). A failed refresh is a warning (once until one succeeds again), never a failure of
  * the run. The Job's creationTimestamp stands for the heartbeat until the first refresh.
  */
 export function startHeartbeat(ctx: ExecutorContext, now: () => Date = () => new Date()): Heartbeat {
@@ -47,16 +47,19 @@ export function startHeartbeat(ctx: ExecutorContext, now: () => Date = () => new
       if (!controller.signal.aborted) report(describeError(error));
     }
   };
-  const schedule = (): void => {
+  // Refreshes start one interval apart (never two at once): a slow refresh does not push the next one later, so the
+  // heartbeat is never older than the interval plus one refresh's time, whatever the API server's latency.
+  const schedule = (delayMs: number): void => {
     timer = setTimeout(() => {
+      const started = Date.now();
       inFlight = refresh().finally(() => {
         inFlight = undefined;
-        if (!controller.signal.aborted) schedule();
+        if (!controller.signal.aborted) schedule(Math.max(0, timings.heartbeatIntervalMs - (Date.now() - started)));
       });
-    }, timings.heartbeatIntervalMs);
+    }, delayMs);
     timer.unref();
   };
-  schedule();
+  schedule(timings.heartbeatIntervalMs);
   const stopNow = (): void => {
     clearTimeout(timer);
     controller.abort();

@@ -26,7 +26,10 @@ export interface JobFacts {
   readonly cancelRequest: CancelRequest | undefined;
   /** When the runner left the Job on purpose (--keep). */
   readonly keptAt: number | undefined;
-  /** creationTimestamp + activeDeadlineSeconds: the API server ends the Job then, whatever it does. */
+  /**
+   * The Job's start (else its creation) + activeDeadlineSeconds, which Kubernetes counts from the start: the API
+   * server ends the Job then, whatever it does.
+   */
   readonly deadlineAt: number | undefined;
 }
 
@@ -56,6 +59,7 @@ export function readJobFacts(job: IJob): JobFacts {
   const role = readJobRole(job);
   const createdAt = readTime(job.metadata?.creationTimestamp as string | undefined);
   const deadline = job.spec?.activeDeadlineSeconds;
+  const startedAt = readTime(job.status?.startTime as string | undefined) ?? createdAt;
   return {
     name: job.metadata?.name ?? "",
     namespace: job.metadata?.namespace ?? "",
@@ -68,7 +72,7 @@ export function readJobFacts(job: IJob): JobFacts {
     owner: readOwner(job),
     cancelRequest: readCancelRequest(job),
     keptAt: readKeptAt(job),
-    deadlineAt: createdAt !== undefined && typeof deadline === "number" ? createdAt + deadline * 1000 : undefined,
+    deadlineAt: typeof deadline === "number" && startedAt !== undefined ? startedAt + deadline * 1000 : undefined,
   };
 }
 
@@ -89,7 +93,7 @@ export interface GcVerdict {
 /**
  * Decides whether gc removes a Job: one whose run is over (finished), a run whose heartbeat is older than the
  * policy's stale-after (never a run with a fresh heartbeat, whatever its age), a placeholder past its warm time
- * (creation + activeDeadlineSeconds). Spares a Job being deleted, a Job younger than --older-than, a Job kept on
+ * (start + activeDeadlineSeconds). Spares a Job being deleted, a Job younger than --older-than, a Job kept on
  * purpose until it finishes, and live placeholders.
  */
 export function judgeJob(facts: JobFacts, now: number, policy: GcPolicy): GcVerdict {

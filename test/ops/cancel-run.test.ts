@@ -53,6 +53,15 @@ describe("requestRunCancel", () => {
     assert.match((await requestRunCancel(kubectl.kubectl, { namespace: "ci" }, options)).warning ?? "", /heartbeat is 10m00s old: its runner may be gone/);
   });
 
+  it("fails naming the credential when the API server does not accept it, and the permission when it refuses", async () => {
+    const unauthorized = new ScriptedKubectl();
+    unauthorized.on("get job", { exitCode: 1, stderr: "error: You must be logged in to the server (Unauthorized)\n" });
+    await assert.rejects(requestRunCancel(unauthorized.kubectl, { namespace: "ci" }, options), (error: Error & { reason?: string }) => error.reason === "unauthorized" && /unknown, expired or revoked/.test(error.message));
+    const forbidden = new ScriptedKubectl();
+    forbidden.on("get job", { stdout: JSON.stringify(sampleJob({ heartbeatSecondsAgo: 3 })) }).on("patch job", { exitCode: 1, stderr: 'Error from server (Forbidden): jobs.batch "knotless-run-r1" is forbidden: User "x" cannot patch resource "jobs"\n' });
+    await assert.rejects(requestRunCancel(forbidden.kubectl, { namespace: "ci" }, options), (error: Error & { reason?: string }) => error.reason === "forbidden" && /requesting the cancel of run r1: .*lacks this permission/.test(error.message));
+  });
+
   it("fails as the infrastructure when the cluster cannot be reached", async () => {
     const kubectl = new ScriptedKubectl();
     kubectl.on("get job", { exitCode: 1, stderr: "The connection to the server 127.0.0.1:1 was refused\n" });

@@ -46,6 +46,12 @@ describe("judgeJob", () => {
     assert.equal(judge(sampleJob({ name: "knotless-warm-c", warm: { deadlineSeconds: 900 }, createdSecondsAgo: 60, complete: true })).action, "remove");
   });
 
+  it("counts a placeholder's deadline from the Job's start, as Kubernetes does, else from its creation", () => {
+    const started = sampleJob({ name: "knotless-warm-s", warm: { deadlineSeconds: 600 }, createdSecondsAgo: 700 });
+    started.status = { ...started.status, startTime: new Date(NOW - 300_000).toISOString() };
+    assert.deepEqual(judge(started), { action: "spare", reason: "warm placeholder, 5m00s left" });
+  });
+
   it("never takes a warm placeholder's missing heartbeat for an abandoned run", () => {
     assert.equal(judge(sampleJob({ name: "knotless-warm-d", warm: { deadlineSeconds: 86_400 }, createdSecondsAgo: 7200 })).action, "spare");
     assert.equal(judge(sampleJob({ name: "knotless-warm-e", warm: {}, createdSecondsAgo: 7200 })).action, "spare");

@@ -60,7 +60,7 @@ async function call(kubectl: Kubectl, args: readonly string[], timeoutMs: number
   }
 }
 
-/** A failure that means nothing can be learned from the cluster: later checks are skipped rather than failed again. */
+/** A failure that did not reach the API server (refused, unresolvable, silent). */
 function isUnreachable(result: CallResult): boolean {
   return !result.ok && (result.kind === "unreachable" || result.kind === "timeout");
 }
@@ -93,8 +93,10 @@ export async function runDoctor(kubectl: Kubectl, options: DoctorOptions): Promi
   ]);
   const clusterCheck = checkCluster(server, context, client.stdout);
   const checks: DoctorCheck[] = [kubectlCheck, ...(view.ok ? [] : [{ name: "kubeconfig", status: "fail" as const, summary: `kubectl cannot use it: ${view.said}` }]), clusterCheck];
-  if (isUnreachable(server)) {
-    const skip = (name: string): DoctorCheck => ({ name, status: "skip", summary: "the cluster cannot be reached" });
+  // /version is readable by everyone: when it fails, every other call would fail the same way; say it once.
+  if (!server.ok) {
+    const why = isUnreachable(server) ? "the cluster cannot be reached" : server.kind === "unauthorized" ? "the API server does not accept the credential" : "the API server refused the version request";
+    const skip = (name: string): DoctorCheck => ({ name, status: "skip", summary: why });
     return { namespace, checks: [...checks, skip("namespace"), ...permissions.map((p) => skip(permissionName(p))), skip("credential"), skip("nodes")] };
   }
   const namespaceCheck = await checkNamespace(namespaceRead, namespace, () => run(buildDryRunCreateArgs(pinned, requestTimeout), buildProbeManifest(namespace)));
@@ -116,8 +118,9 @@ function checkKubectl(binary: string, client: CallResult): DoctorCheck {
 function checkCluster(server: CallResult, context: ContextFacts | undefined, clientJson: string): DoctorCheck {
   const at = context?.server ? ` at ${context.server}` : "";
   if (!server.ok) {
-    const why = server.kind === "forbidden" || server.kind === "unauthorized" ? `the API server refused the credential: ${server.said}` : server.kind === "timeout" ? `${server.said}` : server.said;
-    return { name: "cluster", status: "fail", summary: `not reachable${at}: ${why}` };
+    if (isUnreachable(server)) return { name: "cluster", status: "fail", summary: `not reachable${at}: ${server.said}` };
+    if (server.kind === "unauthorized") return { name: "cluster", status: "fail", summary: `reachable${at}, but it does not accept the credential (unknown, expired or revoked): ${server.said}` };
+    return { name: "cluster", status: "fail", summary: `reachable${at}, but it refused the version request: ${server.said}` };
   }
   const { server: version } = parseVersionOutput(server.stdout);
   if (!version) return { name: "cluster", status: "warn", summary: `reachable${at}, but it did not say its version` };

@@ -123,6 +123,20 @@ describe("runDoctor", () => {
     assert.deepEqual([...new Set(report.checks.slice(2).map((c) => c.status))], ["skip"]);
   });
 
+  it("fails once and skips the rest when the API server does not accept the credential", async () => {
+    const kubectl = new ScriptedKubectl();
+    kubectl.on("version", { stdout: CLIENT }, (call) => call.command.includes("--client"));
+    kubectl.on("config view", { stdout: JSON.stringify({ clusters: [{ cluster: { server: "https://gw.example" } }], users: [{ user: { token: "revoked" } }], contexts: [{ context: {} }] }) });
+    for (const command of ["version", "get", "create"]) kubectl.on(command, { exitCode: 1, stderr: "error: You must be logged in to the server (Unauthorized)\n" });
+    const report = await runDoctor(kubectl.kubectl, OPTIONS);
+    assert.deepEqual(report.checks.find((c) => c.name === "cluster"), {
+      name: "cluster",
+      status: "fail",
+      summary: "reachable at https://gw.example, but it does not accept the credential (unknown, expired or revoked): error: You must be logged in to the server (Unauthorized)",
+    });
+    assert.deepEqual([...new Set(report.checks.slice(2).map((c) => `${c.status}: ${c.summary}`))], ["skip: the API server does not accept the credential"]);
+  });
+
   it("bounds every call: a cluster that never answers fails the check within the call timeout", async () => {
     const kubectl = new ScriptedKubectl();
     kubectl.on("version", { stdout: CLIENT }, (call) => call.command.includes("--client"));
