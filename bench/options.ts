@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { findDefaultKubectl } from "./local-cluster-env.js";
 
 /** Every benchmark `--only` can name; `local` stands for the four local-cluster ones. */
-export const BENCH_NAMES = ["overhead", "transfer", "local-overhead", "local-first-output", "local-step", "local-outputs"] as const;
+export const BENCH_NAMES = ["overhead", "transfer", "logs", "local-overhead", "local-first-output", "local-step", "local-outputs", "mask"] as const;
 export type BenchName = (typeof BENCH_NAMES)[number];
 const LOCAL_NAMES: readonly BenchName[] = ["local-overhead", "local-first-output", "local-step", "local-outputs"];
 
@@ -54,9 +54,10 @@ const GIB = 1024 * MIB;
 
 export const USAGE = `usage: npm run bench -- [--quick] [--only NAME[,NAME...]] [--reps N] [--transfer-reps N] [--latency MS]
                           [--cache DIR] [--scratch DIR] [--report FILE] [--clean-cache] [--kubectl PATH] [--local-reps N]
-  --quick        small sizes (64 MiB / 3,200 files and 16 MiB / 800 files) and fewer repetitions
-  --only         run only these benchmarks: overhead, transfer (fake kubectl); local-overhead, local-first-output,
-                 local-step, local-outputs (real kubectl on the local cluster, podman pods); local = the four local ones
+  --quick        small sizes (64 MiB / 3,200 files and 16 MiB / 800 files; 30 MB of log lines instead of 300) and fewer repetitions
+  --only         run only these benchmarks: overhead, transfer, logs (fake kubectl); local-overhead, local-first-output,
+                 local-step, local-outputs (real kubectl on the local cluster, podman pods); local = the four local ones;
+                 mask (secret masking: throughput, peak RSS, the output relay with and without it; no cluster)
   --kubectl PATH the real kubectl of the local-cluster benchmarks (default: the newest of
                  /usr/lib/google-cloud-sdk/bin/kubectl.1.3x, else kubectl on PATH)
   --local-reps N repetitions of each local-cluster benchmark (default 5 overhead, 5 first output, 2 runs of 10 empty

@@ -4,6 +4,7 @@ import type { MachineInfo } from "./machine.js";
 import type { BenchOptions } from "./options.js";
 import { judgeOverhead, type OverheadResult } from "./overhead-bench.js";
 import { computeMedian, formatSummary } from "./stats.js";
+import { renderLogs, type LogsMeasurement } from "./logs-bench.js";
 import { describeThroughput, type TransferResult } from "./transfer-bench.js";
 import type { CallKind, CallTimeline } from "./call-timeline.js";
 
@@ -127,7 +128,7 @@ function renderTransfer(results: readonly TransferResult[]): string[] {
   return lines;
 }
 
-export function renderReport(machine: MachineInfo, options: BenchOptions, argv: readonly string[], overhead: OverheadResult | undefined, transfers: readonly TransferResult[], totalMs: number): string {
+export function renderReport(machine: MachineInfo, options: BenchOptions, argv: readonly string[], overhead: OverheadResult | undefined, transfers: readonly TransferResult[], totalMs: number, logs?: readonly LogsMeasurement[]): string {
   const lines = [
     "## Run of " + machine.date.slice(0, 10) + (options.quick ? " (--quick)" : ""),
     "",
@@ -138,5 +139,6 @@ export function renderReport(machine: MachineInfo, options: BenchOptions, argv: 
   ];
   if (overhead) lines.push(...renderOverhead(overhead), "");
   if (transfers.length > 0) lines.push(...renderTransfer(transfers));
+  if (logs && logs.length > 0) lines.push(...renderLogs(logs), "");
   return lines.join("\n").trimEnd() + "\n";
 }

@@ -4,7 +4,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createFakeCluster } from "../test/fixtures/fake-kubectl/harness.js";
 import { runLocalBenchmarks } from "./local-benchmarks.js";
+import { listLogsCases, runLogsBench, type LogsMeasurement } from "./logs-bench.js";
 import { describeMachine } from "./machine.js";
+import { runMaskBench } from "./mask-bench.js";
+import { renderMaskReport } from "./mask-report.js";
 import { parseBenchOptions, type BenchOptions } from "./options.js";
 import { runOverheadBench, type OverheadResult } from "./overhead-bench.js";
 import { renderReport } from "./report.js";
@@ -21,7 +24,9 @@ function log(line: string): void {
  */
 async function pickScratchDir(options: BenchOptions): Promise<string> {
   if (options.scratchDir) return options.scratchDir;
-  const needed = 4 * Math.max(0, ...options.transferSizes.map((s) => s.bytes)) + 512 * 1024 * 1024;
+  const transfers = options.only.has("transfer") ? options.transferSizes.map((s) => s.bytes) : [];
+  // The logs benchmark leaves two runs' logs of up to ~1 GB each (300 MB printed, before run.log lost its per-line prefix).
+  const needed = 4 * Math.max(0, ...transfers) + 512 * 1024 * 1024 + (options.only.has("logs") ? 2 * 1024 ** 3 : 0);
   const shm = await statfs("/dev/shm").catch(() => undefined);
   return shm && shm.bavail * shm.bsize >= needed ? "/dev/shm" : tmpdir();
 }
@@ -29,11 +34,20 @@ async function pickScratchDir(options: BenchOptions): Promise<string> {
 async function runBenchmarks(options: BenchOptions, argv: readonly string[]): Promise<string> {
   const scratch = await pickScratchDir(options);
   await mkdir(scratch, { recursive: true });
-  const runsFake = options.only.has("overhead") || options.only.has("transfer");
+  const runsFake = options.only.has("overhead") || options.only.has("transfer") || options.only.has("logs");
   const runsLocal = [...options.only].some((name) => name.startsWith("local-"));
   const fake = runsFake ? await runFakeBenchmarks(options, argv, scratch) : "";
   const local = runsLocal ? await runLocalBenchmarks(options, argv, scratch, log) : "";
-  return [fake, local].filter((part) => part !== "").join("\n");
+  const mask = options.only.has("mask") ? await runMaskBenchmark(options, argv, scratch) : "";
+  return [fake, local, mask].filter((part) => part !== "").join("\n");
+}
+
+async function runMaskBenchmark(options: BenchOptions, argv: readonly string[], scratch: string): Promise<string> {
+  const started = Date.now();
+  const machine = describeMachine();
+  log(`secret masking${options.quick ? " (quick sizes)" : ""}; relay logs in ${scratch}`);
+  const result = await runMaskBench(options.quick, scratch, log);
+  return renderMaskReport(machine, argv, result, Date.now() - started);
 }
 
 async function runFakeBenchmarks(options: BenchOptions, argv: readonly string[], scratch: string): Promise<string> {
@@ -53,6 +67,7 @@ async function runFakeBenchmarks(options: BenchOptions, argv: readonly string[],
   try {
     let overhead: OverheadResult | undefined;
     const transfers: TransferResult[] = [];
+    let logs: LogsMeasurement[] | undefined;
     if (options.only.has("overhead")) {
       log(`runner overhead: ${options.overheadReps} repetitions, latencyMs ${options.latencyMs}`);
       overhead = await runOverheadBench(cluster, join(workDir, "overhead"), options.latencyMs, options.overheadReps, log);
@@ -65,7 +80,12 @@ async function runFakeBenchmarks(options: BenchOptions, argv: readonly string[],
         transfers.push(await runTransferBench(cluster, dir, options.cacheDir, options.latencyMs, size, log));
       }
     }
-    return renderReport({ ...machine, scratch }, options, argv, overhead, transfers, Date.now() - started);
+    if (options.only.has("logs")) {
+      const dir = join(workDir, "logs");
+      await mkdir(dir, { recursive: true });
+      logs = await runLogsBench(cluster, dir, listLogsCases(options.quick), log);
+    }
+    return renderReport({ ...machine, scratch }, options, argv, overhead, transfers, Date.now() - started, logs);
   } finally {
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);

@@ -10,7 +10,9 @@ export type StatusReason =
   | "MethodNotAllowed"
   | "UnsupportedMediaType"
   | "Expired"
-  | "ServiceUnavailable";
+  | "ServiceUnavailable"
+  | "Unauthorized"
+  | "Forbidden";
 
 export interface StatusCause {
   reason?: string;

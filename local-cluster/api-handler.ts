@@ -1,7 +1,8 @@
-// The REST verbs on stored resources: get, list, watch, create, replace, patch, delete, plus reviews and pod logs.
+// The REST verbs on stored resources: get, list, watch, create, replace, patch, delete, plus reviews, tokens and pod logs.
 
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { AccessControl } from "./access-control.js";
 import { admitCreate } from "./admission.js";
 import { ApiError, badRequest, internalError, notFound } from "./api-error.js";
 import type { Deleter, PropagationPolicy } from "./deletion.js";
@@ -11,10 +12,13 @@ import type { Kubelet } from "./kubelet.js";
 import { applyMergePatch } from "./merge-patch.js";
 import { checkPreconditions } from "./preconditions.js";
 import type { PodmanClient } from "./podman.js";
+import type { UserInfo } from "./rbac.js";
 import { formatApiVersion, isReviewResource, storeKeyOf, type ResourceType } from "./resources.js";
+import { answerReview } from "./reviews.js";
 import { buildObjectFilter, matchesFilter } from "./selectors.js";
 import type { ObjectStore } from "./store.js";
 import { buildTable, wantsTable } from "./table.js";
+import { issueServiceAccountToken } from "./token-request.js";
 import type { KubeObject } from "./types.js";
 import { serveWatch } from "./watch.js";
 
@@ -24,6 +28,7 @@ export interface ApiContext {
   deleter: Deleter;
   kubelet: Kubelet;
   podman: PodmanClient | undefined;
+  access: AccessControl;
 }
 
 export interface ResourceRequest {
@@ -54,7 +59,8 @@ export function ensureNamespace(store: ObjectStore, name: string): void {
   }
 }
 
-export async function handleResource(ctx: ApiContext, req: IncomingMessage, res: ServerResponse, r: ResourceRequest, url: URL): Promise<void> {
+/** Serves one resource request of `user`, whom the server has already authorized for it. */
+export async function handleResource(ctx: ApiContext, req: IncomingMessage, res: ServerResponse, r: ResourceRequest, url: URL, user: UserInfo): Promise<void> {
   const storeKey = storeKeyOf(r.type);
   const method = req.method ?? "GET";
   const q = url.searchParams;
@@ -62,11 +68,15 @@ export async function handleResource(ctx: ApiContext, req: IncomingMessage, res:
   if (r.subresource === "log" && r.type.resource === "pods" && method === "GET") return servePodLog(ctx, res, r, url);
   if (r.subresource === "exec" || r.subresource === "attach")
     throw badRequest("exec needs a WebSocket upgrade (v5.channel.k8s.io or v4.channel.k8s.io); SPDY is not supported by the local cluster");
+  if (r.subresource === "token" && r.type.resource === "serviceaccounts" && r.namespace && r.name) {
+    if (method !== "POST") throw new ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
+    return sendJson(res, 201, issueServiceAccountToken(ctx.store, ctx.access.tokens, r.namespace, r.name, await readJsonBody(req)));
+  }
   if (r.subresource && r.subresource !== "status") throw notFound(`${r.type.resource}/${r.subresource}`, r.type.group, r.name ?? "");
 
   if (isReviewResource(r.type)) {
     if (method !== "POST") throw new ApiError(405, "MethodNotAllowed", `the server does not allow this method on the requested resource`);
-    return sendJson(res, 201, answerReview(r.type, await readJsonBody(req)));
+    return sendJson(res, 201, answerReview(r.type, await readJsonBody(req), user, ctx.access));
   }
 
   if (method === "GET" && !r.name) {
@@ -163,25 +173,6 @@ function prepareNewObject(r: ResourceRequest, body: any): KubeObject {
   else delete obj.metadata.namespace;
   delete obj.metadata.deletionTimestamp;
   return obj;
-}
-
-/** Every review is answered as cluster-admin: the local cluster has no authorization. */
-function answerReview(type: ResourceType, body: any): object {
-  const base = { apiVersion: formatApiVersion(type.group, type.version), kind: type.kind, metadata: { creationTimestamp: null }, spec: body?.spec ?? {} };
-  const user = { username: "local-admin", groups: ["system:masters", "system:authenticated"] };
-  switch (type.resource) {
-    case "selfsubjectreviews":
-      return { ...base, status: { userInfo: user } };
-    case "tokenreviews":
-      return { ...base, status: { authenticated: true, user } };
-    case "selfsubjectrulesreviews":
-      return {
-        ...base,
-        status: { resourceRules: [{ verbs: ["*"], apiGroups: ["*"], resources: ["*"] }], nonResourceRules: [{ verbs: ["*"], nonResourceURLs: ["*"] }], incomplete: false },
-      };
-    default:
-      return { ...base, status: { allowed: true, reason: "local-cluster allows everything" } };
-  }
 }
 
 async function servePodLog(ctx: ApiContext, res: ServerResponse, r: ResourceRequest, url: URL): Promise<void> {

@@ -13,7 +13,7 @@ import { PodmanClient } from "./podman.js";
 import { pruneOrphanedPods } from "./prune.js";
 
 const USAGE = `usage: npm run cluster -- <command> [options]
-  up      [--port 16443] [--admin-port 16444] [--dir D] [--faults FILE] [--runtime podman|none] [--log-requests]
+  up      [--port 16443] [--admin-port 16444] [--dir D] [--faults FILE] [--runtime podman|none] [--tls] [--log-requests]
           [--scale-from-zero JOIN:HOLD [--node-cpu 2] [--node-memory 4Gi]]
           start the cluster in the background; writes D/kubeconfig, D/state.json, D/server.log;
           --scale-from-zero: no node until a pod needs one, Ready JOIN s after the scale-up, gone HOLD s after the last demand
@@ -50,7 +50,7 @@ async function readState(dir: string): Promise<DaemonState | undefined> {
 
 async function answers(url: string): Promise<boolean> {
   try {
-    const r = await fetch(`${url}/version`, { signal: AbortSignal.timeout(2000) });
+    const r = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(2000) });
     return r.ok;
   } catch {
     return false;
@@ -70,6 +70,7 @@ async function up(dir: string, v: Record<string, string | boolean | undefined>):
   if (v.faults) args.push("--faults", resolve(String(v.faults)));
   if (v.runtime) args.push("--runtime", String(v.runtime));
   if (v["log-requests"]) args.push("--log-requests");
+  if (v.tls) args.push("--tls");
   if (v["scale-from-zero"]) {
     parseJoinHold(String(v["scale-from-zero"])); // refused here, not in the background process
     args.push("--scale-from-zero", String(v["scale-from-zero"]));
@@ -81,7 +82,7 @@ async function up(dir: string, v: Record<string, string | boolean | undefined>):
   const deadline = Date.now() + 20_000;
   while (Date.now() < deadline) {
     const state = await readState(dir);
-    if (state && (await answers(state.url))) {
+    if (state && (await answers(state.adminUrl))) {
       console.log(`local cluster up (pid ${state.pid}) at ${state.url}, admin ${state.adminUrl}\nexport KUBECONFIG=${state.kubeconfigPath}`);
       return 0;
     }
@@ -159,6 +160,7 @@ async function main(argv: string[]): Promise<number> {
       runtime: { type: "string" },
       clear: { type: "boolean", default: false },
       "log-requests": { type: "boolean", default: false },
+      tls: { type: "boolean", default: false },
       "scale-from-zero": { type: "string" },
       "node-cpu": { type: "string" },
       "node-memory": { type: "string" },

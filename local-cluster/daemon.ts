@@ -16,6 +16,7 @@ async function main(): Promise<void> {
       runtime: { type: "string", default: "podman" },
       "instance-id": { type: "string" },
       "log-requests": { type: "boolean", default: false },
+      tls: { type: "boolean", default: false },
       "scale-from-zero": { type: "string" },
       "node-cpu": { type: "string" },
       "node-memory": { type: "string" },
@@ -31,6 +32,7 @@ async function main(): Promise<void> {
     runtime: values.runtime === "none" ? "none" : "podman",
     instanceId: values["instance-id"],
     logRequests: values["log-requests"],
+    tls: values.tls,
     ...(values["scale-from-zero"]
       ? {
           scaleFromZero: {

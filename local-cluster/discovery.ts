@@ -56,6 +56,10 @@ export function buildApiResourceList(group: string, version: string): object | u
       storageVersionHash: "",
     });
     for (const sub of t.subresources ?? []) {
+      if (sub === "token") {
+        resources.push({ name: `${t.resource}/token`, singularName: "", namespaced: t.namespaced, group: "authentication.k8s.io", version: "v1", kind: "TokenRequest", verbs: ["create"] });
+        continue;
+      }
       const verbs = sub === "exec" ? ["create", "get"] : sub === "log" ? ["get"] : ["get", "patch", "update"];
       const kind = sub === "exec" ? "PodExecOptions" : t.kind;
       resources.push({ name: `${t.resource}/${sub}`, singularName: "", namespaced: t.namespaced, kind, verbs });

@@ -25,6 +25,8 @@ export interface ExecContext {
 export interface ExecTarget {
   namespace: string;
   pod: string;
+  /** Who asks (the refusal a WebSocket upgrade got is kept per user and pod for kubectl's SPDY retry). */
+  user?: string;
 }
 
 /**
@@ -51,18 +53,18 @@ export class ExecServer {
   });
   private readonly sessions = new Set<WebSocket>();
   /** The last refusal per pod, so kubectl's SPDY fallback for the same exec is refused with the same message. */
-  private readonly refusals = new Map<string, { message: string; code: number; at: number }>();
+  private readonly refusals = new Map<string, { error: ApiError; plain: boolean; at: number }>();
 
   constructor(private readonly ctx: ExecContext) {}
 
   /** Validates the request, applies exec faults, and upgrades; every refusal is an HTTP error kubectl can report. */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, target: ExecTarget, url: URL): void {
-    const podKey = `${target.namespace}/${target.pod}`;
+    const podKey = formatRefusalKey(target);
     const upgrade = String(req.headers.upgrade ?? "").toLowerCase();
     if (upgrade !== "websocket") {
       const recent = this.refusals.get(podKey);
       this.refusals.delete(podKey);
-      if (recent && Date.now() - recent.at < FALLBACK_WINDOW_MS) return rejectUpgrade(socket, new ApiError(recent.code, "InternalError", recent.message), true);
+      if (recent && Date.now() - recent.at < FALLBACK_WINDOW_MS) return rejectUpgrade(socket, recent.error, recent.plain);
       const message = "the local cluster serves exec over WebSocket only (kubectl >= 1.30, or KUBECTL_REMOTE_COMMAND_WEBSOCKETS=true on 1.29); SPDY is not supported";
       return rejectUpgrade(socket, badRequest(message), true);
     }
@@ -97,9 +99,20 @@ export class ExecServer {
     } catch (e) {
       const error = e instanceof ApiError ? e : new ApiError(500, "InternalError", String(e));
       if (error.code === 404) return rejectUpgrade(socket, error);
-      this.refusals.set(podKey, { message: error.message, code: error.code, at: Date.now() });
-      rejectUpgrade(socket, error, true);
+      const plainError = new ApiError(error.code, "InternalError", error.message);
+      this.refusals.set(podKey, { error: plainError, plain: true, at: Date.now() });
+      rejectUpgrade(socket, plainError, true);
     }
+  }
+
+  /**
+   * Refuses an exec its user may not make (a 403 Status, which kubectl prints as `Error from server (Forbidden)`).
+   * kubectl answers a refused WebSocket upgrade with a SPDY retry; with no SPDY here, that retry gets this same
+   * refusal, so the message names the verb the WebSocket lacked instead of SPDY.
+   */
+  refuseUpgrade(req: IncomingMessage, socket: Duplex, target: ExecTarget, error: ApiError): void {
+    if (String(req.headers.upgrade ?? "").toLowerCase() === "websocket") this.refusals.set(formatRefusalKey(target), { error, plain: false, at: Date.now() });
+    rejectUpgrade(socket, error);
   }
 
   /** Drops every open exec connection (server going down or stopping). */
@@ -107,6 +120,10 @@ export class ExecServer {
     for (const ws of this.sessions) ws.terminate();
     this.sessions.clear();
   }
+}
+
+function formatRefusalKey(target: ExecTarget): string {
+  return `${target.user ?? ""} ${target.namespace}/${target.pod}`;
 }
 
 interface BridgeOptions {

@@ -1,7 +1,8 @@
-// Small HTTP helpers: read a bounded JSON body, write JSON and Status responses.
+// Small HTTP helpers: read a bounded JSON (or protobuf) body, write JSON and Status responses.
 
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ApiError, badRequest } from "./api-error.js";
+import { decodeProtobufBody } from "./protobuf-body.js";
 
 const MAX_BODY_BYTES = 8 * 1024 * 1024;
 
@@ -21,16 +22,14 @@ export function readBody(req: IncomingMessage): Promise<Buffer> {
   });
 }
 
-/** Parses a JSON request body; protobuf and other encodings are refused with 415. */
+/**
+ * Parses a request body into its JSON shape. A protobuf body (kubectl 1.33's typed subcommands) is decoded when
+ * its kind has a field table (local-cluster/proto-messages.ts: reviews, TokenRequest, RBAC, ServiceAccount);
+ * other protobuf kinds are refused with 415.
+ */
 export async function readJsonBody(req: IncomingMessage): Promise<any> {
   const type = String(req.headers["content-type"] ?? "application/json");
-  if (type.includes("protobuf")) {
-    throw new ApiError(
-      415,
-      "UnsupportedMediaType",
-      "the local cluster accepts JSON request bodies only (kubectl's typed `create secret|namespace|...` send protobuf; use a manifest with `create -f`)",
-    );
-  }
+  if (type.includes("protobuf")) return decodeProtobufRequest(await readBody(req));
   const body = await readBody(req);
   if (body.length === 0) return undefined;
   try {
@@ -38,6 +37,21 @@ export async function readJsonBody(req: IncomingMessage): Promise<any> {
   } catch (e) {
     throw badRequest(`invalid JSON body: ${e instanceof Error ? e.message : String(e)}`);
   }
+}
+
+function decodeProtobufRequest(body: Buffer): unknown {
+  let decoded;
+  try {
+    decoded = decodeProtobufBody(body);
+  } catch (e) {
+    throw badRequest(`invalid protobuf body: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  if (decoded) return decoded;
+  throw new ApiError(
+    415,
+    "UnsupportedMediaType",
+    "the local cluster decodes protobuf request bodies of reviews, TokenRequest, RBAC objects and ServiceAccounts only (kubectl's typed `create secret|namespace|job ...` send protobuf; use a manifest with `create -f`)",
+  );
 }
 
 export function sendJson(res: ServerResponse, code: number, body: unknown): void {

@@ -4,6 +4,7 @@ import { randomBytes } from "node:crypto";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { AccessControl } from "./access-control.js";
 import { ensureNamespace } from "./api-handler.js";
 import { Deleter } from "./deletion.js";
 import { createEventRecorder } from "./events.js";
@@ -16,11 +17,14 @@ import { PodmanClient } from "./podman.js";
 import { pruneOrphanedPods } from "./prune.js";
 import { ApiServer } from "./server.js";
 import { ObjectStore } from "./store.js";
+import { makeServingCertificate } from "./tls.js";
+import { TokenAuthority, type IssuedToken } from "./tokens.js";
 import type { KubeObject } from "./types.js";
 
 export type { FaultConfig, ParsedFaultConfig, FaultFiring } from "./faults.js";
 export { FaultConfigSchema, parseFaultConfig } from "./faults.js";
 export type { KubeObject } from "./types.js";
+export type { IssuedToken } from "./tokens.js";
 export { INSTANCE_LABEL, NODE_NAME } from "./kubelet.js";
 export { countDemand, parseJoinHold, type NodeSpan, type ScaleFromZeroOptions } from "./node-pool.js";
 
@@ -48,6 +52,11 @@ export interface LocalClusterOptions {
   /** Identifies this cluster's podman pods (label io.knotless.local-cluster=ID); default random. */
   instanceId?: string;
   logRequests?: boolean;
+  /**
+   * Serve the API port over HTTPS with a fresh self-signed certificate (made with openssl; the kubeconfig carries it
+   * as certificate-authority-data). Needed for bearer tokens: kubectl sends a kubeconfig's token only over https.
+   */
+  tls?: boolean;
   /** Remove podman pods left by local clusters whose process died (default true). */
   pruneOrphans?: boolean;
   /**
@@ -73,6 +82,10 @@ export interface LocalCluster {
   faultFirings(): FaultFiring[];
   /** Every node of the scale-from-zero mode so far: when it was rented, Ready and removed (empty in the static mode). */
   nodeHistory(): NodeSpan[];
+  /** Every ServiceAccount token issued so far (who, audiences, issue and expiry times; never the token itself). */
+  issuedTokens(): IssuedToken[];
+  /** Ends the lifetime of the matching tokens now, as if their expiry had passed (tokens cannot be made to last less than 10 minutes). */
+  expireTokens(filter?: { namespace?: string; serviceAccount?: string }): number;
   /** Objects of one resource (`pods`, `jobs.batch`, `events`, ...), optionally in one namespace. */
   objects(storeKey: string, namespace?: string): KubeObject[];
   /** Names of podman containers (infra included) this cluster made that still exist. */
@@ -126,8 +139,13 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
   const podmanPods = async (): Promise<string[]> => (podman ? podman.listPods(label) : []);
   const podmanVolumes = async (): Promise<string[]> => (podman ? podman.listVolumes(kubelet.volumePrefix) : []);
 
+  const tokens = new TokenAuthority();
+  const tls = options.tls ? await makeServingCertificate(dir, options.host ?? "127.0.0.1") : undefined;
+  const adminToken = tls ? `lc-admin.${randomBytes(32).toString("base64url")}` : undefined;
   const server = new ApiServer({
+    tls,
     store,
+    access: new AccessControl(store, tokens, adminToken),
     faults,
     deleter,
     kubelet,
@@ -146,7 +164,9 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
   jobs.start();
   await server.listen(options.port ?? 0, options.adminPort ?? 0, options.host ?? "127.0.0.1");
   const kubeconfigPath = join(dir, "kubeconfig");
-  await writeFile(kubeconfigPath, buildKubeconfig(server.url, options.namespace ?? "default"));
+  const tlsConfig = tls && adminToken ? { caPem: tls.cert, adminToken } : undefined;
+  // With TLS it holds the admin's token: for its owner's eyes only.
+  await writeFile(kubeconfigPath, buildKubeconfig(server.url, options.namespace ?? "default", tlsConfig), { mode: tlsConfig ? 0o600 : 0o644 });
 
   let stopping: Promise<void> | undefined;
   return {
@@ -160,6 +180,8 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
     faults: () => faults.current,
     faultFirings: () => faults.history(),
     nodeHistory: () => nodes?.history() ?? [],
+    issuedTokens: () => tokens.list().map((t) => ({ ...t, audiences: [...t.audiences] })),
+    expireTokens: (filter) => tokens.expire(filter),
     objects: (storeKey, namespace) => store.list(storeKey, namespace),
     podmanContainers,
     podmanPods,

@@ -1,8 +1,10 @@
-// The HTTP server: routes discovery, OpenAPI, resources, exec upgrades and the fault admin endpoint; can go down on demand.
+// The HTTP server: authenticates and authorizes, then routes discovery, OpenAPI, resources, exec upgrades and the fault admin endpoint; can go down on demand.
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer as createHttpsServer, type Server as HttpsServer } from "node:https";
 import type { AddressInfo, Socket } from "node:net";
 import type { Duplex } from "node:stream";
+import { ADMIN_USER } from "./access-control.js";
 import { ApiError, buildFailureStatus, notFound } from "./api-error.js";
 import { handleResource, type ApiContext } from "./api-handler.js";
 import { buildApiGroup, buildApiGroupList, buildApiResourceList, buildApiVersions, buildVersionInfo } from "./discovery.js";
@@ -10,13 +12,17 @@ import { ExecServer, rejectUpgrade } from "./exec-bridge.js";
 import { parseFaultConfig } from "./faults.js";
 import { readBody, sendError, sendJson } from "./http-util.js";
 import { buildOpenApiGroupVersion, buildOpenApiIndex } from "./openapi.js";
+import { describeExecUpgrade, describeRequest } from "./request-attributes.js";
 import { parseRoute } from "./routes.js";
+import type { ServingCertificate } from "./tls.js";
 
 export interface ApiServerOptions extends ApiContext {
   /** Extra state for GET /_state (pods, jobs, podman containers). */
   describeState: () => Promise<object>;
   /** Log one line per request to stderr. */
   logRequests?: boolean;
+  /** Serve the API port over HTTPS with this certificate (the admin port stays plain http). */
+  tls?: ServingCertificate;
 }
 
 function sleep(ms: number): Promise<void> {
@@ -39,7 +45,7 @@ async function handleFaults(ctx: ApiContext, req: IncomingMessage, res: ServerRe
 }
 
 export class ApiServer {
-  readonly http: Server;
+  readonly http: Server | HttpsServer;
   readonly admin: Server;
   private readonly exec: ExecServer;
   private readonly sockets = new Set<Socket>();
@@ -50,7 +56,8 @@ export class ApiServer {
 
   constructor(private readonly opts: ApiServerOptions) {
     this.exec = new ExecServer(opts);
-    this.http = createServer((req, res) => void this.handle(req, res, false));
+    const handler = (req: IncomingMessage, res: ServerResponse): void => void this.handle(req, res, false);
+    this.http = opts.tls ? createHttpsServer({ cert: opts.tls.cert, key: opts.tls.key }, handler) : createServer(handler);
     this.http.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.handleUpgrade(req, socket, head));
     this.http.on("connection", (s: Socket) => {
       this.sockets.add(s);
@@ -63,7 +70,7 @@ export class ApiServer {
   }
 
   get url(): string {
-    return `http://${this.host}:${this.port}`;
+    return `${this.opts.tls ? "https" : "http"}://${this.host}:${this.port}`;
   }
 
   get adminUrl(): string {
@@ -139,11 +146,23 @@ export class ApiServer {
       await this.applyLatency(req);
       const url = new URL(req.url ?? "/", "http://local");
       const route = parseRoute(url.pathname);
+      const method = req.method ?? "GET";
+      const user = this.opts.access.authenticate(req.headers.authorization);
+      const attributes = describeRequest(route, method, url);
       if (route.kind !== "resource" || route.type.resource !== "pods" || route.subresource !== "exec" || !route.namespace || !route.name) {
+        this.opts.access.require(user, attributes);
         throw notFound("", "", url.pathname);
       }
+      const target = { namespace: route.namespace, pod: route.name, user: user.username };
       if (this.opts.logRequests) process.stderr.write(`${new Date().toISOString()} UPGRADE(${req.headers.upgrade}) ${req.method} ${req.url}\n`);
-      this.exec.handleUpgrade(req, socket, head, { namespace: route.namespace, pod: route.name }, url);
+      try {
+        // get and create for a WebSocket upgrade, as kube-apiserver 1.35 checks; create for SPDY (a POST).
+        this.opts.access.require(user, ...describeExecUpgrade(attributes, method));
+      } catch (e) {
+        if (e instanceof ApiError && e.code === 403) return this.exec.refuseUpgrade(req, socket, target, e);
+        throw e;
+      }
+      this.exec.handleUpgrade(req, socket, head, target, url);
     } catch (e) {
       rejectUpgrade(socket, e instanceof ApiError ? e : new ApiError(500, "InternalError", String(e)));
     }
@@ -156,6 +175,9 @@ export class ApiServer {
       const url = new URL(req.url ?? "/", "http://local");
       const route = parseRoute(url.pathname);
       if (admin && route.kind !== "faults" && route.kind !== "state" && route.kind !== "health") throw notFound("", "", url.pathname);
+      // The admin port is the operator's; on the API port a bearer token is a ServiceAccount held to its RBAC.
+      const user = admin ? ADMIN_USER : this.opts.access.authenticate(req.headers.authorization);
+      if (!admin) this.opts.access.require(user, describeRequest(route, req.method ?? "GET", url));
       switch (route.kind) {
         case "version":
           return sendJson(res, 200, buildVersionInfo());
@@ -188,7 +210,7 @@ export class ApiServer {
         case "state":
           return sendJson(res, 200, await this.opts.describeState());
         case "resource":
-          return await handleResource(this.opts, req, res, route, url);
+          return await handleResource(this.opts, req, res, route, url, user);
         default:
           sendJson(res, 404, buildFailureStatus(404, "NotFound", "the server could not find the requested resource", {}));
       }

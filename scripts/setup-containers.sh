@@ -1,8 +1,9 @@
 #!/bin/sh
-# Installs podman and a local busybox image so the local cluster can run pods as real containers (idempotent; run as root).
+# Installs podman and two local images (busybox; Debian bookworm with bash and GNU tools) so the local cluster can run pods as real containers (idempotent; run as root).
 set -eu
 
 IMAGE="docker.io/library/busybox:1.36"
+DEBIAN_IMAGE="docker.io/library/debian:bookworm-slim"
 CONF=/etc/containers/containers.conf
 
 say() { echo "setup-containers: $*"; }
@@ -66,7 +67,57 @@ else
   say "imported $IMAGE"
 fi
 
+# The first URI that apt fetches Debian bookworm from, in /etc/apt/sources.list ("deb [opts] URI bookworm ...") or a
+# deb822 file in /etc/apt/sources.list.d/*.sources (a stanza with "Types: deb", "Suites: ... bookworm ..."); no other
+# registry or mirror is reachable here, so debootstrap uses the same one.
+read_debian_mirror() {
+  mirror=""
+  if [ -f /etc/apt/sources.list ]; then
+    mirror=$(awk '$1 == "deb" { i = 2; if ($2 ~ /^\[/) { while (i <= NF && $i !~ /\]$/) i++; i++ } if ($(i + 1) == "bookworm") { print $i; exit } }' /etc/apt/sources.list)
+  fi
+  for file in /etc/apt/sources.list.d/*.sources; do
+    [ -z "$mirror" ] && [ -f "$file" ] || continue
+    mirror=$(awk '
+      function flush() { if (deb && enabled && bookworm && uri != "" && !found) { print uri; found = 1 } deb = 0; enabled = 1; bookworm = 0; uri = "" }
+      BEGIN { enabled = 1 }
+      /^[[:space:]]*$/ { flush(); next }
+      /^#/ { next }
+      tolower($1) == "types:" { for (i = 2; i <= NF; i++) if ($i == "deb") deb = 1 }
+      tolower($1) == "uris:" { uri = $2 }
+      tolower($1) == "suites:" { for (i = 2; i <= NF; i++) if ($i == "bookworm") bookworm = 1 }
+      tolower($1) == "enabled:" { enabled = (tolower($2) != "no") }
+      END { flush() }' "$file")
+  done
+  echo "$mirror"
+}
+
+if podman image exists "$DEBIAN_IMAGE" 2>/dev/null; then
+  say "image $DEBIAN_IMAGE already present"
+else
+  if ! command -v debootstrap >/dev/null 2>&1; then
+    say "installing debootstrap"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y -q debootstrap >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q debootstrap >/dev/null; } || fail "apt-get install debootstrap failed"
+  fi
+  mirror=$(read_debian_mirror)
+  [ -n "$mirror" ] || fail "no bookworm mirror in /etc/apt/sources.list or /etc/apt/sources.list.d/*.sources for debootstrap"
+  say "building $DEBIAN_IMAGE with debootstrap --variant=minbase bookworm from $mirror (35 s to a few minutes, by the mirror and the load)"
+  debian=$(mktemp -d)
+  trap 'rm -rf "$debian" ${work:+"$work"}' EXIT
+  debootstrap --variant=minbase bookworm "$debian/rootfs" "$mirror" >"$debian/debootstrap.log" 2>&1 ||
+    fail "debootstrap failed; the end of its log: $(tail -n 5 "$debian/debootstrap.log")"
+  # What an image needs no copy of: package lists and downloaded .debs (like the real -slim image, which is ~75 MB).
+  rm -rf "$debian/rootfs/var/lib/apt/lists/"* "$debian/rootfs/var/cache/apt/archives/"*.deb
+  tar -C "$debian/rootfs" -cf "$debian/rootfs.tar" .
+  podman import --quiet --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' --change 'CMD ["bash"]' "$debian/rootfs.tar" "$DEBIAN_IMAGE" >/dev/null ||
+    fail "podman import of $DEBIAN_IMAGE failed"
+  rm -rf "$debian"
+  say "imported $DEBIAN_IMAGE"
+fi
+
 say "checking that a container runs"
 out=$(podman run --rm "$IMAGE" sh -c 'echo ok' 2>&1) || fail "podman run failed: $out"
 [ "$out" = ok ] || fail "podman run printed '$out' instead of 'ok'"
-say "ready: podman runs $IMAGE"
+out=$(podman run --rm "$DEBIAN_IMAGE" bash -c 'tar --version | head -n 1' 2>&1) || fail "podman run of $DEBIAN_IMAGE failed: $out"
+case "$out" in "tar (GNU tar)"*) ;; *) fail "$DEBIAN_IMAGE printed '$out' instead of GNU tar's version" ;; esac
+say "ready: podman runs $IMAGE and $DEBIAN_IMAGE"

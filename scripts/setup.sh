@@ -2,7 +2,7 @@
 # Sets up a fresh machine for the runner, its tests and its local cluster (idempotent; as root on Debian 12).
 #   - Debian packages: bubblewrap (the fake kubectl's pods), busybox-static (tar tests, the local image);
 #   - npm dependencies, then the TypeScript build;
-#   - podman and a local busybox image for the local cluster (scripts/setup-containers.sh); if containers
+#   - podman and two local images (busybox; Debian bookworm by debootstrap) for the local cluster (scripts/setup-containers.sh); if containers
 #     cannot run here, that part is reported and skipped: the tests that need them say so and skip.
 set -eu
 cd "$(dirname "$0")/.."

@@ -24,7 +24,17 @@ export type InfraReason =
   | "integrity-mismatch"
   | "download-failed"
   | "teardown-failed"
-  | "kubectl-missing";
+  | "kubectl-missing"
+  /** The credential may not do what a command needs (an operator command: list, gc, cancel). */
+  | "permission-denied"
+  /** The API server refused or failed a call of an operator command for another reason. */
+  | "api-error"
+  /** The API server refused a call (403): the kubeconfig's identity lacks a permission the runner needs. */
+  | "forbidden"
+  /** The API server did not accept the credential (401): unknown, expired or revoked. */
+  | "unauthorized"
+  /** An admin-side call of `credentials` failed (neither a refusal nor an unreachable cluster). */
+  | "credentials-failed";
 
 /** The cluster, kubectl or the pod failed us (exit 3). Never a verdict on the user's steps. */
 export class InfraError extends Error {

@@ -1,5 +1,6 @@
 // The library API that the knotless-run daemon embeds: run a workflow, drive the executor step by step, or keep warm capacity.
-export { runWorkflow, type RunWorkflowOptions } from "./run/run-workflow.js";
+export { runWorkflow, type RunSettings, type RunWorkflowOptions } from "./run/run-workflow.js";
+export { createOutputBudget, DEFAULT_MAX_LOG_BYTES, type LogCounts, type OutputBudget } from "./events/output-budget.js";
 export { Kubectl, type KubectlOptions, type SpawnFunction } from "./k8s/kubectl.js";
 export type { Executor, RunPod, StepOutcome, TeardownReport, UploadSummary } from "./executor/executor.js";
 export { ScanError, scanUploadTrees, type TreeScan, type UploadTrees } from "./transfer/scan-tree.js";
@@ -21,3 +22,8 @@ export { coversRequest, isLive, isPlaceholderJob, readPlaceholder, readPlacehold
 export { buildPlaceholderManifest, buildPlaceholderName, PLACEHOLDER_NAME_PREFIX, type PlaceholderManifestInput } from "./k8s/placeholder-manifest.js";
 export { buildPlaceholderSelector, MANAGED_BY_LABEL, MANAGED_BY_VALUE, ROLE_LABEL, WARM_ROLE } from "./k8s/labels.js";
 export { planReleaseCalls, planWarmCalls } from "./plan/call-plan.js";
+export { judgeJob, readJobFacts, readJobRole, readFinished, type GcPolicy, type GcVerdict, type JobFacts, type JobRole } from "./ops/classify-job.js";
+export { requestRunCancel, type CancelOutcome } from "./ops/cancel-run.js";
+export { runGc, type GcReport } from "./ops/gc.js";
+export { runDoctor, type DoctorReport } from "./ops/doctor/run-doctor.js";
+export type { ProcessIdentity } from "./k8s/owner.js";

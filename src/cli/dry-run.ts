@@ -1,4 +1,5 @@
-// Prints what a run would do: the Job manifest and every kubectl call, shell-quoted; spawns nothing.
+// Prints what a run would do: the resolved workflow, the Job manifest and every kubectl call, shell-quoted; spawns nothing and shows no secret value.
+import { formatDuration } from "../config/duration.js";
 import { buildRunManifest } from "../executor/kubernetes-executor.js";
 import { formatCommand } from "../events/format-event.js";
 import { buildPlaceholderManifest } from "../k8s/placeholder-manifest.js";
@@ -8,17 +9,22 @@ import { scanUploadTrees } from "../transfer/scan-tree.js";
 
 /** Validates like a run (the checkout and shared steps are scanned: an unreadable file is a ScanError), then renders. */
 export async function renderDryRun(config: RunConfig): Promise<string> {
-  scanUploadTrees(config.settings.checkoutDir, config.settings.sharedStepsDir);
+  if (!config.skipsCheckout) scanUploadTrees(config.settings.checkoutDir, config.settings.sharedStepsDir);
+  const lines = describeResolvedRun(config);
+  if (config.notMatched) {
+    lines.push("# The workflow does not match the trigger: the run would write result.json (status skipped) and make no kubectl call.");
+    return `${lines.join("\n")}\n`;
+  }
   const { stringify } = await import("yaml");
   const manifest = buildRunManifest(config, "<random per run>");
-  const lines = ["# Job manifest", "---", stringify(manifest).trimEnd(), "---"];
+  lines.push("# Job manifest", "---", stringify(manifest).trimEnd(), "---");
   const { keepWarm, target, image, cpu, memory } = config.settings;
   if (keepWarm) {
     const placeholder = buildPlaceholderManifest({ name: PLANNED_PLACEHOLDER, ...(target.namespaceFromContext ? {} : { namespace: target.namespace }), image, cpu, memory, seconds: keepWarm.seconds });
     lines.push("# Warm placeholder manifest (--keep-warm), left after the Job is deleted", "---", stringify(placeholder).trimEnd(), "---");
   }
   lines.push("# kubectl calls, in order");
-  lines.push(...formatPlannedCalls(config.kubectlPath, planKubectlCalls(config.settings)));
+  lines.push(...formatPlannedCalls(config.kubectlPath, planKubectlCalls(config.settings, config.timings)));
   return `${lines.join("\n")}\n`;
 }
 
@@ -30,5 +36,35 @@ export function formatPlannedCalls(kubectlPath: string, calls: readonly PlannedC
     if (comment) lines.push(`# ${comment}`);
     lines.push(formatCommand(kubectlPath, call.args));
   }
+  return lines;
+}
+
+/** The run as resolved: where its steps come from, image, trigger match, budgets, variables and secrets by name. */
+function describeResolvedRun(config: RunConfig): string[] {
+  const { settings } = config;
+  const workflow = settings.workflow;
+  const lines = ["# Run"];
+  if (workflow) {
+    lines.push(`#   workflow: ${workflow.file} (${workflow.name}), engine ${workflow.engine}`);
+    const trigger = workflow.trigger;
+    lines.push(
+      trigger
+        ? `#   trigger: event ${trigger.event}${[trigger.ref, trigger.branch && `branch ${trigger.branch}`, trigger.tag && `tag ${trigger.tag}`, trigger.sha && `sha ${trigger.sha}`, trigger.repo && `repo ${trigger.repo}`].filter(Boolean).map((part) => `, ${part}`).join("")}: ${trigger.matched ? "matches" : "does not match"} (${trigger.reason})`
+        : "#   trigger: none given (--event): `when` is not evaluated, the workflow runs",
+    );
+    const clone = workflow.clone;
+    lines.push(`#   clone: ${clone.skip ? "skip (no checkout upload)" : "the checkout is uploaded to /work"}${clone.depth !== undefined ? `, depth ${clone.depth}` : ""}, submodules ${clone.submodules ? "yes" : "no"} (the caller prepares the checkout)`);
+  }
+  lines.push(`#   image: ${settings.image}${workflow ? ` (from ${workflow.imageFrom === "flag" ? "--image" : workflow.imageFrom === "default" ? "the runner's default" : workflow.imageFrom === "nixery" ? "the nixery engine" : "the workflow"})` : ""}`);
+  lines.push(`#   resources: cpu ${settings.cpu}, memory ${settings.memory}; run timeout ${formatDuration(settings.timeoutMs)}; shell ${settings.shell ?? "sh -e"}`);
+  if (!config.notMatched) {
+    for (const [index, step] of settings.steps.entries()) {
+      const budget = step.timeoutMs ?? settings.stepTimeoutMs;
+      const names = (step.env ?? []).map((variable) => variable.name);
+      lines.push(`#   step ${index + 1}: ${step.name} (${step.source}); timeout ${budget === undefined ? "the rest of the run's" : formatDuration(budget)}${names.length ? `; variables ${names.join(", ")}` : ""}`);
+    }
+  }
+  lines.push(`#   variables (values in the pod only): ${settings.env.map((variable) => variable.name).join(", ") || "none"}`);
+  lines.push(`#   secrets (masked in all output, never shown): ${(settings.secrets ?? []).map((secret) => secret.name).join(", ") || "none"}`);
   return lines;
 }

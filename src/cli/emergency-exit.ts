@@ -1,6 +1,7 @@
 // What a runner that must exit at once (a crash, a second signal) still does before process.exit: it tells its log
 // files why, writes result.json from the events seen so far, and finishes the logs synchronously.
 import { join } from "node:path";
+import type { LogCounts } from "../events/output-budget.js";
 import { createEventEmitter, type RunEventInput, type RunStatus } from "../events/run-events.js";
 import type { ClosableSink } from "../events/sinks.js";
 import { writeResultFileSync } from "../result/result-file.js";
@@ -13,9 +14,9 @@ export interface EmergencyExit {
   /**
    * Writes result.json and the run-end line, then finishes and closes the log files; never throws (a result.json
    * that cannot be written is reported through `warn`). A step that started and never ended is closed as
-   * `stepStatus`, without an exit code.
+   * `stepStatus`, without an exit code; `logs` are the run's output budget's counts so far.
    */
-  finish(input: { readonly status: RunStatus; readonly error: { readonly message: string; readonly reason: string }; readonly stepStatus: "failed" | "cancelled"; readonly job: RunResult["job"] }): void;
+  finish(input: { readonly status: RunStatus; readonly error: { readonly message: string; readonly reason: string }; readonly stepStatus: "failed" | "cancelled"; readonly job: RunResult["job"]; readonly logs: LogCounts }): void;
 }
 
 export function prepareEmergencyExit(options: {
@@ -36,7 +37,7 @@ export function prepareEmergencyExit(options: {
   };
   return {
     log,
-    finish({ status, error, stepStatus, job }) {
+    finish({ status, error, stepStatus, job, logs }) {
       try {
         const now = new Date();
         const result = buildRunResult({
@@ -47,6 +48,7 @@ export function prepareEmergencyExit(options: {
           finishedAt: now,
           job,
           steps: options.stepTracker.stepsClosedAt(now, stepStatus),
+          logs,
         });
         log({ kind: "run-end", status: result.status, exitCode: result.exitCode, ...(result.error ? { error: result.error } : {}), durationMs: result.durationMs });
         writeResultFileSync(join(options.outDir, "result.json"), result);

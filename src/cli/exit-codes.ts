@@ -29,6 +29,7 @@ export function formatExitCodesHelp(): string {
 
 export function exitCodeForResult(result: RunResult): number {
   if (result.status === "cancelled") return EXIT.cancelled;
+  if (result.status === "skipped") return EXIT.success; // the workflow's `when` did not match: nothing ran
   if (result.status === "timeout") return EXIT.stepFailed;
   if (result.errorReason === "input") return EXIT.badInput;
   if (result.errorReason !== null) return EXIT.infrastructure;

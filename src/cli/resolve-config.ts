@@ -1,33 +1,51 @@
 // Turns raw command-line options into the run's typed configuration, refusing bad input before any cluster call.
 import { randomBytes } from "node:crypto";
-import { accessSync, constants, readFileSync, readdirSync, statSync } from "node:fs";
-import { homedir } from "node:os";
-import { resolve } from "node:path";
+import { accessSync, constants, mkdtempSync, readFileSync, readdirSync, statSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { readDuration } from "../config/duration.js";
 import { IMAGE, QUANTITY, readSize } from "../config/patterns.js";
 import { InputError } from "../errors.js";
 import type { HostTarSetting } from "../transfer/host-tar.js";
-import type { ExecutorSettings } from "../executor/context.js";
-import { parseStepsFile } from "../input/steps-file.js";
+import type { RunSettings } from "../run/run-workflow.js";
+import { parseStepsFile, type StepSpec } from "../input/steps-file.js";
+import { planWorkflowRun, RUN_DEFAULTS, type RunOverrides, type WorkflowRunPlan } from "../run/plan-workflow-run.js";
+import { buildRunVariables } from "../run/run-variables.js";
+import type { Secret } from "../secrets/secret.js";
+import type { Trigger } from "../workflow/match-trigger.js";
+import type { ExecutorTimings } from "../executor/context.js";
 import { buildJobName, buildRunIdLabel, isAcceptableRunId } from "../k8s/names.js";
 import { checkKubeconfigReadable, resolveClusterOptions, type RawClusterOptions } from "./cluster-options.js";
+import { readHeartbeatInterval } from "./heartbeat-interval.js";
 import { listKubeconfigFiles, readContextNamespace } from "./kubeconfig-namespace.js";
+import { resolveProcessIdentity } from "./process-identity.js";
 import { readKeepWarm } from "./warm-options.js";
 
 /** Options exactly as the CLI parser hands them over (strings, unvalidated). */
 export interface RawRunOptions extends RawClusterOptions {
   checkout?: string;
   steps?: string;
+  workflow?: string;
   out?: string;
   sharedSteps?: string;
-  image: string;
+  image?: string;
+  event?: string;
+  ref?: string;
+  branch?: string;
+  tag?: string;
+  sha?: string;
+  repo?: string;
+  nixery?: string;
+  secrets?: string;
+  secretEnv?: string[];
   runId?: string;
-  timeout: string;
+  timeout?: string;
   stepTimeout?: string;
-  podTimeout: string;
-  cpu: string;
-  memory: string;
-  maxOutputBytes: string;
+  podTimeout?: string;
+  cpu?: string;
+  memory?: string;
+  maxOutputBytes?: string;
+  maxLogBytes?: string;
   keep?: boolean;
   keepWarm?: string;
   maxWarm?: string;
@@ -36,10 +54,20 @@ export interface RawRunOptions extends RawClusterOptions {
 }
 
 export interface RunConfig {
-  readonly settings: ExecutorSettings & { readonly stepTimeoutMs?: number };
+  readonly settings: RunSettings & { readonly maxLogBytes: number };
   readonly kubectlPath: string;
   readonly dryRun: boolean;
   readonly verbose: boolean;
+  /** The workflow's `when` did not match the trigger: the run writes a skipped result and touches no cluster. */
+  readonly notMatched?: { readonly reason: string };
+  /** A temporary empty directory standing in for the checkout of a workflow that skips it; the CLI removes it. */
+  readonly emptyCheckout?: string;
+  /** No --checkout was given (the workflow's clone.skip). */
+  readonly skipsCheckout?: boolean;
+  /** Worth telling the operator before the run (a workflow's warnings, a secrets file others can read). */
+  readonly warnings: readonly string[];
+  /** Timings the environment changes (the heartbeat interval); the rest are the defaults. */
+  readonly timings: Partial<ExecutorTimings>;
 }
 
 function requireOption(value: string | undefined, flag: string): string {
@@ -93,58 +121,164 @@ function resolveHostTar(env: NodeJS.ProcessEnv): { hostTar?: HostTarSetting } {
 }
 
 /** Validates everything; throws InputError with the file, line and what was expected. Touches no cluster. */
-export async function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEnv): Promise<RunConfig> {
-  const checkoutDir = requireDirectory(requireOption(raw.checkout, "--checkout"), "--checkout");
-  const stepsFile = resolve(requireOption(raw.steps, "--steps"));
-  const outDir = checkOutDir(requireOption(raw.out, "--out"));
-  let stepsText: string;
-  try {
-    stepsText = readFileSync(stepsFile, "utf8");
-  } catch (error) {
-    throw new InputError(`cannot read the steps file: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, stepsFile);
+/** The steps of the run and where they came from: a steps file, or a workflow file planned for its trigger. */
+type StepsSource =
+  | { readonly kind: "steps"; readonly steps: StepSpec[] }
+  | { readonly kind: "workflow"; readonly plan: WorkflowRunPlan; readonly warnings: readonly string[] };
+
+/** The trigger flags as a Trigger; undefined without --event (then `when` is not evaluated). */
+function readTrigger(raw: RawRunOptions): Trigger | undefined {
+  const given = (["ref", "branch", "tag", "sha", "repo"] as const).filter((key) => raw[key] !== undefined);
+  if (raw.event === undefined) {
+    if (given.length > 0) throw new InputError(`--${given[0]} describes a trigger: give --event too (push, pull_request, manual, ...)`);
+    return undefined;
   }
-  const steps = parseStepsFile(stepsText, stepsFile);
-  const sharedStepsDir = raw.sharedSteps ? requireDirectory(raw.sharedSteps, "--shared-steps") : undefined;
+  if (!/^[a-z][a-z0-9_]{0,63}$/.test(raw.event)) throw new InputError(`--event expects an event name such as push, pull_request or manual, got ${JSON.stringify(raw.event)}`);
+  if (raw.ref !== undefined && (raw.branch !== undefined || raw.tag !== undefined)) throw new InputError("--ref names the branch or tag already: give --ref, or --branch / --tag, not both");
+  if (raw.branch !== undefined && raw.tag !== undefined) throw new InputError("--branch and --tag: a trigger has one ref; give one of them");
+  if (raw.ref !== undefined && !raw.ref.startsWith("refs/")) throw new InputError(`--ref expects a full ref such as refs/heads/main or refs/tags/v1.0, got ${JSON.stringify(raw.ref)} (or use --branch / --tag)`);
+  for (const key of given) {
+    if (raw[key] === "" || /[\x00-\x1f\x7f]/.test(raw[key]!)) throw new InputError(`--${key} expects a non-empty value without control characters`);
+  }
+  return {
+    event: raw.event,
+    ...(raw.ref !== undefined ? { ref: raw.ref } : {}),
+    ...(raw.branch !== undefined ? { branch: raw.branch } : {}),
+    ...(raw.tag !== undefined ? { tag: raw.tag } : {}),
+    ...(raw.sha !== undefined ? { sha: raw.sha } : {}),
+    ...(raw.repo !== undefined ? { repo: raw.repo } : {}),
+  };
+}
+
+/** The caller's overrides of workflow fields, validated: a flag given wins over the file. */
+function readOverrides(raw: RawRunOptions): RunOverrides {
+  if (raw.image !== undefined && !IMAGE.test(raw.image)) throw new InputError(`--image expects an image reference such as busybox:1.36, got ${JSON.stringify(raw.image)}`);
+  for (const [flag, value] of [["--cpu", raw.cpu], ["--memory", raw.memory]] as const) {
+    if (value !== undefined && !QUANTITY.test(value)) throw new InputError(`${flag} expects a Kubernetes quantity such as 500m, 1 or 512Mi, got "${value}"`);
+  }
+  return {
+    ...(raw.image !== undefined ? { image: raw.image } : {}),
+    ...(raw.cpu !== undefined ? { cpu: raw.cpu } : {}),
+    ...(raw.memory !== undefined ? { memory: raw.memory } : {}),
+    ...(raw.timeout !== undefined ? { timeoutMs: readDuration(raw.timeout, "--timeout") } : {}),
+    ...(raw.stepTimeout !== undefined ? { stepTimeoutMs: readDuration(raw.stepTimeout, "--step-timeout") } : {}),
+  };
+}
+
+/** Reads the steps file or plans the workflow file (exactly one of --steps and --workflow). */
+async function readStepsSource(raw: RawRunOptions, runId: string, overrides: RunOverrides): Promise<StepsSource> {
+  if ((raw.steps === undefined) === (raw.workflow === undefined)) throw new InputError("expected exactly one of --steps FILE and --workflow FILE");
+  const trigger = readTrigger(raw);
+  if (raw.steps !== undefined) {
+    if (trigger !== undefined) throw new InputError("--event and the other trigger flags go with --workflow (a steps file has no `when`)");
+    if (raw.nixery !== undefined) throw new InputError("--nixery goes with --workflow (a steps file has no engine)");
+    const stepsFile = resolve(raw.steps);
+    let stepsBytes: Buffer; // bytes: parsing refuses a line that is not UTF-8 rather than decoding it into U+FFFD
+    try {
+      stepsBytes = readFileSync(stepsFile);
+    } catch (error) {
+      throw new InputError(`cannot read the steps file: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, stepsFile);
+    }
+    return { kind: "steps", steps: parseStepsFile(stepsBytes, stepsFile) };
+  }
+  const { loadWorkflowFile } = await import("../workflow/load-workflow.js");
+  const { formatWarning } = await import("../workflow/workflow-errors.js");
+  const loaded = await loadWorkflowFile(resolve(raw.workflow!), { name: raw.workflow!, ...(raw.nixery !== undefined ? { nixeryBase: raw.nixery } : {}) });
+  const plan = planWorkflowRun(loaded.resolved, { runId, ...(trigger ? { trigger } : {}), overrides });
+  return { kind: "workflow", plan, warnings: loaded.warnings.map(formatWarning) };
+}
+
+/** --secrets FILE and every --secret-env NAME, merged (a name given twice is refused); warnings for a loose file mode. */
+async function readRunSecrets(raw: RawRunOptions, env: NodeJS.ProcessEnv): Promise<{ secrets: Secret[]; warnings: string[] }> {
+  if (raw.secrets === undefined && (raw.secretEnv ?? []).length === 0) return { secrets: [], warnings: [] };
+  const { mergeSecrets, readSecretsFile, readSecretsFromEnv } = await import("../secrets/read-secrets.js");
+  const sources: Array<{ from: string; secrets: Secret[] }> = [];
+  const warnings: string[] = [];
+  if (raw.secrets !== undefined) {
+    const file = await readSecretsFile(resolve(raw.secrets));
+    if (file.warning) warnings.push(file.warning);
+    sources.push({ from: raw.secrets, secrets: file.secrets });
+  }
+  if ((raw.secretEnv ?? []).length > 0) sources.push({ from: "--secret-env", secrets: readSecretsFromEnv(raw.secretEnv ?? [], env) });
+  return { secrets: mergeSecrets(sources), warnings };
+}
+
+/** An empty directory for a workflow that skips the checkout (`clone.skip`): /work starts empty. Removed by the CLI after the run. */
+function makeEmptyCheckout(): string {
+  return mkdtempSync(join(tmpdir(), "knotless-no-checkout-"));
+}
+
+/** Validates everything; throws InputError with the file, line and what was expected. Touches no cluster. */
+export async function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEnv): Promise<RunConfig> {
+  const outDir = checkOutDir(requireOption(raw.out, "--out"));
   const runId = raw.runId ?? generateRunId();
   if (!isAcceptableRunId(runId)) throw new InputError(`--run-id expects 1 to 128 printable characters without spaces, got ${JSON.stringify(runId)}`);
-  if (!IMAGE.test(raw.image)) throw new InputError(`--image expects an image reference such as busybox:1.36, got ${JSON.stringify(raw.image)}`);
-  for (const [flag, value] of [["--cpu", raw.cpu], ["--memory", raw.memory]] as const) {
-    if (!QUANTITY.test(value)) throw new InputError(`${flag} expects a Kubernetes quantity such as 500m, 1 or 512Mi, got "${value}"`);
-  }
+  const overrides = readOverrides(raw);
+  const source = await readStepsSource(raw, runId, overrides);
+  const plan = source.kind === "workflow" ? source.plan : undefined;
+  const skipsCheckout = plan?.workflow.clone.skip === true;
+  if (!skipsCheckout) requireOption(raw.checkout, "--checkout");
+  const checkoutDir = skipsCheckout ? undefined : requireDirectory(raw.checkout!, "--checkout");
+  const sharedStepsDir = raw.sharedSteps ? requireDirectory(raw.sharedSteps, "--shared-steps") : undefined;
+  const { secrets, warnings: secretWarnings } = await readRunSecrets(raw, env);
   // Without --namespace the Job goes to the kubeconfig context's namespace. A run leaves that to kubectl (create
   // reports it, later calls pin it; kubectl refuses a malformed kubeconfig or unknown context, an InputError too), so
   // it never loads a YAML parser; a dry run, which spawns nothing, reads the kubeconfig itself to print the calls.
   checkKubeconfigReadable(raw);
   const cluster = resolveClusterOptions(raw, env, raw.namespace ?? (raw.dryRun ? await readNamespaceForDryRun(raw, env) : undefined));
-  const timeoutMs = readDuration(raw.timeout, "--timeout");
-  const stepTimeoutMs = raw.stepTimeout === undefined ? undefined : readDuration(raw.stepTimeout, "--step-timeout");
+  const podTimeoutMs = readDuration(raw.podTimeout ?? "15m", "--pod-timeout");
+  const maxOutputBytes = readSize(raw.maxOutputBytes ?? "512Mi", "--max-output-bytes");
+  const maxLogBytes = readSize(raw.maxLogBytes ?? "64Mi", "--max-log-bytes");
+  const warnings = [
+    ...(source.kind === "workflow" ? source.warnings : []),
+    ...secretWarnings,
+    ...(skipsCheckout && raw.checkout !== undefined ? [`${raw.workflow}: clone.skip is true, so --checkout ${raw.checkout} is not uploaded (/work starts empty)`] : []),
+  ];
+  const planned =
+    plan === undefined
+      ? {
+          image: overrides.image ?? RUN_DEFAULTS.image,
+          cpu: overrides.cpu ?? RUN_DEFAULTS.cpu,
+          memory: overrides.memory ?? RUN_DEFAULTS.memory,
+          timeoutMs: overrides.timeoutMs ?? RUN_DEFAULTS.timeoutMs,
+          ...(overrides.stepTimeoutMs !== undefined ? { stepTimeoutMs: overrides.stepTimeoutMs } : {}),
+          steps: source.kind === "steps" ? source.steps : [],
+          env: buildRunVariables({ runId }),
+        }
+      : plan.matched
+        ? { image: plan.image, cpu: plan.cpu, memory: plan.memory, timeoutMs: plan.timeoutMs, ...(plan.stepTimeoutMs !== undefined ? { stepTimeoutMs: plan.stepTimeoutMs } : {}), steps: plan.steps, env: plan.env, shell: plan.shell }
+        : { image: plan.image, cpu: overrides.cpu ?? RUN_DEFAULTS.cpu, memory: overrides.memory ?? RUN_DEFAULTS.memory, timeoutMs: overrides.timeoutMs ?? RUN_DEFAULTS.timeoutMs, steps: plan.steps, env: [] };
+  const emptyCheckout = checkoutDir === undefined && !(plan && !plan.matched) && !raw.dryRun ? makeEmptyCheckout() : undefined;
   return {
     settings: {
       runId,
       jobName: buildJobName(runId),
       runIdLabel: buildRunIdLabel(runId),
       target: cluster.target,
-      image: raw.image,
-      cpu: raw.cpu,
-      memory: raw.memory,
-      steps,
-      env: [
-        { name: "CI", value: "true" },
-        { name: "KNOTLESS_RUN_ID", value: runId },
-      ],
-      checkoutDir,
+      ...planned,
+      ...(secrets.length > 0 ? { secrets } : {}),
+      checkoutDir: checkoutDir ?? emptyCheckout ?? NO_CHECKOUT,
       ...(sharedStepsDir ? { sharedStepsDir } : {}),
       outDir,
-      timeoutMs,
-      ...(stepTimeoutMs !== undefined ? { stepTimeoutMs } : {}),
-      podTimeoutMs: readDuration(raw.podTimeout, "--pod-timeout"),
-      maxOutputBytes: readSize(raw.maxOutputBytes, "--max-output-bytes"),
+      podTimeoutMs,
+      maxOutputBytes,
+      maxLogBytes,
       keep: raw.keep ?? false,
+      ...(plan ? { workflow: plan.workflow } : {}),
       ...readKeepWarm(raw.keepWarm, raw.maxWarm),
       ...resolveHostTar(env),
+      owner: resolveProcessIdentity(),
     },
+    ...(plan && !plan.matched ? { notMatched: { reason: plan.reason } } : {}),
+    ...(emptyCheckout ? { emptyCheckout } : {}),
+    ...(checkoutDir === undefined ? { skipsCheckout: true } : {}),
+    warnings,
     kubectlPath: cluster.kubectlPath,
     dryRun: raw.dryRun ?? false,
     verbose: raw.verbose ?? false,
+    timings: { heartbeatIntervalMs: readHeartbeatInterval(env) },
   };
 }
+
+/** What a dry run of a workflow without a checkout scans in its place: nothing (it is described, not read). */
+export const NO_CHECKOUT = "";

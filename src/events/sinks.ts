@@ -17,67 +17,95 @@ export interface ClosableSink {
   closeSync(): void;
 }
 
+/** What every line of step output starts with in run.log, under its header: two bytes, not a timestamp per line. */
+export const OUTPUT_INDENT = "  ";
+/** A new header comes at least this often in a run of output, so every output line happened within this of its header's time. */
+export const HEADER_EVERY_MS = 1000;
+
 /** Splits streamed output into whole lines per step and stream, keeping the unfinished tail. */
 class LineBuffer {
   readonly #tails = new Map<string, string>();
 
-  /** Returns the complete lines in `text` (with what was held back before). */
-  push(key: string, text: string): string[] {
-    const joined = (this.#tails.get(key) ?? "") + text;
-    const lines = joined.split("\n");
-    this.#tails.set(key, lines.pop()!);
-    // A \r\n line ending reads as one line end in the log; a \r inside the line (a progress bar) is kept.
-    return lines.map((line) => (line.endsWith("\r") ? line.slice(0, -1) : line));
+  /** The complete lines in `text` (with what was held back before), indented, one per line; undefined when there is none yet. */
+  push(key: string, text: string): string | undefined {
+    const end = text.lastIndexOf("\n");
+    const tail = this.#tails.get(key) ?? "";
+    if (end < 0) {
+      this.#tails.set(key, tail + text);
+      return undefined;
+    }
+    this.#tails.set(key, text.slice(end + 1));
+    return indentLines(tail + text.slice(0, end));
   }
 
-  /** Returns and forgets every unfinished line whose key starts with `prefix` ("" for all of them). */
-  flush(prefix: string): Array<[string, string]> {
+  /** Returns and forgets every unfinished line, indented, with its key. */
+  flush(): Array<[string, string]> {
     const rest: Array<[string, string]> = [];
-    for (const [key, tail] of this.#tails) {
-      if (!key.startsWith(prefix)) continue;
-      if (tail !== "") rest.push([key, tail]);
-      this.#tails.delete(key);
-    }
+    for (const [key, tail] of this.#tails) if (tail !== "") rest.push([key, indentLines(tail)]);
+    this.#tails.clear();
     return rest;
   }
 }
 
-/** run.log: every line timestamped; step output as `[step N stdout] line`. */
+/**
+ * `lines` (ended by \n but for the last) indented as run.log holds output, each ended by \n. A \r\n line ending reads
+ * as one line end in the log; a \r inside the line (a progress bar) is kept.
+ */
+function indentLines(lines: string): string {
+  return `${OUTPUT_INDENT}${lines.replace(/\r?\n/g, `\n${OUTPUT_INDENT}`).replace(/\r$/, "")}\n`;
+}
+
+/**
+ * run.log, for people: every runner line starts with its time; step output comes in groups, a header line with the
+ * time, step and stream (`<time> [step 2 stdout]`), then the output lines as they were printed, each indented by
+ * two spaces. A group ends when the step or stream changes, when a runner line comes between (a line of output
+ * unfinished by then is written first, so each runner line stands where it happened), and after HEADER_EVERY_MS, so
+ * a header's time is never more than a second before the lines under it. For short lines the file is a few percent
+ * larger than the output, where a timestamp and stream on every line had doubled it.
+ */
 export function createHumanLogSink(path: string, options: { kubectlCalls: boolean }): ClosableSink {
   const file = new LogFile(path);
   const lines = new LineBuffer();
   let lastTime = "";
-  const write = (time: string, text: string): void => {
-    for (const line of text.split("\n")) file.write(`${time} ${line}\n`);
-  };
-  const writeTails = (time: string, prefix: string): void => {
-    for (const [key, tail] of lines.flush(prefix)) {
+  /** The current group of output lines: its step/stream key and when its header said it began. */
+  let group: { key: string; at: number } | undefined;
+  const writeOutput = (time: string, key: string, text: string): void => {
+    const at = Date.parse(time);
+    if (group === undefined || group.key !== key || at - group.at >= HEADER_EVERY_MS) {
       const [index, stream] = key.split("/");
-      write(time, `[step ${Number(index) + 1} ${stream}] ${tail}`);
+      file.write(`${time} [step ${Number(index) + 1} ${stream}]\n`);
+      group = { key, at };
     }
+    file.write(text);
+  };
+  const writeTails = (time: string): void => {
+    for (const [key, tail] of lines.flush()) writeOutput(time, key, tail);
+  };
+  const writeRunnerLine = (time: string, text: string): void => {
+    writeTails(time);
+    group = undefined;
+    for (const line of text.split("\n")) file.write(`${time} ${line}\n`);
   };
   return {
     sink(event: RunEvent) {
       lastTime = event.time;
       if (event.kind === "step-output") {
-        for (const line of lines.push(`${event.index}/${event.stream}`, event.text)) write(event.time, `[step ${event.index + 1} ${event.stream}] ${line}`);
+        const key = `${event.index}/${event.stream}`;
+        const complete = lines.push(key, event.text);
+        if (complete !== undefined) writeOutput(event.time, key, complete);
         return;
       }
-      if (event.kind === "step-end") {
-        writeTails(event.time, `${event.index}/`);
-      }
-      // The run is over: output of a step that never ended (a crash, an exit at once) goes before the summary.
-      if (event.kind === "run-end") writeTails(event.time, "");
+      // Every runner line written (a step's end, the run's end under a step that never ended) first writes the unfinished output lines.
       if (event.kind === "kubectl" && !options.kubectlCalls) return;
       const text = formatEvent(event);
-      if (text !== undefined) write(event.time, text);
+      if (text !== undefined) writeRunnerLine(event.time, text);
     },
     close: () => {
-      writeTails(lastTime, ""); // output of a step that never ended (an embedder stopped early)
+      writeTails(lastTime); // output of a step that never ended (an embedder stopped early)
       return file.close();
     },
     closeSync: () => {
-      writeTails(lastTime, "");
+      writeTails(lastTime);
       file.flushSync();
       file.closeSync();
     },

@@ -1,7 +1,9 @@
 // What every part of the Kubernetes executor is handed: typed settings, the kubectl client, the event emitter.
+import type { CancelledError } from "../errors.js";
 import type { RunEventInput } from "../events/run-events.js";
 import type { ClusterTarget } from "../k8s/kubectl-args.js";
 import type { Kubectl } from "../k8s/kubectl.js";
+import type { ProcessIdentity } from "../k8s/owner.js";
 import type { StepSpec } from "../input/steps-file.js";
 import type { HostTarSetting } from "../transfer/host-tar.js";
 import type { RetryPolicy } from "../util/retry.js";
@@ -15,8 +17,19 @@ export interface ExecutorSettings {
   readonly cpu: string;
   readonly memory: string;
   readonly steps: readonly StepSpec[];
-  /** Non-secret environment of every step. */
+  /**
+   * Non-secret environment of every step, lowest precedence first (a later entry of the same name wins): the run
+   * variables, then the workflow's environment. Reaches the steps through a file in the pod, never the Job manifest.
+   */
   readonly env: ReadonlyArray<{ readonly name: string; readonly value: string }>;
+  /**
+   * The run's secrets: set in every step after everything else (no variable of the run, of `$KNOTLESS_ENV` or of a
+   * step can override one). Delivered over an exec's stdin into a memory-backed volume; never in a kubectl
+   * argument, a Kubernetes object, the plan, the logs, result.json or a file on this host.
+   */
+  readonly secrets?: ReadonlyArray<{ readonly name: string; readonly value: string }>;
+  /** The steps' shell as plain words, run as `<words> /knotless/steps/N.sh` in /work; default `sh -e`. */
+  readonly shell?: string;
   readonly checkoutDir: string;
   readonly sharedStepsDir?: string;
   readonly outDir: string;
@@ -30,6 +43,8 @@ export interface ExecutorSettings {
    * node instead.
    */
   readonly hostTar?: HostTarSetting;
+  /** The runner process (host name, pid), recorded on the Job as its owner; resolved at the CLI edge. */
+  readonly owner?: ProcessIdentity;
   /**
    * Before creating the Job, look for a warm placeholder whose requests cover the run's and claim it (delete it), so
    * the pod lands on the node it held (default true: one list call per run, and a delete when one is there).
@@ -75,6 +90,15 @@ export interface ExecutorTimings {
    * kill grace) stops whatever else overran the run's timeout, such as the upload or download of a huge tree.
    */
   readonly runDeadlineGraceMs: number;
+  /** How often the run refreshes its heartbeat annotation on the Job (gc takes a run whose heartbeat is stale for abandoned). */
+  readonly heartbeatIntervalMs: number;
+  /** Restarts of the watch that notices a cancel requested through the cluster, when it ends or fails. */
+  readonly cancelWatchRetry: RetryPolicy;
+  /**
+   * After a cancel, how long stopping the step's processes and collecting /outputs may take before teardown
+   * deletes the Job regardless.
+   */
+  readonly cancelCleanupMs: number;
 }
 
 export const DEFAULT_TIMINGS: ExecutorTimings = {
@@ -92,6 +116,10 @@ export const DEFAULT_TIMINGS: ExecutorTimings = {
   podEventsEveryMs: 4000,
   podProgressRepeatMs: 10_000,
   runDeadlineGraceMs: 30_000,
+  heartbeatIntervalMs: 30_000,
+  // Never given up while the run lasts: a watch that ends (every few minutes) or fails is started again.
+  cancelWatchRetry: { budgetMs: Number.POSITIVE_INFINITY, maxAttempts: Number.POSITIVE_INFINITY, initialDelayMs: 500, maxDelayMs: 5000 },
+  cancelCleanupMs: 60_000,
 };
 
 export interface ExecutorContext {
@@ -101,4 +129,12 @@ export interface ExecutorContext {
   readonly emit: (event: RunEventInput) => void;
   /** Aborted when the run is cancelled. */
   readonly signal: AbortSignal;
+  /** Cancels the run as the caller's signal would: how a cancel requested through the cluster reaches it. */
+  readonly requestCancel: (reason: CancelledError) => void;
+  /**
+   * Once the run is cancelled, the signal that bounds the work still done before teardown (stopping the step's
+   * processes, collecting /outputs): aborted after cancelCleanupMs, or at once when the caller gives up waiting.
+   * The same signal on every call.
+   */
+  readonly cleanupSignal: () => AbortSignal;
 }

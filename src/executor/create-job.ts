@@ -1,8 +1,8 @@
 // Creates the run's Job, retrying transient API failures and telling our own Job apart from a stranger's.
 import type { IJob } from "kubernetes-models/batch/v1/Job";
-import { CancelledError, InfraError, InputError } from "../errors.js";
+import { CancelledError, InfraError, InputError, type InfraReason } from "../errors.js";
 import { buildCreateArgs, buildGetJobArgs } from "../k8s/kubectl-args.js";
-import { classifyKubectlFailure, summarizeStderr } from "../k8s/kubectl-errors.js";
+import { classifyKubectlFailure, findPermissionError, summarizeStderr } from "../k8s/kubectl-errors.js";
 import { CREATE_TOKEN_ANNOTATION } from "../k8s/labels.js";
 import { retry } from "../util/retry.js";
 import type { ExecutorContext } from "./context.js";
@@ -13,8 +13,8 @@ export type JobOwnership = "none" | "ours" | "unknown";
 /**
  * Creates the Job and resolves with the namespace it was created in, as kubectl reports it (the context's when the
  * target leaves it to kubectl). `onOwnership` is told as soon as the Job may exist, so a cancel mid-create still
- * tears it down. Throws InfraError (create-failed, cluster-unreachable) when it cannot, InputError when kubectl
- * cannot use the kubeconfig.
+ * tears it down. Throws InfraError (create-failed, cluster-unreachable, forbidden, unauthorized) when it cannot,
+ * InputError when kubectl cannot use the kubeconfig.
  */
 export async function createJob(ctx: ExecutorContext, manifest: IJob, onOwnership: (ownership: JobOwnership) => void): Promise<string> {
   const { target, jobName } = ctx.settings;
@@ -44,6 +44,12 @@ export async function createJob(ctx: ExecutorContext, manifest: IJob, onOwnershi
         onOwnership("none");
         throw new InputError(`kubectl cannot use the kubeconfig: ${said}`);
       }
+      const denied = findPermissionError(result.stderr, `could not create Job ${jobName}`);
+      if (denied) {
+        // A refused first attempt created nothing; a later one may follow an attempt that reached the server.
+        onOwnership(attempt === 1 ? "none" : "unknown");
+        throw denied;
+      }
       if (kind === "already-exists") {
         // A first create cannot have made the Job it collides with; a retried one may have (its earlier attempt
         // reached the server but kubectl did not see the answer).
@@ -67,13 +73,19 @@ export async function createJob(ctx: ExecutorContext, manifest: IJob, onOwnershi
 }
 
 /** Whose the Job of the run's name is: ours (with its JSON), another run's (or none), or not known. */
-type FoundJob = { readonly kind: "ours"; readonly json: string } | { readonly kind: "theirs" } | { readonly kind: "unreadable"; readonly reason: string };
+export type FoundJob =
+  | { readonly kind: "ours"; readonly json: string }
+  | { readonly kind: "theirs" }
+  /** `refused`: the read was refused (403, 401), not merely failed. */
+  | { readonly kind: "unreadable"; readonly reason: string; readonly refused?: InfraReason };
 
 /** Reads the Job back and compares its create token with ours. */
-async function readOurJob(ctx: ExecutorContext, token: string): Promise<FoundJob> {
+export async function readOurJob(ctx: ExecutorContext, token: string): Promise<FoundJob> {
   const result = await ctx.kubectl.run(buildGetJobArgs(ctx.settings.target, ctx.settings.jobName), { signal: ctx.signal });
   if (result.exitCode !== 0) {
-    return classifyKubectlFailure(result.stderr) === "not-found" ? { kind: "theirs" } : { kind: "unreadable", reason: summarizeStderr(result.stderr) };
+    const kind = classifyKubectlFailure(result.stderr);
+    if (kind === "not-found") return { kind: "theirs" };
+    return { kind: "unreadable", reason: summarizeStderr(result.stderr), ...(kind === "forbidden" || kind === "unauthorized" ? { refused: kind } : {}) };
   }
   let job: IJob;
   try {

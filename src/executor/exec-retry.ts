@@ -1,7 +1,7 @@
 // Retries an exec while the node refuses exec upgrades (fresh from scale-up); any other failure is final.
 import { CancelledError, InfraError, type InfraReason } from "../errors.js";
 import type { KubectlExit } from "../k8s/kubectl.js";
-import { classifyKubectlFailure, summarizeStderr } from "../k8s/kubectl-errors.js";
+import { classifyKubectlFailure, findPermissionError, summarizeStderr } from "../k8s/kubectl-errors.js";
 import { retry, type AttemptOutcome } from "../util/retry.js";
 import type { ExecutorContext } from "./context.js";
 import type { RunPod } from "./executor.js";
@@ -12,7 +12,7 @@ export type ExecAttempt<T> = { readonly ok: true; readonly value: T } | { readon
 
 /**
  * Runs `attempt` until it succeeds; retries only "unable to upgrade connection" / "error dialing backend". Any
- * other failure, an exit or an InfraError thrown by `attempt`, is final; when the pod is gone by then (evicted
+ * other failure, an exit or an InfraError thrown by `attempt`, is final (a refusal, 403 or 401, at once); when the pod is gone by then (evicted
  * mid-transfer), the error says so (pod-lost) instead of blaming the exec.
  */
 export async function withExecRetry<T>(ctx: ExecutorContext, pod: RunPod, what: string, failure: InfraReason, attempt: () => Promise<ExecAttempt<T>>): Promise<T> {
@@ -34,6 +34,8 @@ export async function withExecRetry<T>(ctx: ExecutorContext, pod: RunPod, what: 
       }
       if (result.ok) return { done: true, value: result.value };
       if (ctx.signal.aborted) throw new CancelledError();
+      const denied = findPermissionError(result.exit.stderr, what);
+      if (denied) throw denied;
       const said = summarizeStderr(result.exit.stderr);
       if (classifyKubectlFailure(result.exit.stderr) === "exec-not-ready") return { done: false, reason: said };
       await assertPodAlive(ctx, pod);

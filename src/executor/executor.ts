@@ -1,4 +1,5 @@
 // The executor's lifecycle contract: what each call may assume and what it guarantees.
+import type { InfraReason } from "../errors.js";
 import type { ExtractReport } from "../transfer/extract-outputs.js";
 import type { UploadTrees } from "../transfer/scan-tree.js";
 
@@ -33,6 +34,8 @@ export interface TeardownReport {
   readonly leftBehind: boolean;
   /** One line for the log; when the Job is left behind, it ends with the command that deletes it. */
   readonly detail: string;
+  /** When the Job is left because the API server refused the delete (or the read that tells it is ours): why. */
+  readonly reason?: InfraReason;
 }
 
 /**
@@ -50,7 +53,11 @@ export interface Executor {
   readonly capacity?: "warm" | "cold" | undefined;
   /** From the Job's creation to its pod running, ms, once it runs; for the result. */
   readonly podWaitMs?: number | undefined;
-  /** Creates the run's Job and waits until its pod runs. Called once. Reports Pending progress as events. */
+  /**
+   * Creates the run's Job and waits until its pod runs. Called once. Reports Pending progress as events. Once the
+   * Job exists, the run's presence in the cluster (a heartbeat, a watch for a cancel requested there, which calls
+   * the context's requestCancel) lasts until teardown.
+   */
   setup(): Promise<RunPod>;
   /**
    * Streams the checkout to /work, the shared steps to /steps and the runner's files into the pod; verifies that the
@@ -61,13 +68,19 @@ export interface Executor {
   /**
    * Runs step `index` to its end in the pod (one exec in the normal case) and streams its output as events.
    * A step that exits non-zero or times out is a result, not an error. `deadlineAt` (epoch ms) bounds it; on
-   * expiry every process of the step in the pod is terminated before this returns. After copyIn.
+   * expiry every process of the step in the pod is terminated before this returns; on a cancel too (within the
+   * context's cleanupSignal), before it rejects with CancelledError. After copyIn.
    */
   runStep(index: number, deadlineAt: number): Promise<StepOutcome>;
-  /** Streams /outputs back into `<out>/outputs`, refusing hostile entries. After setup. */
+  /**
+   * Streams /outputs back into `<out>/outputs`, refusing hostile entries. After setup. May also be called once
+   * after the run was cancelled (its signal aborted), to collect what the steps wrote: it then runs under the
+   * context's cleanupSignal instead.
+   */
   copyOut(): Promise<ExtractReport>;
   /**
-   * Deletes the Job with background propagation unless the run keeps it, and removes the host-side files setup
+   * Stops the heartbeat and the cancel watch, then deletes the Job with background propagation unless the run
+   * keeps it (a kept Job is marked so, for gc), and removes the host-side files setup
    * staged for the upload. Safe after a failed or partial setup and when called twice; deleting what is already
    * gone is not an error; never throws (it reports instead).
    */

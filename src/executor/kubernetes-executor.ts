@@ -2,19 +2,24 @@
 import { randomBytes } from "node:crypto";
 import { rmSync } from "node:fs";
 import { rm } from "node:fs/promises";
-import { buildDeleteJobArgs, buildGetJobArgs } from "../k8s/kubectl-args.js";
-import { CREATE_TOKEN_ANNOTATION } from "../k8s/labels.js";
+import { CancelledError } from "../errors.js";
+import { buildAnnotateJobArgs, buildDeleteJobArgs, buildGetJobArgs } from "../k8s/kubectl-args.js";
+import type { CancelRequest } from "../k8s/job-annotations.js";
+import { CREATE_TOKEN_ANNOTATION, KEPT_ANNOTATION } from "../k8s/labels.js";
+import { formatProcessIdentity } from "../k8s/owner.js";
 import { buildJobManifest } from "../k8s/manifest.js";
 import type { IJob } from "kubernetes-models/batch/v1/Job";
 import type { ExtractReport } from "../transfer/extract-outputs.js";
 import type { HostTar } from "../transfer/host-tar.js";
 import type { UploadTrees } from "../transfer/scan-tree.js";
 import type { ExecutorContext } from "./context.js";
-import { createJob, isOurJob, type JobOwnership } from "./create-job.js";
+import { createJob, readOurJob, type JobOwnership } from "./create-job.js";
 import type { Executor, RunPod, StepOutcome, TeardownReport, UploadSummary } from "./executor.js";
-import { deleteJob, formatDeleteJobCommand } from "./teardown.js";
+import { deleteJob, formatDeleteJobCommand, type DeleteOutcome } from "./teardown.js";
 import { summarizeStderr } from "../k8s/kubectl-errors.js";
 import { runTimedPhase } from "../events/timed-phase.js";
+import { startCancelWatch, type CancelWatch } from "./cancel-watch.js";
+import { startHeartbeat, type Heartbeat } from "./heartbeat.js";
 import { formatDuration } from "../config/duration.js";
 import { claimPlaceholder, type Capacity, type ClaimOutcome } from "../warm/claim-placeholder.js";
 import { leaveWarmPlaceholder } from "../warm/keep-warm.js";
@@ -52,6 +57,7 @@ export function buildRunManifest(ctx: Pick<ExecutorContext, "settings">, createT
     budgetSeconds: Math.ceil(s.timeoutMs / 1000),
     env: s.env,
     createToken,
+    ...(s.owner ? { owner: s.owner } : {}),
   });
 }
 
@@ -85,6 +91,8 @@ export class KubernetesExecutor implements Executor {
   #stagedDir: string | undefined;
   /** The host GNU tar that packs the upload, probed while the Job is created; undefined: the runner's own packer. */
   #hostTar: Promise<HostTar | undefined> | undefined;
+  /** The run's presence in the cluster once its Job exists, until teardown: heartbeat and cancel watch. */
+  #presence: { readonly heartbeat: Heartbeat; readonly cancelWatch: CancelWatch } | undefined;
   /** What the look for a warm placeholder found, once setup looked. */
   #claim: ClaimOutcome | undefined;
   #podWaitMs: number | undefined;
@@ -130,6 +138,7 @@ export class KubernetesExecutor implements Executor {
     };
     const namespace = await this.#phase("create", create, (ns) => `created Job ${ns}/${ctx.settings.jobName} on ${this.#claim?.capacity} capacity: ${this.#claim?.detail}`);
     this.#ctx = pinNamespace(ctx, namespace);
+    this.#startPresence();
     const podDeadline = Math.min(Date.now() + ctx.settings.podTimeoutMs, this.#startedAt + ctx.settings.timeoutMs);
     const [{ waitForPod }] = await run;
     const wait = async (): Promise<RunPod> => {
@@ -161,7 +170,9 @@ export class KubernetesExecutor implements Executor {
   async copyOut(): Promise<ExtractReport> {
     const pod = this.#requirePod();
     const [, { downloadOutputs }] = await (this.#transfer ??= loadTransfer());
-    return this.#phase("download", () => downloadOutputs(this.#ctx, pod), (r) => `downloaded ${r.files.length} files, ${r.bytes} bytes${r.refused.length ? `, refused ${r.refused.length}` : ""}`);
+    // After a cancel the run's signal is aborted: what the steps wrote is collected within the clean-up's bound.
+    const ctx = this.#ctx.signal.aborted ? { ...this.#ctx, signal: this.#ctx.cleanupSignal() } : this.#ctx;
+    return this.#phase("download", () => downloadOutputs(ctx, pod), (r) => `downloaded ${r.files.length} files, ${r.bytes} bytes${r.refused.length ? `, refused ${r.refused.length}` : ""}`);
   }
 
   teardown(): Promise<TeardownReport> {
@@ -173,22 +184,35 @@ export class KubernetesExecutor implements Executor {
     const { settings, timings, kubectl, emit } = this.#ctx;
     const started = Date.now();
     emit({ kind: "phase-start", phase: "teardown" });
+    await this.#stopPresence();
     const unstaged = this.#removeStaging();
-    let result: { deleted: boolean; detail: string };
+    let result: DeleteOutcome;
+    /** Whether a Job of this run may be there for all the runner knows, and so must be named with its delete command. */
+    let mayBeOurs = this.#ownership === "ours";
     if (this.#ownership === "none") result = { deleted: false, detail: "no Job of this run was created" };
     else if (settings.keep) {
+      await this.#markKept();
       const command = this.#deleteCommand();
       result = { deleted: false, detail: `kept Job ${settings.jobName} (--keep); delete it with: ${command}` };
-    } else if (this.#ownership === "unknown" && !(await isOurJob({ ...this.#ctx, signal: new AbortController().signal }, this.#createToken))) {
-      result = { deleted: false, detail: `no Job of this run was found (create did not complete)` };
+    } else if (this.#ownership === "unknown") {
+      const found = await readOurJob({ ...this.#ctx, signal: new AbortController().signal }, this.#createToken);
+      if (found.kind === "ours") {
+        mayBeOurs = true;
+        result = await deleteJob(kubectl, settings.target, settings.jobName, timings.deleteRetry);
+      } else if (found.kind === "theirs") result = { deleted: false, detail: `no Job of this run was found (create did not complete)` };
+      else {
+        // The create may have made it: a Job that cannot be read is named, never passed over in silence.
+        mayBeOurs = true;
+        result = { deleted: false, detail: `could not tell whether the unfinished create made Job ${settings.jobName}: ${found.reason}`, ...(found.refused ? { reason: found.refused } : {}) };
+      }
     } else result = await deleteJob(kubectl, settings.target, settings.jobName, timings.deleteRetry);
     if (result.deleted) this.#deleted = true;
     const warm = result.deleted && this.#pod && settings.keepWarm ? await this.#keepWarm(settings.keepWarm) : undefined;
     await unstaged;
-    const leftBehind = this.#ownership === "ours" && !settings.keep && !result.deleted;
+    const leftBehind = mayBeOurs && !settings.keep && !result.deleted;
     const detail = leftBehind ? `${result.detail}; delete it with: ${this.#deleteCommand()}` : warm ? `${result.detail}; ${warm}` : result.detail;
     emit({ kind: "phase-end", phase: "teardown", ok: !leftBehind, durationMs: Date.now() - started, detail });
-    return { deleted: result.deleted, leftBehind, detail };
+    return { deleted: result.deleted, leftBehind, detail, ...(leftBehind && result.reason ? { reason: result.reason } : {}) };
   }
 
   /**
@@ -201,6 +225,7 @@ export class KubernetesExecutor implements Executor {
   teardownNowSync(timeoutMs: number): CrashTeardown {
     const { settings, kubectl } = this.#ctx;
     this.removeStagedFilesSync();
+    this.stopPresenceSync();
     const command = this.#deleteCommand();
     if (this.#deleted) return { detail: `Job ${settings.jobName} was already deleted`, mayBeLeft: false };
     if (this.#ownership === "none") return { detail: "no Job of this run was created", mayBeLeft: false };
@@ -229,6 +254,42 @@ export class KubernetesExecutor implements Executor {
     return formatDeleteJobCommand(kubectl.binary, settings.target, settings.jobName);
   }
 
+  /**
+   * Starts the heartbeat and the cancel watch once the Job exists: the cluster then sees the run alive, and a cancel
+   * asked for from another process (the Job's cancel-requested annotation) cancels it like the caller's signal.
+   */
+  #startPresence(): void {
+    const ctx = this.#ctx;
+    const onCancel = (request: CancelRequest): void => {
+      const by = request.by ? ` by ${formatProcessIdentity(request.by)}` : "";
+      const message = `cancel requested through the cluster${by} at ${request.at}`;
+      ctx.emit({ kind: "notice", level: "info", message: `${message}: stopping the step and collecting the outputs` });
+      ctx.requestCancel(new CancelledError(message));
+    };
+    this.#presence = { heartbeat: startHeartbeat(ctx), cancelWatch: startCancelWatch(ctx, onCancel) };
+  }
+
+  /** Ends the heartbeat and the cancel watch (teardown: before the delete, so neither touches a Job being deleted). */
+  async #stopPresence(): Promise<void> {
+    const presence = this.#presence;
+    if (!presence) return;
+    await Promise.all([presence.heartbeat.stop(), presence.cancelWatch.stop()]);
+  }
+
+  /** Kills the heartbeat's and the cancel watch's kubectl at once, for a runner about to exit; never throws. */
+  stopPresenceSync(): void {
+    this.#presence?.heartbeat.stopNow();
+    this.#presence?.cancelWatch.stopNow();
+  }
+
+  /** Marks a Job kept on purpose (--keep), so that gc spares it while it lasts (its pod stops itself when idle). */
+  async #markKept(): Promise<void> {
+    const { settings, kubectl, emit } = this.#ctx;
+    const args = buildAnnotateJobArgs(settings.target, settings.jobName, { [KEPT_ANNOTATION]: new Date().toISOString() });
+    const result = await kubectl.run(args).catch((error: unknown) => ({ exitCode: -1, stderr: String(error) }));
+    if (result.exitCode !== 0) emit({ kind: "notice", level: "warning", message: `could not mark Job ${settings.jobName} as kept (${summarizeStderr(result.stderr)}): gc may remove it once its heartbeat is stale` });
+  }
+
   /** Removes the runner files staged on the host for the upload, at once, for a runner about to exit; never throws. */
   removeStagedFilesSync(): void {
     try {
@@ -238,7 +299,7 @@ export class KubernetesExecutor implements Executor {
     }
   }
 
-  /** Reads the Job back synchronously and compares its create token with ours (like isOurJob, for the crash path). */
+  /** Reads the Job back synchronously and compares its create token with ours (like readOurJob, for the crash path). */
   #isOurJobSync(timeoutMs: number): boolean {
     const { settings, kubectl } = this.#ctx;
     const read = kubectl.runSync(buildGetJobArgs(settings.target, settings.jobName), timeoutMs);

@@ -1,8 +1,8 @@
 // Runs one step detached in the pod and follows its output, resuming from byte offsets when the stream drops.
 import { StringDecoder } from "node:string_decoder";
-import { CancelledError, InfraError } from "../errors.js";
+import { CancelledError, InfraError, describeError } from "../errors.js";
 import { buildExecArgs } from "../k8s/kubectl-args.js";
-import { classifyKubectlFailure, summarizeStderr } from "../k8s/kubectl-errors.js";
+import { classifyKubectlFailure, findPermissionError, summarizeStderr } from "../k8s/kubectl-errors.js";
 import { FollowFrameParser, FollowProtocolError, type FollowFrame } from "../pod/follow-frames.js";
 import { helperCommand } from "../pod/helper-script.js";
 import { retry, type AttemptOutcome } from "../util/retry.js";
@@ -31,6 +31,7 @@ export async function runStep(ctx: ExecutorContext, pod: RunPod, index: number, 
     const text = decoders[stream].write(data);
     if (text) ctx.emit({ kind: "step-output", index, stream, text });
   };
+  let spawned = false;
   try {
     const outcome = await retry(
       ctx.timings.reconnectRetry,
@@ -42,9 +43,13 @@ export async function runStep(ctx: ExecutorContext, pod: RunPod, index: number, 
       },
       async (): Promise<AttemptOutcome<StepOutcome>> => {
         const command = started ? helperCommand.follow(index, offsets.stdout, offsets.stderr) : helperCommand.run(index);
+        spawned = true;
         const end = await followOnce(ctx, pod, command, deadline.signal, onData);
         if (ctx.signal.aborted) throw new CancelledError();
-        if (end.kind === "deadline") return { done: true, value: await killTimedOutStep(ctx, pod, index) };
+        if (end.kind === "deadline") {
+          await stopStepProcesses(ctx, pod, index, "timed out");
+          return { done: true, value: { status: "timeout", exitCode: null, timedOut: true } };
+        }
         if (end.kind === "final") {
           if (end.frame.type === "exit") {
             const exitCode = end.frame.code;
@@ -56,6 +61,8 @@ export async function runStep(ctx: ExecutorContext, pod: RunPod, index: number, 
           }
           throw new InfraError("exec-failed", `step ${index + 1} was killed in the pod by someone else`);
         }
+        const denied = findPermissionError(end.stderr, `step ${index + 1}`);
+        if (denied) throw denied;
         if (classifyKubectlFailure(end.stderr) === "exec-not-ready") return { done: false, reason: summarizeStderr(end.stderr) };
         started = true;
         await assertPodAlive(ctx, pod);
@@ -64,8 +71,27 @@ export async function runStep(ctx: ExecutorContext, pod: RunPod, index: number, 
     );
     flushDecoders(ctx, index, decoders);
     return outcome;
+  } catch (error) {
+    // Cancelled while the step may run in the pod: its processes are stopped as on a timeout, within the clean-up's
+    // bound, so that /outputs can be collected from a step that no longer writes; deleting the Job stops them anyway.
+    if (ctx.signal.aborted && spawned) {
+      flushDecoders(ctx, index, decoders);
+      await stopCancelledStep(ctx, pod, index);
+    }
+    throw error;
   } finally {
     clearTimeout(timer);
+  }
+}
+
+/** Stops a cancelled step's processes under the clean-up signal; a failure is a warning (teardown deletes the pod). */
+async function stopCancelledStep(ctx: ExecutorContext, pod: RunPod, index: number): Promise<void> {
+  const cleanup: ExecutorContext = { ...ctx, signal: ctx.cleanupSignal() };
+  try {
+    await stopStepProcesses(cleanup, pod, index, "was cancelled");
+    ctx.emit({ kind: "notice", level: "info", message: `step ${index + 1}: its processes in the pod are stopped` });
+  } catch (error) {
+    ctx.emit({ kind: "notice", level: "warning", message: `step ${index + 1}: its processes in the pod could not be confirmed stopped after the cancel (${describeError(error)}); deleting the Job stops them` });
   }
 }
 
@@ -111,11 +137,11 @@ async function followOnce(
 }
 
 /**
- * Terminates every process of the step in the pod (TERM, then KILL after the grace). Done only when the pod says
- * `stopped N`: a kill exec that ends without that line (dropped, swallowed) is run again (it is idempotent), and
- * a step that cannot be confirmed stopped is an infrastructure failure, never a quiet timeout.
+ * Terminates every process of the step in the pod (TERM, then KILL after the grace), on a timeout or a cancel. Done
+ * only when the pod says `stopped N`: a kill exec that ends without that line (dropped, swallowed) is run again (it
+ * is idempotent), and a step that cannot be confirmed stopped is an infrastructure failure, never a quiet timeout.
  */
-async function killTimedOutStep(ctx: ExecutorContext, pod: RunPod, index: number): Promise<StepOutcome> {
+async function stopStepProcesses(ctx: ExecutorContext, pod: RunPod, index: number, why: "timed out" | "was cancelled"): Promise<void> {
   const grace = ctx.timings.killGraceSeconds;
   const confirmation = helperCommand.killConfirmation(index);
   await retry(
@@ -123,7 +149,7 @@ async function killTimedOutStep(ctx: ExecutorContext, pod: RunPod, index: number
     {
       signal: ctx.signal,
       onRetry: (n, reason, delayMs) => ctx.emit({ kind: "notice", level: "warning", message: `step ${index + 1}: the kill in the pod was not confirmed (${reason}); again in ${delayMs} ms (attempt ${n + 1})` }),
-      giveUp: (reasons) => new InfraError("exec-failed", `step ${index + 1} timed out and its processes in the pod could not be confirmed stopped: ${reasons.at(-1)}`),
+      giveUp: (reasons) => new InfraError("exec-failed", `step ${index + 1} ${why} and its processes in the pod could not be confirmed stopped: ${reasons.at(-1)}`),
     },
     async (): Promise<AttemptOutcome<undefined>> => {
       const said = await withExecRetry(ctx, pod, `stopping step ${index + 1}`, "exec-failed", async () => {
@@ -134,7 +160,6 @@ async function killTimedOutStep(ctx: ExecutorContext, pod: RunPod, index: number
       return { done: false, reason: said.trim() === "" ? "the kill exec ended without a word from the pod" : `the pod said: ${said.trim().slice(0, 200)}` };
     },
   );
-  return { status: "timeout", exitCode: null, timedOut: true };
 }
 
 function flushDecoders(ctx: ExecutorContext, index: number, decoders: Record<"stdout" | "stderr", StringDecoder>): void {

@@ -5,7 +5,7 @@ import type { IPodList } from "kubernetes-models/v1/PodList";
 import type { IPod } from "kubernetes-models/v1/Pod";
 import { CancelledError, InfraError } from "../errors.js";
 import { buildGetEventsArgs, buildGetPodsArgs } from "../k8s/kubectl-args.js";
-import { classifyKubectlFailure, summarizeStderr } from "../k8s/kubectl-errors.js";
+import { classifyKubectlFailure, findPermissionError, summarizeStderr } from "../k8s/kubectl-errors.js";
 import { buildRunSelector } from "../k8s/labels.js";
 import { classifyPod, isImagePullFailing, pickRunPod, type PodState } from "../k8s/pod-state.js";
 import type { ExecutorContext } from "./context.js";
@@ -14,13 +14,14 @@ import type { RunPod } from "./executor.js";
 /** Consecutive failed API reads tolerated before the cluster counts as unreachable. */
 const MAX_READ_FAILURES = 5;
 
-/** Reads the run's pod once: the pod (or undefined when none exists yet), or why the read failed; throws when it is forbidden. */
+/** Reads the run's pod once: the pod (or undefined when none exists yet), or why the read failed; throws when it is refused (403, 401). */
 export async function readRunPod(ctx: ExecutorContext): Promise<{ pod: IPod | undefined } | { failure: string; unreachable: boolean }> {
   const result = await ctx.kubectl.run(buildGetPodsArgs(ctx.settings.target, buildRunSelector(ctx.settings.runIdLabel)), { signal: ctx.signal });
   if (ctx.signal.aborted) throw new CancelledError();
   if (result.exitCode !== 0) {
+    const denied = findPermissionError(result.stderr, "cannot read the run's pods");
+    if (denied) throw denied;
     const kind = classifyKubectlFailure(result.stderr);
-    if (kind === "forbidden") throw new InfraError("cluster-unreachable", `cannot read pods: ${summarizeStderr(result.stderr)}`);
     return { failure: summarizeStderr(result.stderr), unreachable: kind === "unreachable" };
   }
   try {
@@ -31,10 +32,18 @@ export async function readRunPod(ctx: ExecutorContext): Promise<{ pod: IPod | un
   }
 }
 
-/** The newest event of an object, as `Reason: message`, or undefined. */
+/**
+ * The newest event of an object, as `Reason: message`, or undefined when there is none or it cannot be read now.
+ * A refusal (403, 401) throws: a credential without the permission would otherwise hide every Pending reason.
+ */
 async function readLatestEvent(ctx: ExecutorContext, kind: "Pod" | "Job", name: string): Promise<string | undefined> {
   const result = await ctx.kubectl.run(buildGetEventsArgs(ctx.settings.target, kind, name), { signal: ctx.signal });
-  if (result.exitCode !== 0) return undefined;
+  if (ctx.signal.aborted) throw new CancelledError();
+  if (result.exitCode !== 0) {
+    const denied = findPermissionError(result.stderr, `cannot read the events of ${kind} ${name}`);
+    if (denied) throw denied;
+    return undefined;
+  }
   try {
     const list = JSON.parse(result.stdout) as IEventList;
     const stamp = (e: (typeof list.items)[number]): string => e.lastTimestamp ?? e.eventTime ?? e.metadata?.creationTimestamp ?? "";
@@ -45,7 +54,7 @@ async function readLatestEvent(ctx: ExecutorContext, kind: "Pod" | "Job", name: 
   }
 }
 
-/** Polls until the pod runs; throws InfraError (pod-timeout, image-pull, pod-config, pod-lost, cluster-unreachable). */
+/** Polls until the pod runs; throws InfraError (pod-timeout, image-pull, pod-config, pod-lost, cluster-unreachable, forbidden, unauthorized). */
 export async function waitForPod(ctx: ExecutorContext, deadlineAt: number): Promise<RunPod> {
   const started = Date.now();
   let failures = 0;

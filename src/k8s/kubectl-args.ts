@@ -29,16 +29,48 @@ export interface ApiPermission {
   readonly verbs: readonly string[];
 }
 
-/** A builder of one kind of kubectl call, carrying the permissions that call needs. */
-export type KubectlCall<A extends unknown[]> = ((...args: A) => string[]) & { readonly permissions: readonly ApiPermission[] };
+/**
+ * Whose call it is: the runner's (its permissions make the scoped credential's Role) or the admin's (the
+ * `credentials` command, run once with an admin kubeconfig: never granted to the runner).
+ */
+export type CallScope = "runner" | "admin";
+
+/** A builder of one kind of kubectl call, carrying the permissions that call needs and whose call it is. */
+export type KubectlCall<A extends unknown[]> = ((...args: A) => string[]) & {
+  readonly permissions: readonly ApiPermission[];
+  readonly scope: CallScope;
+  /**
+   * A diagnostic that copes with being forbidden (doctor's reads of nodes and namespaces, which are cluster-scoped
+   * and cannot be granted by a namespaced Role): its permissions are not part of the credential's Role.
+   */
+  readonly optional: boolean;
+  /** Why a call with no permissions needs none (it reads only the kubeconfig, or what every user may read). */
+  readonly needsNoPermission?: string;
+};
+
+/** What a call needs: RBAC rules, or (for calls that need none) the reason why not. */
+type CallNeeds = readonly ApiPermission[] | { readonly none: string };
+
+/** What every list of calls holds of each: enough to derive a Role. */
+type DeclaredCall = { readonly permissions: readonly ApiPermission[]; readonly scope: CallScope; readonly optional: boolean };
 
 /**
  * The one way to declare a kubectl call: its builder and the permissions it needs go together, so the scoped
  * credential's Role (src/credentials/) grants what the runner calls and nothing else, and a new call cannot be
  * added without its permission (a test checks every `build*Args` export is declared here).
  */
-function defineCall<A extends unknown[]>(permissions: readonly ApiPermission[], build: (...args: A) => string[]): KubectlCall<A> {
-  return Object.assign(build, { permissions });
+function defineCall<A extends unknown[]>(needs: CallNeeds, build: (...args: A) => string[], options: { optional?: boolean } = {}): KubectlCall<A> {
+  const optional = options.optional ?? false;
+  if ("none" in needs) return Object.assign(build, { permissions: [], scope: "runner" as const, optional, needsNoPermission: needs.none });
+  return Object.assign(build, { permissions: needs, scope: "runner" as const, optional });
+}
+
+/**
+ * Declares a call only the admin makes (`credentials`): listed in ADMIN_KUBECTL_CALLS, never in KUBECTL_CALLS,
+ * and skipped by collectCallPermissions even when handed to it, so it can never widen the runner's Role.
+ */
+function defineAdminCall<A extends unknown[]>(permissions: readonly ApiPermission[], build: (...args: A) => string[]): KubectlCall<A> {
+  return Object.assign(build, { permissions, scope: "admin" as const, optional: false });
 }
 
 const jobs = (...verbs: string[]): ApiPermission => ({ apiGroup: "batch", resource: "jobs", verbs });
@@ -122,8 +154,134 @@ export const buildDeleteJobsBySelectorArgs = defineCall([jobs("delete")], (targe
   return [...buildGlobalArgs(target), "delete", "jobs", "--selector", labelSelector, "--cascade=background", "--ignore-not-found", "--wait=false", "--request-timeout", API_REQUEST_TIMEOUT];
 });
 
+/**
+ * Sets annotations on a Job with a JSON merge patch (one PATCH request, no read first): the run's heartbeat, a
+ * cancel request from another process, the mark of a kept Job. A Job that is gone fails with NotFound.
+ */
+export const buildAnnotateJobArgs = defineCall([jobs("patch")], (target: ClusterTarget, jobName: string, annotations: Readonly<Record<string, string>>): string[] => {
+  const patch = JSON.stringify({ metadata: { annotations } });
+  return [...buildGlobalArgs(target), "patch", "job", jobName, "--type", "merge", "-p", patch, "--request-timeout", API_REQUEST_TIMEOUT, "-o", "name"];
+});
+
+/**
+ * How long one watch of the run's Job lasts before kubectl ends it cleanly (exit 0) and the runner starts another: a
+ * connection that died silently is replaced at the latest then, and a watch left by a runner killed with SIGKILL
+ * ends by itself.
+ */
+export const WATCH_REQUEST_TIMEOUT = "5m";
+
+/**
+ * Watches one Job: kubectl GETs it, then streams one `{"type": ..., "object": Job}` JSON document per change (the
+ * first one is the Job as it is now), until WATCH_REQUEST_TIMEOUT.
+ */
+export const buildWatchJobArgs = defineCall([jobs("get", "watch")], (target: ClusterTarget, jobName: string): string[] => {
+  return [...buildGlobalArgs(target), "get", "job", jobName, "--watch", "--output-watch-events", "-o", "json", "--request-timeout", WATCH_REQUEST_TIMEOUT];
+});
+
+/** kubectl's own version, as JSON (`clientVersion`); talks to no server. */
+export const buildClientVersionArgs = defineCall({ none: "talks to no server" }, (): string[] => ["version", "--client", "-o", "json"]);
+
+/** kubectl's and the API server's versions, as JSON; the server part fails when it cannot be reached. */
+export const buildServerVersionArgs = defineCall({ none: "/version is readable by every user (system:public-info-viewer)" }, (target: ClusterTarget, requestTimeout: string): string[] => {
+  return [...buildGlobalArgs(target, false), "version", "-o", "json", "--request-timeout", requestTimeout];
+});
+
+/**
+ * The kubeconfig as kubectl resolves it for the chosen context, secrets included (`--raw`), as JSON: for the
+ * context's namespace and what kind of credential it holds. What it prints must never be logged or printed.
+ */
+export const buildViewConfigArgs = defineCall({ none: "reads the kubeconfig only" }, (target: ClusterTarget): string[] => {
+  return [...buildGlobalArgs(target, false), "config", "view", "--raw", "--minify", "-o", "json"];
+});
+
+/**
+ * Creates the review objects on stdin (SelfSubjectAccessReview, SelfSubjectReview; a List of them) and prints
+ * the answers as JSON. Through a manifest rather than `auth can-i`/`auth whoami`, whose bodies kubectl 1.33 sends
+ * as protobuf; without client-side validation, which would fetch an OpenAPI document for nothing.
+ */
+export const buildCreateReviewsArgs = defineCall({ none: "self reviews are allowed to every authenticated user (system:basic-user)" }, (target: ClusterTarget, requestTimeout: string): string[] => {
+  return [...buildGlobalArgs(target, false), "create", "--validate=false", "-f", "-", "-o", "json", "--request-timeout", requestTimeout];
+});
+
+/** Reads one namespace (cluster-scoped: a scoped credential may not). */
+export const buildGetNamespaceArgs = defineCall(
+  [{ apiGroup: "", resource: "namespaces", verbs: ["get"] }],
+  (target: ClusterTarget, namespace: string, requestTimeout: string): string[] => {
+    return [...buildGlobalArgs(target, false), "get", "namespace", namespace, "-o", "json", "--request-timeout", requestTimeout];
+  },
+  { optional: true },
+);
+
+/**
+ * A server-side dry run of creating the Job manifest on stdin: nothing is stored, but the namespace must exist and
+ * admission must accept it. Where namespaces cannot be read, this tells whether the namespace is there.
+ */
+export const buildDryRunCreateArgs = defineCall([jobs("create")], (target: ClusterTarget, requestTimeout: string): string[] => {
+  return [...buildGlobalArgs(target), "create", "--dry-run=server", "-f", "-", "-o", "json", "--request-timeout", requestTimeout];
+});
+
+/** Lists the nodes (cluster-scoped: a scoped credential may not). */
+export const buildGetNodesArgs = defineCall(
+  [{ apiGroup: "", resource: "nodes", verbs: ["list"] }],
+  (target: ClusterTarget, requestTimeout: string): string[] => {
+    return [...buildGlobalArgs(target, false), "get", "nodes", "-o", "json", "--request-timeout", requestTimeout];
+  },
+  { optional: true },
+);
+
+/**
+ * `config view` of the admin kubeconfig, one context, credentials and CA inlined: where `credentials` reads the server
+ * and CA of the kubeconfig it writes (kubectl applies its own merge rules, --kubeconfig and --context). Local: no
+ * request reaches the API server. Its output holds the admin's credentials: it is parsed, never printed.
+ */
+export const buildConfigViewArgs = defineAdminCall([], (target: ClusterTarget): string[] => {
+  return [...buildGlobalArgs(target, false), "config", "view", "--raw", "--minify", "--flatten", "-o", "json"];
+});
+
+const serviceAccounts = (...verbs: string[]): ApiPermission => ({ apiGroup: "", resource: "serviceaccounts", verbs });
+const rbac = (resource: "roles" | "rolebindings", ...verbs: string[]): ApiPermission => ({ apiGroup: "rbac.authorization.k8s.io", resource, verbs });
+
+/** `apply -f -` of the credential's ServiceAccount, Role and RoleBinding (YAML documents on stdin): creates, corrects or leaves each one, and says which. */
+export const buildApplyCredentialArgs = defineAdminCall(
+  [serviceAccounts("get", "create", "patch"), rbac("roles", "get", "create", "patch"), rbac("rolebindings", "get", "create", "patch")],
+  (target: ClusterTarget): string[] => [...buildGlobalArgs(target), "apply", "--request-timeout", API_REQUEST_TIMEOUT, "-f", "-"],
+);
+
+/**
+ * Posts a TokenRequest (JSON on stdin) for the ServiceAccount and prints the answer, whose status holds the token: the
+ * same JSON on every kubectl (1.33's `create token` would send protobuf), and the token never in argv.
+ */
+export const buildTokenRequestArgs = defineAdminCall([{ apiGroup: "", resource: "serviceaccounts/token", verbs: ["create"] }], (target: ClusterTarget, namespace: string, serviceAccount: string): string[] => {
+  const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/serviceaccounts/${encodeURIComponent(serviceAccount)}/token`;
+  return [...buildGlobalArgs(target, false), "create", "--raw", path, "--request-timeout", API_REQUEST_TIMEOUT, "-f", "-"];
+});
+
+/** Deletes the RoleBinding, the Role and the ServiceAccount (its tokens die with it); already gone is not an error. */
+export const buildDeleteCredentialArgs = defineAdminCall(
+  [rbac("rolebindings", "delete"), rbac("roles", "delete"), serviceAccounts("delete")],
+  (target: ClusterTarget, name: string): string[] => [
+    ...buildGlobalArgs(target),
+    "delete",
+    `rolebinding.rbac.authorization.k8s.io/${name}`,
+    `role.rbac.authorization.k8s.io/${name}`,
+    `serviceaccount/${name}`,
+    "--ignore-not-found",
+    "--wait=false",
+    "--request-timeout",
+    API_REQUEST_TIMEOUT,
+  ],
+);
+
+/** The admin's calls (`credentials`): declared with their permissions for the record, never part of the runner's Role. */
+export const ADMIN_KUBECTL_CALLS: readonly DeclaredCall[] = [
+  buildConfigViewArgs,
+  buildApplyCredentialArgs,
+  buildTokenRequestArgs,
+  buildDeleteCredentialArgs,
+];
+
 /** Every kubectl call the runner makes, by builder; the scoped credential's Role is the union of their permissions. */
-export const KUBECTL_CALLS: ReadonlyArray<{ readonly permissions: readonly ApiPermission[] }> = [
+export const KUBECTL_CALLS: readonly DeclaredCall[] = [
   buildCreateArgs,
   buildGetJobArgs,
   buildGetPodsArgs,
@@ -131,14 +289,27 @@ export const KUBECTL_CALLS: ReadonlyArray<{ readonly permissions: readonly ApiPe
   buildExecArgs,
   buildDeleteJobArgs,
   buildListJobsArgs,
+  buildAnnotateJobArgs,
+  buildWatchJobArgs,
+  buildClientVersionArgs,
+  buildServerVersionArgs,
+  buildViewConfigArgs,
+  buildCreateReviewsArgs,
+  buildGetNamespaceArgs,
+  buildDryRunCreateArgs,
+  buildGetNodesArgs,
   buildClaimPlaceholderArgs,
   buildDeleteJobsBySelectorArgs,
 ];
 
-/** The union of every call's permissions, one rule per resource with its verbs in a stable order. */
-export function collectCallPermissions(calls = KUBECTL_CALLS): ApiPermission[] {
+/**
+ * The union of the permissions of the runner's calls that are not optional, one rule per resource with its verbs in
+ * a stable order: what the runner needs (the credential's Role, doctor's checks). Admin calls are skipped.
+ */
+export function collectCallPermissions(calls: readonly DeclaredCall[] = KUBECTL_CALLS): ApiPermission[] {
   const byResource = new Map<string, { apiGroup: string; resource: string; verbs: Set<string> }>();
   for (const call of calls) {
+    if (call.scope === "admin" || call.optional) continue;
     for (const permission of call.permissions) {
       const key = `${permission.apiGroup}/${permission.resource}`;
       const rule = byResource.get(key) ?? { apiGroup: permission.apiGroup, resource: permission.resource, verbs: new Set<string>() };

@@ -12,12 +12,24 @@ export function buildRunSelector(runIdLabel: string): string {
   return `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE},${RUN_ID_LABEL}=${runIdLabel}`;
 }
 
-/** What a Job of ours is for; only placeholders carry it (a run's Job has the run-id label instead). */
+/** ISO time the run's runner last showed it was alive; refreshed every heartbeat interval (absent: creationTimestamp). */
+export const HEARTBEAT_ANNOTATION = "knotless.dev/heartbeat";
+/** Who runs the run: `<pid>@<host>` of the runner process, set at create. */
+export const OWNER_ANNOTATION = "knotless.dev/owner";
+/** ISO time another process asked the run to stop (`knotless-runner-k8s cancel`); the runner watches for it. */
+export const CANCEL_REQUESTED_ANNOTATION = "knotless.dev/cancel-requested";
+/** Who asked: `<pid>@<host>` of the cancelling process. */
+export const CANCEL_REQUESTED_BY_ANNOTATION = "knotless.dev/cancel-requested-by";
+/** ISO time the runner ended and left the Job on purpose (--keep): gc spares it until it finishes. */
+export const KEPT_ANNOTATION = "knotless.dev/kept";
+/** What a Job of ours is for: absent for runs, `warm` for a placeholder that holds a node (src/ops/classify-job.ts). */
 export const ROLE_LABEL = "knotless.dev/role";
-/** The role of a placeholder: a Job that holds a node warm until a run claims it or its deadline passes. */
 export const WARM_ROLE = "warm";
 
-/** The label selector that finds our placeholders (in one namespace). */
+/** The label selector that finds every Job (and pod) of ours in a namespace: runs and warm placeholders. */
+export const MANAGED_SELECTOR = `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`;
+
+/** The label selector that finds our warm placeholders (in one namespace). */
 export function buildPlaceholderSelector(): string {
   return `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE},${ROLE_LABEL}=${WARM_ROLE}`;
 }

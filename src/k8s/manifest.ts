@@ -3,7 +3,8 @@ import type { IJob } from "kubernetes-models/batch/v1/Job";
 import { buildKeepAliveScript } from "../pod/keep-alive.js";
 import { POD_VOLUMES, POD_WORK_DIR } from "../pod/paths.js";
 import { RUN_CONTAINER } from "./kubectl-args.js";
-import { CREATE_TOKEN_ANNOTATION, MANAGED_BY_LABEL, MANAGED_BY_VALUE, RUN_ID_ANNOTATION, RUN_ID_LABEL } from "./labels.js";
+import { CREATE_TOKEN_ANNOTATION, MANAGED_BY_LABEL, MANAGED_BY_VALUE, OWNER_ANNOTATION, RUN_ID_ANNOTATION, RUN_ID_LABEL } from "./labels.js";
+import { formatProcessIdentity, type ProcessIdentity } from "./owner.js";
 
 /** Seconds past the run's own budget before the API server kills the Job (a backstop if the runner dies). */
 export const DEADLINE_MARGIN_SECONDS = 300;
@@ -28,6 +29,8 @@ export interface JobManifestInput {
   /** Non-secret environment of every step (run variables); secrets never go into the manifest. */
   readonly env: ReadonlyArray<{ readonly name: string; readonly value: string }>;
   readonly createToken: string;
+  /** The runner process, recorded on the Job for `list` and for operators; absent, no owner annotation. */
+  readonly owner?: ProcessIdentity;
 }
 
 /** Returns the Job manifest; its shape is pinned by the golden fixtures in test/fixtures/manifests. */
@@ -40,7 +43,13 @@ export function buildJobManifest(input: JobManifestInput): IJob {
       name: input.jobName,
       ...(input.namespace === undefined ? {} : { namespace: input.namespace }),
       labels,
-      annotations: { [RUN_ID_ANNOTATION]: input.runId, [CREATE_TOKEN_ANNOTATION]: input.createToken },
+      // No heartbeat annotation yet: until the first refresh, the Job's creationTimestamp is its heartbeat, so the
+      // manifest stays a function of the settings alone.
+      annotations: {
+        [RUN_ID_ANNOTATION]: input.runId,
+        [CREATE_TOKEN_ANNOTATION]: input.createToken,
+        ...(input.owner ? { [OWNER_ANNOTATION]: formatProcessIdentity(input.owner) } : {}),
+      },
     },
     spec: {
       backoffLimit: 0,

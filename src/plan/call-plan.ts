@@ -1,6 +1,7 @@
 // The kubectl calls of a successful run, in order, and those of `warm`: pure functions printed by --dry-run.
-import type { ExecutorSettings } from "../executor/context.js";
+import { DEFAULT_TIMINGS, type ExecutorSettings } from "../executor/context.js";
 import {
+  buildAnnotateJobArgs,
   buildClaimPlaceholderArgs,
   buildCreateArgs,
   buildDeleteJobArgs,
@@ -9,9 +10,10 @@ import {
   buildGetEventsArgs,
   buildGetPodsArgs,
   buildListJobsArgs,
+  buildWatchJobArgs,
   type ClusterTarget,
 } from "../k8s/kubectl-args.js";
-import { buildPlaceholderSelector, buildRunSelector } from "../k8s/labels.js";
+import { buildPlaceholderSelector, buildRunSelector, HEARTBEAT_ANNOTATION, KEPT_ANNOTATION } from "../k8s/labels.js";
 import { PLACEHOLDER_NAME_PREFIX } from "../k8s/placeholder-manifest.js";
 import { buildUploadCommand, helperCommand } from "../pod/helper-script.js";
 
@@ -25,6 +27,8 @@ export interface PlannedCall {
 
 /** The pod name is only known once the Job made it; the plan shows this placeholder. */
 export const PLANNED_POD = "<pod>";
+/** The time an annotation records is the call's own; the plan shows this placeholder. */
+export const PLANNED_TIME = "<now>";
 /** Which warm placeholder a run claims is only known once it has listed them. */
 export const PLANNED_PLACEHOLDER = `${PLACEHOLDER_NAME_PREFIX}<slot>`;
 const CLAIM_BODY = "DeleteOptions: background propagation, preconditions on the listed placeholder's uid and resourceVersion";
@@ -44,9 +48,13 @@ function describePacker(hostTar: string | undefined): string {
   return hostTar === undefined ? "packed by the runner" : `packed by ${hostTar} if it is GNU tar 1.29 or later, else by the runner`;
 }
 
-/** Every call a successful run makes, with the same builders the executor uses. */
-export function planKubectlCalls(settings: ExecutorSettings): PlannedCall[] {
+/**
+ * Every call a successful run makes, with the same builders the executor uses. The cancel watch and the heartbeat
+ * run alongside the others, from the create until teardown.
+ */
+export function planKubectlCalls(settings: ExecutorSettings, options: { readonly heartbeatIntervalMs?: number } = {}): PlannedCall[] {
   const { target } = settings;
+  const every = `${(options.heartbeatIntervalMs ?? DEFAULT_TIMINGS.heartbeatIntervalMs) / 1000}s`;
   const upload = [`the checkout → /work`, ...(settings.sharedStepsDir ? [`the shared steps → /steps`] : []), `the runner's files → /knotless`].join(", ");
   // Before the create, the namespace is the context's when create leaves it to kubectl: so is the lookup's.
   const lookup = target.namespaceFromContext ? withoutNamespace(target) : target;
@@ -74,13 +82,17 @@ export function planKubectlCalls(settings: ExecutorSettings): PlannedCall[] {
   return [
     ...claim,
     { args: buildCreateArgs(target), stdin: "the Job manifest above (JSON)" },
+    { args: buildWatchJobArgs(target, settings.jobName), note: "from the create until teardown, started again when it ends: notices a cancel requested through the cluster" },
+    { args: buildAnnotateJobArgs(target, settings.jobName, { [HEARTBEAT_ANNOTATION]: PLANNED_TIME }), note: `the heartbeat, every ${every} from the create until teardown` },
     { args: buildGetPodsArgs(target, buildRunSelector(settings.runIdLabel)), note: "polled until the pod runs" },
     { args: buildGetEventsArgs(target, "Pod", PLANNED_POD), note: "while the pod is Pending, every few seconds" },
     { args: buildExecArgs(target, PLANNED_POD, buildUploadCommand(), true), stdin: `tar of ${upload}, ${describePacker(settings.hostTar?.binary)}` },
     ...settings.steps.map((step, index) => ({ args: buildExecArgs(target, PLANNED_POD, helperCommand.run(index), false), note: `step ${index + 1}: ${step.name}` })),
     { args: buildExecArgs(target, PLANNED_POD, helperCommand.packOutputs(), false), note: "tar of /outputs → <out>/outputs" },
-    { args: buildDeleteJobArgs(target, settings.jobName) },
-    ...keepWarm,
+    settings.keep
+      ? { args: buildAnnotateJobArgs(target, settings.jobName, { [KEPT_ANNOTATION]: PLANNED_TIME }), note: "--keep: the Job stays (gc spares it while it lasts)" }
+      : { args: buildDeleteJobArgs(target, settings.jobName) },
+    ...(settings.keep ? [] : keepWarm),
   ];
 }
 

@@ -1,5 +1,7 @@
 // The run's result (result.json): one shape for every outcome, mirroring the dev.knotless.check lexicon.
+import type { LogCounts } from "../events/output-budget.js";
 import type { RunStatus, StepStatus } from "../events/run-events.js";
+import type { WorkflowSummary } from "../run/plan-workflow-run.js";
 import type { Capacity } from "../warm/claim-placeholder.js";
 import type { ReadonlyList } from "../util/readonly-list.js";
 
@@ -15,10 +17,13 @@ export interface StepRecord {
   readonly timedOut: boolean;
 }
 
+/** A run's status; `skipped`: its workflow's `when` did not match the trigger, so nothing ran and the cluster was not touched. */
+export type ResultStatus = RunStatus | "skipped";
+
 export interface RunResult {
   readonly $type: typeof RESULT_TYPE;
   readonly runId: string;
-  readonly status: RunStatus;
+  readonly status: ResultStatus;
   readonly error: string | null;
   readonly errorReason: string | null;
   readonly exitCode: number;
@@ -34,6 +39,10 @@ export interface RunResult {
   /** Downloaded files by path; may be a compact list rather than an array (up to 100,000 files): spread it for one. */
   readonly outputs: ReadonlyList<{ readonly path: string; readonly size: number; readonly sha256: string }>;
   readonly refusedOutputs: ReadonlyArray<{ readonly path: string; readonly reason: string }>;
+  /** The step output the logs kept against the run's budget (--max-log-bytes), and what they left out. */
+  readonly logs: LogCounts;
+  /** The workflow file the run came from, its clone settings and the trigger's match; absent for a steps file. */
+  readonly workflow?: WorkflowSummary;
 }
 
 export interface RunResultInput {
@@ -48,6 +57,8 @@ export interface RunResultInput {
   readonly steps: readonly StepRecord[];
   readonly outputs?: RunResult["outputs"];
   readonly refusedOutputs?: RunResult["refusedOutputs"];
+  readonly logs: LogCounts;
+  readonly workflow?: WorkflowSummary;
 }
 
 /** The step entry of a step that never ran. */
@@ -63,7 +74,7 @@ function pickExitCode(status: RunStatus, steps: readonly StepRecord[], hasError:
 }
 
 /** Builds the result: a pure function of what the run saw. */
-export function buildRunResult(input: RunResultInput): RunResult {
+export function buildRunResult(input: RunResultInput): RunResult & { readonly status: RunStatus } {
   return {
     $type: RESULT_TYPE,
     runId: input.runId,
@@ -80,5 +91,12 @@ export function buildRunResult(input: RunResultInput): RunResult {
     steps: input.steps,
     outputs: input.outputs ?? [],
     refusedOutputs: input.refusedOutputs ?? [],
+    logs: { limitBytes: input.logs.limitBytes, keptBytes: input.logs.keptBytes, droppedBytes: input.logs.droppedBytes },
+    ...(input.workflow ? { workflow: input.workflow } : {}),
   };
+}
+
+/** The result of a run whose workflow did not match its trigger: every step skipped, no Job, exit code 0. */
+export function buildNotMatchedResult(input: Omit<RunResultInput, "status" | "error" | "outputs" | "refusedOutputs"> & { readonly workflow: WorkflowSummary }): RunResult {
+  return { ...buildRunResult({ ...input, status: "success" }), status: "skipped" };
 }

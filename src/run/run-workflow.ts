@@ -1,6 +1,9 @@
 // Runs one workflow run end to end on an executor: steps in order, first failure ends it, teardown always.
-import { CancelledError, InfraError, InputError, describeError } from "../errors.js";
-import { createEventEmitter, type RunEventSink, type RunStatus } from "../events/run-events.js";
+import { CancelledError, InfraError, InputError, describeError, type InfraReason } from "../errors.js";
+import { createEventMask } from "../events/mask-events.js";
+import { SecretMasker } from "../secrets/mask-stream.js";
+import { createOutputBudget, DEFAULT_MAX_LOG_BYTES, type OutputBudget } from "../events/output-budget.js";
+import { createEventEmitter, type RunEvent, type RunEventSink, type RunStatus } from "../events/run-events.js";
 import { runTimedPhase } from "../events/timed-phase.js";
 import type { Kubectl } from "../k8s/kubectl.js";
 import { DEFAULT_TIMINGS, type ExecutorContext, type ExecutorSettings, type ExecutorTimings } from "../executor/context.js";
@@ -8,14 +11,40 @@ import type { Executor, StepOutcome } from "../executor/executor.js";
 import { KubernetesExecutor } from "../executor/kubernetes-executor.js";
 import { buildRunResult, buildSkippedStep, type RunResult, type StepRecord } from "../result/run-result.js";
 import type { ExtractReport } from "../transfer/extract-outputs.js";
+import type { StepSpec } from "../input/steps-file.js";
+import type { WorkflowSummary } from "./plan-workflow-run.js";
 import { scanUploadTrees, type TreeScan, type UploadTrees } from "../transfer/scan-tree.js";
 
+/** The run's settings: the executor's, plus what only the run itself uses. */
+export type RunSettings = ExecutorSettings & {
+  readonly stepTimeoutMs?: number;
+  /** Most bytes of step output the sinks get for the whole run (DEFAULT_MAX_LOG_BYTES, 64 MiB, when absent); see OutputBudget. */
+  readonly maxLogBytes?: number;
+  /** The workflow file the run came from, for the result (src/run/plan-workflow-run.ts); absent for a steps file. */
+  readonly workflow?: WorkflowSummary;
+};
+
 export interface RunWorkflowOptions {
-  readonly settings: ExecutorSettings & { readonly stepTimeoutMs?: number };
+  readonly settings: RunSettings;
   readonly kubectl: Kubectl;
-  /** Abort to cancel the run: the current step stops, the Job is deleted, the status is cancelled. */
+  /**
+   * Abort to cancel the run: the current step's processes in the pod are stopped, what they wrote to /outputs is
+   * collected, the Job is deleted, the status is cancelled. A cancel requested through the cluster (the Job's
+   * cancel-requested annotation, `knotless-runner-k8s cancel`) does the same.
+   */
   readonly signal: AbortSignal;
+  /**
+   * Abort (after `signal`) to skip what is left of a cancelled run's clean-up (stopping the step, collecting the
+   * outputs) and go straight to teardown; that clean-up is bounded by the timings' cancelCleanupMs regardless.
+   */
+  readonly forceSignal?: AbortSignal;
+  /** Every event goes to every sink, step output within the run's budget of settings.maxLogBytes. */
   readonly sinks: readonly RunEventSink[];
+  /**
+   * The budget the events pass through on their way to the sinks, made with settings.maxLogBytes; absent, the run
+   * makes it. A caller passes its own to read the counts while the run cannot return (the CLI's crash path).
+   */
+  readonly outputBudget?: OutputBudget;
   readonly timings?: Partial<ExecutorTimings>;
   /** Makes the executor from the run's context; the Kubernetes executor unless a test scripts its own. */
   readonly createExecutor?: (ctx: ExecutorContext) => Executor;
@@ -27,11 +56,15 @@ export type FailureClass = "input" | "internal";
 /** Runs the workflow and resolves with its result; it rejects only for bugs, never for a failed step or cluster. */
 export async function runWorkflow(options: RunWorkflowOptions): Promise<RunResult> {
   const { settings } = options;
-  const emit = createEventEmitter(options.sinks);
+  const budget = options.outputBudget ?? createOutputBudget(settings.maxLogBytes ?? DEFAULT_MAX_LOG_BYTES);
+  // Masking first, so the budget counts (and every sink sees) only masked text.
+  const masker = new SecretMasker((settings.secrets ?? []).map((secret) => secret.value));
+  const emit = createEventEmitter([createEventMask(masker).through(budget.through(fanOut(options.sinks)))]);
   const timings = { ...DEFAULT_TIMINGS, ...options.timings };
   const startedAt = new Date();
-  const { signal, dispose } = linkRunSignal(options.signal, settings.timeoutMs + timings.runDeadlineGraceMs + timings.killGraceSeconds * 1000);
-  const ctx: ExecutorContext = { settings, timings, kubectl: options.kubectl, emit, signal };
+  const { signal, cancel, dispose } = linkRunSignal(options.signal, settings.timeoutMs + timings.runDeadlineGraceMs + timings.killGraceSeconds * 1000);
+  const cleanup = createCleanupSignal(timings.cancelCleanupMs, options.forceSignal);
+  const ctx: ExecutorContext = { settings, timings, kubectl: options.kubectl, emit, signal, requestCancel: cancel, cleanupSignal: cleanup.signal };
   const executor = (options.createExecutor ?? ((c: ExecutorContext) => new KubernetesExecutor(c)))(ctx);
   const { namespace } = settings.target;
   emit({ kind: "run-start", runId: settings.runId, jobName: settings.jobName, ...(namespace === undefined ? {} : { namespace }), image: settings.image, steps: settings.steps.map((s) => s.name) });
@@ -39,27 +72,33 @@ export async function runWorkflow(options: RunWorkflowOptions): Promise<RunResul
   let status: RunStatus = "success";
   let error: { message: string; reason: string } | undefined;
   let report: ExtractReport | undefined;
+  /** Where the run got to: a cancel once steps have run collects their outputs before teardown. */
+  let stage: "setup" | "steps" | "outputs" = "setup";
   try {
     const trees = await scanInput(settings, emit);
     await executor.setup();
     await executor.copyIn(trees);
+    stage = "steps";
     status = await runSteps(executor, settings, steps, startedAt.getTime(), emit, signal);
+    stage = "outputs";
     report = await executor.copyOut();
   } catch (thrown) {
     ({ status, error } = classifyFailure(thrown, signal));
     markRunningStep(steps, status === "timeout" || status === "cancelled" ? status : "failed", emit);
+    if (status === "cancelled" && stage === "steps" && steps.some((step) => step.startedAt !== null)) report = await collectOutputsAfterCancel(executor, emit);
   } finally {
     dispose();
+    cleanup.dispose();
     const torn = await executor.teardown();
     // A Job left behind keeps a paid node alive: never a clean result, whatever the steps did.
-    if (torn.leftBehind) ({ status, error } = reportLeftBehind(status, error, torn.detail));
+    if (torn.leftBehind) ({ status, error } = reportLeftBehind(status, error, torn.detail, torn.reason));
   }
   for (const refused of report?.refused ?? []) emit({ kind: "notice", level: "warning", message: `refused output ${refused.path}: ${refused.reason}` });
   if (report?.limitReached) emit({ kind: "notice", level: "warning", message: `outputs stopped at the limit of ${settings.maxOutputBytes} bytes; the rest was not downloaded` });
   const result = buildRunResult({
     runId: settings.runId,
     status,
-    ...(error ? { error } : {}),
+    ...(error ? { error: { ...error, message: masker.maskText(error.message) } } : {}),
     startedAt,
     finishedAt: new Date(),
     job: { namespace: executor.namespace ?? "", name: settings.jobName, pod: executor.pod?.name ?? null, node: executor.pod?.node || null, image: settings.image },
@@ -68,6 +107,8 @@ export async function runWorkflow(options: RunWorkflowOptions): Promise<RunResul
     steps,
     outputs: report?.files ?? [],
     refusedOutputs: report?.refused ?? [],
+    logs: budget.counts(),
+    ...(settings.workflow ? { workflow: settings.workflow } : {}),
   });
   emit({ kind: "run-end", status: result.status, exitCode: result.exitCode, ...(result.error ? { error: result.error } : {}), durationMs: result.durationMs });
   return result;
@@ -75,11 +116,18 @@ export async function runWorkflow(options: RunWorkflowOptions): Promise<RunResul
 
 type Emit = ReturnType<typeof createEventEmitter>;
 
+/** One sink that hands each event to every sink, in order: what the budget (and any transform before it) emits into. */
+function fanOut(sinks: readonly RunEventSink[]): RunEventSink {
+  return (event: RunEvent) => {
+    for (const sink of sinks) sink(event);
+  };
+}
+
 /**
  * The "scan" phase: lists the checkout and the shared steps and checks that every file can be read, before the
  * Job exists, so a bad tree fails the run as bad input without a single kubectl call (a ScanError is an InputError).
  */
-function scanInput(settings: RunWorkflowOptions["settings"], emit: Emit): Promise<UploadTrees> {
+function scanInput(settings: RunSettings, emit: Emit): Promise<UploadTrees> {
   return runTimedPhase(emit, "scan", () => scanUploadTrees(settings.checkoutDir, settings.sharedStepsDir), describeTrees);
 }
 
@@ -91,13 +139,13 @@ function describeTrees(trees: UploadTrees): string {
 }
 
 /** Runs every step in order until one does not succeed; returns the run status the steps decided. */
-async function runSteps(executor: Executor, settings: RunWorkflowOptions["settings"], steps: StepRecord[], runStartedAt: number, emit: Emit, signal: AbortSignal): Promise<RunStatus> {
+async function runSteps(executor: Executor, settings: RunSettings, steps: StepRecord[], runStartedAt: number, emit: Emit, signal: AbortSignal): Promise<RunStatus> {
   const runDeadline = runStartedAt + settings.timeoutMs;
   for (const [index, spec] of settings.steps.entries()) {
     if (signal.aborted) throw new CancelledError();
     if (Date.now() >= runDeadline) return "timeout";
     const started = new Date();
-    const deadline = Math.min(runDeadline, settings.stepTimeoutMs ? started.getTime() + settings.stepTimeoutMs : Infinity);
+    const deadline = Math.min(runDeadline, stepBudget(spec, settings) ? started.getTime() + stepBudget(spec, settings)! : Infinity);
     steps[index] = { ...steps[index]!, status: "cancelled", startedAt: started.toISOString() }; // until it ends
     emit({ kind: "step-start", index, name: spec.name, command: spec.script });
     const end = (outcome: StepOutcome): void => {
@@ -129,13 +177,58 @@ async function runSteps(executor: Executor, settings: RunWorkflowOptions["settin
   return "success";
 }
 
+/** A step's budget: its own timeout, else the run's step timeout, else none (the run's deadline still holds). */
+function stepBudget(spec: StepSpec, settings: RunSettings): number | undefined {
+  return spec.timeoutMs ?? settings.stepTimeoutMs;
+}
+
+/**
+ * After a cancel, collects what the steps wrote to /outputs (the executor runs copyOut under the clean-up signal);
+ * a failure is a warning: the run is cancelled either way.
+ */
+async function collectOutputsAfterCancel(executor: Executor, emit: Emit): Promise<ExtractReport | undefined> {
+  try {
+    return await executor.copyOut();
+  } catch (error) {
+    emit({ kind: "notice", level: "warning", message: `the outputs could not be collected after the cancel: ${describeError(error)}` });
+    return undefined;
+  }
+}
+
+/**
+ * The clean-up signal of a cancelled run, made on first use: aborted `ms` after that, or when `force` is. The same
+ * signal on every call.
+ */
+function createCleanupSignal(ms: number, force: AbortSignal | undefined): { signal: () => AbortSignal; dispose: () => void } {
+  let controller: AbortController | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const onForce = (): void => controller?.abort(new CancelledError("the clean-up of the cancelled run was cut short"));
+  return {
+    signal: () => {
+      if (controller) return controller.signal;
+      controller = new AbortController();
+      timer = setTimeout(() => controller?.abort(new CancelledError(`the clean-up of the cancelled run took more than ${Math.round(ms / 1000)}s`)), Math.min(ms, 2_147_483_647));
+      if (force?.aborted) onForce();
+      else force?.addEventListener("abort", onForce, { once: true });
+      return controller.signal;
+    },
+    dispose: () => {
+      clearTimeout(timer);
+      force?.removeEventListener("abort", onForce);
+    },
+  };
+}
+
 /** The run's own time ran out outside a step. */
 class RunDeadlineError extends Error {
   override readonly name = "RunDeadlineError";
 }
 
-/** A signal aborted by the caller's cancel or by the run's backstop deadline, whichever comes first. */
-function linkRunSignal(cancel: AbortSignal, deadlineMs: number): { signal: AbortSignal; dispose: () => void } {
+/**
+ * A signal aborted by the caller's cancel, by a cancel requested through the cluster (`cancel`, which the executor
+ * calls) or by the run's backstop deadline, whichever comes first.
+ */
+function linkRunSignal(cancel: AbortSignal, deadlineMs: number): { signal: AbortSignal; cancel: (reason: CancelledError) => void; dispose: () => void } {
   const controller = new AbortController();
   const onCancel = (): void => controller.abort(cancel.reason);
   if (cancel.aborted) onCancel();
@@ -143,6 +236,9 @@ function linkRunSignal(cancel: AbortSignal, deadlineMs: number): { signal: Abort
   const timer = setTimeout(() => controller.abort(new RunDeadlineError(`the run's timeout of ${Math.round(deadlineMs / 1000)}s (with grace) ran out`)), Math.min(deadlineMs, 2_147_483_647));
   return {
     signal: controller.signal,
+    cancel: (reason) => {
+      if (!controller.signal.aborted) controller.abort(reason);
+    },
     dispose: () => {
       clearTimeout(timer);
       cancel.removeEventListener("abort", onCancel);
@@ -164,11 +260,17 @@ function markRunningStep(steps: StepRecord[], status: "failed" | "cancelled" | "
 
 /**
  * Adds a Job left behind to the run's verdict: a run without an error becomes a teardown failure (a successful
- * one is failed: exit 3), a run that already has an error keeps it and says this too.
+ * one is failed: exit 3), or `forbidden`/`unauthorized` when the API server refused the delete; a run that already
+ * has an error keeps it and says this too.
  */
-function reportLeftBehind(status: RunStatus, error: { message: string; reason: string } | undefined, detail: string): { status: RunStatus; error: { message: string; reason: string } } {
+function reportLeftBehind(
+  status: RunStatus,
+  error: { message: string; reason: string } | undefined,
+  detail: string,
+  refused: InfraReason | undefined,
+): { status: RunStatus; error: { message: string; reason: string } } {
   if (error) return { status, error: { ...error, message: `${error.message}; also: ${detail}` } };
-  return { status: status === "success" ? "failed" : status, error: { message: detail, reason: "teardown-failed" } };
+  return { status: status === "success" ? "failed" : status, error: { message: detail, reason: refused ?? "teardown-failed" } };
 }
 
 /** Maps what stopped the run to its status and error: the only place that reads error types for the result. */

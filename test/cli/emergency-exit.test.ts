@@ -13,6 +13,7 @@ const dir = makeTestTempDir("knotless-emergency-exit-");
 let runs = 0;
 
 const JOB = { namespace: "default", name: "knotless-run-42", pod: "knotless-run-42-x7k2p", node: "node-1", image: "busybox:1.36" };
+const LOGS = { limitBytes: 1024, keptBytes: 1024, droppedBytes: 4096 };
 
 /** Log files and a step tracker that have seen a run start and its first step start, as a real run's would. */
 function startRun(): { outDir: string; logFiles: ClosableSink[]; tracker: ReturnType<typeof createStepTracker> } {
@@ -36,20 +37,23 @@ describe("prepareEmergencyExit", () => {
     const warnings: string[] = [];
     const last = prepareEmergencyExit({ outDir, runId: "42", logFiles, stepTracker: tracker, warn: (m) => warnings.push(m) });
     last.log({ kind: "notice", level: "error", message: "SIGTERM again: exiting now" });
-    last.finish({ status: "cancelled", error: { message: "cancelled by SIGTERM, then SIGTERM again", reason: "cancelled" }, stepStatus: "cancelled", job: JOB });
+    last.finish({ status: "cancelled", error: { message: "cancelled by SIGTERM, then SIGTERM again", reason: "cancelled" }, stepStatus: "cancelled", job: JOB, logs: LOGS });
     assert.deepEqual(warnings, []);
     // Read at once: finish wrote synchronously, as a process about to exit needs.
-    const result = JSON.parse(readFileSync(join(outDir, "result.json"), "utf8")) as { status: string; errorReason: string; error: string; steps: { status: string }[]; job: unknown };
+    const result = JSON.parse(readFileSync(join(outDir, "result.json"), "utf8")) as { status: string; errorReason: string; error: string; steps: { status: string }[]; job: unknown; logs: unknown };
     assert.equal(result.status, "cancelled");
     assert.equal(result.errorReason, "cancelled");
     assert.equal(result.error, "cancelled by SIGTERM, then SIGTERM again");
     assert.deepEqual(result.steps.map((step) => step.status), ["cancelled", "skipped"]);
     assert.deepEqual(result.job, JOB);
+    assert.deepEqual(result.logs, LOGS, "the output budget's counts the CLI handed over");
     const runLog = readFileSync(join(outDir, "run.log"), "utf8").trimEnd().split("\n");
-    assert.match(runLog.at(-4) ?? "", /\[step 1 stdout\] compiling$/);
-    assert.match(runLog.at(-3) ?? "", /error: SIGTERM again: exiting now$/);
-    assert.match(runLog.at(-2) ?? "", /\[step 1 stdout\] half a line$/, "the unfinished output line comes before the summary");
-    assert.match(runLog.at(-1) ?? "", /run cancelled in .*: cancelled by SIGTERM, then SIGTERM again$/);
+    assert.match(runLog.find((line) => line.includes("[step")) ?? "", /Z \[step 1 stdout\]$/, "the output's header");
+    const withoutHeaders = runLog.filter((line) => !line.endsWith(" [step 1 stdout]"));
+    assert.equal(withoutHeaders.at(-4), "  compiling");
+    assert.equal(withoutHeaders.at(-3), "  half a line", "the unfinished output line is written before the lines that say why the run stopped");
+    assert.match(withoutHeaders.at(-2) ?? "", /error: SIGTERM again: exiting now$/);
+    assert.match(withoutHeaders.at(-1) ?? "", /run cancelled in .*: cancelled by SIGTERM, then SIGTERM again$/);
     const ndjson = readFileSync(join(outDir, "log.ndjson"), "utf8").trimEnd().split("\n").map((line) => JSON.parse(line) as { event?: string });
     assert.deepEqual(ndjson.slice(-2).map((line) => line.event), ["notice", "run-end"]);
   });
@@ -58,7 +62,7 @@ describe("prepareEmergencyExit", () => {
     const { outDir, logFiles, tracker } = startRun();
     const warnings: string[] = [];
     const last = prepareEmergencyExit({ outDir: join(outDir, "missing"), runId: "42", logFiles, stepTracker: tracker, warn: (m) => warnings.push(m) });
-    last.finish({ status: "failed", error: { message: "internal error: boom", reason: "internal" }, stepStatus: "failed", job: JOB });
+    last.finish({ status: "failed", error: { message: "internal error: boom", reason: "internal" }, stepStatus: "failed", job: JOB, logs: LOGS });
     assert.equal(warnings.length, 1);
     assert.match(warnings[0] ?? "", /^could not write result\.json: ENOENT/);
     assert.match(readFileSync(join(outDir, "run.log"), "utf8"), /run failed in .*: internal error: boom\n$/);
@@ -75,7 +79,7 @@ describe("prepareEmergencyExit", () => {
     };
     const last = prepareEmergencyExit({ outDir, runId: "42", logFiles: [throwing], stepTracker: tracker, warn: () => {} });
     assert.doesNotThrow(() => last.log({ kind: "notice", level: "error", message: "x" }));
-    assert.doesNotThrow(() => last.finish({ status: "failed", error: { message: "x", reason: "internal" }, stepStatus: "failed", job: JOB }));
+    assert.doesNotThrow(() => last.finish({ status: "failed", error: { message: "x", reason: "internal" }, stepStatus: "failed", job: JOB, logs: LOGS }));
     assert.equal(JSON.parse(readFileSync(join(outDir, "result.json"), "utf8")).status, "failed");
   });
 });

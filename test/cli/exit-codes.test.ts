@@ -11,6 +11,7 @@ const base: RunResultInput = {
   finishedAt: new Date(1000),
   job: { namespace: "default", name: "knotless-run-1", pod: null, node: null, image: "busybox:1.36" },
   steps: [],
+  logs: { limitBytes: 1024, keptBytes: 0, droppedBytes: 0 },
 };
 
 describe("exitCodeForResult", () => {

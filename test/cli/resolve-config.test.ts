@@ -20,6 +20,7 @@ function workspace(): { dir: string; options: RawRunOptions } {
     cpu: "500m",
     memory: "512Mi",
     maxOutputBytes: "512Mi",
+    maxLogBytes: "64Mi",
   };
   return { dir, options };
 }
@@ -44,6 +45,7 @@ describe("resolveRunConfig", () => {
     assert.equal(config.settings.jobName, `knotless-run-${config.settings.runId}`);
     assert.equal(config.settings.timeoutMs, 3_600_000);
     assert.equal(config.settings.maxOutputBytes, 512 * 1024 * 1024);
+    assert.equal(config.settings.maxLogBytes, 64 * 1024 * 1024);
   });
 
   it("takes kubectl from KNOTLESS_KUBECTL unless --kubectl is given", async () => {
@@ -105,6 +107,7 @@ describe("resolveRunConfig", () => {
     assert.match(await inputError({ ...options, cpu: "lots" }), /--cpu expects a Kubernetes quantity/);
     assert.match(await inputError({ ...options, memory: "1 GB" }), /--memory expects a Kubernetes quantity/);
     assert.match(await inputError({ ...options, maxOutputBytes: "-1" }), /--max-output-bytes expects a byte count/);
+    assert.match(await inputError({ ...options, maxLogBytes: "64 MiB" }), /--max-log-bytes expects a byte count such as 536870912, 512Mi or 1G, got "64 MiB"/);
     assert.match(await inputError({ ...options, image: "bad image" }), /--image expects an image reference/);
     assert.match(await inputError({ ...options, namespace: "Not_A_Label" }), /--namespace expects a DNS-1123 label/);
     assert.match(await inputError({ ...options, runId: "has space" }), /--run-id expects/);

@@ -34,7 +34,9 @@ async function assertNoJobLeft(cluster: FakeCluster): Promise<void> {
  */
 async function assertCallsFollowTheDryRun(actual: ReadonlyArray<readonly string[]>, result: ReturnType<typeof readResult>, ws: ReturnType<typeof makeWorkspace>, cluster: FakeCluster): Promise<void> {
   const isEvents = (line: string): boolean => / get events /.test(line);
-  const collapse = (lines: readonly string[]): string[] => lines.filter((line) => !isEvents(line)).filter((line, index, all) => index === 0 || line !== all[index - 1]);
+  // The cancel watch and the heartbeat run alongside the other calls (the heartbeat only in runs longer than its interval).
+  const isPresence = (line: string): boolean => / get job \S+ --watch /.test(line) || / patch job .*knotless\.dev\/heartbeat/.test(line);
+  const collapse = (lines: readonly string[]): string[] => lines.filter((line) => !isEvents(line) && !isPresence(line)).filter((line, index, all) => index === 0 || line !== all[index - 1]);
   const dry = await runCli([...runArgs(cluster, { ...ws, out: `${ws.out}-dry` }), "--dry-run", "--run-id", result.runId], { env: cluster.env });
   assert.equal(dry.code, 0, dry.stderr);
   const planned: string[] = []; // a quoted argument may span lines: a line that is no comment and no new call continues one
@@ -49,6 +51,8 @@ async function assertCallsFollowTheDryRun(actual: ReadonlyArray<readonly string[
   const isClaim = (line: string): boolean => / delete --raw /.test(line);
   const expected = made.some(isClaim) ? planned : planned.filter((line) => !isClaim(line));
   assert.deepEqual(collapse(made), collapse(expected));
+  const watch = planned.find((line) => / --watch /.test(line));
+  assert.ok(watch && made.includes(watch), "the run watched its Job as the plan says");
 }
 
 describe("the CLI with the fake kubectl", { concurrency: 2 }, () => {
@@ -69,7 +73,7 @@ describe("the CLI with the fake kubectl", { concurrency: 2 }, () => {
     assert.match(run.stdout, /greet\.sh/, "the files step lists /steps/greet.sh");
     assert.match(readFileSync(join(ws.out, "outputs", "ran.txt"), "utf8"), /^ran on knotless-run-/);
     assert.deepEqual([...result.outputs].map((o) => o.path), ["ran.txt"]);
-    assert.match(readFileSync(join(ws.out, "run.log"), "utf8"), /\[step 3 stdout\] .*steps\.tsv/, "run.log holds the step output");
+    assert.match(readFileSync(join(ws.out, "run.log"), "utf8"), /Z \[step 3 stdout\]\n(  .*\n)*  .*steps\.tsv\n/, "run.log holds the step output, indented under its header");
     assert.doesNotMatch(readFileSync(join(ws.out, "run.log"), "utf8"), /through a pipe/, "the download fell back to a pipe");
     assert.match(readFileSync(join(ws.out, "run.log"), "utf8"), /ok upload .*packed by GNU tar \d+\.\d+; receipt and count verified in the pod/);
     const calls = await cluster.calls();
@@ -189,6 +193,33 @@ describe("the CLI with the fake kubectl", { concurrency: 2 }, () => {
     assert.equal((await cluster.jobs()).length, 1, "the Job is still there (its delete was refused)");
   });
 
+  it("keeps the first --max-log-bytes of step output in run.log, log.ndjson and on the console alike, says so once in each and lets the steps run on", async (t) => {
+    const cluster = await withCluster(t);
+    const ws = makeWorkspace("chatty\ti=0; while [ $i -lt 3000 ]; do echo \"line $i\"; i=$((i+1)); done\nsecond\techo past the cut >&2; echo done > /outputs/done.txt\n");
+    const printed = `${Array.from({ length: 3000 }, (_, i) => `line ${i}\n`).join("")}past the cut\n`;
+    const run = await runCli(runArgs(cluster, ws, ["--max-log-bytes", "1K"]), { env: cluster.env });
+    assert.equal(run.code, 0, run.stderr);
+    const result = readResult(ws.out);
+    assert.deepEqual(result.steps.map((s) => s.status), ["success", "success"]);
+    assert.deepEqual([...result.outputs].map((o) => o.path), ["done.txt"], "the second step ran to its end");
+    assert.deepEqual(result.logs, { limitBytes: 1000, keptBytes: 1000, droppedBytes: printed.length - 1000 });
+    const kept = printed.slice(0, 1000);
+    const limitNotice = /step output reached the log limit of 1000 bytes in step 1's stdout/g;
+    // The console: the kept output on stdout (its cut line ended before the next runner line), the notice once on stderr.
+    assert.equal(run.stdout.replace(/\n$/, ""), kept.replace(/\n$/, ""));
+    assert.equal(run.stderr.match(limitNotice)?.length, 1, run.stderr);
+    const ndjson = readFileSync(join(ws.out, "log.ndjson"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { kind: string; step: number; stream: string; content: string });
+    const outputLines = ndjson.filter((l) => l.kind === "data" && l.step >= 0);
+    assert.equal(outputLines.map((l) => l.content).join(""), kept);
+    assert.equal(ndjson.filter((l) => l.stream === "system" && limitNotice.test(l.content)).length, 1);
+    const runLog = readFileSync(join(ws.out, "run.log"), "utf8");
+    assert.equal(runLog.match(limitNotice)?.length, 1);
+    const keptLines = kept.split("\n");
+    assert.ok(runLog.includes(keptLines.at(-2)!) && runLog.includes(keptLines.at(-1)!), "run.log holds the kept output up to the cut");
+    assert.ok(!runLog.includes(`line ${keptLines.length}\n`) && !runLog.includes("past the cut"), "run.log holds nothing past the cut");
+    await assertNoJobLeft(cluster);
+  });
+
   it("fails with the step's exit code, skips later steps and exits 1 when a step exits 3", async (t) => {
     const cluster = await withCluster(t);
     const ws = makeWorkspace("first\techo one\nbroken\techo about to fail >&2; exit 3\nlater\techo never\n");
@@ -199,7 +230,7 @@ describe("the CLI with the fake kubectl", { concurrency: 2 }, () => {
     assert.equal(result.exitCode, 3);
     assert.equal(result.error, null);
     assert.deepEqual(result.steps.map((s) => [s.status, s.exitCode]), [["success", 0], ["failed", 3], ["skipped", null]]);
-    assert.match(readFileSync(join(ws.out, "run.log"), "utf8"), /\[step 2 stderr\] about to fail/);
+    assert.match(readFileSync(join(ws.out, "run.log"), "utf8"), /Z \[step 2 stderr\]\n  about to fail\n/);
     await assertNoJobLeft(cluster);
   });
 
@@ -251,7 +282,7 @@ describe("the CLI with the fake kubectl", { concurrency: 2 }, () => {
     assert.match(result.error ?? "", /^cancelled by SIGTERM, then SIGTERM again: exiting now; the Job may remain: /);
     assert.deepEqual(result.steps.map((s) => s.status), ["cancelled", "skipped"]);
     const runLog = readFileSync(join(ws.out, "run.log"), "utf8");
-    assert.match(runLog, /\[step 1 stdout\] waiting\n/);
+    assert.match(runLog, /Z \[step 1 stdout\]\n  waiting\n/);
     assert.match(runLog, /error: SIGTERM again: exiting now; the Job may remain: /);
     assert.match(runLog, /run cancelled in [^\n]*\n$/);
   });
@@ -269,22 +300,35 @@ describe("the CLI with the fake kubectl", { concurrency: 2 }, () => {
     await assertNoJobLeft(cluster);
   });
 
-  it("refuses bad input with exit 2 and a file:line message, calling kubectl not once", async (t) => {
-    const cluster = await withCluster(t);
-    const ws = makeWorkspace("good\ttrue\nno tab on this line\n");
-    const run = await runCli(runArgs(cluster, ws), { env: cluster.env });
-    assert.equal(run.code, 2);
-    assert.match(run.stderr, new RegExp(`${ws.stepsFile}:2: expected \`name<TAB>script\``));
-    const unknownFlag = await runCli([...runArgs(cluster, makeWorkspace("a\ttrue\n")), "--no-such-flag"], { env: cluster.env });
-    assert.equal(unknownFlag.code, 2);
-    assert.match(unknownFlag.stderr, /unknown option '--no-such-flag'/);
-    const blocked = makeWorkspace("a\ttrue\n");
-    writeFileSync(`${blocked.out}-file`, "");
-    const outUnderAFile = await runCli(runArgs(cluster, { ...blocked, out: join(`${blocked.out}-file`, "out") }), { env: cluster.env });
-    assert.equal(outUnderAFile.code, 2, outUnderAFile.stderr);
-    assert.match(outUnderAFile.stderr, /--out: cannot create the directory .*-file\/out: ENOTDIR/);
-    assert.deepEqual(await cluster.calls(), []);
-  });
+  /** Bad input a new user meets: each case exits 2 at once with its message, before any kubectl call. */
+  const BAD_INPUT: ReadonlyArray<{ readonly what: string; readonly steps: string | Buffer; readonly args?: (ws: ReturnType<typeof makeWorkspace>) => string[]; readonly message: (ws: ReturnType<typeof makeWorkspace>) => RegExp }> = [
+    { what: "a steps line without a tab", steps: "good\ttrue\nno tab on this line\n", message: (ws) => new RegExp(`${ws.stepsFile}:2: expected \`name<TAB>script\``) },
+    { what: "a step name that is not UTF-8", steps: Buffer.concat([Buffer.from("good\ttrue\n"), Buffer.from("caf\xe9\techo latin-1\n", "latin1")]), message: (ws) => new RegExp(`${ws.stepsFile}:2: expected a step name in UTF-8$`, "m") },
+    { what: "two steps with the same name", steps: "build\ttrue\ntest\ttrue\nbuild\tfalse\n", message: (ws) => new RegExp(`${ws.stepsFile}:3: step name "build" is already used at line 1$`, "m") },
+    { what: "an unknown flag", steps: "a\ttrue\n", args: () => ["--no-such-flag"], message: () => /unknown option '--no-such-flag'/ },
+    {
+      what: "an --out under a file",
+      steps: "a\ttrue\n",
+      args: (ws) => {
+        writeFileSync(`${ws.out}-file`, "");
+        return ["--out", join(`${ws.out}-file`, "out")];
+      },
+      message: () => /--out: cannot create the directory .*-file\/out: ENOTDIR/,
+    },
+    { what: "an --out under /proc (where node 20's recursive mkdir spins)", steps: "a\ttrue\n", args: () => ["--out", "/proc/forbidden"], message: () => /--out: cannot create the directory \/proc\/forbidden: ENOENT/ },
+  ];
+
+  for (const bad of BAD_INPUT) {
+    it(`refuses ${bad.what} with exit 2 and its message at once, calling kubectl not once`, async (t) => {
+      const cluster = await withCluster(t);
+      const ws = makeWorkspace("");
+      writeFileSync(ws.stepsFile, bad.steps);
+      const run = await runCli([...runArgs(cluster, ws), ...(bad.args?.(ws) ?? [])], { env: cluster.env, timeoutMs: 30_000 });
+      assert.equal(run.code, 2, run.stderr);
+      assert.match(run.stderr, bad.message(ws));
+      assert.deepEqual(await cluster.calls(), []);
+    });
+  }
 
   it("refuses a checkout with an unreadable file with exit 2 before any kubectl call, in a run and in a dry run", async (t) => {
     const dir = mkdtempSync(join(tmpdir(), "knotless-unreadable-"));
@@ -323,7 +367,7 @@ describe("the CLI with the fake kubectl", { concurrency: 2 }, () => {
     assert.match(run.stdout, /kind: Job/);
     assert.match(run.stdout, /name: knotless-run-dry-1/);
     const calls = run.stdout.split("\n").filter((line) => line.startsWith(cluster.kubectlPath));
-    assert.equal(calls.length, 10, "get placeholders, claim one, create, get pods, get events, upload, two steps, download, delete");
+    assert.equal(calls.length, 12, "get placeholders, claim one, create, watch, heartbeat, get pods, get events, upload, two steps, download, delete");
     assert.equal(calls.filter((line) => /helper\.sh run \d$/.test(line)).length, 2, "one exec per step");
     assert.deepEqual(await cluster.calls(), []);
     assert.equal(existsSync(ws.out), false, "a dry run writes nothing");

@@ -21,6 +21,8 @@ function podmanWorks(): boolean {
 }
 
 const skip = podmanWorks() ? false : "podman with the local busybox image is not available (run scripts/setup-containers.sh)";
+const DEBIAN_IMAGE = "docker.io/library/debian:bookworm-slim";
+const skipDebian = spawnSync("podman", ["image", "exists", DEBIAN_IMAGE], { stdio: "ignore" }).status === 0 ? false : `the local ${DEBIAN_IMAGE} image is not there (scripts/setup-containers.sh builds it with debootstrap)`;
 const EXAMPLE_STEPS = readFileSync(join(REPO_ROOT, "examples", "hello", "steps.tsv"), "utf8");
 
 async function waitFor(what: string, check: () => Promise<boolean> | boolean, timeoutMs: number): Promise<number> {
@@ -79,6 +81,28 @@ describe("the runner on the local cluster", { skip, concurrency: 1, timeout: 900
       await assertNothingLeft(cluster);
     });
   }
+
+  it("runs bash and GNU tar steps on the local Debian image and brings its outputs back through GNU tar", { skip: skipDebian }, async () => {
+    cluster.setFaults({});
+    const ws = makeWorkspace(
+      [
+        `bash\tbash -c 'set -euo pipefail; words=(one two three); echo "bash \${BASH_VERSINFO[0]} counts \${#words[@]}"'`,
+        "tar\ttar --version | head -n 1; tar -cf /outputs/work.tar -C /work README.txt",
+        "coreutils\tls --version | head -n 1 > /outputs/ls-version.txt; find --version | head -n 1",
+      ].join("\n") + "\n",
+    );
+    const cli = await runCli(["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--out", ws.out, "--kubeconfig", cluster.kubeconfigPath, "--kubectl", DEFAULT_KUBECTL, "--image", DEBIAN_IMAGE]);
+    assert.equal(cli.code, 0, cli.stderr);
+    const result = readResult(ws.out);
+    assert.equal(result.job.image, DEBIAN_IMAGE);
+    assert.deepEqual(result.steps.map((s) => s.status), ["success", "success", "success"]);
+    assert.match(cli.stdout, /^bash 5 counts 3$/m);
+    assert.match(cli.stdout, /^tar \(GNU tar\) \d/m);
+    assert.match(cli.stdout, /^find \(GNU findutils\) \d/m);
+    assert.deepEqual([...result.outputs].map((o) => o.path), ["ls-version.txt", "work.tar"]);
+    assert.match(readFileSync(join(ws.out, "outputs", "ls-version.txt"), "utf8"), /^ls \(GNU coreutils\) \d/);
+    await assertNothingLeft(cluster);
+  });
 
   it("brings a 200 MB, 10,000-file tree back byte-identical", async () => {
     const ws = makeWorkspace("copy\tcp -a /work/tree/. /outputs/\n");

@@ -1,13 +1,13 @@
 // Tests the three consumers of the event stream: run.log, log.ndjson and the console.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { describe, it } from "node:test";
 import { formatEvent } from "../../src/events/format-event.js";
 import type { RunEvent } from "../../src/events/run-events.js";
-import { createConsoleSink, createHumanLogSink, createNdjsonLogSink, type ClosableSink } from "../../src/events/sinks.js";
+import { createConsoleSink, createHumanLogSink, createNdjsonLogSink, OUTPUT_INDENT, type ClosableSink } from "../../src/events/sinks.js";
 import { SAMPLE_EVENTS, listSampleEvents } from "../support/run-event-samples.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
 
@@ -72,57 +72,131 @@ function runSinkInChild(factory: "createHumanLogSink" | "createNdjsonLogSink", p
 
 const MIXED_OUTPUT = "héllo wörld 🎉\r\nzweite Zeile\n\nthird\r\nno newline at the end";
 
+/** An ISO time `ms` milliseconds after 10:00:03 (the step's start in the samples). */
+function at(ms: number): string {
+  return new Date(Date.parse("2026-11-29T10:00:03.000Z") + ms).toISOString();
+}
+
+/** The output a run.log holds: its indented lines, without the indent, headers and runner lines left out. */
+function readOutputBack(lines: readonly string[]): string {
+  return lines.filter((line) => line.startsWith(OUTPUT_INDENT)).map((line) => `${line.slice(OUTPUT_INDENT.length)}\n`).join("");
+}
+
 describe("createHumanLogSink", () => {
-  it("writes a line starting with the event's time for every event a person needs to see", async () => {
+  it("writes a line starting with the event's time for every runner event a person needs to see, and output under a header", async () => {
     const events = listSampleEvents();
     const expected = events.flatMap((event) => {
-      if (event.kind === "step-output") return [`${event.time} [step 1 stdout] built`];
+      if (event.kind === "step-output") return [`${event.time} [step 1 stdout]`, "  built"];
       const text = formatEvent(event);
       return text === undefined ? [] : [`${event.time} ${text}`];
     });
-    assert.equal(expected.length, events.length - 1);
+    assert.equal(expected.length, events.length);
     assert.deepEqual(await writeHumanLog(events), expected);
   });
 
-  it("assembles output split across events into whole lines per stream, each stamped when it was completed", async () => {
+  it("writes a run of output of one step and stream under one header, each line indented by two spaces", async () => {
+    const lines = await writeHumanLog([makeOutput(0, "stdout", "compiling a.c\ncompiling b.c\n", at(0)), makeOutput(0, "stdout", "linking\n", at(300))]);
+    assert.deepEqual(lines, [`${at(0)} [step 1 stdout]`, "  compiling a.c", "  compiling b.c", "  linking"]);
+  });
+
+  it("assembles output split across events into whole lines, with a header whenever the stream changes, stamped when its first line was completed", async () => {
     const lines = await writeHumanLog([
-      makeOutput(0, "stdout", "compiling\nhal", "T1"),
-      makeOutput(0, "stderr", "warn", "T2"),
-      makeOutput(0, "stdout", "f done\n", "T3"),
-      makeOutput(0, "stderr", "ing: x\nsecond warning\n", "T4"),
+      makeOutput(0, "stdout", "compiling\nhal", at(1)),
+      makeOutput(0, "stderr", "warn", at(2)),
+      makeOutput(0, "stdout", "f done\n", at(3)),
+      makeOutput(0, "stderr", "ing: x\nsecond warning\n", at(4)),
+      makeOutput(1, "stderr", "next step\n", at(5)),
     ]);
-    assert.deepEqual(lines, ["T1 [step 1 stdout] compiling", "T3 [step 1 stdout] half done", "T4 [step 1 stderr] warning: x", "T4 [step 1 stderr] second warning"]);
+    assert.deepEqual(lines, [
+      `${at(1)} [step 1 stdout]`,
+      "  compiling",
+      "  half done",
+      `${at(4)} [step 1 stderr]`,
+      "  warning: x",
+      "  second warning",
+      `${at(5)} [step 2 stderr]`,
+      "  next step",
+    ]);
+  });
+
+  it("starts a new header once a second has passed since the last one, so no output line is more than a second after its header's time", async () => {
+    const times = [0, 400, 999, 1000, 1500, 2000, 7000];
+    const lines = await writeHumanLog(times.map((ms) => makeOutput(0, "stdout", `at ${ms}\n`, at(ms))));
+    assert.deepEqual(lines, [
+      `${at(0)} [step 1 stdout]`,
+      "  at 0",
+      "  at 400",
+      "  at 999",
+      `${at(1000)} [step 1 stdout]`,
+      "  at 1000",
+      "  at 1500",
+      `${at(2000)} [step 1 stdout]`,
+      "  at 2000",
+      `${at(7000)} [step 1 stdout]`,
+      "  at 7000",
+    ]);
+    assert.ok(times.length < lines.length && lines.length <= 2 * times.length);
+  });
+
+  it("writes an unfinished output line before a runner line that comes in the middle of it, and starts a new header after it", async () => {
+    const notice: RunEvent = { time: at(20), kind: "notice", level: "warning", message: "exec stream cut; reconnecting" };
+    const lines = await writeHumanLog([makeOutput(0, "stdout", "one\nhalf", at(10)), notice, makeOutput(0, "stdout", " more\ntwo\n", at(30))]);
+    assert.deepEqual(lines, [`${at(10)} [step 1 stdout]`, "  one", "  half", `${at(20)} warning: exec stream cut; reconnecting`, `${at(30)} [step 1 stdout]`, "   more", "  two"]);
   });
 
   it("writes the unfinished last line of each stream when the step ends, before the step's end line", async () => {
     const lines = await writeHumanLog([
-      makeOutput(1, "stdout", "done\nno newline", "T1"),
-      makeOutput(1, "stderr", "nor here", "T2"),
-      makeStepEnd(1, "T3"),
-      makeOutput(2, "stdout", "next step\n", "T4"),
+      makeOutput(1, "stdout", "done\nno newline", at(1)),
+      makeOutput(1, "stderr", "nor here", at(2)),
+      makeStepEnd(1, at(3)),
+      makeOutput(2, "stdout", "next step\n", at(4)),
     ]);
     assert.deepEqual(lines, [
-      "T1 [step 2 stdout] done",
-      "T3 [step 2 stdout] no newline",
-      "T3 [step 2 stderr] nor here",
-      "T3 ✔ step 2: step-1 success (exit 0, 1.5s)",
-      "T4 [step 3 stdout] next step",
+      `${at(1)} [step 2 stdout]`,
+      "  done",
+      "  no newline",
+      `${at(3)} [step 2 stderr]`,
+      "  nor here",
+      `${at(3)} ✔ step 2: step-1 success (exit 0, 1.5s)`,
+      `${at(4)} [step 3 stdout]`,
+      "  next step",
     ]);
   });
 
   it("writes the same lines however the output is cut into events, multi-byte characters and \\r\\n included", async () => {
-    const render = async (chunks: readonly string[]): Promise<string[]> => writeHumanLog([...chunks.map((text) => makeOutput(0, "stdout", text, "T")), makeStepEnd(0, "T")]);
+    const render = async (chunks: readonly string[]): Promise<string[]> => writeHumanLog([...chunks.map((text) => makeOutput(0, "stdout", text, at(0))), makeStepEnd(0, at(0))]);
     const whole = await render([MIXED_OUTPUT]);
-    assert.deepEqual(
-      whole.map((line) => line.replace(/\r$/, "")),
-      ["héllo wörld 🎉", "zweite Zeile", "", "third", "no newline at the end"].map((text) => `T [step 1 stdout] ${text}`).concat("T ✔ step 1: step-0 success (exit 0, 1.5s)"),
-    );
+    assert.deepEqual(whole, [
+      `${at(0)} [step 1 stdout]`,
+      ...["héllo wörld 🎉", "zweite Zeile", "", "third", "no newline at the end"].map((text) => `  ${text}`),
+      `${at(0)} ✔ step 1: step-0 success (exit 0, 1.5s)`,
+    ]);
     for (const chunks of listChunkings(MIXED_OUTPUT)) assert.deepEqual(await render(chunks), whole, JSON.stringify(chunks));
   });
 
-  it("drops the carriage return of \\r\\n line endings", async () => {
-    const lines = await writeHumanLog([makeOutput(0, "stdout", "one\r\ntwo\r\n", "T")]);
-    assert.deepEqual(lines, ["T [step 1 stdout] one", "T [step 1 stdout] two"]);
+  it("drops the carriage return of \\r\\n line endings and keeps one inside a line", async () => {
+    const lines = await writeHumanLog([makeOutput(0, "stdout", "one\r\n50%\r100%\r\ntwo\r", at(0)), makeOutput(0, "stdout", "\n", at(1))]);
+    assert.deepEqual(lines, [`${at(0)} [step 1 stdout]`, "  one", "  50%\r100%", "  two"]);
+  });
+
+  it("holds output that can be read back exactly from its indented lines", async () => {
+    const output = Array.from({ length: 500 }, (_, i) => `${i % 7 === 0 ? "" : `line ${i} `}${"2026-11-29T10:00:00.000Z [step 9 stdout] lookalike".slice(0, i % 40)}\n`).join("");
+    const events = [];
+    for (let start = 0, n = 0; start < output.length; start += 97, n += 1) events.push(makeOutput(0, "stdout", output.slice(start, start + 97), at(n * 50)));
+    assert.equal(readOutputBack(await writeHumanLog(events)), output);
+  });
+
+  it("is at most 10 % larger than the output it holds for 37-byte lines, printed for seconds", async () => {
+    const line = "  CC      src/net/http-client.o   ok\n";
+    const chunk = line.repeat(1000);
+    const events = Array.from({ length: 200 }, (_, i) => makeOutput(0, "stdout", chunk, at(i * 25))); // 7.4 MB over 5 s
+    const path = makeLogPath("size");
+    const log = createHumanLogSink(path, { kubectlCalls: true });
+    for (const event of events) log.sink(event);
+    await log.close();
+    const { size } = statSync(path);
+    const outputBytes = chunk.length * events.length;
+    assert.ok(size <= outputBytes * 1.1, `run.log is ${size} bytes for ${outputBytes} bytes of output (${((size / outputBytes - 1) * 100).toFixed(1)} % over)`);
   });
 
   it("gives every line of a multi-line message its own timestamp", async () => {
@@ -137,21 +211,20 @@ describe("createHumanLogSink", () => {
   });
 
   it("has every line on disk when close resolves", async () => {
-    const events = Array.from({ length: 20_000 }, (_, i) => makeOutput(0, "stdout", `line ${i} ${"x".repeat(100)}\n`, "T"));
+    const events = Array.from({ length: 20_000 }, (_, i) => makeOutput(0, "stdout", `line ${i} ${"x".repeat(100)}\n`, at(i)));
     const lines = await writeHumanLog(events);
-    assert.equal(lines.length, 20_000);
-    assert.equal(lines.at(-1), `T [step 1 stdout] line 19999 ${"x".repeat(100)}`);
+    assert.equal(lines.filter((line) => line.startsWith(OUTPUT_INDENT)).length, 20_000);
+    assert.equal(lines.at(-1), `  line 19999 ${"x".repeat(100)}`);
   });
 
   it("writes an unfinished output line when it is closed before the step ended", async () => {
-    assert.deepEqual(await writeHumanLog([makeOutput(0, "stdout", "cut off", "T")]), ["T [step 1 stdout] cut off"]);
+    assert.deepEqual(await writeHumanLog([makeOutput(0, "stdout", "cut off", at(0))]), [`${at(0)} [step 1 stdout]`, "  cut off"]);
   });
 
   it("writes the unfinished output line of a step that never ended before the run's end line", async () => {
-    const runEnd: RunEvent = { time: "E", kind: "run-end", status: "failed", exitCode: -1, error: "internal error: boom", durationMs: 2000 };
-    assert.deepEqual(await writeHumanLog([makeOutput(0, "stdout", "cut off", "T"), runEnd]), ["E [step 1 stdout] cut off", `E ${formatEvent(runEnd)}`]);
+    const runEnd: RunEvent = { time: at(5), kind: "run-end", status: "failed", exitCode: -1, error: "internal error: boom", durationMs: 2000 };
+    assert.deepEqual(await writeHumanLog([makeOutput(0, "stdout", "cut off", at(0)), runEnd]), [`${at(5)} [step 1 stdout]`, "  cut off", `${at(5)} ${formatEvent(runEnd)}`]);
   });
-
 });
 
 describe("a log file that fails", () => {

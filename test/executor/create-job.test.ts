@@ -207,4 +207,20 @@ describe("isOurJob", () => {
     assert.equal(await isOurJob(theirs.ctx, TOKEN), false);
     assert.equal(await isOurJob(missing.ctx, TOKEN), false);
   });
+
+  it("fails at once with forbidden when the API server refuses the create, claiming no Job", async () => {
+    const { ctx, kubectl, manifest, ownership, onOwnership } = setUp();
+    kubectl.on("create", failure('Error from server (Forbidden): error when creating "STDIN": jobs.batch is forbidden: User "system:serviceaccount:ci:r" cannot create resource "jobs" in API group "batch" in the namespace "ci"'));
+    await assert.rejects(createJob(ctx, manifest, onOwnership), isInfraError("forbidden", /^could not create Job knotless-run-42: Error from server \(Forbidden\).*cannot create resource "jobs" in API group "batch"/));
+    assert.equal(kubectl.calls.length, 1);
+    assert.equal(ownership.at(-1), "none");
+  });
+
+  it("fails at once with unauthorized when the credential is refused, after a retry leaving the Job unknown", async () => {
+    const { ctx, kubectl, manifest, ownership, onOwnership } = setUp();
+    kubectl.on("create", [failure(INTERNAL_ERROR), failure("error: You must be logged in to the server (Unauthorized)")]);
+    await assert.rejects(createJob(ctx, manifest, onOwnership), isInfraError("unauthorized", /unknown, expired or revoked/));
+    assert.equal(kubectl.calls.length, 2);
+    assert.equal(ownership.at(-1), "unknown");
+  });
 });

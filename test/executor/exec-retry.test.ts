@@ -138,4 +138,12 @@ describe("withExecRetry", { concurrency: true }, () => {
     kubectl.on("exec", () => (setImmediate(cancel), { hang: true }));
     await assert.rejects(withExecRetry(ctx, POD, "upload", "exec-failed", execAttempt(ctx)), CancelledError);
   });
+
+  it("gives up at once with forbidden when the exec is refused, neither retrying nor reading the pod", async () => {
+    const { ctx, kubectl } = buildTestContext();
+    kubectl.on("exec", failure('Error from server (Forbidden): pods "knotless-run-42-x7k2p" is forbidden: User "u" cannot create resource "pods/exec" in API group "" in the namespace "ci"'));
+    await assert.rejects(withExecRetry(ctx, POD, "upload", "exec-failed", execAttempt(ctx)), isInfraError("forbidden", /^upload: Error from server \(Forbidden\).*cannot create resource "pods\/exec"/));
+    assert.equal(kubectl.callsTo("exec").length, 1);
+    assert.equal(kubectl.callsTo("get pods").length, 0);
+  });
 });

@@ -7,9 +7,9 @@ import type { IJob } from "kubernetes-models/batch/v1/Job";
 import type { ExecutorContext, ExecutorSettings } from "../../src/executor/context.js";
 import { KubernetesExecutor } from "../../src/executor/kubernetes-executor.js";
 import { exampleSettings } from "../support/example-settings.js";
-import { ScriptedKubectl } from "../support/scripted-kubectl.js";
+import { ScriptedKubectl, type ScriptedReply } from "../support/scripted-kubectl.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
-import { podList, runningPod } from "./cluster-objects.js";
+import { failure, podList, runningPod } from "./cluster-objects.js";
 import { UNIT_TIMINGS } from "./test-context.js";
 
 // A space in the path: the delete command printed for the operator must quote the configured kubectl.
@@ -54,7 +54,7 @@ exit 1
 function buildExecutor(
   binary: string,
   settings: Partial<ExecutorSettings> = {},
-  options: { createHangs?: boolean } = {},
+  options: { createHangs?: boolean; deleteReply?: ScriptedReply } = {},
 ): { executor: KubernetesExecutor; kubectl: ScriptedKubectl; cancel: () => void } {
   const kubectl = new ScriptedKubectl({ binary });
   kubectl.on("create", (call) => {
@@ -63,7 +63,7 @@ function buildExecutor(
     return { stdout: JSON.stringify({ ...job, metadata: { ...job.metadata, namespace: "ci" } }) };
   });
   kubectl.on("get pods", podList(runningPod()));
-  kubectl.on("delete job", {});
+  kubectl.on("delete job", options.deleteReply ?? {});
   const controller = new AbortController();
   const ctx: ExecutorContext = {
     settings: { ...exampleSettings({ steps: ["build"] }), ...settings },
@@ -71,6 +71,8 @@ function buildExecutor(
     kubectl: kubectl.kubectl,
     emit: () => {},
     signal: controller.signal,
+    requestCancel: (reason) => controller.abort(reason),
+    cleanupSignal: () => new AbortController().signal,
   };
   return { executor: new KubernetesExecutor(ctx), kubectl, cancel: () => controller.abort() };
 }
@@ -168,5 +170,33 @@ describe("KubernetesExecutor.teardownNowSync", () => {
     assert.ok(report.detail.startsWith(`kept Job knotless-run-42 (--keep); ${deleteHintFor(binary)}`), report.detail);
     assert.equal(report.mayBeLeft, false);
     assert.equal(existsSync(`${binary}.args`), false);
+  });
+});
+
+describe("KubernetesExecutor.teardown", () => {
+  const REFUSED = (verb: string): string => `Error from server (Forbidden): jobs.batch "knotless-run-42" is forbidden: User "system:serviceaccount:ci:r" cannot ${verb} resource "jobs" in API group "batch" in the namespace "ci"`;
+
+  it("names the Job and the command that deletes it, with the reason forbidden, when the delete is refused", async () => {
+    const { executor } = buildExecutor("kubectl", {}, { deleteReply: failure(REFUSED("delete")) });
+    await executor.setup();
+    const report = await executor.teardown();
+    assert.equal(report.deleted, false);
+    assert.equal(report.leftBehind, true);
+    assert.equal(report.reason, "forbidden");
+    assert.match(report.detail, /^could not delete Job knotless-run-42: Error from server \(Forbidden\).*cannot delete resource "jobs".*; delete it with: kubectl --kubeconfig \/tmp\/kubeconfig --context ctx --namespace ci delete job knotless-run-42 --cascade=background/);
+  });
+
+  it("does not pass over a Job an unconfirmed create may have made when reading it back is refused", async () => {
+    const { executor, kubectl, cancel } = buildExecutor("kubectl", {}, { createHangs: true });
+    kubectl.on("get job", failure(REFUSED("get")));
+    const setup = executor.setup().catch(() => undefined);
+    while (kubectl.callsTo("create")[0]?.stdin === undefined) await new Promise((resolve) => setImmediate(resolve));
+    cancel();
+    await setup;
+    const report = await executor.teardown();
+    assert.equal(report.leftBehind, true);
+    assert.equal(report.reason, "forbidden");
+    assert.match(report.detail, /^could not tell whether the unfinished create made Job knotless-run-42: Error from server \(Forbidden\).*cannot get resource "jobs".*; delete it with: kubectl .* delete job knotless-run-42/);
+    assert.equal(kubectl.callsTo("delete job").length, 0);
   });
 });

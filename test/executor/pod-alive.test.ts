@@ -71,9 +71,9 @@ describe("assertPodAlive", () => {
     assert.equal(kubectl.calls.length, 1);
   });
 
-  it("throws cluster-unreachable when reading pods is forbidden", async () => {
+  it("throws forbidden when reading pods is refused", async () => {
     const { ctx, kubectl } = buildTestContext();
     kubectl.on("get pods", failure(FORBIDDEN));
-    await assert.rejects(assertPodAlive(ctx, POD), (error) => error instanceof InfraError && error.reason === "cluster-unreachable");
+    await assert.rejects(assertPodAlive(ctx, POD), (error) => error instanceof InfraError && error.reason === "forbidden");
   });
 });

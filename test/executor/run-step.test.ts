@@ -183,11 +183,41 @@ describe("runStep", { concurrency: true }, () => {
     assert.deepEqual(kubectl.calls[0]?.killSignals, ["SIGTERM"]);
   });
 
-  it("stops with CancelledError when the run is cancelled mid-step, ending its exec", async () => {
-    const { ctx, kubectl, cancel } = buildTestContext();
+  it("ends its exec and stops the step's processes in the pod when the run is cancelled mid-step, then rejects with CancelledError", async () => {
+    const { ctx, kubectl, cancel, eventsOf } = buildTestContext();
+    kubectl.on("exec", { stdout: "stopped 0\n" }, (call) => helperArgs(call)[0] === "kill");
     kubectl.on("exec", () => (setImmediate(cancel), { stdout: frame.out("a"), hang: true }));
     await assert.rejects(runStep(ctx, POD, 0, FAR()), CancelledError);
     assert.deepEqual(kubectl.calls[0]?.killSignals, ["SIGTERM"]);
-    assert.equal(kubectl.calls.length, 1);
+    assert.deepEqual(kubectl.calls.map(helperArgs), [["run", "0"], ["kill", "0", "1"]]);
+    assert.ok(eventsOf("notice").some((n) => n.message === "step 1: its processes in the pod are stopped"));
+  });
+
+  it("still rejects with CancelledError, with a warning, when a cancelled step's processes cannot be confirmed stopped", async () => {
+    const { ctx, kubectl, cancel, eventsOf } = buildTestContext();
+    kubectl.on("exec", { stdout: "" }, (call) => helperArgs(call)[0] === "kill"); // swallowed: no confirmation
+    kubectl.on("exec", () => (setImmediate(cancel), { hang: true }));
+    await assert.rejects(runStep(ctx, POD, 0, FAR()), CancelledError);
+    assert.ok(kubectl.callsTo("exec").filter((call) => helperArgs(call)[0] === "kill").length >= 2, "the kill is tried again");
+    assert.ok(eventsOf("notice").some((n) => n.level === "warning" && /could not be confirmed stopped after the cancel/.test(n.message)));
+  });
+
+  it("gives up stopping a cancelled step once the clean-up's time is over", async () => {
+    const cleanup = new AbortController();
+    const { ctx, kubectl, cancel } = buildTestContext();
+    const bounded = { ...ctx, cleanupSignal: () => cleanup.signal };
+    kubectl.on("exec", () => (setImmediate(() => cleanup.abort()), { hang: true }), (call) => helperArgs(call)[0] === "kill");
+    kubectl.on("exec", () => (setImmediate(cancel), { hang: true }));
+    await assert.rejects(runStep(bounded, POD, 0, FAR()), CancelledError);
+    const kill = kubectl.callsTo("exec").find((call) => helperArgs(call)[0] === "kill");
+    assert.deepEqual(kill?.killSignals, ["SIGTERM"], "the kill exec was ended by the clean-up's bound");
+  });
+
+  it("fails with unauthorized, without reconnecting, when the credential stops being accepted", async () => {
+    const { ctx, kubectl } = buildTestContext();
+    kubectl.on("exec", [failure(STREAM_CUT), failure("error: You must be logged in to the server (Unauthorized)")]);
+    kubectl.on("get pods", podList(runningPod()));
+    await assert.rejects(runStep(ctx, POD, 0, FAR()), isInfraError("unauthorized", /^step 1: error: You must be logged in/));
+    assert.equal(kubectl.callsTo("exec").length, 2);
   });
 });

@@ -41,10 +41,21 @@ describe("deleteJob", { concurrency: true }, () => {
     assert.equal(kubectl.calls.length, 4);
   });
 
-  it("reports a refused delete at once, without retrying", async () => {
+  it("reports a refused delete at once, without retrying, as forbidden", async () => {
     const kubectl = new ScriptedKubectl().on("delete job", failure('Error from server (Forbidden): jobs.batch "knotless-run-42" is forbidden: User "ci" cannot delete resource "jobs"'));
     const result = await deleteJob(kubectl.kubectl, TARGET, JOB, UNIT_TIMINGS.deleteRetry);
-    assert.deepEqual(result, { deleted: false, detail: 'could not delete Job knotless-run-42: Error from server (Forbidden): jobs.batch "knotless-run-42" is forbidden: User "ci" cannot delete resource "jobs"' });
+    assert.deepEqual(result, {
+      deleted: false,
+      detail: 'could not delete Job knotless-run-42: Error from server (Forbidden): jobs.batch "knotless-run-42" is forbidden: User "ci" cannot delete resource "jobs"',
+      reason: "forbidden",
+    });
+    assert.equal(kubectl.calls.length, 1);
+  });
+
+  it("reports a delete with a credential the server no longer accepts as unauthorized, without retrying", async () => {
+    const kubectl = new ScriptedKubectl().on("delete job", failure("error: You must be logged in to the server (Unauthorized)"));
+    const result = await deleteJob(kubectl.kubectl, TARGET, JOB, UNIT_TIMINGS.deleteRetry);
+    assert.equal(result.reason, "unauthorized");
     assert.equal(kubectl.calls.length, 1);
   });
 

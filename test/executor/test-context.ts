@@ -37,6 +37,7 @@ export interface TestContext {
 export function buildTestContext(options: { timings?: Partial<ExecutorTimings>; settings?: Partial<ExecutorSettings> } = {}): TestContext {
   const kubectl = new ScriptedKubectl();
   const controller = new AbortController();
+  const cleanup = new AbortController();
   const events: RunEventInput[] = [];
   const ctx: ExecutorContext = {
     settings: { ...exampleSettings({ steps: ["build", "test"] }), ...options.settings },
@@ -44,6 +45,8 @@ export function buildTestContext(options: { timings?: Partial<ExecutorTimings>; 
     kubectl: kubectl.kubectl,
     emit: (event) => events.push(event),
     signal: controller.signal,
+    requestCancel: (reason) => controller.abort(reason),
+    cleanupSignal: () => cleanup.signal,
   };
   const eventsOf = <K extends RunEventInput["kind"]>(kind: K) => events.filter((e): e is Extract<RunEventInput, { kind: K }> => e.kind === kind);
   return { ctx, kubectl, events, cancel: () => controller.abort(), eventsOf };

@@ -202,10 +202,10 @@ describe("waitForPod", { concurrency: true }, () => {
     assert.equal(kubectl.callsTo("get pods").length, 10);
   });
 
-  it("fails at once with cluster-unreachable when reading pods is forbidden", async () => {
+  it("fails at once with forbidden when reading pods is refused, saying what to do", async () => {
     const { ctx, kubectl } = buildTestContext();
     kubectl.on("get pods", failure(FORBIDDEN));
-    await assert.rejects(waitForPod(ctx, FAR()), isInfraError("cluster-unreachable", /cannot read pods: Error from server \(Forbidden\)/));
+    await assert.rejects(waitForPod(ctx, FAR()), isInfraError("forbidden", /^cannot read the run's pods: Error from server \(Forbidden\): .*lacks this permission; `knotless-runner-k8s credentials`/));
     assert.equal(kubectl.callsTo("get pods").length, 1);
   });
 
@@ -230,5 +230,13 @@ describe("waitForPod", { concurrency: true }, () => {
     assert.deepEqual(read?.killSignals, ["SIGTERM"]);
     assert.deepEqual(read?.ended, { code: null, signal: "SIGTERM" });
     assert.equal(kubectl.calls.length, 1);
+  });
+
+  it("fails with forbidden when the events of a Pending pod cannot be read, rather than hiding why it waits", async () => {
+    const { ctx, kubectl } = buildTestContext({ timings: { podEventsAfterMs: 0 } });
+    kubectl.on("get pods", podList(pendingPod({ unschedulable: { reason: "Unschedulable", message: "0/0 nodes are available" } })));
+    kubectl.on("get events", failure('Error from server (Forbidden): events is forbidden: User "u" cannot list resource "events" in API group "" in the namespace "ci"'));
+    await assert.rejects(waitForPod(ctx, FAR()), isInfraError("forbidden", /^cannot read the events of Pod knotless-run-42-x7k2p: .*cannot list resource "events"/));
+    assert.equal(kubectl.callsTo("get events").length, 1);
   });
 });

@@ -3,7 +3,7 @@ import { describe, it } from "node:test";
 import { InputError } from "../../src/errors.js";
 import { parseStepsFile } from "../../src/input/steps-file.js";
 
-function parseError(text: string): InputError {
+function parseError(text: string | Uint8Array): InputError {
   try {
     parseStepsFile(text, "steps.tsv");
   } catch (error) {
@@ -44,6 +44,38 @@ describe("parseStepsFile", () => {
 
   it("refuses an empty script with its line", () => {
     assert.match(parseError("a\ttrue\nb\t   \n").message, /steps\.tsv:2: expected a script after the tab for step "b"/);
+  });
+
+  it("refuses a second step with a name already used, naming both lines", () => {
+    const error = parseError("build\tmake\n# a comment\ntest\tmake test\n  build \tmake again\n");
+    assert.equal(error.location, "steps.tsv:4");
+    assert.equal(error.message, 'steps.tsv:4: step name "build" is already used at line 1');
+  });
+
+  it("reads a file given as bytes in UTF-8 like the same text", () => {
+    const text = "grüße\techo 🎉\r\nzwei\tls\n";
+    assert.deepEqual(parseStepsFile(Buffer.from(text), "f"), parseStepsFile(text, "f"));
+  });
+
+  it("refuses a line whose step name is not UTF-8, naming the line", () => {
+    const latin1 = Buffer.concat([Buffer.from("ok\ttrue\n"), Buffer.from("gr\xfc\xdfe\techo hi\n", "latin1"), Buffer.from("later\ttrue\n")]);
+    const error = parseError(latin1);
+    assert.equal(error.location, "steps.tsv:2");
+    assert.equal(error.message, "steps.tsv:2: expected a step name in UTF-8");
+  });
+
+  it("refuses a line whose script is not UTF-8, naming the line and the step", () => {
+    const error = parseError(Buffer.concat([Buffer.from("\n\nbuild\techo "), Buffer.from([0xc3, 0x28]), Buffer.from("\n")]));
+    assert.equal(error.message, 'steps.tsv:3: expected the script of step "build" in UTF-8');
+  });
+
+  it("refuses a step name cut in the middle of a multi-byte character at the end of the file", () => {
+    assert.equal(parseError(Buffer.concat([Buffer.from("a\ttrue\n"), Buffer.from("🎉").subarray(0, 3)])).message, "steps.tsv:2: expected a step name in UTF-8");
+  });
+
+  it("ignores a comment line that is not UTF-8, like any comment", () => {
+    const steps = parseStepsFile(Buffer.concat([Buffer.from("  # caf"), Buffer.from([0xe9]), Buffer.from("\nonly\ttrue\n")]), "f");
+    assert.deepEqual(steps.map((s) => [s.name, s.source]), [["only", "f:2"]]);
   });
 
   it("refuses a file without any step", () => {

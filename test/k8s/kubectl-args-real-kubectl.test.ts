@@ -4,7 +4,23 @@ import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { promisify } from "node:util";
-import { buildGetJobArgs, buildListJobsArgs } from "../../src/k8s/kubectl-args.js";
+import {
+  buildAnnotateJobArgs,
+  buildApplyCredentialArgs,
+  buildClientVersionArgs,
+  buildConfigViewArgs,
+  buildCreateReviewsArgs,
+  buildDeleteCredentialArgs,
+  buildDryRunCreateArgs,
+  buildGetJobArgs,
+  buildGetNamespaceArgs,
+  buildGetNodesArgs,
+  buildListJobsArgs,
+  buildServerVersionArgs,
+  buildTokenRequestArgs,
+  buildViewConfigArgs,
+  buildWatchJobArgs,
+} from "../../src/k8s/kubectl-args.js";
 import { buildJobManifest } from "../../src/k8s/manifest.js";
 import { planKubectlCalls } from "../../src/plan/call-plan.js";
 import { exampleSettings } from "../support/example-settings.js";
@@ -35,7 +51,19 @@ describe("every kubectl argument list the runner produces", { skip: BINARIES.len
     ...planKubectlCalls(fromContext).map((call) => call.args),
     buildGetJobArgs(settings.target, settings.jobName),
     buildListJobsArgs(settings.target, "a=b"),
+    buildAnnotateJobArgs(settings.target, settings.jobName, { "knotless.dev/heartbeat": "2026-01-01T00:00:00.000Z" }),
+    buildWatchJobArgs(settings.target, settings.jobName),
+    buildServerVersionArgs(settings.target, "5s"),
+    buildCreateReviewsArgs(settings.target, "5s"),
+    buildGetNamespaceArgs(settings.target, "ci", "5s"),
+    buildDryRunCreateArgs(settings.target, "5s"),
+    buildGetNodesArgs(settings.target, "5s"),
+    buildApplyCredentialArgs(settings.target),
+    buildTokenRequestArgs(settings.target, "ci", "knotless-runner"),
+    buildDeleteCredentialArgs(settings.target, "knotless-runner"),
   ];
+  /** Calls that read only kubectl itself or the kubeconfig: they succeed without a server. */
+  const localArgLists = [buildClientVersionArgs(), buildViewConfigArgs(settings.target)];
 
   for (const binary of BINARIES) {
     it(`is accepted by the flag parser of ${binary.split("/").pop()} (it fails only to connect)`, async () => {
@@ -49,6 +77,19 @@ describe("every kubectl argument list the runner produces", { skip: BINARIES.len
         assert.doesNotMatch(failure, /unknown (shorthand )?flag|unknown command|invalid argument|flag needs an argument/, `${args.join(" ")}\n${failure}`);
         assert.match(failure, /connection refused|was refused|Unable to connect/, `${args.join(" ")}\n${failure}`);
       }
+      for (const args of localArgLists) {
+        const { stdout } = await run(binary, [...args], { timeout: 20_000 });
+        assert.doesNotThrow(() => JSON.parse(stdout), `${args.join(" ")} printed JSON`);
+      }
+    });
+  }
+
+  for (const binary of BINARIES) {
+    it(`lets ${binary.split("/").pop()} print the admin kubeconfig's one context as JSON for credentials, without the network`, async () => {
+      const { stdout } = await run(binary, buildConfigViewArgs(settings.target), { timeout: 20_000 });
+      const config = JSON.parse(stdout) as { clusters: Array<{ cluster: { server: string } }>; contexts: unknown[] };
+      assert.equal(config.clusters[0]?.cluster.server, "http://127.0.0.1:1");
+      assert.equal(config.contexts.length, 1);
     });
   }
 });

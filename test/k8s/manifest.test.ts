@@ -33,6 +33,7 @@ const maximal: JobManifestInput = {
     { name: "CI", value: "true" },
     { name: "KNOTLESS_RUN_ID", value: "Some_Long.Run/ID with many parts 0123456789" },
   ],
+  owner: { host: "ci-runner-1.example.org", pid: 4242 },
 };
 
 /** Compares with the checked-in fixture; UPDATE_GOLDEN=1 rewrites it. */

@@ -8,8 +8,8 @@ describe("planKubectlCalls", () => {
   const calls = planKubectlCalls(settings);
   const verbs = calls.map((call) => call.args[call.args.indexOf("--namespace") + 2]);
 
-  it("looks for a warm placeholder and claims it, creates, waits, uploads, runs each step, downloads and deletes, in that order", () => {
-    assert.deepEqual(verbs, ["get", "delete", "create", "get", "get", "exec", "exec", "exec", "exec", "exec", "delete"]);
+  it("looks for a warm placeholder and claims it, creates, watches and beats, waits, uploads, runs each step, downloads and deletes, in that order", () => {
+    assert.deepEqual(verbs, ["get", "delete", "create", "get", "patch", "get", "get", "exec", "exec", "exec", "exec", "exec", "delete"]);
   });
 
   it("claims a placeholder by a raw delete with preconditions on stdin, before the create, and says it happens only when one fits", () => {
@@ -38,6 +38,18 @@ describe("planKubectlCalls", () => {
     const target = settings.target;
     assert.deepEqual(planWarmCalls(target, { count: 2, maxWarm: 3 }).map((call) => call.args[6]), ["get", "delete", "create"]);
     assert.deepEqual(planReleaseCalls(target).map((call) => call.args.slice(6, 10)), [["delete", "jobs", "--selector", "app.kubernetes.io/managed-by=knotless-runner-k8s,knotless.dev/role=warm"]]);
+  });
+
+  it("watches the Job for a cancel request and refreshes its heartbeat at the interval it is given", () => {
+    assert.deepEqual(calls[3]!.args.slice(6), ["get", "job", "knotless-run-42", "--watch", "--output-watch-events", "-o", "json", "--request-timeout", "5m"]);
+    assert.match(calls[4]!.note ?? "", /every 30s /);
+    assert.match(planKubectlCalls(settings, { heartbeatIntervalMs: 2000 })[4]!.note ?? "", /every 2s /);
+    assert.ok(calls[4]!.args.some((arg) => arg.includes('"knotless.dev/heartbeat":"<now>"')));
+  });
+
+  it("marks the Job kept instead of deleting it with --keep", () => {
+    const kept = planKubectlCalls({ ...settings, keep: true }).at(-1)!.args;
+    assert.ok(kept.includes("patch") && kept.some((arg) => arg.includes("knotless.dev/kept")), kept.join(" "));
   });
 
   it("makes exactly one exec per step, each naming its step index", () => {

@@ -19,6 +19,7 @@ function resultWith(outputCount: number): RunResult {
     steps: [{ name: "a", status: "success", exitCode: 0, startedAt: "2026-11-29T10:00:10Z", finishedAt: "2026-11-29T10:00:20Z", durationMs: 10_000, timedOut: false }],
     outputs: Array.from({ length: outputCount }, (_, i) => ({ path: `dir "${i}"/f\n${i}.txt`, size: i, sha256: "ab".repeat(32) })),
     refusedOutputs: [{ path: "../x", reason: "path escapes the destination" }],
+    logs: { limitBytes: 64 * 1024 * 1024, keptBytes: 120, droppedBytes: 0 },
   });
 }
 

@@ -15,6 +15,7 @@ const base: RunResultInput = {
   job: { namespace: "default", name: "knotless-run-42", pod: "knotless-run-42-abcde", node: "node-1", image: "busybox:1.36" },
   steps: [{ name: "build", status: "success", exitCode: 0, startedAt: "2026-11-29T10:00:01.000Z", finishedAt: "2026-11-29T10:00:02.000Z", durationMs: 1000, timedOut: false }],
   outputs: [{ path: "ran.txt", size: 3, sha256: "a".repeat(64) }],
+  logs: { limitBytes: 64 * 1024 * 1024, keptBytes: 4096, droppedBytes: 0 },
 };
 
 describe("buildRunResult", () => {
@@ -49,6 +50,26 @@ describe("buildRunResult", () => {
     const result = buildRunResult({ ...base, status: "timeout", steps: [{ ...base.steps[0]!, status: "timeout", exitCode: null, timedOut: true }] });
     assert.equal(result.exitCode, -1);
     assert.doesNotThrow(() => lexicons.assertValidRecord(RESULT_TYPE, result));
+  });
+
+  it("reports the output budget's counts as logs, which the lexicon accepts, cut or not", () => {
+    const cut = buildRunResult({ ...base, logs: { limitBytes: 1024, keptBytes: 1024, droppedBytes: 300_000_000 } });
+    assert.deepEqual(cut.logs, { limitBytes: 1024, keptBytes: 1024, droppedBytes: 300_000_000 });
+    assert.doesNotThrow(() => lexicons.assertValidRecord(RESULT_TYPE, cut));
+    assert.deepEqual(Object.keys(buildRunResult(base).logs), ["limitBytes", "keptBytes", "droppedBytes"]);
+  });
+
+  it("is rejected by the lexicon when a logs count is negative, not a whole number or missing", () => {
+    const result = buildRunResult(base);
+    assert.throws(() => lexicons.assertValidRecord(RESULT_TYPE, { ...result, logs: { ...result.logs, droppedBytes: -1 } }), /droppedBytes/);
+    assert.throws(() => lexicons.assertValidRecord(RESULT_TYPE, { ...result, logs: { ...result.logs, keptBytes: 1.5 } }), /keptBytes/);
+    const { limitBytes: _, ...withoutLimit } = result.logs;
+    assert.throws(() => lexicons.assertValidRecord(RESULT_TYPE, { ...result, logs: withoutLimit }), /limitBytes/);
+  });
+
+  it("is accepted by the lexicon without logs, as records written before the field existed are", () => {
+    const { logs: _, ...older } = buildRunResult(base);
+    assert.doesNotThrow(() => lexicons.assertValidRecord(RESULT_TYPE, older));
   });
 
   it("is rejected by the lexicon when a field has the wrong type", () => {

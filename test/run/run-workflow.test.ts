@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import { InfraError, InputError } from "../../src/errors.js";
+import { CancelledError, InfraError, InputError } from "../../src/errors.js";
 import type { RunEvent } from "../../src/events/run-events.js";
 import type { ExecutorTimings } from "../../src/executor/context.js";
 import { Kubectl } from "../../src/k8s/kubectl.js";
@@ -43,7 +43,7 @@ after(async () => {
 
 async function runScripted(
   script: ExecutorScript,
-  options: { settings?: Partial<RunWorkflowOptions["settings"]>; timings?: Partial<ExecutorTimings>; signal?: AbortSignal; onEvent?: (event: RunEvent) => void } = {},
+  options: { settings?: Partial<RunWorkflowOptions["settings"]>; timings?: Partial<ExecutorTimings>; signal?: AbortSignal; forceSignal?: AbortSignal; onEvent?: (event: RunEvent) => void } = {},
 ): Promise<ScriptedRun> {
   const events: RunEvent[] = [];
   let executor: ScriptedExecutor | undefined;
@@ -51,6 +51,7 @@ async function runScripted(
     settings: { ...exampleSettings({ steps: ["build", "test", "package"] }), checkoutDir: checkout, ...options.settings },
     kubectl: NO_KUBECTL,
     signal: options.signal ?? new AbortController().signal,
+    ...(options.forceSignal ? { forceSignal: options.forceSignal } : {}),
     sinks: [(event) => events.push(event), ...(options.onEvent ? [options.onEvent] : [])],
     ...(options.timings ? { timings: options.timings } : {}),
     createExecutor: (ctx) => (executor = new ScriptedExecutor(ctx, script)),
@@ -70,6 +71,24 @@ function assertTornDownOnceAtTheEnd(executor: ScriptedExecutor): void {
 }
 
 describe("runWorkflow", () => {
+  it("masks the run's secrets in step output split across chunks and in the result's error before any sink sees them", async () => {
+    const secret = "s3cr3t-Value/42";
+    const { result, events } = await runScripted(
+      {
+        runStep: async (index, _deadline, ctx) => {
+          for (const piece of ["echo ", secret.slice(0, 5), secret.slice(5), " and ", Buffer.from(secret).toString("base64"), "\n"]) ctx.emit({ kind: "step-output", index, stream: "stdout", text: piece });
+          if (index === 1) throw new InfraError("exec-failed", `kubectl said ${secret}`);
+          return STEP_SUCCEEDED;
+        },
+      },
+      { settings: { secrets: [{ name: "TOKEN", value: secret }] } },
+    );
+    const text = events.map((event) => (event.kind === "step-output" ? event.text : "")).join("");
+    assert.equal(text, "echo *** and ***\n".repeat(2));
+    assert.doesNotMatch(JSON.stringify(events), /s3cr3t/);
+    assert.equal(result.error, "kubectl said ***");
+  });
+
   it("calls setup, copyIn, every step in order, copyOut and teardown, and reports success with exit code 0", async () => {
     const { result, executor } = await runScripted({});
     assert.deepEqual(executor.calls, ["setup", "copyIn", "runStep 0", "runStep 1", "runStep 2", "copyOut", "teardown"]);
@@ -178,7 +197,7 @@ describe("runWorkflow", () => {
         },
       },
     );
-    assert.deepEqual(executor.calls, ["setup", "copyIn", "runStep 0", "runStep 1", "teardown"]);
+    assert.deepEqual(executor.calls, ["setup", "copyIn", "runStep 0", "runStep 1", "copyOut", "teardown"], "what the steps wrote is collected before teardown");
     assert.equal(result.status, "cancelled");
     assert.equal(result.exitCode, -1);
     assert.equal(result.errorReason, "cancelled");
@@ -202,9 +221,73 @@ describe("runWorkflow", () => {
       },
       { signal: controller.signal },
     );
-    assert.deepEqual(executor.calls, ["setup", "copyIn", "runStep 0", "teardown"]);
+    assert.deepEqual(executor.calls, ["setup", "copyIn", "runStep 0", "copyOut", "teardown"]);
     assert.equal(result.status, "cancelled");
     assert.deepEqual(stepStatuses(result), ["success", "skipped", "skipped"]);
+  });
+
+  it("collects no outputs when the cancel comes before any step ran", async () => {
+    const controller = new AbortController();
+    const { result, executor } = await runScripted({ copyIn: (ctx) => (controller.abort(), untilAborted(ctx.signal)) }, { signal: controller.signal });
+    assert.deepEqual(executor.calls, ["setup", "copyIn", "teardown"]);
+    assert.equal(result.status, "cancelled");
+  });
+
+  it("reports the outputs collected after a cancel in the result, and a failure to collect them as a warning", async () => {
+    const controller = new AbortController();
+    const file = { path: "partial.txt", size: 3, sha256: "0".repeat(64) };
+    const collected = await runScripted(
+      { runStep: (_index, _deadline, ctx) => (controller.abort(), untilAborted(ctx.signal)), copyOut: async () => ({ ...EMPTY_REPORT, files: [file], entries: 1 }) },
+      { signal: controller.signal },
+    );
+    assert.equal(collected.result.status, "cancelled");
+    assert.deepEqual([...collected.result.outputs].map((o) => o.path), ["partial.txt"]);
+    const again = new AbortController();
+    const failed = await runScripted(
+      {
+        runStep: (_index, _deadline, ctx) => (again.abort(), untilAborted(ctx.signal)),
+        copyOut: async () => {
+          throw new InfraError("download-failed", "the archive was cut");
+        },
+      },
+      { signal: again.signal },
+    );
+    assert.equal(failed.result.status, "cancelled");
+    assert.equal(failed.result.errorReason, "cancelled", "the cancel stays the verdict");
+    assert.ok(failed.events.some((e) => e.kind === "notice" && e.level === "warning" && /outputs could not be collected after the cancel: the archive was cut/.test(e.message)));
+  });
+
+  it("cancels the run when the executor asks for it (a cancel requested through the cluster), with its reason", async () => {
+    const { result, executor } = await runScripted({
+      runStep: async (index, _deadline, ctx) => {
+        if (index === 0) return STEP_SUCCEEDED;
+        ctx.requestCancel(new CancelledError("cancel requested through the cluster by 7@elsewhere at 2026-01-01T00:00:00.000Z"));
+        return untilAborted(ctx.signal);
+      },
+    });
+    assert.deepEqual(executor.calls, ["setup", "copyIn", "runStep 0", "runStep 1", "copyOut", "teardown"]);
+    assert.equal(result.status, "cancelled");
+    assert.equal(result.error, "cancel requested through the cluster by 7@elsewhere at 2026-01-01T00:00:00.000Z");
+  });
+
+  it("hands the executor a clean-up signal after a cancel that the force signal cuts short", async () => {
+    const controller = new AbortController();
+    const force = new AbortController();
+    let cleanup: AbortSignal | undefined;
+    await runScripted(
+      {
+        runStep: (_index, _deadline, ctx) => (controller.abort(), untilAborted(ctx.signal)),
+        copyOut: async (ctx) => {
+          cleanup = ctx.cleanupSignal();
+          assert.equal(cleanup.aborted, false);
+          assert.equal(ctx.cleanupSignal(), cleanup, "the same signal on every call");
+          force.abort();
+          return EMPTY_REPORT;
+        },
+      },
+      { signal: controller.signal, forceSignal: force.signal },
+    );
+    assert.equal(cleanup?.aborted, true);
   });
 
   it("stops an upload that outlives the run's timeout and reports status timeout with reason run-timeout", async () => {
@@ -311,6 +394,14 @@ describe("runWorkflow", () => {
     assert.deepEqual(stepStatuses(result), ["success", "success", "success"]);
   });
 
+  it("fails a run whose Job is left because the delete was refused with the refusal's reason, forbidden", async () => {
+    const detail = 'could not delete Job knotless-run-42: Error from server (Forbidden): jobs.batch "knotless-run-42" is forbidden; delete it with: kubectl delete job knotless-run-42';
+    const { result } = await runScripted({ teardown: async () => ({ deleted: false, leftBehind: true, detail, reason: "forbidden" }) });
+    assert.equal(result.status, "failed");
+    assert.equal(result.errorReason, "forbidden");
+    assert.equal(result.error, detail);
+  });
+
   it("keeps the first error of a failed run and adds the Job left behind to its message", async () => {
     const { result } = await runScripted({
       setup: async () => {
@@ -336,5 +427,31 @@ describe("runWorkflow", () => {
     assert.ok(warnings.some((message) => message.includes("refused output ../escape: path leaves the outputs directory")), warnings.join("\n"));
     assert.ok(warnings.some((message) => message.includes("outputs stopped at the limit")), warnings.join("\n"));
     assert.deepEqual(result.refusedOutputs, [{ path: "../escape", reason: "path leaves the outputs directory" }]);
+  });
+
+  it("keeps step output within settings.maxLogBytes for every sink alike, says so once and reports the counts in the result", async () => {
+    const second: RunEvent[] = [];
+    const { result, events } = await runScripted(
+      {
+        runStep: async (index, _deadline, ctx) => {
+          for (let i = 0; i < 10; i += 1) ctx.emit({ kind: "step-output", index, stream: "stdout", text: `step ${index} line ${i}\n` }); // 14 bytes a line
+          return STEP_SUCCEEDED;
+        },
+      },
+      { settings: { maxLogBytes: 200 }, onEvent: (event) => second.push(event) },
+    );
+    assert.deepEqual(second, events, "every sink sees the same events");
+    const kept = events.map((event) => (event.kind === "step-output" ? event.text : "")).join("");
+    assert.equal(Buffer.byteLength(kept), 200);
+    assert.ok(kept.endsWith("step 1 line 2\nstep 1 line 3\nstep"), JSON.stringify(kept.slice(-40)));
+    const limitNotices = events.filter((event) => event.kind === "notice" && event.message.startsWith("step output reached the log limit"));
+    assert.equal(limitNotices.length, 1);
+    assert.deepEqual(events.filter((event) => event.kind === "step-end").map((event) => event.kind === "step-end" && event.status), ["success", "success", "success"], "the steps ran on");
+    assert.deepEqual(result.logs, { limitBytes: 200, keptBytes: 200, droppedBytes: 3 * 140 - 200 });
+  });
+
+  it("keeps up to 64 MiB of step output when settings.maxLogBytes is absent", async () => {
+    const { result } = await runScripted({});
+    assert.deepEqual(result.logs, { limitBytes: 64 * 1024 * 1024, keptBytes: 0, droppedBytes: 0 });
   });
 });

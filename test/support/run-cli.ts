@@ -75,3 +75,55 @@ export function findKubectlOnPath(): string | undefined {
     return undefined;
   }
 }
+
+/** A CLI started in the background: wait for its output, signal it, await its end. */
+export interface StartedCli {
+  readonly pid: number;
+  /** Resolves once stdout + stderr match `pattern`; rejects after `timeoutMs`. */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<void>;
+  kill(signal: NodeJS.Signals): void;
+  /** The run, with the time (epoch ms) the process ended. */
+  readonly exited: Promise<CliRun & { readonly endedAt: number }>;
+}
+
+export function startCli(args: readonly string[], options: { env?: Readonly<Record<string, string | undefined>>; timeoutMs?: number } = {}): StartedCli {
+  const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...options.env }, stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  let stdout = "";
+  let stderr = "";
+  const waiters = new Set<() => void>();
+  const notify = (): void => waiters.forEach((check) => check());
+  child.stdout.setEncoding("utf8").on("data", (text: string) => ((stdout += text), (output += text), notify()));
+  child.stderr.setEncoding("utf8").on("data", (text: string) => ((stderr += text), (output += text), notify()));
+  const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 180_000);
+  const exited = new Promise<CliRun & { endedAt: number }>((resolvePromise, reject) => {
+    child.on("error", reject);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      notify();
+      resolvePromise({ code, stdout, stderr, endedAt: Date.now() });
+    });
+  });
+  return {
+    pid: child.pid ?? -1,
+    exited,
+    kill: (signal) => child.kill(signal),
+    waitFor: (pattern, timeoutMs = 60_000) =>
+      new Promise((resolvePromise, reject) => {
+        const give = setTimeout(() => (waiters.delete(check), reject(new Error(`no ${pattern} in the output within ${timeoutMs} ms:\n${output}`))), timeoutMs);
+        const check = (): void => {
+          if (pattern.test(output)) {
+            clearTimeout(give);
+            waiters.delete(check);
+            resolvePromise();
+          } else if (child.exitCode !== null || child.signalCode !== null) {
+            clearTimeout(give);
+            waiters.delete(check);
+            reject(new Error(`the CLI ended before ${pattern} appeared:\n${output}`));
+          }
+        };
+        waiters.add(check);
+        check();
+      }),
+  };
+}

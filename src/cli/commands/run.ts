@@ -1,13 +1,15 @@
 // `run`: runs one workflow run as one Job (or prints its plan with --dry-run) and maps the outcome to an exit code.
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { CancelledError, describeError } from "../../errors.js";
 import { createEventEmitter } from "../../events/run-events.js";
 import type { RunResult } from "../../result/run-result.js";
 import { formatDeleteJobCommand } from "../../executor/teardown.js";
+import { SecretMasker } from "../../secrets/mask-stream.js";
 import { makeDirectorySync } from "../../util/make-directory.js";
 import type { CommandSpec } from "../command-spec.js";
 import { EXIT, exitCodeForError, exitCodeForResult } from "../exit-codes.js";
-import { resolveRunConfig, type RawRunOptions } from "../resolve-config.js";
+import { resolveRunConfig, type RawRunOptions, type RunConfig } from "../resolve-config.js";
 import { RUN_OPTIONS } from "../run-options.js";
 
 /** How long a crashing runner blocks to delete its Job. */
@@ -29,13 +31,33 @@ export async function executeRun(options: RawRunOptions, env: NodeJS.ProcessEnv)
     process.stderr.write(`knotless-runner-k8s: ${describeError(error)}\n`);
     return exitCodeForError(error);
   }
+  for (const warning of config.warnings) process.stderr.write(`knotless-runner-k8s: warning: ${warning}\n`);
   if (config.dryRun) {
     const { renderDryRun } = await import("../dry-run.js");
     process.stdout.write(await renderDryRun(config));
     return EXIT.success;
   }
+  if (config.notMatched) {
+    const { writeNotMatchedResult } = await import("../not-matched.js");
+    try {
+      process.stderr.write(`knotless-runner-k8s: ${await writeNotMatchedResult({ ...config, notMatched: config.notMatched })}\n`);
+    } catch (error) {
+      process.stderr.write(`knotless-runner-k8s: --out: cannot write the result into ${config.settings.outDir}: ${describeError(error)}\n`);
+      return EXIT.badInput;
+    }
+    return EXIT.success;
+  }
+  try {
+    return await executeResolvedRun(config, env);
+  } finally {
+    if (config.emptyCheckout) rmSync(config.emptyCheckout, { recursive: true, force: true });
+  }
+}
+
+/** Runs a resolved, matching configuration for real. */
+async function executeResolvedRun(config: RunConfig, env: NodeJS.ProcessEnv): Promise<number> {
   // Loaded only for real runs, so --help, bad input and dry runs start fast.
-  const [{ runWorkflow }, { KubernetesExecutor }, { Kubectl }, { createConsoleSink, createHumanLogSink, createNdjsonLogSink }, { writeResultFile }, { createStepTracker }, { prepareEmergencyExit }] =
+  const [{ runWorkflow }, { KubernetesExecutor }, { Kubectl }, { createConsoleSink, createHumanLogSink, createNdjsonLogSink }, { writeResultFile }, { createStepTracker }, { prepareEmergencyExit }, { createOutputBudget }] =
     await Promise.all([
       import("../../run/run-workflow.js"),
       import("../../executor/kubernetes-executor.js"),
@@ -44,6 +66,7 @@ export async function executeRun(options: RawRunOptions, env: NodeJS.ProcessEnv)
       import("../../result/result-file.js"),
       import("../../result/step-tracker.js"),
       import("../emergency-exit.js"),
+      import("../../events/output-budget.js"),
     ]);
   const { settings } = config;
   // Synchronous: one syscall, where an await would put a thread-pool round trip before the first kubectl call.
@@ -56,6 +79,7 @@ export async function executeRun(options: RawRunOptions, env: NodeJS.ProcessEnv)
   const logFiles = [createHumanLogSink(join(settings.outDir, "run.log"), { kubectlCalls: true }), createNdjsonLogSink(join(settings.outDir, "log.ndjson"))];
   const logs = [createConsoleSink(process.stdout, process.stderr, { kubectlCalls: config.verbose }), ...logFiles];
   const stepTracker = createStepTracker(); // what a crash writes into result.json
+  const outputBudget = createOutputBudget(settings.maxLogBytes); // the run's own, so that a crash can still report its counts
   const sinks = [...logs.map((log) => log.sink), stepTracker.sink];
   const emit = createEventEmitter(sinks);
   const kubectl = new Kubectl({ binary: config.kubectlPath, env, onCall: (args) => emit({ kind: "kubectl", args }) });
@@ -81,19 +105,22 @@ export async function executeRun(options: RawRunOptions, env: NodeJS.ProcessEnv)
     process.stderr.write(`knotless-runner-k8s: ${message}\n`);
     lastWords.log({ kind: "notice", level: "error", message: `${signal} again: ${message}` });
     executor?.removeStagedFilesSync();
-    lastWords.finish({ status: "cancelled", error: { message: `cancelled by ${signal}, then ${signal} again: ${message}`, reason: "cancelled" }, stepStatus: "cancelled", job: jobOf() });
+    executor?.stopPresenceSync();
+    lastWords.finish({ status: "cancelled", error: { message: `cancelled by ${signal}, then ${signal} again: ${message}`, reason: "cancelled" }, stepStatus: "cancelled", job: jobOf(), logs: outputBudget.counts() });
     process.exit(EXIT.cancelled);
   };
   // A bug that escapes as an uncaught exception must not leave a paid node running until the pod's dead man's
   // switch fires: delete the Job synchronously (the event loop can no longer be trusted), then exit 3.
   const onCrash = (error: unknown): void => {
-    const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);
+    // A bug's message could quote anything the run held: masked like every event.
+    const masker = new SecretMasker((settings.secrets ?? []).map((secret) => secret.value));
+    const detail = masker.maskText(error instanceof Error ? (error.stack ?? error.message) : String(error));
     process.stderr.write(`\nknotless-runner-k8s: internal error: ${detail}\n`);
     lastWords.log({ kind: "notice", level: "error", message: `internal error: ${detail}` });
     const { detail: teardown, mayBeLeft } = executor ? executor.teardownNowSync(CRASH_DELETE_TIMEOUT_MS) : { detail: "no Job was created", mayBeLeft: false };
     process.stderr.write(`knotless-runner-k8s: ${teardown}\n`);
     lastWords.log({ kind: "notice", level: mayBeLeft ? "error" : "info", message: teardown });
-    lastWords.finish({ status: "failed", error: { message: `internal error: ${describeError(error)}; ${teardown}`, reason: "internal" }, stepStatus: "failed", job: jobOf() });
+    lastWords.finish({ status: "failed", error: { message: `internal error: ${masker.maskText(describeError(error))}; ${teardown}`, reason: "internal" }, stepStatus: "failed", job: jobOf(), logs: outputBudget.counts() });
     process.exit(EXIT.infrastructure);
   };
   process.on("SIGINT", onSignal);
@@ -101,7 +128,7 @@ export async function executeRun(options: RawRunOptions, env: NodeJS.ProcessEnv)
   process.on("uncaughtException", onCrash);
   process.on("unhandledRejection", onCrash);
   try {
-    const result = await runWorkflow({ settings, kubectl, signal: controller.signal, sinks, createExecutor: (ctx) => (executor = new KubernetesExecutor(ctx)) });
+    const result = await runWorkflow({ settings, kubectl, signal: controller.signal, sinks, outputBudget, timings: config.timings, createExecutor: (ctx) => (executor = new KubernetesExecutor(ctx)) });
     await writeResultFile(join(settings.outDir, "result.json"), result);
     process.stderr.write(`result: ${join(settings.outDir, "result.json")}\n`);
     return exitCodeForResult(result);

@@ -1,0 +1,26 @@
+// `cancel RUN_ID`: asks a running run to stop, through the cluster, from this host or any other.
+import { InputError } from "../../errors.js";
+import { isAcceptableRunId } from "../../k8s/names.js";
+import { CLUSTER_OPTIONS, type RawClusterOptions } from "../cluster-options.js";
+import type { CommandSpec } from "../command-spec.js";
+import { EXIT } from "../exit-codes.js";
+import { runOperatorCommand } from "../operator-command.js";
+import { resolveProcessIdentity } from "../process-identity.js";
+import { DEFAULT_STALE_AFTER_MS } from "./gc.js";
+
+export const cancelCommand: CommandSpec<RawClusterOptions> = {
+  name: "cancel",
+  summary: "stop a run from another process: its runner stops the step, collects the outputs, deletes the Job and exits 130",
+  arguments: "<run-id>",
+  options: CLUSTER_OPTIONS,
+  execute: ({ options, args, env }) =>
+    runOperatorCommand(options, env, async ({ kubectl, target }) => {
+      const runId = args[0] ?? "";
+      if (!isAcceptableRunId(runId)) throw new InputError(`cancel expects the run's id (1 to 128 printable characters without spaces), got ${JSON.stringify(runId)}`);
+      const { requestRunCancel } = await import("../../ops/cancel-run.js");
+      const outcome = await requestRunCancel(kubectl, target, { runId, requester: resolveProcessIdentity(), staleAfterMs: DEFAULT_STALE_AFTER_MS });
+      process.stdout.write(`${outcome.message}\n`);
+      if (outcome.warning) process.stderr.write(`knotless-runner-k8s: warning: ${outcome.warning}\n`);
+      return EXIT.success;
+    }),
+};

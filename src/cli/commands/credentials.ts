@@ -1,0 +1,98 @@
+// `credentials`: issues (or --revoke removes) the runner's scoped identity in one namespace, with an admin kubeconfig, and writes its kubeconfig.
+import { resolve } from "node:path";
+import { InputError, describeError } from "../../errors.js";
+import { readDuration } from "../../config/duration.js";
+import { DNS_LABEL } from "../../config/patterns.js";
+import { DEFAULT_CREDENTIAL_NAME, MIN_TOKEN_SECONDS, type CredentialIdentity } from "../../credentials/credential-objects.js";
+import type { CredentialRequest } from "../../credentials/credential-plan.js";
+import type { ClusterTarget } from "../../k8s/kubectl-args.js";
+import { CLUSTER_OPTIONS, resolveClusterOptions, type RawClusterOptions } from "../cluster-options.js";
+import type { CommandSpec } from "../command-spec.js";
+import { EXIT, exitCodeForError } from "../exit-codes.js";
+import type { OptionSpec } from "../option-spec.js";
+
+export const CREDENTIALS_OPTIONS: readonly OptionSpec[] = [
+  { flag: "--namespace <ns>", description: "the namespace the runner's Jobs go to; the identity can touch nothing outside it", required: true },
+  { flag: "--out <file>", description: "where the scoped kubeconfig is written, mode 0600 (an existing file must already be private); with --revoke, removed" },
+  { flag: "--name <name>", description: "name of the ServiceAccount, Role and RoleBinding", defaultValue: DEFAULT_CREDENTIAL_NAME },
+  { flag: "--duration <duration>", description: "lifetime of the token, 10m to 168h", defaultValue: "24h" },
+  { flag: "--revoke", description: "delete the ServiceAccount, Role and RoleBinding (every token dies with the ServiceAccount), and the --out file" },
+  { flag: "--dry-run", description: "print every object and kubectl call (never a token); touch nothing" },
+  ...CLUSTER_OPTIONS.filter((option) => !option.flag.startsWith("--namespace ")),
+];
+
+export interface RawCredentialsOptions extends RawClusterOptions {
+  namespace: string;
+  out?: string;
+  name: string;
+  duration: string;
+  revoke?: boolean;
+  dryRun?: boolean;
+}
+
+/** The command's input, validated: nothing reaches the cluster before all of it is known good. */
+interface CredentialsConfig {
+  readonly target: ClusterTarget;
+  readonly kubectlPath: string;
+  readonly identity: CredentialIdentity;
+  readonly tokenSeconds: number;
+  readonly outFile: string | undefined;
+  readonly revoke: boolean;
+  readonly dryRun: boolean;
+}
+
+/** Validates the options (InputError naming the flag) and resolves the cluster options like every command. */
+export function resolveCredentialsConfig(raw: RawCredentialsOptions, env: NodeJS.ProcessEnv): CredentialsConfig {
+  const cluster = resolveClusterOptions(raw, env);
+  if (!DNS_LABEL.test(raw.name)) throw new InputError(`--name expects a DNS-1123 label (lowercase letters, digits, '-'), got "${raw.name}"`);
+  const ms = readDuration(raw.duration, "--duration");
+  if (ms % 1000 !== 0) throw new InputError(`--duration expects whole seconds, got "${raw.duration}"`);
+  if (ms / 1000 < MIN_TOKEN_SECONDS) throw new InputError(`--duration expects at least 10m (the TokenRequest API refuses shorter tokens), got "${raw.duration}"`);
+  if (!raw.revoke && raw.out === undefined) throw new InputError("--out is required: where the scoped kubeconfig is written");
+  return {
+    target: { ...cluster.target, namespace: raw.namespace, namespaceFromContext: false },
+    kubectlPath: cluster.kubectlPath,
+    identity: { namespace: raw.namespace, name: raw.name },
+    tokenSeconds: ms / 1000,
+    outFile: raw.out === undefined ? undefined : resolve(raw.out),
+    revoke: raw.revoke ?? false,
+    dryRun: raw.dryRun ?? false,
+  };
+}
+
+export const credentialsCommand: CommandSpec<RawCredentialsOptions> = {
+  name: "credentials",
+  summary: "with an admin kubeconfig: make the runner's minimal identity in one namespace (ServiceAccount, Role, RoleBinding, token) and write its kubeconfig; --revoke removes it",
+  options: CREDENTIALS_OPTIONS,
+  execute: ({ options, env }) => executeCredentials(options, env),
+};
+
+/** Runs the command; returns the exit code. `env` is read here and nowhere below. */
+export async function executeCredentials(options: RawCredentialsOptions, env: NodeJS.ProcessEnv): Promise<number> {
+  try {
+    const config = resolveCredentialsConfig(options, env);
+    const [{ checkPrivateTarget }, report] = await Promise.all([import("../../credentials/private-file.js"), import("../../credentials/format-report.js")]);
+    if (!config.revoke) checkPrivateTarget(config.outFile!);
+    if (config.dryRun) {
+      process.stdout.write(config.revoke ? report.renderRevokeDryRun(config.target, config.identity, config.kubectlPath, config.outFile) : report.renderIssueDryRun(toRequest(config), config.kubectlPath));
+      return EXIT.success;
+    }
+    const { Kubectl } = await import("../../k8s/kubectl.js");
+    const kubectl = new Kubectl({ binary: config.kubectlPath, env });
+    if (config.revoke) {
+      const { revokeCredentials } = await import("../../credentials/revoke-credentials.js");
+      process.stdout.write(report.formatRevokeReport(await revokeCredentials(kubectl, config.target, config.identity, config.outFile), config.identity));
+    } else {
+      const { issueCredentials } = await import("../../credentials/issue-credentials.js");
+      process.stdout.write(report.formatIssueReport(await issueCredentials(kubectl, toRequest(config)), config.identity));
+    }
+    return EXIT.success;
+  } catch (error) {
+    process.stderr.write(`knotless-runner-k8s: ${describeError(error)}\n`);
+    return exitCodeForError(error);
+  }
+}
+
+function toRequest(config: CredentialsConfig): CredentialRequest {
+  return { target: config.target, identity: config.identity, tokenSeconds: config.tokenSeconds, outFile: config.outFile! };
+}

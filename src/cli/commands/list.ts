@@ -1,0 +1,27 @@
+// `list`: our runs and warm placeholders in the cluster: run id, phase, age, heartbeat age, owner, node, time left.
+import { CLUSTER_OPTIONS, type RawClusterOptions } from "../cluster-options.js";
+import type { CommandSpec } from "../command-spec.js";
+import { EXIT } from "../exit-codes.js";
+import { runOperatorCommand } from "../operator-command.js";
+
+interface RawListOptions extends RawClusterOptions {
+  json?: boolean;
+}
+
+export const listCommand: CommandSpec<RawListOptions> = {
+  name: "list",
+  summary: "show this runner's runs and warm placeholders in the namespace",
+  options: [...CLUSTER_OPTIONS, { flag: "--json", description: "print JSON instead of a table" }],
+  execute: ({ options, env }) =>
+    runOperatorCommand(options, env, async ({ kubectl, target }) => {
+      const [{ listOurJobs, listOurPods, readAnsweredNamespace }, { buildListRows, formatListJson, formatListTable }] = await Promise.all([
+        import("../../ops/cluster-reads.js"),
+        import("../../ops/list-runs.js"),
+      ]);
+      const [jobs, pods] = await Promise.all([listOurJobs(kubectl, target), listOurPods(kubectl, target)]);
+      const rows = buildListRows(jobs, pods, Date.now());
+      const namespace = readAnsweredNamespace(target, jobs);
+      process.stdout.write(options.json ? formatListJson(rows, namespace) : formatListTable(rows, namespace));
+      return EXIT.success;
+    }),
+};

@@ -1,0 +1,48 @@
+// Pure: the kubectl calls `credentials` makes (and --revoke), with what goes to their stdin; the same plan runs and is printed by --dry-run.
+import { stringify } from "yaml";
+import { buildApplyCredentialArgs, buildConfigViewArgs, buildDeleteCredentialArgs, buildTokenRequestArgs, collectCallPermissions, type ApiPermission, type ClusterTarget } from "../k8s/kubectl-args.js";
+import type { PlannedCall } from "../plan/call-plan.js";
+import { buildCredentialObjects, buildTokenRequest, type CredentialIdentity, type CredentialObjects } from "./credential-objects.js";
+
+/** Everything one `credentials` run needs, resolved and validated at the CLI edge. */
+export interface CredentialRequest {
+  /** The admin kubeconfig and context, the namespace pinned to the identity's. */
+  readonly target: ClusterTarget;
+  readonly identity: CredentialIdentity;
+  /** Lifetime asked of the TokenRequest API. */
+  readonly tokenSeconds: number;
+  /** Where the scoped kubeconfig goes (mode 0600). */
+  readonly outFile: string;
+  /** The Role's rules; the runner's calls (collectCallPermissions) unless a test narrows them. */
+  readonly permissions?: readonly ApiPermission[];
+}
+
+/** The objects of a request: the Role grants the runner's calls' permissions, nothing else. */
+export function buildRequestObjects(request: Pick<CredentialRequest, "identity" | "permissions">): CredentialObjects {
+  return buildCredentialObjects(request.identity, request.permissions ?? collectCallPermissions());
+}
+
+/** The objects as apply reads them: YAML documents (kubectl 1.30 takes a stream that starts as JSON for one JSON document). */
+export function buildApplyDocuments(objects: CredentialObjects): string {
+  return [objects.serviceAccount, objects.role, objects.roleBinding].map((o) => stringify(o).trimEnd()).join("\n---\n") + "\n";
+}
+
+/** The TokenRequest body, as JSON. */
+export function buildTokenRequestBody(tokenSeconds: number): string {
+  return JSON.stringify(buildTokenRequest(tokenSeconds));
+}
+
+/** The calls that issue the credential, in order. */
+export function planIssueCalls(request: CredentialRequest): PlannedCall[] {
+  const { target, identity, outFile } = request;
+  return [
+    { args: buildConfigViewArgs(target), note: "reads the admin kubeconfig's server and CA (local; the admin's credentials in its output are not used)" },
+    { args: buildApplyCredentialArgs(target), stdin: "the ServiceAccount, Role and RoleBinding above (YAML)" },
+    { args: buildTokenRequestArgs(target, identity.namespace, identity.name), stdin: `the TokenRequest above (JSON); the token in its answer is kept in memory and written only to ${outFile}` },
+  ];
+}
+
+/** The call that revokes it: the binding, the role and the ServiceAccount, whose tokens die with it. */
+export function planRevokeCalls(target: ClusterTarget, identity: CredentialIdentity): PlannedCall[] {
+  return [{ args: buildDeleteCredentialArgs(target, identity.name) }];
+}

@@ -1,0 +1,54 @@
+// Masks the run's secrets in every event before any sink sees it: step output as streams, everything else whole.
+import type { SecretMasker, MaskStream } from "../secrets/mask-stream.js";
+import type { RunEvent, RunEventSink } from "./run-events.js";
+
+/**
+ * The first transform of the event chain (`mask.through(budget.through(sinks))`), so that the console, run.log,
+ * log.ndjson, the step tracker of a crashing CLI and an embedder's sinks never see a secret. Step output goes
+ * through one MaskStream per step and stream: it passes on at once what cannot start a secret and holds back only
+ * a tail that could, until more output decides it; the tail is released (masked) just before the step's
+ * `step-end`, or at `run-end` for a step that never ended. Every string of every other event (notices, errors,
+ * phase details, commands) is masked whole. With no secrets the chain is `next` itself.
+ */
+export function createEventMask(masker: SecretMasker): { through(next: RunEventSink): RunEventSink } {
+  return {
+    through(next) {
+      if (masker.isEmpty) return next;
+      const streams = new Map<string, MaskStream>();
+      const release = (time: string, index: number | undefined): void => {
+        for (const [key, stream] of streams) {
+          const [step, name] = key.split("/") as [string, "stdout" | "stderr"];
+          if (index !== undefined && Number(step) !== index) continue;
+          streams.delete(key);
+          const rest = stream.end();
+          if (rest !== "") next({ time, kind: "step-output", index: Number(step), stream: name, text: rest });
+        }
+      };
+      return (event: RunEvent) => {
+        if (event.kind === "step-output") {
+          const key = `${event.index}/${event.stream}`;
+          let stream = streams.get(key);
+          if (!stream) streams.set(key, (stream = masker.createStream()));
+          const text = stream.write(event.text);
+          if (text !== "") next({ ...event, text });
+          return;
+        }
+        if (event.kind === "step-end") release(event.time, event.index);
+        if (event.kind === "run-end") release(event.time, undefined);
+        next(maskStrings(event, masker));
+      };
+    },
+  };
+}
+
+/** A copy of `value` with every string in it masked (objects and arrays walked; the event shapes are small). */
+function maskStrings<T>(value: T, masker: SecretMasker): T {
+  if (typeof value === "string") return masker.maskText(value) as T;
+  if (Array.isArray(value)) return value.map((item: unknown) => maskStrings(item, masker)) as T;
+  if (value !== null && typeof value === "object") {
+    const masked: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) masked[key] = key === "time" || key === "kind" ? item : maskStrings(item, masker);
+    return masked as T;
+  }
+  return value;
+}

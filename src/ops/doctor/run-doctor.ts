@@ -1,0 +1,247 @@
+// `doctor`: checks, before any run, that kubectl, the cluster, the namespace, the permissions and the credential will do.
+import { randomBytes } from "node:crypto";
+import { formatDuration } from "../../config/duration.js";
+import { describeError } from "../../errors.js";
+import {
+  buildClientVersionArgs,
+  buildCreateReviewsArgs,
+  buildDryRunCreateArgs,
+  buildGetNamespaceArgs,
+  buildGetNodesArgs,
+  buildServerVersionArgs,
+  buildViewConfigArgs,
+  collectCallPermissions,
+  type ApiPermission,
+  type ClusterTarget,
+} from "../../k8s/kubectl-args.js";
+import { classifyKubectlFailure, summarizeStderr, type KubectlFailureKind } from "../../k8s/kubectl-errors.js";
+import type { Kubectl } from "../../k8s/kubectl.js";
+import { buildJobManifest } from "../../k8s/manifest.js";
+import { buildAccessReviewList, buildPermissionQuestions, CLUSTER_ADMIN_QUESTION, readAccessAnswers, readReviewedUser, SELF_SUBJECT_REVIEW } from "./access-review.js";
+import { worseStatus, type DoctorCheck } from "./check.js";
+import { parseContextView, type ContextFacts, type Credential } from "./kubeconfig-credential.js";
+import { describeSkew, judgeKubectlVersion, parseVersionOutput } from "./kubectl-version.js";
+
+export interface DoctorOptions {
+  readonly target: ClusterTarget;
+  /** Passed to each API call as --request-timeout. */
+  readonly requestTimeout: string;
+  /** Each kubectl call is killed after this long, whatever it waits for. */
+  readonly callTimeoutMs: number;
+  /** A credential that expires sooner than this is a warning. */
+  readonly expiryWarningMs: number;
+  readonly now?: () => number;
+}
+
+export const DEFAULT_DOCTOR_OPTIONS = { requestTimeout: "5s", callTimeoutMs: 8000, expiryWarningMs: 24 * 3_600_000 } as const;
+
+export interface DoctorReport {
+  /** The namespace checked: --namespace, else the context's, else default. */
+  readonly namespace: string;
+  readonly checks: readonly DoctorCheck[];
+}
+
+/** How one kubectl call of doctor's ended: its output, or why it gave none. */
+type CallResult = { readonly ok: true; readonly stdout: string } | { readonly ok: false; readonly kind: KubectlFailureKind | "timeout" | "missing"; readonly said: string };
+
+/** Runs one call bounded by the call timeout; never throws. */
+async function call(kubectl: Kubectl, args: readonly string[], timeoutMs: number, stdin?: string): Promise<CallResult> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), timeoutMs); // not AbortSignal.timeout: its timer does not hold the process
+  try {
+    const result = await kubectl.run(args, { signal: controller.signal, ...(stdin === undefined ? {} : { stdin }) });
+    if (controller.signal.aborted) return { ok: false, kind: "timeout", said: `no answer within ${formatDuration(timeoutMs)}` };
+    if (result.exitCode === 0) return { ok: true, stdout: result.stdout };
+    return { ok: false, kind: classifyKubectlFailure(result.stderr), said: summarizeStderr(result.stderr) };
+  } catch (error) {
+    return { ok: false, kind: "missing", said: describeError(error) };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** A failure that means nothing can be learned from the cluster: later checks are skipped rather than failed again. */
+function isUnreachable(result: CallResult): boolean {
+  return !result.ok && (result.kind === "unreachable" || result.kind === "timeout");
+}
+
+/**
+ * Runs every check, the independent ones at once, each call bounded, and reports one line per check. A cluster that
+ * cannot be reached fails the cluster check and skips the ones that need it, so a down cluster answers in seconds.
+ */
+export async function runDoctor(kubectl: Kubectl, options: DoctorOptions): Promise<DoctorReport> {
+  const { target, requestTimeout, callTimeoutMs } = options;
+  const now = options.now ?? Date.now;
+  const run = (args: readonly string[], stdin?: string): Promise<CallResult> => call(kubectl, args, callTimeoutMs, stdin);
+  const [client, view] = await Promise.all([run(buildClientVersionArgs()), run(buildViewConfigArgs(target))]);
+  const kubectlCheck = checkKubectl(kubectl.binary, client);
+  if (!client.ok) {
+    return { namespace: target.namespace ?? "default", checks: [kubectlCheck, { name: "cluster", status: "skip", summary: "kubectl cannot run" }] };
+  }
+  const context = view.ok ? parseContextView(view.stdout) : undefined;
+  const namespace = target.namespace ?? context?.namespace ?? "default";
+  const pinned: ClusterTarget = { ...target, namespace };
+  const permissions = collectCallPermissions();
+  const questionsByRule = permissions.map((rule) => buildPermissionQuestions([rule], namespace));
+  const questions = questionsByRule.flat();
+  const [server, namespaceRead, reviews, whoami, nodes] = await Promise.all([
+    run(buildServerVersionArgs(target, requestTimeout)),
+    run(buildGetNamespaceArgs(target, namespace, requestTimeout)),
+    run(buildCreateReviewsArgs(target, requestTimeout), buildAccessReviewList([...questions, CLUSTER_ADMIN_QUESTION])),
+    run(buildCreateReviewsArgs(target, requestTimeout), SELF_SUBJECT_REVIEW),
+    run(buildGetNodesArgs(target, requestTimeout)),
+  ]);
+  const clusterCheck = checkCluster(server, context, client.stdout);
+  const checks: DoctorCheck[] = [kubectlCheck, ...(view.ok ? [] : [{ name: "kubeconfig", status: "fail" as const, summary: `kubectl cannot use it: ${view.said}` }]), clusterCheck];
+  if (isUnreachable(server)) {
+    const skip = (name: string): DoctorCheck => ({ name, status: "skip", summary: "the cluster cannot be reached" });
+    return { namespace, checks: [...checks, skip("namespace"), ...permissions.map((p) => skip(permissionName(p))), skip("credential"), skip("nodes")] };
+  }
+  const namespaceCheck = await checkNamespace(namespaceRead, namespace, () => run(buildDryRunCreateArgs(pinned, requestTimeout), buildProbeManifest(namespace)));
+  const answers = reviews.ok ? readAccessAnswers(reviews.stdout, [...questions, CLUSTER_ADMIN_QUESTION]) : undefined;
+  const permissionChecks = permissions.map((rule, i) => checkPermission(rule, namespace, reviews, questionsByRule[i]!.map((q) => [q.verb, answers?.get(q)] as const)));
+  const admin = answers?.get(CLUSTER_ADMIN_QUESTION);
+  const user = whoami.ok ? readReviewedUser(whoami.stdout) : undefined;
+  return { namespace, checks: [...checks, namespaceCheck, ...permissionChecks, checkCredential(context?.credential, user, admin?.allowed, now(), options.expiryWarningMs), checkNodes(nodes)] };
+}
+
+function checkKubectl(binary: string, client: CallResult): DoctorCheck {
+  if (!client.ok) return { name: "kubectl", status: "fail", summary: client.said };
+  const version = parseVersionOutput(client.stdout).client;
+  if (!version) return { name: "kubectl", status: "warn", summary: `${binary} runs but did not say its version` };
+  const judged = judgeKubectlVersion(version);
+  return { name: "kubectl", status: judged.status, summary: `${version.gitVersion} (${binary}): ${judged.note}` };
+}
+
+function checkCluster(server: CallResult, context: ContextFacts | undefined, clientJson: string): DoctorCheck {
+  const at = context?.server ? ` at ${context.server}` : "";
+  if (!server.ok) {
+    const why = server.kind === "forbidden" ? `the API server refused the credential: ${server.said}` : server.kind === "timeout" ? `${server.said}` : server.said;
+    return { name: "cluster", status: "fail", summary: `not reachable${at}: ${why}` };
+  }
+  const { server: version } = parseVersionOutput(server.stdout);
+  if (!version) return { name: "cluster", status: "warn", summary: `reachable${at}, but it did not say its version` };
+  const skew = describeSkew(parseVersionOutput(clientJson).client, version);
+  return { name: "cluster", status: skew ? "warn" : "ok", summary: `reachable${at}, Kubernetes ${version.gitVersion}${skew ? `; ${skew}` : ""}` };
+}
+
+/** The Job a server-side dry run creates to learn whether the namespace exists where namespaces cannot be read. */
+function buildProbeManifest(namespace: string): string {
+  const name = `knotless-doctor-${randomBytes(4).toString("hex")}`;
+  return JSON.stringify(buildJobManifest({ jobName: name, namespace, runId: name, runIdLabel: name, image: "busybox:1.36", cpu: "10m", memory: "16Mi", budgetSeconds: 60, env: [], createToken: "doctor" }));
+}
+
+async function checkNamespace(read: CallResult, namespace: string, dryRunCreate: () => Promise<CallResult>): Promise<DoctorCheck> {
+  const name = "namespace";
+  if (read.ok) {
+    let phase: unknown;
+    try {
+      phase = (JSON.parse(read.stdout) as { status?: { phase?: unknown } }).status?.phase;
+    } catch {
+      phase = undefined;
+    }
+    if (phase === "Terminating") return { name, status: "fail", summary: `${namespace} is being deleted (Terminating)` };
+    return { name, status: "ok", summary: `${namespace} exists` };
+  }
+  if (read.kind === "not-found") return { name, status: "fail", summary: `${namespace} does not exist: create it, or pass --namespace` };
+  if (read.kind !== "forbidden") return { name, status: "fail", summary: `cannot read namespace ${namespace}: ${read.said}` };
+  // A scoped credential cannot read namespaces (cluster-scoped): a server-side dry run of a Job tells instead.
+  const probe = await dryRunCreate();
+  if (probe.ok) return { name, status: "ok", summary: `${namespace} accepts Jobs (namespaces are not readable by this credential; checked with a server-side dry run)` };
+  if (probe.kind === "not-found") return { name, status: "fail", summary: `${namespace} does not exist (a dry-run create says: ${probe.said})` };
+  return { name, status: "warn", summary: `cannot tell whether ${namespace} exists: this credential may not read namespaces, and a dry-run create of a Job failed (${probe.said})` };
+}
+
+function permissionName(rule: ApiPermission): string {
+  return `permission ${rule.apiGroup === "" ? rule.resource : `${rule.resource}.${rule.apiGroup}`}`;
+}
+
+function checkPermission(rule: ApiPermission, namespace: string, reviews: CallResult, answers: ReadonlyArray<readonly [string, { allowed: boolean } | undefined]>): DoctorCheck {
+  const name = permissionName(rule);
+  if (!reviews.ok) return { name, status: "fail", summary: `could not ask the API server (SelfSubjectAccessReview): ${reviews.said}` };
+  const denied = answers.filter(([, answer]) => answer?.allowed === false).map(([verb]) => verb);
+  const unanswered = answers.filter(([, answer]) => answer === undefined).map(([verb]) => verb);
+  if (denied.length > 0) return { name, status: "fail", summary: `missing in ${namespace}: ${denied.join(", ")} (needs ${rule.verbs.join(", ")})` };
+  if (unanswered.length > 0) return { name, status: "warn", summary: `no answer for ${unanswered.join(", ")} in ${namespace}` };
+  return { name, status: "ok", summary: `${rule.verbs.join(", ")} in ${namespace}` };
+}
+
+/** What the credential is and whether it expires; a cluster-admin credential is a warning (use a scoped one). */
+function checkCredential(credential: Credential | undefined, user: string | undefined, isAdmin: boolean | undefined, now: number, warnWithinMs: number): DoctorCheck {
+  const parts: string[] = [];
+  let status: DoctorCheck["status"] = "ok";
+  const expiry = (expiresAt: number | undefined): string => {
+    if (expiresAt === undefined) return "expiry unknown";
+    const left = expiresAt - now;
+    if (left <= 0) {
+      status = worseStatus(status, "fail");
+      return `expired ${formatDuration(-left)} ago (${new Date(expiresAt).toISOString()})`;
+    }
+    if (left < warnWithinMs) status = worseStatus(status, "warn");
+    return `expires in ${formatDuration(left)} (${new Date(expiresAt).toISOString()})`;
+  };
+  if (user) parts.push(`user ${user}`);
+  switch (credential?.kind) {
+    case undefined:
+      parts.push("the kubeconfig could not be read");
+      break;
+    case "token":
+      parts.push(credential.jwt ? `token (JWT${credential.jwt.subject ? ` for ${credential.jwt.subject}` : ""}), ${expiry(credential.jwt.expiresAt)}` : "token, expiry unknown");
+      break;
+    case "token-file":
+      parts.push("token file, expiry unknown");
+      break;
+    case "client-certificate":
+      parts.push(`client certificate${credential.subject ? ` (${credential.subject})` : ""}, ${expiry(credential.expiresAt)}`);
+      break;
+    case "exec":
+      parts.push(`exec plugin ${credential.command}, expiry unknown`);
+      break;
+    case "auth-provider":
+      parts.push(`auth provider ${credential.name}, expiry unknown`);
+      break;
+    case "basic":
+      parts.push("user name and password, expiry unknown");
+      break;
+    case "none":
+      parts.push("no credential in the kubeconfig");
+      break;
+  }
+  if (isAdmin) {
+    status = worseStatus(status, "warn");
+    parts.push("cluster-admin (may do anything in every namespace): a scoped credential is safer, see `knotless-runner-k8s credentials`");
+  }
+  return { name: "credential", status, summary: parts.join("; ") };
+}
+
+function checkNodes(nodes: CallResult): DoctorCheck {
+  const name = "nodes";
+  if (!nodes.ok) {
+    if (nodes.kind === "forbidden") return { name, status: "skip", summary: "not visible to this credential (nodes are cluster-scoped)" };
+    return { name, status: "warn", summary: `cannot list them: ${nodes.said}` };
+  }
+  let items: Array<{ status?: { conditions?: Array<{ type?: string; status?: string }> } }> = [];
+  try {
+    items = (JSON.parse(nodes.stdout) as { items?: typeof items }).items ?? [];
+  } catch {
+    return { name, status: "warn", summary: "kubectl printed no JSON" };
+  }
+  if (items.length === 0) return { name, status: "ok", summary: "none now: the first run waits for one to be rented (scale from zero, minutes)" };
+  const ready = items.filter((node) => node.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")).length;
+  return { name, status: "ok", summary: `${items.length} node${items.length === 1 ? "" : "s"}, ${ready} ready` };
+}
+
+/** The report as text: one aligned line per check, then a verdict line. */
+export function formatDoctorReport(report: DoctorReport): string {
+  const width = Math.max(...report.checks.map((c) => c.name.length));
+  const lines = report.checks.map((c) => `${c.status.padEnd(4)}  ${c.name.padEnd(width)}  ${c.summary}`);
+  const failed = report.checks.filter((c) => c.status === "fail").length;
+  const warned = report.checks.filter((c) => c.status === "warn").length;
+  const verdict = failed > 0 ? `doctor: ${failed} failed, ${warned} warning${warned === 1 ? "" : "s"}` : warned > 0 ? `doctor: ready, ${warned} warning${warned === 1 ? "" : "s"}` : "doctor: ready";
+  return `${[...lines, verdict].join("\n")}\n`;
+}
+
+/** The report as JSON for machines: `ok` is false when a check failed. */
+export function formatDoctorJson(report: DoctorReport): string {
+  return `${JSON.stringify({ ok: !report.checks.some((c) => c.status === "fail"), namespace: report.namespace, checks: report.checks }, null, 2)}\n`;
+}

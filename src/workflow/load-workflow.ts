@@ -1,0 +1,34 @@
+// Reads, parses and resolves one workflow file for a run: the one call `run --workflow` needs.
+import { readFileSync } from "node:fs";
+import { InputError } from "../errors.js";
+import { parseWorkflow } from "./parse-workflow.js";
+import { resolveWorkflow, type ResolveOptions, type ResolvedWorkflow } from "./resolve-workflow.js";
+import { WorkflowError, type WorkflowIssue } from "./workflow-errors.js";
+import type { Workflow } from "./workflow-types.js";
+
+export interface LoadedWorkflow {
+  readonly resolved: ResolvedWorkflow;
+  readonly parsed: Workflow;
+  /** Worth printing before the run; never a reason to refuse it. */
+  readonly warnings: readonly WorkflowIssue[];
+}
+
+/**
+ * Loads the workflow at `path` (and the `yaml` package, on first use). Rejects with InputError when the file cannot be read and with WorkflowError (an InputError,
+ * exit 2) listing every problem when it does not parse or resolve. `name` is how messages name the file (the path
+ * by default).
+ */
+export async function loadWorkflowFile(path: string, options: ResolveOptions & { readonly name?: string } = {}): Promise<LoadedWorkflow> {
+  const name = options.name ?? path;
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    throw new InputError(`cannot read the workflow file: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, name);
+  }
+  const parsed = await parseWorkflow(text, name);
+  if (!parsed.ok) throw new WorkflowError(parsed.errors);
+  const resolved = resolveWorkflow(parsed.workflow, options);
+  if (!resolved.ok) throw new WorkflowError(resolved.errors);
+  return { resolved: resolved.workflow, parsed: parsed.workflow, warnings: parsed.warnings };
+}

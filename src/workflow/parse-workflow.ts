@@ -1,0 +1,99 @@
+// Parses the text of a workflow file into a Workflow, or every problem in it with its file:line:column.
+import type { YAMLError } from "yaml";
+import { readMap } from "./field-readers.js";
+import { isNullValue, positionAt, reportError, reportWarning, type ReadContext, type YamlModule } from "./read-context.js";
+import { suggestName } from "./suggest-key.js";
+import { sortIssues, type WorkflowIssue } from "./workflow-errors.js";
+import { KNOWN_EVENTS, WORKFLOW_KEYS, type ParsedClone, type ParsedConstraint } from "./workflow-schema.js";
+import type { EngineName, SourcePosition, Workflow } from "./workflow-types.js";
+
+export type ParseResult =
+  | { readonly ok: true; readonly workflow: Workflow; readonly warnings: readonly WorkflowIssue[] }
+  | { readonly ok: false; readonly errors: readonly WorkflowIssue[]; readonly warnings: readonly WorkflowIssue[] };
+
+const TOP: SourcePosition = { line: 1, column: 1 };
+const TOP_LEVEL = "a map of workflow keys such as when, engine and steps";
+
+/** The YAML library's message, without its own position (ours comes first, like every other message). */
+function describeYamlError(error: YAMLError): string {
+  if (error.code === "MULTIPLE_DOCS") return "expected one YAML document, found a second one (`---`)";
+  return error.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "");
+}
+
+/** Warnings for `when` entries that cannot do what they seem to: Tangled's matching, read in workflow/def.go. */
+function checkConstraints(ctx: ReadContext, when: readonly ParsedConstraint[]): void {
+  when.forEach((constraint, index) => {
+    const path = `when[${index}]`;
+    for (const event of constraint.event) {
+      if (KNOWN_EVENTS.includes(event)) continue;
+      const suggestion = suggestName(event, KNOWN_EVENTS);
+      reportWarning(ctx, constraint.eventAt ?? constraint.position, `${path}.event`, `${JSON.stringify(event)} is not an event Tangled sends (${KNOWN_EVENTS.join(", ")})${suggestion ? `; did you mean \`${suggestion}\`?` : ""}`);
+    }
+    const onlyManual = constraint.event.every((event) => event === "manual");
+    if (!onlyManual && (constraint.branch ?? []).length === 0 && (constraint.tag ?? []).length === 0) {
+      reportWarning(ctx, constraint.position, path, "lists no `branch` or `tag`, so it matches no push or pull request (a push must match by branch or tag, a pull request by its target branch)");
+    }
+  });
+}
+
+/** Tangled's own checks of `clone` (workflow/compile.go): skipping the checkout makes depth and submodules moot. */
+function checkClone(ctx: ReadContext, clone: ParsedClone): void {
+  if (!clone.skip) return;
+  if (clone.submodules) reportWarning(ctx, clone.position, "clone", "`skip` and `submodules` cannot both apply; the checkout is skipped");
+  if (clone.depth !== undefined && clone.depth > 0) reportWarning(ctx, clone.position, "clone", "`skip` and `depth` cannot both apply; the checkout is skipped");
+}
+
+/**
+ * Parses a workflow file; loads the `yaml` package on first use (see parseWorkflowWith). Collects every problem in the file (unknown keys with suggestions, wrong types, bad
+ * values, duplicate step names), each at the place it stands; a YAML syntax error makes the structure unreliable,
+ * so then only the syntax errors are reported. `file` names the file in messages and step sources.
+ */
+export async function parseWorkflow(text: string, file: string): Promise<ParseResult> {
+  return parseWorkflowWith(await import("yaml"), text, file);
+}
+
+/** parseWorkflow with the `yaml` package handed in (synchronous), for a caller that has loaded it already. */
+export function parseWorkflowWith(yaml: YamlModule, text: string, file: string): ParseResult {
+  const lineCounter = new yaml.LineCounter();
+  const document = yaml.parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: false });
+  const ctx: ReadContext = { yaml, file, text, document, lineCounter, errors: [], warnings: [] };
+  for (const error of document.errors) reportError(ctx, positionAt(ctx, error.pos[0]), "", `invalid YAML: ${describeYamlError(error)}`);
+  for (const warning of document.warnings) reportWarning(ctx, positionAt(ctx, warning.pos[0]), "", describeYamlError(warning));
+  if (ctx.errors.length > 0) return { ok: false, errors: sortIssues(ctx.errors), warnings: sortIssues(ctx.warnings) };
+  if (isNullValue(ctx, document.contents)) {
+    reportError(ctx, TOP, "", `expected ${TOP_LEVEL}, found an empty file`);
+    return { ok: false, errors: ctx.errors, warnings: ctx.warnings };
+  }
+  const read = readMap(ctx, document.contents, TOP, "", WORKFLOW_KEYS, TOP_LEVEL);
+  if (read === undefined) return { ok: false, errors: ctx.errors, warnings: ctx.warnings };
+  const { values, keys } = read;
+  const nixpkgs = values.dependencies?.nixpkgs;
+  const engine: EngineName = values.engine?.name ?? (nixpkgs !== undefined ? "nixery" : "kubernetes");
+  const enginePosition = keys.engine ?? values.dependencies?.nixpkgsAt ?? TOP;
+  if (nixpkgs !== undefined && values.engine?.name === "kubernetes") {
+    reportError(ctx, values.dependencies!.nixpkgsAt!, "dependencies.nixpkgs", `packages from nixpkgs need engine nixery, but engine is ${values.engine.written}, which runs \`image\` as it is; remove \`engine\` or set it to nixery`);
+  }
+  if (nixpkgs !== undefined && nixpkgs.length > 0 && values.image !== undefined && engine === "nixery") {
+    reportWarning(ctx, values.dependencies!.nixpkgsAt!, "dependencies.nixpkgs", "not used: `image` is set, so no Nixery image is composed from these packages");
+  }
+  if (values.when) checkConstraints(ctx, values.when);
+  if (values.clone) checkClone(ctx, values.clone);
+  const warnings = sortIssues(ctx.warnings);
+  if (ctx.errors.length > 0 || values.steps === undefined) return { ok: false, errors: sortIssues(ctx.errors), warnings };
+  const workflow: Workflow = {
+    file,
+    ...(values.when && values.when.length > 0 ? { when: values.when.map(({ eventAt: _eventAt, ...constraint }) => constraint) } : {}),
+    engine,
+    engineFrom: values.engine ? "engine" : nixpkgs !== undefined ? "dependencies" : "default",
+    enginePosition,
+    ...(values.image !== undefined ? { image: values.image } : {}),
+    ...(values.timeout !== undefined ? { timeoutMs: values.timeout } : {}),
+    ...(values.shell !== undefined ? { shell: values.shell } : {}),
+    resources: values.resources ?? {},
+    ...(nixpkgs !== undefined ? { nixpkgs } : {}),
+    clone: values.clone ? { skip: values.clone.skip, ...(values.clone.depth !== undefined ? { depth: values.clone.depth } : {}), submodules: values.clone.submodules } : { skip: false, submodules: false },
+    environment: values.environment ?? [],
+    steps: values.steps,
+  };
+  return { ok: true, workflow, warnings };
+}

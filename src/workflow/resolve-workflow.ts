@@ -1,0 +1,118 @@
+// Turns a parsed workflow and the runner's own settings into what a run needs: image, shell, budgets, env, steps.
+import { IMAGE } from "../config/patterns.js";
+import { makeIssue, type WorkflowIssue } from "./workflow-errors.js";
+import type { CloneSettings, EngineName, EnvVar, ResourceSettings, WhenConstraint, Workflow } from "./workflow-types.js";
+
+/** The shell a step's script runs in when the workflow names none: stops at the first failing command. */
+export const DEFAULT_SHELL: readonly string[] = ["sh", "-e"];
+
+/** What Tangled's nixery engine adds after the workflow's packages, in this order (spindle/engines/nixery/engine.go). */
+export const NIXERY_DEFAULT_PACKAGES: readonly string[] = ["bash", "git", "coreutils", "nix"];
+
+/** The longest repository name container runtimes pull (distribution/reference's NameTotalLengthMax). */
+const MAX_IMAGE_NAME_LENGTH = 255;
+
+export interface ResolveOptions {
+  /** The runner's Nixery registry (`--nixery`), e.g. nixery.dev or registry.example:5000/nixery. */
+  readonly nixeryBase?: string;
+}
+
+export interface ResolvedStep {
+  readonly name: string;
+  readonly command: string;
+  /** The step's own variables, in file order; they are set after (over) the workflow's. */
+  readonly env: readonly EnvVar[];
+  readonly timeoutMs?: number;
+  /** `file:line` of the step's declaration. */
+  readonly source: string;
+}
+
+export interface ResolvedWorkflow {
+  readonly file: string;
+  readonly engine: EngineName;
+  /** The run's image: the file's `image`, else the composed Nixery image, else undefined (the runner's default). */
+  readonly image?: string;
+  readonly imageFrom: "workflow" | "nixery" | "default";
+  /** The shell's words; each step runs as these words followed by the path of its script. */
+  readonly shell: readonly string[];
+  readonly timeoutMs?: number;
+  readonly resources: ResourceSettings;
+  /** The workflow-level variables, in file order. */
+  readonly env: readonly EnvVar[];
+  readonly clone: CloneSettings;
+  readonly when?: readonly WhenConstraint[];
+  readonly steps: readonly ResolvedStep[];
+}
+
+export type ResolveResult = { readonly ok: true; readonly workflow: ResolvedWorkflow } | { readonly ok: false; readonly errors: readonly WorkflowIssue[] };
+
+const NIXERY_BASE = /^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:\d{1,5})?(\/[A-Za-z0-9._-]+)*$/;
+
+/**
+ * A Nixery base as an image reference starts: `https://nixery.dev/` → `nixery.dev` (the scheme and trailing
+ * slashes go: the container runtime picks the protocol). Undefined when it is not a registry host with an optional
+ * port and path.
+ */
+export function normalizeNixeryBase(text: string): string | undefined {
+  const base = text.trim().replace(/^https?:\/\//, "").replace(/\/+$/, "");
+  return NIXERY_BASE.test(base) ? base : undefined;
+}
+
+/**
+ * The image Tangled's nixery engine would pull: the base, the workflow's nixpkgs packages in their order, then
+ * bash, git, coreutils and nix, joined by `/`. Like Tangled it keeps duplicates (a package listed twice, or one of
+ * the defaults listed again, stays in the path). Tangled also prefixes `arm64/` on an arm64 spindle; the runner
+ * cannot know its nodes' architecture, so it does not.
+ */
+export function composeNixeryImage(base: string, packages: readonly string[]): string {
+  return [base, ...packages, ...NIXERY_DEFAULT_PACKAGES].join("/");
+}
+
+/** The image and where it came from, or the issue that prevents one. */
+function resolveImage(workflow: Workflow, options: ResolveOptions): { image?: string; imageFrom: ResolvedWorkflow["imageFrom"] } | WorkflowIssue {
+  if (workflow.image !== undefined) return { image: workflow.image, imageFrom: "workflow" };
+  if (workflow.engine !== "nixery") return { imageFrom: "default" };
+  const path = workflow.engineFrom === "dependencies" ? "dependencies.nixpkgs" : "engine";
+  const what = workflow.engineFrom === "dependencies" ? "lists nixpkgs packages, so this is a nixery workflow, whose image" : "a nixery workflow's image";
+  if (options.nixeryBase === undefined) {
+    return makeIssue(workflow.file, workflow.enginePosition, path, `${what} is composed on the runner's Nixery registry: pass --nixery URL (e.g. --nixery nixery.dev), or set \`image\` in the workflow`);
+  }
+  const base = normalizeNixeryBase(options.nixeryBase);
+  if (base === undefined) return makeIssue(workflow.file, workflow.enginePosition, path, `the Nixery registry ${JSON.stringify(options.nixeryBase)} is not a registry host such as nixery.dev or registry.example:5000/nixery`);
+  const image = composeNixeryImage(base, workflow.nixpkgs ?? []);
+  const name = image.replace(/:[^/]*$/, "");
+  if (name.length > MAX_IMAGE_NAME_LENGTH || !IMAGE.test(image)) {
+    return makeIssue(workflow.file, workflow.enginePosition, path, `the composed Nixery image name is ${name.length} characters long, more than the ${MAX_IMAGE_NAME_LENGTH} an image name may have; list fewer packages or set \`image\``);
+  }
+  return { image, imageFrom: "nixery" };
+}
+
+/**
+ * Resolves a parsed workflow against the runner's settings. Pure: the CLI decides what overrides what (its flags
+ * over these fields over its defaults); an undefined field here means "the file does not say".
+ */
+export function resolveWorkflow(workflow: Workflow, options: ResolveOptions = {}): ResolveResult {
+  const image = resolveImage(workflow, options);
+  if ("message" in image) return { ok: false, errors: [image] };
+  return {
+    ok: true,
+    workflow: {
+      file: workflow.file,
+      engine: workflow.engine,
+      ...image,
+      shell: workflow.shell ?? DEFAULT_SHELL,
+      ...(workflow.timeoutMs !== undefined ? { timeoutMs: workflow.timeoutMs } : {}),
+      resources: workflow.resources,
+      env: workflow.environment,
+      clone: workflow.clone,
+      ...(workflow.when !== undefined ? { when: workflow.when } : {}),
+      steps: workflow.steps.map((step) => ({
+        name: step.name,
+        command: step.command,
+        env: step.environment,
+        ...(step.timeoutMs !== undefined ? { timeoutMs: step.timeoutMs } : {}),
+        source: `${workflow.file}:${step.position.line}`,
+      })),
+    },
+  };
+}

@@ -1,0 +1,74 @@
+// The types of a workflow file as parsed: what each key said, with where it was said.
+
+/** A place in a workflow file, 1-based like a compiler's `file:line:column`. */
+export interface SourcePosition {
+  readonly line: number;
+  readonly column: number;
+}
+
+/** One environment variable, in the order the file lists it. */
+export interface EnvVar {
+  readonly name: string;
+  readonly value: string;
+}
+
+/**
+ * One entry of `when`. Each field is a list of alternatives (a single string in the file is a list of one);
+ * `branch` and `tag` are glob patterns. Absent and empty mean the same: nothing listed.
+ */
+export interface WhenConstraint {
+  readonly event: readonly string[];
+  readonly branch?: readonly string[];
+  readonly tag?: readonly string[];
+  readonly position?: SourcePosition;
+}
+
+/** `kubernetes` runs `image` as it is; `nixery` composes the image from `dependencies.nixpkgs`, as Tangled does. */
+export type EngineName = "kubernetes" | "nixery";
+
+export interface CloneSettings {
+  /** No checkout upload at all. */
+  readonly skip: boolean;
+  /** How deep the host-side checkout was fetched, as the file says (Tangled fetches depth 1 unless this is more). */
+  readonly depth?: number;
+  /** Whether the host-side checkout includes submodules. */
+  readonly submodules: boolean;
+}
+
+export interface ResourceSettings {
+  /** Kubernetes quantities as written: `500m`, `2`, `1.5`. */
+  readonly cpu?: string;
+  readonly memory?: string;
+}
+
+export interface WorkflowStep {
+  readonly name: string;
+  readonly command: string;
+  readonly environment: readonly EnvVar[];
+  readonly timeoutMs?: number;
+  /** Where the step's map starts. */
+  readonly position: SourcePosition;
+}
+
+/** A workflow file that parsed without errors. */
+export interface Workflow {
+  /** The file name as given to the parser, used in every message and step source. */
+  readonly file: string;
+  /** Absent: no `when` (or an empty one), which always matches. */
+  readonly when?: readonly WhenConstraint[];
+  readonly engine: EngineName;
+  /** What decided the engine: the `engine` key, else `dependencies.nixpkgs` (nixery), else the default (kubernetes). */
+  readonly engineFrom: "engine" | "dependencies" | "default";
+  /** Where that is: the `engine` key, the `nixpkgs` key, or the top of the file. */
+  readonly enginePosition: SourcePosition;
+  readonly image?: string;
+  readonly timeoutMs?: number;
+  /** The shell's words, e.g. ["bash", "-eo", "pipefail"]; absent means the default, `sh -e`. */
+  readonly shell?: readonly string[];
+  readonly resources: ResourceSettings;
+  /** `dependencies.nixpkgs`, in order; absent when the file lists none. */
+  readonly nixpkgs?: readonly string[];
+  readonly clone: CloneSettings;
+  readonly environment: readonly EnvVar[];
+  readonly steps: readonly WorkflowStep[];
+}

@@ -1,0 +1,328 @@
+// The scoped credential proven minimal and sufficient on the local cluster (TLS, RBAC, podman) through the real kubectl 1.30 and 1.33.
+import assert from "node:assert/strict";
+import { execFile, spawnSync } from "node:child_process";
+import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { promisify } from "node:util";
+import { parse } from "yaml";
+import { startLocalCluster, type LocalCluster } from "../../local-cluster/index.js";
+import { buildRoleRules } from "../../src/credentials/credential-objects.js";
+import { readOurJob } from "../../src/executor/create-job.js";
+import { DEFAULT_TIMINGS } from "../../src/executor/context.js";
+import { buildListJobsArgs, collectCallPermissions, type ApiPermission } from "../../src/k8s/kubectl-args.js";
+import { Kubectl } from "../../src/k8s/kubectl.js";
+import { exampleSettings } from "../support/example-settings.js";
+import { makeWorkspace, readResult, REPO_ROOT, runCli, type CliRun } from "../support/run-cli.js";
+import { makeTestTempDir } from "../support/temp-dir.js";
+
+/** Async on purpose: the cluster serves from this process, so a synchronous kubectl call would deadlock. */
+const execFileAsync = promisify(execFile);
+const SDK = "/usr/lib/google-cloud-sdk/bin";
+const KUBECTLS = ["1.30", "1.33"].map((version) => ({ version, path: join(SDK, `kubectl.${version}`) })).filter((k) => existsSync(k.path));
+const NEWEST = KUBECTLS.at(-1)?.path ?? "kubectl";
+const NAMESPACE = "ci";
+const NAME = "knotless-runner";
+const USER = `system:serviceaccount:${NAMESPACE}:${NAME}`;
+const EXAMPLE_STEPS = readFileSync(join(REPO_ROOT, "examples", "hello", "steps.tsv"), "utf8");
+
+function podmanWorks(): boolean {
+  return spawnSync("podman", ["image", "exists", "docker.io/library/busybox:1.36"], { stdio: "ignore" }).status === 0;
+}
+const skip = podmanWorks() && KUBECTLS.length > 0 ? false : "podman with the local busybox image, or the pinned kubectl binaries, are not available";
+
+async function waitFor(what: string, check: () => Promise<boolean> | boolean, timeoutMs: number): Promise<void> {
+  const started = Date.now();
+  while (!(await check())) {
+    if (Date.now() - started > timeoutMs) assert.fail(`${what} not within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** A kubectl in front of the real one that records every argv, one argument per line, so a test can look for the token in them. */
+function writeRecordingKubectl(real: string): { path: string; argv: () => string } {
+  const dir = makeTestTempDir("recording-kubectl-");
+  const path = join(dir, "kubectl");
+  writeFileSync(path, `#!/bin/sh\nprintf '%s\\n' "$@" >> "$0.argv"\nexec ${real} "$@"\n`);
+  chmodSync(path, 0o755);
+  return { path, argv: () => (existsSync(`${path}.argv`) ? readFileSync(`${path}.argv`, "utf8") : "") };
+}
+
+function tokenOf(kubeconfig: string): string {
+  return (parse(readFileSync(kubeconfig, "utf8")) as { users: [{ user: { token: string } }] }).users[0].user.token;
+}
+
+describe("the scoped credential on the local cluster", { skip, concurrency: 1, timeout: 2_400_000 }, () => {
+  let cluster: LocalCluster;
+  /** The scoped kubeconfig the tests after the first one run with. */
+  let scoped: string;
+  const admin = (args: readonly string[], stdin?: string): Promise<{ stdout: string; stderr: string }> => {
+    const child = execFileAsync(NEWEST, ["--kubeconfig", cluster.kubeconfigPath, "--namespace", NAMESPACE, ...args], { encoding: "utf8" });
+    child.child.stdin?.end(stdin ?? "");
+    return child;
+  };
+  const credentials = (args: readonly string[], kubectl = NEWEST): Promise<CliRun> =>
+    runCli(["credentials", "--namespace", NAMESPACE, "--kubeconfig", cluster.kubeconfigPath, "--kubectl", kubectl, ...args]);
+  const runScoped = (steps: string, kubectl = NEWEST, extra: readonly string[] = []): Promise<{ cli: CliRun; out: string; ms: number }> => {
+    const ws = makeWorkspace(steps);
+    const started = Date.now();
+    return runCli(["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--shared-steps", ws.sharedSteps, "--out", ws.out, "--kubeconfig", scoped, "--kubectl", kubectl, ...extra], { timeoutMs: 300_000 }).then(
+      (cli) => ({ cli, out: ws.out, ms: Date.now() - started }),
+    );
+  };
+  /** Replaces the Role with one of these permissions (what a Role without one rule looks like). */
+  const applyRole = async (permissions: readonly ApiPermission[]): Promise<void> => {
+    const role = { apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata: { name: NAME, namespace: NAMESPACE }, rules: buildRoleRules(permissions) };
+    await admin(["apply", "-f", "-"], JSON.stringify(role));
+  };
+  const assertNothingLeft = async (): Promise<void> => {
+    await waitFor("podman containers gone", async () => (await cluster.podmanContainers()).length === 0, 30_000);
+    assert.deepEqual(cluster.objects("jobs.batch").map((j) => j.metadata.name), []);
+    await waitFor("pods gone from the server", () => cluster.objects("pods").length === 0, 30_000);
+  };
+
+  before(async () => {
+    cluster = await startLocalCluster({ tls: true, namespace: NAMESPACE, imageBackOffSeconds: 1 });
+    scoped = join(makeTestTempDir("scoped-"), "runner.kubeconfig");
+  });
+  after(async () => {
+    await cluster?.stop();
+  });
+
+  for (const kubectl of KUBECTLS) {
+    it(`creates the ServiceAccount, a Role of exactly the runner's permissions and its binding, writes a 0600 kubeconfig, and changes nothing the second time (kubectl ${kubectl.version})`, async () => {
+      const recording = writeRecordingKubectl(kubectl.path);
+      const first = await credentials(["--out", scoped], recording.path);
+      assert.equal(first.code, 0, first.stderr);
+      assert.match(first.stdout, /serviceaccount\/knotless-runner (created|unchanged)\n\s+role\.rbac\.authorization\.k8s\.io\/knotless-runner (created|unchanged)/);
+      assert.equal(statSync(scoped).mode & 0o777, 0o600);
+
+      const [account] = cluster.objects("serviceaccounts", NAMESPACE).filter((o) => o.metadata.name === NAME);
+      assert.ok(account, "the ServiceAccount is stored");
+      const [role] = cluster.objects("roles.rbac.authorization.k8s.io", NAMESPACE).filter((o) => o.metadata.name === NAME);
+      assert.deepEqual(role?.rules, buildRoleRules(collectCallPermissions()));
+      const [binding] = cluster.objects("rolebindings.rbac.authorization.k8s.io", NAMESPACE).filter((o) => o.metadata.name === NAME);
+      assert.deepEqual(binding?.subjects, [{ kind: "ServiceAccount", name: NAME, namespace: NAMESPACE }]);
+      assert.deepEqual(cluster.objects("clusterrolebindings.rbac.authorization.k8s.io"), [], "no cluster-scoped grant");
+
+      const firstToken = tokenOf(scoped);
+      const issued = cluster.issuedTokens().at(-1)!;
+      assert.equal(issued.serviceAccount, NAME);
+      assert.ok(Math.abs(issued.expiresAt - issued.issuedAt - 24 * 3_600_000) < 1000, "24h by default");
+
+      const second = await credentials(["--out", scoped], recording.path);
+      assert.equal(second.code, 0, second.stderr);
+      for (const ref of ["serviceaccount", "role.rbac.authorization.k8s.io", "rolebinding.rbac.authorization.k8s.io"]) assert.match(second.stdout, new RegExp(`${ref}/knotless-runner unchanged`));
+      assert.match(second.stdout, /objects unchanged; a fresh token was issued and the file rewritten/);
+      const secondToken = tokenOf(scoped);
+      assert.notEqual(secondToken, firstToken, "rotation: a fresh token");
+      assert.equal(statSync(scoped).mode & 0o777, 0o600);
+
+      for (const token of [firstToken, secondToken]) {
+        for (const said of [first.stdout, first.stderr, second.stdout, second.stderr, recording.argv()]) assert.ok(!said.includes(token), "the token is never printed nor in argv");
+      }
+      const whoami = await execFileAsync(kubectl.path, ["--kubeconfig", scoped, "auth", "whoami", "-o", "json"], { encoding: "utf8" });
+      assert.equal(JSON.parse(whoami.stdout).status.userInfo.username, USER);
+    });
+
+    it(`runs the example's four steps with the scoped kubeconfig through kubectl ${kubectl.version} and leaves nothing behind`, async () => {
+      const { cli, out } = await runScoped(EXAMPLE_STEPS, kubectl.path);
+      assert.equal(cli.code, 0, cli.stderr);
+      const result = readResult(out);
+      assert.deepEqual(result.steps.map((s) => s.status), ["success", "success", "success", "success"]);
+      assert.equal(result.job.namespace, NAMESPACE, "the namespace pinned in the kubeconfig");
+      assert.match(cli.stdout, /hello from a shared step/);
+      await assertNothingLeft();
+    });
+  }
+
+  it("honours --duration and refuses to write into an existing file with looser permissions, touching nothing", async () => {
+    const other = join(makeTestTempDir("loose-"), "runner.kubeconfig");
+    writeFileSync(other, "", { mode: 0o644 });
+    const refused = await credentials(["--out", other, "--name", "never-made"]);
+    assert.equal(refused.code, 2);
+    assert.match(refused.stderr, /exists with mode 0644/);
+    assert.deepEqual(cluster.objects("serviceaccounts", NAMESPACE).filter((o) => o.metadata.name === "never-made"), []);
+    assert.equal(readFileSync(other, "utf8"), "");
+    const fresh = join(makeTestTempDir("short-"), "runner.kubeconfig");
+    const short = await credentials(["--out", fresh, "--name", "short-lived", "--duration", "30m"]);
+    assert.equal(short.code, 0, short.stderr);
+    const issued = cluster.issuedTokens().at(-1)!;
+    assert.ok(Math.abs(issued.expiresAt - issued.issuedAt - 30 * 60_000) < 1000);
+    assert.equal((await credentials(["--revoke", "--name", "short-lived", "--out", fresh])).code, 0);
+  });
+
+  it("reports a failing step's exit code with the scoped kubeconfig", async () => {
+    const { cli, out } = await runScoped("ok\ttrue\nfail\texit 4\nlater\ttrue\n");
+    assert.equal(cli.code, 1, cli.stderr);
+    assert.deepEqual(readResult(out).steps.map((s) => [s.status, s.exitCode]), [["success", 0], ["failed", 4], ["skipped", null]]);
+    await assertNothingLeft();
+  });
+
+  it("stops a timed-out step that ignores SIGTERM with the scoped kubeconfig", async () => {
+    const { cli, out } = await runScoped("stubborn\ttrap '' TERM; (trap '' TERM; sleep 1000) & sleep 1000\n", NEWEST, ["--step-timeout", "3s"]);
+    assert.equal(cli.code, 1, cli.stderr);
+    const result = readResult(out);
+    assert.equal(result.status, "timeout");
+    assert.equal(result.steps[0]!.timedOut, true);
+    assert.equal(result.error, null);
+    await assertNothingLeft();
+  });
+
+  /** Every rule of the Role, one verb at a time: what a run without it does, and the words it must fail with. */
+  const RULES = collectCallPermissions().flatMap((rule) => rule.verbs.map((verb) => ({ rule, verb })));
+  const denial = (verb: string, resource: string, group: string): RegExp =>
+    new RegExp(`User "${USER}" cannot ${verb} resource "${resource.replace("/", "\\/")}" in API group "${group}" in the namespace "${NAMESPACE}"`);
+
+  it("has one rule per resource and verb the runner declares, none other", () => {
+    assert.deepEqual(
+      RULES.map(({ rule, verb }) => `${verb} ${rule.apiGroup}/${rule.resource}`),
+      ["list /events", "get /pods", "list /pods", "create /pods/exec", "get /pods/exec", "create batch/jobs", "delete batch/jobs", "get batch/jobs", "list batch/jobs", "patch batch/jobs", "watch batch/jobs"],
+    );
+  });
+
+  for (const { rule, verb } of RULES) {
+    const without = collectCallPermissions()
+      .map((r) => (r.resource === rule.resource ? { ...r, verbs: r.verbs.filter((v) => v !== verb) } : r))
+      .filter((r) => r.verbs.length > 0);
+    const title = `without ${verb} on ${rule.resource}`;
+    const expected = denial(verb, rule.resource, rule.apiGroup);
+
+    if (rule.resource === "jobs" && (verb === "get" || verb === "list")) {
+      // No step of a normal run makes these calls: `get job` reads back a create that may or may not have happened,
+      // `get jobs` lists the runner's Jobs (orphans). They are proven by the runner's own code and builders.
+      it(`${title}, the runner's ${verb === "get" ? "read-back of an unconfirmed create" : "listing of its Jobs"} is refused naming ${verb} and jobs`, async () => {
+        await applyRole(without);
+        for (const kubectl of KUBECTLS) {
+          const client = new Kubectl({ binary: kubectl.path, env: process.env });
+          const target = { kubeconfig: scoped, namespace: NAMESPACE };
+          if (verb === "get") {
+            const ctx = { settings: { ...exampleSettings({ steps: [] }), target }, timings: DEFAULT_TIMINGS, kubectl: client, emit: () => {}, signal: new AbortController().signal, requestCancel: () => {}, cleanupSignal: () => new AbortController().signal };
+            const found = await readOurJob(ctx, "token");
+            assert.equal(found.kind, "unreadable", kubectl.version);
+            assert.ok(found.kind === "unreadable" && found.refused === "forbidden");
+            assert.match(found.kind === "unreadable" ? found.reason : "", expected);
+          } else {
+            const listed = await client.run(buildListJobsArgs(target, "app.kubernetes.io/managed-by=knotless-runner-k8s"));
+            assert.equal(listed.exitCode, 1, kubectl.version);
+            assert.match(listed.stderr, new RegExp(`^Error from server \\(Forbidden\\): jobs\\.batch is forbidden: ${expected.source}`, "m"));
+          }
+        }
+      });
+      continue;
+    }
+
+    if (rule.resource === "jobs" && (verb === "patch" || verb === "watch")) {
+      // The heartbeat (patch) and the cancel watch (watch) serve the operators, not the steps: without them the run
+      // still succeeds and says in its log what it could not do; without patch, `cancel` itself is refused.
+      it(`${title}, the run warns naming ${verb} and jobs${verb === "patch" ? " and cancel is refused with exit 3" : ""}, and the steps still run`, async () => {
+        await applyRole(without);
+        const ws = makeWorkspace("slow\tsleep 4\n");
+        const runId = `no-${verb}-${Date.now()}`;
+        const running = runCli(["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--out", ws.out, "--kubeconfig", scoped, "--kubectl", NEWEST, "--run-id", runId], {
+          env: { KNOTLESS_HEARTBEAT_INTERVAL: "1s" },
+          timeoutMs: 120_000,
+        });
+        if (verb === "patch") {
+          await waitFor("the run's Job", async () => cluster.objects("jobs.batch", NAMESPACE).length > 0, 30_000);
+          const cancel = await runCli(["cancel", runId, "--kubeconfig", scoped, "--kubectl", NEWEST]);
+          assert.equal(cancel.code, 3, `${cancel.stdout}\n${cancel.stderr}`);
+          assert.match(cancel.stderr + cancel.stdout, expected);
+        }
+        const cli = await running;
+        assert.equal(cli.code, 0, `${cli.stdout}\n${cli.stderr}`);
+        assert.match(readFileSync(join(ws.out, "run.log"), "utf8"), expected);
+        await assertNothingLeft();
+      });
+      continue;
+    }
+
+    for (const kubectl of KUBECTLS) {
+      it(`${title}, a run through kubectl ${kubectl.version} fails at once with exit 3, forbidden, naming ${verb} and ${rule.resource}`, async () => {
+        await applyRole(without);
+        // Without events list the run must still fail: hold the pod Pending long enough for the events to be read.
+        cluster.setFaults(rule.resource === "events" ? { schedulingDelay: { seconds: 4 } } : {});
+        const { cli, out, ms } = await runScoped("a\techo ran\nb\ttrue\n", kubectl.path);
+        cluster.setFaults({});
+        assert.equal(cli.code, 3, `${cli.stdout}\n${cli.stderr}`);
+        assert.ok(ms < 60_000, `it took ${ms} ms: no retrying a refusal`);
+        const result = readResult(out);
+        assert.equal(result.errorReason, "forbidden", result.error ?? "");
+        assert.match(result.error ?? "", expected);
+        assert.match(cli.stderr + cli.stdout, expected);
+        if (verb === "delete") {
+          // The steps ran; the Job is left, and the message names the command that deletes it.
+          assert.deepEqual(result.steps.map((s) => s.status), ["success", "success"]);
+          assert.match(result.error ?? "", new RegExp(`delete it with: \\S*kubectl\\.${kubectl.version.replace(".", "\\.")} --kubeconfig \\S+ --namespace ci delete job ${result.job.name} --cascade=background`));
+          assert.deepEqual(cluster.objects("jobs.batch", NAMESPACE).map((j) => j.metadata.name), [result.job.name]);
+          await admin(["delete", "job", result.job.name, "--cascade=background"]);
+        } else {
+          assert.ok(result.steps.every((s) => s.status !== "success"), "no step ran without the permission");
+        }
+        await assertNothingLeft();
+      });
+    }
+  }
+
+  it("restores the full Role when credentials runs again, and the run works", async () => {
+    const again = await credentials(["--out", scoped]);
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(again.stdout, /role\.rbac\.authorization\.k8s\.io\/knotless-runner configured/);
+    const { cli } = await runScoped("a\ttrue\n");
+    assert.equal(cli.code, 0, cli.stderr);
+    await assertNothingLeft();
+  });
+
+  it("cannot read secrets, touch another namespace or the cluster scope", async () => {
+    await admin(["apply", "-f", "-"], JSON.stringify({ apiVersion: "v1", kind: "Secret", metadata: { name: "db" }, stringData: { password: "hunter2" } }));
+    for (const kubectl of KUBECTLS) {
+      const as = (args: readonly string[], stdin?: string) =>
+        new Promise<string>((resolve) => {
+          const child = execFile(kubectl.path, ["--kubeconfig", scoped, ...args], { encoding: "utf8" }, (_error, _stdout, stderr) => resolve(stderr));
+          child.stdin?.end(stdin ?? "");
+        });
+      assert.match(await as(["get", "secrets"]), denial("list", "secrets", ""));
+      assert.match(await as(["get", "secret", "db", "-o", "json"]), /secrets "db" is forbidden: .* cannot get resource "secrets"/);
+      assert.match(await as(["get", "configmaps"]), denial("list", "configmaps", ""));
+      assert.match(await as(["get", "pods", "--namespace", "default"]), /cannot list resource "pods" in API group "" in the namespace "default"/);
+      assert.match(await as(["create", "--namespace", "default", "-f", "-"], JSON.stringify({ apiVersion: "batch/v1", kind: "Job", metadata: { name: "x" }, spec: { template: { spec: { restartPolicy: "Never", containers: [{ name: "a", image: "busybox" }] } } } })), /cannot create resource "jobs" in API group "batch" in the namespace "default"/);
+      assert.match(await as(["get", "jobs", "--all-namespaces"]), /cannot list resource "jobs" in API group "batch" at the cluster scope/);
+      assert.match(await as(["get", "roles"]), denial("list", "roles", "rbac.authorization.k8s.io"));
+      assert.match(await as(["create", "token", NAME]), /cannot create resource "serviceaccounts\/token"/);
+    }
+  });
+
+  it("fails a run with an expired token at once with exit 3, unauthorized", async () => {
+    assert.ok(cluster.expireTokens({ namespace: NAMESPACE, serviceAccount: NAME }) >= 1);
+    for (const kubectl of KUBECTLS) {
+      const { cli, out, ms } = await runScoped("a\ttrue\n", kubectl.path);
+      assert.equal(cli.code, 3, cli.stderr);
+      assert.ok(ms < 60_000, `${ms} ms`);
+      const result = readResult(out);
+      assert.equal(result.errorReason, "unauthorized", result.error ?? "");
+      assert.match(result.error ?? "", /unknown, expired or revoked; `knotless-runner-k8s credentials` issues a fresh one/);
+    }
+    assert.deepEqual(cluster.objects("jobs.batch"), []);
+  });
+
+  it("revokes everything, after which the kubeconfig fails the same way, and a second revoke changes nothing", async () => {
+    const fresh = await credentials(["--out", scoped]);
+    assert.equal(fresh.code, 0, fresh.stderr);
+    const kept = join(makeTestTempDir("kept-"), "copy.kubeconfig");
+    writeFileSync(kept, readFileSync(scoped), { mode: 0o600 });
+    const revoked = await credentials(["--revoke", "--out", scoped]);
+    assert.equal(revoked.code, 0, revoked.stderr);
+    assert.match(revoked.stdout, /serviceaccount\/knotless-runner deleted[\s\S]*role\.rbac\.authorization\.k8s\.io\/knotless-runner deleted[\s\S]*rolebinding\.rbac\.authorization\.k8s\.io\/knotless-runner deleted/);
+    assert.ok(!existsSync(scoped), "the kubeconfig is removed");
+    for (const key of ["serviceaccounts", "roles.rbac.authorization.k8s.io", "rolebindings.rbac.authorization.k8s.io"]) {
+      assert.deepEqual(cluster.objects(key, NAMESPACE).filter((o) => o.metadata.name === NAME), [], key);
+    }
+    scoped = kept;
+    const { cli, out } = await runScoped("a\ttrue\n");
+    assert.equal(cli.code, 3, cli.stderr);
+    assert.equal(readResult(out).errorReason, "unauthorized");
+    const twice = await credentials(["--revoke"]);
+    assert.equal(twice.code, 0, twice.stderr);
+    assert.match(twice.stdout, /nothing to revoke/);
+  });
+});

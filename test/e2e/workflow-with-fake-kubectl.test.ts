@@ -1,0 +1,99 @@
+// End to end: `run --workflow` through the real CLI and the fake kubectl: the trigger's match, Tangled files, bad input.
+import assert from "node:assert/strict";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { createFakeCluster, type FakeCluster } from "../fixtures/fake-kubectl/harness.js";
+import { makeWorkspace, readResult, REPO_ROOT, runCli } from "../support/run-cli.js";
+
+const WORKFLOWS = join(REPO_ROOT, "test", "fixtures", "workflows");
+
+async function withCluster(t: { after: (fn: () => Promise<void>) => void }): Promise<FakeCluster> {
+  const cluster = await createFakeCluster();
+  t.after(() => cluster.cleanup());
+  return cluster;
+}
+
+function workflowArgs(cluster: FakeCluster, workflow: string, ws: ReturnType<typeof makeWorkspace>, extra: string[] = []): string[] {
+  return ["run", "--workflow", workflow, "--checkout", ws.checkout, "--out", ws.out, "--kubectl", cluster.kubectlPath, "--kubeconfig", cluster.kubeconfigPath, ...extra];
+}
+
+describe("run --workflow with the fake kubectl", { concurrency: 2 }, () => {
+  it("does not run a workflow whose `when` does not match: exit 0, result skipped with the reason, no kubectl call", async (t) => {
+    const cluster = await withCluster(t);
+    const ws = makeWorkspace("");
+    const run = await runCli(workflowArgs(cluster, join(WORKFLOWS, "tangled", "build.yml"), ws, ["--event", "push", "--ref", "refs/heads/dev", "--nixery", "nixery.dev"]), { env: cluster.env });
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stderr, /does not run for this trigger: no constraint of when matched: branch "dev" is not one of master/);
+    const result = readResult(ws.out);
+    assert.equal(result.status, "skipped");
+    assert.equal(result.exitCode, 0);
+    assert.deepEqual(result.steps.map((step) => [step.name, step.status]), [["patch static dir", "skipped"], ["build appview", "skipped"], ["build knot", "skipped"]]);
+    assert.equal(result.workflow?.trigger?.matched, false);
+    assert.deepEqual(await cluster.calls(), []);
+  });
+
+  it("runs a Tangled workflow without engine on the runner's image when the trigger matches, recording the workflow and trigger", async (t) => {
+    const cluster = await withCluster(t);
+    const ws = makeWorkspace("");
+    const run = await runCli(workflowArgs(cluster, join(WORKFLOWS, "plain-image.yml"), ws, ["--event", "push", "--branch", "main", "--sha", "abc123"]), { env: cluster.env });
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /hello from Linux/);
+    const result = readResult(ws.out);
+    assert.equal(result.status, "success");
+    assert.deepEqual(result.steps.map((step) => [step.name, step.status]), [["hello", "success"]]);
+    assert.deepEqual(result.workflow?.trigger, { event: "push", branch: "main", sha: "abc123", matched: true, reason: 'when[0] matched: event "push", branch "main" ("*")' });
+    assert.equal(result.workflow?.imageFrom, "default");
+    assert.deepEqual(await cluster.jobs(), []);
+  });
+
+  it("gives a step the workflow's timeout and stops it there, and the run's timeout from the file", async (t) => {
+    const cluster = await withCluster(t);
+    const ws = makeWorkspace("");
+    const file = join(ws.out, "..", "slow.yml");
+    writeFileSync(file, ["timeout: 5m", "steps:", "  - name: slow", "    timeout: 2s", "    command: sleep 30", "  - name: never", "    command: echo never", ""].join("\n"));
+    const run = await runCli(workflowArgs(cluster, file, ws), { env: cluster.env, timeoutMs: 60_000 });
+    assert.equal(run.code, 1, run.stderr);
+    const result = readResult(ws.out);
+    assert.deepEqual(result.steps.map((step) => [step.name, step.status, step.timedOut]), [["slow", "timeout", true], ["never", "skipped", false]]);
+    assert.ok(result.steps[0]!.durationMs < 20_000, `the step ran ${result.steps[0]!.durationMs} ms`);
+  });
+
+  const badInput: Array<{ name: string; args: (workflow: string) => string[]; message: RegExp }> = [
+    { name: "a workflow with typos, every error with file:line:column", args: () => ["--workflow", join(WORKFLOWS, "bad", "typos.yml")], message: /typos\.yml:\d+:\d+: .*did you mean/ },
+    { name: "a custom registry", args: () => ["--workflow", join(WORKFLOWS, "bad", "registry.yml")], message: /registry\.yml:\d+:\d+: dependencies/ },
+    { name: "a nixery workflow without --nixery", args: () => ["--workflow", join(WORKFLOWS, "tangled", "build.yml")], message: /build\.yml:6:3: dependencies\.nixpkgs: .*pass --nixery URL/ },
+    { name: "both --steps and --workflow", args: (workflow) => ["--workflow", workflow, "--steps", workflow], message: /exactly one of --steps FILE and --workflow FILE/ },
+    { name: "neither --steps nor --workflow", args: () => [], message: /exactly one of --steps FILE and --workflow FILE/ },
+    { name: "--ref without --event", args: (workflow) => ["--workflow", workflow, "--ref", "refs/heads/main"], message: /--ref describes a trigger: give --event too/ },
+    { name: "--ref that is not a full ref", args: (workflow) => ["--workflow", workflow, "--event", "push", "--ref", "main"], message: /--ref expects a full ref/ },
+    { name: "a secrets file with an empty value", args: (workflow) => ["--workflow", workflow, "--secrets", "EMPTY"], message: /empty/ },
+  ];
+  for (const { name, args, message } of badInput) {
+    it(`refuses ${name} as bad input: exit 2, the message, no kubectl call`, async (t) => {
+      const cluster = await withCluster(t);
+      const ws = makeWorkspace("");
+      const empty = join(ws.out, "..", "empty.env");
+      writeFileSync(empty, "TOKEN=\n", { mode: 0o600 });
+      const argv = args(join(WORKFLOWS, "plain-image.yml")).map((arg) => (arg === "EMPTY" ? empty : arg));
+      const run = await runCli(["run", ...argv, "--checkout", ws.checkout, "--out", ws.out, "--kubectl", cluster.kubectlPath, "--kubeconfig", cluster.kubeconfigPath], { env: cluster.env });
+      assert.equal(run.code, 2, run.stderr);
+      assert.match(run.stderr, message);
+      assert.deepEqual(await cluster.calls(), []);
+    });
+  }
+
+  it("prints the resolved workflow in the dry run: image, trigger, step timeouts, variables and secrets by name only", async () => {
+    const ws = makeWorkspace("");
+    const secrets = join(ws.out, "..", "secrets.env");
+    writeFileSync(secrets, "API_TOKEN=do-not-print-me-42\n", { mode: 0o600 });
+    const run = await runCli(["run", "--workflow", join(WORKFLOWS, "maximal.yml"), "--checkout", ws.checkout, "--out", ws.out, "--secrets", secrets, "--event", "push", "--branch", "main", "--dry-run", "--namespace", "ci"]);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /# {3}workflow: .*maximal\.yml/);
+    assert.match(run.stdout, /# {3}trigger: event push, branch main: /);
+    assert.match(run.stdout, /# {3}secrets \(masked in all output, never shown\): API_TOKEN/);
+    assert.match(run.stdout, /# {3}step 1: /);
+    assert.doesNotMatch(run.stdout + run.stderr, /do-not-print-me-42/);
+    assert.match(readFileSync(join(WORKFLOWS, "maximal.yml"), "utf8"), /timeout/);
+  });
+});

@@ -1,0 +1,61 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { formatGcReport, planGc, runGc } from "../../src/ops/gc.js";
+import { ScriptedKubectl } from "../support/scripted-kubectl.js";
+import { NOW, sampleJob } from "./job-samples.js";
+
+const JOBS = [
+  sampleJob({ runId: "live", heartbeatSecondsAgo: 5, createdSecondsAgo: 86_400 }),
+  sampleJob({ runId: "dead", heartbeatSecondsAgo: 600, owner: "11@gone" }),
+  sampleJob({ runId: "done", complete: true, createdSecondsAgo: 700 }),
+  sampleJob({ name: "knotless-warm-1", warm: { deadlineSeconds: 60 } }),
+  sampleJob({ name: "theirs", ours: false, heartbeatSecondsAgo: 9999 }),
+];
+const LIST = { stdout: JSON.stringify({ apiVersion: "v1", kind: "List", items: JOBS }) };
+const RETRY = { budgetMs: 100, maxAttempts: 2, initialDelayMs: 1, maxDelayMs: 1 };
+const options = (dryRun: boolean) => ({ policy: { staleAfterMs: 120_000 }, dryRun, deleteRetry: RETRY, now: () => NOW });
+
+describe("gc", () => {
+  it("decides to remove the abandoned, the finished and the expired, and to spare the live run, never touching another's Job", () => {
+    assert.deepEqual(
+      planGc(JOBS, NOW, { staleAfterMs: 120_000 }).map((d) => [d.job, d.action]),
+      [["knotless-run-live", "spare"], ["knotless-run-done", "remove"], ["knotless-run-dead", "remove"], ["knotless-warm-1", "remove"]],
+    );
+  });
+
+  it("deletes each Job to remove with background propagation, after listing ours by label", async () => {
+    const kubectl = new ScriptedKubectl();
+    kubectl.on("get jobs", LIST).on("delete job", {});
+    const report = await runGc(kubectl.kubectl, { namespace: "ci" }, options(false));
+    assert.deepEqual(kubectl.callsTo("get jobs")[0]!.command.slice(0, 4), ["get", "jobs", "--selector", "app.kubernetes.io/managed-by=knotless-runner-k8s"]);
+    const deleted = kubectl.callsTo("delete job").map((call) => call.command[2]);
+    assert.deepEqual(deleted, ["knotless-run-done", "knotless-run-dead", "knotless-warm-1"]);
+    assert.ok(kubectl.callsTo("delete job").every((call) => call.args.includes("--cascade=background")));
+    assert.deepEqual(report.outcomes.map((o) => o.result), ["spared", "removed", "removed", "removed"]);
+  });
+
+  it("deletes nothing with --dry-run", async () => {
+    const kubectl = new ScriptedKubectl();
+    kubectl.on("get jobs", LIST);
+    const report = await runGc(kubectl.kubectl, { namespace: "ci" }, options(true));
+    assert.equal(kubectl.callsTo("delete").length, 0);
+    assert.match(formatGcReport(report), /^would remove  run dead \(Job knotless-run-dead\): heartbeat 10m00s ago, stale after 2m00s: its runner is gone, owner 11@gone$/m);
+  });
+
+  it("prints what it removed and spared and why, and reports a delete that failed", async () => {
+    const kubectl = new ScriptedKubectl();
+    kubectl.on("get jobs", LIST).on("delete job", { exitCode: 1, stderr: 'Error from server (Forbidden): jobs.batch "knotless-run-dead" is forbidden\n' }, (call) => call.command[2] === "knotless-run-dead").on("delete job", {});
+    const text = formatGcReport(await runGc(kubectl.kubectl, { namespace: "ci" }, options(false)));
+    assert.match(text, /^spared +run live \(Job knotless-run-live\): heartbeat 5\.0s ago: its runner is alive$/m);
+    assert.match(text, /^removed +run done \(Job knotless-run-done\): finished: Complete 30\.0s ago$/m);
+    assert.match(text, /^removed +warm placeholder knotless-warm-1: warm placeholder past its warm time \(9m00s ago\)$/m);
+    assert.match(text, /^FAILED to remove +run dead \(Job knotless-run-dead\): could not delete Job knotless-run-dead: .*Forbidden/m);
+    assert.match(text, /^gc in namespace ci: 2 removed, 1 spared, 1 failed$/m);
+  });
+
+  it("fails with the reason when the Jobs cannot be listed", async () => {
+    const kubectl = new ScriptedKubectl();
+    kubectl.on("get jobs", { exitCode: 1, stderr: "The connection to the server 127.0.0.1:1 was refused - did you specify the right host or port?\n" });
+    await assert.rejects(runGc(kubectl.kubectl, { namespace: "ci" }, options(false)), (error: Error & { reason?: string }) => error.reason === "cluster-unreachable" && /listing the Jobs/.test(error.message));
+  });
+});

@@ -1,0 +1,43 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { IPod } from "kubernetes-models/v1/Pod";
+import { buildListRows, formatListJson, formatListTable } from "../../src/ops/list-runs.js";
+import { NOW, ago, sampleJob } from "./job-samples.js";
+
+function pod(job: string, phase: string, node: string): IPod {
+  return { apiVersion: "v1", kind: "Pod", metadata: { name: `${job}-x1`, creationTimestamp: ago(500), ownerReferences: [{ apiVersion: "batch/v1", kind: "Job", name: job, uid: "u" }] }, spec: { containers: [], nodeName: node }, status: { phase } } as IPod;
+}
+
+describe("buildListRows", () => {
+  const jobs = [
+    sampleJob({ runId: "b", createdSecondsAgo: 300, heartbeatSecondsAgo: 4, owner: "4242@ci-1" }),
+    sampleJob({ runId: "a", createdSecondsAgo: 900 }),
+    sampleJob({ name: "knotless-warm-1", warm: { deadlineSeconds: 900 }, createdSecondsAgo: 600 }),
+    sampleJob({ runId: "c", cancelRequested: ago(2), heartbeatSecondsAgo: 1 }),
+    sampleJob({ name: "not-ours", ours: false }),
+  ];
+  const rows = buildListRows(jobs, [pod("knotless-run-b", "Running", "node-a"), pod("knotless-warm-1", "Running", "node-b")], NOW);
+
+  it("lists our runs and placeholders oldest first, and leaves other Jobs out", () => {
+    assert.deepEqual(rows.map((r) => r.job), ["knotless-run-a", "knotless-run-c", "knotless-warm-1", "knotless-run-b"]);
+  });
+
+  it("gives each run its phase, ages, owner and node from its pod, and each placeholder its time left", () => {
+    const b = rows.find((r) => r.runId === "b")!;
+    assert.deepEqual({ phase: b.phase, ageMs: b.ageMs, heartbeatAgeMs: b.heartbeatAgeMs, owner: b.owner, node: b.node, pod: b.pod }, { phase: "running", ageMs: 300_000, heartbeatAgeMs: 4000, owner: "4242@ci-1", node: "node-a", pod: "knotless-run-b-x1" });
+    assert.equal(rows.find((r) => r.runId === "a")!.phase, "pending", "no pod yet");
+    assert.equal(rows.find((r) => r.runId === "c")!.phase, "cancelling");
+    const warm = rows.find((r) => r.role === "warm")!;
+    assert.deepEqual({ runId: warm.runId, remainingMs: warm.remainingMs, heartbeatAgeMs: warm.heartbeatAgeMs }, { runId: null, remainingMs: 300_000, heartbeatAgeMs: null });
+  });
+
+  it("prints a table with one row per Job, and JSON with the same rows", () => {
+    const table = formatListTable(rows, "ci").split("\n");
+    assert.match(table[0]!, /^RUN ID\s+ROLE\s+PHASE\s+AGE\s+HEARTBEAT\s+OWNER\s+NODE\s+LEFT$/);
+    assert.match(table.find((line) => line.startsWith("b "))!, /^b\s+run\s+running\s+5m00s\s+4\.0s\s+4242@ci-1\s+node-a\s+-$/);
+    assert.match(table.find((line) => line.startsWith("a "))!, /\(15m00s\)/, "no heartbeat yet: the Job's age, in parentheses");
+    assert.match(table.find((line) => line.startsWith("knotless-warm-1"))!, /^knotless-warm-1\s+warm\s+running\s+10m00s\s+-\s+-\s+node-b\s+5m00s$/);
+    assert.deepEqual(JSON.parse(formatListJson(rows, "ci")), { namespace: "ci", jobs: JSON.parse(JSON.stringify(rows)) });
+    assert.equal(formatListTable([], undefined), "no runs or warm placeholders in the kubeconfig context's namespace\n");
+  });
+});

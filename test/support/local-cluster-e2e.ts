@@ -1,0 +1,33 @@
+// What end-to-end tests on the local cluster share: whether podman can run pods here, waiting, and "nothing left behind".
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import type { LocalCluster } from "../../local-cluster/index.js";
+
+const SDK = "/usr/lib/google-cloud-sdk/bin";
+/** The real kubectl binaries the end-to-end tests run: 1.30 and 1.33, where installed. */
+export const E2E_KUBECTLS = ["1.30", "1.33"].map((v) => join(SDK, `kubectl.${v}`)).filter(existsSync);
+
+/** Why the tests skip here, or false when podman runs the local busybox image. */
+export function findPodmanSkipReason(): string | false {
+  const works = spawnSync("podman", ["image", "exists", "docker.io/library/busybox:1.36"], { stdio: "ignore" }).status === 0;
+  return works ? false : "podman with the local busybox image is not available (run scripts/setup-containers.sh)";
+}
+
+/** Polls `check` every 200 ms; fails after `timeoutMs`; resolves with how long it took. */
+export async function waitUntil(what: string, check: () => Promise<boolean> | boolean, timeoutMs: number): Promise<number> {
+  const started = Date.now();
+  while (!(await check())) {
+    if (Date.now() - started > timeoutMs) assert.fail(`${what} not within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return Date.now() - started;
+}
+
+/** No Job in the server, no pod, no podman container. */
+export async function assertNothingLeft(cluster: LocalCluster): Promise<void> {
+  await waitUntil("podman containers gone", async () => (await cluster.podmanContainers()).length === 0, 30_000);
+  assert.deepEqual(cluster.objects("jobs.batch"), []);
+  await waitUntil("pods gone from the server", () => cluster.objects("pods").length === 0, 30_000);
+}

@@ -1,0 +1,75 @@
+// Runs `knotless-runner-k8s validate` itself (bin/knotless-runner-k8s.js, the bundled CLI), with a kubectl that records any call.
+import assert from "node:assert/strict";
+import { chmodSync, existsSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { runCli } from "../support/run-cli.js";
+import { makeTestTempDir } from "../support/temp-dir.js";
+import { WORKFLOW_FIXTURES } from "./workflow-fixtures.js";
+
+/** A kubectl on PATH and in KNOTLESS_KUBECTL that leaves a file behind if anything ever calls it. */
+function makeTrapKubectl(): { env: Record<string, string>; called: () => boolean } {
+  const dir = makeTestTempDir("knotless-validate-bin-");
+  const marker = join(dir, "kubectl-was-called");
+  const kubectl = join(dir, "kubectl");
+  writeFileSync(kubectl, `#!/bin/sh\necho "$@" >> ${marker}\nexit 1\n`);
+  chmodSync(kubectl, 0o755);
+  return { env: { PATH: `${dir}:${process.env.PATH ?? ""}`, KNOTLESS_KUBECTL: kubectl }, called: () => existsSync(marker) };
+}
+
+describe("knotless-runner-k8s validate", () => {
+  it("exits 0 for Tangled's own files in a directory, with an ok line for each, and calls no kubectl", async () => {
+    const trap = makeTrapKubectl();
+    const dir = join(WORKFLOW_FIXTURES, "tangled");
+    const run = await runCli(["validate", dir], { env: trap.env });
+    assert.equal(run.stderr, "");
+    assert.equal(run.stdout, [`ok  ${dir}/build.yml (3 steps, engine nixery)`, `ok  ${dir}/fmt.yaml (2 steps, engine nixery)`, `ok  ${dir}/release.yml (3 steps, engine nixery)`, `ok  ${dir}/test.yml (3 steps, engine nixery)`, ""].join("\n"));
+    assert.equal(run.code, 0);
+    assert.equal(trap.called(), false);
+  });
+
+  it("exits 0 for named files, the maximal one included", async () => {
+    const run = await runCli(["validate", join(WORKFLOW_FIXTURES, "maximal.yml"), join(WORKFLOW_FIXTURES, "plain-image.yml")]);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /^ok {2}\S+\/maximal\.yml \(2 steps, engine kubernetes\)\nok {2}\S+\/plain-image\.yml \(1 step, engine kubernetes\)\n$/);
+  });
+
+  it("exits 2 listing every error of every bad file, and still an ok line for the good one", async () => {
+    const trap = makeTrapKubectl();
+    const bad = join(WORKFLOW_FIXTURES, "bad");
+    const good = join(WORKFLOW_FIXTURES, "tangled", "test.yml");
+    const run = await runCli(["validate", bad, good], { env: trap.env });
+    assert.equal(run.code, 2);
+    assert.equal(run.stdout, `ok  ${good} (3 steps, engine nixery)\n`);
+    assert.equal(
+      run.stderr,
+      [
+        `${bad}/not-yaml.yaml:3:1: invalid YAML: Sequence item without - indicator`,
+        `${bad}/registry.yml:4:3: dependencies["git+https://tangled.sh/@oppi.li/statix"]: custom registries are not supported, only \`nixpkgs\`; install the tool in a step, or set an \`image\` that has it`,
+        `${bad}/registry.yml:9:11: steps[1].name: duplicate step name "lint", already used by steps[0] at ${bad}/registry.yml:7:11; logs and results tell steps apart by name`,
+        `${bad}/typos.yml:3:5: when[0].branhc: unknown key; did you mean \`branch\`?`,
+        `${bad}/typos.yml:4:1: enviroment: unknown key; did you mean \`environment\`?`,
+        `${bad}/typos.yml:7:5: steps[0]: expected the key \`command\`, found none`,
+        `${bad}/typos.yml:8:5: steps[0].comand: unknown key; did you mean \`command\`?`,
+        `${bad}/typos.yml:2:5: warning: when[0]: lists no \`branch\` or \`tag\`, so it matches no push or pull request (a push must match by branch or tag, a pull request by its target branch)`,
+        "validate: 7 errors in 3 of 4 files",
+        "",
+      ].join("\n"),
+    );
+    assert.equal(trap.called(), false);
+  });
+
+  it("exits 2 for a path that does not exist and for a directory without workflow files", async () => {
+    const empty = makeTestTempDir("knotless-validate-empty-");
+    const run = await runCli(["validate", "/nonexistent/wf.yml", empty]);
+    assert.equal(run.code, 2);
+    assert.equal(run.stdout, "");
+    assert.equal(run.stderr, `/nonexistent/wf.yml: no such file or directory\n${empty}: no workflow files (*.yml, *.yaml) in this directory\nvalidate: 2 paths with nothing to check\n`);
+  });
+
+  it("exits 2 with commander's message when no path is given", async () => {
+    const run = await runCli(["validate"]);
+    assert.equal(run.code, 2);
+    assert.match(run.stderr, /missing required argument 'paths'/);
+  });
+});
