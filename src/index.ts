@@ -18,7 +18,7 @@ export { claimPlaceholder, type Capacity, type ClaimOutcome } from "./warm/claim
 export type { WarmDeps } from "./warm/warm-deps.js";
 export { listPlaceholders, topUpPlaceholders, type WarmReport, type WarmSpec } from "./warm/top-up.js";
 export { releasePlaceholders, type ReleaseReport } from "./warm/release.js";
-export { coversRequest, isLive, isPlaceholderJob, readPlaceholder, readPlaceholderList, type CapacityRequest, type Placeholder, type PlaceholderState } from "./warm/placeholder.js";
+export { coversRequest, isLive, isPlaceholderJob, readJobDeadline, readPlaceholder, readPlaceholderList, type CapacityRequest, type Placeholder, type PlaceholderState } from "./warm/placeholder.js";
 export { buildPlaceholderManifest, buildPlaceholderName, PLACEHOLDER_NAME_PREFIX, type PlaceholderManifestInput } from "./k8s/placeholder-manifest.js";
 export { buildPlaceholderSelector, MANAGED_BY_LABEL, MANAGED_BY_VALUE, ROLE_LABEL, WARM_ROLE } from "./k8s/labels.js";
 export { planReleaseCalls, planWarmCalls } from "./plan/call-plan.js";

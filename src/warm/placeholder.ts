@@ -49,18 +49,27 @@ function readState(job: IJob, remainingMs: number): PlaceholderState {
   return (job.status?.ready ?? 0) > 0 ? "held" : "pending";
 }
 
+/**
+ * Epoch ms a Job's activeDeadlineSeconds passes: counted, as the Job controller counts it, from `status.startTime`
+ * (else the creation); undefined without a deadline or a time. One definition for the claim, top-up, list and gc.
+ */
+export function readJobDeadline(job: IJob): number | undefined {
+  const seconds = job.spec?.activeDeadlineSeconds;
+  const startedAt = Date.parse(String(job.status?.startTime ?? job.metadata?.creationTimestamp ?? ""));
+  return typeof seconds === "number" && !Number.isNaN(startedAt) ? startedAt + seconds * 1000 : undefined;
+}
+
 /** The placeholder a Job is, as of `now` (epoch ms); undefined when the Job is not one of our placeholders or is malformed. */
 export function readPlaceholder(job: IJob, now: number): Placeholder | undefined {
   if (!isPlaceholderJob(job)) return undefined;
-  const { name, namespace, uid, resourceVersion, creationTimestamp } = job.metadata ?? {};
+  const { name, namespace, uid, resourceVersion } = job.metadata ?? {};
   const seconds = job.spec?.activeDeadlineSeconds;
   const requests = job.spec?.template?.spec?.containers?.[0]?.resources?.requests ?? {};
   const cpu = String(requests.cpu ?? "");
   const memory = String(requests.memory ?? "");
-  const startedAt = Date.parse(String(job.status?.startTime ?? creationTimestamp ?? ""));
-  if (!name || !namespace || !uid || !resourceVersion || typeof seconds !== "number" || Number.isNaN(startedAt)) return undefined;
+  const expiresAt = readJobDeadline(job);
+  if (!name || !namespace || !uid || !resourceVersion || typeof seconds !== "number" || expiresAt === undefined) return undefined;
   if (parseQuantity(cpu) === undefined || parseQuantity(memory) === undefined) return undefined;
-  const expiresAt = startedAt + seconds * 1000;
   const remainingMs = Math.max(0, expiresAt - now);
   return { namespace, name, uid, resourceVersion, cpu, memory, seconds, expiresAt, remainingMs, state: readState(job, remainingMs) };
 }
