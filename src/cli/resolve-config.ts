@@ -49,6 +49,7 @@ export interface RawRunOptions extends RawClusterOptions {
   keep?: boolean;
   keepWarm?: string;
   maxWarm?: string;
+  skipWarm?: boolean;
   dryRun?: boolean;
   verbose?: boolean;
 }
@@ -266,6 +267,7 @@ export async function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEn
       keep: raw.keep ?? false,
       ...(plan ? { workflow: plan.workflow } : {}),
       ...readKeepWarm(raw.keepWarm, raw.maxWarm),
+      ...(raw.skipWarm ? { claimWarm: false } : {}),
       ...resolveHostTar(env),
       owner: resolveProcessIdentity(),
     },

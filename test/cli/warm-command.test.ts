@@ -57,5 +57,8 @@ describe("run --keep-warm", () => {
     assert.match(calls[0]!, /get jobs --selector .*role=warm/);
     assert.match(calls[1]!, /delete --raw '?\/apis\/batch\/v1\/namespaces\/ci\/jobs\/knotless-warm-<slot>/);
     assert.match(calls.at(-1)!, /create --request-timeout 30s -f - -o json$/);
+    const skipped = await runCli(["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--out", ws.out, "--namespace", "ci", "--kubectl", "kubectl", "--skip-warm", "--dry-run"]);
+    assert.equal(skipped.code, 0, skipped.stderr);
+    assert.doesNotMatch(skipped.stdout, /role=warm/, "--skip-warm still looks for placeholders");
   });
 });
