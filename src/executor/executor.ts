@@ -54,15 +54,19 @@ export interface Executor {
   /** From the Job's creation to its pod running, ms, once it runs; for the result. */
   readonly podWaitMs?: number | undefined;
   /**
-   * Creates the run's Job and waits until its pod runs. Called once. Reports Pending progress as events. Once the
+   * Creates the run's Job and waits until its pod runs. Called once. Reports Pending progress as events. Refuses an
+   * environment the steps cannot carry (a bad name, a NUL) as InputError before any cluster call. Once the
    * Job exists, the run's presence in the cluster (a heartbeat, a watch for a cancel requested there, which calls
    * the context's requestCancel) lasts until teardown.
    */
   setup(): Promise<RunPod>;
   /**
-   * Streams the checkout to /work, the shared steps to /steps and the runner's files into the pod; verifies that the
-   * pod received it whole (src/transfer/transfer-receipt.ts). `trees` are the scans of the checkout and shared steps
-   * made before setup (scanUploadTrees), which found them readable. After setup.
+   * Streams the checkout to /work, the shared steps to /steps and the runner's files into the pod, the steps'
+   * variables included (/knotless/env); verifies that the pod received it whole (src/transfer/transfer-receipt.ts).
+   * Then, when the run has secrets, a second exec writes them from its stdin into the pod's memory-backed
+   * /knotless-secrets (its argv names none) and the pod's receipt and byte count prove they all arrived; a step never
+   * starts without them. `trees` are the scans of the checkout and shared steps made before setup
+   * (scanUploadTrees), which found them readable. After setup.
    */
   copyIn(trees: UploadTrees): Promise<UploadSummary>;
   /**
@@ -73,14 +77,14 @@ export interface Executor {
    */
   runStep(index: number, deadlineAt: number): Promise<StepOutcome>;
   /**
-   * Streams /outputs back into `<out>/outputs`, refusing hostile entries. After setup. May also be called once
+   * Removes the secrets from the pod, then streams /outputs back into `<out>/outputs`, refusing hostile entries. After setup. May also be called once
    * after the run was cancelled (its signal aborted), to collect what the steps wrote: it then runs under the
    * context's cleanupSignal instead.
    */
   copyOut(): Promise<ExtractReport>;
   /**
    * Stops the heartbeat and the cancel watch, then deletes the Job with background propagation unless the run
-   * keeps it (a kept Job is marked so, for gc), and removes the host-side files setup
+   * keeps it (a kept Job is marked so, for gc; a kept pod that got secrets has them removed first, best effort), and removes the host-side files setup
    * staged for the upload. Safe after a failed or partial setup and when called twice; deleting what is already
    * gone is not an error; never throws (it reports instead).
    */

@@ -23,6 +23,9 @@ import { startHeartbeat, type Heartbeat } from "./heartbeat.js";
 import { formatDuration } from "../config/duration.js";
 import { claimPlaceholder, type Capacity, type ClaimOutcome } from "../warm/claim-placeholder.js";
 import { leaveWarmPlaceholder } from "../warm/keep-warm.js";
+import { checkStepEnvironment, findSecretShadowing } from "../input/step-environment.js";
+import { POD_SECRETS_DIR } from "../pod/paths.js";
+import { deliverSecrets, forgetSecrets, type SecretsSummary } from "./deliver-secrets.js";
 
 /** What teardownNowSync did: a sentence for stderr, the logs and result.json, and whether a Job of this run may still be there unwanted. */
 export interface CrashTeardown {
@@ -55,7 +58,6 @@ export function buildRunManifest(ctx: Pick<ExecutorContext, "settings">, createT
     cpu: s.cpu,
     memory: s.memory,
     budgetSeconds: Math.ceil(s.timeoutMs / 1000),
-    env: s.env,
     createToken,
     ...(s.owner ? { owner: s.owner } : {}),
   });
@@ -67,6 +69,15 @@ function describeUpload(summary: UploadSummary, hostTar: HostTar | undefined): s
   const packer = hostTar ? `GNU tar ${hostTar.version}` : "the runner's packer";
   return `uploaded ${summary.files} files${content} (archive ${summary.archiveBytes} bytes, ${summary.entries} entries, packed by ${packer}; receipt and count verified in the pod)`;
 }
+
+/** The secrets phase's closing line: names and bytes, never a value. */
+function describeSecrets(summary: SecretsSummary): string {
+  const count = `${summary.names.length} ${summary.names.length === 1 ? "secret" : "secrets"}`;
+  return `delivered ${count} (${summary.names.join(", ")}) to the pod's memory-backed volume over stdin, ${summary.bytes} bytes; receipt and byte count verified in the pod`;
+}
+
+/** How long teardown waits for a kept pod to confirm its secrets file is gone. */
+const FORGET_SECRETS_TIMEOUT_MS = 15_000;
 
 /** The context with the namespace the Job was created in pinned for every later call. */
 function pinNamespace(ctx: ExecutorContext, namespace: string): ExecutorContext {
@@ -96,6 +107,8 @@ export class KubernetesExecutor implements Executor {
   /** What the look for a warm placeholder found, once setup looked. */
   #claim: ClaimOutcome | undefined;
   #podWaitMs: number | undefined;
+  /** Set once the secrets exec began: from then on the pod may hold them, and a kept Job has them removed. */
+  #secretsSent = false;
 
   constructor(ctx: ExecutorContext) {
     this.#ctx = ctx;
@@ -120,8 +133,16 @@ export class KubernetesExecutor implements Executor {
     return this.#ctx.settings.target.namespace;
   }
 
+  /**
+   * Also refuses, as InputError and before any kubectl call, an environment the steps cannot get byte for byte
+   * (src/input/step-environment.ts), and warns of variables a secret of the same name overrides.
+   */
   async setup(): Promise<RunPod> {
     const ctx = this.#ctx;
+    checkStepEnvironment(ctx.settings);
+    for (const { name, where } of findSecretShadowing(ctx.settings)) {
+      ctx.emit({ kind: "notice", level: "warning", message: `${where} sets ${name}, which is also a secret: every step sees the secret's value` });
+    }
     const manifest = buildRunManifest(ctx, this.#createToken);
     this.#transfer ??= loadTransfer();
     this.#transfer.catch(() => {}); // a load failure surfaces in copyIn
@@ -158,7 +179,12 @@ export class KubernetesExecutor implements Executor {
     const staging = await (this.#staging ??= stageRunnerFiles(this.#ctx.settings));
     this.#stagedDir = staging;
     const hostTar = await (this.#hostTar ??= chooseHostTar(this.#ctx.settings.hostTar));
-    return this.#phase("upload", () => uploadFiles(this.#ctx, pod, staging, trees, hostTar), (s) => describeUpload(s, hostTar));
+    const summary = await this.#phase("upload", () => uploadFiles(this.#ctx, pod, staging, trees, hostTar), (s) => describeUpload(s, hostTar));
+    if ((this.#ctx.settings.secrets?.length ?? 0) > 0) {
+      this.#secretsSent = true;
+      await this.#phase("secrets", () => deliverSecrets(this.#ctx, pod), describeSecrets);
+    }
+    return summary;
   }
 
   async runStep(index: number, deadlineAt: number): Promise<StepOutcome> {
@@ -193,7 +219,8 @@ export class KubernetesExecutor implements Executor {
     else if (settings.keep) {
       await this.#markKept();
       const command = this.#deleteCommand();
-      result = { deleted: false, detail: `kept Job ${settings.jobName} (--keep); delete it with: ${command}` };
+      const secrets = await this.#forgetSecretsOfKeptPod();
+      result = { deleted: false, detail: `kept Job ${settings.jobName} (--keep)${secrets}; delete it with: ${command}` };
     } else if (this.#ownership === "unknown") {
       const found = await readOurJob({ ...this.#ctx, signal: new AbortController().signal }, this.#createToken);
       if (found.kind === "ours") {
@@ -247,6 +274,13 @@ export class KubernetesExecutor implements Executor {
     const left = await leaveWarmPlaceholder({ kubectl, target: settings.target }, { ...keepWarm, cpu: settings.cpu, memory: settings.memory, image: settings.image });
     if (!left.ok) emit({ kind: "notice", level: "warning", message: left.detail });
     return left.detail;
+  }
+
+  /** For a kept Job whose pod got the secrets: removes them from it, and says how that went (" ..." or ""). */
+  async #forgetSecretsOfKeptPod(): Promise<string> {
+    if (!this.#secretsSent || !this.#pod) return "";
+    const failed = await forgetSecrets(this.#ctx, this.#pod, FORGET_SECRETS_TIMEOUT_MS).catch((error: unknown) => String(error));
+    return failed === undefined ? ", its secrets removed from the pod" : `; its pod may still hold the run's secrets in ${POD_SECRETS_DIR} (${failed})`;
   }
 
   #deleteCommand(): string {
@@ -322,7 +356,7 @@ export class KubernetesExecutor implements Executor {
     return this.#pod;
   }
 
-  #phase<T>(phase: "create" | "pod" | "upload" | "download", work: () => Promise<T>, describe: (value: T) => string): Promise<T> {
+  #phase<T>(phase: "create" | "pod" | "upload" | "secrets" | "download", work: () => Promise<T>, describe: (value: T) => string): Promise<T> {
     return runTimedPhase(this.#ctx.emit, phase, work, describe);
   }
 }

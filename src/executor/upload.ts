@@ -7,6 +7,8 @@ import { Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { InfraError, InputError, describeError } from "../errors.js";
 import { buildExecArgs } from "../k8s/kubectl-args.js";
+import { readStepShell } from "../input/step-environment.js";
+import { buildEnvFile } from "../pod/env-file.js";
 import { buildHelperScript, buildUploadCommand } from "../pod/helper-script.js";
 import { parseTotalBytes, probeHostTar, spawnHostTar, stoppedByReader, tarComplaints, type HostTar, type HostTarSetting } from "../transfer/host-tar.js";
 import { PackStoppedError, packTrees, type PackRoot, type PackStats } from "../transfer/pack-tree.js";
@@ -22,16 +24,26 @@ const WORK_ROOT = "work";
 const STEPS_ROOT = "steps";
 
 /**
- * Makes the upload's staging directory: `knotless/` holds helper.sh and steps/N.sh, and the links `work` and `steps`
- * point at the checkout and the shared-steps directory, so one GNU tar names every member as it lands under `/`
- * (`work/src/main.c` is read through the link, the link itself is never archived).
+ * Makes the upload's staging directory: `knotless/` holds helper.sh, steps/N.sh and the steps' environment files
+ * (env/run.env, env/N.env, an empty env/carried.env), and the links `work` and `steps` point at the checkout and the
+ * shared-steps directory, so one GNU tar names every member as it lands under `/` (`work/src/main.c` is read through
+ * the link, the link itself is never archived). Secrets are never staged: they go over their own exec's stdin.
  */
-export async function stageRunnerFiles(settings: Pick<ExecutorSettings, "steps" | "checkoutDir" | "sharedStepsDir">): Promise<string> {
+export async function stageRunnerFiles(settings: Pick<ExecutorSettings, "steps" | "checkoutDir" | "sharedStepsDir" | "env" | "shell" | "secrets">): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), "knotless-runner-"));
   const runner = join(dir, RUNNER_ROOT);
   await mkdir(join(runner, "steps"), { recursive: true });
-  await writeFile(join(runner, "helper.sh"), buildHelperScript(), { mode: 0o755 });
-  await Promise.all(settings.steps.map((step, index) => writeFile(join(runner, "steps", `${index}.sh`), `${step.script}\n`, { mode: 0o644 })));
+  await mkdir(join(runner, "env"));
+  const helper = buildHelperScript({ shell: readStepShell(settings.shell), secrets: (settings.secrets?.length ?? 0) > 0 });
+  await writeFile(join(runner, "helper.sh"), helper, { mode: 0o755 });
+  await writeFile(join(runner, "env", "run.env"), buildEnvFile(settings.env), { mode: 0o644 });
+  await writeFile(join(runner, "env", "carried.env"), "", { mode: 0o644 });
+  await Promise.all(
+    settings.steps.flatMap((step, index) => [
+      writeFile(join(runner, "steps", `${index}.sh`), `${step.script}\n`, { mode: 0o644 }),
+      writeFile(join(runner, "env", `${index}.env`), buildEnvFile(step.env ?? []), { mode: 0o644 }),
+    ]),
+  );
   await symlink(resolve(settings.checkoutDir), join(dir, WORK_ROOT));
   if (settings.sharedStepsDir !== undefined) await symlink(resolve(settings.sharedStepsDir), join(dir, STEPS_ROOT));
   return dir;

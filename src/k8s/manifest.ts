@@ -26,14 +26,16 @@ export interface JobManifestInput {
   readonly memory: string;
   /** The whole budget of the run in the runner's eyes: pod wait plus run timeout. */
   readonly budgetSeconds: number;
-  /** Non-secret environment of every step (run variables); secrets never go into the manifest. */
-  readonly env: ReadonlyArray<{ readonly name: string; readonly value: string }>;
   readonly createToken: string;
   /** The runner process, recorded on the Job for `list` and for operators; absent, no owner annotation. */
   readonly owner?: ProcessIdentity;
 }
 
-/** Returns the Job manifest; its shape is pinned by the golden fixtures in test/fixtures/manifests. */
+/**
+ * Returns the Job manifest; its shape is pinned by the golden fixtures in test/fixtures/manifests. The container has
+ * no `env`: the steps' variables reach them through files in the pod (src/pod/helper-script.ts), so no value of a
+ * run is readable from the Job, and secrets have their own memory-backed volume.
+ */
 export function buildJobManifest(input: JobManifestInput): IJob {
   const labels = { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE, [RUN_ID_LABEL]: input.runIdLabel };
   return {
@@ -75,7 +77,6 @@ export function buildJobManifest(input: JobManifestInput): IJob {
               imagePullPolicy: "IfNotPresent",
               command: ["sh", "-c", buildKeepAliveScript(RUNNER_IDLE_SECONDS)],
               workingDir: POD_WORK_DIR,
-              env: input.env.map(({ name, value }) => ({ name, value })),
               resources: {
                 requests: { cpu: input.cpu, memory: input.memory },
                 limits: { memory: input.memory },
@@ -83,7 +84,7 @@ export function buildJobManifest(input: JobManifestInput): IJob {
               volumeMounts: POD_VOLUMES.map(({ name, mountPath }) => ({ name, mountPath })),
             },
           ],
-          volumes: POD_VOLUMES.map(({ name }) => ({ name, emptyDir: {} })),
+          volumes: POD_VOLUMES.map(({ name, medium }) => ({ name, emptyDir: medium ? { medium } : {} })),
         },
       },
     },

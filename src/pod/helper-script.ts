@@ -1,13 +1,48 @@
 // The runner's in-pod helper: a POSIX sh script that runs steps detached from the exec stream and follows them.
+import { DEFAULT_STEP_SHELL } from "../input/step-environment.js";
 import { OUTPUTS_COUNT_TAG, UPLOAD_RECEIPT_ARCHIVE_PATH } from "../transfer/transfer-receipt.js";
-import { POD_HEARTBEAT_PATH, POD_OUTPUTS_DIR, POD_RUNNER_DIR, POD_STEPS_DIR, POD_WORK_DIR } from "./paths.js";
+import { quoteShellWord } from "./env-file.js";
+import {
+  POD_CARRIED_ENV_PATH,
+  POD_ENV_DIR,
+  POD_HEARTBEAT_PATH,
+  POD_OUTPUTS_DIR,
+  POD_RUN_ENV_PATH,
+  POD_RUNNER_DIR,
+  POD_SECRETS_DIR,
+  POD_SECRETS_PATH,
+  POD_STEPS_DIR,
+  POD_WORK_DIR,
+} from "./paths.js";
+import { SECRETS_RECEIPT_TAG } from "./secrets-payload.js";
 
 /** The environment variable that marks every process of step N, so a timeout can find them all. */
 export const STEP_MARK_VARIABLE = "KNOTLESS_STEP_MARK";
 
+/** The environment variable naming the file a step may append variables for the later steps to. */
+export const STEP_ENV_FILE_VARIABLE = "KNOTLESS_ENV";
+
 /** Path of step N's script in the pod (N counts from 0). */
 export function podStepScriptPath(index: number): string {
   return `${POD_RUNNER_DIR}/steps/${index}.sh`;
+}
+
+/** Path of step N's own environment (`export` lines) in the pod. */
+export function podStepEnvPath(index: number): string {
+  return `${POD_ENV_DIR}/${index}.env`;
+}
+
+/** Path of the file `$KNOTLESS_ENV` names for step N. */
+export function podStepEnvFilePath(index: number): string {
+  return `${POD_RUNNER_DIR}/run/${index}/env`;
+}
+
+/** What the helper is generated for: the run's settings that shape how every step starts. */
+export interface HelperOptions {
+  /** The steps' shell as words; default `sh -e`. */
+  readonly shell?: readonly string[];
+  /** The run has secrets: a step refuses to start without them (they are delivered after the upload). */
+  readonly secrets?: boolean;
 }
 
 /**
@@ -21,17 +56,45 @@ export function podStepScriptPath(index: number): string {
  * - `kill N GRACE`: SIGTERM to step N's process group and to every process carrying its mark, SIGKILL to what is
  *   left after GRACE seconds; then prints `stopped N` once none is left (`alive N` and exit 1 if one is). The
  *   line is the proof: a kill exec that ends without it (dropped, swallowed) did not necessarily run. Idempotent.
- * - `pack-outputs`: writes a tar of /outputs to stdout, then `knotless-outputs-entries <n>` to stderr: the lines
- *   `find /outputs ! -type s` prints (see src/transfer/transfer-receipt.ts for why a count, not a checksum).
- *   A tar that takes `-b` (GNU tar, bsdtar; busybox's does not) writes 64 KiB records instead of 10 KiB ones:
- *   fewer, larger writes into the exec stream (bench/RESULTS.md).
- * The step runs as `sh -e` in /work, in its own session, stdin from /dev/null, output into files: a dropped exec
- * stream cannot stop it, and a reconnecting `follow` loses no byte and repeats none.
- * The step's wrapper writes its exit code straight into the exit file as one line; `follow` takes it only once the
- * line is complete (`read` fails without the newline, which comes last), so a partly written code is never read.
+ * - `secrets`: reads the run's secrets from stdin (`export` lines, then a receipt line: src/pod/secrets-payload.ts)
+ *   into /knotless-secrets/env (mode 0600, directory 0700, a memory-backed volume), installed only when the stream
+ *   ended with a whole receipt line; prints the receipt it found (or `none`) and the number of bytes it received, never a value.
+ * - `forget-secrets`: removes the secrets file; idempotent.
+ * - `pack-outputs`: removes the secrets file (as `forget-secrets`), then writes a tar of /outputs to stdout, then
+ *   `knotless-outputs-entries <n>` to stderr: the lines `find /outputs ! -type s` prints (see
+ *   src/transfer/transfer-receipt.ts for why a count, not a checksum). A tar that takes `-b` (GNU tar, bsdtar;
+ *   busybox's does not) writes 64 KiB records instead of 10 KiB ones: fewer, larger writes into the exec stream
+ *   (bench/RESULTS.md).
+ * - `wrap N` (internal: what `run` starts) is step N's wrapper.
+ *
+ * The step runs in /work, in its own session, stdin from /dev/null, output into files: a dropped exec stream cannot
+ * stop it, and a reconnecting `follow` loses no byte and repeats none. Its wrapper, in a subshell, sources in this
+ * order (a later file wins for the same name):
+ *   1. /knotless/env/run.env: the run's variables, then the workflow's environment (ExecutorSettings.env);
+ *   2. /knotless/env/carried.env: what earlier steps wrote to `$KNOTLESS_ENV`, in step order;
+ *   3. /knotless/env/N.env: the step's own `env`;
+ *   4. /knotless-secrets/env: the secrets (a run with secrets refuses to start a step without this file);
+ * then exports KNOTLESS_STEP_MARK and `KNOTLESS_ENV=/knotless/run/N/env` (an empty file) and `exec`s the configured
+ * shell's words with the script: `sh -e /knotless/steps/N.sh` by default. Values are never on a command line.
+ * Once the shell has ended, the wrapper turns `$KNOTLESS_ENV` into `export` lines appended to carried.env (all or
+ * nothing): `NAME=VALUE` lines and `NAME<<DELIMITER` ... `DELIMITER` blocks (the lines between joined by newlines),
+ * values byte for byte; empty lines between entries are skipped; a CR before a line's newline is dropped. A line
+ * it cannot read (neither `=` nor `<<`, a name that is not letters, digits and `_` not starting with a digit or is
+ * over 255 characters, KNOTLESS_ENV or KNOTLESS_STEP_MARK, `<<` without a delimiter, a block never closed, a NUL)
+ * is reported on the step's stderr as `knotless: $KNOTLESS_ENV line L: expected ...`, carries nothing, and fails
+ * a step that had exited 0 with exit code 1. The parsing is linear in the file's size (no shell pattern is matched
+ * against more than a name's 255 characters; LC_ALL=C).
+ * The step's wrapper writes its exit code straight into the exit file as one line, last; `follow` takes it only once
+ * the line is complete (`read` fails without the newline, which comes last), so a partly written code is never read.
  * Under `run` the helper is the wrapper's parent: a CHLD trap ends the poll's sleep as soon as the step ends.
  */
-export function buildHelperScript(): string {
+export function buildHelperScript(options: HelperOptions = {}): string {
+  const shell = options.shell ?? DEFAULT_STEP_SHELL;
+  const shellWords = shell.map(quoteShellWord).join(" ");
+  const needSecrets = options.secrets
+    ? `[ -r ${POD_SECRETS_PATH} ] || { echo "knotless: the run's secrets are not in the pod (${POD_SECRETS_PATH} is missing)" >&2; exit 125; }\n    `
+    : "";
+  const sourceSecrets = options.secrets ? ` && . ${POD_SECRETS_PATH}` : "";
   return `#!/bin/sh
 # knotless in-pod helper (generated by knotless-runner-k8s; see src/pod/helper-script.ts)
 R=${POD_RUNNER_DIR}
@@ -48,11 +111,92 @@ start_step() {
   d=$R/run/$1
   [ -d $R/run ] || mkdir -p $R/run
   mkdir "$d" 2>/dev/null || return 0
-  : > "$d/out"; : > "$d/err"
+  : > "$d/out"; : > "$d/err"; : > "$d/env"
   if command -v setsid >/dev/null 2>&1; then s=setsid; else s=; fi
-  ${STEP_MARK_VARIABLE}="step-$1" $s sh -c 'cd ${POD_WORK_DIR} && sh -e "$1" > "$2/out" 2> "$2/err" < /dev/null
-    echo $? > "$2/exit"' knotless-step "$R/steps/$1.sh" "$d" < /dev/null > /dev/null 2>&1 &
+  ${STEP_MARK_VARIABLE}="step-$1" $s sh "$R/helper.sh" wrap "$1" < /dev/null > /dev/null 2>&1 &
   echo $! > "$d/pid"
+}
+
+wrap() { # N: step N with its environment and shell, then its $KNOTLESS_ENV carried on; the exit file is written last
+  d=$R/run/$1
+  (
+    cd ${POD_WORK_DIR} || exit
+    ${needSecrets}. ${POD_RUN_ENV_PATH} && . ${POD_CARRIED_ENV_PATH} && . ${POD_ENV_DIR}/"$1".env${sourceSecrets} || exit
+    export ${STEP_MARK_VARIABLE}="step-$1" ${STEP_ENV_FILE_VARIABLE}="${POD_RUNNER_DIR}/run/$1/env"
+    command -v ${quoteShellWord(shell[0]!)} > /dev/null 2>&1 || { echo "knotless: the step's shell "${quoteShellWord(shell[0]!)}" is not in this image (PATH=$PATH)" >&2; exit 127; }
+    exec ${shellWords} "${POD_RUNNER_DIR}/steps/$1.sh"
+  ) > "$d/out" 2> "$d/err" < /dev/null
+  rc=$?
+  if take_env "$d/env" > "$d/env.sh" 2>> "$d/err" && cat "$d/env.sh" >> ${POD_CARRIED_ENV_PATH}; then :; elif [ $rc = 0 ]; then rc=1; fi
+  echo $rc > "$d/exit"
+}
+
+quote_body() { # VALUE: VALUE for the inside of '...' (each ' as '\\''), in one field split: linear in its length
+  qv=$1.; qi=$IFS; IFS=\\'; set -f
+  set -- $qv
+  IFS=$qi; set +f; qn=0
+  for qf; do
+    qn=$((qn + 1))
+    if [ $qn = $# ]; then printf '%s' "\${qf%.}"; else printf "%s'\\\\\\\\''" "$qf"; fi
+  done
+}
+
+env_error() { # LINE WHAT: says what a $KNOTLESS_ENV line should have been
+  echo "knotless: \\$${STEP_ENV_FILE_VARIABLE} line $1: expected $2" >&2
+  return 1
+}
+
+take_env() { # FILE: its NAME=VALUE lines and NAME<<DELIMITER blocks as export lines on stdout; false if one is malformed
+  [ -s "$1" ] || return 0
+  LC_ALL=C
+  if [ "$(tr -d '\\000' < "$1" | wc -c)" != "$(wc -c < "$1")" ]; then
+    ln=$(tr -cd '\\000\\n' < "$1" | tr '\\000' Z | { n=1; while IFS= read -r x || [ -n "$x" ]; do case $x in *Z*) break ;; esac; n=$((n + 1)); done; echo $n; })
+    env_error "$ln" "text, found a NUL byte (no environment variable can hold one)"; return
+  fi
+  cr=$(printf '\\r'); nl='
+'
+  n=0; h=
+  while IFS= read -r l || [ -n "$l" ]; do
+    n=$((n + 1)); l=\${l%"$cr"}
+    if [ -n "$h" ]; then
+      if [ "$l" = "$t" ]; then printf "'\\n"; h=; else printf '%s' "$sep"; quote_body "$l"; sep=$nl; fi
+      continue
+    fi
+    [ -n "$l" ] || continue
+    case $l in *=*|*"<<"*) ;; *) env_error $n 'NAME=VALUE or NAME<<DELIMITER, found neither "=" nor "<<"'; return ;; esac
+    k=\${l%%=*}; k=\${k%%"<"*}
+    [ \${#k} -le 255 ] || { env_error $n "a variable name of at most 255 characters, found one of \${#k}"; return; }
+    r=\${l#"$k"}
+    case $k in
+      "") env_error $n 'a variable name before "=" or "<<", found none'; return ;;
+      [0123456789]*|*[!ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_]*)
+        env_error $n "a variable name of letters, digits and _ that does not start with a digit, found \\"$k\\""; return ;;
+      ${STEP_ENV_FILE_VARIABLE}|${STEP_MARK_VARIABLE}) env_error $n "a variable other than $k, which the runner sets for every step"; return ;;
+    esac
+    case $r in
+      =*) printf "export %s='" "$k"; quote_body "\${r#=}"; printf "'\\n" ;;
+      "<<"*)
+        t=\${r#"<<"}; h=$k; hn=$n; sep=
+        [ -n "$t" ] || { env_error $n "a delimiter after \\"$k<<\\", found none"; return; }
+        printf "export %s='" "$k" ;;
+      *) env_error $n "\\"=\\" or \\"<<\\" after the name $k, found \\"<\\""; return ;;
+    esac
+  done < "$1"
+  [ -z "$h" ] || env_error $hn "a line $t to end the value of $h begun here, found the end of the file"
+}
+
+forget_secrets() { rm -f ${POD_SECRETS_PATH} ${POD_SECRETS_DIR}/.incoming; }
+
+take_secrets() { # stdin: export lines, then the receipt line; installs them only whole; prints the receipt found and the bytes
+  umask 077
+  [ -d ${POD_SECRETS_DIR} ] || mkdir -p ${POD_SECRETS_DIR} || exit
+  chmod 700 ${POD_SECRETS_DIR} || exit
+  f=${POD_SECRETS_DIR}/.incoming
+  cat > $f || { rm -f $f; exit 1; }
+  got=$(wc -c < $f); last=$(tail -n 1 $f)
+  [ -z "$(tail -c 1 $f)" ] || last=none # the receipt line is whole only with its newline, the stream's last byte
+  case $last in "${SECRETS_RECEIPT_TAG} "*) mv -f $f ${POD_SECRETS_PATH} || exit ;; *) last=none; rm -f $f ;; esac
+  printf '%s\\n%d\\n' "$last" $got
 }
 
 send() { # tag file offset size
@@ -118,6 +262,7 @@ kill_step() { # N GRACE: says "stopped N" once no process of step N is left, "al
 }
 
 pack_outputs() { # counted while tar packs, not after it: the count's walk is off the download's critical path
+  forget_secrets
   find ${POD_OUTPUTS_DIR} ! -type s | wc -l > "$R/outputs-count" &
   if tar -b 128 -cf - -T /dev/null > /dev/null 2>&1; then set -- -b 128; else set --; fi
   tar "$@" -cf - -C ${POD_OUTPUTS_DIR} .
@@ -132,6 +277,9 @@ case $1 in
   run) start_step "$2"; follow "$2" 0 0 ;;
   follow) follow "$2" "$3" "$4" ;;
   kill) kill_step "$2" "$3" ;;
+  wrap) wrap "$2" ;;
+  secrets) take_secrets ;;
+  forget-secrets) forget_secrets ;;
   pack-outputs) pack_outputs ;;
   *) echo "knotless helper: unknown command $1" >&2; exit 99 ;;
 esac
@@ -173,4 +321,7 @@ export const helperCommand = {
   /** The line `kill` prints once step `index` has no process left. */
   killConfirmation: (index: number) => `stopped ${index}`,
   packOutputs: () => ["sh", `${POD_RUNNER_DIR}/helper.sh`, "pack-outputs"],
+  /** Reads the secrets from stdin; the argv names no secret and no value. */
+  takeSecrets: () => ["sh", `${POD_RUNNER_DIR}/helper.sh`, "secrets"],
+  forgetSecrets: () => ["sh", `${POD_RUNNER_DIR}/helper.sh`, "forget-secrets"],
 } as const;

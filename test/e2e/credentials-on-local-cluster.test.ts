@@ -264,6 +264,17 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
     }
   }
 
+  it("doctor with the scoped kubeconfig fails with exit 3 naming the one verb its Role lacks", async () => {
+    const without = collectCallPermissions().map((r) => (r.resource === "pods/exec" ? { ...r, verbs: r.verbs.filter((v) => v !== "create") } : r));
+    await applyRole(without);
+    const doctor = await runCli(["doctor", "--kubeconfig", scoped, "--namespace", NAMESPACE, "--kubectl", NEWEST]);
+    assert.equal(doctor.code, 3, `${doctor.stdout}\n${doctor.stderr}`);
+    const failed = doctor.stdout.split("\n").filter((line) => /^\s*fail\b/.test(line));
+    assert.equal(failed.length, 1, doctor.stdout);
+    assert.match(failed[0]!, /pods\/exec/);
+    assert.match(failed[0]!, /\bcreate\b/);
+  });
+
   it("restores the full Role when credentials runs again, and the run works", async () => {
     const again = await credentials(["--out", scoped]);
     assert.equal(again.code, 0, again.stderr);

@@ -3,7 +3,6 @@ import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { buildHelperScript } from "../../src/pod/helper-script.js";
 import { createFakeCluster, type FakeCluster, type Faults } from "../fixtures/fake-kubectl/harness.js";
 import { HOST_TAR, runWithKubectl } from "../support/run-library.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
@@ -35,11 +34,14 @@ describe("faults injected by the fake kubectl", { concurrency: 2 }, () => {
 
   // Every upload fault, through the host's GNU tar (the default) and through the runner's own packer.
   for (const [packer, hostTar] of [["GNU tar", { hostTar: HOST_TAR }], ["the runner's packer", { hostTar: undefined }]] as const) {
-    // The upload archive starts with knotless/helper.sh (header, body padded to 512), then the next header.
-    const secondHeaderAt = 512 + Math.ceil(Buffer.byteLength(buildHelperScript()) / 512) * 512;
+    // The upload archive starts with the directory knotless/env (a header, no body), then the next header; then
+    // env/0.env and env/carried.env (empty: a header each), env/run.env (CI=true: a header and one block), and
+    // helper.sh, whose body of several blocks begins at 6 × 512.
+    const secondHeaderAt = 512;
+    const helperBodyAt = 6 * 512;
     for (const [where, afterBytes, reason] of [
       ["inside a header (GNU tar then exits 0)", secondHeaderAt + 100, "integrity-mismatch"],
-      ["inside a file body (tar then fails)", 700, "exec-failed"],
+      ["inside a file body (tar then fails)", helperBodyAt + 188, "exec-failed"],
     ] as const) {
       it(`never runs a step after an upload (${packer}) whose stdin lost its tail ${where}`, async (t) => {
         const cluster = await clusterWith(t, { stdinLosses: [{ match: "tar -xf", afterBytes, times: 5 }] });

@@ -132,6 +132,32 @@ describe("the runner on the local cluster", { skip, concurrency: 1, timeout: 900
     await assertNothingLeft(cluster);
   });
 
+  it("hands the steps their variables, $KNOTLESS_ENV and a secret through the real kubectl, and leaves no secret in a kept pod", async () => {
+    const secret = { name: "API_TOKEN", value: "tok-'s3cr3t' $HOME `x` é" };
+    const hostile = `it's "$HOME" \`x\` \\ é\nline 2`;
+    const steps = [
+      { name: "vars", script: `printf '[%s]\\n' "$CI" "$HOSTILE"\nprintf 'MULTI<<EOF\\nit'\\''s "$HOME"\\nEOF\\nPLAIN=carried\\n' >> "$KNOTLESS_ENV"`, source: "lc:1" },
+      { name: "carried", script: `printf '[%s]\\n' "$MULTI" "$PLAIN" "$OWN"; printf %s "$API_TOKEN" | sha256sum`, source: "lc:2", env: [{ name: "PLAIN", value: "step wins" }, { name: "OWN", value: "own" }] },
+      { name: "pipefail", script: "false | true\necho unreachable", source: "lc:3" },
+    ];
+    const env = [{ name: "CI", value: "true" }, { name: "HOSTILE", value: hostile }];
+    const r = await run("unused\ttrue", "lc-env", { overrides: { steps, env, secrets: [secret], shell: "sh -eo pipefail", keep: true } });
+    try {
+      assert.deepEqual(r.result.steps.map((s) => [s.status, s.exitCode]), [["success", 0], ["success", 0], ["failed", 1]], r.result.error ?? "");
+      assert.equal(r.output(0), `[true]\n[${hostile}]\n`);
+      assert.equal(r.output(1), `[it's "$HOME"]\n[step wins]\n[own]\n${createHash("sha256").update(secret.value).digest("hex")}  -\n`);
+      assert.equal(r.output(2), "", "sh -eo pipefail stopped at the failing pipe");
+      assert.ok(!JSON.stringify([r.result, r.events]).includes("s3cr3t"), "the result or the events hold the secret");
+      const container = (await cluster.podmanContainers()).find((name) => name.includes("lc-env") && !name.endsWith("-infra"));
+      assert.ok(container, "the kept pod's container");
+      const { stdout: left } = await execFileAsync("podman", ["exec", container!, "sh", "-c", "ls -A /knotless-secrets; grep -rl s3cr3t /outputs /knotless || true"], { encoding: "utf8" });
+      assert.equal(left, "", "the kept pod still holds the secret");
+    } finally {
+      await execFileAsync(DEFAULT_KUBECTL, ["--kubeconfig", cluster.kubeconfigPath, "delete", "job", r.result.job.name, "--cascade=background"]);
+    }
+    await assertNothingLeft(cluster);
+  });
+
   it("kills a timed-out step that ignores SIGTERM, with its background child, inside the container", async () => {
     const r = await run("stubborn\ttrap '' TERM; (trap '' TERM; sleep 1000) & sleep 1000\n", "lc-timeout", { overrides: { keep: true, stepTimeoutMs: 3000 } as never });
     try {

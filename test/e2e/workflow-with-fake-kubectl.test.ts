@@ -97,3 +97,64 @@ describe("run --workflow with the fake kubectl", { concurrency: 2 }, () => {
     assert.match(readFileSync(join(WORKFLOWS, "maximal.yml"), "utf8"), /timeout/);
   });
 });
+
+describe("secrets through run --workflow with the fake kubectl", () => {
+  it("never lets a secret, in any of its forms, reach --out, the console, a kubectl argument list or the dry run", async (t) => {
+    const cluster = await withCluster(t);
+    const ws = makeWorkspace("");
+    const secret = "s3cr3t-Value/with+base64_chars!";
+    const multi = "first-line-secret\nsecond-line-secret";
+    const secretsFile = join(ws.out, "..", "secrets.env");
+    writeFileSync(secretsFile, `API_TOKEN=${secret}\nMULTI="${multi.replace("\n", "\\n")}"\n`, { mode: 0o600 });
+    const workflow = join(ws.out, "..", "leak.yml");
+    writeFileSync(
+      workflow,
+      [
+        "steps:",
+        "  - name: print",
+        "    command: |",
+        '      echo "plain: $API_TOKEN"',
+        '      printf %s "$API_TOKEN" | base64 -w0; echo',
+        '      printf %s "$API_TOKEN" | base64 -w0 | tr "+/" "-_" | tr -d =; echo',
+        '      printf "xy%s" "$API_TOKEN" | base64 -w0; echo',
+        '      printf "x%sz" "$API_TOKEN" | base64 -w0; echo',
+        '      echo "$MULTI"',
+        '      printf %s "$API_TOKEN" | while IFS= read -r -n1 c 2>/dev/null || [ -n "$c" ]; do printf %s "$c"; sleep 0.01; done; echo',
+        '      i=0; while [ $i -lt ${#API_TOKEN} ]; do printf %s "$(printf %s "$API_TOKEN" | cut -c$((i+1)))"; sleep 0.02; i=$((i+1)); done; echo',
+        "      echo \"$API_TOKEN\" >&2",
+        "      echo done",
+        "",
+      ].join("\n"),
+    );
+    const run = await runCli(workflowArgs(cluster, workflow, ws, ["--secrets", secretsFile]), { env: cluster.env });
+    const dry = await runCli(["run", "--workflow", workflow, "--checkout", ws.checkout, "--out", `${ws.out}-dry`, "--secrets", secretsFile, "--dry-run", "--namespace", "ci"]);
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(dry.code, 0, dry.stderr);
+    assert.match(run.stdout, /plain: \*\*\*/, "the step saw the secret (and its output was masked)");
+    assert.match(run.stdout, /done/);
+    const { buildSecretForms } = await import("../../src/secrets/secret-forms.js");
+    const forms = buildSecretForms([secret, multi]);
+    assert.ok(forms.length >= 10, `${forms.length} forms`);
+    const { readdirSync, statSync } = await import("node:fs");
+    const files: string[] = [];
+    const walk = (dir: string): void => {
+      for (const name of readdirSync(dir)) {
+        const path = join(dir, name);
+        if (statSync(path).isDirectory()) walk(path);
+        else files.push(path);
+      }
+    };
+    walk(ws.out);
+    assert.ok(files.some((file) => file.endsWith("run.log")) && files.some((file) => file.endsWith("log.ndjson")) && files.some((file) => file.endsWith("result.json")));
+    const haystacks: Array<[string, string]> = [
+      ["stdout", run.stdout],
+      ["stderr", run.stderr],
+      ["dry run", dry.stdout + dry.stderr],
+      ["kubectl argv", JSON.stringify((await cluster.calls()).map((call) => call.argv))],
+      ...files.map((file): [string, string] => [file, readFileSync(file, "latin1")]),
+    ];
+    for (const [where, text] of haystacks) {
+      for (const form of forms) assert.ok(!text.includes(form), `${where} holds the secret form ${JSON.stringify(form.slice(0, 4))}…`);
+    }
+  });
+});

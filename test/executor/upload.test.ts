@@ -1,47 +1,26 @@
 // Tests uploadFiles through the scripted kubectl: both packers, the pod's receipt and count, and who is to blame when tar fails.
 import assert from "node:assert/strict";
-import { mkdir, rm, unlink, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rm, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { Readable } from "node:stream";
 import { after, before, describe, it } from "node:test";
-import * as tarStream from "tar-stream";
 import { InputError } from "../../src/errors.js";
 import { chooseHostTar, stageRunnerFiles, uploadFiles } from "../../src/executor/upload.js";
 import type { HostTar } from "../../src/transfer/host-tar.js";
 import { scanUploadTrees } from "../../src/transfer/scan-tree.js";
-import { UPLOAD_RECEIPT_ARCHIVE_PATH, expectedFindLines } from "../../src/transfer/transfer-receipt.js";
+import { UPLOAD_RECEIPT_ARCHIVE_PATH } from "../../src/transfer/transfer-receipt.js";
 import { isInfraError } from "../support/infra-error.js";
-import type { RecordedCall, ScriptedReply } from "../support/scripted-kubectl.js";
 import { makeTempDir } from "../transfer/tree-helpers.js";
 import { NODE_NAME, POD_NAME, podList, runningPod } from "./cluster-objects.js";
 import { buildTestContext } from "./test-context.js";
+import { honestPod, readArchive } from "./upload-pod.js";
 import { HOST_TAR } from "../support/run-library.js";
 
 const POD = { name: POD_NAME, node: NODE_NAME };
 
-/** The archive's member names and the receipt's content, read back with tar-stream. */
-async function readArchive(archive: Buffer): Promise<{ names: string[]; receipt: string | undefined }> {
-  const extract = tarStream.extract();
-  Readable.from([archive]).pipe(extract);
-  const names: string[] = [];
-  let receipt: string | undefined;
-  for await (const entry of extract) {
-    names.push(entry.header.name);
-    const chunks: Buffer[] = [];
-    for await (const chunk of entry) chunks.push(chunk as Buffer);
-    if (entry.header.name === UPLOAD_RECEIPT_ARCHIVE_PATH) receipt = Buffer.concat(chunks).toString("utf8");
-  }
-  return { names, receipt };
-}
-
-/** A pod that extracted the archive: it prints the receipt it found and the lines find would print for /work and /steps. */
-function honestPod(seen: { names?: string[] }): (call: RecordedCall) => Promise<ScriptedReply> {
-  return async (call) => {
-    const { names, receipt } = await readArchive(call.stdinBytes ?? Buffer.alloc(0));
-    seen.names = names;
-    const count = (prefix: string): number => names.filter((name) => name.startsWith(`${prefix}/`)).length;
-    return { stdout: `${receipt ?? "\n"}${expectedFindLines([{ entries: count("work"), nameNewlines: 0 }, { entries: count("steps"), nameNewlines: 0 }])}\n` };
-  };
+/** Every regular file under `dir`. */
+async function listFiles(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true, recursive: true });
+  return entries.filter((entry) => entry.isFile()).map((entry) => join(entry.parentPath ?? entry.path, entry.name));
 }
 
 describe("uploadFiles", () => {
@@ -88,10 +67,25 @@ describe("uploadFiles", () => {
       assert.deepEqual(kubectl.calls[0]!.command.slice(0, 5), ["exec", "-i", POD.name, "-c", "run"]);
       assert.deepEqual(
         seen.names?.map((name) => name.replace(/\/$/, "")),
-        ["knotless/helper.sh", "knotless/steps", "knotless/steps/0.sh", "knotless/steps/1.sh", "work/README", "work/src", "work/src/main.c", "steps/lint.sh", UPLOAD_RECEIPT_ARCHIVE_PATH],
+        [
+          "knotless/env",
+          "knotless/env/0.env",
+          "knotless/env/1.env",
+          "knotless/env/carried.env",
+          "knotless/env/run.env",
+          "knotless/helper.sh",
+          "knotless/steps",
+          "knotless/steps/0.sh",
+          "knotless/steps/1.sh",
+          "work/README",
+          "work/src",
+          "work/src/main.c",
+          "steps/lint.sh",
+          UPLOAD_RECEIPT_ARCHIVE_PATH,
+        ],
       );
-      assert.equal(summary.files, 6);
-      assert.equal(summary.entries, 8);
+      assert.equal(summary.files, 10);
+      assert.equal(summary.entries, 13);
       assert.equal(summary.archiveBytes, kubectl.calls[0]!.stdinBytes?.length);
     });
   }
@@ -143,7 +137,7 @@ describe("uploadFiles", () => {
     const changed = await tarThatEndsWith("tar-file-changed", "tar: work/README: file changed as we read it", 1);
     kubectl.on("exec", honestPod({}));
     const summary = await uploadFiles(ctx, POD, staging, scanUploadTrees(checkout, shared), changed);
-    assert.equal(summary.entries, 8);
+    assert.equal(summary.entries, 13);
     const warnings = eventsOf("notice").filter((notice) => notice.level === "warning").map((notice) => notice.message);
     assert.deepEqual(warnings, ["files changed while they were uploaded: tar: work/README: file changed as we read it"]);
   });
@@ -153,6 +147,33 @@ describe("uploadFiles", () => {
     const crashing = await tarThatEndsWith("tar-crash", "tar: memory exhausted", 3);
     kubectl.on("exec", honestPod({}));
     await assert.rejects(uploadFiles(ctx, POD, staging, scanUploadTrees(checkout, shared), crashing), isInfraError("exec-failed", /upload stream failed: .*tar-crash exited 3: tar: memory exhausted/));
+  });
+
+  it("stages the run's and each step's variables as export lines beside the helper, and no secret anywhere", async () => {
+    const secret = "s3cret-value-never-on-disk";
+    const settings = {
+      ...buildTestContext().ctx.settings,
+      checkoutDir: checkout,
+      env: [{ name: "CI", value: "true" }, { name: "QUOTED", value: "it's $HOME\n" }],
+      steps: [
+        { name: "one", script: "true", source: "s:1", env: [{ name: "ONLY_ONE", value: "1" }] },
+        { name: "two", script: "true", source: "s:2" },
+      ],
+      secrets: [{ name: "TOKEN", value: secret }],
+      shell: "bash -eo pipefail",
+    };
+    const staging = await stageRunnerFiles(settings);
+    staged.push(staging);
+    const runner = join(staging, "knotless");
+    assert.equal(await readFile(join(runner, "env", "run.env"), "utf8"), "export CI='true'\nexport QUOTED='it'\\''s $HOME\n'\n");
+    assert.equal(await readFile(join(runner, "env", "0.env"), "utf8"), "export ONLY_ONE='1'\n");
+    assert.equal(await readFile(join(runner, "env", "1.env"), "utf8"), "");
+    assert.equal(await readFile(join(runner, "env", "carried.env"), "utf8"), "");
+    const helper = await readFile(join(runner, "helper.sh"), "utf8");
+    assert.match(helper, /exec 'bash' '-eo' 'pipefail' "\/knotless\/steps\/\$1\.sh"/);
+    assert.match(helper, /the run's secrets are not in the pod/);
+    for (const file of await listFiles(runner)) assert.ok(!(await readFile(file, "utf8")).includes(secret), `${file} holds the secret`);
+    assert.ok(!(await listFiles(runner)).some((file) => file.includes("secret")), "no secrets file is staged");
   });
 
   it("warns about each socket, fifo or device the scan left out", async () => {

@@ -7,6 +7,7 @@ import { promisify } from "node:util";
 import {
   buildAnnotateJobArgs,
   buildApplyCredentialArgs,
+  buildExecArgs,
   buildClientVersionArgs,
   buildConfigViewArgs,
   buildCreateReviewsArgs,
@@ -21,6 +22,7 @@ import {
   buildViewConfigArgs,
   buildWatchJobArgs,
 } from "../../src/k8s/kubectl-args.js";
+import { helperCommand } from "../../src/pod/helper-script.js";
 import { buildJobManifest } from "../../src/k8s/manifest.js";
 import { planKubectlCalls, planReleaseCalls, planWarmCalls } from "../../src/plan/call-plan.js";
 import { exampleSettings } from "../support/example-settings.js";
@@ -43,8 +45,8 @@ function writeClosedPortKubeconfig(): string {
 
 describe("every kubectl argument list the runner produces", { skip: BINARIES.length === 0 ? "no kubectl binaries under /usr/lib/google-cloud-sdk/bin" : false }, () => {
   const kubeconfig = writeClosedPortKubeconfig();
-  const settings = { ...exampleSettings({ steps: ["a", "b"], sharedSteps: true }), target: { kubeconfig, context: "ctx", namespace: "ci" } };
-  const manifest = JSON.stringify(buildJobManifest({ jobName: settings.jobName, namespace: "ci", runId: "42", runIdLabel: "42", image: "busybox:1.36", cpu: "1", memory: "1Gi", budgetSeconds: 60, env: [], createToken: "t" }));
+  const settings = { ...exampleSettings({ steps: ["a", "b"], sharedSteps: true }), target: { kubeconfig, context: "ctx", namespace: "ci" }, secrets: [{ name: "TOKEN", value: "t" }] };
+  const manifest = JSON.stringify(buildJobManifest({ jobName: settings.jobName, namespace: "ci", runId: "42", runIdLabel: "42", image: "busybox:1.36", cpu: "1", memory: "1Gi", budgetSeconds: 60, createToken: "t" }));
   const fromContext = { ...settings, target: { ...settings.target, namespaceFromContext: true } };
   const argLists = [
     ...planKubectlCalls(settings).map((call) => call.args),
@@ -64,6 +66,7 @@ describe("every kubectl argument list the runner produces", { skip: BINARIES.len
     buildApplyCredentialArgs(settings.target),
     buildTokenRequestArgs(settings.target, "ci", "knotless-runner"),
     buildDeleteCredentialArgs(settings.target, "knotless-runner"),
+    buildExecArgs(settings.target, "pod", helperCommand.forgetSecrets(), false), // a kept Job's pod, at teardown
   ];
   /** Calls that read only kubectl itself or the kubeconfig: they succeed without a server. */
   const localArgLists = [buildClientVersionArgs(), buildViewConfigArgs(settings.target)];

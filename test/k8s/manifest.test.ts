@@ -15,7 +15,6 @@ const minimal: JobManifestInput = {
   cpu: "500m",
   memory: "512Mi",
   budgetSeconds: 3600,
-  env: [],
   createToken: "token",
 };
 
@@ -29,10 +28,6 @@ const maximal: JobManifestInput = {
   cpu: "2",
   memory: "4Gi",
   budgetSeconds: 7200,
-  env: [
-    { name: "CI", value: "true" },
-    { name: "KNOTLESS_RUN_ID", value: "Some_Long.Run/ID with many parts 0123456789" },
-  ],
   owner: { host: "ci-runner-1.example.org", pid: 4242 },
 };
 
@@ -84,9 +79,14 @@ describe("buildJobManifest", () => {
     assert.deepEqual(container?.resources?.requests, { cpu: "2", memory: "4Gi" });
   });
 
-  it("mounts emptyDir volumes at /work, /steps, /outputs and /knotless", () => {
+  it("mounts emptyDir volumes at /work, /steps, /outputs and /knotless, and a memory-backed one at /knotless-secrets", () => {
     const spec = buildJobManifest(minimal).spec?.template.spec;
-    assert.deepEqual(spec?.containers[0]?.volumeMounts?.map((m) => m.mountPath), ["/work", "/steps", "/outputs", "/knotless"]);
+    assert.deepEqual(spec?.containers[0]?.volumeMounts?.map((m) => m.mountPath), ["/work", "/steps", "/outputs", "/knotless", "/knotless-secrets"]);
     assert.ok(spec?.volumes?.every((v) => v.emptyDir !== undefined));
+    assert.deepEqual(spec?.volumes?.map((v) => v.emptyDir?.medium ?? "disk"), ["disk", "disk", "disk", "disk", "Memory"]);
+  });
+
+  it("gives the container no env: the steps' variables reach them through files in the pod, never the Job", () => {
+    assert.equal(buildJobManifest(maximal).spec?.template.spec?.containers[0]?.env, undefined);
   });
 });

@@ -53,7 +53,7 @@ describe("buildPlaceholderManifest", () => {
     const job = buildPlaceholderManifest(minimal);
     for (const labels of [job.metadata?.labels, job.spec?.template.metadata?.labels]) assert.equal(labels?.["knotless.dev/role"], "warm");
     assert.equal(isPlaceholderJob(job), true);
-    const run = buildJobManifest({ jobName: "knotless-run-1", runId: "1", runIdLabel: "1", image: "busybox:1.36", cpu: "500m", memory: "512Mi", budgetSeconds: 60, env: [], createToken: "t" });
+    const run = buildJobManifest({ jobName: "knotless-run-1", runId: "1", runIdLabel: "1", image: "busybox:1.36", cpu: "500m", memory: "512Mi", budgetSeconds: 60, createToken: "t" });
     assert.equal(isPlaceholderJob(run), false);
   });
 });

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { InputError } from "../../src/errors.js";
 import { PLANNED_PLACEHOLDER, planKubectlCalls, planReleaseCalls, planWarmCalls } from "../../src/plan/call-plan.js";
 import { exampleSettings } from "../support/example-settings.js";
 
@@ -80,5 +81,23 @@ describe("planKubectlCalls", () => {
     const upload = (binary: string | undefined) => planKubectlCalls({ ...settings, ...(binary === undefined ? {} : { hostTar: { binary, env: {} } }) }).find((call) => call.args.includes("-i"))!.stdin;
     assert.equal(upload("/usr/bin/gtar"), "tar of the checkout → /work, the runner's files → /knotless, packed by /usr/bin/gtar if it is GNU tar 1.29 or later, else by the runner");
     assert.equal(upload(undefined), "tar of the checkout → /work, the runner's files → /knotless, packed by the runner");
+  });
+
+  it("adds the secrets exec after the upload, its stdin described by count and names, never by value", () => {
+    const secrets = [{ name: "API_TOKEN", value: "tok-123" }, { name: "PASSWORD", value: "hunter2" }];
+    const planned = planKubectlCalls({ ...settings, secrets });
+    assert.equal(planned.length, calls.length + 1);
+    const upload = planned.findIndex((c) => c.args.some((arg) => arg.startsWith("tar -xf - -C /")));
+    assert.ok(upload > 0, "the plan has the upload");
+    const call = planned[upload + 1]!;
+    assert.deepEqual(call.args.slice(6), ["exec", "-i", "<pod>", "-c", "run", "--", "sh", "/knotless/helper.sh", "secrets"]);
+    assert.equal(call.stdin, "2 secrets (API_TOKEN, PASSWORD) → /knotless-secrets, memory-backed");
+    assert.match(planned.at(-2)!.note!, /^removes the secrets from the pod, then tar of \/outputs/);
+    const text = JSON.stringify(planned);
+    for (const { value } of secrets) assert.ok(!text.includes(value), "the plan holds a secret's value");
+  });
+
+  it("refuses, as the run would, variables the steps cannot carry", () => {
+    assert.throws(() => planKubectlCalls({ ...settings, env: [{ name: "BAD-NAME", value: "" }] }), InputError);
   });
 });

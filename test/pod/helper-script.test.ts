@@ -1,116 +1,18 @@
-// Runs the in-pod helper for real, in a bwrap sandbox with /knotless and /work, under the host's sh, busybox sh and bash.
+// Runs the in-pod helper for real, in a bwrap sandbox with /knotless and /work, under the host's sh, busybox sh and bash: the step protocol.
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { FollowFrameParser } from "../../src/pod/follow-frames.js";
-import { buildHelperScript } from "../../src/pod/helper-script.js";
+import { createPod, FLAVOUR_TITLES, FLAVOURS, HAS_BWRAP, readFrames, type Pod } from "./helper-pod.js";
 
-const BUSYBOX = "/bin/busybox";
-const HAS_BWRAP = spawnSync("bwrap", ["--version"]).status === 0;
-
-interface Pod {
-  readonly root: string;
-  readonly knotless: string;
-  readonly work: string;
-  /** Runs `sh /knotless/helper.sh ARGS` in the pod; resolves with its stdout and exit code. */
-  helper(args: readonly string[]): Promise<{ code: number | null; stdout: Buffer; stderr: string }>;
-  /** Starts `sh /knotless/helper.sh ARGS` and returns the process. */
-  startHelper(args: readonly string[]): ReturnType<typeof spawn>;
-}
-
-/** Where the helper runs: the host's sh (dash on Debian), busybox sh among busybox applets only, or bash as sh. */
-type Flavour = "host" | "busybox" | "bash";
-
-/** The sh command of each flavour (bash invoked as sh runs in POSIX mode, as images whose sh is bash do). */
-const SHELL: Record<Flavour, readonly string[]> = { host: ["sh"], busybox: ["sh"], bash: ["bash", "--posix"] };
-
-/** The host's system dirs read-only, or a root of busybox applets only. */
-function buildRootArgs(flavour: Flavour, root: string): string[] {
-  if (flavour === "busybox") {
-    const bin = join(root, "bin");
-    mkdirSync(bin);
-    const applets = spawnSync(BUSYBOX, ["--list"], { encoding: "utf8" }).stdout.split("\n").filter(Boolean);
-    for (const applet of applets) symlinkSync("/busybox", join(bin, applet));
-    return ["--ro-bind", bin, "/bin", "--ro-bind", BUSYBOX, "/busybox", "--setenv", "PATH", "/bin"];
-  }
-  const args = ["--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin"];
-  for (const dir of ["/bin", "/sbin", "/lib", "/lib64"]) {
-    if (!existsSync(dir)) continue;
-    const target = spawnSync("readlink", [dir], { encoding: "utf8" }).stdout.trim();
-    args.push(...(target ? ["--symlink", target, dir] : ["--ro-bind", dir, dir]));
-  }
-  return args;
-}
-
-function createPod(flavour: Flavour, extraBinds: readonly string[] = []): Pod {
-  const root = mkdtempSync(join(tmpdir(), `helper-${flavour}-`));
-  const knotless = join(root, "knotless");
-  const work = join(root, "work");
-  mkdirSync(join(knotless, "steps"), { recursive: true });
-  mkdirSync(work);
-  writeFileSync(join(knotless, "helper.sh"), buildHelperScript());
-  const bwrap = [
-    "--die-with-parent",
-    "--unshare-pid",
-    ...buildRootArgs(flavour, root),
-    "--proc",
-    "/proc",
-    "--dev",
-    "/dev",
-    "--tmpfs",
-    "/tmp",
-    "--bind",
-    knotless,
-    "/knotless",
-    "--bind",
-    work,
-    "/work",
-    ...extraBinds,
-    "--chdir",
-    "/",
-    "--",
-  ];
-  const startHelper = (args: readonly string[]) => spawn("bwrap", [...bwrap, ...SHELL[flavour], "/knotless/helper.sh", ...args], { stdio: ["ignore", "pipe", "pipe"] });
-  return {
-    root,
-    knotless,
-    work,
-    startHelper,
-    helper: (args) =>
-      new Promise((resolve, reject) => {
-        const child = startHelper(args);
-        const out: Buffer[] = [];
-        let stderr = "";
-        child.stdout!.on("data", (chunk: Buffer) => out.push(chunk));
-        child.stderr!.setEncoding("utf8").on("data", (text: string) => (stderr += text));
-        child.on("error", reject);
-        child.on("close", (code) => resolve({ code, stdout: Buffer.concat(out), stderr }));
-      }),
-  };
-}
-
-function readFrames(stdout: Buffer): { stdout: string; stderr: string; end: string[] } {
-  const result = { stdout: "", stderr: "", end: [] as string[] };
-  for (const frame of new FollowFrameParser().push(stdout)) {
-    if (frame.type === "stdout" || frame.type === "stderr") result[frame.type] += frame.data.toString();
-    else result.end.push(frame.type === "exit" ? `exit ${frame.code}` : frame.type);
-  }
-  return result;
-}
-
-const HAS_BASH = spawnSync("bash", ["-c", "true"]).status === 0;
-const flavours = (["host", "busybox", "bash"] as const).filter((flavour) => (flavour === "busybox" ? existsSync(BUSYBOX) : flavour === "bash" ? HAS_BASH : true));
-const TITLES: Record<Flavour, string> = { host: "the host's sh", busybox: "busybox sh", bash: "bash as sh" };
-
-for (const flavour of flavours) {
-  describe(`helper.sh under ${TITLES[flavour]}`, { skip: HAS_BWRAP ? false : "bwrap is not installed" }, () => {
+for (const flavour of FLAVOURS) {
+  describe(`helper.sh under ${FLAVOUR_TITLES[flavour]}`, { skip: HAS_BWRAP ? false : "bwrap is not installed" }, () => {
     const scratch: string[] = [];
     const newPod = (extraBinds: readonly string[] = []): Pod => {
-      const pod = createPod(flavour, extraBinds);
+      const pod = createPod(flavour, { extraBinds });
       scratch.push(pod.root);
       return pod;
     };

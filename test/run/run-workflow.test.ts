@@ -329,6 +329,18 @@ describe("runWorkflow", () => {
     assert.equal(short.executor.deadlines.get(2), runDeadline, "every step shares the run's deadline when it comes first");
   });
 
+  it("gives a step with its own timeout that budget instead of the run's step timeout", async () => {
+    const steps = exampleSettings({ steps: ["build", "test", "package"] }).steps.map((step, index) => (index === 1 ? { ...step, timeoutMs: 60_000 } : step));
+    const before = Date.now();
+    const { executor } = await runScripted({}, { settings: { steps, stepTimeoutMs: 5_000, timeoutMs: 3_600_000 } });
+    const after = Date.now();
+    const offsets = [0, 1, 2].map((index) => executor.deadlines.get(index)!);
+    assert.ok(offsets[1]! >= before + 60_000 && offsets[1]! <= after + 60_000, `step 2: deadline ${offsets[1]! - before} ms after the start`);
+    for (const index of [0, 2]) assert.ok(offsets[index]! <= after + 5_000, `step ${index + 1} keeps the run's step timeout`);
+    const bounded = await runScripted({}, { settings: { steps, timeoutMs: 10_000 } });
+    assert.ok(bounded.executor.deadlines.get(1)! <= Date.now() + 10_000, "a step's own timeout never outlasts the run's deadline");
+  });
+
   it("records a step whose time ran out as timed out when stopping it fails, and fails the run on that error", async () => {
     const { result, events } = await runScripted(
       {

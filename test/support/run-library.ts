@@ -31,6 +31,8 @@ export async function runWithKubectl(options: {
   timings?: Partial<ExecutorTimings>;
   overrides?: Partial<ReturnType<typeof exampleSettings>> & { readonly stepTimeoutMs?: number };
   signal?: AbortSignal;
+  /** Told of each event as it happens (the run's state can be looked at mid-run). */
+  onEvent?: (event: RunEvent) => void;
 }): Promise<LibraryRun> {
   const ws = makeWorkspace(options.steps);
   const lines = options.steps.trim().split("\n");
@@ -53,7 +55,7 @@ export async function runWithKubectl(options: {
   };
   const events: RunEvent[] = [];
   const kubectl = new Kubectl({ binary: options.kubectlPath, env: { ...process.env, ...options.env } });
-  const result = await runWorkflow({ settings, kubectl, signal: options.signal ?? new AbortController().signal, sinks: [(e) => events.push(e)], timings: { ...FAST_TIMINGS, ...options.timings } });
+  const result = await runWorkflow({ settings, kubectl, signal: options.signal ?? new AbortController().signal, sinks: [(e) => events.push(e), ...(options.onEvent ? [options.onEvent] : [])], timings: { ...FAST_TIMINGS, ...options.timings } });
   const output = (index: number, stream: "stdout" | "stderr" = "stdout"): string =>
     events
       .filter((e): e is Extract<RunEvent, { kind: "step-output" }> => e.kind === "step-output" && e.index === index && e.stream === stream)

@@ -31,7 +31,7 @@ describe("a placeholder read from its Job", () => {
   });
 
   it("is not read from a run's Job or from a list that is not one", () => {
-    const run = buildJobManifest({ jobName: "knotless-run-1", runId: "1", runIdLabel: "1", image: "busybox:1.36", cpu: "500m", memory: "512Mi", budgetSeconds: 60, env: [], createToken: "t" });
+    const run = buildJobManifest({ jobName: "knotless-run-1", runId: "1", runIdLabel: "1", image: "busybox:1.36", cpu: "500m", memory: "512Mi", budgetSeconds: 60, createToken: "t" });
     assert.equal(readPlaceholder({ ...run, metadata: { ...run.metadata, namespace: "ci", uid: "u", resourceVersion: "1" } }, at(0)), undefined);
     assert.deepEqual(readPlaceholderList(jobList(placeholderJob(), run), at(0)).map((p) => p.name), ["knotless-warm-0"]);
     assert.throws(() => readPlaceholderList("{}", at(0)), /no list of Jobs/);

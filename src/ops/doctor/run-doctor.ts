@@ -128,7 +128,7 @@ function checkCluster(server: CallResult, context: ContextFacts | undefined, cli
 /** The Job a server-side dry run creates to learn whether the namespace exists where namespaces cannot be read. */
 function buildProbeManifest(namespace: string): string {
   const name = `knotless-doctor-${randomBytes(4).toString("hex")}`;
-  return JSON.stringify(buildJobManifest({ jobName: name, namespace, runId: name, runIdLabel: name, image: "busybox:1.36", cpu: "10m", memory: "16Mi", budgetSeconds: 60, env: [], createToken: "doctor" }));
+  return JSON.stringify(buildJobManifest({ jobName: name, namespace, runId: name, runIdLabel: name, image: "busybox:1.36", cpu: "10m", memory: "16Mi", budgetSeconds: 60, createToken: "doctor" }));
 }
 
 async function checkNamespace(read: CallResult, namespace: string, dryRunCreate: () => Promise<CallResult>): Promise<DoctorCheck> {
