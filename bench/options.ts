@@ -4,9 +4,11 @@ import { join } from "node:path";
 import { findDefaultKubectl } from "./local-cluster-env.js";
 
 /** Every benchmark `--only` can name; `local` stands for the four local-cluster ones. */
-export const BENCH_NAMES = ["overhead", "transfer", "logs", "local-overhead", "local-first-output", "local-step", "local-outputs", "mask"] as const;
+export const BENCH_NAMES = ["overhead", "transfer", "logs", "local-overhead", "local-first-output", "local-step", "local-outputs", "mask", "local-warm"] as const;
 export type BenchName = (typeof BENCH_NAMES)[number];
 const LOCAL_NAMES: readonly BenchName[] = ["local-overhead", "local-first-output", "local-step", "local-outputs"];
+/** Run only when named: local-warm takes ~13 minutes of mostly idle waiting (two scenarios of five runs 40 s apart). */
+const ON_REQUEST: readonly BenchName[] = ["local-warm"];
 
 /** The local-cluster benchmarks' settings (real kubectl, podman pods). */
 export interface LocalBenchOptions {
@@ -57,7 +59,9 @@ export const USAGE = `usage: npm run bench -- [--quick] [--only NAME[,NAME...]] 
   --quick        small sizes (64 MiB / 3,200 files and 16 MiB / 800 files; 30 MB of log lines instead of 300) and fewer repetitions
   --only         run only these benchmarks: overhead, transfer, logs (fake kubectl); local-overhead, local-first-output,
                  local-step, local-outputs (real kubectl on the local cluster, podman pods); local = the four local ones;
-                 mask (secret masking: throughput, peak RSS, the output relay with and without it; no cluster)
+                 mask (secret masking: throughput, peak RSS, the output relay with and without it; no cluster);
+                 local-warm (warm capacity on the local cluster scaling from zero, JOIN 30 s, HOLD 20 s: five runs
+                 40 s apart with and without --keep-warm 2m; ~13 min, so only when named)
   --kubectl PATH the real kubectl of the local-cluster benchmarks (default: the newest of
                  /usr/lib/google-cloud-sdk/bin/kubectl.1.3x, else kubectl on PATH)
   --local-reps N repetitions of each local-cluster benchmark (default 5 overhead, 5 first output, 2 runs of 10 empty
@@ -166,5 +170,5 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions {
     stepRuns: localReps ?? 2,
     outputsReps: localReps ?? (quick ? 1 : 3),
   };
-  return { quick, only: only ?? new Set(BENCH_NAMES), local, latencyMs, overheadReps: reps ?? (quick ? 3 : 7), transferSizes, cacheDir, ...(reportPath ? { reportPath } : {}), cleanCache, ...(scratchDir ? { scratchDir } : {}) };
+  return { quick, only: only ?? new Set(BENCH_NAMES.filter((name) => !ON_REQUEST.includes(name))), local, latencyMs, overheadReps: reps ?? (quick ? 3 : 7), transferSizes, cacheDir, ...(reportPath ? { reportPath } : {}), cleanCache, ...(scratchDir ? { scratchDir } : {}) };
 }

@@ -4,6 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createFakeCluster } from "../test/fixtures/fake-kubectl/harness.js";
 import { runLocalBenchmarks } from "./local-benchmarks.js";
+import { checkLocalClusterUsable } from "./local-cluster-env.js";
+import { runLocalWarmBench } from "./local-warm-bench.js";
+import { renderWarmReport } from "./local-warm-report.js";
 import { listLogsCases, runLogsBench, type LogsMeasurement } from "./logs-bench.js";
 import { describeMachine } from "./machine.js";
 import { runMaskBench } from "./mask-bench.js";
@@ -35,11 +38,31 @@ async function runBenchmarks(options: BenchOptions, argv: readonly string[]): Pr
   const scratch = await pickScratchDir(options);
   await mkdir(scratch, { recursive: true });
   const runsFake = options.only.has("overhead") || options.only.has("transfer") || options.only.has("logs");
-  const runsLocal = [...options.only].some((name) => name.startsWith("local-"));
+  const runsLocal = [...options.only].some((name) => name.startsWith("local-") && name !== "local-warm");
   const fake = runsFake ? await runFakeBenchmarks(options, argv, scratch) : "";
   const local = runsLocal ? await runLocalBenchmarks(options, argv, scratch, log) : "";
   const mask = options.only.has("mask") ? await runMaskBenchmark(options, argv, scratch) : "";
-  return [fake, local, mask].filter((part) => part !== "").join("\n");
+  const warm = options.only.has("local-warm") ? await runWarmBenchmark(options, argv, scratch) : "";
+  return [fake, local, mask, warm].filter((part) => part !== "").join("\n");
+}
+
+async function runWarmBenchmark(options: BenchOptions, argv: readonly string[], scratch: string): Promise<string> {
+  const skipReason = await checkLocalClusterUsable(options.local.kubectlPath);
+  if (skipReason) {
+    log(`local-warm SKIPPED: ${skipReason}`);
+    return `## Warm capacity on the local cluster\n\nSKIPPED: ${skipReason}\n`;
+  }
+  const started = Date.now();
+  const machine = describeMachine();
+  const workDir = await mkdtemp(join(scratch, "knotless-warm-bench-"));
+  // The runner's staging dir and every kubectl follow TMPDIR.
+  const env: Record<string, string> = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/root", TMPDIR: scratch };
+  try {
+    const settings = { kubectlPath: options.local.kubectlPath, joinSeconds: 30, holdSeconds: 20, runs: 5, gapSeconds: 40, keepWarm: "2m" };
+    return renderWarmReport(machine, argv, await runLocalWarmBench(settings, workDir, env, log), Date.now() - started);
+  } finally {
+    await rm(workDir, { recursive: true, force: true });
+  }
 }
 
 async function runMaskBenchmark(options: BenchOptions, argv: readonly string[], scratch: string): Promise<string> {

@@ -10,6 +10,7 @@ import type { FaultInjector } from "./faults.js";
 import { readJsonBody, sendJson } from "./http-util.js";
 import type { Kubelet } from "./kubelet.js";
 import { applyMergePatch } from "./merge-patch.js";
+import { checkPreconditions } from "./preconditions.js";
 import type { PodmanClient } from "./podman.js";
 import type { UserInfo } from "./rbac.js";
 import { formatApiVersion, isReviewResource, storeKeyOf, type ResourceType } from "./resources.js";
@@ -148,11 +149,7 @@ export async function handleResource(ctx: ApiContext, req: IncomingMessage, res:
           .map((o) => o.metadata.name);
     const deleted: KubeObject[] = [];
     for (const name of names) {
-      const precondition = body?.preconditions?.uid;
-      if (precondition) {
-        const current = ctx.store.mustGet(storeKey, r.namespace, name);
-        if (current.metadata.uid !== precondition) throw new ApiError(409, "Conflict", `Precondition failed: UID in precondition: ${precondition}, UID in object meta: ${current.metadata.uid}`);
-      }
+      if (body?.preconditions) checkPreconditions(r.type.resource, r.type.group, ctx.store.mustGet(storeKey, r.namespace, name), body.preconditions);
       deleted.push(ctx.deleter.delete({ storeKey, namespace: r.namespace, name, propagationPolicy: policy, gracePeriodSeconds: grace }));
     }
     if (r.name) return sendJson(res, 200, deleted[0]);

@@ -8,12 +8,15 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { formatStatePath, type DaemonState } from "./daemon-state.js";
 import { INSTANCE_LABEL } from "./kubelet.js";
+import { parseJoinHold } from "./node-pool.js";
 import { PodmanClient } from "./podman.js";
 import { pruneOrphanedPods } from "./prune.js";
 
 const USAGE = `usage: npm run cluster -- <command> [options]
   up      [--port 16443] [--admin-port 16444] [--dir D] [--faults FILE] [--runtime podman|none] [--tls] [--log-requests]
-          start the cluster in the background; writes D/kubeconfig, D/state.json, D/server.log
+          [--scale-from-zero JOIN:HOLD [--node-cpu 2] [--node-memory 4Gi]]
+          start the cluster in the background; writes D/kubeconfig, D/state.json, D/server.log;
+          --scale-from-zero: no node until a pod needs one, Ready JOIN s after the scale-up, gone HOLD s after the last demand
   down    [--dir D]                 stop it and remove every pod and container it made
   status  [--dir D]                 show whether it runs, where, and its jobs, pods and containers
   faults  [FILE | - | --clear] [--dir D]
@@ -68,6 +71,12 @@ async function up(dir: string, v: Record<string, string | boolean | undefined>):
   if (v.runtime) args.push("--runtime", String(v.runtime));
   if (v["log-requests"]) args.push("--log-requests");
   if (v.tls) args.push("--tls");
+  if (v["scale-from-zero"]) {
+    parseJoinHold(String(v["scale-from-zero"])); // refused here, not in the background process
+    args.push("--scale-from-zero", String(v["scale-from-zero"]));
+    if (v["node-cpu"]) args.push("--node-cpu", String(v["node-cpu"]));
+    if (v["node-memory"]) args.push("--node-memory", String(v["node-memory"]));
+  }
   const child = spawn(process.execPath, args, { detached: true, stdio: ["ignore", log, log] });
   child.unref();
   const deadline = Date.now() + 20_000;
@@ -152,6 +161,9 @@ async function main(argv: string[]): Promise<number> {
       clear: { type: "boolean", default: false },
       "log-requests": { type: "boolean", default: false },
       tls: { type: "boolean", default: false },
+      "scale-from-zero": { type: "string" },
+      "node-cpu": { type: "string" },
+      "node-memory": { type: "string" },
       help: { type: "boolean", default: false },
     },
   });

@@ -4,6 +4,7 @@ import { readFile, rm, writeFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { formatStatePath, type DaemonState } from "./daemon-state.js";
 import { startLocalCluster } from "./index.js";
+import { parseJoinHold } from "./node-pool.js";
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -16,6 +17,9 @@ async function main(): Promise<void> {
       "instance-id": { type: "string" },
       "log-requests": { type: "boolean", default: false },
       tls: { type: "boolean", default: false },
+      "scale-from-zero": { type: "string" },
+      "node-cpu": { type: "string" },
+      "node-memory": { type: "string" },
     },
   });
   if (!values.dir) throw new Error("--dir is required");
@@ -29,6 +33,15 @@ async function main(): Promise<void> {
     instanceId: values["instance-id"],
     logRequests: values["log-requests"],
     tls: values.tls,
+    ...(values["scale-from-zero"]
+      ? {
+          scaleFromZero: {
+            ...parseJoinHold(values["scale-from-zero"]),
+            ...(values["node-cpu"] ? { nodeCpu: values["node-cpu"] } : {}),
+            ...(values["node-memory"] ? { nodeMemory: values["node-memory"] } : {}),
+          },
+        }
+      : {}),
   });
   const state: DaemonState = {
     pid: process.pid,

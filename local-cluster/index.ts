@@ -12,6 +12,7 @@ import { FaultInjector, parseFaultConfig, type FaultConfig, type FaultFiring, ty
 import { JobController } from "./job-controller.js";
 import { buildKubeconfig } from "./kubeconfig.js";
 import { INSTANCE_LABEL, Kubelet, NODE_NAME } from "./kubelet.js";
+import { buildNodeObject, NodePool, type NodeSpan, type ScaleFromZeroOptions } from "./node-pool.js";
 import { PodmanClient } from "./podman.js";
 import { pruneOrphanedPods } from "./prune.js";
 import { ApiServer } from "./server.js";
@@ -25,6 +26,7 @@ export { FaultConfigSchema, parseFaultConfig } from "./faults.js";
 export type { KubeObject } from "./types.js";
 export type { IssuedToken } from "./tokens.js";
 export { INSTANCE_LABEL, NODE_NAME } from "./kubelet.js";
+export { countDemand, parseJoinHold, type NodeSpan, type ScaleFromZeroOptions } from "./node-pool.js";
 
 export interface LocalClusterOptions {
   /** API port (default 0: a free port). */
@@ -57,6 +59,12 @@ export interface LocalClusterOptions {
   tls?: boolean;
   /** Remove podman pods left by local clusters whose process died (default true). */
   pruneOrphans?: boolean;
+  /**
+   * Scale from zero, like the hosted tenant clusters: no node until a pod needs one, a new node Ready `joinSeconds`
+   * after the scale-up, each node with a capacity (default 2 cpu, 4Gi), and every node gone `holdSeconds` after the
+   * last demand. Absent: one static node, always Ready, whose capacity is not enforced.
+   */
+  scaleFromZero?: ScaleFromZeroOptions;
 }
 
 export interface LocalCluster {
@@ -72,6 +80,8 @@ export interface LocalCluster {
   faults(): ParsedFaultConfig;
   /** Every fault firing since start, most recent last. */
   faultFirings(): FaultFiring[];
+  /** Every node of the scale-from-zero mode so far: when it was rented, Ready and removed (empty in the static mode). */
+  nodeHistory(): NodeSpan[];
   /** Every ServiceAccount token issued so far (who, audiences, issue and expiry times; never the token itself). */
   issuedTokens(): IssuedToken[];
   /** Ends the lifetime of the matching tokens now, as if their expiry had passed (tokens cannot be made to last less than 10 minutes). */
@@ -109,8 +119,10 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
     const pruned = await pruneOrphanedPods(podman).catch(() => []);
     if (pruned.length > 0) console.error(`local-cluster: removed ${pruned.length} pod(s) left by dead local clusters: ${pruned.join(", ")}`);
   }
+  const nodes = options.scaleFromZero ? new NodePool({ store, events, deleter, config: options.scaleFromZero }) : undefined;
   const kubelet = new Kubelet({
     store,
+    nodes,
     events,
     faults,
     podman,
@@ -120,7 +132,7 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
   });
   const jobs = new JobController({ store, events, deleter, retryDelayMs: options.jobRetryDelayMs });
   for (const ns of ["default", "kube-system", options.namespace ?? "default"]) ensureNamespace(store, ns);
-  seedNode(store);
+  if (!nodes) store.create("nodes", buildNodeObject(NODE_NAME, "10.0.0.1"));
 
   const label = `${INSTANCE_LABEL}=${instanceId}`;
   const podmanContainers = async (): Promise<string[]> => (podman ? (await podman.listContainers(label)).map((c) => c.name) : []);
@@ -141,11 +153,13 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
     logRequests: options.logRequests,
     describeState: async () => ({
       instanceId,
+      nodes: store.list("nodes").map((o) => o.metadata.name),
       jobs: store.list("jobs.batch").map((o) => `${o.metadata.namespace}/${o.metadata.name}`),
       pods: store.list("pods").map((o) => ({ name: `${o.metadata.namespace}/${o.metadata.name}`, phase: o.status?.phase })),
       podmanContainers: await podmanContainers().catch((e) => [`error: ${String(e)}`]),
     }),
   });
+  nodes?.start();
   kubelet.start();
   jobs.start();
   await server.listen(options.port ?? 0, options.adminPort ?? 0, options.host ?? "127.0.0.1");
@@ -165,6 +179,7 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
     clearFaults: () => faults.set({}),
     faults: () => faults.current,
     faultFirings: () => faults.history(),
+    nodeHistory: () => nodes?.history() ?? [],
     issuedTokens: () => tokens.list().map((t) => ({ ...t, audiences: [...t.audiences] })),
     expireTokens: (filter) => tokens.expire(filter),
     objects: (storeKey, namespace) => store.list(storeKey, namespace),
@@ -179,6 +194,7 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
     stop: () => {
       stopping ??= (async () => {
         jobs.stop();
+        nodes?.stop();
         await server.close();
         await kubelet.stop();
         if (ownDir) await rm(dir, { recursive: true, force: true });
@@ -186,21 +202,6 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
       return stopping;
     },
   };
-}
-
-/** The single node the pods run on, so `kubectl get nodes` shows something true. */
-function seedNode(store: ObjectStore): void {
-  store.create("nodes", {
-    apiVersion: "v1",
-    kind: "Node",
-    metadata: { name: NODE_NAME, uid: "", resourceVersion: "", creationTimestamp: "", labels: { "kubernetes.io/hostname": NODE_NAME, "kubernetes.io/os": "linux" } },
-    spec: {},
-    status: {
-      conditions: [{ type: "Ready", status: "True", reason: "KubeletReady", message: "podman is running pods" }],
-      addresses: [{ type: "InternalIP", address: "10.0.0.1" }],
-      nodeInfo: { containerRuntimeVersion: "podman://local", kubeletVersion: "v1.30.0-knotless-local", operatingSystem: "linux", architecture: "amd64" },
-    },
-  });
 }
 
 /** Whether this machine can run the cluster's pods: undefined when it can, otherwise the reason (for skipping tests). */

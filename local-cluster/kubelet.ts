@@ -2,6 +2,7 @@
 
 import type { EventRecorder } from "./events.js";
 import type { FaultInjector } from "./faults.js";
+import type { NodePool } from "./node-pool.js";
 import { applyContainerStates, setCondition } from "./pod-status.js";
 import { buildPodmanPod, formatPodmanContainerName, type EnvLookup } from "./podman-pod-yaml.js";
 import type { PodmanClient, PodmanContainer } from "./podman.js";
@@ -33,6 +34,8 @@ interface PodRuntime {
   volumes: string[];
   /** The `podman kube play` in flight, so a removal waits for it instead of racing it. */
   playing?: Promise<void>;
+  /** The node it was bound to. */
+  node: string;
 }
 
 export interface KubeletOptions {
@@ -48,11 +51,13 @@ export interface KubeletOptions {
   pollIntervalMs?: number;
   /** Seconds between ErrImagePull and ImagePullBackOff (default 2). */
   imageBackOffSeconds?: number;
+  /** The scale-from-zero mode's scheduler; absent: every pod goes to the one static node at once. */
+  nodes?: NodePool;
 }
 
 export class Kubelet {
   private readonly pods = new Map<string, PodRuntime>();
-  private readonly opts: Required<Omit<KubeletOptions, "podman">> & { podman: PodmanClient | undefined };
+  private readonly opts: Required<Omit<KubeletOptions, "podman" | "nodes">> & { podman: PodmanClient | undefined; nodes: NodePool | undefined };
   private unsubscribe: (() => void) | undefined;
   private stopEvents: (() => void) | undefined;
   private pollTimer: NodeJS.Timeout | undefined;
@@ -69,6 +74,7 @@ export class Kubelet {
       maxGraceSeconds: options.maxGraceSeconds ?? 10,
       pollIntervalMs: options.pollIntervalMs ?? 2000,
       imageBackOffSeconds: options.imageBackOffSeconds ?? 2,
+      nodes: options.nodes,
     };
   }
 
@@ -156,6 +162,7 @@ export class Kubelet {
       startedReported: false,
       played: false,
       volumes: [],
+      node: NODE_NAME,
     };
     this.pods.set(rt.uid, rt);
     return rt;
@@ -216,11 +223,15 @@ export class Kubelet {
       }
     }
     if (!this.alive(rt, "scheduling")) return;
+    const current = this.current(rt);
+    const node = current && this.opts.nodes ? await this.opts.nodes.schedule(current) : { name: NODE_NAME, ip: "10.0.0.1" };
+    if (!node || !this.alive(rt, "scheduling")) return;
+    rt.node = node.name;
 
     pod = this.mutatePod(rt, (p) => {
-      p.spec.nodeName = NODE_NAME;
-      p.status.hostIP = "10.0.0.1";
-      p.status.hostIPs = [{ ip: "10.0.0.1" }];
+      p.spec.nodeName = node.name;
+      p.status.hostIP = node.ip;
+      p.status.hostIPs = [{ ip: node.ip }];
       p.status.podIP = `10.88.0.${this.ipCounter}`;
       p.status.podIPs = [{ ip: p.status.podIP }];
       p.status.startTime = formatTimestamp();
@@ -241,7 +252,7 @@ export class Kubelet {
     });
     this.ipCounter = this.ipCounter >= 250 ? 2 : this.ipCounter + 1;
     if (!pod) return;
-    events.record(pod, "Normal", "Scheduled", `Successfully assigned ${rt.namespace}/${rt.name} to ${NODE_NAME}`, "default-scheduler");
+    events.record(pod, "Normal", "Scheduled", `Successfully assigned ${rt.namespace}/${rt.name} to ${rt.node}`, "default-scheduler");
     rt.stage = "pulling";
     if (!(await this.pullImages(rt, pod))) return;
     await this.playPod(rt);
@@ -298,7 +309,7 @@ export class Kubelet {
           "metadata.name": current.metadata.name,
           "metadata.namespace": current.metadata.namespace,
           "metadata.uid": current.metadata.uid,
-          "spec.nodeName": NODE_NAME,
+          "spec.nodeName": rt.node,
           "status.podIP": current.status?.podIP,
           "status.hostIP": current.status?.hostIP,
         };

@@ -74,7 +74,11 @@ const COLUMNS: Record<string, Column[]> = {
     { name: "Object", type: "string", description: "Object", cell: (o) => `${String(o.involvedObject?.kind ?? "").toLowerCase()}/${o.involvedObject?.name ?? ""}` },
     { name: "Message", type: "string", description: "Message", cell: (o) => o.message ?? "" },
   ],
-  nodes: [nameColumn, { name: "Status", type: "string", description: "Node status", cell: () => "Ready" }, ageColumn],
+  nodes: [
+    nameColumn,
+    { name: "Status", type: "string", description: "Node status", cell: (o) => ((o.status?.conditions ?? []).some((c: any) => c.type === "Ready" && c.status === "True") ? "Ready" : "NotReady") },
+    ageColumn,
+  ],
 };
 
 export function buildTable(storeKey: string, objects: readonly KubeObject[], includeObject: string | null, resourceVersion: string): object {

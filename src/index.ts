@@ -1,4 +1,4 @@
-// The library API that the knotless-run daemon embeds: run a workflow, or drive the executor step by step.
+// The library API that the knotless-run daemon embeds: run a workflow, drive the executor step by step, or keep warm capacity.
 export { runWorkflow, type RunSettings, type RunWorkflowOptions } from "./run/run-workflow.js";
 export { createOutputBudget, DEFAULT_MAX_LOG_BYTES, type LogCounts, type OutputBudget } from "./events/output-budget.js";
 export { Kubectl, type KubectlOptions, type SpawnFunction } from "./k8s/kubectl.js";
@@ -14,6 +14,14 @@ export { buildRunResult, type RunResult, type StepRecord } from "./result/run-re
 export type { ReadonlyList } from "./util/readonly-list.js";
 export { CancelledError, InfraError, InputError, type InfraReason } from "./errors.js";
 export { buildJobName } from "./k8s/names.js";
+export { claimPlaceholder, type Capacity, type ClaimOutcome } from "./warm/claim-placeholder.js";
+export type { WarmDeps } from "./warm/warm-deps.js";
+export { listPlaceholders, topUpPlaceholders, type WarmReport, type WarmSpec } from "./warm/top-up.js";
+export { releasePlaceholders, type ReleaseReport } from "./warm/release.js";
+export { coversRequest, isLive, isPlaceholderJob, readJobDeadline, readPlaceholder, readPlaceholderList, type CapacityRequest, type Placeholder, type PlaceholderState } from "./warm/placeholder.js";
+export { buildPlaceholderManifest, buildPlaceholderName, PLACEHOLDER_NAME_PREFIX, type PlaceholderManifestInput } from "./k8s/placeholder-manifest.js";
+export { buildPlaceholderSelector, MANAGED_BY_LABEL, MANAGED_BY_VALUE, ROLE_LABEL, WARM_ROLE } from "./k8s/labels.js";
+export { planReleaseCalls, planWarmCalls } from "./plan/call-plan.js";
 export { judgeJob, readJobFacts, readJobRole, readFinished, type GcPolicy, type GcVerdict, type JobFacts, type JobRole } from "./ops/classify-job.js";
 export { requestRunCancel, type CancelOutcome } from "./ops/cancel-run.js";
 export { runGc, type GcReport } from "./ops/gc.js";

@@ -2,7 +2,8 @@
 import { formatDuration } from "../config/duration.js";
 import { buildRunManifest } from "../executor/kubernetes-executor.js";
 import { formatCommand } from "../events/format-event.js";
-import { planKubectlCalls } from "../plan/call-plan.js";
+import { buildPlaceholderManifest } from "../k8s/placeholder-manifest.js";
+import { PLANNED_PLACEHOLDER, planKubectlCalls, type PlannedCall } from "../plan/call-plan.js";
 import type { RunConfig } from "./resolve-config.js";
 import { scanUploadTrees } from "../transfer/scan-tree.js";
 
@@ -16,13 +17,26 @@ export async function renderDryRun(config: RunConfig): Promise<string> {
   }
   const { stringify } = await import("yaml");
   const manifest = buildRunManifest(config, "<random per run>");
-  lines.push("# Job manifest", "---", stringify(manifest).trimEnd(), "---", "# kubectl calls, in order");
-  for (const call of planKubectlCalls(config.settings, config.timings)) {
+  lines.push("# Job manifest", "---", stringify(manifest).trimEnd(), "---");
+  const { keepWarm, target, image, cpu, memory } = config.settings;
+  if (keepWarm) {
+    const placeholder = buildPlaceholderManifest({ name: PLANNED_PLACEHOLDER, ...(target.namespaceFromContext ? {} : { namespace: target.namespace }), image, cpu, memory, seconds: keepWarm.seconds });
+    lines.push("# Warm placeholder manifest (--keep-warm), left after the Job is deleted", "---", stringify(placeholder).trimEnd(), "---");
+  }
+  lines.push("# kubectl calls, in order");
+  lines.push(...formatPlannedCalls(config.kubectlPath, planKubectlCalls(config.settings, config.timings)));
+  return `${lines.join("\n")}\n`;
+}
+
+/** Each planned call as a comment (when, and what goes to stdin) and the shell-quoted command. */
+export function formatPlannedCalls(kubectlPath: string, calls: readonly PlannedCall[]): string[] {
+  const lines: string[] = [];
+  for (const call of calls) {
     const comment = [call.note, call.stdin ? `stdin: ${call.stdin}` : undefined].filter(Boolean).join("; ");
     if (comment) lines.push(`# ${comment}`);
-    lines.push(formatCommand(config.kubectlPath, call.args));
+    lines.push(formatCommand(kubectlPath, call.args));
   }
-  return `${lines.join("\n")}\n`;
+  return lines;
 }
 
 /** The run as resolved: where its steps come from, image, trigger match, budgets, variables and secrets by name. */

@@ -19,6 +19,7 @@ import { checkKubeconfigReadable, resolveClusterOptions, type RawClusterOptions 
 import { readHeartbeatInterval } from "./heartbeat-interval.js";
 import { listKubeconfigFiles, readContextNamespace } from "./kubeconfig-namespace.js";
 import { resolveProcessIdentity } from "./process-identity.js";
+import { readKeepWarm } from "./warm-options.js";
 
 /** Options exactly as the CLI parser hands them over (strings, unvalidated). */
 export interface RawRunOptions extends RawClusterOptions {
@@ -46,6 +47,9 @@ export interface RawRunOptions extends RawClusterOptions {
   maxOutputBytes?: string;
   maxLogBytes?: string;
   keep?: boolean;
+  keepWarm?: string;
+  maxWarm?: string;
+  skipWarm?: boolean;
   dryRun?: boolean;
   verbose?: boolean;
 }
@@ -262,6 +266,8 @@ export async function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEn
       maxLogBytes,
       keep: raw.keep ?? false,
       ...(plan ? { workflow: plan.workflow } : {}),
+      ...readKeepWarm(raw.keepWarm, raw.maxWarm),
+      ...(raw.skipWarm ? { claimWarm: false } : {}),
       ...resolveHostTar(env),
       owner: resolveProcessIdentity(),
     },

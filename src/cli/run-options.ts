@@ -32,6 +32,9 @@ export const RUN_OPTIONS: readonly OptionSpec[] = [
   { flag: "--max-output-bytes <size>", description: "most bytes taken back from /outputs (default 512Mi)" },
   { flag: "--max-log-bytes <size>", description: "most bytes of step output kept in run.log, log.ndjson and the console (default 64Mi)" },
   { flag: "--keep", description: "leave the Job in the cluster and print the command that deletes it" },
+  { flag: "--keep-warm <duration>", description: "after the Job is deleted, leave a placeholder that keeps its node for this long (billed while it waits)" },
+  { flag: "--max-warm <n>", description: "most warm placeholders in the namespace, for --keep-warm", defaultValue: "1" },
+  { flag: "--skip-warm", description: "do not look for a warm placeholder to claim (one API call less, for clusters that never have one)" },
   { flag: "--dry-run", description: "validate, then print the resolved workflow, the Job manifest and every kubectl call; touch nothing" },
   { flag: "--verbose", description: "also print every kubectl call on the console" },
 ];

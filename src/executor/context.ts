@@ -45,6 +45,16 @@ export interface ExecutorSettings {
   readonly hostTar?: HostTarSetting;
   /** The runner process (host name, pid), recorded on the Job as its owner; resolved at the CLI edge. */
   readonly owner?: ProcessIdentity;
+  /**
+   * Before creating the Job, look for a warm placeholder whose requests cover the run's and claim it (delete it), so
+   * the pod lands on the node it held (default true: one list call per run, and a delete when one is there).
+   */
+  readonly claimWarm?: boolean;
+  /**
+   * After the Job is deleted, leave a warm placeholder of the run's size and image that holds the node for `seconds`
+   * (`run --keep-warm`), unless the namespace has `maxWarm` placeholders already; absent: none is left.
+   */
+  readonly keepWarm?: { readonly seconds: number; readonly maxWarm: number };
 }
 
 /** Timings the runner uses; tests shorten them. */

@@ -49,6 +49,10 @@ export interface Executor {
   readonly namespace: string | undefined;
   /** The run's pod once setup has succeeded; readable at any time, for the result. */
   readonly pod: RunPod | undefined;
+  /** Whether setup claimed a warm placeholder ("warm") or not ("cold"), once it looked; for the result. */
+  readonly capacity?: "warm" | "cold" | undefined;
+  /** From the Job's creation to its pod running, ms, once it runs; for the result. */
+  readonly podWaitMs?: number | undefined;
   /**
    * Creates the run's Job and waits until its pod runs. Called once. Reports Pending progress as events. Refuses an
    * environment the steps cannot carry (a bad name, a NUL) as InputError before any cluster call. Once the

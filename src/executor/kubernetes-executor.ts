@@ -20,6 +20,9 @@ import { summarizeStderr } from "../k8s/kubectl-errors.js";
 import { runTimedPhase } from "../events/timed-phase.js";
 import { startCancelWatch, type CancelWatch } from "./cancel-watch.js";
 import { startHeartbeat, type Heartbeat } from "./heartbeat.js";
+import { formatDuration } from "../config/duration.js";
+import { claimPlaceholder, type Capacity, type ClaimOutcome } from "../warm/claim-placeholder.js";
+import { leaveWarmPlaceholder } from "../warm/keep-warm.js";
 import { checkStepEnvironment, findSecretShadowing } from "../input/step-environment.js";
 import { POD_SECRETS_DIR } from "../pod/paths.js";
 import { deliverSecrets, forgetSecrets, type SecretsSummary } from "./deliver-secrets.js";
@@ -101,6 +104,9 @@ export class KubernetesExecutor implements Executor {
   #hostTar: Promise<HostTar | undefined> | undefined;
   /** The run's presence in the cluster once its Job exists, until teardown: heartbeat and cancel watch. */
   #presence: { readonly heartbeat: Heartbeat; readonly cancelWatch: CancelWatch } | undefined;
+  /** What the look for a warm placeholder found, once setup looked. */
+  #claim: ClaimOutcome | undefined;
+  #podWaitMs: number | undefined;
   /** Set once the secrets exec began: from then on the pod may hold them, and a kept Job has them removed. */
   #secretsSent = false;
 
@@ -110,6 +116,16 @@ export class KubernetesExecutor implements Executor {
 
   get pod(): RunPod | undefined {
     return this.#pod;
+  }
+
+  /** "warm" when setup claimed a placeholder before creating the Job, "cold" when it did not; undefined before it looked. */
+  get capacity(): Capacity | undefined {
+    return this.#claim?.capacity;
+  }
+
+  /** From the Job's creation to its pod running, once it runs. */
+  get podWaitMs(): number | undefined {
+    return this.#podWaitMs;
   }
 
   /** The Job's namespace: the pinned one, else the context's once create has reported it. */
@@ -136,12 +152,24 @@ export class KubernetesExecutor implements Executor {
     this.#hostTar.catch(() => {}); // likewise
     const run = (this.#run ??= loadRunModules());
     run.catch(() => {}); // surfaces below, after create (teardown still runs)
-    const namespace = await this.#phase("create", () => createJob(ctx, manifest, (ownership) => (this.#ownership = ownership)), (ns) => `created Job ${ns}/${ctx.settings.jobName}`);
+    const create = async (): Promise<string> => {
+      // The claim comes first: the placeholder's pod makes room on its node, which the tenant keeps for the run's.
+      this.#claim = ctx.settings.claimWarm === false ? { capacity: "cold", detail: "not looking for warm placeholders" } : await claimPlaceholder({ kubectl: ctx.kubectl, target: ctx.settings.target, signal: ctx.signal }, ctx.settings);
+      return createJob(ctx, manifest, (ownership) => (this.#ownership = ownership));
+    };
+    const namespace = await this.#phase("create", create, (ns) => `created Job ${ns}/${ctx.settings.jobName} on ${this.#claim?.capacity} capacity: ${this.#claim?.detail}`);
     this.#ctx = pinNamespace(ctx, namespace);
     this.#startPresence();
     const podDeadline = Math.min(Date.now() + ctx.settings.podTimeoutMs, this.#startedAt + ctx.settings.timeoutMs);
     const [{ waitForPod }] = await run;
-    this.#pod = await this.#phase("pod", () => waitForPod(this.#ctx, podDeadline), (pod) => `pod ${pod.name} running on ${pod.node || "its node"}`);
+    const wait = async (): Promise<RunPod> => {
+      const started = Date.now();
+      const pod = await waitForPod(this.#ctx, podDeadline);
+      this.#podWaitMs = Date.now() - started;
+      return pod;
+    };
+    const describePod = (pod: RunPod): string => `pod ${pod.name} running on ${pod.node || "its node"}, ${this.#claim?.capacity}: the pod waited ${formatDuration(this.#podWaitMs ?? 0)}`;
+    this.#pod = await this.#phase("pod", wait, describePod);
     return this.#pod;
   }
 
@@ -206,9 +234,10 @@ export class KubernetesExecutor implements Executor {
       }
     } else result = await deleteJob(kubectl, settings.target, settings.jobName, timings.deleteRetry);
     if (result.deleted) this.#deleted = true;
+    const warm = result.deleted && this.#pod && settings.keepWarm ? await this.#keepWarm(settings.keepWarm) : undefined;
     await unstaged;
     const leftBehind = mayBeOurs && !settings.keep && !result.deleted;
-    const detail = leftBehind ? `${result.detail}; delete it with: ${this.#deleteCommand()}` : result.detail;
+    const detail = leftBehind ? `${result.detail}; delete it with: ${this.#deleteCommand()}` : warm ? `${result.detail}; ${warm}` : result.detail;
     emit({ kind: "phase-end", phase: "teardown", ok: !leftBehind, durationMs: Date.now() - started, detail });
     return { deleted: result.deleted, leftBehind, detail, ...(leftBehind && result.reason ? { reason: result.reason } : {}) };
   }
@@ -237,6 +266,14 @@ export class KubernetesExecutor implements Executor {
       return { detail: `deleted Job ${settings.jobName}`, mayBeLeft: false };
     }
     return { detail: `could not delete Job ${settings.jobName}: ${summarizeStderr(exit.stderr)}; delete it with: ${command}`, mayBeLeft: true };
+  }
+
+  /** --keep-warm: a placeholder of the run's size and image keeps the node the run had; a failure is a warning, never the run's. */
+  async #keepWarm(keepWarm: { seconds: number; maxWarm: number }): Promise<string> {
+    const { settings, kubectl, emit } = this.#ctx;
+    const left = await leaveWarmPlaceholder({ kubectl, target: settings.target }, { ...keepWarm, cpu: settings.cpu, memory: settings.memory, image: settings.image });
+    if (!left.ok) emit({ kind: "notice", level: "warning", message: left.detail });
+    return left.detail;
   }
 
   /** For a kept Job whose pod got the secrets: removes them from it, and says how that went (" ..." or ""). */

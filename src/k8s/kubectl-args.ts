@@ -130,9 +130,28 @@ export const buildDeleteJobArgs = defineCall([jobs("delete")], (target: ClusterT
   return [...buildGlobalArgs(target), "delete", "job", jobName, "--cascade=background", "--ignore-not-found", "--wait=false", "--request-timeout", API_REQUEST_TIMEOUT];
 });
 
-/** Lists the runner's Jobs by label, for finding orphans. */
+/** Lists the runner's Jobs by label as JSON (a JobList): orphans, and the warm placeholders a run may claim. */
 export const buildListJobsArgs = defineCall([jobs("list")], (target: ClusterTarget, labelSelector: string): string[] => {
   return [...buildGlobalArgs(target), "get", "jobs", "--selector", labelSelector, "--request-timeout", API_REQUEST_TIMEOUT, "-o", "json"];
+});
+
+/**
+ * Deletes one placeholder only if it is still the object the caller listed: `delete --raw` sends the DeleteOptions
+ * on stdin (`buildClaimBody`: background propagation, preconditions on uid and resourceVersion). The delete is the
+ * claim: of two runs that saw the same placeholder, one succeeds, the other gets NotFound or Conflict.
+ */
+export const buildClaimPlaceholderArgs = defineCall([jobs("delete")], (target: ClusterTarget, namespace: string, name: string): string[] => {
+  return [...buildGlobalArgs(target), "delete", "--raw", `/apis/batch/v1/namespaces/${namespace}/jobs/${name}`, "-f", "-", "--request-timeout", API_REQUEST_TIMEOUT];
+});
+
+/** The DeleteOptions of a claim (JSON, for `buildClaimPlaceholderArgs`' stdin): only this uid at this resourceVersion goes. */
+export function buildClaimBody(uid: string, resourceVersion: string): string {
+  return JSON.stringify({ kind: "DeleteOptions", apiVersion: "v1", propagationPolicy: "Background", preconditions: { uid, resourceVersion } });
+}
+
+/** Deletes every Job matching the selector (the placeholders, for `warm --release`) and their pods; none is fine. */
+export const buildDeleteJobsBySelectorArgs = defineCall([jobs("delete")], (target: ClusterTarget, labelSelector: string): string[] => {
+  return [...buildGlobalArgs(target), "delete", "jobs", "--selector", labelSelector, "--cascade=background", "--ignore-not-found", "--wait=false", "--request-timeout", API_REQUEST_TIMEOUT];
 });
 
 /**
@@ -290,6 +309,8 @@ export const KUBECTL_CALLS: readonly DeclaredCall[] = [
   buildGetNamespaceArgs,
   buildDryRunCreateArgs,
   buildGetNodesArgs,
+  buildClaimPlaceholderArgs,
+  buildDeleteJobsBySelectorArgs,
 ];
 
 /**

@@ -12,6 +12,8 @@ export type KubectlFailureKind =
   | "transient"
   | "not-found"
   | "already-exists"
+  /** A precondition or resourceVersion did not match: the object changed since the caller read it. */
+  | "conflict"
   /** The API server refused the call (403 Forbidden): a permission the identity lacks. */
   | "forbidden"
   /** The API server did not accept the credential (401): unknown, expired or revoked token. */
@@ -27,6 +29,7 @@ const PATTERNS: ReadonlyArray<readonly [KubectlFailureKind, RegExp]> = [
   ["exec-not-ready", /unable to upgrade connection|error dialing backend|container not found|proxy error from .* while dialing/i],
   ["already-exists", /\(AlreadyExists\)|already exists/i],
   ["not-found", /\(NotFound\)/],
+  ["conflict", /\(Conflict\)/],
   ["transient", /\((InternalError|ServiceUnavailable|Timeout|ServerTimeout|TooManyRequests)\)|etcdserver|the server is currently unable|Client\.Timeout|context deadline exceeded|TLS handshake timeout|http2: server sent GOAWAY/i],
   ["unreachable", /Unable to connect to the server|The connection to the server .* was refused|connection refused|no such host|i\/o timeout|network is unreachable|connection reset by peer|dial tcp/i],
 ];

@@ -28,3 +28,8 @@ export const WARM_ROLE = "warm";
 
 /** The label selector that finds every Job (and pod) of ours in a namespace: runs and warm placeholders. */
 export const MANAGED_SELECTOR = `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`;
+
+/** The label selector that finds our warm placeholders (in one namespace). */
+export function buildPlaceholderSelector(): string {
+  return `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE},${ROLE_LABEL}=${WARM_ROLE}`;
+}

@@ -4,6 +4,7 @@ import { formatDuration } from "../config/duration.js";
 import { readCancelRequest, readHeartbeat, readKeptAt, readOwner, readTime, type CancelRequest } from "../k8s/job-annotations.js";
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, ROLE_LABEL, RUN_ID_ANNOTATION, WARM_ROLE } from "../k8s/labels.js";
 import { formatProcessIdentity, type ProcessIdentity } from "../k8s/owner.js";
+import { readJobDeadline } from "../warm/placeholder.js";
 
 /** A run (one workflow run's Job), or a warm placeholder (one pod that only waits, holding a node for the next run). */
 export type JobRole = "run" | "warm";
@@ -26,10 +27,7 @@ export interface JobFacts {
   readonly cancelRequest: CancelRequest | undefined;
   /** When the runner left the Job on purpose (--keep). */
   readonly keptAt: number | undefined;
-  /**
-   * The Job's start (else its creation) + activeDeadlineSeconds, which Kubernetes counts from the start: the API
-   * server ends the Job then, whatever it does.
-   */
+  /** status.startTime (else creationTimestamp) + activeDeadlineSeconds: the Job controller ends the Job then, whatever it does (readJobDeadline). */
   readonly deadlineAt: number | undefined;
 }
 
@@ -58,8 +56,6 @@ export function readFinished(job: IJob): JobFacts["finished"] {
 export function readJobFacts(job: IJob): JobFacts {
   const role = readJobRole(job);
   const createdAt = readTime(job.metadata?.creationTimestamp as string | undefined);
-  const deadline = job.spec?.activeDeadlineSeconds;
-  const startedAt = readTime(job.status?.startTime as string | undefined) ?? createdAt;
   return {
     name: job.metadata?.name ?? "",
     namespace: job.metadata?.namespace ?? "",
@@ -72,7 +68,7 @@ export function readJobFacts(job: IJob): JobFacts {
     owner: readOwner(job),
     cancelRequest: readCancelRequest(job),
     keptAt: readKeptAt(job),
-    deadlineAt: typeof deadline === "number" && startedAt !== undefined ? startedAt + deadline * 1000 : undefined,
+    deadlineAt: readJobDeadline(job),
   };
 }
 

@@ -1,8 +1,21 @@
-// The kubectl calls of a successful run, in order: a pure function printed by --dry-run.
+// The kubectl calls of a successful run, in order, and those of `warm`: pure functions printed by --dry-run.
 import { DEFAULT_TIMINGS, type ExecutorSettings } from "../executor/context.js";
 import { checkStepEnvironment } from "../input/step-environment.js";
-import { buildAnnotateJobArgs, buildCreateArgs, buildDeleteJobArgs, buildExecArgs, buildGetEventsArgs, buildGetPodsArgs, buildWatchJobArgs } from "../k8s/kubectl-args.js";
-import { buildRunSelector, HEARTBEAT_ANNOTATION, KEPT_ANNOTATION } from "../k8s/labels.js";
+import {
+  buildAnnotateJobArgs,
+  buildClaimPlaceholderArgs,
+  buildCreateArgs,
+  buildDeleteJobArgs,
+  buildDeleteJobsBySelectorArgs,
+  buildExecArgs,
+  buildGetEventsArgs,
+  buildGetPodsArgs,
+  buildListJobsArgs,
+  buildWatchJobArgs,
+  type ClusterTarget,
+} from "../k8s/kubectl-args.js";
+import { buildPlaceholderSelector, buildRunSelector, HEARTBEAT_ANNOTATION, KEPT_ANNOTATION } from "../k8s/labels.js";
+import { PLACEHOLDER_NAME_PREFIX } from "../k8s/placeholder-manifest.js";
 import { buildUploadCommand, helperCommand } from "../pod/helper-script.js";
 
 export interface PlannedCall {
@@ -17,6 +30,19 @@ export interface PlannedCall {
 export const PLANNED_POD = "<pod>";
 /** The time an annotation records is the call's own; the plan shows this placeholder. */
 export const PLANNED_TIME = "<now>";
+/** Which warm placeholder a run claims is only known once it has listed them. */
+export const PLANNED_PLACEHOLDER = `${PLACEHOLDER_NAME_PREFIX}<slot>`;
+const CLAIM_BODY = "DeleteOptions: background propagation, preconditions on the listed placeholder's uid and resourceVersion";
+
+function withoutNamespace(target: ClusterTarget): ClusterTarget {
+  const { namespace: _pinnedLater, ...rest } = target;
+  return rest;
+}
+
+/** The claim's raw path names the namespace, which kubectl reports in the listed placeholder when it is the context's. */
+function describeNamespace(target: ClusterTarget): string {
+  return target.namespace ?? "<namespace>";
+}
 
 /** Who packs the upload; a dry run spawns nothing, so the host tar is named, not probed. */
 function describePacker(hostTar: string | undefined): string {
@@ -41,7 +67,31 @@ export function planKubectlCalls(settings: ExecutorSettings, options: { readonly
   const { target } = settings;
   const every = `${(options.heartbeatIntervalMs ?? DEFAULT_TIMINGS.heartbeatIntervalMs) / 1000}s`;
   const upload = [`the checkout → /work`, ...(settings.sharedStepsDir ? [`the shared steps → /steps`] : []), `the runner's files → /knotless`].join(", ");
+  // Before the create, the namespace is the context's when create leaves it to kubectl: so is the lookup's.
+  const lookup = target.namespaceFromContext ? withoutNamespace(target) : target;
+  const claim: PlannedCall[] =
+    settings.claimWarm === false
+      ? []
+      : [
+          { args: buildListJobsArgs(lookup, buildPlaceholderSelector()), note: "looks for a live warm placeholder whose requests cover the run's" },
+          {
+            args: buildClaimPlaceholderArgs(lookup, describeNamespace(target), PLANNED_PLACEHOLDER),
+            stdin: CLAIM_BODY,
+            note: "only when one covers them: the delete is the claim (NotFound or Conflict: another run took it, the next one is tried, else the run is cold)",
+          },
+        ];
+  const keepWarm: PlannedCall[] = settings.keepWarm
+    ? [
+        { args: buildListJobsArgs(target, buildPlaceholderSelector()), note: `--keep-warm: after the delete, counts the placeholders (at most --max-warm ${settings.keepWarm.maxWarm})` },
+        {
+          args: buildCreateArgs(target),
+          stdin: `the placeholder manifest above (JSON), named ${PLANNED_PLACEHOLDER} by a free slot`,
+          note: "unless one of the run's size with at least half the time left is there; with no slot free, the one ending first is claimed and made anew",
+        },
+      ]
+    : [];
   return [
+    ...claim,
     { args: buildCreateArgs(target), stdin: "the Job manifest above (JSON)" },
     { args: buildWatchJobArgs(target, settings.jobName), note: "from the create until teardown, started again when it ends: notices a cancel requested through the cluster" },
     { args: buildAnnotateJobArgs(target, settings.jobName, { [HEARTBEAT_ANNOTATION]: PLANNED_TIME }), note: `the heartbeat, every ${every} from the create until teardown` },
@@ -54,5 +104,24 @@ export function planKubectlCalls(settings: ExecutorSettings, options: { readonly
     settings.keep
       ? { args: buildAnnotateJobArgs(target, settings.jobName, { [KEPT_ANNOTATION]: PLANNED_TIME }), note: "--keep: the Job stays (gc spares it while it lasts)" }
       : { args: buildDeleteJobArgs(target, settings.jobName) },
+    ...(settings.keep ? [] : keepWarm),
   ];
+}
+
+/** The calls of `warm --count N`: one list, then one create per missing placeholder (and a claim per finished one in the way). */
+export function planWarmCalls(target: ClusterTarget, spec: { readonly count: number; readonly maxWarm: number }): PlannedCall[] {
+  return [
+    { args: buildListJobsArgs(target, buildPlaceholderSelector()), note: `counts the live placeholders: those of this size count toward --count ${spec.count}, all of them toward --max-warm ${spec.maxWarm}` },
+    {
+      args: buildClaimPlaceholderArgs(target, describeNamespace(target), PLANNED_PLACEHOLDER),
+      stdin: CLAIM_BODY,
+      note: "only for a finished placeholder whose slot is needed",
+    },
+    { args: buildCreateArgs(target), stdin: `the placeholder manifest above (JSON), named ${PLANNED_PLACEHOLDER} by a free slot`, note: "once per missing placeholder; AlreadyExists means another caller filled the slot" },
+  ];
+}
+
+/** The call of `warm --release`. */
+export function planReleaseCalls(target: ClusterTarget): PlannedCall[] {
+  return [{ args: buildDeleteJobsBySelectorArgs(target, buildPlaceholderSelector()), note: "deletes every warm placeholder in the namespace, and its pod" }];
 }

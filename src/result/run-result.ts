@@ -2,6 +2,7 @@
 import type { LogCounts } from "../events/output-budget.js";
 import type { RunStatus, StepStatus } from "../events/run-events.js";
 import type { WorkflowSummary } from "../run/plan-workflow-run.js";
+import type { Capacity } from "../warm/claim-placeholder.js";
 import type { ReadonlyList } from "../util/readonly-list.js";
 
 export const RESULT_TYPE = "dev.knotless.check";
@@ -30,6 +31,10 @@ export interface RunResult {
   readonly finishedAt: string;
   readonly durationMs: number;
   readonly job: { readonly namespace: string; readonly name: string; readonly pod: string | null; readonly node: string | null; readonly image: string };
+  /** "warm": the run claimed a placeholder and its pod went where that held a node; "cold": it did not; null: no Job was tried. */
+  readonly capacity: Capacity | null;
+  /** From the Job's creation to its pod running, ms; null when the pod never ran. */
+  readonly podWaitMs: number | null;
   readonly steps: readonly StepRecord[];
   /** Downloaded files by path; may be a compact list rather than an array (up to 100,000 files): spread it for one. */
   readonly outputs: ReadonlyList<{ readonly path: string; readonly size: number; readonly sha256: string }>;
@@ -47,6 +52,8 @@ export interface RunResultInput {
   readonly startedAt: Date;
   readonly finishedAt: Date;
   readonly job: RunResult["job"];
+  readonly capacity?: Capacity;
+  readonly podWaitMs?: number;
   readonly steps: readonly StepRecord[];
   readonly outputs?: RunResult["outputs"];
   readonly refusedOutputs?: RunResult["refusedOutputs"];
@@ -79,6 +86,8 @@ export function buildRunResult(input: RunResultInput): RunResult & { readonly st
     finishedAt: input.finishedAt.toISOString(),
     durationMs: Math.max(0, input.finishedAt.getTime() - input.startedAt.getTime()),
     job: input.job,
+    capacity: input.capacity ?? null,
+    podWaitMs: input.podWaitMs ?? null,
     steps: input.steps,
     outputs: input.outputs ?? [],
     refusedOutputs: input.refusedOutputs ?? [],

@@ -102,6 +102,8 @@ export async function runWorkflow(options: RunWorkflowOptions): Promise<RunResul
     startedAt,
     finishedAt: new Date(),
     job: { namespace: executor.namespace ?? "", name: settings.jobName, pod: executor.pod?.name ?? null, node: executor.pod?.node || null, image: settings.image },
+    ...(executor.capacity ? { capacity: executor.capacity } : {}),
+    ...(executor.podWaitMs === undefined ? {} : { podWaitMs: executor.podWaitMs }),
     steps,
     outputs: report?.files ?? [],
     refusedOutputs: report?.refused ?? [],

@@ -24,7 +24,7 @@ import {
 } from "../../src/k8s/kubectl-args.js";
 import { helperCommand } from "../../src/pod/helper-script.js";
 import { buildJobManifest } from "../../src/k8s/manifest.js";
-import { planKubectlCalls } from "../../src/plan/call-plan.js";
+import { planKubectlCalls, planReleaseCalls, planWarmCalls } from "../../src/plan/call-plan.js";
 import { exampleSettings } from "../support/example-settings.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
 
@@ -51,6 +51,9 @@ describe("every kubectl argument list the runner produces", { skip: BINARIES.len
   const argLists = [
     ...planKubectlCalls(settings).map((call) => call.args),
     ...planKubectlCalls(fromContext).map((call) => call.args),
+    ...planKubectlCalls({ ...settings, keepWarm: { seconds: 120, maxWarm: 2 } }).map((call) => call.args),
+    ...planWarmCalls(settings.target, { count: 2, maxWarm: 2 }).map((call) => call.args),
+    ...planReleaseCalls(settings.target).map((call) => call.args),
     buildGetJobArgs(settings.target, settings.jobName),
     buildListJobsArgs(settings.target, "a=b"),
     buildAnnotateJobArgs(settings.target, settings.jobName, { "knotless.dev/heartbeat": "2026-01-01T00:00:00.000Z" }),

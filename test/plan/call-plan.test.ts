@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { InputError } from "../../src/errors.js";
-import { planKubectlCalls } from "../../src/plan/call-plan.js";
+import { PLANNED_PLACEHOLDER, planKubectlCalls, planReleaseCalls, planWarmCalls } from "../../src/plan/call-plan.js";
 import { exampleSettings } from "../support/example-settings.js";
 
 describe("planKubectlCalls", () => {
@@ -9,15 +9,43 @@ describe("planKubectlCalls", () => {
   const calls = planKubectlCalls(settings);
   const verbs = calls.map((call) => call.args[call.args.indexOf("--namespace") + 2]);
 
-  it("creates, watches and beats, waits, uploads, runs each step, downloads and deletes, in that order", () => {
-    assert.deepEqual(verbs, ["create", "get", "patch", "get", "get", "exec", "exec", "exec", "exec", "exec", "delete"]);
+  it("looks for a warm placeholder and claims it, creates, watches and beats, waits, uploads, runs each step, downloads and deletes, in that order", () => {
+    assert.deepEqual(verbs, ["get", "delete", "create", "get", "patch", "get", "get", "exec", "exec", "exec", "exec", "exec", "delete"]);
+  });
+
+  it("claims a placeholder by a raw delete with preconditions on stdin, before the create, and says it happens only when one fits", () => {
+    const [list, claim] = calls;
+    assert.deepEqual(list!.args.slice(6), ["get", "jobs", "--selector", "app.kubernetes.io/managed-by=knotless-runner-k8s,knotless.dev/role=warm", "--request-timeout", "30s", "-o", "json"]);
+    assert.deepEqual(claim!.args.slice(6, 10), ["delete", "--raw", `/apis/batch/v1/namespaces/ci/jobs/${PLANNED_PLACEHOLDER}`, "-f"]);
+    assert.match(claim!.stdin ?? "", /preconditions on the listed placeholder's uid and resourceVersion/);
+    assert.match(claim!.note ?? "", /^only when one covers them: the delete is the claim/);
+  });
+
+  it("makes no warm call when the run does not look for placeholders and leaves none", () => {
+    const cold = planKubectlCalls({ ...settings, claimWarm: false });
+    assert.equal(cold[0]!.args[6], "create");
+    assert.ok(!cold.some((call) => call.args.join(" ").includes("knotless.dev/role=warm")));
+  });
+
+  it("lists and creates a placeholder after the delete with --keep-warm", () => {
+    const warm = planKubectlCalls({ ...settings, keepWarm: { seconds: 120, maxWarm: 2 } });
+    const tail = warm.slice(-3).map((call) => call.args[6]);
+    assert.deepEqual(tail, ["delete", "get", "create"]);
+    assert.match(warm.at(-2)!.note ?? "", /--max-warm 2/);
+    assert.match(warm.at(-1)!.stdin ?? "", /the placeholder manifest above/);
+  });
+
+  it("plans warm as one list, a claim only for a finished placeholder in the way, and the creates; release as one delete by selector", () => {
+    const target = settings.target;
+    assert.deepEqual(planWarmCalls(target, { count: 2, maxWarm: 3 }).map((call) => call.args[6]), ["get", "delete", "create"]);
+    assert.deepEqual(planReleaseCalls(target).map((call) => call.args.slice(6, 10)), [["delete", "jobs", "--selector", "app.kubernetes.io/managed-by=knotless-runner-k8s,knotless.dev/role=warm"]]);
   });
 
   it("watches the Job for a cancel request and refreshes its heartbeat at the interval it is given", () => {
-    assert.deepEqual(calls[1]!.args.slice(6), ["get", "job", "knotless-run-42", "--watch", "--output-watch-events", "-o", "json", "--request-timeout", "5m"]);
-    assert.match(calls[2]!.note ?? "", /every 30s /);
-    assert.match(planKubectlCalls(settings, { heartbeatIntervalMs: 2000 })[2]!.note ?? "", /every 2s /);
-    assert.ok(calls[2]!.args.some((arg) => arg.includes('"knotless.dev/heartbeat":"<now>"')));
+    assert.deepEqual(calls[3]!.args.slice(6), ["get", "job", "knotless-run-42", "--watch", "--output-watch-events", "-o", "json", "--request-timeout", "5m"]);
+    assert.match(calls[4]!.note ?? "", /every 30s /);
+    assert.match(planKubectlCalls(settings, { heartbeatIntervalMs: 2000 })[4]!.note ?? "", /every 2s /);
+    assert.ok(calls[4]!.args.some((arg) => arg.includes('"knotless.dev/heartbeat":"<now>"')));
   });
 
   it("marks the Job kept instead of deleting it with --keep", () => {
@@ -37,7 +65,7 @@ describe("planKubectlCalls", () => {
   });
 
   it("leaves create's namespace to kubectl when it is the kubeconfig context's, and pins it on every later call", () => {
-    const fromContext = planKubectlCalls({ ...settings, target: { ...settings.target, namespaceFromContext: true } });
+    const fromContext = planKubectlCalls({ ...settings, claimWarm: false, target: { ...settings.target, namespaceFromContext: true } });
     assert.deepEqual(fromContext[0]!.args.slice(0, 5), ["--kubeconfig", "/tmp/kubeconfig", "--context", "ctx", "create"]);
     assert.ok(!fromContext[0]!.args.includes("--namespace"));
     for (const call of fromContext.slice(1)) assert.deepEqual(call.args.slice(0, 6), ["--kubeconfig", "/tmp/kubeconfig", "--context", "ctx", "--namespace", "ci"]);
@@ -50,7 +78,7 @@ describe("planKubectlCalls", () => {
   });
 
   it("says on the upload who packs it: the host tar it names when that is GNU tar, else the runner", () => {
-    const upload = (binary: string | undefined) => planKubectlCalls({ ...settings, ...(binary === undefined ? {} : { hostTar: { binary, env: {} } }) })[5]!.stdin;
+    const upload = (binary: string | undefined) => planKubectlCalls({ ...settings, ...(binary === undefined ? {} : { hostTar: { binary, env: {} } }) }).find((call) => call.args.includes("-i"))!.stdin;
     assert.equal(upload("/usr/bin/gtar"), "tar of the checkout → /work, the runner's files → /knotless, packed by /usr/bin/gtar if it is GNU tar 1.29 or later, else by the runner");
     assert.equal(upload(undefined), "tar of the checkout → /work, the runner's files → /knotless, packed by the runner");
   });

@@ -7,5 +7,6 @@ import { listCommand } from "./list.js";
 import { credentialsCommand } from "./credentials.js";
 import { runCommand } from "./run.js";
 import { validateCommand } from "./validate.js";
+import { warmCommand } from "./warm.js";
 
-export const COMMANDS: readonly CommandSpec<never>[] = [runCommand, validateCommand, credentialsCommand, doctorCommand, listCommand, cancelCommand, gcCommand];
+export const COMMANDS: readonly CommandSpec<never>[] = [runCommand, validateCommand, credentialsCommand, doctorCommand, listCommand, cancelCommand, gcCommand, warmCommand];

@@ -1,0 +1,120 @@
+// `warm`: tops the namespace up to N warm placeholders ahead of a burst of runs, or (--release) deletes them now.
+import { IMAGE, QUANTITY } from "../../config/patterns.js";
+import { CancelledError, describeError, InputError } from "../../errors.js";
+import type { ClusterTarget } from "../../k8s/kubectl-args.js";
+import type { CommandSpec } from "../command-spec.js";
+import { CLUSTER_OPTIONS, resolveClusterOptions, type RawClusterOptions } from "../cluster-options.js";
+import { EXIT, exitCodeForError } from "../exit-codes.js";
+import type { OptionSpec } from "../option-spec.js";
+import { readWarmCount, readWarmSeconds } from "../warm-options.js";
+
+export const WARM_OPTIONS: readonly OptionSpec[] = [
+  { flag: "--for <duration>", description: "how long each new placeholder keeps its node (billed while it waits), e.g. 10m", defaultValue: "10m" },
+  { flag: "--count <n>", description: "placeholders of this size to have (tops up to this many, never more)", defaultValue: "1" },
+  { flag: "--cpu <quantity>", description: "CPU request of each placeholder: a run requesting no more can claim it", defaultValue: "500m" },
+  { flag: "--memory <quantity>", description: "memory request of each placeholder", defaultValue: "512Mi" },
+  { flag: "--image <ref>", description: "what the placeholder waits in (needs sh and sleep); the runs' image gets it onto the node early", defaultValue: "busybox:1.36" },
+  { flag: "--max-warm <n>", description: "most placeholders in the namespace, of any size", defaultValue: "1" },
+  { flag: "--release", description: "delete every warm placeholder in the namespace now, instead" },
+  { flag: "--dry-run", description: "print the placeholder manifest and every kubectl call; touch nothing" },
+  ...CLUSTER_OPTIONS,
+];
+
+export interface RawWarmOptions extends RawClusterOptions {
+  for: string;
+  count: string;
+  cpu: string;
+  memory: string;
+  image: string;
+  maxWarm: string;
+  release?: boolean;
+  dryRun?: boolean;
+}
+
+export interface WarmConfig {
+  readonly target: ClusterTarget;
+  readonly kubectlPath: string;
+  readonly spec: { readonly count: number; readonly maxWarm: number; readonly seconds: number; readonly cpu: string; readonly memory: string; readonly image: string };
+  readonly release: boolean;
+  readonly dryRun: boolean;
+}
+
+/** Validates the options; throws InputError. Touches no cluster. */
+export function resolveWarmConfig(raw: RawWarmOptions, env: NodeJS.ProcessEnv): WarmConfig {
+  for (const [flag, value] of [["--cpu", raw.cpu], ["--memory", raw.memory]] as const) {
+    if (!QUANTITY.test(value)) throw new InputError(`${flag} expects a Kubernetes quantity such as 500m, 1 or 512Mi, got "${value}"`);
+  }
+  if (!IMAGE.test(raw.image)) throw new InputError(`--image expects an image reference such as busybox:1.36, got ${JSON.stringify(raw.image)}`);
+  const count = readWarmCount(raw.count, "--count");
+  const maxWarm = readWarmCount(raw.maxWarm, "--max-warm");
+  if (count > maxWarm && !raw.release) throw new InputError(`--count ${count} is more than --max-warm ${maxWarm} allows; raise --max-warm (each placeholder is a node billed while it waits)`);
+  const cluster = resolveClusterOptions(raw, env);
+  return {
+    target: cluster.target,
+    kubectlPath: cluster.kubectlPath,
+    spec: { count, maxWarm, seconds: readWarmSeconds(raw.for, "--for"), cpu: raw.cpu, memory: raw.memory, image: raw.image },
+    release: raw.release ?? false,
+    dryRun: raw.dryRun ?? false,
+  };
+}
+
+export const warmCommand: CommandSpec<RawWarmOptions> = {
+  name: "warm",
+  summary: "keep N nodes warm with placeholder Jobs that runs claim (--release deletes them); each is billed while it waits",
+  options: WARM_OPTIONS,
+  execute: ({ options, env }) => executeWarm(options, env),
+};
+
+/** Prints what it did (or would do) on stdout and returns the exit code; `env` is read here and nowhere below. */
+export async function executeWarm(options: RawWarmOptions, env: NodeJS.ProcessEnv): Promise<number> {
+  let config: WarmConfig;
+  try {
+    config = resolveWarmConfig(options, env);
+  } catch (error) {
+    process.stderr.write(`knotless-runner-k8s: ${describeError(error)}\n`);
+    return exitCodeForError(error);
+  }
+  if (config.dryRun) {
+    process.stdout.write(await renderWarmDryRun(config));
+    return EXIT.success;
+  }
+  const [{ Kubectl }, { topUpPlaceholders }, { releasePlaceholders }] = await Promise.all([
+    import("../../k8s/kubectl.js"),
+    import("../../warm/top-up.js"),
+    import("../../warm/release.js"),
+  ]);
+  const controller = new AbortController();
+  const onSignal = (signal: NodeJS.Signals): void => controller.abort(new CancelledError(`cancelled by ${signal}`));
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+  try {
+    const deps = { kubectl: new Kubectl({ binary: config.kubectlPath, env }), target: config.target, signal: controller.signal };
+    const report = config.release ? await releasePlaceholders(deps) : await topUpPlaceholders(deps, config.spec);
+    process.stdout.write(`warm: ${report.detail}\n`);
+    return EXIT.success;
+  } catch (error) {
+    process.stderr.write(`knotless-runner-k8s: warm: ${describeError(error)}\n`);
+    return exitCodeForError(error);
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  }
+}
+
+/** The placeholder manifest and the calls, as `warm --dry-run` prints them. */
+async function renderWarmDryRun(config: WarmConfig): Promise<string> {
+  const [{ stringify }, { buildPlaceholderManifest }, { PLANNED_PLACEHOLDER, planReleaseCalls, planWarmCalls }, { formatPlannedCalls }] = await Promise.all([
+    import("yaml"),
+    import("../../k8s/placeholder-manifest.js"),
+    import("../../plan/call-plan.js"),
+    import("../dry-run.js"),
+  ]);
+  const lines: string[] = [];
+  if (!config.release) {
+    const { target, spec } = config;
+    const manifest = buildPlaceholderManifest({ name: PLANNED_PLACEHOLDER, ...(target.namespace === undefined ? {} : { namespace: target.namespace }), ...spec });
+    lines.push("# Warm placeholder manifest", "---", stringify(manifest).trimEnd(), "---");
+  }
+  lines.push("# kubectl calls, in order", ...formatPlannedCalls(config.kubectlPath, config.release ? planReleaseCalls(config.target) : planWarmCalls(config.target, config.spec)));
+  return `${lines.join("\n")}\n`;
+}

@@ -1,0 +1,82 @@
+// Claims a warm placeholder for a run: lists ours, deletes the best one with preconditions; the delete that succeeds is the claim.
+import { formatDuration } from "../config/duration.js";
+import { buildClaimBody, buildClaimPlaceholderArgs, buildGetJobArgs, buildListJobsArgs } from "../k8s/kubectl-args.js";
+import { classifyKubectlFailure, summarizeStderr } from "../k8s/kubectl-errors.js";
+import { buildPlaceholderSelector } from "../k8s/labels.js";
+import { coversRequest, isLive, orderClaimCandidates, readPlaceholder, readPlaceholderList, type CapacityRequest, type Placeholder } from "./placeholder.js";
+import { runWarmCall as runCall, type WarmDeps } from "./warm-deps.js";
+
+export type { WarmDeps } from "./warm-deps.js";
+
+/** Whether the run starts on a node a placeholder held ("warm") or has to wait for whatever the cluster gives it ("cold"). */
+export type Capacity = "warm" | "cold";
+
+export type ClaimOutcome =
+  | { readonly capacity: "warm"; readonly placeholder: Placeholder; readonly detail: string }
+  | { readonly capacity: "cold"; readonly detail: string };
+
+/** Placeholders tried before the run gives up and goes cold; each one a delete (and, on Conflict, a read). */
+const MAX_CANDIDATES = 3;
+/** Deletes of one placeholder refused with Conflict (it changed: its pod became ready, say) before the next is tried. */
+const MAX_CONFLICTS = 2;
+
+type Attempt = { readonly kind: "claimed" } | { readonly kind: "lost"; readonly why: string } | { readonly kind: "failed"; readonly why: string };
+
+/**
+ * Looks for a live placeholder whose requests cover the run's and claims it by deleting it (background propagation,
+ * preconditions on its uid and resourceVersion), so that the run's Job, created right after, lands on the node it
+ * held. Never throws but CancelledError: a failed lookup or claim is a cold start, said in `detail`.
+ */
+export async function claimPlaceholder(deps: WarmDeps, request: CapacityRequest): Promise<ClaimOutcome> {
+  const now = deps.now ?? Date.now;
+  const listed = await runCall(deps, buildListJobsArgs(deps.target, buildPlaceholderSelector()));
+  if (listed.exitCode !== 0) return { capacity: "cold", detail: `could not look for warm placeholders: ${summarizeStderr(listed.stderr)}` };
+  let placeholders: Placeholder[];
+  try {
+    placeholders = readPlaceholderList(listed.stdout, now());
+  } catch (error) {
+    return { capacity: "cold", detail: `could not read the warm placeholders: ${error instanceof Error ? error.message : String(error)}` };
+  }
+  const candidates = orderClaimCandidates(placeholders, request).slice(0, MAX_CANDIDATES);
+  if (candidates.length === 0) return { capacity: "cold", detail: describeNone(placeholders, request) };
+  const lost: string[] = [];
+  for (const candidate of candidates) {
+    const attempt = await claimOne(deps, candidate, request, now);
+    if (attempt.kind === "claimed") {
+      const held = candidate.state === "held" ? "held a node" : "was waiting for a node";
+      return { capacity: "warm", placeholder: candidate, detail: `claimed placeholder ${candidate.namespace}/${candidate.name} (it ${held}, ${formatDuration(candidate.remainingMs)} left)` };
+    }
+    if (attempt.kind === "failed") return { capacity: "cold", detail: `could not claim placeholder ${candidate.namespace}/${candidate.name}: ${attempt.why}` };
+    lost.push(`${candidate.name} (${attempt.why})`);
+  }
+  return { capacity: "cold", detail: `the warm placeholders were taken first: ${lost.join(", ")}` };
+}
+
+/** Deletes one placeholder with preconditions; on Conflict reads it again and retries while it is still a live one that fits. */
+async function claimOne(deps: WarmDeps, first: Placeholder, request: CapacityRequest, now: () => number): Promise<Attempt> {
+  let current = first;
+  for (let conflicts = 0; ; conflicts++) {
+    const deleted = await runCall(deps, buildClaimPlaceholderArgs(deps.target, current.namespace, current.name), buildClaimBody(current.uid, current.resourceVersion));
+    if (deleted.exitCode === 0) return { kind: "claimed" };
+    const kind = classifyKubectlFailure(deleted.stderr);
+    if (kind === "not-found") return { kind: "lost", why: "another run claimed it, or it ended" };
+    if (kind !== "conflict") return { kind: "failed", why: summarizeStderr(deleted.stderr) };
+    if (conflicts + 1 >= MAX_CONFLICTS) return { kind: "lost", why: "it kept changing" };
+    const read = await runCall(deps, buildGetJobArgs({ ...deps.target, namespace: current.namespace }, current.name));
+    if (read.exitCode !== 0) return { kind: "lost", why: classifyKubectlFailure(read.stderr) === "not-found" ? "another run claimed it" : summarizeStderr(read.stderr) };
+    let fresh: Placeholder | undefined;
+    try {
+      fresh = readPlaceholder(JSON.parse(read.stdout), now());
+    } catch {
+      fresh = undefined;
+    }
+    if (!fresh || !isLive(fresh) || !coversRequest(fresh, request)) return { kind: "lost", why: "it changed into one this run cannot use" };
+    current = fresh;
+  }
+}
+
+function describeNone(placeholders: readonly Placeholder[], request: CapacityRequest): string {
+  const live = placeholders.filter(isLive);
+  if (live.length === 0) return "no warm placeholder";
+  return `no warm placeholder covers ${request.cpu} cpu and ${request.memory} memory (${live.map((p) => `${p.name}: ${p.cpu}, ${p.memory}`).join("; ")})`;
+}
