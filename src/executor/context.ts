@@ -5,6 +5,8 @@ import type { ClusterTarget } from "../k8s/kubectl-args.js";
 import type { Kubectl } from "../k8s/kubectl.js";
 import type { ProcessIdentity } from "../k8s/owner.js";
 import type { StepSpec } from "../input/steps-file.js";
+import type { ArtifactSpec } from "../artifacts/artifact-types.js";
+import type { CacheSpec } from "../cache/cache-types.js";
 import type { HostTarSetting } from "../transfer/host-tar.js";
 import type { RetryPolicy } from "../util/retry.js";
 
@@ -55,7 +57,18 @@ export interface ExecutorSettings {
    * (`run --keep-warm`), unless the namespace has `maxWarm` placeholders already; absent: none is left.
    */
   readonly keepWarm?: { readonly seconds: number; readonly maxWarm: number };
+  /** The workflow's `caches:`, rendered for this run; absent or empty: no cache is restored or saved. */
+  readonly caches?: readonly CacheSpec[];
+  /** Where caches live: entries are keyed per `repo` (`--repo`), so one repository's runs never read another's. */
+  readonly cacheBackend?: CacheBackend;
+  /** The workflow's `artifacts:`, collected after the run into `<outDir>/artifacts/<name>/`. */
+  readonly artifacts?: readonly ArtifactSpec[];
 }
+
+/** `--cache-dir` (the default, a directory on this host) or `--cache-pvc` (a PersistentVolumeClaim mounted into the pod). */
+export type CacheBackend =
+  | { readonly kind: "dir"; readonly repo: string; readonly dir: string; readonly maxBytes: number }
+  | { readonly kind: "pvc"; readonly repo: string; readonly claim: string; readonly maxBytes: number };
 
 /** Timings the runner uses; tests shorten them. */
 export interface ExecutorTimings {
