@@ -98,7 +98,9 @@ async function isReachable(root: string, rel: string): Promise<boolean> {
 }
 
 /** The names (relative, `/`-separated) that match at least one pattern, sorted. */
-async function listMatches(root: string, patterns: readonly string[]): Promise<string[]> {
+async function listMatches(root: string, written: readonly string[]): Promise<string[]> {
+  // `./src//**` means `src/**`: the names it is matched against have no `.` or empty segments.
+  const patterns = written.map((pattern) => pattern.split("/").filter((segment) => segment !== "" && segment !== ".").join("/"));
   const matchers = patterns.map((pattern) => loadPicomatch().makeRe(toPicomatchPattern(pattern), GLOB_OPTIONS));
   const found = new Set<string>();
   const bases = new Set<string>();

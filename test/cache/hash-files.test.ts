@@ -33,6 +33,11 @@ describe("hashCheckoutFiles", () => {
     assert.equal((await hashCheckoutFiles(dir, ["**/go.sum", "package-lock.json"])).hash, hashed.hash, "the patterns' order does not matter");
   });
 
+  it("reads ./ and repeated slashes in a pattern as the checkout's own names", async () => {
+    const dir = checkout({ "src/a.lock": "a", "b.lock": "b" });
+    assert.equal((await hashCheckoutFiles(dir, ["./src//*.lock", "./b.lock"])).hash, expectedHash({ "src/a.lock": "a", "b.lock": "b" }));
+  });
+
   it("changes when a matching file changes, is renamed or is added, not when another file does", async () => {
     const dir = checkout({ "lock/a.lock": "1", "other.txt": "o" });
     const before = (await hashCheckoutFiles(dir, ["lock/*.lock"])).hash;
