@@ -259,8 +259,6 @@ export async function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEn
   if (!skipsCheckout) requireOption(raw.checkout, "--checkout");
   const checkoutDir = skipsCheckout ? undefined : requireDirectory(raw.checkout!, "--checkout");
   const cacheFlags = readCacheFlags(raw, env);
-  const workflowPlan = source.kind === "workflow" ? await planRun(source, runId, overrides, checkoutDir, cacheFlags) : undefined;
-  const plan = workflowPlan?.plan;
   const sharedStepsDir = raw.sharedSteps ? requireDirectory(raw.sharedSteps, "--shared-steps") : undefined;
   const { secrets, warnings: secretWarnings } = await readRunSecrets(raw, env);
   // Without --namespace the Job goes to the kubeconfig context's namespace. A run leaves that to kubectl (create
@@ -271,6 +269,9 @@ export async function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEn
   const podTimeoutMs = readDuration(raw.podTimeout ?? "15m", "--pod-timeout");
   const maxOutputBytes = readSize(raw.maxOutputBytes ?? "512Mi", "--max-output-bytes");
   const maxLogBytes = readSize(raw.maxLogBytes ?? "64Mi", "--max-log-bytes");
+  // Last of the checks, since hashing the checkout's files for the cache keys can take a while.
+  const workflowPlan = source.kind === "workflow" ? await planRun(source, runId, overrides, checkoutDir, cacheFlags) : undefined;
+  const plan = workflowPlan?.plan;
   const warnings = [
     ...(source.kind === "workflow" ? source.warnings : []),
     ...(workflowPlan?.warnings ?? []),
