@@ -156,9 +156,15 @@ describe("run with a bad cache input", () => {
     const kubectl = join(dir, "kubectl");
     writeFileSync(kubectl, `#!/bin/sh\ntouch ${marker}\nexit 1\n`, { mode: 0o755 });
     const args = ["run", "--workflow", options.workflow!, "--checkout", options.checkout!, "--out", options.out!, "--namespace", "ci", "--kubectl", kubectl];
-    for (const extra of [["--cache-pvc", "NOPE"], ["--cache-max-bytes", "lots"], []]) {
+    const cases: Array<[string[], RegExp]> = [
+      [["--cache-pvc", "NOPE"], /--cache-pvc expects a PersistentVolumeClaim name/],
+      [["--cache-max-bytes", "lots"], /--cache-max-bytes expects a byte count/],
+      [[], /caches\[0\]\.key: .* uses \{\{ KNOTLESS_REF_NAME \}\}, which this run does not set/],
+    ];
+    for (const [extra, message] of cases) {
       const run = await runCli([...args, ...extra]);
       assert.equal(run.code, 2, run.stderr);
+      assert.match(run.stderr, message);
       assert.equal(existsSync(marker), false);
     }
   });
