@@ -48,7 +48,7 @@ export async function startEntrySave(input: EntrySaveInput): Promise<CacheWriter
     try {
       if (!stream.writableEnded) stream.end();
       await new Promise<void>((resolve, reject) => finished(stream, (error) => (error ? reject(error) : resolve())));
-      if (stream.oversized) throw new Error(`the cache archive is over ${stream.bytes} bytes, more than the store's limit of ${input.maxBytes} bytes: not kept`);
+      if (stream.oversized) throw new Error(`the cache archive is ${stream.bytes} bytes, more than the store's limit of ${input.maxBytes} bytes: not kept`);
       const trailer = encodeTrailer({ repo: input.repo, key: input.key, bytes: stream.bytes, sha256: stream.digest(), compression: input.compression, createdAt: input.now() });
       await writeAll(handle, [trailer], stream.bytes);
       const now = new Date(input.now());
