@@ -307,3 +307,22 @@ describe("pruning the directory store", () => {
     assert.deepEqual(await test.store.prune({ olderThanMs: 1000 }), { removed: [], kept: [] });
   });
 });
+
+describe("the directory store's writer", () => {
+  it("ends the stream itself when commit is called before the end, and keeps every byte written", async () => {
+    const { store } = makeTestStore();
+    const writer = await store.beginSave("r", "k", "none");
+    if (writer === "exists") return assert.fail("exists");
+    const content = contentOf("early", 200_000);
+    writer.stream.write(content);
+    assert.equal(await writer.commit(), "saved");
+    assert.ok((await readAll(store.openRead(await exactEntry(store, "r", "k")))).equals(content));
+  });
+
+  it("says exists to a save begun after the key was saved, without making a temp file", async () => {
+    const { store, dir } = makeTestStore();
+    await saveEntry(store, "r", "k", contentOf("k", 10));
+    assert.equal(await store.beginSave("r", "k", "gzip"), "exists");
+    assert.deepEqual(tempFiles(dir), []);
+  });
+});
