@@ -19,7 +19,6 @@ export function formatBytes(bytes: number): string {
 
 /** A key or repository as a terminal line can show it: JSON-quoted when it has control characters. */
 function shown(name: string): string {
-  // eslint-disable-next-line no-control-regex
   return /[\u0000-\u001f\u007f]/.test(name) || name === "" ? JSON.stringify(name) : name;
 }
 
