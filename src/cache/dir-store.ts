@@ -21,7 +21,7 @@ import type { DamagedFile, StoredEntry } from "./list-entries.js";
 import { removeEntryFile } from "./remove-entry.js";
 import { selectEntry } from "./select-entry.js";
 import { ensureStoreLayout } from "./store-dirs.js";
-import { checkCacheName, MAX_NAME_LENGTH } from "./store-layout.js";
+import { checkCacheName } from "./store-layout.js";
 
 export { defaultCacheDir } from "./store-layout.js";
 
@@ -32,7 +32,7 @@ export interface DirStoreOptions {
   readonly dir: string;
   /** Archive bytes the store keeps, all repositories together (`--cache-max-bytes`); Infinity: no bound. */
   readonly maxBytes: number;
-  /** Epoch ms; tests pass a clock of their own. */
+  /** Epoch ms of entries' creation and use; tests pass a clock of their own. Temp files' age is the real clock's. */
   readonly now?: () => number;
   /** Told of each damaged entry removed and each entry evicted, as it happens (the run log's warnings). */
   readonly onEvent?: (event: DirStoreEvent) => void;
@@ -92,7 +92,8 @@ export function createDirStore(options: DirStoreOptions): DirStore {
   const removeStaleTemps = async (): Promise<PruneRemoval[]> => {
     const removed: PruneRemoval[] = [];
     for (const temp of await listTempFiles(root)) {
-      const ageMs = now() - temp.modifiedAt;
+      // The kernel sets a temp file's mtime as its bytes arrive, so its age is judged by the real clock, not `now`.
+      const ageMs = Date.now() - temp.modifiedAt;
       if (ageMs <= STALE_TEMP_MS) continue;
       try {
         await unlink(temp.path);
@@ -195,8 +196,9 @@ export function createDirStore(options: DirStoreOptions): DirStore {
   };
 }
 
+/** A restore key is a prefix: "" matches every entry of the repository; one with NUL or over 512 characters is refused. */
 function checkRestoreKey(prefix: string): void {
-  if (prefix.length > MAX_NAME_LENGTH || prefix.includes("\0")) checkCacheName("restore key", prefix);
+  if (prefix !== "") checkCacheName("restore key", prefix);
 }
 
 /** Least recently used first; among equals the older, then by repository and key (a stable order for listing). */

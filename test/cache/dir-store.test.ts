@@ -267,8 +267,9 @@ describe("pruning the directory store", () => {
     const young = join(test.dir, "v1", "tmp", "1".repeat(32) + ".part");
     writeFileSync(stale, "left by a killed runner");
     writeFileSync(young, "being written");
-    utimesSync(stale, new Date(test.time - 3_600_001), new Date(test.time - 3_600_001));
-    utimesSync(young, new Date(test.time - 3_500_000), new Date(test.time - 3_500_000));
+    // Temp files' ages are the real clock's (the kernel stamps their writes), whatever the store's clock says.
+    utimesSync(stale, new Date(Date.now() - 3_600_500), new Date(Date.now() - 3_600_500));
+    utimesSync(young, new Date(Date.now() - 3_500_000), new Date(Date.now() - 3_500_000));
     const report = await test.store.prune({});
     assert.deepEqual(report.removed.map((removal) => removal.kind === "temp" && relative(test.dir, removal.path)), [`v1/tmp/${"0".repeat(32)}.part`]);
     assert.deepEqual(tempFiles(test.dir), [`v1/tmp/${"1".repeat(32)}.part`]);
@@ -324,5 +325,18 @@ describe("the directory store's writer", () => {
     await saveEntry(store, "r", "k", contentOf("k", 10));
     assert.equal(await store.beginSave("r", "k", "gzip"), "exists");
     assert.deepEqual(tempFiles(dir), []);
+  });
+});
+
+describe("saves in progress in the directory store", () => {
+  it("are never swept as stale by another save's commit, whatever the store's clock says", async () => {
+    const test = makeTestStore();
+    test.time = Date.now() + 30 * 24 * 3_600_000;
+    const slow = await test.store.beginSave("r", "slow", "gzip");
+    if (slow === "exists") return assert.fail("exists");
+    slow.stream.write(contentOf("slow", 1000));
+    assert.equal(await saveEntry(test.store, "r", "quick", contentOf("quick", 1000)), "saved");
+    slow.stream.end();
+    assert.equal(await slow.commit(), "saved");
   });
 });
