@@ -1,5 +1,6 @@
 // The streaming check of cache archives: hostile, broken and truncated archives refused, normal ones accepted.
 import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
 import { execFileSync, spawnSync } from "node:child_process";
 import { mkdirSync, symlinkSync, writeFileSync, linkSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -127,6 +128,20 @@ describe("checking a cache archive", () => {
     assert.equal(rejected, true, "done did not reject before the archive's end");
     for (let index = 0; index < 100; index += 1) checker.stream.write(Buffer.alloc(1024 * 1024));
     await new Promise<void>((resolve, reject) => checker.stream.on("error", reject).end(resolve));
+    await assert.rejects(checker.done, /"etc\/passwd" is refused/);
+  });
+
+  it("does not stall a gzip tee after a refusal, even while gunzip was holding writes back", async () => {
+    const checker = createArchiveCheck("gzip", { roots: ROOTS });
+    const archive = gzipSync(Buffer.concat([await buildArchive([file("etc/passwd")]), randomBytes(8 * 1024 * 1024)]), { level: 0 });
+    let accepted = 0;
+    for (let at = 0; at < archive.length; at += 256 * 1024) {
+      const piece = archive.subarray(at, at + 256 * 1024);
+      if (!checker.stream.write(piece)) await new Promise((resolve) => checker.stream.once("drain", resolve));
+      accepted += piece.length;
+    }
+    await new Promise<void>((resolve, reject) => checker.stream.on("error", reject).end(resolve));
+    assert.equal(accepted, archive.length);
     await assert.rejects(checker.done, /"etc\/passwd" is refused/);
   });
 
