@@ -2,7 +2,7 @@
 // leak, in any form, into --out, the console, kubectl's argv, the API requests, the cluster's objects, the
 // container's spec or the runner's temp files.
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -109,15 +109,16 @@ function watchTempFiles(root: string, forms: readonly string[]): { stop(): strin
 }
 
 /**
- * A kubectl that records its argv and environment, then is the real kubectl: per call, a file in `log` of the
- * NUL-ended argv words, a \x01 and the environment as /proc shows it (a file each: calls run in parallel).
+ * A program (kubectl, the host tar) that records its argv and environment, then is the real one: per call, a file
+ * in `log` of the NUL-ended argv words, a \x01 and the environment as /proc shows it (a file each: calls run in
+ * parallel).
  */
-function writeRecordingKubectl(dir: string): { path: string; log: string } {
-  const log = join(dir, "kubectl-calls");
+function writeRecorder(dir: string, name: string, real: string): { path: string; log: string } {
+  const log = join(dir, `${name}-calls`);
   mkdirSync(log);
-  const path = join(dir, "kubectl");
+  const path = join(dir, name);
   const quote = (text: string): string => `'${text.replaceAll("'", "'\\''")}'`;
-  writeFileSync(path, `#!/bin/sh\n{ printf '%s\\0' "$@"; printf '\\001'; cat /proc/$$/environ; } > "$(mktemp ${quote(log)}/call.XXXXXXXX)"\nexec ${quote(KUBECTL)} "$@"\n`);
+  writeFileSync(path, `#!/bin/sh\n{ printf '%s\\0' "$@"; printf '\\001'; cat /proc/$$/environ; } > "$(mktemp ${quote(log)}/call.XXXXXXXX)"\nexec ${quote(real)} "$@"\n`);
   chmodSync(path, 0o755);
   return { path, log };
 }
@@ -148,9 +149,10 @@ describe("secrets on the local cluster through the real kubectl", { skip: findPo
     writeFileSync(workflow, buildWorkflow());
     const tmp = join(base, "tmp");
     mkdirSync(tmp);
-    const kubectl = writeRecordingKubectl(base);
+    const kubectl = writeRecorder(base, "kubectl", KUBECTL);
+    const tar = writeRecorder(base, "tar", execFileSync("sh", ["-c", "command -v tar"], { encoding: "utf8" }).trim());
     const args = ["run", "--workflow", workflow, "--checkout", ws.checkout, "--secrets", secretsFile, "--secret-env", "ENV_TOKEN", "--run-id", RUN_ID, "--namespace", "ci"];
-    const env = { ENV_TOKEN, TMPDIR: tmp };
+    const env = { ENV_TOKEN, TMPDIR: tmp, KNOTLESS_TAR: tar.path };
 
     const forms = buildSecretForms([API_TOKEN, MULTI, ENV_TOKEN]);
     assert.ok(forms.length >= 12, `${forms.length} forms`);
@@ -189,6 +191,8 @@ describe("secrets on the local cluster through the real kubectl", { skip: findPo
     assert.deepEqual(files.map((file) => relative(ws.out, file)).sort(), ["log.ndjson", "result.json", "run.log"]);
     const calls = readRecordedCalls(kubectl.log);
     assert.ok(calls.some((call) => call.argv.includes("exec")), "kubectl was called through the recorder");
+    const tarCalls = readRecordedCalls(tar.log);
+    assert.ok(tarCalls.some((call) => call.argv.includes("--version")), "the host tar was probed through the recorder");
     const requests = cluster.requests();
     assert.ok(requests.some((request) => request.upgrade && request.url.includes("helper.sh")), "the cluster recorded the exec requests");
     const history = cluster.objectHistory();
@@ -205,6 +209,7 @@ describe("secrets on the local cluster through the real kubectl", { skip: findPo
       ["the names of the files under --out", listFiles(ws.out).map((file) => relative(ws.out, file)).filter((name) => !name.startsWith("outputs/")).join("\n")],
       ["kubectl's argv", JSON.stringify(calls.map((call) => call.argv))],
       ["kubectl's environment", JSON.stringify(calls.map((call) => call.environ))],
+      ["the host tar's argv and environment", JSON.stringify(tarCalls)],
       ["the API requests", requests.map((request) => `${request.method} ${request.url} ${decodeURIComponent(request.url)}`).join("\n")],
       ["the cluster's objects now", JSON.stringify(cluster.allObjects())],
       ["every version of every object", JSON.stringify(history.changes)],

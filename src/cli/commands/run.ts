@@ -69,7 +69,10 @@ async function executeResolvedRun(config: RunConfig, env: NodeJS.ProcessEnv): Pr
       import("../emergency-exit.js"),
       import("../../events/output-budget.js"),
     ]);
-  const { settings } = config;
+  // No child of the runner (kubectl, the host tar) needs what --secret-env read: a child's environment is readable
+  // in /proc/PID/environ and handed on to everything it starts.
+  const childEnv = removeSecretVariables(env, config.settings.secrets ?? []);
+  const settings = config.settings.hostTar ? { ...config.settings, hostTar: { ...config.settings.hostTar, env: childEnv } } : config.settings;
   // Synchronous: one syscall, where an await would put a thread-pool round trip before the first kubectl call.
   try {
     makeDirectorySync(settings.outDir);
@@ -83,8 +86,7 @@ async function executeResolvedRun(config: RunConfig, env: NodeJS.ProcessEnv): Pr
   const outputBudget = createOutputBudget(settings.maxLogBytes); // the run's own, so that a crash can still report its counts
   const sinks = [...logs.map((log) => log.sink), stepTracker.sink];
   const emit = createEventEmitter(sinks);
-  // kubectl never needs what --secret-env read: its environment is readable, and handed on to what it starts.
-  const kubectl = new Kubectl({ binary: config.kubectlPath, env: removeSecretVariables(env, settings.secrets ?? []), onCall: (args) => emit({ kind: "kubectl", args }) });
+  const kubectl = new Kubectl({ binary: config.kubectlPath, env: childEnv, onCall: (args) => emit({ kind: "kubectl", args }) });
   const controller = new AbortController();
   let executor: InstanceType<typeof KubernetesExecutor> | undefined;
   const jobOf = (): RunResult["job"] => ({ namespace: executor?.namespace ?? "", name: settings.jobName, pod: executor?.pod?.name ?? null, node: executor?.pod?.node || null, image: settings.image });
