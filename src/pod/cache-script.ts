@@ -52,8 +52,8 @@ cache_save() { # PATH...: tar -c of those that exist (relative to /) | gzip -1 o
   echo "${CACHE_SAVED_TAG} tar=\${tr:-none} gzip=$gz" >&2
 }
 
-list_files() { # DIR...: the regular files under each DIR that exists, NUL-terminated, on stdout
-  for d; do [ -d "$d" ] && find "$d" -type f -print0; done
+list_files() { # PATH...: the regular files at or under each PATH that exists, NUL-terminated, on stdout
+  for d; do [ -e "$d" ] && find "$d" -type f -print0; done
   echo "${FILES_LISTED_TAG}" >&2
 }
 
