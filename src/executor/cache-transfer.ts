@@ -73,21 +73,23 @@ export async function restoreCacheArchive(ctx: ExecutorContext, pod: RunPod, spe
   }
   const kubectl = ctx.kubectl.stream(buildExecArgs(ctx.settings.target, pod.name, cacheCommand.restore(spec.paths), true), { stdin: true, signal: ctx.signal });
   let bytes = 0;
-  archive.stream.on("data", (chunk: Buffer) => (bytes += chunk.length));
   let reply = "";
   kubectl.stdout.setEncoding("utf8").on("data", (text: string) => (reply += text));
   const stdin = kubectl.stdin!;
-  stdin.on("error", () => {}); // kubectl gone early: its exit says why
-  const sent = pipeline(archive.stream, stdin).then(
-    () => undefined,
-    (error: unknown) => error,
-  );
-  const readError = await sent;
-  // The store's stream failed (its sha256 did not match, a read error): what the pod got is not the entry.
-  if (readError !== undefined && !isPipeClosed(readError)) kubectl.kill();
+  // The store's stream failing (its sha256 did not match, a read error) ends kubectl at once rather than its stdin
+  // cleanly: what the pod got is not the entry, and it must not see a tidy end of it.
+  let readError: unknown;
+  archive.stream.on("data", (chunk: Buffer) => (bytes += chunk.length));
+  archive.stream.once("error", (error: unknown) => {
+    readError = error;
+    kubectl.kill();
+  });
+  stdin.on("error", () => archive.stream.destroy()); // kubectl gone early: its exit says why
+  archive.stream.pipe(stdin);
   const exit = await kubectl.exited;
+  archive.stream.destroy();
   if (ctx.signal.aborted) throw new CancelledError();
-  if (readError !== undefined && !isPipeClosed(readError)) {
+  if (readError !== undefined) {
     const corrupt = (readError as Error).name === "CacheCorruptError";
     throw new CacheTransferError(`${corrupt ? "the stored entry is corrupt" : "reading the stored entry failed"}: ${describeError(readError)}`, corrupt, { cause: readError });
   }
@@ -204,11 +206,6 @@ function destroyStream(stream: NodeJS.WritableStream, error: Error): void {
   if (typeof destroyable.destroy === "function") {
     if (!destroyable.destroyed) destroyable.destroy(error);
   } else stream.end();
-}
-
-function isPipeClosed(error: unknown): boolean {
-  const code = (error as NodeJS.ErrnoException).code;
-  return code === "EPIPE" || code === "ERR_STREAM_PREMATURE_CLOSE" || code === "ERR_STREAM_DESTROYED";
 }
 
 function withoutTags(stderr: string): string {
