@@ -60,6 +60,7 @@ async function listPodFiles(ctx: ExecutorContext, pod: RunPod, plan: ArtifactPla
 async function packAndExtract(ctx: ExecutorContext, pod: RunPod, plan: ArtifactPlan, files: readonly string[], dir: string, maxBytes: number): Promise<ExtractReport> {
   await rm(dir, { recursive: true, force: true });
   const kubectl = ctx.kubectl.stream(buildExecArgs(ctx.settings.target, pod.name, cacheCommand.packFiles(plan.packRoot), true), { stdin: true, signal: ctx.signal });
+  kubectl.stdout.pause(); // held until the extractor, which first makes its directory, takes it
   const stdin = kubectl.stdin!;
   stdin.on("error", () => {}); // kubectl gone early: its exit says why
   stdin.end(`${files.join("\n")}\n`);
