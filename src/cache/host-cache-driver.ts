@@ -9,8 +9,8 @@ export interface HostCacheDriverOptions {
   /** The repository the entries belong to (`--repo`): lookups and saves never see another's. */
   readonly repo: string;
   readonly executor: Pick<Executor, "restoreCache" | "saveCache">;
-  /** A fresh hostile-archive check per save (src/cache/check-archive.ts). */
-  readonly createCheck: () => CacheArchiveCheck;
+  /** A fresh hostile-archive check per save, confined to the cache's paths (src/cache/check-archive.ts). */
+  readonly createCheck: (spec: CacheSpec) => CacheArchiveCheck;
   readonly description: string;
 }
 
@@ -27,7 +27,7 @@ export function createHostCacheDriver(options: HostCacheDriverOptions): CacheDri
     async save(spec: CacheSpec): Promise<CacheSaveResult> {
       const writer = await store.beginSave(repo, spec.key, "gzip");
       if (writer === "exists") return { status: "exists", bytes: 0 };
-      const saved = await executor.saveCache(spec, writer, createCheck());
+      const saved = await executor.saveCache(spec, writer, createCheck(spec));
       if (saved.status === "nothing") return { status: "skipped", reason: `none of its paths exists in the pod (${spec.paths.join(", ")})` };
       return { status: saved.status, bytes: saved.bytes };
     },

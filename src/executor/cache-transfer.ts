@@ -22,12 +22,15 @@ export class CacheTransferError extends Error {
   }
 }
 
-/** The hostile-archive check a saved archive streams through (src/cache/check-archive.ts): its bytes in, a verdict out. */
+/**
+ * The hostile-archive check a saved archive streams through (src/cache/check-archive.ts' createArchiveCheck, with the
+ * cache's paths as its roots): its bytes in, a verdict out.
+ */
 export interface CacheArchiveCheck {
-  /** Takes the archive exactly as it is stored (gzip); ended by the caller. */
-  readonly input: Writable;
-  /** Settles once `input` has ended and every member was judged: ok, or the first reason the archive is refused. */
-  readonly verdict: Promise<{ readonly ok: true } | { readonly ok: false; readonly reason: string }>;
+  /** Takes the archive exactly as it is stored (gzip); ended by the caller. Takes and drops the rest after a refusal. */
+  readonly stream: Writable;
+  /** Resolves once `stream` ended on a complete, allowed archive; rejects with why it is refused (a member, broken gzip or tar). */
+  readonly done: Promise<unknown>;
 }
 
 /** A stored archive on its way into the pod. */
@@ -108,13 +111,13 @@ export async function restoreCacheArchive(ctx: ExecutorContext, pod: RunPod, spe
 export async function saveCacheArchive(ctx: ExecutorContext, pod: RunPod, spec: CacheSpec, writer: CacheWriter, check: CacheArchiveCheck): Promise<CacheSaveOutcome> {
   const forbidden = findForbiddenCachePath(spec.paths);
   if (forbidden !== undefined) {
-    check.input.destroy();
+    check.stream.destroy();
     await writer.abort();
     throw new CacheTransferError(`not saved: ${forbidden}`);
   }
   const kubectl = ctx.kubectl.stream(buildExecArgs(ctx.settings.target, pod.name, cacheCommand.save(spec.paths), false), { signal: ctx.signal });
   let bytes = 0;
-  const targets = [writer.stream, check.input];
+  const targets = [writer.stream, check.stream];
   const copied = pipeline(kubectl.stdout, async function* (source: AsyncIterable<Buffer>) {
     for await (const chunk of source) {
       bytes += chunk.length;
@@ -124,7 +127,10 @@ export async function saveCacheArchive(ctx: ExecutorContext, pod: RunPod, spec: 
     () => undefined,
     (error: unknown) => error,
   );
-  check.verdict.catch(() => {}); // judged below
+  const verdict = check.done.then(
+    () => ({ ok: true as const }),
+    (error: unknown) => ({ ok: false as const, reason: describeError(error) }),
+  );
   const copyError = await copied;
   if (copyError !== undefined) kubectl.kill();
   const exit = await kubectl.exited;
@@ -138,7 +144,7 @@ export async function saveCacheArchive(ctx: ExecutorContext, pod: RunPod, spec: 
   if (exit.exitCode !== 0) return fail(`the pod's save failed (kubectl exit ${exit.exitCode}): ${summarizeStderr(exit.stderr)}`);
   if (copyError !== undefined) {
     // A check that refused the archive may stop taking bytes: the refusal is the reason then, not the broken copy.
-    const early = await settleWithin(check.verdict, 2000);
+    const early = await settleWithin(verdict, 2000);
     if (early !== undefined && !early.ok) return fail(`the archive was refused, nothing stored: ${early.reason}`);
     return fail(`writing the archive failed: ${describeError(copyError)}`, copyError);
   }
@@ -148,8 +154,8 @@ export async function saveCacheArchive(ctx: ExecutorContext, pod: RunPod, spec: 
     return { status: "nothing", missing: status.missing };
   }
   if (status.outcome.tar !== "0" || status.outcome.gzip !== "0") return fail(`the pod could not pack the paths (tar exited ${status.outcome.tar}, gzip ${status.outcome.gzip}): ${summarizeStderr(withoutTags(exit.stderr))}`);
-  const verdict = await check.verdict.catch((error: unknown) => ({ ok: false as const, reason: describeError(error) }));
-  if (!verdict.ok) return fail(`the archive was refused, nothing stored: ${verdict.reason}`);
+  const judged = await verdict;
+  if (!judged.ok) return fail(`the archive was refused, nothing stored: ${judged.reason}`);
   const committed = await writer.commit();
   return { status: committed, bytes, missing: status.missing };
 }
@@ -189,12 +195,12 @@ class WritableTee extends Writable {
   }
 }
 
-/** The verdict if it settles within `ms`, else undefined; a rejection counts as a refusal with its message. */
-async function settleWithin(verdict: CacheArchiveCheck["verdict"], ms: number): Promise<{ ok: true } | { ok: false; reason: string } | undefined> {
+/** The verdict if it settles within `ms`, else undefined. */
+async function settleWithin<T>(verdict: Promise<T>, ms: number): Promise<T | undefined> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)));
   try {
-    return await Promise.race([verdict.catch((error: unknown) => ({ ok: false as const, reason: describeError(error) })), late]);
+    return await Promise.race([verdict, late]);
   } finally {
     clearTimeout(timer);
   }

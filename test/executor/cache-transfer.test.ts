@@ -15,11 +15,13 @@ const ARCHIVE = Buffer.from(Array.from({ length: 300_000 }, (_, i) => i % 251));
 const REPO = "repo";
 
 /** A check that records what it read and gives the scripted verdict once its input ended. */
-function recordingCheck(verdict: { ok: true } | { ok: false; reason: string } = { ok: true }): CacheArchiveCheck & { read: () => Buffer } {
-  const input = new PassThrough();
+function recordingCheck(refusal?: string): CacheArchiveCheck & { read: () => Buffer } {
+  const stream = new PassThrough();
   const chunks: Buffer[] = [];
-  input.on("data", (chunk: Buffer) => chunks.push(chunk));
-  return { input, verdict: new Promise((resolve) => input.on("end", () => resolve(verdict))), read: () => Buffer.concat(chunks) };
+  stream.on("data", (chunk: Buffer) => chunks.push(chunk));
+  const done = new Promise((resolve, reject) => stream.on("end", () => (refusal === undefined ? resolve(undefined) : reject(new Error(refusal)))));
+  done.catch(() => {});
+  return { stream, done, read: () => Buffer.concat(chunks) };
 }
 
 function archiveStream(bytes: Buffer, fail?: Error): Readable {
@@ -90,14 +92,14 @@ describe("restoreCacheArchive", () => {
 });
 
 describe("saveCacheArchive", () => {
-  async function setUp(reply: Parameters<ReturnType<typeof buildTestContext>["kubectl"]["on"]>[1], verdict?: { ok: true } | { ok: false; reason: string }) {
+  async function setUp(reply: Parameters<ReturnType<typeof buildTestContext>["kubectl"]["on"]>[1], refusal?: string) {
     const test = buildTestContext();
     test.kubectl.on("exec", reply);
     const store = new MemoryCacheStore();
     const writer = await store.beginSave(REPO, SPEC.key, "gzip");
     assert.notEqual(writer, "exists");
     if (writer === "exists") throw new Error("unreachable");
-    return { ...test, store, writer, check: recordingCheck(verdict) };
+    return { ...test, store, writer, check: recordingCheck(refusal) };
   }
 
   it("streams the pod's archive into the writer and the check at once, and commits when all went well", async () => {
@@ -110,7 +112,7 @@ describe("saveCacheArchive", () => {
   });
 
   it("stores nothing when the check refuses the archive (a member escaping with .. or a symlink)", async () => {
-    const { ctx, store, writer, check } = await setUp({ stdout: ARCHIVE, stderr: "knotless-cache-saved tar=0 gzip=0\n" }, { ok: false, reason: "work/x: symlink target \"../../etc/passwd\" resolves outside the destination" });
+    const { ctx, store, writer, check } = await setUp({ stdout: ARCHIVE, stderr: "knotless-cache-saved tar=0 gzip=0\n" }, "work/x: symlink target \"../../etc/passwd\" resolves outside the destination");
     await assert.rejects(saveCacheArchive(ctx, POD, SPEC, writer, check), /refused, nothing stored: work\/x: symlink target/);
     assert.equal(store.get(REPO, SPEC.key), undefined);
     assert.ok(store.calls.includes(`abort ${REPO} ${SPEC.key}`));

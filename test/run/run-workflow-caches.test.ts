@@ -30,9 +30,9 @@ const DEPS: CacheSpec = { key: "deps-3f2a", restoreKeys: ["deps-"], paths: ["/wo
 
 /** A check that accepts whatever it reads, once it has read it all. */
 function acceptingCheck(): CacheArchiveCheck {
-  const input = new PassThrough();
-  input.resume();
-  return { input, verdict: new Promise((resolve) => input.on("end", () => resolve({ ok: true }))) };
+  const stream = new PassThrough();
+  stream.resume();
+  return { stream, done: new Promise((resolve) => stream.on("end", () => resolve(undefined))) };
 }
 
 let checkout = "";

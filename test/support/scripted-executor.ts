@@ -72,7 +72,7 @@ export class ScriptedExecutor implements Executor {
     if (this.script.saveCache) return this.script.saveCache(spec, writer, check, this.ctx);
     const archive = Buffer.from(`archive of ${spec.paths.join(" ")}`);
     writer.stream.end(archive);
-    check.input.end(archive);
+    check.stream.end(archive);
     return { status: await writer.commit(), bytes: archive.length, missing: [] };
   }
 
