@@ -62,7 +62,8 @@ export function findForbiddenCachePath(paths: readonly string[]): string | undef
  * line is the proof it was extracted whole: gunzip checked the gzip trailer's CRC32 and length and tar read to its end.
  * Without that line (cut, corrupt, a path that could not be written, an exec that ended early) it throws
  * CacheTransferError, and the pod has removed those of `spec.paths` that were absent before; a store stream that
- * fails (CacheCorruptError) throws one with `corrupt`. CancelledError when the run's signal is aborted.
+ * fails (CacheCorruptError) ends the pod's stdin there and throws one with `corrupt` once the pod has judged what it
+ * got. CancelledError when the run's signal is aborted.
  */
 export async function restoreCacheArchive(ctx: ExecutorContext, pod: RunPod, spec: CacheSpec, archive: CacheArchive): Promise<{ bytes: number }> {
   if (archive.compression !== "gzip") {
@@ -79,13 +80,15 @@ export async function restoreCacheArchive(ctx: ExecutorContext, pod: RunPod, spe
   let reply = "";
   kubectl.stdout.setEncoding("utf8").on("data", (text: string) => (reply += text));
   const stdin = kubectl.stdin!;
-  // The store's stream failing (its sha256 did not match, a read error) ends kubectl at once rather than its stdin
-  // cleanly: what the pod got is not the entry, and it must not see a tidy end of it.
+  // The store's stream failing (its sha256 did not match, a read error) ends the pod's stdin where it stopped, and the
+  // exec is awaited as usual: gunzip in the pod judges the bytes by the gzip trailer and, on a mismatch or a cut,
+  // removes what it extracted before the exec returns, so no step starts beside a clean-up still running.
   let readError: unknown;
   archive.stream.on("data", (chunk: Buffer) => (bytes += chunk.length));
   archive.stream.once("error", (error: unknown) => {
     readError = error;
-    kubectl.kill();
+    archive.stream.unpipe(stdin);
+    stdin.end();
   });
   stdin.on("error", () => archive.stream.destroy()); // kubectl gone early: its exit says why
   archive.stream.pipe(stdin);
@@ -94,7 +97,8 @@ export async function restoreCacheArchive(ctx: ExecutorContext, pod: RunPod, spe
   if (ctx.signal.aborted) throw new CancelledError();
   if (readError !== undefined) {
     const corrupt = (readError as Error).name === "CacheCorruptError";
-    throw new CacheTransferError(`${corrupt ? "the stored entry is corrupt" : "reading the stored entry failed"}: ${describeError(readError)}`, corrupt, { cause: readError });
+    const inPod = checkCacheRestoreReply(reply) === undefined ? "; the pod's gunzip found the bytes it got whole, so its paths hold them" : "; the pod removed what it extracted";
+    throw new CacheTransferError(`${corrupt ? "the stored entry is corrupt" : "reading the stored entry failed"}: ${describeError(readError)}${inPod}`, corrupt, { cause: readError });
   }
   const problem = checkCacheRestoreReply(reply);
   if (problem !== undefined) throw new CacheTransferError(`${problem}${describeExit(exit)}`);
