@@ -9,7 +9,7 @@ export interface HostCacheDriverOptions {
   /** The repository the entries belong to (`--repo`): lookups and saves never see another's. */
   readonly repo: string;
   readonly executor: Pick<Executor, "restoreCache" | "saveCache">;
-  /** A fresh hostile-archive check per save, confined to the cache's paths (src/cache/check-archive.ts). */
+  /** A fresh hostile-archive check per restore and per save, confined to the cache's paths (src/cache/check-archive.ts). */
   readonly createCheck: (spec: CacheSpec) => CacheArchiveCheck;
   readonly description: string;
 }
@@ -21,7 +21,8 @@ export function createHostCacheDriver(options: HostCacheDriverOptions): CacheDri
     async restore(spec: CacheSpec): Promise<CacheRestoreOutcome> {
       const found = await store.lookup(repo, spec);
       if (found.kind === "miss") return { kind: "miss" };
-      const moved = await executor.restoreCache(spec, { stream: store.openRead(found.entry), compression: found.entry.compression });
+      // Checked again on the way in: the store's bytes are an earlier run's untrusted code's, whatever wrote them.
+      const moved = await executor.restoreCache(spec, { stream: store.openRead(found.entry), compression: found.entry.compression }, createCheck(spec));
       return { kind: found.kind, restoredKey: found.entry.key, bytes: moved.bytes };
     },
     async save(spec: CacheSpec): Promise<CacheSaveResult> {

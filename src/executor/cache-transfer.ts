@@ -65,7 +65,7 @@ export function findForbiddenCachePath(paths: readonly string[]): string | undef
  * fails (CacheCorruptError) ends the pod's stdin there and throws one with `corrupt` once the pod has judged what it
  * got. CancelledError when the run's signal is aborted.
  */
-export async function restoreCacheArchive(ctx: ExecutorContext, pod: RunPod, spec: CacheSpec, archive: CacheArchive): Promise<{ bytes: number }> {
+export async function restoreCacheArchive(ctx: ExecutorContext, pod: RunPod, spec: CacheSpec, archive: CacheArchive, check?: CacheArchiveCheck): Promise<{ bytes: number }> {
   if (archive.compression !== "gzip") {
     archive.stream.destroy();
     throw new CacheTransferError(`the entry is stored as ${archive.compression}, and the pod restores gzip only`);
@@ -91,15 +91,32 @@ export async function restoreCacheArchive(ctx: ExecutorContext, pod: RunPod, spe
     stdin.end();
   });
   stdin.on("error", () => archive.stream.destroy()); // kubectl gone early: its exit says why
+  // The same bytes go through the hostile-archive check on this host: an entry it refuses (planted in the store, or
+  // saved by a runner that did not check) is cut off where it was found, so the pod's gunzip fails and cleans up.
+  let refusal: string | undefined;
+  if (check) {
+    archive.stream.pipe(check.stream);
+    check.done.catch((error: unknown) => {
+      refusal = describeError(error);
+      archive.stream.unpipe(stdin);
+      stdin.end();
+    });
+  }
   archive.stream.pipe(stdin);
   const exit = await kubectl.exited;
   archive.stream.destroy();
+  if (check && refusal === undefined) {
+    check.stream.end();
+    // Settled once its input ended (or it failed); a refusal found at the very end is still a refusal.
+    await check.done.catch(() => undefined);
+  }
   if (ctx.signal.aborted) throw new CancelledError();
+  const inPod = checkCacheRestoreReply(reply) === undefined ? "; the pod's gunzip found the bytes it got whole, so its paths hold them" : "; the pod removed what it extracted";
   if (readError !== undefined) {
     const corrupt = (readError as Error).name === "CacheCorruptError";
-    const inPod = checkCacheRestoreReply(reply) === undefined ? "; the pod's gunzip found the bytes it got whole, so its paths hold them" : "; the pod removed what it extracted";
     throw new CacheTransferError(`${corrupt ? "the stored entry is corrupt" : "reading the stored entry failed"}: ${describeError(readError)}${inPod}`, corrupt, { cause: readError });
   }
+  if (refusal !== undefined) throw new CacheTransferError(`the stored entry was refused on this host: ${refusal}${inPod}`);
   const problem = checkCacheRestoreReply(reply);
   if (problem !== undefined) throw new CacheTransferError(`${problem}${describeExit(exit)}`);
   return { bytes };

@@ -196,10 +196,10 @@ export class KubernetesExecutor implements Executor {
     return runStep(this.#ctx, pod, index, deadlineAt);
   }
 
-  async restoreCache(spec: CacheSpec, archive: CacheArchive): Promise<{ readonly bytes: number }> {
+  async restoreCache(spec: CacheSpec, archive: CacheArchive, check?: CacheArchiveCheck): Promise<{ readonly bytes: number }> {
     const pod = this.#requirePod();
     const { restoreCacheArchive } = await import("./cache-transfer.js");
-    return restoreCacheArchive(this.#ctx, pod, spec, archive);
+    return restoreCacheArchive(this.#ctx, pod, spec, archive, check);
   }
 
   async saveCache(spec: CacheSpec, writer: CacheWriter, check: CacheArchiveCheck): Promise<CacheSaveOutcome> {

@@ -73,6 +73,33 @@ describe("restoreCacheArchive", () => {
     });
   });
 
+  it("passes the same bytes through the host's check, and succeeds when it accepts them", async () => {
+    const { ctx, kubectl } = buildTestContext();
+    kubectl.on("exec", { stdout: "knotless-cache-restored\n" });
+    const check = recordingCheck();
+    await restoreCacheArchive(ctx, POD, SPEC, { stream: archiveStream(ARCHIVE), compression: "gzip" }, check);
+    assert.ok(check.read().equals(ARCHIVE));
+  });
+
+  it("cuts the pod's stream where the host's check refused the entry, and fails naming the refusal", async () => {
+    const { ctx, kubectl } = buildTestContext();
+    kubectl.on("exec", { stdout: "knotless-cache-failed gunzip=1 tar=0\n", exitCode: 1 });
+    const stream = new PassThrough();
+    const done = new Promise((_resolve, reject) => stream.once("data", () => reject(new Error('cache archive member "work/x" is refused: symlink target "../../etc" resolves outside the destination'))));
+    done.catch(() => {});
+    stream.resume();
+    const chunks = Array.from({ length: 30 }, (_, i) => ARCHIVE.subarray(i * 10_000, (i + 1) * 10_000));
+    const source = new PassThrough();
+    const feed = (i: number): void => {
+      if (i === chunks.length) source.end();
+      else if (source.write(chunks[i]!)) setImmediate(() => feed(i + 1));
+      else source.once("drain", () => feed(i + 1));
+    };
+    setImmediate(() => feed(0));
+    await assert.rejects(restoreCacheArchive(ctx, POD, SPEC, { stream: source, compression: "gzip" }, { stream, done }), /refused on this host: cache archive member "work\/x" is refused: symlink target .*; the pod removed what it extracted/);
+    assert.ok((kubectl.calls[0]!.stdinBytes?.length ?? 0) < ARCHIVE.length, "the pod got the whole archive");
+  });
+
   it("refuses paths of the runner's own and entries that are not gzip, without an exec", async () => {
     const { ctx, kubectl } = buildTestContext();
     await assert.rejects(restoreCacheArchive(ctx, POD, { ...SPEC, paths: ["/knotless-secrets"] }, { stream: archiveStream(ARCHIVE), compression: "gzip" }), /runner's/);

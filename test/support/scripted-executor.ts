@@ -14,7 +14,7 @@ export interface ExecutorScript {
   readonly copyIn?: (ctx: ExecutorContext) => Promise<UploadSummary>;
   readonly runStep?: (index: number, deadlineAt: number, ctx: ExecutorContext) => Promise<StepOutcome>;
   readonly copyOut?: (ctx: ExecutorContext) => Promise<ExtractReport>;
-  readonly restoreCache?: (spec: CacheSpec, archive: CacheArchive, ctx: ExecutorContext) => Promise<{ bytes: number }>;
+  readonly restoreCache?: (spec: CacheSpec, archive: CacheArchive, check: CacheArchiveCheck | undefined, ctx: ExecutorContext) => Promise<{ bytes: number }>;
   readonly saveCache?: (spec: CacheSpec, writer: CacheWriter, check: CacheArchiveCheck, ctx: ExecutorContext) => Promise<CacheSaveOutcome>;
   readonly collectArtifact?: (spec: ArtifactSpec, maxBytes: number, ctx: ExecutorContext) => Promise<ArtifactReport>;
   readonly teardown?: (ctx: ExecutorContext) => Promise<TeardownReport>;
@@ -59,11 +59,16 @@ export class ScriptedExecutor implements Executor {
     return this.script.runStep?.(index, deadlineAt, this.ctx) ?? STEP_SUCCEEDED;
   }
 
-  async restoreCache(spec: CacheSpec, archive: CacheArchive): Promise<{ bytes: number }> {
+  async restoreCache(spec: CacheSpec, archive: CacheArchive, check?: CacheArchiveCheck): Promise<{ bytes: number }> {
     this.calls.push(`restoreCache ${spec.key}`);
-    if (this.script.restoreCache) return this.script.restoreCache(spec, archive, this.ctx);
+    if (this.script.restoreCache) return this.script.restoreCache(spec, archive, check, this.ctx);
     let bytes = 0;
-    for await (const chunk of archive.stream) bytes += (chunk as Buffer).length;
+    for await (const chunk of archive.stream) {
+      bytes += (chunk as Buffer).length;
+      check?.stream.write(chunk);
+    }
+    check?.stream.end();
+    await check?.done;
     return { bytes };
   }
 
