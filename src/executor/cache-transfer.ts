@@ -1,5 +1,5 @@
 // Moves one cache's archive between the host and the pod: into `helper.sh cache-restore`, out of `helper.sh cache-save`.
-import { Writable, type Readable } from "node:stream";
+import { Writable, type Duplex, type Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { CancelledError, describeError } from "../errors.js";
 import type { CacheCompression, CacheSpec, CacheWriter } from "../cache/cache-types.js";
@@ -30,6 +30,17 @@ export interface CacheArchiveCheck {
   /** Takes the archive exactly as it is stored (gzip); ended by the caller. Takes and drops the rest after a refusal. */
   readonly stream: Writable;
   /** Resolves once `stream` ended on a complete, allowed archive; rejects with why it is refused (a member, broken gzip or tar). */
+  readonly done: Promise<unknown>;
+}
+
+/**
+ * The hostile-archive check a restored archive passes through on its way into the pod (src/cache/archive-gate.ts'
+ * createArchiveGate, with the cache's paths as its roots): a Transform that lets a chunk through only once the tar
+ * headers it completes were checked.
+ */
+export interface CacheArchiveGate {
+  readonly stream: Duplex;
+  /** Resolves once the archive ended complete and allowed; rejects with why it is refused. */
   readonly done: Promise<unknown>;
 }
 
@@ -65,7 +76,7 @@ export function findForbiddenCachePath(paths: readonly string[]): string | undef
  * fails (CacheCorruptError) ends the pod's stdin there and throws one with `corrupt` once the pod has judged what it
  * got. CancelledError when the run's signal is aborted.
  */
-export async function restoreCacheArchive(ctx: ExecutorContext, pod: RunPod, spec: CacheSpec, archive: CacheArchive, check?: CacheArchiveCheck): Promise<{ bytes: number }> {
+export async function restoreCacheArchive(ctx: ExecutorContext, pod: RunPod, spec: CacheSpec, archive: CacheArchive, gate?: CacheArchiveGate): Promise<{ bytes: number }> {
   if (archive.compression !== "gzip") {
     archive.stream.destroy();
     throw new CacheTransferError(`the entry is stored as ${archive.compression}, and the pod restores gzip only`);
@@ -80,36 +91,37 @@ export async function restoreCacheArchive(ctx: ExecutorContext, pod: RunPod, spe
   let reply = "";
   kubectl.stdout.setEncoding("utf8").on("data", (text: string) => (reply += text));
   const stdin = kubectl.stdin!;
-  // The store's stream failing (its sha256 did not match, a read error) ends the pod's stdin where it stopped, and the
-  // exec is awaited as usual: gunzip in the pod judges the bytes by the gzip trailer and, on a mismatch or a cut,
-  // removes what it extracted before the exec returns, so no step starts beside a clean-up still running.
+  // The store's stream failing (its sha256 did not match, a read error) or the gate refusing the entry ends the pod's
+  // stdin where it stopped, and the exec is awaited as usual: gunzip in the pod judges the bytes by the gzip trailer
+  // and, on a cut or a mismatch, removes what it extracted before the exec returns, so no step starts beside a
+  // clean-up still running.
   let readError: unknown;
+  let refusal: string | undefined;
+  // Through the gate, the pod gets only bytes whose tar headers were checked on this host (src/cache/archive-gate.ts),
+  // and the last chunk only once the archive's end was seen: a refused or cut entry never reaches the pod whole.
+  const source = gate ? archive.stream.pipe(gate.stream) : archive.stream;
+  const cut = (): void => {
+    source.unpipe(stdin);
+    stdin.end();
+  };
   archive.stream.on("data", (chunk: Buffer) => (bytes += chunk.length));
   archive.stream.once("error", (error: unknown) => {
     readError = error;
-    archive.stream.unpipe(stdin);
-    stdin.end();
+    cut();
   });
-  stdin.on("error", () => archive.stream.destroy()); // kubectl gone early: its exit says why
-  // The same bytes go through the hostile-archive check on this host: an entry it refuses (planted in the store, or
-  // saved by a runner that did not check) is cut off where it was found, so the pod's gunzip fails and cleans up.
-  let refusal: string | undefined;
-  if (check) {
-    archive.stream.pipe(check.stream);
-    check.done.catch((error: unknown) => {
+  if (gate) {
+    gate.stream.on("error", () => {}); // its done says why
+    gate.done.catch((error: unknown) => {
       refusal = describeError(error);
-      archive.stream.unpipe(stdin);
-      stdin.end();
+      cut();
     });
   }
-  archive.stream.pipe(stdin);
+  stdin.on("error", () => archive.stream.destroy()); // kubectl gone early: its exit says why
+  source.pipe(stdin);
   const exit = await kubectl.exited;
   archive.stream.destroy();
-  if (check && refusal === undefined) {
-    check.stream.end();
-    // Settled once its input ended (or it failed); a refusal found at the very end is still a refusal.
-    await check.done.catch(() => undefined);
-  }
+  gate?.stream.destroy();
+  if (gate) await settleWithin(gate.done.catch(() => undefined), 1000); // settled by now, but for a source that failed mid-archive
   if (ctx.signal.aborted) throw new CancelledError();
   const inPod = checkCacheRestoreReply(reply) === undefined ? "; the pod's gunzip found the bytes it got whole, so its paths hold them" : "; the pod removed what it extracted";
   if (readError !== undefined) {

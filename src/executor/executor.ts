@@ -2,7 +2,7 @@
 import type { ArtifactReport, ArtifactSpec } from "../artifacts/artifact-types.js";
 import type { CacheSpec, CacheWriter } from "../cache/cache-types.js";
 import type { InfraReason } from "../errors.js";
-import type { CacheArchive, CacheArchiveCheck, CacheSaveOutcome } from "./cache-transfer.js";
+import type { CacheArchive, CacheArchiveCheck, CacheArchiveGate, CacheSaveOutcome } from "./cache-transfer.js";
 import type { ExtractReport } from "../transfer/extract-outputs.js";
 import type { UploadTrees } from "../transfer/scan-tree.js";
 
@@ -85,11 +85,11 @@ export interface Executor {
    * with the bytes sent once the pod confirmed gunzip checked the gzip trailer (CRC32 and length) and tar read to its
    * end. Otherwise it throws CacheTransferError (a warning for the run: `corrupt` when the store's stream failed its
    * checksum) and the pod has removed those of `spec.paths` that were absent before, so no half-restored cache is
-   * left. With `check`, the same bytes stream through the hostile-archive check on the host, and a refusal cuts the
-   * pod's stream there (the pod cleans up as for a cut). Refuses paths under /knotless and /knotless-secrets. After
+   * left. With `gate`, the bytes pass through the hostile-archive gate on the host first: the pod gets only checked
+   * bytes, and a refusal cuts its stream there (the pod cleans up as for a cut). Refuses paths under /knotless and /knotless-secrets. After
    * copyIn, before the first step.
    */
-  restoreCache(spec: CacheSpec, archive: CacheArchive, check?: CacheArchiveCheck): Promise<{ readonly bytes: number }>;
+  restoreCache(spec: CacheSpec, archive: CacheArchive, gate?: CacheArchiveGate): Promise<{ readonly bytes: number }>;
   /**
    * Packs `spec.paths` in the pod (`tar -c` of those that exist, skipping the others, `| gzip -1`) and streams the
    * archive into `writer` and `check` at once; commits the writer only when the check passed, kubectl exited 0 and

@@ -28,7 +28,7 @@ import { POD_SECRETS_DIR } from "../pod/paths.js";
 import { deliverSecrets, forgetSecrets, type SecretsSummary } from "./deliver-secrets.js";
 import type { ArtifactReport, ArtifactSpec } from "../artifacts/artifact-types.js";
 import type { CacheSpec, CacheWriter } from "../cache/cache-types.js";
-import type { CacheArchive, CacheArchiveCheck, CacheSaveOutcome } from "./cache-transfer.js";
+import type { CacheArchive, CacheArchiveCheck, CacheArchiveGate, CacheSaveOutcome } from "./cache-transfer.js";
 
 /** What teardownNowSync did: a sentence for stderr, the logs and result.json, and whether a Job of this run may still be there unwanted. */
 export interface CrashTeardown {
@@ -196,10 +196,10 @@ export class KubernetesExecutor implements Executor {
     return runStep(this.#ctx, pod, index, deadlineAt);
   }
 
-  async restoreCache(spec: CacheSpec, archive: CacheArchive, check?: CacheArchiveCheck): Promise<{ readonly bytes: number }> {
+  async restoreCache(spec: CacheSpec, archive: CacheArchive, gate?: CacheArchiveGate): Promise<{ readonly bytes: number }> {
     const pod = this.#requirePod();
     const { restoreCacheArchive } = await import("./cache-transfer.js");
-    return restoreCacheArchive(this.#ctx, pod, spec, archive, check);
+    return restoreCacheArchive(this.#ctx, pod, spec, archive, gate);
   }
 
   async saveCache(spec: CacheSpec, writer: CacheWriter, check: CacheArchiveCheck): Promise<CacheSaveOutcome> {

@@ -6,6 +6,10 @@ import { CacheCorruptError, type CacheSpec } from "../../src/cache/cache-types.j
 import { CancelledError } from "../../src/errors.js";
 import { CacheTransferError, restoreCacheArchive, saveCacheArchive, type CacheArchiveCheck } from "../../src/executor/cache-transfer.js";
 import { MemoryCacheStore } from "../cache/memory-store.js";
+import { createArchiveGate } from "../../src/cache/archive-gate.js";
+import { randomBytes } from "node:crypto";
+import { constants, gzipSync, gunzipSync } from "node:zlib";
+import * as tarStream from "tar-stream";
 import { NODE_NAME, POD_NAME } from "./cluster-objects.js";
 import { buildTestContext } from "./test-context.js";
 
@@ -24,7 +28,41 @@ function recordingCheck(refusal?: string): CacheArchiveCheck & { read: () => Buf
   return { stream, done, read: () => Buffer.concat(chunks) };
 }
 
+type Member = { name: string; content?: string; type?: "file" | "directory" | "symlink"; linkname?: string };
+
+/** A gzip'd tar as the pod's cache-save makes it, built with tar-stream. */
+async function buildGzipTar(members: readonly Member[]): Promise<Buffer> {
+  const pack = tarStream.pack();
+  for (const m of members) {
+    if (m.type === "directory") pack.entry({ name: m.name, type: "directory", mode: 0o755 });
+    else if (m.type === "symlink") pack.entry({ name: m.name, type: "symlink", linkname: m.linkname });
+    else pack.entry({ name: m.name, mode: 0o644 }, m.content ?? "");
+  }
+  pack.finalize();
+  const chunks: Buffer[] = [];
+  for await (const chunk of pack) chunks.push(chunk as Buffer);
+  return gzipSync(Buffer.concat(chunks), { level: 1 });
+}
+
+/** Text that does not compress, so an archive of it spans many chunks. */
+function randomText(length: number): string {
+  return randomBytes(length).toString("base64").slice(0, length);
+}
+
+/** The bytes in chunks of 16 KiB, one per turn of the event loop, as a file is read. */
 function archiveStream(bytes: Buffer, fail?: Error): Readable {
+  if (!fail && bytes.length > 16_384) {
+    const out = new PassThrough();
+    let at = 0;
+    const feed = (): void => {
+      if (at >= bytes.length) return void out.end();
+      const piece = bytes.subarray(at, (at += 16_384));
+      if (out.write(piece)) setImmediate(feed);
+      else out.once("drain", feed);
+    };
+    setImmediate(feed);
+    return out;
+  }
   const out = new PassThrough();
   setImmediate(() => {
     out.write(bytes);
@@ -73,31 +111,29 @@ describe("restoreCacheArchive", () => {
     });
   });
 
-  it("passes the same bytes through the host's check, and succeeds when it accepts them", async () => {
+  it("passes a sound entry through the host's gate whole, and succeeds", async () => {
     const { ctx, kubectl } = buildTestContext();
     kubectl.on("exec", { stdout: "knotless-cache-restored\n" });
-    const check = recordingCheck();
-    await restoreCacheArchive(ctx, POD, SPEC, { stream: archiveStream(ARCHIVE), compression: "gzip" }, check);
-    assert.ok(check.read().equals(ARCHIVE));
+    const archive = await buildGzipTar([{ name: "work/node_modules/", type: "directory" }, { name: "work/node_modules/a.js", content: "x".repeat(100_000) }]);
+    await restoreCacheArchive(ctx, POD, SPEC, { stream: archiveStream(archive), compression: "gzip" }, createArchiveGate("gzip", { roots: SPEC.paths }));
+    assert.ok(kubectl.calls[0]!.stdinBytes?.equals(archive));
   });
 
-  it("cuts the pod's stream where the host's check refused the entry, and fails naming the refusal", async () => {
+  it("cuts the pod's stream where the host's gate refused a member, before the pod gets it whole, and fails naming it", async () => {
     const { ctx, kubectl } = buildTestContext();
     kubectl.on("exec", { stdout: "knotless-cache-failed gunzip=1 tar=0\n", exitCode: 1 });
-    const stream = new PassThrough();
-    const done = new Promise((_resolve, reject) => stream.once("data", () => reject(new Error('cache archive member "work/x" is refused: symlink target "../../etc" resolves outside the destination'))));
-    done.catch(() => {});
-    stream.resume();
-    const chunks = Array.from({ length: 30 }, (_, i) => ARCHIVE.subarray(i * 10_000, (i + 1) * 10_000));
-    const source = new PassThrough();
-    const feed = (i: number): void => {
-      if (i === chunks.length) source.end();
-      else if (source.write(chunks[i]!)) setImmediate(() => feed(i + 1));
-      else source.once("drain", () => feed(i + 1));
-    };
-    setImmediate(() => feed(0));
-    await assert.rejects(restoreCacheArchive(ctx, POD, SPEC, { stream: source, compression: "gzip" }, { stream, done }), /refused on this host: cache archive member "work\/x" is refused: symlink target .*; the pod removed what it extracted/);
-    assert.ok((kubectl.calls[0]!.stdinBytes?.length ?? 0) < ARCHIVE.length, "the pod got the whole archive");
+    const archive = await buildGzipTar([
+      { name: "work/node_modules/a.js", content: randomText(400_000) },
+      { name: "work/node_modules/evil", type: "symlink", linkname: "../../../etc/passwd" },
+      { name: "work/node_modules/b.js", content: randomText(400_000) },
+    ]);
+    await assert.rejects(
+      restoreCacheArchive(ctx, POD, SPEC, { stream: archiveStream(archive), compression: "gzip" }, createArchiveGate("gzip", { roots: SPEC.paths })),
+      /refused on this host: .*work\/node_modules\/evil.*; the pod removed what it extracted/,
+    );
+    const got = kubectl.calls[0]!.stdinBytes ?? Buffer.alloc(0);
+    assert.ok(got.length < archive.length, "the pod got the whole archive");
+    assert.ok(!gunzipSync(got, { finishFlush: constants.Z_SYNC_FLUSH }).includes("../../../etc/passwd"), "the pod got the refused member's header");
   });
 
   it("refuses paths of the runner's own and entries that are not gzip, without an exec", async () => {

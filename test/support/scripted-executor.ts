@@ -4,7 +4,7 @@ import type { ExecutorContext } from "../../src/executor/context.js";
 import type { Executor, RunPod, StepOutcome, TeardownReport, UploadSummary } from "../../src/executor/executor.js";
 import type { ArtifactReport, ArtifactSpec } from "../../src/artifacts/artifact-types.js";
 import type { CacheSpec, CacheWriter } from "../../src/cache/cache-types.js";
-import type { CacheArchive, CacheArchiveCheck, CacheSaveOutcome } from "../../src/executor/cache-transfer.js";
+import type { CacheArchive, CacheArchiveCheck, CacheArchiveGate, CacheSaveOutcome } from "../../src/executor/cache-transfer.js";
 import type { ExtractReport } from "../../src/transfer/extract-outputs.js";
 import type { UploadTrees } from "../../src/transfer/scan-tree.js";
 
@@ -14,7 +14,7 @@ export interface ExecutorScript {
   readonly copyIn?: (ctx: ExecutorContext) => Promise<UploadSummary>;
   readonly runStep?: (index: number, deadlineAt: number, ctx: ExecutorContext) => Promise<StepOutcome>;
   readonly copyOut?: (ctx: ExecutorContext) => Promise<ExtractReport>;
-  readonly restoreCache?: (spec: CacheSpec, archive: CacheArchive, check: CacheArchiveCheck | undefined, ctx: ExecutorContext) => Promise<{ bytes: number }>;
+  readonly restoreCache?: (spec: CacheSpec, archive: CacheArchive, gate: CacheArchiveGate | undefined, ctx: ExecutorContext) => Promise<{ bytes: number }>;
   readonly saveCache?: (spec: CacheSpec, writer: CacheWriter, check: CacheArchiveCheck, ctx: ExecutorContext) => Promise<CacheSaveOutcome>;
   readonly collectArtifact?: (spec: ArtifactSpec, maxBytes: number, ctx: ExecutorContext) => Promise<ArtifactReport>;
   readonly teardown?: (ctx: ExecutorContext) => Promise<TeardownReport>;
@@ -59,16 +59,15 @@ export class ScriptedExecutor implements Executor {
     return this.script.runStep?.(index, deadlineAt, this.ctx) ?? STEP_SUCCEEDED;
   }
 
-  async restoreCache(spec: CacheSpec, archive: CacheArchive, check?: CacheArchiveCheck): Promise<{ bytes: number }> {
+  async restoreCache(spec: CacheSpec, archive: CacheArchive, gate?: CacheArchiveGate): Promise<{ bytes: number }> {
     this.calls.push(`restoreCache ${spec.key}`);
-    if (this.script.restoreCache) return this.script.restoreCache(spec, archive, check, this.ctx);
+    if (this.script.restoreCache) return this.script.restoreCache(spec, archive, gate, this.ctx);
     let bytes = 0;
-    for await (const chunk of archive.stream) {
-      bytes += (chunk as Buffer).length;
-      check?.stream.write(chunk);
-    }
-    check?.stream.end();
-    await check?.done;
+    archive.stream.on("data", (chunk: Buffer) => (bytes += chunk.length));
+    const passed = gate ? archive.stream.pipe(gate.stream) : archive.stream;
+    const failed = new Promise((_resolve, reject) => archive.stream.once("error", reject));
+    await Promise.race([(async () => { for await (const _chunk of passed); })(), failed]);
+    await gate?.done;
     return { bytes };
   }
 
