@@ -3,7 +3,7 @@ import { CancelledError, InfraError, InputError, describeError, type InfraReason
 import { createEventMask } from "../events/mask-events.js";
 import { SecretMasker } from "../secrets/mask-stream.js";
 import { createOutputBudget, DEFAULT_MAX_LOG_BYTES, type OutputBudget } from "../events/output-budget.js";
-import { createEventEmitter, type RunEvent, type RunEventSink, type RunStatus } from "../events/run-events.js";
+import { createEventEmitter, type RunEvent, type RunEventInput, type RunEventSink, type RunStatus } from "../events/run-events.js";
 import { runTimedPhase } from "../events/timed-phase.js";
 import type { Kubectl } from "../k8s/kubectl.js";
 import { DEFAULT_TIMINGS, type ExecutorContext, type ExecutorSettings, type ExecutorTimings } from "../executor/context.js";
@@ -54,11 +54,11 @@ export interface RunWorkflowOptions {
   /** Makes the executor from the run's context; the Kubernetes executor unless a test scripts its own. */
   readonly createExecutor?: (ctx: ExecutorContext) => Executor;
   /**
-   * The backend of settings.caches, made for the run's executor (the CLI makes the directory store's from
-   * settings.cacheBackend: src/cache/host-cache-driver.ts). Absent while settings have caches: each is a warning and
-   * a failed restore, never a failed run.
+   * The backend of settings.caches, made for the run's executor and event stream (the CLI passes openCacheDriver,
+   * src/cache/open-cache-driver.ts, which makes the directory store's from settings.cacheBackend). Absent (or
+   * undefined) while settings have caches: each is a warning and a failed restore, never a failed run.
    */
-  readonly cacheDriver?: (executor: Executor) => CacheDriver;
+  readonly cacheDriver?: (executor: Executor, emit: (event: RunEventInput) => void) => CacheDriver | undefined;
 }
 
 /** The errorReason of a successful run that lacked a required artifact: the workflow's verdict (exit 1), not the infrastructure's. */
@@ -88,7 +88,7 @@ export async function runWorkflow(options: RunWorkflowOptions): Promise<RunResul
   let report: ExtractReport | undefined;
   const cacheSpecs = settings.caches ?? [];
   const artifactSpecs = settings.artifacts ?? [];
-  const cacheDriver = cacheSpecs.length > 0 ? options.cacheDriver?.(executor) : undefined;
+  const cacheDriver = cacheSpecs.length > 0 ? options.cacheDriver?.(executor, emit) : undefined;
   /** The caches' reports once restored; undefined until then (a run that never got there reports none restored). */
   let caches: CacheReport[] | undefined;
   let cachesSaved = false;
