@@ -1,7 +1,17 @@
 // Which pod files an artifact takes: its patterns resolved, the directories to list, the match, the archive's root. Pure.
+import { createRequire } from "node:module";
 import { posix } from "node:path";
-import picomatch from "picomatch";
+import type picomatch from "picomatch";
 import type { ArtifactSpec } from "./artifact-types.js";
+
+/**
+ * picomatch, required on first use: a static import would be hoisted into the bundled CLI's start-up and cost every
+ * command (see src/workflow/match-trigger.ts). A CommonJS package, so require is its loader.
+ */
+let loaded: typeof picomatch | undefined;
+function loadPicomatch(): typeof picomatch {
+  return (loaded ??= createRequire(import.meta.url)("picomatch") as typeof picomatch);
+}
 
 /** Where an artifact's patterns may point. */
 export const ARTIFACT_ROOTS = ["/outputs", "/work"] as const;
@@ -48,8 +58,9 @@ export function planArtifact(spec: ArtifactSpec): ArtifactPlan | { readonly prob
 /** The files of `listed` (absolute pod paths) the plan takes, sorted, relative to its pack root; names with a newline apart (tar reads its list by lines). */
 export function matchArtifactFiles(plan: ArtifactPlan, listed: readonly string[]): { readonly files: readonly string[]; readonly unpackable: readonly string[] } {
   const options = { dot: true };
-  const include = picomatch(plan.includes as string[], options);
-  const exclude = plan.excludes.length > 0 ? picomatch(plan.excludes as string[], options) : () => false;
+  const pm = loadPicomatch();
+  const include = pm(plan.includes as string[], options);
+  const exclude = plan.excludes.length > 0 ? pm(plan.excludes as string[], options) : () => false;
   const files = new Set<string>();
   const unpackable: string[] = [];
   for (const path of listed) {
@@ -66,12 +77,12 @@ function resolvePattern(pattern: string): string {
 }
 
 function isGlob(pattern: string): boolean {
-  return picomatch.scan(pattern).isGlob;
+  return loadPicomatch().scan(pattern).isGlob;
 }
 
 /** The part of a pattern before its first glob segment: the pattern itself when it has none. */
 function fixedPrefix(pattern: string): string {
-  const scanned = picomatch.scan(pattern);
+  const scanned = loadPicomatch().scan(pattern);
   if (!scanned.isGlob) return pattern;
   return scanned.base === "" ? "/" : scanned.base;
 }
