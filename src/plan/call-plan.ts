@@ -66,7 +66,7 @@ function planCacheCalls(settings: ExecutorSettings): { restore: PlannedCall[]; s
   return {
     restore: caches.map((cache) => ({
       args: buildExecArgs(settings.target, PLANNED_POD, cacheCommand.restore(cache.paths), true),
-      stdin: `the stored entry of ${JSON.stringify(cache.key)} (or of the first matching fallback prefix): a gzip'd tar from the cache directory`,
+      stdin: `the stored entry of ${JSON.stringify(cache.key)}${cache.restoreKeys.length > 0 ? " (or of the first matching fallback prefix)" : ""}: a gzip'd tar from the cache directory`,
       note: "only on a hit: extracted at /, proven whole by gunzip's trailer check",
     })),
     save: caches.map((cache) => ({
