@@ -141,7 +141,7 @@ describe("workflow caches and artifacts on the local cluster", { skip, concurren
     assert.match(third.stdout, /exact from lock v3/);
   });
 
-  it("takes a damaged entry as a warning: the restore fails, the run builds afresh, succeeds and saves a sound entry", async () => {
+  it("takes a damaged entry as a warning: it is not restored, the run builds afresh, succeeds and saves a sound entry", async () => {
     // The newest exact- entry: the one lock v3's run restores.
     const entry = (await listStoredEntries(cacheDir, REPO)).entries.filter((e) => e.key.startsWith("exact-")).sort((x, y) => y.createdAt - x.createdAt)[0]!;
     const fd = openSync(entry.path, "r+");
