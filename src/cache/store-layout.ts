@@ -5,6 +5,7 @@
 //   v1/tmp/<random>.part                          saves in progress (and entries being removed), linked into place
 // Names are hex digests, so no repository or key string (`..`, `/`, 512 characters of anything) reaches a path;
 // the repository and key themselves are kept in the entry's trailer (entry-file.ts) for listing.
+import { homedir } from "node:os";
 import { createHash, randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { InputError } from "../errors.js";
@@ -46,11 +47,14 @@ export function newTempPath(root: string): string {
   return join(tempDir(root), `${randomBytes(16).toString("hex")}${TEMP_SUFFIX}`);
 }
 
-/** `$XDG_CACHE_HOME/knotless-runner-k8s` (when it is an absolute path, as the XDG spec asks), else `$HOME/.cache/knotless-runner-k8s`. */
-export function defaultCacheDir(env: Readonly<Record<string, string | undefined>>): string {
+/**
+ * `$XDG_CACHE_HOME/knotless-runner-k8s` (when it is an absolute path, as the XDG spec asks), else
+ * `$HOME/.cache/knotless-runner-k8s`, else under the account's home (`accountHome`, os.homedir() by default).
+ */
+export function defaultCacheDir(env: Readonly<Record<string, string | undefined>>, accountHome: () => string = homedir): string {
   const xdg = env.XDG_CACHE_HOME;
   if (xdg !== undefined && xdg.startsWith("/")) return join(xdg, "knotless-runner-k8s");
-  const home = env.HOME;
-  if (home === undefined || !home.startsWith("/")) throw new InputError("neither XDG_CACHE_HOME nor HOME is an absolute path: give the cache directory with --cache-dir");
+  const home = env.HOME !== undefined && env.HOME.startsWith("/") ? env.HOME : accountHome();
+  if (!home.startsWith("/")) throw new InputError("neither XDG_CACHE_HOME nor HOME nor the account's home is an absolute path: give the cache directory with --cache-dir");
   return join(home, ".cache", "knotless-runner-k8s");
 }

@@ -9,6 +9,7 @@ import type { Kubectl } from "../k8s/kubectl.js";
 import { DEFAULT_TIMINGS, type ExecutorContext, type ExecutorSettings, type ExecutorTimings } from "../executor/context.js";
 import type { Executor, StepOutcome } from "../executor/executor.js";
 import { KubernetesExecutor } from "../executor/kubernetes-executor.js";
+import { maskOutputPaths } from "../result/mask-output-paths.js";
 import { buildRunResult, buildSkippedStep, type RunResult, type StepRecord } from "../result/run-result.js";
 import type { ExtractReport } from "../transfer/extract-outputs.js";
 import type { StepSpec } from "../input/steps-file.js";
@@ -142,8 +143,8 @@ export async function runWorkflow(options: RunWorkflowOptions): Promise<RunResul
     ...(executor.capacity ? { capacity: executor.capacity } : {}),
     ...(executor.podWaitMs === undefined ? {} : { podWaitMs: executor.podWaitMs }),
     steps,
-    outputs: report?.files ?? [],
-    refusedOutputs: report?.refused ?? [],
+    // A step may name a file after a secret: the result lists it masked.
+    ...maskOutputPaths(report?.files ?? [], report?.refused ?? [], masker),
     logs: budget.counts(),
     caches: (caches ?? []).map((cache) => maskCacheReport(cache, masker)),
     artifacts: (artifacts ?? []).map((artifact) => (artifact.reason === undefined ? artifact : { ...artifact, reason: masker.maskText(artifact.reason) })),

@@ -10,8 +10,9 @@ describe("defaultCacheDir", () => {
     assert.equal(defaultCacheDir({ XDG_CACHE_HOME: "relative/cache", HOME: "/home/op" }), "/home/op/.cache/knotless-runner-k8s");
   });
 
-  it("asks for --cache-dir when there is no absolute home either", () => {
-    assert.throws(() => defaultCacheDir({}), /give the cache directory with --cache-dir/);
+  it("falls back to the account's home, and asks for --cache-dir when that is not absolute either", () => {
+    assert.equal(defaultCacheDir({ XDG_CACHE_HOME: "" }, () => "/home/acct"), "/home/acct/.cache/knotless-runner-k8s");
+    assert.throws(() => defaultCacheDir({}, () => ""), /give the cache directory with --cache-dir/);
   });
 });
 

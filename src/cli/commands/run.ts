@@ -7,6 +7,7 @@ import type { Executor } from "../../executor/executor.js";
 import type { RunResult } from "../../result/run-result.js";
 import { formatDeleteJobCommand } from "../../executor/teardown.js";
 import { SecretMasker } from "../../secrets/mask-stream.js";
+import { removeSecretVariables } from "../../secrets/remove-secret-variables.js";
 import { makeDirectorySync } from "../../util/make-directory.js";
 import type { CommandSpec } from "../command-spec.js";
 import { EXIT, exitCodeForError, exitCodeForResult } from "../exit-codes.js";
@@ -83,7 +84,8 @@ async function executeResolvedRun(config: RunConfig, env: NodeJS.ProcessEnv): Pr
   const outputBudget = createOutputBudget(settings.maxLogBytes); // the run's own, so that a crash can still report its counts
   const sinks = [...logs.map((log) => log.sink), stepTracker.sink];
   const emit = createEventEmitter(sinks);
-  const kubectl = new Kubectl({ binary: config.kubectlPath, env, onCall: (args) => emit({ kind: "kubectl", args }) });
+  // kubectl never needs what --secret-env read: its environment is readable, and handed on to what it starts.
+  const kubectl = new Kubectl({ binary: config.kubectlPath, env: removeSecretVariables(env, settings.secrets ?? []), onCall: (args) => emit({ kind: "kubectl", args }) });
   const controller = new AbortController();
   let executor: InstanceType<typeof KubernetesExecutor> | undefined;
   const jobOf = (): RunResult["job"] => ({ namespace: executor?.namespace ?? "", name: settings.jobName, pod: executor?.pod?.name ?? null, node: executor?.pod?.node || null, image: settings.image });
