@@ -1,6 +1,6 @@
 // `run --workflow` with caches: and artifacts: on the local cluster, the real kubectl and the directory store: keys from the lock file, hits, misses, races, damage, hostility.
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, openSync, readFileSync, writeFileSync, writeSync, closeSync, fstatSync, existsSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -76,6 +76,7 @@ describe("workflow caches and artifacts on the local cluster", { skip, concurren
   });
   after(async () => {
     await cluster?.stop();
+    if (root) rmSync(root, { recursive: true, force: true });
   });
 
   /** One `run --workflow` of `workflow` with a checkout holding `lock.txt`; `env` reaches the steps through the workflow's environment. */
