@@ -26,6 +26,9 @@ import { leaveWarmPlaceholder } from "../warm/keep-warm.js";
 import { checkStepEnvironment, findSecretShadowing } from "../input/step-environment.js";
 import { POD_SECRETS_DIR } from "../pod/paths.js";
 import { deliverSecrets, forgetSecrets, type SecretsSummary } from "./deliver-secrets.js";
+import type { ArtifactReport, ArtifactSpec } from "../artifacts/artifact-types.js";
+import type { CacheSpec, CacheWriter } from "../cache/cache-types.js";
+import type { CacheArchive, CacheArchiveCheck, CacheArchiveGate, CacheSaveOutcome } from "./cache-transfer.js";
 
 /** What teardownNowSync did: a sentence for stderr, the logs and result.json, and whether a Job of this run may still be there unwanted. */
 export interface CrashTeardown {
@@ -191,6 +194,24 @@ export class KubernetesExecutor implements Executor {
     const pod = this.#requirePod();
     const [, { runStep }] = await (this.#run ??= loadRunModules());
     return runStep(this.#ctx, pod, index, deadlineAt);
+  }
+
+  async restoreCache(spec: CacheSpec, archive: CacheArchive, gate?: CacheArchiveGate): Promise<{ readonly bytes: number }> {
+    const pod = this.#requirePod();
+    const { restoreCacheArchive } = await import("./cache-transfer.js");
+    return restoreCacheArchive(this.#ctx, pod, spec, archive, gate);
+  }
+
+  async saveCache(spec: CacheSpec, writer: CacheWriter, check: CacheArchiveCheck): Promise<CacheSaveOutcome> {
+    const pod = this.#requirePod();
+    const { saveCacheArchive } = await import("./cache-transfer.js");
+    return saveCacheArchive(this.#ctx, pod, spec, writer, check);
+  }
+
+  async collectArtifact(spec: ArtifactSpec, maxBytes: number): Promise<ArtifactReport> {
+    const pod = this.#requirePod();
+    const { collectArtifact } = await import("./collect-artifact.js");
+    return collectArtifact(this.#ctx, pod, spec, maxBytes);
   }
 
   async copyOut(): Promise<ExtractReport> {

@@ -2,7 +2,8 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { CancelledError, describeError } from "../../errors.js";
-import { createEventEmitter } from "../../events/run-events.js";
+import { createEventEmitter, type RunEventInput } from "../../events/run-events.js";
+import type { Executor } from "../../executor/executor.js";
 import type { RunResult } from "../../result/run-result.js";
 import { formatDeleteJobCommand } from "../../executor/teardown.js";
 import { SecretMasker } from "../../secrets/mask-stream.js";
@@ -132,7 +133,19 @@ async function executeResolvedRun(config: RunConfig, env: NodeJS.ProcessEnv): Pr
   process.on("uncaughtException", onCrash);
   process.on("unhandledRejection", onCrash);
   try {
-    const result = await runWorkflow({ settings, kubectl, signal: controller.signal, sinks, outputBudget, timings: config.timings, createExecutor: (ctx) => (executor = new KubernetesExecutor(ctx)) });
+    // The store is opened only for a run that has caches (the module loads only then).
+    const backend = (settings.caches?.length ?? 0) > 0 ? settings.cacheBackend : undefined;
+    const openCacheDriver = backend ? (await import("../../cache/open-cache-driver.js")).openCacheDriver : undefined;
+    const result = await runWorkflow({
+      settings,
+      kubectl,
+      signal: controller.signal,
+      sinks,
+      outputBudget,
+      timings: config.timings,
+      createExecutor: (ctx) => (executor = new KubernetesExecutor(ctx)),
+      ...(backend && openCacheDriver ? { cacheDriver: (ex: Executor, emit: (event: RunEventInput) => void) => openCacheDriver(backend, ex, emit) } : {}),
+    });
     await writeResultFile(join(settings.outDir, "result.json"), result);
     process.stderr.write(`result: ${join(settings.outDir, "result.json")}\n`);
     return exitCodeForResult(result);
