@@ -13,7 +13,7 @@ import { DEFAULT_TIMINGS } from "../../src/executor/context.js";
 import { buildListJobsArgs, collectCallPermissions, type ApiPermission } from "../../src/k8s/kubectl-args.js";
 import { Kubectl } from "../../src/k8s/kubectl.js";
 import { exampleSettings } from "../support/example-settings.js";
-import { makeWorkspace, readResult, REPO_ROOT, runCli, type CliRun } from "../support/run-cli.js";
+import { makeWorkspace, readResult, REPO_ROOT, runCli, startCli, type CliRun } from "../support/run-cli.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
 
 /** Async on purpose: the cluster serves from this process, so a synchronous kubectl call would deadlock. */
@@ -166,6 +166,53 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
     assert.equal(result.status, "timeout");
     assert.equal(result.steps[0]!.timedOut, true);
     assert.equal(result.error, null);
+    await assertNothingLeft();
+  });
+
+  it("cancels a run from another process, and gc removes one whose runner was killed with SIGKILL while sparing the live one, with the scoped kubeconfig", async () => {
+    const waiting = "wait\techo step-waits; sleep 300\n";
+    const env = { KNOTLESS_HEARTBEAT_INTERVAL: "1s" };
+    const start = (runId: string) => {
+      const ws = makeWorkspace(waiting);
+      return startCli(["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--out", ws.out, "--kubeconfig", scoped, "--kubectl", NEWEST, "--run-id", runId], { env, timeoutMs: 180_000 });
+    };
+    const ops = (args: readonly string[]) => runCli([...args, "--kubeconfig", scoped, "--kubectl", NEWEST], { env });
+    const live = start("scoped-live");
+    const doomed = start("scoped-killed");
+    await Promise.all([live.waitFor(/^step-waits$/m), doomed.waitFor(/^step-waits$/m)]);
+    doomed.kill("SIGKILL");
+    await doomed.exited;
+    // Wider than gc's minimum window (twice the 1 s interval), so that slow refreshes on a loaded machine do not make
+    // the live run look dead.
+    await new Promise((r) => setTimeout(r, 6500));
+    const gc = await ops(["gc", "--stale-after", "5s"]);
+    assert.equal(gc.code, 0, gc.stdout + gc.stderr);
+    assert.match(gc.stdout, /^removed +run scoped-killed \(Job knotless-run-scoped-killed\): heartbeat \S+ ago, stale after 5.0s: its runner is gone/m, gc.stdout);
+    assert.match(gc.stdout, /^spared +run scoped-live \(Job knotless-run-scoped-live\): heartbeat \S+ ago: its runner is alive/m, gc.stdout);
+    await waitFor("the killed run's Job gone", () => cluster.objects("jobs.batch", NAMESPACE).length === 1, 15_000);
+    const cancel = await ops(["cancel", "scoped-live"]);
+    assert.equal(cancel.code, 0, cancel.stdout + cancel.stderr);
+    const ended = await live.exited;
+    assert.equal(ended.code, 130, ended.stderr);
+    await assertNothingLeft();
+  });
+
+  it("leaves, claims, tops up and releases warm placeholders with the scoped kubeconfig: they are Jobs, so the Role needs no other verb", async () => {
+    const warmJobs = (): string[] => cluster.objects("jobs.batch", NAMESPACE).filter((j) => j.metadata.labels?.["knotless.dev/role"] === "warm").map((j) => j.metadata.name);
+    const kept = await runScoped("a\ttrue\n", NEWEST, ["--keep-warm", "1m"]);
+    assert.equal(kept.cli.code, 0, kept.cli.stderr);
+    assert.doesNotMatch(kept.cli.stdout + kept.cli.stderr, /forbidden/i);
+    assert.deepEqual(warmJobs(), ["knotless-warm-0"], "the run left its placeholder");
+    const claimed = await runScoped("a\ttrue\n");
+    assert.equal(claimed.cli.code, 0, claimed.cli.stderr);
+    assert.equal(readResult(claimed.out).capacity, "warm", "the next run claimed it (list and delete on jobs)");
+    await waitFor("the claimed placeholder gone", () => warmJobs().length === 0, 30_000);
+    const warm = await runCli(["warm", "--count", "1", "--for", "1m", "--kubeconfig", scoped, "--kubectl", NEWEST]);
+    assert.equal(warm.code, 0, `${warm.stdout}\n${warm.stderr}`);
+    assert.deepEqual(warmJobs(), ["knotless-warm-0"]);
+    const release = await runCli(["warm", "--release", "--kubeconfig", scoped, "--kubectl", NEWEST]);
+    assert.equal(release.code, 0, `${release.stdout}\n${release.stderr}`);
+    await waitFor("the released placeholder gone", () => warmJobs().length === 0, 30_000);
     await assertNothingLeft();
   });
 
