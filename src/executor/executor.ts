@@ -61,7 +61,9 @@ export interface Executor {
    * Creates the run's Job and waits until its pod runs. Called once. Reports Pending progress as events. Refuses an
    * environment the steps cannot carry (a bad name, a NUL) as InputError before any cluster call. Once the
    * Job exists, the run's presence in the cluster (a heartbeat, a watch for a cancel requested there, which calls
-   * the context's requestCancel) lasts until teardown.
+   * the context's requestCancel) lasts until teardown. The heartbeat's first refresh is made at once: when the API
+   * server refuses it (403, 401: no patch on jobs) setup fails with that InfraError, since gc would take a run that
+   * cannot refresh its heartbeat for abandoned; teardown then deletes the Job as after any failed setup.
    */
   setup(): Promise<RunPod>;
   /**

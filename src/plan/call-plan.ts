@@ -127,7 +127,7 @@ export function planKubectlCalls(settings: ExecutorSettings, options: { readonly
     ...claim,
     { args: buildCreateArgs(target), stdin: "the Job manifest above (JSON)" },
     { args: buildWatchJobArgs(target, settings.jobName), note: "from the create until teardown, started again when it ends: notices a cancel requested through the cluster" },
-    { args: buildAnnotateJobArgs(target, settings.jobName, { [HEARTBEAT_ANNOTATION]: PLANNED_TIME }), note: `the heartbeat, every ${every} from the create until teardown` },
+    { args: buildAnnotateJobArgs(target, settings.jobName, { [HEARTBEAT_ANNOTATION]: PLANNED_TIME }), note: `the heartbeat: at once after the create (refused: the run fails, exit 3), then every ${every} until teardown` },
     { args: buildGetPodsArgs(target, buildRunSelector(settings.runIdLabel)), note: "polled until the pod runs" },
     { args: buildGetEventsArgs(target, "Pod", PLANNED_POD), note: "while the pod is Pending, every few seconds" },
     { args: buildExecArgs(target, PLANNED_POD, buildUploadCommand(), true), stdin: `tar of ${upload}, ${describePacker(settings.hostTar?.binary)}` },
