@@ -27,3 +27,15 @@ export { requestRunCancel, type CancelOutcome } from "./ops/cancel-run.js";
 export { runGc, type GcReport } from "./ops/gc.js";
 export { runDoctor, type DoctorReport } from "./ops/doctor/run-doctor.js";
 export type { ProcessIdentity } from "./k8s/owner.js";
+// Workflow files as the daemon has them: text with a name for the error positions, the trigger and the secrets as
+// typed values; RunSettings.secrets carries them to runWorkflow, which masks them everywhere.
+export { loadWorkflowText, type LoadedWorkflow } from "./workflow/load-workflow.js";
+export { WorkflowError } from "./workflow/workflow-errors.js";
+export { matchWorkflow, type Trigger } from "./workflow/match-trigger.js";
+export { prepareWorkflowRun, type PrepareWorkflowRunInput, type PreparedWorkflowRun } from "./run/prepare-workflow-run.js";
+export { planWorkflowRun, RUN_DEFAULTS, type RunOverrides, type WorkflowRunPlan, type WorkflowSummary } from "./run/plan-workflow-run.js";
+export type { Secret } from "./secrets/secret.js";
+export type { CacheBackend } from "./executor/context.js";
+export type { CacheSpec, CacheReport } from "./cache/cache-types.js";
+export type { ArtifactSpec, ArtifactReport } from "./artifacts/artifact-types.js";
+export { createDirStore } from "./cache/dir-store.js";

@@ -9,11 +9,12 @@ import { InputError } from "../errors.js";
 import type { HostTarSetting } from "../transfer/host-tar.js";
 import type { RunSettings } from "../run/run-workflow.js";
 import { parseStepsFile, type StepSpec } from "../input/steps-file.js";
-import { listHashFilesNeeded, planWorkflowRun, RUN_DEFAULTS, type RunOverrides, type WorkflowRunPlan } from "../run/plan-workflow-run.js";
+import { RUN_DEFAULTS, type RunOverrides } from "../run/plan-workflow-run.js";
+import type { PreparedWorkflowRun } from "../run/prepare-workflow-run.js";
 import { buildRunVariables } from "../run/run-variables.js";
 import type { Secret } from "../secrets/secret.js";
 import type { LoadedWorkflow } from "../workflow/load-workflow.js";
-import { matchWorkflow, type Trigger } from "../workflow/match-trigger.js";
+import type { Trigger } from "../workflow/match-trigger.js";
 import type { ExecutorTimings } from "../executor/context.js";
 import { buildJobName, buildRunIdLabel, isAcceptableRunId } from "../k8s/names.js";
 import { buildCacheBackend, readCacheFlags, resolveCacheRepo, type CacheFlags, type CacheRepoSource, type RawCacheOptions } from "./cache-options.js";
@@ -195,37 +196,10 @@ async function readStepsSource(raw: RawRunOptions): Promise<StepsSource> {
   return { kind: "workflow", loaded, ...(trigger ? { trigger } : {}), warnings: loaded.warnings.map(formatWarning) };
 }
 
-/**
- * Hashes what the cache keys' hashFiles calls match in the checkout, each pattern list once; only for a run that
- * will happen (caches on, the trigger matching) and has a checkout. Warnings (nothing matched, a symlink not
- * followed) are placed at the first key that makes the call.
- */
-async function hashKeyFiles(loaded: LoadedWorkflow, trigger: Trigger | undefined, checkoutDir: string | undefined, off: boolean): Promise<{ fileHashes: Map<string, string>; warnings: string[] }> {
-  const fileHashes = new Map<string, string>();
-  const warnings: string[] = [];
-  const needed = listHashFilesNeeded(loaded.resolved);
-  if (off || needed.length === 0 || checkoutDir === undefined || (trigger !== undefined && !matchWorkflow(loaded.resolved.when, trigger).matched)) return { fileHashes, warnings };
-  const [{ hashCheckoutFiles }, { identifyHashFilesCall, listHashFilesCalls }, { formatWarning, makeIssue }] = await Promise.all([
-    import("../cache/hash-files.js"),
-    import("../cache/render-key.js"),
-    import("../workflow/workflow-errors.js"),
-  ]);
-  const templates = (loaded.resolved.caches ?? []).flatMap((cache) => [cache.key, ...cache.restoreKeys]);
-  for (const patterns of needed) {
-    const id = identifyHashFilesCall(patterns);
-    const hashed = await hashCheckoutFiles(checkoutDir, patterns);
-    fileHashes.set(id, hashed.hash);
-    const at = templates.find((template) => listHashFilesCalls(template.template).some((call) => identifyHashFilesCall(call) === id))!;
-    for (const warning of hashed.warnings) warnings.push(formatWarning(makeIssue(loaded.resolved.file, at.position, at.path, warning)));
-  }
-  return { fileHashes, warnings };
-}
-
 /** Plans the workflow's run: its caches rendered with the checkout's file hashes (none with --no-cache). */
-async function planRun(source: Extract<StepsSource, { kind: "workflow" }>, runId: string, overrides: RunOverrides, checkoutDir: string | undefined, cacheFlags: CacheFlags): Promise<{ plan: WorkflowRunPlan; warnings: string[] }> {
-  const { fileHashes, warnings } = await hashKeyFiles(source.loaded, source.trigger, checkoutDir, cacheFlags.off);
-  const plan = planWorkflowRun(source.loaded.resolved, { runId, ...(source.trigger ? { trigger: source.trigger } : {}), overrides, caches: { fileHashes, off: cacheFlags.off } });
-  return { plan, warnings };
+async function planRun(source: Extract<StepsSource, { kind: "workflow" }>, runId: string, overrides: RunOverrides, checkoutDir: string | undefined, cacheFlags: CacheFlags): Promise<PreparedWorkflowRun> {
+  const { prepareWorkflowRun } = await import("../run/prepare-workflow-run.js");
+  return prepareWorkflowRun(source.loaded, { runId, ...(source.trigger ? { trigger: source.trigger } : {}), overrides, ...(checkoutDir ? { checkoutDir } : {}), cachesOff: cacheFlags.off });
 }
 
 /** --secrets FILE and every --secret-env NAME, merged (a name given twice is refused); warnings for a loose file mode. */

@@ -26,6 +26,14 @@ export async function loadWorkflowFile(path: string, options: ResolveOptions & {
   } catch (error) {
     throw new InputError(`cannot read the workflow file: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, name);
   }
+  return loadWorkflowText(text, name, options);
+}
+
+/**
+ * Parses and resolves a workflow given as text (the library's form: the daemon has the file's content, not a path),
+ * `name` naming it in every `name:line:column` message. Rejects with WorkflowError listing every problem.
+ */
+export async function loadWorkflowText(text: string, name: string, options: ResolveOptions = {}): Promise<LoadedWorkflow> {
   const parsed = await parseWorkflow(text, name);
   if (!parsed.ok) throw new WorkflowError(parsed.errors);
   const resolved = resolveWorkflow(parsed.workflow, options);

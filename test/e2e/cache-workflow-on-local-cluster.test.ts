@@ -80,7 +80,7 @@ describe("workflow caches and artifacts on the local cluster", { skip, concurren
   });
 
   /** One `run --workflow` of `workflow` with a checkout holding `lock.txt`; `env` reaches the steps through the workflow's environment. */
-  async function run(lock: string, options: { workflow?: string; fail?: boolean } = {}): Promise<Run> {
+  async function run(lock: string, options: { workflow?: string; fail?: boolean; cacheDir?: string; args?: readonly string[] } = {}): Promise<Run> {
     const n = ++runs;
     const dir = join(root, `run-${n}`);
     const checkout = join(dir, "checkout");
@@ -90,7 +90,7 @@ describe("workflow caches and artifacts on the local cluster", { skip, concurren
     writeFileSync(workflowFile, `${options.fail ? "environment:\n  FAIL: yes\n" : ""}${options.workflow ?? WORKFLOW}`);
     const out = join(dir, "out");
     const cli = await runCli(
-      ["run", "--workflow", workflowFile, "--checkout", checkout, "--out", out, "--event", "manual", "--repo", REPO, "--cache-dir", cacheDir, "--kubeconfig", cluster.kubeconfigPath, "--kubectl", KUBECTL, "--run-id", `cw-${process.pid}-${n}`],
+      ["run", "--workflow", workflowFile, "--checkout", checkout, "--out", out, "--event", "manual", "--repo", REPO, "--cache-dir", options.cacheDir ?? cacheDir, ...(options.args ?? []), "--kubeconfig", cluster.kubeconfigPath, "--kubectl", KUBECTL, "--run-id", `cw-${process.pid}-${n}`],
       { timeoutMs: 300_000 },
     );
     return { code: cli.code, stdout: cli.stdout, stderr: cli.stderr, out, result: readResult(out), log: readFileSync(join(out, "run.log"), "utf8") };
@@ -185,6 +185,25 @@ describe("workflow caches and artifacts on the local cluster", { skip, concurren
     assert.equal(ok.code, 0, ok.stderr);
     assert.deepEqual(ok.result.artifacts.map((a) => [a.name, a.status]), [["reports", "skipped"], ["nothing", "empty"]]);
     assert.match(ok.log, /warning: artifact nothing: no file in the pod matches/);
+    await assertNothingLeft(cluster);
+  });
+
+  it("evicts the least recently used entries after a save that passes --cache-max-bytes, never the one just saved", async () => {
+    // Each run stores ~300 kB of random deps (gzip cannot shrink it) and a tiny exact entry: two runs do not fit in 500 kB.
+    const small = join(root, "small-store");
+    const limit = ["--cache-max-bytes", "500K"];
+    const first = await run("lock e1\n", { cacheDir: small, args: limit });
+    assert.equal(first.code, 0, first.stderr);
+    assert.deepEqual(statuses(first.result), ["miss/saved", "miss/saved"]);
+    const second = await run("lock e2\n", { cacheDir: small, args: limit });
+    assert.equal(second.code, 0, second.stderr);
+    assert.deepEqual(statuses(second.result), ["fallback/saved", "miss/saved"]);
+    const stored = (await listStoredEntries(small, REPO)).entries;
+    const firstKeys = first.result.caches.map((c) => c.key);
+    const secondKeys = second.result.caches.map((c) => c.key);
+    assert.deepEqual(stored.map((e) => e.key).sort(), [...secondKeys].sort(), "only the second run's entries are left");
+    assert.ok(stored.reduce((sum, e) => sum + e.bytes, 0) <= 500_000, "within the limit");
+    for (const key of firstKeys) assert.match(second.log, new RegExp(`cache store: evicted ${key} \\(\\d+ bytes, least recently used\\) to stay within 500000 bytes`));
     await assertNothingLeft(cluster);
   });
 });
