@@ -39,3 +39,6 @@ export type { CacheBackend } from "./executor/context.js";
 export type { CacheSpec, CacheReport } from "./cache/cache-types.js";
 export type { ArtifactSpec, ArtifactReport } from "./artifacts/artifact-types.js";
 export { createDirStore } from "./cache/dir-store.js";
+export { openCacheDriver } from "./cache/open-cache-driver.js";
+export { createHostCacheDriver, type HostCacheDriverOptions } from "./cache/host-cache-driver.js";
+export type { CacheDriver } from "./cache/cache-driver.js";
