@@ -29,6 +29,7 @@ const maximal: JobManifestInput = {
   memory: "4Gi",
   budgetSeconds: 7200,
   owner: { host: "ci-runner-1.example.org", pid: 4242 },
+  cacheClaim: "knotless-cache",
 };
 
 /** Compares with the checked-in fixture; UPDATE_GOLDEN=1 rewrites it. */
@@ -77,6 +78,17 @@ describe("buildJobManifest", () => {
   it("requests the resources the autoscaler sizes the node from", () => {
     const container = buildJobManifest(maximal).spec?.template.spec?.containers[0];
     assert.deepEqual(container?.resources?.requests, { cpu: "2", memory: "4Gi" });
+  });
+
+  it("mounts the cache claim at /knotless-cache only when the PVC cache backend names one", () => {
+    const without = buildJobManifest(minimal).spec?.template.spec;
+    assert.equal(without?.volumes?.some((v) => v.persistentVolumeClaim !== undefined), false);
+    assert.equal(without?.containers[0]?.volumeMounts?.some((m) => m.mountPath === "/knotless-cache"), false);
+    const spec = buildJobManifest({ ...minimal, cacheClaim: "team-cache" }).spec?.template.spec;
+    const volume = spec?.volumes?.find((v) => v.persistentVolumeClaim !== undefined);
+    assert.deepEqual(volume, { name: "cache", persistentVolumeClaim: { claimName: "team-cache" } });
+    assert.deepEqual(spec?.containers[0]?.volumeMounts?.find((m) => m.name === volume?.name), { name: "cache", mountPath: "/knotless-cache" });
+    assert.equal(new Set(spec?.volumes?.map((v) => v.name)).size, spec?.volumes?.length, "volume names are unique");
   });
 
   it("mounts emptyDir volumes at /work, /steps, /outputs and /knotless, and a memory-backed one at /knotless-secrets", () => {
