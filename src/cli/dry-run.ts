@@ -64,7 +64,43 @@ function describeResolvedRun(config: RunConfig): string[] {
       lines.push(`#   step ${index + 1}: ${step.name} (${step.source}); timeout ${budget === undefined ? "the rest of the run's" : formatDuration(budget)}${names.length ? `; variables ${names.join(", ")}` : ""}`);
     }
   }
+  if (!config.notMatched) lines.push(...describeCaches(config), ...describeArtifacts(config));
   lines.push(`#   variables (values in the pod only): ${settings.env.map((variable) => variable.name).join(", ") || "none"}`);
   lines.push(`#   secrets (masked in all output, never shown): ${(settings.secrets ?? []).map((secret) => secret.name).join(", ") || "none"}`);
   return lines;
+}
+
+/** 5368709120 → 5Gi, 1500000 → 1500000 bytes. */
+function formatBytes(bytes: number): string {
+  for (const [unit, size] of [["Gi", 1024 ** 3], ["Mi", 1024 ** 2], ["Ki", 1024]] as const) {
+    if (bytes % size === 0) return `${bytes / size}${unit}`;
+  }
+  return `${bytes} bytes`;
+}
+
+const REPO_FROM = { "--repo": "--repo", checkout: "no --repo: from the checkout's absolute path", workflow: "no --repo: from the workflow file's absolute path" } as const;
+
+/** The caches as rendered: each key, its fallbacks and paths, and the store they would be restored from and saved to. */
+function describeCaches(config: RunConfig): string[] {
+  const declared = config.caches;
+  if (declared === undefined) return [];
+  const plural = declared.declared === 1 ? "cache" : "caches";
+  if (declared.off) return [`#   caches: off (--no-cache): the workflow's ${declared.declared} ${plural} are neither restored nor saved`];
+  const { caches = [], cacheBackend } = config.settings;
+  if (cacheBackend === undefined) return [];
+  const store = cacheBackend.kind === "dir" ? `the directory ${cacheBackend.dir} on this host` : `the PersistentVolumeClaim ${cacheBackend.claim}, mounted into the pod`;
+  const lines = [`#   caches: ${caches.length} ${plural} in ${store}, at most ${formatBytes(cacheBackend.maxBytes)}; repository ${cacheBackend.repo} (${REPO_FROM[declared.repoFrom]})`];
+  for (const [index, cache] of caches.entries()) {
+    const fallbacks = cache.restoreKeys.length > 0 ? cache.restoreKeys.map((prefix) => JSON.stringify(prefix)).join(", ") : "none";
+    lines.push(`#   cache ${index + 1}: key ${JSON.stringify(cache.key)}; fallback prefixes ${fallbacks}; paths ${cache.paths.join(", ")}`);
+  }
+  return lines;
+}
+
+/** The artifacts: each name, its patterns, when it is collected and whether matching nothing fails the run. */
+function describeArtifacts(config: RunConfig): string[] {
+  return (config.settings.artifacts ?? []).map(
+    (artifact, index) =>
+      `#   artifact ${index + 1}: ${artifact.name} (into artifacts/${artifact.name}/): ${artifact.paths.join(", ")}; when ${artifact.when}; ${artifact.required ? "required: matching nothing fails the run" : "matching nothing is a warning"}`,
+  );
 }

@@ -9,12 +9,14 @@ import { InputError } from "../errors.js";
 import type { HostTarSetting } from "../transfer/host-tar.js";
 import type { RunSettings } from "../run/run-workflow.js";
 import { parseStepsFile, type StepSpec } from "../input/steps-file.js";
-import { planWorkflowRun, RUN_DEFAULTS, type RunOverrides, type WorkflowRunPlan } from "../run/plan-workflow-run.js";
+import { listHashFilesNeeded, planWorkflowRun, RUN_DEFAULTS, type RunOverrides, type WorkflowRunPlan } from "../run/plan-workflow-run.js";
 import { buildRunVariables } from "../run/run-variables.js";
 import type { Secret } from "../secrets/secret.js";
-import type { Trigger } from "../workflow/match-trigger.js";
+import type { LoadedWorkflow } from "../workflow/load-workflow.js";
+import { matchWorkflow, type Trigger } from "../workflow/match-trigger.js";
 import type { ExecutorTimings } from "../executor/context.js";
 import { buildJobName, buildRunIdLabel, isAcceptableRunId } from "../k8s/names.js";
+import { buildCacheBackend, readCacheFlags, resolveCacheRepo, type CacheFlags, type CacheRepoSource, type RawCacheOptions } from "./cache-options.js";
 import { checkKubeconfigReadable, resolveClusterOptions, type RawClusterOptions } from "./cluster-options.js";
 import { readHeartbeatInterval } from "./heartbeat-interval.js";
 import { listKubeconfigFiles, readContextNamespace } from "./kubeconfig-namespace.js";
@@ -22,7 +24,7 @@ import { resolveProcessIdentity } from "./process-identity.js";
 import { readKeepWarm } from "./warm-options.js";
 
 /** Options exactly as the CLI parser hands them over (strings, unvalidated). */
-export interface RawRunOptions extends RawClusterOptions {
+export interface RawRunOptions extends RawClusterOptions, RawCacheOptions {
   checkout?: string;
   steps?: string;
   workflow?: string;
@@ -69,6 +71,11 @@ export interface RunConfig {
   readonly warnings: readonly string[];
   /** Timings the environment changes (the heartbeat interval); the rest are the defaults. */
   readonly timings: Partial<ExecutorTimings>;
+  /**
+   * Present when the workflow declares caches: how many, whether --no-cache turned them off, and where the
+   * repository key (settings.cacheBackend.repo) came from. The rendered caches are settings.caches.
+   */
+  readonly caches?: { readonly declared: number; readonly off: boolean; readonly repoFrom: CacheRepoSource };
 }
 
 function requireOption(value: string | undefined, flag: string): string {
@@ -125,7 +132,7 @@ function resolveHostTar(env: NodeJS.ProcessEnv): { hostTar?: HostTarSetting } {
 /** The steps of the run and where they came from: a steps file, or a workflow file planned for its trigger. */
 type StepsSource =
   | { readonly kind: "steps"; readonly steps: StepSpec[] }
-  | { readonly kind: "workflow"; readonly plan: WorkflowRunPlan; readonly warnings: readonly string[] };
+  | { readonly kind: "workflow"; readonly loaded: LoadedWorkflow; readonly trigger?: Trigger; readonly warnings: readonly string[] };
 
 /** The trigger flags as a Trigger; undefined without --event (then `when` is not evaluated). */
 function readTrigger(raw: RawRunOptions): Trigger | undefined {
@@ -166,8 +173,8 @@ function readOverrides(raw: RawRunOptions): RunOverrides {
   };
 }
 
-/** Reads the steps file or plans the workflow file (exactly one of --steps and --workflow). */
-async function readStepsSource(raw: RawRunOptions, runId: string, overrides: RunOverrides): Promise<StepsSource> {
+/** Reads the steps file or loads the workflow file (exactly one of --steps and --workflow). */
+async function readStepsSource(raw: RawRunOptions): Promise<StepsSource> {
   if ((raw.steps === undefined) === (raw.workflow === undefined)) throw new InputError("expected exactly one of --steps FILE and --workflow FILE");
   const trigger = readTrigger(raw);
   if (raw.steps !== undefined) {
@@ -185,8 +192,40 @@ async function readStepsSource(raw: RawRunOptions, runId: string, overrides: Run
   const { loadWorkflowFile } = await import("../workflow/load-workflow.js");
   const { formatWarning } = await import("../workflow/workflow-errors.js");
   const loaded = await loadWorkflowFile(resolve(raw.workflow!), { name: raw.workflow!, ...(raw.nixery !== undefined ? { nixeryBase: raw.nixery } : {}) });
-  const plan = planWorkflowRun(loaded.resolved, { runId, ...(trigger ? { trigger } : {}), overrides });
-  return { kind: "workflow", plan, warnings: loaded.warnings.map(formatWarning) };
+  return { kind: "workflow", loaded, ...(trigger ? { trigger } : {}), warnings: loaded.warnings.map(formatWarning) };
+}
+
+/**
+ * Hashes what the cache keys' hashFiles calls match in the checkout, each pattern list once; only for a run that
+ * will happen (caches on, the trigger matching) and has a checkout. Warnings (nothing matched, a symlink not
+ * followed) are placed at the first key that makes the call.
+ */
+async function hashKeyFiles(loaded: LoadedWorkflow, trigger: Trigger | undefined, checkoutDir: string | undefined, off: boolean): Promise<{ fileHashes: Map<string, string>; warnings: string[] }> {
+  const fileHashes = new Map<string, string>();
+  const warnings: string[] = [];
+  const needed = listHashFilesNeeded(loaded.resolved);
+  if (off || needed.length === 0 || checkoutDir === undefined || (trigger !== undefined && !matchWorkflow(loaded.resolved.when, trigger).matched)) return { fileHashes, warnings };
+  const [{ hashCheckoutFiles }, { identifyHashFilesCall, listHashFilesCalls }, { formatWarning, makeIssue }] = await Promise.all([
+    import("../cache/hash-files.js"),
+    import("../cache/render-key.js"),
+    import("../workflow/workflow-errors.js"),
+  ]);
+  const templates = (loaded.resolved.caches ?? []).flatMap((cache) => [cache.key, ...cache.restoreKeys]);
+  for (const patterns of needed) {
+    const id = identifyHashFilesCall(patterns);
+    const hashed = await hashCheckoutFiles(checkoutDir, patterns);
+    fileHashes.set(id, hashed.hash);
+    const at = templates.find((template) => listHashFilesCalls(template.template).some((call) => identifyHashFilesCall(call) === id))!;
+    for (const warning of hashed.warnings) warnings.push(formatWarning(makeIssue(loaded.resolved.file, at.position, at.path, warning)));
+  }
+  return { fileHashes, warnings };
+}
+
+/** Plans the workflow's run: its caches rendered with the checkout's file hashes (none with --no-cache). */
+async function planRun(source: Extract<StepsSource, { kind: "workflow" }>, runId: string, overrides: RunOverrides, checkoutDir: string | undefined, cacheFlags: CacheFlags): Promise<{ plan: WorkflowRunPlan; warnings: string[] }> {
+  const { fileHashes, warnings } = await hashKeyFiles(source.loaded, source.trigger, checkoutDir, cacheFlags.off);
+  const plan = planWorkflowRun(source.loaded.resolved, { runId, ...(source.trigger ? { trigger: source.trigger } : {}), overrides, caches: { fileHashes, off: cacheFlags.off } });
+  return { plan, warnings };
 }
 
 /** --secrets FILE and every --secret-env NAME, merged (a name given twice is refused); warnings for a loose file mode. */
@@ -215,11 +254,11 @@ export async function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEn
   const runId = raw.runId ?? generateRunId();
   if (!isAcceptableRunId(runId)) throw new InputError(`--run-id expects 1 to 128 printable characters without spaces, got ${JSON.stringify(runId)}`);
   const overrides = readOverrides(raw);
-  const source = await readStepsSource(raw, runId, overrides);
-  const plan = source.kind === "workflow" ? source.plan : undefined;
-  const skipsCheckout = plan?.workflow.clone.skip === true;
+  const source = await readStepsSource(raw);
+  const skipsCheckout = source.kind === "workflow" && source.loaded.resolved.clone.skip;
   if (!skipsCheckout) requireOption(raw.checkout, "--checkout");
   const checkoutDir = skipsCheckout ? undefined : requireDirectory(raw.checkout!, "--checkout");
+  const cacheFlags = readCacheFlags(raw, env);
   const sharedStepsDir = raw.sharedSteps ? requireDirectory(raw.sharedSteps, "--shared-steps") : undefined;
   const { secrets, warnings: secretWarnings } = await readRunSecrets(raw, env);
   // Without --namespace the Job goes to the kubeconfig context's namespace. A run leaves that to kubectl (create
@@ -230,8 +269,12 @@ export async function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEn
   const podTimeoutMs = readDuration(raw.podTimeout ?? "15m", "--pod-timeout");
   const maxOutputBytes = readSize(raw.maxOutputBytes ?? "512Mi", "--max-output-bytes");
   const maxLogBytes = readSize(raw.maxLogBytes ?? "64Mi", "--max-log-bytes");
+  // Last of the checks, since hashing the checkout's files for the cache keys can take a while.
+  const workflowPlan = source.kind === "workflow" ? await planRun(source, runId, overrides, checkoutDir, cacheFlags) : undefined;
+  const plan = workflowPlan?.plan;
   const warnings = [
     ...(source.kind === "workflow" ? source.warnings : []),
+    ...(workflowPlan?.warnings ?? []),
     ...secretWarnings,
     ...(skipsCheckout && raw.checkout !== undefined ? [`${raw.workflow}: clone.skip is true, so --checkout ${raw.checkout} is not uploaded (/work starts empty)`] : []),
   ];
@@ -249,6 +292,10 @@ export async function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEn
       : plan.matched
         ? { image: plan.image, cpu: plan.cpu, memory: plan.memory, timeoutMs: plan.timeoutMs, ...(plan.stepTimeoutMs !== undefined ? { stepTimeoutMs: plan.stepTimeoutMs } : {}), steps: plan.steps, env: plan.env, shell: plan.shell }
         : { image: plan.image, cpu: overrides.cpu ?? RUN_DEFAULTS.cpu, memory: overrides.memory ?? RUN_DEFAULTS.memory, timeoutMs: overrides.timeoutMs ?? RUN_DEFAULTS.timeoutMs, steps: plan.steps, env: [] };
+  const declaredCaches = source.kind === "workflow" ? (source.loaded.resolved.caches ?? []).length : 0;
+  const cacheRepo = declaredCaches > 0 ? resolveCacheRepo(raw.repo, checkoutDir, raw.workflow!) : undefined;
+  const caches = plan?.matched && plan.caches.length > 0 && cacheRepo ? { caches: plan.caches, cacheBackend: buildCacheBackend(cacheFlags, cacheRepo.repo) } : {};
+  const artifacts = plan?.matched && plan.artifacts.length > 0 ? { artifacts: plan.artifacts } : {};
   const emptyCheckout = checkoutDir === undefined && !(plan && !plan.matched) && !raw.dryRun ? makeEmptyCheckout() : undefined;
   return {
     settings: {
@@ -270,6 +317,8 @@ export async function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEn
       ...(raw.skipWarm ? { claimWarm: false } : {}),
       ...resolveHostTar(env),
       owner: resolveProcessIdentity(),
+      ...caches,
+      ...artifacts,
     },
     ...(plan && !plan.matched ? { notMatched: { reason: plan.reason } } : {}),
     ...(emptyCheckout ? { emptyCheckout } : {}),
@@ -279,6 +328,7 @@ export async function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEn
     dryRun: raw.dryRun ?? false,
     verbose: raw.verbose ?? false,
     timings: { heartbeatIntervalMs: readHeartbeatInterval(env) },
+    ...(cacheRepo ? { caches: { declared: declaredCaches, off: cacheFlags.off, repoFrom: cacheRepo.from } } : {}),
   };
 }
 

@@ -35,6 +35,10 @@ export const RUN_OPTIONS: readonly OptionSpec[] = [
   { flag: "--keep-warm <duration>", description: "after the Job is deleted, leave a placeholder that keeps its node for this long (billed while it waits)" },
   { flag: "--max-warm <n>", description: "most warm placeholders in the namespace, for --keep-warm", defaultValue: "1" },
   { flag: "--skip-warm", description: "do not look for a warm placeholder to claim (one API call less, for clusters that never have one)" },
+  { flag: "--cache-dir <dir>", description: "the host directory that keeps the workflow's caches (default $XDG_CACHE_HOME/knotless-runner-k8s, else ~/.cache/knotless-runner-k8s)" },
+  { flag: "--cache-max-bytes <size>", description: "most bytes the cache store keeps; the least recently used entries go first (default 5Gi)" },
+  { flag: "--cache-pvc <name>", description: "keep the caches on this PersistentVolumeClaim in the run's namespace instead of --cache-dir" },
+  { flag: "--no-cache", description: "restore and save no cache (the workflow's caches are not even rendered)" },
   { flag: "--dry-run", description: "validate, then print the resolved workflow, the Job manifest and every kubectl call; touch nothing" },
   { flag: "--verbose", description: "also print every kubectl call on the console" },
 ];
@@ -57,6 +61,11 @@ export function parseRunFast(argv: readonly string[]): RawRunOptions | undefined
   const raw: Record<string, string | boolean | Array<string | boolean>> = {};
   for (const spec of RUN_OPTIONS) {
     const name = readOptionName(spec);
+    if (name.startsWith("no-")) {
+      // As commander reads a negatable flag: `--no-cache` sets `cache` false, and `cache` is true without it.
+      raw[toCamelCase(name.slice(3))] = values[name] !== true;
+      continue;
+    }
     const value = values[name] ?? spec.defaultValue;
     if (value === undefined) {
       if (spec.required) return undefined;

@@ -1,8 +1,12 @@
 // Decides what one run of a resolved workflow is: whether the trigger matches, and the steps, image, budgets and variables, with the caller's overrides on top.
+import type { ArtifactSpec } from "../artifacts/artifact-types.js";
+import type { CacheSpec } from "../cache/cache-types.js";
+import { identifyHashFilesCall, listHashFilesCalls, renderKeyTemplate, type KeyInputs } from "../cache/render-key.js";
 import type { StepSpec } from "../input/steps-file.js";
 import { matchWorkflow, type Trigger } from "../workflow/match-trigger.js";
 import type { ResolvedWorkflow } from "../workflow/resolve-workflow.js";
-import type { CloneSettings, EnvVar } from "../workflow/workflow-types.js";
+import { makeIssue, WorkflowError, type WorkflowIssue } from "../workflow/workflow-errors.js";
+import type { CloneSettings, EnvVar, KeyTemplateAt, WorkflowArtifact, WorkflowCache } from "../workflow/workflow-types.js";
 import { buildRunVariables } from "./run-variables.js";
 
 /** What the runner uses when neither its caller nor the workflow says. */
@@ -44,19 +48,81 @@ export type WorkflowRunPlan =
       readonly steps: StepSpec[];
       /** Run variables, then the workflow's environment: lowest precedence first. */
       readonly env: EnvVar[];
+      /** The workflow's `caches:`, keys rendered for this run, in file order; empty without caches and with --no-cache. */
+      readonly caches: CacheSpec[];
+      /** The workflow's `artifacts:`, in file order. */
+      readonly artifacts: ArtifactSpec[];
     };
+
+/** What the caches of a run are rendered with, besides the run's variables. */
+export interface CachePlanInput {
+  /** The hash of each hashFiles call the keys make (listHashFilesNeeded), by identifyHashFilesCall(patterns). */
+  readonly fileHashes?: ReadonlyMap<string, string>;
+  /** `--no-cache`: nothing is rendered, hashed, restored or saved. */
+  readonly off?: boolean;
+}
 
 /** The workflow's name from its file: `.tangled/workflows/build.yml` → `build.yml`. */
 export function nameWorkflow(file: string): string {
   return file.split(/[\\/]/).pop() || file;
 }
 
+/** The pattern lists of every hashFiles call of the workflow's keys and restore keys, each once, in file order. */
+export function listHashFilesNeeded(workflow: Pick<ResolvedWorkflow, "caches">): Array<readonly string[]> {
+  const seen = new Map<string, readonly string[]>();
+  for (const cache of workflow.caches ?? []) {
+    for (const { template } of [cache.key, ...cache.restoreKeys]) {
+      for (const patterns of listHashFilesCalls(template)) seen.set(identifyHashFilesCall(patterns), patterns);
+    }
+  }
+  return [...seen.values()];
+}
+
+/**
+ * Renders each cache's key and restore keys: every problem (a variable the run does not set, a key too long or
+ * unprintable, two caches rendering the same key) is a WorkflowIssue at the template's place.
+ */
+export function planCaches(file: string, caches: readonly WorkflowCache[], inputs: KeyInputs): { caches: CacheSpec[]; issues: WorkflowIssue[] } {
+  const issues: WorkflowIssue[] = [];
+  const render = (at: KeyTemplateAt): string | undefined => {
+    const rendered = renderKeyTemplate(at.template, inputs);
+    if (rendered.ok) return rendered.key;
+    issues.push(makeIssue(file, at.position, at.path, `the key template ${JSON.stringify(at.template.source)} ${rendered.message}`));
+    return undefined;
+  };
+  const specs: CacheSpec[] = [];
+  const keyed = new Map<string, KeyTemplateAt>();
+  for (const cache of caches) {
+    const key = render(cache.key);
+    const restoreKeys = cache.restoreKeys.map(render);
+    if (key === undefined || restoreKeys.some((prefix) => prefix === undefined)) continue;
+    const first = keyed.get(key);
+    if (first !== undefined) {
+      issues.push(makeIssue(file, cache.key.position, cache.key.path, `renders ${JSON.stringify(key)}, the same key as ${first.path} at ${file}:${first.position.line}:${first.position.column}; keys are immutable once saved, so only one of them could ever be saved`));
+      continue;
+    }
+    keyed.set(key, cache.key);
+    specs.push({ key, restoreKeys: restoreKeys as string[], paths: [...cache.paths] });
+  }
+  return { caches: specs, issues };
+}
+
+/** The workflow's artifacts as the run collects them. */
+export function planArtifacts(artifacts: readonly WorkflowArtifact[]): ArtifactSpec[] {
+  return artifacts.map((artifact) => ({ name: artifact.name, paths: [...artifact.paths], when: artifact.when, required: artifact.required }));
+}
+
 /**
  * Plans one run of a resolved workflow (src/workflow/resolve-workflow.ts). Pure. With a trigger, `when` is
  * evaluated and a workflow that does not match is not run (`matched: false` with the reason); without one it runs.
- * Precedence: the overrides over the workflow's fields over RUN_DEFAULTS.
+ * Precedence: the overrides over the workflow's fields over RUN_DEFAULTS. The cache keys are rendered with the
+ * run's variables (the run variables, then the workflow's environment) and `input.caches.fileHashes`; a key that
+ * cannot be rendered throws WorkflowError (bad input), naming the template's place in the file.
  */
-export function planWorkflowRun(workflow: ResolvedWorkflow, input: { readonly runId: string; readonly trigger?: Trigger; readonly overrides?: RunOverrides }): WorkflowRunPlan {
+export function planWorkflowRun(
+  workflow: ResolvedWorkflow,
+  input: { readonly runId: string; readonly trigger?: Trigger; readonly overrides?: RunOverrides; readonly caches?: CachePlanInput },
+): WorkflowRunPlan {
   const overrides = input.overrides ?? {};
   const name = nameWorkflow(workflow.file);
   const match = input.trigger === undefined ? undefined : matchWorkflow(workflow.when, input.trigger);
@@ -78,6 +144,12 @@ export function planWorkflowRun(workflow: ResolvedWorkflow, input: { readonly ru
     ...(stepTimeoutMs === undefined && step.timeoutMs !== undefined ? { timeoutMs: step.timeoutMs } : {}),
   }));
   if (match && !match.matched) return { matched: false, workflow: summary, reason: match.reason, image, steps };
+  const env = [...buildRunVariables({ runId: input.runId, workflowName: name, ...(input.trigger ? { trigger: input.trigger } : {}) }), ...workflow.env];
+  const cacheInput = input.caches ?? {};
+  const planned = cacheInput.off
+    ? { caches: [], issues: [] }
+    : planCaches(workflow.file, workflow.caches ?? [], { variables: new Map(env.map((variable) => [variable.name, variable.value])), fileHashes: cacheInput.fileHashes ?? new Map() });
+  if (planned.issues.length > 0) throw new WorkflowError(planned.issues);
   return {
     matched: true,
     workflow: summary,
@@ -88,6 +160,8 @@ export function planWorkflowRun(workflow: ResolvedWorkflow, input: { readonly ru
     ...(stepTimeoutMs !== undefined ? { stepTimeoutMs } : {}),
     shell: workflow.shell.join(" "),
     steps,
-    env: [...buildRunVariables({ runId: input.runId, workflowName: name, ...(input.trigger ? { trigger: input.trigger } : {}) }), ...workflow.env],
+    env,
+    caches: planned.caches,
+    artifacts: planArtifacts(workflow.artifacts ?? []),
   };
 }

@@ -59,16 +59,23 @@ function checkComponent(component: string): string | undefined {
   return braces > 0 ? "has a `{` without its `}` (within one `/`-separated part)" : undefined;
 }
 
-/**
- * Why the pattern is refused, or undefined when it is fine: what doublestar refuses as a bad pattern, plus `..`,
- * which no git branch or tag name contains (so such a pattern could never match).
- */
-export function checkGlobPattern(pattern: string): string | undefined {
+/** Why doublestar would refuse the pattern as a bad pattern (or it is empty), or undefined: the syntax alone. */
+export function checkGlobSyntax(pattern: string): string | undefined {
   if (pattern === "") return "is empty";
   for (const component of splitComponents(pattern)) {
     const problem = checkComponent(component);
     if (problem !== undefined) return problem;
   }
+  return undefined;
+}
+
+/**
+ * Why the pattern is refused, or undefined when it is fine: what doublestar refuses as a bad pattern, plus `..`,
+ * which no git branch or tag name contains (so such a pattern could never match).
+ */
+export function checkGlobPattern(pattern: string): string | undefined {
+  const problem = checkGlobSyntax(pattern);
+  if (problem !== undefined) return problem;
   const outsideClasses = pattern.replace(/\\./g, "__").replace(/\[[^\]]*\]/g, "_");
   if (outsideClasses.includes("..")) return "contains `..`, which no git branch or tag name contains, so it could never match";
   return undefined;

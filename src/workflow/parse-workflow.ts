@@ -1,11 +1,12 @@
 // Parses the text of a workflow file into a Workflow, or every problem in it with its file:line:column.
 import type { YAMLError } from "yaml";
+import { listHashFilesCalls, listTemplateVariables, RUN_VARIABLE_SOURCES } from "../cache/render-key.js";
 import { readMap } from "./field-readers.js";
 import { isNullValue, positionAt, reportError, reportWarning, type ReadContext, type YamlModule } from "./read-context.js";
 import { suggestName } from "./suggest-key.js";
 import { sortIssues, type WorkflowIssue } from "./workflow-errors.js";
 import { KNOWN_EVENTS, WORKFLOW_KEYS, type ParsedClone, type ParsedConstraint } from "./workflow-schema.js";
-import type { EngineName, SourcePosition, Workflow } from "./workflow-types.js";
+import type { EngineName, EnvVar, KeyTemplateAt, SourcePosition, Workflow } from "./workflow-types.js";
 
 export type ParseResult =
   | { readonly ok: true; readonly workflow: Workflow; readonly warnings: readonly WorkflowIssue[] }
@@ -44,6 +45,24 @@ function checkClone(ctx: ReadContext, clone: ParsedClone): void {
 }
 
 /**
+ * What a cache key may use, checked once the whole file is read: a run variable or one of the workflow's own
+ * `environment` (the variables every step starts with), and hashFiles only when there is a checkout to hash.
+ */
+function checkCacheKeys(ctx: ReadContext, templates: readonly KeyTemplateAt[], environment: readonly EnvVar[], skipsCheckout: boolean): void {
+  const known = [...Object.keys(RUN_VARIABLE_SOURCES), ...environment.map((variable) => variable.name)];
+  for (const { template, position, path } of templates) {
+    for (const name of listTemplateVariables(template)) {
+      if (known.includes(name)) continue;
+      const suggestion = suggestName(name, known);
+      reportError(ctx, position, path, `{{ ${name} }} is not a run variable (CI, KNOTLESS_*) nor one of the workflow's \`environment\`${suggestion ? `; did you mean \`${suggestion}\`?` : ""}`);
+    }
+    if (skipsCheckout && listHashFilesCalls(template).length > 0) {
+      reportError(ctx, position, path, "hashFiles hashes files of the checkout, but clone.skip is true, so there is none; key the cache on something else, or do not skip the checkout");
+    }
+  }
+}
+
+/**
  * Parses a workflow file; loads the `yaml` package on first use (see parseWorkflowWith). Collects every problem in the file (unknown keys with suggestions, wrong types, bad
  * values, duplicate step names), each at the place it stands; a YAML syntax error makes the structure unreliable,
  * so then only the syntax errors are reported. `file` names the file in messages and step sources.
@@ -78,6 +97,7 @@ export function parseWorkflowWith(yaml: YamlModule, text: string, file: string):
   }
   if (values.when) checkConstraints(ctx, values.when);
   if (values.clone) checkClone(ctx, values.clone);
+  if (values.caches) checkCacheKeys(ctx, values.caches.templates, values.environment ?? [], values.clone?.skip === true);
   const warnings = sortIssues(ctx.warnings);
   if (ctx.errors.length > 0 || values.steps === undefined) return { ok: false, errors: sortIssues(ctx.errors), warnings };
   const workflow: Workflow = {
@@ -94,6 +114,8 @@ export function parseWorkflowWith(yaml: YamlModule, text: string, file: string):
     clone: values.clone ? { skip: values.clone.skip, ...(values.clone.depth !== undefined ? { depth: values.clone.depth } : {}), submodules: values.clone.submodules } : { skip: false, submodules: false },
     environment: values.environment ?? [],
     steps: values.steps,
+    ...(values.caches && values.caches.caches.length > 0 ? { caches: values.caches.caches } : {}),
+    ...(values.artifacts && values.artifacts.length > 0 ? { artifacts: values.artifacts } : {}),
   };
   return { ok: true, workflow, warnings };
 }

@@ -1,7 +1,7 @@
 // Turns a parsed workflow and the runner's own settings into what a run needs: image, shell, budgets, env, steps.
 import { IMAGE } from "../config/patterns.js";
 import { makeIssue, type WorkflowIssue } from "./workflow-errors.js";
-import type { CloneSettings, EngineName, EnvVar, ResourceSettings, WhenConstraint, Workflow } from "./workflow-types.js";
+import type { CloneSettings, EngineName, EnvVar, ResourceSettings, WhenConstraint, Workflow, WorkflowArtifact, WorkflowCache } from "./workflow-types.js";
 
 /** The shell a step's script runs in when the workflow names none: stops at the first failing command. */
 export const DEFAULT_SHELL: readonly string[] = ["sh", "-e"];
@@ -42,6 +42,9 @@ export interface ResolvedWorkflow {
   readonly clone: CloneSettings;
   readonly when?: readonly WhenConstraint[];
   readonly steps: readonly ResolvedStep[];
+  /** As parsed; their keys are rendered for each run (src/run/plan-workflow-run.ts). Absent: none. */
+  readonly caches?: readonly WorkflowCache[];
+  readonly artifacts?: readonly WorkflowArtifact[];
 }
 
 export type ResolveResult = { readonly ok: true; readonly workflow: ResolvedWorkflow } | { readonly ok: false; readonly errors: readonly WorkflowIssue[] };
@@ -113,6 +116,8 @@ export function resolveWorkflow(workflow: Workflow, options: ResolveOptions = {}
         ...(step.timeoutMs !== undefined ? { timeoutMs: step.timeoutMs } : {}),
         source: `${workflow.file}:${step.position.line}`,
       })),
+      ...(workflow.caches !== undefined ? { caches: workflow.caches } : {}),
+      ...(workflow.artifacts !== undefined ? { artifacts: workflow.artifacts } : {}),
     },
   };
 }

@@ -8,6 +8,9 @@ const ALIASES: Readonly<Record<string, string>> = {
   deps: "dependencies",
   on: "when",
   resource: "resources",
+  files: "paths",
+  if: "when",
+  condition: "when",
 };
 
 /** The optimal-string-alignment distance: insertions, deletions, substitutions and swaps of neighbours each cost 1. */

@@ -1,6 +1,8 @@
 // The workflow format, key by key: Tangled's keys (when, engine, dependencies, clone, environment, steps) and ours.
 import { ENV_NAME, IMAGE, QUANTITY } from "../config/patterns.js";
 import { field, readBoolean, readCount, readDurationMs, readEntries, readMap, readMatching, readNonEmptyText, readText, readTextOrList, type FieldReader, type MapSchema } from "./field-readers.js";
+import { readArtifacts } from "./artifact-schema.js";
+import { readCaches } from "./cache-schema.js";
 import { checkGlobPattern } from "./glob-pattern.js";
 import { describeNode, indexPath, isNullValue, isSeqNode, positionOf, readScalarText, reportError, resolveAlias, type ReadContext } from "./read-context.js";
 import { suggestName } from "./suggest-key.js";
@@ -241,9 +243,7 @@ const readSteps: FieldReader<WorkflowStep[]> = (ctx, node, at, path) => {
   return steps;
 };
 
-/**
- * Every top-level key, in the order the README documents them. Issue 15 adds `caches` and `artifacts` here.
- */
+/** Every top-level key, in the order the README documents them. */
 export const WORKFLOW_KEYS = {
   when: field(allowEmpty(readWhen)),
   engine: field(readEngine),
@@ -255,5 +255,7 @@ export const WORKFLOW_KEYS = {
   clone: field(allowEmpty(readClone)),
   environment: field(allowEmpty(readEnvironment)),
   steps: field(readSteps, { required: true }),
+  caches: field(allowEmpty(readCaches)),
+  artifacts: field(allowEmpty(readArtifacts)),
 } satisfies MapSchema;
 

@@ -1,4 +1,6 @@
 // The types of a workflow file as parsed: what each key said, with where it was said.
+import type { ArtifactWhen } from "../artifacts/artifact-types.js";
+import type { KeyTemplate } from "../cache/render-key.js";
 
 /** A place in a workflow file, 1-based like a compiler's `file:line:column`. */
 export interface SourcePosition {
@@ -50,6 +52,34 @@ export interface WorkflowStep {
   readonly position: SourcePosition;
 }
 
+/** A cache key or restore key as written, parsed (src/cache/render-key.ts); rendered for each run. */
+export interface KeyTemplateAt {
+  readonly template: KeyTemplate;
+  /** Where the template stands, and its key path (`caches[0].restore-keys[1]`): where a problem of rendering it points. */
+  readonly position: SourcePosition;
+  readonly path: string;
+}
+
+/** One `caches:` entry. */
+export interface WorkflowCache {
+  readonly key: KeyTemplateAt;
+  /** Fallback prefixes, in order. */
+  readonly restoreKeys: readonly KeyTemplateAt[];
+  /** Absolute and normalized pod paths, in file order (a relative one resolved against /work). */
+  readonly paths: readonly string[];
+  readonly position: SourcePosition;
+}
+
+/** One `artifacts:` entry. */
+export interface WorkflowArtifact {
+  readonly name: string;
+  /** Absolute, normalized glob patterns under /outputs or /work (a relative one resolved against /work). */
+  readonly paths: readonly string[];
+  readonly when: ArtifactWhen;
+  readonly required: boolean;
+  readonly position: SourcePosition;
+}
+
 /** A workflow file that parsed without errors. */
 export interface Workflow {
   /** The file name as given to the parser, used in every message and step source. */
@@ -71,4 +101,8 @@ export interface Workflow {
   readonly clone: CloneSettings;
   readonly environment: readonly EnvVar[];
   readonly steps: readonly WorkflowStep[];
+  /** `caches:`, in file order; absent when the file has none. */
+  readonly caches?: readonly WorkflowCache[];
+  /** `artifacts:`, in file order; absent when the file has none. */
+  readonly artifacts?: readonly WorkflowArtifact[];
 }

@@ -28,6 +28,7 @@ describe("parseRunFast", () => {
     ["run", ...REQUIRED, "--max-output-bytes", "1G", "--shared-steps", "/shared", "--keep", "--dry-run", "--verbose"],
     ["run", "--out", "/o", "--steps", "/s.tsv", "--checkout", "/c", "--image", "a", "--image", "b"],
     ["run", ...REQUIRED, "--checkout", "-", "--image="],
+    ["run", ...REQUIRED, "--no-cache", "--cache-dir", "/var/cache/k", "--cache-max-bytes=1Gi", "--cache-pvc", "ci-cache"],
   ];
   for (const argv of plain) {
     it(`reads \`${argv.slice(1).join(" ")}\` exactly as commander does`, async () => {
@@ -46,10 +47,16 @@ describe("parseRunFast", () => {
     ["run", ...REQUIRED, "--no-such-flag"],
     ["run", ...REQUIRED, "extra"],
     ["run", ...REQUIRED, "--keep=yes"],
+    ["run", ...REQUIRED, "--no-cache=yes"],
     ["run", ...REQUIRED, "--image", "--keep"],
     ["run", ...REQUIRED, "--"],
     ["run", ...REQUIRED, "-h"],
   ];
+  it("reads --no-cache as commander reads a negatable flag: cache false when given, true when not", () => {
+    assert.equal(parseRunFast(["run", ...REQUIRED, "--no-cache"])?.cache, false);
+    assert.equal(parseRunFast(["run", ...REQUIRED])?.cache, true);
+  });
+
   for (const argv of unusual) {
     it(`leaves \`${argv.join(" ")}\` to commander`, () => assert.equal(parseRunFast(argv), undefined));
   }

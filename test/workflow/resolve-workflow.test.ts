@@ -53,7 +53,7 @@ describe("resolveWorkflow", () => {
 
   it("gives every field of the maximal fixture, in ms where it is a budget", () => {
     const workflow = resolveOk(readFixture("maximal.yml"), undefined, "maximal.yml");
-    assert.deepEqual({ ...workflow, when: undefined, steps: undefined }, {
+    assert.deepEqual({ ...workflow, when: undefined, steps: undefined, caches: undefined, artifacts: undefined }, {
       file: "maximal.yml",
       engine: "kubernetes",
       image: "golang:1.23-alpine",
@@ -65,7 +65,17 @@ describe("resolveWorkflow", () => {
       clone: { skip: false, depth: 1, submodules: false },
       when: undefined,
       steps: undefined,
+      caches: undefined,
+      artifacts: undefined,
     });
+    assert.deepEqual(
+      workflow.caches?.map((cache) => [cache.key.template.source, cache.restoreKeys.map((key) => key.template.source), cache.paths]),
+      [['go-{{ KNOTLESS_WORKFLOW }}-{{ hashFiles "go.sum" "**/go.mod" }}', ["go-{{ KNOTLESS_WORKFLOW }}-", "go-"], ["/root/go/pkg/mod", "/root/.cache/go-build"]]],
+    );
+    assert.deepEqual(workflow.artifacts?.map(({ position: _position, ...artifact }) => artifact), [
+      { name: "test-report", paths: ["/outputs/report/**"], when: "always", required: false },
+      { name: "binaries", paths: ["/work/bin/*"], when: "success", required: true },
+    ]);
     assert.deepEqual(workflow.steps, [
       { name: "build", command: "go build ./...", env: [], source: "maximal.yml:39" },
       { name: "test", command: "go vet ./...\ngo test ./...\n", env: [{ name: "GOFLAGS", value: "-count=1" }], timeoutMs: 1_200_000, source: "maximal.yml:41" },

@@ -88,3 +88,30 @@ describe("formatValidateReport", () => {
     assert.deepEqual(formatValidateReport({ checks: [], pathProblems: ["x: no such file or directory"] }), { stdout: "", stderr: "x: no such file or directory\nvalidate: 1 path with nothing to check\n", ok: false });
   });
 });
+
+describe("validate on caches and artifacts", () => {
+  it("reports every problem of the caches and artifacts, key syntax, variables and paths alike, and fails", async () => {
+    const text = [
+      "caches:",
+      `  - key: 'deps-{{ hashFiles "lock" }'`,
+      "    paths: /knotless",
+      "  - key: 'x-{{ KNOTLESS_BRANCH }}'",
+      "    paths: ok",
+      "artifacts:",
+      "  - name: a/b",
+      "    paths: /tmp/x",
+      GOOD,
+    ].join("\n");
+    const report = formatValidateReport({ checks: [await checkWorkflowText(text, "ci.yml")], pathProblems: [] });
+    assert.equal(report.ok, false);
+    assert.deepEqual(report.stderr.split("\n").map((line) => line.split(": ").slice(0, 2).join(": ")), [
+      "ci.yml:2:10: caches[0].key",
+      "ci.yml:3:12: caches[0].paths",
+      "ci.yml:4:10: caches[1].key",
+      "ci.yml:7:11: artifacts[0].name",
+      "ci.yml:8:12: artifacts[0].paths",
+      "validate: 5 errors in 1 of 1 file",
+      "",
+    ]);
+  });
+});

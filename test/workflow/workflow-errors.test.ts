@@ -177,7 +177,7 @@ const CASES: ReadonlyArray<{ title: string; text: string; errors: string[] }> = 
   {
     title: "a merge key",
     text: "base: &base\n  name: a\nsteps:\n  - <<: *base\n    command: b\n",
-    errors: ["wf.yml:1:1: base: unknown key; expected one of `when`, `engine`, `image`, `shell`, `timeout`, `resources`, `dependencies`, `clone`, `environment`, `steps`", 'wf.yml:4:5: steps[0]["<<"]: merge keys (`<<`) are not supported; write the keys out', "wf.yml:4:5: steps[0]: expected the key `name`, found none"],
+    errors: ["wf.yml:1:1: base: unknown key; expected one of `when`, `engine`, `image`, `shell`, `timeout`, `resources`, `dependencies`, `clone`, `environment`, `steps`, `caches`, `artifacts`", 'wf.yml:4:5: steps[0]["<<"]: merge keys (`<<`) are not supported; write the keys out', "wf.yml:4:5: steps[0]: expected the key `name`, found none"],
   },
   {
     title: "a YAML syntax error, with its position, and nothing else",
