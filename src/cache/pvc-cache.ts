@@ -1,22 +1,33 @@
-// The PVC cache backend's restore and save of one cache, as sequences of in-pod commands over an injected exec; never throws.
-import { describeError } from "../errors.js";
-import type { CacheReport, CacheSpec } from "./cache-types.js";
-import { parsePvcEvict, parsePvcList, parsePvcRestore, parsePvcSave, type PvcCommandOutput } from "./pvc-output.js";
+// The PVC cache backend for the run: restore and save of one cache as in-pod command sequences over an injected exec.
+import { CacheCorruptError, type CacheSpec } from "./cache-types.js";
+import { parsePvcEvict, parsePvcList, parsePvcRestore, parsePvcSave, PvcOutputError, type PvcCommandOutput } from "./pvc-output.js";
 import { buildPvcEvictCommand, buildPvcListCommand, buildPvcRestoreCommand, buildPvcSaveCommand } from "./pvc-scripts.js";
+import { describeError } from "../errors.js";
 import { selectEntry } from "./select-entry.js";
 
-/** Runs one argv in the run pod (no stdin) and gives back how it ended: the executor's exec, or a test's sandbox. */
+/** Runs one argv in the run pod (no stdin) and gives back how it ended: kubectl exec, or a test's sandbox. */
 export type PodExec = (argv: readonly string[]) => Promise<PvcCommandOutput>;
 
-export interface PvcCacheOptions {
+/** What a restore found and extracted (`bytes`: the stored archive's, read in the pod). */
+export type PvcRestoreResult = { readonly kind: "exact" | "fallback"; readonly restoredKey: string; readonly bytes: number } | { readonly kind: "miss" };
+
+/** What a save did; "skipped" with why (no path existed in the pod). */
+export type PvcSaveResult = { readonly status: "saved" | "exists"; readonly bytes: number } | { readonly status: "skipped"; readonly reason: string };
+
+export interface PvcCacheDriverOptions {
+  readonly exec: PodExec;
   /** The repository entries are keyed by (settings.cacheBackend.repo). */
   readonly repo: string;
-  /** The claim's byte budget (settings.cacheBackend.maxBytes): a save evicts down to it. */
+  /** The claim's name, for the log line. */
+  readonly claim: string;
+  /** The claim's byte budget (settings.cacheBackend.maxBytes): each save evicts down to it. */
   readonly maxBytes: number;
-  /** Makes temporary names unique across pods: the run id made safe ([A-Za-z0-9_-], at most 64). */
+  /** Makes temporary names unique across pods: formatPvcNonce(runId). */
   readonly nonce: string;
-  /** Epoch ms; the entry's creation time and the reports' durations. */
+  /** Epoch ms: the creation time a saved entry records. */
   readonly now: () => number;
+  /** Told what went wrong after an entry was saved (the eviction): the save stands, the next one evicts again. */
+  readonly warn?: (message: string) => void;
 }
 
 /** A run id as a nonce: every other character becomes `-`, at most 64 characters, never empty. */
@@ -25,63 +36,53 @@ export function formatPvcNonce(runId: string): string {
 }
 
 /**
- * Lists the repository's entries, picks one with selectEntry, and restores it in the pod (checksum first). A miss,
- * an entry evicted between the list and the restore, and a corrupt entry (which the pod removes) never fail the run:
- * they are a miss or a `failed` restore with the reason.
+ * The two calls the run's cache steps make (src/cache/cache-driver.ts's CacheDriver): every byte stays in the pod and
+ * on the claim. Both throw for a failure (an exec cut before its result line, the pod's tar failing, a corrupt entry
+ * as CacheCorruptError after the pod removed it), which the run reports as a warning.
  */
-export async function restorePvcCache(exec: PodExec, spec: CacheSpec, options: PvcCacheOptions): Promise<CacheReport["restore"]> {
-  const started = options.now();
-  const ms = (): number => options.now() - started;
-  try {
-    const lookup = selectEntry(parsePvcList(await exec(buildPvcListCommand(options.repo)), options.repo), spec);
-    if (lookup.kind === "miss") return { status: "miss", bytes: 0, ms: ms() };
-    const outcome = parsePvcRestore(await exec(buildPvcRestoreCommand(options.repo, lookup.entry.key, options.nonce)));
-    switch (outcome.kind) {
-      case "restored":
-        return { status: lookup.kind, restoredKey: lookup.entry.key, bytes: outcome.bytes, ms: ms() };
-      case "missing":
-        return { status: "miss", bytes: 0, ms: ms(), reason: `the entry of ${lookup.entry.key} was evicted before it could be restored` };
-      case "corrupt":
-        return { status: "failed", restoredKey: lookup.entry.key, bytes: 0, ms: ms(), reason: `corrupt entry, removed: ${outcome.reason}` };
-      case "failed":
-        return { status: "failed", restoredKey: lookup.entry.key, bytes: 0, ms: ms(), reason: outcome.reason };
-    }
-  } catch (error) {
-    return { status: "failed", bytes: 0, ms: ms(), reason: describeError(error) };
-  }
-}
-
-/**
- * Saves the cache's paths under its key unless the key exists, then evicts the claim down to its budget. The caller
- * decides whether to save at all (not after an exact hit, not after a failed run).
- */
-export async function savePvcCache(exec: PodExec, spec: CacheSpec, options: PvcCacheOptions): Promise<CacheReport["save"]> {
-  const started = options.now();
-  const ms = (): number => options.now() - started;
-  try {
-    const argv = buildPvcSaveCommand({ repo: options.repo, key: spec.key, paths: spec.paths, maxBytes: options.maxBytes, createdAt: started, nonce: options.nonce });
-    const outcome = parsePvcSave(await exec(argv));
-    switch (outcome.kind) {
-      case "exists":
-        return { status: "exists", bytes: 0, ms: ms() };
-      case "empty":
-        return { status: "skipped", bytes: 0, ms: ms(), reason: "none of the cache's paths exists in the pod" };
-      case "too-large":
-        return { status: "failed", bytes: outcome.bytes, ms: ms(), reason: `the archive (${outcome.bytes} bytes) is larger than the cache budget (${outcome.maxBytes} bytes)` };
-      case "failed":
-        return { status: "failed", bytes: 0, ms: ms(), reason: outcome.reason };
-      case "saved":
-        break;
-    }
-    // The entry is saved either way; an eviction that failed is said (a warning), and the next save tries again.
-    let evictionFailure: string | undefined;
-    try {
-      parsePvcEvict(await exec(buildPvcEvictCommand(options.maxBytes, options.nonce)));
-    } catch (error) {
-      evictionFailure = `saved, but the eviction failed: ${describeError(error)}`;
-    }
-    return { status: "saved", bytes: outcome.bytes, ms: ms(), ...(evictionFailure ? { reason: evictionFailure } : {}) };
-  } catch (error) {
-    return { status: "failed", bytes: 0, ms: ms(), reason: describeError(error) };
-  }
+export function createPvcCacheDriver(options: PvcCacheDriverOptions): {
+  readonly description: string;
+  restore(spec: CacheSpec): Promise<PvcRestoreResult>;
+  save(spec: CacheSpec): Promise<PvcSaveResult>;
+} {
+  const { exec, repo, maxBytes, nonce } = options;
+  return {
+    description: `PersistentVolumeClaim ${options.claim}, mounted at /knotless-cache`,
+    async restore(spec) {
+      const lookup = selectEntry(parsePvcList(await exec(buildPvcListCommand(repo)), repo), spec);
+      if (lookup.kind === "miss") return { kind: "miss" };
+      const outcome = parsePvcRestore(await exec(buildPvcRestoreCommand(repo, lookup.entry.key, nonce)));
+      switch (outcome.kind) {
+        case "restored":
+          return { kind: lookup.kind, restoredKey: lookup.entry.key, bytes: outcome.bytes };
+        case "missing": // evicted between the list and the restore
+          return { kind: "miss" };
+        case "corrupt":
+          throw new CacheCorruptError(`the entry of ${lookup.entry.key} is corrupt (removed from the claim): ${outcome.reason}`);
+        case "failed":
+          throw new PvcOutputError(`restoring ${lookup.entry.key} in the pod failed: ${outcome.reason}`);
+      }
+    },
+    async save(spec) {
+      const outcome = parsePvcSave(await exec(buildPvcSaveCommand({ repo, key: spec.key, paths: spec.paths, maxBytes, createdAt: options.now(), nonce })));
+      switch (outcome.kind) {
+        case "exists":
+          return { status: "exists", bytes: 0 };
+        case "empty":
+          return { status: "skipped", reason: `none of its paths exists in the pod (${spec.paths.join(", ")})` };
+        case "too-large":
+          throw new PvcOutputError(`the archive (${outcome.bytes} bytes) is larger than the cache budget (${outcome.maxBytes} bytes): not kept`);
+        case "failed":
+          throw new PvcOutputError(`saving ${spec.key} in the pod failed: ${outcome.reason}`);
+        case "saved":
+          break;
+      }
+      try {
+        parsePvcEvict(await exec(buildPvcEvictCommand(maxBytes, nonce)));
+      } catch (error) {
+        options.warn?.(`cache ${spec.key} saved, but the claim's eviction failed: ${describeError(error)}`);
+      }
+      return { status: "saved", bytes: outcome.bytes };
+    },
+  };
 }

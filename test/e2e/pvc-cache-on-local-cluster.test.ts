@@ -4,7 +4,7 @@ import { spawnSync } from "node:child_process";
 import { after, before, describe, it } from "node:test";
 import { startLocalCluster, type LocalCluster } from "../../local-cluster/index.js";
 import type { CacheSpec } from "../../src/cache/cache-types.js";
-import { restorePvcCache, savePvcCache, type PodExec } from "../../src/cache/pvc-cache.js";
+import { createPvcCacheDriver, type PodExec } from "../../src/cache/pvc-cache.js";
 import { buildExecArgs, type ClusterTarget } from "../../src/k8s/kubectl-args.js";
 import { Kubectl } from "../../src/k8s/kubectl.js";
 import { buildJobManifest } from "../../src/k8s/manifest.js";
@@ -52,22 +52,22 @@ describe("the PVC cache backend on the local cluster", { skip }, () => {
   for (const [i, image] of IMAGES.entries()) {
     it(`misses in one run's pod and hits, byte for byte, in the next run's pod (${image})`, async () => {
       const spec: CacheSpec = { key: `deps-${i}-v1`, restoreKeys: [`deps-${i}-`], paths: ["/work/deps", "/root/.tool-cache"] };
-      const options = { repo: "did:plc:e2e/knot", maxBytes: 100 * 1024 * 1024, now: Date.now };
+      const driverFor = (exec: PodExec, nonce: string) => createPvcCacheDriver({ exec, repo: "did:plc:e2e/knot", claim: CLAIM, maxBytes: 100 * 1024 * 1024, nonce, now: Date.now });
       const first = await startRun(`pvc-a-${i}`, image);
-      assert.equal((await restorePvcCache(first.exec, spec, { ...options, nonce: `a${i}` })).status, "miss");
+      assert.deepEqual(await driverFor(first.exec, `a${i}`).restore(spec), { kind: "miss" });
       const built = await first.exec(["sh", "-c", "mkdir -p /work/deps/sub /root/.tool-cache && echo built > /work/deps/sub/out.txt && head -c 65536 /dev/urandom > /root/.tool-cache/blob && cat /work/deps/sub/out.txt /root/.tool-cache/blob | sha256sum"]);
       assert.equal(built.exitCode, 0, built.stderr);
-      const save = await savePvcCache(first.exec, spec, { ...options, nonce: `a${i}` });
-      assert.equal(save.status, "saved", save.reason);
+      const save = await driverFor(first.exec, `a${i}`).save(spec);
+      assert.equal(save.status, "saved");
+      const bytes = save.status === "saved" ? save.bytes : -1;
       await first.done();
 
       const second = await startRun(`pvc-b-${i}`, image);
       assert.equal((await second.exec(["sh", "-c", "test -e /work/deps || echo fresh"])).stdout, "fresh\n", "the second run's pod starts without the files");
-      const restore = await restorePvcCache(second.exec, spec, { ...options, nonce: `b${i}` });
-      assert.deepEqual({ ...restore, ms: 0 }, { status: "exact", restoredKey: spec.key, bytes: save.bytes, ms: 0 });
+      assert.deepEqual(await driverFor(second.exec, `b${i}`).restore(spec), { kind: "exact", restoredKey: spec.key, bytes });
       const again = await second.exec(["sh", "-c", "cat /work/deps/sub/out.txt /root/.tool-cache/blob | sha256sum"]);
       assert.equal(again.stdout, built.stdout);
-      assert.equal((await savePvcCache(second.exec, spec, { ...options, nonce: `b${i}` })).status, "exists");
+      assert.deepEqual(await driverFor(second.exec, `b${i}`).save(spec), { status: "exists", bytes: 0 });
       await second.done();
     });
   }
