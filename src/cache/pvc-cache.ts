@@ -3,10 +3,17 @@ import { CacheCorruptError, type CacheSpec } from "./cache-types.js";
 import { parsePvcEvict, parsePvcList, parsePvcRestore, parsePvcSave, PvcOutputError, type PvcCommandOutput } from "./pvc-output.js";
 import { buildPvcEvictCommand, buildPvcListCommand, buildPvcRestoreCommand, buildPvcSaveCommand } from "./pvc-scripts.js";
 import { describeError } from "../errors.js";
+import { buildExecArgs, type ClusterTarget } from "../k8s/kubectl-args.js";
+import type { Kubectl } from "../k8s/kubectl.js";
 import { selectEntry } from "./select-entry.js";
 
 /** Runs one argv in the run pod (no stdin) and gives back how it ended: kubectl exec, or a test's sandbox. */
 export type PodExec = (argv: readonly string[]) => Promise<PvcCommandOutput>;
+
+/** The PodExec of the run pod: one `kubectl exec` per command, no stdin, bounded by the run's signal when given. */
+export function createKubectlPodExec(kubectl: Pick<Kubectl, "run">, target: ClusterTarget, pod: string, signal?: AbortSignal): PodExec {
+  return (argv) => kubectl.run(buildExecArgs(target, pod, argv, false), signal ? { signal } : {});
+}
 
 /** What a restore found and extracted (`bytes`: the stored archive's, read in the pod). */
 export type PvcRestoreResult = { readonly kind: "exact" | "fallback"; readonly restoredKey: string; readonly bytes: number } | { readonly kind: "miss" };

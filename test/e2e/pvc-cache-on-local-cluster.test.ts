@@ -4,8 +4,8 @@ import { spawnSync } from "node:child_process";
 import { after, before, describe, it } from "node:test";
 import { startLocalCluster, type LocalCluster } from "../../local-cluster/index.js";
 import type { CacheSpec } from "../../src/cache/cache-types.js";
-import { createPvcCacheDriver, type PodExec } from "../../src/cache/pvc-cache.js";
-import { buildExecArgs, type ClusterTarget } from "../../src/k8s/kubectl-args.js";
+import { createKubectlPodExec, createPvcCacheDriver, type PodExec } from "../../src/cache/pvc-cache.js";
+import type { ClusterTarget } from "../../src/k8s/kubectl-args.js";
 import { Kubectl } from "../../src/k8s/kubectl.js";
 import { buildJobManifest } from "../../src/k8s/manifest.js";
 import { E2E_KUBECTLS, findPodmanSkipReason, waitUntil } from "../support/local-cluster-e2e.js";
@@ -42,7 +42,7 @@ describe("the PVC cache backend on the local cluster", { skip }, () => {
     await waitUntil(`the pod of ${jobName} running`, () => podOf()?.status?.phase === "Running", 90_000);
     const pod = podOf()!.metadata.name;
     return {
-      exec: (argv) => kubectl.run(buildExecArgs(target, pod, argv, false)),
+      exec: createKubectlPodExec(kubectl, target, pod),
       done: async () => {
         await kubectl.run(["--kubeconfig", cluster.kubeconfigPath, "--namespace", NAMESPACE, "delete", "job", jobName, "--cascade=background", "--wait=false"]);
       },
