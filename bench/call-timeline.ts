@@ -4,7 +4,13 @@ import type { RecordedCall } from "../test/fixtures/fake-kubectl/harness.js";
 export type CallKind = "create" | "get" | "upload" | "step" | "download" | "delete" | "other";
 
 export interface CallTimeline {
+  /** The calls on the run's path, in order (the background ones below are not among them). */
   readonly calls: number;
+  /**
+   * Calls that run beside the run's path and hold nothing up: the runner's cancel watch (`get job --watch`, one
+   * process for the whole run) and heartbeat refreshes (`patch job`). A plain script makes neither.
+   */
+  readonly backgroundCalls: number;
   readonly kinds: readonly CallKind[];
   /** Per kind: summed time the fake spent in the call (after its own start-up, latency included). */
   readonly insideMs: Readonly<Record<CallKind, number>>;
@@ -31,8 +37,14 @@ export function classifyCall(argv: readonly string[]): CallKind {
   return "step";
 }
 
+/** The cancel watch and the heartbeat: calls that overlap the run's path instead of lying on it. */
+export function isBackgroundCall(argv: readonly string[]): boolean {
+  return (argv.includes("get") && argv.includes("--watch")) || argv.includes("patch");
+}
+
 /** Builds the timeline of the calls one caller made between spawnedAt and exitedAt (epoch ms). */
-export function buildCallTimeline(calls: readonly RecordedCall[], spawnedAt: number, exitedAt: number): CallTimeline {
+export function buildCallTimeline(allCalls: readonly RecordedCall[], spawnedAt: number, exitedAt: number): CallTimeline {
+  const calls = allCalls.filter((call) => !isBackgroundCall(call.argv));
   const insideMs: Record<CallKind, number> = { create: 0, get: 0, upload: 0, step: 0, download: 0, delete: 0, other: 0 };
   const kinds: CallKind[] = [];
   const gapsMs: number[] = [];
@@ -49,6 +61,7 @@ export function buildCallTimeline(calls: readonly RecordedCall[], spawnedAt: num
   const first = calls[0];
   return {
     calls: calls.length,
+    backgroundCalls: allCalls.length - calls.length,
     kinds,
     insideMs,
     leadMs: first ? Date.parse(first.time) - spawnedAt : 0,

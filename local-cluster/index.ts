@@ -53,6 +53,8 @@ export interface LocalClusterOptions {
   /** Identifies this cluster's podman pods (label io.knotless.local-cluster=ID); default random. */
   instanceId?: string;
   logRequests?: boolean;
+  /** Keep every request on the API port (method and URL with its query) for `requests()` (default false). */
+  recordRequests?: boolean;
   /**
    * Serve the API port over HTTPS with a fresh self-signed certificate (made with openssl; the kubeconfig carries it
    * as certificate-authority-data). Needed for bearer tokens: kubectl sends a kubeconfig's token only over https.
@@ -89,6 +91,15 @@ export interface LocalCluster {
   expireTokens(filter?: { namespace?: string; serviceAccount?: string }): number;
   /** Objects of one resource (`pods`, `jobs.batch`, `events`, ...), optionally in one namespace. */
   objects(storeKey: string, namespace?: string): KubeObject[];
+  /** Every object of every resource now in the store. */
+  allObjects(): { resource: string; object: KubeObject }[];
+  /**
+   * Every version of every object the store has held, deleted ones included, oldest first (the store keeps its last
+   * 5000 changes: `complete` says whether they reach back to its first).
+   */
+  objectHistory(): { changes: { type: string; resource: string; object: KubeObject }[]; complete: boolean };
+  /** Every request on the API port so far, exec upgrades included, when started with `recordRequests`; else empty. */
+  requests(): { method: string; url: string; upgrade: boolean }[];
   /** Names of podman containers (infra included) this cluster made that still exist. */
   podmanContainers(): Promise<string[]>;
   /** Names of podman pods this cluster made that still exist. */
@@ -144,6 +155,7 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
   const podmanPods = async (): Promise<string[]> => (podman ? podman.listPods(label) : []);
   const podmanVolumes = async (): Promise<string[]> => (podman ? podman.listVolumes(kubelet.volumePrefix) : []);
 
+  const requests: { method: string; url: string; upgrade: boolean }[] = [];
   const tokens = new TokenAuthority();
   const tls = options.tls ? await makeServingCertificate(dir, options.host ?? "127.0.0.1") : undefined;
   const adminToken = tls ? `lc-admin.${randomBytes(32).toString("base64url")}` : undefined;
@@ -156,6 +168,7 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
     kubelet,
     podman,
     logRequests: options.logRequests,
+    ...(options.recordRequests ? { onRequest: (request: { method: string; url: string; upgrade: boolean }) => void requests.push(request) } : {}),
     describeState: async () => ({
       instanceId,
       nodes: store.list("nodes").map((o) => o.metadata.name),
@@ -189,6 +202,12 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
     issuedTokens: () => tokens.list().map((t) => ({ ...t, audiences: [...t.audiences] })),
     expireTokens: (filter) => tokens.expire(filter),
     objects: (storeKey, namespace) => store.list(storeKey, namespace),
+    allObjects: () => store.listAll(),
+    objectHistory: () => {
+      const { events, complete } = store.changes();
+      return { changes: events.map(({ type, resource, object }) => ({ type, resource, object })), complete };
+    },
+    requests: () => requests.map((request) => ({ ...request })),
     podmanContainers,
     claimDirectory: (namespace, name) => {
       const claim = store.get("persistentvolumeclaims", namespace, name);

@@ -21,6 +21,8 @@ export interface ApiServerOptions extends ApiContext {
   describeState: () => Promise<object>;
   /** Log one line per request to stderr. */
   logRequests?: boolean;
+  /** Told of every request on the API port (exec upgrades included) as it arrives: method and URL with its query. */
+  onRequest?: (request: { method: string; url: string; upgrade: boolean }) => void;
   /** Serve the API port over HTTPS with this certificate (the admin port stays plain http). */
   tls?: ServingCertificate;
 }
@@ -142,6 +144,7 @@ export class ApiServer {
 
   private async handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     socket.on("error", () => undefined);
+    this.opts.onRequest?.({ method: req.method ?? "GET", url: req.url ?? "/", upgrade: true });
     try {
       await this.applyLatency(req);
       const url = new URL(req.url ?? "/", "http://local");
@@ -170,6 +173,7 @@ export class ApiServer {
 
   private async handle(req: IncomingMessage, res: ServerResponse, admin: boolean): Promise<void> {
     const started = Date.now();
+    if (!admin) this.opts.onRequest?.({ method: req.method ?? "GET", url: req.url ?? "/", upgrade: false });
     try {
       if (!admin) await this.applyLatency(req);
       const url = new URL(req.url ?? "/", "http://local");

@@ -156,6 +156,15 @@ export class ObjectStore {
     return this.history.filter((e) => e.resource === resource && e.resourceVersion > resourceVersion);
   }
 
+  /**
+   * Every change still in the history (at most the last `historyLimit`), oldest first, each with the object as it
+   * was stored (deleted objects included), and whether the history still reaches back to the store's first change.
+   */
+  changes(): { events: StoreEvent[]; complete: boolean } {
+    const complete = this.revision === 0 || this.history[0]?.resourceVersion === 1;
+    return { events: structuredClone(this.history), complete };
+  }
+
   subscribe(listener: StoreListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);

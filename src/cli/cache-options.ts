@@ -2,7 +2,7 @@
 import { createHash } from "node:crypto";
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
-import { defaultCacheDir } from "../cache/default-cache-dir.js";
+import { defaultCacheDir } from "../cache/store-layout.js";
 import { DNS_LABEL, readSize } from "../config/patterns.js";
 import { InputError } from "../errors.js";
 import type { CacheBackend } from "../executor/context.js";

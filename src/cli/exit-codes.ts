@@ -32,6 +32,8 @@ export function exitCodeForResult(result: RunResult): number {
   if (result.status === "skipped") return EXIT.success; // the workflow's `when` did not match: nothing ran
   if (result.status === "timeout") return EXIT.stepFailed;
   if (result.errorReason === "input") return EXIT.badInput;
+  // A required artifact the steps did not produce is the workflow's failure, like a failed step.
+  if (result.errorReason === "artifact-missing") return EXIT.stepFailed;
   if (result.errorReason !== null) return EXIT.infrastructure;
   return result.status === "success" ? EXIT.success : EXIT.stepFailed;
 }

@@ -43,7 +43,66 @@ export function formatEvent(event: RunEvent): string | undefined {
     }
     case "notice":
       return `${event.level === "info" ? "" : `${event.level}: `}${event.message}`;
+    case "cache-restore":
+      return formatCacheRestore(event);
+    case "cache-save":
+      return formatCacheSave(event);
+    case "artifact":
+      return formatArtifact(event);
     case "run-end":
       return `run ${event.status} in ${formatDuration(event.durationMs)}${event.error ? `: ${event.error}` : ""}`;
+  }
+}
+
+/** `1.2 MB`: sizes in the log, decimal as the transfers' throughput is usually read. */
+export function formatBytes(bytes: number): string {
+  if (bytes < 1000) return `${bytes} B`;
+  const units = ["kB", "MB", "GB", "TB"];
+  let value = bytes;
+  let unit = -1;
+  while (value >= 1000 && unit < units.length - 1) {
+    value /= 1000;
+    unit += 1;
+  }
+  return `${value >= 100 ? value.toFixed(0) : value.toFixed(1)} ${units[unit]}`;
+}
+
+function formatCacheRestore(event: Extract<RunEvent, { kind: "cache-restore" }>): string {
+  const moved = `${formatBytes(event.bytes)} in ${formatDuration(event.durationMs)}`;
+  switch (event.status) {
+    case "exact":
+      return `cache ${event.key}: exact hit, restored ${moved}`;
+    case "fallback":
+      return `cache ${event.key}: fallback hit, restored ${event.restoredKey ?? "?"} (${moved})`;
+    case "miss":
+      return `cache ${event.key}: miss${event.reason ? ` (${event.reason})` : ""}`;
+    case "failed":
+      return `warning: cache ${event.key}: restore failed after ${formatDuration(event.durationMs)}, the run goes on without it: ${event.reason ?? "no reason given"}`;
+  }
+}
+
+function formatCacheSave(event: Extract<RunEvent, { kind: "cache-save" }>): string {
+  switch (event.status) {
+    case "saved":
+      return `cache ${event.key}: saved ${formatBytes(event.bytes)} in ${formatDuration(event.durationMs)}`;
+    case "exists":
+      return `cache ${event.key}: not saved, another run saved this key first (${formatBytes(event.bytes)} packed and discarded in ${formatDuration(event.durationMs)})`;
+    case "skipped":
+      return `cache ${event.key}: not saved: ${event.reason ?? "skipped"}`;
+    case "failed":
+      return `warning: cache ${event.key}: save failed after ${formatDuration(event.durationMs)}, nothing stored: ${event.reason ?? "no reason given"}`;
+  }
+}
+
+function formatArtifact(event: Extract<RunEvent, { kind: "artifact" }>): string {
+  switch (event.status) {
+    case "collected":
+      return `artifact ${event.name}: collected ${event.files} ${event.files === 1 ? "file" : "files"}, ${formatBytes(event.bytes)} in ${formatDuration(event.durationMs)}${event.reason ? ` (${event.reason})` : ""}`;
+    case "empty":
+      return `${event.required ? "error" : "warning"}: artifact ${event.name}: ${event.reason ?? "its patterns matched no file"}`;
+    case "skipped":
+      return `artifact ${event.name}: skipped: ${event.reason ?? "its when did not match"}`;
+    case "failed":
+      return `${event.required ? "error" : "warning"}: artifact ${event.name}: not collected: ${event.reason ?? "no reason given"}`;
   }
 }

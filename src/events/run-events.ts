@@ -29,6 +29,36 @@ export type RunEvent =
       readonly timedOut: boolean;
     })
   | (Base & { readonly kind: "notice"; readonly level: "info" | "warning" | "error"; readonly message: string })
+  /** One cache restored before the first step: `restoredKey` on a hit; `reason` when it failed (a warning, never the run's verdict). */
+  | (Base & {
+      readonly kind: "cache-restore";
+      readonly key: string;
+      readonly status: "exact" | "fallback" | "miss" | "failed";
+      readonly restoredKey?: string;
+      readonly bytes: number;
+      readonly durationMs: number;
+      readonly reason?: string;
+    })
+  /** One cache after the run: saved, already saved by another run, skipped (why in `reason`) or failed (a warning). */
+  | (Base & {
+      readonly kind: "cache-save";
+      readonly key: string;
+      readonly status: "saved" | "exists" | "skipped" | "failed";
+      readonly bytes: number;
+      readonly durationMs: number;
+      readonly reason?: string;
+    })
+  /** One artifact after the run: its files are in `<out>/artifacts/<name>/`, listed in its manifest. */
+  | (Base & {
+      readonly kind: "artifact";
+      readonly name: string;
+      readonly status: "collected" | "empty" | "skipped" | "failed";
+      readonly files: number;
+      readonly bytes: number;
+      readonly durationMs: number;
+      readonly required: boolean;
+      readonly reason?: string;
+    })
   | (Base & { readonly kind: "run-end"; readonly status: RunStatus; readonly exitCode: number; readonly error?: string; readonly durationMs: number });
 
 export type RunEventKind = RunEvent["kind"];

@@ -130,6 +130,13 @@ export function createNdjsonLogSink(path: string): ClosableSink {
           return write({ time, kind: "control", step: -1, status: "start", stepKind: "system", name: event.phase });
         case "phase-end":
           return write({ time, kind: "control", step: -1, status: "end", stepKind: "system", name: event.phase, ok: event.ok, durationMs: event.durationMs, detail: event.detail });
+        case "cache-restore":
+        case "cache-save":
+        case "artifact": {
+          // The figures as fields too, for tools that read the log: the content line is for people.
+          const { time: _time, kind, ...fields } = event;
+          return write({ time, kind: "data", step: -1, stream: "system", content: formatEvent(event), event: kind, [kind === "artifact" ? "artifact" : "cache"]: fields });
+        }
         default: {
           const content = formatEvent(event);
           if (content !== undefined) write({ time, kind: "data", step: -1, stream: "system", content, event: event.kind });

@@ -1,5 +1,8 @@
 // The executor's lifecycle contract: what each call may assume and what it guarantees.
+import type { ArtifactReport, ArtifactSpec } from "../artifacts/artifact-types.js";
+import type { CacheSpec, CacheWriter } from "../cache/cache-types.js";
 import type { InfraReason } from "../errors.js";
+import type { CacheArchive, CacheArchiveCheck, CacheArchiveGate, CacheSaveOutcome } from "./cache-transfer.js";
 import type { ExtractReport } from "../transfer/extract-outputs.js";
 import type { UploadTrees } from "../transfer/scan-tree.js";
 
@@ -40,8 +43,9 @@ export interface TeardownReport {
 
 /**
  * One workflow run's execution environment (in the shape of Woodpecker's backend and Tangled spindle's engine).
- * Calls come in this order: setup, copyIn, runStep for each step, copyOut, teardown; any of them may be skipped
- * after a failure except teardown. All calls but teardown stop early with CancelledError when the run's signal
+ * Calls come in this order: setup, copyIn, restoreCache for each cache, runStep for each step, saveCache for each
+ * cache to save, copyOut, collectArtifact for each artifact, teardown; any of them may be skipped after a failure
+ * except teardown. All calls but teardown stop early with CancelledError when the run's signal
  * is aborted, and throw InfraError when the infrastructure (not the user's step) failed.
  */
 export interface Executor {
@@ -57,7 +61,9 @@ export interface Executor {
    * Creates the run's Job and waits until its pod runs. Called once. Reports Pending progress as events. Refuses an
    * environment the steps cannot carry (a bad name, a NUL) as InputError before any cluster call. Once the
    * Job exists, the run's presence in the cluster (a heartbeat, a watch for a cancel requested there, which calls
-   * the context's requestCancel) lasts until teardown.
+   * the context's requestCancel) lasts until teardown. The heartbeat's first refresh is made at once: when the API
+   * server refuses it (403, 401: no patch on jobs) setup fails with that InfraError, since gc would take a run that
+   * cannot refresh its heartbeat for abandoned; teardown then deletes the Job as after any failed setup.
    */
   setup(): Promise<RunPod>;
   /**
@@ -76,6 +82,31 @@ export interface Executor {
    * context's cleanupSignal), before it rejects with CancelledError. After copyIn.
    */
   runStep(index: number, deadlineAt: number): Promise<StepOutcome>;
+  /**
+   * Streams one stored cache archive (gzip'd tar, members relative to `/`) into the pod and extracts it at `/`; resolves
+   * with the bytes sent once the pod confirmed gunzip checked the gzip trailer (CRC32 and length) and tar read to its
+   * end. Otherwise it throws CacheTransferError (a warning for the run: `corrupt` when the store's stream failed its
+   * checksum) and the pod has removed those of `spec.paths` that were absent before, so no half-restored cache is
+   * left. With `gate`, the bytes pass through the hostile-archive gate on the host first: the pod gets only checked
+   * bytes, and a refusal cuts its stream there (the pod cleans up as for a cut). Refuses paths under /knotless and /knotless-secrets. After
+   * copyIn, before the first step.
+   */
+  restoreCache(spec: CacheSpec, archive: CacheArchive, gate?: CacheArchiveGate): Promise<{ readonly bytes: number }>;
+  /**
+   * Packs `spec.paths` in the pod (`tar -c` of those that exist, skipping the others, `| gzip -1`) and streams the
+   * archive into `writer` and `check` at once; commits the writer only when the check passed, kubectl exited 0 and
+   * the pod's tar and gzip both exited 0, aborts it otherwise and throws CacheTransferError. No path existing is not
+   * an error ("nothing", the writer aborted). Refuses paths under /knotless and /knotless-secrets (the secrets are
+   * still in the pod). After the steps, before copyOut.
+   */
+  saveCache(spec: CacheSpec, writer: CacheWriter, check: CacheArchiveCheck): Promise<CacheSaveOutcome>;
+  /**
+   * Collects one artifact: lists the pod's regular files under the patterns' fixed prefixes, matches them on the host,
+   * packs exactly those and extracts them through the outputs' hostile-archive extractor into
+   * `<out>/artifacts/<name>/`, with `<out>/artifacts/<name>.manifest.json` beside it. `maxBytes` bounds its content.
+   * Never throws but CancelledError: a failure is the report's ("failed", with why). After copyOut.
+   */
+  collectArtifact(spec: ArtifactSpec, maxBytes: number): Promise<ArtifactReport>;
   /**
    * Removes the secrets from the pod, then streams /outputs back into `<out>/outputs`, refusing hostile entries. After setup. May also be called once
    * after the run was cancelled (its signal aborted), to collect what the steps wrote: it then runs under the

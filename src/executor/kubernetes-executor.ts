@@ -2,7 +2,7 @@
 import { randomBytes } from "node:crypto";
 import { rmSync } from "node:fs";
 import { rm } from "node:fs/promises";
-import { CancelledError } from "../errors.js";
+import { CancelledError, type InfraError } from "../errors.js";
 import { buildAnnotateJobArgs, buildDeleteJobArgs, buildGetJobArgs } from "../k8s/kubectl-args.js";
 import type { CancelRequest } from "../k8s/job-annotations.js";
 import { CREATE_TOKEN_ANNOTATION, KEPT_ANNOTATION } from "../k8s/labels.js";
@@ -26,6 +26,9 @@ import { leaveWarmPlaceholder } from "../warm/keep-warm.js";
 import { checkStepEnvironment, findSecretShadowing } from "../input/step-environment.js";
 import { POD_SECRETS_DIR } from "../pod/paths.js";
 import { deliverSecrets, forgetSecrets, type SecretsSummary } from "./deliver-secrets.js";
+import type { ArtifactReport, ArtifactSpec } from "../artifacts/artifact-types.js";
+import type { CacheSpec, CacheWriter } from "../cache/cache-types.js";
+import type { CacheArchive, CacheArchiveCheck, CacheArchiveGate, CacheSaveOutcome } from "./cache-transfer.js";
 
 /** What teardownNowSync did: a sentence for stderr, the logs and result.json, and whether a Job of this run may still be there unwanted. */
 export interface CrashTeardown {
@@ -164,7 +167,7 @@ export class KubernetesExecutor implements Executor {
     const [{ waitForPod }] = await run;
     const wait = async (): Promise<RunPod> => {
       const started = Date.now();
-      const pod = await waitForPod(this.#ctx, podDeadline);
+      const pod = await this.#unlessHeartbeatRefused((waitCtx) => waitForPod(waitCtx, podDeadline));
       this.#podWaitMs = Date.now() - started;
       return pod;
     };
@@ -191,6 +194,24 @@ export class KubernetesExecutor implements Executor {
     const pod = this.#requirePod();
     const [, { runStep }] = await (this.#run ??= loadRunModules());
     return runStep(this.#ctx, pod, index, deadlineAt);
+  }
+
+  async restoreCache(spec: CacheSpec, archive: CacheArchive, gate?: CacheArchiveGate): Promise<{ readonly bytes: number }> {
+    const pod = this.#requirePod();
+    const { restoreCacheArchive } = await import("./cache-transfer.js");
+    return restoreCacheArchive(this.#ctx, pod, spec, archive, gate);
+  }
+
+  async saveCache(spec: CacheSpec, writer: CacheWriter, check: CacheArchiveCheck): Promise<CacheSaveOutcome> {
+    const pod = this.#requirePod();
+    const { saveCacheArchive } = await import("./cache-transfer.js");
+    return saveCacheArchive(this.#ctx, pod, spec, writer, check);
+  }
+
+  async collectArtifact(spec: ArtifactSpec, maxBytes: number): Promise<ArtifactReport> {
+    const pod = this.#requirePod();
+    const { collectArtifact } = await import("./collect-artifact.js");
+    return collectArtifact(this.#ctx, pod, spec, maxBytes);
   }
 
   async copyOut(): Promise<ExtractReport> {
@@ -300,7 +321,33 @@ export class KubernetesExecutor implements Executor {
       ctx.emit({ kind: "notice", level: "info", message: `${message}: stopping the step and collecting the outputs` });
       ctx.requestCancel(new CancelledError(message));
     };
-    this.#presence = { heartbeat: startHeartbeat(ctx), cancelWatch: startCancelWatch(ctx, onCancel) };
+    const cancelWatch = startCancelWatch(ctx, onCancel);
+    this.#presence = { heartbeat: startHeartbeat(ctx), cancelWatch };
+  }
+
+  /**
+   * Runs `work` (the pod wait) beside the heartbeat's first refresh and fails with that refresh's permission error
+   * when the API server refused it (403, 401), stopping `work` through its context's signal: a run whose heartbeat
+   * cannot be refreshed looks abandoned to gc once `--stale-after` has passed, and gc would delete it mid-step. The
+   * refresh is one patch with kubectl's request timeout, so waiting for it when `work` is done first is bounded.
+   */
+  async #unlessHeartbeatRefused<T>(work: (ctx: ExecutorContext) => Promise<T>): Promise<T> {
+    const first = this.#presence?.heartbeat.first ?? Promise.resolve(undefined);
+    const refusal = new AbortController();
+    let refused: InfraError | undefined;
+    void first.then((error) => {
+      refused = error;
+      if (error) refusal.abort(error);
+    });
+    let value: T;
+    try {
+      value = await work({ ...this.#ctx, signal: AbortSignal.any([this.#ctx.signal, refusal.signal]) });
+    } catch (error) {
+      throw refused ?? error;
+    }
+    const error = await first;
+    if (error) throw error;
+    return value;
   }
 
   /** Ends the heartbeat and the cancel watch (teardown: before the delete, so neither touches a Job being deleted). */

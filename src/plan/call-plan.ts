@@ -17,6 +17,8 @@ import {
 import { buildPlaceholderSelector, buildRunSelector, HEARTBEAT_ANNOTATION, KEPT_ANNOTATION } from "../k8s/labels.js";
 import { PLACEHOLDER_NAME_PREFIX } from "../k8s/placeholder-manifest.js";
 import { buildUploadCommand, helperCommand } from "../pod/helper-script.js";
+import { cacheCommand } from "../pod/cache-script.js";
+import { planArtifact } from "../artifacts/plan-artifact.js";
 
 export interface PlannedCall {
   readonly args: readonly string[];
@@ -57,6 +59,36 @@ function planSecretsCall(settings: ExecutorSettings): PlannedCall[] {
   return [{ args: buildExecArgs(settings.target, PLANNED_POD, helperCommand.takeSecrets(), true), stdin: `${secrets.length} ${secrets.length === 1 ? "secret" : "secrets"} (${names}) → /knotless-secrets, memory-backed` }];
 }
 
+/** The restore and save execs of a host-side cache store (`--cache-dir`): the archive streams through kubectl. */
+function planCacheCalls(settings: ExecutorSettings): { restore: PlannedCall[]; save: PlannedCall[] } {
+  if (settings.cacheBackend?.kind !== "dir") return { restore: [], save: [] };
+  const caches = settings.caches ?? [];
+  return {
+    restore: caches.map((cache) => ({
+      args: buildExecArgs(settings.target, PLANNED_POD, cacheCommand.restore(cache.paths), true),
+      stdin: `the stored entry of ${JSON.stringify(cache.key)}${cache.restoreKeys.length > 0 ? " (or of the first matching fallback prefix)" : ""}: a gzip'd tar from the cache directory`,
+      note: "only on a hit: extracted at /, proven whole by gunzip's trailer check",
+    })),
+    save: caches.map((cache) => ({
+      args: buildExecArgs(settings.target, PLANNED_POD, cacheCommand.save(cache.paths), false),
+      note: `after a successful run, unless ${JSON.stringify(cache.key)} was hit exactly: tar | gzip -1 of the paths that exist, checked as hostile on its way into the store`,
+    })),
+  };
+}
+
+/** The list and pack execs of each artifact (the files are matched on this host in between). */
+function planArtifactCalls(settings: ExecutorSettings): PlannedCall[] {
+  return (settings.artifacts ?? []).flatMap((artifact) => {
+    const plan = planArtifact(artifact);
+    if ("problem" in plan) return [];
+    const when = `when: ${artifact.when}`;
+    return [
+      { args: buildExecArgs(settings.target, PLANNED_POD, cacheCommand.listFiles(plan.listRoots), false), note: `artifact ${artifact.name} (${when}): lists the files under the patterns' prefixes` },
+      { args: buildExecArgs(settings.target, PLANNED_POD, cacheCommand.packFiles(plan.packRoot), true), stdin: `the matching files, one per line`, note: `only when some match: → <out>/artifacts/${artifact.name}/` },
+    ];
+  });
+}
+
 /**
  * Every call a successful run makes, with the same builders the executor uses. The cancel watch and the heartbeat
  * run alongside the others, from the create until teardown. Refuses, as the run would (InputError), an environment
@@ -65,6 +97,7 @@ function planSecretsCall(settings: ExecutorSettings): PlannedCall[] {
 export function planKubectlCalls(settings: ExecutorSettings, options: { readonly heartbeatIntervalMs?: number } = {}): PlannedCall[] {
   checkStepEnvironment(settings);
   const { target } = settings;
+  const caches = planCacheCalls(settings);
   const every = `${(options.heartbeatIntervalMs ?? DEFAULT_TIMINGS.heartbeatIntervalMs) / 1000}s`;
   const upload = [`the checkout → /work`, ...(settings.sharedStepsDir ? [`the shared steps → /steps`] : []), `the runner's files → /knotless`].join(", ");
   // Before the create, the namespace is the context's when create leaves it to kubectl: so is the lookup's.
@@ -94,13 +127,16 @@ export function planKubectlCalls(settings: ExecutorSettings, options: { readonly
     ...claim,
     { args: buildCreateArgs(target), stdin: "the Job manifest above (JSON)" },
     { args: buildWatchJobArgs(target, settings.jobName), note: "from the create until teardown, started again when it ends: notices a cancel requested through the cluster" },
-    { args: buildAnnotateJobArgs(target, settings.jobName, { [HEARTBEAT_ANNOTATION]: PLANNED_TIME }), note: `the heartbeat, every ${every} from the create until teardown` },
+    { args: buildAnnotateJobArgs(target, settings.jobName, { [HEARTBEAT_ANNOTATION]: PLANNED_TIME }), note: `the heartbeat: at once after the create (refused: the run fails, exit 3), then every ${every} until teardown` },
     { args: buildGetPodsArgs(target, buildRunSelector(settings.runIdLabel)), note: "polled until the pod runs" },
     { args: buildGetEventsArgs(target, "Pod", PLANNED_POD), note: "while the pod is Pending, every few seconds" },
     { args: buildExecArgs(target, PLANNED_POD, buildUploadCommand(), true), stdin: `tar of ${upload}, ${describePacker(settings.hostTar?.binary)}` },
     ...planSecretsCall(settings),
+    ...caches.restore,
     ...settings.steps.map((step, index) => ({ args: buildExecArgs(target, PLANNED_POD, helperCommand.run(index), false), note: `step ${index + 1}: ${step.name}` })),
+    ...caches.save,
     { args: buildExecArgs(target, PLANNED_POD, helperCommand.packOutputs(), false), note: `${(settings.secrets?.length ?? 0) > 0 ? "removes the secrets from the pod, then " : ""}tar of /outputs → <out>/outputs` },
+    ...planArtifactCalls(settings),
     settings.keep
       ? { args: buildAnnotateJobArgs(target, settings.jobName, { [KEPT_ANNOTATION]: PLANNED_TIME }), note: "--keep: the Job stays (gc spares it while it lasts)" }
       : { args: buildDeleteJobArgs(target, settings.jobName) },

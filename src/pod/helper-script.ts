@@ -15,6 +15,7 @@ import {
   POD_WORK_DIR,
 } from "./paths.js";
 import { SECRETS_RECEIPT_TAG } from "./secrets-payload.js";
+import { CACHE_HELPER_DISPATCH, CACHE_HELPER_FUNCTIONS } from "./cache-script.js";
 
 /** The environment variable that marks every process of step N, so a timeout can find them all. */
 export const STEP_MARK_VARIABLE = "KNOTLESS_STEP_MARK";
@@ -65,6 +66,8 @@ export interface HelperOptions {
  *   src/transfer/transfer-receipt.ts for why a count, not a checksum). A tar that takes `-b` (GNU tar, bsdtar;
  *   busybox's does not) writes 64 KiB records instead of 10 KiB ones: fewer, larger writes into the exec stream
  *   (bench/RESULTS.md).
+ * - `cache-restore PATH...`, `cache-save PATH...`, `list-files DIR...`, `pack-files DIR`: moving caches and artifacts
+ *   (src/pod/cache-script.ts).
  * - `wrap N` (internal: what `run` starts) is step N's wrapper.
  *
  * The step runs in /work, in its own session, stdin from /dev/null, output into files: a dropped exec stream cannot
@@ -272,6 +275,7 @@ pack_outputs() { # counted while tar packs, not after it: the count's walk is of
   exit $rc
 }
 
+${CACHE_HELPER_FUNCTIONS}
 beat
 case $1 in
   run) start_step "$2"; follow "$2" 0 0 ;;
@@ -281,6 +285,7 @@ case $1 in
   secrets) take_secrets ;;
   forget-secrets) forget_secrets ;;
   pack-outputs) pack_outputs ;;
+${CACHE_HELPER_DISPATCH}
   *) echo "knotless helper: unknown command $1" >&2; exit 99 ;;
 esac
 `;

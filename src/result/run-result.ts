@@ -4,6 +4,8 @@ import type { RunStatus, StepStatus } from "../events/run-events.js";
 import type { WorkflowSummary } from "../run/plan-workflow-run.js";
 import type { Capacity } from "../warm/claim-placeholder.js";
 import type { ReadonlyList } from "../util/readonly-list.js";
+import type { CacheReport } from "../cache/cache-types.js";
+import type { ArtifactReport } from "../artifacts/artifact-types.js";
 
 export const RESULT_TYPE = "dev.knotless.check";
 
@@ -41,6 +43,10 @@ export interface RunResult {
   readonly refusedOutputs: ReadonlyArray<{ readonly path: string; readonly reason: string }>;
   /** The step output the logs kept against the run's budget (--max-log-bytes), and what they left out. */
   readonly logs: LogCounts;
+  /** Per cache of the workflow: what was restored (exact, fallback with the key, miss, failed) and saved, bytes and ms. */
+  readonly caches: readonly CacheReport[];
+  /** Per artifact of the workflow: collected (its files, the manifest), empty, skipped or failed. */
+  readonly artifacts: readonly ArtifactReport[];
   /** The workflow file the run came from, its clone settings and the trigger's match; absent for a steps file. */
   readonly workflow?: WorkflowSummary;
 }
@@ -58,6 +64,8 @@ export interface RunResultInput {
   readonly outputs?: RunResult["outputs"];
   readonly refusedOutputs?: RunResult["refusedOutputs"];
   readonly logs: LogCounts;
+  readonly caches?: readonly CacheReport[];
+  readonly artifacts?: readonly ArtifactReport[];
   readonly workflow?: WorkflowSummary;
 }
 
@@ -92,6 +100,8 @@ export function buildRunResult(input: RunResultInput): RunResult & { readonly st
     outputs: input.outputs ?? [],
     refusedOutputs: input.refusedOutputs ?? [],
     logs: { limitBytes: input.logs.limitBytes, keptBytes: input.logs.keptBytes, droppedBytes: input.logs.droppedBytes },
+    caches: input.caches ?? [],
+    artifacts: input.artifacts ?? [],
     ...(input.workflow ? { workflow: input.workflow } : {}),
   };
 }

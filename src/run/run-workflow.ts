@@ -3,17 +3,23 @@ import { CancelledError, InfraError, InputError, describeError, type InfraReason
 import { createEventMask } from "../events/mask-events.js";
 import { SecretMasker } from "../secrets/mask-stream.js";
 import { createOutputBudget, DEFAULT_MAX_LOG_BYTES, type OutputBudget } from "../events/output-budget.js";
-import { createEventEmitter, type RunEvent, type RunEventSink, type RunStatus } from "../events/run-events.js";
+import { createEventEmitter, type RunEvent, type RunEventInput, type RunEventSink, type RunStatus } from "../events/run-events.js";
 import { runTimedPhase } from "../events/timed-phase.js";
 import type { Kubectl } from "../k8s/kubectl.js";
 import { DEFAULT_TIMINGS, type ExecutorContext, type ExecutorSettings, type ExecutorTimings } from "../executor/context.js";
 import type { Executor, StepOutcome } from "../executor/executor.js";
 import { KubernetesExecutor } from "../executor/kubernetes-executor.js";
+import { maskOutputPaths } from "../result/mask-output-paths.js";
 import { buildRunResult, buildSkippedStep, type RunResult, type StepRecord } from "../result/run-result.js";
 import type { ExtractReport } from "../transfer/extract-outputs.js";
 import type { StepSpec } from "../input/steps-file.js";
 import type { WorkflowSummary } from "./plan-workflow-run.js";
 import { scanUploadTrees, type TreeScan, type UploadTrees } from "../transfer/scan-tree.js";
+import type { CacheDriver } from "../cache/cache-driver.js";
+import type { CacheReport } from "../cache/cache-types.js";
+import { restoreCaches, saveCaches, skipCacheSaves } from "../cache/run-caches.js";
+import type { ArtifactReport } from "../artifacts/artifact-types.js";
+import { collectArtifacts, findMissingRequired, skipArtifacts } from "../artifacts/run-artifacts.js";
 
 /** The run's settings: the executor's, plus what only the run itself uses. */
 export type RunSettings = ExecutorSettings & {
@@ -48,7 +54,16 @@ export interface RunWorkflowOptions {
   readonly timings?: Partial<ExecutorTimings>;
   /** Makes the executor from the run's context; the Kubernetes executor unless a test scripts its own. */
   readonly createExecutor?: (ctx: ExecutorContext) => Executor;
+  /**
+   * The backend of settings.caches, made for the run's executor and event stream (the CLI passes openCacheDriver,
+   * src/cache/open-cache-driver.ts, which makes the directory store's from settings.cacheBackend). Absent (or
+   * undefined) while settings have caches: each is a warning and a failed restore, never a failed run.
+   */
+  readonly cacheDriver?: (executor: Executor, emit: (event: RunEventInput) => void) => CacheDriver | undefined;
 }
+
+/** The errorReason of a successful run that lacked a required artifact: the workflow's verdict (exit 1), not the infrastructure's. */
+export const ARTIFACT_MISSING_REASON = "artifact-missing";
 
 /** The failure class recorded for errors that are not the infrastructure's (exit code 2 or an internal bug). */
 export type FailureClass = "input" | "internal";
@@ -72,16 +87,30 @@ export async function runWorkflow(options: RunWorkflowOptions): Promise<RunResul
   let status: RunStatus = "success";
   let error: { message: string; reason: string } | undefined;
   let report: ExtractReport | undefined;
+  const cacheSpecs = settings.caches ?? [];
+  const artifactSpecs = settings.artifacts ?? [];
+  const cacheDriver = cacheSpecs.length > 0 ? options.cacheDriver?.(executor, emit) : undefined;
+  /** The caches' reports once restored; undefined until then (a run that never got there reports none restored). */
+  let caches: CacheReport[] | undefined;
+  let cachesSaved = false;
+  let artifacts: ArtifactReport[] | undefined;
   /** Where the run got to: a cancel once steps have run collects their outputs before teardown. */
   let stage: "setup" | "steps" | "outputs" = "setup";
   try {
     const trees = await scanInput(settings, emit);
     await executor.setup();
     await executor.copyIn(trees);
+    if (cacheSpecs.length > 0) caches = await restoreCaches(cacheDriver, cacheSpecs, emit);
     stage = "steps";
     status = await runSteps(executor, settings, steps, startedAt.getTime(), emit, signal);
+    if (caches) {
+      // A failed run's paths may be half-built: only a successful run saves (and only what was not an exact hit).
+      caches = status === "success" ? await saveCaches(cacheDriver, cacheSpecs, caches, emit) : skipCacheSaves(caches, `the run ${status === "timeout" ? "timed out" : status}`, emit);
+      cachesSaved = true;
+    }
     stage = "outputs";
     report = await executor.copyOut();
+    if (artifactSpecs.length > 0) artifacts = await collectArtifacts(executor, artifactSpecs, status, settings.maxOutputBytes, emit);
   } catch (thrown) {
     ({ status, error } = classifyFailure(thrown, signal));
     markRunningStep(steps, status === "timeout" || status === "cancelled" ? status : "failed", emit);
@@ -92,6 +121,15 @@ export async function runWorkflow(options: RunWorkflowOptions): Promise<RunResul
     const torn = await executor.teardown();
     // A Job left behind keeps a paid node alive: never a clean result, whatever the steps did.
     if (torn.leftBehind) ({ status, error } = reportLeftBehind(status, error, torn.detail, torn.reason));
+  }
+  if (caches && !cachesSaved) caches = skipCacheSaves(caches, `the run ${status === "cancelled" ? "was cancelled" : "failed"} before its caches could be saved`, emit);
+  if (!artifacts && artifactSpecs.length > 0) artifacts = skipArtifacts(artifactSpecs, `the run ${status === "cancelled" ? "was cancelled" : "ended with an error"} before its artifacts could be collected`, emit);
+  const missing = findMissingRequired(artifactSpecs, artifacts ?? []);
+  if (missing.length > 0) {
+    const message = `required artifact${missing.length === 1 ? "" : "s"} not collected: ${missing.map((a) => `${a.name} (${a.reason ?? a.status})`).join("; ")}`;
+    // A run that had succeeded fails on it; one that had already failed keeps its own verdict and says this too.
+    if (status === "success" && !error) ({ status, error } = { status: "failed", error: { message, reason: ARTIFACT_MISSING_REASON } });
+    else emit({ kind: "notice", level: "error", message: `${message} (the run had already ${status === "timeout" ? "timed out" : status === "success" ? "failed" : status})` });
   }
   for (const refused of report?.refused ?? []) emit({ kind: "notice", level: "warning", message: `refused output ${refused.path}: ${refused.reason}` });
   if (report?.limitReached) emit({ kind: "notice", level: "warning", message: `outputs stopped at the limit of ${settings.maxOutputBytes} bytes; the rest was not downloaded` });
@@ -105,9 +143,11 @@ export async function runWorkflow(options: RunWorkflowOptions): Promise<RunResul
     ...(executor.capacity ? { capacity: executor.capacity } : {}),
     ...(executor.podWaitMs === undefined ? {} : { podWaitMs: executor.podWaitMs }),
     steps,
-    outputs: report?.files ?? [],
-    refusedOutputs: report?.refused ?? [],
+    // A step may name a file after a secret: the result lists it masked.
+    ...maskOutputPaths(report?.files ?? [], report?.refused ?? [], masker),
     logs: budget.counts(),
+    caches: (caches ?? []).map((cache) => maskCacheReport(cache, masker)),
+    artifacts: (artifacts ?? []).map((artifact) => (artifact.reason === undefined ? artifact : { ...artifact, reason: masker.maskText(artifact.reason) })),
     ...(settings.workflow ? { workflow: settings.workflow } : {}),
   });
   emit({ kind: "run-end", status: result.status, exitCode: result.exitCode, ...(result.error ? { error: result.error } : {}), durationMs: result.durationMs });
@@ -115,6 +155,12 @@ export async function runWorkflow(options: RunWorkflowOptions): Promise<RunResul
 }
 
 type Emit = ReturnType<typeof createEventEmitter>;
+
+/** A cache report with its reasons masked: a store's or kubectl's message could quote anything. */
+function maskCacheReport(report: CacheReport, masker: SecretMasker): CacheReport {
+  const mask = <T extends { readonly reason?: string }>(part: T): T => (part.reason === undefined ? part : { ...part, reason: masker.maskText(part.reason) });
+  return { ...report, restore: mask(report.restore), save: mask(report.save) };
+}
 
 /** One sink that hands each event to every sink, in order: what the budget (and any transform before it) emits into. */
 function fanOut(sinks: readonly RunEventSink[]): RunEventSink {

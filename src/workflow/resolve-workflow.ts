@@ -9,6 +9,14 @@ export const DEFAULT_SHELL: readonly string[] = ["sh", "-e"];
 /** What Tangled's nixery engine adds after the workflow's packages, in this order (spindle/engines/nixery/engine.go). */
 export const NIXERY_DEFAULT_PACKAGES: readonly string[] = ["bash", "git", "coreutils", "nix"];
 
+/**
+ * What the runner's in-pod helper needs beyond Tangled's defaults, appended after them (each unless the path names
+ * it already). A Nixery image holds only the named packages' own programs, and bash, git, coreutils and nix bring no
+ * `tar` (the upload and the outputs), `find` (their entry counts), `grep` (a timeout's search for the step's
+ * processes) or `setsid` (each step in its own session, util-linux): without them every run would fail at the upload.
+ */
+export const NIXERY_RUNNER_PACKAGES: readonly string[] = ["gnutar", "findutils", "gnugrep", "util-linux"];
+
 /** The longest repository name container runtimes pull (distribution/reference's NameTotalLengthMax). */
 const MAX_IMAGE_NAME_LENGTH = 255;
 
@@ -62,13 +70,15 @@ export function normalizeNixeryBase(text: string): string | undefined {
 }
 
 /**
- * The image Tangled's nixery engine would pull: the base, the workflow's nixpkgs packages in their order, then
- * bash, git, coreutils and nix, joined by `/`. Like Tangled it keeps duplicates (a package listed twice, or one of
- * the defaults listed again, stays in the path). Tangled also prefixes `arm64/` on an arm64 spindle; the runner
+ * The image Tangled's nixery engine would pull, plus what the runner's helper needs: the base, the workflow's
+ * nixpkgs packages in their order, then bash, git, coreutils and nix, then those of NIXERY_RUNNER_PACKAGES the path
+ * does not name yet, joined by `/`. Like Tangled it keeps duplicates in its own part (a package listed twice, or one
+ * of the defaults listed again, stays in the path). Tangled also prefixes `arm64/` on an arm64 spindle; the runner
  * cannot know its nodes' architecture, so it does not.
  */
 export function composeNixeryImage(base: string, packages: readonly string[]): string {
-  return [base, ...packages, ...NIXERY_DEFAULT_PACKAGES].join("/");
+  const tangled = [...packages, ...NIXERY_DEFAULT_PACKAGES];
+  return [base, ...tangled, ...NIXERY_RUNNER_PACKAGES.filter((name) => !tangled.includes(name))].join("/");
 }
 
 /** The image and where it came from, or the issue that prevents one. */

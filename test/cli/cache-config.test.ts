@@ -4,7 +4,6 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { defaultCacheDir } from "../../src/cache/default-cache-dir.js";
 import { renderDryRun } from "../../src/cli/dry-run.js";
 import { resolveRunConfig, type RawRunOptions } from "../../src/cli/resolve-config.js";
 import { InputError } from "../../src/errors.js";
@@ -170,10 +169,3 @@ describe("run with a bad cache input", () => {
   });
 });
 
-describe("defaultCacheDir", () => {
-  it("is under an absolute XDG_CACHE_HOME, else under $HOME/.cache, else under the account's home", () => {
-    assert.equal(defaultCacheDir({ XDG_CACHE_HOME: "/x/cache", HOME: "/home/u" }, "/home/acct"), "/x/cache/knotless-runner-k8s");
-    assert.equal(defaultCacheDir({ XDG_CACHE_HOME: "relative", HOME: "/home/u" }, "/home/acct"), "/home/u/.cache/knotless-runner-k8s");
-    assert.equal(defaultCacheDir({ XDG_CACHE_HOME: "" }, "/home/acct"), "/home/acct/.cache/knotless-runner-k8s");
-  });
-});

@@ -13,7 +13,7 @@ import { DEFAULT_TIMINGS } from "../../src/executor/context.js";
 import { buildListJobsArgs, collectCallPermissions, type ApiPermission } from "../../src/k8s/kubectl-args.js";
 import { Kubectl } from "../../src/k8s/kubectl.js";
 import { exampleSettings } from "../support/example-settings.js";
-import { makeWorkspace, readResult, REPO_ROOT, runCli, type CliRun } from "../support/run-cli.js";
+import { makeWorkspace, readResult, REPO_ROOT, runCli, startCli, type CliRun } from "../support/run-cli.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
 
 /** Async on purpose: the cluster serves from this process, so a synchronous kubectl call would deadlock. */
@@ -169,6 +169,53 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
     await assertNothingLeft();
   });
 
+  it("cancels a run from another process, and gc removes one whose runner was killed with SIGKILL while sparing the live one, with the scoped kubeconfig", async () => {
+    const waiting = "wait\techo step-waits; sleep 300\n";
+    const env = { KNOTLESS_HEARTBEAT_INTERVAL: "1s" };
+    const start = (runId: string) => {
+      const ws = makeWorkspace(waiting);
+      return startCli(["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--out", ws.out, "--kubeconfig", scoped, "--kubectl", NEWEST, "--run-id", runId], { env, timeoutMs: 180_000 });
+    };
+    const ops = (args: readonly string[]) => runCli([...args, "--kubeconfig", scoped, "--kubectl", NEWEST], { env });
+    const live = start("scoped-live");
+    const doomed = start("scoped-killed");
+    await Promise.all([live.waitFor(/^step-waits$/m), doomed.waitFor(/^step-waits$/m)]);
+    doomed.kill("SIGKILL");
+    await doomed.exited;
+    // Wider than gc's minimum window (twice the 1 s interval), so that slow refreshes on a loaded machine do not make
+    // the live run look dead.
+    await new Promise((r) => setTimeout(r, 6500));
+    const gc = await ops(["gc", "--stale-after", "5s"]);
+    assert.equal(gc.code, 0, gc.stdout + gc.stderr);
+    assert.match(gc.stdout, /^removed +run scoped-killed \(Job knotless-run-scoped-killed\): heartbeat \S+ ago, stale after 5.0s: its runner is gone/m, gc.stdout);
+    assert.match(gc.stdout, /^spared +run scoped-live \(Job knotless-run-scoped-live\): heartbeat \S+ ago: its runner is alive/m, gc.stdout);
+    await waitFor("the killed run's Job gone", () => cluster.objects("jobs.batch", NAMESPACE).length === 1, 15_000);
+    const cancel = await ops(["cancel", "scoped-live"]);
+    assert.equal(cancel.code, 0, cancel.stdout + cancel.stderr);
+    const ended = await live.exited;
+    assert.equal(ended.code, 130, ended.stderr);
+    await assertNothingLeft();
+  });
+
+  it("leaves, claims, tops up and releases warm placeholders with the scoped kubeconfig: they are Jobs, so the Role needs no other verb", async () => {
+    const warmJobs = (): string[] => cluster.objects("jobs.batch", NAMESPACE).filter((j) => j.metadata.labels?.["knotless.dev/role"] === "warm").map((j) => j.metadata.name);
+    const kept = await runScoped("a\ttrue\n", NEWEST, ["--keep-warm", "1m"]);
+    assert.equal(kept.cli.code, 0, kept.cli.stderr);
+    assert.doesNotMatch(kept.cli.stdout + kept.cli.stderr, /forbidden/i);
+    assert.deepEqual(warmJobs(), ["knotless-warm-0"], "the run left its placeholder");
+    const claimed = await runScoped("a\ttrue\n");
+    assert.equal(claimed.cli.code, 0, claimed.cli.stderr);
+    assert.equal(readResult(claimed.out).capacity, "warm", "the next run claimed it (list and delete on jobs)");
+    await waitFor("the claimed placeholder gone", () => warmJobs().length === 0, 30_000);
+    const warm = await runCli(["warm", "--count", "1", "--for", "1m", "--kubeconfig", scoped, "--kubectl", NEWEST]);
+    assert.equal(warm.code, 0, `${warm.stdout}\n${warm.stderr}`);
+    assert.deepEqual(warmJobs(), ["knotless-warm-0"]);
+    const release = await runCli(["warm", "--release", "--kubeconfig", scoped, "--kubectl", NEWEST]);
+    assert.equal(release.code, 0, `${release.stdout}\n${release.stderr}`);
+    await waitFor("the released placeholder gone", () => warmJobs().length === 0, 30_000);
+    await assertNothingLeft();
+  });
+
   /** Every rule of the Role, one verb at a time: what a run without it does, and the words it must fail with. */
   const RULES = collectCallPermissions().flatMap((rule) => rule.verbs.map((verb) => ({ rule, verb })));
   const denial = (verb: string, resource: string, group: string): RegExp =>
@@ -212,29 +259,39 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
       continue;
     }
 
-    if (rule.resource === "jobs" && (verb === "patch" || verb === "watch")) {
-      // The heartbeat (patch) and the cancel watch (watch) serve the operators, not the steps: without them the run
-      // still succeeds and says in its log what it could not do; without patch, `cancel` itself is refused.
-      it(`${title}, the run warns naming ${verb} and jobs${verb === "patch" ? " and cancel is refused with exit 3" : ""}, and the steps still run`, async () => {
+    if (rule.resource === "jobs" && verb === "watch") {
+      // The cancel watch serves the operators, not the steps: without it the run still succeeds and says in its log
+      // that a cancel requested through the cluster will not reach it.
+      it(`${title}, the run warns naming ${verb} and jobs, and the steps still run`, async () => {
         await applyRole(without);
         const ws = makeWorkspace("slow\tsleep 4\n");
         const runId = `no-${verb}-${Date.now()}`;
-        const running = runCli(["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--out", ws.out, "--kubeconfig", scoped, "--kubectl", NEWEST, "--run-id", runId], {
-          env: { KNOTLESS_HEARTBEAT_INTERVAL: "1s" },
-          timeoutMs: 120_000,
-        });
-        if (verb === "patch") {
-          await waitFor("the run's Job", async () => cluster.objects("jobs.batch", NAMESPACE).length > 0, 30_000);
-          const cancel = await runCli(["cancel", runId, "--kubeconfig", scoped, "--kubectl", NEWEST]);
-          assert.equal(cancel.code, 3, `${cancel.stdout}\n${cancel.stderr}`);
-          assert.match(cancel.stderr + cancel.stdout, expected);
-        }
-        const cli = await running;
+        const cli = await runCli(["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--out", ws.out, "--kubeconfig", scoped, "--kubectl", NEWEST, "--run-id", runId], { timeoutMs: 120_000 });
         assert.equal(cli.code, 0, `${cli.stdout}\n${cli.stderr}`);
         assert.match(readFileSync(join(ws.out, "run.log"), "utf8"), expected);
         await assertNothingLeft();
       });
       continue;
+    }
+
+    if (rule.resource === "jobs" && verb === "patch") {
+      // Without patch the heartbeat is never refreshed, so gc would take the live run for abandoned and delete it:
+      // the run fails at setup instead (the cases below). `cancel` patches too, and is refused.
+      it(`${title}, cancel of a run's Job is refused with exit 3 naming patch and jobs`, async () => {
+        await applyRole(without);
+        const ws = makeWorkspace("a\ttrue\n");
+        const runId = `no-patch-cancel-${Date.now()}`;
+        // --keep leaves the Job of the run that fails at setup, for cancel to find.
+        const cli = await runCli(["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--out", ws.out, "--kubeconfig", scoped, "--kubectl", NEWEST, "--run-id", runId, "--keep"], { timeoutMs: 120_000 });
+        assert.equal(cli.code, 3, `${cli.stdout}\n${cli.stderr}`);
+        const job = readResult(ws.out).job.name;
+        assert.deepEqual(cluster.objects("jobs.batch", NAMESPACE).map((j) => j.metadata.name), [job]);
+        const cancel = await runCli(["cancel", runId, "--kubeconfig", scoped, "--kubectl", NEWEST]);
+        assert.equal(cancel.code, 3, `${cancel.stdout}\n${cancel.stderr}`);
+        assert.match(cancel.stderr + cancel.stdout, expected);
+        await admin(["delete", "job", job, "--cascade=background"]);
+        await assertNothingLeft();
+      });
     }
 
     for (const kubectl of KUBECTLS) {
@@ -250,6 +307,9 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
         assert.equal(result.errorReason, "forbidden", result.error ?? "");
         assert.match(result.error ?? "", expected);
         assert.match(cli.stderr + cli.stdout, expected);
+        if (verb === "patch") {
+          assert.match(result.error ?? "", /cannot set the run's heartbeat on Job \S+ \(it needs patch on jobs\.batch; without it gc would take the live run for abandoned\)/);
+        }
         if (verb === "delete") {
           // The steps ran; the Job is left, and the message names the command that deletes it.
           assert.deepEqual(result.steps.map((s) => s.status), ["success", "success"]);

@@ -45,6 +45,27 @@ describe("formatEvent", () => {
     }
   });
 
+  it("says per cache whether it was an exact hit, a fallback hit with the key restored, a miss or a failure, with bytes and time", () => {
+    const restore = SAMPLE_EVENTS["cache-restore"];
+    assert.equal(formatEvent(restore), "cache deps-3f2a: fallback hit, restored deps-19c0 (1.3 MB in 900ms)");
+    assert.equal(formatEvent({ ...restore, status: "exact", restoredKey: "deps-3f2a" }), "cache deps-3f2a: exact hit, restored 1.3 MB in 900ms");
+    assert.equal(formatEvent({ ...restore, status: "miss", bytes: 0 }), "cache deps-3f2a: miss");
+    assert.equal(formatEvent({ ...restore, status: "failed", reason: "the stored entry is corrupt" }), "warning: cache deps-3f2a: restore failed after 900ms, the run goes on without it: the stored entry is corrupt");
+    const save = SAMPLE_EVENTS["cache-save"];
+    assert.equal(formatEvent(save), "cache deps-3f2a: saved 1.3 MB in 1.1s");
+    assert.match(formatEvent({ ...save, status: "exists" })!, /another run saved this key first/);
+    assert.equal(formatEvent({ ...save, status: "skipped", reason: "exact hit" }), "cache deps-3f2a: not saved: exact hit");
+    assert.match(formatEvent({ ...save, status: "failed", reason: "refused" })!, /^warning: cache deps-3f2a: save failed after 1\.1s, nothing stored: refused$/);
+  });
+
+  it("says per artifact what was collected, and makes an empty one a warning, or an error when it is required", () => {
+    const artifact = SAMPLE_EVENTS.artifact;
+    assert.equal(formatEvent(artifact), "artifact dist: collected 3 files, 4.1 kB in 300ms");
+    assert.equal(formatEvent({ ...artifact, status: "empty", files: 0, reason: "no file in the pod matches dist/**" }), "warning: artifact dist: no file in the pod matches dist/**");
+    assert.equal(formatEvent({ ...artifact, status: "empty", files: 0, required: true, reason: "no file" }), "error: artifact dist: no file");
+    assert.equal(formatEvent({ ...artifact, status: "skipped", files: 0, reason: "when: failure, and the run succeeded" }), "artifact dist: skipped: when: failure, and the run succeeded");
+  });
+
   it("names the run, its Job with its namespace, the image and the number of steps at the start", () => {
     assert.equal(formatEvent(SAMPLE_EVENTS["run-start"]), "run 42: Job ci/knotless-run-42, image busybox:1.36, 2 step(s)");
   });

@@ -288,6 +288,22 @@ describe("createNdjsonLogSink", () => {
     ]);
   });
 
+  it("writes cache and artifact events as data lines of step -1 with their figures as fields", async () => {
+    const records = await writeNdjsonLog([SAMPLE_EVENTS["cache-restore"], SAMPLE_EVENTS.artifact]);
+    assert.deepEqual(records, [
+      {
+        time: SAMPLE_EVENTS["cache-restore"].time,
+        kind: "data",
+        step: -1,
+        stream: "system",
+        content: formatEvent(SAMPLE_EVENTS["cache-restore"]),
+        event: "cache-restore",
+        cache: { key: "deps-3f2a", status: "fallback", restoredKey: "deps-19c0", bytes: 1_250_000, durationMs: 900 },
+      },
+      { time: SAMPLE_EVENTS.artifact.time, kind: "data", step: -1, stream: "system", content: formatEvent(SAMPLE_EVENTS.artifact), event: "artifact", artifact: { name: "dist", status: "collected", files: 3, bytes: 4096, durationMs: 300, required: false } },
+    ]);
+  });
+
   it("writes step output as data lines with its stream and the text exactly as it arrived, however it was cut", async () => {
     for (const chunks of listChunkings(MIXED_OUTPUT)) {
       const events = chunks.flatMap((text) => [makeOutput(3, "stdout", text), makeOutput(3, "stderr", text.toUpperCase())]);

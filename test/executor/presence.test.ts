@@ -3,28 +3,28 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { IJob } from "kubernetes-models/batch/v1/Job";
-import type { CancelledError } from "../../src/errors.js";
+import { InfraError, type CancelledError } from "../../src/errors.js";
 import type { ExecutorContext, ExecutorSettings } from "../../src/executor/context.js";
 import { KubernetesExecutor } from "../../src/executor/kubernetes-executor.js";
 import { exampleSettings } from "../support/example-settings.js";
-import { ScriptedKubectl, type RecordedCall } from "../support/scripted-kubectl.js";
-import { podList, runningPod } from "./cluster-objects.js";
+import { ScriptedKubectl, type RecordedCall, type ScriptedReply } from "../support/scripted-kubectl.js";
+import { pendingPod, podList, runningPod } from "./cluster-objects.js";
 import { UNIT_TIMINGS } from "./test-context.js";
 
-function buildExecutor(settings: Partial<ExecutorSettings> = {}): { executor: KubernetesExecutor; kubectl: ScriptedKubectl; cancels: CancelledError[] } {
+function buildExecutor(settings: Partial<ExecutorSettings> = {}, replies: { patch?: ScriptedReply; pods?: ScriptedReply; heartbeatIntervalMs?: number } = {}): { executor: KubernetesExecutor; kubectl: ScriptedKubectl; cancels: CancelledError[] } {
   const kubectl = new ScriptedKubectl();
   kubectl.on("create", (call) => {
     const job = JSON.parse(call.stdin ?? "") as IJob;
     return { stdout: JSON.stringify({ ...job, metadata: { ...job.metadata, namespace: "ci" } }) };
   });
-  kubectl.on("get pods", podList(runningPod()));
+  kubectl.on("get pods", replies.pods ?? podList(runningPod()));
   kubectl.on("delete job", {});
-  kubectl.on("patch job", {});
+  kubectl.on("patch job", replies.patch ?? {});
   const controller = new AbortController();
   const cancels: CancelledError[] = [];
   const ctx: ExecutorContext = {
     settings: { ...exampleSettings({ steps: ["build"] }), ...settings },
-    timings: { ...UNIT_TIMINGS, heartbeatIntervalMs: 10 },
+    timings: { ...UNIT_TIMINGS, heartbeatIntervalMs: replies.heartbeatIntervalMs ?? 10 },
     kubectl: kubectl.kubectl,
     emit: () => {},
     signal: controller.signal,
@@ -62,6 +62,43 @@ describe("the executor's presence in the cluster", () => {
     await sleep(50);
     assert.equal(kubectl.calls.filter(isHeartbeat).length, beats, "no heartbeat after teardown");
   });
+
+  it("has beaten once, and heard the answer, by the time setup returns", async () => {
+    const { executor, kubectl } = buildExecutor({}, { heartbeatIntervalMs: 60_000 });
+    kubectl.on("get job", { hang: true });
+    await executor.setup();
+    const beats = kubectl.calls.filter(isHeartbeat);
+    assert.equal(beats.length, 1, "the first heartbeat is made at setup, not one interval later");
+    assert.notEqual(beats[0]!.ended, undefined, "setup waited for its answer");
+    await executor.teardown();
+  });
+
+  for (const [kind, stderr] of [
+    ["forbidden", 'Error from server (Forbidden): jobs.batch "knotless-run-42" is forbidden: User "system:serviceaccount:ci:knotless-runner" cannot patch resource "jobs" in API group "batch" in the namespace "ci"\n'],
+    ["unauthorized", "error: You must be logged in to the server (Unauthorized)\n"],
+  ] as const) {
+    it(`fails setup with ${kind}, naming patch on jobs.batch, when the first heartbeat is refused, stops the pod wait and deletes the Job at teardown`, async () => {
+      // The pod stays Pending: only the refused heartbeat can end this setup.
+      const { executor, kubectl } = buildExecutor({}, { patch: { exitCode: 1, stderr }, pods: podList(pendingPod()) });
+      kubectl.on("get job", { hang: true });
+      kubectl.on("get events", { stdout: JSON.stringify({ items: [] }) });
+      const started = Date.now();
+      const failure = await executor.setup().then(
+        () => assert.fail("setup succeeded"),
+        (error: unknown) => error,
+      );
+      assert.ok(failure instanceof InfraError, String(failure));
+      assert.equal(failure.reason, kind);
+      assert.match(failure.message, /cannot set the run's heartbeat on Job knotless-run-42 \(it needs patch on jobs\.batch; without it gc would take the live run for abandoned\)/);
+      assert.ok(Date.now() - started < 2000, "it failed at once, not at the pod timeout");
+      const podReads = kubectl.callsTo("get pods").length;
+      const report = await executor.teardown();
+      assert.equal(report.deleted, true);
+      assert.equal(kubectl.calls.at(-1)!.command[0], "delete");
+      await sleep(50);
+      assert.equal(kubectl.callsTo("get pods").length, podReads, "the pod wait stopped");
+    });
+  }
 
   it("cancels the run when a cancel is requested on its Job", async () => {
     const { executor, kubectl, cancels } = buildExecutor();

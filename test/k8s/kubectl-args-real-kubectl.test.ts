@@ -53,6 +53,12 @@ describe("every kubectl argument list the runner produces", { skip: BINARIES.len
     ...planKubectlCalls(settings).map((call) => call.args),
     ...planKubectlCalls(fromContext).map((call) => call.args),
     ...planKubectlCalls({ ...settings, keepWarm: { seconds: 120, maxWarm: 2 } }).map((call) => call.args),
+    ...planKubectlCalls({
+      ...settings,
+      caches: [{ key: "deps-1", restoreKeys: ["deps-"], paths: ["/work/node_modules", "/root/.npm"] }],
+      cacheBackend: { kind: "dir", repo: "r", dir: "/tmp/c", maxBytes: 1 << 30 },
+      artifacts: [{ name: "dist", paths: ["dist/**", "/outputs/*.xml"], when: "always", required: false }],
+    }).map((call) => call.args),
     ...planWarmCalls(settings.target, { count: 2, maxWarm: 2 }).map((call) => call.args),
     ...planReleaseCalls(settings.target).map((call) => call.args),
     buildGetJobArgs(settings.target, settings.jobName),

@@ -47,3 +47,17 @@ test("a listener that writes while being notified does not overtake the change f
   s.create("configmaps", buildConfigMap("a"));
   assert.deepEqual(seen, ["ADDED", "MODIFIED"]);
 });
+
+test("changes keep every version of every object, deleted ones too, and say when the history no longer reaches the first", () => {
+  const s = new ObjectStore();
+  assert.deepEqual(s.changes(), { events: [], complete: true });
+  const a = s.create("configmaps", buildConfigMap("a"));
+  s.update("configmaps", { ...a, data: { x: "1" } });
+  s.remove("configmaps", "ci", "a");
+  const { events, complete } = s.changes();
+  assert.equal(complete, true);
+  assert.deepEqual(events.map((e) => [e.type, e.object.metadata.name, e.object.data]), [["ADDED", "a", {}], ["MODIFIED", "a", { x: "1" }], ["DELETED", "a", { x: "1" }]]);
+  const small = new ObjectStore(2);
+  for (const name of ["a", "b", "c"]) small.create("configmaps", buildConfigMap(name));
+  assert.deepEqual([small.changes().events.length, small.changes().complete], [2, false]);
+});

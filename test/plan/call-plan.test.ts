@@ -97,6 +97,28 @@ describe("planKubectlCalls", () => {
     for (const { value } of secrets) assert.ok(!text.includes(value), "the plan holds a secret's value");
   });
 
+  it("restores each cache of a host store after the upload, saves each after the last step, and collects each artifact after the outputs", () => {
+    const planned = planKubectlCalls({
+      ...settings,
+      caches: [{ key: "deps-1", restoreKeys: ["deps-"], paths: ["/work/node_modules", "/root/.npm"] }],
+      cacheBackend: { kind: "dir", repo: "r", dir: "/var/cache/k", maxBytes: 1 << 30 },
+      artifacts: [{ name: "dist", paths: ["dist/**"], when: "always", required: false }],
+    });
+    const helperWords = planned.map((call) => call.args.slice(call.args.indexOf("/knotless/helper.sh") + 1, call.args.indexOf("/knotless/helper.sh") + 2)[0] ?? "");
+    assert.deepEqual(helperWords.filter((word) => ["cache-restore", "run", "cache-save", "pack-outputs", "list-files", "pack-files"].includes(word)), ["cache-restore", "run", "run", "run", "cache-save", "pack-outputs", "list-files", "pack-files"]);
+    const restore = planned.find((call) => call.args.includes("cache-restore"))!;
+    assert.deepEqual(restore.args.slice(-3), ["cache-restore", "work/node_modules", "root/.npm"]);
+    assert.ok(restore.args.includes("-i"));
+    assert.deepEqual(planned.find((call) => call.args.includes("pack-files"))!.args.slice(-2), ["pack-files", "/work/dist"]);
+    assert.equal(planned.length, calls.length + 4);
+  });
+
+  it("moves no cache through kubectl when the caches are on a PersistentVolumeClaim, or there are none", () => {
+    const onPvc = planKubectlCalls({ ...settings, caches: [{ key: "k", restoreKeys: [], paths: ["/work/x"] }], cacheBackend: { kind: "pvc", repo: "r", claim: "c", maxBytes: 1 } });
+    assert.ok(!JSON.stringify(onPvc).includes("cache-restore"));
+    assert.ok(!JSON.stringify(calls).includes("cache-"));
+  });
+
   it("refuses, as the run would, variables the steps cannot carry", () => {
     assert.throws(() => planKubectlCalls({ ...settings, env: [{ name: "BAD-NAME", value: "" }] }), InputError);
   });

@@ -72,6 +72,43 @@ describe("buildRunResult", () => {
     assert.doesNotThrow(() => lexicons.assertValidRecord(RESULT_TYPE, older));
   });
 
+  it("carries every cache's restore and save and every artifact's files, which the lexicon accepts", () => {
+    const result = buildRunResult({
+      ...base,
+      caches: [
+        { key: "deps-3f2a", restore: { status: "fallback", restoredKey: "deps-19c0", bytes: 1_250_000, ms: 900 }, save: { status: "saved", bytes: 1_300_000, ms: 1100 } },
+        { key: "tools-1", restore: { status: "exact", restoredKey: "tools-1", bytes: 10, ms: 5 }, save: { status: "skipped", bytes: 0, ms: 0, reason: "exact hit" } },
+        { key: "bad", restore: { status: "failed", bytes: 0, ms: 3, reason: "the stored entry is corrupt" }, save: { status: "exists", bytes: 44, ms: 12 } },
+      ],
+      artifacts: [
+        { name: "dist", status: "collected", files: [{ path: "a.js", size: 3, sha256: "b".repeat(64) }], manifest: "/out/artifacts/dist.manifest.json" },
+        { name: "logs", status: "empty", files: [], reason: "no file in the pod matches /work/*.log" },
+        { name: "report", status: "skipped", files: [], reason: "when: failure, and the run succeeded" },
+      ],
+    });
+    assert.equal(result.caches.length, 3);
+    assert.equal(result.artifacts[0]!.files[0]!.path, "a.js");
+    assert.doesNotThrow(() => lexicons.assertValidRecord(RESULT_TYPE, result));
+    assert.deepEqual(buildRunResult(base).caches, []);
+    assert.deepEqual(buildRunResult(base).artifacts, []);
+  });
+
+  it("is rejected by the lexicon when a cache's bytes are negative or an artifact's file has no sha256", () => {
+    const result = buildRunResult({
+      ...base,
+      caches: [{ key: "k", restore: { status: "miss", bytes: 0, ms: 1 }, save: { status: "saved", bytes: 5, ms: 2 } }],
+      artifacts: [{ name: "dist", status: "collected", files: [{ path: "a.js", size: 3, sha256: "b".repeat(64) }] }],
+    });
+    assert.doesNotThrow(() => lexicons.assertValidRecord(RESULT_TYPE, result));
+    assert.throws(() => lexicons.assertValidRecord(RESULT_TYPE, { ...result, caches: [{ ...result.caches[0]!, save: { status: "saved", bytes: -5, ms: 2 } }] }), /bytes/);
+    assert.throws(() => lexicons.assertValidRecord(RESULT_TYPE, { ...result, artifacts: [{ name: "dist", status: "collected", files: [{ path: "a.js", size: 3 }] }] }), /sha256/);
+  });
+
+  it("is accepted by the lexicon without caches and artifacts, as records written before they existed are", () => {
+    const { caches: _c, artifacts: _a, ...older } = buildRunResult(base);
+    assert.doesNotThrow(() => lexicons.assertValidRecord(RESULT_TYPE, older));
+  });
+
   it("is rejected by the lexicon when a field has the wrong type", () => {
     const result = { ...buildRunResult(base), durationMs: "slow" };
     assert.throws(() => lexicons.assertValidRecord(RESULT_TYPE, result), /durationMs/);

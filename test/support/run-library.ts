@@ -1,8 +1,10 @@
 // Runs a workflow in-process through the library API and a real kubectl executable (fake or real), collecting events.
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import type { RunEvent } from "../../src/events/run-events.js";
 import type { ExecutorTimings } from "../../src/executor/context.js";
 import { Kubectl } from "../../src/k8s/kubectl.js";
-import { runWorkflow } from "../../src/run/run-workflow.js";
+import { runWorkflow, type RunWorkflowOptions } from "../../src/run/run-workflow.js";
 import type { RunResult } from "../../src/result/run-result.js";
 import type { HostTarSetting } from "../../src/transfer/host-tar.js";
 import { exampleSettings } from "./example-settings.js";
@@ -33,8 +35,13 @@ export async function runWithKubectl(options: {
   signal?: AbortSignal;
   /** Told of each event as it happens (the run's state can be looked at mid-run). */
   onEvent?: (event: RunEvent) => void;
+  /** The backend of `overrides.caches`. */
+  cacheDriver?: RunWorkflowOptions["cacheDriver"];
+  /** Files written into the checkout before the run (relative path to content). */
+  checkoutFiles?: Readonly<Record<string, string>>;
 }): Promise<LibraryRun> {
   const ws = makeWorkspace(options.steps);
+  for (const [path, content] of Object.entries(options.checkoutFiles ?? {})) writeFileSync(join(ws.checkout, path), content);
   const lines = options.steps.trim().split("\n");
   const base = exampleSettings({ steps: [] });
   const settings = {
@@ -55,7 +62,7 @@ export async function runWithKubectl(options: {
   };
   const events: RunEvent[] = [];
   const kubectl = new Kubectl({ binary: options.kubectlPath, env: { ...process.env, ...options.env } });
-  const result = await runWorkflow({ settings, kubectl, signal: options.signal ?? new AbortController().signal, sinks: [(e) => events.push(e), ...(options.onEvent ? [options.onEvent] : [])], timings: { ...FAST_TIMINGS, ...options.timings } });
+  const result = await runWorkflow({ settings, kubectl, signal: options.signal ?? new AbortController().signal, sinks: [(e) => events.push(e), ...(options.onEvent ? [options.onEvent] : [])], timings: { ...FAST_TIMINGS, ...options.timings }, ...(options.cacheDriver ? { cacheDriver: options.cacheDriver } : {}) });
   const output = (index: number, stream: "stdout" | "stderr" = "stdout"): string =>
     events
       .filter((e): e is Extract<RunEvent, { kind: "step-output" }> => e.kind === "step-output" && e.index === index && e.stream === stream)

@@ -2,6 +2,9 @@
 import { CancelledError } from "../../src/errors.js";
 import type { ExecutorContext } from "../../src/executor/context.js";
 import type { Executor, RunPod, StepOutcome, TeardownReport, UploadSummary } from "../../src/executor/executor.js";
+import type { ArtifactReport, ArtifactSpec } from "../../src/artifacts/artifact-types.js";
+import type { CacheSpec, CacheWriter } from "../../src/cache/cache-types.js";
+import type { CacheArchive, CacheArchiveCheck, CacheArchiveGate, CacheSaveOutcome } from "../../src/executor/cache-transfer.js";
 import type { ExtractReport } from "../../src/transfer/extract-outputs.js";
 import type { UploadTrees } from "../../src/transfer/scan-tree.js";
 
@@ -11,6 +14,9 @@ export interface ExecutorScript {
   readonly copyIn?: (ctx: ExecutorContext) => Promise<UploadSummary>;
   readonly runStep?: (index: number, deadlineAt: number, ctx: ExecutorContext) => Promise<StepOutcome>;
   readonly copyOut?: (ctx: ExecutorContext) => Promise<ExtractReport>;
+  readonly restoreCache?: (spec: CacheSpec, archive: CacheArchive, gate: CacheArchiveGate | undefined, ctx: ExecutorContext) => Promise<{ bytes: number }>;
+  readonly saveCache?: (spec: CacheSpec, writer: CacheWriter, check: CacheArchiveCheck, ctx: ExecutorContext) => Promise<CacheSaveOutcome>;
+  readonly collectArtifact?: (spec: ArtifactSpec, maxBytes: number, ctx: ExecutorContext) => Promise<ArtifactReport>;
   readonly teardown?: (ctx: ExecutorContext) => Promise<TeardownReport>;
 }
 
@@ -19,7 +25,7 @@ export const STEP_SUCCEEDED: StepOutcome = { status: "success", exitCode: 0, tim
 export const EMPTY_REPORT: ExtractReport = { files: [], refused: [], bytes: 0, limitReached: false, entries: 0, nameNewlines: 0 };
 
 export class ScriptedExecutor implements Executor {
-  /** Every call in the order it came: "setup", "copyIn", "runStep 0", "copyOut", "teardown". */
+  /** Every call in the order it came: "setup", "copyIn", "restoreCache KEY", "runStep 0", "saveCache KEY", "copyOut", "collectArtifact NAME", "teardown". */
   readonly calls: string[] = [];
   /** The deadline each runStep was given, by step index. */
   readonly deadlines = new Map<number, number>();
@@ -51,6 +57,32 @@ export class ScriptedExecutor implements Executor {
     this.calls.push(`runStep ${index}`);
     this.deadlines.set(index, deadlineAt);
     return this.script.runStep?.(index, deadlineAt, this.ctx) ?? STEP_SUCCEEDED;
+  }
+
+  async restoreCache(spec: CacheSpec, archive: CacheArchive, gate?: CacheArchiveGate): Promise<{ bytes: number }> {
+    this.calls.push(`restoreCache ${spec.key}`);
+    if (this.script.restoreCache) return this.script.restoreCache(spec, archive, gate, this.ctx);
+    let bytes = 0;
+    archive.stream.on("data", (chunk: Buffer) => (bytes += chunk.length));
+    const passed = gate ? archive.stream.pipe(gate.stream) : archive.stream;
+    const failed = new Promise((_resolve, reject) => archive.stream.once("error", reject));
+    await Promise.race([(async () => { for await (const _chunk of passed); })(), failed]);
+    await gate?.done;
+    return { bytes };
+  }
+
+  async saveCache(spec: CacheSpec, writer: CacheWriter, check: CacheArchiveCheck): Promise<CacheSaveOutcome> {
+    this.calls.push(`saveCache ${spec.key}`);
+    if (this.script.saveCache) return this.script.saveCache(spec, writer, check, this.ctx);
+    const archive = Buffer.from(`archive of ${spec.paths.join(" ")}`);
+    writer.stream.end(archive);
+    check.stream.end(archive);
+    return { status: await writer.commit(), bytes: archive.length, missing: [] };
+  }
+
+  async collectArtifact(spec: ArtifactSpec, maxBytes: number): Promise<ArtifactReport> {
+    this.calls.push(`collectArtifact ${spec.name}`);
+    return this.script.collectArtifact?.(spec, maxBytes, this.ctx) ?? { name: spec.name, status: "collected", files: [{ path: "a.txt", size: 1, sha256: "0".repeat(64) }] };
   }
 
   async copyOut(): Promise<ExtractReport> {

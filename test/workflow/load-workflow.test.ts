@@ -11,7 +11,7 @@ import { WORKFLOW_FIXTURES } from "./workflow-fixtures.js";
 describe("loadWorkflowFile", () => {
   it("reads, parses and resolves a file, naming it as asked", async () => {
     const loaded = await loadWorkflowFile(join(WORKFLOW_FIXTURES, "tangled", "build.yml"), { nixeryBase: "nixery.dev", name: ".tangled/workflows/build.yml" });
-    assert.equal(loaded.resolved.image, "nixery.dev/go/gcc/bash/git/coreutils/nix");
+    assert.equal(loaded.resolved.image, "nixery.dev/go/gcc/bash/git/coreutils/nix/gnutar/findutils/gnugrep/util-linux");
     assert.equal(loaded.resolved.steps[0]!.source, ".tangled/workflows/build.yml:14");
     assert.equal(loaded.parsed.engine, "nixery");
     assert.deepEqual(loaded.warnings, []);

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { composeNixeryImage, DEFAULT_SHELL, normalizeNixeryBase, resolveWorkflow, type ResolvedWorkflow } from "../../src/workflow/resolve-workflow.js";
+import { composeNixeryImage, DEFAULT_SHELL, NIXERY_RUNNER_PACKAGES, normalizeNixeryBase, resolveWorkflow, type ResolvedWorkflow } from "../../src/workflow/resolve-workflow.js";
 import { formatIssue } from "../../src/workflow/workflow-errors.js";
 import { parseOk, readFixture } from "./workflow-fixtures.js";
 
@@ -17,9 +17,9 @@ function resolveErrors(text: string, nixeryBase?: string): string[] {
 }
 
 describe("resolveWorkflow", () => {
-  it("composes Tangled's nixery image: the base, the packages in order, then bash, git, coreutils, nix", () => {
+  it("composes Tangled's nixery image: the base, the packages in order, then bash, git, coreutils, nix, then the helper's tar, find, grep and setsid", () => {
     const workflow = resolveOk(readFixture("tangled/build.yml"), "nixery.tangled.sh", "build.yml");
-    assert.equal(workflow.image, "nixery.tangled.sh/go/gcc/bash/git/coreutils/nix");
+    assert.equal(workflow.image, "nixery.tangled.sh/go/gcc/bash/git/coreutils/nix/gnutar/findutils/gnugrep/util-linux");
     assert.equal(workflow.imageFrom, "nixery");
     assert.equal(workflow.engine, "nixery");
   });
@@ -28,7 +28,7 @@ describe("resolveWorkflow", () => {
     assert.deepEqual(resolveOk(readFixture("tangled/test.yml"), "https://nixery.dev/", "test.yml"), {
       file: "test.yml",
       engine: "nixery",
-      image: "nixery.dev/go/gcc/bash/git/coreutils/nix",
+      image: "nixery.dev/go/gcc/bash/git/coreutils/nix/gnutar/findutils/gnugrep/util-linux",
       imageFrom: "nixery",
       shell: ["sh", "-e"],
       resources: {},
@@ -44,11 +44,11 @@ describe("resolveWorkflow", () => {
   });
 
   it("keeps duplicates in the composed image, as Tangled does", () => {
-    assert.equal(resolveOk("dependencies:\n  nixpkgs: [git, go, go]\nsteps: [{name: a, command: b}]\n", "nixery.dev").image, "nixery.dev/git/go/go/bash/git/coreutils/nix");
+    assert.equal(resolveOk("dependencies:\n  nixpkgs: [git, go, go]\nsteps: [{name: a, command: b}]\n", "nixery.dev").image, "nixery.dev/git/go/go/bash/git/coreutils/nix/gnutar/findutils/gnugrep/util-linux");
   });
 
   it("composes only Tangled's defaults for engine nixery without packages", () => {
-    assert.equal(resolveOk("engine: nixery\nsteps: [{name: a, command: b}]\n", "registry.example:5000/nixery").image, "registry.example:5000/nixery/bash/git/coreutils/nix");
+    assert.equal(resolveOk("engine: nixery\nsteps: [{name: a, command: b}]\n", "registry.example:5000/nixery").image, "registry.example:5000/nixery/bash/git/coreutils/nix/gnutar/findutils/gnugrep/util-linux");
   });
 
   it("gives every field of the maximal fixture, in ms where it is a budget", () => {
@@ -110,7 +110,7 @@ describe("resolveWorkflow", () => {
     ]);
     const packages = Array.from({ length: 30 }, (_, index) => `package${index}`).join(", ");
     const [error] = resolveErrors(`dependencies:\n  nixpkgs: [${packages}]\nsteps: [{name: a, command: b}]\n`, "nixery.dev");
-    assert.match(error!, /^wf\.yml:2:3: dependencies\.nixpkgs: the composed Nixery image name is 323 characters long, more than the 255 an image name may have/);
+    assert.match(error!, /^wf\.yml:2:3: dependencies\.nixpkgs: the composed Nixery image name is 359 characters long, more than the 255 an image name may have/);
   });
 });
 
@@ -123,7 +123,12 @@ describe("normalizeNixeryBase and composeNixeryImage", () => {
     assert.equal(normalizeNixeryBase(""), undefined);
   });
 
-  it("joins the base, the packages and Tangled's defaults with /", () => {
-    assert.equal(composeNixeryImage("nixery.dev", ["python3"]), "nixery.dev/python3/bash/git/coreutils/nix");
+  it("joins the base, the packages, Tangled's defaults and the helper's packages with /", () => {
+    assert.equal(composeNixeryImage("nixery.dev", ["python3"]), "nixery.dev/python3/bash/git/coreutils/nix/gnutar/findutils/gnugrep/util-linux");
+  });
+
+  it("adds a helper package only when the path does not name it yet, and keeps the workflow's own order and duplicates", () => {
+    assert.equal(composeNixeryImage("nixery.dev", ["findutils", "go", "go", "util-linux"]), "nixery.dev/findutils/go/go/util-linux/bash/git/coreutils/nix/gnutar/gnugrep");
+    assert.deepEqual(NIXERY_RUNNER_PACKAGES, ["gnutar", "findutils", "gnugrep", "util-linux"]);
   });
 });

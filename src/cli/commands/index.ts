@@ -1,5 +1,6 @@
 // Every subcommand of the CLI, in the order --help lists them. Each lives in its own file and loads its work lazily.
 import type { CommandSpec } from "../command-spec.js";
+import { cacheCommand } from "./cache.js";
 import { cancelCommand } from "./cancel.js";
 import { doctorCommand } from "./doctor.js";
 import { gcCommand } from "./gc.js";
@@ -9,4 +10,4 @@ import { runCommand } from "./run.js";
 import { validateCommand } from "./validate.js";
 import { warmCommand } from "./warm.js";
 
-export const COMMANDS: readonly CommandSpec<never>[] = [runCommand, validateCommand, credentialsCommand, doctorCommand, listCommand, cancelCommand, gcCommand, warmCommand];
+export const COMMANDS: readonly CommandSpec<never>[] = [runCommand, validateCommand, credentialsCommand, doctorCommand, listCommand, cancelCommand, gcCommand, warmCommand, cacheCommand];

@@ -2,10 +2,12 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { CancelledError, describeError } from "../../errors.js";
-import { createEventEmitter } from "../../events/run-events.js";
+import { createEventEmitter, type RunEventInput } from "../../events/run-events.js";
+import type { Executor } from "../../executor/executor.js";
 import type { RunResult } from "../../result/run-result.js";
 import { formatDeleteJobCommand } from "../../executor/teardown.js";
 import { SecretMasker } from "../../secrets/mask-stream.js";
+import { removeSecretVariables } from "../../secrets/remove-secret-variables.js";
 import { makeDirectorySync } from "../../util/make-directory.js";
 import type { CommandSpec } from "../command-spec.js";
 import { EXIT, exitCodeForError, exitCodeForResult } from "../exit-codes.js";
@@ -68,7 +70,10 @@ async function executeResolvedRun(config: RunConfig, env: NodeJS.ProcessEnv): Pr
       import("../emergency-exit.js"),
       import("../../events/output-budget.js"),
     ]);
-  const { settings } = config;
+  // No child of the runner (kubectl, the host tar) needs what --secret-env read: a child's environment is readable
+  // in /proc/PID/environ and handed on to everything it starts.
+  const childEnv = removeSecretVariables(env, config.settings.secrets ?? []);
+  const settings = config.settings.hostTar ? { ...config.settings, hostTar: { ...config.settings.hostTar, env: childEnv } } : config.settings;
   // Synchronous: one syscall, where an await would put a thread-pool round trip before the first kubectl call.
   try {
     makeDirectorySync(settings.outDir);
@@ -82,7 +87,7 @@ async function executeResolvedRun(config: RunConfig, env: NodeJS.ProcessEnv): Pr
   const outputBudget = createOutputBudget(settings.maxLogBytes); // the run's own, so that a crash can still report its counts
   const sinks = [...logs.map((log) => log.sink), stepTracker.sink];
   const emit = createEventEmitter(sinks);
-  const kubectl = new Kubectl({ binary: config.kubectlPath, env, onCall: (args) => emit({ kind: "kubectl", args }) });
+  const kubectl = new Kubectl({ binary: config.kubectlPath, env: childEnv, onCall: (args) => emit({ kind: "kubectl", args }) });
   const controller = new AbortController();
   let executor: InstanceType<typeof KubernetesExecutor> | undefined;
   const jobOf = (): RunResult["job"] => ({ namespace: executor?.namespace ?? "", name: settings.jobName, pod: executor?.pod?.name ?? null, node: executor?.pod?.node || null, image: settings.image });
@@ -128,7 +133,19 @@ async function executeResolvedRun(config: RunConfig, env: NodeJS.ProcessEnv): Pr
   process.on("uncaughtException", onCrash);
   process.on("unhandledRejection", onCrash);
   try {
-    const result = await runWorkflow({ settings, kubectl, signal: controller.signal, sinks, outputBudget, timings: config.timings, createExecutor: (ctx) => (executor = new KubernetesExecutor(ctx)) });
+    // The store is opened only for a run that has caches (the module loads only then).
+    const backend = (settings.caches?.length ?? 0) > 0 ? settings.cacheBackend : undefined;
+    const openCacheDriver = backend ? (await import("../../cache/open-cache-driver.js")).openCacheDriver : undefined;
+    const result = await runWorkflow({
+      settings,
+      kubectl,
+      signal: controller.signal,
+      sinks,
+      outputBudget,
+      timings: config.timings,
+      createExecutor: (ctx) => (executor = new KubernetesExecutor(ctx)),
+      ...(backend && openCacheDriver ? { cacheDriver: (ex: Executor, emit: (event: RunEventInput) => void) => openCacheDriver(backend, ex, emit) } : {}),
+    });
     await writeResultFile(join(settings.outDir, "result.json"), result);
     process.stderr.write(`result: ${join(settings.outDir, "result.json")}\n`);
     return exitCodeForResult(result);

@@ -1,0 +1,38 @@
+// The cache driver of a store on the runner's host (the directory store): archives stream through kubectl exec.
+import type { CacheArchiveCheck, CacheArchiveGate } from "../executor/cache-transfer.js";
+import type { Executor } from "../executor/executor.js";
+import type { CacheDriver, CacheRestoreOutcome, CacheSaveResult } from "./cache-driver.js";
+import type { CacheSpec, CacheStore } from "./cache-types.js";
+
+export interface HostCacheDriverOptions {
+  readonly store: CacheStore;
+  /** The repository the entries belong to (`--repo`): lookups and saves never see another's. */
+  readonly repo: string;
+  readonly executor: Pick<Executor, "restoreCache" | "saveCache">;
+  /** A fresh hostile-archive check per save, confined to the cache's paths (src/cache/check-archive.ts). */
+  readonly createCheck: (spec: CacheSpec) => CacheArchiveCheck;
+  /** A fresh hostile-archive gate per restore, confined to the cache's paths (src/cache/archive-gate.ts); absent: none. */
+  readonly createGate?: (spec: CacheSpec) => CacheArchiveGate;
+  readonly description: string;
+}
+
+export function createHostCacheDriver(options: HostCacheDriverOptions): CacheDriver {
+  const { store, repo, executor, createCheck, createGate } = options;
+  return {
+    description: options.description,
+    async restore(spec: CacheSpec): Promise<CacheRestoreOutcome> {
+      const found = await store.lookup(repo, spec);
+      if (found.kind === "miss") return { kind: "miss" };
+      // Checked again on the way in: the store's bytes are an earlier run's untrusted code's, whatever wrote them.
+      const moved = await executor.restoreCache(spec, { stream: store.openRead(found.entry), compression: found.entry.compression }, createGate?.(spec));
+      return { kind: found.kind, restoredKey: found.entry.key, bytes: moved.bytes };
+    },
+    async save(spec: CacheSpec): Promise<CacheSaveResult> {
+      const writer = await store.beginSave(repo, spec.key, "gzip");
+      if (writer === "exists") return { status: "exists", bytes: 0 };
+      const saved = await executor.saveCache(spec, writer, createCheck(spec));
+      if (saved.status === "nothing") return { status: "skipped", reason: `none of its paths exists in the pod (${spec.paths.join(", ")})` };
+      return { status: saved.status, bytes: saved.bytes };
+    },
+  };
+}

@@ -1,0 +1,37 @@
+// Makes the cache driver a run's settings ask for: the directory store on this host (`--cache-dir`), with its checks.
+import type { CacheBackend } from "../executor/context.js";
+import type { Executor } from "../executor/executor.js";
+import type { RunEventInput } from "../events/run-events.js";
+import { createArchiveGate } from "./archive-gate.js";
+import type { CacheDriver } from "./cache-driver.js";
+import { createArchiveCheck } from "./check-archive.js";
+import { createDirStore } from "./dir-store.js";
+import { createHostCacheDriver } from "./host-cache-driver.js";
+
+/**
+ * The driver of `backend` for the run's executor, or undefined for a backend this function does not make (the PVC's
+ * is made where its in-pod side is). The store's own findings (a damaged entry removed, an entry evicted) are
+ * warnings and notices in the run's log. Every archive is checked with the cache's paths as its roots: on the way in
+ * through the gate, on the way out through the check.
+ */
+export function openCacheDriver(backend: CacheBackend, executor: Executor, emit: (event: RunEventInput) => void): CacheDriver | undefined {
+  if (backend.kind !== "dir") return undefined;
+  const store = createDirStore({
+    dir: backend.dir,
+    maxBytes: backend.maxBytes,
+    onEvent: (event) =>
+      emit(
+        event.kind === "damaged"
+          ? { kind: "notice", level: "warning", message: `cache store: removed a damaged entry ${event.path}: ${event.reason}` }
+          : { kind: "notice", level: "info", message: `cache store: evicted ${event.entry.key} (${event.entry.bytes} bytes, least recently used) to stay within ${backend.maxBytes} bytes` },
+      ),
+  });
+  return createHostCacheDriver({
+    store,
+    repo: backend.repo,
+    executor,
+    createCheck: (spec) => createArchiveCheck("gzip", { roots: spec.paths }),
+    createGate: (spec) => createArchiveGate("gzip", { roots: spec.paths }),
+    description: `the directory ${backend.dir} on this host`,
+  });
+}

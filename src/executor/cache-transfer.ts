@@ -1,0 +1,260 @@
+// Moves one cache's archive between the host and the pod: into `helper.sh cache-restore`, out of `helper.sh cache-save`.
+import { Writable, type Duplex, type Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { CancelledError, describeError } from "../errors.js";
+import type { CacheCompression, CacheSpec, CacheWriter } from "../cache/cache-types.js";
+import { buildExecArgs } from "../k8s/kubectl-args.js";
+import type { KubectlExit } from "../k8s/kubectl.js";
+import { summarizeStderr } from "../k8s/kubectl-errors.js";
+import { cacheCommand, checkCacheRestoreReply, parseCacheSaveStatus } from "../pod/cache-script.js";
+import type { ExecutorContext } from "./context.js";
+import type { RunPod } from "./executor.js";
+
+/** A cache's move failed: a warning for the run, never its verdict. `corrupt`: the store's bytes were not what it saved. */
+export class CacheTransferError extends Error {
+  override readonly name = "CacheTransferError";
+  constructor(
+    message: string,
+    readonly corrupt = false,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/**
+ * The hostile-archive check a saved archive streams through (src/cache/check-archive.ts' createArchiveCheck, with the
+ * cache's paths as its roots): its bytes in, a verdict out.
+ */
+export interface CacheArchiveCheck {
+  /** Takes the archive exactly as it is stored (gzip); ended by the caller. Takes and drops the rest after a refusal. */
+  readonly stream: Writable;
+  /** Resolves once `stream` ended on a complete, allowed archive; rejects with why it is refused (a member, broken gzip or tar). */
+  readonly done: Promise<unknown>;
+}
+
+/**
+ * The hostile-archive check a restored archive passes through on its way into the pod (src/cache/archive-gate.ts'
+ * createArchiveGate, with the cache's paths as its roots): a Transform that lets a chunk through only once the tar
+ * headers it completes were checked.
+ */
+export interface CacheArchiveGate {
+  readonly stream: Duplex;
+  /** Resolves once the archive ended complete and allowed; rejects with why it is refused. */
+  readonly done: Promise<unknown>;
+}
+
+/** A stored archive on its way into the pod. */
+export interface CacheArchive {
+  readonly stream: Readable;
+  readonly compression: CacheCompression;
+}
+
+/** What a save did: the entry stored (or another run's already there), or nothing to store (no path existed). */
+export type CacheSaveOutcome =
+  | { readonly status: "saved" | "exists"; readonly bytes: number; readonly missing: readonly string[] }
+  | { readonly status: "nothing"; readonly missing: readonly string[] };
+
+/** Refuses paths a cache must never hold: the runner's own files and the secrets (which are still in the pod at save). */
+export function findForbiddenCachePath(paths: readonly string[]): string | undefined {
+  for (const path of paths) {
+    if (!path.startsWith("/")) return `${JSON.stringify(path)} is not absolute`;
+    if (path.includes("\n") || path.includes("\0")) return `${JSON.stringify(path)} contains a newline or NUL`;
+    const parts = path.split("/").filter(Boolean);
+    if (parts.length === 0) return "/ itself cannot be cached";
+    if (parts.includes("..")) return `${JSON.stringify(path)} contains ..`;
+    if (parts[0] === "knotless" || parts[0] === "knotless-secrets") return `${path} is the runner's (its helper, scripts and secrets live under /${parts[0]})`;
+  }
+  return undefined;
+}
+
+/**
+ * Streams `archive` into `cache-restore` in the pod (gunzip | tar -x -C /) and returns the bytes sent. The pod's last
+ * line is the proof it was extracted whole: gunzip checked the gzip trailer's CRC32 and length and tar read to its end.
+ * Without that line (cut, corrupt, a path that could not be written, an exec that ended early) it throws
+ * CacheTransferError, and the pod has removed those of `spec.paths` that were absent before; a store stream that
+ * fails (CacheCorruptError) ends the pod's stdin there and throws one with `corrupt` once the pod has judged what it
+ * got. CancelledError when the run's signal is aborted.
+ */
+export async function restoreCacheArchive(ctx: ExecutorContext, pod: RunPod, spec: CacheSpec, archive: CacheArchive, gate?: CacheArchiveGate): Promise<{ bytes: number }> {
+  if (archive.compression !== "gzip") {
+    archive.stream.destroy();
+    throw new CacheTransferError(`the entry is stored as ${archive.compression}, and the pod restores gzip only`);
+  }
+  const forbidden = findForbiddenCachePath(spec.paths);
+  if (forbidden !== undefined) {
+    archive.stream.destroy();
+    throw new CacheTransferError(`not restored: ${forbidden}`);
+  }
+  const kubectl = ctx.kubectl.stream(buildExecArgs(ctx.settings.target, pod.name, cacheCommand.restore(spec.paths), true), { stdin: true, signal: ctx.signal });
+  let bytes = 0;
+  let reply = "";
+  kubectl.stdout.setEncoding("utf8").on("data", (text: string) => (reply += text));
+  const stdin = kubectl.stdin!;
+  // The store's stream failing (its sha256 did not match, a read error) or the gate refusing the entry ends the pod's
+  // stdin where it stopped, and the exec is awaited as usual: gunzip in the pod judges the bytes by the gzip trailer
+  // and, on a cut or a mismatch, removes what it extracted before the exec returns, so no step starts beside a
+  // clean-up still running.
+  let readError: unknown;
+  let refusal: string | undefined;
+  // Through the gate, the pod gets only bytes whose tar headers were checked on this host (src/cache/archive-gate.ts),
+  // and the last chunk only once the archive's end was seen: a refused or cut entry never reaches the pod whole.
+  const source = gate ? archive.stream.pipe(gate.stream) : archive.stream;
+  const cut = (): void => {
+    source.unpipe(stdin);
+    stdin.end();
+  };
+  archive.stream.on("data", (chunk: Buffer) => (bytes += chunk.length));
+  archive.stream.once("error", (error: unknown) => {
+    readError = error;
+    cut();
+  });
+  if (gate) {
+    gate.stream.on("error", () => {}); // its done says why
+    gate.done.catch((error: unknown) => {
+      refusal = describeError(error);
+      cut();
+    });
+  }
+  stdin.on("error", () => archive.stream.destroy()); // kubectl gone early: its exit says why
+  source.pipe(stdin);
+  const exit = await kubectl.exited;
+  archive.stream.destroy();
+  gate?.stream.destroy();
+  if (gate) await settleWithin(gate.done.catch(() => undefined), 1000); // settled by now, but for a source that failed mid-archive
+  if (ctx.signal.aborted) throw new CancelledError();
+  const inPod = checkCacheRestoreReply(reply) === undefined ? "; the pod's gunzip found the bytes it got whole, so its paths hold them" : "; the pod removed what it extracted";
+  if (readError !== undefined) {
+    const corrupt = (readError as Error).name === "CacheCorruptError";
+    throw new CacheTransferError(`${corrupt ? "the stored entry is corrupt" : "reading the stored entry failed"}: ${describeError(readError)}${inPod}`, corrupt, { cause: readError });
+  }
+  if (refusal !== undefined) throw new CacheTransferError(`the stored entry was refused on this host: ${refusal}${inPod}`);
+  const problem = checkCacheRestoreReply(reply);
+  if (problem !== undefined) throw new CacheTransferError(`${problem}${describeExit(exit)}`);
+  return { bytes };
+}
+
+/**
+ * Runs `cache-save` in the pod (`tar -c <paths that exist> | gzip -1`) and streams its stdout into the store's writer
+ * and the hostile-archive check at once (the same bytes, never held in memory). Commits only when the check passed,
+ * kubectl exited 0 and the pod said tar and gzip both exited 0; aborts the writer otherwise and throws
+ * CacheTransferError. When no path exists in the pod, nothing is stored ("nothing"). CancelledError when the run's
+ * signal is aborted (the writer is aborted first).
+ */
+export async function saveCacheArchive(ctx: ExecutorContext, pod: RunPod, spec: CacheSpec, writer: CacheWriter, check: CacheArchiveCheck): Promise<CacheSaveOutcome> {
+  const forbidden = findForbiddenCachePath(spec.paths);
+  if (forbidden !== undefined) {
+    check.stream.destroy();
+    await writer.abort();
+    throw new CacheTransferError(`not saved: ${forbidden}`);
+  }
+  const kubectl = ctx.kubectl.stream(buildExecArgs(ctx.settings.target, pod.name, cacheCommand.save(spec.paths), false), { signal: ctx.signal });
+  let bytes = 0;
+  const targets = [writer.stream, check.stream];
+  const copied = pipeline(kubectl.stdout, async function* (source: AsyncIterable<Buffer>) {
+    for await (const chunk of source) {
+      bytes += chunk.length;
+      yield chunk;
+    }
+  }, new WritableTee(targets)).then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+  const verdict = check.done.then(
+    () => ({ ok: true as const }),
+    (error: unknown) => ({ ok: false as const, reason: describeError(error) }),
+  );
+  const copyError = await copied;
+  if (copyError !== undefined) kubectl.kill();
+  const exit = await kubectl.exited;
+  const fail = async (message: string, cause?: unknown): Promise<never> => {
+    await writer.abort();
+    if (ctx.signal.aborted) throw new CancelledError();
+    throw new CacheTransferError(message, false, cause === undefined ? undefined : { cause });
+  };
+  if (ctx.signal.aborted) return fail("cancelled");
+  const status = parseCacheSaveStatus(exit.stderr);
+  if (exit.exitCode !== 0) return fail(`the pod's save failed (kubectl exit ${exit.exitCode}): ${summarizeStderr(exit.stderr)}`);
+  if (copyError !== undefined) {
+    // A check that refused the archive may stop taking bytes: the refusal is the reason then, not the broken copy.
+    const early = await settleWithin(verdict, 2000);
+    if (early !== undefined && !early.ok) return fail(`the archive was refused, nothing stored: ${early.reason}`);
+    return fail(`writing the archive failed: ${describeError(copyError)}`, copyError);
+  }
+  if (status.outcome === undefined) return fail(`the pod did not confirm the save (the exec ended before its last line)${describeExit(exit)}`);
+  if (status.outcome.kind === "none") {
+    await writer.abort();
+    return { status: "nothing", missing: status.missing };
+  }
+  if (status.outcome.tar !== "0" || status.outcome.gzip !== "0") return fail(`the pod could not pack the paths (tar exited ${status.outcome.tar}, gzip ${status.outcome.gzip}): ${summarizeStderr(withoutTags(exit.stderr))}`);
+  const judged = await verdict;
+  if (!judged.ok) return fail(`the archive was refused, nothing stored: ${judged.reason}`);
+  const committed = await writer.commit();
+  return { status: committed, bytes, missing: status.missing };
+}
+
+/** A Writable that writes each chunk into every target and calls back once all took it (the slowest paces the source). */
+class WritableTee extends Writable {
+  readonly #targets: readonly NodeJS.WritableStream[];
+
+  constructor(targets: readonly NodeJS.WritableStream[]) {
+    super();
+    this.#targets = targets;
+    for (const target of targets) target.on("error", (error: Error) => this.destroy(error));
+  }
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    let pending = this.#targets.length;
+    let failed = false;
+    for (const target of this.#targets) {
+      target.write(chunk, (error?: Error | null) => {
+        if (failed) return;
+        if (error) {
+          failed = true;
+          callback(error);
+        } else if (--pending === 0) callback();
+      });
+    }
+  }
+
+  override _final(callback: (error?: Error | null) => void): void {
+    let pending = this.#targets.length;
+    for (const target of this.#targets) target.end(() => --pending === 0 && callback());
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    if (error) for (const target of this.#targets) destroyStream(target, error);
+    callback(error);
+  }
+}
+
+/** The verdict if it settles within `ms`, else undefined. */
+async function settleWithin<T>(verdict: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)));
+  try {
+    return await Promise.race([verdict, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Destroys a stream that can be destroyed (every node Writable); a plain NodeJS.WritableStream is ended instead. */
+function destroyStream(stream: NodeJS.WritableStream, error: Error): void {
+  const destroyable = stream as NodeJS.WritableStream & { destroy?: (error?: Error) => void; destroyed?: boolean };
+  if (typeof destroyable.destroy === "function") {
+    if (!destroyable.destroyed) destroyable.destroy(error);
+  } else stream.end();
+}
+
+function withoutTags(stderr: string): string {
+  return stderr
+    .split("\n")
+    .filter((line) => !line.startsWith("knotless-cache-"))
+    .join("\n");
+}
+
+function describeExit(exit: KubectlExit): string {
+  const said = summarizeStderr(withoutTags(exit.stderr));
+  return exit.exitCode === 0 ? (said ? ` (${said})` : "") : ` (kubectl exit ${exit.exitCode}${said ? `: ${said}` : ""})`;
+}

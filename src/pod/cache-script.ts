@@ -1,0 +1,132 @@
+// The helper's cache and artifact subcommands: POSIX sh that busybox (1.35/1.36) and Debian's GNU tools both run.
+//
+// What the two images give us, and so what this code may use:
+// - tar: GNU tar 1.34 (bookworm) and busybox tar both create and extract to and from stdin with -C and take
+//   --no-recursion; only GNU tar takes -T (Debian's busybox is built without it), so a list of files reaches busybox
+//   tar as arguments;
+// - gzip/gunzip: in both; gzip takes -1 in both (busybox ignores the level when built without levels); neither image
+//   has zstd, xz on busybox only: caches are gzip -1 (the fastest level; see README, Caches);
+// - find: -type f and -print0 in both.
+// Paths are handed over relative to `/` (`work/node_modules`), so no tar warns about a leading slash and the archive's
+// members name where they land.
+import { POD_RUNNER_DIR } from "./paths.js";
+
+/** The line `cache-restore` prints on stdout once gunzip (the gzip trailer's CRC32 and length checked) and tar both exited 0. */
+export const CACHE_RESTORED_TAG = "knotless-cache-restored";
+/** The line `cache-restore` prints instead when either failed: `knotless-cache-failed gunzip=N tar=N`. */
+export const CACHE_RESTORE_FAILED_TAG = "knotless-cache-failed";
+/** The line `cache-save` prints last on stderr: `knotless-cache-saved tar=N gzip=N`, or `knotless-cache-saved none`. */
+export const CACHE_SAVED_TAG = "knotless-cache-saved";
+/** One line per path `cache-save` skipped (absent in the pod): `knotless-cache-missing PATH`. */
+export const CACHE_MISSING_TAG = "knotless-cache-missing";
+/** The line `list-files` prints last on stderr once every directory was walked. */
+export const FILES_LISTED_TAG = "knotless-files-listed";
+/** The line `pack-files` prints last on stderr: `knotless-files-packed tar=N`. */
+export const FILES_PACKED_TAG = "knotless-files-packed";
+
+/** The shell functions; spliced into the helper script (src/pod/helper-script.ts), where `R` is the runner's directory. */
+export const CACHE_HELPER_FUNCTIONS = `cache_restore() { # PATH...: gunzip | tar -x at / from stdin; on failure removes the paths that were absent before
+  a=$R/cache-absent.$$; g=$R/cache-gunzip.$$
+  : > $a
+  for p; do [ -e "/$p" ] || [ -L "/$p" ] || printf '%s\\n' "$p" >> $a; done
+  { gunzip -c; echo $? > $g; } | tar -xf - -C /
+  tr=$?; gz=$(cat $g 2>/dev/null); rm -f $g
+  cat > /dev/null
+  if [ "$gz" = 0 ] && [ $tr = 0 ]; then rm -f $a; echo "${CACHE_RESTORED_TAG}"; return 0; fi
+  while IFS= read -r p; do rm -rf "/$p"; done < $a
+  rm -f $a
+  echo "${CACHE_RESTORE_FAILED_TAG} gunzip=\${gz:-none} tar=$tr"
+  return 1
+}
+
+cache_save() { # PATH...: tar -c of those that exist (relative to /) | gzip -1 on stdout; what it did on stderr, last
+  n=$#
+  for p; do
+    if [ -e "/$p" ] || [ -L "/$p" ]; then set -- "$@" "$p"; else printf '%s %s\\n' "${CACHE_MISSING_TAG}" "$p" >&2; fi
+  done
+  shift $n
+  [ $# -gt 0 ] || { echo "${CACHE_SAVED_TAG} none" >&2; return 0; }
+  t=$R/cache-tar.$$
+  { tar -cf - -C / "$@"; echo $? > $t; } | gzip -1
+  gz=$?; tr=$(cat $t 2>/dev/null); rm -f $t
+  echo "${CACHE_SAVED_TAG} tar=\${tr:-none} gzip=$gz" >&2
+}
+
+list_files() { # PATH...: the regular files at or under each PATH that exists, NUL-terminated, on stdout
+  for d; do [ -e "$d" ] && find "$d" -type f -print0; done
+  echo "${FILES_LISTED_TAG}" >&2
+}
+
+pack_files() { # DIR: a tar on stdout of exactly the files named on stdin (one per line, relative to DIR)
+  cd "$1" || exit
+  if tar --verbatim-files-from -cf - -T /dev/null > /dev/null 2>&1; then
+    tar -cf - --no-recursion --verbatim-files-from -T -
+  else
+    set --
+    while IFS= read -r f; do set -- "$@" "$f"; done
+    tar -cf - --no-recursion -- "$@"
+  fi
+  rc=$?
+  echo "${FILES_PACKED_TAG} tar=$rc" >&2
+  return $rc
+}
+`;
+
+/** The case arms of the helper's dispatch for these subcommands. */
+export const CACHE_HELPER_DISPATCH = `  cache-restore) shift; cache_restore "$@" ;;
+  cache-save) shift; cache_save "$@" ;;
+  list-files) shift; list_files "$@" ;;
+  pack-files) pack_files "$2" ;;`;
+
+const HELPER = `${POD_RUNNER_DIR}/helper.sh`;
+
+/** A pod path as the helper's commands take it: relative to `/`, without a trailing slash. */
+export function toRootRelative(podPath: string): string {
+  return podPath.replace(/^\/+/, "").replace(/\/+$/, "");
+}
+
+/** The argv of each cache and artifact call of the helper. */
+export const cacheCommand = {
+  /** Extracts a gzip'd tar from stdin at `/`; `paths` (absolute) are removed again on failure if they were absent before. */
+  restore: (paths: readonly string[]) => ["sh", HELPER, "cache-restore", ...paths.map(toRootRelative)],
+  /** Writes `tar -c <paths that exist> | gzip -1` to stdout. */
+  save: (paths: readonly string[]) => ["sh", HELPER, "cache-save", ...paths.map(toRootRelative)],
+  /** Lists the regular files under the directories (absolute), NUL-terminated. */
+  listFiles: (dirs: readonly string[]) => ["sh", HELPER, "list-files", ...dirs],
+  /** Packs the files named on stdin, one per line, relative to `dir` (absolute). */
+  packFiles: (dir: string) => ["sh", HELPER, "pack-files", dir],
+} as const;
+
+/** What `cache-save` said on stderr: the paths it skipped, and the exit codes of tar and gzip (or that nothing existed). */
+export interface CacheSaveStatus {
+  readonly missing: readonly string[];
+  readonly outcome: { readonly kind: "none" } | { readonly kind: "packed"; readonly tar: string; readonly gzip: string } | undefined;
+}
+
+export function parseCacheSaveStatus(stderr: string): CacheSaveStatus {
+  const missing: string[] = [];
+  let outcome: CacheSaveStatus["outcome"];
+  for (const line of stderr.split("\n")) {
+    if (line.startsWith(`${CACHE_MISSING_TAG} `)) missing.push(`/${line.slice(CACHE_MISSING_TAG.length + 1)}`);
+    else if (line === `${CACHE_SAVED_TAG} none`) outcome = { kind: "none" };
+    else {
+      const match = new RegExp(`^${CACHE_SAVED_TAG} tar=(\\S+) gzip=(\\S+)$`).exec(line);
+      if (match) outcome = { kind: "packed", tar: match[1]!, gzip: match[2]! };
+    }
+  }
+  return { missing, outcome };
+}
+
+/** Why `cache-restore`'s stdout does not prove the archive arrived whole and was extracted, or undefined when it does. */
+export function checkCacheRestoreReply(stdout: string): string | undefined {
+  const lines = stdout.split("\n").map((line) => line.trim());
+  if (lines.includes(CACHE_RESTORED_TAG)) return undefined;
+  const failed = lines.find((line) => line.startsWith(`${CACHE_RESTORE_FAILED_TAG} `));
+  if (failed) return `the pod could not extract the archive (${failed.slice(CACHE_RESTORE_FAILED_TAG.length + 1)}): it was cut or corrupt, or a path could not be written`;
+  return "the pod did not confirm the restore (the exec ended before its last line)";
+}
+
+/** The exit code `pack-files` reported for its tar, or undefined when it said nothing. */
+export function parseFilesPacked(stderr: string): string | undefined {
+  return new RegExp(`^${FILES_PACKED_TAG} tar=(\\S+)\\s*$`, "m").exec(stderr)?.[1];
+}

@@ -1,0 +1,158 @@
+// The streaming check of cache archives: hostile, broken and truncated archives refused, normal ones accepted.
+import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdirSync, symlinkSync, writeFileSync, linkSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+import { gzipSync } from "node:zlib";
+import { CacheArchiveError, createArchiveCheck, type ArchiveCheckReport } from "../../src/cache/check-archive.js";
+import type { CacheCompression } from "../../src/cache/cache-types.js";
+import { makeTestTempDir } from "../support/temp-dir.js";
+import { buildArchive, type ArchiveEntry } from "../transfer/tree-helpers.js";
+
+function hasBusybox(): boolean {
+  return spawnSync("busybox", ["tar", "--help"]).status === 0;
+}
+
+const LARGE_CHILD = join(dirname(fileURLToPath(import.meta.url)), "fixtures", "check-large-archive.js");
+const ROOTS = ["/work/node_modules", "/root/.npm"];
+
+/** Writes `archive` into a fresh check in pieces of `piece` bytes, then ends it. */
+async function check(archive: Buffer, compression: CacheCompression = "gzip", piece = 1000, roots: readonly string[] = ROOTS): Promise<ArchiveCheckReport> {
+  const checker = createArchiveCheck(compression, { roots });
+  for (let at = 0; at < archive.length; at += piece) checker.stream.write(archive.subarray(at, at + piece));
+  checker.stream.end();
+  return checker.done;
+}
+
+const file = (name: string, content = "x"): ArchiveEntry => ({ header: { name, type: "file", mode: 0o644 }, content });
+const dir = (name: string): ArchiveEntry => ({ header: { name, type: "directory", mode: 0o755 } });
+const symlink = (name: string, linkname: string): ArchiveEntry => ({ header: { name, type: "symlink", linkname } });
+const hardLink = (name: string, linkname: string): ArchiveEntry => ({ header: { name, type: "link", linkname } });
+
+async function assertRefused(entries: readonly ArchiveEntry[], pattern: RegExp, member?: string): Promise<void> {
+  const archive = gzipSync(await buildArchive(entries));
+  await assert.rejects(check(archive), (error: unknown) => {
+    assert.ok(error instanceof CacheArchiveError, `not a CacheArchiveError: ${String(error)}`);
+    assert.match(error.message, pattern);
+    if (member !== undefined) assert.equal(error.member, member);
+    return true;
+  });
+}
+
+describe("checking a cache archive", () => {
+  it("accepts what GNU tar packs from / with the cache's paths, hard links and relative symlinks included", async () => {
+    const root = makeTestTempDir("knotless-cache-tree-");
+    mkdirSync(join(root, "work/node_modules/.bin"), { recursive: true });
+    mkdirSync(join(root, "work/node_modules/typescript/bin"), { recursive: true });
+    mkdirSync(join(root, "root/.npm/_cacache"), { recursive: true });
+    writeFileSync(join(root, "work/node_modules/typescript/bin/tsc"), "#!/usr/bin/env node\n");
+    symlinkSync("../typescript/bin/tsc", join(root, "work/node_modules/.bin/tsc"));
+    writeFileSync(join(root, "root/.npm/_cacache/index"), "a".repeat(100_000));
+    linkSync(join(root, "root/.npm/_cacache/index"), join(root, "root/.npm/_cacache/index-link"));
+    mkdirSync(join(root, `work/node_modules/${"long-name/".repeat(20)}`), { recursive: true });
+    writeFileSync(join(root, `work/node_modules/${"long-name/".repeat(20)}f`), "deep");
+    // GNU tar on the host, busybox tar as in the local cluster's pods: both use long-name headers past 100 bytes.
+    const packers = [["tar"], ...(hasBusybox() ? [["busybox", "tar"]] : [])];
+    for (const [binary, ...first] of packers) {
+      const archive = execFileSync(binary!, [...first, "-C", root, "-czf", "-", "work/node_modules", "root/.npm"], { maxBuffer: 64 * 1024 * 1024 });
+      const report = await check(archive, "gzip", 777);
+      assert.equal(report.entries, 31, binary);
+      assert.equal(report.bytes, 100_000 + 20 + 4, binary);
+      assert.equal(report.archiveBytes, archive.length);
+    }
+  });
+
+  it("accepts a plain tar archive when the compression is none, and a leading ./ in names", async () => {
+    const archive = await buildArchive([dir("./work/node_modules/"), file("./work/node_modules/a", "hello")]);
+    assert.deepEqual(await check(archive, "none", 1), { entries: 2, bytes: 5, archiveBytes: archive.length });
+  });
+
+  it("refuses absolute names, .. components and members outside the cache's paths, naming the member", async () => {
+    await assertRefused([file("/work/node_modules/a")], /member "\/work\/node_modules\/a" is refused: absolute path/, "/work/node_modules/a");
+    await assertRefused([file("work/node_modules/../../etc/passwd")], /is refused: path contains a \.\. component/);
+    await assertRefused([file("work/node_modules/a"), file("etc/passwd")], /"etc\/passwd" is refused: outside the cache's paths \(\/work\/node_modules, \/root\/\.npm\)/, "etc/passwd");
+    await assertRefused([file("work/node_modules2/a")], /outside the cache's paths/);
+    await assertRefused([dir("work/")], /"work\/" is refused: outside the cache's paths/);
+  });
+
+  it("refuses devices and fifos", async () => {
+    await assertRefused([{ header: { name: "work/node_modules/tty", type: "character-device", devmajor: 4, devminor: 1 } }], /"work\/node_modules\/tty" is refused: character device is not allowed/);
+    await assertRefused([{ header: { name: "work/node_modules/sda", type: "block-device", devmajor: 8, devminor: 0 } }], /block device is not allowed/);
+    await assertRefused([{ header: { name: "work/node_modules/pipe", type: "fifo" } }], /fifo is not allowed/);
+  });
+
+  it("refuses symlinks that are absolute, leave the cache path, or climb after a name", async () => {
+    await assertRefused([symlink("work/node_modules/etc", "/etc")], /"work\/node_modules\/etc" is refused: symlink target "\/etc" is absolute/);
+    await assertRefused([symlink("work/node_modules/.bin/up", "../../x")], /symlink target "\.\.\/\.\.\/x" resolves outside the cache path \/work\/node_modules/);
+    await assertRefused([symlink("work/node_modules/m", "x/../..")], /has \.\. after a name/);
+    await assertRefused([symlink("work/node_modules", "elsewhere")], /resolves outside the cache path \/work\/node_modules/);
+  });
+
+  it("refuses a member written through, or replacing, a symlink the archive made earlier", async () => {
+    await assertRefused([symlink("work/node_modules/s", "."), file("work/node_modules/s/x")], /"work\/node_modules\/s\/x" is refused: is written through the symlink "work\/node_modules\/s"/);
+    await assertRefused([symlink("work/node_modules/s", "a"), file("work/node_modules/s")], /replaces the symlink "work\/node_modules\/s"/);
+  });
+
+  it("refuses hard links to names outside the cache's paths or with ..", async () => {
+    await assertRefused([hardLink("work/node_modules/shadow", "etc/shadow")], /"work\/node_modules\/shadow" is refused: hard link to "etc\/shadow" outside the cache's paths/);
+    await assertRefused([hardLink("work/node_modules/up", "work/node_modules/../../etc/shadow")], /hard link to .*: path contains a \.\. component/);
+    await assertRefused([hardLink("work/node_modules/abs", "/etc/shadow")], /hard link to "\/etc\/shadow": absolute path/);
+    await assertRefused([symlink("work/node_modules/s", "."), hardLink("work/node_modules/h", "work/node_modules/s/a")], /through a symlink earlier in the archive/);
+  });
+
+  it("refuses oversized extended headers and names longer than PATH_MAX", async () => {
+    await assertRefused([{ header: { name: "work/node_modules/a", type: "file", pax: { comment: "x".repeat(1_100_000) } }, content: "a" }], /not a valid tar archive: .*pax-header header of \d+ bytes \(at most 1048576 accepted\)/);
+    await assertRefused([file(`work/node_modules/${"d/".repeat(2100)}f`)], /path is longer than 4096 bytes/);
+    await assertRefused([file(`work/node_modules/${"n".repeat(256)}`)], /a path component is longer than 255 bytes/);
+  });
+
+  it("refuses an archive cut inside a member, one without its end, and a truncated or garbled gzip", async () => {
+    const tar = await buildArchive([file("work/node_modules/a", "z".repeat(5000))]);
+    await assert.rejects(check(gzipSync(tar.subarray(0, 2000))), /cache archive is truncated after 1 entries: it ends inside the content of "work\/node_modules\/a"/);
+    await assert.rejects(check(gzipSync(tar.subarray(0, 512 + 5120))), /truncated after 1 entries: it ends without an end-of-archive block/);
+    const gzip = gzipSync(tar);
+    await assert.rejects(check(gzip.subarray(0, gzip.length - 30)), (error: unknown) => error instanceof CacheArchiveError && /not valid gzip: unexpected end of file/.test(error.message));
+    await assert.rejects(check(tar, "gzip"), /not valid gzip: incorrect header check/);
+    await assert.rejects(check(Buffer.alloc(0), "none"), /truncated after 0 entries: it is empty/);
+  });
+
+  it("rejects as soon as a member is refused, and takes and drops the rest without erroring or blocking", async () => {
+    const checker = createArchiveCheck("none", { roots: ROOTS });
+    let rejected = false;
+    checker.done.catch(() => (rejected = true));
+    checker.stream.write(await buildArchive([file("etc/passwd")]));
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(rejected, true, "done did not reject before the archive's end");
+    for (let index = 0; index < 100; index += 1) checker.stream.write(Buffer.alloc(1024 * 1024));
+    await new Promise<void>((resolve, reject) => checker.stream.on("error", reject).end(resolve));
+    await assert.rejects(checker.done, /"etc\/passwd" is refused/);
+  });
+
+  it("does not stall a gzip tee after a refusal, even while gunzip was holding writes back", async () => {
+    const checker = createArchiveCheck("gzip", { roots: ROOTS });
+    const archive = gzipSync(Buffer.concat([await buildArchive([file("etc/passwd")]), randomBytes(8 * 1024 * 1024)]), { level: 0 });
+    let accepted = 0;
+    for (let at = 0; at < archive.length; at += 256 * 1024) {
+      const piece = archive.subarray(at, at + 256 * 1024);
+      if (!checker.stream.write(piece)) await new Promise((resolve) => checker.stream.once("drain", resolve));
+      accepted += piece.length;
+    }
+    await new Promise<void>((resolve, reject) => checker.stream.on("error", reject).end(resolve));
+    assert.equal(accepted, archive.length);
+    await assert.rejects(checker.done, /"etc\/passwd" is refused/);
+  });
+
+  it("never buffers the archive: 1 GiB of tar and 512 MiB through gzip are checked in a small, constant memory", { timeout: 120_000 }, () => {
+    for (const [compression, megabytes] of [["none", 1024], ["gzip", 512]] as const) {
+      const run = spawnSync(process.execPath, [LARGE_CHILD, compression, String(megabytes)], { encoding: "utf8" });
+      assert.equal(run.status, 0, run.stderr);
+      const result = JSON.parse(run.stdout) as ArchiveCheckReport & { peakRss: number };
+      assert.equal(result.entries, megabytes / 8);
+      assert.equal(result.bytes, megabytes * 1024 * 1024);
+      assert.ok(result.peakRss < 200 * 1024 * 1024, `${compression}: peak RSS ${Math.round(result.peakRss / 1048576)} MiB for ${megabytes} MiB of archive`);
+    }
+  });
+});

@@ -1,0 +1,190 @@
+// `run --workflow` with caches: and artifacts: on the local cluster, the real kubectl and the directory store: keys from the lock file, hits, misses, races, damage, hostility.
+import assert from "node:assert/strict";
+import { closeSync, existsSync, fstatSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { startLocalCluster, type LocalCluster } from "../../local-cluster/index.js";
+import { listStoredEntries } from "../../src/cache/list-entries.js";
+import type { RunResult } from "../../src/result/run-result.js";
+import { assertNothingLeft, E2E_KUBECTLS, findPodmanSkipReason } from "../support/local-cluster-e2e.js";
+import { readResult, runCli } from "../support/run-cli.js";
+
+const skip = findPodmanSkipReason();
+const KUBECTL = E2E_KUBECTLS.at(-1) ?? "kubectl";
+const REPO = "did:plc:e2e/cache-repo";
+
+/**
+ * Two caches keyed on the lock file: `deps` falls back to any older `deps-` entry, `exact` has no fallback. The
+ * install step builds what is missing and says which it found.
+ */
+const WORKFLOW = `
+caches:
+  - key: 'deps-{{ hashFiles "lock.txt" }}'
+    restore-keys: [deps-]
+    paths: [deps]
+  - key: 'exact-{{ hashFiles "lock.txt" }}'
+    paths: [/work/exact, /root/never-made]
+artifacts:
+  - name: reports
+    paths: [/outputs/reports/**]
+    when: failure
+  - name: nothing
+    paths: ["dist/*.tgz"]
+steps:
+  - name: install
+    command: |
+      if [ -f /work/deps/lock.txt ]; then echo "deps from $(cat /work/deps/lock.txt)"; else echo "deps built"; fi
+      if [ -f /work/exact/lock.txt ]; then echo "exact from $(cat /work/exact/lock.txt)"; else echo "exact built"; fi
+      mkdir -p /work/deps /work/exact
+      cp lock.txt /work/deps/lock.txt && cp lock.txt /work/exact/lock.txt
+      head -c 300000 /dev/urandom > /work/deps/blob
+  - name: check
+    command: |
+      mkdir -p /outputs/reports && echo "report of $(cat lock.txt)" > /outputs/reports/summary.txt
+      [ "\${FAIL:-no}" = no ]
+`;
+
+/** A workflow whose step leaves a link out of its cache path: the save must be refused on the host. */
+const HOSTILE = `
+caches:
+  - key: hostile-1
+    paths: [/work/evil]
+steps:
+  - name: plant
+    command: mkdir -p /work/evil && ln -s ../../../../etc/passwd /work/evil/passwd && echo planted
+`;
+
+interface Run {
+  readonly code: number | null;
+  readonly result: RunResult;
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly out: string;
+  readonly log: string;
+}
+
+describe("workflow caches and artifacts on the local cluster", { skip, concurrency: 1, timeout: 900_000 }, () => {
+  let cluster: LocalCluster;
+  let root = "";
+  let cacheDir = "";
+  let runs = 0;
+  before(async () => {
+    cluster = await startLocalCluster({ imageBackOffSeconds: 1 });
+    root = mkdtempSync(join(tmpdir(), "knotless-cache-workflow-"));
+    cacheDir = join(root, "cache");
+  });
+  after(async () => {
+    await cluster?.stop();
+    if (root) rmSync(root, { recursive: true, force: true });
+  });
+
+  /** One `run --workflow` of `workflow` with a checkout holding `lock.txt`; `env` reaches the steps through the workflow's environment. */
+  async function run(lock: string, options: { workflow?: string; fail?: boolean } = {}): Promise<Run> {
+    const n = ++runs;
+    const dir = join(root, `run-${n}`);
+    const checkout = join(dir, "checkout");
+    mkdirSync(checkout, { recursive: true });
+    writeFileSync(join(checkout, "lock.txt"), lock);
+    const workflowFile = join(dir, "ci.yml");
+    writeFileSync(workflowFile, `${options.fail ? "environment:\n  FAIL: yes\n" : ""}${options.workflow ?? WORKFLOW}`);
+    const out = join(dir, "out");
+    const cli = await runCli(
+      ["run", "--workflow", workflowFile, "--checkout", checkout, "--out", out, "--event", "manual", "--repo", REPO, "--cache-dir", cacheDir, "--kubeconfig", cluster.kubeconfigPath, "--kubectl", KUBECTL, "--run-id", `cw-${process.pid}-${n}`],
+      { timeoutMs: 300_000 },
+    );
+    return { code: cli.code, stdout: cli.stdout, stderr: cli.stderr, out, result: readResult(out), log: readFileSync(join(out, "run.log"), "utf8") };
+  }
+
+  const statuses = (result: RunResult) => result.caches.map((c) => `${c.restore.status}/${c.save.status}`);
+  const keys = async () => (await listStoredEntries(cacheDir, REPO)).entries.map((e) => e.key).sort();
+
+  it("misses on the first run and saves both keys; the second run of the same checkout hits both exactly and saves nothing", async () => {
+    const first = await run("lock v1\n");
+    assert.equal(first.code, 0, first.stderr);
+    assert.deepEqual(statuses(first.result), ["miss/saved", "miss/saved"]);
+    assert.match(first.stdout, /deps built/);
+    assert.match(first.log, /cache deps-[0-9a-f]{64}: miss/);
+    assert.match(first.log, /cache deps-[0-9a-f]{64}: saved /);
+    assert.equal((await keys()).length, 2);
+
+    const second = await run("lock v1\n");
+    assert.equal(second.code, 0, second.stderr);
+    assert.deepEqual(statuses(second.result), ["exact/skipped", "exact/skipped"]);
+    assert.match(second.stdout, /deps from lock v1/);
+    assert.match(second.stdout, /exact from lock v1/);
+    assert.match(second.log, /exact hit, restored/);
+    const ndjson = readFileSync(join(second.out, "log.ndjson"), "utf8").trim().split("\n").map((line) => JSON.parse(line));
+    assert.ok(ndjson.some((line) => line.event === "cache-restore" && line.cache.status === "exact" && line.cache.bytes > 300_000));
+    await assertNothingLeft(cluster);
+  });
+
+  it("gives a changed lock file a miss of the exact keys and new entries, restoring deps from the older entry by its prefix", async () => {
+    const before = await keys();
+    const changed = await run("lock v2\n");
+    assert.equal(changed.code, 0, changed.stderr);
+    assert.deepEqual(statuses(changed.result), ["fallback/saved", "miss/saved"]);
+    assert.match(changed.result.caches[0]!.restore.restoredKey ?? "", /^deps-/);
+    assert.ok(before.includes(changed.result.caches[0]!.restore.restoredKey!));
+    assert.match(changed.stdout, /deps from lock v1/);
+    assert.match(changed.stdout, /exact built/);
+    assert.match(changed.log, /fallback hit, restored deps-/);
+    assert.equal((await keys()).length, before.length + 2);
+  });
+
+  it("lets two runs save the same new keys at once: one saves each, the other says it exists, and a third run hits them", async () => {
+    const [a, b] = await Promise.all([run("lock v3\n"), run("lock v3\n")]);
+    assert.equal(a.code, 0, a.stderr);
+    assert.equal(b.code, 0, b.stderr);
+    for (const index of [0, 1]) assert.deepEqual([a.result.caches[index]!.save.status, b.result.caches[index]!.save.status].sort(), ["exists", "saved"]);
+    const third = await run("lock v3\n");
+    assert.deepEqual(statuses(third.result), ["exact/skipped", "exact/skipped"]);
+    assert.match(third.stdout, /exact from lock v3/);
+  });
+
+  it("takes a damaged entry as a warning: it is not restored, the run builds afresh, succeeds and saves a sound entry", async () => {
+    // The newest exact- entry: the one lock v3's run restores.
+    const entry = (await listStoredEntries(cacheDir, REPO)).entries.filter((e) => e.key.startsWith("exact-")).sort((x, y) => y.createdAt - x.createdAt)[0]!;
+    const fd = openSync(entry.path, "r+");
+    const size = fstatSync(fd).size;
+    writeSync(fd, Buffer.from("garbage!"), 0, 8, Math.floor(size / 2));
+    closeSync(fd);
+    const next = await run("lock v3\n");
+    assert.equal(next.code, 0, next.stderr);
+    assert.equal(next.result.status, "success");
+    // The store finds the damage when it looks the entry up (removing it: a miss) or while it is read (a failed restore): a warning either way.
+    const restore = next.result.caches[1]!.restore.status;
+    assert.ok(restore === "miss" || restore === "failed", restore);
+    assert.match(next.log, /warning: (cache store: removed a damaged entry|cache exact-[0-9a-f]+: restore failed)/);
+    assert.match(next.stdout, /exact built/);
+    assert.equal(next.result.caches[1]!.save.status, "saved");
+  });
+
+  it("refuses at save a cache whose pod left a link out of its path: nothing is stored, the run succeeds", async () => {
+    const hostile = await run("x\n", { workflow: HOSTILE });
+    assert.equal(hostile.code, 0, hostile.stderr);
+    assert.match(hostile.stdout, /planted/);
+    const report = hostile.result.caches[0]!;
+    assert.equal(report.save.status, "failed");
+    assert.match(report.save.reason ?? "", /refused, nothing stored: .*evil\/passwd/);
+    assert.ok(!(await keys()).includes("hostile-1"));
+    assert.deepEqual((await listStoredEntries(cacheDir)).damaged, []);
+  });
+
+  it("on a failed run, saves no cache, collects the failure artifact and warns of the one that matched nothing", async () => {
+    const before = await keys();
+    const failed = await run("lock v4\n", { fail: true });
+    assert.equal(failed.code, 1, failed.stderr);
+    assert.equal(failed.result.status, "failed");
+    assert.deepEqual(failed.result.caches.map((c) => c.save.status), ["skipped", "skipped"]);
+    assert.deepEqual(await keys(), before);
+    assert.deepEqual(failed.result.artifacts.map((a) => [a.name, a.status]), [["reports", "collected"], ["nothing", "skipped"]]);
+    assert.equal(readFileSync(join(failed.out, "artifacts", "reports", "summary.txt"), "utf8"), "report of lock v4\n");
+    assert.ok(existsSync(join(failed.out, "artifacts", "reports.manifest.json")));
+    const ok = await run("lock v4\n");
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.deepEqual(ok.result.artifacts.map((a) => [a.name, a.status]), [["reports", "skipped"], ["nothing", "empty"]]);
+    assert.match(ok.log, /warning: artifact nothing: no file in the pod matches/);
+    await assertNothingLeft(cluster);
+  });
+});

@@ -1,0 +1,221 @@
+// Tests the cache's moves through the scripted kubectl: what the pod is asked, what proves a restore, when a save is committed.
+import assert from "node:assert/strict";
+import { PassThrough, Readable } from "node:stream";
+import { describe, it } from "node:test";
+import { CacheCorruptError, type CacheSpec } from "../../src/cache/cache-types.js";
+import { CancelledError } from "../../src/errors.js";
+import { CacheTransferError, restoreCacheArchive, saveCacheArchive, type CacheArchiveCheck } from "../../src/executor/cache-transfer.js";
+import { MemoryCacheStore } from "../cache/memory-store.js";
+import { createArchiveGate } from "../../src/cache/archive-gate.js";
+import { randomBytes } from "node:crypto";
+import { constants, gzipSync, gunzipSync } from "node:zlib";
+import * as tarStream from "tar-stream";
+import { NODE_NAME, POD_NAME } from "./cluster-objects.js";
+import { buildTestContext } from "./test-context.js";
+
+const POD = { name: POD_NAME, node: NODE_NAME };
+const SPEC: CacheSpec = { key: "deps-1", restoreKeys: [], paths: ["/work/node_modules", "/root/.npm"] };
+const ARCHIVE = Buffer.from(Array.from({ length: 300_000 }, (_, i) => i % 251));
+const REPO = "repo";
+
+/** A check that records what it read and gives the scripted verdict once its input ended. */
+function recordingCheck(refusal?: string): CacheArchiveCheck & { read: () => Buffer } {
+  const stream = new PassThrough();
+  const chunks: Buffer[] = [];
+  stream.on("data", (chunk: Buffer) => chunks.push(chunk));
+  const done = new Promise((resolve, reject) => stream.on("end", () => (refusal === undefined ? resolve(undefined) : reject(new Error(refusal)))));
+  done.catch(() => {});
+  return { stream, done, read: () => Buffer.concat(chunks) };
+}
+
+type Member = { name: string; content?: string; type?: "file" | "directory" | "symlink"; linkname?: string };
+
+/** A gzip'd tar as the pod's cache-save makes it, built with tar-stream. */
+async function buildGzipTar(members: readonly Member[]): Promise<Buffer> {
+  const pack = tarStream.pack();
+  for (const m of members) {
+    if (m.type === "directory") pack.entry({ name: m.name, type: "directory", mode: 0o755 });
+    else if (m.type === "symlink") pack.entry({ name: m.name, type: "symlink", linkname: m.linkname });
+    else pack.entry({ name: m.name, mode: 0o644 }, m.content ?? "");
+  }
+  pack.finalize();
+  const chunks: Buffer[] = [];
+  for await (const chunk of pack) chunks.push(chunk as Buffer);
+  return gzipSync(Buffer.concat(chunks), { level: 1 });
+}
+
+/** Text that does not compress, so an archive of it spans many chunks. */
+function randomText(length: number): string {
+  return randomBytes(length).toString("base64").slice(0, length);
+}
+
+/** The bytes in chunks of 16 KiB, one per turn of the event loop, as a file is read. */
+function archiveStream(bytes: Buffer, fail?: Error): Readable {
+  if (!fail && bytes.length > 16_384) {
+    const out = new PassThrough();
+    let at = 0;
+    const feed = (): void => {
+      if (at >= bytes.length) return void out.end();
+      const piece = bytes.subarray(at, (at += 16_384));
+      if (out.write(piece)) setImmediate(feed);
+      else out.once("drain", feed);
+    };
+    setImmediate(feed);
+    return out;
+  }
+  const out = new PassThrough();
+  setImmediate(() => {
+    out.write(bytes);
+    if (fail) setImmediate(() => out.destroy(fail));
+    else out.end();
+  });
+  return out;
+}
+
+describe("restoreCacheArchive", () => {
+  it("streams the archive into cache-restore with the paths relative to / and returns the bytes once the pod confirms", async () => {
+    const { ctx, kubectl } = buildTestContext();
+    kubectl.on("exec", { stdout: "knotless-cache-restored\n" });
+    const moved = await restoreCacheArchive(ctx, POD, SPEC, { stream: archiveStream(ARCHIVE), compression: "gzip" });
+    assert.equal(moved.bytes, ARCHIVE.length);
+    assert.deepEqual(kubectl.calls[0]!.command, ["exec", "-i", POD_NAME, "-c", "run", "--", "sh", "/knotless/helper.sh", "cache-restore", "work/node_modules", "root/.npm"]);
+    assert.ok(kubectl.calls[0]!.stdinBytes?.equals(ARCHIVE));
+  });
+
+  it("fails, naming gunzip's and tar's codes, when the pod could not extract the archive", async () => {
+    const { ctx, kubectl } = buildTestContext();
+    kubectl.on("exec", { stdout: "knotless-cache-failed gunzip=1 tar=0\n", exitCode: 1, stderr: "gunzip: unexpected end of file\ncommand terminated with exit code 1\n" });
+    await assert.rejects(restoreCacheArchive(ctx, POD, SPEC, { stream: archiveStream(ARCHIVE), compression: "gzip" }), (error: unknown) => {
+      assert.ok(error instanceof CacheTransferError);
+      assert.match(error.message, /could not extract the archive \(gunzip=1 tar=0\)/);
+      assert.equal(error.corrupt, false);
+      return true;
+    });
+  });
+
+  it("does not take an exec that ended 0 without the pod's last line for a restore", async () => {
+    const { ctx, kubectl } = buildTestContext();
+    kubectl.on("exec", { stdout: "" });
+    await assert.rejects(restoreCacheArchive(ctx, POD, SPEC, { stream: archiveStream(ARCHIVE), compression: "gzip" }), /did not confirm the restore/);
+  });
+
+  it("reports a store stream that fails its checksum as a corrupt entry, even when the pod extracted what it got", async () => {
+    const { ctx, kubectl } = buildTestContext();
+    kubectl.on("exec", { stdout: "knotless-cache-restored\n" });
+    const corrupt = new CacheCorruptError("entry deps-1: sha256 mismatch");
+    await assert.rejects(restoreCacheArchive(ctx, POD, SPEC, { stream: archiveStream(ARCHIVE, corrupt), compression: "gzip" }), (error: unknown) => {
+      assert.ok(error instanceof CacheTransferError);
+      assert.equal(error.corrupt, true);
+      assert.match(error.message, /corrupt: entry deps-1: sha256 mismatch/);
+      return true;
+    });
+  });
+
+  it("passes a sound entry through the host's gate whole, and succeeds", async () => {
+    const { ctx, kubectl } = buildTestContext();
+    kubectl.on("exec", { stdout: "knotless-cache-restored\n" });
+    const archive = await buildGzipTar([{ name: "work/node_modules/", type: "directory" }, { name: "work/node_modules/a.js", content: "x".repeat(100_000) }]);
+    await restoreCacheArchive(ctx, POD, SPEC, { stream: archiveStream(archive), compression: "gzip" }, createArchiveGate("gzip", { roots: SPEC.paths }));
+    assert.ok(kubectl.calls[0]!.stdinBytes?.equals(archive));
+  });
+
+  it("cuts the pod's stream where the host's gate refused a member, before the pod gets it whole, and fails naming it", async () => {
+    const { ctx, kubectl } = buildTestContext();
+    kubectl.on("exec", { stdout: "knotless-cache-failed gunzip=1 tar=0\n", exitCode: 1 });
+    const archive = await buildGzipTar([
+      { name: "work/node_modules/a.js", content: randomText(400_000) },
+      { name: "work/node_modules/evil", type: "symlink", linkname: "../../../etc/passwd" },
+      { name: "work/node_modules/b.js", content: randomText(400_000) },
+    ]);
+    await assert.rejects(
+      restoreCacheArchive(ctx, POD, SPEC, { stream: archiveStream(archive), compression: "gzip" }, createArchiveGate("gzip", { roots: SPEC.paths })),
+      /refused on this host: .*work\/node_modules\/evil.*; the pod removed what it extracted/,
+    );
+    const got = kubectl.calls[0]!.stdinBytes ?? Buffer.alloc(0);
+    assert.ok(got.length < archive.length, "the pod got the whole archive");
+    assert.ok(!gunzipSync(got, { finishFlush: constants.Z_SYNC_FLUSH }).includes("../../../etc/passwd"), "the pod got the refused member's header");
+  });
+
+  it("refuses paths of the runner's own and entries that are not gzip, without an exec", async () => {
+    const { ctx, kubectl } = buildTestContext();
+    await assert.rejects(restoreCacheArchive(ctx, POD, { ...SPEC, paths: ["/knotless-secrets"] }, { stream: archiveStream(ARCHIVE), compression: "gzip" }), /runner's/);
+    await assert.rejects(restoreCacheArchive(ctx, POD, { ...SPEC, paths: ["/knotless/helper.sh"] }, { stream: archiveStream(ARCHIVE), compression: "gzip" }), /runner's/);
+    await assert.rejects(restoreCacheArchive(ctx, POD, SPEC, { stream: archiveStream(ARCHIVE), compression: "none" }), /gzip only/);
+    assert.equal(kubectl.calls.length, 0);
+  });
+
+  it("rejects with CancelledError when the run is cancelled during the restore", async () => {
+    const { ctx, kubectl, cancel } = buildTestContext();
+    kubectl.on("exec", () => {
+      setImmediate(cancel);
+      return { hang: true };
+    });
+    await assert.rejects(restoreCacheArchive(ctx, POD, SPEC, { stream: archiveStream(ARCHIVE), compression: "gzip" }), CancelledError);
+  });
+});
+
+describe("saveCacheArchive", () => {
+  async function setUp(reply: Parameters<ReturnType<typeof buildTestContext>["kubectl"]["on"]>[1], refusal?: string) {
+    const test = buildTestContext();
+    test.kubectl.on("exec", reply);
+    const store = new MemoryCacheStore();
+    const writer = await store.beginSave(REPO, SPEC.key, "gzip");
+    assert.notEqual(writer, "exists");
+    if (writer === "exists") throw new Error("unreachable");
+    return { ...test, store, writer, check: recordingCheck(refusal) };
+  }
+
+  it("streams the pod's archive into the writer and the check at once, and commits when all went well", async () => {
+    const { ctx, kubectl, store, writer, check } = await setUp({ stdout: [ARCHIVE.subarray(0, 1000), ARCHIVE.subarray(1000)], stderr: "knotless-cache-missing root/.npm\nknotless-cache-saved tar=0 gzip=0\n" });
+    const saved = await saveCacheArchive(ctx, POD, SPEC, writer, check);
+    assert.deepEqual(saved, { status: "saved", bytes: ARCHIVE.length, missing: ["/root/.npm"] });
+    assert.deepEqual(kubectl.calls[0]!.command, ["exec", POD_NAME, "-c", "run", "--", "sh", "/knotless/helper.sh", "cache-save", "work/node_modules", "root/.npm"]);
+    assert.ok(store.get(REPO, SPEC.key)?.equals(ARCHIVE));
+    assert.ok(check.read().equals(ARCHIVE));
+  });
+
+  it("stores nothing when the check refuses the archive (a member escaping with .. or a symlink)", async () => {
+    const { ctx, store, writer, check } = await setUp({ stdout: ARCHIVE, stderr: "knotless-cache-saved tar=0 gzip=0\n" }, "work/x: symlink target \"../../etc/passwd\" resolves outside the destination");
+    await assert.rejects(saveCacheArchive(ctx, POD, SPEC, writer, check), /refused, nothing stored: work\/x: symlink target/);
+    assert.equal(store.get(REPO, SPEC.key), undefined);
+    assert.ok(store.calls.includes(`abort ${REPO} ${SPEC.key}`));
+  });
+
+  it("stores nothing when the pod's tar failed, even though kubectl exited 0", async () => {
+    const { ctx, store, writer, check } = await setUp({ stdout: ARCHIVE.subarray(0, 100), stderr: "tar: work/node_modules/x: Permission denied\nknotless-cache-saved tar=2 gzip=0\n" });
+    await assert.rejects(saveCacheArchive(ctx, POD, SPEC, writer, check), /tar exited 2, gzip 0\): tar: work\/node_modules\/x: Permission denied/);
+    assert.equal(store.get(REPO, SPEC.key), undefined);
+  });
+
+  it("stores nothing when the exec ended without the pod's status line (the stream was cut)", async () => {
+    const { ctx, store, writer, check } = await setUp({ stdout: ARCHIVE.subarray(0, 100) });
+    await assert.rejects(saveCacheArchive(ctx, POD, SPEC, writer, check), /did not confirm the save/);
+    assert.equal(store.get(REPO, SPEC.key), undefined);
+  });
+
+  it("stores nothing when kubectl failed", async () => {
+    const { ctx, store, writer, check } = await setUp({ stdout: ARCHIVE.subarray(0, 100), exitCode: 1, stderr: "error: unable to upgrade connection: container not found\n" });
+    await assert.rejects(saveCacheArchive(ctx, POD, SPEC, writer, check), /kubectl exit 1/);
+    assert.equal(store.get(REPO, SPEC.key), undefined);
+  });
+
+  it("says nothing was there to save when no path exists in the pod, and stores nothing", async () => {
+    const { ctx, store, writer, check } = await setUp({ stderr: "knotless-cache-missing work/node_modules\nknotless-cache-missing root/.npm\nknotless-cache-saved none\n" });
+    assert.deepEqual(await saveCacheArchive(ctx, POD, SPEC, writer, check), { status: "nothing", missing: ["/work/node_modules", "/root/.npm"] });
+    assert.equal(store.get(REPO, SPEC.key), undefined);
+  });
+
+  it("says exists when another run committed the key while this one packed", async () => {
+    const { ctx, store, writer, check } = await setUp({ stdout: ARCHIVE, stderr: "knotless-cache-saved tar=0 gzip=0\n" });
+    store.put(REPO, SPEC.key, Buffer.from("the other run's"));
+    assert.equal((await saveCacheArchive(ctx, POD, SPEC, writer, check)).status, "exists");
+    assert.equal(store.get(REPO, SPEC.key)?.toString(), "the other run's");
+  });
+
+  it("refuses to save the secrets' directory, before any exec", async () => {
+    const { ctx, kubectl, store, writer, check } = await setUp({ stdout: ARCHIVE });
+    await assert.rejects(saveCacheArchive(ctx, POD, { ...SPEC, paths: ["/knotless-secrets/env"] }, writer, check), /runner's/);
+    assert.equal(kubectl.calls.length, 0);
+    assert.equal(store.get(REPO, SPEC.key), undefined);
+  });
+});

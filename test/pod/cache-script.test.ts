@@ -1,0 +1,99 @@
+// The helper's cache and artifact subcommands in a sandbox, under the host's sh with GNU tar and gzip (as in Debian images) and under busybox alone.
+import assert from "node:assert/strict";
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { gunzipSync } from "node:zlib";
+import { CACHE_RESTORED_TAG, checkCacheRestoreReply, parseCacheSaveStatus, parseFilesPacked } from "../../src/pod/cache-script.js";
+import { readArchiveNames } from "../support/tar-names.js";
+import { FLAVOURS, FLAVOUR_TITLES, HAS_BWRAP, createPod, type Flavour } from "./helper-pod.js";
+
+const SANDBOXES = FLAVOURS.filter((flavour): flavour is Flavour => flavour !== "bash");
+
+for (const flavour of SANDBOXES) {
+  describe(`cache subcommands under ${FLAVOUR_TITLES[flavour]}`, { skip: HAS_BWRAP ? false : "bwrap is not available" }, () => {
+    it("cache-save packs the paths that exist as gzip, names the missing ones, and cache-restore puts them back in another pod", async () => {
+      const pod = createPod(flavour);
+      mkdirSync(join(pod.work, "deps", "sub"), { recursive: true });
+      writeFileSync(join(pod.work, "deps", "sub", "a.txt"), "alpha\n");
+      writeFileSync(join(pod.work, "tool"), "#!/bin/sh\n", { mode: 0o755 });
+      symlinkSync("sub/a.txt", join(pod.work, "deps", "link"));
+      const saved = await pod.helper(["cache-save", "work/deps", "work/absent", "work/tool"]);
+      assert.equal(saved.code, 0, saved.stderr);
+      const status = parseCacheSaveStatus(saved.stderr);
+      assert.deepEqual(status.missing, ["/work/absent"]);
+      assert.deepEqual(status.outcome, { kind: "packed", tar: "0", gzip: "0" });
+      const names = await readArchiveNames(gunzipSync(saved.stdout));
+      assert.deepEqual(names.map((n) => n.replace(/\/$/, "")).sort(), ["work/deps", "work/deps/link", "work/deps/sub", "work/deps/sub/a.txt", "work/tool"]);
+
+      const other = createPod(flavour);
+      const restored = await other.helper(["cache-restore", "work/deps", "work/tool"], saved.stdout);
+      assert.equal(restored.code, 0, restored.stderr);
+      assert.equal(checkCacheRestoreReply(restored.stdout.toString()), undefined);
+      assert.equal(readFileSync(join(other.work, "deps", "sub", "a.txt"), "utf8"), "alpha\n");
+      assert.equal(readFileSync(join(other.work, "deps", "link"), "utf8"), "alpha\n");
+      assert.equal(readFileSync(join(other.work, "tool"), "utf8"), "#!/bin/sh\n");
+    });
+
+    it("cache-save says none when no path exists, and writes no archive", async () => {
+      const pod = createPod(flavour);
+      const saved = await pod.helper(["cache-save", "work/nothing"]);
+      assert.equal(saved.code, 0, saved.stderr);
+      assert.deepEqual(parseCacheSaveStatus(saved.stderr), { missing: ["/work/nothing"], outcome: { kind: "none" } });
+      assert.equal(saved.stdout.length, 0);
+    });
+
+    it("cache-restore of a cut archive fails, says so, and removes the paths that were absent before (a path that was there stays)", async () => {
+      const pod = createPod(flavour);
+      mkdirSync(join(pod.work, "deps"));
+      writeFileSync(join(pod.work, "deps", "big"), Buffer.alloc(256 * 1024, 7));
+      writeFileSync(join(pod.work, "kept"), "old\n");
+      const saved = await pod.helper(["cache-save", "work/deps", "work/kept"]);
+      const cut = saved.stdout.subarray(0, saved.stdout.length - 20);
+      const other = createPod(flavour);
+      writeFileSync(join(other.work, "kept"), "checkout's\n");
+      const restored = await other.helper(["cache-restore", "work/deps", "work/kept"], cut);
+      assert.notEqual(restored.code, 0);
+      assert.notEqual(restored.stdout.toString().trim(), CACHE_RESTORED_TAG);
+      assert.match(checkCacheRestoreReply(restored.stdout.toString()) ?? "", /could not extract the archive \(gunzip=[1-9]/);
+      assert.equal(existsSync(join(other.work, "deps")), false);
+      assert.equal(existsSync(join(other.work, "kept")), true);
+    });
+
+    it("list-files prints every regular file under the directories that exist, NUL-terminated, names with newlines whole", async () => {
+      const pod = createPod(flavour);
+      mkdirSync(join(pod.work, "dist", "deep"), { recursive: true });
+      writeFileSync(join(pod.work, "dist", "a.js"), "a");
+      writeFileSync(join(pod.work, "dist", "deep", "line\nbreak"), "b");
+      symlinkSync("a.js", join(pod.work, "dist", "alias"));
+      const listed = await pod.helper(["list-files", "/work/dist", "/work/none"]);
+      assert.equal(listed.code, 0, listed.stderr);
+      const files = listed.stdout.toString().split("\0").filter(Boolean).sort();
+      assert.deepEqual(files, ["/work/dist/a.js", "/work/dist/deep/line\nbreak"]);
+      assert.match(listed.stderr, /knotless-files-listed/);
+    });
+
+    it("pack-files packs exactly the files named on stdin, not the rest of their directories", async () => {
+      const pod = createPod(flavour);
+      mkdirSync(join(pod.work, "dist", "deep"), { recursive: true });
+      writeFileSync(join(pod.work, "dist", "a.js"), "a");
+      writeFileSync(join(pod.work, "dist", "b.map"), "b");
+      writeFileSync(join(pod.work, "dist", "deep", "c.js"), "c");
+      writeFileSync(join(pod.work, "dist", "-dash.js"), "d");
+      const packed = await pod.helper(["pack-files", "/work/dist"], "a.js\ndeep/c.js\n-dash.js\n");
+      assert.equal(packed.code, 0, packed.stderr);
+      assert.equal(parseFilesPacked(packed.stderr), "0");
+      const names = await readArchiveNames(packed.stdout);
+      assert.deepEqual(names.map((n) => n.replace(/^\.\//, "")).sort(), ["-dash.js", "a.js", "deep/c.js"]);
+    });
+
+    it("pack-files fails with tar's code when a named file is gone", async () => {
+      const pod = createPod(flavour);
+      mkdirSync(join(pod.work, "dist"));
+      writeFileSync(join(pod.work, "dist", "a.js"), "a");
+      const packed = await pod.helper(["pack-files", "/work/dist"], "a.js\ngone.js\n");
+      assert.notEqual(packed.code, 0);
+      assert.notEqual(parseFilesPacked(packed.stderr), "0");
+    });
+  });
+}
