@@ -2,7 +2,10 @@ import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import { Job } from "kubernetes-models/batch/v1/Job";
+import type { ExecutorSettings } from "../../src/executor/context.js";
+import { buildRunManifest } from "../../src/executor/kubernetes-executor.js";
 import { buildJobManifest, DEADLINE_MARGIN_SECONDS, type JobManifestInput } from "../../src/k8s/manifest.js";
+import { exampleSettings } from "../support/example-settings.js";
 
 const FIXTURES = new URL("../../../test/fixtures/manifests/", import.meta.url);
 
@@ -100,5 +103,18 @@ describe("buildJobManifest", () => {
 
   it("gives the container no env: the steps' variables reach them through files in the pod, never the Job", () => {
     assert.equal(buildJobManifest(maximal).spec?.template.spec?.containers[0]?.env, undefined);
+  });
+});
+
+describe("buildRunManifest and the PVC cache backend", () => {
+  const pvc = { kind: "pvc", repo: "r", claim: "ci-cache", maxBytes: 1 << 30 } as const;
+  const caches = [{ key: "k", restoreKeys: [], paths: ["/work/deps"] }];
+  const claimOf = (settings: ExecutorSettings) => buildRunManifest({ settings }, "t").spec?.template.spec?.volumes?.find((v) => v.persistentVolumeClaim)?.persistentVolumeClaim?.claimName;
+
+  it("mounts the claim of --cache-pvc for a run with caches, and none without caches or with the directory store", () => {
+    const settings = exampleSettings({ steps: ["a"] });
+    assert.equal(claimOf({ ...settings, caches, cacheBackend: pvc }), "ci-cache");
+    assert.equal(claimOf({ ...settings, caches: [], cacheBackend: pvc }), undefined, "a run without caches does not wait for a claim it would not use");
+    assert.equal(claimOf({ ...settings, caches, cacheBackend: { kind: "dir", repo: "r", dir: "/tmp/c", maxBytes: 1 } }), undefined);
   });
 });
