@@ -53,6 +53,9 @@ describe("every kubectl argument list the runner produces", { skip: BINARIES.len
     ...planKubectlCalls(settings).map((call) => call.args),
     ...planKubectlCalls(fromContext).map((call) => call.args),
     ...planKubectlCalls({ ...settings, keepWarm: { seconds: 120, maxWarm: 2 } }).map((call) => call.args),
+    ...planKubectlCalls({ ...settings, caches: [{ key: "k-1", restoreKeys: ["k-"], paths: ["/work/deps"] }], cacheBackend: { kind: "pvc", repo: "r", claim: "ci-cache", maxBytes: 1 << 30 } })
+      .filter((call) => call.args.some((a) => a.startsWith("knotless-cache-")))
+      .map((call) => call.args),
     ...planKubectlCalls({
       ...settings,
       caches: [{ key: "deps-1", restoreKeys: ["deps-"], paths: ["/work/node_modules", "/root/.npm"] }],
