@@ -1,4 +1,4 @@
-// Makes the cache driver a run's settings ask for: the directory store on this host (`--cache-dir`), with its checks.
+// Makes the cache driver a run's settings ask for: the directory store on this host (`--cache-dir`), with its checks, or the PVC backend (`--cache-pvc`), whose bytes stay in the pod.
 import type { CacheBackend } from "../executor/context.js";
 import type { Executor } from "../executor/executor.js";
 import type { RunEventInput } from "../events/run-events.js";
@@ -20,8 +20,8 @@ export interface PodExecContext {
 }
 
 /**
- * The driver of `backend` for the run's executor, or undefined for a backend this function does not make (the PVC's
- * is made where its in-pod side is). The store's own findings (a damaged entry removed, an entry evicted) are
+ * The driver of `backend` for the run's executor; for the PVC backend only with `pods` (its commands go through
+ * kubectl exec), else undefined. The store's own findings (a damaged entry removed, an entry evicted) are
  * warnings and notices in the run's log. Every archive is checked with the cache's paths as its roots: on the way in
  * through the gate, on the way out through the check.
  */
