@@ -70,13 +70,40 @@ export function admitCreate(storeKey: string, obj: KubeObject): void {
     }
   }
   if (storeKey === "pods") validatePodSpec(obj.spec, "spec", causes);
+  if (storeKey === "persistentvolumeclaims") validateClaimSpec(obj.spec, causes);
   if (causes.length > 0) throw invalid(obj.kind, storeKey.includes(".") ? storeKey.slice(storeKey.indexOf(".") + 1) : "", obj.metadata.name ?? "", causes);
 
   if (storeKey === "jobs.batch") defaultJob(obj);
+  if (storeKey === "persistentvolumeclaims") defaultClaim(obj);
   if (storeKey === "pods") {
     defaultPodSpec(obj.spec);
     obj.status ??= { phase: "Pending", qosClass: "BestEffort" };
   }
+}
+
+const ACCESS_MODES = ["ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod"];
+
+/** What kube-apiserver requires of a claim: access modes it knows, and a storage request. */
+function validateClaimSpec(spec: any, causes: StatusCause[]): void {
+  const modes = spec?.accessModes;
+  if (!Array.isArray(modes) || modes.length === 0) causes.push({ reason: "FieldValueRequired", field: "spec.accessModes", message: "Required value: at least 1 access mode is required" });
+  else
+    for (const mode of modes)
+      if (!ACCESS_MODES.includes(mode))
+        causes.push({ reason: "FieldValueNotSupported", field: "spec.accessModes", message: `Unsupported value: "${mode}": supported values: ${ACCESS_MODES.map((m) => `"${m}"`).join(", ")}` });
+  if (spec?.resources?.requests?.storage === undefined) causes.push({ reason: "FieldValueRequired", field: "spec.resources[storage]", message: "Required value" });
+}
+
+/**
+ * A claim is Bound at once to a volume of its own (a host directory, local-cluster/claims.ts), with the capacity it
+ * asked for (not enforced), and the pvc-protection finalizer every claim gets.
+ */
+function defaultClaim(claim: KubeObject): void {
+  claim.spec.volumeMode ??= "Filesystem";
+  claim.spec.storageClassName ??= "local-dir";
+  claim.spec.volumeName ??= `pvc-${claim.metadata.uid}`;
+  claim.metadata.finalizers = [...new Set([...(claim.metadata.finalizers ?? []), "kubernetes.io/pvc-protection"])];
+  claim.status = { phase: "Bound", accessModes: claim.spec.accessModes, capacity: { storage: claim.spec.resources.requests.storage } };
 }
 
 /** Job defaults and the controller-uid selector; needs the uid, so the caller assigns it first. */

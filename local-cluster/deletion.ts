@@ -58,9 +58,21 @@ export class Deleter {
       this.finishForegroundWhenEmpty(marked ?? obj);
       return marked ?? obj;
     }
+    if (req.storeKey === "persistentvolumeclaims" && (obj.metadata.finalizers ?? []).length > 0) return this.markDeleted(req.storeKey, obj);
     const removed = req.storeKey === "pods" ? this.deletePod(obj, req.gracePeriodSeconds) : this.store.remove(req.storeKey, req.namespace, req.name) ?? obj;
     if (policy === "Background") for (const d of dependents) this.deleteDependent(d.storeKey, d.object);
     return removed;
+  }
+
+  /** An object with finalizers stays, Terminating, until whoever owns them drops them (local-cluster/claims.ts for claims). */
+  private markDeleted(storeKey: string, obj: KubeObject): KubeObject {
+    if (obj.metadata.deletionTimestamp) return obj;
+    return (
+      this.store.mutate(storeKey, obj.metadata.namespace, obj.metadata.name, (o) => {
+        o.metadata.deletionTimestamp = formatTimestamp();
+        o.metadata.deletionGracePeriodSeconds = 0;
+      }) ?? obj
+    );
   }
 
   private deleteDependent(storeKey: string, o: KubeObject): void {

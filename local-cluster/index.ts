@@ -5,6 +5,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AccessControl } from "./access-control.js";
+import { ClaimStorage } from "./claims.js";
 import { ensureNamespace } from "./api-handler.js";
 import { Deleter } from "./deletion.js";
 import { createEventRecorder } from "./events.js";
@@ -103,6 +104,8 @@ export interface LocalCluster {
   podmanContainers(): Promise<string[]>;
   /** Names of podman pods this cluster made that still exist. */
   podmanPods(): Promise<string[]>;
+  /** The host directory of a PersistentVolumeClaim (whether or not a pod has made it yet), or undefined when there is no such claim. */
+  claimDirectory(namespace: string, name: string): string | undefined;
   /** Names of podman volumes (one per pod emptyDir) this cluster made that still exist. */
   podmanVolumes(): Promise<string[]>;
   /**
@@ -130,10 +133,12 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
     const pruned = await pruneOrphanedPods(podman).catch(() => []);
     if (pruned.length > 0) console.error(`local-cluster: removed ${pruned.length} pod(s) left by dead local clusters: ${pruned.join(", ")}`);
   }
+  const claims = new ClaimStorage(store, join(dir, "claims"));
   const nodes = options.scaleFromZero ? new NodePool({ store, events, deleter, config: options.scaleFromZero }) : undefined;
   const kubelet = new Kubelet({
     store,
     nodes,
+    claims,
     events,
     faults,
     podman,
@@ -173,6 +178,7 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
     }),
   });
   nodes?.start();
+  claims.start();
   kubelet.start();
   jobs.start();
   await server.listen(options.port ?? 0, options.adminPort ?? 0, options.host ?? "127.0.0.1");
@@ -203,6 +209,10 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
     },
     requests: () => requests.map((request) => ({ ...request })),
     podmanContainers,
+    claimDirectory: (namespace, name) => {
+      const claim = store.get("persistentvolumeclaims", namespace, name);
+      return claim ? claims.directoryOf(claim) : undefined;
+    },
     podmanPods,
     podmanVolumes,
     podExec: async (namespace, pod, command, container = "run") => {
@@ -216,6 +226,7 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
         nodes?.stop();
         await server.close();
         await kubelet.stop();
+        await claims.stop();
         if (ownDir) await rm(dir, { recursive: true, force: true });
       })();
       return stopping;

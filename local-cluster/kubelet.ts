@@ -1,5 +1,6 @@
 // The node: runs every Pod object as a podman pod, mirrors podman's container state into pod status, applies pod faults.
 
+import { CLAIMS_STORE_KEY, listPodClaimNames, type ClaimStorage } from "./claims.js";
 import type { EventRecorder } from "./events.js";
 import type { FaultInjector } from "./faults.js";
 import type { NodePool } from "./node-pool.js";
@@ -53,11 +54,17 @@ export interface KubeletOptions {
   imageBackOffSeconds?: number;
   /** The scale-from-zero mode's scheduler; absent: every pod goes to the one static node at once. */
   nodes?: NodePool;
+  /** Where PersistentVolumeClaims keep their bytes; absent: a pod with a claim volume gets an empty directory. */
+  claims?: ClaimStorage;
 }
 
 export class Kubelet {
   private readonly pods = new Map<string, PodRuntime>();
-  private readonly opts: Required<Omit<KubeletOptions, "podman" | "nodes">> & { podman: PodmanClient | undefined; nodes: NodePool | undefined };
+  private readonly opts: Required<Omit<KubeletOptions, "podman" | "nodes" | "claims">> & {
+    podman: PodmanClient | undefined;
+    nodes: NodePool | undefined;
+    claims: ClaimStorage | undefined;
+  };
   private unsubscribe: (() => void) | undefined;
   private stopEvents: (() => void) | undefined;
   private pollTimer: NodeJS.Timeout | undefined;
@@ -75,6 +82,7 @@ export class Kubelet {
       pollIntervalMs: options.pollIntervalMs ?? 2000,
       imageBackOffSeconds: options.imageBackOffSeconds ?? 2,
       nodes: options.nodes,
+      claims: options.claims,
     };
   }
 
@@ -133,6 +141,11 @@ export class Kubelet {
   }
 
   private onStoreEvent(e: StoreEvent): void {
+    if (e.resource === CLAIMS_STORE_KEY && e.type === "ADDED") {
+      // Pods waiting for this claim try again now rather than at their next retry.
+      for (const rt of this.pods.values()) if (rt.stage === "scheduling") rt.wakers.splice(0).forEach((wake) => wake());
+      return;
+    }
     if (e.resource !== "pods" || this.stopped) return;
     const pod = e.object;
     const rt = this.pods.get(pod.metadata.uid);
@@ -223,6 +236,8 @@ export class Kubelet {
       }
     }
     if (!this.alive(rt, "scheduling")) return;
+    await this.waitForClaims(rt);
+    if (!this.alive(rt, "scheduling")) return;
     const current = this.current(rt);
     const node = current && this.opts.nodes ? await this.opts.nodes.schedule(current) : { name: NODE_NAME, ip: "10.0.0.1" };
     if (!node || !this.alive(rt, "scheduling")) return;
@@ -256,6 +271,43 @@ export class Kubelet {
     rt.stage = "pulling";
     if (!(await this.pullImages(rt, pod))) return;
     await this.playPod(rt);
+  }
+
+  /**
+   * The scheduler's VolumeBinding check: a pod whose claim is missing or being deleted stays Pending and
+   * Unschedulable, with a FailedScheduling event (repeated every 5 s), until the claim is there.
+   */
+  private async waitForClaims(rt: PodRuntime): Promise<void> {
+    const claims = this.opts.claims;
+    if (!claims) return;
+    for (;;) {
+      const pod = this.current(rt);
+      const why = pod ? claims.describeUnusableClaim(pod) : undefined;
+      if (!pod || !why || !this.alive(rt, "scheduling")) return;
+      const nodes = this.opts.store.list("nodes").length;
+      const message = `0/${nodes} nodes are available: ${why}. preemption: 0/${nodes} nodes are available: ${nodes} Preemption is not helpful for scheduling.`;
+      const updated = this.mutatePod(rt, (p) => {
+        p.status.conditions = setCondition(p.status.conditions, "PodScheduled", "False", "Unschedulable", message);
+      });
+      if (updated) this.opts.events.record(updated, "Warning", "FailedScheduling", message, "default-scheduler");
+      await this.sleep(rt, 5000);
+    }
+  }
+
+  /** The host directory of each claim the pod names, made on first use; undefined (and a FailedMount event) when one went away. */
+  private async mountClaims(rt: PodRuntime, pod: KubeObject): Promise<Record<string, string> | undefined> {
+    const claims = this.opts.claims;
+    const dirs: Record<string, string> = {};
+    if (!claims) return dirs;
+    for (const name of listPodClaimNames(pod)) {
+      const claim = this.opts.store.get(CLAIMS_STORE_KEY, rt.namespace, name);
+      if (!claim) {
+        this.opts.events.record(pod, "Warning", "FailedMount", `Unable to attach or mount volumes: persistentvolumeclaim "${name}" not found`);
+        return undefined;
+      }
+      dirs[name] = await claims.ensureDirectory(claim);
+    }
+    return dirs;
   }
 
   /** Checks each image locally (nothing is ever pulled); on a missing image or the fault, ErrImagePull then ImagePullBackOff. */
@@ -320,11 +372,18 @@ export class Kubelet {
       if (raw === undefined) return obj?.stringData?.[key];
       return kind === "secret" ? Buffer.from(String(raw), "base64").toString() : String(raw);
     };
+    const claimDirectories = await this.mountClaims(rt, pod);
+    if (!this.alive(rt, "pulling")) return;
+    if (!claimDirectories) {
+      rt.stage = "stuck";
+      return;
+    }
     const plan = buildPodmanPod({
       pod,
       podmanName: rt.podmanName,
       extraLabels: { [INSTANCE_LABEL]: this.opts.instanceId, [OWNER_PID_LABEL]: String(process.pid) },
       lookup,
+      claimDirectories,
     });
     for (const w of plan.warnings) events.record(pod, "Warning", "LocalClusterUnsupported", w);
     rt.volumes = plan.volumeNames;

@@ -12,13 +12,15 @@ export interface PodmanPodInput {
   /** Labels added to the podman pod and its containers so the cluster can find (and remove) what it made. */
   extraLabels: Record<string, string>;
   lookup: EnvLookup;
+  /** The host directory of each claim the pod's volumes name (local-cluster/claims.ts), bind-mounted as a hostPath. */
+  claimDirectories?: Readonly<Record<string, string>>;
 }
 
 export interface PodmanPodPlan {
   yaml: string;
   /** Kubernetes container name -> podman container name. */
   containerNames: Record<string, string>;
-  /** The podman volumes kube play will create for the pod's volumes (to remove with the pod). */
+  /** The podman volumes kube play will create for the pod's emptyDir volumes (to remove with the pod). */
   volumeNames: string[];
   /** Things the local cluster could not honour, for Warning events. */
   warnings: string[];
@@ -56,10 +58,13 @@ export function formatPodmanVolumeName(podmanName: string, volumeName: string): 
   return `${podmanName}-${volumeName}`;
 }
 
-function convertVolumes(podmanName: string, volumes: any[] | undefined, warnings: string[]): object[] {
+function convertVolumes(podmanName: string, volumes: any[] | undefined, claimDirectories: Readonly<Record<string, string>>, warnings: string[]): object[] {
   return (volumes ?? []).map((v) => {
-    if (!v.emptyDir) warnings.push(`volume ${v.name}: only emptyDir is supported locally; mounted as an empty directory`);
-    return { name: formatPodmanVolumeName(podmanName, v.name), emptyDir: {} };
+    const name = formatPodmanVolumeName(podmanName, v.name);
+    const claim = v.persistentVolumeClaim?.claimName;
+    if (claim !== undefined && claimDirectories[claim] !== undefined) return { name, hostPath: { path: claimDirectories[claim], type: "Directory" } };
+    if (!v.emptyDir) warnings.push(`volume ${v.name}: only emptyDir and persistentVolumeClaim are supported locally; mounted as an empty directory`);
+    return { name, emptyDir: {} };
   });
 }
 
@@ -68,6 +73,8 @@ export function buildPodmanPod(input: PodmanPodInput): PodmanPodPlan {
   const warnings: string[] = [];
   const containerNames: Record<string, string> = {};
   const spec = pod.spec ?? {};
+  const claimDirectories = input.claimDirectories ?? {};
+  const readOnlyClaims = new Set<string>((spec.volumes ?? []).filter((v: any) => v.persistentVolumeClaim?.readOnly).map((v: any) => v.name));
   const containers = (spec.containers ?? []).map((c: any) => {
     containerNames[c.name] = formatPodmanContainerName(podmanName, c.name);
     return {
@@ -79,7 +86,11 @@ export function buildPodmanPod(input: PodmanPodInput): PodmanPodPlan {
       ...(c.workingDir ? { workingDir: c.workingDir } : {}),
       env: resolveEnv(c.env, input.lookup, warnings),
       ...(c.resources && Object.keys(c.resources).length > 0 ? { resources: c.resources } : {}),
-      volumeMounts: (c.volumeMounts ?? []).map((m: any) => ({ name: formatPodmanVolumeName(podmanName, m.name), mountPath: m.mountPath, ...(m.readOnly ? { readOnly: true } : {}) })),
+      volumeMounts: (c.volumeMounts ?? []).map((m: any) => ({
+        name: formatPodmanVolumeName(podmanName, m.name),
+        mountPath: m.mountPath,
+        ...(m.readOnly || readOnlyClaims.has(m.name) ? { readOnly: true } : {}),
+      })),
       ...(c.stdin ? { stdin: true } : {}),
       ...(c.tty ? { tty: true } : {}),
     };
@@ -93,11 +104,14 @@ export function buildPodmanPod(input: PodmanPodInput): PodmanPodPlan {
       hostname,
       restartPolicy: spec.restartPolicy === "Always" ? "Always" : spec.restartPolicy === "OnFailure" ? "OnFailure" : "Never",
       terminationGracePeriodSeconds: spec.terminationGracePeriodSeconds ?? 30,
-      volumes: convertVolumes(podmanName, spec.volumes, warnings),
+      volumes: convertVolumes(podmanName, spec.volumes, claimDirectories, warnings),
       containers,
     },
   };
   if ((spec.initContainers ?? []).length > 0) warnings.push("initContainers are not run by the local cluster");
-  const volumeNames = (spec.volumes ?? []).map((v: any) => formatPodmanVolumeName(podmanName, v.name));
+  // A claim's directory outlives the pod: only the emptyDirs are podman volumes to remove with it.
+  const volumeNames = (spec.volumes ?? [])
+    .filter((v: any) => claimDirectories[v.persistentVolumeClaim?.claimName] === undefined)
+    .map((v: any) => formatPodmanVolumeName(podmanName, v.name));
   return { yaml: stringify(manifest), containerNames, volumeNames, warnings };
 }

@@ -25,6 +25,7 @@ export const RESOURCE_TYPES: readonly ResourceType[] = [
   { group: "", version: "v1", resource: "nodes", kind: "Node", singular: "node", namespaced: false, shortNames: ["no"], verbs: ["get", "list", "watch"] },
   { group: "", version: "v1", resource: "configmaps", kind: "ConfigMap", singular: "configmap", namespaced: true, shortNames: ["cm"], verbs: CRUD },
   { group: "", version: "v1", resource: "secrets", kind: "Secret", singular: "secret", namespaced: true, verbs: CRUD },
+  { group: "", version: "v1", resource: "persistentvolumeclaims", kind: "PersistentVolumeClaim", singular: "persistentvolumeclaim", namespaced: true, shortNames: ["pvc"], verbs: CRUD, subresources: ["status"] },
   { group: "", version: "v1", resource: "serviceaccounts", kind: "ServiceAccount", singular: "serviceaccount", namespaced: true, shortNames: ["sa"], verbs: CRUD, subresources: ["token"] },
   { group: "batch", version: "v1", resource: "jobs", kind: "Job", singular: "job", namespaced: true, categories: ["all"], verbs: CRUD, subresources: ["status"] },
   { group: "rbac.authorization.k8s.io", version: "v1", resource: "roles", kind: "Role", singular: "role", namespaced: true, verbs: CRUD },

@@ -74,6 +74,15 @@ const COLUMNS: Record<string, Column[]> = {
     { name: "Object", type: "string", description: "Object", cell: (o) => `${String(o.involvedObject?.kind ?? "").toLowerCase()}/${o.involvedObject?.name ?? ""}` },
     { name: "Message", type: "string", description: "Message", cell: (o) => o.message ?? "" },
   ],
+  persistentvolumeclaims: [
+    nameColumn,
+    { name: "Status", type: "string", description: "Claim phase", cell: (o) => (o.metadata.deletionTimestamp ? "Terminating" : (o.status?.phase ?? "Pending")) },
+    { name: "Volume", type: "string", description: "Bound volume", cell: (o) => o.spec?.volumeName ?? "" },
+    { name: "Capacity", type: "string", description: "Capacity", cell: (o) => o.status?.capacity?.storage ?? "" },
+    { name: "Access Modes", type: "string", description: "Access modes", cell: (o) => (o.status?.accessModes ?? []).map((m: string) => ({ ReadWriteOnce: "RWO", ReadOnlyMany: "ROX", ReadWriteMany: "RWX", ReadWriteOncePod: "RWOP" })[m] ?? m).join(",") },
+    { name: "StorageClass", type: "string", description: "Storage class", cell: (o) => o.spec?.storageClassName ?? "<unset>" },
+    ageColumn,
+  ],
   nodes: [
     nameColumn,
     { name: "Status", type: "string", description: "Node status", cell: (o) => ((o.status?.conditions ?? []).some((c: any) => c.type === "Ready" && c.status === "True") ? "Ready" : "NotReady") },

@@ -1,4 +1,4 @@
-// Makes the cache driver a run's settings ask for: the directory store on this host (`--cache-dir`), with its checks.
+// Makes the cache driver a run's settings ask for: the directory store on this host (`--cache-dir`), with its checks, or the PVC backend (`--cache-pvc`), whose bytes stay in the pod.
 import type { CacheBackend } from "../executor/context.js";
 import type { Executor } from "../executor/executor.js";
 import type { RunEventInput } from "../events/run-events.js";
@@ -7,15 +7,42 @@ import type { CacheDriver } from "./cache-driver.js";
 import { createArchiveCheck } from "./check-archive.js";
 import { createDirStore } from "./dir-store.js";
 import { createHostCacheDriver } from "./host-cache-driver.js";
+import { createKubectlPodExec, createPvcCacheDriver, formatPvcNonce } from "./pvc-cache.js";
+import type { ClusterTarget } from "../k8s/kubectl-args.js";
+import type { Kubectl } from "../k8s/kubectl.js";
+
+/** What the PVC backend's in-pod commands need: the kubectl client and where the run's pod is. */
+export interface PodExecContext {
+  readonly kubectl: Pick<Kubectl, "run">;
+  readonly target: ClusterTarget;
+  /** The run's id: the claim's temporary names carry it, so pods never share one. */
+  readonly runId: string;
+}
 
 /**
- * The driver of `backend` for the run's executor, or undefined for a backend this function does not make (the PVC's
- * is made where its in-pod side is). The store's own findings (a damaged entry removed, an entry evicted) are
+ * The driver of `backend` for the run's executor; for the PVC backend only with `pods` (its commands go through
+ * kubectl exec), else undefined. The store's own findings (a damaged entry removed, an entry evicted) are
  * warnings and notices in the run's log. Every archive is checked with the cache's paths as its roots: on the way in
  * through the gate, on the way out through the check.
  */
-export function openCacheDriver(backend: CacheBackend, executor: Executor, emit: (event: RunEventInput) => void): CacheDriver | undefined {
-  if (backend.kind !== "dir") return undefined;
+export function openCacheDriver(backend: CacheBackend, executor: Executor, emit: (event: RunEventInput) => void, pods?: PodExecContext): CacheDriver | undefined {
+  if (backend.kind === "pvc") {
+    if (!pods) return undefined;
+    return createPvcCacheDriver({
+      // The pod is known only once the run has set up (the driver is made before): resolved on each call.
+      exec: (argv) => {
+        const pod = executor.pod;
+        if (!pod) return Promise.reject(new Error("the run's pod is not running"));
+        return createKubectlPodExec(pods.kubectl, { ...pods.target, ...(executor.namespace === undefined ? {} : { namespace: executor.namespace }) }, pod.name)(argv);
+      },
+      repo: backend.repo,
+      claim: backend.claim,
+      maxBytes: backend.maxBytes,
+      nonce: formatPvcNonce(pods.runId),
+      now: Date.now,
+      warn: (message) => emit({ kind: "notice", level: "warning", message }),
+    });
+  }
   const store = createDirStore({
     dir: backend.dir,
     maxBytes: backend.maxBytes,

@@ -63,6 +63,7 @@ export function buildRunManifest(ctx: Pick<ExecutorContext, "settings">, createT
     budgetSeconds: Math.ceil(s.timeoutMs / 1000),
     createToken,
     ...(s.owner ? { owner: s.owner } : {}),
+    ...(s.cacheBackend?.kind === "pvc" && (s.caches?.length ?? 0) > 0 ? { cacheClaim: s.cacheBackend.claim } : {}),
   });
 }
 

@@ -230,6 +230,18 @@ export const buildGetNodesArgs = defineCall(
 );
 
 /**
+ * Reads the PVC cache backend's claim (doctor, with `--cache-pvc`). A run never reads it (the pod mounts it), so a
+ * credential need not be allowed to: optional, and not part of the Role.
+ */
+export const buildGetClaimArgs = defineCall(
+  [{ apiGroup: "", resource: "persistentvolumeclaims", verbs: ["get"] }],
+  (target: ClusterTarget, claim: string, requestTimeout: string): string[] => {
+    return [...buildGlobalArgs(target), "get", "persistentvolumeclaims", claim, "-o", "json", "--request-timeout", requestTimeout];
+  },
+  { optional: true },
+);
+
+/**
  * `config view` of the admin kubeconfig, one context, credentials and CA inlined: where `credentials` reads the server
  * and CA of the kubeconfig it writes (kubectl applies its own merge rules, --kubeconfig and --context). Local: no
  * request reaches the API server. Its output holds the admin's credentials: it is parsed, never printed.
@@ -309,6 +321,7 @@ export const KUBECTL_CALLS: readonly DeclaredCall[] = [
   buildGetNamespaceArgs,
   buildDryRunCreateArgs,
   buildGetNodesArgs,
+  buildGetClaimArgs,
   buildClaimPlaceholderArgs,
   buildDeleteJobsBySelectorArgs,
 ];

@@ -1,5 +1,6 @@
 // Builds the run's batch/v1 Job manifest: a pure function of the run's settings.
 import type { IJob } from "kubernetes-models/batch/v1/Job";
+import { PVC_CACHE_MOUNT_PATH, PVC_CACHE_VOLUME } from "../cache/pvc-layout.js";
 import { buildKeepAliveScript } from "../pod/keep-alive.js";
 import { POD_VOLUMES, POD_WORK_DIR } from "../pod/paths.js";
 import { RUN_CONTAINER } from "./kubectl-args.js";
@@ -29,6 +30,11 @@ export interface JobManifestInput {
   readonly createToken: string;
   /** The runner process, recorded on the Job for `list` and for operators; absent, no owner annotation. */
   readonly owner?: ProcessIdentity;
+  /**
+   * The PersistentVolumeClaim of the PVC cache backend (`--cache-pvc`, settings.cacheBackend.claim), mounted at
+   * /knotless-cache. The operator creates it once; the runner never creates or deletes it. Absent: no cache volume.
+   */
+  readonly cacheClaim?: string;
 }
 
 /**
@@ -81,10 +87,16 @@ export function buildJobManifest(input: JobManifestInput): IJob {
                 requests: { cpu: input.cpu, memory: input.memory },
                 limits: { memory: input.memory },
               },
-              volumeMounts: POD_VOLUMES.map(({ name, mountPath }) => ({ name, mountPath })),
+              volumeMounts: [
+                ...POD_VOLUMES.map(({ name, mountPath }) => ({ name, mountPath })),
+                ...(input.cacheClaim === undefined ? [] : [{ name: PVC_CACHE_VOLUME, mountPath: PVC_CACHE_MOUNT_PATH }]),
+              ],
             },
           ],
-          volumes: POD_VOLUMES.map(({ name, medium }) => ({ name, emptyDir: medium ? { medium } : {} })),
+          volumes: [
+            ...POD_VOLUMES.map(({ name, medium }) => ({ name, emptyDir: medium ? { medium } : {} })),
+            ...(input.cacheClaim === undefined ? [] : [{ name: PVC_CACHE_VOLUME, persistentVolumeClaim: { claimName: input.cacheClaim } }]),
+          ],
         },
       },
     },

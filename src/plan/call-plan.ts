@@ -18,6 +18,8 @@ import { buildPlaceholderSelector, buildRunSelector, HEARTBEAT_ANNOTATION, KEPT_
 import { PLACEHOLDER_NAME_PREFIX } from "../k8s/placeholder-manifest.js";
 import { buildUploadCommand, helperCommand } from "../pod/helper-script.js";
 import { cacheCommand } from "../pod/cache-script.js";
+import { formatPvcNonce } from "../cache/pvc-cache.js";
+import { buildPvcEvictCommand, buildPvcListCommand, buildPvcRestoreCommand, buildPvcSaveCommand } from "../cache/pvc-scripts.js";
 import { planArtifact } from "../artifacts/plan-artifact.js";
 
 export interface PlannedCall {
@@ -59,8 +61,27 @@ function planSecretsCall(settings: ExecutorSettings): PlannedCall[] {
   return [{ args: buildExecArgs(settings.target, PLANNED_POD, helperCommand.takeSecrets(), true), stdin: `${secrets.length} ${secrets.length === 1 ? "secret" : "secrets"} (${names}) → /knotless-secrets, memory-backed` }];
 }
 
+/** The PVC backend's execs (`--cache-pvc`): every command runs in the pod on the claim, no archive crosses kubectl. */
+function planPvcCacheCalls(settings: ExecutorSettings, backend: { readonly repo: string; readonly claim: string; readonly maxBytes: number }): { restore: PlannedCall[]; save: PlannedCall[] } {
+  const caches = settings.caches ?? [];
+  const nonce = formatPvcNonce(settings.runId);
+  const exec = (argv: string[]) => buildExecArgs(settings.target, PLANNED_POD, argv, false);
+  return {
+    restore: caches.flatMap((cache) => [
+      { args: exec(buildPvcListCommand(backend.repo)), note: `cache ${JSON.stringify(cache.key)}: lists the repository's entries on the claim ${backend.claim}` },
+      { args: exec(buildPvcRestoreCommand(backend.repo, cache.key, nonce)), note: "only on a hit (the entry selectEntry picks, shown here as the exact key): sha256 checked in the pod, then extracted at /" },
+    ]),
+    save: caches.flatMap((cache) => [
+      // createdAt 0 stands for the save's time: the plan stays a function of the settings.
+      { args: exec(buildPvcSaveCommand({ repo: backend.repo, key: cache.key, paths: cache.paths, maxBytes: backend.maxBytes, createdAt: 0, nonce })), note: `after a successful run, unless ${JSON.stringify(cache.key)} was hit exactly: packed on the claim, committed with ln (another run's save of the key first: exists)` },
+      { args: exec(buildPvcEvictCommand(backend.maxBytes, nonce)), note: "only after a save: least recently used entries of the claim removed down to the budget" },
+    ]),
+  };
+}
+
 /** The restore and save execs of a host-side cache store (`--cache-dir`): the archive streams through kubectl. */
 function planCacheCalls(settings: ExecutorSettings): { restore: PlannedCall[]; save: PlannedCall[] } {
+  if (settings.cacheBackend?.kind === "pvc") return planPvcCacheCalls(settings, settings.cacheBackend);
   if (settings.cacheBackend?.kind !== "dir") return { restore: [], save: [] };
   const caches = settings.caches ?? [];
   return {

@@ -23,6 +23,7 @@ describe("the operator commands refuse bad input before any kubectl call", { con
     ["list with a malformed namespace", ["list", "--namespace", "Not_A_Namespace"], /--namespace expects a DNS-1123 label/],
     ["doctor with a kubeconfig that cannot be read", ["doctor", "--kubeconfig", join(dir, "missing")], /--kubeconfig: cannot read/],
     ["list with an unknown flag", ["list", "--all"], /unknown option '--all'/],
+    ["doctor with a --cache-pvc that cannot name a claim", ["doctor", "--cache-pvc", "My_Cache"], /--cache-pvc expects a PersistentVolumeClaim name \(a DNS-1123 label such as ci-cache\), got "My_Cache"/],
   ];
   for (const [what, args, message, env] of cases) {
     it(`exits 2 for ${what}`, async () => {

@@ -13,6 +13,7 @@ import {
   buildCreateReviewsArgs,
   buildDeleteCredentialArgs,
   buildDryRunCreateArgs,
+  buildGetClaimArgs,
   buildGetJobArgs,
   buildGetNamespaceArgs,
   buildGetNodesArgs,
@@ -52,6 +53,9 @@ describe("every kubectl argument list the runner produces", { skip: BINARIES.len
     ...planKubectlCalls(settings).map((call) => call.args),
     ...planKubectlCalls(fromContext).map((call) => call.args),
     ...planKubectlCalls({ ...settings, keepWarm: { seconds: 120, maxWarm: 2 } }).map((call) => call.args),
+    ...planKubectlCalls({ ...settings, caches: [{ key: "k-1", restoreKeys: ["k-"], paths: ["/work/deps"] }], cacheBackend: { kind: "pvc", repo: "r", claim: "ci-cache", maxBytes: 1 << 30 } })
+      .filter((call) => call.args.some((a) => a.startsWith("knotless-cache-")))
+      .map((call) => call.args),
     ...planKubectlCalls({
       ...settings,
       caches: [{ key: "deps-1", restoreKeys: ["deps-"], paths: ["/work/node_modules", "/root/.npm"] }],
@@ -61,6 +65,7 @@ describe("every kubectl argument list the runner produces", { skip: BINARIES.len
     ...planWarmCalls(settings.target, { count: 2, maxWarm: 2 }).map((call) => call.args),
     ...planReleaseCalls(settings.target).map((call) => call.args),
     buildGetJobArgs(settings.target, settings.jobName),
+    buildGetClaimArgs(settings.target, "knotless-cache", "5s"),
     buildListJobsArgs(settings.target, "a=b"),
     buildAnnotateJobArgs(settings.target, settings.jobName, { "knotless.dev/heartbeat": "2026-01-01T00:00:00.000Z" }),
     buildWatchJobArgs(settings.target, settings.jobName),

@@ -28,7 +28,7 @@ describe("the kubectl call builders", () => {
 
   it("leave the optional diagnostics' permissions out of what the runner needs", () => {
     const optional = KUBECTL_CALLS.filter((call) => call.optional).flatMap((call) => call.permissions.map((p) => p.resource));
-    assert.deepEqual(optional.sort(), ["namespaces", "nodes"]);
+    assert.deepEqual(optional.sort(), ["namespaces", "nodes", "persistentvolumeclaims"]);
     const needed = collectCallPermissions().map((p) => p.resource);
     for (const resource of optional) assert.ok(!needed.includes(resource), `${resource} is not part of the Role`);
   });

@@ -2,7 +2,10 @@ import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import { Job } from "kubernetes-models/batch/v1/Job";
+import type { ExecutorSettings } from "../../src/executor/context.js";
+import { buildRunManifest } from "../../src/executor/kubernetes-executor.js";
 import { buildJobManifest, DEADLINE_MARGIN_SECONDS, type JobManifestInput } from "../../src/k8s/manifest.js";
+import { exampleSettings } from "../support/example-settings.js";
 
 const FIXTURES = new URL("../../../test/fixtures/manifests/", import.meta.url);
 
@@ -29,6 +32,7 @@ const maximal: JobManifestInput = {
   memory: "4Gi",
   budgetSeconds: 7200,
   owner: { host: "ci-runner-1.example.org", pid: 4242 },
+  cacheClaim: "knotless-cache",
 };
 
 /** Compares with the checked-in fixture; UPDATE_GOLDEN=1 rewrites it. */
@@ -79,6 +83,17 @@ describe("buildJobManifest", () => {
     assert.deepEqual(container?.resources?.requests, { cpu: "2", memory: "4Gi" });
   });
 
+  it("mounts the cache claim at /knotless-cache only when the PVC cache backend names one", () => {
+    const without = buildJobManifest(minimal).spec?.template.spec;
+    assert.equal(without?.volumes?.some((v) => v.persistentVolumeClaim !== undefined), false);
+    assert.equal(without?.containers[0]?.volumeMounts?.some((m) => m.mountPath === "/knotless-cache"), false);
+    const spec = buildJobManifest({ ...minimal, cacheClaim: "team-cache" }).spec?.template.spec;
+    const volume = spec?.volumes?.find((v) => v.persistentVolumeClaim !== undefined);
+    assert.deepEqual(volume, { name: "cache", persistentVolumeClaim: { claimName: "team-cache" } });
+    assert.deepEqual(spec?.containers[0]?.volumeMounts?.find((m) => m.name === volume?.name), { name: "cache", mountPath: "/knotless-cache" });
+    assert.equal(new Set(spec?.volumes?.map((v) => v.name)).size, spec?.volumes?.length, "volume names are unique");
+  });
+
   it("mounts emptyDir volumes at /work, /steps, /outputs and /knotless, and a memory-backed one at /knotless-secrets", () => {
     const spec = buildJobManifest(minimal).spec?.template.spec;
     assert.deepEqual(spec?.containers[0]?.volumeMounts?.map((m) => m.mountPath), ["/work", "/steps", "/outputs", "/knotless", "/knotless-secrets"]);
@@ -88,5 +103,18 @@ describe("buildJobManifest", () => {
 
   it("gives the container no env: the steps' variables reach them through files in the pod, never the Job", () => {
     assert.equal(buildJobManifest(maximal).spec?.template.spec?.containers[0]?.env, undefined);
+  });
+});
+
+describe("buildRunManifest and the PVC cache backend", () => {
+  const pvc = { kind: "pvc", repo: "r", claim: "ci-cache", maxBytes: 1 << 30 } as const;
+  const caches = [{ key: "k", restoreKeys: [], paths: ["/work/deps"] }];
+  const claimOf = (settings: ExecutorSettings) => buildRunManifest({ settings }, "t").spec?.template.spec?.volumes?.find((v) => v.persistentVolumeClaim)?.persistentVolumeClaim?.claimName;
+
+  it("mounts the claim of --cache-pvc for a run with caches, and none without caches or with the directory store", () => {
+    const settings = exampleSettings({ steps: ["a"] });
+    assert.equal(claimOf({ ...settings, caches, cacheBackend: pvc }), "ci-cache");
+    assert.equal(claimOf({ ...settings, caches: [], cacheBackend: pvc }), undefined, "a run without caches does not wait for a claim it would not use");
+    assert.equal(claimOf({ ...settings, caches, cacheBackend: { kind: "dir", repo: "r", dir: "/tmp/c", maxBytes: 1 } }), undefined);
   });
 });

@@ -60,3 +60,31 @@ test("each pod gets its own volumes, and ones other than emptyDir become empty d
   assert.deepEqual(plan.volumeNames, ["p-work", "p-creds"]);
   assert.ok(plan.warnings.some((w) => w.startsWith("volume creds")));
 });
+
+test("a claim volume becomes a hostPath bind of the claim's directory, read-only when the claim says so, and is no podman volume", () => {
+  const withClaims = structuredClone(pod);
+  withClaims.spec.volumes = [
+    { name: "work", emptyDir: {} },
+    { name: "cache", persistentVolumeClaim: { claimName: "c1" } },
+    { name: "seed", persistentVolumeClaim: { claimName: "c2", readOnly: true } },
+  ];
+  withClaims.spec.containers[0].volumeMounts = [
+    { name: "work", mountPath: "/work" },
+    { name: "cache", mountPath: "/knotless-cache" },
+    { name: "seed", mountPath: "/seed" },
+  ];
+  const plan = buildPodmanPod({ pod: withClaims, podmanName: "lc-x-ci-run-abcde", extraLabels: {}, lookup: () => undefined, claimDirectories: { c1: "/claims/ci/c1-u1", c2: "/claims/ci/c2-u2" } });
+  const doc = parse(plan.yaml);
+  assert.deepEqual(doc.spec.volumes, [
+    { name: "lc-x-ci-run-abcde-work", emptyDir: {} },
+    { name: "lc-x-ci-run-abcde-cache", hostPath: { path: "/claims/ci/c1-u1", type: "Directory" } },
+    { name: "lc-x-ci-run-abcde-seed", hostPath: { path: "/claims/ci/c2-u2", type: "Directory" } },
+  ]);
+  assert.deepEqual(doc.spec.containers[0].volumeMounts, [
+    { name: "lc-x-ci-run-abcde-work", mountPath: "/work" },
+    { name: "lc-x-ci-run-abcde-cache", mountPath: "/knotless-cache" },
+    { name: "lc-x-ci-run-abcde-seed", mountPath: "/seed", readOnly: true },
+  ]);
+  assert.deepEqual(plan.volumeNames, ["lc-x-ci-run-abcde-work"]);
+  assert.deepEqual(plan.warnings.filter((w) => w.startsWith("volume")), [], "no volume is replaced by an empty directory");
+});

@@ -113,10 +113,14 @@ describe("planKubectlCalls", () => {
     assert.equal(planned.length, calls.length + 4);
   });
 
-  it("moves no cache through kubectl when the caches are on a PersistentVolumeClaim, or there are none", () => {
+  it("moves no cache through kubectl when the caches are on a PersistentVolumeClaim, or there are none: the pod's commands work on the claim", () => {
     const onPvc = planKubectlCalls({ ...settings, caches: [{ key: "k", restoreKeys: [], paths: ["/work/x"] }], cacheBackend: { kind: "pvc", repo: "r", claim: "c", maxBytes: 1 } });
-    assert.ok(!JSON.stringify(onPvc).includes("cache-restore"));
+    assert.ok(!onPvc.some((call) => call.args.includes("cache-restore") || call.args.includes("cache-save")), "not the host store's helper calls");
     assert.ok(!JSON.stringify(calls).includes("cache-"));
+    const pvcCalls = onPvc.filter((call) => call.args.some((a) => a.startsWith("knotless-cache-")));
+    assert.deepEqual(pvcCalls.map((call) => call.args.find((a) => a.startsWith("knotless-cache-"))), ["knotless-cache-list", "knotless-cache-restore", "knotless-cache-save", "knotless-cache-evict"]);
+    assert.ok(pvcCalls.every((call) => !call.args.includes("-i") && call.stdin === undefined), "no archive on any exec's stdin");
+    assert.equal(onPvc.length, calls.length + 4);
   });
 
   it("refuses, as the run would, variables the steps cannot carry", () => {

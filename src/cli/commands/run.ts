@@ -144,7 +144,7 @@ async function executeResolvedRun(config: RunConfig, env: NodeJS.ProcessEnv): Pr
       outputBudget,
       timings: config.timings,
       createExecutor: (ctx) => (executor = new KubernetesExecutor(ctx)),
-      ...(backend && openCacheDriver ? { cacheDriver: (ex: Executor, emit: (event: RunEventInput) => void) => openCacheDriver(backend, ex, emit) } : {}),
+      ...(backend && openCacheDriver ? { cacheDriver: (ex: Executor, emit: (event: RunEventInput) => void) => openCacheDriver(backend, ex, emit, { kubectl, target: settings.target, runId: settings.runId }) } : {}),
     });
     await writeResultFile(join(settings.outDir, "result.json"), result);
     process.stderr.write(`result: ${join(settings.outDir, "result.json")}\n`);

@@ -6,6 +6,7 @@ import {
   buildClientVersionArgs,
   buildCreateReviewsArgs,
   buildDryRunCreateArgs,
+  buildGetClaimArgs,
   buildGetNamespaceArgs,
   buildGetNodesArgs,
   buildServerVersionArgs,
@@ -31,6 +32,8 @@ export interface DoctorOptions {
   /** A credential that expires sooner than this is a warning. */
   readonly expiryWarningMs: number;
   readonly now?: () => number;
+  /** The PVC cache backend's claim (`--cache-pvc`): checked to exist and be usable; absent, no `cache claim` check. */
+  readonly cacheClaim?: string;
 }
 
 export const DEFAULT_DOCTOR_OPTIONS = { requestTimeout: "5s", callTimeoutMs: 8000, expiryWarningMs: 24 * 3_600_000 } as const;
@@ -84,12 +87,14 @@ export async function runDoctor(kubectl: Kubectl, options: DoctorOptions): Promi
   const permissions = collectCallPermissions();
   const questionsByRule = permissions.map((rule) => buildPermissionQuestions([rule], namespace));
   const questions = questionsByRule.flat();
-  const [server, namespaceRead, reviews, whoami, nodes] = await Promise.all([
+  const claim = options.cacheClaim;
+  const [server, namespaceRead, reviews, whoami, nodes, claimRead] = await Promise.all([
     run(buildServerVersionArgs(target, requestTimeout)),
     run(buildGetNamespaceArgs(target, namespace, requestTimeout)),
     run(buildCreateReviewsArgs(target, requestTimeout), buildAccessReviewList([...questions, CLUSTER_ADMIN_QUESTION])),
     run(buildCreateReviewsArgs(target, requestTimeout), SELF_SUBJECT_REVIEW),
     run(buildGetNodesArgs(target, requestTimeout)),
+    claim === undefined ? undefined : run(buildGetClaimArgs(pinned, claim, requestTimeout)),
   ]);
   const clusterCheck = checkCluster(server, context, client.stdout);
   const checks: DoctorCheck[] = [kubectlCheck, ...(view.ok ? [] : [{ name: "kubeconfig", status: "fail" as const, summary: `kubectl cannot use it: ${view.said}` }]), clusterCheck];
@@ -97,14 +102,46 @@ export async function runDoctor(kubectl: Kubectl, options: DoctorOptions): Promi
   if (!server.ok) {
     const why = isUnreachable(server) ? "the cluster cannot be reached" : server.kind === "unauthorized" ? "the API server does not accept the credential" : "the API server refused the version request";
     const skip = (name: string): DoctorCheck => ({ name, status: "skip", summary: why });
-    return { namespace, checks: [...checks, skip("namespace"), ...permissions.map((p) => skip(permissionName(p))), skip("credential"), skip("nodes")] };
+    const skipClaim = claim === undefined ? [] : [skip(CLAIM_CHECK)];
+    return { namespace, checks: [...checks, skip("namespace"), ...permissions.map((p) => skip(permissionName(p))), skip("credential"), skip("nodes"), ...skipClaim] };
   }
   const namespaceCheck = await checkNamespace(namespaceRead, namespace, () => run(buildDryRunCreateArgs(pinned, requestTimeout), buildProbeManifest(namespace)));
   const answers = reviews.ok ? readAccessAnswers(reviews.stdout, [...questions, CLUSTER_ADMIN_QUESTION]) : undefined;
   const permissionChecks = permissions.map((rule, i) => checkPermission(rule, namespace, reviews, questionsByRule[i]!.map((q) => [q.verb, answers?.get(q)] as const)));
   const admin = answers?.get(CLUSTER_ADMIN_QUESTION);
   const user = whoami.ok ? readReviewedUser(whoami.stdout) : undefined;
-  return { namespace, checks: [...checks, namespaceCheck, ...permissionChecks, checkCredential(context?.credential, user, admin?.allowed, now(), options.expiryWarningMs), checkNodes(nodes)] };
+  const claimCheck = claim === undefined || claimRead === undefined ? [] : [checkClaim(claimRead, claim, namespace)];
+  return { namespace, checks: [...checks, namespaceCheck, ...permissionChecks, checkCredential(context?.credential, user, admin?.allowed, now(), options.expiryWarningMs), checkNodes(nodes), ...claimCheck] };
+}
+
+const CLAIM_CHECK = "cache claim";
+
+/**
+ * The PVC cache backend's claim: it must exist (a pod naming a missing claim stays Pending until the run's pod
+ * timeout), not be Terminating, and be Bound (or it binds when the first pod lands: WaitForFirstConsumer); one that
+ * only one node can mount (not ReadWriteMany) is a warning, since runs on other nodes wait for it.
+ */
+function checkClaim(read: CallResult, claim: string, namespace: string): DoctorCheck {
+  const name = CLAIM_CHECK;
+  if (!read.ok) {
+    if (read.kind === "not-found") return { name, status: "fail", summary: `${claim} does not exist in ${namespace}: create it once (README: The cache claim), or drop --cache-pvc` };
+    if (read.kind === "forbidden") return { name, status: "skip", summary: `${claim} is not readable by this credential (a run needs no access to it; a pod that names a missing claim stays Pending)` };
+    return { name, status: "warn", summary: `cannot read ${claim}: ${read.said}` };
+  }
+  let object: { metadata?: { deletionTimestamp?: string }; spec?: { accessModes?: string[] }; status?: { phase?: string; capacity?: { storage?: string } } };
+  try {
+    object = JSON.parse(read.stdout) as typeof object;
+  } catch {
+    return { name, status: "warn", summary: `kubectl printed no JSON for ${claim}` };
+  }
+  if (object.metadata?.deletionTimestamp) return { name, status: "fail", summary: `${claim} is being deleted (Terminating): pods that name it will not start` };
+  const modes = object.spec?.accessModes ?? [];
+  const facts = [object.status?.phase ?? "no phase", object.status?.capacity?.storage, modes.join(",")].filter((f) => f).join(", ");
+  if (object.status?.phase !== "Bound")
+    return { name, status: "warn", summary: `${claim} is ${object.status?.phase ?? "not bound"} (${facts}): the first run waits until it binds, which never happens if no volume can be provisioned` };
+  if (!modes.includes("ReadWriteMany"))
+    return { name, status: "warn", summary: `${claim} exists (${facts}), but only pods on one node can mount it: a run scheduled elsewhere waits; ReadWriteMany lets concurrent runs share it` };
+  return { name, status: "ok", summary: `${claim} exists (${facts})` };
 }
 
 function checkKubectl(binary: string, client: CallResult): DoctorCheck {

@@ -85,6 +85,47 @@ describe("runDoctor", () => {
     assert.match(formatDoctorReport(report), /^doctor: 1 failed, 0 warnings$/m);
   });
 
+  describe("with --cache-pvc", () => {
+    const claim = (spec: object, status: object, metadata: object = {}) => ({ stdout: JSON.stringify({ metadata: { name: "cache", ...metadata }, spec, status }) });
+    const RWX = { accessModes: ["ReadWriteMany"] };
+    const BOUND = { phase: "Bound", capacity: { storage: "20Gi" } };
+    const checkWith = async (reply: { stdout?: string; exitCode?: number; stderr?: string }) => {
+      const kubectl = scriptCluster({ admin: true }).on("get persistentvolumeclaims", reply);
+      const report = await runDoctor(kubectl.kubectl, { ...OPTIONS, cacheClaim: "cache" });
+      const [call] = kubectl.callsTo("get persistentvolumeclaims");
+      assert.deepEqual(call?.command.slice(0, 3), ["get", "persistentvolumeclaims", "cache"]);
+      assert.ok(call?.args.includes("--namespace") && call.args[call.args.indexOf("--namespace") + 1] === "ci", "in the namespace checked");
+      return report.checks.find((c) => c.name === "cache claim");
+    };
+
+    it("passes a Bound ReadWriteMany claim and says its size", async () => {
+      assert.deepEqual(await checkWith(claim(RWX, BOUND)), { name: "cache claim", status: "ok", summary: "cache exists (Bound, 20Gi, ReadWriteMany)" });
+    });
+
+    it("fails a claim that does not exist or is being deleted", async () => {
+      const missing = await checkWith({ exitCode: 1, stderr: 'Error from server (NotFound): persistentvolumeclaims "cache" not found\n' });
+      assert.equal(missing?.status, "fail");
+      assert.match(missing!.summary, /^cache does not exist in ci: create it once/);
+      assert.equal((await checkWith(claim(RWX, BOUND, { deletionTimestamp: "2026-06-01T00:00:00Z" })))?.status, "fail");
+    });
+
+    it("warns of a claim only one node can mount, or one not Bound", async () => {
+      assert.match((await checkWith(claim({ accessModes: ["ReadWriteOnce"] }, BOUND)))!.summary, /only pods on one node can mount it/);
+      assert.equal((await checkWith(claim(RWX, { phase: "Pending" })))?.status, "warn");
+    });
+
+    it("skips a claim the credential may not read: a run itself never reads it", async () => {
+      assert.equal((await checkWith(FORBIDDEN('persistentvolumeclaims "cache"')))?.status, "skip");
+    });
+
+    it("is no check, and no call, without --cache-pvc", async () => {
+      const kubectl = scriptCluster({ admin: true });
+      const report = await runDoctor(kubectl.kubectl, OPTIONS);
+      assert.equal(report.checks.some((c) => c.name === "cache claim"), false);
+      assert.deepEqual(kubectl.callsTo("get persistentvolumeclaims"), []);
+    });
+  });
+
   it("warns of a cluster-admin credential and points at the credentials command", async () => {
     const report = await runDoctor(scriptCluster({ admin: true }).kubectl, OPTIONS);
     const credential = report.checks.find((c) => c.name === "credential")!;

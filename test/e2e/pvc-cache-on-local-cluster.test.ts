@@ -1,0 +1,74 @@
+// The PVC cache backend on the local cluster through the real kubectl: the runner's Job manifest mounts the claim, and a cache misses in one run's pod and hits in the next's (busybox and Debian images).
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { after, before, describe, it } from "node:test";
+import { startLocalCluster, type LocalCluster } from "../../local-cluster/index.js";
+import type { CacheSpec } from "../../src/cache/cache-types.js";
+import { createKubectlPodExec, createPvcCacheDriver, type PodExec } from "../../src/cache/pvc-cache.js";
+import type { ClusterTarget } from "../../src/k8s/kubectl-args.js";
+import { Kubectl } from "../../src/k8s/kubectl.js";
+import { buildJobManifest } from "../../src/k8s/manifest.js";
+import { E2E_KUBECTLS, findPodmanSkipReason, waitUntil } from "../support/local-cluster-e2e.js";
+
+const NAMESPACE = "ci";
+const CLAIM = "ci-cache";
+const DEBIAN = "docker.io/library/debian:bookworm-slim";
+const IMAGES = ["docker.io/library/busybox:1.36", ...(spawnSync("podman", ["image", "exists", DEBIAN]).status === 0 ? [DEBIAN] : [])];
+const skip = findPodmanSkipReason() || (E2E_KUBECTLS.length === 0 ? "no kubectl 1.30 or 1.33 installed" : false);
+
+describe("the PVC cache backend on the local cluster", { skip }, () => {
+  let cluster: LocalCluster;
+  let target: ClusterTarget;
+  let kubectl: Kubectl;
+  before(async () => {
+    cluster = await startLocalCluster({ namespace: NAMESPACE, maxGraceSeconds: 1 });
+    target = { kubeconfig: cluster.kubeconfigPath, namespace: NAMESPACE };
+    kubectl = new Kubectl({ binary: E2E_KUBECTLS.at(-1)!, env: process.env });
+    const claim = { apiVersion: "v1", kind: "PersistentVolumeClaim", metadata: { name: CLAIM }, spec: { accessModes: ["ReadWriteMany"], resources: { requests: { storage: "1Gi" } } } };
+    const created = await kubectl.run(["--kubeconfig", cluster.kubeconfigPath, "--namespace", NAMESPACE, "create", "-f", "-"], { stdin: JSON.stringify(claim) });
+    assert.equal(created.exitCode, 0, created.stderr);
+  });
+  after(async () => {
+    await cluster?.stop();
+  });
+
+  /** Creates the runner's Job with the claim, waits for its pod to run, and returns an exec into it and the Job's name. */
+  async function startRun(run: string, image: string): Promise<{ exec: PodExec; done: () => Promise<void> }> {
+    const jobName = `knotless-run-${run}`;
+    const manifest = buildJobManifest({ jobName, namespace: NAMESPACE, runId: run, runIdLabel: run, image, cpu: "100m", memory: "128Mi", budgetSeconds: 600, createToken: "t", cacheClaim: CLAIM });
+    const created = await kubectl.run(["--kubeconfig", cluster.kubeconfigPath, "create", "-f", "-", "-o", "name"], { stdin: JSON.stringify(manifest) });
+    assert.equal(created.exitCode, 0, created.stderr);
+    const podOf = () => cluster.objects("pods", NAMESPACE).find((p) => p.metadata.labels?.["job-name"] === jobName);
+    await waitUntil(`the pod of ${jobName} running`, () => podOf()?.status?.phase === "Running", 90_000);
+    const pod = podOf()!.metadata.name;
+    return {
+      exec: createKubectlPodExec(kubectl, target, pod),
+      done: async () => {
+        await kubectl.run(["--kubeconfig", cluster.kubeconfigPath, "--namespace", NAMESPACE, "delete", "job", jobName, "--cascade=background", "--wait=false"]);
+      },
+    };
+  }
+
+  for (const [i, image] of IMAGES.entries()) {
+    it(`misses in one run's pod and hits, byte for byte, in the next run's pod (${image})`, async () => {
+      const spec: CacheSpec = { key: `deps-${i}-v1`, restoreKeys: [`deps-${i}-`], paths: ["/work/deps", "/root/.tool-cache"] };
+      const driverFor = (exec: PodExec, nonce: string) => createPvcCacheDriver({ exec, repo: "did:plc:e2e/knot", claim: CLAIM, maxBytes: 100 * 1024 * 1024, nonce, now: Date.now });
+      const first = await startRun(`pvc-a-${i}`, image);
+      assert.deepEqual(await driverFor(first.exec, `a${i}`).restore(spec), { kind: "miss" });
+      const built = await first.exec(["sh", "-c", "mkdir -p /work/deps/sub /root/.tool-cache && echo built > /work/deps/sub/out.txt && head -c 65536 /dev/urandom > /root/.tool-cache/blob && cat /work/deps/sub/out.txt /root/.tool-cache/blob | sha256sum"]);
+      assert.equal(built.exitCode, 0, built.stderr);
+      const save = await driverFor(first.exec, `a${i}`).save(spec);
+      assert.equal(save.status, "saved");
+      const bytes = save.status === "saved" ? save.bytes : -1;
+      await first.done();
+
+      const second = await startRun(`pvc-b-${i}`, image);
+      assert.equal((await second.exec(["sh", "-c", "test -e /work/deps || echo fresh"])).stdout, "fresh\n", "the second run's pod starts without the files");
+      assert.deepEqual(await driverFor(second.exec, `b${i}`).restore(spec), { kind: "exact", restoredKey: spec.key, bytes });
+      const again = await second.exec(["sh", "-c", "cat /work/deps/sub/out.txt /root/.tool-cache/blob | sha256sum"]);
+      assert.equal(again.stdout, built.stdout);
+      assert.deepEqual(await driverFor(second.exec, `b${i}`).save(spec), { status: "exists", bytes: 0 });
+      await second.done();
+    });
+  }
+});
