@@ -3,6 +3,8 @@ import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { loadavg } from "node:os";
 import { join } from "node:path";
 import { checkLocalClusterUsable, readToolVersions, startBenchCluster, stopBenchCluster, type BenchCluster, type Leftovers } from "./local-cluster-env.js";
+import { runLocalCacheBench } from "./local-cache-bench.js";
+import { renderCacheReport } from "./local-cache-report.js";
 import { runLocalFirstOutputBench, type FirstOutputResult } from "./local-first-output-bench.js";
 import { runLocalOutputsBench, type OutputsResult } from "./local-outputs-bench.js";
 import { runLocalOverheadBench, type LocalOverheadResult } from "./local-overhead-bench.js";
@@ -38,6 +40,7 @@ export async function runLocalBenchmarks(options: BenchOptions, argv: readonly s
   let firstOutput: FirstOutputResult | undefined;
   let step: StepResult | undefined;
   let outputs: OutputsResult | undefined;
+  let cacheReport = "";
   let leftovers: Leftovers;
   const elapsed: Array<[string, number]> = [];
   const timed = async <T>(name: string, run: () => Promise<T>): Promise<T> => {
@@ -69,6 +72,12 @@ export async function runLocalBenchmarks(options: BenchOptions, argv: readonly s
       log(`local outputs: ${local.outputsReps} repetition(s)`);
       outputs = await timed("local-outputs", async () => runLocalOutputsBench(bench, await dir("outputs"), env, local.outputsReps, log));
     }
+    if (selected.has("local-cache")) {
+      log(`local cache: ${local.cacheSizes.map((s) => s.label).join(", ")}`);
+      const loadAtStart = loadavg();
+      const result = await timed("local-cache", async () => runLocalCacheBench(bench, await dir("cache"), env, local.cacheSizes, log));
+      cacheReport = renderCacheReport(result, loadAtStart, loadavg());
+    }
   } finally {
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
@@ -77,7 +86,7 @@ export async function runLocalBenchmarks(options: BenchOptions, argv: readonly s
   }
   const left = [...leftovers.containers, ...leftovers.pods, ...leftovers.volumes];
   log(left.length === 0 ? "local cluster stopped; nothing of it left in podman" : `local cluster stopped; LEFT IN PODMAN: ${left.join(", ")}`);
-  return renderLocalReport({
+  const report = renderLocalReport({
     machine,
     tools,
     argv,
@@ -91,4 +100,5 @@ export async function runLocalBenchmarks(options: BenchOptions, argv: readonly s
     ...(step ? { step } : {}),
     ...(outputs ? { outputs } : {}),
   });
+  return cacheReport === "" ? report : `${report}\n${cacheReport}`;
 }

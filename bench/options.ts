@@ -4,11 +4,14 @@ import { join } from "node:path";
 import { findDefaultKubectl } from "./local-cluster-env.js";
 
 /** Every benchmark `--only` can name; `local` stands for the four local-cluster ones. */
-export const BENCH_NAMES = ["overhead", "transfer", "logs", "local-overhead", "local-first-output", "local-step", "local-outputs", "mask", "local-warm"] as const;
+export const BENCH_NAMES = ["overhead", "transfer", "logs", "local-overhead", "local-first-output", "local-step", "local-outputs", "mask", "local-warm", "local-cache"] as const;
 export type BenchName = (typeof BENCH_NAMES)[number];
 const LOCAL_NAMES: readonly BenchName[] = ["local-overhead", "local-first-output", "local-step", "local-outputs"];
-/** Run only when named: local-warm takes ~13 minutes of mostly idle waiting (two scenarios of five runs 40 s apart). */
-const ON_REQUEST: readonly BenchName[] = ["local-warm"];
+/**
+ * Run only when named: local-warm takes ~13 minutes of mostly idle waiting (two scenarios of five runs 40 s apart);
+ * local-cache moves 500 MB caches through the local cluster (three runs per size, ~10 minutes).
+ */
+const ON_REQUEST: readonly BenchName[] = ["local-warm", "local-cache"];
 
 /** The local-cluster benchmarks' settings (real kubectl, podman pods). */
 export interface LocalBenchOptions {
@@ -18,6 +21,8 @@ export interface LocalBenchOptions {
   /** Runner runs of 10 empty steps each. */
   readonly stepRuns: number;
   readonly outputsReps: number;
+  /** The cache sizes of local-cache: 50 MB / 2,000 files and 500 MB / 20,000 files (quick: 5 MB / 200 and 50 MB / 2,000). */
+  readonly cacheSizes: ReadonlyArray<{ readonly label: string; readonly files: number }>;
 }
 
 export interface TransferSize {
@@ -61,7 +66,9 @@ export const USAGE = `usage: npm run bench -- [--quick] [--only NAME[,NAME...]] 
                  local-step, local-outputs (real kubectl on the local cluster, podman pods); local = the four local ones;
                  mask (secret masking: throughput, peak RSS, the output relay with and without it; no cluster);
                  local-warm (warm capacity on the local cluster scaling from zero, JOIN 30 s, HOLD 20 s: five runs
-                 40 s apart with and without --keep-warm 2m; ~13 min, so only when named)
+                 40 s apart with and without --keep-warm 2m; ~13 min, so only when named);
+                 local-cache (a workflow cache of 50 MB and 500 MB / 20,000 files: miss + save, exact hit,
+                 --no-cache, against plain tar | gzip through kubectl exec; peak RSS; only when named)
   --kubectl PATH the real kubectl of the local-cluster benchmarks (default: the newest of
                  /usr/lib/google-cloud-sdk/bin/kubectl.1.3x, else kubectl on PATH)
   --local-reps N repetitions of each local-cluster benchmark (default 5 overhead, 5 first output, 2 runs of 10 empty
@@ -169,6 +176,9 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions {
     firstOutputReps: localReps ?? (quick ? 3 : 5),
     stepRuns: localReps ?? 2,
     outputsReps: localReps ?? (quick ? 1 : 3),
+    cacheSizes: quick
+      ? [{ label: "5 MB / 200 files", files: 200 }, { label: "50 MB / 2,000 files", files: 2000 }]
+      : [{ label: "50 MB / 2,000 files", files: 2000 }, { label: "500 MB / 20,000 files", files: 20_000 }],
   };
   return { quick, only: only ?? new Set(BENCH_NAMES.filter((name) => !ON_REQUEST.includes(name))), local, latencyMs, overheadReps: reps ?? (quick ? 3 : 7), transferSizes, cacheDir, ...(reportPath ? { reportPath } : {}), cleanCache, ...(scratchDir ? { scratchDir } : {}) };
 }
