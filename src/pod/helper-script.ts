@@ -251,7 +251,9 @@ signal_step() { # SIGNAL N: signals every live process of step N (0 only looks);
 }
 
 kill_step() { # N GRACE: says "stopped N" once no process of step N is left, "alive N" (exit 1) if one is
-  : > "$R/run/$1/killed"
+  # A kill can come before the step's own exec reached the pod (a timeout on a slow API server): making its directory
+  # first means that exec's start_step finds it taken and never starts the step, and its follow reports K.
+  mkdir -p "$R/run/$1" && : > "$R/run/$1/killed" || exit
   if signal_step TERM "$1"; then
     i=0
     while [ $i -lt $(($2 * 10)) ] && signal_step 0 "$1"; do nap 0.1; i=$((i + 1)); done

@@ -1,7 +1,7 @@
 // Runs the in-pod helper for real, in a bwrap sandbox with /knotless and /work, under the host's sh, busybox sh and bash: the step protocol.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -50,6 +50,18 @@ for (const flavour of FLAVOURS) {
       await pod.helper(["run", "1"]);
       assert.deepEqual(readFrames((await pod.helper(["follow", "1", "6", "2"])).stdout), { stdout: "world\n", stderr: "c", end: ["exit 0"] });
       assert.deepEqual(readFrames((await pod.helper(["follow", "1", "12", "3"])).stdout), { stdout: "", stderr: "", end: ["exit 0"] });
+    });
+
+    it("a kill that arrives before its step's exec stops the step from ever starting: the late run reports it killed", async () => {
+      const pod = newPod();
+      writeFileSync(join(pod.knotless, "steps", "2.sh"), "echo ran >> /work/ran\n");
+      const kill = await pod.helper(["kill", "2", "1"]);
+      assert.equal(kill.code, 0, kill.stderr);
+      assert.equal(kill.stdout.toString(), "stopped 2\n");
+      const late = await pod.helper(["run", "2"]);
+      assert.equal(late.code, 0, late.stderr);
+      assert.deepEqual(readFrames(late.stdout).end, ["killed"]);
+      assert.equal(existsSync(join(pod.work, "ran")), false, "the step ran after its kill");
     });
 
     it("follow reports N for a step that was never started", async () => {
