@@ -1,6 +1,5 @@
 // End to end through the real CLI and the fake kubectl, whose pods are bubblewrap sandboxes.
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -10,6 +9,7 @@ import { describe, it } from "node:test";
 import { createFakeCluster, type FakeCluster } from "../fixtures/fake-kubectl/harness.js";
 import { formatCommand, quoteArg } from "../../src/events/format-event.js";
 import { PLANNED_POD } from "../../src/plan/call-plan.js";
+import { findNobodySkipReason } from "../support/nobody.js";
 import { makeWorkspace, readResult, REPO_ROOT, runCli } from "../support/run-cli.js";
 
 const EXAMPLE_STEPS = readFileSync(join(REPO_ROOT, "examples", "hello", "steps.tsv"), "utf8");
@@ -374,13 +374,3 @@ describe("the CLI with the fake kubectl", { concurrency: 2 }, () => {
     assert.equal(existsSync(ws.out), false, "a dry run writes nothing");
   });
 });
-
-/**
- * As root the test runs the CLI as nobody (root reads any file): that needs nobody to reach the repository, which a
- * clone into a private directory (`mktemp -d`, mode 0700) does not allow.
- */
-function findNobodySkipReason(): string | false {
-  if (process.getuid?.() !== 0) return false;
-  const reachable = spawnSync(process.execPath, ["-e", "require('node:fs').accessSync(process.argv[1], require('node:fs').constants.R_OK)", join(REPO_ROOT, "bin", "knotless-runner-k8s.js")], { uid: 65534, gid: 65534 });
-  return reachable.status === 0 ? false : `nobody (uid 65534) cannot read ${REPO_ROOT}/bin: clone the repository where others may read it`;
-}

@@ -11,6 +11,7 @@ import { PackError, packTrees } from "../../src/transfer/pack-tree.js";
 import type { PackStats } from "../../src/transfer/pack-tree.js";
 import { collectStream, makeTempDir, runWithInput, snapshotTree } from "./tree-helpers.js";
 import type { SnapshotEntry } from "./tree-helpers.js";
+import { findNobodySkipReason } from "../support/nobody.js";
 
 const LONG_DIR = "a-directory-name-that-is-rather-long-on-purpose/and-another-one-nested-below-it-for-length";
 const LONG_FILE = `${LONG_DIR}/and-finally-a-file-whose-full-path-is-well-beyond-one-hundred-bytes.txt`;
@@ -201,7 +202,7 @@ describe("packTrees", () => {
     await assert.rejects(done, (error: unknown) => error instanceof PackError && error.path === join(dir, "shrinking.bin"));
   });
 
-  it("rejects done and errors the stream, naming the path, when a file is unreadable", async () => {
+  it("rejects done and errors the stream, naming the path, when a file is unreadable", { skip: findNobodySkipReason() }, async () => {
     const dir = join(workspace, "unreadable");
     await mkdir(dir);
     await writeFile(join(dir, "readable.txt"), "fine");

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { ScanError, scanTree, scanUploadTrees } from "../../src/transfer/scan-tree.js";
 import { InputError } from "../../src/errors.js";
 import { collectStream, makeTempDir, runWithInput } from "./tree-helpers.js";
+import { findNobodySkipReason } from "../support/nobody.js";
 
 /** The NUL-terminated names of a scan as a list. */
 function namesOf(names: Buffer): string[] {
@@ -112,7 +113,7 @@ describe("scanTree", () => {
     );
   });
 
-  it("names an unreadable file and an unreadable directory, checked as an unprivileged user", async () => {
+  it("names an unreadable file and an unreadable directory, checked as an unprivileged user", { skip: findNobodySkipReason() }, async () => {
     const dir = join(workspace, "unreadable");
     await mkdir(join(dir, "closed-dir"), { recursive: true });
     await writeFile(join(dir, "closed-dir", "inside.txt"), "x");
