@@ -147,7 +147,7 @@ export async function runWorkflow(options: RunWorkflowOptions): Promise<RunResul
     ...maskOutputPaths(report?.files ?? [], report?.refused ?? [], masker),
     logs: budget.counts(),
     caches: (caches ?? []).map((cache) => maskCacheReport(cache, masker)),
-    artifacts: (artifacts ?? []).map((artifact) => (artifact.reason === undefined ? artifact : { ...artifact, reason: masker.maskText(artifact.reason) })),
+    artifacts: (artifacts ?? []).map((artifact) => maskArtifactReport(artifact, masker)),
     ...(settings.workflow ? { workflow: settings.workflow } : {}),
   });
   emit({ kind: "run-end", status: result.status, exitCode: result.exitCode, ...(result.error ? { error: result.error } : {}), durationMs: result.durationMs });
@@ -160,6 +160,16 @@ type Emit = ReturnType<typeof createEventEmitter>;
 function maskCacheReport(report: CacheReport, masker: SecretMasker): CacheReport {
   const mask = <T extends { readonly reason?: string }>(part: T): T => (part.reason === undefined ? part : { ...part, reason: masker.maskText(part.reason) });
   return { ...report, restore: mask(report.restore), save: mask(report.save) };
+}
+
+/** An artifact report with its file paths and reason masked, as the outputs' paths are: a step may name a file after a secret. */
+function maskArtifactReport(report: ArtifactReport, masker: SecretMasker): ArtifactReport {
+  if (masker.isEmpty) return report;
+  return {
+    ...report,
+    files: report.files.map((file) => ({ ...file, path: masker.maskText(file.path) })),
+    ...(report.reason === undefined ? {} : { reason: masker.maskText(report.reason) }),
+  };
 }
 
 /** One sink that hands each event to every sink, in order: what the budget (and any transform before it) emits into. */

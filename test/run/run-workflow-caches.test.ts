@@ -228,6 +228,17 @@ describe("runWorkflow with artifacts", () => {
     assert.equal(eventsOf(events, "artifact")[0]!.required, false);
   });
 
+  it("lists an artifact's file named after a secret masked in the result, as the outputs are", async () => {
+    const secret = "s3cr3t-artifact-name";
+    const { result } = await run(
+      undefined,
+      { collectArtifact: async (spec) => ({ name: spec.name, status: "collected", files: [{ path: `keys/${secret}.txt`, size: 1, sha256: "0".repeat(64) }, { path: "plain.txt", size: 1, sha256: "1".repeat(64) }] }) },
+      { artifacts: [DIST], secrets: [{ name: "TOKEN", value: secret }] },
+    );
+    assert.deepEqual(result.artifacts[0]!.files.map((file) => file.path), ["keys/***.txt", "plain.txt"]);
+    assert.ok(!JSON.stringify(result).includes(secret));
+  });
+
   it("fails a successful run with a clear error and exit code 1 when a required artifact matched nothing", async () => {
     const { result } = await run(undefined, { collectArtifact: async (spec) => ({ name: spec.name, status: "empty", files: [], reason: "no file in the pod matches dist/**" }) }, { artifacts: [{ ...DIST, required: true }] });
     assert.equal(result.status, "failed");
