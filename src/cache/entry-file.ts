@@ -9,7 +9,7 @@
 // `bytes` plus the trailer, is damaged: a truncated entry loses its trailer; a changed byte in the archive fails the
 // sha256 checked while it is read (entry-reader.ts).
 import type { FileHandle } from "node:fs/promises";
-import type { CacheCompression } from "./cache-types.js";
+import type { CacheEntry } from "./cache-types.js";
 
 export const TRAILER_MAGIC = Buffer.from("KNCACHE1", "latin1");
 /** Length field plus magic. */
@@ -17,15 +17,8 @@ export const TRAILER_TAIL_BYTES = 4 + TRAILER_MAGIC.length;
 /** Longest metadata JSON accepted (two names of 512 characters escaped take well under this). */
 export const MAX_METADATA_BYTES = 64 * 1024;
 
-/** What the trailer records; lastUsedAt is not in it (it is the file's mtime). */
-export interface EntryMetadata {
-  readonly repo: string;
-  readonly key: string;
-  readonly bytes: number;
-  readonly sha256: string;
-  readonly compression: CacheCompression;
-  readonly createdAt: number;
-}
+/** What the trailer records: the entry as the store lists it, but lastUsedAt, which is the file's mtime. */
+export type EntryMetadata = Omit<CacheEntry, "lastUsedAt">;
 
 /** An entry file that is not what a save writes: truncated, changed, or not ours. */
 export class DamagedEntryError extends Error {
