@@ -111,6 +111,10 @@ export class Kubectl {
     this.#onCall?.(args);
     const child = this.#spawn(this.#binary, args, {
       env: this.#env,
+      // Its own process group, so that a kill reaches what it started too: a `--kubectl` wrapper script that runs
+      // kubectl without exec would otherwise die alone and leave kubectl holding the pipes open (a cancel watch then
+      // kept the run's teardown waiting until the watch timed out, minutes later).
+      detached: true,
       stdio: [options.stdinFrom ?? (options.stdin ? "pipe" : "ignore"), options.stdout?.childEnd ?? "pipe", "pipe"],
     });
     options.stdout?.closeChildEnd();
@@ -140,11 +144,27 @@ export class Kubectl {
   }
 }
 
-/** SIGTERM, then SIGKILL if kubectl lingers. */
+/**
+ * SIGTERM to kubectl's process group, then SIGKILL to what is left of it after a grace. The group is killed even when
+ * kubectl itself has exited, as long as its pipes are open: something it started still holds them.
+ */
 function terminate(child: ChildProcess): void {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  child.kill("SIGTERM");
-  const timer = setTimeout(() => child.kill("SIGKILL"), KILL_GRACE_MS);
+  const closed = (child.stdout?.closed ?? true) && (child.stderr?.closed ?? true);
+  if ((child.exitCode !== null || child.signalCode !== null) && closed) return;
+  signalGroup(child, "SIGTERM");
+  const timer = setTimeout(() => signalGroup(child, "SIGKILL"), KILL_GRACE_MS);
   timer.unref();
   child.once("close", () => clearTimeout(timer));
+}
+
+function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid !== undefined) {
+    try {
+      process.kill(-child.pid, signal);
+      return;
+    } catch {
+      // No such group (an injected spawn, or every member gone): signal the child alone.
+    }
+  }
+  if (child.exitCode === null && child.signalCode === null) child.kill(signal);
 }

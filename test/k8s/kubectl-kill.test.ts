@@ -1,0 +1,71 @@
+// Tests that ending a kubectl call ends what it started: a `--kubectl` wrapper that does not exec kubectl.
+import assert from "node:assert/strict";
+import { chmodSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { describe, it } from "node:test";
+import { Kubectl } from "../../src/k8s/kubectl.js";
+import { makeTestTempDir } from "../support/temp-dir.js";
+
+/** A wrapper script that starts a long-lived "kubectl" (here `sleep`) as its child, sharing its stdout and stderr. */
+function writeWrapper(): { path: string; pidFile: string } {
+  const dir = makeTestTempDir("kubectl-kill-");
+  const path = join(dir, "kubectl");
+  const pidFile = join(dir, "pid");
+  writeFileSync(path, `#!/bin/sh\necho $$ > ${pidFile}\nsleep 300\necho never\n`);
+  chmodSync(path, 0o755);
+  return { path, pidFile };
+}
+
+async function readPid(pidFile: string): Promise<number> {
+  for (let i = 0; i < 200; i += 1) {
+    const text = (() => {
+      try {
+        return readFileSync(pidFile, "utf8").trim();
+      } catch {
+        return "";
+      }
+    })();
+    if (text !== "") return Number(text);
+    await sleep(25);
+  }
+  throw new Error("the wrapper never started");
+}
+
+/** Whether anything of the process group is still there, after letting its killed members be reaped. */
+async function groupAlive(pid: number): Promise<boolean> {
+  for (let i = 0; i < 40; i += 1) {
+    try {
+      process.kill(-pid, 0);
+    } catch {
+      return false;
+    }
+    await sleep(50);
+  }
+  return true;
+}
+
+describe("Kubectl's kill", () => {
+  it("ends a wrapper script's own children too, so the call ends at once instead of when they do", async () => {
+    const wrapper = writeWrapper();
+    const call = new Kubectl({ binary: wrapper.path }).stream(["get", "job", "j", "--watch"]);
+    call.stdout.resume();
+    const pid = await readPid(wrapper.pidFile);
+    call.kill();
+    const ended = await Promise.race([call.exited.then(() => "ended"), sleep(8000).then(() => "still running")]);
+    assert.equal(ended, "ended", "the call ended once killed, though the wrapper's child held its pipes");
+    assert.equal(await groupAlive(pid), false, "nothing of the wrapper's process group is left");
+  });
+
+  it("ends the call when aborted through its signal", async () => {
+    const wrapper = writeWrapper();
+    const controller = new AbortController();
+    const pending = new Kubectl({ binary: wrapper.path }).run(["get", "pods"], { signal: controller.signal });
+    const pid = await readPid(wrapper.pidFile);
+    controller.abort();
+    const exit = await Promise.race([pending, sleep(8000).then(() => undefined)]);
+    assert.ok(exit !== undefined, "the call ended once aborted");
+    assert.notEqual(exit.exitCode, 0);
+    assert.equal(await groupAlive(pid), false);
+  });
+});
