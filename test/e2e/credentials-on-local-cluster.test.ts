@@ -228,7 +228,11 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
     );
   });
 
-  for (const { rule, verb } of RULES) {
+  for (const [index, { rule, verb }] of RULES.entries()) {
+    // pods/exec through both kubectls (1.30 upgrades with SPDY, 1.33 with WebSocket, authorized as different verbs);
+    // every other rule through one of them, the two taking turns: a refusal of get on pods does not depend on the
+    // client's version, and each of these runs costs ~10 s of a CI run.
+    const versionsFor = rule.resource === "pods/exec" ? KUBECTLS : [KUBECTLS[index % KUBECTLS.length]!];
     const without = collectCallPermissions()
       .map((r) => (r.resource === rule.resource ? { ...r, verbs: r.verbs.filter((v) => v !== verb) } : r))
       .filter((r) => r.verbs.length > 0);
@@ -294,7 +298,7 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
       });
     }
 
-    for (const kubectl of KUBECTLS) {
+    for (const kubectl of versionsFor) {
       it(`${title}, a run through kubectl ${kubectl.version} fails at once with exit 3, forbidden, naming ${verb} and ${rule.resource}`, async () => {
         await applyRole(without);
         // Without events list the run must still fail: hold the pod Pending long enough for the events to be read.
