@@ -108,6 +108,12 @@ export interface ExecutorTimings {
   /** Restarts of the watch that notices a cancel requested through the cluster, when it ends or fails. */
   readonly cancelWatchRetry: RetryPolicy;
   /**
+   * That watch starts once the pod runs, or after this long of waiting for it (a node being rented), whichever is
+   * first: its kubectl then does not start beside the create's read-back, the heartbeat's first patch and the pod
+   * wait's first read, on the same cores. It GETs the Job first, so a cancel asked for before it started is seen at once.
+   */
+  readonly cancelWatchAfterMs: number;
+  /**
    * After a cancel, how long stopping the step's processes and collecting /outputs may take before teardown
    * deletes the Job regardless.
    */
@@ -132,6 +138,7 @@ export const DEFAULT_TIMINGS: ExecutorTimings = {
   heartbeatIntervalMs: 30_000,
   // Never given up while the run lasts: a watch that ends (every few minutes) or fails is started again.
   cancelWatchRetry: { budgetMs: Number.POSITIVE_INFINITY, maxAttempts: Number.POSITIVE_INFINITY, initialDelayMs: 500, maxDelayMs: 5000 },
+  cancelWatchAfterMs: 2000,
   cancelCleanupMs: 60_000,
 };
 

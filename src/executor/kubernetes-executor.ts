@@ -107,7 +107,7 @@ export class KubernetesExecutor implements Executor {
   /** The host GNU tar that packs the upload, probed while the Job is created; undefined: the runner's own packer. */
   #hostTar: Promise<HostTar | undefined> | undefined;
   /** The run's presence in the cluster once its Job exists, until teardown: heartbeat and cancel watch. */
-  #presence: { readonly heartbeat: Heartbeat; readonly cancelWatch: CancelWatch } | undefined;
+  #presence: { readonly heartbeat: Heartbeat; readonly cancelWatch: CancelWatch; readonly startWatch: () => void } | undefined;
   /** What the look for a warm placeholder found, once setup looked. */
   #claim: ClaimOutcome | undefined;
   #podWaitMs: number | undefined;
@@ -174,6 +174,7 @@ export class KubernetesExecutor implements Executor {
     };
     const describePod = (pod: RunPod): string => `pod ${pod.name} running on ${pod.node || "its node"}, ${this.#claim?.capacity}: the pod waited ${formatDuration(this.#podWaitMs ?? 0)}`;
     this.#pod = await this.#phase("pod", wait, describePod);
+    this.#presence?.startWatch();
     return this.#pod;
   }
 
@@ -311,8 +312,9 @@ export class KubernetesExecutor implements Executor {
   }
 
   /**
-   * Starts the heartbeat and the cancel watch once the Job exists: the cluster then sees the run alive, and a cancel
-   * asked for from another process (the Job's cancel-requested annotation) cancels it like the caller's signal.
+   * Starts the heartbeat once the Job exists, and the cancel watch once the pod runs or `cancelWatchAfterMs` into the
+   * pod wait (`startWatch` starts it early, once): the cluster then sees the run alive, and a cancel asked for from
+   * another process (the Job's cancel-requested annotation) cancels it like the caller's signal.
    */
   #startPresence(): void {
     const ctx = this.#ctx;
@@ -322,8 +324,24 @@ export class KubernetesExecutor implements Executor {
       ctx.emit({ kind: "notice", level: "info", message: `${message}: stopping the step and collecting the outputs` });
       ctx.requestCancel(new CancelledError(message));
     };
-    const cancelWatch = startCancelWatch(ctx, onCancel);
-    this.#presence = { heartbeat: startHeartbeat(ctx), cancelWatch };
+    let watch: CancelWatch | undefined;
+    const startWatch = (): void => {
+      clearTimeout(early);
+      watch ??= startCancelWatch(ctx, onCancel);
+    };
+    const early = setTimeout(startWatch, ctx.timings.cancelWatchAfterMs);
+    early.unref();
+    const cancelWatch: CancelWatch = {
+      stop: async () => {
+        clearTimeout(early);
+        await watch?.stop();
+      },
+      stopNow: () => {
+        clearTimeout(early);
+        watch?.stopNow();
+      },
+    };
+    this.#presence = { heartbeat: startHeartbeat(ctx), cancelWatch, startWatch };
   }
 
   /**

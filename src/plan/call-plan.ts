@@ -112,7 +112,7 @@ function planArtifactCalls(settings: ExecutorSettings): PlannedCall[] {
 
 /**
  * Every call a successful run makes, with the same builders the executor uses. The cancel watch and the heartbeat
- * run alongside the others, from the create until teardown. Refuses, as the run would (InputError), an environment
+ * run alongside the others until teardown, the heartbeat from the create, the watch from the pod's start. Refuses, as the run would (InputError), an environment
  * the steps cannot carry.
  */
 export function planKubectlCalls(settings: ExecutorSettings, options: { readonly heartbeatIntervalMs?: number } = {}): PlannedCall[] {
@@ -147,7 +147,7 @@ export function planKubectlCalls(settings: ExecutorSettings, options: { readonly
   return [
     ...claim,
     { args: buildCreateArgs(target), stdin: "the Job manifest above (JSON)" },
-    { args: buildWatchJobArgs(target, settings.jobName), note: "from the create until teardown, started again when it ends: notices a cancel requested through the cluster" },
+    { args: buildWatchJobArgs(target, settings.jobName), note: "once the pod runs (or 2s into a longer pod wait) until teardown, started again when it ends: notices a cancel requested through the cluster" },
     { args: buildAnnotateJobArgs(target, settings.jobName, { [HEARTBEAT_ANNOTATION]: PLANNED_TIME }), note: `the heartbeat: at once after the create (refused: the run fails, exit 3), then every ${every} until teardown` },
     { args: buildGetPodsArgs(target, buildRunSelector(settings.runIdLabel)), note: "polled until the pod runs" },
     { args: buildGetEventsArgs(target, "Pod", PLANNED_POD), note: "while the pod is Pending, every few seconds" },

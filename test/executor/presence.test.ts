@@ -1,17 +1,17 @@
-// Tests of the run's presence in the cluster through the executor: heartbeat and cancel watch from the create until teardown.
+// Tests of the run's presence in the cluster through the executor: the heartbeat from the create, the cancel watch from the pod's start, both until teardown.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { IJob } from "kubernetes-models/batch/v1/Job";
 import { InfraError, type CancelledError } from "../../src/errors.js";
-import type { ExecutorContext, ExecutorSettings } from "../../src/executor/context.js";
+import type { ExecutorContext, ExecutorSettings, ExecutorTimings } from "../../src/executor/context.js";
 import { KubernetesExecutor } from "../../src/executor/kubernetes-executor.js";
 import { exampleSettings } from "../support/example-settings.js";
 import { ScriptedKubectl, type RecordedCall, type ScriptedReply } from "../support/scripted-kubectl.js";
 import { pendingPod, podList, runningPod } from "./cluster-objects.js";
 import { UNIT_TIMINGS } from "./test-context.js";
 
-function buildExecutor(settings: Partial<ExecutorSettings> = {}, replies: { patch?: ScriptedReply; pods?: ScriptedReply; heartbeatIntervalMs?: number } = {}): { executor: KubernetesExecutor; kubectl: ScriptedKubectl; cancels: CancelledError[] } {
+function buildExecutor(settings: Partial<ExecutorSettings> = {}, replies: { patch?: ScriptedReply; pods?: ScriptedReply; heartbeatIntervalMs?: number; timings?: Partial<ExecutorTimings> } = {}): { executor: KubernetesExecutor; kubectl: ScriptedKubectl; cancels: CancelledError[] } {
   const kubectl = new ScriptedKubectl();
   kubectl.on("create", (call) => {
     const job = JSON.parse(call.stdin ?? "") as IJob;
@@ -24,7 +24,7 @@ function buildExecutor(settings: Partial<ExecutorSettings> = {}, replies: { patc
   const cancels: CancelledError[] = [];
   const ctx: ExecutorContext = {
     settings: { ...exampleSettings({ steps: ["build"] }), ...settings },
-    timings: { ...UNIT_TIMINGS, heartbeatIntervalMs: replies.heartbeatIntervalMs ?? 10 },
+    timings: { ...UNIT_TIMINGS, heartbeatIntervalMs: replies.heartbeatIntervalMs ?? 10, ...replies.timings },
     kubectl: kubectl.kubectl,
     emit: () => {},
     signal: controller.signal,
@@ -45,14 +45,15 @@ async function until(check: () => boolean, what: string): Promise<void> {
 }
 
 describe("the executor's presence in the cluster", () => {
-  it("records its owner on the Job, watches it and beats from the create until teardown, and deletes it only after both stopped", async () => {
+  it("records its owner on the Job, beats from the create and watches from the pod's start until teardown, and deletes it only after both stopped", async () => {
     const { executor, kubectl } = buildExecutor({ owner: { host: "ci-1", pid: 4242 } });
     kubectl.on("get job", { stdout: `${JSON.stringify({ type: "ADDED", object: { metadata: { name: "knotless-run-42" } } })}\n`, hang: true });
     await executor.setup();
     const created = JSON.parse(kubectl.callsTo("create")[0]!.stdin!) as IJob;
     assert.equal(created.metadata?.annotations?.["knotless.dev/owner"], "4242@ci-1");
-    const createdAt = kubectl.calls.findIndex((call) => call.command[0] === "create"); // after the look for a warm placeholder
-    assert.equal(kubectl.calls[createdAt + 1]!.command.join(" ").startsWith("get job knotless-run-42 --watch"), true, "the watch starts right after the create");
+    const podRead = kubectl.calls.findIndex((call) => call.command.join(" ").startsWith("get pods"));
+    const watchAt = kubectl.calls.findIndex((call) => call.command.join(" ").startsWith("get job knotless-run-42 --watch"));
+    assert.ok(podRead >= 0 && watchAt > podRead, "the watch starts once the pod was read running, not beside the create");
     await until(() => kubectl.calls.filter(isHeartbeat).length >= 2, "two heartbeats");
     await executor.teardown();
     const watch = kubectl.callsTo("get job")[0]!;
@@ -61,6 +62,23 @@ describe("the executor's presence in the cluster", () => {
     const beats = kubectl.calls.filter(isHeartbeat).length;
     await sleep(50);
     assert.equal(kubectl.calls.filter(isHeartbeat).length, beats, "no heartbeat after teardown");
+  });
+
+  it("starts the watch while the pod is still Pending once cancelWatchAfterMs has passed, so a cancel reaches a long wait", async () => {
+    // The pod never runs: the wait gives up after podTimeoutMs, well after the watch started.
+    const { executor, kubectl } = buildExecutor({ podTimeoutMs: 1000 }, { pods: podList(pendingPod()), timings: { cancelWatchAfterMs: 150 } });
+    kubectl.on("get job", { hang: true });
+    kubectl.on("get events", { stdout: JSON.stringify({ items: [] }) });
+    const setup = executor.setup().then(
+      () => assert.fail("the pod never ran"),
+      () => {},
+    );
+    await until(() => kubectl.callsTo("get pods").length >= 1, "the pod wait");
+    assert.equal(kubectl.callsTo("get job").length, 0, "no watch at the start of the wait");
+    await until(() => kubectl.callsTo("get job").length === 1, "the watch during the wait");
+    assert.equal(kubectl.callsTo("get job")[0]!.ended, undefined, "the watch runs while the pod is still Pending");
+    await setup;
+    await executor.teardown();
   });
 
   it("has beaten once, and heard the answer, by the time setup returns", async () => {
