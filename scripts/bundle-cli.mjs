@@ -1,4 +1,5 @@
-// Bundles the compiled CLI (dist/src/cli/main.js and every module it imports from dist/src) into one file.
+// Bundles the compiled CLI (dist/src/cli/main.js and every module it imports from dist/src) into one file, and the
+// tests' fake kubectl into another.
 //
 // Why: the runner is started once per workflow run, and its start-up is part of every run's overhead.
 // Node 20 loads ES modules file by file, each read through the thread pool and compiled on its own; the
@@ -16,5 +17,20 @@ await build({
   target: "node20",
   packages: "external",
   sourcemap: "linked",
+  logLevel: "warning",
+});
+
+// The tests' fake kubectl (test/fixtures/fake-kubectl), likewise: it starts once per kubectl call of every fake-kubectl
+// test and benchmark, thousands of times in `npm test`; one file saves ~40 ms of module loading each time.
+// test/fixtures/bin/kubectl runs the bundle only while it is newer than the compiled main.js (a `tsc` alone rebuilds
+// the modules, not the bundle).
+await build({
+  entryPoints: ["dist/test/fixtures/fake-kubectl/main.js"],
+  outfile: "dist/test/fixtures/fake-kubectl.bundle.js",
+  bundle: true,
+  platform: "node",
+  format: "esm",
+  target: "node20",
+  packages: "external",
   logLevel: "warning",
 });
