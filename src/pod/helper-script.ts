@@ -22,6 +22,8 @@ export const STEP_MARK_VARIABLE = "KNOTLESS_STEP_MARK";
 
 /** The environment variable naming the file a step may append variables for the later steps to. */
 export const STEP_ENV_FILE_VARIABLE = "KNOTLESS_ENV";
+/** The most a step may write to $KNOTLESS_ENV (1 MiB): more could not reach a later step's process anyway. */
+export const MAX_STEP_ENV_FILE_BYTES = 1024 * 1024;
 
 /** Path of step N's script in the pod (N counts from 0). */
 export function podStepScriptPath(index: number): string {
@@ -152,7 +154,12 @@ env_error() { # LINE WHAT: says what a $KNOTLESS_ENV line should have been
 take_env() { # FILE: its NAME=VALUE lines and NAME<<DELIMITER blocks as export lines on stdout; false if one is malformed
   [ -s "$1" ] || return 0
   LC_ALL=C
-  if [ "$(tr -d '\\000' < "$1" | wc -c)" != "$(wc -c < "$1")" ]; then
+  sz=$(wc -c < "$1")
+  if [ $sz -gt ${MAX_STEP_ENV_FILE_BYTES} ]; then
+    echo "knotless: \\$${STEP_ENV_FILE_VARIABLE} is $sz bytes: expected at most ${MAX_STEP_ENV_FILE_BYTES} (1 MiB; Linux refuses to start a process whose one variable passes 128 KiB, or whose whole environment passes ~2 MiB)" >&2
+    return 1
+  fi
+  if [ "$(tr -d '\\000' < "$1" | wc -c)" != "$sz" ]; then
     ln=$(tr -cd '\\000\\n' < "$1" | tr '\\000' Z | { n=1; while IFS= read -r x || [ -n "$x" ]; do case $x in *Z*) break ;; esac; n=$((n + 1)); done; echo $n; })
     env_error "$ln" "text, found a NUL byte (no environment variable can hold one)"; return
   fi

@@ -4,7 +4,7 @@ import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { buildEnvFile } from "../../src/pod/env-file.js";
-import type { HelperOptions } from "../../src/pod/helper-script.js";
+import { MAX_STEP_ENV_FILE_BYTES, type HelperOptions } from "../../src/pod/helper-script.js";
 import { buildSecretsPayload, checkSecretsReply } from "../../src/pod/secrets-payload.js";
 import { createPod, FLAVOUR_TITLES, FLAVOURS, HAS_BWRAP, readFrames, type Flavour, type Pod } from "./helper-pod.js";
 
@@ -149,6 +149,18 @@ for (const flavour of FLAVOURS) {
         writeStep(pod, index, `printf '${content}' >> "$KNOTLESS_ENV"`);
         assert.deepEqual(await runStep(pod, index), { stdout: "", stderr: `knotless: $KNOTLESS_ENV ${message}\n`, end: ["exit 1"] }, content);
       }
+    });
+
+    it("refuses a $KNOTLESS_ENV over 1 MiB at once, saying its size and the limit, and carries nothing", async () => {
+      const pod = newPod();
+      // 1 MiB + 1 byte of valid lines: only the size is wrong.
+      writeStep(pod, 0, `i=0; while [ $i -lt 16384 ]; do printf 'V%05d=%056d\\n' $i 0; i=$((i + 1)); done > "$KNOTLESS_ENV"; printf x >> "$KNOTLESS_ENV"`);
+      writeStep(pod, 1, writeValuesScript(["V00000"]));
+      const started = Date.now();
+      assert.deepEqual(await runStep(pod, 0), { stdout: "", stderr: `knotless: $KNOTLESS_ENV is ${MAX_STEP_ENV_FILE_BYTES + 1} bytes: expected at most ${MAX_STEP_ENV_FILE_BYTES} (1 MiB; Linux refuses to start a process whose one variable passes 128 KiB, or whose whole environment passes ~2 MiB)\n`, end: ["exit 1"] });
+      assert.ok(Date.now() - started < 20_000, "refused without reading it line by line");
+      assert.deepEqual((await runStep(pod, 1)).end, ["exit 0"]);
+      assert.equal(readValue(pod, "V00000"), undefined);
     });
 
     it("a step that failed keeps its own exit code when its $KNOTLESS_ENV is malformed too", async () => {
