@@ -15,6 +15,9 @@ const FATAL_WAITING = new Set(["InvalidImageName", "CreateContainerConfigError",
 /** Waiting reasons that fail the run once they persisted for the image-pull grace. */
 const IMAGE_PULL_WAITING = new Set(["ErrImagePull", "ImagePullBackOff"]);
 
+/** The scheduler's words for a claim the pod names that it cannot bind (the VolumeBinding plugin). */
+const UNUSABLE_CLAIM = /persistentvolumeclaim "([^"]+)" (not found|is being deleted)/;
+
 /** Picks the run's pod from a PodList's items: the newest one (there is only one with backoffLimit 0). */
 export function pickRunPod(items: readonly IPod[]): IPod | undefined {
   return [...items].sort((a, b) => (b.metadata?.creationTimestamp ?? "").localeCompare(a.metadata?.creationTimestamp ?? ""))[0];
@@ -51,6 +54,12 @@ export function classifyPod(pod: IPod | undefined, imagePullFailingForMs: number
     return { kind: "running", name, node: pod.spec?.nodeName ?? "" };
   }
   const scheduled = pod.status?.conditions?.find((c) => c.type === "PodScheduled");
+  const claim = scheduled?.status === "False" ? UNUSABLE_CLAIM.exec(scheduled.message ?? "") : null;
+  if (claim) {
+    // No node rental cures it: the scheduler waits for the claim, and the run would wait out its pod timeout.
+    const why = claim[2] === "not found" ? "does not exist in the run's namespace" : "is being deleted";
+    return { kind: "stuck", name, reason: "ClaimUnusable", message: `its PersistentVolumeClaim ${claim[1]} ${why} (create it, or run without --cache-pvc): ${scheduled?.message ?? ""}` };
+  }
   const reason = waiting?.reason ?? (scheduled?.status === "False" ? scheduled.reason : undefined);
   const message = waiting?.message ?? (scheduled?.status === "False" ? scheduled.message : undefined);
   return { kind: "pending", name, phase, ...(reason ? { reason } : {}), ...(message ? { message } : {}) };

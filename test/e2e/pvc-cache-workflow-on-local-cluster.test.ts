@@ -44,7 +44,7 @@ describe("run --cache-pvc on the local cluster", { skip, concurrency: 1, timeout
     await cluster?.stop();
   });
 
-  async function run(lock: string): Promise<{ code: number | null; stdout: string; stderr: string; result: RunResult }> {
+  async function run(lock: string, claim = CLAIM): Promise<{ code: number | null; stdout: string; stderr: string; result: RunResult }> {
     const n = ++runs;
     const dir = join(root, `run-${n}`);
     const checkout = join(dir, "checkout");
@@ -54,7 +54,7 @@ describe("run --cache-pvc on the local cluster", { skip, concurrency: 1, timeout
     writeFileSync(workflowFile, WORKFLOW);
     const out = join(dir, "out");
     const cli = await runCli(
-      ["run", "--workflow", workflowFile, "--checkout", checkout, "--out", out, "--event", "manual", "--repo", REPO, "--cache-pvc", CLAIM, "--kubeconfig", cluster.kubeconfigPath, "--kubectl", KUBECTL, "--run-id", `pvc-${process.pid}-${n}`],
+      ["run", "--workflow", workflowFile, "--checkout", checkout, "--out", out, "--event", "manual", "--repo", REPO, "--cache-pvc", claim, "--kubeconfig", cluster.kubeconfigPath, "--kubectl", KUBECTL, "--run-id", `pvc-${process.pid}-${n}`],
       { timeoutMs: 300_000 },
     );
     return { code: cli.code, stdout: cli.stdout, stderr: cli.stderr, result: readResult(out) };
@@ -79,6 +79,16 @@ describe("run --cache-pvc on the local cluster", { skip, concurrency: 1, timeout
     assert.match(changed.stdout, /deps from lock v1/);
     assert.equal(readdirSync(repoDir).length, 4);
     assert.ok(existsSync(repoDir));
+    await assertNothingLeft(cluster);
+  });
+
+  it("fails at once with exit 3 when the claim does not exist, naming it, instead of waiting out the pod timeout", async () => {
+    const started = Date.now();
+    const missing = await run("lock v1\n", "no-such-claim");
+    assert.equal(missing.code, 3, missing.stderr);
+    assert.ok(Date.now() - started < 60_000, `it took ${Date.now() - started} ms (the pod timeout is 15 min)`);
+    assert.equal(missing.result.errorReason, "pod-config");
+    assert.match(missing.result.error ?? "", /its PersistentVolumeClaim no-such-claim does not exist in the run's namespace \(create it, or run without --cache-pvc\)/);
     await assertNothingLeft(cluster);
   });
 });

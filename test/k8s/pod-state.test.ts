@@ -22,6 +22,17 @@ describe("classifyPod", () => {
     assert.deepEqual(classifyPod(p, 0, 1000), { kind: "pending", name: "p", phase: "Pending", reason: "Unschedulable", message: "0/0 nodes are available" });
   });
 
+  it("calls a pod stuck at once when the scheduler cannot bind its claim: missing or being deleted", () => {
+    for (const [words, why] of [
+      ["not found", "does not exist in the run's namespace"],
+      ["is being deleted", "is being deleted"],
+    ] as const) {
+      const message = `0/1 nodes are available: persistentvolumeclaim "ci-cache" ${words}. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.`;
+      const p = pod({ phase: "Pending", conditions: [{ type: "PodScheduled", status: "False", reason: "Unschedulable", message }] });
+      assert.deepEqual(classifyPod(p, 0, 1000), { kind: "stuck", name: "p", reason: "ClaimUnusable", message: `its PersistentVolumeClaim ci-cache ${why} (create it, or run without --cache-pvc): ${message}` });
+    }
+  });
+
   it("gives an image pull failure its grace before calling it stuck", () => {
     assert.equal(classifyPod(waiting("ErrImagePull"), 500, 1000).kind, "pending");
     assert.equal(classifyPod(waiting("ImagePullBackOff"), 1000, 1000).kind, "stuck");
