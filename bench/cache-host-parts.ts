@@ -30,7 +30,7 @@ function discard(): Writable {
 /** Each host-side part of the runner's cache path, one at a time, over `archive` (a gzip tar of `root`). */
 export async function measureCacheHostParts(archive: string, storeDir: string, root: string): Promise<CacheHostParts> {
   const check = await measure(async () => {
-    const c = createArchiveCheck("gzip", { roots: [root] });
+    const c = createArchiveCheck({ roots: [root] });
     await pipeline(createReadStream(archive), c.stream);
     await c.done;
   });

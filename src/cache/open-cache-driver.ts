@@ -57,7 +57,7 @@ export function openCacheDriver(backend: CacheBackend, executor: Executor, emit:
     store,
     repo: backend.repo,
     executor,
-    createCheck: (spec) => createArchiveCheck("gzip", { roots: spec.paths }),
+    createCheck: (spec) => createArchiveCheck({ roots: spec.paths }),
     createGate: (spec) => createArchiveGate("gzip", { roots: spec.paths }),
     description: `the directory ${backend.dir} on this host`,
   });

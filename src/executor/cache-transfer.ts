@@ -27,10 +27,13 @@ export class CacheTransferError extends Error {
  * cache's paths as its roots): its bytes in, a verdict out.
  */
 export interface CacheArchiveCheck {
-  /** Takes the archive exactly as it is stored (gzip); ended by the caller. Takes and drops the rest after a refusal. */
+  /** Takes the archive exactly as it is stored (gzip or zstd); ended by the caller. Takes and drops the rest after a refusal. */
   readonly stream: Writable;
-  /** Resolves once `stream` ended on a complete, allowed archive; rejects with why it is refused (a member, broken gzip or tar). */
-  readonly done: Promise<unknown>;
+  /**
+   * Resolves once `stream` ended on a complete, allowed archive, with the compression its first bytes showed (what
+   * the entry records); rejects with why it is refused (a member, broken gzip, zstd or tar, neither of the two).
+   */
+  readonly done: Promise<{ readonly compression: CacheCompression }>;
 }
 
 /**
@@ -161,7 +164,7 @@ export async function saveCacheArchive(ctx: ExecutorContext, pod: RunPod, spec: 
     (error: unknown) => error,
   );
   const verdict = check.done.then(
-    () => ({ ok: true as const }),
+    (report) => ({ ok: true as const, compression: report.compression }),
     (error: unknown) => ({ ok: false as const, reason: describeError(error) }),
   );
   const copyError = await copied;
@@ -189,7 +192,7 @@ export async function saveCacheArchive(ctx: ExecutorContext, pod: RunPod, spec: 
   if (status.outcome.tar !== "0" || status.outcome.gzip !== "0") return fail(`the pod could not pack the paths (tar exited ${status.outcome.tar}, gzip ${status.outcome.gzip}): ${summarizeStderr(withoutTags(exit.stderr))}`);
   const judged = await verdict;
   if (!judged.ok) return fail(`the archive was refused, nothing stored: ${judged.reason}`);
-  const committed = await writer.commit();
+  const committed = await writer.commit(judged.compression);
   return { status: committed, bytes, missing: status.missing };
 }
 

@@ -26,7 +26,7 @@ const REPO = "e2e/repo";
 function acceptingCheck(): CacheArchiveCheck {
   const stream = new PassThrough();
   stream.resume();
-  return { stream, done: new Promise((resolve) => stream.on("end", () => resolve(undefined))) };
+  return { stream, done: new Promise((resolve) => stream.on("end", () => resolve({ compression: "gzip" }))) };
 }
 
 /** A step that makes the cache's paths unless they came back, then proves what it found: 2 MB of random bytes and a symlink. */

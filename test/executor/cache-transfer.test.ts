@@ -23,7 +23,7 @@ function recordingCheck(refusal?: string): CacheArchiveCheck & { read: () => Buf
   const stream = new PassThrough();
   const chunks: Buffer[] = [];
   stream.on("data", (chunk: Buffer) => chunks.push(chunk));
-  const done = new Promise((resolve, reject) => stream.on("end", () => (refusal === undefined ? resolve(undefined) : reject(new Error(refusal)))));
+  const done = new Promise<{ compression: "gzip" }>((resolve, reject) => stream.on("end", () => (refusal === undefined ? resolve({ compression: "gzip" }) : reject(new Error(refusal)))));
   done.catch(() => {});
   return { stream, done, read: () => Buffer.concat(chunks) };
 }
