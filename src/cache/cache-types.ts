@@ -69,6 +69,17 @@ export interface CacheStore {
   beginSave(repo: string, key: string, compression: CacheCompression): Promise<CacheWriter | "exists">;
 }
 
+/**
+ * The pod has no program to decompress the entry with (a zstd entry restored into an image without zstd, say): it
+ * said so at once and read none of it. The host may decompress the entry itself and send the plain tar instead.
+ */
+export class CacheDecoderMissingError extends Error {
+  override readonly name = "CacheDecoderMissingError";
+  constructor(readonly compression: CacheCompression) {
+    super(`the pod has no ${compression} to decompress the entry with`);
+  }
+}
+
 /** A stored entry whose bytes are not what was saved (truncated, changed): skipped, reported, removed. */
 export class CacheCorruptError extends Error {
   override readonly name = "CacheCorruptError";

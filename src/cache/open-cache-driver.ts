@@ -58,7 +58,7 @@ export function openCacheDriver(backend: CacheBackend, executor: Executor, emit:
     repo: backend.repo,
     executor,
     createCheck: (spec) => createArchiveCheck({ roots: spec.paths }),
-    createGate: (spec) => createArchiveGate("gzip", { roots: spec.paths }),
+    createGate: (spec, compression, output) => createArchiveGate(compression, { roots: spec.paths, output }),
     description: `the directory ${backend.dir} on this host`,
   });
 }

@@ -18,8 +18,8 @@ export class MemoryCacheStore implements CacheStore {
   failLookups: Error | undefined;
 
   /** Puts an entry in directly, as an earlier run would have; `createdAt` orders fallbacks. */
-  put(repo: string, key: string, bytes: Buffer, createdAt = this.#clock++): CacheEntry {
-    const entry: CacheEntry = { repo, key, bytes: bytes.length, sha256: sha256(bytes), compression: "gzip", createdAt, lastUsedAt: createdAt };
+  put(repo: string, key: string, bytes: Buffer, createdAt = this.#clock++, compression: CacheCompression = "gzip"): CacheEntry {
+    const entry: CacheEntry = { repo, key, bytes: bytes.length, sha256: sha256(bytes), compression, createdAt, lastUsedAt: createdAt };
     this.#entries.set(`${repo}\0${key}`, { entry, bytes });
     return entry;
   }
