@@ -114,7 +114,8 @@ export class ZstdFrameScanner {
         const type = (word >> 1) & 3;
         const size = word >>> 3;
         if (type === 3) throw refuse("a block has the reserved type");
-        if (type !== 1 && size > MAX_BLOCK_BYTES) throw refuse(`a block of ${size} bytes is over the format's ${MAX_BLOCK_BYTES}`);
+        // For an RLE block the size is what it regenerates: bounded the same (Block_Maximum_Size).
+        if (size > MAX_BLOCK_BYTES) throw refuse(`a block of ${size} bytes is over the format's ${MAX_BLOCK_BYTES}`);
         this.state = { kind: "block", left: type === 1 ? 1 : size, last };
         if (this.state.left === 0) this.endOf(this.state, end);
         return;

@@ -59,6 +59,7 @@ describe("walking a zstd stream's frames", { skip: HAVE_ZSTD ? false : "no zstd 
     const block = (value: number): Buffer => Buffer.from([value & 0xff, (value >> 8) & 0xff, (value >> 16) & 0xff]);
     assert.throws(() => walk(Buffer.concat([header, block((1 << 3) | (3 << 1) | 1)]), 100), /reserved type/);
     assert.throws(() => walk(Buffer.concat([header, block(((128 * 1024 + 1) << 3) | (2 << 1))]), 100), /block of 131073 bytes/);
+    assert.throws(() => walk(Buffer.concat([header, block(((1 << 20) << 3) | (1 << 1))]), 100), /block of 1048576 bytes/, "an RLE block regenerating 1 MiB");
     assert.throws(() => walk(Buffer.from("28b52ffd0150aa", "hex"), 100), /names a dictionary/);
     assert.throws(() => new ZstdFrameScanner().finish(), (error: unknown) => error instanceof CacheArchiveError && /holds no frame/.test(error.message));
   });
