@@ -47,13 +47,25 @@ export class ZstdFrameScanner {
   /** Walks `chunk`; throws CacheArchiveError for a frame the archive must not hold. */
   push(chunk: Uint8Array): void {
     let at = 0;
+    while (at < chunk.length) at = this.walk(chunk, at);
+  }
+
+  /**
+   * Walks `chunk` from `from` up to the end of the next block (a block decodes to at most 128 KiB, however few bytes
+   * it takes: a decoder fed up to here yields a bounded amount), or to the chunk's end; returns where it stopped.
+   */
+  walk(chunk: Uint8Array, from: number): number {
+    let at = from;
     while (at < chunk.length) {
       const state = this.state;
       if (state.kind === "skip" || state.kind === "block") {
         const take = Math.min(state.left, chunk.length - at);
         state.left -= take;
         at += take;
-        if (state.left === 0) this.endOf(state, this.seen + at);
+        if (state.left === 0) {
+          this.endOf(state, this.seen + at);
+          if (state.kind === "block") break;
+        }
         continue;
       }
       const want = this.fieldLength();
@@ -69,8 +81,11 @@ export class ZstdFrameScanner {
       const field = this.field;
       this.field = [];
       this.readField(field, this.seen + at);
+      // An RLE block's one byte or an empty block, complete with its header.
+      if (this.state.kind !== "block" && field.length === 3 && state.kind === "block-header") break;
     }
-    this.seen += chunk.length;
+    if (at === chunk.length) this.seen += chunk.length;
+    return at;
   }
 
   /** At the end of the input: throws unless it ended between frames, after at least one. */

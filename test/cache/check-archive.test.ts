@@ -9,6 +9,10 @@ import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { CacheArchiveError, createArchiveCheck, type ArchiveCheckReport, type SavedArchiveReport } from "../../src/cache/check-archive.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
+import { encodeTarHeader } from "../../src/transfer/tar-header-writer.js";
+import { createArchiveGate } from "../../src/cache/archive-gate.js";
+import { Readable, Writable } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import { buildArchive, type ArchiveEntry } from "../transfer/tree-helpers.js";
 
 function hasZstd(): boolean {
@@ -111,6 +115,38 @@ describe("checking a cache archive", () => {
       // Single-segment: the window is the content size, 2^32 here.
       const single = Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0xe0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0]);
       await assert.rejects(check(single), /a frame declares a window of 4294967296 bytes/);
+    });
+
+    it("decodes a bomb (32 KiB of RLE blocks that make 1 GiB) in bounded memory, a block at a time, in the check and the gate", { timeout: 120_000 }, async () => {
+      const blockHeader = (size: number, type: number, last: boolean): Buffer => {
+        const value = (size << 3) | (type << 1) | (last ? 1 : 0);
+        return Buffer.from([value & 0xff, (value >> 8) & 0xff, (value >> 16) & 0xff]);
+      };
+      const blocks = 8192;
+      const member = encodeTarHeader({ path: "work/node_modules/bomb", type: "file", mode: 0o644, size: blocks * 128 * 1024, mtimeSeconds: 0 });
+      const rle = Buffer.concat([blockHeader(128 * 1024, 1, false), Buffer.from("a")]);
+      const archive = Buffer.concat([
+        Buffer.from("28b52ffd0038", "hex"), // no checksum, a 128 KiB window
+        blockHeader(member.length, 0, false),
+        member,
+        ...Array.from({ length: blocks }, () => rle),
+        blockHeader(1024, 0, true),
+        Buffer.alloc(1024),
+      ]);
+      // The process's peak RSS (a synchronous decode would never let a timer sample it).
+      const before = Math.max(process.memoryUsage.rss(), process.resourceUsage().maxRSS * 1024);
+      try {
+        const report = await check(archive, archive.length);
+        assert.deepEqual({ entries: report.entries, bytes: report.bytes }, { entries: 1, bytes: blocks * 128 * 1024 });
+        // The gate reads its decoder on 'readable': a decoder that pushed a whole chunk's output would hold 1 GiB.
+        const gate = createArchiveGate("zstd", { roots: ROOTS });
+        await pipeline(Readable.from([archive]), gate.stream, new Writable({ write: (_chunk, _encoding, callback) => callback() }));
+        assert.equal((await gate.done).bytes, blocks * 128 * 1024);
+      } finally {
+        global.gc?.();
+      }
+      const peak = process.resourceUsage().maxRSS * 1024;
+      assert.ok(peak - before < 150 * 1024 * 1024, `RSS grew by ${Math.round((peak - before) / 1048576)} MiB decoding ${archive.length} bytes to 1 GiB`);
     });
 
     it("refuses garbage after its frame and a garbled block", async () => {
