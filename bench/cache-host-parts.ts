@@ -27,16 +27,16 @@ function discard(): Writable {
   return new Writable({ write: (_chunk, _encoding, callback) => callback() });
 }
 
-/** Each host-side part of the runner's cache path, one at a time, over `archive` (a gzip tar of `root`). */
-export async function measureCacheHostParts(archive: string, storeDir: string, root: string): Promise<CacheHostParts> {
+/** Each host-side part of the runner's cache path, one at a time, over `archive` (a gzip or zstd tar of `root`). */
+export async function measureCacheHostParts(archive: string, storeDir: string, root: string, compression: "gzip" | "zstd" = "gzip"): Promise<CacheHostParts> {
   const check = await measure(async () => {
-    const c = createArchiveCheck("gzip", { roots: [root] });
+    const c = createArchiveCheck({ roots: [root] });
     await pipeline(createReadStream(archive), c.stream);
     await c.done;
   });
   const store = createDirStore({ dir: storeDir, maxBytes: Infinity });
   const storeWrite = await measure(async () => {
-    const writer = await store.beginSave("bench/parts", "parts", "gzip");
+    const writer = await store.beginSave("bench/parts", "parts", compression);
     if (writer === "exists") throw new Error("the parts store already held the key");
     await pipeline(createReadStream(archive), writer.stream);
     await writer.commit();
@@ -45,7 +45,7 @@ export async function measureCacheHostParts(archive: string, storeDir: string, r
   if (found.kind === "miss") throw new Error("the parts store lost its entry");
   const entryRead = await measure(() => pipeline(store.openRead(found.entry), discard()));
   const gate = await measure(async () => {
-    const g = createArchiveGate("gzip", { roots: [root] });
+    const g = createArchiveGate(compression, { roots: [root] });
     await pipeline(createReadStream(archive), g.stream, discard());
     await g.done;
   });

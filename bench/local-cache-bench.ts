@@ -13,17 +13,19 @@ import { assertSucceeded, runTimed, type TimedRun } from "./timed-process.js";
 const RSS_POLL_MS = 25;
 const REPO = "bench/cache";
 
-/** The in-pod commands of the plain baselines, the same tar and gzip the helper runs. */
-export const PLAIN_SAVE = "tar -cf - -C / work/deps | gzip -1";
-export const PLAIN_RESTORE = "gunzip | tar -xf - -C /";
+/** The in-pod commands of the plain baselines, the same tar and compressor the helper runs (zstd where the image has it). */
+export const PLAIN_SAVE = { gzip: "tar -cf - -C / work/deps | gzip -1", zstd: "tar -cf - -C / work/deps | zstd -1 -q -c --check" } as const;
+export const PLAIN_RESTORE = { gzip: "gunzip | tar -xf - -C /", zstd: "zstd -dcq | tar -xf - -C /" } as const;
+/** The local cluster's Debian image: it has zstd (scripts/setup-containers.sh), busybox (the default) has not. */
+export const DEBIAN_IMAGE = "docker.io/library/debian:bookworm-slim";
 
 /**
  * The workflow: one cache of /work/deps keyed on the vendored lock file. `install` extracts each vendored package
  * (`tar -xzf`, one per package, as npm extracts one tarball per package) unless the cache brought them back;
  * `check` counts the files, so a restore that lost any fails the run.
  */
-export function buildCacheWorkflow(files: number): string {
-  return `caches:
+export function buildCacheWorkflow(files: number, image?: string): string {
+  return `${image ? `image: ${image}\n` : ""}caches:
   - key: 'deps-{{ hashFiles "vendor/lock.txt" }}'
     paths: [deps]
 steps:
@@ -41,6 +43,12 @@ steps:
 export interface CacheSize {
   readonly label: string;
   readonly files: number;
+  /** The workflow's image; absent: the runner's default, busybox (gzip). The Debian image saves zstd. */
+  readonly image?: string;
+}
+
+function compressorOf(size: CacheSize): "gzip" | "zstd" {
+  return size.image === DEBIAN_IMAGE ? "zstd" : "gzip";
 }
 
 export interface CacheRun {
@@ -119,7 +127,8 @@ export async function runLocalCacheBench(bench: BenchCluster, workDir: string, b
     "--kubectl", kubectlPath, "--kubeconfig", cluster.kubeconfigPath, "--run-id", `lcache-${++runs}`, ...extra,
   ];
   for (const size of sizes) {
-    const dir = join(workDir, `size-${size.files}`);
+    const dir = join(workDir, `size-${size.files}${size.image ? "-debian" : ""}`);
+    const compressor = compressorOf(size);
     const checkout = join(dir, "checkout");
     const cacheDir = join(dir, "store");
     log(`  cache ${size.label}: writing ${size.files / FILES_PER_PACKAGE} vendored packages ...`);
@@ -128,7 +137,7 @@ export async function runLocalCacheBench(bench: BenchCluster, workDir: string, b
     let vendorBytes = 0;
     for (const name of await readdir(join(checkout, "vendor"))) vendorBytes += (await stat(join(checkout, "vendor", name))).size;
     const wf = join(dir, "ci.yml");
-    await writeFile(wf, buildCacheWorkflow(size.files));
+    await writeFile(wf, buildCacheWorkflow(size.files, size.image));
     const runOnce = async (name: string, extra: readonly string[]): Promise<{ run: CacheRun; result: ResultJson; out: string }> => {
       const out = join(dir, name);
       await bench.quiesce();
@@ -160,11 +169,11 @@ export async function runLocalCacheBench(bench: BenchCluster, workDir: string, b
       const missEnv = { ...baseEnv, K: kubectlPath, KC: cluster.kubeconfigPath, NS: "default", JOB: miss.result.job.name, POD: miss.result.job.pod };
       let plainSaveMs = NaN;
       let plainSaveBytes = 0;
-      const saved = join(dir, "plain-save.tgz");
+      const saved = join(dir, `plain-save.tar.${compressor === "zstd" ? "zst" : "gz"}`);
       try {
         if (miss.run.restore.status !== "miss" || miss.run.save.status !== "saved") throw new Error(`miss run: restore ${miss.run.restore.status}, save ${miss.run.save.status}`);
         // The plain save in the same pod right after the runner's: the same tar | gzip -1 over the same /work/deps, into a host file.
-        const save = await runTimed("sh", ["-c", `${PRELUDE}\nk exec "$POD" -c run -- sh -c '${PLAIN_SAVE}' > "$FILE"`], { env: { ...missEnv, FILE: saved } });
+        const save = await runTimed("sh", ["-c", `${PRELUDE}\nk exec "$POD" -c run -- sh -c '${PLAIN_SAVE[compressor]}' > "$FILE"`], { env: { ...missEnv, FILE: saved } });
         assertSucceeded("plain save", save);
         plainSaveMs = save.wallMs;
         plainSaveBytes = (await stat(saved)).size;
@@ -172,7 +181,7 @@ export async function runLocalCacheBench(bench: BenchCluster, workDir: string, b
       } finally {
         assertSucceeded(`delete ${miss.result.job.name}`, await runTimed("sh", ["-c", buildDeleteScript()], { env: missEnv }));
       }
-      const hostParts = await measureCacheHostParts(saved, join(dir, "parts-store"), "/work/deps");
+      const hostParts = await measureCacheHostParts(saved, join(dir, "parts-store"), "/work/deps", compressor);
       await rm(saved, { force: true });
       log(`  cache ${size.label} host parts: ${JSON.stringify(hostParts)}`);
       const hit = await runOnce("hit", ["--keep"]);
@@ -184,7 +193,7 @@ export async function runLocalCacheBench(bench: BenchCluster, workDir: string, b
         const entry = await findEntryFile(cacheDir);
         const cleared = await cluster.podExec("default", hit.result.job.pod, ["rm", "-rf", "/work/deps"]);
         if (cleared.code !== 0) throw new Error(`rm -rf /work/deps: ${cleared.stderr}`);
-        const restore = await runTimed("sh", ["-c", `${PRELUDE}\nhead -c "$BYTES" "$ENTRY" | k exec -i "$POD" -c run -- sh -c '${PLAIN_RESTORE}'`], { env: { ...env, ENTRY: entry, BYTES: String(miss.run.save.bytes) } });
+        const restore = await runTimed("sh", ["-c", `${PRELUDE}\nhead -c "$BYTES" "$ENTRY" | k exec -i "$POD" -c run -- sh -c '${PLAIN_RESTORE[compressor]}'`], { env: { ...env, ENTRY: entry, BYTES: String(miss.run.save.bytes) } });
         assertSucceeded("plain restore", restore);
         plainRestoreMs = restore.wallMs;
         const counted = await cluster.podExec("default", hit.result.job.pod, ["sh", "-c", "find /work/deps -type f | wc -l"]);
@@ -202,8 +211,8 @@ export async function runLocalCacheBench(bench: BenchCluster, workDir: string, b
   return {
     sizes: results,
     runnerCommand: `node ${argsFor("ci.yml", "CHECKOUT", "OUT", "STORE", ["--keep", "[--no-cache]"]).join(" ").replace(/lcache-\d+/, "lcache-N")}`,
-    plainSaveCommand: `${kubectlPath} --kubeconfig KC --namespace default exec POD -c run -- sh -c '${PLAIN_SAVE}' > FILE`,
-    plainRestoreCommand: `head -c ARCHIVE_BYTES ENTRY | ${kubectlPath} --kubeconfig KC --namespace default exec -i POD -c run -- sh -c '${PLAIN_RESTORE}'`,
+    plainSaveCommand: `${kubectlPath} --kubeconfig KC --namespace default exec POD -c run -- sh -c '${PLAIN_SAVE.gzip}' > FILE (zstd in the Debian image: '${PLAIN_SAVE.zstd}')`,
+    plainRestoreCommand: `head -c ARCHIVE_BYTES ENTRY | ${kubectlPath} --kubeconfig KC --namespace default exec -i POD -c run -- sh -c '${PLAIN_RESTORE.gzip}' (zstd: '${PLAIN_RESTORE.zstd}')`,
     workflow: buildCacheWorkflow(sizes[sizes.length - 1]?.files ?? 0),
   };
 }

@@ -1,9 +1,12 @@
 #!/bin/sh
-# Installs podman and two local images (busybox; Debian bookworm with bash and GNU tools) so the local cluster can run pods as real containers (idempotent; run as root).
+# Installs podman and two local images (busybox; Debian bookworm with bash, GNU tools and zstd) so the local cluster can run pods as real containers (idempotent; run as root).
 set -eu
 
 IMAGE="docker.io/library/busybox:1.36"
 DEBIAN_IMAGE="docker.io/library/debian:bookworm-slim"
+# The Debian image carries zstd, so the caches' zstd path runs in the local cluster (busybox keeps the gzip path). The
+# label marks an image this script built with it: one without the label (an older build, a pulled image) is rebuilt.
+DEBIAN_LABEL="knotless.zstd"
 CONF=/etc/containers/containers.conf
 
 say() { echo "setup-containers: $*"; }
@@ -91,9 +94,10 @@ read_debian_mirror() {
   echo "$mirror"
 }
 
-if podman image exists "$DEBIAN_IMAGE" 2>/dev/null; then
-  say "image $DEBIAN_IMAGE already present"
+if podman image exists "$DEBIAN_IMAGE" 2>/dev/null && [ "$(podman image inspect --format "{{index .Labels \"$DEBIAN_LABEL\"}}" "$DEBIAN_IMAGE" 2>/dev/null)" = 1 ]; then
+  say "image $DEBIAN_IMAGE already present (with zstd)"
 else
+  podman image exists "$DEBIAN_IMAGE" 2>/dev/null && say "image $DEBIAN_IMAGE has no zstd (no $DEBIAN_LABEL label): building it again"
   if ! command -v debootstrap >/dev/null 2>&1; then
     say "installing debootstrap"
     export DEBIAN_FRONTEND=noninteractive
@@ -101,15 +105,16 @@ else
   fi
   mirror=$(read_debian_mirror)
   [ -n "$mirror" ] || fail "no bookworm mirror in /etc/apt/sources.list or /etc/apt/sources.list.d/*.sources for debootstrap"
-  say "building $DEBIAN_IMAGE with debootstrap --variant=minbase bookworm from $mirror (35 s to a few minutes, by the mirror and the load)"
+  say "building $DEBIAN_IMAGE with debootstrap --variant=minbase --include=zstd bookworm from $mirror (35 s to a few minutes, by the mirror and the load)"
   debian=$(mktemp -d)
   trap 'rm -rf "$debian" ${work:+"$work"}' EXIT
-  debootstrap --variant=minbase bookworm "$debian/rootfs" "$mirror" >"$debian/debootstrap.log" 2>&1 ||
+  debootstrap --variant=minbase --include=zstd bookworm "$debian/rootfs" "$mirror" >"$debian/debootstrap.log" 2>&1 ||
     fail "debootstrap failed; the end of its log: $(tail -n 5 "$debian/debootstrap.log")"
   # What an image needs no copy of: package lists and downloaded .debs (like the real -slim image, which is ~75 MB).
   rm -rf "$debian/rootfs/var/lib/apt/lists/"* "$debian/rootfs/var/cache/apt/archives/"*.deb
   tar -C "$debian/rootfs" -cf "$debian/rootfs.tar" .
-  podman import --quiet --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' --change 'CMD ["bash"]' "$debian/rootfs.tar" "$DEBIAN_IMAGE" >/dev/null ||
+  [ -x "$debian/rootfs/usr/bin/zstd" ] || fail "debootstrap --include=zstd left no /usr/bin/zstd in the image"
+  podman import --quiet --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' --change 'CMD ["bash"]' --change "LABEL $DEBIAN_LABEL=1" "$debian/rootfs.tar" "$DEBIAN_IMAGE" >/dev/null ||
     fail "podman import of $DEBIAN_IMAGE failed"
   rm -rf "$debian"
   say "imported $DEBIAN_IMAGE"
@@ -118,6 +123,6 @@ fi
 say "checking that a container runs"
 out=$(podman run --rm "$IMAGE" sh -c 'echo ok' 2>&1) || fail "podman run failed: $out"
 [ "$out" = ok ] || fail "podman run printed '$out' instead of 'ok'"
-out=$(podman run --rm "$DEBIAN_IMAGE" bash -c 'tar --version | head -n 1' 2>&1) || fail "podman run of $DEBIAN_IMAGE failed: $out"
-case "$out" in "tar (GNU tar)"*) ;; *) fail "$DEBIAN_IMAGE printed '$out' instead of GNU tar's version" ;; esac
+out=$(podman run --rm "$DEBIAN_IMAGE" bash -c 'tar --version | head -n 1; command -v zstd' 2>&1) || fail "podman run of $DEBIAN_IMAGE failed: $out"
+case "$out" in "tar (GNU tar)"*/usr/bin/zstd) ;; *) fail "$DEBIAN_IMAGE printed '$out' instead of GNU tar's version and /usr/bin/zstd" ;; esac
 say "ready: podman runs $IMAGE and $DEBIAN_IMAGE"

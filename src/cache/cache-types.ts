@@ -12,8 +12,8 @@ export interface CacheSpec {
   readonly paths: readonly string[];
 }
 
-/** How a cache's bytes are compressed in the store: as the pod's packer wrote them. */
-export type CacheCompression = "gzip" | "none";
+/** How a cache's bytes are compressed in the store: as the host found them (the first bytes), whatever the pod said. */
+export type CacheCompression = "gzip" | "zstd" | "none";
 
 /** One saved entry, as a store lists it. */
 export interface CacheEntry {
@@ -42,9 +42,11 @@ export interface CacheWriter {
   readonly stream: NodeJS.WritableStream;
   /**
    * Makes the entry visible under its key, atomically. "exists": another run (or runner process) saved the same key
-   * first; this one's bytes are discarded and the store is unchanged.
+   * first; this one's bytes are discarded and the store is unchanged. `compression`: what the bytes turned out to be
+   * (the archive check tells it from their first bytes, after they were written); the entry records it, else the
+   * compression beginSave was given.
    */
-  commit(): Promise<"saved" | "exists">;
+  commit(compression?: CacheCompression): Promise<"saved" | "exists">;
   /** Discards what was written; safe after a failed write and when called twice. */
   abort(): Promise<void>;
 }
@@ -60,8 +62,22 @@ export interface CacheStore {
    * entry's sha256 (the entry is then removed); a successful read marks the entry used (LRU).
    */
   openRead(entry: CacheEntry): Readable;
-  /** Starts a save, or says at once that the key already exists. */
+  /**
+   * Starts a save, or says at once that the key already exists. `compression` is what the caller expects to write;
+   * commit may name what was actually written, and that is what the entry records.
+   */
   beginSave(repo: string, key: string, compression: CacheCompression): Promise<CacheWriter | "exists">;
+}
+
+/**
+ * The pod has no program to decompress the entry with (a zstd entry restored into an image without zstd, say): it
+ * said so at once and read none of it. The host may decompress the entry itself and send the plain tar instead.
+ */
+export class CacheDecoderMissingError extends Error {
+  override readonly name = "CacheDecoderMissingError";
+  constructor(readonly compression: CacheCompression) {
+    super(`the pod has no ${compression} to decompress the entry with`);
+  }
 }
 
 /** A stored entry whose bytes are not what was saved (truncated, changed): skipped, reported, removed. */

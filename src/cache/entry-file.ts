@@ -68,7 +68,7 @@ function parseMetadata(json: Buffer): EntryMetadata {
     bytes < 0 ||
     typeof sha256 !== "string" ||
     !/^[0-9a-f]{64}$/.test(sha256) ||
-    (compression !== "gzip" && compression !== "none") ||
+    (compression !== "gzip" && compression !== "zstd" && compression !== "none") ||
     typeof createdAt !== "number" ||
     !Number.isFinite(createdAt)
   ) {

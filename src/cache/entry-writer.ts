@@ -43,13 +43,13 @@ export async function startEntrySave(input: EntrySaveInput): Promise<CacheWriter
     await closeHandle().catch(() => undefined);
     await unlink(tempPath).catch(ignoreMissing);
   };
-  const commit = async (): Promise<"saved" | "exists"> => {
+  const commit = async (compression: CacheCompression): Promise<"saved" | "exists"> => {
     if (aborting !== undefined) throw new Error("the cache save was aborted before its commit");
     try {
       if (!stream.writableEnded) stream.end();
       await new Promise<void>((resolve, reject) => finished(stream, (error) => (error ? reject(error) : resolve())));
       if (stream.oversized) throw new Error(`the cache archive is ${stream.bytes} bytes, more than the store's limit of ${input.maxBytes} bytes: not kept`);
-      const trailer = encodeTrailer({ repo: input.repo, key: input.key, bytes: stream.bytes, sha256: stream.digest(), compression: input.compression, createdAt: input.now() });
+      const trailer = encodeTrailer({ repo: input.repo, key: input.key, bytes: stream.bytes, sha256: stream.digest(), compression, createdAt: input.now() });
       await writeAll(handle, [trailer], stream.bytes);
       const now = new Date(input.now());
       await handle.utimes(now, now);
@@ -71,7 +71,7 @@ export async function startEntrySave(input: EntrySaveInput): Promise<CacheWriter
   };
   return {
     stream,
-    commit: () => (committing ??= commit()),
+    commit: (compression) => (committing ??= commit(compression ?? input.compression)),
     abort: () => {
       if (committing !== undefined) return committing.then(() => undefined, () => undefined);
       return (aborting ??= discard());

@@ -2,7 +2,7 @@
 import type { CacheArchiveCheck, CacheArchiveGate } from "../executor/cache-transfer.js";
 import type { Executor } from "../executor/executor.js";
 import type { CacheDriver, CacheRestoreOutcome, CacheSaveResult } from "./cache-driver.js";
-import type { CacheSpec, CacheStore } from "./cache-types.js";
+import { CacheDecoderMissingError, type CacheCompression, type CacheEntry, type CacheSpec, type CacheStore } from "./cache-types.js";
 
 export interface HostCacheDriverOptions {
   readonly store: CacheStore;
@@ -11,20 +11,36 @@ export interface HostCacheDriverOptions {
   readonly executor: Pick<Executor, "restoreCache" | "saveCache">;
   /** A fresh hostile-archive check per save, confined to the cache's paths (src/cache/check-archive.ts). */
   readonly createCheck: (spec: CacheSpec) => CacheArchiveCheck;
-  /** A fresh hostile-archive gate per restore, confined to the cache's paths (src/cache/archive-gate.ts); absent: none. */
-  readonly createGate?: (spec: CacheSpec) => CacheArchiveGate;
+  /**
+   * A fresh hostile-archive gate per restore, confined to the cache's paths (src/cache/archive-gate.ts), for an entry
+   * of `compression`; with `output: "tar"` it sends what the entry decodes to. Absent: none, and an entry the pod
+   * cannot decompress is not restored.
+   */
+  readonly createGate?: (spec: CacheSpec, compression: CacheCompression, output: "archive" | "tar") => CacheArchiveGate;
   readonly description: string;
 }
 
 export function createHostCacheDriver(options: HostCacheDriverOptions): CacheDriver {
   const { store, repo, executor, createCheck, createGate } = options;
+  /**
+   * Sends the entry as stored; when the pod says it has no decompressor for it (a zstd entry, an image without zstd),
+   * sends it again decompressed on this host, through the same gate, as a plain tar.
+   */
+  const restoreEntry = async (spec: CacheSpec, entry: CacheEntry): Promise<{ readonly bytes: number }> => {
+    try {
+      return await executor.restoreCache(spec, { stream: store.openRead(entry), compression: entry.compression }, createGate?.(spec, entry.compression, "archive"));
+    } catch (error) {
+      if (!(error instanceof CacheDecoderMissingError) || entry.compression === "none" || createGate === undefined) throw error;
+      return executor.restoreCache(spec, { stream: store.openRead(entry), compression: "none" }, createGate(spec, entry.compression, "tar"));
+    }
+  };
   return {
     description: options.description,
     async restore(spec: CacheSpec): Promise<CacheRestoreOutcome> {
       const found = await store.lookup(repo, spec);
       if (found.kind === "miss") return { kind: "miss" };
       // Checked again on the way in: the store's bytes are an earlier run's untrusted code's, whatever wrote them.
-      const moved = await executor.restoreCache(spec, { stream: store.openRead(found.entry), compression: found.entry.compression }, createGate?.(spec));
+      const moved = await restoreEntry(spec, found.entry);
       return { kind: found.kind, restoredKey: found.entry.key, bytes: moved.bytes };
     },
     async save(spec: CacheSpec): Promise<CacheSaveResult> {

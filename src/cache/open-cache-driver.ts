@@ -57,8 +57,8 @@ export function openCacheDriver(backend: CacheBackend, executor: Executor, emit:
     store,
     repo: backend.repo,
     executor,
-    createCheck: (spec) => createArchiveCheck("gzip", { roots: spec.paths }),
-    createGate: (spec) => createArchiveGate("gzip", { roots: spec.paths }),
+    createCheck: (spec) => createArchiveCheck({ roots: spec.paths }),
+    createGate: (spec, compression, output) => createArchiveGate(compression, { roots: spec.paths, output }),
     description: `the directory ${backend.dir} on this host`,
   });
 }

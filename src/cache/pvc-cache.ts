@@ -64,6 +64,10 @@ export function createPvcCacheDriver(options: PvcCacheDriverOptions): {
           return { kind: lookup.kind, restoredKey: lookup.entry.key, bytes: outcome.bytes };
         case "missing": // evicted between the list and the restore
           return { kind: "miss" };
+        case "no-decoder":
+          // The workflow's image changed under the key: a miss, never a failed run; the entry stays for images that have it.
+          options.warn?.(`cache ${spec.key}: the entry ${lookup.entry.key} is ${outcome.compression}-compressed and the image has no ${outcome.compression}: not restored (a miss)`);
+          return { kind: "miss" };
         case "corrupt":
           throw new CacheCorruptError(`the entry of ${lookup.entry.key} is corrupt (removed from the claim): ${outcome.reason}`);
         case "failed":

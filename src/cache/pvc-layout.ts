@@ -11,7 +11,8 @@ export const PVC_CACHE_VOLUME = "cache";
  * The claim's layout, each name the sha256 (hex) of the UTF-8 text it stands for, so any repository and key is a
  * safe file name:
  *
- *   /knotless-cache/<sha256(repo)>/<sha256(key)>.tar.gz   the archive (tar, gzip), created once, never rewritten
+ *   /knotless-cache/<sha256(repo)>/<sha256(key)>.tar.gz   the archive (tar, zstd or gzip as the metadata's compression
+ *                                                          says; the name predates zstd), created once, never rewritten
  *   /knotless-cache/<sha256(repo)>/<sha256(key)>.meta     its metadata; its presence makes the entry visible, its
  *                                                          mtime is the entry's last use (LRU)
  *   /knotless-cache/<sha256(repo)>/.tmp-*, .restore-*     a save or restore in progress (swept after an hour)
@@ -22,7 +23,7 @@ export const PVC_CACHE_VOLUME = "cache";
  *   repo did:plc:xyz/knot
  *   bytes 1234
  *   sha256 <64 hex>
- *   compression gzip
+ *   compression zstd                                        (or gzip: the image had no zstd)
  *   createdAt 1767312000000
  *   key deps-3f2a…
  */

@@ -18,6 +18,8 @@ export interface PvcCommandOutput {
 export type PvcRestoreOutcome =
   | { readonly kind: "restored"; readonly bytes: number }
   | { readonly kind: "missing" }
+  /** The entry needs a decompressor the image lacks (a zstd entry, an image without zstd); nothing was read. */
+  | { readonly kind: "no-decoder"; readonly compression: string }
   /** The archive did not match its metadata; the pod removed the entry. */
   | { readonly kind: "corrupt"; readonly reason: string }
   | { readonly kind: "failed"; readonly reason: string };
@@ -93,8 +95,9 @@ export function parsePvcList(output: PvcCommandOutput, repo: string): CacheEntry
     const createdAt = fields.get("createdAt");
     if (fields.get("version") !== "1" || key === undefined || fields.get("repo") !== repo || hashCacheName(key) !== hash) continue;
     if (!bytes || !/^\d+$/.test(bytes) || !sha256 || !/^[0-9a-f]{64}$/.test(sha256) || !createdAt || !/^\d+$/.test(createdAt)) continue;
-    if (fields.get("compression") !== "gzip") continue;
-    entries.push({ repo, key, bytes: Number(bytes), sha256, compression: "gzip", createdAt: Number(createdAt), lastUsedAt: Math.max(usedAt, Number(createdAt)) });
+    const compression = fields.get("compression");
+    if (compression !== "gzip" && compression !== "zstd") continue;
+    entries.push({ repo, key, bytes: Number(bytes), sha256, compression, createdAt: Number(createdAt), lastUsedAt: Math.max(usedAt, Number(createdAt)) });
   }
   return entries;
 }
@@ -106,6 +109,8 @@ export function parsePvcRestore(output: PvcCommandOutput): PvcRestoreOutcome {
       return { kind: "restored", bytes: readCount(rest, "the restored bytes") };
     case "missing":
       return { kind: "missing" };
+    case "no-decoder":
+      return { kind: "no-decoder", compression: rest };
     case "corrupt":
       return { kind: "corrupt", reason: rest };
     case "failed":

@@ -39,11 +39,17 @@ say listed $n
 `;
 
 /**
- * Hard-links the archive to a private name first (an eviction meanwhile cannot take it away), checks its size and
- * sha256 against the metadata before a byte is extracted, then marks the entry used and extracts at /.
+ * Reads the entry's compression (an image without zstd says \`no-decoder zstd\` at once and reads nothing), hard-links
+ * the archive to a private name (an eviction meanwhile cannot take it away), checks its size and sha256 against the
+ * metadata before a byte is extracted, then marks the entry used and extracts at /.
  */
 const RESTORE_SCRIPT = `${PRELUDE}d=$C/$1; a=$d/$2.tar.gz; m=$d/$2.meta; t=$d/.restore-$2-$3-$$
 [ -f "$m" ] || { say missing; exit 0; }
+case $(field compression "$m") in
+  gzip) z="gunzip -c" ;;
+  zstd) command -v zstd > /dev/null 2>&1 || { say no-decoder zstd; exit 0; }; z="zstd -dcq" ;;
+  *) say failed "the entry's compression is not gzip or zstd"; exit 0 ;;
+esac
 want=$(field sha256 "$m"); wantb=$(field bytes "$m")
 ln "$a" "$t" 2>/dev/null || { say missing; exit 0; }
 got=$(digest "$t"); gotb=$(size "$t")
@@ -54,15 +60,16 @@ if [ -z "$want" ] || [ "$got" != "$want" ] || [ "$gotb" != "$wantb" ]; then
   exit 0
 fi
 touch -c "$m"
-{ gunzip -c "$t"; echo $? > "$t.rc"; } | tar -xf - -C /
+{ $z "$t"; echo $? > "$t.rc"; } | tar -xf - -C /
 xr=$?; zr=$(cat "$t.rc" 2>/dev/null); rm -f "$t" "$t.rc"
-[ "$zr" = 0 ] || { say failed "gunzip exited \${zr:-without a status}"; exit 0; }
+[ "$zr" = 0 ] || { say failed "\${z%% *} exited \${zr:-without a status}"; exit 0; }
 [ $xr = 0 ] || { say failed "tar exited $xr"; exit 0; }
 say restored $gotb
 `;
 
 /**
- * Packs the paths that exist into a temporary archive, then commits: \`ln\` of the archive to its final name is the
+ * Packs the paths that exist into a temporary archive (\`zstd -1\` where the image has zstd, else \`gzip -1\`; the
+ * metadata's \`compression\` says which), then commits: \`ln\` of the archive to its final name is the
  * exclusive step (it fails when the name exists, on busybox and GNU alike), and only its winner renames the metadata
  * into place, which makes the entry visible. A loser, or a save that finds the entry there, says \`exists\`.
  */
@@ -78,13 +85,14 @@ done
 shift $n
 [ $# -gt 0 ] || { say empty; exit 0; }
 clean() { rm -f "$t.tar.gz" "$t.meta" "$t.rc"; }
-{ tar -cf - -C / "$@"; echo $? > "$t.rc"; } | gzip -c > "$t.tar.gz"
+if command -v zstd > /dev/null 2>&1; then c=zstd; z="zstd -1 -q -c --check"; else c=gzip; z="gzip -1 -c"; fi
+{ tar -cf - -C / "$@"; echo $? > "$t.rc"; } | $z > "$t.tar.gz"
 zr=$?; xr=$(cat "$t.rc" 2>/dev/null)
-if [ "$xr" != 0 ] || [ $zr != 0 ]; then clean; say failed "tar exited \${xr:-without a status}, gzip $zr"; exit 0; fi
+if [ "$xr" != 0 ] || [ $zr != 0 ]; then clean; say failed "tar exited \${xr:-without a status}, $c $zr"; exit 0; fi
 b=$(size "$t.tar.gz"); s=$(digest "$t.tar.gz")
 [ -n "$s" ] || { clean; say failed "sha256sum failed"; exit 0; }
 [ "$b" -le "$max" ] || { clean; say too-large $b $max; exit 0; }
-printf '%s\\nrepo %s\\nbytes %s\\nsha256 %s\\ncompression gzip\\ncreatedAt %s\\nkey %s\\n' '${PVC_META_VERSION_LINE}' "$repo" "$b" "$s" "$created" "$key" > "$t.meta" || { clean; say failed "cannot write the metadata"; exit 0; }
+printf '%s\\nrepo %s\\nbytes %s\\nsha256 %s\\ncompression %s\\ncreatedAt %s\\nkey %s\\n' '${PVC_META_VERSION_LINE}' "$repo" "$b" "$s" "$c" "$created" "$key" > "$t.meta" || { clean; say failed "cannot write the metadata"; exit 0; }
 touch "$t.tar.gz"
 commit() {
   ln "$t.tar.gz" "$a" 2>/dev/null || return 1

@@ -2,11 +2,11 @@
 import { Writable, type Duplex, type Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { CancelledError, describeError } from "../errors.js";
-import type { CacheCompression, CacheSpec, CacheWriter } from "../cache/cache-types.js";
+import { CacheDecoderMissingError, type CacheCompression, type CacheSpec, type CacheWriter } from "../cache/cache-types.js";
 import { buildExecArgs } from "../k8s/kubectl-args.js";
 import type { KubectlExit } from "../k8s/kubectl.js";
 import { summarizeStderr } from "../k8s/kubectl-errors.js";
-import { cacheCommand, checkCacheRestoreReply, parseCacheSaveStatus } from "../pod/cache-script.js";
+import { cacheCommand, checkCacheRestoreReply, findMissingDecoder, parseCacheSaveStatus } from "../pod/cache-script.js";
 import type { ExecutorContext } from "./context.js";
 import type { RunPod } from "./executor.js";
 
@@ -27,10 +27,13 @@ export class CacheTransferError extends Error {
  * cache's paths as its roots): its bytes in, a verdict out.
  */
 export interface CacheArchiveCheck {
-  /** Takes the archive exactly as it is stored (gzip); ended by the caller. Takes and drops the rest after a refusal. */
+  /** Takes the archive exactly as it is stored (gzip or zstd); ended by the caller. Takes and drops the rest after a refusal. */
   readonly stream: Writable;
-  /** Resolves once `stream` ended on a complete, allowed archive; rejects with why it is refused (a member, broken gzip or tar). */
-  readonly done: Promise<unknown>;
+  /**
+   * Resolves once `stream` ended on a complete, allowed archive, with the compression its first bytes showed (what
+   * the entry records); rejects with why it is refused (a member, broken gzip, zstd or tar, neither of the two).
+   */
+  readonly done: Promise<{ readonly compression: CacheCompression }>;
 }
 
 /**
@@ -47,6 +50,7 @@ export interface CacheArchiveGate {
 /** A stored archive on its way into the pod. */
 export interface CacheArchive {
   readonly stream: Readable;
+  /** How the bytes reaching the pod are compressed (after the gate: "none" when the gate decodes them). */
   readonly compression: CacheCompression;
 }
 
@@ -69,24 +73,22 @@ export function findForbiddenCachePath(paths: readonly string[]): string | undef
 }
 
 /**
- * Streams `archive` into `cache-restore` in the pod (gunzip | tar -x -C /) and returns the bytes sent. The pod's last
- * line is the proof it was extracted whole: gunzip checked the gzip trailer's CRC32 and length and tar read to its end.
+ * Streams `archive` into `cache-restore <compression>` in the pod (gunzip, zstd -d or cat | tar -x -C /) and returns
+ * the bytes sent. The pod's last line is the proof it was extracted whole: gunzip checked the gzip trailer's CRC32 and
+ * length (zstd -d the frames' checksums) and tar read to its end. A pod without the entry's decompressor says so before
+ * it reads a byte: CacheDecoderMissingError, nothing extracted.
  * Without that line (cut, corrupt, a path that could not be written, an exec that ended early) it throws
  * CacheTransferError, and the pod has removed those of `spec.paths` that were absent before; a store stream that
  * fails (CacheCorruptError) ends the pod's stdin there and throws one with `corrupt` once the pod has judged what it
  * got. CancelledError when the run's signal is aborted.
  */
 export async function restoreCacheArchive(ctx: ExecutorContext, pod: RunPod, spec: CacheSpec, archive: CacheArchive, gate?: CacheArchiveGate): Promise<{ bytes: number }> {
-  if (archive.compression !== "gzip") {
-    archive.stream.destroy();
-    throw new CacheTransferError(`the entry is stored as ${archive.compression}, and the pod restores gzip only`);
-  }
   const forbidden = findForbiddenCachePath(spec.paths);
   if (forbidden !== undefined) {
     archive.stream.destroy();
     throw new CacheTransferError(`not restored: ${forbidden}`);
   }
-  const kubectl = ctx.kubectl.stream(buildExecArgs(ctx.settings.target, pod.name, cacheCommand.restore(spec.paths), true), { stdin: true, signal: ctx.signal });
+  const kubectl = ctx.kubectl.stream(buildExecArgs(ctx.settings.target, pod.name, cacheCommand.restore(archive.compression, spec.paths), true), { stdin: true, signal: ctx.signal });
   let bytes = 0;
   let reply = "";
   kubectl.stdout.setEncoding("utf8").on("data", (text: string) => (reply += text));
@@ -123,6 +125,8 @@ export async function restoreCacheArchive(ctx: ExecutorContext, pod: RunPod, spe
   gate?.stream.destroy();
   if (gate) await settleWithin(gate.done.catch(() => undefined), 1000); // settled by now, but for a source that failed mid-archive
   if (ctx.signal.aborted) throw new CancelledError();
+  // Said before it read a byte, and it touched no path: the caller may send the entry decompressed instead.
+  if (findMissingDecoder(reply) !== undefined && exit.exitCode === 0) throw new CacheDecoderMissingError(archive.compression);
   const inPod = checkCacheRestoreReply(reply) === undefined ? "; the pod's gunzip found the bytes it got whole, so its paths hold them" : "; the pod removed what it extracted";
   if (readError !== undefined) {
     const corrupt = (readError as Error).name === "CacheCorruptError";
@@ -135,9 +139,10 @@ export async function restoreCacheArchive(ctx: ExecutorContext, pod: RunPod, spe
 }
 
 /**
- * Runs `cache-save` in the pod (`tar -c <paths that exist> | gzip -1`) and streams its stdout into the store's writer
+ * Runs `cache-save` in the pod (`tar -c <paths that exist> | zstd -1`, or `gzip -1` where the image has no zstd) and streams its stdout into the store's writer
  * and the hostile-archive check at once (the same bytes, never held in memory). Commits only when the check passed,
- * kubectl exited 0 and the pod said tar and gzip both exited 0; aborts the writer otherwise and throws
+ * kubectl exited 0 and the pod said tar and its compressor both exited 0, recording the compression the check found
+ * in the archive's first bytes; aborts the writer otherwise and throws
  * CacheTransferError. When no path exists in the pod, nothing is stored ("nothing"). CancelledError when the run's
  * signal is aborted (the writer is aborted first).
  */
@@ -161,7 +166,7 @@ export async function saveCacheArchive(ctx: ExecutorContext, pod: RunPod, spec: 
     (error: unknown) => error,
   );
   const verdict = check.done.then(
-    () => ({ ok: true as const }),
+    (report) => ({ ok: true as const, compression: report.compression }),
     (error: unknown) => ({ ok: false as const, reason: describeError(error) }),
   );
   const copyError = await copied;
@@ -186,10 +191,10 @@ export async function saveCacheArchive(ctx: ExecutorContext, pod: RunPod, spec: 
     await writer.abort();
     return { status: "nothing", missing: status.missing };
   }
-  if (status.outcome.tar !== "0" || status.outcome.gzip !== "0") return fail(`the pod could not pack the paths (tar exited ${status.outcome.tar}, gzip ${status.outcome.gzip}): ${summarizeStderr(withoutTags(exit.stderr))}`);
+  if (status.outcome.tar !== "0" || status.outcome.status !== "0") return fail(`the pod could not pack the paths (tar exited ${status.outcome.tar}, ${status.outcome.compressor} ${status.outcome.status}): ${summarizeStderr(withoutTags(exit.stderr))}`);
   const judged = await verdict;
   if (!judged.ok) return fail(`the archive was refused, nothing stored: ${judged.reason}`);
-  const committed = await writer.commit();
+  const committed = await writer.commit(judged.compression);
   return { status: committed, bytes, missing: status.missing };
 }
 

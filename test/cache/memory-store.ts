@@ -18,8 +18,8 @@ export class MemoryCacheStore implements CacheStore {
   failLookups: Error | undefined;
 
   /** Puts an entry in directly, as an earlier run would have; `createdAt` orders fallbacks. */
-  put(repo: string, key: string, bytes: Buffer, createdAt = this.#clock++): CacheEntry {
-    const entry: CacheEntry = { repo, key, bytes: bytes.length, sha256: sha256(bytes), compression: "gzip", createdAt, lastUsedAt: createdAt };
+  put(repo: string, key: string, bytes: Buffer, createdAt = this.#clock++, compression: CacheCompression = "gzip"): CacheEntry {
+    const entry: CacheEntry = { repo, key, bytes: bytes.length, sha256: sha256(bytes), compression, createdAt, lastUsedAt: createdAt };
     this.#entries.set(`${repo}\0${key}`, { entry, bytes });
     return entry;
   }
@@ -77,13 +77,13 @@ export class MemoryCacheStore implements CacheStore {
     });
     return {
       stream,
-      commit: async () => {
+      commit: async (found?: CacheCompression) => {
         this.calls.push(`commit ${repo} ${key}`);
         if (done) throw new Error("committed twice");
         done = true;
         if (this.#entries.has(`${repo}\0${key}`)) return "exists";
         const bytes = Buffer.concat(chunks);
-        const entry: CacheEntry = { repo, key, bytes: bytes.length, sha256: sha256(bytes), compression, createdAt: this.#clock, lastUsedAt: this.#clock++ };
+        const entry: CacheEntry = { repo, key, bytes: bytes.length, sha256: sha256(bytes), compression: found ?? compression, createdAt: this.#clock, lastUsedAt: this.#clock++ };
         this.#entries.set(`${repo}\0${key}`, { entry, bytes });
         return "saved";
       },

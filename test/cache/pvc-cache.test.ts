@@ -37,6 +37,14 @@ describe("the PVC cache driver against scripted output", () => {
     assert.deepEqual(warnings, ["cache npm-abc saved, but the claim's eviction failed: the cache evict command exited 137: Killed"]);
   });
 
+  it("takes an entry the image cannot decompress for a miss, with a warning, never a failure", async () => {
+    const meta = `entry ${hashCacheName("npm-abc")} 1767312000\nknotless-cache-entry 1\nrepo ${REPO}\nbytes 10\nsha256 ${"a".repeat(64)}\ncompression zstd\ncreatedAt 1767312000000\nkey npm-abc\n`;
+    const replies = [{ exitCode: 0, stdout: `${meta}knotless-cache listed 1\n`, stderr: "" }, { exitCode: 0, stdout: "knotless-cache no-decoder zstd\n", stderr: "" }];
+    const warnings: string[] = [];
+    assert.deepEqual(await driverFor(async () => replies.shift()!, { warn: (m) => warnings.push(m) }).restore(spec), { kind: "miss" });
+    assert.deepEqual(warnings, ["cache npm-abc: the entry npm-abc is zstd-compressed and the image has no zstd: not restored (a miss)"]);
+  });
+
   it("refuses an archive over the budget as a failed save", async () => {
     const driver = driverFor(async () => ({ exitCode: 0, stdout: "knotless-cache too-large 20 10\n", stderr: "" }));
     await assert.rejects(driver.save(spec), /larger than the cache budget \(10 bytes\)/);

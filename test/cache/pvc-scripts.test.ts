@@ -1,6 +1,8 @@
 // Runs the PVC cache backend's in-pod commands for real (busybox sh with busybox applets, the host's dash with GNU tools), on a host dir standing in for the claim.
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
+import { sniffCompression } from "../../src/cache/sniff-compression.js";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
@@ -11,6 +13,9 @@ import { selectEntry } from "../../src/cache/select-entry.js";
 import { CACHE_FLAVOURS, createCachePod, HAS_BWRAP, type CachePod } from "./pvc-sandbox.js";
 
 const REPO = "did:plc:abc/knot";
+const HOST_HAS_ZSTD = spawnSync("sh", ["-c", "command -v zstd"]).status === 0;
+/** What a save in this sandbox compresses with: zstd where the image has it (the host's tools), else gzip (busybox). */
+const compressorOf = (flavour: string): "zstd" | "gzip" => (flavour === "host" && HOST_HAS_ZSTD ? "zstd" : "gzip");
 
 function saveInput(key: string, paths: readonly string[], extra: Partial<PvcSaveInput> = {}): PvcSaveInput {
   return { repo: REPO, key, paths, maxBytes: 1 << 30, createdAt: 1_767_312_000_000, nonce: "run-1", ...extra };
@@ -69,7 +74,8 @@ for (const flavour of CACHE_FLAVOURS) {
       const entries = await list(pod);
       assert.equal(entries.length, 1);
       const [entry] = entries;
-      assert.deepEqual({ ...entry!, lastUsedAt: 0 }, { repo: REPO, key: "deps-1", bytes: archive.length, sha256, compression: "gzip", createdAt: 1_767_312_000_000, lastUsedAt: 0 });
+      assert.deepEqual({ ...entry!, lastUsedAt: 0 }, { repo: REPO, key: "deps-1", bytes: archive.length, sha256, compression: compressorOf(flavour), createdAt: 1_767_312_000_000, lastUsedAt: 0 });
+      assert.equal(sniffCompression(archive), compressorOf(flavour), "the archive's bytes are not what its metadata says");
       assert.ok(entry!.lastUsedAt >= Date.now() - 60_000, "the last use is the save's time");
     });
 
@@ -256,3 +262,17 @@ for (const flavour of CACHE_FLAVOURS) {
     });
   });
 }
+
+describe("a zstd entry on the claim restored in a busybox pod (no zstd)", { skip: HAS_BWRAP && CACHE_FLAVOURS.includes("busybox") && HOST_HAS_ZSTD ? false : "needs bwrap, busybox and the host's zstd" }, () => {
+  it("says no-decoder at once, extracts nothing and leaves the entry for images that have zstd", async () => {
+    const debian = createCachePod("host");
+    writeFiles(debian.work, { "deps/a.txt": "alpha\n" });
+    assert.equal(parsePvcSave(await debian.exec(buildPvcSaveCommand(saveInput("deps-1", ["/work/deps"])))).kind, "saved");
+    const busybox = createCachePod("busybox", debian.claim);
+    const [entry] = await list(busybox);
+    assert.equal(entry!.compression, "zstd");
+    assert.deepEqual(parsePvcRestore(await busybox.exec(buildPvcRestoreCommand(REPO, entry!.key, "run-2"))), { kind: "no-decoder", compression: "zstd" });
+    assert.equal(existsSync(join(busybox.work, "deps")), false);
+    assert.equal(entryFiles(debian.claim).length, 2, "the entry was removed");
+  });
+});

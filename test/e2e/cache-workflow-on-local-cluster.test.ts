@@ -107,6 +107,8 @@ describe("workflow caches and artifacts on the local cluster", { skip, concurren
     assert.match(first.log, /cache deps-[0-9a-f]{64}: miss/);
     assert.match(first.log, /cache deps-[0-9a-f]{64}: saved /);
     assert.equal((await keys()).length, 2);
+    // The default image is busybox, which has no zstd: its entries are gzip, as the check found them.
+    assert.deepEqual((await listStoredEntries(cacheDir, REPO)).entries.map((e) => e.compression), ["gzip", "gzip"]);
 
     const second = await run("lock v1\n");
     assert.equal(second.code, 0, second.stderr);

@@ -8,7 +8,9 @@ import { after, before, describe, it } from "node:test";
 import { PassThrough } from "node:stream";
 import { startLocalCluster, type LocalCluster } from "../../local-cluster/index.js";
 import type { ArtifactSpec } from "../../src/artifacts/artifact-types.js";
-import { createHostCacheDriver } from "../../src/cache/host-cache-driver.js";
+import { createArchiveGate } from "../../src/cache/archive-gate.js";
+import { createArchiveCheck } from "../../src/cache/check-archive.js";
+import { createHostCacheDriver, type HostCacheDriverOptions } from "../../src/cache/host-cache-driver.js";
 import type { CacheSpec, CacheStore } from "../../src/cache/cache-types.js";
 import type { CacheArchiveCheck } from "../../src/executor/cache-transfer.js";
 import type { RunEvent } from "../../src/events/run-events.js";
@@ -26,7 +28,7 @@ const REPO = "e2e/repo";
 function acceptingCheck(): CacheArchiveCheck {
   const stream = new PassThrough();
   stream.resume();
-  return { stream, done: new Promise((resolve) => stream.on("end", () => resolve(undefined))) };
+  return { stream, done: new Promise((resolve) => stream.on("end", () => resolve({ compression: "gzip" }))) };
 }
 
 /** A step that makes the cache's paths unless they came back, then proves what it found: 2 MB of random bytes and a symlink. */
@@ -51,7 +53,7 @@ describe("caches and artifacts on the local cluster", { skip, concurrency: 1, ti
     await cluster?.stop();
   });
 
-  const run = (store: CacheStore, steps: string, overrides: Parameters<typeof runWithKubectl>[0]["overrides"], createCheck: () => CacheArchiveCheck = acceptingCheck) =>
+  const run = (store: CacheStore, steps: string, overrides: Parameters<typeof runWithKubectl>[0]["overrides"], createCheck: () => CacheArchiveCheck = acceptingCheck, createGate?: HostCacheDriverOptions["createGate"]) =>
     runWithKubectl({
       kubectlPath: KUBECTL,
       env: {},
@@ -59,18 +61,22 @@ describe("caches and artifacts on the local cluster", { skip, concurrency: 1, ti
       steps,
       runId: `cache-${process.pid}-${++runs}`,
       overrides: { cacheBackend: { kind: "dir", repo: REPO, dir: "/unused", maxBytes: 1 << 30 }, ...overrides },
-      cacheDriver: (executor) => createHostCacheDriver({ store, repo: REPO, executor, createCheck, description: "memory" }),
+      cacheDriver: (executor) => createHostCacheDriver({ store, repo: REPO, executor, createCheck, ...(createGate ? { createGate } : {}), description: "memory" }),
     });
 
   for (const image of ["busybox:1.36", ...(hasDebian ? [DEBIAN_IMAGE] : [])]) {
-    it(`misses, saves, then hits exactly with the same bytes on the next run (${image})`, async () => {
+    const compression = image === DEBIAN_IMAGE ? "zstd" : "gzip";
+    it(`misses, saves as ${compression}, then hits exactly with the same bytes on the next run (${image})`, async () => {
       const store = new MemoryCacheStore();
-      const first = await run(store, BUILD_DEPS, { image, caches: [DEPS] });
+      const realCheck = () => createArchiveCheck({ roots: DEPS.paths });
+      const first = await run(store, BUILD_DEPS, { image, caches: [DEPS] }, realCheck);
       assert.equal(first.result.status, "success", first.result.error ?? "");
       assert.match(first.output(0), /^built/);
       assert.deepEqual(first.result.caches.map((c) => [c.restore.status, c.save.status]), [["miss", "saved"]]);
       assert.ok(first.result.caches[0]!.save.bytes > 1_900_000, "2 MB of random bytes do not compress");
       assert.deepEqual(store.keys(REPO), ["deps-v1"]);
+      const saved = await store.lookup(REPO, { key: "deps-v1", restoreKeys: [] });
+      assert.equal(saved.kind === "exact" && saved.entry.compression, compression, "the stored entry's compression");
       const sum = readFileSync(join(first.out, "outputs", "blob.sha256"), "utf8");
 
       const second = await run(store, BUILD_DEPS, { image, caches: [DEPS] });
@@ -82,6 +88,17 @@ describe("caches and artifacts on the local cluster", { skip, concurrency: 1, ti
       assert.equal(report.restore.bytes, store.get(REPO, "deps-v1")!.length);
       assert.equal(report.save.status, "skipped");
       assert.ok(eventsOf(second, "cache-restore")[0]!.durationMs > 0);
+      if (image === DEBIAN_IMAGE) {
+        // The image changed under the key: busybox has no zstd, so the entry goes again as the plain tar it decodes to.
+        const gates: string[] = [];
+        const gate: HostCacheDriverOptions["createGate"] = (spec, stored, output) => (gates.push(`${stored} ${output}`), createArchiveGate(stored, { roots: spec.paths, output }));
+        const third = await run(store, BUILD_DEPS, { image: "busybox:1.36", caches: [DEPS] }, acceptingCheck, gate);
+        assert.equal(third.result.status, "success", third.result.error ?? "");
+        assert.match(third.output(0), /^restored /);
+        assert.equal(readFileSync(join(third.out, "outputs", "blob.sha256"), "utf8"), sum);
+        assert.equal(third.result.caches[0]!.restore.status, "exact", third.result.caches[0]!.restore.reason ?? "");
+        assert.deepEqual(gates, ["zstd archive", "zstd tar"]);
+      }
       await assertNothingLeft(cluster);
     });
   }

@@ -5,6 +5,8 @@ import { after, before, describe, it } from "node:test";
 import { startLocalCluster, type LocalCluster } from "../../local-cluster/index.js";
 import type { CacheSpec } from "../../src/cache/cache-types.js";
 import { createKubectlPodExec, createPvcCacheDriver, type PodExec } from "../../src/cache/pvc-cache.js";
+import { parsePvcList } from "../../src/cache/pvc-output.js";
+import { buildPvcListCommand } from "../../src/cache/pvc-scripts.js";
 import type { ClusterTarget } from "../../src/k8s/kubectl-args.js";
 import { Kubectl } from "../../src/k8s/kubectl.js";
 import { buildJobManifest } from "../../src/k8s/manifest.js";
@@ -50,9 +52,11 @@ describe("the PVC cache backend on the local cluster", { skip }, () => {
   }
 
   for (const [i, image] of IMAGES.entries()) {
-    it(`misses in one run's pod and hits, byte for byte, in the next run's pod (${image})`, async () => {
+    const compression = image === DEBIAN ? "zstd" : "gzip";
+    it(`misses in one run's pod and hits, byte for byte, in the next run's pod, the entry ${compression} (${image})`, async () => {
       const spec: CacheSpec = { key: `deps-${i}-v1`, restoreKeys: [`deps-${i}-`], paths: ["/work/deps", "/root/.tool-cache"] };
-      const driverFor = (exec: PodExec, nonce: string) => createPvcCacheDriver({ exec, repo: "did:plc:e2e/knot", claim: CLAIM, maxBytes: 100 * 1024 * 1024, nonce, now: Date.now });
+      const warnings: string[] = [];
+      const driverFor = (exec: PodExec, nonce: string) => createPvcCacheDriver({ exec, repo: "did:plc:e2e/knot", claim: CLAIM, maxBytes: 100 * 1024 * 1024, nonce, now: Date.now, warn: (m) => warnings.push(m) });
       const first = await startRun(`pvc-a-${i}`, image);
       assert.deepEqual(await driverFor(first.exec, `a${i}`).restore(spec), { kind: "miss" });
       const built = await first.exec(["sh", "-c", "mkdir -p /work/deps/sub /root/.tool-cache && echo built > /work/deps/sub/out.txt && head -c 65536 /dev/urandom > /root/.tool-cache/blob && cat /work/deps/sub/out.txt /root/.tool-cache/blob | sha256sum"]);
@@ -68,7 +72,17 @@ describe("the PVC cache backend on the local cluster", { skip }, () => {
       const again = await second.exec(["sh", "-c", "cat /work/deps/sub/out.txt /root/.tool-cache/blob | sha256sum"]);
       assert.equal(again.stdout, built.stdout);
       assert.deepEqual(await driverFor(second.exec, `b${i}`).save(spec), { status: "exists", bytes: 0 });
+      const listed = parsePvcList(await second.exec(buildPvcListCommand("did:plc:e2e/knot")), "did:plc:e2e/knot").find((e) => e.key === spec.key);
+      assert.equal(listed?.compression, compression, "the entry's metadata");
       await second.done();
+      if (image === DEBIAN) {
+        // The image changed under the key: busybox has no zstd, so the entry is a warning and a miss, and stays.
+        const third = await startRun(`pvc-c-${i}`, IMAGES[0]!);
+        assert.deepEqual(await driverFor(third.exec, `c${i}`).restore(spec), { kind: "miss" });
+        assert.match(warnings.join("\n"), /is zstd-compressed and the image has no zstd: not restored \(a miss\)/);
+        assert.equal((await third.exec(["sh", "-c", "test -e /work/deps || echo fresh"])).stdout, "fresh\n");
+        await third.done();
+      }
     });
   }
 });

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { PassThrough, Readable } from "node:stream";
 import { describe, it } from "node:test";
-import { CacheCorruptError, type CacheSpec } from "../../src/cache/cache-types.js";
+import { CacheCorruptError, CacheDecoderMissingError, type CacheSpec } from "../../src/cache/cache-types.js";
 import { CancelledError } from "../../src/errors.js";
 import { CacheTransferError, restoreCacheArchive, saveCacheArchive, type CacheArchiveCheck } from "../../src/executor/cache-transfer.js";
 import { MemoryCacheStore } from "../cache/memory-store.js";
@@ -23,7 +23,7 @@ function recordingCheck(refusal?: string): CacheArchiveCheck & { read: () => Buf
   const stream = new PassThrough();
   const chunks: Buffer[] = [];
   stream.on("data", (chunk: Buffer) => chunks.push(chunk));
-  const done = new Promise((resolve, reject) => stream.on("end", () => (refusal === undefined ? resolve(undefined) : reject(new Error(refusal)))));
+  const done = new Promise<{ compression: "gzip" }>((resolve, reject) => stream.on("end", () => (refusal === undefined ? resolve({ compression: "gzip" }) : reject(new Error(refusal)))));
   done.catch(() => {});
   return { stream, done, read: () => Buffer.concat(chunks) };
 }
@@ -78,7 +78,7 @@ describe("restoreCacheArchive", () => {
     kubectl.on("exec", { stdout: "knotless-cache-restored\n" });
     const moved = await restoreCacheArchive(ctx, POD, SPEC, { stream: archiveStream(ARCHIVE), compression: "gzip" });
     assert.equal(moved.bytes, ARCHIVE.length);
-    assert.deepEqual(kubectl.calls[0]!.command, ["exec", "-i", POD_NAME, "-c", "run", "--", "sh", "/knotless/helper.sh", "cache-restore", "work/node_modules", "root/.npm"]);
+    assert.deepEqual(kubectl.calls[0]!.command, ["exec", "-i", POD_NAME, "-c", "run", "--", "sh", "/knotless/helper.sh", "cache-restore", "gzip", "work/node_modules", "root/.npm"]);
     assert.ok(kubectl.calls[0]!.stdinBytes?.equals(ARCHIVE));
   });
 
@@ -136,12 +136,18 @@ describe("restoreCacheArchive", () => {
     assert.ok(!gunzipSync(got, { finishFlush: constants.Z_SYNC_FLUSH }).includes("../../../etc/passwd"), "the pod got the refused member's header");
   });
 
-  it("refuses paths of the runner's own and entries that are not gzip, without an exec", async () => {
+  it("refuses paths of the runner's own, without an exec", async () => {
     const { ctx, kubectl } = buildTestContext();
     await assert.rejects(restoreCacheArchive(ctx, POD, { ...SPEC, paths: ["/knotless-secrets"] }, { stream: archiveStream(ARCHIVE), compression: "gzip" }), /runner's/);
     await assert.rejects(restoreCacheArchive(ctx, POD, { ...SPEC, paths: ["/knotless/helper.sh"] }, { stream: archiveStream(ARCHIVE), compression: "gzip" }), /runner's/);
-    await assert.rejects(restoreCacheArchive(ctx, POD, SPEC, { stream: archiveStream(ARCHIVE), compression: "none" }), /gzip only/);
     assert.equal(kubectl.calls.length, 0);
+  });
+
+  it("says the pod lacks zstd (CacheDecoderMissingError) when it answers so at once, and names the entry's compression in the command", async () => {
+    const { ctx, kubectl } = buildTestContext();
+    kubectl.on("exec", { stdout: "knotless-cache-no-decoder zstd\n" });
+    await assert.rejects(restoreCacheArchive(ctx, POD, SPEC, { stream: archiveStream(ARCHIVE), compression: "zstd" }), (error: unknown) => error instanceof CacheDecoderMissingError && error.compression === "zstd");
+    assert.deepEqual(kubectl.calls[0]!.command.slice(-4), ["cache-restore", "zstd", "work/node_modules", "root/.npm"]);
   });
 
   it("rejects with CancelledError when the run is cancelled during the restore", async () => {
@@ -172,6 +178,16 @@ describe("saveCacheArchive", () => {
     assert.deepEqual(kubectl.calls[0]!.command, ["exec", POD_NAME, "-c", "run", "--", "sh", "/knotless/helper.sh", "cache-save", "work/node_modules", "root/.npm"]);
     assert.ok(store.get(REPO, SPEC.key)?.equals(ARCHIVE));
     assert.ok(check.read().equals(ARCHIVE));
+  });
+
+  it("records the compression the check found in the archive's bytes, not the one the pod named", async () => {
+    const { ctx, store, writer } = await setUp({ stdout: [ARCHIVE], stderr: "knotless-cache-saved tar=0 gzip=0\n" });
+    const stream = new PassThrough();
+    stream.resume();
+    const check = { stream, done: new Promise<{ compression: "zstd" }>((resolve) => stream.on("end", () => resolve({ compression: "zstd" }))) };
+    assert.equal((await saveCacheArchive(ctx, POD, SPEC, writer, check)).status, "saved");
+    const found = await store.lookup(REPO, { key: SPEC.key, restoreKeys: [] });
+    assert.equal(found.kind === "exact" && found.entry.compression, "zstd");
   });
 
   it("stores nothing when the check refuses the archive (a member escaping with .. or a symlink)", async () => {

@@ -107,7 +107,8 @@ describe("planKubectlCalls", () => {
     const helperWords = planned.map((call) => call.args.slice(call.args.indexOf("/knotless/helper.sh") + 1, call.args.indexOf("/knotless/helper.sh") + 2)[0] ?? "");
     assert.deepEqual(helperWords.filter((word) => ["cache-restore", "run", "cache-save", "pack-outputs", "list-files", "pack-files"].includes(word)), ["cache-restore", "run", "run", "run", "cache-save", "pack-outputs", "list-files", "pack-files"]);
     const restore = planned.find((call) => call.args.includes("cache-restore"))!;
-    assert.deepEqual(restore.args.slice(-3), ["cache-restore", "work/node_modules", "root/.npm"]);
+    assert.deepEqual(restore.args.slice(-4), ["cache-restore", "zstd", "work/node_modules", "root/.npm"]);
+    assert.match(restore.note ?? "", /a pod without zstd says so at once, and the entry is sent again decompressed on this host/);
     assert.ok(restore.args.includes("-i"));
     assert.deepEqual(planned.find((call) => call.args.includes("pack-files"))!.args.slice(-2), ["pack-files", "/work/dist"]);
     assert.equal(planned.length, calls.length + 4);

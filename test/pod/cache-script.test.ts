@@ -1,18 +1,31 @@
-// The helper's cache and artifact subcommands in a sandbox, under the host's sh with GNU tar and gzip (as in Debian images) and under busybox alone.
+// The helper's cache and artifact subcommands in a sandbox, under the host's sh with GNU tar, gzip and zstd (as in Debian images) and under busybox alone (gzip, no zstd).
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
+import { spawnSync } from "node:child_process";
 import { gunzipSync } from "node:zlib";
-import { CACHE_RESTORED_TAG, checkCacheRestoreReply, parseCacheSaveStatus, parseFilesPacked } from "../../src/pod/cache-script.js";
+import { CACHE_RESTORED_TAG, checkCacheRestoreReply, findMissingDecoder, parseCacheSaveStatus, parseFilesPacked } from "../../src/pod/cache-script.js";
+import { sniffCompression } from "../../src/cache/sniff-compression.js";
 import { readArchiveNames } from "../support/tar-names.js";
 import { FLAVOURS, FLAVOUR_TITLES, HAS_BWRAP, createPod, type Flavour } from "./helper-pod.js";
 
 const SANDBOXES = FLAVOURS.filter((flavour): flavour is Flavour => flavour !== "bash");
+const HOST_HAS_ZSTD = spawnSync("sh", ["-c", "command -v zstd"]).status === 0;
+
+/** What a save in this sandbox compresses with: zstd where the image has it (the host's tools), else gzip (busybox). */
+function compressorOf(flavour: Flavour): "zstd" | "gzip" {
+  return flavour === "host" && HOST_HAS_ZSTD ? "zstd" : "gzip";
+}
+
+function decompress(archive: Buffer): Buffer {
+  if (sniffCompression(archive) === "gzip") return gunzipSync(archive);
+  return spawnSync("zstd", ["-dc"], { input: archive, maxBuffer: 64 * 1024 * 1024 }).stdout;
+}
 
 for (const flavour of SANDBOXES) {
   describe(`cache subcommands under ${FLAVOUR_TITLES[flavour]}`, { skip: HAS_BWRAP ? false : "bwrap is not available" }, () => {
-    it("cache-save packs the paths that exist as gzip, names the missing ones, and cache-restore puts them back in another pod", async () => {
+    it(`cache-save packs the paths that exist as ${compressorOf(flavour)}, names the missing ones, and cache-restore puts them back in another pod`, async () => {
       const pod = createPod(flavour);
       mkdirSync(join(pod.work, "deps", "sub"), { recursive: true });
       writeFileSync(join(pod.work, "deps", "sub", "a.txt"), "alpha\n");
@@ -22,12 +35,14 @@ for (const flavour of SANDBOXES) {
       assert.equal(saved.code, 0, saved.stderr);
       const status = parseCacheSaveStatus(saved.stderr);
       assert.deepEqual(status.missing, ["/work/absent"]);
-      assert.deepEqual(status.outcome, { kind: "packed", tar: "0", gzip: "0" });
-      const names = await readArchiveNames(gunzipSync(saved.stdout));
+      const compression = compressorOf(flavour);
+      assert.deepEqual(status.outcome, { kind: "packed", tar: "0", compressor: compression, status: "0" });
+      assert.equal(sniffCompression(saved.stdout), compression, "the first bytes are not what the status line names");
+      const names = await readArchiveNames(decompress(saved.stdout));
       assert.deepEqual(names.map((n) => n.replace(/\/$/, "")).sort(), ["work/deps", "work/deps/link", "work/deps/sub", "work/deps/sub/a.txt", "work/tool"]);
 
       const other = createPod(flavour);
-      const restored = await other.helper(["cache-restore", "work/deps", "work/tool"], saved.stdout);
+      const restored = await other.helper(["cache-restore", compression, "work/deps", "work/tool"], saved.stdout);
       assert.equal(restored.code, 0, restored.stderr);
       assert.equal(checkCacheRestoreReply(restored.stdout.toString()), undefined);
       assert.equal(readFileSync(join(other.work, "deps", "sub", "a.txt"), "utf8"), "alpha\n");
@@ -52,12 +67,43 @@ for (const flavour of SANDBOXES) {
       const cut = saved.stdout.subarray(0, saved.stdout.length - 20);
       const other = createPod(flavour);
       writeFileSync(join(other.work, "kept"), "checkout's\n");
-      const restored = await other.helper(["cache-restore", "work/deps", "work/kept"], cut);
+      const compression = compressorOf(flavour);
+      const restored = await other.helper(["cache-restore", compression, "work/deps", "work/kept"], cut);
       assert.notEqual(restored.code, 0);
       assert.notEqual(restored.stdout.toString().trim(), CACHE_RESTORED_TAG);
-      assert.match(checkCacheRestoreReply(restored.stdout.toString()) ?? "", /could not extract the archive \(gunzip=[1-9]/);
+      assert.match(checkCacheRestoreReply(restored.stdout.toString()) ?? "", new RegExp(`could not extract the archive \\(${compression === "zstd" ? "zstd" : "gunzip"}=[1-9]`));
       assert.equal(existsSync(join(other.work, "deps")), false);
       assert.equal(existsSync(join(other.work, "kept")), true);
+    });
+
+    it("cache-restore none extracts a plain tar, as the host sends a zstd entry to a pod without zstd", async () => {
+      const pod = createPod(flavour);
+      mkdirSync(join(pod.work, "deps"));
+      writeFileSync(join(pod.work, "deps", "a"), "plain\n");
+      const saved = await pod.helper(["cache-save", "work/deps"]);
+      const other = createPod(flavour);
+      const restored = await other.helper(["cache-restore", "none", "work/deps"], decompress(saved.stdout));
+      assert.equal(checkCacheRestoreReply(restored.stdout.toString()), undefined, restored.stderr);
+      assert.equal(readFileSync(join(other.work, "deps", "a"), "utf8"), "plain\n");
+    });
+
+    it(`cache-restore zstd ${compressorOf(flavour) === "zstd" ? "checks the frame's content checksum" : "says at once that the image has no zstd, and touches no path"}`, async () => {
+      const tar = spawnSync("tar", ["-cf", "-", "-C", "/etc", "hostname"]).stdout;
+      const archive = spawnSync("zstd", ["-1", "-q", "-c", "--check"], { input: tar }).stdout;
+      const pod = createPod(flavour);
+      if (compressorOf(flavour) === "zstd") {
+        // The last four bytes are the content checksum (xxh64): a wrong one fails zstd -d, not tar.
+        const wrong = Buffer.from(archive);
+        wrong[wrong.length - 1] = wrong[wrong.length - 1]! ^ 0xff;
+        const restored = await pod.helper(["cache-restore", "zstd", "etc/hostname"], wrong);
+        assert.match(checkCacheRestoreReply(restored.stdout.toString()) ?? "", /\(zstd=[1-9]/);
+        return;
+      }
+      const restored = await pod.helper(["cache-restore", "zstd", "work/deps"], archive);
+      assert.equal(restored.code, 0, restored.stderr);
+      assert.equal(findMissingDecoder(restored.stdout.toString()), "zstd");
+      assert.match(checkCacheRestoreReply(restored.stdout.toString()) ?? "", /the pod has no zstd/);
+      assert.equal(existsSync(join(pod.work, "deps")), false);
     });
 
     it("list-files prints every regular file under the directories that exist, NUL-terminated, names with newlines whole", async () => {

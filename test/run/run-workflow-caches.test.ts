@@ -32,7 +32,7 @@ const DEPS: CacheSpec = { key: "deps-3f2a", restoreKeys: ["deps-"], paths: ["/wo
 function acceptingCheck(): CacheArchiveCheck {
   const stream = new PassThrough();
   stream.resume();
-  return { stream, done: new Promise((resolve) => stream.on("end", () => resolve(undefined))) };
+  return { stream, done: new Promise((resolve) => stream.on("end", () => resolve({ compression: "gzip" }))) };
 }
 
 let checkout = "";
