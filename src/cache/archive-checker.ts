@@ -95,3 +95,8 @@ function toArchiveError(error: unknown): CacheArchiveError {
 export function gzipError(error: Error): CacheArchiveError {
   return new CacheArchiveError(`cache archive is not valid gzip: ${error.message}`);
 }
+
+/** A decoder's error as the check reports it: the zstd decoder's are CacheArchiveErrors already, zlib's are gzip's. */
+export function decoderError(error: Error): CacheArchiveError {
+  return error instanceof CacheArchiveError ? error : gzipError(error);
+}

@@ -2,7 +2,7 @@
 import { Transform } from "node:stream";
 import { constants, createGunzip } from "node:zlib";
 import type { CacheCompression } from "./cache-types.js";
-import { ArchiveChecker, CacheArchiveError, gzipError } from "./archive-checker.js";
+import { ArchiveChecker, CacheArchiveError, decoderError } from "./archive-checker.js";
 import type { ArchiveCheckOptions, ArchiveCheckReport } from "./archive-checker.js";
 import { describeHead, sniffCompression } from "./sniff-compression.js";
 import { createZstdDecompress } from "./zstd-decompress.js";
@@ -73,7 +73,7 @@ export function createArchiveGate(compression: CacheCompression, options: Archiv
       decoder = zstd;
     }
     decoder.on("readable", drainDecoder);
-    decoder.on("error", (error: Error) => checker.fail(error instanceof CacheArchiveError ? error : gzipError(error)));
+    decoder.on("error", (error: Error) => checker.fail(decoderError(error)));
   };
   /** Checks the first bytes against the entry's compression; the bytes to go on with, or undefined to wait for more. */
   const sniff = (chunk: Buffer, ended: boolean): Buffer | undefined => {
@@ -118,7 +118,7 @@ export function createArchiveGate(compression: CacheCompression, options: Archiv
       return passOn(chunk, callback);
     }
     decoder.write(chunk, (error) => {
-      if (error) checker.fail(error instanceof CacheArchiveError ? error : gzipError(error));
+      if (error) checker.fail(decoderError(error));
       drainDecoder();
       passOn(chunk, callback);
     });

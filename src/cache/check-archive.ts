@@ -2,7 +2,7 @@
 import { Writable, type Transform } from "node:stream";
 import { createGunzip } from "node:zlib";
 import type { CacheCompression } from "./cache-types.js";
-import { ArchiveChecker, CacheArchiveError, gzipError } from "./archive-checker.js";
+import { ArchiveChecker, CacheArchiveError, decoderError } from "./archive-checker.js";
 import type { ArchiveCheckOptions, ArchiveCheckReport } from "./archive-checker.js";
 import { describeHead, sniffCompression } from "./sniff-compression.js";
 import { createZstdDecompress } from "./zstd-decompress.js";
@@ -79,7 +79,7 @@ export function createArchiveCheck(options: ArchiveCheckOptions = {}): ArchiveCh
     compression = found;
     decoder = found === "gzip" ? createGunzip() : createZstdDecompress();
     decoder.on("data", parse);
-    decoder.on("error", (error: Error) => settleOnProblem(checker.fail(error instanceof CacheArchiveError ? error : gzipError(error))));
+    decoder.on("error", (error: Error) => settleOnProblem(checker.fail(decoderError(error))));
     return decoder;
   };
 
