@@ -6,6 +6,7 @@ import { dirname, join, relative } from "node:path";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { CacheCorruptError } from "../../src/cache/cache-types.js";
+import { ENTRY_WRITE_BATCH_BYTES } from "../../src/cache/entry-writer.js";
 import { InputError } from "../../src/errors.js";
 import { contentOf, exactEntry, makeTestStore, readAll, saveEntry, sha256 } from "./store-helpers.js";
 
@@ -318,6 +319,34 @@ describe("the directory store's writer", () => {
     writer.stream.write(content);
     assert.equal(await writer.commit(), "saved");
     assert.ok((await readAll(store.openRead(await exactEntry(store, "r", "k")))).equals(content));
+  });
+
+  it("keeps every byte in order when the archive comes in thousands of small pieces, as kubectl's stdout gives it", async () => {
+    const { store } = makeTestStore();
+    const writer = await store.beginSave("r", "pieces", "zstd");
+    if (writer === "exists") return assert.fail("exists");
+    const content = contentOf("pieces", 3 * 1024 * 1024 + 5);
+    for (let at = 0, size = 1; at < content.length; at += size, size = (size * 7 + 13) % 30_000 + 1) writer.stream.write(content.subarray(at, at + size));
+    assert.equal(await writer.commit(), "saved");
+    const entry = await exactEntry(store, "r", "pieces");
+    assert.equal(entry.sha256, sha256(content));
+    assert.ok((await readAll(store.openRead(entry))).equals(content));
+  });
+
+  it("writes small pieces to its file a megabyte at a time: not one write per piece, and not all at the end", async () => {
+    const { store, dir } = makeTestStore();
+    const writer = await store.beginSave("r", "batched", "zstd");
+    if (writer === "exists") return assert.fail("exists");
+    const content = contentOf("batched", 2 * ENTRY_WRITE_BATCH_BYTES + 100);
+    const written: Promise<void>[] = [];
+    for (let at = 0; at < content.length; at += 26_000) written.push(new Promise((resolve) => writer.stream.write(content.subarray(at, at + 26_000), () => resolve())));
+    await Promise.all(written);
+    const [temp] = tempFiles(dir);
+    assert.ok(temp !== undefined);
+    const onDisk = statSync(join(dir, temp)).size;
+    assert.ok(onDisk >= ENTRY_WRITE_BATCH_BYTES && onDisk < content.length, `${onDisk} bytes on disk of ${content.length} taken`);
+    assert.equal(await writer.commit(), "saved");
+    assert.ok((await readAll(store.openRead(await exactEntry(store, "r", "batched")))).equals(content));
   });
 
   it("says exists to a save begun after the key was saved, without making a temp file", async () => {
