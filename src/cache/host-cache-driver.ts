@@ -18,6 +18,8 @@ export interface HostCacheDriverOptions {
    */
   readonly createGate?: (spec: CacheSpec, compression: CacheCompression, output: "archive" | "tar") => CacheArchiveGate;
   readonly description: string;
+  /** Told, in one line for the log, when an entry goes into the pod decoded on this host (the pod lacked its decompressor). */
+  readonly inform?: (message: string) => void;
 }
 
 export function createHostCacheDriver(options: HostCacheDriverOptions): CacheDriver {
@@ -31,6 +33,7 @@ export function createHostCacheDriver(options: HostCacheDriverOptions): CacheDri
       return await executor.restoreCache(spec, { stream: store.openRead(entry), compression: entry.compression }, createGate?.(spec, entry.compression, "archive"));
     } catch (error) {
       if (!(error instanceof CacheDecoderMissingError) || entry.compression === "none" || createGate === undefined) throw error;
+      options.inform?.(`cache ${spec.key}: the image has no ${entry.compression}; the entry ${entry.key} is decoded on this host and sent as a plain tar (more bytes through the API server)`);
       return executor.restoreCache(spec, { stream: store.openRead(entry), compression: "none" }, createGate(spec, entry.compression, "tar"));
     }
   };

@@ -60,5 +60,6 @@ export function openCacheDriver(backend: CacheBackend, executor: Executor, emit:
     createCheck: (spec) => createArchiveCheck({ roots: spec.paths }),
     createGate: (spec, compression, output) => createArchiveGate(compression, { roots: spec.paths, output }),
     description: `the directory ${backend.dir} on this host`,
+    inform: (message) => emit({ kind: "notice", level: "info", message }),
   });
 }

@@ -1,8 +1,15 @@
-// openCacheDriver's PVC branch: the driver execs the in-pod commands into the run's pod, in its namespace, through kubectl.
+// openCacheDriver: the PVC branch execs the in-pod commands into the run's pod, in its namespace, through kubectl; both branches report what the store did as notices.
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, it } from "node:test";
+import { createDirStore } from "../../src/cache/dir-store.js";
 import { openCacheDriver } from "../../src/cache/open-cache-driver.js";
 import type { Executor } from "../../src/executor/executor.js";
+import { buildArchive } from "../transfer/tree-helpers.js";
+import { podWithoutZstd } from "./pod-without-zstd.js";
 
 const BACKEND = { kind: "pvc", repo: "did:plc:x/knot", claim: "ci-cache", maxBytes: 1000 } as const;
 const SPEC = { key: "deps-1", restoreKeys: [], paths: ["/work/deps"] };
@@ -36,5 +43,23 @@ describe("openCacheDriver with --cache-pvc", () => {
     const driver = openCacheDriver(BACKEND, executor, (e) => events.push(e), { kubectl: { run: async () => replies.shift()! }, target: {}, runId: "r" })!;
     assert.deepEqual(await driver.save(SPEC), { status: "saved", bytes: 5 });
     assert.deepEqual(events, [{ kind: "notice", level: "warning", message: "cache deps-1 saved, but the claim's eviction failed: the cache evict command exited 1: boom" }]);
+  });
+});
+
+describe("openCacheDriver with --cache-dir", { skip: spawnSync("zstd", ["--version"]).status === 0 ? false : "no zstd on this host" }, () => {
+  it("says in an info notice when a zstd entry goes into a pod without zstd as a plain tar decoded on this host", async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), "knotless-open-driver-"));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const tar = await buildArchive([{ header: { name: "work/deps/a", type: "file", mode: 0o644 }, content: Buffer.alloc(5000, 7) }]);
+    const writer = await createDirStore({ dir, maxBytes: 1 << 20 }).beginSave("r", SPEC.key, "zstd");
+    if (writer === "exists") return assert.fail("exists");
+    writer.stream.end(spawnSync("zstd", ["-1", "-q", "-c"], { input: tar }).stdout);
+    assert.equal(await writer.commit(), "saved");
+    const pod = podWithoutZstd();
+    const events: unknown[] = [];
+    const driver = openCacheDriver({ kind: "dir", repo: "r", dir, maxBytes: 1 << 20 }, pod.executor as unknown as Executor, (e) => events.push(e))!;
+    assert.equal((await driver.restore(SPEC)).kind, "exact");
+    assert.ok(pod.received[0]?.bytes.equals(tar), "the pod did not get the plain tar");
+    assert.deepEqual(events, [{ kind: "notice", level: "info", message: `cache ${SPEC.key}: the image has no zstd; the entry ${SPEC.key} is decoded on this host and sent as a plain tar (more bytes through the API server)` }]);
   });
 });
