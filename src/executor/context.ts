@@ -86,6 +86,11 @@ export interface ExecutorTimings {
   readonly killRetry: RetryPolicy;
   /** Deleting the Job at teardown: how long and how often a transient API failure or an unreachable cluster is retried. */
   readonly deleteRetry: RetryPolicy;
+  /**
+   * Once a timed-out step's processes are stopped, one follow reads the output it wrote that the killed stream had
+   * not relayed yet (on a slow API server, often all of it): that read may take this long.
+   */
+  readonly timedOutOutputMs: number;
   /** Seconds between SIGTERM and SIGKILL for a timed-out step's processes. */
   readonly killGraceSeconds: number;
   /** How long a step's kubectl may linger after the step's exit code arrived before it is stopped. */
@@ -130,6 +135,7 @@ export const DEFAULT_TIMINGS: ExecutorTimings = {
   deleteRetry: { budgetMs: 30_000, maxAttempts: 4, initialDelayMs: 1000, maxDelayMs: 4000 },
   killGraceSeconds: 5,
   execLingerMs: 5000,
+  timedOutOutputMs: 30_000,
   podPollMs: [250, 250, 250, 250, 500, 500, 1000, 1000, 2000],
   podEventsAfterMs: 1000,
   podEventsEveryMs: 4000,

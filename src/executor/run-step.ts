@@ -48,6 +48,7 @@ export async function runStep(ctx: ExecutorContext, pod: RunPod, index: number, 
         if (ctx.signal.aborted) throw new CancelledError();
         if (end.kind === "deadline") {
           await stopStepProcesses(ctx, pod, index, "timed out");
+          await readTimedOutOutput(ctx, pod, index, offsets, onData);
           return { done: true, value: { status: "timeout", exitCode: null, timedOut: true } };
         }
         if (end.kind === "final") {
@@ -160,6 +161,35 @@ async function stopStepProcesses(ctx: ExecutorContext, pod: RunPod, index: numbe
       return { done: false, reason: said.trim() === "" ? "the kill exec ended without a word from the pod" : `the pod said: ${said.trim().slice(0, 200)}` };
     },
   );
+}
+
+/**
+ * Reads what a stopped step wrote that its killed stream had not relayed: one follow from the offsets the runner has,
+ * which the helper answers with the rest and `K`. Bounded by timedOutOutputMs; a failure is a warning, since the
+ * step's outcome, a timeout, is already known.
+ */
+async function readTimedOutOutput(
+  ctx: ExecutorContext,
+  pod: RunPod,
+  index: number,
+  offsets: { readonly stdout: number; readonly stderr: number },
+  onData: (stream: "stdout" | "stderr", data: Buffer) => void,
+): Promise<void> {
+  const bound = new AbortController();
+  const timer = setTimeout(() => bound.abort(), ctx.timings.timedOutOutputMs);
+  let why: string | undefined;
+  try {
+    const end = await followOnce(ctx, pod, helperCommand.follow(index, offsets.stdout, offsets.stderr), bound.signal, onData);
+    if (end.kind === "deadline") why = `no end after ${ctx.timings.timedOutOutputMs} ms`;
+    else if (end.kind === "cut") why = `kubectl exit ${end.exitCode}: ${summarizeStderr(end.stderr)}`;
+  } catch (error) {
+    why = describeError(error);
+  } finally {
+    clearTimeout(timer);
+  }
+  // A cancel meanwhile ended the read: the run says so, not this warning.
+  if (why === undefined || ctx.signal.aborted) return;
+  ctx.emit({ kind: "notice", level: "warning", message: `step ${index + 1}: the output it wrote after byte ${offsets.stdout}/${offsets.stderr} before its timeout could not be read (${why})` });
 }
 
 function flushDecoders(ctx: ExecutorContext, index: number, decoders: Record<"stdout" | "stderr", StringDecoder>): void {

@@ -54,8 +54,9 @@ export interface HelperOptions {
  * - `follow N OUT ERR`: streams step N's output from byte offsets OUT/ERR as frames on stdout until it ends:
  *   `O <len>\n<bytes>` (stdout), `E <len>\n<bytes>` (stderr), `H\n` (heartbeat, every ~10 s of silence, so idle
  *   stream timeouts do not cut a quiet step), then `X <code>\n` read from the exit file the step's wrapper wrote,
- *   or `K\n` when the step was killed, or `N\n` when step N was never started. Only `X` reports an exit code: an
- *   exec that ends without it never counts as a finished step.
+ *   or `K\n` when the step was killed (after the output it wrote up to then: a follow after the kill is how a
+ *   timed-out step's last lines reach the log), or `N\n` when step N was never started. Only `X` reports an exit
+ *   code: an exec that ends without it never counts as a finished step.
  * - `kill N GRACE`: SIGTERM to step N's process group and to every process carrying its mark, SIGKILL to what is
  *   left after GRACE seconds; then prints `stopped N` once none is left (`alive N` and exit 1 if one is). The
  *   line is the proof: a kill exec that ends without it (dropped, swallowed) did not necessarily run. Idempotent.
@@ -222,13 +223,14 @@ follow() {
   delay=0.005; quiet=0
   while :; do
     fin=0; read -r code 2>/dev/null < "$d/exit" && fin=1
-    [ -f "$d/killed" ] && { printf 'K\\n'; exit 0; }
+    killed=0; [ -f "$d/killed" ] && killed=1
     if [ -s "$d/out" ] || [ -s "$d/err" ]; then
       sizes=$(stat -c %s "$d/out" "$d/err" 2>/dev/null) || sizes="$(size "$d/out") $(size "$d/err")"
     else sizes="0 0"; fi
     set -- $sizes; sent=0
     if send O "$d/out" "$oo" "$1"; then oo=$1; sent=1; fi
     if send E "$d/err" "$eo" "$2"; then eo=$2; sent=1; fi
+    [ $killed = 1 ] && { printf 'K\\n'; exit 0; }
     if [ $fin = 1 ]; then printf 'X %s\\n' "$code"; exit 0; fi
     if [ $sent = 1 ]; then delay=0.01; quiet=0; else
       quiet=$((quiet + 1))

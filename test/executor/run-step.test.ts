@@ -130,17 +130,45 @@ describe("runStep", { concurrency: true }, () => {
     assert.equal(eventsOf("notice").length, 5);
   });
 
-  it("stops the step's processes at the deadline and reports a timeout", async () => {
-    const { ctx, kubectl, events } = buildTestContext({ timings: { killGraceSeconds: 7 } });
+  it("stops the step's processes at the deadline, then reads the output the ended stream had not relayed, and reports a timeout", async () => {
+    const { ctx, kubectl, events, eventsOf } = buildTestContext({ timings: { killGraceSeconds: 7 } });
     const execRun: ScriptedReply = { stdout: frame.out("working\n"), hang: true };
     kubectl.on("exec", execRun, (call) => helperArgs(call)[0] === "run");
     kubectl.on("exec", { stdout: "stopped 0\n" }, (call) => helperArgs(call)[0] === "kill");
+    kubectl.on("exec", { stdout: [frame.out("stuck here\n"), frame.err("last error\n"), "K\n"] }, (call) => helperArgs(call)[0] === "follow");
     assert.deepEqual(await runStep(ctx, POD, 0, Date.now() + 100), { status: "timeout", exitCode: null, timedOut: true });
-    const [run, kill] = kubectl.calls;
+    const [run, kill, follow] = kubectl.calls;
     assert.deepEqual(run?.killSignals, ["SIGTERM"], "the step's exec is ended at the deadline");
     assert.deepEqual(helperArgs(kill), ["kill", "0", "7"]);
-    assert.equal(kubectl.calls.length, 2);
-    assert.deepEqual(outputOf(events, "stdout"), ["working\n"]);
+    assert.deepEqual(helperArgs(follow), ["follow", "0", "8", "0"], "the follow starts after the bytes the ended stream relayed");
+    assert.equal(kubectl.calls.length, 3);
+    assert.deepEqual(outputOf(events, "stdout"), ["working\n", "stuck here\n"]);
+    assert.deepEqual(outputOf(events, "stderr"), ["last error\n"]);
+    assert.deepEqual(eventsOf("notice"), []);
+  });
+
+  it("reports the timeout with a warning naming the byte output is missing from when the read after the kill is cut", async () => {
+    const { ctx, kubectl, events, eventsOf } = buildTestContext();
+    kubectl.on("exec", { stdout: [frame.out("abc"), frame.err("de")], hang: true }, (call) => helperArgs(call)[0] === "run");
+    kubectl.on("exec", { stdout: "stopped 0\n" }, (call) => helperArgs(call)[0] === "kill");
+    kubectl.on("exec", { stdout: frame.out("partial"), stderr: `${STREAM_CUT}\n`, exitCode: 1 }, (call) => helperArgs(call)[0] === "follow");
+    assert.deepEqual(await runStep(ctx, POD, 0, Date.now() + 100), { status: "timeout", exitCode: null, timedOut: true });
+    assert.deepEqual(outputOf(events, "stdout"), ["abc", "partial"]);
+    const notices = eventsOf("notice");
+    assert.equal(notices.length, 1);
+    assert.equal(notices[0]?.level, "warning");
+    assert.match(notices[0]?.message ?? "", /^step 1: the output it wrote after byte 10\/2 before its timeout could not be read \(kubectl exit 1: .*connection reset by peer\)$/);
+  });
+
+  it("bounds the read after the kill: a follow that never ends is stopped, with a warning, and the timeout reported", async () => {
+    const { ctx, kubectl, eventsOf } = buildTestContext({ timings: { timedOutOutputMs: 150 } });
+    kubectl.on("exec", { hang: true }, (call) => helperArgs(call)[0] === "run");
+    kubectl.on("exec", { stdout: "stopped 0\n" }, (call) => helperArgs(call)[0] === "kill");
+    kubectl.on("exec", { hang: true }, (call) => helperArgs(call)[0] === "follow");
+    assert.deepEqual(await runStep(ctx, POD, 0, Date.now() + 100), { status: "timeout", exitCode: null, timedOut: true });
+    const follow = kubectl.calls.find((call) => helperArgs(call)[0] === "follow");
+    assert.deepEqual(follow?.killSignals, ["SIGTERM"]);
+    assert.match(eventsOf("notice")[0]?.message ?? "", /could not be read \(no end after 150 ms\)$/);
   });
 
   it("runs the kill again when its exec ended without the pod's confirmation, then reports the timeout", async () => {

@@ -17,6 +17,7 @@ export const UNIT_TIMINGS: ExecutorTimings = {
   execReadyBudgetMs: 20_000,
   killGraceSeconds: 1,
   execLingerMs: 50,
+  timedOutOutputMs: 2000,
   podPollMs: [5, 10],
   execReadyRetry: shortenWaits(DEFAULT_TIMINGS.execReadyRetry),
   createRetry: shortenWaits(DEFAULT_TIMINGS.createRetry),

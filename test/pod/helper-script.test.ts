@@ -64,6 +64,17 @@ for (const flavour of FLAVOURS) {
       assert.equal(existsSync(join(pod.work, "ran")), false, "the step ran after its kill");
     });
 
+    it("follow of a killed step sends the output it wrote from the offsets asked, then reports it killed", async () => {
+      const pod = newPod();
+      const dir = join(pod.knotless, "run", "3");
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, "out"), "before the hang\n");
+      writeFileSync(join(dir, "err"), "warn\n");
+      writeFileSync(join(dir, "killed"), "");
+      assert.deepEqual(readFrames((await pod.helper(["follow", "3", "0", "0"])).stdout), { stdout: "before the hang\n", stderr: "warn\n", end: ["killed"] });
+      assert.deepEqual(readFrames((await pod.helper(["follow", "3", "7", "5"])).stdout), { stdout: "the hang\n", stderr: "", end: ["killed"] });
+    });
+
     it("follow reports N for a step that was never started", async () => {
       const pod = newPod();
       assert.deepEqual(readFrames((await pod.helper(["follow", "9", "0", "0"])).stdout).end, ["not-started"]);
