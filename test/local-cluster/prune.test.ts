@@ -44,11 +44,11 @@ test("prune removes the pods and volumes of a cluster killed with SIGKILL", { sk
         return true;
       }
     });
-    // Another local cluster starting right now may prune it first (startLocalCluster prunes too): either way it goes.
-    const leftBehind = (await podman.listPods(label)).length;
+    // Another local cluster starting right now may prune it first, even between the look and the prune
+    // (startLocalCluster prunes too): either way it goes, and a prune that removed nothing leaves it there.
     const pruned = await runCli(["prune"]);
     assert.equal(pruned.code, 0);
-    if (leftBehind === 1) assert.match(pruned.stdout, /removed lc-/);
+    assert.match(pruned.stdout, /removed lc-|^nothing to prune$/m);
     assert.deepEqual(await podman.listPods(label), []);
     assert.deepEqual(await podman.listVolumes(`lc-${state.instanceId}-`), []);
   } finally {
