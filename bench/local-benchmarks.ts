@@ -75,7 +75,7 @@ export async function runLocalBenchmarks(options: BenchOptions, argv: readonly s
     if (selected.has("local-cache")) {
       log(`local cache: ${local.cacheSizes.map((s) => s.label).join(", ")}`);
       const loadAtStart = loadavg();
-      const result = await timed("local-cache", async () => runLocalCacheBench(bench, await dir("cache"), env, local.cacheSizes, log));
+      const result = await timed("local-cache", async () => runLocalCacheBench(bench, await dir("cache"), env, local.cacheSizes, log, local.hostCpus));
       cacheReport = renderCacheReport(result, loadAtStart, loadavg());
     }
   } finally {

@@ -84,6 +84,8 @@ export interface CacheSizeResult {
 
 export interface CacheBenchResult {
   readonly sizes: readonly CacheSizeResult[];
+  /** The CPUs the host's side ran on (--host-cpus), when pinned. */
+  readonly hostCpus?: string;
   readonly runnerCommand: string;
   readonly plainSaveCommand: string;
   readonly plainRestoreCommand: string;
@@ -117,8 +119,10 @@ function maxRssWithin(run: TimedRun, span: [number, number] | undefined): number
   return inside.reduce((max, [, kib]) => Math.max(max, kib), 0);
 }
 
-export async function runLocalCacheBench(bench: BenchCluster, workDir: string, baseEnv: Record<string, string>, sizes: readonly CacheSize[], log: (line: string) => void): Promise<CacheBenchResult> {
+export async function runLocalCacheBench(bench: BenchCluster, workDir: string, baseEnv: Record<string, string>, sizes: readonly CacheSize[], log: (line: string) => void, hostCpus?: string): Promise<CacheBenchResult> {
   const { cluster, kubectlPath } = bench;
+  // The host's side (the runner with its kubectl, the baselines' sh with theirs) on its own CPUs when asked.
+  const onHost = (command: string, args: readonly string[]): [string, string[]] => (hostCpus === undefined ? [command, [...args]] : ["taskset", ["-c", hostCpus, command, ...args]]);
   const results: CacheSizeResult[] = [];
   let runs = 0;
   const argsFor = (wf: string, checkout: string, out: string, cacheDir: string, extra: readonly string[]): string[] => [
@@ -141,7 +145,7 @@ export async function runLocalCacheBench(bench: BenchCluster, workDir: string, b
     const runOnce = async (name: string, extra: readonly string[]): Promise<{ run: CacheRun; result: ResultJson; out: string }> => {
       const out = join(dir, name);
       await bench.quiesce();
-      const timed = await runTimed(process.execPath, argsFor(wf, checkout, out, cacheDir, extra), { env: baseEnv, watchRssEveryMs: RSS_POLL_MS });
+      const timed = await runTimed(...onHost(process.execPath, argsFor(wf, checkout, out, cacheDir, extra)), { env: baseEnv, watchRssEveryMs: RSS_POLL_MS });
       assertSucceeded(`the runner (${name})`, timed);
       const result = JSON.parse(await readFile(join(out, "result.json"), "utf8")) as ResultJson;
       if (result.status !== "success") throw new Error(`${name}: status ${result.status}`);
@@ -173,7 +177,7 @@ export async function runLocalCacheBench(bench: BenchCluster, workDir: string, b
       try {
         if (miss.run.restore.status !== "miss" || miss.run.save.status !== "saved") throw new Error(`miss run: restore ${miss.run.restore.status}, save ${miss.run.save.status}`);
         // The plain save in the same pod right after the runner's: the same tar | gzip -1 over the same /work/deps, into a host file.
-        const save = await runTimed("sh", ["-c", `${PRELUDE}\nk exec "$POD" -c run -- sh -c '${PLAIN_SAVE[compressor]}' > "$FILE"`], { env: { ...missEnv, FILE: saved } });
+        const save = await runTimed(...onHost("sh", ["-c", `${PRELUDE}\nk exec "$POD" -c run -- sh -c '${PLAIN_SAVE[compressor]}' > "$FILE"`]), { env: { ...missEnv, FILE: saved } });
         assertSucceeded("plain save", save);
         plainSaveMs = save.wallMs;
         plainSaveBytes = (await stat(saved)).size;
@@ -193,7 +197,7 @@ export async function runLocalCacheBench(bench: BenchCluster, workDir: string, b
         const entry = await findEntryFile(cacheDir);
         const cleared = await cluster.podExec("default", hit.result.job.pod, ["rm", "-rf", "/work/deps"]);
         if (cleared.code !== 0) throw new Error(`rm -rf /work/deps: ${cleared.stderr}`);
-        const restore = await runTimed("sh", ["-c", `${PRELUDE}\nhead -c "$BYTES" "$ENTRY" | k exec -i "$POD" -c run -- sh -c '${PLAIN_RESTORE[compressor]}'`], { env: { ...env, ENTRY: entry, BYTES: String(miss.run.save.bytes) } });
+        const restore = await runTimed(...onHost("sh", ["-c", `${PRELUDE}\nhead -c "$BYTES" "$ENTRY" | k exec -i "$POD" -c run -- sh -c '${PLAIN_RESTORE[compressor]}'`]), { env: { ...env, ENTRY: entry, BYTES: String(miss.run.save.bytes) } });
         assertSucceeded("plain restore", restore);
         plainRestoreMs = restore.wallMs;
         const counted = await cluster.podExec("default", hit.result.job.pod, ["sh", "-c", "find /work/deps -type f | wc -l"]);
@@ -210,6 +214,7 @@ export async function runLocalCacheBench(bench: BenchCluster, workDir: string, b
   if (computeTreeBytes(20) !== 500_000) throw new Error("SIZE_CYCLE no longer sums to 250,000");
   return {
     sizes: results,
+    ...(hostCpus === undefined ? {} : { hostCpus }),
     runnerCommand: `node ${argsFor("ci.yml", "CHECKOUT", "OUT", "STORE", ["--keep", "[--no-cache]"]).join(" ").replace(/lcache-\d+/, "lcache-N")}`,
     plainSaveCommand: `${kubectlPath} --kubeconfig KC --namespace default exec POD -c run -- sh -c '${PLAIN_SAVE.gzip}' > FILE (zstd in the Debian image: '${PLAIN_SAVE.zstd}')`,
     plainRestoreCommand: `head -c ARCHIVE_BYTES ENTRY | ${kubectlPath} --kubeconfig KC --namespace default exec -i POD -c run -- sh -c '${PLAIN_RESTORE.gzip}' (zstd: '${PLAIN_RESTORE.zstd}')`,

@@ -71,6 +71,9 @@ export function renderCacheReport(r: CacheBenchResult, loadAtStart: readonly num
     `- runner: \`${r.runnerCommand}\``,
     `- plain save: \`${r.plainSaveCommand}\``,
     `- plain restore: \`${r.plainRestoreCommand}\``,
+    ...(r.hostCpus === undefined
+      ? ["- CPUs: host and cluster share every core (the runner, kubectl, the API server's exec relay, podman and the pod's tar and compressor)"]
+      : [`- CPUs: the host's side (the runner, its kubectl, the baselines) under \`taskset -c ${r.hostCpus}\`; the bench, with the local cluster in its process, podman and the pods, on the others (as launched)`]),
     `- load average at start ${loadAtStart.map((l) => l.toFixed(2)).join(", ")}; at end ${loadAtEnd.map((l) => l.toFixed(2)).join(", ")}`,
     "",
     "Workflow (largest size):",

@@ -26,6 +26,12 @@ export interface LocalBenchOptions {
    * Debian image (zstd) (quick: 5 MB / 200 and 50 MB / 2,000).
    */
   readonly cacheSizes: ReadonlyArray<{ readonly label: string; readonly files: number; readonly image?: string }>;
+  /**
+   * CPUs (a taskset list) for the host's side of local-cache: the runner, its kubectl and the plain baselines. With
+   * the bench itself under `taskset -c` on the others (the local cluster runs in its process, and podman and the pods
+   * inherit its affinity), the host no longer shares cores with the cluster, as on a real one. Undefined: no pinning.
+   */
+  readonly hostCpus?: string;
 }
 
 export interface TransferSize {
@@ -59,11 +65,21 @@ export interface BenchOptions {
   readonly local: LocalBenchOptions;
 }
 
+/** The full run's cache sizes, by the names `--cache-sizes` takes. */
+const FULL_CACHE_SIZES = [
+  { name: "50mb", label: "50 MB / 2,000 files", files: 2000 },
+  { name: "500mb", label: "500 MB / 20,000 files", files: 20_000 },
+  // zstd against the busybox rows' gzip, at the size where compression sets the pace.
+  { name: "500mb-zstd", label: "500 MB / 20,000 files, Debian (zstd)", files: 20_000, image: "docker.io/library/debian:bookworm-slim" },
+] as const;
+const CACHE_SIZE_NAMES: readonly string[] = FULL_CACHE_SIZES.map((size) => size.name);
+
 const MIB = 1024 * 1024;
 const GIB = 1024 * MIB;
 
 export const USAGE = `usage: npm run bench -- [--quick] [--only NAME[,NAME...]] [--reps N] [--transfer-reps N] [--latency MS]
                           [--cache DIR] [--scratch DIR] [--report FILE] [--clean-cache] [--kubectl PATH] [--local-reps N]
+                          [--cache-sizes LIST] [--host-cpus LIST]
   --quick        small sizes (64 MiB / 3,200 files and 16 MiB / 800 files; 30 MB of log lines instead of 300) and fewer repetitions
   --only         run only these benchmarks: overhead, transfer, logs (fake kubectl); local-overhead, local-first-output,
                  local-step, local-outputs (real kubectl on the local cluster, podman pods); local = the four local ones;
@@ -72,6 +88,10 @@ export const USAGE = `usage: npm run bench -- [--quick] [--only NAME[,NAME...]] 
                  40 s apart with and without --keep-warm 2m; ~13 min, so only when named);
                  local-cache (a workflow cache of 50 MB and 500 MB / 20,000 files on busybox, gzip, and 500 MB on Debian, zstd: miss + save, exact hit,
                  --no-cache, against plain tar | gzip (zstd) through kubectl exec; peak RSS; only when named)
+  --cache-sizes  local-cache's sizes: any of 50mb, 500mb, 500mb-zstd (default all three)
+  --host-cpus L  local-cache: run the runner, its kubectl and the baselines under taskset -c L; run the bench itself
+                 under taskset -c on the other CPUs, so host and cluster stop sharing cores
+                 (taskset -c 1 npm run bench -- --only local-cache --host-cpus 0)
   --kubectl PATH the real kubectl of the local-cluster benchmarks (default: the newest of
                  /usr/lib/google-cloud-sdk/bin/kubectl.1.3x, else kubectl on PATH)
   --local-reps N repetitions of each local-cluster benchmark (default 5 overhead, 5 first output, 2 runs of 10 empty
@@ -103,6 +123,8 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions {
   let reportPath: string | undefined;
   let cleanCache = false;
   let scratchDir: string | undefined;
+  let hostCpus: string | undefined;
+  let cacheSizeNames: string[] | undefined;
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     const next = (): string | undefined => argv[++i];
@@ -154,6 +176,15 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions {
       case "--clean-cache":
         cleanCache = true;
         break;
+      case "--host-cpus":
+        hostCpus = next();
+        if (!hostCpus || !/^\d+([-,]\d+)*$/.test(hostCpus)) throw new Error(`--host-cpus needs a CPU list such as 0 or 0-1, got ${JSON.stringify(hostCpus)}`);
+        break;
+      case "--cache-sizes":
+        cacheSizeNames = (next() ?? "").split(",").filter(Boolean);
+        for (const name of cacheSizeNames) if (!CACHE_SIZE_NAMES.includes(name)) throw new Error(`--cache-sizes takes ${CACHE_SIZE_NAMES.join(", ")}, got ${JSON.stringify(name)}`);
+        if (cacheSizeNames.length === 0) throw new Error(`--cache-sizes needs at least one of ${CACHE_SIZE_NAMES.join(", ")}`);
+        break;
       case "--help":
       case "-h":
         throw new Error(USAGE);
@@ -181,12 +212,8 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions {
     outputsReps: localReps ?? (quick ? 1 : 3),
     cacheSizes: quick
       ? [{ label: "5 MB / 200 files", files: 200 }, { label: "50 MB / 2,000 files", files: 2000 }]
-      : [
-          { label: "50 MB / 2,000 files", files: 2000 },
-          { label: "500 MB / 20,000 files", files: 20_000 },
-          // zstd against the busybox rows' gzip, at the size where compression sets the pace.
-          { label: "500 MB / 20,000 files, Debian (zstd)", files: 20_000, image: "docker.io/library/debian:bookworm-slim" },
-        ],
+      : FULL_CACHE_SIZES.filter((size) => cacheSizeNames === undefined || cacheSizeNames.includes(size.name)).map(({ name: _name, ...size }) => size),
+    ...(hostCpus ? { hostCpus } : {}),
   };
   return { quick, only: only ?? new Set(BENCH_NAMES.filter((name) => !ON_REQUEST.includes(name))), local, latencyMs, overheadReps: reps ?? (quick ? 3 : 7), transferSizes, cacheDir, ...(reportPath ? { reportPath } : {}), cleanCache, ...(scratchDir ? { scratchDir } : {}) };
 }
