@@ -67,7 +67,8 @@ async function packAndExtract(ctx: ExecutorContext, pod: RunPod, plan: ArtifactP
   let report: ExtractReport | undefined;
   let extractError: unknown;
   try {
-    report = await extractOutputs(kubectl.stdout, dir, { maxBytes, maxEntries: MAX_OUTPUT_ENTRIES });
+    // Concatenated: a tar without -T packs a long list in several runs of `xargs tar -c` (src/pod/cache-script.ts).
+    report = await extractOutputs(kubectl.stdout, dir, { maxBytes, maxEntries: MAX_OUTPUT_ENTRIES }, { concatenated: true });
   } catch (error) {
     extractError = error;
   }

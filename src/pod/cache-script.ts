@@ -3,7 +3,8 @@
 // What the two images give us, and so what this code may use:
 // - tar: GNU tar 1.34 (bookworm) and busybox tar both create and extract to and from stdin with -C and take
 //   --no-recursion; only GNU tar takes -T (Debian's busybox is built without it), so a list of files reaches busybox
-//   tar as arguments;
+//   tar as arguments, through xargs -0 (in both), which splits a long list over several tar runs whose archives follow
+//   one another on stdout (the host reads them as one stream: TarParser's `concatenated`);
 // - gzip/gunzip: in both; gzip takes -1 in both (busybox ignores the level when built without levels);
 // - zstd: in the local cluster's Debian image (and most build images), not in busybox: a save uses \`zstd -1\` where
 //   \`command -v zstd\` finds it (6x faster than gzip -1 at the same size, see README, Caches), else gzip -1; a restore
@@ -76,14 +77,14 @@ list_files() { # PATH...: the regular files at or under each PATH that exists, N
   echo "${FILES_LISTED_TAG}" >&2
 }
 
-pack_files() { # DIR: a tar on stdout of exactly the files named on stdin (one per line, relative to DIR)
+pack_files() { # DIR: a tar on stdout (without -T: several, one after the other) of exactly the files named on stdin (one per line, relative to DIR)
   cd "$1" || exit
   if tar --verbatim-files-from -cf - -T /dev/null > /dev/null 2>&1; then
     tar -cf - --no-recursion --verbatim-files-from -T -
   else
-    set --
-    while IFS= read -r f; do set -- "$@" "$f"; done
-    tar -cf - --no-recursion -- "$@"
+    # Not a loop of set -- "$@" "$f": quadratic in sh (20,000 names took busybox sh 2 min 20 s), and one argv can
+    # outgrow ARG_MAX. xargs exits 123 when a tar run failed.
+    tr '\\n' '\\0' | xargs -0 -r tar -cf - --no-recursion --
   fi
   rc=$?
   echo "${FILES_PACKED_TAG} tar=$rc" >&2

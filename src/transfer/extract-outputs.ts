@@ -43,6 +43,8 @@ export interface ExtractOptions {
    * into again (see PooledStdout). Chunks still unread when the extraction ends are not released.
    */
   readonly releaseChunk?: (chunk: Buffer) => void;
+  /** The stream may be several archives one after the other (see TarParser's `concatenated`). */
+  readonly concatenated?: boolean;
 }
 
 /** An entry that was not written; `path` is the name exactly as it appeared in the archive. */
@@ -138,7 +140,8 @@ const LARGE_BODY_PIECE_BYTES = 64 * 1024;
  * and extraction stops right there: limitReached is true, the promise resolves without reading further,
  * and `archive` is left paused and not destroyed (the caller kills the source).
  *
- * The archive ends at its first zero block, as for GNU tar; what follows it must be zeros (record padding).
+ * The archive ends at its first zero block, as for GNU tar; what follows it must be zeros (record padding);
+ * with `options.concatenated`, archives may follow one another, and the stream must end on zero blocks.
  * Links, devices, fifos and directories have no body whatever their size field says. GNU sparse files
  * (old 'S' or PAX GNU.sparse.*) are refused and their stored bytes skipped.
  *
@@ -173,7 +176,7 @@ function assertValidLimits(limits: ExtractLimits): void {
 
 function runExtraction(archive: Readable, state: ExtractionState, options: ExtractOptions): Promise<ExtractReport> {
   return new Promise((resolve, reject) => {
-    const parser = new TarParser({ release: options.releaseChunk });
+    const parser = new TarParser({ release: options.releaseChunk, concatenated: options.concatenated ?? false });
     /** Where a small body that spans input chunks is gathered (written before the next one is taken). */
     const scratch = Buffer.allocUnsafe(SMALL_FILE_BYTES);
     let task: BodyTask | undefined;

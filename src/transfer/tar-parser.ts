@@ -53,6 +53,10 @@ interface PendingMeta {
  * malformed number or PAX record, an oversized meta header, or data other than zeros after the end throw
  * TarFormatError. Global PAX headers ('g') are read and ignored. An old GNU sparse header's extension
  * blocks are skipped with it, so its body is exactly its size field.
+ *
+ * With `concatenated`, zero blocks do not end the stream (GNU tar's --ignore-zeros): it may be several archives one
+ * after the other, as `xargs tar -c` writes when its list of names is long; it is complete when it ends on zero
+ * blocks, at most MAX_TRAILER_BYTES of them in a row.
  */
 export class TarParser {
   /** Told of each chunk pushed once nothing the parser returned refers to it any more; see the constructor. */
@@ -86,6 +90,9 @@ export class TarParser {
   private sparseHeader: TarHeaderBlock | undefined;
   private ended = false;
   private trailerBytes = 0;
+  private readonly concatenated: boolean;
+  /** With `concatenated`: the zero bytes read since the last header; the stream may end here when there are any. */
+  private zeroRun = 0;
   private readonly scratch = Buffer.alloc(BLOCK_SIZE);
 
   /**
@@ -94,8 +101,9 @@ export class TarParser {
    * first call after the parser consumed its last byte. A body view from takeBody or readBody therefore stays
    * valid until the next call on the parser, no longer. Chunks still queued when the caller stops are not released.
    */
-  constructor(options: { readonly release?: (chunk: Buffer) => void } = {}) {
+  constructor(options: { readonly release?: (chunk: Buffer) => void; readonly concatenated?: boolean } = {}) {
     this.release = options.release;
+    this.concatenated = options.concatenated ?? false;
   }
 
   /** Bytes pushed and not consumed yet. */
@@ -183,11 +191,13 @@ export class TarParser {
           throw this.formatError("an extended header is not followed by an entry");
         }
         this.consume(BLOCK_SIZE);
-        this.ended = true;
+        if (!this.concatenated) this.ended = true;
+        else if ((this.zeroRun += BLOCK_SIZE) > MAX_TRAILER_BYTES) throw this.formatError(`more than ${MAX_TRAILER_BYTES} zero bytes in a row`);
         continue;
       }
       const header = this.decodeAt(block, offset);
       this.consume(BLOCK_SIZE);
+      this.zeroRun = 0;
       if (isMetaType(header.type)) {
         this.metaHeaders += 1;
         if (this.metaHeaders > MAX_META_HEADERS) throw this.formatError(`more than ${MAX_META_HEADERS} extended headers in a row`);
@@ -257,7 +267,7 @@ export class TarParser {
    */
   finish(): TarTruncation | undefined {
     this.releaseRetired();
-    if (this.ended) {
+    if (this.ended || (this.zeroRun > 0 && this.bufferedBytes < BLOCK_SIZE)) {
       this.dropTrailer();
       return undefined;
     }

@@ -1,13 +1,16 @@
 // The helper's cache and artifact subcommands in a sandbox, under the host's sh with GNU tar, gzip and zstd (as in Debian images) and under busybox alone (gzip, no zstd).
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Readable } from "node:stream";
 import { describe, it } from "node:test";
 import { spawnSync } from "node:child_process";
 import { gunzipSync } from "node:zlib";
 import { CACHE_RESTORED_TAG, checkCacheRestoreReply, findMissingDecoder, parseCacheSaveStatus, parseFilesPacked } from "../../src/pod/cache-script.js";
 import { sniffCompression } from "../../src/cache/sniff-compression.js";
 import { readArchiveNames } from "../support/tar-names.js";
+import { extractOutputs } from "../../src/transfer/extract-outputs.js";
 import { FLAVOURS, FLAVOUR_TITLES, HAS_BWRAP, createPod, type Flavour } from "./helper-pod.js";
 
 const SANDBOXES = FLAVOURS.filter((flavour): flavour is Flavour => flavour !== "bash");
@@ -131,6 +134,27 @@ for (const flavour of SANDBOXES) {
       assert.equal(parseFilesPacked(packed.stderr), "0");
       const names = await readArchiveNames(packed.stdout);
       assert.deepEqual(names.map((n) => n.replace(/^\.\//, "")).sort(), ["-dash.js", "a.js", "deep/c.js"]);
+    });
+
+    it("pack-files packs a list too long for one tar command line, every file once, and the host reads it as one stream", async () => {
+      const pod = createPod(flavour);
+      const dir = join(pod.work, "dist", "a-directory-whose-name-makes-every-path-long-enough");
+      mkdirSync(dir, { recursive: true });
+      const names = Array.from({ length: 3000 }, (_, i) => `a-directory-whose-name-makes-every-path-long-enough/file number ${i}.js`);
+      for (const [i, name] of names.entries()) writeFileSync(join(pod.work, "dist", name), `content ${i}\n`);
+      const packed = await pod.helper(["pack-files", "/work/dist"], `${names.join("\n")}\n`);
+      assert.equal(packed.code, 0, packed.stderr);
+      assert.equal(parseFilesPacked(packed.stderr), "0");
+      const out = mkdtempSync(join(tmpdir(), "pack-files-out-"));
+      try {
+        const report = await extractOutputs(Readable.from([packed.stdout]), out, { maxBytes: 1 << 30, maxEntries: 100_000 }, { concatenated: true });
+        assert.equal(report.entries, names.length);
+        assert.equal(readFileSync(join(out, names[2999]!), "utf8"), "content 2999\n");
+        // Without -T (busybox) xargs split the list: the stream is several archives, which a plain parser refuses.
+        if (flavour === "busybox") await assert.rejects(extractOutputs(Readable.from([packed.stdout]), join(out, "plain"), { maxBytes: 1 << 30, maxEntries: 100_000 }), /after the end-of-archive block/);
+      } finally {
+        rmSync(out, { recursive: true, force: true });
+      }
     });
 
     it("pack-files fails with tar's code when a named file is gone", async () => {

@@ -285,6 +285,40 @@ describe("TarParser", () => {
     });
   });
 
+  describe("concatenated archives (xargs tar -c)", () => {
+    const concatenated = (): TarParser => new TarParser({ concatenated: true });
+    const two = (): Buffer => Buffer.concat([rawEntry({ name: "./a" }, "a"), endOfArchive(), rawEntry({ name: "./b" }, "bb"), endOfArchive(), Buffer.alloc(10_240)]);
+
+    it("reads every member of archives that follow one another, and takes the stream as whole when it ends on zero blocks", () => {
+      const whole = parseChunks([two()], "take", concatenated());
+      assert.deepEqual(whole.members.map((entry) => [entry.member.name, entry.body]), [["./a", "a"], ["./b", "bb"]]);
+      assert.equal(whole.truncation, undefined);
+      const bytes = two();
+      const trickled = parseChunks(Array.from({ length: bytes.length }, (_, i) => bytes.subarray(i, i + 1)), "stream", concatenated());
+      assert.deepEqual(names(trickled), ["./a", "./b"]);
+      assert.equal(trickled.truncation, undefined);
+    });
+
+    it("still refuses the same stream without the option", () => {
+      assert.throws(() => parse(two()), TarFormatError);
+    });
+
+    it("says a stream cut after a member, before any zero block, lacks its end-of-archive block", () => {
+      const cut = Buffer.concat([rawEntry({ name: "./a" }, "a"), endOfArchive(), rawEntry({ name: "./b" }, "b")]);
+      assert.deepEqual(parseChunks([cut], "take", concatenated()).truncation, { detail: "it ends without an end-of-archive block", inside: false });
+    });
+
+    it("rejects a header with a bad checksum after the zeros, and a partial block that is not zeros at the very end", () => {
+      assert.throws(() => parseChunks([Buffer.concat([rawEntry({ name: "./a" }, "a"), endOfArchive(), rawEntry({ name: "./b", checksum: 12 }, "b")])], "take", concatenated()), /checksum/);
+      assert.throws(() => parseChunks([Buffer.concat([rawEntry({ name: "./a" }, "a"), endOfArchive(), Buffer.from([0, 0, 1])])], "take", concatenated()), /data after the end-of-archive block/);
+    });
+
+    it("rejects more than MAX_TRAILER_BYTES of zeros in a row", () => {
+      const chunks = [rawEntry({ name: "./a" }, "a"), ...Array.from({ length: MAX_TRAILER_BYTES / 65_536 + 1 }, () => Buffer.alloc(65_536))];
+      assert.throws(() => parseChunks(chunks, "take", concatenated()), /more than 1048576 zero bytes in a row/);
+    });
+  });
+
   describe("corrupt archives", () => {
     it("rejects a header with a bad checksum and says where it is", () => {
       const archive = Buffer.concat([rawEntry({ name: "./a" }, "a"), rawEntry({ name: "./b", checksum: 12 }, "b"), endOfArchive()]);
