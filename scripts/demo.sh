@@ -1,12 +1,13 @@
 #!/bin/sh
-# The README's first command (after scripts/setup.sh): runs examples/hello on the local cluster through the real kubectl.
+# The README's first command (after scripts/setup.sh): runs the example workflow on examples/hello on the local cluster
+# through the real kubectl.
 # Where containers cannot run, it says why and prints the --dry-run plan instead.
 set -eu
 cd "$(dirname "$0")/.."
 [ -f dist/cli/knotless-runner-k8s.js ] || npm run build --silent
 out="out/example-$(date +%Y%m%d-%H%M%S)"
 run() {
-  node bin/knotless-runner-k8s.js run --checkout examples/hello --steps examples/hello/steps.tsv \
+  node bin/knotless-runner-k8s.js run --workflow examples/workflows/hello.yml --checkout examples/hello \
     --shared-steps examples/shared-steps --out "$out" "$@"
 }
 if ! command -v kubectl >/dev/null 2>&1; then

@@ -10,7 +10,8 @@ USAGE='usage: scripts/live-proof.sh --kubeconfig FILE --report DIR [options]
 With the admin kubeconfig FILE (scripts/tenant-kubeconfig.sh writes one), or against the local cluster with --local:
   1. counts the nodes (kubectl get nodes, admin kubeconfig), then runs `knotless-runner-k8s doctor --json`;
   2. mints a scoped ServiceAccount kubeconfig (`knotless-runner-k8s credentials`, mode 0600, in a private temp dir);
-  3. runs examples/hello with examples/shared-steps with that scoped identity, counting nodes while it runs;
+  3. runs the example workflow (examples/workflows/hello.yml) on examples/hello with examples/shared-steps with that
+     scoped identity, counting nodes while it runs;
   4. checks that the outputs came back and that the Job and its pods are gone, then counts nodes again until they
      are back to zero or --after-wait is over;
   5. revokes the scoped credential (`credentials --revoke`), also when an earlier step failed or on Ctrl-C;
@@ -25,7 +26,7 @@ With the admin kubeconfig FILE (scripts/tenant-kubeconfig.sh writes one), or aga
   --namespace NS        where the ServiceAccount and the Job go       [default: default]
   --name NAME           the ServiceAccount (credentials --name)       [default: knotless-live-proof]
   --duration DUR        the scoped credential'"'"'s lifetime (credentials --duration)  [default: the command'"'"'s]
-  --image REF           the run'"'"'s image (run --image)                 [default: the runner'"'"'s, busybox:1.36]
+  --image REF           the run'"'"'s image (run --image)                 [default: the workflow'"'"'s, busybox:1.36]
   --kubectl PATH        kubectl for every call, the runner'"'"'s too (KNOTLESS_KUBECTL)  [default: kubectl on PATH]
   --sample-every SECS   node count interval while the run runs      [default: 10; 1 with --local]
   --after-wait SECS     after the run, count nodes until zero or this long  [default: 180, the ~2 min hold
@@ -34,8 +35,8 @@ With the admin kubeconfig FILE (scripts/tenant-kubeconfig.sh writes one), or aga
   -h, --help            this help
 
 SECS is a whole number of seconds, with an optional s or m suffix (90, 90s, 3m).
-The run uses run --checkout/--steps/--shared-steps (examples/hello); it is to use the example workflow file once
-run --workflow exists. See LIVE.md.
+The run is the example workflow file, run --workflow examples/workflows/hello.yml on the checkout examples/hello
+with examples/shared-steps in /steps. See LIVE.md.
 
 Exit codes:
   0  every check passed (the report says so)
@@ -342,7 +343,7 @@ case $1 in -rw-------*) ;; *) fail credentials "the scoped kubeconfig's mode is 
 
 # ---- 3. the example run with the scoped identity, nodes counted while it runs ------------------------------------------
 say "run: examples/hello with the scoped identity (follow it with: tail -f $report/run/run.log)"
-set -- run --checkout "$repo/examples/hello" --steps "$repo/examples/hello/steps.tsv" --shared-steps "$repo/examples/shared-steps" \
+set -- run --workflow "$repo/examples/workflows/hello.yml" --checkout "$repo/examples/hello" --shared-steps "$repo/examples/shared-steps" \
   --out "$report/run" --kubeconfig "$scoped" --namespace "$namespace" --run-id "$run_id"
 [ -z "$image" ] || set -- "$@" --image "$image"
 runner_exec "$@" >"$work/run.console" 2>&1 &

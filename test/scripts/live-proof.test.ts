@@ -255,6 +255,8 @@ describe("scripts/live-proof.sh", { concurrency: 1 }, () => {
       assert.equal(report.run.status, "success");
       assert.ok(report.run.resultPath && existsSync(report.run.resultPath), "the result's path is in the report");
       assert.equal(report.run.resultPath, join(machine.report, "run", "result.json"));
+      const runResult = JSON.parse(readFileSync(report.run.resultPath, "utf8")) as { workflow?: { name: string; imageFrom: string } };
+      assert.deepEqual([runResult.workflow?.name, runResult.workflow?.imageFrom], ["hello.yml", "workflow"], "the run is the example workflow file");
       for (const phase of ["podWaitMs", "uploadMs", "downloadMs", "teardownMs"] as const) assert.equal(typeof report.durations[phase], "number", phase);
       assert.deepEqual(report.durations.steps.map((s) => s.name), ["date", "hostname", "files", "outputs"]);
       assert.deepEqual([report.nodes.before, report.nodes.during.max, report.nodes.after.count], [1, 1, 1], "the local cluster has one node throughout");
