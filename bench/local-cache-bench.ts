@@ -199,7 +199,7 @@ export async function runLocalCacheBench(bench: BenchCluster, workDir: string, b
         const entry = await findEntryFile(cacheDir);
         const cleared = await cluster.podExec("default", hit.result.job.pod, ["rm", "-rf", "/work/deps"]);
         if (cleared.code !== 0) throw new Error(`rm -rf /work/deps: ${cleared.stderr}`);
-        // As before the runner's save (the workflow's last step syncs): neither side starts beside the writeback of the other's bytes.
+        // After the rm, as the runner's save comes after the workflow's last step's sync: the timing does not include writeback of what came before.
         const synced = await cluster.podExec("default", hit.result.job.pod, ["sync"]);
         if (synced.code !== 0) throw new Error(`sync: ${synced.stderr}`);
         const restore = await runTimed(...onHost("sh", ["-c", `${PRELUDE}\nhead -c "$BYTES" "$ENTRY" | k exec -i "$POD" -c run -- sh -c '${PLAIN_RESTORE[compressor]}'`]), { env: { ...env, ENTRY: entry, BYTES: String(miss.run.save.bytes) } });
