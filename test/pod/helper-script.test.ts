@@ -8,6 +8,14 @@ import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { createPod, FLAVOUR_TITLES, FLAVOURS, HAS_BWRAP, readFrames, type Pod } from "./helper-pod.js";
 
+/** Writes the files the helper keeps for step `index` (`out`, `err`, `exit`, `killed`) as a run would have left them. */
+function stageStepState(pod: Pod, index: number, files: Readonly<Record<string, string>>): string {
+  const dir = join(pod.knotless, "run", String(index));
+  mkdirSync(dir, { recursive: true });
+  for (const [name, content] of Object.entries(files)) writeFileSync(join(dir, name), content);
+  return dir;
+}
+
 for (const flavour of FLAVOURS) {
   describe(`helper.sh under ${FLAVOUR_TITLES[flavour]}`, { skip: HAS_BWRAP ? false : "bwrap is not installed" }, () => {
     const scratch: string[] = [];
@@ -66,11 +74,7 @@ for (const flavour of FLAVOURS) {
 
     it("follow of a killed step sends the output it wrote from the offsets asked, then reports it killed", async () => {
       const pod = newPod();
-      const dir = join(pod.knotless, "run", "3");
-      mkdirSync(dir, { recursive: true });
-      writeFileSync(join(dir, "out"), "before the hang\n");
-      writeFileSync(join(dir, "err"), "warn\n");
-      writeFileSync(join(dir, "killed"), "");
+      stageStepState(pod, 3, { out: "before the hang\n", err: "warn\n", killed: "" });
       assert.deepEqual(readFrames((await pod.helper(["follow", "3", "0", "0"])).stdout), { stdout: "before the hang\n", stderr: "warn\n", end: ["killed"] });
       assert.deepEqual(readFrames((await pod.helper(["follow", "3", "7", "5"])).stdout), { stdout: "the hang\n", stderr: "", end: ["killed"] });
     });
@@ -82,11 +86,7 @@ for (const flavour of FLAVOURS) {
 
     it("follow takes an exit code only once its line is complete, never a partly written one", async () => {
       const pod = newPod();
-      const dir = join(pod.knotless, "run", "7");
-      mkdirSync(dir, { recursive: true });
-      writeFileSync(join(dir, "out"), "");
-      writeFileSync(join(dir, "err"), "");
-      writeFileSync(join(dir, "exit"), "1");
+      const dir = stageStepState(pod, 7, { out: "", err: "", exit: "1" });
       const child = pod.startHelper(["follow", "7", "0", "0"]);
       const out: Buffer[] = [];
       child.stdout!.on("data", (chunk: Buffer) => out.push(chunk));
