@@ -38,7 +38,7 @@ function renderSize(r: CacheSizeResult): string[] {
     `- restore: runner ${r.hit.restore.ms} ms (result.json \`caches[0].restore.ms\`), plain ${r.plainRestoreMs.toFixed(0)} ms: **${restoreRatio.toFixed(2)}x** of plain's throughput (${verdict(restoreRatio)})`,
     `- save: runner ${r.miss.save.ms} ms (\`caches[0].save.ms\`), plain ${r.plainSaveMs.toFixed(0)} ms (${mb(r.plainSaveBytes)} MB): **${saveRatio.toFixed(2)}x** (${verdict(saveRatio)})`,
     `- the hit's saving: install step ${(r.noCache.installMs / 1000).toFixed(1)} s → ${(r.hit.installMs / 1000).toFixed(1)} s; whole run ${(r.noCache.wallMs / 1000).toFixed(1)} s (no cache) → ${(r.hit.wallMs / 1000).toFixed(1)} s (hit; ${describeSaving(r.noCache.wallMs - r.hit.wallMs)}); the miss pays ${((r.miss.wallMs - r.noCache.wallMs) / 1000).toFixed(1)} s over no cache for its save`,
-    `- the host side alone, once, on the plain save's archive read from tmpfs (wall / CPU ms): save's archive check ${part(r.hostParts.check)}, store write + commit ${part(r.hostParts.storeWrite)}; restore's entry read with sha256 ${part(r.hostParts.entryRead)}, archive gate ${part(r.hostParts.gate)}`,
+    `- the host side alone, once, on the plain save's archive read from tmpfs (wall / CPU ms): save's archive check ${part(r.hostParts.check)}${r.hostParts.checkInProcess === undefined ? "" : ` (with fzstd in-process instead of the host's zstd: ${part(r.hostParts.checkInProcess)})`}, store write + commit ${part(r.hostParts.storeWrite)}; restore's entry read with sha256 ${part(r.hostParts.entryRead)}, archive gate ${part(r.hostParts.gate)}`,
     "",
   ];
 }

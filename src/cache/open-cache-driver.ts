@@ -57,7 +57,7 @@ export function openCacheDriver(backend: CacheBackend, executor: Executor, emit:
     store,
     repo: backend.repo,
     executor,
-    createCheck: (spec) => createArchiveCheck({ roots: spec.paths }),
+    createCheck: (spec) => createArchiveCheck({ roots: spec.paths, ...(backend.hostZstd === undefined ? {} : { hostZstd: backend.hostZstd }) }),
     createGate: (spec, compression, output) => createArchiveGate(compression, { roots: spec.paths, output }),
     description: `the directory ${backend.dir} on this host`,
     inform: (message) => emit({ kind: "notice", level: "info", message }),

@@ -14,10 +14,7 @@ import { createArchiveGate } from "../../src/cache/archive-gate.js";
 import { Readable, Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { buildArchive, type ArchiveEntry } from "../transfer/tree-helpers.js";
-
-function hasZstd(): boolean {
-  return spawnSync("zstd", ["--version"]).status === 0;
-}
+import { findOnPath } from "../../src/util/find-on-path.js";
 
 function hasBusybox(): boolean {
   return spawnSync("busybox", ["tar", "--help"]).status === 0;
@@ -26,13 +23,18 @@ function hasBusybox(): boolean {
 const LARGE_CHILD = join(dirname(fileURLToPath(import.meta.url)), "fixtures", "check-large-archive.js");
 const ROOTS = ["/work/node_modules", "/root/.npm"];
 
-/** Writes `archive` into a fresh check in pieces of `piece` bytes, then ends it. */
-async function check(archive: Buffer, piece = 1000, roots: readonly string[] = ROOTS): Promise<SavedArchiveReport> {
-  const checker = createArchiveCheck({ roots });
+/** The host's zstd, when it has one. */
+const HOST_ZSTD = findOnPath("zstd", process.env.PATH);
+
+/** Writes `archive` into a fresh check in pieces of `piece` bytes, then ends it; with `hostZstd`, zstd is decoded by that binary. */
+async function checkWith(archive: Buffer, piece = 1000, roots: readonly string[] = ROOTS, hostZstd?: string): Promise<SavedArchiveReport> {
+  const checker = createArchiveCheck({ roots, ...(hostZstd === undefined ? {} : { hostZstd }) });
   for (let at = 0; at < archive.length; at += piece) checker.stream.write(archive.subarray(at, at + piece));
   checker.stream.end();
   return checker.done;
 }
+
+const check = (archive: Buffer, piece?: number, roots?: readonly string[]): Promise<SavedArchiveReport> => checkWith(archive, piece, roots);
 
 const file = (name: string, content = "x"): ArchiveEntry => ({ header: { name, type: "file", mode: 0o644 }, content });
 const dir = (name: string): ArchiveEntry => ({ header: { name, type: "directory", mode: 0o755 } });
@@ -82,81 +84,89 @@ describe("checking a cache archive", () => {
     await assert.rejects(check(archive), /cache archive is neither gzip nor zstd: it starts with 776f726b/);
   });
 
-  describe("a zstd archive", { skip: hasZstd() ? false : "no zstd on this host" }, () => {
-    const zstd = (tar: Buffer, ...flags: string[]): Buffer => execFileSync("zstd", ["-q", "-c", ...flags], { input: tar, maxBuffer: 64 * 1024 * 1024 });
+  for (const decoder of [
+    { name: "fzstd, in this process", hostZstd: undefined },
+    { name: "the host's zstd", hostZstd: HOST_ZSTD },
+  ]) {
+    describe(`a zstd archive, decoded by ${decoder.name}`, { skip: HOST_ZSTD !== undefined ? false : "no zstd on this host" }, () => {
+      const check = (archive: Buffer, piece?: number): Promise<SavedArchiveReport> => checkWith(archive, piece, ROOTS, decoder.hostZstd);
+      const zstd = (tar: Buffer, ...flags: string[]): Buffer => execFileSync("zstd", ["-q", "-c", ...flags], { input: tar, maxBuffer: 64 * 1024 * 1024 });
 
-    it("is decoded whatever the piece size, and the check says zstd", async () => {
-      const tar = await buildArchive([dir("work/node_modules/"), file("work/node_modules/a", randomBytes(300_000).toString("hex")), file("work/node_modules/b", "b".repeat(200_000))]);
-      for (const flags of [["-1"], ["-19"], ["-1", "-T2", "--no-check"]]) {
-        const archive = zstd(tar, ...flags);
-        for (const piece of [1, 7, 4096, 1 << 20]) {
-          assert.deepEqual(await check(archive, piece), { entries: 3, bytes: 800_000, archiveBytes: archive.length, compression: "zstd" }, `${flags.join(" ")} in pieces of ${piece}`);
+      it("is decoded whatever the piece size, and the check says zstd", async () => {
+        const tar = await buildArchive([dir("work/node_modules/"), file("work/node_modules/a", randomBytes(300_000).toString("hex")), file("work/node_modules/b", "b".repeat(200_000))]);
+        for (const flags of [["-1"], ["-19"], ["-1", "-T2", "--no-check"]]) {
+          const archive = zstd(tar, ...flags);
+          for (const piece of [1, 7, 4096, 1 << 20]) {
+            assert.deepEqual(await check(archive, piece), { entries: 3, bytes: 800_000, archiveBytes: archive.length, compression: "zstd" }, `${flags.join(" ")} in pieces of ${piece}`);
+          }
         }
-      }
-    });
+      });
 
-    it("refuses a hostile member inside it, naming the member", async () => {
-      const archive = zstd(await buildArchive([file("work/node_modules/a"), symlink("work/node_modules/up", "../../etc")]), "-1");
-      await assert.rejects(check(archive, 100), (error: unknown) => error instanceof CacheArchiveError && error.member === "work/node_modules/up" && /unsafe|outside|points/.test(error.message));
-    });
+      it("refuses a hostile member inside it, naming the member", async () => {
+        const archive = zstd(await buildArchive([file("work/node_modules/a"), symlink("work/node_modules/up", "../../etc")]), "-1");
+        await assert.rejects(check(archive, 100), (error: unknown) => error instanceof CacheArchiveError && error.member === "work/node_modules/up" && /unsafe|outside|points/.test(error.message));
+      });
 
-    it("refuses a truncated stream, even when its tar would have ended", async () => {
-      const archive = zstd(await buildArchive([file("work/node_modules/a", "z".repeat(50_000))]), "-1");
-      for (const cut of [archive.length - 1, archive.length - 4, 20, 5]) {
-        await assert.rejects(check(archive.subarray(0, cut)), /not valid zstd: .*(truncated|unexpected EOF)/, `cut at ${cut}`);
-      }
-    });
+      it("refuses a truncated stream, even when its tar would have ended", async () => {
+        const archive = zstd(await buildArchive([file("work/node_modules/a", "z".repeat(50_000))]), "-1");
+        for (const cut of [archive.length - 1, archive.length - 4, 20, 5]) {
+          await assert.rejects(check(archive.subarray(0, cut)), /not valid zstd: .*(truncated|unexpected EOF)/, `cut at ${cut}`);
+        }
+      });
 
-    it("refuses a frame declaring a window over 128 MiB before decoding it", async () => {
-      const archive = Buffer.from(zstd(await buildArchive([file("work/node_modules/a")]), "-1"));
-      assert.equal(archive[4]! & 0x20, 0, "zstd wrote a single-segment frame; this test patches the window descriptor");
-      archive[5] = 18 << 3; // 2^28 bytes: 256 MiB
-      await assert.rejects(check(archive), /not valid zstd: a frame declares a window of 268435456 bytes, over the 134217728/);
-      // Single-segment: the window is the content size, 2^32 here.
-      const single = Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0xe0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0]);
-      await assert.rejects(check(single), /a frame declares a window of 4294967296 bytes/);
-    });
+      it("refuses a frame declaring a window over 128 MiB before decoding it", async () => {
+        const archive = Buffer.from(zstd(await buildArchive([file("work/node_modules/a")]), "-1"));
+        assert.equal(archive[4]! & 0x20, 0, "zstd wrote a single-segment frame; this test patches the window descriptor");
+        archive[5] = 18 << 3; // 2^28 bytes: 256 MiB
+        await assert.rejects(check(archive), /not valid zstd: a frame declares a window of 268435456 bytes, over the 134217728/);
+        // Single-segment: the window is the content size, 2^32 here.
+        const single = Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0xe0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0]);
+        await assert.rejects(check(single), /a frame declares a window of 4294967296 bytes/);
+      });
 
-    it("decodes a bomb (32 KiB of RLE blocks that make 1 GiB) in bounded memory, a block at a time, in the check and the gate", { timeout: 120_000 }, async () => {
-      const blockHeader = (size: number, type: number, last: boolean): Buffer => {
-        const value = (size << 3) | (type << 1) | (last ? 1 : 0);
-        return Buffer.from([value & 0xff, (value >> 8) & 0xff, (value >> 16) & 0xff]);
-      };
-      const blocks = 8192;
-      const member = encodeTarHeader({ path: "work/node_modules/bomb", type: "file", mode: 0o644, size: blocks * 128 * 1024, mtimeSeconds: 0 });
-      const rle = Buffer.concat([blockHeader(128 * 1024, 1, false), Buffer.from("a")]);
-      const archive = Buffer.concat([
-        Buffer.from("28b52ffd0038", "hex"), // no checksum, a 128 KiB window
-        blockHeader(member.length, 0, false),
-        member,
-        ...Array.from({ length: blocks }, () => rle),
-        blockHeader(1024, 0, true),
-        Buffer.alloc(1024),
-      ]);
-      // The process's peak RSS (a synchronous decode would never let a timer sample it).
-      const before = Math.max(process.memoryUsage.rss(), process.resourceUsage().maxRSS * 1024);
-      try {
-        const report = await check(archive, archive.length);
-        assert.deepEqual({ entries: report.entries, bytes: report.bytes }, { entries: 1, bytes: blocks * 128 * 1024 });
-        // The gate reads its decoder on 'readable': a decoder that pushed a whole chunk's output would hold 1 GiB.
-        const gate = createArchiveGate("zstd", { roots: ROOTS });
-        await pipeline(Readable.from([archive]), gate.stream, new Writable({ write: (_chunk, _encoding, callback) => callback() }));
-        assert.equal((await gate.done).bytes, blocks * 128 * 1024);
-      } finally {
-        global.gc?.();
-      }
-      const peak = process.resourceUsage().maxRSS * 1024;
-      assert.ok(peak - before < 150 * 1024 * 1024, `RSS grew by ${Math.round((peak - before) / 1048576)} MiB decoding ${archive.length} bytes to 1 GiB`);
-    });
+      it("decodes a bomb (32 KiB of RLE blocks that make 1 GiB) in bounded memory, in the check (and, with fzstd, the gate)", { timeout: 120_000 }, async () => {
+        const blockHeader = (size: number, type: number, last: boolean): Buffer => {
+          const value = (size << 3) | (type << 1) | (last ? 1 : 0);
+          return Buffer.from([value & 0xff, (value >> 8) & 0xff, (value >> 16) & 0xff]);
+        };
+        const blocks = 8192;
+        const member = encodeTarHeader({ path: "work/node_modules/bomb", type: "file", mode: 0o644, size: blocks * 128 * 1024, mtimeSeconds: 0 });
+        const rle = Buffer.concat([blockHeader(128 * 1024, 1, false), Buffer.from("a")]);
+        const archive = Buffer.concat([
+          Buffer.from("28b52ffd0038", "hex"), // no checksum, a 128 KiB window
+          blockHeader(member.length, 0, false),
+          member,
+          ...Array.from({ length: blocks }, () => rle),
+          blockHeader(1024, 0, true),
+          Buffer.alloc(1024),
+        ]);
+        // The process's peak RSS (a synchronous decode would never let a timer sample it).
+        const before = Math.max(process.memoryUsage.rss(), process.resourceUsage().maxRSS * 1024);
+        try {
+          const report = await check(archive, archive.length);
+          assert.deepEqual({ entries: report.entries, bytes: report.bytes }, { entries: 1, bytes: blocks * 128 * 1024 });
+          if (decoder.hostZstd === undefined) {
+            // The gate reads its decoder on 'readable': a decoder that pushed a whole chunk's output would hold 1 GiB.
+            const gate = createArchiveGate("zstd", { roots: ROOTS });
+            await pipeline(Readable.from([archive]), gate.stream, new Writable({ write: (_chunk, _encoding, callback) => callback() }));
+            assert.equal((await gate.done).bytes, blocks * 128 * 1024);
+          }
+        } finally {
+          global.gc?.();
+        }
+        const peak = process.resourceUsage().maxRSS * 1024;
+        assert.ok(peak - before < 150 * 1024 * 1024, `RSS grew by ${Math.round((peak - before) / 1048576)} MiB decoding ${archive.length} bytes to 1 GiB`);
+      });
 
-    it("refuses garbage after its frame and a garbled block", async () => {
-      const archive = zstd(await buildArchive([file("work/node_modules/a", "q".repeat(10_000))]), "-1");
-      await assert.rejects(check(Buffer.concat([archive, Buffer.from("garbage!")])), /not valid zstd: data after a frame is not a zstd frame/);
-      const garbled = Buffer.from(archive);
-      for (let at = 12; at < garbled.length - 8; at += 1) garbled[at] = 0xff;
-      await assert.rejects(check(garbled), CacheArchiveError);
+      it("refuses garbage after its frame and a garbled block", async () => {
+        const archive = zstd(await buildArchive([file("work/node_modules/a", "q".repeat(10_000))]), "-1");
+        await assert.rejects(check(Buffer.concat([archive, Buffer.from("garbage!")])), /not valid zstd: data after a frame is not a zstd frame/);
+        const garbled = Buffer.from(archive);
+        for (let at = 12; at < garbled.length - 8; at += 1) garbled[at] = 0xff;
+        await assert.rejects(check(garbled), CacheArchiveError);
+      });
     });
-  });
+  }
 
   it("refuses absolute names, .. components and members outside the cache's paths, naming the member", async () => {
     await assertRefused([file("/work/node_modules/a")], /member "\/work\/node_modules\/a" is refused: absolute path/, "/work/node_modules/a");
@@ -236,7 +246,7 @@ describe("checking a cache archive", () => {
     await assert.rejects(checker.done, /"etc\/passwd" is refused/);
   });
 
-  it("never buffers the archive: 512 MiB through gzip and 1 GiB through zstd are checked in a small, constant memory", { timeout: 120_000, skip: hasZstd() ? false : "no zstd on this host" }, () => {
+  it("never buffers the archive: 512 MiB through gzip and 1 GiB through zstd are checked in a small, constant memory", { timeout: 120_000, skip: HOST_ZSTD !== undefined ? false : "no zstd on this host" }, () => {
     for (const [compression, megabytes] of [["gzip", 512], ["zstd", 1024]] as const) {
       const run = spawnSync(process.execPath, [LARGE_CHILD, compression, String(megabytes)], { encoding: "utf8" });
       assert.equal(run.status, 0, run.stderr);
