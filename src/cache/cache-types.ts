@@ -1,6 +1,6 @@
 // The contract between the workflow's `caches:` (what to keep), the stores (where it is kept) and the executor (how it
 // moves in and out of the pod). Types only: each side is built and tested on its own against these.
-import type { Readable } from "node:stream";
+import type { Readable, Writable } from "node:stream";
 
 /** One `caches:` entry of a workflow, with its templates rendered for this run (src/cache/render-key.ts). */
 export interface CacheSpec {
@@ -39,7 +39,7 @@ export type CacheLookup =
 
 /** A save in progress: write the archive into `stream`, then commit (or abort). */
 export interface CacheWriter {
-  readonly stream: NodeJS.WritableStream;
+  readonly stream: Writable;
   /**
    * Makes the entry visible under its key, atomically. "exists": another run (or runner process) saved the same key
    * first; this one's bytes are discarded and the store is unchanged. `compression`: what the bytes turned out to be

@@ -1,5 +1,5 @@
 // Moves one cache's archive between the host and the pod: into `helper.sh cache-restore`, out of `helper.sh cache-save`.
-import { Writable, type Duplex, type Readable } from "node:stream";
+import type { Duplex, Readable, Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { CancelledError, describeError } from "../errors.js";
 import { CacheDecoderMissingError, type CacheCompression, type CacheSpec, type CacheWriter } from "../cache/cache-types.js";
@@ -7,6 +7,7 @@ import { buildExecArgs } from "../k8s/kubectl-args.js";
 import type { KubectlExit } from "../k8s/kubectl.js";
 import { summarizeStderr } from "../k8s/kubectl-errors.js";
 import { cacheCommand, checkCacheRestoreReply, findMissingDecoder, parseCacheSaveStatus } from "../pod/cache-script.js";
+import { WritableTee } from "../util/writable-tee.js";
 import type { ExecutorContext } from "./context.js";
 import type { RunPod } from "./executor.js";
 
@@ -198,41 +199,6 @@ export async function saveCacheArchive(ctx: ExecutorContext, pod: RunPod, spec: 
   return { status: committed, bytes, missing: status.missing };
 }
 
-/** A Writable that writes each chunk into every target and calls back once all took it (the slowest paces the source). */
-class WritableTee extends Writable {
-  readonly #targets: readonly NodeJS.WritableStream[];
-
-  constructor(targets: readonly NodeJS.WritableStream[]) {
-    super();
-    this.#targets = targets;
-    for (const target of targets) target.on("error", (error: Error) => this.destroy(error));
-  }
-
-  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
-    let pending = this.#targets.length;
-    let failed = false;
-    for (const target of this.#targets) {
-      target.write(chunk, (error?: Error | null) => {
-        if (failed) return;
-        if (error) {
-          failed = true;
-          callback(error);
-        } else if (--pending === 0) callback();
-      });
-    }
-  }
-
-  override _final(callback: (error?: Error | null) => void): void {
-    let pending = this.#targets.length;
-    for (const target of this.#targets) target.end(() => --pending === 0 && callback());
-  }
-
-  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
-    if (error) for (const target of this.#targets) destroyStream(target, error);
-    callback(error);
-  }
-}
-
 /** The verdict if it settles within `ms`, else undefined. */
 async function settleWithin<T>(verdict: Promise<T>, ms: number): Promise<T | undefined> {
   let timer: NodeJS.Timeout | undefined;
@@ -242,14 +208,6 @@ async function settleWithin<T>(verdict: Promise<T>, ms: number): Promise<T | und
   } finally {
     clearTimeout(timer);
   }
-}
-
-/** Destroys a stream that can be destroyed (every node Writable); a plain NodeJS.WritableStream is ended instead. */
-function destroyStream(stream: NodeJS.WritableStream, error: Error): void {
-  const destroyable = stream as NodeJS.WritableStream & { destroy?: (error?: Error) => void; destroyed?: boolean };
-  if (typeof destroyable.destroy === "function") {
-    if (!destroyable.destroyed) destroyable.destroy(error);
-  } else stream.end();
 }
 
 function withoutTags(stderr: string): string {
