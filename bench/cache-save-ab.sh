@@ -1,7 +1,7 @@
 #!/bin/sh
 # What a cache save's gap to plain `kubectl exec … > file` is made of: the same in-pod tar | zstd into the shell's
-# file, into node dropping it, through cat, from the helper's own cache-save, and into node with the store write and
-# the archive check. Needs a kept Debian pod holding /work/deps (a `run --keep` of the local-cache bench's workflow)
+# file, into node dropping it, through cat, from the helper's own cache-save, and into node with a file write and
+# the archive check (bench/save-sink.ts; its `file` and `check` modes split the last, by hand). Needs a kept Debian pod holding /work/deps (a `run --keep` of the local-cache bench's workflow)
 # and `npm run build`. Usage: POD=NAME KUBECONFIG=FILE [K=kubectl] [ROUNDS=3] sh bench/cache-save-ab.sh
 set -eu
 K=${K:-kubectl}

@@ -7,7 +7,7 @@ import { WritableTee } from "../src/util/writable-tee.js";
 
 /**
  * `node dist/bench/save-sink.js MODE FILE [ZSTD]`: MODE `none` drops the bytes (the cost of node reading kubectl's
- * stdout), `file` writes them to FILE, `check` runs the save's archive check (roots /work/deps; with ZSTD, the host's
+ * stdout), `file` writes them to FILE (a plain fs write stream: not the store's writer, which also hashes), `check` runs the save's archive check (roots /work/deps; with ZSTD, the host's
  * zstd at that path, else fzstd), `filecheck` both through the runner's tee. The check's report goes to stderr.
  */
 async function main(): Promise<void> {
