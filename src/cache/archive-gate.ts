@@ -117,11 +117,19 @@ export function createArchiveGate(compression: CacheCompression, options: Archiv
       else checker.fail(new CacheArchiveError(`the gate decodes only gzip and zstd, not ${compression}`));
       return passOn(chunk, callback);
     }
-    decoder.write(chunk, (error) => {
+    // zlib never calls a write's callback once the stream failed (it only errors and is destroyed): go on at whichever comes first.
+    const active = decoder;
+    let called = false;
+    const written = (error?: Error | null): void => {
+      if (called) return;
+      called = true;
+      active.off("error", written);
       if (error) checker.fail(decoderError(error));
       drainDecoder();
       passOn(chunk, callback);
-    });
+    };
+    active.once("error", written);
+    active.write(chunk, written);
   };
 
   const stream = new Transform({

@@ -21,8 +21,12 @@ export function createZstdDecompress(): Transform & { readonly scanner: ZstdFram
   const scanner = new ZstdFrameScanner();
   let stream!: Transform;
   let resume: (() => void) | undefined;
+  /** Pieces of output pushed so far: a pause must follow a push, or no read would ever come to resume it. */
+  let pushes = 0;
   const decoder = new Decompress((data) => {
-    if (data.length > 0) stream.push(Buffer.from(data.buffer, data.byteOffset, data.length));
+    if (data.length === 0) return;
+    pushes += 1;
+    stream.push(Buffer.from(data.buffer, data.byteOffset, data.length));
   });
   const toError = (error: unknown): Error => (error instanceof CacheArchiveError ? error : new CacheArchiveError(`cache archive is not valid zstd: ${(error as Error).message}`));
   stream = new Transform({
@@ -30,12 +34,14 @@ export function createZstdDecompress(): Transform & { readonly scanner: ZstdFram
     transform(chunk: Buffer, _encoding, callback) {
       let at = 0;
       const next = (): void => {
+        const before = pushes;
         try {
           while (at < chunk.length) {
             const end = scanner.walk(chunk, at);
             decoder.push(chunk.subarray(at, end), false);
             at = end;
-            if (at < chunk.length && stream.readableLength >= OUTPUT_HIGH_WATER) {
+            // Only after a push: a read that resumed this and got nothing would leave the stream "reading" for ever.
+            if (at < chunk.length && pushes !== before && stream.readableLength >= OUTPUT_HIGH_WATER) {
               resume = next;
               return;
             }
@@ -61,8 +67,10 @@ export function createZstdDecompress(): Transform & { readonly scanner: ZstdFram
   stream._read = (size: number): void => {
     const waiting = resume;
     resume = undefined;
-    if (waiting) waiting();
-    else read(size);
+    waiting?.();
+    // Then Transform's own: a chunk the resumed decode finished while the output was full had its write callback held
+    // back for this read to release; skipping it stalled the stream for good.
+    read(size);
   };
   return Object.assign(stream, { scanner });
 }

@@ -7,7 +7,7 @@ import { pipeline } from "node:stream/promises";
 import { spawnSync } from "node:child_process";
 import { constants, gunzipSync, gzipSync } from "node:zlib";
 import { createArchiveGate } from "../../src/cache/archive-gate.js";
-import { CacheArchiveError } from "../../src/cache/check-archive.js";
+import { CacheArchiveError } from "../../src/cache/archive-checker.js";
 import type { CacheCompression } from "../../src/cache/cache-types.js";
 import { buildArchive, type ArchiveEntry } from "../transfer/tree-helpers.js";
 
