@@ -38,7 +38,7 @@ function renderSize(r: CacheSizeResult): string[] {
     `- restore: runner ${r.hit.restore.ms} ms (result.json \`caches[0].restore.ms\`), plain ${r.plainRestoreMs.toFixed(0)} ms: **${restoreRatio.toFixed(2)}x** of plain's throughput (${verdict(restoreRatio)})`,
     `- save: runner ${r.miss.save.ms} ms (\`caches[0].save.ms\`), plain ${r.plainSaveMs.toFixed(0)} ms (${mb(r.plainSaveBytes)} MB): **${saveRatio.toFixed(2)}x** (${verdict(saveRatio)})`,
     `- the hit's saving: install step ${(r.noCache.installMs / 1000).toFixed(1)} s → ${(r.hit.installMs / 1000).toFixed(1)} s; whole run ${(r.noCache.wallMs / 1000).toFixed(1)} s (no cache) → ${(r.hit.wallMs / 1000).toFixed(1)} s (hit; ${describeSaving(r.noCache.wallMs - r.hit.wallMs)}); the miss pays ${((r.miss.wallMs - r.noCache.wallMs) / 1000).toFixed(1)} s over no cache for its save`,
-    `- the host side alone, once, on the plain save's archive read from tmpfs (wall / CPU ms): save's archive check ${part(r.hostParts.check)}${r.hostParts.checkInProcess === undefined ? "" : ` (with fzstd in-process instead of the host's zstd: ${part(r.hostParts.checkInProcess)})`}, store write + commit ${part(r.hostParts.storeWrite)}; restore's entry read with sha256 ${part(r.hostParts.entryRead)}, archive gate ${part(r.hostParts.gate)}`,
+    `- the host side alone, once, on the plain save's archive read from tmpfs (wall / CPU ms): save's store write + sha256 + commit ${part(r.hostParts.storeWrite)}; restore's entry read with sha256 ${part(r.hostParts.entryRead)}, archive gate ${part(r.hostParts.gate)}`,
     "",
   ];
 }
@@ -64,7 +64,7 @@ export function renderCacheReport(r: CacheBenchResult, loadAtStart: readonly num
     "",
     "What each number covers:",
     "- runner restore = `caches[0].restore.ms`: store lookup, entry read with its sha256, the host archive gate (gunzip or fzstd + tar header check), `kubectl exec -i … helper.sh cache-restore` (gunzip or zstd -d | tar -x -C / in the pod) to its exit and the pod's proof line;",
-    "- runner save = `caches[0].save.ms`: `kubectl exec … helper.sh cache-save` (tar -c | gzip -1 in busybox, zstd -1 in Debian) to its exit, kubectl stdout teed into the store's temp file and the hostile-archive check, the commit (link) and the store's eviction pass;",
+    "- runner save = `caches[0].save.ms`: `kubectl exec … helper.sh cache-save` (tar -c | gzip -1 in busybox, zstd -1 in Debian) to its exit, kubectl stdout into the store's temp file with its sha256 (the archive is checked by the gate of each restore, not here), the commit (link) and the store's eviction pass;",
     "- plain restore/save: `sh -c` spawn → exit of the commands below (kubectl start-up included, as it is in the runner's figures);",
     "- RSS during restore/save: the highest VmRSS of the runner process sampled every 25 ms inside the cache-restore/cache-save event's span; VmHWM: the whole run's peak (the runner does other things: upload of the vendored packages, output relay).",
     "",

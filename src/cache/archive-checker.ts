@@ -1,9 +1,9 @@
-// The synchronous core of the cache archive checks: tar members parsed from decompressed bytes, each judged by the policy.
+// The synchronous core of the restore gate's check: tar members parsed from decompressed bytes, each judged by the policy.
 import { TarFormatError } from "../transfer/tar-header.js";
 import { TarParser } from "../transfer/tar-parser.js";
 import { CacheMemberPolicy, readCacheRoots } from "./cache-member-policy.js";
 
-/** A cache archive that must not be saved or restored: hostile, corrupt or truncated. `member` names the entry when one is to blame. */
+/** A cache archive that must not be restored: hostile, corrupt or truncated. `member` names the entry when one is to blame. */
 export class CacheArchiveError extends Error {
   override readonly name = "CacheArchiveError";
   constructor(

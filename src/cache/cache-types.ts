@@ -43,8 +43,8 @@ export interface CacheWriter {
   /**
    * Makes the entry visible under its key, atomically. "exists": another run (or runner process) saved the same key
    * first; this one's bytes are discarded and the store is unchanged. `compression`: what the bytes turned out to be
-   * (the archive check tells it from their first bytes, after they were written); the entry records it, else the
-   * compression beginSave was given.
+   * (the save tells it from their first bytes, after they were written); the entry records it, else the compression
+   * beginSave was given.
    */
   commit(compression?: CacheCompression): Promise<"saved" | "exists">;
   /** Discards what was written; safe after a failed write and when called twice. */
@@ -67,6 +67,12 @@ export interface CacheStore {
    * commit may name what was actually written, and that is what the entry records.
    */
   beginSave(repo: string, key: string, compression: CacheCompression): Promise<CacheWriter | "exists">;
+  /**
+   * Removes `entry`, as it was looked up: one whose bytes held their checksum but were refused on their way into the
+   * pod (a hostile member, broken tar or compression). Never removes a different entry saved under its key since.
+   * False when it was no longer there.
+   */
+  remove(entry: CacheEntry): Promise<boolean>;
 }
 
 /**

@@ -5,7 +5,8 @@
 //   complete or absent, never half there; the second save of a key, in this process or another, gets EEXIST from the
 //   kernel and says "exists". Keys are immutable: nothing ever rewrites an entry file, only removes it.
 // - Reads check the sha256 while streaming; a damaged entry is removed (by inode: never a successor of its key) and
-//   reported. A successful read sets the file's mtime, which is the entry's lastUsedAt.
+//   reported; so is one the restore's gate refused (remove: matched by sha256 and inode). A successful read sets the
+//   file's mtime, which is the entry's lastUsedAt.
 // - After each save the store is brought back under maxBytes (archive bytes of all repositories together), least
 //   recently used first, never the entry just saved; an archive larger than maxBytes is not kept at all. Several
 //   processes evicting at once may remove a little more than needed, never a sound entry they did not list.
@@ -158,6 +159,16 @@ export function createDirStore(options: DirStoreOptions): DirStore {
       if (existing !== undefined) await removeDamaged(existing);
       ensureStoreLayout(root);
       return startEntrySave({ root, repo, key, compression, maxBytes: options.maxBytes, now, afterSave });
+    },
+
+    async remove(entry: CacheEntry): Promise<boolean> {
+      checkCacheName("repository", entry.repo);
+      checkCacheName("key", entry.key);
+      const stored = await readEntryOf(root, entry.repo, entry.key);
+      if (stored === undefined) return false;
+      if ("reason" in stored) return removeDamaged(stored);
+      if (stored.sha256 !== entry.sha256 || stored.createdAt !== entry.createdAt) return false;
+      return removeEntryFile(root, stored.path, stored.ino);
     },
 
     async list(repo?: string): Promise<StoreListing> {

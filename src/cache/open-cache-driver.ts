@@ -1,10 +1,9 @@
-// Makes the cache driver a run's settings ask for: the directory store on this host (`--cache-dir`), with its checks, or the PVC backend (`--cache-pvc`), whose bytes stay in the pod.
+// Makes the cache driver a run's settings ask for: the directory store on this host (`--cache-dir`), with its gate, or the PVC backend (`--cache-pvc`), whose bytes stay in the pod.
 import type { CacheBackend } from "../executor/context.js";
 import type { Executor } from "../executor/executor.js";
 import type { RunEventInput } from "../events/run-events.js";
 import { createArchiveGate } from "./archive-gate.js";
 import type { CacheDriver } from "./cache-driver.js";
-import { createArchiveCheck } from "./check-archive.js";
 import { createDirStore } from "./dir-store.js";
 import { createHostCacheDriver } from "./host-cache-driver.js";
 import { createKubectlPodExec, createPvcCacheDriver, formatPvcNonce } from "./pvc-cache.js";
@@ -22,8 +21,8 @@ export interface PodExecContext {
 /**
  * The driver of `backend` for the run's executor; for the PVC backend only with `pods` (its commands go through
  * kubectl exec), else undefined. The store's own findings (a damaged entry removed, an entry evicted) are
- * warnings and notices in the run's log. Every archive is checked with the cache's paths as its roots: on the way in
- * through the gate, on the way out through the check.
+ * warnings and notices in the run's log. Every archive is checked with the cache's paths as its roots by the gate, on
+ * each way into a pod; saves store what the pod packed, unchecked, and a refused entry is removed.
  */
 export function openCacheDriver(backend: CacheBackend, executor: Executor, emit: (event: RunEventInput) => void, pods?: PodExecContext): CacheDriver | undefined {
   if (backend.kind === "pvc") {
@@ -57,7 +56,6 @@ export function openCacheDriver(backend: CacheBackend, executor: Executor, emit:
     store,
     repo: backend.repo,
     executor,
-    createCheck: (spec) => createArchiveCheck({ roots: spec.paths, ...(backend.hostZstd === undefined ? {} : { hostZstd: backend.hostZstd }) }),
     createGate: (spec, compression, output) => createArchiveGate(compression, { roots: spec.paths, output }),
     description: `the directory ${backend.dir} on this host`,
     inform: (message) => emit({ kind: "notice", level: "info", message }),

@@ -6,7 +6,6 @@ import { defaultCacheDir } from "../cache/store-layout.js";
 import { DNS_LABEL, readSize } from "../config/patterns.js";
 import { InputError } from "../errors.js";
 import type { CacheBackend } from "../executor/context.js";
-import { findOnPath } from "../util/find-on-path.js";
 
 export interface RawCacheOptions {
   cacheDir?: string;
@@ -25,8 +24,7 @@ export type CacheRepoSource = "--repo" | "checkout" | "workflow";
 /** The cache flags, validated: given or not, a bad one is bad input, so a daemon's typo shows on its first run. */
 export interface CacheFlags {
   readonly off: boolean;
-  /** `hostZstd`: zstd on PATH, which checks the saved zstd archives ten times faster than fzstd (absent: none on PATH). */
-  readonly store: { readonly kind: "dir"; readonly dir: string; readonly hostZstd?: string } | { readonly kind: "pvc"; readonly claim: string };
+  readonly store: { readonly kind: "dir"; readonly dir: string } | { readonly kind: "pvc"; readonly claim: string };
   readonly maxBytes: number;
 }
 
@@ -49,8 +47,7 @@ export function readCacheFlags(raw: RawCacheOptions, env: NodeJS.ProcessEnv): Ca
     // Not there yet: the store makes it.
   }
   if (!isDirectory) throw new InputError(`--cache-dir: expected a directory, found a file at ${dir}`);
-  const hostZstd = findOnPath("zstd", env.PATH);
-  return { off, store: { kind: "dir", dir, ...(hostZstd === undefined ? {} : { hostZstd }) }, maxBytes };
+  return { off, store: { kind: "dir", dir }, maxBytes };
 }
 
 /**
@@ -66,7 +63,5 @@ export function resolveCacheRepo(repo: string | undefined, checkoutDir: string |
 
 /** The executor's backend for these flags and this repository. */
 export function buildCacheBackend(flags: CacheFlags, repo: string): CacheBackend {
-  const { store, maxBytes } = flags;
-  if (store.kind === "pvc") return { kind: "pvc", repo, claim: store.claim, maxBytes };
-  return { kind: "dir", repo, dir: store.dir, maxBytes, ...(store.hostZstd === undefined ? {} : { hostZstd: store.hostZstd }) };
+  return flags.store.kind === "pvc" ? { kind: "pvc", repo, claim: flags.store.claim, maxBytes: flags.maxBytes } : { kind: "dir", repo, dir: flags.store.dir, maxBytes: flags.maxBytes };
 }

@@ -1,40 +1,31 @@
 // Moves one cache's archive between the host and the pod: into `helper.sh cache-restore`, out of `helper.sh cache-save`.
-import type { Duplex, Readable, Writable } from "node:stream";
+import type { Duplex, Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { CancelledError, describeError } from "../errors.js";
 import { CacheDecoderMissingError, type CacheCompression, type CacheSpec, type CacheWriter } from "../cache/cache-types.js";
 import { buildExecArgs } from "../k8s/kubectl-args.js";
 import type { KubectlExit } from "../k8s/kubectl.js";
 import { summarizeStderr } from "../k8s/kubectl-errors.js";
+import { describeHead, SNIFF_BYTES, sniffCompression } from "../cache/sniff-compression.js";
 import { cacheCommand, checkCacheRestoreReply, findMissingDecoder, parseCacheSaveStatus } from "../pod/cache-script.js";
-import { WritableTee } from "../util/writable-tee.js";
 import type { ExecutorContext } from "./context.js";
 import type { RunPod } from "./executor.js";
 
-/** A cache's move failed: a warning for the run, never its verdict. `corrupt`: the store's bytes were not what it saved. */
+/**
+ * A cache's move failed: a warning for the run, never its verdict. `entryFault` says when the stored entry itself is
+ * to blame, so that it goes: "corrupt", its bytes were not what the store saved (the store removed it already);
+ * "refused", the gate found it hostile or broken (src/cache/host-cache-driver.ts removes it, so that its immutable key
+ * can be saved again, soundly, by the next run).
+ */
 export class CacheTransferError extends Error {
   override readonly name = "CacheTransferError";
   constructor(
     message: string,
-    readonly corrupt = false,
+    readonly entryFault?: "corrupt" | "refused",
     options?: { cause?: unknown },
   ) {
     super(message, options);
   }
-}
-
-/**
- * The hostile-archive check a saved archive streams through (src/cache/check-archive.ts' createArchiveCheck, with the
- * cache's paths as its roots): its bytes in, a verdict out.
- */
-export interface CacheArchiveCheck {
-  /** Takes the archive exactly as it is stored (gzip or zstd); ended by the caller. Takes and drops the rest after a refusal. */
-  readonly stream: Writable;
-  /**
-   * Resolves once `stream` ended on a complete, allowed archive, with the compression its first bytes showed (what
-   * the entry records); rejects with why it is refused (a member, broken gzip, zstd or tar, neither of the two).
-   */
-  readonly done: Promise<{ readonly compression: CacheCompression }>;
 }
 
 /**
@@ -131,44 +122,41 @@ export async function restoreCacheArchive(ctx: ExecutorContext, pod: RunPod, spe
   const inPod = checkCacheRestoreReply(reply) === undefined ? "; the pod's gunzip found the bytes it got whole, so its paths hold them" : "; the pod removed what it extracted";
   if (readError !== undefined) {
     const corrupt = (readError as Error).name === "CacheCorruptError";
-    throw new CacheTransferError(`${corrupt ? "the stored entry is corrupt" : "reading the stored entry failed"}: ${describeError(readError)}${inPod}`, corrupt, { cause: readError });
+    throw new CacheTransferError(`${corrupt ? "the stored entry is corrupt" : "reading the stored entry failed"}: ${describeError(readError)}${inPod}`, corrupt ? "corrupt" : undefined, { cause: readError });
   }
-  if (refusal !== undefined) throw new CacheTransferError(`the stored entry was refused on this host: ${refusal}${inPod}`);
+  if (refusal !== undefined) throw new CacheTransferError(`the stored entry was refused on this host: ${refusal}${inPod}`, "refused");
   const problem = checkCacheRestoreReply(reply);
   if (problem !== undefined) throw new CacheTransferError(`${problem}${describeExit(exit)}`);
   return { bytes };
 }
 
 /**
- * Runs `cache-save` in the pod (`tar -c <paths that exist> | zstd -1`, or `gzip -1` where the image has no zstd) and streams its stdout into the store's writer
- * and the hostile-archive check at once (the same bytes, never held in memory). Commits only when the check passed,
- * kubectl exited 0 and the pod said tar and its compressor both exited 0, recording the compression the check found
- * in the archive's first bytes; aborts the writer otherwise and throws
- * CacheTransferError. When no path exists in the pod, nothing is stored ("nothing"). CancelledError when the run's
- * signal is aborted (the writer is aborted first).
+ * Runs `cache-save` in the pod (`tar -c <paths that exist> | zstd -1`, or `gzip -1` where the image has no zstd) and
+ * streams its stdout into the store's writer, never held in memory. Commits only when kubectl exited 0, the pod said
+ * tar and its compressor both exited 0, and the archive's first bytes are gzip's or zstd's (the compression the entry
+ * records, whatever the pod said); aborts the writer otherwise and throws CacheTransferError. The archive is not
+ * checked on the way out: its bytes are stored as they came, and the gate checks them on every way in (a hostile one
+ * is refused there, and removed), so a save costs the host only the write and its sha256. When no path exists in the
+ * pod, nothing is stored ("nothing"). CancelledError when the run's signal is aborted (the writer is aborted first).
  */
-export async function saveCacheArchive(ctx: ExecutorContext, pod: RunPod, spec: CacheSpec, writer: CacheWriter, check: CacheArchiveCheck): Promise<CacheSaveOutcome> {
+export async function saveCacheArchive(ctx: ExecutorContext, pod: RunPod, spec: CacheSpec, writer: CacheWriter): Promise<CacheSaveOutcome> {
   const forbidden = findForbiddenCachePath(spec.paths);
   if (forbidden !== undefined) {
-    check.stream.destroy();
     await writer.abort();
     throw new CacheTransferError(`not saved: ${forbidden}`);
   }
   const kubectl = ctx.kubectl.stream(buildExecArgs(ctx.settings.target, pod.name, cacheCommand.save(spec.paths), false), { signal: ctx.signal });
   let bytes = 0;
-  const targets = [writer.stream, check.stream];
+  let head = Buffer.alloc(0);
   const copied = pipeline(kubectl.stdout, async function* (source: AsyncIterable<Buffer>) {
     for await (const chunk of source) {
       bytes += chunk.length;
+      if (head.length < SNIFF_BYTES) head = Buffer.concat([head, chunk.subarray(0, SNIFF_BYTES - head.length)]);
       yield chunk;
     }
-  }, new WritableTee(targets)).then(
+  }, writer.stream).then(
     () => undefined,
     (error: unknown) => error,
-  );
-  const verdict = check.done.then(
-    (report) => ({ ok: true as const, compression: report.compression }),
-    (error: unknown) => ({ ok: false as const, reason: describeError(error) }),
   );
   const copyError = await copied;
   if (copyError !== undefined) kubectl.kill();
@@ -176,26 +164,21 @@ export async function saveCacheArchive(ctx: ExecutorContext, pod: RunPod, spec: 
   const fail = async (message: string, cause?: unknown): Promise<never> => {
     await writer.abort();
     if (ctx.signal.aborted) throw new CancelledError();
-    throw new CacheTransferError(message, false, cause === undefined ? undefined : { cause });
+    throw new CacheTransferError(message, undefined, cause === undefined ? undefined : { cause });
   };
   if (ctx.signal.aborted) return fail("cancelled");
   const status = parseCacheSaveStatus(exit.stderr);
   if (exit.exitCode !== 0) return fail(`the pod's save failed (kubectl exit ${exit.exitCode}): ${summarizeStderr(exit.stderr)}`);
-  if (copyError !== undefined) {
-    // A check that refused the archive may stop taking bytes: the refusal is the reason then, not the broken copy.
-    const early = await settleWithin(verdict, 2000);
-    if (early !== undefined && !early.ok) return fail(`the archive was refused, nothing stored: ${early.reason}`);
-    return fail(`writing the archive failed: ${describeError(copyError)}`, copyError);
-  }
+  if (copyError !== undefined) return fail(`writing the archive failed: ${describeError(copyError)}`, copyError);
   if (status.outcome === undefined) return fail(`the pod did not confirm the save (the exec ended before its last line)${describeExit(exit)}`);
   if (status.outcome.kind === "none") {
     await writer.abort();
     return { status: "nothing", missing: status.missing };
   }
   if (status.outcome.tar !== "0" || status.outcome.status !== "0") return fail(`the pod could not pack the paths (tar exited ${status.outcome.tar}, ${status.outcome.compressor} ${status.outcome.status}): ${summarizeStderr(withoutTags(exit.stderr))}`);
-  const judged = await verdict;
-  if (!judged.ok) return fail(`the archive was refused, nothing stored: ${judged.reason}`);
-  const committed = await writer.commit(judged.compression);
+  const compression = sniffCompression(head, true);
+  if (compression === undefined || compression === "short") return fail(`the archive was refused, nothing stored: ${describeHead(head)}`);
+  const committed = await writer.commit(compression);
   return { status: committed, bytes, missing: status.missing };
 }
 

@@ -67,14 +67,7 @@ export interface ExecutorSettings {
 
 /** `--cache-dir` (the default, a directory on this host) or `--cache-pvc` (a PersistentVolumeClaim mounted into the pod). */
 export type CacheBackend =
-  | {
-      readonly kind: "dir";
-      readonly repo: string;
-      readonly dir: string;
-      readonly maxBytes: number;
-      /** The host's zstd binary, to check saved zstd archives natively; absent: fzstd, in the runner's process. */
-      readonly hostZstd?: string;
-    }
+  | { readonly kind: "dir"; readonly repo: string; readonly dir: string; readonly maxBytes: number }
   | { readonly kind: "pvc"; readonly repo: string; readonly claim: string; readonly maxBytes: number };
 
 /** Timings the runner uses; tests shorten them. */

@@ -2,7 +2,7 @@
 import type { ArtifactReport, ArtifactSpec } from "../artifacts/artifact-types.js";
 import type { CacheSpec, CacheWriter } from "../cache/cache-types.js";
 import type { InfraReason } from "../errors.js";
-import type { CacheArchive, CacheArchiveCheck, CacheArchiveGate, CacheSaveOutcome } from "./cache-transfer.js";
+import type { CacheArchive, CacheArchiveGate, CacheSaveOutcome } from "./cache-transfer.js";
 import type { ExtractReport } from "../transfer/extract-outputs.js";
 import type { UploadTrees } from "../transfer/scan-tree.js";
 
@@ -93,13 +93,15 @@ export interface Executor {
    */
   restoreCache(spec: CacheSpec, archive: CacheArchive, gate?: CacheArchiveGate): Promise<{ readonly bytes: number }>;
   /**
-   * Packs `spec.paths` in the pod (`tar -c` of those that exist, skipping the others, `| gzip -1`) and streams the
-   * archive into `writer` and `check` at once; commits the writer only when the check passed, kubectl exited 0 and
-   * the pod's tar and gzip both exited 0, aborts it otherwise and throws CacheTransferError. No path existing is not
-   * an error ("nothing", the writer aborted). Refuses paths under /knotless and /knotless-secrets (the secrets are
-   * still in the pod). After the steps, before copyOut.
+   * Packs `spec.paths` in the pod (`tar -c` of those that exist, skipping the others, `| zstd -1`, or `| gzip -1`
+   * where the image has no zstd) and streams the archive into `writer`; commits it only when its first bytes are
+   * gzip's or zstd's (the compression recorded), kubectl exited 0 and the pod's tar and compressor both exited 0,
+   * aborts it otherwise and throws CacheTransferError. The archive is not checked here: it is stored as the pod made
+   * it, and checked by the gate of every restore that reads it. No path existing is not an error ("nothing", the
+   * writer aborted). Refuses paths under /knotless and /knotless-secrets (the secrets are still in the pod). After
+   * the steps, before copyOut.
    */
-  saveCache(spec: CacheSpec, writer: CacheWriter, check: CacheArchiveCheck): Promise<CacheSaveOutcome>;
+  saveCache(spec: CacheSpec, writer: CacheWriter): Promise<CacheSaveOutcome>;
   /**
    * Collects one artifact: lists the pod's regular files under the patterns' fixed prefixes, matches them on the host,
    * packs exactly those and extracts them through the outputs' hostile-archive extractor into

@@ -28,7 +28,7 @@ import { POD_SECRETS_DIR } from "../pod/paths.js";
 import { deliverSecrets, forgetSecrets, type SecretsSummary } from "./deliver-secrets.js";
 import type { ArtifactReport, ArtifactSpec } from "../artifacts/artifact-types.js";
 import type { CacheSpec, CacheWriter } from "../cache/cache-types.js";
-import type { CacheArchive, CacheArchiveCheck, CacheArchiveGate, CacheSaveOutcome } from "./cache-transfer.js";
+import type { CacheArchive, CacheArchiveGate, CacheSaveOutcome } from "./cache-transfer.js";
 
 /** What teardownNowSync did: a sentence for stderr, the logs and result.json, and whether a Job of this run may still be there unwanted. */
 export interface CrashTeardown {
@@ -204,10 +204,10 @@ export class KubernetesExecutor implements Executor {
     return restoreCacheArchive(this.#ctx, pod, spec, archive, gate);
   }
 
-  async saveCache(spec: CacheSpec, writer: CacheWriter, check: CacheArchiveCheck): Promise<CacheSaveOutcome> {
+  async saveCache(spec: CacheSpec, writer: CacheWriter): Promise<CacheSaveOutcome> {
     const pod = this.#requirePod();
     const { saveCacheArchive } = await import("./cache-transfer.js");
-    return saveCacheArchive(this.#ctx, pod, spec, writer, check);
+    return saveCacheArchive(this.#ctx, pod, spec, writer);
   }
 
   async collectArtifact(spec: ArtifactSpec, maxBytes: number): Promise<ArtifactReport> {

@@ -1,4 +1,4 @@
-// The host directory cache store: atomic saves, one winner per key across processes, damaged entries, LRU, isolation.
+// The host directory cache store: atomic saves, one winner per key across processes, damaged and refused entries, LRU, isolation.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { readdirSync, readFileSync, statSync, truncateSync, utimesSync, writeFileSync } from "node:fs";
@@ -179,6 +179,31 @@ describe("damaged entries in the directory store", () => {
     const listing = await test.store.list();
     assert.equal(listing.entries.length, 1);
     assert.match(listing.damaged[0]!.reason, /names another repository or key/);
+  });
+});
+
+describe("removing an entry a restore refused from the directory store", () => {
+  it("removes the entry as it was looked up, and another repository's entry of the same key stays", async () => {
+    const test = makeTestStore();
+    await saveEntry(test.store, "r", "deps-1", contentOf("refused", 1000));
+    await saveEntry(test.store, "other", "deps-1", contentOf("other", 1000));
+    const entry = await exactEntry(test.store, "r", "deps-1");
+    assert.equal(await test.store.remove(entry), true);
+    assert.deepEqual(await test.store.lookup("r", { key: "deps-1", restoreKeys: [] }), { kind: "miss" });
+    assert.equal((await exactEntry(test.store, "other", "deps-1")).bytes, 1000);
+    assert.equal(entryFiles(test.dir).length, 1);
+    assert.equal(await test.store.remove(entry), false, "removing it twice");
+  });
+
+  it("never removes a different entry saved under the key since the lookup", async () => {
+    const test = makeTestStore();
+    await saveEntry(test.store, "r", "deps-1", contentOf("first", 1000));
+    const refused = await exactEntry(test.store, "r", "deps-1");
+    assert.equal(await test.store.remove(refused), true);
+    test.time += 1000;
+    assert.equal(await saveEntry(test.store, "r", "deps-1", contentOf("second", 1000)), "saved");
+    assert.equal(await test.store.remove(refused), false);
+    assert.ok((await readAll(test.store.openRead(await exactEntry(test.store, "r", "deps-1")))).equals(contentOf("second", 1000)));
   });
 });
 

@@ -11,7 +11,7 @@ interface Stored {
 
 export class MemoryCacheStore implements CacheStore {
   readonly #entries = new Map<string, Stored>();
-  /** Every call, in order: "lookup REPO KEY", "openRead REPO KEY", "beginSave REPO KEY", "commit REPO KEY", "abort REPO KEY". */
+  /** Every call, in order: "lookup REPO KEY", "openRead REPO KEY", "beginSave REPO KEY", "commit REPO KEY", "abort REPO KEY", "remove REPO KEY". */
   readonly calls: string[] = [];
   #clock = 1_000;
   /** Makes lookups fail (the store cannot be read). */
@@ -92,6 +92,13 @@ export class MemoryCacheStore implements CacheStore {
         done = true;
       },
     };
+  }
+
+  async remove(entry: CacheEntry): Promise<boolean> {
+    this.calls.push(`remove ${entry.repo} ${entry.key}`);
+    const stored = this.#entries.get(`${entry.repo}\0${entry.key}`);
+    if (stored?.entry.sha256 !== entry.sha256 || stored.entry.createdAt !== entry.createdAt) return false;
+    return this.#entries.delete(`${entry.repo}\0${entry.key}`);
   }
 }
 

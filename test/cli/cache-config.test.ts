@@ -1,7 +1,7 @@
 // The run's cache and artifact settings as the CLI resolves them: flags checked, keys rendered from the real checkout, the dry run's account of them.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { chmodSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { renderDryRun } from "../../src/cli/dry-run.js";
@@ -81,20 +81,6 @@ describe("resolveRunConfig with caches and artifacts", () => {
     assert.match(await inputError({ ...options, cacheMaxBytes: "0" }), /--cache-max-bytes expects more than 0 bytes/);
     writeFileSync(join(dir, "a-file"), "");
     assert.match(await inputError({ ...options, cacheDir: join(dir, "a-file") }), /--cache-dir: expected a directory, found a file at /);
-  });
-
-  it("checks the directory store's zstd saves with zstd from PATH when there is one, else in-process", async () => {
-    const { dir, options } = workspace();
-    mkdirSync(join(dir, "bin"));
-    writeFileSync(join(dir, "bin", "zstd"), "#!/bin/sh\n");
-    chmodSync(join(dir, "bin", "zstd"), 0o755);
-    const withZstd = await resolveRunConfig(options, { PATH: `/nonexistent:${join(dir, "bin")}` });
-    assert.equal(withZstd.settings.cacheBackend?.kind === "dir" && withZstd.settings.cacheBackend.hostZstd, join(dir, "bin", "zstd"));
-    const without = await resolveRunConfig(options, { PATH: "/nonexistent" });
-    assert.equal(without.settings.cacheBackend?.kind === "dir" && without.settings.cacheBackend.hostZstd, undefined);
-    const pvc = await resolveRunConfig({ ...options, cachePvc: "ci-cache" }, { PATH: join(dir, "bin") });
-    assert.equal(pvc.settings.cacheBackend?.kind, "pvc");
-    assert.equal("hostZstd" in pvc.settings.cacheBackend!, false, "the PVC backend's archives never reach the host");
   });
 
   it("restores and saves nothing with --no-cache, and still collects the artifacts", async () => {

@@ -45,14 +45,23 @@ steps:
       [ "\${FAIL:-no}" = no ]
 `;
 
-/** A workflow whose step leaves a link out of its cache path: the save must be refused on the host. */
-const HOSTILE = `
+/**
+ * A cache whose first run's step leaves a link out of its path (PLANT=yes): stored as the pod packed it, refused by the
+ * next restore's gate. Every run fails if the link ever reaches its pod.
+ */
+const HOSTILE = (plant: boolean): string => `
+environment:
+  PLANT: ${plant ? "yes" : "no"}
 caches:
   - key: hostile-1
     paths: [/work/evil]
 steps:
   - name: plant
-    command: mkdir -p /work/evil && ln -s ../../../../etc/passwd /work/evil/passwd && echo planted
+    command: |
+      if [ -L /work/evil/passwd ]; then echo "the link reached the pod"; exit 1; fi
+      if [ -f /work/evil/sound ]; then echo "sound restored"; fi
+      mkdir -p /work/evil && echo sound > /work/evil/sound
+      if [ "$PLANT" = yes ]; then ln -s ../../../../etc/passwd /work/evil/passwd && echo planted; fi
 `;
 
 interface Run {
@@ -162,15 +171,28 @@ describe("workflow caches and artifacts on the local cluster", { skip, concurren
     assert.equal(next.result.caches[1]!.save.status, "saved");
   });
 
-  it("refuses at save a cache whose pod left a link out of its path: nothing is stored, the run succeeds", async () => {
-    const hostile = await run("x\n", { workflow: HOSTILE });
-    assert.equal(hostile.code, 0, hostile.stderr);
-    assert.match(hostile.stdout, /planted/);
-    const report = hostile.result.caches[0]!;
-    assert.equal(report.save.status, "failed");
-    assert.match(report.save.reason ?? "", /refused, nothing stored: .*evil\/passwd/);
-    assert.ok(!(await keys()).includes("hostile-1"));
+  it("stores a cache whose pod left a link out of its path as packed; the next restore refuses it before the pod gets the link, removes it, and a sound entry takes its key", async () => {
+    const planted = await run("x\n", { workflow: HOSTILE(true) });
+    assert.equal(planted.code, 0, planted.stderr);
+    assert.match(planted.stdout, /planted/);
+    assert.equal(planted.result.caches[0]!.save.status, "saved", "saves are not checked: the gate judges every way in");
+    assert.ok((await keys()).includes("hostile-1"));
+
+    const refused = await run("x\n", { workflow: HOSTILE(false) });
+    assert.equal(refused.code, 0, refused.stderr);
+    assert.doesNotMatch(refused.stdout, /the link reached the pod|sound restored/);
+    const report = refused.result.caches[0]!;
+    assert.equal(report.restore.status, "failed");
+    assert.match(report.restore.reason ?? "", /refused on this host: .*evil\/passwd.*the entry was removed from the store/);
+    assert.match(refused.log, /warning: cache hostile-1: restore failed after \d+ms, the run goes on without it: the stored entry was refused on this host: .*"work\/evil\/passwd" is refused/);
+    assert.equal(report.save.status, "saved", "the refused entry's key was free again");
+
+    const sound = await run("x\n", { workflow: HOSTILE(false) });
+    assert.equal(sound.code, 0, sound.stderr);
+    assert.equal(sound.result.caches[0]!.restore.status, "exact");
+    assert.match(sound.stdout, /sound restored/);
     assert.deepEqual((await listStoredEntries(cacheDir)).damaged, []);
+    await assertNothingLeft(cluster);
   });
 
   it("on a failed run, saves no cache, collects the failure artifact and warns of the one that matched nothing", async () => {

@@ -4,7 +4,7 @@ import { PassThrough, Readable } from "node:stream";
 import { describe, it } from "node:test";
 import { CacheCorruptError, CacheDecoderMissingError, type CacheSpec } from "../../src/cache/cache-types.js";
 import { CancelledError } from "../../src/errors.js";
-import { CacheTransferError, restoreCacheArchive, saveCacheArchive, type CacheArchiveCheck } from "../../src/executor/cache-transfer.js";
+import { CacheTransferError, restoreCacheArchive, saveCacheArchive } from "../../src/executor/cache-transfer.js";
 import { MemoryCacheStore } from "../cache/memory-store.js";
 import { createArchiveGate } from "../../src/cache/archive-gate.js";
 import { randomBytes } from "node:crypto";
@@ -18,15 +18,9 @@ const SPEC: CacheSpec = { key: "deps-1", restoreKeys: [], paths: ["/work/node_mo
 const ARCHIVE = Buffer.from(Array.from({ length: 300_000 }, (_, i) => i % 251));
 const REPO = "repo";
 
-/** A check that records what it read and gives the scripted verdict once its input ended. */
-function recordingCheck(refusal?: string): CacheArchiveCheck & { read: () => Buffer } {
-  const stream = new PassThrough();
-  const chunks: Buffer[] = [];
-  stream.on("data", (chunk: Buffer) => chunks.push(chunk));
-  const done = new Promise<{ compression: "gzip" }>((resolve, reject) => stream.on("end", () => (refusal === undefined ? resolve({ compression: "gzip" }) : reject(new Error(refusal)))));
-  done.catch(() => {});
-  return { stream, done, read: () => Buffer.concat(chunks) };
-}
+/** What the pod's cache-save sends, as far as the save looks: gzip's first bytes, then anything. */
+const GZIP_ARCHIVE = Buffer.concat([Buffer.from([0x1f, 0x8b]), ARCHIVE]);
+const ZSTD_ARCHIVE = Buffer.concat([Buffer.from([0x28, 0xb5, 0x2f, 0xfd]), ARCHIVE]);
 
 type Member = { name: string; content?: string; type?: "file" | "directory" | "symlink"; linkname?: string };
 
@@ -88,7 +82,7 @@ describe("restoreCacheArchive", () => {
     await assert.rejects(restoreCacheArchive(ctx, POD, SPEC, { stream: archiveStream(ARCHIVE), compression: "gzip" }), (error: unknown) => {
       assert.ok(error instanceof CacheTransferError);
       assert.match(error.message, /could not extract the archive \(gunzip=1 tar=0\)/);
-      assert.equal(error.corrupt, false);
+      assert.equal(error.entryFault, undefined);
       return true;
     });
   });
@@ -105,7 +99,7 @@ describe("restoreCacheArchive", () => {
     const corrupt = new CacheCorruptError("entry deps-1: sha256 mismatch");
     await assert.rejects(restoreCacheArchive(ctx, POD, SPEC, { stream: archiveStream(ARCHIVE, corrupt), compression: "gzip" }), (error: unknown) => {
       assert.ok(error instanceof CacheTransferError);
-      assert.equal(error.corrupt, true);
+      assert.equal(error.entryFault, "corrupt");
       assert.match(error.message, /corrupt: entry deps-1: sha256 mismatch/);
       return true;
     });
@@ -127,10 +121,12 @@ describe("restoreCacheArchive", () => {
       { name: "work/node_modules/evil", type: "symlink", linkname: "../../../etc/passwd" },
       { name: "work/node_modules/b.js", content: randomText(400_000) },
     ]);
-    await assert.rejects(
-      restoreCacheArchive(ctx, POD, SPEC, { stream: archiveStream(archive), compression: "gzip" }, createArchiveGate("gzip", { roots: SPEC.paths })),
-      /refused on this host: .*work\/node_modules\/evil.*; the pod removed what it extracted/,
-    );
+    await assert.rejects(restoreCacheArchive(ctx, POD, SPEC, { stream: archiveStream(archive), compression: "gzip" }, createArchiveGate("gzip", { roots: SPEC.paths })), (error: unknown) => {
+      assert.ok(error instanceof CacheTransferError);
+      assert.match(error.message, /refused on this host: .*work\/node_modules\/evil.*; the pod removed what it extracted/);
+      assert.equal(error.entryFault, "refused", "the driver removes an entry only when told it was refused");
+      return true;
+    });
     const got = kubectl.calls[0]!.stdinBytes ?? Buffer.alloc(0);
     assert.ok(got.length < archive.length, "the pod got the whole archive");
     assert.ok(!gunzipSync(got, { finishFlush: constants.Z_SYNC_FLUSH }).includes("../../../etc/passwd"), "the pod got the refused member's header");
@@ -161,77 +157,97 @@ describe("restoreCacheArchive", () => {
 });
 
 describe("saveCacheArchive", () => {
-  async function setUp(reply: Parameters<ReturnType<typeof buildTestContext>["kubectl"]["on"]>[1], refusal?: string) {
+  async function setUp(reply: Parameters<ReturnType<typeof buildTestContext>["kubectl"]["on"]>[1]) {
     const test = buildTestContext();
     test.kubectl.on("exec", reply);
     const store = new MemoryCacheStore();
     const writer = await store.beginSave(REPO, SPEC.key, "gzip");
     assert.notEqual(writer, "exists");
     if (writer === "exists") throw new Error("unreachable");
-    return { ...test, store, writer, check: recordingCheck(refusal) };
+    return { ...test, store, writer };
   }
 
-  it("streams the pod's archive into the writer and the check at once, and commits when all went well", async () => {
-    const { ctx, kubectl, store, writer, check } = await setUp({ stdout: [ARCHIVE.subarray(0, 1000), ARCHIVE.subarray(1000)], stderr: "knotless-cache-missing root/.npm\nknotless-cache-saved tar=0 gzip=0\n" });
-    const saved = await saveCacheArchive(ctx, POD, SPEC, writer, check);
-    assert.deepEqual(saved, { status: "saved", bytes: ARCHIVE.length, missing: ["/root/.npm"] });
-    assert.deepEqual(kubectl.calls[0]!.command, ["exec", POD_NAME, "-c", "run", "--", "sh", "/knotless/helper.sh", "cache-save", "work/node_modules", "root/.npm"]);
-    assert.ok(store.get(REPO, SPEC.key)?.equals(ARCHIVE));
-    assert.ok(check.read().equals(ARCHIVE));
-  });
-
-  it("records the compression the check found in the archive's bytes, not the one the pod named", async () => {
-    const { ctx, store, writer } = await setUp({ stdout: [ARCHIVE], stderr: "knotless-cache-saved tar=0 gzip=0\n" });
-    const stream = new PassThrough();
-    stream.resume();
-    const check = { stream, done: new Promise<{ compression: "zstd" }>((resolve) => stream.on("end", () => resolve({ compression: "zstd" }))) };
-    assert.equal((await saveCacheArchive(ctx, POD, SPEC, writer, check)).status, "saved");
+  async function storedCompression(store: MemoryCacheStore): Promise<string | false> {
     const found = await store.lookup(REPO, { key: SPEC.key, restoreKeys: [] });
-    assert.equal(found.kind === "exact" && found.entry.compression, "zstd");
+    return found.kind === "exact" && found.entry.compression;
+  }
+
+  it("streams the pod's archive into the writer and commits it, gzip as its first bytes say, when all went well", async () => {
+    const { ctx, kubectl, store, writer } = await setUp({ stdout: [GZIP_ARCHIVE.subarray(0, 1), GZIP_ARCHIVE.subarray(1, 1000), GZIP_ARCHIVE.subarray(1000)], stderr: "knotless-cache-missing root/.npm\nknotless-cache-saved tar=0 gzip=0\n" });
+    const saved = await saveCacheArchive(ctx, POD, SPEC, writer);
+    assert.deepEqual(saved, { status: "saved", bytes: GZIP_ARCHIVE.length, missing: ["/root/.npm"] });
+    assert.deepEqual(kubectl.calls[0]!.command, ["exec", POD_NAME, "-c", "run", "--", "sh", "/knotless/helper.sh", "cache-save", "work/node_modules", "root/.npm"]);
+    assert.ok(store.get(REPO, SPEC.key)?.equals(GZIP_ARCHIVE));
+    assert.equal(await storedCompression(store), "gzip");
   });
 
-  it("stores nothing when the check refuses the archive (a member escaping with .. or a symlink)", async () => {
-    const { ctx, store, writer, check } = await setUp({ stdout: ARCHIVE, stderr: "knotless-cache-saved tar=0 gzip=0\n" }, "work/x: symlink target \"../../etc/passwd\" resolves outside the destination");
-    await assert.rejects(saveCacheArchive(ctx, POD, SPEC, writer, check), /refused, nothing stored: work\/x: symlink target/);
-    assert.equal(store.get(REPO, SPEC.key), undefined);
-    assert.ok(store.calls.includes(`abort ${REPO} ${SPEC.key}`));
+  it("records the compression the archive's bytes show, not the one the pod named", async () => {
+    const { ctx, store, writer } = await setUp({ stdout: [ZSTD_ARCHIVE.subarray(0, 2), ZSTD_ARCHIVE.subarray(2)], stderr: "knotless-cache-saved tar=0 gzip=0\n" });
+    assert.equal((await saveCacheArchive(ctx, POD, SPEC, writer)).status, "saved");
+    assert.equal(await storedCompression(store), "zstd");
+  });
+
+  it("stores nothing when the archive's first bytes are neither gzip's nor zstd's, or there are none", async () => {
+    for (const [stdout, said] of [[ARCHIVE, /refused, nothing stored: it starts with 00010203, neither gzip \(1f8b\) nor zstd \(28b52ffd\)/], [Buffer.alloc(0), /refused, nothing stored: the archive is empty/]] as const) {
+      const { ctx, store, writer } = await setUp({ stdout, stderr: "knotless-cache-saved tar=0 zstd=0\n" });
+      await assert.rejects(saveCacheArchive(ctx, POD, SPEC, writer), said);
+      assert.equal(store.get(REPO, SPEC.key), undefined);
+      assert.ok(store.calls.includes(`abort ${REPO} ${SPEC.key}`));
+    }
+  });
+
+  it("stores a hostile archive as the pod packed it: judging it is the restore gate's, on every way in", async () => {
+    const hostile = await buildGzipTar([{ name: "work/node_modules/evil", type: "symlink", linkname: "../../../etc/passwd" }]);
+    const { ctx, store, writer } = await setUp({ stdout: hostile, stderr: "knotless-cache-saved tar=0 gzip=0\n" });
+    assert.equal((await saveCacheArchive(ctx, POD, SPEC, writer)).status, "saved");
+    assert.ok(store.get(REPO, SPEC.key)?.equals(hostile));
   });
 
   it("stores nothing when the pod's tar failed, even though kubectl exited 0", async () => {
-    const { ctx, store, writer, check } = await setUp({ stdout: ARCHIVE.subarray(0, 100), stderr: "tar: work/node_modules/x: Permission denied\nknotless-cache-saved tar=2 gzip=0\n" });
-    await assert.rejects(saveCacheArchive(ctx, POD, SPEC, writer, check), /tar exited 2, gzip 0\): tar: work\/node_modules\/x: Permission denied/);
+    const { ctx, store, writer } = await setUp({ stdout: GZIP_ARCHIVE.subarray(0, 100), stderr: "tar: work/node_modules/x: Permission denied\nknotless-cache-saved tar=2 gzip=0\n" });
+    await assert.rejects(saveCacheArchive(ctx, POD, SPEC, writer), /tar exited 2, gzip 0\): tar: work\/node_modules\/x: Permission denied/);
     assert.equal(store.get(REPO, SPEC.key), undefined);
   });
 
   it("stores nothing when the exec ended without the pod's status line (the stream was cut)", async () => {
-    const { ctx, store, writer, check } = await setUp({ stdout: ARCHIVE.subarray(0, 100) });
-    await assert.rejects(saveCacheArchive(ctx, POD, SPEC, writer, check), /did not confirm the save/);
+    const { ctx, store, writer } = await setUp({ stdout: GZIP_ARCHIVE.subarray(0, 100) });
+    await assert.rejects(saveCacheArchive(ctx, POD, SPEC, writer), /did not confirm the save/);
     assert.equal(store.get(REPO, SPEC.key), undefined);
   });
 
   it("stores nothing when kubectl failed", async () => {
-    const { ctx, store, writer, check } = await setUp({ stdout: ARCHIVE.subarray(0, 100), exitCode: 1, stderr: "error: unable to upgrade connection: container not found\n" });
-    await assert.rejects(saveCacheArchive(ctx, POD, SPEC, writer, check), /kubectl exit 1/);
+    const { ctx, store, writer } = await setUp({ stdout: GZIP_ARCHIVE.subarray(0, 100), exitCode: 1, stderr: "error: unable to upgrade connection: container not found\n" });
+    await assert.rejects(saveCacheArchive(ctx, POD, SPEC, writer), /kubectl exit 1/);
     assert.equal(store.get(REPO, SPEC.key), undefined);
   });
 
   it("says nothing was there to save when no path exists in the pod, and stores nothing", async () => {
-    const { ctx, store, writer, check } = await setUp({ stderr: "knotless-cache-missing work/node_modules\nknotless-cache-missing root/.npm\nknotless-cache-saved none\n" });
-    assert.deepEqual(await saveCacheArchive(ctx, POD, SPEC, writer, check), { status: "nothing", missing: ["/work/node_modules", "/root/.npm"] });
+    const { ctx, store, writer } = await setUp({ stderr: "knotless-cache-missing work/node_modules\nknotless-cache-missing root/.npm\nknotless-cache-saved none\n" });
+    assert.deepEqual(await saveCacheArchive(ctx, POD, SPEC, writer), { status: "nothing", missing: ["/work/node_modules", "/root/.npm"] });
     assert.equal(store.get(REPO, SPEC.key), undefined);
   });
 
   it("says exists when another run committed the key while this one packed", async () => {
-    const { ctx, store, writer, check } = await setUp({ stdout: ARCHIVE, stderr: "knotless-cache-saved tar=0 gzip=0\n" });
+    const { ctx, store, writer } = await setUp({ stdout: GZIP_ARCHIVE, stderr: "knotless-cache-saved tar=0 gzip=0\n" });
     store.put(REPO, SPEC.key, Buffer.from("the other run's"));
-    assert.equal((await saveCacheArchive(ctx, POD, SPEC, writer, check)).status, "exists");
+    assert.equal((await saveCacheArchive(ctx, POD, SPEC, writer)).status, "exists");
     assert.equal(store.get(REPO, SPEC.key)?.toString(), "the other run's");
   });
 
   it("refuses to save the secrets' directory, before any exec", async () => {
-    const { ctx, kubectl, store, writer, check } = await setUp({ stdout: ARCHIVE });
-    await assert.rejects(saveCacheArchive(ctx, POD, { ...SPEC, paths: ["/knotless-secrets/env"] }, writer, check), /runner's/);
+    const { ctx, kubectl, store, writer } = await setUp({ stdout: GZIP_ARCHIVE });
+    await assert.rejects(saveCacheArchive(ctx, POD, { ...SPEC, paths: ["/knotless-secrets/env"] }, writer), /runner's/);
     assert.equal(kubectl.calls.length, 0);
     assert.equal(store.get(REPO, SPEC.key), undefined);
+  });
+
+  it("rejects with CancelledError, and stores nothing, when the run is cancelled during the save", async () => {
+    const { ctx, store, writer, cancel } = await setUp(() => {
+      setImmediate(cancel);
+      return { hang: true };
+    });
+    await assert.rejects(saveCacheArchive(ctx, POD, SPEC, writer), CancelledError);
+    assert.equal(store.get(REPO, SPEC.key), undefined);
+    assert.ok(store.calls.includes(`abort ${REPO} ${SPEC.key}`));
   });
 });

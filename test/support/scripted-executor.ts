@@ -4,7 +4,7 @@ import type { ExecutorContext } from "../../src/executor/context.js";
 import type { Executor, RunPod, StepOutcome, TeardownReport, UploadSummary } from "../../src/executor/executor.js";
 import type { ArtifactReport, ArtifactSpec } from "../../src/artifacts/artifact-types.js";
 import type { CacheSpec, CacheWriter } from "../../src/cache/cache-types.js";
-import type { CacheArchive, CacheArchiveCheck, CacheArchiveGate, CacheSaveOutcome } from "../../src/executor/cache-transfer.js";
+import type { CacheArchive, CacheArchiveGate, CacheSaveOutcome } from "../../src/executor/cache-transfer.js";
 import type { ExtractReport } from "../../src/transfer/extract-outputs.js";
 import type { UploadTrees } from "../../src/transfer/scan-tree.js";
 
@@ -15,7 +15,7 @@ export interface ExecutorScript {
   readonly runStep?: (index: number, deadlineAt: number, ctx: ExecutorContext) => Promise<StepOutcome>;
   readonly copyOut?: (ctx: ExecutorContext) => Promise<ExtractReport>;
   readonly restoreCache?: (spec: CacheSpec, archive: CacheArchive, gate: CacheArchiveGate | undefined, ctx: ExecutorContext) => Promise<{ bytes: number }>;
-  readonly saveCache?: (spec: CacheSpec, writer: CacheWriter, check: CacheArchiveCheck, ctx: ExecutorContext) => Promise<CacheSaveOutcome>;
+  readonly saveCache?: (spec: CacheSpec, writer: CacheWriter, ctx: ExecutorContext) => Promise<CacheSaveOutcome>;
   readonly collectArtifact?: (spec: ArtifactSpec, maxBytes: number, ctx: ExecutorContext) => Promise<ArtifactReport>;
   readonly teardown?: (ctx: ExecutorContext) => Promise<TeardownReport>;
 }
@@ -71,12 +71,11 @@ export class ScriptedExecutor implements Executor {
     return { bytes };
   }
 
-  async saveCache(spec: CacheSpec, writer: CacheWriter, check: CacheArchiveCheck): Promise<CacheSaveOutcome> {
+  async saveCache(spec: CacheSpec, writer: CacheWriter): Promise<CacheSaveOutcome> {
     this.calls.push(`saveCache ${spec.key}`);
-    if (this.script.saveCache) return this.script.saveCache(spec, writer, check, this.ctx);
+    if (this.script.saveCache) return this.script.saveCache(spec, writer, this.ctx);
     const archive = Buffer.from(`archive of ${spec.paths.join(" ")}`);
     writer.stream.end(archive);
-    check.stream.end(archive);
     return { status: await writer.commit(), bytes: archive.length, missing: [] };
   }
 
