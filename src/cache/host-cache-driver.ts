@@ -37,14 +37,17 @@ export function createHostCacheDriver(options: HostCacheDriverOptions): CacheDri
     }
   };
   /**
-   * An entry the gate refused goes, as a corrupt one does: its key is immutable, so kept it would fail every later
-   * restore and no run could save the key again. Saves are not checked (the gate is where archives are judged).
+   * An entry the gate refused for its own key goes, as a corrupt one does: the key is immutable, so kept it would
+   * fail every later restore and no run could save the key again. Saves are not checked (the gate is where archives
+   * are judged). An entry restored by a fallback prefix stays: it may be refused only because it is another cache's
+   * (other paths, under a key this cache's prefix happens to match), and its own key's restores judge it.
    */
-  const restoreEntry = async (spec: CacheSpec, entry: CacheEntry): Promise<{ readonly bytes: number }> => {
+  const restoreEntry = async (spec: CacheSpec, entry: CacheEntry, exact: boolean): Promise<{ readonly bytes: number }> => {
     try {
       return await sendEntry(spec, entry);
     } catch (error) {
       if (!(error instanceof CacheTransferError) || error.entryFault !== "refused") throw error;
+      if (!exact) throw new CacheTransferError(`${error.message}; the entry, ${entry.key}'s, was kept (restored here by a fallback prefix)`, "refused", { cause: error });
       const removed = await store.remove(entry).then(
         (gone) => (gone ? "; the entry was removed from the store" : ""),
         (failure: unknown) => `; removing the entry failed: ${describeError(failure)}`,
@@ -58,7 +61,7 @@ export function createHostCacheDriver(options: HostCacheDriverOptions): CacheDri
       const found = await store.lookup(repo, spec);
       if (found.kind === "miss") return { kind: "miss" };
       // Checked again on the way in: the store's bytes are an earlier run's untrusted code's, whatever wrote them.
-      const moved = await restoreEntry(spec, found.entry);
+      const moved = await restoreEntry(spec, found.entry, found.kind === "exact");
       return { kind: found.kind, restoredKey: found.entry.key, bytes: moved.bytes };
     },
     async save(spec: CacheSpec): Promise<CacheSaveResult> {

@@ -22,7 +22,7 @@ export interface PodExecContext {
  * The driver of `backend` for the run's executor; for the PVC backend only with `pods` (its commands go through
  * kubectl exec), else undefined. The store's own findings (a damaged entry removed, an entry evicted) are
  * warnings and notices in the run's log. Every archive is checked with the cache's paths as its roots by the gate, on
- * each way into a pod; saves store what the pod packed, unchecked, and a refused entry is removed.
+ * each way into a pod; saves store what the pod packed, unchecked, and an entry refused on an exact hit is removed.
  */
 export function openCacheDriver(backend: CacheBackend, executor: Executor, emit: (event: RunEventInput) => void, pods?: PodExecContext): CacheDriver | undefined {
   if (backend.kind === "pvc") {

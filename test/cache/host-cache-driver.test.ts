@@ -87,6 +87,15 @@ describe("restoring an entry the gate refuses", () => {
     assert.deepEqual(store.calls, ["lookup r deps-1", "openRead r deps-1", "remove r deps-1"]);
   });
 
+  it("keeps an entry the gate refused when a fallback prefix found it: it may be another cache's, refused only for this one's paths", async () => {
+    const store = new MemoryCacheStore();
+    store.put("r", "deps-0", Buffer.from("another cache's archive"));
+    const refused = new CacheTransferError('the stored entry was refused on this host: member "root/.npm/x" is refused: outside the cache\'s paths', "refused");
+    await assert.rejects(driverFailingWith(store, refused).restore({ ...SPEC, restoreKeys: ["deps-"] }), /outside the cache's paths; the entry, deps-0's, was kept \(restored here by a fallback prefix\)$/);
+    assert.ok(store.get("r", "deps-0")?.equals(Buffer.from("another cache's archive")));
+    assert.equal(store.calls.filter((call) => call.startsWith("remove")).length, 0);
+  });
+
   it("keeps an entry whose restore failed for any other reason (a cut exec, a pod that could not write)", async () => {
     const store = new MemoryCacheStore();
     store.put("r", SPEC.key, Buffer.from("a sound archive"));
