@@ -32,9 +32,10 @@ export interface ArchiveGateOptions extends ArchiveCheckOptions {
  * judged. `compression` is the entry's, as its store recorded it; the first bytes must show the same (gzip 1f 8b,
  * zstd 28 b5 2f fd), else the entry is refused. gzip is inflated with Z_SYNC_FLUSH on every write, and a chunk is let
  * through only once gunzip returned all the output its bytes decode to and that output was parsed: the pod, holding
- * only bytes the gate let through, can decode nothing the gate has not checked. zstd is decoded a block at a time, and only the input up to the end of the last
- * complete block goes on (the pod's zstd may emit a raw block's first bytes before the block is whole). The last
- * piece is held back until the archive's end was seen, so a truncated archive never reaches the pod whole.
+ * only bytes the gate let through, can decode nothing the gate has not checked. zstd is decoded a block at a time,
+ * and only the input up to the end of the last complete block goes on (the pod's zstd may emit a raw block's first
+ * bytes before the block is whole). The last piece is held back until the archive's end was seen, so a truncated
+ * archive never reaches the pod whole.
  */
 export function createArchiveGate(compression: CacheCompression, options: ArchiveGateOptions = {}): ArchiveGate {
   const checker = new ArchiveChecker(options);
