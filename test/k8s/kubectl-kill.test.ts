@@ -1,6 +1,6 @@
 // Tests that ending a kubectl call ends what it started: a `--kubectl` wrapper that does not exec kubectl.
 import assert from "node:assert/strict";
-import { chmodSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, it } from "node:test";
@@ -32,14 +32,38 @@ async function readPid(pidFile: string): Promise<number> {
   throw new Error("the wrapper never started");
 }
 
-/** Whether anything of the process group is still there, after letting its killed members be reaped. */
-async function groupAlive(pid: number): Promise<boolean> {
-  for (let i = 0; i < 40; i += 1) {
+/**
+ * Whether a member of process group `pgid` is still running: /proc's processes in that group that are not zombies.
+ * A killed member whose parent died is reaped by the machine's init, which may take seconds (a container's PID 1 can
+ * be slow to), and kill(-pgid, 0) still succeeds on such a zombie; without /proc, that is all there is to ask.
+ */
+function groupRunning(pgid: number): boolean {
+  let pids: string[];
+  try {
+    pids = readdirSync("/proc").filter((name) => /^\d+$/.test(name));
+  } catch {
     try {
-      process.kill(-pid, 0);
+      process.kill(-pgid, 0);
+      return true;
     } catch {
       return false;
     }
+  }
+  return pids.some((pid) => {
+    try {
+      // After the command's ")": state, ppid, pgrp.
+      const [state, , pgrp] = readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /s, "").split(" ");
+      return Number(pgrp) === pgid && state !== "Z";
+    } catch {
+      return false; // gone meanwhile
+    }
+  });
+}
+
+/** Whether anything of the process group is still running, after letting its killed members die. */
+async function groupAlive(pid: number): Promise<boolean> {
+  for (let i = 0; i < 40; i += 1) {
+    if (!groupRunning(pid)) return false;
     await sleep(50);
   }
   return true;
