@@ -105,7 +105,9 @@ async function followOnce(
   onData: (stream: "stdout" | "stderr", data: Buffer) => void,
 ): Promise<FollowEnd> {
   if (deadline.aborted) return { kind: "deadline" };
-  const kubectl = ctx.kubectl.stream(buildExecArgs(ctx.settings.target, pod.name, command, false), { signal: ctx.signal });
+  // stdin is held open and never written: its end is how the pod learns that this runner stopped following.
+  const kubectl = ctx.kubectl.stream(buildExecArgs(ctx.settings.target, pod.name, command, true), { stdin: true, signal: ctx.signal });
+  kubectl.stdin?.on("error", () => {}); // kubectl exits without reading it: its exit says why
   const parser = new FollowFrameParser();
   let final: FollowEnd | undefined;
   let progressed = false;
@@ -130,6 +132,7 @@ async function followOnce(
     }
   });
   const exit = await kubectl.exited;
+  kubectl.stdin?.destroy();
   deadline.removeEventListener("abort", onDeadline);
   if (final) return final;
   if (protocolError) throw new InfraError("exec-failed", `the step's output stream is corrupt: ${protocolError.message}`);

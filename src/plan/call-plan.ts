@@ -155,7 +155,7 @@ export function planKubectlCalls(settings: ExecutorSettings, options: { readonly
     { args: buildExecArgs(target, PLANNED_POD, buildUploadCommand(), true), stdin: `tar of ${upload}, ${describePacker(settings.hostTar?.binary)}` },
     ...planSecretsCall(settings),
     ...caches.restore,
-    ...settings.steps.map((step, index) => ({ args: buildExecArgs(target, PLANNED_POD, helperCommand.run(index), false), note: `step ${index + 1}: ${step.name}` })),
+    ...settings.steps.map((step, index) => ({ args: buildExecArgs(target, PLANNED_POD, helperCommand.run(index), true), note: `step ${index + 1}: ${step.name}`, stdin: "held open, nothing written: its end tells the pod the runner stopped following" })),
     ...caches.save,
     { args: buildExecArgs(target, PLANNED_POD, helperCommand.packOutputs(), false), note: `${(settings.secrets?.length ?? 0) > 0 ? "removes the secrets from the pod, then " : ""}tar of /outputs → <out>/outputs` },
     ...planArtifactCalls(settings),

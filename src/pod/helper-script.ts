@@ -13,7 +13,7 @@ import {
   POD_STEPS_DIR,
   POD_WORK_DIR,
 } from "./paths.js";
-import { buildBeatWhileExecRuns } from "./keep-alive.js";
+import { buildBeatWhileExecRuns, buildBeatWhileRunnerHolds } from "./keep-alive.js";
 import { SECRETS_RECEIPT_TAG } from "./secrets-payload.js";
 import { CACHE_HELPER_DISPATCH, CACHE_HELPER_FUNCTIONS } from "./cache-script.js";
 
@@ -98,8 +98,9 @@ export interface HelperOptions {
  * The step's wrapper writes its exit code straight into the exit file as one line, last; `follow` takes it only once
  * the line is complete (`read` fails without the newline, which comes last), so a partly written code is never read.
  * Under `run` the helper is the wrapper's parent: a CHLD trap ends the poll's sleep as soon as the step ends.
- * Every subcommand but `wrap` beats while it runs (buildBeatWhileExecRuns, src/pod/keep-alive.ts): a runner exec
- * keeps the pod's idle guard away, a step left running without a runner does not.
+ * Every subcommand but `wrap` beats while it runs (src/pod/keep-alive.ts): a runner exec keeps the pod's idle guard
+ * away, a step left running without a runner does not. `run` and `follow` beat only while their stdin is open too:
+ * the runner holds it for as long as it follows, so a follow whose runner is gone stops beating.
  */
 export function buildHelperScript(options: HelperOptions = {}): string {
   const shell = options.shell ?? DEFAULT_STEP_SHELL;
@@ -293,7 +294,12 @@ pack_outputs() { # counted while tar packs, not after it: the count's walk is of
 }
 
 ${CACHE_HELPER_FUNCTIONS}
-case $1 in wrap) ;; *) ${buildBeatWhileExecRuns(options.beatSeconds)} ;; esac
+case $1 in
+  wrap) ;;
+  run|follow)
+${indent(buildBeatWhileRunnerHolds(options.beatSeconds), 4)} ;;
+  *) ${buildBeatWhileExecRuns(options.beatSeconds)} ;;
+esac
 case $1 in
   run) start_step "$2"; follow "$2" 0 0 ;;
   follow) follow "$2" "$3" "$4" ;;
@@ -347,3 +353,10 @@ export const helperCommand = {
   takeSecrets: () => ["sh", `${POD_RUNNER_DIR}/helper.sh`, "secrets"],
   forgetSecrets: () => ["sh", `${POD_RUNNER_DIR}/helper.sh`, "forget-secrets"],
 } as const;
+
+function indent(text: string, spaces: number): string {
+  return text
+    .split("\n")
+    .map((line) => " ".repeat(spaces) + line)
+    .join("\n");
+}

@@ -14,16 +14,31 @@ export const MIN_POD_IDLE_SECONDS = 3 * BEAT_SECONDS;
 const TERMINATION_LOG = "/dev/termination-log";
 
 /**
- * Shell for the start of every runner exec into the run pod (the helper, the upload, the PVC cache scripts): one beat
- * now, then one every BEAT_SECONDS for as long as the exec's shell (`$$`, also inside the subshell) lives. Liveness is
- * the exec's process, never its output or silence: a step that prints steadily and one that is silent both keep the
- * pod, and once the runner is gone (its exec streams closed, their processes ended) the beats stop.
+ * Shell for the start of a runner exec into the run pod (the helper, the upload, the PVC cache scripts): one beat now,
+ * then one every `beatSeconds` for as long as the exec's shell (`$$`, also inside the subshell) lives. Liveness is
+ * the exec, never its output or silence: a step that prints steadily and one that is silent both keep the pod.
  */
 export function buildBeatWhileExecRuns(beatSeconds = BEAT_SECONDS): string {
-  return (
-    `{ echo > ${POD_HEARTBEAT_PATH}; } 2>/dev/null; ` +
-    `(while sleep ${beatSeconds} && kill -0 $$ 2>/dev/null; do echo > ${POD_HEARTBEAT_PATH}; done) < /dev/null > /dev/null 2>&1 &`
-  );
+  return `{ echo > ${POD_HEARTBEAT_PATH}; } 2>/dev/null; ${beaterLoop(beatSeconds)}`;
+}
+
+/**
+ * As buildBeatWhileExecRuns, for the long-lived follow of a step: the beats also stop once the exec's stdin ends.
+ * The runner holds that stdin open for the exec's whole life and never writes to it; when the runner dies or its
+ * stream is cut, the cluster closes it, while the follow itself may live on with its output discarded (a cut exec's
+ * process is not killed). Background jobs get /dev/null as stdin, so the watcher reads the exec's stdin through fd 3.
+ */
+export function buildBeatWhileRunnerHolds(beatSeconds = BEAT_SECONDS): string {
+  return [
+    `{ echo > ${POD_HEARTBEAT_PATH}; } 2>/dev/null; exec 3<&0`,
+    `${beaterLoop(beatSeconds)} knotless_beater=$!`,
+    "(cat <&3 > /dev/null 2>&1; kill $knotless_beater 2>/dev/null) < /dev/null > /dev/null 2>&1 &",
+    "exec 3<&-",
+  ].join("\n");
+}
+
+function beaterLoop(beatSeconds: number): string {
+  return `(while sleep ${beatSeconds} && kill -0 $$ 2>/dev/null; do echo > ${POD_HEARTBEAT_PATH}; done) < /dev/null > /dev/null 2>&1 &`;
 }
 
 /** The words the run, `list` and `gc` use for a pod its guard stopped. */

@@ -151,8 +151,8 @@ describe("operating the runner on the local cluster", { skip, concurrency: 1, ti
     await Promise.all([live.waitFor(/^step-waits$/m), doomed.waitFor(/^step-waits$/m)]);
     const list = await cli(kubectl, ["list"], env);
     assert.equal(list.code, 0, list.stderr);
-    assert.match(list.stdout, /^RUN ID +ROLE +PHASE +AGE +HEARTBEAT +OWNER +NODE +LEFT$/m);
-    assert.match(list.stdout, new RegExp(`^gc-live +run +running +\\S+ +\\S+ +${live.pid}@\\S+ +local-node-1 +-$`, "m"), list.stdout);
+    assert.match(list.stdout, /^RUN ID +ROLE +PHASE +AGE +HEARTBEAT +OWNER +NODE +LEFT +POD ENDED$/m);
+    assert.match(list.stdout, new RegExp(`^gc-live +run +running +\\S+ +\\S+ +${live.pid}@\\S+ +local-node-1 +- +-$`, "m"), list.stdout);
     const json = JSON.parse((await cli(kubectl, ["list", "--json"], env)).stdout) as { namespace: string; jobs: Array<{ runId: string; phase: string; owner: string; node: string; heartbeatAgeMs: number }> };
     assert.equal(json.namespace, "default");
     assert.deepEqual(json.jobs.map((j) => j.runId).sort(), ["gc-killed", "gc-live"]);

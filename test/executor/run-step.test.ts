@@ -38,8 +38,9 @@ describe("runStep", { concurrency: true }, () => {
     assert.deepEqual(await runStep(ctx, POD, 1, FAR()), { status: "success", exitCode: 0, timedOut: false });
     assert.deepEqual(kubectl.calls[0]?.args, [
       "--kubeconfig", "/tmp/kubeconfig", "--context", "ctx", "--namespace", "ci",
-      "exec", POD_NAME, "-c", "run", "--", "sh", "/knotless/helper.sh", "run", "1",
+      "exec", "-i", POD_NAME, "-c", "run", "--", "sh", "/knotless/helper.sh", "run", "1",
     ]);
+    assert.equal(kubectl.calls[0]?.stdin, "", "stdin is held open and nothing is written to it");
     assert.deepEqual(outputOf(events, "stdout"), ["hello\n", "bye\n"]);
     assert.deepEqual(outputOf(events, "stderr"), ["warn\n"]);
     assert.ok(events.every((e) => e.kind !== "step-output" || e.index === 1));

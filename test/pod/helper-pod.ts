@@ -18,8 +18,8 @@ export interface Pod {
   readonly secrets: string;
   /** Runs `sh /knotless/helper.sh ARGS` in the pod, `stdin` on its stdin; resolves with its stdout and exit code. */
   helper(args: readonly string[], stdin?: string | Buffer): Promise<{ code: number | null; stdout: Buffer; stderr: string }>;
-  /** Starts `sh /knotless/helper.sh ARGS` and returns the process. */
-  startHelper(args: readonly string[]): ReturnType<typeof spawn>;
+  /** Starts `sh /knotless/helper.sh ARGS` and returns the process; with `holdStdin`, its stdin is a pipe the test holds, as the runner does. */
+  startHelper(args: readonly string[], options?: { readonly holdStdin?: boolean }): ReturnType<typeof spawn>;
   /** Starts `sh SCRIPT` (a path in the pod) in a sandbox of its own on the same mounts, as another exec or PID 1 would run. */
   startScript(script: string): ReturnType<typeof spawn>;
 }
@@ -107,7 +107,7 @@ export function createPod(flavour: Flavour, options: { extraBinds?: readonly str
     knotless,
     work,
     secrets,
-    startHelper: (args) => startHelper(args),
+    startHelper: (args, options) => startHelper(args, options?.holdStdin ?? false),
     startScript: (script) => startScript(script),
     helper: (args, stdin) =>
       new Promise((resolve, reject) => {

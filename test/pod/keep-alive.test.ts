@@ -38,9 +38,9 @@ for (const flavour of FLAVOURS) {
       for (const dir of scratch) rmSync(dir, { recursive: true, force: true });
     });
 
-    /** Runs step 0 through `run`, and while it runs ages the heartbeat and checks that a beat freshened it. */
+    /** Runs step 0 through `run` (stdin held, as the runner does), and while it runs ages the heartbeat and checks that a beat freshened it. */
     async function assertBeatsWhileStepRuns(pod: Pod): Promise<void> {
-      const run = pod.startHelper(["run", "0"]);
+      const run = pod.startHelper(["run", "0"], { holdStdin: true });
       run.stdout!.resume();
       const closed = once(run, "close");
       try {
@@ -50,6 +50,7 @@ for (const flavour of FLAVOURS) {
         assert.ok(heartbeatAge(pod) < 2.5, `no beat while the step ran: the heartbeat is ${heartbeatAge(pod).toFixed(1)} s old`);
       } finally {
         await closed;
+        run.stdin!.destroy();
       }
       ageHeartbeat(pod);
       await sleep(2500);
@@ -68,6 +69,26 @@ for (const flavour of FLAVOURS) {
       await assertBeatsWhileStepRuns(pod);
     });
 
+    it("a follow stops beating once its runner lets go of its stdin, though the step and the follow go on", async () => {
+      const pod = newPod();
+      writeFileSync(join(pod.knotless, "steps", "0.sh"), "sleep 6\n");
+      const run = pod.startHelper(["run", "0"], { holdStdin: true });
+      run.stdout!.resume();
+      const closed = once(run, "close");
+      try {
+        await sleep(1000);
+        run.stdin!.end(); // what the cluster does to a cut exec's stdin, or a dead runner's
+        await sleep(300);
+        ageHeartbeat(pod);
+        await sleep(2500);
+        assert.equal(run.exitCode, null, "the follow went on");
+        assert.ok(heartbeatAge(pod) > 3600, `a beat came after the runner let go: the heartbeat is ${heartbeatAge(pod).toFixed(1)} s old`);
+      } finally {
+        await closed;
+      }
+      assert.equal(run.exitCode, 0, "the follow still reports the step's end");
+    });
+
     it("PID 1 exits 75 saying why once no exec has beaten for the idle timeout, and not while one beats", async () => {
       const pod = newPod();
       writeFileSync(join(pod.knotless, "guard.sh"), buildKeepAliveScript(3));
@@ -78,9 +99,10 @@ for (const flavour of FLAVOURS) {
       guard.stderr!.setEncoding("utf8").on("data", (text: string) => (stderr += text));
       const guardExit = once(guard, "close");
       await sleep(500);
-      const run = pod.startHelper(["run", "0"]);
+      const run = pod.startHelper(["run", "0"], { holdStdin: true });
       run.stdout!.resume();
       await once(run, "close");
+      run.stdin!.destroy();
       const execEnded = Date.now();
       assert.equal(guard.exitCode, null, `the guard stopped while an exec beat: ${stderr}`);
       const [code] = (await guardExit) as [number | null];

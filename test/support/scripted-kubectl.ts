@@ -99,10 +99,16 @@ export class ScriptedKubectl {
     }
     const n = rule?.answered ?? 0;
     const stdin = stdio[0] === "pipe" ? "pipe" : isReadable(stdio[0]) ? stdio[0] : undefined;
-    const child = new FakeChild(call, stdin);
+    const child = new FakeChild(call, stdin, holdsStdin(call.command));
     void child.play(() => (typeof responder === "function" ? responder(call, n) : responder));
     return child as unknown as ChildProcess;
   }
+}
+
+/** A step's follow (`helper.sh run|follow`) holds its stdin open for its whole life and writes nothing: it is answered at once. */
+function holdsStdin(command: readonly string[]): boolean {
+  const helper = command.indexOf("/knotless/helper.sh");
+  return command[0] === "exec" && helper >= 0 && (command[helper + 1] === "run" || command[helper + 1] === "follow");
 }
 
 function startsWith(command: readonly string[], words: readonly string[]): boolean {
@@ -126,7 +132,7 @@ class FakeChild extends EventEmitter {
    * `stdin`: "pipe" gives the caller a stdin to write; a Readable stands for a descriptor handed to kubectl (another
    * child's stdout): a real `cat` reads it, as kubectl would, since the caller may destroy its own handle at once.
    */
-  constructor(call: RecordedCall, stdin: "pipe" | Readable | undefined) {
+  constructor(call: RecordedCall, stdin: "pipe" | Readable | undefined, answersBeforeStdinEnds = false) {
     super();
     this.#call = call;
     const chunks: Buffer[] = [];
@@ -143,7 +149,7 @@ class FakeChild extends EventEmitter {
           callback();
         },
       });
-      this.#stdinDone = once(this.stdin, "finish").then(() => undefined);
+      this.#stdinDone = answersBeforeStdinEnds ? Promise.resolve() : once(this.stdin, "finish").then(() => undefined);
     } else if (stdin !== undefined) {
       call.stdin = "";
       this.stdin = null;
