@@ -84,10 +84,10 @@ describe("the pod's idle guard on the local cluster", { skip, concurrency: 2, ti
     const phases = readFileSync(join(ws.out, "log.ndjson"), "utf8")
       .split("\n")
       .filter(Boolean)
-      .map((line) => JSON.parse(line) as { kind: string; phase?: string; durationMs?: number })
-      .filter((event) => event.kind === "phase-end");
+      .map((line) => JSON.parse(line) as { kind: string; step: number; status?: string; name?: string; durationMs?: number })
+      .filter((line) => line.kind === "control" && line.step === -1 && line.status === "end");
     for (const phase of ["upload", "download"]) {
-      const durationMs = phases.find((event) => event.phase === phase)?.durationMs ?? 0;
+      const durationMs = phases.find((line) => line.name === phase)?.durationMs ?? 0;
       assert.ok(durationMs > 20_000, `the ${phase} took ${durationMs} ms, not longer than the idle timeout`);
     }
     assert.ok(Date.now() - started > 120_000 + 2 * 20_000, "the steps and both transfers outlasted the idle timeout several times");
