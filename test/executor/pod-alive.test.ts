@@ -44,6 +44,18 @@ describe("assertPodAlive", () => {
     await assert.rejects(assertPodAlive(ctx, POD), isPodLost(/was lost: Evicted: The node was low on resource: ephemeral-storage\.$/));
   });
 
+  it("throws pod-lost in the runner's words when the pod's idle guard stopped it (exit 75)", async () => {
+    const { ctx, kubectl } = buildTestContext();
+    const ended = endedPod("Failed");
+    const stopped = {
+      ...ended,
+      metadata: { ...ended.metadata, annotations: { "knotless.dev/pod-idle-timeout-seconds": "600" } },
+      status: { phase: "Failed" as const, containerStatuses: [{ name: "run", image: "busybox:1.36", imageID: "", ready: false, restartCount: 0, state: { terminated: { exitCode: 75, reason: "Error" } } }] },
+    };
+    kubectl.on("get pods", podList(stopped));
+    await assert.rejects(assertPodAlive(ctx, POD), isPodLost(/was lost: RunnerIdle: the pod stopped itself after 10m without runner activity \(its runner is gone, or could not reach it\)$/));
+  });
+
   for (const phase of ["Succeeded", "Unknown"] as const) {
     it(`throws pod-lost naming the phase when the pod is ${phase}`, async () => {
       const { ctx, kubectl } = buildTestContext();
