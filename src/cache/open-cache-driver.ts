@@ -7,8 +7,8 @@ import type { CacheDriver } from "./cache-driver.js";
 import { createDirStore } from "./dir-store.js";
 import { createHostCacheDriver } from "./host-cache-driver.js";
 import { createKubectlPodExec, createPvcCacheDriver, formatPvcNonce } from "./pvc-cache.js";
-import type { ClusterTarget } from "../k8s/kubectl-args.js";
-import type { Kubectl } from "../k8s/kubectl.js";
+import type { ClusterTarget } from "../cluster/kubectl/kubectl-args.js";
+import type { Kubectl } from "../cluster/kubectl/kubectl.js";
 
 /** What the PVC backend's in-pod commands need: the kubectl client and where the run's pod is. */
 export interface PodExecContext {

@@ -3,8 +3,8 @@ import { CacheCorruptError, type CacheSpec } from "./cache-types.js";
 import { parsePvcEvict, parsePvcList, parsePvcRestore, parsePvcSave, PvcOutputError, type PvcCommandOutput } from "./pvc-output.js";
 import { buildPvcEvictCommand, buildPvcListCommand, buildPvcRestoreCommand, buildPvcSaveCommand } from "./pvc-scripts.js";
 import { describeError } from "../errors.js";
-import { buildExecArgs, type ClusterTarget } from "../k8s/kubectl-args.js";
-import type { Kubectl } from "../k8s/kubectl.js";
+import { buildExecArgs, type ClusterTarget } from "../cluster/kubectl/kubectl-args.js";
+import type { Kubectl } from "../cluster/kubectl/kubectl.js";
 import { selectEntry } from "./select-entry.js";
 
 /** Runs one argv in the run pod (no stdin) and gives back how it ended: kubectl exec, or a test's sandbox. */

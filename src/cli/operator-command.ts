@@ -1,7 +1,7 @@
 // What the operator commands (doctor, cancel, gc, list) share: their cluster and kubectl, and errors mapped to exit codes.
 import { describeError } from "../errors.js";
-import type { ClusterTarget } from "../k8s/kubectl-args.js";
-import type { Kubectl } from "../k8s/kubectl.js";
+import type { ClusterTarget } from "../cluster/kubectl/kubectl-args.js";
+import type { Kubectl } from "../cluster/kubectl/kubectl.js";
 import { resolveClusterOptions, type RawClusterOptions } from "./cluster-options.js";
 import { exitCodeForError } from "./exit-codes.js";
 
@@ -19,7 +19,7 @@ export interface OperatorContext {
 export async function runOperatorCommand(raw: RawClusterOptions, env: NodeJS.ProcessEnv, work: (ctx: OperatorContext) => Promise<number>): Promise<number> {
   try {
     const cluster = resolveClusterOptions(raw, env);
-    const { Kubectl } = await import("../k8s/kubectl.js");
+    const { Kubectl } = await import("../cluster/kubectl/kubectl.js");
     return await work({ target: cluster.target, kubectl: new Kubectl({ binary: cluster.kubectlPath, env }), kubectlPath: cluster.kubectlPath });
   } catch (error) {
     process.stderr.write(`knotless-runner-k8s: ${describeError(error)}\n`);

@@ -1,7 +1,7 @@
 // Turns a failed admin-side kubectl call of `credentials` into its typed error: bad kubeconfig, refusal, unreachable, or other.
 import { InfraError, InputError } from "../errors.js";
-import type { KubectlOutput } from "../k8s/kubectl.js";
-import { classifyKubectlFailure, findPermissionError, summarizeStderr } from "../k8s/kubectl-errors.js";
+import type { KubectlOutput } from "../cluster/kubectl/kubectl.js";
+import { classifyKubectlFailure, findPermissionError, summarizeStderr } from "../cluster/kubectl/kubectl-errors.js";
 
 /** The error for a call that exited non-zero while `doing` something; `context` is appended (what was done before). */
 export function describeCallFailure(result: KubectlOutput, doing: string, context = ""): InputError | InfraError {

@@ -1,6 +1,6 @@
 // Pure: the kubectl calls `credentials` makes (and --revoke), with what goes to their stdin; the same plan runs and is printed by --dry-run.
 import { stringify } from "../util/lazy-yaml.js";
-import { buildApplyCredentialArgs, buildConfigViewArgs, buildDeleteCredentialArgs, buildTokenRequestArgs, collectCallPermissions, type ApiPermission, type ClusterTarget } from "../k8s/kubectl-args.js";
+import { buildApplyCredentialArgs, buildConfigViewArgs, buildDeleteCredentialArgs, buildTokenRequestArgs, collectCallPermissions, type ApiPermission, type ClusterTarget } from "../cluster/kubectl/kubectl-args.js";
 import type { PlannedCall } from "../plan/call-plan.js";
 import { buildCredentialObjects, buildTokenRequest, type CredentialIdentity, type CredentialObjects } from "./credential-objects.js";
 

@@ -1,7 +1,7 @@
 // Issues the scoped credential: applies its objects, requests a token and writes the kubeconfig (0600); the token never leaves memory but for that file.
 import { InfraError, InputError } from "../errors.js";
-import type { Kubectl } from "../k8s/kubectl.js";
-import { summarizeStderr } from "../k8s/kubectl-errors.js";
+import type { Kubectl } from "../cluster/kubectl/kubectl.js";
+import { summarizeStderr } from "../cluster/kubectl/kubectl-errors.js";
 import { describeCallFailure } from "./call-failure.js";
 import { listObjectRefs, type PolicyRule } from "./credential-objects.js";
 import { buildApplyDocuments, buildRequestObjects, buildTokenRequestBody, planIssueCalls, type CredentialRequest } from "./credential-plan.js";

@@ -2,8 +2,8 @@
 import { lstatSync, rmSync } from "node:fs";
 import { resolve } from "node:path";
 import { InputError } from "../errors.js";
-import type { ClusterTarget } from "../k8s/kubectl-args.js";
-import type { Kubectl } from "../k8s/kubectl.js";
+import type { ClusterTarget } from "../cluster/kubectl/kubectl-args.js";
+import type { Kubectl } from "../cluster/kubectl/kubectl.js";
 import { describeCallFailure } from "./call-failure.js";
 import { listObjectRefs, type CredentialIdentity } from "./credential-objects.js";
 import { planRevokeCalls } from "./credential-plan.js";

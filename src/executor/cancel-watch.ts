@@ -1,7 +1,7 @@
 // Watches the run's Job for a cancel requested through the cluster (`knotless-runner-k8s cancel`, from any host).
 import { CancelledError, describeError } from "../errors.js";
-import { buildWatchJobArgs, formatPermissions } from "../k8s/kubectl-args.js";
-import { classifyKubectlFailure, summarizeStderr } from "../k8s/kubectl-errors.js";
+import { buildWatchJobArgs, formatPermissions } from "../cluster/kubectl/kubectl-args.js";
+import { classifyKubectlFailure, summarizeStderr } from "../cluster/kubectl/kubectl-errors.js";
 import { readCancelRequest, type CancelRequest } from "../k8s/job-annotations.js";
 import { JsonDocumentSplitter } from "../k8s/json-documents.js";
 import { CANCEL_REQUESTED_ANNOTATION } from "../k8s/labels.js";

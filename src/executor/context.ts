@@ -1,8 +1,8 @@
 // What every part of the Kubernetes executor is handed: typed settings, the kubectl client, the event emitter.
 import type { CancelledError } from "../errors.js";
 import type { RunEventInput } from "../events/run-events.js";
-import type { ClusterTarget } from "../k8s/kubectl-args.js";
-import type { Kubectl } from "../k8s/kubectl.js";
+import type { ClusterTarget } from "../cluster/kubectl/kubectl-args.js";
+import type { Kubectl } from "../cluster/kubectl/kubectl.js";
 import type { ProcessIdentity } from "../k8s/owner.js";
 import type { StepSpec } from "../input/steps-file.js";
 import type { ArtifactSpec } from "../artifacts/artifact-types.js";

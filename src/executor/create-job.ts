@@ -1,8 +1,8 @@
 // Creates the run's Job, retrying transient API failures and telling our own Job apart from a stranger's.
 import type { IJob } from "kubernetes-models/batch/v1/Job";
 import { CancelledError, InfraError, InputError, type InfraReason } from "../errors.js";
-import { buildCreateArgs, buildGetJobArgs } from "../k8s/kubectl-args.js";
-import { classifyKubectlFailure, findPermissionError, summarizeStderr } from "../k8s/kubectl-errors.js";
+import { buildCreateArgs, buildGetJobArgs } from "../cluster/kubectl/kubectl-args.js";
+import { classifyKubectlFailure, findPermissionError, summarizeStderr } from "../cluster/kubectl/kubectl-errors.js";
 import { CREATE_TOKEN_ANNOTATION } from "../k8s/labels.js";
 import { retry } from "../util/retry.js";
 import type { ExecutorContext } from "./context.js";

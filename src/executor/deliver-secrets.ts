@@ -1,7 +1,7 @@
 // Hands the run's secrets to the pod over one exec's stdin, into its memory-backed volume, checked by a receipt.
 import { randomBytes } from "node:crypto";
 import { InfraError } from "../errors.js";
-import { buildExecArgs } from "../k8s/kubectl-args.js";
+import { buildExecArgs } from "../cluster/kubectl/kubectl-args.js";
 import { helperCommand } from "../pod/helper-script.js";
 import { buildSecretsPayload, checkSecretsReply } from "../pod/secrets-payload.js";
 import type { ExecutorContext } from "./context.js";

@@ -2,9 +2,9 @@
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { InfraError, describeError } from "../errors.js";
-import { buildExecArgs } from "../k8s/kubectl-args.js";
-import type { KubectlExit } from "../k8s/kubectl.js";
-import { openPooledStdout } from "../k8s/pooled-stdout.js";
+import { buildExecArgs } from "../cluster/kubectl/kubectl-args.js";
+import type { KubectlExit } from "../cluster/kubectl/kubectl.js";
+import { openPooledStdout } from "../cluster/kubectl/pooled-stdout.js";
 import { helperCommand } from "../pod/helper-script.js";
 import { extractOutputs, type ExtractReport } from "../transfer/extract-outputs.js";
 import { checkOutputsCount } from "../transfer/transfer-receipt.js";

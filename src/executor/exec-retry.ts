@@ -1,7 +1,7 @@
 // Retries an exec while the node refuses exec upgrades (fresh from scale-up); any other failure is final.
 import { CancelledError, InfraError, type InfraReason } from "../errors.js";
-import type { KubectlExit } from "../k8s/kubectl.js";
-import { classifyKubectlFailure, findPermissionError, summarizeStderr } from "../k8s/kubectl-errors.js";
+import type { KubectlExit } from "../cluster/kubectl/kubectl.js";
+import { classifyKubectlFailure, findPermissionError, summarizeStderr } from "../cluster/kubectl/kubectl-errors.js";
 import { retry, type AttemptOutcome } from "../util/retry.js";
 import type { ExecutorContext } from "./context.js";
 import type { RunPod } from "./executor.js";

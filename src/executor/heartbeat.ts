@@ -1,7 +1,7 @@
 // Refreshes the run's heartbeat annotation on its Job every interval, so that gc can tell a live run from an abandoned one.
 import { describeError, type InfraError } from "../errors.js";
-import { buildAnnotateJobArgs, formatPermissions } from "../k8s/kubectl-args.js";
-import { findPermissionError, summarizeStderr } from "../k8s/kubectl-errors.js";
+import { buildAnnotateJobArgs, formatPermissions } from "../cluster/kubectl/kubectl-args.js";
+import { findPermissionError, summarizeStderr } from "../cluster/kubectl/kubectl-errors.js";
 import { HEARTBEAT_ANNOTATION } from "../k8s/labels.js";
 import type { ExecutorContext } from "./context.js";
 

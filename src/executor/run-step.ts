@@ -1,8 +1,8 @@
 // Runs one step detached in the pod and follows its output, resuming from byte offsets when the stream drops.
 import { StringDecoder } from "node:string_decoder";
 import { CancelledError, InfraError, describeError } from "../errors.js";
-import { buildExecArgs } from "../k8s/kubectl-args.js";
-import { classifyKubectlFailure, findPermissionError, summarizeStderr } from "../k8s/kubectl-errors.js";
+import { buildExecArgs } from "../cluster/kubectl/kubectl-args.js";
+import { classifyKubectlFailure, findPermissionError, summarizeStderr } from "../cluster/kubectl/kubectl-errors.js";
 import { FollowFrameParser, FollowProtocolError, type FollowFrame } from "../pod/follow-frames.js";
 import { helperCommand } from "../pod/helper-script.js";
 import { retry, type AttemptOutcome } from "../util/retry.js";

@@ -1,10 +1,10 @@
 // Deletes the run's Job (background propagation), retrying transient failures; already gone is fine.
 import { formatCommand } from "../events/format-event.js";
-import { buildDeleteJobArgs } from "../k8s/kubectl-args.js";
+import { buildDeleteJobArgs } from "../cluster/kubectl/kubectl-args.js";
 import type { InfraReason } from "../errors.js";
-import { classifyKubectlFailure, summarizeStderr } from "../k8s/kubectl-errors.js";
-import type { Kubectl } from "../k8s/kubectl.js";
-import type { ClusterTarget } from "../k8s/kubectl-args.js";
+import { classifyKubectlFailure, summarizeStderr } from "../cluster/kubectl/kubectl-errors.js";
+import type { Kubectl } from "../cluster/kubectl/kubectl.js";
+import type { ClusterTarget } from "../cluster/kubectl/kubectl-args.js";
 import { retry, type RetryPolicy } from "../util/retry.js";
 
 /** The command that deletes the Job, shell-quoted and naming the kubectl the run was given: for the operator to run. */

@@ -6,7 +6,7 @@ import { join, resolve } from "node:path";
 import { Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { InfraError, InputError, describeError } from "../errors.js";
-import { buildExecArgs } from "../k8s/kubectl-args.js";
+import { buildExecArgs } from "../cluster/kubectl/kubectl-args.js";
 import { readStepShell } from "../input/step-environment.js";
 import { buildEnvFile } from "../pod/env-file.js";
 import { buildHelperScript, buildUploadCommand } from "../pod/helper-script.js";

@@ -1,9 +1,9 @@
 // `cancel`: asks a run to stop through the cluster (an annotation on its Job that its runner watches), from any host.
 import type { IJob } from "kubernetes-models/batch/v1/Job";
 import { formatDuration } from "../config/duration.js";
-import { buildAnnotateJobArgs, type ClusterTarget } from "../k8s/kubectl-args.js";
-import { classifyKubectlFailure } from "../k8s/kubectl-errors.js";
-import type { Kubectl } from "../k8s/kubectl.js";
+import { buildAnnotateJobArgs, type ClusterTarget } from "../cluster/kubectl/kubectl-args.js";
+import { classifyKubectlFailure } from "../cluster/kubectl/kubectl-errors.js";
+import type { Kubectl } from "../cluster/kubectl/kubectl.js";
 import { CANCEL_REQUESTED_ANNOTATION, CANCEL_REQUESTED_BY_ANNOTATION } from "../k8s/labels.js";
 import { buildJobName } from "../k8s/names.js";
 import { formatProcessIdentity, type ProcessIdentity } from "../k8s/owner.js";

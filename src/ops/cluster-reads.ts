@@ -2,9 +2,9 @@
 import type { IJob } from "kubernetes-models/batch/v1/Job";
 import type { IPod } from "kubernetes-models/v1/Pod";
 import { InfraError, InputError } from "../errors.js";
-import { buildGetJobArgs, buildGetPodsArgs, buildListJobsArgs, type ClusterTarget } from "../k8s/kubectl-args.js";
-import { classifyKubectlFailure, findPermissionError, summarizeStderr } from "../k8s/kubectl-errors.js";
-import type { Kubectl, KubectlOutput } from "../k8s/kubectl.js";
+import { buildGetJobArgs, buildGetPodsArgs, buildListJobsArgs, type ClusterTarget } from "../cluster/kubectl/kubectl-args.js";
+import { classifyKubectlFailure, findPermissionError, summarizeStderr } from "../cluster/kubectl/kubectl-errors.js";
+import type { Kubectl, KubectlOutput } from "../cluster/kubectl/kubectl.js";
 import { MANAGED_SELECTOR } from "../k8s/labels.js";
 
 /** The error a failed call of an operator command is: bad input for a kubeconfig kubectl refuses, else the infrastructure's. */

@@ -1,8 +1,8 @@
 // `gc`: removes our Jobs whose run is over or abandoned (and finished or expired placeholders), says what it spared and why.
 import type { IJob } from "kubernetes-models/batch/v1/Job";
 import { deleteJob } from "../executor/teardown.js";
-import type { ClusterTarget } from "../k8s/kubectl-args.js";
-import type { Kubectl } from "../k8s/kubectl.js";
+import type { ClusterTarget } from "../cluster/kubectl/kubectl-args.js";
+import type { Kubectl } from "../cluster/kubectl/kubectl.js";
 import type { RetryPolicy } from "../util/retry.js";
 import { isOurJob, judgeJob, readJobFacts, type GcPolicy, type JobRole } from "./classify-job.js";
 import { listOurJobs, readAnsweredNamespace } from "./cluster-reads.js";

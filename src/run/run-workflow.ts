@@ -5,7 +5,7 @@ import { SecretMasker } from "../secrets/mask-stream.js";
 import { createOutputBudget, DEFAULT_MAX_LOG_BYTES, type OutputBudget } from "../events/output-budget.js";
 import { createEventEmitter, type RunEvent, type RunEventInput, type RunEventSink, type RunStatus } from "../events/run-events.js";
 import { runTimedPhase } from "../events/timed-phase.js";
-import type { Kubectl } from "../k8s/kubectl.js";
+import type { Kubectl } from "../cluster/kubectl/kubectl.js";
 import { DEFAULT_TIMINGS, type ExecutorContext, type ExecutorSettings, type ExecutorTimings } from "../executor/context.js";
 import type { Executor, StepOutcome } from "../executor/executor.js";
 import { KubernetesExecutor } from "../executor/kubernetes-executor.js";

@@ -1,7 +1,7 @@
 // Claims a warm placeholder for a run: lists ours, deletes the best one with preconditions; the delete that succeeds is the claim.
 import { formatDuration } from "../config/duration.js";
-import { buildClaimBody, buildClaimPlaceholderArgs, buildGetJobArgs, buildListJobsArgs } from "../k8s/kubectl-args.js";
-import { classifyKubectlFailure, summarizeStderr } from "../k8s/kubectl-errors.js";
+import { buildClaimBody, buildClaimPlaceholderArgs, buildGetJobArgs, buildListJobsArgs } from "../cluster/kubectl/kubectl-args.js";
+import { classifyKubectlFailure, summarizeStderr } from "../cluster/kubectl/kubectl-errors.js";
 import { buildPlaceholderSelector } from "../k8s/labels.js";
 import { coversRequest, isLive, orderClaimCandidates, readPlaceholder, readPlaceholderList, type CapacityRequest, type Placeholder } from "./placeholder.js";
 import { runWarmCall as runCall, type WarmDeps } from "./warm-deps.js";

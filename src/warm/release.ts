@@ -1,5 +1,5 @@
 // Releases the warm capacity at once: deletes every placeholder of ours in the namespace (`warm --release`).
-import { buildDeleteJobsBySelectorArgs } from "../k8s/kubectl-args.js";
+import { buildDeleteJobsBySelectorArgs } from "../cluster/kubectl/kubectl-args.js";
 import { buildPlaceholderSelector } from "../k8s/labels.js";
 import { runWarmCall, type WarmDeps } from "./warm-deps.js";
 import { classifyWarmFailure } from "./top-up.js";

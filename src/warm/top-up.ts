@@ -1,8 +1,8 @@
 // Tops a namespace up to N warm placeholders, never past --max-warm: idempotent, and safe to run twice at once (slots are names).
 import { formatDuration } from "../config/duration.js";
 import { InfraError, InputError } from "../errors.js";
-import { buildClaimBody, buildClaimPlaceholderArgs, buildCreateArgs, buildListJobsArgs } from "../k8s/kubectl-args.js";
-import { classifyKubectlFailure, summarizeStderr } from "../k8s/kubectl-errors.js";
+import { buildClaimBody, buildClaimPlaceholderArgs, buildCreateArgs, buildListJobsArgs } from "../cluster/kubectl/kubectl-args.js";
+import { classifyKubectlFailure, summarizeStderr } from "../cluster/kubectl/kubectl-errors.js";
 import { buildPlaceholderSelector } from "../k8s/labels.js";
 import { buildPlaceholderManifest } from "../k8s/placeholder-manifest.js";
 import { runWarmCall, type WarmDeps } from "./warm-deps.js";

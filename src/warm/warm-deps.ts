@@ -1,7 +1,7 @@
 // What every warm-capacity call is handed, and the one way they run kubectl: with the caller's signal, cancellable.
 import { CancelledError } from "../errors.js";
-import type { ClusterTarget } from "../k8s/kubectl-args.js";
-import type { Kubectl, KubectlOutput } from "../k8s/kubectl.js";
+import type { ClusterTarget } from "../cluster/kubectl/kubectl-args.js";
+import type { Kubectl, KubectlOutput } from "../cluster/kubectl/kubectl.js";
 
 export interface WarmDeps {
   readonly kubectl: Kubectl;

@@ -10,8 +10,8 @@ import { startLocalCluster, type LocalCluster } from "../../local-cluster/index.
 import { buildRoleRules } from "../../src/credentials/credential-objects.js";
 import { readOurJob } from "../../src/executor/create-job.js";
 import { DEFAULT_TIMINGS } from "../../src/executor/context.js";
-import { buildListJobsArgs, collectCallPermissions, type ApiPermission } from "../../src/k8s/kubectl-args.js";
-import { Kubectl } from "../../src/k8s/kubectl.js";
+import { buildListJobsArgs, collectCallPermissions, type ApiPermission } from "../../src/cluster/kubectl/kubectl-args.js";
+import { Kubectl } from "../../src/cluster/kubectl/kubectl.js";
 import { exampleSettings } from "../support/example-settings.js";
 import { makeWorkspace, readResult, REPO_ROOT, runCli, startCli, type CliRun } from "../support/run-cli.js";
 import { makeTestTempDir } from "../support/temp-dir.js";

@@ -7,8 +7,8 @@ import type { CacheSpec } from "../../src/cache/cache-types.js";
 import { createKubectlPodExec, createPvcCacheDriver, type PodExec } from "../../src/cache/pvc-cache.js";
 import { parsePvcList } from "../../src/cache/pvc-output.js";
 import { buildPvcListCommand } from "../../src/cache/pvc-scripts.js";
-import type { ClusterTarget } from "../../src/k8s/kubectl-args.js";
-import { Kubectl } from "../../src/k8s/kubectl.js";
+import type { ClusterTarget } from "../../src/cluster/kubectl/kubectl-args.js";
+import { Kubectl } from "../../src/cluster/kubectl/kubectl.js";
 import { buildJobManifest } from "../../src/k8s/manifest.js";
 import { E2E_KUBECTLS, findPodmanSkipReason, waitUntil } from "../support/local-cluster-e2e.js";
 

@@ -4,7 +4,7 @@ import { describe, it } from "node:test";
 import { CancelledError, InfraError } from "../../src/errors.js";
 import { withExecRetry, type ExecAttempt } from "../../src/executor/exec-retry.js";
 import { DEFAULT_TIMINGS, type ExecutorContext } from "../../src/executor/context.js";
-import { buildExecArgs } from "../../src/k8s/kubectl-args.js";
+import { buildExecArgs } from "../../src/cluster/kubectl/kubectl-args.js";
 import { DIALING_BACKEND, NODE_NAME, POD_NAME, UPGRADE_REFUSED, endedPod, failure, podList, runningPod } from "./cluster-objects.js";
 import { buildTestContext } from "./test-context.js";
 import { isInfraError } from "../support/infra-error.js";

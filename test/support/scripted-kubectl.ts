@@ -2,7 +2,7 @@
 import { spawn, type ChildProcess, type SpawnOptions } from "node:child_process";
 import { EventEmitter, once } from "node:events";
 import { PassThrough, Writable, type Readable } from "node:stream";
-import { Kubectl, type SpawnFunction } from "../../src/k8s/kubectl.js";
+import { Kubectl, type SpawnFunction } from "../../src/cluster/kubectl/kubectl.js";
 
 /** What one scripted kubectl process does. */
 export interface ScriptedReply {

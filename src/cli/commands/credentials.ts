@@ -5,7 +5,7 @@ import { readDuration } from "../../config/duration.js";
 import { DNS_LABEL } from "../../config/patterns.js";
 import { DEFAULT_CREDENTIAL_NAME, MIN_TOKEN_SECONDS, type CredentialIdentity } from "../../credentials/credential-objects.js";
 import type { CredentialRequest } from "../../credentials/credential-plan.js";
-import type { ClusterTarget } from "../../k8s/kubectl-args.js";
+import type { ClusterTarget } from "../../cluster/kubectl/kubectl-args.js";
 import { CLUSTER_OPTIONS, resolveClusterOptions, type RawClusterOptions } from "../cluster-options.js";
 import type { CommandSpec } from "../command-spec.js";
 import { EXIT, exitCodeForError } from "../exit-codes.js";
@@ -77,7 +77,7 @@ export async function executeCredentials(options: RawCredentialsOptions, env: No
       process.stdout.write(config.revoke ? report.renderRevokeDryRun(config.target, config.identity, config.kubectlPath, config.outFile) : report.renderIssueDryRun(toRequest(config), config.kubectlPath));
       return EXIT.success;
     }
-    const { Kubectl } = await import("../../k8s/kubectl.js");
+    const { Kubectl } = await import("../../cluster/kubectl/kubectl.js");
     const kubectl = new Kubectl({ binary: config.kubectlPath, env });
     if (config.revoke) {
       const { revokeCredentials } = await import("../../credentials/revoke-credentials.js");

@@ -63,7 +63,7 @@ async function executeResolvedRun(config: RunConfig, env: NodeJS.ProcessEnv): Pr
     await Promise.all([
       import("../../run/run-workflow.js"),
       import("../../executor/kubernetes-executor.js"),
-      import("../../k8s/kubectl.js"),
+      import("../../cluster/kubectl/kubectl.js"),
       import("../../events/sinks.js"),
       import("../../result/result-file.js"),
       import("../../result/step-tracker.js"),

@@ -1,7 +1,7 @@
 // `warm`: tops the namespace up to N warm placeholders ahead of a burst of runs, or (--release) deletes them now.
 import { IMAGE, QUANTITY } from "../../config/patterns.js";
 import { CancelledError, describeError, InputError } from "../../errors.js";
-import type { ClusterTarget } from "../../k8s/kubectl-args.js";
+import type { ClusterTarget } from "../../cluster/kubectl/kubectl-args.js";
 import type { CommandSpec } from "../command-spec.js";
 import { CLUSTER_OPTIONS, resolveClusterOptions, type RawClusterOptions } from "../cluster-options.js";
 import { EXIT, exitCodeForError } from "../exit-codes.js";
@@ -79,7 +79,7 @@ export async function executeWarm(options: RawWarmOptions, env: NodeJS.ProcessEn
     return EXIT.success;
   }
   const [{ Kubectl }, { topUpPlaceholders }, { releasePlaceholders }] = await Promise.all([
-    import("../../k8s/kubectl.js"),
+    import("../../cluster/kubectl/kubectl.js"),
     import("../../warm/top-up.js"),
     import("../../warm/release.js"),
   ]);

@@ -1,5 +1,5 @@
 // SelfSubjectAccessReviews for every permission the runner needs (and for cluster-admin), and the reading of the answers: pure.
-import type { ApiPermission } from "../../k8s/kubectl-args.js";
+import type { ApiPermission } from "../../cluster/kubectl/kubectl-args.js";
 import { parseJsonDocuments } from "../../k8s/json-documents.js";
 
 /** One question: may I `verb` `resource` (in `namespace`; absent: every namespace)? */

@@ -7,7 +7,7 @@ export interface KubeVersion {
   readonly minor: number;
 }
 
-/** kubectl minors whose every argument list the tests run through the real binary (test/k8s/kubectl-args-real-kubectl.test.ts). */
+/** kubectl minors whose every argument list the tests run through the real binary (test/cluster/kubectl/kubectl-args-real-kubectl.test.ts). */
 export const FLAG_TESTED_MINORS = { from: 27, to: 33 } as const;
 /** kubectl minors the end-to-end tests run on the local cluster. */
 export const END_TO_END_MINORS: readonly number[] = [30, 33];

@@ -14,9 +14,9 @@ import {
   collectCallPermissions,
   type ApiPermission,
   type ClusterTarget,
-} from "../../k8s/kubectl-args.js";
-import { classifyKubectlFailure, summarizeStderr, type KubectlFailureKind } from "../../k8s/kubectl-errors.js";
-import type { Kubectl } from "../../k8s/kubectl.js";
+} from "../../cluster/kubectl/kubectl-args.js";
+import { classifyKubectlFailure, summarizeStderr, type KubectlFailureKind } from "../../cluster/kubectl/kubectl-errors.js";
+import type { Kubectl } from "../../cluster/kubectl/kubectl.js";
 import { buildJobManifest } from "../../k8s/manifest.js";
 import { buildAccessReviewList, buildPermissionQuestions, CLUSTER_ADMIN_QUESTION, readAccessAnswers, readReviewedUser, SELF_SUBJECT_REVIEW } from "./access-review.js";
 import { worseStatus, type DoctorCheck } from "./check.js";

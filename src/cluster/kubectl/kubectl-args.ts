@@ -121,8 +121,8 @@ export const buildGetEventsArgs = defineCall([events("list")], (target: ClusterT
 });
 
 /** `exec` into the run container; `stdin` adds -i so the command reads what the runner pipes in. */
-export const buildExecArgs = defineCall([pods("get"), podsExec], (target: ClusterTarget, pod: string, command: readonly string[], stdin: boolean): string[] => {
-  return [...buildGlobalArgs(target), "exec", ...(stdin ? ["-i"] : []), pod, "-c", RUN_CONTAINER, "--", ...command];
+export const buildExecArgs = defineCall([pods("get"), podsExec], (target: ClusterTarget, pod: string, command: readonly string[], stdin: boolean, container: string = RUN_CONTAINER): string[] => {
+  return [...buildGlobalArgs(target), "exec", ...(stdin ? ["-i"] : []), pod, "-c", container, "--", ...command];
 });
 
 /** Deletes the Job and (background propagation) its pods; already-gone is not an error; does not block. */
