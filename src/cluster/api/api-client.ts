@@ -1,7 +1,7 @@
 // JSON requests to one API server over one keep-alive connection pool per identity, with per-request timeouts.
 import type { Readable } from "node:stream";
 import type { Dispatcher } from "undici";
-import { ApiError, mapStatusError, mapTransportError } from "./api-errors.js";
+import { mapStatusError, mapTransportError } from "./api-errors.js";
 import { Credentials, type Identity } from "./credentials.js";
 import type { ResolvedKubeconfig } from "./kubeconfig.js";
 
@@ -164,4 +164,4 @@ export class ApiClient {
   }
 }
 
-export { ApiError };
+

@@ -1,6 +1,6 @@
 // Runs a kubeconfig's exec credential plugin (client.authentication.k8s.io v1, v1beta1) and caches what it prints.
 import { spawn } from "node:child_process";
-import { ApiError } from "./api-errors.js";
+import { UnauthorizedError } from "../errors.js";
 import type { ExecPluginConfig } from "./kubeconfig.js";
 
 /** What a plugin handed out: a bearer token, a client certificate, or both. */
@@ -30,7 +30,7 @@ const MAX_OUTPUT = 1024 * 1024;
  * One plugin's credential, shared by every request of an identity. `get` runs the plugin when there is no credential
  * or it expires within the margin; concurrent callers wait for the one run (never two plugin processes at once).
  * `invalidate` (after a 401) drops the credential it names, so the next `get` runs the plugin again. A plugin that
- * fails, hangs, or prints anything but an ExecCredential of its apiVersion rejects with ApiError `unauthorized`
+ * fails, hangs, or prints anything but an ExecCredential of its apiVersion rejects with UnauthorizedError
  * naming the plugin (never what it printed on stdout: that may hold a token).
  */
 export class ExecCredentialSource {
@@ -93,7 +93,7 @@ export class ExecCredentialSource {
     for (const [k, v] of Object.entries(this.options.env)) if (v !== undefined) env[k] = v;
     for (const { name: k, value } of plugin.env) env[k] = value;
     env.KUBERNETES_EXEC_INFO = JSON.stringify(info);
-    const fail = (why: string): ApiError => new ApiError("unauthorized", `the kubeconfig's exec credential plugin ${name} ${why}`);
+    const fail = (why: string): UnauthorizedError => new UnauthorizedError(`the kubeconfig's exec credential plugin ${name} ${why}`);
 
     const child = spawn(plugin.command, [...plugin.args], { env, stdio: ["ignore", "pipe", "pipe"] });
     const out: Buffer[] = [];
@@ -130,7 +130,7 @@ export class ExecCredentialSource {
     return this.parse(Buffer.concat(out).toString("utf8"), fail);
   }
 
-  private parse(text: string, fail: (why: string) => ApiError): ExecCredential {
+  private parse(text: string, fail: (why: string) => UnauthorizedError): ExecCredential {
     let doc: unknown;
     try {
       doc = JSON.parse(text);

@@ -1,10 +1,10 @@
 // A kubeconfig user's tokenFile, re-read periodically as client-go does, so a rotated token is picked up.
 import { readFile } from "node:fs/promises";
-import { ApiError } from "./api-errors.js";
+import { UnauthorizedError } from "../errors.js";
 
 /**
  * The token in `path`, read at first use and again once `periodMs` (default 60 s, client-go's) has passed since the
- * last read. A read that fails keeps the last good token; with none yet it rejects with ApiError `unauthorized`.
+ * last read. A read that fails keeps the last good token; with none yet it rejects with UnauthorizedError.
  * `invalidate` forces the next `get` to read the file (after a 401).
  */
 export class TokenFileSource {
@@ -26,7 +26,7 @@ export class TokenFileSource {
       this.readAt = this.now();
     } catch (error) {
       if (this.token === undefined) {
-        throw new ApiError("unauthorized", `cannot read the kubeconfig's tokenFile ${this.path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+        throw new UnauthorizedError(`cannot read the kubeconfig's tokenFile ${this.path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
       }
     }
     return this.token!;

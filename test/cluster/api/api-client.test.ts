@@ -6,7 +6,7 @@ import { once } from "node:events";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { ApiClient } from "../../../src/cluster/api/api-client.js";
-import { ApiError } from "../../../src/cluster/api/api-errors.js";
+import { ClusterError, ForbiddenError, TimeoutError, UnauthorizedError, UnavailableError, type ClusterErrorCode } from "../../../src/cluster/errors.js";
 import type { ResolvedKubeconfig, UserAuth } from "../../../src/cluster/api/kubeconfig.js";
 import { makeTestTempDir } from "../../support/temp-dir.js";
 
@@ -65,7 +65,7 @@ describe("the API client", () => {
 
   it("maps each Status to its kind, naming the verb and resource of a 403", async () => {
     const client = new ApiClient({ kubeconfig: kubeconfig(), env: {} });
-    const cases: Array<[number, string, ApiError["kind"]]> = [
+    const cases: Array<[number, string, ClusterErrorCode]> = [
       [404, "NotFound", "not-found"],
       [409, "AlreadyExists", "already-exists"],
       [409, "Conflict", "conflict"],
@@ -79,11 +79,10 @@ describe("the API client", () => {
     for (const [code, reason, kind] of cases) {
       handler = (_req, res) => status(res, code, reason, `said ${reason}`);
       await assert.rejects(client.request("GET", "/x", GET), (error) => {
-        assert.ok(error instanceof ApiError);
-        assert.equal(error.kind, kind, `${code} ${reason}`);
+        assert.ok(error instanceof ClusterError);
+        assert.equal(error.code, kind, `${code} ${reason}`);
         assert.equal(error.message, `said ${reason}`);
-        assert.equal(error.details.verb, "get");
-        assert.equal(error.details.resource, "jobs.batch");
+        if (error instanceof ForbiddenError) assert.deepEqual([error.verb, error.resource], ["get", "jobs.batch"]);
         return true;
       });
     }
@@ -102,7 +101,7 @@ describe("the API client", () => {
     const client = new ApiClient({ kubeconfig: kubeconfig(auth), env: { PATH: "/usr/bin:/bin" } });
     assert.deepEqual(await client.request("GET", "/x", GET), { ok: true });
     handler = (_req, res) => status(res, 401, "Unauthorized", "Unauthorized");
-    await assert.rejects(client.request("GET", "/x", GET), (error) => error instanceof ApiError && error.kind === "unauthorized");
+    await assert.rejects(client.request("GET", "/x", GET), (error) => error instanceof UnauthorizedError);
     await client.close();
   });
 
@@ -110,7 +109,7 @@ describe("the API client", () => {
     handler = () => undefined; // never answers
     const client = new ApiClient({ kubeconfig: kubeconfig(), env: {} });
     const started = Date.now();
-    await assert.rejects(client.request("GET", "/slow", { ...GET, timeoutMs: 200 }), (error) => error instanceof ApiError && error.kind === "timeout");
+    await assert.rejects(client.request("GET", "/slow", { ...GET, timeoutMs: 200 }), (error) => error instanceof TimeoutError);
     assert.ok(Date.now() - started < 2000);
     await client.close();
   });
@@ -122,7 +121,7 @@ describe("the API client", () => {
     const port = (closed.address() as { port: number }).port;
     closed.close();
     const client = new ApiClient({ kubeconfig: { ...kubeconfig(), server: `http://127.0.0.1:${port}` }, env: {} });
-    await assert.rejects(client.request("GET", "/x", GET), (error) => error instanceof ApiError && error.kind === "unavailable" && error.details.reason === "unreachable" && /ECONNREFUSED/.test(error.message));
+    await assert.rejects(client.request("GET", "/x", GET), (error) => error instanceof UnavailableError && error.reason === "unreachable" && /ECONNREFUSED/.test(error.message));
     await client.close();
   });
 });

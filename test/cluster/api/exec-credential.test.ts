@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { chmodSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { ApiError } from "../../../src/cluster/api/api-errors.js";
+import { UnauthorizedError } from "../../../src/cluster/errors.js";
 import { ExecCredentialSource } from "../../../src/cluster/api/exec-credential.js";
 import type { ExecPluginConfig } from "../../../src/cluster/api/kubeconfig.js";
 import { TokenFileSource } from "../../../src/cluster/api/token-file.js";
@@ -32,10 +32,10 @@ function credential(status: object, apiVersion = V1): string {
   return `cat <<'EOF'\n${JSON.stringify({ apiVersion, kind: "ExecCredential", status })}\nEOF`;
 }
 
-async function assertUnauthorized(promise: Promise<unknown>, message: RegExp): Promise<ApiError> {
-  let caught: ApiError | undefined;
+async function assertUnauthorized(promise: Promise<unknown>, message: RegExp): Promise<UnauthorizedError> {
+  let caught: UnauthorizedError | undefined;
   await assert.rejects(promise, (error) => {
-    assert.ok(error instanceof ApiError && error.kind === "unauthorized", `not an unauthorized ApiError: ${String(error)}`);
+    assert.ok(error instanceof UnauthorizedError, `not an UnauthorizedError: ${String(error)}`);
     assert.match(error.message, message);
     caught = error;
     return true;

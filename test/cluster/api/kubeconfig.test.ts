@@ -4,7 +4,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { loadKubeconfig } from "../../../src/cluster/api/load-kubeconfig.js";
-import { InputError } from "../../../src/errors.js";
+import { ConfigError } from "../../../src/cluster/errors.js";
 import { makeTestTempDir } from "../../support/temp-dir.js";
 
 const dir = makeTestTempDir("knotless-api-kubeconfig-");
@@ -38,7 +38,7 @@ ${extra}`;
 
 async function assertRefused(files: string[], message: RegExp, explicit = false, context?: string): Promise<void> {
   await assert.rejects(loadKubeconfig({ files, explicit, ...(context ? { context } : {}) }), (error) => {
-    assert.ok(error instanceof InputError, `not an InputError: ${String(error)}`);
+    assert.ok(error instanceof ConfigError, `not a ConfigError: ${String(error)}`);
     assert.match(error.message, message);
     return true;
   });
