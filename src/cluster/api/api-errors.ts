@@ -17,6 +17,14 @@ export function kubeconfigError(message: string, location: string): ConfigError 
   return new ConfigError(location ? `${location}: ${message}` : message);
 }
 
+/** 410 Gone: the resourceVersion a watch asked for is older than the server keeps; the caller lists again. */
+export class ExpiredError extends ClusterError {
+  override name = "ExpiredError";
+  constructor(message: string) {
+    super("other", message);
+  }
+}
+
 /** The parts of a Kubernetes Status this module reads. */
 interface StatusBody {
   readonly kind?: string;
@@ -42,6 +50,7 @@ export function mapStatusError(httpStatus: number, body: unknown, request: Reque
   if (httpStatus === 400 || httpStatus === 422) return new InvalidError(message);
   if (httpStatus === 504 || reason === "Timeout" || reason === "ServerTimeout") return new TimeoutError(message);
   if (httpStatus === 429 || httpStatus >= 500) return new UnavailableError("server", message);
+  if (httpStatus === 410) return new ExpiredError(message);
   return new ClusterError("other", message);
 }
 
