@@ -3,6 +3,7 @@ import type { Readable } from "node:stream";
 import type { Dispatcher } from "undici";
 import { mapStatusError, mapTransportError } from "./api-errors.js";
 import { Credentials, type Identity } from "./credentials.js";
+import { requestSync, type SyncAnswer } from "./sync-request.js";
 import type { ResolvedKubeconfig } from "./kubeconfig.js";
 
 export interface ApiClientOptions {
@@ -85,6 +86,26 @@ export class ApiClient {
       tls: { ...this.tlsOptions(identity), rejectUnauthorized: !kubeconfig.tls.insecureSkipVerify },
       refused: () => this.credentials.refused(identity),
     };
+  }
+
+  /**
+   * A blocking request for the crash path, with the credential in hand (none yet from an exec plugin or tokenFile:
+   * an error answer). Never throws.
+   */
+  requestSync(method: string, path: string, body: unknown, timeoutMs: number): SyncAnswer {
+    const identity = this.credentials.peek();
+    if (!identity) return { error: "no credential obtained yet (exec plugin or tokenFile)" };
+    const { kubeconfig } = this.options;
+    return requestSync(
+      {
+        url: kubeconfig.server + path,
+        method,
+        headers: { Accept: "application/json", ...(identity.authorization ? { Authorization: identity.authorization } : {}), ...(body === undefined ? {} : { "Content-Type": "application/json" }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        tls: { ...this.tlsOptions(identity), rejectUnauthorized: !kubeconfig.tls.insecureSkipVerify },
+      },
+      timeoutMs,
+    );
   }
 
   /** Closes every pooled connection (watches and requests in flight fail). */

@@ -19,6 +19,7 @@ export class Credentials {
   private readonly exec: ExecCredentialSource | undefined;
   private readonly tokenFile: TokenFileSource | undefined;
   private readonly staticIdentity: Identity | undefined;
+  private last: Identity | undefined;
 
   constructor(
     private readonly kubeconfig: ResolvedKubeconfig,
@@ -47,12 +48,17 @@ export class Credentials {
   /** The identity for the next request (runs the exec plugin or reads the token file when due). */
   async current(): Promise<Identity> {
     if (this.staticIdentity) return this.staticIdentity;
-    if (this.tokenFile) return { authorization: `Bearer ${await this.tokenFile.get()}`, ...this.kubeconfigCert() };
+    if (this.tokenFile) return (this.last = { authorization: `Bearer ${await this.tokenFile.get()}`, ...this.kubeconfigCert() });
     const credential = await this.exec!.get();
     const cert = credential.clientCertificateData && credential.clientKeyData
       ? { cert: credential.clientCertificateData, key: credential.clientKeyData, tlsKey: fingerprint(credential.clientCertificateData) }
       : this.kubeconfigCert();
-    return { ...(credential.token ? { authorization: `Bearer ${credential.token}` } : {}), ...cert, execCredential: credential };
+    return (this.last = { ...(credential.token ? { authorization: `Bearer ${credential.token}` } : {}), ...cert, execCredential: credential });
+  }
+
+  /** The identity without waiting (the crash path): a static one, else the last handed out, else undefined. */
+  peek(): Identity | undefined {
+    return this.staticIdentity ?? this.last;
   }
 
   /** After a 401 with `identity`: drops what may be stale; true when asking again may get a different credential. */
