@@ -2,7 +2,7 @@
 import { accessSync, constants } from "node:fs";
 import { resolve } from "node:path";
 import { InputError } from "../errors.js";
-import type { ClusterTarget } from "../cluster/kubectl/kubectl-args.js";
+import type { ClusterTarget } from "../cluster/cluster.js";
 import { DNS_LABEL } from "../config/patterns.js";
 import type { OptionSpec } from "./option-spec.js";
 
