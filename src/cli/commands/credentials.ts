@@ -6,7 +6,7 @@ import { DNS_LABEL } from "../../config/patterns.js";
 import { DEFAULT_CREDENTIAL_NAME, MIN_TOKEN_SECONDS, type CredentialIdentity } from "../../credentials/credential-objects.js";
 import type { CredentialRequest } from "../../credentials/credential-plan.js";
 import type { ClusterTarget } from "../../cluster/cluster.js";
-import { CLUSTER_OPTIONS, resolveClusterOptions, type RawClusterOptions } from "../cluster-options.js";
+import { CLUSTER_OPTIONS, resolveClusterOptions, type RawClusterOptions, type TransportName } from "../cluster-options.js";
 import type { CommandSpec } from "../command-spec.js";
 import { EXIT, exitCodeForError } from "../exit-codes.js";
 import type { OptionSpec } from "../option-spec.js";
@@ -34,6 +34,7 @@ export interface RawCredentialsOptions extends RawClusterOptions {
 interface CredentialsConfig {
   readonly target: ClusterTarget;
   readonly kubectlPath: string;
+  readonly transport: TransportName;
   readonly identity: CredentialIdentity;
   readonly tokenSeconds: number;
   readonly outFile: string | undefined;
@@ -52,6 +53,7 @@ export function resolveCredentialsConfig(raw: RawCredentialsOptions, env: NodeJS
   return {
     target: { ...cluster.target, namespace: raw.namespace, namespaceFromContext: false },
     kubectlPath: cluster.kubectlPath,
+    transport: cluster.transport,
     identity: { namespace: raw.namespace, name: raw.name },
     tokenSeconds: ms / 1000,
     outFile: raw.out === undefined ? undefined : resolve(raw.out),

@@ -58,12 +58,11 @@ export async function executeRun(options: RawRunOptions, env: NodeJS.ProcessEnv)
 /** Runs a resolved, matching configuration for real. */
 async function executeResolvedRun(config: RunConfig, env: NodeJS.ProcessEnv): Promise<number> {
   // Loaded only for real runs, so --help, bad input and dry runs start fast.
-  const [{ runWorkflow }, { KubernetesExecutor }, { Kubectl }, { KubectlCluster }, { createConsoleSink, createHumanLogSink, createNdjsonLogSink }, { writeResultFile }, { createStepTracker }, { prepareEmergencyExit }, { createOutputBudget }] =
+  const [{ runWorkflow }, { KubernetesExecutor }, { openCluster }, { createConsoleSink, createHumanLogSink, createNdjsonLogSink }, { writeResultFile }, { createStepTracker }, { prepareEmergencyExit }, { createOutputBudget }] =
     await Promise.all([
       import("../../run/run-workflow.js"),
       import("../../executor/kubernetes-executor.js"),
-      import("../../cluster/kubectl/kubectl.js"),
-      import("../../cluster/kubectl/kubectl-cluster.js"),
+      import("../open-cluster.js"),
       import("../../events/sinks.js"),
       import("../../result/result-file.js"),
       import("../../result/step-tracker.js"),
@@ -87,8 +86,7 @@ async function executeResolvedRun(config: RunConfig, env: NodeJS.ProcessEnv): Pr
   const outputBudget = createOutputBudget(settings.maxLogBytes); // the run's own, so that a crash can still report its counts
   const sinks = [...logs.map((log) => log.sink), stepTracker.sink];
   const emit = createEventEmitter(sinks);
-  const kubectl = new Kubectl({ binary: config.kubectlPath, env: childEnv, onCall: (args) => emit({ kind: "kubectl", args }) });
-  const cluster = new KubectlCluster(kubectl, settings.target);
+  const { cluster } = await openCluster({ target: settings.target, kubectlPath: config.kubectlPath, transport: config.transport }, childEnv, (args) => emit({ kind: "kubectl", args }));
   const controller = new AbortController();
   let executor: InstanceType<typeof KubernetesExecutor> | undefined;
   const jobOf = (): RunResult["job"] => ({ namespace: executor?.namespace ?? "", name: settings.jobName, pod: executor?.pod?.name ?? null, node: executor?.pod?.node || null, image: settings.image });

@@ -3,7 +3,7 @@ import { IMAGE, QUANTITY } from "../../config/patterns.js";
 import { CancelledError, describeError, InputError } from "../../errors.js";
 import type { ClusterTarget } from "../../cluster/cluster.js";
 import type { CommandSpec } from "../command-spec.js";
-import { CLUSTER_OPTIONS, resolveClusterOptions, type RawClusterOptions } from "../cluster-options.js";
+import { CLUSTER_OPTIONS, resolveClusterOptions, type RawClusterOptions, type TransportName } from "../cluster-options.js";
 import { EXIT, exitCodeForError } from "../exit-codes.js";
 import type { OptionSpec } from "../option-spec.js";
 import { readWarmCount, readWarmSeconds } from "../warm-options.js";
@@ -34,6 +34,7 @@ export interface RawWarmOptions extends RawClusterOptions {
 export interface WarmConfig {
   readonly target: ClusterTarget;
   readonly kubectlPath: string;
+  readonly transport: TransportName;
   readonly spec: { readonly count: number; readonly maxWarm: number; readonly seconds: number; readonly cpu: string; readonly memory: string; readonly image: string };
   readonly release: boolean;
   readonly dryRun: boolean;
@@ -52,6 +53,7 @@ export function resolveWarmConfig(raw: RawWarmOptions, env: NodeJS.ProcessEnv): 
   return {
     target: cluster.target,
     kubectlPath: cluster.kubectlPath,
+    transport: cluster.transport,
     spec: { count, maxWarm, seconds: readWarmSeconds(raw.for, "--for"), cpu: raw.cpu, memory: raw.memory, image: raw.image },
     release: raw.release ?? false,
     dryRun: raw.dryRun ?? false,
