@@ -14,6 +14,20 @@ import type { ExecRequest, ExecSession } from "./exec.js";
 
 export type { ExecEnd, ExecRequest, ExecSession, ExecStdin } from "./exec.js";
 
+/** Which cluster, as whom, and which namespace: resolved once at the CLI edge, the same for every transport. */
+export interface ClusterTarget {
+  readonly kubeconfig?: string;
+  readonly context?: string;
+  /** Pinned with --namespace on every call (but create, when `namespaceFromContext`); absent: kubectl's own choice. */
+  readonly namespace?: string;
+  /**
+   * The namespace is the kubeconfig context's: create leaves it to kubectl (no --namespace, none in the manifest) and
+   * the runner reads it back from the created Job, then pins it on every later call. Set by the CLI when no
+   * --namespace was given, so a run never parses the kubeconfig itself.
+   */
+  readonly namespaceFromContext?: boolean;
+}
+
 /** A namespace, or undefined for the kubeconfig context's (the transport resolves it; the answer names it). */
 export type Namespace = string | undefined;
 
@@ -86,7 +100,8 @@ export interface Cluster {
   /**
    * Creates a Job from its manifest and resolves with the Job as created (its namespace set). With `dryRun`, the
    * server validates and admits it but stores nothing (doctor's probe). Throws AlreadyExistsError (a Job of that name
-   * is there), ForbiddenError, UnauthorizedError, InvalidError, NotFoundError (no such namespace), and the common ones.
+   * is there), ForbiddenError, UnauthorizedError, InvalidError, NotFoundError (no such namespace), and the common ones;
+   * UnreadableAnswerError when the Job was created but where it landed cannot be read from the answer.
    * A create that fails Unavailable or Timeout may have reached the server all the same: read the Job back.
    */
   createJob(namespace: Namespace, job: IJob, options?: CallOptions & { readonly dryRun?: boolean }): Promise<IJob>;

@@ -12,6 +12,7 @@ export type ClusterErrorCode =
   | "cut-stream"
   | "invalid"
   | "config"
+  | "unreadable-answer"
   | "other";
 
 /**
@@ -138,12 +139,23 @@ export class ConfigError extends ClusterError {
   }
 }
 
+/**
+ * The server did what was asked (the object was created), but the transport could not read what it answered, so the
+ * caller lacks something it needed from it (the namespace a create landed in). The object exists.
+ */
+export class UnreadableAnswerError extends ClusterError {
+  override name = "UnreadableAnswerError";
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("unreadable-answer", message, options);
+  }
+}
+
 /** Whether a failed call may succeed if made again (UnavailableError, TimeoutError). */
-export function isRetryable(error: unknown): error is UnavailableError | TimeoutError {
+export function isRetryable(error: unknown): boolean {
   return error instanceof UnavailableError || error instanceof TimeoutError;
 }
 
 /** Whether the API server refused the call or its credential (403, 401): final, and worth the operator's attention. */
-export function isRefusal(error: unknown): error is ForbiddenError | UnauthorizedError {
+export function isRefusal(error: unknown): boolean {
   return error instanceof ForbiddenError || error instanceof UnauthorizedError;
 }

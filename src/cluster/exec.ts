@@ -70,6 +70,30 @@ export interface ExecSession {
   readonly ended: Promise<ExecEnd>;
   /** Ends the session locally (not what it started in the pod); it then ends `failed` with CutStreamError. Idempotent. */
   kill(): void;
-  /** With `reuseBuffers`: a stdout chunk the consumer is done with. A no-op otherwise. */
-  giveBack(chunk: Buffer): void;
+  /** Why the transport could not do what the request asked beyond the exec itself (reuseBuffers), for an info notice. */
+  readonly fallback?: string;
+  /**
+   * Present when stdout's chunks are views of reused buffers (the request's `reuseBuffers`, where the transport does
+   * it): give each chunk back once done with it. Absent: chunks are the consumer's to keep.
+   */
+  readonly giveBack?: (chunk: Buffer) => void;
+}
+
+/** The last meaningful line of an exec's stderr, for messages; "" when it wrote none. */
+export function summarizeExecStderr(stderr: string): string {
+  const lines = stderr
+    .split("\n")
+    .map((line) => line.trim())
+    .filter((line) => line !== "");
+  return lines.at(-1) ?? "";
+}
+
+/** What an exec's end says, in one line: the error's message when it failed, else the last line of its stderr. */
+export function describeExecSaid(end: ExecEnd): string {
+  return end.kind === "failed" ? end.error.message : summarizeExecStderr(end.stderr);
+}
+
+/** Whether an exec ended with the command's exit code 0. */
+export function isExecSuccess(end: ExecEnd): boolean {
+  return end.kind === "exit" && end.code === 0;
 }

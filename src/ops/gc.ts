@@ -1,8 +1,7 @@
 // `gc`: removes our Jobs whose run is over or abandoned (and finished or expired placeholders), says what it spared and why.
 import type { IJob } from "kubernetes-models/batch/v1/Job";
 import { deleteJob } from "../executor/teardown.js";
-import type { ClusterTarget } from "../cluster/kubectl/kubectl-args.js";
-import type { Kubectl } from "../cluster/kubectl/kubectl.js";
+import type { Cluster, ClusterTarget } from "../cluster/cluster.js";
 import type { RetryPolicy } from "../util/retry.js";
 import { isOurJob, judgeJob, readJobFacts, type GcPolicy, type JobRole } from "./classify-job.js";
 import { listOurJobs, readAnsweredNamespace } from "./cluster-reads.js";
@@ -48,15 +47,15 @@ export interface GcOptions {
  * Lists our Jobs, decides, and deletes those to remove with background propagation (their pods go too), one by one.
  * Throws InfraError when the Jobs cannot be listed; a delete that fails is reported in its outcome.
  */
-export async function runGc(kubectl: Kubectl, target: ClusterTarget, options: GcOptions): Promise<GcReport> {
-  const jobs = await listOurJobs(kubectl, target);
+export async function runGc(cluster: Cluster, target: ClusterTarget, options: GcOptions): Promise<GcReport> {
+  const jobs = await listOurJobs(cluster, target);
   const decisions = planGc(jobs, (options.now ?? Date.now)(), options.policy);
   const outcomes: GcOutcome[] = [];
   for (const decision of decisions) {
     if (decision.action === "spare") outcomes.push({ ...decision, result: "spared" });
     else if (options.dryRun) outcomes.push({ ...decision, result: "would-remove" });
     else {
-      const deleted = await deleteJob(kubectl, target, decision.job, options.deleteRetry);
+      const deleted = await deleteJob(cluster, target.namespace, decision.job, options.deleteRetry);
       outcomes.push(deleted.deleted ? { ...decision, result: "removed" } : { ...decision, result: "failed", failure: deleted.detail });
     }
   }

@@ -23,6 +23,8 @@ describe("the operator commands refuse bad input before any kubectl call", { con
     ["list with a malformed namespace", ["list", "--namespace", "Not_A_Namespace"], /--namespace expects a DNS-1123 label/],
     ["doctor with a kubeconfig that cannot be read", ["doctor", "--kubeconfig", join(dir, "missing")], /--kubeconfig: cannot read/],
     ["list with an unknown flag", ["list", "--all"], /unknown option '--all'/],
+    ["gc with the api transport, not in this build yet", ["gc", "--transport", "api"], /--transport api: the in-process API transport is not available in this build yet; use --transport kubectl/],
+    ["doctor with an unknown transport", ["doctor", "--transport", "grpc"], /--transport expects kubectl or api, got "grpc"/],
     ["doctor with a --cache-pvc that cannot name a claim", ["doctor", "--cache-pvc", "My_Cache"], /--cache-pvc expects a PersistentVolumeClaim name \(a DNS-1123 label such as ci-cache\), got "My_Cache"/],
   ];
   for (const [what, args, message, env] of cases) {

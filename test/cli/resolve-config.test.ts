@@ -36,6 +36,14 @@ async function inputError(options: RawRunOptions, env: NodeJS.ProcessEnv = {}): 
 }
 
 describe("resolveRunConfig", () => {
+  it("talks to the cluster through kubectl unless told otherwise, and refuses the api transport this build lacks, naming the way out", async () => {
+    const { options } = workspace();
+    assert.equal((await resolveRunConfig(options, { KUBECONFIG: "/nonexistent" })).transport, "kubectl");
+    assert.equal((await resolveRunConfig({ ...options, transport: "kubectl" }, { KUBECONFIG: "/nonexistent" })).transport, "kubectl");
+    assert.match(await inputError({ ...options, transport: "api" }), /^--transport api: the in-process API transport is not available in this build yet; use --transport kubectl \(the default\)$/);
+    assert.match(await inputError({ ...options, transport: "grpc", dryRun: true }), /^--transport expects kubectl or api, got "grpc"$/);
+  });
+
   it("resolves defaults: the context's namespace left to kubectl, kubectl from PATH, a generated run id and its Job name", async () => {
     const { options } = workspace();
     const config = await resolveRunConfig(options, { KUBECONFIG: "/nonexistent" });

@@ -2,11 +2,12 @@
 import type { IJob } from "kubernetes-models/batch/v1/Job";
 import type { IEvent } from "kubernetes-models/v1/Event";
 import type { IPod } from "kubernetes-models/v1/Pod";
+import { describeError } from "../../errors.js";
 import { formatCommand } from "../../events/format-event.js";
 import { JsonDocumentSplitter, parseJsonDocuments } from "../../k8s/json-documents.js";
 import { stringify } from "../../util/lazy-yaml.js";
 import type { AppliedObjects, CallOptions, Cluster, CredentialObjectSet, Namespace, ServerVersion, SyncOutcome, TransportFacts, WatchOptions } from "../cluster.js";
-import { ClusterError, CutStreamError } from "../errors.js";
+import { ClusterError, CutStreamError, UnreadableAnswerError } from "../errors.js";
 import { STATUS_TAG_PREFIX, type ExecEnd, type ExecRequest, type ExecSession } from "../exec.js";
 import {
   buildAnnotateJobArgs,
@@ -51,6 +52,13 @@ export function formatRequestTimeout(ms: number): string {
 /** The exit code the command in the pod ended with, as kubectl reports it. */
 const REMOTE_EXIT = /^command terminated with exit code (\d+)\s*$/m;
 
+function withoutExitLine(stderr: string): string {
+  return stderr
+    .split("\n")
+    .filter((line) => !/^command terminated with exit code \d+\s*$/.test(line))
+    .join("\n");
+}
+
 /** Splits an exec's stderr into the pod's status-tag lines and the rest. */
 export function splitStatusTags(stderr: string): { tags: string; rest: string } {
   const tags: string[] = [];
@@ -72,7 +80,8 @@ export function readExecEnd(exitCode: number, signal: NodeJS.Signals | null, std
   const how = exitCode === -1 ? `kubectl ended by ${signal ?? "a signal"}` : `kubectl exit ${exitCode}`;
   if (exitCode === 0) return { kind: "exit", code: 0, tags, stderr: rest, how };
   const remote = REMOTE_EXIT.exec(rest);
-  if (remote && Number(remote[1]) === exitCode) return { kind: "exit", code: exitCode, tags, stderr: rest, how };
+  // kubectl's own line about the exit code is no part of what the command wrote.
+  if (remote && Number(remote[1]) === exitCode) return { kind: "exit", code: exitCode, tags, stderr: withoutExitLine(rest), how };
   if (exitCode === -1) return { kind: "failed", error: new CutStreamError(`kubectl was stopped (${signal ?? "signal"})`), tags, stderr: rest, how };
   const error = mapKubectlFailure(rest);
   return { kind: "failed", error: error.code === "other" ? new CutStreamError(error.message) : error, tags, stderr: rest, how };
@@ -112,7 +121,13 @@ export class KubectlCluster implements Cluster {
   async createJob(namespace: Namespace, job: IJob, options: CallOptions & { readonly dryRun?: boolean } = {}): Promise<IJob> {
     const target = this.#target(namespace);
     const args = options.dryRun ? buildDryRunCreateArgs(target, formatRequestTimeout(options.timeoutMs ?? 30_000)) : buildCreateArgs(target);
-    return this.#callJson<IJob>(args, options, JSON.stringify(job));
+    const stdout = await this.#call(args, options, JSON.stringify(job));
+    const created = parseJsonOrUndefined<IJob>(stdout);
+    if (created) return created;
+    // An answer that is not JSON (a wrapper's noise): the Job was created all the same. With the namespace named, the
+    // manifest stands for it; without, where it landed is unknown.
+    if (namespace !== undefined) return { ...job, metadata: { ...job.metadata, namespace } } as IJob;
+    throw new UnreadableAnswerError(`kubectl created the Job but its answer names no namespace: ${stdout.slice(0, 200)}`);
   }
 
   getJob(namespace: Namespace, name: string, options?: CallOptions): Promise<IJob> {
@@ -184,7 +199,13 @@ export class KubectlCluster implements Cluster {
   async exec(request: ExecRequest): Promise<ExecSession> {
     const args = buildExecArgs(this.#target(request.namespace), request.pod, request.command, request.stdin.kind !== "none", request.container);
     // Reusable read buffers are an optimization: where the temp dir cannot hold the socket, a pipe does the job.
-    const pooled = request.reuseBuffers ? await openPooledStdout().catch(() => undefined) : undefined;
+    let fallback: string | undefined;
+    const pooled = request.reuseBuffers
+      ? await openPooledStdout().catch((error: unknown) => {
+          fallback = `reading kubectl's output through a pipe (${describeError(error)})`;
+          return undefined;
+        })
+      : undefined;
     const process = this.#kubectl.stream(args, {
       ...(request.stdin.kind === "pipe" ? { stdin: true } : {}),
       ...(request.stdin.kind === "stream" ? { stdinFrom: request.stdin.from } : {}),
@@ -204,7 +225,8 @@ export class KubectlCluster implements Cluster {
       stdin: process.stdin,
       ended,
       kill: () => process.kill(),
-      giveBack: (chunk) => pooled?.giveBack(chunk),
+      ...(fallback === undefined ? {} : { fallback }),
+      ...(pooled ? { giveBack: (chunk: Buffer) => pooled.giveBack(chunk) } : {}),
     };
   }
 

@@ -62,7 +62,7 @@ describe("KubectlCluster", () => {
     const session = await cluster.exec({ namespace: "ci", pod: "p", container: "run", command: ["sh", "-c", "x"], stdin: { kind: "none" } });
     session.stdout.resume();
     const end = await session.ended;
-    assert.deepEqual(end, { kind: "exit", code: 4, tags: "knotless-outputs-entries 2\n", stderr: "warn\ncommand terminated with exit code 4\n", how: "kubectl exit 4" });
+    assert.deepEqual(end, { kind: "exit", code: 4, tags: "knotless-outputs-entries 2\n", stderr: "warn\n", how: "kubectl exit 4" });
     assert.deepEqual(kubectl.calls[0]?.command, ["exec", "p", "-c", "run", "--", "sh", "-c", "x"]);
   });
 });
