@@ -148,6 +148,9 @@ export class ApiCluster implements Cluster {
   }
 
   async exec(request: ExecRequest): Promise<ExecSession> {
+    // Take a child's stdout before the first await: node drains a child's untouched stdout once the child exits, and
+    // a small archive's tar may exit before the socket opens.
+    const stdinSource = request.stdin.kind === "stream" ? request.stdin.from.pipe(new PassThrough({ highWaterMark: 1024 * 1024 })) : undefined;
     const query = new URLSearchParams();
     for (const part of request.command) query.append("command", part);
     query.set("container", request.container);
@@ -163,7 +166,7 @@ export class ApiCluster implements Cluster {
       return failedSession(error instanceof ClusterError ? error : new ClusterError("other", String(error)));
     }
     const socket = await openExecSocket(target, {
-      stdin: request.stdin.kind === "none" ? null : request.stdin.kind === "pipe" ? "pipe" : request.stdin.from,
+      stdin: stdinSource ?? (request.stdin.kind === "pipe" ? "pipe" : null),
       ...(request.signal ? { signal: request.signal } : {}),
       ...(this.#options.execPingIntervalMs === undefined ? {} : { pingIntervalMs: this.#options.execPingIntervalMs }),
       ...(this.#options.execReadDeadlineMs === undefined ? {} : { readDeadlineMs: this.#options.execReadDeadlineMs }),

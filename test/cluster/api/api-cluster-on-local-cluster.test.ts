@@ -1,5 +1,7 @@
 // The API transport's Cluster against the local cluster over TLS with a bearer token: Jobs, watches, exec, faults.
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { Readable } from "node:stream";
 import { after, before, describe, it } from "node:test";
 import type { IJob } from "kubernetes-models/batch/v1/Job";
@@ -119,6 +121,17 @@ describe("the API transport on the local cluster", { skip }, () => {
     });
     const { out, end } = await run(["wc", "-c"], { kind: "stream", from });
     assert.equal(out.trim(), String(32 * 1024 * 1024));
+    assert.ok(end.kind === "exit" && end.code === 0);
+  });
+
+  it("sends all of a child's stdout even when the child exits before the socket opens", async () => {
+    // Node drains the untouched stdout of a child that exited: the exec must take it at once, as the upload's tar.
+    const child = spawn("sh", ["-c", "printf small-archive"], { stdio: ["ignore", "pipe", "ignore"] });
+    const exited = once(child, "exit");
+    const running = run(["cat"], { kind: "stream", from: child.stdout });
+    await exited;
+    const { out, end } = await running;
+    assert.equal(out, "small-archive");
     assert.ok(end.kind === "exit" && end.code === 0);
   });
 
