@@ -11,7 +11,7 @@ export const CLUSTER_OPTIONS: readonly OptionSpec[] = [
   { flag: "--kubeconfig <file>", description: "kubeconfig file (default: kubectl's own rules)" },
   { flag: "--context <name>", description: "kubeconfig context" },
   { flag: "--kubectl <path>", description: "kubectl binary (default: $KNOTLESS_KUBECTL, else kubectl on PATH)" },
-  { flag: "--transport <kind>", description: "how to talk to the cluster: kubectl (default; the in-process api transport is not in this build yet)" },
+  { flag: "--transport <kind>", description: "how to talk to the cluster: kubectl (default: one kubectl process per call) or api (the Kubernetes API spoken in-process)" },
 ];
 
 /** How the runner talks to the cluster (src/cluster/): one kubectl process per call, or the API spoken in-process. */
@@ -33,13 +33,10 @@ export interface ClusterConfig {
   readonly transport: TransportName;
 }
 
-/**
- * Reads --transport: kubectl (the default). `api` is refused until the in-process API transport lands, with a message
- * that says what to use instead; anything else is bad input.
- */
+/** Reads --transport: kubectl (the default) or api; anything else is bad input. */
 export function resolveTransport(raw: string | undefined): TransportName {
   if (raw === undefined || raw === "kubectl") return "kubectl";
-  if (raw === "api") throw new InputError("--transport api: the in-process API transport is not available in this build yet; use --transport kubectl (the default)");
+  if (raw === "api") return "api";
   throw new InputError(`--transport expects kubectl or api, got ${JSON.stringify(raw)}`);
 }
 
