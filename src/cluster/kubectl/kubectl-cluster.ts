@@ -213,12 +213,7 @@ export class KubectlCluster implements Cluster {
       ...(pooled ? { stdout: pooled } : {}),
     });
     if (request.stdin.kind === "stream") request.stdin.from.destroy(); // kubectl has its own copy of the descriptor
-    const ended = process.exited.then(
-      (exit) => readExecEnd(exit.exitCode, exit.signal, exit.stderr),
-      (error: unknown): ExecEnd => {
-        throw error;
-      },
-    );
+    const ended = process.exited.then((exit) => readExecEnd(exit.exitCode, exit.signal, exit.stderr));
     ended.finally(() => pooled?.readable.destroy()).catch(() => {});
     return {
       stdout: process.stdout,
