@@ -57,7 +57,12 @@ interface ExecEndCommon {
   readonly how: string;
 }
 
-/** A running exec. The caller must consume `stdout` (it is paused while unread: backpressure reaches the pod). */
+/**
+ * A running exec. The caller must consume `stdout` (it is paused while unread: backpressure reaches the pod). stderr
+ * is handed over at the end (ExecEnd: the status tags apart, the rest bounded), not streamed: what the runner must
+ * stream, a step's own stderr included, its in-pod helper multiplexes onto stdout (src/pod/follow-frames.ts). A
+ * transport still reads stderr with backpressure and never lets it grow without bound.
+ */
 export interface ExecSession {
   /** The command's stdout; ends when the command's stdout closed or the session ended. */
   readonly stdout: Readable;

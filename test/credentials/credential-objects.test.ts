@@ -2,7 +2,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { buildCredentialObjects, buildRoleRules, buildTokenRequest, formatServiceAccountUser, listObjectRefs } from "../../src/credentials/credential-objects.js";
-import { buildApplyDocuments, buildRequestObjects } from "../../src/credentials/credential-plan.js";
+import { buildRequestObjects } from "../../src/credentials/credential-plan.js";
+import { buildApplyDocuments } from "../../src/cluster/kubectl/kubectl-cluster.js";
 import { collectCallPermissions } from "../../src/cluster/kubectl/kubectl-args.js";
 import { parseAllDocuments } from "yaml";
 

@@ -4,6 +4,8 @@ import { describe, it } from "node:test";
 import { deleteJob } from "../../src/executor/teardown.js";
 import { INTERNAL_ERROR, UNREACHABLE, failure } from "./cluster-objects.js";
 import { ScriptedKubectl } from "../support/scripted-kubectl.js";
+import { ScriptedCluster } from "../support/scripted-cluster.js";
+import { ForbiddenError, TimeoutError, UnavailableError } from "../../src/cluster/errors.js";
 import { UNIT_TIMINGS } from "./test-context.js";
 
 const TARGET = { kubeconfig: "/tmp/kubeconfig", context: "ctx", namespace: "ci" };
@@ -71,5 +73,19 @@ describe("deleteJob", { concurrency: true }, () => {
     await deleteJob(kubectl.cluster({}), undefined, JOB, UNIT_TIMINGS.deleteRetry);
     assert.deepEqual(kubectl.calls[0]?.command.slice(0, 3), ["delete", "job", JOB]);
     assert.ok(!kubectl.calls[0]?.args.includes("--namespace"));
+  });
+});
+
+describe("deleteJob on any transport", { concurrency: true }, () => {
+  it("counts a Job the transport found absent as already gone, after retrying a timeout and an unavailable server", async () => {
+    const cluster = new ScriptedCluster().on("deleteJob", new TimeoutError("no answer in 30s"), new UnavailableError("server", "etcd is slow"), "absent");
+    assert.deepEqual(await deleteJob(cluster, "ci", JOB, UNIT_TIMINGS.deleteRetry), { deleted: true, detail: "Job knotless-run-42 was already gone" });
+    assert.deepEqual(cluster.callsTo("deleteJob").map((call) => call.args.slice(0, 2)), [["ci", JOB], ["ci", JOB], ["ci", JOB]]);
+  });
+
+  it("gives up at once on a refusal and says it was one", async () => {
+    const cluster = new ScriptedCluster().on("deleteJob", new ForbiddenError("jobs.batch is forbidden", "delete", "jobs.batch"));
+    assert.deepEqual(await deleteJob(cluster, "ci", JOB, UNIT_TIMINGS.deleteRetry), { deleted: false, detail: "could not delete Job knotless-run-42: jobs.batch is forbidden", reason: "forbidden" });
+    assert.equal(cluster.calls.length, 1);
   });
 });

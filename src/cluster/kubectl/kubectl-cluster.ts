@@ -40,6 +40,7 @@ import { mapKubectlFailure, summarizeStderr } from "./kubectl-errors.js";
 import type { Kubectl, KubectlOutput } from "./kubectl.js";
 import { parseApplyOutput, parseDeleteOutput } from "./kubectl-output.js";
 import { openPooledStdout } from "./pooled-stdout.js";
+import { parseVersionOutput } from "./version-output.js";
 
 /** Where kubectl points, but the namespace, which every call names. */
 export type KubectlConnection = Pick<ClusterTarget, "kubeconfig" | "context">;
@@ -85,6 +86,11 @@ export function readExecEnd(exitCode: number, signal: NodeJS.Signals | null, std
   if (exitCode === -1) return { kind: "failed", error: new CutStreamError(`kubectl was stopped (${signal ?? "signal"})`), tags, stderr: rest, how };
   const error = mapKubectlFailure(rest);
   return { kind: "failed", error: error.code === "other" ? new CutStreamError(error.message) : error, tags, stderr: rest, how };
+}
+
+/** The credential's objects as apply reads them: YAML documents (kubectl 1.30 takes a stream that starts as JSON for one JSON document). */
+export function buildApplyDocuments(objects: CredentialObjectSet): string {
+  return [objects.serviceAccount, objects.role, objects.roleBinding].map((o) => stringify(o).trimEnd()).join("\n---\n") + "\n";
 }
 
 /** The Cluster as kubectl calls. Construct it at the CLI edge around the one Kubectl client; nothing runs at construction. */
@@ -213,12 +219,7 @@ export class KubectlCluster implements Cluster {
       ...(pooled ? { stdout: pooled } : {}),
     });
     if (request.stdin.kind === "stream") request.stdin.from.destroy(); // kubectl has its own copy of the descriptor
-    const ended = process.exited.then(
-      (exit) => readExecEnd(exit.exitCode, exit.signal, exit.stderr),
-      (error: unknown): ExecEnd => {
-        throw error;
-      },
-    );
+    const ended = process.exited.then((exit) => readExecEnd(exit.exitCode, exit.signal, exit.stderr));
     ended.finally(() => pooled?.readable.destroy()).catch(() => {});
     return {
       stdout: process.stdout,
@@ -250,14 +251,12 @@ export class KubectlCluster implements Cluster {
   }
 
   async describeTransport(options?: CallOptions): Promise<TransportFacts> {
-    const stdout = await this.#call(buildClientVersionArgs(), options);
-    const clientVersion = readVersion(parseJsonOrUndefined<{ clientVersion?: unknown }>(stdout)?.clientVersion);
+    const clientVersion = parseVersionOutput(await this.#call(buildClientVersionArgs(), options)).client;
     return { name: "kubectl", binary: this.#kubectl.binary, ...(clientVersion ? { clientVersion } : {}) };
   }
 
   async getServerVersion(options: CallOptions = {}): Promise<ServerVersion> {
-    const stdout = await this.#call(buildServerVersionArgs(this.#connection, formatRequestTimeout(options.timeoutMs ?? 30_000)), options);
-    const version = readVersion(parseJsonOrUndefined<{ serverVersion?: unknown }>(stdout)?.serverVersion);
+    const version = parseVersionOutput(await this.#call(buildServerVersionArgs(this.#connection, formatRequestTimeout(options.timeoutMs ?? 30_000)), options)).server;
     if (!version) throw new ClusterError("other", "the API server did not say its version");
     return version;
   }
@@ -291,9 +290,7 @@ export class KubectlCluster implements Cluster {
   }
 
   async applyCredentialObjects(namespace: Namespace, objects: CredentialObjectSet, options?: CallOptions): Promise<AppliedObjects> {
-    // YAML documents: kubectl 1.30 takes a stream that starts as JSON for one JSON document.
-    const documents = [objects.serviceAccount, objects.role, objects.roleBinding].map((o) => stringify(o).trimEnd()).join("\n---\n") + "\n";
-    const result = await this.#kubectl.run(buildApplyCredentialArgs(this.#target(namespace)), { stdin: documents, ...(options?.signal ? { signal: options.signal } : {}) });
+    const result = await this.#kubectl.run(buildApplyCredentialArgs(this.#target(namespace)), { stdin: buildApplyDocuments(objects), ...(options?.signal ? { signal: options.signal } : {}) });
     const actions = parseApplyOutput(result.stdout);
     return result.exitCode === 0 ? { actions } : { actions, failure: mapKubectlFailure(result.stderr) };
   }
@@ -346,15 +343,4 @@ function readWatchEvent(document: unknown): { type: "ADDED" | "MODIFIED" | "DELE
   return { type, object: object as IJob };
 }
 
-function readVersion(value: unknown): ServerVersion | undefined {
-  if (typeof value !== "object" || value === null) return undefined;
-  const { gitVersion, major, minor } = value as { gitVersion?: unknown; major?: unknown; minor?: unknown };
-  if (typeof gitVersion !== "string") return undefined;
-  // `minor` may carry a suffix ("28+" on some distributions); gitVersion is the fallback.
-  const fromGit = /^v(\d+)\.(\d+)/.exec(gitVersion);
-  const majorNumber = Number.parseInt(String(major ?? fromGit?.[1] ?? ""), 10);
-  const minorNumber = Number.parseInt(String(minor ?? fromGit?.[2] ?? ""), 10);
-  if (!Number.isFinite(majorNumber) || !Number.isFinite(minorNumber)) return undefined;
-  return { gitVersion, major: majorNumber, minor: minorNumber };
-}
 
