@@ -37,6 +37,14 @@ describe("the runner through the API transport on the local cluster", { skip, co
     await assertNothingLeft(cluster);
   });
 
+  it("doctor passes through the api transport and names it", async () => {
+    const doctor = await cli(["doctor"]);
+    assert.equal(doctor.code, 0, doctor.stdout + doctor.stderr);
+    assert.match(doctor.stdout, /^ok +transport +api: the Kubernetes API spoken in-process/m);
+    assert.match(doctor.stdout, /^ok +permission pods\/exec /m);
+    assert.doesNotMatch(doctor.stderr, /MaxListenersExceededWarning/);
+  });
+
   it("reports a failing step's exit code and skips the rest", async () => {
     const ws = makeWorkspace("ok\ttrue\nfail\texit 4\nlater\ttrue\n");
     const result = await run(ws, "api-fail");

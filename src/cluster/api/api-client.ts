@@ -1,4 +1,5 @@
 // JSON requests to one API server over one keep-alive connection pool per identity, with per-request timeouts.
+import { getMaxListeners, setMaxListeners } from "node:events";
 import type { Readable } from "node:stream";
 import type { Dispatcher } from "undici";
 import { mapStatusError, mapTransportError } from "./api-errors.js";
@@ -129,6 +130,8 @@ export class ApiClient {
       headers["Content-Type"] = options.contentType ?? "application/json";
     }
     const timeoutMs = options.timeoutMs ?? this.options.requestTimeoutMs ?? 30_000;
+    // Each request in flight listens on the caller's signal; doctor sends a dozen at once under one.
+    if (options.signal && getMaxListeners(options.signal) < 100) setMaxListeners(100, options.signal);
     let response: Dispatcher.ResponseData;
     try {
       response = await undici.request(url, {

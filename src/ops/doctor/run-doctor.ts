@@ -87,7 +87,7 @@ export async function runDoctor(cluster: Cluster, options: DoctorOptions): Promi
     run((o) => cluster.listNodes(o)),
     claim === undefined ? undefined : run((o) => cluster.getPersistentVolumeClaim(namespace, claim, o)),
   ]);
-  const clusterCheck = checkCluster(server, context, client.value.clientVersion);
+  const clusterCheck = checkCluster(server, context, client.value.clientVersion, client.value.name);
   const checks: DoctorCheck[] = [kubectlCheck, ...(view.ok ? [] : [{ name: "kubeconfig", status: "fail" as const, summary: `kubectl cannot use it: ${view.said}` }]), clusterCheck];
   // /version is readable by everyone: when it fails, every other call would fail the same way; say it once.
   if (!server.ok) {
@@ -132,13 +132,14 @@ function checkClaim(read: CallResult<unknown>, claim: string, namespace: string)
 
 function checkKubectl(client: CallResult<TransportFacts>): DoctorCheck {
   if (!client.ok) return { name: "kubectl", status: "fail", summary: client.said };
+  if (client.value.name === "api") return { name: "transport", status: "ok", summary: "api: the Kubernetes API spoken in-process (no kubectl), exec over WebSocket v5.channel.k8s.io" };
   const { clientVersion: version, binary = "kubectl" } = client.value;
   if (!version) return { name: "kubectl", status: "warn", summary: `${binary} runs but did not say its version` };
   const judged = judgeKubectlVersion(version);
   return { name: "kubectl", status: judged.status, summary: `${version.gitVersion} (${binary}): ${judged.note}` };
 }
 
-function checkCluster(server: CallResult<ServerVersion>, context: ContextFacts | undefined, clientVersion: ServerVersion | undefined): DoctorCheck {
+function checkCluster(server: CallResult<ServerVersion>, context: ContextFacts | undefined, clientVersion: ServerVersion | undefined, transport: TransportFacts["name"] = "kubectl"): DoctorCheck {
   const at = context?.server ? ` at ${context.server}` : "";
   if (!server.ok) {
     if (isUnreachable(server)) return { name: "cluster", status: "fail", summary: `not reachable${at}: ${server.said}` };
@@ -146,6 +147,10 @@ function checkCluster(server: CallResult<ServerVersion>, context: ContextFacts |
     return { name: "cluster", status: "fail", summary: `reachable${at}, but it refused the version request: ${server.said}` };
   }
   const version = server.value;
+  // Before 1.30 an API server passes a WebSocket exec to the kubelet, which ignores the CLOSE that ends stdin.
+  if (transport === "api" && (version.major < 1 || (version.major === 1 && version.minor < 30))) {
+    return { name: "cluster", status: "fail", summary: `reachable${at}, Kubernetes ${version.gitVersion}: the api transport's exec (WebSocket v5.channel.k8s.io) needs 1.30 or later; use --transport kubectl` };
+  }
   const skew = describeSkew(clientVersion, version);
   return { name: "cluster", status: skew ? "warn" : "ok", summary: `reachable${at}, Kubernetes ${version.gitVersion}${skew ? `; ${skew}` : ""}` };
 }

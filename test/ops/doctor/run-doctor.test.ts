@@ -196,4 +196,26 @@ describe("runDoctor", () => {
     assert.deepEqual(report.checks.map((c) => [c.name, c.status]), [["kubectl", "fail"], ["cluster", "skip"]]);
     assert.match(report.checks[0]!.summary, /cannot run kubectl at "\/nowhere\/kubectl": ENOENT/);
   });
+
+  it("names the api transport instead of kubectl, and fails a server before 1.30 naming --transport kubectl", async () => {
+    const asApi = (cluster: ReturnType<ScriptedKubectl["cluster"]>, server?: { gitVersion: string; major: number; minor: number }) =>
+      new Proxy(cluster, {
+        get(target, prop) {
+          if (prop === "describeTransport") return async () => ({ name: "api" });
+          if (prop === "getServerVersion" && server) return async () => server;
+          const value = Reflect.get(target, prop) as unknown;
+          return typeof value === "function" ? value.bind(target) : value;
+        },
+      });
+    const healthy = await runDoctor(asApi(scriptCluster({ admin: false }).cluster()), OPTIONS);
+    const transport = healthy.checks.find((c) => c.name === "transport");
+    assert.equal(transport?.status, "ok");
+    assert.match(transport?.summary ?? "", /^api: the Kubernetes API spoken in-process \(no kubectl\)/);
+    assert.equal(healthy.checks.some((c) => c.name === "kubectl"), false);
+    assert.equal(statusOf(healthy).cluster, "ok");
+    const old = await runDoctor(asApi(scriptCluster().cluster(), { gitVersion: "v1.29.4", major: 1, minor: 29 }), OPTIONS);
+    const cluster = old.checks.find((c) => c.name === "cluster");
+    assert.equal(cluster?.status, "fail");
+    assert.match(cluster?.summary ?? "", /v1\.29\.4: the api transport's exec \(WebSocket v5\.channel\.k8s\.io\) needs 1\.30 or later; use --transport kubectl/);
+  });
 });
