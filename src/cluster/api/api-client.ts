@@ -34,6 +34,8 @@ export interface UpgradeTarget {
   readonly url: string;
   readonly headers: Record<string, string>;
   readonly tls: { ca?: string; cert?: string; key?: string; rejectUnauthorized: boolean; servername?: string };
+  /** The kubeconfig's proxy-url, for a CONNECT tunnel. */
+  readonly proxyUrl?: string;
   /** Call after the server refused the credential (401), then ask again. */
   readonly refused: () => void;
 }
@@ -85,6 +87,7 @@ export class ApiClient {
       url,
       headers: identity.authorization ? { Authorization: identity.authorization } : {},
       tls: { ...this.tlsOptions(identity), rejectUnauthorized: !kubeconfig.tls.insecureSkipVerify },
+      ...(kubeconfig.proxyUrl ? { proxyUrl: kubeconfig.proxyUrl } : {}),
       refused: () => this.credentials.refused(identity),
     };
   }

@@ -1,9 +1,12 @@
 // One exec over WebSocket `v5.channel.k8s.io`: framed stdin with backpressure and half-close, paced stdout and stderr, pings.
 import { Readable, Writable, pipeline } from "node:stream";
 import type { ClientRequest, IncomingMessage } from "node:http";
+import type { Socket } from "node:net";
+import { connect as tlsConnect, type ConnectionOptions as TlsOptions } from "node:tls";
 import type { WebSocket as WebSocketType } from "ws";
 import { ClusterError, CutStreamError, UnavailableError } from "../errors.js";
 import { mapStatusError } from "./api-errors.js";
+import { openProxyTunnel } from "./proxy-tunnel.js";
 
 export const EXEC_PROTOCOL = "v5.channel.k8s.io";
 const STDIN = 0;
@@ -17,6 +20,8 @@ export interface ExecSocketTarget {
   readonly url: string;
   readonly headers: Readonly<Record<string, string>>;
   readonly tls: { readonly ca?: string; readonly cert?: string; readonly key?: string; readonly rejectUnauthorized: boolean; readonly servername?: string };
+  /** The kubeconfig's proxy-url: the socket goes through a CONNECT tunnel. */
+  readonly proxyUrl?: string;
 }
 
 export interface ExecSocketOptions {
@@ -59,6 +64,17 @@ export interface ExecSocket {
  */
 export async function openExecSocket(target: ExecSocketTarget, options: ExecSocketOptions): Promise<ExecSocket> {
   const { WebSocket } = await import("ws");
+  let tunnel: Socket | undefined;
+  if (target.proxyUrl) {
+    const url = new URL(target.url);
+    try {
+      tunnel = await openProxyTunnel(target.proxyUrl, { host: url.hostname.replace(/^\[|\]$/g, ""), port: Number(url.port) || (url.protocol === "wss:" ? 443 : 80) }, options.handshakeTimeoutMs ?? 30_000);
+    } catch (error) {
+      if (options.stdin instanceof Readable) options.stdin.destroy();
+      return endedAtOnce(error instanceof ClusterError ? error : new UnavailableError("unreachable", String(error)));
+    }
+  }
+  const through = tunnel;
   const readHighWaterMark = options.readHighWaterMark ?? 1024 * 1024;
   const writeHigh = options.writeHighWaterMark ?? 4 * 1024 * 1024;
   const ws: WebSocketType = new WebSocket(target.url, [EXEC_PROTOCOL], {
@@ -67,6 +83,7 @@ export async function openExecSocket(target: ExecSocketTarget, options: ExecSock
     perMessageDeflate: false,
     handshakeTimeout: options.handshakeTimeoutMs ?? 30_000,
     maxPayload: 64 * 1024 * 1024,
+    ...(through ? { createConnection: (o: object) => (target.url.startsWith("wss:") ? tlsConnect({ ...(o as TlsOptions), socket: through }) : through) } : {}),
   });
 
   let status: ExecSocketEnd | undefined;
@@ -227,6 +244,15 @@ export async function openExecSocket(target: ExecSocketTarget, options: ExecSock
     else options.signal.addEventListener("abort", kill, { once: true });
   }
   return { stdout, stderr, stdin: options.stdin === "pipe" ? stdin : null, ended, kill };
+}
+
+/** A session that failed before it had a socket (the proxy refused the tunnel). */
+function endedAtOnce(error: ClusterError): ExecSocket {
+  const stdout = new Readable({ read() {} });
+  const stderr = new Readable({ read() {} });
+  stdout.push(null);
+  stderr.push(null);
+  return { stdout, stderr, stdin: null, ended: Promise.resolve({ kind: "failed", error }), kill: () => undefined };
 }
 
 /** The exit status of a channel-3 Status: Success is 0, NonZeroExitCode carries its code; any other Failure is an error. */

@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import { once } from "node:events";
 import { createServer, type IncomingMessage } from "node:http";
+import { connect } from "node:net";
 import type { Duplex } from "node:stream";
 import { Readable, Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -156,6 +157,39 @@ describe("exec over WebSocket v5.channel.k8s.io", () => {
     const end = await (await open()).ended;
     chooseProtocol = (offered) => (offered.has("v5.channel.k8s.io") ? "v5.channel.k8s.io" : false);
     assert.ok(end.kind === "failed" && end.error instanceof ClusterError && /--transport kubectl/.test(end.error.message), String(end.kind === "failed" && end.error.message));
+  });
+
+  it("goes through a CONNECT tunnel of the kubeconfig's proxy-url, and reports a refused tunnel as unreachable", async () => {
+    const tunnels: string[] = [];
+    const proxy = createServer();
+    proxy.on("connect", (req: IncomingMessage, client: Duplex) => {
+      tunnels.push(String(req.url));
+      const [host, port] = String(req.url).split(":");
+      const upstream = connect(Number(port), host, () => {
+        client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
+        upstream.pipe(client);
+        client.pipe(upstream);
+      });
+      upstream.on("error", () => client.destroy());
+      client.on("error", () => upstream.destroy());
+    });
+    proxy.listen(0, "127.0.0.1");
+    await once(proxy, "listening");
+    const proxyUrl = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`;
+    session = (ws) => {
+      ws.send(frame(1, "via proxy"));
+      ws.send(exitStatus(0));
+      ws.close(1000);
+    };
+    const exec = await openExecSocket({ ...target, proxyUrl }, { stdin: null });
+    assert.equal(await readAll(exec.stdout), "via proxy");
+    assert.deepEqual(await exec.ended, { kind: "exit", code: 0 });
+    assert.deepEqual(tunnels, [new URL(url).host]);
+    proxy.removeAllListeners("connect");
+    proxy.on("connect", (_req: IncomingMessage, client: Duplex) => client.end("HTTP/1.1 407 Proxy Authentication Required\r\n\r\n"));
+    const refused = await (await openExecSocket({ ...target, proxyUrl }, { stdin: null })).ended;
+    assert.ok(refused.kind === "failed" && refused.error instanceof UnavailableError && refused.error.reason === "unreachable" && /HTTP 407/.test(refused.error.message), String(refused.kind === "failed" && refused.error.message));
+    proxy.close();
   });
 
   it("pauses the socket while a slow stdout consumer is full: what is buffered stays bounded", async () => {
