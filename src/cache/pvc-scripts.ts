@@ -1,4 +1,5 @@
 // Pure builders of the PVC cache backend's in-pod commands (list, restore, save, touch, evict): POSIX sh for busybox and Debian.
+import { buildBeatWhileExecRuns } from "../pod/keep-alive.js";
 import { hashCacheName, PVC_CACHE_MOUNT_PATH, PVC_META_VERSION_LINE } from "./pvc-layout.js";
 
 /**
@@ -159,9 +160,9 @@ export interface PvcSaveInput {
   readonly nonce: string;
 }
 
-/** `sh -c SCRIPT NAME ARGS...`: values travel as arguments, never spliced into the script. */
+/** `sh -c SCRIPT NAME ARGS...`: values travel as arguments, never spliced into the script; a runner exec, so it beats. */
 function buildCommand(name: string, script: string, args: readonly string[]): string[] {
-  return ["sh", "-c", script, `knotless-cache-${name}`, ...args];
+  return ["sh", "-c", `${buildBeatWhileExecRuns()}\n${script}`, `knotless-cache-${name}`, ...args];
 }
 
 function checkText(what: string, value: string): void {

@@ -2,6 +2,7 @@
 import { formatDuration } from "../config/duration.js";
 import { buildRunManifest } from "../executor/kubernetes-executor.js";
 import { formatCommand } from "../events/format-event.js";
+import { DEFAULT_POD_IDLE_SECONDS } from "../pod/keep-alive.js";
 import { buildPlaceholderManifest } from "../k8s/placeholder-manifest.js";
 import { PLANNED_PLACEHOLDER, planKubectlCalls, type PlannedCall } from "../plan/call-plan.js";
 import type { RunConfig } from "./resolve-config.js";
@@ -57,6 +58,7 @@ function describeResolvedRun(config: RunConfig): string[] {
   }
   lines.push(`#   image: ${settings.image}${workflow ? ` (from ${workflow.imageFrom === "flag" ? "--image" : workflow.imageFrom === "default" ? "the runner's default" : workflow.imageFrom === "nixery" ? "the nixery engine" : "the workflow"})` : ""}`);
   lines.push(`#   resources: cpu ${settings.cpu}, memory ${settings.memory}; run timeout ${formatDuration(settings.timeoutMs)}; shell ${settings.shell ?? "sh -e"}`);
+  lines.push(`#   pod idle timeout: ${formatDuration(settings.podIdleTimeoutMs ?? DEFAULT_POD_IDLE_SECONDS * 1000)} (the pod stops itself when no runner exec has run for that long)`);
   if (!config.notMatched) {
     for (const [index, step] of settings.steps.entries()) {
       const budget = step.timeoutMs ?? settings.stepTimeoutMs;

@@ -6,6 +6,7 @@ import { join, resolve } from "node:path";
 import { readDuration } from "../config/duration.js";
 import { IMAGE, QUANTITY, readSize } from "../config/patterns.js";
 import { InputError } from "../errors.js";
+import { BEAT_SECONDS, DEFAULT_POD_IDLE_SECONDS, MIN_POD_IDLE_SECONDS } from "../pod/keep-alive.js";
 import type { HostTarSetting } from "../transfer/host-tar.js";
 import type { RunSettings } from "../run/run-workflow.js";
 import { parseStepsFile, type StepSpec } from "../input/steps-file.js";
@@ -45,6 +46,7 @@ export interface RawRunOptions extends RawClusterOptions, RawCacheOptions {
   timeout?: string;
   stepTimeout?: string;
   podTimeout?: string;
+  podIdleTimeout?: string;
   cpu?: string;
   memory?: string;
   maxOutputBytes?: string;
@@ -244,6 +246,7 @@ export async function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEn
   checkKubeconfigReadable(raw);
   const cluster = resolveClusterOptions(raw, env, raw.namespace ?? (raw.dryRun ? await readNamespaceForDryRun(raw, env) : undefined));
   const podTimeoutMs = readDuration(raw.podTimeout ?? "15m", "--pod-timeout");
+  const podIdleTimeoutMs = readPodIdleTimeout(raw.podIdleTimeout);
   const maxOutputBytes = readSize(raw.maxOutputBytes ?? "512Mi", "--max-output-bytes");
   const maxLogBytes = readSize(raw.maxLogBytes ?? "64Mi", "--max-log-bytes");
   // Last of the checks, since hashing the checkout's files for the cache keys can take a while.
@@ -286,6 +289,7 @@ export async function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEn
       ...(sharedStepsDir ? { sharedStepsDir } : {}),
       outDir,
       podTimeoutMs,
+      podIdleTimeoutMs,
       maxOutputBytes,
       maxLogBytes,
       keep: raw.keep ?? false,
@@ -308,6 +312,16 @@ export async function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEn
     timings: { heartbeatIntervalMs: readHeartbeatInterval(env) },
     ...(cacheRepo ? { caches: { declared: declaredCaches, off: cacheFlags.off, repoFrom: cacheRepo.from } } : {}),
   };
+}
+
+/** `--pod-idle-timeout`: a duration of at least three beats of a runner exec, so one late beat never stops the pod. */
+function readPodIdleTimeout(text: string | undefined): number {
+  if (text === undefined) return DEFAULT_POD_IDLE_SECONDS * 1000;
+  const ms = readDuration(text, "--pod-idle-timeout");
+  if (ms < MIN_POD_IDLE_SECONDS * 1000) {
+    throw new InputError(`--pod-idle-timeout expects at least ${MIN_POD_IDLE_SECONDS}s (a running exec beats every ${BEAT_SECONDS}s), got "${text}"`);
+  }
+  return ms;
 }
 
 /** What a dry run of a workflow without a checkout scans in its place: nothing (it is described, not read). */

@@ -27,6 +27,7 @@ export const RUN_OPTIONS: readonly OptionSpec[] = [
   { flag: "--timeout <duration>", description: "budget of the whole run, e.g. 90s, 10m, 1h (default: the workflow's, else 1h)" },
   { flag: "--step-timeout <duration>", description: "budget of each step, over the steps' own (default: the step's, else the rest of the run's)" },
   { flag: "--pod-timeout <duration>", description: "how long the pod may stay Pending (default 15m)" },
+  { flag: "--pod-idle-timeout <duration>", description: "the pod stops itself after this long without a runner exec, e.g. once its runner died (default 10m, at least 15s)" },
   { flag: "--cpu <quantity>", description: "CPU request of the pod (default: the workflow's, else 500m)" },
   { flag: "--memory <quantity>", description: "memory request and limit of the pod (default: the workflow's, else 512Mi)" },
   { flag: "--max-output-bytes <size>", description: "most bytes taken back from /outputs (default 512Mi)" },

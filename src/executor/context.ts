@@ -38,6 +38,11 @@ export interface ExecutorSettings {
   readonly outDir: string;
   readonly timeoutMs: number;
   readonly podTimeoutMs: number;
+  /**
+   * The pod stops itself once no runner exec has run for this long (`--pod-idle-timeout`; default 10 min): a runner
+   * that died, even by SIGKILL, leaves a pod that ends within it and its poll, not one that holds a node to the deadline.
+   */
+  readonly podIdleTimeoutMs?: number;
   readonly maxOutputBytes: number;
   readonly keep: boolean;
   /**

@@ -62,6 +62,7 @@ export function buildRunManifest(ctx: Pick<ExecutorContext, "settings">, createT
     createToken,
     ...(s.owner ? { owner: s.owner } : {}),
     ...(s.cacheBackend?.kind === "pvc" && (s.caches?.length ?? 0) > 0 ? { cacheClaim: s.cacheBackend.claim } : {}),
+    ...(s.podIdleTimeoutMs === undefined ? {} : { podIdleSeconds: Math.ceil(s.podIdleTimeoutMs / 1000) }),
   });
 }
 

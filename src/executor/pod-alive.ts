@@ -1,5 +1,6 @@
 // Tells a lost pod (evicted, deleted, failed) from a failed exec into a live one.
 import { InfraError } from "../errors.js";
+import { describePodEnd } from "../k8s/pod-state.js";
 import type { ExecutorContext } from "./context.js";
 import type { RunPod } from "./executor.js";
 import { readRunPod } from "./wait-for-pod.js";
@@ -11,9 +12,12 @@ export async function assertPodAlive(ctx: ExecutorContext, pod: RunPod): Promise
   const current = read.pod;
   if (!current || current.metadata?.name !== pod.name) throw new InfraError("pod-lost", `pod ${pod.name} is gone`);
   const phase = current.status?.phase;
-  if (current.metadata?.deletionTimestamp || phase === "Failed" || phase === "Succeeded" || phase === "Unknown") {
+  if (current.metadata?.deletionTimestamp && phase !== "Failed" && phase !== "Succeeded") {
     // A pod being deleted still says Running until its containers stop: the deletion is the news.
-    const reason = current.status?.reason ?? (current.metadata?.deletionTimestamp ? "Deleted" : phase);
-    throw new InfraError("pod-lost", `pod ${pod.name} was lost: ${reason}${current.status?.message ? `: ${current.status.message}` : ""}`);
+    throw new InfraError("pod-lost", `pod ${pod.name} was lost: ${current.status?.reason ?? "Deleted"}${current.status?.message ? `: ${current.status.message}` : ""}`);
+  }
+  if (phase === "Failed" || phase === "Succeeded" || phase === "Unknown") {
+    const end = describePodEnd(current);
+    throw new InfraError("pod-lost", `pod ${pod.name} was lost: ${end.reason}${end.message ? `: ${end.message}` : ""}`);
   }
 }

@@ -22,6 +22,8 @@ export const CANCEL_REQUESTED_ANNOTATION = "knotless.dev/cancel-requested";
 export const CANCEL_REQUESTED_BY_ANNOTATION = "knotless.dev/cancel-requested-by";
 /** ISO time the runner ended and left the Job on purpose (--keep): gc spares it until it finishes. */
 export const KEPT_ANNOTATION = "knotless.dev/kept";
+/** The run pod's idle timeout in seconds (`--pod-idle-timeout`), on the pod: how `list`, `gc` and the run word its stop. */
+export const POD_IDLE_TIMEOUT_ANNOTATION = "knotless.dev/pod-idle-timeout-seconds";
 /** What a Job of ours is for: absent for runs, `warm` for a placeholder that holds a node (src/ops/classify-job.ts). */
 export const ROLE_LABEL = "knotless.dev/role";
 export const WARM_ROLE = "warm";

@@ -1,10 +1,10 @@
 // Builds the run's batch/v1 Job manifest: a pure function of the run's settings.
 import type { IJob } from "kubernetes-models/batch/v1/Job";
 import { PVC_CACHE_MOUNT_PATH, PVC_CACHE_VOLUME } from "../cache/pvc-layout.js";
-import { buildKeepAliveScript } from "../pod/keep-alive.js";
+import { buildKeepAliveScript, DEFAULT_POD_IDLE_SECONDS } from "../pod/keep-alive.js";
 import { POD_VOLUMES, POD_WORK_DIR } from "../pod/paths.js";
 import { RUN_CONTAINER } from "./names.js";
-import { CREATE_TOKEN_ANNOTATION, MANAGED_BY_LABEL, MANAGED_BY_VALUE, OWNER_ANNOTATION, RUN_ID_ANNOTATION, RUN_ID_LABEL } from "./labels.js";
+import { CREATE_TOKEN_ANNOTATION, MANAGED_BY_LABEL, MANAGED_BY_VALUE, OWNER_ANNOTATION, POD_IDLE_TIMEOUT_ANNOTATION, RUN_ID_ANNOTATION, RUN_ID_LABEL } from "./labels.js";
 import { formatProcessIdentity, type ProcessIdentity } from "./owner.js";
 
 /** Seconds past the run's own budget before the API server kills the Job (a backstop if the runner dies). */
@@ -13,8 +13,6 @@ export const DEADLINE_MARGIN_SECONDS = 300;
 export const TTL_AFTER_FINISHED_SECONDS = 300;
 /** Seconds between SIGTERM and SIGKILL when the pod is deleted. */
 export const TERMINATION_GRACE_SECONDS = 5;
-/** Seconds without any runner exec after which the pod stops itself (the runner host is gone). */
-export const RUNNER_IDLE_SECONDS = 600;
 
 export interface JobManifestInput {
   readonly jobName: string;
@@ -35,6 +33,8 @@ export interface JobManifestInput {
    * /knotless-cache. The operator creates it once; the runner never creates or deletes it. Absent: no cache volume.
    */
   readonly cacheClaim?: string;
+  /** Seconds without a runner exec after which the pod stops itself (`--pod-idle-timeout`); default 600. */
+  readonly podIdleSeconds?: number;
 }
 
 /**
@@ -43,6 +43,7 @@ export interface JobManifestInput {
  * run is readable from the Job, and secrets have their own memory-backed volume.
  */
 export function buildJobManifest(input: JobManifestInput): IJob {
+  const idleSeconds = input.podIdleSeconds ?? DEFAULT_POD_IDLE_SECONDS;
   const labels = { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE, [RUN_ID_LABEL]: input.runIdLabel };
   return {
     apiVersion: "batch/v1",
@@ -69,7 +70,7 @@ export function buildJobManifest(input: JobManifestInput): IJob {
         metadata: {
           labels,
           // The run's node must not be scaled away under it.
-          annotations: { "cluster-autoscaler.kubernetes.io/safe-to-evict": "false" },
+          annotations: { "cluster-autoscaler.kubernetes.io/safe-to-evict": "false", [POD_IDLE_TIMEOUT_ANNOTATION]: String(idleSeconds) },
         },
         spec: {
           restartPolicy: "Never",
@@ -81,7 +82,7 @@ export function buildJobManifest(input: JobManifestInput): IJob {
               name: RUN_CONTAINER,
               image: input.image,
               imagePullPolicy: "IfNotPresent",
-              command: ["sh", "-c", buildKeepAliveScript(RUNNER_IDLE_SECONDS)],
+              command: ["sh", "-c", buildKeepAliveScript(idleSeconds)],
               workingDir: POD_WORK_DIR,
               resources: {
                 requests: { cpu: input.cpu, memory: input.memory },

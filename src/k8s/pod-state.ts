@@ -1,5 +1,10 @@
 // Reads a pod's JSON into the few states the runner acts on: a pure function.
 import type { IPod } from "kubernetes-models/v1/Pod";
+import { describeIdleStop, IDLE_EXIT_CODE } from "../pod/keep-alive.js";
+import { POD_IDLE_TIMEOUT_ANNOTATION } from "./labels.js";
+
+/** The reason given for a pod its idle guard stopped (src/pod/keep-alive.ts). */
+export const IDLE_STOP_REASON = "RunnerIdle";
 
 export type PodState =
   | { readonly kind: "absent" }
@@ -33,12 +38,7 @@ export function classifyPod(pod: IPod | undefined, imagePullFailingForMs: number
   const phase = pod.status?.phase ?? "Pending";
   const container = pod.status?.containerStatuses?.[0];
   if (pod.metadata?.deletionTimestamp) return { kind: "gone", name, reason: "Deleted", message: "the pod is being deleted" };
-  if (phase === "Succeeded" || phase === "Failed" || phase === "Unknown") {
-    const terminated = container?.state?.terminated;
-    const reason = pod.status?.reason ?? terminated?.reason ?? phase;
-    const message = pod.status?.message ?? terminated?.message ?? (terminated ? `the container exited with code ${terminated.exitCode}` : `the pod is ${phase}`);
-    return { kind: "gone", name, reason, message };
-  }
+  if (phase === "Succeeded" || phase === "Failed" || phase === "Unknown") return gone(name, pod);
   const waiting = container?.state?.waiting;
   if (waiting?.reason && FATAL_WAITING.has(waiting.reason)) {
     return { kind: "stuck", name, reason: waiting.reason, message: waiting.message ?? waiting.reason };
@@ -46,10 +46,7 @@ export function classifyPod(pod: IPod | undefined, imagePullFailingForMs: number
   if (waiting?.reason && IMAGE_PULL_WAITING.has(waiting.reason) && imagePullFailingForMs >= imagePullGraceMs) {
     return { kind: "stuck", name, reason: waiting.reason, message: waiting.message ?? waiting.reason };
   }
-  if (container?.state?.terminated) {
-    const t = container.state.terminated;
-    return { kind: "gone", name, reason: t.reason ?? "Terminated", message: t.message ?? `the container exited with code ${t.exitCode}` };
-  }
+  if (container?.state?.terminated) return gone(name, pod);
   if (phase === "Running" && container?.state?.running) {
     return { kind: "running", name, node: pod.spec?.nodeName ?? "" };
   }
@@ -65,8 +62,30 @@ export function classifyPod(pod: IPod | undefined, imagePullFailingForMs: number
   return { kind: "pending", name, phase, ...(reason ? { reason } : {}), ...(message ? { message } : {}) };
 }
 
+function gone(name: string, pod: IPod): PodState {
+  const end = describePodEnd(pod);
+  return { kind: "gone", name, reason: end.reason, message: end.message ?? `the pod is ${pod.status?.phase ?? "Terminated"}` };
+}
+
 /** True when the container reports an image pull failure right now. */
 export function isImagePullFailing(pod: IPod | undefined): boolean {
   const reason = pod?.status?.containerStatuses?.[0]?.state?.waiting?.reason;
   return reason !== undefined && IMAGE_PULL_WAITING.has(reason);
+}
+
+/**
+ * Why a pod whose run container ended (or that Failed, Succeeded, went Unknown) ended: the runner's own words when
+ * its idle guard stopped it (the run container's exit code 75, the timeout from the pod's annotation), else the
+ * cluster's reason and message (an eviction's, say), else the container's exit code.
+ */
+export function describePodEnd(pod: IPod): { readonly reason: string; readonly message: string | undefined } {
+  const terminated = pod.status?.containerStatuses?.[0]?.state?.terminated;
+  if (terminated?.exitCode === IDLE_EXIT_CODE && !pod.status?.reason) {
+    const seconds = Number(pod.metadata?.annotations?.[POD_IDLE_TIMEOUT_ANNOTATION]);
+    return { reason: IDLE_STOP_REASON, message: describeIdleStop(Number.isSafeInteger(seconds) && seconds > 0 ? seconds : undefined) };
+  }
+  const phase = pod.status?.phase ?? "Terminated";
+  const reason = pod.status?.reason ?? terminated?.reason ?? phase;
+  const message = pod.status?.message ?? terminated?.message ?? (terminated ? `the container exited with code ${terminated.exitCode}` : undefined);
+  return { reason, message };
 }

@@ -1,4 +1,5 @@
 // The operator commands' reads of the cluster (our Jobs, their pods, one Job) and what a failed call means for them.
+import { describePodEnd } from "../k8s/pod-state.js";
 import type { IJob } from "kubernetes-models/batch/v1/Job";
 import type { IPod } from "kubernetes-models/v1/Pod";
 import type { Cluster, ClusterTarget } from "../cluster/cluster.js";
@@ -50,6 +51,27 @@ export async function readJob(cluster: Cluster, target: ClusterTarget, name: str
 export function readPodJobName(pod: IPod): string | undefined {
   const owner = pod.metadata?.ownerReferences?.find((ref) => ref.kind === "Job");
   return owner?.name ?? pod.metadata?.labels?.["batch.kubernetes.io/job-name"] ?? pod.metadata?.labels?.["job-name"];
+}
+
+/** Each Job's pod by the Job's name: its newest (a run has one). */
+export function indexPodsByJob(pods: readonly IPod[]): Map<string, IPod> {
+  const podOf = new Map<string, IPod>();
+  for (const pod of pods) {
+    const name = readPodJobName(pod);
+    if (name === undefined) continue;
+    const known = podOf.get(name);
+    if (!known || String(pod.metadata?.creationTimestamp ?? "") > String(known.metadata?.creationTimestamp ?? "")) podOf.set(name, pod);
+  }
+  return podOf;
+}
+
+/** Why a Job's pod ended, once its run container has: `list` and `gc` show it (an idle stop in the runner's words). */
+export function readPodEnd(pod: IPod | undefined): { readonly reason: string; readonly message: string } | undefined {
+  const phase = pod?.status?.phase;
+  const ended = phase === "Failed" || phase === "Succeeded" || pod?.status?.containerStatuses?.[0]?.state?.terminated !== undefined;
+  if (!pod || !ended) return undefined;
+  const end = describePodEnd(pod);
+  return { reason: end.reason, message: end.message ?? `the pod is ${phase ?? "Terminated"}` };
 }
 
 /** The namespace the cluster answered for (the items say which, when --namespace was left to the context). */

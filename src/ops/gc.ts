@@ -1,10 +1,11 @@
 // `gc`: removes our Jobs whose run is over or abandoned (and finished or expired placeholders), says what it spared and why.
 import type { IJob } from "kubernetes-models/batch/v1/Job";
+import type { IPod } from "kubernetes-models/v1/Pod";
 import { deleteJob } from "../executor/teardown.js";
 import type { Cluster, ClusterTarget } from "../cluster/cluster.js";
 import type { RetryPolicy } from "../util/retry.js";
 import { isOurJob, judgeJob, readJobFacts, type GcPolicy, type JobRole } from "./classify-job.js";
-import { listOurJobs, readAnsweredNamespace } from "./cluster-reads.js";
+import { indexPodsByJob, listOurJobs, listOurPods, readAnsweredNamespace, readPodEnd } from "./cluster-reads.js";
 
 /** gc's decision on one Job. */
 export interface GcDecision {
@@ -27,13 +28,18 @@ export interface GcReport {
   readonly outcomes: readonly GcOutcome[];
 }
 
-/** Decides for every Job of ours, oldest first: pure. */
-export function planGc(jobs: readonly IJob[], now: number, policy: GcPolicy): GcDecision[] {
+/** Decides for every Job of ours, oldest first, saying why a finished run's pod ended when `pods` tell: pure. */
+export function planGc(jobs: readonly IJob[], now: number, policy: GcPolicy, pods: readonly IPod[] = []): GcDecision[] {
+  const podOf = indexPodsByJob(pods);
   return jobs
     .filter(isOurJob)
     .map(readJobFacts)
     .sort((a, b) => (a.createdAt ?? 0) - (b.createdAt ?? 0) || a.name.localeCompare(b.name))
-    .map((facts) => ({ job: facts.name, runId: facts.runId, role: facts.role, ...judgeJob(facts, now, policy) }));
+    .map((facts) => {
+      const verdict = judgeJob(facts, now, policy);
+      const end = facts.finished ? readPodEnd(podOf.get(facts.name)) : undefined;
+      return { job: facts.name, runId: facts.runId, role: facts.role, ...verdict, ...(end ? { reason: `${verdict.reason}; its pod ended: ${end.reason}: ${end.message}` } : {}) };
+    });
 }
 
 export interface GcOptions {
@@ -48,8 +54,9 @@ export interface GcOptions {
  * Throws InfraError when the Jobs cannot be listed; a delete that fails is reported in its outcome.
  */
 export async function runGc(cluster: Cluster, target: ClusterTarget, options: GcOptions): Promise<GcReport> {
-  const jobs = await listOurJobs(cluster, target);
-  const decisions = planGc(jobs, (options.now ?? Date.now)(), options.policy);
+  // The pods only say why a finished run's pod ended: a refused or failed read of them costs gc nothing else.
+  const [jobs, pods] = await Promise.all([listOurJobs(cluster, target), listOurPods(cluster, target).catch(() => [])]);
+  const decisions = planGc(jobs, (options.now ?? Date.now)(), options.policy, pods);
   const outcomes: GcOutcome[] = [];
   for (const decision of decisions) {
     if (decision.action === "spare") outcomes.push({ ...decision, result: "spared" });

@@ -4,7 +4,7 @@ import type { IPod } from "kubernetes-models/v1/Pod";
 import { formatDuration } from "../config/duration.js";
 import { formatProcessIdentity } from "../k8s/owner.js";
 import { readJobFacts, isOurJob, type JobRole } from "./classify-job.js";
-import { readPodJobName } from "./cluster-reads.js";
+import { indexPodsByJob, readPodEnd } from "./cluster-reads.js";
 
 /** Where a run or placeholder is, as list shows it. */
 export type ListPhase = "pending" | "running" | "cancelling" | "complete" | "failed" | "deleting" | "kept";
@@ -27,6 +27,8 @@ export interface ListRow {
   /** Placeholders: time left before start (else creation) + activeDeadlineSeconds. */
   readonly remainingMs: number | null;
   readonly cancelRequestedAt: string | null;
+  /** Why the pod ended, once it has (`RunnerIdle`: its idle guard stopped it, its runner gone). */
+  readonly podEnd: { readonly reason: string; readonly message: string } | null;
 }
 
 function iso(ms: number | undefined): string | null {
@@ -44,13 +46,7 @@ function readPhase(facts: ReturnType<typeof readJobFacts>, pod: IPod | undefined
 
 /** The rows, oldest first. A Job's pod is its newest (a run has one). */
 export function buildListRows(jobs: readonly IJob[], pods: readonly IPod[], now: number): ListRow[] {
-  const podOf = new Map<string, IPod>();
-  for (const pod of pods) {
-    const name = readPodJobName(pod);
-    if (name === undefined) continue;
-    const known = podOf.get(name);
-    if (!known || String(pod.metadata?.creationTimestamp ?? "") > String(known.metadata?.creationTimestamp ?? "")) podOf.set(name, pod);
-  }
+  const podOf = indexPodsByJob(pods);
   return jobs
     .filter(isOurJob)
     .map((job) => {
@@ -71,12 +67,13 @@ export function buildListRows(jobs: readonly IJob[], pods: readonly IPod[], now:
         node: pod?.spec?.nodeName || null,
         remainingMs: facts.role === "warm" && facts.deadlineAt !== undefined ? Math.max(0, facts.deadlineAt - now) : null,
         cancelRequestedAt: facts.cancelRequest?.at ?? null,
+        podEnd: readPodEnd(pod) ?? null,
       };
     })
     .sort((a, b) => (a.createdAt ?? "").localeCompare(b.createdAt ?? "") || a.job.localeCompare(b.job));
 }
 
-const COLUMNS = ["RUN ID", "ROLE", "PHASE", "AGE", "HEARTBEAT", "OWNER", "NODE", "LEFT"] as const;
+const COLUMNS = ["RUN ID", "ROLE", "PHASE", "AGE", "HEARTBEAT", "OWNER", "NODE", "LEFT", "POD ENDED"] as const;
 
 function age(ms: number | null): string {
   return ms === null ? "-" : formatDuration(ms);
@@ -95,6 +92,7 @@ export function formatListTable(rows: readonly ListRow[], namespace: string | un
     row.owner ?? "-",
     row.node ?? "-",
     age(row.remainingMs),
+    row.podEnd ? `${row.podEnd.reason}: ${row.podEnd.message}` : "-",
   ]);
   const widths = COLUMNS.map((title, i) => Math.max(title.length, ...cells.map((line) => line[i]!.length)));
   const format = (line: readonly string[]): string => line.map((cell, i) => (i === line.length - 1 ? cell : cell.padEnd(widths[i]!))).join("  ").trimEnd();

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
+import { renderDryRun } from "../../src/cli/dry-run.js";
 import { resolveRunConfig, type RawRunOptions } from "../../src/cli/resolve-config.js";
 import { InputError } from "../../src/errors.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
@@ -54,6 +55,17 @@ describe("resolveRunConfig", () => {
     assert.equal(config.settings.timeoutMs, 3_600_000);
     assert.equal(config.settings.maxOutputBytes, 512 * 1024 * 1024);
     assert.equal(config.settings.maxLogBytes, 64 * 1024 * 1024);
+    assert.equal(config.settings.podIdleTimeoutMs, 600_000);
+  });
+
+  it("takes --pod-idle-timeout into the Job's guard, its annotation and the dry run", async () => {
+    const { options } = workspace();
+    const config = await resolveRunConfig({ ...options, podIdleTimeout: "20s", namespace: "ci", dryRun: true }, {});
+    assert.equal(config.settings.podIdleTimeoutMs, 20_000);
+    const text = await renderDryRun(config);
+    assert.match(text, /^# {3}pod idle timeout: 20\.0s \(the pod stops itself when no runner exec has run for that long\)$/m);
+    assert.match(text, /knotless\.dev\/pod-idle-timeout-seconds: "20"/);
+    assert.match(text, /-gt 20 \]; then/);
   });
 
   it("takes kubectl from KNOTLESS_KUBECTL unless --kubectl is given", async () => {
@@ -111,6 +123,8 @@ describe("resolveRunConfig", () => {
     assert.match(await inputError({ ...options, timeout: "forever" }), /--timeout expects a duration/);
     assert.match(await inputError({ ...options, stepTimeout: "5" }), /--step-timeout expects a duration/);
     assert.match(await inputError({ ...options, podTimeout: "1d" }), /--pod-timeout expects a duration/);
+    assert.match(await inputError({ ...options, podIdleTimeout: "soon" }), /--pod-idle-timeout expects a duration/);
+    assert.match(await inputError({ ...options, podIdleTimeout: "10s" }), /--pod-idle-timeout expects at least 15s \(a running exec beats every 5s\), got "10s"/);
     assert.match(await inputError({ ...options, timeout: "1000h" }), /--timeout expects at most 168h/);
     assert.match(await inputError({ ...options, cpu: "lots" }), /--cpu expects a Kubernetes quantity/);
     assert.match(await inputError({ ...options, memory: "1 GB" }), /--memory expects a Kubernetes quantity/);

@@ -33,6 +33,7 @@ const maximal: JobManifestInput = {
   budgetSeconds: 7200,
   owner: { host: "ci-runner-1.example.org", pid: 4242 },
   cacheClaim: "knotless-cache",
+  podIdleSeconds: 1200,
 };
 
 /** Compares with the checked-in fixture; UPDATE_GOLDEN=1 rewrites it. */

@@ -1,10 +1,15 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { IPod } from "kubernetes-models/v1/Pod";
-import { classifyPod, pickRunPod } from "../../src/k8s/pod-state.js";
+import { classifyPod, describePodEnd, pickRunPod } from "../../src/k8s/pod-state.js";
 
 function pod(status: NonNullable<IPod["status"]>, extra: Partial<IPod> = {}): IPod {
   return { apiVersion: "v1", kind: "Pod", metadata: { name: "p", creationTimestamp: "2026-01-01T00:00:00Z" }, spec: { containers: [{ name: "run" }], nodeName: "n1" }, status, ...extra };
+}
+
+function idleStopped(annotations: Record<string, string>, status: Partial<NonNullable<IPod["status"]>> = {}): IPod {
+  const terminated = { exitCode: 75, reason: "Error" };
+  return pod({ phase: "Failed", ...status, containerStatuses: [{ name: "run", image: "i", imageID: "", ready: false, restartCount: 0, state: { terminated } }] }, { metadata: { name: "p", annotations } });
 }
 
 const waiting = (reason: string) => pod({ phase: "Pending", containerStatuses: [{ name: "run", image: "i", imageID: "", ready: false, restartCount: 0, state: { waiting: { reason, message: `${reason} happened` } } }] });
@@ -46,6 +51,28 @@ describe("classifyPod", () => {
   it("sees an evicted pod as gone with the eviction reason", () => {
     const state = classifyPod(pod({ phase: "Failed", reason: "Evicted", message: "low on memory" }), 0, 1000);
     assert.deepEqual(state, { kind: "gone", name: "p", reason: "Evicted", message: "low on memory" });
+  });
+
+  it("sees a pod its idle guard stopped (exit 75) as gone in the runner's words, with the timeout from its annotation", () => {
+    const stopped = idleStopped({ "knotless.dev/pod-idle-timeout-seconds": "600" });
+    assert.deepEqual(classifyPod(stopped, 0, 1000), {
+      kind: "gone",
+      name: "p",
+      reason: "RunnerIdle",
+      message: "the pod stopped itself after 10m without runner activity (its runner is gone, or could not reach it)",
+    });
+    assert.match(describePodEnd(idleStopped({ "knotless.dev/pod-idle-timeout-seconds": "20" })).message!, /^the pod stopped itself after 20\.0s without runner activity/);
+    assert.match(describePodEnd(idleStopped({})).message!, /^the pod stopped itself without runner activity/, "no annotation: no figure guessed");
+  });
+
+  it("keeps the cluster's reason for a pod whose run container exited 75 when the pod itself was evicted", () => {
+    const evicted = idleStopped({}, { reason: "Evicted", message: "low on ephemeral storage" });
+    assert.deepEqual(describePodEnd(evicted), { reason: "Evicted", message: "low on ephemeral storage" });
+  });
+
+  it("names a failed run container's exit code when the cluster gives no reason", () => {
+    const failed = pod({ phase: "Failed", containerStatuses: [{ name: "run", image: "i", imageID: "", ready: false, restartCount: 0, state: { terminated: { exitCode: 137, reason: "Error" } } }] });
+    assert.deepEqual(describePodEnd(failed), { reason: "Error", message: "the container exited with code 137" });
   });
 
   it("sees a pod being deleted as gone", () => {

@@ -53,6 +53,21 @@ describe("gc", () => {
     assert.match(text, /^gc in namespace ci: 2 removed, 1 spared, 1 failed$/m);
   });
 
+  it("says why a finished run's pod ended when it removes it: the idle guard's stop in the runner's words", async () => {
+    const stopped = {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "knotless-run-idle-x", annotations: { "knotless.dev/pod-idle-timeout-seconds": "20" }, ownerReferences: [{ apiVersion: "batch/v1", kind: "Job", name: "knotless-run-idle", uid: "u" }] },
+      status: { phase: "Failed", containerStatuses: [{ name: "run", image: "i", imageID: "", ready: false, restartCount: 0, state: { terminated: { exitCode: 75 } } }] },
+    };
+    const kubectl = new ScriptedKubectl();
+    kubectl
+      .on("get jobs", { stdout: JSON.stringify({ apiVersion: "v1", kind: "List", items: [sampleJob({ runId: "idle", failedReason: "BackoffLimitExceeded" })] }) })
+      .on("get pods", { stdout: JSON.stringify({ apiVersion: "v1", kind: "List", items: [stopped] }) });
+    const text = formatGcReport(await runGc(kubectl.cluster(), { namespace: "ci" }, options(true)));
+    assert.match(text, /^would remove +run idle \(Job knotless-run-idle\): finished: Failed \(BackoffLimitExceeded\) 30\.0s ago; its pod ended: RunnerIdle: the pod stopped itself after 20\.0s without runner activity/m);
+  });
+
   it("fails with the reason when the Jobs cannot be listed", async () => {
     const kubectl = new ScriptedKubectl();
     kubectl.on("get jobs", { exitCode: 1, stderr: "The connection to the server 127.0.0.1:1 was refused - did you specify the right host or port?\n" });

@@ -31,12 +31,24 @@ describe("buildListRows", () => {
     assert.deepEqual({ runId: warm.runId, remainingMs: warm.remainingMs, heartbeatAgeMs: warm.heartbeatAgeMs }, { runId: null, remainingMs: 300_000, heartbeatAgeMs: null });
   });
 
+  it("says why a run's pod ended, in the runner's words when its idle guard stopped it", () => {
+    const stopped: IPod = {
+      ...pod("knotless-run-d", "Failed", "node-a"),
+      metadata: { ...pod("knotless-run-d", "Failed", "node-a").metadata, annotations: { "knotless.dev/pod-idle-timeout-seconds": "600" } },
+      status: { phase: "Failed", containerStatuses: [{ name: "run", image: "i", imageID: "", ready: false, restartCount: 0, state: { terminated: { exitCode: 75, reason: "Error" } } }] },
+    };
+    const [row] = buildListRows([sampleJob({ runId: "d", failedReason: "BackoffLimitExceeded" })], [stopped], NOW);
+    assert.deepEqual(row!.podEnd, { reason: "RunnerIdle", message: "the pod stopped itself after 10m without runner activity (its runner is gone, or could not reach it)" });
+    assert.match(formatListTable([row!], "ci"), /failed .* RunnerIdle: the pod stopped itself after 10m without runner activity/);
+    assert.equal(rows.find((r) => r.runId === "b")!.podEnd, null, "a running pod has not ended");
+  });
+
   it("prints a table with one row per Job, and JSON with the same rows", () => {
     const table = formatListTable(rows, "ci").split("\n");
-    assert.match(table[0]!, /^RUN ID\s+ROLE\s+PHASE\s+AGE\s+HEARTBEAT\s+OWNER\s+NODE\s+LEFT$/);
-    assert.match(table.find((line) => line.startsWith("b "))!, /^b\s+run\s+running\s+5m00s\s+4\.0s\s+4242@ci-1\s+node-a\s+-$/);
+    assert.match(table[0]!, /^RUN ID\s+ROLE\s+PHASE\s+AGE\s+HEARTBEAT\s+OWNER\s+NODE\s+LEFT\s+POD ENDED$/);
+    assert.match(table.find((line) => line.startsWith("b "))!, /^b\s+run\s+running\s+5m00s\s+4\.0s\s+4242@ci-1\s+node-a\s+-\s+-$/);
     assert.match(table.find((line) => line.startsWith("a "))!, /\(15m00s\)/, "no heartbeat yet: the Job's age, in parentheses");
-    assert.match(table.find((line) => line.startsWith("knotless-warm-1"))!, /^knotless-warm-1\s+warm\s+running\s+10m00s\s+-\s+-\s+node-b\s+5m00s$/);
+    assert.match(table.find((line) => line.startsWith("knotless-warm-1"))!, /^knotless-warm-1\s+warm\s+running\s+10m00s\s+-\s+-\s+node-b\s+5m00s\s+-$/);
     assert.deepEqual(JSON.parse(formatListJson(rows, "ci")), { namespace: "ci", jobs: JSON.parse(JSON.stringify(rows)) });
     assert.equal(formatListTable([], undefined), "no runs or warm placeholders in the kubeconfig context's namespace\n");
   });

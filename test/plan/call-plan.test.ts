@@ -87,7 +87,7 @@ describe("planKubectlCalls", () => {
     const secrets = [{ name: "API_TOKEN", value: "tok-123" }, { name: "PASSWORD", value: "hunter2" }];
     const planned = planKubectlCalls({ ...settings, secrets });
     assert.equal(planned.length, calls.length + 1);
-    const upload = planned.findIndex((c) => c.args.some((arg) => arg.startsWith("tar -xf - -C /")));
+    const upload = planned.findIndex((c) => c.args.some((arg) => arg.includes("\ntar -xf - -C /")));
     assert.ok(upload > 0, "the plan has the upload");
     const call = planned[upload + 1]!;
     assert.deepEqual(call.args.slice(6), ["exec", "-i", "<pod>", "-c", "run", "--", "sh", "/knotless/helper.sh", "secrets"]);

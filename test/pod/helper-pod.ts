@@ -20,6 +20,8 @@ export interface Pod {
   helper(args: readonly string[], stdin?: string | Buffer): Promise<{ code: number | null; stdout: Buffer; stderr: string }>;
   /** Starts `sh /knotless/helper.sh ARGS` and returns the process. */
   startHelper(args: readonly string[]): ReturnType<typeof spawn>;
+  /** Starts `sh SCRIPT` (a path in the pod) in a sandbox of its own on the same mounts, as another exec or PID 1 would run. */
+  startScript(script: string): ReturnType<typeof spawn>;
 }
 
 /** Where the helper runs: the host's sh (dash on Debian), busybox sh among busybox applets only, or bash as sh. */
@@ -97,14 +99,16 @@ export function createPod(flavour: Flavour, options: { extraBinds?: readonly str
     "/",
     "--",
   ];
-  const startHelper = (args: readonly string[], stdin = false) =>
-    spawn("bwrap", [...bwrap, ...SHELL[flavour], "/knotless/helper.sh", ...args], { stdio: [stdin ? "pipe" : "ignore", "pipe", "pipe"] });
+  const startScript = (script: string, args: readonly string[] = [], stdin = false) =>
+    spawn("bwrap", [...bwrap, ...SHELL[flavour], script, ...args], { stdio: [stdin ? "pipe" : "ignore", "pipe", "pipe"] });
+  const startHelper = (args: readonly string[], stdin = false) => startScript("/knotless/helper.sh", args, stdin);
   return {
     root,
     knotless,
     work,
     secrets,
     startHelper: (args) => startHelper(args),
+    startScript: (script) => startScript(script),
     helper: (args, stdin) =>
       new Promise((resolve, reject) => {
         const child = startHelper(args, stdin !== undefined);

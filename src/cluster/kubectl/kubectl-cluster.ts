@@ -93,7 +93,11 @@ export function buildApplyDocuments(objects: CredentialObjectSet): string {
   return [objects.serviceAccount, objects.role, objects.roleBinding].map((o) => stringify(o).trimEnd()).join("\n---\n") + "\n";
 }
 
-/** The Cluster as kubectl calls. Construct it at the CLI edge around the one Kubectl client; nothing runs at construction. */
+/**
+ * The Cluster as kubectl calls. Construct it at the CLI edge around the one Kubectl client; nothing runs at
+ * construction. `timeoutMs` becomes --request-timeout on doctor's calls (createJob with dryRun, the version, the
+ * reviews, namespaces, nodes, claims); every other call keeps the builders' 30 s, and a watch its 5 min.
+ */
 export class KubectlCluster implements Cluster {
   readonly transport = "kubectl" as const;
   readonly #kubectl: Kubectl;
@@ -177,13 +181,21 @@ export class KubectlCluster implements Cluster {
     process.stdout.setEncoding("utf8");
     process.stdout.on("data", (text: string) => {
       if (failure !== undefined) return;
+      let documents: unknown[];
       try {
-        for (const document of splitter.push(text)) {
+        documents = splitter.push(text);
+      } catch (error) {
+        failure = new CutStreamError(`kubectl printed something other than JSON: ${describeError(error)}`);
+        process.kill();
+        return;
+      }
+      try {
+        for (const document of documents) {
           const event = readWatchEvent(document);
           if (event) options.onEvent(event);
         }
       } catch (error) {
-        failure = error instanceof SyntaxError ? new CutStreamError(`kubectl printed something other than JSON: ${error.message}`) : error;
+        failure = error;
         process.kill();
       }
     });

@@ -65,4 +65,20 @@ describe("KubectlCluster", () => {
     assert.deepEqual(end, { kind: "exit", code: 4, tags: "knotless-outputs-entries 2\n", stderr: "warn\n", how: "kubectl exit 4" });
     assert.deepEqual(kubectl.calls[0]?.command, ["exec", "p", "-c", "run", "--", "sh", "-c", "x"]);
   });
+
+  it("delivers a watch's events in order and resolves when kubectl ends it cleanly", async () => {
+    const event = (type: string) => `${JSON.stringify({ type, object: { metadata: { name: "j" } } })}\n`;
+    const kubectl = new ScriptedKubectl().on("get job", { stdout: [event("ADDED"), event("MODIFIED"), event("DELETED")] });
+    const types: string[] = [];
+    await new KubectlCluster(kubectl.kubectl, CONNECTION).watchJob("ci", "j", { onEvent: (e) => types.push(e.type) });
+    assert.deepEqual(types, ["ADDED", "MODIFIED", "DELETED"]);
+    assert.deepEqual(kubectl.calls[0]?.command, ["get", "job", "j", "--watch", "--output-watch-events", "-o", "json", "--request-timeout", "5m"]);
+  });
+
+  it("ends a watch whose stream is not JSON with a cut stream, and one kubectl failed with its typed error", async () => {
+    const garbage = new ScriptedKubectl().on("get job", { stdout: "{proxy error: <html>}\n", hang: true });
+    await assert.rejects(new KubectlCluster(garbage.kubectl, CONNECTION).watchJob("ci", "j", { onEvent: () => {} }), CutStreamError);
+    const missing = new ScriptedKubectl().on("get job", { exitCode: 1, stderr: 'Error from server (NotFound): jobs.batch "j" not found\n' });
+    await assert.rejects(new KubectlCluster(missing.kubectl, CONNECTION).watchJob("ci", "j", { onEvent: () => {} }), NotFoundError);
+  });
 });
