@@ -29,6 +29,8 @@ export interface ApiContext {
   kubelet: Kubelet;
   podman: PodmanClient | undefined;
   access: AccessControl;
+  /** How often a watch that asked for bookmarks (allowWatchBookmarks) gets one, ms (default 60 s, as an API server). */
+  watchBookmarkMs?: number;
 }
 
 export interface ResourceRequest {
@@ -91,6 +93,9 @@ export async function handleResource(ctx: ApiContext, req: IncomingMessage, res:
         timeoutSeconds: timeout ? Number(timeout) : undefined,
         asTable: wantsTable(req.headers.accept),
         includeObject: q.get("includeObject"),
+        bookmarkMs: q.get("allowWatchBookmarks") === "true" ? (ctx.watchBookmarkMs ?? 60_000) : undefined,
+        kind: r.type.kind,
+        apiVersion: formatApiVersion(r.type.group, r.type.version),
       });
     }
     const items = ctx.store.list(storeKey, r.namespace).filter((o) => matchesFilter(filter, o));

@@ -68,6 +68,10 @@ export interface LocalClusterOptions {
    * last demand. Absent: one static node, always Ready, whose capacity is not enforced.
    */
   scaleFromZero?: ScaleFromZeroOptions;
+  /** How often a watch with allowWatchBookmarks gets a BOOKMARK, seconds (default 60, as an API server). */
+  watchBookmarkSeconds?: number;
+  /** How many changes the store keeps for watches to resume from; older resourceVersions get 410 Gone (default 5000). */
+  watchHistoryLimit?: number;
 }
 
 export interface LocalCluster {
@@ -123,7 +127,7 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
   const dir = options.dir ?? (await mkdtemp(join(tmpdir(), "local-cluster-")));
   await mkdir(dir, { recursive: true });
 
-  const store = new ObjectStore();
+  const store = new ObjectStore(options.watchHistoryLimit);
   const faults = new FaultInjector();
   if (options.faults) faults.set(parseFaultConfig(options.faults));
   const events = createEventRecorder(store);
@@ -167,6 +171,7 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
     deleter,
     kubelet,
     podman,
+    ...(options.watchBookmarkSeconds === undefined ? {} : { watchBookmarkMs: options.watchBookmarkSeconds * 1000 }),
     logRequests: options.logRequests,
     ...(options.recordRequests ? { onRequest: (request: { method: string; url: string; upgrade: boolean }) => void requests.push(request) } : {}),
     describeState: async () => ({

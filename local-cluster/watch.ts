@@ -15,6 +15,10 @@ export interface WatchRequest {
   timeoutSeconds: number | undefined;
   asTable: boolean;
   includeObject: string | null;
+  /** With allowWatchBookmarks: a BOOKMARK with the store's resourceVersion this often, ms (none for Table watches). */
+  bookmarkMs?: number | undefined;
+  kind: string;
+  apiVersion: string;
 }
 
 export function serveWatch(req: IncomingMessage, res: ServerResponse, store: ObjectStore, w: WatchRequest): void {
@@ -68,9 +72,18 @@ export function serveWatch(req: IncomingMessage, res: ServerResponse, store: Obj
   }
 
   const timer = w.timeoutSeconds ? setTimeout(() => res.end(), w.timeoutSeconds * 1000) : undefined;
+  // A bookmark tells a client how far the store is, so that it resumes from there rather than from its last event.
+  const bookmarks =
+    w.bookmarkMs && !w.asTable
+      ? setInterval(() => {
+          const metadata = { resourceVersion: String(store.currentResourceVersion()), annotations: { "k8s.io/initial-events-end": "false" } };
+          res.write(JSON.stringify({ type: "BOOKMARK", object: { kind: w.kind, apiVersion: w.apiVersion, metadata } }) + "\n");
+        }, w.bookmarkMs)
+      : undefined;
   const close = (): void => {
     unsubscribe();
     if (timer) clearTimeout(timer);
+    if (bookmarks) clearInterval(bookmarks);
   };
   req.on("close", close);
   res.on("close", close);

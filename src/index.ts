@@ -1,7 +1,27 @@
 // The library API that the knotless-run daemon embeds: run a workflow, drive the executor step by step, or keep warm capacity.
 export { runWorkflow, type RunSettings, type RunWorkflowOptions } from "./run/run-workflow.js";
 export { createOutputBudget, DEFAULT_MAX_LOG_BYTES, type LogCounts, type OutputBudget } from "./events/output-budget.js";
-export { Kubectl, type KubectlOptions, type SpawnFunction } from "./k8s/kubectl.js";
+export { Kubectl, type KubectlOptions, type SpawnFunction } from "./cluster/kubectl/kubectl.js";
+// The cluster seam: pass runWorkflow a `cluster` (any transport), or a `kubectl` client as before.
+export type { CallOptions, Cluster, ClusterTarget, Namespace, ServerVersion, TransportFacts, WatchEvent, WatchOptions } from "./cluster/cluster.js";
+export type { ExecEnd, ExecRequest, ExecSession, ExecStdin } from "./cluster/exec.js";
+export {
+  AlreadyExistsError,
+  ClusterError,
+  ConfigError,
+  ConflictError,
+  CutStreamError,
+  ForbiddenError,
+  InvalidError,
+  NotFoundError,
+  TimeoutError,
+  UnauthorizedError,
+  UnavailableError,
+  UnreadableAnswerError,
+  type ClusterErrorCode,
+  type UnavailableReason,
+} from "./cluster/errors.js";
+export { KubectlCluster, type KubectlConnection } from "./cluster/kubectl/kubectl-cluster.js";
 export type { Executor, RunPod, StepOutcome, TeardownReport, UploadSummary } from "./executor/executor.js";
 export { ScanError, scanUploadTrees, type TreeScan, type UploadTrees } from "./transfer/scan-tree.js";
 export { KubernetesExecutor, buildRunManifest, type CrashTeardown } from "./executor/kubernetes-executor.js";

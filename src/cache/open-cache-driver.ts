@@ -6,13 +6,12 @@ import { createArchiveGate } from "./archive-gate.js";
 import type { CacheDriver } from "./cache-driver.js";
 import { createDirStore } from "./dir-store.js";
 import { createHostCacheDriver } from "./host-cache-driver.js";
-import { createKubectlPodExec, createPvcCacheDriver, formatPvcNonce } from "./pvc-cache.js";
-import type { ClusterTarget } from "../k8s/kubectl-args.js";
-import type { Kubectl } from "../k8s/kubectl.js";
+import { createClusterPodExec, createPvcCacheDriver, formatPvcNonce } from "./pvc-cache.js";
+import type { Cluster, ClusterTarget } from "../cluster/cluster.js";
 
-/** What the PVC backend's in-pod commands need: the kubectl client and where the run's pod is. */
+/** What the PVC backend's in-pod commands need: the cluster and where the run's pod is. */
 export interface PodExecContext {
-  readonly kubectl: Pick<Kubectl, "run">;
+  readonly cluster: Cluster;
   readonly target: ClusterTarget;
   /** The run's id: the claim's temporary names carry it, so pods never share one. */
   readonly runId: string;
@@ -32,7 +31,7 @@ export function openCacheDriver(backend: CacheBackend, executor: Executor, emit:
       exec: (argv) => {
         const pod = executor.pod;
         if (!pod) return Promise.reject(new Error("the run's pod is not running"));
-        return createKubectlPodExec(pods.kubectl, { ...pods.target, ...(executor.namespace === undefined ? {} : { namespace: executor.namespace }) }, pod.name)(argv);
+        return createClusterPodExec(pods.cluster, executor.namespace ?? pods.target.namespace, pod.name)(argv);
       },
       repo: backend.repo,
       claim: backend.claim,

@@ -3,16 +3,24 @@ import { CacheCorruptError, type CacheSpec } from "./cache-types.js";
 import { parsePvcEvict, parsePvcList, parsePvcRestore, parsePvcSave, PvcOutputError, type PvcCommandOutput } from "./pvc-output.js";
 import { buildPvcEvictCommand, buildPvcListCommand, buildPvcRestoreCommand, buildPvcSaveCommand } from "./pvc-scripts.js";
 import { describeError } from "../errors.js";
-import { buildExecArgs, type ClusterTarget } from "../k8s/kubectl-args.js";
-import type { Kubectl } from "../k8s/kubectl.js";
+import type { Cluster, Namespace } from "../cluster/cluster.js";
+import { describeExecSaid } from "../cluster/exec.js";
+import { runExec } from "../cluster/run-exec.js";
+import { RUN_CONTAINER } from "../k8s/names.js";
 import { selectEntry } from "./select-entry.js";
 
-/** Runs one argv in the run pod (no stdin) and gives back how it ended: kubectl exec, or a test's sandbox. */
+/** Runs one argv in the run pod (no stdin) and gives back how it ended: an exec, or a test's sandbox. */
 export type PodExec = (argv: readonly string[]) => Promise<PvcCommandOutput>;
 
-/** The PodExec of the run pod: one `kubectl exec` per command, no stdin, bounded by the run's signal when given. */
-export function createKubectlPodExec(kubectl: Pick<Kubectl, "run">, target: ClusterTarget, pod: string, signal?: AbortSignal): PodExec {
-  return (argv) => kubectl.run(buildExecArgs(target, pod, argv, false), signal ? { signal } : {});
+/**
+ * The PodExec of the run pod: one exec per command, no stdin, bounded by the run's signal when given. An exec that
+ * gave no exit status counts as exit -1, its error's words as its stderr.
+ */
+export function createClusterPodExec(cluster: Cluster, namespace: Namespace, pod: string, signal?: AbortSignal): PodExec {
+  return async (argv) => {
+    const { end, stdout } = await runExec(cluster, { namespace, pod, container: RUN_CONTAINER, command: argv, ...(signal ? { signal } : {}) });
+    return end.kind === "exit" ? { exitCode: end.code, stdout, stderr: `${end.tags}${end.stderr}` } : { exitCode: -1, stdout, stderr: `${end.tags}${end.stderr}${describeExecSaid(end)}\n` };
+  };
 }
 
 /** What a restore found and extracted (`bytes`: the stored archive's, read in the pod). */

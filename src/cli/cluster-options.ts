@@ -2,7 +2,7 @@
 import { accessSync, constants } from "node:fs";
 import { resolve } from "node:path";
 import { InputError } from "../errors.js";
-import type { ClusterTarget } from "../k8s/kubectl-args.js";
+import type { ClusterTarget } from "../cluster/cluster.js";
 import { DNS_LABEL } from "../config/patterns.js";
 import type { OptionSpec } from "./option-spec.js";
 
@@ -11,7 +11,11 @@ export const CLUSTER_OPTIONS: readonly OptionSpec[] = [
   { flag: "--kubeconfig <file>", description: "kubeconfig file (default: kubectl's own rules)" },
   { flag: "--context <name>", description: "kubeconfig context" },
   { flag: "--kubectl <path>", description: "kubectl binary (default: $KNOTLESS_KUBECTL, else kubectl on PATH)" },
+  { flag: "--transport <kind>", description: "how to talk to the cluster: kubectl (default: one kubectl process per call) or api (the Kubernetes API spoken in-process)" },
 ];
+
+/** How the runner talks to the cluster (src/cluster/): one kubectl process per call, or the API spoken in-process. */
+export type TransportName = "kubectl" | "api";
 
 /** The cluster options as the CLI parser hands them over (strings, unvalidated). */
 export interface RawClusterOptions {
@@ -19,12 +23,21 @@ export interface RawClusterOptions {
   kubeconfig?: string;
   context?: string;
   kubectl?: string;
+  transport?: string;
 }
 
 export interface ClusterConfig {
   /** Where kubectl points; `namespace` is absent (and `namespaceFromContext` set) when it is the context's. */
   readonly target: ClusterTarget;
   readonly kubectlPath: string;
+  readonly transport: TransportName;
+}
+
+/** Reads --transport: kubectl (the default) or api; anything else is bad input. */
+export function resolveTransport(raw: string | undefined): TransportName {
+  if (raw === undefined || raw === "kubectl") return "kubectl";
+  if (raw === "api") return "api";
+  throw new InputError(`--transport expects kubectl or api, got ${JSON.stringify(raw)}`);
 }
 
 /** Checks a namespace name; throws InputError naming the flag. */
@@ -44,11 +57,13 @@ export function checkKubeconfigReadable(raw: RawClusterOptions): void {
 }
 
 /**
- * Validates the cluster options (a kubeconfig that cannot be read, a malformed namespace: InputError) and resolves
+ * Validates the cluster options (a transport this build lacks, a kubeconfig that cannot be read, a malformed
+ * namespace: InputError) and resolves
  * the kubectl binary: --kubectl, else $KNOTLESS_KUBECTL, else kubectl on PATH. `namespace` overrides the flag (a dry
  * run passes the one it read from the kubeconfig); without either the namespace is left to kubectl.
  */
 export function resolveClusterOptions(raw: RawClusterOptions, env: NodeJS.ProcessEnv, namespace: string | undefined = raw.namespace): ClusterConfig {
+  const transport = resolveTransport(raw.transport);
   checkKubeconfigReadable(raw);
   if (namespace !== undefined) checkNamespace(namespace);
   return {
@@ -59,5 +74,6 @@ export function resolveClusterOptions(raw: RawClusterOptions, env: NodeJS.Proces
       ...(raw.context ? { context: raw.context } : {}),
     },
     kubectlPath: raw.kubectl ?? env.KNOTLESS_KUBECTL ?? "kubectl",
+    transport,
   };
 }

@@ -19,7 +19,7 @@ import type { Trigger } from "../workflow/match-trigger.js";
 import type { ExecutorTimings } from "../executor/context.js";
 import { buildJobName, buildRunIdLabel, isAcceptableRunId } from "../k8s/names.js";
 import { buildCacheBackend, readCacheFlags, resolveCacheRepo, type CacheFlags, type CacheRepoSource, type RawCacheOptions } from "./cache-options.js";
-import { checkKubeconfigReadable, resolveClusterOptions, type RawClusterOptions } from "./cluster-options.js";
+import { checkKubeconfigReadable, resolveClusterOptions, resolveTransport, type RawClusterOptions, type TransportName } from "./cluster-options.js";
 import { readHeartbeatInterval } from "./heartbeat-interval.js";
 import { listKubeconfigFiles, readContextNamespace } from "./kubeconfig-namespace.js";
 import { resolveProcessIdentity } from "./process-identity.js";
@@ -62,6 +62,8 @@ export interface RawRunOptions extends RawClusterOptions, RawCacheOptions {
 export interface RunConfig {
   readonly settings: RunSettings & { readonly maxLogBytes: number };
   readonly kubectlPath: string;
+  /** --transport: how the run talks to the cluster. */
+  readonly transport: TransportName;
   readonly dryRun: boolean;
   readonly verbose: boolean;
   /** The workflow's `when` did not match the trigger: the run writes a skipped result and touches no cluster. */
@@ -240,6 +242,7 @@ export async function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEn
   // Without --namespace the Job goes to the kubeconfig context's namespace. A run leaves that to kubectl (create
   // reports it, later calls pin it; kubectl refuses a malformed kubeconfig or unknown context, an InputError too), so
   // it never loads a YAML parser; a dry run, which spawns nothing, reads the kubeconfig itself to print the calls.
+  resolveTransport(raw.transport); // before the dry run reads the kubeconfig
   checkKubeconfigReadable(raw);
   const cluster = resolveClusterOptions(raw, env, raw.namespace ?? (raw.dryRun ? await readNamespaceForDryRun(raw, env) : undefined));
   const podTimeoutMs = readDuration(raw.podTimeout ?? "15m", "--pod-timeout");
@@ -303,6 +306,7 @@ export async function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEn
     ...(checkoutDir === undefined ? { skipsCheckout: true } : {}),
     warnings,
     kubectlPath: cluster.kubectlPath,
+    transport: cluster.transport,
     dryRun: raw.dryRun ?? false,
     verbose: raw.verbose ?? false,
     timings: { heartbeatIntervalMs: readHeartbeatInterval(env) },

@@ -1,5 +1,5 @@
 // Pure builders of the scoped credential's objects: a ServiceAccount, a Role of exactly the runner's permissions, their RoleBinding, a TokenRequest.
-import type { ApiPermission } from "../k8s/kubectl-args.js";
+import type { ApiPermission } from "../cluster/permissions.js";
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from "../k8s/labels.js";
 
 /** Who the credential is: one ServiceAccount (and Role and RoleBinding of the same name) in one namespace. */

@@ -1,8 +1,7 @@
 // Pure: the kubectl calls `credentials` makes (and --revoke), with what goes to their stdin; the same plan runs and is printed by --dry-run.
-import { stringify } from "../util/lazy-yaml.js";
-import { buildApplyCredentialArgs, buildConfigViewArgs, buildDeleteCredentialArgs, buildTokenRequestArgs, collectCallPermissions, type ApiPermission, type ClusterTarget } from "../k8s/kubectl-args.js";
+import { buildApplyCredentialArgs, buildConfigViewArgs, buildDeleteCredentialArgs, buildTokenRequestArgs, collectCallPermissions, type ApiPermission, type ClusterTarget } from "../cluster/kubectl/kubectl-args.js";
 import type { PlannedCall } from "../plan/call-plan.js";
-import { buildCredentialObjects, buildTokenRequest, type CredentialIdentity, type CredentialObjects } from "./credential-objects.js";
+import { buildCredentialObjects, type CredentialIdentity, type CredentialObjects } from "./credential-objects.js";
 
 /** Everything one `credentials` run needs, resolved and validated at the CLI edge. */
 export interface CredentialRequest {
@@ -20,16 +19,6 @@ export interface CredentialRequest {
 /** The objects of a request: the Role grants the runner's calls' permissions, nothing else. */
 export function buildRequestObjects(request: Pick<CredentialRequest, "identity" | "permissions">): CredentialObjects {
   return buildCredentialObjects(request.identity, request.permissions ?? collectCallPermissions());
-}
-
-/** The objects as apply reads them: YAML documents (kubectl 1.30 takes a stream that starts as JSON for one JSON document). */
-export function buildApplyDocuments(objects: CredentialObjects): string {
-  return [objects.serviceAccount, objects.role, objects.roleBinding].map((o) => stringify(o).trimEnd()).join("\n---\n") + "\n";
-}
-
-/** The TokenRequest body, as JSON. */
-export function buildTokenRequestBody(tokenSeconds: number): string {
-  return JSON.stringify(buildTokenRequest(tokenSeconds));
 }
 
 /** The calls that issue the credential, in order. */

@@ -2,7 +2,7 @@
 import { stringify } from "../util/lazy-yaml.js";
 import { formatDuration } from "../config/duration.js";
 import { formatCommand } from "../events/format-event.js";
-import type { ClusterTarget } from "../k8s/kubectl-args.js";
+import type { ClusterTarget } from "../cluster/cluster.js";
 import type { PlannedCall } from "../plan/call-plan.js";
 import { buildTokenRequest, formatServiceAccountUser, type CredentialIdentity, type PolicyRule } from "./credential-objects.js";
 import { buildRequestObjects, planIssueCalls, planRevokeCalls, type CredentialRequest } from "./credential-plan.js";

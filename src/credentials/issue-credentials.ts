@@ -1,11 +1,13 @@
 // Issues the scoped credential: applies its objects, requests a token and writes the kubeconfig (0600); the token never leaves memory but for that file.
 import { InfraError, InputError } from "../errors.js";
-import type { Kubectl } from "../k8s/kubectl.js";
-import { summarizeStderr } from "../k8s/kubectl-errors.js";
+import type { Cluster } from "../cluster/cluster.js";
+import { ClusterError } from "../cluster/errors.js";
 import { describeCallFailure } from "./call-failure.js";
 import { listObjectRefs, type PolicyRule } from "./credential-objects.js";
-import { buildApplyDocuments, buildRequestObjects, buildTokenRequestBody, planIssueCalls, type CredentialRequest } from "./credential-plan.js";
-import { parseApplyOutput, readTokenAnswer, type ApplyAction } from "./kubectl-output.js";
+import { buildRequestObjects, type CredentialRequest } from "./credential-plan.js";
+import { buildTokenRequest } from "./credential-objects.js";
+import type { ApplyAction } from "../cluster/cluster.js";
+import { readTokenAnswer } from "./token-answer.js";
 import { checkPrivateTarget, writePrivateFile } from "./private-file.js";
 import { buildScopedKubeconfig, readAdminCluster } from "./scoped-kubeconfig.js";
 
@@ -20,32 +22,45 @@ export interface IssueReport {
 }
 
 /**
- * Runs the plan of `request` (planIssueCalls) with `kubectl`. Idempotent: objects that already match are left
+ * Runs the plan of `request` (planIssueCalls) on `cluster`. Idempotent: objects that already match are left
  * unchanged (and reported so), ones that differ are corrected; every run issues a fresh token and rewrites the
  * file. Throws InputError (kubeconfig, plain-http server, an --out file with loose permissions) before the cluster
  * is touched, InfraError (forbidden, unauthorized, cluster-unreachable, credentials-failed) after.
  */
-export async function issueCredentials(kubectl: Kubectl, request: CredentialRequest): Promise<IssueReport> {
+export async function issueCredentials(cluster: Cluster, request: CredentialRequest): Promise<IssueReport> {
   checkPrivateTarget(request.outFile);
-  const [viewCall, applyCall, tokenCall] = planIssueCalls(request);
-  const view = await kubectl.run(viewCall!.args);
-  if (view.exitCode !== 0) throw new InputError(`kubectl cannot read the admin kubeconfig: ${summarizeStderr(view.stderr)}`);
-  const admin = readAdminCluster(view.stdout);
+  let view: unknown;
+  try {
+    view = await cluster.readKubeconfig({ flatten: true });
+  } catch (error) {
+    if (!(error instanceof ClusterError)) throw error;
+    throw new InputError(`kubectl cannot read the admin kubeconfig: ${error.message}`);
+  }
+  const admin = readAdminCluster(view);
 
   const objects = buildRequestObjects(request);
-  const applied = await kubectl.run(applyCall!.args, { stdin: buildApplyDocuments(objects) });
-  const actions = parseApplyOutput(applied.stdout);
-  if (applied.exitCode !== 0) {
+  let applied;
+  try {
+    applied = await cluster.applyCredentialObjects(request.target.namespace, objects);
+  } catch (error) {
+    throw describeCallFailure(error, "could not apply the credential's objects");
+  }
+  const actions = applied.actions;
+  if (applied.failure) {
     const done = [...actions].map(([ref, action]) => `${ref} ${action}`).join(", ");
-    throw describeCallFailure(applied, "could not apply the credential's objects", done ? `already applied: ${done}` : "");
+    throw describeCallFailure(applied.failure, "could not apply the credential's objects", done ? `already applied: ${done}` : "");
   }
   const refs = listObjectRefs(request.identity);
   const missing = refs.filter((ref) => !actions.has(ref));
-  if (missing.length > 0) throw new InfraError("credentials-failed", `kubectl apply did not report ${missing.join(", ")}: ${applied.stdout.trim() || "(no output)"}`);
+  if (missing.length > 0) throw new InfraError("credentials-failed", `kubectl apply did not report ${missing.join(", ")}: ${[...actions.keys()].join(", ") || "(no output)"}`);
 
-  const issued = await kubectl.run(tokenCall!.args, { stdin: buildTokenRequestBody(request.tokenSeconds) });
-  if (issued.exitCode !== 0) throw describeCallFailure(issued, `could not issue a token for ${refs[0]}`, "the objects are in place: run credentials again");
-  const token = readTokenAnswer(issued.stdout);
+  let answer: unknown;
+  try {
+    answer = await cluster.requestToken(request.identity.namespace, request.identity.name, buildTokenRequest(request.tokenSeconds));
+  } catch (error) {
+    throw describeCallFailure(error, `could not issue a token for ${refs[0]}`, "the objects are in place: run credentials again");
+  }
+  const token = readTokenAnswer(answer);
   try {
     writePrivateFile(request.outFile, buildScopedKubeconfig(admin, request.identity, token.token));
   } catch (error) {

@@ -2,12 +2,9 @@
 import { lstatSync, rmSync } from "node:fs";
 import { resolve } from "node:path";
 import { InputError } from "../errors.js";
-import type { ClusterTarget } from "../k8s/kubectl-args.js";
-import type { Kubectl } from "../k8s/kubectl.js";
+import type { Cluster, ClusterTarget } from "../cluster/cluster.js";
 import { describeCallFailure } from "./call-failure.js";
 import { listObjectRefs, type CredentialIdentity } from "./credential-objects.js";
-import { planRevokeCalls } from "./credential-plan.js";
-import { parseDeleteOutput } from "./kubectl-output.js";
 
 export interface RevokeReport {
   /** Each object, in the order it was applied, and whether this run deleted it or found it gone already. */
@@ -20,12 +17,14 @@ export interface RevokeReport {
  * Deletes the objects (already gone is fine, so a second revoke changes nothing and says so), then `outFile` when
  * given: a regular file, refused otherwise. Throws like issueCredentials.
  */
-export async function revokeCredentials(kubectl: Kubectl, target: ClusterTarget, identity: CredentialIdentity, outFile?: string): Promise<RevokeReport> {
+export async function revokeCredentials(cluster: Cluster, target: ClusterTarget, identity: CredentialIdentity, outFile?: string): Promise<RevokeReport> {
   if (outFile !== undefined) checkRemovable(outFile);
-  const [call] = planRevokeCalls(target, identity);
-  const result = await kubectl.run(call!.args);
-  if (result.exitCode !== 0) throw describeCallFailure(result, `could not delete the credential ${identity.namespace}/${identity.name}`);
-  const deleted = parseDeleteOutput(result.stdout);
+  let deleted: Set<string>;
+  try {
+    deleted = await cluster.deleteCredentialObjects(target.namespace, identity.name);
+  } catch (error) {
+    throw describeCallFailure(error, `could not delete the credential ${identity.namespace}/${identity.name}`);
+  }
   const objects = listObjectRefs(identity).map((ref) => ({ ref, deleted: deleted.has(ref) }));
   let removedFile: string | undefined;
   if (outFile !== undefined && exists(outFile)) {

@@ -16,14 +16,14 @@ export interface AdminCluster {
  * it has no server, or when the server is plain http: kubectl sends a kubeconfig's token only over https, so a
  * scoped kubeconfig for it would go out with no credential at all.
  */
-export function readAdminCluster(configViewJson: string): AdminCluster {
-  let config: { clusters?: Array<{ name?: unknown; cluster?: Record<string, unknown> }> };
+export function readAdminCluster(configView: unknown): AdminCluster {
+  let config: { clusters?: Array<{ name?: unknown; cluster?: Record<string, unknown> }> } | null;
   try {
-    config = JSON.parse(configViewJson) as typeof config;
+    config = (typeof configView === "string" ? JSON.parse(configView) : configView) as typeof config;
   } catch {
     throw new InputError("kubectl config view printed no JSON: is the kubeconfig valid?");
   }
-  const entry = config.clusters?.[0];
+  const entry = config?.clusters?.[0];
   const server = entry?.cluster?.server;
   if (!entry?.cluster || typeof server !== "string" || server === "") throw new InputError("the admin kubeconfig names no cluster with a server for its context");
   if (!/^https:\/\//i.test(server)) {

@@ -3,12 +3,10 @@ import type { Duplex, Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { CancelledError, describeError } from "../errors.js";
 import { CacheDecoderMissingError, type CacheCompression, type CacheSpec, type CacheWriter } from "../cache/cache-types.js";
-import { buildExecArgs } from "../k8s/kubectl-args.js";
-import type { KubectlExit } from "../k8s/kubectl.js";
-import { summarizeStderr } from "../k8s/kubectl-errors.js";
+import { describeExecSaid, isExecSuccess, type ExecEnd } from "../cluster/exec.js";
 import { describeHead, SNIFF_BYTES, sniffCompression } from "../cache/sniff-compression.js";
 import { cacheCommand, checkCacheRestoreReply, findMissingDecoder, parseCacheSaveStatus } from "../pod/cache-script.js";
-import type { ExecutorContext } from "./context.js";
+import { buildPodExec, type ExecutorContext } from "./context.js";
 import type { RunPod } from "./executor.js";
 
 /**
@@ -80,11 +78,11 @@ export async function restoreCacheArchive(ctx: ExecutorContext, pod: RunPod, spe
     archive.stream.destroy();
     throw new CacheTransferError(`not restored: ${forbidden}`);
   }
-  const kubectl = ctx.kubectl.stream(buildExecArgs(ctx.settings.target, pod.name, cacheCommand.restore(archive.compression, spec.paths), true), { stdin: true, signal: ctx.signal });
+  const exec = await ctx.cluster.exec({ ...buildPodExec(ctx, pod.name, cacheCommand.restore(archive.compression, spec.paths)), stdin: { kind: "pipe" } });
   let bytes = 0;
   let reply = "";
-  kubectl.stdout.setEncoding("utf8").on("data", (text: string) => (reply += text));
-  const stdin = kubectl.stdin!;
+  exec.stdout.setEncoding("utf8").on("data", (text: string) => (reply += text));
+  const stdin = exec.stdin!;
   // The store's stream failing (its sha256 did not match, a read error) or the gate refusing the entry ends the pod's
   // stdin where it stopped, and the exec is awaited as usual: gunzip in the pod judges the bytes by the gzip trailer
   // and, on a cut or a mismatch, removes what it extracted before the exec returns, so no step starts beside a
@@ -110,15 +108,15 @@ export async function restoreCacheArchive(ctx: ExecutorContext, pod: RunPod, spe
       cut();
     });
   }
-  stdin.on("error", () => archive.stream.destroy()); // kubectl gone early: its exit says why
+  stdin.on("error", () => archive.stream.destroy()); // the exec gone early: its end says why
   source.pipe(stdin);
-  const exit = await kubectl.exited;
+  const end = await exec.ended;
   archive.stream.destroy();
   gate?.stream.destroy();
   if (gate) await settleWithin(gate.done.catch(() => undefined), 1000); // settled by now, but for a source that failed mid-archive
   if (ctx.signal.aborted) throw new CancelledError();
   // Said before it read a byte, and it touched no path: the caller may send the entry decompressed instead.
-  if (findMissingDecoder(reply) !== undefined && exit.exitCode === 0) throw new CacheDecoderMissingError(archive.compression);
+  if (findMissingDecoder(reply) !== undefined && isExecSuccess(end)) throw new CacheDecoderMissingError(archive.compression);
   const inPod = checkCacheRestoreReply(reply) === undefined ? "; the pod's gunzip found the bytes it got whole, so its paths hold them" : "; the pod removed what it extracted";
   if (readError !== undefined) {
     const corrupt = (readError as Error).name === "CacheCorruptError";
@@ -126,7 +124,7 @@ export async function restoreCacheArchive(ctx: ExecutorContext, pod: RunPod, spe
   }
   if (refusal !== undefined) throw new CacheTransferError(`the stored entry was refused on this host: ${refusal}${inPod}`, "refused");
   const problem = checkCacheRestoreReply(reply);
-  if (problem !== undefined) throw new CacheTransferError(`${problem}${describeExit(exit)}`);
+  if (problem !== undefined) throw new CacheTransferError(`${problem}${describeEnd(end)}`);
   return { bytes };
 }
 
@@ -145,10 +143,10 @@ export async function saveCacheArchive(ctx: ExecutorContext, pod: RunPod, spec: 
     await writer.abort();
     throw new CacheTransferError(`not saved: ${forbidden}`);
   }
-  const kubectl = ctx.kubectl.stream(buildExecArgs(ctx.settings.target, pod.name, cacheCommand.save(spec.paths), false), { signal: ctx.signal });
+  const exec = await ctx.cluster.exec({ ...buildPodExec(ctx, pod.name, cacheCommand.save(spec.paths)), stdin: { kind: "none" } });
   let bytes = 0;
   let head = Buffer.alloc(0);
-  const copied = pipeline(kubectl.stdout, async function* (source: AsyncIterable<Buffer>) {
+  const copied = pipeline(exec.stdout, async function* (source: AsyncIterable<Buffer>) {
     for await (const chunk of source) {
       bytes += chunk.length;
       if (head.length < SNIFF_BYTES) head = Buffer.concat([head, chunk.subarray(0, SNIFF_BYTES - head.length)]);
@@ -159,23 +157,23 @@ export async function saveCacheArchive(ctx: ExecutorContext, pod: RunPod, spec: 
     (error: unknown) => error,
   );
   const copyError = await copied;
-  if (copyError !== undefined) kubectl.kill();
-  const exit = await kubectl.exited;
+  if (copyError !== undefined) exec.kill();
+  const end = await exec.ended;
   const fail = async (message: string, cause?: unknown): Promise<never> => {
     await writer.abort();
     if (ctx.signal.aborted) throw new CancelledError();
     throw new CacheTransferError(message, undefined, cause === undefined ? undefined : { cause });
   };
   if (ctx.signal.aborted) return fail("cancelled");
-  const status = parseCacheSaveStatus(exit.stderr);
-  if (exit.exitCode !== 0) return fail(`the pod's save failed (kubectl exit ${exit.exitCode}): ${summarizeStderr(exit.stderr)}`);
+  const status = parseCacheSaveStatus(end.tags);
+  if (!isExecSuccess(end)) return fail(`the pod's save failed (${end.how}): ${describeExecSaid(end)}`);
   if (copyError !== undefined) return fail(`writing the archive failed: ${describeError(copyError)}`, copyError);
-  if (status.outcome === undefined) return fail(`the pod did not confirm the save (the exec ended before its last line)${describeExit(exit)}`);
+  if (status.outcome === undefined) return fail(`the pod did not confirm the save (the exec ended before its last line)${describeEnd(end)}`);
   if (status.outcome.kind === "none") {
     await writer.abort();
     return { status: "nothing", missing: status.missing };
   }
-  if (status.outcome.tar !== "0" || status.outcome.status !== "0") return fail(`the pod could not pack the paths (tar exited ${status.outcome.tar}, ${status.outcome.compressor} ${status.outcome.status}): ${summarizeStderr(withoutTags(exit.stderr))}`);
+  if (status.outcome.tar !== "0" || status.outcome.status !== "0") return fail(`the pod could not pack the paths (tar exited ${status.outcome.tar}, ${status.outcome.compressor} ${status.outcome.status}): ${describeExecSaid(end)}`);
   const compression = sniffCompression(head, true);
   if (compression === undefined || compression === "short") return fail(`the archive was refused, nothing stored: ${describeHead(head)}`);
   const committed = await writer.commit(compression);
@@ -193,14 +191,7 @@ async function settleWithin<T>(verdict: Promise<T>, ms: number): Promise<T | und
   }
 }
 
-function withoutTags(stderr: string): string {
-  return stderr
-    .split("\n")
-    .filter((line) => !line.startsWith("knotless-cache-"))
-    .join("\n");
-}
-
-function describeExit(exit: KubectlExit): string {
-  const said = summarizeStderr(withoutTags(exit.stderr));
-  return exit.exitCode === 0 ? (said ? ` (${said})` : "") : ` (kubectl exit ${exit.exitCode}${said ? `: ${said}` : ""})`;
+function describeEnd(end: ExecEnd): string {
+  const said = describeExecSaid(end);
+  return isExecSuccess(end) ? (said ? ` (${said})` : "") : ` (${end.how}${said ? `: ${said}` : ""})`;
 }

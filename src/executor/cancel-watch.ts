@@ -1,35 +1,26 @@
 // Watches the run's Job for a cancel requested through the cluster (`knotless-runner-k8s cancel`, from any host).
+import { ConfigError, ForbiddenError, NotFoundError, UnauthorizedError } from "../cluster/errors.js";
+import { formatPermissions, WATCH_JOB_PERMISSIONS } from "../cluster/permissions.js";
 import { CancelledError, describeError } from "../errors.js";
-import { buildWatchJobArgs, formatPermissions } from "../k8s/kubectl-args.js";
-import { classifyKubectlFailure, summarizeStderr } from "../k8s/kubectl-errors.js";
 import { readCancelRequest, type CancelRequest } from "../k8s/job-annotations.js";
-import { JsonDocumentSplitter } from "../k8s/json-documents.js";
 import { CANCEL_REQUESTED_ANNOTATION } from "../k8s/labels.js";
 import { retry, type AttemptOutcome } from "../util/retry.js";
-import type { IJob } from "kubernetes-models/batch/v1/Job";
 import type { ExecutorContext } from "./context.js";
 
-/** A running watch; `stop` ends it (its kubectl killed) and resolves once it has ended. */
+/** A running watch; `stop` ends it and resolves once it has ended. */
 export interface CancelWatch {
   stop(): Promise<void>;
-  /** Kills the watch's kubectl at once, without waiting (a runner about to exit). */
+  /** Ends the watch at once, without waiting (a runner about to exit). */
   stopNow(): void;
 }
 
-/** How one `kubectl get job --watch` ended. */
+/** How one watch of the Job ended. */
 type WatchEnd =
   | { readonly kind: "cancel"; readonly request: CancelRequest }
   /** The Job was deleted (by gc, by hand): nothing more to watch; the run finds its pod gone on its own. */
   | { readonly kind: "deleted" }
-  | { readonly kind: "ended"; readonly events: number; readonly exitCode: number; readonly stderr: string };
-
-/** One document of the watch stream: `{type, object}`; anything else is ignored. */
-function readWatchEvent(document: unknown): { readonly type: string; readonly job: IJob } | undefined {
-  if (typeof document !== "object" || document === null) return undefined;
-  const { type, object } = document as { type?: unknown; object?: unknown };
-  if (typeof type !== "string" || typeof object !== "object" || object === null) return undefined;
-  return { type, job: object as IJob };
-}
+  /** The watch ended on its own (the transport's bound), or failed with `error`. */
+  | { readonly kind: "ended"; readonly events: number; readonly error?: unknown };
 
 /**
  * Streams the Job's changes (kubectl GETs it first, so a request made before the watch began is seen at once)
@@ -59,13 +50,12 @@ export function startCancelWatch(ctx: ExecutorContext, onCancel: (request: Cance
       }
       if (end.kind === "deleted") return { done: true, value: undefined };
       if (end.events > 0) warned = false; // it worked again
-      if (end.exitCode === 0) return { done: false, reason: "the watch ended", progressed: end.events > 0 };
-      const said = summarizeStderr(end.stderr);
-      const kind = classifyKubectlFailure(end.stderr);
-      if (kind === "not-found") return { done: true, value: undefined };
-      if (kind === "forbidden" || kind === "unauthorized" || kind === "kubeconfig") {
+      if (end.error === undefined) return { done: false, reason: "the watch ended", progressed: end.events > 0 };
+      const said = describeError(end.error);
+      if (end.error instanceof NotFoundError) return { done: true, value: undefined };
+      if (end.error instanceof ForbiddenError || end.error instanceof UnauthorizedError || end.error instanceof ConfigError) {
         // kubectl before 1.33 prints a refused watch as `Forbidden: unknown (get jobs.batch)`: say what it needs.
-        const needs = kind === "kubeconfig" ? "" : `; the watch needs ${formatPermissions(buildWatchJobArgs.permissions)}`;
+        const needs = end.error instanceof ConfigError ? "" : `; the watch needs ${formatPermissions(WATCH_JOB_PERMISSIONS)}`;
         warn(`cannot watch Job ${settings.jobName} (${said}${needs}); a cancel requested with \`knotless-runner-k8s cancel\` will not reach this run`);
         return { done: true, value: undefined };
       }
@@ -85,45 +75,25 @@ export function startCancelWatch(ctx: ExecutorContext, onCancel: (request: Cance
   };
 }
 
-/** One watch: reads the stream until a cancel request, the Job's deletion, or kubectl's exit. */
+/** One watch: reads the Job's events until a cancel request, the Job's deletion, or the watch's end. */
 async function watchOnce(ctx: ExecutorContext, signal: AbortSignal): Promise<WatchEnd> {
-  let process;
-  try {
-    process = ctx.kubectl.stream(buildWatchJobArgs(ctx.settings.target, ctx.settings.jobName), { signal });
-  } catch (error) {
-    return { kind: "ended", events: 0, exitCode: -1, stderr: describeError(error) };
-  }
-  const splitter = new JsonDocumentSplitter();
+  const found = new AbortController();
   let events = 0;
-  let found: WatchEnd | undefined;
-  let corrupt: string | undefined;
-  process.stdout.setEncoding("utf8");
-  process.stdout.on("data", (text: string) => {
-    if (found || corrupt !== undefined) return;
-    try {
-      for (const document of splitter.push(text)) {
-        const event = readWatchEvent(document);
-        if (!event) continue;
-        events += 1;
-        const request = event.type === "DELETED" ? undefined : readCancelRequest(event.job);
-        if (request) found = { kind: "cancel", request };
-        else if (event.type === "DELETED") found = { kind: "deleted" };
-        if (found) {
-          process.kill();
-          return;
-        }
-      }
-    } catch (error) {
-      corrupt = `kubectl printed something other than JSON: ${describeError(error)}`;
-      process.kill();
-    }
-  });
-  let exit;
+  let end: WatchEnd | undefined;
   try {
-    exit = await process.exited;
+    await ctx.cluster.watchJob(ctx.settings.target.namespace, ctx.settings.jobName, {
+      signal: AbortSignal.any([signal, found.signal]),
+      onEvent: (event) => {
+        if (end) return;
+        events += 1;
+        const request = event.type === "DELETED" ? undefined : readCancelRequest(event.object);
+        if (request) end = { kind: "cancel", request };
+        else if (event.type === "DELETED") end = { kind: "deleted" };
+        if (end) found.abort();
+      },
+    });
   } catch (error) {
-    return { kind: "ended", events, exitCode: -1, stderr: describeError(error) };
+    return end ?? { kind: "ended", events, error };
   }
-  if (found) return found;
-  return { kind: "ended", events, exitCode: corrupt === undefined ? exit.exitCode : -1, stderr: corrupt ?? exit.stderr };
+  return end ?? { kind: "ended", events };
 }

@@ -4,11 +4,11 @@ import { join } from "node:path";
 import { CancelledError, describeError } from "../errors.js";
 import type { ArtifactFile, ArtifactReport, ArtifactSpec } from "../artifacts/artifact-types.js";
 import { matchArtifactFiles, planArtifact, type ArtifactPlan } from "../artifacts/plan-artifact.js";
-import { buildExecArgs } from "../k8s/kubectl-args.js";
-import { summarizeStderr } from "../k8s/kubectl-errors.js";
+import { describeExecSaid, isExecSuccess } from "../cluster/exec.js";
+import { runExec } from "../cluster/run-exec.js";
 import { cacheCommand, FILES_LISTED_TAG, parseFilesPacked } from "../pod/cache-script.js";
 import { extractOutputs, type ExtractReport } from "../transfer/extract-outputs.js";
-import type { ExecutorContext } from "./context.js";
+import { buildPodExec, type ExecutorContext } from "./context.js";
 import { MAX_OUTPUT_ENTRIES } from "./download.js";
 import type { RunPod } from "./executor.js";
 
@@ -48,10 +48,10 @@ export async function collectArtifact(ctx: ExecutorContext, pod: RunPod, spec: A
 
 /** Runs `list-files` on the plan's roots: the pod's regular files there, absolute. */
 async function listPodFiles(ctx: ExecutorContext, pod: RunPod, plan: ArtifactPlan): Promise<string[]> {
-  const listed = await ctx.kubectl.run(buildExecArgs(ctx.settings.target, pod.name, cacheCommand.listFiles(plan.listRoots), false), { signal: ctx.signal });
+  const listed = await runExec(ctx.cluster, buildPodExec(ctx, pod.name, cacheCommand.listFiles(plan.listRoots)));
   if (ctx.signal.aborted) throw new CancelledError();
-  if (listed.exitCode !== 0 || !listed.stderr.includes(FILES_LISTED_TAG)) {
-    throw new ArtifactError(`listing the pod's files failed (kubectl exit ${listed.exitCode}): ${summarizeStderr(listed.stderr) || "the pod did not finish the listing"}`);
+  if (!isExecSuccess(listed.end) || !listed.end.tags.includes(FILES_LISTED_TAG)) {
+    throw new ArtifactError(`listing the pod's files failed (${listed.end.how}): ${describeExecSaid(listed.end) || "the pod did not finish the listing"}`);
   }
   return listed.stdout.split("\0").filter((path) => path !== "");
 }
@@ -59,27 +59,27 @@ async function listPodFiles(ctx: ExecutorContext, pod: RunPod, plan: ArtifactPla
 /** Runs `pack-files` with `files` on its stdin and extracts its archive into `dir`; every file named must arrive. */
 async function packAndExtract(ctx: ExecutorContext, pod: RunPod, plan: ArtifactPlan, files: readonly string[], dir: string, maxBytes: number): Promise<ExtractReport> {
   await rm(dir, { recursive: true, force: true });
-  const kubectl = ctx.kubectl.stream(buildExecArgs(ctx.settings.target, pod.name, cacheCommand.packFiles(plan.packRoot), true), { stdin: true, signal: ctx.signal });
-  kubectl.stdout.pause(); // held until the extractor, which first makes its directory, takes it
-  const stdin = kubectl.stdin!;
-  stdin.on("error", () => {}); // kubectl gone early: its exit says why
+  const exec = await ctx.cluster.exec({ ...buildPodExec(ctx, pod.name, cacheCommand.packFiles(plan.packRoot)), stdin: { kind: "pipe" } });
+  exec.stdout.pause(); // held until the extractor, which first makes its directory, takes it
+  const stdin = exec.stdin!;
+  stdin.on("error", () => {}); // the exec gone early: its end says why
   stdin.end(`${files.join("\n")}\n`);
   let report: ExtractReport | undefined;
   let extractError: unknown;
   try {
     // Concatenated: a tar without -T packs a long list in several runs of `xargs tar -c` (src/pod/cache-script.ts).
-    report = await extractOutputs(kubectl.stdout, dir, { maxBytes, maxEntries: MAX_OUTPUT_ENTRIES }, { concatenated: true });
+    report = await extractOutputs(exec.stdout, dir, { maxBytes, maxEntries: MAX_OUTPUT_ENTRIES }, { concatenated: true });
   } catch (error) {
     extractError = error;
   }
-  if (!report || report.limitReached) kubectl.kill();
-  const exit = await kubectl.exited;
+  if (!report || report.limitReached) exec.kill();
+  const end = await exec.ended;
   if (ctx.signal.aborted) throw new CancelledError();
   if (report?.limitReached) return report;
-  if (exit.exitCode !== 0) throw new ArtifactError(`packing in the pod failed (kubectl exit ${exit.exitCode}): ${summarizeStderr(exit.stderr)}`);
+  if (!isExecSuccess(end)) throw new ArtifactError(`packing in the pod failed (${end.how}): ${describeExecSaid(end)}`);
   if (!report) throw new ArtifactError(`the archive could not be read: ${describeError(extractError)}`);
-  const tar = parseFilesPacked(exit.stderr);
-  if (tar !== "0") throw new ArtifactError(`the pod's tar ${tar === undefined ? "did not report its exit" : `exited ${tar}`}: ${summarizeStderr(exit.stderr.replace(/^knotless-files-packed.*$/m, ""))}`);
+  const tar = parseFilesPacked(end.tags);
+  if (tar !== "0") throw new ArtifactError(`the pod's tar ${tar === undefined ? "did not report its exit" : `exited ${tar}`}: ${describeExecSaid(end)}`);
   // One member per file named: fewer means the stream lost some, more that the pod packed what it was not asked for.
   if (report.entries !== files.length) throw new ArtifactError(`the archive had ${report.entries} entries for the ${files.length} files asked for`);
   return report;

@@ -1,8 +1,9 @@
-// What every part of the Kubernetes executor is handed: typed settings, the kubectl client, the event emitter.
+// What every part of the Kubernetes executor is handed: typed settings, the cluster, the event emitter.
 import type { CancelledError } from "../errors.js";
 import type { RunEventInput } from "../events/run-events.js";
-import type { ClusterTarget } from "../k8s/kubectl-args.js";
-import type { Kubectl } from "../k8s/kubectl.js";
+import type { ClusterTarget } from "../cluster/cluster.js";
+import { RUN_CONTAINER } from "../k8s/names.js";
+import type { Cluster } from "../cluster/cluster.js";
 import type { ProcessIdentity } from "../k8s/owner.js";
 import type { StepSpec } from "../input/steps-file.js";
 import type { ArtifactSpec } from "../artifacts/artifact-types.js";
@@ -156,7 +157,8 @@ export const DEFAULT_TIMINGS: ExecutorTimings = {
 export interface ExecutorContext {
   readonly settings: ExecutorSettings;
   readonly timings: ExecutorTimings;
-  readonly kubectl: Kubectl;
+  /** The cluster's transport; every call names `settings.target.namespace` (pinned once the Job is created). */
+  readonly cluster: Cluster;
   readonly emit: (event: RunEventInput) => void;
   /** Aborted when the run is cancelled. */
   readonly signal: AbortSignal;
@@ -168,4 +170,9 @@ export interface ExecutorContext {
    * The same signal on every call.
    */
   readonly cleanupSignal: () => AbortSignal;
+}
+
+/** The exec request for a command in the run pod's run container, in the run's namespace. */
+export function buildPodExec(ctx: Pick<ExecutorContext, "settings"> & { readonly signal?: AbortSignal }, pod: string, command: readonly string[]): { namespace: string | undefined; pod: string; container: string; command: readonly string[]; signal?: AbortSignal } {
+  return { namespace: ctx.settings.target.namespace, pod, container: RUN_CONTAINER, command, ...(ctx.signal ? { signal: ctx.signal } : {}) };
 }

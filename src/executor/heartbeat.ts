@@ -1,11 +1,11 @@
 // Refreshes the run's heartbeat annotation on its Job every interval, so that gc can tell a live run from an abandoned one.
+import { formatPermissions, PATCH_JOB_PERMISSIONS } from "../cluster/permissions.js";
+import { describeRefusal } from "../cluster/refusal.js";
 import { describeError, type InfraError } from "../errors.js";
-import { buildAnnotateJobArgs, formatPermissions } from "../k8s/kubectl-args.js";
-import { findPermissionError, summarizeStderr } from "../k8s/kubectl-errors.js";
 import { HEARTBEAT_ANNOTATION } from "../k8s/labels.js";
 import type { ExecutorContext } from "./context.js";
 
-/** A running heartbeat; `stop` ends it and waits for a refresh in flight to end (it is killed). */
+/** A running heartbeat; `stop` ends it and waits for a refresh in flight to end (it is aborted). */
 export interface Heartbeat {
   /**
    * The first refresh's verdict, made at once when the heartbeat starts (the run's setup): the permission error when
@@ -15,7 +15,7 @@ export interface Heartbeat {
    */
   readonly first: Promise<InfraError | undefined>;
   stop(): Promise<void>;
-  /** Stops it at once, without waiting (a runner about to exit): kills a refresh in flight. */
+  /** Stops it at once, without waiting (a runner about to exit): aborts a refresh in flight. */
   stopNow(): void;
 }
 
@@ -27,7 +27,7 @@ export interface Heartbeat {
  * creationTimestamp stands for the heartbeat until the first refresh lands.
  */
 export function startHeartbeat(ctx: ExecutorContext, now: () => Date = () => new Date()): Heartbeat {
-  const { settings, timings, kubectl, emit } = ctx;
+  const { settings, timings, cluster, emit } = ctx;
   const controller = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   let inFlight: Promise<void> | undefined;
@@ -50,21 +50,22 @@ export function startHeartbeat(ctx: ExecutorContext, now: () => Date = () => new
   const first = new Promise<InfraError | undefined>((resolve) => (settleFirst = resolve));
   let isFirst = true;
   const refresh = async (): Promise<void> => {
-    const args = buildAnnotateJobArgs(settings.target, settings.jobName, { [HEARTBEAT_ANNOTATION]: now().toISOString() });
+    const annotations = { [HEARTBEAT_ANNOTATION]: now().toISOString() };
     const wasFirst = isFirst;
     isFirst = false;
     try {
-      const result = await kubectl.run(args, { signal: controller.signal });
+      await cluster.patchJobAnnotations(settings.target.namespace, settings.jobName, annotations, { signal: controller.signal });
       if (controller.signal.aborted) return;
-      const refused = wasFirst && result.exitCode !== 0 ? findPermissionError(result.stderr, `cannot set the run's heartbeat on Job ${settings.jobName} (it needs ${formatPermissions(buildAnnotateJobArgs.permissions)}; without it gc would take the live run for abandoned)`) : undefined;
+      report(undefined);
+    } catch (error) {
+      if (controller.signal.aborted) return;
+      const refused = wasFirst ? describeRefusal(error, `cannot set the run's heartbeat on Job ${settings.jobName} (it needs ${formatPermissions(PATCH_JOB_PERMISSIONS)}; without it gc would take the live run for abandoned)`) : undefined;
       if (refused) {
         failing = true; // the run fails on it; no warning that it goes on, and none for the refusals after it
         settleFirst(refused);
         return;
       }
-      report(result.exitCode === 0 ? undefined : summarizeStderr(result.stderr));
-    } catch (error) {
-      if (!controller.signal.aborted) report(describeError(error));
+      report(describeError(error));
     } finally {
       if (wasFirst) settleFirst(undefined);
     }

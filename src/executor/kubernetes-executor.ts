@@ -2,8 +2,7 @@
 import { randomBytes } from "node:crypto";
 import { rmSync } from "node:fs";
 import { rm } from "node:fs/promises";
-import { CancelledError, type InfraError } from "../errors.js";
-import { buildAnnotateJobArgs, buildDeleteJobArgs, buildGetJobArgs } from "../k8s/kubectl-args.js";
+import { CancelledError, describeError, type InfraError } from "../errors.js";
 import type { CancelRequest } from "../k8s/job-annotations.js";
 import { CREATE_TOKEN_ANNOTATION, KEPT_ANNOTATION } from "../k8s/labels.js";
 import { formatProcessIdentity } from "../k8s/owner.js";
@@ -15,8 +14,7 @@ import type { UploadTrees } from "../transfer/scan-tree.js";
 import type { ExecutorContext } from "./context.js";
 import { createJob, readOurJob, type JobOwnership } from "./create-job.js";
 import type { Executor, RunPod, StepOutcome, TeardownReport, UploadSummary } from "./executor.js";
-import { deleteJob, formatDeleteJobCommand, type DeleteOutcome } from "./teardown.js";
-import { summarizeStderr } from "../k8s/kubectl-errors.js";
+import { deleteJob, type DeleteOutcome } from "./teardown.js";
 import { runTimedPhase } from "../events/timed-phase.js";
 import { startCancelWatch, type CancelWatch } from "./cancel-watch.js";
 import { startHeartbeat, type Heartbeat } from "./heartbeat.js";
@@ -159,7 +157,7 @@ export class KubernetesExecutor implements Executor {
     run.catch(() => {}); // surfaces below, after create (teardown still runs)
     const create = async (): Promise<string> => {
       // The claim comes first: the placeholder's pod makes room on its node, which the tenant keeps for the run's.
-      this.#claim = ctx.settings.claimWarm === false ? { capacity: "cold", detail: "not looking for warm placeholders" } : await claimPlaceholder({ kubectl: ctx.kubectl, target: ctx.settings.target, signal: ctx.signal }, ctx.settings);
+      this.#claim = ctx.settings.claimWarm === false ? { capacity: "cold", detail: "not looking for warm placeholders" } : await claimPlaceholder({ cluster: ctx.cluster, target: ctx.settings.target, signal: ctx.signal }, ctx.settings);
       return createJob(ctx, manifest, (ownership) => (this.#ownership = ownership));
     };
     const namespace = await this.#phase("create", create, (ns) => `created Job ${ns}/${ctx.settings.jobName} on ${this.#claim?.capacity} capacity: ${this.#claim?.detail}`);
@@ -231,7 +229,7 @@ export class KubernetesExecutor implements Executor {
   }
 
   async #teardownOnce(): Promise<TeardownReport> {
-    const { settings, timings, kubectl, emit } = this.#ctx;
+    const { settings, timings, cluster, emit } = this.#ctx;
     const started = Date.now();
     emit({ kind: "phase-start", phase: "teardown" });
     await this.#stopPresence();
@@ -249,14 +247,14 @@ export class KubernetesExecutor implements Executor {
       const found = await readOurJob({ ...this.#ctx, signal: new AbortController().signal }, this.#createToken);
       if (found.kind === "ours") {
         mayBeOurs = true;
-        result = await deleteJob(kubectl, settings.target, settings.jobName, timings.deleteRetry);
+        result = await deleteJob(cluster, settings.target.namespace, settings.jobName, timings.deleteRetry);
       } else if (found.kind === "theirs") result = { deleted: false, detail: `no Job of this run was found (create did not complete)` };
       else {
         // The create may have made it: a Job that cannot be read is named, never passed over in silence.
         mayBeOurs = true;
         result = { deleted: false, detail: `could not tell whether the unfinished create made Job ${settings.jobName}: ${found.reason}`, ...(found.refused ? { reason: found.refused } : {}) };
       }
-    } else result = await deleteJob(kubectl, settings.target, settings.jobName, timings.deleteRetry);
+    } else result = await deleteJob(cluster, settings.target.namespace, settings.jobName, timings.deleteRetry);
     if (result.deleted) this.#deleted = true;
     const warm = result.deleted && this.#pod && settings.keepWarm ? await this.#keepWarm(settings.keepWarm) : undefined;
     await unstaged;
@@ -274,7 +272,7 @@ export class KubernetesExecutor implements Executor {
    * Never throws.
    */
   teardownNowSync(timeoutMs: number): CrashTeardown {
-    const { settings, kubectl } = this.#ctx;
+    const { settings, cluster } = this.#ctx;
     this.removeStagedFilesSync();
     this.stopPresenceSync();
     const command = this.#deleteCommand();
@@ -284,18 +282,18 @@ export class KubernetesExecutor implements Executor {
     if (this.#ownership === "unknown" && !this.#isOurJobSync(timeoutMs)) {
       return { detail: `the Job's create was not confirmed and no Job of this run was found; if Job ${settings.jobName} exists, delete it with: ${command}`, mayBeLeft: true };
     }
-    const exit = kubectl.runSync(buildDeleteJobArgs(settings.target, settings.jobName), timeoutMs);
-    if (exit.exitCode === 0) {
+    const deleted = cluster.deleteJobNowSync(settings.target.namespace, settings.jobName, timeoutMs);
+    if (deleted.ok) {
       this.#deleted = true;
       return { detail: `deleted Job ${settings.jobName}`, mayBeLeft: false };
     }
-    return { detail: `could not delete Job ${settings.jobName}: ${summarizeStderr(exit.stderr)}; delete it with: ${command}`, mayBeLeft: true };
+    return { detail: `could not delete Job ${settings.jobName}: ${deleted.why}; delete it with: ${command}`, mayBeLeft: true };
   }
 
   /** --keep-warm: a placeholder of the run's size and image keeps the node the run had; a failure is a warning, never the run's. */
   async #keepWarm(keepWarm: { seconds: number; maxWarm: number }): Promise<string> {
-    const { settings, kubectl, emit } = this.#ctx;
-    const left = await leaveWarmPlaceholder({ kubectl, target: settings.target }, { ...keepWarm, cpu: settings.cpu, memory: settings.memory, image: settings.image });
+    const { settings, cluster, emit } = this.#ctx;
+    const left = await leaveWarmPlaceholder({ cluster, target: settings.target }, { ...keepWarm, cpu: settings.cpu, memory: settings.memory, image: settings.image });
     if (!left.ok) emit({ kind: "notice", level: "warning", message: left.detail });
     return left.detail;
   }
@@ -308,8 +306,8 @@ export class KubernetesExecutor implements Executor {
   }
 
   #deleteCommand(): string {
-    const { settings, kubectl } = this.#ctx;
-    return formatDeleteJobCommand(kubectl.binary, settings.target, settings.jobName);
+    const { settings, cluster } = this.#ctx;
+    return cluster.formatDeleteJobCommand(settings.target.namespace, settings.jobName);
   }
 
   /**
@@ -377,7 +375,7 @@ export class KubernetesExecutor implements Executor {
     await Promise.all([presence.heartbeat.stop(), presence.cancelWatch.stop()]);
   }
 
-  /** Kills the heartbeat's and the cancel watch's kubectl at once, for a runner about to exit; never throws. */
+  /** Ends the heartbeat and the cancel watch at once, for a runner about to exit; never throws. */
   stopPresenceSync(): void {
     this.#presence?.heartbeat.stopNow();
     this.#presence?.cancelWatch.stopNow();
@@ -385,10 +383,12 @@ export class KubernetesExecutor implements Executor {
 
   /** Marks a Job kept on purpose (--keep), so that gc spares it while it lasts (its pod stops itself when idle). */
   async #markKept(): Promise<void> {
-    const { settings, kubectl, emit } = this.#ctx;
-    const args = buildAnnotateJobArgs(settings.target, settings.jobName, { [KEPT_ANNOTATION]: new Date().toISOString() });
-    const result = await kubectl.run(args).catch((error: unknown) => ({ exitCode: -1, stderr: String(error) }));
-    if (result.exitCode !== 0) emit({ kind: "notice", level: "warning", message: `could not mark Job ${settings.jobName} as kept (${summarizeStderr(result.stderr)}): gc may remove it once its heartbeat is stale` });
+    const { settings, cluster, emit } = this.#ctx;
+    try {
+      await cluster.patchJobAnnotations(settings.target.namespace, settings.jobName, { [KEPT_ANNOTATION]: new Date().toISOString() });
+    } catch (error) {
+      emit({ kind: "notice", level: "warning", message: `could not mark Job ${settings.jobName} as kept (${describeError(error)}): gc may remove it once its heartbeat is stale` });
+    }
   }
 
   /** Removes the runner files staged on the host for the upload, at once, for a runner about to exit; never throws. */
@@ -402,14 +402,9 @@ export class KubernetesExecutor implements Executor {
 
   /** Reads the Job back synchronously and compares its create token with ours (like readOurJob, for the crash path). */
   #isOurJobSync(timeoutMs: number): boolean {
-    const { settings, kubectl } = this.#ctx;
-    const read = kubectl.runSync(buildGetJobArgs(settings.target, settings.jobName), timeoutMs);
-    if (read.exitCode !== 0) return false;
-    try {
-      return (JSON.parse(read.stdout) as IJob).metadata?.annotations?.[CREATE_TOKEN_ANNOTATION] === this.#createToken;
-    } catch {
-      return false;
-    }
+    const { settings, cluster } = this.#ctx;
+    const read = cluster.getJobNowSync(settings.target.namespace, settings.jobName, timeoutMs);
+    return read.ok && read.value.metadata?.annotations?.[CREATE_TOKEN_ANNOTATION] === this.#createToken;
   }
 
   /** Removes the staged runner files, if any were staged; never fails the teardown. */

@@ -1,20 +1,21 @@
 // Runs one step detached in the pod and follows its output, resuming from byte offsets when the stream drops.
 import { StringDecoder } from "node:string_decoder";
 import { CancelledError, InfraError, describeError } from "../errors.js";
-import { buildExecArgs } from "../k8s/kubectl-args.js";
-import { classifyKubectlFailure, findPermissionError, summarizeStderr } from "../k8s/kubectl-errors.js";
+import { describeExecSaid, isExecSuccess, type ExecEnd } from "../cluster/exec.js";
+import { describeRefusal } from "../cluster/refusal.js";
+import { runExec } from "../cluster/run-exec.js";
 import { FollowFrameParser, FollowProtocolError, type FollowFrame } from "../pod/follow-frames.js";
 import { helperCommand } from "../pod/helper-script.js";
 import { retry, type AttemptOutcome } from "../util/retry.js";
-import type { ExecutorContext } from "./context.js";
+import { buildPodExec, type ExecutorContext } from "./context.js";
 import type { RunPod, StepOutcome } from "./executor.js";
-import { withExecRetry } from "./exec-retry.js";
+import { isExecNotReady, withExecRetry } from "./exec-retry.js";
 import { assertPodAlive } from "./pod-alive.js";
 
 /** How one follow exec ended. */
 type FollowEnd =
   | { readonly kind: "final"; readonly frame: Extract<FollowFrame, { type: "exit" | "killed" | "not-started" }> }
-  | { readonly kind: "cut"; readonly stderr: string; readonly exitCode: number; readonly progressed: boolean }
+  | { readonly kind: "cut"; readonly end: ExecEnd; readonly progressed: boolean }
   | { readonly kind: "deadline" };
 
 /** Node's timers fire at once past 2^31-1 ms: budgets are capped there (24.8 days). */
@@ -62,12 +63,12 @@ export async function runStep(ctx: ExecutorContext, pod: RunPod, index: number, 
           }
           throw new InfraError("exec-failed", `step ${index + 1} was killed in the pod by someone else`);
         }
-        const denied = findPermissionError(end.stderr, `step ${index + 1}`);
+        const denied = end.end.kind === "failed" ? describeRefusal(end.end.error, `step ${index + 1}`) : undefined;
         if (denied) throw denied;
-        if (classifyKubectlFailure(end.stderr) === "exec-not-ready") return { done: false, reason: summarizeStderr(end.stderr) };
+        if (isExecNotReady(end.end)) return { done: false, reason: describeExecSaid(end.end) };
         started = true;
         await assertPodAlive(ctx, pod);
-        return { done: false, reason: `kubectl exit ${end.exitCode}: ${summarizeStderr(end.stderr)}`, progressed: end.progressed };
+        return { done: false, reason: `${end.end.how}: ${describeExecSaid(end.end)}`, progressed: end.progressed };
       },
     );
     flushDecoders(ctx, index, decoders);
@@ -106,15 +107,15 @@ async function followOnce(
 ): Promise<FollowEnd> {
   if (deadline.aborted) return { kind: "deadline" };
   // stdin is held open and never written: its end is how the pod learns that this runner stopped following.
-  const kubectl = ctx.kubectl.stream(buildExecArgs(ctx.settings.target, pod.name, command, true), { stdin: true, signal: ctx.signal });
-  kubectl.stdin?.on("error", () => {}); // kubectl exits without reading it: its exit says why
+  const exec = await ctx.cluster.exec({ ...buildPodExec(ctx, pod.name, command), stdin: { kind: "pipe" } });
+  exec.stdin?.on("error", () => {}); // the exec may end without reading it: its end says why
   const parser = new FollowFrameParser();
   let final: FollowEnd | undefined;
   let progressed = false;
   let protocolError: FollowProtocolError | undefined;
-  const onDeadline = (): void => kubectl.kill();
+  const onDeadline = (): void => exec.kill();
   deadline.addEventListener("abort", onDeadline, { once: true });
-  kubectl.stdout.on("data", (chunk: Buffer) => {
+  exec.stdout.on("data", (chunk: Buffer) => {
     if (final || protocolError) return;
     try {
       for (const frame of parser.push(chunk)) {
@@ -123,21 +124,21 @@ async function followOnce(
           onData(frame.type, frame.data);
         } else if (frame.type !== "heartbeat") {
           final = { kind: "final", frame };
-          setTimeout(() => kubectl.kill(), ctx.timings.execLingerMs).unref();
+          setTimeout(() => exec.kill(), ctx.timings.execLingerMs).unref();
         }
       }
     } catch (error) {
       protocolError = error as FollowProtocolError;
-      kubectl.kill();
+      exec.kill();
     }
   });
-  const exit = await kubectl.exited;
-  kubectl.stdin?.destroy();
+  const end = await exec.ended;
+  exec.stdin?.destroy();
   deadline.removeEventListener("abort", onDeadline);
   if (final) return final;
   if (protocolError) throw new InfraError("exec-failed", `the step's output stream is corrupt: ${protocolError.message}`);
   if (deadline.aborted) return { kind: "deadline" };
-  return { kind: "cut", stderr: exit.stderr, exitCode: exit.exitCode, progressed };
+  return { kind: "cut", end, progressed };
 }
 
 /**
@@ -157,8 +158,8 @@ async function stopStepProcesses(ctx: ExecutorContext, pod: RunPod, index: numbe
     },
     async (): Promise<AttemptOutcome<undefined>> => {
       const said = await withExecRetry(ctx, pod, `stopping step ${index + 1}`, "exec-failed", async () => {
-        const exit = await ctx.kubectl.run(buildExecArgs(ctx.settings.target, pod.name, helperCommand.kill(index, grace), false), { signal: ctx.signal });
-        return exit.exitCode === 0 ? { ok: true, value: exit.stdout } : { ok: false, exit };
+        const { end, stdout } = await runExec(ctx.cluster, buildPodExec(ctx, pod.name, helperCommand.kill(index, grace)));
+        return isExecSuccess(end) ? { ok: true, value: stdout } : { ok: false, end };
       });
       if (said.split("\n").includes(confirmation)) return { done: true, value: undefined };
       return { done: false, reason: said.trim() === "" ? "the kill exec ended without a word from the pod" : `the pod said: ${said.trim().slice(0, 200)}` };
@@ -184,7 +185,7 @@ async function readTimedOutOutput(
   try {
     const end = await followOnce(ctx, pod, helperCommand.follow(index, offsets.stdout, offsets.stderr), bound.signal, onData);
     if (end.kind === "deadline") why = `no end after ${ctx.timings.timedOutOutputMs} ms`;
-    else if (end.kind === "cut") why = `kubectl exit ${end.exitCode}: ${summarizeStderr(end.stderr)}`;
+    else if (end.kind === "cut") why = `${end.end.how}: ${describeExecSaid(end.end)}`;
   } catch (error) {
     why = describeError(error);
   } finally {

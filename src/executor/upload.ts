@@ -6,7 +6,7 @@ import { join, resolve } from "node:path";
 import { Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { InfraError, InputError, describeError } from "../errors.js";
-import { buildExecArgs } from "../k8s/kubectl-args.js";
+import { isExecSuccess } from "../cluster/exec.js";
 import { readStepShell } from "../input/step-environment.js";
 import { buildEnvFile } from "../pod/env-file.js";
 import { buildHelperScript, buildUploadCommand } from "../pod/helper-script.js";
@@ -14,7 +14,7 @@ import { parseTotalBytes, probeHostTar, spawnHostTar, stoppedByReader, tarCompla
 import { PackStoppedError, packTrees, type PackRoot, type PackStats } from "../transfer/pack-tree.js";
 import { scanTree, type TreeScan, type UploadTrees } from "../transfer/scan-tree.js";
 import { UPLOAD_RECEIPT_ARCHIVE_PATH, buildUploadReceipt, checkUploadReply, expectedFindLines, type CountedTree } from "../transfer/transfer-receipt.js";
-import type { ExecutorContext, ExecutorSettings } from "./context.js";
+import { buildPodExec, type ExecutorContext, type ExecutorSettings } from "./context.js";
 import type { RunPod, UploadSummary } from "./executor.js";
 import { withExecRetry, type ExecAttempt } from "./exec-retry.js";
 
@@ -86,9 +86,9 @@ async function uploadWithHostTar(ctx: ExecutorContext, pod: RunPod, staging: str
   const receipt = buildUploadReceipt(randomBytes(8).toString("hex"), expected.entries);
   await writeFile(join(staging, UPLOAD_RECEIPT_ARCHIVE_PATH), receipt, { mode: 0o644 });
   const tar = spawnHostTar(hostTar, staging, [...scans.map((scan) => scan.names), Buffer.from(`${UPLOAD_RECEIPT_ARCHIVE_PATH}\0`)]);
-  const kubectl = ctx.kubectl.stream(buildExecArgs(ctx.settings.target, pod.name, buildUploadCommand(), true), { stdinFrom: tar.stdout, signal: ctx.signal });
-  tar.stdout.destroy(); // kubectl has its own copy of the descriptor
-  // A cancel ends tar at once. Once kubectl is gone tar's next write fails on the closed socket and it exits by
+  // The transport owns tar's stdout from here (kubectl gets its descriptor: the archive skips this process).
+  const exec = await ctx.cluster.exec({ ...buildPodExec(ctx, pod.name, buildUploadCommand()), stdin: { kind: "stream", from: tar.stdout } });
+  // A cancel ends tar at once. Once the exec is gone tar's next write fails on the closed socket and it exits by
   // itself (it may also be printing its totals after its last byte); one still there after a grace is stuck: end it.
   let killedTar = false;
   const stopTar = (): void => {
@@ -97,9 +97,9 @@ async function uploadWithHostTar(ctx: ExecutorContext, pod: RunPod, staging: str
   let lingering: NodeJS.Timeout | undefined;
   ctx.signal.addEventListener("abort", stopTar, { once: true });
   let reply = "";
-  kubectl.stdout.setEncoding("utf8").on("data", (text: string) => (reply += text));
-  const kubectlGone = kubectl.exited.finally(() => (lingering = setTimeout(stopTar, TAR_GRACE_AFTER_KUBECTL_MS)));
-  const [exit, packed] = await Promise.all([kubectlGone, tar.exited]).finally(() => {
+  exec.stdout.setEncoding("utf8").on("data", (text: string) => (reply += text));
+  const execGone = exec.ended.finally(() => (lingering = setTimeout(stopTar, TAR_GRACE_AFTER_KUBECTL_MS)));
+  const [end, packed] = await Promise.all([execGone, tar.exited]).finally(() => {
     clearTimeout(lingering);
     ctx.signal.removeEventListener("abort", stopTar);
   });
@@ -107,7 +107,7 @@ async function uploadWithHostTar(ctx: ExecutorContext, pod: RunPod, staging: str
   // exec; a kubectl that exits 0 having closed the pipe early failed the stream all the same (like the packer's EPIPE).
   const stopped = stoppedByReader(packed) || killedTar || ctx.signal.aborted;
   if (packed.exitCode === 2 && !stopped) throw new InputError(`cannot pack the files to upload: ${tarComplaints(packed.stderr) || "tar exited 2"}`);
-  if (exit.exitCode !== 0) return { ok: false, exit };
+  if (!isExecSuccess(end)) return { ok: false, end };
   if (stoppedByReader(packed)) throw new InfraError("exec-failed", `upload stream failed: kubectl exited 0 without reading the whole archive (${tarComplaints(packed.stderr) || packed.signal})`);
   if (packed.exitCode !== 0 && packed.exitCode !== 1 && !stopped) {
     const how = packed.signal ? `was killed by ${packed.signal}` : `exited ${packed.exitCode ?? "without a status"}`;
@@ -139,20 +139,20 @@ async function uploadWithPacker(ctx: ExecutorContext, pod: RunPod, staging: stri
       return { path: UPLOAD_RECEIPT_ARCHIVE_PATH, content: Buffer.from(receipt) };
     },
   });
-  const kubectl = ctx.kubectl.stream(buildExecArgs(settings.target, pod.name, buildUploadCommand(), true), { stdin: true, signal: ctx.signal });
+  const exec = await ctx.cluster.exec({ ...buildPodExec(ctx, pod.name, buildUploadCommand()), stdin: { kind: "pipe" } });
   let reply = "";
-  kubectl.stdout.setEncoding("utf8").on("data", (text: string) => (reply += text));
-  const piped = pipeline(archive.stream, writingBack(kubectl.stdin!, archive.giveBack)).then(
+  exec.stdout.setEncoding("utf8").on("data", (text: string) => (reply += text));
+  const piped = pipeline(archive.stream, writingBack(exec.stdin!, archive.giveBack)).then(
     () => undefined,
     (error: unknown) => error,
   );
   const stats = await archive.done.catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
-  const exit = await kubectl.exited;
+  const end = await exec.ended;
   const pipeError = await piped;
   // A host file that could not be packed is bad input; packing stopped because kubectl went away is kubectl's
   // failure, judged by its exit like any exec.
   if (stats instanceof Error && !(stats instanceof PackStoppedError)) throw new InputError(`cannot pack the files to upload: ${stats.message}`);
-  if (exit.exitCode !== 0) return { ok: false, exit };
+  if (!isExecSuccess(end)) return { ok: false, end };
   if (pipeError || stats instanceof Error) throw new InfraError("exec-failed", `upload stream failed: ${describeError(pipeError ?? stats)}`);
   const mismatch = receipt ? checkUploadReply({ receipt, findLines: expectedFindLines(countMounts(stats, roots)) }, reply) : "the archive was never finished";
   if (mismatch !== undefined) {

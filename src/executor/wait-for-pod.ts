@@ -1,11 +1,10 @@
 // Waits for the Job's pod to run, reporting Pending progress and failing fast on states that will not cure.
 import { setTimeout as sleep } from "node:timers/promises";
-import type { IEventList } from "kubernetes-models/v1/EventList";
-import type { IPodList } from "kubernetes-models/v1/PodList";
+import type { IEvent } from "kubernetes-models/v1/Event";
 import type { IPod } from "kubernetes-models/v1/Pod";
+import { ClusterError, UnavailableError } from "../cluster/errors.js";
+import { describeRefusal } from "../cluster/refusal.js";
 import { CancelledError, InfraError } from "../errors.js";
-import { buildGetEventsArgs, buildGetPodsArgs } from "../k8s/kubectl-args.js";
-import { classifyKubectlFailure, findPermissionError, summarizeStderr } from "../k8s/kubectl-errors.js";
 import { buildRunSelector } from "../k8s/labels.js";
 import { classifyPod, isImagePullFailing, pickRunPod, type PodState } from "../k8s/pod-state.js";
 import type { ExecutorContext } from "./context.js";
@@ -16,20 +15,18 @@ const MAX_READ_FAILURES = 5;
 
 /** Reads the run's pod once: the pod (or undefined when none exists yet), or why the read failed; throws when it is refused (403, 401). */
 export async function readRunPod(ctx: ExecutorContext): Promise<{ pod: IPod | undefined } | { failure: string; unreachable: boolean }> {
-  const result = await ctx.kubectl.run(buildGetPodsArgs(ctx.settings.target, buildRunSelector(ctx.settings.runIdLabel)), { signal: ctx.signal });
-  if (ctx.signal.aborted) throw new CancelledError();
-  if (result.exitCode !== 0) {
-    const denied = findPermissionError(result.stderr, "cannot read the run's pods");
-    if (denied) throw denied;
-    const kind = classifyKubectlFailure(result.stderr);
-    return { failure: summarizeStderr(result.stderr), unreachable: kind === "unreachable" };
-  }
+  let pods: IPod[];
   try {
-    const list = JSON.parse(result.stdout) as IPodList;
-    return { pod: pickRunPod(list.items ?? []) };
-  } catch {
-    return { failure: "kubectl printed a pod list that is not JSON", unreachable: false };
+    pods = await ctx.cluster.listPods(ctx.settings.target.namespace, buildRunSelector(ctx.settings.runIdLabel), { signal: ctx.signal });
+  } catch (error) {
+    if (ctx.signal.aborted) throw new CancelledError();
+    const denied = describeRefusal(error, "cannot read the run's pods");
+    if (denied) throw denied;
+    if (!(error instanceof ClusterError)) throw error;
+    return { failure: error.message, unreachable: error instanceof UnavailableError && error.reason === "unreachable" };
   }
+  if (ctx.signal.aborted) throw new CancelledError();
+  return { pod: pickRunPod(pods) };
 }
 
 /**
@@ -37,21 +34,19 @@ export async function readRunPod(ctx: ExecutorContext): Promise<{ pod: IPod | un
  * A refusal (403, 401) throws: a credential without the permission would otherwise hide every Pending reason.
  */
 async function readLatestEvent(ctx: ExecutorContext, kind: "Pod" | "Job", name: string): Promise<string | undefined> {
-  const result = await ctx.kubectl.run(buildGetEventsArgs(ctx.settings.target, kind, name), { signal: ctx.signal });
-  if (ctx.signal.aborted) throw new CancelledError();
-  if (result.exitCode !== 0) {
-    const denied = findPermissionError(result.stderr, `cannot read the events of ${kind} ${name}`);
+  let events: IEvent[];
+  try {
+    events = await ctx.cluster.listEvents(ctx.settings.target.namespace, { kind, name }, { signal: ctx.signal });
+  } catch (error) {
+    if (ctx.signal.aborted) throw new CancelledError();
+    const denied = describeRefusal(error, `cannot read the events of ${kind} ${name}`);
     if (denied) throw denied;
     return undefined;
   }
-  try {
-    const list = JSON.parse(result.stdout) as IEventList;
-    const stamp = (e: (typeof list.items)[number]): string => e.lastTimestamp ?? e.eventTime ?? e.metadata?.creationTimestamp ?? "";
-    const latest = [...(list.items ?? [])].sort((a, b) => stamp(a).localeCompare(stamp(b))).at(-1);
-    return latest ? `${latest.reason ?? "Event"}: ${latest.message ?? ""}`.trim() : undefined;
-  } catch {
-    return undefined;
-  }
+  if (ctx.signal.aborted) throw new CancelledError();
+  const stamp = (e: IEvent): string => e.lastTimestamp ?? e.eventTime ?? e.metadata?.creationTimestamp ?? "";
+  const latest = [...events].sort((a, b) => stamp(a).localeCompare(stamp(b))).at(-1);
+  return latest ? `${latest.reason ?? "Event"}: ${latest.message ?? ""}`.trim() : undefined;
 }
 
 /** Polls until the pod runs; throws InfraError (pod-timeout, image-pull, pod-config, pod-lost, cluster-unreachable, forbidden, unauthorized). */

@@ -3,7 +3,7 @@ import type { IJob } from "kubernetes-models/batch/v1/Job";
 import { PVC_CACHE_MOUNT_PATH, PVC_CACHE_VOLUME } from "../cache/pvc-layout.js";
 import { buildKeepAliveScript, DEFAULT_POD_IDLE_SECONDS } from "../pod/keep-alive.js";
 import { POD_VOLUMES, POD_WORK_DIR } from "../pod/paths.js";
-import { RUN_CONTAINER } from "./kubectl-args.js";
+import { RUN_CONTAINER } from "./names.js";
 import { CREATE_TOKEN_ANNOTATION, MANAGED_BY_LABEL, MANAGED_BY_VALUE, OWNER_ANNOTATION, POD_IDLE_TIMEOUT_ANNOTATION, RUN_ID_ANNOTATION, RUN_ID_LABEL } from "./labels.js";
 import { formatProcessIdentity, type ProcessIdentity } from "./owner.js";
 

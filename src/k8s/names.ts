@@ -1,6 +1,9 @@
 // Derives valid Kubernetes names and label values from arbitrary run ids.
 import { createHash } from "node:crypto";
 
+/** The container name of the run pod; every exec names it explicitly. */
+export const RUN_CONTAINER = "run";
+
 export const JOB_NAME_PREFIX = "knotless-run-";
 const MAX_NAME = 63;
 const HASH_LENGTH = 8;

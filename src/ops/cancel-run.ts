@@ -1,9 +1,8 @@
 // `cancel`: asks a run to stop through the cluster (an annotation on its Job that its runner watches), from any host.
 import type { IJob } from "kubernetes-models/batch/v1/Job";
 import { formatDuration } from "../config/duration.js";
-import { buildAnnotateJobArgs, type ClusterTarget } from "../k8s/kubectl-args.js";
-import { classifyKubectlFailure } from "../k8s/kubectl-errors.js";
-import type { Kubectl } from "../k8s/kubectl.js";
+import type { Cluster, ClusterTarget } from "../cluster/cluster.js";
+import { NotFoundError } from "../cluster/errors.js";
 import { CANCEL_REQUESTED_ANNOTATION, CANCEL_REQUESTED_BY_ANNOTATION } from "../k8s/labels.js";
 import { buildJobName } from "../k8s/names.js";
 import { formatProcessIdentity, type ProcessIdentity } from "../k8s/owner.js";
@@ -32,21 +31,22 @@ export interface CancelOptions {
  * (the time) and `knotless.dev/cancel-requested-by` on it; the run's runner watches for them and stops the step,
  * collects the outputs and deletes the Job. No such Job, or one already over, is said and is not an error.
  */
-export async function requestRunCancel(kubectl: Kubectl, target: ClusterTarget, options: CancelOptions): Promise<CancelOutcome> {
+export async function requestRunCancel(cluster: Cluster, target: ClusterTarget, options: CancelOptions): Promise<CancelOutcome> {
   const jobName = buildJobName(options.runId);
   const now = options.now ?? (() => new Date());
   const where = target.namespace === undefined ? "the kubeconfig context's namespace" : `namespace ${target.namespace}`;
-  const job = await readJob(kubectl, target, jobName);
+  const job = await readJob(cluster, target, jobName);
   if (!job) return { kind: "not-found", message: `no run ${options.runId} is running in ${where} (no Job ${jobName}); nothing to cancel` };
   const checked = checkCancellable(job, options.runId);
   if (checked) return checked;
   const facts = readJobFacts(job);
   const previous = facts.cancelRequest;
   const annotations = { [CANCEL_REQUESTED_ANNOTATION]: now().toISOString(), [CANCEL_REQUESTED_BY_ANNOTATION]: formatProcessIdentity(options.requester) };
-  const result = await kubectl.run(buildAnnotateJobArgs(target, jobName, annotations));
-  if (result.exitCode !== 0) {
-    if (classifyKubectlFailure(result.stderr) === "not-found") return { kind: "finished", message: `run ${options.runId} ended meanwhile (Job ${jobName} is gone); nothing to cancel` };
-    throw describeCallFailure(`requesting the cancel of run ${options.runId}`, result);
+  try {
+    await cluster.patchJobAnnotations(target.namespace, jobName, annotations);
+  } catch (error) {
+    if (error instanceof NotFoundError) return { kind: "finished", message: `run ${options.runId} ended meanwhile (Job ${jobName} is gone); nothing to cancel` };
+    throw describeCallFailure(`requesting the cancel of run ${options.runId}`, error);
   }
   const again = previous ? ` (asked before at ${previous.at}${previous.by ? ` by ${formatProcessIdentity(previous.by)}` : ""})` : "";
   const runner = facts.owner ? `its runner ${formatProcessIdentity(facts.owner)}` : "its runner";

@@ -2,8 +2,7 @@
 import type { IJob } from "kubernetes-models/batch/v1/Job";
 import type { IPod } from "kubernetes-models/v1/Pod";
 import { deleteJob } from "../executor/teardown.js";
-import type { ClusterTarget } from "../k8s/kubectl-args.js";
-import type { Kubectl } from "../k8s/kubectl.js";
+import type { Cluster, ClusterTarget } from "../cluster/cluster.js";
 import type { RetryPolicy } from "../util/retry.js";
 import { isOurJob, judgeJob, readJobFacts, type GcPolicy, type JobRole } from "./classify-job.js";
 import { indexPodsByJob, listOurJobs, listOurPods, readAnsweredNamespace, readPodEnd } from "./cluster-reads.js";
@@ -54,16 +53,16 @@ export interface GcOptions {
  * Lists our Jobs, decides, and deletes those to remove with background propagation (their pods go too), one by one.
  * Throws InfraError when the Jobs cannot be listed; a delete that fails is reported in its outcome.
  */
-export async function runGc(kubectl: Kubectl, target: ClusterTarget, options: GcOptions): Promise<GcReport> {
+export async function runGc(cluster: Cluster, target: ClusterTarget, options: GcOptions): Promise<GcReport> {
   // The pods only say why a finished run's pod ended: a refused or failed read of them costs gc nothing else.
-  const [jobs, pods] = await Promise.all([listOurJobs(kubectl, target), listOurPods(kubectl, target).catch(() => [])]);
+  const [jobs, pods] = await Promise.all([listOurJobs(cluster, target), listOurPods(cluster, target).catch(() => [])]);
   const decisions = planGc(jobs, (options.now ?? Date.now)(), options.policy, pods);
   const outcomes: GcOutcome[] = [];
   for (const decision of decisions) {
     if (decision.action === "spare") outcomes.push({ ...decision, result: "spared" });
     else if (options.dryRun) outcomes.push({ ...decision, result: "would-remove" });
     else {
-      const deleted = await deleteJob(kubectl, target, decision.job, options.deleteRetry);
+      const deleted = await deleteJob(cluster, target.namespace, decision.job, options.deleteRetry);
       outcomes.push(deleted.deleted ? { ...decision, result: "removed" } : { ...decision, result: "failed", failure: deleted.detail });
     }
   }

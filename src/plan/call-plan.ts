@@ -13,7 +13,7 @@ import {
   buildListJobsArgs,
   buildWatchJobArgs,
   type ClusterTarget,
-} from "../k8s/kubectl-args.js";
+} from "../cluster/kubectl/kubectl-args.js";
 import { buildPlaceholderSelector, buildRunSelector, HEARTBEAT_ANNOTATION, KEPT_ANNOTATION } from "../k8s/labels.js";
 import { PLACEHOLDER_NAME_PREFIX } from "../k8s/placeholder-manifest.js";
 import { buildUploadCommand, helperCommand } from "../pod/helper-script.js";

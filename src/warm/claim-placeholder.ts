@@ -1,9 +1,9 @@
 // Claims a warm placeholder for a run: lists ours, deletes the best one with preconditions; the delete that succeeds is the claim.
 import { formatDuration } from "../config/duration.js";
-import { buildClaimBody, buildClaimPlaceholderArgs, buildGetJobArgs, buildListJobsArgs } from "../k8s/kubectl-args.js";
-import { classifyKubectlFailure, summarizeStderr } from "../k8s/kubectl-errors.js";
+import { ConflictError, NotFoundError } from "../cluster/errors.js";
+import { CancelledError, describeError } from "../errors.js";
 import { buildPlaceholderSelector } from "../k8s/labels.js";
-import { coversRequest, isLive, orderClaimCandidates, readPlaceholder, readPlaceholderList, type CapacityRequest, type Placeholder } from "./placeholder.js";
+import { coversRequest, isLive, orderClaimCandidates, readPlaceholder, readPlaceholders, type CapacityRequest, type Placeholder } from "./placeholder.js";
 import { runWarmCall as runCall, type WarmDeps } from "./warm-deps.js";
 
 export type { WarmDeps } from "./warm-deps.js";
@@ -29,13 +29,12 @@ type Attempt = { readonly kind: "claimed" } | { readonly kind: "lost"; readonly 
  */
 export async function claimPlaceholder(deps: WarmDeps, request: CapacityRequest): Promise<ClaimOutcome> {
   const now = deps.now ?? Date.now;
-  const listed = await runCall(deps, buildListJobsArgs(deps.target, buildPlaceholderSelector()));
-  if (listed.exitCode !== 0) return { capacity: "cold", detail: `could not look for warm placeholders: ${summarizeStderr(listed.stderr)}` };
   let placeholders: Placeholder[];
   try {
-    placeholders = readPlaceholderList(listed.stdout, now());
+    placeholders = readPlaceholders(await runCall(deps, (options) => deps.cluster.listJobs(deps.target.namespace, buildPlaceholderSelector(), options)), now());
   } catch (error) {
-    return { capacity: "cold", detail: `could not read the warm placeholders: ${error instanceof Error ? error.message : String(error)}` };
+    if (error instanceof CancelledError) throw error;
+    return { capacity: "cold", detail: `could not look for warm placeholders: ${describeError(error)}` };
   }
   const candidates = orderClaimCandidates(placeholders, request).slice(0, MAX_CANDIDATES);
   if (candidates.length === 0) return { capacity: "cold", detail: describeNone(placeholders, request) };
@@ -56,19 +55,22 @@ export async function claimPlaceholder(deps: WarmDeps, request: CapacityRequest)
 async function claimOne(deps: WarmDeps, first: Placeholder, request: CapacityRequest, now: () => number): Promise<Attempt> {
   let current = first;
   for (let conflicts = 0; ; conflicts++) {
-    const deleted = await runCall(deps, buildClaimPlaceholderArgs(deps.target, current.namespace, current.name), buildClaimBody(current.uid, current.resourceVersion));
-    if (deleted.exitCode === 0) return { kind: "claimed" };
-    const kind = classifyKubectlFailure(deleted.stderr);
-    if (kind === "not-found") return { kind: "lost", why: "another run claimed it, or it ended" };
-    if (kind !== "conflict") return { kind: "failed", why: summarizeStderr(deleted.stderr) };
+    const preconditions = { uid: current.uid, resourceVersion: current.resourceVersion };
+    try {
+      const deleted = await runCall(deps, (options) => deps.cluster.deleteJob(current.namespace, current.name, { ...options, preconditions }));
+      if (deleted === "deleted") return { kind: "claimed" };
+      return { kind: "lost", why: "another run claimed it, or it ended" };
+    } catch (error) {
+      if (error instanceof CancelledError) throw error;
+      if (!(error instanceof ConflictError)) return { kind: "failed", why: describeError(error) };
+    }
     if (conflicts + 1 >= MAX_CONFLICTS) return { kind: "lost", why: "it kept changing" };
-    const read = await runCall(deps, buildGetJobArgs({ ...deps.target, namespace: current.namespace }, current.name));
-    if (read.exitCode !== 0) return { kind: "lost", why: classifyKubectlFailure(read.stderr) === "not-found" ? "another run claimed it" : summarizeStderr(read.stderr) };
     let fresh: Placeholder | undefined;
     try {
-      fresh = readPlaceholder(JSON.parse(read.stdout), now());
-    } catch {
-      fresh = undefined;
+      fresh = readPlaceholder(await runCall(deps, (options) => deps.cluster.getJob(current.namespace, current.name, options)), now());
+    } catch (error) {
+      if (error instanceof CancelledError) throw error;
+      return { kind: "lost", why: error instanceof NotFoundError ? "another run claimed it" : describeError(error) };
     }
     if (!fresh || !isLive(fresh) || !coversRequest(fresh, request)) return { kind: "lost", why: "it changed into one this run cannot use" };
     current = fresh;

@@ -74,11 +74,16 @@ export function readPlaceholder(job: IJob, now: number): Placeholder | undefined
   return { namespace, name, uid, resourceVersion, cpu, memory, seconds, expiresAt, remainingMs, state: readState(job, remainingMs) };
 }
 
-/** The placeholders in `kubectl get jobs -o json` output (a JobList); throws on output that is not one. */
+/** The placeholders among listed Jobs. */
+export function readPlaceholders(jobs: readonly IJob[], now: number): Placeholder[] {
+  return jobs.flatMap((job) => readPlaceholder(job, now) ?? []);
+}
+
+/** The placeholders in a JobList as JSON text; throws on text that is not one. */
 export function readPlaceholderList(json: string, now: number): Placeholder[] {
   const list = JSON.parse(json) as { items?: IJob[] };
   if (!Array.isArray(list.items)) throw new Error("kubectl printed no list of Jobs");
-  return list.items.flatMap((job) => readPlaceholder(job, now) ?? []);
+  return readPlaceholders(list.items, now);
 }
 
 /** Whether it still holds (or is getting) a node and may be claimed or counted. */

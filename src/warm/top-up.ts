@@ -1,12 +1,11 @@
 // Tops a namespace up to N warm placeholders, never past --max-warm: idempotent, and safe to run twice at once (slots are names).
 import { formatDuration } from "../config/duration.js";
-import { InfraError, InputError } from "../errors.js";
-import { buildClaimBody, buildClaimPlaceholderArgs, buildCreateArgs, buildListJobsArgs } from "../k8s/kubectl-args.js";
-import { classifyKubectlFailure, summarizeStderr } from "../k8s/kubectl-errors.js";
+import { AlreadyExistsError, ClusterError, ConfigError, ForbiddenError, UnavailableError } from "../cluster/errors.js";
+import { describeError, InfraError, InputError } from "../errors.js";
 import { buildPlaceholderSelector } from "../k8s/labels.js";
 import { buildPlaceholderManifest } from "../k8s/placeholder-manifest.js";
 import { runWarmCall, type WarmDeps } from "./warm-deps.js";
-import { coversRequest, isLive, listFreeSlotNames, readPlaceholderList, type Placeholder } from "./placeholder.js";
+import { coversRequest, isLive, listFreeSlotNames, readPlaceholders, type Placeholder } from "./placeholder.js";
 
 export interface WarmSpec {
   /** How many placeholders of this size the namespace should have. */
@@ -40,29 +39,33 @@ export interface WarmReport {
   readonly detail: string;
 }
 
-/** Lists the namespace's placeholders; InputError when kubectl cannot use the kubeconfig, InfraError otherwise. */
+/** Lists the namespace's placeholders; InputError when the transport cannot use the kubeconfig, InfraError otherwise. */
 export async function listPlaceholders(deps: WarmDeps): Promise<Placeholder[]> {
-  const listed = await runWarmCall(deps, buildListJobsArgs(deps.target, buildPlaceholderSelector()));
-  if (listed.exitCode !== 0) throw classifyWarmFailure("could not list the warm placeholders", listed.stderr);
   try {
-    return readPlaceholderList(listed.stdout, (deps.now ?? Date.now)());
+    const jobs = await runWarmCall(deps, (options) => deps.cluster.listJobs(deps.target.namespace, buildPlaceholderSelector(), options));
+    return readPlaceholders(jobs, (deps.now ?? Date.now)());
   } catch (error) {
-    throw new InfraError("cluster-unreachable", `could not read the warm placeholders: ${error instanceof Error ? error.message : String(error)}`);
+    throw classifyWarmFailure("could not list the warm placeholders", error);
   }
 }
 
-/** The typed error of a failed warm-capacity call, by what kubectl said. */
-export function classifyWarmFailure(what: string, stderr: string): Error {
-  const kind = classifyKubectlFailure(stderr);
-  const message = `${what}: ${summarizeStderr(stderr)}`;
-  if (kind === "kubeconfig") return new InputError(`kubectl cannot use the kubeconfig: ${summarizeStderr(stderr)}`);
-  return new InfraError(kind === "unreachable" || kind === "forbidden" ? "cluster-unreachable" : "create-failed", message);
+/** The typed error of a failed warm-capacity call (anything not a ClusterError, a CancelledError say, passes as it is). */
+export function classifyWarmFailure(what: string, error: unknown): Error {
+  if (!(error instanceof ClusterError)) return error instanceof Error ? error : new Error(String(error));
+  if (error instanceof ConfigError) return new InputError(`kubectl cannot use the kubeconfig: ${error.message}`);
+  const unreachable = (error instanceof UnavailableError && error.reason === "unreachable") || error instanceof ForbiddenError;
+  return new InfraError(unreachable ? "cluster-unreachable" : "create-failed", `${what}: ${describeError(error)}`);
 }
 
 /** Deletes a placeholder if it is still the one listed; whether it went. */
 async function claimSlot(deps: WarmDeps, placeholder: Placeholder): Promise<boolean> {
-  const result = await runWarmCall(deps, buildClaimPlaceholderArgs(deps.target, placeholder.namespace, placeholder.name), buildClaimBody(placeholder.uid, placeholder.resourceVersion));
-  return result.exitCode === 0;
+  const preconditions = { uid: placeholder.uid, resourceVersion: placeholder.resourceVersion };
+  try {
+    return (await runWarmCall(deps, (options) => deps.cluster.deleteJob(placeholder.namespace, placeholder.name, { ...options, preconditions }))) === "deleted";
+  } catch (error) {
+    if (error instanceof ClusterError) return false;
+    throw error;
+  }
 }
 
 /** Creates one placeholder by name: "created", or "raced" when another caller made that slot first. */
@@ -76,10 +79,13 @@ async function createSlot(deps: WarmDeps, spec: WarmSpec, name: string): Promise
     memory: spec.memory,
     seconds: spec.seconds,
   });
-  const result = await runWarmCall(deps, buildCreateArgs(target), JSON.stringify(manifest));
-  if (result.exitCode === 0) return "created";
-  if (classifyKubectlFailure(result.stderr) === "already-exists") return "raced";
-  throw classifyWarmFailure(`could not create placeholder ${name}`, result.stderr);
+  try {
+    await runWarmCall(deps, (options) => deps.cluster.createJob(target.namespaceFromContext ? undefined : target.namespace, manifest, options));
+    return "created";
+  } catch (error) {
+    if (error instanceof AlreadyExistsError) return "raced";
+    throw classifyWarmFailure(`could not create placeholder ${name}`, error);
+  }
 }
 
 /**

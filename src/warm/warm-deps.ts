@@ -1,10 +1,10 @@
-// What every warm-capacity call is handed, and the one way they run kubectl: with the caller's signal, cancellable.
+// What every warm-capacity call is handed, and the one way they make a cluster call: with the caller's signal, cancellable.
+import type { CallOptions, Cluster, ClusterTarget } from "../cluster/cluster.js";
 import { CancelledError } from "../errors.js";
-import type { ClusterTarget } from "../k8s/kubectl-args.js";
-import type { Kubectl, KubectlOutput } from "../k8s/kubectl.js";
 
 export interface WarmDeps {
-  readonly kubectl: Kubectl;
+  readonly cluster: Cluster;
+  /** The namespace (pinned, or the context's when `namespaceFromContext`). */
   readonly target: ClusterTarget;
   /** Aborts the call in flight (CancelledError); absent: each call runs to its request timeout. */
   readonly signal?: AbortSignal;
@@ -12,9 +12,15 @@ export interface WarmDeps {
   readonly now?: () => number;
 }
 
-/** Runs one API call; throws CancelledError when the signal was aborted meanwhile, else resolves with how it ended. */
-export async function runWarmCall(deps: WarmDeps, args: readonly string[], stdin?: string): Promise<KubectlOutput> {
-  const result = await deps.kubectl.run(args, { ...(stdin === undefined ? {} : { stdin }), ...(deps.signal ? { signal: deps.signal } : {}) });
+/** Makes one cluster call with the deps' signal; throws CancelledError when the signal was aborted meanwhile, else what the call threw. */
+export async function runWarmCall<T>(deps: WarmDeps, call: (options: CallOptions) => Promise<T>): Promise<T> {
+  let value: T;
+  try {
+    value = await call(deps.signal ? { signal: deps.signal } : {});
+  } catch (error) {
+    if (deps.signal?.aborted) throw new CancelledError();
+    throw error;
+  }
   if (deps.signal?.aborted) throw new CancelledError();
-  return result;
+  return value;
 }

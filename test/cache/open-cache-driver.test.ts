@@ -8,6 +8,7 @@ import { describe, it } from "node:test";
 import { createDirStore } from "../../src/cache/dir-store.js";
 import { openCacheDriver } from "../../src/cache/open-cache-driver.js";
 import type { Executor } from "../../src/executor/executor.js";
+import { ScriptedKubectl } from "../support/scripted-kubectl.js";
 import { buildArchive } from "../transfer/tree-helpers.js";
 import { podWithoutZstd } from "./pod-without-zstd.js";
 
@@ -16,12 +17,12 @@ const SPEC = { key: "deps-1", restoreKeys: [], paths: ["/work/deps"] };
 
 describe("openCacheDriver with --cache-pvc", () => {
   it("lists the claim's entries with one kubectl exec into the run's pod, in the namespace the Job landed in", async () => {
-    const calls: string[][] = [];
-    const kubectl = { run: async (args: readonly string[]) => (calls.push([...args]), { exitCode: 0, signal: null, stdout: "knotless-cache listed 0\n", stderr: "" }) };
+    const kubectl = new ScriptedKubectl().on("exec", { stdout: "knotless-cache listed 0\n" });
     const executor = { pod: { name: "knotless-run-1-abcde", node: "n" }, namespace: "from-create" } as unknown as Executor;
-    const driver = openCacheDriver(BACKEND, executor, () => undefined, { kubectl, target: { kubeconfig: "/k" }, runId: "run 1" })!;
+    const driver = openCacheDriver(BACKEND, executor, () => undefined, { cluster: kubectl.cluster({ kubeconfig: "/k" }), target: { kubeconfig: "/k" }, runId: "run 1" })!;
     assert.match(driver.description, /PersistentVolumeClaim ci-cache/);
     assert.deepEqual(await driver.restore(SPEC), { kind: "miss" });
+    const calls = kubectl.calls.map((call) => call.args);
     assert.equal(calls.length, 1);
     const args = calls[0]!;
     assert.deepEqual(args.slice(0, 10), ["--kubeconfig", "/k", "--namespace", "from-create", "exec", "knotless-run-1-abcde", "-c", "run", "--", "sh"]);
@@ -30,17 +31,19 @@ describe("openCacheDriver with --cache-pvc", () => {
 
   it("fails a call made before the pod runs, and makes no driver without kubectl", async () => {
     const executor = { pod: undefined, namespace: undefined } as unknown as Executor;
-    const kubectl = { run: async () => assert.fail("no call without a pod") };
-    const driver = openCacheDriver(BACKEND, executor, () => undefined, { kubectl, target: {}, runId: "r" })!;
+    const kubectl = new ScriptedKubectl();
+    const driver = openCacheDriver(BACKEND, executor, () => undefined, { cluster: kubectl.cluster(), target: {}, runId: "r" })!;
     await assert.rejects(driver.restore(SPEC), /the run's pod is not running/);
+    assert.deepEqual(kubectl.calls, [], "no call without a pod");
     assert.equal(openCacheDriver(BACKEND, executor, () => undefined), undefined);
   });
 
   it("reports a failed eviction after a save as a warning notice", async () => {
-    const replies = [{ exitCode: 0, signal: null, stdout: `knotless-cache saved 5 ${"b".repeat(64)}\n`, stderr: "" }, { exitCode: 1, signal: null, stdout: "", stderr: "boom" }];
+    // The evict command exits 1 in the pod: kubectl says so after what the command wrote.
+    const kubectl = new ScriptedKubectl().on("exec", [{ stdout: `knotless-cache saved 5 ${"b".repeat(64)}\n` }, { exitCode: 1, stderr: "boom\ncommand terminated with exit code 1\n" }]);
     const events: unknown[] = [];
     const executor = { pod: { name: "p", node: "n" }, namespace: "ci" } as unknown as Executor;
-    const driver = openCacheDriver(BACKEND, executor, (e) => events.push(e), { kubectl: { run: async () => replies.shift()! }, target: {}, runId: "r" })!;
+    const driver = openCacheDriver(BACKEND, executor, (e) => events.push(e), { cluster: kubectl.cluster(), target: {}, runId: "r" })!;
     assert.deepEqual(await driver.save(SPEC), { status: "saved", bytes: 5 });
     assert.deepEqual(events, [{ kind: "notice", level: "warning", message: "cache deps-1 saved, but the claim's eviction failed: the cache evict command exited 1: boom" }]);
   });

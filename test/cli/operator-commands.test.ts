@@ -10,6 +10,11 @@ const dir = makeTestTempDir("operator-commands-");
 const marker = join(dir, "kubectl-was-called");
 const KUBECTL = join(dir, "kubectl");
 writeFileSync(KUBECTL, `#!/bin/sh\ntouch ${marker}\nexit 1\n`, { mode: 0o755 });
+const AUTH_PROVIDER = join(dir, "auth-provider.yaml");
+writeFileSync(
+  AUTH_PROVIDER,
+  "apiVersion: v1\ncurrent-context: x\nclusters: [{ name: c, cluster: { server: 'https://127.0.0.1:1' } }]\nusers: [{ name: u, user: { auth-provider: { name: oidc } } }]\ncontexts: [{ name: x, context: { cluster: c, user: u } }]\n",
+);
 
 describe("the operator commands refuse bad input before any kubectl call", { concurrency: true }, () => {
   const cases: ReadonlyArray<readonly [string, readonly string[], RegExp, Record<string, string>?]> = [
@@ -23,6 +28,8 @@ describe("the operator commands refuse bad input before any kubectl call", { con
     ["list with a malformed namespace", ["list", "--namespace", "Not_A_Namespace"], /--namespace expects a DNS-1123 label/],
     ["doctor with a kubeconfig that cannot be read", ["doctor", "--kubeconfig", join(dir, "missing")], /--kubeconfig: cannot read/],
     ["list with an unknown flag", ["list", "--all"], /unknown option '--all'/],
+    ["gc with the api transport and a kubeconfig whose user has an auth-provider", ["gc", "--transport", "api", "--kubeconfig", AUTH_PROVIDER], /auth-provider.yaml: user "u" uses auth-provider: the API transport does not do auth-provider plugins; use --transport kubectl/],
+    ["doctor with an unknown transport", ["doctor", "--transport", "grpc"], /--transport expects kubectl or api, got "grpc"/],
     ["doctor with a --cache-pvc that cannot name a claim", ["doctor", "--cache-pvc", "My_Cache"], /--cache-pvc expects a PersistentVolumeClaim name \(a DNS-1123 label such as ci-cache\), got "My_Cache"/],
   ];
   for (const [what, args, message, env] of cases) {

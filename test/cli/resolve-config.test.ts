@@ -37,6 +37,14 @@ async function inputError(options: RawRunOptions, env: NodeJS.ProcessEnv = {}): 
 }
 
 describe("resolveRunConfig", () => {
+  it("talks to the cluster through kubectl unless told otherwise, or through the api transport when told so", async () => {
+    const { options } = workspace();
+    assert.equal((await resolveRunConfig(options, { KUBECONFIG: "/nonexistent" })).transport, "kubectl");
+    assert.equal((await resolveRunConfig({ ...options, transport: "kubectl" }, { KUBECONFIG: "/nonexistent" })).transport, "kubectl");
+    assert.equal((await resolveRunConfig({ ...options, transport: "api" }, { KUBECONFIG: "/nonexistent" })).transport, "api");
+    assert.match(await inputError({ ...options, transport: "grpc", dryRun: true }), /^--transport expects kubectl or api, got "grpc"$/);
+  });
+
   it("resolves defaults: the context's namespace left to kubectl, kubectl from PATH, a generated run id and its Job name", async () => {
     const { options } = workspace();
     const config = await resolveRunConfig(options, { KUBECONFIG: "/nonexistent" });

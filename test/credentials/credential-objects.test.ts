@@ -2,8 +2,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { buildCredentialObjects, buildRoleRules, buildTokenRequest, formatServiceAccountUser, listObjectRefs } from "../../src/credentials/credential-objects.js";
-import { buildApplyDocuments, buildRequestObjects } from "../../src/credentials/credential-plan.js";
-import { collectCallPermissions } from "../../src/k8s/kubectl-args.js";
+import { buildRequestObjects } from "../../src/credentials/credential-plan.js";
+import { buildApplyDocuments } from "../../src/cluster/kubectl/kubectl-cluster.js";
+import { collectCallPermissions } from "../../src/cluster/kubectl/kubectl-args.js";
 import { parseAllDocuments } from "yaml";
 
 const IDENTITY = { namespace: "ci", name: "knotless-runner" };

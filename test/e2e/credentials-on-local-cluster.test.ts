@@ -10,8 +10,9 @@ import { startLocalCluster, type LocalCluster } from "../../local-cluster/index.
 import { buildRoleRules } from "../../src/credentials/credential-objects.js";
 import { readOurJob } from "../../src/executor/create-job.js";
 import { DEFAULT_TIMINGS } from "../../src/executor/context.js";
-import { buildListJobsArgs, collectCallPermissions, type ApiPermission } from "../../src/k8s/kubectl-args.js";
-import { Kubectl } from "../../src/k8s/kubectl.js";
+import { buildListJobsArgs, collectCallPermissions, type ApiPermission } from "../../src/cluster/kubectl/kubectl-args.js";
+import { Kubectl } from "../../src/cluster/kubectl/kubectl.js";
+import { KubectlCluster } from "../../src/cluster/kubectl/kubectl-cluster.js";
 import { exampleSettings } from "../support/example-settings.js";
 import { makeWorkspace, readResult, REPO_ROOT, runCli, startCli, type CliRun } from "../support/run-cli.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
@@ -248,7 +249,7 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
           const client = new Kubectl({ binary: kubectl.path, env: process.env });
           const target = { kubeconfig: scoped, namespace: NAMESPACE };
           if (verb === "get") {
-            const ctx = { settings: { ...exampleSettings({ steps: [] }), target }, timings: DEFAULT_TIMINGS, kubectl: client, emit: () => {}, signal: new AbortController().signal, requestCancel: () => {}, cleanupSignal: () => new AbortController().signal };
+            const ctx = { settings: { ...exampleSettings({ steps: [] }), target }, timings: DEFAULT_TIMINGS, cluster: new KubectlCluster(client, target), emit: () => {}, signal: new AbortController().signal, requestCancel: () => {}, cleanupSignal: () => new AbortController().signal };
             const found = await readOurJob(ctx, "token");
             assert.equal(found.kind, "unreadable", kubectl.version);
             assert.ok(found.kind === "unreadable" && found.refused === "forbidden");

@@ -4,11 +4,12 @@ import { spawnSync } from "node:child_process";
 import { after, before, describe, it } from "node:test";
 import { startLocalCluster, type LocalCluster } from "../../local-cluster/index.js";
 import type { CacheSpec } from "../../src/cache/cache-types.js";
-import { createKubectlPodExec, createPvcCacheDriver, type PodExec } from "../../src/cache/pvc-cache.js";
+import { createClusterPodExec, createPvcCacheDriver, type PodExec } from "../../src/cache/pvc-cache.js";
+import { KubectlCluster } from "../../src/cluster/kubectl/kubectl-cluster.js";
 import { parsePvcList } from "../../src/cache/pvc-output.js";
 import { buildPvcListCommand } from "../../src/cache/pvc-scripts.js";
-import type { ClusterTarget } from "../../src/k8s/kubectl-args.js";
-import { Kubectl } from "../../src/k8s/kubectl.js";
+import type { ClusterTarget } from "../../src/cluster/kubectl/kubectl-args.js";
+import { Kubectl } from "../../src/cluster/kubectl/kubectl.js";
 import { buildJobManifest } from "../../src/k8s/manifest.js";
 import { E2E_KUBECTLS, findPodmanSkipReason, waitUntil } from "../support/local-cluster-e2e.js";
 
@@ -44,7 +45,7 @@ describe("the PVC cache backend on the local cluster", { skip }, () => {
     await waitUntil(`the pod of ${jobName} running`, () => podOf()?.status?.phase === "Running", 90_000);
     const pod = podOf()!.metadata.name;
     return {
-      exec: createKubectlPodExec(kubectl, target, pod),
+      exec: createClusterPodExec(new KubectlCluster(kubectl, target), target.namespace, pod),
       done: async () => {
         await kubectl.run(["--kubeconfig", cluster.kubeconfigPath, "--namespace", NAMESPACE, "delete", "job", jobName, "--cascade=background", "--wait=false"]);
       },

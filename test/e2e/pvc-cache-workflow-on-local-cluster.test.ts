@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { startLocalCluster, type LocalCluster } from "../../local-cluster/index.js";
 import { hashCacheName } from "../../src/cache/pvc-layout.js";
-import { Kubectl } from "../../src/k8s/kubectl.js";
+import { Kubectl } from "../../src/cluster/kubectl/kubectl.js";
 import type { RunResult } from "../../src/result/run-result.js";
 import { assertNothingLeft, E2E_KUBECTLS, findPodmanSkipReason } from "../support/local-cluster-e2e.js";
 import { readResult, runCli } from "../support/run-cli.js";

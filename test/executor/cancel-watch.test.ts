@@ -5,6 +5,10 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { startCancelWatch } from "../../src/executor/cancel-watch.js";
 import type { CancelRequest } from "../../src/k8s/job-annotations.js";
 import { buildTestContext } from "./test-context.js";
+import type { IJob } from "kubernetes-models/batch/v1/Job";
+import type { WatchOptions } from "../../src/cluster/cluster.js";
+import { ForbiddenError } from "../../src/cluster/errors.js";
+import { ScriptedCluster } from "../support/scripted-cluster.js";
 
 const FAST_RESTARTS = { cancelWatchRetry: { budgetMs: Number.POSITIVE_INFINITY, maxAttempts: Number.POSITIVE_INFINITY, initialDelayMs: 1, maxDelayMs: 5 } };
 const REFUSED = { exitCode: 1, stderr: "The connection to the server 127.0.0.1:6443 was refused - did you specify the right host or port?\n" };
@@ -100,5 +104,34 @@ describe("startCancelWatch", () => {
     await watch.stop();
     assert.deepEqual(kubectl.calls[0]!.killSignals, ["SIGTERM"]);
     assert.deepEqual(events, []);
+  });
+});
+
+describe("startCancelWatch on any transport", () => {
+  it("tells the run of a cancel request a transport's watch delivers, and stops that watch", async () => {
+    const { ctx } = buildTestContext({ timings: FAST_RESTARTS });
+    let stopped: AbortSignal | undefined;
+    const cluster = new ScriptedCluster().on("watchJob", async (_namespace: string, _name: string, options: WatchOptions<IJob>) => {
+      options.onEvent({ type: "ADDED", object: { apiVersion: "batch/v1", kind: "Job", metadata: { name: "knotless-run-42" } } });
+      options.onEvent({ type: "MODIFIED", object: { apiVersion: "batch/v1", kind: "Job", metadata: { name: "knotless-run-42", annotations: REQUESTED } } });
+      stopped = options.signal;
+    });
+    const requests: CancelRequest[] = [];
+    const watch = startCancelWatch({ ...ctx, cluster }, (request) => requests.push(request));
+    await until(() => requests.length === 1, "the cancel");
+    await watch.stop();
+    assert.deepEqual(requests, [{ at: "2026-01-01T00:00:00.000Z", by: { pid: 77, host: "ops-host" } }]);
+    assert.deepEqual(cluster.callsTo("watchJob").map((call) => call.args.slice(0, 2)), [["ci", "knotless-run-42"]]);
+    assert.equal(stopped?.aborted, true, "the watch is ended once the request is seen");
+  });
+
+  it("warns once and gives up when the transport refuses the watch, naming what the watch needs", async () => {
+    const { ctx, eventsOf } = buildTestContext({ timings: FAST_RESTARTS });
+    const cluster = new ScriptedCluster().on("watchJob", new ForbiddenError("jobs.batch is forbidden", "watch", "jobs.batch"));
+    const watch = startCancelWatch({ ...ctx, cluster }, () => assert.fail("no cancel"));
+    await until(() => eventsOf("notice").length === 1, "the warning");
+    await watch.stop();
+    assert.equal(cluster.calls.length, 1);
+    assert.match(eventsOf("notice")[0]!.message, /^cancel watch: cannot watch Job knotless-run-42 \(jobs\.batch is forbidden; the watch needs get and watch on jobs\.batch\)/);
   });
 });

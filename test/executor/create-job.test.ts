@@ -9,6 +9,8 @@ import { buildRunManifest } from "../../src/executor/kubernetes-executor.js";
 import type { RecordedCall, ScriptedReply } from "../support/scripted-kubectl.js";
 import { INTERNAL_ERROR, UNREACHABLE, failure } from "./cluster-objects.js";
 import { buildTestContext } from "./test-context.js";
+import { AlreadyExistsError, InvalidError, UnavailableError } from "../../src/cluster/errors.js";
+import { ScriptedCluster } from "../support/scripted-cluster.js";
 import { isInfraError } from "../support/infra-error.js";
 
 const TOKEN = "0123456789abcdef01234567";
@@ -222,5 +224,24 @@ describe("isOurJob", () => {
     await assert.rejects(createJob(ctx, manifest, onOwnership), isInfraError("unauthorized", /unknown, expired or revoked/));
     assert.equal(kubectl.calls.length, 2);
     assert.equal(ownership.at(-1), "unknown");
+  });
+});
+
+describe("createJob on any transport", { concurrency: true }, () => {
+  it("fails at once, owning nothing, when the server refuses the manifest as invalid, with the server's words", async () => {
+    const { ctx, manifest, ownership, onOwnership } = setUp();
+    const cluster = new ScriptedCluster().on("createJob", new InvalidError('Job.batch "knotless-run-42" is invalid: spec.template.spec.containers[0].image: Required value'));
+    await assert.rejects(createJob({ ...ctx, cluster }, manifest, onOwnership), isInfraError("create-failed", /^could not create Job knotless-run-42: Job\.batch "knotless-run-42" is invalid: .*Required value$/));
+    assert.deepEqual(ownership, ["unknown", "none"]);
+    assert.equal(cluster.calls.length, 1);
+  });
+
+  it("retries a create whose answer was lost, then finds its own Job by its token", async () => {
+    const { ctx, manifest, ownership, onOwnership } = setUp();
+    const ours = { ...manifest, metadata: { ...manifest.metadata, namespace: "ci" } };
+    const cluster = new ScriptedCluster().on("createJob", new UnavailableError("unreachable", "connection reset by peer"), new AlreadyExistsError("jobs.batch already exists")).on("getJob", ours);
+    assert.equal(await createJob({ ...ctx, cluster }, manifest, onOwnership), "ci");
+    assert.equal(ownership.at(-1), "ours");
+    assert.deepEqual(cluster.calls.map((call) => call.method), ["createJob", "createJob", "getJob"]);
   });
 });

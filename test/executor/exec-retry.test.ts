@@ -3,8 +3,9 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { CancelledError, InfraError } from "../../src/errors.js";
 import { withExecRetry, type ExecAttempt } from "../../src/executor/exec-retry.js";
-import { DEFAULT_TIMINGS, type ExecutorContext } from "../../src/executor/context.js";
-import { buildExecArgs } from "../../src/k8s/kubectl-args.js";
+import { buildPodExec, DEFAULT_TIMINGS, type ExecutorContext } from "../../src/executor/context.js";
+import { isExecSuccess } from "../../src/cluster/exec.js";
+import { runExec } from "../../src/cluster/run-exec.js";
 import { DIALING_BACKEND, NODE_NAME, POD_NAME, UPGRADE_REFUSED, endedPod, failure, podList, runningPod } from "./cluster-objects.js";
 import { buildTestContext } from "./test-context.js";
 import { isInfraError } from "../support/infra-error.js";
@@ -14,8 +15,8 @@ const POD = { name: POD_NAME, node: NODE_NAME };
 /** An attempt as the executor makes one: an exec into the pod, its stdout the value when it exits 0. */
 function execAttempt(ctx: ExecutorContext): () => Promise<ExecAttempt<string>> {
   return async () => {
-    const exit = await ctx.kubectl.run(buildExecArgs(ctx.settings.target, POD_NAME, ["sh", "/knotless/helper.sh", "pack-outputs"], false), { signal: ctx.signal });
-    return exit.exitCode === 0 ? { ok: true, value: exit.stdout } : { ok: false, exit };
+    const { end, stdout } = await runExec(ctx.cluster, buildPodExec(ctx, POD_NAME, ["sh", "/knotless/helper.sh", "pack-outputs"]));
+    return isExecSuccess(end) ? { ok: true, value: stdout } : { ok: false, end };
   };
 }
 

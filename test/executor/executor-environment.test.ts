@@ -49,7 +49,9 @@ describe("KubernetesExecutor with variables and secrets", () => {
     const ctx: ExecutorContext = {
       settings: { ...exampleSettings({ steps: ["build"] }), checkoutDir: checkout, ...settings },
       timings: UNIT_TIMINGS,
-      kubectl: kubectl.kubectl,
+      get cluster() {
+        return kubectl.cluster(this.settings.target);
+      },
       emit: (event) => events.push(event),
       signal: controller.signal,
       requestCancel: (reason) => controller.abort(reason),

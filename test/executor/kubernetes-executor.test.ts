@@ -68,7 +68,9 @@ function buildExecutor(
   const ctx: ExecutorContext = {
     settings: { ...exampleSettings({ steps: ["build"] }), ...settings },
     timings: UNIT_TIMINGS,
-    kubectl: kubectl.kubectl,
+    get cluster() {
+      return kubectl.cluster(this.settings.target);
+    },
     emit: () => {},
     signal: controller.signal,
     requestCancel: (reason) => controller.abort(reason),

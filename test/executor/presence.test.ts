@@ -25,7 +25,9 @@ function buildExecutor(settings: Partial<ExecutorSettings> = {}, replies: { patc
   const ctx: ExecutorContext = {
     settings: { ...exampleSettings({ steps: ["build"] }), ...settings },
     timings: { ...UNIT_TIMINGS, heartbeatIntervalMs: replies.heartbeatIntervalMs ?? 10, ...replies.timings },
-    kubectl: kubectl.kubectl,
+    get cluster() {
+      return kubectl.cluster(this.settings.target);
+    },
     emit: () => {},
     signal: controller.signal,
     requestCancel: (reason) => cancels.push(reason),

@@ -1,4 +1,4 @@
-// Builds an ExecutorContext around a scripted kubectl, with short timings and the emitted events recorded.
+// Builds an ExecutorContext around the kubectl transport over a scripted kubectl, with short timings and the emitted events recorded.
 import type { RunEventInput } from "../../src/events/run-events.js";
 import { DEFAULT_TIMINGS, type ExecutorContext, type ExecutorSettings, type ExecutorTimings } from "../../src/executor/context.js";
 import { exampleSettings } from "../support/example-settings.js";
@@ -40,10 +40,11 @@ export function buildTestContext(options: { timings?: Partial<ExecutorTimings>; 
   const controller = new AbortController();
   const cleanup = new AbortController();
   const events: RunEventInput[] = [];
+  const settings = { ...exampleSettings({ steps: ["build", "test"] }), ...options.settings };
   const ctx: ExecutorContext = {
-    settings: { ...exampleSettings({ steps: ["build", "test"] }), ...options.settings },
+    settings,
     timings: { ...UNIT_TIMINGS, ...options.timings },
-    kubectl: kubectl.kubectl,
+    cluster: kubectl.cluster(settings.target),
     emit: (event) => events.push(event),
     signal: controller.signal,
     requestCancel: (reason) => controller.abort(reason),

@@ -30,7 +30,9 @@ function buildExecutor(settings: Partial<ExecutorSettings> = {}, placeholders = 
   const ctx: ExecutorContext = {
     settings: { ...exampleSettings({ steps: ["build"] }), ...settings },
     timings: UNIT_TIMINGS,
-    kubectl: kubectl.kubectl,
+    get cluster() {
+      return kubectl.cluster(this.settings.target);
+    },
     emit: (event) => events.push(event),
     signal: new AbortController().signal,
     requestCancel: () => {},

@@ -3,8 +3,9 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { InfraError, InputError } from "../../src/errors.js";
 import { describeCallFailure } from "../../src/ops/cluster-reads.js";
+import { mapKubectlFailure } from "../../src/cluster/kubectl/kubectl-errors.js";
 
-const fail = (stderr: string) => describeCallFailure("listing the Jobs", { stderr, exitCode: 1 });
+const fail = (stderr: string) => describeCallFailure("listing the Jobs", mapKubectlFailure(stderr));
 
 describe("describeCallFailure", () => {
   it("tells a missing permission (403) from a credential the server does not accept (401)", () => {

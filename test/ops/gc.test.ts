@@ -26,7 +26,7 @@ describe("gc", () => {
   it("deletes each Job to remove with background propagation, after listing ours by label", async () => {
     const kubectl = new ScriptedKubectl();
     kubectl.on("get jobs", LIST).on("delete job", {});
-    const report = await runGc(kubectl.kubectl, { namespace: "ci" }, options(false));
+    const report = await runGc(kubectl.cluster(), { namespace: "ci" }, options(false));
     assert.deepEqual(kubectl.callsTo("get jobs")[0]!.command.slice(0, 4), ["get", "jobs", "--selector", "app.kubernetes.io/managed-by=knotless-runner-k8s"]);
     const deleted = kubectl.callsTo("delete job").map((call) => call.command[2]);
     assert.deepEqual(deleted, ["knotless-run-done", "knotless-run-dead", "knotless-warm-1"]);
@@ -37,7 +37,7 @@ describe("gc", () => {
   it("deletes nothing with --dry-run", async () => {
     const kubectl = new ScriptedKubectl();
     kubectl.on("get jobs", LIST);
-    const report = await runGc(kubectl.kubectl, { namespace: "ci" }, options(true));
+    const report = await runGc(kubectl.cluster(), { namespace: "ci" }, options(true));
     assert.equal(kubectl.callsTo("delete").length, 0);
     assert.match(formatGcReport(report), /^would remove  run dead \(Job knotless-run-dead\): heartbeat 10m00s ago, stale after 2m00s: its runner is gone, owner 11@gone$/m);
   });
@@ -45,7 +45,7 @@ describe("gc", () => {
   it("prints what it removed and spared and why, and reports a delete that failed", async () => {
     const kubectl = new ScriptedKubectl();
     kubectl.on("get jobs", LIST).on("delete job", { exitCode: 1, stderr: 'Error from server (Forbidden): jobs.batch "knotless-run-dead" is forbidden\n' }, (call) => call.command[2] === "knotless-run-dead").on("delete job", {});
-    const text = formatGcReport(await runGc(kubectl.kubectl, { namespace: "ci" }, options(false)));
+    const text = formatGcReport(await runGc(kubectl.cluster(), { namespace: "ci" }, options(false)));
     assert.match(text, /^spared +run live \(Job knotless-run-live\): heartbeat 5\.0s ago: its runner is alive$/m);
     assert.match(text, /^removed +run done \(Job knotless-run-done\): finished: Complete 30\.0s ago$/m);
     assert.match(text, /^removed +warm placeholder knotless-warm-1: warm placeholder past its warm time \(9m00s ago\)$/m);
@@ -64,13 +64,13 @@ describe("gc", () => {
     kubectl
       .on("get jobs", { stdout: JSON.stringify({ apiVersion: "v1", kind: "List", items: [sampleJob({ runId: "idle", failedReason: "BackoffLimitExceeded" })] }) })
       .on("get pods", { stdout: JSON.stringify({ apiVersion: "v1", kind: "List", items: [stopped] }) });
-    const text = formatGcReport(await runGc(kubectl.kubectl, { namespace: "ci" }, options(true)));
+    const text = formatGcReport(await runGc(kubectl.cluster(), { namespace: "ci" }, options(true)));
     assert.match(text, /^would remove +run idle \(Job knotless-run-idle\): finished: Failed \(BackoffLimitExceeded\) 30\.0s ago; its pod ended: RunnerIdle: the pod stopped itself after 20\.0s without runner activity/m);
   });
 
   it("fails with the reason when the Jobs cannot be listed", async () => {
     const kubectl = new ScriptedKubectl();
     kubectl.on("get jobs", { exitCode: 1, stderr: "The connection to the server 127.0.0.1:1 was refused - did you specify the right host or port?\n" });
-    await assert.rejects(runGc(kubectl.kubectl, { namespace: "ci" }, options(false)), (error: Error & { reason?: string }) => error.reason === "cluster-unreachable" && /listing the Jobs/.test(error.message));
+    await assert.rejects(runGc(kubectl.cluster(), { namespace: "ci" }, options(false)), (error: Error & { reason?: string }) => error.reason === "cluster-unreachable" && /listing the Jobs/.test(error.message));
   });
 });

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { loadWorkflowText, prepareWorkflowRun, runWorkflow, WorkflowError, type RunEvent, type RunSettings } from "../../src/index.js";
-import { Kubectl } from "../../src/k8s/kubectl.js";
+import { Kubectl } from "../../src/cluster/kubectl/kubectl.js";
 import { exampleSettings } from "../support/example-settings.js";
 import { STEP_SUCCEEDED, ScriptedExecutor } from "../support/scripted-executor.js";
 

@@ -11,7 +11,7 @@ import type { CacheArchiveGate } from "../../src/executor/cache-transfer.js";
 import type { CacheSpec } from "../../src/cache/cache-types.js";
 import { exitCodeForResult } from "../../src/cli/exit-codes.js";
 import type { RunEvent } from "../../src/events/run-events.js";
-import { Kubectl } from "../../src/k8s/kubectl.js";
+import { Kubectl } from "../../src/cluster/kubectl/kubectl.js";
 import type { RunResult } from "../../src/result/run-result.js";
 import { runWorkflow, type RunSettings } from "../../src/run/run-workflow.js";
 import { exampleSettings } from "../support/example-settings.js";

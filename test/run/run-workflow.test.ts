@@ -7,7 +7,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { CancelledError, InfraError, InputError } from "../../src/errors.js";
 import type { RunEvent } from "../../src/events/run-events.js";
 import type { ExecutorTimings } from "../../src/executor/context.js";
-import { Kubectl } from "../../src/k8s/kubectl.js";
+import { Kubectl } from "../../src/cluster/kubectl/kubectl.js";
 import type { RunResult } from "../../src/result/run-result.js";
 import { runWorkflow, type RunWorkflowOptions } from "../../src/run/run-workflow.js";
 import { exampleSettings } from "../support/example-settings.js";

@@ -3,7 +3,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { RunEvent } from "../../src/events/run-events.js";
 import type { ExecutorTimings } from "../../src/executor/context.js";
-import { Kubectl } from "../../src/k8s/kubectl.js";
+import { Kubectl } from "../../src/cluster/kubectl/kubectl.js";
 import { runWorkflow, type RunWorkflowOptions } from "../../src/run/run-workflow.js";
 import type { RunResult } from "../../src/result/run-result.js";
 import type { HostTarSetting } from "../../src/transfer/host-tar.js";

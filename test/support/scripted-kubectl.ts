@@ -2,7 +2,9 @@
 import { spawn, type ChildProcess, type SpawnOptions } from "node:child_process";
 import { EventEmitter, once } from "node:events";
 import { PassThrough, Writable, type Readable } from "node:stream";
-import { Kubectl, type SpawnFunction } from "../../src/k8s/kubectl.js";
+import type { ClusterTarget } from "../../src/cluster/cluster.js";
+import { KubectlCluster } from "../../src/cluster/kubectl/kubectl-cluster.js";
+import { Kubectl, type SpawnFunction } from "../../src/cluster/kubectl/kubectl.js";
 
 /** What one scripted kubectl process does. */
 export interface ScriptedReply {
@@ -65,6 +67,11 @@ export class ScriptedKubectl {
 
   constructor(options: { binary?: string } = {}) {
     this.kubectl = new Kubectl({ binary: options.binary ?? "kubectl", spawn: this.spawn });
+  }
+
+  /** The kubectl transport over this kubectl, pointed at `target`'s kubeconfig and context (each call names its namespace). */
+  cluster(target: ClusterTarget = {}): KubectlCluster {
+    return new KubectlCluster(this.kubectl, target);
   }
 
   /**

@@ -12,7 +12,7 @@ const conflict = { exitCode: 1, stderr: 'Error from server (Conflict): Operation
 const notFound = (name: string) => ({ exitCode: 1, stderr: `Error from server (NotFound): jobs.batch "${name}" not found\n` });
 
 function claim(kubectl: ScriptedKubectl, signal?: AbortSignal) {
-  return claimPlaceholder({ kubectl: kubectl.kubectl, target, now, ...(signal ? { signal } : {}) }, request);
+  return claimPlaceholder({ cluster: kubectl.cluster(target), target, now, ...(signal ? { signal } : {}) }, request);
 }
 
 describe("claiming a warm placeholder", () => {

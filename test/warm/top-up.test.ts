@@ -13,7 +13,7 @@ const createdName = (call: RecordedCall): string => JSON.parse(call.stdin!).meta
 const alreadyExists = (name: string) => ({ exitCode: 1, stderr: `Error from server (AlreadyExists): error when creating "STDIN": jobs.batch "${name}" already exists\n` });
 
 function topUp(kubectl: ScriptedKubectl, overrides: Partial<WarmSpec> = {}) {
-  return topUpPlaceholders({ kubectl: kubectl.kubectl, target, now }, { ...spec, ...overrides });
+  return topUpPlaceholders({ cluster: kubectl.cluster(target), target, now }, { ...spec, ...overrides });
 }
 
 describe("topping up warm placeholders", () => {
@@ -85,10 +85,10 @@ describe("topping up warm placeholders", () => {
 describe("releasing warm placeholders", () => {
   it("deletes every placeholder by the warm selector and names what kubectl deleted", async () => {
     const kubectl = new ScriptedKubectl().on("delete jobs", { stdout: 'job.batch "knotless-warm-0" deleted\njob.batch "knotless-warm-1" deleted\n' });
-    const report = await releasePlaceholders({ kubectl: kubectl.kubectl, target });
+    const report = await releasePlaceholders({ cluster: kubectl.cluster(target), target });
     assert.deepEqual(report.deleted, ["knotless-warm-0", "knotless-warm-1"]);
     assert.deepEqual(kubectl.calls[0]!.command.slice(0, 4), ["delete", "jobs", "--selector", "app.kubernetes.io/managed-by=knotless-runner-k8s,knotless.dev/role=warm"]);
-    const none = await releasePlaceholders({ kubectl: new ScriptedKubectl().on("delete jobs", { stdout: "" }).kubectl, target });
+    const none = await releasePlaceholders({ cluster: new ScriptedKubectl().on("delete jobs", { stdout: "" }).cluster(target), target });
     assert.equal(none.detail, "no warm placeholder to release");
   });
 });

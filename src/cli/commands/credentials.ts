@@ -5,8 +5,8 @@ import { readDuration } from "../../config/duration.js";
 import { DNS_LABEL } from "../../config/patterns.js";
 import { DEFAULT_CREDENTIAL_NAME, MIN_TOKEN_SECONDS, type CredentialIdentity } from "../../credentials/credential-objects.js";
 import type { CredentialRequest } from "../../credentials/credential-plan.js";
-import type { ClusterTarget } from "../../k8s/kubectl-args.js";
-import { CLUSTER_OPTIONS, resolveClusterOptions, type RawClusterOptions } from "../cluster-options.js";
+import type { ClusterTarget } from "../../cluster/cluster.js";
+import { CLUSTER_OPTIONS, resolveClusterOptions, type RawClusterOptions, type TransportName } from "../cluster-options.js";
 import type { CommandSpec } from "../command-spec.js";
 import { EXIT, exitCodeForError } from "../exit-codes.js";
 import type { OptionSpec } from "../option-spec.js";
@@ -34,6 +34,7 @@ export interface RawCredentialsOptions extends RawClusterOptions {
 interface CredentialsConfig {
   readonly target: ClusterTarget;
   readonly kubectlPath: string;
+  readonly transport: TransportName;
   readonly identity: CredentialIdentity;
   readonly tokenSeconds: number;
   readonly outFile: string | undefined;
@@ -52,6 +53,7 @@ export function resolveCredentialsConfig(raw: RawCredentialsOptions, env: NodeJS
   return {
     target: { ...cluster.target, namespace: raw.namespace, namespaceFromContext: false },
     kubectlPath: cluster.kubectlPath,
+    transport: cluster.transport,
     identity: { namespace: raw.namespace, name: raw.name },
     tokenSeconds: ms / 1000,
     outFile: raw.out === undefined ? undefined : resolve(raw.out),
@@ -77,14 +79,14 @@ export async function executeCredentials(options: RawCredentialsOptions, env: No
       process.stdout.write(config.revoke ? report.renderRevokeDryRun(config.target, config.identity, config.kubectlPath, config.outFile) : report.renderIssueDryRun(toRequest(config), config.kubectlPath));
       return EXIT.success;
     }
-    const { Kubectl } = await import("../../k8s/kubectl.js");
-    const kubectl = new Kubectl({ binary: config.kubectlPath, env });
+    const { openCluster } = await import("../open-cluster.js");
+    const { cluster } = await openCluster(config, env);
     if (config.revoke) {
       const { revokeCredentials } = await import("../../credentials/revoke-credentials.js");
-      process.stdout.write(report.formatRevokeReport(await revokeCredentials(kubectl, config.target, config.identity, config.outFile), config.identity));
+      process.stdout.write(report.formatRevokeReport(await revokeCredentials(cluster, config.target, config.identity, config.outFile), config.identity));
     } else {
       const { issueCredentials } = await import("../../credentials/issue-credentials.js");
-      process.stdout.write(report.formatIssueReport(await issueCredentials(kubectl, toRequest(config)), config.identity));
+      process.stdout.write(report.formatIssueReport(await issueCredentials(cluster, toRequest(config)), config.identity));
     }
     return EXIT.success;
   } catch (error) {

@@ -40,10 +40,10 @@ export const gcCommand: CommandSpec<RawGcOptions> = {
     { flag: "--dry-run", description: "say what would be removed; remove nothing" },
   ],
   execute: ({ options, env }) =>
-    runOperatorCommand(options, env, async ({ kubectl, target }) => {
+    runOperatorCommand(options, env, async ({ cluster, target }) => {
       const policy = resolveGcPolicy(options, env); // bad input: before any kubectl call
       const { formatGcReport, runGc } = await import("../../ops/gc.js");
-      const report = await runGc(kubectl, target, { policy, dryRun: options.dryRun ?? false, deleteRetry: DEFAULT_TIMINGS.deleteRetry });
+      const report = await runGc(cluster, target, { policy, dryRun: options.dryRun ?? false, deleteRetry: DEFAULT_TIMINGS.deleteRetry });
       process.stdout.write(formatGcReport(report));
       return report.outcomes.some((o) => o.result === "failed") ? EXIT.infrastructure : EXIT.success;
     }),

@@ -5,7 +5,6 @@ import { CancelledError, describeError } from "../../errors.js";
 import { createEventEmitter, type RunEventInput } from "../../events/run-events.js";
 import type { Executor } from "../../executor/executor.js";
 import type { RunResult } from "../../result/run-result.js";
-import { formatDeleteJobCommand } from "../../executor/teardown.js";
 import { SecretMasker } from "../../secrets/mask-stream.js";
 import { removeSecretVariables } from "../../secrets/remove-secret-variables.js";
 import { makeDirectorySync } from "../../util/make-directory.js";
@@ -59,11 +58,11 @@ export async function executeRun(options: RawRunOptions, env: NodeJS.ProcessEnv)
 /** Runs a resolved, matching configuration for real. */
 async function executeResolvedRun(config: RunConfig, env: NodeJS.ProcessEnv): Promise<number> {
   // Loaded only for real runs, so --help, bad input and dry runs start fast.
-  const [{ runWorkflow }, { KubernetesExecutor }, { Kubectl }, { createConsoleSink, createHumanLogSink, createNdjsonLogSink }, { writeResultFile }, { createStepTracker }, { prepareEmergencyExit }, { createOutputBudget }] =
+  const [{ runWorkflow }, { KubernetesExecutor }, { openCluster }, { createConsoleSink, createHumanLogSink, createNdjsonLogSink }, { writeResultFile }, { createStepTracker }, { prepareEmergencyExit }, { createOutputBudget }] =
     await Promise.all([
       import("../../run/run-workflow.js"),
       import("../../executor/kubernetes-executor.js"),
-      import("../../k8s/kubectl.js"),
+      import("../open-cluster.js"),
       import("../../events/sinks.js"),
       import("../../result/result-file.js"),
       import("../../result/step-tracker.js"),
@@ -87,7 +86,7 @@ async function executeResolvedRun(config: RunConfig, env: NodeJS.ProcessEnv): Pr
   const outputBudget = createOutputBudget(settings.maxLogBytes); // the run's own, so that a crash can still report its counts
   const sinks = [...logs.map((log) => log.sink), stepTracker.sink];
   const emit = createEventEmitter(sinks);
-  const kubectl = new Kubectl({ binary: config.kubectlPath, env: childEnv, onCall: (args) => emit({ kind: "kubectl", args }) });
+  const { cluster } = await openCluster({ target: settings.target, kubectlPath: config.kubectlPath, transport: config.transport }, childEnv, (args) => emit({ kind: "kubectl", args }));
   const controller = new AbortController();
   let executor: InstanceType<typeof KubernetesExecutor> | undefined;
   const jobOf = (): RunResult["job"] => ({ namespace: executor?.namespace ?? "", name: settings.jobName, pod: executor?.pod?.name ?? null, node: executor?.pod?.node || null, image: settings.image });
@@ -106,7 +105,7 @@ async function executeResolvedRun(config: RunConfig, env: NodeJS.ProcessEnv): Pr
       controller.abort(new CancelledError(`cancelled by ${signal}`));
       return;
     }
-    const message = `exiting now; the Job may remain: ${formatDeleteJobCommand(config.kubectlPath, settings.target, settings.jobName)}`;
+    const message = `exiting now; the Job may remain: ${cluster.formatDeleteJobCommand(executor?.namespace ?? settings.target.namespace, settings.jobName)}`;
     process.stderr.write(`knotless-runner-k8s: ${message}\n`);
     lastWords.log({ kind: "notice", level: "error", message: `${signal} again: ${message}` });
     executor?.removeStagedFilesSync();
@@ -138,13 +137,13 @@ async function executeResolvedRun(config: RunConfig, env: NodeJS.ProcessEnv): Pr
     const openCacheDriver = backend ? (await import("../../cache/open-cache-driver.js")).openCacheDriver : undefined;
     const result = await runWorkflow({
       settings,
-      kubectl,
+      cluster,
       signal: controller.signal,
       sinks,
       outputBudget,
       timings: config.timings,
       createExecutor: (ctx) => (executor = new KubernetesExecutor(ctx)),
-      ...(backend && openCacheDriver ? { cacheDriver: (ex: Executor, emit: (event: RunEventInput) => void) => openCacheDriver(backend, ex, emit, { kubectl, target: settings.target, runId: settings.runId }) } : {}),
+      ...(backend && openCacheDriver ? { cacheDriver: (ex: Executor, emit: (event: RunEventInput) => void) => openCacheDriver(backend, ex, emit, { cluster, target: settings.target, runId: settings.runId }) } : {}),
     });
     await writeResultFile(join(settings.outDir, "result.json"), result);
     process.stderr.write(`result: ${join(settings.outDir, "result.json")}\n`);

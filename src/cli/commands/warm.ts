@@ -1,9 +1,9 @@
 // `warm`: tops the namespace up to N warm placeholders ahead of a burst of runs, or (--release) deletes them now.
 import { IMAGE, QUANTITY } from "../../config/patterns.js";
 import { CancelledError, describeError, InputError } from "../../errors.js";
-import type { ClusterTarget } from "../../k8s/kubectl-args.js";
+import type { ClusterTarget } from "../../cluster/cluster.js";
 import type { CommandSpec } from "../command-spec.js";
-import { CLUSTER_OPTIONS, resolveClusterOptions, type RawClusterOptions } from "../cluster-options.js";
+import { CLUSTER_OPTIONS, resolveClusterOptions, type RawClusterOptions, type TransportName } from "../cluster-options.js";
 import { EXIT, exitCodeForError } from "../exit-codes.js";
 import type { OptionSpec } from "../option-spec.js";
 import { readWarmCount, readWarmSeconds } from "../warm-options.js";
@@ -34,6 +34,7 @@ export interface RawWarmOptions extends RawClusterOptions {
 export interface WarmConfig {
   readonly target: ClusterTarget;
   readonly kubectlPath: string;
+  readonly transport: TransportName;
   readonly spec: { readonly count: number; readonly maxWarm: number; readonly seconds: number; readonly cpu: string; readonly memory: string; readonly image: string };
   readonly release: boolean;
   readonly dryRun: boolean;
@@ -52,6 +53,7 @@ export function resolveWarmConfig(raw: RawWarmOptions, env: NodeJS.ProcessEnv): 
   return {
     target: cluster.target,
     kubectlPath: cluster.kubectlPath,
+    transport: cluster.transport,
     spec: { count, maxWarm, seconds: readWarmSeconds(raw.for, "--for"), cpu: raw.cpu, memory: raw.memory, image: raw.image },
     release: raw.release ?? false,
     dryRun: raw.dryRun ?? false,
@@ -78,8 +80,8 @@ export async function executeWarm(options: RawWarmOptions, env: NodeJS.ProcessEn
     process.stdout.write(await renderWarmDryRun(config));
     return EXIT.success;
   }
-  const [{ Kubectl }, { topUpPlaceholders }, { releasePlaceholders }] = await Promise.all([
-    import("../../k8s/kubectl.js"),
+  const [{ openCluster }, { topUpPlaceholders }, { releasePlaceholders }] = await Promise.all([
+    import("../open-cluster.js"),
     import("../../warm/top-up.js"),
     import("../../warm/release.js"),
   ]);
@@ -88,7 +90,8 @@ export async function executeWarm(options: RawWarmOptions, env: NodeJS.ProcessEn
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
   try {
-    const deps = { kubectl: new Kubectl({ binary: config.kubectlPath, env }), target: config.target, signal: controller.signal };
+    const { cluster } = await openCluster(config, env);
+    const deps = { cluster, target: config.target, signal: controller.signal };
     const report = config.release ? await releasePlaceholders(deps) : await topUpPlaceholders(deps, config.spec);
     process.stdout.write(`warm: ${report.detail}\n`);
     return EXIT.success;

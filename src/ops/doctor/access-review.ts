@@ -1,5 +1,5 @@
 // SelfSubjectAccessReviews for every permission the runner needs (and for cluster-admin), and the reading of the answers: pure.
-import type { ApiPermission } from "../../k8s/kubectl-args.js";
+import type { ApiPermission } from "../../cluster/permissions.js";
 import { parseJsonDocuments } from "../../k8s/json-documents.js";
 
 /** One question: may I `verb` `resource` (in `namespace`; absent: every namespace)? */
@@ -28,14 +28,18 @@ export function buildPermissionQuestions(permissions: readonly ApiPermission[], 
   });
 }
 
-/** A List of SelfSubjectAccessReviews, one per question, for `kubectl create -f -` (JSON, whatever the kubectl version). */
-export function buildAccessReviewList(questions: readonly AccessQuestion[]): string {
-  const items = questions.map((q) => ({
+/** The SelfSubjectAccessReviews, one per question. */
+export function buildAccessReviews(questions: readonly AccessQuestion[]): object[] {
+  return questions.map((q) => ({
     apiVersion: "authorization.k8s.io/v1",
     kind: "SelfSubjectAccessReview",
     spec: { resourceAttributes: { verb: q.verb, group: q.group, resource: q.resource, ...(q.subresource ? { subresource: q.subresource } : {}), ...(q.namespace ? { namespace: q.namespace } : {}) } },
   }));
-  return JSON.stringify({ apiVersion: "v1", kind: "List", items });
+}
+
+/** A List of SelfSubjectAccessReviews, one per question, for `kubectl create -f -` (JSON, whatever the kubectl version). */
+export function buildAccessReviewList(questions: readonly AccessQuestion[]): string {
+  return JSON.stringify({ apiVersion: "v1", kind: "List", items: buildAccessReviews(questions) });
 }
 
 function keyOf(attributes: { verb?: unknown; group?: unknown; resource?: unknown; subresource?: unknown; namespace?: unknown }): string {
@@ -44,14 +48,14 @@ function keyOf(attributes: { verb?: unknown; group?: unknown; resource?: unknown
 }
 
 /**
- * Matches the reviews kubectl printed (one JSON document each, or a List) with the questions by the attributes the
- * server echoes back, not by position. A question without an answer maps to undefined.
+ * Matches the reviews the server answered (objects, or text of JSON documents: one each, or a List) with the
+ * questions by the attributes the server echoes back, not by position. A question without an answer maps to undefined.
  */
-export function readAccessAnswers(stdout: string, questions: readonly AccessQuestion[]): Map<AccessQuestion, AccessAnswer | undefined> {
+export function readAccessAnswers(answers: string | readonly unknown[], questions: readonly AccessQuestion[]): Map<AccessQuestion, AccessAnswer | undefined> {
   const byKey = new Map<string, AccessAnswer>();
-  let documents: unknown[];
+  let documents: readonly unknown[];
   try {
-    documents = parseJsonDocuments(stdout);
+    documents = typeof answers === "string" ? parseJsonDocuments(answers) : answers;
   } catch {
     documents = [];
   }
@@ -64,15 +68,16 @@ export function readAccessAnswers(stdout: string, questions: readonly AccessQues
   return new Map(questions.map((q) => [q, byKey.get(keyOf(q))]));
 }
 
-/** The user name a SelfSubjectReview answered with, if any. */
-export function readReviewedUser(stdout: string): string | undefined {
+/** The user name a SelfSubjectReview answered with (the object, or its JSON text), if any. */
+export function readReviewedUser(answer: unknown): string | undefined {
   try {
-    const username = (JSON.parse(stdout) as { status?: { userInfo?: { username?: unknown } } }).status?.userInfo?.username;
+    const review = typeof answer === "string" ? (JSON.parse(answer) as unknown) : answer;
+    const username = (review as { status?: { userInfo?: { username?: unknown } } } | null | undefined)?.status?.userInfo?.username;
     return typeof username === "string" && username !== "" ? username : undefined;
   } catch {
     return undefined;
   }
 }
 
-/** The SelfSubjectReview `kubectl auth whoami` sends, as a manifest for `create -f -`. */
-export const SELF_SUBJECT_REVIEW = JSON.stringify({ apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview" });
+/** The SelfSubjectReview `kubectl auth whoami` sends. */
+export const SELF_SUBJECT_REVIEW = { apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview" };

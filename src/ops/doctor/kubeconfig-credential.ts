@@ -64,11 +64,11 @@ function readCredential(user: Record<string, unknown>): Credential {
   return { kind: "none" };
 }
 
-/** Parses the minified view (one context, one cluster, one user); undefined when it is not the JSON kubectl prints. */
-export function parseContextView(stdout: string): ContextFacts | undefined {
+/** Reads the minified view (one context, one cluster, one user; the object, or its JSON text); undefined when it is not one. */
+export function parseContextView(viewed: unknown): ContextFacts | undefined {
   let view: { contexts?: Array<{ context?: { namespace?: unknown } }>; clusters?: Array<{ cluster?: { server?: unknown } }>; users?: Array<{ user?: unknown }> };
   try {
-    view = JSON.parse(stdout) as typeof view;
+    view = (typeof viewed === "string" ? JSON.parse(viewed) : viewed) as typeof view;
   } catch {
     return undefined;
   }

@@ -1,41 +1,13 @@
-// Reads `kubectl version -o json` and judges the kubectl and server versions against what this runner is tested with: pure.
+// Judges the kubectl and server versions against what this runner is tested with: pure.
+import type { ServerVersion } from "../../cluster/cluster.js";
 
-/** A Kubernetes version as `version -o json` prints it. */
-export interface KubeVersion {
-  readonly gitVersion: string;
-  readonly major: number;
-  readonly minor: number;
-}
+/** A Kubernetes version (the cluster's interface reads it from kubectl or from /version). */
+export type KubeVersion = ServerVersion;
 
-/** kubectl minors whose every argument list the tests run through the real binary (test/k8s/kubectl-args-real-kubectl.test.ts). */
+/** kubectl minors whose every argument list the tests run through the real binary (test/cluster/kubectl/kubectl-args-real-kubectl.test.ts). */
 export const FLAG_TESTED_MINORS = { from: 27, to: 33 } as const;
 /** kubectl minors the end-to-end tests run on the local cluster. */
 export const END_TO_END_MINORS: readonly number[] = [30, 33];
-
-function readVersion(value: unknown): KubeVersion | undefined {
-  if (typeof value !== "object" || value === null) return undefined;
-  const { gitVersion, major, minor } = value as { gitVersion?: unknown; major?: unknown; minor?: unknown };
-  if (typeof gitVersion !== "string") return undefined;
-  // `minor` may carry a suffix ("28+" on some distributions); gitVersion is the fallback.
-  const fromGit = /^v(\d+)\.(\d+)/.exec(gitVersion);
-  const majorNumber = Number.parseInt(String(major ?? fromGit?.[1] ?? ""), 10);
-  const minorNumber = Number.parseInt(String(minor ?? fromGit?.[2] ?? ""), 10);
-  if (!Number.isFinite(majorNumber) || !Number.isFinite(minorNumber)) return undefined;
-  return { gitVersion, major: majorNumber, minor: minorNumber };
-}
-
-/** The client and server versions in kubectl's JSON (either may be missing: the server one when it was not reached). */
-export function parseVersionOutput(stdout: string): { client?: KubeVersion; server?: KubeVersion } {
-  let parsed: { clientVersion?: unknown; serverVersion?: unknown };
-  try {
-    parsed = JSON.parse(stdout) as typeof parsed;
-  } catch {
-    return {};
-  }
-  const client = readVersion(parsed.clientVersion);
-  const server = readVersion(parsed.serverVersion);
-  return { ...(client ? { client } : {}), ...(server ? { server } : {}) };
-}
 
 /** Whether this runner supports a kubectl: `ok` with how well it is tested, or `warn` outside what the tests cover. */
 export function judgeKubectlVersion(version: KubeVersion): { status: "ok" | "warn"; note: string } {

@@ -1,33 +1,22 @@
 // `doctor`: checks, before any run, that kubectl, the cluster, the namespace, the permissions and the credential will do.
 import { randomBytes } from "node:crypto";
+import type { IJob } from "kubernetes-models/batch/v1/Job";
 import { formatDuration } from "../../config/duration.js";
 import { describeError } from "../../errors.js";
-import {
-  buildClientVersionArgs,
-  buildCreateReviewsArgs,
-  buildDryRunCreateArgs,
-  buildGetClaimArgs,
-  buildGetNamespaceArgs,
-  buildGetNodesArgs,
-  buildServerVersionArgs,
-  buildViewConfigArgs,
-  collectCallPermissions,
-  type ApiPermission,
-  type ClusterTarget,
-} from "../../k8s/kubectl-args.js";
-import { classifyKubectlFailure, summarizeStderr, type KubectlFailureKind } from "../../k8s/kubectl-errors.js";
-import type { Kubectl } from "../../k8s/kubectl.js";
+import type { CallOptions, Cluster, ClusterTarget, ServerVersion, TransportFacts } from "../../cluster/cluster.js";
+import { ClusterError, UnavailableError, type ClusterErrorCode } from "../../cluster/errors.js";
+import { collectCallPermissions, type ApiPermission } from "../../cluster/permissions.js";
 import { buildJobManifest } from "../../k8s/manifest.js";
-import { buildAccessReviewList, buildPermissionQuestions, CLUSTER_ADMIN_QUESTION, readAccessAnswers, readReviewedUser, SELF_SUBJECT_REVIEW } from "./access-review.js";
+import { buildAccessReviews, buildPermissionQuestions, CLUSTER_ADMIN_QUESTION, readAccessAnswers, readReviewedUser, SELF_SUBJECT_REVIEW } from "./access-review.js";
 import { worseStatus, type DoctorCheck } from "./check.js";
 import { parseContextView, type ContextFacts, type Credential } from "./kubeconfig-credential.js";
-import { describeSkew, judgeKubectlVersion, parseVersionOutput } from "./kubectl-version.js";
+import { describeSkew, judgeKubectlVersion } from "./kubectl-version.js";
 
 export interface DoctorOptions {
   readonly target: ClusterTarget;
-  /** Passed to each API call as --request-timeout. */
-  readonly requestTimeout: string;
-  /** Each kubectl call is killed after this long, whatever it waits for. */
+  /** Each API call's own timeout (kubectl's --request-timeout). */
+  readonly requestTimeoutMs: number;
+  /** Each call is stopped after this long, whatever it waits for. */
   readonly callTimeoutMs: number;
   /** A credential that expires sooner than this is a warning. */
   readonly expiryWarningMs: number;
@@ -36,7 +25,7 @@ export interface DoctorOptions {
   readonly cacheClaim?: string;
 }
 
-export const DEFAULT_DOCTOR_OPTIONS = { requestTimeout: "5s", callTimeoutMs: 8000, expiryWarningMs: 24 * 3_600_000 } as const;
+export const DEFAULT_DOCTOR_OPTIONS = { requestTimeoutMs: 5000, callTimeoutMs: 8000, expiryWarningMs: 24 * 3_600_000 } as const;
 
 export interface DoctorReport {
   /** The namespace checked: --namespace, else the context's, else default. */
@@ -44,19 +33,22 @@ export interface DoctorReport {
   readonly checks: readonly DoctorCheck[];
 }
 
-/** How one kubectl call of doctor's ended: its output, or why it gave none. */
-type CallResult = { readonly ok: true; readonly stdout: string } | { readonly ok: false; readonly kind: KubectlFailureKind | "timeout" | "missing"; readonly said: string };
+/** How one call of doctor's ended: its answer, or why it gave none. */
+type CallResult<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly kind: FailureKind; readonly said: string };
 
-/** Runs one call bounded by the call timeout; never throws. */
-async function call(kubectl: Kubectl, args: readonly string[], timeoutMs: number, stdin?: string): Promise<CallResult> {
+/** What a failed call was: the error's code, `unreachable` for an API server that gave no answer, `missing` for a transport that cannot run. */
+type FailureKind = ClusterErrorCode | "unreachable" | "missing";
+
+/** Makes one call bounded by the call timeout; never throws. A call stopped by that bound is a timeout. */
+async function call<T>(make: (options: CallOptions) => Promise<T>, requestTimeoutMs: number, timeoutMs: number): Promise<CallResult<T>> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), timeoutMs); // not AbortSignal.timeout: its timer does not hold the process
   try {
-    const result = await kubectl.run(args, { signal: controller.signal, ...(stdin === undefined ? {} : { stdin }) });
-    if (controller.signal.aborted) return { ok: false, kind: "timeout", said: `no answer within ${formatDuration(timeoutMs)}` };
-    if (result.exitCode === 0) return { ok: true, stdout: result.stdout };
-    return { ok: false, kind: classifyKubectlFailure(result.stderr), said: summarizeStderr(result.stderr) };
+    return { ok: true, value: await make({ signal: controller.signal, timeoutMs: requestTimeoutMs }) };
   } catch (error) {
+    if (controller.signal.aborted) return { ok: false, kind: "timeout", said: `no answer within ${formatDuration(timeoutMs)}` };
+    if (error instanceof UnavailableError && error.reason === "unreachable") return { ok: false, kind: "unreachable", said: error.message };
+    if (error instanceof ClusterError) return { ok: false, kind: error.code, said: error.message };
     return { ok: false, kind: "missing", said: describeError(error) };
   } finally {
     clearTimeout(timer);
@@ -64,7 +56,7 @@ async function call(kubectl: Kubectl, args: readonly string[], timeoutMs: number
 }
 
 /** A failure that did not reach the API server (refused, unresolvable, silent). */
-function isUnreachable(result: CallResult): boolean {
+function isUnreachable(result: CallResult<unknown>): boolean {
   return !result.ok && (result.kind === "unreachable" || result.kind === "timeout");
 }
 
@@ -72,31 +64,30 @@ function isUnreachable(result: CallResult): boolean {
  * Runs every check, the independent ones at once, each call bounded, and reports one line per check. A cluster that
  * cannot be reached fails the cluster check and skips the ones that need it, so a down cluster answers in seconds.
  */
-export async function runDoctor(kubectl: Kubectl, options: DoctorOptions): Promise<DoctorReport> {
-  const { target, requestTimeout, callTimeoutMs } = options;
+export async function runDoctor(cluster: Cluster, options: DoctorOptions): Promise<DoctorReport> {
+  const { target, requestTimeoutMs, callTimeoutMs } = options;
   const now = options.now ?? Date.now;
-  const run = (args: readonly string[], stdin?: string): Promise<CallResult> => call(kubectl, args, callTimeoutMs, stdin);
-  const [client, view] = await Promise.all([run(buildClientVersionArgs()), run(buildViewConfigArgs(target))]);
-  const kubectlCheck = checkKubectl(kubectl.binary, client);
+  const run = <T>(make: (options: CallOptions) => Promise<T>): Promise<CallResult<T>> => call(make, requestTimeoutMs, callTimeoutMs);
+  const [client, view] = await Promise.all([run((o) => cluster.describeTransport(o)), run((o) => cluster.readKubeconfig(o))]);
+  const kubectlCheck = checkKubectl(client);
   if (!client.ok) {
     return { namespace: target.namespace ?? "default", checks: [kubectlCheck, { name: "cluster", status: "skip", summary: "kubectl cannot run" }] };
   }
-  const context = view.ok ? parseContextView(view.stdout) : undefined;
+  const context = view.ok ? parseContextView(view.value) : undefined;
   const namespace = target.namespace ?? context?.namespace ?? "default";
-  const pinned: ClusterTarget = { ...target, namespace };
   const permissions = collectCallPermissions();
   const questionsByRule = permissions.map((rule) => buildPermissionQuestions([rule], namespace));
   const questions = questionsByRule.flat();
   const claim = options.cacheClaim;
   const [server, namespaceRead, reviews, whoami, nodes, claimRead] = await Promise.all([
-    run(buildServerVersionArgs(target, requestTimeout)),
-    run(buildGetNamespaceArgs(target, namespace, requestTimeout)),
-    run(buildCreateReviewsArgs(target, requestTimeout), buildAccessReviewList([...questions, CLUSTER_ADMIN_QUESTION])),
-    run(buildCreateReviewsArgs(target, requestTimeout), SELF_SUBJECT_REVIEW),
-    run(buildGetNodesArgs(target, requestTimeout)),
-    claim === undefined ? undefined : run(buildGetClaimArgs(pinned, claim, requestTimeout)),
+    run((o) => cluster.getServerVersion(o)),
+    run((o) => cluster.getNamespace(namespace, o)),
+    run((o) => cluster.createReviews(buildAccessReviews([...questions, CLUSTER_ADMIN_QUESTION]), o)),
+    run((o) => cluster.createReviews([SELF_SUBJECT_REVIEW], o)),
+    run((o) => cluster.listNodes(o)),
+    claim === undefined ? undefined : run((o) => cluster.getPersistentVolumeClaim(namespace, claim, o)),
   ]);
-  const clusterCheck = checkCluster(server, context, client.stdout);
+  const clusterCheck = checkCluster(server, context, client.value.clientVersion, client.value.name);
   const checks: DoctorCheck[] = [kubectlCheck, ...(view.ok ? [] : [{ name: "kubeconfig", status: "fail" as const, summary: `kubectl cannot use it: ${view.said}` }]), clusterCheck];
   // /version is readable by everyone: when it fails, every other call would fail the same way; say it once.
   if (!server.ok) {
@@ -105,11 +96,11 @@ export async function runDoctor(kubectl: Kubectl, options: DoctorOptions): Promi
     const skipClaim = claim === undefined ? [] : [skip(CLAIM_CHECK)];
     return { namespace, checks: [...checks, skip("namespace"), ...permissions.map((p) => skip(permissionName(p))), skip("credential"), skip("nodes"), ...skipClaim] };
   }
-  const namespaceCheck = await checkNamespace(namespaceRead, namespace, () => run(buildDryRunCreateArgs(pinned, requestTimeout), buildProbeManifest(namespace)));
-  const answers = reviews.ok ? readAccessAnswers(reviews.stdout, [...questions, CLUSTER_ADMIN_QUESTION]) : undefined;
+  const namespaceCheck = await checkNamespace(namespaceRead, namespace, () => run((o) => cluster.createJob(namespace, buildProbeManifest(namespace), { ...o, dryRun: true })));
+  const answers = reviews.ok ? readAccessAnswers(reviews.value, [...questions, CLUSTER_ADMIN_QUESTION]) : undefined;
   const permissionChecks = permissions.map((rule, i) => checkPermission(rule, namespace, reviews, questionsByRule[i]!.map((q) => [q.verb, answers?.get(q)] as const)));
   const admin = answers?.get(CLUSTER_ADMIN_QUESTION);
-  const user = whoami.ok ? readReviewedUser(whoami.stdout) : undefined;
+  const user = whoami.ok ? readReviewedUser(whoami.value[0]) : undefined;
   const claimCheck = claim === undefined || claimRead === undefined ? [] : [checkClaim(claimRead, claim, namespace)];
   return { namespace, checks: [...checks, namespaceCheck, ...permissionChecks, checkCredential(context?.credential, user, admin?.allowed, now(), options.expiryWarningMs), checkNodes(nodes), ...claimCheck] };
 }
@@ -121,19 +112,14 @@ const CLAIM_CHECK = "cache claim";
  * timeout), not be Terminating, and be Bound (or it binds when the first pod lands: WaitForFirstConsumer); one that
  * only one node can mount (not ReadWriteMany) is a warning, since runs on other nodes wait for it.
  */
-function checkClaim(read: CallResult, claim: string, namespace: string): DoctorCheck {
+function checkClaim(read: CallResult<unknown>, claim: string, namespace: string): DoctorCheck {
   const name = CLAIM_CHECK;
   if (!read.ok) {
     if (read.kind === "not-found") return { name, status: "fail", summary: `${claim} does not exist in ${namespace}: create it once (README: The cache claim), or drop --cache-pvc` };
     if (read.kind === "forbidden") return { name, status: "skip", summary: `${claim} is not readable by this credential (a run needs no access to it; a pod that names a missing claim stays Pending)` };
     return { name, status: "warn", summary: `cannot read ${claim}: ${read.said}` };
   }
-  let object: { metadata?: { deletionTimestamp?: string }; spec?: { accessModes?: string[] }; status?: { phase?: string; capacity?: { storage?: string } } };
-  try {
-    object = JSON.parse(read.stdout) as typeof object;
-  } catch {
-    return { name, status: "warn", summary: `kubectl printed no JSON for ${claim}` };
-  }
+  const object = (read.value ?? {}) as { metadata?: { deletionTimestamp?: string }; spec?: { accessModes?: string[] }; status?: { phase?: string; capacity?: { storage?: string } } };
   if (object.metadata?.deletionTimestamp) return { name, status: "fail", summary: `${claim} is being deleted (Terminating): pods that name it will not start` };
   const modes = object.spec?.accessModes ?? [];
   const facts = [object.status?.phase ?? "no phase", object.status?.capacity?.storage, modes.join(",")].filter((f) => f).join(", ");
@@ -144,42 +130,41 @@ function checkClaim(read: CallResult, claim: string, namespace: string): DoctorC
   return { name, status: "ok", summary: `${claim} exists (${facts})` };
 }
 
-function checkKubectl(binary: string, client: CallResult): DoctorCheck {
+function checkKubectl(client: CallResult<TransportFacts>): DoctorCheck {
   if (!client.ok) return { name: "kubectl", status: "fail", summary: client.said };
-  const version = parseVersionOutput(client.stdout).client;
+  if (client.value.name === "api") return { name: "transport", status: "ok", summary: "api: the Kubernetes API spoken in-process (no kubectl), exec over WebSocket v5.channel.k8s.io" };
+  const { clientVersion: version, binary = "kubectl" } = client.value;
   if (!version) return { name: "kubectl", status: "warn", summary: `${binary} runs but did not say its version` };
   const judged = judgeKubectlVersion(version);
   return { name: "kubectl", status: judged.status, summary: `${version.gitVersion} (${binary}): ${judged.note}` };
 }
 
-function checkCluster(server: CallResult, context: ContextFacts | undefined, clientJson: string): DoctorCheck {
+function checkCluster(server: CallResult<ServerVersion>, context: ContextFacts | undefined, clientVersion: ServerVersion | undefined, transport: TransportFacts["name"] = "kubectl"): DoctorCheck {
   const at = context?.server ? ` at ${context.server}` : "";
   if (!server.ok) {
     if (isUnreachable(server)) return { name: "cluster", status: "fail", summary: `not reachable${at}: ${server.said}` };
     if (server.kind === "unauthorized") return { name: "cluster", status: "fail", summary: `reachable${at}, but it does not accept the credential (unknown, expired or revoked): ${server.said}` };
     return { name: "cluster", status: "fail", summary: `reachable${at}, but it refused the version request: ${server.said}` };
   }
-  const { server: version } = parseVersionOutput(server.stdout);
-  if (!version) return { name: "cluster", status: "warn", summary: `reachable${at}, but it did not say its version` };
-  const skew = describeSkew(parseVersionOutput(clientJson).client, version);
+  const version = server.value;
+  // Before 1.30 an API server passes a WebSocket exec to the kubelet, which ignores the CLOSE that ends stdin.
+  if (transport === "api" && (version.major < 1 || (version.major === 1 && version.minor < 30))) {
+    return { name: "cluster", status: "fail", summary: `reachable${at}, Kubernetes ${version.gitVersion}: the api transport's exec (WebSocket v5.channel.k8s.io) needs 1.30 or later; use --transport kubectl` };
+  }
+  const skew = describeSkew(clientVersion, version);
   return { name: "cluster", status: skew ? "warn" : "ok", summary: `reachable${at}, Kubernetes ${version.gitVersion}${skew ? `; ${skew}` : ""}` };
 }
 
 /** The Job a server-side dry run creates to learn whether the namespace exists where namespaces cannot be read. */
-function buildProbeManifest(namespace: string): string {
+function buildProbeManifest(namespace: string): IJob {
   const name = `knotless-doctor-${randomBytes(4).toString("hex")}`;
-  return JSON.stringify(buildJobManifest({ jobName: name, namespace, runId: name, runIdLabel: name, image: "busybox:1.36", cpu: "10m", memory: "16Mi", budgetSeconds: 60, createToken: "doctor" }));
+  return buildJobManifest({ jobName: name, namespace, runId: name, runIdLabel: name, image: "busybox:1.36", cpu: "10m", memory: "16Mi", budgetSeconds: 60, createToken: "doctor" });
 }
 
-async function checkNamespace(read: CallResult, namespace: string, dryRunCreate: () => Promise<CallResult>): Promise<DoctorCheck> {
+async function checkNamespace(read: CallResult<unknown>, namespace: string, dryRunCreate: () => Promise<CallResult<unknown>>): Promise<DoctorCheck> {
   const name = "namespace";
   if (read.ok) {
-    let phase: unknown;
-    try {
-      phase = (JSON.parse(read.stdout) as { status?: { phase?: unknown } }).status?.phase;
-    } catch {
-      phase = undefined;
-    }
+    const phase = (read.value as { status?: { phase?: unknown } } | null)?.status?.phase;
     if (phase === "Terminating") return { name, status: "fail", summary: `${namespace} is being deleted (Terminating)` };
     return { name, status: "ok", summary: `${namespace} exists` };
   }
@@ -196,7 +181,7 @@ function permissionName(rule: ApiPermission): string {
   return `permission ${rule.apiGroup === "" ? rule.resource : `${rule.resource}.${rule.apiGroup}`}`;
 }
 
-function checkPermission(rule: ApiPermission, namespace: string, reviews: CallResult, answers: ReadonlyArray<readonly [string, { allowed: boolean } | undefined]>): DoctorCheck {
+function checkPermission(rule: ApiPermission, namespace: string, reviews: CallResult<unknown>, answers: ReadonlyArray<readonly [string, { allowed: boolean } | undefined]>): DoctorCheck {
   const name = permissionName(rule);
   if (!reviews.ok) return { name, status: "fail", summary: `could not ask the API server (SelfSubjectAccessReview): ${reviews.said}` };
   const denied = answers.filter(([, answer]) => answer?.allowed === false).map(([verb]) => verb);
@@ -254,18 +239,13 @@ function checkCredential(credential: Credential | undefined, user: string | unde
   return { name: "credential", status, summary: parts.join("; ") };
 }
 
-function checkNodes(nodes: CallResult): DoctorCheck {
+function checkNodes(nodes: CallResult<unknown[]>): DoctorCheck {
   const name = "nodes";
   if (!nodes.ok) {
     if (nodes.kind === "forbidden") return { name, status: "skip", summary: "not visible to this credential (nodes are cluster-scoped)" };
     return { name, status: "warn", summary: `cannot list them: ${nodes.said}` };
   }
-  let items: Array<{ status?: { conditions?: Array<{ type?: string; status?: string }> } }> = [];
-  try {
-    items = (JSON.parse(nodes.stdout) as { items?: typeof items }).items ?? [];
-  } catch {
-    return { name, status: "warn", summary: "kubectl printed no JSON" };
-  }
+  const items = nodes.value as Array<{ status?: { conditions?: Array<{ type?: string; status?: string }> } }>;
   if (items.length === 0) return { name, status: "ok", summary: "none now: the first run waits for one to be rented (scale from zero, minutes)" };
   const ready = items.filter((node) => node.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")).length;
   return { name, status: "ok", summary: `${items.length} node${items.length === 1 ? "" : "s"}, ${ready} ready` };

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { describeSkew, judgeKubectlVersion, parseVersionOutput } from "../../../src/ops/doctor/kubectl-version.js";
+import { describeSkew, judgeKubectlVersion } from "../../../src/ops/doctor/kubectl-version.js";
+import { parseVersionOutput } from "../../../src/cluster/kubectl/version-output.js";
 
 const v = (minor: number) => ({ gitVersion: `v1.${minor}.0`, major: 1, minor });
 

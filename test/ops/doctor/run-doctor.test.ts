@@ -46,14 +46,14 @@ function scriptCluster(cluster: Cluster = {}): ScriptedKubectl {
   return kubectl;
 }
 
-const OPTIONS = { target: {}, requestTimeout: "5s", callTimeoutMs: 5000, expiryWarningMs: 24 * 3_600_000, now: () => NOW };
+const OPTIONS = { target: {}, requestTimeoutMs: 5000, callTimeoutMs: 5000, expiryWarningMs: 24 * 3_600_000, now: () => NOW };
 const statusOf = (report: Awaited<ReturnType<typeof runDoctor>>) => Object.fromEntries(report.checks.map((c) => [c.name, c.status]));
 
 describe("runDoctor", () => {
   it("passes a namespace-scoped credential: namespace checked by a dry-run create, nodes not visible, token expiry from its JWT", async () => {
     const token = makeJwt({ exp: NOW / 1000 + 30 * 86_400, sub: "system:serviceaccount:ci:knotless" });
     const kubectl = scriptCluster({ scoped: true, token });
-    const report = await runDoctor(kubectl.kubectl, OPTIONS);
+    const report = await runDoctor(kubectl.cluster(), OPTIONS);
     assert.equal(report.namespace, "ci", "the context's namespace");
     assert.deepEqual(statusOf(report), {
       kubectl: "ok",
@@ -78,7 +78,7 @@ describe("runDoctor", () => {
   });
 
   it("fails a credential missing one permission, naming the verb: the RBAC work's 'no', as kubectl would get it", async () => {
-    const report = await runDoctor(scriptCluster({ scoped: true, denied: ["patch jobs"] }).kubectl, OPTIONS);
+    const report = await runDoctor(scriptCluster({ scoped: true, denied: ["patch jobs"] }).cluster(), OPTIONS);
     const jobs = report.checks.find((c) => c.name === "permission jobs.batch")!;
     assert.deepEqual(jobs, { name: "permission jobs.batch", status: "fail", summary: "missing in ci: patch (needs create, delete, get, list, patch, watch)" });
     assert.equal(JSON.parse(formatDoctorJson(report)).ok, false);
@@ -91,7 +91,7 @@ describe("runDoctor", () => {
     const BOUND = { phase: "Bound", capacity: { storage: "20Gi" } };
     const checkWith = async (reply: { stdout?: string; exitCode?: number; stderr?: string }) => {
       const kubectl = scriptCluster({ admin: true }).on("get persistentvolumeclaims", reply);
-      const report = await runDoctor(kubectl.kubectl, { ...OPTIONS, cacheClaim: "cache" });
+      const report = await runDoctor(kubectl.cluster(), { ...OPTIONS, cacheClaim: "cache" });
       const [call] = kubectl.callsTo("get persistentvolumeclaims");
       assert.deepEqual(call?.command.slice(0, 3), ["get", "persistentvolumeclaims", "cache"]);
       assert.ok(call?.args.includes("--namespace") && call.args[call.args.indexOf("--namespace") + 1] === "ci", "in the namespace checked");
@@ -120,14 +120,14 @@ describe("runDoctor", () => {
 
     it("is no check, and no call, without --cache-pvc", async () => {
       const kubectl = scriptCluster({ admin: true });
-      const report = await runDoctor(kubectl.kubectl, OPTIONS);
+      const report = await runDoctor(kubectl.cluster(), OPTIONS);
       assert.equal(report.checks.some((c) => c.name === "cache claim"), false);
       assert.deepEqual(kubectl.callsTo("get persistentvolumeclaims"), []);
     });
   });
 
   it("warns of a cluster-admin credential and points at the credentials command", async () => {
-    const report = await runDoctor(scriptCluster({ admin: true }).kubectl, OPTIONS);
+    const report = await runDoctor(scriptCluster({ admin: true }).cluster(), OPTIONS);
     const credential = report.checks.find((c) => c.name === "credential")!;
     assert.equal(credential.status, "warn");
     assert.match(credential.summary, /cluster-admin .*knotless-runner-k8s credentials/);
@@ -136,17 +136,17 @@ describe("runDoctor", () => {
   });
 
   it("fails an expired token and warns of one that expires within a day", async () => {
-    const expired = await runDoctor(scriptCluster({ token: makeJwt({ exp: NOW / 1000 - 60 }) }).kubectl, OPTIONS);
+    const expired = await runDoctor(scriptCluster({ token: makeJwt({ exp: NOW / 1000 - 60 }) }).cluster(), OPTIONS);
     assert.equal(expired.checks.find((c) => c.name === "credential")!.status, "fail");
-    const soon = await runDoctor(scriptCluster({ token: makeJwt({ exp: NOW / 1000 + 3600 }) }).kubectl, OPTIONS);
+    const soon = await runDoctor(scriptCluster({ token: makeJwt({ exp: NOW / 1000 + 3600 }) }).cluster(), OPTIONS);
     assert.equal(soon.checks.find((c) => c.name === "credential")!.status, "warn");
-    const opaque = await runDoctor(scriptCluster({ token: "static-token" }).kubectl, OPTIONS);
+    const opaque = await runDoctor(scriptCluster({ token: "static-token" }).cluster(), OPTIONS);
     assert.match(opaque.checks.find((c) => c.name === "credential")!.summary, /token, expiry unknown/);
   });
 
   it("fails a namespace that does not exist, whether it can be read or only probed", async () => {
     for (const scoped of [false, true]) {
-      const report = await runDoctor(scriptCluster({ namespaceMissing: true, scoped }).kubectl, OPTIONS);
+      const report = await runDoctor(scriptCluster({ namespaceMissing: true, scoped }).cluster(), OPTIONS);
       const check = report.checks.find((c) => c.name === "namespace")!;
       assert.equal(check.status, "fail");
       assert.match(check.summary, /^ci does not exist/);
@@ -158,7 +158,7 @@ describe("runDoctor", () => {
     kubectl.on("version", { stdout: CLIENT }, (call) => call.command.includes("--client"));
     kubectl.on("config view", { stdout: JSON.stringify({ clusters: [{ cluster: { server: "http://127.0.0.1:1" } }], users: [{ user: {} }], contexts: [{ context: {} }] }) });
     for (const command of ["version", "get", "create"]) kubectl.on(command, REFUSED);
-    const report = await runDoctor(kubectl.kubectl, OPTIONS);
+    const report = await runDoctor(kubectl.cluster(), OPTIONS);
     assert.equal(report.checks.find((c) => c.name === "cluster")!.status, "fail");
     assert.match(report.checks.find((c) => c.name === "cluster")!.summary, /^not reachable at http:\/\/127\.0\.0\.1:1: The connection/);
     assert.deepEqual([...new Set(report.checks.slice(2).map((c) => c.status))], ["skip"]);
@@ -169,7 +169,7 @@ describe("runDoctor", () => {
     kubectl.on("version", { stdout: CLIENT }, (call) => call.command.includes("--client"));
     kubectl.on("config view", { stdout: JSON.stringify({ clusters: [{ cluster: { server: "https://gw.example" } }], users: [{ user: { token: "revoked" } }], contexts: [{ context: {} }] }) });
     for (const command of ["version", "get", "create"]) kubectl.on(command, { exitCode: 1, stderr: "error: You must be logged in to the server (Unauthorized)\n" });
-    const report = await runDoctor(kubectl.kubectl, OPTIONS);
+    const report = await runDoctor(kubectl.cluster(), OPTIONS);
     assert.deepEqual(report.checks.find((c) => c.name === "cluster"), {
       name: "cluster",
       status: "fail",
@@ -184,7 +184,7 @@ describe("runDoctor", () => {
     kubectl.on("config view", { stdout: "{}" });
     for (const command of ["version", "get", "create"]) kubectl.on(command, { hang: true });
     const started = Date.now();
-    const report = await runDoctor(kubectl.kubectl, { ...OPTIONS, callTimeoutMs: 200 });
+    const report = await runDoctor(kubectl.cluster(), { ...OPTIONS, callTimeoutMs: 200 });
     assert.ok(Date.now() - started < 3000, `${Date.now() - started} ms`);
     assert.match(report.checks.find((c) => c.name === "cluster")!.summary, /no answer within 200ms/);
   });
@@ -192,8 +192,30 @@ describe("runDoctor", () => {
   it("fails the kubectl check and stops when kubectl cannot run", async () => {
     const kubectl = new ScriptedKubectl({ binary: "/nowhere/kubectl" });
     kubectl.on("", { spawnError: "ENOENT" });
-    const report = await runDoctor(kubectl.kubectl, OPTIONS);
+    const report = await runDoctor(kubectl.cluster(), OPTIONS);
     assert.deepEqual(report.checks.map((c) => [c.name, c.status]), [["kubectl", "fail"], ["cluster", "skip"]]);
     assert.match(report.checks[0]!.summary, /cannot run kubectl at "\/nowhere\/kubectl": ENOENT/);
+  });
+
+  it("names the api transport instead of kubectl, and fails a server before 1.30 naming --transport kubectl", async () => {
+    const asApi = (cluster: ReturnType<ScriptedKubectl["cluster"]>, server?: { gitVersion: string; major: number; minor: number }) =>
+      new Proxy(cluster, {
+        get(target, prop) {
+          if (prop === "describeTransport") return async () => ({ name: "api" });
+          if (prop === "getServerVersion" && server) return async () => server;
+          const value = Reflect.get(target, prop) as unknown;
+          return typeof value === "function" ? value.bind(target) : value;
+        },
+      });
+    const healthy = await runDoctor(asApi(scriptCluster({ admin: false }).cluster()), OPTIONS);
+    const transport = healthy.checks.find((c) => c.name === "transport");
+    assert.equal(transport?.status, "ok");
+    assert.match(transport?.summary ?? "", /^api: the Kubernetes API spoken in-process \(no kubectl\)/);
+    assert.equal(healthy.checks.some((c) => c.name === "kubectl"), false);
+    assert.equal(statusOf(healthy).cluster, "ok");
+    const old = await runDoctor(asApi(scriptCluster().cluster(), { gitVersion: "v1.29.4", major: 1, minor: 29 }), OPTIONS);
+    const cluster = old.checks.find((c) => c.name === "cluster");
+    assert.equal(cluster?.status, "fail");
+    assert.match(cluster?.summary ?? "", /v1\.29\.4: the api transport's exec \(WebSocket v5\.channel\.k8s\.io\) needs 1\.30 or later; use --transport kubectl/);
   });
 });

@@ -7,8 +7,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { READ_BUFFER_BYTES, ReadBufferPool, openPooledStdout } from "../../src/k8s/pooled-stdout.js";
-import type { PooledStdout } from "../../src/k8s/pooled-stdout.js";
+import { READ_BUFFER_BYTES, ReadBufferPool, openPooledStdout } from "../../../src/cluster/kubectl/pooled-stdout.js";
+import type { PooledStdout } from "../../../src/cluster/kubectl/pooled-stdout.js";
 
 const TOTAL_BYTES = 3_000_000;
 /** A child printing TOTAL_BYTES of deterministic, position-dependent text. */

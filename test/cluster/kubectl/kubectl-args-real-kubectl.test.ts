@@ -22,12 +22,12 @@ import {
   buildTokenRequestArgs,
   buildViewConfigArgs,
   buildWatchJobArgs,
-} from "../../src/k8s/kubectl-args.js";
-import { helperCommand } from "../../src/pod/helper-script.js";
-import { buildJobManifest } from "../../src/k8s/manifest.js";
-import { planKubectlCalls, planReleaseCalls, planWarmCalls } from "../../src/plan/call-plan.js";
-import { exampleSettings } from "../support/example-settings.js";
-import { makeTestTempDir } from "../support/temp-dir.js";
+} from "../../../src/cluster/kubectl/kubectl-args.js";
+import { helperCommand } from "../../../src/pod/helper-script.js";
+import { buildJobManifest } from "../../../src/k8s/manifest.js";
+import { planKubectlCalls, planReleaseCalls, planWarmCalls } from "../../../src/plan/call-plan.js";
+import { exampleSettings } from "../../support/example-settings.js";
+import { makeTestTempDir } from "../../support/temp-dir.js";
 
 const run = promisify(execFile);
 const SDK = "/usr/lib/google-cloud-sdk/bin";

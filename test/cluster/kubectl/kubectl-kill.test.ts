@@ -4,8 +4,8 @@ import { chmodSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, it } from "node:test";
-import { Kubectl } from "../../src/k8s/kubectl.js";
-import { makeTestTempDir } from "../support/temp-dir.js";
+import { Kubectl } from "../../../src/cluster/kubectl/kubectl.js";
+import { makeTestTempDir } from "../../support/temp-dir.js";
 
 /** A wrapper script that starts a long-lived "kubectl" (here `sleep`) as its child, sharing its stdout and stderr. */
 function writeWrapper(): { path: string; pidFile: string } {

@@ -1,21 +1,12 @@
 // Pure builders for every kubectl argument list the runner produces, each with the API permissions it needs: the single source of the call plan and of the credential's Role.
 
-/** Where kubectl points: resolved once at the CLI edge. */
-export interface ClusterTarget {
-  readonly kubeconfig?: string;
-  readonly context?: string;
-  /** Pinned with --namespace on every call (but create, when `namespaceFromContext`); absent: kubectl's own choice. */
-  readonly namespace?: string;
-  /**
-   * The namespace is the kubeconfig context's: create leaves it to kubectl (no --namespace, none in the manifest) and
-   * the runner reads it back from the created Job, then pins it on every later call. Set by the CLI when no
-   * --namespace was given, so a run never parses the kubeconfig itself.
-   */
-  readonly namespaceFromContext?: boolean;
-}
+import type { ClusterTarget } from "../cluster.js";
 
-/** The container name of the run pod; every exec names it explicitly. */
-export const RUN_CONTAINER = "run";
+export type { ClusterTarget } from "../cluster.js";
+
+import { RUN_CONTAINER } from "../../k8s/names.js";
+
+export { RUN_CONTAINER };
 
 /** A bound for calls that talk to the API server only (never for exec, which streams for as long as a step runs). */
 export const API_REQUEST_TIMEOUT = "30s";
@@ -121,8 +112,8 @@ export const buildGetEventsArgs = defineCall([events("list")], (target: ClusterT
 });
 
 /** `exec` into the run container; `stdin` adds -i so the command reads what the runner pipes in. */
-export const buildExecArgs = defineCall([pods("get"), podsExec], (target: ClusterTarget, pod: string, command: readonly string[], stdin: boolean): string[] => {
-  return [...buildGlobalArgs(target), "exec", ...(stdin ? ["-i"] : []), pod, "-c", RUN_CONTAINER, "--", ...command];
+export const buildExecArgs = defineCall([pods("get"), podsExec], (target: ClusterTarget, pod: string, command: readonly string[], stdin: boolean, container: string = RUN_CONTAINER): string[] => {
+  return [...buildGlobalArgs(target), "exec", ...(stdin ? ["-i"] : []), pod, "-c", container, "--", ...command];
 });
 
 /** Deletes the Job and (background propagation) its pods; already-gone is not an error; does not block. */

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import * as kubectlArgs from "../../src/k8s/kubectl-args.js";
-import { ADMIN_KUBECTL_CALLS, KUBECTL_CALLS, buildApplyCredentialArgs, buildConfigViewArgs, buildDeleteCredentialArgs, buildTokenRequestArgs, collectCallPermissions } from "../../src/k8s/kubectl-args.js";
+import * as kubectlArgs from "../../../src/cluster/kubectl/kubectl-args.js";
+import { ADMIN_KUBECTL_CALLS, KUBECTL_CALLS, buildApplyCredentialArgs, buildConfigViewArgs, buildDeleteCredentialArgs, buildTokenRequestArgs, collectCallPermissions } from "../../../src/cluster/kubectl/kubectl-args.js";
 
 describe("the kubectl call builders", () => {
   const builders = Object.entries(kubectlArgs).filter(([name]) => /^build.*Args$/.test(name));

@@ -1,0 +1,42 @@
+// The one place the CLI makes its cluster: the transport chosen by --transport, pointed where the options say.
+import type { Cluster, ClusterTarget } from "../cluster/cluster.js";
+import type { Kubectl } from "../cluster/kubectl/kubectl.js";
+import { homedir } from "node:os";
+import { InputError } from "../errors.js";
+import type { TransportName } from "./cluster-options.js";
+
+/** What a command makes its cluster from, resolved at the edge (resolveClusterOptions). */
+export interface ClusterSetting {
+  readonly target: ClusterTarget;
+  readonly kubectlPath: string;
+  /** Default kubectl. */
+  readonly transport?: TransportName;
+}
+
+/**
+ * The cluster of the chosen transport: kubectl, over one kubectl client made here with `env` and `onCall` (every
+ * printed command names its binary); or the API spoken in-process, over the kubeconfig kubectl would read (`env`'s
+ * $KUBECONFIG, else ~/.kube/config, unless --kubeconfig), whose exec credential plugins inherit `env`. Loads the
+ * transport's modules only when called, so `--help` and bad input stay fast. A kubeconfig the API transport cannot
+ * use is an InputError, before any request.
+ */
+export async function openCluster(setting: ClusterSetting, env: NodeJS.ProcessEnv, onCall?: (args: readonly string[]) => void): Promise<{ cluster: Cluster; kubectl?: Kubectl }> {
+  if (setting.transport === "api") {
+    const [{ openApiCluster }, { ConfigError }, { listKubeconfigFiles }] = await Promise.all([
+      import("../cluster/api/open-api-cluster.js"),
+      import("../cluster/errors.js"),
+      import("./kubeconfig-namespace.js"),
+    ]);
+    const { kubeconfig, context } = setting.target;
+    const selection = { files: listKubeconfigFiles(kubeconfig, env, homedir()), explicit: kubeconfig !== undefined, ...(context === undefined ? {} : { context }) };
+    try {
+      return { cluster: await openApiCluster(selection, { env }) };
+    } catch (error) {
+      if (error instanceof ConfigError) throw new InputError(error.message);
+      throw error;
+    }
+  }
+  const [{ Kubectl }, { KubectlCluster }] = await Promise.all([import("../cluster/kubectl/kubectl.js"), import("../cluster/kubectl/kubectl-cluster.js")]);
+  const kubectl = new Kubectl({ binary: setting.kubectlPath, env, ...(onCall ? { onCall } : {}) });
+  return { cluster: new KubectlCluster(kubectl, setting.target), kubectl };
+}

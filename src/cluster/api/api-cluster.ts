@@ -1,0 +1,401 @@
+// The Cluster over the Kubernetes API from this process: JSON requests, shared watches, exec over WebSocket v5.
+import type { IJob } from "kubernetes-models/batch/v1/Job";
+import type { IEvent } from "kubernetes-models/v1/Event";
+import type { IPod } from "kubernetes-models/v1/Pod";
+import { PassThrough } from "node:stream";
+import { finished } from "node:stream/promises";
+import type { AppliedObjects, ApplyAction, CallOptions, Cluster, CredentialObjectSet, Namespace, ServerVersion, SyncOutcome, TransportFacts, WatchOptions } from "../cluster.js";
+import { ClusterError, CutStreamError, NotFoundError, UnauthorizedError } from "../errors.js";
+import { STATUS_TAG_PREFIX, type ExecEnd, type ExecRequest, type ExecSession } from "../exec.js";
+import { MANAGED_SELECTOR } from "../../k8s/labels.js";
+import type { ApiClient } from "./api-client.js";
+import { openExecSocket } from "./exec-socket.js";
+import type { ResolvedKubeconfig } from "./kubeconfig.js";
+import { SharedWatches, type SharedWatchOptions } from "./shared-watches.js";
+
+export interface ApiClusterOptions {
+  /** Bounds of the shared watches (tests shorten them). */
+  readonly watch?: SharedWatchOptions;
+  /** Exec pings and read deadline (default 5 s and 61 s, client-go's). */
+  readonly execPingIntervalMs?: number;
+  readonly execReadDeadlineMs?: number;
+}
+
+const STDERR_LIMIT = 64 * 1024;
+const enc = encodeURIComponent;
+
+/**
+ * The Cluster as API requests over one ApiClient (one pool per identity) and one set of shared watches: construct it
+ * once per cluster and identity and hand it to every run of the process. Nothing runs at construction.
+ */
+export class ApiCluster implements Cluster {
+  readonly transport = "api" as const;
+  readonly #client: ApiClient;
+  readonly #watches: SharedWatches;
+  readonly #options: ApiClusterOptions;
+
+  constructor(client: ApiClient, options: ApiClusterOptions = {}) {
+    this.#client = client;
+    this.#watches = new SharedWatches(client, options.watch);
+    this.#options = options;
+  }
+
+  /** The shared watches (how many run, for tests and doctor). */
+  get watches(): SharedWatches {
+    return this.#watches;
+  }
+
+  /** Stops the shared watches and closes every pooled connection. */
+  async close(): Promise<void> {
+    this.#watches.stopAll();
+    await this.#client.close();
+  }
+
+  #ns(namespace: Namespace): string {
+    return namespace ?? this.#client.kubeconfig.namespace;
+  }
+
+  #jobs(namespace: Namespace, name?: string): string {
+    return `/apis/batch/v1/namespaces/${enc(this.#ns(namespace))}/jobs${name === undefined ? "" : `/${enc(name)}`}`;
+  }
+
+  #call<T>(method: string, path: string, verb: string, resource: string, options: CallOptions = {}, extra: { query?: Record<string, string | undefined>; body?: unknown; contentType?: string } = {}): Promise<T> {
+    return this.#client.request(method, path, {
+      verb,
+      resource,
+      ...extra,
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+    }) as Promise<T>;
+  }
+
+  async createJob(namespace: Namespace, job: IJob, options: CallOptions & { readonly dryRun?: boolean } = {}): Promise<IJob> {
+    const query = { fieldValidation: "Strict", ...(options.dryRun ? { dryRun: "All" } : {}) };
+    return this.#call<IJob>("POST", this.#jobs(namespace), "create", "jobs.batch", options, { query, body: job });
+  }
+
+  getJob(namespace: Namespace, name: string, options?: CallOptions): Promise<IJob> {
+    return this.#call<IJob>("GET", this.#jobs(namespace, name), "get", "jobs.batch", options);
+  }
+
+  async listJobs(namespace: Namespace, labelSelector: string, options?: CallOptions): Promise<IJob[]> {
+    return readItems<IJob>(await this.#call("GET", this.#jobs(namespace), "list", "jobs.batch", options, { query: { labelSelector } }));
+  }
+
+  async patchJobAnnotations(namespace: Namespace, name: string, annotations: Readonly<Record<string, string>>, options?: CallOptions): Promise<void> {
+    await this.#call("PATCH", this.#jobs(namespace, name), "patch", "jobs.batch", options, { body: { metadata: { annotations } }, contentType: "application/merge-patch+json" });
+  }
+
+  async deleteJob(namespace: Namespace, name: string, options: CallOptions & { readonly preconditions?: { readonly uid: string; readonly resourceVersion: string } } = {}): Promise<"deleted" | "absent"> {
+    const body = { apiVersion: "v1", kind: "DeleteOptions", propagationPolicy: "Background", ...(options.preconditions ? { preconditions: options.preconditions } : {}) };
+    try {
+      await this.#call("DELETE", this.#jobs(namespace, name), "delete", "jobs.batch", options, { body });
+      return "deleted";
+    } catch (error) {
+      if (error instanceof NotFoundError) return "absent";
+      throw error;
+    }
+  }
+
+  async deleteJobs(namespace: Namespace, labelSelector: string, options?: CallOptions): Promise<string[]> {
+    const deleted: string[] = [];
+    for (const job of await this.listJobs(namespace, labelSelector, options)) {
+      const name = job.metadata?.name;
+      if (name && (await this.deleteJob(namespace, name, options ?? {})) === "deleted") deleted.push(name);
+    }
+    return deleted;
+  }
+
+  /**
+   * Serves the watch from the process's one watch of the namespace's Jobs of ours (MANAGED_SELECTOR), filtered by
+   * name: every run's cancel watch shares it. Runs until the signal is aborted.
+   */
+  async watchJob(namespace: Namespace, name: string, options: WatchOptions<IJob>): Promise<void> {
+    const controller = new AbortController();
+    const stop = (): void => controller.abort();
+    if (options.signal?.aborted) return;
+    options.signal?.addEventListener("abort", stop, { once: true });
+    let missing = false;
+    try {
+      await this.#watches.subscribe<IJob>(
+        { path: this.#jobs(namespace), labelSelector: MANAGED_SELECTOR, resource: "jobs.batch" },
+        {
+          signal: controller.signal,
+          onChange: (change) => {
+            if (change.object.metadata?.name === name) options.onEvent(change);
+          },
+          onSynced: (known) => {
+            if (![...known.values()].some((job) => job.metadata?.name === name)) {
+              missing = true;
+              controller.abort();
+            }
+          },
+        },
+      );
+    } finally {
+      options.signal?.removeEventListener("abort", stop);
+    }
+    if (missing && !options.signal?.aborted) throw new NotFoundError(`jobs.batch "${name}" not found`);
+  }
+
+  async listPods(namespace: Namespace, labelSelector: string, options?: CallOptions): Promise<IPod[]> {
+    return readItems<IPod>(await this.#call("GET", `/api/v1/namespaces/${enc(this.#ns(namespace))}/pods`, "list", "pods", options, { query: { labelSelector } }));
+  }
+
+  async listEvents(namespace: Namespace, involved: { readonly kind: "Pod" | "Job"; readonly name: string }, options?: CallOptions): Promise<IEvent[]> {
+    const fieldSelector = `involvedObject.kind=${involved.kind},involvedObject.name=${involved.name}`;
+    return readItems<IEvent>(await this.#call("GET", `/api/v1/namespaces/${enc(this.#ns(namespace))}/events`, "list", "events", options, { query: { fieldSelector } }));
+  }
+
+  async exec(request: ExecRequest): Promise<ExecSession> {
+    // Take a child's stdout before the first await: node drains a child's untouched stdout once the child exits, and
+    // a small archive's tar may exit before the socket opens.
+    const stdinSource = request.stdin.kind === "stream" ? request.stdin.from.pipe(new PassThrough({ highWaterMark: 1024 * 1024 })) : undefined;
+    const query = new URLSearchParams();
+    for (const part of request.command) query.append("command", part);
+    query.set("container", request.container);
+    if (request.stdin.kind !== "none") query.set("stdin", "true");
+    query.set("stdout", "true");
+    query.set("stderr", "true");
+    const path = `/api/v1/namespaces/${enc(this.#ns(request.namespace))}/pods/${enc(request.pod)}/exec`;
+    let target;
+    try {
+      target = await this.#client.prepareUpgrade(path, query);
+    } catch (error) {
+      if (request.stdin.kind === "stream") request.stdin.from.destroy();
+      return failedSession(error instanceof ClusterError ? error : new ClusterError("other", String(error)));
+    }
+    const socket = await openExecSocket(target, {
+      stdin: stdinSource ?? (request.stdin.kind === "pipe" ? "pipe" : null),
+      ...(request.signal ? { signal: request.signal } : {}),
+      ...(this.#options.execPingIntervalMs === undefined ? {} : { pingIntervalMs: this.#options.execPingIntervalMs }),
+      ...(this.#options.execReadDeadlineMs === undefined ? {} : { readDeadlineMs: this.#options.execReadDeadlineMs }),
+    });
+    let stderr = "";
+    socket.stderr.setEncoding("utf8");
+    socket.stderr.on("data", (text: string) => {
+      stderr += text;
+      // Keep whole tag lines and the tail of the rest; tags are short and few.
+      if (stderr.length > 4 * STDERR_LIMIT) stderr = keepBounded(stderr);
+    });
+    const ended = (async (): Promise<ExecEnd> => {
+      const end = await socket.ended;
+      await Promise.all([finished(socket.stdout).catch(() => undefined), finished(socket.stderr).catch(() => undefined)]);
+      const { tags, rest } = splitStatusTags(keepBounded(stderr));
+      if (end.kind === "exit") return { kind: "exit", code: end.code, tags, stderr: rest.slice(-STDERR_LIMIT), how: `exit status ${end.code}` };
+      if (end.error instanceof UnauthorizedError) target.refused();
+      return { kind: "failed", error: end.error, tags, stderr: rest.slice(-STDERR_LIMIT), how: end.error instanceof CutStreamError ? "stream cut" : end.error.message };
+    })();
+    return { stdout: socket.stdout, stdin: socket.stdin, ended, kill: socket.kill, giveBack: () => undefined };
+  }
+
+  getJobNowSync(namespace: Namespace, name: string, timeoutMs: number): SyncOutcome<IJob> {
+    const answer = this.#client.requestSync("GET", this.#jobs(namespace, name), undefined, timeoutMs);
+    if ("error" in answer) return { ok: false, why: answer.error };
+    if (answer.status !== 200) return { ok: false, why: describeSyncFailure(answer.status, answer.body) };
+    try {
+      return { ok: true, value: JSON.parse(answer.body) as IJob };
+    } catch {
+      return { ok: false, why: "the API server answered no JSON" };
+    }
+  }
+
+  deleteJobNowSync(namespace: Namespace, name: string, timeoutMs: number): SyncOutcome<"deleted" | "absent"> {
+    const answer = this.#client.requestSync("DELETE", this.#jobs(namespace, name), { apiVersion: "v1", kind: "DeleteOptions", propagationPolicy: "Background" }, timeoutMs);
+    if ("error" in answer) return { ok: false, why: answer.error };
+    if (answer.status === 404) return { ok: true, value: "absent" };
+    if (answer.status >= 200 && answer.status < 300) return { ok: true, value: "deleted" };
+    return { ok: false, why: describeSyncFailure(answer.status, answer.body) };
+  }
+
+  formatDeleteJobCommand(namespace: Namespace, name: string): string {
+    const { kubeconfig } = this.#client;
+    const context = kubeconfig.contextName ? ` --context ${shellQuote(kubeconfig.contextName)}` : "";
+    return `kubectl${context} --namespace ${shellQuote(this.#ns(namespace))} delete job ${shellQuote(name)} --cascade=background --ignore-not-found`;
+  }
+
+  async describeTransport(): Promise<TransportFacts> {
+    return { name: "api" };
+  }
+
+  async getServerVersion(options?: CallOptions): Promise<ServerVersion> {
+    const version = readVersion(await this.#call("GET", "/version", "get", "version", options));
+    if (!version) throw new ClusterError("other", "the API server did not say its version");
+    return version;
+  }
+
+  async readKubeconfig(): Promise<unknown> {
+    return buildMinifiedKubeconfig(this.#client.kubeconfig);
+  }
+
+  async createReviews(reviews: readonly object[], options?: CallOptions): Promise<unknown[]> {
+    return Promise.all(
+      reviews.map((review) => {
+        const { apiVersion, kind } = review as { apiVersion?: string; kind?: string };
+        const resource = `${String(kind).toLowerCase()}s`;
+        return this.#call("POST", `/apis/${apiVersion}/${resource}`, "create", `${resource}.${String(apiVersion).split("/")[0]}`, options, { body: review });
+      }),
+    );
+  }
+
+  getNamespace(name: string, options?: CallOptions): Promise<unknown> {
+    return this.#call("GET", `/api/v1/namespaces/${enc(name)}`, "get", "namespaces", options);
+  }
+
+  async listNodes(options?: CallOptions): Promise<unknown[]> {
+    return readItems(await this.#call("GET", "/api/v1/nodes", "list", "nodes", options));
+  }
+
+  getPersistentVolumeClaim(namespace: Namespace, name: string, options?: CallOptions): Promise<unknown> {
+    return this.#call("GET", `/api/v1/namespaces/${enc(this.#ns(namespace))}/persistentvolumeclaims/${enc(name)}`, "get", "persistentvolumeclaims", options);
+  }
+
+  /** Creates each object, or replaces it when what the runner sets differs (kubectl apply's outcome, without its annotation). */
+  async applyCredentialObjects(namespace: Namespace, objects: CredentialObjectSet, options?: CallOptions): Promise<AppliedObjects> {
+    const actions = new Map<string, ApplyAction>();
+    const ns = enc(this.#ns(namespace));
+    const kinds: Array<[object, string, string, readonly string[]]> = [
+      [objects.serviceAccount, `/api/v1/namespaces/${ns}/serviceaccounts`, "serviceaccount", []],
+      [objects.role, `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`, "role.rbac.authorization.k8s.io", ["rules"]],
+      [objects.roleBinding, `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, "rolebinding.rbac.authorization.k8s.io", ["subjects", "roleRef"]],
+    ];
+    for (const [object, collection, kind, fields] of kinds) {
+      const name = (object as { metadata?: { name?: string } }).metadata?.name ?? "";
+      const resource = kind.replace(/^serviceaccount$/, "serviceaccounts").replace(/^(role|rolebinding)\./, "$1s.");
+      try {
+        let existing: Record<string, unknown> | undefined;
+        try {
+          existing = await this.#call<Record<string, unknown>>("GET", `${collection}/${enc(name)}`, "get", resource, options);
+        } catch (error) {
+          if (!(error instanceof NotFoundError)) throw error;
+        }
+        if (!existing) {
+          await this.#call("POST", collection, "create", resource, options, { body: object });
+          actions.set(`${kind}/${name}`, "created");
+          continue;
+        }
+        const wanted = object as Record<string, unknown> & { metadata?: { labels?: object; annotations?: object } };
+        const same =
+          fields.every((f) => JSON.stringify(existing![f] ?? null) === JSON.stringify(wanted[f] ?? null)) &&
+          JSON.stringify((existing.metadata as { labels?: object }).labels ?? {}) === JSON.stringify(wanted.metadata?.labels ?? {});
+        if (same) {
+          actions.set(`${kind}/${name}`, "unchanged");
+          continue;
+        }
+        const metadata = { ...(existing.metadata as object), ...wanted.metadata };
+        await this.#call("PUT", `${collection}/${enc(name)}`, "update", resource, options, { body: { ...existing, ...wanted, metadata } });
+        actions.set(`${kind}/${name}`, "configured");
+      } catch (error) {
+        return { actions, failure: error instanceof ClusterError ? error : new ClusterError("other", String(error)) };
+      }
+    }
+    return { actions };
+  }
+
+  requestToken(namespace: string, serviceAccount: string, body: object, options?: CallOptions): Promise<unknown> {
+    return this.#call("POST", `/api/v1/namespaces/${enc(namespace)}/serviceaccounts/${enc(serviceAccount)}/token`, "create", "serviceaccounts/token", options, { body });
+  }
+
+  async deleteCredentialObjects(namespace: Namespace, name: string, options?: CallOptions): Promise<Set<string>> {
+    const ns = enc(this.#ns(namespace));
+    const deleted = new Set<string>();
+    const paths: Array<[string, string, string]> = [
+      [`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings/${enc(name)}`, "rolebinding.rbac.authorization.k8s.io", "rolebindings.rbac.authorization.k8s.io"],
+      [`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles/${enc(name)}`, "role.rbac.authorization.k8s.io", "roles.rbac.authorization.k8s.io"],
+      [`/api/v1/namespaces/${ns}/serviceaccounts/${enc(name)}`, "serviceaccount", "serviceaccounts"],
+    ];
+    for (const [path, kind, resource] of paths) {
+      try {
+        await this.#call("DELETE", path, "delete", resource, options);
+        deleted.add(`${kind}/${name}`);
+      } catch (error) {
+        if (!(error instanceof NotFoundError)) throw error;
+      }
+    }
+    return deleted;
+  }
+}
+
+/** Splits an exec's stderr into the pod's status-tag lines and the rest. */
+function splitStatusTags(stderr: string): { tags: string; rest: string } {
+  const tags: string[] = [];
+  const rest: string[] = [];
+  const lines = stderr.split("\n");
+  const last = lines.pop() ?? "";
+  for (const line of lines) (line.startsWith(STATUS_TAG_PREFIX) ? tags : rest).push(`${line}\n`);
+  if (last !== "") (last.startsWith(STATUS_TAG_PREFIX) ? tags : rest).push(last.startsWith(STATUS_TAG_PREFIX) ? `${last}\n` : last);
+  return { tags: tags.join(""), rest: rest.join("") };
+}
+
+/** Keeps every tag line and the last STDERR_LIMIT characters of the rest. */
+function keepBounded(stderr: string): string {
+  const { tags, rest } = splitStatusTags(stderr);
+  return tags + rest.slice(-STDERR_LIMIT);
+}
+
+function failedSession(error: ClusterError): ExecSession {
+  const stdout = new PassThrough();
+  stdout.end();
+  return { stdout, stdin: null, ended: Promise.resolve({ kind: "failed", error, tags: "", stderr: "", how: error.message }), kill: () => undefined, giveBack: () => undefined };
+}
+
+function readItems<T>(list: unknown): T[] {
+  const items = (list as { items?: unknown } | null)?.items;
+  if (items === undefined || items === null) return [];
+  if (!Array.isArray(items)) throw new ClusterError("other", "the API server answered a list without items");
+  return items as T[];
+}
+
+function readVersion(value: unknown): ServerVersion | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const { gitVersion, major, minor } = value as { gitVersion?: unknown; major?: unknown; minor?: unknown };
+  if (typeof gitVersion !== "string") return undefined;
+  const fromGit = /^v(\d+)\.(\d+)/.exec(gitVersion);
+  const majorNumber = Number.parseInt(String(major ?? fromGit?.[1] ?? ""), 10);
+  const minorNumber = Number.parseInt(String(minor ?? fromGit?.[2] ?? ""), 10);
+  if (!Number.isFinite(majorNumber) || !Number.isFinite(minorNumber)) return undefined;
+  return { gitVersion, major: majorNumber, minor: minorNumber };
+}
+
+function describeSyncFailure(status: number, body: string): string {
+  try {
+    const parsed = JSON.parse(body) as { message?: string };
+    if (parsed.message) return parsed.message;
+  } catch {
+    // not a Status
+  }
+  return `the API server answered HTTP ${status}`;
+}
+
+function shellQuote(value: string): string {
+  return /^[\w@%+=:,./-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
+/** `kubectl config view --minify --flatten`'s shape for the resolved context. Holds credentials: never print it. */
+function buildMinifiedKubeconfig(k: ResolvedKubeconfig): object {
+  const cluster = {
+    server: k.server,
+    ...(k.tls.ca ? { "certificate-authority-data": Buffer.from(k.tls.ca).toString("base64") } : {}),
+    ...(k.tls.insecureSkipVerify ? { "insecure-skip-tls-verify": true } : {}),
+    ...(k.tls.serverName ? { "tls-server-name": k.tls.serverName } : {}),
+    ...(k.proxyUrl ? { "proxy-url": k.proxyUrl } : {}),
+  };
+  const auth = k.auth;
+  const user = {
+    ...(k.tls.cert && k.tls.key ? { "client-certificate-data": Buffer.from(k.tls.cert).toString("base64"), "client-key-data": Buffer.from(k.tls.key).toString("base64") } : {}),
+    ...(auth.kind === "token" ? { token: auth.token } : {}),
+    ...(auth.kind === "token-file" ? { tokenFile: auth.path } : {}),
+    ...(auth.kind === "basic" ? { username: auth.username, password: auth.password } : {}),
+    ...(auth.kind === "exec"
+      ? { exec: { apiVersion: auth.plugin.apiVersion, command: auth.plugin.command, args: auth.plugin.args, env: auth.plugin.env, provideClusterInfo: auth.plugin.provideClusterInfo } }
+      : {}),
+  };
+  return {
+    apiVersion: "v1",
+    kind: "Config",
+    clusters: [{ name: k.clusterName, cluster }],
+    users: [{ name: k.userName, user }],
+    contexts: [{ name: k.contextName, context: { cluster: k.clusterName, user: k.userName, namespace: k.namespace } }],
+    "current-context": k.contextName,
+  };
+}

@@ -1,0 +1,226 @@
+// The one seam between the runner and a Kubernetes transport: every call the runner makes, typed, with typed errors (./errors.ts).
+//
+// Above it (src/executor, src/ops, src/warm, src/credentials, src/cache, src/cli, src/run) nothing builds kubectl
+// arguments or reads a transport's text; below it each transport (./kubectl/, and the in-process API transport) is
+// one implementation. Every method may throw the errors its contract names, ConfigError when the transport cannot use
+// the kubeconfig (before any request), UnavailableError or TimeoutError when the cluster cannot answer now, and a
+// plain ClusterError ("other") for what no type names; a call whose signal is aborted rejects with whatever the
+// transport saw, so a caller that aborts checks its own signal first. No method holds a secret in a request line.
+import type { IJob } from "kubernetes-models/batch/v1/Job";
+import type { IEvent } from "kubernetes-models/v1/Event";
+import type { IPod } from "kubernetes-models/v1/Pod";
+import type { ClusterError } from "./errors.js";
+import type { ExecRequest, ExecSession } from "./exec.js";
+
+export type { ExecEnd, ExecRequest, ExecSession, ExecStdin } from "./exec.js";
+
+/** Which cluster, as whom, and which namespace: resolved once at the CLI edge, the same for every transport. */
+export interface ClusterTarget {
+  readonly kubeconfig?: string;
+  readonly context?: string;
+  /** Pinned with --namespace on every call (but create, when `namespaceFromContext`); absent: kubectl's own choice. */
+  readonly namespace?: string;
+  /**
+   * The namespace is the kubeconfig context's: create leaves it to kubectl (no --namespace, none in the manifest) and
+   * the runner reads it back from the created Job, then pins it on every later call. Set by the CLI when no
+   * --namespace was given, so a run never parses the kubeconfig itself.
+   */
+  readonly namespaceFromContext?: boolean;
+}
+
+/** A namespace, or undefined for the kubeconfig context's (the transport resolves it; the answer names it). */
+export type Namespace = string | undefined;
+
+/** What every call may be given. */
+export interface CallOptions {
+  /** Aborts the call in flight. */
+  readonly signal?: AbortSignal;
+  /** Bounds the request on the server's side and the client's (default: the transport's, 30 s). */
+  readonly timeoutMs?: number;
+}
+
+/** One change of a watched object: the first event of a watch is the object as it is when the watch starts. */
+export interface WatchEvent<T> {
+  readonly type: "ADDED" | "MODIFIED" | "DELETED";
+  readonly object: T;
+}
+
+export interface WatchOptions<T> {
+  /** Aborting it ends the watch: the promise resolves. */
+  readonly signal?: AbortSignal;
+  /** Called for every event, in order; an exception thrown here ends the watch with it. */
+  readonly onEvent: (event: WatchEvent<T>) => void;
+}
+
+/** A Kubernetes version as the API server's /version says it. */
+export interface ServerVersion {
+  readonly gitVersion: string;
+  readonly major: number;
+  readonly minor: number;
+}
+
+/** Which transport a cluster is and what it runs on, for doctor and for messages. */
+export interface TransportFacts {
+  readonly name: "kubectl" | "api";
+  /** kubectl: the binary's path or name as configured. */
+  readonly binary?: string;
+  /** kubectl: its client version (`version --client`); undefined when it did not say. */
+  readonly clientVersion?: ServerVersion;
+}
+
+/** What apply did to one object: `serviceaccount/NAME` → created, configured or unchanged. */
+export type ApplyAction = "created" | "configured" | "unchanged";
+
+/** What applyCredentialObjects did: each object's fate, and the error that stopped it partway, if one did. */
+export interface AppliedObjects {
+  readonly actions: Map<string, ApplyAction>;
+  readonly failure?: ClusterError;
+}
+
+/** The three objects of the scoped credential, applied in this order. */
+export interface CredentialObjectSet {
+  readonly serviceAccount: object;
+  readonly role: object;
+  readonly roleBinding: object;
+}
+
+/** How a synchronous crash-path call ended: never thrown, since the process is going down. */
+export type SyncOutcome<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly why: string };
+
+/**
+ * A Kubernetes cluster as the runner uses it. Construct it at the CLI edge (or in the library's caller); no method
+ * runs at construction. Methods may be called concurrently.
+ */
+export interface Cluster {
+  /** Which transport this is. */
+  readonly transport: TransportFacts["name"];
+
+  // --- Jobs -------------------------------------------------------------------------------------------------
+
+  /**
+   * Creates a Job from its manifest and resolves with the Job as created (its namespace set). With `dryRun`, the
+   * server validates and admits it but stores nothing (doctor's probe). Throws AlreadyExistsError (a Job of that name
+   * is there), ForbiddenError, UnauthorizedError, InvalidError, NotFoundError (no such namespace), and the common ones;
+   * UnreadableAnswerError when the Job was created but where it landed cannot be read from the answer.
+   * A create that fails Unavailable or Timeout may have reached the server all the same: read the Job back.
+   */
+  createJob(namespace: Namespace, job: IJob, options?: CallOptions & { readonly dryRun?: boolean }): Promise<IJob>;
+
+  /** Reads one Job. Throws NotFoundError when there is none, ForbiddenError, UnauthorizedError. */
+  getJob(namespace: Namespace, name: string, options?: CallOptions): Promise<IJob>;
+
+  /** Lists the Jobs matching a label selector (`a=b,c`); none is an empty list. Throws ForbiddenError, UnauthorizedError. */
+  listJobs(namespace: Namespace, labelSelector: string, options?: CallOptions): Promise<IJob[]>;
+
+  /**
+   * Sets annotations on a Job with one JSON merge patch (no read first): the heartbeat, a cancel request, the mark of
+   * a kept Job. Throws NotFoundError when the Job is gone, ForbiddenError, UnauthorizedError.
+   */
+  patchJobAnnotations(namespace: Namespace, name: string, annotations: Readonly<Record<string, string>>, options?: CallOptions): Promise<void>;
+
+  /**
+   * Deletes a Job and, in the background, its pods; does not wait for them. Resolves "deleted", or "absent" when
+   * there was no such Job (not an error). With `preconditions`, only the object of that uid at that resourceVersion
+   * goes (the claim of a warm placeholder): one that changed throws ConflictError, one that is gone is "absent".
+   * Throws ForbiddenError, UnauthorizedError.
+   */
+  deleteJob(namespace: Namespace, name: string, options?: CallOptions & { readonly preconditions?: { readonly uid: string; readonly resourceVersion: string } }): Promise<"deleted" | "absent">;
+
+  /** Deletes every Job matching a label selector and, in the background, their pods; resolves with the names deleted (none is fine). */
+  deleteJobs(namespace: Namespace, labelSelector: string, options?: CallOptions): Promise<string[]>;
+
+  /**
+   * Watches one Job: `onEvent` gets the Job as it is now (ADDED), then each change, until the signal is aborted or
+   * the transport's bound on one watch passes (minutes: a dead connection is noticed by then); both resolve, and the
+   * caller starts another watch when it wants more. A Job that is deleted gives a DELETED event. Rejects with
+   * NotFoundError (no such Job when it started), ForbiddenError, UnauthorizedError, CutStreamError (a stream that
+   * broke or carried something that is not a watch event), and the common ones.
+   */
+  watchJob(namespace: Namespace, name: string, options: WatchOptions<IJob>): Promise<void>;
+
+  // --- Pods and events ---------------------------------------------------------------------------------------
+
+  /** Lists the pods matching a label selector; none is an empty list. Throws ForbiddenError, UnauthorizedError. */
+  listPods(namespace: Namespace, labelSelector: string, options?: CallOptions): Promise<IPod[]>;
+
+  /** Lists the events of one object (by its kind and name), in no particular order. Throws ForbiddenError, UnauthorizedError. */
+  listEvents(namespace: Namespace, involved: { readonly kind: "Pod" | "Job"; readonly name: string }, options?: CallOptions): Promise<IEvent[]>;
+
+  // --- Exec --------------------------------------------------------------------------------------------------
+
+  /**
+   * Starts a command in a container of a running pod. Resolves once the session is started locally; every failure
+   * after that, a refused upgrade included, arrives through `ended` (ExecEnd `failed`, with ForbiddenError,
+   * UnauthorizedError, UnavailableError `exec-not-ready` when nothing ran, CutStreamError when the stream ended
+   * without the command's exit status). The exit status is read from the pod, never guessed: a command that exits 3
+   * ends `exit` with code 3. stdout and stderr flow with backpressure; stdin is half-closed as ExecStdin says.
+   * Rejects only when the transport cannot start at all (InfraError `kubectl-missing`).
+   */
+  exec(request: ExecRequest): Promise<ExecSession>;
+
+  // --- The crash path ----------------------------------------------------------------------------------------
+
+  /**
+   * For a runner that is crashing (an uncaught exception: the event loop can no longer be trusted): reads a Job
+   * synchronously, blocking the process for up to `timeoutMs`. Never throws.
+   */
+  getJobNowSync(namespace: Namespace, name: string, timeoutMs: number): SyncOutcome<IJob>;
+
+  /** Likewise deletes a Job (background propagation; absent is success) synchronously. Never throws. */
+  deleteJobNowSync(namespace: Namespace, name: string, timeoutMs: number): SyncOutcome<"deleted" | "absent">;
+
+  /** The command an operator can run by hand to delete the Job (a kubectl command line, shell-quoted), for messages. */
+  formatDeleteJobCommand(namespace: Namespace, name: string): string;
+
+  // --- doctor ------------------------------------------------------------------------------------------------
+
+  /** The transport and, for kubectl, its client version. Rejects when the transport cannot run (InfraError `kubectl-missing`). */
+  describeTransport(options?: CallOptions): Promise<TransportFacts>;
+
+  /** The API server's version (/version, readable by every user). */
+  getServerVersion(options?: CallOptions): Promise<ServerVersion>;
+
+  /**
+   * The kubeconfig as the transport resolves it for the chosen context, as kubectl's `config view --minify` shape
+   * (one cluster, one context, one user; `flatten`: certificate files inlined as *-data). Holds the credentials:
+   * parsed, never printed or logged. Local: no request. Throws ConfigError.
+   */
+  readKubeconfig(options?: CallOptions & { readonly flatten?: boolean }): Promise<unknown>;
+
+  /**
+   * Creates review objects (SelfSubjectAccessReview, SelfSubjectReview: allowed to every authenticated user) and
+   * resolves with the server's answers, one object each, in no promised order (match them by their spec).
+   */
+  createReviews(reviews: readonly object[], options?: CallOptions): Promise<unknown[]>;
+
+  /** Reads a namespace (cluster-scoped: a scoped credential may not; ForbiddenError). Throws NotFoundError. */
+  getNamespace(name: string, options?: CallOptions): Promise<unknown>;
+
+  /** Lists the nodes (cluster-scoped: ForbiddenError for a scoped credential). */
+  listNodes(options?: CallOptions): Promise<unknown[]>;
+
+  /** Reads a PersistentVolumeClaim. Throws NotFoundError, ForbiddenError. */
+  getPersistentVolumeClaim(namespace: Namespace, name: string, options?: CallOptions): Promise<unknown>;
+
+  // --- credentials (the admin's calls) -------------------------------------------------------------------------
+
+  /**
+   * Creates, corrects or leaves the credential's ServiceAccount, Role and RoleBinding, in that order, and says which it
+   * did to each, by reference (`serviceaccount/NAME`, `role.rbac.authorization.k8s.io/NAME`,
+   * `rolebinding.rbac.authorization.k8s.io/NAME`). An apply that failed partway resolves with what it did before and
+   * the typed error (`failure`: ForbiddenError, UnauthorizedError, InvalidError, ...); ConfigError and the like reject.
+   */
+  applyCredentialObjects(namespace: Namespace, objects: CredentialObjectSet, options?: CallOptions): Promise<AppliedObjects>;
+
+  /**
+   * Posts a TokenRequest (`body`) for a ServiceAccount and resolves with the answer, whose status holds the token:
+   * never logged, and never quoted in an error.
+   */
+  requestToken(namespace: string, serviceAccount: string, body: object, options?: CallOptions): Promise<unknown>;
+
+  /**
+   * Deletes the credential's RoleBinding, Role and ServiceAccount of that name (its tokens die with it); already gone
+   * is fine. Resolves with the references deleted now (same form as applyCredentialObjects').
+   */
+  deleteCredentialObjects(namespace: Namespace, name: string, options?: CallOptions): Promise<Set<string>>;
+}

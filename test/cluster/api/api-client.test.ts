@@ -1,0 +1,127 @@
+// Tests the API client against a small in-test server: pooled connections, Status mapped to kinds, 401 refresh, timeouts.
+import assert from "node:assert/strict";
+import { chmodSync, writeFileSync } from "node:fs";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { once } from "node:events";
+import { join } from "node:path";
+import { after, describe, it } from "node:test";
+import { ApiClient } from "../../../src/cluster/api/api-client.js";
+import { ClusterError, ForbiddenError, TimeoutError, UnauthorizedError, UnavailableError, type ClusterErrorCode } from "../../../src/cluster/errors.js";
+import type { ResolvedKubeconfig, UserAuth } from "../../../src/cluster/api/kubeconfig.js";
+import { makeTestTempDir } from "../../support/temp-dir.js";
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+let handler: Handler = (_req, res) => res.end("{}");
+let connections = 0;
+const seen: IncomingMessage[] = [];
+const server = createServer((req, res) => {
+  seen.push(req);
+  handler(req, res);
+});
+server.on("connection", () => connections++);
+server.listen(0, "127.0.0.1");
+await once(server, "listening");
+const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+after(() => {
+  server.closeAllConnections();
+  server.close();
+});
+
+function kubeconfig(auth: UserAuth = { kind: "token", token: "tok" }): ResolvedKubeconfig {
+  return { contextName: "x", namespace: "ci", server: base, tls: { insecureSkipVerify: false }, clusterName: "c", userName: "u", auth };
+}
+
+function status(res: ServerResponse, code: number, reason: string, message: string): void {
+  res.writeHead(code, { "content-type": "application/json" });
+  res.end(JSON.stringify({ kind: "Status", apiVersion: "v1", status: "Failure", reason, message, code }));
+}
+
+const GET = { verb: "get", resource: "jobs.batch" };
+
+describe("the API client", () => {
+  it("reuses one keep-alive connection for sequential requests and sends the bearer token", async () => {
+    handler = (_req, res) => res.end(JSON.stringify({ kind: "Job" }));
+    const client = new ApiClient({ kubeconfig: kubeconfig(), env: {} });
+    const before = connections;
+    for (let i = 0; i < 10; i++) assert.deepEqual(await client.request("GET", "/apis/batch/v1/namespaces/ci/jobs/j", GET), { kind: "Job" });
+    assert.equal(connections - before, 1);
+    assert.equal(seen.at(-1)!.headers.authorization, "Bearer tok");
+    await client.close();
+  });
+
+  it("sends query parameters and a JSON body with its content type", async () => {
+    let body = "";
+    handler = (req, res) => {
+      req.on("data", (d: Buffer) => (body += d.toString()));
+      req.on("end", () => res.end("{}"));
+    };
+    const client = new ApiClient({ kubeconfig: kubeconfig(), env: {} });
+    await client.request("PATCH", "/apis/batch/v1/namespaces/ci/jobs/j", { ...GET, verb: "patch", query: { fieldManager: "knotless", dryRun: undefined }, body: { a: 1 }, contentType: "application/merge-patch+json" });
+    assert.equal(seen.at(-1)!.url, "/apis/batch/v1/namespaces/ci/jobs/j?fieldManager=knotless");
+    assert.equal(seen.at(-1)!.headers["content-type"], "application/merge-patch+json");
+    assert.equal(body, '{"a":1}');
+    await client.close();
+  });
+
+  it("maps each Status to its kind, naming the verb and resource of a 403", async () => {
+    const client = new ApiClient({ kubeconfig: kubeconfig(), env: {} });
+    const cases: Array<[number, string, ClusterErrorCode]> = [
+      [404, "NotFound", "not-found"],
+      [409, "AlreadyExists", "already-exists"],
+      [409, "Conflict", "conflict"],
+      [403, "Forbidden", "forbidden"],
+      [422, "Invalid", "invalid"],
+      [500, "InternalError", "unavailable"],
+      [503, "ServiceUnavailable", "unavailable"],
+      [429, "TooManyRequests", "unavailable"],
+      [504, "Timeout", "timeout"],
+    ];
+    for (const [code, reason, kind] of cases) {
+      handler = (_req, res) => status(res, code, reason, `said ${reason}`);
+      await assert.rejects(client.request("GET", "/x", GET), (error) => {
+        assert.ok(error instanceof ClusterError);
+        assert.equal(error.code, kind, `${code} ${reason}`);
+        assert.equal(error.message, `said ${reason}`);
+        if (error instanceof ForbiddenError) assert.deepEqual([error.verb, error.resource], ["get", "jobs.batch"]);
+        return true;
+      });
+    }
+    await client.close();
+  });
+
+  it("runs the exec plugin again after a 401 and retries once with the new token", async () => {
+    const dir = makeTestTempDir("knotless-api-client-");
+    const plugin = join(dir, "plugin.sh");
+    const counter = join(dir, "n");
+    writeFileSync(counter, "0");
+    writeFileSync(plugin, `#!/bin/sh\nn=$(($(cat ${counter}) + 1)); echo $n > ${counter}\nprintf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"tok-%s"}}' $n\n`);
+    chmodSync(plugin, 0o755);
+    handler = (req, res) => (req.headers.authorization === "Bearer tok-2" ? res.end('{"ok":true}') : status(res, 401, "Unauthorized", "Unauthorized"));
+    const auth: UserAuth = { kind: "exec", plugin: { apiVersion: "client.authentication.k8s.io/v1", command: plugin, args: [], env: [], provideClusterInfo: false } };
+    const client = new ApiClient({ kubeconfig: kubeconfig(auth), env: { PATH: "/usr/bin:/bin" } });
+    assert.deepEqual(await client.request("GET", "/x", GET), { ok: true });
+    handler = (_req, res) => status(res, 401, "Unauthorized", "Unauthorized");
+    await assert.rejects(client.request("GET", "/x", GET), (error) => error instanceof UnauthorizedError);
+    await client.close();
+  });
+
+  it("gives up on a request without an answer after its timeout", async () => {
+    handler = () => undefined; // never answers
+    const client = new ApiClient({ kubeconfig: kubeconfig(), env: {} });
+    const started = Date.now();
+    await assert.rejects(client.request("GET", "/slow", { ...GET, timeoutMs: 200 }), (error) => error instanceof TimeoutError);
+    assert.ok(Date.now() - started < 2000);
+    await client.close();
+  });
+
+  it("reports a refused connection as unavailable (unreachable)", async () => {
+    const closed = createServer();
+    closed.listen(0, "127.0.0.1");
+    await once(closed, "listening");
+    const port = (closed.address() as { port: number }).port;
+    closed.close();
+    const client = new ApiClient({ kubeconfig: { ...kubeconfig(), server: `http://127.0.0.1:${port}` }, env: {} });
+    await assert.rejects(client.request("GET", "/x", GET), (error) => error instanceof UnavailableError && error.reason === "unreachable" && /ECONNREFUSED/.test(error.message));
+    await client.close();
+  });
+});

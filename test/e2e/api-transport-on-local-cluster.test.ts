@@ -1,0 +1,86 @@
+// The runner through the in-process API transport (--transport api) on the local cluster over TLS: no kubectl at all.
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { startLocalCluster, type FaultConfig, type LocalCluster } from "../../local-cluster/index.js";
+import { assertNothingLeft, findPodmanSkipReason } from "../support/local-cluster-e2e.js";
+import { makeWorkspace, readResult, REPO_ROOT, runCli, startCli } from "../support/run-cli.js";
+import { makeTestTempDir } from "../support/temp-dir.js";
+
+const skip = findPodmanSkipReason();
+const EXAMPLE_STEPS = readFileSync(join(REPO_ROOT, "examples", "hello", "steps.tsv"), "utf8");
+/** No kubectl on this path: any kubectl call of the run would fail it. */
+const NO_KUBECTL = join(makeTestTempDir("no-kubectl-"), "kubectl");
+
+describe("the runner through the API transport on the local cluster", { skip, concurrency: 1, timeout: 600_000 }, () => {
+  let cluster: LocalCluster;
+  before(async () => {
+    cluster = await startLocalCluster({ tls: true, imageBackOffSeconds: 1 });
+  });
+  after(async () => {
+    await cluster?.stop();
+  });
+  const cli = (args: readonly string[]) => runCli([...args, "--kubeconfig", cluster.kubeconfigPath, "--transport", "api", "--kubectl", NO_KUBECTL]);
+  const run = (ws: ReturnType<typeof makeWorkspace>, runId: string, faults: FaultConfig = {}) => {
+    cluster.setFaults(faults);
+    return cli(["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--shared-steps", ws.sharedSteps, "--out", ws.out, "--run-id", runId]);
+  };
+
+  it("runs the example's four steps, brings its outputs back and leaves nothing behind", async () => {
+    const ws = makeWorkspace(EXAMPLE_STEPS);
+    const result = await run(ws, "api-example");
+    assert.equal(result.code, 0, result.stderr);
+    assert.deepEqual(readResult(ws.out).steps.map((s) => s.status), ["success", "success", "success", "success"]);
+    assert.match(result.stdout, /hello from a shared step/);
+    assert.match(readFileSync(join(ws.out, "outputs", "ran.txt"), "utf8"), /^ran on knotless-run-/);
+    await assertNothingLeft(cluster);
+  });
+
+  it("doctor passes through the api transport and names it", async () => {
+    const doctor = await cli(["doctor"]);
+    assert.equal(doctor.code, 0, doctor.stdout + doctor.stderr);
+    assert.match(doctor.stdout, /^ok +transport +api: the Kubernetes API spoken in-process/m);
+    assert.match(doctor.stdout, /^ok +permission pods\/exec /m);
+    assert.doesNotMatch(doctor.stderr, /MaxListenersExceededWarning/);
+  });
+
+  it("reports a failing step's exit code and skips the rest", async () => {
+    const ws = makeWorkspace("ok\ttrue\nfail\texit 4\nlater\ttrue\n");
+    const result = await run(ws, "api-fail");
+    assert.equal(result.code, 1, result.stderr);
+    assert.equal(readResult(ws.out).exitCode, 4);
+    assert.deepEqual(readResult(ws.out).steps.map((s) => [s.status, s.exitCode]), [["success", 0], ["failed", 4], ["skipped", null]]);
+    await assertNothingLeft(cluster);
+  });
+
+  for (const mode of ["clean", "error"] as const) {
+    it(`resumes a cut exec stream (${mode}) with no output lost or repeated and the true exit code`, async () => {
+      const ws = makeWorkspace("count\ti=1; while [ $i -le 2000 ]; do echo line $i; i=$((i+1)); done; sleep 2; exit 9\n");
+      const result = await run(ws, `api-cut-${mode}`, { execStreamCut: { afterBytes: 5000, mode, match: "helper.sh (run|follow)", count: 2 } });
+      assert.equal(result.code, 1, result.stderr);
+      assert.equal(readResult(ws.out).steps[0]!.exitCode, 9);
+      // The console puts a newline before a warning that interrupts a line: the log holds the bytes as they came.
+      const log = readFileSync(join(ws.out, "log.ndjson"), "utf8").trim().split("\n").map((line) => JSON.parse(line) as { kind: string; stream?: string; content?: string });
+      const stdout = log.filter((line) => line.kind === "data" && line.stream === "stdout").map((line) => line.content).join("");
+      assert.equal(stdout, Array.from({ length: 2000 }, (_, i) => `line ${i + 1}\n`).join(""));
+      assert.ok(cluster.faultFirings().some((f) => f.fault === "execStreamCut"));
+      await assertNothingLeft(cluster);
+    });
+  }
+
+  it("is cancelled from another process through the API transport: exit 130, outputs collected, nothing left", async () => {
+    cluster.setFaults({});
+    const ws = makeWorkspace("wait\techo before > /outputs/before.txt; echo step-waits; sleep 300\n");
+    const started = startCli(["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--out", ws.out, "--run-id", "api-cancel", "--kubeconfig", cluster.kubeconfigPath, "--transport", "api", "--kubectl", NO_KUBECTL]);
+    await started.waitFor(/^step-waits$/m, 120_000);
+    const cancel = await cli(["cancel", "api-cancel"]);
+    assert.equal(cancel.code, 0, cancel.stderr);
+    const ended = await started.exited;
+    assert.equal(ended.code, 130, ended.stderr);
+    const result = readResult(ws.out);
+    assert.equal(result.status, "cancelled");
+    assert.equal(readFileSync(join(ws.out, "outputs", "before.txt"), "utf8"), "before\n");
+    await assertNothingLeft(cluster);
+  });
+});
