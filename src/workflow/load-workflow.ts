@@ -1,9 +1,9 @@
 // Reads, parses and resolves one workflow file for a run: the one call `run --workflow` needs.
-import { readFileSync } from "node:fs";
 import { InputError } from "../errors.js";
 import { parseWorkflow } from "./parse-workflow.js";
+import { readWorkflowFile } from "./read-workflow-file.js";
 import { resolveWorkflow, type ResolveOptions, type ResolvedWorkflow } from "./resolve-workflow.js";
-import { WorkflowError, type WorkflowIssue } from "./workflow-errors.js";
+import { makeIssue, WorkflowError, type WorkflowIssue } from "./workflow-errors.js";
 import type { Workflow } from "./workflow-types.js";
 
 export interface LoadedWorkflow {
@@ -14,19 +14,17 @@ export interface LoadedWorkflow {
 }
 
 /**
- * Loads the workflow at `path` (and the `yaml` package, on first use). Rejects with InputError when the file cannot be read and with WorkflowError (an InputError,
+ * Loads the workflow at `path` (and the `yaml` package, on first use). Rejects with InputError when the file cannot be
+ * read or is not a regular UTF-8 file of at most 1 MiB (src/workflow/read-workflow-file.ts), and with WorkflowError (an InputError,
  * exit 2) listing every problem when it does not parse or resolve. `name` is how messages name the file (the path
  * by default).
  */
 export async function loadWorkflowFile(path: string, options: ResolveOptions & { readonly name?: string } = {}): Promise<LoadedWorkflow> {
   const name = options.name ?? path;
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (error) {
-    throw new InputError(`cannot read the workflow file: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, name);
-  }
-  return loadWorkflowText(text, name, options);
+  const read = readWorkflowFile(path);
+  if (read.ok) return loadWorkflowText(read.text, name, options);
+  if (read.at !== undefined) throw new WorkflowError([makeIssue(name, read.at, "", read.problem)]);
+  throw new InputError(read.problem, name);
 }
 
 /**

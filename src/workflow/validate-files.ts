@@ -1,6 +1,7 @@
 // The `validate` command's work: finds the workflow files named on the command line, checks each, reports them all.
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readdirSync, statSync } from "node:fs";
 import { parseWorkflow } from "./parse-workflow.js";
+import { readWorkflowFile } from "./read-workflow-file.js";
 import { formatIssue, formatWarning, type WorkflowIssue } from "./workflow-errors.js";
 import type { EngineName } from "./workflow-types.js";
 
@@ -87,14 +88,12 @@ export async function validateWorkflowPaths(paths: readonly string[]): Promise<V
   const { files, problems } = listWorkflowFiles(paths);
   const checks: FileCheck[] = [];
   for (const file of files) {
-    let text: string;
-    try {
-      text = readFileSync(file, "utf8");
-    } catch (error) {
-      checks.push({ file, errors: [{ file, line: 1, column: 1, path: "", message: `cannot read the file: ${describeFsError(error)}` }], warnings: [] });
+    const read = readWorkflowFile(file);
+    if (!read.ok) {
+      checks.push({ file, errors: [{ file, ...(read.at ?? { line: 1, column: 1 }), path: "", message: read.problem }], warnings: [] });
       continue;
     }
-    checks.push(await checkWorkflowText(text, file));
+    checks.push(await checkWorkflowText(read.text, file));
   }
   return { checks, pathProblems: problems };
 }

@@ -193,11 +193,16 @@ const readResources: FieldReader<ResourceSettings> = (ctx, node, at, path) => {
 
 const MAX_STEP_NAME_LENGTH = 200;
 
-/** A step's name identifies it in logs and results: not empty, one line, at most 200 characters. */
+/** Half of a surrogate pair without its other half: text no UTF-8 file holds (a file's bytes are checked on reading). */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?:^|[^\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** A step's name identifies it in logs and results: UTF-8, not empty, one line, at most 200 characters. */
 const readStepName: FieldReader<string> = (ctx, node, at, path) => {
   const name = readNonEmptyText(ctx, node, at, path);
   if (name === undefined) return undefined;
-  if (/[\x00-\x1f\x7f]/.test(name)) reportError(ctx, at, path, `expected a step name on one line without control characters, found ${JSON.stringify(name)}`);
+  const surrogate = LONE_SURROGATE.exec(name);
+  if (surrogate) reportError(ctx, at, path, `expected a step name in UTF-8, found a lone surrogate (U+${surrogate[0].codePointAt(surrogate[0].length - 1)!.toString(16).toUpperCase()}) in ${JSON.stringify(name)}`);
+  else if (/[\x00-\x1f\x7f]/.test(name)) reportError(ctx, at, path, `expected a step name on one line without control characters, found ${JSON.stringify(name)}`);
   else if (name.length > MAX_STEP_NAME_LENGTH) reportError(ctx, at, path, `expected a step name of at most ${MAX_STEP_NAME_LENGTH} characters, found ${name.length}`);
   else return name;
   return undefined;

@@ -1,6 +1,7 @@
 // End to end: `run --workflow` through the real CLI and the fake kubectl: the trigger's match, Tangled files, bad input.
 import assert from "node:assert/strict";
-import { readFileSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { createFakeCluster, type FakeCluster } from "../fixtures/fake-kubectl/harness.js";
@@ -82,6 +83,27 @@ describe("run --workflow with the fake kubectl", { concurrency: 2 }, () => {
       assert.deepEqual(await cluster.calls(), []);
     });
   }
+
+  it("refuses a workflow path that is a device, a named pipe, a directory or over 1 MiB, saying which: exit 2, no kubectl call", async (t) => {
+    const cluster = await withCluster(t);
+    const ws = makeWorkspace("");
+    const dir = join(ws.out, "..", "odd");
+    mkdirSync(dir);
+    execFileSync("mkfifo", [join(dir, "pipe.yml")]);
+    writeFileSync(join(dir, "big.yml"), "#".repeat(1024 * 1024 + 1));
+    const cases: Array<[string, string]> = [
+      ["/dev/zero", "/dev/zero: not a regular file but a character device; a workflow file is a regular file of at most 1 MiB"],
+      [join(dir, "pipe.yml"), `${dir}/pipe.yml: not a regular file but a named pipe (FIFO); a workflow file is a regular file of at most 1 MiB`],
+      [dir, `${dir}: not a regular file but a directory; a workflow file is a regular file of at most 1 MiB`],
+      [join(dir, "big.yml"), `${dir}/big.yml: 1048577 bytes, more than the 1 MiB (1048576 bytes) a workflow file may have`],
+    ];
+    for (const [workflow, message] of cases) {
+      const run = await runCli(workflowArgs(cluster, workflow, ws), { env: cluster.env, timeoutMs: 20_000 });
+      assert.equal(run.code, 2, run.stderr);
+      assert.equal(run.stderr, `knotless-runner-k8s: ${message}\n`);
+    }
+    assert.deepEqual(await cluster.calls(), []);
+  });
 
   it("prints the resolved workflow in the dry run: image, trigger, step timeouts, variables and secrets by name only", async () => {
     const ws = makeWorkspace("");

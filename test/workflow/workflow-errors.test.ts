@@ -175,6 +175,11 @@ const CASES: ReadonlyArray<{ title: string; text: string; errors: string[] }> = 
     errors: ['wf.yml:2:11: steps[0].name: expected a step name on one line without control characters, found "a\\nb"'],
   },
   {
+    title: "a step name with a lone surrogate (text given by the library that no UTF-8 file could hold)",
+    text: 'steps:\n  - name: "a\\ud800b"\n    command: c\n',
+    errors: ['wf.yml:2:11: steps[0].name: expected a step name in UTF-8, found a lone surrogate (U+D800) in "a\\ud800b"'],
+  },
+  {
     title: "a merge key",
     text: "base: &base\n  name: a\nsteps:\n  - <<: *base\n    command: b\n",
     errors: ["wf.yml:1:1: base: unknown key; expected one of `when`, `engine`, `image`, `shell`, `timeout`, `resources`, `dependencies`, `clone`, `environment`, `steps`, `caches`, `artifacts`", 'wf.yml:4:5: steps[0]["<<"]: merge keys (`<<`) are not supported; write the keys out', "wf.yml:4:5: steps[0]: expected the key `name`, found none"],
