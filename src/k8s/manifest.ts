@@ -1,5 +1,6 @@
 // Builds the run's batch/v1 Job manifest: a pure function of the run's settings.
 import type { IJob } from "kubernetes-models/batch/v1/Job";
+import type { IContainer } from "kubernetes-models/v1/Container";
 import { PVC_CACHE_MOUNT_PATH, PVC_CACHE_VOLUME } from "../cache/pvc-layout.js";
 import { buildKeepAliveScript } from "../pod/keep-alive.js";
 import { POD_VOLUMES, POD_WORK_DIR } from "../pod/paths.js";
@@ -35,6 +36,10 @@ export interface JobManifestInput {
    * /knotless-cache. The operator creates it once; the runner never creates or deletes it. Absent: no cache volume.
    */
   readonly cacheClaim?: string;
+  /** The pod's nodeSelector and runtimeClassName (a workflow's `architecture`, the microvm engine's configuration). */
+  readonly placement?: { readonly nodeSelector?: Readonly<Record<string, string>>; readonly runtimeClassName?: string };
+  /** Containers beside the run container (the Docker daemon of `virtualisation.docker`). */
+  readonly extraContainers?: readonly IContainer[];
 }
 
 /**
@@ -76,6 +81,8 @@ export function buildJobManifest(input: JobManifestInput): IJob {
           automountServiceAccountToken: false,
           enableServiceLinks: false,
           terminationGracePeriodSeconds: TERMINATION_GRACE_SECONDS,
+          ...(input.placement?.nodeSelector ? { nodeSelector: { ...input.placement.nodeSelector } } : {}),
+          ...(input.placement?.runtimeClassName ? { runtimeClassName: input.placement.runtimeClassName } : {}),
           containers: [
             {
               name: RUN_CONTAINER,
@@ -92,6 +99,7 @@ export function buildJobManifest(input: JobManifestInput): IJob {
                 ...(input.cacheClaim === undefined ? [] : [{ name: PVC_CACHE_VOLUME, mountPath: PVC_CACHE_MOUNT_PATH }]),
               ],
             },
+            ...(input.extraContainers ?? []),
           ],
           volumes: [
             ...POD_VOLUMES.map(({ name, medium }) => ({ name, emptyDir: medium ? { medium } : {} })),

@@ -3,7 +3,7 @@ import { InputError } from "../errors.js";
 import { parseWorkflow } from "./parse-workflow.js";
 import { readWorkflowFile } from "./read-workflow-file.js";
 import { resolveWorkflow, type ResolveOptions, type ResolvedWorkflow } from "./resolve-workflow.js";
-import { makeIssue, WorkflowError, type WorkflowIssue } from "./workflow-errors.js";
+import { ForeignWorkflowError, makeIssue, WorkflowError, type WorkflowIssue } from "./workflow-errors.js";
 import type { Workflow } from "./workflow-types.js";
 
 export interface LoadedWorkflow {
@@ -29,10 +29,12 @@ export async function loadWorkflowFile(path: string, options: ResolveOptions & {
 
 /**
  * Parses and resolves a workflow given as text (the library's form: the daemon has the file's content, not a path),
- * `name` naming it in every `name:line:column` message. Rejects with WorkflowError listing every problem.
+ * `name` naming it in every `name:line:column` message. Rejects with WorkflowError listing every problem, and with
+ * ForeignWorkflowError (a WorkflowError) for a file written for another CI system.
  */
 export async function loadWorkflowText(text: string, name: string, options: ResolveOptions = {}): Promise<LoadedWorkflow> {
   const parsed = await parseWorkflow(text, name);
+  if (!parsed.ok && parsed.foreign) throw new ForeignWorkflowError(parsed.errors[0]!, parsed.foreign.system);
   if (!parsed.ok) throw new WorkflowError(parsed.errors);
   const resolved = resolveWorkflow(parsed.workflow, options);
   if (!resolved.ok) throw new WorkflowError(resolved.errors);

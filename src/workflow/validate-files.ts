@@ -10,6 +10,8 @@ export interface FileCheck {
   readonly file: string;
   readonly steps?: number;
   readonly engine?: EngineName;
+  /** The file is for another CI system: what it is for, and the issue saying so (not counted as an error). */
+  readonly foreign?: { readonly system: string; readonly issue: WorkflowIssue };
   readonly errors: readonly WorkflowIssue[];
   readonly warnings: readonly WorkflowIssue[];
 }
@@ -79,6 +81,7 @@ export function listWorkflowFiles(paths: readonly string[]): { files: string[]; 
 /** Checks the text of one workflow file. */
 export async function checkWorkflowText(text: string, file: string): Promise<FileCheck> {
   const parsed = await parseWorkflow(text, file);
+  if (!parsed.ok && parsed.foreign) return { file, foreign: { system: parsed.foreign.system, issue: parsed.errors[0]! }, errors: [], warnings: [] };
   if (!parsed.ok) return { file, errors: parsed.errors, warnings: parsed.warnings };
   return { file, steps: parsed.workflow.steps.length, engine: parsed.workflow.engine, errors: [], warnings: parsed.warnings };
 }
@@ -98,7 +101,11 @@ export async function validateWorkflowPaths(paths: readonly string[]): Promise<V
   return { checks, pathProblems: problems };
 }
 
-/** What the command prints: `ok` lines on stdout; errors, warnings and a count on stderr. `ok` when nothing failed. */
+/**
+ * What the command prints: `ok` lines, and `other` lines for files written for another CI system (not errors: a
+ * repository may keep them beside its Tangled workflows), on stdout; errors, warnings and a count on stderr. `ok`
+ * when nothing failed.
+ */
 export function formatValidateReport(report: ValidateReport): { stdout: string; stderr: string; ok: boolean } {
   let stdout = "";
   let stderr = "";
@@ -106,7 +113,8 @@ export function formatValidateReport(report: ValidateReport): { stdout: string; 
   for (const check of report.checks) {
     for (const error of check.errors) stderr += `${formatIssue(error)}\n`;
     for (const warning of check.warnings) stderr += `${formatWarning(warning)}\n`;
-    if (check.errors.length === 0) stdout += `ok  ${check.file} (${check.steps} ${check.steps === 1 ? "step" : "steps"}, engine ${check.engine})\n`;
+    if (check.foreign) stdout += `other  ${formatIssue(check.foreign.issue)}\n`;
+    else if (check.errors.length === 0) stdout += `ok  ${check.file} (${check.steps} ${check.steps === 1 ? "step" : "steps"}, engine ${check.engine})\n`;
   }
   const failed = report.checks.filter((check) => check.errors.length > 0);
   const errorCount = failed.reduce((sum, check) => sum + check.errors.length, 0);

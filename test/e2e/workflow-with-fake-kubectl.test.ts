@@ -62,7 +62,7 @@ describe("run --workflow with the fake kubectl", { concurrency: 2 }, () => {
 
   const badInput: Array<{ name: string; args: (workflow: string) => string[]; message: RegExp }> = [
     { name: "a workflow with typos, every error with file:line:column", args: () => ["--workflow", join(WORKFLOWS, "bad", "typos.yml")], message: /typos\.yml:\d+:\d+: .*did you mean/ },
-    { name: "a custom registry", args: () => ["--workflow", join(WORKFLOWS, "bad", "registry.yml")], message: /registry\.yml:\d+:\d+: dependencies/ },
+    { name: "a duplicate step name", args: () => ["--workflow", join(WORKFLOWS, "bad", "registry.yml")], message: /registry\.yml:9:11: steps\[1\]\.name: duplicate step name/ },
     { name: "a nixery workflow without --nixery", args: () => ["--workflow", join(WORKFLOWS, "tangled", "build.yml")], message: /build\.yml:6:3: dependencies\.nixpkgs: .*pass --nixery URL/ },
     { name: "both --steps and --workflow", args: (workflow) => ["--workflow", workflow, "--steps", workflow], message: /exactly one of --steps FILE and --workflow FILE/ },
     { name: "neither --steps nor --workflow", args: () => [], message: /exactly one of --steps FILE and --workflow FILE/ },

@@ -46,14 +46,13 @@ describe("knotless-runner-k8s validate", () => {
       run.stderr,
       [
         `${bad}/not-yaml.yaml:3:1: invalid YAML: Sequence item without - indicator`,
-        `${bad}/registry.yml:4:3: dependencies["git+https://tangled.sh/@oppi.li/statix"]: custom registries are not supported, only \`nixpkgs\`; install the tool in a step, or set an \`image\` that has it`,
         `${bad}/registry.yml:9:11: steps[1].name: duplicate step name "lint", already used by steps[0] at ${bad}/registry.yml:7:11; logs and results tell steps apart by name`,
         `${bad}/typos.yml:3:5: when[0].branhc: unknown key; did you mean \`branch\`?`,
         `${bad}/typos.yml:4:1: enviroment: unknown key; did you mean \`environment\`?`,
         `${bad}/typos.yml:7:5: steps[0]: expected the key \`command\`, found none`,
         `${bad}/typos.yml:8:5: steps[0].comand: unknown key; did you mean \`command\`?`,
         `${bad}/typos.yml:2:5: warning: when[0]: lists no \`branch\` or \`tag\`, so it matches no push or pull request (a push must match by branch or tag, a pull request by its target branch)`,
-        "validate: 7 errors in 3 of 4 files",
+        "validate: 6 errors in 3 of 4 files",
         "",
       ].join("\n"),
     );
