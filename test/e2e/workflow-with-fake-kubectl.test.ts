@@ -105,6 +105,33 @@ describe("run --workflow with the fake kubectl", { concurrency: 2 }, () => {
     assert.deepEqual(await cluster.calls(), []);
   });
 
+  it("evaluates when.paths against --changed-file and --changed-files, says in the dry run when it assumed them, and checks the flags", async () => {
+    const ws = makeWorkspace("");
+    const dir = join(ws.out, "..");
+    const workflow = join(dir, "paths.yml");
+    writeFileSync(workflow, "when:\n  - event: [push, pull_request]\n    branch: main\n    paths: ['src/**']\n    types: [opened, closed]\nsteps:\n  - name: a\n    command: echo a\n");
+    writeFileSync(join(dir, "changed.txt"), "README.md\nsrc/lib/a.ts\n");
+    const dry = (extra: string[]) => runCli(["run", "--workflow", workflow, "--checkout", ws.checkout, "--out", ws.out, "--namespace", "ci", "--dry-run", ...extra]);
+    const assumed = await dry(["--event", "push", "--branch", "main"]);
+    assert.equal(assumed.code, 0, assumed.stderr);
+    assert.match(assumed.stdout, /# {3}trigger: event push, branch main: matches \(when\[0\] matched: event "push", branch "main", paths assumed to match: the trigger gave no changed files \(--changed-file\)\)/);
+    assert.match(assumed.stdout, /# {3}clone: the checkout is uploaded to \/work, submodules yes, tags yes/);
+    const missed = await dry(["--event", "push", "--branch", "main", "--changed-file", "README.md", "--changed-file", "docs/x.md"]);
+    assert.match(missed.stdout, /2 changed files: does not match \(no constraint of when matched: none of the 2 changed files matches paths src\/\*\*\)/);
+    const listed = await dry(["--event", "pull_request", "--branch", "main", "--pr-action", "closed", "--changed-files", join(dir, "changed.txt")]);
+    assert.match(listed.stdout, /action closed, 2 changed files: matches \(when\[0\] matched: event "pull_request", branch "main", action "closed", changed file "src\/lib\/a\.ts" \("src\/\*\*"\)\)/);
+    for (const [extra, message] of [
+      [["--changed-file", "src/a"], /--changed-file describes a trigger: give --event too/],
+      [["--event", "push", "--branch", "main", "--pr-action", "closed"], /--pr-action goes with --event pull_request/],
+      [["--event", "pull_request", "--branch", "main", "--pr-action", "close"], /--pr-action expects one of opened, reopened, synchronize, closed, merged, got "close"/],
+      [["--event", "push", "--branch", "main", "--changed-files", join(dir, "missing.txt")], /--changed-files: cannot read .*missing\.txt: ENOENT/],
+    ] as const) {
+      const run = await dry([...extra]);
+      assert.equal(run.code, 2, run.stderr);
+      assert.match(run.stderr, message);
+    }
+  });
+
   it("prints the resolved workflow in the dry run: image, trigger, step timeouts, variables and secrets by name only", async () => {
     const ws = makeWorkspace("");
     const secrets = join(ws.out, "..", "secrets.env");
