@@ -56,7 +56,7 @@ function describeResolvedRun(config: RunConfig): string[] {
             trigger.sha && `sha ${trigger.sha}`,
             trigger.repo && `repo ${trigger.repo}`,
             trigger.prAction && `action ${trigger.prAction}`,
-            trigger.changedFiles && `${trigger.changedFiles.length} changed ${trigger.changedFiles.length === 1 ? "file" : "files"}`,
+            trigger.changedFileCount !== undefined && `${trigger.changedFileCount} changed ${trigger.changedFileCount === 1 ? "file" : "files"}`,
           ]
             .filter(Boolean)
             .map((part) => `, ${part}`)

@@ -23,6 +23,15 @@ export interface RunOverrides {
   readonly stepTimeoutMs?: number;
 }
 
+/** The trigger as the result records it: its changed files only counted (there may be thousands), and the match. */
+export type TriggerSummary = Omit<Trigger, "changedFiles"> & { readonly changedFileCount?: number; readonly matched: boolean; readonly reason: string };
+
+/** The trigger's summary for the result and the dry run. */
+function summarizeTrigger(trigger: Trigger, match: { matched: boolean; reason: string }): TriggerSummary {
+  const { changedFiles, ...rest } = trigger;
+  return { ...rest, ...(changedFiles !== undefined ? { changedFileCount: changedFiles.length } : {}), ...match };
+}
+
 /** What the result and the dry run say of the workflow a run came from. */
 export interface WorkflowSummary {
   readonly file: string;
@@ -34,7 +43,7 @@ export interface WorkflowSummary {
   readonly imageName?: string;
   readonly clone: CloneSettings;
   /** Absent when no trigger was given (`when` was not evaluated). */
-  readonly trigger?: Trigger & { readonly matched: boolean; readonly reason: string };
+  readonly trigger?: TriggerSummary;
 }
 
 export type WorkflowRunPlan =
@@ -141,7 +150,7 @@ export function planWorkflowRun(
     imageFrom: overrides.image !== undefined ? "flag" : workflow.imageFrom,
     ...(overrides.image === undefined && workflow.imageName !== undefined ? { imageName: workflow.imageName } : {}),
     clone: workflow.clone,
-    ...(input.trigger && match ? { trigger: { ...input.trigger, ...match } } : {}),
+    ...(input.trigger && match ? { trigger: summarizeTrigger(input.trigger, match) } : {}),
   };
   const stepTimeoutMs = overrides.stepTimeoutMs;
   const steps = workflow.steps.map((step) => ({
