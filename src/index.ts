@@ -50,7 +50,9 @@ export type { ProcessIdentity } from "./k8s/owner.js";
 // Workflow files as the daemon has them: text with a name for the error positions, the trigger and the secrets as
 // typed values; RunSettings.secrets carries them to runWorkflow, which masks them everywhere.
 export { loadWorkflowText, type LoadedWorkflow } from "./workflow/load-workflow.js";
-export { WorkflowError } from "./workflow/workflow-errors.js";
+export { ForeignWorkflowError, WorkflowError } from "./workflow/workflow-errors.js";
+export { DEFAULT_RUNNER_CONFIG, type RunnerConfig, type RunnerConfigSource } from "./config/runner-config.js";
+export { parseRunnerConfig } from "./config/read-runner-config.js";
 export { matchWorkflow, type Trigger } from "./workflow/match-trigger.js";
 export { prepareWorkflowRun, type PrepareWorkflowRunInput, type PreparedWorkflowRun } from "./run/prepare-workflow-run.js";
 export { planWorkflowRun, RUN_DEFAULTS, type RunOverrides, type WorkflowRunPlan, type WorkflowSummary } from "./run/plan-workflow-run.js";

@@ -50,13 +50,29 @@ function describeResolvedRun(config: RunConfig): string[] {
     const trigger = workflow.trigger;
     lines.push(
       trigger
-        ? `#   trigger: event ${trigger.event}${[trigger.ref, trigger.branch && `branch ${trigger.branch}`, trigger.tag && `tag ${trigger.tag}`, trigger.sha && `sha ${trigger.sha}`, trigger.repo && `repo ${trigger.repo}`].filter(Boolean).map((part) => `, ${part}`).join("")}: ${trigger.matched ? "matches" : "does not match"} (${trigger.reason})`
+        ? `#   trigger: event ${trigger.event}${[
+            trigger.ref,
+            trigger.branch && `branch ${trigger.branch}`,
+            trigger.tag && `tag ${trigger.tag}`,
+            trigger.sha && `sha ${trigger.sha}`,
+            trigger.repo && `repo ${trigger.repo}`,
+            trigger.prAction && `action ${trigger.prAction}`,
+            trigger.changedFileCount !== undefined && `${trigger.changedFileCount} changed ${trigger.changedFileCount === 1 ? "file" : "files"}`,
+          ]
+            .filter(Boolean)
+            .map((part) => `, ${part}`)
+            .join("")}: ${trigger.matched ? "matches" : "does not match"} (${trigger.reason})`
         : "#   trigger: none given (--event): `when` is not evaluated, the workflow runs",
     );
     const clone = workflow.clone;
-    lines.push(`#   clone: ${clone.skip ? "skip (no checkout upload)" : "the checkout is uploaded to /work"}${clone.depth !== undefined ? `, depth ${clone.depth}` : ""}, submodules ${clone.submodules ? "yes" : "no"} (the caller prepares the checkout)`);
+    lines.push(`#   clone: ${clone.skip ? "skip (no checkout upload)" : "the checkout is uploaded to /work"}${clone.depth !== undefined ? `, depth ${clone.depth}` : ""}, submodules ${clone.submodules ? "yes" : "no"}, tags ${clone.tags ? "yes" : "no"} (the caller prepares the checkout)`);
   }
-  lines.push(`#   image: ${settings.image}${workflow ? ` (from ${workflow.imageFrom === "flag" ? "--image" : workflow.imageFrom === "default" ? "the runner's default" : workflow.imageFrom === "nixery" ? "the nixery engine" : "the workflow"})` : ""}`);
+  lines.push(`#   image: ${settings.image}${workflow ? ` (from ${describeImageSource(workflow)})` : ""}`);
+  const { nodeSelector, runtimeClassName } = settings.placement ?? {};
+  if (nodeSelector || runtimeClassName) {
+    lines.push(`#   placement: ${[...Object.entries(nodeSelector ?? {}).map(([key, value]) => `node selector ${key}=${value}`), ...(runtimeClassName ? [`runtimeClassName ${runtimeClassName}`] : [])].join(", ")}`);
+  }
+  if (settings.dockerDaemon) lines.push(`#   docker: a privileged Docker daemon (${settings.dockerDaemon.image}) beside the steps, DOCKER_HOST set (virtualisation.docker)`);
   lines.push(`#   resources: cpu ${settings.cpu}, memory ${settings.memory}; run timeout ${formatDuration(settings.timeoutMs)}; shell ${settings.shell ?? "sh -e"}`);
   lines.push(`#   pod idle timeout: ${formatDuration(settings.podIdleTimeoutMs ?? DEFAULT_POD_IDLE_SECONDS * 1000)} (the pod stops itself when no runner exec has run for that long)`);
   if (!config.notMatched) {
@@ -70,6 +86,14 @@ function describeResolvedRun(config: RunConfig): string[] {
   lines.push(`#   variables (values in the pod only): ${settings.env.map((variable) => variable.name).join(", ") || "none"}`);
   lines.push(`#   secrets (masked in all output, never shown): ${(settings.secrets ?? []).map((secret) => secret.name).join(", ") || "none"}`);
   return lines;
+}
+
+function describeImageSource(workflow: NonNullable<RunConfig["settings"]["workflow"]>): string {
+  if (workflow.imageFrom === "flag") return "--image";
+  if (workflow.imageFrom === "default") return "the runner's default";
+  if (workflow.imageFrom === "nixery") return "the nixery engine";
+  if (workflow.imageFrom === "microvm") return `the microvm image ${workflow.imageName ?? "?"} in the runner configuration`;
+  return "the workflow";
 }
 
 /** 5368709120 → 5Gi, 1500000 → 1500000 bytes. */

@@ -15,7 +15,7 @@ import type { PreparedWorkflowRun } from "../run/prepare-workflow-run.js";
 import { buildRunVariables } from "../run/run-variables.js";
 import type { Secret } from "../secrets/secret.js";
 import type { LoadedWorkflow } from "../workflow/load-workflow.js";
-import type { Trigger } from "../workflow/match-trigger.js";
+import { PULL_REQUEST_ACTIONS, type Trigger } from "../workflow/match-trigger.js";
 import type { ExecutorTimings } from "../executor/context.js";
 import { buildJobName, buildRunIdLabel, isAcceptableRunId } from "../k8s/names.js";
 import { buildCacheBackend, readCacheFlags, resolveCacheRepo, type CacheFlags, type CacheRepoSource, type RawCacheOptions } from "./cache-options.js";
@@ -39,6 +39,18 @@ export interface RawRunOptions extends RawClusterOptions, RawCacheOptions {
   tag?: string;
   sha?: string;
   repo?: string;
+  changedFile?: string[];
+  changedFiles?: string;
+  prAction?: string;
+  prSourceBranch?: string;
+  prSourceSha?: string;
+  knot?: string;
+  repoDid?: string;
+  repoName?: string;
+  defaultBranch?: string;
+  repoUrl?: string;
+  pipelineId?: string;
+  config?: string;
   nixery?: string;
   secrets?: string;
   secretEnv?: string[];
@@ -139,11 +151,38 @@ type StepsSource =
   | { readonly kind: "steps"; readonly steps: StepSpec[] }
   | { readonly kind: "workflow"; readonly loaded: LoadedWorkflow; readonly trigger?: Trigger; readonly warnings: readonly string[] };
 
+/** The trigger's text flags beyond the ref: the pull request's, and what Tangled's run variables say of the repository. */
+const TRIGGER_TEXT_FLAGS = ["prAction", "prSourceBranch", "prSourceSha", "knot", "repoDid", "repoName", "defaultBranch", "repoUrl", "pipelineId"] as const;
+
+/** `prSourceBranch` → `--pr-source-branch`. */
+function toFlag(key: string): string {
+  return `--${key.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}`;
+}
+
+/** --changed-file PATH (repeatable) and the lines of --changed-files FILE, in order; undefined when neither is given. */
+function readChangedFiles(raw: RawRunOptions): string[] | undefined {
+  if (raw.changedFile === undefined && raw.changedFiles === undefined) return undefined;
+  const files = [...(raw.changedFile ?? [])];
+  if (raw.changedFiles !== undefined) {
+    let text: string;
+    try {
+      text = readFileSync(resolve(raw.changedFiles), "utf8");
+    } catch (error) {
+      throw new InputError(`--changed-files: cannot read ${raw.changedFiles}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+    }
+    files.push(...text.split(/\r?\n/).filter((line) => line !== ""));
+  }
+  const bad = files.find((file) => file === "" || /[\x00-\x1f\x7f]/.test(file));
+  if (bad !== undefined) throw new InputError(`--changed-file expects a path relative to the repository's root without control characters, got ${JSON.stringify(bad)}`);
+  return files;
+}
+
 /** The trigger flags as a Trigger; undefined without --event (then `when` is not evaluated). */
 function readTrigger(raw: RawRunOptions): Trigger | undefined {
-  const given = (["ref", "branch", "tag", "sha", "repo"] as const).filter((key) => raw[key] !== undefined);
+  const given = (["ref", "branch", "tag", "sha", "repo", ...TRIGGER_TEXT_FLAGS] as const).filter((key) => raw[key] !== undefined);
+  if (raw.event === undefined && (raw.changedFile !== undefined || raw.changedFiles !== undefined)) throw new InputError("--changed-file describes a trigger: give --event too (push, pull_request, manual, ...)");
   if (raw.event === undefined) {
-    if (given.length > 0) throw new InputError(`--${given[0]} describes a trigger: give --event too (push, pull_request, manual, ...)`);
+    if (given.length > 0) throw new InputError(`${toFlag(given[0]!)} describes a trigger: give --event too (push, pull_request, manual, ...)`);
     return undefined;
   }
   if (!/^[a-z][a-z0-9_]{0,63}$/.test(raw.event)) throw new InputError(`--event expects an event name such as push, pull_request or manual, got ${JSON.stringify(raw.event)}`);
@@ -151,8 +190,12 @@ function readTrigger(raw: RawRunOptions): Trigger | undefined {
   if (raw.branch !== undefined && raw.tag !== undefined) throw new InputError("--branch and --tag: a trigger has one ref; give one of them");
   if (raw.ref !== undefined && !raw.ref.startsWith("refs/")) throw new InputError(`--ref expects a full ref such as refs/heads/main or refs/tags/v1.0, got ${JSON.stringify(raw.ref)} (or use --branch / --tag)`);
   for (const key of given) {
-    if (raw[key] === "" || /[\x00-\x1f\x7f]/.test(raw[key]!)) throw new InputError(`--${key} expects a non-empty value without control characters`);
+    if (raw[key] === "" || /[\x00-\x1f\x7f]/.test(raw[key]!)) throw new InputError(`${toFlag(key)} expects a non-empty value without control characters`);
   }
+  if (raw.prAction !== undefined && !PULL_REQUEST_ACTIONS.includes(raw.prAction)) throw new InputError(`--pr-action expects one of ${PULL_REQUEST_ACTIONS.join(", ")}, got ${JSON.stringify(raw.prAction)}`);
+  const prOnly = (["prAction", "prSourceBranch", "prSourceSha"] as const).find((key) => raw[key] !== undefined);
+  if (prOnly !== undefined && raw.event !== "pull_request") throw new InputError(`${toFlag(prOnly)} goes with --event pull_request`);
+  const changedFiles = readChangedFiles(raw);
   return {
     event: raw.event,
     ...(raw.ref !== undefined ? { ref: raw.ref } : {}),
@@ -160,6 +203,8 @@ function readTrigger(raw: RawRunOptions): Trigger | undefined {
     ...(raw.tag !== undefined ? { tag: raw.tag } : {}),
     ...(raw.sha !== undefined ? { sha: raw.sha } : {}),
     ...(raw.repo !== undefined ? { repo: raw.repo } : {}),
+    ...(changedFiles !== undefined ? { changedFiles } : {}),
+    ...Object.fromEntries(TRIGGER_TEXT_FLAGS.flatMap((key) => (raw[key] !== undefined ? [[key, raw[key]]] : []))),
   };
 }
 
@@ -185,6 +230,7 @@ async function readStepsSource(raw: RawRunOptions): Promise<StepsSource> {
   if (raw.steps !== undefined) {
     if (trigger !== undefined) throw new InputError("--event and the other trigger flags go with --workflow (a steps file has no `when`)");
     if (raw.nixery !== undefined) throw new InputError("--nixery goes with --workflow (a steps file has no engine)");
+    if (raw.config !== undefined) throw new InputError("--config goes with --workflow (its settings are the engines' and a steps file has no engine)");
     const stepsFile = resolve(raw.steps);
     let stepsBytes: Buffer; // bytes: parsing refuses a line that is not UTF-8 rather than decoding it into U+FFFD
     try {
@@ -196,7 +242,8 @@ async function readStepsSource(raw: RawRunOptions): Promise<StepsSource> {
   }
   const { loadWorkflowFile } = await import("../workflow/load-workflow.js");
   const { formatWarning } = await import("../workflow/workflow-errors.js");
-  const loaded = await loadWorkflowFile(resolve(raw.workflow!), { name: raw.workflow!, ...(raw.nixery !== undefined ? { nixeryBase: raw.nixery } : {}) });
+  const runner = await (await import("../config/read-runner-config.js")).readRunnerConfig(raw.config);
+  const loaded = await loadWorkflowFile(resolve(raw.workflow!), { name: raw.workflow!, runner, ...(raw.nixery !== undefined ? { nixeryBase: raw.nixery } : {}) });
   return { kind: "workflow", loaded, ...(trigger ? { trigger } : {}), warnings: loaded.warnings.map(formatWarning) };
 }
 
@@ -270,7 +317,18 @@ export async function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEn
           env: buildRunVariables({ runId }),
         }
       : plan.matched
-        ? { image: plan.image, cpu: plan.cpu, memory: plan.memory, timeoutMs: plan.timeoutMs, ...(plan.stepTimeoutMs !== undefined ? { stepTimeoutMs: plan.stepTimeoutMs } : {}), steps: plan.steps, env: plan.env, shell: plan.shell }
+        ? {
+            image: plan.image,
+            cpu: plan.cpu,
+            memory: plan.memory,
+            timeoutMs: plan.timeoutMs,
+            ...(plan.stepTimeoutMs !== undefined ? { stepTimeoutMs: plan.stepTimeoutMs } : {}),
+            steps: plan.steps,
+            env: plan.env,
+            shell: plan.shell,
+            ...(plan.placement.nodeSelector || plan.placement.runtimeClassName ? { placement: plan.placement } : {}),
+            ...(plan.dockerDaemon ? { dockerDaemon: plan.dockerDaemon } : {}),
+          }
         : { image: plan.image, cpu: overrides.cpu ?? RUN_DEFAULTS.cpu, memory: overrides.memory ?? RUN_DEFAULTS.memory, timeoutMs: overrides.timeoutMs ?? RUN_DEFAULTS.timeoutMs, steps: plan.steps, env: [] };
   const declaredCaches = source.kind === "workflow" ? (source.loaded.resolved.caches ?? []).length : 0;
   const cacheRepo = declaredCaches > 0 ? resolveCacheRepo(raw.repo, checkoutDir, raw.workflow!) : undefined;

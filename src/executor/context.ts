@@ -69,6 +69,10 @@ export interface ExecutorSettings {
   readonly cacheBackend?: CacheBackend;
   /** The workflow's `artifacts:`, collected after the run into `<outDir>/artifacts/<name>/`. */
   readonly artifacts?: readonly ArtifactSpec[];
+  /** The pod's node selector and runtime class (a workflow's `architecture`, the microvm engine's configuration). */
+  readonly placement?: { readonly nodeSelector?: Readonly<Record<string, string>>; readonly runtimeClassName?: string };
+  /** `virtualisation.docker`: a privileged Docker daemon container of this image beside the steps. */
+  readonly dockerDaemon?: { readonly image: string };
 }
 
 /** `--cache-dir` (the default, a directory on this host) or `--cache-pvc` (a PersistentVolumeClaim mounted into the pod). */

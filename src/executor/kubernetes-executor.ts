@@ -1,4 +1,5 @@
 // The Kubernetes executor: one run as one Job, each lifecycle call delegated to a small module.
+import { buildDockerDaemonContainer } from "../pod/docker-daemon.js";
 import { randomBytes } from "node:crypto";
 import { rmSync } from "node:fs";
 import { rm } from "node:fs/promises";
@@ -63,6 +64,8 @@ export function buildRunManifest(ctx: Pick<ExecutorContext, "settings">, createT
     ...(s.owner ? { owner: s.owner } : {}),
     ...(s.cacheBackend?.kind === "pvc" && (s.caches?.length ?? 0) > 0 ? { cacheClaim: s.cacheBackend.claim } : {}),
     ...(s.podIdleTimeoutMs === undefined ? {} : { podIdleSeconds: Math.ceil(s.podIdleTimeoutMs / 1000) }),
+    ...(s.placement ? { placement: s.placement } : {}),
+    ...(s.dockerDaemon ? { extraContainers: [buildDockerDaemonContainer(s.dockerDaemon.image)] } : {}),
   });
 }
 

@@ -1,5 +1,6 @@
 // Builds the run's batch/v1 Job manifest: a pure function of the run's settings.
 import type { IJob } from "kubernetes-models/batch/v1/Job";
+import type { IContainer } from "kubernetes-models/v1/Container";
 import { PVC_CACHE_MOUNT_PATH, PVC_CACHE_VOLUME } from "../cache/pvc-layout.js";
 import { buildKeepAliveScript, DEFAULT_POD_IDLE_SECONDS } from "../pod/keep-alive.js";
 import { POD_VOLUMES, POD_WORK_DIR } from "../pod/paths.js";
@@ -35,6 +36,10 @@ export interface JobManifestInput {
   readonly cacheClaim?: string;
   /** Seconds without a runner exec after which the pod stops itself (`--pod-idle-timeout`); default 600. */
   readonly podIdleSeconds?: number;
+  /** The pod's nodeSelector and runtimeClassName (a workflow's `architecture`, the microvm engine's configuration). */
+  readonly placement?: { readonly nodeSelector?: Readonly<Record<string, string>>; readonly runtimeClassName?: string };
+  /** Containers beside the run container (the Docker daemon of `virtualisation.docker`). */
+  readonly extraContainers?: readonly IContainer[];
 }
 
 /**
@@ -77,6 +82,8 @@ export function buildJobManifest(input: JobManifestInput): IJob {
           automountServiceAccountToken: false,
           enableServiceLinks: false,
           terminationGracePeriodSeconds: TERMINATION_GRACE_SECONDS,
+          ...(input.placement?.nodeSelector ? { nodeSelector: { ...input.placement.nodeSelector } } : {}),
+          ...(input.placement?.runtimeClassName ? { runtimeClassName: input.placement.runtimeClassName } : {}),
           containers: [
             {
               name: RUN_CONTAINER,
@@ -93,6 +100,7 @@ export function buildJobManifest(input: JobManifestInput): IJob {
                 ...(input.cacheClaim === undefined ? [] : [{ name: PVC_CACHE_VOLUME, mountPath: PVC_CACHE_MOUNT_PATH }]),
               ],
             },
+            ...(input.extraContainers ?? []),
           ],
           volumes: [
             ...POD_VOLUMES.map(({ name, medium }) => ({ name, emptyDir: medium ? { medium } : {} })),

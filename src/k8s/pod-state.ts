@@ -1,4 +1,5 @@
 // Reads a pod's JSON into the few states the runner acts on: a pure function.
+import { RUN_CONTAINER } from "./kubectl-args.js";
 import type { IPod } from "kubernetes-models/v1/Pod";
 import { describeIdleStop, IDLE_EXIT_CODE } from "../pod/keep-alive.js";
 import { POD_IDLE_TIMEOUT_ANNOTATION } from "./labels.js";
@@ -23,6 +24,12 @@ const IMAGE_PULL_WAITING = new Set(["ErrImagePull", "ImagePullBackOff"]);
 /** The scheduler's words for a claim the pod names that it cannot bind (the VolumeBinding plugin). */
 const UNUSABLE_CLAIM = /persistentvolumeclaim "([^"]+)" (not found|is being deleted)/;
 
+/** The run container's status: the kubelet lists statuses by container name, so with a sidecar ("docker") it is not the first. */
+function findRunContainerStatus(pod: IPod): NonNullable<NonNullable<IPod["status"]>["containerStatuses"]>[number] | undefined {
+  const statuses = pod.status?.containerStatuses ?? [];
+  return statuses.find((status) => status.name === RUN_CONTAINER) ?? statuses[0];
+}
+
 /** Picks the run's pod from a PodList's items: the newest one (there is only one with backoffLimit 0). */
 export function pickRunPod(items: readonly IPod[]): IPod | undefined {
   return [...items].sort((a, b) => (b.metadata?.creationTimestamp ?? "").localeCompare(a.metadata?.creationTimestamp ?? ""))[0];
@@ -36,7 +43,7 @@ export function classifyPod(pod: IPod | undefined, imagePullFailingForMs: number
   if (!pod) return { kind: "absent" };
   const name = pod.metadata?.name ?? "";
   const phase = pod.status?.phase ?? "Pending";
-  const container = pod.status?.containerStatuses?.[0];
+  const container = findRunContainerStatus(pod);
   if (pod.metadata?.deletionTimestamp) return { kind: "gone", name, reason: "Deleted", message: "the pod is being deleted" };
   if (phase === "Succeeded" || phase === "Failed" || phase === "Unknown") return gone(name, pod);
   const waiting = container?.state?.waiting;
@@ -69,7 +76,7 @@ function gone(name: string, pod: IPod): PodState {
 
 /** True when the container reports an image pull failure right now. */
 export function isImagePullFailing(pod: IPod | undefined): boolean {
-  const reason = pod?.status?.containerStatuses?.[0]?.state?.waiting?.reason;
+  const reason = pod ? findRunContainerStatus(pod)?.state?.waiting?.reason : undefined;
   return reason !== undefined && IMAGE_PULL_WAITING.has(reason);
 }
 

@@ -4,7 +4,8 @@ import type { CacheSpec } from "../cache/cache-types.js";
 import { identifyHashFilesCall, listHashFilesCalls, renderKeyTemplate, type KeyInputs } from "../cache/render-key.js";
 import type { StepSpec } from "../input/steps-file.js";
 import { matchWorkflow, type Trigger } from "../workflow/match-trigger.js";
-import type { ResolvedWorkflow } from "../workflow/resolve-workflow.js";
+import type { Placement, ResolvedWorkflow } from "../workflow/resolve-workflow.js";
+import { DOCKER_HOST } from "../pod/docker-daemon.js";
 import { makeIssue, WorkflowError, type WorkflowIssue } from "../workflow/workflow-errors.js";
 import type { CloneSettings, EnvVar, KeyTemplateAt, WorkflowArtifact, WorkflowCache } from "../workflow/workflow-types.js";
 import { buildRunVariables } from "./run-variables.js";
@@ -22,16 +23,27 @@ export interface RunOverrides {
   readonly stepTimeoutMs?: number;
 }
 
+/** The trigger as the result records it: its changed files only counted (there may be thousands), and the match. */
+export type TriggerSummary = Omit<Trigger, "changedFiles"> & { readonly changedFileCount?: number; readonly matched: boolean; readonly reason: string };
+
+/** The trigger's summary for the result and the dry run. */
+function summarizeTrigger(trigger: Trigger, match: { matched: boolean; reason: string }): TriggerSummary {
+  const { changedFiles, ...rest } = trigger;
+  return { ...rest, ...(changedFiles !== undefined ? { changedFileCount: changedFiles.length } : {}), ...match };
+}
+
 /** What the result and the dry run say of the workflow a run came from. */
 export interface WorkflowSummary {
   readonly file: string;
   /** The workflow's name: its file's base name, as Tangled names workflows; KNOTLESS_WORKFLOW. */
   readonly name: string;
   readonly engine: string;
-  readonly imageFrom: "flag" | "workflow" | "nixery" | "default";
+  readonly imageFrom: "flag" | "workflow" | "nixery" | "microvm" | "default";
+  /** The microvm image name the configuration mapped (`nixos`, `alpine`). */
+  readonly imageName?: string;
   readonly clone: CloneSettings;
   /** Absent when no trigger was given (`when` was not evaluated). */
-  readonly trigger?: Trigger & { readonly matched: boolean; readonly reason: string };
+  readonly trigger?: TriggerSummary;
 }
 
 export type WorkflowRunPlan =
@@ -46,6 +58,10 @@ export type WorkflowRunPlan =
       readonly stepTimeoutMs?: number;
       readonly shell: string;
       readonly steps: StepSpec[];
+      /** Node selector and runtime class of the run's pod. */
+      readonly placement: Placement;
+      /** `virtualisation.docker`: the privileged Docker daemon beside the steps (DOCKER_HOST in env). */
+      readonly dockerDaemon?: { readonly image: string };
       /** Run variables, then the workflow's environment: lowest precedence first. */
       readonly env: EnvVar[];
       /** The workflow's `caches:`, keys rendered for this run, in file order; empty without caches and with --no-cache. */
@@ -132,8 +148,9 @@ export function planWorkflowRun(
     name,
     engine: workflow.engine,
     imageFrom: overrides.image !== undefined ? "flag" : workflow.imageFrom,
+    ...(overrides.image === undefined && workflow.imageName !== undefined ? { imageName: workflow.imageName } : {}),
     clone: workflow.clone,
-    ...(input.trigger && match ? { trigger: { ...input.trigger, ...match } } : {}),
+    ...(input.trigger && match ? { trigger: summarizeTrigger(input.trigger, match) } : {}),
   };
   const stepTimeoutMs = overrides.stepTimeoutMs;
   const steps = workflow.steps.map((step) => ({
@@ -144,7 +161,8 @@ export function planWorkflowRun(
     ...(stepTimeoutMs === undefined && step.timeoutMs !== undefined ? { timeoutMs: step.timeoutMs } : {}),
   }));
   if (match && !match.matched) return { matched: false, workflow: summary, reason: match.reason, image, steps };
-  const env = [...buildRunVariables({ runId: input.runId, workflowName: name, ...(input.trigger ? { trigger: input.trigger } : {}) }), ...workflow.env];
+  const docker = workflow.dockerDaemon ? [{ name: "DOCKER_HOST", value: DOCKER_HOST }] : [];
+  const env = [...buildRunVariables({ runId: input.runId, workflowName: name, ...(input.trigger ? { trigger: input.trigger } : {}) }), ...docker, ...workflow.env];
   const cacheInput = input.caches ?? {};
   const planned = cacheInput.off
     ? { caches: [], issues: [] }
@@ -160,6 +178,8 @@ export function planWorkflowRun(
     ...(stepTimeoutMs !== undefined ? { stepTimeoutMs } : {}),
     shell: workflow.shell.join(" "),
     steps,
+    placement: workflow.placement,
+    ...(workflow.dockerDaemon ? { dockerDaemon: workflow.dockerDaemon } : {}),
     env,
     caches: planned.caches,
     artifacts: planArtifacts(workflow.artifacts ?? []),

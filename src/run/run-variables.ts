@@ -2,10 +2,11 @@
 import { POD_OUTPUTS_DIR } from "../pod/paths.js";
 import { deriveRefNames, type Trigger } from "../workflow/match-trigger.js";
 import type { EnvVar } from "../workflow/workflow-types.js";
+import { buildTangledVariables } from "./tangled-variables.js";
 
 /**
  * CI=true, KNOTLESS_RUN_ID, KNOTLESS_WORKFLOW, KNOTLESS_EVENT, KNOTLESS_REF, KNOTLESS_REF_NAME, KNOTLESS_SHA,
- * KNOTLESS_REPO (each when known), then KNOTLESS_OUTPUTS=/outputs. The workflow's `environment` and each step's come
+ * KNOTLESS_REPO (each when known), then KNOTLESS_OUTPUTS=/outputs, then Tangled's TANGLED_* (src/run/tangled-variables.ts). The workflow's `environment` and each step's come
  * after these (src/executor/context.ts, src/input/steps-file.ts), so a file may override them.
  */
 export function buildRunVariables(input: { readonly runId: string; readonly workflowName?: string; readonly trigger?: Trigger }): EnvVar[] {
@@ -22,5 +23,5 @@ export function buildRunVariables(input: { readonly runId: string; readonly work
     ["KNOTLESS_REPO", trigger?.repo],
     ["KNOTLESS_OUTPUTS", POD_OUTPUTS_DIR],
   ];
-  return known.flatMap(([name, value]) => (value === undefined ? [] : [{ name, value }]));
+  return [...known.flatMap(([name, value]) => (value === undefined ? [] : [{ name, value }])), ...buildTangledVariables(trigger)];
 }

@@ -1,9 +1,9 @@
 // Reads, parses and resolves one workflow file for a run: the one call `run --workflow` needs.
-import { readFileSync } from "node:fs";
 import { InputError } from "../errors.js";
 import { parseWorkflow } from "./parse-workflow.js";
+import { readWorkflowFile } from "./read-workflow-file.js";
 import { resolveWorkflow, type ResolveOptions, type ResolvedWorkflow } from "./resolve-workflow.js";
-import { WorkflowError, type WorkflowIssue } from "./workflow-errors.js";
+import { ForeignWorkflowError, makeIssue, WorkflowError, type WorkflowIssue } from "./workflow-errors.js";
 import type { Workflow } from "./workflow-types.js";
 
 export interface LoadedWorkflow {
@@ -14,27 +14,27 @@ export interface LoadedWorkflow {
 }
 
 /**
- * Loads the workflow at `path` (and the `yaml` package, on first use). Rejects with InputError when the file cannot be read and with WorkflowError (an InputError,
+ * Loads the workflow at `path` (and the `yaml` package, on first use). Rejects with InputError when the file cannot be
+ * read or is not a regular UTF-8 file of at most 1 MiB (src/workflow/read-workflow-file.ts), and with WorkflowError (an InputError,
  * exit 2) listing every problem when it does not parse or resolve. `name` is how messages name the file (the path
  * by default).
  */
 export async function loadWorkflowFile(path: string, options: ResolveOptions & { readonly name?: string } = {}): Promise<LoadedWorkflow> {
   const name = options.name ?? path;
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (error) {
-    throw new InputError(`cannot read the workflow file: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, name);
-  }
-  return loadWorkflowText(text, name, options);
+  const read = readWorkflowFile(path);
+  if (read.ok) return loadWorkflowText(read.text, name, options);
+  if (read.at !== undefined) throw new WorkflowError([makeIssue(name, read.at, "", read.problem)]);
+  throw new InputError(read.problem, name);
 }
 
 /**
  * Parses and resolves a workflow given as text (the library's form: the daemon has the file's content, not a path),
- * `name` naming it in every `name:line:column` message. Rejects with WorkflowError listing every problem.
+ * `name` naming it in every `name:line:column` message. Rejects with WorkflowError listing every problem, and with
+ * ForeignWorkflowError (a WorkflowError) for a file written for another CI system.
  */
 export async function loadWorkflowText(text: string, name: string, options: ResolveOptions = {}): Promise<LoadedWorkflow> {
   const parsed = await parseWorkflow(text, name);
+  if (!parsed.ok && parsed.foreign) throw new ForeignWorkflowError(parsed.errors[0]!, parsed.foreign.system);
   if (!parsed.ok) throw new WorkflowError(parsed.errors);
   const resolved = resolveWorkflow(parsed.workflow, options);
   if (!resolved.ok) throw new WorkflowError(resolved.errors);

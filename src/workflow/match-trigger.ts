@@ -4,6 +4,10 @@ import type picomatch from "picomatch";
 import { checkGlobPattern, toPicomatchPattern } from "./glob-pattern.js";
 import type { WhenConstraint } from "./workflow-types.js";
 
+/** The pull request actions Tangled sends, and those a constraint without `types` matches (workflow/def.go). */
+export const PULL_REQUEST_ACTIONS: readonly string[] = ["opened", "reopened", "synchronize", "closed", "merged"];
+export const DEFAULT_PULL_REQUEST_ACTIONS: readonly string[] = ["opened", "reopened", "synchronize"];
+
 /** What started the run. `ref` (refs/heads/X or refs/tags/Y) gives the branch or tag unless they are given. */
 export interface Trigger {
   readonly event: string;
@@ -11,8 +15,22 @@ export interface Trigger {
   /** A push's branch, or a pull request's target branch. */
   readonly branch?: string;
   readonly tag?: string;
+  /** The commit: a push's new head, a pull request's source head unless prSourceSha says otherwise. */
   readonly sha?: string;
   readonly repo?: string;
+  /** Paths the change touched, relative to the repository's root; absent: not known, so `paths` is not evaluated. */
+  readonly changedFiles?: readonly string[];
+  /** A pull request's action (opened, reopened, synchronize, closed, merged); absent: opened, as Tangled takes it. */
+  readonly prAction?: string;
+  readonly prSourceBranch?: string;
+  readonly prSourceSha?: string;
+  /** What Tangled's run variables say of the repository and pipeline (src/run/tangled-variables.ts). */
+  readonly knot?: string;
+  readonly repoDid?: string;
+  readonly repoName?: string;
+  readonly defaultBranch?: string;
+  readonly repoUrl?: string;
+  readonly pipelineId?: string;
 }
 
 export interface RefNames {
@@ -100,7 +118,38 @@ function matchConstraint(constraint: WhenConstraint, trigger: Trigger): { matche
     if (!outcome.matched) return outcome;
     details.push(outcome.detail);
   }
+  for (const check of [matchAction(constraint, trigger), matchPaths(constraint, trigger)]) {
+    if (check === undefined) continue;
+    if (!check.matched) return check;
+    details.push(check.detail);
+  }
   return { matched: true, detail: details.join(", ") };
+}
+
+/** A pull request's action against `types` (opened, reopened and synchronize without it); undefined for other events. */
+function matchAction(constraint: WhenConstraint, trigger: Trigger): { matched: boolean; detail: string } | undefined {
+  if (trigger.event !== "pull_request") return undefined;
+  const action = trigger.prAction ?? "opened";
+  const types = constraint.types ?? DEFAULT_PULL_REQUEST_ACTIONS;
+  const listed = constraint.types === undefined ? `${types.join(", ")} (the default without \`types\`)` : types.join(", ");
+  if (!types.includes(action)) return { matched: false, detail: `pull request action ${JSON.stringify(action)} is not one of ${listed}` };
+  return { matched: true, detail: `action ${JSON.stringify(action)}${trigger.prAction === undefined ? " (assumed: no --pr-action)" : ""}` };
+}
+
+/**
+ * `paths` against the changed files: one matching file is enough (Tangled's matchesAnyFile). When the trigger names
+ * no changed files at all, the constraint is taken to match and the detail says it was assumed.
+ */
+function matchPaths(constraint: WhenConstraint, trigger: Trigger): { matched: boolean; detail: string } | undefined {
+  const patterns = constraint.paths ?? [];
+  if (patterns.length === 0) return undefined;
+  if (trigger.changedFiles === undefined) return { matched: true, detail: "paths assumed to match: the trigger gave no changed files (--changed-file)" };
+  for (const file of trigger.changedFiles) {
+    const hit = patterns.find((pattern) => matchGlob(pattern, file));
+    if (hit !== undefined) return { matched: true, detail: `changed file ${JSON.stringify(file)} (${JSON.stringify(hit)})` };
+  }
+  const count = trigger.changedFiles.length;
+  return { matched: false, detail: `none of the ${count} changed ${count === 1 ? "file" : "files"} matches paths ${listPatterns(patterns)}` };
 }
 
 /**

@@ -4,13 +4,16 @@ import { listHashFilesCalls, listTemplateVariables, RUN_VARIABLE_SOURCES } from 
 import { readMap } from "./field-readers.js";
 import { isNullValue, positionAt, reportError, reportWarning, type ReadContext, type YamlModule } from "./read-context.js";
 import { suggestName } from "./suggest-key.js";
-import { sortIssues, type WorkflowIssue } from "./workflow-errors.js";
-import { KNOWN_EVENTS, WORKFLOW_KEYS, type ParsedClone, type ParsedConstraint } from "./workflow-schema.js";
-import type { EngineName, EnvVar, KeyTemplateAt, SourcePosition, Workflow } from "./workflow-types.js";
+import { makeIssue, sortIssues, type WorkflowIssue } from "./workflow-errors.js";
+import { chooseEngine } from "./engine-rules.js";
+import { findForeignWorkflow, type ForeignWorkflow } from "./foreign-workflow.js";
+import { DEFAULT_CLONE, KNOWN_EVENTS, WORKFLOW_KEYS, type ParsedClone, type ParsedConstraint } from "./workflow-schema.js";
+import type { EnvVar, KeyTemplateAt, SourcePosition, Workflow } from "./workflow-types.js";
 
 export type ParseResult =
   | { readonly ok: true; readonly workflow: Workflow; readonly warnings: readonly WorkflowIssue[] }
-  | { readonly ok: false; readonly errors: readonly WorkflowIssue[]; readonly warnings: readonly WorkflowIssue[] };
+  /** `foreign`: the file is for another CI system; `errors` is then the one issue saying so. */
+  | { readonly ok: false; readonly errors: readonly WorkflowIssue[]; readonly warnings: readonly WorkflowIssue[]; readonly foreign?: ForeignWorkflow };
 
 const TOP: SourcePosition = { line: 1, column: 1 };
 const TOP_LEVEL = "a map of workflow keys such as when, engine and steps";
@@ -40,7 +43,7 @@ function checkConstraints(ctx: ReadContext, when: readonly ParsedConstraint[]): 
 /** Tangled's own checks of `clone` (workflow/compile.go): skipping the checkout makes depth and submodules moot. */
 function checkClone(ctx: ReadContext, clone: ParsedClone): void {
   if (!clone.skip) return;
-  if (clone.submodules) reportWarning(ctx, clone.position, "clone", "`skip` and `submodules` cannot both apply; the checkout is skipped");
+  if (clone.submodules && clone.submodulesWritten) reportWarning(ctx, clone.position, "clone", "`skip` and `submodules` cannot both apply; the checkout is skipped");
   if (clone.depth !== undefined && clone.depth > 0) reportWarning(ctx, clone.position, "clone", "`skip` and `depth` cannot both apply; the checkout is skipped");
 }
 
@@ -83,38 +86,45 @@ export function parseWorkflowWith(yaml: YamlModule, text: string, file: string):
     reportError(ctx, TOP, "", `expected ${TOP_LEVEL}, found an empty file`);
     return { ok: false, errors: ctx.errors, warnings: ctx.warnings };
   }
+  const foreign = findForeignWorkflow(ctx, document.contents);
+  if (foreign !== undefined) return { ok: false, errors: [makeIssue(file, foreign.at, foreign.path, foreign.message)], warnings: [], foreign };
   const read = readMap(ctx, document.contents, TOP, "", WORKFLOW_KEYS, TOP_LEVEL);
   if (read === undefined) return { ok: false, errors: ctx.errors, warnings: ctx.warnings };
   const { values, keys } = read;
-  const nixpkgs = values.dependencies?.nixpkgs;
-  const engine: EngineName = values.engine?.name ?? (nixpkgs !== undefined ? "nixery" : "kubernetes");
-  const enginePosition = keys.engine ?? values.dependencies?.nixpkgsAt ?? TOP;
-  if (nixpkgs !== undefined && values.engine?.name === "kubernetes") {
-    reportError(ctx, values.dependencies!.nixpkgsAt!, "dependencies.nixpkgs", `packages from nixpkgs need engine nixery, but engine is ${values.engine.written}, which runs \`image\` as it is; remove \`engine\` or set it to nixery`);
-  }
-  if (nixpkgs !== undefined && nixpkgs.length > 0 && values.image !== undefined && engine === "nixery") {
-    reportWarning(ctx, values.dependencies!.nixpkgsAt!, "dependencies.nixpkgs", "not used: `image` is set, so no Nixery image is composed from these packages");
-  }
+  const caches = values.caches?.kind === "caches" ? values.caches.read : undefined;
+  const substituters = values.caches?.kind === "substituters" ? values.caches : undefined;
+  const choice = chooseEngine(ctx, {
+    ...(values.engine ? { engine: values.engine } : {}),
+    ...(keys.engine ? { engineAt: keys.engine } : {}),
+    ...(values.image !== undefined ? { image: values.image } : {}),
+    ...(values.dependencies ? { dependencies: values.dependencies } : {}),
+    ...(values.registry ? { registry: values.registry } : {}),
+    ...(substituters ? { substituters } : {}),
+    ...(values.virtualisation?.docker ? { docker: values.virtualisation.docker } : {}),
+  });
   if (values.when) checkConstraints(ctx, values.when);
   if (values.clone) checkClone(ctx, values.clone);
-  if (values.caches) checkCacheKeys(ctx, values.caches.templates, values.environment ?? [], values.clone?.skip === true);
+  if (caches) checkCacheKeys(ctx, caches.templates, values.environment ?? [], values.clone?.skip === true);
   const warnings = sortIssues(ctx.warnings);
   if (ctx.errors.length > 0 || values.steps === undefined) return { ok: false, errors: sortIssues(ctx.errors), warnings };
   const workflow: Workflow = {
     file,
     ...(values.when && values.when.length > 0 ? { when: values.when.map(({ eventAt: _eventAt, ...constraint }) => constraint) } : {}),
-    engine,
-    engineFrom: values.engine ? "engine" : nixpkgs !== undefined ? "dependencies" : "default",
-    enginePosition,
-    ...(values.image !== undefined ? { image: values.image } : {}),
+    engine: choice.engine,
+    engineFrom: choice.engineFrom,
+    enginePosition: choice.enginePosition,
+    ...(values.image !== undefined ? { image: values.image, ...(read.valuesAt.image ? { imagePosition: read.valuesAt.image } : {}) } : {}),
+    ...(values.architecture !== undefined ? { architecture: values.architecture } : {}),
     ...(values.timeout !== undefined ? { timeoutMs: values.timeout } : {}),
     ...(values.shell !== undefined ? { shell: values.shell } : {}),
     resources: values.resources ?? {},
-    ...(nixpkgs !== undefined ? { nixpkgs } : {}),
-    clone: values.clone ? { skip: values.clone.skip, ...(values.clone.depth !== undefined ? { depth: values.clone.depth } : {}), submodules: values.clone.submodules } : { skip: false, submodules: false },
+    ...(choice.nixpkgs !== undefined ? { nixpkgs: choice.nixpkgs } : {}),
+    ...(choice.nix !== undefined ? { nix: choice.nix } : {}),
+    ...(choice.docker !== undefined ? { docker: choice.docker } : {}),
+    clone: values.clone ? { skip: values.clone.skip, ...(values.clone.depth !== undefined ? { depth: values.clone.depth } : {}), submodules: values.clone.submodules, tags: values.clone.tags } : DEFAULT_CLONE,
     environment: values.environment ?? [],
     steps: values.steps,
-    ...(values.caches && values.caches.caches.length > 0 ? { caches: values.caches.caches } : {}),
+    ...(caches && caches.caches.length > 0 ? { caches: caches.caches } : {}),
     ...(values.artifacts && values.artifacts.length > 0 ? { artifacts: values.artifacts } : {}),
   };
   return { ok: true, workflow, warnings };

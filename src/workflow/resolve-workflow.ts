@@ -1,5 +1,7 @@
 // Turns a parsed workflow and the runner's own settings into what a run needs: image, shell, budgets, env, steps.
 import { IMAGE } from "../config/patterns.js";
+import { DEFAULT_RUNNER_CONFIG, describeSetting, type RunnerConfigSource } from "../config/runner-config.js";
+import { buildNixInstallScript, NIX_INSTALL_STEP_NAME } from "./nix-install.js";
 import { makeIssue, type WorkflowIssue } from "./workflow-errors.js";
 import type { CloneSettings, EngineName, EnvVar, ResourceSettings, WhenConstraint, Workflow, WorkflowArtifact, WorkflowCache } from "./workflow-types.js";
 
@@ -23,6 +25,15 @@ const MAX_IMAGE_NAME_LENGTH = 255;
 export interface ResolveOptions {
   /** The runner's Nixery registry (`--nixery`), e.g. nixery.dev or registry.example:5000/nixery. */
   readonly nixeryBase?: string;
+  /** The operator's configuration (`--config`): microvm images, privileged containers; absent: the defaults. */
+  readonly runner?: RunnerConfigSource;
+}
+
+/** Where the run's pod may go and how it runs: from `architecture` and the microvm engine's configuration. */
+export interface Placement {
+  /** `kubernetes.io/arch` from the workflow's `architecture`. */
+  readonly nodeSelector?: Readonly<Record<string, string>>;
+  readonly runtimeClassName?: string;
 }
 
 export interface ResolvedStep {
@@ -40,7 +51,12 @@ export interface ResolvedWorkflow {
   readonly engine: EngineName;
   /** The run's image: the file's `image`, else the composed Nixery image, else undefined (the runner's default). */
   readonly image?: string;
-  readonly imageFrom: "workflow" | "nixery" | "default";
+  /** `microvm`: the workflow's `image` (or the configured default) is a name the runner configuration maps (`imageName`). */
+  readonly imageFrom: "workflow" | "nixery" | "microvm" | "default";
+  readonly imageName?: string;
+  readonly placement: Placement;
+  /** `virtualisation.docker`, allowed by the configuration: a privileged Docker daemon beside the steps. */
+  readonly dockerDaemon?: { readonly image: string };
   /** The shell's words; each step runs as these words followed by the path of its script. */
   readonly shell: readonly string[];
   readonly timeoutMs?: number;
@@ -81,8 +97,22 @@ export function composeNixeryImage(base: string, packages: readonly string[]): s
   return [base, ...tangled, ...NIXERY_RUNNER_PACKAGES.filter((name) => !tangled.includes(name))].join("/");
 }
 
+type ImageChoice = { image?: string; imageFrom: ResolvedWorkflow["imageFrom"]; imageName?: string; nix?: boolean };
+
+/** A microvm `image` is a name: the configuration's image for it, or the issue naming the names there are. */
+function resolveMicrovmImage(workflow: Workflow, source: RunnerConfigSource): ImageChoice | WorkflowIssue {
+  const microvm = source.config.engines.microvm;
+  const name = workflow.image ?? microvm.defaultImage;
+  const mapped = Object.hasOwn(microvm.images, name) ? microvm.images[name] : undefined;
+  if (mapped === undefined) {
+    return makeIssue(workflow.file, workflow.imagePosition ?? workflow.enginePosition, workflow.image !== undefined ? "image" : "engine", `the microvm image ${JSON.stringify(name)} is not one this runner maps to a container image (${Object.keys(microvm.images).join(", ")}); add it under ${describeSetting(source, "engines.microvm.images")}`);
+  }
+  return { image: mapped.image, imageFrom: "microvm", imageName: name, nix: mapped.nix };
+}
+
 /** The image and where it came from, or the issue that prevents one. */
-function resolveImage(workflow: Workflow, options: ResolveOptions): { image?: string; imageFrom: ResolvedWorkflow["imageFrom"] } | WorkflowIssue {
+function resolveImage(workflow: Workflow, options: ResolveOptions): ImageChoice | WorkflowIssue {
+  if (workflow.engine === "microvm") return resolveMicrovmImage(workflow, options.runner ?? { config: DEFAULT_RUNNER_CONFIG });
   if (workflow.image !== undefined) return { image: workflow.image, imageFrom: "workflow" };
   if (workflow.engine !== "nixery") return { imageFrom: "default" };
   const path = workflow.engineFrom === "dependencies" ? "dependencies.nixpkgs" : "engine";
@@ -105,27 +135,48 @@ function resolveImage(workflow: Workflow, options: ResolveOptions): { image?: st
  * over these fields over its defaults); an undefined field here means "the file does not say".
  */
 export function resolveWorkflow(workflow: Workflow, options: ResolveOptions = {}): ResolveResult {
-  const image = resolveImage(workflow, options);
-  if ("message" in image) return { ok: false, errors: [image] };
+  const source = options.runner ?? { config: DEFAULT_RUNNER_CONFIG };
+  const chosen = resolveImage(workflow, options);
+  if ("message" in chosen) return { ok: false, errors: [chosen] };
+  const { nix: nixImage, ...image } = chosen;
+  const errors: WorkflowIssue[] = [];
+  if (nixImage === false) {
+    // Tangled ignores these on a non-NixOS image; a run without the packages it asked for would only fail later.
+    if (workflow.nix !== undefined) errors.push(makeIssue(workflow.file, workflow.nix.position, "dependencies", `are installed with Nix on a NixOS image only, and the microvm image ${JSON.stringify(image.imageName)} is not one; install them in a step (apk add, dnf install), or use a NixOS image`));
+    if (workflow.docker !== undefined) errors.push(makeIssue(workflow.file, workflow.docker, "virtualisation.docker", `configures a NixOS image, and the microvm image ${JSON.stringify(image.imageName)} is not one; use a NixOS image`));
+  }
+  if (workflow.docker !== undefined && !source.config.allowPrivileged) {
+    errors.push(makeIssue(workflow.file, workflow.docker, "virtualisation.docker", `needs a privileged container (the Docker daemon), which this runner does not allow; the operator allows it with ${describeSetting(source, "allowPrivileged: true")}`));
+  }
+  const installStep = workflow.nix !== undefined && nixImage !== false ? [{ name: NIX_INSTALL_STEP_NAME, command: buildNixInstallScript(workflow.nix), env: [], source: `${workflow.file}:${workflow.nix.position.line}` }] : [];
+  const clash = installStep.length > 0 ? workflow.steps.find((step) => step.name === NIX_INSTALL_STEP_NAME) : undefined;
+  if (clash) errors.push(makeIssue(workflow.file, clash.position, "steps", `the step name ${JSON.stringify(NIX_INSTALL_STEP_NAME)} is the runner's own step that installs the dependencies; rename this one`));
+  if (errors.length > 0) return { ok: false, errors };
+  const runtimeClassName = workflow.engine === "microvm" ? source.config.engines.microvm.runtimeClassName : undefined;
   return {
     ok: true,
     workflow: {
       file: workflow.file,
       engine: workflow.engine,
       ...image,
+      placement: {
+        ...(workflow.architecture !== undefined ? { nodeSelector: { "kubernetes.io/arch": workflow.architecture } } : {}),
+        ...(runtimeClassName !== undefined ? { runtimeClassName } : {}),
+      },
+      ...(workflow.docker !== undefined ? { dockerDaemon: { image: source.config.docker.image } } : {}),
       shell: workflow.shell ?? DEFAULT_SHELL,
       ...(workflow.timeoutMs !== undefined ? { timeoutMs: workflow.timeoutMs } : {}),
       resources: workflow.resources,
       env: workflow.environment,
       clone: workflow.clone,
       ...(workflow.when !== undefined ? { when: workflow.when } : {}),
-      steps: workflow.steps.map((step) => ({
+      steps: [...installStep, ...workflow.steps.map((step) => ({
         name: step.name,
         command: step.command,
         env: step.environment,
         ...(step.timeoutMs !== undefined ? { timeoutMs: step.timeoutMs } : {}),
         source: `${workflow.file}:${step.position.line}`,
-      })),
+      }))],
       ...(workflow.caches !== undefined ? { caches: workflow.caches } : {}),
       ...(workflow.artifacts !== undefined ? { artifacts: workflow.artifacts } : {}),
     },

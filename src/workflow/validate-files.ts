@@ -1,6 +1,7 @@
 // The `validate` command's work: finds the workflow files named on the command line, checks each, reports them all.
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readdirSync, statSync } from "node:fs";
 import { parseWorkflow } from "./parse-workflow.js";
+import { readWorkflowFile } from "./read-workflow-file.js";
 import { formatIssue, formatWarning, type WorkflowIssue } from "./workflow-errors.js";
 import type { EngineName } from "./workflow-types.js";
 
@@ -9,6 +10,8 @@ export interface FileCheck {
   readonly file: string;
   readonly steps?: number;
   readonly engine?: EngineName;
+  /** The file is for another CI system: what it is for, and the issue saying so (not counted as an error). */
+  readonly foreign?: { readonly system: string; readonly issue: WorkflowIssue };
   readonly errors: readonly WorkflowIssue[];
   readonly warnings: readonly WorkflowIssue[];
 }
@@ -78,6 +81,7 @@ export function listWorkflowFiles(paths: readonly string[]): { files: string[]; 
 /** Checks the text of one workflow file. */
 export async function checkWorkflowText(text: string, file: string): Promise<FileCheck> {
   const parsed = await parseWorkflow(text, file);
+  if (!parsed.ok && parsed.foreign) return { file, foreign: { system: parsed.foreign.system, issue: parsed.errors[0]! }, errors: [], warnings: [] };
   if (!parsed.ok) return { file, errors: parsed.errors, warnings: parsed.warnings };
   return { file, steps: parsed.workflow.steps.length, engine: parsed.workflow.engine, errors: [], warnings: parsed.warnings };
 }
@@ -87,19 +91,21 @@ export async function validateWorkflowPaths(paths: readonly string[]): Promise<V
   const { files, problems } = listWorkflowFiles(paths);
   const checks: FileCheck[] = [];
   for (const file of files) {
-    let text: string;
-    try {
-      text = readFileSync(file, "utf8");
-    } catch (error) {
-      checks.push({ file, errors: [{ file, line: 1, column: 1, path: "", message: `cannot read the file: ${describeFsError(error)}` }], warnings: [] });
+    const read = readWorkflowFile(file);
+    if (!read.ok) {
+      checks.push({ file, errors: [{ file, ...(read.at ?? { line: 1, column: 1 }), path: "", message: read.problem }], warnings: [] });
       continue;
     }
-    checks.push(await checkWorkflowText(text, file));
+    checks.push(await checkWorkflowText(read.text, file));
   }
   return { checks, pathProblems: problems };
 }
 
-/** What the command prints: `ok` lines on stdout; errors, warnings and a count on stderr. `ok` when nothing failed. */
+/**
+ * What the command prints: `ok` lines, and `other` lines for files written for another CI system (not errors: a
+ * repository may keep them beside its Tangled workflows), on stdout; errors, warnings and a count on stderr. `ok`
+ * when nothing failed.
+ */
 export function formatValidateReport(report: ValidateReport): { stdout: string; stderr: string; ok: boolean } {
   let stdout = "";
   let stderr = "";
@@ -107,7 +113,8 @@ export function formatValidateReport(report: ValidateReport): { stdout: string; 
   for (const check of report.checks) {
     for (const error of check.errors) stderr += `${formatIssue(error)}\n`;
     for (const warning of check.warnings) stderr += `${formatWarning(warning)}\n`;
-    if (check.errors.length === 0) stdout += `ok  ${check.file} (${check.steps} ${check.steps === 1 ? "step" : "steps"}, engine ${check.engine})\n`;
+    if (check.foreign) stdout += `other  ${formatIssue(check.foreign.issue)}\n`;
+    else if (check.errors.length === 0) stdout += `ok  ${check.file} (${check.steps} ${check.steps === 1 ? "step" : "steps"}, engine ${check.engine})\n`;
   }
   const failed = report.checks.filter((check) => check.errors.length > 0);
   const errorCount = failed.reduce((sum, check) => sum + check.errors.length, 0);

@@ -38,3 +38,14 @@ export class WorkflowError extends InputError {
     super(issues.map(formatIssue).join("\n"));
   }
 }
+
+/** A workflow file for another CI system (engine: tack, GitHub Actions' steps): bad input for a run, not a broken file. */
+export class ForeignWorkflowError extends WorkflowError {
+  constructor(
+    issue: WorkflowIssue,
+    /** The system the file is for: the engine it names, or `github-actions`. */
+    readonly system: string,
+  ) {
+    super([issue]);
+  }
+}

@@ -1,11 +1,14 @@
-// The workflow format, key by key: Tangled's keys (when, engine, dependencies, clone, environment, steps) and ours.
+// The workflow format, key by key: Tangled's keys (when, engine, image, dependencies, clone, environment, steps, the microvm ones) and ours.
 import { ENV_NAME, IMAGE, QUANTITY } from "../config/patterns.js";
 import { field, readBoolean, readCount, readDurationMs, readEntries, readMap, readMatching, readNonEmptyText, readText, readTextOrList, type FieldReader, type MapSchema } from "./field-readers.js";
 import { readArtifacts } from "./artifact-schema.js";
-import { readCaches } from "./cache-schema.js";
+import { readCaches, type ParsedCaches } from "./cache-schema.js";
+import { readArchitecture, readServices, readVirtualisation } from "./machine-schema.js";
+import { readDependencies, readRegistry, readSubstituters } from "./nix-schema.js";
 import { checkGlobPattern } from "./glob-pattern.js";
-import { describeNode, indexPath, isNullValue, isSeqNode, positionOf, readScalarText, reportError, resolveAlias, type ReadContext } from "./read-context.js";
+import { describeNode, indexPath, isMapNode, isNullValue, isSeqNode, positionOf, readScalarText, reportError, resolveAlias } from "./read-context.js";
 import { suggestName } from "./suggest-key.js";
+import { PULL_REQUEST_ACTIONS } from "./match-trigger.js";
 import type { CloneSettings, EngineName, EnvVar, ResourceSettings, SourcePosition, WhenConstraint, WorkflowStep } from "./workflow-types.js";
 
 /** A key whose empty value (`environment:` with nothing after it) means the same as leaving the key out, as in Tangled. */
@@ -29,10 +32,23 @@ const readPatterns: FieldReader<string[]> = (ctx, node, at, path) => {
   return failed ? undefined : patterns;
 };
 
+
+/** `types`: pull request actions; one Tangled never sends could never match, so it is refused with the closest. */
+const readTypes: FieldReader<string[]> = (ctx, node, at, path) => {
+  const types = readTextOrList(ctx, node, at, path);
+  const unknown = types?.find((type) => !PULL_REQUEST_ACTIONS.includes(type));
+  if (unknown === undefined) return types;
+  const suggestion = suggestName(unknown, PULL_REQUEST_ACTIONS);
+  reportError(ctx, at, path, `${JSON.stringify(unknown)} is not a pull request action Tangled sends (${PULL_REQUEST_ACTIONS.join(", ")})${suggestion ? `; did you mean \`${suggestion}\`?` : ""}`);
+  return undefined;
+};
+
 const CONSTRAINT_KEYS = {
   event: field(readTextOrList, { required: true }),
   branch: field(readPatterns),
   tag: field(readPatterns),
+  paths: field(readPatterns),
+  types: field(readTypes),
 } satisfies MapSchema;
 
 /** The events Tangled triggers workflows with. */
@@ -46,8 +62,8 @@ export interface ParsedConstraint extends WhenConstraint {
 const readConstraint: FieldReader<ParsedConstraint> = (ctx, node, at, path) => {
   const read = readMap(ctx, node, at, path, CONSTRAINT_KEYS, "a constraint such as {event: push, branch: main}");
   if (read?.values.event === undefined) return undefined;
-  const { event, branch, tag } = read.values;
-  return { event, ...(branch ? { branch } : {}), ...(tag ? { tag } : {}), position: read.position, ...(read.keys.event ? { eventAt: read.keys.event } : {}) };
+  const { event, branch, tag, paths, types } = read.values;
+  return { event, ...(branch ? { branch } : {}), ...(tag ? { tag } : {}), ...(paths ? { paths } : {}), ...(types ? { types } : {}), position: read.position, ...(read.keys.event ? { eventAt: read.keys.event } : {}) };
 };
 
 const readWhen: FieldReader<ParsedConstraint[]> = (ctx, node, at, path) => {
@@ -69,7 +85,7 @@ export interface EngineChoice {
   readonly written: string;
 }
 
-const ENGINES: Readonly<Record<string, EngineName>> = { kubernetes: "kubernetes", k8s: "kubernetes", nixery: "nixery" };
+export const ENGINES: Readonly<Record<string, EngineName>> = { kubernetes: "kubernetes", k8s: "kubernetes", nixery: "nixery", microvm: "microvm" };
 
 const readEngine: FieldReader<EngineChoice> = (ctx, node, at, path) => {
   const written = readText(ctx, node, at, path);
@@ -77,7 +93,7 @@ const readEngine: FieldReader<EngineChoice> = (ctx, node, at, path) => {
   const name = Object.hasOwn(ENGINES, written) ? ENGINES[written] : undefined;
   if (name !== undefined) return { name, written };
   const suggestion = suggestName(written, Object.keys(ENGINES));
-  reportError(ctx, at, path, `expected one of kubernetes (or k8s), nixery; found ${JSON.stringify(written)}${suggestion ? `; did you mean \`${suggestion}\`?` : ""}`);
+  reportError(ctx, at, path, `expected one of kubernetes (or k8s), nixery, microvm; found ${JSON.stringify(written)}${suggestion ? `; did you mean \`${suggestion}\`?` : ""}`);
   return undefined;
 };
 
@@ -123,60 +139,27 @@ const readEnvironment: FieldReader<EnvVar[]> = (ctx, node, at, path) => {
   return position === undefined ? undefined : variables;
 };
 
-/** A nixpkgs attribute name as Nixery takes it in an image path: no `/`, no spaces. */
-const NIX_PACKAGE = /^[A-Za-z0-9_][A-Za-z0-9_.+-]*$/;
-
-export interface Dependencies {
-  readonly nixpkgs?: readonly string[];
-  readonly nixpkgsAt?: SourcePosition;
-}
-
-/** `dependencies`: `nixpkgs` feeds the Nixery image; any other registry (Tangled's flake registries) is refused. */
-const readDependencies: FieldReader<Dependencies> = (ctx, node, at, path) => {
-  let result: Dependencies = {};
-  const position = readEntries(ctx, node, at, path, "a map of registries to package lists, such as nixpkgs: [go, gcc]", ({ key, keyAt, keyPath, value, valueAt }) => {
-    if (key !== "nixpkgs") {
-      reportError(ctx, keyAt, keyPath, `custom registries are not supported, only \`nixpkgs\`; install the tool in a step, or set an \`image\` that has it`);
-      return;
-    }
-    const resolved = resolveAlias(ctx, value);
-    if (isNullValue(ctx, resolved)) {
-      result = { nixpkgs: [], nixpkgsAt: keyAt };
-      return;
-    }
-    if (!isSeqNode(ctx, resolved)) {
-      reportError(ctx, valueAt, keyPath, `expected a list of package names, found ${describeNode(ctx, resolved)}`);
-      return;
-    }
-    const packages: string[] = [];
-    resolved.items.forEach((item, index) => {
-      const itemAt = positionOf(ctx, item) ?? valueAt;
-      const itemPath = indexPath(keyPath, index);
-      const name = readText(ctx, item, itemAt, itemPath);
-      if (name === undefined) return;
-      if (NIX_PACKAGE.test(name)) packages.push(name);
-      else reportError(ctx, itemAt, itemPath, `expected a nixpkgs package name such as go or python3Packages.pip, found ${JSON.stringify(name)}`);
-    });
-    result = { nixpkgs: packages, nixpkgsAt: keyAt };
-  });
-  return position === undefined ? undefined : result;
-};
-
 const CLONE_KEYS = {
   skip: field(readBoolean),
   depth: field(readCount),
   submodules: field(readBoolean),
+  tags: field(readBoolean),
 } satisfies MapSchema;
 
 export interface ParsedClone extends CloneSettings {
   readonly position: SourcePosition;
+  /** Whether the file set `submodules` (true by default, which says nothing about a skipped checkout). */
+  readonly submodulesWritten: boolean;
 }
+
+/** Tangled takes submodules and tags as true unless the file says false (CloneOpts.AsRecord). */
+export const DEFAULT_CLONE: CloneSettings = { skip: false, submodules: true, tags: true };
 
 const readClone: FieldReader<ParsedClone> = (ctx, node, at, path) => {
   const read = readMap(ctx, node, at, path, CLONE_KEYS, "a map such as {skip: false, depth: 50, submodules: true}");
   if (read === undefined) return undefined;
-  const { skip, depth, submodules } = read.values;
-  return { skip: skip ?? false, ...(depth !== undefined ? { depth } : {}), submodules: submodules ?? false, position: read.position };
+  const { skip, depth, submodules, tags } = read.values;
+  return { skip: skip ?? false, ...(depth !== undefined ? { depth } : {}), submodules: submodules ?? true, tags: tags ?? true, position: read.position, submodulesWritten: submodules !== undefined };
 };
 
 const readQuantity = readMatching(QUANTITY, "a Kubernetes quantity such as 500m, 2 or 512Mi");
@@ -193,11 +176,16 @@ const readResources: FieldReader<ResourceSettings> = (ctx, node, at, path) => {
 
 const MAX_STEP_NAME_LENGTH = 200;
 
-/** A step's name identifies it in logs and results: not empty, one line, at most 200 characters. */
+/** Half of a surrogate pair without its other half: text no UTF-8 file holds (a file's bytes are checked on reading). */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?:^|[^\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** A step's name identifies it in logs and results: UTF-8, not empty, one line, at most 200 characters. */
 const readStepName: FieldReader<string> = (ctx, node, at, path) => {
   const name = readNonEmptyText(ctx, node, at, path);
   if (name === undefined) return undefined;
-  if (/[\x00-\x1f\x7f]/.test(name)) reportError(ctx, at, path, `expected a step name on one line without control characters, found ${JSON.stringify(name)}`);
+  const surrogate = LONE_SURROGATE.exec(name);
+  if (surrogate) reportError(ctx, at, path, `expected a step name in UTF-8, found a lone surrogate (U+${surrogate[0].codePointAt(surrogate[0].length - 1)!.toString(16).toUpperCase()}) in ${JSON.stringify(name)}`);
+  else if (/[\x00-\x1f\x7f]/.test(name)) reportError(ctx, at, path, `expected a step name on one line without control characters, found ${JSON.stringify(name)}`);
   else if (name.length > MAX_STEP_NAME_LENGTH) reportError(ctx, at, path, `expected a step name of at most ${MAX_STEP_NAME_LENGTH} characters, found ${name.length}`);
   else return name;
   return undefined;
@@ -243,6 +231,16 @@ const readSteps: FieldReader<WorkflowStep[]> = (ctx, node, at, path) => {
   return steps;
 };
 
+/** `caches`: our list of {key, paths} entries, or Tangled's microvm map of binary cache URL to public key. */
+const readCachesOrSubstituters: FieldReader<{ kind: "caches"; read: ParsedCaches } | { kind: "substituters"; substituters: Array<{ url: string; key: string }>; position: SourcePosition }> = (ctx, node, at, path) => {
+  if (isMapNode(ctx, resolveAlias(ctx, node))) {
+    const read = readSubstituters(ctx, node, at, path);
+    return read === undefined ? undefined : { kind: "substituters", ...read };
+  }
+  const read = readCaches(ctx, node, at, path);
+  return read === undefined ? undefined : { kind: "caches", read };
+};
+
 /** Every top-level key, in the order the README documents them. */
 export const WORKFLOW_KEYS = {
   when: field(allowEmpty(readWhen)),
@@ -251,11 +249,15 @@ export const WORKFLOW_KEYS = {
   shell: field(readShell),
   timeout: field(readDurationMs),
   resources: field(allowEmpty(readResources)),
+  architecture: field(readArchitecture),
   dependencies: field(allowEmpty(readDependencies)),
+  registry: field(allowEmpty(readRegistry)),
+  virtualisation: field(allowEmpty(readVirtualisation)),
+  services: field(allowEmpty(readServices)),
   clone: field(allowEmpty(readClone)),
   environment: field(allowEmpty(readEnvironment)),
   steps: field(readSteps, { required: true }),
-  caches: field(allowEmpty(readCaches)),
+  caches: field(allowEmpty(readCachesOrSubstituters)),
   artifacts: field(allowEmpty(readArtifacts)),
 } satisfies MapSchema;
 

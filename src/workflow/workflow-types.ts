@@ -22,19 +22,42 @@ export interface WhenConstraint {
   readonly event: readonly string[];
   readonly branch?: readonly string[];
   readonly tag?: readonly string[];
+  /** Glob patterns of changed files: at least one changed file must match one (Tangled's `paths`). */
+  readonly paths?: readonly string[];
+  /** Pull request actions (opened, reopened, synchronize, closed, merged); absent: opened, reopened, synchronize. */
+  readonly types?: readonly string[];
   readonly position?: SourcePosition;
 }
 
-/** `kubernetes` runs `image` as it is; `nixery` composes the image from `dependencies.nixpkgs`, as Tangled does. */
-export type EngineName = "kubernetes" | "nixery";
+/**
+ * `kubernetes` runs `image` as it is; `nixery` composes the image from `dependencies.nixpkgs`, as Tangled does;
+ * `microvm` maps `image` (a name such as nixos or alpine) to a container image through the runner's configuration.
+ */
+export type EngineName = "kubernetes" | "nixery" | "microvm";
+
+/** What Nix installs before the first step: a flake installable (`nixpkgs#go`, `github:o/r#x`) or a Nix expression. */
+export type NixInstallable = { readonly kind: "flake"; readonly ref: string } | { readonly kind: "expression"; readonly expression: string };
+
+/** Packages installed with Nix before the first step, with the flake registry pins and extra binary caches. */
+export interface NixSetup {
+  readonly installables: readonly NixInstallable[];
+  /** `registry:` pins, `nixpkgs: github:nixos/nixpkgs/<rev>`, in file order. */
+  readonly registry: ReadonlyArray<{ readonly name: string; readonly ref: string }>;
+  /** Tangled's microvm `caches:` map: extra substituters with their public keys, in file order. */
+  readonly substituters: ReadonlyArray<{ readonly url: string; readonly key: string }>;
+  /** Where `dependencies` (or else `registry`, `caches`) stands: what a problem with the install points at. */
+  readonly position: SourcePosition;
+}
 
 export interface CloneSettings {
   /** No checkout upload at all. */
   readonly skip: boolean;
   /** How deep the host-side checkout was fetched, as the file says (Tangled fetches depth 1 unless this is more). */
   readonly depth?: number;
-  /** Whether the host-side checkout includes submodules. */
+  /** Whether the host-side checkout includes submodules; true unless the file says false, as Tangled takes it. */
   readonly submodules: boolean;
+  /** Whether the host-side checkout fetched tags; true unless the file says false, as Tangled takes it. */
+  readonly tags: boolean;
 }
 
 export interface ResourceSettings {
@@ -92,12 +115,20 @@ export interface Workflow {
   /** Where that is: the `engine` key, the `nixpkgs` key, or the top of the file. */
   readonly enginePosition: SourcePosition;
   readonly image?: string;
+  /** Where `image` stands: what a microvm image name the runner does not map points at. */
+  readonly imagePosition?: SourcePosition;
   readonly timeoutMs?: number;
   /** The shell's words, e.g. ["bash", "-eo", "pipefail"]; absent means the default, `sh -e`. */
   readonly shell?: readonly string[];
   readonly resources: ResourceSettings;
-  /** `dependencies.nixpkgs`, in order; absent when the file lists none. */
+  /** `dependencies.nixpkgs` of a nixery workflow, in order: the Nixery image's packages; absent when none. */
   readonly nixpkgs?: readonly string[];
+  /** What Nix installs before the first step (other registries, a microvm NixOS image's dependencies). */
+  readonly nix?: NixSetup;
+  /** `architecture` (amd64, arm64): the pod's node selector on kubernetes.io/arch. */
+  readonly architecture?: string;
+  /** `virtualisation: {docker: true}`: a Docker daemon beside the steps; where the key stands. */
+  readonly docker?: SourcePosition;
   readonly clone: CloneSettings;
   readonly environment: readonly EnvVar[];
   readonly steps: readonly WorkflowStep[];

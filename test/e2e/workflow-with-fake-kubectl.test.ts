@@ -1,6 +1,7 @@
 // End to end: `run --workflow` through the real CLI and the fake kubectl: the trigger's match, Tangled files, bad input.
 import assert from "node:assert/strict";
-import { readFileSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { createFakeCluster, type FakeCluster } from "../fixtures/fake-kubectl/harness.js";
@@ -61,7 +62,7 @@ describe("run --workflow with the fake kubectl", { concurrency: 2 }, () => {
 
   const badInput: Array<{ name: string; args: (workflow: string) => string[]; message: RegExp }> = [
     { name: "a workflow with typos, every error with file:line:column", args: () => ["--workflow", join(WORKFLOWS, "bad", "typos.yml")], message: /typos\.yml:\d+:\d+: .*did you mean/ },
-    { name: "a custom registry", args: () => ["--workflow", join(WORKFLOWS, "bad", "registry.yml")], message: /registry\.yml:\d+:\d+: dependencies/ },
+    { name: "a duplicate step name", args: () => ["--workflow", join(WORKFLOWS, "bad", "registry.yml")], message: /registry\.yml:9:11: steps\[1\]\.name: duplicate step name/ },
     { name: "a nixery workflow without --nixery", args: () => ["--workflow", join(WORKFLOWS, "tangled", "build.yml")], message: /build\.yml:6:3: dependencies\.nixpkgs: .*pass --nixery URL/ },
     { name: "both --steps and --workflow", args: (workflow) => ["--workflow", workflow, "--steps", workflow], message: /exactly one of --steps FILE and --workflow FILE/ },
     { name: "neither --steps nor --workflow", args: () => [], message: /exactly one of --steps FILE and --workflow FILE/ },
@@ -82,6 +83,54 @@ describe("run --workflow with the fake kubectl", { concurrency: 2 }, () => {
       assert.deepEqual(await cluster.calls(), []);
     });
   }
+
+  it("refuses a workflow path that is a device, a named pipe, a directory or over 1 MiB, saying which: exit 2, no kubectl call", async (t) => {
+    const cluster = await withCluster(t);
+    const ws = makeWorkspace("");
+    const dir = join(ws.out, "..", "odd");
+    mkdirSync(dir);
+    execFileSync("mkfifo", [join(dir, "pipe.yml")]);
+    writeFileSync(join(dir, "big.yml"), "#".repeat(1024 * 1024 + 1));
+    const cases: Array<[string, string]> = [
+      ["/dev/zero", "/dev/zero: not a regular file but a character device; a workflow file is a regular file of at most 1 MiB"],
+      [join(dir, "pipe.yml"), `${dir}/pipe.yml: not a regular file but a named pipe (FIFO); a workflow file is a regular file of at most 1 MiB`],
+      [dir, `${dir}: not a regular file but a directory; a workflow file is a regular file of at most 1 MiB`],
+      [join(dir, "big.yml"), `${dir}/big.yml: 1048577 bytes, more than the 1 MiB (1048576 bytes) a workflow file may have`],
+    ];
+    for (const [workflow, message] of cases) {
+      const run = await runCli(workflowArgs(cluster, workflow, ws), { env: cluster.env, timeoutMs: 20_000 });
+      assert.equal(run.code, 2, run.stderr);
+      assert.equal(run.stderr, `knotless-runner-k8s: ${message}\n`);
+    }
+    assert.deepEqual(await cluster.calls(), []);
+  });
+
+  it("evaluates when.paths against --changed-file and --changed-files, says in the dry run when it assumed them, and checks the flags", async () => {
+    const ws = makeWorkspace("");
+    const dir = join(ws.out, "..");
+    const workflow = join(dir, "paths.yml");
+    writeFileSync(workflow, "when:\n  - event: [push, pull_request]\n    branch: main\n    paths: ['src/**']\n    types: [opened, closed]\nsteps:\n  - name: a\n    command: echo a\n");
+    writeFileSync(join(dir, "changed.txt"), "README.md\nsrc/lib/a.ts\n");
+    const dry = (extra: string[]) => runCli(["run", "--workflow", workflow, "--checkout", ws.checkout, "--out", ws.out, "--namespace", "ci", "--dry-run", ...extra]);
+    const assumed = await dry(["--event", "push", "--branch", "main"]);
+    assert.equal(assumed.code, 0, assumed.stderr);
+    assert.match(assumed.stdout, /# {3}trigger: event push, branch main: matches \(when\[0\] matched: event "push", branch "main", paths assumed to match: the trigger gave no changed files \(--changed-file\)\)/);
+    assert.match(assumed.stdout, /# {3}clone: the checkout is uploaded to \/work, submodules yes, tags yes/);
+    const missed = await dry(["--event", "push", "--branch", "main", "--changed-file", "README.md", "--changed-file", "docs/x.md"]);
+    assert.match(missed.stdout, /2 changed files: does not match \(no constraint of when matched: none of the 2 changed files matches paths src\/\*\*\)/);
+    const listed = await dry(["--event", "pull_request", "--branch", "main", "--pr-action", "closed", "--changed-files", join(dir, "changed.txt")]);
+    assert.match(listed.stdout, /action closed, 2 changed files: matches \(when\[0\] matched: event "pull_request", branch "main", action "closed", changed file "src\/lib\/a\.ts" \("src\/\*\*"\)\)/);
+    for (const [extra, message] of [
+      [["--changed-file", "src/a"], /--changed-file describes a trigger: give --event too/],
+      [["--event", "push", "--branch", "main", "--pr-action", "closed"], /--pr-action goes with --event pull_request/],
+      [["--event", "pull_request", "--branch", "main", "--pr-action", "close"], /--pr-action expects one of opened, reopened, synchronize, closed, merged, got "close"/],
+      [["--event", "push", "--branch", "main", "--changed-files", join(dir, "missing.txt")], /--changed-files: cannot read .*missing\.txt: ENOENT/],
+    ] as const) {
+      const run = await dry([...extra]);
+      assert.equal(run.code, 2, run.stderr);
+      assert.match(run.stderr, message);
+    }
+  });
 
   it("prints the resolved workflow in the dry run: image, trigger, step timeouts, variables and secrets by name only", async () => {
     const ws = makeWorkspace("");

@@ -5,6 +5,7 @@ import { Job } from "kubernetes-models/batch/v1/Job";
 import type { ExecutorSettings } from "../../src/executor/context.js";
 import { buildRunManifest } from "../../src/executor/kubernetes-executor.js";
 import { buildJobManifest, DEADLINE_MARGIN_SECONDS, type JobManifestInput } from "../../src/k8s/manifest.js";
+import { buildDockerDaemonContainer } from "../../src/pod/docker-daemon.js";
 import { exampleSettings } from "../support/example-settings.js";
 
 const FIXTURES = new URL("../../../test/fixtures/manifests/", import.meta.url);
@@ -34,6 +35,8 @@ const maximal: JobManifestInput = {
   owner: { host: "ci-runner-1.example.org", pid: 4242 },
   cacheClaim: "knotless-cache",
   podIdleSeconds: 1200,
+  placement: { nodeSelector: { "kubernetes.io/arch": "amd64" }, runtimeClassName: "kata" },
+  extraContainers: [buildDockerDaemonContainer("docker.io/library/docker:28-dind")],
 };
 
 /** Compares with the checked-in fixture; UPDATE_GOLDEN=1 rewrites it. */
@@ -93,6 +96,18 @@ describe("buildJobManifest", () => {
     assert.deepEqual(volume, { name: "cache", persistentVolumeClaim: { claimName: "team-cache" } });
     assert.deepEqual(spec?.containers[0]?.volumeMounts?.find((m) => m.name === volume?.name), { name: "cache", mountPath: "/knotless-cache" });
     assert.equal(new Set(spec?.volumes?.map((v) => v.name)).size, spec?.volumes?.length, "volume names are unique");
+  });
+
+  it("places the pod by architecture and runtime class only when asked, and runs the Docker daemon privileged beside the run container with /work", () => {
+    const plain = buildJobManifest(minimal).spec?.template.spec;
+    assert.equal(plain?.nodeSelector, undefined);
+    assert.equal(plain?.runtimeClassName, undefined);
+    assert.deepEqual(plain?.containers.map((c) => c.name), ["run"]);
+    const spec = buildJobManifest(maximal).spec?.template.spec;
+    assert.deepEqual(spec?.nodeSelector, { "kubernetes.io/arch": "amd64" });
+    assert.equal(spec?.runtimeClassName, "kata");
+    const docker = spec?.containers.find((c) => c.name === "docker");
+    assert.deepEqual([docker?.securityContext, docker?.env, docker?.volumeMounts], [{ privileged: true }, [{ name: "DOCKER_TLS_CERTDIR", value: "" }], [{ name: "work", mountPath: "/work" }]]);
   });
 
   it("mounts emptyDir volumes at /work, /steps, /outputs and /knotless, and a memory-backed one at /knotless-secrets", () => {

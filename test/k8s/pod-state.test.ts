@@ -22,6 +22,12 @@ describe("classifyPod", () => {
     assert.deepEqual(classifyPod(p, 0, 1000), { kind: "running", name: "p", node: "n1" });
   });
 
+  it("reads the run container's status when a Docker daemon's is listed first, as the kubelet orders them by name", () => {
+    const docker = { name: "docker", image: "d", imageID: "", ready: false, restartCount: 0, state: { waiting: { reason: "ContainerCreating" } } };
+    const run = { name: "run", image: "i", imageID: "", ready: true, restartCount: 0, state: { running: { startedAt: "x" } } };
+    assert.deepEqual(classifyPod(pod({ phase: "Running", containerStatuses: [docker, run] }), 0, 1000), { kind: "running", name: "p", node: "n1" });
+  });
+
   it("reports an unschedulable pod as pending with the scheduler's reason", () => {
     const p = pod({ phase: "Pending", conditions: [{ type: "PodScheduled", status: "False", reason: "Unschedulable", message: "0/0 nodes are available" }] });
     assert.deepEqual(classifyPod(p, 0, 1000), { kind: "pending", name: "p", phase: "Pending", reason: "Unschedulable", message: "0/0 nodes are available" });

@@ -109,6 +109,22 @@ describe("buildRunResult", () => {
     assert.doesNotThrow(() => lexicons.assertValidRecord(RESULT_TYPE, older));
   });
 
+  it("records a microvm workflow and a pull request's trigger with Tangled's fields and the changed files counted, which the lexicon accepts", () => {
+    const workflow = {
+      file: ".tangled/workflows/ci.yml",
+      name: "ci.yml",
+      engine: "microvm",
+      imageFrom: "microvm" as const,
+      imageName: "nixos",
+      clone: { skip: false, submodules: true, tags: true },
+      trigger: { event: "pull_request", branch: "main", prAction: "synchronize", prSourceBranch: "feature/x", prSourceSha: "def456", knot: "knot1.tangled.sh", repoDid: "did:plc:abc", repoName: "core", defaultBranch: "main", pipelineId: "at://did:web:s/sh.tangled.pipeline/1", changedFileCount: 3, matched: true, reason: "when[0] matched" },
+    };
+    const result = buildRunResult({ ...base, workflow });
+    assert.deepEqual(result.workflow, workflow);
+    assert.doesNotThrow(() => lexicons.assertValidRecord(RESULT_TYPE, result));
+    assert.throws(() => lexicons.assertValidRecord(RESULT_TYPE, { ...result, workflow: { ...workflow, trigger: { ...workflow.trigger, changedFileCount: -1 } } }), /changedFileCount/);
+  });
+
   it("is rejected by the lexicon when a field has the wrong type", () => {
     const result = { ...buildRunResult(base), durationMs: "slow" };
     assert.throws(() => lexicons.assertValidRecord(RESULT_TYPE, result), /durationMs/);

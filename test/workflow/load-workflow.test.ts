@@ -32,6 +32,6 @@ describe("loadWorkflowFile", () => {
   });
 
   it("rejects with an InputError naming a file it cannot read", async () => {
-    await assert.rejects(loadWorkflowFile("/nonexistent/wf.yml"), (error: unknown) => error instanceof InputError && error.message === "/nonexistent/wf.yml: cannot read the workflow file: ENOENT");
+    await assert.rejects(loadWorkflowFile("/nonexistent/wf.yml"), (error: unknown) => error instanceof InputError && error.message === "/nonexistent/wf.yml: cannot read the file: no such file or directory");
   });
 });

@@ -111,10 +111,10 @@ describe("parseWorkflow on caches:", () => {
     assert.deepEqual(result.warnings.map(formatWarning), ["wf.yml:5:13: warning: caches[1].paths[0]: /root/.cache/pip overlaps caches[0].paths (/root/.cache): both caches restore and save these files"]);
   });
 
-  it("refuses more than 16 caches, and a caches value that is not a list", () => {
+  it("refuses more than 16 caches, and a caches map that is not Tangled's binary caches", () => {
     const many = Array.from({ length: 17 }, (_, index) => `  - {key: k${index}, paths: p${index}}`).join("\n");
     assert.deepEqual(parseErrors(`caches:\n${many}\n${STEPS}`), ["wf.yml:2:3: caches: expected at most 16 caches, found 17"]);
-    assert.match(parseErrors(`caches: {key: a}\n${STEPS}`)[0]!, /^wf\.yml:1:9: caches: expected a list of caches such as - \{key: .*, found a map$/);
+    assert.deepEqual(parseErrors(`engine: microvm\ncaches: {key: a}\n${STEPS}`), ['wf.yml:2:10: caches.key: expected a binary cache URL such as https://nix-community.cachix.org, found "key"']);
   });
 });
 

@@ -16,7 +16,7 @@ describe("parseWorkflow on Tangled's own workflow files", () => {
       enginePosition: { line: 6, column: 3 },
       resources: {},
       nixpkgs: ["go", "gcc"],
-      clone: { skip: false, submodules: false },
+      clone: { skip: false, submodules: true, tags: true },
       environment: [{ name: "CGO_ENABLED", value: "1" }],
       steps: [
         { name: "patch static dir", command: "mkdir -p appview/pages/static; touch appview/pages/static/x\n", environment: [], position: { line: 14, column: 5 } },
@@ -53,7 +53,7 @@ describe("parseWorkflow on Tangled's own workflow files", () => {
       workflow.when?.map(({ position: _position, ...constraint }) => constraint),
       [{ event: ["push"], tag: ["v*", "release-*"] }, { event: ["push"], branch: ["main", "release/**"] }, { event: ["pull_request"], branch: ["main"] }, { event: ["manual"] }],
     );
-    assert.deepEqual(workflow.clone, { skip: false, depth: 50, submodules: true });
+    assert.deepEqual(workflow.clone, { skip: false, depth: 50, submodules: true, tags: true });
     assert.deepEqual(workflow.environment, [
       { name: "BUILD_NUMBER", value: "123" },
       { name: "NODE_VERSION", value: "20.10" },
@@ -80,7 +80,7 @@ describe("parseWorkflow on our own keys", () => {
     assert.deepEqual(workflow.shell, ["sh", "-eu"]);
     assert.equal(workflow.timeoutMs, 45 * 60_000);
     assert.deepEqual(workflow.resources, { cpu: "2", memory: "4Gi" });
-    assert.deepEqual(workflow.clone, { skip: false, depth: 1, submodules: false });
+    assert.deepEqual(workflow.clone, { skip: false, depth: 1, submodules: false, tags: true });
     assert.deepEqual(workflow.environment, [{ name: "GOFLAGS", value: "-mod=readonly" }, { name: "CGO_ENABLED", value: "0" }, { name: "RATIO", value: "1.0" }]);
     assert.equal(workflow.steps[0]!.timeoutMs, undefined);
     assert.equal(workflow.steps[1]!.timeoutMs, 20 * 60_000);
@@ -131,14 +131,14 @@ describe("parseWorkflow's reading of YAML values", () => {
   });
 
   it("takes YAML 1.1 yes/no/on/off for clone's booleans, as Tangled's decoder does", () => {
-    assert.deepEqual(parseOk("clone:\n  skip: yes\n  submodules: off\nsteps: [{name: a, command: b}]\n").clone, { skip: true, submodules: false });
+    assert.deepEqual(parseOk("clone:\n  skip: yes\n  submodules: off\nsteps: [{name: a, command: b}]\n").clone, { skip: true, submodules: false, tags: true });
   });
 
   it("treats an empty when, environment or clone like an absent one", () => {
     const workflow = parseOk("when:\nenvironment:\nclone:\ndependencies:\nresources:\nsteps: [{name: a, command: b}]\n");
     assert.equal(workflow.when, undefined);
     assert.deepEqual(workflow.environment, []);
-    assert.deepEqual(workflow.clone, { skip: false, submodules: false });
+    assert.deepEqual(workflow.clone, { skip: false, submodules: true, tags: true });
     assert.equal(workflow.engine, "kubernetes");
     assert.equal(parseOk("when: []\nsteps: [{name: a, command: b}]\n").when, undefined);
   });

@@ -1,5 +1,6 @@
 // Runs `knotless-runner-k8s validate` itself (bin/knotless-runner-k8s.js, the bundled CLI), with a kubectl that records any call.
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { chmodSync, existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
@@ -45,14 +46,13 @@ describe("knotless-runner-k8s validate", () => {
       run.stderr,
       [
         `${bad}/not-yaml.yaml:3:1: invalid YAML: Sequence item without - indicator`,
-        `${bad}/registry.yml:4:3: dependencies["git+https://tangled.sh/@oppi.li/statix"]: custom registries are not supported, only \`nixpkgs\`; install the tool in a step, or set an \`image\` that has it`,
         `${bad}/registry.yml:9:11: steps[1].name: duplicate step name "lint", already used by steps[0] at ${bad}/registry.yml:7:11; logs and results tell steps apart by name`,
         `${bad}/typos.yml:3:5: when[0].branhc: unknown key; did you mean \`branch\`?`,
         `${bad}/typos.yml:4:1: enviroment: unknown key; did you mean \`environment\`?`,
         `${bad}/typos.yml:7:5: steps[0]: expected the key \`command\`, found none`,
         `${bad}/typos.yml:8:5: steps[0].comand: unknown key; did you mean \`command\`?`,
         `${bad}/typos.yml:2:5: warning: when[0]: lists no \`branch\` or \`tag\`, so it matches no push or pull request (a push must match by branch or tag, a pull request by its target branch)`,
-        "validate: 7 errors in 3 of 4 files",
+        "validate: 6 errors in 3 of 4 files",
         "",
       ].join("\n"),
     );
@@ -65,6 +65,31 @@ describe("knotless-runner-k8s validate", () => {
     assert.equal(run.code, 2);
     assert.equal(run.stdout, "");
     assert.equal(run.stderr, `/nonexistent/wf.yml: no such file or directory\n${empty}: no workflow files (*.yml, *.yaml) in this directory\nvalidate: 2 paths with nothing to check\n`);
+  });
+
+  it("refuses at once a device, a named pipe, a file over 1 MiB and a step name that is not UTF-8, each saying why, calling no kubectl", async () => {
+    const trap = makeTrapKubectl();
+    const dir = makeTestTempDir("knotless-validate-odd-");
+    execFileSync("mkfifo", [join(dir, "pipe.yml")]);
+    writeFileSync(join(dir, "big.yml"), "#".repeat(1024 * 1024 + 1));
+    writeFileSync(join(dir, "latin1.yml"), Buffer.concat([Buffer.from("steps:\n  - name: b"), Buffer.from([0xe2]), Buffer.from("tir\n    command: make\n")]));
+    const started = Date.now();
+    const run = await runCli(["validate", "/dev/zero", join(dir, "pipe.yml"), join(dir, "big.yml"), join(dir, "latin1.yml")], { env: trap.env, timeoutMs: 20_000 });
+    assert.ok(Date.now() - started < 10_000, "answered at once");
+    assert.equal(run.code, 2);
+    assert.equal(run.stdout, "");
+    assert.equal(
+      run.stderr,
+      [
+        "/dev/zero:1:1: not a regular file but a character device; a workflow file is a regular file of at most 1 MiB",
+        `${dir}/pipe.yml:1:1: not a regular file but a named pipe (FIFO); a workflow file is a regular file of at most 1 MiB`,
+        `${dir}/big.yml:1:1: 1048577 bytes, more than the 1 MiB (1048576 bytes) a workflow file may have`,
+        `${dir}/latin1.yml:2:12: expected UTF-8 text, found the byte 0xe2 that is not UTF-8 here`,
+        "validate: 4 errors in 4 of 4 files",
+        "",
+      ].join("\n"),
+    );
+    assert.equal(trap.called(), false);
   });
 
   it("exits 2 with commander's message when no path is given", async () => {

@@ -15,7 +15,7 @@ const CASES: ReadonlyArray<{ title: string; text: string; errors: string[] }> = 
   },
   {
     title: "unknown keys inside steps, when and clone, suggested by distance and by alias",
-    text: "when:\n  - event: push\n    branches: main\nclone:\n  dept: 1\nsteps:\n  - name: a\n    run: make\n    env:\n      A: 1\n",
+    text: "when:\n  - event: push\n    branches: main\nclone:\n  dept: 1\nsteps:\n  - name: a\n    run: make\n    env:\n      A: 1\n  - name: b\n    command: make\n",
     errors: [
       "wf.yml:3:5: when[0].branches: unknown key; did you mean `branch`?",
       "wf.yml:5:3: clone.dept: unknown key; did you mean `depth`?",
@@ -76,35 +76,35 @@ const CASES: ReadonlyArray<{ title: string; text: string; errors: string[] }> = 
   {
     title: "an unknown engine, with the close one suggested",
     text: `engine: nixry\n${STEP}`,
-    errors: ['wf.yml:1:9: engine: expected one of kubernetes (or k8s), nixery; found "nixry"; did you mean `nixery`?'],
+    errors: ['wf.yml:1:9: engine: expected one of kubernetes (or k8s), nixery, microvm; found "nixry"; did you mean `nixery`?'],
   },
   {
-    title: "an engine nothing is close to",
+    title: "an engine nothing is close to, as a file for another system",
     text: `engine: docker\n${STEP}`,
-    errors: ['wf.yml:1:9: engine: expected one of kubernetes (or k8s), nixery; found "docker"'],
+    errors: ["wf.yml:1:9: engine: this workflow is for another engine (engine: docker), not one this runner runs (kubernetes, nixery, microvm); it is not run here"],
   },
   {
-    title: "a custom registry, named, next to nixpkgs (Tangled's documented example)",
-    text: `dependencies:\n  nixpkgs:\n    - nodejs\n  git+https://tangled.sh/@oppi.li/statix:\n    - statix\n${STEP}`,
-    errors: ['wf.yml:4:3: dependencies["git+https://tangled.sh/@oppi.li/statix"]: custom registries are not supported, only `nixpkgs`; install the tool in a step, or set an `image` that has it'],
+    title: "a registry's package that is not an attribute name, and a list of dependencies on nixery",
+    text: `dependencies:\n  nixpkgs:\n    - nodejs\n  git+https://tangled.sh/@oppi.li/statix:\n    - "statix x"\n${STEP}`,
+    errors: ['wf.yml:5:7: dependencies["git+https://tangled.sh/@oppi.li/statix"][0]: expected a package name such as go or python3Packages.pip, found "statix x"'],
   },
   {
     title: "nixpkgs that is not a list of package names",
     text: `dependencies:\n  nixpkgs: go\n${STEP}dependencies2: x\n`,
-    errors: ["wf.yml:2:12: dependencies.nixpkgs: expected a list of package names, found a string", "wf.yml:4:1: dependencies2: unknown key; did you mean `dependencies`?"],
+    errors: ["wf.yml:2:12: dependencies.nixpkgs: expected a list of packages, found a string", "wf.yml:4:1: dependencies2: unknown key; did you mean `dependencies`?"],
   },
   {
     title: "a nixpkgs package name Nixery cannot take",
     text: `dependencies:\n  nixpkgs: [go, "my pkg", a/b]\n${STEP}`,
     errors: [
-      'wf.yml:2:17: dependencies.nixpkgs[1]: expected a nixpkgs package name such as go or python3Packages.pip, found "my pkg"',
-      'wf.yml:2:27: dependencies.nixpkgs[2]: expected a nixpkgs package name such as go or python3Packages.pip, found "a/b"',
+      'wf.yml:2:17: dependencies.nixpkgs[1]: expected a package name such as go or python3Packages.pip, found "my pkg"',
+      'wf.yml:2:27: dependencies.nixpkgs[2]: expected a package name such as go or python3Packages.pip, found "a/b"',
     ],
   },
   {
     title: "nixpkgs with engine kubernetes",
     text: `engine: kubernetes\ndependencies:\n  nixpkgs: [go]\n${STEP}`,
-    errors: ["wf.yml:3:3: dependencies.nixpkgs: packages from nixpkgs need engine nixery, but engine is kubernetes, which runs `image` as it is; remove `engine` or set it to nixery"],
+    errors: ["wf.yml:3:3: dependencies.nixpkgs: packages need engine nixery or microvm, but engine is kubernetes, which runs `image` as it is; remove `engine` or set it to nixery or microvm"],
   },
   {
     title: "duplicate step names, naming both places",
@@ -175,9 +175,14 @@ const CASES: ReadonlyArray<{ title: string; text: string; errors: string[] }> = 
     errors: ['wf.yml:2:11: steps[0].name: expected a step name on one line without control characters, found "a\\nb"'],
   },
   {
+    title: "a step name with a lone surrogate (text given by the library that no UTF-8 file could hold)",
+    text: 'steps:\n  - name: "a\\ud800b"\n    command: c\n',
+    errors: ['wf.yml:2:11: steps[0].name: expected a step name in UTF-8, found a lone surrogate (U+D800) in "a\\ud800b"'],
+  },
+  {
     title: "a merge key",
     text: "base: &base\n  name: a\nsteps:\n  - <<: *base\n    command: b\n",
-    errors: ["wf.yml:1:1: base: unknown key; expected one of `when`, `engine`, `image`, `shell`, `timeout`, `resources`, `dependencies`, `clone`, `environment`, `steps`, `caches`, `artifacts`", 'wf.yml:4:5: steps[0]["<<"]: merge keys (`<<`) are not supported; write the keys out', "wf.yml:4:5: steps[0]: expected the key `name`, found none"],
+    errors: ["wf.yml:1:1: base: unknown key; expected one of `when`, `engine`, `image`, `shell`, `timeout`, `resources`, `architecture`, `dependencies`, `registry`, `virtualisation`, `services`, `clone`, `environment`, `steps`, `caches`, `artifacts`", 'wf.yml:4:5: steps[0]["<<"]: merge keys (`<<`) are not supported; write the keys out', "wf.yml:4:5: steps[0]: expected the key `name`, found none"],
   },
   {
     title: "a YAML syntax error, with its position, and nothing else",

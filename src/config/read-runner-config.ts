@@ -1,0 +1,72 @@
+// Reads the runner configuration file (`--config FILE`): YAML checked key by key, every problem at its file:line:column.
+import { IMAGE } from "./patterns.js";
+import { field, readBoolean, readEntries, readMap, readMatching, readNonEmptyText, type FieldReader } from "../workflow/field-readers.js";
+import { isMapNode, isNullValue, positionAt, reportError, resolveAlias, type ReadContext } from "../workflow/read-context.js";
+import { readWorkflowFile } from "../workflow/read-workflow-file.js";
+import { makeIssue, sortIssues, WorkflowError } from "../workflow/workflow-errors.js";
+import { DEFAULT_RUNNER_CONFIG, type MicrovmImage, type RunnerConfig, type RunnerConfigSource } from "./runner-config.js";
+
+const readImage = readMatching(IMAGE, "a container image reference such as alpine:3.22");
+/** A Kubernetes object name (DNS-1123 subdomain), as runtimeClassName takes it. */
+const readObjectName = readMatching(/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/, "a RuntimeClass name such as kata or gvisor");
+
+/** `images`: name → image (`alpine: alpine:3.22`, no Nix) or `{image, nix}`. */
+const readImages: FieldReader<Record<string, MicrovmImage>> = (ctx, node, at, path) => {
+  const images: Record<string, MicrovmImage> = {};
+  const position = readEntries(ctx, node, at, path, "a map of image names to container images, such as alpine: alpine:3.22", ({ key, keyAt, keyPath, value, valueAt }) => {
+    if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(key)) {
+      reportError(ctx, keyAt, keyPath, `expected an image name of letters, digits, '.', '_' and '-', found ${JSON.stringify(key)}`);
+      return;
+    }
+    if (isMapNode(ctx, resolveAlias(ctx, value))) {
+      const read = readMap(ctx, value, valueAt, keyPath, { image: field(readImage, { required: true }), nix: field(readBoolean) }, "a map such as {image: nixos/nix:2.28.4, nix: true}");
+      if (read?.values.image !== undefined) images[key] = { image: read.values.image, nix: read.values.nix ?? false };
+      return;
+    }
+    const image = readImage(ctx, value, valueAt, keyPath);
+    if (image !== undefined) images[key] = { image, nix: false };
+  });
+  return position === undefined ? undefined : images;
+};
+
+const MICROVM_KEYS = { images: field(readImages), defaultImage: field(readNonEmptyText), runtimeClassName: field(readObjectName) };
+const ENGINES_KEYS = { microvm: field((ctx: ReadContext, node: unknown, at, path) => readMap(ctx, node, at, path, MICROVM_KEYS, "a map such as {images: {alpine: alpine:3.22}, runtimeClassName: kata}")) };
+const DOCKER_KEYS = { image: field(readImage) };
+const CONFIG_KEYS = {
+  engines: field((ctx: ReadContext, node: unknown, at, path) => readMap(ctx, node, at, path, ENGINES_KEYS, "a map of engine names to their settings, such as microvm")),
+  allowPrivileged: field(readBoolean),
+  docker: field((ctx: ReadContext, node: unknown, at, path) => readMap(ctx, node, at, path, DOCKER_KEYS, "a map such as {image: docker:28-dind}")),
+};
+
+/** Parses the text of a runner configuration file onto the defaults; throws WorkflowError (bad input) listing every problem. */
+export async function parseRunnerConfig(text: string, file: string): Promise<RunnerConfig> {
+  const yaml = await import("yaml");
+  const lineCounter = new yaml.LineCounter();
+  const document = yaml.parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: false });
+  const ctx: ReadContext = { yaml, file, text, document, lineCounter, errors: [], warnings: [] };
+  for (const error of document.errors) reportError(ctx, positionAt(ctx, error.pos[0]), "", `invalid YAML: ${error.message.split("\n")[0]}`);
+  if (ctx.errors.length > 0) throw new WorkflowError(ctx.errors);
+  if (isNullValue(ctx, document.contents)) return DEFAULT_RUNNER_CONFIG;
+  const read = readMap(ctx, document.contents, { line: 1, column: 1 }, "", CONFIG_KEYS, "a map of runner settings such as engines and allowPrivileged");
+  const microvm = read?.values.engines?.values.microvm;
+  const images = { ...DEFAULT_RUNNER_CONFIG.engines.microvm.images, ...microvm?.values.images };
+  const defaultImage = microvm?.values.defaultImage ?? DEFAULT_RUNNER_CONFIG.engines.microvm.defaultImage;
+  if (microvm !== undefined && !Object.hasOwn(images, defaultImage)) {
+    reportError(ctx, microvm.valuesAt.defaultImage ?? microvm.position, "engines.microvm.defaultImage", `${JSON.stringify(defaultImage)} is not one of the images: ${Object.keys(images).join(", ")}`);
+  }
+  if (ctx.errors.length > 0 || read === undefined) throw new WorkflowError(sortIssues(ctx.errors));
+  const runtimeClassName = microvm?.values.runtimeClassName;
+  return {
+    engines: { microvm: { images, defaultImage, ...(runtimeClassName !== undefined ? { runtimeClassName } : {}) } },
+    allowPrivileged: read.values.allowPrivileged ?? DEFAULT_RUNNER_CONFIG.allowPrivileged,
+    docker: { image: read.values.docker?.values.image ?? DEFAULT_RUNNER_CONFIG.docker.image },
+  };
+}
+
+/** Reads `--config FILE` (the same bounds as a workflow file); absent, the defaults. Throws InputError. */
+export async function readRunnerConfig(file: string | undefined): Promise<RunnerConfigSource> {
+  if (file === undefined) return { config: DEFAULT_RUNNER_CONFIG };
+  const read = readWorkflowFile(file);
+  if (!read.ok) throw new WorkflowError([makeIssue(file, read.at ?? { line: 1, column: 1 }, "", `--config: ${read.problem}`)]);
+  return { config: await parseRunnerConfig(read.text, file), file };
+}
