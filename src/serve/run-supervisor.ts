@@ -1,0 +1,86 @@
+// Runs one queued run: runWorkflow with its own AbortController, its log files and the service's sinks; writes result.json; keeps the executor for a crash's teardown.
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { CancelledError, describeError } from "../errors.js";
+import type { RunEventInput, RunEventSink } from "../events/run-events.js";
+import type { ExecutorContext, ExecutorTimings } from "../executor/context.js";
+import type { Executor } from "../executor/executor.js";
+import type { CrashTeardown } from "../executor/kubernetes-executor.js";
+import type { Kubectl } from "../k8s/kubectl.js";
+import type { RunResult } from "../result/run-result.js";
+import type { RunSettings } from "../run/run-workflow.js";
+
+export interface SuperviseOptions {
+  readonly settings: RunSettings;
+  readonly kubectl: Kubectl;
+  readonly timings?: Partial<ExecutorTimings>;
+  /** The service's sinks (the live log feed, metrics), after the run's own log files. */
+  readonly sinks: readonly RunEventSink[];
+  /** The executor of the run: the Kubernetes one unless a test scripts its own. */
+  readonly createExecutor?: (ctx: ExecutorContext) => Executor;
+  /** Told of a log file that could not be written (a full disk): the run goes on, its verdict unchanged. */
+  readonly warn: (message: string) => void;
+}
+
+/** A run being supervised. */
+export interface SupervisedRun {
+  /** Abort with a CancelledError to cancel the run as `cancel` does: step stopped, outputs collected, Job deleted. */
+  readonly controller: AbortController;
+  /** Abort after `controller` to skip the cancelled run's clean-up and go straight to the Job's deletion. */
+  readonly force: AbortController;
+  /** Resolves with the result once result.json is written and the log files are closed; rejects only for a bug or a result.json that cannot be written. */
+  readonly done: Promise<RunResult>;
+  /** For a crashing service: deletes the run's Job synchronously (the event loop can no longer be trusted). */
+  teardownNowSync(timeoutMs: number): CrashTeardown;
+}
+
+/** Starts the run; its files go under settings.outDir (run.log, log.ndjson, result.json, outputs/, artifacts/). */
+export function superviseRun(options: SuperviseOptions): SupervisedRun {
+  const controller = new AbortController();
+  const force = new AbortController();
+  let executor: (Executor & { teardownNowSync?: (timeoutMs: number) => CrashTeardown }) | undefined;
+  const done = (async (): Promise<RunResult> => {
+    const [{ runWorkflow }, { KubernetesExecutor }, { createHumanLogSink, createNdjsonLogSink }, { writeResultFile }] = await Promise.all([
+      import("../run/run-workflow.js"),
+      import("../executor/kubernetes-executor.js"),
+      import("../events/sinks.js"),
+      import("../result/result-file.js"),
+    ]);
+    const { settings } = options;
+    mkdirSync(settings.outDir, { recursive: true });
+    if (settings.checkoutDir === join(settings.outDir, "empty-checkout")) mkdirSync(settings.checkoutDir, { recursive: true });
+    const logs = [createHumanLogSink(join(settings.outDir, "run.log"), { kubectlCalls: false }), createNdjsonLogSink(join(settings.outDir, "log.ndjson"))];
+    const make = options.createExecutor ?? ((ctx: ExecutorContext) => new KubernetesExecutor(ctx));
+    let result: RunResult;
+    try {
+      result = await runWorkflow({
+        settings,
+        kubectl: options.kubectl,
+        signal: controller.signal,
+        forceSignal: force.signal,
+        sinks: [...logs.map((log) => log.sink), ...options.sinks],
+        ...(options.timings ? { timings: options.timings } : {}),
+        createExecutor: (ctx) => (executor = make(ctx)),
+        // A run's caches need a backend the service does not configure yet: each declared cache is a warning, never a failure.
+        cacheDriver: (_executor: Executor, _emit: (event: RunEventInput) => void) => undefined,
+      });
+      await writeResultFile(join(settings.outDir, "result.json"), result);
+    } finally {
+      for (const closed of await Promise.allSettled(logs.map((log) => log.close()))) {
+        if (closed.status === "rejected") options.warn(`run ${settings.runId}: ${describeError(closed.reason)}`);
+      }
+    }
+    return result;
+  })();
+  return {
+    controller,
+    force,
+    done,
+    teardownNowSync: (timeoutMs) => executor?.teardownNowSync?.(timeoutMs) ?? { detail: "no Job of this run was created", mayBeLeft: false },
+  };
+}
+
+/** The reason a cancel gives, as the result's error says it. */
+export function cancelReason(by: string): CancelledError {
+  return new CancelledError(`cancelled by ${by}`);
+}

@@ -1,0 +1,232 @@
+import assert from "node:assert/strict";
+import { mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import type { StepOutcome } from "../../src/executor/executor.js";
+import { Kubectl } from "../../src/k8s/kubectl.js";
+import { XrpcError } from "../../src/serve/http-errors.js";
+import { loadLexicons } from "../../src/serve/lexicon-schemas.js";
+import type { SubmitRunInput } from "../../src/serve/prepare-submission.js";
+import { RunService } from "../../src/serve/run-service.js";
+import { RunStore, type StatusEvent } from "../../src/serve/run-store.js";
+import { WorkflowError } from "../../src/workflow/workflow-errors.js";
+import { ScriptedExecutor, untilAborted, type ExecutorScript } from "../support/scripted-executor.js";
+import { makeTestTempDir } from "../support/temp-dir.js";
+
+const WORKFLOW = ["when:", "  - event: push", "    branch: main", "steps:", "  - name: one", "    command: echo one", "  - name: two", "    command: echo two", ""].join("\n");
+
+/** A step that waits until the test releases it (or the run is cancelled). */
+function gate() {
+  const waiting = new Map<string, () => void>();
+  const started: string[] = [];
+  const runStep: ExecutorScript["runStep"] = async (index, _deadline, ctx) => {
+    const runId = ctx.settings.runId;
+    if (index === 0) started.push(runId);
+    ctx.emit({ kind: "step-output", index, stream: "stdout", text: `out ${runId} ${index}\n` });
+    await Promise.race([new Promise<void>((resolve) => waiting.set(`${runId}/${index}`, resolve)), untilAborted(ctx.signal)]);
+    return (ctx.settings.runId.startsWith("fail") ? { status: "failed", exitCode: 3, timedOut: false } : { status: "success", exitCode: 0, timedOut: false }) as StepOutcome;
+  };
+  const release = async (runId: string): Promise<void> => {
+    for (const index of [0, 1]) {
+      for (let i = 0; i < 200 && !waiting.has(`${runId}/${index}`); i++) await new Promise((r) => setTimeout(r, 5));
+      waiting.get(`${runId}/${index}`)?.();
+      waiting.delete(`${runId}/${index}`);
+    }
+  };
+  return { runStep, release, started, waiting };
+}
+
+function makeService(options: { maxRuns?: number; maxRunsPerRepo?: number; maxQueued?: number; script?: ExecutorScript } = {}) {
+  const stateDir = makeTestTempDir("serve-service-");
+  const checkout = join(stateDir, "checkout");
+  mkdirSync(checkout);
+  const store = new RunStore(join(stateDir, "state"));
+  const executors: ScriptedExecutor[] = [];
+  const warnings: string[] = [];
+  const service = new RunService({
+    stateDir: join(stateDir, "state"),
+    store,
+    defaults: { target: { namespace: "ci" }, podTimeoutMs: 1000, maxOutputBytes: 1 << 20, maxLogBytes: 1 << 20 },
+    limits: { maxRuns: options.maxRuns ?? 2, ...(options.maxRunsPerRepo ? { maxRunsPerRepo: options.maxRunsPerRepo } : {}), maxQueued: options.maxQueued ?? 100, maxWorkflowBytes: 10_000, maxSecrets: 4, maxSecretBytes: 100 },
+    kubectl: new Kubectl({ binary: "/nonexistent/kubectl" }),
+    createExecutor: (ctx) => {
+      const executor = new ScriptedExecutor(ctx, options.script ?? {});
+      executors.push(executor);
+      return executor;
+    },
+    warn: (message) => warnings.push(message),
+  });
+  const submit = (runId: string, extra: Partial<SubmitRunInput> = {}) =>
+    service.submit({ workflow: { name: ".tangled/workflows/ci.yml", text: WORKFLOW }, checkout: { dir: checkout }, trigger: { event: "push", ref: "refs/heads/main", repo: "did:plc:x/repo" }, runId, ...extra });
+  return { service, store, submit, executors, warnings, checkout, stateDir };
+}
+
+describe("the run service", () => {
+  it("keeps at most --max-runs running and starts the rest in submission order as slots free", async () => {
+    const g = gate();
+    const { service, submit } = makeService({ maxRuns: 2, script: { runStep: g.runStep } });
+    for (const id of ["r1", "r2", "r3", "r4"]) assert.deepEqual(await submit(id), { runId: id, status: id === "r1" || id === "r2" ? "running" : "pending" });
+    assert.equal(service.runningCount, 2);
+    assert.equal(service.queueLength, 2);
+    await g.release("r2");
+    await g.release("r1");
+    await g.release("r3");
+    await g.release("r4");
+    await service.whenIdle();
+    assert.deepEqual(g.started, ["r1", "r2", "r3", "r4"]);
+    for (const id of ["r1", "r2", "r3", "r4"]) assert.equal((await service.getRun(id)).status, "success");
+  });
+
+  it("records every status change as an event, in order, each with a larger cursor, and validates them against the lexicon", async () => {
+    const lexicons = await loadLexicons();
+    const g = gate();
+    const { service, submit } = makeService({ script: { runStep: g.runStep } });
+    const events: StatusEvent[] = [];
+    service.followEvents(0, (e) => events.push(e));
+    await submit("fail-1");
+    await g.release("fail-1");
+    await service.whenIdle();
+    assert.deepEqual(events.map((e) => e.status), ["pending", "running", "failed"]);
+    assert.ok(events.every((e, i) => i === 0 || e.cursor > events[i - 1]!.cursor));
+    for (const event of events) lexicons.def("statusEvent", event);
+    const view = await service.getRun("fail-1");
+    assert.equal(view.status, "failed");
+    lexicons.output("dev.knotless.runner.getRun", view);
+    lexicons.record(view.result);
+  });
+
+  it("backfills events after a cursor and then goes on live, with nothing missed or repeated", async () => {
+    const g = gate();
+    const { service, submit } = makeService({ script: { runStep: g.runStep } });
+    await submit("a");
+    const first: StatusEvent[] = [];
+    const stop = service.followEvents(0, (e) => first.push(e));
+    stop();
+    const resumed: StatusEvent[] = [];
+    service.followEvents(first.at(-1)!.cursor, (e) => resumed.push(e));
+    await g.release("a");
+    await service.whenIdle();
+    const all: StatusEvent[] = [];
+    service.followEvents(0, (e) => all.push(e));
+    assert.deepEqual([...first, ...resumed].map((e) => e.cursor), all.map((e) => e.cursor));
+  });
+
+  it("returns the same run for the same runId, never starting a second one", async () => {
+    const g = gate();
+    const { service, submit, executors } = makeService({ script: { runStep: g.runStep } });
+    const [one, two] = await Promise.all([submit("same"), submit("same")]);
+    assert.equal(one.runId, two.runId);
+    assert.deepEqual(await submit("same"), { runId: "same", status: "running" });
+    await g.release("same");
+    await service.whenIdle();
+    assert.equal(executors.length, 1);
+    assert.deepEqual(await submit("same"), { runId: "same", status: "success" });
+  });
+
+  it("refuses a bad workflow with its file:line:column, records nothing and creates no executor", async () => {
+    const { service, store, executors } = makeService();
+    await assert.rejects(
+      service.submit({ workflow: { name: "ci.yml", text: "steps:\n  - name: x\n    comand: oops\n" }, checkout: { dir: "/" }, runId: "bad" }),
+      (error: unknown) => error instanceof WorkflowError && /ci\.yml:\d+:\d+/.test(error.message),
+    );
+    assert.equal(store.getRun("bad"), undefined);
+    assert.equal(store.lastCursor(), 0);
+    assert.equal(executors.length, 0);
+  });
+
+  it("records a workflow whose `when` does not match as skipped, with a result and no executor", async () => {
+    const { service, submit, executors } = makeService();
+    assert.deepEqual(await submit("skip", { trigger: { event: "push", ref: "refs/heads/dev" } }), { runId: "skip", status: "skipped" });
+    const view = await service.getRun("skip");
+    assert.match(view.reason!, /dev/);
+    assert.equal((view.result as { status: string }).status, "skipped");
+    assert.equal(executors.length, 0);
+  });
+
+  it("cancels a pending run so that it never starts, and a running one through its signal; cancelling again changes nothing", async () => {
+    const g = gate();
+    const { service, submit, executors } = makeService({ maxRuns: 1, script: { runStep: g.runStep } });
+    await submit("running");
+    await submit("pending");
+    assert.deepEqual(service.cancel("pending", "test"), { runId: "pending", status: "cancelled" });
+    await new Promise((r) => setTimeout(r, 20));
+    service.cancel("running", "test");
+    await service.whenIdle();
+    assert.equal((await service.getRun("running")).status, "cancelled");
+    assert.equal((await service.getRun("pending")).status, "cancelled");
+    assert.deepEqual(executors.map((e) => e.ctx.settings.runId), ["running"]);
+    assert.ok(executors[0]!.calls.includes("teardown"));
+    assert.deepEqual(service.cancel("pending", "test"), { runId: "pending", status: "cancelled" });
+    assert.throws(() => service.cancel("nope", "test"), (e: unknown) => e instanceof XrpcError && e.error === "RunNotFound");
+  });
+
+  it("refuses more queued runs than --max-queued with 429, and oversized secrets with 413", async () => {
+    const g = gate();
+    const { service, submit } = makeService({ maxRuns: 1, maxQueued: 1, script: { runStep: g.runStep } });
+    await submit("q1");
+    await submit("q2");
+    await assert.rejects(submit("q3"), (e: unknown) => e instanceof XrpcError && e.status === 429);
+    await assert.rejects(submit("s", { secrets: [{ name: "A", value: "x".repeat(101) }] }), (e: unknown) => e instanceof XrpcError && e.status === 413);
+    service.cancel("q2", "test");
+    service.cancel("q1", "test");
+    await service.whenIdle();
+  });
+
+  it("keeps secrets out of the database and the run's files", async () => {
+    const { service, submit, stateDir } = makeService();
+    await submit("sec", { secrets: [{ name: "TOKEN", value: "hunter2-very-secret" }] });
+    await service.whenIdle();
+    const db = readFileSync(join(stateDir, "state", "runner.sqlite")).toString("latin1") + readFileSync(join(stateDir, "state", "runner.sqlite-wal")).toString("latin1");
+    assert.match(db, /TOKEN/);
+    assert.doesNotMatch(db, /hunter2/);
+    for (const file of ["result.json", "log.ndjson", "run.log"]) assert.doesNotMatch(readFileSync(join(stateDir, "state", "runs", "sec", file), "utf8"), /hunter2/);
+  });
+
+  it("gives a client following the log every line from the first, live, and one joining after the end the same lines from log.ndjson", async () => {
+    const g = gate();
+    const { service, submit, stateDir } = makeService({ script: { runStep: g.runStep } });
+    await submit("logs");
+    const live: string[] = [];
+    const ended = new Promise<void>((resolve) => service.followLogs("logs", { line: (l) => live.push(l), end: resolve }));
+    await g.release("logs");
+    await ended;
+    const late: string[] = [];
+    await new Promise<void>((resolve) => service.followLogs("logs", { line: (l) => late.push(l), end: resolve }));
+    const file = readFileSync(join(stateDir, "state", "runs", "logs", "log.ndjson"), "utf8").trim().split("\n");
+    assert.deepEqual(live, file);
+    assert.deepEqual(late, file);
+    const lexicons = await loadLexicons();
+    for (const line of file) lexicons.def("logLine", JSON.parse(line));
+    assert.ok(file.some((l) => l.includes("out logs 0")));
+  });
+
+  it("drains: refuses new runs with 503, cancels the pending ones, and cancels the running ones at the timeout", async () => {
+    const g = gate();
+    const { service, submit } = makeService({ maxRuns: 1, script: { runStep: g.runStep } });
+    await submit("d1");
+    await submit("d2");
+    const drained = service.drain(50, new AbortController().signal);
+    await assert.rejects(submit("d3"), (e: unknown) => e instanceof XrpcError && e.status === 503);
+    await drained;
+    assert.equal((await service.getRun("d1")).status, "cancelled");
+    assert.equal((await service.getRun("d2")).status, "cancelled");
+  });
+
+  it("records runs a previous process left unfinished as failed when it opens the store again", async () => {
+    const g = gate();
+    const { store, submit, stateDir } = makeService({ script: { runStep: g.runStep } });
+    await submit("left");
+    const again = new RunService({
+      stateDir: join(stateDir, "state"),
+      store,
+      defaults: { target: {}, podTimeoutMs: 1, maxOutputBytes: 1, maxLogBytes: 1 },
+      limits: { maxRuns: 1, maxQueued: 1, maxWorkflowBytes: 1, maxSecrets: 1, maxSecretBytes: 1 },
+      kubectl: new Kubectl({ binary: "/nonexistent" }),
+      warn: () => undefined,
+    });
+    const view = await again.getRun("left");
+    assert.equal(view.status, "failed");
+    assert.match(view.reason!, /service stopped/);
+    await g.release("left");
+  });
+});
