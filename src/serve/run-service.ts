@@ -148,6 +148,11 @@ export class RunService {
     return { runId, status: this.#store.getRun(runId)!.status };
   }
 
+  /** Throws XrpcError 400 RunNotFound for an id the service does not know. */
+  assertKnownRun(runId: string): void {
+    this.#requireRun(runId);
+  }
+
   async getRun(runId: string): Promise<RunView> {
     return this.#view(this.#requireRun(runId), true);
   }
