@@ -34,6 +34,7 @@ export const SERVE_OPTIONS: readonly OptionSpec[] = [
   { flag: "--max-warm <n>", description: "most warm placeholders in the namespace, for --keep-warm", defaultValue: "1" },
   { flag: "--skip-warm", description: "do not look for a warm placeholder to claim" },
   { flag: "--nixery <url>", description: "the Nixery registry that composes the image of a nixery workflow" },
+  { flag: "--git <path>", description: "the git binary that clones a submission's checkout.git on this host (default: git on PATH)" },
   ...CLUSTER_OPTIONS,
 ];
 
@@ -61,6 +62,7 @@ export interface RawServeOptions extends RawClusterOptions {
   maxWarm: string;
   skipWarm?: boolean;
   nixery?: string;
+  git?: string;
 }
 
 function readCount(text: string, flag: string, max: number): number {
@@ -120,6 +122,7 @@ export async function resolveServeConfig(raw: RawServeOptions, env: NodeJS.Proce
       ...(env.KNOTLESS_TAR === "none" ? {} : { hostTar: { binary: env.KNOTLESS_TAR || "tar", env } }),
       owner: resolveProcessIdentity(),
       ...(raw.nixery !== undefined ? { nixery: raw.nixery } : {}),
+      git: { binary: raw.git ?? "git", env },
     },
     transport: { kind: "kubectl", binary: cluster.kubectlPath, env },
     timings: { heartbeatIntervalMs },

@@ -13,6 +13,7 @@ import type { RunSettings } from "../run/run-workflow.js";
 import { buildNotMatchedResult, buildSkippedStep, type RunResult } from "../result/run-result.js";
 import type { HostTarSetting } from "../transfer/host-tar.js";
 import type { Trigger } from "../workflow/match-trigger.js";
+import { checkGitSource, type GitCheckoutSpec, type GitSetting } from "./git-checkout.js";
 import { XrpcError } from "./http-errors.js";
 
 /** The submitRun input as its lexicon (lexicons/dev/knotless/runner/submitRun.json) shapes it. */
@@ -38,6 +39,8 @@ export interface RunDefaults {
   readonly owner?: ProcessIdentity;
   /** The Nixery registry of nixery workflows. */
   readonly nixery?: string;
+  /** The host's git, for `checkout.git`; absent: such a submission is refused (501). */
+  readonly git?: GitSetting;
 }
 
 /** The most a request may carry; past them, 413. */
@@ -59,7 +62,7 @@ interface PreparedBase {
 }
 
 export type PreparedSubmission =
-  | (PreparedBase & { readonly kind: "run"; readonly settings: RunSettings })
+  | (PreparedBase & { readonly kind: "run"; readonly settings: RunSettings; readonly git?: GitCheckoutSpec })
   | (PreparedBase & { readonly kind: "skipped"; readonly reason: string; readonly result: RunResult });
 
 /** Run ids `serve` takes: they name a directory under the state directory, so no '/' and no leading '.'. */
@@ -88,7 +91,10 @@ export function checkSubmissionSize(input: SubmitRunInput, limits: SubmissionLim
  * that cache keys name); calls no cluster.
  */
 export async function prepareSubmission(input: SubmitRunInput, runId: string, stateDir: string, defaults: RunDefaults): Promise<PreparedSubmission> {
-  if (input.checkout?.git !== undefined) throw new XrpcError(501, "NotImplemented", "git checkouts are not built yet: give checkout.dir, a directory on the service's host");
+  const git = input.checkout?.git;
+  if (git !== undefined && input.checkout?.dir !== undefined) throw new InputError("checkout takes dir or git, not both");
+  if (git !== undefined && defaults.git === undefined) throw new XrpcError(501, "NotImplemented", "this service has no git to clone with: give checkout.dir");
+  if (git !== undefined) checkGitSource(git.url, git.sha);
   const overrides = readOverrides(input.overrides ?? {});
   const trigger = readTrigger(input.trigger);
   const secrets = readSecrets(input.secrets ?? []);
@@ -96,17 +102,20 @@ export async function prepareSubmission(input: SubmitRunInput, runId: string, st
   const loaded = await loadWorkflowText(input.workflow.text, input.workflow.name, defaults.nixery !== undefined ? { nixeryBase: defaults.nixery } : {});
   const skipsCheckout = loaded.resolved.clone.skip;
   const checkoutDir = input.checkout?.dir !== undefined ? requireDirectory(input.checkout.dir, "checkout.dir") : undefined;
-  if (checkoutDir === undefined && !skipsCheckout) throw new XrpcError(400, "InvalidRequest", "checkout.dir is required (the workflow does not say clone.skip)");
+  if (checkoutDir === undefined && git === undefined && !skipsCheckout) throw new XrpcError(400, "InvalidRequest", "checkout.dir or checkout.git is required (the workflow does not say clone.skip)");
+  const outDir = join(stateDir, "runs", runId);
+  // A git checkout is cloned when the run starts, into its own directory; its files are not there to hash yet, so a cache key's hashFiles hashes nothing.
+  const clone: GitCheckoutSpec | undefined =
+    git !== undefined && !skipsCheckout ? { url: git.url, sha: git.sha, depth: git.depth ?? loaded.resolved.clone.depth ?? 1, submodules: git.submodules ?? loaded.resolved.clone.submodules } : undefined;
   const sharedStepsDir = input.sharedSteps ? requireDirectory(input.sharedSteps.dir, "sharedSteps.dir") : undefined;
   const { plan } = await prepareWorkflowRun(loaded, { runId, ...(trigger ? { trigger } : {}), overrides, ...(checkoutDir ? { checkoutDir } : {}) });
-  const outDir = join(stateDir, "runs", runId);
   const settings = buildRunSettings({
     runId,
     target: defaults.target,
     plan,
     overrides,
     // A workflow that skips the checkout uploads an empty /work: the run's own empty directory, made when it starts.
-    checkoutDir: checkoutDir ?? join(outDir, "empty-checkout"),
+    checkoutDir: checkoutDir ?? (clone ? join(outDir, "checkout") : join(outDir, "empty-checkout")),
     ...(sharedStepsDir ? { sharedStepsDir } : {}),
     outDir,
     podTimeoutMs: defaults.podTimeoutMs,
@@ -127,7 +136,7 @@ export async function prepareSubmission(input: SubmitRunInput, runId: string, st
     storedRequest: JSON.stringify({ ...input, secrets: (input.secrets ?? []).map((secret) => ({ name: secret.name })) }),
     hasSecrets: secrets.length > 0,
   };
-  if (plan.matched) return { ...base, kind: "run", settings };
+  if (plan.matched) return { ...base, kind: "run", settings, ...(clone ? { git: clone } : {}) };
   const now = new Date();
   const result = buildNotMatchedResult({
     runId,

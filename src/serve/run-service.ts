@@ -13,6 +13,7 @@ import type { Kubectl } from "../k8s/kubectl.js";
 import type { RunResult } from "../result/run-result.js";
 import type { RunSettings } from "../run/run-workflow.js";
 import { EventHub } from "./event-hub.js";
+import type { GitCheckoutSpec } from "./git-checkout.js";
 import { XrpcError } from "./http-errors.js";
 import { LogFeed, type LogSubscriber } from "./log-feed.js";
 import { checkSubmissionSize, prepareSubmission, readSubmittedRunId, type RunDefaults, type SubmissionLimits, type SubmitRunInput } from "./prepare-submission.js";
@@ -58,6 +59,8 @@ interface PendingRun {
   /** The run's settings, secrets included: held only here, in memory, until the run starts. */
   readonly settings: RunSettings;
   readonly repo: string | null;
+  /** The commit to clone into settings.checkoutDir when the run starts. */
+  readonly git?: GitCheckoutSpec;
 }
 
 interface RunningRun {
@@ -140,7 +143,7 @@ export class RunService {
       await mkdir(prepared.outDir, { recursive: true });
       await writeResultFile(join(prepared.outDir, "result.json"), prepared.result);
     } else {
-      this.#pending.set(runId, { settings: prepared.settings, repo: prepared.repo });
+      this.#pending.set(runId, { settings: prepared.settings, repo: prepared.repo, ...(prepared.git ? { git: prepared.git } : {}) });
       this.#feeds.set(runId, new LogFeed());
     }
     this.#hub.publish(event!);
@@ -337,6 +340,7 @@ export class RunService {
       ...(this.#options.timings ? { timings: this.#options.timings } : {}),
       sinks: [feedSink, ...(this.#options.observer ? [this.#options.observer.runSink(runId)] : [])],
       ...(this.#options.createExecutor ? { createExecutor: this.#options.createExecutor } : {}),
+      ...(pending.git && this.#options.defaults.git ? { git: { spec: pending.git, setting: this.#options.defaults.git } } : {}),
       warn: this.#options.warn,
     });
     this.#running.set(runId, { supervised, repo: pending.repo });

@@ -2,13 +2,14 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { CancelledError, describeError } from "../errors.js";
-import type { RunEventInput, RunEventSink } from "../events/run-events.js";
+import { createEventEmitter, type RunEventInput, type RunEventSink } from "../events/run-events.js";
 import type { ExecutorContext, ExecutorTimings } from "../executor/context.js";
 import type { Executor } from "../executor/executor.js";
 import type { CrashTeardown } from "../executor/kubernetes-executor.js";
 import type { Kubectl } from "../k8s/kubectl.js";
 import type { RunResult } from "../result/run-result.js";
 import type { RunSettings } from "../run/run-workflow.js";
+import type { GitCheckoutSpec, GitSetting } from "./git-checkout.js";
 
 export interface SuperviseOptions {
   readonly settings: RunSettings;
@@ -18,6 +19,8 @@ export interface SuperviseOptions {
   readonly sinks: readonly RunEventSink[];
   /** The executor of the run: the Kubernetes one unless a test scripts its own. */
   readonly createExecutor?: (ctx: ExecutorContext) => Executor;
+  /** A checkout to clone into settings.checkoutDir before the run starts (a failed clone fails the run, no Job made). */
+  readonly git?: { readonly spec: GitCheckoutSpec; readonly setting: GitSetting };
   /** Told of a log file that could not be written (a full disk): the run goes on, its verdict unchanged. */
   readonly warn: (message: string) => void;
 }
@@ -53,6 +56,11 @@ export function superviseRun(options: SuperviseOptions): SupervisedRun {
     const make = options.createExecutor ?? ((ctx: ExecutorContext) => new KubernetesExecutor(ctx));
     let result: RunResult;
     try {
+      const cloneFailure = options.git ? await cloneCheckout(options.git, settings, controller.signal, createEventEmitter([...logs.map((log) => log.sink), ...options.sinks])) : undefined;
+      if (cloneFailure) {
+        await writeResultFile(join(settings.outDir, "result.json"), cloneFailure);
+        return cloneFailure;
+      }
       result = await runWorkflow({
         settings,
         kubectl: options.kubectl,
@@ -83,4 +91,35 @@ export function superviseRun(options: SuperviseOptions): SupervisedRun {
 /** The reason a cancel gives, as the result's error says it. */
 export function cancelReason(by: string): CancelledError {
   return new CancelledError(`cancelled by ${by}`);
+}
+
+/**
+ * Clones the run's checkout (git-checkout.ts), saying so in the run's log; returns the failed (or cancelled) result
+ * when the clone did not succeed, undefined when the run can start.
+ */
+async function cloneCheckout(git: NonNullable<SuperviseOptions["git"]>, settings: RunSettings, signal: AbortSignal, emit: (event: RunEventInput) => void): Promise<RunResult | undefined> {
+  const [{ cloneAtSha }, { buildRunResult, buildSkippedStep }] = await Promise.all([import("./git-checkout.js"), import("../result/run-result.js")]);
+  const startedAt = new Date();
+  const { spec } = git;
+  emit({ kind: "notice", level: "info", message: `cloning ${spec.url} at ${spec.sha} (depth ${spec.depth}${spec.submodules ? ", with submodules" : ""})` });
+  try {
+    await cloneAtSha(spec, settings.checkoutDir, git.setting, signal);
+    emit({ kind: "notice", level: "info", message: `cloned ${spec.sha} in ${Date.now() - startedAt.getTime()} ms` });
+    return undefined;
+  } catch (error) {
+    const cancelled = signal.aborted;
+    const message = cancelled ? describeError(signal.reason) : `checkout: ${describeError(error)}`;
+    emit({ kind: "notice", level: "error", message });
+    return buildRunResult({
+      runId: settings.runId,
+      status: cancelled ? "cancelled" : "failed",
+      error: { message, reason: cancelled ? "cancelled" : "checkout-failed" },
+      startedAt,
+      finishedAt: new Date(),
+      job: { namespace: settings.target.namespace ?? "", name: settings.jobName, pod: null, node: null, image: settings.image },
+      steps: settings.steps.map((step) => buildSkippedStep(step.name)),
+      logs: { limitBytes: settings.maxLogBytes ?? 0, keptBytes: 0, droppedBytes: 0 },
+      ...(settings.workflow ? { workflow: settings.workflow } : {}),
+    });
+  }
 }

@@ -1,6 +1,6 @@
 // `serve` as its own process (the real CLI), driving the real kubectl against the local cluster, whose pods are podman containers.
 import assert from "node:assert/strict";
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -143,6 +143,24 @@ describe("serve on the local cluster", { skip, concurrency: 1, timeout: 900_000 
       const events = (await client.followNdjson("/events?cursor=0", { until: (lines) => lines.some((l) => JSON.parse(l).runId === "fails" && JSON.parse(l).status === "failed") })).map((l) => JSON.parse(l));
       assert.equal(events.filter((e) => e.runId === "fails" && e.status === "running").length, 1);
       assert.equal((await client.call(NSID.getRun, { params: { runId: "skips" } })).body.result.status, "skipped");
+    });
+
+    it("clones a git checkout at the asked commit on the host and runs on it", async () => {
+      const repo = join(dir, "repo");
+      mkdirSync(repo);
+      const git = (...args: string[]) => execFileSync("git", ["-c", "user.email=t@t", "-c", "user.name=t", ...args], { cwd: repo, encoding: "utf8" }).trim();
+      git("init", "-q");
+      writeFileSync(join(repo, "version.txt"), "v1\n");
+      git("add", "version.txt");
+      git("commit", "-q", "-m", "v1");
+      const v1 = git("rev-parse", "HEAD");
+      writeFileSync(join(repo, "version.txt"), "v2\n");
+      git("commit", "-q", "-am", "v2");
+      const res = await client.call(NSID.submitRun, { body: { workflow: { name: "ci.yml", text: workflow("cp version.txt /outputs/seen.txt") }, checkout: { git: { url: `file://${repo}`, sha: v1 } }, runId: "cloned" } });
+      assert.equal(res.status, 200);
+      await waitUntil("the cloned run over", async () => (await client.call(NSID.getRun, { params: { runId: "cloned" } })).body.status !== "running", 120_000);
+      assert.equal((await client.call(NSID.getRun, { params: { runId: "cloned" } })).body.status, "success");
+      assert.equal(readFileSync(join(stateDir, "runs", "cloned", "outputs", "seen.txt"), "utf8"), "v1\n");
     });
 
     it("resumes events from a cursor with nothing missed or repeated", async () => {

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { mkdirSync, readFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import type { StepOutcome } from "../../src/executor/executor.js";
@@ -46,7 +47,7 @@ function makeService(options: { maxRuns?: number; maxRunsPerRepo?: number; maxQu
   const service = new RunService({
     stateDir: join(stateDir, "state"),
     store,
-    defaults: { target: { namespace: "ci" }, podTimeoutMs: 1000, maxOutputBytes: 1 << 20, maxLogBytes: 1 << 20 },
+    defaults: { target: { namespace: "ci" }, podTimeoutMs: 1000, maxOutputBytes: 1 << 20, maxLogBytes: 1 << 20, git: { binary: "git", env: process.env } },
     limits: { maxRuns: options.maxRuns ?? 2, ...(options.maxRunsPerRepo ? { maxRunsPerRepo: options.maxRunsPerRepo } : {}), maxQueued: options.maxQueued ?? 100, maxWorkflowBytes: 10_000, maxSecrets: 4, maxSecretBytes: 100 },
     kubectl: new Kubectl({ binary: "/nonexistent/kubectl" }),
     createExecutor: (ctx) => {
@@ -228,5 +229,52 @@ describe("the run service", () => {
     assert.equal(view.status, "failed");
     assert.match(view.reason!, /service stopped/);
     await g.release("left");
+  });
+
+  describe("with a git checkout", () => {
+    const git = (cwd: string, ...args: string[]): string => execFileSync("git", ["-c", "user.email=t@t", "-c", "user.name=t", ...args], { cwd, encoding: "utf8" }).trim();
+    const repo = makeTestTempDir("serve-git-");
+    git(repo, "init", "-q");
+    writeFileSync(join(repo, "file.txt"), "first\n");
+    git(repo, "add", "file.txt");
+    git(repo, "commit", "-q", "-m", "first");
+    const first = git(repo, "rev-parse", "HEAD");
+    writeFileSync(join(repo, "file.txt"), "second\n");
+    git(repo, "commit", "-q", "-am", "second");
+    const second = git(repo, "rev-parse", "HEAD");
+
+    it("clones the asked commit, at depth 1 unless asked, into the run's checkout before the run starts", async () => {
+      const { service, submit, stateDir, executors } = makeService();
+      await submit("g1", { checkout: { git: { url: `file://${repo}`, sha: first } } });
+      await submit("g2", { checkout: { git: { url: `file://${repo}`, sha: second, depth: 2 } } });
+      await service.whenIdle();
+      const checkout = (id: string) => join(stateDir, "state", "runs", id, "checkout");
+      assert.equal(readFileSync(join(checkout("g1"), "file.txt"), "utf8"), "first\n");
+      assert.equal(git(checkout("g1"), "rev-parse", "HEAD"), first);
+      assert.equal(git(checkout("g1"), "rev-list", "--count", "HEAD"), "1");
+      assert.equal(git(checkout("g2"), "rev-list", "--count", "HEAD"), "2");
+      assert.equal((await service.getRun("g1")).status, "success");
+      assert.ok(executors[0]!.trees!.work.files >= 1);
+    });
+
+    it("fails the run without an executor when the commit cannot be fetched, saying so in its log", async () => {
+      const { service, submit, stateDir, executors } = makeService();
+      await submit("gone", { checkout: { git: { url: `file://${repo}`, sha: "0".repeat(40) } } });
+      await service.whenIdle();
+      const view = await service.getRun("gone");
+      assert.equal(view.status, "failed");
+      assert.equal((view.result as { errorReason: string }).errorReason, "checkout-failed");
+      assert.equal(executors.length, 0);
+      assert.match(readFileSync(join(stateDir, "state", "runs", "gone", "log.ndjson"), "utf8"), /checkout: git fetch/);
+    });
+
+    it("refuses a URL with a password, an unknown scheme and a short sha before anything is recorded", async () => {
+      const { store, submit } = makeService();
+      for (const git of [{ url: "https://u:p@example.com/r.git", sha: first }, { url: "ext::sh -c touch% /tmp/x", sha: first }, { url: `file://${repo}`, sha: "abc123" }]) {
+        await assert.rejects(submit("refused", { checkout: { git } }), /checkout\.git/);
+      }
+      assert.equal(store.getRun("refused"), undefined);
+      assert.equal(existsSync("/tmp/x"), false);
+    });
   });
 });
