@@ -11,6 +11,7 @@ import { buildRunSettings } from "../run/build-run-settings.js";
 import type { RunOverrides } from "../run/plan-workflow-run.js";
 import type { RunSettings } from "../run/run-workflow.js";
 import { buildNotMatchedResult, buildSkippedStep, type RunResult } from "../result/run-result.js";
+import { SECRET_NAME_PATTERN } from "../secrets/secret.js";
 import type { HostTarSetting } from "../transfer/host-tar.js";
 import type { Trigger } from "../workflow/match-trigger.js";
 import { checkGitSource, type GitCheckoutSpec, type GitSetting } from "./git-checkout.js";
@@ -189,9 +190,10 @@ function readTrigger(raw: SubmitRunInput["trigger"]): Trigger | undefined {
 
 function readSecrets(raw: ReadonlyArray<{ readonly name: string; readonly value: string }>): Array<{ name: string; value: string }> {
   const seen = new Set<string>();
-  for (const { name } of raw) {
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new InputError(`secrets: ${JSON.stringify(name)} is not a variable name`);
+  for (const { name, value } of raw) {
+    if (!SECRET_NAME_PATTERN.test(name)) throw new InputError(`secrets: ${JSON.stringify(name)}: a secret name must match ${SECRET_NAME_PATTERN.source}`);
     if (seen.has(name)) throw new InputError(`secrets: ${name} is given twice`);
+    if (value === "") throw new InputError(`secrets: ${name} is empty: an empty secret would mask everything`);
     seen.add(name);
   }
   return raw.map((secret) => ({ name: secret.name, value: secret.value }));

@@ -182,7 +182,10 @@ export class RunService {
       return { runId, status: "cancelled" };
     }
     const running = this.#running.get(runId);
-    if (running && !running.supervised.controller.signal.aborted) running.supervised.controller.abort(new CancelledError(`cancelled by ${by}`));
+    if (running && !running.supervised.controller.signal.aborted) {
+      this.#store.recordCancelRequest(runId, new Date().toISOString()); // recorded before the run is told
+      running.supervised.controller.abort(new CancelledError(`cancelled by ${by}`));
+    }
     return { runId, status: this.#store.getRun(runId)?.status ?? run.status };
   }
 
@@ -251,8 +254,11 @@ export class RunService {
     this.#draining = true;
     for (const runId of [...this.#pending.keys()]) this.cancel(runId, "the service shutting down");
     const cancelAll = (force: boolean): void => {
-      for (const { supervised } of this.#running.values()) {
-        if (!supervised.controller.signal.aborted) supervised.controller.abort(new CancelledError("cancelled: the service is shutting down"));
+      for (const [runId, { supervised }] of this.#running) {
+        if (!supervised.controller.signal.aborted) {
+          this.#store.recordCancelRequest(runId, new Date().toISOString());
+          supervised.controller.abort(new CancelledError("cancelled: the service is shutting down"));
+        }
         if (force) supervised.force.abort();
       }
     };

@@ -31,6 +31,8 @@ export interface StoredRun {
   readonly finishedAt: string | null;
   /** Why the run has its status, when there is a word to say (skipped, cancelled, an internal failure). */
   readonly reason: string | null;
+  /** When a cancel of the running run was asked for (recorded before the run is told): a restarted service finishes the cancel. */
+  readonly cancelRequestedAt: string | null;
 }
 
 export interface StatusEvent {
@@ -41,7 +43,7 @@ export interface StatusEvent {
   readonly reason?: string;
 }
 
-export type NewRun = Omit<StoredRun, "seq" | "createdAt" | "startedAt" | "finishedAt" | "status" | "reason"> & { readonly status: "pending" | "skipped"; readonly reason?: string };
+export type NewRun = Omit<StoredRun, "seq" | "createdAt" | "startedAt" | "finishedAt" | "status" | "reason" | "cancelRequestedAt"> & { readonly status: "pending" | "skipped"; readonly reason?: string };
 
 const SCHEMA_VERSION = 1;
 
@@ -61,7 +63,8 @@ CREATE TABLE IF NOT EXISTS runs (
   created_at TEXT NOT NULL,
   started_at TEXT,
   finished_at TEXT,
-  reason TEXT
+  reason TEXT,
+  cancel_requested_at TEXT
 );
 CREATE INDEX IF NOT EXISTS runs_by_status ON runs (status, seq);
 CREATE INDEX IF NOT EXISTS runs_by_finish ON runs (finished_at);
@@ -90,6 +93,7 @@ interface RunRow {
   started_at: string | null;
   finished_at: string | null;
   reason: string | null;
+  cancel_requested_at: string | null;
 }
 
 function toRun(row: RunRow): StoredRun {
@@ -108,6 +112,7 @@ function toRun(row: RunRow): StoredRun {
     startedAt: row.started_at,
     finishedAt: row.finished_at,
     reason: row.reason,
+    cancelRequestedAt: row.cancel_requested_at,
   };
 }
 
@@ -172,6 +177,11 @@ export class RunStore {
         .run(status, status === "running" ? at : null, final ? at : null, reason ?? null, runId);
       return this.#insertEvent(runId, status, at, reason);
     })();
+  }
+
+  /** Records that a cancel of a running run was asked for (the first time only); false when the run is not running. */
+  recordCancelRequest(runId: string, at: string): boolean {
+    return this.#db.prepare("UPDATE runs SET cancel_requested_at = COALESCE(cancel_requested_at, ?) WHERE run_id = ? AND status = 'running'").run(at, runId).changes === 1;
   }
 
   getRun(runId: string): StoredRun | undefined {

@@ -6,6 +6,12 @@ import { mapErrorToHttp, XrpcError } from "./http-errors.js";
 import type { RunService } from "./run-service.js";
 import { writeJson } from "./xrpc-router.js";
 
+/**
+ * A client that falls this far behind is cut off rather than buffered without end: it reconnects (from its last
+ * cursor, or from the log's first line).
+ */
+export const MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
+
 /** A stream's source: hands text frames to `send`, then calls `end` (logs) or never (events); returns the unsubscribe. */
 type Follow = (send: (text: string) => void, end: () => void) => () => void;
 
@@ -34,7 +40,11 @@ export function serveNdjson(req: IncomingMessage, res: ServerResponse, follow: F
   res.writeHead(200, { "Content-Type": "application/x-ndjson", "Cache-Control": "no-store" });
   res.flushHeaders();
   const stop = follow(
-    (text) => res.write(`${text}\n`),
+    (text) => {
+      if (res.destroyed) return;
+      res.write(`${text}\n`);
+      if (res.writableLength > MAX_BUFFERED_BYTES) res.destroy();
+    },
     () => res.end(),
   );
   res.on("close", stop);
@@ -44,7 +54,11 @@ export function serveNdjson(req: IncomingMessage, res: ServerResponse, follow: F
 export function serveWebSocket(wss: WebSocketServer, req: IncomingMessage, socket: Duplex, head: Buffer, follow: Follow): void {
   wss.handleUpgrade(req, socket, head, (ws: WebSocket) => {
     const stop = follow(
-      (text) => ws.send(text),
+      (text) => {
+        if (ws.readyState !== ws.OPEN) return;
+        ws.send(text);
+        if (ws.bufferedAmount > MAX_BUFFERED_BYTES) ws.terminate();
+      },
       () => ws.close(1000, "end of the run's log"),
     );
     ws.on("close", stop);

@@ -146,12 +146,15 @@ describe("the run service", () => {
 
   it("cancels a pending run so that it never starts, and a running one through its signal; cancelling again changes nothing", async () => {
     const g = gate();
-    const { service, submit, executors } = makeService({ maxRuns: 1, script: { runStep: g.runStep } });
+    const { service, store, submit, executors } = makeService({ maxRuns: 1, script: { runStep: g.runStep } });
     await submit("running");
     await submit("pending");
     assert.deepEqual(service.cancel("pending", "test"), { runId: "pending", status: "cancelled" });
     await new Promise((r) => setTimeout(r, 20));
+    let recordedWhenTold: string | null | undefined;
+    executors[0]!.ctx.signal.addEventListener("abort", () => (recordedWhenTold = store.getRun("running")!.cancelRequestedAt));
     service.cancel("running", "test");
+    assert.ok(recordedWhenTold, "the cancel request is in the database before the run is told");
     await service.whenIdle();
     assert.equal((await service.getRun("running")).status, "cancelled");
     assert.equal((await service.getRun("pending")).status, "cancelled");
@@ -159,6 +162,13 @@ describe("the run service", () => {
     assert.ok(executors[0]!.calls.includes("teardown"));
     assert.deepEqual(service.cancel("pending", "test"), { runId: "pending", status: "cancelled" });
     assert.throws(() => service.cancel("nope", "test"), (e: unknown) => e instanceof XrpcError && e.error === "RunNotFound");
+  });
+
+  it("refuses an empty secret and a secret name that is not a variable name, recording nothing", async () => {
+    const { store, submit } = makeService();
+    await assert.rejects(submit("e", { secrets: [{ name: "A", value: "" }] }), /empty/);
+    await assert.rejects(submit("e", { secrets: [{ name: "1A", value: "x" }] }), /secret name/);
+    assert.equal(store.getRun("e"), undefined);
   });
 
   it("refuses more queued runs than --max-queued with 429, and oversized secrets with 413", async () => {
