@@ -1,8 +1,9 @@
 // The service's HTTP(S) server: bearer auth on every endpoint, /xrpc/<nsid> to the router, /logs and /events as streams, /metrics for Prometheus.
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
+import { createRequire } from "node:module";
 import type { Duplex } from "node:stream";
-import { WebSocketServer } from "ws";
+import type { WebSocketServer as WebSocketServerType } from "ws";
 import { XrpcError } from "./http-errors.js";
 import type { LexiconChecks } from "./lexicon-schemas.js";
 import type { RunService } from "./run-service.js";
@@ -35,6 +36,8 @@ export function createServeServer(options: ServeServerOptions): Server {
     maxBodyBytes: options.maxBodyBytes,
     onServerError: (error) => options.warn(`internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`),
   });
+  // Required here, not imported: the CLI is one bundle, and a static import would load ws for every command.
+  const { WebSocketServer } = createRequire(import.meta.url)("ws") as { WebSocketServer: typeof WebSocketServerType };
   const wss = new WebSocketServer({ noServer: true });
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
     const url = new URL(req.url ?? "/", "http://service");

@@ -1,7 +1,8 @@
 // The service's state in SQLite (WAL): one row per run, and every status change as an event row with an increasing cursor, written before the change is acted on.
 import { mkdirSync } from "node:fs";
+import { createRequire } from "node:module";
 import { join } from "node:path";
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
 
 /** Tangled's pipeline status words, plus skipped. */
 export type ServeRunStatus = "pending" | "running" | "success" | "failed" | "timeout" | "cancelled" | "skipped";
@@ -130,7 +131,9 @@ export class RunStore {
   /** Opens (creating) `<stateDir>/runner.sqlite` in WAL mode; `:memory:` for tests. */
   constructor(stateDir: string | ":memory:") {
     if (stateDir !== ":memory:") mkdirSync(stateDir, { recursive: true, mode: 0o700 });
-    this.#db = new Database(stateDir === ":memory:" ? ":memory:" : join(stateDir, "runner.sqlite"));
+    // Required here, not imported: the CLI is one bundle, and a static import would load the native addon for every command.
+    const open = createRequire(import.meta.url)("better-sqlite3") as typeof Database;
+    this.#db = new open(stateDir === ":memory:" ? ":memory:" : join(stateDir, "runner.sqlite"));
     this.#db.pragma("journal_mode = WAL");
     this.#db.pragma("synchronous = NORMAL");
     this.#db.exec(SCHEMA);
