@@ -5,6 +5,7 @@ import { readDuration } from "../config/duration.js";
 import { readSize } from "../config/patterns.js";
 import { InputError } from "../errors.js";
 import type { ServeConfig } from "../serve/start-service.js";
+import { readCacheFlags, type RawCacheOptions } from "./cache-options.js";
 import { CLUSTER_OPTIONS, resolveClusterOptions, type RawClusterOptions } from "./cluster-options.js";
 import { readHeartbeatInterval } from "./heartbeat-interval.js";
 import type { OptionSpec } from "./option-spec.js";
@@ -34,12 +35,16 @@ export const SERVE_OPTIONS: readonly OptionSpec[] = [
   { flag: "--max-warm <n>", description: "most warm placeholders in the namespace, for --keep-warm", defaultValue: "1" },
   { flag: "--skip-warm", description: "do not look for a warm placeholder to claim" },
   { flag: "--nixery <url>", description: "the Nixery registry that composes the image of a nixery workflow" },
+  { flag: "--cache-dir <dir>", description: "the host directory that keeps the workflows' caches, per repository (default $XDG_CACHE_HOME/knotless-runner-k8s, else ~/.cache/knotless-runner-k8s)" },
+  { flag: "--cache-max-bytes <size>", description: "most bytes the cache store keeps (default 5Gi)" },
+  { flag: "--cache-pvc <name>", description: "keep the caches on this PersistentVolumeClaim in the namespace instead of --cache-dir" },
+  { flag: "--no-cache", description: "restore and save no cache" },
   { flag: "--git <path>", description: "the git binary that clones a submission's checkout.git on this host (default: git on PATH)" },
   ...CLUSTER_OPTIONS,
 ];
 
 /** Options exactly as the CLI parser hands them over. */
-export interface RawServeOptions extends RawClusterOptions {
+export interface RawServeOptions extends RawClusterOptions, RawCacheOptions {
   listen: string;
   stateDir?: string;
   tokenFile?: string;
@@ -123,6 +128,7 @@ export async function resolveServeConfig(raw: RawServeOptions, env: NodeJS.Proce
       owner: resolveProcessIdentity(),
       ...(raw.nixery !== undefined ? { nixery: raw.nixery } : {}),
       git: { binary: raw.git ?? "git", env },
+      caches: readCacheFlags(raw, env),
     },
     transport: { kind: "kubectl", binary: cluster.kubectlPath, env },
     timings: { heartbeatIntervalMs },

@@ -1,10 +1,11 @@
 // Turns a submitRun input into a planned run (or a skipped one) before anything is queued: the workflow validated, the checkout checked, the settings built.
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { statSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { readDuration } from "../config/duration.js";
 import { IMAGE, QUANTITY } from "../config/patterns.js";
 import { InputError } from "../errors.js";
+import type { CacheBackend } from "../executor/context.js";
 import type { ClusterTarget } from "../k8s/kubectl-args.js";
 import type { ProcessIdentity } from "../k8s/owner.js";
 import { buildRunSettings } from "../run/build-run-settings.js";
@@ -42,6 +43,8 @@ export interface RunDefaults {
   readonly nixery?: string;
   /** The host's git, for `checkout.git`; absent: such a submission is refused (501). */
   readonly git?: GitSetting;
+  /** Where the workflows' caches live (`--cache-dir`, `--cache-pvc`), keyed per repository; `off`: none restored or saved. */
+  readonly caches?: { readonly off: boolean; readonly store: { readonly kind: "dir"; readonly dir: string } | { readonly kind: "pvc"; readonly claim: string }; readonly maxBytes: number };
 }
 
 /** The most a request may carry; past them, 413. */
@@ -109,7 +112,13 @@ export async function prepareSubmission(input: SubmitRunInput, runId: string, st
   const clone: GitCheckoutSpec | undefined =
     git !== undefined && !skipsCheckout ? { url: git.url, sha: git.sha, depth: git.depth ?? loaded.resolved.clone.depth ?? 1, submodules: git.submodules ?? loaded.resolved.clone.submodules } : undefined;
   const sharedStepsDir = input.sharedSteps ? requireDirectory(input.sharedSteps.dir, "sharedSteps.dir") : undefined;
-  const { plan } = await prepareWorkflowRun(loaded, { runId, ...(trigger ? { trigger } : {}), overrides, ...(checkoutDir ? { checkoutDir } : {}) });
+  const cachesOn = defaults.caches !== undefined && !defaults.caches.off;
+  const { plan } = await prepareWorkflowRun(loaded, { runId, ...(trigger ? { trigger } : {}), overrides, ...(checkoutDir ? { checkoutDir } : {}), cachesOff: !cachesOn });
+  // Caches are kept per repository: the trigger's, else one named after where the checkout comes from (as `run` names a local one).
+  const cacheRepo = trigger?.repo ?? `local/${createHash("sha256").update(git?.url ?? checkoutDir ?? input.workflow.name).digest("hex").slice(0, 12)}`;
+  const store = defaults.caches?.store;
+  const cacheBackend: CacheBackend | undefined =
+    cachesOn && store ? (store.kind === "pvc" ? { kind: "pvc", repo: cacheRepo, claim: store.claim, maxBytes: defaults.caches!.maxBytes } : { kind: "dir", repo: cacheRepo, dir: store.dir, maxBytes: defaults.caches!.maxBytes }) : undefined;
   const settings = buildRunSettings({
     runId,
     target: defaults.target,
@@ -127,6 +136,7 @@ export async function prepareSubmission(input: SubmitRunInput, runId: string, st
     ...(defaults.claimWarm === false ? { claimWarm: false } : {}),
     ...(defaults.hostTar ? { hostTar: defaults.hostTar } : {}),
     ...(defaults.owner ? { owner: defaults.owner } : {}),
+    ...(cacheBackend ? { cacheBackend } : {}),
   });
   const base: PreparedBase = {
     runId,

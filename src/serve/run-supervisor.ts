@@ -53,6 +53,8 @@ export function superviseRun(options: SuperviseOptions): SupervisedRun {
     mkdirSync(settings.outDir, { recursive: true });
     if (settings.checkoutDir === join(settings.outDir, "empty-checkout")) mkdirSync(settings.checkoutDir, { recursive: true });
     const logs = [createHumanLogSink(join(settings.outDir, "run.log"), { kubectlCalls: false }), createNdjsonLogSink(join(settings.outDir, "log.ndjson"))];
+    // The cache store's modules load only for a run that has caches.
+    const openCacheDriver = (settings.caches?.length ?? 0) > 0 && settings.cacheBackend ? (await import("../cache/open-cache-driver.js")).openCacheDriver : undefined;
     const make = options.createExecutor ?? ((ctx: ExecutorContext) => new KubernetesExecutor(ctx));
     let result: RunResult;
     try {
@@ -69,8 +71,7 @@ export function superviseRun(options: SuperviseOptions): SupervisedRun {
         sinks: [...logs.map((log) => log.sink), ...options.sinks],
         ...(options.timings ? { timings: options.timings } : {}),
         createExecutor: (ctx) => (executor = make(ctx)),
-        // A run's caches need a backend the service does not configure yet: each declared cache is a warning, never a failure.
-        cacheDriver: (_executor: Executor, _emit: (event: RunEventInput) => void) => undefined,
+        ...(openCacheDriver && settings.cacheBackend ? { cacheDriver: (ex: Executor, emit: (event: RunEventInput) => void) => openCacheDriver(settings.cacheBackend!, ex, emit, { kubectl: options.kubectl, target: settings.target, runId: settings.runId }) } : {}),
       });
       await writeResultFile(join(settings.outDir, "result.json"), result);
     } finally {

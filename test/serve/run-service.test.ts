@@ -37,7 +37,7 @@ function gate() {
   return { runStep, release, started, waiting };
 }
 
-function makeService(options: { maxRuns?: number; maxRunsPerRepo?: number; maxQueued?: number; script?: ExecutorScript } = {}) {
+function makeService(options: { maxRuns?: number; maxRunsPerRepo?: number; maxQueued?: number; script?: ExecutorScript; cacheDir?: string } = {}) {
   const stateDir = makeTestTempDir("serve-service-");
   const checkout = join(stateDir, "checkout");
   mkdirSync(checkout);
@@ -47,7 +47,7 @@ function makeService(options: { maxRuns?: number; maxRunsPerRepo?: number; maxQu
   const service = new RunService({
     stateDir: join(stateDir, "state"),
     store,
-    defaults: { target: { namespace: "ci" }, podTimeoutMs: 1000, maxOutputBytes: 1 << 20, maxLogBytes: 1 << 20, git: { binary: "git", env: process.env } },
+    defaults: { target: { namespace: "ci" }, podTimeoutMs: 1000, maxOutputBytes: 1 << 20, maxLogBytes: 1 << 20, git: { binary: "git", env: process.env }, ...(options.cacheDir ? { caches: { off: false, store: { kind: "dir" as const, dir: options.cacheDir }, maxBytes: 1 << 30 } } : {}) },
     limits: { maxRuns: options.maxRuns ?? 2, ...(options.maxRunsPerRepo ? { maxRunsPerRepo: options.maxRunsPerRepo } : {}), maxQueued: options.maxQueued ?? 100, maxWorkflowBytes: 10_000, maxSecrets: 4, maxSecretBytes: 100 },
     kubectl: new Kubectl({ binary: "/nonexistent/kubectl" }),
     createExecutor: (ctx) => {
@@ -239,6 +239,32 @@ describe("the run service", () => {
     assert.equal(view.status, "failed");
     assert.match(view.reason!, /service stopped/);
     await g.release("left");
+  });
+
+  it("restores and saves a workflow's caches in the --cache-dir store, per the trigger's repository", async () => {
+    const cacheDir = makeTestTempDir("serve-cache-");
+    // What the pod's tar would pack: the cache's path as the pod names it (work/deps), gzipped, so that the restore's gate passes it.
+    const tree = makeTestTempDir("serve-cache-tree-");
+    mkdirSync(join(tree, "work", "deps"), { recursive: true });
+    writeFileSync(join(tree, "work", "deps", "lib.txt"), "cached\n");
+    const archive = execFileSync("tar", ["-C", tree, "-czf", "-", "work/deps"]);
+    const { service, submit } = makeService({
+      cacheDir,
+      script: {
+        saveCache: async (_spec, writer) => {
+          writer.stream.end(archive);
+          return { status: await writer.commit(), bytes: archive.length, missing: [] };
+        },
+      },
+    });
+    const text = ["caches:", "  - key: deps-v1", "    paths: [deps]", "steps:", "  - name: build", "    command: make", ""].join("\n");
+    await submit("c1", { workflow: { name: "ci.yml", text } });
+    await service.whenIdle();
+    await submit("c2", { workflow: { name: "ci.yml", text } });
+    await service.whenIdle();
+    const caches = async (id: string) => ((await service.getRun(id)).result as { caches: Array<{ restore: { status: string }; save: { status: string } }> }).caches[0]!;
+    assert.deepEqual([(await caches("c1")).restore.status, (await caches("c1")).save.status], ["miss", "saved"]);
+    assert.equal((await caches("c2")).restore.status, "exact");
   });
 
   describe("with a git checkout", () => {
