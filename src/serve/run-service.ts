@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
 import { CancelledError, describeError } from "../errors.js";
-import type { RunEventSink } from "../events/run-events.js";
+import type { RunEvent, RunEventSink } from "../events/run-events.js";
 import { toLogLine } from "../events/sinks.js";
 import type { ExecutorContext, ExecutorTimings } from "../executor/context.js";
 import type { Executor } from "../executor/executor.js";
@@ -344,7 +344,7 @@ export class RunService {
       settings: pending.settings,
       kubectl: this.#options.kubectl,
       ...(this.#options.timings ? { timings: this.#options.timings } : {}),
-      sinks: [feedSink, ...(this.#options.observer ? [this.#options.observer.runSink(runId)] : [])],
+      sinks: [feedSink, (runEvent) => this.#recordProgress(runId, runEvent), ...(this.#options.observer ? [this.#options.observer.runSink(runId)] : [])],
       ...(this.#options.createExecutor ? { createExecutor: this.#options.createExecutor } : {}),
       ...(pending.git && this.#options.defaults.git ? { git: { spec: pending.git, setting: this.#options.defaults.git } } : {}),
       warn: this.#options.warn,
@@ -367,6 +367,12 @@ export class RunService {
     if (result) this.#options.observer?.runEnded(result);
     this.#pump();
     this.#notifyIfIdle();
+  }
+
+  /** Sinks are called before the event's action goes on: a step is recorded as started before its exec. */
+  #recordProgress(runId: string, event: RunEvent): void {
+    if (event.kind === "pod-ready") this.#store.recordProgress(runId, { pod: event.pod });
+    else if (event.kind === "step-start") this.#store.recordProgress(runId, { step: event.index });
   }
 
   #endFeed(runId: string): void {

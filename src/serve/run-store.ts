@@ -34,6 +34,9 @@ export interface StoredRun {
   readonly reason: string | null;
   /** When a cancel of the running run was asked for (recorded before the run is told): a restarted service finishes the cancel. */
   readonly cancelRequestedAt: string | null;
+  /** The run's pod once it ran, and the step last started (written before the step's exec): where a re-attach would look. */
+  readonly pod: string | null;
+  readonly step: number | null;
 }
 
 export interface StatusEvent {
@@ -44,7 +47,7 @@ export interface StatusEvent {
   readonly reason?: string;
 }
 
-export type NewRun = Omit<StoredRun, "seq" | "createdAt" | "startedAt" | "finishedAt" | "status" | "reason" | "cancelRequestedAt"> & { readonly status: "pending" | "skipped"; readonly reason?: string };
+export type NewRun = Omit<StoredRun, "seq" | "createdAt" | "startedAt" | "finishedAt" | "status" | "reason" | "cancelRequestedAt" | "pod" | "step"> & { readonly status: "pending" | "skipped"; readonly reason?: string };
 
 const SCHEMA_VERSION = 1;
 
@@ -65,7 +68,9 @@ CREATE TABLE IF NOT EXISTS runs (
   started_at TEXT,
   finished_at TEXT,
   reason TEXT,
-  cancel_requested_at TEXT
+  cancel_requested_at TEXT,
+  pod TEXT,
+  step INTEGER
 );
 CREATE INDEX IF NOT EXISTS runs_by_status ON runs (status, seq);
 CREATE INDEX IF NOT EXISTS runs_by_finish ON runs (finished_at);
@@ -95,6 +100,8 @@ interface RunRow {
   finished_at: string | null;
   reason: string | null;
   cancel_requested_at: string | null;
+  pod: string | null;
+  step: number | null;
 }
 
 function toRun(row: RunRow): StoredRun {
@@ -114,6 +121,8 @@ function toRun(row: RunRow): StoredRun {
     finishedAt: row.finished_at,
     reason: row.reason,
     cancelRequestedAt: row.cancel_requested_at,
+    pod: row.pod,
+    step: row.step,
   };
 }
 
@@ -185,6 +194,11 @@ export class RunStore {
   /** Records that a cancel of a running run was asked for (the first time only); false when the run is not running. */
   recordCancelRequest(runId: string, at: string): boolean {
     return this.#db.prepare("UPDATE runs SET cancel_requested_at = COALESCE(cancel_requested_at, ?) WHERE run_id = ? AND status = 'running'").run(at, runId).changes === 1;
+  }
+
+  /** Records where a running run is: its pod once it runs, the step it starts next. */
+  recordProgress(runId: string, progress: { readonly pod?: string; readonly step?: number }): void {
+    this.#db.prepare("UPDATE runs SET pod = COALESCE(?, pod), step = COALESCE(?, step) WHERE run_id = ? AND status = 'running'").run(progress.pod ?? null, progress.step ?? null, runId);
   }
 
   getRun(runId: string): StoredRun | undefined {

@@ -206,6 +206,8 @@ describe("serve on the local cluster", { skip, concurrency: 1, timeout: 900_000 
       const { RunStore } = await import("../../src/serve/run-store.js");
       const store = new RunStore(stateDir);
       assert.equal(store.getRun("drained")?.status, "success");
+      assert.match(store.getRun("drained")?.pod ?? "", /^knotless-run-drained-/, "the pod is recorded for a restarted service");
+      assert.equal(store.getRun("drained")?.step, 0);
       assert.equal(store.getRun("never")?.status, "cancelled");
       store.close();
       await assertNothingLeft(cluster);

@@ -151,6 +151,8 @@ describe("the run service", () => {
     await submit("pending");
     assert.deepEqual(service.cancel("pending", "test"), { runId: "pending", status: "cancelled" });
     await new Promise((r) => setTimeout(r, 20));
+    assert.equal(store.getRun("running")!.step, 0, "the step is recorded as started");
+    assert.equal(store.getRun("running")!.pod, null, "the scripted executor emits no pod-ready");
     let recordedWhenTold: string | null | undefined;
     executors[0]!.ctx.signal.addEventListener("abort", () => (recordedWhenTold = store.getRun("running")!.cancelRequestedAt));
     service.cancel("running", "test");
