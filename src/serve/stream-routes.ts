@@ -19,7 +19,12 @@ type Follow = (send: (text: string) => void, end: () => void) => () => void;
 export function resolveStream(service: RunService, path: string, query: URLSearchParams): Follow {
   const logs = /^\/logs\/([^/]+)$/.exec(path);
   if (logs) {
-    const runId = decodeURIComponent(logs[1]!);
+    let runId: string;
+    try {
+      runId = decodeURIComponent(logs[1]!);
+    } catch {
+      throw new XrpcError(400, "InvalidRequest", `the run id in ${path} is not valid percent-encoding`);
+    }
     service.assertKnownRun(runId); // throws RunNotFound before anything is streamed
     return (send, end) => service.followLogs(runId, { line: send, end });
   }

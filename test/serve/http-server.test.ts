@@ -75,6 +75,14 @@ describe("serve over HTTP (scripted executor)", { timeout: 60_000 }, () => {
     }
   });
 
+  it("answers a stream request for an unknown run with 400 RunNotFound, a bad path encoding with 400, and a plain GET with 406", async () => {
+    const ndjson = { headers: { Accept: "application/x-ndjson" } };
+    assert.equal(((await (await client.fetch("/logs/nope", ndjson)).json()) as { error: string }).error, "RunNotFound");
+    assert.equal((await client.fetch("/logs/%E0%A4%A", ndjson)).status, 400);
+    assert.equal((await client.fetch("/events")).status, 406);
+    await assert.rejects(client.followWs("/logs/nope"), (e: { statusCode?: number }) => e.statusCode === 400);
+  });
+
   it("answers a bad workflow with 400 InvalidWorkflow at file:line:column, and records nothing", async () => {
     const bad = await client.call(NSID.submitRun, { body: { workflow: { name: "ci.yml", text: "steps:\n  - nme: x\n" }, checkout: { dir: checkout }, runId: "bad" } });
     assert.equal(bad.status, 400);

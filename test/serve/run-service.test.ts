@@ -78,6 +78,20 @@ describe("the run service", () => {
     for (const id of ["r1", "r2", "r3", "r4"]) assert.equal((await service.getRun(id)).status, "success");
   });
 
+  it("holds back a repository at --max-runs-per-repo while another repository's later run starts", async () => {
+    const g = gate();
+    const { service, submit } = makeService({ maxRuns: 2, maxRunsPerRepo: 1, script: { runStep: g.runStep } });
+    const repo = (name: string) => ({ trigger: { event: "push", ref: "refs/heads/main", repo: name } });
+    assert.equal((await submit("a1", repo("a"))).status, "running");
+    assert.equal((await submit("a2", repo("a"))).status, "pending");
+    assert.equal((await submit("b1", repo("b"))).status, "running");
+    await g.release("a1");
+    await g.release("b1");
+    await g.release("a2");
+    await service.whenIdle();
+    assert.deepEqual(g.started, ["a1", "b1", "a2"]);
+  });
+
   it("records every status change as an event, in order, each with a larger cursor, and validates them against the lexicon", async () => {
     const lexicons = await loadLexicons();
     const g = gate();
