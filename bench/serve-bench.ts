@@ -1,5 +1,5 @@
 // `serve` under concurrent runs on the local cluster: peak RSS of the service alone and with its children (kubectl), marginal memory per run, and submit → first step output.
-// Usage: npm run build && node dist/bench/serve-bench.js [--runs 5,10] [--sleep 15]
+// Usage: npm run build && node dist/bench/serve-bench.js [--runs 5,10] [--sleep 15] [--single N] (--runs 0 for none)
 import { execFile, spawn } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
@@ -83,6 +83,46 @@ async function measure(runs: number, sleepSeconds: number, kubeconfig: string, k
   return `| ${runs} | ${mib(idle.self)} | ${mib(peak.self)} | ${mib(peak.tree)} (${peak.children} children) | ${(firstOutput[Math.floor(runs / 2)]! / 1000).toFixed(1)} s / ${(firstOutput.at(-1)! / 1000).toFixed(1)} s | ${(wall / 1000).toFixed(1)} s |`;
 }
 
+/** One run through a serve process already up (submit → result) against the same workflow through `run` (spawn → exit), alternating, `times` each: medians in ms. */
+async function measureSingle(times: number, kubeconfig: string, kubectl: string, dir: string): Promise<string> {
+  const state = join(dir, "state-single");
+  const child = spawn(process.execPath, [CLI, "serve", "--listen", "127.0.0.1:0", "--state-dir", state, "--token-file", join(dir, "token"), "--kubeconfig", kubeconfig, "--kubectl", kubectl, "--skip-warm"], { stdio: ["ignore", "pipe", "inherit"] });
+  const url = await new Promise<string>((resolve) => {
+    let out = "";
+    child.stdout!.setEncoding("utf8").on("data", (text: string) => {
+      out += text;
+      const match = /listening on (\S+)/.exec(out);
+      if (match) resolve(match[1]!);
+    });
+  });
+  const headers = { Authorization: `Bearer ${TOKEN}` };
+  const text = `steps:\n  - name: main\n    command: "echo hello"\n`;
+  const workflowFile = join(dir, "ci.yml");
+  writeFileSync(workflowFile, text);
+  const viaServe: number[] = [];
+  const viaRun: number[] = [];
+  for (let i = 0; i < times; i++) {
+    let started = Date.now();
+    const runId = `single-${i}`;
+    await fetch(`${url}/xrpc/dev.knotless.runner.submitRun`, { method: "POST", headers: { ...headers, "Content-Type": "application/json" }, body: JSON.stringify({ workflow: { name: "ci.yml", text }, checkout: { dir: join(dir, "checkout") }, runId }) });
+    await new Promise<void>((resolve, reject) => {
+      const ws = new WebSocket(`${url.replace(/^http/, "ws")}/logs/${runId}`, { headers });
+      ws.on("close", () => resolve());
+      ws.on("error", reject);
+      ws.on("message", () => undefined);
+    });
+    viaServe.push(Date.now() - started);
+    started = Date.now();
+    const out = join(dir, `out-${i}`);
+    await execFileAsync(process.execPath, [CLI, "run", "--workflow", workflowFile, "--checkout", join(dir, "checkout"), "--out", out, "--kubeconfig", kubeconfig, "--kubectl", kubectl, "--skip-warm"]);
+    viaRun.push(Date.now() - started);
+  }
+  child.kill("SIGTERM");
+  await new Promise((resolve) => child.on("close", resolve));
+  const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  return `one run, median of ${times}: through serve (submit → log closed) ${(median(viaServe) / 1000).toFixed(2)} s [${viaServe.map((x) => (x / 1000).toFixed(2)).join(", ")}]; \`run\` (spawn → exit) ${(median(viaRun) / 1000).toFixed(2)} s [${viaRun.map((x) => (x / 1000).toFixed(2)).join(", ")}]; ratio ${(median(viaServe) / median(viaRun)).toFixed(3)}x`;
+}
+
 async function main(): Promise<void> {
   const arg = (name: string, fallback: string): string => {
     const i = process.argv.indexOf(name);
@@ -97,13 +137,16 @@ async function main(): Promise<void> {
   chmodSync(join(dir, "token"), 0o600);
   const cluster = await startLocalCluster({});
   const rows: string[] = [];
+  const single = Number(arg("--single", "0"));
+  let singleLine = "";
   try {
-    for (const runs of counts) rows.push(await measure(runs, sleepSeconds, cluster.kubeconfigPath, findDefaultKubectl(), dir));
+    if (single > 0) singleLine = await measureSingle(single, cluster.kubeconfigPath, findDefaultKubectl(), dir);
+    for (const runs of counts.filter((n) => n > 0)) rows.push(await measure(runs, sleepSeconds, cluster.kubeconfigPath, findDefaultKubectl(), dir));
   } finally {
     await cluster.stop();
     rmSync(dir, { recursive: true, force: true });
   }
-  process.stdout.write(`load average at the end: ${loadavg()[0]!.toFixed(1)}\n\n| runs at once | service RSS idle | service peak RSS | peak RSS with children | submit → first output, median / max | wall |\n| --- | --- | --- | --- | --- | --- |\n${rows.join("\n")}\n`);
+  process.stdout.write(`load average at the end: ${loadavg()[0]!.toFixed(1)}\n${singleLine}\n\n| runs at once | service RSS idle | service peak RSS | peak RSS with children | submit → first output, median / max | wall |\n| --- | --- | --- | --- | --- | --- |\n${rows.join("\n")}\n`);
 }
 
 await main();
