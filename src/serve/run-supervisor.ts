@@ -1,7 +1,8 @@
 // Runs one queued run: runWorkflow with its own AbortController, its log files and the service's sinks; writes result.json; keeps the executor for a crash's teardown.
 import { mkdirSync } from "node:fs";
+import { rm } from "node:fs/promises";
 import { join } from "node:path";
-import { CancelledError, describeError } from "../errors.js";
+import { describeError } from "../errors.js";
 import { createEventEmitter, type RunEventInput, type RunEventSink } from "../events/run-events.js";
 import type { ExecutorContext, ExecutorTimings } from "../executor/context.js";
 import type { Executor } from "../executor/executor.js";
@@ -75,6 +76,8 @@ export function superviseRun(options: SuperviseOptions): SupervisedRun {
       });
       await writeResultFile(join(settings.outDir, "result.json"), result);
     } finally {
+      // A checkout the service made (a clone, an empty /work) is the run's input, not its record: gone once the run is.
+      if (options.git || settings.checkoutDir === join(settings.outDir, "empty-checkout")) await rm(settings.checkoutDir, { recursive: true, force: true }).catch(() => undefined);
       for (const closed of await Promise.allSettled(logs.map((log) => log.close()))) {
         if (closed.status === "rejected") options.warn(`run ${settings.runId}: ${describeError(closed.reason)}`);
       }
@@ -87,11 +90,6 @@ export function superviseRun(options: SuperviseOptions): SupervisedRun {
     done,
     teardownNowSync: (timeoutMs) => executor?.teardownNowSync?.(timeoutMs) ?? { detail: "no Job of this run was created", mayBeLeft: false },
   };
-}
-
-/** The reason a cancel gives, as the result's error says it. */
-export function cancelReason(by: string): CancelledError {
-  return new CancelledError(`cancelled by ${by}`);
 }
 
 /**

@@ -295,18 +295,25 @@ describe("the run service", () => {
     git(repo, "commit", "-q", "-am", "second");
     const second = git(repo, "rev-parse", "HEAD");
 
-    it("clones the asked commit, at depth 1 unless asked, into the run's checkout before the run starts", async () => {
-      const { service, submit, stateDir, executors } = makeService();
+    it("clones the asked commit, at depth 1 unless asked, into the run's checkout before the run starts, and removes it after", async () => {
+      const seen = new Map<string, { file: string; head: string; count: string }>();
+      const { service, submit, stateDir, executors } = makeService({
+        script: {
+          copyIn: async (ctx) => {
+            const dir = ctx.settings.checkoutDir;
+            seen.set(ctx.settings.runId, { file: readFileSync(join(dir, "file.txt"), "utf8"), head: git(dir, "rev-parse", "HEAD"), count: git(dir, "rev-list", "--count", "HEAD") });
+            return { files: 1, bytes: 1, archiveBytes: 2048, entries: 1 };
+          },
+        },
+      });
       await submit("g1", { checkout: { git: { url: `file://${repo}`, sha: first } } });
       await submit("g2", { checkout: { git: { url: `file://${repo}`, sha: second, depth: 2 } } });
       await service.whenIdle();
-      const checkout = (id: string) => join(stateDir, "state", "runs", id, "checkout");
-      assert.equal(readFileSync(join(checkout("g1"), "file.txt"), "utf8"), "first\n");
-      assert.equal(git(checkout("g1"), "rev-parse", "HEAD"), first);
-      assert.equal(git(checkout("g1"), "rev-list", "--count", "HEAD"), "1");
-      assert.equal(git(checkout("g2"), "rev-list", "--count", "HEAD"), "2");
+      assert.deepEqual(seen.get("g1"), { file: "first\n", head: first, count: "1" });
+      assert.deepEqual(seen.get("g2"), { file: "second\n", head: second, count: "2" });
       assert.equal((await service.getRun("g1")).status, "success");
-      assert.ok(executors[0]!.trees!.work.files >= 1);
+      assert.equal(executors[0]!.ctx.settings.checkoutDir, join(stateDir, "state", "runs", "g1", "checkout"));
+      assert.equal(existsSync(join(stateDir, "state", "runs", "g1", "checkout")), false);
     });
 
     it("fails the run without an executor when the commit cannot be fetched, saying so in its log", async () => {
