@@ -239,6 +239,38 @@ describe("the run service", () => {
     assert.equal((await service.getRun("d2")).status, "cancelled");
   });
 
+  it("deletes every running run's Job synchronously when the service crashes (teardownAllNowSync)", async () => {
+    const g = gate();
+    const torn: string[] = [];
+    class CrashableExecutor extends ScriptedExecutor {
+      teardownNowSync(timeoutMs: number) {
+        torn.push(`${this.ctx.settings.runId} ${timeoutMs}`);
+        return { detail: `deleted Job ${this.ctx.settings.jobName}`, mayBeLeft: false };
+      }
+    }
+    const created: CrashableExecutor[] = [];
+    const crashService = new RunService({
+      stateDir: makeTestTempDir("serve-crash-"),
+      store: new RunStore(":memory:"),
+      defaults: { target: {}, podTimeoutMs: 1000, maxOutputBytes: 1, maxLogBytes: 1 << 20 },
+      limits: { maxRuns: 2, maxQueued: 2, maxWorkflowBytes: 10_000, maxSecrets: 1, maxSecretBytes: 1 },
+      kubectl: new Kubectl({ binary: "/nonexistent" }),
+      createExecutor: (ctx) => {
+        const executor = new CrashableExecutor(ctx, { runStep: g.runStep });
+        created.push(executor);
+        return executor;
+      },
+      warn: () => undefined,
+    });
+    const checkout = makeTestTempDir("serve-crash-co-");
+    for (const id of ["x1", "x2"]) await crashService.submit({ workflow: { name: "ci.yml", text: WORKFLOW }, checkout: { dir: checkout }, runId: id });
+    for (let i = 0; i < 200 && created.length < 2; i++) await new Promise((r) => setTimeout(r, 5));
+    assert.deepEqual(crashService.teardownAllNowSync(30_000), ["deleted Job knotless-run-x1", "deleted Job knotless-run-x2"]);
+    assert.deepEqual(torn, ["x1 30000", "x2 30000"]);
+    for (const id of ["x1", "x2"]) await g.release(id);
+    await crashService.whenIdle();
+  });
+
   it("records runs a previous process left unfinished as failed when it opens the store again", async () => {
     const g = gate();
     const { store, submit, stateDir } = makeService({ script: { runStep: g.runStep } });
