@@ -55,6 +55,8 @@ export { DEFAULT_RUNNER_CONFIG, type RunnerConfig, type RunnerConfigSource } fro
 export { parseRunnerConfig } from "./config/read-runner-config.js";
 export { matchWorkflow, type Trigger } from "./workflow/match-trigger.js";
 export { prepareWorkflowRun, type PrepareWorkflowRunInput, type PreparedWorkflowRun } from "./run/prepare-workflow-run.js";
+export { buildRunSettings, type RunSettingsInput } from "./run/build-run-settings.js";
+export { buildRunIdLabel } from "./k8s/names.js";
 export { planWorkflowRun, RUN_DEFAULTS, type RunOverrides, type WorkflowRunPlan, type WorkflowSummary } from "./run/plan-workflow-run.js";
 export type { Secret } from "./secrets/secret.js";
 export type { CacheBackend } from "./executor/context.js";

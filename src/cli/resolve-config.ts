@@ -10,14 +10,14 @@ import { BEAT_SECONDS, DEFAULT_POD_IDLE_SECONDS, MIN_POD_IDLE_SECONDS } from "..
 import type { HostTarSetting } from "../transfer/host-tar.js";
 import type { RunSettings } from "../run/run-workflow.js";
 import { parseStepsFile, type StepSpec } from "../input/steps-file.js";
-import { RUN_DEFAULTS, type RunOverrides } from "../run/plan-workflow-run.js";
+import type { RunOverrides } from "../run/plan-workflow-run.js";
 import type { PreparedWorkflowRun } from "../run/prepare-workflow-run.js";
-import { buildRunVariables } from "../run/run-variables.js";
 import type { Secret } from "../secrets/secret.js";
 import type { LoadedWorkflow } from "../workflow/load-workflow.js";
 import { PULL_REQUEST_ACTIONS, type Trigger } from "../workflow/match-trigger.js";
 import type { ExecutorTimings } from "../executor/context.js";
-import { buildJobName, buildRunIdLabel, isAcceptableRunId } from "../k8s/names.js";
+import { isAcceptableRunId } from "../k8s/names.js";
+import { buildRunSettings } from "../run/build-run-settings.js";
 import { buildCacheBackend, readCacheFlags, resolveCacheRepo, type CacheFlags, type CacheRepoSource, type RawCacheOptions } from "./cache-options.js";
 import { checkKubeconfigReadable, resolveClusterOptions, resolveTransport, type RawClusterOptions, type TransportName } from "./cluster-options.js";
 import { readHeartbeatInterval } from "./heartbeat-interval.js";
@@ -305,44 +305,15 @@ export async function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEn
     ...secretWarnings,
     ...(skipsCheckout && raw.checkout !== undefined ? [`${raw.workflow}: clone.skip is true, so --checkout ${raw.checkout} is not uploaded (/work starts empty)`] : []),
   ];
-  const planned =
-    plan === undefined
-      ? {
-          image: overrides.image ?? RUN_DEFAULTS.image,
-          cpu: overrides.cpu ?? RUN_DEFAULTS.cpu,
-          memory: overrides.memory ?? RUN_DEFAULTS.memory,
-          timeoutMs: overrides.timeoutMs ?? RUN_DEFAULTS.timeoutMs,
-          ...(overrides.stepTimeoutMs !== undefined ? { stepTimeoutMs: overrides.stepTimeoutMs } : {}),
-          steps: source.kind === "steps" ? source.steps : [],
-          env: buildRunVariables({ runId }),
-        }
-      : plan.matched
-        ? {
-            image: plan.image,
-            cpu: plan.cpu,
-            memory: plan.memory,
-            timeoutMs: plan.timeoutMs,
-            ...(plan.stepTimeoutMs !== undefined ? { stepTimeoutMs: plan.stepTimeoutMs } : {}),
-            steps: plan.steps,
-            env: plan.env,
-            shell: plan.shell,
-            ...(plan.placement.nodeSelector || plan.placement.runtimeClassName ? { placement: plan.placement } : {}),
-            ...(plan.dockerDaemon ? { dockerDaemon: plan.dockerDaemon } : {}),
-          }
-        : { image: plan.image, cpu: overrides.cpu ?? RUN_DEFAULTS.cpu, memory: overrides.memory ?? RUN_DEFAULTS.memory, timeoutMs: overrides.timeoutMs ?? RUN_DEFAULTS.timeoutMs, steps: plan.steps, env: [] };
   const declaredCaches = source.kind === "workflow" ? (source.loaded.resolved.caches ?? []).length : 0;
   const cacheRepo = declaredCaches > 0 ? resolveCacheRepo(raw.repo, checkoutDir, raw.workflow!) : undefined;
-  const caches = plan?.matched && plan.caches.length > 0 && cacheRepo ? { caches: plan.caches, cacheBackend: buildCacheBackend(cacheFlags, cacheRepo.repo) } : {};
-  const artifacts = plan?.matched && plan.artifacts.length > 0 ? { artifacts: plan.artifacts } : {};
   const emptyCheckout = checkoutDir === undefined && !(plan && !plan.matched) && !raw.dryRun ? makeEmptyCheckout() : undefined;
   return {
-    settings: {
+    settings: buildRunSettings({
       runId,
-      jobName: buildJobName(runId),
-      runIdLabel: buildRunIdLabel(runId),
       target: cluster.target,
-      ...planned,
-      ...(secrets.length > 0 ? { secrets } : {}),
+      ...(plan ? { plan } : { steps: source.kind === "steps" ? source.steps : [] }),
+      overrides,
       checkoutDir: checkoutDir ?? emptyCheckout ?? NO_CHECKOUT,
       ...(sharedStepsDir ? { sharedStepsDir } : {}),
       outDir,
@@ -351,14 +322,13 @@ export async function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEn
       maxOutputBytes,
       maxLogBytes,
       keep: raw.keep ?? false,
-      ...(plan ? { workflow: plan.workflow } : {}),
+      secrets,
       ...readKeepWarm(raw.keepWarm, raw.maxWarm),
       ...(raw.skipWarm ? { claimWarm: false } : {}),
       ...resolveHostTar(env),
       owner: resolveProcessIdentity(),
-      ...caches,
-      ...artifacts,
-    },
+      ...(cacheRepo ? { cacheBackend: buildCacheBackend(cacheFlags, cacheRepo.repo) } : {}),
+    }),
     ...(plan && !plan.matched ? { notMatched: { reason: plan.reason } } : {}),
     ...(emptyCheckout ? { emptyCheckout } : {}),
     ...(checkoutDir === undefined ? { skipsCheckout: true } : {}),

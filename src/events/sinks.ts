@@ -112,36 +112,44 @@ export function createHumanLogSink(path: string, options: { kubectlCalls: boolea
   };
 }
 
-/** log.ndjson: control lines (step start/end; runner phases as step -1) and data lines (output, runner messages). */
+/**
+ * One event as a line of log.ndjson, or undefined for an event the log leaves out: control lines (step start/end;
+ * runner phases as step -1) and data lines (output, runner messages). `serve` streams the same lines.
+ */
+export function toLogLine(event: RunEvent): object | undefined {
+  const { time } = event;
+  switch (event.kind) {
+    case "step-start":
+      return { time, kind: "control", step: event.index, status: "start", stepKind: "user", name: event.name, command: event.command };
+    case "step-end":
+      return { time, kind: "control", step: event.index, status: "end", stepKind: "user", name: event.name, stepStatus: event.status, exitCode: event.exitCode, durationMs: event.durationMs, timedOut: event.timedOut };
+    case "step-output":
+      return { time, kind: "data", step: event.index, stream: event.stream, content: event.text };
+    case "phase-start":
+      return { time, kind: "control", step: -1, status: "start", stepKind: "system", name: event.phase };
+    case "phase-end":
+      return { time, kind: "control", step: -1, status: "end", stepKind: "system", name: event.phase, ok: event.ok, durationMs: event.durationMs, detail: event.detail };
+    case "cache-restore":
+    case "cache-save":
+    case "artifact": {
+      // The figures as fields too, for tools that read the log: the content line is for people.
+      const { time: _time, kind, ...fields } = event;
+      return { time, kind: "data", step: -1, stream: "system", content: formatEvent(event), event: kind, [kind === "artifact" ? "artifact" : "cache"]: fields };
+    }
+    default: {
+      const content = formatEvent(event);
+      return content === undefined ? undefined : { time, kind: "data", step: -1, stream: "system", content, event: event.kind };
+    }
+  }
+}
+
+/** log.ndjson: one toLogLine per event. */
 export function createNdjsonLogSink(path: string): ClosableSink {
   const file = new LogFile(path);
-  const write = (line: object): void => file.write(`${JSON.stringify(line)}\n`);
   return {
     sink(event: RunEvent) {
-      const { time } = event;
-      switch (event.kind) {
-        case "step-start":
-          return write({ time, kind: "control", step: event.index, status: "start", stepKind: "user", name: event.name, command: event.command });
-        case "step-end":
-          return write({ time, kind: "control", step: event.index, status: "end", stepKind: "user", name: event.name, stepStatus: event.status, exitCode: event.exitCode, durationMs: event.durationMs, timedOut: event.timedOut });
-        case "step-output":
-          return write({ time, kind: "data", step: event.index, stream: event.stream, content: event.text });
-        case "phase-start":
-          return write({ time, kind: "control", step: -1, status: "start", stepKind: "system", name: event.phase });
-        case "phase-end":
-          return write({ time, kind: "control", step: -1, status: "end", stepKind: "system", name: event.phase, ok: event.ok, durationMs: event.durationMs, detail: event.detail });
-        case "cache-restore":
-        case "cache-save":
-        case "artifact": {
-          // The figures as fields too, for tools that read the log: the content line is for people.
-          const { time: _time, kind, ...fields } = event;
-          return write({ time, kind: "data", step: -1, stream: "system", content: formatEvent(event), event: kind, [kind === "artifact" ? "artifact" : "cache"]: fields });
-        }
-        default: {
-          const content = formatEvent(event);
-          if (content !== undefined) write({ time, kind: "data", step: -1, stream: "system", content, event: event.kind });
-        }
-      }
+      const line = toLogLine(event);
+      if (line !== undefined) file.write(`${JSON.stringify(line)}\n`);
     },
     close: () => file.close(),
     closeSync: () => {

@@ -1,5 +1,5 @@
 // Reads a pod's JSON into the few states the runner acts on: a pure function.
-import { RUN_CONTAINER } from "./kubectl-args.js";
+import { RUN_CONTAINER } from "./names.js";
 import type { IPod } from "kubernetes-models/v1/Pod";
 import { describeIdleStop, IDLE_EXIT_CODE } from "../pod/keep-alive.js";
 import { POD_IDLE_TIMEOUT_ANNOTATION } from "./labels.js";

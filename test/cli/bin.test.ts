@@ -1,5 +1,6 @@
 // Tests the installed command itself (bin/knotless-runner-k8s.js, which loads the bundled CLI).
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -34,5 +35,11 @@ describe("the knotless-runner-k8s command", () => {
     child.stdout.resume();
     const code = await new Promise((resolve) => child.on("close", resolve));
     assert.equal(code, 2);
+  });
+
+  it("loads none of serve's packages when it starts (the bundle imports them only when serve runs)", () => {
+    const bundle = readFileSync(join(REPO_ROOT, "dist", "cli", "knotless-runner-k8s.js"), "utf8");
+    const packages = [...bundle.matchAll(/^import .* from "([^"]+)";$/gm)].map((m) => m[1]!).filter((name) => !name.startsWith("node:"));
+    for (const heavy of ["better-sqlite3", "ws", "prom-client", "@atproto/lexicon"]) assert.ok(!packages.includes(heavy), `${heavy} is imported at start-up`);
   });
 });

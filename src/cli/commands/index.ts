@@ -7,7 +7,8 @@ import { gcCommand } from "./gc.js";
 import { listCommand } from "./list.js";
 import { credentialsCommand } from "./credentials.js";
 import { runCommand } from "./run.js";
+import { serveCommand } from "./serve.js";
 import { validateCommand } from "./validate.js";
 import { warmCommand } from "./warm.js";
 
-export const COMMANDS: readonly CommandSpec<never>[] = [runCommand, validateCommand, credentialsCommand, doctorCommand, listCommand, cancelCommand, gcCommand, warmCommand, cacheCommand];
+export const COMMANDS: readonly CommandSpec<never>[] = [runCommand, validateCommand, credentialsCommand, doctorCommand, listCommand, cancelCommand, gcCommand, warmCommand, cacheCommand, serveCommand];

@@ -1,0 +1,63 @@
+// `serve`: the runner as a service that holds many runs at once, driven over XRPC; runs until SIGTERM, then drains.
+import { CancelledError, describeError } from "../../errors.js";
+import type { CommandSpec } from "../command-spec.js";
+import { EXIT, exitCodeForError } from "../exit-codes.js";
+import { SERVE_OPTIONS, type RawServeOptions } from "../serve-options.js";
+
+/** How long a crashing service blocks to delete each running run's Job. */
+const CRASH_DELETE_TIMEOUT_MS = 30_000;
+
+export const serveCommand: CommandSpec<RawServeOptions> = {
+  name: "serve",
+  summary: "run as a service: many runs at once, submitted, followed and cancelled over XRPC (/xrpc/dev.knotless.runner.*)",
+  options: SERVE_OPTIONS,
+  execute: ({ options, env }) => executeServe(options, env),
+};
+
+/** Starts the service; resolves with the exit code once SIGTERM (or SIGINT) has drained it. `env` is read here and nowhere below. */
+export async function executeServe(options: RawServeOptions, env: NodeJS.ProcessEnv): Promise<number> {
+  const warn = (message: string): void => void process.stderr.write(`knotless-runner-k8s: ${message}\n`);
+  let started: Awaited<ReturnType<typeof import("../../serve/start-service.js").startService>>;
+  let drainTimeoutMs: number;
+  try {
+    const { resolveServeConfig } = await import("../serve-options.js");
+    const config = await resolveServeConfig(options, env);
+    drainTimeoutMs = config.drainTimeoutMs;
+    const { startService } = await import("../../serve/start-service.js");
+    started = await startService(config, { warn });
+  } catch (error) {
+    warn(describeError(error));
+    return exitCodeForError(error);
+  }
+  // A bug that escapes must not leave paid nodes running: delete every running run's Job synchronously, then exit 3.
+  const onCrash = (error: unknown): void => {
+    warn(`internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    for (const detail of started.service.teardownAllNowSync(CRASH_DELETE_TIMEOUT_MS)) warn(detail);
+    process.exit(EXIT.infrastructure);
+  };
+  process.on("uncaughtException", onCrash);
+  process.on("unhandledRejection", onCrash);
+  const now = new AbortController();
+  let signals = 0;
+  const stopped = new Promise<void>((resolve) => {
+    const onSignal = (signal: NodeJS.Signals): void => {
+      signals += 1;
+      if (signals === 1) {
+        warn(`${signal}: draining: no new runs; running runs have ${Math.round(drainTimeoutMs / 1000)}s to finish, then they are cancelled (${signal} again to cancel them now)`);
+        void started.stop(drainTimeoutMs, now.signal).then(resolve, (error: unknown) => {
+          warn(`stopping: ${describeError(error)}`);
+          resolve();
+        });
+        return;
+      }
+      warn(`${signal} again: cancelling every running run now and deleting their Jobs`);
+      now.abort(new CancelledError(`cancelled by ${signal}`));
+    };
+    process.on("SIGTERM", onSignal);
+    process.on("SIGINT", onSignal);
+  });
+  process.stdout.write(`listening on ${started.url}\n`);
+  await stopped;
+  warn("stopped: every run is over and its Job deleted");
+  return EXIT.success;
+}

@@ -1,0 +1,136 @@
+// The `serve` command's options, declared once, and their resolution into a checked ServeConfig (bad input refused before anything listens or calls a cluster).
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { readDuration } from "../config/duration.js";
+import { readSize } from "../config/patterns.js";
+import { InputError } from "../errors.js";
+import type { ServeConfig } from "../serve/start-service.js";
+import { readCacheFlags, type RawCacheOptions } from "./cache-options.js";
+import { CLUSTER_OPTIONS, resolveClusterOptions, type RawClusterOptions } from "./cluster-options.js";
+import { readHeartbeatInterval } from "./heartbeat-interval.js";
+import type { OptionSpec } from "./option-spec.js";
+import { resolveProcessIdentity } from "./process-identity.js";
+import { readKeepWarm } from "./warm-options.js";
+
+export const SERVE_OPTIONS: readonly OptionSpec[] = [
+  { flag: "--listen <host:port>", description: "where to accept requests; an address other than loopback needs --tls-cert/--tls-key or --insecure-listen", defaultValue: "127.0.0.1:7300" },
+  { flag: "--state-dir <dir>", description: "the service's state: runner.sqlite and each run's files under runs/<runId>/", required: true },
+  { flag: "--token-file <file>", description: "the bearer token every request must carry (the file must be readable by its owner only)", required: true },
+  { flag: "--max-runs <n>", description: "most runs at once; the rest wait as pending in submission order", defaultValue: "20" },
+  { flag: "--max-runs-per-repo <n>", description: "most runs at once of one repository (the trigger's repo), so one busy repository cannot starve the others" },
+  { flag: "--max-queued <n>", description: "most runs waiting; a submission past it is refused with 429", defaultValue: "1000" },
+  { flag: "--drain-timeout <duration>", description: "on SIGTERM, how long running runs may finish before they are cancelled (a second SIGTERM cancels at once)", defaultValue: "10m" },
+  { flag: "--keep-runs <duration>", description: "how long finished runs (records and files) are kept (at most 168h)", defaultValue: "168h" },
+  { flag: "--gc-interval <duration>", description: "how often the service runs gc on its namespace", defaultValue: "5m" },
+  { flag: "--tls-cert <file>", description: "PEM certificate: serve HTTPS (with --tls-key)" },
+  { flag: "--tls-key <file>", description: "PEM private key of --tls-cert" },
+  { flag: "--insecure-listen", description: "allow a non-loopback --listen without TLS (the token crosses the network in clear)" },
+  { flag: "--metrics-without-token", description: "answer /metrics without the bearer token" },
+  { flag: "--max-request-bytes <size>", description: "largest JSON request body taken (413 past it)", defaultValue: "4Mi" },
+  { flag: "--max-workflow-bytes <size>", description: "largest workflow text taken (413 past it)", defaultValue: "256Ki" },
+  { flag: "--pod-timeout <duration>", description: "how long a run's pod may stay Pending (default 15m)", defaultValue: "15m" },
+  { flag: "--max-output-bytes <size>", description: "most bytes taken back from each run's /outputs", defaultValue: "512Mi" },
+  { flag: "--max-log-bytes <size>", description: "most bytes of step output each run keeps (its log is held in memory while it runs)", defaultValue: "16Mi" },
+  { flag: "--keep-warm <duration>", description: "after each run's Job is deleted, leave a placeholder that keeps its node for this long" },
+  { flag: "--max-warm <n>", description: "most warm placeholders in the namespace, for --keep-warm", defaultValue: "1" },
+  { flag: "--skip-warm", description: "do not look for a warm placeholder to claim" },
+  { flag: "--nixery <url>", description: "the Nixery registry that composes the image of a nixery workflow" },
+  { flag: "--cache-dir <dir>", description: "the host directory that keeps the workflows' caches, per repository (default $XDG_CACHE_HOME/knotless-runner-k8s, else ~/.cache/knotless-runner-k8s)" },
+  { flag: "--cache-max-bytes <size>", description: "most bytes the cache store keeps (default 5Gi)" },
+  { flag: "--cache-pvc <name>", description: "keep the caches on this PersistentVolumeClaim in the namespace instead of --cache-dir" },
+  { flag: "--no-cache", description: "restore and save no cache" },
+  { flag: "--git <path>", description: "the git binary that clones a submission's checkout.git on this host (default: git on PATH)" },
+  ...CLUSTER_OPTIONS,
+];
+
+/** Options exactly as the CLI parser hands them over. */
+export interface RawServeOptions extends RawClusterOptions, RawCacheOptions {
+  listen: string;
+  stateDir?: string;
+  tokenFile?: string;
+  maxRuns: string;
+  maxRunsPerRepo?: string;
+  maxQueued: string;
+  drainTimeout: string;
+  keepRuns: string;
+  gcInterval: string;
+  tlsCert?: string;
+  tlsKey?: string;
+  insecureListen?: boolean;
+  metricsWithoutToken?: boolean;
+  maxRequestBytes: string;
+  maxWorkflowBytes: string;
+  podTimeout: string;
+  maxOutputBytes: string;
+  maxLogBytes: string;
+  keepWarm?: string;
+  maxWarm: string;
+  skipWarm?: boolean;
+  nixery?: string;
+  git?: string;
+}
+
+function readCount(text: string, flag: string, max: number): number {
+  const n = Number(text);
+  if (!/^\d+$/.test(text) || n < 1 || n > max) throw new InputError(`${flag} expects a whole number from 1 to ${max}, got ${JSON.stringify(text)}`);
+  return n;
+}
+
+function readFileFor(path: string, flag: string): Buffer {
+  try {
+    return readFileSync(path);
+  } catch (error) {
+    throw new InputError(`${flag}: cannot read ${resolve(path)}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+  }
+}
+
+/** Validates every option; throws InputError naming the flag. Reads the token and TLS files; listens on nothing, calls no cluster. */
+export async function resolveServeConfig(raw: RawServeOptions, env: NodeJS.ProcessEnv): Promise<ServeConfig & { readonly drainTimeoutMs: number }> {
+  const [{ readTokenFile }, { checkListenSecurity, readListenAddress }] = await Promise.all([import("../serve/bearer-auth.js"), import("../serve/listen-address.js")]);
+  if (!raw.stateDir) throw new InputError("missing required option --state-dir");
+  if (!raw.tokenFile) throw new InputError("missing required option --token-file");
+  const listen = readListenAddress(raw.listen);
+  if ((raw.tlsCert === undefined) !== (raw.tlsKey === undefined)) throw new InputError("--tls-cert and --tls-key go together");
+  checkListenSecurity(listen, raw.tlsCert !== undefined, raw.insecureListen ?? false);
+  const token = readTokenFile(resolve(raw.tokenFile));
+  const tls = raw.tlsCert !== undefined && raw.tlsKey !== undefined ? { cert: readFileFor(raw.tlsCert, "--tls-cert"), key: readFileFor(raw.tlsKey, "--tls-key") } : undefined;
+  const cluster = resolveClusterOptions(raw, env);
+  const heartbeatIntervalMs = readHeartbeatInterval(env);
+  const maxRuns = readCount(raw.maxRuns, "--max-runs", 1000);
+  return {
+    listen,
+    stateDir: resolve(raw.stateDir),
+    token,
+    ...(tls ? { tls } : {}),
+    metricsWithoutToken: raw.metricsWithoutToken ?? false,
+    limits: {
+      maxRuns,
+      ...(raw.maxRunsPerRepo !== undefined ? { maxRunsPerRepo: readCount(raw.maxRunsPerRepo, "--max-runs-per-repo", maxRuns) } : {}),
+      maxQueued: readCount(raw.maxQueued, "--max-queued", 1_000_000),
+      maxWorkflowBytes: readSize(raw.maxWorkflowBytes, "--max-workflow-bytes"),
+      maxSecrets: 256,
+      maxSecretBytes: 1 << 20,
+    },
+    maxBodyBytes: readSize(raw.maxRequestBytes, "--max-request-bytes"),
+    keepRunsMs: readDuration(raw.keepRuns, "--keep-runs"),
+    gcIntervalMs: readDuration(raw.gcInterval, "--gc-interval"),
+    // As `gc`'s default: four missed refreshes of the heartbeat, and never under two intervals.
+    gcStaleAfterMs: Math.max(120_000, 4 * heartbeatIntervalMs),
+    drainTimeoutMs: readDuration(raw.drainTimeout, "--drain-timeout"),
+    defaults: {
+      target: cluster.target,
+      podTimeoutMs: readDuration(raw.podTimeout, "--pod-timeout"),
+      maxOutputBytes: readSize(raw.maxOutputBytes, "--max-output-bytes"),
+      maxLogBytes: readSize(raw.maxLogBytes, "--max-log-bytes"),
+      ...readKeepWarm(raw.keepWarm, raw.maxWarm),
+      ...(raw.skipWarm ? { claimWarm: false } : {}),
+      ...(env.KNOTLESS_TAR === "none" ? {} : { hostTar: { binary: env.KNOTLESS_TAR || "tar", env } }),
+      owner: resolveProcessIdentity(),
+      ...(raw.nixery !== undefined ? { nixery: raw.nixery } : {}),
+      git: { binary: raw.git ?? "git", env },
+      caches: readCacheFlags(raw, env),
+    },
+    transport: { setting: { target: cluster.target, kubectlPath: cluster.kubectlPath, transport: cluster.transport }, env },
+    timings: { heartbeatIntervalMs },
+  };
+}

@@ -1,0 +1,210 @@
+// Turns a submitRun input into a planned run (or a skipped one) before anything is queued: the workflow validated, the checkout checked, the settings built.
+import { createHash, randomBytes } from "node:crypto";
+import { statSync } from "node:fs";
+import { isAbsolute, join } from "node:path";
+import { readDuration } from "../config/duration.js";
+import { IMAGE, QUANTITY } from "../config/patterns.js";
+import { InputError } from "../errors.js";
+import type { CacheBackend } from "../executor/context.js";
+import type { ClusterTarget } from "../cluster/cluster.js";
+import type { ProcessIdentity } from "../k8s/owner.js";
+import { buildRunSettings } from "../run/build-run-settings.js";
+import type { RunOverrides } from "../run/plan-workflow-run.js";
+import type { RunSettings } from "../run/run-workflow.js";
+import { buildNotMatchedResult, buildSkippedStep, type RunResult } from "../result/run-result.js";
+import { SECRET_NAME_PATTERN } from "../secrets/secret.js";
+import type { HostTarSetting } from "../transfer/host-tar.js";
+import type { Trigger } from "../workflow/match-trigger.js";
+import { checkGitSource, type GitCheckoutSpec, type GitSetting } from "./git-checkout.js";
+import { XrpcError } from "./http-errors.js";
+
+/** The submitRun input as its lexicon (lexicons/dev/knotless/runner/submitRun.json) shapes it. */
+export interface SubmitRunInput {
+  readonly workflow: { readonly name: string; readonly text: string };
+  readonly checkout?: { readonly dir?: string; readonly git?: { readonly url: string; readonly sha: string; readonly depth?: number; readonly submodules?: boolean } };
+  readonly sharedSteps?: { readonly dir: string };
+  readonly trigger?: { readonly event: string; readonly ref?: string; readonly sha?: string; readonly repo?: string };
+  readonly secrets?: ReadonlyArray<{ readonly name: string; readonly value: string }>;
+  readonly runId?: string;
+  readonly overrides?: { readonly image?: string; readonly cpu?: string; readonly memory?: string; readonly timeout?: string; readonly stepTimeout?: string };
+}
+
+/** What `serve` applies to every run, resolved from its flags at the CLI edge. */
+export interface RunDefaults {
+  readonly target: ClusterTarget;
+  readonly podTimeoutMs: number;
+  readonly maxOutputBytes: number;
+  readonly maxLogBytes: number;
+  readonly keepWarm?: { readonly seconds: number; readonly maxWarm: number };
+  readonly claimWarm?: boolean;
+  readonly hostTar?: HostTarSetting;
+  readonly owner?: ProcessIdentity;
+  /** The Nixery registry of nixery workflows. */
+  readonly nixery?: string;
+  /** The host's git, for `checkout.git`; absent: such a submission is refused (501). */
+  readonly git?: GitSetting;
+  /** Where the workflows' caches live (`--cache-dir`, `--cache-pvc`), keyed per repository; `off`: none restored or saved. */
+  readonly caches?: { readonly off: boolean; readonly store: { readonly kind: "dir"; readonly dir: string } | { readonly kind: "pvc"; readonly claim: string }; readonly maxBytes: number };
+}
+
+/** The most a request may carry; past them, 413. */
+export interface SubmissionLimits {
+  readonly maxWorkflowBytes: number;
+  readonly maxSecrets: number;
+  readonly maxSecretBytes: number;
+}
+
+interface PreparedBase {
+  readonly runId: string;
+  readonly repo: string | null;
+  readonly workflowName: string;
+  readonly outDir: string;
+  readonly jobName: string;
+  /** The request as the database keeps it: the secrets' names only, never their values. */
+  readonly storedRequest: string;
+  readonly hasSecrets: boolean;
+}
+
+export type PreparedSubmission =
+  | (PreparedBase & { readonly kind: "run"; readonly settings: RunSettings; readonly git?: GitCheckoutSpec })
+  | (PreparedBase & { readonly kind: "skipped"; readonly reason: string; readonly result: RunResult });
+
+/** Run ids `serve` takes: they name a directory under the state directory, so no '/' and no leading '.'. */
+const SERVE_RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+/** The run id of a submission: the given one, checked, or a new sortable one. */
+export function readSubmittedRunId(runId: string | undefined, now: Date = new Date()): string {
+  if (runId === undefined) return `${now.toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15)}-${randomBytes(4).toString("hex")}`;
+  if (!SERVE_RUN_ID.test(runId)) throw new XrpcError(400, "InvalidRequest", `runId expects 1 to 128 letters, digits, '.', '_' or '-', starting with a letter or digit, got ${JSON.stringify(runId)}`);
+  return runId;
+}
+
+/** Refuses a request over the limits with 413, naming what is too large. */
+export function checkSubmissionSize(input: SubmitRunInput, limits: SubmissionLimits): void {
+  const workflowBytes = Buffer.byteLength(input.workflow.text);
+  if (workflowBytes > limits.maxWorkflowBytes) throw new XrpcError(413, "PayloadTooLarge", `the workflow text is ${workflowBytes} bytes; at most ${limits.maxWorkflowBytes} are taken`);
+  const secrets = input.secrets ?? [];
+  if (secrets.length > limits.maxSecrets) throw new XrpcError(413, "PayloadTooLarge", `${secrets.length} secrets; at most ${limits.maxSecrets} are taken`);
+  const secretBytes = secrets.reduce((sum, secret) => sum + Buffer.byteLength(secret.value), 0);
+  if (secretBytes > limits.maxSecretBytes) throw new XrpcError(413, "PayloadTooLarge", `the secrets' values are ${secretBytes} bytes; at most ${limits.maxSecretBytes} are taken`);
+}
+
+/**
+ * Validates and plans a submission; throws WorkflowError (400 InvalidWorkflow, file:line:column) for a bad workflow,
+ * XrpcError or InputError (400) for anything else wrong. Reads the workflow text and the checkout (hashing the files
+ * that cache keys name); calls no cluster.
+ */
+export async function prepareSubmission(input: SubmitRunInput, runId: string, stateDir: string, defaults: RunDefaults): Promise<PreparedSubmission> {
+  const git = input.checkout?.git;
+  if (git !== undefined && input.checkout?.dir !== undefined) throw new InputError("checkout takes dir or git, not both");
+  if (git !== undefined && defaults.git === undefined) throw new XrpcError(501, "NotImplemented", "this service has no git to clone with: give checkout.dir");
+  if (git !== undefined) checkGitSource(git.url, git.sha);
+  const overrides = readOverrides(input.overrides ?? {});
+  const trigger = readTrigger(input.trigger);
+  const secrets = readSecrets(input.secrets ?? []);
+  const [{ loadWorkflowText }, { prepareWorkflowRun }] = await Promise.all([import("../workflow/load-workflow.js"), import("../run/prepare-workflow-run.js")]);
+  const loaded = await loadWorkflowText(input.workflow.text, input.workflow.name, defaults.nixery !== undefined ? { nixeryBase: defaults.nixery } : {});
+  const skipsCheckout = loaded.resolved.clone.skip;
+  const checkoutDir = input.checkout?.dir !== undefined ? requireDirectory(input.checkout.dir, "checkout.dir") : undefined;
+  if (checkoutDir === undefined && git === undefined && !skipsCheckout) throw new XrpcError(400, "InvalidRequest", "checkout.dir or checkout.git is required (the workflow does not say clone.skip)");
+  const outDir = join(stateDir, "runs", runId);
+  // A git checkout is cloned when the run starts, into its own directory; its files are not there to hash yet, so a cache key's hashFiles hashes nothing.
+  const clone: GitCheckoutSpec | undefined =
+    git !== undefined && !skipsCheckout ? { url: git.url, sha: git.sha, depth: git.depth ?? loaded.resolved.clone.depth ?? 1, submodules: git.submodules ?? loaded.resolved.clone.submodules } : undefined;
+  const sharedStepsDir = input.sharedSteps ? requireDirectory(input.sharedSteps.dir, "sharedSteps.dir") : undefined;
+  const cachesOn = defaults.caches !== undefined && !defaults.caches.off;
+  const { plan } = await prepareWorkflowRun(loaded, { runId, ...(trigger ? { trigger } : {}), overrides, ...(checkoutDir ? { checkoutDir } : {}), cachesOff: !cachesOn });
+  // Caches are kept per repository: the trigger's, else one named after where the checkout comes from (as `run` names a local one).
+  const cacheRepo = trigger?.repo ?? `local/${createHash("sha256").update(git?.url ?? checkoutDir ?? input.workflow.name).digest("hex").slice(0, 12)}`;
+  const store = defaults.caches?.store;
+  const cacheBackend: CacheBackend | undefined =
+    cachesOn && store ? (store.kind === "pvc" ? { kind: "pvc", repo: cacheRepo, claim: store.claim, maxBytes: defaults.caches!.maxBytes } : { kind: "dir", repo: cacheRepo, dir: store.dir, maxBytes: defaults.caches!.maxBytes }) : undefined;
+  const settings = buildRunSettings({
+    runId,
+    target: defaults.target,
+    plan,
+    overrides,
+    // A workflow that skips the checkout uploads an empty /work: the run's own empty directory, made when it starts.
+    checkoutDir: checkoutDir ?? (clone ? join(outDir, "checkout") : join(outDir, "empty-checkout")),
+    ...(sharedStepsDir ? { sharedStepsDir } : {}),
+    outDir,
+    podTimeoutMs: defaults.podTimeoutMs,
+    maxOutputBytes: defaults.maxOutputBytes,
+    maxLogBytes: defaults.maxLogBytes,
+    secrets,
+    ...(defaults.keepWarm ? { keepWarm: defaults.keepWarm } : {}),
+    ...(defaults.claimWarm === false ? { claimWarm: false } : {}),
+    ...(defaults.hostTar ? { hostTar: defaults.hostTar } : {}),
+    ...(defaults.owner ? { owner: defaults.owner } : {}),
+    ...(cacheBackend ? { cacheBackend } : {}),
+  });
+  const base: PreparedBase = {
+    runId,
+    repo: trigger?.repo ?? null,
+    workflowName: plan.workflow.name,
+    outDir,
+    jobName: settings.jobName,
+    storedRequest: JSON.stringify({ ...input, secrets: (input.secrets ?? []).map((secret) => ({ name: secret.name })) }),
+    hasSecrets: secrets.length > 0,
+  };
+  if (plan.matched) return { ...base, kind: "run", settings, ...(clone ? { git: clone } : {}) };
+  const now = new Date();
+  const result = buildNotMatchedResult({
+    runId,
+    startedAt: now,
+    finishedAt: now,
+    job: { namespace: defaults.target.namespace ?? "", name: settings.jobName, pod: null, node: null, image: settings.image },
+    steps: settings.steps.map((step) => buildSkippedStep(step.name)),
+    logs: { limitBytes: defaults.maxLogBytes, keptBytes: 0, droppedBytes: 0 },
+    workflow: plan.workflow,
+  });
+  return { ...base, kind: "skipped", reason: plan.reason, result };
+}
+
+function requireDirectory(path: string, field: string): string {
+  if (!isAbsolute(path)) throw new InputError(`${field} expects an absolute path on the service's host, got ${JSON.stringify(path)}`);
+  let isDirectory = false;
+  try {
+    isDirectory = statSync(path).isDirectory();
+  } catch {
+    throw new InputError(`${field}: no directory at ${path}`);
+  }
+  if (!isDirectory) throw new InputError(`${field}: ${path} is not a directory`);
+  return path;
+}
+
+function readOverrides(raw: NonNullable<SubmitRunInput["overrides"]>): RunOverrides {
+  if (raw.image !== undefined && !IMAGE.test(raw.image)) throw new InputError(`overrides.image expects an image reference such as busybox:1.36, got ${JSON.stringify(raw.image)}`);
+  for (const [field, value] of [["overrides.cpu", raw.cpu], ["overrides.memory", raw.memory]] as const) {
+    if (value !== undefined && !QUANTITY.test(value)) throw new InputError(`${field} expects a Kubernetes quantity such as 500m, 1 or 512Mi, got ${JSON.stringify(value)}`);
+  }
+  return {
+    ...(raw.image !== undefined ? { image: raw.image } : {}),
+    ...(raw.cpu !== undefined ? { cpu: raw.cpu } : {}),
+    ...(raw.memory !== undefined ? { memory: raw.memory } : {}),
+    ...(raw.timeout !== undefined ? { timeoutMs: readDuration(raw.timeout, "overrides.timeout") } : {}),
+    ...(raw.stepTimeout !== undefined ? { stepTimeoutMs: readDuration(raw.stepTimeout, "overrides.stepTimeout") } : {}),
+  };
+}
+
+function readTrigger(raw: SubmitRunInput["trigger"]): Trigger | undefined {
+  if (raw === undefined) return undefined;
+  if (!/^[a-z][a-z0-9_]{0,63}$/.test(raw.event)) throw new InputError(`trigger.event expects an event name such as push, pull_request or manual, got ${JSON.stringify(raw.event)}`);
+  if (raw.ref !== undefined && !raw.ref.startsWith("refs/")) throw new InputError(`trigger.ref expects a full ref such as refs/heads/main, got ${JSON.stringify(raw.ref)}`);
+  for (const key of ["ref", "sha", "repo"] as const) {
+    const value = raw[key];
+    if (value !== undefined && (value === "" || /[\x00-\x1f\x7f]/.test(value))) throw new InputError(`trigger.${key} expects a non-empty value without control characters`);
+  }
+  return { event: raw.event, ...(raw.ref !== undefined ? { ref: raw.ref } : {}), ...(raw.sha !== undefined ? { sha: raw.sha } : {}), ...(raw.repo !== undefined ? { repo: raw.repo } : {}) };
+}
+
+function readSecrets(raw: ReadonlyArray<{ readonly name: string; readonly value: string }>): Array<{ name: string; value: string }> {
+  const seen = new Set<string>();
+  for (const { name, value } of raw) {
+    if (!SECRET_NAME_PATTERN.test(name)) throw new InputError(`secrets: ${JSON.stringify(name)}: a secret name must match ${SECRET_NAME_PATTERN.source}`);
+    if (seen.has(name)) throw new InputError(`secrets: ${name} is given twice`);
+    if (value === "") throw new InputError(`secrets: ${name} is empty: an empty secret would mask everything`);
+    seen.add(name);
+  }
+  return raw.map((secret) => ({ name: secret.name, value: secret.value }));
+}

@@ -1,0 +1,124 @@
+// Runs one queued run: runWorkflow with its own AbortController, its log files and the service's sinks; writes result.json; keeps the executor for a crash's teardown.
+import { mkdirSync } from "node:fs";
+import { rm } from "node:fs/promises";
+import { join } from "node:path";
+import { describeError } from "../errors.js";
+import { createEventEmitter, type RunEventInput, type RunEventSink } from "../events/run-events.js";
+import type { ExecutorContext, ExecutorTimings } from "../executor/context.js";
+import type { Executor } from "../executor/executor.js";
+import type { CrashTeardown } from "../executor/kubernetes-executor.js";
+import type { Cluster } from "../cluster/cluster.js";
+import type { RunResult } from "../result/run-result.js";
+import type { RunSettings } from "../run/run-workflow.js";
+import type { GitCheckoutSpec, GitSetting } from "./git-checkout.js";
+
+export interface SuperviseOptions {
+  readonly settings: RunSettings;
+  readonly cluster: Cluster;
+  readonly timings?: Partial<ExecutorTimings>;
+  /** The service's sinks (the live log feed, metrics), after the run's own log files. */
+  readonly sinks: readonly RunEventSink[];
+  /** The executor of the run: the Kubernetes one unless a test scripts its own. */
+  readonly createExecutor?: (ctx: ExecutorContext) => Executor;
+  /** A checkout to clone into settings.checkoutDir before the run starts (a failed clone fails the run, no Job made). */
+  readonly git?: { readonly spec: GitCheckoutSpec; readonly setting: GitSetting };
+  /** Told of a log file that could not be written (a full disk): the run goes on, its verdict unchanged. */
+  readonly warn: (message: string) => void;
+}
+
+/** A run being supervised. */
+export interface SupervisedRun {
+  /** Abort with a CancelledError to cancel the run as `cancel` does: step stopped, outputs collected, Job deleted. */
+  readonly controller: AbortController;
+  /** Abort after `controller` to skip the cancelled run's clean-up and go straight to the Job's deletion. */
+  readonly force: AbortController;
+  /** Resolves with the result once result.json is written and the log files are closed; rejects only for a bug or a result.json that cannot be written. */
+  readonly done: Promise<RunResult>;
+  /** For a crashing service: deletes the run's Job synchronously (the event loop can no longer be trusted). */
+  teardownNowSync(timeoutMs: number): CrashTeardown;
+}
+
+/** Starts the run; its files go under settings.outDir (run.log, log.ndjson, result.json, outputs/, artifacts/). */
+export function superviseRun(options: SuperviseOptions): SupervisedRun {
+  const controller = new AbortController();
+  const force = new AbortController();
+  let executor: (Executor & { teardownNowSync?: (timeoutMs: number) => CrashTeardown }) | undefined;
+  const done = (async (): Promise<RunResult> => {
+    const [{ runWorkflow }, { KubernetesExecutor }, { createHumanLogSink, createNdjsonLogSink }, { writeResultFile }] = await Promise.all([
+      import("../run/run-workflow.js"),
+      import("../executor/kubernetes-executor.js"),
+      import("../events/sinks.js"),
+      import("../result/result-file.js"),
+    ]);
+    const { settings } = options;
+    mkdirSync(settings.outDir, { recursive: true });
+    if (settings.checkoutDir === join(settings.outDir, "empty-checkout")) mkdirSync(settings.checkoutDir, { recursive: true });
+    const logs = [createHumanLogSink(join(settings.outDir, "run.log"), { kubectlCalls: false }), createNdjsonLogSink(join(settings.outDir, "log.ndjson"))];
+    // The cache store's modules load only for a run that has caches.
+    const openCacheDriver = (settings.caches?.length ?? 0) > 0 && settings.cacheBackend ? (await import("../cache/open-cache-driver.js")).openCacheDriver : undefined;
+    const make = options.createExecutor ?? ((ctx: ExecutorContext) => new KubernetesExecutor(ctx));
+    let result: RunResult;
+    try {
+      const cloneFailure = options.git ? await cloneCheckout(options.git, settings, controller.signal, createEventEmitter([...logs.map((log) => log.sink), ...options.sinks])) : undefined;
+      if (cloneFailure) {
+        await writeResultFile(join(settings.outDir, "result.json"), cloneFailure);
+        return cloneFailure;
+      }
+      result = await runWorkflow({
+        settings,
+        cluster: options.cluster,
+        signal: controller.signal,
+        forceSignal: force.signal,
+        sinks: [...logs.map((log) => log.sink), ...options.sinks],
+        ...(options.timings ? { timings: options.timings } : {}),
+        createExecutor: (ctx) => (executor = make(ctx)),
+        ...(openCacheDriver && settings.cacheBackend ? { cacheDriver: (ex: Executor, emit: (event: RunEventInput) => void) => openCacheDriver(settings.cacheBackend!, ex, emit, { cluster: options.cluster, target: settings.target, runId: settings.runId }) } : {}),
+      });
+      await writeResultFile(join(settings.outDir, "result.json"), result);
+    } finally {
+      // A checkout the service made (a clone, an empty /work) is the run's input, not its record: gone once the run is.
+      if (options.git || settings.checkoutDir === join(settings.outDir, "empty-checkout")) await rm(settings.checkoutDir, { recursive: true, force: true }).catch(() => undefined);
+      for (const closed of await Promise.allSettled(logs.map((log) => log.close()))) {
+        if (closed.status === "rejected") options.warn(`run ${settings.runId}: ${describeError(closed.reason)}`);
+      }
+    }
+    return result;
+  })();
+  return {
+    controller,
+    force,
+    done,
+    teardownNowSync: (timeoutMs) => executor?.teardownNowSync?.(timeoutMs) ?? { detail: "no Job of this run was created", mayBeLeft: false },
+  };
+}
+
+/**
+ * Clones the run's checkout (git-checkout.ts), saying so in the run's log; returns the failed (or cancelled) result
+ * when the clone did not succeed, undefined when the run can start.
+ */
+async function cloneCheckout(git: NonNullable<SuperviseOptions["git"]>, settings: RunSettings, signal: AbortSignal, emit: (event: RunEventInput) => void): Promise<RunResult | undefined> {
+  const [{ cloneAtSha }, { buildRunResult, buildSkippedStep }] = await Promise.all([import("./git-checkout.js"), import("../result/run-result.js")]);
+  const startedAt = new Date();
+  const { spec } = git;
+  emit({ kind: "notice", level: "info", message: `cloning ${spec.url} at ${spec.sha} (depth ${spec.depth}${spec.submodules ? ", with submodules" : ""})` });
+  try {
+    await cloneAtSha(spec, settings.checkoutDir, git.setting, signal);
+    emit({ kind: "notice", level: "info", message: `cloned ${spec.sha} in ${Date.now() - startedAt.getTime()} ms` });
+    return undefined;
+  } catch (error) {
+    const cancelled = signal.aborted;
+    const message = cancelled ? describeError(signal.reason) : `checkout: ${describeError(error)}`;
+    emit({ kind: "notice", level: "error", message });
+    return buildRunResult({
+      runId: settings.runId,
+      status: cancelled ? "cancelled" : "failed",
+      error: { message, reason: cancelled ? "cancelled" : "checkout-failed" },
+      startedAt,
+      finishedAt: new Date(),
+      job: { namespace: settings.target.namespace ?? "", name: settings.jobName, pod: null, node: null, image: settings.image },
+      steps: settings.steps.map((step) => buildSkippedStep(step.name)),
+      logs: { limitBytes: settings.maxLogBytes ?? 0, keptBytes: 0, droppedBytes: 0 },
+      ...(settings.workflow ? { workflow: settings.workflow } : {}),
+    });
+  }
+}

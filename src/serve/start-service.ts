@@ -1,0 +1,109 @@
+// Starts the runner service: state store, run service, metrics, HTTP server, and the gc and prune timers; stops it with a drain.
+import type { AddressInfo } from "node:net";
+import { formatDuration } from "../config/duration.js";
+import { describeError } from "../errors.js";
+import { DEFAULT_TIMINGS, type ExecutorContext, type ExecutorTimings } from "../executor/context.js";
+import type { Executor } from "../executor/executor.js";
+import { createClusterClient, type ServeTransport } from "./cluster-transport.js";
+import { createServeServer } from "./http-server.js";
+import { loadLexicons } from "./lexicon-schemas.js";
+import type { ListenAddress } from "./listen-address.js";
+import type { RunDefaults, SubmissionLimits } from "./prepare-submission.js";
+import type { SchedulerLimits } from "./run-scheduler.js";
+import { RunService } from "./run-service.js";
+import { RunStore } from "./run-store.js";
+import { createServeMetrics } from "./serve-metrics.js";
+
+/** Everything `serve` runs with, resolved and checked at the CLI edge. */
+export interface ServeConfig {
+  readonly listen: ListenAddress;
+  readonly stateDir: string;
+  readonly token: string;
+  readonly tls?: { readonly cert: Buffer; readonly key: Buffer };
+  readonly metricsWithoutToken: boolean;
+  readonly limits: SchedulerLimits & SubmissionLimits & { readonly maxQueued: number };
+  /** Largest JSON request body taken (413 past it). */
+  readonly maxBodyBytes: number;
+  readonly keepRunsMs: number;
+  readonly gcIntervalMs: number;
+  /** A Job whose heartbeat is older is abandoned, for the gc timer. */
+  readonly gcStaleAfterMs: number;
+  readonly defaults: RunDefaults;
+  readonly transport: ServeTransport;
+  readonly timings?: Partial<ExecutorTimings>;
+}
+
+export interface StartedService {
+  /** `http://HOST:PORT` (or https), the port resolved when 0 was asked for. */
+  readonly url: string;
+  readonly service: RunService;
+  /**
+   * Drains (no new runs; pending ones cancelled; running ones given `drainTimeoutMs`, then cancelled, or at once
+   * when `now` aborts), then closes the server and the store.
+   */
+  stop(drainTimeoutMs: number, now: AbortSignal): Promise<void>;
+}
+
+export interface StartHooks {
+  readonly warn: (message: string) => void;
+  /** Tests script the executor; absent: the Kubernetes one. */
+  readonly createExecutor?: (ctx: ExecutorContext) => Executor;
+}
+
+export async function startService(config: ServeConfig, hooks: StartHooks): Promise<StartedService> {
+  const [lexicons, cluster] = await Promise.all([loadLexicons(), createClusterClient(config.transport)]);
+  const store = new RunStore(config.stateDir);
+  let service: RunService | undefined;
+  const metrics = await createServeMetrics({
+    countByStatus: () => store.countByStatus(),
+    queueLength: () => service?.queueLength ?? 0,
+    runningCount: () => service?.runningCount ?? 0,
+  });
+  service = new RunService({
+    stateDir: config.stateDir,
+    store,
+    defaults: config.defaults,
+    limits: config.limits,
+    cluster,
+    ...(config.timings ? { timings: config.timings } : {}),
+    ...(hooks.createExecutor ? { createExecutor: hooks.createExecutor } : {}),
+    observer: metrics.observer,
+    warn: hooks.warn,
+  });
+  const running = service;
+  const server = createServeServer({ service: running, lexicons, checkToken: (await import("./bearer-auth.js")).createBearerCheck(config.token), metrics, metricsWithoutToken: config.metricsWithoutToken, maxBodyBytes: config.maxBodyBytes, ...(config.tls ? { tls: config.tls } : {}), warn: hooks.warn });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(config.listen.port, config.listen.host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  const timers = [
+    setInterval(() => {
+      void running.prune(config.keepRunsMs).catch((error: unknown) => hooks.warn(`pruning runs older than ${formatDuration(config.keepRunsMs)}: ${describeError(error)}`));
+    }, Math.min(config.keepRunsMs, 3_600_000)),
+    setInterval(() => {
+      void (async () => {
+        const { runGc } = await import("../ops/gc.js");
+        const report = await runGc(cluster, config.defaults.target, { policy: { staleAfterMs: config.gcStaleAfterMs }, dryRun: false, deleteRetry: DEFAULT_TIMINGS.deleteRetry });
+        for (const outcome of report.outcomes) if (outcome.result === "failed") hooks.warn(`gc: Job ${outcome.job}: ${outcome.failure ?? outcome.reason}`);
+      })().catch((error: unknown) => hooks.warn(`gc: ${describeError(error)}`));
+    }, config.gcIntervalMs),
+  ];
+  for (const timer of timers) timer.unref();
+  await running.prune(config.keepRunsMs);
+  return {
+    url: `${config.tls ? "https" : "http"}://${host}:${address.port}`,
+    service: running,
+    async stop(drainTimeoutMs, now) {
+      for (const timer of timers) clearInterval(timer);
+      await running.drain(drainTimeoutMs, now);
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      store.close();
+    },
+  };
+}

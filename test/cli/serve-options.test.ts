@@ -1,0 +1,39 @@
+import assert from "node:assert/strict";
+import { chmodSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { resolveServeConfig, type RawServeOptions } from "../../src/cli/serve-options.js";
+import { makeTestTempDir } from "../support/temp-dir.js";
+
+const dir = makeTestTempDir("serve-options-");
+const tokenFile = join(dir, "token");
+writeFileSync(tokenFile, "abc\n");
+chmodSync(tokenFile, 0o600);
+const RAW: RawServeOptions = { listen: "127.0.0.1:0", stateDir: dir, tokenFile, maxRuns: "20", maxQueued: "1000", drainTimeout: "10m", keepRuns: "168h", gcInterval: "5m", maxRequestBytes: "4Mi", maxWorkflowBytes: "256Ki", podTimeout: "15m", maxOutputBytes: "512Mi", maxLogBytes: "16Mi", maxWarm: "1" };
+
+describe("serve's options", () => {
+  it("resolve the defaults into a config with the kubectl transport and the token read", async () => {
+    const config = await resolveServeConfig(RAW, { KNOTLESS_KUBECTL: "/opt/kubectl" });
+    assert.equal(config.token, "abc");
+    assert.equal(config.limits.maxRuns, 20);
+    assert.equal(config.drainTimeoutMs, 600_000);
+    assert.deepEqual(config.transport, { setting: { target: config.defaults.target, kubectlPath: "/opt/kubectl", transport: "kubectl" }, env: { KNOTLESS_KUBECTL: "/opt/kubectl" } });
+  });
+
+  it("refuse a token file that group or others can read", async () => {
+    const loose = join(dir, "loose");
+    writeFileSync(loose, "abc");
+    chmodSync(loose, 0o644);
+    await assert.rejects(resolveServeConfig({ ...RAW, tokenFile: loose }, {}), /open to group or others/);
+  });
+
+  it("refuse a non-loopback address without TLS or --insecure-listen, and take it with --insecure-listen", async () => {
+    await assert.rejects(resolveServeConfig({ ...RAW, listen: "0.0.0.0:7300" }, {}), /--tls-cert/);
+    assert.equal((await resolveServeConfig({ ...RAW, listen: "0.0.0.0:7300", insecureListen: true }, {})).listen.host, "0.0.0.0");
+  });
+
+  it("refuse a bad --max-runs and a --max-runs-per-repo above it", async () => {
+    await assert.rejects(resolveServeConfig({ ...RAW, maxRuns: "0" }, {}), /--max-runs expects/);
+    await assert.rejects(resolveServeConfig({ ...RAW, maxRuns: "2", maxRunsPerRepo: "3" }, {}), /--max-runs-per-repo expects/);
+  });
+});

@@ -1,0 +1,372 @@
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import type { StepOutcome } from "../../src/executor/executor.js";
+import { Kubectl } from "../../src/cluster/kubectl/kubectl.js";
+import { KubectlCluster } from "../../src/cluster/kubectl/kubectl-cluster.js";
+import { XrpcError } from "../../src/serve/http-errors.js";
+import { loadLexicons } from "../../src/serve/lexicon-schemas.js";
+import type { SubmitRunInput } from "../../src/serve/prepare-submission.js";
+import { RunService } from "../../src/serve/run-service.js";
+import { RunStore, type StatusEvent } from "../../src/serve/run-store.js";
+import { WorkflowError } from "../../src/workflow/workflow-errors.js";
+import { ScriptedExecutor, untilAborted, type ExecutorScript } from "../support/scripted-executor.js";
+import { makeTestTempDir } from "../support/temp-dir.js";
+
+const WORKFLOW = ["when:", "  - event: push", "    branch: main", "steps:", "  - name: one", "    command: echo one", "  - name: two", "    command: echo two", ""].join("\n");
+
+/** A step that waits until the test releases it (or the run is cancelled). */
+function gate() {
+  const waiting = new Map<string, () => void>();
+  const started: string[] = [];
+  const runStep: ExecutorScript["runStep"] = async (index, _deadline, ctx) => {
+    const runId = ctx.settings.runId;
+    if (index === 0) started.push(runId);
+    ctx.emit({ kind: "step-output", index, stream: "stdout", text: `out ${runId} ${index}\n` });
+    await Promise.race([new Promise<void>((resolve) => waiting.set(`${runId}/${index}`, resolve)), untilAborted(ctx.signal)]);
+    return (ctx.settings.runId.startsWith("fail") ? { status: "failed", exitCode: 3, timedOut: false } : { status: "success", exitCode: 0, timedOut: false }) as StepOutcome;
+  };
+  const release = async (runId: string): Promise<void> => {
+    for (const index of [0, 1]) {
+      for (let i = 0; i < 200 && !waiting.has(`${runId}/${index}`); i++) await new Promise((r) => setTimeout(r, 5));
+      waiting.get(`${runId}/${index}`)?.();
+      waiting.delete(`${runId}/${index}`);
+    }
+  };
+  return { runStep, release, started, waiting };
+}
+
+function makeService(options: { maxRuns?: number; maxRunsPerRepo?: number; maxQueued?: number; script?: ExecutorScript; cacheDir?: string } = {}) {
+  const stateDir = makeTestTempDir("serve-service-");
+  const checkout = join(stateDir, "checkout");
+  mkdirSync(checkout);
+  const store = new RunStore(join(stateDir, "state"));
+  const executors: ScriptedExecutor[] = [];
+  const warnings: string[] = [];
+  const service = new RunService({
+    stateDir: join(stateDir, "state"),
+    store,
+    defaults: { target: { namespace: "ci" }, podTimeoutMs: 1000, maxOutputBytes: 1 << 20, maxLogBytes: 1 << 20, git: { binary: "git", env: process.env }, ...(options.cacheDir ? { caches: { off: false, store: { kind: "dir" as const, dir: options.cacheDir }, maxBytes: 1 << 30 } } : {}) },
+    limits: { maxRuns: options.maxRuns ?? 2, ...(options.maxRunsPerRepo ? { maxRunsPerRepo: options.maxRunsPerRepo } : {}), maxQueued: options.maxQueued ?? 100, maxWorkflowBytes: 10_000, maxSecrets: 4, maxSecretBytes: 100 },
+    cluster: new KubectlCluster(new Kubectl({ binary: "/nonexistent/kubectl" })),
+    createExecutor: (ctx) => {
+      const executor = new ScriptedExecutor(ctx, options.script ?? {});
+      executors.push(executor);
+      return executor;
+    },
+    warn: (message) => warnings.push(message),
+  });
+  const submit = (runId: string, extra: Partial<SubmitRunInput> = {}) =>
+    service.submit({ workflow: { name: ".tangled/workflows/ci.yml", text: WORKFLOW }, checkout: { dir: checkout }, trigger: { event: "push", ref: "refs/heads/main", repo: "did:plc:x/repo" }, runId, ...extra });
+  return { service, store, submit, executors, warnings, checkout, stateDir };
+}
+
+describe("the run service", () => {
+  it("keeps at most --max-runs running and starts the rest in submission order as slots free", async () => {
+    const g = gate();
+    const { service, submit } = makeService({ maxRuns: 2, script: { runStep: g.runStep } });
+    for (const id of ["r1", "r2", "r3", "r4"]) assert.deepEqual(await submit(id), { runId: id, status: id === "r1" || id === "r2" ? "running" : "pending" });
+    assert.equal(service.runningCount, 2);
+    assert.equal(service.queueLength, 2);
+    await g.release("r2");
+    await g.release("r1");
+    await g.release("r3");
+    await g.release("r4");
+    await service.whenIdle();
+    assert.deepEqual(g.started, ["r1", "r2", "r3", "r4"]);
+    for (const id of ["r1", "r2", "r3", "r4"]) assert.equal((await service.getRun(id)).status, "success");
+  });
+
+  it("holds back a repository at --max-runs-per-repo while another repository's later run starts", async () => {
+    const g = gate();
+    const { service, submit } = makeService({ maxRuns: 2, maxRunsPerRepo: 1, script: { runStep: g.runStep } });
+    const repo = (name: string) => ({ trigger: { event: "push", ref: "refs/heads/main", repo: name } });
+    assert.equal((await submit("a1", repo("a"))).status, "running");
+    assert.equal((await submit("a2", repo("a"))).status, "pending");
+    assert.equal((await submit("b1", repo("b"))).status, "running");
+    await g.release("a1");
+    await g.release("b1");
+    await g.release("a2");
+    await service.whenIdle();
+    assert.deepEqual(g.started, ["a1", "b1", "a2"]);
+  });
+
+  it("records every status change as an event, in order, each with a larger cursor, and validates them against the lexicon", async () => {
+    const lexicons = await loadLexicons();
+    const g = gate();
+    const { service, submit } = makeService({ script: { runStep: g.runStep } });
+    const events: StatusEvent[] = [];
+    service.followEvents(0, (e) => events.push(e));
+    await submit("fail-1");
+    await g.release("fail-1");
+    await service.whenIdle();
+    assert.deepEqual(events.map((e) => e.status), ["pending", "running", "failed"]);
+    assert.ok(events.every((e, i) => i === 0 || e.cursor > events[i - 1]!.cursor));
+    for (const event of events) lexicons.def("statusEvent", event);
+    const view = await service.getRun("fail-1");
+    assert.equal(view.status, "failed");
+    lexicons.output("dev.knotless.runner.getRun", view);
+    lexicons.record(view.result);
+  });
+
+  it("backfills events after a cursor and then goes on live, with nothing missed or repeated", async () => {
+    const g = gate();
+    const { service, submit } = makeService({ script: { runStep: g.runStep } });
+    await submit("a");
+    const first: StatusEvent[] = [];
+    const stop = service.followEvents(0, (e) => first.push(e));
+    stop();
+    const resumed: StatusEvent[] = [];
+    service.followEvents(first.at(-1)!.cursor, (e) => resumed.push(e));
+    await g.release("a");
+    await service.whenIdle();
+    const all: StatusEvent[] = [];
+    service.followEvents(0, (e) => all.push(e));
+    assert.deepEqual([...first, ...resumed].map((e) => e.cursor), all.map((e) => e.cursor));
+  });
+
+  it("returns the same run for the same runId, never starting a second one", async () => {
+    const g = gate();
+    const { service, submit, executors } = makeService({ script: { runStep: g.runStep } });
+    const [one, two] = await Promise.all([submit("same"), submit("same")]);
+    assert.equal(one.runId, two.runId);
+    assert.deepEqual(await submit("same"), { runId: "same", status: "running" });
+    await g.release("same");
+    await service.whenIdle();
+    assert.equal(executors.length, 1);
+    assert.deepEqual(await submit("same"), { runId: "same", status: "success" });
+  });
+
+  it("refuses a bad workflow with its file:line:column, records nothing and creates no executor", async () => {
+    const { service, store, executors } = makeService();
+    await assert.rejects(
+      service.submit({ workflow: { name: "ci.yml", text: "steps:\n  - name: x\n    comand: oops\n" }, checkout: { dir: "/" }, runId: "bad" }),
+      (error: unknown) => error instanceof WorkflowError && /ci\.yml:\d+:\d+/.test(error.message),
+    );
+    assert.equal(store.getRun("bad"), undefined);
+    assert.equal(store.lastCursor(), 0);
+    assert.equal(executors.length, 0);
+  });
+
+  it("records a workflow whose `when` does not match as skipped, with a result and no executor", async () => {
+    const { service, submit, executors } = makeService();
+    assert.deepEqual(await submit("skip", { trigger: { event: "push", ref: "refs/heads/dev" } }), { runId: "skip", status: "skipped" });
+    const view = await service.getRun("skip");
+    assert.match(view.reason!, /dev/);
+    assert.equal((view.result as { status: string }).status, "skipped");
+    assert.equal(executors.length, 0);
+  });
+
+  it("cancels a pending run so that it never starts, and a running one through its signal; cancelling again changes nothing", async () => {
+    const g = gate();
+    const { service, store, submit, executors } = makeService({ maxRuns: 1, script: { runStep: g.runStep } });
+    await submit("running");
+    await submit("pending");
+    assert.deepEqual(service.cancel("pending", "test"), { runId: "pending", status: "cancelled" });
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(store.getRun("running")!.step, 0, "the step is recorded as started");
+    assert.equal(store.getRun("running")!.pod, null, "the scripted executor emits no pod-ready");
+    let recordedWhenTold: string | null | undefined;
+    executors[0]!.ctx.signal.addEventListener("abort", () => (recordedWhenTold = store.getRun("running")!.cancelRequestedAt));
+    service.cancel("running", "test");
+    assert.ok(recordedWhenTold, "the cancel request is in the database before the run is told");
+    await service.whenIdle();
+    assert.equal((await service.getRun("running")).status, "cancelled");
+    assert.equal((await service.getRun("pending")).status, "cancelled");
+    assert.deepEqual(executors.map((e) => e.ctx.settings.runId), ["running"]);
+    assert.ok(executors[0]!.calls.includes("teardown"));
+    assert.deepEqual(service.cancel("pending", "test"), { runId: "pending", status: "cancelled" });
+    assert.throws(() => service.cancel("nope", "test"), (e: unknown) => e instanceof XrpcError && e.error === "RunNotFound");
+  });
+
+  it("refuses an empty secret and a secret name that is not a variable name, recording nothing", async () => {
+    const { store, submit } = makeService();
+    await assert.rejects(submit("e", { secrets: [{ name: "A", value: "" }] }), /empty/);
+    await assert.rejects(submit("e", { secrets: [{ name: "1A", value: "x" }] }), /secret name/);
+    assert.equal(store.getRun("e"), undefined);
+  });
+
+  it("refuses more queued runs than --max-queued with 429, and oversized secrets with 413", async () => {
+    const g = gate();
+    const { service, submit } = makeService({ maxRuns: 1, maxQueued: 1, script: { runStep: g.runStep } });
+    await submit("q1");
+    await submit("q2");
+    await assert.rejects(submit("q3"), (e: unknown) => e instanceof XrpcError && e.status === 429);
+    await assert.rejects(submit("s", { secrets: [{ name: "A", value: "x".repeat(101) }] }), (e: unknown) => e instanceof XrpcError && e.status === 413);
+    service.cancel("q2", "test");
+    service.cancel("q1", "test");
+    await service.whenIdle();
+  });
+
+  it("keeps secrets out of the database and the run's files", async () => {
+    const { service, submit, stateDir } = makeService();
+    await submit("sec", { secrets: [{ name: "TOKEN", value: "hunter2-very-secret" }] });
+    await service.whenIdle();
+    const db = readFileSync(join(stateDir, "state", "runner.sqlite")).toString("latin1") + readFileSync(join(stateDir, "state", "runner.sqlite-wal")).toString("latin1");
+    assert.match(db, /TOKEN/);
+    assert.doesNotMatch(db, /hunter2/);
+    for (const file of ["result.json", "log.ndjson", "run.log"]) assert.doesNotMatch(readFileSync(join(stateDir, "state", "runs", "sec", file), "utf8"), /hunter2/);
+  });
+
+  it("gives a client following the log every line from the first, live, and one joining after the end the same lines from log.ndjson", async () => {
+    const g = gate();
+    const { service, submit, stateDir } = makeService({ script: { runStep: g.runStep } });
+    await submit("logs");
+    const live: string[] = [];
+    const ended = new Promise<void>((resolve) => service.followLogs("logs", { line: (l) => live.push(l), end: resolve }));
+    await g.release("logs");
+    await ended;
+    const late: string[] = [];
+    await new Promise<void>((resolve) => service.followLogs("logs", { line: (l) => late.push(l), end: resolve }));
+    const file = readFileSync(join(stateDir, "state", "runs", "logs", "log.ndjson"), "utf8").trim().split("\n");
+    assert.deepEqual(live, file);
+    assert.deepEqual(late, file);
+    const lexicons = await loadLexicons();
+    for (const line of file) lexicons.def("logLine", JSON.parse(line));
+    assert.ok(file.some((l) => l.includes("out logs 0")));
+  });
+
+  it("drains: refuses new runs with 503, cancels the pending ones, and cancels the running ones at the timeout", async () => {
+    const g = gate();
+    const { service, submit } = makeService({ maxRuns: 1, script: { runStep: g.runStep } });
+    await submit("d1");
+    await submit("d2");
+    const drained = service.drain(50, new AbortController().signal);
+    await assert.rejects(submit("d3"), (e: unknown) => e instanceof XrpcError && e.status === 503);
+    await drained;
+    assert.equal((await service.getRun("d1")).status, "cancelled");
+    assert.equal((await service.getRun("d2")).status, "cancelled");
+  });
+
+  it("deletes every running run's Job synchronously when the service crashes (teardownAllNowSync)", async () => {
+    const g = gate();
+    const torn: string[] = [];
+    class CrashableExecutor extends ScriptedExecutor {
+      teardownNowSync(timeoutMs: number) {
+        torn.push(`${this.ctx.settings.runId} ${timeoutMs}`);
+        return { detail: `deleted Job ${this.ctx.settings.jobName}`, mayBeLeft: false };
+      }
+    }
+    const created: CrashableExecutor[] = [];
+    const crashService = new RunService({
+      stateDir: makeTestTempDir("serve-crash-"),
+      store: new RunStore(":memory:"),
+      defaults: { target: {}, podTimeoutMs: 1000, maxOutputBytes: 1, maxLogBytes: 1 << 20 },
+      limits: { maxRuns: 2, maxQueued: 2, maxWorkflowBytes: 10_000, maxSecrets: 1, maxSecretBytes: 1 },
+      cluster: new KubectlCluster(new Kubectl({ binary: "/nonexistent" })),
+      createExecutor: (ctx) => {
+        const executor = new CrashableExecutor(ctx, { runStep: g.runStep });
+        created.push(executor);
+        return executor;
+      },
+      warn: () => undefined,
+    });
+    const checkout = makeTestTempDir("serve-crash-co-");
+    for (const id of ["x1", "x2"]) await crashService.submit({ workflow: { name: "ci.yml", text: WORKFLOW }, checkout: { dir: checkout }, runId: id });
+    for (let i = 0; i < 200 && created.length < 2; i++) await new Promise((r) => setTimeout(r, 5));
+    assert.deepEqual(crashService.teardownAllNowSync(30_000), ["deleted Job knotless-run-x1", "deleted Job knotless-run-x2"]);
+    assert.deepEqual(torn, ["x1 30000", "x2 30000"]);
+    for (const id of ["x1", "x2"]) await g.release(id);
+    await crashService.whenIdle();
+  });
+
+  it("records runs a previous process left unfinished as failed when it opens the store again", async () => {
+    const g = gate();
+    const { store, submit, stateDir } = makeService({ script: { runStep: g.runStep } });
+    await submit("left");
+    const again = new RunService({
+      stateDir: join(stateDir, "state"),
+      store,
+      defaults: { target: {}, podTimeoutMs: 1, maxOutputBytes: 1, maxLogBytes: 1 },
+      limits: { maxRuns: 1, maxQueued: 1, maxWorkflowBytes: 1, maxSecrets: 1, maxSecretBytes: 1 },
+      cluster: new KubectlCluster(new Kubectl({ binary: "/nonexistent" })),
+      warn: () => undefined,
+    });
+    const view = await again.getRun("left");
+    assert.equal(view.status, "failed");
+    assert.match(view.reason!, /service stopped/);
+    await g.release("left");
+  });
+
+  it("restores and saves a workflow's caches in the --cache-dir store, per the trigger's repository", async () => {
+    const cacheDir = makeTestTempDir("serve-cache-");
+    // What the pod's tar would pack: the cache's path as the pod names it (work/deps), gzipped, so that the restore's gate passes it.
+    const tree = makeTestTempDir("serve-cache-tree-");
+    mkdirSync(join(tree, "work", "deps"), { recursive: true });
+    writeFileSync(join(tree, "work", "deps", "lib.txt"), "cached\n");
+    const archive = execFileSync("tar", ["-C", tree, "-czf", "-", "work/deps"]);
+    const { service, submit } = makeService({
+      cacheDir,
+      script: {
+        saveCache: async (_spec, writer) => {
+          writer.stream.end(archive);
+          return { status: await writer.commit(), bytes: archive.length, missing: [] };
+        },
+      },
+    });
+    const text = ["caches:", "  - key: deps-v1", "    paths: [deps]", "steps:", "  - name: build", "    command: make", ""].join("\n");
+    await submit("c1", { workflow: { name: "ci.yml", text } });
+    await service.whenIdle();
+    await submit("c2", { workflow: { name: "ci.yml", text } });
+    await service.whenIdle();
+    const caches = async (id: string) => ((await service.getRun(id)).result as { caches: Array<{ restore: { status: string }; save: { status: string } }> }).caches[0]!;
+    assert.deepEqual([(await caches("c1")).restore.status, (await caches("c1")).save.status], ["miss", "saved"]);
+    assert.equal((await caches("c2")).restore.status, "exact");
+  });
+
+  describe("with a git checkout", () => {
+    const git = (cwd: string, ...args: string[]): string => execFileSync("git", ["-c", "user.email=t@t", "-c", "user.name=t", ...args], { cwd, encoding: "utf8" }).trim();
+    const repo = makeTestTempDir("serve-git-");
+    git(repo, "init", "-q");
+    writeFileSync(join(repo, "file.txt"), "first\n");
+    git(repo, "add", "file.txt");
+    git(repo, "commit", "-q", "-m", "first");
+    const first = git(repo, "rev-parse", "HEAD");
+    writeFileSync(join(repo, "file.txt"), "second\n");
+    git(repo, "commit", "-q", "-am", "second");
+    const second = git(repo, "rev-parse", "HEAD");
+
+    it("clones the asked commit, at depth 1 unless asked, into the run's checkout before the run starts, and removes it after", async () => {
+      const seen = new Map<string, { file: string; head: string; count: string }>();
+      const { service, submit, stateDir, executors } = makeService({
+        script: {
+          copyIn: async (ctx) => {
+            const dir = ctx.settings.checkoutDir;
+            seen.set(ctx.settings.runId, { file: readFileSync(join(dir, "file.txt"), "utf8"), head: git(dir, "rev-parse", "HEAD"), count: git(dir, "rev-list", "--count", "HEAD") });
+            return { files: 1, bytes: 1, archiveBytes: 2048, entries: 1 };
+          },
+        },
+      });
+      await submit("g1", { checkout: { git: { url: `file://${repo}`, sha: first } } });
+      await submit("g2", { checkout: { git: { url: `file://${repo}`, sha: second, depth: 2 } } });
+      await service.whenIdle();
+      assert.deepEqual(seen.get("g1"), { file: "first\n", head: first, count: "1" });
+      assert.deepEqual(seen.get("g2"), { file: "second\n", head: second, count: "2" });
+      assert.equal((await service.getRun("g1")).status, "success");
+      assert.equal(executors[0]!.ctx.settings.checkoutDir, join(stateDir, "state", "runs", "g1", "checkout"));
+      assert.equal(existsSync(join(stateDir, "state", "runs", "g1", "checkout")), false);
+    });
+
+    it("fails the run without an executor when the commit cannot be fetched, saying so in its log", async () => {
+      const { service, submit, stateDir, executors } = makeService();
+      await submit("gone", { checkout: { git: { url: `file://${repo}`, sha: "0".repeat(40) } } });
+      await service.whenIdle();
+      const view = await service.getRun("gone");
+      assert.equal(view.status, "failed");
+      assert.equal((view.result as { errorReason: string }).errorReason, "checkout-failed");
+      assert.equal(executors.length, 0);
+      assert.match(readFileSync(join(stateDir, "state", "runs", "gone", "log.ndjson"), "utf8"), /checkout: git fetch/);
+    });
+
+    it("refuses a URL with a password, an unknown scheme and a short sha before anything is recorded", async () => {
+      const { store, submit } = makeService();
+      for (const git of [{ url: "https://u:p@example.com/r.git", sha: first }, { url: "ext::sh -c touch% /tmp/x", sha: first }, { url: `file://${repo}`, sha: "abc123" }]) {
+        await assert.rejects(submit("refused", { checkout: { git } }), /checkout\.git/);
+      }
+      assert.equal(store.getRun("refused"), undefined);
+      assert.equal(existsSync("/tmp/x"), false);
+    });
+  });
+});
