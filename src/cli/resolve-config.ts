@@ -1,6 +1,6 @@
 // Turns raw command-line options into the run's typed configuration, refusing bad input before any cluster call.
 import { randomBytes } from "node:crypto";
-import { accessSync, constants, mkdtempSync, readFileSync, readdirSync, statSync } from "node:fs";
+import { accessSync, constants, mkdtempSync, readdirSync, statSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { readDuration } from "../config/duration.js";
@@ -15,6 +15,7 @@ import type { PreparedWorkflowRun } from "../run/prepare-workflow-run.js";
 import type { Secret } from "../secrets/secret.js";
 import type { LoadedWorkflow } from "../workflow/load-workflow.js";
 import { PULL_REQUEST_ACTIONS, type Trigger } from "../workflow/match-trigger.js";
+import { MAX_WORKFLOW_FILE_BYTES, readBoundedFile, readBoundedTextFile } from "../workflow/read-workflow-file.js";
 import type { ExecutorTimings } from "../executor/context.js";
 import { isAcceptableRunId } from "../k8s/names.js";
 import { buildRunSettings } from "../run/build-run-settings.js";
@@ -159,18 +160,17 @@ function toFlag(key: string): string {
   return `--${key.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}`;
 }
 
+/** The largest `--changed-files` list read: 16 MiB is some 200,000 paths, more than any change a forge sends. */
+const MAX_CHANGED_FILES_BYTES = 16 * 1024 * 1024;
+
 /** --changed-file PATH (repeatable) and the lines of --changed-files FILE, in order; undefined when neither is given. */
 function readChangedFiles(raw: RawRunOptions): string[] | undefined {
   if (raw.changedFile === undefined && raw.changedFiles === undefined) return undefined;
   const files = [...(raw.changedFile ?? [])];
   if (raw.changedFiles !== undefined) {
-    let text: string;
-    try {
-      text = readFileSync(resolve(raw.changedFiles), "utf8");
-    } catch (error) {
-      throw new InputError(`--changed-files: cannot read ${raw.changedFiles}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
-    }
-    files.push(...text.split(/\r?\n/).filter((line) => line !== ""));
+    const read = readBoundedTextFile(resolve(raw.changedFiles), { maxBytes: MAX_CHANGED_FILES_BYTES, what: "a list of changed files" });
+    if (!read.ok) throw new InputError(`--changed-files: ${raw.changedFiles}${read.at ? `:${read.at.line}:${read.at.column}` : ""}: ${read.problem}`);
+    files.push(...read.text.split(/\r?\n/).filter((line) => line !== ""));
   }
   const bad = files.find((file) => file === "" || /[\x00-\x1f\x7f]/.test(file));
   if (bad !== undefined) throw new InputError(`--changed-file expects a path relative to the repository's root without control characters, got ${JSON.stringify(bad)}`);
@@ -232,13 +232,10 @@ async function readStepsSource(raw: RawRunOptions): Promise<StepsSource> {
     if (raw.nixery !== undefined) throw new InputError("--nixery goes with --workflow (a steps file has no engine)");
     if (raw.config !== undefined) throw new InputError("--config goes with --workflow (its settings are the engines' and a steps file has no engine)");
     const stepsFile = resolve(raw.steps);
-    let stepsBytes: Buffer; // bytes: parsing refuses a line that is not UTF-8 rather than decoding it into U+FFFD
-    try {
-      stepsBytes = readFileSync(stepsFile);
-    } catch (error) {
-      throw new InputError(`cannot read the steps file: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, stepsFile);
-    }
-    return { kind: "steps", steps: parseStepsFile(stepsBytes, stepsFile) };
+    // Bytes: parsing refuses a line that is not UTF-8 rather than decoding it into U+FFFD.
+    const read = readBoundedFile(stepsFile, { maxBytes: MAX_WORKFLOW_FILE_BYTES, what: "a steps file" });
+    if (!read.ok) throw new InputError(read.problem, stepsFile);
+    return { kind: "steps", steps: parseStepsFile(read.bytes, stepsFile) };
   }
   const { loadWorkflowFile } = await import("../workflow/load-workflow.js");
   const { formatWarning } = await import("../workflow/workflow-errors.js");

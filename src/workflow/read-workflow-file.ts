@@ -1,4 +1,4 @@
-// Reads a workflow file from disk, bounded: a regular file of at most 1 MiB in UTF-8, or the reason it is not one.
+// Reads a workflow file (or another small input file) from disk, bounded: a regular file in UTF-8 of at most a size, or the reason it is not one.
 import { isUtf8 } from "node:buffer";
 import { closeSync, constants, fstatSync, openSync, readSync, statSync, type Stats } from "node:fs";
 import type { SourcePosition } from "./workflow-types.js";
@@ -11,7 +11,18 @@ export type WorkflowFileRead =
   /** `at` when the problem has a place in the file (a byte that is not UTF-8). */
   | { readonly ok: false; readonly problem: string; readonly at?: SourcePosition };
 
-const SHAPE = `a workflow file is a regular file of at most 1 MiB`;
+/** What is read: the bound, and how messages name the kind of file (`a workflow file`). */
+export interface FileKind {
+  readonly maxBytes: number;
+  readonly what: string;
+}
+
+const WORKFLOW_FILE: FileKind = { maxBytes: MAX_WORKFLOW_FILE_BYTES, what: "a workflow file" };
+
+/** 1048576 → 1 MiB; 16777216 → 16 MiB. */
+function formatBound(bytes: number): string {
+  return `${bytes / (1024 * 1024)} MiB`;
+}
 
 function describeKind(stats: Stats): string {
   if (stats.isDirectory()) return "a directory";
@@ -30,9 +41,9 @@ function describeFsError(error: unknown): string {
 }
 
 /** What is wrong with a file of these stats, or undefined when it is a regular file within the bound. */
-function checkStats(stats: Stats): string | undefined {
-  if (!stats.isFile()) return `not a regular file but ${describeKind(stats)}; ${SHAPE}`;
-  if (stats.size > MAX_WORKFLOW_FILE_BYTES) return `${stats.size} bytes, more than the 1 MiB (${MAX_WORKFLOW_FILE_BYTES} bytes) a workflow file may have`;
+function checkStats(stats: Stats, kind: FileKind): string | undefined {
+  if (!stats.isFile()) return `not a regular file but ${describeKind(stats)}; ${kind.what} is a regular file of at most ${formatBound(kind.maxBytes)}`;
+  if (stats.size > kind.maxBytes) return `${stats.size} bytes, more than the ${formatBound(kind.maxBytes)} (${kind.maxBytes} bytes) ${kind.what} may have`;
   return undefined;
 }
 
@@ -66,9 +77,24 @@ function positionOfByte(bytes: Buffer, offset: number): SourcePosition {
  * UTF-8 is refused at its first bad byte, where decoding would turn a step name into one nobody wrote.
  */
 export function readWorkflowFile(path: string): WorkflowFileRead {
+  return readBoundedTextFile(path, WORKFLOW_FILE);
+}
+
+/** readWorkflowFile for another kind of small input file (`--changed-files`), with its own bound and name. */
+export function readBoundedTextFile(path: string, kind: FileKind): WorkflowFileRead {
+  const read = readBoundedFile(path, kind);
+  if (!read.ok) return read;
+  const { bytes } = read;
+  const bad = findInvalidUtf8(bytes);
+  if (bad >= 0) return { ok: false, problem: `expected UTF-8 text, found the byte 0x${bytes[bad]!.toString(16).padStart(2, "0")} that is not UTF-8 here`, at: positionOfByte(bytes, bad) };
+  return { ok: true, text: bytes.toString("utf8") };
+}
+
+/** The bytes of a regular file of at most `kind.maxBytes`, read without blocking on a pipe (the steps file's reader decodes them itself). */
+export function readBoundedFile(path: string, kind: FileKind): { readonly ok: true; readonly bytes: Buffer } | { readonly ok: false; readonly problem: string } {
   let fd: number;
   try {
-    const problem = checkStats(statSync(path));
+    const problem = checkStats(statSync(path), kind);
     if (problem !== undefined) return { ok: false, problem };
     fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (error) {
@@ -76,19 +102,17 @@ export function readWorkflowFile(path: string): WorkflowFileRead {
   }
   let bytes: Buffer;
   try {
-    const problem = checkStats(fstatSync(fd)); // the path may have been replaced between the two looks
+    const problem = checkStats(fstatSync(fd), kind); // the path may have been replaced between the two looks
     if (problem !== undefined) return { ok: false, problem };
-    const buffer = Buffer.alloc(MAX_WORKFLOW_FILE_BYTES + 1);
+    const buffer = Buffer.alloc(kind.maxBytes + 1);
     let size = 0;
     for (let read = -1; read !== 0 && size < buffer.length; size += read) read = readSync(fd, buffer, size, buffer.length - size, null);
-    if (size > MAX_WORKFLOW_FILE_BYTES) return { ok: false, problem: `more than the 1 MiB (${MAX_WORKFLOW_FILE_BYTES} bytes) a workflow file may have` };
+    if (size > kind.maxBytes) return { ok: false, problem: `more than the ${formatBound(kind.maxBytes)} (${kind.maxBytes} bytes) ${kind.what} may have` };
     bytes = buffer.subarray(0, size);
   } catch (error) {
     return { ok: false, problem: `cannot read the file: ${describeFsError(error)}` };
   } finally {
     closeSync(fd);
   }
-  const bad = findInvalidUtf8(bytes);
-  if (bad >= 0) return { ok: false, problem: `expected UTF-8 text, found the byte 0x${bytes[bad]!.toString(16).padStart(2, "0")} that is not UTF-8 here`, at: positionOfByte(bytes, bad) };
-  return { ok: true, text: bytes.toString("utf8") };
+  return { ok: true, bytes };
 }

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
@@ -109,7 +110,17 @@ describe("resolveRunConfig", () => {
 
   it("refuses an unreadable steps file, naming it", async () => {
     const { options } = workspace();
-    assert.match(await inputError({ ...options, steps: "/nonexistent/steps.tsv" }), /^\/nonexistent\/steps\.tsv: cannot read the steps file: ENOENT/);
+    assert.match(await inputError({ ...options, steps: "/nonexistent/steps.tsv" }), /^\/nonexistent\/steps\.tsv: cannot read the file: no such file or directory$/);
+  });
+
+  it("refuses at once a steps file that is a device, a named pipe or over 1 MiB", async () => {
+    const { options } = workspace();
+    const dir = makeTestTempDir("knotless-steps-odd-");
+    execFileSync("mkfifo", [join(dir, "pipe.tsv")]);
+    writeFileSync(join(dir, "big.tsv"), "#".repeat(1024 * 1024 + 1));
+    assert.equal(await inputError({ ...options, steps: "/dev/zero" }), "/dev/zero: not a regular file but a character device; a steps file is a regular file of at most 1 MiB");
+    assert.equal(await inputError({ ...options, steps: join(dir, "pipe.tsv") }), `${join(dir, "pipe.tsv")}: not a regular file but a named pipe (FIFO); a steps file is a regular file of at most 1 MiB`);
+    assert.equal(await inputError({ ...options, steps: join(dir, "big.tsv") }), `${join(dir, "big.tsv")}: 1048577 bytes, more than the 1 MiB (1048576 bytes) a steps file may have`);
   });
 
   it("refuses a malformed steps file with its file and line", async () => {

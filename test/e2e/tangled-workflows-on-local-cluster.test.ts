@@ -120,12 +120,12 @@ describe("Tangled workflows on the local cluster", { skip: findSkipReason(), tim
     const prResult = readResult(join(dir, "tg-nixos"));
     assert.deepEqual(prResult.steps.map((step) => [step.name, step.status]), [["install dependencies (nix)", "success"], ["after install", "success"]]);
     assert.deepEqual(readFileSync(join(dir, "tg-nixos", "outputs", "nix-calls.txt"), "utf8").trim().split("\n"), [
-      "[profile][install][--override-flake][nixpkgs][github:nixos/nixpkgs/nixos-24.11][nixpkgs#go][github:nixos/nixpkgs#hello]",
-      '[profile][install][--override-flake][nixpkgs][github:nixos/nixpkgs/nixos-24.11][--impure][--expr][with (builtins.getFlake "nixpkgs").legacyPackages.${builtins.currentSystem}; (python3.withPackages (p: [p.requests]))]',
+      "[profile][install][--profile][/nix/var/nix/profiles/knotless-dependencies][--override-flake][nixpkgs][github:nixos/nixpkgs/nixos-24.11][nixpkgs#go][github:nixos/nixpkgs#hello]",
+      '[profile][install][--profile][/nix/var/nix/profiles/knotless-dependencies][--override-flake][nixpkgs][github:nixos/nixpkgs/nixos-24.11][--impure][--expr][with (builtins.getFlake "nixpkgs").legacyPackages.${builtins.currentSystem}; (python3.withPackages (p: [p.requests]))]',
     ]);
     const config = "experimental-features = nix-command flakes\nextra-substituters = https://cache.example.org\nextra-trusted-public-keys = cache.example.org-1:AAAA";
     assert.equal(readFileSync(join(dir, "tg-nixos", "outputs", "nix-config-later.txt"), "utf8"), `${config}\n`);
-    assert.match(pr.stdout, /^PATH=\/[^:]*\/\.nix-profile\/bin:\/work\/bin:\/usr\/local\/sbin:/m);
+    assert.match(pr.stdout, /^PATH=\/nix\/var\/nix\/profiles\/knotless-dependencies\/bin:\/work\/bin:\/usr\/local\/sbin:/m);
     assert.match(pr.stdout, /^DOCKER_HOST=tcp:\/\/127\.0\.0\.1:2375$/m);
     const prVars = pr.stdout.split("\n").filter((line) => line.startsWith("TANGLED_"));
     assert.deepEqual(prVars, [

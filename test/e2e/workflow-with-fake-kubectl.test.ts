@@ -67,6 +67,7 @@ describe("run --workflow with the fake kubectl", { concurrency: 2 }, () => {
     { name: "both --steps and --workflow", args: (workflow) => ["--workflow", workflow, "--steps", workflow], message: /exactly one of --steps FILE and --workflow FILE/ },
     { name: "neither --steps nor --workflow", args: () => [], message: /exactly one of --steps FILE and --workflow FILE/ },
     { name: "--ref without --event", args: (workflow) => ["--workflow", workflow, "--ref", "refs/heads/main"], message: /--ref describes a trigger: give --event too/ },
+    { name: "--config with a steps file", args: (workflow) => ["--steps", workflow, "--config", workflow], message: /--config goes with --workflow/ },
     { name: "--ref that is not a full ref", args: (workflow) => ["--workflow", workflow, "--event", "push", "--ref", "main"], message: /--ref expects a full ref/ },
     { name: "a secrets file with an empty value", args: (workflow) => ["--workflow", workflow, "--secrets", "EMPTY"], message: /empty/ },
   ];
@@ -124,7 +125,8 @@ describe("run --workflow with the fake kubectl", { concurrency: 2 }, () => {
       [["--changed-file", "src/a"], /--changed-file describes a trigger: give --event too/],
       [["--event", "push", "--branch", "main", "--pr-action", "closed"], /--pr-action goes with --event pull_request/],
       [["--event", "pull_request", "--branch", "main", "--pr-action", "close"], /--pr-action expects one of opened, reopened, synchronize, closed, merged, got "close"/],
-      [["--event", "push", "--branch", "main", "--changed-files", join(dir, "missing.txt")], /--changed-files: cannot read .*missing\.txt: ENOENT/],
+      [["--event", "push", "--branch", "main", "--changed-files", join(dir, "missing.txt")], /--changed-files: .*missing\.txt: cannot read the file: no such file or directory/],
+      [["--event", "push", "--branch", "main", "--changed-files", "/dev/zero"], /--changed-files: \/dev\/zero: not a regular file but a character device; a list of changed files is a regular file of at most 16 MiB/],
     ] as const) {
       const run = await dry([...extra]);
       assert.equal(run.code, 2, run.stderr);

@@ -52,13 +52,13 @@ describe("the microvm engine", () => {
   it("installs a NixOS image's dependencies with Nix in a first step: bare names from nixpkgs, flake references as written, expressions", () => {
     const workflow = resolveOk(`engine: microvm\nimage: nixos\ndependencies:\n  - go\n  - github:nixos/nixpkgs#hello\n  - "python3.withPackages (p: [p.requests])"\n${STEPS}`);
     assert.deepEqual(workflow.steps.map((step) => [step.name, step.source]), [[NIX_INSTALL_STEP_NAME, "wf.yml:4"], ["build", "wf.yml:8"]]);
-    assert.match(workflow.steps[0]!.command, /^nix profile install 'nixpkgs#go' 'github:nixos\/nixpkgs#hello'$/m);
-    assert.match(workflow.steps[0]!.command, /^nix profile install --impure --expr 'with \(builtins\.getFlake "nixpkgs"\)\.legacyPackages\.\$\{builtins\.currentSystem\}; \(python3\.withPackages \(p: \[p\.requests\]\)\)'$/m);
+    assert.match(workflow.steps[0]!.command, /^nix profile install --profile \/nix\/var\/nix\/profiles\/knotless-dependencies 'nixpkgs#go' 'github:nixos\/nixpkgs#hello'$/m);
+    assert.match(workflow.steps[0]!.command, /^nix profile install --profile \/nix\/var\/nix\/profiles\/knotless-dependencies --impure --expr 'with \(builtins\.getFlake "nixpkgs"\)\.legacyPackages\.\$\{builtins\.currentSystem\}; \(python3\.withPackages \(p: \[p\.requests\]\)\)'$/m);
   });
 
   it("takes the nixpkgs map form on microvm too, every registry installed with Nix", () => {
     const workflow = resolveOk(`engine: microvm\ndependencies:\n  nixpkgs: [go]\n  nixpkgs/nixpkgs-unstable: [bun]\n${STEPS}`);
-    assert.match(workflow.steps[0]!.command, /^nix profile install 'nixpkgs#go' 'nixpkgs\/nixpkgs-unstable#bun'$/m);
+    assert.match(workflow.steps[0]!.command, /^nix profile install --profile \/nix\/var\/nix\/profiles\/knotless-dependencies 'nixpkgs#go' 'nixpkgs\/nixpkgs-unstable#bun'$/m);
   });
 
   it("refuses dependencies and virtualisation on an image without Nix, as installing them is Nix's", () => {
@@ -103,7 +103,7 @@ describe("nixery registries other than nixpkgs, and engine kubernetes with an ar
     const result = resolveWorkflow(parseOk(`engine: nixery\ndependencies:\n  nixpkgs: [curl]\n  github:NixOS/nixpkgs/nixpkgs-unstable: [zig_0_16]\n${STEPS}`), { nixeryBase: "nixery.dev" });
     assert.ok(result.ok);
     assert.equal(result.workflow.image, "nixery.dev/curl/bash/git/coreutils/nix/gnutar/findutils/gnugrep/util-linux");
-    assert.match(result.workflow.steps[0]!.command, /^nix profile install 'github:NixOS\/nixpkgs\/nixpkgs-unstable#zig_0_16'$/m);
+    assert.match(result.workflow.steps[0]!.command, /^nix profile install --profile \/nix\/var\/nix\/profiles\/knotless-dependencies 'github:NixOS\/nixpkgs\/nixpkgs-unstable#zig_0_16'$/m);
   });
 
   it("puts architecture in the node selector on kubernetes.io/arch", () => {

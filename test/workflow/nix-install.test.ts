@@ -27,12 +27,12 @@ describe("buildNixInstallScript", () => {
     writeFileSync(join(dir, "env"), "");
     execFileSync("sh", ["-e", join(dir, "script.sh")], { env: { PATH: `${join(dir, "bin")}:/usr/bin:/bin`, HOME: "/home/ci", KNOTLESS_ENV: join(dir, "env"), NIX_CONFIG: "sandbox = false" } });
     assert.deepEqual(readFileSync(join(dir, "calls"), "utf8").trim().split("\n"), [
-      "[profile][install][--override-flake][nixpkgs][github:nixos/nixpkgs/nixos-unstable][nixpkgs#go][github:nixos/nixpkgs#hello]",
-      '[profile][install][--override-flake][nixpkgs][github:nixos/nixpkgs/nixos-unstable][--impure][--expr][with (builtins.getFlake "nixpkgs").legacyPackages.${builtins.currentSystem}; (python3.withPackages (p: [p.requests]))]',
+      "[profile][install][--profile][/nix/var/nix/profiles/knotless-dependencies][--override-flake][nixpkgs][github:nixos/nixpkgs/nixos-unstable][nixpkgs#go][github:nixos/nixpkgs#hello]",
+      '[profile][install][--profile][/nix/var/nix/profiles/knotless-dependencies][--override-flake][nixpkgs][github:nixos/nixpkgs/nixos-unstable][--impure][--expr][with (builtins.getFlake "nixpkgs").legacyPackages.${builtins.currentSystem}; (python3.withPackages (p: [p.requests]))]',
     ]);
     const config = "sandbox = false\nexperimental-features = nix-command flakes\nextra-substituters = https://nix-community.cachix.org\nextra-trusted-public-keys = nix-community.cachix.org-1:mB9FSh9qf2dCimDSUo8Zy7bkq5CX+/rkCWyvRCYg3Fs=";
     assert.equal(readFileSync(join(dir, "configs"), "utf8"), `${config}\n---\n${config}\n---\n`);
-    assert.equal(readFileSync(join(dir, "env"), "utf8"), `NIX_CONFIG<<KNOTLESS_NIX_CONFIG\n${config}\nKNOTLESS_NIX_CONFIG\nPATH=/home/ci/.nix-profile/bin:${join(dir, "bin")}:/usr/bin:/bin\n`);
+    assert.equal(readFileSync(join(dir, "env"), "utf8"), `NIX_CONFIG<<KNOTLESS_NIX_CONFIG\n${config}\nKNOTLESS_NIX_CONFIG\nPATH=/nix/var/nix/profiles/knotless-dependencies/bin:${join(dir, "bin")}:/usr/bin:/bin\n`);
   });
 
   it("fails the step when nix fails (sh -e)", () => {
