@@ -69,6 +69,46 @@ describe("the runner through the API transport on the local cluster", { skip, co
     });
   }
 
+  it("retries refused exec upgrades (nothing ran) and succeeds", async () => {
+    const ws = makeWorkspace("a\techo hi\n");
+    const result = await run(ws, "api-upgrade", { execUpgradeRefused: { count: 3 } });
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(result.stdout, "hi\n");
+    assert.ok(cluster.faultFirings().filter((f) => f.fault === "execUpgradeRefused").length >= 3);
+    await assertNothingLeft(cluster);
+  });
+
+  it("retries a create answered 500 and succeeds", async () => {
+    const ws = makeWorkspace("a\ttrue\n");
+    const result = await run(ws, "api-500", { createError: { count: 2 } });
+    assert.equal(result.code, 0, result.stderr);
+    await assertNothingLeft(cluster);
+  });
+
+  it("reports an evicted pod and an image pull failure as infrastructure failures within seconds", async () => {
+    const evicted = makeWorkspace("long\tsleep 300\n");
+    const started = Date.now();
+    const evict = await run(evicted, "api-evict", { podEviction: { afterSeconds: 4 } });
+    assert.equal(evict.code, 3, evict.stderr);
+    assert.equal(readResult(evicted.out).errorReason, "pod-lost");
+    assert.match(readResult(evicted.out).error ?? "", /Evicted/);
+    assert.ok(Date.now() - started < 60_000);
+    await assertNothingLeft(cluster);
+    const pulled = makeWorkspace("a\ttrue\n");
+    const pull = await run(pulled, "api-pull", { imagePullFailure: {} });
+    assert.equal(pull.code, 3, pull.stderr);
+    assert.equal(readResult(pulled.out).errorReason, "image-pull");
+    await assertNothingLeft(cluster);
+  });
+
+  it("exits 3 with a clear message when the server is down", async () => {
+    const ws = makeWorkspace("a\ttrue\n");
+    const result = await run(ws, "api-down", { serverDown: {} });
+    cluster.setFaults({});
+    assert.equal(result.code, 3, result.stderr);
+    assert.match(readResult(ws.out).error ?? "", /ECONNREFUSED|refused|connect/);
+  });
+
   it("is cancelled from another process through the API transport: exit 130, outputs collected, nothing left", async () => {
     cluster.setFaults({});
     const ws = makeWorkspace("wait\techo before > /outputs/before.txt; echo step-waits; sleep 300\n");

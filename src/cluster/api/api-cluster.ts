@@ -19,6 +19,8 @@ export interface ApiClusterOptions {
   /** Exec pings and read deadline (default 5 s and 61 s, client-go's). */
   readonly execPingIntervalMs?: number;
   readonly execReadDeadlineMs?: number;
+  /** The --kubeconfig file, named in the kubectl command printed for operators (formatDeleteJobCommand). */
+  readonly kubeconfigPath?: string;
 }
 
 const STDERR_LIMIT = 64 * 1024;
@@ -210,8 +212,9 @@ export class ApiCluster implements Cluster {
 
   formatDeleteJobCommand(namespace: Namespace, name: string): string {
     const { kubeconfig } = this.#client;
+    const file = this.#options.kubeconfigPath ? ` --kubeconfig ${shellQuote(this.#options.kubeconfigPath)}` : "";
     const context = kubeconfig.contextName ? ` --context ${shellQuote(kubeconfig.contextName)}` : "";
-    return `kubectl${context} --namespace ${shellQuote(this.#ns(namespace))} delete job ${shellQuote(name)} --cascade=background --ignore-not-found`;
+    return `kubectl${file}${context} --namespace ${shellQuote(this.#ns(namespace))} delete job ${shellQuote(name)} --cascade=background --ignore-not-found`;
   }
 
   async describeTransport(): Promise<TransportFacts> {

@@ -18,5 +18,6 @@ export interface OpenApiClusterOptions extends ApiClusterOptions {
 export async function openApiCluster(selection: KubeconfigSelection, options: OpenApiClusterOptions): Promise<ApiCluster> {
   const kubeconfig = await loadKubeconfig(selection);
   const client = new ApiClient({ kubeconfig, env: options.env, ...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }) });
-  return new ApiCluster(client, options);
+  const kubeconfigPath = selection.explicit ? selection.files[0] : undefined;
+  return new ApiCluster(client, { ...options, ...(kubeconfigPath === undefined ? {} : { kubeconfigPath }) });
 }

@@ -155,6 +155,10 @@ describe("the API transport on the local cluster", { skip }, () => {
     await assertNothingLeft(local);
   });
 
+  it("names the kubeconfig file, context and namespace in the delete command it prints for operators", () => {
+    assert.equal(cluster.formatDeleteJobCommand(undefined, "j"), `kubectl --kubeconfig ${local.kubeconfigPath} --context knotless-local --namespace ci delete job j --cascade=background --ignore-not-found`);
+  });
+
   it("says the server version", async () => {
     const version = await cluster.getServerVersion();
     assert.equal(version.major, 1);
