@@ -39,6 +39,22 @@ export const RUN_VARIABLE_SOURCES: Readonly<Record<string, string>> = {
   KNOTLESS_SHA: "set by --sha",
   KNOTLESS_REPO: "set by --repo",
   KNOTLESS_OUTPUTS: "always set",
+  TANGLED_PIPELINE_ID: "set by --pipeline-id",
+  TANGLED_PIPELINE_KIND: "set by --event",
+  TANGLED_REPO_KNOT: "set by --knot",
+  TANGLED_REPO_DID: "set by --repo-did",
+  TANGLED_REPO_NAME: "set by --repo-name",
+  TANGLED_REPO_DEFAULT_BRANCH: "set by --default-branch",
+  TANGLED_REPO_URL: "set by --repo-url, or --knot, --repo-did and --repo-name together",
+  TANGLED_REF: "set by --ref, --branch or --tag; for a pull request by --pr-source-branch",
+  TANGLED_REF_NAME: "set by --ref, --branch or --tag; for a pull request by --pr-source-branch",
+  TANGLED_REF_TYPE: "set by --ref, --branch or --tag; for a pull request by --pr-source-branch",
+  TANGLED_SHA: "set by --sha; for a pull request by --pr-source-sha or --sha",
+  TANGLED_COMMIT_SHA: "set by --sha; for a pull request by --pr-source-sha or --sha",
+  TANGLED_PR_SOURCE_BRANCH: "set by --pr-source-branch (pull requests)",
+  TANGLED_PR_TARGET_BRANCH: "set by --branch or --ref (pull requests)",
+  TANGLED_PR_SOURCE_SHA: "set by --pr-source-sha or --sha (pull requests)",
+  TANGLED_PR_ACTION: "set by --pr-action (pull requests)",
 };
 
 const IDENTIFIER = /[A-Za-z_][A-Za-z0-9_]*/y;

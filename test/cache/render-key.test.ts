@@ -90,8 +90,11 @@ describe("renderKeyTemplate", () => {
 });
 
 describe("RUN_VARIABLE_SOURCES", () => {
-  it("names exactly the variables buildRunVariables makes for a run with a full trigger", () => {
-    const names = buildRunVariables({ runId: "r", workflowName: "w.yml", trigger: { event: "push", ref: "refs/heads/main", sha: "abc", repo: "did:plc:x/r" } }).map((variable) => variable.name);
+  it("names exactly the variables buildRunVariables makes for runs with full push and pull request triggers", () => {
+    const repository = { repo: "did:plc:x/r", knot: "knot.example", repoDid: "did:plc:x", repoName: "r", defaultBranch: "main", pipelineId: "at://did:plc:x/sh.tangled.pipeline/1" };
+    const push = { event: "push", ref: "refs/heads/main", sha: "abc", ...repository };
+    const pull = { event: "pull_request", branch: "main", sha: "abc", prSourceBranch: "feature", prSourceSha: "def", prAction: "opened", ...repository };
+    const names = new Set([push, pull].flatMap((trigger) => buildRunVariables({ runId: "r", workflowName: "w.yml", trigger }).map((variable) => variable.name)));
     assert.deepEqual(Object.keys(RUN_VARIABLE_SOURCES).sort(), [...names].sort());
   });
 });
