@@ -1,6 +1,6 @@
 // The runner through the in-process API transport (--transport api) on the local cluster over TLS: no kubectl at all.
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { startLocalCluster, type FaultConfig, type LocalCluster } from "../../local-cluster/index.js";
@@ -16,7 +16,7 @@ const NO_KUBECTL = join(makeTestTempDir("no-kubectl-"), "kubectl");
 describe("the runner through the API transport on the local cluster", { skip, concurrency: 1, timeout: 600_000 }, () => {
   let cluster: LocalCluster;
   before(async () => {
-    cluster = await startLocalCluster({ tls: true, imageBackOffSeconds: 1 });
+    cluster = await startLocalCluster({ tls: true, imageBackOffSeconds: 1, recordRequests: true });
   });
   after(async () => {
     await cluster?.stop();
@@ -43,6 +43,21 @@ describe("the runner through the API transport on the local cluster", { skip, co
     assert.match(doctor.stdout, /^ok +transport +api: the Kubernetes API spoken in-process/m);
     assert.match(doctor.stdout, /^ok +permission pods\/exec /m);
     assert.doesNotMatch(doctor.stderr, /MaxListenersExceededWarning/);
+  });
+
+  it("delivers a secret over exec stdin, masked in the output, and never in a request line", async () => {
+    const ws = makeWorkspace("show\techo \"token=$API_TOKEN\"; test \"$API_TOKEN\" = s3cr3t-api-v4lue\n");
+    const secrets = join(makeTestTempDir("api-secrets-"), "secrets.env");
+    writeFileSync(secrets, "API_TOKEN=s3cr3t-api-v4lue\n", { mode: 0o600 });
+    cluster.setFaults({});
+    const before = cluster.requests().length;
+    const result = await cli(["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--out", ws.out, "--run-id", "api-secret", "--secrets", secrets]);
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(result.stdout, "token=***\n");
+    const lines = cluster.requests().slice(before).map((r) => `${r.method} ${r.url}`);
+    assert.ok(lines.some((line) => line.includes("/exec?")), "the run's execs are recorded");
+    assert.ok(lines.every((line) => !line.includes("s3cr3t-api-v4lue")), "a request line holds the secret");
+    await assertNothingLeft(cluster);
   });
 
   it("reports a failing step's exit code and skips the rest", async () => {
