@@ -124,6 +124,24 @@ describe("the runner through the API transport on the local cluster", { skip, co
     assert.match(readResult(ws.out).error ?? "", /ECONNREFUSED|refused|connect/);
   });
 
+  it("issues the scoped credential, runs the example with it, and revokes it, all through the api transport", async () => {
+    cluster.setFaults({});
+    const scoped = join(makeTestTempDir("api-scoped-"), "runner.kubeconfig");
+    const issued = await cli(["credentials", "--namespace", "default", "--out", scoped]);
+    assert.equal(issued.code, 0, issued.stderr);
+    assert.match(issued.stdout, /serviceaccount\/knotless-runner created/);
+    const again = await cli(["credentials", "--namespace", "default", "--out", scoped]);
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(again.stdout, /role\.rbac\.authorization\.k8s\.io\/knotless-runner unchanged/);
+    const ws = makeWorkspace(EXAMPLE_STEPS);
+    const result = await runCli(["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--shared-steps", ws.sharedSteps, "--out", ws.out, "--run-id", "api-scoped", "--kubeconfig", scoped, "--transport", "api", "--kubectl", NO_KUBECTL]);
+    assert.equal(result.code, 0, result.stderr);
+    await assertNothingLeft(cluster);
+    const revoked = await cli(["credentials", "--namespace", "default", "--revoke", "--out", scoped]);
+    assert.equal(revoked.code, 0, revoked.stderr);
+    assert.deepEqual(cluster.objects("serviceaccounts", "default").filter((o) => o.metadata.name === "knotless-runner"), []);
+  });
+
   it("is cancelled from another process through the API transport: exit 130, outputs collected, nothing left", async () => {
     cluster.setFaults({});
     const ws = makeWorkspace("wait\techo before > /outputs/before.txt; echo step-waits; sleep 300\n");
