@@ -1,7 +1,8 @@
-// Measures the two candidate API clients side by side: import cost, TLS connection reuse, exec read backpressure.
+// Measures the candidate API clients side by side: import cost, RSS after 50 requests, TLS connection reuse, exec backpressure.
 //
 // Usage: node dist/bench/transport-library-bench.js --client-node /tmp/knode/node_modules [--exec-mib 256]
-// `--client-node` is a node_modules folder holding @kubernetes/client-node 1.4.x (not a dependency of ours).
+// `--client-node` is a node_modules folder holding @kubernetes/client-node 1.4.x and undici 7.x (neither is a
+// dependency of ours): `npm install --prefix /tmp/knode @kubernetes/client-node@1.4.0 undici@7.30.3`.
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { createServer, type Server } from "node:https";
@@ -38,8 +39,8 @@ function memory(): { rssMiB: number; maxRssMiB: number } {
   return { rssMiB: process.memoryUsage().rss / MiB, maxRssMiB: process.resourceUsage().maxRSS / 1024 };
 }
 
-async function importModule(dir: string, name: string): Promise<any> {
-  return import(pathToFileURL(join(dir, name, "dist", "index.js")).href);
+async function importModule(dir: string, name: string, main = join("dist", "index.js")): Promise<any> {
+  return import(pathToFileURL(join(dir, name, main)).href);
 }
 
 /** Child side: does one thing and prints one JSON line. */
@@ -51,9 +52,14 @@ async function child(mode: string, args: any): Promise<void> {
     void [k8s.KubeConfig, k8s.CoreV1Api, k8s.Exec];
     return print({ ms: performance.now() - started, ...memory() });
   }
-  if (mode === "import-own") {
-    const [undici, ws] = await Promise.all([import("undici"), import("ws")]);
+  if (mode === "import-undici") {
+    const [undici, ws] = await Promise.all([importModule(args.dir, "undici", "index.js"), import("ws")]);
     void [undici.Agent, ws.WebSocket];
+    return print({ ms: performance.now() - started, ...memory() });
+  }
+  if (mode === "import-own") {
+    const [https, ws] = await Promise.all([import("node:https"), import("ws")]);
+    void [https.Agent, ws.WebSocket];
     return print({ ms: performance.now() - started, ...memory() });
   }
   const kubeconfig = {
@@ -72,7 +78,24 @@ async function child(mode: string, args: any): Promise<void> {
     return print({ ms: performance.now() - t, ...memory() });
   }
   if (mode === "reuse-own") {
-    const { Agent, request } = await import("undici");
+    const https = await import("node:https");
+    const agent = new https.Agent({ keepAlive: true, ca: args.ca });
+    const t = performance.now();
+    for (let i = 0; i < args.calls; i++) {
+      await new Promise<void>((resolve, reject) => {
+        const req = https.get(`${args.url}/api/v1/namespaces/b/pods/p`, { agent, headers: { authorization: "Bearer bench" } }, (res) => {
+          let text = "";
+          res.on("data", (d: Buffer) => (text += d.toString()));
+          res.on("end", () => (JSON.parse(text), resolve()));
+        });
+        req.on("error", reject);
+      });
+    }
+    agent.destroy();
+    return print({ ms: performance.now() - t, ...memory() });
+  }
+  if (mode === "reuse-undici") {
+    const { Agent, request } = await importModule(args.dir, "undici", "index.js");
     const agent = new Agent({ connect: { ca: args.ca }, keepAliveTimeout: 30_000 });
     const t = performance.now();
     for (let i = 0; i < args.calls; i++) {
@@ -187,15 +210,17 @@ async function main(): Promise<void> {
     console.log(line);
   };
   try {
-    for (const mode of ["import-none", "import-client-node", "import-own"]) {
+    for (const mode of ["import-none", "import-client-node", "import-undici", "import-own"]) {
       const runs = [];
       for (let i = 0; i < 5; i++) runs.push(await runChild(mode, { dir }));
       say(`${mode}: median import ${median(runs.map((r) => r.ms ?? 0)).toFixed(0)} ms, RSS after import ${median(runs.map((r) => r.rssMiB)).toFixed(0)} MiB (5 runs)`);
     }
-    for (const mode of ["reuse-client-node", "reuse-own"]) {
+    for (const mode of ["reuse-client-node", "reuse-undici", "reuse-own"]) {
       const before = connections();
       const report = await runChild(mode, { dir, url, ca: cert.cert, calls: 20 });
       say(`${mode}: 20 sequential GETs over TLS in ${report.ms!.toFixed(0)} ms on ${connections() - before} TLS connection(s)`);
+      const many = await runChild(mode, { dir, url, ca: cert.cert, calls: 50 });
+      say(`${mode}: peak RSS after 50 GETs ${many.maxRssMiB.toFixed(0)} MiB`);
     }
     for (const mode of ["exec-client-node", "exec-own"]) {
       const report = await runChild(mode, { dir, url, ca: cert.cert });

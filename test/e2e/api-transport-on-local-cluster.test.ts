@@ -1,6 +1,6 @@
 // The runner through the in-process API transport (--transport api) on the local cluster over TLS: no kubectl at all.
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { startLocalCluster, type FaultConfig, type LocalCluster } from "../../local-cluster/index.js";
@@ -16,7 +16,7 @@ const NO_KUBECTL = join(makeTestTempDir("no-kubectl-"), "kubectl");
 describe("the runner through the API transport on the local cluster", { skip, concurrency: 1, timeout: 600_000 }, () => {
   let cluster: LocalCluster;
   before(async () => {
-    cluster = await startLocalCluster({ tls: true, imageBackOffSeconds: 1 });
+    cluster = await startLocalCluster({ tls: true, imageBackOffSeconds: 1, recordRequests: true });
   });
   after(async () => {
     await cluster?.stop();
@@ -43,6 +43,21 @@ describe("the runner through the API transport on the local cluster", { skip, co
     assert.match(doctor.stdout, /^ok +transport +api: the Kubernetes API spoken in-process/m);
     assert.match(doctor.stdout, /^ok +permission pods\/exec /m);
     assert.doesNotMatch(doctor.stderr, /MaxListenersExceededWarning/);
+  });
+
+  it("delivers a secret over exec stdin, masked in the output, and never in a request line", async () => {
+    const ws = makeWorkspace("show\techo \"token=$API_TOKEN\"; test \"$API_TOKEN\" = s3cr3t-api-v4lue\n");
+    const secrets = join(makeTestTempDir("api-secrets-"), "secrets.env");
+    writeFileSync(secrets, "API_TOKEN=s3cr3t-api-v4lue\n", { mode: 0o600 });
+    cluster.setFaults({});
+    const before = cluster.requests().length;
+    const result = await cli(["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--out", ws.out, "--run-id", "api-secret", "--secrets", secrets]);
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(result.stdout, "token=***\n");
+    const lines = cluster.requests().slice(before).map((r) => `${r.method} ${r.url}`);
+    assert.ok(lines.some((line) => line.includes("/exec?")), "the run's execs are recorded");
+    assert.ok(lines.every((line) => !line.includes("s3cr3t-api-v4lue")), "a request line holds the secret");
+    await assertNothingLeft(cluster);
   });
 
   it("reports a failing step's exit code and skips the rest", async () => {
@@ -107,6 +122,24 @@ describe("the runner through the API transport on the local cluster", { skip, co
     cluster.setFaults({});
     assert.equal(result.code, 3, result.stderr);
     assert.match(readResult(ws.out).error ?? "", /ECONNREFUSED|refused|connect/);
+  });
+
+  it("issues the scoped credential, runs the example with it, and revokes it, all through the api transport", async () => {
+    cluster.setFaults({});
+    const scoped = join(makeTestTempDir("api-scoped-"), "runner.kubeconfig");
+    const issued = await cli(["credentials", "--namespace", "default", "--out", scoped]);
+    assert.equal(issued.code, 0, issued.stderr);
+    assert.match(issued.stdout, /serviceaccount\/knotless-runner created/);
+    const again = await cli(["credentials", "--namespace", "default", "--out", scoped]);
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(again.stdout, /role\.rbac\.authorization\.k8s\.io\/knotless-runner unchanged/);
+    const ws = makeWorkspace(EXAMPLE_STEPS);
+    const result = await runCli(["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--shared-steps", ws.sharedSteps, "--out", ws.out, "--run-id", "api-scoped", "--kubeconfig", scoped, "--transport", "api", "--kubectl", NO_KUBECTL]);
+    assert.equal(result.code, 0, result.stderr);
+    await assertNothingLeft(cluster);
+    const revoked = await cli(["credentials", "--namespace", "default", "--revoke", "--out", scoped]);
+    assert.equal(revoked.code, 0, revoked.stderr);
+    assert.deepEqual(cluster.objects("serviceaccounts", "default").filter((o) => o.metadata.name === "knotless-runner"), []);
   });
 
   it("is cancelled from another process through the API transport: exit 130, outputs collected, nothing left", async () => {

@@ -1,9 +1,12 @@
 // JSON requests to one API server over one keep-alive connection pool per identity, with per-request timeouts.
 import { getMaxListeners, setMaxListeners } from "node:events";
-import type { Readable } from "node:stream";
-import type { Dispatcher } from "undici";
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
+import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
+import type { Duplex, Readable } from "node:stream";
+import { connect as tlsConnect, type ConnectionOptions as TlsConnectionOptions } from "node:tls";
 import { mapStatusError, mapTransportError } from "./api-errors.js";
 import { Credentials, type Identity } from "./credentials.js";
+import { openProxyTunnel } from "./proxy-tunnel.js";
 import { requestSync, type SyncAnswer } from "./sync-request.js";
 import type { ResolvedKubeconfig } from "./kubeconfig.js";
 
@@ -47,8 +50,7 @@ export interface UpgradeTarget {
  */
 export class ApiClient {
   private readonly credentials: Credentials;
-  private readonly pools = new Map<string, Dispatcher>();
-  private undici: typeof import("undici") | undefined;
+  private readonly pools = new Map<string, HttpAgent>();
 
   constructor(private readonly options: ApiClientOptions) {
     this.credentials = new Credentials(options.kubeconfig, options.env);
@@ -60,22 +62,19 @@ export class ApiClient {
 
   /** A JSON request; resolves with the parsed body of a 2xx, rejects with the typed error of anything else. */
   async request(method: string, path: string, options: RequestOptions): Promise<unknown> {
-    const { body } = await this.send(method, path, options, false);
-    const text = await body.text().catch((error: unknown) => {
+    const response = await this.send(method, path, options);
+    const text = await readText(response).catch((error: unknown) => {
       throw mapTransportError(error, `${method} ${path}`);
     });
-    // undici frees the connection a turn after the body ends: a request sent at once would open a second one.
-    await new Promise((resolve) => setImmediate(resolve));
     return text ? (JSON.parse(text) as unknown) : undefined;
   }
 
   /**
    * A streamed request (a watch): resolves once a 2xx's headers arrived, with the body as a stream; `inactivityMs`
-   * aborts the body when no byte arrives for that long (undici's bodyTimeout). Non-2xx rejects as `request` does.
+   * destroys it when no byte arrives for that long (a TimeoutError). Non-2xx rejects as `request` does.
    */
   async stream(path: string, options: RequestOptions & { readonly inactivityMs: number }): Promise<Readable> {
-    const { body } = await this.send("GET", path, options, true);
-    return body as unknown as Readable;
+    return this.send("GET", path, options);
   }
 
   /** The URL, headers and TLS options for a WebSocket upgrade on `path`. */
@@ -114,15 +113,13 @@ export class ApiClient {
 
   /** Closes every pooled connection (watches and requests in flight fail). */
   async close(): Promise<void> {
-    const pools = [...this.pools.values()];
+    for (const agent of this.pools.values()) agent.destroy();
     this.pools.clear();
-    await Promise.all(pools.map((pool) => pool.destroy().catch(() => undefined)));
   }
 
-  private async send(method: string, path: string, options: RequestOptions & { inactivityMs?: number }, streaming: boolean, retried = false): Promise<Dispatcher.ResponseData> {
-    const undici = (this.undici ??= await import("undici"));
+  private async send(method: string, path: string, options: RequestOptions & { inactivityMs?: number }, retried = false): Promise<IncomingMessage> {
     const identity = await this.credentials.current();
-    const dispatcher = this.pool(undici, identity);
+    const agent = this.pool(identity);
     const url = new URL(this.options.kubeconfig.server + path);
     for (const [key, value] of Object.entries(options.query ?? {})) if (value !== undefined) url.searchParams.set(key, String(value));
     const headers: Record<string, string> = { Accept: "application/json" };
@@ -131,54 +128,66 @@ export class ApiClient {
     if (options.body !== undefined) {
       body = JSON.stringify(options.body);
       headers["Content-Type"] = options.contentType ?? "application/json";
+      headers["Content-Length"] = String(Buffer.byteLength(body));
     }
-    const timeoutMs = options.timeoutMs ?? this.options.requestTimeoutMs ?? 30_000;
+    // The socket's inactivity bounds both the wait for the answer and each pause in its body (a watch's: inactivityMs).
+    const idleMs = options.inactivityMs ?? options.timeoutMs ?? this.options.requestTimeoutMs ?? 30_000;
     // Each request in flight listens on the caller's signal; doctor sends a dozen at once under one.
     if (options.signal && getMaxListeners(options.signal) < 100) setMaxListeners(100, options.signal);
-    let response: Dispatcher.ResponseData;
+    const what = `${method} ${url.pathname}`;
+    let response: IncomingMessage;
     try {
-      response = await undici.request(url, {
-        dispatcher,
-        method: method as Dispatcher.HttpMethod,
-        headers,
-        ...(body === undefined ? {} : { body }),
-        ...(options.signal ? { signal: options.signal } : {}),
-        headersTimeout: timeoutMs,
-        bodyTimeout: streaming ? (options.inactivityMs ?? timeoutMs) : timeoutMs,
+      response = await new Promise<IncomingMessage>((resolve, reject) => {
+        const send = url.protocol === "https:" ? httpsRequest : httpRequest;
+        const req = send(url, { method, headers, agent, ...(options.signal ? { signal: options.signal } : {}) }, resolve);
+        req.setTimeout(idleMs, () => req.destroy(Object.assign(new Error(`nothing for ${idleMs} ms`), { name: "TimeoutError" })));
+        req.on("error", reject);
+        req.end(body);
       });
     } catch (error) {
-      throw mapTransportError(error, `${method} ${url.pathname}`);
+      throw mapTransportError(error, what);
     }
-    if (response.statusCode >= 200 && response.statusCode < 300) return response;
-    const text = await response.body.text().catch(() => "");
+    const status = response.statusCode ?? 0;
+    if (status >= 200 && status < 300) return response;
+    const text = await readText(response).catch(() => "");
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
     } catch {
       parsed = undefined;
     }
-    if (response.statusCode === 401 && !retried && this.credentials.refused(identity)) {
-      return this.send(method, path, options, streaming, true);
-    }
-    throw mapStatusError(response.statusCode, parsed ?? { kind: "Status", message: text.trim().slice(0, 500) || undefined }, options);
+    if (status === 401 && !retried && this.credentials.refused(identity)) return this.send(method, path, options, true);
+    throw mapStatusError(status, parsed ?? { kind: "Status", message: text.trim().slice(0, 500) || undefined }, options);
   }
 
-  private pool(undici: typeof import("undici"), identity: Identity): Dispatcher {
+  /** The keep-alive agent of this TLS identity; a new identity (a rotated client certificate) replaces the old one. */
+  private pool(identity: Identity): HttpAgent {
     const key = identity.tlsKey;
     const existing = this.pools.get(key);
     if (existing) return existing;
-    for (const [old, pool] of this.pools) {
+    for (const [old, agent] of this.pools) {
       this.pools.delete(old);
-      void pool.close().catch(() => undefined);
+      agent.destroy();
     }
     const { kubeconfig } = this.options;
-    const connect = { ...this.tlsOptions(identity), rejectUnauthorized: !kubeconfig.tls.insecureSkipVerify };
-    const keepAlive = this.options.keepAliveMs ?? 60_000;
-    const pool = kubeconfig.proxyUrl
-      ? new undici.ProxyAgent({ uri: kubeconfig.proxyUrl, requestTls: connect, keepAliveTimeout: keepAlive })
-      : new undici.Agent({ connect, keepAliveTimeout: keepAlive, keepAliveMaxTimeout: keepAlive });
-    this.pools.set(key, pool);
-    return pool;
+    const tls = { ...this.tlsOptions(identity), rejectUnauthorized: !kubeconfig.tls.insecureSkipVerify };
+    const base = { keepAlive: true, keepAliveMsecs: 30_000, timeout: this.options.keepAliveMs ?? 60_000 };
+    const secure = kubeconfig.server.startsWith("https:");
+    const agent = secure ? new HttpsAgent({ ...base, ...tls }) : new HttpAgent(base);
+    const proxyUrl = kubeconfig.proxyUrl;
+    if (proxyUrl) {
+      // Every connection is a CONNECT tunnel through the proxy, then TLS to the server as without one.
+      const connectTimeout = this.options.requestTimeoutMs ?? 30_000;
+      (agent as unknown as { createConnection: (o: TlsConnectionOptions & { host: string; port: number }, done: (error: Error | null, socket?: Duplex) => void) => undefined }).createConnection = (o, done) => {
+        openProxyTunnel(proxyUrl, { host: o.host, port: Number(o.port) }, connectTimeout).then(
+          (socket) => done(null, secure ? tlsConnect({ ...o, socket }) : socket),
+          (error: Error) => done(error),
+        );
+        return undefined;
+      };
+    }
+    this.pools.set(key, agent);
+    return agent;
   }
 
   private tlsOptions(identity: Identity): { ca?: string; cert?: string; key?: string; servername?: string } {
@@ -192,3 +201,11 @@ export class ApiClient {
 }
 
 
+
+/** A response body as text (the socket's inactivity timeout still bounds it). */
+async function readText(response: IncomingMessage): Promise<string> {
+  response.setEncoding("utf8");
+  let text = "";
+  for await (const chunk of response) text += chunk as string;
+  return text;
+}

@@ -1,4 +1,4 @@
-// Opens a CONNECT tunnel through a kubeconfig's http(s) proxy-url, for the exec WebSocket (requests use undici's ProxyAgent).
+// Opens a CONNECT tunnel through a kubeconfig's http(s) proxy-url, for every connection of the API transport (requests and exec).
 import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
 import type { Socket } from "node:net";
