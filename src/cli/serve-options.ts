@@ -40,7 +40,11 @@ export const SERVE_OPTIONS: readonly OptionSpec[] = [
   { flag: "--cache-pvc <name>", description: "keep the caches on this PersistentVolumeClaim in the namespace instead of --cache-dir" },
   { flag: "--no-cache", description: "restore and save no cache" },
   { flag: "--git <path>", description: "the git binary that clones a submission's checkout.git on this host (default: git on PATH)" },
-  ...CLUSTER_OPTIONS,
+  // serve holds many runs in one process: the API spoken in-process (one connection pool and one watch for all of
+  // them) is its default, where a kubectl process per call would cost ~99 MiB a run.
+  ...CLUSTER_OPTIONS.map((option) =>
+    option.flag.startsWith("--transport ") ? { ...option, description: "how to talk to the cluster: api (default: the Kubernetes API spoken in-process) or kubectl (one kubectl process per call)" } : option,
+  ),
 ];
 
 /** Options exactly as the CLI parser hands them over. */
@@ -94,7 +98,7 @@ export async function resolveServeConfig(raw: RawServeOptions, env: NodeJS.Proce
   checkListenSecurity(listen, raw.tlsCert !== undefined, raw.insecureListen ?? false);
   const token = readTokenFile(resolve(raw.tokenFile));
   const tls = raw.tlsCert !== undefined && raw.tlsKey !== undefined ? { cert: readFileFor(raw.tlsCert, "--tls-cert"), key: readFileFor(raw.tlsKey, "--tls-key") } : undefined;
-  const cluster = resolveClusterOptions(raw, env);
+  const cluster = resolveClusterOptions({ ...raw, transport: raw.transport ?? "api" }, env);
   const heartbeatIntervalMs = readHeartbeatInterval(env);
   const maxRuns = readCount(raw.maxRuns, "--max-runs", 1000);
   return {

@@ -12,12 +12,17 @@ chmodSync(tokenFile, 0o600);
 const RAW: RawServeOptions = { listen: "127.0.0.1:0", stateDir: dir, tokenFile, maxRuns: "20", maxQueued: "1000", drainTimeout: "10m", keepRuns: "168h", gcInterval: "5m", maxRequestBytes: "4Mi", maxWorkflowBytes: "256Ki", podTimeout: "15m", maxOutputBytes: "512Mi", maxLogBytes: "16Mi", maxWarm: "1" };
 
 describe("serve's options", () => {
-  it("resolve the defaults into a config with the kubectl transport and the token read", async () => {
+  it("resolve the defaults into a config with the api transport and the token read", async () => {
     const config = await resolveServeConfig(RAW, { KNOTLESS_KUBECTL: "/opt/kubectl" });
     assert.equal(config.token, "abc");
     assert.equal(config.limits.maxRuns, 20);
     assert.equal(config.drainTimeoutMs, 600_000);
-    assert.deepEqual(config.transport, { setting: { target: config.defaults.target, kubectlPath: "/opt/kubectl", transport: "kubectl" }, env: { KNOTLESS_KUBECTL: "/opt/kubectl" } });
+    assert.deepEqual(config.transport, { setting: { target: config.defaults.target, kubectlPath: "/opt/kubectl", transport: "api" }, env: { KNOTLESS_KUBECTL: "/opt/kubectl" } });
+  });
+
+  it("take --transport kubectl over the api default", async () => {
+    const config = await resolveServeConfig({ ...RAW, transport: "kubectl" }, {});
+    assert.equal(config.transport.setting.transport, "kubectl");
   });
 
   it("refuse a token file that group or others can read", async () => {
