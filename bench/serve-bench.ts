@@ -1,5 +1,5 @@
 // `serve` under concurrent runs on the local cluster: peak RSS of the service alone and with its children (kubectl), marginal memory per run, and submit → first step output.
-// Usage: npm run build && node dist/bench/serve-bench.js [--runs 5,10] [--sleep 15] [--single N] (--runs 0 for none)
+// Usage: npm run build && node dist/bench/serve-bench.js [--runs 5,10] [--sleep 15] [--single N] [--transport api|kubectl] (--runs 0 for none)
 import { execFile, spawn } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
@@ -36,7 +36,7 @@ async function sampleRss(pid: number): Promise<{ self: number; tree: number; chi
 async function measure(runs: number, sleepSeconds: number, kubeconfig: string, kubectl: string, dir: string): Promise<string> {
   const state = join(dir, `state-${runs}`);
   const tokenFile = join(dir, "token");
-  const child = spawn(process.execPath, [CLI, "serve", "--listen", "127.0.0.1:0", "--state-dir", state, "--token-file", tokenFile, "--kubeconfig", kubeconfig, "--kubectl", kubectl, "--skip-warm", "--max-runs", String(runs)], { stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(process.execPath, [CLI, "serve", "--listen", "127.0.0.1:0", "--state-dir", state, "--token-file", tokenFile, "--kubeconfig", kubeconfig, "--kubectl", kubectl, "--transport", transport, "--skip-warm", "--max-runs", String(runs)], { stdio: ["ignore", "pipe", "inherit"] });
   const url = await new Promise<string>((resolve) => {
     let out = "";
     child.stdout!.setEncoding("utf8").on("data", (text: string) => {
@@ -86,7 +86,7 @@ async function measure(runs: number, sleepSeconds: number, kubeconfig: string, k
 /** One run through a serve process already up (submit → result) against the same workflow through `run` (spawn → exit), alternating, `times` each: medians in ms. */
 async function measureSingle(times: number, kubeconfig: string, kubectl: string, dir: string): Promise<string> {
   const state = join(dir, "state-single");
-  const child = spawn(process.execPath, [CLI, "serve", "--listen", "127.0.0.1:0", "--state-dir", state, "--token-file", join(dir, "token"), "--kubeconfig", kubeconfig, "--kubectl", kubectl, "--skip-warm"], { stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(process.execPath, [CLI, "serve", "--listen", "127.0.0.1:0", "--state-dir", state, "--token-file", join(dir, "token"), "--kubeconfig", kubeconfig, "--kubectl", kubectl, "--transport", transport, "--skip-warm"], { stdio: ["ignore", "pipe", "inherit"] });
   const url = await new Promise<string>((resolve) => {
     let out = "";
     child.stdout!.setEncoding("utf8").on("data", (text: string) => {
@@ -114,7 +114,7 @@ async function measureSingle(times: number, kubeconfig: string, kubectl: string,
     viaServe.push(Date.now() - started);
     started = Date.now();
     const out = join(dir, `out-${i}`);
-    await execFileAsync(process.execPath, [CLI, "run", "--workflow", workflowFile, "--checkout", join(dir, "checkout"), "--out", out, "--kubeconfig", kubeconfig, "--kubectl", kubectl, "--skip-warm"]);
+    await execFileAsync(process.execPath, [CLI, "run", "--workflow", workflowFile, "--checkout", join(dir, "checkout"), "--out", out, "--kubeconfig", kubeconfig, "--kubectl", kubectl, "--transport", transport, "--skip-warm"]);
     viaRun.push(Date.now() - started);
   }
   child.kill("SIGTERM");
@@ -123,12 +123,16 @@ async function measureSingle(times: number, kubeconfig: string, kubectl: string,
   return `one run, median of ${times}: through serve (submit → log closed) ${(median(viaServe) / 1000).toFixed(2)} s [${viaServe.map((x) => (x / 1000).toFixed(2)).join(", ")}]; \`run\` (spawn → exit) ${(median(viaRun) / 1000).toFixed(2)} s [${viaRun.map((x) => (x / 1000).toFixed(2)).join(", ")}]; ratio ${(median(viaServe) / median(viaRun)).toFixed(3)}x`;
 }
 
+/** serve's transport for every measurement (`--transport`; serve's own default, api). */
+let transport = "api";
+
 async function main(): Promise<void> {
   const arg = (name: string, fallback: string): string => {
     const i = process.argv.indexOf(name);
     return i >= 0 ? process.argv[i + 1]! : fallback;
   };
   const counts = arg("--runs", "5,10").split(",").map(Number);
+  transport = arg("--transport", "api");
   const sleepSeconds = Number(arg("--sleep", "15"));
   const dir = mkdtempSync(join(tmpdir(), "serve-bench-"));
   mkdirSync(join(dir, "checkout"));
