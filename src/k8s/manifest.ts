@@ -5,6 +5,7 @@ import { PVC_CACHE_MOUNT_PATH, PVC_CACHE_VOLUME } from "../cache/pvc-layout.js";
 import { buildKeepAliveScript, DEFAULT_POD_IDLE_SECONDS } from "../pod/keep-alive.js";
 import { POD_VOLUMES, POD_WORK_DIR } from "../pod/paths.js";
 import { RUN_CONTAINER } from "./names.js";
+import { buildPodSecurityContext, buildRunContainerSecurityContext } from "./security-context.js";
 import { CREATE_TOKEN_ANNOTATION, MANAGED_BY_LABEL, MANAGED_BY_VALUE, OWNER_ANNOTATION, POD_IDLE_TIMEOUT_ANNOTATION, RUN_ID_ANNOTATION, RUN_ID_LABEL } from "./labels.js";
 import { formatProcessIdentity, type ProcessIdentity } from "./owner.js";
 
@@ -82,6 +83,7 @@ export function buildJobManifest(input: JobManifestInput): IJob {
           automountServiceAccountToken: false,
           enableServiceLinks: false,
           terminationGracePeriodSeconds: TERMINATION_GRACE_SECONDS,
+          securityContext: buildPodSecurityContext(),
           ...(input.placement?.nodeSelector ? { nodeSelector: { ...input.placement.nodeSelector } } : {}),
           ...(input.placement?.runtimeClassName ? { runtimeClassName: input.placement.runtimeClassName } : {}),
           containers: [
@@ -91,6 +93,7 @@ export function buildJobManifest(input: JobManifestInput): IJob {
               imagePullPolicy: "IfNotPresent",
               command: ["sh", "-c", buildKeepAliveScript(idleSeconds)],
               workingDir: POD_WORK_DIR,
+              securityContext: buildRunContainerSecurityContext(),
               resources: {
                 requests: { cpu: input.cpu, memory: input.memory },
                 limits: { memory: input.memory },

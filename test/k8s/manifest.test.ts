@@ -68,6 +68,16 @@ describe("buildJobManifest", () => {
     assert.equal(job.spec?.template.spec?.automountServiceAccountToken, false);
   });
 
+  it("hardens the run container by default: no privilege escalation, the runtime's seccomp profile, few capabilities", () => {
+    const job = buildJobManifest(minimal);
+    const spec = job.spec?.template.spec;
+    assert.deepEqual(spec?.securityContext, { seccompProfile: { type: "RuntimeDefault" } });
+    assert.deepEqual(spec?.containers[0]?.securityContext, {
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ["ALL"], add: ["CHOWN", "DAC_OVERRIDE", "FOWNER", "KILL", "SETGID", "SETUID"] },
+    });
+  });
+
   it("sets the server-side deadline to the run's budget plus a margin, and a TTL", () => {
     const job = buildJobManifest(minimal);
     assert.equal(job.spec?.activeDeadlineSeconds, 3600 + DEADLINE_MARGIN_SECONDS);
