@@ -174,7 +174,7 @@ export function planWorkflowRun(
     image,
     cpu: overrides.cpu ?? workflow.resources.cpu ?? RUN_DEFAULTS.cpu,
     memory: overrides.memory ?? workflow.resources.memory ?? RUN_DEFAULTS.memory,
-    timeoutMs: overrides.timeoutMs ?? workflow.timeoutMs ?? RUN_DEFAULTS.timeoutMs,
+    timeoutMs: overrides.timeoutMs ?? workflow.timeoutMs ?? Math.min(RUN_DEFAULTS.timeoutMs, workflow.maxTimeoutMs ?? Infinity),
     ...(stepTimeoutMs !== undefined ? { stepTimeoutMs } : {}),
     shell: workflow.shell.join(" "),
     steps,

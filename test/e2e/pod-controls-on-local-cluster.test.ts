@@ -1,8 +1,9 @@
-// End to end: the run container's default hardening on the local cluster (podman honours the securityContext): a
-// package install, chown and useradd work on Debian and busybox; a setuid-root binary does not make a step root.
+// End to end: pod controls on the local cluster. The default hardening (podman honours the securityContext): a package
+// install, chown and useradd work on Debian and busybox, a setuid-root binary does not make a step root. The runner
+// configuration's limits: a workflow over one is refused before any cluster call, or clamped and said so.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { startLocalCluster, type LocalCluster } from "../../local-cluster/index.js";
@@ -26,7 +27,7 @@ function writeWorkflow(dir: string, name: string, image: string, steps: readonly
   return file;
 }
 
-describe("the run container's default hardening on the local cluster", { skip: findSkipReason(), timeout: 600_000 }, () => {
+describe("pod controls on the local cluster", { skip: findSkipReason(), timeout: 600_000 }, () => {
   let cluster: LocalCluster;
   before(async () => {
     cluster = await startLocalCluster({ namespace: "ci" });
@@ -83,6 +84,40 @@ describe("the run container's default hardening on the local cluster", { skip: f
     assert.equal(b.code, 0, `${b.stdout}\n${b.stderr}`);
     assert.match(b.stdout, /^NoNewPrivs:\s+1$/m);
     assert.match(b.stdout, /^busybox owner: 65534:65534$/m);
+    await assertNothingLeft(cluster);
+  });
+
+  it("refuses a workflow over a limit with exit 2 and no cluster call, and runs a clamped one, saying so", async () => {
+    const ws = makeWorkspace("");
+    const dir = join(ws.out, "..");
+    const refuse = join(dir, "refuse.yml");
+    writeFileSync(refuse, "limits: {maxCpu: 1, maxMemory: 256Mi}\n");
+    const clamp = join(dir, "clamp.yml");
+    writeFileSync(clamp, "limits: {maxCpu: 1, maxMemory: 256Mi, maxTimeout: 5m, onExceed: clamp}\n");
+    const workflow = join(dir, "big.yml");
+    writeFileSync(workflow, ["engine: kubernetes", `image: ${BUSYBOX_IMAGE}`, "timeout: 2h", "resources: {cpu: 4, memory: 1Gi}", "steps:", "  - name: memory", '    command: echo "memory.max $(cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes)"', ""].join("\n"));
+    const args = (runId: string, config: string, extra: string[] = []) => ["run", "--workflow", workflow, "--checkout", ws.checkout, "--out", join(dir, runId), "--run-id", runId, "--kubeconfig", cluster.kubeconfigPath, "--kubectl", KUBECTL, "--config", config, ...extra];
+
+    const requestsBefore = cluster.requests().length;
+    const refused = await runCli(args("limits-refused", refuse), { timeoutMs: 60_000 });
+    assert.equal(refused.code, 2, refused.stderr);
+    assert.match(refused.stderr, /big\.yml:4:18: resources\.cpu: 4 is over limits\.maxCpu 1 in --config \S+refuse\.yml/);
+    assert.match(refused.stderr, /big\.yml:4:29: resources\.memory: 1Gi is over limits\.maxMemory 256Mi/);
+    assert.equal(cluster.requests().length, requestsBefore, "no request reached the cluster");
+    assert.deepEqual(cluster.objects("jobs.batch"), []);
+
+    const dry = await runCli(args("limits-dry", clamp, ["--dry-run"]), { timeoutMs: 60_000 });
+    assert.equal(dry.code, 0, dry.stderr);
+    assert.match(dry.stdout, /^# {3}limit: \S*big\.yml:4:18: warning: resources\.cpu: 4 is over limits\.maxCpu 1 in --config \S+clamp\.yml: clamped to 1 \(onExceed: clamp\)$/m);
+    assert.match(dry.stdout, /^# {3}limit: \S*big\.yml:3:10: warning: timeout: 2h00m is over limits\.maxTimeout 5m00s/m);
+    assert.match(dry.stdout, /^# {3}resources: cpu 1, memory 256Mi; run timeout 5m/m);
+
+    const clamped = await runCli(args("limits-clamped", clamp), { timeoutMs: 400_000 });
+    assert.equal(clamped.code, 0, `${clamped.stdout}\n${clamped.stderr}`);
+    assert.match(clamped.stderr, /warning: resources\.memory: 1Gi is over limits\.maxMemory 256Mi in --config \S+clamp\.yml: clamped to 256Mi/);
+    const log = readFileSync(join(dir, "limits-clamped", "run.log"), "utf8");
+    assert.match(log, /resources\.memory: 1Gi is over limits\.maxMemory 256Mi in --config \S+clamp\.yml: clamped to 256Mi/, log);
+    assert.match(clamped.stdout, /^memory\.max 268435456$/m, "the pod ran with the clamped memory limit");
     await assertNothingLeft(cluster);
   });
 });
