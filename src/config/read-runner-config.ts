@@ -1,5 +1,6 @@
 // Reads the runner configuration file (`--config FILE`): YAML checked key by key, every problem at its file:line:column.
-import { IMAGE } from "./patterns.js";
+import { parseQuantity } from "../k8s/quantity.js";
+import { IMAGE, QUANTITY } from "./patterns.js";
 import { field, readBoolean, readDurationMs, readEntries, readList, readMap, readMatching, readNonEmptyText, type FieldReader } from "../workflow/field-readers.js";
 import { readBoundedQuantity } from "../workflow/workflow-schema.js";
 import { isMapNode, isNullValue, positionAt, reportError, resolveAlias, type ReadContext } from "../workflow/read-context.js";
@@ -44,10 +45,16 @@ const LIMITS_KEYS = {
   images: field(readImagePatterns),
   onExceed: field(readOnExceed),
 };
+const readStorage = readMatching(QUANTITY, "a Kubernetes quantity such as 10Gi");
+const EPHEMERAL_STORAGE_KEYS = { request: field(readStorage), limit: field(readStorage) };
+const POD_KEYS = {
+  ephemeralStorage: field((ctx: ReadContext, node: unknown, at, path) => readMap(ctx, node, at, path, EPHEMERAL_STORAGE_KEYS, "a map such as {request: 2Gi, limit: 10Gi}")),
+};
 const CONFIG_KEYS = {
   engines: field((ctx: ReadContext, node: unknown, at, path) => readMap(ctx, node, at, path, ENGINES_KEYS, "a map of engine names to their settings, such as microvm")),
   allowPrivileged: field(readBoolean),
   docker: field((ctx: ReadContext, node: unknown, at, path) => readMap(ctx, node, at, path, DOCKER_KEYS, "a map such as {image: docker:28-dind}")),
+  pod: field((ctx: ReadContext, node: unknown, at, path) => readMap(ctx, node, at, path, POD_KEYS, "a map of pod settings such as ephemeralStorage")),
   limits: field((ctx: ReadContext, node: unknown, at, path) => readMap(ctx, node, at, path, LIMITS_KEYS, "a map such as {maxCpu: 4, maxMemory: 8Gi, onExceed: refuse}")),
 };
 
@@ -78,6 +85,11 @@ export async function parseRunnerConfig(text: string, file: string): Promise<Run
   if (microvm !== undefined && !Object.hasOwn(images, defaultImage)) {
     reportError(ctx, microvm.valuesAt.defaultImage ?? microvm.position, "engines.microvm.defaultImage", `${JSON.stringify(defaultImage)} is not one of the images: ${Object.keys(images).join(", ")}`);
   }
+  const storage = read?.values.pod?.values.ephemeralStorage;
+  const { request, limit } = storage?.values ?? {};
+  if (storage !== undefined && request !== undefined && limit !== undefined && parseQuantity(request)! > parseQuantity(limit)!) {
+    reportError(ctx, storage.valuesAt.request ?? storage.position, "pod.ephemeralStorage.request", `${request} is more than the limit ${limit}; a request is at most its limit`);
+  }
   if (ctx.errors.length > 0 || read === undefined) throw new WorkflowError(sortIssues(ctx.errors));
   const runtimeClassName = microvm?.values.runtimeClassName;
   return {
@@ -85,6 +97,7 @@ export async function parseRunnerConfig(text: string, file: string): Promise<Run
     allowPrivileged: read.values.allowPrivileged ?? DEFAULT_RUNNER_CONFIG.allowPrivileged,
     docker: { image: read.values.docker?.values.image ?? DEFAULT_RUNNER_CONFIG.docker.image },
     limits: readLimits(read.values.limits?.values),
+    pod: storage === undefined || (request === undefined && limit === undefined) ? {} : { ephemeralStorage: { ...(request !== undefined ? { request } : {}), ...(limit !== undefined ? { limit } : {}) } },
   };
 }
 

@@ -40,6 +40,20 @@ export interface RunnerLimits {
   readonly onExceed: "refuse" | "clamp";
 }
 
+/** Ephemeral storage (the node's disk: writable layer, emptyDirs, logs) of the run container, as quantities. */
+export interface EphemeralStorage {
+  /** What the scheduler reserves on the node. */
+  readonly request?: string;
+  /** Past it the kubelet evicts the pod (the run fails as infrastructure: the pod was lost). */
+  readonly limit?: string;
+}
+
+/** `pod`: settings of the run's pod that are the operator's, not the workflow's. */
+export interface PodConfig {
+  /** Absent: none (the node's disk is shared without bound, as the cluster's defaults say). */
+  readonly ephemeralStorage?: EphemeralStorage;
+}
+
 /**
  * The runner's configuration. Each section is a key of the file; sections other issues add (`pod`, `limits`) sit
  * beside these, so the file grows by keys, never by a new shape.
@@ -50,6 +64,7 @@ export interface RunnerConfig {
   readonly allowPrivileged: boolean;
   readonly docker: DockerDaemonConfig;
   readonly limits: RunnerLimits;
+  readonly pod: PodConfig;
 }
 
 /** What every key is when the file does not say (README, "Runner configuration"). */
@@ -67,6 +82,7 @@ export const DEFAULT_RUNNER_CONFIG: RunnerConfig = {
   allowPrivileged: false,
   docker: { image: "docker.io/library/docker:28-dind" },
   limits: { onExceed: "refuse" },
+  pod: {},
 };
 
 /** Where the config came from, for messages that name a setting (`allowPrivileged in ops.yml`). */

@@ -39,6 +39,8 @@ export interface JobManifestInput {
   readonly podIdleSeconds?: number;
   /** The pod's nodeSelector and runtimeClassName (a workflow's `architecture`, the microvm engine's configuration). */
   readonly placement?: { readonly nodeSelector?: Readonly<Record<string, string>>; readonly runtimeClassName?: string };
+  /** The run container's `ephemeral-storage` request and limit (`pod.ephemeralStorage`); absent: neither. */
+  readonly ephemeralStorage?: { readonly request?: string; readonly limit?: string };
   /** Containers beside the run container (the Docker daemon of `virtualisation.docker`). */
   readonly extraContainers?: readonly IContainer[];
 }
@@ -95,8 +97,8 @@ export function buildJobManifest(input: JobManifestInput): IJob {
               workingDir: POD_WORK_DIR,
               securityContext: buildRunContainerSecurityContext(),
               resources: {
-                requests: { cpu: input.cpu, memory: input.memory },
-                limits: { memory: input.memory },
+                requests: { cpu: input.cpu, memory: input.memory, ...(input.ephemeralStorage?.request ? { "ephemeral-storage": input.ephemeralStorage.request } : {}) },
+                limits: { memory: input.memory, ...(input.ephemeralStorage?.limit ? { "ephemeral-storage": input.ephemeralStorage.limit } : {}) },
               },
               volumeMounts: [
                 ...POD_VOLUMES.map(({ name, mountPath }) => ({ name, mountPath })),

@@ -1,6 +1,6 @@
 // Turns a parsed workflow and the runner's own settings into what a run needs: image, shell, budgets, env, steps.
 import { IMAGE } from "../config/patterns.js";
-import { DEFAULT_RUNNER_CONFIG, describeSetting, type RunnerConfigSource } from "../config/runner-config.js";
+import { DEFAULT_RUNNER_CONFIG, describeSetting, type EphemeralStorage, type RunnerConfigSource } from "../config/runner-config.js";
 import { applyLimits } from "./apply-limits.js";
 import { buildNixInstallScript, NIX_INSTALL_STEP_NAME } from "./nix-install.js";
 import { makeIssue, type WorkflowIssue } from "./workflow-errors.js";
@@ -58,6 +58,8 @@ export interface ResolvedWorkflow {
   readonly placement: Placement;
   /** `virtualisation.docker`, allowed by the configuration: a privileged Docker daemon beside the steps. */
   readonly dockerDaemon?: { readonly image: string };
+  /** The run container's ephemeral storage (`pod.ephemeralStorage` of the configuration); absent: none. */
+  readonly ephemeralStorage?: EphemeralStorage;
   /** The shell's words; each step runs as these words followed by the path of its script. */
   readonly shell: readonly string[];
   readonly timeoutMs?: number;
@@ -171,6 +173,7 @@ export function resolveWorkflow(workflow: Workflow, options: ResolveOptions = {}
         ...(runtimeClassName !== undefined ? { runtimeClassName } : {}),
       },
       ...(workflow.docker !== undefined ? { dockerDaemon: { image: source.config.docker.image } } : {}),
+      ...(source.config.pod.ephemeralStorage !== undefined ? { ephemeralStorage: source.config.pod.ephemeralStorage } : {}),
       shell: workflow.shell ?? DEFAULT_SHELL,
       ...(limited.timeoutMs !== undefined ? { timeoutMs: limited.timeoutMs } : {}),
       ...(source.config.limits.maxTimeoutMs !== undefined ? { maxTimeoutMs: source.config.limits.maxTimeoutMs } : {}),

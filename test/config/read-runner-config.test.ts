@@ -21,7 +21,18 @@ describe("the runner configuration file", () => {
       allowPrivileged: true,
       docker: { image: "docker:27-dind" },
       limits: { onExceed: "refuse" },
+      pod: {},
     });
+  });
+
+  it("reads pod.ephemeralStorage, request and limit each optional", async () => {
+    const table: Array<[text: string, pod: object]> = [
+      ["pod:\n  ephemeralStorage: {request: 2Gi, limit: 10Gi}\n", { ephemeralStorage: { request: "2Gi", limit: "10Gi" } }],
+      ["pod:\n  ephemeralStorage: {limit: 10Gi}\n", { ephemeralStorage: { limit: "10Gi" } }],
+      ["pod:\n  ephemeralStorage: {}\n", {}],
+      ["pod: {}\n", {}],
+    ];
+    for (const [text, pod] of table) assert.deepEqual((await parseRunnerConfig(text, "ops.yml")).pod, pod, text);
   });
 
   it("reads limits: quantities, a duration, image patterns and what happens over them", async () => {
@@ -38,6 +49,8 @@ describe("the runner configuration file", () => {
       ["limits:\n  onExceed: ignore\n", 'ops.yml:2:13: limits.onExceed: expected refuse or clamp, found "ignore"'],
       ["limits:\n  images: [\"bad image\"]\n", 'ops.yml:2:12: limits.images[0]: expected an image pattern such as docker.io/library/* or registry.example/ci/**, found "bad image"'],
       ["limits:\n  maxCPU: 4\n", "ops.yml:2:3: limits.maxCPU: unknown key; did you mean `maxCpu`?"],
+      ["pod:\n  ephemeralStorage: {request: 20Gi, limit: 10Gi}\n", "ops.yml:2:31: pod.ephemeralStorage.request: 20Gi is more than the limit 10Gi; a request is at most its limit"],
+      ["pod:\n  ephemeralStorage: {limit: lots}\n", 'ops.yml:2:29: pod.ephemeralStorage.limit: expected a Kubernetes quantity such as 10Gi, found "lots"'],
     ];
     for (const [text, message] of table) {
       await assert.rejects(parseRunnerConfig(text, "ops.yml"), (error: unknown) => {

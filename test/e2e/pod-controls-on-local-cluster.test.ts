@@ -87,13 +87,13 @@ describe("pod controls on the local cluster", { skip: findSkipReason(), timeout:
     await assertNothingLeft(cluster);
   });
 
-  it("refuses a workflow over a limit with exit 2 and no cluster call, and runs a clamped one, saying so", async () => {
+  it("refuses a workflow over a limit with exit 2 and no cluster call, and runs a clamped one, saying so, with pod.ephemeralStorage", async () => {
     const ws = makeWorkspace("");
     const dir = join(ws.out, "..");
     const refuse = join(dir, "refuse.yml");
     writeFileSync(refuse, "limits: {maxCpu: 1, maxMemory: 256Mi}\n");
     const clamp = join(dir, "clamp.yml");
-    writeFileSync(clamp, "limits: {maxCpu: 1, maxMemory: 256Mi, maxTimeout: 5m, onExceed: clamp}\n");
+    writeFileSync(clamp, "limits: {maxCpu: 1, maxMemory: 256Mi, maxTimeout: 5m, onExceed: clamp}\npod: {ephemeralStorage: {request: 1Gi, limit: 2Gi}}\n");
     const workflow = join(dir, "big.yml");
     writeFileSync(workflow, ["engine: kubernetes", `image: ${BUSYBOX_IMAGE}`, "timeout: 2h", "resources: {cpu: 4, memory: 1Gi}", "steps:", "  - name: memory", '    command: echo "memory.max $(cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes)"', ""].join("\n"));
     const args = (runId: string, config: string, extra: string[] = []) => ["run", "--workflow", workflow, "--checkout", ws.checkout, "--out", join(dir, runId), "--run-id", runId, "--kubeconfig", cluster.kubeconfigPath, "--kubectl", KUBECTL, "--config", config, ...extra];
@@ -111,6 +111,7 @@ describe("pod controls on the local cluster", { skip: findSkipReason(), timeout:
     assert.match(dry.stdout, /^# {3}limit: \S*big\.yml:4:18: warning: resources\.cpu: 4 is over limits\.maxCpu 1 in --config \S+clamp\.yml: clamped to 1 \(onExceed: clamp\)$/m);
     assert.match(dry.stdout, /^# {3}limit: \S*big\.yml:3:10: warning: timeout: 2h00m is over limits\.maxTimeout 5m00s/m);
     assert.match(dry.stdout, /^# {3}resources: cpu 1, memory 256Mi; run timeout 5m/m);
+    assert.match(dry.stdout, /^# {3}ephemeral storage: request 1Gi, limit 2Gi/m);
 
     const clamped = await runCli(args("limits-clamped", clamp), { timeoutMs: 400_000 });
     assert.equal(clamped.code, 0, `${clamped.stdout}\n${clamped.stderr}`);
@@ -118,6 +119,8 @@ describe("pod controls on the local cluster", { skip: findSkipReason(), timeout:
     const log = readFileSync(join(dir, "limits-clamped", "run.log"), "utf8");
     assert.match(log, /resources\.memory: 1Gi is over limits\.maxMemory 256Mi in --config \S+clamp\.yml: clamped to 256Mi/, log);
     assert.match(clamped.stdout, /^memory\.max 268435456$/m, "the pod ran with the clamped memory limit");
+    const created = cluster.objectHistory().changes.find((change) => change.resource.startsWith("jobs") && change.type === "ADDED" && change.object.metadata.name.includes("limits-clamped"));
+    assert.deepEqual(created?.object.spec.template.spec.containers[0].resources, { requests: { cpu: "1", memory: "256Mi", "ephemeral-storage": "1Gi" }, limits: { memory: "256Mi", "ephemeral-storage": "2Gi" } });
     await assertNothingLeft(cluster);
   });
 });
