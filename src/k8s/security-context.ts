@@ -27,3 +27,8 @@ export function buildPodSecurityContext(): IPodSecurityContext {
 export function buildRunContainerSecurityContext(): ISecurityContext {
   return { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"], add: [...RUN_CONTAINER_CAPABILITIES] } };
 }
+
+/** A warm placeholder's securityContext: it only sleeps, so it keeps no capability at all. */
+export function buildPlaceholderSecurityContext(): ISecurityContext {
+  return { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } };
+}
