@@ -68,6 +68,21 @@ function convertVolumes(podmanName: string, volumes: any[] | undefined, claimDir
   });
 }
 
+/** The securityContext keys podman 4.3's kube play honours (capabilities, no_new_privs, users, seccomp, privileged). */
+const CONTAINER_SECURITY_KEYS = ["privileged", "allowPrivilegeEscalation", "capabilities", "runAsUser", "runAsGroup", "runAsNonRoot", "readOnlyRootFilesystem", "seccompProfile"];
+const POD_SECURITY_KEYS = ["runAsUser", "runAsGroup", "runAsNonRoot", "seccompProfile"];
+
+/** The keys of a securityContext podman honours; the others become warnings. Undefined when nothing is left. */
+function pickSecurityContext(context: Record<string, unknown> | undefined, keys: readonly string[], where: string, warnings: string[]): Record<string, unknown> | undefined {
+  if (context === undefined) return undefined;
+  const picked: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(context)) {
+    if (keys.includes(key)) picked[key] = value;
+    else warnings.push(`${where} securityContext.${key} is not honoured by the local cluster`);
+  }
+  return Object.keys(picked).length > 0 ? picked : undefined;
+}
+
 export function buildPodmanPod(input: PodmanPodInput): PodmanPodPlan {
   const { pod, podmanName } = input;
   const warnings: string[] = [];
@@ -77,6 +92,7 @@ export function buildPodmanPod(input: PodmanPodInput): PodmanPodPlan {
   const readOnlyClaims = new Set<string>((spec.volumes ?? []).filter((v: any) => v.persistentVolumeClaim?.readOnly).map((v: any) => v.name));
   const containers = (spec.containers ?? []).map((c: any) => {
     containerNames[c.name] = formatPodmanContainerName(podmanName, c.name);
+    const securityContext = pickSecurityContext(c.securityContext, CONTAINER_SECURITY_KEYS, `container ${c.name}:`, warnings);
     return {
       name: c.name,
       image: c.image,
@@ -91,10 +107,12 @@ export function buildPodmanPod(input: PodmanPodInput): PodmanPodPlan {
         mountPath: m.mountPath,
         ...(m.readOnly || readOnlyClaims.has(m.name) ? { readOnly: true } : {}),
       })),
+      ...(securityContext ? { securityContext } : {}),
       ...(c.stdin ? { stdin: true } : {}),
       ...(c.tty ? { tty: true } : {}),
     };
   });
+  const podSecurityContext = pickSecurityContext(spec.securityContext, POD_SECURITY_KEYS, "pod", warnings);
   const hostname = pod.metadata.name.length <= 63 ? pod.metadata.name : pod.metadata.name.slice(0, 63);
   const manifest = {
     apiVersion: "v1",
@@ -104,6 +122,7 @@ export function buildPodmanPod(input: PodmanPodInput): PodmanPodPlan {
       hostname,
       restartPolicy: spec.restartPolicy === "Always" ? "Always" : spec.restartPolicy === "OnFailure" ? "OnFailure" : "Never",
       terminationGracePeriodSeconds: spec.terminationGracePeriodSeconds ?? 30,
+      ...(podSecurityContext ? { securityContext: podSecurityContext } : {}),
       volumes: convertVolumes(podmanName, spec.volumes, claimDirectories, warnings),
       containers,
     },

@@ -73,6 +73,9 @@ function describeResolvedRun(config: RunConfig): string[] {
     lines.push(`#   placement: ${[...Object.entries(nodeSelector ?? {}).map(([key, value]) => `node selector ${key}=${value}`), ...(runtimeClassName ? [`runtimeClassName ${runtimeClassName}`] : [])].join(", ")}`);
   }
   if (settings.dockerDaemon) lines.push(`#   docker: a privileged Docker daemon (${settings.dockerDaemon.image}) beside the steps, DOCKER_HOST set (virtualisation.docker)`);
+  for (const clamp of config.clamped) lines.push(`#   limit: ${clamp}`);
+  const storage = settings.ephemeralStorage;
+  if (storage) lines.push(`#   ephemeral storage: ${[storage.request ? `request ${storage.request}` : "", storage.limit ? `limit ${storage.limit} (past it the kubelet evicts the pod)` : ""].filter(Boolean).join(", ")} (pod.ephemeralStorage)`);
   lines.push(`#   resources: cpu ${settings.cpu}, memory ${settings.memory}; run timeout ${formatDuration(settings.timeoutMs)}; shell ${settings.shell ?? "sh -e"}`);
   lines.push(`#   pod idle timeout: ${formatDuration(settings.podIdleTimeoutMs ?? DEFAULT_POD_IDLE_SECONDS * 1000)} (the pod stops itself when no runner exec has run for that long)`);
   if (!config.notMatched) {

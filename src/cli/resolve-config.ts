@@ -5,6 +5,7 @@ import { homedir, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { readDuration } from "../config/duration.js";
 import { IMAGE, QUANTITY, readSize } from "../config/patterns.js";
+import { checkResourceBounds } from "../config/resource-bounds.js";
 import { InputError } from "../errors.js";
 import { BEAT_SECONDS, DEFAULT_POD_IDLE_SECONDS, MIN_POD_IDLE_SECONDS } from "../pod/keep-alive.js";
 import type { HostTarSetting } from "../transfer/host-tar.js";
@@ -87,6 +88,8 @@ export interface RunConfig {
   readonly skipsCheckout?: boolean;
   /** Worth telling the operator before the run (a workflow's warnings, a secrets file others can read). */
   readonly warnings: readonly string[];
+  /** What the runner configuration's `limits` clamped (also in `warnings`): the run logs each as a warning notice. */
+  readonly clamped: readonly string[];
   /** Timings the environment changes (the heartbeat interval); the rest are the defaults. */
   readonly timings: Partial<ExecutorTimings>;
   /**
@@ -150,7 +153,7 @@ function resolveHostTar(env: NodeJS.ProcessEnv): { hostTar?: HostTarSetting } {
 /** The steps of the run and where they came from: a steps file, or a workflow file planned for its trigger. */
 type StepsSource =
   | { readonly kind: "steps"; readonly steps: StepSpec[] }
-  | { readonly kind: "workflow"; readonly loaded: LoadedWorkflow; readonly trigger?: Trigger; readonly warnings: readonly string[] };
+  | { readonly kind: "workflow"; readonly loaded: LoadedWorkflow; readonly trigger?: Trigger; readonly warnings: readonly string[]; readonly clamped: readonly string[] };
 
 /** The trigger's text flags beyond the ref: the pull request's, and what Tangled's run variables say of the repository. */
 const TRIGGER_TEXT_FLAGS = ["prAction", "prSourceBranch", "prSourceSha", "knot", "repoDid", "repoName", "defaultBranch", "repoUrl", "pipelineId"] as const;
@@ -213,6 +216,8 @@ function readOverrides(raw: RawRunOptions): RunOverrides {
   if (raw.image !== undefined && !IMAGE.test(raw.image)) throw new InputError(`--image expects an image reference such as busybox:1.36, got ${JSON.stringify(raw.image)}`);
   for (const [flag, value] of [["--cpu", raw.cpu], ["--memory", raw.memory]] as const) {
     if (value !== undefined && !QUANTITY.test(value)) throw new InputError(`${flag} expects a Kubernetes quantity such as 500m, 1 or 512Mi, got "${value}"`);
+    const problem = value === undefined ? undefined : checkResourceBounds(flag === "--cpu" ? "cpu" : "memory", value);
+    if (problem !== undefined) throw new InputError(`${flag}: ${problem}`);
   }
   return {
     ...(raw.image !== undefined ? { image: raw.image } : {}),
@@ -241,7 +246,7 @@ async function readStepsSource(raw: RawRunOptions): Promise<StepsSource> {
   const { formatWarning } = await import("../workflow/workflow-errors.js");
   const runner = await (await import("../config/read-runner-config.js")).readRunnerConfig(raw.config);
   const loaded = await loadWorkflowFile(resolve(raw.workflow!), { name: raw.workflow!, runner, ...(raw.nixery !== undefined ? { nixeryBase: raw.nixery } : {}) });
-  return { kind: "workflow", loaded, ...(trigger ? { trigger } : {}), warnings: loaded.warnings.map(formatWarning) };
+  return { kind: "workflow", loaded, ...(trigger ? { trigger } : {}), warnings: loaded.warnings.map(formatWarning), clamped: loaded.resolved.clamped.map(formatWarning) };
 }
 
 /** Plans the workflow's run: its caches rendered with the checkout's file hashes (none with --no-cache). */
@@ -330,6 +335,7 @@ export async function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEn
     ...(emptyCheckout ? { emptyCheckout } : {}),
     ...(checkoutDir === undefined ? { skipsCheckout: true } : {}),
     warnings,
+    clamped: source.kind === "workflow" ? source.clamped : [],
     kubectlPath: cluster.kubectlPath,
     transport: cluster.transport,
     dryRun: raw.dryRun ?? false,

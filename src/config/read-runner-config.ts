@@ -1,10 +1,12 @@
 // Reads the runner configuration file (`--config FILE`): YAML checked key by key, every problem at its file:line:column.
-import { IMAGE } from "./patterns.js";
-import { field, readBoolean, readEntries, readMap, readMatching, readNonEmptyText, type FieldReader } from "../workflow/field-readers.js";
+import { parseQuantity } from "../k8s/quantity.js";
+import { IMAGE, QUANTITY } from "./patterns.js";
+import { field, readBoolean, readDurationMs, readEntries, readList, readMap, readMatching, readNonEmptyText, type FieldReader } from "../workflow/field-readers.js";
+import { readBoundedQuantity } from "../workflow/workflow-schema.js";
 import { isMapNode, isNullValue, positionAt, reportError, resolveAlias, type ReadContext } from "../workflow/read-context.js";
 import { readWorkflowFile } from "../workflow/read-workflow-file.js";
 import { makeIssue, sortIssues, WorkflowError } from "../workflow/workflow-errors.js";
-import { DEFAULT_RUNNER_CONFIG, type MicrovmImage, type RunnerConfig, type RunnerConfigSource } from "./runner-config.js";
+import { DEFAULT_RUNNER_CONFIG, type MicrovmImage, type RunnerConfig, type RunnerConfigSource, type RunnerLimits } from "./runner-config.js";
 
 const readImage = readMatching(IMAGE, "a container image reference such as alpine:3.22");
 /** A Kubernetes object name (DNS-1123 subdomain), as runtimeClassName takes it. */
@@ -32,11 +34,40 @@ const readImages: FieldReader<Record<string, MicrovmImage>> = (ctx, node, at, pa
 const MICROVM_KEYS = { images: field(readImages), defaultImage: field(readNonEmptyText), runtimeClassName: field(readObjectName) };
 const ENGINES_KEYS = { microvm: field((ctx: ReadContext, node: unknown, at, path) => readMap(ctx, node, at, path, MICROVM_KEYS, "a map such as {images: {alpine: alpine:3.22}, runtimeClassName: kata}")) };
 const DOCKER_KEYS = { image: field(readImage) };
+const readOnExceed = readMatching(/^(refuse|clamp)$/, "refuse or clamp") as FieldReader<"refuse" | "clamp">;
+/** An image glob: what an image reference may hold, plus `*`. */
+const readImagePattern = readMatching(/^[A-Za-z0-9*][A-Za-z0-9._\-/:@*]{0,1023}$/, "an image pattern such as docker.io/library/* or registry.example/ci/**");
+const readImagePatterns: FieldReader<string[]> = (ctx, node, at, path) => readList(ctx, node, at, path, "a list of image patterns such as [docker.io/library/*]", readImagePattern);
+const LIMITS_KEYS = {
+  maxCpu: field(readBoundedQuantity("cpu")),
+  maxMemory: field(readBoundedQuantity("memory")),
+  maxTimeout: field(readDurationMs),
+  images: field(readImagePatterns),
+  onExceed: field(readOnExceed),
+};
+const readStorage = readMatching(QUANTITY, "a Kubernetes quantity such as 10Gi");
+const EPHEMERAL_STORAGE_KEYS = { request: field(readStorage), limit: field(readStorage) };
+const POD_KEYS = {
+  ephemeralStorage: field((ctx: ReadContext, node: unknown, at, path) => readMap(ctx, node, at, path, EPHEMERAL_STORAGE_KEYS, "a map such as {request: 2Gi, limit: 10Gi}")),
+};
 const CONFIG_KEYS = {
   engines: field((ctx: ReadContext, node: unknown, at, path) => readMap(ctx, node, at, path, ENGINES_KEYS, "a map of engine names to their settings, such as microvm")),
   allowPrivileged: field(readBoolean),
   docker: field((ctx: ReadContext, node: unknown, at, path) => readMap(ctx, node, at, path, DOCKER_KEYS, "a map such as {image: docker:28-dind}")),
+  pod: field((ctx: ReadContext, node: unknown, at, path) => readMap(ctx, node, at, path, POD_KEYS, "a map of pod settings such as ephemeralStorage")),
+  limits: field((ctx: ReadContext, node: unknown, at, path) => readMap(ctx, node, at, path, LIMITS_KEYS, "a map such as {maxCpu: 4, maxMemory: 8Gi, onExceed: refuse}")),
 };
+
+/** `limits` as read, onto the default (`onExceed: refuse`, no limit). */
+function readLimits(values: { maxCpu?: string; maxMemory?: string; maxTimeout?: number; images?: string[]; onExceed?: "refuse" | "clamp" } | undefined): RunnerLimits {
+  return {
+    ...(values?.maxCpu !== undefined ? { maxCpu: values.maxCpu } : {}),
+    ...(values?.maxMemory !== undefined ? { maxMemory: values.maxMemory } : {}),
+    ...(values?.maxTimeout !== undefined ? { maxTimeoutMs: values.maxTimeout } : {}),
+    ...(values?.images !== undefined ? { images: values.images } : {}),
+    onExceed: values?.onExceed ?? DEFAULT_RUNNER_CONFIG.limits.onExceed,
+  };
+}
 
 /** Parses the text of a runner configuration file onto the defaults; throws WorkflowError (bad input) listing every problem. */
 export async function parseRunnerConfig(text: string, file: string): Promise<RunnerConfig> {
@@ -54,12 +85,19 @@ export async function parseRunnerConfig(text: string, file: string): Promise<Run
   if (microvm !== undefined && !Object.hasOwn(images, defaultImage)) {
     reportError(ctx, microvm.valuesAt.defaultImage ?? microvm.position, "engines.microvm.defaultImage", `${JSON.stringify(defaultImage)} is not one of the images: ${Object.keys(images).join(", ")}`);
   }
+  const storage = read?.values.pod?.values.ephemeralStorage;
+  const { request, limit } = storage?.values ?? {};
+  if (storage !== undefined && request !== undefined && limit !== undefined && parseQuantity(request)! > parseQuantity(limit)!) {
+    reportError(ctx, storage.valuesAt.request ?? storage.position, "pod.ephemeralStorage.request", `${request} is more than the limit ${limit}; a request is at most its limit`);
+  }
   if (ctx.errors.length > 0 || read === undefined) throw new WorkflowError(sortIssues(ctx.errors));
   const runtimeClassName = microvm?.values.runtimeClassName;
   return {
     engines: { microvm: { images, defaultImage, ...(runtimeClassName !== undefined ? { runtimeClassName } : {}) } },
     allowPrivileged: read.values.allowPrivileged ?? DEFAULT_RUNNER_CONFIG.allowPrivileged,
     docker: { image: read.values.docker?.values.image ?? DEFAULT_RUNNER_CONFIG.docker.image },
+    limits: readLimits(read.values.limits?.values),
+    pod: storage === undefined || (request === undefined && limit === undefined) ? {} : { ephemeralStorage: { ...(request !== undefined ? { request } : {}), ...(limit !== undefined ? { limit } : {}) } },
   };
 }
 

@@ -27,6 +27,33 @@ export interface DockerDaemonConfig {
   readonly image: string;
 }
 
+/** `limits`: what a workflow may ask for (README, "Limits"). A flag of the operator (`--cpu`, `--timeout`) is not checked. */
+export interface RunnerLimits {
+  /** The most cpu a workflow's `resources.cpu` may ask for (a Kubernetes quantity). */
+  readonly maxCpu?: string;
+  readonly maxMemory?: string;
+  /** The longest `timeout` a workflow or one of its steps may set; also the run's timeout when the workflow sets none. */
+  readonly maxTimeoutMs?: number;
+  /** Glob patterns (`*` within a path segment, `**` across them) a workflow's own `image` must match. */
+  readonly images?: readonly string[];
+  /** Over a limit: refuse the workflow (bad input, exit 2) or clamp it to the limit with a warning. */
+  readonly onExceed: "refuse" | "clamp";
+}
+
+/** Ephemeral storage (the node's disk: writable layer, emptyDirs, logs) of the run container, as quantities. */
+export interface EphemeralStorage {
+  /** What the scheduler reserves on the node. */
+  readonly request?: string;
+  /** Past it the kubelet evicts the pod (the run fails as infrastructure: the pod was lost). */
+  readonly limit?: string;
+}
+
+/** `pod`: settings of the run's pod that are the operator's, not the workflow's. */
+export interface PodConfig {
+  /** Absent: none (the node's disk is shared without bound, as the cluster's defaults say). */
+  readonly ephemeralStorage?: EphemeralStorage;
+}
+
 /**
  * The runner's configuration. Each section is a key of the file; sections other issues add (`pod`, `limits`) sit
  * beside these, so the file grows by keys, never by a new shape.
@@ -36,6 +63,8 @@ export interface RunnerConfig {
   /** Whether a workflow may run a privileged container (the Docker daemon of `virtualisation.docker`). Default false. */
   readonly allowPrivileged: boolean;
   readonly docker: DockerDaemonConfig;
+  readonly limits: RunnerLimits;
+  readonly pod: PodConfig;
 }
 
 /** What every key is when the file does not say (README, "Runner configuration"). */
@@ -52,6 +81,8 @@ export const DEFAULT_RUNNER_CONFIG: RunnerConfig = {
   },
   allowPrivileged: false,
   docker: { image: "docker.io/library/docker:28-dind" },
+  limits: { onExceed: "refuse" },
+  pod: {},
 };
 
 /** Where the config came from, for messages that name a setting (`allowPrivileged in ops.yml`). */

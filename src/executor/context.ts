@@ -73,6 +73,8 @@ export interface ExecutorSettings {
   readonly placement?: { readonly nodeSelector?: Readonly<Record<string, string>>; readonly runtimeClassName?: string };
   /** `virtualisation.docker`: a privileged Docker daemon container of this image beside the steps. */
   readonly dockerDaemon?: { readonly image: string };
+  /** The run container's ephemeral-storage request and limit (`pod.ephemeralStorage` of --config); absent: none. */
+  readonly ephemeralStorage?: { readonly request?: string; readonly limit?: string };
 }
 
 /** `--cache-dir` (the default, a directory on this host) or `--cache-pvc` (a PersistentVolumeClaim mounted into the pod). */

@@ -65,6 +65,7 @@ export function buildRunManifest(ctx: Pick<ExecutorContext, "settings">, createT
     ...(s.cacheBackend?.kind === "pvc" && (s.caches?.length ?? 0) > 0 ? { cacheClaim: s.cacheBackend.claim } : {}),
     ...(s.podIdleTimeoutMs === undefined ? {} : { podIdleSeconds: Math.ceil(s.podIdleTimeoutMs / 1000) }),
     ...(s.placement ? { placement: s.placement } : {}),
+    ...(s.ephemeralStorage ? { ephemeralStorage: s.ephemeralStorage } : {}),
     ...(s.dockerDaemon ? { extraContainers: [buildDockerDaemonContainer(s.dockerDaemon.image)] } : {}),
   });
 }

@@ -5,6 +5,7 @@ import { PVC_CACHE_MOUNT_PATH, PVC_CACHE_VOLUME } from "../cache/pvc-layout.js";
 import { buildKeepAliveScript, DEFAULT_POD_IDLE_SECONDS } from "../pod/keep-alive.js";
 import { POD_VOLUMES, POD_WORK_DIR } from "../pod/paths.js";
 import { RUN_CONTAINER } from "./names.js";
+import { buildPodSecurityContext, buildRunContainerSecurityContext } from "./security-context.js";
 import { CREATE_TOKEN_ANNOTATION, MANAGED_BY_LABEL, MANAGED_BY_VALUE, OWNER_ANNOTATION, POD_IDLE_TIMEOUT_ANNOTATION, RUN_ID_ANNOTATION, RUN_ID_LABEL } from "./labels.js";
 import { formatProcessIdentity, type ProcessIdentity } from "./owner.js";
 
@@ -38,6 +39,8 @@ export interface JobManifestInput {
   readonly podIdleSeconds?: number;
   /** The pod's nodeSelector and runtimeClassName (a workflow's `architecture`, the microvm engine's configuration). */
   readonly placement?: { readonly nodeSelector?: Readonly<Record<string, string>>; readonly runtimeClassName?: string };
+  /** The run container's `ephemeral-storage` request and limit (`pod.ephemeralStorage`); absent: neither. */
+  readonly ephemeralStorage?: { readonly request?: string; readonly limit?: string };
   /** Containers beside the run container (the Docker daemon of `virtualisation.docker`). */
   readonly extraContainers?: readonly IContainer[];
 }
@@ -82,6 +85,7 @@ export function buildJobManifest(input: JobManifestInput): IJob {
           automountServiceAccountToken: false,
           enableServiceLinks: false,
           terminationGracePeriodSeconds: TERMINATION_GRACE_SECONDS,
+          securityContext: buildPodSecurityContext(),
           ...(input.placement?.nodeSelector ? { nodeSelector: { ...input.placement.nodeSelector } } : {}),
           ...(input.placement?.runtimeClassName ? { runtimeClassName: input.placement.runtimeClassName } : {}),
           containers: [
@@ -91,9 +95,10 @@ export function buildJobManifest(input: JobManifestInput): IJob {
               imagePullPolicy: "IfNotPresent",
               command: ["sh", "-c", buildKeepAliveScript(idleSeconds)],
               workingDir: POD_WORK_DIR,
+              securityContext: buildRunContainerSecurityContext(),
               resources: {
-                requests: { cpu: input.cpu, memory: input.memory },
-                limits: { memory: input.memory },
+                requests: { cpu: input.cpu, memory: input.memory, ...(input.ephemeralStorage?.request ? { "ephemeral-storage": input.ephemeralStorage.request } : {}) },
+                limits: { memory: input.memory, ...(input.ephemeralStorage?.limit ? { "ephemeral-storage": input.ephemeralStorage.limit } : {}) },
               },
               volumeMounts: [
                 ...POD_VOLUMES.map(({ name, mountPath }) => ({ name, mountPath })),

@@ -1,6 +1,7 @@
 // Builds a warm placeholder's batch/v1 Job manifest: a pure function of its size, image and duration.
 import type { IJob } from "kubernetes-models/batch/v1/Job";
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, ROLE_LABEL, WARM_ROLE } from "./labels.js";
+import { buildPlaceholderSecurityContext, buildPodSecurityContext } from "./security-context.js";
 
 /** Placeholders are named by slot, `knotless-warm-0` to `knotless-warm-<max-1>`: the names bound how many there can be. */
 export const PLACEHOLDER_NAME_PREFIX = "knotless-warm-";
@@ -62,12 +63,14 @@ export function buildPlaceholderManifest(input: PlaceholderManifestInput): IJob 
           automountServiceAccountToken: false,
           enableServiceLinks: false,
           terminationGracePeriodSeconds: PLACEHOLDER_GRACE_SECONDS,
+          securityContext: buildPodSecurityContext(),
           containers: [
             {
               name: PLACEHOLDER_CONTAINER,
               image: input.image,
               imagePullPolicy: "IfNotPresent",
               command: ["sh", "-c", `trap 'exit 0' TERM INT; sleep ${input.seconds} & wait`],
+              securityContext: buildPlaceholderSecurityContext(),
               resources: {
                 requests: { cpu: input.cpu, memory: input.memory },
                 limits: { memory: input.memory },

@@ -70,6 +70,7 @@ export function buildRunSettings(input: RunSettingsInput): RunSettings & { reado
             shell: plan.shell,
             ...(plan.placement.nodeSelector || plan.placement.runtimeClassName ? { placement: plan.placement } : {}),
             ...(plan.dockerDaemon ? { dockerDaemon: plan.dockerDaemon } : {}),
+            ...(plan.ephemeralStorage ? { ephemeralStorage: plan.ephemeralStorage } : {}),
           }
         : { image: plan.image, ...fallback, steps: plan.steps, env: [] };
   const caches = plan?.matched && plan.caches.length > 0 && input.cacheBackend ? { caches: plan.caches, cacheBackend: input.cacheBackend } : {};

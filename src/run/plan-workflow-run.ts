@@ -1,5 +1,6 @@
 // Decides what one run of a resolved workflow is: whether the trigger matches, and the steps, image, budgets and variables, with the caller's overrides on top.
 import type { ArtifactSpec } from "../artifacts/artifact-types.js";
+import type { EphemeralStorage } from "../config/runner-config.js";
 import type { CacheSpec } from "../cache/cache-types.js";
 import { identifyHashFilesCall, listHashFilesCalls, renderKeyTemplate, type KeyInputs } from "../cache/render-key.js";
 import type { StepSpec } from "../input/steps-file.js";
@@ -62,6 +63,8 @@ export type WorkflowRunPlan =
       readonly placement: Placement;
       /** `virtualisation.docker`: the privileged Docker daemon beside the steps (DOCKER_HOST in env). */
       readonly dockerDaemon?: { readonly image: string };
+      /** The run container's ephemeral-storage request and limit (`pod.ephemeralStorage`). */
+      readonly ephemeralStorage?: EphemeralStorage;
       /** Run variables, then the workflow's environment: lowest precedence first. */
       readonly env: EnvVar[];
       /** The workflow's `caches:`, keys rendered for this run, in file order; empty without caches and with --no-cache. */
@@ -174,12 +177,13 @@ export function planWorkflowRun(
     image,
     cpu: overrides.cpu ?? workflow.resources.cpu ?? RUN_DEFAULTS.cpu,
     memory: overrides.memory ?? workflow.resources.memory ?? RUN_DEFAULTS.memory,
-    timeoutMs: overrides.timeoutMs ?? workflow.timeoutMs ?? RUN_DEFAULTS.timeoutMs,
+    timeoutMs: overrides.timeoutMs ?? workflow.timeoutMs ?? Math.min(RUN_DEFAULTS.timeoutMs, workflow.maxTimeoutMs ?? Infinity),
     ...(stepTimeoutMs !== undefined ? { stepTimeoutMs } : {}),
     shell: workflow.shell.join(" "),
     steps,
     placement: workflow.placement,
     ...(workflow.dockerDaemon ? { dockerDaemon: workflow.dockerDaemon } : {}),
+    ...(workflow.ephemeralStorage ? { ephemeralStorage: workflow.ephemeralStorage } : {}),
     env,
     caches: planned.caches,
     artifacts: planArtifacts(workflow.artifacts ?? []),

@@ -4,6 +4,7 @@ import { statSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { readDuration } from "../config/duration.js";
 import { IMAGE, QUANTITY } from "../config/patterns.js";
+import { checkResourceBounds } from "../config/resource-bounds.js";
 import { InputError } from "../errors.js";
 import type { CacheBackend } from "../executor/context.js";
 import type { ClusterTarget } from "../cluster/cluster.js";
@@ -177,6 +178,8 @@ function readOverrides(raw: NonNullable<SubmitRunInput["overrides"]>): RunOverri
   if (raw.image !== undefined && !IMAGE.test(raw.image)) throw new InputError(`overrides.image expects an image reference such as busybox:1.36, got ${JSON.stringify(raw.image)}`);
   for (const [field, value] of [["overrides.cpu", raw.cpu], ["overrides.memory", raw.memory]] as const) {
     if (value !== undefined && !QUANTITY.test(value)) throw new InputError(`${field} expects a Kubernetes quantity such as 500m, 1 or 512Mi, got ${JSON.stringify(value)}`);
+    const problem = value === undefined ? undefined : checkResourceBounds(field === "overrides.cpu" ? "cpu" : "memory", value);
+    if (problem !== undefined) throw new InputError(`${field}: ${problem}`);
   }
   return {
     ...(raw.image !== undefined ? { image: raw.image } : {}),

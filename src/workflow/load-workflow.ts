@@ -38,5 +38,5 @@ export async function loadWorkflowText(text: string, name: string, options: Reso
   if (!parsed.ok) throw new WorkflowError(parsed.errors);
   const resolved = resolveWorkflow(parsed.workflow, options);
   if (!resolved.ok) throw new WorkflowError(resolved.errors);
-  return { resolved: resolved.workflow, parsed: parsed.workflow, warnings: parsed.warnings };
+  return { resolved: resolved.workflow, parsed: parsed.workflow, warnings: [...parsed.warnings, ...resolved.workflow.clamped] };
 }

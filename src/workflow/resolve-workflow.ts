@@ -1,6 +1,7 @@
 // Turns a parsed workflow and the runner's own settings into what a run needs: image, shell, budgets, env, steps.
 import { IMAGE } from "../config/patterns.js";
-import { DEFAULT_RUNNER_CONFIG, describeSetting, type RunnerConfigSource } from "../config/runner-config.js";
+import { DEFAULT_RUNNER_CONFIG, describeSetting, type EphemeralStorage, type RunnerConfigSource } from "../config/runner-config.js";
+import { applyLimits } from "./apply-limits.js";
 import { buildNixInstallScript, NIX_INSTALL_STEP_NAME } from "./nix-install.js";
 import { makeIssue, type WorkflowIssue } from "./workflow-errors.js";
 import type { CloneSettings, EngineName, EnvVar, ResourceSettings, WhenConstraint, Workflow, WorkflowArtifact, WorkflowCache } from "./workflow-types.js";
@@ -57,10 +58,16 @@ export interface ResolvedWorkflow {
   readonly placement: Placement;
   /** `virtualisation.docker`, allowed by the configuration: a privileged Docker daemon beside the steps. */
   readonly dockerDaemon?: { readonly image: string };
+  /** The run container's ephemeral storage (`pod.ephemeralStorage` of the configuration); absent: none. */
+  readonly ephemeralStorage?: EphemeralStorage;
   /** The shell's words; each step runs as these words followed by the path of its script. */
   readonly shell: readonly string[];
   readonly timeoutMs?: number;
+  /** `limits.maxTimeout`: the run's timeout when neither the workflow nor a flag sets one and the default is longer. */
+  readonly maxTimeoutMs?: number;
   readonly resources: ResourceSettings;
+  /** What `limits` clamped (onExceed: clamp), at the values' positions; empty when nothing was. */
+  readonly clamped: readonly WorkflowIssue[];
   /** The workflow-level variables, in file order. */
   readonly env: readonly EnvVar[];
   readonly clone: CloneSettings;
@@ -148,6 +155,8 @@ export function resolveWorkflow(workflow: Workflow, options: ResolveOptions = {}
   if (workflow.docker !== undefined && !source.config.allowPrivileged) {
     errors.push(makeIssue(workflow.file, workflow.docker, "virtualisation.docker", `needs a privileged container (the Docker daemon), which this runner does not allow; the operator allows it with ${describeSetting(source, "allowPrivileged: true")}`));
   }
+  const limited = applyLimits(workflow, source);
+  errors.push(...limited.errors);
   const installStep = workflow.nix !== undefined && nixImage !== false ? [{ name: NIX_INSTALL_STEP_NAME, command: buildNixInstallScript(workflow.nix), env: [], source: `${workflow.file}:${workflow.nix.position.line}` }] : [];
   const clash = installStep.length > 0 ? workflow.steps.find((step) => step.name === NIX_INSTALL_STEP_NAME) : undefined;
   if (clash) errors.push(makeIssue(workflow.file, clash.position, "steps", `the step name ${JSON.stringify(NIX_INSTALL_STEP_NAME)} is the runner's own step that installs the dependencies; rename this one`));
@@ -164,17 +173,20 @@ export function resolveWorkflow(workflow: Workflow, options: ResolveOptions = {}
         ...(runtimeClassName !== undefined ? { runtimeClassName } : {}),
       },
       ...(workflow.docker !== undefined ? { dockerDaemon: { image: source.config.docker.image } } : {}),
+      ...(source.config.pod.ephemeralStorage !== undefined ? { ephemeralStorage: source.config.pod.ephemeralStorage } : {}),
       shell: workflow.shell ?? DEFAULT_SHELL,
-      ...(workflow.timeoutMs !== undefined ? { timeoutMs: workflow.timeoutMs } : {}),
-      resources: workflow.resources,
+      ...(limited.timeoutMs !== undefined ? { timeoutMs: limited.timeoutMs } : {}),
+      ...(source.config.limits.maxTimeoutMs !== undefined ? { maxTimeoutMs: source.config.limits.maxTimeoutMs } : {}),
+      resources: limited.resources,
+      clamped: limited.clamped,
       env: workflow.environment,
       clone: workflow.clone,
       ...(workflow.when !== undefined ? { when: workflow.when } : {}),
-      steps: [...installStep, ...workflow.steps.map((step) => ({
+      steps: [...installStep, ...workflow.steps.map((step, index) => ({
         name: step.name,
         command: step.command,
         env: step.environment,
-        ...(step.timeoutMs !== undefined ? { timeoutMs: step.timeoutMs } : {}),
+        ...(limited.stepTimeoutsMs[index] !== undefined ? { timeoutMs: limited.stepTimeoutsMs[index] } : {}),
         source: `${workflow.file}:${step.position.line}`,
       }))],
       ...(workflow.caches !== undefined ? { caches: workflow.caches } : {}),

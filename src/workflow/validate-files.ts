@@ -1,5 +1,7 @@
 // The `validate` command's work: finds the workflow files named on the command line, checks each, reports them all.
 import { readdirSync, statSync } from "node:fs";
+import type { RunnerConfigSource } from "../config/runner-config.js";
+import { applyLimits } from "./apply-limits.js";
 import { parseWorkflow } from "./parse-workflow.js";
 import { readWorkflowFile } from "./read-workflow-file.js";
 import { formatIssue, formatWarning, type WorkflowIssue } from "./workflow-errors.js";
@@ -8,6 +10,8 @@ import type { EngineName } from "./workflow-types.js";
 /** The verdict on one file. */
 export interface FileCheck {
   readonly file: string;
+  /** The runner configuration of `validate --config`, not a workflow file. */
+  readonly config?: true;
   readonly steps?: number;
   readonly engine?: EngineName;
   /** The file is for another CI system: what it is for, and the issue saying so (not counted as an error). */
@@ -78,16 +82,17 @@ export function listWorkflowFiles(paths: readonly string[]): { files: string[]; 
   return { files, problems };
 }
 
-/** Checks the text of one workflow file. */
-export async function checkWorkflowText(text: string, file: string): Promise<FileCheck> {
+/** Checks the text of one workflow file; with the runner configuration (`validate --config`), against its `limits` too. */
+export async function checkWorkflowText(text: string, file: string, runner?: RunnerConfigSource): Promise<FileCheck> {
   const parsed = await parseWorkflow(text, file);
   if (!parsed.ok && parsed.foreign) return { file, foreign: { system: parsed.foreign.system, issue: parsed.errors[0]! }, errors: [], warnings: [] };
   if (!parsed.ok) return { file, errors: parsed.errors, warnings: parsed.warnings };
-  return { file, steps: parsed.workflow.steps.length, engine: parsed.workflow.engine, errors: [], warnings: parsed.warnings };
+  const limited = runner === undefined ? { errors: [], clamped: [] } : applyLimits(parsed.workflow, runner);
+  return { file, steps: parsed.workflow.steps.length, engine: parsed.workflow.engine, errors: limited.errors, warnings: [...parsed.warnings, ...limited.clamped] };
 }
 
 /** Lists and checks every file the paths name; never throws for a bad file, it reports it. */
-export async function validateWorkflowPaths(paths: readonly string[]): Promise<ValidateReport> {
+export async function validateWorkflowPaths(paths: readonly string[], runner?: RunnerConfigSource): Promise<ValidateReport> {
   const { files, problems } = listWorkflowFiles(paths);
   const checks: FileCheck[] = [];
   for (const file of files) {
@@ -96,7 +101,7 @@ export async function validateWorkflowPaths(paths: readonly string[]): Promise<V
       checks.push({ file, errors: [{ file, ...(read.at ?? { line: 1, column: 1 }), path: "", message: read.problem }], warnings: [] });
       continue;
     }
-    checks.push(await checkWorkflowText(read.text, file));
+    checks.push(await checkWorkflowText(read.text, file, runner));
   }
   return { checks, pathProblems: problems };
 }
@@ -114,6 +119,7 @@ export function formatValidateReport(report: ValidateReport): { stdout: string; 
     for (const error of check.errors) stderr += `${formatIssue(error)}\n`;
     for (const warning of check.warnings) stderr += `${formatWarning(warning)}\n`;
     if (check.foreign) stdout += `other  ${formatIssue(check.foreign.issue)}\n`;
+    else if (check.errors.length === 0 && check.config) stdout += `ok  ${check.file} (runner configuration)\n`;
     else if (check.errors.length === 0) stdout += `ok  ${check.file} (${check.steps} ${check.steps === 1 ? "step" : "steps"}, engine ${check.engine})\n`;
   }
   const failed = report.checks.filter((check) => check.errors.length > 0);

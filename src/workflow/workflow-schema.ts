@@ -9,7 +9,8 @@ import { checkGlobPattern } from "./glob-pattern.js";
 import { describeNode, indexPath, isMapNode, isNullValue, isSeqNode, positionOf, readScalarText, reportError, resolveAlias } from "./read-context.js";
 import { suggestName } from "./suggest-key.js";
 import { PULL_REQUEST_ACTIONS } from "./match-trigger.js";
-import type { CloneSettings, EngineName, EnvVar, ResourceSettings, SourcePosition, WhenConstraint, WorkflowStep } from "./workflow-types.js";
+import { checkResourceBounds } from "../config/resource-bounds.js";
+import type { CloneSettings, EngineName, EnvVar, ResourceSettings, ResourcePositions, SourcePosition, WhenConstraint, WorkflowStep } from "./workflow-types.js";
 
 /** A key whose empty value (`environment:` with nothing after it) means the same as leaving the key out, as in Tangled. */
 function allowEmpty<T>(read: FieldReader<T>): FieldReader<T | null> {
@@ -164,14 +165,27 @@ const readClone: FieldReader<ParsedClone> = (ctx, node, at, path) => {
 
 const readQuantity = readMatching(QUANTITY, "a Kubernetes quantity such as 500m, 2 or 512Mi");
 
+/** A cpu or memory quantity within the hard bounds (src/config/resource-bounds.ts). */
+export function readBoundedQuantity(kind: "cpu" | "memory"): FieldReader<string> {
+  return (ctx, node, at, path) => {
+    const text = readQuantity(ctx, node, at, path);
+    if (text === undefined) return undefined;
+    const problem = checkResourceBounds(kind, text);
+    if (problem === undefined) return text;
+    reportError(ctx, at, path, problem);
+    return undefined;
+  };
+}
+
 const RESOURCE_KEYS = {
-  cpu: field(readQuantity),
-  memory: field(readQuantity),
+  cpu: field(readBoundedQuantity("cpu")),
+  memory: field(readBoundedQuantity("memory")),
 } satisfies MapSchema;
 
-const readResources: FieldReader<ResourceSettings> = (ctx, node, at, path) => {
+/** `resources`, and where each value stands (what a limit's message points at). */
+const readResources: FieldReader<ResourceSettings & { readonly at: ResourcePositions }> = (ctx, node, at, path) => {
   const read = readMap(ctx, node, at, path, RESOURCE_KEYS, "a map such as {cpu: 2, memory: 4Gi}");
-  return read === undefined ? undefined : { ...read.values };
+  return read === undefined ? undefined : { ...read.values, at: { ...read.valuesAt } };
 };
 
 const MAX_STEP_NAME_LENGTH = 200;

@@ -66,6 +66,12 @@ export interface ResourceSettings {
   readonly memory?: string;
 }
 
+/** Where `resources.cpu` and `resources.memory` stand in the file. */
+export interface ResourcePositions {
+  readonly cpu?: SourcePosition;
+  readonly memory?: SourcePosition;
+}
+
 export interface WorkflowStep {
   readonly name: string;
   readonly command: string;
@@ -118,9 +124,13 @@ export interface Workflow {
   /** Where `image` stands: what a microvm image name the runner does not map points at. */
   readonly imagePosition?: SourcePosition;
   readonly timeoutMs?: number;
+  /** Where `timeout` stands. */
+  readonly timeoutPosition?: SourcePosition;
   /** The shell's words, e.g. ["bash", "-eo", "pipefail"]; absent means the default, `sh -e`. */
   readonly shell?: readonly string[];
   readonly resources: ResourceSettings;
+  /** Where the `resources` values stand (empty when the file has none). */
+  readonly resourcesAt?: ResourcePositions;
   /** `dependencies.nixpkgs` of a nixery workflow, in order: the Nixery image's packages; absent when none. */
   readonly nixpkgs?: readonly string[];
   /** What Nix installs before the first step (other registries, a microvm NixOS image's dependencies). */

@@ -139,6 +139,8 @@ describe("resolveRunConfig", () => {
     assert.match(await inputError({ ...options, timeout: "1000h" }), /--timeout expects at most 168h/);
     assert.match(await inputError({ ...options, cpu: "lots" }), /--cpu expects a Kubernetes quantity/);
     assert.match(await inputError({ ...options, memory: "1 GB" }), /--memory expects a Kubernetes quantity/);
+    assert.match(await inputError({ ...options, cpu: "100000" }), /--cpu: cpu 100000 is outside the bounds any run may ask for \(from 1m to 1024 cores\)/);
+    assert.match(await inputError({ ...options, memory: "999Ei" }), /--memory: memory 999Ei is outside the bounds any run may ask for \(from 4Mi to 64Ti\)/);
     assert.match(await inputError({ ...options, maxOutputBytes: "-1" }), /--max-output-bytes expects a byte count/);
     assert.match(await inputError({ ...options, maxLogBytes: "64 MiB" }), /--max-log-bytes expects a byte count such as 536870912, 512Mi or 1G, got "64 MiB"/);
     assert.match(await inputError({ ...options, image: "bad image" }), /--image expects an image reference/);

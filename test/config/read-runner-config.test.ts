@@ -20,7 +20,45 @@ describe("the runner configuration file", () => {
       },
       allowPrivileged: true,
       docker: { image: "docker:27-dind" },
+      limits: { onExceed: "refuse" },
+      pod: {},
     });
+  });
+
+  it("reads pod.ephemeralStorage, request and limit each optional", async () => {
+    const table: Array<[text: string, pod: object]> = [
+      ["pod:\n  ephemeralStorage: {request: 2Gi, limit: 10Gi}\n", { ephemeralStorage: { request: "2Gi", limit: "10Gi" } }],
+      ["pod:\n  ephemeralStorage: {limit: 10Gi}\n", { ephemeralStorage: { limit: "10Gi" } }],
+      ["pod:\n  ephemeralStorage: {}\n", {}],
+      ["pod: {}\n", {}],
+    ];
+    for (const [text, pod] of table) assert.deepEqual((await parseRunnerConfig(text, "ops.yml")).pod, pod, text);
+  });
+
+  it("reads limits: quantities, a duration, image patterns and what happens over them", async () => {
+    const config = await parseRunnerConfig("limits:\n  maxCpu: 4\n  maxMemory: 8Gi\n  maxTimeout: 30m\n  images: [docker.io/library/*, registry.example/ci/**]\n  onExceed: clamp\n", "ops.yml");
+    assert.deepEqual(config.limits, { maxCpu: "4", maxMemory: "8Gi", maxTimeoutMs: 1_800_000, images: ["docker.io/library/*", "registry.example/ci/**"], onExceed: "clamp" });
+  });
+
+  it("refuses bad limits at their file:line:column", async () => {
+    const table: Array<[text: string, message: string]> = [
+      ["limits:\n  maxCpu: 100000\n", "ops.yml:2:11: limits.maxCpu: cpu 100000 is outside the bounds any run may ask for (from 1m to 1024 cores)"],
+      ["limits:\n  maxMemory: 999Ei\n", "ops.yml:2:14: limits.maxMemory: memory 999Ei is outside the bounds any run may ask for (from 4Mi to 64Ti)"],
+      ["limits:\n  maxCpu: many\n", 'ops.yml:2:11: limits.maxCpu: expected a Kubernetes quantity such as 500m, 2 or 512Mi, found "many"'],
+      ["limits:\n  maxTimeout: forever\n", 'ops.yml:2:15: limits.maxTimeout: expected a duration such as 90s, 10m or 1h30m, found "forever"'],
+      ["limits:\n  onExceed: ignore\n", 'ops.yml:2:13: limits.onExceed: expected refuse or clamp, found "ignore"'],
+      ["limits:\n  images: [\"bad image\"]\n", 'ops.yml:2:12: limits.images[0]: expected an image pattern such as docker.io/library/* or registry.example/ci/**, found "bad image"'],
+      ["limits:\n  maxCPU: 4\n", "ops.yml:2:3: limits.maxCPU: unknown key; did you mean `maxCpu`?"],
+      ["pod:\n  ephemeralStorage: {request: 20Gi, limit: 10Gi}\n", "ops.yml:2:31: pod.ephemeralStorage.request: 20Gi is more than the limit 10Gi; a request is at most its limit"],
+      ["pod:\n  ephemeralStorage: {limit: lots}\n", 'ops.yml:2:29: pod.ephemeralStorage.limit: expected a Kubernetes quantity such as 10Gi, found "lots"'],
+    ];
+    for (const [text, message] of table) {
+      await assert.rejects(parseRunnerConfig(text, "ops.yml"), (error: unknown) => {
+        assert.ok(error instanceof WorkflowError);
+        assert.equal(error.message, message);
+        return true;
+      });
+    }
   });
 
   it("is the defaults when empty or absent", async () => {

@@ -37,6 +37,7 @@ const maximal: JobManifestInput = {
   podIdleSeconds: 1200,
   placement: { nodeSelector: { "kubernetes.io/arch": "amd64" }, runtimeClassName: "kata" },
   extraContainers: [buildDockerDaemonContainer("docker.io/library/docker:28-dind")],
+  ephemeralStorage: { request: "2Gi", limit: "10Gi" },
 };
 
 /** Compares with the checked-in fixture; UPDATE_GOLDEN=1 rewrites it. */
@@ -68,6 +69,29 @@ describe("buildJobManifest", () => {
     assert.equal(job.spec?.template.spec?.automountServiceAccountToken, false);
   });
 
+  it("hardens the run container by default: no privilege escalation, the runtime's seccomp profile, few capabilities", () => {
+    const job = buildJobManifest(minimal);
+    const spec = job.spec?.template.spec;
+    assert.deepEqual(spec?.securityContext, { seccompProfile: { type: "RuntimeDefault" } });
+    assert.deepEqual(spec?.containers[0]?.securityContext, {
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ["ALL"], add: ["CHOWN", "DAC_OVERRIDE", "FOWNER", "KILL", "SETGID", "SETUID"] },
+    });
+  });
+
+  it("puts pod.ephemeralStorage on the run container's requests and limits, and none without it", () => {
+    const table: Array<[storage: JobManifestInput["ephemeralStorage"], requests: object, limits: object]> = [
+      [undefined, { cpu: "500m", memory: "512Mi" }, { memory: "512Mi" }],
+      [{ request: "2Gi", limit: "10Gi" }, { cpu: "500m", memory: "512Mi", "ephemeral-storage": "2Gi" }, { memory: "512Mi", "ephemeral-storage": "10Gi" }],
+      [{ limit: "10Gi" }, { cpu: "500m", memory: "512Mi" }, { memory: "512Mi", "ephemeral-storage": "10Gi" }],
+      [{ request: "1Gi" }, { cpu: "500m", memory: "512Mi", "ephemeral-storage": "1Gi" }, { memory: "512Mi" }],
+    ];
+    for (const [ephemeralStorage, requests, limits] of table) {
+      const resources = buildJobManifest({ ...minimal, ...(ephemeralStorage ? { ephemeralStorage } : {}) }).spec?.template.spec?.containers[0]?.resources;
+      assert.deepEqual([resources?.requests, resources?.limits], [requests, limits], JSON.stringify(ephemeralStorage));
+    }
+  });
+
   it("sets the server-side deadline to the run's budget plus a margin, and a TTL", () => {
     const job = buildJobManifest(minimal);
     assert.equal(job.spec?.activeDeadlineSeconds, 3600 + DEADLINE_MARGIN_SECONDS);
@@ -84,7 +108,7 @@ describe("buildJobManifest", () => {
 
   it("requests the resources the autoscaler sizes the node from", () => {
     const container = buildJobManifest(maximal).spec?.template.spec?.containers[0];
-    assert.deepEqual(container?.resources?.requests, { cpu: "2", memory: "4Gi" });
+    assert.deepEqual(container?.resources?.requests, { cpu: "2", memory: "4Gi", "ephemeral-storage": "2Gi" });
   });
 
   it("mounts the cache claim at /knotless-cache only when the PVC cache backend names one", () => {

@@ -49,6 +49,12 @@ describe("buildPlaceholderManifest", () => {
     assert.equal(buildPlaceholderManifest(minimal).spec?.template.spec?.terminationGracePeriodSeconds, 1);
   });
 
+  it("is hardened like the run's pod and keeps no capability, since it only sleeps", () => {
+    const spec = buildPlaceholderManifest(minimal).spec?.template.spec;
+    assert.deepEqual(spec?.securityContext, { seccompProfile: { type: "RuntimeDefault" } });
+    assert.deepEqual(spec?.containers[0]?.securityContext, { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } });
+  });
+
   it("carries the warm role on the Job and its pod, which a run's Job never does", () => {
     const job = buildPlaceholderManifest(minimal);
     for (const labels of [job.metadata?.labels, job.spec?.template.metadata?.labels]) assert.equal(labels?.["knotless.dev/role"], "warm");

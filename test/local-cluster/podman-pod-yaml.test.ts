@@ -88,3 +88,15 @@ test("a claim volume becomes a hostPath bind of the claim's directory, read-only
   assert.deepEqual(plan.volumeNames, ["lc-x-ci-run-abcde-work"]);
   assert.deepEqual(plan.warnings.filter((w) => w.startsWith("volume")), [], "no volume is replaced by an empty directory");
 });
+
+test("the podman pod keeps the securityContext podman honours and warns about the rest", () => {
+  const hardened = structuredClone(pod) as any;
+  hardened.spec.securityContext = { seccompProfile: { type: "RuntimeDefault" }, fsGroup: 1000 };
+  hardened.spec.containers[0].securityContext = { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"], add: ["CHOWN"] }, procMount: "Default" };
+  const plan = buildPodmanPod({ pod: hardened, podmanName: "lc-x-ci-run-abcde", extraLabels: {}, lookup: () => "" });
+  const doc = parse(plan.yaml);
+  assert.deepEqual(doc.spec.securityContext, { seccompProfile: { type: "RuntimeDefault" } });
+  assert.deepEqual(doc.spec.containers[0].securityContext, { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"], add: ["CHOWN"] } });
+  assert.ok(plan.warnings.includes("pod securityContext.fsGroup is not honoured by the local cluster"), plan.warnings.join("; "));
+  assert.ok(plan.warnings.includes("container run: securityContext.procMount is not honoured by the local cluster"), plan.warnings.join("; "));
+});

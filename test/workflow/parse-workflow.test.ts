@@ -3,7 +3,7 @@ import { describe, it } from "node:test";
 import * as yaml from "yaml";
 import { parseWorkflow, parseWorkflowWith } from "../../src/workflow/parse-workflow.js";
 import { formatWarning } from "../../src/workflow/workflow-errors.js";
-import { parseOk, readFixture } from "./workflow-fixtures.js";
+import { parseErrors, parseOk, readFixture } from "./workflow-fixtures.js";
 
 describe("parseWorkflow on Tangled's own workflow files", () => {
   it("reads build.yml: no engine but nixpkgs makes it nixery, CGO_ENABLED: 1 becomes \"1\", 7-space blocks keep their text", () => {
@@ -73,6 +73,13 @@ describe("parseWorkflow", () => {
 });
 
 describe("parseWorkflow on our own keys", () => {
+  it("refuses absurd resource requests at their position, saying the bounds", () => {
+    assert.deepEqual(parseErrors('resources: {cpu: "100000", memory: 999Ei}\nsteps: [{name: a, command: b}]\n'), [
+      "wf.yml:1:18: resources.cpu: cpu 100000 is outside the bounds any run may ask for (from 1m to 1024 cores)",
+      "wf.yml:1:36: resources.memory: memory 999Ei is outside the bounds any run may ask for (from 4Mi to 64Ti)",
+    ]);
+  });
+
   it("reads the maximal fixture: image, shell words, timeouts in ms, resources as written", () => {
     const workflow = parseOk(readFixture("maximal.yml"), "maximal.yml");
     assert.equal(workflow.engine, "kubernetes");

@@ -92,9 +92,39 @@ describe("knotless-runner-k8s validate", () => {
     assert.equal(trap.called(), false);
   });
 
-  it("exits 2 with commander's message when no path is given", async () => {
+  it("exits 2 saying what it expects when neither a path nor --config is given", async () => {
     const run = await runCli(["validate"]);
     assert.equal(run.code, 2);
-    assert.match(run.stderr, /missing required argument 'paths'/);
+    assert.match(run.stderr, /validate expects workflow files or directories, or --config FILE/);
+  });
+
+  it("checks --config alone, and workflow files against its limits: errors at their positions, clamps as warnings", async () => {
+    const dir = makeTestTempDir("knotless-validate-config-");
+    const refuse = join(dir, "refuse.yml");
+    writeFileSync(refuse, "limits: {maxCpu: 2}\n");
+    const clamp = join(dir, "clamp.yml");
+    writeFileSync(clamp, "limits: {maxCpu: 2, onExceed: clamp}\n");
+    const bad = join(dir, "bad.yml");
+    writeFileSync(bad, "limits: {maxCpu: 100000, onExceed: never}\n");
+    const workflow = join(dir, "wf.yml");
+    writeFileSync(workflow, "resources: {cpu: 4}\nsteps: [{name: a, command: b}]\n");
+
+    const alone = await runCli(["validate", "--config", clamp]);
+    assert.deepEqual([alone.code, alone.stdout, alone.stderr], [0, `ok  ${clamp} (runner configuration)\n`, ""]);
+
+    const refused = await runCli(["validate", "--config", refuse, workflow]);
+    assert.equal(refused.code, 2);
+    assert.equal(refused.stdout, `ok  ${refuse} (runner configuration)\n`);
+    assert.match(refused.stderr, new RegExp(`^${workflow}:1:18: resources\\.cpu: 4 is over limits\\.maxCpu 2 in --config ${refuse}; ask for at most 2`, "m"));
+
+    const clamped = await runCli(["validate", "--config", clamp, workflow]);
+    assert.equal(clamped.code, 0, clamped.stderr);
+    assert.match(clamped.stderr, new RegExp(`^${workflow}:1:18: warning: resources\\.cpu: 4 is over limits\\.maxCpu 2 in --config ${clamp}: clamped to 2`, "m"));
+
+    const broken = await runCli(["validate", "--config", bad, workflow]);
+    assert.equal(broken.code, 2);
+    assert.equal(broken.stdout, `ok  ${workflow} (1 step, engine kubernetes)\n`);
+    assert.match(broken.stderr, new RegExp(`^${bad}:1:18: limits\\.maxCpu: cpu 100000 is outside the bounds`, "m"));
+    assert.match(broken.stderr, new RegExp(`^${bad}:1:36: limits\\.onExceed: expected refuse or clamp`, "m"));
   });
 });

@@ -86,6 +86,7 @@ async function executeResolvedRun(config: RunConfig, env: NodeJS.ProcessEnv): Pr
   const outputBudget = createOutputBudget(settings.maxLogBytes); // the run's own, so that a crash can still report its counts
   const sinks = [...logs.map((log) => log.sink), stepTracker.sink];
   const emit = createEventEmitter(sinks);
+  for (const message of config.clamped) emit({ kind: "notice", level: "warning", message });
   const { cluster } = await openCluster({ target: settings.target, kubectlPath: config.kubectlPath, transport: config.transport }, childEnv, (args) => emit({ kind: "kubectl", args }));
   const controller = new AbortController();
   let executor: InstanceType<typeof KubernetesExecutor> | undefined;

@@ -1,0 +1,65 @@
+// Holds a workflow to the operator's `limits` (--config): refused with the limit and the file position, or clamped.
+import { describeSetting, type RunnerConfigSource } from "../config/runner-config.js";
+import { formatDuration } from "../config/duration.js";
+import { parseQuantity } from "../k8s/quantity.js";
+import { makeIssue, type WorkflowIssue } from "./workflow-errors.js";
+import type { ResourceSettings, SourcePosition, Workflow } from "./workflow-types.js";
+
+export interface LimitedWorkflow {
+  /** Values over a limit under `onExceed: refuse`, and images no pattern allows (never clamped). */
+  readonly errors: readonly WorkflowIssue[];
+  /** What was clamped, each at the value's position: the run logs them as warnings, the dry run prints them. */
+  readonly clamped: readonly WorkflowIssue[];
+  readonly resources: ResourceSettings;
+  readonly timeoutMs?: number;
+  /** Each step's timeout, in the order of workflow.steps. */
+  readonly stepTimeoutsMs: readonly (number | undefined)[];
+}
+
+/** `*` matches within a path segment (no `/`), `**` across segments; everything else is literal. */
+export function matchImagePattern(pattern: string, image: string): boolean {
+  const source = pattern.split("**").map((part) => part.split("*").map((text) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("[^/]*")).join(".*");
+  return new RegExp(`^${source}$`).test(image);
+}
+
+/**
+ * Applies `source.config.limits` to what the workflow itself asks for: `resources.cpu`/`memory`, the workflow's and
+ * each step's `timeout`, its own `image`. Pure. Values the runner or its flags choose are not the workflow's and are
+ * not checked here.
+ */
+export function applyLimits(workflow: Workflow, source: RunnerConfigSource): LimitedWorkflow {
+  const limits = source.config.limits;
+  const errors: WorkflowIssue[] = [];
+  const clamped: WorkflowIssue[] = [];
+  const clamp = limits.onExceed === "clamp";
+  const top: SourcePosition = { line: 1, column: 1 };
+  /** The value, or the limit when the value is over it (clamp) or undefined (refuse, an error recorded). */
+  function hold<T>(value: T, over: boolean, limit: T, at: SourcePosition, path: string, setting: string, show: (v: T) => string): T | undefined {
+    if (!over) return value;
+    const named = describeSetting(source, `limits.${setting} ${show(limit)}`);
+    if (clamp) {
+      clamped.push(makeIssue(workflow.file, at, path, `${show(value)} is over ${named}: clamped to ${show(limit)} (onExceed: clamp)`));
+      return limit;
+    }
+    errors.push(makeIssue(workflow.file, at, path, `${show(value)} is over ${named}; ask for at most ${show(limit)}, or the operator sets limits.onExceed: clamp`));
+    return undefined;
+  }
+  const resources: { cpu?: string; memory?: string } = {};
+  for (const [kind, setting] of [["cpu", "maxCpu"], ["memory", "maxMemory"]] as const) {
+    const value = workflow.resources[kind];
+    if (value === undefined) continue;
+    const limit = kind === "cpu" ? limits.maxCpu : limits.maxMemory;
+    const over = limit !== undefined && parseQuantity(value)! > parseQuantity(limit)!;
+    const held = hold(value, over, limit ?? value, workflow.resourcesAt?.[kind] ?? top, `resources.${kind}`, setting, String);
+    if (held !== undefined) resources[kind] = held;
+  }
+  const maxTimeout = limits.maxTimeoutMs;
+  const holdTimeout = (value: number | undefined, at: SourcePosition, path: string): number | undefined =>
+    value === undefined || maxTimeout === undefined ? value : hold(value, value > maxTimeout, maxTimeout, at, path, "maxTimeout", formatDuration);
+  const timeoutMs = holdTimeout(workflow.timeoutMs, workflow.timeoutPosition ?? top, "timeout");
+  const stepTimeoutsMs = workflow.steps.map((step, index) => holdTimeout(step.timeoutMs, step.position, `steps[${index}].timeout`));
+  if (workflow.engine !== "microvm" && workflow.image !== undefined && limits.images !== undefined && !limits.images.some((pattern) => matchImagePattern(pattern, workflow.image!))) {
+    errors.push(makeIssue(workflow.file, workflow.imagePosition ?? top, "image", `${workflow.image} matches none of the images ${describeSetting(source, "limits.images")} allows (${limits.images.join(", ")})`));
+  }
+  return { errors, clamped, resources, ...(timeoutMs !== undefined ? { timeoutMs } : {}), stepTimeoutsMs };
+}

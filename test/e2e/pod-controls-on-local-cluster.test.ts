@@ -1,0 +1,126 @@
+// End to end: pod controls on the local cluster. The default hardening (podman honours the securityContext): a package
+// install, chown and useradd work on Debian and busybox, a setuid-root binary does not make a step root. The runner
+// configuration's limits: a workflow over one is refused before any cluster call, or clamped and said so.
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { startLocalCluster, type LocalCluster } from "../../local-cluster/index.js";
+import { assertNothingLeft, E2E_KUBECTLS, findPodmanSkipReason } from "../support/local-cluster-e2e.js";
+import { makeWorkspace, readResult, runCli } from "../support/run-cli.js";
+
+const KUBECTL = E2E_KUBECTLS.at(-1) ?? "kubectl";
+const DEBIAN_IMAGE = "docker.io/library/debian:bookworm-slim";
+const BUSYBOX_IMAGE = "docker.io/library/busybox:1.36";
+
+function findSkipReason(): string | false {
+  const podman = findPodmanSkipReason();
+  if (podman) return podman;
+  return spawnSync("podman", ["image", "exists", DEBIAN_IMAGE], { stdio: "ignore" }).status === 0 ? false : `the local ${DEBIAN_IMAGE} image is not there`;
+}
+
+/** A workflow file on `image` with these steps (YAML lines). */
+function writeWorkflow(dir: string, name: string, image: string, steps: readonly string[]): string {
+  const file = join(dir, `${name}.yml`);
+  writeFileSync(file, ["engine: kubernetes", `image: ${image}`, "steps:", ...steps, ""].join("\n"));
+  return file;
+}
+
+describe("pod controls on the local cluster", { skip: findSkipReason(), timeout: 600_000 }, () => {
+  let cluster: LocalCluster;
+  before(async () => {
+    cluster = await startLocalCluster({ namespace: "ci" });
+  });
+  after(async () => {
+    await cluster?.stop();
+  });
+
+  it("lets a step install a package, chown and add a user, and keeps a setuid-root binary from making it root", async () => {
+    const ws = makeWorkspace("");
+    const dir = join(ws.out, "..");
+    const debian = writeWorkflow(dir, "debian", DEBIAN_IMAGE, [
+      "  - name: status",
+      "    command: grep -E '^(NoNewPrivs|CapEff|Seccomp):' /proc/self/status",
+      "  - name: install",
+      "    command: |",
+      "      mkdir -p /tmp/p/DEBIAN /tmp/p/usr/share/hello-ci",
+      "      printf 'Package: hello-ci\\nVersion: 1.0\\nArchitecture: all\\nMaintainer: ci <ci@example.org>\\nDescription: test\\n' > /tmp/p/DEBIAN/control",
+      "      echo hello > /tmp/p/usr/share/hello-ci/greeting",
+      "      dpkg-deb --build /tmp/p /tmp/hello-ci.deb",
+      "      dpkg -i /tmp/hello-ci.deb && dpkg -r hello-ci",
+      "      apt-get install -y /tmp/hello-ci.deb",
+      "      echo \"installed: $(cat /usr/share/hello-ci/greeting)\"",
+      "  - name: users",
+      "    command: |",
+      "      useradd -m ciuser",
+      "      touch /tmp/owned && chown ciuser:ciuser /tmp/owned",
+      "      echo \"owner: $(stat -c %U /tmp/owned) home: $(stat -c %U /home/ciuser)\"",
+      "  - name: escalation",
+      "    command: |",
+      "      cp /usr/bin/id /tmp/id && chmod u+s /tmp/id",
+      "      echo \"setuid-root id as nobody: euid $(setpriv --reuid=65534 --regid=65534 --clear-groups /tmp/id -u)\"",
+    ]);
+    const busybox = writeWorkflow(dir, "busybox", BUSYBOX_IMAGE, [
+      "  - name: chown",
+      "    command: |",
+      "      grep -E '^NoNewPrivs:' /proc/self/status",
+      "      touch /tmp/owned && chown 65534:65534 /tmp/owned && echo \"busybox owner: $(stat -c %u:%g /tmp/owned)\"",
+    ]);
+    const run = (workflow: string, runId: string) =>
+      runCli(["run", "--workflow", workflow, "--checkout", ws.checkout, "--out", join(dir, runId), "--run-id", runId, "--kubeconfig", cluster.kubeconfigPath, "--kubectl", KUBECTL], { timeoutMs: 400_000 });
+    const [a, b] = await Promise.all([run(debian, "hardened-debian"), run(busybox, "hardened-busybox")]);
+
+    assert.equal(a.code, 0, `${a.stdout}\n${a.stderr}`);
+    assert.deepEqual(readResult(join(dir, "hardened-debian")).steps.map((step) => [step.name, step.status]), [["status", "success"], ["install", "success"], ["users", "success"], ["escalation", "success"]]);
+    // no_new_privs, the runtime's seccomp filter, and CHOWN DAC_OVERRIDE FOWNER KILL SETGID SETUID (bits 0 1 3 5 6 7).
+    assert.match(a.stdout, /^NoNewPrivs:\s+1$/m);
+    assert.match(a.stdout, /^Seccomp:\s+2$/m);
+    assert.match(a.stdout, /^CapEff:\s+00000000000000eb$/m);
+    assert.match(a.stdout, /^installed: hello$/m);
+    assert.match(a.stdout, /^owner: ciuser home: ciuser$/m);
+    assert.match(a.stdout, /^setuid-root id as nobody: euid 65534$/m, "the setuid bit did not make the step root");
+
+    assert.equal(b.code, 0, `${b.stdout}\n${b.stderr}`);
+    assert.match(b.stdout, /^NoNewPrivs:\s+1$/m);
+    assert.match(b.stdout, /^busybox owner: 65534:65534$/m);
+    await assertNothingLeft(cluster);
+  });
+
+  it("refuses a workflow over a limit with exit 2 and no cluster call, and runs a clamped one, saying so, with pod.ephemeralStorage", async () => {
+    const ws = makeWorkspace("");
+    const dir = join(ws.out, "..");
+    const refuse = join(dir, "refuse.yml");
+    writeFileSync(refuse, "limits: {maxCpu: 1, maxMemory: 256Mi}\n");
+    const clamp = join(dir, "clamp.yml");
+    writeFileSync(clamp, "limits: {maxCpu: 1, maxMemory: 256Mi, maxTimeout: 5m, onExceed: clamp}\npod: {ephemeralStorage: {request: 1Gi, limit: 2Gi}}\n");
+    const workflow = join(dir, "big.yml");
+    writeFileSync(workflow, ["engine: kubernetes", `image: ${BUSYBOX_IMAGE}`, "timeout: 2h", "resources: {cpu: 4, memory: 1Gi}", "steps:", "  - name: memory", '    command: echo "memory.max $(cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes)"', ""].join("\n"));
+    const args = (runId: string, config: string, extra: string[] = []) => ["run", "--workflow", workflow, "--checkout", ws.checkout, "--out", join(dir, runId), "--run-id", runId, "--kubeconfig", cluster.kubeconfigPath, "--kubectl", KUBECTL, "--config", config, ...extra];
+
+    const requestsBefore = cluster.requests().length;
+    const refused = await runCli(args("limits-refused", refuse), { timeoutMs: 60_000 });
+    assert.equal(refused.code, 2, refused.stderr);
+    assert.match(refused.stderr, /big\.yml:4:18: resources\.cpu: 4 is over limits\.maxCpu 1 in --config \S+refuse\.yml/);
+    assert.match(refused.stderr, /big\.yml:4:29: resources\.memory: 1Gi is over limits\.maxMemory 256Mi/);
+    assert.equal(cluster.requests().length, requestsBefore, "no request reached the cluster");
+    assert.deepEqual(cluster.objects("jobs.batch"), []);
+
+    const dry = await runCli(args("limits-dry", clamp, ["--dry-run"]), { timeoutMs: 60_000 });
+    assert.equal(dry.code, 0, dry.stderr);
+    assert.match(dry.stdout, /^# {3}limit: \S*big\.yml:4:18: warning: resources\.cpu: 4 is over limits\.maxCpu 1 in --config \S+clamp\.yml: clamped to 1 \(onExceed: clamp\)$/m);
+    assert.match(dry.stdout, /^# {3}limit: \S*big\.yml:3:10: warning: timeout: 2h00m is over limits\.maxTimeout 5m00s/m);
+    assert.match(dry.stdout, /^# {3}resources: cpu 1, memory 256Mi; run timeout 5m/m);
+    assert.match(dry.stdout, /^# {3}ephemeral storage: request 1Gi, limit 2Gi/m);
+
+    const clamped = await runCli(args("limits-clamped", clamp), { timeoutMs: 400_000 });
+    assert.equal(clamped.code, 0, `${clamped.stdout}\n${clamped.stderr}`);
+    assert.match(clamped.stderr, /warning: resources\.memory: 1Gi is over limits\.maxMemory 256Mi in --config \S+clamp\.yml: clamped to 256Mi/);
+    const log = readFileSync(join(dir, "limits-clamped", "run.log"), "utf8");
+    assert.match(log, /resources\.memory: 1Gi is over limits\.maxMemory 256Mi in --config \S+clamp\.yml: clamped to 256Mi/, log);
+    assert.match(clamped.stdout, /^memory\.max 268435456$/m, "the pod ran with the clamped memory limit");
+    const created = cluster.objectHistory().changes.find((change) => change.resource.startsWith("jobs") && change.type === "ADDED" && change.object.metadata.name.includes("limits-clamped"));
+    assert.deepEqual(created?.object.spec.template.spec.containers[0].resources, { requests: { cpu: "1", memory: "256Mi", "ephemeral-storage": "1Gi" }, limits: { memory: "256Mi", "ephemeral-storage": "2Gi" } });
+    await assertNothingLeft(cluster);
+  });
+});
