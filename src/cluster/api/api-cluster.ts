@@ -7,6 +7,7 @@ import { finished } from "node:stream/promises";
 import type { AppliedObjects, ApplyAction, CallOptions, Cluster, CredentialObjectSet, Namespace, ServerVersion, SyncOutcome, TransportFacts, WatchOptions } from "../cluster.js";
 import { ClusterError, CutStreamError, NotFoundError, UnauthorizedError } from "../errors.js";
 import { STATUS_TAG_PREFIX, type ExecEnd, type ExecRequest, type ExecSession } from "../exec.js";
+import { readServerVersion } from "../server-version.js";
 import { MANAGED_SELECTOR } from "../../k8s/labels.js";
 import type { ApiClient } from "./api-client.js";
 import { openExecSocket } from "./exec-socket.js";
@@ -222,7 +223,7 @@ export class ApiCluster implements Cluster {
   }
 
   async getServerVersion(options?: CallOptions): Promise<ServerVersion> {
-    const version = readVersion(await this.#call("GET", "/version", "get", "version", options));
+    const version = readServerVersion(await this.#call("GET", "/version", "get", "version", options));
     if (!version) throw new ClusterError("other", "the API server did not say its version");
     return version;
   }
@@ -349,16 +350,6 @@ function readItems<T>(list: unknown): T[] {
   return items as T[];
 }
 
-function readVersion(value: unknown): ServerVersion | undefined {
-  if (typeof value !== "object" || value === null) return undefined;
-  const { gitVersion, major, minor } = value as { gitVersion?: unknown; major?: unknown; minor?: unknown };
-  if (typeof gitVersion !== "string") return undefined;
-  const fromGit = /^v(\d+)\.(\d+)/.exec(gitVersion);
-  const majorNumber = Number.parseInt(String(major ?? fromGit?.[1] ?? ""), 10);
-  const minorNumber = Number.parseInt(String(minor ?? fromGit?.[2] ?? ""), 10);
-  if (!Number.isFinite(majorNumber) || !Number.isFinite(minorNumber)) return undefined;
-  return { gitVersion, major: majorNumber, minor: minorNumber };
-}
 
 function describeSyncFailure(status: number, body: string): string {
   try {

@@ -1,17 +1,6 @@
 // Reads `kubectl version -o json`: the client's version and, when the server was reached, the server's.
 import type { ServerVersion } from "../cluster.js";
-
-function readVersion(value: unknown): ServerVersion | undefined {
-  if (typeof value !== "object" || value === null) return undefined;
-  const { gitVersion, major, minor } = value as { gitVersion?: unknown; major?: unknown; minor?: unknown };
-  if (typeof gitVersion !== "string") return undefined;
-  // `minor` may carry a suffix ("28+" on some distributions); gitVersion is the fallback.
-  const fromGit = /^v(\d+)\.(\d+)/.exec(gitVersion);
-  const majorNumber = Number.parseInt(String(major ?? fromGit?.[1] ?? ""), 10);
-  const minorNumber = Number.parseInt(String(minor ?? fromGit?.[2] ?? ""), 10);
-  if (!Number.isFinite(majorNumber) || !Number.isFinite(minorNumber)) return undefined;
-  return { gitVersion, major: majorNumber, minor: minorNumber };
-}
+import { readServerVersion } from "../server-version.js";
 
 /** The client and server versions in kubectl's JSON (either may be missing: the server one when it was not reached). */
 export function parseVersionOutput(stdout: string): { client?: ServerVersion; server?: ServerVersion } {
@@ -21,7 +10,7 @@ export function parseVersionOutput(stdout: string): { client?: ServerVersion; se
   } catch {
     return {};
   }
-  const client = readVersion(parsed?.clientVersion);
-  const server = readVersion(parsed?.serverVersion);
+  const client = readServerVersion(parsed?.clientVersion);
+  const server = readServerVersion(parsed?.serverVersion);
   return { ...(client ? { client } : {}), ...(server ? { server } : {}) };
 }
