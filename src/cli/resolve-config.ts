@@ -7,7 +7,6 @@ import { readDuration } from "../config/duration.js";
 import { IMAGE, QUANTITY, readSize } from "../config/patterns.js";
 import { checkResourceBounds } from "../config/resource-bounds.js";
 import { InputError } from "../errors.js";
-import { BEAT_SECONDS, DEFAULT_POD_IDLE_SECONDS, MIN_POD_IDLE_SECONDS } from "../pod/keep-alive.js";
 import type { HostTarSetting } from "../transfer/host-tar.js";
 import type { RunSettings } from "../run/run-workflow.js";
 import { parseStepsFile, type StepSpec } from "../input/steps-file.js";
@@ -23,6 +22,7 @@ import { buildRunSettings } from "../run/build-run-settings.js";
 import { buildCacheBackend, readCacheFlags, resolveCacheRepo, type CacheFlags, type CacheRepoSource, type RawCacheOptions } from "./cache-options.js";
 import { checkKubeconfigReadable, resolveClusterOptions, resolveTransport, type RawClusterOptions, type TransportName } from "./cluster-options.js";
 import { readHeartbeatInterval } from "./heartbeat-interval.js";
+import { readPodIdleTimeout } from "./pod-idle-timeout.js";
 import { listKubeconfigFiles, readContextNamespace } from "./kubeconfig-namespace.js";
 import { resolveProcessIdentity } from "./process-identity.js";
 import { readKeepWarm } from "./warm-options.js";
@@ -343,16 +343,6 @@ export async function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEn
     timings: { heartbeatIntervalMs: readHeartbeatInterval(env) },
     ...(cacheRepo ? { caches: { declared: declaredCaches, off: cacheFlags.off, repoFrom: cacheRepo.from } } : {}),
   };
-}
-
-/** `--pod-idle-timeout`: a duration of at least three beats of a runner exec, so one late beat never stops the pod. */
-function readPodIdleTimeout(text: string | undefined): number {
-  if (text === undefined) return DEFAULT_POD_IDLE_SECONDS * 1000;
-  const ms = readDuration(text, "--pod-idle-timeout");
-  if (ms < MIN_POD_IDLE_SECONDS * 1000) {
-    throw new InputError(`--pod-idle-timeout expects at least ${MIN_POD_IDLE_SECONDS}s (a running exec beats every ${BEAT_SECONDS}s), got "${text}"`);
-  }
-  return ms;
 }
 
 /** What a dry run of a workflow without a checkout scans in its place: nothing (it is described, not read). */

@@ -8,6 +8,7 @@ import type { ServeConfig } from "../serve/start-service.js";
 import { readCacheFlags, type RawCacheOptions } from "./cache-options.js";
 import { CLUSTER_OPTIONS, resolveClusterOptions, type RawClusterOptions } from "./cluster-options.js";
 import { readHeartbeatInterval } from "./heartbeat-interval.js";
+import { readPodIdleTimeout } from "./pod-idle-timeout.js";
 import type { OptionSpec } from "./option-spec.js";
 import { resolveProcessIdentity } from "./process-identity.js";
 import { readKeepWarm } from "./warm-options.js";
@@ -29,6 +30,7 @@ export const SERVE_OPTIONS: readonly OptionSpec[] = [
   { flag: "--max-request-bytes <size>", description: "largest JSON request body taken (413 past it)", defaultValue: "4Mi" },
   { flag: "--max-workflow-bytes <size>", description: "largest workflow text taken (413 past it)", defaultValue: "256Ki" },
   { flag: "--pod-timeout <duration>", description: "how long a run's pod may stay Pending (default 15m)", defaultValue: "15m" },
+  { flag: "--pod-idle-timeout <duration>", description: "each run's pod stops itself after this long without a runner exec, e.g. once serve died (default 10m, at least 15s)" },
   { flag: "--max-output-bytes <size>", description: "most bytes taken back from each run's /outputs", defaultValue: "512Mi" },
   { flag: "--max-log-bytes <size>", description: "most bytes of step output each run keeps (its log is held in memory while it runs)", defaultValue: "16Mi" },
   { flag: "--keep-warm <duration>", description: "after each run's Job is deleted, leave a placeholder that keeps its node for this long" },
@@ -65,6 +67,7 @@ export interface RawServeOptions extends RawClusterOptions, RawCacheOptions {
   maxRequestBytes: string;
   maxWorkflowBytes: string;
   podTimeout: string;
+  podIdleTimeout?: string;
   maxOutputBytes: string;
   maxLogBytes: string;
   keepWarm?: string;
@@ -124,6 +127,7 @@ export async function resolveServeConfig(raw: RawServeOptions, env: NodeJS.Proce
     defaults: {
       target: cluster.target,
       podTimeoutMs: readDuration(raw.podTimeout, "--pod-timeout"),
+      podIdleTimeoutMs: readPodIdleTimeout(raw.podIdleTimeout),
       maxOutputBytes: readSize(raw.maxOutputBytes, "--max-output-bytes"),
       maxLogBytes: readSize(raw.maxLogBytes, "--max-log-bytes"),
       ...readKeepWarm(raw.keepWarm, raw.maxWarm),

@@ -34,6 +34,8 @@ export interface SubmitRunInput {
 export interface RunDefaults {
   readonly target: ClusterTarget;
   readonly podTimeoutMs: number;
+  /** Each run's pod stops itself after this long without a runner exec (`--pod-idle-timeout`); absent: 10 min. */
+  readonly podIdleTimeoutMs?: number;
   readonly maxOutputBytes: number;
   readonly maxLogBytes: number;
   readonly keepWarm?: { readonly seconds: number; readonly maxWarm: number };
@@ -130,6 +132,7 @@ export async function prepareSubmission(input: SubmitRunInput, runId: string, st
     ...(sharedStepsDir ? { sharedStepsDir } : {}),
     outDir,
     podTimeoutMs: defaults.podTimeoutMs,
+    ...(defaults.podIdleTimeoutMs === undefined ? {} : { podIdleTimeoutMs: defaults.podIdleTimeoutMs }),
     maxOutputBytes: defaults.maxOutputBytes,
     maxLogBytes: defaults.maxLogBytes,
     secrets,

@@ -20,6 +20,12 @@ describe("serve's options", () => {
     assert.deepEqual(config.transport, { setting: { target: config.defaults.target, kubectlPath: "/opt/kubectl", transport: "api" }, env: { KNOTLESS_KUBECTL: "/opt/kubectl" } });
   });
 
+  it("take --pod-idle-timeout for every run (default 10m) and refuse one under 15s", async () => {
+    assert.equal((await resolveServeConfig(RAW, {})).defaults.podIdleTimeoutMs, 600_000);
+    assert.equal((await resolveServeConfig({ ...RAW, podIdleTimeout: "20s" }, {})).defaults.podIdleTimeoutMs, 20_000);
+    await assert.rejects(resolveServeConfig({ ...RAW, podIdleTimeout: "5s" }, {}), /--pod-idle-timeout expects at least 15s/);
+  });
+
   it("take --transport kubectl over the api default", async () => {
     const config = await resolveServeConfig({ ...RAW, transport: "kubectl" }, {});
     assert.equal(config.transport.setting.transport, "kubectl");

@@ -21,3 +21,11 @@ describe("a submission's overrides", () => {
     }
   });
 });
+
+describe("a submission's settings", () => {
+  it("carry the service's --pod-idle-timeout into the run's settings", async () => {
+    const prepared = await prepareSubmission({ workflow: WORKFLOW }, "r2", "/nonexistent-state", { ...DEFAULTS, podIdleTimeoutMs: 20_000 });
+    assert.equal(prepared.kind, "run");
+    assert.equal(prepared.kind === "run" ? prepared.settings.podIdleTimeoutMs : undefined, 20_000);
+  });
+});
