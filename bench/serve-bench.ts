@@ -1,6 +1,6 @@
 // `serve` under concurrent runs on the local cluster: peak RSS of the service alone and with its children (kubectl), marginal memory per run, and submit → first step output.
 // Usage: npm run build && node dist/bench/serve-bench.js [--runs 5,10] [--sleep 15] [--single N] [--transport api|kubectl] (--runs 0 for none)
-import { execFile, spawn } from "node:child_process";
+import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -33,10 +33,10 @@ async function sampleRss(pid: number): Promise<{ self: number; tree: number; chi
   return { self: rss.get(pid) ?? 0, tree, children };
 }
 
-async function measure(runs: number, sleepSeconds: number, kubeconfig: string, kubectl: string, dir: string): Promise<string> {
-  const state = join(dir, `state-${runs}`);
-  const tokenFile = join(dir, "token");
-  const child = spawn(process.execPath, [CLI, "serve", "--listen", "127.0.0.1:0", "--state-dir", state, "--token-file", tokenFile, "--kubeconfig", kubeconfig, "--kubectl", kubectl, "--transport", transport, "--skip-warm", "--max-runs", String(runs)], { stdio: ["ignore", "pipe", "inherit"] });
+/** Starts `serve` on a free loopback port with the bench's transport; resolves once it says where it listens. */
+async function startServe([state, tokenFile, kubeconfig, kubectl]: readonly [string, string, string, string], extra: readonly string[] = []): Promise<{ child: ChildProcess; url: string }> {
+  const args = ["serve", "--listen", "127.0.0.1:0", "--state-dir", state, "--token-file", tokenFile, "--kubeconfig", kubeconfig, "--kubectl", kubectl, "--transport", transport, "--skip-warm", ...extra];
+  const child = spawn(process.execPath, [CLI, ...args], { stdio: ["ignore", "pipe", "inherit"] });
   const url = await new Promise<string>((resolve) => {
     let out = "";
     child.stdout!.setEncoding("utf8").on("data", (text: string) => {
@@ -45,6 +45,13 @@ async function measure(runs: number, sleepSeconds: number, kubeconfig: string, k
       if (match) resolve(match[1]!);
     });
   });
+  return { child, url };
+}
+
+async function measure(runs: number, sleepSeconds: number, kubeconfig: string, kubectl: string, dir: string): Promise<string> {
+  const state = join(dir, `state-${runs}`);
+  const tokenFile = join(dir, "token");
+  const { child, url } = await startServe([state, tokenFile, kubeconfig, kubectl], ["--max-runs", String(runs)]);
   const idle = await sampleRss(child.pid!);
   let peak = { self: idle.self, tree: idle.tree, children: 0 };
   const sampler = setInterval(() => {
@@ -86,15 +93,7 @@ async function measure(runs: number, sleepSeconds: number, kubeconfig: string, k
 /** One run through a serve process already up (submit → result) against the same workflow through `run` (spawn → exit), alternating, `times` each: medians in ms. */
 async function measureSingle(times: number, kubeconfig: string, kubectl: string, dir: string): Promise<string> {
   const state = join(dir, "state-single");
-  const child = spawn(process.execPath, [CLI, "serve", "--listen", "127.0.0.1:0", "--state-dir", state, "--token-file", join(dir, "token"), "--kubeconfig", kubeconfig, "--kubectl", kubectl, "--transport", transport, "--skip-warm"], { stdio: ["ignore", "pipe", "inherit"] });
-  const url = await new Promise<string>((resolve) => {
-    let out = "";
-    child.stdout!.setEncoding("utf8").on("data", (text: string) => {
-      out += text;
-      const match = /listening on (\S+)/.exec(out);
-      if (match) resolve(match[1]!);
-    });
-  });
+  const { child, url } = await startServe([state, join(dir, "token"), kubeconfig, kubectl]);
   const headers = { Authorization: `Bearer ${TOKEN}` };
   const text = `steps:\n  - name: main\n    command: "echo hello"\n`;
   const workflowFile = join(dir, "ci.yml");

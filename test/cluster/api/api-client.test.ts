@@ -3,13 +3,12 @@ import assert from "node:assert/strict";
 import { chmodSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { once } from "node:events";
-import { connect } from "node:net";
-import type { Duplex } from "node:stream";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { ApiClient } from "../../../src/cluster/api/api-client.js";
 import { ClusterError, ForbiddenError, TimeoutError, UnauthorizedError, UnavailableError, type ClusterErrorCode } from "../../../src/cluster/errors.js";
 import type { ResolvedKubeconfig, UserAuth } from "../../../src/cluster/api/kubeconfig.js";
+import { startConnectProxy } from "../../support/connect-proxy.js";
 import { makeTestTempDir } from "../../support/temp-dir.js";
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -117,23 +116,9 @@ describe("the API client", () => {
   });
 
   it("sends requests through a CONNECT tunnel of the kubeconfig's proxy-url, reusing the tunnel", async () => {
-    const tunnels: string[] = [];
-    const proxy = createServer();
-    proxy.on("connect", (req: IncomingMessage, client: Duplex) => {
-      tunnels.push(String(req.url));
-      const [host, port] = String(req.url).split(":");
-      const upstream = connect(Number(port), host, () => {
-        client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
-        upstream.pipe(client);
-        client.pipe(upstream);
-      });
-      upstream.on("error", () => client.destroy());
-      client.on("error", () => upstream.destroy());
-    });
-    proxy.listen(0, "127.0.0.1");
-    await once(proxy, "listening");
+    const { server: proxy, url: proxyUrl, tunnels } = await startConnectProxy();
     handler = (_req, res) => res.end('{"through":"proxy"}');
-    const client = new ApiClient({ kubeconfig: { ...kubeconfig(), proxyUrl: `http://127.0.0.1:${(proxy.address() as { port: number }).port}` }, env: {} });
+    const client = new ApiClient({ kubeconfig: { ...kubeconfig(), proxyUrl }, env: {} });
     for (let i = 0; i < 3; i++) assert.deepEqual(await client.request("GET", "/x", GET), { through: "proxy" });
     assert.deepEqual(tunnels, [new URL(base).host]);
     await client.close();

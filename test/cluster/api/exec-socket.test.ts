@@ -2,7 +2,6 @@
 import assert from "node:assert/strict";
 import { once } from "node:events";
 import { createServer, type IncomingMessage } from "node:http";
-import { connect } from "node:net";
 import type { Duplex } from "node:stream";
 import { Readable, Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -10,6 +9,7 @@ import { after, describe, it } from "node:test";
 import { WebSocketServer, type WebSocket } from "ws";
 import { openExecSocket, type ExecSocketOptions } from "../../../src/cluster/api/exec-socket.js";
 import { ClusterError, CutStreamError, ForbiddenError, UnavailableError } from "../../../src/cluster/errors.js";
+import { startConnectProxy } from "../../support/connect-proxy.js";
 
 type Session = (ws: WebSocket, req: IncomingMessage) => void;
 let session: Session = () => undefined;
@@ -160,22 +160,7 @@ describe("exec over WebSocket v5.channel.k8s.io", () => {
   });
 
   it("goes through a CONNECT tunnel of the kubeconfig's proxy-url, and reports a refused tunnel as unreachable", async () => {
-    const tunnels: string[] = [];
-    const proxy = createServer();
-    proxy.on("connect", (req: IncomingMessage, client: Duplex) => {
-      tunnels.push(String(req.url));
-      const [host, port] = String(req.url).split(":");
-      const upstream = connect(Number(port), host, () => {
-        client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
-        upstream.pipe(client);
-        client.pipe(upstream);
-      });
-      upstream.on("error", () => client.destroy());
-      client.on("error", () => upstream.destroy());
-    });
-    proxy.listen(0, "127.0.0.1");
-    await once(proxy, "listening");
-    const proxyUrl = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`;
+    const { server: proxy, url: proxyUrl, tunnels } = await startConnectProxy();
     session = (ws) => {
       ws.send(frame(1, "via proxy"));
       ws.send(exitStatus(0));
