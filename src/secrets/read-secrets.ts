@@ -1,10 +1,15 @@
 // Reads the run's secrets from a dotenv file and from --secret-env variables; errors never show a secret value.
-import { open } from "node:fs/promises";
+import { statSync } from "node:fs";
 import { parse } from "dotenv";
 import { InputError } from "../errors.js";
+import { readBoundedTextFile, type FileKind } from "../workflow/read-workflow-file.js";
 import { SECRET_NAME_PATTERN, type Secret } from "./secret.js";
 
 export { SECRET_NAME_PATTERN, type Secret } from "./secret.js";
+
+/** The largest secrets file read: a dotenv file of tokens is a few KiB. */
+export const MAX_SECRETS_FILE_BYTES = 1024 * 1024;
+const SECRETS_FILE: FileKind = { maxBytes: MAX_SECRETS_FILE_BYTES, what: "a secrets file" };
 
 const NAME_RULE = `a secret name must match ${SECRET_NAME_PATTERN.source}`;
 const EMPTY_RULE = "an empty secret would mask everything";
@@ -130,21 +135,18 @@ export function checkSecretsFileMode(mode: number, fileName: string): string | u
   return `secrets file ${fileName} is readable by ${who} (mode ${(mode & 0o777).toString(8).padStart(3, "0")}): chmod 600 ${fileName}`;
 }
 
-/** Reads and parses a secrets file; `warning` is set when its mode lets others read it. */
+/**
+ * Reads and parses a secrets file; `warning` is set when its mode lets others read it. Bounded like a workflow file:
+ * a pipe, a device or a file past MAX_SECRETS_FILE_BYTES is refused before it is read.
+ */
 export async function readSecretsFile(path: string): Promise<{ secrets: Secret[]; warning: string | undefined }> {
-  let text: string;
+  const read = readBoundedTextFile(path, SECRETS_FILE);
+  if (!read.ok) throw new InputError(read.problem, read.at ? `${path}:${read.at.line}` : path);
   let mode: number;
   try {
-    const file = await open(path, "r");
-    try {
-      mode = (await file.stat()).mode;
-      text = await file.readFile("utf8");
-    } finally {
-      await file.close();
-    }
+    mode = statSync(path).mode;
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? "error";
-    throw new InputError(`cannot read secrets file ${path} (${code})`);
+    throw new InputError(`cannot read secrets file (${(error as NodeJS.ErrnoException).code ?? "error"})`, path);
   }
-  return { secrets: parseSecretsFile(text, path), warning: checkSecretsFileMode(mode, path) };
+  return { secrets: parseSecretsFile(read.text, path), warning: checkSecretsFileMode(mode, path) };
 }

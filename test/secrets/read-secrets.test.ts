@@ -1,10 +1,11 @@
 // Tests reading secrets: dotenv files with file:line errors, --secret-env variables, merging and the file mode warning.
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { InputError } from "../../src/errors.js";
-import { checkSecretsFileMode, mergeSecrets, parseSecretsFile, readSecretsFile, readSecretsFromEnv } from "../../src/secrets/read-secrets.js";
+import { checkSecretsFileMode, MAX_SECRETS_FILE_BYTES, mergeSecrets, parseSecretsFile, readSecretsFile, readSecretsFromEnv } from "../../src/secrets/read-secrets.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
 
 /** Asserts that parsing fails with an InputError at `location` whose message matches and shows no secret value. */
@@ -156,6 +157,25 @@ describe("readSecretsFile", () => {
   });
 
   it("refuses a file that cannot be read as bad input", async () => {
-    await assert.rejects(readSecretsFile(join(dir, "missing.env")), (error: unknown) => error instanceof InputError && /ENOENT/.test(error.message));
+    await assert.rejects(readSecretsFile(join(dir, "missing.env")), (error: unknown) => error instanceof InputError && /no such file/.test(error.message));
+  });
+
+  it("refuses a named pipe at once instead of waiting for a writer", { timeout: 5_000 }, async () => {
+    const path = join(dir, "pipe.env");
+    execFileSync("mkfifo", [path]);
+    await assert.rejects(readSecretsFile(path), (error: unknown) => error instanceof InputError && /named pipe/.test(error.message) && error.message.includes(path));
+  });
+
+  it("refuses a device and a file past the bound without reading it whole", async () => {
+    await assert.rejects(readSecretsFile("/dev/zero"), (error: unknown) => error instanceof InputError && /character device/.test(error.message));
+    const path = join(dir, "huge.env");
+    writeFileSync(path, `A=${"x".repeat(MAX_SECRETS_FILE_BYTES)}\n`);
+    await assert.rejects(readSecretsFile(path), (error: unknown) => error instanceof InputError && /more than the 1 MiB/.test(error.message));
+  });
+
+  it("refuses bytes that are not UTF-8 at their line, never showing the value", async () => {
+    const path = join(dir, "latin1.env");
+    writeFileSync(path, Buffer.from("A=ok\nTOKEN=caf\xe9secret\n", "latin1"));
+    await assert.rejects(readSecretsFile(path), (error: unknown) => error instanceof InputError && /not UTF-8/.test(error.message) && /:2/.test(error.message) && !error.message.includes("hunter2"));
   });
 });
