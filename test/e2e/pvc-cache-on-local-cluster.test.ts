@@ -36,9 +36,9 @@ describe("the PVC cache backend on the local cluster", { skip }, () => {
   });
 
   /** Creates the runner's Job with the claim, waits for its pod to run, and returns an exec into it and the Job's name. */
-  async function startRun(run: string, image: string): Promise<{ exec: PodExec; done: () => Promise<void> }> {
+  async function startRun(run: string, image: string, repo = "did:plc:e2e/knot"): Promise<{ exec: PodExec; done: () => Promise<void> }> {
     const jobName = `knotless-run-${run}`;
-    const manifest = buildJobManifest({ jobName, namespace: NAMESPACE, runId: run, runIdLabel: run, image, cpu: "100m", memory: "128Mi", budgetSeconds: 600, createToken: "t", cacheClaim: CLAIM });
+    const manifest = buildJobManifest({ jobName, namespace: NAMESPACE, runId: run, runIdLabel: run, image, cpu: "100m", memory: "128Mi", budgetSeconds: 600, createToken: "t", cacheClaim: { claim: CLAIM, repo } });
     const created = await kubectl.run(["--kubeconfig", cluster.kubeconfigPath, "create", "-f", "-", "-o", "name"], { stdin: JSON.stringify(manifest) });
     assert.equal(created.exitCode, 0, created.stderr);
     const podOf = () => cluster.objects("pods", NAMESPACE).find((p) => p.metadata.labels?.["job-name"] === jobName);
@@ -86,4 +86,5 @@ describe("the PVC cache backend on the local cluster", { skip }, () => {
       }
     });
   }
+
 });
