@@ -1,11 +1,12 @@
 // The node: runs every Pod object as a podman pod, mirrors podman's container state into pod status, applies pod faults.
-
+import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
 import { CLAIMS_STORE_KEY, listPodClaimNames, type ClaimStorage } from "./claims.js";
 import type { EventRecorder } from "./events.js";
 import type { FaultInjector } from "./faults.js";
 import type { NodePool } from "./node-pool.js";
 import { applyContainerStates, setCondition } from "./pod-status.js";
-import { buildPodmanPod, formatPodmanContainerName, type EnvLookup } from "./podman-pod-yaml.js";
+import { buildPodmanPod, formatPodmanContainerName, isSafeSubPath, type EnvLookup } from "./podman-pod-yaml.js";
 import type { PodmanClient, PodmanContainer } from "./podman.js";
 import type { ObjectStore } from "./store.js";
 import { formatTimestamp } from "./time.js";
@@ -311,6 +312,14 @@ export class Kubelet {
         return undefined;
       }
       dirs[name] = await claims.ensureDirectory(claim);
+    }
+    // A claim mounted with a subPath: the kubelet makes the directory when it is missing, as a real one does.
+    const claimOfVolume = new Map<string, string>((pod.spec?.volumes ?? []).flatMap((v: any) => (dirs[v?.persistentVolumeClaim?.claimName] === undefined ? [] : [[v.name, dirs[v.persistentVolumeClaim.claimName]!]])));
+    for (const c of pod.spec?.containers ?? []) {
+      for (const m of c.volumeMounts ?? []) {
+        const dir = claimOfVolume.get(m.name);
+        if (dir !== undefined && typeof m.subPath === "string" && m.subPath !== "" && isSafeSubPath(m.subPath)) await mkdir(join(dir, m.subPath), { recursive: true });
+      }
     }
     return dirs;
   }

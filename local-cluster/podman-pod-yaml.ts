@@ -1,5 +1,6 @@
 // Pure builder of the Pod YAML that `podman kube play` runs for a cluster pod: only what podman honours, images never pulled.
 
+import { join } from "node:path";
 import { stringify } from "yaml";
 import type { KubeObject } from "./types.js";
 
@@ -83,6 +84,11 @@ function pickSecurityContext(context: Record<string, unknown> | undefined, keys:
   return Object.keys(picked).length > 0 ? picked : undefined;
 }
 
+/** A volumeMount's subPath as the API server accepts it: relative, no `..` element. */
+export function isSafeSubPath(subPath: string): boolean {
+  return !subPath.startsWith("/") && !subPath.split("/").includes("..");
+}
+
 export function buildPodmanPod(input: PodmanPodInput): PodmanPodPlan {
   const { pod, podmanName } = input;
   const warnings: string[] = [];
@@ -90,6 +96,9 @@ export function buildPodmanPod(input: PodmanPodInput): PodmanPodPlan {
   const spec = pod.spec ?? {};
   const claimDirectories = input.claimDirectories ?? {};
   const readOnlyClaims = new Set<string>((spec.volumes ?? []).filter((v: any) => v.persistentVolumeClaim?.readOnly).map((v: any) => v.name));
+  const claimOfVolume = new Map<string, string>((spec.volumes ?? []).flatMap((v: any) => (claimDirectories[v.persistentVolumeClaim?.claimName] === undefined ? [] : [[v.name, claimDirectories[v.persistentVolumeClaim.claimName]!]])));
+  /** A claim mounted with a subPath becomes a hostPath volume of its own at that directory (the kubelet made it). */
+  const subPathVolumes: object[] = [];
   const containers = (spec.containers ?? []).map((c: any) => {
     containerNames[c.name] = formatPodmanContainerName(podmanName, c.name);
     const securityContext = pickSecurityContext(c.securityContext, CONTAINER_SECURITY_KEYS, `container ${c.name}:`, warnings);
@@ -102,11 +111,18 @@ export function buildPodmanPod(input: PodmanPodInput): PodmanPodPlan {
       ...(c.workingDir ? { workingDir: c.workingDir } : {}),
       env: resolveEnv(c.env, input.lookup, warnings),
       ...(c.resources && Object.keys(c.resources).length > 0 ? { resources: c.resources } : {}),
-      volumeMounts: (c.volumeMounts ?? []).map((m: any) => ({
-        name: formatPodmanVolumeName(podmanName, m.name),
-        mountPath: m.mountPath,
-        ...(m.readOnly || readOnlyClaims.has(m.name) ? { readOnly: true } : {}),
-      })),
+      volumeMounts: (c.volumeMounts ?? []).map((m: any) => {
+        let name = formatPodmanVolumeName(podmanName, m.name);
+        const claimDir = claimOfVolume.get(m.name);
+        if (typeof m.subPath === "string" && m.subPath !== "") {
+          if (claimDir === undefined || !isSafeSubPath(m.subPath)) warnings.push(`container ${c.name}: the subPath ${JSON.stringify(m.subPath)} of volume ${m.name} is not honoured by the local cluster (only a relative one, without .., on a claim); the whole volume is mounted`);
+          else {
+            name = formatPodmanVolumeName(podmanName, `${m.name}-sub${subPathVolumes.length}`);
+            subPathVolumes.push({ name, hostPath: { path: join(claimDir, m.subPath), type: "Directory" } });
+          }
+        }
+        return { name, mountPath: m.mountPath, ...(m.readOnly || readOnlyClaims.has(m.name) ? { readOnly: true } : {}) };
+      }),
       ...(securityContext ? { securityContext } : {}),
       ...(c.stdin ? { stdin: true } : {}),
       ...(c.tty ? { tty: true } : {}),
@@ -123,7 +139,7 @@ export function buildPodmanPod(input: PodmanPodInput): PodmanPodPlan {
       restartPolicy: spec.restartPolicy === "Always" ? "Always" : spec.restartPolicy === "OnFailure" ? "OnFailure" : "Never",
       terminationGracePeriodSeconds: spec.terminationGracePeriodSeconds ?? 30,
       ...(podSecurityContext ? { securityContext: podSecurityContext } : {}),
-      volumes: convertVolumes(podmanName, spec.volumes, claimDirectories, warnings),
+      volumes: [...convertVolumes(podmanName, spec.volumes, claimDirectories, warnings), ...subPathVolumes],
       containers,
     },
   };

@@ -1,4 +1,4 @@
-// Where the PVC cache backend keeps entries on the claim: one directory per repository, two files per key.
+// Where the PVC cache backend keeps entries on the claim: one directory per repository (all a run's pod mounts), two files per key.
 import { createHash } from "node:crypto";
 
 /** Where the Job's pod mounts the cache claim (`--cache-pvc NAME`). */
@@ -37,4 +37,15 @@ export function hashCacheName(text: string): string {
 /** The directory of one repository's entries in the pod. */
 export function formatRepoDir(repo: string): string {
   return `${PVC_CACHE_MOUNT_PATH}/${hashCacheName(repo)}`;
+}
+
+/**
+ * The run container's mount of the claim: only the repository's directory (`subPath`, which the kubelet creates when
+ * it is missing), at the path it has in the layout above, so the in-pod scripts address it as before and the pod sees
+ * no other repository's directory. The repository is never empty (the scripts refuse an empty one; the CLI derives
+ * one from the checkout when --repo is not given).
+ */
+export function formatRepoMount(repo: string): { readonly mountPath: string; readonly subPath: string } {
+  if (repo.length === 0) throw new RangeError("the cache repository is empty");
+  return { mountPath: formatRepoDir(repo), subPath: hashCacheName(repo) };
 }

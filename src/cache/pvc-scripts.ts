@@ -115,11 +115,14 @@ if [ -f "$m" ] && touch -c "$m"; then say touched; else say missing; fi
 `;
 
 /**
- * Over the whole claim (every repository shares its space): sweeps dead temporary files and orphaned archives, then
- * removes entries, least recently used first, until the archives take at most MAXBYTES.
+ * Over the repository directories the pod sees: a run's pod mounts only its own (src/cache/pvc-layout.ts's
+ * formatRepoMount), so the budget is each repository's. Sweeps dead temporary files and orphaned archives, then
+ * removes entries, least recently used first, until the archives take at most MAXBYTES. Its list file goes in a
+ * repository directory: /knotless-cache itself is the image's, not the claim's, and may not be writable.
  */
-const EVICT_SCRIPT = `${PRELUDE}max=$1; l=$C/.evict-$2-$$; now=$(date +%s)
-[ -d $C ] || { say evicted 0 0 0; exit 0; }
+const EVICT_SCRIPT = `${PRELUDE}max=$1; now=$(date +%s); l=
+for r in $C/*/; do [ -d "$r" ] && l=$r.evict-$2-$$; done
+[ -n "$l" ] || { say evicted 0 0 0; exit 0; }
 for f in $C/*/.tmp-* $C/*/.restore-*; do
   u=$(mtime "$f") || continue
   [ $((now - u)) -gt ${STALE_TEMP_SECONDS} ] && rm -f "$f"
@@ -222,7 +225,7 @@ export function buildPvcTouchCommand(repo: string, key: string): string[] {
   return buildCommand("touch", TOUCH_SCRIPT, [hashCacheName(repo), hashCacheName(key)]);
 }
 
-/** Evicts least recently used entries of the whole claim until its archives take at most `maxBytes`; parse with parsePvcEvict. */
+/** Evicts least recently used entries of what the pod sees of the claim (its repository's directory) until its archives take at most `maxBytes`; parse with parsePvcEvict. */
 export function buildPvcEvictCommand(maxBytes: number, nonce: string): string[] {
   checkBytes(maxBytes);
   checkNonce(nonce);

@@ -44,6 +44,11 @@ export interface ExecutorSettings {
    */
   readonly podIdleTimeoutMs?: number;
   readonly maxOutputBytes: number;
+  /**
+   * Most bytes of step output the run's logs keep (DEFAULT_MAX_LOG_BYTES, 64 MiB, when absent; see OutputBudget); also
+   * the pod's bound on each of a step's two output files there, past which the helper drops and counts the rest.
+   */
+  readonly maxLogBytes?: number;
   readonly keep: boolean;
   /**
    * The host tar that packs the upload when it is GNU tar 1.29 or later (probed once per process), and the

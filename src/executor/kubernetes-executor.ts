@@ -62,7 +62,7 @@ export function buildRunManifest(ctx: Pick<ExecutorContext, "settings">, createT
     budgetSeconds: Math.ceil(s.timeoutMs / 1000),
     createToken,
     ...(s.owner ? { owner: s.owner } : {}),
-    ...(s.cacheBackend?.kind === "pvc" && (s.caches?.length ?? 0) > 0 ? { cacheClaim: s.cacheBackend.claim } : {}),
+    ...(s.cacheBackend?.kind === "pvc" && (s.caches?.length ?? 0) > 0 ? { cacheClaim: { claim: s.cacheBackend.claim, repo: s.cacheBackend.repo } } : {}),
     ...(s.podIdleTimeoutMs === undefined ? {} : { podIdleSeconds: Math.ceil(s.podIdleTimeoutMs / 1000) }),
     ...(s.placement ? { placement: s.placement } : {}),
     ...(s.ephemeralStorage ? { ephemeralStorage: s.ephemeralStorage } : {}),

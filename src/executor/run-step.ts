@@ -6,6 +6,7 @@ import { describeRefusal } from "../cluster/refusal.js";
 import { runExec } from "../cluster/run-exec.js";
 import { FollowFrameParser, FollowProtocolError, type FollowFrame } from "../pod/follow-frames.js";
 import { helperCommand } from "../pod/helper-script.js";
+import { DEFAULT_MAX_LOG_BYTES } from "../events/output-budget.js";
 import { retry, type AttemptOutcome } from "../util/retry.js";
 import { buildPodExec, type ExecutorContext } from "./context.js";
 import type { RunPod, StepOutcome } from "./executor.js";
@@ -32,6 +33,12 @@ export async function runStep(ctx: ExecutorContext, pod: RunPod, index: number, 
     const text = decoders[stream].write(data);
     if (text) ctx.emit({ kind: "step-output", index, stream, text });
   };
+  const droppedSaid = new Set<"stdout" | "stderr">(); // a reconnecting follow says it again
+  const onDropped = (frame: Extract<FollowFrame, { type: "dropped" }>): void => {
+    if (droppedSaid.has(frame.stream)) return;
+    droppedSaid.add(frame.stream);
+    ctx.emit({ kind: "notice", level: "warning", message: describePodDrop(index, frame, ctx.settings.maxLogBytes ?? DEFAULT_MAX_LOG_BYTES) });
+  };
   let spawned = false;
   try {
     const outcome = await retry(
@@ -45,11 +52,11 @@ export async function runStep(ctx: ExecutorContext, pod: RunPod, index: number, 
       async (): Promise<AttemptOutcome<StepOutcome>> => {
         const command = started ? helperCommand.follow(index, offsets.stdout, offsets.stderr) : helperCommand.run(index);
         spawned = true;
-        const end = await followOnce(ctx, pod, command, deadline.signal, onData);
+        const end = await followOnce(ctx, pod, command, deadline.signal, onData, onDropped);
         if (ctx.signal.aborted) throw new CancelledError();
         if (end.kind === "deadline") {
           await stopStepProcesses(ctx, pod, index, "timed out");
-          await readTimedOutOutput(ctx, pod, index, offsets, onData);
+          await readTimedOutOutput(ctx, pod, index, offsets, onData, onDropped);
           return { done: true, value: { status: "timeout", exitCode: null, timedOut: true } };
         }
         if (end.kind === "final") {
@@ -86,6 +93,15 @@ export async function runStep(ctx: ExecutorContext, pod: RunPod, index: number, 
   }
 }
 
+/** The log's line for output the pod dropped past its bound (src/pod/helper-script.ts's `keep`). */
+export function describePodDrop(index: number, frame: { readonly stream: "stdout" | "stderr"; readonly bytes: number | undefined }, boundBytes: number): string {
+  const what = frame.bytes === undefined ? "the rest of it was dropped in the pod (uncounted: the step was stopped first)" : `${frame.bytes} more bytes were dropped in the pod`;
+  return (
+    `step ${index + 1}'s ${frame.stream} passed the pod's output bound of ${boundBytes} bytes (--max-log-bytes): ${what}, ` +
+    "written to no file and no log (the step went on running); result.json's logs.droppedBytes does not count them"
+  );
+}
+
 /** Stops a cancelled step's processes under the clean-up signal; a failure is a warning (teardown deletes the pod). */
 async function stopCancelledStep(ctx: ExecutorContext, pod: RunPod, index: number): Promise<void> {
   const cleanup: ExecutorContext = { ...ctx, signal: ctx.cleanupSignal() };
@@ -104,6 +120,7 @@ async function followOnce(
   command: readonly string[],
   deadline: AbortSignal,
   onData: (stream: "stdout" | "stderr", data: Buffer) => void,
+  onDropped: (frame: Extract<FollowFrame, { type: "dropped" }>) => void,
 ): Promise<FollowEnd> {
   if (deadline.aborted) return { kind: "deadline" };
   // stdin is held open and never written: its end is how the pod learns that this runner stopped following.
@@ -122,6 +139,8 @@ async function followOnce(
         if (frame.type === "stdout" || frame.type === "stderr") {
           progressed = true;
           onData(frame.type, frame.data);
+        } else if (frame.type === "dropped") {
+          onDropped(frame);
         } else if (frame.type !== "heartbeat") {
           final = { kind: "final", frame };
           setTimeout(() => exec.kill(), ctx.timings.execLingerMs).unref();
@@ -178,12 +197,13 @@ async function readTimedOutOutput(
   index: number,
   offsets: { readonly stdout: number; readonly stderr: number },
   onData: (stream: "stdout" | "stderr", data: Buffer) => void,
+  onDropped: (frame: Extract<FollowFrame, { type: "dropped" }>) => void,
 ): Promise<void> {
   const bound = new AbortController();
   const timer = setTimeout(() => bound.abort(), ctx.timings.timedOutOutputMs);
   let why: string | undefined;
   try {
-    const end = await followOnce(ctx, pod, helperCommand.follow(index, offsets.stdout, offsets.stderr), bound.signal, onData);
+    const end = await followOnce(ctx, pod, helperCommand.follow(index, offsets.stdout, offsets.stderr), bound.signal, onData, onDropped);
     if (end.kind === "deadline") why = `no end after ${ctx.timings.timedOutOutputMs} ms`;
     else if (end.kind === "cut") why = `${end.end.how}: ${describeExecSaid(end.end)}`;
   } catch (error) {

@@ -29,12 +29,16 @@ const STEPS_ROOT = "steps";
  * shared-steps directory, so one GNU tar names every member as it lands under `/` (`work/src/main.c` is read through
  * the link, the link itself is never archived). Secrets are never staged: they go over their own exec's stdin.
  */
-export async function stageRunnerFiles(settings: Pick<ExecutorSettings, "steps" | "checkoutDir" | "sharedStepsDir" | "env" | "shell" | "secrets">): Promise<string> {
+export async function stageRunnerFiles(settings: Pick<ExecutorSettings, "steps" | "checkoutDir" | "sharedStepsDir" | "env" | "shell" | "secrets" | "maxLogBytes">): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), "knotless-runner-"));
   const runner = join(dir, RUNNER_ROOT);
   await mkdir(join(runner, "steps"), { recursive: true });
   await mkdir(join(runner, "env"));
-  const helper = buildHelperScript({ shell: readStepShell(settings.shell), secrets: (settings.secrets?.length ?? 0) > 0 });
+  const helper = buildHelperScript({
+    shell: readStepShell(settings.shell),
+    secrets: (settings.secrets?.length ?? 0) > 0,
+    ...(settings.maxLogBytes === undefined ? {} : { outputBoundBytes: settings.maxLogBytes }),
+  });
   await writeFile(join(runner, "helper.sh"), helper, { mode: 0o755 });
   await writeFile(join(runner, "env", "run.env"), buildEnvFile(settings.env), { mode: 0o644 });
   await writeFile(join(runner, "env", "carried.env"), "", { mode: 0o644 });

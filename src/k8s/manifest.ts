@@ -1,7 +1,7 @@
 // Builds the run's batch/v1 Job manifest: a pure function of the run's settings.
 import type { IJob } from "kubernetes-models/batch/v1/Job";
 import type { IContainer } from "kubernetes-models/v1/Container";
-import { PVC_CACHE_MOUNT_PATH, PVC_CACHE_VOLUME } from "../cache/pvc-layout.js";
+import { formatRepoMount, PVC_CACHE_VOLUME } from "../cache/pvc-layout.js";
 import { buildKeepAliveScript, DEFAULT_POD_IDLE_SECONDS } from "../pod/keep-alive.js";
 import { POD_VOLUMES, POD_WORK_DIR } from "../pod/paths.js";
 import { RUN_CONTAINER } from "./names.js";
@@ -31,10 +31,12 @@ export interface JobManifestInput {
   /** The runner process, recorded on the Job for `list` and for operators; absent, no owner annotation. */
   readonly owner?: ProcessIdentity;
   /**
-   * The PersistentVolumeClaim of the PVC cache backend (`--cache-pvc`, settings.cacheBackend.claim), mounted at
-   * /knotless-cache. The operator creates it once; the runner never creates or deletes it. Absent: no cache volume.
+   * The PersistentVolumeClaim of the PVC cache backend (`--cache-pvc`, settings.cacheBackend.claim) and the repository
+   * the run's caches belong to: only that repository's directory of the claim is mounted (src/cache/pvc-layout.ts's
+   * formatRepoMount), so a run can neither read nor write another repository's entries. The operator creates the
+   * claim once; the runner never creates or deletes it. Absent: no cache volume.
    */
-  readonly cacheClaim?: string;
+  readonly cacheClaim?: { readonly claim: string; readonly repo: string };
   /** Seconds without a runner exec after which the pod stops itself (`--pod-idle-timeout`); default 600. */
   readonly podIdleSeconds?: number;
   /** The pod's nodeSelector and runtimeClassName (a workflow's `architecture`, the microvm engine's configuration). */
@@ -102,14 +104,14 @@ export function buildJobManifest(input: JobManifestInput): IJob {
               },
               volumeMounts: [
                 ...POD_VOLUMES.map(({ name, mountPath }) => ({ name, mountPath })),
-                ...(input.cacheClaim === undefined ? [] : [{ name: PVC_CACHE_VOLUME, mountPath: PVC_CACHE_MOUNT_PATH }]),
+                ...(input.cacheClaim === undefined ? [] : [{ name: PVC_CACHE_VOLUME, ...formatRepoMount(input.cacheClaim.repo) }]),
               ],
             },
             ...(input.extraContainers ?? []),
           ],
           volumes: [
             ...POD_VOLUMES.map(({ name, medium }) => ({ name, emptyDir: medium ? { medium } : {} })),
-            ...(input.cacheClaim === undefined ? [] : [{ name: PVC_CACHE_VOLUME, persistentVolumeClaim: { claimName: input.cacheClaim } }]),
+            ...(input.cacheClaim === undefined ? [] : [{ name: PVC_CACHE_VOLUME, persistentVolumeClaim: { claimName: input.cacheClaim.claim } }]),
           ],
         },
       },

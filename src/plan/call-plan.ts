@@ -74,7 +74,7 @@ function planPvcCacheCalls(settings: ExecutorSettings, backend: { readonly repo:
     save: caches.flatMap((cache) => [
       // createdAt 0 stands for the save's time: the plan stays a function of the settings.
       { args: exec(buildPvcSaveCommand({ repo: backend.repo, key: cache.key, paths: cache.paths, maxBytes: backend.maxBytes, createdAt: 0, nonce })), note: `after a successful run, unless ${JSON.stringify(cache.key)} was hit exactly: packed on the claim, committed with ln (another run's save of the key first: exists)` },
-      { args: exec(buildPvcEvictCommand(backend.maxBytes, nonce)), note: "only after a save: least recently used entries of the claim removed down to the budget" },
+      { args: exec(buildPvcEvictCommand(backend.maxBytes, nonce)), note: "only after a save: least recently used entries of the repository's directory on the claim removed down to the budget" },
     ]),
   };
 }

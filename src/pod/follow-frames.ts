@@ -4,6 +4,8 @@ export type FollowFrame =
   | { readonly type: "stdout"; readonly data: Buffer }
   | { readonly type: "stderr"; readonly data: Buffer }
   | { readonly type: "heartbeat" }
+  /** Bytes of the stream the pod dropped past its output bound; undefined when the step was stopped before they were counted. */
+  | { readonly type: "dropped"; readonly stream: "stdout" | "stderr"; readonly bytes: number | undefined }
   /** The exit file's content, as written by the step's wrapper in the pod. */
   | { readonly type: "exit"; readonly code: number }
   | { readonly type: "killed" }
@@ -64,6 +66,8 @@ export class FollowFrameParser {
       return undefined;
     }
     if (header === "H") return { type: "heartbeat" };
+    const dropped = /^D ([OE]) (\d{1,15}|\?)$/.exec(header);
+    if (dropped) return { type: "dropped", stream: dropped[1] === "O" ? "stdout" : "stderr", bytes: dropped[2] === "?" ? undefined : Number(dropped[2]) };
     const exit = /^X (\d{1,3})$/.exec(header);
     if (exit) {
       this.#ended = true;

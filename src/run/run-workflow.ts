@@ -26,8 +26,6 @@ import { collectArtifacts, findMissingRequired, skipArtifacts } from "../artifac
 /** The run's settings: the executor's, plus what only the run itself uses. */
 export type RunSettings = ExecutorSettings & {
   readonly stepTimeoutMs?: number;
-  /** Most bytes of step output the sinks get for the whole run (DEFAULT_MAX_LOG_BYTES, 64 MiB, when absent); see OutputBudget. */
-  readonly maxLogBytes?: number;
   /** The workflow file the run came from, for the result (src/run/plan-workflow-run.ts); absent for a steps file. */
   readonly workflow?: WorkflowSummary;
 };

@@ -8,6 +8,7 @@ import { createClusterPodExec, createPvcCacheDriver, type PodExec } from "../../
 import { KubectlCluster } from "../../src/cluster/kubectl/kubectl-cluster.js";
 import { parsePvcList } from "../../src/cache/pvc-output.js";
 import { buildPvcListCommand } from "../../src/cache/pvc-scripts.js";
+import { hashCacheName } from "../../src/cache/pvc-layout.js";
 import type { ClusterTarget } from "../../src/cluster/kubectl/kubectl-args.js";
 import { Kubectl } from "../../src/cluster/kubectl/kubectl.js";
 import { buildJobManifest } from "../../src/k8s/manifest.js";
@@ -36,9 +37,9 @@ describe("the PVC cache backend on the local cluster", { skip }, () => {
   });
 
   /** Creates the runner's Job with the claim, waits for its pod to run, and returns an exec into it and the Job's name. */
-  async function startRun(run: string, image: string): Promise<{ exec: PodExec; done: () => Promise<void> }> {
+  async function startRun(run: string, image: string, repo = "did:plc:e2e/knot"): Promise<{ exec: PodExec; done: () => Promise<void> }> {
     const jobName = `knotless-run-${run}`;
-    const manifest = buildJobManifest({ jobName, namespace: NAMESPACE, runId: run, runIdLabel: run, image, cpu: "100m", memory: "128Mi", budgetSeconds: 600, createToken: "t", cacheClaim: CLAIM });
+    const manifest = buildJobManifest({ jobName, namespace: NAMESPACE, runId: run, runIdLabel: run, image, cpu: "100m", memory: "128Mi", budgetSeconds: 600, createToken: "t", cacheClaim: { claim: CLAIM, repo } });
     const created = await kubectl.run(["--kubeconfig", cluster.kubeconfigPath, "create", "-f", "-", "-o", "name"], { stdin: JSON.stringify(manifest) });
     assert.equal(created.exitCode, 0, created.stderr);
     const podOf = () => cluster.objects("pods", NAMESPACE).find((p) => p.metadata.labels?.["job-name"] === jobName);
@@ -86,4 +87,31 @@ describe("the PVC cache backend on the local cluster", { skip }, () => {
       }
     });
   }
+
+  it("a run of repository A sees only its own directory of the claim: B's entries can be neither read nor overwritten from it", async () => {
+    const [repoA, repoB] = ["did:plc:a/repo", "did:plc:b/repo"];
+    const spec: CacheSpec = { key: "iso-v1", restoreKeys: ["iso-"], paths: ["/work/secret"] };
+    const driverFor = (exec: PodExec, repo: string, nonce: string) => createPvcCacheDriver({ exec, repo, claim: CLAIM, maxBytes: 100 * 1024 * 1024, nonce, now: Date.now });
+    const sh = async (exec: PodExec, script: string) => (await exec(["sh", "-c", script])).stdout;
+    const b = await startRun("pvc-iso-b", IMAGES[0]!, repoB);
+    await sh(b.exec, "mkdir -p /work/secret && echo b-only > /work/secret/f");
+    const saved = await driverFor(b.exec, repoB, "b1").save(spec);
+    assert.equal(saved.status, "saved");
+    assert.equal(await sh(b.exec, "ls -A /knotless-cache"), `${hashCacheName(repoB)}\n`);
+    await b.done();
+
+    const a = await startRun("pvc-iso-a", IMAGES[0]!, repoA);
+    assert.equal(await sh(a.exec, "ls -A /knotless-cache"), `${hashCacheName(repoA)}\n`, "the pod sees only its repository's directory");
+    assert.deepEqual(await driverFor(a.exec, repoA, "a1").restore(spec), { kind: "miss" });
+    assert.equal(await sh(a.exec, "grep -rl b-only /knotless-cache / 2>/dev/null; true"), "", "B's entry is readable from A's pod");
+    // Writing where B's directory would be lands in the container's own filesystem, not on the claim.
+    await sh(a.exec, `mkdir -p /knotless-cache/${hashCacheName(repoB)} && echo poison > /knotless-cache/${hashCacheName(repoB)}/${hashCacheName(spec.key)}.meta`);
+    await a.done();
+
+    const b2 = await startRun("pvc-iso-b2", IMAGES[0]!, repoB);
+    assert.equal(await sh(b2.exec, "rm -rf /work/secret; grep -rl poison /knotless-cache; true"), "", "A's write reached B's directory");
+    assert.deepEqual(await driverFor(b2.exec, repoB, "b2").restore(spec), { kind: "exact", restoredKey: spec.key, bytes: saved.bytes });
+    assert.equal(await sh(b2.exec, "cat /work/secret/f"), "b-only\n");
+    await b2.done();
+  });
 });

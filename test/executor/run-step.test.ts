@@ -46,6 +46,25 @@ describe("runStep", { concurrency: true }, () => {
     assert.ok(events.every((e) => e.kind !== "step-output" || e.index === 1));
   });
 
+  it("says once in the log how much of a stream the pod dropped past its bound, even when a reconnect says it again", async () => {
+    const { ctx, kubectl, events, eventsOf } = buildTestContext({ settings: { maxLogBytes: 4 } });
+    kubectl.on("exec", [
+      { stdout: [frame.out("abcd"), "D O 96\n"], stderr: `${STREAM_CUT}\n`, exitCode: 1 },
+      { stdout: ["D O 96\nD E ?\n", frame.exit(0)] },
+    ]);
+    kubectl.on("get pods", podList(runningPod()));
+    assert.deepEqual(await runStep(ctx, POD, 2, FAR()), { status: "success", exitCode: 0, timedOut: false });
+    assert.deepEqual(outputOf(events, "stdout"), ["abcd"]);
+    const drops = eventsOf("notice").filter((n) => n.message.includes("output bound"));
+    assert.deepEqual(
+      drops.map((n) => [n.level, n.message]),
+      [
+        ["warning", "step 3's stdout passed the pod's output bound of 4 bytes (--max-log-bytes): 96 more bytes were dropped in the pod, written to no file and no log (the step went on running); result.json's logs.droppedBytes does not count them"],
+        ["warning", "step 3's stderr passed the pod's output bound of 4 bytes (--max-log-bytes): the rest of it was dropped in the pod (uncounted: the step was stopped first), written to no file and no log (the step went on running); result.json's logs.droppedBytes does not count them"],
+      ],
+    );
+  });
+
   it("fails with the step's exit code when the step exits 3", async () => {
     const { ctx, kubectl } = buildTestContext();
     kubectl.on("exec", { stdout: [frame.err("boom\n"), frame.exit(3)] });

@@ -33,7 +33,7 @@ const maximal: JobManifestInput = {
   memory: "4Gi",
   budgetSeconds: 7200,
   owner: { host: "ci-runner-1.example.org", pid: 4242 },
-  cacheClaim: "knotless-cache",
+  cacheClaim: { claim: "knotless-cache", repo: "did:plc:maximal/knot" },
   podIdleSeconds: 1200,
   placement: { nodeSelector: { "kubernetes.io/arch": "amd64" }, runtimeClassName: "kata" },
   extraContainers: [buildDockerDaemonContainer("docker.io/library/docker:28-dind")],
@@ -111,14 +111,18 @@ describe("buildJobManifest", () => {
     assert.deepEqual(container?.resources?.requests, { cpu: "2", memory: "4Gi", "ephemeral-storage": "2Gi" });
   });
 
-  it("mounts the cache claim at /knotless-cache only when the PVC cache backend names one", () => {
+  it("mounts only the repository's directory of the cache claim (its hash as subPath), and only when the PVC cache backend names a claim", () => {
     const without = buildJobManifest(minimal).spec?.template.spec;
     assert.equal(without?.volumes?.some((v) => v.persistentVolumeClaim !== undefined), false);
-    assert.equal(without?.containers[0]?.volumeMounts?.some((m) => m.mountPath === "/knotless-cache"), false);
-    const spec = buildJobManifest({ ...minimal, cacheClaim: "team-cache" }).spec?.template.spec;
+    assert.equal(without?.containers[0]?.volumeMounts?.some((m) => m.mountPath.startsWith("/knotless-cache")), false);
+    const spec = buildJobManifest({ ...minimal, cacheClaim: { claim: "team-cache", repo: "did:plc:a/one" } }).spec?.template.spec;
     const volume = spec?.volumes?.find((v) => v.persistentVolumeClaim !== undefined);
     assert.deepEqual(volume, { name: "cache", persistentVolumeClaim: { claimName: "team-cache" } });
-    assert.deepEqual(spec?.containers[0]?.volumeMounts?.find((m) => m.name === volume?.name), { name: "cache", mountPath: "/knotless-cache" });
+    const hash = "e965d0d10c1c62f7bdcb3b76e8a4611406f035ef4cb30dc633db4074e222bba6";
+    assert.deepEqual(spec?.containers[0]?.volumeMounts?.find((m) => m.name === volume?.name), { name: "cache", mountPath: `/knotless-cache/${hash}`, subPath: hash });
+    const other = buildJobManifest({ ...minimal, cacheClaim: { claim: "team-cache", repo: "did:plc:b/two" } }).spec?.template.spec;
+    assert.equal(other?.containers[0]?.volumeMounts?.find((m) => m.name === "cache")?.subPath, "d70c53a0fca540604f8ecb6f04ecfa373d2e965957d327f0e3d8d6f3e1fdd415", "another repository, another directory");
+    assert.throws(() => buildJobManifest({ ...minimal, cacheClaim: { claim: "team-cache", repo: "" } }), /repository is empty/);
     assert.equal(new Set(spec?.volumes?.map((v) => v.name)).size, spec?.volumes?.length, "volume names are unique");
   });
 

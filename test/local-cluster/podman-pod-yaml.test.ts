@@ -89,6 +89,33 @@ test("a claim volume becomes a hostPath bind of the claim's directory, read-only
   assert.deepEqual(plan.warnings.filter((w) => w.startsWith("volume")), [], "no volume is replaced by an empty directory");
 });
 
+test("a claim mounted with a subPath becomes a hostPath bind of that directory only; an unsafe subPath or one on an emptyDir is a warning", () => {
+  const withSub = structuredClone(pod);
+  withSub.spec.volumes = [
+    { name: "work", emptyDir: {} },
+    { name: "cache", persistentVolumeClaim: { claimName: "c1" } },
+  ];
+  withSub.spec.containers[0].volumeMounts = [
+    { name: "work", mountPath: "/work", subPath: "x" },
+    { name: "cache", mountPath: "/knotless-cache/aa", subPath: "aa" },
+    { name: "cache", mountPath: "/escape", subPath: "../other" },
+  ];
+  const plan = buildPodmanPod({ pod: withSub, podmanName: "p", extraLabels: {}, lookup: () => undefined, claimDirectories: { c1: "/claims/ci/c1-u1" } });
+  const doc = parse(plan.yaml);
+  assert.deepEqual(doc.spec.volumes, [
+    { name: "p-work", emptyDir: {} },
+    { name: "p-cache", hostPath: { path: "/claims/ci/c1-u1", type: "Directory" } },
+    { name: "p-cache-sub0", hostPath: { path: "/claims/ci/c1-u1/aa", type: "Directory" } },
+  ]);
+  assert.deepEqual(doc.spec.containers[0].volumeMounts, [
+    { name: "p-work", mountPath: "/work" },
+    { name: "p-cache-sub0", mountPath: "/knotless-cache/aa" },
+    { name: "p-cache", mountPath: "/escape" },
+  ]);
+  assert.deepEqual(plan.volumeNames, ["p-work"], "the subPath's directory is the claim's, no podman volume");
+  assert.equal(plan.warnings.filter((w) => w.includes("subPath")).length, 2, plan.warnings.join("\n"));
+});
+
 test("the podman pod keeps the securityContext podman honours and warns about the rest", () => {
   const hardened = structuredClone(pod) as any;
   hardened.spec.securityContext = { seccompProfile: { type: "RuntimeDefault" }, fsGroup: 1000 };

@@ -12,6 +12,7 @@ function collect(frames: FollowFrame[]): { stdout: string; stderr: string; rest:
   const out = { stdout: "", stderr: "", rest: [] as string[] };
   for (const frame of frames) {
     if (frame.type === "stdout" || frame.type === "stderr") out[frame.type] += frame.data.toString();
+    else if (frame.type === "dropped") out.rest.push(`dropped ${frame.stream} ${frame.bytes ?? "?"}`);
     else out.rest.push(frame.type === "exit" ? `exit ${frame.code}` : frame.type);
   }
   return out;
@@ -44,6 +45,13 @@ describe("FollowFrameParser", () => {
   it("reports killed and never-started steps as final frames", () => {
     assert.deepEqual(collect(new FollowFrameParser().push(Buffer.from("K\n"))).rest, ["killed"]);
     assert.deepEqual(collect(new FollowFrameParser().push(Buffer.from("N\n"))).rest, ["not-started"]);
+  });
+
+  it("reads the bytes the pod dropped past its bound, counted or not, before the final frame", () => {
+    const result = collect(new FollowFrameParser().push(Buffer.from("O 2\nhiD O 123456789012\nD E ?\nX 0\n")));
+    assert.deepEqual(result, { stdout: "hi", stderr: "", rest: ["dropped stdout 123456789012", "dropped stderr ?", "exit 0"] });
+    assert.throws(() => new FollowFrameParser().push(Buffer.from("D X 1\n")), FollowProtocolError);
+    assert.throws(() => new FollowFrameParser().push(Buffer.from("D O -1\n")), FollowProtocolError);
   });
 
   it("throws a protocol error on an unknown header or an endless one", () => {

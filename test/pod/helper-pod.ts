@@ -127,6 +127,7 @@ export function readFrames(stdout: Buffer): { stdout: string; stderr: string; en
   const result = { stdout: "", stderr: "", end: [] as string[] };
   for (const frame of new FollowFrameParser().push(stdout)) {
     if (frame.type === "stdout" || frame.type === "stderr") result[frame.type] += frame.data.toString();
+    else if (frame.type === "dropped") result.end.push(`dropped ${frame.stream} ${frame.bytes ?? "?"}`);
     else result.end.push(frame.type === "exit" ? `exit ${frame.code}` : frame.type);
   }
   return result;
