@@ -23,7 +23,7 @@ import { buildCacheBackend, readCacheFlags, resolveCacheRepo, type CacheFlags, t
 import { checkKubeconfigReadable, resolveClusterOptions, resolveTransport, type RawClusterOptions, type TransportName } from "./cluster-options.js";
 import { readHeartbeatInterval } from "./heartbeat-interval.js";
 import { readPodIdleTimeout } from "./pod-idle-timeout.js";
-import { listKubeconfigFiles, readContextNamespace } from "./kubeconfig-namespace.js";
+import { listKubeconfigFiles, readContextNamespace } from "../cluster/kubeconfig-namespace.js";
 import { resolveProcessIdentity } from "./process-identity.js";
 import { readKeepWarm } from "./warm-options.js";
 
