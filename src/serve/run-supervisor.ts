@@ -22,6 +22,8 @@ export interface SuperviseOptions {
   readonly createExecutor?: (ctx: ExecutorContext) => Executor;
   /** A checkout to clone into settings.checkoutDir before the run starts (a failed clone fails the run, no Job made). */
   readonly git?: { readonly spec: GitCheckoutSpec; readonly setting: GitSetting };
+  /** The workflow's warnings (what the runner configuration's limits clamped), each logged as a warning notice first. */
+  readonly warnings?: readonly string[];
   /** Told of a log file that could not be written (a full disk): the run goes on, its verdict unchanged. */
   readonly warn: (message: string) => void;
 }
@@ -59,7 +61,9 @@ export function superviseRun(options: SuperviseOptions): SupervisedRun {
     const make = options.createExecutor ?? ((ctx: ExecutorContext) => new KubernetesExecutor(ctx));
     let result: RunResult;
     try {
-      const cloneFailure = options.git ? await cloneCheckout(options.git, settings, controller.signal, createEventEmitter([...logs.map((log) => log.sink), ...options.sinks])) : undefined;
+      const emit = createEventEmitter([...logs.map((log) => log.sink), ...options.sinks]);
+      for (const message of options.warnings ?? []) emit({ kind: "notice", level: "warning", message });
+      const cloneFailure = options.git ? await cloneCheckout(options.git, settings, controller.signal, emit) : undefined;
       if (cloneFailure) {
         await writeResultFile(join(settings.outDir, "result.json"), cloneFailure);
         return cloneFailure;
