@@ -187,7 +187,7 @@ export class KubernetesExecutor implements Executor {
     const staging = await (this.#staging ??= stageRunnerFiles(this.#ctx.settings));
     this.#stagedDir = staging;
     const hostTar = await (this.#hostTar ??= chooseHostTar(this.#ctx.settings.hostTar));
-    const summary = await this.#phase("upload", () => uploadFiles(this.#ctx, pod, staging, trees, hostTar), (s) => describeUpload(s, hostTar));
+    const summary = await this.#phase("upload", () => uploadFiles(this.#ctx, pod, staging, trees, hostTar), (s) => describeUpload(s, hostTar), (s) => s.archiveBytes);
     if ((this.#ctx.settings.secrets?.length ?? 0) > 0) {
       this.#secretsSent = true;
       await this.#phase("secrets", () => deliverSecrets(this.#ctx, pod), describeSecrets);
@@ -422,7 +422,7 @@ export class KubernetesExecutor implements Executor {
     return this.#pod;
   }
 
-  #phase<T>(phase: "create" | "pod" | "upload" | "secrets" | "download", work: () => Promise<T>, describe: (value: T) => string): Promise<T> {
-    return runTimedPhase(this.#ctx.emit, phase, work, describe);
+  #phase<T>(phase: "create" | "pod" | "upload" | "secrets" | "download", work: () => Promise<T>, describe: (value: T) => string, countBytes?: (value: T) => number): Promise<T> {
+    return runTimedPhase(this.#ctx.emit, phase, work, describe, countBytes);
   }
 }

@@ -178,6 +178,8 @@ for (const transport of ["api", "kubectl"] as const) {
         assert.equal(samples.get('knotless_runner_runs{status="failed"}'), 1);
         assert.ok((samples.get("knotless_runner_pod_wait_seconds_count") ?? 0) >= 21);
         assert.ok((samples.get('knotless_runner_bytes_moved_total{direction="download"}') ?? 0) > 0);
+        // Each run's upload is at least its archive's end-of-archive blocks (1 KiB), and the checkout's README.
+        assert.ok((samples.get('knotless_runner_bytes_moved_total{direction="upload"}') ?? 0) >= 21 * 1024);
       });
     });
 
