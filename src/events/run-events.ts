@@ -2,7 +2,7 @@
 
 export type StepStatus = "success" | "failed" | "timeout" | "cancelled" | "skipped";
 export type RunStatus = "success" | "failed" | "timeout" | "cancelled";
-export type Phase = "scan" | "create" | "pod" | "upload" | "secrets" | "download" | "teardown";
+export type Phase = "scan" | "create" | "pod" | "upload" | "clone" | "secrets" | "download" | "teardown";
 
 interface Base {
   /** ISO 8601 time the event happened. */

@@ -17,7 +17,7 @@ import { buildNotMatchedResult, buildSkippedStep, type RunResult } from "../resu
 import { SECRET_NAME_PATTERN } from "../secrets/secret.js";
 import type { HostTarSetting } from "../transfer/host-tar.js";
 import type { Trigger } from "../workflow/match-trigger.js";
-import { checkGitSource, type GitCheckoutSpec, type GitSetting } from "./git-checkout.js";
+import { checkGitSource, type GitCheckoutSpec, type GitSetting } from "../run/git-checkout.js";
 import { XrpcError } from "./http-errors.js";
 
 /** The submitRun input as its lexicon (lexicons/dev/knotless/runner/submitRun.json) shapes it. */

@@ -13,7 +13,7 @@ import type { Cluster } from "../cluster/cluster.js";
 import type { RunResult } from "../result/run-result.js";
 import type { RunSettings } from "../run/run-workflow.js";
 import { EventHub } from "./event-hub.js";
-import type { GitCheckoutSpec } from "./git-checkout.js";
+import type { GitCheckoutSpec } from "../run/git-checkout.js";
 import { XrpcError } from "./http-errors.js";
 import { LogFeed, type LogSubscriber } from "./log-feed.js";
 import { checkSubmissionSize, prepareSubmission, readSubmittedRunId, type RunDefaults, type SubmissionLimits, type SubmitRunInput } from "./prepare-submission.js";

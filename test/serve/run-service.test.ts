@@ -375,15 +375,18 @@ describe("the run service", () => {
       assert.equal(existsSync(join(stateDir, "state", "runs", "g1", "checkout")), false);
     });
 
-    it("fails the run without an executor when the commit cannot be fetched, saying so in its log", async () => {
+    it("fails the run as checkout-failed when the commit cannot be fetched on the host, its clone phase saying why, no step run and the Job torn down", async () => {
       const { service, submit, stateDir, executors } = makeService();
       await submit("gone", { checkout: { git: { url: `file://${repo}`, sha: "0".repeat(40) } } });
       await service.whenIdle();
       const view = await service.getRun("gone");
       assert.equal(view.status, "failed");
       assert.equal((view.result as { errorReason: string }).errorReason, "checkout-failed");
-      assert.equal(executors.length, 0);
-      assert.match(readFileSync(join(stateDir, "state", "runs", "gone", "log.ndjson"), "utf8"), /checkout: git fetch/);
+      assert.deepEqual(executors[0]!.calls, ["setup", "teardown"]);
+      const lines = readFileSync(join(stateDir, "state", "runs", "gone", "log.ndjson"), "utf8").trim().split("\n").map((line) => JSON.parse(line) as { name?: string; status?: string; ok?: boolean; detail?: string });
+      const end = lines.find((line) => line.name === "clone" && line.status === "end");
+      assert.equal(end?.ok, false);
+      assert.match(end?.detail ?? "", /^git fetch failed \(exit 128\): .* \(cloning on the host: the image has no git\)$/);
     });
 
     it("refuses a URL with a password, an unknown scheme and a short sha before anything is recorded", async () => {
