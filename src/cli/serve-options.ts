@@ -42,7 +42,7 @@ export const SERVE_OPTIONS: readonly OptionSpec[] = [
   { flag: "--cache-pvc <name>", description: "keep the caches on this PersistentVolumeClaim in the namespace instead of --cache-dir" },
   { flag: "--no-cache", description: "restore and save no cache" },
   { flag: "--config <file>", description: "the runner configuration (YAML) every served workflow is held to, as run's --config: limits, microvm images, allowPrivileged, the pod's settings" },
-  { flag: "--git <path>", description: "the git binary that clones a submission's checkout.git on this host (default: git on PATH)" },
+  { flag: "--git <path>", description: "the git binary that clones a submission's checkout.git on this host when the run's image has no git (default: git on PATH)" },
   // serve holds many runs in one process: the API spoken in-process (one connection pool and one watch for all of
   // them) is its default, where a kubectl process per call would cost ~99 MiB a run.
   ...CLUSTER_OPTIONS.map((option) =>
