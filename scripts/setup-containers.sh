@@ -4,9 +4,11 @@ set -eu
 
 IMAGE="docker.io/library/busybox:1.36"
 DEBIAN_IMAGE="docker.io/library/debian:bookworm-slim"
-# The Debian image carries zstd, so the caches' zstd path runs in the local cluster (busybox keeps the gzip path). The
-# label marks an image this script built with it: one without the label (an older build, a pulled image) is rebuilt.
+# The Debian image carries zstd, so the caches' zstd path runs in the local cluster (busybox keeps the gzip path), and
+# git, so a checkout is cloned in the pod as Tangled clones it (busybox keeps the host's clone). The label marks an
+# image this script built with each: one without both labels (an older build, a pulled image) is rebuilt.
 DEBIAN_LABEL="knotless.zstd"
+DEBIAN_GIT_LABEL="knotless.git"
 CONF=/etc/containers/containers.conf
 
 say() { echo "setup-containers: $*"; }
@@ -94,10 +96,10 @@ read_debian_mirror() {
   echo "$mirror"
 }
 
-if podman image exists "$DEBIAN_IMAGE" 2>/dev/null && [ "$(podman image inspect --format "{{index .Labels \"$DEBIAN_LABEL\"}}" "$DEBIAN_IMAGE" 2>/dev/null)" = 1 ]; then
-  say "image $DEBIAN_IMAGE already present (with zstd)"
+if podman image exists "$DEBIAN_IMAGE" 2>/dev/null && [ "$(podman image inspect --format "{{index .Labels \"$DEBIAN_LABEL\"}}{{index .Labels \"$DEBIAN_GIT_LABEL\"}}" "$DEBIAN_IMAGE" 2>/dev/null)" = 11 ]; then
+  say "image $DEBIAN_IMAGE already present (with zstd and git)"
 else
-  podman image exists "$DEBIAN_IMAGE" 2>/dev/null && say "image $DEBIAN_IMAGE has no zstd (no $DEBIAN_LABEL label): building it again"
+  podman image exists "$DEBIAN_IMAGE" 2>/dev/null && say "image $DEBIAN_IMAGE lacks zstd or git (no $DEBIAN_LABEL or $DEBIAN_GIT_LABEL label): building it again"
   if ! command -v debootstrap >/dev/null 2>&1; then
     say "installing debootstrap"
     export DEBIAN_FRONTEND=noninteractive
@@ -105,16 +107,17 @@ else
   fi
   mirror=$(read_debian_mirror)
   [ -n "$mirror" ] || fail "no bookworm mirror in /etc/apt/sources.list or /etc/apt/sources.list.d/*.sources for debootstrap"
-  say "building $DEBIAN_IMAGE with debootstrap --variant=minbase --include=zstd bookworm from $mirror (35 s to a few minutes, by the mirror and the load)"
+  say "building $DEBIAN_IMAGE with debootstrap --variant=minbase --include=zstd,git bookworm from $mirror (35 s to a few minutes, by the mirror and the load)"
   debian=$(mktemp -d)
   trap 'rm -rf "$debian" ${work:+"$work"}' EXIT
-  debootstrap --variant=minbase --include=zstd bookworm "$debian/rootfs" "$mirror" >"$debian/debootstrap.log" 2>&1 ||
+  debootstrap --variant=minbase --include=zstd,git bookworm "$debian/rootfs" "$mirror" >"$debian/debootstrap.log" 2>&1 ||
     fail "debootstrap failed; the end of its log: $(tail -n 5 "$debian/debootstrap.log")"
   # What an image needs no copy of: package lists and downloaded .debs (like the real -slim image, which is ~75 MB).
   rm -rf "$debian/rootfs/var/lib/apt/lists/"* "$debian/rootfs/var/cache/apt/archives/"*.deb
   tar -C "$debian/rootfs" -cf "$debian/rootfs.tar" .
   [ -x "$debian/rootfs/usr/bin/zstd" ] || fail "debootstrap --include=zstd left no /usr/bin/zstd in the image"
-  podman import --quiet --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' --change 'CMD ["bash"]' --change "LABEL $DEBIAN_LABEL=1" "$debian/rootfs.tar" "$DEBIAN_IMAGE" >/dev/null ||
+  [ -x "$debian/rootfs/usr/bin/git" ] || fail "debootstrap --include=git left no /usr/bin/git in the image"
+  podman import --quiet --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' --change 'CMD ["bash"]' --change "LABEL $DEBIAN_LABEL=1" --change "LABEL $DEBIAN_GIT_LABEL=1" "$debian/rootfs.tar" "$DEBIAN_IMAGE" >/dev/null ||
     fail "podman import of $DEBIAN_IMAGE failed"
   rm -rf "$debian"
   say "imported $DEBIAN_IMAGE"

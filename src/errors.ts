@@ -32,7 +32,9 @@ export type InfraReason =
   /** The API server did not accept the credential (401): unknown, expired or revoked. */
   | "unauthorized"
   /** An admin-side call of `credentials` failed (neither a refusal nor an unreachable cluster). */
-  | "credentials-failed";
+  | "credentials-failed"
+  /** A git checkout could not be cloned (in the pod or on the host): the repository or the commit was out of reach. */
+  | "checkout-failed";
 
 /** The cluster, kubectl or the pod failed us (exit 3). Never a verdict on the user's steps. */
 export class InfraError extends Error {

@@ -3,6 +3,7 @@ import { accessSync, constants } from "node:fs";
 import { resolve } from "node:path";
 import { InputError } from "../errors.js";
 import type { ClusterTarget } from "../cluster/cluster.js";
+import type { TransportName } from "../cluster/open-cluster.js";
 import { DNS_LABEL } from "../config/patterns.js";
 import type { OptionSpec } from "./option-spec.js";
 
@@ -14,8 +15,7 @@ export const CLUSTER_OPTIONS: readonly OptionSpec[] = [
   { flag: "--transport <kind>", description: "how to talk to the cluster: kubectl (default: one kubectl process per call) or api (the Kubernetes API spoken in-process)" },
 ];
 
-/** How the runner talks to the cluster (src/cluster/): one kubectl process per call, or the API spoken in-process. */
-export type TransportName = "kubectl" | "api";
+export type { TransportName };
 
 /** The cluster options as the CLI parser hands them over (strings, unvalidated). */
 export interface RawClusterOptions {

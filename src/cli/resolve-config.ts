@@ -23,7 +23,7 @@ import { buildCacheBackend, readCacheFlags, resolveCacheRepo, type CacheFlags, t
 import { checkKubeconfigReadable, resolveClusterOptions, resolveTransport, type RawClusterOptions, type TransportName } from "./cluster-options.js";
 import { readHeartbeatInterval } from "./heartbeat-interval.js";
 import { readPodIdleTimeout } from "./pod-idle-timeout.js";
-import { listKubeconfigFiles, readContextNamespace } from "./kubeconfig-namespace.js";
+import { listKubeconfigFiles, readContextNamespace } from "../cluster/kubeconfig-namespace.js";
 import { resolveProcessIdentity } from "./process-identity.js";
 import { readKeepWarm } from "./warm-options.js";
 
@@ -52,6 +52,8 @@ export interface RawRunOptions extends RawClusterOptions, RawCacheOptions {
   defaultBranch?: string;
   repoUrl?: string;
   pipelineId?: string;
+  checkoutGit?: string;
+  checkoutSha?: string;
   config?: string;
   nixery?: string;
   secrets?: string;
@@ -275,6 +277,24 @@ function makeEmptyCheckout(): string {
   return mkdtempSync(join(tmpdir(), "knotless-no-checkout-"));
 }
 
+/**
+ * --checkout-git URL --checkout-sha SHA (both or neither, not with --checkout): the commit cloned in the pod when its
+ * image has git, else on this host with `git` on PATH; depth and submodules as the workflow's `clone` says (1, none).
+ */
+async function readGitCheckout(raw: RawRunOptions, source: StepsSource, env: NodeJS.ProcessEnv): Promise<RunSettings["gitCheckout"]> {
+  if (raw.checkoutGit === undefined && raw.checkoutSha === undefined) return undefined;
+  if (raw.checkoutGit === undefined || raw.checkoutSha === undefined) throw new InputError("--checkout-git and --checkout-sha go together");
+  if (raw.checkout !== undefined) throw new InputError("--checkout and --checkout-git are two ways to give the checkout: give one");
+  const { checkGitSource } = await import("../run/git-checkout.js");
+  try {
+    checkGitSource(raw.checkoutGit, raw.checkoutSha);
+  } catch (error) {
+    throw error instanceof InputError ? new InputError(error.message.replace("checkout.git.url", "--checkout-git").replace("checkout.git.sha", "--checkout-sha")) : error;
+  }
+  const clone = source.kind === "workflow" ? source.loaded.resolved.clone : undefined;
+  return { url: raw.checkoutGit, sha: raw.checkoutSha, depth: clone?.depth ?? 1, submodules: clone?.submodules ?? false, host: { binary: "git", env } };
+}
+
 /** Validates everything; throws InputError with the file, line and what was expected. Touches no cluster. */
 export async function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEnv): Promise<RunConfig> {
   const outDir = checkOutDir(requireOption(raw.out, "--out"));
@@ -283,8 +303,9 @@ export async function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEn
   const overrides = readOverrides(raw);
   const source = await readStepsSource(raw);
   const skipsCheckout = source.kind === "workflow" && source.loaded.resolved.clone.skip;
-  if (!skipsCheckout) requireOption(raw.checkout, "--checkout");
-  const checkoutDir = skipsCheckout ? undefined : requireDirectory(raw.checkout!, "--checkout");
+  const gitCheckout = skipsCheckout ? undefined : await readGitCheckout(raw, source, env);
+  if (!skipsCheckout && !gitCheckout) requireOption(raw.checkout, "--checkout");
+  const checkoutDir = skipsCheckout || gitCheckout ? undefined : requireDirectory(raw.checkout!, "--checkout");
   const cacheFlags = readCacheFlags(raw, env);
   const sharedStepsDir = raw.sharedSteps ? requireDirectory(raw.sharedSteps, "--shared-steps") : undefined;
   const { secrets, warnings: secretWarnings } = await readRunSecrets(raw, env);
@@ -311,7 +332,8 @@ export async function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEn
   const cacheRepo = declaredCaches > 0 ? resolveCacheRepo(raw.repo, checkoutDir, raw.workflow!) : undefined;
   const emptyCheckout = checkoutDir === undefined && !(plan && !plan.matched) && !raw.dryRun ? makeEmptyCheckout() : undefined;
   return {
-    settings: buildRunSettings({
+    settings: {
+      ...buildRunSettings({
       runId,
       target: cluster.target,
       ...(plan ? { plan } : { steps: source.kind === "steps" ? source.steps : [] }),
@@ -330,7 +352,9 @@ export async function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEn
       ...resolveHostTar(env),
       owner: resolveProcessIdentity(),
       ...(cacheRepo ? { cacheBackend: buildCacheBackend(cacheFlags, cacheRepo.repo) } : {}),
-    }),
+      }),
+      ...(gitCheckout ? { gitCheckout } : {}),
+    },
     ...(plan && !plan.matched ? { notMatched: { reason: plan.reason } } : {}),
     ...(emptyCheckout ? { emptyCheckout } : {}),
     ...(checkoutDir === undefined ? { skipsCheckout: true } : {}),

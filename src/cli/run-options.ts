@@ -29,6 +29,8 @@ export const RUN_OPTIONS: readonly OptionSpec[] = [
   { flag: "--default-branch <name>", description: "the repository's default branch (TANGLED_REPO_DEFAULT_BRANCH)" },
   { flag: "--repo-url <url>", description: "the repository's URL (TANGLED_REPO_URL; default https://KNOT/DID/NAME)" },
   { flag: "--pipeline-id <uri>", description: "the pipeline's AT URI (TANGLED_PIPELINE_ID)" },
+  { flag: "--checkout-git <url>", description: "instead of --checkout: the repository to clone at --checkout-sha, in the pod when the image has git, else on this host (depth and submodules as the workflow's clone says)" },
+  { flag: "--checkout-sha <sha>", description: "the full commit id --checkout-git clones" },
   { flag: "--config <file>", description: "the runner configuration (YAML): microvm images, runtimeClassName, allowPrivileged, the Docker daemon's image" },
   { flag: "--secrets <file>", description: "a dotenv file of secrets (KEY=value); steps see them as variables; masked in all output" },
   { flag: "--secret-env <name>", description: "a secret taken from this process's environment variable NAME (repeatable)", repeatable: true },

@@ -41,7 +41,8 @@ export const SERVE_OPTIONS: readonly OptionSpec[] = [
   { flag: "--cache-max-bytes <size>", description: "most bytes the cache store keeps (default 5Gi)" },
   { flag: "--cache-pvc <name>", description: "keep the caches on this PersistentVolumeClaim in the namespace instead of --cache-dir" },
   { flag: "--no-cache", description: "restore and save no cache" },
-  { flag: "--git <path>", description: "the git binary that clones a submission's checkout.git on this host (default: git on PATH)" },
+  { flag: "--config <file>", description: "the runner configuration (YAML) every served workflow is held to, as run's --config: limits, microvm images, allowPrivileged, the pod's settings" },
+  { flag: "--git <path>", description: "the git binary that clones a submission's checkout.git on this host when the run's image has no git (default: git on PATH)" },
   // serve holds many runs in one process: the API spoken in-process (one connection pool and one watch for all of
   // them) is its default, where a kubectl process per call would cost ~99 MiB a run.
   ...CLUSTER_OPTIONS.map((option) =>
@@ -75,6 +76,7 @@ export interface RawServeOptions extends RawClusterOptions, RawCacheOptions {
   skipWarm?: boolean;
   nixery?: string;
   git?: string;
+  config?: string;
 }
 
 function readCount(text: string, flag: string, max: number): number {
@@ -104,6 +106,8 @@ export async function resolveServeConfig(raw: RawServeOptions, env: NodeJS.Proce
   const cluster = resolveClusterOptions({ ...raw, transport: raw.transport ?? "api" }, env);
   const heartbeatIntervalMs = readHeartbeatInterval(env);
   const maxRuns = readCount(raw.maxRuns, "--max-runs", 1000);
+  // Read once at start: a bad file refuses to start (exit 2, file:line:column), and every run is held to the same one.
+  const runner = await (await import("../config/read-runner-config.js")).readRunnerConfig(raw.config === undefined ? undefined : resolve(raw.config));
   return {
     listen,
     stateDir: resolve(raw.stateDir),
@@ -136,6 +140,7 @@ export async function resolveServeConfig(raw: RawServeOptions, env: NodeJS.Proce
       owner: resolveProcessIdentity(),
       ...(raw.nixery !== undefined ? { nixery: raw.nixery } : {}),
       git: { binary: raw.git ?? "git", env },
+      runner,
       caches: readCacheFlags(raw, env),
     },
     transport: { setting: { target: cluster.target, kubectlPath: cluster.kubectlPath, transport: cluster.transport }, env },

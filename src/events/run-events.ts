@@ -2,7 +2,7 @@
 
 export type StepStatus = "success" | "failed" | "timeout" | "cancelled" | "skipped";
 export type RunStatus = "success" | "failed" | "timeout" | "cancelled";
-export type Phase = "scan" | "create" | "pod" | "upload" | "secrets" | "download" | "teardown";
+export type Phase = "scan" | "create" | "pod" | "upload" | "clone" | "secrets" | "download" | "teardown";
 
 interface Base {
   /** ISO 8601 time the event happened. */
@@ -14,7 +14,8 @@ export type RunEvent =
   | (Base & { readonly kind: "run-start"; readonly runId: string; readonly jobName: string; readonly namespace?: string; readonly image: string; readonly steps: readonly string[] })
   | (Base & { readonly kind: "kubectl"; readonly args: readonly string[] })
   | (Base & { readonly kind: "phase-start"; readonly phase: Phase })
-  | (Base & { readonly kind: "phase-end"; readonly phase: Phase; readonly ok: boolean; readonly durationMs: number; readonly detail: string })
+  /** `bytes`: what the phase moved between the host and the pod, when it moves any and succeeded (the upload's archive). */
+  | (Base & { readonly kind: "phase-end"; readonly phase: Phase; readonly ok: boolean; readonly durationMs: number; readonly detail: string; readonly bytes?: number })
   | (Base & { readonly kind: "pod-progress"; readonly elapsedMs: number; readonly phase: string; readonly reason?: string; readonly message?: string; readonly event?: string })
   | (Base & { readonly kind: "pod-ready"; readonly pod: string; readonly node: string; readonly waitedMs: number })
   | (Base & { readonly kind: "step-start"; readonly index: number; readonly name: string; readonly command: string })

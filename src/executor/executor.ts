@@ -4,6 +4,7 @@ import type { CacheSpec, CacheWriter } from "../cache/cache-types.js";
 import type { InfraReason } from "../errors.js";
 import type { CacheArchive, CacheArchiveGate, CacheSaveOutcome } from "./cache-transfer.js";
 import type { ExtractReport } from "../transfer/extract-outputs.js";
+import type { PodCloneSpec } from "../pod/git-clone-script.js";
 import type { UploadTrees } from "../transfer/scan-tree.js";
 
 /** The pod that runs the steps, once setup has succeeded. */
@@ -75,6 +76,17 @@ export interface Executor {
    * (scanUploadTrees), which found them readable. After setup.
    */
   copyIn(trees: UploadTrees): Promise<UploadSummary>;
+  /**
+   * Whether the pod's image has git, for a checkout cloned in the pod (settings.gitCheckout). After setup, before
+   * copyIn. Optional: an executor without it has such a checkout cloned on the host and uploaded.
+   */
+  hasGit?(): Promise<boolean>;
+  /**
+   * Clones the commit into /work in the pod, Tangled's way (git init, a fetch of exactly that commit at the depth,
+   * checkout of FETCH_HEAD, submodules when asked), as the "clone" phase. After copyIn, when hasGit said yes.
+   * Throws InfraError "checkout-failed" when git failed (with its words).
+   */
+  cloneCheckout?(spec: PodCloneSpec): Promise<void>;
   /**
    * Runs step `index` to its end in the pod (one exec in the normal case) and streams its output as events.
    * A step that exits non-zero or times out is a result, not an error. `deadlineAt` (epoch ms) bounds it; on

@@ -23,6 +23,7 @@ import { formatDuration } from "../config/duration.js";
 import { claimPlaceholder, type Capacity, type ClaimOutcome } from "../warm/claim-placeholder.js";
 import { leaveWarmPlaceholder } from "../warm/keep-warm.js";
 import { checkStepEnvironment, findSecretShadowing } from "../input/step-environment.js";
+import type { PodCloneSpec } from "../pod/git-clone-script.js";
 import { POD_SECRETS_DIR } from "../pod/paths.js";
 import { deliverSecrets, forgetSecrets, type SecretsSummary } from "./deliver-secrets.js";
 import type { ArtifactReport, ArtifactSpec } from "../artifacts/artifact-types.js";
@@ -181,13 +182,25 @@ export class KubernetesExecutor implements Executor {
     return this.#pod;
   }
 
+  async hasGit(): Promise<boolean> {
+    const { probeGit } = await import("./clone-in-pod.js");
+    return probeGit(this.#ctx, this.#requirePod());
+  }
+
+  async cloneCheckout(spec: PodCloneSpec): Promise<void> {
+    const pod = this.#requirePod();
+    const { cloneInPod } = await import("./clone-in-pod.js");
+    const depth = `depth ${spec.depth}${spec.submodules ? ", with submodules" : ""}`;
+    await this.#phase("clone", () => cloneInPod(this.#ctx, pod, spec), (head) => `cloned ${spec.url} at ${head} in the pod (${depth})`);
+  }
+
   async copyIn(trees: UploadTrees): Promise<UploadSummary> {
     const pod = this.#requirePod();
     const [{ uploadFiles, stageRunnerFiles, chooseHostTar }] = await (this.#transfer ??= loadTransfer());
     const staging = await (this.#staging ??= stageRunnerFiles(this.#ctx.settings));
     this.#stagedDir = staging;
     const hostTar = await (this.#hostTar ??= chooseHostTar(this.#ctx.settings.hostTar));
-    const summary = await this.#phase("upload", () => uploadFiles(this.#ctx, pod, staging, trees, hostTar), (s) => describeUpload(s, hostTar));
+    const summary = await this.#phase("upload", () => uploadFiles(this.#ctx, pod, staging, trees, hostTar), (s) => describeUpload(s, hostTar), (s) => s.archiveBytes);
     if ((this.#ctx.settings.secrets?.length ?? 0) > 0) {
       this.#secretsSent = true;
       await this.#phase("secrets", () => deliverSecrets(this.#ctx, pod), describeSecrets);
@@ -422,7 +435,7 @@ export class KubernetesExecutor implements Executor {
     return this.#pod;
   }
 
-  #phase<T>(phase: "create" | "pod" | "upload" | "secrets" | "download", work: () => Promise<T>, describe: (value: T) => string): Promise<T> {
-    return runTimedPhase(this.#ctx.emit, phase, work, describe);
+  #phase<T>(phase: "create" | "pod" | "upload" | "clone" | "secrets" | "download", work: () => Promise<T>, describe: (value: T) => string, countBytes?: (value: T) => number): Promise<T> {
+    return runTimedPhase(this.#ctx.emit, phase, work, describe, countBytes);
   }
 }

@@ -16,6 +16,7 @@ import { buildRunResult, buildSkippedStep, type RunResult, type StepRecord } fro
 import type { ExtractReport } from "../transfer/extract-outputs.js";
 import type { StepSpec } from "../input/steps-file.js";
 import type { WorkflowSummary } from "./plan-workflow-run.js";
+import type { GitCheckoutSpec, GitSetting } from "./git-checkout.js";
 import { scanUploadTrees, type TreeScan, type UploadTrees } from "../transfer/scan-tree.js";
 import type { CacheDriver } from "../cache/cache-driver.js";
 import type { CacheReport } from "../cache/cache-types.js";
@@ -28,6 +29,11 @@ export type RunSettings = ExecutorSettings & {
   readonly stepTimeoutMs?: number;
   /** The workflow file the run came from, for the result (src/run/plan-workflow-run.ts); absent for a steps file. */
   readonly workflow?: WorkflowSummary;
+  /**
+   * A checkout to clone at one commit instead of uploading one: into /work in the pod when its image has git
+   * (Tangled's way), else on the host with `host` into `checkoutDir` (an empty directory) before the upload.
+   */
+  readonly gitCheckout?: GitCheckoutSpec & { readonly host?: GitSetting };
 };
 
 export interface RunWorkflowOptions {
@@ -110,9 +116,12 @@ export async function runWorkflow(options: RunWorkflowOptions): Promise<RunResul
   /** Where the run got to: a cancel once steps have run collects their outputs before teardown. */
   let stage: "setup" | "steps" | "outputs" = "setup";
   try {
-    const trees = await scanInput(settings, emit);
+    let trees = await scanInput(settings, emit);
     await executor.setup();
+    const cloneInPod = settings.gitCheckout !== undefined && ((await executor.hasGit?.()) ?? false);
+    if (settings.gitCheckout && !cloneInPod) trees = await cloneOnHost(settings, settings.gitCheckout, emit, signal);
     await executor.copyIn(trees);
+    if (settings.gitCheckout && cloneInPod) await executor.cloneCheckout!(settings.gitCheckout);
     if (cacheSpecs.length > 0) caches = await restoreCaches(cacheDriver, cacheSpecs, emit);
     stage = "steps";
     status = await runSteps(executor, settings, steps, startedAt.getTime(), emit, signal);
@@ -196,6 +205,25 @@ function fanOut(sinks: readonly RunEventSink[]): RunEventSink {
  * The "scan" phase: lists the checkout and the shared steps and checks that every file can be read, before the
  * Job exists, so a bad tree fails the run as bad input without a single kubectl call (a ScanError is an InputError).
  */
+/**
+ * The "clone" phase on the host, for an image without git: the commit cloned into settings.checkoutDir, then the
+ * trees scanned again for the upload. A failed clone is InfraError "checkout-failed".
+ */
+async function cloneOnHost(settings: RunSettings, spec: NonNullable<RunSettings["gitCheckout"]>, emit: Emit, signal: AbortSignal): Promise<UploadTrees> {
+  const { cloneAtSha, GitCheckoutError } = await import("./git-checkout.js");
+  const depth = `depth ${spec.depth}${spec.submodules ? ", with submodules" : ""}`;
+  await runTimedPhase(emit, "clone", async () => {
+    if (!spec.host) throw new InfraError("checkout-failed", "the image has no git and this runner has no git of its own to clone with");
+    try {
+      await cloneAtSha(spec, settings.checkoutDir, spec.host, signal);
+    } catch (error) {
+      if (signal.aborted || !(error instanceof GitCheckoutError)) throw error;
+      throw new InfraError("checkout-failed", `${error.message} (cloning on the host: the image has no git)`);
+    }
+  }, () => `cloned ${spec.url} at ${spec.sha} on the host, the image having no git (${depth})`);
+  return scanInput(settings, emit);
+}
+
 function scanInput(settings: RunSettings, emit: Emit): Promise<UploadTrees> {
   return runTimedPhase(emit, "scan", () => scanUploadTrees(settings.checkoutDir, settings.sharedStepsDir), describeTrees);
 }

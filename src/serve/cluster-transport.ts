@@ -1,6 +1,6 @@
 // How serve reaches the cluster: the transport its options chose (kubectl, or the API in-process), opened once for every run.
 import type { Cluster } from "../cluster/cluster.js";
-import type { ClusterSetting } from "../cli/open-cluster.js";
+import type { ClusterSetting } from "../cluster/open-cluster.js";
 
 /** The cluster setting resolved at the CLI edge, and the environment kubectl or exec credential plugins run with. */
 export interface ServeTransport {
@@ -10,6 +10,6 @@ export interface ServeTransport {
 
 /** The cluster every run of the service shares (one connection pool and one watch per collection with the API transport). */
 export async function createClusterClient(transport: ServeTransport): Promise<Cluster> {
-  const { openCluster } = await import("../cli/open-cluster.js");
+  const { openCluster } = await import("../cluster/open-cluster.js");
   return (await openCluster(transport.setting, transport.env)).cluster;
 }

@@ -4,6 +4,7 @@ import { statSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { readDuration } from "../config/duration.js";
 import { IMAGE, QUANTITY } from "../config/patterns.js";
+import type { RunnerConfigSource } from "../config/runner-config.js";
 import { checkResourceBounds } from "../config/resource-bounds.js";
 import { InputError } from "../errors.js";
 import type { CacheBackend } from "../executor/context.js";
@@ -16,7 +17,7 @@ import { buildNotMatchedResult, buildSkippedStep, type RunResult } from "../resu
 import { SECRET_NAME_PATTERN } from "../secrets/secret.js";
 import type { HostTarSetting } from "../transfer/host-tar.js";
 import type { Trigger } from "../workflow/match-trigger.js";
-import { checkGitSource, type GitCheckoutSpec, type GitSetting } from "./git-checkout.js";
+import { checkGitSource, type GitCheckoutSpec, type GitSetting } from "../run/git-checkout.js";
 import { XrpcError } from "./http-errors.js";
 
 /** The submitRun input as its lexicon (lexicons/dev/knotless/runner/submitRun.json) shapes it. */
@@ -46,6 +47,8 @@ export interface RunDefaults {
   readonly nixery?: string;
   /** The host's git, for `checkout.git`; absent: such a submission is refused (501). */
   readonly git?: GitSetting;
+  /** The runner configuration (`--config`) every workflow is resolved against: limits, engines, the pod's keys; absent: the defaults. */
+  readonly runner?: RunnerConfigSource;
   /** Where the workflows' caches live (`--cache-dir`, `--cache-pvc`), keyed per repository; `off`: none restored or saved. */
   readonly caches?: { readonly off: boolean; readonly store: { readonly kind: "dir"; readonly dir: string } | { readonly kind: "pvc"; readonly claim: string }; readonly maxBytes: number };
 }
@@ -69,7 +72,13 @@ interface PreparedBase {
 }
 
 export type PreparedSubmission =
-  | (PreparedBase & { readonly kind: "run"; readonly settings: RunSettings; readonly git?: GitCheckoutSpec })
+  | (PreparedBase & {
+      readonly kind: "run";
+      readonly settings: RunSettings;
+      readonly git?: GitCheckoutSpec;
+      /** The workflow's warnings (what `limits` clamped among them), `file:line:column: warning: …`: the run's log starts with them. */
+      readonly warnings: readonly string[];
+    })
   | (PreparedBase & { readonly kind: "skipped"; readonly reason: string; readonly result: RunResult });
 
 /** Run ids `serve` takes: they name a directory under the state directory, so no '/' and no leading '.'. */
@@ -105,8 +114,8 @@ export async function prepareSubmission(input: SubmitRunInput, runId: string, st
   const overrides = readOverrides(input.overrides ?? {});
   const trigger = readTrigger(input.trigger);
   const secrets = readSecrets(input.secrets ?? []);
-  const [{ loadWorkflowText }, { prepareWorkflowRun }] = await Promise.all([import("../workflow/load-workflow.js"), import("../run/prepare-workflow-run.js")]);
-  const loaded = await loadWorkflowText(input.workflow.text, input.workflow.name, defaults.nixery !== undefined ? { nixeryBase: defaults.nixery } : {});
+  const [{ loadWorkflowText }, { prepareWorkflowRun }, { formatWarning }] = await Promise.all([import("../workflow/load-workflow.js"), import("../run/prepare-workflow-run.js"), import("../workflow/workflow-errors.js")]);
+  const loaded = await loadWorkflowText(input.workflow.text, input.workflow.name, { ...(defaults.runner ? { runner: defaults.runner } : {}), ...(defaults.nixery !== undefined ? { nixeryBase: defaults.nixery } : {}) });
   const skipsCheckout = loaded.resolved.clone.skip;
   const checkoutDir = input.checkout?.dir !== undefined ? requireDirectory(input.checkout.dir, "checkout.dir") : undefined;
   if (checkoutDir === undefined && git === undefined && !skipsCheckout) throw new XrpcError(400, "InvalidRequest", "checkout.dir or checkout.git is required (the workflow does not say clone.skip)");
@@ -151,7 +160,7 @@ export async function prepareSubmission(input: SubmitRunInput, runId: string, st
     storedRequest: JSON.stringify({ ...input, secrets: (input.secrets ?? []).map((secret) => ({ name: secret.name })) }),
     hasSecrets: secrets.length > 0,
   };
-  if (plan.matched) return { ...base, kind: "run", settings, ...(clone ? { git: clone } : {}) };
+  if (plan.matched) return { ...base, kind: "run", settings, ...(clone ? { git: clone } : {}), warnings: loaded.warnings.map(formatWarning) };
   const now = new Date();
   const result = buildNotMatchedResult({
     runId,

@@ -13,7 +13,7 @@ import type { Cluster } from "../cluster/cluster.js";
 import type { RunResult } from "../result/run-result.js";
 import type { RunSettings } from "../run/run-workflow.js";
 import { EventHub } from "./event-hub.js";
-import type { GitCheckoutSpec } from "./git-checkout.js";
+import type { GitCheckoutSpec } from "../run/git-checkout.js";
 import { XrpcError } from "./http-errors.js";
 import { LogFeed, type LogSubscriber } from "./log-feed.js";
 import { checkSubmissionSize, prepareSubmission, readSubmittedRunId, type RunDefaults, type SubmissionLimits, type SubmitRunInput } from "./prepare-submission.js";
@@ -61,6 +61,8 @@ interface PendingRun {
   readonly repo: string | null;
   /** The commit to clone into settings.checkoutDir when the run starts. */
   readonly git?: GitCheckoutSpec;
+  /** The workflow's warnings, logged as the run starts. */
+  readonly warnings: readonly string[];
 }
 
 interface RunningRun {
@@ -143,7 +145,7 @@ export class RunService {
       await mkdir(prepared.outDir, { recursive: true });
       await writeResultFile(join(prepared.outDir, "result.json"), prepared.result);
     } else {
-      this.#pending.set(runId, { settings: prepared.settings, repo: prepared.repo, ...(prepared.git ? { git: prepared.git } : {}) });
+      this.#pending.set(runId, { settings: prepared.settings, repo: prepared.repo, ...(prepared.git ? { git: prepared.git } : {}), warnings: prepared.warnings });
       this.#feeds.set(runId, new LogFeed());
     }
     this.#hub.publish(event!);
@@ -347,6 +349,7 @@ export class RunService {
       sinks: [feedSink, (runEvent) => this.#recordProgress(runId, runEvent), ...(this.#options.observer ? [this.#options.observer.runSink(runId)] : [])],
       ...(this.#options.createExecutor ? { createExecutor: this.#options.createExecutor } : {}),
       ...(pending.git && this.#options.defaults.git ? { git: { spec: pending.git, setting: this.#options.defaults.git } } : {}),
+      warnings: pending.warnings,
       warn: this.#options.warn,
     });
     this.#running.set(runId, { supervised, repo: pending.repo });

@@ -10,7 +10,7 @@ import type { CrashTeardown } from "../executor/kubernetes-executor.js";
 import type { Cluster } from "../cluster/cluster.js";
 import type { RunResult } from "../result/run-result.js";
 import type { RunSettings } from "../run/run-workflow.js";
-import type { GitCheckoutSpec, GitSetting } from "./git-checkout.js";
+import type { GitCheckoutSpec, GitSetting } from "../run/git-checkout.js";
 
 export interface SuperviseOptions {
   readonly settings: RunSettings;
@@ -20,8 +20,10 @@ export interface SuperviseOptions {
   readonly sinks: readonly RunEventSink[];
   /** The executor of the run: the Kubernetes one unless a test scripts its own. */
   readonly createExecutor?: (ctx: ExecutorContext) => Executor;
-  /** A checkout to clone into settings.checkoutDir before the run starts (a failed clone fails the run, no Job made). */
+  /** A checkout to clone at one commit, in the pod when its image has git, else on the host into settings.checkoutDir (a failed clone fails the run: checkout-failed). */
   readonly git?: { readonly spec: GitCheckoutSpec; readonly setting: GitSetting };
+  /** The workflow's warnings (what the runner configuration's limits clamped), each logged as a warning notice first. */
+  readonly warnings?: readonly string[];
   /** Told of a log file that could not be written (a full disk): the run goes on, its verdict unchanged. */
   readonly warn: (message: string) => void;
 }
@@ -50,20 +52,18 @@ export function superviseRun(options: SuperviseOptions): SupervisedRun {
       import("../events/sinks.js"),
       import("../result/result-file.js"),
     ]);
-    const { settings } = options;
+    const settings = options.git ? { ...options.settings, gitCheckout: { ...options.git.spec, host: options.git.setting } } : options.settings;
     mkdirSync(settings.outDir, { recursive: true });
-    if (settings.checkoutDir === join(settings.outDir, "empty-checkout")) mkdirSync(settings.checkoutDir, { recursive: true });
+    // An empty /work to upload: for a workflow that skips the checkout, and for one cloned in the pod.
+    if (options.git || settings.checkoutDir === join(settings.outDir, "empty-checkout")) mkdirSync(settings.checkoutDir, { recursive: true });
     const logs = [createHumanLogSink(join(settings.outDir, "run.log"), { kubectlCalls: false }), createNdjsonLogSink(join(settings.outDir, "log.ndjson"))];
     // The cache store's modules load only for a run that has caches.
     const openCacheDriver = (settings.caches?.length ?? 0) > 0 && settings.cacheBackend ? (await import("../cache/open-cache-driver.js")).openCacheDriver : undefined;
     const make = options.createExecutor ?? ((ctx: ExecutorContext) => new KubernetesExecutor(ctx));
     let result: RunResult;
     try {
-      const cloneFailure = options.git ? await cloneCheckout(options.git, settings, controller.signal, createEventEmitter([...logs.map((log) => log.sink), ...options.sinks])) : undefined;
-      if (cloneFailure) {
-        await writeResultFile(join(settings.outDir, "result.json"), cloneFailure);
-        return cloneFailure;
-      }
+      const emit = createEventEmitter([...logs.map((log) => log.sink), ...options.sinks]);
+      for (const message of options.warnings ?? []) emit({ kind: "notice", level: "warning", message });
       result = await runWorkflow({
         settings,
         cluster: options.cluster,
@@ -90,35 +90,4 @@ export function superviseRun(options: SuperviseOptions): SupervisedRun {
     done,
     teardownNowSync: (timeoutMs) => executor?.teardownNowSync?.(timeoutMs) ?? { detail: "no Job of this run was created", mayBeLeft: false },
   };
-}
-
-/**
- * Clones the run's checkout (git-checkout.ts), saying so in the run's log; returns the failed (or cancelled) result
- * when the clone did not succeed, undefined when the run can start.
- */
-async function cloneCheckout(git: NonNullable<SuperviseOptions["git"]>, settings: RunSettings, signal: AbortSignal, emit: (event: RunEventInput) => void): Promise<RunResult | undefined> {
-  const [{ cloneAtSha }, { buildRunResult, buildSkippedStep }] = await Promise.all([import("./git-checkout.js"), import("../result/run-result.js")]);
-  const startedAt = new Date();
-  const { spec } = git;
-  emit({ kind: "notice", level: "info", message: `cloning ${spec.url} at ${spec.sha} (depth ${spec.depth}${spec.submodules ? ", with submodules" : ""})` });
-  try {
-    await cloneAtSha(spec, settings.checkoutDir, git.setting, signal);
-    emit({ kind: "notice", level: "info", message: `cloned ${spec.sha} in ${Date.now() - startedAt.getTime()} ms` });
-    return undefined;
-  } catch (error) {
-    const cancelled = signal.aborted;
-    const message = cancelled ? describeError(signal.reason) : `checkout: ${describeError(error)}`;
-    emit({ kind: "notice", level: "error", message });
-    return buildRunResult({
-      runId: settings.runId,
-      status: cancelled ? "cancelled" : "failed",
-      error: { message, reason: cancelled ? "cancelled" : "checkout-failed" },
-      startedAt,
-      finishedAt: new Date(),
-      job: { namespace: settings.target.namespace ?? "", name: settings.jobName, pod: null, node: null, image: settings.image },
-      steps: settings.steps.map((step) => buildSkippedStep(step.name)),
-      logs: { limitBytes: settings.maxLogBytes ?? 0, keptBytes: 0, droppedBytes: 0 },
-      ...(settings.workflow ? { workflow: settings.workflow } : {}),
-    });
-  }
 }

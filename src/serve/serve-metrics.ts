@@ -19,7 +19,7 @@ export interface ServeMetrics {
 
 const STATUSES: readonly ServeRunStatus[] = ["pending", "running", "success", "failed", "timeout", "cancelled", "skipped"];
 /** Error reasons that are not the cluster's: bad input, a missing artifact, a bug. */
-const NOT_CLUSTER_REASONS = new Set(["input", "internal", "artifact-missing", "cancelled"]);
+const NOT_CLUSTER_REASONS = new Set(["input", "internal", "artifact-missing", "cancelled", "checkout-failed"]);
 
 export async function createServeMetrics(source: MetricsSource): Promise<ServeMetrics> {
   const { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } = await import("prom-client");
@@ -40,10 +40,13 @@ export async function createServeMetrics(source: MetricsSource): Promise<ServeMe
   const runDuration = new Histogram({ name: "knotless_runner_run_duration_seconds", help: "Duration of finished runs, by status", labelNames: ["status"], buckets: [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200], registers: [registry] });
   const phaseDuration = new Histogram({ name: "knotless_runner_phase_duration_seconds", help: "Duration of the runner's phases (scan, create, pod, upload, secrets, download, teardown)", labelNames: ["phase", "ok"], buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300], registers: [registry] });
   const podWait = new Histogram({ name: "knotless_runner_pod_wait_seconds", help: "Time from the Job's creation until its pod ran", buckets: [0.5, 1, 2, 5, 10, 30, 60, 120, 300, 900], registers: [registry] });
-  const bytes = new Counter({ name: "knotless_runner_bytes_moved_total", help: "Bytes moved between the host and the pods: outputs downloaded, caches restored and saved", labelNames: ["direction"], registers: [registry] });
+  const bytes = new Counter({ name: "knotless_runner_bytes_moved_total", help: "Bytes moved between the host and the pods: checkouts uploaded (the archive), outputs downloaded, caches restored and saved", labelNames: ["direction"], registers: [registry] });
   const clusterErrors = new Counter({ name: "knotless_runner_cluster_errors_total", help: "Runs that failed on the infrastructure, by reason", labelNames: ["reason"], registers: [registry] });
   const onEvent = (event: RunEvent): void => {
-    if (event.kind === "phase-end") phaseDuration.observe({ phase: event.phase, ok: String(event.ok) }, event.durationMs / 1000);
+    if (event.kind === "phase-end") {
+      phaseDuration.observe({ phase: event.phase, ok: String(event.ok) }, event.durationMs / 1000);
+      if (event.phase === "upload" && event.bytes !== undefined && event.bytes > 0) bytes.inc({ direction: "upload" }, event.bytes);
+    }
     else if (event.kind === "pod-ready") podWait.observe(event.waitedMs / 1000);
     else if (event.kind === "cache-restore" && event.bytes > 0) bytes.inc({ direction: "cache-restore" }, event.bytes);
     else if (event.kind === "cache-save" && event.bytes > 0) bytes.inc({ direction: "cache-save" }, event.bytes);

@@ -113,6 +113,22 @@ describe("resolveRunConfig", () => {
     assert.match(await inputError({ ...options, steps: "/nonexistent/steps.tsv" }), /^\/nonexistent\/steps\.tsv: cannot read the file: no such file or directory$/);
   });
 
+  it("takes --checkout-git with --checkout-sha instead of --checkout: the clone in the settings at the workflow's depth, an empty /work to upload", async () => {
+    const { dir, options } = workspace();
+    const { checkout: _checkout, ...withSteps } = options;
+    const { steps: _steps, ...rest } = withSteps;
+    writeFileSync(join(dir, "ci.yml"), "clone:\n  depth: 5\n  submodules: true\nsteps:\n  - name: a\n    command: b\n");
+    const sha = "c".repeat(40);
+    const config = await resolveRunConfig({ ...rest, workflow: join(dir, "ci.yml"), checkoutGit: "https://git.example/r.git", checkoutSha: sha }, { KUBECONFIG: "/nonexistent" });
+    assert.deepEqual({ ...config.settings.gitCheckout, host: undefined }, { url: "https://git.example/r.git", sha, depth: 5, submodules: true, host: undefined });
+    assert.equal(config.settings.gitCheckout?.host?.binary, "git");
+    assert.equal(config.settings.checkoutDir, config.emptyCheckout);
+    assert.match(await inputError({ ...options, checkoutGit: "https://git.example/r.git", checkoutSha: sha }), /--checkout and --checkout-git/);
+    assert.match(await inputError({ ...withSteps, checkoutGit: "https://git.example/r.git" }), /--checkout-git and --checkout-sha go together/);
+    assert.match(await inputError({ ...withSteps, checkoutGit: "https://u:p@git.example/r.git", checkoutSha: sha }), /^--checkout-git carries a password/);
+    assert.match(await inputError({ ...withSteps, checkoutGit: "https://git.example/r.git", checkoutSha: "abc" }), /^--checkout-sha expects a full commit id/);
+  });
+
   it("refuses at once a steps file that is a device, a named pipe or over 1 MiB", async () => {
     const { options } = workspace();
     const dir = makeTestTempDir("knotless-steps-odd-");

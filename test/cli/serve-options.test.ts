@@ -26,6 +26,23 @@ describe("serve's options", () => {
     await assert.rejects(resolveServeConfig({ ...RAW, podIdleTimeout: "5s" }, {}), /--pod-idle-timeout expects at least 15s/);
   });
 
+  it("read --config once into every run's defaults, and refuse a bad file at its line and column", async () => {
+    const ops = join(dir, "ops.yml");
+    writeFileSync(ops, "limits:\n  maxCpu: 2\n  onExceed: clamp\n");
+    const runner = (await resolveServeConfig({ ...RAW, config: ops }, {})).defaults.runner;
+    assert.equal(runner?.file, ops);
+    assert.deepEqual(runner?.config.limits, { maxCpu: "2", onExceed: "clamp" });
+    assert.deepEqual((await resolveServeConfig(RAW, {})).defaults.runner?.config.limits, { onExceed: "refuse" });
+    writeFileSync(ops, "limits:\n  maxCPU: 2\n");
+    await assert.rejects(resolveServeConfig({ ...RAW, config: ops }, {}), /ops\.yml:2:3: limits\.maxCPU: unknown key; did you mean `maxCpu`\?/);
+  });
+
+  it("take --keep-warm and --max-warm for every run, as run does", async () => {
+    assert.equal((await resolveServeConfig(RAW, {})).defaults.keepWarm, undefined);
+    assert.deepEqual((await resolveServeConfig({ ...RAW, keepWarm: "90s", maxWarm: "3" }, {})).defaults.keepWarm, { seconds: 90, maxWarm: 3 });
+    await assert.rejects(resolveServeConfig({ ...RAW, keepWarm: "soon" }, {}), /--keep-warm/);
+  });
+
   it("take --transport kubectl over the api default", async () => {
     const config = await resolveServeConfig({ ...RAW, transport: "kubectl" }, {});
     assert.equal(config.transport.setting.transport, "kubectl");

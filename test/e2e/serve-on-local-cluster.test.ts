@@ -1,7 +1,8 @@
 // `serve` as its own process (the real CLI), driving the real kubectl against the local cluster, whose pods are podman containers.
 import assert from "node:assert/strict";
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { connect, createServer, type AddressInfo } from "node:net";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { startLocalCluster, type LocalCluster } from "../../local-cluster/index.js";
@@ -16,6 +17,36 @@ const skip = findPodmanSkipReason();
 const KUBECTL = E2E_KUBECTLS.at(-1) ?? "kubectl";
 const TOKEN = "e2e-serve-token";
 const CLI = join(REPO_ROOT, "bin", "knotless-runner-k8s.js");
+
+const DEBIAN_IMAGE = "docker.io/library/debian:bookworm-slim";
+const skipGitImage = skip || (spawnSync("podman", ["run", "--rm", DEBIAN_IMAGE, "sh", "-c", "command -v git"], { stdio: "ignore" }).status === 0 ? false : `the local ${DEBIAN_IMAGE} has no git (scripts/setup-containers.sh builds it with git)`);
+
+/** The clone phase's end in a run's log.ndjson. */
+function readCloneEnd(runDir: string): { ok: boolean; detail: string } {
+  const lines = readFileSync(join(runDir, "log.ndjson"), "utf8").trim().split("\n").map((line) => JSON.parse(line) as { name?: string; status?: string; ok: boolean; detail: string });
+  const end = lines.find((line) => line.name === "clone" && line.status === "end");
+  assert.ok(end, "the log has a clone phase");
+  return end;
+}
+
+/**
+ * `git daemon` serving `base` on every address of the host, on a free port; `host` is the local cluster's pod network
+ * gateway (the pods are podman containers on podman-default-kube-network, which reach the host there).
+ */
+async function startGitDaemon(base: string): Promise<{ host: string; port: number; stop: () => void }> {
+  const host = execFileSync("podman", ["network", "inspect", "podman-default-kube-network", "--format", "{{range .Subnets}}{{.Gateway}}{{end}}"], { encoding: "utf8" }).trim();
+  const port = await new Promise<number>((resolve) => {
+    const server = createServer().listen(0, () => {
+      const { port: free } = server.address() as AddressInfo;
+      server.close(() => resolve(free));
+    });
+  });
+  const child = spawn("git", ["daemon", "--export-all", "--reuseaddr", `--base-path=${base}`, `--port=${port}`, base], { stdio: "ignore" });
+  await waitUntil("git daemon listening", () => new Promise<boolean>((resolve) => {
+    const socket = connect(port, "127.0.0.1", () => { socket.destroy(); resolve(true); }).on("error", () => resolve(false));
+  }), 10_000);
+  return { host, port, stop: () => child.kill() };
+}
 
 const workflow = (command: string, when = "") => `${when}steps:\n  - name: main\n    command: ${JSON.stringify(command)}\n`;
 
@@ -147,7 +178,7 @@ for (const transport of ["api", "kubectl"] as const) {
         assert.equal((await client.call(NSID.getRun, { params: { runId: "skips" } })).body.result.status, "skipped");
       });
 
-      it("clones a git checkout at the asked commit on the host and runs on it", async () => {
+      it("clones a git checkout at the asked commit on the host when the image (busybox) has no git, and runs on it", async () => {
         const repo = join(dir, "repo");
         mkdirSync(repo);
         const git = (...args: string[]) => execFileSync("git", ["-c", "user.email=t@t", "-c", "user.name=t", ...args], { cwd: repo, encoding: "utf8" }).trim();
@@ -163,6 +194,41 @@ for (const transport of ["api", "kubectl"] as const) {
         await waitUntil("the cloned run over", async () => (await client.call(NSID.getRun, { params: { runId: "cloned" } })).body.status !== "running", 120_000);
         assert.equal((await client.call(NSID.getRun, { params: { runId: "cloned" } })).body.status, "success");
         assert.equal(readFileSync(join(stateDir, "runs", "cloned", "outputs", "seen.txt"), "utf8"), "v1\n");
+        assert.match(readCloneEnd(join(stateDir, "runs", "cloned")).detail, /^cloned file:\/\/.* at [0-9a-f]{40} on the host, the image having no git \(depth 1, with submodules\)$/);
+      });
+
+      it("clones a git checkout in the pod when the image (Debian) has git, Tangled's way, from a git daemon the pod reaches", { skip: skipGitImage }, async () => {
+        const repo = join(dir, "served", "repo.git");
+        mkdirSync(repo, { recursive: true });
+        const git = (...args: string[]) => execFileSync("git", ["-c", "user.email=t@t", "-c", "user.name=t", ...args], { cwd: repo, encoding: "utf8" }).trim();
+        git("init", "-q");
+        for (const version of ["v1", "v2", "v3"]) {
+          writeFileSync(join(repo, "version.txt"), `${version}\n`);
+          git("add", "version.txt");
+          git("commit", "-q", "-m", version);
+        }
+        const v2 = git("rev-parse", "HEAD~1");
+        const daemon = await startGitDaemon(join(dir, "served"));
+        try {
+          const url = `git://${daemon.host}:${daemon.port}/repo.git`;
+          const command = "git -C /work rev-parse HEAD > /outputs/seen.txt; git -C /work rev-list --count HEAD >> /outputs/seen.txt; cat version.txt >> /outputs/seen.txt";
+          const res = await client.call(NSID.submitRun, { body: { workflow: { name: "ci.yml", text: workflow(command) }, checkout: { git: { url, sha: v2, depth: 2 } }, overrides: { image: DEBIAN_IMAGE }, runId: "cloned-in-pod" } });
+          assert.equal(res.status, 200);
+          await waitUntil("the run cloned in the pod over", async () => (await client.call(NSID.getRun, { params: { runId: "cloned-in-pod" } })).body.status !== "running", 180_000);
+          assert.equal((await client.call(NSID.getRun, { params: { runId: "cloned-in-pod" } })).body.status, "success", serve.output());
+          assert.equal(readFileSync(join(stateDir, "runs", "cloned-in-pod", "outputs", "seen.txt"), "utf8"), `${v2}\n2\nv2\n`);
+          assert.equal(readCloneEnd(join(stateDir, "runs", "cloned-in-pod")).detail, `cloned ${url} at ${v2} in the pod (depth 2, with submodules)`); // Tangled's default: submodules unless the workflow says no
+          const gone = await client.call(NSID.submitRun, { body: { workflow: { name: "ci.yml", text: workflow("true") }, checkout: { git: { url, sha: "0".repeat(40) } }, overrides: { image: DEBIAN_IMAGE }, runId: "clone-fails-in-pod" } });
+          assert.equal(gone.status, 200);
+          await waitUntil("the failing clone over", async () => (await client.call(NSID.getRun, { params: { runId: "clone-fails-in-pod" } })).body.status !== "running", 180_000);
+          const failed = await client.call(NSID.getRun, { params: { runId: "clone-fails-in-pod" } });
+          assert.equal(failed.body.status, "failed");
+          assert.equal(failed.body.result.errorReason, "checkout-failed");
+          assert.match(failed.body.result.error, /^git fetch failed in the pod \(exit 128\)/);
+          assert.equal(failed.body.result.steps[0].status, "skipped");
+        } finally {
+          daemon.stop();
+        }
       });
 
       it("resumes events from a cursor with nothing missed or repeated", async () => {
@@ -178,6 +244,8 @@ for (const transport of ["api", "kubectl"] as const) {
         assert.equal(samples.get('knotless_runner_runs{status="failed"}'), 1);
         assert.ok((samples.get("knotless_runner_pod_wait_seconds_count") ?? 0) >= 21);
         assert.ok((samples.get('knotless_runner_bytes_moved_total{direction="download"}') ?? 0) > 0);
+        // Each run's upload is at least its archive's end-of-archive blocks (1 KiB), and the checkout's README.
+        assert.ok((samples.get('knotless_runner_bytes_moved_total{direction="upload"}') ?? 0) >= 21 * 1024);
       });
     });
 

@@ -24,6 +24,14 @@ describe("runTimedPhase", () => {
     assert.ok(end.durationMs >= 15, `took ${end.durationMs} ms`);
   });
 
+  it("carries the bytes the work moved in its ok end when the phase counts them, and none otherwise", async () => {
+    const { events, emit } = recordEvents();
+    await runTimedPhase(emit, "upload", async () => ({ archiveBytes: 10_240 }), () => "sent", (summary) => summary.archiveBytes);
+    await runTimedPhase(emit, "scan", () => 1, () => "listed");
+    const ends = events.flatMap((event) => (event.kind === "phase-end" ? [event.bytes] : []));
+    assert.deepEqual(ends, [10_240, undefined]);
+  });
+
   it("takes synchronous work too", async () => {
     const { events, emit } = recordEvents();
     assert.equal(await runTimedPhase(emit, "scan", () => "listed", (s) => s), "listed");

@@ -94,6 +94,16 @@ describe("KubernetesExecutor with variables and secrets", () => {
     assert.deepEqual(kubectl.callsTo("exec").map(execKind), ["upload"]);
   });
 
+  it("ends the upload phase with the bytes it sent, the archive copyIn reports (what serve's bytes-moved metric counts)", async (t) => {
+    const { executor, events } = buildExecutor({});
+    t.after(() => executor.teardown());
+    await executor.setup();
+    const summary = await executor.copyIn(scanUploadTrees(checkout, undefined));
+    const end = events.find((e): e is Extract<RunEventInput, { kind: "phase-end" }> => e.kind === "phase-end" && e.phase === "upload");
+    assert.ok(summary.archiveBytes > 0);
+    assert.equal(end?.bytes, summary.archiveBytes);
+  });
+
   it("removes the secrets from the pod of a Job it keeps, and says so", async () => {
     const { executor, kubectl } = buildExecutor({ secrets: SECRETS, keep: true });
     await executor.setup();

@@ -467,3 +467,62 @@ describe("runWorkflow", () => {
     assert.deepEqual(result.logs, { limitBytes: 64 * 1024 * 1024, keptBytes: 0, droppedBytes: 0 });
   });
 });
+
+describe("runWorkflow with a git checkout", () => {
+  const gitCheckout = { url: "git://git.example/repo", sha: "a".repeat(40), depth: 3, submodules: true };
+
+  /** A scripted executor whose pod has git (or not), recording the in-pod clone. */
+  class GitExecutor extends ScriptedExecutor {
+    constructor(ctx: ConstructorParameters<typeof ScriptedExecutor>[0], readonly podHasGit: boolean, readonly cloneFails = false) {
+      super(ctx, {});
+    }
+    async hasGit(): Promise<boolean> {
+      this.calls.push("hasGit");
+      return this.podHasGit;
+    }
+    async cloneCheckout(spec: { url: string; sha: string; depth: number; submodules: boolean }): Promise<void> {
+      this.calls.push(`cloneCheckout ${spec.url} ${spec.sha.slice(0, 7)} depth=${spec.depth} submodules=${spec.submodules}`);
+      if (this.cloneFails) throw new InfraError("checkout-failed", "git fetch failed in the pod (exit 128): fatal: not our ref");
+    }
+  }
+
+  async function runWithGit(podHasGit: boolean, cloneFails = false): Promise<{ result: RunResult; executor: GitExecutor; events: RunEvent[] }> {
+    const empty = await mkdtemp(join(tmpdir(), "knotless-run-git-"));
+    const events: RunEvent[] = [];
+    let executor: GitExecutor | undefined;
+    const result = await runWorkflow({
+      settings: { ...exampleSettings({ steps: ["build"] }), checkoutDir: empty, gitCheckout },
+      kubectl: NO_KUBECTL,
+      signal: new AbortController().signal,
+      sinks: [(event) => events.push(event)],
+      createExecutor: (ctx) => (executor = new GitExecutor(ctx, podHasGit, cloneFails)),
+    });
+    await rm(empty, { recursive: true, force: true });
+    return { result, executor: executor!, events };
+  }
+
+  it("asks the pod for git after setup, uploads the empty checkout, then clones in the pod before the first step", async () => {
+    const { result, executor } = await runWithGit(true);
+    assert.equal(result.status, "success");
+    assert.deepEqual(executor.calls, ["setup", "hasGit", "copyIn", `cloneCheckout git://git.example/repo aaaaaaa depth=3 submodules=true`, "runStep 0", "copyOut", "teardown"]);
+    assert.equal(executor.trees?.work.files, 0);
+  });
+
+  it("fails the run as checkout-failed when the pod's clone fails, with no step run and the Job torn down", async () => {
+    const { result, executor } = await runWithGit(true, true);
+    assert.equal(result.status, "failed");
+    assert.equal(result.errorReason, "checkout-failed");
+    assert.match(result.error ?? "", /git fetch failed in the pod/);
+    assert.equal(result.steps[0]!.status, "skipped");
+    assert.equal(executor.calls.at(-1), "teardown");
+    assert.ok(!executor.calls.includes("runStep 0"));
+  });
+
+  it("clones on the host when the image has no git and no host git is set: checkout-failed, saying both, in the clone phase", async () => {
+    const { result, executor, events } = await runWithGit(false);
+    assert.equal(result.errorReason, "checkout-failed");
+    assert.deepEqual(executor.calls, ["setup", "hasGit", "teardown"]);
+    const end = events.find((event) => event.kind === "phase-end" && event.phase === "clone");
+    assert.ok(end?.kind === "phase-end" && !end.ok && /the image has no git and this runner has no git/.test(end.detail));
+  });
+});

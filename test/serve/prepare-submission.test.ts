@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { InputError } from "../../src/errors.js";
+import { DEFAULT_RUNNER_CONFIG, type RunnerLimits } from "../../src/config/runner-config.js";
+import { describeError, InputError } from "../../src/errors.js";
+import { WorkflowError } from "../../src/workflow/workflow-errors.js";
 import { prepareSubmission, type RunDefaults } from "../../src/serve/prepare-submission.js";
 
 const DEFAULTS: RunDefaults = { target: { namespace: "ci" } as RunDefaults["target"], podTimeoutMs: 60_000, maxOutputBytes: 1024, maxLogBytes: 1024 };
@@ -27,5 +29,31 @@ describe("a submission's settings", () => {
     const prepared = await prepareSubmission({ workflow: WORKFLOW }, "r2", "/nonexistent-state", { ...DEFAULTS, podIdleTimeoutMs: 20_000 });
     assert.equal(prepared.kind, "run");
     assert.equal(prepared.kind === "run" ? prepared.settings.podIdleTimeoutMs : undefined, 20_000);
+  });
+});
+
+describe("a submission held to the service's --config", () => {
+  const withLimits = (limits: Omit<RunnerLimits, "onExceed"> & { onExceed: RunnerLimits["onExceed"] }): RunDefaults => ({ ...DEFAULTS, runner: { config: { ...DEFAULT_RUNNER_CONFIG, limits }, file: "ops.yml" } });
+  const HUNGRY = { name: "wf.yml", text: "clone: {skip: true}\nresources:\n  cpu: 4\nsteps: [{name: a, command: b}]\n" };
+
+  it("refuses a workflow over a limit with InvalidWorkflow's error, naming the limit, its file and the value's position", async () => {
+    await assert.rejects(prepareSubmission({ workflow: HUNGRY }, "r3", "/nonexistent-state", withLimits({ maxCpu: "1", onExceed: "refuse" })), (error: unknown) => {
+      assert.ok(error instanceof WorkflowError);
+      assert.match(String(describeError(error)), /^wf\.yml:3:8: resources\.cpu: 4 is over limits\.maxCpu 1 in --config ops\.yml/);
+      return true;
+    });
+  });
+
+  it("clamps a workflow over a limit under onExceed: clamp, and carries the warning for the run's log", async () => {
+    const prepared = await prepareSubmission({ workflow: HUNGRY }, "r4", "/nonexistent-state", withLimits({ maxCpu: "1", onExceed: "clamp" }));
+    assert.equal(prepared.kind, "run");
+    if (prepared.kind !== "run") return;
+    assert.equal(prepared.settings.cpu, "1");
+    assert.deepEqual(prepared.warnings, ["wf.yml:3:8: warning: resources.cpu: 4 is over limits.maxCpu 1 in --config ops.yml: clamped to 1 (onExceed: clamp)"]);
+  });
+
+  it("takes the same workflow without a --config (the defaults have no limits)", async () => {
+    const prepared = await prepareSubmission({ workflow: HUNGRY }, "r5", "/nonexistent-state", DEFAULTS);
+    assert.equal(prepared.kind === "run" ? prepared.settings.cpu : undefined, "4");
   });
 });

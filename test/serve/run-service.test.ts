@@ -3,12 +3,13 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
+import { DEFAULT_RUNNER_CONFIG } from "../../src/config/runner-config.js";
 import type { StepOutcome } from "../../src/executor/executor.js";
 import { Kubectl } from "../../src/cluster/kubectl/kubectl.js";
 import { KubectlCluster } from "../../src/cluster/kubectl/kubectl-cluster.js";
 import { XrpcError } from "../../src/serve/http-errors.js";
 import { loadLexicons } from "../../src/serve/lexicon-schemas.js";
-import type { SubmitRunInput } from "../../src/serve/prepare-submission.js";
+import type { RunDefaults, SubmitRunInput } from "../../src/serve/prepare-submission.js";
 import { RunService } from "../../src/serve/run-service.js";
 import { RunStore, type StatusEvent } from "../../src/serve/run-store.js";
 import { WorkflowError } from "../../src/workflow/workflow-errors.js";
@@ -38,7 +39,7 @@ function gate() {
   return { runStep, release, started, waiting };
 }
 
-function makeService(options: { maxRuns?: number; maxRunsPerRepo?: number; maxQueued?: number; script?: ExecutorScript; cacheDir?: string } = {}) {
+function makeService(options: { maxRuns?: number; maxRunsPerRepo?: number; maxQueued?: number; script?: ExecutorScript; cacheDir?: string; defaults?: Partial<RunDefaults> } = {}) {
   const stateDir = makeTestTempDir("serve-service-");
   const checkout = join(stateDir, "checkout");
   mkdirSync(checkout);
@@ -48,7 +49,7 @@ function makeService(options: { maxRuns?: number; maxRunsPerRepo?: number; maxQu
   const service = new RunService({
     stateDir: join(stateDir, "state"),
     store,
-    defaults: { target: { namespace: "ci" }, podTimeoutMs: 1000, maxOutputBytes: 1 << 20, maxLogBytes: 1 << 20, git: { binary: "git", env: process.env }, ...(options.cacheDir ? { caches: { off: false, store: { kind: "dir" as const, dir: options.cacheDir }, maxBytes: 1 << 30 } } : {}) },
+    defaults: { target: { namespace: "ci" }, podTimeoutMs: 1000, maxOutputBytes: 1 << 20, maxLogBytes: 1 << 20, git: { binary: "git", env: process.env }, ...(options.cacheDir ? { caches: { off: false, store: { kind: "dir" as const, dir: options.cacheDir }, maxBytes: 1 << 30 } } : {}), ...options.defaults },
     limits: { maxRuns: options.maxRuns ?? 2, ...(options.maxRunsPerRepo ? { maxRunsPerRepo: options.maxRunsPerRepo } : {}), maxQueued: options.maxQueued ?? 100, maxWorkflowBytes: 10_000, maxSecrets: 4, maxSecretBytes: 100 },
     cluster: new KubectlCluster(new Kubectl({ binary: "/nonexistent/kubectl" })),
     createExecutor: (ctx) => {
@@ -148,6 +149,30 @@ describe("the run service", () => {
     assert.equal(store.getRun("bad"), undefined);
     assert.equal(store.lastCursor(), 0);
     assert.equal(executors.length, 0);
+  });
+
+  it("holds every workflow to the service's runner configuration: over a limit refused at its position, clamped with the warning first in the run's log", async () => {
+    const limited = (onExceed: "refuse" | "clamp") => makeService({ defaults: { runner: { config: { ...DEFAULT_RUNNER_CONFIG, limits: { maxTimeoutMs: 60_000, onExceed } }, file: "ops.yml" } } });
+    const text = `timeout: 2h\n${WORKFLOW}`;
+    const refusing = limited("refuse");
+    await assert.rejects(refusing.submit("over", { workflow: { name: "ci.yml", text } }), (error: unknown) => error instanceof WorkflowError && /^ci\.yml:1:10: timeout: 2h00m is over limits\.maxTimeout 1m00s in --config ops\.yml/.test(error.message));
+    assert.equal(refusing.store.getRun("over"), undefined);
+    assert.equal(refusing.executors.length, 0);
+    const clamping = limited("clamp");
+    await clamping.submit("clamped", { workflow: { name: "ci.yml", text } });
+    await clamping.service.whenIdle();
+    assert.equal(clamping.executors[0]!.ctx.settings.timeoutMs, 60_000);
+    const first = JSON.parse(readFileSync(join(clamping.stateDir, "state", "runs", "clamped", "log.ndjson"), "utf8").split("\n")[0]!) as { content: string };
+    assert.match(first.content, /ci\.yml:1:10: warning: timeout: 2h00m is over limits\.maxTimeout 1m00s in --config ops\.yml: clamped to 1m00s/);
+  });
+
+  it("leaves each run's node warm for --keep-warm: the executor of every run gets the service's keepWarm, as run's does", async () => {
+    const { service, submit, executors } = makeService({ defaults: { keepWarm: { seconds: 120, maxWarm: 2 } } });
+    await submit("w1");
+    await submit("w2");
+    await service.whenIdle();
+    assert.deepEqual(executors.map((executor) => executor.ctx.settings.keepWarm), [{ seconds: 120, maxWarm: 2 }, { seconds: 120, maxWarm: 2 }]);
+    assert.deepEqual(executors.map((executor) => executor.calls.at(-1)), ["teardown", "teardown"]);
   });
 
   it("records a workflow whose `when` does not match as skipped, with a result and no executor", async () => {
@@ -345,19 +370,23 @@ describe("the run service", () => {
       assert.deepEqual(seen.get("g1"), { file: "first\n", head: first, count: "1" });
       assert.deepEqual(seen.get("g2"), { file: "second\n", head: second, count: "2" });
       assert.equal((await service.getRun("g1")).status, "success");
-      assert.equal(executors[0]!.ctx.settings.checkoutDir, join(stateDir, "state", "runs", "g1", "checkout"));
+      // The two clones race: each run's executor is made once its own clone is done.
+      assert.equal(executors.find((executor) => executor.ctx.settings.runId === "g1")!.ctx.settings.checkoutDir, join(stateDir, "state", "runs", "g1", "checkout"));
       assert.equal(existsSync(join(stateDir, "state", "runs", "g1", "checkout")), false);
     });
 
-    it("fails the run without an executor when the commit cannot be fetched, saying so in its log", async () => {
+    it("fails the run as checkout-failed when the commit cannot be fetched on the host, its clone phase saying why, no step run and the Job torn down", async () => {
       const { service, submit, stateDir, executors } = makeService();
       await submit("gone", { checkout: { git: { url: `file://${repo}`, sha: "0".repeat(40) } } });
       await service.whenIdle();
       const view = await service.getRun("gone");
       assert.equal(view.status, "failed");
       assert.equal((view.result as { errorReason: string }).errorReason, "checkout-failed");
-      assert.equal(executors.length, 0);
-      assert.match(readFileSync(join(stateDir, "state", "runs", "gone", "log.ndjson"), "utf8"), /checkout: git fetch/);
+      assert.deepEqual(executors[0]!.calls, ["setup", "teardown"]);
+      const lines = readFileSync(join(stateDir, "state", "runs", "gone", "log.ndjson"), "utf8").trim().split("\n").map((line) => JSON.parse(line) as { name?: string; status?: string; ok?: boolean; detail?: string });
+      const end = lines.find((line) => line.name === "clone" && line.status === "end");
+      assert.equal(end?.ok, false);
+      assert.match(end?.detail ?? "", /^git fetch failed \(exit 128\): .* \(cloning on the host: the image has no git\)$/);
     });
 
     it("refuses a URL with a password, an unknown scheme and a short sha before anything is recorded", async () => {

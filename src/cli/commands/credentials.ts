@@ -79,7 +79,7 @@ export async function executeCredentials(options: RawCredentialsOptions, env: No
       process.stdout.write(config.revoke ? report.renderRevokeDryRun(config.target, config.identity, config.kubectlPath, config.outFile) : report.renderIssueDryRun(toRequest(config), config.kubectlPath));
       return EXIT.success;
     }
-    const { openCluster } = await import("../open-cluster.js");
+    const { openCluster } = await import("../../cluster/open-cluster.js");
     const { cluster } = await openCluster(config, env);
     if (config.revoke) {
       const { revokeCredentials } = await import("../../credentials/revoke-credentials.js");

@@ -62,7 +62,7 @@ async function executeResolvedRun(config: RunConfig, env: NodeJS.ProcessEnv): Pr
     await Promise.all([
       import("../../run/run-workflow.js"),
       import("../../executor/kubernetes-executor.js"),
-      import("../open-cluster.js"),
+      import("../../cluster/open-cluster.js"),
       import("../../events/sinks.js"),
       import("../../result/result-file.js"),
       import("../../result/step-tracker.js"),

@@ -81,7 +81,7 @@ export async function executeWarm(options: RawWarmOptions, env: NodeJS.ProcessEn
     return EXIT.success;
   }
   const [{ openCluster }, { topUpPlaceholders }, { releasePlaceholders }] = await Promise.all([
-    import("../open-cluster.js"),
+    import("../../cluster/open-cluster.js"),
     import("../../warm/top-up.js"),
     import("../../warm/release.js"),
   ]);

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import { describe, it } from "node:test";
-import { listKubeconfigFiles, readContextNamespace } from "../../src/cli/kubeconfig-namespace.js";
+import { listKubeconfigFiles, readContextNamespace } from "../../src/cluster/kubeconfig-namespace.js";
 import { InputError } from "../../src/errors.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
 

@@ -1,9 +1,11 @@
-// The one place the CLI makes its cluster: the transport chosen by --transport, pointed where the options say.
-import type { Cluster, ClusterTarget } from "../cluster/cluster.js";
-import type { Kubectl } from "../cluster/kubectl/kubectl.js";
+// The one place a command or the service makes its cluster: the transport chosen (--transport), pointed where the options say.
+import type { Cluster, ClusterTarget } from "./cluster.js";
+import type { Kubectl } from "./kubectl/kubectl.js";
 import { homedir } from "node:os";
 import { InputError } from "../errors.js";
-import type { TransportName } from "./cluster-options.js";
+
+/** How to talk to the cluster: one kubectl process per call, or the API spoken in-process. */
+export type TransportName = "kubectl" | "api";
 
 /** What a command makes its cluster from, resolved at the edge (resolveClusterOptions). */
 export interface ClusterSetting {
@@ -23,8 +25,8 @@ export interface ClusterSetting {
 export async function openCluster(setting: ClusterSetting, env: NodeJS.ProcessEnv, onCall?: (args: readonly string[]) => void): Promise<{ cluster: Cluster; kubectl?: Kubectl }> {
   if (setting.transport === "api") {
     const [{ openApiCluster }, { ConfigError }, { listKubeconfigFiles }] = await Promise.all([
-      import("../cluster/api/open-api-cluster.js"),
-      import("../cluster/errors.js"),
+      import("./api/open-api-cluster.js"),
+      import("./errors.js"),
       import("./kubeconfig-namespace.js"),
     ]);
     const { kubeconfig, context } = setting.target;
@@ -36,7 +38,7 @@ export async function openCluster(setting: ClusterSetting, env: NodeJS.ProcessEn
       throw error;
     }
   }
-  const [{ Kubectl }, { KubectlCluster }] = await Promise.all([import("../cluster/kubectl/kubectl.js"), import("../cluster/kubectl/kubectl-cluster.js")]);
+  const [{ Kubectl }, { KubectlCluster }] = await Promise.all([import("./kubectl/kubectl.js"), import("./kubectl/kubectl-cluster.js")]);
   const kubectl = new Kubectl({ binary: setting.kubectlPath, env, ...(onCall ? { onCall } : {}) });
   return { cluster: new KubectlCluster(kubectl, setting.target), kubectl };
 }

@@ -1,4 +1,4 @@
-// Clones a git checkout at one commit on the service's host (fetch of exactly that sha, depth and submodules as asked): what a run's /work is made from when a submission names a repository instead of a directory.
+// Clones a git checkout at one commit on the runner's host (fetch of exactly that sha, depth and submodules as asked), for a run whose image has no git to clone it in the pod.
 import { spawn } from "node:child_process";
 import { mkdir } from "node:fs/promises";
 import { InputError } from "../errors.js";
@@ -17,7 +17,7 @@ export interface GitSetting {
   readonly env: NodeJS.ProcessEnv;
 }
 
-/** A clone that failed: the run fails with errorReason "checkout-failed", never touching the cluster. */
+/** A clone on the host that failed: the run fails with errorReason "checkout-failed" before its upload. */
 export class GitCheckoutError extends Error {
   override readonly name = "GitCheckoutError";
 }
@@ -57,7 +57,7 @@ export async function cloneAtSha(spec: GitCheckoutSpec, dir: string, git: GitSet
       child.on("error", (error) => reject(signal.aborted ? error : new GitCheckoutError(`git: ${error.message}`)));
       child.on("close", (code) => {
         if (code === 0) resolve();
-        else reject(new GitCheckoutError(`git ${args.filter((a) => !a.startsWith("-") && a !== dir).slice(0, 2).join(" ")} failed (exit ${code}): ${stderr.trim().split("\n").at(-1) ?? ""}`));
+        else reject(new GitCheckoutError(`git ${args[0] === "-C" ? args[2] : args[0]} failed (exit ${code}): ${stderr.trim().split("\n").at(-1) ?? ""}`));
       });
     });
   await run(["init", "-q", dir]);
