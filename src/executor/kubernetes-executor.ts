@@ -8,6 +8,7 @@ import type { CancelRequest } from "../k8s/job-annotations.js";
 import { CREATE_TOKEN_ANNOTATION, KEPT_ANNOTATION } from "../k8s/labels.js";
 import { formatProcessIdentity } from "../k8s/owner.js";
 import { buildJobManifest } from "../k8s/manifest.js";
+import { buildServiceContainer, type ServiceMode } from "../k8s/service-containers.js";
 import type { IJob } from "kubernetes-models/batch/v1/Job";
 import type { ExtractReport } from "../transfer/extract-outputs.js";
 import type { HostTar } from "../transfer/host-tar.js";
@@ -49,8 +50,10 @@ function loadRunModules(): Promise<[typeof import("./wait-for-pod.js"), typeof i
 }
 
 /** Builds the manifest the executor will create; exported so dry runs print exactly the same one. */
-export function buildRunManifest(ctx: Pick<ExecutorContext, "settings">, createToken: string): IJob {
+export function buildRunManifest(ctx: Pick<ExecutorContext, "settings">, createToken: string, serviceMode: ServiceMode = "sidecar"): IJob {
   const s = ctx.settings;
+  const services = (s.services ?? []).map((service) => buildServiceContainer(service, serviceMode));
+  const beside = [...(s.dockerDaemon ? [buildDockerDaemonContainer(s.dockerDaemon.image)] : []), ...(serviceMode === "container" ? services : [])];
   return buildJobManifest({
     jobName: s.jobName,
     ...(s.target.namespaceFromContext ? {} : { namespace: s.target.namespace }),
@@ -66,7 +69,8 @@ export function buildRunManifest(ctx: Pick<ExecutorContext, "settings">, createT
     ...(s.podIdleTimeoutMs === undefined ? {} : { podIdleSeconds: Math.ceil(s.podIdleTimeoutMs / 1000) }),
     ...(s.placement ? { placement: s.placement } : {}),
     ...(s.ephemeralStorage ? { ephemeralStorage: s.ephemeralStorage } : {}),
-    ...(s.dockerDaemon ? { extraContainers: [buildDockerDaemonContainer(s.dockerDaemon.image)] } : {}),
+    ...(beside.length > 0 ? { extraContainers: beside } : {}),
+    ...(serviceMode === "sidecar" && services.length > 0 ? { initContainers: services } : {}),
   });
 }
 
