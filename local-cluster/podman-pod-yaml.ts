@@ -83,6 +83,19 @@ function pickSecurityContext(context: Record<string, unknown> | undefined, keys:
   return Object.keys(picked).length > 0 ? picked : undefined;
 }
 
+/** A pod's native sidecars: init containers with restartPolicy Always, which start before its containers and keep running. */
+export function listSidecars(spec: any): any[] {
+  return (spec?.initContainers ?? []).filter((c: any) => c.restartPolicy === "Always");
+}
+
+/**
+ * The containers the kubelet runs for the whole pod, in start order: native sidecars first (kube play starts a pod's
+ * containers in order), then the containers. Plain init containers are not among them.
+ */
+export function listLongRunningContainers(spec: any): any[] {
+  return [...listSidecars(spec), ...(spec?.containers ?? [])];
+}
+
 export function buildPodmanPod(input: PodmanPodInput): PodmanPodPlan {
   const { pod, podmanName } = input;
   const warnings: string[] = [];
@@ -90,7 +103,8 @@ export function buildPodmanPod(input: PodmanPodInput): PodmanPodPlan {
   const spec = pod.spec ?? {};
   const claimDirectories = input.claimDirectories ?? {};
   const readOnlyClaims = new Set<string>((spec.volumes ?? []).filter((v: any) => v.persistentVolumeClaim?.readOnly).map((v: any) => v.name));
-  const containers = (spec.containers ?? []).map((c: any) => {
+  // Probes are the kubelet's (local-cluster/prober.ts), not podman's: none reaches kube play.
+  const containers = listLongRunningContainers(spec).map((c: any) => {
     containerNames[c.name] = formatPodmanContainerName(podmanName, c.name);
     const securityContext = pickSecurityContext(c.securityContext, CONTAINER_SECURITY_KEYS, `container ${c.name}:`, warnings);
     return {
@@ -127,7 +141,7 @@ export function buildPodmanPod(input: PodmanPodInput): PodmanPodPlan {
       containers,
     },
   };
-  if ((spec.initContainers ?? []).length > 0) warnings.push("initContainers are not run by the local cluster");
+  if ((spec.initContainers ?? []).length > listSidecars(spec).length) warnings.push("initContainers other than native sidecars (restartPolicy: Always) are not run by the local cluster");
   // A claim's directory outlives the pod: only the emptyDirs are podman volumes to remove with it.
   const volumeNames = (spec.volumes ?? [])
     .filter((v: any) => claimDirectories[v.persistentVolumeClaim?.claimName] === undefined)
