@@ -8,7 +8,7 @@ import type { CancelRequest } from "../k8s/job-annotations.js";
 import { CREATE_TOKEN_ANNOTATION, KEPT_ANNOTATION } from "../k8s/labels.js";
 import { formatProcessIdentity } from "../k8s/owner.js";
 import { buildJobManifest } from "../k8s/manifest.js";
-import { buildServiceContainer, type ServiceMode } from "../k8s/service-containers.js";
+import { buildServiceContainer, chooseServiceMode, type ServiceMode } from "../k8s/service-containers.js";
 import type { IJob } from "kubernetes-models/batch/v1/Job";
 import type { ExtractReport } from "../transfer/extract-outputs.js";
 import type { HostTar } from "../transfer/host-tar.js";
@@ -120,6 +120,8 @@ export class KubernetesExecutor implements Executor {
   #podWaitMs: number | undefined;
   /** Set once the secrets exec began: from then on the pod may hold them, and a kept Job has them removed. */
   #secretsSent = false;
+  /** The services whose log tail is in the run's log already (the one that failed to become ready). */
+  readonly #servicesLogged = new Set<string>();
 
   constructor(ctx: ExecutorContext) {
     this.#ctx = ctx;
@@ -154,7 +156,7 @@ export class KubernetesExecutor implements Executor {
     for (const { name, where } of findSecretShadowing(ctx.settings)) {
       ctx.emit({ kind: "notice", level: "warning", message: `${where} sets ${name}, which is also a secret: every step sees the secret's value` });
     }
-    const manifest = buildRunManifest(ctx, this.#createToken);
+    const manifest = buildRunManifest(ctx, this.#createToken, await this.#chooseServiceMode());
     this.#transfer ??= loadTransfer();
     this.#transfer.catch(() => {}); // a load failure surfaces in copyIn
     this.#staging ??= this.#transfer.then(([{ stageRunnerFiles }]) => stageRunnerFiles(ctx.settings));
@@ -182,6 +184,11 @@ export class KubernetesExecutor implements Executor {
     const describePod = (pod: RunPod): string => `pod ${pod.name} running on ${pod.node || "its node"}, ${this.#claim?.capacity}: the pod waited ${formatDuration(this.#podWaitMs ?? 0)}`;
     this.#pod = await this.#phase("pod", wait, describePod);
     this.#presence?.startWatch();
+    if ((ctx.settings.services?.length ?? 0) > 0) {
+      const pod = this.#pod;
+      const { waitForServices } = await import("./wait-for-services.js");
+      await this.#phase("services", () => this.#unlessHeartbeatRefused((waitCtx) => waitForServices(waitCtx, pod, this.#servicesLogged)), (detail) => detail);
+    }
     return this.#pod;
   }
 
@@ -241,6 +248,7 @@ export class KubernetesExecutor implements Executor {
     const started = Date.now();
     emit({ kind: "phase-start", phase: "teardown" });
     await this.#stopPresence();
+    await this.#logServices();
     const unstaged = this.#removeStaging();
     let result: DeleteOutcome;
     /** Whether a Job of this run may be there for all the runner knows, and so must be named with its delete command. */
@@ -296,6 +304,34 @@ export class KubernetesExecutor implements Executor {
       return { detail: `deleted Job ${settings.jobName}`, mayBeLeft: false };
     }
     return { detail: `could not delete Job ${settings.jobName}: ${deleted.why}; delete it with: ${command}`, mayBeLeft: true };
+  }
+
+  /**
+   * Native sidecars where the server has them (Kubernetes >= 1.29), else plain containers; asked only when the run
+   * has services. A version that cannot be read means plain containers, which every server runs, with a warning.
+   */
+  async #chooseServiceMode(): Promise<ServiceMode> {
+    const ctx = this.#ctx;
+    if ((ctx.settings.services?.length ?? 0) === 0) return "sidecar";
+    try {
+      return chooseServiceMode(await ctx.cluster.getServerVersion({ signal: ctx.signal }));
+    } catch (error) {
+      if (ctx.signal.aborted) throw error;
+      ctx.emit({ kind: "notice", level: "warning", message: `could not read the server's version (${describeError(error)}): the services run as plain containers, not native sidecars` });
+      return "container";
+    }
+  }
+
+  /** The end of each service's log into the run's log, before the Job goes; never fails the teardown. */
+  async #logServices(): Promise<void> {
+    const pod = this.#pod;
+    const services = (this.#ctx.settings.services ?? []).filter((service) => !this.#servicesLogged.has(service.name));
+    if (pod === undefined || services.length === 0) return;
+    const { readServiceLog, END_LOG_BOUNDS } = await import("./wait-for-services.js");
+    for (const service of services) {
+      const text = await readServiceLog(this.#ctx, pod, service.name, END_LOG_BOUNDS);
+      this.#ctx.emit({ kind: "service-log", service: service.name, when: "end", text });
+    }
   }
 
   /** --keep-warm: a placeholder of the run's size and image keeps the node the run had; a failure is a warning, never the run's. */
@@ -426,7 +462,7 @@ export class KubernetesExecutor implements Executor {
     return this.#pod;
   }
 
-  #phase<T>(phase: "create" | "pod" | "upload" | "secrets" | "download", work: () => Promise<T>, describe: (value: T) => string): Promise<T> {
+  #phase<T>(phase: "create" | "pod" | "services" | "upload" | "secrets" | "download", work: () => Promise<T>, describe: (value: T) => string): Promise<T> {
     return runTimedPhase(this.#ctx.emit, phase, work, describe);
   }
 }
