@@ -66,8 +66,8 @@ export type WorkflowRunPlan =
       readonly dockerDaemon?: { readonly image: string };
       /** The run container's ephemeral-storage request and limit (`pod.ephemeralStorage`). */
       readonly ephemeralStorage?: EphemeralStorage;
-      /** The workflow's `services:`, in file order; empty without. */
-      readonly services: ServiceSpec[];
+      /** The workflow's `services:`, in file order; absent without. */
+      readonly services?: ServiceSpec[];
       /** Run variables, then the workflow's environment: lowest precedence first. */
       readonly env: EnvVar[];
       /** The workflow's `caches:`, keys rendered for this run, in file order; empty without caches and with --no-cache. */
@@ -190,6 +190,6 @@ export function planWorkflowRun(
     env,
     caches: planned.caches,
     artifacts: planArtifacts(workflow.artifacts ?? []),
-    services: planServices(workflow.services ?? []),
+    ...(workflow.services !== undefined ? { services: planServices(workflow.services) } : {}),
   };
 }
