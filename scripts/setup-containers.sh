@@ -122,13 +122,16 @@ fi
 
 # A Debian image with PostgreSQL, for the services end-to-end test (a database beside the steps, psql in the steps):
 # built like the Debian image, with the server's start script (scripts/postgres-image/knotless-postgres.sh) as its
-# command. KNOTLESS_SKIP_POSTGRES=1 skips it; the tests that need it then skip, saying so.
+# entrypoint. KNOTLESS_SKIP_POSTGRES=1 skips it; the tests that need it then skip, saying so.
 POSTGRES_IMAGE="localhost/knotless-postgres:bookworm"
 POSTGRES_LABEL="knotless.postgres"
 START_SCRIPT="$(dirname "$0")/postgres-image/knotless-postgres.sh"
+# The start script is the ENTRYPOINT, so a service's `args` (-c fsync=off) reach postgres, as with the official image.
+# The label holds the start script's checksum and this layout's version: an image built otherwise is built again.
+POSTGRES_VERSION="entrypoint-$(cksum < "$START_SCRIPT" | cut -d' ' -f1)"
 if [ "${KNOTLESS_SKIP_POSTGRES:-}" = 1 ]; then
   say "not building $POSTGRES_IMAGE (KNOTLESS_SKIP_POSTGRES=1)"
-elif podman image exists "$POSTGRES_IMAGE" 2>/dev/null && [ "$(podman image inspect --format "{{index .Labels \"$POSTGRES_LABEL\"}}" "$POSTGRES_IMAGE" 2>/dev/null)" = "$(cksum < "$START_SCRIPT" | cut -d' ' -f1)" ]; then
+elif podman image exists "$POSTGRES_IMAGE" 2>/dev/null && [ "$(podman image inspect --format "{{index .Labels \"$POSTGRES_LABEL\"}}" "$POSTGRES_IMAGE" 2>/dev/null)" = "$POSTGRES_VERSION" ]; then
   say "image $POSTGRES_IMAGE already present"
 else
   command -v debootstrap >/dev/null 2>&1 || fail "debootstrap is missing (it is installed with the Debian image above)"
@@ -144,8 +147,8 @@ else
   install -m 0755 "$START_SCRIPT" "$pg/rootfs/usr/local/bin/knotless-postgres"
   ls "$pg"/rootfs/usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || fail "debootstrap --include=postgresql left no postgres server in the image"
   tar -C "$pg/rootfs" -cf "$pg/rootfs.tar" .
-  podman import --quiet --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' --change 'CMD ["knotless-postgres"]' \
-    --change "LABEL $POSTGRES_LABEL=$(cksum < "$START_SCRIPT" | cut -d' ' -f1)" "$pg/rootfs.tar" "$POSTGRES_IMAGE" >/dev/null ||
+  podman import --quiet --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' --change 'ENTRYPOINT ["knotless-postgres"]' \
+    --change "LABEL $POSTGRES_LABEL=$POSTGRES_VERSION" "$pg/rootfs.tar" "$POSTGRES_IMAGE" >/dev/null ||
     fail "podman import of $POSTGRES_IMAGE failed"
   rm -rf "$pg"
   say "imported $POSTGRES_IMAGE"

@@ -92,7 +92,7 @@ describe("workflow services on the local cluster", { skip: findSkipReason(), tim
     assert.equal(run.code, 3, `${run.stderr}\n${log}`);
     assert.doesNotMatch(run.stdout, /the step ran/);
     const result = readResult(out);
-    assert.match(String(result.error), /service broken-db \(docker.io\/library\/busybox:1.36\) did not become ready: not ready after .*readiness: tcp 5432, timeout 4s.*FATAL: the data directory is missing/s);
+    assert.match(String(result.error), /service broken-db \(docker.io\/library\/busybox:1.36\) did not become ready: not ready after .*readiness: tcp 5432, timeout 4\.0s.*FATAL: the data directory is missing/s);
     assert.equal(result.errorReason, "service-not-ready");
     assert.match(run.stdout + run.stderr, /service broken-db .*did not become ready/);
     assert.match(log, /service broken-db, its last log lines:\n.*\| starting broken-db\n.*\| FATAL: the data directory is missing/);
