@@ -9,6 +9,7 @@ import { CLOSE, RESIZE, STATUS, STDERR, STDIN, STDOUT, buildExitStatus, buildInt
 import type { FaultInjector, ParsedFaultConfig } from "./faults.js";
 import type { Kubelet } from "./kubelet.js";
 import type { PodmanClient } from "./podman.js";
+import { listLongRunningContainers } from "./podman-pod-yaml.js";
 import type { ObjectStore } from "./store.js";
 
 /** Stop reading the container's output while this many bytes wait to go out on the socket. */
@@ -76,7 +77,7 @@ export class ExecServer {
       const pod = this.ctx.store.get("pods", target.namespace, target.pod);
       if (!pod) throw notFound("pods", "", target.pod);
       const containerName = url.searchParams.get("container") ?? pod.spec?.containers?.[0]?.name;
-      if (!(pod.spec?.containers ?? []).some((c: any) => c.name === containerName))
+      if (!listLongRunningContainers(pod.spec).some((c: any) => c.name === containerName))
         throw badRequest(`container ${containerName} is not valid for pod ${target.pod}`);
       const status = (pod.status?.containerStatuses ?? []).find((s: any) => s.name === containerName);
       const container = this.ctx.kubelet.findContainer(target.namespace, target.pod, containerName);

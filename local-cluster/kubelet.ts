@@ -6,7 +6,8 @@ import type { EventRecorder } from "./events.js";
 import type { FaultInjector } from "./faults.js";
 import type { NodePool } from "./node-pool.js";
 import { applyContainerStates, setCondition } from "./pod-status.js";
-import { buildPodmanPod, formatPodmanContainerName, isSafeSubPath, type EnvLookup } from "./podman-pod-yaml.js";
+import { buildPodmanPod, formatPodmanContainerName, isSafeSubPath, listLongRunningContainers, listSidecars, type EnvLookup } from "./podman-pod-yaml.js";
+import { readPodIp, runProbe, type ReadinessProbe } from "./prober.js";
 import type { PodmanClient, PodmanContainer } from "./podman.js";
 import type { ObjectStore } from "./store.js";
 import { formatTimestamp } from "./time.js";
@@ -38,6 +39,12 @@ interface PodRuntime {
   playing?: Promise<void>;
   /** The node it was bound to. */
   node: string;
+  /** Each probed container's last readinessProbe result. */
+  probes: Map<string, boolean>;
+  /** The pod's IP as podman gave it, once a tcp probe needed it. */
+  podIp?: string;
+  /** The prober loop was started (once the pod runs). */
+  probing: boolean;
 }
 
 export interface KubeletOptions {
@@ -182,6 +189,8 @@ export class Kubelet {
       played: false,
       volumes: [],
       node: NODE_NAME,
+      probes: new Map(),
+      probing: false,
     };
     this.pods.set(rt.uid, rt);
     return rt;
@@ -260,7 +269,7 @@ export class Kubelet {
       p.status.conditions = setCondition(p.status.conditions, "Initialized", "True");
       p.status.conditions = setCondition(p.status.conditions, "Ready", "False", "ContainersNotReady", "containers with unready status");
       p.status.conditions = setCondition(p.status.conditions, "ContainersReady", "False", "ContainersNotReady", "containers with unready status");
-      p.status.containerStatuses = (p.spec.containers ?? []).map((c: any) => ({
+      const creating = (c: any) => ({
         name: c.name,
         image: c.image,
         imageID: "",
@@ -269,7 +278,10 @@ export class Kubelet {
         restartCount: 0,
         state: { waiting: { reason: "ContainerCreating" } },
         lastState: {},
-      }));
+      });
+      p.status.containerStatuses = (p.spec.containers ?? []).map(creating);
+      const sidecars = listSidecars(p.spec);
+      if (sidecars.length > 0) p.status.initContainerStatuses = sidecars.map(creating);
     });
     this.ipCounter = this.ipCounter >= 250 ? 2 : this.ipCounter + 1;
     if (!pod) return;
@@ -327,7 +339,7 @@ export class Kubelet {
   /** Checks each image locally (nothing is ever pulled); on a missing image or the fault, ErrImagePull then ImagePullBackOff. */
   private async pullImages(rt: PodRuntime, pod: KubeObject): Promise<boolean> {
     const { events, faults } = this.opts;
-    for (const c of pod.spec.containers ?? []) {
+    for (const c of listLongRunningContainers(pod.spec)) {
       const fault = faults.take("imagePullFailure", `${rt.namespace}/${rt.name} ${c.image}`);
       const present = !fault && (await this.opts.podman!.imageExists(c.image));
       if (!this.alive(rt, "pulling")) return false;
@@ -358,9 +370,9 @@ export class Kubelet {
 
   private setWaiting(rt: PodRuntime, container: string, reason: string, message: string): void {
     this.mutatePod(rt, (p) => {
-      p.status.containerStatuses = (p.status.containerStatuses ?? []).map((s: any) =>
-        s.name === container ? { ...s, state: { waiting: { reason, message } } } : s,
-      );
+      const wait = (s: any) => (s.name === container ? { ...s, state: { waiting: { reason, message } } } : s);
+      p.status.containerStatuses = (p.status.containerStatuses ?? []).map(wait);
+      if (p.status.initContainerStatuses) p.status.initContainerStatuses = p.status.initContainerStatuses.map(wait);
     });
   }
 
@@ -410,7 +422,7 @@ export class Kubelet {
       const message = e instanceof Error ? e.message : String(e);
       if (!this.alive(rt, "starting")) return;
       rt.stage = "stuck";
-      for (const c of pod.spec.containers ?? []) this.setWaiting(rt, c.name, "CreateContainerError", message);
+      for (const c of listLongRunningContainers(pod.spec)) this.setWaiting(rt, c.name, "CreateContainerError", message);
       events.record(pod, "Warning", "Failed", `Error: ${message}`);
       return;
     }
@@ -455,25 +467,52 @@ export class Kubelet {
   private reportCreated(rt: PodRuntime, pod: KubeObject): void {
     if (rt.createdReported) return;
     rt.createdReported = true;
-    for (const c of pod.spec.containers ?? []) this.opts.events.record(pod, "Normal", "Created", `Created container ${c.name}`);
+    for (const c of listLongRunningContainers(pod.spec)) this.opts.events.record(pod, "Normal", "Created", `Created container ${c.name}`);
   }
 
   private applyState(rt: PodRuntime, byName: Map<string, PodmanContainer>): void {
     let phase = "";
     const pod = this.mutatePod(rt, (p) => {
-      phase = applyContainerStates(p, (c) => byName.get(formatPodmanContainerName(rt.podmanName, c)));
+      phase = applyContainerStates(p, (c) => byName.get(formatPodmanContainerName(rt.podmanName, c)), (c) => rt.probes.get(c));
     });
     if (!pod) return;
     if ((phase === "Running" || phase === "Succeeded" || phase === "Failed") && !rt.startedReported) {
       this.reportCreated(rt, pod);
       rt.startedReported = true;
-      for (const c of pod.spec.containers ?? []) this.opts.events.record(pod, "Normal", "Started", `Started container ${c.name}`);
+      for (const c of listLongRunningContainers(pod.spec)) this.opts.events.record(pod, "Normal", "Started", `Started container ${c.name}`);
       this.armEviction(rt);
+      this.startProber(rt, pod);
     }
     if (phase === "Running") rt.stage = "running";
     if (phase === "Succeeded" || phase === "Failed") {
       rt.stage = "finished";
       this.cancelTimers(rt);
+    }
+  }
+
+  /**
+   * Runs each container's readinessProbe every periodSeconds while the pod runs (a timer of the pod's, so deletion
+   * stops it); a result that changed is written to the pod's status at once.
+   */
+  private startProber(rt: PodRuntime, pod: KubeObject): void {
+    const podman = this.opts.podman;
+    const probed = listLongRunningContainers(pod.spec).filter((c: any) => c.readinessProbe);
+    if (rt.probing || !podman || probed.length === 0) return;
+    rt.probing = true;
+    const podIp = async (): Promise<string | undefined> => (rt.podIp ??= await readPodIp(podman, rt.podmanName));
+    for (const c of probed) {
+      const probe = c.readinessProbe as ReadinessProbe;
+      const tick = async (): Promise<void> => {
+        if (rt.stage !== "running" && rt.stage !== "starting") return;
+        const ok = await runProbe(podman, probe, formatPodmanContainerName(rt.podmanName, c.name), podIp).catch(() => false);
+        if (rt.stage !== "running" && rt.stage !== "starting") return;
+        if (rt.probes.get(c.name) !== ok) {
+          rt.probes.set(c.name, ok);
+          this.scheduleSync(0);
+        }
+        rt.timers.push(setTimeout(() => this.track(tick()), Math.max(1, probe.periodSeconds ?? 10) * 1000));
+      };
+      this.track(tick());
     }
   }
 
@@ -499,7 +538,7 @@ export class Kubelet {
     rt.stage = "evicted";
     const message = "The node was low on resource: memory. Threshold quantity: 100Mi, available: 12Mi. (local-cluster fault podEviction)";
     this.opts.events.record(pod, "Warning", "Evicted", message);
-    for (const c of pod.spec.containers ?? []) this.opts.events.record(pod, "Normal", "Killing", `Stopping container ${c.name}`);
+    for (const c of listLongRunningContainers(pod.spec)) this.opts.events.record(pod, "Normal", "Killing", `Stopping container ${c.name}`);
     await this.removePodmanPod(rt, 0);
     const now = formatTimestamp();
     this.mutatePod(rt, (p) => {
@@ -537,7 +576,7 @@ export class Kubelet {
     const pod = this.current(rt);
     if (rt.played && this.opts.podman) {
       if (pod && (previous === "running" || previous === "starting"))
-        for (const c of pod.spec.containers ?? []) this.opts.events.record(pod, "Normal", "Killing", `Stopping container ${c.name}`);
+        for (const c of listLongRunningContainers(pod.spec)) this.opts.events.record(pod, "Normal", "Killing", `Stopping container ${c.name}`);
       try {
         await this.removePodmanPod(rt, Math.min(graceSeconds, this.opts.maxGraceSeconds));
       } catch (e) {

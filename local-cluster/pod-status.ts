@@ -70,14 +70,32 @@ export function derivePodPhase(statuses: readonly any[]): "Pending" | "Running" 
   return "Pending";
 }
 
-/** Applies podman's container states to a pod's status in place; returns the new phase. */
-export function applyContainerStates(pod: KubeObject, byName: (containerName: string) => PodmanContainer | undefined): string {
-  const statuses = (pod.spec?.containers ?? []).map((c: any) => buildContainerStatus(c, byName(c.name)));
+/**
+ * A container's readiness as its readinessProbe last found it: true or false; undefined when it has no probe (or
+ * none has run yet, which counts as not ready for a container with one).
+ */
+export type ProbeResults = (containerName: string) => boolean | undefined;
+
+/** A running container with a readinessProbe is ready only once its probe passed, as a kubelet reports it. */
+function applyProbe(spec: any, status: any, probes: ProbeResults): any {
+  if (!spec.readinessProbe || !status.ready) return status;
+  return { ...status, ready: probes(spec.name) === true };
+}
+
+/**
+ * Applies podman's container states to a pod's status in place; returns the new phase. Native sidecars (init
+ * containers with restartPolicy Always) get initContainerStatuses and count for Ready, not for the phase.
+ */
+export function applyContainerStates(pod: KubeObject, byName: (containerName: string) => PodmanContainer | undefined, probes: ProbeResults = () => undefined): string {
+  const statuses = (pod.spec?.containers ?? []).map((c: any) => applyProbe(c, buildContainerStatus(c, byName(c.name)), probes));
+  const sidecars = (pod.spec?.initContainers ?? []).filter((c: any) => c.restartPolicy === "Always");
+  const sidecarStatuses = sidecars.map((c: any) => applyProbe(c, buildContainerStatus(c, byName(c.name)), probes));
   const phase = derivePodPhase(statuses);
-  const allReady = statuses.length > 0 && statuses.every((s: any) => s.ready);
+  const allReady = statuses.length > 0 && [...statuses, ...sidecarStatuses].every((s: any) => s.ready);
   const status = pod.status ?? {};
   status.phase = phase;
   status.containerStatuses = statuses;
+  if (sidecars.length > 0) status.initContainerStatuses = sidecarStatuses;
   let conditions = setCondition(status.conditions, "PodReadyToStartContainers", phase === "Succeeded" || phase === "Failed" ? "False" : "True");
   conditions = setCondition(conditions, "Initialized", "True");
   const notReadyReason = phase === "Succeeded" || phase === "Failed" ? "PodCompleted" : "ContainersNotReady";

@@ -89,6 +89,19 @@ export function isSafeSubPath(subPath: string): boolean {
   return !subPath.startsWith("/") && !subPath.split("/").includes("..");
 }
 
+/** A pod's native sidecars: init containers with restartPolicy Always, which start before its containers and keep running. */
+export function listSidecars(spec: any): any[] {
+  return (spec?.initContainers ?? []).filter((c: any) => c.restartPolicy === "Always");
+}
+
+/**
+ * The containers the kubelet runs for the whole pod, in start order: native sidecars first (kube play starts a pod's
+ * containers in order), then the containers. Plain init containers are not among them.
+ */
+export function listLongRunningContainers(spec: any): any[] {
+  return [...listSidecars(spec), ...(spec?.containers ?? [])];
+}
+
 export function buildPodmanPod(input: PodmanPodInput): PodmanPodPlan {
   const { pod, podmanName } = input;
   const warnings: string[] = [];
@@ -99,7 +112,8 @@ export function buildPodmanPod(input: PodmanPodInput): PodmanPodPlan {
   const claimOfVolume = new Map<string, string>((spec.volumes ?? []).flatMap((v: any) => (claimDirectories[v.persistentVolumeClaim?.claimName] === undefined ? [] : [[v.name, claimDirectories[v.persistentVolumeClaim.claimName]!]])));
   /** A claim mounted with a subPath becomes a hostPath volume of its own at that directory (the kubelet made it). */
   const subPathVolumes: object[] = [];
-  const containers = (spec.containers ?? []).map((c: any) => {
+  // Probes are the kubelet's (local-cluster/prober.ts), not podman's: none reaches kube play.
+  const containers = listLongRunningContainers(spec).map((c: any) => {
     containerNames[c.name] = formatPodmanContainerName(podmanName, c.name);
     const securityContext = pickSecurityContext(c.securityContext, CONTAINER_SECURITY_KEYS, `container ${c.name}:`, warnings);
     return {
@@ -143,7 +157,7 @@ export function buildPodmanPod(input: PodmanPodInput): PodmanPodPlan {
       containers,
     },
   };
-  if ((spec.initContainers ?? []).length > 0) warnings.push("initContainers are not run by the local cluster");
+  if ((spec.initContainers ?? []).length > listSidecars(spec).length) warnings.push("initContainers other than native sidecars (restartPolicy: Always) are not run by the local cluster");
   // A claim's directory outlives the pod: only the emptyDirs are podman volumes to remove with it.
   const volumeNames = (spec.volumes ?? [])
     .filter((v: any) => claimDirectories[v.persistentVolumeClaim?.claimName] === undefined)

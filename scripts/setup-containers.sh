@@ -1,5 +1,5 @@
 #!/bin/sh
-# Installs podman and two local images (busybox; Debian bookworm with bash, GNU tools and zstd) so the local cluster can run pods as real containers (idempotent; run as root).
+# Installs podman and three local images (busybox; Debian bookworm with bash, GNU tools and zstd; the same with PostgreSQL) so the local cluster can run pods as real containers (idempotent; run as root).
 set -eu
 
 IMAGE="docker.io/library/busybox:1.36"
@@ -121,6 +121,40 @@ else
     fail "podman import of $DEBIAN_IMAGE failed"
   rm -rf "$debian"
   say "imported $DEBIAN_IMAGE"
+fi
+
+# A Debian image with PostgreSQL, for the services end-to-end test (a database beside the steps, psql in the steps):
+# built like the Debian image, with the server's start script (scripts/postgres-image/knotless-postgres.sh) as its
+# entrypoint. KNOTLESS_SKIP_POSTGRES=1 skips it; the tests that need it then skip, saying so.
+POSTGRES_IMAGE="localhost/knotless-postgres:bookworm"
+POSTGRES_LABEL="knotless.postgres"
+START_SCRIPT="$(dirname "$0")/postgres-image/knotless-postgres.sh"
+# The start script is the ENTRYPOINT, so a service's `args` (-c fsync=off) reach postgres, as with the official image.
+# The label holds the start script's checksum and this layout's version: an image built otherwise is built again.
+POSTGRES_VERSION="entrypoint-$(cksum < "$START_SCRIPT" | cut -d' ' -f1)"
+if [ "${KNOTLESS_SKIP_POSTGRES:-}" = 1 ]; then
+  say "not building $POSTGRES_IMAGE (KNOTLESS_SKIP_POSTGRES=1)"
+elif podman image exists "$POSTGRES_IMAGE" 2>/dev/null && [ "$(podman image inspect --format "{{index .Labels \"$POSTGRES_LABEL\"}}" "$POSTGRES_IMAGE" 2>/dev/null)" = "$POSTGRES_VERSION" ]; then
+  say "image $POSTGRES_IMAGE already present"
+else
+  command -v debootstrap >/dev/null 2>&1 || fail "debootstrap is missing (it is installed with the Debian image above)"
+  mirror=$(read_debian_mirror)
+  [ -n "$mirror" ] || fail "no bookworm mirror for debootstrap"
+  say "building $POSTGRES_IMAGE with debootstrap --variant=minbase --include=postgresql bookworm from $mirror (about a minute more than the Debian image: PostgreSQL and its libraries)"
+  pg=$(mktemp -d)
+  trap 'rm -rf "$pg" ${debian:+"$debian"} ${work:+"$work"}' EXIT
+  debootstrap --variant=minbase --include=postgresql,zstd bookworm "$pg/rootfs" "$mirror" >"$pg/debootstrap.log" 2>&1 ||
+    fail "debootstrap failed; the end of its log: $(tail -n 5 "$pg/debootstrap.log")"
+  # The package's own cluster (/var/lib/postgresql/15/main) is not used: the start script makes a fresh one per container.
+  rm -rf "$pg/rootfs/var/lib/apt/lists/"* "$pg/rootfs/var/cache/apt/archives/"*.deb "$pg/rootfs/var/lib/postgresql/"*/main
+  install -m 0755 "$START_SCRIPT" "$pg/rootfs/usr/local/bin/knotless-postgres"
+  ls "$pg"/rootfs/usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || fail "debootstrap --include=postgresql left no postgres server in the image"
+  tar -C "$pg/rootfs" -cf "$pg/rootfs.tar" .
+  podman import --quiet --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' --change 'ENTRYPOINT ["knotless-postgres"]' \
+    --change "LABEL $POSTGRES_LABEL=$POSTGRES_VERSION" "$pg/rootfs.tar" "$POSTGRES_IMAGE" >/dev/null ||
+    fail "podman import of $POSTGRES_IMAGE failed"
+  rm -rf "$pg"
+  say "imported $POSTGRES_IMAGE"
 fi
 
 say "checking that a container runs"

@@ -19,6 +19,8 @@ export type InfraReason =
   | "image-pull"
   | "pod-config"
   | "pod-lost"
+  /** A workflow service exited, could not start, or was not ready within its readiness timeout. */
+  | "service-not-ready"
   | "exec-failed"
   | "exec-no-exit-code"
   | "integrity-mismatch"

@@ -72,6 +72,11 @@ function describeResolvedRun(config: RunConfig): string[] {
   if (nodeSelector || runtimeClassName) {
     lines.push(`#   placement: ${[...Object.entries(nodeSelector ?? {}).map(([key, value]) => `node selector ${key}=${value}`), ...(runtimeClassName ? [`runtimeClassName ${runtimeClassName}`] : [])].join(", ")}`);
   }
+  for (const service of settings.services ?? []) {
+    const readiness = service.readiness === undefined ? "ready once running" : service.readiness.kind === "tcp" ? `ready when tcp ${service.readiness.port} accepts` : `ready when \`${service.readiness.command.join(" ")}\` exits 0`;
+    const ports = service.ports.length > 0 ? `, localhost:${service.ports.join(", localhost:")}` : "";
+    lines.push(`#   service ${service.name}: ${service.image}${ports}; ${readiness}, within ${formatDuration(service.readinessTimeoutMs)}; a native sidecar on Kubernetes >= 1.29, else a container beside the steps`);
+  }
   if (settings.dockerDaemon) lines.push(`#   docker: a privileged Docker daemon (${settings.dockerDaemon.image}) beside the steps, DOCKER_HOST set (virtualisation.docker)`);
   for (const clamp of config.clamped) lines.push(`#   limit: ${clamp}`);
   const storage = settings.ephemeralStorage;

@@ -59,6 +59,12 @@ export interface ServerVersion {
   readonly minor: number;
 }
 
+/** How much of a container's log readContainerLog reads. */
+export interface LogBounds {
+  readonly tailLines: number;
+  readonly limitBytes: number;
+}
+
 /** Which transport a cluster is and what it runs on, for doctor and for messages. */
 export interface TransportFacts {
   readonly name: "kubectl" | "api";
@@ -145,6 +151,14 @@ export interface Cluster {
 
   /** Lists the events of one object (by its kind and name), in no particular order. Throws ForbiddenError, UnauthorizedError. */
   listEvents(namespace: Namespace, involved: { readonly kind: "Pod" | "Job"; readonly name: string }, options?: CallOptions): Promise<IEvent[]>;
+
+  /**
+   * Reads the end of one container's log (stdout and stderr as the kubelet keeps them): at most `tailLines` lines and
+   * `limitBytes` bytes, asked of the server and cut by the transport as well, so a service printing without end costs
+   * a bounded read. Throws NotFoundError (no such pod), ForbiddenError (pods/log), and a plain ClusterError when the
+   * container has not started yet.
+   */
+  readContainerLog(namespace: Namespace, pod: string, container: string, bounds: LogBounds, options?: CallOptions): Promise<string>;
 
   // --- Exec --------------------------------------------------------------------------------------------------
 

@@ -2,7 +2,7 @@
 
 export type StepStatus = "success" | "failed" | "timeout" | "cancelled" | "skipped";
 export type RunStatus = "success" | "failed" | "timeout" | "cancelled";
-export type Phase = "scan" | "create" | "pod" | "upload" | "clone" | "secrets" | "download" | "teardown";
+export type Phase = "scan" | "create" | "pod" | "services" | "upload" | "clone" | "secrets" | "download" | "teardown";
 
 interface Base {
   /** ISO 8601 time the event happened. */
@@ -30,6 +30,8 @@ export type RunEvent =
       readonly timedOut: boolean;
     })
   | (Base & { readonly kind: "notice"; readonly level: "info" | "warning" | "error"; readonly message: string })
+  /** A service's last log lines (bounded; masked like step output): when it failed to become ready, and at the run's end. */
+  | (Base & { readonly kind: "service-log"; readonly service: string; readonly when: "not-ready" | "end"; readonly text: string })
   /** One cache restored before the first step: `restoredKey` on a hit; `reason` when it failed (a warning, never the run's verdict). */
   | (Base & {
       readonly kind: "cache-restore";

@@ -10,6 +10,7 @@ import type { ArtifactSpec } from "../artifacts/artifact-types.js";
 import type { CacheSpec } from "../cache/cache-types.js";
 import type { HostTarSetting } from "../transfer/host-tar.js";
 import type { RetryPolicy } from "../util/retry.js";
+import type { ServiceSpec } from "../k8s/service-containers.js";
 
 export interface ExecutorSettings {
   readonly runId: string;
@@ -80,6 +81,8 @@ export interface ExecutorSettings {
   readonly dockerDaemon?: { readonly image: string };
   /** The run container's ephemeral-storage request and limit (`pod.ephemeralStorage` of --config); absent: none. */
   readonly ephemeralStorage?: { readonly request?: string; readonly limit?: string };
+  /** The workflow's `services:`: containers in the run's pod, each ready before the first step; absent or empty: none. */
+  readonly services?: readonly ServiceSpec[];
 }
 
 /** `--cache-dir` (the default, a directory on this host) or `--cache-pvc` (a PersistentVolumeClaim mounted into the pod). */

@@ -8,6 +8,7 @@ import type { CancelRequest } from "../k8s/job-annotations.js";
 import { CREATE_TOKEN_ANNOTATION, KEPT_ANNOTATION } from "../k8s/labels.js";
 import { formatProcessIdentity } from "../k8s/owner.js";
 import { buildJobManifest } from "../k8s/manifest.js";
+import { buildServiceContainer, chooseServiceMode, type ServiceMode } from "../k8s/service-containers.js";
 import type { IJob } from "kubernetes-models/batch/v1/Job";
 import type { ExtractReport } from "../transfer/extract-outputs.js";
 import type { HostTar } from "../transfer/host-tar.js";
@@ -50,8 +51,10 @@ function loadRunModules(): Promise<[typeof import("./wait-for-pod.js"), typeof i
 }
 
 /** Builds the manifest the executor will create; exported so dry runs print exactly the same one. */
-export function buildRunManifest(ctx: Pick<ExecutorContext, "settings">, createToken: string): IJob {
+export function buildRunManifest(ctx: Pick<ExecutorContext, "settings">, createToken: string, serviceMode: ServiceMode = "sidecar"): IJob {
   const s = ctx.settings;
+  const services = (s.services ?? []).map((service) => buildServiceContainer(service, serviceMode));
+  const beside = [...(s.dockerDaemon ? [buildDockerDaemonContainer(s.dockerDaemon.image)] : []), ...(serviceMode === "container" ? services : [])];
   return buildJobManifest({
     jobName: s.jobName,
     ...(s.target.namespaceFromContext ? {} : { namespace: s.target.namespace }),
@@ -67,7 +70,8 @@ export function buildRunManifest(ctx: Pick<ExecutorContext, "settings">, createT
     ...(s.podIdleTimeoutMs === undefined ? {} : { podIdleSeconds: Math.ceil(s.podIdleTimeoutMs / 1000) }),
     ...(s.placement ? { placement: s.placement } : {}),
     ...(s.ephemeralStorage ? { ephemeralStorage: s.ephemeralStorage } : {}),
-    ...(s.dockerDaemon ? { extraContainers: [buildDockerDaemonContainer(s.dockerDaemon.image)] } : {}),
+    ...(beside.length > 0 ? { extraContainers: beside } : {}),
+    ...(serviceMode === "sidecar" && services.length > 0 ? { initContainers: services } : {}),
   });
 }
 
@@ -117,6 +121,8 @@ export class KubernetesExecutor implements Executor {
   #podWaitMs: number | undefined;
   /** Set once the secrets exec began: from then on the pod may hold them, and a kept Job has them removed. */
   #secretsSent = false;
+  /** The services whose log tail is in the run's log already (the one that failed to become ready). */
+  readonly #servicesLogged = new Set<string>();
 
   constructor(ctx: ExecutorContext) {
     this.#ctx = ctx;
@@ -151,7 +157,7 @@ export class KubernetesExecutor implements Executor {
     for (const { name, where } of findSecretShadowing(ctx.settings)) {
       ctx.emit({ kind: "notice", level: "warning", message: `${where} sets ${name}, which is also a secret: every step sees the secret's value` });
     }
-    const manifest = buildRunManifest(ctx, this.#createToken);
+    const manifest = buildRunManifest(ctx, this.#createToken, await this.#chooseServiceMode());
     this.#transfer ??= loadTransfer();
     this.#transfer.catch(() => {}); // a load failure surfaces in copyIn
     this.#staging ??= this.#transfer.then(([{ stageRunnerFiles }]) => stageRunnerFiles(ctx.settings));
@@ -179,6 +185,11 @@ export class KubernetesExecutor implements Executor {
     const describePod = (pod: RunPod): string => `pod ${pod.name} running on ${pod.node || "its node"}, ${this.#claim?.capacity}: the pod waited ${formatDuration(this.#podWaitMs ?? 0)}`;
     this.#pod = await this.#phase("pod", wait, describePod);
     this.#presence?.startWatch();
+    if ((ctx.settings.services?.length ?? 0) > 0) {
+      const pod = this.#pod;
+      const { waitForServices } = await import("./wait-for-services.js");
+      await this.#phase("services", () => this.#unlessHeartbeatRefused((waitCtx) => waitForServices(waitCtx, pod, this.#servicesLogged)), (detail) => detail);
+    }
     return this.#pod;
   }
 
@@ -250,6 +261,7 @@ export class KubernetesExecutor implements Executor {
     const started = Date.now();
     emit({ kind: "phase-start", phase: "teardown" });
     await this.#stopPresence();
+    await this.#logServices();
     const unstaged = this.#removeStaging();
     let result: DeleteOutcome;
     /** Whether a Job of this run may be there for all the runner knows, and so must be named with its delete command. */
@@ -305,6 +317,34 @@ export class KubernetesExecutor implements Executor {
       return { detail: `deleted Job ${settings.jobName}`, mayBeLeft: false };
     }
     return { detail: `could not delete Job ${settings.jobName}: ${deleted.why}; delete it with: ${command}`, mayBeLeft: true };
+  }
+
+  /**
+   * Native sidecars where the server has them (Kubernetes >= 1.29), else plain containers; asked only when the run
+   * has services. A version that cannot be read means plain containers, which every server runs, with a warning.
+   */
+  async #chooseServiceMode(): Promise<ServiceMode> {
+    const ctx = this.#ctx;
+    if ((ctx.settings.services?.length ?? 0) === 0) return "sidecar";
+    try {
+      return chooseServiceMode(await ctx.cluster.getServerVersion({ signal: ctx.signal }));
+    } catch (error) {
+      if (ctx.signal.aborted) throw error;
+      ctx.emit({ kind: "notice", level: "warning", message: `could not read the server's version (${describeError(error)}): the services run as plain containers, not native sidecars` });
+      return "container";
+    }
+  }
+
+  /** The end of each service's log into the run's log, before the Job goes; never fails the teardown. */
+  async #logServices(): Promise<void> {
+    const pod = this.#pod;
+    const services = (this.#ctx.settings.services ?? []).filter((service) => !this.#servicesLogged.has(service.name));
+    if (pod === undefined || services.length === 0) return;
+    const { readServiceLog, END_LOG_BOUNDS } = await import("./wait-for-services.js");
+    for (const service of services) {
+      const text = await readServiceLog(this.#ctx, pod, service.name, END_LOG_BOUNDS);
+      this.#ctx.emit({ kind: "service-log", service: service.name, when: "end", text });
+    }
   }
 
   /** --keep-warm: a placeholder of the run's size and image keeps the node the run had; a failure is a warning, never the run's. */
@@ -435,7 +475,7 @@ export class KubernetesExecutor implements Executor {
     return this.#pod;
   }
 
-  #phase<T>(phase: "create" | "pod" | "upload" | "clone" | "secrets" | "download", work: () => Promise<T>, describe: (value: T) => string, countBytes?: (value: T) => number): Promise<T> {
+  #phase<T>(phase: "create" | "pod" | "services" | "upload" | "clone" | "secrets" | "download", work: () => Promise<T>, describe: (value: T) => string, countBytes?: (value: T) => number): Promise<T> {
     return runTimedPhase(this.#ctx.emit, phase, work, describe, countBytes);
   }
 }

@@ -43,8 +43,10 @@ export interface JobManifestInput {
   readonly placement?: { readonly nodeSelector?: Readonly<Record<string, string>>; readonly runtimeClassName?: string };
   /** The run container's `ephemeral-storage` request and limit (`pod.ephemeralStorage`); absent: neither. */
   readonly ephemeralStorage?: { readonly request?: string; readonly limit?: string };
-  /** Containers beside the run container (the Docker daemon of `virtualisation.docker`). */
+  /** Containers beside the run container (the Docker daemon of `virtualisation.docker`, services without native sidecars). */
   readonly extraContainers?: readonly IContainer[];
+  /** Init containers, started before the run container: the services as native sidecars (restartPolicy Always). */
+  readonly initContainers?: readonly IContainer[];
 }
 
 /**
@@ -90,6 +92,7 @@ export function buildJobManifest(input: JobManifestInput): IJob {
           securityContext: buildPodSecurityContext(),
           ...(input.placement?.nodeSelector ? { nodeSelector: { ...input.placement.nodeSelector } } : {}),
           ...(input.placement?.runtimeClassName ? { runtimeClassName: input.placement.runtimeClassName } : {}),
+          ...(input.initContainers && input.initContainers.length > 0 ? { initContainers: [...input.initContainers] } : {}),
           containers: [
             {
               name: RUN_CONTAINER,

@@ -30,6 +30,24 @@ function findRunContainerStatus(pod: IPod): NonNullable<NonNullable<IPod["status
   return statuses.find((status) => status.name === RUN_CONTAINER) ?? statuses[0];
 }
 
+type ContainerWaiting = NonNullable<NonNullable<NonNullable<NonNullable<IPod["status"]>["containerStatuses"]>[number]["state"]>["waiting"]>;
+
+/**
+ * The waiting state that keeps the pod from running: the run container's, else that of a service container (a
+ * native sidecar or a container beside it) that cannot start, named, since with a sidecar that cannot pull its image
+ * the run container only ever waits.
+ */
+function findBlockingWait(pod: IPod): { readonly waiting: ContainerWaiting; readonly container?: string } | undefined {
+  const own = findRunContainerStatus(pod)?.state?.waiting;
+  if (own?.reason && (FATAL_WAITING.has(own.reason) || IMAGE_PULL_WAITING.has(own.reason))) return { waiting: own };
+  const others = [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])].filter((status) => status.name !== RUN_CONTAINER);
+  for (const status of others) {
+    const waiting = status.state?.waiting;
+    if (waiting?.reason && (FATAL_WAITING.has(waiting.reason) || IMAGE_PULL_WAITING.has(waiting.reason))) return { waiting, container: status.name };
+  }
+  return own ? { waiting: own } : undefined;
+}
+
 /** Picks the run's pod from a PodList's items: the newest one (there is only one with backoffLimit 0). */
 export function pickRunPod(items: readonly IPod[]): IPod | undefined {
   return [...items].sort((a, b) => (b.metadata?.creationTimestamp ?? "").localeCompare(a.metadata?.creationTimestamp ?? ""))[0];
@@ -46,12 +64,14 @@ export function classifyPod(pod: IPod | undefined, imagePullFailingForMs: number
   const container = findRunContainerStatus(pod);
   if (pod.metadata?.deletionTimestamp) return { kind: "gone", name, reason: "Deleted", message: "the pod is being deleted" };
   if (phase === "Succeeded" || phase === "Failed" || phase === "Unknown") return gone(name, pod);
-  const waiting = container?.state?.waiting;
+  const blocking = findBlockingWait(pod);
+  const waiting = blocking?.waiting;
+  const of = blocking?.container === undefined ? "" : `container ${blocking.container}: `;
   if (waiting?.reason && FATAL_WAITING.has(waiting.reason)) {
-    return { kind: "stuck", name, reason: waiting.reason, message: waiting.message ?? waiting.reason };
+    return { kind: "stuck", name, reason: waiting.reason, message: `${of}${waiting.message ?? waiting.reason}` };
   }
   if (waiting?.reason && IMAGE_PULL_WAITING.has(waiting.reason) && imagePullFailingForMs >= imagePullGraceMs) {
-    return { kind: "stuck", name, reason: waiting.reason, message: waiting.message ?? waiting.reason };
+    return { kind: "stuck", name, reason: waiting.reason, message: `${of}${waiting.message ?? waiting.reason}` };
   }
   if (container?.state?.terminated) return gone(name, pod);
   if (phase === "Running" && container?.state?.running) {
@@ -74,9 +94,9 @@ function gone(name: string, pod: IPod): PodState {
   return { kind: "gone", name, reason: end.reason, message: end.message ?? `the pod is ${pod.status?.phase ?? "Terminated"}` };
 }
 
-/** True when the container reports an image pull failure right now. */
+/** True when the run container, or a service container, reports an image pull failure right now. */
 export function isImagePullFailing(pod: IPod | undefined): boolean {
-  const reason = pod ? findRunContainerStatus(pod)?.state?.waiting?.reason : undefined;
+  const reason = pod ? findBlockingWait(pod)?.waiting.reason : undefined;
   return reason !== undefined && IMAGE_PULL_WAITING.has(reason);
 }
 

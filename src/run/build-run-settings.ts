@@ -71,6 +71,7 @@ export function buildRunSettings(input: RunSettingsInput): RunSettings & { reado
             ...(plan.placement.nodeSelector || plan.placement.runtimeClassName ? { placement: plan.placement } : {}),
             ...(plan.dockerDaemon ? { dockerDaemon: plan.dockerDaemon } : {}),
             ...(plan.ephemeralStorage ? { ephemeralStorage: plan.ephemeralStorage } : {}),
+            ...(plan.services !== undefined ? { services: plan.services } : {}),
           }
         : { image: plan.image, ...fallback, steps: plan.steps, env: [] };
   const caches = plan?.matched && plan.caches.length > 0 && input.cacheBackend ? { caches: plan.caches, cacheBackend: input.cacheBackend } : {};

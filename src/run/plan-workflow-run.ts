@@ -10,6 +10,7 @@ import { DOCKER_HOST } from "../pod/docker-daemon.js";
 import { makeIssue, WorkflowError, type WorkflowIssue } from "../workflow/workflow-errors.js";
 import type { CloneSettings, EnvVar, KeyTemplateAt, WorkflowArtifact, WorkflowCache } from "../workflow/workflow-types.js";
 import { buildRunVariables } from "./run-variables.js";
+import { planServices, type ServiceSpec } from "../k8s/service-containers.js";
 
 /** What the runner uses when neither its caller nor the workflow says. */
 export const RUN_DEFAULTS = { image: "busybox:1.36", cpu: "500m", memory: "512Mi", timeoutMs: 3_600_000 } as const;
@@ -65,6 +66,8 @@ export type WorkflowRunPlan =
       readonly dockerDaemon?: { readonly image: string };
       /** The run container's ephemeral-storage request and limit (`pod.ephemeralStorage`). */
       readonly ephemeralStorage?: EphemeralStorage;
+      /** The workflow's `services:`, in file order; absent without. */
+      readonly services?: ServiceSpec[];
       /** Run variables, then the workflow's environment: lowest precedence first. */
       readonly env: EnvVar[];
       /** The workflow's `caches:`, keys rendered for this run, in file order; empty without caches and with --no-cache. */
@@ -187,5 +190,6 @@ export function planWorkflowRun(
     env,
     caches: planned.caches,
     artifacts: planArtifacts(workflow.artifacts ?? []),
+    ...(workflow.services !== undefined ? { services: planServices(workflow.services) } : {}),
   };
 }

@@ -24,7 +24,7 @@ export function matchImagePattern(pattern: string, image: string): boolean {
 
 /**
  * Applies `source.config.limits` to what the workflow itself asks for: `resources.cpu`/`memory`, the workflow's and
- * each step's `timeout`, its own `image`. Pure. Values the runner or its flags choose are not the workflow's and are
+ * each step's `timeout`, its own `image` and its services' images. Pure. Values the runner or its flags choose are not the workflow's and are
  * not checked here.
  */
 export function applyLimits(workflow: Workflow, source: RunnerConfigSource): LimitedWorkflow {
@@ -60,6 +60,10 @@ export function applyLimits(workflow: Workflow, source: RunnerConfigSource): Lim
   const stepTimeoutsMs = workflow.steps.map((step, index) => holdTimeout(step.timeoutMs, step.position, `steps[${index}].timeout`));
   if (workflow.engine !== "microvm" && workflow.image !== undefined && limits.images !== undefined && !limits.images.some((pattern) => matchImagePattern(pattern, workflow.image!))) {
     errors.push(makeIssue(workflow.file, workflow.imagePosition ?? top, "image", `${workflow.image} matches none of the images ${describeSetting(source, "limits.images")} allows (${limits.images.join(", ")})`));
+  }
+  for (const [index, service] of (workflow.services ?? []).entries()) {
+    if (limits.images === undefined || limits.images.some((pattern) => matchImagePattern(pattern, service.image))) continue;
+    errors.push(makeIssue(workflow.file, service.imagePosition, `services[${index}].image`, `${service.image} matches none of the images ${describeSetting(source, "limits.images")} allows (${limits.images.join(", ")})`));
   }
   return { errors, clamped, resources, ...(timeoutMs !== undefined ? { timeoutMs } : {}), stepTimeoutsMs };
 }

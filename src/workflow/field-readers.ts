@@ -208,3 +208,9 @@ export function readMatching(pattern: RegExp, expected: string): FieldReader<str
     return undefined;
   };
 }
+
+/** A key whose empty value (`environment:` with nothing after it) means the same as leaving the key out, as in Tangled. */
+export function allowEmpty<T>(read: FieldReader<T>): FieldReader<T | null> {
+  return (ctx, node, at, path) => (isNullValue(ctx, resolveAlias(ctx, node)) ? null : read(ctx, node, at, path));
+}
+

@@ -127,6 +127,7 @@ export function parseWorkflowWith(yaml: YamlModule, text: string, file: string):
     steps: values.steps,
     ...(caches && caches.caches.length > 0 ? { caches: caches.caches } : {}),
     ...(values.artifacts && values.artifacts.length > 0 ? { artifacts: values.artifacts } : {}),
+    ...(values.services && values.services.length > 0 ? { services: values.services } : {}),
   };
   return { ok: true, workflow, warnings };
 }

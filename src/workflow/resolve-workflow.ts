@@ -4,7 +4,7 @@ import { DEFAULT_RUNNER_CONFIG, describeSetting, type EphemeralStorage, type Run
 import { applyLimits } from "./apply-limits.js";
 import { buildNixInstallScript, NIX_INSTALL_STEP_NAME } from "./nix-install.js";
 import { makeIssue, type WorkflowIssue } from "./workflow-errors.js";
-import type { CloneSettings, EngineName, EnvVar, ResourceSettings, WhenConstraint, Workflow, WorkflowArtifact, WorkflowCache } from "./workflow-types.js";
+import type { CloneSettings, EngineName, EnvVar, ResourceSettings, WhenConstraint, Workflow, WorkflowArtifact, WorkflowCache, WorkflowService } from "./workflow-types.js";
 
 /** The shell a step's script runs in when the workflow names none: stops at the first failing command. */
 export const DEFAULT_SHELL: readonly string[] = ["sh", "-e"];
@@ -76,6 +76,8 @@ export interface ResolvedWorkflow {
   /** As parsed; their keys are rendered for each run (src/run/plan-workflow-run.ts). Absent: none. */
   readonly caches?: readonly WorkflowCache[];
   readonly artifacts?: readonly WorkflowArtifact[];
+  /** `services:`, in file order (their images held to `limits.images` like the run's); absent: none. */
+  readonly services?: readonly WorkflowService[];
 }
 
 export type ResolveResult = { readonly ok: true; readonly workflow: ResolvedWorkflow } | { readonly ok: false; readonly errors: readonly WorkflowIssue[] };
@@ -191,6 +193,7 @@ export function resolveWorkflow(workflow: Workflow, options: ResolveOptions = {}
       }))],
       ...(workflow.caches !== undefined ? { caches: workflow.caches } : {}),
       ...(workflow.artifacts !== undefined ? { artifacts: workflow.artifacts } : {}),
+      ...(workflow.services !== undefined ? { services: workflow.services } : {}),
     },
   };
 }

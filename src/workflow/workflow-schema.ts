@@ -1,21 +1,18 @@
 // The workflow format, key by key: Tangled's keys (when, engine, image, dependencies, clone, environment, steps, the microvm ones) and ours.
-import { ENV_NAME, IMAGE, QUANTITY } from "../config/patterns.js";
-import { field, readBoolean, readCount, readDurationMs, readEntries, readMap, readMatching, readNonEmptyText, readText, readTextOrList, type FieldReader, type MapSchema } from "./field-readers.js";
+import { IMAGE, QUANTITY } from "../config/patterns.js";
+import { allowEmpty, field, readBoolean, readCount, readDurationMs, readMap, readMatching, readNonEmptyText, readText, readTextOrList, type FieldReader, type MapSchema } from "./field-readers.js";
 import { readArtifacts } from "./artifact-schema.js";
 import { readCaches, type ParsedCaches } from "./cache-schema.js";
-import { readArchitecture, readServices, readVirtualisation } from "./machine-schema.js";
+import { readArchitecture, readVirtualisation } from "./machine-schema.js";
+import { readEnvironment } from "./environment-schema.js";
+import { readServicesKey } from "./service-schema.js";
 import { readDependencies, readRegistry, readSubstituters } from "./nix-schema.js";
 import { checkGlobPattern } from "./glob-pattern.js";
-import { describeNode, indexPath, isMapNode, isNullValue, isSeqNode, positionOf, readScalarText, reportError, resolveAlias } from "./read-context.js";
+import { describeNode, indexPath, isMapNode, isSeqNode, positionOf, reportError, resolveAlias } from "./read-context.js";
 import { suggestName } from "./suggest-key.js";
 import { PULL_REQUEST_ACTIONS } from "./match-trigger.js";
 import { checkResourceBounds } from "../config/resource-bounds.js";
 import type { CloneSettings, EngineName, EnvVar, ResourceSettings, ResourcePositions, SourcePosition, WhenConstraint, WorkflowStep } from "./workflow-types.js";
-
-/** A key whose empty value (`environment:` with nothing after it) means the same as leaving the key out, as in Tangled. */
-function allowEmpty<T>(read: FieldReader<T>): FieldReader<T | null> {
-  return (ctx, node, at, path) => (isNullValue(ctx, resolveAlias(ctx, node)) ? null : read(ctx, node, at, path));
-}
 
 /** `branch`/`tag`: a glob pattern or a list of them, each checked as doublestar would. */
 const readPatterns: FieldReader<string[]> = (ctx, node, at, path) => {
@@ -118,26 +115,6 @@ const readShell: FieldReader<string[]> = (ctx, node, at, path) => {
     return undefined;
   }
   return words;
-};
-
-/** `environment`: names as POSIX shells take them; each value a scalar as written, an empty one "". */
-const readEnvironment: FieldReader<EnvVar[]> = (ctx, node, at, path) => {
-  const variables: EnvVar[] = [];
-  const position = readEntries(ctx, node, at, path, "a map of variable names to values", ({ key, keyAt, keyPath, value, valueAt }) => {
-    if (!ENV_NAME.test(key)) {
-      reportError(ctx, keyAt, keyPath, `expected a variable name of letters, digits and _ that does not start with a digit, found ${JSON.stringify(key)}`);
-      return;
-    }
-    const resolved = resolveAlias(ctx, value);
-    if (isNullValue(ctx, resolved)) {
-      variables.push({ name: key, value: "" });
-      return;
-    }
-    const text = readScalarText(ctx, resolved);
-    if (text === undefined) reportError(ctx, valueAt, keyPath, `expected a string, number or boolean, found ${describeNode(ctx, resolved)}`);
-    else variables.push({ name: key, value: text });
-  });
-  return position === undefined ? undefined : variables;
 };
 
 const CLONE_KEYS = {
@@ -267,7 +244,7 @@ export const WORKFLOW_KEYS = {
   dependencies: field(allowEmpty(readDependencies)),
   registry: field(allowEmpty(readRegistry)),
   virtualisation: field(allowEmpty(readVirtualisation)),
-  services: field(allowEmpty(readServices)),
+  services: field(allowEmpty(readServicesKey)),
   clone: field(allowEmpty(readClone)),
   environment: field(allowEmpty(readEnvironment)),
   steps: field(readSteps, { required: true }),

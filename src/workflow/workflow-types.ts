@@ -109,6 +109,27 @@ export interface WorkflowArtifact {
   readonly position: SourcePosition;
 }
 
+/** How the runner knows a service is ready: a TCP connection to its port succeeds, or a command exits 0 in its container. */
+export type ServiceReadiness = { readonly kind: "tcp"; readonly port: number } | { readonly kind: "exec"; readonly command: readonly string[] };
+
+/** One `services:` entry: a container in the run's pod, reachable from the steps on localhost. */
+export interface WorkflowService {
+  /** A DNS label: the container's name. */
+  readonly name: string;
+  readonly image: string;
+  readonly imagePosition: SourcePosition;
+  readonly environment: readonly EnvVar[];
+  /** The container's entrypoint and arguments, word by word; absent: the image's own. */
+  readonly command?: readonly string[];
+  readonly args?: readonly string[];
+  readonly ports: readonly number[];
+  /** Absent: ready once its container runs. */
+  readonly readiness?: ServiceReadiness;
+  /** How long it may take to become ready, from the pod running. */
+  readonly readinessTimeoutMs: number;
+  readonly position: SourcePosition;
+}
+
 /** A workflow file that parsed without errors. */
 export interface Workflow {
   /** The file name as given to the parser, used in every message and step source. */
@@ -146,4 +167,6 @@ export interface Workflow {
   readonly caches?: readonly WorkflowCache[];
   /** `artifacts:`, in file order; absent when the file has none. */
   readonly artifacts?: readonly WorkflowArtifact[];
+  /** `services:` (our list), in file order; absent when the file has none. */
+  readonly services?: readonly WorkflowService[];
 }

@@ -17,6 +17,7 @@ describe("the credential's Role", () => {
       { apiGroups: [""], resources: ["events"], verbs: ["list"] },
       { apiGroups: [""], resources: ["pods"], verbs: ["get", "list"] },
       { apiGroups: [""], resources: ["pods/exec"], verbs: ["create", "get"] },
+      { apiGroups: [""], resources: ["pods/log"], verbs: ["get"] },
       { apiGroups: ["batch"], resources: ["jobs"], verbs: ["create", "delete", "get", "list", "patch", "watch"] },
     ]);
     assert.deepEqual(role.rules, buildRoleRules(collectCallPermissions()));

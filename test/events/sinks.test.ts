@@ -88,9 +88,10 @@ describe("createHumanLogSink", () => {
     const expected = events.flatMap((event) => {
       if (event.kind === "step-output") return [`${event.time} [step 1 stdout]`, "  built"];
       const text = formatEvent(event);
-      return text === undefined ? [] : [`${event.time} ${text}`];
+      // A service's log lines are lines of their own, each stamped.
+      return text === undefined ? [] : text.split("\n").map((line) => `${event.time} ${line}`);
     });
-    assert.equal(expected.length, events.length);
+    assert.equal(expected.length, events.length + 1, "one line per event, two for the sample service-log");
     assert.deepEqual(await writeHumanLog(events), expected);
   });
 

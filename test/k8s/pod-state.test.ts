@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { IPod } from "kubernetes-models/v1/Pod";
-import { classifyPod, describePodEnd, pickRunPod } from "../../src/k8s/pod-state.js";
+import { classifyPod, describePodEnd, isImagePullFailing, pickRunPod } from "../../src/k8s/pod-state.js";
 
 function pod(status: NonNullable<IPod["status"]>, extra: Partial<IPod> = {}): IPod {
   return { apiVersion: "v1", kind: "Pod", metadata: { name: "p", creationTimestamp: "2026-01-01T00:00:00Z" }, spec: { containers: [{ name: "run" }], nodeName: "n1" }, status, ...extra };
@@ -47,6 +47,17 @@ describe("classifyPod", () => {
   it("gives an image pull failure its grace before calling it stuck", () => {
     assert.equal(classifyPod(waiting("ErrImagePull"), 500, 1000).kind, "pending");
     assert.equal(classifyPod(waiting("ImagePullBackOff"), 1000, 1000).kind, "stuck");
+  });
+
+  it("names a service container whose image cannot be pulled while the run container only waits for it, after the grace", () => {
+    const blocked = pod({
+      phase: "Pending",
+      initContainerStatuses: [{ name: "postgres", image: "pg", imageID: "", ready: false, restartCount: 0, state: { waiting: { reason: "ImagePullBackOff", message: 'Back-off pulling image "pg"' } } }],
+      containerStatuses: [{ name: "run", image: "i", imageID: "", ready: false, restartCount: 0, state: { waiting: { reason: "PodInitializing" } } }],
+    });
+    assert.equal(isImagePullFailing(blocked), true);
+    assert.equal(classifyPod(blocked, 500, 1000).kind, "pending");
+    assert.deepEqual(classifyPod(blocked, 1000, 1000), { kind: "stuck", name: "p", reason: "ImagePullBackOff", message: 'container postgres: Back-off pulling image "pg"' });
   });
 
   it("calls an invalid image name or a config error stuck at once", () => {

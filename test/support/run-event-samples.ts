@@ -13,6 +13,7 @@ export const SAMPLE_EVENTS: { readonly [K in RunEventKind]: Extract<RunEvent, { 
   "step-output": { time: "2026-11-29T10:00:03.500Z", kind: "step-output", index: 0, stream: "stdout", text: "built\n" },
   "step-end": { time: "2026-11-29T10:00:04.500Z", kind: "step-end", index: 0, name: "build", status: "success", exitCode: 0, durationMs: 1500, timedOut: false },
   notice: { time: "2026-11-29T10:00:05.000Z", kind: "notice", level: "warning", message: "refused output ../x: outside the workspace" },
+  "service-log": { time: "2026-11-29T10:00:05.500Z", kind: "service-log", service: "postgres", when: "end", text: "LOG:  database system is ready to accept connections" },
   "cache-restore": { time: "2026-11-29T10:00:02.500Z", kind: "cache-restore", key: "deps-3f2a", status: "fallback", restoredKey: "deps-19c0", bytes: 1_250_000, durationMs: 900 },
   "cache-save": { time: "2026-11-29T10:00:05.200Z", kind: "cache-save", key: "deps-3f2a", status: "saved", bytes: 1_300_000, durationMs: 1100 },
   artifact: { time: "2026-11-29T10:00:05.500Z", kind: "artifact", name: "dist", status: "collected", files: 3, bytes: 4096, durationMs: 300, required: false },

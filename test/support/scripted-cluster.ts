@@ -66,6 +66,7 @@ export class ScriptedCluster implements Cluster {
   watchJob = (...args: Parameters<Cluster["watchJob"]>) => this.#answer<void>("watchJob", args);
   listPods = (...args: Parameters<Cluster["listPods"]>) => this.#answer<Awaited<ReturnType<Cluster["listPods"]>>>("listPods", args);
   listEvents = (...args: Parameters<Cluster["listEvents"]>) => this.#answer<Awaited<ReturnType<Cluster["listEvents"]>>>("listEvents", args);
+  readContainerLog = (...args: Parameters<Cluster["readContainerLog"]>) => this.#answer<Awaited<ReturnType<Cluster["readContainerLog"]>>>("readContainerLog", args);
   /** A reply is an ExecSession (scriptedExec), or a function of the request making one. */
   exec = (request: ExecRequest) => this.#answer<ExecSession>("exec", [request]);
   getJobNowSync = (...args: Parameters<Cluster["getJobNowSync"]>) => this.#reply("getJobNowSync", args) as ReturnType<Cluster["getJobNowSync"]>;

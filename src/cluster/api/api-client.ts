@@ -70,6 +70,28 @@ export class ApiClient {
   }
 
   /**
+   * A text request (a container's log): resolves with at most `maxBytes` of a 2xx's body (the rest is not read: the
+   * response is destroyed), rejects as `request` does.
+   */
+  async requestText(method: string, path: string, options: RequestOptions & { readonly maxBytes: number }): Promise<string> {
+    const response = await this.send(method, path, options);
+    const chunks: Buffer[] = [];
+    let bytes = 0;
+    try {
+      for await (const chunk of response as AsyncIterable<Buffer>) {
+        chunks.push(chunk);
+        bytes += chunk.length;
+        if (bytes >= options.maxBytes) break;
+      }
+    } catch (error) {
+      throw mapTransportError(error, `${method} ${path}`);
+    } finally {
+      response.destroy();
+    }
+    return Buffer.concat(chunks).subarray(0, options.maxBytes).toString("utf8");
+  }
+
+  /**
    * A streamed request (a watch): resolves once a 2xx's headers arrived, with the body as a stream; `inactivityMs`
    * destroys it when no byte arrives for that long (a TimeoutError). Non-2xx rejects as `request` does.
    */

@@ -4,7 +4,7 @@ import type { IEvent } from "kubernetes-models/v1/Event";
 import type { IPod } from "kubernetes-models/v1/Pod";
 import { PassThrough } from "node:stream";
 import { finished } from "node:stream/promises";
-import type { AppliedObjects, ApplyAction, CallOptions, Cluster, CredentialObjectSet, Namespace, ServerVersion, SyncOutcome, TransportFacts, WatchOptions } from "../cluster.js";
+import type { AppliedObjects, ApplyAction, CallOptions, Cluster, CredentialObjectSet, LogBounds, Namespace, ServerVersion, SyncOutcome, TransportFacts, WatchOptions } from "../cluster.js";
 import { ClusterError, CutStreamError, NotFoundError, UnauthorizedError } from "../errors.js";
 import { STATUS_TAG_PREFIX, type ExecEnd, type ExecRequest, type ExecSession } from "../exec.js";
 import { readServerVersion } from "../server-version.js";
@@ -148,6 +148,18 @@ export class ApiCluster implements Cluster {
   async listEvents(namespace: Namespace, involved: { readonly kind: "Pod" | "Job"; readonly name: string }, options?: CallOptions): Promise<IEvent[]> {
     const fieldSelector = `involvedObject.kind=${involved.kind},involvedObject.name=${involved.name}`;
     return readItems<IEvent>(await this.#call("GET", `/api/v1/namespaces/${enc(this.#ns(namespace))}/events`, "list", "events", options, { query: { fieldSelector } }));
+  }
+
+  async readContainerLog(namespace: Namespace, pod: string, container: string, bounds: LogBounds, options: CallOptions = {}): Promise<string> {
+    const path = `/api/v1/namespaces/${enc(this.#ns(namespace))}/pods/${enc(pod)}/log`;
+    return this.#client.requestText("GET", path, {
+      verb: "get",
+      resource: "pods/log",
+      query: { container, tailLines: bounds.tailLines, limitBytes: bounds.limitBytes },
+      maxBytes: bounds.limitBytes,
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+    });
   }
 
   async exec(request: ExecRequest): Promise<ExecSession> {

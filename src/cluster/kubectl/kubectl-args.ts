@@ -69,6 +69,7 @@ const pods = (...verbs: string[]): ApiPermission => ({ apiGroup: "", resource: "
 const events = (...verbs: string[]): ApiPermission => ({ apiGroup: "", resource: "events", verbs });
 /** The exec WebSocket (and SPDY) upgrade is authorized as get; newer API servers also check create. */
 const podsExec: ApiPermission = { apiGroup: "", resource: "pods/exec", verbs: ["get", "create"] };
+const podsLog: ApiPermission = { apiGroup: "", resource: "pods/log", verbs: ["get"] };
 
 function buildGlobalArgs(target: ClusterTarget, pinNamespace = true): string[] {
   const args: string[] = [];
@@ -109,6 +110,11 @@ export const buildGetEventsArgs = defineCall([events("list")], (target: ClusterT
     "-o",
     "json",
   ];
+});
+
+/** The end of one container's log (`logs --tail --limit-bytes`): a service's last lines. */
+export const buildLogsArgs = defineCall([podsLog], (target: ClusterTarget, pod: string, container: string, tailLines: number, limitBytes: number): string[] => {
+  return [...buildGlobalArgs(target), "logs", pod, "-c", container, "--tail", String(tailLines), "--limit-bytes", String(limitBytes), "--request-timeout", API_REQUEST_TIMEOUT];
 });
 
 /** `exec` into the run container; `stdin` adds -i so the command reads what the runner pipes in. */
@@ -300,6 +306,7 @@ export const KUBECTL_CALLS: readonly DeclaredCall[] = [
   buildGetJobArgs,
   buildGetPodsArgs,
   buildGetEventsArgs,
+  buildLogsArgs,
   buildExecArgs,
   buildDeleteJobArgs,
   buildListJobsArgs,

@@ -6,7 +6,7 @@ import { describeError } from "../../errors.js";
 import { formatCommand } from "../../events/format-event.js";
 import { JsonDocumentSplitter, parseJsonDocuments } from "../../k8s/json-documents.js";
 import { stringify } from "../../util/lazy-yaml.js";
-import type { AppliedObjects, CallOptions, Cluster, CredentialObjectSet, Namespace, ServerVersion, SyncOutcome, TransportFacts, WatchOptions } from "../cluster.js";
+import type { AppliedObjects, CallOptions, Cluster, CredentialObjectSet, LogBounds, Namespace, ServerVersion, SyncOutcome, TransportFacts, WatchOptions } from "../cluster.js";
 import { ClusterError, CutStreamError, UnreadableAnswerError } from "../errors.js";
 import { STATUS_TAG_PREFIX, type ExecEnd, type ExecRequest, type ExecSession } from "../exec.js";
 import {
@@ -24,7 +24,7 @@ import {
   buildDryRunCreateArgs,
   buildExecArgs,
   buildGetClaimArgs,
-  buildGetEventsArgs,
+  buildGetEventsArgs, buildLogsArgs,
   buildGetJobArgs,
   buildGetNamespaceArgs,
   buildGetNodesArgs,
@@ -98,6 +98,12 @@ export function buildApplyDocuments(objects: CredentialObjectSet): string {
  * construction. `timeoutMs` becomes --request-timeout on doctor's calls (createJob with dryRun, the version, the
  * reviews, namespaces, nodes, claims); every other call keeps the builders' 30 s, and a watch its 5 min.
  */
+/** The first `limitBytes` bytes of text, as UTF-8 (a character cut in two is dropped by the decoder's replacement). */
+function cutToBytes(text: string, limitBytes: number): string {
+  const bytes = Buffer.from(text, "utf8");
+  return bytes.length <= limitBytes ? text : bytes.subarray(0, limitBytes).toString("utf8");
+}
+
 export class KubectlCluster implements Cluster {
   readonly transport = "kubectl" as const;
   readonly #kubectl: Kubectl;
@@ -212,6 +218,11 @@ export class KubectlCluster implements Cluster {
 
   async listEvents(namespace: Namespace, involved: { readonly kind: "Pod" | "Job"; readonly name: string }, options?: CallOptions): Promise<IEvent[]> {
     return readItems<IEvent>(await this.#callJson(buildGetEventsArgs(this.#target(namespace), involved.kind, involved.name), options));
+  }
+
+  async readContainerLog(namespace: Namespace, pod: string, container: string, bounds: LogBounds, options?: CallOptions): Promise<string> {
+    const text = await this.#call(buildLogsArgs(this.#target(namespace), pod, container, bounds.tailLines, bounds.limitBytes), options);
+    return cutToBytes(text, bounds.limitBytes);
   }
 
   async exec(request: ExecRequest): Promise<ExecSession> {

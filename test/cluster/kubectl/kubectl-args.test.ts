@@ -22,6 +22,7 @@ describe("the kubectl call builders", () => {
       { apiGroup: "", resource: "events", verbs: ["list"] },
       { apiGroup: "", resource: "pods", verbs: ["get", "list"] },
       { apiGroup: "", resource: "pods/exec", verbs: ["create", "get"] },
+      { apiGroup: "", resource: "pods/log", verbs: ["get"] },
       { apiGroup: "batch", resource: "jobs", verbs: ["create", "delete", "get", "list", "patch", "watch"] },
     ]);
   });
@@ -72,5 +73,12 @@ describe("the admin calls of credentials", () => {
       "delete", "rolebinding.rbac.authorization.k8s.io/knotless-runner", "role.rbac.authorization.k8s.io/knotless-runner", "serviceaccount/knotless-runner",
       "--ignore-not-found", "--wait=false", "--request-timeout", "30s",
     ]);
+  });
+});
+
+describe("buildLogsArgs", () => {
+  it("asks for the container's last lines, bounded in bytes, with get on pods/log", () => {
+    assert.deepEqual(kubectlArgs.buildLogsArgs({ kubeconfig: "/k", namespace: "ci" }, "pod-1", "postgres", 40, 8192), ["--kubeconfig", "/k", "--namespace", "ci", "logs", "pod-1", "-c", "postgres", "--tail", "40", "--limit-bytes", "8192", "--request-timeout", "30s"]);
+    assert.equal(kubectlArgs.formatPermissions(kubectlArgs.buildLogsArgs.permissions), "get on pods/log");
   });
 });

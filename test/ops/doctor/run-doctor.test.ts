@@ -62,6 +62,7 @@ describe("runDoctor", () => {
       "permission events": "ok",
       "permission pods": "ok",
       "permission pods/exec": "ok",
+      "permission pods/log": "ok",
       "permission jobs.batch": "ok",
       credential: "ok",
       nodes: "skip",
