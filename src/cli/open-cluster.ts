@@ -1,6 +1,7 @@
 // The one place the CLI makes its cluster: the transport chosen by --transport, pointed where the options say.
 import type { Cluster, ClusterTarget } from "../cluster/cluster.js";
 import type { Kubectl } from "../cluster/kubectl/kubectl.js";
+import type { ApiCall } from "../cluster/api/api-client.js";
 import { homedir } from "node:os";
 import { InputError } from "../errors.js";
 import type { TransportName } from "./cluster-options.js";
@@ -9,19 +10,25 @@ import type { TransportName } from "./cluster-options.js";
 export interface ClusterSetting {
   readonly target: ClusterTarget;
   readonly kubectlPath: string;
-  /** Default kubectl. */
+  /** Default api. */
   readonly transport?: TransportName;
 }
 
+/** Who is told of each call the cluster makes (the run's log): a kubectl process's arguments, or an API request. */
+export interface CallListeners {
+  readonly kubectl?: (args: readonly string[]) => void;
+  readonly api?: (call: ApiCall) => void;
+}
+
 /**
- * The cluster of the chosen transport: kubectl, over one kubectl client made here with `env` and `onCall` (every
+ * The cluster of the chosen transport (api unless told kubectl): kubectl, over one kubectl client made here with `env` and `onCall.kubectl` (every
  * printed command names its binary); or the API spoken in-process, over the kubeconfig kubectl would read (`env`'s
- * $KUBECONFIG, else ~/.kube/config, unless --kubeconfig), whose exec credential plugins inherit `env`. Loads the
+ * $KUBECONFIG, else ~/.kube/config, unless --kubeconfig), whose exec credential plugins inherit `env`, each request told to `onCall.api`. Loads the
  * transport's modules only when called, so `--help` and bad input stay fast. A kubeconfig the API transport cannot
  * use is an InputError, before any request.
  */
-export async function openCluster(setting: ClusterSetting, env: NodeJS.ProcessEnv, onCall?: (args: readonly string[]) => void): Promise<{ cluster: Cluster; kubectl?: Kubectl }> {
-  if (setting.transport === "api") {
+export async function openCluster(setting: ClusterSetting, env: NodeJS.ProcessEnv, onCall: CallListeners = {}): Promise<{ cluster: Cluster; kubectl?: Kubectl }> {
+  if (setting.transport !== "kubectl") {
     const [{ openApiCluster }, { ConfigError }, { listKubeconfigFiles }] = await Promise.all([
       import("../cluster/api/open-api-cluster.js"),
       import("../cluster/errors.js"),
@@ -30,13 +37,13 @@ export async function openCluster(setting: ClusterSetting, env: NodeJS.ProcessEn
     const { kubeconfig, context } = setting.target;
     const selection = { files: listKubeconfigFiles(kubeconfig, env, homedir()), explicit: kubeconfig !== undefined, ...(context === undefined ? {} : { context }) };
     try {
-      return { cluster: await openApiCluster(selection, { env }) };
+      return { cluster: await openApiCluster(selection, { env, ...(onCall.api ? { onCall: onCall.api } : {}) }) };
     } catch (error) {
       if (error instanceof ConfigError) throw new InputError(error.message);
       throw error;
     }
   }
   const [{ Kubectl }, { KubectlCluster }] = await Promise.all([import("../cluster/kubectl/kubectl.js"), import("../cluster/kubectl/kubectl-cluster.js")]);
-  const kubectl = new Kubectl({ binary: setting.kubectlPath, env, ...(onCall ? { onCall } : {}) });
+  const kubectl = new Kubectl({ binary: setting.kubectlPath, env, ...(onCall.kubectl ? { onCall: onCall.kubectl } : {}) });
   return { cluster: new KubectlCluster(kubectl, setting.target), kubectl };
 }
