@@ -156,7 +156,7 @@ async function measureRelay(reads: readonly Buffer[], total: number, masker: Sec
     maskNs += process.hrtime.bigint() - at;
     return out;
   };
-  const human = createHumanLogSink(runLog, { kubectlCalls: false });
+  const human = createHumanLogSink(runLog, { clusterCalls: false });
   const ndjson = createNdjsonLogSink(ndjsonLog);
   const emit = createEventEmitter([human.sink, ndjson.sink]);
   emit({ kind: "step-start", index: 0, name: "build", command: "make" });

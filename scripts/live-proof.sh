@@ -27,7 +27,7 @@ With the admin kubeconfig FILE (scripts/tenant-kubeconfig.sh writes one), or aga
   --name NAME           the ServiceAccount (credentials --name)       [default: knotless-live-proof]
   --duration DUR        the scoped credential'"'"'s lifetime (credentials --duration)  [default: the command'"'"'s]
   --image REF           the run'"'"'s image (run --image)                 [default: the workflow'"'"'s, busybox:1.36]
-  --kubectl PATH        kubectl for every call, the runner'"'"'s too (KNOTLESS_KUBECTL)  [default: kubectl on PATH]
+  --kubectl PATH        kubectl for the script'"'"'s own calls (KNOTLESS_KUBECTL; the runner speaks the API itself)  [default: kubectl on PATH]
   --sample-every SECS   node count interval while the run runs      [default: 10; 1 with --local]
   --after-wait SECS     after the run, count nodes until zero or this long  [default: 180, the ~2 min hold
                         and some; 0 with --local]

@@ -22,6 +22,11 @@ export {
   type UnavailableReason,
 } from "./cluster/errors.js";
 export { KubectlCluster, type KubectlConnection } from "./cluster/kubectl/kubectl-cluster.js";
+// The API transport (the CLI's default): open one per cluster and identity and share it between runs; close it last.
+export { openApiCluster, type OpenApiClusterOptions } from "./cluster/api/open-api-cluster.js";
+export type { ApiCluster } from "./cluster/api/api-cluster.js";
+export type { ApiCall } from "./cluster/api/api-client.js";
+export type { KubeconfigSelection } from "./cluster/api/kubeconfig.js";
 export type { Executor, RunPod, StepOutcome, TeardownReport, UploadSummary } from "./executor/executor.js";
 export { ScanError, scanUploadTrees, type TreeScan, type UploadTrees } from "./transfer/scan-tree.js";
 export { KubernetesExecutor, buildRunManifest, type CrashTeardown } from "./executor/kubernetes-executor.js";

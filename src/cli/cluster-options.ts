@@ -12,7 +12,7 @@ export const CLUSTER_OPTIONS: readonly OptionSpec[] = [
   { flag: "--kubeconfig <file>", description: "kubeconfig file (default: kubectl's own rules)" },
   { flag: "--context <name>", description: "kubeconfig context" },
   { flag: "--kubectl <path>", description: "kubectl binary (default: $KNOTLESS_KUBECTL, else kubectl on PATH)" },
-  { flag: "--transport <kind>", description: "how to talk to the cluster: kubectl (default: one kubectl process per call) or api (the Kubernetes API spoken in-process)" },
+  { flag: "--transport <kind>", description: "how to talk to the cluster: api (default: the Kubernetes API spoken in-process) or kubectl (one kubectl process per call: auth-provider plugins, impersonation, servers before 1.30)" },
 ];
 
 export type { TransportName };
@@ -33,10 +33,10 @@ export interface ClusterConfig {
   readonly transport: TransportName;
 }
 
-/** Reads --transport: kubectl (the default) or api; anything else is bad input. */
+/** Reads --transport: api (the default) or kubectl; anything else is bad input. */
 export function resolveTransport(raw: string | undefined): TransportName {
-  if (raw === undefined || raw === "kubectl") return "kubectl";
-  if (raw === "api") return "api";
+  if (raw === undefined || raw === "api") return "api";
+  if (raw === "kubectl") return "kubectl";
   throw new InputError(`--transport expects kubectl or api, got ${JSON.stringify(raw)}`);
 }
 

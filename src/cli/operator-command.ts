@@ -13,14 +13,21 @@ export interface OperatorContext {
 }
 
 /**
- * Resolves the cluster options (bad input throws before the cluster is made), then runs `work` with the cluster;
- * an error it throws is printed on stderr and mapped to its exit code (InputError 2, InfraError 3).
+ * Resolves the cluster options and reads the command's own input with `readInput` (bad input throws before the
+ * cluster is made: the API transport reads the kubeconfig when it opens), then runs `work` with the cluster and that
+ * input; an error either throws is printed on stderr and mapped to its exit code (InputError 2, InfraError 3).
  */
-export async function runOperatorCommand(raw: RawClusterOptions, env: NodeJS.ProcessEnv, work: (ctx: OperatorContext) => Promise<number>): Promise<number> {
+export async function runOperatorCommand<T = undefined>(
+  raw: RawClusterOptions,
+  env: NodeJS.ProcessEnv,
+  work: (ctx: OperatorContext, input: T) => Promise<number>,
+  readInput: () => T = () => undefined as T,
+): Promise<number> {
   try {
     const setting = resolveClusterOptions(raw, env);
+    const input = readInput();
     const { cluster } = await openCluster(setting, env);
-    return await work({ target: setting.target, cluster, kubectlPath: setting.kubectlPath });
+    return await work({ target: setting.target, cluster, kubectlPath: setting.kubectlPath }, input);
   } catch (error) {
     process.stderr.write(`knotless-runner-k8s: ${describeError(error)}\n`);
     return exitCodeForError(error);

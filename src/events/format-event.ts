@@ -21,6 +21,8 @@ export function formatEvent(event: RunEvent): string | undefined {
       return `run ${event.runId}: Job ${event.namespace === undefined ? "" : `${event.namespace}/`}${event.jobName}, image ${event.image}, ${event.steps.length} step(s)`;
     case "kubectl":
       return `$ ${formatCommand("kubectl", event.args)}`;
+    case "api-call":
+      return `api ${event.method} ${event.path} → ${event.status ?? "no answer"} (${formatDuration(event.durationMs)})`;
     case "phase-start":
       return undefined;
     case "phase-end":

@@ -12,7 +12,9 @@ interface Base {
 export type RunEvent =
   /** `namespace` is absent when it is the kubeconfig context's: kubectl picks it on create (phase-end create names it). */
   | (Base & { readonly kind: "run-start"; readonly runId: string; readonly jobName: string; readonly namespace?: string; readonly image: string; readonly steps: readonly string[] })
+  /** One call to the cluster: a kubectl process (its arguments), or one request of the API transport (never a header or body). */
   | (Base & { readonly kind: "kubectl"; readonly args: readonly string[] })
+  | (Base & { readonly kind: "api-call"; readonly method: string; readonly path: string; readonly status: number | null; readonly durationMs: number })
   | (Base & { readonly kind: "phase-start"; readonly phase: Phase })
   /** `bytes`: what the phase moved between the host and the pod, when it moves any and succeeded (the upload's archive). */
   | (Base & { readonly kind: "phase-end"; readonly phase: Phase; readonly ok: boolean; readonly durationMs: number; readonly detail: string; readonly bytes?: number })
@@ -65,6 +67,11 @@ export type RunEvent =
   | (Base & { readonly kind: "run-end"; readonly status: RunStatus; readonly exitCode: number; readonly error?: string; readonly durationMs: number });
 
 export type RunEventKind = RunEvent["kind"];
+
+/** A call to the cluster (either transport's): run.log records them, the console only with --verbose. */
+export function isClusterCall(event: RunEvent): event is Extract<RunEvent, { kind: "kubectl" | "api-call" }> {
+  return event.kind === "kubectl" || event.kind === "api-call";
+}
 
 /** Distributes the definition of an event without its time: `Omit` on a union would collapse it. */
 type WithoutTime<E> = E extends RunEvent ? Omit<E, "time"> : never;

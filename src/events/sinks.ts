@@ -1,5 +1,5 @@
 // The three consumers of the event stream: the console, run.log (human, timestamped) and log.ndjson.
-import type { RunEvent, RunEventSink } from "./run-events.js";
+import { isClusterCall, type RunEvent, type RunEventSink } from "./run-events.js";
 import { formatEvent } from "./format-event.js";
 import { LogFile } from "./log-file.js";
 
@@ -63,7 +63,7 @@ function indentLines(lines: string): string {
  * a header's time is never more than a second before the lines under it. For short lines the file is a few percent
  * larger than the output, where a timestamp and stream on every line had doubled it.
  */
-export function createHumanLogSink(path: string, options: { kubectlCalls: boolean }): ClosableSink {
+export function createHumanLogSink(path: string, options: { clusterCalls: boolean }): ClosableSink {
   const file = new LogFile(path);
   const lines = new LineBuffer();
   let lastTime = "";
@@ -96,7 +96,7 @@ export function createHumanLogSink(path: string, options: { kubectlCalls: boolea
         return;
       }
       // Every runner line written (a step's end, the run's end under a step that never ended) first writes the unfinished output lines.
-      if (event.kind === "kubectl" && !options.kubectlCalls) return;
+      if (isClusterCall(event) && !options.clusterCalls) return;
       const text = formatEvent(event);
       if (text !== undefined) writeRunnerLine(event.time, text);
     },
@@ -160,7 +160,7 @@ export function createNdjsonLogSink(path: string): ClosableSink {
 }
 
 /** The console: runner lines on stderr, step output live on stdout as it arrives. */
-export function createConsoleSink(out: NodeJS.WritableStream, err: NodeJS.WritableStream, options: { kubectlCalls: boolean }): ClosableSink {
+export function createConsoleSink(out: NodeJS.WritableStream, err: NodeJS.WritableStream, options: { clusterCalls: boolean }): ClosableSink {
   let lastOutputEndedLine = true;
   return {
     sink(event: RunEvent) {
@@ -169,7 +169,7 @@ export function createConsoleSink(out: NodeJS.WritableStream, err: NodeJS.Writab
         lastOutputEndedLine = event.text.endsWith("\n");
         return;
       }
-      if (event.kind === "kubectl" && !options.kubectlCalls) return;
+      if (isClusterCall(event) && !options.clusterCalls) return;
       const text = formatEvent(event);
       if (text === undefined) return;
       if (!lastOutputEndedLine) {

@@ -56,7 +56,7 @@ export function superviseRun(options: SuperviseOptions): SupervisedRun {
     mkdirSync(settings.outDir, { recursive: true });
     // An empty /work to upload: for a workflow that skips the checkout, and for one cloned in the pod.
     if (options.git || settings.checkoutDir === join(settings.outDir, "empty-checkout")) mkdirSync(settings.checkoutDir, { recursive: true });
-    const logs = [createHumanLogSink(join(settings.outDir, "run.log"), { kubectlCalls: false }), createNdjsonLogSink(join(settings.outDir, "log.ndjson"))];
+    const logs = [createHumanLogSink(join(settings.outDir, "run.log"), { clusterCalls: false }), createNdjsonLogSink(join(settings.outDir, "log.ndjson"))];
     // The cache store's modules load only for a run that has caches.
     const openCacheDriver = (settings.caches?.length ?? 0) > 0 && settings.cacheBackend ? (await import("../cache/open-cache-driver.js")).openCacheDriver : undefined;
     const make = options.createExecutor ?? ((ctx: ExecutorContext) => new KubernetesExecutor(ctx));

@@ -154,7 +154,7 @@ describe("run with a bad cache input", () => {
     const marker = join(dir, "kubectl-called");
     const kubectl = join(dir, "kubectl");
     writeFileSync(kubectl, `#!/bin/sh\ntouch ${marker}\nexit 1\n`, { mode: 0o755 });
-    const args = ["run", "--workflow", options.workflow!, "--checkout", options.checkout!, "--out", options.out!, "--namespace", "ci", "--kubectl", kubectl];
+    const args = ["run", "--workflow", options.workflow!, "--checkout", options.checkout!, "--out", options.out!, "--namespace", "ci", "--transport", "kubectl", "--kubectl", kubectl];
     const cases: Array<[string[], RegExp]> = [
       [["--cache-pvc", "NOPE"], /--cache-pvc expects a PersistentVolumeClaim name/],
       [["--cache-max-bytes", "lots"], /--cache-max-bytes expects a byte count/],

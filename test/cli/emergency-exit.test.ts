@@ -20,7 +20,7 @@ function startRun(): { outDir: string; logFiles: ClosableSink[]; tracker: Return
   runs += 1;
   const outDir = join(dir, `run-${runs}`);
   mkdirSync(outDir);
-  const logFiles = [createHumanLogSink(join(outDir, "run.log"), { kubectlCalls: true }), createNdjsonLogSink(join(outDir, "log.ndjson"))];
+  const logFiles = [createHumanLogSink(join(outDir, "run.log"), { clusterCalls: true }), createNdjsonLogSink(join(outDir, "log.ndjson"))];
   const tracker = createStepTracker();
   const runStart = { ...SAMPLE_EVENTS["run-start"], steps: ["build", "test"] };
   const stepStart = { ...SAMPLE_EVENTS["step-start"], index: 0, name: "build" };

@@ -45,7 +45,7 @@ describe("the operator commands refuse bad input before any kubectl call", { con
     const called = join(dir, "other-kubectl-was-called");
     const other = join(dir, "other-kubectl");
     writeFileSync(other, `#!/bin/sh\ntouch ${called}\nexit 1\n`, { mode: 0o755 }); // not KUBECTL: the other tests watch its marker
-    const cli = await runCli(["gc", "--stale-after", "4s", "--kubectl", other], { env: { KNOTLESS_HEARTBEAT_INTERVAL: "2s" } });
+    const cli = await runCli(["gc", "--stale-after", "4s", "--transport", "kubectl", "--kubectl", other], { env: { KNOTLESS_HEARTBEAT_INTERVAL: "2s" } });
     assert.equal(cli.code, 3, cli.stderr);
     assert.ok(existsSync(called));
   });

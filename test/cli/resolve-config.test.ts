@@ -38,9 +38,9 @@ async function inputError(options: RawRunOptions, env: NodeJS.ProcessEnv = {}): 
 }
 
 describe("resolveRunConfig", () => {
-  it("talks to the cluster through kubectl unless told otherwise, or through the api transport when told so", async () => {
+  it("talks to the cluster through the api transport unless told otherwise, or through kubectl when told so", async () => {
     const { options } = workspace();
-    assert.equal((await resolveRunConfig(options, { KUBECONFIG: "/nonexistent" })).transport, "kubectl");
+    assert.equal((await resolveRunConfig(options, { KUBECONFIG: "/nonexistent" })).transport, "api");
     assert.equal((await resolveRunConfig({ ...options, transport: "kubectl" }, { KUBECONFIG: "/nonexistent" })).transport, "kubectl");
     assert.equal((await resolveRunConfig({ ...options, transport: "api" }, { KUBECONFIG: "/nonexistent" })).transport, "api");
     assert.match(await inputError({ ...options, transport: "grpc", dryRun: true }), /^--transport expects kubectl or api, got "grpc"$/);

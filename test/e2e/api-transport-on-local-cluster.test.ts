@@ -34,6 +34,12 @@ describe("the runner through the API transport on the local cluster", { skip, co
     assert.deepEqual(readResult(ws.out).steps.map((s) => s.status), ["success", "success", "success", "success"]);
     assert.match(result.stdout, /hello from a shared step/);
     assert.match(readFileSync(join(ws.out, "outputs", "ran.txt"), "utf8"), /^ran on knotless-run-/);
+    // run.log says what was asked of the cluster, as it does of kubectl's calls: one line per request.
+    const log = readFileSync(join(ws.out, "run.log"), "utf8");
+    assert.match(log, / api POST \/apis\/batch\/v1\/namespaces\/default\/jobs\?fieldValidation=Strict → 201 \(\S+\)\n/);
+    assert.match(log, / api GET \/api\/v1\/namespaces\/default\/pods\/knotless-run-api-example-\w+\/exec\?command=\S+ → 101 \(\S+\)\n/);
+    assert.match(log, / api DELETE \/apis\/batch\/v1\/namespaces\/default\/jobs\/knotless-run-api-example → 200 /);
+    assert.doesNotMatch(log, /\$ kubectl /);
     await assertNothingLeft(cluster);
   });
 

@@ -1,4 +1,4 @@
-// Caches and artifacts end to end through the library, the real kubectl and podman pods (busybox and Debian): what moves, what is refused, what never fails a run.
+// Caches and artifacts end to end through the library, the API transport and podman pods (busybox and Debian): what moves, what is refused, what never fails a run.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -48,6 +48,7 @@ describe("caches and artifacts on the local cluster", { skip, concurrency: 1, ti
   const run = (store: CacheStore, steps: string, overrides: Parameters<typeof runWithKubectl>[0]["overrides"], createGate: HostCacheDriverOptions["createGate"] = realGate) =>
     runWithKubectl({
       kubectlPath: KUBECTL,
+      transport: "api",
       env: {},
       kubeconfig: cluster.kubeconfigPath,
       steps,

@@ -21,7 +21,7 @@ async function withCluster(t: { after: (fn: () => Promise<void>) => void }): Pro
 }
 
 function runArgs(cluster: FakeCluster, ws: ReturnType<typeof makeWorkspace>, extra: string[] = []): string[] {
-  return ["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--shared-steps", ws.sharedSteps, "--out", ws.out, "--kubectl", cluster.kubectlPath, "--kubeconfig", cluster.kubeconfigPath, ...extra];
+  return ["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--shared-steps", ws.sharedSteps, "--out", ws.out, "--transport", "kubectl", "--kubectl", cluster.kubectlPath, "--kubeconfig", cluster.kubeconfigPath, ...extra];
 }
 
 async function assertNoJobLeft(cluster: FakeCluster): Promise<void> {
@@ -345,7 +345,7 @@ describe("the CLI with the fake kubectl", { concurrency: 2 }, () => {
     const kubectl = join(dir, "kubectl");
     writeFileSync(kubectl, `#!/bin/sh\ntouch '${marker}'\nexit 1\n`, { mode: 0o755 });
     const nobody = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : undefined;
-    const args = ["run", "--checkout", checkout, "--steps", stepsFile, "--namespace", "ci", "--kubectl", kubectl];
+    const args = ["run", "--checkout", checkout, "--steps", stepsFile, "--namespace", "ci", "--transport", "kubectl", "--kubectl", kubectl];
     const secret = join(checkout, "src", "secret.key");
     const run = await runCli([...args, "--out", join(dir, "out")], nobody ? { user: nobody } : {});
     assert.equal(run.code, 2, run.stderr);

@@ -1,4 +1,4 @@
-// The scoped credential proven minimal and sufficient on the local cluster (TLS, RBAC, podman) through the real kubectl 1.30 and 1.33.
+// The scoped credential proven minimal and sufficient on the local cluster (TLS, RBAC, podman) through the API transport (the default) and the real kubectl 1.30 and 1.33.
 import assert from "node:assert/strict";
 import { execFile, spawnSync } from "node:child_process";
 import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
@@ -13,6 +13,8 @@ import { DEFAULT_TIMINGS } from "../../src/executor/context.js";
 import { buildListJobsArgs, collectCallPermissions, type ApiPermission } from "../../src/cluster/kubectl/kubectl-args.js";
 import { Kubectl } from "../../src/cluster/kubectl/kubectl.js";
 import { KubectlCluster } from "../../src/cluster/kubectl/kubectl-cluster.js";
+import { openApiCluster } from "../../src/cluster/api/open-api-cluster.js";
+import { ForbiddenError } from "../../src/cluster/errors.js";
 import { exampleSettings } from "../support/example-settings.js";
 import { makeWorkspace, readResult, REPO_ROOT, runCli, startCli, type CliRun } from "../support/run-cli.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
@@ -22,6 +24,16 @@ const execFileAsync = promisify(execFile);
 const SDK = "/usr/lib/google-cloud-sdk/bin";
 const KUBECTLS = ["1.30", "1.33"].map((version) => ({ version, path: join(SDK, `kubectl.${version}`) })).filter((k) => existsSync(k.path));
 const NEWEST = KUBECTLS.at(-1)?.path ?? "kubectl";
+/** A way to the cluster as the tests name it: the API transport, or a real kubectl through --transport kubectl. */
+interface Via {
+  readonly name: string;
+  /** The kubectl binary, absent for the API transport. */
+  readonly path?: string;
+  readonly version?: string;
+}
+const API: Via = { name: "the api transport" };
+const VIA_KUBECTLS: Via[] = KUBECTLS.map((k) => ({ name: `kubectl ${k.version}`, path: k.path, version: k.version }));
+const transportArgs = (via: Via): string[] => (via.path ? ["--transport", "kubectl", "--kubectl", via.path] : ["--transport", "api"]);
 const NAMESPACE = "ci";
 const NAME = "knotless-runner";
 const USER = `system:serviceaccount:${NAMESPACE}:${NAME}`;
@@ -62,12 +74,12 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
     child.child.stdin?.end(stdin ?? "");
     return child;
   };
-  const credentials = (args: readonly string[], kubectl = NEWEST): Promise<CliRun> =>
-    runCli(["credentials", "--namespace", NAMESPACE, "--kubeconfig", cluster.kubeconfigPath, "--kubectl", kubectl, ...args]);
-  const runScoped = (steps: string, kubectl = NEWEST, extra: readonly string[] = []): Promise<{ cli: CliRun; out: string; ms: number }> => {
+  const credentials = (args: readonly string[], via: Via = API): Promise<CliRun> =>
+    runCli(["credentials", "--namespace", NAMESPACE, "--kubeconfig", cluster.kubeconfigPath, ...transportArgs(via), ...args]);
+  const runScoped = (steps: string, via: Via = API, extra: readonly string[] = []): Promise<{ cli: CliRun; out: string; ms: number }> => {
     const ws = makeWorkspace(steps);
     const started = Date.now();
-    return runCli(["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--shared-steps", ws.sharedSteps, "--out", ws.out, "--kubeconfig", scoped, "--kubectl", kubectl, ...extra], { timeoutMs: 300_000 }).then(
+    return runCli(["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--shared-steps", ws.sharedSteps, "--out", ws.out, "--kubeconfig", scoped, ...transportArgs(via), ...extra], { timeoutMs: 300_000 }).then(
       (cli) => ({ cli, out: ws.out, ms: Date.now() - started }),
     );
   };
@@ -93,7 +105,7 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
   for (const kubectl of KUBECTLS) {
     it(`creates the ServiceAccount, a Role of exactly the runner's permissions and its binding, writes a 0600 kubeconfig, and changes nothing the second time (kubectl ${kubectl.version})`, async () => {
       const recording = writeRecordingKubectl(kubectl.path);
-      const first = await credentials(["--out", scoped], recording.path);
+      const first = await credentials(["--out", scoped], { name: kubectl.version, path: recording.path });
       assert.equal(first.code, 0, first.stderr);
       assert.match(first.stdout, /serviceaccount\/knotless-runner (created|unchanged)\n\s+role\.rbac\.authorization\.k8s\.io\/knotless-runner (created|unchanged)/);
       assert.equal(statSync(scoped).mode & 0o777, 0o600);
@@ -111,7 +123,7 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
       assert.equal(issued.serviceAccount, NAME);
       assert.ok(Math.abs(issued.expiresAt - issued.issuedAt - 24 * 3_600_000) < 1000, "24h by default");
 
-      const second = await credentials(["--out", scoped], recording.path);
+      const second = await credentials(["--out", scoped], { name: kubectl.version, path: recording.path });
       assert.equal(second.code, 0, second.stderr);
       for (const ref of ["serviceaccount", "role.rbac.authorization.k8s.io", "rolebinding.rbac.authorization.k8s.io"]) assert.match(second.stdout, new RegExp(`${ref}/knotless-runner unchanged`));
       assert.match(second.stdout, /objects unchanged; a fresh token was issued and the file rewritten/);
@@ -127,7 +139,7 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
     });
 
     it(`runs the example's four steps with the scoped kubeconfig through kubectl ${kubectl.version} and leaves nothing behind`, async () => {
-      const { cli, out } = await runScoped(EXAMPLE_STEPS, kubectl.path);
+      const { cli, out } = await runScoped(EXAMPLE_STEPS, { name: kubectl.version, path: kubectl.path });
       assert.equal(cli.code, 0, cli.stderr);
       const result = readResult(out);
       assert.deepEqual(result.steps.map((s) => s.status), ["success", "success", "success", "success"]);
@@ -161,7 +173,7 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
   });
 
   it("stops a timed-out step that ignores SIGTERM with the scoped kubeconfig", async () => {
-    const { cli, out } = await runScoped("stubborn\ttrap '' TERM; (trap '' TERM; sleep 1000) & sleep 1000\n", NEWEST, ["--step-timeout", "3s"]);
+    const { cli, out } = await runScoped("stubborn\ttrap '' TERM; (trap '' TERM; sleep 1000) & sleep 1000\n", API, ["--step-timeout", "3s"]);
     assert.equal(cli.code, 1, cli.stderr);
     const result = readResult(out);
     assert.equal(result.status, "timeout");
@@ -175,9 +187,9 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
     const env = { KNOTLESS_HEARTBEAT_INTERVAL: "1s" };
     const start = (runId: string) => {
       const ws = makeWorkspace(waiting);
-      return startCli(["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--out", ws.out, "--kubeconfig", scoped, "--kubectl", NEWEST, "--run-id", runId], { env, timeoutMs: 180_000 });
+      return startCli(["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--out", ws.out, "--kubeconfig", scoped, "--run-id", runId], { env, timeoutMs: 180_000 });
     };
-    const ops = (args: readonly string[]) => runCli([...args, "--kubeconfig", scoped, "--kubectl", NEWEST], { env });
+    const ops = (args: readonly string[]) => runCli([...args, "--kubeconfig", scoped], { env });
     const live = start("scoped-live");
     const doomed = start("scoped-killed");
     await Promise.all([live.waitFor(/^step-waits$/m), doomed.waitFor(/^step-waits$/m)]);
@@ -200,7 +212,7 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
 
   it("leaves, claims, tops up and releases warm placeholders with the scoped kubeconfig: they are Jobs, so the Role needs no other verb", async () => {
     const warmJobs = (): string[] => cluster.objects("jobs.batch", NAMESPACE).filter((j) => j.metadata.labels?.["knotless.dev/role"] === "warm").map((j) => j.metadata.name);
-    const kept = await runScoped("a\ttrue\n", NEWEST, ["--keep-warm", "1m"]);
+    const kept = await runScoped("a\ttrue\n", API, ["--keep-warm", "1m"]);
     assert.equal(kept.cli.code, 0, kept.cli.stderr);
     assert.doesNotMatch(kept.cli.stdout + kept.cli.stderr, /forbidden/i);
     assert.deepEqual(warmJobs(), ["knotless-warm-0"], "the run left its placeholder");
@@ -208,10 +220,10 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
     assert.equal(claimed.cli.code, 0, claimed.cli.stderr);
     assert.equal(readResult(claimed.out).capacity, "warm", "the next run claimed it (list and delete on jobs)");
     await waitFor("the claimed placeholder gone", () => warmJobs().length === 0, 30_000);
-    const warm = await runCli(["warm", "--count", "1", "--for", "1m", "--kubeconfig", scoped, "--kubectl", NEWEST]);
+    const warm = await runCli(["warm", "--count", "1", "--for", "1m", "--kubeconfig", scoped]);
     assert.equal(warm.code, 0, `${warm.stdout}\n${warm.stderr}`);
     assert.deepEqual(warmJobs(), ["knotless-warm-0"]);
-    const release = await runCli(["warm", "--release", "--kubeconfig", scoped, "--kubectl", NEWEST]);
+    const release = await runCli(["warm", "--release", "--kubeconfig", scoped]);
     assert.equal(release.code, 0, `${release.stdout}\n${release.stderr}`);
     await waitFor("the released placeholder gone", () => warmJobs().length === 0, 30_000);
     await assertNothingLeft();
@@ -233,7 +245,8 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
     // pods/exec through both kubectls (1.30 upgrades with SPDY, 1.33 with WebSocket, authorized as different verbs);
     // every other rule through one of them, the two taking turns: a refusal of get on pods does not depend on the
     // client's version, and each of these runs costs ~10 s of a CI run.
-    const versionsFor = rule.resource === "pods/exec" ? KUBECTLS : [KUBECTLS[index % KUBECTLS.length]!];
+    // The API transport (the default) is refused every rule.
+    const versionsFor: Via[] = [API, ...(rule.resource === "pods/exec" ? VIA_KUBECTLS : [VIA_KUBECTLS[index % VIA_KUBECTLS.length]!])];
     const without = collectCallPermissions()
       .map((r) => (r.resource === rule.resource ? { ...r, verbs: r.verbs.filter((v) => v !== verb) } : r))
       .filter((r) => r.verbs.length > 0);
@@ -245,9 +258,22 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
       // `get jobs` lists the runner's Jobs (orphans). They are proven by the runner's own code and builders.
       it(`${title}, the runner's ${verb === "get" ? "read-back of an unconfirmed create" : "listing of its Jobs"} is refused naming ${verb} and jobs`, async () => {
         await applyRole(without);
+        const target = { kubeconfig: scoped, namespace: NAMESPACE };
+        const api = await openApiCluster({ files: [scoped], explicit: true }, { env: {} });
+        try {
+          if (verb === "get") {
+            const ctx = { settings: { ...exampleSettings({ steps: [] }), target }, timings: DEFAULT_TIMINGS, cluster: api, emit: () => {}, signal: new AbortController().signal, requestCancel: () => {}, cleanupSignal: () => new AbortController().signal };
+            const found = await readOurJob(ctx, "token");
+            assert.ok(found.kind === "unreadable" && found.refused === "forbidden", "through the api transport");
+            assert.match(found.kind === "unreadable" ? found.reason : "", expected);
+          } else {
+            await assert.rejects(api.listJobs(NAMESPACE, "app.kubernetes.io/managed-by=knotless-runner-k8s"), (error) => error instanceof ForbiddenError && error.verb === "list" && expected.test(error.message));
+          }
+        } finally {
+          await api.close();
+        }
         for (const kubectl of KUBECTLS) {
           const client = new Kubectl({ binary: kubectl.path, env: process.env });
-          const target = { kubeconfig: scoped, namespace: NAMESPACE };
           if (verb === "get") {
             const ctx = { settings: { ...exampleSettings({ steps: [] }), target }, timings: DEFAULT_TIMINGS, cluster: new KubectlCluster(client, target), emit: () => {}, signal: new AbortController().signal, requestCancel: () => {}, cleanupSignal: () => new AbortController().signal };
             const found = await readOurJob(ctx, "token");
@@ -267,14 +293,16 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
     if (rule.resource === "jobs" && verb === "watch") {
       // The cancel watch serves the operators, not the steps: without it the run still succeeds and says in its log
       // that a cancel requested through the cluster will not reach it.
-      it(`${title}, the run warns naming ${verb} and jobs, and the steps still run`, async () => {
+      it(`${title}, the run warns naming ${verb} and jobs, and the steps still run (api and kubectl)`, async () => {
         await applyRole(without);
-        const ws = makeWorkspace("slow\tsleep 4\n");
-        const runId = `no-${verb}-${Date.now()}`;
-        const cli = await runCli(["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--out", ws.out, "--kubeconfig", scoped, "--kubectl", NEWEST, "--run-id", runId], { timeoutMs: 120_000 });
-        assert.equal(cli.code, 0, `${cli.stdout}\n${cli.stderr}`);
-        assert.match(readFileSync(join(ws.out, "run.log"), "utf8"), expected);
-        await assertNothingLeft();
+        for (const via of [API, VIA_KUBECTLS.at(-1)!]) {
+          const ws = makeWorkspace("slow\tsleep 4\n");
+          const runId = `no-${verb}-${Date.now()}`;
+          const cli = await runCli(["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--out", ws.out, "--kubeconfig", scoped, ...transportArgs(via), "--run-id", runId], { timeoutMs: 120_000 });
+          assert.equal(cli.code, 0, `${via.name}: ${cli.stdout}\n${cli.stderr}`);
+          assert.match(readFileSync(join(ws.out, "run.log"), "utf8"), expected, via.name);
+          await assertNothingLeft();
+        }
       });
       continue;
     }
@@ -287,11 +315,11 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
         const ws = makeWorkspace("a\ttrue\n");
         const runId = `no-patch-cancel-${Date.now()}`;
         // --keep leaves the Job of the run that fails at setup, for cancel to find.
-        const cli = await runCli(["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--out", ws.out, "--kubeconfig", scoped, "--kubectl", NEWEST, "--run-id", runId, "--keep"], { timeoutMs: 120_000 });
+        const cli = await runCli(["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--out", ws.out, "--kubeconfig", scoped, "--run-id", runId, "--keep"], { timeoutMs: 120_000 });
         assert.equal(cli.code, 3, `${cli.stdout}\n${cli.stderr}`);
         const job = readResult(ws.out).job.name;
         assert.deepEqual(cluster.objects("jobs.batch", NAMESPACE).map((j) => j.metadata.name), [job]);
-        const cancel = await runCli(["cancel", runId, "--kubeconfig", scoped, "--kubectl", NEWEST]);
+        const cancel = await runCli(["cancel", runId, "--kubeconfig", scoped]);
         assert.equal(cancel.code, 3, `${cancel.stdout}\n${cancel.stderr}`);
         assert.match(cancel.stderr + cancel.stdout, expected);
         await admin(["delete", "job", job, "--cascade=background"]);
@@ -299,12 +327,22 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
       });
     }
 
-    for (const kubectl of versionsFor) {
-      it(`${title}, a run through kubectl ${kubectl.version} fails at once with exit 3, forbidden, naming ${verb} and ${rule.resource}`, async () => {
+    // kubectl reads the pod (GET pods/NAME) before each exec; the API transport opens the exec directly and never
+    // reads a pod by name, so the Role's get on pods is kubectl's alone: without it a run through api succeeds.
+    if (rule.resource === "pods" && verb === "get") {
+      it(`${title}, a run through the api transport does not need it and succeeds`, async () => {
+        await applyRole(without);
+        const { cli } = await runScoped("a\techo ran\n", API);
+        assert.equal(cli.code, 0, `${cli.stdout}\n${cli.stderr}`);
+        await assertNothingLeft();
+      });
+    }
+    for (const via of versionsFor.filter((v) => !(v === API && rule.resource === "pods" && verb === "get"))) {
+      it(`${title}, a run through ${via.name} fails at once with exit 3, forbidden, naming ${verb} and ${rule.resource}`, async () => {
         await applyRole(without);
         // Without events list the run must still fail: hold the pod Pending long enough for the events to be read.
         cluster.setFaults(rule.resource === "events" ? { schedulingDelay: { seconds: 4 } } : {});
-        const { cli, out, ms } = await runScoped("a\techo ran\nb\ttrue\n", kubectl.path);
+        const { cli, out, ms } = await runScoped("a\techo ran\nb\ttrue\n", via);
         cluster.setFaults({});
         assert.equal(cli.code, 3, `${cli.stdout}\n${cli.stderr}`);
         assert.ok(ms < 60_000, `it took ${ms} ms: no retrying a refusal`);
@@ -318,7 +356,9 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
         if (verb === "delete") {
           // The steps ran; the Job is left, and the message names the command that deletes it.
           assert.deepEqual(result.steps.map((s) => s.status), ["success", "success"]);
-          assert.match(result.error ?? "", new RegExp(`delete it with: \\S*kubectl\\.${kubectl.version.replace(".", "\\.")} --kubeconfig \\S+ --namespace ci delete job ${result.job.name} --cascade=background`));
+          const binary = via.version ? `\\S*kubectl\\.${via.version.replace(".", "\\.")}` : "kubectl";
+          // The API transport names the context it used; kubectl leaves it to the kubeconfig.
+          assert.match(result.error ?? "", new RegExp(`delete it with: ${binary} --kubeconfig \\S+ (--context \\S+ )?--namespace ci delete job ${result.job.name} --cascade=background`));
           assert.deepEqual(cluster.objects("jobs.batch", NAMESPACE).map((j) => j.metadata.name), [result.job.name]);
           await admin(["delete", "job", result.job.name, "--cascade=background"]);
         } else {
@@ -332,7 +372,7 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
   it("doctor with the scoped kubeconfig fails with exit 3 naming the one verb its Role lacks", async () => {
     const without = collectCallPermissions().map((r) => (r.resource === "pods/exec" ? { ...r, verbs: r.verbs.filter((v) => v !== "create") } : r));
     await applyRole(without);
-    const doctor = await runCli(["doctor", "--kubeconfig", scoped, "--namespace", NAMESPACE, "--kubectl", NEWEST]);
+    const doctor = await runCli(["doctor", "--kubeconfig", scoped, "--namespace", NAMESPACE]);
     assert.equal(doctor.code, 3, `${doctor.stdout}\n${doctor.stderr}`);
     const failed = doctor.stdout.split("\n").filter((line) => /^\s*fail\b/.test(line));
     assert.equal(failed.length, 1, doctor.stdout);
@@ -370,9 +410,9 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
 
   it("fails a run with an expired token at once with exit 3, unauthorized", async () => {
     assert.ok(cluster.expireTokens({ namespace: NAMESPACE, serviceAccount: NAME }) >= 1);
-    for (const kubectl of KUBECTLS) {
-      const { cli, out, ms } = await runScoped("a\ttrue\n", kubectl.path);
-      assert.equal(cli.code, 3, cli.stderr);
+    for (const via of [API, ...VIA_KUBECTLS]) {
+      const { cli, out, ms } = await runScoped("a\ttrue\n", via);
+      assert.equal(cli.code, 3, `${via.name}: ${cli.stderr}`);
       assert.ok(ms < 60_000, `${ms} ms`);
       const result = readResult(out);
       assert.equal(result.errorReason, "unauthorized", result.error ?? "");

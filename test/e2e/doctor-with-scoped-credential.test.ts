@@ -1,4 +1,4 @@
-// doctor with the runner's scoped credential on the local cluster's RBAC (TLS), through kubectl 1.30 and 1.33: passes, then names a missing permission.
+// doctor with the runner's scoped credential on the local cluster's RBAC (TLS), through the api transport and kubectl 1.30 and 1.33: passes, then names a missing permission.
 import assert from "node:assert/strict";
 import { execFile, spawnSync } from "node:child_process";
 import { join } from "node:path";
@@ -34,13 +34,16 @@ describe("doctor with a scoped credential on the local cluster's RBAC", { skip, 
     await child;
   };
 
-  for (const kubectl of E2E_KUBECTLS) {
-    it(`passes the credential credentials makes and fails one without jobs patch, naming it, through ${kubectl.split("/").pop()}`, async () => {
+  for (const via of ["api", ...E2E_KUBECTLS]) {
+    // The admin's Role edits go through a real kubectl whatever the transport under test.
+    const kubectl = via === "api" ? E2E_KUBECTLS.at(-1)! : via;
+    const transport = via === "api" ? ["--transport", "api"] : ["--transport", "kubectl", "--kubectl", via];
+    it(`passes the credential credentials makes and fails one without jobs patch, naming it, through ${via.split("/").pop()}`, async () => {
       const scoped = join(makeTestTempDir("doctor-scoped-"), "runner.kubeconfig");
-      const made = await runCli(["credentials", "--namespace", NAMESPACE, "--name", NAME, "--out", scoped, "--kubeconfig", cluster.kubeconfigPath, "--kubectl", kubectl]);
+      const made = await runCli(["credentials", "--namespace", NAMESPACE, "--name", NAME, "--out", scoped, "--kubeconfig", cluster.kubeconfigPath, ...transport]);
       assert.equal(made.code, 0, made.stderr);
       await applyRole(kubectl, collectCallPermissions()); // what credentials wrote, again: the test starts from a known Role
-      const ok = await runCli(["doctor", "--kubeconfig", scoped, "--kubectl", kubectl]);
+      const ok = await runCli(["doctor", "--kubeconfig", scoped, ...transport]);
       assert.equal(ok.code, 0, ok.stdout + ok.stderr);
       assert.match(ok.stdout, /^ok +namespace +ci accepts Jobs \(namespaces are not readable by this credential; checked with a server-side dry run\)$/m);
       assert.match(ok.stdout, /^ok +permission jobs\.batch +create, delete, get, list, patch, watch in ci$/m);
@@ -49,12 +52,12 @@ describe("doctor with a scoped credential on the local cluster's RBAC", { skip, 
 
       const withoutPatch = collectCallPermissions().map((p) => (p.resource === "jobs" ? { ...p, verbs: p.verbs.filter((verb) => verb !== "patch") } : p));
       await applyRole(kubectl, withoutPatch);
-      const missing = await runCli(["doctor", "--kubeconfig", scoped, "--kubectl", kubectl, "--json"]);
+      const missing = await runCli(["doctor", "--kubeconfig", scoped, ...transport, "--json"]);
       assert.equal(missing.code, 3, missing.stdout + missing.stderr);
       const report = JSON.parse(missing.stdout) as { ok: boolean; checks: Array<{ name: string; status: string; summary: string }> };
       assert.equal(report.ok, false);
       assert.deepEqual(report.checks.filter((c) => c.status === "fail"), [{ name: "permission jobs.batch", status: "fail", summary: "missing in ci: patch (needs create, delete, get, list, patch, watch)" }]);
-      assert.equal((await runCli(["credentials", "--namespace", NAMESPACE, "--name", NAME, "--revoke", "--kubeconfig", cluster.kubeconfigPath, "--kubectl", kubectl])).code, 0);
+      assert.equal((await runCli(["credentials", "--namespace", NAMESPACE, "--name", NAME, "--revoke", "--kubeconfig", cluster.kubeconfigPath, ...transport])).code, 0);
     });
   }
 });

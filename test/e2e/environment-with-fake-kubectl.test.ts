@@ -127,7 +127,7 @@ describe("the steps' environment through the fake kubectl", () => {
         "",
       ].join("\n"),
     );
-    const run = await runCli(["run", "--workflow", workflow, "--checkout", ws.checkout, "--out", ws.out, "--secrets", secrets, "--run-id", "cli-env", "--kubectl", cluster.kubectlPath, "--kubeconfig", cluster.kubeconfigPath], { env: cluster.env });
+    const run = await runCli(["run", "--workflow", workflow, "--checkout", ws.checkout, "--out", ws.out, "--secrets", secrets, "--run-id", "cli-env", "--transport", "kubectl", "--kubectl", cluster.kubectlPath, "--kubeconfig", cluster.kubeconfigPath], { env: cluster.env });
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stdout, /\[true\] \[cli-env\] \[it's \$HOME\] \[\*\*\*\]/);
     assert.match(run.stdout, /\[carried\] \[mine\] 19/);

@@ -1,4 +1,4 @@
-// The pod's idle guard through the real CLI and kubectl on the local cluster, with --pod-idle-timeout 20s: long live
+// The pod's idle guard through the real CLI on the local cluster (slow transfers through a throttling kubectl, the rest through the api default), with --pod-idle-timeout 20s: long live
 // runs keep their pod; a runner killed with SIGKILL leaves a pod that stops itself, and says why.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
@@ -72,7 +72,7 @@ describe("the pod's idle guard on the local cluster", { skip, concurrency: 2, ti
     writeFileSync(join(ws.checkout, "payload.bin"), payload);
     const started = Date.now();
     const run = await runCli(
-      ["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--out", ws.out, "--run-id", "idle-long", "--kubeconfig", cluster.kubeconfigPath, "--pod-idle-timeout", IDLE, "--kubectl", writeThrottlingKubectl(kubectl)],
+      ["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--out", ws.out, "--run-id", "idle-long", "--kubeconfig", cluster.kubeconfigPath, "--pod-idle-timeout", IDLE, "--transport", "kubectl", "--kubectl", writeThrottlingKubectl(kubectl)],
       { timeoutMs: 480_000 },
     );
     assert.equal(run.code, 0, run.stdout + run.stderr);

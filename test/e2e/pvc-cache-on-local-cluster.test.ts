@@ -1,11 +1,12 @@
-// The PVC cache backend on the local cluster through the real kubectl: the runner's Job manifest mounts the claim, and a cache misses in one run's pod and hits in the next's (busybox and Debian images).
+// The PVC cache backend on the local cluster through the API transport (set-up through the real kubectl): the runner's Job manifest mounts the claim, and a cache misses in one run's pod and hits in the next's (busybox and Debian images).
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { after, before, describe, it } from "node:test";
 import { startLocalCluster, type LocalCluster } from "../../local-cluster/index.js";
 import type { CacheSpec } from "../../src/cache/cache-types.js";
 import { createClusterPodExec, createPvcCacheDriver, type PodExec } from "../../src/cache/pvc-cache.js";
-import { KubectlCluster } from "../../src/cluster/kubectl/kubectl-cluster.js";
+import type { ApiCluster } from "../../src/cluster/api/api-cluster.js";
+import { openApiCluster } from "../../src/cluster/api/open-api-cluster.js";
 import { parsePvcList } from "../../src/cache/pvc-output.js";
 import { buildPvcListCommand } from "../../src/cache/pvc-scripts.js";
 import { hashCacheName } from "../../src/cache/pvc-layout.js";
@@ -24,15 +25,19 @@ describe("the PVC cache backend on the local cluster", { skip }, () => {
   let cluster: LocalCluster;
   let target: ClusterTarget;
   let kubectl: Kubectl;
+  /** The cache's execs go through the API transport (the default); the test's own set-up through the real kubectl. */
+  let api: ApiCluster;
   before(async () => {
     cluster = await startLocalCluster({ namespace: NAMESPACE, maxGraceSeconds: 1 });
     target = { kubeconfig: cluster.kubeconfigPath, namespace: NAMESPACE };
     kubectl = new Kubectl({ binary: E2E_KUBECTLS.at(-1)!, env: process.env });
+    api = await openApiCluster({ files: [cluster.kubeconfigPath], explicit: true }, { env: {} });
     const claim = { apiVersion: "v1", kind: "PersistentVolumeClaim", metadata: { name: CLAIM }, spec: { accessModes: ["ReadWriteMany"], resources: { requests: { storage: "1Gi" } } } };
     const created = await kubectl.run(["--kubeconfig", cluster.kubeconfigPath, "--namespace", NAMESPACE, "create", "-f", "-"], { stdin: JSON.stringify(claim) });
     assert.equal(created.exitCode, 0, created.stderr);
   });
   after(async () => {
+    await api?.close();
     await cluster?.stop();
   });
 
@@ -46,7 +51,7 @@ describe("the PVC cache backend on the local cluster", { skip }, () => {
     await waitUntil(`the pod of ${jobName} running`, () => podOf()?.status?.phase === "Running", 90_000);
     const pod = podOf()!.metadata.name;
     return {
-      exec: createClusterPodExec(new KubectlCluster(kubectl, target), target.namespace, pod),
+      exec: createClusterPodExec(api, target.namespace, pod),
       done: async () => {
         await kubectl.run(["--kubeconfig", cluster.kubeconfigPath, "--namespace", NAMESPACE, "delete", "job", jobName, "--cascade=background", "--wait=false"]);
       },

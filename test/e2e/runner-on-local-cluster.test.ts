@@ -1,4 +1,4 @@
-// The runner through the real kubectl against the local cluster, whose pods are real podman containers.
+// The runner through the default transport (api) against the local cluster, whose pods are real podman containers; the example also through each real kubectl.
 import assert from "node:assert/strict";
 import { execFile, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -64,14 +64,15 @@ describe("the runner on the local cluster", { skip, concurrency: 1, timeout: 900
 
   const run = (steps: string, runId: string, extra: { faults?: FaultConfig; overrides?: Parameters<typeof runWithKubectl>[0]["overrides"]; kubectl?: string } = {}) => {
     cluster.setFaults(extra.faults ?? {});
-    return runWithKubectl({ kubectlPath: extra.kubectl ?? DEFAULT_KUBECTL, env: {}, kubeconfig: cluster.kubeconfigPath, steps, runId, ...(extra.overrides ? { overrides: extra.overrides } : {}) });
+    // The library through the API transport (the default), or through a given kubectl.
+    return runWithKubectl({ kubectlPath: extra.kubectl ?? DEFAULT_KUBECTL, transport: extra.kubectl ? "kubectl" : "api", env: {}, kubeconfig: cluster.kubeconfigPath, steps, runId, ...(extra.overrides ? { overrides: extra.overrides } : {}) });
   };
 
   for (const kubectl of KUBECTL_VERSIONS) {
     it(`runs the example's four steps through ${kubectl.split("/").pop()} and leaves nothing behind`, async () => {
       cluster.setFaults({});
       const ws = makeWorkspace(EXAMPLE_STEPS);
-      const cli = await runCli(["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--shared-steps", ws.sharedSteps, "--out", ws.out, "--kubeconfig", cluster.kubeconfigPath, "--kubectl", kubectl]);
+      const cli = await runCli(["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--shared-steps", ws.sharedSteps, "--out", ws.out, "--kubeconfig", cluster.kubeconfigPath, "--transport", "kubectl", "--kubectl", kubectl]);
       assert.equal(cli.code, 0, cli.stderr);
       const result = readResult(ws.out);
       assert.deepEqual(result.steps.map((s) => s.status), ["success", "success", "success", "success"]);
@@ -132,7 +133,7 @@ describe("the runner on the local cluster", { skip, concurrency: 1, timeout: 900
     await assertNothingLeft(cluster);
   });
 
-  it("hands the steps their variables, $KNOTLESS_ENV and a secret through the real kubectl, and leaves no secret in a kept pod", async () => {
+  it("hands the steps their variables, $KNOTLESS_ENV and a secret, and leaves no secret in a kept pod", async () => {
     const secret = { name: "API_TOKEN", value: "tok-'s3cr3t' $HOME `x` é" };
     const hostile = `it's "$HOME" \`x\` \\ é\nline 2`;
     const steps = [

@@ -189,7 +189,9 @@ describe("warm capacity on the local cluster scaling from zero", { skip, concurr
     const mark = cluster.faultFirings().length;
     cluster.setFaults({ latency: { ms: 2000, match: "^DELETE /apis/batch/v1/namespaces/default/jobs/knotless-warm-" } });
     const ws = makeWorkspace("hi\techo hi\n");
-    const runner = spawn(process.execPath, [join(REPO_ROOT, "bin", "knotless-runner-k8s.js"), "run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--out", ws.out, ...clusterArgs()], { stdio: "ignore" });
+    // Through kubectl: its claim is a child process that outlives the runner. Through the API transport the claim's
+    // request dies with the runner and the placeholder is left to its own deadline (not asserted here yet).
+    const runner = spawn(process.execPath, [join(REPO_ROOT, "bin", "knotless-runner-k8s.js"), "run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--out", ws.out, ...clusterArgs(), "--transport", "kubectl"], { stdio: "ignore" });
     const exited = new Promise((resolve) => runner.once("exit", resolve));
     await waitFor("the claim at the server", () => (cluster.faultFirings().slice(mark).some((f) => f.subject.startsWith("DELETE")) ? true : undefined), 30_000);
     runner.kill("SIGKILL");

@@ -1,4 +1,4 @@
-// End to end: workflow files on the local Debian image (bash, GNU tools) through the real CLI, kubectl and podman:
+// End to end: workflow files on the local Debian image (bash, GNU tools) through the real CLI (the api transport, its default) and podman:
 // pipefail, variables, a secret, a step's timeout and $KNOTLESS_ENV.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";

@@ -16,7 +16,7 @@ async function withCluster(t: { after: (fn: () => Promise<void>) => void }): Pro
 }
 
 function workflowArgs(cluster: FakeCluster, workflow: string, ws: ReturnType<typeof makeWorkspace>, extra: string[] = []): string[] {
-  return ["run", "--workflow", workflow, "--checkout", ws.checkout, "--out", ws.out, "--kubectl", cluster.kubectlPath, "--kubeconfig", cluster.kubeconfigPath, ...extra];
+  return ["run", "--workflow", workflow, "--checkout", ws.checkout, "--out", ws.out, "--transport", "kubectl", "--kubectl", cluster.kubectlPath, "--kubeconfig", cluster.kubeconfigPath, ...extra];
 }
 
 describe("run --workflow with the fake kubectl", { concurrency: 2 }, () => {
@@ -78,7 +78,7 @@ describe("run --workflow with the fake kubectl", { concurrency: 2 }, () => {
       const empty = join(ws.out, "..", "empty.env");
       writeFileSync(empty, "TOKEN=\n", { mode: 0o600 });
       const argv = args(join(WORKFLOWS, "plain-image.yml")).map((arg) => (arg === "EMPTY" ? empty : arg));
-      const run = await runCli(["run", ...argv, "--checkout", ws.checkout, "--out", ws.out, "--kubectl", cluster.kubectlPath, "--kubeconfig", cluster.kubeconfigPath], { env: cluster.env });
+      const run = await runCli(["run", ...argv, "--checkout", ws.checkout, "--out", ws.out, "--transport", "kubectl", "--kubectl", cluster.kubectlPath, "--kubeconfig", cluster.kubeconfigPath], { env: cluster.env });
       assert.equal(run.code, 2, run.stderr);
       assert.match(run.stderr, message);
       assert.deepEqual(await cluster.calls(), []);

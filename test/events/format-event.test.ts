@@ -79,6 +79,11 @@ describe("formatEvent", () => {
     assert.equal(formatEvent({ time, kind: "kubectl", args: ["exec", "pod-1", "--", "sh", "-c", "echo hi"] }), "$ kubectl exec pod-1 -- sh -c 'echo hi'");
   });
 
+  it("shows an API request as its method, path with query, status and duration, or says no answer came", () => {
+    assert.equal(formatEvent(SAMPLE_EVENTS["api-call"]), "api POST /apis/batch/v1/namespaces/ci/jobs?fieldValidation=Strict → 201 (12ms)");
+    assert.equal(formatEvent({ ...SAMPLE_EVENTS["api-call"], method: "GET", path: "/version", status: null, durationMs: 1500 }), "api GET /version → no answer (1.5s)");
+  });
+
   it("reports a phase's end with its outcome, duration and detail", () => {
     assert.equal(formatEvent(SAMPLE_EVENTS["phase-end"]), "ok create (120ms): job.batch/knotless-run-42 in ci");
     assert.equal(formatEvent({ ...SAMPLE_EVENTS["phase-end"], phase: "download", ok: false, durationMs: 65_000, detail: "tar failed" }), "FAILED download (1m05s): tar failed");

@@ -44,8 +44,8 @@ function splitLines(text: string): string[] {
   return text.slice(0, -1).split("\n");
 }
 
-const writeHumanLog = async (events: readonly RunEvent[], kubectlCalls = true): Promise<string[]> =>
-  splitLines(await writeLog((path) => createHumanLogSink(path, { kubectlCalls }), events));
+const writeHumanLog = async (events: readonly RunEvent[], clusterCalls = true): Promise<string[]> =>
+  splitLines(await writeLog((path) => createHumanLogSink(path, { clusterCalls }), events));
 
 const writeNdjsonLog = async (events: readonly RunEvent[]): Promise<Array<Record<string, unknown>>> =>
   splitLines(await writeLog(createNdjsonLogSink, events)).map((line) => JSON.parse(line) as Record<string, unknown>);
@@ -63,7 +63,7 @@ function runSinkInChild(factory: "createHumanLogSink" | "createNdjsonLogSink", p
   const moduleUrl = new URL("../../src/events/sinks.js", import.meta.url).href;
   const script = [
     `const sinks = await import(${JSON.stringify(moduleUrl)});`,
-    `const log = sinks.${factory}(${JSON.stringify(path)}, { kubectlCalls: true });`,
+    `const log = sinks.${factory}(${JSON.stringify(path)}, { clusterCalls: true });`,
     `log.sink(${JSON.stringify(SAMPLE_EVENTS.notice)});`,
   ].join("\n");
   const child = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
@@ -192,7 +192,7 @@ describe("createHumanLogSink", () => {
     const chunk = line.repeat(1000);
     const events = Array.from({ length: 200 }, (_, i) => makeOutput(0, "stdout", chunk, at(i * 25))); // 7.4 MB over 5 s
     const path = makeLogPath("size");
-    const log = createHumanLogSink(path, { kubectlCalls: true });
+    const log = createHumanLogSink(path, { clusterCalls: true });
     for (const event of events) log.sink(event);
     await log.close();
     const { size } = statSync(path);
@@ -205,8 +205,8 @@ describe("createHumanLogSink", () => {
     assert.deepEqual(lines, ["T first", "T second"]);
   });
 
-  it("leaves kubectl calls out unless asked for them", async () => {
-    const events = [SAMPLE_EVENTS.kubectl, SAMPLE_EVENTS["pod-ready"]];
+  it("leaves cluster calls (kubectl's and the API transport's) out unless asked for them", async () => {
+    const events = [SAMPLE_EVENTS.kubectl, SAMPLE_EVENTS["api-call"], SAMPLE_EVENTS["pod-ready"]];
     assert.deepEqual(await writeHumanLog(events, false), [`${SAMPLE_EVENTS["pod-ready"].time} ${formatEvent(SAMPLE_EVENTS["pod-ready"])}`]);
     assert.deepEqual(await writeHumanLog(events, true), events.map((event) => `${event.time} ${formatEvent(event)}`));
   });
@@ -230,7 +230,7 @@ describe("createHumanLogSink", () => {
 
 describe("a log file that fails", () => {
   const sinks = [
-    ["run.log", "createHumanLogSink", (path: string) => createHumanLogSink(path, { kubectlCalls: true })],
+    ["run.log", "createHumanLogSink", (path: string) => createHumanLogSink(path, { clusterCalls: true })],
     ["log.ndjson", "createNdjsonLogSink", createNdjsonLogSink],
   ] as const;
 
@@ -336,7 +336,7 @@ describe("createNdjsonLogSink", () => {
 
 describe("createConsoleSink", () => {
   /** A console whose stdout and stderr record their writes in one list, in the order they happened. */
-  function makeConsole(kubectlCalls: boolean): { log: ClosableSink; writes: Array<[string, string]> } {
+  function makeConsole(clusterCalls: boolean): { log: ClosableSink; writes: Array<[string, string]> } {
     const writes: Array<[string, string]> = [];
     const record = (name: string): Writable =>
       new Writable({
@@ -345,7 +345,7 @@ describe("createConsoleSink", () => {
           callback();
         },
       });
-    return { log: createConsoleSink(record("out"), record("err"), { kubectlCalls }), writes };
+    return { log: createConsoleSink(record("out"), record("err"), { clusterCalls }), writes };
   }
 
   it("writes step output of both streams to stdout as it arrives, unfinished lines included", () => {

@@ -39,7 +39,7 @@ describe("serve over HTTP (scripted executor)", { timeout: 60_000 }, () => {
         gcIntervalMs: 3_600_000,
         gcStaleAfterMs: 120_000,
         defaults: { target: { namespace: "ci" }, podTimeoutMs: 1000, maxOutputBytes: 1 << 20, maxLogBytes: 1 << 20 },
-        transport: { setting: { target: { namespace: "ci" }, kubectlPath: "/nonexistent/kubectl" }, env: {} },
+        transport: { setting: { target: { namespace: "ci" }, kubectlPath: "/nonexistent/kubectl", transport: "kubectl" }, env: {} },
       },
       {
         warn: () => undefined,

@@ -43,7 +43,7 @@ describe("serve over TLS", { skip }, () => {
         gcIntervalMs: 3_600_000,
         gcStaleAfterMs: 120_000,
         defaults: { target: {}, podTimeoutMs: 1000, maxOutputBytes: 1, maxLogBytes: 1 },
-        transport: { setting: { target: { namespace: "ci" }, kubectlPath: "/nonexistent/kubectl" }, env: {} },
+        transport: { setting: { target: { namespace: "ci" }, kubectlPath: "/nonexistent/kubectl", transport: "kubectl" }, env: {} },
       },
       { warn: () => undefined, createExecutor: (ctx) => new ScriptedExecutor(ctx, {}) },
     );
@@ -80,7 +80,7 @@ describe("serve's gc timer", () => {
         gcIntervalMs: 100,
         gcStaleAfterMs: 120_000,
         defaults: { target: { namespace: "ci" }, podTimeoutMs: 1000, maxOutputBytes: 1, maxLogBytes: 1 },
-        transport: { setting: { target: { namespace: "ci" }, kubectlPath: kubectl }, env: process.env },
+        transport: { setting: { target: { namespace: "ci" }, kubectlPath: kubectl, transport: "kubectl" }, env: process.env },
       },
       { warn: () => undefined },
     );

@@ -5,6 +5,7 @@ import type { RunEvent, RunEventKind } from "../../src/events/run-events.js";
 export const SAMPLE_EVENTS: { readonly [K in RunEventKind]: Extract<RunEvent, { kind: K }> } = {
   "run-start": { time: "2026-11-29T10:00:00.000Z", kind: "run-start", runId: "42", jobName: "knotless-run-42", namespace: "ci", image: "busybox:1.36", steps: ["build", "test"] },
   kubectl: { time: "2026-11-29T10:00:00.100Z", kind: "kubectl", args: ["create", "-f", "-", "-o", "name"] },
+  "api-call": { time: "2026-11-29T10:00:00.150Z", kind: "api-call", method: "POST", path: "/apis/batch/v1/namespaces/ci/jobs?fieldValidation=Strict", status: 201, durationMs: 12 },
   "phase-start": { time: "2026-11-29T10:00:00.200Z", kind: "phase-start", phase: "create" },
   "phase-end": { time: "2026-11-29T10:00:00.300Z", kind: "phase-end", phase: "create", ok: true, durationMs: 120, detail: "job.batch/knotless-run-42 in ci" },
   "pod-progress": { time: "2026-11-29T10:00:01.000Z", kind: "pod-progress", elapsedMs: 700, phase: "Pending", reason: "ContainerCreating", message: "creating", event: "Pulling image busybox:1.36" },

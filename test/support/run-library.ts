@@ -1,9 +1,12 @@
-// Runs a workflow in-process through the library API and a real kubectl executable (fake or real), collecting events.
+// Runs a workflow in-process through the library API, through a real kubectl executable (fake or real) or the API transport, collecting events.
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { RunEvent } from "../../src/events/run-events.js";
 import type { ExecutorTimings } from "../../src/executor/context.js";
 import { Kubectl } from "../../src/cluster/kubectl/kubectl.js";
+import { KubectlCluster } from "../../src/cluster/kubectl/kubectl-cluster.js";
+import { openApiCluster } from "../../src/cluster/api/open-api-cluster.js";
+import type { Cluster } from "../../src/cluster/cluster.js";
 import { runWorkflow, type RunWorkflowOptions } from "../../src/run/run-workflow.js";
 import type { RunResult } from "../../src/result/run-result.js";
 import type { HostTarSetting } from "../../src/transfer/host-tar.js";
@@ -24,8 +27,13 @@ export interface LibraryRun {
   readonly output: (index: number, stream?: "stdout" | "stderr") => string;
 }
 
+/**
+ * Runs the steps through the library: over `kubectlPath` (the kubectl transport), or with `transport: "api"` over the
+ * API transport on `kubeconfig` (opened for the run and closed after it; `kubectlPath` is then unused).
+ */
 export async function runWithKubectl(options: {
   kubectlPath: string;
+  transport?: "kubectl" | "api";
   env: Readonly<Record<string, string | undefined>>;
   kubeconfig?: string;
   steps: string;
@@ -61,8 +69,12 @@ export async function runWithKubectl(options: {
     ...options.overrides,
   };
   const events: RunEvent[] = [];
-  const kubectl = new Kubectl({ binary: options.kubectlPath, env: { ...process.env, ...options.env } });
-  const result = await runWorkflow({ settings, kubectl, signal: options.signal ?? new AbortController().signal, sinks: [(e) => events.push(e), ...(options.onEvent ? [options.onEvent] : [])], timings: { ...FAST_TIMINGS, ...options.timings }, ...(options.cacheDriver ? { cacheDriver: options.cacheDriver } : {}) });
+  const env = { ...process.env, ...options.env };
+  const cluster: Cluster & { close?: () => Promise<void> } =
+    options.transport === "api"
+      ? await openApiCluster({ files: options.kubeconfig ? [options.kubeconfig] : [], explicit: options.kubeconfig !== undefined }, { env })
+      : new KubectlCluster(new Kubectl({ binary: options.kubectlPath, env }), settings.target);
+  const result = await runWorkflow({ settings, cluster, signal: options.signal ?? new AbortController().signal, sinks: [(e) => events.push(e), ...(options.onEvent ? [options.onEvent] : [])], timings: { ...FAST_TIMINGS, ...options.timings }, ...(options.cacheDriver ? { cacheDriver: options.cacheDriver } : {}) }).finally(() => cluster.close?.());
   const output = (index: number, stream: "stdout" | "stderr" = "stdout"): string =>
     events
       .filter((e): e is Extract<RunEvent, { kind: "step-output" }> => e.kind === "step-output" && e.index === index && e.stream === stream)

@@ -14,13 +14,20 @@ export const cancelCommand: CommandSpec<RawClusterOptions> = {
   arguments: "<run-id>",
   options: CLUSTER_OPTIONS,
   execute: ({ options, args, env }) =>
-    runOperatorCommand(options, env, async ({ cluster, target }) => {
-      const runId = args[0] ?? "";
-      if (!isAcceptableRunId(runId)) throw new InputError(`cancel expects the run's id (1 to 128 printable characters without spaces), got ${JSON.stringify(runId)}`);
-      const { requestRunCancel } = await import("../../ops/cancel-run.js");
-      const outcome = await requestRunCancel(cluster, target, { runId, requester: resolveProcessIdentity(), staleAfterMs: DEFAULT_STALE_AFTER_MS });
-      process.stdout.write(`${outcome.message}\n`);
-      if (outcome.warning) process.stderr.write(`knotless-runner-k8s: warning: ${outcome.warning}\n`);
-      return EXIT.success;
-    }),
+    runOperatorCommand(
+      options,
+      env,
+      async ({ cluster, target }, runId) => {
+        const { requestRunCancel } = await import("../../ops/cancel-run.js");
+        const outcome = await requestRunCancel(cluster, target, { runId, requester: resolveProcessIdentity(), staleAfterMs: DEFAULT_STALE_AFTER_MS });
+        process.stdout.write(`${outcome.message}\n`);
+        if (outcome.warning) process.stderr.write(`knotless-runner-k8s: warning: ${outcome.warning}\n`);
+        return EXIT.success;
+      },
+      () => {
+        const runId = args[0] ?? "";
+        if (!isAcceptableRunId(runId)) throw new InputError(`cancel expects the run's id (1 to 128 printable characters without spaces), got ${JSON.stringify(runId)}`);
+        return runId;
+      },
+    ),
 };

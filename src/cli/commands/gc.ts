@@ -40,11 +40,15 @@ export const gcCommand: CommandSpec<RawGcOptions> = {
     { flag: "--dry-run", description: "say what would be removed; remove nothing" },
   ],
   execute: ({ options, env }) =>
-    runOperatorCommand(options, env, async ({ cluster, target }) => {
-      const policy = resolveGcPolicy(options, env); // bad input: before any kubectl call
-      const { formatGcReport, runGc } = await import("../../ops/gc.js");
-      const report = await runGc(cluster, target, { policy, dryRun: options.dryRun ?? false, deleteRetry: DEFAULT_TIMINGS.deleteRetry });
-      process.stdout.write(formatGcReport(report));
-      return report.outcomes.some((o) => o.result === "failed") ? EXIT.infrastructure : EXIT.success;
-    }),
+    runOperatorCommand(
+      options,
+      env,
+      async ({ cluster, target }, policy) => {
+        const { formatGcReport, runGc } = await import("../../ops/gc.js");
+        const report = await runGc(cluster, target, { policy, dryRun: options.dryRun ?? false, deleteRetry: DEFAULT_TIMINGS.deleteRetry });
+        process.stdout.write(formatGcReport(report));
+        return report.outcomes.some((o) => o.result === "failed") ? EXIT.infrastructure : EXIT.success;
+      },
+      () => resolveGcPolicy(options, env), // bad input: before the cluster is opened
+    ),
 };

@@ -80,14 +80,17 @@ async function executeResolvedRun(config: RunConfig, env: NodeJS.ProcessEnv): Pr
     process.stderr.write(`knotless-runner-k8s: --out: cannot create the directory ${settings.outDir}: ${describeError(error)}\n`);
     return EXIT.badInput;
   }
-  const logFiles = [createHumanLogSink(join(settings.outDir, "run.log"), { kubectlCalls: true }), createNdjsonLogSink(join(settings.outDir, "log.ndjson"))];
-  const logs = [createConsoleSink(process.stdout, process.stderr, { kubectlCalls: config.verbose }), ...logFiles];
+  const logFiles = [createHumanLogSink(join(settings.outDir, "run.log"), { clusterCalls: true }), createNdjsonLogSink(join(settings.outDir, "log.ndjson"))];
+  const logs = [createConsoleSink(process.stdout, process.stderr, { clusterCalls: config.verbose }), ...logFiles];
   const stepTracker = createStepTracker(); // what a crash writes into result.json
   const outputBudget = createOutputBudget(settings.maxLogBytes); // the run's own, so that a crash can still report its counts
   const sinks = [...logs.map((log) => log.sink), stepTracker.sink];
   const emit = createEventEmitter(sinks);
   for (const message of config.clamped) emit({ kind: "notice", level: "warning", message });
-  const { cluster } = await openCluster({ target: settings.target, kubectlPath: config.kubectlPath, transport: config.transport }, childEnv, (args) => emit({ kind: "kubectl", args }));
+  const { cluster } = await openCluster({ target: settings.target, kubectlPath: config.kubectlPath, transport: config.transport }, childEnv, {
+    kubectl: (args) => emit({ kind: "kubectl", args }),
+    api: (call) => emit({ kind: "api-call", ...call }),
+  });
   const controller = new AbortController();
   let executor: InstanceType<typeof KubernetesExecutor> | undefined;
   const jobOf = (): RunResult["job"] => ({ namespace: executor?.namespace ?? "", name: settings.jobName, pod: executor?.pod?.name ?? null, node: executor?.pod?.node || null, image: settings.image });

@@ -18,6 +18,21 @@ export interface ApiClientOptions {
   readonly requestTimeoutMs?: number;
   /** How long an idle pooled connection is kept (default 60 s). */
   readonly keepAliveMs?: number;
+  /** Told of every request once it is answered or failed (the run's log, as kubectl's `onCall`); must not throw. */
+  readonly onCall?: (call: ApiCall) => void;
+}
+
+/**
+ * One request as the log records it: never a header or a body, so never a token or a secret (no secret is ever in a
+ * request line). `status` is the HTTP status (101 for an exec upgrade), null when no answer came; `durationMs` runs
+ * to the answer's headers (a watch's body streams on after it).
+ */
+export interface ApiCall {
+  readonly method: string;
+  /** The path with its query, as sent. */
+  readonly path: string;
+  readonly status: number | null;
+  readonly durationMs: number;
 }
 
 export interface RequestOptions {
@@ -99,6 +114,11 @@ export class ApiClient {
     return this.send("GET", path, options);
   }
 
+  /** Reports a request this client did not send itself (an exec's upgrade) to `onCall`, as `send` reports its own. */
+  noteCall(call: ApiCall): void {
+    this.options.onCall?.(call);
+  }
+
   /** The URL, headers and TLS options for a WebSocket upgrade on `path`. */
   async prepareUpgrade(path: string, query: URLSearchParams): Promise<UpgradeTarget> {
     const identity = await this.credentials.current();
@@ -121,7 +141,8 @@ export class ApiClient {
     const identity = this.credentials.peek();
     if (!identity) return { error: "no credential obtained yet (exec plugin or tokenFile)" };
     const { kubeconfig } = this.options;
-    return requestSync(
+    const started = Date.now();
+    const answer = requestSync(
       {
         url: kubeconfig.server + path,
         method,
@@ -131,6 +152,8 @@ export class ApiClient {
       },
       timeoutMs,
     );
+    this.noteCall({ method, path, status: "status" in answer ? answer.status : null, durationMs: Date.now() - started });
+    return answer;
   }
 
   /** Closes every pooled connection (watches and requests in flight fail). */
@@ -157,6 +180,8 @@ export class ApiClient {
     // Each request in flight listens on the caller's signal; doctor sends a dozen at once under one.
     if (options.signal && getMaxListeners(options.signal) < 100) setMaxListeners(100, options.signal);
     const what = `${method} ${url.pathname}`;
+    const started = Date.now();
+    const note = (status: number | null): void => this.noteCall({ method, path: url.pathname + url.search, status, durationMs: Date.now() - started });
     let response: IncomingMessage;
     try {
       response = await new Promise<IncomingMessage>((resolve, reject) => {
@@ -167,9 +192,11 @@ export class ApiClient {
         req.end(body);
       });
     } catch (error) {
+      note(null);
       throw mapTransportError(error, what);
     }
     const status = response.statusCode ?? 0;
+    note(status);
     if (status >= 200 && status < 300) return response;
     const text = await readText(response).catch(() => "");
     let parsed: unknown;

@@ -180,7 +180,10 @@ export class ApiCluster implements Cluster {
       if (request.stdin.kind === "stream") request.stdin.from.destroy();
       return failedSession(error instanceof ClusterError ? error : new ClusterError("other", String(error)));
     }
+    const started = Date.now();
+    const upgrade = `${path}?${query.toString()}`;
     const socket = await openExecSocket(target, {
+      onAnswer: (status) => this.#client.noteCall({ method: "GET", path: upgrade, status, durationMs: Date.now() - started }),
       stdin: stdinSource ?? (request.stdin.kind === "pipe" ? "pipe" : null),
       ...(request.signal ? { signal: request.signal } : {}),
       ...(this.#options.execPingIntervalMs === undefined ? {} : { pingIntervalMs: this.#options.execPingIntervalMs }),

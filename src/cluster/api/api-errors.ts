@@ -62,8 +62,20 @@ export function mapTransportError(error: unknown, what: string): ClusterError {
   if (/^UND_ERR_(HEADERS|BODY|CONNECT)_TIMEOUT$/.test(code) || (error as Error).name === "TimeoutError") {
     return new TimeoutError(`${what}: no answer in time (${code || text})`, { cause: error });
   }
-  return new UnavailableError("unreachable", `${what}: ${text}${code && !text.includes(code) ? ` (${code})` : ""}`, { cause: error });
+  const words = SOCKET_ERROR_WORDS[code];
+  const said = `${text}${code && !text.includes(code) ? ` (${code})` : ""}${words ? ` (${words})` : ""}`;
+  return new UnavailableError("unreachable", `${what}: ${said}`, { cause: error });
 }
+
+/** What node's socket error codes mean, in the words kubectl's (Go's) messages use, so an operator reads the same either way. */
+const SOCKET_ERROR_WORDS: Readonly<Record<string, string>> = {
+  ECONNREFUSED: "connection refused",
+  ECONNRESET: "connection reset by peer",
+  ENOTFOUND: "no such host",
+  EHOSTUNREACH: "no route to host",
+  ENETUNREACH: "network is unreachable",
+  ETIMEDOUT: "connection timed out",
+};
 
 function isStatus(body: unknown): body is StatusBody {
   return typeof body === "object" && body !== null && (body as StatusBody).kind === "Status";

@@ -38,6 +38,8 @@ export interface ExecSocketOptions {
   /** stdin stops taking bytes while this many are queued on the socket (default 4 MiB). */
   readonly writeHighWaterMark?: number;
   readonly signal?: AbortSignal;
+  /** Told once how the upgrade was answered: its HTTP status (101 when taken), null when no answer came. */
+  readonly onAnswer?: (status: number | null) => void;
 }
 
 /** How the socket ended: the command's exit status, or why there is none. */
@@ -64,6 +66,12 @@ export interface ExecSocket {
  */
 export async function openExecSocket(target: ExecSocketTarget, options: ExecSocketOptions): Promise<ExecSocket> {
   const { WebSocket } = await import("ws");
+  let answered = false;
+  const answer = (status: number | null): void => {
+    if (answered) return;
+    answered = true;
+    options.onAnswer?.(status);
+  };
   let tunnel: Socket | undefined;
   if (target.proxyUrl) {
     const url = new URL(target.url);
@@ -71,6 +79,7 @@ export async function openExecSocket(target: ExecSocketTarget, options: ExecSock
       tunnel = await openProxyTunnel(target.proxyUrl, { host: url.hostname.replace(/^\[|\]$/g, ""), port: Number(url.port) || (url.protocol === "wss:" ? 443 : 80) }, options.handshakeTimeoutMs ?? 30_000);
     } catch (error) {
       if (options.stdin instanceof Readable) options.stdin.destroy();
+      answer(null);
       return endedAtOnce(error instanceof ClusterError ? error : new UnavailableError("unreachable", String(error)));
     }
   }
@@ -183,6 +192,7 @@ export async function openExecSocket(target: ExecSocketTarget, options: ExecSock
   };
 
   ws.on("unexpected-response", (_req: ClientRequest, res: IncomingMessage) => {
+    answer(res.statusCode ?? null);
     let body = "";
     res.setEncoding("utf8");
     res.on("data", (d: string) => (body = (body + d).slice(0, 64 * 1024)));
@@ -194,6 +204,7 @@ export async function openExecSocket(target: ExecSocketTarget, options: ExecSock
     res.on("error", () => undefined);
   });
   ws.on("upgrade", (res: IncomingMessage) => {
+    answer(res.statusCode ?? 101);
     const chosen = res.headers["sec-websocket-protocol"];
     if (chosen !== EXEC_PROTOCOL) failure = refusesV5(`it answered the upgrade with sub-protocol ${chosen ? `"${String(chosen)}"` : "none"}`);
   });
@@ -227,6 +238,7 @@ export async function openExecSocket(target: ExecSocketTarget, options: ExecSock
     else if (!status) failure = new CutStreamError(`the exec stream failed: ${error.message}`);
   });
   ws.on("close", (code: number, reason: Buffer) => {
+    answer(null); // closed before any answer (refused connection, handshake timeout, killed)
     if (status) return finish(status);
     const why = reason.length > 0 ? `${code} ${reason.toString("utf8")}` : String(code);
     finish({ kind: "failed", error: failure ?? new CutStreamError(`the exec stream closed without the command's exit status (close ${why})`) });

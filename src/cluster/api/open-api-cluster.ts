@@ -1,5 +1,5 @@
 // Builds the API transport's Cluster from a kubeconfig selection: resolve it once, one client, one set of watches.
-import { ApiClient } from "./api-client.js";
+import { ApiClient, type ApiCall } from "./api-client.js";
 import { ApiCluster, type ApiClusterOptions } from "./api-cluster.js";
 import type { KubeconfigSelection } from "./kubeconfig.js";
 import { loadKubeconfig } from "./load-kubeconfig.js";
@@ -9,6 +9,8 @@ export interface OpenApiClusterOptions extends ApiClusterOptions {
   readonly env: Readonly<Record<string, string | undefined>>;
   /** A request without its own timeout gets this (default 30 s). */
   readonly requestTimeoutMs?: number;
+  /** Told of every request (method, path with query, status, duration; never a header or body). */
+  readonly onCall?: (call: ApiCall) => void;
 }
 
 /**
@@ -17,7 +19,12 @@ export interface OpenApiClusterOptions extends ApiClusterOptions {
  */
 export async function openApiCluster(selection: KubeconfigSelection, options: OpenApiClusterOptions): Promise<ApiCluster> {
   const kubeconfig = await loadKubeconfig(selection);
-  const client = new ApiClient({ kubeconfig, env: options.env, ...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }) });
+  const client = new ApiClient({
+    kubeconfig,
+    env: options.env,
+    ...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }),
+    ...(options.onCall ? { onCall: options.onCall } : {}),
+  });
   const kubeconfigPath = selection.explicit ? selection.files[0] : undefined;
   return new ApiCluster(client, { ...options, ...(kubeconfigPath === undefined ? {} : { kubeconfigPath }) });
 }

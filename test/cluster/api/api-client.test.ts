@@ -5,7 +5,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import { once } from "node:events";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { ApiClient } from "../../../src/cluster/api/api-client.js";
+import { ApiClient, type ApiCall } from "../../../src/cluster/api/api-client.js";
 import { ClusterError, ForbiddenError, TimeoutError, UnauthorizedError, UnavailableError, type ClusterErrorCode } from "../../../src/cluster/errors.js";
 import type { ResolvedKubeconfig, UserAuth } from "../../../src/cluster/api/kubeconfig.js";
 import { startConnectProxy } from "../../support/connect-proxy.js";
@@ -125,14 +125,59 @@ describe("the API client", () => {
     proxy.close();
   });
 
-  it("reports a refused connection as unavailable (unreachable)", async () => {
+  it("reports a refused connection as unavailable (unreachable), in the words kubectl uses too", async () => {
     const closed = createServer();
     closed.listen(0, "127.0.0.1");
     await once(closed, "listening");
     const port = (closed.address() as { port: number }).port;
     closed.close();
     const client = new ApiClient({ kubeconfig: { ...kubeconfig(), server: `http://127.0.0.1:${port}` }, env: {} });
-    await assert.rejects(client.request("GET", "/x", GET), (error) => error instanceof UnavailableError && error.reason === "unreachable" && /ECONNREFUSED/.test(error.message));
+    await assert.rejects(client.request("GET", "/x", GET), (error) => error instanceof UnavailableError && error.reason === "unreachable" && /ECONNREFUSED 127\.0\.0\.1:\d+ \(connection refused\)$/.test(error.message));
+    await client.close();
+  });
+
+  it("tells onCall of every request (method, path with query, status, duration) and never of a header or body", async () => {
+    const calls: ApiCall[] = [];
+    const dir = makeTestTempDir("knotless-api-client-");
+    const plugin = join(dir, "plugin.sh");
+    const counter = join(dir, "n");
+    writeFileSync(counter, "0");
+    writeFileSync(plugin, `#!/bin/sh\nn=$(($(cat ${counter}) + 1)); echo $n > ${counter}\nprintf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"SECRET-TOKEN-%s"}}' $n\n`);
+    chmodSync(plugin, 0o755);
+    const auth: UserAuth = { kind: "exec", plugin: { apiVersion: "client.authentication.k8s.io/v1", command: plugin, args: [], env: [], provideClusterInfo: false } };
+    const client = new ApiClient({ kubeconfig: kubeconfig(auth), env: { PATH: "/usr/bin:/bin" }, onCall: (call) => calls.push(call) });
+    handler = (req, res) => {
+      req.resume();
+      if (req.headers.authorization !== "Bearer SECRET-TOKEN-2") return status(res, 401, "Unauthorized", "Unauthorized");
+      res.writeHead(req.method === "POST" ? 201 : 200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ kind: "Secret", data: { token: "SECRET-IN-ANSWER" } }));
+    };
+    await client.request("POST", "/api/v1/namespaces/ci/serviceaccounts/sa/token", { verb: "create", resource: "serviceaccounts/token", query: { fieldValidation: "Strict" }, body: { spec: { secret: "SECRET-IN-BODY" } } });
+    handler = (_req, res) => status(res, 404, "NotFound", "gone");
+    await assert.rejects(client.request("GET", "/apis/batch/v1/namespaces/ci/jobs", { ...GET, query: { labelSelector: "a=b" } }));
+    await client.close();
+    assert.deepEqual(
+      calls.map(({ method, path, status: code }) => [method, path, code]),
+      [
+        ["POST", "/api/v1/namespaces/ci/serviceaccounts/sa/token?fieldValidation=Strict", 401], // refused, the plugin runs again
+        ["POST", "/api/v1/namespaces/ci/serviceaccounts/sa/token?fieldValidation=Strict", 201],
+        ["GET", "/apis/batch/v1/namespaces/ci/jobs?labelSelector=a%3Db", 404],
+      ],
+    );
+    for (const call of calls) assert.ok(Number.isInteger(call.durationMs) && call.durationMs >= 0);
+    assert.doesNotMatch(JSON.stringify(calls), /SECRET|Bearer/);
+  });
+
+  it("tells onCall of a request that got no answer with a null status", async () => {
+    const closed = createServer();
+    closed.listen(0, "127.0.0.1");
+    await once(closed, "listening");
+    const port = (closed.address() as { port: number }).port;
+    closed.close();
+    const calls: ApiCall[] = [];
+    const client = new ApiClient({ kubeconfig: { ...kubeconfig(), server: `http://127.0.0.1:${port}` }, env: {}, onCall: (call) => calls.push(call) });
+    await assert.rejects(client.request("DELETE", "/apis/batch/v1/namespaces/ci/jobs/j", { ...GET, verb: "delete" }));
+    assert.deepEqual(calls.map(({ method, path, status: code }) => [method, path, code]), [["DELETE", "/apis/batch/v1/namespaces/ci/jobs/j", null]]);
     await client.close();
   });
 });

@@ -136,6 +136,22 @@ describe("exec over WebSocket v5.channel.k8s.io", () => {
     assert.ok(Date.now() - started < 3000);
   });
 
+  it("tells onAnswer the upgrade's status once: 101 when taken, the refusal's code otherwise", async () => {
+    session = (ws) => {
+      ws.send(exitStatus(0));
+      ws.close(1000);
+    };
+    const answers: Array<number | null> = [];
+    await (await open({ onAnswer: (status) => answers.push(status) })).ended;
+    upgrade = (_req: IncomingMessage, socket: Duplex): boolean => {
+      socket.end("HTTP/1.1 403 X\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}");
+      return true;
+    };
+    await (await open({ onAnswer: (status) => answers.push(status) })).ended;
+    upgrade = undefined;
+    assert.deepEqual(answers, [101, 403]);
+  });
+
   it("types a refused upgrade: 403 Forbidden, 500 as exec-not-ready", async () => {
     const refuse = (code: number, body: object) => (_req: IncomingMessage, socket: Duplex): boolean => {
       const text = JSON.stringify(body);
