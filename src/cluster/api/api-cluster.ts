@@ -10,6 +10,7 @@ import { STATUS_TAG_PREFIX, type ExecEnd, type ExecRequest, type ExecSession } f
 import { readServerVersion } from "../server-version.js";
 import { MANAGED_SELECTOR } from "../../k8s/labels.js";
 import type { ApiClient } from "./api-client.js";
+import { buildEventsPath, buildExecPath, buildExecQuery, buildInvolvedSelector, buildJobsPath, buildPodsPath, CREATE_QUERY } from "./api-paths.js";
 import { openExecSocket } from "./exec-socket.js";
 import type { ResolvedKubeconfig } from "./kubeconfig.js";
 import { SharedWatches, type SharedWatchOptions } from "./shared-watches.js";
@@ -59,7 +60,7 @@ export class ApiCluster implements Cluster {
   }
 
   #jobs(namespace: Namespace, name?: string): string {
-    return `/apis/batch/v1/namespaces/${enc(this.#ns(namespace))}/jobs${name === undefined ? "" : `/${enc(name)}`}`;
+    return buildJobsPath(this.#ns(namespace), name);
   }
 
   #call<T>(method: string, path: string, verb: string, resource: string, options: CallOptions = {}, extra: { query?: Record<string, string | undefined>; body?: unknown; contentType?: string } = {}): Promise<T> {
@@ -73,7 +74,7 @@ export class ApiCluster implements Cluster {
   }
 
   async createJob(namespace: Namespace, job: IJob, options: CallOptions & { readonly dryRun?: boolean } = {}): Promise<IJob> {
-    const query = { fieldValidation: "Strict", ...(options.dryRun ? { dryRun: "All" } : {}) };
+    const query = { ...CREATE_QUERY, ...(options.dryRun ? { dryRun: "All" } : {}) };
     return this.#call<IJob>("POST", this.#jobs(namespace), "create", "jobs.batch", options, { query, body: job });
   }
 
@@ -142,25 +143,20 @@ export class ApiCluster implements Cluster {
   }
 
   async listPods(namespace: Namespace, labelSelector: string, options?: CallOptions): Promise<IPod[]> {
-    return readItems<IPod>(await this.#call("GET", `/api/v1/namespaces/${enc(this.#ns(namespace))}/pods`, "list", "pods", options, { query: { labelSelector } }));
+    return readItems<IPod>(await this.#call("GET", buildPodsPath(this.#ns(namespace)), "list", "pods", options, { query: { labelSelector } }));
   }
 
   async listEvents(namespace: Namespace, involved: { readonly kind: "Pod" | "Job"; readonly name: string }, options?: CallOptions): Promise<IEvent[]> {
-    const fieldSelector = `involvedObject.kind=${involved.kind},involvedObject.name=${involved.name}`;
-    return readItems<IEvent>(await this.#call("GET", `/api/v1/namespaces/${enc(this.#ns(namespace))}/events`, "list", "events", options, { query: { fieldSelector } }));
+    const fieldSelector = buildInvolvedSelector(involved.kind, involved.name);
+    return readItems<IEvent>(await this.#call("GET", buildEventsPath(this.#ns(namespace)), "list", "events", options, { query: { fieldSelector } }));
   }
 
   async exec(request: ExecRequest): Promise<ExecSession> {
     // Take a child's stdout before the first await: node drains a child's untouched stdout once the child exits, and
     // a small archive's tar may exit before the socket opens.
     const stdinSource = request.stdin.kind === "stream" ? request.stdin.from.pipe(new PassThrough({ highWaterMark: 1024 * 1024 })) : undefined;
-    const query = new URLSearchParams();
-    for (const part of request.command) query.append("command", part);
-    query.set("container", request.container);
-    if (request.stdin.kind !== "none") query.set("stdin", "true");
-    query.set("stdout", "true");
-    query.set("stderr", "true");
-    const path = `/api/v1/namespaces/${enc(this.#ns(request.namespace))}/pods/${enc(request.pod)}/exec`;
+    const query = buildExecQuery(request.command, request.container, request.stdin.kind !== "none");
+    const path = buildExecPath(this.#ns(request.namespace), request.pod);
     let target;
     try {
       target = await this.#client.prepareUpgrade(path, query);
