@@ -4,7 +4,7 @@ import type { IEvent } from "kubernetes-models/v1/Event";
 import type { IPod } from "kubernetes-models/v1/Pod";
 import { PassThrough } from "node:stream";
 import { finished } from "node:stream/promises";
-import type { AppliedObjects, ApplyAction, CallOptions, Cluster, CredentialObjectSet, Namespace, ServerVersion, SyncOutcome, TransportFacts, WatchOptions } from "../cluster.js";
+import type { AppliedObjects, ApplyAction, CallOptions, Cluster, CredentialObjectSet, Namespace, PodWatchOptions, ServerVersion, SyncOutcome, TransportFacts, WatchOptions } from "../cluster.js";
 import { ClusterError, CutStreamError, NotFoundError, UnauthorizedError } from "../errors.js";
 import { STATUS_TAG_PREFIX, type ExecEnd, type ExecRequest, type ExecSession } from "../exec.js";
 import { readServerVersion } from "../server-version.js";
@@ -26,6 +26,17 @@ export interface ApiClusterOptions {
 }
 
 const STDERR_LIMIT = 64 * 1024;
+
+/** `a=b,c==d` as its [key, value] pairs; undefined for a selector with anything but equalities (`!=`, `in`, `!a`, `a`). */
+export function readEqualitySelector(selector: string): Array<[string, string]> | undefined {
+  const terms: Array<[string, string]> = [];
+  for (const part of selector.split(",")) {
+    const match = /^\s*([A-Za-z0-9._/-]+)\s*==?\s*([A-Za-z0-9._-]*)\s*$/.exec(part);
+    if (!match) return undefined;
+    terms.push([match[1]!, match[2]!]);
+  }
+  return terms;
+}
 const enc = encodeURIComponent;
 
 /**
@@ -144,6 +155,31 @@ export class ApiCluster implements Cluster {
 
   async listPods(namespace: Namespace, labelSelector: string, options?: CallOptions): Promise<IPod[]> {
     return readItems<IPod>(await this.#call("GET", buildPodsPath(this.#ns(namespace)), "list", "pods", options, { query: { labelSelector } }));
+  }
+
+  /**
+   * Served from the process's one list-watch of the namespace's pods of ours (MANAGED_SELECTOR) when the selector is
+   * of equalities that include it (a run's: buildRunSelector), filtered here; any other selector gets a watch of its own.
+   */
+  async watchPods(namespace: Namespace, labelSelector: string, options: PodWatchOptions): Promise<void> {
+    const terms = readEqualitySelector(labelSelector);
+    const shared = terms?.some(([key, value]) => `${key}=${value}` === MANAGED_SELECTOR) ?? false;
+    const matches = (pod: IPod): boolean => !shared || terms!.every(([key, value]) => pod.metadata?.labels?.[key] === value);
+    const delivered = new Set<string>();
+    await this.#watches.subscribe<IPod>(
+      { path: buildPodsPath(this.#ns(namespace)), labelSelector: shared ? MANAGED_SELECTOR : labelSelector, resource: "pods" },
+      {
+        signal: options.signal ?? new AbortController().signal,
+        onChange: (change) => {
+          const name = change.object.metadata?.name ?? "";
+          if (change.type !== "DELETED" && matches(change.object)) {
+            delivered.add(name);
+            options.onEvent(change);
+          } else if (delivered.delete(name)) options.onEvent({ type: "DELETED", object: change.object });
+        },
+        onSynced: () => options.onSynced?.(),
+      },
+    );
   }
 
   async listEvents(namespace: Namespace, involved: { readonly kind: "Pod" | "Job"; readonly name: string }, options?: CallOptions): Promise<IEvent[]> {

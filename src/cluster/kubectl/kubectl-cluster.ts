@@ -6,7 +6,8 @@ import { describeError } from "../../errors.js";
 import { formatCommand } from "../../events/format-event.js";
 import { JsonDocumentSplitter, parseJsonDocuments } from "../../k8s/json-documents.js";
 import { stringify } from "../../util/lazy-yaml.js";
-import type { AppliedObjects, CallOptions, Cluster, CredentialObjectSet, Namespace, ServerVersion, SyncOutcome, TransportFacts, WatchOptions } from "../cluster.js";
+import type { AppliedObjects, CallOptions, Cluster, CredentialObjectSet, Namespace, PodWatchOptions, ServerVersion, SyncOutcome, TransportFacts, WatchOptions } from "../cluster.js";
+import { pollPods } from "../poll-pods.js";
 import { ClusterError, CutStreamError, TimeoutError, UnreadableAnswerError } from "../errors.js";
 import { STATUS_TAG_PREFIX, type ExecEnd, type ExecRequest, type ExecSession } from "../exec.js";
 import {
@@ -245,6 +246,11 @@ export class KubectlCluster implements Cluster {
 
   async listPods(namespace: Namespace, labelSelector: string, options?: CallOptions): Promise<IPod[]> {
     return readItems<IPod>(await this.#callJson(buildGetPodsArgs(this.#target(namespace), labelSelector), options));
+  }
+
+  /** By polling listPods (src/cluster/poll-pods.ts): kubectl has no watch a process could share between runs. */
+  watchPods(namespace: Namespace, labelSelector: string, options: PodWatchOptions): Promise<void> {
+    return pollPods((signal) => this.listPods(namespace, labelSelector, signal ? { signal } : {}), options);
   }
 
   async listEvents(namespace: Namespace, involved: { readonly kind: "Pod" | "Job"; readonly name: string }, options?: CallOptions): Promise<IEvent[]> {
