@@ -37,15 +37,19 @@ export function planDeleteJob(namespace: string, name: string, preconditions?: s
  * a list, then a watch from the list's resourceVersion (renewed from the last one seen).
  */
 export function planWatchJobs(namespace: string): PlannedApiRequest[] {
-  const path = buildJobsPath(namespace);
+  return planSharedWatch(buildJobsPath(namespace));
+}
+
+/** Likewise the namespace's pods of ours, which every run's pod wait is served from (Cluster.watchPods). */
+export function planWatchPods(namespace: string): PlannedApiRequest[] {
+  return planSharedWatch(buildPodsPath(namespace));
+}
+
+function planSharedWatch(path: string): PlannedApiRequest[] {
   return [
     { method: "GET", path: withQuery(path, { labelSelector: MANAGED_SELECTOR }), via: "shared by every run of the process" },
     { method: "GET", path: withQuery(path, { labelSelector: MANAGED_SELECTOR, watch: "true", allowWatchBookmarks: "true", resourceVersion: "<listed>", timeoutSeconds: WATCH_TIMEOUT_SECONDS }), via: "a watch stream, shared" },
   ];
-}
-
-export function planListPods(namespace: string, labelSelector: string): PlannedApiRequest {
-  return { method: "GET", path: withQuery(buildPodsPath(namespace), { labelSelector }) };
 }
 
 export function planListEvents(namespace: string, kind: "Pod" | "Job", name: string): PlannedApiRequest {

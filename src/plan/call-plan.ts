@@ -21,7 +21,7 @@ import { cacheCommand } from "../pod/cache-script.js";
 import { formatPvcNonce } from "../cache/pvc-cache.js";
 import { buildPvcEvictCommand, buildPvcListCommand, buildPvcRestoreCommand, buildPvcSaveCommand } from "../cache/pvc-scripts.js";
 import { planArtifact } from "../artifacts/plan-artifact.js";
-import { planCreateJob, planDeleteJob, planExec, planListEvents, planListJobs, planListPods, planPatchAnnotations, planWatchJobs, type PlannedApiRequest } from "./api-request.js";
+import { planCreateJob, planDeleteJob, planExec, planListEvents, planListJobs, planPatchAnnotations, planWatchJobs, planWatchPods, type PlannedApiRequest } from "./api-request.js";
 
 export interface PlannedCall {
   /** The kubectl transport's command (after the binary). */
@@ -171,7 +171,7 @@ export function planKubectlCalls(settings: ExecutorSettings, options: { readonly
     { args: buildCreateArgs(target), api: [planCreateJob(ns, "Job (the manifest above)")], stdin: "the Job manifest above (JSON)" },
     { args: buildWatchJobArgs(target, settings.jobName), api: planWatchJobs(ns), note: "once the pod runs (or 2s into a longer pod wait) until teardown, started again when it ends: notices a cancel requested through the cluster" },
     { args: buildAnnotateJobArgs(target, settings.jobName, { [HEARTBEAT_ANNOTATION]: PLANNED_TIME }), api: [planPatchAnnotations(ns, settings.jobName, [HEARTBEAT_ANNOTATION])], note: `the heartbeat: at once after the create (refused: the run fails, exit 3), then every ${every} until teardown` },
-    { args: buildGetPodsArgs(target, buildRunSelector(settings.runIdLabel)), api: [planListPods(ns, buildRunSelector(settings.runIdLabel))], note: "polled until the pod runs" },
+    { args: buildGetPodsArgs(target, buildRunSelector(settings.runIdLabel)), api: planWatchPods(ns), note: "until the pod runs: kubectl polls it; the API transport watches the namespace's pods of ours once for every run, and picks this run's by its run-id label" },
     { args: buildGetEventsArgs(target, "Pod", PLANNED_POD), api: [planListEvents(ns, "Pod", PLANNED_POD)], note: "while the pod is Pending, every few seconds" },
     { ...planPodExec(target, buildUploadCommand(), true), stdin: `tar of ${upload}, ${describePacker(settings.hostTar?.binary)}` },
     ...planSecretsCall(settings),

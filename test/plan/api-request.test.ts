@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { formatApiRequest, planCreateJob, planDeleteJob, planExec, planListEvents, planWatchJobs } from "../../src/plan/api-request.js";
+import { formatApiRequest, planCreateJob, planDeleteJob, planExec, planListEvents, planWatchJobs, planWatchPods } from "../../src/plan/api-request.js";
 import { PLANNED_POD, planKubectlCalls } from "../../src/plan/call-plan.js";
 import { exampleSettings } from "../support/example-settings.js";
 
@@ -31,6 +31,12 @@ describe("the API requests of the plan", () => {
     const [list, watch] = planWatchJobs("ci").map(formatApiRequest);
     assert.equal(list, "GET /apis/batch/v1/namespaces/ci/jobs?labelSelector=app.kubernetes.io%2Fmanaged-by%3Dknotless-runner-k8s (shared by every run of the process)");
     assert.equal(watch, "GET /apis/batch/v1/namespaces/ci/jobs?labelSelector=app.kubernetes.io%2Fmanaged-by%3Dknotless-runner-k8s&watch=true&allowWatchBookmarks=true&resourceVersion=<listed>&timeoutSeconds=300 (a watch stream, shared)");
+  });
+
+  it("shows the pod wait as the one list and watch of the namespace's pods of ours that every run's wait is served from", () => {
+    const podCall = calls.find((call) => call.args.includes("pods"))!;
+    assert.deepEqual(podCall.api, planWatchPods("ci"));
+    assert.equal(formatApiRequest(podCall.api![1]!), "GET /api/v1/namespaces/ci/pods?labelSelector=app.kubernetes.io%2Fmanaged-by%3Dknotless-runner-k8s&watch=true&allowWatchBookmarks=true&resourceVersion=<listed>&timeoutSeconds=300 (a watch stream, shared)");
   });
 
   it("reads a pod's events by an involvedObject field selector and claims a placeholder with preconditions", () => {
