@@ -5,12 +5,13 @@
 // repository's example (examples/hello) alternately through each transport; samples the RSS of the runner and every
 // descendant (kubectl, tar) every 25 ms and reports the peak of their sum.
 import { spawn } from "node:child_process";
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { startLocalCluster } from "../local-cluster/index.js";
 import { findDefaultKubectl } from "./local-cluster-env.js";
 import { startLatencyProxy } from "./latency-proxy.js";
+import { sampleTree } from "./process-tree.js";
 import { REPO_ROOT, RUNNER_BIN } from "./runner-cli.js";
 
 interface Sample {
@@ -19,43 +20,6 @@ interface Sample {
   readonly peakRunnerMiB: number;
   readonly children: ReadonlyMap<string, number>;
   readonly code: number | null;
-}
-
-function readStatus(pid: number): { ppid: number; rssKiB: number; name: string } | undefined {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, "utf8");
-    const ppid = Number(/^PPid:\s+(\d+)/m.exec(status)?.[1]);
-    const rssKiB = Number(/^VmRSS:\s+(\d+)/m.exec(status)?.[1] ?? 0);
-    const name = /^Name:\s+(.*)$/m.exec(status)?.[1] ?? "?";
-    return { ppid, rssKiB, name };
-  } catch {
-    return undefined;
-  }
-}
-
-/** The RSS of `root` and of every live descendant, in KiB, and which descendants there are (pid -> name). */
-function sampleTree(root: number): { total: number; own: number; pids: Map<number, string> } {
-  const all = new Map<number, { ppid: number; rssKiB: number; name: string }>();
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    const status = readStatus(Number(entry));
-    if (status) all.set(Number(entry), status);
-  }
-  const inTree = new Set([root]);
-  let grew = true;
-  while (grew) {
-    grew = false;
-    for (const [pid, s] of all) if (!inTree.has(pid) && inTree.has(s.ppid)) (inTree.add(pid), (grew = true));
-  }
-  let total = 0;
-  const pids = new Map<number, string>();
-  for (const pid of inTree) {
-    const s = all.get(pid);
-    if (!s) continue;
-    total += s.rssKiB;
-    if (pid !== root) pids.set(pid, s.name);
-  }
-  return { total, own: all.get(root)?.rssKiB ?? 0, pids };
 }
 
 async function runOnce(args: readonly string[]): Promise<Sample> {

@@ -4,14 +4,15 @@ import { join } from "node:path";
 import { findDefaultKubectl } from "./local-cluster-env.js";
 
 /** Every benchmark `--only` can name; `local` stands for the four local-cluster ones. */
-export const BENCH_NAMES = ["overhead", "transfer", "logs", "local-overhead", "local-first-output", "local-step", "local-outputs", "mask", "local-warm", "local-cache"] as const;
+export const BENCH_NAMES = ["overhead", "transfer", "logs", "local-overhead", "local-first-output", "local-step", "local-outputs", "mask", "local-warm", "local-cache", "library"] as const;
 export type BenchName = (typeof BENCH_NAMES)[number];
 const LOCAL_NAMES: readonly BenchName[] = ["local-overhead", "local-first-output", "local-step", "local-outputs"];
 /**
  * Run only when named: local-warm takes ~13 minutes of mostly idle waiting (two scenarios of five runs 40 s apart);
- * local-cache moves 500 MB caches through the local cluster (three runs per size, ~10 minutes).
+ * local-cache moves 500 MB caches through the local cluster (three runs per size, ~10 minutes); library starts 10
+ * then 50 podman pods at once (load ~16 on 2 cores).
  */
-const ON_REQUEST: readonly BenchName[] = ["local-warm", "local-cache"];
+const ON_REQUEST: readonly BenchName[] = ["local-warm", "local-cache", "library"];
 
 /** The local-cluster benchmarks' settings (real kubectl, podman pods). */
 export interface LocalBenchOptions {
@@ -32,6 +33,8 @@ export interface LocalBenchOptions {
    * inherit its affinity), the host no longer shares cores with the cluster, as on a real one. Undefined: no pinning.
    */
   readonly hostCpus?: string;
+  /** library: how many runs at once, one measurement per count (default 10 and 50). */
+  readonly libraryRuns: readonly number[];
 }
 
 export interface TransferSize {
@@ -79,7 +82,7 @@ const GIB = 1024 * MIB;
 
 export const USAGE = `usage: npm run bench -- [--quick] [--only NAME[,NAME...]] [--reps N] [--transfer-reps N] [--latency MS]
                           [--cache DIR] [--scratch DIR] [--report FILE] [--clean-cache] [--kubectl PATH] [--local-reps N]
-                          [--cache-sizes LIST] [--host-cpus LIST]
+                          [--cache-sizes LIST] [--host-cpus LIST] [--library-runs LIST]
   --quick        small sizes (64 MiB / 3,200 files and 16 MiB / 800 files; 30 MB of log lines instead of 300) and fewer repetitions
   --only         run only these benchmarks: overhead, transfer, logs (fake kubectl); local-overhead, local-first-output,
                  local-step, local-outputs (real kubectl on the local cluster, podman pods); local = the four local ones;
@@ -88,6 +91,9 @@ export const USAGE = `usage: npm run bench -- [--quick] [--only NAME[,NAME...]] 
                  40 s apart with and without --keep-warm 2m; ~13 min, so only when named);
                  local-cache (a workflow cache of 50 MB and 500 MB / 20,000 files on busybox, gzip, and 500 MB on Debian, zstd: miss + save, exact hit,
                  --no-cache, against plain tar | gzip (zstd) through kubectl exec; peak RSS; only when named)
+                 library (the example, N runs at once in one node process through runWorkflow on one API-transport
+                 cluster: peak RSS with children, marginal memory per run; only when named)
+  --library-runs L  library's counts of runs at once (default 10,50; e.g. 10,50,200)
   --cache-sizes  local-cache's sizes: any of 50mb, 500mb, 500mb-zstd (default all three)
   --host-cpus L  local-cache: run the runner, its kubectl and the baselines under taskset -c L; run the bench itself
                  under taskset -c on the other CPUs, so host and cluster stop sharing cores
@@ -125,6 +131,7 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions {
   let scratchDir: string | undefined;
   let hostCpus: string | undefined;
   let cacheSizeNames: string[] | undefined;
+  let libraryRuns = [10, 50];
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     const next = (): string | undefined => argv[++i];
@@ -185,6 +192,10 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions {
         for (const name of cacheSizeNames) if (!CACHE_SIZE_NAMES.includes(name)) throw new Error(`--cache-sizes takes ${CACHE_SIZE_NAMES.join(", ")}, got ${JSON.stringify(name)}`);
         if (cacheSizeNames.length === 0) throw new Error(`--cache-sizes needs at least one of ${CACHE_SIZE_NAMES.join(", ")}`);
         break;
+      case "--library-runs":
+        libraryRuns = (next() ?? "").split(",").map((count) => readCount(flag, count));
+        if (libraryRuns.some((count) => count < 1)) throw new Error("--library-runs needs counts of at least 1");
+        break;
       case "--help":
       case "-h":
         throw new Error(USAGE);
@@ -214,6 +225,7 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions {
       ? [{ label: "5 MB / 200 files", files: 200 }, { label: "50 MB / 2,000 files", files: 2000 }]
       : FULL_CACHE_SIZES.filter((size) => cacheSizeNames === undefined || cacheSizeNames.includes(size.name)).map(({ name: _name, ...size }) => size),
     ...(hostCpus ? { hostCpus } : {}),
+    libraryRuns,
   };
   return { quick, only: only ?? new Set(BENCH_NAMES.filter((name) => !ON_REQUEST.includes(name))), local, latencyMs, overheadReps: reps ?? (quick ? 3 : 7), transferSizes, cacheDir, ...(reportPath ? { reportPath } : {}), cleanCache, ...(scratchDir ? { scratchDir } : {}) };
 }

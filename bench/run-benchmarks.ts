@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, rm, statfs, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createFakeCluster } from "../test/fixtures/fake-kubectl/harness.js";
+import { renderLibraryReport, runLibraryConcurrencyBench } from "./library-concurrency-bench.js";
 import { runLocalBenchmarks } from "./local-benchmarks.js";
 import { checkLocalClusterUsable } from "./local-cluster-env.js";
 import { runLocalWarmBench } from "./local-warm-bench.js";
@@ -43,7 +44,8 @@ async function runBenchmarks(options: BenchOptions, argv: readonly string[]): Pr
   const local = runsLocal ? await runLocalBenchmarks(options, argv, scratch, log) : "";
   const mask = options.only.has("mask") ? await runMaskBenchmark(options, argv, scratch) : "";
   const warm = options.only.has("local-warm") ? await runWarmBenchmark(options, argv, scratch) : "";
-  return [fake, local, mask, warm].filter((part) => part !== "").join("\n");
+  const library = options.only.has("library") ? await runLibraryBenchmark(options, argv, scratch) : "";
+  return [fake, local, mask, warm, library].filter((part) => part !== "").join("\n");
 }
 
 async function runWarmBenchmark(options: BenchOptions, argv: readonly string[], scratch: string): Promise<string> {
@@ -63,6 +65,15 @@ async function runWarmBenchmark(options: BenchOptions, argv: readonly string[], 
   } finally {
     await rm(workDir, { recursive: true, force: true });
   }
+}
+
+async function runLibraryBenchmark(options: BenchOptions, argv: readonly string[], scratch: string): Promise<string> {
+  const skipReason = await checkLocalClusterUsable(options.local.kubectlPath);
+  if (skipReason) {
+    log(`library SKIPPED: ${skipReason}`);
+    return `## Concurrent runs through the library\n\nSKIPPED: ${skipReason}\n`;
+  }
+  return renderLibraryReport(await runLibraryConcurrencyBench(options.local.libraryRuns, scratch, log), argv);
 }
 
 async function runMaskBenchmark(options: BenchOptions, argv: readonly string[], scratch: string): Promise<string> {

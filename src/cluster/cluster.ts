@@ -52,6 +52,16 @@ export interface WatchOptions<T> {
   readonly onEvent: (event: WatchEvent<T>) => void;
 }
 
+/** A watch of pods (Cluster.watchPods). */
+export interface PodWatchOptions extends WatchOptions<IPod> {
+  /** Called once the pods matching when the watch started have been delivered (ADDED), and after a relist. */
+  readonly onSynced?: () => void;
+  /** A read that failed but is worth another (a polling transport's): the watch goes on. */
+  readonly onRetry?: (error: unknown) => void;
+  /** A polling transport's intervals between reads, ms, the last one repeated (default [1000]). */
+  readonly pollMs?: readonly number[];
+}
+
 /** A Kubernetes version as the API server's /version says it. */
 export interface ServerVersion {
   readonly gitVersion: string;
@@ -148,6 +158,17 @@ export interface Cluster {
 
   /** Lists the pods matching a label selector; none is an empty list. Throws ForbiddenError, UnauthorizedError. */
   listPods(namespace: Namespace, labelSelector: string, options?: CallOptions): Promise<IPod[]>;
+
+  /**
+   * Watches the pods matching a label selector, for the pod wait: `onEvent` gets each matching pod as it is when the
+   * watch starts (ADDED), then each change (DELETED for one that goes), and `onSynced` once the first complete list is
+   * delivered; until the signal is aborted (resolves). The API transport serves every such watch of a namespace from
+   * the process's one list-watch of its pods of ours (MANAGED_SELECTOR), filtered by the selector here, so 50 waiting
+   * runs make one watch rather than 50 polls. The kubectl transport polls listPods behind it on `pollMs` (the
+   * intervals between reads, the last one repeated; default 1 s), reporting a read that failed but is worth another
+   * try to `onRetry` and going on. Rejects with ForbiddenError, UnauthorizedError, or the transport's final error.
+   */
+  watchPods(namespace: Namespace, labelSelector: string, options: PodWatchOptions): Promise<void>;
 
   /** Lists the events of one object (by its kind and name), in no particular order. Throws ForbiddenError, UnauthorizedError. */
   listEvents(namespace: Namespace, involved: { readonly kind: "Pod" | "Job"; readonly name: string }, options?: CallOptions): Promise<IEvent[]>;

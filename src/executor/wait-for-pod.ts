@@ -1,5 +1,4 @@
 // Waits for the Job's pod to run, reporting Pending progress and failing fast on states that will not cure.
-import { setTimeout as sleep } from "node:timers/promises";
 import type { IEvent } from "kubernetes-models/v1/Event";
 import type { IPod } from "kubernetes-models/v1/Pod";
 import { ClusterError, UnavailableError } from "../cluster/errors.js";
@@ -9,6 +8,7 @@ import { buildRunSelector } from "../k8s/labels.js";
 import { classifyPod, isImagePullFailing, pickRunPod, type PodState } from "../k8s/pod-state.js";
 import type { ExecutorContext } from "./context.js";
 import type { RunPod } from "./executor.js";
+import { openPodWatchView, type PodWatchView } from "./pod-watch-view.js";
 
 /** Consecutive failed API reads tolerated before the cluster counts as unreachable. */
 const MAX_READ_FAILURES = 5;
@@ -49,10 +49,23 @@ async function readLatestEvent(ctx: ExecutorContext, kind: "Pod" | "Job", name: 
   return latest ? `${latest.reason ?? "Event"}: ${latest.message ?? ""}`.trim() : undefined;
 }
 
-/** Polls until the pod runs; throws InfraError (pod-timeout, image-pull, pod-config, pod-lost, cluster-unreachable, forbidden, unauthorized). */
+/**
+ * Waits until the pod runs, looking at it through the cluster's pod watch (one shared watch for every run of an API
+ * transport; polls on ctx.timings.podPollMs for kubectl) and again at least on that schedule, for the time-based
+ * verdicts; throws InfraError (pod-timeout, image-pull, pod-config, pod-lost, cluster-unreachable, forbidden, unauthorized).
+ */
 export async function waitForPod(ctx: ExecutorContext, deadlineAt: number): Promise<RunPod> {
+  const view = openPodWatchView(ctx);
+  try {
+    await view.ready();
+    return await followPod(ctx, view, deadlineAt);
+  } finally {
+    view.close();
+  }
+}
+
+async function followPod(ctx: ExecutorContext, view: PodWatchView, deadlineAt: number): Promise<RunPod> {
   const started = Date.now();
-  let failures = 0;
   let pullFailingSince: number | undefined;
   let lastEventRead = 0;
   let lastEvent: string | undefined;
@@ -60,14 +73,12 @@ export async function waitForPod(ctx: ExecutorContext, deadlineAt: number): Prom
   let lastSummary = "";
   let state: PodState = { kind: "absent" };
   for (let poll = 0; ; poll++) {
-    const read = await readRunPod(ctx);
+    const read = view.look();
     if ("failure" in read) {
-      failures += 1;
-      if (failures >= MAX_READ_FAILURES) {
-        throw new InfraError("cluster-unreachable", `cannot read the run's pod (${failures} tries): ${read.failure}`);
+      if (read.final || read.tries >= MAX_READ_FAILURES) {
+        throw new InfraError("cluster-unreachable", `cannot read the run's pod (${read.tries} ${read.tries === 1 ? "try" : "tries"}): ${read.failure}`);
       }
     } else {
-      failures = 0;
       const now = Date.now();
       if (isImagePullFailing(read.pod)) pullFailingSince ??= now;
       else pullFailingSince = undefined;
@@ -105,11 +116,7 @@ export async function waitForPod(ctx: ExecutorContext, deadlineAt: number): Prom
       throw new InfraError("pod-timeout", `the pod was not running after ${Math.round((Date.now() - started) / 1000)}s: ${lastSummary || "no pod yet"}`);
     }
     const interval = ctx.timings.podPollMs[Math.min(poll, ctx.timings.podPollMs.length - 1)] ?? 1000;
-    try {
-      await sleep(Math.min(interval, Math.max(0, deadlineAt - Date.now())), undefined, { signal: ctx.signal });
-    } catch {
-      throw new CancelledError();
-    }
+    await view.settle(Math.min(interval, Math.max(0, deadlineAt - Date.now())));
   }
 }
 

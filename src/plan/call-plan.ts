@@ -1,4 +1,4 @@
-// The kubectl calls of a successful run, in order, and those of `warm`: pure functions printed by --dry-run.
+// The calls of a successful run, in order, and those of `warm`, each as its kubectl command and its API requests: pure functions printed by --dry-run.
 import { DEFAULT_TIMINGS, type ExecutorSettings } from "../executor/context.js";
 import { checkStepEnvironment } from "../input/step-environment.js";
 import {
@@ -21,9 +21,16 @@ import { cacheCommand } from "../pod/cache-script.js";
 import { formatPvcNonce } from "../cache/pvc-cache.js";
 import { buildPvcEvictCommand, buildPvcListCommand, buildPvcRestoreCommand, buildPvcSaveCommand } from "../cache/pvc-scripts.js";
 import { planArtifact } from "../artifacts/plan-artifact.js";
+import { planCreateJob, planDeleteJob, planExec, planListEvents, planListJobs, planPatchAnnotations, planWatchJobs, planWatchPods, type PlannedApiRequest } from "./api-request.js";
 
 export interface PlannedCall {
+  /** The kubectl transport's command (after the binary). */
   readonly args: readonly string[];
+  /**
+   * The API transport's requests for the same call (a watch is a list then a watch; a delete by selector a list then
+   * a delete each). Every call of a run and of `warm` has them; `credentials` still plans kubectl only.
+   */
+  readonly api?: readonly PlannedApiRequest[];
   /** What goes to stdin, described (never the bytes). */
   readonly stdin?: string;
   /** When the call is made, if not exactly once. */
@@ -36,7 +43,8 @@ export const PLANNED_POD = "<pod>";
 export const PLANNED_TIME = "<now>";
 /** Which warm placeholder a run claims is only known once it has listed them. */
 export const PLANNED_PLACEHOLDER = `${PLACEHOLDER_NAME_PREFIX}<slot>`;
-const CLAIM_BODY = "DeleteOptions: background propagation, preconditions on the listed placeholder's uid and resourceVersion";
+const CLAIM_PRECONDITIONS = "preconditions on the listed placeholder's uid and resourceVersion";
+const CLAIM_BODY = `DeleteOptions: background propagation, ${CLAIM_PRECONDITIONS}`;
 
 function withoutNamespace(target: ClusterTarget): ClusterTarget {
   const { namespace: _pinnedLater, ...rest } = target;
@@ -46,6 +54,16 @@ function withoutNamespace(target: ClusterTarget): ClusterTarget {
 /** The claim's raw path names the namespace, which kubectl reports in the listed placeholder when it is the context's. */
 function describeNamespace(target: ClusterTarget): string {
   return target.namespace ?? "<namespace>";
+}
+
+/** The namespace in an API request's path: the API transport always names it (the kubeconfig context's when not pinned). */
+function apiNamespace(target: ClusterTarget): string {
+  return target.namespace ?? "<namespace>";
+}
+
+/** One exec into the run pod, as both transports make it. */
+function planPodExec(target: ClusterTarget, command: readonly string[], stdin: boolean): { args: string[]; api: PlannedApiRequest[] } {
+  return { args: buildExecArgs(target, PLANNED_POD, command, stdin), api: [planExec(apiNamespace(target), PLANNED_POD, command, stdin)] };
 }
 
 /** Who packs the upload; a dry run spawns nothing, so the host tar is named, not probed. */
@@ -58,23 +76,23 @@ function planSecretsCall(settings: ExecutorSettings): PlannedCall[] {
   const secrets = settings.secrets ?? [];
   if (secrets.length === 0) return [];
   const names = secrets.map((secret) => secret.name).join(", ");
-  return [{ args: buildExecArgs(settings.target, PLANNED_POD, helperCommand.takeSecrets(), true), stdin: `${secrets.length} ${secrets.length === 1 ? "secret" : "secrets"} (${names}) → /knotless-secrets, memory-backed` }];
+  return [{ ...planPodExec(settings.target, helperCommand.takeSecrets(), true), stdin: `${secrets.length} ${secrets.length === 1 ? "secret" : "secrets"} (${names}) → /knotless-secrets, memory-backed` }];
 }
 
 /** The PVC backend's execs (`--cache-pvc`): every command runs in the pod on the claim, no archive crosses kubectl. */
 function planPvcCacheCalls(settings: ExecutorSettings, backend: { readonly repo: string; readonly claim: string; readonly maxBytes: number }): { restore: PlannedCall[]; save: PlannedCall[] } {
   const caches = settings.caches ?? [];
   const nonce = formatPvcNonce(settings.runId);
-  const exec = (argv: string[]) => buildExecArgs(settings.target, PLANNED_POD, argv, false);
+  const exec = (argv: string[]) => planPodExec(settings.target, argv, false);
   return {
     restore: caches.flatMap((cache) => [
-      { args: exec(buildPvcListCommand(backend.repo)), note: `cache ${JSON.stringify(cache.key)}: lists the repository's entries on the claim ${backend.claim}` },
-      { args: exec(buildPvcRestoreCommand(backend.repo, cache.key, nonce)), note: "only on a hit (the entry selectEntry picks, shown here as the exact key): sha256 checked in the pod, then extracted at /" },
+      { ...exec(buildPvcListCommand(backend.repo)), note: `cache ${JSON.stringify(cache.key)}: lists the repository's entries on the claim ${backend.claim}` },
+      { ...exec(buildPvcRestoreCommand(backend.repo, cache.key, nonce)), note: "only on a hit (the entry selectEntry picks, shown here as the exact key): sha256 checked in the pod, then extracted at /" },
     ]),
     save: caches.flatMap((cache) => [
       // createdAt 0 stands for the save's time: the plan stays a function of the settings.
-      { args: exec(buildPvcSaveCommand({ repo: backend.repo, key: cache.key, paths: cache.paths, maxBytes: backend.maxBytes, createdAt: 0, nonce })), note: `after a successful run, unless ${JSON.stringify(cache.key)} was hit exactly: packed on the claim, committed with ln (another run's save of the key first: exists)` },
-      { args: exec(buildPvcEvictCommand(backend.maxBytes, nonce)), note: "only after a save: least recently used entries of the repository's directory on the claim removed down to the budget" },
+      { ...exec(buildPvcSaveCommand({ repo: backend.repo, key: cache.key, paths: cache.paths, maxBytes: backend.maxBytes, createdAt: 0, nonce })), note: `after a successful run, unless ${JSON.stringify(cache.key)} was hit exactly: packed on the claim, committed with ln (another run's save of the key first: exists)` },
+      { ...exec(buildPvcEvictCommand(backend.maxBytes, nonce)), note: "only after a save: least recently used entries of the repository's directory on the claim removed down to the budget" },
     ]),
   };
 }
@@ -87,12 +105,12 @@ function planCacheCalls(settings: ExecutorSettings): { restore: PlannedCall[]; s
   return {
     restore: caches.map((cache) => ({
       // The entry's compression is known only once it was looked up: shown here as zstd.
-      args: buildExecArgs(settings.target, PLANNED_POD, cacheCommand.restore("zstd", cache.paths), true),
+      ...planPodExec(settings.target, cacheCommand.restore("zstd", cache.paths), true),
       stdin: `the stored entry of ${JSON.stringify(cache.key)}${cache.restoreKeys.length > 0 ? " (or of the first matching fallback prefix)" : ""}: a zstd or gzip tar from the cache directory, checked on its way in`,
       note: "only on a hit, with the entry's compression (zstd or gzip): extracted at /, proven whole by zstd's or gunzip's checksums; a pod without zstd says so at once, and the entry is sent again decompressed on this host (cache-restore none)",
     })),
     save: caches.map((cache) => ({
-      args: buildExecArgs(settings.target, PLANNED_POD, cacheCommand.save(cache.paths), false),
+      ...planPodExec(settings.target, cacheCommand.save(cache.paths), false),
       note: `after a successful run, unless ${JSON.stringify(cache.key)} was hit exactly: tar | zstd -1 of the paths that exist where the image has zstd (6x faster than gzip -1 at the same size), else gzip -1; checked as hostile on its way into the store, its compression told by its first bytes`,
     })),
   };
@@ -105,8 +123,8 @@ function planArtifactCalls(settings: ExecutorSettings): PlannedCall[] {
     if ("problem" in plan) return [];
     const when = `when: ${artifact.when}`;
     return [
-      { args: buildExecArgs(settings.target, PLANNED_POD, cacheCommand.listFiles(plan.listRoots), false), note: `artifact ${artifact.name} (${when}): lists the files under the patterns' prefixes` },
-      { args: buildExecArgs(settings.target, PLANNED_POD, cacheCommand.packFiles(plan.packRoot), true), stdin: `the matching files, one per line`, note: `only when some match: → <out>/artifacts/${artifact.name}/` },
+      { ...planPodExec(settings.target, cacheCommand.listFiles(plan.listRoots), false), note: `artifact ${artifact.name} (${when}): lists the files under the patterns' prefixes` },
+      { ...planPodExec(settings.target, cacheCommand.packFiles(plan.packRoot), true), stdin: `the matching files, one per line`, note: `only when some match: → <out>/artifacts/${artifact.name}/` },
     ];
   });
 }
@@ -120,6 +138,7 @@ export function planKubectlCalls(settings: ExecutorSettings, options: { readonly
   checkStepEnvironment(settings);
   const { target } = settings;
   const caches = planCacheCalls(settings);
+  const ns = apiNamespace(target);
   const every = `${(options.heartbeatIntervalMs ?? DEFAULT_TIMINGS.heartbeatIntervalMs) / 1000}s`;
   const upload = [`the checkout → /work`, ...(settings.sharedStepsDir ? [`the shared steps → /steps`] : []), `the runner's files → /knotless`].join(", ");
   // Before the create, the namespace is the context's when create leaves it to kubectl: so is the lookup's.
@@ -128,18 +147,20 @@ export function planKubectlCalls(settings: ExecutorSettings, options: { readonly
     settings.claimWarm === false
       ? []
       : [
-          { args: buildListJobsArgs(lookup, buildPlaceholderSelector()), note: "looks for a live warm placeholder whose requests cover the run's" },
+          { args: buildListJobsArgs(lookup, buildPlaceholderSelector()), api: [planListJobs(ns, buildPlaceholderSelector())], note: "looks for a live warm placeholder whose requests cover the run's" },
           {
             args: buildClaimPlaceholderArgs(lookup, describeNamespace(target), PLANNED_PLACEHOLDER),
+            api: [planDeleteJob(ns, PLANNED_PLACEHOLDER, CLAIM_PRECONDITIONS)],
             stdin: CLAIM_BODY,
             note: "only when one covers them: the delete is the claim (NotFound or Conflict: another run took it, the next one is tried, else the run is cold)",
           },
         ];
   const keepWarm: PlannedCall[] = settings.keepWarm
     ? [
-        { args: buildListJobsArgs(target, buildPlaceholderSelector()), note: `--keep-warm: after the delete, counts the placeholders (at most --max-warm ${settings.keepWarm.maxWarm})` },
+        { args: buildListJobsArgs(target, buildPlaceholderSelector()), api: [planListJobs(ns, buildPlaceholderSelector())], note: `--keep-warm: after the delete, counts the placeholders (at most --max-warm ${settings.keepWarm.maxWarm})` },
         {
           args: buildCreateArgs(target),
+          api: [planCreateJob(ns, "Job (the placeholder manifest above)")],
           stdin: `the placeholder manifest above (JSON), named ${PLANNED_PLACEHOLDER} by a free slot`,
           note: "unless one of the run's size with at least half the time left is there; with no slot free, the one ending first is claimed and made anew",
         },
@@ -147,39 +168,42 @@ export function planKubectlCalls(settings: ExecutorSettings, options: { readonly
     : [];
   return [
     ...claim,
-    { args: buildCreateArgs(target), stdin: "the Job manifest above (JSON)" },
-    { args: buildWatchJobArgs(target, settings.jobName), note: "once the pod runs (or 2s into a longer pod wait) until teardown, started again when it ends: notices a cancel requested through the cluster" },
-    { args: buildAnnotateJobArgs(target, settings.jobName, { [HEARTBEAT_ANNOTATION]: PLANNED_TIME }), note: `the heartbeat: at once after the create (refused: the run fails, exit 3), then every ${every} until teardown` },
-    { args: buildGetPodsArgs(target, buildRunSelector(settings.runIdLabel)), note: "polled until the pod runs" },
-    { args: buildGetEventsArgs(target, "Pod", PLANNED_POD), note: "while the pod is Pending, every few seconds" },
-    { args: buildExecArgs(target, PLANNED_POD, buildUploadCommand(), true), stdin: `tar of ${upload}, ${describePacker(settings.hostTar?.binary)}` },
+    { args: buildCreateArgs(target), api: [planCreateJob(ns, "Job (the manifest above)")], stdin: "the Job manifest above (JSON)" },
+    { args: buildWatchJobArgs(target, settings.jobName), api: planWatchJobs(ns), note: "once the pod runs (or 2s into a longer pod wait) until teardown, started again when it ends: notices a cancel requested through the cluster" },
+    { args: buildAnnotateJobArgs(target, settings.jobName, { [HEARTBEAT_ANNOTATION]: PLANNED_TIME }), api: [planPatchAnnotations(ns, settings.jobName, [HEARTBEAT_ANNOTATION])], note: `the heartbeat: at once after the create (refused: the run fails, exit 3), then every ${every} until teardown` },
+    { args: buildGetPodsArgs(target, buildRunSelector(settings.runIdLabel)), api: planWatchPods(ns), note: "until the pod runs: kubectl polls it; the API transport watches the namespace's pods of ours once for every run, and picks this run's by its run-id label" },
+    { args: buildGetEventsArgs(target, "Pod", PLANNED_POD), api: [planListEvents(ns, "Pod", PLANNED_POD)], note: "while the pod is Pending, every few seconds" },
+    { ...planPodExec(target, buildUploadCommand(), true), stdin: `tar of ${upload}, ${describePacker(settings.hostTar?.binary)}` },
     ...planSecretsCall(settings),
     ...caches.restore,
-    ...settings.steps.map((step, index) => ({ args: buildExecArgs(target, PLANNED_POD, helperCommand.run(index), true), note: `step ${index + 1}: ${step.name}`, stdin: "held open, nothing written: its end tells the pod the runner stopped following" })),
+    ...settings.steps.map((step, index) => ({ ...planPodExec(target, helperCommand.run(index), true), note: `step ${index + 1}: ${step.name}`, stdin: "held open, nothing written: its end tells the pod the runner stopped following" })),
     ...caches.save,
-    { args: buildExecArgs(target, PLANNED_POD, helperCommand.packOutputs(), false), note: `${(settings.secrets?.length ?? 0) > 0 ? "removes the secrets from the pod, then " : ""}tar of /outputs → <out>/outputs` },
+    { ...planPodExec(target, helperCommand.packOutputs(), false), note: `${(settings.secrets?.length ?? 0) > 0 ? "removes the secrets from the pod, then " : ""}tar of /outputs → <out>/outputs` },
     ...planArtifactCalls(settings),
     settings.keep
-      ? { args: buildAnnotateJobArgs(target, settings.jobName, { [KEPT_ANNOTATION]: PLANNED_TIME }), note: "--keep: the Job stays (gc spares it while it lasts)" }
-      : { args: buildDeleteJobArgs(target, settings.jobName) },
+      ? { args: buildAnnotateJobArgs(target, settings.jobName, { [KEPT_ANNOTATION]: PLANNED_TIME }), api: [planPatchAnnotations(ns, settings.jobName, [KEPT_ANNOTATION])], note: "--keep: the Job stays (gc spares it while it lasts)" }
+      : { args: buildDeleteJobArgs(target, settings.jobName), api: [planDeleteJob(ns, settings.jobName)] },
     ...(settings.keep ? [] : keepWarm),
   ];
 }
 
 /** The calls of `warm --count N`: one list, then one create per missing placeholder (and a claim per finished one in the way). */
 export function planWarmCalls(target: ClusterTarget, spec: { readonly count: number; readonly maxWarm: number }): PlannedCall[] {
+  const ns = apiNamespace(target);
   return [
-    { args: buildListJobsArgs(target, buildPlaceholderSelector()), note: `counts the live placeholders: those of this size count toward --count ${spec.count}, all of them toward --max-warm ${spec.maxWarm}` },
+    { args: buildListJobsArgs(target, buildPlaceholderSelector()), api: [planListJobs(ns, buildPlaceholderSelector())], note: `counts the live placeholders: those of this size count toward --count ${spec.count}, all of them toward --max-warm ${spec.maxWarm}` },
     {
       args: buildClaimPlaceholderArgs(target, describeNamespace(target), PLANNED_PLACEHOLDER),
+      api: [planDeleteJob(ns, PLANNED_PLACEHOLDER, CLAIM_PRECONDITIONS)],
       stdin: CLAIM_BODY,
       note: "only for a finished placeholder whose slot is needed",
     },
-    { args: buildCreateArgs(target), stdin: `the placeholder manifest above (JSON), named ${PLANNED_PLACEHOLDER} by a free slot`, note: "once per missing placeholder; AlreadyExists means another caller filled the slot" },
+    { args: buildCreateArgs(target), api: [planCreateJob(ns, "Job (the placeholder manifest above)")], stdin: `the placeholder manifest above (JSON), named ${PLANNED_PLACEHOLDER} by a free slot`, note: "once per missing placeholder; AlreadyExists means another caller filled the slot" },
   ];
 }
 
 /** The call of `warm --release`. */
 export function planReleaseCalls(target: ClusterTarget): PlannedCall[] {
-  return [{ args: buildDeleteJobsBySelectorArgs(target, buildPlaceholderSelector()), note: "deletes every warm placeholder in the namespace, and its pod" }];
+  const ns = apiNamespace(target);
+  return [{ args: buildDeleteJobsBySelectorArgs(target, buildPlaceholderSelector()), api: [planListJobs(ns, buildPlaceholderSelector()), planDeleteJob(ns, PLANNED_PLACEHOLDER)], note: "deletes every warm placeholder in the namespace, and its pod" }];
 }

@@ -32,7 +32,20 @@ describe("the warm command", () => {
     assert.match(dry.stdout, /kubectl --namespace ci get jobs --selector app.kubernetes.io\/managed-by=knotless-runner-k8s,knotless.dev\/role=warm/);
     assert.match(dry.stdout, /--count 2, all of them toward --max-warm 3/);
     const release = await runCli(["warm", "--release", "--dry-run", "--kubectl", "kubectl"]);
-    assert.equal(release.stdout, "# kubectl calls, in order\n# deletes every warm placeholder in the namespace, and its pod\nkubectl delete jobs --selector app.kubernetes.io/managed-by=knotless-runner-k8s,knotless.dev/role=warm --cascade=background --ignore-not-found --wait=false --request-timeout 30s\n");
+    assert.equal(
+      release.stdout,
+      [
+        "# kubectl calls, in order (--transport kubectl); beside each, as `#   api:`, the request the API transport makes instead",
+        "# deletes every warm placeholder in the namespace, and its pod",
+        "kubectl delete jobs --selector app.kubernetes.io/managed-by=knotless-runner-k8s,knotless.dev/role=warm --cascade=background --ignore-not-found --wait=false --request-timeout 30s",
+        "#   api: GET /apis/batch/v1/namespaces/<namespace>/jobs?labelSelector=app.kubernetes.io%2Fmanaged-by%3Dknotless-runner-k8s%2Cknotless.dev%2Frole%3Dwarm",
+        "#   api: DELETE /apis/batch/v1/namespaces/<namespace>/jobs/knotless-warm-<slot> (body: DeleteOptions (background propagation))",
+        "",
+      ].join("\n"),
+    );
+    const apiRelease = await runCli(["warm", "--release", "--dry-run", "--transport", "api", "--namespace", "ci"]);
+    assert.equal(apiRelease.code, 0, apiRelease.stderr);
+    assert.match(apiRelease.stdout, /^# API requests, in order \(--transport api\)[^\n]*\n# deletes every warm placeholder[^\n]*\nGET \/apis\/batch\/v1\/namespaces\/ci\/jobs\?labelSelector=\S+\nDELETE \/apis\/batch\/v1\/namespaces\/ci\/jobs\/knotless-warm-<slot> \(body: DeleteOptions \(background propagation\)\)\n#   kubectl: kubectl --namespace ci delete jobs --selector /);
     const bad = await runCli(["warm", "--count", "3"]);
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /--count 3 is more than --max-warm 1 allows/);

@@ -237,7 +237,7 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
   it("has one rule per resource and verb the runner declares, none other", () => {
     assert.deepEqual(
       RULES.map(({ rule, verb }) => `${verb} ${rule.apiGroup}/${rule.resource}`),
-      ["list /events", "get /pods", "list /pods", "create /pods/exec", "get /pods/exec", "create batch/jobs", "delete batch/jobs", "get batch/jobs", "list batch/jobs", "patch batch/jobs", "watch batch/jobs"],
+      ["list /events", "get /pods", "list /pods", "watch /pods", "create /pods/exec", "get /pods/exec", "create batch/jobs", "delete batch/jobs", "get batch/jobs", "list batch/jobs", "patch batch/jobs", "watch batch/jobs"],
     );
   });
 
@@ -303,6 +303,22 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
           assert.match(readFileSync(join(ws.out, "run.log"), "utf8"), expected, via.name);
           await assertNothingLeft();
         }
+      });
+      continue;
+    }
+
+    if (rule.resource === "pods" && verb === "watch") {
+      // Only the API transport watches pods (its pod wait shares one watch per namespace); kubectl polls with list.
+      it(`${title}, a run through kubectl still succeeds and one through the API transport fails at once with exit 3, forbidden, naming watch and pods`, async () => {
+        await applyRole(without);
+        const polled = await runScoped("a\ttrue\n", VIA_KUBECTLS.at(-1)!);
+        assert.equal(polled.cli.code, 0, `${polled.cli.stdout}\n${polled.cli.stderr}`);
+        const ws = makeWorkspace("a\ttrue\n");
+        const cli = await runCli(["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--out", ws.out, "--kubeconfig", scoped, "--transport", "api", "--run-id", `no-watch-pods-${Date.now()}`], { timeoutMs: 120_000 });
+        assert.equal(cli.code, 3, `${cli.stdout}\n${cli.stderr}`);
+        assert.equal(readResult(ws.out).errorReason, "forbidden");
+        assert.match(cli.stdout + cli.stderr, expected);
+        await assertNothingLeft();
       });
       continue;
     }

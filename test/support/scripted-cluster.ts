@@ -1,6 +1,7 @@
 // A Cluster for unit tests that is no transport at all: replies scripted per method, every call recorded, so code above the seam is tested without kubectl.
 import { PassThrough } from "node:stream";
-import type { Cluster } from "../../src/cluster/cluster.js";
+import type { Cluster, PodWatchOptions } from "../../src/cluster/cluster.js";
+import { pollPods } from "../../src/cluster/poll-pods.js";
 import { ClusterError } from "../../src/cluster/errors.js";
 import type { ExecEnd, ExecRequest, ExecSession } from "../../src/cluster/exec.js";
 
@@ -65,6 +66,8 @@ export class ScriptedCluster implements Cluster {
   /** A reply is a function of (namespace, name, options) that may call options.onEvent; its result settles the watch. */
   watchJob = (...args: Parameters<Cluster["watchJob"]>) => this.#answer<void>("watchJob", args);
   listPods = (...args: Parameters<Cluster["listPods"]>) => this.#answer<Awaited<ReturnType<Cluster["listPods"]>>>("listPods", args);
+  /** Polls the scripted listPods (each read recorded as a listPods call), as the kubectl transport does. */
+  watchPods = (namespace: string | undefined, labelSelector: string, options: PodWatchOptions) => pollPods((signal) => this.listPods(namespace, labelSelector, signal ? { signal } : {}), options);
   listEvents = (...args: Parameters<Cluster["listEvents"]>) => this.#answer<Awaited<ReturnType<Cluster["listEvents"]>>>("listEvents", args);
   readContainerLog = (...args: Parameters<Cluster["readContainerLog"]>) => this.#answer<Awaited<ReturnType<Cluster["readContainerLog"]>>>("readContainerLog", args);
   /** A reply is an ExecSession (scriptedExec), or a function of the request making one. */

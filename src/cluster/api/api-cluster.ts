@@ -4,12 +4,13 @@ import type { IEvent } from "kubernetes-models/v1/Event";
 import type { IPod } from "kubernetes-models/v1/Pod";
 import { PassThrough } from "node:stream";
 import { finished } from "node:stream/promises";
-import type { AppliedObjects, ApplyAction, CallOptions, Cluster, CredentialObjectSet, LogBounds, Namespace, ServerVersion, SyncOutcome, TransportFacts, WatchOptions } from "../cluster.js";
+import type { AppliedObjects, ApplyAction, CallOptions, Cluster, CredentialObjectSet, LogBounds, Namespace, PodWatchOptions, ServerVersion, SyncOutcome, TransportFacts, WatchOptions } from "../cluster.js";
 import { ClusterError, CutStreamError, NotFoundError, UnauthorizedError } from "../errors.js";
 import { STATUS_TAG_PREFIX, type ExecEnd, type ExecRequest, type ExecSession } from "../exec.js";
 import { readServerVersion } from "../server-version.js";
 import { MANAGED_SELECTOR } from "../../k8s/labels.js";
 import type { ApiClient } from "./api-client.js";
+import { buildEventsPath, buildExecPath, buildExecQuery, buildInvolvedSelector, buildJobsPath, buildPodsPath, CREATE_QUERY } from "./api-paths.js";
 import { openExecSocket } from "./exec-socket.js";
 import type { ResolvedKubeconfig } from "./kubeconfig.js";
 import { SharedWatches, type SharedWatchOptions } from "./shared-watches.js";
@@ -25,6 +26,17 @@ export interface ApiClusterOptions {
 }
 
 const STDERR_LIMIT = 64 * 1024;
+
+/** `a=b,c==d` as its [key, value] pairs; undefined for a selector with anything but equalities (`!=`, `in`, `!a`, `a`). */
+export function readEqualitySelector(selector: string): Array<[string, string]> | undefined {
+  const terms: Array<[string, string]> = [];
+  for (const part of selector.split(",")) {
+    const match = /^\s*([A-Za-z0-9._/-]+)\s*==?\s*([A-Za-z0-9._-]*)\s*$/.exec(part);
+    if (!match) return undefined;
+    terms.push([match[1]!, match[2]!]);
+  }
+  return terms;
+}
 const enc = encodeURIComponent;
 
 /**
@@ -59,7 +71,7 @@ export class ApiCluster implements Cluster {
   }
 
   #jobs(namespace: Namespace, name?: string): string {
-    return `/apis/batch/v1/namespaces/${enc(this.#ns(namespace))}/jobs${name === undefined ? "" : `/${enc(name)}`}`;
+    return buildJobsPath(this.#ns(namespace), name);
   }
 
   #call<T>(method: string, path: string, verb: string, resource: string, options: CallOptions = {}, extra: { query?: Record<string, string | undefined>; body?: unknown; contentType?: string } = {}): Promise<T> {
@@ -73,7 +85,7 @@ export class ApiCluster implements Cluster {
   }
 
   async createJob(namespace: Namespace, job: IJob, options: CallOptions & { readonly dryRun?: boolean } = {}): Promise<IJob> {
-    const query = { fieldValidation: "Strict", ...(options.dryRun ? { dryRun: "All" } : {}) };
+    const query = { ...CREATE_QUERY, ...(options.dryRun ? { dryRun: "All" } : {}) };
     return this.#call<IJob>("POST", this.#jobs(namespace), "create", "jobs.batch", options, { query, body: job });
   }
 
@@ -142,12 +154,37 @@ export class ApiCluster implements Cluster {
   }
 
   async listPods(namespace: Namespace, labelSelector: string, options?: CallOptions): Promise<IPod[]> {
-    return readItems<IPod>(await this.#call("GET", `/api/v1/namespaces/${enc(this.#ns(namespace))}/pods`, "list", "pods", options, { query: { labelSelector } }));
+    return readItems<IPod>(await this.#call("GET", buildPodsPath(this.#ns(namespace)), "list", "pods", options, { query: { labelSelector } }));
+  }
+
+  /**
+   * Served from the process's one list-watch of the namespace's pods of ours (MANAGED_SELECTOR) when the selector is
+   * of equalities that include it (a run's: buildRunSelector), filtered here; any other selector gets a watch of its own.
+   */
+  async watchPods(namespace: Namespace, labelSelector: string, options: PodWatchOptions): Promise<void> {
+    const terms = readEqualitySelector(labelSelector);
+    const shared = terms?.some(([key, value]) => `${key}=${value}` === MANAGED_SELECTOR) ?? false;
+    const matches = (pod: IPod): boolean => !shared || terms!.every(([key, value]) => pod.metadata?.labels?.[key] === value);
+    const delivered = new Set<string>();
+    await this.#watches.subscribe<IPod>(
+      { path: buildPodsPath(this.#ns(namespace)), labelSelector: shared ? MANAGED_SELECTOR : labelSelector, resource: "pods" },
+      {
+        signal: options.signal ?? new AbortController().signal,
+        onChange: (change) => {
+          const name = change.object.metadata?.name ?? "";
+          if (change.type !== "DELETED" && matches(change.object)) {
+            delivered.add(name);
+            options.onEvent(change);
+          } else if (delivered.delete(name)) options.onEvent({ type: "DELETED", object: change.object });
+        },
+        onSynced: () => options.onSynced?.(),
+      },
+    );
   }
 
   async listEvents(namespace: Namespace, involved: { readonly kind: "Pod" | "Job"; readonly name: string }, options?: CallOptions): Promise<IEvent[]> {
-    const fieldSelector = `involvedObject.kind=${involved.kind},involvedObject.name=${involved.name}`;
-    return readItems<IEvent>(await this.#call("GET", `/api/v1/namespaces/${enc(this.#ns(namespace))}/events`, "list", "events", options, { query: { fieldSelector } }));
+    const fieldSelector = buildInvolvedSelector(involved.kind, involved.name);
+    return readItems<IEvent>(await this.#call("GET", buildEventsPath(this.#ns(namespace)), "list", "events", options, { query: { fieldSelector } }));
   }
 
   async readContainerLog(namespace: Namespace, pod: string, container: string, bounds: LogBounds, options: CallOptions = {}): Promise<string> {
@@ -166,13 +203,8 @@ export class ApiCluster implements Cluster {
     // Take a child's stdout before the first await: node drains a child's untouched stdout once the child exits, and
     // a small archive's tar may exit before the socket opens.
     const stdinSource = request.stdin.kind === "stream" ? request.stdin.from.pipe(new PassThrough({ highWaterMark: 1024 * 1024 })) : undefined;
-    const query = new URLSearchParams();
-    for (const part of request.command) query.append("command", part);
-    query.set("container", request.container);
-    if (request.stdin.kind !== "none") query.set("stdin", "true");
-    query.set("stdout", "true");
-    query.set("stderr", "true");
-    const path = `/api/v1/namespaces/${enc(this.#ns(request.namespace))}/pods/${enc(request.pod)}/exec`;
+    const query = buildExecQuery(request.command, request.container, request.stdin.kind !== "none");
+    const path = buildExecPath(this.#ns(request.namespace), request.pod);
     let target;
     try {
       target = await this.#client.prepareUpgrade(path, query);

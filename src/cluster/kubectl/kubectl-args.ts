@@ -92,8 +92,8 @@ export const buildGetJobArgs = defineCall([jobs("get")], (target: ClusterTarget,
   return [...buildGlobalArgs(target), "get", "job", jobName, "--request-timeout", API_REQUEST_TIMEOUT, "-o", "json"];
 });
 
-/** Lists the run's pods as JSON (a PodList), by the run-id label set on the pod template. */
-export const buildGetPodsArgs = defineCall([pods("list")], (target: ClusterTarget, labelSelector: string): string[] => {
+/** Lists the run's pods as JSON (a PodList), by the run-id label set on the pod template. The API transport watches them instead (Cluster.watchPods): the Role grants both. */
+export const buildGetPodsArgs = defineCall([pods("list", "watch")], (target: ClusterTarget, labelSelector: string): string[] => {
   return [...buildGlobalArgs(target), "get", "pods", "--selector", labelSelector, "--request-timeout", API_REQUEST_TIMEOUT, "-o", "json"];
 });
 

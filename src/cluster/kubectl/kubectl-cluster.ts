@@ -6,8 +6,9 @@ import { describeError } from "../../errors.js";
 import { formatCommand } from "../../events/format-event.js";
 import { JsonDocumentSplitter, parseJsonDocuments } from "../../k8s/json-documents.js";
 import { stringify } from "../../util/lazy-yaml.js";
-import type { AppliedObjects, CallOptions, Cluster, CredentialObjectSet, LogBounds, Namespace, ServerVersion, SyncOutcome, TransportFacts, WatchOptions } from "../cluster.js";
-import { ClusterError, CutStreamError, UnreadableAnswerError } from "../errors.js";
+import type { AppliedObjects, CallOptions, Cluster, CredentialObjectSet, LogBounds, Namespace, PodWatchOptions, ServerVersion, SyncOutcome, TransportFacts, WatchOptions } from "../cluster.js";
+import { pollPods } from "../poll-pods.js";
+import { ClusterError, CutStreamError, TimeoutError, UnreadableAnswerError } from "../errors.js";
 import { STATUS_TAG_PREFIX, type ExecEnd, type ExecRequest, type ExecSession } from "../exec.js";
 import {
   buildAnnotateJobArgs,
@@ -48,6 +49,30 @@ export type KubectlConnection = Pick<ClusterTarget, "kubeconfig" | "context">;
 /** `--request-timeout` for a bound in ms: whole seconds as `5s`, else `1500ms`. */
 export function formatRequestTimeout(ms: number): string {
   return ms % 1000 === 0 ? `${ms / 1000}s` : `${Math.ceil(ms)}ms`;
+}
+
+/** A call's bound when its caller gives none (the Cluster contract's default), as the builders' --request-timeout says. */
+export const DEFAULT_CALL_TIMEOUT_MS = 30_000;
+
+/**
+ * How long after its bound a kubectl is killed, at most (a short bound gets as much again): its own --request-timeout
+ * answers first, saying what it waited for; the kill ends a call that hangs where that flag does not reach (an exec
+ * credential plugin, a stuck dial).
+ */
+export const KILL_AFTER_BOUND_MS = 5_000;
+
+/** The call with its --request-timeout set to `timeout` (calls that never reach the API server have none, and keep none). */
+export function withRequestTimeout(args: readonly string[], timeout: string): string[] {
+  const at = args.indexOf("--request-timeout");
+  if (at < 0 || at + 1 >= args.length) return [...args];
+  return [...args.slice(0, at + 1), timeout, ...args.slice(at + 2)];
+}
+
+/** The call's words after the global connection flags (`get pods ...`), for messages. */
+function stripConnectionFlags(args: readonly string[]): readonly string[] {
+  let at = 0;
+  while (at < args.length && ["--kubeconfig", "--context", "--namespace"].includes(args[at]!)) at += 2;
+  return args.slice(at);
 }
 
 /** The exit code the command in the pod ended with, as kubectl reports it. */
@@ -93,17 +118,18 @@ export function buildApplyDocuments(objects: CredentialObjectSet): string {
   return [objects.serviceAccount, objects.role, objects.roleBinding].map((o) => stringify(o).trimEnd()).join("\n---\n") + "\n";
 }
 
-/**
- * The Cluster as kubectl calls. Construct it at the CLI edge around the one Kubectl client; nothing runs at
- * construction. `timeoutMs` becomes --request-timeout on doctor's calls (createJob with dryRun, the version, the
- * reviews, namespaces, nodes, claims); every other call keeps the builders' 30 s, and a watch its 5 min.
- */
 /** The first `limitBytes` bytes of text, as UTF-8 (a character cut in two is dropped by the decoder's replacement). */
 function cutToBytes(text: string, limitBytes: number): string {
   const bytes = Buffer.from(text, "utf8");
   return bytes.length <= limitBytes ? text : bytes.subarray(0, limitBytes).toString("utf8");
 }
 
+/**
+ * The Cluster as kubectl calls. Construct it at the CLI edge around the one Kubectl client; nothing runs at
+ * construction. Every call but exec and the watch takes its CallOptions' `timeoutMs` (default 30 s) as kubectl's
+ * --request-timeout (where the call has one: those that only read the kubeconfig do not), and kubectl is killed a
+ * grace after it (KILL_AFTER_BOUND_MS at most), rejecting with TimeoutError: a call that hangs cannot hold a run. An exec streams for as long as its command runs; a watch is bounded at 5 min by its builder.
+ */
 export class KubectlCluster implements Cluster {
   readonly transport = "kubectl" as const;
   readonly #kubectl: Kubectl;
@@ -125,9 +151,21 @@ export class KubectlCluster implements Cluster {
 
   /** Runs one call; resolves with its stdout, or throws the typed error of its failure. */
   async #call(args: readonly string[], options: CallOptions = {}, stdin?: string): Promise<string> {
-    const result = await this.#kubectl.run(args, { ...(stdin === undefined ? {} : { stdin }), ...(options.signal ? { signal: options.signal } : {}) });
+    const result = await this.#run(args, options, stdin);
+    if (result.timeout) throw result.timeout;
     if (result.exitCode !== 0) throw mapKubectlFailure(result.stderr);
     return result.stdout;
+  }
+
+  /** Runs one call within its bound (see the class): the output, and the TimeoutError when kubectl had to be killed. */
+  async #run(args: readonly string[], options: CallOptions = {}, stdin?: string): Promise<KubectlOutput & { timeout?: TimeoutError }> {
+    const boundMs = options.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
+    const bounded = options.timeoutMs === undefined ? args : withRequestTimeout(args, formatRequestTimeout(boundMs));
+    const graceMs = Math.min(KILL_AFTER_BOUND_MS, boundMs);
+    const result = await this.#kubectl.run(bounded, { ...(stdin === undefined ? {} : { stdin }), ...(options.signal ? { signal: options.signal } : {}), timeoutMs: boundMs + graceMs });
+    if (!result.timedOut || options.signal?.aborted) return result;
+    const verb = stripConnectionFlags(bounded).slice(0, 2).join(" ");
+    return { ...result, timeout: new TimeoutError(`kubectl ${verb} did not end within ${formatRequestTimeout(boundMs)} and ${formatRequestTimeout(graceMs)} more: killed`) };
   }
 
   async #callJson<T>(args: readonly string[], options: CallOptions = {}, stdin?: string): Promise<T> {
@@ -214,6 +252,11 @@ export class KubectlCluster implements Cluster {
 
   async listPods(namespace: Namespace, labelSelector: string, options?: CallOptions): Promise<IPod[]> {
     return readItems<IPod>(await this.#callJson(buildGetPodsArgs(this.#target(namespace), labelSelector), options));
+  }
+
+  /** By polling listPods (src/cluster/poll-pods.ts): kubectl has no watch a process could share between runs. */
+  watchPods(namespace: Namespace, labelSelector: string, options: PodWatchOptions): Promise<void> {
+    return pollPods((signal) => this.listPods(namespace, labelSelector, signal ? { signal } : {}), options);
   }
 
   async listEvents(namespace: Namespace, involved: { readonly kind: "Pod" | "Job"; readonly name: string }, options?: CallOptions): Promise<IEvent[]> {
@@ -313,13 +356,15 @@ export class KubectlCluster implements Cluster {
   }
 
   async applyCredentialObjects(namespace: Namespace, objects: CredentialObjectSet, options?: CallOptions): Promise<AppliedObjects> {
-    const result = await this.#kubectl.run(buildApplyCredentialArgs(this.#target(namespace)), { stdin: buildApplyDocuments(objects), ...(options?.signal ? { signal: options.signal } : {}) });
+    const result = await this.#run(buildApplyCredentialArgs(this.#target(namespace)), options, buildApplyDocuments(objects));
     const actions = parseApplyOutput(result.stdout);
+    if (result.timeout) return { actions, failure: result.timeout };
     return result.exitCode === 0 ? { actions } : { actions, failure: mapKubectlFailure(result.stderr) };
   }
 
   async requestToken(namespace: string, serviceAccount: string, body: object, options?: CallOptions): Promise<unknown> {
-    const result: KubectlOutput = await this.#kubectl.run(buildTokenRequestArgs(this.#connection, namespace, serviceAccount), { stdin: JSON.stringify(body), ...(options?.signal ? { signal: options.signal } : {}) });
+    const result = await this.#run(buildTokenRequestArgs(this.#connection, namespace, serviceAccount), options, JSON.stringify(body));
+    if (result.timeout) throw result.timeout;
     if (result.exitCode !== 0) throw mapKubectlFailure(result.stderr);
     try {
       return JSON.parse(result.stdout) as unknown;

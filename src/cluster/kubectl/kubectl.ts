@@ -27,6 +27,8 @@ export interface KubectlExit {
 
 export interface KubectlOutput extends KubectlExit {
   readonly stdout: string;
+  /** True when the call outlived its `timeoutMs` and was killed. */
+  readonly timedOut?: boolean;
 }
 
 /** A running streaming call: read `stdout`, write `stdin` (when requested), await `exited`. */
@@ -41,6 +43,8 @@ export interface KubectlProcess {
 export interface CallOptions {
   readonly stdin?: string;
   readonly signal?: AbortSignal;
+  /** Kills kubectl (and what it started) after this long: a call that hangs where --request-timeout does not reach. */
+  readonly timeoutMs?: number;
 }
 
 export interface StreamOptions {
@@ -89,10 +93,22 @@ export class Kubectl {
       process.stdin.on("error", () => {}); // kubectl may exit before reading all of it; its exit says why
       process.stdin.end(options.stdin);
     }
+    let timedOut = false;
+    const timer =
+      options.timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            timedOut = true;
+            process.kill();
+          }, options.timeoutMs);
     const chunks: Buffer[] = [];
     process.stdout.on("data", (chunk: Buffer) => chunks.push(chunk));
-    const exit = await process.exited;
-    return { ...exit, stdout: Buffer.concat(chunks).toString("utf8") };
+    try {
+      const exit = await process.exited;
+      return { ...exit, stdout: Buffer.concat(chunks).toString("utf8"), ...(timedOut ? { timedOut } : {}) };
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /**

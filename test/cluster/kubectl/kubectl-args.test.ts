@@ -20,7 +20,7 @@ describe("the kubectl call builders", () => {
   it("collect into one rule per resource, verbs merged and sorted", () => {
     assert.deepEqual(collectCallPermissions(), [
       { apiGroup: "", resource: "events", verbs: ["list"] },
-      { apiGroup: "", resource: "pods", verbs: ["get", "list"] },
+      { apiGroup: "", resource: "pods", verbs: ["get", "list", "watch"] },
       { apiGroup: "", resource: "pods/exec", verbs: ["create", "get"] },
       { apiGroup: "", resource: "pods/log", verbs: ["get"] },
       { apiGroup: "batch", resource: "jobs", verbs: ["create", "delete", "get", "list", "patch", "watch"] },

@@ -1,8 +1,8 @@
 // The Cluster over kubectl: the same argument lists as before, typed results and errors, and exec ends told apart.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { CutStreamError, ForbiddenError, NotFoundError, UnavailableError } from "../../../src/cluster/errors.js";
-import { KubectlCluster, readExecEnd, splitStatusTags } from "../../../src/cluster/kubectl/kubectl-cluster.js";
+import { CutStreamError, ForbiddenError, NotFoundError, TimeoutError, UnavailableError } from "../../../src/cluster/errors.js";
+import { KubectlCluster, readExecEnd, splitStatusTags, withRequestTimeout } from "../../../src/cluster/kubectl/kubectl-cluster.js";
 import { ScriptedKubectl } from "../../support/scripted-kubectl.js";
 
 const CONNECTION = { kubeconfig: "/k/config", context: "ci" };
@@ -80,5 +80,50 @@ describe("KubectlCluster", () => {
     await assert.rejects(new KubectlCluster(garbage.kubectl, CONNECTION).watchJob("ci", "j", { onEvent: () => {} }), CutStreamError);
     const missing = new ScriptedKubectl().on("get job", { exitCode: 1, stderr: 'Error from server (NotFound): jobs.batch "j" not found\n' });
     await assert.rejects(new KubectlCluster(missing.kubectl, CONNECTION).watchJob("ci", "j", { onEvent: () => {} }), NotFoundError);
+  });
+
+  it("gives a call the caller's bound as --request-timeout, and keeps the builders' 30 s without one", async () => {
+    const kubectl = new ScriptedKubectl().on("get pods", { stdout: '{"items":[]}' });
+    const cluster = new KubectlCluster(kubectl.kubectl, CONNECTION);
+    await cluster.listPods("ci", "a=b", { timeoutMs: 1500 });
+    await cluster.listPods("ci", "a=b", { timeoutMs: 5000 });
+    await cluster.listPods("ci", "a=b");
+    assert.deepEqual(kubectl.calls.map((call) => call.args[call.args.indexOf("--request-timeout") + 1]), ["1500ms", "5s", "30s"]);
+  });
+
+  it("kills a call that hangs past its bound and a grace, rejecting with TimeoutError", async () => {
+    const kubectl = new ScriptedKubectl().on("get job", { hang: true });
+    const cluster = new KubectlCluster(kubectl.kubectl, CONNECTION);
+    const started = Date.now();
+    const error = await cluster.getJob("ci", "j", { timeoutMs: 100 }).then(() => undefined, (e: unknown) => e);
+    assert.ok(error instanceof TimeoutError, String(error));
+    assert.match(error.message, /^kubectl get job did not end within 100ms and 100ms more: killed$/);
+    const waited = Date.now() - started;
+    assert.ok(waited >= 200 && waited < 3000, `ended after ${waited} ms`);
+    assert.deepEqual(kubectl.calls[0]?.killSignals.slice(0, 1), ["SIGTERM"]);
+  });
+
+  it("reports a credential apply that hangs as a timeout failure beside what it applied, and bounds a token request too", async () => {
+    const apply = new ScriptedKubectl().on("apply", { stdout: "serviceaccount/ci-runner created\n", hang: true });
+    const applied = await new KubectlCluster(apply.kubectl, CONNECTION).applyCredentialObjects("ci", { serviceAccount: {}, role: {}, roleBinding: {} }, { timeoutMs: 50 });
+    assert.ok(applied.failure instanceof TimeoutError);
+    assert.equal(applied.actions.get("serviceaccount/ci-runner"), "created");
+    const token = new ScriptedKubectl().on("create --raw", { hang: true });
+    await assert.rejects(new KubectlCluster(token.kubectl, CONNECTION).requestToken("ci", "sa", {}, { timeoutMs: 50 }), TimeoutError);
+  });
+
+  it("leaves a cancelled call to its caller: aborted is not timed out", async () => {
+    const kubectl = new ScriptedKubectl().on("get pods", { hang: true });
+    const controller = new AbortController();
+    const pending = new KubectlCluster(kubectl.kubectl, CONNECTION).listPods("ci", "a=b", { timeoutMs: 60_000, signal: controller.signal });
+    controller.abort();
+    await assert.rejects(pending, (error: unknown) => !(error instanceof TimeoutError));
+  });
+});
+
+describe("withRequestTimeout", () => {
+  it("replaces the value of --request-timeout and leaves a call without one as it is", () => {
+    assert.deepEqual(withRequestTimeout(["get", "pods", "--request-timeout", "30s", "-o", "json"], "5s"), ["get", "pods", "--request-timeout", "5s", "-o", "json"]);
+    assert.deepEqual(withRequestTimeout(["config", "view", "--raw"], "5s"), ["config", "view", "--raw"]);
   });
 });

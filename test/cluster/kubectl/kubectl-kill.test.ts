@@ -92,4 +92,19 @@ describe("Kubectl's kill", () => {
     assert.notEqual(exit.exitCode, 0);
     assert.equal(await groupAlive(pid), false);
   });
+
+  it("kills a call that outlives its timeoutMs, with all it started, and says it timed out", async () => {
+    const wrapper = writeWrapper();
+    const started = Date.now();
+    const pending = new Kubectl({ binary: wrapper.path }).run(["get", "pods"], { timeoutMs: 300 });
+    const pid = await readPid(wrapper.pidFile);
+    const exit = await Promise.race([pending, sleep(8000).then(() => undefined)]);
+    assert.ok(exit !== undefined, "the call ended at its timeout");
+    assert.equal(exit.timedOut, true);
+    assert.ok(Date.now() - started >= 300);
+    assert.equal(await groupAlive(pid), false, "nothing of the wrapper's process group is left");
+    const quick = await new Kubectl({ binary: "/bin/true" }).run(["version"], { timeoutMs: 5000 });
+    assert.equal(quick.timedOut, undefined, "a call that ends in time is not timed out");
+  });
 });
+

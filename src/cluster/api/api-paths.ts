@@ -1,0 +1,47 @@
+// The API transport's request paths and queries as pure functions: the ApiCluster sends them and the dry run prints them.
+
+const enc = encodeURIComponent;
+
+/** The namespace's Jobs, or one of them by name. */
+export function buildJobsPath(namespace: string, name?: string): string {
+  return `/apis/batch/v1/namespaces/${enc(namespace)}/jobs${name === undefined ? "" : `/${enc(name)}`}`;
+}
+
+export function buildPodsPath(namespace: string): string {
+  return `/api/v1/namespaces/${enc(namespace)}/pods`;
+}
+
+export function buildEventsPath(namespace: string): string {
+  return `/api/v1/namespaces/${enc(namespace)}/events`;
+}
+
+/** The field selector of one object's events. */
+export function buildInvolvedSelector(kind: "Pod" | "Job", name: string): string {
+  return `involvedObject.kind=${kind},involvedObject.name=${name}`;
+}
+
+/** A create validates every field server-side, as kubectl's own create does. */
+export const CREATE_QUERY: Readonly<Record<string, string>> = { fieldValidation: "Strict" };
+
+/** The exec subresource of one pod (a WebSocket upgrade, `v5.channel.k8s.io`). */
+export function buildExecPath(namespace: string, pod: string): string {
+  return `/api/v1/namespaces/${enc(namespace)}/pods/${enc(pod)}/exec`;
+}
+
+/** The exec's query: each argv part as one `command`, the container, stdin only when the caller writes to it. */
+export function buildExecQuery(command: readonly string[], container: string, stdin: boolean): URLSearchParams {
+  const query = new URLSearchParams();
+  for (const part of command) query.append("command", part);
+  query.set("container", container);
+  if (stdin) query.set("stdin", "true");
+  query.set("stdout", "true");
+  query.set("stderr", "true");
+  return query;
+}
+
+/** A path with its query as the client sends it (absent values left out, in the given order). */
+export function withQuery(path: string, query: Readonly<Record<string, string | undefined>> | URLSearchParams): string {
+  const params = query instanceof URLSearchParams ? query : new URLSearchParams(Object.entries(query).filter((entry): entry is [string, string] => entry[1] !== undefined));
+  const text = params.toString();
+  return text === "" ? path : `${path}?${text}`;
+}
