@@ -31,7 +31,7 @@ describe("the warm command", () => {
     assert.match(dry.stdout, /activeDeadlineSeconds: 90\n/);
     assert.match(dry.stdout, /kubectl --namespace ci get jobs --selector app.kubernetes.io\/managed-by=knotless-runner-k8s,knotless.dev\/role=warm/);
     assert.match(dry.stdout, /--count 2, all of them toward --max-warm 3/);
-    const release = await runCli(["warm", "--release", "--dry-run", "--kubectl", "kubectl"]);
+    const release = await runCli(["warm", "--release", "--dry-run", "--transport", "kubectl", "--kubectl", "kubectl"]);
     assert.equal(
       release.stdout,
       [
@@ -62,7 +62,7 @@ describe("run --keep-warm", () => {
 
   it("shows the placeholder it would leave, and its calls after the delete, on --dry-run", async () => {
     const ws = makeWorkspace("hi\techo hi\n");
-    const dry = await runCli(["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--out", ws.out, "--namespace", "ci", "--kubectl", "kubectl", "--keep-warm", "5m", "--cpu", "1", "--dry-run"]);
+    const dry = await runCli(["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--out", ws.out, "--namespace", "ci", "--transport", "kubectl", "--kubectl", "kubectl", "--keep-warm", "5m", "--cpu", "1", "--dry-run"]);
     assert.equal(dry.code, 0, dry.stderr);
     assert.match(dry.stdout, /# Warm placeholder manifest \(--keep-warm\), left after the Job is deleted\n---\n/);
     assert.match(dry.stdout, /activeDeadlineSeconds: 300\n/);
@@ -70,7 +70,7 @@ describe("run --keep-warm", () => {
     assert.match(calls[0]!, /get jobs --selector .*role=warm/);
     assert.match(calls[1]!, /delete --raw '?\/apis\/batch\/v1\/namespaces\/ci\/jobs\/knotless-warm-<slot>/);
     assert.match(calls.at(-1)!, /create --request-timeout 30s -f - -o json$/);
-    const skipped = await runCli(["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--out", ws.out, "--namespace", "ci", "--kubectl", "kubectl", "--skip-warm", "--dry-run"]);
+    const skipped = await runCli(["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--out", ws.out, "--namespace", "ci", "--transport", "kubectl", "--kubectl", "kubectl", "--skip-warm", "--dry-run"]);
     assert.equal(skipped.code, 0, skipped.stderr);
     assert.doesNotMatch(skipped.stdout, /role=warm/, "--skip-warm still looks for placeholders");
   });
