@@ -1,4 +1,5 @@
 // What every part of the Kubernetes executor is handed: typed settings, the cluster, the event emitter.
+import type { PodSpecConfig } from "../config/runner-config.js";
 import type { CancelledError } from "../errors.js";
 import type { RunEventInput } from "../events/run-events.js";
 import type { ClusterTarget } from "../cluster/cluster.js";
@@ -75,6 +76,11 @@ export interface ExecutorSettings {
   readonly dockerDaemon?: { readonly image: string };
   /** The run container's ephemeral-storage request and limit (`pod.ephemeralStorage` of --config); absent: none. */
   readonly ephemeralStorage?: { readonly request?: string; readonly limit?: string };
+  /**
+   * The operator's pod keys (`pod` of --config: placement, labels, annotations, pull secrets, security profile,
+   * podSpecPatch), for the run's pod and its warm placeholders; absent: none, the default hardening.
+   */
+  readonly pod?: PodSpecConfig;
 }
 
 /** `--cache-dir` (the default, a directory on this host) or `--cache-pvc` (a PersistentVolumeClaim mounted into the pod). */

@@ -67,6 +67,7 @@ export function buildRunManifest(ctx: Pick<ExecutorContext, "settings">, createT
     ...(s.placement ? { placement: s.placement } : {}),
     ...(s.ephemeralStorage ? { ephemeralStorage: s.ephemeralStorage } : {}),
     ...(s.dockerDaemon ? { extraContainers: [buildDockerDaemonContainer(s.dockerDaemon.image)] } : {}),
+    ...(s.pod ? { pod: s.pod } : {}),
   });
 }
 
@@ -297,7 +298,7 @@ export class KubernetesExecutor implements Executor {
   /** --keep-warm: a placeholder of the run's size and image keeps the node the run had; a failure is a warning, never the run's. */
   async #keepWarm(keepWarm: { seconds: number; maxWarm: number }): Promise<string> {
     const { settings, cluster, emit } = this.#ctx;
-    const left = await leaveWarmPlaceholder({ cluster, target: settings.target }, { ...keepWarm, cpu: settings.cpu, memory: settings.memory, image: settings.image });
+    const left = await leaveWarmPlaceholder({ cluster, target: settings.target }, { ...keepWarm, cpu: settings.cpu, memory: settings.memory, image: settings.image, ...(settings.pod ? { pod: settings.pod } : {}) });
     if (!left.ok) emit({ kind: "notice", level: "warning", message: left.detail });
     return left.detail;
   }
