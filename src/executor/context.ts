@@ -117,6 +117,11 @@ export interface ExecutorTimings {
   readonly podPollMs: readonly number[];
   /** While waiting for the pod: its (or, before it exists, the Job's) events are first read this long after the wait began... */
   readonly podEventsAfterMs: number;
+  /**
+   * How long no node's labels may fail the pod's node selector or affinity, with no autoscaler adding one
+   * (TriggeredScaleUp), before the run fails as pod-config; a NotTriggerScaleUp fails it at once.
+   */
+  readonly unplaceableGraceMs: number;
   /** ...and then at most this often (each read is one more API call). */
   readonly podEventsEveryMs: number;
   /** Pending progress that has not changed is reported again this often, so a long wait still shows signs of life. */
@@ -156,6 +161,7 @@ export const DEFAULT_TIMINGS: ExecutorTimings = {
   timedOutOutputMs: 30_000,
   podPollMs: [250, 250, 250, 250, 500, 500, 1000, 1000, 2000],
   podEventsAfterMs: 1000,
+  unplaceableGraceMs: 20_000,
   podEventsEveryMs: 4000,
   podProgressRepeatMs: 10_000,
   runDeadlineGraceMs: 30_000,
