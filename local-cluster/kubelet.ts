@@ -374,7 +374,8 @@ export class Kubelet {
       await this.sleep(rt, this.opts.imageBackOffSeconds * 1000);
       if (!this.alive(rt, "stuck")) return false;
       const backOff = `Back-off pulling image "${c.image}"`;
-      this.setWaiting(rt, c.name, "ImagePullBackOff", backOff);
+      // Recent kubelets keep the pull's error in the back-off's message, so the reason survives ErrImagePull.
+      this.setWaiting(rt, c.name, "ImagePullBackOff", `${backOff}: ErrImagePull: ${why}`);
       events.record(pod, "Normal", "BackOff", backOff);
       events.record(pod, "Warning", "Failed", "Error: ImagePullBackOff");
       return false;

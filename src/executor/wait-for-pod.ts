@@ -7,7 +7,7 @@ import { describeRefusal } from "../cluster/refusal.js";
 import { CancelledError, InfraError } from "../errors.js";
 import { buildRunSelector } from "../k8s/labels.js";
 import { classifyPod, isImagePullFailing, pickRunPod, type PodState } from "../k8s/pod-state.js";
-import { describePlacement, findAutoscalerVerdict, isSelectorMismatch, type AutoscalerVerdict } from "../k8s/unplaceable.js";
+import { describePlacement, findAdmissionRefusal, findAutoscalerVerdict, isSelectorMismatch, type AutoscalerVerdict } from "../k8s/unplaceable.js";
 import type { ExecutorContext } from "./context.js";
 import type { RunPod } from "./executor.js";
 
@@ -106,6 +106,8 @@ export async function waitForPod(ctx: ExecutorContext, deadlineAt: number): Prom
         const subject = state.kind === "pending" ? { kind: "Pod" as const, name: state.name } : { kind: "Job" as const, name: ctx.settings.jobName };
         const events = await readLatestEvent(ctx, subject.kind, subject.name);
         lastEvent = events.latest ?? lastEvent;
+        const refusal = subject.kind === "Job" ? findAdmissionRefusal(events.latest) : undefined;
+        if (refusal) throw new InfraError("pod-config", `the cluster refused the run's pod at create (admission): ${refusal}`);
         autoscaler = events.autoscaler ?? autoscaler;
       }
       if (isSelectorMismatch(read.pod)) mismatchSince ??= now;

@@ -31,6 +31,17 @@ export function findAutoscalerVerdict(events: readonly IEvent[]): AutoscalerVerd
   return { kind: "not-scaling-up", message };
 }
 
+/**
+ * The admission refusal in a Job's latest event (`FailedCreate: Error creating: pods "…" is forbidden: violates
+ * PodSecurity …`): the Job controller will never make the pod, so the run fails at once. A refusal for an exceeded
+ * ResourceQuota is not one: the quota frees up as other pods end. Undefined when the event is no such refusal.
+ */
+export function findAdmissionRefusal(jobEvent: string | undefined): string | undefined {
+  const match = /^FailedCreate: (?:Error creating: )?(.* is forbidden: .*)$/s.exec(jobEvent ?? "");
+  if (!match || /exceeded quota/.test(match[1]!)) return undefined;
+  return match[1];
+}
+
 /** The pod's node selector and required node affinity in a few words, for the message of a pod no node takes. */
 export function describePlacement(pod: IPod | undefined): string {
   const selector = Object.entries(pod?.spec?.nodeSelector ?? {}).map(([key, value]) => `${key}=${value}`);

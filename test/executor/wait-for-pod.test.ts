@@ -128,6 +128,19 @@ describe("waitForPod", { concurrency: true }, () => {
     }
   });
 
+  it("fails at once with pod-config and the policy's words when admission refuses the Job's pod (FailedCreate), but waits out an exceeded quota", async () => {
+    const refused = 'pods "knotless-run-42-abcde" is forbidden: violates PodSecurity "restricted:latest": runAsNonRoot != true (pod or container "run" must set securityContext.runAsNonRoot=true)';
+    const { ctx, kubectl } = buildTestContext({ timings: { podEventsAfterMs: 0, podEventsEveryMs: 10 } });
+    kubectl.on("get pods", podList());
+    kubectl.on("get events", eventList(["FailedCreate", `Error creating: ${refused}`, "2024-05-01T10:00:01Z"]));
+    await assert.rejects(waitForPod(ctx, FAR()), isInfraError("pod-config", /refused the run's pod at create \(admission\): pods "knotless-run-42-abcde" is forbidden: violates PodSecurity "restricted:latest": runAsNonRoot != true/));
+
+    const quota = buildTestContext({ timings: { podEventsAfterMs: 0, podEventsEveryMs: 10 } });
+    quota.kubectl.on("get pods", () => (quota.kubectl.callsTo("get events").length >= 3 ? podList(runningPod()) : podList()));
+    quota.kubectl.on("get events", eventList(["FailedCreate", 'Error creating: pods "x" is forbidden: exceeded quota: compute, requested: cpu=1, used: cpu=4, limited: cpu=4', "2024-05-01T10:00:01Z"]));
+    assert.deepEqual(await waitForPod(quota.ctx, FAR()), { name: POD_NAME, node: NODE_NAME });
+  });
+
   it("gives up at once with pod-config when the container config is wrong", async () => {
     const { ctx, kubectl } = buildTestContext();
     kubectl.on("get pods", podList(pendingPod({ waiting: { reason: "CreateContainerConfigError", message: 'secret "registry-token" not found' } })));
