@@ -179,16 +179,16 @@ const readPodSpecPatch = (schemas: PodSchemas): FieldReader<Record<string, unkno
 /** The pod keys besides `ephemeralStorage` (read-runner-config.ts reads that one with the rest of the file). */
 export function buildPodSpecKeys(schemas: PodSchemas) {
   return {
-  nodeSelector: field(readTextMap("a map of node labels such as {pool: ci}", readLabelValue)),
-  tolerations: field<PodToleration[]>((ctx, node, at, path) => readList(ctx, node, at, path, "a list of tolerations", readToleration)),
-  affinity: field(readAffinity(schemas)),
-  priorityClassName: field(readObjectName("ci-low")),
-  runtimeClassName: field(readObjectName("kata or gvisor")),
-  labels: field(readTextMap("a map of labels such as {team: ci}", readLabelValue, "label")),
-  annotations: field(readTextMap("a map of annotations such as {example.com/cost-center: ci}", readText, "annotation")),
-  imagePullSecrets: field<string[]>((ctx, node, at, path) => readList(ctx, node, at, path, "a list of Secret names such as [registry-credentials]", readObjectName("registry-credentials"))),
-  security: field(readMatching(/^(default|restricted)$/, "default or restricted") as FieldReader<PodSecurityProfile>),
-  podSpecPatch: field(readPodSpecPatch(schemas)),
+    nodeSelector: field(readTextMap("a map of node labels such as {pool: ci}", readLabelValue)),
+    tolerations: field<PodToleration[]>((ctx, node, at, path) => readList(ctx, node, at, path, "a list of tolerations", readToleration)),
+    affinity: field(readAffinity(schemas)),
+    priorityClassName: field(readObjectName("ci-low")),
+    runtimeClassName: field(readObjectName("kata or gvisor")),
+    labels: field(readTextMap("a map of labels such as {team: ci}", readLabelValue, "label")),
+    annotations: field(readTextMap("a map of annotations such as {example.com/cost-center: ci}", readText, "annotation")),
+    imagePullSecrets: field<string[]>((ctx, node, at, path) => readList(ctx, node, at, path, "a list of Secret names such as [registry-credentials]", readObjectName("registry-credentials"))),
+    security: field(readMatching(/^(default|restricted)$/, "default or restricted") as FieldReader<PodSecurityProfile>),
+    podSpecPatch: field(readPodSpecPatch(schemas)),
   };
 }
 

@@ -55,11 +55,11 @@ const buildConfigKeys = (schemas: PodSchemas) => {
     ...buildPodSpecKeys(schemas),
   };
   return {
-  engines: field((ctx: ReadContext, node: unknown, at, path) => readMap(ctx, node, at, path, ENGINES_KEYS, "a map of engine names to their settings, such as microvm")),
-  allowPrivileged: field(readBoolean),
-  docker: field((ctx: ReadContext, node: unknown, at, path) => readMap(ctx, node, at, path, DOCKER_KEYS, "a map such as {image: docker:28-dind}")),
-  pod: field((ctx: ReadContext, node: unknown, at, path) => readMap(ctx, node, at, path, podKeys, "a map of pod settings such as nodeSelector, tolerations and ephemeralStorage")),
-  limits: field((ctx: ReadContext, node: unknown, at, path) => readMap(ctx, node, at, path, LIMITS_KEYS, "a map such as {maxCpu: 4, maxMemory: 8Gi, onExceed: refuse}")),
+    engines: field((ctx: ReadContext, node: unknown, at, path) => readMap(ctx, node, at, path, ENGINES_KEYS, "a map of engine names to their settings, such as microvm")),
+    allowPrivileged: field(readBoolean),
+    docker: field((ctx: ReadContext, node: unknown, at, path) => readMap(ctx, node, at, path, DOCKER_KEYS, "a map such as {image: docker:28-dind}")),
+    pod: field((ctx: ReadContext, node: unknown, at, path) => readMap(ctx, node, at, path, podKeys, "a map of pod settings such as nodeSelector, tolerations and ephemeralStorage")),
+    limits: field((ctx: ReadContext, node: unknown, at, path) => readMap(ctx, node, at, path, LIMITS_KEYS, "a map such as {maxCpu: 4, maxMemory: 8Gi, onExceed: refuse}")),
   };
 };
 
