@@ -92,6 +92,11 @@ export function invalid(kind: string, group: string, name: string, causes: Statu
   return new ApiError(422, "Invalid", `${kind}${group ? "." + group : ""} "${name}" is invalid: ${list}`, { name, group, kind, causes });
 }
 
+/** An admission refusal (Pod Security, say): 403 Forbidden with the admission plugin's message. */
+export function forbiddenByAdmission(resource: string, name: string, message: string): ApiError {
+  return new ApiError(403, "Forbidden", message, { name, kind: resource });
+}
+
 export function badRequest(message: string): ApiError {
   return new ApiError(400, "BadRequest", message);
 }

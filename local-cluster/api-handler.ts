@@ -1,10 +1,11 @@
 // The REST verbs on stored resources: get, list, watch, create, replace, patch, delete, plus reviews, tokens and pod logs.
 
+import { checkPodSecurity } from "./pod-security.js";
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AccessControl } from "./access-control.js";
 import { admitCreate } from "./admission.js";
-import { ApiError, badRequest, internalError, notFound } from "./api-error.js";
+import { ApiError, badRequest, internalError, notFound, forbiddenByAdmission } from "./api-error.js";
 import type { Deleter, PropagationPolicy } from "./deletion.js";
 import type { FaultInjector } from "./faults.js";
 import { readJsonBody, sendJson } from "./http-util.js";
@@ -112,6 +113,8 @@ export async function handleResource(ctx: ApiContext, req: IncomingMessage, res:
     const fault = ctx.faults.take("createError", `${r.type.resource} ${obj.metadata.namespace ?? ""}/${obj.metadata.name || obj.metadata.generateName || ""}`);
     if (fault) throw internalError(fault.message ?? "etcdserver: request timed out (local-cluster fault createError)");
     admitCreate(storeKey, obj);
+    const refusal = storeKey === "pods" ? checkPodSecurity(ctx.store.get("namespaces", undefined, r.namespace ?? ""), obj.metadata.name, obj.spec) : undefined;
+    if (refusal) throw forbiddenByAdmission("pods", obj.metadata.name, refusal);
     if (q.get("dryRun") === "All") return respondObject(req, res, 201, storeKey, obj, url);
     if (r.namespace) ensureNamespace(ctx.store, r.namespace);
     return respondObject(req, res, 201, storeKey, ctx.store.create(storeKey, obj), url);

@@ -1,5 +1,6 @@
 // The Job controller: creates each Job's pod from its template, follows the pod into Job status, deadlines and TTL.
 
+import { checkPodSecurity } from "./pod-security.js";
 import { generateSuffix } from "./admission.js";
 import type { Deleter } from "./deletion.js";
 import type { EventRecorder } from "./events.js";
@@ -129,6 +130,17 @@ export class JobController {
       spec: structuredClone(template.spec),
       status: { phase: "Pending", qosClass: "BestEffort" },
     };
+    // Pod Security admission refuses the controller's create as it would anyone's: the Job stays, podless, with FailedCreate events.
+    const refusal = checkPodSecurity(this.opts.store.get("namespaces", undefined, j.namespace), name, pod.spec);
+    if (refusal) {
+      this.opts.events.record(job, "Warning", "FailedCreate", `Error creating: ${refusal}`, "job-controller");
+      clearTimeout(j.retryTimer);
+      j.retryTimer = setTimeout(() => {
+        j.retryTimer = undefined;
+        this.createPod(j);
+      }, 10_000);
+      return;
+    }
     this.opts.store.create("pods", pod);
     this.opts.events.record(job, "Normal", "SuccessfulCreate", `Created pod: ${name}`, "job-controller");
   }

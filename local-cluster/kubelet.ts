@@ -1,6 +1,7 @@
 // The node: runs every Pod object as a podman pod, mirrors podman's container state into pod status, applies pod faults.
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
+import { describeSelectorMismatch, matchesNode } from "./node-match.js";
 import { CLAIMS_STORE_KEY, listPodClaimNames, type ClaimStorage } from "./claims.js";
 import type { EventRecorder } from "./events.js";
 import type { FaultInjector } from "./faults.js";
@@ -253,6 +254,8 @@ export class Kubelet {
     if (!this.alive(rt, "scheduling")) return;
     await this.waitForClaims(rt);
     if (!this.alive(rt, "scheduling")) return;
+    if (!this.opts.nodes) await this.waitForMatchingNode(rt);
+    if (!this.alive(rt, "scheduling")) return;
     const current = this.current(rt);
     const node = current && this.opts.nodes ? await this.opts.nodes.schedule(current) : { name: NODE_NAME, ip: "10.0.0.1" };
     if (!node || !this.alive(rt, "scheduling")) return;
@@ -312,6 +315,25 @@ export class Kubelet {
     }
   }
 
+  /**
+   * The scheduler's NodeAffinity check in the static mode: a pod whose nodeSelector (or required node affinity) the
+   * one node's labels do not meet stays Pending and Unschedulable, with a FailedScheduling event every 5 s, as with
+   * no cluster autoscaler to add a node that would.
+   */
+  private async waitForMatchingNode(rt: PodRuntime): Promise<void> {
+    for (;;) {
+      const pod = this.current(rt);
+      const nodes = this.opts.store.list("nodes");
+      if (!pod || !this.alive(rt, "scheduling") || nodes.some((node) => matchesNode(pod, node.metadata.labels ?? {}))) return;
+      const message = describeSelectorMismatch(nodes.length);
+      const updated = this.mutatePod(rt, (p) => {
+        p.status.conditions = setCondition(p.status.conditions, "PodScheduled", "False", "Unschedulable", message);
+      });
+      if (updated) this.opts.events.record(updated, "Warning", "FailedScheduling", message, "default-scheduler");
+      await this.sleep(rt, 5000);
+    }
+  }
+
   /** The host directory of each claim the pod names, made on first use; undefined (and a FailedMount event) when one went away. */
   private async mountClaims(rt: PodRuntime, pod: KubeObject): Promise<Record<string, string> | undefined> {
     const claims = this.opts.claims;
@@ -336,11 +358,24 @@ export class Kubelet {
     return dirs;
   }
 
-  /** Checks each image locally (nothing is ever pulled); on a missing image or the fault, ErrImagePull then ImagePullBackOff. */
+  /**
+   * Checks each image locally (nothing is ever pulled); on a missing image or the fault, ErrImagePull then
+   * ImagePullBackOff. A pod that names imagePullSecrets pulls from the private registry they are for: a Secret
+   * missing from its namespace fails the pull as a kubelet's does (FailedToRetrieveImagePullSecret, then the
+   * registry's refusal), naming the Secret.
+   */
   private async pullImages(rt: PodRuntime, pod: KubeObject): Promise<boolean> {
     const { events, faults } = this.opts;
+    const missing = (pod.spec.imagePullSecrets ?? []).map((ref: { name?: string }) => ref.name ?? "").filter((name: string) => !this.opts.store.get("secrets", rt.namespace, name));
+    if (missing.length > 0) {
+      events.record(pod, "Warning", "FailedToRetrieveImagePullSecret", `Unable to retrieve some image pull secrets (${missing.join(", ")}); attempting to pull the image may not succeed.`);
+    }
     for (const c of listLongRunningContainers(pod.spec)) {
-      const fault = faults.take("imagePullFailure", `${rt.namespace}/${rt.name} ${c.image}`);
+      const fault =
+        faults.take("imagePullFailure", `${rt.namespace}/${rt.name} ${c.image}`) ??
+        (missing.length > 0
+          ? { message: `rpc error: code = Unknown desc = failed to pull and unpack image "${c.image}": failed to authorize: the image pull secret ${missing.join(", ")} was not found in namespace ${rt.namespace} (Unable to retrieve some image pull secrets)` }
+          : undefined);
       const present = !fault && (await this.opts.podman!.imageExists(c.image));
       if (!this.alive(rt, "pulling")) return false;
       if (present) {
@@ -360,7 +395,8 @@ export class Kubelet {
       await this.sleep(rt, this.opts.imageBackOffSeconds * 1000);
       if (!this.alive(rt, "stuck")) return false;
       const backOff = `Back-off pulling image "${c.image}"`;
-      this.setWaiting(rt, c.name, "ImagePullBackOff", backOff);
+      // Recent kubelets keep the pull's error in the back-off's message, so the reason survives ErrImagePull.
+      this.setWaiting(rt, c.name, "ImagePullBackOff", `${backOff}: ErrImagePull: ${why}`);
       events.record(pod, "Normal", "BackOff", backOff);
       events.record(pod, "Warning", "Failed", "Error: ImagePullBackOff");
       return false;

@@ -1,5 +1,6 @@
 // Scale-from-zero nodes: none until a pod needs one, a scale-up that joins after joinSeconds, a capacity per node, and no node holdSeconds after the last demand.
 
+import { describeSelectorMismatch, matchesNode } from "./node-match.js";
 import type { Deleter } from "./deletion.js";
 import type { EventRecorder } from "./events.js";
 import { setCondition } from "./pod-status.js";
@@ -58,6 +59,8 @@ interface Waiter {
   readonly namespace: string;
   readonly name: string;
   readonly request: Request;
+  /** Whether its nodeSelector and required node affinity let it onto a node of the pool (the autoscaler's template). */
+  readonly matchesPool: boolean;
   readonly resolve: (binding: NodeBinding | undefined) => void;
   /** The joining node this pod waits for. */
   planned?: PoolNode;
@@ -101,7 +104,7 @@ export function buildNodeObject(name: string, ip: string, capacity?: { cpu: stri
       uid: "",
       resourceVersion: "",
       creationTimestamp: "",
-      labels: { "kubernetes.io/hostname": name, "kubernetes.io/os": "linux", ...(capacity ? { "knotless.dev/node-pool": POOL } : {}) },
+      labels: { "kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", ...(capacity ? { "knotless.dev/node-pool": POOL } : {}) },
     },
     spec: {},
     status: {
@@ -186,6 +189,7 @@ export class NodePool {
         namespace: pod.metadata.namespace ?? "default",
         name: pod.metadata.name,
         request: { cpu: Math.round(requests.cpu * 1000), memory: requests.memory },
+        matchesPool: matchesNode(pod, buildNodeObject(`${POOL}-template`, "", { cpu: this.config.nodeCpu, memory: this.config.nodeMemory }).metadata.labels ?? {}),
         resolve,
       });
       this.place();
@@ -209,6 +213,11 @@ export class NodePool {
     if (this.stopped) return;
     for (const w of [...this.waiters]) {
       const ready = [...this.nodes.values()].filter((n) => n.ready);
+      if (!w.matchesPool) {
+        // No node of the pool, there or to come, has the labels it asks for: the autoscaler says so once.
+        this.report(w, describeSelectorMismatch(ready.length), { reason: "NotTriggerScaleUp", message: "pod didn't trigger scale-up: 1 node(s) didn't match Pod's node affinity/selector" });
+        continue;
+      }
       const target = ready.find((n) => this.fits(w.request, this.free(n)));
       if (target) {
         this.bind(w, target);

@@ -5,6 +5,7 @@ import { formatCommand } from "../events/format-event.js";
 import { DEFAULT_POD_IDLE_SECONDS } from "../pod/keep-alive.js";
 import { buildPlaceholderManifest } from "../k8s/placeholder-manifest.js";
 import { formatApiRequest } from "../plan/api-request.js";
+import { RESTRICTED_UID } from "../k8s/security-context.js";
 import { PLANNED_PLACEHOLDER, planKubectlCalls, type PlannedCall } from "../plan/call-plan.js";
 import type { TransportName } from "./cluster-options.js";
 import type { RunConfig } from "./resolve-config.js";
@@ -23,7 +24,7 @@ export async function renderDryRun(config: RunConfig): Promise<string> {
   lines.push("# Job manifest", "---", stringify(manifest).trimEnd(), "---");
   const { keepWarm, target, image, cpu, memory } = config.settings;
   if (keepWarm) {
-    const placeholder = buildPlaceholderManifest({ name: PLANNED_PLACEHOLDER, ...(target.namespaceFromContext ? {} : { namespace: target.namespace }), image, cpu, memory, seconds: keepWarm.seconds });
+    const placeholder = buildPlaceholderManifest({ name: PLANNED_PLACEHOLDER, ...(target.namespaceFromContext ? {} : { namespace: target.namespace }), image, cpu, memory, seconds: keepWarm.seconds, ...(config.settings.pod ? { pod: config.settings.pod } : {}) });
     lines.push("# Warm placeholder manifest (--keep-warm), left after the Job is deleted", "---", stringify(placeholder).trimEnd(), "---");
   }
   lines.push(...formatPlannedCalls(config.kubectlPath, planKubectlCalls(config.settings, config.timings), config.transport));
@@ -103,6 +104,7 @@ function describeResolvedRun(config: RunConfig): string[] {
   for (const clamp of config.clamped) lines.push(`#   limit: ${clamp}`);
   const storage = settings.ephemeralStorage;
   if (storage) lines.push(`#   ephemeral storage: ${[storage.request ? `request ${storage.request}` : "", storage.limit ? `limit ${storage.limit} (past it the kubelet evicts the pod)` : ""].filter(Boolean).join(", ")} (pod.ephemeralStorage)`);
+  lines.push(...describePodConfig(settings.pod));
   lines.push(`#   resources: cpu ${settings.cpu}, memory ${settings.memory}; run timeout ${formatDuration(settings.timeoutMs)}; shell ${settings.shell ?? "sh -e"}`);
   lines.push(`#   pod idle timeout: ${formatDuration(settings.podIdleTimeoutMs ?? DEFAULT_POD_IDLE_SECONDS * 1000)} (the pod stops itself when no runner exec has run for that long)`);
   if (!config.notMatched) {
@@ -115,6 +117,23 @@ function describeResolvedRun(config: RunConfig): string[] {
   if (!config.notMatched) lines.push(...describeCaches(config), ...describeArtifacts(config));
   lines.push(`#   variables (values in the pod only): ${settings.env.map((variable) => variable.name).join(", ") || "none"}`);
   lines.push(`#   secrets (masked in all output, never shown): ${(settings.secrets ?? []).map((secret) => secret.name).join(", ") || "none"}`);
+  return lines;
+}
+
+/** The operator's pod keys (`pod` of --config), one line each; the manifest below shows them in place. */
+function describePodConfig(pod: RunConfig["settings"]["pod"]): string[] {
+  if (!pod) return [];
+  const pairs = (map: Readonly<Record<string, string>> | undefined): string => Object.entries(map ?? {}).map(([key, value]) => `${key}=${value}`).join(", ");
+  const lines = [`#   pod security: ${pod.security ?? "default"}${pod.security === "restricted" ? ` (Pod Security Standard "restricted": uid ${RESTRICTED_UID}, no capability)` : " (root with few capabilities, no privilege escalation)"}`];
+  if (pod.nodeSelector) lines.push(`#   pod.nodeSelector: ${pairs(pod.nodeSelector)}`);
+  if (pod.tolerations) lines.push(`#   pod.tolerations: ${pod.tolerations.map((t) => `${t.key ?? "*"}${t.operator === "Exists" ? "" : `=${t.value ?? ""}`}${t.effect ? `:${t.effect}` : ""}`).join(", ")}`);
+  if (pod.affinity) lines.push(`#   pod.affinity: ${Object.keys(pod.affinity).join(", ")}`);
+  if (pod.priorityClassName) lines.push(`#   pod.priorityClassName: ${pod.priorityClassName}`);
+  if (pod.runtimeClassName) lines.push(`#   pod.runtimeClassName: ${pod.runtimeClassName}`);
+  if (pod.labels) lines.push(`#   pod.labels: ${pairs(pod.labels)}`);
+  if (pod.annotations) lines.push(`#   pod.annotations: ${Object.keys(pod.annotations).join(", ")}`);
+  if (pod.imagePullSecrets) lines.push(`#   pod.imagePullSecrets: ${pod.imagePullSecrets.join(", ")} (Secrets the kubelet pulls with; the runner never reads them)`);
+  if (pod.podSpecPatch) lines.push(`#   pod.podSpecPatch: ${Object.keys(pod.podSpecPatch).join(", ")} (strategic merge, applied last)`);
   return lines;
 }
 

@@ -14,6 +14,7 @@ import type { RunOverrides } from "../run/plan-workflow-run.js";
 import type { PreparedWorkflowRun } from "../run/prepare-workflow-run.js";
 import type { Secret } from "../secrets/secret.js";
 import type { LoadedWorkflow } from "../workflow/load-workflow.js";
+import type { PodConfig } from "../config/runner-config.js";
 import { PULL_REQUEST_ACTIONS, type Trigger } from "../workflow/match-trigger.js";
 import { MAX_WORKFLOW_FILE_BYTES, readBoundedFile, readBoundedTextFile } from "../workflow/read-workflow-file.js";
 import type { ExecutorTimings } from "../executor/context.js";
@@ -155,7 +156,7 @@ function resolveHostTar(env: NodeJS.ProcessEnv): { hostTar?: HostTarSetting } {
 /** The steps of the run and where they came from: a steps file, or a workflow file planned for its trigger. */
 type StepsSource =
   | { readonly kind: "steps"; readonly steps: StepSpec[] }
-  | { readonly kind: "workflow"; readonly loaded: LoadedWorkflow; readonly trigger?: Trigger; readonly warnings: readonly string[]; readonly clamped: readonly string[] };
+  | { readonly kind: "workflow"; readonly loaded: LoadedWorkflow; readonly trigger?: Trigger; readonly warnings: readonly string[]; readonly clamped: readonly string[]; readonly pod: PodConfig };
 
 /** The trigger's text flags beyond the ref: the pull request's, and what Tangled's run variables say of the repository. */
 const TRIGGER_TEXT_FLAGS = ["prAction", "prSourceBranch", "prSourceSha", "knot", "repoDid", "repoName", "defaultBranch", "repoUrl", "pipelineId"] as const;
@@ -248,7 +249,7 @@ async function readStepsSource(raw: RawRunOptions): Promise<StepsSource> {
   const { formatWarning } = await import("../workflow/workflow-errors.js");
   const runner = await (await import("../config/read-runner-config.js")).readRunnerConfig(raw.config);
   const loaded = await loadWorkflowFile(resolve(raw.workflow!), { name: raw.workflow!, runner, ...(raw.nixery !== undefined ? { nixeryBase: raw.nixery } : {}) });
-  return { kind: "workflow", loaded, ...(trigger ? { trigger } : {}), warnings: loaded.warnings.map(formatWarning), clamped: loaded.resolved.clamped.map(formatWarning) };
+  return { kind: "workflow", loaded, ...(trigger ? { trigger } : {}), warnings: loaded.warnings.map(formatWarning), clamped: loaded.resolved.clamped.map(formatWarning), pod: runner.config.pod };
 }
 
 /** Plans the workflow's run: its caches rendered with the checkout's file hashes (none with --no-cache). */
@@ -350,6 +351,7 @@ export async function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEn
       ...readKeepWarm(raw.keepWarm, raw.maxWarm),
       ...(raw.skipWarm ? { claimWarm: false } : {}),
       ...resolveHostTar(env),
+      ...(source.kind === "workflow" ? { pod: source.pod } : {}),
       owner: resolveProcessIdentity(),
       ...(cacheRepo ? { cacheBackend: buildCacheBackend(cacheFlags, cacheRepo.repo) } : {}),
       }),

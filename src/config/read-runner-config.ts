@@ -6,7 +6,8 @@ import { readBoundedQuantity } from "../workflow/workflow-schema.js";
 import { isMapNode, isNullValue, positionAt, reportError, resolveAlias, type ReadContext } from "../workflow/read-context.js";
 import { readWorkflowFile } from "../workflow/read-workflow-file.js";
 import { makeIssue, sortIssues, WorkflowError } from "../workflow/workflow-errors.js";
-import { DEFAULT_RUNNER_CONFIG, type MicrovmImage, type RunnerConfig, type RunnerConfigSource, type RunnerLimits } from "./runner-config.js";
+import { buildPodSpecKeys, loadPodSchemas, UNUSED_POD_SCHEMAS, type PodSchemas } from "./read-pod-config.js";
+import { DEFAULT_RUNNER_CONFIG, POD_SPEC_CONFIG_KEYS, type PodSpecConfig, type MicrovmImage, type RunnerConfig, type RunnerConfigSource, type RunnerLimits } from "./runner-config.js";
 
 const readImage = readMatching(IMAGE, "a container image reference such as alpine:3.22");
 /** A Kubernetes object name (DNS-1123 subdomain), as runtimeClassName takes it. */
@@ -47,15 +48,19 @@ const LIMITS_KEYS = {
 };
 const readStorage = readMatching(QUANTITY, "a Kubernetes quantity such as 10Gi");
 const EPHEMERAL_STORAGE_KEYS = { request: field(readStorage), limit: field(readStorage) };
-const POD_KEYS = {
-  ephemeralStorage: field((ctx: ReadContext, node: unknown, at, path) => readMap(ctx, node, at, path, EPHEMERAL_STORAGE_KEYS, "a map such as {request: 2Gi, limit: 10Gi}")),
-};
-const CONFIG_KEYS = {
-  engines: field((ctx: ReadContext, node: unknown, at, path) => readMap(ctx, node, at, path, ENGINES_KEYS, "a map of engine names to their settings, such as microvm")),
-  allowPrivileged: field(readBoolean),
-  docker: field((ctx: ReadContext, node: unknown, at, path) => readMap(ctx, node, at, path, DOCKER_KEYS, "a map such as {image: docker:28-dind}")),
-  pod: field((ctx: ReadContext, node: unknown, at, path) => readMap(ctx, node, at, path, POD_KEYS, "a map of pod settings such as ephemeralStorage")),
-  limits: field((ctx: ReadContext, node: unknown, at, path) => readMap(ctx, node, at, path, LIMITS_KEYS, "a map such as {maxCpu: 4, maxMemory: 8Gi, onExceed: refuse}")),
+/** The file's keys; `schemas` check `pod.affinity` and `pod.podSpecPatch` (loaded only when the file has them). */
+const buildConfigKeys = (schemas: PodSchemas) => {
+  const podKeys = {
+    ephemeralStorage: field((ctx: ReadContext, node: unknown, at, path) => readMap(ctx, node, at, path, EPHEMERAL_STORAGE_KEYS, "a map such as {request: 2Gi, limit: 10Gi}")),
+    ...buildPodSpecKeys(schemas),
+  };
+  return {
+    engines: field((ctx: ReadContext, node: unknown, at, path) => readMap(ctx, node, at, path, ENGINES_KEYS, "a map of engine names to their settings, such as microvm")),
+    allowPrivileged: field(readBoolean),
+    docker: field((ctx: ReadContext, node: unknown, at, path) => readMap(ctx, node, at, path, DOCKER_KEYS, "a map such as {image: docker:28-dind}")),
+    pod: field((ctx: ReadContext, node: unknown, at, path) => readMap(ctx, node, at, path, podKeys, "a map of pod settings such as nodeSelector, tolerations and ephemeralStorage")),
+    limits: field((ctx: ReadContext, node: unknown, at, path) => readMap(ctx, node, at, path, LIMITS_KEYS, "a map such as {maxCpu: 4, maxMemory: 8Gi, onExceed: refuse}")),
+  };
 };
 
 /** `limits` as read, onto the default (`onExceed: refuse`, no limit). */
@@ -69,6 +74,13 @@ function readLimits(values: { maxCpu?: string; maxMemory?: string; maxTimeout?: 
   };
 }
 
+/** The pod keys that were set, in a fixed order (the dry run and the manifest read them as they are). */
+function readPodSpecConfig(values: Partial<Record<keyof PodSpecConfig, unknown>> | undefined): PodSpecConfig {
+  const config: Record<string, unknown> = {};
+  for (const key of POD_SPEC_CONFIG_KEYS) if (values?.[key] !== undefined) config[key] = values[key];
+  return config as PodSpecConfig;
+}
+
 /** Parses the text of a runner configuration file onto the defaults; throws WorkflowError (bad input) listing every problem. */
 export async function parseRunnerConfig(text: string, file: string): Promise<RunnerConfig> {
   const yaml = await import("yaml");
@@ -78,7 +90,9 @@ export async function parseRunnerConfig(text: string, file: string): Promise<Run
   for (const error of document.errors) reportError(ctx, positionAt(ctx, error.pos[0]), "", `invalid YAML: ${error.message.split("\n")[0]}`);
   if (ctx.errors.length > 0) throw new WorkflowError(ctx.errors);
   if (isNullValue(ctx, document.contents)) return DEFAULT_RUNNER_CONFIG;
-  const read = readMap(ctx, document.contents, { line: 1, column: 1 }, "", CONFIG_KEYS, "a map of runner settings such as engines and allowPrivileged");
+  const needsSchemas = document.hasIn(["pod", "affinity"]) || document.hasIn(["pod", "podSpecPatch"]);
+  const keys = buildConfigKeys(needsSchemas ? await loadPodSchemas() : UNUSED_POD_SCHEMAS);
+  const read = readMap(ctx, document.contents, { line: 1, column: 1 }, "", keys, "a map of runner settings such as engines and allowPrivileged");
   const microvm = read?.values.engines?.values.microvm;
   const images = { ...DEFAULT_RUNNER_CONFIG.engines.microvm.images, ...microvm?.values.images };
   const defaultImage = microvm?.values.defaultImage ?? DEFAULT_RUNNER_CONFIG.engines.microvm.defaultImage;
@@ -97,7 +111,10 @@ export async function parseRunnerConfig(text: string, file: string): Promise<Run
     allowPrivileged: read.values.allowPrivileged ?? DEFAULT_RUNNER_CONFIG.allowPrivileged,
     docker: { image: read.values.docker?.values.image ?? DEFAULT_RUNNER_CONFIG.docker.image },
     limits: readLimits(read.values.limits?.values),
-    pod: storage === undefined || (request === undefined && limit === undefined) ? {} : { ephemeralStorage: { ...(request !== undefined ? { request } : {}), ...(limit !== undefined ? { limit } : {}) } },
+    pod: {
+      ...(storage === undefined || (request === undefined && limit === undefined) ? {} : { ephemeralStorage: { ...(request !== undefined ? { request } : {}), ...(limit !== undefined ? { limit } : {}) } }),
+      ...readPodSpecConfig(read.values.pod?.values),
+    },
   };
 }
 

@@ -1,4 +1,5 @@
 // What every part of the Kubernetes executor is handed: typed settings, the cluster, the event emitter.
+import type { PodSpecConfig } from "../config/runner-config.js";
 import type { CancelledError } from "../errors.js";
 import type { RunEventInput } from "../events/run-events.js";
 import type { ClusterTarget } from "../cluster/cluster.js";
@@ -83,6 +84,11 @@ export interface ExecutorSettings {
   readonly ephemeralStorage?: { readonly request?: string; readonly limit?: string };
   /** The workflow's `services:`: containers in the run's pod, each ready before the first step; absent or empty: none. */
   readonly services?: readonly ServiceSpec[];
+  /**
+   * The operator's pod keys (`pod` of --config: placement, labels, annotations, pull secrets, security profile,
+   * podSpecPatch), for the run's pod and its warm placeholders; absent: none, the default hardening.
+   */
+  readonly pod?: PodSpecConfig;
 }
 
 /** `--cache-dir` (the default, a directory on this host) or `--cache-pvc` (a PersistentVolumeClaim mounted into the pod). */
@@ -119,6 +125,11 @@ export interface ExecutorTimings {
   readonly podPollMs: readonly number[];
   /** While waiting for the pod: its (or, before it exists, the Job's) events are first read this long after the wait began... */
   readonly podEventsAfterMs: number;
+  /**
+   * How long no node's labels may fail the pod's node selector or affinity, with no autoscaler adding one
+   * (TriggeredScaleUp), before the run fails as pod-config; a NotTriggerScaleUp fails it at once.
+   */
+  readonly unplaceableGraceMs: number;
   /** ...and then at most this often (each read is one more API call). */
   readonly podEventsEveryMs: number;
   /** Pending progress that has not changed is reported again this often, so a long wait still shows signs of life. */
@@ -158,6 +169,7 @@ export const DEFAULT_TIMINGS: ExecutorTimings = {
   timedOutOutputMs: 30_000,
   podPollMs: [250, 250, 250, 250, 500, 500, 1000, 1000, 2000],
   podEventsAfterMs: 1000,
+  unplaceableGraceMs: 20_000,
   podEventsEveryMs: 4000,
   podProgressRepeatMs: 10_000,
   runDeadlineGraceMs: 30_000,

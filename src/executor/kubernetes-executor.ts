@@ -53,7 +53,7 @@ function loadRunModules(): Promise<[typeof import("./wait-for-pod.js"), typeof i
 /** Builds the manifest the executor will create; exported so dry runs print exactly the same one. */
 export function buildRunManifest(ctx: Pick<ExecutorContext, "settings">, createToken: string, serviceMode: ServiceMode = "sidecar"): IJob {
   const s = ctx.settings;
-  const services = (s.services ?? []).map((service) => buildServiceContainer(service, serviceMode));
+  const services = (s.services ?? []).map((service) => buildServiceContainer(service, serviceMode, s.pod?.security));
   const beside = [...(s.dockerDaemon ? [buildDockerDaemonContainer(s.dockerDaemon.image)] : []), ...(serviceMode === "container" ? services : [])];
   return buildJobManifest({
     jobName: s.jobName,
@@ -72,6 +72,7 @@ export function buildRunManifest(ctx: Pick<ExecutorContext, "settings">, createT
     ...(s.ephemeralStorage ? { ephemeralStorage: s.ephemeralStorage } : {}),
     ...(beside.length > 0 ? { extraContainers: beside } : {}),
     ...(serviceMode === "sidecar" && services.length > 0 ? { initContainers: services } : {}),
+    ...(s.pod ? { pod: s.pod } : {}),
   });
 }
 
@@ -350,7 +351,7 @@ export class KubernetesExecutor implements Executor {
   /** --keep-warm: a placeholder of the run's size and image keeps the node the run had; a failure is a warning, never the run's. */
   async #keepWarm(keepWarm: { seconds: number; maxWarm: number }): Promise<string> {
     const { settings, cluster, emit } = this.#ctx;
-    const left = await leaveWarmPlaceholder({ cluster, target: settings.target }, { ...keepWarm, cpu: settings.cpu, memory: settings.memory, image: settings.image });
+    const left = await leaveWarmPlaceholder({ cluster, target: settings.target }, { ...keepWarm, cpu: settings.cpu, memory: settings.memory, image: settings.image, ...(settings.pod ? { pod: settings.pod } : {}) });
     if (!left.ok) emit({ kind: "notice", level: "warning", message: left.detail });
     return left.detail;
   }

@@ -6,6 +6,7 @@ import { describeRefusal } from "../cluster/refusal.js";
 import { CancelledError, InfraError } from "../errors.js";
 import { buildRunSelector } from "../k8s/labels.js";
 import { classifyPod, isImagePullFailing, pickRunPod, type PodState } from "../k8s/pod-state.js";
+import { describePlacement, findAdmissionRefusal, findAutoscalerVerdict, isSelectorMismatch, type AutoscalerVerdict } from "../k8s/unplaceable.js";
 import type { ExecutorContext } from "./context.js";
 import type { RunPod } from "./executor.js";
 import { openPodWatchView, type PodWatchView } from "./pod-watch-view.js";
@@ -30,10 +31,11 @@ export async function readRunPod(ctx: ExecutorContext): Promise<{ pod: IPod | un
 }
 
 /**
- * The newest event of an object, as `Reason: message`, or undefined when there is none or it cannot be read now.
- * A refusal (403, 401) throws: a credential without the permission would otherwise hide every Pending reason.
+ * The newest event of an object, as `Reason: message`, and the autoscaler's word on it; both undefined when there is
+ * none or they cannot be read now. A refusal (403, 401) throws: a credential without the permission would otherwise
+ * hide every Pending reason.
  */
-async function readLatestEvent(ctx: ExecutorContext, kind: "Pod" | "Job", name: string): Promise<string | undefined> {
+async function readLatestEvent(ctx: ExecutorContext, kind: "Pod" | "Job", name: string): Promise<{ latest?: string; autoscaler?: AutoscalerVerdict }> {
   let events: IEvent[];
   try {
     events = await ctx.cluster.listEvents(ctx.settings.target.namespace, { kind, name }, { signal: ctx.signal });
@@ -41,12 +43,27 @@ async function readLatestEvent(ctx: ExecutorContext, kind: "Pod" | "Job", name: 
     if (ctx.signal.aborted) throw new CancelledError();
     const denied = describeRefusal(error, `cannot read the events of ${kind} ${name}`);
     if (denied) throw denied;
-    return undefined;
+    return {};
   }
   if (ctx.signal.aborted) throw new CancelledError();
   const stamp = (e: IEvent): string => e.lastTimestamp ?? e.eventTime ?? e.metadata?.creationTimestamp ?? "";
   const latest = [...events].sort((a, b) => stamp(a).localeCompare(stamp(b))).at(-1);
-  return latest ? `${latest.reason ?? "Event"}: ${latest.message ?? ""}`.trim() : undefined;
+  const autoscaler = findAutoscalerVerdict(events);
+  return { ...(latest ? { latest: `${latest.reason ?? "Event"}: ${latest.message ?? ""}`.trim() } : {}), ...(autoscaler ? { autoscaler } : {}) };
+}
+
+/**
+ * Throws InfraError pod-config for a pod no node will take: the autoscaler said it will not add one
+ * (NotTriggerScaleUp), or no node's labels meet its selector for `unplaceableGraceMs` with no autoscaler adding one.
+ */
+function checkPlaceable(ctx: ExecutorContext, pod: IPod | undefined, name: string, mismatchForMs: number, autoscaler: AutoscalerVerdict | undefined): void {
+  if (autoscaler?.kind === "not-scaling-up") {
+    throw new InfraError("pod-config", `pod ${name} cannot be placed: the cluster autoscaler will not add a node for its ${describePlacement(pod)}: NotTriggerScaleUp: ${autoscaler.message}`);
+  }
+  if (isSelectorMismatch(pod) && mismatchForMs >= ctx.timings.unplaceableGraceMs && autoscaler?.kind !== "scaling-up") {
+    const message = pod?.status?.conditions?.find((condition) => condition.type === "PodScheduled")?.message ?? "";
+    throw new InfraError("pod-config", `pod ${name} cannot be scheduled: no node matches its ${describePlacement(pod)}, and no autoscaler added one in ${Math.round(mismatchForMs / 1000)}s: Unschedulable: ${message}`);
+  }
 }
 
 /**
@@ -69,6 +86,8 @@ async function followPod(ctx: ExecutorContext, view: PodWatchView, deadlineAt: n
   let pullFailingSince: number | undefined;
   let lastEventRead = 0;
   let lastEvent: string | undefined;
+  let autoscaler: AutoscalerVerdict | undefined;
+  let mismatchSince: number | undefined;
   let lastProgress = 0;
   let lastSummary = "";
   let state: PodState = { kind: "absent" };
@@ -96,8 +115,15 @@ async function followPod(ctx: ExecutorContext, view: PodWatchView, deadlineAt: n
       if (now - lastEventRead >= podEventsEveryMs && now - started >= podEventsAfterMs) {
         lastEventRead = now;
         const subject = state.kind === "pending" ? { kind: "Pod" as const, name: state.name } : { kind: "Job" as const, name: ctx.settings.jobName };
-        lastEvent = (await readLatestEvent(ctx, subject.kind, subject.name)) ?? lastEvent;
+        const events = await readLatestEvent(ctx, subject.kind, subject.name);
+        lastEvent = events.latest ?? lastEvent;
+        const refusal = subject.kind === "Job" ? findAdmissionRefusal(events.latest) : undefined;
+        if (refusal) throw new InfraError("pod-config", `the cluster refused the run's pod at create (admission): ${refusal}`);
+        autoscaler = events.autoscaler ?? autoscaler;
       }
+      if (isSelectorMismatch(read.pod)) mismatchSince ??= now;
+      else mismatchSince = undefined;
+      if (state.kind === "pending") checkPlaceable(ctx, read.pod, state.name, mismatchSince === undefined ? 0 : now - mismatchSince, autoscaler);
       const summary = describePending(state, lastEvent);
       if (summary !== lastSummary || now - lastProgress >= podProgressRepeatMs) {
         lastSummary = summary;

@@ -5,7 +5,9 @@ import { formatRepoMount, PVC_CACHE_VOLUME } from "../cache/pvc-layout.js";
 import { buildKeepAliveScript, DEFAULT_POD_IDLE_SECONDS } from "../pod/keep-alive.js";
 import { POD_VOLUMES, POD_WORK_DIR } from "../pod/paths.js";
 import { RUN_CONTAINER } from "./names.js";
+import type { PodSpecConfig } from "../config/runner-config.js";
 import { buildPodSecurityContext, buildRunContainerSecurityContext } from "./security-context.js";
+import { applyOperatorPodConfig } from "./operator-pod-config.js";
 import { CREATE_TOKEN_ANNOTATION, MANAGED_BY_LABEL, MANAGED_BY_VALUE, OWNER_ANNOTATION, POD_IDLE_TIMEOUT_ANNOTATION, RUN_ID_ANNOTATION, RUN_ID_LABEL } from "./labels.js";
 import { formatProcessIdentity, type ProcessIdentity } from "./owner.js";
 
@@ -47,6 +49,11 @@ export interface JobManifestInput {
   readonly extraContainers?: readonly IContainer[];
   /** Init containers, started before the run container: the services as native sidecars (restartPolicy Always). */
   readonly initContainers?: readonly IContainer[];
+  /**
+   * The operator's pod keys (`pod` of --config, settings.pod): placement, labels and annotations under the runner's
+   * own, pull secrets, the security profile, and podSpecPatch applied last. Absent: none, the default profile.
+   */
+  readonly pod?: PodSpecConfig;
 }
 
 /**
@@ -56,7 +63,8 @@ export interface JobManifestInput {
  */
 export function buildJobManifest(input: JobManifestInput): IJob {
   const idleSeconds = input.podIdleSeconds ?? DEFAULT_POD_IDLE_SECONDS;
-  const labels = { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE, [RUN_ID_LABEL]: input.runIdLabel };
+  const pod = input.pod ?? {};
+  const labels = { ...pod.labels, [MANAGED_BY_LABEL]: MANAGED_BY_VALUE, [RUN_ID_LABEL]: input.runIdLabel };
   return {
     apiVersion: "batch/v1",
     kind: "Job",
@@ -67,6 +75,7 @@ export function buildJobManifest(input: JobManifestInput): IJob {
       // No heartbeat annotation yet: until the first refresh, the Job's creationTimestamp is its heartbeat, so the
       // manifest stays a function of the settings alone.
       annotations: {
+        ...pod.annotations,
         [RUN_ID_ANNOTATION]: input.runId,
         [CREATE_TOKEN_ANNOTATION]: input.createToken,
         ...(input.owner ? { [OWNER_ANNOTATION]: formatProcessIdentity(input.owner) } : {}),
@@ -82,14 +91,14 @@ export function buildJobManifest(input: JobManifestInput): IJob {
         metadata: {
           labels,
           // The run's node must not be scaled away under it.
-          annotations: { "cluster-autoscaler.kubernetes.io/safe-to-evict": "false", [POD_IDLE_TIMEOUT_ANNOTATION]: String(idleSeconds) },
+          annotations: { ...pod.annotations, "cluster-autoscaler.kubernetes.io/safe-to-evict": "false", [POD_IDLE_TIMEOUT_ANNOTATION]: String(idleSeconds) },
         },
-        spec: {
+        spec: applyOperatorPodConfig(pod, {
           restartPolicy: "Never",
           automountServiceAccountToken: false,
           enableServiceLinks: false,
           terminationGracePeriodSeconds: TERMINATION_GRACE_SECONDS,
-          securityContext: buildPodSecurityContext(),
+          securityContext: buildPodSecurityContext(pod.security),
           ...(input.placement?.nodeSelector ? { nodeSelector: { ...input.placement.nodeSelector } } : {}),
           ...(input.placement?.runtimeClassName ? { runtimeClassName: input.placement.runtimeClassName } : {}),
           ...(input.initContainers && input.initContainers.length > 0 ? { initContainers: [...input.initContainers] } : {}),
@@ -100,7 +109,7 @@ export function buildJobManifest(input: JobManifestInput): IJob {
               imagePullPolicy: "IfNotPresent",
               command: ["sh", "-c", buildKeepAliveScript(idleSeconds)],
               workingDir: POD_WORK_DIR,
-              securityContext: buildRunContainerSecurityContext(),
+              securityContext: buildRunContainerSecurityContext(pod.security),
               resources: {
                 requests: { cpu: input.cpu, memory: input.memory, ...(input.ephemeralStorage?.request ? { "ephemeral-storage": input.ephemeralStorage.request } : {}) },
                 limits: { memory: input.memory, ...(input.ephemeralStorage?.limit ? { "ephemeral-storage": input.ephemeralStorage.limit } : {}) },
@@ -116,7 +125,7 @@ export function buildJobManifest(input: JobManifestInput): IJob {
             ...POD_VOLUMES.map(({ name, medium }) => ({ name, emptyDir: medium ? { medium } : {} })),
             ...(input.cacheClaim === undefined ? [] : [{ name: PVC_CACHE_VOLUME, persistentVolumeClaim: { claimName: input.cacheClaim.claim } }]),
           ],
-        },
+        }),
       },
     },
   };

@@ -1,7 +1,9 @@
 // Builds a warm placeholder's batch/v1 Job manifest: a pure function of its size, image and duration.
 import type { IJob } from "kubernetes-models/batch/v1/Job";
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, ROLE_LABEL, WARM_ROLE } from "./labels.js";
-import { buildPlaceholderSecurityContext, buildPodSecurityContext } from "./security-context.js";
+import type { PodSpecConfig } from "../config/runner-config.js";
+import { applyOperatorPlacement } from "./operator-pod-config.js";
+import { buildPlaceholderSecurityContext, buildPodSecurityContext, buildRestrictedContainerSecurityContext } from "./security-context.js";
 
 /** Placeholders are named by slot, `knotless-warm-0` to `knotless-warm-<max-1>`: the names bound how many there can be. */
 export const PLACEHOLDER_NAME_PREFIX = "knotless-warm-";
@@ -24,6 +26,12 @@ export interface PlaceholderManifestInput {
   readonly memory: string;
   /** How long it holds the node: its Job's activeDeadlineSeconds, counted from the Job's start. */
   readonly seconds: number;
+  /**
+   * The runs' pod keys (settings.pod): the placeholder goes where its runs go (nodeSelector, tolerations, affinity,
+   * priority and runtime class), pulls with their secrets, carries their labels and annotations and meets their
+   * security profile; podSpecPatch is the run pod's alone.
+   */
+  readonly pod?: PodSpecConfig;
 }
 
 /** `knotless-warm-<slot>`. */
@@ -37,7 +45,8 @@ export function buildPlaceholderName(slot: number): string {
  * it. Its shape is pinned by the golden fixtures test/fixtures/manifests/placeholder-*.json.
  */
 export function buildPlaceholderManifest(input: PlaceholderManifestInput): IJob {
-  const labels = { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE, [ROLE_LABEL]: WARM_ROLE };
+  const pod = input.pod ?? {};
+  const labels = { ...pod.labels, [MANAGED_BY_LABEL]: MANAGED_BY_VALUE, [ROLE_LABEL]: WARM_ROLE };
   return {
     apiVersion: "batch/v1",
     kind: "Job",
@@ -45,6 +54,7 @@ export function buildPlaceholderManifest(input: PlaceholderManifestInput): IJob 
       name: input.name,
       ...(input.namespace === undefined ? {} : { namespace: input.namespace }),
       labels,
+      ...(pod.annotations ? { annotations: { ...pod.annotations } } : {}),
     },
     spec: {
       backoffLimit: 0,
@@ -56,28 +66,28 @@ export function buildPlaceholderManifest(input: PlaceholderManifestInput): IJob 
         metadata: {
           labels,
           // It is there to hold the node: an autoscaler must not scale the node away under it.
-          annotations: { "cluster-autoscaler.kubernetes.io/safe-to-evict": "false" },
+          annotations: { ...pod.annotations, "cluster-autoscaler.kubernetes.io/safe-to-evict": "false" },
         },
-        spec: {
+        spec: applyOperatorPlacement(pod, {
           restartPolicy: "Never",
           automountServiceAccountToken: false,
           enableServiceLinks: false,
           terminationGracePeriodSeconds: PLACEHOLDER_GRACE_SECONDS,
-          securityContext: buildPodSecurityContext(),
+          securityContext: buildPodSecurityContext(pod.security),
           containers: [
             {
               name: PLACEHOLDER_CONTAINER,
               image: input.image,
               imagePullPolicy: "IfNotPresent",
               command: ["sh", "-c", `trap 'exit 0' TERM INT; sleep ${input.seconds} & wait`],
-              securityContext: buildPlaceholderSecurityContext(),
+              securityContext: pod.security === "restricted" ? buildRestrictedContainerSecurityContext() : buildPlaceholderSecurityContext(),
               resources: {
                 requests: { cpu: input.cpu, memory: input.memory },
                 limits: { memory: input.memory },
               },
             },
           ],
-        },
+        }),
       },
     },
   };

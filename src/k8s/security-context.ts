@@ -1,6 +1,14 @@
 // The run container's default hardening: what a CI step running as root keeps, and what it loses (README, "Hardening").
 import type { IPodSecurityContext } from "kubernetes-models/v1/PodSecurityContext";
 import type { ISecurityContext } from "kubernetes-models/v1/SecurityContext";
+import type { PodSecurityProfile } from "../config/runner-config.js";
+
+/**
+ * The user and group every container of a `restricted` pod runs as (Pod Security Standard "restricted" wants a
+ * non-root user; a number, since the kubelet cannot check a name is not root). The volumes belong to this group
+ * (fsGroup), so the helper and the steps write /work, /outputs and the runner's directory as this user.
+ */
+export const RESTRICTED_UID = 1000;
 
 /**
  * The capabilities the run container keeps after dropping ALL, each measured on debian:bookworm-slim with podman
@@ -15,8 +23,14 @@ import type { ISecurityContext } from "kubernetes-models/v1/SecurityContext";
  */
 export const RUN_CONTAINER_CAPABILITIES: readonly string[] = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "KILL", "SETGID", "SETUID"];
 
-/** The pod's securityContext: the container runtime's default seccomp profile (the dangerous syscalls refused). */
-export function buildPodSecurityContext(): IPodSecurityContext {
+/**
+ * The pod's securityContext: the container runtime's default seccomp profile (the dangerous syscalls refused); under
+ * `restricted`, a non-root user and group and the volumes' group too.
+ */
+export function buildPodSecurityContext(profile: PodSecurityProfile = "default"): IPodSecurityContext {
+  if (profile === "restricted") {
+    return { runAsNonRoot: true, runAsUser: RESTRICTED_UID, runAsGroup: RESTRICTED_UID, fsGroup: RESTRICTED_UID, seccompProfile: { type: "RuntimeDefault" } };
+  }
   return { seccompProfile: { type: "RuntimeDefault" } };
 }
 
@@ -24,8 +38,14 @@ export function buildPodSecurityContext(): IPodSecurityContext {
  * The run container's securityContext: no privilege escalation (no_new_privs: a setuid binary does not raise a
  * step's privileges) and only RUN_CONTAINER_CAPABILITIES.
  */
-export function buildRunContainerSecurityContext(): ISecurityContext {
+export function buildRunContainerSecurityContext(profile: PodSecurityProfile = "default"): ISecurityContext {
+  if (profile === "restricted") return buildRestrictedContainerSecurityContext();
   return { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"], add: [...RUN_CONTAINER_CAPABILITIES] } };
+}
+
+/** A container of a `restricted` pod: no capability, no escalation, never root (Pod Security Standard "restricted"). */
+export function buildRestrictedContainerSecurityContext(): ISecurityContext {
+  return { allowPrivilegeEscalation: false, runAsNonRoot: true, capabilities: { drop: ["ALL"] } };
 }
 
 /** A warm placeholder's securityContext: it only sleeps, so it keeps no capability at all. */

@@ -2,6 +2,7 @@
 import type { IContainer } from "kubernetes-models/v1/Container";
 import type { ServerVersion } from "../cluster/cluster.js";
 import type { EnvVar, ServiceReadiness, WorkflowService } from "../workflow/workflow-types.js";
+import type { PodSecurityProfile } from "../config/runner-config.js";
 import { buildRunContainerSecurityContext } from "./security-context.js";
 
 /** One service as a run carries it: what the manifest and the readiness wait need, no file positions. */
@@ -49,9 +50,10 @@ export function chooseServiceMode(version: ServerVersion): ServiceMode {
  * capabilities: an image that starts as root and drops to its own user, as database images do, needs SETUID and
  * SETGID). Its readiness becomes a readinessProbe the kubelet runs every second: `tcp` connects to the pod's IP (so
  * the service must listen on all addresses, as images do by default), `exec` runs in the service's container. The
- * runner enforces the timeout itself, from the pod's status (src/executor/wait-for-services.ts).
+ * runner enforces the timeout itself, from the pod's status (src/executor/wait-for-services.ts). Under the `restricted`
+ * profile a service runs as the run container does (non-root, no capability), or admission would refuse the pod.
  */
-export function buildServiceContainer(service: ServiceSpec, mode: ServiceMode): IContainer {
+export function buildServiceContainer(service: ServiceSpec, mode: ServiceMode, profile: PodSecurityProfile = "default"): IContainer {
   const readiness = service.readiness;
   const probe = readiness === undefined ? undefined : readiness.kind === "tcp" ? { tcpSocket: { port: readiness.port } } : { exec: { command: [...readiness.command] } };
   return {
@@ -64,6 +66,6 @@ export function buildServiceContainer(service: ServiceSpec, mode: ServiceMode): 
     ...(service.env.length > 0 ? { env: service.env.map(({ name, value }) => ({ name, value })) } : {}),
     ...(service.ports.length > 0 ? { ports: service.ports.map((port) => ({ containerPort: port, protocol: "TCP" })) } : {}),
     ...(probe ? { readinessProbe: { ...probe, periodSeconds: SERVICE_PROBE_PERIOD_SECONDS, timeoutSeconds: 1, successThreshold: 1, failureThreshold: 1 } } : {}),
-    securityContext: buildRunContainerSecurityContext(),
+    securityContext: buildRunContainerSecurityContext(profile),
   };
 }

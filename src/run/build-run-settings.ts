@@ -1,5 +1,6 @@
 // Maps one planned run (a workflow's plan, or a steps file's steps) and the host's choices to the RunSettings runWorkflow takes.
 import type { ArtifactSpec } from "../artifacts/artifact-types.js";
+import type { PodConfig } from "../config/runner-config.js";
 import type { CacheBackend } from "../executor/context.js";
 import type { StepSpec } from "../input/steps-file.js";
 import type { ClusterTarget } from "../cluster/cluster.js";
@@ -38,6 +39,11 @@ export interface RunSettingsInput {
   readonly owner?: ProcessIdentity;
   /** Where the plan's caches live; without it the run has no caches (each declared one is then simply not used). */
   readonly cacheBackend?: CacheBackend;
+  /**
+   * The runner configuration's `pod` (RunnerConfig.pod, from --config): its keys become settings.pod (its
+   * ephemeralStorage reaches the run through the plan). Absent: none.
+   */
+  readonly pod?: PodConfig;
 }
 
 /** The run's settings. Pure: the job name and run-id label derive from the run id; the plan's fields win over the defaults. */
@@ -75,6 +81,7 @@ export function buildRunSettings(input: RunSettingsInput): RunSettings & { reado
           }
         : { image: plan.image, ...fallback, steps: plan.steps, env: [] };
   const caches = plan?.matched && plan.caches.length > 0 && input.cacheBackend ? { caches: plan.caches, cacheBackend: input.cacheBackend } : {};
+  const { ephemeralStorage: _planned, ...pod } = input.pod ?? {};
   const artifacts: { artifacts?: ArtifactSpec[] } = plan?.matched && plan.artifacts.length > 0 ? { artifacts: plan.artifacts } : {};
   return {
     runId,
@@ -98,5 +105,6 @@ export function buildRunSettings(input: RunSettingsInput): RunSettings & { reado
     ...(input.owner ? { owner: input.owner } : {}),
     ...caches,
     ...artifacts,
+    ...(Object.keys(pod).length > 0 ? { pod } : {}),
   };
 }

@@ -1,6 +1,7 @@
 // `run --keep-warm`: after the run's Job is deleted, leave a placeholder of the run's size that holds its node.
 import { formatDuration } from "../config/duration.js";
 import { describeError } from "../errors.js";
+import type { PodSpecConfig } from "../config/runner-config.js";
 import type { WarmDeps } from "./warm-deps.js";
 import { topUpPlaceholders } from "./top-up.js";
 
@@ -10,6 +11,8 @@ export interface KeepWarmSpec {
   readonly cpu: string;
   readonly memory: string;
   readonly image: string;
+  /** The run's pod keys: the placeholder goes where the run's pods go (WarmSpec.pod). */
+  readonly pod?: PodSpecConfig;
 }
 
 /**

@@ -3,6 +3,7 @@ import { formatDuration } from "../config/duration.js";
 import { AlreadyExistsError, ClusterError, ConfigError, ForbiddenError, UnavailableError } from "../cluster/errors.js";
 import { describeError, InfraError, InputError } from "../errors.js";
 import { buildPlaceholderSelector } from "../k8s/labels.js";
+import type { PodSpecConfig } from "../config/runner-config.js";
 import { buildPlaceholderManifest } from "../k8s/placeholder-manifest.js";
 import { runWarmCall, type WarmDeps } from "./warm-deps.js";
 import { coversRequest, isLive, listFreeSlotNames, readPlaceholders, type Placeholder } from "./placeholder.js";
@@ -17,6 +18,8 @@ export interface WarmSpec {
   readonly cpu: string;
   readonly memory: string;
   readonly image: string;
+  /** The runs' pod keys (settings.pod): placement, pull secrets, labels, security profile (PlaceholderManifestInput.pod). */
+  readonly pod?: PodSpecConfig;
   /**
    * Only placeholders that last at least this long from now count toward `count`; when no slot is free, the one that
    * ends first is replaced (claimed, then made anew for `seconds`). `run --keep-warm` uses it; default 0: any live one counts.
@@ -78,6 +81,7 @@ async function createSlot(deps: WarmDeps, spec: WarmSpec, name: string): Promise
     cpu: spec.cpu,
     memory: spec.memory,
     seconds: spec.seconds,
+    ...(spec.pod ? { pod: spec.pod } : {}),
   });
   try {
     await runWarmCall(deps, (options) => deps.cluster.createJob(target.namespaceFromContext ? undefined : target.namespace, manifest, options));

@@ -157,6 +157,9 @@ export function resolveWorkflow(workflow: Workflow, options: ResolveOptions = {}
   if (workflow.docker !== undefined && !source.config.allowPrivileged) {
     errors.push(makeIssue(workflow.file, workflow.docker, "virtualisation.docker", `needs a privileged container (the Docker daemon), which this runner does not allow; the operator allows it with ${describeSetting(source, "allowPrivileged: true")}`));
   }
+  if (workflow.docker !== undefined && source.config.allowPrivileged && source.config.pod.security === "restricted") {
+    errors.push(makeIssue(workflow.file, workflow.docker, "virtualisation.docker", `needs a privileged container (the Docker daemon), which ${describeSetting(source, "pod.security: restricted")} forbids (Pod Security Standard "restricted"); use a runner configured with the default profile`));
+  }
   const limited = applyLimits(workflow, source);
   errors.push(...limited.errors);
   const installStep = workflow.nix !== undefined && nixImage !== false ? [{ name: NIX_INSTALL_STEP_NAME, command: buildNixInstallScript(workflow.nix), env: [], source: `${workflow.file}:${workflow.nix.position.line}` }] : [];

@@ -69,6 +69,23 @@ describe("resolveRunConfig", () => {
     assert.match(text, /-gt 20 \]; then/);
   });
 
+  it("takes --config's pod keys into settings.pod, the dry run printing each and the manifest carrying them", async () => {
+    const { dir, options } = workspace();
+    const workflow = join(dir, "w.yml");
+    writeFileSync(workflow, "engine: kubernetes\nimage: busybox:1.36\nsteps:\n  - name: a\n    command: echo hi\n");
+    const config = join(dir, "ops.yml");
+    writeFileSync(config, "pod:\n  nodeSelector: {pool: ci}\n  imagePullSecrets: [registry-credentials]\n  security: restricted\n  podSpecPatch: {hostAliases: [{ip: 10.0.0.5, hostnames: [registry.local]}]}\n");
+    const { steps: _steps, image: _image, ...rest } = options;
+    const resolved = await resolveRunConfig({ ...rest, workflow, config, namespace: "ci", dryRun: true }, {});
+    assert.deepEqual(resolved.settings.pod, { nodeSelector: { pool: "ci" }, imagePullSecrets: ["registry-credentials"], security: "restricted", podSpecPatch: { hostAliases: [{ ip: "10.0.0.5", hostnames: ["registry.local"] }] } });
+    const text = await renderDryRun(resolved);
+    assert.match(text, /^# {3}pod security: restricted \(Pod Security Standard "restricted": uid 1000, no capability\)$/m);
+    assert.match(text, /^# {3}pod\.nodeSelector: pool=ci$/m);
+    assert.match(text, /^# {3}pod\.imagePullSecrets: registry-credentials \(Secrets the kubelet pulls with; the runner never reads them\)$/m);
+    assert.match(text, /^ {6}imagePullSecrets:\n {8}- name: registry-credentials$/m);
+    assert.match(text, /^ {6}hostAliases:$/m);
+  });
+
   it("takes kubectl from KNOTLESS_KUBECTL unless --kubectl is given", async () => {
     const { options } = workspace();
     assert.equal((await resolveRunConfig(options, { KNOTLESS_KUBECTL: "/opt/k" })).kubectlPath, "/opt/k");

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { parseRunnerConfig, readRunnerConfig } from "../../src/config/read-runner-config.js";
@@ -88,5 +88,56 @@ describe("the runner configuration file", () => {
     assert.equal(source.config.allowPrivileged, true);
     assert.equal(source.file, join(dir, "ops.yml"));
     await assert.rejects(readRunnerConfig("/dev/zero"), /^InputError: \/dev\/zero:1:1: --config: not a regular file but a character device/);
+  });
+
+  it("reads every pod key of the maximal example, in its typed shape", async () => {
+    const text = readFileSync(new URL("../../../test/fixtures/runner-config/maximal.yml", import.meta.url), "utf8");
+    const { pod } = await parseRunnerConfig(text, "maximal.yml");
+    assert.deepEqual(pod, {
+      ephemeralStorage: { request: "2Gi", limit: "10Gi" },
+      nodeSelector: { pool: "ci" },
+      tolerations: [
+        { key: "dedicated", operator: "Equal", value: "ci", effect: "NoSchedule" },
+        { key: "node.kubernetes.io/unreachable", operator: "Exists", effect: "NoExecute", tolerationSeconds: 30 },
+      ],
+      affinity: { nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 50, preference: { matchExpressions: [{ key: "topology.kubernetes.io/zone", operator: "In", values: ["zone-a"] }] } }] } },
+      priorityClassName: "ci-low",
+      runtimeClassName: "gvisor",
+      labels: { team: "platform", "example.com/cost-center": "ci" },
+      annotations: { "example.com/owner": "platform@example.com" },
+      imagePullSecrets: ["registry-credentials"],
+      security: "restricted",
+      podSpecPatch: {
+        hostAliases: [{ ip: "10.0.0.5", hostnames: ["registry.local"] }],
+        containers: [{ name: "run", env: [{ name: "HTTP_PROXY", value: "http://proxy.local:3128" }] }],
+        dnsConfig: { options: [{ name: "ndots", value: "2" }] },
+      },
+    });
+  });
+
+  it("refuses bad pod keys at their file:line:column, the runner's own labels and what a patch may not touch among them", async () => {
+    const table: Array<[text: string, message: string]> = [
+      ["pod:\n  labels: {app.kubernetes.io/managed-by: me}\n", "ops.yml:2:12: pod.labels[\"app.kubernetes.io/managed-by\"]: app.kubernetes.io/managed-by is the runner's own label (it finds and tells its objects apart by it): choose another key"],
+      ["pod:\n  annotations: {knotless.dev/owner: me}\n", "ops.yml:2:17: pod.annotations[\"knotless.dev/owner\"]: knotless.dev/owner is the runner's own annotation (it finds and tells its objects apart by it): choose another key"],
+      ["pod:\n  labels: {team: \"a b\"}\n", "ops.yml:2:18: pod.labels.team: expected a label value: at most 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit, found \"a b\""],
+      ["pod:\n  nodeSelector: {\"bad key!\": x}\n", "ops.yml:2:18: pod.nodeSelector[\"bad key!\"]: expected a key such as example.com/team or team (a name of at most 63 letters, digits, '-', '_' and '.', with an optional DNS prefix and '/'), found \"bad key!\""],
+      ["pod:\n  tolerations:\n    - {key: a, operator: Exists, value: b}\n", "ops.yml:3:41: pod.tolerations[0].value: a toleration with operator Exists takes no value"],
+      ["pod:\n  tolerations:\n    - {key: a, effect: NoWay}\n", "ops.yml:3:24: pod.tolerations[0].effect: expected NoSchedule, PreferNoSchedule or NoExecute, found \"NoWay\""],
+      ["pod:\n  imagePullSecrets: [Registry]\n", "ops.yml:2:22: pod.imagePullSecrets[0]: expected a Kubernetes object name such as registry-credentials, found \"Registry\""],
+      ["pod:\n  security: strict\n", "ops.yml:2:13: pod.security: expected default or restricted, found \"strict\""],
+      ["pod:\n  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n        nodeSelectorTerms:\n          - matchExpressions: [{key: a, operator: Near}]\n", "ops.yml:6:51: pod.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].operator: expected it to be one of: DoesNotExist, Exists, Gt, In, Lt, NotIn"],
+      ["pod:\n  podSpecPatch:\n    containers:\n      - name: run\n        command: [sleep, infinity]\n", "ops.yml:5:18: pod.podSpecPatch.containers[0].command: the run container's command is the runner's (its keep-alive runs the steps): it cannot be patched"],
+      ["pod:\n  podSpecPatch:\n    restartPolicy: Always\n", "ops.yml:3:20: pod.podSpecPatch.restartPolicy: restartPolicy is the runner's (Never: a restarted container would lose the run's files)"],
+      ["pod:\n  podSpecPatch:\n    volumes: [{name: secrets, emptyDir: {}}]\n", "ops.yml:3:22: pod.podSpecPatch.volumes[0].name: volume \"secrets\" is the runner's (work, steps, outputs, knotless, secrets, cache): it cannot be patched"],
+      ["pod:\n  podSpecPatch:\n    nodeselector: {a: b}\n", "ops.yml:3:5: pod.podSpecPatch.nodeselector: not a key of the pod spec; unknown key; did you mean `nodeSelector`?"],
+      ["pod:\n  podSpecPatch:\n    terminationGracePeriodSeconds: soon\n", "ops.yml:3:36: pod.podSpecPatch.terminationGracePeriodSeconds: expected it to be integer"],
+    ];
+    for (const [text, message] of table) {
+      await assert.rejects(parseRunnerConfig(text, "ops.yml"), (error: unknown) => {
+        assert.ok(error instanceof WorkflowError, text);
+        assert.equal(error.message, message);
+        return true;
+      });
+    }
   });
 });

@@ -1,8 +1,11 @@
 // End to end: pod controls on the local cluster. The default hardening (podman honours the securityContext): a package
 // install, chown and useradd work on Debian and busybox, a setuid-root binary does not make a step root. The runner
-// configuration's limits: a workflow over one is refused before any cluster call, or clamped and said so.
+// configuration's limits: a workflow over one is refused before any cluster call, or clamped and said so. Its pod keys:
+// pull secrets reach the pod (a missing one fails the pull, naming it), a node selector no node matches fails fast,
+// on the static node and, with NotTriggerScaleUp, in the scale-from-zero mode.
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
+import { promisify } from "node:util";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -10,6 +13,7 @@ import { startLocalCluster, type LocalCluster } from "../../local-cluster/index.
 import { assertNothingLeft, E2E_KUBECTLS, findPodmanSkipReason } from "../support/local-cluster-e2e.js";
 import { makeWorkspace, readResult, runCli } from "../support/run-cli.js";
 
+const execFileAsync = promisify(execFile);
 const KUBECTL = E2E_KUBECTLS.at(-1) ?? "kubectl";
 const DEBIAN_IMAGE = "docker.io/library/debian:bookworm-slim";
 const BUSYBOX_IMAGE = "docker.io/library/busybox:1.36";
@@ -121,6 +125,103 @@ describe("pod controls on the local cluster", { skip: findSkipReason(), timeout:
     assert.match(clamped.stdout, /^memory\.max 268435456$/m, "the pod ran with the clamped memory limit");
     const created = cluster.objectHistory().changes.find((change) => change.resource.startsWith("jobs") && change.type === "ADDED" && change.object.metadata.name.includes("limits-clamped"));
     assert.deepEqual(created?.object.spec.template.spec.containers[0].resources, { requests: { cpu: "1", memory: "256Mi", "ephemeral-storage": "1Gi" }, limits: { memory: "256Mi", "ephemeral-storage": "2Gi" } });
+    await assertNothingLeft(cluster);
+  });
+
+  it("puts the operator's pod keys on the pod, fails the pull naming a missing pull Secret, and runs once the Secret is there", async () => {
+    const ws = makeWorkspace("");
+    const dir = join(ws.out, "..");
+    const config = join(dir, "pull.yml");
+    writeFileSync(config, "pod:\n  imagePullSecrets: [registry-credentials]\n  labels: {team: platform}\n  annotations: {example.com/owner: ci}\n  tolerations: [{key: dedicated, operator: Equal, value: ci, effect: NoSchedule}]\n");
+    const workflow = writeWorkflow(dir, "hello", BUSYBOX_IMAGE, ["  - name: hello", "    command: echo hello"]);
+    const args = (runId: string) => ["run", "--workflow", workflow, "--checkout", ws.checkout, "--out", join(dir, runId), "--run-id", runId, "--kubeconfig", cluster.kubeconfigPath, "--kubectl", KUBECTL, "--config", config];
+
+    const missing = await runCli(args("pull-missing"), { timeoutMs: 120_000 });
+    assert.equal(missing.code, 3, `${missing.stdout}\n${missing.stderr}`);
+    assert.equal(readResult(join(dir, "pull-missing")).errorReason, "image-pull");
+    assert.match(missing.stderr, /image pull secret registry-credentials was not found in namespace ci/);
+    await assertNothingLeft(cluster);
+
+    // Not spawnSync: the cluster answers from this process.
+    const secret = join(dir, "secret.json");
+    writeFileSync(secret, JSON.stringify({ apiVersion: "v1", kind: "Secret", metadata: { name: "registry-credentials" }, type: "kubernetes.io/dockerconfigjson", data: { ".dockerconfigjson": Buffer.from("{}").toString("base64") } }));
+    await execFileAsync(KUBECTL, ["--kubeconfig", cluster.kubeconfigPath, "--namespace", "ci", "create", "-f", secret]);
+    const ran = await runCli(args("pull-present"), { timeoutMs: 120_000 });
+    assert.equal(ran.code, 0, `${ran.stdout}\n${ran.stderr}`);
+    const created = cluster.objectHistory().changes.find((change) => change.resource === "pods" && change.type === "ADDED" && change.object.metadata.name.includes("pull-present"));
+    assert.deepEqual(created?.object.spec.imagePullSecrets, [{ name: "registry-credentials" }]);
+    assert.deepEqual(created?.object.spec.tolerations, [{ key: "dedicated", operator: "Equal", value: "ci", effect: "NoSchedule" }]);
+    assert.equal(created?.object.metadata.labels?.team, "platform");
+    assert.equal(created?.object.metadata.annotations?.["example.com/owner"], "ci");
+    await assertNothingLeft(cluster);
+  });
+
+  it("fails fast with exit 3 and the scheduler's reason, naming the selector, when no node matches pod.nodeSelector", async () => {
+    const ws = makeWorkspace("");
+    const dir = join(ws.out, "..");
+    const config = join(dir, "gpu-config.yml");
+    writeFileSync(config, "pod:\n  nodeSelector: {pool: gpu}\n");
+    const workflow = writeWorkflow(dir, "gpu", BUSYBOX_IMAGE, ["  - name: hello", "    command: echo hello"]);
+    const started = Date.now();
+    const run = await runCli(["run", "--workflow", workflow, "--checkout", ws.checkout, "--out", join(dir, "no-gpu"), "--run-id", "no-gpu", "--kubeconfig", cluster.kubeconfigPath, "--kubectl", KUBECTL, "--config", config], { timeoutMs: 120_000 });
+    assert.equal(run.code, 3, `${run.stdout}\n${run.stderr}`);
+    assert.ok(Date.now() - started < 60_000, "well before the 15-minute pod timeout");
+    assert.equal(readResult(join(dir, "no-gpu")).errorReason, "pod-config");
+    assert.match(run.stderr, /no node matches its node selector pool=gpu, and no autoscaler added one in \d+s: Unschedulable: 0\/1 nodes are available: 1 node\(s\) didn't match Pod's node affinity\/selector/);
+    await assertNothingLeft(cluster);
+  });
+
+  it("fails at create with exit 3, pod-config and the policy's message when Pod Security admission refuses the pod, leaving nothing; the restricted profile runs there", async () => {
+    const label = (value: string) => execFileAsync(KUBECTL, ["--kubeconfig", cluster.kubeconfigPath, "label", "--overwrite", "namespace", "ci", `pod-security.kubernetes.io/enforce=${value}`]);
+    await label("restricted");
+    try {
+      const ws = makeWorkspace("");
+      const dir = join(ws.out, "..");
+      const restricted = join(dir, "restricted.yml");
+      writeFileSync(restricted, "pod:\n  security: restricted\n");
+      const workflow = writeWorkflow(dir, "whoami", BUSYBOX_IMAGE, ["  - name: whoami", '    command: echo "uid $(id -u)"; touch /work/made && ls -n /work/made', "  - name: output", "    command: echo out > /outputs/out.txt"]);
+      const args = (runId: string, extra: string[] = []) => ["run", "--workflow", workflow, "--checkout", ws.checkout, "--out", join(dir, runId), "--run-id", runId, "--kubeconfig", cluster.kubeconfigPath, "--kubectl", KUBECTL, ...extra];
+
+      const started = Date.now();
+      const refused = await runCli(args("psa-refused"), { timeoutMs: 120_000 });
+      assert.equal(refused.code, 3, `${refused.stdout}\n${refused.stderr}`);
+      assert.ok(Date.now() - started < 30_000, "at create, not after the pod timeout");
+      assert.equal(readResult(join(dir, "psa-refused")).errorReason, "pod-config");
+      assert.match(refused.stderr, /refused the run's pod at create \(admission\): pods "knotless-run-psa-refused-[a-z0-9-]+" is forbidden: violates PodSecurity "restricted:latest": unrestricted capabilities \(container "run" must not include capabilities other than NET_BIND_SERVICE in securityContext\.capabilities\.add\), runAsNonRoot != true \(pod or container "run" must set securityContext\.runAsNonRoot=true\)/);
+      await assertNothingLeft(cluster);
+
+      const ran = await runCli(args("psa-restricted", ["--config", restricted]), { timeoutMs: 300_000 });
+      assert.equal(ran.code, 0, `${ran.stdout}\n${ran.stderr}`);
+      assert.match(ran.stdout, /^uid 1000$/m);
+      assert.equal(readFileSync(join(dir, "psa-restricted", "outputs", "out.txt"), "utf8"), "out\n");
+      await assertNothingLeft(cluster);
+    } finally {
+      await label("privileged");
+    }
+  });
+});
+
+describe("pod placement in the scale-from-zero mode", { skip: findSkipReason(), timeout: 300_000 }, () => {
+  let cluster: LocalCluster;
+  before(async () => {
+    cluster = await startLocalCluster({ namespace: "ci", scaleFromZero: { joinSeconds: 1, holdSeconds: 5 } });
+  });
+  after(async () => {
+    await cluster?.stop();
+  });
+
+  it("fails at once with exit 3 when the autoscaler will not add a node the selector matches (NotTriggerScaleUp)", async () => {
+    const ws = makeWorkspace("");
+    const dir = join(ws.out, "..");
+    const config = join(dir, "gpu-config.yml");
+    writeFileSync(config, "pod:\n  nodeSelector: {pool: gpu}\n");
+    const workflow = writeWorkflow(dir, "gpu", BUSYBOX_IMAGE, ["  - name: hello", "    command: echo hello"]);
+    const started = Date.now();
+    const run = await runCli(["run", "--workflow", workflow, "--checkout", ws.checkout, "--out", join(dir, "no-gpu-pool"), "--run-id", "no-gpu-pool", "--kubeconfig", cluster.kubeconfigPath, "--kubectl", KUBECTL, "--config", config], { timeoutMs: 120_000 });
+    assert.equal(run.code, 3, `${run.stdout}\n${run.stderr}`);
+    assert.ok(Date.now() - started < 20_000, `before the selector grace: the autoscaler's word ends it (${Date.now() - started} ms)`);
+    assert.match(run.stderr, /the cluster autoscaler will not add a node for its node selector pool=gpu: NotTriggerScaleUp: pod didn't trigger scale-up: 1 node\(s\) didn't match Pod's node affinity\/selector/);
+    assert.deepEqual(cluster.nodeHistory(), [], "no node was rented for it");
     await assertNothingLeft(cluster);
   });
 });

@@ -15,6 +15,13 @@ const SCALE_UP_EVENTS = eventList(
   ["TriggeredScaleUp", "pod triggered scale-up: [{pool-a 0->1 (max: 3)}]", "2024-05-01T10:00:02Z"],
 );
 
+const MISMATCH = "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.";
+
+/** A Pending pod with `nodeSelector: {pool: gpu}` the scheduler cannot place, for `message`. */
+function selectorPod(message: string): ReturnType<typeof pendingPod> {
+  const pod = pendingPod({ unschedulable: { reason: "Unschedulable", message } });
+  return { ...pod, spec: { ...pod.spec!, nodeSelector: { pool: "gpu" } } };
+}
 
 describe("waitForPod", { concurrency: true }, () => {
   it("returns the pod and its node once it runs, after polling through no pod and Pending", async () => {
@@ -91,6 +98,47 @@ describe("waitForPod", { concurrency: true }, () => {
     kubectl.on("get pods", podList(pendingPod({ waiting: { reason: "InvalidImageName", message: 'Failed to apply default image tag "busybox:": couldn\'t parse image name' } })));
     await assert.rejects(waitForPod(ctx, FAR()), isInfraError("image-pull", /InvalidImageName: Failed to apply default image tag "busybox:"/));
     assert.equal(kubectl.callsTo("get pods").length, 1);
+  });
+
+  it("fails at once with pod-config, naming the selector, when the autoscaler will not add a node for the pod (NotTriggerScaleUp)", async () => {
+    const { ctx, kubectl } = buildTestContext({ timings: { podEventsAfterMs: 0, podEventsEveryMs: 10, unplaceableGraceMs: 60_000 } });
+    kubectl.on("get pods", podList(selectorPod("0/0 nodes are available: no nodes available to schedule pods.")));
+    kubectl.on("get events", eventList(["NotTriggerScaleUp", "pod didn't trigger scale-up: 1 node(s) didn't match Pod's node affinity/selector", "2024-05-01T10:00:02Z"], ["FailedScheduling", "0/0 nodes are available", "2024-05-01T10:00:03Z"]));
+    await assert.rejects(waitForPod(ctx, FAR()), isInfraError("pod-config", /cannot be placed: the cluster autoscaler will not add a node for its node selector pool=gpu: NotTriggerScaleUp: pod didn't trigger scale-up: 1 node\(s\) didn't match/));
+  });
+
+  it("fails with pod-config once no node has matched the pod's selector for the grace, with no autoscaler adding one", async () => {
+    const { ctx, kubectl } = buildTestContext({ timings: { podEventsAfterMs: 0, podEventsEveryMs: 10, unplaceableGraceMs: 100 } });
+    kubectl.on("get pods", podList(selectorPod(MISMATCH)));
+    kubectl.on("get events", eventList(["FailedScheduling", MISMATCH, "2024-05-01T10:00:01Z"]));
+    await assert.rejects(waitForPod(ctx, FAR()), isInfraError("pod-config", /no node matches its node selector pool=gpu, and no autoscaler added one in \d+s: Unschedulable: 0\/1 nodes are available: 1 node\(s\) didn't match/));
+    assert.ok(kubectl.callsTo("get pods").length >= 2, "the first read is within the grace");
+  });
+
+  it("keeps waiting for a pod no node matches yet while the autoscaler adds one, or its node group is at its max size", async () => {
+    for (const verdict of [["TriggeredScaleUp", "pod triggered scale-up: [{gpu 0->1 (max: 3)}]"], ["NotTriggerScaleUp", "pod didn't trigger scale-up: 1 max node group size reached"]] as const) {
+      const { ctx, kubectl } = buildTestContext({ timings: { podEventsAfterMs: 0, podEventsEveryMs: 10, unplaceableGraceMs: 20 } });
+      let firstRead: number | undefined;
+      kubectl.on("get pods", () => {
+        firstRead ??= Date.now();
+        return podList(Date.now() - firstRead >= 200 ? runningPod() : selectorPod(MISMATCH));
+      });
+      kubectl.on("get events", eventList(["FailedScheduling", MISMATCH, "2024-05-01T10:00:01Z"], [verdict[0], verdict[1], "2024-05-01T10:00:02Z"]));
+      assert.deepEqual(await waitForPod(ctx, FAR()), { name: POD_NAME, node: NODE_NAME }, verdict[0]);
+    }
+  });
+
+  it("fails at once with pod-config and the policy's words when admission refuses the Job's pod (FailedCreate), but waits out an exceeded quota", async () => {
+    const refused = 'pods "knotless-run-42-abcde" is forbidden: violates PodSecurity "restricted:latest": runAsNonRoot != true (pod or container "run" must set securityContext.runAsNonRoot=true)';
+    const { ctx, kubectl } = buildTestContext({ timings: { podEventsAfterMs: 0, podEventsEveryMs: 10 } });
+    kubectl.on("get pods", podList());
+    kubectl.on("get events", eventList(["FailedCreate", `Error creating: ${refused}`, "2024-05-01T10:00:01Z"]));
+    await assert.rejects(waitForPod(ctx, FAR()), isInfraError("pod-config", /refused the run's pod at create \(admission\): pods "knotless-run-42-abcde" is forbidden: violates PodSecurity "restricted:latest": runAsNonRoot != true/));
+
+    const quota = buildTestContext({ timings: { podEventsAfterMs: 0, podEventsEveryMs: 10 } });
+    quota.kubectl.on("get pods", () => (quota.kubectl.callsTo("get events").length >= 3 ? podList(runningPod()) : podList()));
+    quota.kubectl.on("get events", eventList(["FailedCreate", 'Error creating: pods "x" is forbidden: exceeded quota: compute, requested: cpu=1, used: cpu=4, limited: cpu=4', "2024-05-01T10:00:01Z"]));
+    assert.deepEqual(await waitForPod(quota.ctx, FAR()), { name: POD_NAME, node: NODE_NAME });
   });
 
   it("gives up at once with pod-config when the container config is wrong", async () => {

@@ -7,6 +7,14 @@ import { buildRunManifest } from "../../src/executor/kubernetes-executor.js";
 import { buildJobManifest, DEADLINE_MARGIN_SECONDS, type JobManifestInput } from "../../src/k8s/manifest.js";
 import { buildDockerDaemonContainer } from "../../src/pod/docker-daemon.js";
 import { exampleSettings } from "../support/example-settings.js";
+import { parseRunnerConfig } from "../../src/config/read-runner-config.js";
+
+/** The runner configuration with every key set (test/fixtures/runner-config/maximal.yml): its `pod` keys, as the run gets them. */
+async function readMaximalPodConfig(): Promise<NonNullable<JobManifestInput["pod"]>> {
+  const text = readFileSync(new URL("../../../test/fixtures/runner-config/maximal.yml", import.meta.url), "utf8");
+  const { ephemeralStorage: _storage, ...pod } = (await parseRunnerConfig(text, "maximal.yml")).pod;
+  return pod;
+}
 
 const FIXTURES = new URL("../../../test/fixtures/manifests/", import.meta.url);
 
@@ -52,8 +60,54 @@ describe("buildJobManifest", () => {
   it("matches the minimal golden fixture", () => assertGolden("minimal.json", buildJobManifest(minimal)));
   it("matches the maximal golden fixture", () => assertGolden("maximal.json", buildJobManifest(maximal)));
 
-  it("validates against the Kubernetes OpenAPI schema", () => {
-    for (const input of [minimal, maximal]) assert.doesNotThrow(() => new Job(buildJobManifest(input)).validate());
+  it("matches the maximal-configuration golden fixture: every key of the runner configuration's pod set", async () => {
+    assertGolden("maximal-config.json", buildJobManifest({ ...maximal, extraContainers: [], pod: await readMaximalPodConfig() }));
+  });
+
+  it("validates against the Kubernetes OpenAPI schema", async () => {
+    for (const input of [minimal, maximal, { ...maximal, pod: await readMaximalPodConfig() }]) assert.doesNotThrow(() => new Job(buildJobManifest(input)).validate());
+  });
+
+  it("puts the operator's placement, labels, annotations and pull secrets on the pod, the runner's own labels winning", () => {
+    const job = buildJobManifest({
+      ...minimal,
+      placement: { nodeSelector: { "kubernetes.io/arch": "arm64" } },
+      pod: {
+        nodeSelector: { pool: "ci", "kubernetes.io/arch": "amd64" },
+        tolerations: [{ key: "dedicated", operator: "Equal", value: "ci", effect: "NoSchedule" }],
+        priorityClassName: "ci-low",
+        runtimeClassName: "gvisor",
+        labels: { team: "platform" },
+        annotations: { "example.com/owner": "me" },
+        imagePullSecrets: ["registry-credentials"],
+      },
+    });
+    const spec = job.spec?.template.spec;
+    assert.deepEqual(spec?.nodeSelector, { pool: "ci", "kubernetes.io/arch": "arm64" }, "the workflow's architecture wins");
+    assert.deepEqual(spec?.tolerations, [{ key: "dedicated", operator: "Equal", value: "ci", effect: "NoSchedule" }]);
+    assert.equal(spec?.priorityClassName, "ci-low");
+    assert.equal(spec?.runtimeClassName, "gvisor");
+    assert.deepEqual(spec?.imagePullSecrets, [{ name: "registry-credentials" }]);
+    for (const metadata of [job.metadata, job.spec?.template.metadata]) {
+      assert.equal(metadata?.labels?.team, "platform");
+      assert.equal(metadata?.labels?.["app.kubernetes.io/managed-by"], "knotless-runner-k8s");
+      assert.equal(metadata?.annotations?.["example.com/owner"], "me");
+    }
+    assert.equal(job.spec?.template.metadata?.annotations?.["cluster-autoscaler.kubernetes.io/safe-to-evict"], "false");
+  });
+
+  it("meets Pod Security Standard restricted under pod.security: restricted: a numeric non-root user, no capability, the runtime's seccomp profile", () => {
+    const spec = buildJobManifest({ ...minimal, pod: { security: "restricted" } }).spec?.template.spec;
+    assert.deepEqual(spec?.securityContext, { runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000, fsGroup: 1000, seccompProfile: { type: "RuntimeDefault" } });
+    assert.deepEqual(spec?.containers[0]?.securityContext, { allowPrivilegeEscalation: false, runAsNonRoot: true, capabilities: { drop: ["ALL"] } });
+  });
+
+  it("applies podSpecPatch last, by strategic merge, over the runner's spec", () => {
+    const spec = buildJobManifest({ ...minimal, pod: { priorityClassName: "a", podSpecPatch: { priorityClassName: "b", containers: [{ name: "run", env: [{ name: "X", value: "1" }] }, { name: "proxy", image: "envoy" }] } } }).spec?.template.spec;
+    assert.equal(spec?.priorityClassName, "b");
+    assert.deepEqual(spec?.containers.map((c) => c.name), ["run", "proxy"]);
+    assert.deepEqual(spec?.containers[0]?.env, [{ name: "X", value: "1" }]);
+    assert.deepEqual(spec?.containers[0]?.command?.slice(0, 2), ["sh", "-c"]);
   });
 
   it("is caught by the schema check when a field is wrong", () => {

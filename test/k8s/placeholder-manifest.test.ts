@@ -62,4 +62,31 @@ describe("buildPlaceholderManifest", () => {
     const run = buildJobManifest({ jobName: "knotless-run-1", runId: "1", runIdLabel: "1", image: "busybox:1.36", cpu: "500m", memory: "512Mi", budgetSeconds: 60, createToken: "t" });
     assert.equal(isPlaceholderJob(run), false);
   });
+
+  it("goes where the runs go: the operator's placement, pull secrets, labels and security profile, never the run's patch", () => {
+    const job = buildPlaceholderManifest({
+      ...minimal,
+      pod: {
+        nodeSelector: { pool: "ci" },
+        tolerations: [{ key: "dedicated", operator: "Exists" }],
+        affinity: { nodeAffinity: {} },
+        priorityClassName: "ci-low",
+        imagePullSecrets: ["registry-credentials"],
+        labels: { team: "platform" },
+        security: "restricted",
+        podSpecPatch: { hostAliases: [{ ip: "10.0.0.5", hostnames: ["r"] }] },
+      },
+    });
+    const spec = job.spec?.template.spec;
+    assert.deepEqual(spec?.nodeSelector, { pool: "ci" });
+    assert.deepEqual(spec?.tolerations, [{ key: "dedicated", operator: "Exists" }]);
+    assert.deepEqual(spec?.affinity, { nodeAffinity: {} });
+    assert.equal(spec?.priorityClassName, "ci-low");
+    assert.deepEqual(spec?.imagePullSecrets, [{ name: "registry-credentials" }]);
+    assert.equal(spec?.hostAliases, undefined);
+    assert.equal(job.spec?.template.metadata?.labels?.team, "platform");
+    assert.equal(job.spec?.template.metadata?.labels?.["knotless.dev/role"], "warm");
+    assert.equal(spec?.securityContext?.runAsNonRoot, true);
+    assert.deepEqual(spec?.containers[0]?.securityContext, { allowPrivilegeEscalation: false, runAsNonRoot: true, capabilities: { drop: ["ALL"] } });
+  });
 });

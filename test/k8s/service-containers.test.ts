@@ -51,6 +51,15 @@ describe("service containers in the Job manifest", () => {
     for (const container of spec.initContainers!) assert.deepEqual(container.securityContext, buildRunContainerSecurityContext());
   });
 
+  it("runs each service as the run container does under the restricted profile: never root, no capability", () => {
+    const spec = buildRunManifest({ settings: { ...settings, pod: { security: "restricted" } } }, "token", "sidecar").spec!.template.spec!;
+    for (const container of spec.initContainers!) {
+      assert.deepEqual(container.securityContext, spec.containers[0]!.securityContext);
+      assert.deepEqual(container.securityContext?.capabilities?.drop, ["ALL"]);
+      assert.equal(container.securityContext?.runAsNonRoot, true);
+    }
+  });
+
   it("leaves the manifest without init containers when the workflow has no services", () => {
     assert.equal(buildRunManifest({ settings: exampleSettings({ steps: ["test"] }) }, "token", "sidecar").spec!.template.spec!.initContainers, undefined);
   });

@@ -47,4 +47,11 @@ describe("buildRunSettings", () => {
     assert.equal(buildRunSettings({ ...BASE, secrets: [] }).secrets, undefined);
     assert.deepEqual(buildRunSettings({ ...BASE, secrets: [{ name: "A", value: "b" }] }).secrets, [{ name: "A", value: "b" }]);
   });
+
+  it("takes the runner configuration's pod keys as settings.pod, its ephemeral storage coming through the plan, and none without them", () => {
+    const pod = { ephemeralStorage: { limit: "10Gi" }, nodeSelector: { pool: "ci" }, imagePullSecrets: ["registry-credentials"], security: "restricted" as const };
+    assert.deepEqual(buildRunSettings({ ...BASE, steps: [], pod }).pod, { nodeSelector: { pool: "ci" }, imagePullSecrets: ["registry-credentials"], security: "restricted" });
+    assert.equal("pod" in buildRunSettings({ ...BASE, steps: [], pod: { ephemeralStorage: { limit: "10Gi" } } }), false);
+    assert.equal("pod" in buildRunSettings({ ...BASE, steps: [] }), false);
+  });
 });

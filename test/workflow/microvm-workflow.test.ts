@@ -74,6 +74,12 @@ describe("the microvm engine", () => {
     ]);
   });
 
+  it("refuses virtualisation.docker under pod.security: restricted, which forbids the privileged daemon, naming the setting", () => {
+    assert.deepEqual(resolveErrors(`engine: microvm\nimage: nixos\nvirtualisation:\n  docker: true\n${STEPS}`, withConfig({ allowPrivileged: true, pod: { security: "restricted" } })), [
+      'wf.yml:4:3: virtualisation.docker: needs a privileged container (the Docker daemon), which pod.security: restricted in --config ops.yml forbids (Pod Security Standard "restricted"); use a runner configured with the default profile',
+    ]);
+  });
+
   it("runs a Docker daemon of the configured image where privileged containers are allowed, also written as {enable: true}", () => {
     const runner = withConfig({ allowPrivileged: true, docker: { image: "docker:27-dind" } });
     assert.deepEqual(resolveOk(`engine: microvm\nvirtualisation: {docker: {enable: true}}\n${STEPS}`, runner).dockerDaemon, { image: "docker:27-dind" });
