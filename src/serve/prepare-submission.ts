@@ -150,6 +150,7 @@ export async function prepareSubmission(input: SubmitRunInput, runId: string, st
     ...(defaults.hostTar ? { hostTar: defaults.hostTar } : {}),
     ...(defaults.owner ? { owner: defaults.owner } : {}),
     ...(cacheBackend ? { cacheBackend } : {}),
+    ...(defaults.runner ? { pod: defaults.runner.config.pod } : {}),
   });
   const base: PreparedBase = {
     runId,

@@ -52,6 +52,17 @@ describe("a submission held to the service's --config", () => {
     assert.deepEqual(prepared.warnings, ["wf.yml:3:8: warning: resources.cpu: 4 is over limits.maxCpu 1 in --config ops.yml: clamped to 1 (onExceed: clamp)"]);
   });
 
+  it("puts the --config file's pod keys on every served run's pod, as run does", async () => {
+    const pod = { ...DEFAULT_RUNNER_CONFIG.pod, nodeSelector: { pool: "ci" }, imagePullSecrets: ["registry"], security: "restricted" as const };
+    const defaults: RunDefaults = { ...DEFAULTS, runner: { config: { ...DEFAULT_RUNNER_CONFIG, pod }, file: "ops.yml" } };
+    const prepared = await prepareSubmission({ workflow: WORKFLOW }, "r6", "/nonexistent-state", defaults);
+    assert.equal(prepared.kind, "run");
+    if (prepared.kind !== "run") return;
+    assert.deepEqual(prepared.settings.pod?.nodeSelector, { pool: "ci" });
+    assert.deepEqual(prepared.settings.pod?.imagePullSecrets, ["registry"]);
+    assert.equal(prepared.settings.pod?.security, "restricted");
+  });
+
   it("takes the same workflow without a --config (the defaults have no limits)", async () => {
     const prepared = await prepareSubmission({ workflow: HUNGRY }, "r5", "/nonexistent-state", DEFAULTS);
     assert.equal(prepared.kind === "run" ? prepared.settings.cpu : undefined, "4");
