@@ -2,6 +2,7 @@
 import type { IJob } from "kubernetes-models/batch/v1/Job";
 import type { IEvent } from "kubernetes-models/v1/Event";
 import type { IPod } from "kubernetes-models/v1/Pod";
+import { PassThrough } from "node:stream";
 import { describeError } from "../../errors.js";
 import { formatCommand } from "../../events/format-event.js";
 import { JsonDocumentSplitter, parseJsonDocuments } from "../../k8s/json-documents.js";
@@ -287,8 +288,11 @@ export class KubectlCluster implements Cluster {
     if (request.stdin.kind === "stream") request.stdin.from.destroy(); // kubectl has its own copy of the descriptor
     const ended = process.exited.then((exit) => readExecEnd(exit.exitCode, exit.signal, exit.stderr));
     ended.finally(() => pooled?.readable.destroy()).catch(() => {});
+    // Node resumes a child's untouched stdout once the child exits, dropping what it had not handed on: a reader that
+    // starts after an await (the download makes its directory first) loses the archive's middle. A PassThrough holds it.
+    const stdout = request.reuseBuffers && !pooled ? process.stdout.pipe(new PassThrough()) : process.stdout;
     return {
-      stdout: process.stdout,
+      stdout,
       stdin: process.stdin,
       ended,
       kill: () => process.kill(),
