@@ -34,6 +34,7 @@ export function createOutputBudget(limitBytes: number): OutputBudget {
   let full = false;
   return {
     through: (next) => (event: RunEvent) => {
+      if (event.kind === "notice" && event.podDroppedBytes !== undefined) droppedBytes += event.podDroppedBytes;
       if (event.kind !== "step-output") return next(event);
       const bytes = Buffer.byteLength(event.text, "utf8");
       if (full) {

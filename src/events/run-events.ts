@@ -31,7 +31,13 @@ export type RunEvent =
       readonly durationMs: number;
       readonly timedOut: boolean;
     })
-  | (Base & { readonly kind: "notice"; readonly level: "info" | "warning" | "error"; readonly message: string })
+  | (Base & {
+      readonly kind: "notice";
+      readonly level: "info" | "warning" | "error";
+      readonly message: string;
+      /** Step output the pod dropped past its bound, which the run's log counts (OutputBudget) as it counts its own drops. */
+      readonly podDroppedBytes?: number;
+    })
   /** A service's last log lines (bounded; masked like step output): when it failed to become ready, and at the run's end. */
   | (Base & { readonly kind: "service-log"; readonly service: string; readonly when: "not-ready" | "end"; readonly text: string })
   /** One cache restored before the first step: `restoredKey` on a hit; `reason` when it failed (a warning, never the run's verdict). */

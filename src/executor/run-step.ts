@@ -37,7 +37,8 @@ export async function runStep(ctx: ExecutorContext, pod: RunPod, index: number, 
   const onDropped = (frame: Extract<FollowFrame, { type: "dropped" }>): void => {
     if (droppedSaid.has(frame.stream)) return;
     droppedSaid.add(frame.stream);
-    ctx.emit({ kind: "notice", level: "warning", message: describePodDrop(index, frame, ctx.settings.maxLogBytes ?? DEFAULT_MAX_LOG_BYTES) });
+    const counted = frame.bytes === undefined ? {} : { podDroppedBytes: frame.bytes };
+    ctx.emit({ kind: "notice", level: "warning", message: describePodDrop(index, frame, ctx.settings.maxLogBytes ?? DEFAULT_MAX_LOG_BYTES), ...counted });
   };
   let spawned = false;
   try {
@@ -98,7 +99,7 @@ export function describePodDrop(index: number, frame: { readonly stream: "stdout
   const what = frame.bytes === undefined ? "the rest of it was dropped in the pod (uncounted: the step was stopped first)" : `${frame.bytes} more bytes were dropped in the pod`;
   return (
     `step ${index + 1}'s ${frame.stream} passed the pod's output bound of ${boundBytes} bytes (--max-log-bytes): ${what}, ` +
-    "written to no file and no log (the step went on running); result.json's logs.droppedBytes does not count them"
+    "written to no file and no log (the step went on running); result.json's logs.droppedBytes counts them"
   );
 }
 

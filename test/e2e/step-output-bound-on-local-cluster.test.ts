@@ -25,7 +25,10 @@ describe("the in-pod step output bound on the local cluster", { skip, concurrenc
       const ws = makeWorkspace(`print\t${print}\nmeasure\t${measure}\n`);
       const cli = await runCli(["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--out", ws.out, "--kubeconfig", cluster.kubeconfigPath, "--transport", transport, "--max-log-bytes", "64Ki"]);
       assert.equal(cli.code, 0, cli.stderr);
-      assert.deepEqual(readResult(ws.out).steps.map((s) => s.status), ["success", "success"]);
+      const result = readResult(ws.out);
+      assert.deepEqual(result.steps.map((s) => s.status), ["success", "success"]);
+      // All 1,048,577 bytes printed: 65,536 kept, the 983,041 the pod dropped counted with what the host left out.
+      assert.deepEqual(result.logs, { limitBytes: 65536, keptBytes: 65536, droppedBytes: 983041 });
       assert.equal(readFileSync(join(ws.out, "outputs", "size.txt"), "utf8"), "65536\n");
       assert.equal(readFileSync(join(ws.out, "outputs", "printed.txt"), "utf8"), "done\n", "the step did not run to its end");
       const log = readFileSync(join(ws.out, "run.log"), "utf8");

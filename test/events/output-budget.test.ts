@@ -50,6 +50,13 @@ describe("createOutputBudget", () => {
     assert.deepEqual(counts, { limitBytes: 4, keptBytes: 4, droppedBytes: 6 + 1000 + 1 });
   });
 
+  it("counts the bytes a notice says the pod dropped past its bound as dropped, and passes the notice on", () => {
+    const podDrop: RunEvent = { time: "T4", kind: "notice", level: "warning", message: "step 1's stdout passed the pod's output bound", podDroppedBytes: 27_000 };
+    const { out, counts } = passThrough(6, [makeOutput("abcdef"), podDrop, makeOutput("g", 0, "stderr")]);
+    assert.deepEqual(out.slice(0, 2), [makeOutput("abcdef"), podDrop]);
+    assert.deepEqual(counts, { limitBytes: 6, keptBytes: 6, droppedBytes: 27_000 + 1 });
+  });
+
   it("says nothing when the output fills the limit exactly, and speaks at the first byte past it", () => {
     const exact = passThrough(6, [makeOutput("abc"), makeOutput("def")]);
     assert.equal(notices(exact.out).length, 0);

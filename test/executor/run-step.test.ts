@@ -59,10 +59,11 @@ describe("runStep", { concurrency: true }, () => {
     assert.deepEqual(
       drops.map((n) => [n.level, n.message]),
       [
-        ["warning", "step 3's stdout passed the pod's output bound of 4 bytes (--max-log-bytes): 96 more bytes were dropped in the pod, written to no file and no log (the step went on running); result.json's logs.droppedBytes does not count them"],
-        ["warning", "step 3's stderr passed the pod's output bound of 4 bytes (--max-log-bytes): the rest of it was dropped in the pod (uncounted: the step was stopped first), written to no file and no log (the step went on running); result.json's logs.droppedBytes does not count them"],
+        ["warning", "step 3's stdout passed the pod's output bound of 4 bytes (--max-log-bytes): 96 more bytes were dropped in the pod, written to no file and no log (the step went on running); result.json's logs.droppedBytes counts them"],
+        ["warning", "step 3's stderr passed the pod's output bound of 4 bytes (--max-log-bytes): the rest of it was dropped in the pod (uncounted: the step was stopped first), written to no file and no log (the step went on running); result.json's logs.droppedBytes counts them"],
       ],
     );
+    assert.deepEqual(drops.map((n) => n.podDroppedBytes), [96, undefined], "a counted drop carries its bytes for the run's log counts");
   });
 
   it("fails with the step's exit code when the step exits 3", async () => {
