@@ -191,7 +191,8 @@ wrap() { # N: step N with its environment and shell, then its $KNOTLESS_ENV carr
     exec ${shellWords} "${POD_RUNNER_DIR}/steps/$1.sh"
   ) > "$o" 2> "$e" < /dev/null
   rc=$?
-  [ "$o" = "$d/out" ] || settle "$d"
+  # The fifos go once the copiers have the rest: left behind, they would block whatever later reads the directory (grep -r).
+  [ "$o" = "$d/out" ] || { settle "$d"; rm -f "$d/out.fifo" "$d/err.fifo"; }
   if take_env "$d/env" > "$d/env.sh" 2>> "$d/err" && cat "$d/env.sh" >> ${POD_CARRIED_ENV_PATH}; then :; elif [ $rc = 0 ]; then rc=1; fi
   echo $rc > "$d/exit"
 }

@@ -108,7 +108,7 @@ describe("the PVC cache backend on the local cluster", { skip }, () => {
     const a = await startRun("pvc-iso-a", IMAGES[0]!, repoA);
     assert.equal(await sh(a.exec, "ls -A /knotless-cache"), `${hashCacheName(repoA)}\n`, "the pod sees only its repository's directory");
     assert.deepEqual(await driverFor(a.exec, repoA, "a1").restore(spec), { kind: "miss" });
-    assert.equal(await sh(a.exec, "grep -rl b-only /knotless-cache / 2>/dev/null; true"), "", "B's entry is readable from A's pod");
+    assert.equal(await sh(a.exec, "grep -rl b-only /knotless-cache /work /root /tmp /outputs 2>/dev/null; true"), "", "B's entry is readable from A's pod");
     // Writing where B's directory would be lands in the container's own filesystem, not on the claim.
     await sh(a.exec, `mkdir -p /knotless-cache/${hashCacheName(repoB)} && echo poison > /knotless-cache/${hashCacheName(repoB)}/${hashCacheName(spec.key)}.meta`);
     await a.done();
