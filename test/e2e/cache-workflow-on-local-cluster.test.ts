@@ -1,7 +1,9 @@
 // `run --workflow` with caches: and artifacts: on the local cluster, the real kubectl and the directory store: keys from the lock file, hits, misses, races, damage, hostility.
 import assert from "node:assert/strict";
 import { closeSync, existsSync, fstatSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import { execFile } from "node:child_process";
 import { tmpdir } from "node:os";
+import { promisify } from "node:util";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { startLocalCluster, type LocalCluster } from "../../local-cluster/index.js";
@@ -10,6 +12,7 @@ import type { RunResult } from "../../src/result/run-result.js";
 import { assertNothingLeft, E2E_KUBECTLS, findPodmanSkipReason } from "../support/local-cluster-e2e.js";
 import { readResult, runCli } from "../support/run-cli.js";
 
+const execFileAsync = promisify(execFile);
 const skip = findPodmanSkipReason();
 const KUBECTL = E2E_KUBECTLS.at(-1) ?? "kubectl";
 const REPO = "did:plc:e2e/cache-repo";
@@ -44,6 +47,15 @@ steps:
       mkdir -p /outputs/reports && echo "report of $(cat lock.txt)" > /outputs/reports/summary.txt
       [ "\${FAIL:-no}" = no ]
 `;
+
+/**
+ * The workflow behind a first step that waits (up to 2 min) for /tmp/go in its pod, after saying it waits in
+ * /tmp/waiting: the caches are restored before the first step, so two runs held there have both restored before either saves.
+ */
+const BARRIER_WORKFLOW = WORKFLOW.replace(
+  "steps:\n",
+  "steps:\n  - name: barrier\n    command: |\n      touch /tmp/waiting; i=0\n      while [ ! -f /tmp/go ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i+1)); done\n",
+);
 
 /**
  * A cache whose first run's step leaves a link out of its path (PLANT=yes): stored as the pod packed it, refused by the
@@ -105,6 +117,26 @@ describe("workflow caches and artifacts on the local cluster", { skip, concurren
     return { code: cli.code, stdout: cli.stdout, stderr: cli.stderr, out, result: readResult(out), log: readFileSync(join(out, "run.log"), "utf8") };
   }
 
+  /** Lets the runs held by BARRIER_WORKFLOW go on once `count` of them wait in their first step. */
+  async function openBarrier(count: number): Promise<void> {
+    const admin = (pod: { namespace: string; name: string }, command: string) =>
+      execFileAsync(KUBECTL, ["--kubeconfig", cluster.kubeconfigPath, "--namespace", pod.namespace, "exec", pod.name, "-c", "run", "--", "sh", "-c", command]).then(
+        () => true,
+        () => false,
+      );
+    const deadline = Date.now() + 180_000;
+    while (Date.now() < deadline) {
+      const running = cluster.objects("pods").filter((pod) => pod.status?.phase === "Running").map((pod) => ({ namespace: pod.metadata.namespace!, name: pod.metadata.name }));
+      const waiting = (await Promise.all(running.map(async (pod) => ((await admin(pod, "test -f /tmp/waiting")) ? [pod] : [])))).flat();
+      if (waiting.length >= count) {
+        for (const pod of waiting) assert.ok(await admin(pod, "touch /tmp/go"), `could not open the barrier in ${pod.name}`);
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    throw new Error(`fewer than ${count} runs reached the barrier in 3 minutes`);
+  }
+
   const statuses = (result: RunResult) => result.caches.map((c) => `${c.restore.status}/${c.save.status}`);
   const keys = async () => (await listStoredEntries(cacheDir, REPO)).entries.map((e) => e.key).sort();
 
@@ -144,7 +176,8 @@ describe("workflow caches and artifacts on the local cluster", { skip, concurren
   });
 
   it("lets two runs save the same new keys at once: one saves each, the other says it exists, and a third run hits them", async () => {
-    const [a, b] = await Promise.all([run("lock v3\n"), run("lock v3\n")]);
+    // Both wait in their first step until both have restored (both miss), so each key is saved by one and found by the other.
+    const [a, b] = await Promise.all([run("lock v3\n", { workflow: BARRIER_WORKFLOW }), run("lock v3\n", { workflow: BARRIER_WORKFLOW }), openBarrier(2)]);
     assert.equal(a.code, 0, a.stderr);
     assert.equal(b.code, 0, b.stderr);
     for (const index of [0, 1]) assert.deepEqual([a.result.caches[index]!.save.status, b.result.caches[index]!.save.status].sort(), ["exists", "saved"]);

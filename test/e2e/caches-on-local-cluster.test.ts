@@ -29,6 +29,21 @@ const BUILD_DEPS = [
 
 const DEPS: CacheSpec = { key: "deps-v1", restoreKeys: ["deps-"], paths: ["/work/deps", "/root/.absent-cache"] };
 
+/** A memory store whose first `count` lookups wait for one another: runs restoring at once have all looked before any saves. */
+class LookupBarrierStore extends MemoryCacheStore {
+  #waiting = 0;
+  #open!: () => void;
+  readonly #opened = new Promise<void>((resolve) => (this.#open = resolve));
+  constructor(private readonly count: number) {
+    super();
+  }
+  override async lookup(repo: string, spec: Pick<CacheSpec, "key" | "restoreKeys">): ReturnType<MemoryCacheStore["lookup"]> {
+    if (++this.#waiting >= this.count) this.#open();
+    await this.#opened;
+    return super.lookup(repo, spec);
+  }
+}
+
 function eventsOf<K extends RunEvent["kind"]>(run: LibraryRun, kind: K): Array<Extract<RunEvent, { kind: K }>> {
   return run.events.filter((event): event is Extract<RunEvent, { kind: K }> => event.kind === kind);
 }
@@ -108,7 +123,8 @@ describe("caches and artifacts on the local cluster", { skip, concurrency: 1, ti
   });
 
   it("lets two runs save the same key at once: one saves it, the other says it exists, the store holds one whole entry", async () => {
-    const store = new MemoryCacheStore();
+    // Both look the key up (a miss) before either saves, however far apart their pods start.
+    const store = new LookupBarrierStore(2);
     const [a, b] = await Promise.all([run(store, BUILD_DEPS, { caches: [DEPS] }), run(store, BUILD_DEPS, { caches: [DEPS] })]);
     assert.equal(a.result.status, "success");
     assert.equal(b.result.status, "success");

@@ -237,7 +237,7 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
   it("has one rule per resource and verb the runner declares, none other", () => {
     assert.deepEqual(
       RULES.map(({ rule, verb }) => `${verb} ${rule.apiGroup}/${rule.resource}`),
-      ["list /events", "get /pods", "list /pods", "watch /pods", "create /pods/exec", "get /pods/exec", "create batch/jobs", "delete batch/jobs", "get batch/jobs", "list batch/jobs", "patch batch/jobs", "watch batch/jobs"],
+      ["list /events", "get /pods", "list /pods", "watch /pods", "create /pods/exec", "get /pods/exec", "get /pods/log", "create batch/jobs", "delete batch/jobs", "get batch/jobs", "list batch/jobs", "patch batch/jobs", "watch batch/jobs"],
     );
   });
 
@@ -286,6 +286,29 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
             assert.match(listed.stderr, new RegExp(`^Error from server \\(Forbidden\\): jobs\\.batch is forbidden: ${expected.source}`, "m"));
           }
         }
+      });
+      continue;
+    }
+
+    if (rule.resource === "pods/log") {
+      // Only a workflow's services have their logs read (their last lines): a run without services never asks.
+      it(`${title}, a run without services succeeds and a service's log read is refused naming get and pods/log (api and kubectl)`, async () => {
+        await applyRole(without);
+        const plain = await runScoped("a\ttrue\n");
+        assert.equal(plain.cli.code, 0, `${plain.cli.stdout}\n${plain.cli.stderr}`);
+        const target = { kubeconfig: scoped, namespace: NAMESPACE };
+        const bounds = { tailLines: 10, limitBytes: 4096 };
+        const api = await openApiCluster({ files: [scoped], explicit: true }, { env: {} });
+        try {
+          await assert.rejects(api.readContainerLog(NAMESPACE, "any-pod", "postgres", bounds), (error) => error instanceof ForbiddenError && expected.test(error.message));
+        } finally {
+          await api.close();
+        }
+        for (const kubectl of KUBECTLS) {
+          const cluster = new KubectlCluster(new Kubectl({ binary: kubectl.path, env: process.env }), target);
+          await assert.rejects(cluster.readContainerLog(NAMESPACE, "any-pod", "postgres", bounds), (error) => error instanceof ForbiddenError && expected.test(error.message), kubectl.version);
+        }
+        await assertNothingLeft();
       });
       continue;
     }
