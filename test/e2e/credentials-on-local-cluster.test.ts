@@ -296,18 +296,22 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
         await applyRole(without);
         const plain = await runScoped("a\ttrue\n");
         assert.equal(plain.cli.code, 0, `${plain.cli.stdout}\n${plain.cli.stderr}`);
+        // kubectl logs reads the pod before its log: the pod must exist for the log's refusal to be what answers.
+        const pod = { apiVersion: "v1", kind: "Pod", metadata: { name: "log-target", namespace: NAMESPACE }, spec: { terminationGracePeriodSeconds: 0, containers: [{ name: "postgres", image: "busybox:1.36", command: ["sleep", "60"] }] } };
+        await admin(["apply", "-f", "-"], JSON.stringify(pod));
         const target = { kubeconfig: scoped, namespace: NAMESPACE };
         const bounds = { tailLines: 10, limitBytes: 4096 };
         const api = await openApiCluster({ files: [scoped], explicit: true }, { env: {} });
         try {
-          await assert.rejects(api.readContainerLog(NAMESPACE, "any-pod", "postgres", bounds), (error) => error instanceof ForbiddenError && expected.test(error.message));
+          await assert.rejects(api.readContainerLog(NAMESPACE, "log-target", "postgres", bounds), (error) => error instanceof ForbiddenError && expected.test(error.message));
         } finally {
           await api.close();
         }
         for (const kubectl of KUBECTLS) {
           const cluster = new KubectlCluster(new Kubectl({ binary: kubectl.path, env: process.env }), target);
-          await assert.rejects(cluster.readContainerLog(NAMESPACE, "any-pod", "postgres", bounds), (error) => error instanceof ForbiddenError && expected.test(error.message), kubectl.version);
+          await assert.rejects(cluster.readContainerLog(NAMESPACE, "log-target", "postgres", bounds), (error) => error instanceof ForbiddenError && expected.test(error.message), kubectl.version);
         }
+        await admin(["delete", "pod", "log-target", "--wait=false"]);
         await assertNothingLeft();
       });
       continue;
