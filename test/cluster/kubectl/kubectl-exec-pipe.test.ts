@@ -25,11 +25,12 @@ describe("the kubectl transport's exec through a pipe", () => {
       const cluster = new KubectlCluster(new Kubectl({ binary, env: process.env }));
       const exec = await cluster.exec({ namespace: "ci", pod: "p", container: "run", command: ["true"], stdin: { kind: "none" }, reuseBuffers: true });
       assert.match(exec.fallback ?? "", /through a pipe/);
-      await exec.ended;
-      await sleep(200); // the reader comes late, as the download's does after making its directory
+      await sleep(300); // the reader comes late, as the download's does after making its directory: the "kubectl" has exited
       let read = 0;
       for await (const chunk of exec.stdout) read += (chunk as Buffer).length;
       assert.equal(read, BYTES);
+      const end = await exec.ended;
+      assert.ok(end.kind === "exit" && end.code === 0, JSON.stringify(end));
     } finally {
       if (previous === undefined) delete process.env.TMPDIR;
       else process.env.TMPDIR = previous;
