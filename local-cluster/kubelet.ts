@@ -324,7 +324,8 @@ export class Kubelet {
     for (;;) {
       const pod = this.current(rt);
       const nodes = this.opts.store.list("nodes");
-      if (!pod || !this.alive(rt, "scheduling") || nodes.some((node) => matchesNode(pod, node.metadata.labels ?? {}))) return;
+      // A kubelet with no Node objects at all (a bare one, as unit tests make) has nothing to match against.
+      if (!pod || !this.alive(rt, "scheduling") || nodes.length === 0 || nodes.some((node) => matchesNode(pod, node.metadata.labels ?? {}))) return;
       const message = describeSelectorMismatch(nodes.length);
       const updated = this.mutatePod(rt, (p) => {
         p.status.conditions = setCondition(p.status.conditions, "PodScheduled", "False", "Unschedulable", message);
