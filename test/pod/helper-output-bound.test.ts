@@ -1,6 +1,7 @@
 // Runs the in-pod helper for real (bwrap, under the host's sh, busybox sh and bash): a step's output files stay within the bound.
 import assert from "node:assert/strict";
-import { existsSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { createPod, FLAVOUR_TITLES, FLAVOURS, HAS_BWRAP, readFrames, type Pod } from "./helper-pod.js";
@@ -25,8 +26,8 @@ function waitFor(check: () => boolean, what: string, ms = 15_000): Promise<void>
 for (const flavour of FLAVOURS) {
   describe(`helper.sh's output bound under ${FLAVOUR_TITLES[flavour]}`, { skip: HAS_BWRAP ? false : "bwrap is not installed" }, () => {
     const scratch: string[] = [];
-    const newPod = (outputBoundBytes = BOUND): Pod => {
-      const pod = createPod(flavour, { helper: { outputBoundBytes } });
+    const newPod = (outputBoundBytes = BOUND, options: { settleSeconds?: { quiet: number; most: number }; extraBinds?: string[] } = {}): Pod => {
+      const pod = createPod(flavour, { helper: { outputBoundBytes, settleSeconds: options.settleSeconds }, extraBinds: options.extraBinds });
       scratch.push(pod.root);
       return pod;
     };
@@ -105,6 +106,31 @@ for (const flavour of FLAVOURS) {
       assert.deepEqual(readFrames(run.stdout), { stdout: "hi\n", stderr: "", end: ["exit 0"] });
       assert.ok(took < 8_000, `the step's end took ${took} ms`);
       assert.equal((await pod.helper(["kill", "0", "1"])).stdout.toString(), "stopped 0\n");
+    });
+
+    it("a process the step leaves printing holds the step's end for at most the settle limit in all", async () => {
+      const pod = newPod(BOUND, { settleSeconds: { quiet: 1, most: 3 } });
+      writeFileSync(join(pod.knotless, "steps", "0.sh"), "(while :; do echo tick; sleep 0.1; done) &\necho hi\n");
+      const started = Date.now();
+      const run = await pod.helper(["run", "0"]);
+      const took = Date.now() - started;
+      assert.equal(readFrames(run.stdout).end.at(-1), "exit 0");
+      assert.ok(took < 8_000, `the step's end took ${took} ms`);
+      assert.equal((await pod.helper(["kill", "0", "1"])).stdout.toString(), "stopped 0\n");
+    });
+
+    // busybox sh runs its own dd applet whatever PATH says, so only the other shells can be slowed this way.
+    const slowable = flavour === "busybox" ? "busybox sh runs applets without PATH" : false;
+    it("copiers slowed by a loaded node still count every dropped byte before the step ends", { skip: slowable }, async () => {
+      // Each dd takes 0.5 s: reaching the bound takes several, longer than the quiet window, yet each one moves the file.
+      const slow = mkdtempSync(join(tmpdir(), "slow-dd-"));
+      scratch.push(slow);
+      writeFileSync(join(slow, "dd"), '#!/bin/sh\nPATH=${PATH#/slow:}\nsleep 0.5\nexec dd "$@"\n', { mode: 0o755 });
+      const pod = newPod(BOUND, { settleSeconds: { quiet: 1.5, most: 30 }, extraBinds: ["--ro-bind", slow, "/slow", "--setenv", "PATH", "/slow:/usr/local/bin:/usr/bin:/bin"] });
+      writeFileSync(join(pod.knotless, "steps", "0.sh"), PRINT_32000);
+      const frames = readFrames((await pod.helper(["run", "0"])).stdout);
+      assert.equal(frames.stdout.length, BOUND);
+      assert.deepEqual(frames.end, ["dropped stdout 31000", "exit 0"]);
     });
   });
 }
