@@ -44,6 +44,7 @@ const LIMITS_KEYS = {
   maxMemory: field(readBoundedQuantity("memory")),
   maxTimeout: field(readDurationMs),
   images: field(readImagePatterns),
+  nixery: field((ctx: ReadContext, node: unknown, at, path) => readList(ctx, node, at, path, "a list of registry patterns such as [nixery.dev, registry.example:5000/nixery]", readImagePattern)),
   onExceed: field(readOnExceed),
 };
 const readStorage = readMatching(QUANTITY, "a Kubernetes quantity such as 10Gi");
@@ -64,12 +65,13 @@ const buildConfigKeys = (schemas: PodSchemas) => {
 };
 
 /** `limits` as read, onto the default (`onExceed: refuse`, no limit). */
-function readLimits(values: { maxCpu?: string; maxMemory?: string; maxTimeout?: number; images?: string[]; onExceed?: "refuse" | "clamp" } | undefined): RunnerLimits {
+function readLimits(values: { maxCpu?: string; maxMemory?: string; maxTimeout?: number; images?: string[]; nixery?: string[]; onExceed?: "refuse" | "clamp" } | undefined): RunnerLimits {
   return {
     ...(values?.maxCpu !== undefined ? { maxCpu: values.maxCpu } : {}),
     ...(values?.maxMemory !== undefined ? { maxMemory: values.maxMemory } : {}),
     ...(values?.maxTimeout !== undefined ? { maxTimeoutMs: values.maxTimeout } : {}),
     ...(values?.images !== undefined ? { images: values.images } : {}),
+    ...(values?.nixery !== undefined ? { nixery: values.nixery } : {}),
     onExceed: values?.onExceed ?? DEFAULT_RUNNER_CONFIG.limits.onExceed,
   };
 }

@@ -27,7 +27,7 @@ export interface DockerDaemonConfig {
   readonly image: string;
 }
 
-/** `limits`: what a workflow may ask for (README, "Limits"). A flag of the operator (`--cpu`, `--timeout`) is not checked. */
+/** `limits`: what a workflow may ask for (README, "Limits"). */
 export interface RunnerLimits {
   /** The most cpu a workflow's `resources.cpu` may ask for (a Kubernetes quantity). */
   readonly maxCpu?: string;
@@ -36,6 +36,11 @@ export interface RunnerLimits {
   readonly maxTimeoutMs?: number;
   /** Glob patterns (`*` within a path segment, `**` across them) a workflow's own `image` must match. */
   readonly images?: readonly string[];
+  /**
+   * Patterns (as `images`) the Nixery registry of a nixery workflow must match (`--nixery`, serve's): the composed
+   * image is pulled from it. Absent: any registry, but then a set `images` holds the composed image instead.
+   */
+  readonly nixery?: readonly string[];
   /** Over a limit: refuse the workflow (bad input, exit 2) or clamp it to the limit with a warning. */
   readonly onExceed: "refuse" | "clamp";
 }

@@ -22,12 +22,19 @@ export function matchImagePattern(pattern: string, image: string): boolean {
   return new RegExp(`^${source}$`).test(image);
 }
 
+/** A nixery workflow's composed image and the Nixery registry (normalized `--nixery`) it is pulled from. */
+export interface NixeryImage {
+  readonly base: string;
+  readonly image: string;
+}
+
 /**
  * Applies `source.config.limits` to what the workflow itself asks for: `resources.cpu`/`memory`, the workflow's and
- * each step's `timeout`, its own `image` and its services' images. Pure. Values the runner or its flags choose are not the workflow's and are
- * not checked here.
+ * each step's `timeout`, its own `image`, its services' images and, for a nixery workflow, the registry its image is
+ * composed on (`limits.nixery`; without it a set `limits.images` holds the composed image). Pure. The caller's
+ * overrides (flags, serve's `overrides`) are held by applyOverrideLimits.
  */
-export function applyLimits(workflow: Workflow, source: RunnerConfigSource): LimitedWorkflow {
+export function applyLimits(workflow: Workflow, source: RunnerConfigSource, nixery?: NixeryImage): LimitedWorkflow {
   const limits = source.config.limits;
   const errors: WorkflowIssue[] = [];
   const clamped: WorkflowIssue[] = [];
@@ -64,6 +71,14 @@ export function applyLimits(workflow: Workflow, source: RunnerConfigSource): Lim
   for (const [index, service] of (workflow.services ?? []).entries()) {
     if (limits.images === undefined || limits.images.some((pattern) => matchImagePattern(pattern, service.image))) continue;
     errors.push(makeIssue(workflow.file, service.imagePosition, `services[${index}].image`, `${service.image} matches none of the images ${describeSetting(source, "limits.images")} allows (${limits.images.join(", ")})`));
+  }
+  if (nixery !== undefined) {
+    const path = workflow.engineFrom === "dependencies" ? "dependencies.nixpkgs" : "engine";
+    if (limits.nixery !== undefined && !limits.nixery.some((pattern) => matchImagePattern(pattern, nixery.base))) {
+      errors.push(makeIssue(workflow.file, workflow.enginePosition, path, `the image is composed on the Nixery registry ${nixery.base}, which matches none of the registries ${describeSetting(source, "limits.nixery")} allows (${limits.nixery.join(", ")})`));
+    } else if (limits.nixery === undefined && limits.images !== undefined && !limits.images.some((pattern) => matchImagePattern(pattern, nixery.image))) {
+      errors.push(makeIssue(workflow.file, workflow.enginePosition, path, `the composed Nixery image ${nixery.image} matches none of the images ${describeSetting(source, "limits.images")} allows (${limits.images.join(", ")}); the operator allows Nixery registries with limits.nixery`));
+    }
   }
   return { errors, clamped, resources, ...(timeoutMs !== undefined ? { timeoutMs } : {}), stepTimeoutsMs };
 }

@@ -106,7 +106,7 @@ export function composeNixeryImage(base: string, packages: readonly string[]): s
   return [base, ...tangled, ...NIXERY_RUNNER_PACKAGES.filter((name) => !tangled.includes(name))].join("/");
 }
 
-type ImageChoice = { image?: string; imageFrom: ResolvedWorkflow["imageFrom"]; imageName?: string; nix?: boolean };
+type ImageChoice = { image?: string; imageFrom: ResolvedWorkflow["imageFrom"]; imageName?: string; nix?: boolean; nixeryBase?: string };
 
 /** A microvm `image` is a name: the configuration's image for it, or the issue naming the names there are. */
 function resolveMicrovmImage(workflow: Workflow, source: RunnerConfigSource): ImageChoice | WorkflowIssue {
@@ -136,7 +136,7 @@ function resolveImage(workflow: Workflow, options: ResolveOptions): ImageChoice 
   if (name.length > MAX_IMAGE_NAME_LENGTH || !IMAGE.test(image)) {
     return makeIssue(workflow.file, workflow.enginePosition, path, `the composed Nixery image name is ${name.length} characters long, more than the ${MAX_IMAGE_NAME_LENGTH} an image name may have; list fewer packages or set \`image\``);
   }
-  return { image, imageFrom: "nixery" };
+  return { image, imageFrom: "nixery", nixeryBase: base };
 }
 
 /**
@@ -147,7 +147,7 @@ export function resolveWorkflow(workflow: Workflow, options: ResolveOptions = {}
   const source = options.runner ?? { config: DEFAULT_RUNNER_CONFIG };
   const chosen = resolveImage(workflow, options);
   if ("message" in chosen) return { ok: false, errors: [chosen] };
-  const { nix: nixImage, ...image } = chosen;
+  const { nix: nixImage, nixeryBase, ...image } = chosen;
   const errors: WorkflowIssue[] = [];
   if (nixImage === false) {
     // Tangled ignores these on a non-NixOS image; a run without the packages it asked for would only fail later.
@@ -160,7 +160,7 @@ export function resolveWorkflow(workflow: Workflow, options: ResolveOptions = {}
   if (workflow.docker !== undefined && source.config.allowPrivileged && source.config.pod.security === "restricted") {
     errors.push(makeIssue(workflow.file, workflow.docker, "virtualisation.docker", `needs a privileged container (the Docker daemon), which ${describeSetting(source, "pod.security: restricted")} forbids (Pod Security Standard "restricted"); use a runner configured with the default profile`));
   }
-  const limited = applyLimits(workflow, source);
+  const limited = applyLimits(workflow, source, nixeryBase !== undefined && image.image !== undefined ? { base: nixeryBase, image: image.image } : undefined);
   errors.push(...limited.errors);
   const installStep = workflow.nix !== undefined && nixImage !== false ? [{ name: NIX_INSTALL_STEP_NAME, command: buildNixInstallScript(workflow.nix), env: [], source: `${workflow.file}:${workflow.nix.position.line}` }] : [];
   const clash = installStep.length > 0 ? workflow.steps.find((step) => step.name === NIX_INSTALL_STEP_NAME) : undefined;

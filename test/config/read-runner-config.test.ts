@@ -40,6 +40,11 @@ describe("the runner configuration file", () => {
     assert.deepEqual(config.limits, { maxCpu: "4", maxMemory: "8Gi", maxTimeoutMs: 1_800_000, images: ["docker.io/library/*", "registry.example/ci/**"], onExceed: "clamp" });
   });
 
+  it("reads limits.nixery: the Nixery registries a nixery workflow's image may be composed on", async () => {
+    const config = await parseRunnerConfig("limits:\n  nixery: [nixery.dev, registry.example:5000/nixery/**]\n", "ops.yml");
+    assert.deepEqual(config.limits, { nixery: ["nixery.dev", "registry.example:5000/nixery/**"], onExceed: "refuse" });
+  });
+
   it("refuses bad limits at their file:line:column", async () => {
     const table: Array<[text: string, message: string]> = [
       ["limits:\n  maxCpu: 100000\n", "ops.yml:2:11: limits.maxCpu: cpu 100000 is outside the bounds any run may ask for (from 1m to 1024 cores)"],
@@ -48,6 +53,8 @@ describe("the runner configuration file", () => {
       ["limits:\n  maxTimeout: forever\n", 'ops.yml:2:15: limits.maxTimeout: expected a duration such as 90s, 10m or 1h30m, found "forever"'],
       ["limits:\n  onExceed: ignore\n", 'ops.yml:2:13: limits.onExceed: expected refuse or clamp, found "ignore"'],
       ["limits:\n  images: [\"bad image\"]\n", 'ops.yml:2:12: limits.images[0]: expected an image pattern such as docker.io/library/* or registry.example/ci/**, found "bad image"'],
+      ["limits:\n  nixery: [\"nixery dev\"]\n", 'ops.yml:2:12: limits.nixery[0]: expected an image pattern such as docker.io/library/* or registry.example/ci/**, found "nixery dev"'],
+      ["limits:\n  nixery: nixery.dev\n", "ops.yml:2:11: limits.nixery: expected a list of registry patterns such as [nixery.dev, registry.example:5000/nixery], found a string"],
       ["limits:\n  maxCPU: 4\n", "ops.yml:2:3: limits.maxCPU: unknown key; did you mean `maxCpu`?"],
       ["pod:\n  ephemeralStorage: {request: 20Gi, limit: 10Gi}\n", "ops.yml:2:31: pod.ephemeralStorage.request: 20Gi is more than the limit 10Gi; a request is at most its limit"],
       ["pod:\n  ephemeralStorage: {limit: lots}\n", 'ops.yml:2:29: pod.ephemeralStorage.limit: expected a Kubernetes quantity such as 10Gi, found "lots"'],

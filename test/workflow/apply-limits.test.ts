@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { DEFAULT_RUNNER_CONFIG, type RunnerLimits } from "../../src/config/runner-config.js";
 import { applyLimits, matchImagePattern } from "../../src/workflow/apply-limits.js";
+import { resolveWorkflow } from "../../src/workflow/resolve-workflow.js";
 import { formatIssue } from "../../src/workflow/workflow-errors.js";
 import { parseOk } from "./workflow-fixtures.js";
 
@@ -71,5 +72,21 @@ describe("the runner configuration's limits on a workflow", () => {
       ["*", "evil.example/alpine", false],
     ];
     for (const [pattern, image, matches] of table) assert.equal(matchImagePattern(pattern, image), matches, `${pattern} ~ ${image}`);
+  });
+
+  it("refuses a nixery workflow whose Nixery registry no limits.nixery pattern allows, at its dependencies, never clamped", () => {
+    const text = "dependencies:\n  nixpkgs: [go]\nsteps:\n  - name: build\n    command: go build\n";
+    const resolveWith = (limits: Partial<RunnerLimits>, nixeryBase: string) =>
+      resolveWorkflow(parseOk(text, "wf.yml"), { nixeryBase, runner: { config: { ...DEFAULT_RUNNER_CONFIG, limits: { onExceed: "clamp", ...limits } }, file: "ops.yml" } });
+    const refused = resolveWith({ nixery: ["registry.example:5000/nixery"] }, "https://nixery.dev/");
+    assert.deepEqual(refused.ok ? [] : refused.errors.map(formatIssue), [
+      "wf.yml:2:3: dependencies.nixpkgs: the image is composed on the Nixery registry nixery.dev, which matches none of the registries limits.nixery in --config ops.yml allows (registry.example:5000/nixery)",
+    ]);
+    const allowed = resolveWith({ nixery: ["registry.example:5000/**"] }, "registry.example:5000/nixery");
+    assert.equal(allowed.ok && allowed.workflow.image?.startsWith("registry.example:5000/nixery/go/"), true);
+    // Without limits.nixery, an allow-list of images is not bypassed by composing an image elsewhere.
+    const byImages = resolveWith({ images: ["docker.io/library/*"] }, "nixery.dev");
+    assert.match(byImages.ok ? "" : formatIssue(byImages.errors[0]!), /^wf\.yml:2:3: dependencies\.nixpkgs: the composed Nixery image nixery\.dev\/go\/bash\/.* matches none of the images limits\.images in --config ops\.yml allows \(docker\.io\/library\/\*\); the operator allows Nixery registries with limits\.nixery$/);
+    assert.equal(resolveWith({ images: ["nixery.dev/**"] }, "nixery.dev").ok, true);
   });
 });
