@@ -6,6 +6,7 @@ import { identifyHashFilesCall, listHashFilesCalls, renderKeyTemplate, type KeyI
 import type { StepSpec } from "../input/steps-file.js";
 import { matchWorkflow, type Trigger } from "../workflow/match-trigger.js";
 import type { Placement, ResolvedWorkflow } from "../workflow/resolve-workflow.js";
+import type { LimitClamp } from "../workflow/apply-limits.js";
 import { DOCKER_HOST } from "../pod/docker-daemon.js";
 import { makeIssue, WorkflowError, type WorkflowIssue } from "../workflow/workflow-errors.js";
 import type { CloneSettings, EnvVar, KeyTemplateAt, WorkflowArtifact, WorkflowCache } from "../workflow/workflow-types.js";
@@ -46,6 +47,8 @@ export interface WorkflowSummary {
   readonly clone: CloneSettings;
   /** Absent when no trigger was given (`when` was not evaluated). */
   readonly trigger?: TriggerSummary;
+  /** What the runner configuration's `limits` clamped (onExceed: clamp), in the workflow's order; absent when nothing was. */
+  readonly clamped?: readonly LimitClamp[];
 }
 
 export type WorkflowRunPlan =
@@ -157,6 +160,7 @@ export function planWorkflowRun(
     ...(overrides.image === undefined && workflow.imageName !== undefined ? { imageName: workflow.imageName } : {}),
     clone: workflow.clone,
     ...(input.trigger && match ? { trigger: summarizeTrigger(input.trigger, match) } : {}),
+    ...(workflow.clamps !== undefined ? { clamped: workflow.clamps } : {}),
   };
   const stepTimeoutMs = overrides.stepTimeoutMs;
   const steps = workflow.steps.map((step) => ({

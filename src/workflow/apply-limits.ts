@@ -5,11 +5,26 @@ import { parseQuantity } from "../k8s/quantity.js";
 import { makeIssue, type WorkflowIssue } from "./workflow-errors.js";
 import type { ResourceSettings, SourcePosition, Workflow } from "./workflow-types.js";
 
+/** One value clamped to a limit (onExceed: clamp), as the result records it (`workflow.clamped` of dev.knotless.check). */
+export interface LimitClamp {
+  /** What was clamped: a workflow key (`resources.cpu`, `steps[0].timeout`), or the caller's (`--cpu`, `overrides.timeout`). */
+  readonly path: string;
+  /** The value asked for and the limit it became, as the messages write them (`8`, `2h00m`). */
+  readonly value: string;
+  readonly limit: string;
+  /** The limit's key in the runner configuration: `limits.maxCpu`, `limits.maxMemory` or `limits.maxTimeout`. */
+  readonly setting: string;
+  /** `file:line:column` of a workflow's value; absent for the caller's. */
+  readonly at?: string;
+}
+
 export interface LimitedWorkflow {
   /** Values over a limit under `onExceed: refuse`, and images no pattern allows (never clamped). */
   readonly errors: readonly WorkflowIssue[];
   /** What was clamped, each at the value's position: the run logs them as warnings, the dry run prints them. */
   readonly clamped: readonly WorkflowIssue[];
+  /** The same clamps as data, in the same order. */
+  readonly clamps: readonly LimitClamp[];
   readonly resources: ResourceSettings;
   readonly timeoutMs?: number;
   /** Each step's timeout, in the order of workflow.steps. */
@@ -38,6 +53,7 @@ export function applyLimits(workflow: Workflow, source: RunnerConfigSource, nixe
   const limits = source.config.limits;
   const errors: WorkflowIssue[] = [];
   const clamped: WorkflowIssue[] = [];
+  const clamps: LimitClamp[] = [];
   const clamp = limits.onExceed === "clamp";
   const top: SourcePosition = { line: 1, column: 1 };
   /** The value, or the limit when the value is over it (clamp) or undefined (refuse, an error recorded). */
@@ -46,6 +62,7 @@ export function applyLimits(workflow: Workflow, source: RunnerConfigSource, nixe
     const named = describeSetting(source, `limits.${setting} ${show(limit)}`);
     if (clamp) {
       clamped.push(makeIssue(workflow.file, at, path, `${show(value)} is over ${named}: clamped to ${show(limit)} (onExceed: clamp)`));
+      clamps.push({ path, value: show(value), limit: show(limit), setting: `limits.${setting}`, at: `${workflow.file}:${at.line}:${at.column}` });
       return limit;
     }
     errors.push(makeIssue(workflow.file, at, path, `${show(value)} is over ${named}; ask for at most ${show(limit)}, or the operator sets limits.onExceed: clamp`));
@@ -80,5 +97,5 @@ export function applyLimits(workflow: Workflow, source: RunnerConfigSource, nixe
       errors.push(makeIssue(workflow.file, workflow.enginePosition, path, `the composed Nixery image ${nixery.image} matches none of the images ${describeSetting(source, "limits.images")} allows (${limits.images.join(", ")}); the operator allows Nixery registries with limits.nixery`));
     }
   }
-  return { errors, clamped, resources, ...(timeoutMs !== undefined ? { timeoutMs } : {}), stepTimeoutsMs };
+  return { errors, clamped, clamps, resources, ...(timeoutMs !== undefined ? { timeoutMs } : {}), stepTimeoutsMs };
 }

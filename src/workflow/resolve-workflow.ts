@@ -1,7 +1,7 @@
 // Turns a parsed workflow and the runner's own settings into what a run needs: image, shell, budgets, env, steps.
 import { IMAGE } from "../config/patterns.js";
 import { DEFAULT_RUNNER_CONFIG, describeSetting, type EphemeralStorage, type RunnerConfigSource } from "../config/runner-config.js";
-import { applyLimits } from "./apply-limits.js";
+import { applyLimits, type LimitClamp } from "./apply-limits.js";
 import { buildNixInstallScript, NIX_INSTALL_STEP_NAME } from "./nix-install.js";
 import { makeIssue, type WorkflowIssue } from "./workflow-errors.js";
 import type { CloneSettings, EngineName, EnvVar, ResourceSettings, WhenConstraint, Workflow, WorkflowArtifact, WorkflowCache, WorkflowService } from "./workflow-types.js";
@@ -68,6 +68,8 @@ export interface ResolvedWorkflow {
   readonly resources: ResourceSettings;
   /** What `limits` clamped (onExceed: clamp), at the values' positions; empty when nothing was. */
   readonly clamped: readonly WorkflowIssue[];
+  /** The same clamps as data (the result's `workflow.clamped`); absent when nothing was clamped. */
+  readonly clamps?: readonly LimitClamp[];
   /** The workflow-level variables, in file order. */
   readonly env: readonly EnvVar[];
   readonly clone: CloneSettings;
@@ -184,6 +186,7 @@ export function resolveWorkflow(workflow: Workflow, options: ResolveOptions = {}
       ...(source.config.limits.maxTimeoutMs !== undefined ? { maxTimeoutMs: source.config.limits.maxTimeoutMs } : {}),
       resources: limited.resources,
       clamped: limited.clamped,
+      ...(limited.clamps.length > 0 ? { clamps: limited.clamps } : {}),
       env: workflow.environment,
       clone: workflow.clone,
       ...(workflow.when !== undefined ? { when: workflow.when } : {}),

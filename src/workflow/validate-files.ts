@@ -87,7 +87,7 @@ export async function checkWorkflowText(text: string, file: string, runner?: Run
   const parsed = await parseWorkflow(text, file);
   if (!parsed.ok && parsed.foreign) return { file, foreign: { system: parsed.foreign.system, issue: parsed.errors[0]! }, errors: [], warnings: [] };
   if (!parsed.ok) return { file, errors: parsed.errors, warnings: parsed.warnings };
-  const limited = runner === undefined ? { errors: [], clamped: [] } : applyLimits(parsed.workflow, runner);
+  const limited = runner === undefined ? { errors: [], clamped: [], clamps: [] } : applyLimits(parsed.workflow, runner);
   return { file, steps: parsed.workflow.steps.length, engine: parsed.workflow.engine, errors: limited.errors, warnings: [...parsed.warnings, ...limited.clamped] };
 }
 

@@ -91,7 +91,7 @@ describe("pod controls on the local cluster", { skip: findSkipReason(), timeout:
     await assertNothingLeft(cluster);
   });
 
-  it("refuses a workflow over a limit with exit 2 and no cluster call, and runs a clamped one, saying so, with pod.ephemeralStorage", async () => {
+  it("refuses a workflow over a limit with exit 2 and no cluster call, and runs a clamped one, saying so in its log and result.json, with pod.ephemeralStorage", async () => {
     const ws = makeWorkspace("");
     const dir = join(ws.out, "..");
     const refuse = join(dir, "refuse.yml");
@@ -123,6 +123,13 @@ describe("pod controls on the local cluster", { skip: findSkipReason(), timeout:
     const log = readFileSync(join(dir, "limits-clamped", "run.log"), "utf8");
     assert.match(log, /resources\.memory: 1Gi is over limits\.maxMemory 256Mi in --config \S+clamp\.yml: clamped to 256Mi/, log);
     assert.match(clamped.stdout, /^memory\.max 268435456$/m, "the pod ran with the clamped memory limit");
+    const result = JSON.parse(readFileSync(join(dir, "limits-clamped", "result.json"), "utf8")) as { workflow: { clamped: Array<{ path: string; value: string; limit: string; setting: string; at: string }> } };
+    assert.deepEqual(result.workflow.clamped.map(({ path, value, limit, setting }) => ({ path, value, limit, setting })), [
+      { path: "resources.cpu", value: "4", limit: "1", setting: "limits.maxCpu" },
+      { path: "resources.memory", value: "1Gi", limit: "256Mi", setting: "limits.maxMemory" },
+      { path: "timeout", value: "2h00m", limit: "5m00s", setting: "limits.maxTimeout" },
+    ]);
+    assert.match(result.workflow.clamped[0]!.at, /big\.yml:4:18$/);
     const created = cluster.objectHistory().changes.find((change) => change.resource.startsWith("jobs") && change.type === "ADDED" && change.object.metadata.name.includes("limits-clamped"));
     assert.deepEqual(created?.object.spec.template.spec.containers[0].resources, { requests: { cpu: "1", memory: "256Mi", "ephemeral-storage": "1Gi" }, limits: { memory: "256Mi", "ephemeral-storage": "2Gi" } });
     await assertNothingLeft(cluster);

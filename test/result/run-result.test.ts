@@ -125,6 +125,19 @@ describe("buildRunResult", () => {
     assert.throws(() => lexicons.assertValidRecord(RESULT_TYPE, { ...result, workflow: { ...workflow, trigger: { ...workflow.trigger, changedFileCount: -1 } } }), /changedFileCount/);
   });
 
+  it("records what the limits clamped in workflow.clamped, which the lexicon accepts, and refuses a clamp without its limit", () => {
+    const clamped = [
+      { path: "resources.cpu", value: "8", limit: "4", setting: "limits.maxCpu", at: "ci.yml:3:18" },
+      { path: "--timeout", value: "2h00m", limit: "1h00m", setting: "limits.maxTimeout" },
+    ];
+    const workflow = { file: "ci.yml", name: "ci.yml", engine: "kubernetes", imageFrom: "workflow" as const, clone: { skip: false, submodules: false, tags: false }, clamped };
+    const result = buildRunResult({ ...base, workflow });
+    assert.deepEqual(result.workflow?.clamped, clamped);
+    assert.doesNotThrow(() => lexicons.assertValidRecord(RESULT_TYPE, result));
+    const { limit: _limit, ...withoutLimit } = clamped[0]!;
+    assert.throws(() => lexicons.assertValidRecord(RESULT_TYPE, { ...result, workflow: { ...workflow, clamped: [withoutLimit] } }), /limit/);
+  });
+
   it("is rejected by the lexicon when a field has the wrong type", () => {
     const result = { ...buildRunResult(base), durationMs: "slow" };
     assert.throws(() => lexicons.assertValidRecord(RESULT_TYPE, result), /durationMs/);

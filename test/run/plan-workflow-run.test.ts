@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { identifyHashFilesCall } from "../../src/cache/render-key.js";
 import { listHashFilesNeeded, planWorkflowRun } from "../../src/run/plan-workflow-run.js";
+import { DEFAULT_RUNNER_CONFIG } from "../../src/config/runner-config.js";
 import { resolveWorkflow, type ResolvedWorkflow } from "../../src/workflow/resolve-workflow.js";
 import { WorkflowError } from "../../src/workflow/workflow-errors.js";
 import { parseOk } from "../workflow/workflow-fixtures.js";
@@ -96,5 +97,20 @@ describe("listHashFilesNeeded", () => {
     const text = `caches:\n  - key: '{{ hashFiles "a" }}-{{ hashFiles "b" "c" }}'\n    restore-keys: ['{{ hashFiles "a" }}-']\n    paths: x\n  - key: '{{ hashFiles "d" }}'\n    paths: y\nsteps:\n  - name: a\n    command: b\n`;
     assert.deepEqual(listHashFilesNeeded(resolved(text)), [["a"], ["b", "c"], ["d"]]);
     assert.deepEqual(listHashFilesNeeded(resolved("steps:\n  - name: a\n    command: b\n")), []);
+  });
+
+  it("records in the workflow summary (the result's workflow.clamped) each value the limits clamped, with its position and the limit used", () => {
+    const text = "timeout: 2h\nresources: {cpu: 8, memory: 1Gi}\nsteps:\n  - name: build\n    command: make\n";
+    const limits = { maxCpu: "4", maxMemory: "8Gi", maxTimeoutMs: 3_600_000, onExceed: "clamp" as const };
+    const result = resolveWorkflow(parseOk(text, "ci.yml"), { runner: { config: { ...DEFAULT_RUNNER_CONFIG, limits }, file: "ops.yml" } });
+    assert.ok(result.ok);
+    const plan = planWorkflowRun(result.workflow, { runId: "1" });
+    assert.ok(plan.matched);
+    assert.deepEqual([plan.cpu, plan.memory, plan.timeoutMs], ["4", "1Gi", 3_600_000]);
+    assert.deepEqual(plan.workflow.clamped, [
+      { path: "resources.cpu", value: "8", limit: "4", setting: "limits.maxCpu", at: "ci.yml:2:18" },
+      { path: "timeout", value: "2h00m", limit: "1h00m", setting: "limits.maxTimeout", at: "ci.yml:1:10" },
+    ]);
+    assert.equal(planWorkflowRun(resolved(text), { runId: "1" }).workflow.clamped, undefined);
   });
 });

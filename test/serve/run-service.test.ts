@@ -10,6 +10,7 @@ import { KubectlCluster } from "../../src/cluster/kubectl/kubectl-cluster.js";
 import { XrpcError } from "../../src/serve/http-errors.js";
 import { loadLexicons } from "../../src/serve/lexicon-schemas.js";
 import type { RunDefaults, SubmitRunInput } from "../../src/serve/prepare-submission.js";
+import type { RunResult } from "../../src/result/run-result.js";
 import { RunService } from "../../src/serve/run-service.js";
 import { RunStore, type StatusEvent } from "../../src/serve/run-store.js";
 import { WorkflowError } from "../../src/workflow/workflow-errors.js";
@@ -151,7 +152,7 @@ describe("the run service", () => {
     assert.equal(executors.length, 0);
   });
 
-  it("holds every workflow to the service's runner configuration: over a limit refused at its position, clamped with the warning first in the run's log", async () => {
+  it("holds every workflow to the service's runner configuration: over a limit refused at its position, clamped with the warning first in the run's log and the clamp in getRun's result", async () => {
     const limited = (onExceed: "refuse" | "clamp") => makeService({ defaults: { runner: { config: { ...DEFAULT_RUNNER_CONFIG, limits: { maxTimeoutMs: 60_000, onExceed } }, file: "ops.yml" } } });
     const text = `timeout: 2h\n${WORKFLOW}`;
     const refusing = limited("refuse");
@@ -164,6 +165,11 @@ describe("the run service", () => {
     assert.equal(clamping.executors[0]!.ctx.settings.timeoutMs, 60_000);
     const first = JSON.parse(readFileSync(join(clamping.stateDir, "state", "runs", "clamped", "log.ndjson"), "utf8").split("\n")[0]!) as { content: string };
     assert.match(first.content, /ci\.yml:1:10: warning: timeout: 2h00m is over limits\.maxTimeout 1m00s in --config ops\.yml: clamped to 1m00s/);
+    const view = await clamping.service.getRun("clamped");
+    assert.deepEqual((view.result as RunResult | undefined)?.workflow?.clamped, [{ path: "timeout", value: "2h00m", limit: "1m00s", setting: "limits.maxTimeout", at: "ci.yml:1:10" }]);
+    const lexicons = await loadLexicons();
+    lexicons.output("dev.knotless.runner.getRun", view);
+    lexicons.record(view.result);
   });
 
   it("leaves each run's node warm for --keep-warm: the executor of every run gets the service's keepWarm, as run's does", async () => {
