@@ -11,10 +11,11 @@ import type { HostTarSetting } from "../transfer/host-tar.js";
 import type { RunSettings } from "../run/run-workflow.js";
 import { parseStepsFile, type StepSpec } from "../input/steps-file.js";
 import type { RunOverrides } from "../run/plan-workflow-run.js";
+import { FLAG_NAMES, holdOverrides, type HeldOverrides } from "../run/hold-overrides.js";
 import type { PreparedWorkflowRun } from "../run/prepare-workflow-run.js";
 import type { Secret } from "../secrets/secret.js";
 import type { LoadedWorkflow } from "../workflow/load-workflow.js";
-import type { PodConfig } from "../config/runner-config.js";
+import type { RunnerConfigSource } from "../config/runner-config.js";
 import { PULL_REQUEST_ACTIONS, type Trigger } from "../workflow/match-trigger.js";
 import { MAX_WORKFLOW_FILE_BYTES, readBoundedFile, readBoundedTextFile } from "../workflow/read-workflow-file.js";
 import type { ExecutorTimings } from "../executor/context.js";
@@ -156,7 +157,7 @@ function resolveHostTar(env: NodeJS.ProcessEnv): { hostTar?: HostTarSetting } {
 /** The steps of the run and where they came from: a steps file, or a workflow file planned for its trigger. */
 type StepsSource =
   | { readonly kind: "steps"; readonly steps: StepSpec[] }
-  | { readonly kind: "workflow"; readonly loaded: LoadedWorkflow; readonly trigger?: Trigger; readonly warnings: readonly string[]; readonly clamped: readonly string[]; readonly pod: PodConfig };
+  | { readonly kind: "workflow"; readonly loaded: LoadedWorkflow; readonly trigger?: Trigger; readonly warnings: readonly string[]; readonly clamped: readonly string[]; readonly runner: RunnerConfigSource };
 
 /** The trigger's text flags beyond the ref: the pull request's, and what Tangled's run variables say of the repository. */
 const TRIGGER_TEXT_FLAGS = ["prAction", "prSourceBranch", "prSourceSha", "knot", "repoDid", "repoName", "defaultBranch", "repoUrl", "pipelineId"] as const;
@@ -249,13 +250,13 @@ async function readStepsSource(raw: RawRunOptions): Promise<StepsSource> {
   const { formatWarning } = await import("../workflow/workflow-errors.js");
   const runner = await (await import("../config/read-runner-config.js")).readRunnerConfig(raw.config);
   const loaded = await loadWorkflowFile(resolve(raw.workflow!), { name: raw.workflow!, runner, ...(raw.nixery !== undefined ? { nixeryBase: raw.nixery } : {}) });
-  return { kind: "workflow", loaded, ...(trigger ? { trigger } : {}), warnings: loaded.warnings.map(formatWarning), clamped: loaded.resolved.clamped.map(formatWarning), pod: runner.config.pod };
+  return { kind: "workflow", loaded, ...(trigger ? { trigger } : {}), warnings: loaded.warnings.map(formatWarning), clamped: loaded.resolved.clamped.map(formatWarning), runner };
 }
 
 /** Plans the workflow's run: its caches rendered with the checkout's file hashes (none with --no-cache). */
-async function planRun(source: Extract<StepsSource, { kind: "workflow" }>, runId: string, overrides: RunOverrides, checkoutDir: string | undefined, cacheFlags: CacheFlags): Promise<PreparedWorkflowRun> {
+async function planRun(source: Extract<StepsSource, { kind: "workflow" }>, runId: string, held: HeldOverrides, checkoutDir: string | undefined, cacheFlags: CacheFlags): Promise<PreparedWorkflowRun> {
   const { prepareWorkflowRun } = await import("../run/prepare-workflow-run.js");
-  return prepareWorkflowRun(source.loaded, { runId, ...(source.trigger ? { trigger: source.trigger } : {}), overrides, ...(checkoutDir ? { checkoutDir } : {}), cachesOff: cacheFlags.off });
+  return prepareWorkflowRun(source.loaded, { runId, ...(source.trigger ? { trigger: source.trigger } : {}), overrides: held.overrides, overrideClamps: held.clamps, ...(checkoutDir ? { checkoutDir } : {}), cachesOff: cacheFlags.off });
 }
 
 /** --secrets FILE and every --secret-env NAME, merged (a name given twice is refused); warnings for a loose file mode. */
@@ -301,8 +302,10 @@ export async function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEn
   const outDir = checkOutDir(requireOption(raw.out, "--out"));
   const runId = raw.runId ?? generateRunId();
   if (!isAcceptableRunId(runId)) throw new InputError(`--run-id expects 1 to 128 printable characters without spaces, got ${JSON.stringify(runId)}`);
-  const overrides = readOverrides(raw);
   const source = await readStepsSource(raw);
+  // The flags that set what a limit governs are held to it like the workflow's values (a steps file has no --config).
+  const held: HeldOverrides = source.kind === "workflow" ? holdOverrides(readOverrides(raw), source.runner, FLAG_NAMES) : { overrides: readOverrides(raw), clamps: [], warnings: [] };
+  const overrides = held.overrides;
   const skipsCheckout = source.kind === "workflow" && source.loaded.resolved.clone.skip;
   const gitCheckout = skipsCheckout ? undefined : await readGitCheckout(raw, source, env);
   if (!skipsCheckout && !gitCheckout) requireOption(raw.checkout, "--checkout");
@@ -321,7 +324,7 @@ export async function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEn
   const maxOutputBytes = readSize(raw.maxOutputBytes ?? "512Mi", "--max-output-bytes");
   const maxLogBytes = readSize(raw.maxLogBytes ?? "64Mi", "--max-log-bytes");
   // Last of the checks, since hashing the checkout's files for the cache keys can take a while.
-  const workflowPlan = source.kind === "workflow" ? await planRun(source, runId, overrides, checkoutDir, cacheFlags) : undefined;
+  const workflowPlan = source.kind === "workflow" ? await planRun(source, runId, held, checkoutDir, cacheFlags) : undefined;
   const plan = workflowPlan?.plan;
   const warnings = [
     ...(source.kind === "workflow" ? source.warnings : []),
@@ -351,7 +354,7 @@ export async function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEn
       ...readKeepWarm(raw.keepWarm, raw.maxWarm),
       ...(raw.skipWarm ? { claimWarm: false } : {}),
       ...resolveHostTar(env),
-      ...(source.kind === "workflow" ? { pod: source.pod } : {}),
+      ...(source.kind === "workflow" ? { pod: source.runner.config.pod } : {}),
       owner: resolveProcessIdentity(),
       ...(cacheRepo ? { cacheBackend: buildCacheBackend(cacheFlags, cacheRepo.repo) } : {}),
       }),
@@ -361,7 +364,7 @@ export async function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEn
     ...(emptyCheckout ? { emptyCheckout } : {}),
     ...(checkoutDir === undefined ? { skipsCheckout: true } : {}),
     warnings,
-    clamped: source.kind === "workflow" ? source.clamped : [],
+    clamped: [...(source.kind === "workflow" ? source.clamped : []), ...held.warnings],
     kubectlPath: cluster.kubectlPath,
     transport: cluster.transport,
     dryRun: raw.dryRun ?? false,

@@ -146,12 +146,20 @@ export function planArtifacts(artifacts: readonly WorkflowArtifact[]): ArtifactS
  */
 export function planWorkflowRun(
   workflow: ResolvedWorkflow,
-  input: { readonly runId: string; readonly trigger?: Trigger; readonly overrides?: RunOverrides; readonly caches?: CachePlanInput },
+  input: {
+    readonly runId: string;
+    readonly trigger?: Trigger;
+    readonly overrides?: RunOverrides;
+    readonly caches?: CachePlanInput;
+    /** What the limits clamped of the overrides (holdOverrides), recorded after the workflow's own clamps. */
+    readonly overrideClamps?: readonly LimitClamp[];
+  },
 ): WorkflowRunPlan {
   const overrides = input.overrides ?? {};
   const name = nameWorkflow(workflow.file);
   const match = input.trigger === undefined ? undefined : matchWorkflow(workflow.when, input.trigger);
   const image = overrides.image ?? workflow.image ?? RUN_DEFAULTS.image;
+  const clamped = [...(workflow.clamps ?? []), ...(input.overrideClamps ?? [])];
   const summary: WorkflowSummary = {
     file: workflow.file,
     name,
@@ -160,7 +168,7 @@ export function planWorkflowRun(
     ...(overrides.image === undefined && workflow.imageName !== undefined ? { imageName: workflow.imageName } : {}),
     clone: workflow.clone,
     ...(input.trigger && match ? { trigger: summarizeTrigger(input.trigger, match) } : {}),
-    ...(workflow.clamps !== undefined ? { clamped: workflow.clamps } : {}),
+    ...(clamped.length > 0 ? { clamped } : {}),
   };
   const stepTimeoutMs = overrides.stepTimeoutMs;
   const steps = workflow.steps.map((step) => ({

@@ -1,5 +1,6 @@
 // Plans one run of a loaded workflow with what only the host can tell: the hashes of the checkout's files that the
 // cache keys name. The CLI and the library (the daemon, which has the workflow as text) both plan through here.
+import type { LimitClamp } from "../workflow/apply-limits.js";
 import type { LoadedWorkflow } from "../workflow/load-workflow.js";
 import { matchWorkflow, type Trigger } from "../workflow/match-trigger.js";
 import { listHashFilesNeeded, planWorkflowRun, type RunOverrides, type WorkflowRunPlan } from "./plan-workflow-run.js";
@@ -9,6 +10,8 @@ export interface PrepareWorkflowRunInput {
   /** Absent: `when` is not evaluated and the workflow runs. */
   readonly trigger?: Trigger;
   readonly overrides?: RunOverrides;
+  /** What the limits clamped of the overrides (holdOverrides): the result records them with the workflow's. */
+  readonly overrideClamps?: readonly LimitClamp[];
   /** The checkout the run uploads; absent when the workflow skips it (then no key may use hashFiles). */
   readonly checkoutDir?: string;
   /** `--no-cache`: no key is rendered, no file hashed. */
@@ -36,6 +39,7 @@ export async function prepareWorkflowRun(loaded: LoadedWorkflow, input: PrepareW
     runId: input.runId,
     ...(input.trigger ? { trigger: input.trigger } : {}),
     ...(input.overrides ? { overrides: input.overrides } : {}),
+    ...(input.overrideClamps ? { overrideClamps: input.overrideClamps } : {}),
     caches: { fileHashes, off },
   });
   return { plan, warnings };

@@ -4,7 +4,8 @@ import { statSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { readDuration } from "../config/duration.js";
 import { IMAGE, QUANTITY } from "../config/patterns.js";
-import type { RunnerConfigSource } from "../config/runner-config.js";
+import { DEFAULT_RUNNER_CONFIG, type RunnerConfigSource } from "../config/runner-config.js";
+import { holdOverrides, SUBMISSION_NAMES } from "../run/hold-overrides.js";
 import { checkResourceBounds } from "../config/resource-bounds.js";
 import { InputError } from "../errors.js";
 import type { CacheBackend } from "../executor/context.js";
@@ -111,7 +112,8 @@ export async function prepareSubmission(input: SubmitRunInput, runId: string, st
   if (git !== undefined && input.checkout?.dir !== undefined) throw new InputError("checkout takes dir or git, not both");
   if (git !== undefined && defaults.git === undefined) throw new XrpcError(501, "NotImplemented", "this service has no git to clone with: give checkout.dir");
   if (git !== undefined) checkGitSource(git.url, git.sha);
-  const overrides = readOverrides(input.overrides ?? {});
+  const held = holdOverrides(readOverrides(input.overrides ?? {}), defaults.runner ?? { config: DEFAULT_RUNNER_CONFIG }, SUBMISSION_NAMES);
+  const overrides = held.overrides;
   const trigger = readTrigger(input.trigger);
   const secrets = readSecrets(input.secrets ?? []);
   const [{ loadWorkflowText }, { prepareWorkflowRun }, { formatWarning }] = await Promise.all([import("../workflow/load-workflow.js"), import("../run/prepare-workflow-run.js"), import("../workflow/workflow-errors.js")]);
@@ -125,7 +127,7 @@ export async function prepareSubmission(input: SubmitRunInput, runId: string, st
     git !== undefined && !skipsCheckout ? { url: git.url, sha: git.sha, depth: git.depth ?? loaded.resolved.clone.depth ?? 1, submodules: git.submodules ?? loaded.resolved.clone.submodules } : undefined;
   const sharedStepsDir = input.sharedSteps ? requireDirectory(input.sharedSteps.dir, "sharedSteps.dir") : undefined;
   const cachesOn = defaults.caches !== undefined && !defaults.caches.off;
-  const { plan } = await prepareWorkflowRun(loaded, { runId, ...(trigger ? { trigger } : {}), overrides, ...(checkoutDir ? { checkoutDir } : {}), cachesOff: !cachesOn });
+  const { plan } = await prepareWorkflowRun(loaded, { runId, ...(trigger ? { trigger } : {}), overrides, overrideClamps: held.clamps, ...(checkoutDir ? { checkoutDir } : {}), cachesOff: !cachesOn });
   // Caches are kept per repository: the trigger's, else one named after where the checkout comes from (as `run` names a local one).
   const cacheRepo = trigger?.repo ?? `local/${createHash("sha256").update(git?.url ?? checkoutDir ?? input.workflow.name).digest("hex").slice(0, 12)}`;
   const store = defaults.caches?.store;
@@ -161,7 +163,7 @@ export async function prepareSubmission(input: SubmitRunInput, runId: string, st
     storedRequest: JSON.stringify({ ...input, secrets: (input.secrets ?? []).map((secret) => ({ name: secret.name })) }),
     hasSecrets: secrets.length > 0,
   };
-  if (plan.matched) return { ...base, kind: "run", settings, ...(clone ? { git: clone } : {}), warnings: loaded.warnings.map(formatWarning) };
+  if (plan.matched) return { ...base, kind: "run", settings, ...(clone ? { git: clone } : {}), warnings: [...loaded.warnings.map(formatWarning), ...held.warnings] };
   const now = new Date();
   const result = buildNotMatchedResult({
     runId,

@@ -86,6 +86,26 @@ describe("resolveRunConfig", () => {
     assert.match(text, /^ {6}hostAliases:$/m);
   });
 
+  it("holds --cpu, --memory and --timeout to --config's limits like the workflow's values: refused with exit 2, or clamped into the result's workflow.clamped", async () => {
+    const { dir, options } = workspace();
+    const workflow = join(dir, "w.yml");
+    writeFileSync(workflow, "engine: kubernetes\nimage: busybox:1.36\nsteps:\n  - name: a\n    command: echo hi\n");
+    const refuse = join(dir, "refuse.yml");
+    writeFileSync(refuse, "limits: {maxCpu: 1, maxTimeout: 10m}\n");
+    const clamp = join(dir, "clamp.yml");
+    writeFileSync(clamp, "limits: {maxCpu: 1, maxTimeout: 10m, onExceed: clamp}\n");
+    const { steps: _steps, ...rest } = options;
+    const flags = { ...rest, workflow, namespace: "ci", dryRun: true, cpu: "2", timeout: "1h" };
+    const message = await inputError({ ...flags, config: refuse });
+    assert.match(message, /^--cpu 2 is over limits\.maxCpu 1 in --config \S+refuse\.yml; ask for at most 1/m);
+    assert.match(message, /^--timeout 1h00m is over limits\.maxTimeout 10m00s in --config \S+refuse\.yml/m);
+    const resolved = await resolveRunConfig({ ...flags, config: clamp }, {});
+    assert.deepEqual([resolved.settings.cpu, resolved.settings.timeoutMs], ["1", 600_000]);
+    assert.deepEqual(resolved.settings.workflow?.clamped?.map((clamp) => clamp.path), ["--cpu", "--timeout"]);
+    assert.match(resolved.clamped.join("\n"), /^--cpu 2 is over limits\.maxCpu 1 in --config \S+clamp\.yml: clamped to 1 \(onExceed: clamp\)$/m);
+    assert.match(await renderDryRun(resolved), /^# {3}limit: --timeout 1h00m is over limits\.maxTimeout 10m00s/m);
+  });
+
   it("takes kubectl from KNOTLESS_KUBECTL unless --kubectl is given", async () => {
     const { options } = workspace();
     assert.equal((await resolveRunConfig(options, { KNOTLESS_KUBECTL: "/opt/k" })).kubectlPath, "/opt/k");

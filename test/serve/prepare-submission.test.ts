@@ -52,6 +52,27 @@ describe("a submission held to the service's --config", () => {
     assert.deepEqual(prepared.warnings, ["wf.yml:3:8: warning: resources.cpu: 4 is over limits.maxCpu 1 in --config ops.yml: clamped to 1 (onExceed: clamp)"]);
   });
 
+  it("holds the submission's overrides to the limits like the workflow's values: refused (400) naming the override, or clamped into the result's workflow.clamped", async () => {
+    const overrides = { cpu: "2", timeout: "2h" };
+    await assert.rejects(prepareSubmission({ workflow: WORKFLOW, overrides }, "r7", "/nonexistent-state", withLimits({ maxCpu: "1", maxTimeoutMs: 600_000, onExceed: "refuse" })), (error: unknown) => {
+      assert.ok(error instanceof InputError);
+      assert.deepEqual(error.message.split("\n"), [
+        "overrides.cpu 2 is over limits.maxCpu 1 in --config ops.yml; ask for at most 1, or the operator sets limits.onExceed: clamp",
+        "overrides.timeout 2h00m is over limits.maxTimeout 10m00s in --config ops.yml; ask for at most 10m00s, or the operator sets limits.onExceed: clamp",
+      ]);
+      return true;
+    });
+    const prepared = await prepareSubmission({ workflow: WORKFLOW, overrides }, "r8", "/nonexistent-state", withLimits({ maxCpu: "1", maxTimeoutMs: 600_000, onExceed: "clamp" }));
+    assert.equal(prepared.kind, "run");
+    if (prepared.kind !== "run") return;
+    assert.deepEqual([prepared.settings.cpu, prepared.settings.timeoutMs], ["1", 600_000]);
+    assert.deepEqual(prepared.settings.workflow?.clamped, [
+      { path: "overrides.cpu", value: "2", limit: "1", setting: "limits.maxCpu" },
+      { path: "overrides.timeout", value: "2h00m", limit: "10m00s", setting: "limits.maxTimeout" },
+    ]);
+    assert.equal(prepared.warnings.length, 2);
+  });
+
   it("puts the --config file's pod keys on every served run's pod, as run does", async () => {
     const pod = { ...DEFAULT_RUNNER_CONFIG.pod, nodeSelector: { pool: "ci" }, imagePullSecrets: ["registry"], security: "restricted" as const };
     const defaults: RunDefaults = { ...DEFAULTS, runner: { config: { ...DEFAULT_RUNNER_CONFIG, pod }, file: "ops.yml" } };
