@@ -28,9 +28,10 @@ import { readPodIdleTimeout } from "./pod-idle-timeout.js";
 import { listKubeconfigFiles, readContextNamespace } from "../cluster/kubeconfig-namespace.js";
 import { resolveProcessIdentity } from "./process-identity.js";
 import { readKeepWarm } from "./warm-options.js";
+import { applyPodFlags, findPodFlag, type RawPodOptions } from "./pod-options.js";
 
 /** Options exactly as the CLI parser hands them over (strings, unvalidated). */
-export interface RawRunOptions extends RawClusterOptions, RawCacheOptions {
+export interface RawRunOptions extends RawClusterOptions, RawCacheOptions, RawPodOptions {
   checkout?: string;
   steps?: string;
   workflow?: string;
@@ -240,6 +241,8 @@ async function readStepsSource(raw: RawRunOptions): Promise<StepsSource> {
     if (trigger !== undefined) throw new InputError("--event and the other trigger flags go with --workflow (a steps file has no `when`)");
     if (raw.nixery !== undefined) throw new InputError("--nixery goes with --workflow (a steps file has no engine)");
     if (raw.config !== undefined) throw new InputError("--config goes with --workflow (its settings are the engines' and a steps file has no engine)");
+    const podFlag = findPodFlag(raw);
+    if (podFlag !== undefined) throw new InputError(`${podFlag} goes with --workflow (as --config does)`);
     const stepsFile = resolve(raw.steps);
     // Bytes: parsing refuses a line that is not UTF-8 rather than decoding it into U+FFFD.
     const read = readBoundedFile(stepsFile, { maxBytes: MAX_WORKFLOW_FILE_BYTES, what: "a steps file" });
@@ -248,7 +251,8 @@ async function readStepsSource(raw: RawRunOptions): Promise<StepsSource> {
   }
   const { loadWorkflowFile } = await import("../workflow/load-workflow.js");
   const { formatWarning } = await import("../workflow/workflow-errors.js");
-  const runner = await (await import("../config/read-runner-config.js")).readRunnerConfig(raw.config);
+  // Flags over the file over the defaults: the pod flags are laid over --config's `pod` before anything reads it.
+  const runner = applyPodFlags(await (await import("../config/read-runner-config.js")).readRunnerConfig(raw.config), raw);
   const loaded = await loadWorkflowFile(resolve(raw.workflow!), { name: raw.workflow!, runner, ...(raw.nixery !== undefined ? { nixeryBase: raw.nixery } : {}) });
   return { kind: "workflow", loaded, ...(trigger ? { trigger } : {}), warnings: loaded.warnings.map(formatWarning), clamped: loaded.resolved.clamped.map(formatWarning), runner };
 }

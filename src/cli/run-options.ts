@@ -1,6 +1,7 @@
 // The `run` command's options, declared once: commander builds help and errors from them, and a plain command line is read without loading commander.
 import { parseArgs } from "node:util";
 import { CLUSTER_OPTIONS } from "./cluster-options.js";
+import { POD_OPTIONS } from "./pod-options.js";
 import { readOptionName, takesValue, toCamelCase, type OptionSpec } from "./option-spec.js";
 import type { RawRunOptions } from "./resolve-config.js";
 
@@ -31,7 +32,8 @@ export const RUN_OPTIONS: readonly OptionSpec[] = [
   { flag: "--pipeline-id <uri>", description: "the pipeline's AT URI (TANGLED_PIPELINE_ID)" },
   { flag: "--checkout-git <url>", description: "instead of --checkout: the repository to clone at --checkout-sha, in the pod when the image has git, else on this host (depth and submodules as the workflow's clone says)" },
   { flag: "--checkout-sha <sha>", description: "the full commit id --checkout-git clones" },
-  { flag: "--config <file>", description: "the runner configuration (YAML): microvm images, runtimeClassName, allowPrivileged, the Docker daemon's image" },
+  { flag: "--config <file>", description: "the runner configuration (YAML): limits, the pod's keys, microvm images, allowPrivileged, the Docker daemon's image" },
+  ...POD_OPTIONS,
   { flag: "--secrets <file>", description: "a dotenv file of secrets (KEY=value); steps see them as variables; masked in all output" },
   { flag: "--secret-env <name>", description: "a secret taken from this process's environment variable NAME (repeatable)", repeatable: true },
   { flag: "--nixery <url>", description: "the Nixery registry that composes the image of a nixery workflow, e.g. nixery.dev" },

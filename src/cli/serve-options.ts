@@ -12,6 +12,7 @@ import { readPodIdleTimeout } from "./pod-idle-timeout.js";
 import type { OptionSpec } from "./option-spec.js";
 import { resolveProcessIdentity } from "./process-identity.js";
 import { readKeepWarm } from "./warm-options.js";
+import { applyPodFlags, POD_OPTIONS, type RawPodOptions } from "./pod-options.js";
 
 export const SERVE_OPTIONS: readonly OptionSpec[] = [
   { flag: "--listen <host:port>", description: "where to accept requests; an address other than loopback needs --tls-cert/--tls-key or --insecure-listen", defaultValue: "127.0.0.1:7300" },
@@ -42,6 +43,7 @@ export const SERVE_OPTIONS: readonly OptionSpec[] = [
   { flag: "--cache-pvc <name>", description: "keep the caches on this PersistentVolumeClaim in the namespace instead of --cache-dir" },
   { flag: "--no-cache", description: "restore and save no cache" },
   { flag: "--config <file>", description: "the runner configuration (YAML) every served workflow is held to, as run's --config: limits, microvm images, allowPrivileged, the pod's settings" },
+  ...POD_OPTIONS,
   { flag: "--git <path>", description: "the git binary that clones a submission's checkout.git on this host when the run's image has no git (default: git on PATH)" },
   // serve holds many runs in one process: the API spoken in-process (one connection pool and one watch for all of
   // them) is its default, where a kubectl process per call would cost ~99 MiB a run.
@@ -51,7 +53,7 @@ export const SERVE_OPTIONS: readonly OptionSpec[] = [
 ];
 
 /** Options exactly as the CLI parser hands them over. */
-export interface RawServeOptions extends RawClusterOptions, RawCacheOptions {
+export interface RawServeOptions extends RawClusterOptions, RawCacheOptions, RawPodOptions {
   listen: string;
   stateDir?: string;
   tokenFile?: string;
@@ -107,7 +109,7 @@ export async function resolveServeConfig(raw: RawServeOptions, env: NodeJS.Proce
   const heartbeatIntervalMs = readHeartbeatInterval(env);
   const maxRuns = readCount(raw.maxRuns, "--max-runs", 1000);
   // Read once at start: a bad file refuses to start (exit 2, file:line:column), and every run is held to the same one.
-  const runner = await (await import("../config/read-runner-config.js")).readRunnerConfig(raw.config === undefined ? undefined : resolve(raw.config));
+  const runner = applyPodFlags(await (await import("../config/read-runner-config.js")).readRunnerConfig(raw.config === undefined ? undefined : resolve(raw.config)), raw);
   return {
     listen,
     stateDir: resolve(raw.stateDir),

@@ -9,9 +9,9 @@ import type { PodSecurityProfile, PodToleration } from "./runner-config.js";
 /** A Kubernetes object name (DNS-1123 subdomain): Secrets, PriorityClasses, RuntimeClasses. */
 export const OBJECT_NAME = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
 /** A label or annotation key: an optional DNS-subdomain prefix and `/`, then a name of at most 63 characters. */
-const QUALIFIED_NAME = /^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+export const QUALIFIED_NAME = /^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
 /** A label value: empty, or at most 63 letters, digits, '-', '_' and '.' starting and ending alphanumeric. */
-const LABEL_VALUE = /^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/;
+export const LABEL_VALUE = /^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/;
 /** The runner's own prefix: its labels and annotations say which run a Job is, who owns it, when it beat. */
 const RUNNER_PREFIX = "knotless.dev/";
 const RUNNER_LABELS: ReadonlySet<string> = new Set([MANAGED_BY_LABEL, RUN_ID_LABEL, ROLE_LABEL]);
@@ -20,7 +20,7 @@ const SAFE_TO_EVICT = "cluster-autoscaler.kubernetes.io/safe-to-evict";
 const RUNNER_ANNOTATIONS: ReadonlySet<string> = new Set([CREATE_TOKEN_ANNOTATION, SAFE_TO_EVICT]);
 
 /** Why `key` is the runner's own label or annotation, or undefined when it is the operator's to set. */
-function describeRunnerKey(key: string, kind: "label" | "annotation"): string | undefined {
+export function describeRunnerKey(key: string, kind: "label" | "annotation"): string | undefined {
   const own = kind === "label" ? RUNNER_LABELS : RUNNER_ANNOTATIONS;
   if (own.has(key) || key.startsWith(RUNNER_PREFIX)) return `${key} is the runner's own ${kind} (it finds and tells its objects apart by it): choose another key`;
   return undefined;

@@ -106,6 +106,39 @@ describe("resolveRunConfig", () => {
     assert.match(await renderDryRun(resolved), /^# {3}limit: --timeout 1h00m is over limits\.maxTimeout 10m00s/m);
   });
 
+  it("lays the pod flags over --config's pod keys (flag over file over default), the dry run and the manifest showing the result", async () => {
+    const { dir, options } = workspace();
+    const workflow = join(dir, "w.yml");
+    writeFileSync(workflow, "engine: kubernetes\nimage: busybox:1.36\nsteps:\n  - name: a\n    command: echo hi\n");
+    const config = join(dir, "ops.yml");
+    writeFileSync(config, "pod:\n  nodeSelector: {pool: ci, zone: a}\n  imagePullSecrets: [registry-a]\n  security: restricted\n  ephemeralStorage: {request: 1Gi, limit: 2Gi}\n");
+    const { steps: _steps, ...rest } = options;
+    const flags = { nodeSelector: ["pool=gpu"], imagePullSecret: ["registry-b"], securityProfile: "default", priorityClass: "ci-high", toleration: ["gpu:NoSchedule"], podLabel: ["team=ml"], podAnnotation: ["example.com/owner=ml"], runtimeClass: "gvisor", ephemeralStorage: "3Gi:6Gi" };
+    const resolved = await resolveRunConfig({ ...rest, workflow, config, namespace: "ci", dryRun: true, ...flags }, {});
+    assert.deepEqual(resolved.settings.pod, {
+      nodeSelector: { pool: "gpu", zone: "a" },
+      tolerations: [{ key: "gpu", operator: "Exists", effect: "NoSchedule" }],
+      priorityClassName: "ci-high",
+      runtimeClassName: "gvisor",
+      labels: { team: "ml" },
+      annotations: { "example.com/owner": "ml" },
+      imagePullSecrets: ["registry-a", "registry-b"],
+      security: "default",
+    });
+    assert.deepEqual(resolved.settings.ephemeralStorage, { request: "3Gi", limit: "6Gi" });
+    const text = await renderDryRun(resolved);
+    assert.match(text, /^# {3}pod security: default /m);
+    assert.match(text, /^# {3}pod\.nodeSelector: pool=gpu, zone=a$/m);
+    assert.match(text, /^# {3}ephemeral storage: request 3Gi, limit 6Gi/m);
+    assert.match(text, /^ {6}priorityClassName: ci-high$/m);
+    assert.match(text, /^ {6}imagePullSecrets:\n {8}- name: registry-a\n {8}- name: registry-b$/m);
+    // Without --config the flags alone set the keys; with a steps file they are refused, as --config is.
+    const alone = await resolveRunConfig({ ...rest, workflow, namespace: "ci", dryRun: true, nodeSelector: ["pool=gpu"] }, {});
+    assert.deepEqual(alone.settings.pod, { nodeSelector: { pool: "gpu" } });
+    assert.match(await inputError({ ...options, nodeSelector: ["pool=gpu"] }), /^--node-selector goes with --workflow/);
+    assert.match(await inputError({ ...rest, workflow, toleration: ["gpu"] }), /^--toleration expects KEY\[=VALUE\]:EFFECT/);
+  });
+
   it("takes kubectl from KNOTLESS_KUBECTL unless --kubectl is given", async () => {
     const { options } = workspace();
     assert.equal((await resolveRunConfig(options, { KNOTLESS_KUBECTL: "/opt/k" })).kubectlPath, "/opt/k");

@@ -29,6 +29,7 @@ describe("parseRunFast", () => {
     ["run", "--out", "/o", "--steps", "/s.tsv", "--checkout", "/c", "--image", "a", "--image", "b"],
     ["run", ...REQUIRED, "--checkout", "-", "--image="],
     ["run", ...REQUIRED, "--no-cache", "--cache-dir", "/var/cache/k", "--cache-max-bytes=1Gi", "--cache-pvc", "ci-cache"],
+    ["run", ...REQUIRED, "--node-selector", "pool=ci", "--node-selector=zone=a", "--toleration", "dedicated=ci:NoSchedule", "--priority-class", "ci-low", "--runtime-class", "gvisor", "--image-pull-secret", "r1", "--pod-label", "team=x", "--pod-annotation", "a=b", "--security-profile", "restricted", "--ephemeral-storage", "1Gi:2Gi"],
   ];
   for (const argv of plain) {
     it(`reads \`${argv.slice(1).join(" ")}\` exactly as commander does`, async () => {

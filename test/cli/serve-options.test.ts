@@ -37,6 +37,14 @@ describe("serve's options", () => {
     await assert.rejects(resolveServeConfig({ ...RAW, config: ops }, {}), /ops\.yml:2:3: limits\.maxCPU: unknown key; did you mean `maxCpu`\?/);
   });
 
+  it("lay the pod flags over --config's pod keys for every served run, and refuse a bad one naming the flag", async () => {
+    const ops = join(dir, "pod.yml");
+    writeFileSync(ops, "pod:\n  nodeSelector: {pool: ci}\n  labels: {team: platform}\n");
+    const runner = (await resolveServeConfig({ ...RAW, config: ops, nodeSelector: ["pool=gpu"], imagePullSecret: ["registry"], securityProfile: "restricted" }, {})).defaults.runner;
+    assert.deepEqual(runner?.config.pod, { nodeSelector: { pool: "gpu" }, labels: { team: "platform" }, imagePullSecrets: ["registry"], security: "restricted" });
+    await assert.rejects(resolveServeConfig({ ...RAW, priorityClass: "Not A Name" }, {}), /^InputError: --priority-class expects a Kubernetes object name/);
+  });
+
   it("take --keep-warm and --max-warm for every run, as run does", async () => {
     assert.equal((await resolveServeConfig(RAW, {})).defaults.keepWarm, undefined);
     assert.deepEqual((await resolveServeConfig({ ...RAW, keepWarm: "90s", maxWarm: "3" }, {})).defaults.keepWarm, { seconds: 90, maxWarm: 3 });

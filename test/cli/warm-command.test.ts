@@ -1,5 +1,7 @@
 // The warm command's options and dry run, and run's --keep-warm/--max-warm, refused or resolved before any kubectl call.
 import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, it } from "node:test";
 import { resolveWarmConfig, type RawWarmOptions } from "../../src/cli/commands/warm.js";
 import { readKeepWarm } from "../../src/cli/warm-options.js";
@@ -22,6 +24,25 @@ describe("the warm command", () => {
     assert.throws(() => resolveWarmConfig({ ...defaults, count: "0" }, {}), /--count expects a whole number from 1 to 50/);
     assert.throws(() => resolveWarmConfig({ ...defaults, maxWarm: "51" }, {}), /--max-warm expects a whole number from 1 to 50/);
     assert.throws(() => resolveWarmConfig({ ...defaults, for: "soon" }, {}), /--for expects a duration/);
+  });
+
+  it("puts --config's pod keys, with the pod flags over them, on its placeholders as run --keep-warm does (no podSpecPatch)", async () => {
+    const ws = makeWorkspace("");
+    const config = join(ws.out, "..", "ops.yml");
+    writeFileSync(config, "pod:\n  nodeSelector: {pool: ci}\n  imagePullSecrets: [registry-a]\n  labels: {team: platform}\n  security: restricted\n  podSpecPatch: {hostAliases: [{ip: 10.0.0.5, hostnames: [registry.local]}]}\n");
+    const dry = await runCli(["warm", "--dry-run", "--namespace", "ci", "--kubectl", "kubectl", "--config", config, "--node-selector", "pool=gpu", "--toleration", "gpu:NoSchedule", "--priority-class", "ci-high", "--pod-annotation", "example.com/owner=ml"]);
+    assert.equal(dry.code, 0, dry.stderr);
+    assert.match(dry.stdout, /^ {6}nodeSelector:\n {8}pool: gpu$/m);
+    assert.match(dry.stdout, /^ {6}priorityClassName: ci-high$/m);
+    assert.match(dry.stdout, /^ {6}imagePullSecrets:\n {8}- name: registry-a$/m);
+    assert.match(dry.stdout, /^ {6}tolerations:\n {8}- key: gpu\n {10}operator: Exists\n {10}effect: NoSchedule$/m);
+    assert.match(dry.stdout, /^ {4}team: platform$/m);
+    assert.match(dry.stdout, /example\.com\/owner: ml/);
+    assert.match(dry.stdout, /runAsNonRoot: true/);
+    assert.doesNotMatch(dry.stdout, /hostAliases/);
+    const bad = await runCli(["warm", "--dry-run", "--pod-label", "knotless.dev/role=x"]);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /--pod-label: knotless\.dev\/role is the runner's own label/);
   });
 
   it("prints the placeholder manifest and its calls on --dry-run, and the one delete of --release", async () => {

@@ -1,4 +1,5 @@
 // `warm`: tops the namespace up to N warm placeholders ahead of a burst of runs, or (--release) deletes them now.
+import { resolve } from "node:path";
 import { IMAGE, QUANTITY } from "../../config/patterns.js";
 import { CancelledError, describeError, InputError } from "../../errors.js";
 import type { ClusterTarget } from "../../cluster/cluster.js";
@@ -7,6 +8,9 @@ import { CLUSTER_OPTIONS, resolveClusterOptions, type RawClusterOptions, type Tr
 import { EXIT, exitCodeForError } from "../exit-codes.js";
 import type { OptionSpec } from "../option-spec.js";
 import { readWarmCount, readWarmSeconds } from "../warm-options.js";
+import { applyPodFlags, POD_OPTIONS, type RawPodOptions } from "../pod-options.js";
+import { DEFAULT_RUNNER_CONFIG, type RunnerConfigSource } from "../../config/runner-config.js";
+import type { WarmSpec } from "../../warm/top-up.js";
 
 export const WARM_OPTIONS: readonly OptionSpec[] = [
   { flag: "--for <duration>", description: "how long each new placeholder keeps its node (billed while it waits), e.g. 10m", defaultValue: "10m" },
@@ -17,10 +21,12 @@ export const WARM_OPTIONS: readonly OptionSpec[] = [
   { flag: "--max-warm <n>", description: "most placeholders in the namespace, of any size", defaultValue: "1" },
   { flag: "--release", description: "delete every warm placeholder in the namespace now, instead" },
   { flag: "--dry-run", description: "print the placeholder manifest and every kubectl call; touch nothing" },
+  { flag: "--config <file>", description: "the runner configuration (YAML): its pod keys (placement, pull secrets, labels, annotations, security profile) go on the placeholders, as on the runs' pods" },
+  ...POD_OPTIONS.filter((option) => !option.flag.startsWith("--ephemeral-storage ")),
   ...CLUSTER_OPTIONS,
 ];
 
-export interface RawWarmOptions extends RawClusterOptions {
+export interface RawWarmOptions extends RawClusterOptions, RawPodOptions {
   for: string;
   count: string;
   cpu: string;
@@ -29,19 +35,24 @@ export interface RawWarmOptions extends RawClusterOptions {
   maxWarm: string;
   release?: boolean;
   dryRun?: boolean;
+  config?: string;
 }
 
 export interface WarmConfig {
   readonly target: ClusterTarget;
   readonly kubectlPath: string;
   readonly transport: TransportName;
-  readonly spec: { readonly count: number; readonly maxWarm: number; readonly seconds: number; readonly cpu: string; readonly memory: string; readonly image: string };
+  readonly spec: WarmSpec;
   readonly release: boolean;
   readonly dryRun: boolean;
 }
 
-/** Validates the options; throws InputError. Touches no cluster. */
-export function resolveWarmConfig(raw: RawWarmOptions, env: NodeJS.ProcessEnv): WarmConfig {
+/**
+ * Validates the options; throws InputError. Touches no cluster. `runner` is --config as read (readRunnerConfig);
+ * its pod keys with the pod flags over them go on the placeholders as `run --keep-warm` puts the run's
+ * (settings.pod: podSpecPatch is the run pod's alone, ephemeral storage the run container's).
+ */
+export function resolveWarmConfig(raw: RawWarmOptions, env: NodeJS.ProcessEnv, runner: RunnerConfigSource = { config: DEFAULT_RUNNER_CONFIG }): WarmConfig {
   for (const [flag, value] of [["--cpu", raw.cpu], ["--memory", raw.memory]] as const) {
     if (!QUANTITY.test(value)) throw new InputError(`${flag} expects a Kubernetes quantity such as 500m, 1 or 512Mi, got "${value}"`);
   }
@@ -49,12 +60,13 @@ export function resolveWarmConfig(raw: RawWarmOptions, env: NodeJS.ProcessEnv): 
   const count = readWarmCount(raw.count, "--count");
   const maxWarm = readWarmCount(raw.maxWarm, "--max-warm");
   if (count > maxWarm && !raw.release) throw new InputError(`--count ${count} is more than --max-warm ${maxWarm} allows; raise --max-warm (each placeholder is a node billed while it waits)`);
+  const { ephemeralStorage: _storage, podSpecPatch: _patch, ...pod } = applyPodFlags(runner, raw).config.pod;
   const cluster = resolveClusterOptions(raw, env);
   return {
     target: cluster.target,
     kubectlPath: cluster.kubectlPath,
     transport: cluster.transport,
-    spec: { count, maxWarm, seconds: readWarmSeconds(raw.for, "--for"), cpu: raw.cpu, memory: raw.memory, image: raw.image },
+    spec: { count, maxWarm, seconds: readWarmSeconds(raw.for, "--for"), cpu: raw.cpu, memory: raw.memory, image: raw.image, ...(Object.keys(pod).length > 0 ? { pod } : {}) },
     release: raw.release ?? false,
     dryRun: raw.dryRun ?? false,
   };
@@ -71,7 +83,8 @@ export const warmCommand: CommandSpec<RawWarmOptions> = {
 export async function executeWarm(options: RawWarmOptions, env: NodeJS.ProcessEnv): Promise<number> {
   let config: WarmConfig;
   try {
-    config = resolveWarmConfig(options, env);
+    const { readRunnerConfig } = await import("../../config/read-runner-config.js");
+    config = resolveWarmConfig(options, env, await readRunnerConfig(options.config === undefined ? undefined : resolve(options.config)));
   } catch (error) {
     process.stderr.write(`knotless-runner-k8s: ${describeError(error)}\n`);
     return exitCodeForError(error);
