@@ -4,6 +4,7 @@ import { resolve } from "node:path";
 import { readDuration } from "../config/duration.js";
 import { readSize } from "../config/patterns.js";
 import { InputError } from "../errors.js";
+import { describeSetting, type RunnerConfigSource } from "../config/runner-config.js";
 import type { ServeConfig } from "../serve/start-service.js";
 import { readCacheFlags, type RawCacheOptions } from "./cache-options.js";
 import { CLUSTER_OPTIONS, resolveClusterOptions, type RawClusterOptions } from "./cluster-options.js";
@@ -110,6 +111,7 @@ export async function resolveServeConfig(raw: RawServeOptions, env: NodeJS.Proce
   const maxRuns = readCount(raw.maxRuns, "--max-runs", 1000);
   // Read once at start: a bad file refuses to start (exit 2, file:line:column), and every run is held to the same one.
   const runner = applyPodFlags(await (await import("../config/read-runner-config.js")).readRunnerConfig(raw.config === undefined ? undefined : resolve(raw.config)), raw);
+  if (raw.nixery !== undefined) await checkNixeryAllowed(raw.nixery, runner);
   return {
     listen,
     stateDir: resolve(raw.stateDir),
@@ -148,4 +150,15 @@ export async function resolveServeConfig(raw: RawServeOptions, env: NodeJS.Proce
     transport: { setting: { target: cluster.target, kubectlPath: cluster.kubectlPath, transport: cluster.transport }, env },
     timings: { heartbeatIntervalMs },
   };
+}
+
+/** Refuses at start a --nixery that `limits.nixery` does not allow: every nixery workflow submitted would be refused for it. */
+async function checkNixeryAllowed(nixery: string, runner: RunnerConfigSource): Promise<void> {
+  const allowed = runner.config.limits.nixery;
+  const [{ normalizeNixeryBase }, { matchImagePattern }] = await Promise.all([import("../workflow/resolve-workflow.js"), import("../workflow/apply-limits.js")]);
+  const base = normalizeNixeryBase(nixery);
+  if (base === undefined) throw new InputError(`--nixery expects a registry host such as nixery.dev or registry.example:5000/nixery, got ${JSON.stringify(nixery)}`);
+  if (allowed !== undefined && !allowed.some((pattern) => matchImagePattern(pattern, base))) {
+    throw new InputError(`--nixery ${base} matches none of the registries ${describeSetting(runner, "limits.nixery")} allows (${allowed.join(", ")})`);
+  }
 }

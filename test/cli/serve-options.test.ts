@@ -45,6 +45,14 @@ describe("serve's options", () => {
     await assert.rejects(resolveServeConfig({ ...RAW, priorityClass: "Not A Name" }, {}), /^InputError: --priority-class expects a Kubernetes object name/);
   });
 
+  it("refuse at start a --nixery that --config's limits.nixery does not allow, or that is no registry", async () => {
+    const ops = join(dir, "nixery.yml");
+    writeFileSync(ops, "limits:\n  nixery: [registry.example:5000/**]\n");
+    assert.equal((await resolveServeConfig({ ...RAW, config: ops, nixery: "https://registry.example:5000/nixery/" }, {})).defaults.nixery, "https://registry.example:5000/nixery/");
+    await assert.rejects(resolveServeConfig({ ...RAW, config: ops, nixery: "nixery.dev" }, {}), /^InputError: --nixery nixery\.dev matches none of the registries limits\.nixery in --config \S+nixery\.yml allows \(registry\.example:5000\/\*\*\)$/);
+    await assert.rejects(resolveServeConfig({ ...RAW, nixery: "not a host" }, {}), /^InputError: --nixery expects a registry host/);
+  });
+
   it("take --keep-warm and --max-warm for every run, as run does", async () => {
     assert.equal((await resolveServeConfig(RAW, {})).defaults.keepWarm, undefined);
     assert.deepEqual((await resolveServeConfig({ ...RAW, keepWarm: "90s", maxWarm: "3" }, {})).defaults.keepWarm, { seconds: 90, maxWarm: 3 });
