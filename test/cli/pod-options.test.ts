@@ -2,6 +2,9 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { findPodFlag, layPodFlags, readPodFlags } from "../../src/cli/pod-options.js";
 import { InputError } from "../../src/errors.js";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { makeWorkspace, runCli } from "../support/run-cli.js";
 
 describe("the pod flags", () => {
   it("read every pod key an operator sets per invocation, in its typed shape", () => {
@@ -84,5 +87,21 @@ describe("the pod flags", () => {
   it("name the first one given, for messages that say where a flag goes", () => {
     assert.equal(findPodFlag({ imagePullSecret: ["x"] }), "--image-pull-secret");
     assert.equal(findPodFlag({}), undefined);
+  });
+
+  it("reach run's dry run through the CLI, and a bad one is exit 2 naming the flag", async () => {
+    const ws = makeWorkspace("");
+    const workflow = join(ws.out, "..", "ci.yml");
+    writeFileSync(workflow, "image: busybox:1.36\nsteps:\n  - name: a\n    command: echo hi\n");
+    const base = ["run", "--workflow", workflow, "--checkout", ws.checkout, "--out", ws.out, "--namespace", "ci", "--kubectl", "/nonexistent/kubectl"];
+    const dry = await runCli([...base, "--dry-run", "--node-selector", "pool=ci", "--toleration", "dedicated=ci:NoSchedule", "--security-profile", "restricted", "--ephemeral-storage", "1Gi:4Gi"]);
+    assert.equal(dry.code, 0, dry.stderr);
+    assert.match(dry.stdout, /^# {3}pod\.nodeSelector: pool=ci$/m);
+    assert.match(dry.stdout, /^# {3}pod\.tolerations: dedicated=ci:NoSchedule$/m);
+    assert.match(dry.stdout, /^# {3}pod security: restricted /m);
+    assert.match(dry.stdout, /^# {3}ephemeral storage: request 1Gi, limit 4Gi/m);
+    const bad = await runCli([...base, "--runtime-class", "Kata!"]);
+    assert.equal(bad.code, 2, bad.stderr);
+    assert.match(bad.stderr, /--runtime-class expects a Kubernetes object name such as gvisor/);
   });
 });
