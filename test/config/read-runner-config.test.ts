@@ -97,9 +97,10 @@ describe("the runner configuration file", () => {
     await assert.rejects(readRunnerConfig("/dev/zero"), /^InputError: \/dev\/zero:1:1: --config: not a regular file but a character device/);
   });
 
-  it("reads every pod key of the maximal example, in its typed shape", async () => {
+  it("reads every pod key and limit of the maximal example, in its typed shape", async () => {
     const text = readFileSync(new URL("../../../test/fixtures/runner-config/maximal.yml", import.meta.url), "utf8");
-    const { pod } = await parseRunnerConfig(text, "maximal.yml");
+    const { pod, limits } = await parseRunnerConfig(text, "maximal.yml");
+    assert.deepEqual(limits, { maxCpu: "4", maxMemory: "8Gi", maxTimeoutMs: 7_200_000, images: ["docker.io/library/*", "registry.example/ci/**"], nixery: ["nixery.dev", "registry.example:5000/nixery"], onExceed: "clamp" });
     assert.deepEqual(pod, {
       ephemeralStorage: { request: "2Gi", limit: "10Gi" },
       nodeSelector: { pool: "ci" },
