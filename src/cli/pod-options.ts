@@ -123,8 +123,9 @@ export function layPodFlags(file: PodConfig, flags: PodConfig): PodConfig {
   return merged as PodConfig;
 }
 
-/** The runner configuration with the pod flags laid over its `pod` (unchanged when none is given). */
-export function applyPodFlags<T extends { readonly config: RunnerConfig }>(source: T, raw: RawPodOptions): T {
+/** The runner configuration with the pod flags laid over its `pod` and named in `podFlags` (unchanged when none is given). */
+export function applyPodFlags<T extends { readonly config: RunnerConfig; readonly podFlags?: ReadonlyArray<keyof PodConfig> }>(source: T, raw: RawPodOptions): T {
   const flags = readPodFlags(raw);
-  return Object.keys(flags).length === 0 ? source : { ...source, config: { ...source.config, pod: layPodFlags(source.config.pod, flags) } };
+  const keys = Object.keys(flags) as Array<keyof PodConfig>;
+  return keys.length === 0 ? source : { ...source, config: { ...source.config, pod: layPodFlags(source.config.pod, flags) }, podFlags: keys };
 }

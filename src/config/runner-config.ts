@@ -139,6 +139,8 @@ export interface RunnerConfigSource {
   readonly config: RunnerConfig;
   /** The file given with --config; absent: the defaults. */
   readonly file?: string;
+  /** The `pod` keys a command-line flag set over the file (src/cli/pod-options.ts), for messages that name their source. */
+  readonly podFlags?: ReadonlyArray<keyof PodConfig>;
 }
 
 /** How a message names a setting: `allowPrivileged: true in --config ops.yml`, or `... in a --config file` without one. */

@@ -160,7 +160,7 @@ export function resolveWorkflow(workflow: Workflow, options: ResolveOptions = {}
     errors.push(makeIssue(workflow.file, workflow.docker, "virtualisation.docker", `needs a privileged container (the Docker daemon), which this runner does not allow; the operator allows it with ${describeSetting(source, "allowPrivileged: true")}`));
   }
   if (workflow.docker !== undefined && source.config.allowPrivileged && source.config.pod.security === "restricted") {
-    errors.push(makeIssue(workflow.file, workflow.docker, "virtualisation.docker", `needs a privileged container (the Docker daemon), which ${describeSetting(source, "pod.security: restricted")} forbids (Pod Security Standard "restricted"); use a runner configured with the default profile`));
+    errors.push(makeIssue(workflow.file, workflow.docker, "virtualisation.docker", `needs a privileged container (the Docker daemon), which ${source.podFlags?.includes("security") ? "--security-profile restricted" : describeSetting(source, "pod.security: restricted")} forbids (Pod Security Standard "restricted"); use a runner configured with the default profile`));
   }
   const limited = applyLimits(workflow, source, nixeryBase !== undefined && image.image !== undefined ? { base: nixeryBase, image: image.image } : undefined);
   errors.push(...limited.errors);

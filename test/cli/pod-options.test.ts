@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { findPodFlag, layPodFlags, readPodFlags } from "../../src/cli/pod-options.js";
+import { applyPodFlags, findPodFlag, layPodFlags, readPodFlags } from "../../src/cli/pod-options.js";
+import { DEFAULT_RUNNER_CONFIG, type RunnerConfigSource } from "../../src/config/runner-config.js";
 import { InputError } from "../../src/errors.js";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -82,6 +83,10 @@ describe("the pod flags", () => {
     });
     assert.deepEqual(Object.keys(laid), ["ephemeralStorage", "nodeSelector", "tolerations", "priorityClassName", "labels", "annotations", "imagePullSecrets", "security"]);
     assert.deepEqual(layPodFlags(file, {}), file);
+    const source: RunnerConfigSource = { config: DEFAULT_RUNNER_CONFIG, file: "ops.yml" };
+    assert.equal(applyPodFlags(source, {}), source);
+    const applied = applyPodFlags(source, { securityProfile: "restricted", podLabel: ["a=b"] });
+    assert.deepEqual([applied.config.pod, applied.podFlags], [{ labels: { a: "b" }, security: "restricted" }, ["labels", "security"]]);
   });
 
   it("name the first one given, for messages that say where a flag goes", () => {

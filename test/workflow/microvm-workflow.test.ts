@@ -78,6 +78,8 @@ describe("the microvm engine", () => {
     assert.deepEqual(resolveErrors(`engine: microvm\nimage: nixos\nvirtualisation:\n  docker: true\n${STEPS}`, withConfig({ allowPrivileged: true, pod: { security: "restricted" } })), [
       'wf.yml:4:3: virtualisation.docker: needs a privileged container (the Docker daemon), which pod.security: restricted in --config ops.yml forbids (Pod Security Standard "restricted"); use a runner configured with the default profile',
     ]);
+    const flagged = { ...withConfig({ allowPrivileged: true, pod: { security: "restricted" } }), podFlags: ["security" as const] };
+    assert.match(resolveErrors(`engine: microvm\nimage: nixos\nvirtualisation:\n  docker: true\n${STEPS}`, flagged)[0]!, /which --security-profile restricted forbids/);
   });
 
   it("runs a Docker daemon of the configured image where privileged containers are allowed, also written as {enable: true}", () => {
