@@ -122,7 +122,7 @@ export const DROPPED_FRAME_TAG = "D";
  * against more than a name's 255 characters; LC_ALL=C).
  * The step's wrapper writes its exit code straight into the exit file as one line, last; `follow` takes it only once
  * the line is complete (`read` fails without the newline, which comes last), so a partly written code is never read.
- * Under `run` the helper is the wrapper's parent: a CHLD trap ends the poll's sleep as soon as the step ends.
+ * Under `run` the helper is the wrapper's parent: a CHLD trap ends the poll's sleep as soon as the step ends (not under bash, which crashes on one).
  * Every subcommand but `wrap` beats while it runs (src/pod/keep-alive.ts): a runner exec keeps the pod's idle guard
  * away, a step left running without a runner does not. `run` and `follow` beat only while their stdin is open too:
  * the runner holds it for as long as it follows, so a follow whose runner is gone stops beating.
@@ -143,10 +143,14 @@ export function buildHelperScript(options: HelperOptions = {}): string {
 R=${POD_RUNNER_DIR}
 B=${bound}
 size() { stat -c %s "$1" 2>/dev/null || wc -c < "$1"; }
+# bash 5.2 as sh crashes (SIGSEGV) when a pending CHLD trap is reset, and garbles a $(...) parsed while one fires:
+# under bash the naps only sleep, never woken early by a child's end.
+if [ -n "\${BASH_VERSION:-}" ]; then arm() { woke=0; }; disarm() { :; }
+else arm() { trap 'woke=1' CHLD; woke=0; }; disarm() { trap - CHLD; }; fi
 nap() { # SECONDS: sleeps; ends early when a CHLD trap armed by the caller fires (wait returns >128) or has set woke=1
   sleep "$1" > /dev/null 2>&1 & np=$!
   if [ "\${woke:-0}" = 0 ]; then wait $np; nr=$?; else nr=129; fi
-  trap - CHLD
+  disarm
   if [ $nr -gt 128 ]; then kill $np 2>/dev/null; elif [ $nr != 0 ]; then sleep 1; fi
 }
 
@@ -190,8 +194,8 @@ settle() { # DIR: waits until both copiers of DIR are done, giving up after a qu
       [ -e "$1/out.full" ] && sn="$sn o"; [ -e "$1/err.full" ] && sn="$sn e"
       if [ "$sn" = "$sp" ]; then sq=$((sq + 1)); else sq=0; sp=$sn; fi
     fi
-    trap 'woke=1' CHLD; woke=0
-    [ -e "$1/out.done" ] && [ -e "$1/err.done" ] && { trap - CHLD; return 0; }
+    arm
+    [ -e "$1/out.done" ] && [ -e "$1/err.done" ] && { disarm; return 0; }
     if [ $si -lt 5 ]; then nap 0.01; else nap 0.05; fi # the copiers end within ms of the step's last writer
     si=$((si + 1))
   done
@@ -323,8 +327,8 @@ follow() {
       now=$(date +%s); [ -n "$quiet_since" ] || quiet_since=$now
       [ $((now - quiet_since)) -ge ${SILENCE_FRAME_SECONDS} ] && { printf 'H\\n'; quiet_since=$now; }
     fi
-    trap 'woke=1' CHLD; woke=0
-    read -r code 2>/dev/null < "$d/exit" && { trap - CHLD; continue; }
+    arm
+    read -r code 2>/dev/null < "$d/exit" && { disarm; continue; }
     nap $delay
   done
 }
