@@ -28,7 +28,8 @@ export interface PlannedCall {
   readonly args: readonly string[];
   /**
    * The API transport's requests for the same call (a watch is a list then a watch; a delete by selector a list then
-   * a delete each). Every call of a run and of `warm` has them; `credentials` still plans kubectl only.
+   * a delete each; empty: the API transport makes no request for it). Every call of a run, of `warm` and of
+   * `credentials` has them.
    */
   readonly api?: readonly PlannedApiRequest[];
   /** What goes to stdin, described (never the bytes). */
