@@ -36,6 +36,22 @@ describe("fault injection", { skip }, () => {
     tc.cluster.clearFaults();
   });
 
+  test("latency drops a request whose client went away during it: the delete is not applied", async () => {
+    await tc.kubectl(kubectl.path, ["create", "-f", "-"], { stdin: buildJobManifest({ name: "kept", command: ["true"] }) });
+    tc.cluster.setFaults({ latency: { ms: 600, match: "^DELETE /apis/batch/v1/namespaces/ci/jobs/kept" } });
+    const controller = new AbortController();
+    const deleting = fetch(`${tc.cluster.url}/apis/batch/v1/namespaces/${NAMESPACE}/jobs/kept`, { method: "DELETE", signal: controller.signal }).catch(() => "aborted");
+    await waitFor("the delete at the server", () => (tc.cluster.faultFirings().some((f) => f.subject.startsWith("DELETE")) ? true : undefined), 5_000);
+    controller.abort();
+    assert.equal(await deleting, "aborted");
+    await sleep(1000);
+    assert.ok(tc.cluster.objects("jobs.batch", NAMESPACE).some((j) => j.metadata.name === "kept"), "the abandoned delete was applied");
+    const kept = await fetch(`${tc.cluster.url}/apis/batch/v1/namespaces/${NAMESPACE}/jobs/kept`, { method: "DELETE" });
+    assert.equal(kept.status, 200, "a delete whose client waits it out is applied");
+    assert.ok(!tc.cluster.objects("jobs.batch", NAMESPACE).some((j) => j.metadata.name === "kept" && !j.metadata.deletionTimestamp));
+    tc.cluster.clearFaults();
+  });
+
   test("the first N creates are answered 500 InternalError and nothing is stored", async () => {
     tc.cluster.setFaults({ createError: { count: 2, match: "^jobs " } });
     for (let i = 0; i < 2; i++) {
