@@ -3,7 +3,7 @@ import {
   buildEventsPath,
   buildExecPath,
   buildExecQuery,
-  buildInvolvedSelector,
+  buildInvolvedKindSelector,
   buildJobsPath,
   buildPodsPath,
   buildRbacPath,
@@ -59,15 +59,19 @@ export function planWatchPods(namespace: string): PlannedApiRequest[] {
   return planSharedWatch(buildPodsPath(namespace));
 }
 
-function planSharedWatch(path: string): PlannedApiRequest[] {
-  return [
-    { method: "GET", path: withQuery(path, { labelSelector: MANAGED_SELECTOR }), via: "shared by every run of the process" },
-    { method: "GET", path: withQuery(path, { labelSelector: MANAGED_SELECTOR, watch: "true", allowWatchBookmarks: "true", resourceVersion: "<listed>", timeoutSeconds: WATCH_TIMEOUT_SECONDS }), via: "a watch stream, shared" },
-  ];
+/**
+ * Likewise the namespace's events about one kind of object, which every run's look at its pod's (or Job's) events is
+ * served from (Cluster.watchEvents): selected by kind on the server, by name in the process.
+ */
+export function planWatchEvents(namespace: string, kind: "Pod" | "Job"): PlannedApiRequest[] {
+  return planSharedWatch(buildEventsPath(namespace), { fieldSelector: buildInvolvedKindSelector(kind) });
 }
 
-export function planListEvents(namespace: string, kind: "Pod" | "Job", name: string): PlannedApiRequest {
-  return { method: "GET", path: withQuery(buildEventsPath(namespace), { fieldSelector: buildInvolvedSelector(kind, name) }) };
+function planSharedWatch(path: string, selector: Readonly<Record<string, string>> = { labelSelector: MANAGED_SELECTOR }): PlannedApiRequest[] {
+  return [
+    { method: "GET", path: withQuery(path, selector), via: "shared by every run of the process" },
+    { method: "GET", path: withQuery(path, { ...selector, watch: "true", allowWatchBookmarks: "true", resourceVersion: "<listed>", timeoutSeconds: WATCH_TIMEOUT_SECONDS }), via: "a watch stream, shared" },
+  ];
 }
 
 /** The credential's ServiceAccount, Role and RoleBinding, each read and then created when absent or replaced when it differs (ApiCluster.applyCredentialObjects). */

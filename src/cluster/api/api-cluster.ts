@@ -4,13 +4,13 @@ import type { IEvent } from "kubernetes-models/v1/Event";
 import type { IPod } from "kubernetes-models/v1/Pod";
 import { PassThrough } from "node:stream";
 import { finished } from "node:stream/promises";
-import type { AppliedObjects, ApplyAction, CallOptions, Cluster, CredentialObjectSet, LogBounds, Namespace, PodWatchOptions, ServerVersion, SyncOutcome, TransportFacts, WatchOptions } from "../cluster.js";
+import type { AppliedObjects, ApplyAction, CallOptions, Cluster, CredentialObjectSet, EventWatchOptions, InvolvedObject, LogBounds, Namespace, PodWatchOptions, ServerVersion, SyncOutcome, TransportFacts, WatchOptions } from "../cluster.js";
 import { ClusterError, CutStreamError, NotFoundError, UnauthorizedError } from "../errors.js";
 import { STATUS_TAG_PREFIX, type ExecEnd, type ExecRequest, type ExecSession } from "../exec.js";
 import { readServerVersion } from "../server-version.js";
 import { MANAGED_SELECTOR } from "../../k8s/labels.js";
 import type { ApiClient } from "./api-client.js";
-import { buildEventsPath, buildExecPath, buildExecQuery, buildInvolvedSelector, buildJobsPath, buildPodsPath, buildRbacPath, buildServiceAccountsPath, buildTokenRequestPath, CREATE_QUERY } from "./api-paths.js";
+import { buildEventsPath, buildExecPath, buildExecQuery, buildInvolvedKindSelector, buildInvolvedSelector, buildJobsPath, buildPodsPath, buildRbacPath, buildServiceAccountsPath, buildTokenRequestPath, CREATE_QUERY } from "./api-paths.js";
 import { openExecSocket } from "./exec-socket.js";
 import type { ResolvedKubeconfig } from "./kubeconfig.js";
 import { SharedWatches, type SharedWatchOptions } from "./shared-watches.js";
@@ -182,9 +182,23 @@ export class ApiCluster implements Cluster {
     );
   }
 
-  async listEvents(namespace: Namespace, involved: { readonly kind: "Pod" | "Job"; readonly name: string }, options?: CallOptions): Promise<IEvent[]> {
+  async listEvents(namespace: Namespace, involved: InvolvedObject, options?: CallOptions): Promise<IEvent[]> {
     const fieldSelector = buildInvolvedSelector(involved.kind, involved.name);
     return readItems<IEvent>(await this.#call("GET", buildEventsPath(this.#ns(namespace)), "list", "events", options, { query: { fieldSelector } }));
+  }
+
+  /** Served from the process's one list-watch of the namespace's events about that kind, filtered by name here. */
+  async watchEvents(namespace: Namespace, involved: InvolvedObject, options: EventWatchOptions): Promise<void> {
+    await this.#watches.subscribe<IEvent>(
+      { path: buildEventsPath(this.#ns(namespace)), fieldSelector: buildInvolvedKindSelector(involved.kind), resource: "events" },
+      {
+        signal: options.signal ?? new AbortController().signal,
+        onChange: (change) => {
+          if (change.object.involvedObject?.name === involved.name) options.onEvent(change);
+        },
+        onSynced: () => options.onSynced?.(),
+      },
+    );
   }
 
   async readContainerLog(namespace: Namespace, pod: string, container: string, bounds: LogBounds, options: CallOptions = {}): Promise<string> {

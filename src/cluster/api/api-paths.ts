@@ -30,6 +30,11 @@ export function buildRbacPath(namespace: string, resource: "roles" | "rolebindin
   return `/apis/rbac.authorization.k8s.io/v1/namespaces/${enc(namespace)}/${resource}${name === undefined ? "" : `/${enc(name)}`}`;
 }
 
+/** The field selector of the events about one kind of object: the shared events watch's (kind only, names filtered in the process). */
+export function buildInvolvedKindSelector(kind: "Pod" | "Job"): string {
+  return `involvedObject.kind=${kind}`;
+}
+
 /** The field selector of one object's events. */
 export function buildInvolvedSelector(kind: "Pod" | "Job", name: string): string {
   return `involvedObject.kind=${kind},involvedObject.name=${name}`;
