@@ -137,9 +137,17 @@ export class ApiServer {
     ]);
   }
 
-  private async applyLatency(req: IncomingMessage): Promise<void> {
+  /**
+   * Waits a matching latency fault out; false when the client went away meanwhile: kube-apiserver cancels the context
+   * of a request whose client left, so such a request is dropped, not applied.
+   */
+  private async applyLatency(req: IncomingMessage, res?: ServerResponse): Promise<boolean> {
     const latency = this.opts.faults.take("latency", `${req.method} ${req.url}`);
-    if (latency) await sleep(latency.ms);
+    if (!latency) return true;
+    let gone = false;
+    res?.once("close", () => (gone = true));
+    await sleep(latency.ms);
+    return !gone && !req.socket.destroyed;
   }
 
   private async handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
@@ -175,7 +183,7 @@ export class ApiServer {
     const started = Date.now();
     if (!admin) this.opts.onRequest?.({ method: req.method ?? "GET", url: req.url ?? "/", upgrade: false });
     try {
-      if (!admin) await this.applyLatency(req);
+      if (!admin && !(await this.applyLatency(req, res))) return;
       const url = new URL(req.url ?? "/", "http://local");
       const route = parseRoute(url.pathname);
       if (admin && route.kind !== "faults" && route.kind !== "state" && route.kind !== "health") throw notFound("", "", url.pathname);

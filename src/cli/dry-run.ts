@@ -1,13 +1,13 @@
 // Prints what a run would do: the resolved workflow, the Job manifest and every call, as the chosen transport makes it (API request or kubectl command) with the other beside it; spawns nothing and shows no secret value.
 import { formatDuration } from "../config/duration.js";
 import { buildRunManifest } from "../executor/kubernetes-executor.js";
-import { formatCommand } from "../events/format-event.js";
 import { DEFAULT_POD_IDLE_SECONDS } from "../pod/keep-alive.js";
 import { buildPlaceholderManifest } from "../k8s/placeholder-manifest.js";
-import { formatApiRequest } from "../plan/api-request.js";
 import { RESTRICTED_UID } from "../k8s/security-context.js";
-import { PLANNED_PLACEHOLDER, planKubectlCalls, type PlannedCall } from "../plan/call-plan.js";
-import type { TransportName } from "./cluster-options.js";
+import { PLANNED_PLACEHOLDER, planKubectlCalls } from "../plan/call-plan.js";
+import { formatPlannedCalls } from "../plan/format-calls.js";
+
+export { describeCallsHeading, formatPlannedCalls } from "../plan/format-calls.js";
 import type { RunConfig } from "./resolve-config.js";
 import { scanUploadTrees } from "../transfer/scan-tree.js";
 
@@ -29,38 +29,6 @@ export async function renderDryRun(config: RunConfig): Promise<string> {
   }
   lines.push(...formatPlannedCalls(config.kubectlPath, planKubectlCalls(config.settings, config.timings), config.transport));
   return `${lines.join("\n")}\n`;
-}
-
-/** The heading of the calls: which transport's form is plain and which is the comment beside it. */
-export function describeCallsHeading(transport: TransportName): string {
-  return transport === "api"
-    ? "# API requests, in order (--transport api); beside each, as `#   kubectl:`, the kubectl command that does the same"
-    : "# kubectl calls, in order (--transport kubectl); beside each, as `#   api:`, the request the API transport makes instead";
-}
-
-/**
- * The heading, then each planned call as a comment (when, and what goes to stdin), the chosen transport's form
- * plainly (the API requests, or the shell-quoted kubectl command) and the other transport's form as a comment.
- */
-export function formatPlannedCalls(kubectlPath: string, calls: readonly PlannedCall[], transport: TransportName = "kubectl"): string[] {
-  const lines = [describeCallsHeading(transport)];
-  for (const call of calls) {
-    const comment = [call.note, call.stdin ? `stdin: ${call.stdin}` : undefined].filter(Boolean).join("; ");
-    if (comment) lines.push(`# ${comment}`);
-    const command = formatCommand(kubectlPath, call.args);
-    const requests = (call.api ?? []).map(formatApiRequest);
-    if (transport === "api" && requests.length > 0) {
-      lines.push(...requests, ...asComment("kubectl", command));
-    } else {
-      lines.push(command, ...requests.flatMap((request) => asComment("api", request)));
-    }
-  }
-  return lines;
-}
-
-/** `#   label: text`, each further line of a multi-line text (a quoted script) commented too. */
-function asComment(label: string, text: string): string[] {
-  return text.split("\n").map((line, index) => (index === 0 ? `#   ${label}: ${line}` : `#   ${line}`));
 }
 
 /** The run as resolved: where its steps come from, image, trigger match, budgets, variables and secrets by name. */

@@ -52,14 +52,26 @@ export interface WatchOptions<T> {
   readonly onEvent: (event: WatchEvent<T>) => void;
 }
 
-/** A watch of pods (Cluster.watchPods). */
-export interface PodWatchOptions extends WatchOptions<IPod> {
-  /** Called once the pods matching when the watch started have been delivered (ADDED), and after a relist. */
+/** A watch that a polling transport makes of repeated lists (Cluster.watchPods, Cluster.watchEvents). */
+export interface ListedWatchOptions<T> extends WatchOptions<T> {
+  /** Called once the objects matching when the watch started have been delivered (ADDED), and after a relist. */
   readonly onSynced?: () => void;
   /** A read that failed but is worth another (a polling transport's): the watch goes on. */
   readonly onRetry?: (error: unknown) => void;
   /** A polling transport's intervals between reads, ms, the last one repeated (default [1000]). */
   readonly pollMs?: readonly number[];
+}
+
+/** A watch of pods (Cluster.watchPods). */
+export type PodWatchOptions = ListedWatchOptions<IPod>;
+
+/** A watch of one object's events (Cluster.watchEvents). */
+export type EventWatchOptions = ListedWatchOptions<IEvent>;
+
+/** The object whose events are read: the pod wait's Pending reasons are a Pod's, or its Job's before the pod exists. */
+export interface InvolvedObject {
+  readonly kind: "Pod" | "Job";
+  readonly name: string;
 }
 
 /** A Kubernetes version as the API server's /version says it. */
@@ -171,7 +183,19 @@ export interface Cluster {
   watchPods(namespace: Namespace, labelSelector: string, options: PodWatchOptions): Promise<void>;
 
   /** Lists the events of one object (by its kind and name), in no particular order. Throws ForbiddenError, UnauthorizedError. */
-  listEvents(namespace: Namespace, involved: { readonly kind: "Pod" | "Job"; readonly name: string }, options?: CallOptions): Promise<IEvent[]>;
+  listEvents(namespace: Namespace, involved: InvolvedObject, options?: CallOptions): Promise<IEvent[]>;
+
+  /**
+   * Watches the events of one object, for the pod wait's Pending reasons: `onEvent` gets each of its events as it is
+   * when the watch starts (ADDED), then each change (MODIFIED when a repeat bumps its count, DELETED when one
+   * expires), and `onSynced` once the first complete list is delivered; until the signal is aborted (resolves). The
+   * API transport serves every such watch of a namespace and kind from the process's one list-watch of the
+   * namespace's events about that kind (field selector `involvedObject.kind`), filtered by name here, so 50 pending
+   * runs make one watch rather than 50 event lists every few seconds. The kubectl transport polls listEvents behind it
+   * on `pollMs`, as watchPods does. Rejects with ForbiddenError (list or watch on events), UnauthorizedError, or the
+   * transport's final error.
+   */
+  watchEvents(namespace: Namespace, involved: InvolvedObject, options: EventWatchOptions): Promise<void>;
 
   /**
    * Reads the end of one container's log (stdout and stderr as the kubelet keeps them): at most `tailLines` lines and

@@ -1,7 +1,7 @@
-// A watch of pods made of repeated lists, for a transport without a cheap watch (kubectl): the changes between two lists as watch events.
+// A watch made of repeated lists (pods, one object's events), for a transport without a cheap watch (kubectl): the changes between two lists as watch events.
 import type { IPod } from "kubernetes-models/v1/Pod";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { PodWatchOptions } from "./cluster.js";
+import type { ListedWatchOptions, PodWatchOptions } from "./cluster.js";
 import { ClusterError, ForbiddenError, UnauthorizedError } from "./errors.js";
 
 /**
@@ -9,26 +9,31 @@ import { ClusterError, ForbiddenError, UnauthorizedError } from "./errors.js";
  * list: ADDED, MODIFIED (the object differs), DELETED; onSynced after each list that succeeded. A ClusterError other
  * than a refusal goes to onRetry and the next list; a refusal, or anything that is no ClusterError, rejects.
  */
-export async function pollPods(list: (signal: AbortSignal | undefined) => Promise<IPod[]>, options: PodWatchOptions): Promise<void> {
-  const known = new Map<string, { pod: IPod; text: string }>();
+export function pollPods(list: (signal: AbortSignal | undefined) => Promise<IPod[]>, options: PodWatchOptions): Promise<void> {
+  return pollList(list, options);
+}
+
+/** Likewise for any listed objects, told apart by their name (pollPods is this for pods). */
+export async function pollList<T extends { readonly metadata?: { readonly name?: string } }>(list: (signal: AbortSignal | undefined) => Promise<T[]>, options: ListedWatchOptions<T>): Promise<void> {
+  const known = new Map<string, { object: T; text: string }>();
   const schedule = options.pollMs && options.pollMs.length > 0 ? options.pollMs : [1000];
   for (let poll = 0; !options.signal?.aborted; poll++) {
-    let pods: IPod[] | undefined;
+    let objects: T[] | undefined;
     try {
-      pods = await list(options.signal);
+      objects = await list(options.signal);
     } catch (error) {
       if (options.signal?.aborted) return;
       if (!(error instanceof ClusterError) || error instanceof ForbiddenError || error instanceof UnauthorizedError) throw error;
       options.onRetry?.(error);
     }
     if (options.signal?.aborted) return;
-    if (pods) {
-      const now = new Map(pods.map((pod) => [pod.metadata?.name ?? "", { pod, text: JSON.stringify(pod) }]));
-      for (const [name, before] of known) if (!now.has(name)) options.onEvent({ type: "DELETED", object: before.pod });
+    if (objects) {
+      const now = new Map(objects.map((object) => [object.metadata?.name ?? "", { object, text: JSON.stringify(object) }]));
+      for (const [name, before] of known) if (!now.has(name)) options.onEvent({ type: "DELETED", object: before.object });
       for (const [name, after] of now) {
         const before = known.get(name);
-        if (!before) options.onEvent({ type: "ADDED", object: after.pod });
-        else if (before.text !== after.text) options.onEvent({ type: "MODIFIED", object: after.pod });
+        if (!before) options.onEvent({ type: "ADDED", object: after.object });
+        else if (before.text !== after.text) options.onEvent({ type: "MODIFIED", object: after.object });
       }
       known.clear();
       for (const [name, entry] of now) known.set(name, entry);

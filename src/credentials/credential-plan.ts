@@ -1,5 +1,6 @@
-// Pure: the kubectl calls `credentials` makes (and --revoke), with what goes to their stdin; the same plan runs and is printed by --dry-run.
+// Pure: the calls `credentials` makes (and --revoke), as kubectl commands and API requests, with what goes to their stdin; the same plan runs and is printed by --dry-run.
 import { buildApplyCredentialArgs, buildConfigViewArgs, buildDeleteCredentialArgs, buildTokenRequestArgs, collectCallPermissions, type ApiPermission, type ClusterTarget } from "../cluster/kubectl/kubectl-args.js";
+import { planApplyCredentialObjects, planDeleteCredentialObjects, planRequestToken } from "../plan/api-request.js";
 import type { PlannedCall } from "../plan/call-plan.js";
 import { buildCredentialObjects, type CredentialIdentity, type CredentialObjects } from "./credential-objects.js";
 
@@ -25,13 +26,17 @@ export function buildRequestObjects(request: Pick<CredentialRequest, "identity" 
 export function planIssueCalls(request: CredentialRequest): PlannedCall[] {
   const { target, identity, outFile } = request;
   return [
-    { args: buildConfigViewArgs(target), note: "reads the admin kubeconfig's server and CA (local; the admin's credentials in its output are not used)" },
-    { args: buildApplyCredentialArgs(target), stdin: "the ServiceAccount, Role and RoleBinding above (YAML)" },
-    { args: buildTokenRequestArgs(target, identity.namespace, identity.name), stdin: `the TokenRequest above (JSON); the token in its answer is kept in memory and written only to ${outFile}` },
+    { args: buildConfigViewArgs(target), api: [], note: "reads the admin kubeconfig's server and CA (local; the admin's credentials in its output are not used)" },
+    { args: buildApplyCredentialArgs(target), api: planApplyCredentialObjects(identity.namespace, identity.name), stdin: "the ServiceAccount, Role and RoleBinding above (YAML)" },
+    {
+      args: buildTokenRequestArgs(target, identity.namespace, identity.name),
+      api: [planRequestToken(identity.namespace, identity.name)],
+      stdin: `the TokenRequest above (JSON); the token in its answer is kept in memory and written only to ${outFile}`,
+    },
   ];
 }
 
 /** The call that revokes it: the binding, the role and the ServiceAccount, whose tokens die with it. */
 export function planRevokeCalls(target: ClusterTarget, identity: CredentialIdentity): PlannedCall[] {
-  return [{ args: buildDeleteCredentialArgs(target, identity.name) }];
+  return [{ args: buildDeleteCredentialArgs(target, identity.name), api: planDeleteCredentialObjects(identity.namespace, identity.name) }];
 }

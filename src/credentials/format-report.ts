@@ -1,9 +1,9 @@
 // Pure: what `credentials` prints: the issue and revoke reports, and the --dry-run plan (every object and call, never a token).
 import { stringify } from "../util/lazy-yaml.js";
 import { formatDuration } from "../config/duration.js";
-import { formatCommand } from "../events/format-event.js";
 import type { ClusterTarget } from "../cluster/cluster.js";
-import type { PlannedCall } from "../plan/call-plan.js";
+import type { TransportName } from "../cluster/open-cluster.js";
+import { formatPlannedCalls } from "../plan/format-calls.js";
 import { buildTokenRequest, formatServiceAccountUser, type CredentialIdentity, type PolicyRule } from "./credential-objects.js";
 import { buildRequestObjects, planIssueCalls, planRevokeCalls, type CredentialRequest } from "./credential-plan.js";
 import type { IssueReport } from "./issue-credentials.js";
@@ -45,18 +45,8 @@ export function formatRevokeReport(report: RevokeReport, identity: CredentialIde
   return `${lines.join("\n")}\n`;
 }
 
-function formatCalls(kubectlPath: string, calls: readonly PlannedCall[]): string[] {
-  const lines: string[] = [];
-  for (const call of calls) {
-    const comment = [call.note, call.stdin ? `stdin: ${call.stdin}` : undefined].filter(Boolean).join("; ");
-    if (comment) lines.push(`# ${comment}`);
-    lines.push(formatCommand(kubectlPath, call.args));
-  }
-  return lines;
-}
-
-/** What --dry-run prints for an issue: the objects, the TokenRequest, the kubeconfig's shape and the calls. */
-export function renderIssueDryRun(request: CredentialRequest, kubectlPath: string): string {
+/** What --dry-run prints for an issue: the objects, the TokenRequest, the kubeconfig's shape and the calls, in the transport's form first. */
+export function renderIssueDryRun(request: CredentialRequest, kubectlPath: string, transport: TransportName): string {
   const objects = buildRequestObjects(request);
   const lines = [
     `# credentials --dry-run: nothing is sent to the cluster and no file is written`,
@@ -74,20 +64,18 @@ export function renderIssueDryRun(request: CredentialRequest, kubectlPath: strin
     `# kubeconfig written to ${request.outFile} (mode 0600)`,
     describeScopedKubeconfig(request.identity).trimEnd(),
     "---",
-    "# kubectl calls, in order",
-    ...formatCalls(kubectlPath, planIssueCalls(request)),
+    ...formatPlannedCalls(kubectlPath, planIssueCalls(request), transport),
   ];
   return `${lines.join("\n")}\n`;
 }
 
 /** What --dry-run prints for a revoke. */
-export function renderRevokeDryRun(target: ClusterTarget, identity: CredentialIdentity, kubectlPath: string, outFile: string | undefined): string {
+export function renderRevokeDryRun(target: ClusterTarget, identity: CredentialIdentity, kubectlPath: string, outFile: string | undefined, transport: TransportName): string {
   const lines = [
     `# credentials --revoke --dry-run: nothing is sent to the cluster and no file is removed`,
     `# deletes ${formatServiceAccountUser(identity)}: its RoleBinding, Role and ServiceAccount (every token of it dies with the ServiceAccount)`,
     ...(outFile ? [`# then removes ${outFile}`] : []),
-    "# kubectl calls, in order",
-    ...formatCalls(kubectlPath, planRevokeCalls(target, identity)),
+    ...formatPlannedCalls(kubectlPath, planRevokeCalls(target, identity), transport),
   ];
   return `${lines.join("\n")}\n`;
 }

@@ -1,14 +1,14 @@
 // Waits for the Job's pod to run, reporting Pending progress and failing fast on states that will not cure.
-import type { IEvent } from "kubernetes-models/v1/Event";
 import type { IPod } from "kubernetes-models/v1/Pod";
 import { ClusterError, UnavailableError } from "../cluster/errors.js";
 import { describeRefusal } from "../cluster/refusal.js";
 import { CancelledError, InfraError } from "../errors.js";
 import { buildRunSelector } from "../k8s/labels.js";
 import { classifyPod, isImagePullFailing, pickRunPod, type PodState } from "../k8s/pod-state.js";
-import { describePlacement, findAdmissionRefusal, findAutoscalerVerdict, isSelectorMismatch, type AutoscalerVerdict } from "../k8s/unplaceable.js";
+import { describePlacement, findAdmissionRefusal, isSelectorMismatch, type AutoscalerVerdict } from "../k8s/unplaceable.js";
 import type { ExecutorContext } from "./context.js";
 import type { RunPod } from "./executor.js";
+import { openPodEventsView, type PodEventsView } from "./pod-events-view.js";
 import { openPodWatchView, type PodWatchView } from "./pod-watch-view.js";
 
 /** Consecutive failed API reads tolerated before the cluster counts as unreachable. */
@@ -31,28 +31,6 @@ export async function readRunPod(ctx: ExecutorContext): Promise<{ pod: IPod | un
 }
 
 /**
- * The newest event of an object, as `Reason: message`, and the autoscaler's word on it; both undefined when there is
- * none or they cannot be read now. A refusal (403, 401) throws: a credential without the permission would otherwise
- * hide every Pending reason.
- */
-async function readLatestEvent(ctx: ExecutorContext, kind: "Pod" | "Job", name: string): Promise<{ latest?: string; autoscaler?: AutoscalerVerdict }> {
-  let events: IEvent[];
-  try {
-    events = await ctx.cluster.listEvents(ctx.settings.target.namespace, { kind, name }, { signal: ctx.signal });
-  } catch (error) {
-    if (ctx.signal.aborted) throw new CancelledError();
-    const denied = describeRefusal(error, `cannot read the events of ${kind} ${name}`);
-    if (denied) throw denied;
-    return {};
-  }
-  if (ctx.signal.aborted) throw new CancelledError();
-  const stamp = (e: IEvent): string => e.lastTimestamp ?? e.eventTime ?? e.metadata?.creationTimestamp ?? "";
-  const latest = [...events].sort((a, b) => stamp(a).localeCompare(stamp(b))).at(-1);
-  const autoscaler = findAutoscalerVerdict(events);
-  return { ...(latest ? { latest: `${latest.reason ?? "Event"}: ${latest.message ?? ""}`.trim() } : {}), ...(autoscaler ? { autoscaler } : {}) };
-}
-
-/**
  * Throws InfraError pod-config for a pod no node will take: the autoscaler said it will not add one
  * (NotTriggerScaleUp), or no node's labels meet its selector for `unplaceableGraceMs` with no autoscaler adding one.
  */
@@ -69,22 +47,25 @@ function checkPlaceable(ctx: ExecutorContext, pod: IPod | undefined, name: strin
 /**
  * Waits until the pod runs, looking at it through the cluster's pod watch (one shared watch for every run of an API
  * transport; polls on ctx.timings.podPollMs for kubectl) and again at least on that schedule, for the time-based
- * verdicts; throws InfraError (pod-timeout, image-pull, pod-config, pod-lost, cluster-unreachable, forbidden, unauthorized).
+ * verdicts, and from ctx.timings.podEventsAfterMs on at the events of the pod (of its Job before the pod exists)
+ * through the cluster's events watch (shared likewise; polled every podEventsEveryMs for kubectl); throws InfraError
+ * (pod-timeout, image-pull, pod-config, pod-lost, cluster-unreachable, forbidden, unauthorized).
  */
 export async function waitForPod(ctx: ExecutorContext, deadlineAt: number): Promise<RunPod> {
   const view = openPodWatchView(ctx);
+  const events = openPodEventsView(ctx);
   try {
     await view.ready();
-    return await followPod(ctx, view, deadlineAt);
+    return await followPod(ctx, view, events, deadlineAt);
   } finally {
+    events.close();
     view.close();
   }
 }
 
-async function followPod(ctx: ExecutorContext, view: PodWatchView, deadlineAt: number): Promise<RunPod> {
+async function followPod(ctx: ExecutorContext, view: PodWatchView, eventsView: PodEventsView, deadlineAt: number): Promise<RunPod> {
   const started = Date.now();
   let pullFailingSince: number | undefined;
-  let lastEventRead = 0;
   let lastEvent: string | undefined;
   let autoscaler: AutoscalerVerdict | undefined;
   let mismatchSince: number | undefined;
@@ -111,11 +92,10 @@ async function followPod(ctx: ExecutorContext, view: PodWatchView, deadlineAt: n
         throw new InfraError(reason, `pod ${state.name} cannot start: ${state.reason}: ${state.message}`);
       }
       if (state.kind === "gone") throw new InfraError("pod-lost", `pod ${state.name} ended before the run started: ${state.reason}: ${state.message}`);
-      const { podEventsAfterMs, podEventsEveryMs, podProgressRepeatMs } = ctx.timings;
-      if (now - lastEventRead >= podEventsEveryMs && now - started >= podEventsAfterMs) {
-        lastEventRead = now;
+      const { podEventsAfterMs, podProgressRepeatMs } = ctx.timings;
+      if (now - started >= podEventsAfterMs) {
         const subject = state.kind === "pending" ? { kind: "Pod" as const, name: state.name } : { kind: "Job" as const, name: ctx.settings.jobName };
-        const events = await readLatestEvent(ctx, subject.kind, subject.name);
+        const events = await eventsView.look(subject);
         lastEvent = events.latest ?? lastEvent;
         const refusal = subject.kind === "Job" ? findAdmissionRefusal(events.latest) : undefined;
         if (refusal) throw new InfraError("pod-config", `the cluster refused the run's pod at create (admission): ${refusal}`);

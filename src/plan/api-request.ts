@@ -1,15 +1,29 @@
 // The API requests the API transport makes for each planned call, as pure descriptions printed by --dry-run beside the kubectl command.
-import { buildEventsPath, buildExecPath, buildExecQuery, buildInvolvedSelector, buildJobsPath, buildPodsPath, CREATE_QUERY, withQuery } from "../cluster/api/api-paths.js";
+import {
+  buildEventsPath,
+  buildExecPath,
+  buildExecQuery,
+  buildInvolvedKindSelector,
+  buildJobsPath,
+  buildPodsPath,
+  buildRbacPath,
+  buildServiceAccountsPath,
+  buildTokenRequestPath,
+  CREATE_QUERY,
+  withQuery,
+} from "../cluster/api/api-paths.js";
 import { RUN_CONTAINER } from "../k8s/names.js";
 import { MANAGED_SELECTOR } from "../k8s/labels.js";
 
 /** One request: method, path with its query as sent, and what the body is (its kind, never its content). */
 export interface PlannedApiRequest {
-  readonly method: "GET" | "POST" | "PATCH" | "DELETE";
+  readonly method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
   readonly path: string;
   readonly body?: string;
   /** How the request is sent when not as one JSON request: an exec's WebSocket, a watch's stream. */
   readonly via?: string;
+  /** When it is sent, if not always: `when it is absent`. */
+  readonly when?: string;
 }
 
 /** The list-watch's bound on one watch request (src/cluster/api/list-watch.ts), renewed from the last resourceVersion. */
@@ -45,15 +59,43 @@ export function planWatchPods(namespace: string): PlannedApiRequest[] {
   return planSharedWatch(buildPodsPath(namespace));
 }
 
-function planSharedWatch(path: string): PlannedApiRequest[] {
+/**
+ * Likewise the namespace's events about one kind of object, which every run's look at its pod's (or Job's) events is
+ * served from (Cluster.watchEvents): selected by kind on the server, by name in the process.
+ */
+export function planWatchEvents(namespace: string, kind: "Pod" | "Job"): PlannedApiRequest[] {
+  return planSharedWatch(buildEventsPath(namespace), { fieldSelector: buildInvolvedKindSelector(kind) });
+}
+
+function planSharedWatch(path: string, selector: Readonly<Record<string, string>> = { labelSelector: MANAGED_SELECTOR }): PlannedApiRequest[] {
   return [
-    { method: "GET", path: withQuery(path, { labelSelector: MANAGED_SELECTOR }), via: "shared by every run of the process" },
-    { method: "GET", path: withQuery(path, { labelSelector: MANAGED_SELECTOR, watch: "true", allowWatchBookmarks: "true", resourceVersion: "<listed>", timeoutSeconds: WATCH_TIMEOUT_SECONDS }), via: "a watch stream, shared" },
+    { method: "GET", path: withQuery(path, selector), via: "shared by every run of the process" },
+    { method: "GET", path: withQuery(path, { ...selector, watch: "true", allowWatchBookmarks: "true", resourceVersion: "<listed>", timeoutSeconds: WATCH_TIMEOUT_SECONDS }), via: "a watch stream, shared" },
   ];
 }
 
-export function planListEvents(namespace: string, kind: "Pod" | "Job", name: string): PlannedApiRequest {
-  return { method: "GET", path: withQuery(buildEventsPath(namespace), { fieldSelector: buildInvolvedSelector(kind, name) }) };
+/** The credential's ServiceAccount, Role and RoleBinding, each read and then created when absent or replaced when it differs (ApiCluster.applyCredentialObjects). */
+export function planApplyCredentialObjects(namespace: string, name: string): PlannedApiRequest[] {
+  const objects: Array<[string, (name?: string) => string]> = [
+    ["ServiceAccount", (n) => buildServiceAccountsPath(namespace, n)],
+    ["Role", (n) => buildRbacPath(namespace, "roles", n)],
+    ["RoleBinding", (n) => buildRbacPath(namespace, "rolebindings", n)],
+  ];
+  return objects.flatMap(([kind, path]): PlannedApiRequest[] => [
+    { method: "GET", path: path(name) },
+    { method: "POST", path: path(), body: kind, when: "when it is absent" },
+    { method: "PUT", path: path(name), body: `${kind} (the one read, with the runner's fields)`, when: "when it differs" },
+  ]);
+}
+
+/** The TokenRequest: the token comes back in the answer's body, never in a request line. */
+export function planRequestToken(namespace: string, serviceAccount: string): PlannedApiRequest {
+  return { method: "POST", path: buildTokenRequestPath(namespace, serviceAccount), body: "TokenRequest" };
+}
+
+/** The revoke: the RoleBinding, the Role, then the ServiceAccount (its tokens die with it); absent is fine. */
+export function planDeleteCredentialObjects(namespace: string, name: string): PlannedApiRequest[] {
+  return [buildRbacPath(namespace, "rolebindings", name), buildRbacPath(namespace, "roles", name), buildServiceAccountsPath(namespace, name)].map((path) => ({ method: "DELETE", path }));
 }
 
 /** The exec as its WebSocket upgrade request; whatever goes to stdin travels in the socket, never in the path. */
@@ -66,6 +108,6 @@ const PLACEHOLDERS = /%3C(pod|namespace|slot|listed)%3E/g;
 
 /** `GET /path?query (body: Job; WebSocket v5.channel.k8s.io)`: the path and query as sent, but the plan's stand-ins readable. */
 export function formatApiRequest(request: PlannedApiRequest): string {
-  const extras = [request.body ? `body: ${request.body}` : undefined, request.via].filter(Boolean);
+  const extras = [request.body ? `body: ${request.body}` : undefined, request.via, request.when].filter(Boolean);
   return `${request.method} ${request.path.replace(PLACEHOLDERS, "<$1>")}${extras.length > 0 ? ` (${extras.join("; ")})` : ""}`;
 }

@@ -21,14 +21,15 @@ import { cacheCommand } from "../pod/cache-script.js";
 import { formatPvcNonce } from "../cache/pvc-cache.js";
 import { buildPvcEvictCommand, buildPvcListCommand, buildPvcRestoreCommand, buildPvcSaveCommand } from "../cache/pvc-scripts.js";
 import { planArtifact } from "../artifacts/plan-artifact.js";
-import { planCreateJob, planDeleteJob, planExec, planListEvents, planListJobs, planPatchAnnotations, planWatchJobs, planWatchPods, type PlannedApiRequest } from "./api-request.js";
+import { planCreateJob, planDeleteJob, planExec, planListJobs, planPatchAnnotations, planWatchEvents, planWatchJobs, planWatchPods, type PlannedApiRequest } from "./api-request.js";
 
 export interface PlannedCall {
   /** The kubectl transport's command (after the binary). */
   readonly args: readonly string[];
   /**
    * The API transport's requests for the same call (a watch is a list then a watch; a delete by selector a list then
-   * a delete each). Every call of a run and of `warm` has them; `credentials` still plans kubectl only.
+   * a delete each; empty: the API transport makes no request for it). Every call of a run, of `warm` and of
+   * `credentials` has them.
    */
   readonly api?: readonly PlannedApiRequest[];
   /** What goes to stdin, described (never the bytes). */
@@ -172,7 +173,11 @@ export function planKubectlCalls(settings: ExecutorSettings, options: { readonly
     { args: buildWatchJobArgs(target, settings.jobName), api: planWatchJobs(ns), note: "once the pod runs (or 2s into a longer pod wait) until teardown, started again when it ends: notices a cancel requested through the cluster" },
     { args: buildAnnotateJobArgs(target, settings.jobName, { [HEARTBEAT_ANNOTATION]: PLANNED_TIME }), api: [planPatchAnnotations(ns, settings.jobName, [HEARTBEAT_ANNOTATION])], note: `the heartbeat: at once after the create (refused: the run fails, exit 3), then every ${every} until teardown` },
     { args: buildGetPodsArgs(target, buildRunSelector(settings.runIdLabel)), api: planWatchPods(ns), note: "until the pod runs: kubectl polls it; the API transport watches the namespace's pods of ours once for every run, and picks this run's by its run-id label" },
-    { args: buildGetEventsArgs(target, "Pod", PLANNED_POD), api: [planListEvents(ns, "Pod", PLANNED_POD)], note: "while the pod is Pending, every few seconds" },
+    {
+      args: buildGetEventsArgs(target, "Pod", PLANNED_POD),
+      api: planWatchEvents(ns, "Pod"),
+      note: "while the pod is Pending (its Job's events before the pod exists): kubectl lists them every few seconds; the API transport watches the namespace's pod events once for every run, and picks this pod's by name",
+    },
     { ...planPodExec(target, buildUploadCommand(), true), stdin: `tar of ${upload}, ${describePacker(settings.hostTar?.binary)}` },
     ...planSecretsCall(settings),
     ...caches.restore,

@@ -14,7 +14,7 @@ describe("the credential's Role", () => {
 
   it("grants one rule per resource the runner's calls use, with exactly their verbs", () => {
     assert.deepEqual(role.rules, [
-      { apiGroups: [""], resources: ["events"], verbs: ["list"] },
+      { apiGroups: [""], resources: ["events"], verbs: ["list", "watch"] },
       { apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch"] },
       { apiGroups: [""], resources: ["pods/exec"], verbs: ["create", "get"] },
       { apiGroups: [""], resources: ["pods/log"], verbs: ["get"] },

@@ -237,7 +237,7 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
   it("has one rule per resource and verb the runner declares, none other", () => {
     assert.deepEqual(
       RULES.map(({ rule, verb }) => `${verb} ${rule.apiGroup}/${rule.resource}`),
-      ["list /events", "get /pods", "list /pods", "watch /pods", "create /pods/exec", "get /pods/exec", "get /pods/log", "create batch/jobs", "delete batch/jobs", "get batch/jobs", "list batch/jobs", "patch batch/jobs", "watch batch/jobs"],
+      ["list /events", "watch /events", "get /pods", "list /pods", "watch /pods", "create /pods/exec", "get /pods/exec", "get /pods/log", "create batch/jobs", "delete batch/jobs", "get batch/jobs", "list batch/jobs", "patch batch/jobs", "watch batch/jobs"],
     );
   });
 
@@ -345,6 +345,29 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
         assert.equal(cli.code, 3, `${cli.stdout}\n${cli.stderr}`);
         assert.equal(readResult(ws.out).errorReason, "forbidden");
         assert.match(cli.stdout + cli.stderr, expected);
+        await assertNothingLeft();
+      });
+      continue;
+    }
+
+    if (rule.resource === "events" && verb === "watch") {
+      // Only the API transport watches events (its pod wait shares one watch per namespace); kubectl polls with list.
+      it(`${title}, a run through kubectl still succeeds and one through the API transport fails with exit 3, forbidden, naming watch and events`, async () => {
+        await applyRole(without);
+        // Hold the pod Pending long enough for its events to be looked at.
+        cluster.setFaults({ schedulingDelay: { seconds: 4 } });
+        try {
+          const polled = await runScoped("a\ttrue\n", VIA_KUBECTLS.at(-1)!);
+          assert.equal(polled.cli.code, 0, `${polled.cli.stdout}\n${polled.cli.stderr}`);
+          const { cli, out, ms } = await runScoped("a\ttrue\n", API);
+          assert.equal(cli.code, 3, `${cli.stdout}\n${cli.stderr}`);
+          assert.ok(ms < 60_000, `it took ${ms} ms: no retrying a refusal`);
+          assert.equal(readResult(out).errorReason, "forbidden");
+          assert.match(readResult(out).error ?? "", /cannot read the events of Pod \S+/);
+          assert.match(cli.stdout + cli.stderr, expected);
+        } finally {
+          cluster.setFaults({});
+        }
         await assertNothingLeft();
       });
       continue;

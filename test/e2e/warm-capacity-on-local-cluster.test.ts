@@ -183,14 +183,13 @@ describe("warm capacity on the local cluster scaling from zero", { skip, concurr
     await assertNothingLeft();
   });
 
-  it("leaves nothing that outlives its backstops when the runner is killed between claiming a placeholder and creating its Job", async () => {
+  it("leaves nothing that outlives its backstops when the runner is killed between claiming a placeholder and creating its Job (kubectl)", async () => {
     await warm("--for", "3m");
     await waitForHeld(1);
     const mark = cluster.faultFirings().length;
     cluster.setFaults({ latency: { ms: 2000, match: "^DELETE /apis/batch/v1/namespaces/default/jobs/knotless-warm-" } });
     const ws = makeWorkspace("hi\techo hi\n");
-    // Through kubectl: its claim is a child process that outlives the runner. Through the API transport the claim's
-    // request dies with the runner and the placeholder is left to its own deadline (not asserted here yet).
+    // Through kubectl: its claim is a child process that outlives the runner (the API transport's case is the next test).
     const runner = spawn(process.execPath, [join(REPO_ROOT, "bin", "knotless-runner-k8s.js"), "run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--out", ws.out, ...clusterArgs(), "--transport", "kubectl"], { stdio: "ignore" });
     const exited = new Promise((resolve) => runner.once("exit", resolve));
     await waitFor("the claim at the server", () => (cluster.faultFirings().slice(mark).some((f) => f.subject.startsWith("DELETE")) ? true : undefined), 30_000);
@@ -201,6 +200,34 @@ describe("warm capacity on the local cluster scaling from zero", { skip, concurr
     cluster.clearFaults();
     await new Promise((r) => setTimeout(r, 1000));
     assert.deepEqual(cluster.objects("jobs.batch").map((j) => j.metadata.name), [], "a Job was created after the runner died");
+    await assertNothingLeft();
+  });
+  it("leaves the placeholder to the next run when the runner is killed mid-claim through the API transport: the claim dies with it", async () => {
+    await warm("--for", "3m");
+    await waitForHeld(1);
+    const before = placeholders()[0]!;
+    const mark = cluster.faultFirings().length;
+    cluster.setFaults({ latency: { ms: 2000, match: "^DELETE /apis/batch/v1/namespaces/default/jobs/knotless-warm-" } });
+    const ws = makeWorkspace("hi\techo hi\n");
+    const runner = spawn(process.execPath, [join(REPO_ROOT, "bin", "knotless-runner-k8s.js"), "run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--out", ws.out, ...clusterArgs(), "--transport", "api"], { stdio: "ignore" });
+    const exited = new Promise((resolve) => runner.once("exit", resolve));
+    await waitFor("the claim at the server", () => (cluster.faultFirings().slice(mark).some((f) => f.subject.startsWith("DELETE")) ? true : undefined), 30_000);
+    runner.kill("SIGKILL");
+    await exited;
+    // The claim was a request on the runner's own connection: the server drops it once its client is gone, so the
+    // placeholder stays, unchanged, with its deadline (its backstop); no Job of the run was made.
+    await new Promise((r) => setTimeout(r, 3000));
+    cluster.clearFaults();
+    assert.deepEqual(cluster.objects("jobs.batch").map((j) => j.metadata.name), [before.metadata.name], "only the placeholder is there");
+    assert.equal(placeholders()[0]!.metadata.uid, before.metadata.uid);
+    assert.equal(placeholders()[0]!.metadata.deletionTimestamp, undefined);
+    const gc = await runCli(["gc", "--dry-run", ...clusterArgs()]);
+    assert.equal(gc.code, 0, gc.stderr);
+    assert.match(gc.stdout, /knotless-warm-0.*warm placeholder, \d+m\d+s left/, "gc spares it until its deadline");
+    // The next run claims it as if nothing had happened.
+    const next = await run();
+    assert.equal(next.result.capacity, "warm");
+    assert.deepEqual(placeholders(), []);
     await assertNothingLeft();
   });
 });

@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { buildJobManifest, describeJobPods, findContainerSkipReason, NAMESPACE, sleep, startTestCluster, waitFor, waitForRunningPod, type TestCluster } from "./harness.js";
 import { listKubectlBinaries } from "./kubectl-runner.js";
+import type { KubeObject } from "../../local-cluster/index.js";
 
 const skip = await findContainerSkipReason();
 const kubectl = listKubectlBinaries().at(-1)!;
@@ -33,6 +34,23 @@ describe("fault injection", { skip }, () => {
     assert.equal(r.code, 0, r.stderr);
     assert.ok(Date.now() - started >= 800, "the list waited for the latency");
     assert.ok(tc.cluster.faultFirings().every((f) => f.fault === "latency" && f.subject.startsWith("GET /apis/batch/v1/namespaces/ci/jobs")));
+    tc.cluster.clearFaults();
+  });
+
+  test("latency drops a request whose client went away during it: the delete is not applied", async () => {
+    await tc.kubectl(kubectl.path, ["create", "-f", "-"], { stdin: buildJobManifest({ name: "kept", command: ["true"] }) });
+    tc.cluster.setFaults({ latency: { ms: 600, match: "^DELETE /apis/batch/v1/namespaces/ci/jobs/kept" } });
+    const controller = new AbortController();
+    const deleting = fetch(`${tc.cluster.url}/apis/batch/v1/namespaces/${NAMESPACE}/jobs/kept`, { method: "DELETE", signal: controller.signal }).catch(() => "aborted");
+    await waitFor("the delete at the server", () => (tc.cluster.faultFirings().some((f) => f.subject.startsWith("DELETE")) ? true : undefined), 5_000);
+    controller.abort();
+    assert.equal(await deleting, "aborted");
+    await sleep(1000);
+    const kept = (): KubeObject | undefined => tc.cluster.objects("jobs.batch", NAMESPACE).find((j) => j.metadata.name === "kept");
+    assert.ok(kept() && !kept()!.metadata.deletionTimestamp, "the abandoned delete was applied");
+    const waited = await fetch(`${tc.cluster.url}/apis/batch/v1/namespaces/${NAMESPACE}/jobs/kept`, { method: "DELETE" });
+    assert.equal(waited.status, 200, "a delete whose client waits it out is applied");
+    assert.ok(!kept() || kept()!.metadata.deletionTimestamp);
     tc.cluster.clearFaults();
   });
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { formatApiRequest, planCreateJob, planDeleteJob, planExec, planListEvents, planWatchJobs, planWatchPods } from "../../src/plan/api-request.js";
+import { formatApiRequest, planCreateJob, planDeleteJob, planExec, planWatchEvents, planWatchJobs, planWatchPods } from "../../src/plan/api-request.js";
 import { PLANNED_POD, planKubectlCalls } from "../../src/plan/call-plan.js";
 import { exampleSettings } from "../support/example-settings.js";
 
@@ -39,8 +39,16 @@ describe("the API requests of the plan", () => {
     assert.equal(formatApiRequest(podCall.api![1]!), "GET /api/v1/namespaces/ci/pods?labelSelector=app.kubernetes.io%2Fmanaged-by%3Dknotless-runner-k8s&watch=true&allowWatchBookmarks=true&resourceVersion=<listed>&timeoutSeconds=300 (a watch stream, shared)");
   });
 
-  it("reads a pod's events by an involvedObject field selector and claims a placeholder with preconditions", () => {
-    assert.equal(planListEvents("ci", "Pod", "p-1").path, "/api/v1/namespaces/ci/events?fieldSelector=involvedObject.kind%3DPod%2CinvolvedObject.name%3Dp-1");
+  it("shows the pod's events as the one list and watch of the namespace's pod events that every run's wait is served from", () => {
+    const eventsCall = calls.find((call) => call.args.includes("events"))!;
+    assert.deepEqual(eventsCall.api, planWatchEvents("ci", "Pod"));
+    assert.deepEqual(eventsCall.api!.map(formatApiRequest), [
+      "GET /api/v1/namespaces/ci/events?fieldSelector=involvedObject.kind%3DPod (shared by every run of the process)",
+      "GET /api/v1/namespaces/ci/events?fieldSelector=involvedObject.kind%3DPod&watch=true&allowWatchBookmarks=true&resourceVersion=<listed>&timeoutSeconds=300 (a watch stream, shared)",
+    ]);
+  });
+
+  it("claims a placeholder with preconditions and escapes names as the client sends them", () => {
     assert.equal(planDeleteJob("ci", "w", "preconditions on uid").body, "DeleteOptions (background propagation, preconditions on uid)");
     assert.equal(planCreateJob("a b", "Job").path, "/apis/batch/v1/namespaces/a%20b/jobs?fieldValidation=Strict", "names are escaped as the client sends them");
   });

@@ -1,7 +1,7 @@
 // A Cluster for unit tests that is no transport at all: replies scripted per method, every call recorded, so code above the seam is tested without kubectl.
 import { PassThrough } from "node:stream";
-import type { Cluster, PodWatchOptions } from "../../src/cluster/cluster.js";
-import { pollPods } from "../../src/cluster/poll-pods.js";
+import type { Cluster, EventWatchOptions, InvolvedObject, PodWatchOptions } from "../../src/cluster/cluster.js";
+import { pollList, pollPods } from "../../src/cluster/poll-pods.js";
 import { ClusterError } from "../../src/cluster/errors.js";
 import type { ExecEnd, ExecRequest, ExecSession } from "../../src/cluster/exec.js";
 
@@ -69,6 +69,8 @@ export class ScriptedCluster implements Cluster {
   /** Polls the scripted listPods (each read recorded as a listPods call), as the kubectl transport does. */
   watchPods = (namespace: string | undefined, labelSelector: string, options: PodWatchOptions) => pollPods((signal) => this.listPods(namespace, labelSelector, signal ? { signal } : {}), options);
   listEvents = (...args: Parameters<Cluster["listEvents"]>) => this.#answer<Awaited<ReturnType<Cluster["listEvents"]>>>("listEvents", args);
+  /** Polls the scripted listEvents (each read recorded as a listEvents call), as the kubectl transport does. */
+  watchEvents = (namespace: string | undefined, involved: InvolvedObject, options: EventWatchOptions) => pollList((signal) => this.listEvents(namespace, involved, signal ? { signal } : {}), options);
   readContainerLog = (...args: Parameters<Cluster["readContainerLog"]>) => this.#answer<Awaited<ReturnType<Cluster["readContainerLog"]>>>("readContainerLog", args);
   /** A reply is an ExecSession (scriptedExec), or a function of the request making one. */
   exec = (request: ExecRequest) => this.#answer<ExecSession>("exec", [request]);

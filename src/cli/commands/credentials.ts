@@ -17,7 +17,7 @@ export const CREDENTIALS_OPTIONS: readonly OptionSpec[] = [
   { flag: "--name <name>", description: "name of the ServiceAccount, Role and RoleBinding", defaultValue: DEFAULT_CREDENTIAL_NAME },
   { flag: "--duration <duration>", description: "lifetime of the token, 10m to 168h", defaultValue: "24h" },
   { flag: "--revoke", description: "delete the ServiceAccount, Role and RoleBinding (every token dies with the ServiceAccount), and the --out file" },
-  { flag: "--dry-run", description: "print every object and kubectl call (never a token); touch nothing" },
+  { flag: "--dry-run", description: "print every object and call, as API requests and kubectl commands (never a token); touch nothing" },
   ...CLUSTER_OPTIONS.filter((option) => !option.flag.startsWith("--namespace ")),
 ];
 
@@ -76,7 +76,7 @@ export async function executeCredentials(options: RawCredentialsOptions, env: No
     const [{ checkPrivateTarget }, report] = await Promise.all([import("../../credentials/private-file.js"), import("../../credentials/format-report.js")]);
     if (!config.revoke) checkPrivateTarget(config.outFile!);
     if (config.dryRun) {
-      process.stdout.write(config.revoke ? report.renderRevokeDryRun(config.target, config.identity, config.kubectlPath, config.outFile) : report.renderIssueDryRun(toRequest(config), config.kubectlPath));
+      process.stdout.write(config.revoke ? report.renderRevokeDryRun(config.target, config.identity, config.kubectlPath, config.outFile, config.transport) : report.renderIssueDryRun(toRequest(config), config.kubectlPath, config.transport));
       return EXIT.success;
     }
     const { openCluster } = await import("../../cluster/open-cluster.js");

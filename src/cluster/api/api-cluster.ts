@@ -4,13 +4,13 @@ import type { IEvent } from "kubernetes-models/v1/Event";
 import type { IPod } from "kubernetes-models/v1/Pod";
 import { PassThrough } from "node:stream";
 import { finished } from "node:stream/promises";
-import type { AppliedObjects, ApplyAction, CallOptions, Cluster, CredentialObjectSet, LogBounds, Namespace, PodWatchOptions, ServerVersion, SyncOutcome, TransportFacts, WatchOptions } from "../cluster.js";
+import type { AppliedObjects, ApplyAction, CallOptions, Cluster, CredentialObjectSet, EventWatchOptions, InvolvedObject, LogBounds, Namespace, PodWatchOptions, ServerVersion, SyncOutcome, TransportFacts, WatchOptions } from "../cluster.js";
 import { ClusterError, CutStreamError, NotFoundError, UnauthorizedError } from "../errors.js";
 import { STATUS_TAG_PREFIX, type ExecEnd, type ExecRequest, type ExecSession } from "../exec.js";
 import { readServerVersion } from "../server-version.js";
 import { MANAGED_SELECTOR } from "../../k8s/labels.js";
 import type { ApiClient } from "./api-client.js";
-import { buildEventsPath, buildExecPath, buildExecQuery, buildInvolvedSelector, buildJobsPath, buildPodsPath, CREATE_QUERY } from "./api-paths.js";
+import { buildEventsPath, buildExecPath, buildExecQuery, buildInvolvedKindSelector, buildInvolvedSelector, buildJobsPath, buildPodsPath, buildRbacPath, buildServiceAccountsPath, buildTokenRequestPath, CREATE_QUERY } from "./api-paths.js";
 import { openExecSocket } from "./exec-socket.js";
 import type { ResolvedKubeconfig } from "./kubeconfig.js";
 import { SharedWatches, type SharedWatchOptions } from "./shared-watches.js";
@@ -182,9 +182,23 @@ export class ApiCluster implements Cluster {
     );
   }
 
-  async listEvents(namespace: Namespace, involved: { readonly kind: "Pod" | "Job"; readonly name: string }, options?: CallOptions): Promise<IEvent[]> {
+  async listEvents(namespace: Namespace, involved: InvolvedObject, options?: CallOptions): Promise<IEvent[]> {
     const fieldSelector = buildInvolvedSelector(involved.kind, involved.name);
     return readItems<IEvent>(await this.#call("GET", buildEventsPath(this.#ns(namespace)), "list", "events", options, { query: { fieldSelector } }));
+  }
+
+  /** Served from the process's one list-watch of the namespace's events about that kind, filtered by name here. */
+  async watchEvents(namespace: Namespace, involved: InvolvedObject, options: EventWatchOptions): Promise<void> {
+    await this.#watches.subscribe<IEvent>(
+      { path: buildEventsPath(this.#ns(namespace)), fieldSelector: buildInvolvedKindSelector(involved.kind), resource: "events" },
+      {
+        signal: options.signal ?? new AbortController().signal,
+        onChange: (change) => {
+          if (change.object.involvedObject?.name === involved.name) options.onEvent(change);
+        },
+        onSynced: () => options.onSynced?.(),
+      },
+    );
   }
 
   async readContainerLog(namespace: Namespace, pod: string, container: string, bounds: LogBounds, options: CallOptions = {}): Promise<string> {
@@ -304,11 +318,11 @@ export class ApiCluster implements Cluster {
   /** Creates each object, or replaces it when what the runner sets differs (kubectl apply's outcome, without its annotation). */
   async applyCredentialObjects(namespace: Namespace, objects: CredentialObjectSet, options?: CallOptions): Promise<AppliedObjects> {
     const actions = new Map<string, ApplyAction>();
-    const ns = enc(this.#ns(namespace));
+    const ns = this.#ns(namespace);
     const kinds: Array<[object, string, string, readonly string[]]> = [
-      [objects.serviceAccount, `/api/v1/namespaces/${ns}/serviceaccounts`, "serviceaccount", []],
-      [objects.role, `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`, "role.rbac.authorization.k8s.io", ["rules"]],
-      [objects.roleBinding, `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, "rolebinding.rbac.authorization.k8s.io", ["subjects", "roleRef"]],
+      [objects.serviceAccount, buildServiceAccountsPath(ns), "serviceaccount", []],
+      [objects.role, buildRbacPath(ns, "roles"), "role.rbac.authorization.k8s.io", ["rules"]],
+      [objects.roleBinding, buildRbacPath(ns, "rolebindings"), "rolebinding.rbac.authorization.k8s.io", ["subjects", "roleRef"]],
     ];
     for (const [object, collection, kind, fields] of kinds) {
       const name = (object as { metadata?: { name?: string } }).metadata?.name ?? "";
@@ -344,16 +358,16 @@ export class ApiCluster implements Cluster {
   }
 
   requestToken(namespace: string, serviceAccount: string, body: object, options?: CallOptions): Promise<unknown> {
-    return this.#call("POST", `/api/v1/namespaces/${enc(namespace)}/serviceaccounts/${enc(serviceAccount)}/token`, "create", "serviceaccounts/token", options, { body });
+    return this.#call("POST", buildTokenRequestPath(namespace, serviceAccount), "create", "serviceaccounts/token", options, { body });
   }
 
   async deleteCredentialObjects(namespace: Namespace, name: string, options?: CallOptions): Promise<Set<string>> {
-    const ns = enc(this.#ns(namespace));
+    const ns = this.#ns(namespace);
     const deleted = new Set<string>();
     const paths: Array<[string, string, string]> = [
-      [`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings/${enc(name)}`, "rolebinding.rbac.authorization.k8s.io", "rolebindings.rbac.authorization.k8s.io"],
-      [`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles/${enc(name)}`, "role.rbac.authorization.k8s.io", "roles.rbac.authorization.k8s.io"],
-      [`/api/v1/namespaces/${ns}/serviceaccounts/${enc(name)}`, "serviceaccount", "serviceaccounts"],
+      [buildRbacPath(ns, "rolebindings", name), "rolebinding.rbac.authorization.k8s.io", "rolebindings.rbac.authorization.k8s.io"],
+      [buildRbacPath(ns, "roles", name), "role.rbac.authorization.k8s.io", "roles.rbac.authorization.k8s.io"],
+      [buildServiceAccountsPath(ns, name), "serviceaccount", "serviceaccounts"],
     ];
     for (const [path, kind, resource] of paths) {
       try {

@@ -15,6 +15,26 @@ export function buildEventsPath(namespace: string): string {
   return `/api/v1/namespaces/${enc(namespace)}/events`;
 }
 
+/** The namespace's ServiceAccounts, or one of them by name. */
+export function buildServiceAccountsPath(namespace: string, name?: string): string {
+  return `/api/v1/namespaces/${enc(namespace)}/serviceaccounts${name === undefined ? "" : `/${enc(name)}`}`;
+}
+
+/** A ServiceAccount's token subresource (a TokenRequest is posted to it). */
+export function buildTokenRequestPath(namespace: string, serviceAccount: string): string {
+  return `${buildServiceAccountsPath(namespace, serviceAccount)}/token`;
+}
+
+/** The namespace's Roles or RoleBindings (rbac.authorization.k8s.io/v1), or one of them by name. */
+export function buildRbacPath(namespace: string, resource: "roles" | "rolebindings", name?: string): string {
+  return `/apis/rbac.authorization.k8s.io/v1/namespaces/${enc(namespace)}/${resource}${name === undefined ? "" : `/${enc(name)}`}`;
+}
+
+/** The field selector of the events about one kind of object: the shared events watch's (kind only, names filtered in the process). */
+export function buildInvolvedKindSelector(kind: "Pod" | "Job"): string {
+  return `involvedObject.kind=${kind}`;
+}
+
 /** The field selector of one object's events. */
 export function buildInvolvedSelector(kind: "Pod" | "Job", name: string): string {
   return `involvedObject.kind=${kind},involvedObject.name=${name}`;

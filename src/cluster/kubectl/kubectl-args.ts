@@ -97,8 +97,8 @@ export const buildGetPodsArgs = defineCall([pods("list", "watch")], (target: Clu
   return [...buildGlobalArgs(target), "get", "pods", "--selector", labelSelector, "--request-timeout", API_REQUEST_TIMEOUT, "-o", "json"];
 });
 
-/** Lists the events of one object (an EventList as JSON), to explain why a pod is still Pending. */
-export const buildGetEventsArgs = defineCall([events("list")], (target: ClusterTarget, kind: "Pod" | "Job", name: string): string[] => {
+/** Lists the events of one object (an EventList as JSON), to explain why a pod is still Pending. The API transport watches them instead (Cluster.watchEvents): the Role grants both. */
+export const buildGetEventsArgs = defineCall([events("list", "watch")], (target: ClusterTarget, kind: "Pod" | "Job", name: string): string[] => {
   return [
     ...buildGlobalArgs(target),
     "get",

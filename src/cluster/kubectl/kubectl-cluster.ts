@@ -7,8 +7,8 @@ import { describeError } from "../../errors.js";
 import { formatCommand } from "../../events/format-event.js";
 import { JsonDocumentSplitter, parseJsonDocuments } from "../../k8s/json-documents.js";
 import { stringify } from "../../util/lazy-yaml.js";
-import type { AppliedObjects, CallOptions, Cluster, CredentialObjectSet, LogBounds, Namespace, PodWatchOptions, ServerVersion, SyncOutcome, TransportFacts, WatchOptions } from "../cluster.js";
-import { pollPods } from "../poll-pods.js";
+import type { AppliedObjects, CallOptions, Cluster, CredentialObjectSet, EventWatchOptions, InvolvedObject, LogBounds, Namespace, PodWatchOptions, ServerVersion, SyncOutcome, TransportFacts, WatchOptions } from "../cluster.js";
+import { pollList, pollPods } from "../poll-pods.js";
 import { ClusterError, CutStreamError, TimeoutError, UnreadableAnswerError } from "../errors.js";
 import { STATUS_TAG_PREFIX, type ExecEnd, type ExecRequest, type ExecSession } from "../exec.js";
 import {
@@ -260,8 +260,13 @@ export class KubectlCluster implements Cluster {
     return pollPods((signal) => this.listPods(namespace, labelSelector, signal ? { signal } : {}), options);
   }
 
-  async listEvents(namespace: Namespace, involved: { readonly kind: "Pod" | "Job"; readonly name: string }, options?: CallOptions): Promise<IEvent[]> {
+  async listEvents(namespace: Namespace, involved: InvolvedObject, options?: CallOptions): Promise<IEvent[]> {
     return readItems<IEvent>(await this.#callJson(buildGetEventsArgs(this.#target(namespace), involved.kind, involved.name), options));
+  }
+
+  /** By polling listEvents (src/cluster/poll-pods.ts), as watchPods polls listPods. */
+  watchEvents(namespace: Namespace, involved: InvolvedObject, options: EventWatchOptions): Promise<void> {
+    return pollList((signal) => this.listEvents(namespace, involved, signal ? { signal } : {}), options);
   }
 
   async readContainerLog(namespace: Namespace, pod: string, container: string, bounds: LogBounds, options?: CallOptions): Promise<string> {

@@ -19,7 +19,7 @@ describe("the kubectl call builders", () => {
 
   it("collect into one rule per resource, verbs merged and sorted", () => {
     assert.deepEqual(collectCallPermissions(), [
-      { apiGroup: "", resource: "events", verbs: ["list"] },
+      { apiGroup: "", resource: "events", verbs: ["list", "watch"] },
       { apiGroup: "", resource: "pods", verbs: ["get", "list", "watch"] },
       { apiGroup: "", resource: "pods/exec", verbs: ["create", "get"] },
       { apiGroup: "", resource: "pods/log", verbs: ["get"] },
