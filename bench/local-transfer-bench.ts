@@ -1,6 +1,7 @@
 // Local-cluster benchmark: the big checkout uploaded and /outputs of the same size downloaded by the runner through
 // --transport api and --transport kubectl, against plain tar through podman exec (the floor) and through kubectl exec.
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { ensureCheckout, type GeneratedCheckout } from "./checkout-tree.js";
@@ -38,6 +39,8 @@ export interface RunnerTransferRep {
   readonly peakTreeKiB: number;
   /** Highest VmRSS of the runner process alone. */
   readonly peakRunnerKiB: number;
+  /** CPU time (user + system) of the runner and its reaped children, from its last /proc stat sample. */
+  readonly cpuMs: number;
   /** Names of the child processes seen, with counts. */
   readonly children: Readonly<Record<string, number>>;
 }
@@ -55,13 +58,29 @@ interface RunnerRunOutcome {
   readonly job: { readonly name: string; readonly pod: string };
 }
 
-async function runRunnerSampled(args: readonly string[], env: Readonly<Record<string, string>>): Promise<{ wallMs: number; peakTreeKiB: number; peakRunnerKiB: number; children: Record<string, number> }> {
+const CLOCK_TICKS_PER_S = 100;
+
+/** utime + stime + cutime + cstime of a live process in ms (its reaped children included), or undefined once gone. */
+function readCpuMs(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    // After the command name: state is field 3, so utime..cstime (fields 14-17) sit at 11-14 here.
+    const ticks = [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]), 0);
+    return (ticks * 1000) / CLOCK_TICKS_PER_S;
+  } catch {
+    return undefined;
+  }
+}
+
+async function runRunnerSampled(args: readonly string[], env: Readonly<Record<string, string>>): Promise<{ wallMs: number; peakTreeKiB: number; peakRunnerKiB: number; cpuMs: number; children: Record<string, number> }> {
   const started = performance.now();
   const child = spawn(process.execPath, args, { env, stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";
   child.stderr.on("data", (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
   let peakTree = 0;
   let peakOwn = 0;
+  let cpuMs = 0;
   const seen = new Map<number, string>();
   const timer = setInterval(() => {
     if (child.pid === undefined) return;
@@ -69,6 +88,7 @@ async function runRunnerSampled(args: readonly string[], env: Readonly<Record<st
     peakTree = Math.max(peakTree, sample.total);
     peakOwn = Math.max(peakOwn, sample.own);
     for (const [pid, name] of sample.pids) seen.set(pid, name);
+    cpuMs = readCpuMs(child.pid) ?? cpuMs;
   }, RSS_EVERY_MS);
   const code = await new Promise<number | null>((resolve, reject) => {
     child.once("error", reject);
@@ -77,7 +97,7 @@ async function runRunnerSampled(args: readonly string[], env: Readonly<Record<st
   if (code !== 0) throw new Error(`the runner exited ${code}:\n${stderr}`);
   const children: Record<string, number> = {};
   for (const name of seen.values()) children[name] = (children[name] ?? 0) + 1;
-  return { wallMs: performance.now() - started, peakTreeKiB: peakTree, peakRunnerKiB: peakOwn, children };
+  return { wallMs: performance.now() - started, peakTreeKiB: peakTree, peakRunnerKiB: peakOwn, cpuMs, children };
 }
 
 interface Context {
@@ -181,7 +201,7 @@ export async function runLocalTransferBench(bench: BenchCluster, workDir: string
       try {
         runs.push(outcome.rep);
         const r = outcome.rep;
-        log(`  rep ${rep + 1}/${size.reps} ${transport}: upload ${r.uploadMs} ms (scan ${r.scanMs}), download ${r.downloadMs} ms, wall ${(r.wallMs / 1000).toFixed(1)} s, peak RSS ${(r.peakTreeKiB / 1024).toFixed(1)} MiB with children (runner ${(r.peakRunnerKiB / 1024).toFixed(1)}), children ${JSON.stringify(r.children)}`);
+        log(`  rep ${rep + 1}/${size.reps} ${transport}: upload ${r.uploadMs} ms (scan ${r.scanMs}), download ${r.downloadMs} ms, wall ${(r.wallMs / 1000).toFixed(1)} s, CPU ${(r.cpuMs / 1000).toFixed(1)} s, peak RSS ${(r.peakTreeKiB / 1024).toFixed(1)} MiB with children (runner ${(r.peakRunnerKiB / 1024).toFixed(1)}), children ${JSON.stringify(r.children)}`);
         if (i === 0) {
           const times = await runPlainOnce(ctx, outcome.job, rep);
           for (const name of Object.keys(times) as PlainName[]) plain[name].push(times[name]);
@@ -200,6 +220,7 @@ export interface TransferVerdict {
   readonly upload: Record<Transport, Summary>;
   readonly download: Record<Transport, Summary>;
   readonly peakTreeMiB: Record<Transport, Summary>;
+  readonly cpuS: Record<Transport, Summary>;
   readonly plain: Record<PlainName, Summary>;
 }
 
@@ -211,6 +232,7 @@ export function summarizeLocalTransfer(result: LocalTransferResult): TransferVer
     upload: byTransport((r) => r.uploadMs),
     download: byTransport((r) => r.downloadMs),
     peakTreeMiB: byTransport((r) => r.peakTreeKiB / 1024),
+    cpuS: byTransport((r) => r.cpuMs / 1000),
     plain: {
       podmanUpload: summarizeValues(result.plain.podmanUpload),
       podmanDownload: summarizeValues(result.plain.podmanDownload),
