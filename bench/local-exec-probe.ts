@@ -1,8 +1,9 @@
 // One exec of `tar -c /outputs` through each Cluster (api, kubectl), stdout discarded or extracted: the transport alone.
 //
-// Usage: node dist/bench/local-exec-probe.js [--mib 256] [--files 12500] [--reps 2] [--kubectl PATH]
+// Usage: node dist/bench/local-exec-probe.js [--mib 256] [--files 12500] [--reps 2] [--kubectl PATH] [--cpu-prof-dir DIR]
 // Starts the local cluster in this process, keeps one runner run's pod whose /outputs holds a copy of a generated
-// checkout, then times each download in a child process (so the relay here does not share its thread), alternating.
+// checkout, then times each download in a child process (so the relay here does not share its thread), alternating;
+// with --cpu-prof-dir each child writes a V8 CPU profile into DIR/<transport>-<mode>-<rep>/.
 import { spawn } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -61,6 +62,7 @@ async function main(): Promise<void> {
   const mib = Number(readFlag(argv, "--mib", "256"));
   const files = Number(readFlag(argv, "--files", "12500"));
   const reps = Number(readFlag(argv, "--reps", "2"));
+  const profileDir = readFlag(argv, "--cpu-prof-dir", "");
   const work = await mkdtemp("/dev/shm/local-exec-probe-");
   const cluster = await startLocalCluster({ pruneOrphans: false });
   try {
@@ -74,7 +76,8 @@ async function main(): Promise<void> {
     for (let rep = 0; rep < reps; rep++) {
       for (const mode of MODES) {
         for (const transport of rep % 2 === 0 ? ["api", "kubectl"] : ["kubectl", "api"]) {
-          process.stdout.write(await runChild([self, "--child", cluster.kubeconfigPath, pod, transport, mode, join(work, "dest"), "--kubectl", kubectlPath]));
+          const profile = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${join(profileDir, `${transport}-${mode}-${rep}`)}`] : [];
+          process.stdout.write(await runChild([...profile, self, "--child", cluster.kubeconfigPath, pod, transport, mode, join(work, "dest"), "--kubectl", kubectlPath]));
         }
       }
     }
