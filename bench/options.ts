@@ -11,7 +11,7 @@ const LOCAL_NAMES: readonly BenchName[] = ["local-overhead", "local-first-output
  * Run only when named: local-warm takes ~13 minutes of mostly idle waiting (two scenarios of five runs 40 s apart);
  * local-cache moves 500 MB caches through the local cluster (three runs per size, ~10 minutes); library starts 10
  * then 50 podman pods at once (load ~16 on 2 cores); local-transfer moves the 1 GiB checkout in and out six times
- * per repetition (~15 minutes for three).
+ * per repetition (~12 minutes for three).
  */
 const ON_REQUEST: readonly BenchName[] = ["local-warm", "local-cache", "library", "local-transfer"];
 
