@@ -9,6 +9,8 @@ import { runLocalFirstOutputBench, type FirstOutputResult } from "./local-first-
 import { runLocalOutputsBench, type OutputsResult } from "./local-outputs-bench.js";
 import { runLocalOverheadBench, type LocalOverheadResult } from "./local-overhead-bench.js";
 import { renderLocalReport, renderLocalSkipped } from "./local-report.js";
+import { runLocalTransferBench, type LocalTransferResult } from "./local-transfer-bench.js";
+import { renderLocalTransferReport } from "./local-transfer-report.js";
 import { runLocalStepBench, type StepResult } from "./local-step-bench.js";
 import { describeMachine } from "./machine.js";
 import type { BenchOptions } from "./options.js";
@@ -41,6 +43,7 @@ export async function runLocalBenchmarks(options: BenchOptions, argv: readonly s
   let step: StepResult | undefined;
   let outputs: OutputsResult | undefined;
   let cacheReport = "";
+  let transferReport = "";
   let leftovers: Leftovers;
   const elapsed: Array<[string, number]> = [];
   const timed = async <T>(name: string, run: () => Promise<T>): Promise<T> => {
@@ -78,6 +81,16 @@ export async function runLocalBenchmarks(options: BenchOptions, argv: readonly s
       const result = await timed("local-cache", async () => runLocalCacheBench(bench, await dir("cache"), env, local.cacheSizes, log, local.hostCpus));
       cacheReport = renderCacheReport(result, loadAtStart, loadavg());
     }
+    if (selected.has("local-transfer")) {
+      const loadAtStart = loadavg();
+      const sizes = options.quick ? options.transferSizes.slice(0, 1) : options.transferSizes.filter((size) => size.role === "issue");
+      const results: LocalTransferResult[] = [];
+      for (const size of sizes) {
+        log(`local transfer: ${size.label}, ${size.reps} repetition(s)`);
+        results.push(await timed(`local-transfer ${size.label}`, async () => runLocalTransferBench(bench, await dir(`transfer-${size.files}`), env, size, log)));
+      }
+      transferReport = renderLocalTransferReport(results, argv, loadAtStart);
+    }
   } finally {
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
@@ -100,5 +113,5 @@ export async function runLocalBenchmarks(options: BenchOptions, argv: readonly s
     ...(step ? { step } : {}),
     ...(outputs ? { outputs } : {}),
   });
-  return cacheReport === "" ? report : `${report}\n${cacheReport}`;
+  return [report, cacheReport, transferReport].filter((part) => part !== "").join("\n");
 }

@@ -4,15 +4,16 @@ import { join } from "node:path";
 import { findDefaultKubectl } from "./local-cluster-env.js";
 
 /** Every benchmark `--only` can name; `local` stands for the four local-cluster ones. */
-export const BENCH_NAMES = ["overhead", "transfer", "logs", "local-overhead", "local-first-output", "local-step", "local-outputs", "mask", "local-warm", "local-cache", "library"] as const;
+export const BENCH_NAMES = ["overhead", "transfer", "logs", "local-overhead", "local-first-output", "local-step", "local-outputs", "mask", "local-warm", "local-cache", "library", "local-transfer"] as const;
 export type BenchName = (typeof BENCH_NAMES)[number];
 const LOCAL_NAMES: readonly BenchName[] = ["local-overhead", "local-first-output", "local-step", "local-outputs"];
 /**
  * Run only when named: local-warm takes ~13 minutes of mostly idle waiting (two scenarios of five runs 40 s apart);
  * local-cache moves 500 MB caches through the local cluster (three runs per size, ~10 minutes); library starts 10
- * then 50 podman pods at once (load ~16 on 2 cores).
+ * then 50 podman pods at once (load ~16 on 2 cores); local-transfer moves the 1 GiB checkout in and out six times
+ * per repetition (~12 minutes for three).
  */
-const ON_REQUEST: readonly BenchName[] = ["local-warm", "local-cache", "library"];
+const ON_REQUEST: readonly BenchName[] = ["local-warm", "local-cache", "library", "local-transfer"];
 
 /** The local-cluster benchmarks' settings (real kubectl, podman pods). */
 export interface LocalBenchOptions {
@@ -93,6 +94,9 @@ export const USAGE = `usage: npm run bench -- [--quick] [--only NAME[,NAME...]] 
                  --no-cache, against plain tar | gzip (zstd) through kubectl exec; peak RSS; only when named)
                  library (the example, N runs at once in one node process through runWorkflow on one API-transport
                  cluster: peak RSS with children, marginal memory per run; only when named)
+                 local-transfer (the 1 GiB / 50,000-file checkout up and /outputs down through --transport api and
+                 kubectl, against plain tar through podman exec and kubectl exec; --quick: 64 MiB / 3,200 files;
+                 --transfer-reps N; only when named)
   --library-runs L  library's counts of runs at once (default 10,50; e.g. 10,50,200)
   --cache-sizes  local-cache's sizes: any of 50mb, 500mb, 500mb-zstd (default all three)
   --host-cpus L  local-cache: run the runner, its kubectl and the baselines under taskset -c L; run the bench itself

@@ -28,7 +28,7 @@ function log(line: string): void {
  */
 async function pickScratchDir(options: BenchOptions): Promise<string> {
   if (options.scratchDir) return options.scratchDir;
-  const transfers = options.only.has("transfer") ? options.transferSizes.map((s) => s.bytes) : [];
+  const transfers = options.only.has("transfer") || options.only.has("local-transfer") ? options.transferSizes.map((s) => s.bytes) : [];
   // The logs benchmark leaves two runs' logs of up to ~1 GB each (300 MB printed, before run.log lost its per-line prefix).
   const needed = 4 * Math.max(0, ...transfers) + 512 * 1024 * 1024 + (options.only.has("logs") ? 2 * 1024 ** 3 : 0);
   const shm = await statfs("/dev/shm").catch(() => undefined);

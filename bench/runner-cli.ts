@@ -16,6 +16,8 @@ export interface RunnerInvocation {
   readonly kubectlPath: string;
   readonly kubeconfigPath: string;
   readonly runId: string;
+  /** The cluster transport; kubectl when absent (the figures measured before the API transport). */
+  readonly transport?: "api" | "kubectl";
   readonly extraArgs?: readonly string[];
 }
 
@@ -28,7 +30,7 @@ export function buildRunnerArgs(run: RunnerInvocation): string[] {
     "--steps", run.stepsFile,
     "--out", run.outDir,
     // The figures in bench/RESULTS.md that use this were measured through kubectl: pinned, now that api is the default.
-    "--transport", "kubectl",
+    "--transport", run.transport ?? "kubectl",
     "--kubectl", run.kubectlPath,
     "--kubeconfig", run.kubeconfigPath,
     "--run-id", run.runId,
