@@ -36,6 +36,8 @@ export interface LocalBenchOptions {
   readonly hostCpus?: string;
   /** library: how many runs at once, one measurement per count (default 10 and 50). */
   readonly libraryRuns: readonly number[];
+  /** The local cluster's emptyDirs on disk (a podman volume, the default) or in memory (tmpfs: no disk writeback). */
+  readonly podVolumes: "disk" | "memory";
 }
 
 export interface TransferSize {
@@ -98,6 +100,8 @@ export const USAGE = `usage: npm run bench -- [--quick] [--only NAME[,NAME...]] 
                  kubectl, against plain tar through podman exec and kubectl exec; --quick: 64 MiB / 3,200 files;
                  --transfer-reps N; only when named)
   --library-runs L  library's counts of runs at once (default 10,50; e.g. 10,50,200)
+  --pod-volumes disk|memory  the local cluster's emptyDirs as podman volumes on disk (default) or tmpfs, so a
+                 transfer is not timed against this machine's disk writeback
   --cache-sizes  local-cache's sizes: any of 50mb, 500mb, 500mb-zstd (default all three)
   --host-cpus L  local-cache: run the runner, its kubectl and the baselines under taskset -c L; run the bench itself
                  under taskset -c on the other CPUs, so host and cluster stop sharing cores
@@ -129,6 +133,7 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions {
   let latencyMs = 100;
   let reps: number | undefined;
   let transferReps: number | undefined;
+  let podVolumes: "disk" | "memory" = "disk";
   let cacheDir = join(tmpdir(), "knotless-bench-cache");
   let reportPath: string | undefined;
   let cleanCache = false;
@@ -165,6 +170,12 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions {
         reps = readCount(flag, next());
         if (reps < 1) throw new Error("--reps needs at least 1");
         break;
+      case "--pod-volumes": {
+        const value = next();
+        if (value !== "disk" && value !== "memory") throw new Error(`--pod-volumes needs disk or memory, got ${JSON.stringify(value)}`);
+        podVolumes = value;
+        break;
+      }
       case "--transfer-reps":
         transferReps = readCount(flag, next());
         if (transferReps < 1) throw new Error("--transfer-reps needs at least 1");
@@ -230,6 +241,7 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions {
       : FULL_CACHE_SIZES.filter((size) => cacheSizeNames === undefined || cacheSizeNames.includes(size.name)).map(({ name: _name, ...size }) => size),
     ...(hostCpus ? { hostCpus } : {}),
     libraryRuns,
+    podVolumes,
   };
   return { quick, only: only ?? new Set(BENCH_NAMES.filter((name) => !ON_REQUEST.includes(name))), local, latencyMs, overheadReps: reps ?? (quick ? 3 : 7), transferSizes, cacheDir, ...(reportPath ? { reportPath } : {}), cleanCache, ...(scratchDir ? { scratchDir } : {}) };
 }

@@ -72,6 +72,11 @@ export interface LocalClusterOptions {
   watchBookmarkSeconds?: number;
   /** How many changes the store keeps for watches to resume from; older resourceVersions get 410 Gone (default 5000). */
   watchHistoryLimit?: number;
+  /**
+   * Every emptyDir as tmpfs, not only those with `medium: Memory` (always tmpfs, as a kubelet makes them): for benches
+   * that measure a transport, not this machine's disk writeback (default false).
+   */
+  emptyDirsInMemory?: boolean;
 }
 
 export interface LocalCluster {
@@ -149,6 +154,7 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
     instanceId,
     maxGraceSeconds: options.maxGraceSeconds,
     imageBackOffSeconds: options.imageBackOffSeconds,
+    emptyDirsInMemory: options.emptyDirsInMemory,
   });
   const jobs = new JobController({ store, events, deleter, retryDelayMs: options.jobRetryDelayMs });
   for (const ns of ["default", "kube-system", options.namespace ?? "default"]) ensureNamespace(store, ns);

@@ -65,11 +65,14 @@ export interface KubeletOptions {
   nodes?: NodePool;
   /** Where PersistentVolumeClaims keep their bytes; absent: a pod with a claim volume gets an empty directory. */
   claims?: ClaimStorage;
+  /** Every emptyDir as tmpfs, not only `medium: Memory` ones (default false). */
+  emptyDirsInMemory?: boolean;
 }
 
 export class Kubelet {
   private readonly pods = new Map<string, PodRuntime>();
-  private readonly opts: Required<Omit<KubeletOptions, "podman" | "nodes" | "claims">> & {
+  private readonly opts: Required<Omit<KubeletOptions, "podman" | "nodes" | "claims" | "emptyDirsInMemory">> & {
+    emptyDirsInMemory: boolean;
     podman: PodmanClient | undefined;
     nodes: NodePool | undefined;
     claims: ClaimStorage | undefined;
@@ -92,6 +95,7 @@ export class Kubelet {
       imageBackOffSeconds: options.imageBackOffSeconds ?? 2,
       nodes: options.nodes,
       claims: options.claims,
+      emptyDirsInMemory: options.emptyDirsInMemory ?? false,
     };
   }
 
@@ -447,13 +451,14 @@ export class Kubelet {
       extraLabels: { [INSTANCE_LABEL]: this.opts.instanceId, [OWNER_PID_LABEL]: String(process.pid) },
       lookup,
       claimDirectories,
+      emptyDirsInMemory: this.opts.emptyDirsInMemory,
     });
     for (const w of plan.warnings) events.record(pod, "Warning", "LocalClusterUnsupported", w);
     rt.volumes = plan.volumeNames;
     rt.stage = "starting";
     rt.played = true;
     try {
-      rt.playing = this.opts.podman!.playKube(plan.yaml);
+      rt.playing = this.opts.podman!.createMemoryVolumes(plan.memoryVolumeNames).then(() => this.opts.podman!.playKube(plan.yaml));
       await rt.playing;
     } catch (e) {
       const message = e instanceof Error ? e.message : String(e);

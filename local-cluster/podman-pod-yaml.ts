@@ -15,6 +15,8 @@ export interface PodmanPodInput {
   lookup: EnvLookup;
   /** The host directory of each claim the pod's volumes name (local-cluster/claims.ts), bind-mounted as a hostPath. */
   claimDirectories?: Readonly<Record<string, string>>;
+  /** Every emptyDir in memory, as `medium: Memory` asks (a bench's node without disk writeback); default false. */
+  emptyDirsInMemory?: boolean;
 }
 
 export interface PodmanPodPlan {
@@ -23,6 +25,8 @@ export interface PodmanPodPlan {
   containerNames: Record<string, string>;
   /** The podman volumes kube play will create for the pod's emptyDir volumes (to remove with the pod). */
   volumeNames: string[];
+  /** Those of them to create as tmpfs before kube play (`medium: Memory`): kube play would put them on disk. */
+  memoryVolumeNames: string[];
   /** Things the local cluster could not honour, for Warning events. */
   warnings: string[];
 }
@@ -159,8 +163,10 @@ export function buildPodmanPod(input: PodmanPodInput): PodmanPodPlan {
   };
   if ((spec.initContainers ?? []).length > listSidecars(spec).length) warnings.push("initContainers other than native sidecars (restartPolicy: Always) are not run by the local cluster");
   // A claim's directory outlives the pod: only the emptyDirs are podman volumes to remove with it.
-  const volumeNames = (spec.volumes ?? [])
-    .filter((v: any) => claimDirectories[v.persistentVolumeClaim?.claimName] === undefined)
+  const local = (spec.volumes ?? []).filter((v: any) => claimDirectories[v.persistentVolumeClaim?.claimName] === undefined);
+  const volumeNames = local.map((v: any) => formatPodmanVolumeName(podmanName, v.name));
+  const memoryVolumeNames = local
+    .filter((v: any) => v.emptyDir && (input.emptyDirsInMemory || v.emptyDir.medium === "Memory"))
     .map((v: any) => formatPodmanVolumeName(podmanName, v.name));
-  return { yaml: stringify(manifest), containerNames, volumeNames, warnings };
+  return { yaml: stringify(manifest), containerNames, volumeNames, memoryVolumeNames, warnings };
 }

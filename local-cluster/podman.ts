@@ -133,6 +133,14 @@ export class PodmanClient {
     throw describeFailure(`podman pod rm ${name}`, last!);
   }
 
+  /** Creates tmpfs volumes (mode 1777, as an emptyDir), which kube play then mounts by name. */
+  async createMemoryVolumes(names: readonly string[]): Promise<void> {
+    for (const name of names) {
+      const r = await this.run(["volume", "create", "--opt", "type=tmpfs", "--opt", "device=tmpfs", "--opt", "o=mode=1777", name]);
+      if (r.code !== 0) throw describeFailure("podman volume create", r);
+    }
+  }
+
   /** Removes named volumes; volumes already gone are not an error. */
   async removeVolumes(names: readonly string[]): Promise<void> {
     if (names.length === 0) return;

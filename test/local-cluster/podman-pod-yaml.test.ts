@@ -61,6 +61,12 @@ test("each pod gets its own volumes, and ones other than emptyDir become empty d
   assert.ok(plan.warnings.some((w) => w.startsWith("volume creds")));
 });
 
+test("an emptyDir with medium Memory is made as tmpfs before kube play, and every emptyDir when the cluster keeps them in memory", () => {
+  const withMemory = { ...pod, spec: { ...pod.spec, volumes: [{ name: "work", emptyDir: {} }, { name: "secrets", emptyDir: { medium: "Memory" } }] } };
+  assert.deepEqual(buildPodmanPod({ pod: withMemory, podmanName: "p", extraLabels: {}, lookup: () => undefined }).memoryVolumeNames, ["p-secrets"]);
+  assert.deepEqual(buildPodmanPod({ pod: withMemory, podmanName: "p", extraLabels: {}, lookup: () => undefined, emptyDirsInMemory: true }).memoryVolumeNames, ["p-work", "p-secrets"]);
+});
+
 test("a claim volume becomes a hostPath bind of the claim's directory, read-only when the claim says so, and is no podman volume", () => {
   const withClaims = structuredClone(pod);
   withClaims.spec.volumes = [
