@@ -28,6 +28,7 @@ export const RESOURCE_TYPES: readonly ResourceType[] = [
   { group: "", version: "v1", resource: "persistentvolumeclaims", kind: "PersistentVolumeClaim", singular: "persistentvolumeclaim", namespaced: true, shortNames: ["pvc"], verbs: CRUD, subresources: ["status"] },
   { group: "", version: "v1", resource: "serviceaccounts", kind: "ServiceAccount", singular: "serviceaccount", namespaced: true, shortNames: ["sa"], verbs: CRUD, subresources: ["token"] },
   { group: "batch", version: "v1", resource: "jobs", kind: "Job", singular: "job", namespaced: true, categories: ["all"], verbs: CRUD, subresources: ["status"] },
+  { group: "policy", version: "v1", resource: "poddisruptionbudgets", kind: "PodDisruptionBudget", singular: "poddisruptionbudget", namespaced: true, shortNames: ["pdb"], verbs: CRUD, subresources: ["status"] },
   { group: "rbac.authorization.k8s.io", version: "v1", resource: "roles", kind: "Role", singular: "role", namespaced: true, verbs: CRUD },
   { group: "rbac.authorization.k8s.io", version: "v1", resource: "rolebindings", kind: "RoleBinding", singular: "rolebinding", namespaced: true, verbs: CRUD },
   { group: "rbac.authorization.k8s.io", version: "v1", resource: "clusterroles", kind: "ClusterRole", singular: "clusterrole", namespaced: false, verbs: CRUD },
