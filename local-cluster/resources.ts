@@ -19,7 +19,7 @@ const CRUD = ["create", "delete", "deletecollection", "get", "list", "patch", "u
 const CREATE_ONLY = ["create"] as const;
 
 export const RESOURCE_TYPES: readonly ResourceType[] = [
-  { group: "", version: "v1", resource: "pods", kind: "Pod", singular: "pod", namespaced: true, shortNames: ["po"], categories: ["all"], verbs: CRUD, subresources: ["exec", "log", "status"] },
+  { group: "", version: "v1", resource: "pods", kind: "Pod", singular: "pod", namespaced: true, shortNames: ["po"], categories: ["all"], verbs: CRUD, subresources: ["eviction", "exec", "log", "status"] },
   { group: "", version: "v1", resource: "events", kind: "Event", singular: "event", namespaced: true, shortNames: ["ev"], verbs: CRUD },
   { group: "", version: "v1", resource: "namespaces", kind: "Namespace", singular: "namespace", namespaced: false, shortNames: ["ns"], verbs: ["create", "delete", "get", "list", "patch", "update", "watch"] },
   { group: "", version: "v1", resource: "nodes", kind: "Node", singular: "node", namespaced: false, shortNames: ["no"], verbs: ["get", "list", "watch"] },

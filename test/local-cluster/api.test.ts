@@ -137,6 +137,29 @@ describe("local cluster API without containers", () => {
     await waitFor("the budget gone with its Job", () => !tc.cluster.objects("poddisruptionbudgets.policy", NAMESPACE).some((b) => b.metadata.name === "guarded") || undefined);
   });
 
+  test("an eviction of a running pod its budget allows no disruption of is refused with 429; without the budget the pod goes", async () => {
+    const kubectl = listKubectlBinaries().at(-1)!;
+    const pod = { apiVersion: "v1", kind: "Pod", metadata: { name: "evictee", labels: { guard: "evictee" } }, spec: { containers: [{ name: "main", image: "busybox:1.36" }] } };
+    assert.equal((await tc.kubectl(kubectl.path, ["create", "-f", "-"], { stdin: JSON.stringify(pod) })).code, 0);
+    const current = JSON.parse((await tc.kubectl(kubectl.path, ["get", "pod", "evictee", "-o", "json"])).stdout);
+    const running = await fetch(`${tc.cluster.url}/api/v1/namespaces/${NAMESPACE}/pods/evictee/status`, { method: "PUT", body: JSON.stringify({ ...current, status: { phase: "Running" } }), headers: { "Content-Type": "application/json" } });
+    assert.equal(running.status, 200);
+    const budget = { apiVersion: "policy/v1", kind: "PodDisruptionBudget", metadata: { name: "evictee" }, spec: { maxUnavailable: 0, selector: { matchLabels: { guard: "evictee" } } } };
+    assert.equal((await tc.kubectl(kubectl.path, ["create", "-f", "-"], { stdin: JSON.stringify(budget) })).code, 0);
+    const eviction = JSON.stringify({ apiVersion: "policy/v1", kind: "Eviction", metadata: { name: "evictee", namespace: NAMESPACE } });
+    const evict = () => fetch(`${tc.cluster.url}/api/v1/namespaces/${NAMESPACE}/pods/evictee/eviction`, { method: "POST", body: eviction, headers: { "Content-Type": "application/json" } });
+    const refused = await evict();
+    assert.equal(refused.status, 429);
+    const status = (await refused.json()) as { reason: string; message: string; details: { causes: { reason: string; message: string }[] } };
+    assert.equal(status.reason, "TooManyRequests");
+    assert.equal(status.message, "Cannot evict pod as it would violate the pod's disruption budget.");
+    assert.deepEqual(status.details.causes, [{ reason: "DisruptionBudget", message: "The disruption budget evictee needs 1 healthy pods and has 1 currently" }]);
+    assert.ok(tc.cluster.objects("pods", NAMESPACE).some((p) => p.metadata.name === "evictee"), "the pod stays");
+    assert.equal((await tc.kubectl(kubectl.path, ["delete", "poddisruptionbudget", "evictee"])).code, 0);
+    assert.equal((await evict()).status, 201);
+    assert.ok(!tc.cluster.objects("pods", NAMESPACE).some((p) => p.metadata.name === "evictee"), "evicted");
+  });
+
   test("delete with foreground propagation removes the Job once its pods are gone", async () => {
     const kubectl = listKubectlBinaries().at(-1)!;
     await tc.kubectl(kubectl.path, ["create", "-f", "-"], { stdin: buildJobManifest({ name: "fore" }) });
