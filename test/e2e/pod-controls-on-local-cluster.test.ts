@@ -3,7 +3,7 @@
 // configuration's limits: a workflow over one is refused before any cluster call, or clamped and said so. Its pod keys:
 // pull secrets reach the pod (a missing one fails the pull, naming it), a node selector no node matches fails fast,
 // on the static node and, with NotTriggerScaleUp, in the scale-from-zero mode. The run's disruption budget: there
-// while the run is, gone after, none when turned off, and gc removes an orphaned one.
+// while the run is (an eviction of its pod refused with 429), gone after, none when turned off, and gc removes an orphaned one.
 import assert from "node:assert/strict";
 import { execFile, spawnSync } from "node:child_process";
 import { promisify } from "node:util";
@@ -169,6 +169,12 @@ describe("pod controls on the local cluster", { skip: findSkipReason(), timeout:
     // While the steps run, each guarded pod has its budget, and the unguarded one none.
     await waitUntil("the three pods running", () => ["pdb-api", "pdb-kubectl", "pdb-off"].every((id) => cluster.objects("pods", "ci").some((pod) => pod.metadata.name.startsWith(`knotless-run-${id}-`) && pod.status?.phase === "Running")), 120_000);
     assert.deepEqual(budgets().map((budget) => budget.metadata.name).sort(), ["knotless-run-pdb-api", "knotless-run-pdb-kubectl"]);
+    // What a node drain does to each pod: the Eviction API, refused for a guarded run (the drain waits and retries).
+    const guarded = cluster.objects("pods", "ci").find((pod) => pod.metadata.name.startsWith("knotless-run-pdb-api-"))!.metadata.name;
+    const eviction = join(dir, "eviction.json");
+    writeFileSync(eviction, JSON.stringify({ apiVersion: "policy/v1", kind: "Eviction", metadata: { name: guarded, namespace: "ci" } }));
+    const evicted = await execFileAsync(KUBECTL, ["--kubeconfig", cluster.kubeconfigPath, "create", "--raw", `/api/v1/namespaces/ci/pods/${guarded}/eviction`, "-f", eviction]).then(() => "evicted", (error: { stderr?: string }) => error.stderr ?? String(error));
+    assert.match(evicted, /TooManyRequests|Cannot evict pod as it would violate the pod's disruption budget/);
     for (const result of await Promise.all(runs)) assert.equal(result.code, 0, `${result.stdout}\n${result.stderr}`);
     const changes = cluster.objectHistory().changes;
     for (const runId of ["pdb-api", "pdb-kubectl"]) {
