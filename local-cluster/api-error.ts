@@ -12,7 +12,8 @@ export type StatusReason =
   | "Expired"
   | "ServiceUnavailable"
   | "Unauthorized"
-  | "Forbidden";
+  | "Forbidden"
+  | "TooManyRequests";
 
 export interface StatusCause {
   reason?: string;

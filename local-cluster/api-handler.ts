@@ -12,6 +12,7 @@ import { readJsonBody, sendJson } from "./http-util.js";
 import type { Kubelet } from "./kubelet.js";
 import { applyMergePatch } from "./merge-patch.js";
 import { checkPreconditions } from "./preconditions.js";
+import { evictPod } from "./eviction.js";
 import type { PodmanClient } from "./podman.js";
 import type { UserInfo } from "./rbac.js";
 import { formatApiVersion, isReviewResource, storeKeyOf, type ResourceType } from "./resources.js";
@@ -74,6 +75,10 @@ export async function handleResource(ctx: ApiContext, req: IncomingMessage, res:
   if (r.subresource === "token" && r.type.resource === "serviceaccounts" && r.namespace && r.name) {
     if (method !== "POST") throw new ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
     return sendJson(res, 201, issueServiceAccountToken(ctx.store, ctx.access.tokens, r.namespace, r.name, await readJsonBody(req)));
+  }
+  if (r.subresource === "eviction" && r.type.resource === "pods" && r.namespace && r.name) {
+    if (method !== "POST") throw new ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
+    return sendJson(res, 201, evictPod(ctx.store, ctx.deleter, r.namespace, r.name, await readJsonBody(req)));
   }
   if (r.subresource && r.subresource !== "status") throw notFound(`${r.type.resource}/${r.subresource}`, r.type.group, r.name ?? "");
 

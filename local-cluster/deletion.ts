@@ -14,7 +14,8 @@ export interface DeleteRequest {
   gracePeriodSeconds?: number;
 }
 
-const DEPENDENT_KINDS = ["pods", "jobs.batch"];
+/** The kinds whose objects the garbage collector removes with their owner (the run's PodDisruptionBudget goes with its Job). */
+const DEPENDENT_KINDS = ["pods", "jobs.batch", "poddisruptionbudgets.policy"];
 
 /** The policy a delete without one gets: batch/v1 Jobs still default to orphaning their pods, like the real API. */
 export function defaultPropagationPolicy(storeKey: string): PropagationPolicy {

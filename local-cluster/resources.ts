@@ -19,7 +19,7 @@ const CRUD = ["create", "delete", "deletecollection", "get", "list", "patch", "u
 const CREATE_ONLY = ["create"] as const;
 
 export const RESOURCE_TYPES: readonly ResourceType[] = [
-  { group: "", version: "v1", resource: "pods", kind: "Pod", singular: "pod", namespaced: true, shortNames: ["po"], categories: ["all"], verbs: CRUD, subresources: ["exec", "log", "status"] },
+  { group: "", version: "v1", resource: "pods", kind: "Pod", singular: "pod", namespaced: true, shortNames: ["po"], categories: ["all"], verbs: CRUD, subresources: ["eviction", "exec", "log", "status"] },
   { group: "", version: "v1", resource: "events", kind: "Event", singular: "event", namespaced: true, shortNames: ["ev"], verbs: CRUD },
   { group: "", version: "v1", resource: "namespaces", kind: "Namespace", singular: "namespace", namespaced: false, shortNames: ["ns"], verbs: ["create", "delete", "get", "list", "patch", "update", "watch"] },
   { group: "", version: "v1", resource: "nodes", kind: "Node", singular: "node", namespaced: false, shortNames: ["no"], verbs: ["get", "list", "watch"] },
@@ -28,6 +28,7 @@ export const RESOURCE_TYPES: readonly ResourceType[] = [
   { group: "", version: "v1", resource: "persistentvolumeclaims", kind: "PersistentVolumeClaim", singular: "persistentvolumeclaim", namespaced: true, shortNames: ["pvc"], verbs: CRUD, subresources: ["status"] },
   { group: "", version: "v1", resource: "serviceaccounts", kind: "ServiceAccount", singular: "serviceaccount", namespaced: true, shortNames: ["sa"], verbs: CRUD, subresources: ["token"] },
   { group: "batch", version: "v1", resource: "jobs", kind: "Job", singular: "job", namespaced: true, categories: ["all"], verbs: CRUD, subresources: ["status"] },
+  { group: "policy", version: "v1", resource: "poddisruptionbudgets", kind: "PodDisruptionBudget", singular: "poddisruptionbudget", namespaced: true, shortNames: ["pdb"], verbs: CRUD, subresources: ["status"] },
   { group: "rbac.authorization.k8s.io", version: "v1", resource: "roles", kind: "Role", singular: "role", namespaced: true, verbs: CRUD },
   { group: "rbac.authorization.k8s.io", version: "v1", resource: "rolebindings", kind: "RoleBinding", singular: "rolebinding", namespaced: true, verbs: CRUD },
   { group: "rbac.authorization.k8s.io", version: "v1", resource: "clusterroles", kind: "ClusterRole", singular: "clusterrole", namespaced: false, verbs: CRUD },

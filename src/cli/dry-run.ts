@@ -73,6 +73,7 @@ function describeResolvedRun(config: RunConfig): string[] {
   const storage = settings.ephemeralStorage;
   if (storage) lines.push(`#   ephemeral storage: ${[storage.request ? `request ${storage.request}` : "", storage.limit ? `limit ${storage.limit} (past it the kubelet evicts the pod)` : ""].filter(Boolean).join(", ")} (pod.ephemeralStorage)`);
   lines.push(...describePodConfig(settings.pod));
+  lines.push(`#   disruption budget: ${settings.disruptionBudget ? "a PodDisruptionBudget of the run (maxUnavailable 0): a node drain waits for the run" : "none (pod.disruptionBudget: false): a node drain may evict the run's pod"}`);
   lines.push(`#   resources: cpu ${settings.cpu}, memory ${settings.memory}; run timeout ${formatDuration(settings.timeoutMs)}; shell ${settings.shell ?? "sh -e"}`);
   lines.push(`#   pod idle timeout: ${formatDuration(settings.podIdleTimeoutMs ?? DEFAULT_POD_IDLE_SECONDS * 1000)} (the pod stops itself when no runner exec has run for that long)`);
   if (!config.notMatched) {

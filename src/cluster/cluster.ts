@@ -9,6 +9,7 @@
 import type { IJob } from "kubernetes-models/batch/v1/Job";
 import type { IEvent } from "kubernetes-models/v1/Event";
 import type { IPod } from "kubernetes-models/v1/Pod";
+import type { IPodDisruptionBudget } from "kubernetes-models/policy/v1/PodDisruptionBudget";
 import type { ClusterError } from "./errors.js";
 import type { ExecRequest, ExecSession } from "./exec.js";
 
@@ -165,6 +166,21 @@ export interface Cluster {
    * broke or carried something that is not a watch event), and the common ones.
    */
   watchJob(namespace: Namespace, name: string, options: WatchOptions<IJob>): Promise<void>;
+
+  // --- Disruption budgets (policy/v1) -------------------------------------------------------------------------
+
+  /**
+   * Creates a PodDisruptionBudget from its manifest (the run's, src/k8s/disruption-budget.ts). Throws
+   * AlreadyExistsError (one of that name is there), ForbiddenError, UnauthorizedError, InvalidError, NotFoundError, and
+   * the common ones. A create that fails Unavailable or Timeout may have reached the server all the same.
+   */
+  createDisruptionBudget(namespace: Namespace, budget: IPodDisruptionBudget, options?: CallOptions): Promise<void>;
+
+  /** Lists the PodDisruptionBudgets matching a label selector; none is an empty list. Throws ForbiddenError, UnauthorizedError. */
+  listDisruptionBudgets(namespace: Namespace, labelSelector: string, options?: CallOptions): Promise<IPodDisruptionBudget[]>;
+
+  /** Deletes one PodDisruptionBudget: "deleted", or "absent" when there was none (not an error). Throws ForbiddenError, UnauthorizedError. */
+  deleteDisruptionBudget(namespace: Namespace, name: string, options?: CallOptions): Promise<"deleted" | "absent">;
 
   // --- Pods and events ---------------------------------------------------------------------------------------
 

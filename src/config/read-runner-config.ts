@@ -53,6 +53,7 @@ const EPHEMERAL_STORAGE_KEYS = { request: field(readStorage), limit: field(readS
 const buildConfigKeys = (schemas: PodSchemas) => {
   const podKeys = {
     ephemeralStorage: field((ctx: ReadContext, node: unknown, at, path) => readMap(ctx, node, at, path, EPHEMERAL_STORAGE_KEYS, "a map such as {request: 2Gi, limit: 10Gi}")),
+    disruptionBudget: field(readBoolean),
     ...buildPodSpecKeys(schemas),
   };
   return {
@@ -115,6 +116,7 @@ export async function parseRunnerConfig(text: string, file: string): Promise<Run
     limits: readLimits(read.values.limits?.values),
     pod: {
       ...(storage === undefined || (request === undefined && limit === undefined) ? {} : { ephemeralStorage: { ...(request !== undefined ? { request } : {}), ...(limit !== undefined ? { limit } : {}) } }),
+      ...(read.values.pod?.values.disruptionBudget !== undefined ? { disruptionBudget: read.values.pod.values.disruptionBudget } : {}),
       ...readPodSpecConfig(read.values.pod?.values),
     },
   };

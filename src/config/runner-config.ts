@@ -101,6 +101,11 @@ export const POD_SPEC_CONFIG_KEYS = [
 export interface PodConfig extends PodSpecConfig {
   /** Absent: none (the node's disk is shared without bound, as the cluster's defaults say). */
   readonly ephemeralStorage?: EphemeralStorage;
+  /**
+   * A PodDisruptionBudget (maxUnavailable 0) per run, so that a node drain waits for the run rather than evicting its
+   * pod. Absent: true.
+   */
+  readonly disruptionBudget?: boolean;
 }
 
 /**

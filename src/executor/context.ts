@@ -85,6 +85,12 @@ export interface ExecutorSettings {
   /** The workflow's `services:`: containers in the run's pod, each ready before the first step; absent or empty: none. */
   readonly services?: readonly ServiceSpec[];
   /**
+   * Guard the run's pod with a PodDisruptionBudget of its own (maxUnavailable 0), created right after the Job and
+   * deleted at teardown, so a node drain waits for the run (`pod.disruptionBudget` of --config; buildRunSettings sets
+   * it, default true). Absent or false: none.
+   */
+  readonly disruptionBudget?: boolean;
+  /**
    * The operator's pod keys (`pod` of --config: placement, labels, annotations, pull secrets, security profile,
    * podSpecPatch), for the run's pod and its warm placeholders; absent: none, the default hardening.
    */

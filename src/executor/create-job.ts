@@ -14,9 +14,10 @@ export type JobOwnership = "none" | "ours" | "unknown";
  * Creates the Job and resolves with the namespace it was created in, as the cluster answered (the context's when the
  * target leaves it to kubectl). `onOwnership` is told as soon as the Job may exist, so a cancel mid-create still
  * tears it down. Throws InfraError (create-failed, cluster-unreachable, forbidden, unauthorized) when it cannot,
- * InputError when the transport cannot use the kubeconfig.
+ * InputError when the transport cannot use the kubeconfig. `onCreated` gets the Job as the cluster answered it (its
+ * uid, for the owner reference of the run's disruption budget).
  */
-export async function createJob(ctx: ExecutorContext, manifest: IJob, onOwnership: (ownership: JobOwnership) => void): Promise<string> {
+export async function createJob(ctx: ExecutorContext, manifest: IJob, onOwnership: (ownership: JobOwnership) => void, onCreated?: (job: IJob) => void): Promise<string> {
   const { target, jobName } = ctx.settings;
   const token = manifest.metadata?.annotations?.[CREATE_TOKEN_ANNOTATION] ?? "";
   const where = target.namespace === undefined ? "the kubeconfig context's namespace" : `namespace ${target.namespace}`;
@@ -57,6 +58,7 @@ export async function createJob(ctx: ExecutorContext, manifest: IJob, onOwnershi
           const found = attempt > 1 ? await readOurJob(ctx, token) : { kind: "theirs" as const };
           if (found.kind === "ours") {
             onOwnership("ours");
+            onCreated?.(found.job);
             return { done: true, value: readJobNamespace(found.job, target.namespace) };
           }
           if (found.kind === "unreadable") {
@@ -72,6 +74,7 @@ export async function createJob(ctx: ExecutorContext, manifest: IJob, onOwnershi
       }
       if (ctx.signal.aborted) throw new CancelledError();
       onOwnership("ours");
+      onCreated?.(created);
       return { done: true, value: readJobNamespace(created, target.namespace) };
     },
   );

@@ -17,6 +17,7 @@ import type { ExecutorContext } from "./context.js";
 import { createJob, readOurJob, type JobOwnership } from "./create-job.js";
 import type { Executor, RunPod, StepOutcome, TeardownReport, UploadSummary } from "./executor.js";
 import { deleteJob, type DeleteOutcome } from "./teardown.js";
+import { createRunBudget, deleteRunBudget } from "./disruption-budget.js";
 import { runTimedPhase } from "../events/timed-phase.js";
 import { startCancelWatch, type CancelWatch } from "./cancel-watch.js";
 import { startHeartbeat, type Heartbeat } from "./heartbeat.js";
@@ -122,6 +123,8 @@ export class KubernetesExecutor implements Executor {
   #podWaitMs: number | undefined;
   /** Set once the secrets exec began: from then on the pod may hold them, and a kept Job has them removed. */
   #secretsSent = false;
+  /** Set once the budget's create began (settings.disruptionBudget): from then on teardown deletes it. */
+  #budgetSent = false;
   /** The services whose log tail is in the run's log already (the one that failed to become ready). */
   readonly #servicesLogged = new Set<string>();
 
@@ -167,12 +170,18 @@ export class KubernetesExecutor implements Executor {
     this.#hostTar.catch(() => {}); // likewise
     const run = (this.#run ??= loadRunModules());
     run.catch(() => {}); // surfaces below, after create (teardown still runs)
-    const create = async (): Promise<string> => {
+    const create = async (): Promise<{ namespace: string; budget: string }> => {
       // The claim comes first: the placeholder's pod makes room on its node, which the tenant keeps for the run's.
       this.#claim = ctx.settings.claimWarm === false ? { capacity: "cold", detail: "not looking for warm placeholders" } : await claimPlaceholder({ cluster: ctx.cluster, target: ctx.settings.target, signal: ctx.signal }, ctx.settings);
-      return createJob(ctx, manifest, (ownership) => (this.#ownership = ownership));
+      let jobUid: string | undefined;
+      const namespace = await createJob(ctx, manifest, (ownership) => (this.#ownership = ownership), (job) => (jobUid = job.metadata?.uid));
+      this.#ctx = pinNamespace(ctx, namespace);
+      if (!ctx.settings.disruptionBudget) return { namespace, budget: "" };
+      // Right after the Job, before its pod can run: a drain from then on waits for the run.
+      this.#budgetSent = true;
+      return { namespace, budget: `; ${await createRunBudget(this.#ctx, jobUid)}` };
     };
-    const namespace = await this.#phase("create", create, (ns) => `created Job ${ns}/${ctx.settings.jobName} on ${this.#claim?.capacity} capacity: ${this.#claim?.detail}`);
+    const { namespace } = await this.#phase("create", create, ({ namespace: ns, budget }) => `created Job ${ns}/${ctx.settings.jobName} on ${this.#claim?.capacity} capacity: ${this.#claim?.detail}${budget}`);
     this.#ctx = pinNamespace(ctx, namespace);
     this.#startPresence();
     const podDeadline = Math.min(Date.now() + ctx.settings.podTimeoutMs, this.#startedAt + ctx.settings.timeoutMs);
@@ -286,10 +295,13 @@ export class KubernetesExecutor implements Executor {
       }
     } else result = await deleteJob(cluster, settings.target.namespace, settings.jobName, timings.deleteRetry);
     if (result.deleted) this.#deleted = true;
+    const budget = this.#budgetSent ? await deleteRunBudget(cluster, settings.target.namespace, settings.jobName, timings.deleteRetry) : undefined;
+    if (budget && !budget.ok) emit({ kind: "notice", level: "warning", message: budget.detail });
     const warm = result.deleted && this.#pod && settings.keepWarm ? await this.#keepWarm(settings.keepWarm) : undefined;
     await unstaged;
     const leftBehind = mayBeOurs && !settings.keep && !result.deleted;
-    const detail = leftBehind ? `${result.detail}; delete it with: ${this.#deleteCommand()}` : warm ? `${result.detail}; ${warm}` : result.detail;
+    const deleted = budget ? `${result.detail}; ${budget.detail}` : result.detail;
+    const detail = leftBehind ? `${deleted}; delete it with: ${this.#deleteCommand()}` : warm ? `${deleted}; ${warm}` : deleted;
     emit({ kind: "phase-end", phase: "teardown", ok: !leftBehind, durationMs: Date.now() - started, detail });
     return { deleted: result.deleted, leftBehind, detail, ...(leftBehind && result.reason ? { reason: result.reason } : {}) };
   }

@@ -5,7 +5,10 @@ import { deleteJob } from "../executor/teardown.js";
 import type { Cluster, ClusterTarget } from "../cluster/cluster.js";
 import type { RetryPolicy } from "../util/retry.js";
 import { isOurJob, judgeJob, readJobFacts, type GcPolicy, type JobRole } from "./classify-job.js";
-import { indexPodsByJob, listOurJobs, listOurPods, readAnsweredNamespace, readPodEnd } from "./cluster-reads.js";
+import { describeCallFailure, indexPodsByJob, listOurJobs, listOurPods, readAnsweredNamespace, readPodEnd } from "./cluster-reads.js";
+import { MANAGED_SELECTOR } from "../k8s/labels.js";
+import { describeError } from "../errors.js";
+import { deleteRunBudget } from "../executor/disruption-budget.js";
 
 /** gc's decision on one Job. */
 export interface GcDecision {
@@ -23,9 +26,19 @@ export interface GcOutcome extends GcDecision {
   readonly failure?: string;
 }
 
+/** What happened to one PodDisruptionBudget of ours whose Job is gone (an orphan: a run's budget outlives its Job only when the Job went without the garbage collector). */
+export interface BudgetOutcome {
+  readonly budget: string;
+  readonly result: "removed" | "would-remove" | "failed";
+  readonly failure?: string;
+}
+
 export interface GcReport {
   readonly namespace: string | undefined;
   readonly outcomes: readonly GcOutcome[];
+  /** The orphaned budgets; absent when they could not be listed (`budgetsUnread` says why). */
+  readonly budgets?: readonly BudgetOutcome[];
+  readonly budgetsUnread?: string;
 }
 
 /** Decides for every Job of ours, oldest first, saying why a finished run's pod ended when `pods` tell: pure. */
@@ -54,6 +67,9 @@ export interface GcOptions {
  * Throws InfraError when the Jobs cannot be listed; a delete that fails is reported in its outcome.
  */
 export async function runGc(cluster: Cluster, target: ClusterTarget, options: GcOptions): Promise<GcReport> {
+  // The budgets are listed before the Jobs: a run creates its budget after its Job, so every budget seen has its
+  // Job in the list that follows, and a live run's budget is never taken for an orphan.
+  const budgets = await listOurBudgets(cluster, target);
   // The pods only say why a finished run's pod ended: a refused or failed read of them costs gc nothing else.
   const [jobs, pods] = await Promise.all([listOurJobs(cluster, target), listOurPods(cluster, target).catch(() => [])]);
   const decisions = planGc(jobs, (options.now ?? Date.now)(), options.policy, pods);
@@ -66,7 +82,27 @@ export async function runGc(cluster: Cluster, target: ClusterTarget, options: Gc
       outcomes.push(deleted.deleted ? { ...decision, result: "removed" } : { ...decision, result: "failed", failure: deleted.detail });
     }
   }
-  return { namespace: readAnsweredNamespace(target, jobs), outcomes };
+  const jobNames = new Set(jobs.map((job) => job.metadata?.name));
+  const orphans = budgets.ok ? budgets.names.filter((name) => !jobNames.has(name)) : [];
+  const budgetOutcomes: BudgetOutcome[] = [];
+  for (const budget of orphans) {
+    if (options.dryRun) budgetOutcomes.push({ budget, result: "would-remove" });
+    else {
+      const deleted = await deleteRunBudget(cluster, target.namespace, budget, options.deleteRetry);
+      budgetOutcomes.push(deleted.ok ? { budget, result: "removed" } : { budget, result: "failed", failure: deleted.detail });
+    }
+  }
+  return { namespace: readAnsweredNamespace(target, jobs), outcomes, ...(budgets.ok ? { budgets: budgetOutcomes } : { budgetsUnread: budgets.why }) };
+}
+
+/** The names of our PodDisruptionBudgets (by the managed-by label), or why they could not be listed: gc goes on without them. */
+async function listOurBudgets(cluster: Cluster, target: ClusterTarget): Promise<{ ok: true; names: string[] } | { ok: false; why: string }> {
+  try {
+    const budgets = await cluster.listDisruptionBudgets(target.namespace, MANAGED_SELECTOR);
+    return { ok: true, names: budgets.flatMap((budget) => (budget.metadata?.name ? [budget.metadata.name] : [])) };
+  } catch (error) {
+    return { ok: false, why: describeError(describeCallFailure("listing the PodDisruptionBudgets", error)) };
+  }
 }
 
 const RESULT_WORDS: Record<GcOutcome["result"], string> = { removed: "removed", "would-remove": "would remove", spared: "spared", failed: "FAILED to remove" };
@@ -79,6 +115,9 @@ export function formatGcReport(report: GcReport): string {
     const what = o.role === "warm" ? `warm placeholder ${o.job}` : `run ${o.runId ?? "?"} (Job ${o.job})`;
     return `${RESULT_WORDS[o.result].padEnd(width)}  ${what}: ${o.failure ?? o.reason}`;
   });
+  const budgetWidth = Math.max(width, ...(report.budgets ?? []).map((b) => RESULT_WORDS[b.result].length));
+  for (const b of report.budgets ?? []) lines.push(`${RESULT_WORDS[b.result].padEnd(budgetWidth)}  PodDisruptionBudget ${b.budget}: ${b.failure ?? "its Job is gone (orphaned)"}`);
+  if (report.budgetsUnread) lines.push(`warning: ${report.budgetsUnread}; orphaned PodDisruptionBudgets were not looked for`);
   const count = (result: GcOutcome["result"]): number => report.outcomes.filter((o) => o.result === result).length;
   const summary = [
     `${count("removed")} removed`,

@@ -1,5 +1,6 @@
 // The API requests the API transport makes for each planned call, as pure descriptions printed by --dry-run beside the kubectl command.
 import {
+  buildDisruptionBudgetsPath,
   buildEventsPath,
   buildExecPath,
   buildExecQuery,
@@ -44,6 +45,14 @@ export function planPatchAnnotations(namespace: string, name: string, keys: read
 /** A delete with background propagation; `preconditions` describes the claim's uid and resourceVersion. */
 export function planDeleteJob(namespace: string, name: string, preconditions?: string): PlannedApiRequest {
   return { method: "DELETE", path: buildJobsPath(namespace, name), body: `DeleteOptions (background propagation${preconditions ? `, ${preconditions}` : ""})` };
+}
+
+export function planCreateBudget(namespace: string): PlannedApiRequest {
+  return { method: "POST", path: withQuery(buildDisruptionBudgetsPath(namespace), CREATE_QUERY), body: "PodDisruptionBudget (maxUnavailable 0, owned by the Job)" };
+}
+
+export function planDeleteBudget(namespace: string, name: string): PlannedApiRequest {
+  return { method: "DELETE", path: buildDisruptionBudgetsPath(namespace, name) };
 }
 
 /**

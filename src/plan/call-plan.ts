@@ -5,6 +5,8 @@ import {
   buildAnnotateJobArgs,
   buildClaimPlaceholderArgs,
   buildCreateArgs,
+  buildCreateBudgetArgs,
+  buildDeleteBudgetArgs,
   buildDeleteJobArgs,
   buildDeleteJobsBySelectorArgs,
   buildExecArgs,
@@ -21,7 +23,7 @@ import { cacheCommand } from "../pod/cache-script.js";
 import { formatPvcNonce } from "../cache/pvc-cache.js";
 import { buildPvcEvictCommand, buildPvcListCommand, buildPvcRestoreCommand, buildPvcSaveCommand } from "../cache/pvc-scripts.js";
 import { planArtifact } from "../artifacts/plan-artifact.js";
-import { planCreateJob, planDeleteJob, planExec, planListJobs, planPatchAnnotations, planWatchEvents, planWatchJobs, planWatchPods, type PlannedApiRequest } from "./api-request.js";
+import { planCreateBudget, planCreateJob, planDeleteBudget, planDeleteJob, planExec, planListJobs, planPatchAnnotations, planWatchEvents, planWatchJobs, planWatchPods, type PlannedApiRequest } from "./api-request.js";
 
 export interface PlannedCall {
   /** The kubectl transport's command (after the binary). */
@@ -170,6 +172,9 @@ export function planKubectlCalls(settings: ExecutorSettings, options: { readonly
   return [
     ...claim,
     { args: buildCreateArgs(target), api: [planCreateJob(ns, "Job (the manifest above)")], stdin: "the Job manifest above (JSON)" },
+    ...(settings.disruptionBudget
+      ? [{ args: buildCreateBudgetArgs(target), api: [planCreateBudget(ns)], stdin: "the run's PodDisruptionBudget (JSON): maxUnavailable 0 for the run's pod, owned by the Job (pod.disruptionBudget)" }]
+      : []),
     { args: buildWatchJobArgs(target, settings.jobName), api: planWatchJobs(ns), note: "once the pod runs (or 2s into a longer pod wait) until teardown, started again when it ends: notices a cancel requested through the cluster" },
     { args: buildAnnotateJobArgs(target, settings.jobName, { [HEARTBEAT_ANNOTATION]: PLANNED_TIME }), api: [planPatchAnnotations(ns, settings.jobName, [HEARTBEAT_ANNOTATION])], note: `the heartbeat: at once after the create (refused: the run fails, exit 3), then every ${every} until teardown` },
     { args: buildGetPodsArgs(target, buildRunSelector(settings.runIdLabel)), api: planWatchPods(ns), note: "until the pod runs: kubectl polls it; the API transport watches the namespace's pods of ours once for every run, and picks this run's by its run-id label" },
@@ -188,6 +193,7 @@ export function planKubectlCalls(settings: ExecutorSettings, options: { readonly
     settings.keep
       ? { args: buildAnnotateJobArgs(target, settings.jobName, { [KEPT_ANNOTATION]: PLANNED_TIME }), api: [planPatchAnnotations(ns, settings.jobName, [KEPT_ANNOTATION])], note: "--keep: the Job stays (gc spares it while it lasts)" }
       : { args: buildDeleteJobArgs(target, settings.jobName), api: [planDeleteJob(ns, settings.jobName)] },
+    ...(settings.disruptionBudget ? [{ args: buildDeleteBudgetArgs(target, settings.jobName), api: [planDeleteBudget(ns, settings.jobName)], note: "the run's PodDisruptionBudget (kept Jobs too: a kept pod must not hold up a drain)" }] : []),
     ...(settings.keep ? [] : keepWarm),
   ];
 }

@@ -41,7 +41,8 @@ export interface RunSettingsInput {
   readonly cacheBackend?: CacheBackend;
   /**
    * The runner configuration's `pod` (RunnerConfig.pod, from --config): its keys become settings.pod (its
-   * ephemeralStorage reaches the run through the plan). Absent: none.
+   * ephemeralStorage reaches the run through the plan, its disruptionBudget becomes settings.disruptionBudget,
+   * default true). Absent: none, and a disruption budget.
    */
   readonly pod?: PodConfig;
 }
@@ -81,7 +82,7 @@ export function buildRunSettings(input: RunSettingsInput): RunSettings & { reado
           }
         : { image: plan.image, ...fallback, steps: plan.steps, env: [] };
   const caches = plan?.matched && plan.caches.length > 0 && input.cacheBackend ? { caches: plan.caches, cacheBackend: input.cacheBackend } : {};
-  const { ephemeralStorage: _planned, ...pod } = input.pod ?? {};
+  const { ephemeralStorage: _planned, disruptionBudget = true, ...pod } = input.pod ?? {};
   const artifacts: { artifacts?: ArtifactSpec[] } = plan?.matched && plan.artifacts.length > 0 ? { artifacts: plan.artifacts } : {};
   return {
     runId,
@@ -106,5 +107,6 @@ export function buildRunSettings(input: RunSettingsInput): RunSettings & { reado
     ...caches,
     ...artifacts,
     ...(Object.keys(pod).length > 0 ? { pod } : {}),
+    disruptionBudget,
   };
 }

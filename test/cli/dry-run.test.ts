@@ -40,4 +40,22 @@ describe("the dry run's calls", () => {
     assert.match(kubectl, /^kubectl --namespace ci create --request-timeout 30s -f - -o json\n#   api: POST \/apis\/batch\/v1\/namespaces\/ci\/jobs\?fieldValidation=Strict /m);
     assert.doesNotMatch(kubectl, /very-secret-value/);
   });
+
+  it("prints the run's PodDisruptionBudget create after the Job's and its delete after the Job's, in both forms, and none with pod.disruptionBudget: false", async () => {
+    const dir = makeTestTempDir("dry-run-pdb-");
+    mkdirSync(join(dir, "checkout"));
+    writeFileSync(join(dir, "ci.yml"), "steps:\n  - name: a\n    command: b\n");
+    const base = { checkout: join(dir, "checkout"), workflow: join(dir, "ci.yml"), out: join(dir, "out"), namespace: "ci", dryRun: true, runId: "dry-8" };
+    const api = await renderDryRun(await resolveRunConfig({ ...base, transport: "api" }, {}));
+    const calls = api.slice(api.indexOf("# API requests"));
+    assert.match(api, /^#   disruption budget: a PodDisruptionBudget of the run \(maxUnavailable 0\): a node drain waits for the run$/m);
+    assert.match(calls, /\(body: Job \(the manifest above\)\)\n#   kubectl: [^\n]*\n# stdin: the run's PodDisruptionBudget[^\n]*\nPOST \/apis\/policy\/v1\/namespaces\/ci\/poddisruptionbudgets\?fieldValidation=Strict \(body: PodDisruptionBudget \(maxUnavailable 0, owned by the Job\)\)\n#   kubectl: kubectl --namespace ci create --request-timeout 30s -f - -o name$/m);
+    assert.match(calls, /^DELETE \/apis\/batch\/v1\/namespaces\/ci\/jobs\/knotless-run-dry-8 [^\n]*\n#   kubectl: [^\n]*\n# the run's PodDisruptionBudget[^\n]*\nDELETE \/apis\/policy\/v1\/namespaces\/ci\/poddisruptionbudgets\/knotless-run-dry-8\n#   kubectl: kubectl --namespace ci delete poddisruptionbudget\.policy knotless-run-dry-8 --ignore-not-found --wait=false --request-timeout 30s$/m);
+    const kubectl = await renderDryRun(await resolveRunConfig({ ...base, transport: "kubectl" }, {}));
+    assert.match(kubectl, /^kubectl --namespace ci create --request-timeout 30s -f - -o name\n#   api: POST \/apis\/policy\/v1\/namespaces\/ci\/poddisruptionbudgets\?fieldValidation=Strict /m);
+    writeFileSync(join(dir, "ops.yml"), "pod:\n  disruptionBudget: false\n");
+    const off = await renderDryRun(await resolveRunConfig({ ...base, transport: "api", config: join(dir, "ops.yml") }, {}));
+    assert.match(off, /^#   disruption budget: none \(pod\.disruptionBudget: false\)/m);
+    assert.doesNotMatch(off, /poddisruptionbudget/i);
+  });
 });

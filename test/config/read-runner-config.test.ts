@@ -35,6 +35,13 @@ describe("the runner configuration file", () => {
     for (const [text, pod] of table) assert.deepEqual((await parseRunnerConfig(text, "ops.yml")).pod, pod, text);
   });
 
+  it("reads pod.disruptionBudget as a boolean, absent when the file does not set it (the runs then have one)", async () => {
+    assert.deepEqual((await parseRunnerConfig("pod:\n  disruptionBudget: false\n", "ops.yml")).pod, { disruptionBudget: false });
+    assert.deepEqual((await parseRunnerConfig("pod:\n  disruptionBudget: true\n", "ops.yml")).pod, { disruptionBudget: true });
+    assert.deepEqual((await parseRunnerConfig("pod: {}\n", "ops.yml")).pod, {});
+    await assert.rejects(parseRunnerConfig("pod:\n  disruptionBudget: sometimes\n", "ops.yml"), (error: unknown) => error instanceof WorkflowError && /^ops\.yml:2:21: pod\.disruptionBudget: expected true or false/.test(error.message));
+  });
+
   it("reads limits: quantities, a duration, image patterns and what happens over them", async () => {
     const config = await parseRunnerConfig("limits:\n  maxCpu: 4\n  maxMemory: 8Gi\n  maxTimeout: 30m\n  images: [docker.io/library/*, registry.example/ci/**]\n  onExceed: clamp\n", "ops.yml");
     assert.deepEqual(config.limits, { maxCpu: "4", maxMemory: "8Gi", maxTimeoutMs: 1_800_000, images: ["docker.io/library/*", "registry.example/ci/**"], onExceed: "clamp" });

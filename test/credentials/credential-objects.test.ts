@@ -19,6 +19,7 @@ describe("the credential's Role", () => {
       { apiGroups: [""], resources: ["pods/exec"], verbs: ["create", "get"] },
       { apiGroups: [""], resources: ["pods/log"], verbs: ["get"] },
       { apiGroups: ["batch"], resources: ["jobs"], verbs: ["create", "delete", "get", "list", "patch", "watch"] },
+      { apiGroups: ["policy"], resources: ["poddisruptionbudgets"], verbs: ["create", "delete", "list"] },
     ]);
     assert.deepEqual(role.rules, buildRoleRules(collectCallPermissions()));
   });

@@ -371,7 +371,7 @@ describe("the CLI with the fake kubectl", { concurrency: 2 }, () => {
     assert.match(run.stdout, /kind: Job/);
     assert.match(run.stdout, /name: knotless-run-dry-1/);
     const calls = run.stdout.split("\n").filter((line) => line.startsWith(cluster.kubectlPath));
-    assert.equal(calls.length, 12, "get placeholders, claim one, create, watch, heartbeat, get pods, get events, upload, two steps, download, delete");
+    assert.equal(calls.length, 14, "get placeholders, claim one, create, create the budget, watch, heartbeat, get pods, get events, upload, two steps, download, delete, delete the budget");
     assert.equal(calls.filter((line) => /helper\.sh run \d$/.test(line)).length, 2, "one exec per step");
     assert.deepEqual(await cluster.calls(), []);
     assert.equal(existsSync(ws.out), false, "a dry run writes nothing");

@@ -92,6 +92,7 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
     await waitFor("podman containers gone", async () => (await cluster.podmanContainers()).length === 0, 30_000);
     assert.deepEqual(cluster.objects("jobs.batch").map((j) => j.metadata.name), []);
     await waitFor("pods gone from the server", () => cluster.objects("pods").length === 0, 30_000);
+    await waitFor("budgets gone from the server", () => cluster.objects("poddisruptionbudgets.policy").length === 0, 30_000);
   };
 
   before(async () => {
@@ -237,7 +238,7 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
   it("has one rule per resource and verb the runner declares, none other", () => {
     assert.deepEqual(
       RULES.map(({ rule, verb }) => `${verb} ${rule.apiGroup}/${rule.resource}`),
-      ["list /events", "watch /events", "get /pods", "list /pods", "watch /pods", "create /pods/exec", "get /pods/exec", "get /pods/log", "create batch/jobs", "delete batch/jobs", "get batch/jobs", "list batch/jobs", "patch batch/jobs", "watch batch/jobs"],
+      ["list /events", "watch /events", "get /pods", "list /pods", "watch /pods", "create /pods/exec", "get /pods/exec", "get /pods/log", "create batch/jobs", "delete batch/jobs", "get batch/jobs", "list batch/jobs", "patch batch/jobs", "watch batch/jobs", "create policy/poddisruptionbudgets", "delete policy/poddisruptionbudgets", "list policy/poddisruptionbudgets"],
     );
   });
 
@@ -313,6 +314,33 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
         }
         await admin(["delete", "pod", "log-target", "--wait=false"]);
         await assertNothingLeft();
+      });
+      continue;
+    }
+
+    if (rule.resource === "poddisruptionbudgets" && verb === "delete") {
+      // Teardown deletes the budget after the Job; refused, it warns, and the budget goes with its Job (owner reference).
+      it(`${title}, the run succeeds, warns naming ${verb} and poddisruptionbudgets, and the budget goes with its Job (api and kubectl)`, async () => {
+        await applyRole(without);
+        for (const via of [API, VIA_KUBECTLS.at(-1)!]) {
+          const { cli, out } = await runScoped("a\ttrue\n", via);
+          assert.equal(cli.code, 0, `${via.name}: ${cli.stdout}\n${cli.stderr}`);
+          assert.match(readFileSync(join(out, "run.log"), "utf8"), expected, via.name);
+          await assertNothingLeft();
+        }
+      });
+      continue;
+    }
+
+    if (rule.resource === "poddisruptionbudgets" && verb === "list") {
+      // Only gc lists budgets (its orphans): it warns naming the permission and goes on with the Jobs.
+      it(`${title}, gc warns naming ${verb} and poddisruptionbudgets and still does its work (api and kubectl)`, async () => {
+        await applyRole(without);
+        for (const via of [API, VIA_KUBECTLS.at(-1)!]) {
+          const gc = await runCli(["gc", "--kubeconfig", scoped, ...transportArgs(via)]);
+          assert.equal(gc.code, 0, `${via.name}: ${gc.stdout}\n${gc.stderr}`);
+          assert.match(gc.stdout, new RegExp(`^warning: listing the PodDisruptionBudgets: .*${expected.source}.*; orphaned PodDisruptionBudgets were not looked for$`, "m"), via.name);
+        }
       });
       continue;
     }

@@ -2,7 +2,8 @@
 // install, chown and useradd work on Debian and busybox, a setuid-root binary does not make a step root. The runner
 // configuration's limits: a workflow over one is refused before any cluster call, or clamped and said so. Its pod keys:
 // pull secrets reach the pod (a missing one fails the pull, naming it), a node selector no node matches fails fast,
-// on the static node and, with NotTriggerScaleUp, in the scale-from-zero mode.
+// on the static node and, with NotTriggerScaleUp, in the scale-from-zero mode. The run's disruption budget: there
+// while the run is (an eviction of its pod refused with 429), gone after, none when turned off, and gc removes an orphaned one.
 import assert from "node:assert/strict";
 import { execFile, spawnSync } from "node:child_process";
 import { promisify } from "node:util";
@@ -10,7 +11,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { startLocalCluster, type LocalCluster } from "../../local-cluster/index.js";
-import { assertNothingLeft, E2E_KUBECTLS, findPodmanSkipReason } from "../support/local-cluster-e2e.js";
+import { assertNothingLeft, E2E_KUBECTLS, findPodmanSkipReason, waitUntil } from "../support/local-cluster-e2e.js";
 import { makeWorkspace, readResult, runCli } from "../support/run-cli.js";
 
 const execFileAsync = promisify(execFile);
@@ -161,6 +162,55 @@ describe("pod controls on the local cluster", { skip: findSkipReason(), timeout:
     assert.equal(created?.object.metadata.labels?.team, "platform");
     assert.equal(created?.object.metadata.annotations?.["example.com/owner"], "ci");
     await assertNothingLeft(cluster);
+  });
+
+  it("guards each run's pod with a PodDisruptionBudget from right after the Job's create to teardown (api and kubectl), makes none with pod.disruptionBudget: false, and gc removes an orphaned one", async () => {
+    const ws = makeWorkspace("");
+    const dir = join(ws.out, "..");
+    const off = join(dir, "no-budget.yml");
+    writeFileSync(off, "pod:\n  disruptionBudget: false\n");
+    const workflow = writeWorkflow(dir, "nap", BUSYBOX_IMAGE, ["  - name: nap", "    command: sleep 3"]);
+    const args = (runId: string, extra: string[]) => ["run", "--workflow", workflow, "--checkout", ws.checkout, "--out", join(dir, runId), "--run-id", runId, "--kubeconfig", cluster.kubeconfigPath, "--kubectl", KUBECTL, ...extra];
+    const budgets = () => cluster.objects("poddisruptionbudgets.policy", "ci");
+    const runs = [runCli(args("pdb-api", ["--transport", "api"]), { timeoutMs: 300_000 }), runCli(args("pdb-kubectl", ["--transport", "kubectl"]), { timeoutMs: 300_000 }), runCli(args("pdb-off", ["--config", off]), { timeoutMs: 300_000 })];
+    // While the steps run, each guarded pod has its budget, and the unguarded one none.
+    await waitUntil("the three pods running", () => ["pdb-api", "pdb-kubectl", "pdb-off"].every((id) => cluster.objects("pods", "ci").some((pod) => pod.metadata.name.startsWith(`knotless-run-${id}-`) && pod.status?.phase === "Running")), 120_000);
+    assert.deepEqual(budgets().map((budget) => budget.metadata.name).sort(), ["knotless-run-pdb-api", "knotless-run-pdb-kubectl"]);
+    // What a node drain does to each pod: the Eviction API, refused for a guarded run (the drain waits and retries).
+    const guarded = cluster.objects("pods", "ci").find((pod) => pod.metadata.name.startsWith("knotless-run-pdb-api-"))!.metadata.name;
+    const eviction = join(dir, "eviction.json");
+    writeFileSync(eviction, JSON.stringify({ apiVersion: "policy/v1", kind: "Eviction", metadata: { name: guarded, namespace: "ci" } }));
+    const evicted = await execFileAsync(KUBECTL, ["--kubeconfig", cluster.kubeconfigPath, "create", "--raw", `/api/v1/namespaces/ci/pods/${guarded}/eviction`, "-f", eviction]).then(() => "evicted", (error: { stderr?: string }) => error.stderr ?? String(error));
+    assert.match(evicted, /TooManyRequests|Cannot evict pod as it would violate the pod's disruption budget/);
+    for (const result of await Promise.all(runs)) assert.equal(result.code, 0, `${result.stdout}\n${result.stderr}`);
+    const changes = cluster.objectHistory().changes;
+    for (const runId of ["pdb-api", "pdb-kubectl"]) {
+      const name = `knotless-run-${runId}`;
+      const at = (resource: string, type: string) => changes.findIndex((change) => change.resource.startsWith(resource) && change.type === type && change.object.metadata.name === name);
+      const job = changes[at("jobs", "ADDED")]!.object;
+      const budget = changes[at("poddisruptionbudgets", "ADDED")]!.object;
+      assert.deepEqual(budget.spec, { maxUnavailable: 0, selector: { matchLabels: { "app.kubernetes.io/managed-by": "knotless-runner-k8s", "knotless.dev/run-id": runId } } });
+      assert.deepEqual(budget.metadata.ownerReferences, [{ apiVersion: "batch/v1", kind: "Job", name, uid: job.metadata.uid }]);
+      const podAdded = changes.findIndex((change) => change.resource === "pods" && change.type === "ADDED" && change.object.metadata.name.startsWith(`${name}-`));
+      assert.ok(at("jobs", "ADDED") < at("poddisruptionbudgets", "ADDED") && at("poddisruptionbudgets", "ADDED") < at("poddisruptionbudgets", "DELETED"), `${runId}: created after the Job, deleted at the end`);
+      assert.ok(podAdded >= 0 && at("jobs", "DELETED") < at("poddisruptionbudgets", "DELETED"), `${runId}: deleted after the Job`);
+      assert.match(readFileSync(join(dir, runId, "run.log"), "utf8"), /PodDisruptionBudget knotless-run-\S+ \(maxUnavailable 0\) guards the pod against drains/);
+    }
+    assert.ok(!changes.some((change) => change.resource.startsWith("poddisruptionbudgets") && change.object.metadata.name === "knotless-run-pdb-off"), "no budget with pod.disruptionBudget: false");
+    assert.deepEqual(budgets(), []);
+    await assertNothingLeft(cluster);
+
+    // An orphan: a budget of ours whose Job is gone (one that went without the garbage collector). gc removes it.
+    const orphan = join(dir, "orphan.json");
+    writeFileSync(orphan, JSON.stringify({ apiVersion: "policy/v1", kind: "PodDisruptionBudget", metadata: { name: "knotless-run-gone", labels: { "app.kubernetes.io/managed-by": "knotless-runner-k8s", "knotless.dev/run-id": "gone" } }, spec: { maxUnavailable: 0, selector: { matchLabels: { "knotless.dev/run-id": "gone" } } } }));
+    await execFileAsync(KUBECTL, ["--kubeconfig", cluster.kubeconfigPath, "--namespace", "ci", "create", "-f", orphan]);
+    for (const via of [["--transport", "api"], ["--transport", "kubectl", "--kubectl", KUBECTL]]) {
+      const gc = await runCli(["gc", "--kubeconfig", cluster.kubeconfigPath, ...via]);
+      assert.equal(gc.code, 0, `${gc.stdout}\n${gc.stderr}`);
+      if (via[1] === "api") assert.match(gc.stdout, /^removed\s+PodDisruptionBudget knotless-run-gone: its Job is gone \(orphaned\)$/m);
+      else assert.doesNotMatch(gc.stdout, /PodDisruptionBudget/, "nothing more to remove");
+    }
+    assert.deepEqual(budgets(), []);
   });
 
   it("fails fast with exit 3 and the scheduler's reason, naming the selector, when no node matches pod.nodeSelector", async () => {

@@ -14,9 +14,11 @@ describe("local cluster API without containers", () => {
     await tc?.cluster.stop();
   });
 
-  test("discovery lists core, batch, rbac, authentication and authorization group-versions", async () => {
+  test("discovery lists core, batch, policy, rbac, authentication and authorization group-versions", async () => {
     const apis = (await (await fetch(`${tc.cluster.url}/apis`)).json()) as { groups: { name: string }[] };
-    assert.deepEqual(apis.groups.map((g) => g.name).sort(), ["authentication.k8s.io", "authorization.k8s.io", "batch", "rbac.authorization.k8s.io"]);
+    assert.deepEqual(apis.groups.map((g) => g.name).sort(), ["authentication.k8s.io", "authorization.k8s.io", "batch", "policy", "rbac.authorization.k8s.io"]);
+    const policy = (await (await fetch(`${tc.cluster.url}/apis/policy/v1`)).json()) as { resources: { name: string }[] };
+    assert.ok(policy.resources.some((r) => r.name === "poddisruptionbudgets"));
     const core = (await (await fetch(`${tc.cluster.url}/api/v1`)).json()) as { resources: { name: string }[] };
     assert.ok(core.resources.some((r) => r.name === "pods/exec"));
     const version = (await (await fetch(`${tc.cluster.url}/version`)).json()) as { major: string };
@@ -115,6 +117,47 @@ describe("local cluster API without containers", () => {
     assert.equal(left.metadata.ownerReferences, undefined);
     const r = await tc.kubectl(kubectl.path, ["delete", "pod", pod.metadata.name, "--wait=false"]);
     assert.equal(r.code, 0, r.stderr);
+  });
+
+  test("a PodDisruptionBudget owned by a Job is created and listed through kubectl and goes with its Job", async () => {
+    const kubectl = listKubectlBinaries().at(-1)!;
+    const created = await tc.kubectl(kubectl.path, ["create", "-f", "-", "-o", "json"], { stdin: buildJobManifest({ name: "guarded" }) });
+    assert.equal(created.code, 0, created.stderr);
+    const uid = JSON.parse(created.stdout).metadata.uid as string;
+    const budget = { apiVersion: "policy/v1", kind: "PodDisruptionBudget", metadata: { name: "guarded", labels: { guard: "yes" }, ownerReferences: [{ apiVersion: "batch/v1", kind: "Job", name: "guarded", uid }] }, spec: { maxUnavailable: 0, selector: { matchLabels: { "job-name": "guarded" } } } };
+    const r = await tc.kubectl(kubectl.path, ["create", "-f", "-", "-o", "name"], { stdin: JSON.stringify(budget) });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout.trim(), "poddisruptionbudget.policy/guarded");
+    const listed = await tc.kubectl(kubectl.path, ["get", "poddisruptionbudgets.policy", "--selector", "guard=yes", "-o", "json"]);
+    assert.deepEqual(JSON.parse(listed.stdout).items.map((b: { metadata: { name: string } }) => b.metadata.name), ["guarded"]);
+    const again = await tc.kubectl(kubectl.path, ["create", "-f", "-", "-o", "name"], { stdin: JSON.stringify(budget) });
+    assert.match(again.stderr, /AlreadyExists/);
+    const deleted = await tc.kubectl(kubectl.path, ["delete", "job", "guarded", "--cascade=background", "--wait=false"]);
+    assert.equal(deleted.code, 0, deleted.stderr);
+    await waitFor("the budget gone with its Job", () => !tc.cluster.objects("poddisruptionbudgets.policy", NAMESPACE).some((b) => b.metadata.name === "guarded") || undefined);
+  });
+
+  test("an eviction of a running pod its budget allows no disruption of is refused with 429; without the budget the pod goes", async () => {
+    const kubectl = listKubectlBinaries().at(-1)!;
+    const pod = { apiVersion: "v1", kind: "Pod", metadata: { name: "evictee", labels: { guard: "evictee" } }, spec: { containers: [{ name: "main", image: "busybox:1.36" }] } };
+    assert.equal((await tc.kubectl(kubectl.path, ["create", "-f", "-"], { stdin: JSON.stringify(pod) })).code, 0);
+    const current = JSON.parse((await tc.kubectl(kubectl.path, ["get", "pod", "evictee", "-o", "json"])).stdout);
+    const running = await fetch(`${tc.cluster.url}/api/v1/namespaces/${NAMESPACE}/pods/evictee/status`, { method: "PUT", body: JSON.stringify({ ...current, status: { phase: "Running" } }), headers: { "Content-Type": "application/json" } });
+    assert.equal(running.status, 200);
+    const budget = { apiVersion: "policy/v1", kind: "PodDisruptionBudget", metadata: { name: "evictee" }, spec: { maxUnavailable: 0, selector: { matchLabels: { guard: "evictee" } } } };
+    assert.equal((await tc.kubectl(kubectl.path, ["create", "-f", "-"], { stdin: JSON.stringify(budget) })).code, 0);
+    const eviction = JSON.stringify({ apiVersion: "policy/v1", kind: "Eviction", metadata: { name: "evictee", namespace: NAMESPACE } });
+    const evict = () => fetch(`${tc.cluster.url}/api/v1/namespaces/${NAMESPACE}/pods/evictee/eviction`, { method: "POST", body: eviction, headers: { "Content-Type": "application/json" } });
+    const refused = await evict();
+    assert.equal(refused.status, 429);
+    const status = (await refused.json()) as { reason: string; message: string; details: { causes: { reason: string; message: string }[] } };
+    assert.equal(status.reason, "TooManyRequests");
+    assert.equal(status.message, "Cannot evict pod as it would violate the pod's disruption budget.");
+    assert.deepEqual(status.details.causes, [{ reason: "DisruptionBudget", message: "The disruption budget evictee needs 1 healthy pods and has 1 currently" }]);
+    assert.ok(tc.cluster.objects("pods", NAMESPACE).some((p) => p.metadata.name === "evictee"), "the pod stays");
+    assert.equal((await tc.kubectl(kubectl.path, ["delete", "poddisruptionbudget", "evictee"])).code, 0);
+    assert.equal((await evict()).status, 201);
+    assert.ok(!tc.cluster.objects("pods", NAMESPACE).some((p) => p.metadata.name === "evictee"), "evicted");
   });
 
   test("delete with foreground propagation removes the Job once its pods are gone", async () => {

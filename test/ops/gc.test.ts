@@ -53,6 +53,39 @@ describe("gc", () => {
     assert.match(text, /^gc in namespace ci: 2 removed, 1 spared, 1 failed$/m);
   });
 
+  const budget = (name: string) => ({ apiVersion: "policy/v1", kind: "PodDisruptionBudget", metadata: { name, labels: { "app.kubernetes.io/managed-by": "knotless-runner-k8s" } }, spec: { maxUnavailable: 0 } });
+  const BUDGETS = { stdout: JSON.stringify({ apiVersion: "v1", kind: "List", items: [budget("knotless-run-live"), budget("knotless-run-dead"), budget("knotless-run-vanished")] }) };
+
+  it("removes our PodDisruptionBudgets whose Job is gone, listed before the Jobs so a live run's budget is never taken for an orphan", async () => {
+    const kubectl = new ScriptedKubectl();
+    kubectl.on("get poddisruptionbudgets.policy", BUDGETS).on("get jobs", LIST).on("delete job", {}).on("delete poddisruptionbudget.policy", { stdout: 'poddisruptionbudget.policy "knotless-run-vanished" deleted\n' });
+    const report = await runGc(kubectl.cluster(), { namespace: "ci" }, options(false));
+    const order = kubectl.calls.map((call) => call.command.slice(0, 2).join(" "));
+    assert.ok(order.indexOf("get poddisruptionbudgets.policy") < order.indexOf("get jobs"), order.join(", "));
+    assert.deepEqual(kubectl.callsTo("get poddisruptionbudgets.policy")[0]!.command.slice(2, 4), ["--selector", "app.kubernetes.io/managed-by=knotless-runner-k8s"]);
+    // The dead run's budget goes with its Job (owner reference): only the one without a Job is deleted here.
+    assert.deepEqual(kubectl.callsTo("delete poddisruptionbudget.policy").map((call) => call.command[2]), ["knotless-run-vanished"]);
+    assert.deepEqual(report.budgets, [{ budget: "knotless-run-vanished", result: "removed" }]);
+    assert.match(formatGcReport(report), /^removed +PodDisruptionBudget knotless-run-vanished: its Job is gone \(orphaned\)$/m);
+  });
+
+  it("names an orphaned budget it would remove with --dry-run, deleting nothing", async () => {
+    const kubectl = new ScriptedKubectl();
+    kubectl.on("get poddisruptionbudgets.policy", BUDGETS).on("get jobs", LIST);
+    const report = await runGc(kubectl.cluster(), { namespace: "ci" }, options(true));
+    assert.equal(kubectl.callsTo("delete").length, 0);
+    assert.match(formatGcReport(report), /^would remove +PodDisruptionBudget knotless-run-vanished: its Job is gone \(orphaned\)$/m);
+  });
+
+  it("goes on with the Jobs when the budgets cannot be listed, saying why", async () => {
+    const kubectl = new ScriptedKubectl();
+    kubectl.on("get poddisruptionbudgets.policy", { exitCode: 1, stderr: 'Error from server (Forbidden): poddisruptionbudgets.policy is forbidden: User "ci" cannot list resource "poddisruptionbudgets" in API group "policy" in the namespace "ci"\n' }).on("get jobs", LIST).on("delete job", {});
+    const report = await runGc(kubectl.cluster(), { namespace: "ci" }, options(false));
+    assert.equal(report.budgets, undefined);
+    assert.deepEqual(report.outcomes.map((o) => o.result), ["spared", "removed", "removed", "removed"]);
+    assert.match(formatGcReport(report), /^warning: listing the PodDisruptionBudgets: .*cannot list resource "poddisruptionbudgets".*; orphaned PodDisruptionBudgets were not looked for$/m);
+  });
+
   it("says why a finished run's pod ended when it removes it: the idle guard's stop in the runner's words", async () => {
     const stopped = {
       apiVersion: "v1",

@@ -54,4 +54,12 @@ describe("buildRunSettings", () => {
     assert.equal("pod" in buildRunSettings({ ...BASE, steps: [], pod: { ephemeralStorage: { limit: "10Gi" } } }), false);
     assert.equal("pod" in buildRunSettings({ ...BASE, steps: [] }), false);
   });
+
+  it("guards every run with a disruption budget unless the configuration's pod.disruptionBudget is false, which stays out of settings.pod", () => {
+    assert.equal(buildRunSettings({ ...BASE, steps: [] }).disruptionBudget, true);
+    assert.equal(buildRunSettings({ ...BASE, steps: [], pod: { disruptionBudget: true } }).disruptionBudget, true);
+    const off = buildRunSettings({ ...BASE, steps: [], pod: { disruptionBudget: false, nodeSelector: { pool: "ci" } } });
+    assert.equal(off.disruptionBudget, false);
+    assert.deepEqual(off.pod, { nodeSelector: { pool: "ci" } });
+  });
 });

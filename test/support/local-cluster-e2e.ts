@@ -30,4 +30,5 @@ export async function assertNothingLeft(cluster: LocalCluster): Promise<void> {
   await waitUntil("podman containers gone", async () => (await cluster.podmanContainers()).length === 0, 30_000);
   assert.deepEqual(cluster.objects("jobs.batch"), []);
   await waitUntil("pods gone from the server", () => cluster.objects("pods").length === 0, 30_000);
+  assert.deepEqual(cluster.objects("poddisruptionbudgets.policy").map((budget) => budget.metadata.name), [], "a PodDisruptionBudget was left");
 }

@@ -63,6 +63,9 @@ export class ScriptedCluster implements Cluster {
   patchJobAnnotations = (...args: Parameters<Cluster["patchJobAnnotations"]>) => this.#answer<void>("patchJobAnnotations", args);
   deleteJob = (...args: Parameters<Cluster["deleteJob"]>) => this.#answer<Awaited<ReturnType<Cluster["deleteJob"]>>>("deleteJob", args);
   deleteJobs = (...args: Parameters<Cluster["deleteJobs"]>) => this.#answer<string[]>("deleteJobs", args);
+  createDisruptionBudget = (...args: Parameters<Cluster["createDisruptionBudget"]>) => this.#answer<void>("createDisruptionBudget", args);
+  listDisruptionBudgets = (...args: Parameters<Cluster["listDisruptionBudgets"]>) => this.#answer<Awaited<ReturnType<Cluster["listDisruptionBudgets"]>>>("listDisruptionBudgets", args);
+  deleteDisruptionBudget = (...args: Parameters<Cluster["deleteDisruptionBudget"]>) => this.#answer<Awaited<ReturnType<Cluster["deleteDisruptionBudget"]>>>("deleteDisruptionBudget", args);
   /** A reply is a function of (namespace, name, options) that may call options.onEvent; its result settles the watch. */
   watchJob = (...args: Parameters<Cluster["watchJob"]>) => this.#answer<void>("watchJob", args);
   listPods = (...args: Parameters<Cluster["listPods"]>) => this.#answer<Awaited<ReturnType<Cluster["listPods"]>>>("listPods", args);

@@ -2,6 +2,7 @@
 import type { IJob } from "kubernetes-models/batch/v1/Job";
 import type { IEvent } from "kubernetes-models/v1/Event";
 import type { IPod } from "kubernetes-models/v1/Pod";
+import type { IPodDisruptionBudget } from "kubernetes-models/policy/v1/PodDisruptionBudget";
 import { PassThrough } from "node:stream";
 import { finished } from "node:stream/promises";
 import type { AppliedObjects, ApplyAction, CallOptions, Cluster, CredentialObjectSet, EventWatchOptions, InvolvedObject, LogBounds, Namespace, PodWatchOptions, ServerVersion, SyncOutcome, TransportFacts, WatchOptions } from "../cluster.js";
@@ -10,7 +11,7 @@ import { STATUS_TAG_PREFIX, type ExecEnd, type ExecRequest, type ExecSession } f
 import { readServerVersion } from "../server-version.js";
 import { MANAGED_SELECTOR } from "../../k8s/labels.js";
 import type { ApiClient } from "./api-client.js";
-import { buildEventsPath, buildExecPath, buildExecQuery, buildInvolvedKindSelector, buildInvolvedSelector, buildJobsPath, buildPodsPath, buildRbacPath, buildServiceAccountsPath, buildTokenRequestPath, CREATE_QUERY } from "./api-paths.js";
+import { buildDisruptionBudgetsPath, buildEventsPath, buildExecPath, buildExecQuery, buildInvolvedKindSelector, buildInvolvedSelector, buildJobsPath, buildPodsPath, buildRbacPath, buildServiceAccountsPath, buildTokenRequestPath, CREATE_QUERY } from "./api-paths.js";
 import { openExecSocket } from "./exec-socket.js";
 import type { ResolvedKubeconfig } from "./kubeconfig.js";
 import { SharedWatches, type SharedWatchOptions } from "./shared-watches.js";
@@ -119,6 +120,24 @@ export class ApiCluster implements Cluster {
       if (name && (await this.deleteJob(namespace, name, options ?? {})) === "deleted") deleted.push(name);
     }
     return deleted;
+  }
+
+  async createDisruptionBudget(namespace: Namespace, budget: IPodDisruptionBudget, options?: CallOptions): Promise<void> {
+    await this.#call("POST", buildDisruptionBudgetsPath(this.#ns(namespace)), "create", "poddisruptionbudgets.policy", options, { query: CREATE_QUERY, body: budget });
+  }
+
+  async listDisruptionBudgets(namespace: Namespace, labelSelector: string, options?: CallOptions): Promise<IPodDisruptionBudget[]> {
+    return readItems<IPodDisruptionBudget>(await this.#call("GET", buildDisruptionBudgetsPath(this.#ns(namespace)), "list", "poddisruptionbudgets.policy", options, { query: { labelSelector } }));
+  }
+
+  async deleteDisruptionBudget(namespace: Namespace, name: string, options?: CallOptions): Promise<"deleted" | "absent"> {
+    try {
+      await this.#call("DELETE", buildDisruptionBudgetsPath(this.#ns(namespace), name), "delete", "poddisruptionbudgets.policy", options);
+      return "deleted";
+    } catch (error) {
+      if (error instanceof NotFoundError) return "absent";
+      throw error;
+    }
   }
 
   /**

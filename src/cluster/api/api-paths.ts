@@ -7,6 +7,11 @@ export function buildJobsPath(namespace: string, name?: string): string {
   return `/apis/batch/v1/namespaces/${enc(namespace)}/jobs${name === undefined ? "" : `/${enc(name)}`}`;
 }
 
+/** The namespace's PodDisruptionBudgets, or one of them by name. */
+export function buildDisruptionBudgetsPath(namespace: string, name?: string): string {
+  return `/apis/policy/v1/namespaces/${enc(namespace)}/poddisruptionbudgets${name === undefined ? "" : `/${enc(name)}`}`;
+}
+
 export function buildPodsPath(namespace: string): string {
   return `/api/v1/namespaces/${enc(namespace)}/pods`;
 }

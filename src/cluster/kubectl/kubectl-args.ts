@@ -69,6 +69,7 @@ const pods = (...verbs: string[]): ApiPermission => ({ apiGroup: "", resource: "
 const events = (...verbs: string[]): ApiPermission => ({ apiGroup: "", resource: "events", verbs });
 /** The exec WebSocket (and SPDY) upgrade is authorized as get; newer API servers also check create. */
 const podsExec: ApiPermission = { apiGroup: "", resource: "pods/exec", verbs: ["get", "create"] };
+const budgets = (...verbs: string[]): ApiPermission => ({ apiGroup: "policy", resource: "poddisruptionbudgets", verbs });
 const podsLog: ApiPermission = { apiGroup: "", resource: "pods/log", verbs: ["get"] };
 
 function buildGlobalArgs(target: ClusterTarget, pinNamespace = true): string[] {
@@ -125,6 +126,21 @@ export const buildExecArgs = defineCall([pods("get"), podsExec], (target: Cluste
 /** Deletes the Job and (background propagation) its pods; already-gone is not an error; does not block. */
 export const buildDeleteJobArgs = defineCall([jobs("delete")], (target: ClusterTarget, jobName: string): string[] => {
   return [...buildGlobalArgs(target), "delete", "job", jobName, "--cascade=background", "--ignore-not-found", "--wait=false", "--request-timeout", API_REQUEST_TIMEOUT];
+});
+
+/** `create -f -` of the run's PodDisruptionBudget (JSON on stdin), once the Job exists; prints its name only. */
+export const buildCreateBudgetArgs = defineCall([budgets("create")], (target: ClusterTarget): string[] => {
+  return [...buildGlobalArgs(target), "create", "--request-timeout", API_REQUEST_TIMEOUT, "-f", "-", "-o", "name"];
+});
+
+/** Lists our PodDisruptionBudgets by label as JSON: gc removes those whose Job is gone. */
+export const buildListBudgetsArgs = defineCall([budgets("list")], (target: ClusterTarget, labelSelector: string): string[] => {
+  return [...buildGlobalArgs(target), "get", "poddisruptionbudgets.policy", "--selector", labelSelector, "--request-timeout", API_REQUEST_TIMEOUT, "-o", "json"];
+});
+
+/** Deletes one PodDisruptionBudget (teardown, gc); already gone is not an error. */
+export const buildDeleteBudgetArgs = defineCall([budgets("delete")], (target: ClusterTarget, name: string): string[] => {
+  return [...buildGlobalArgs(target), "delete", "poddisruptionbudget.policy", name, "--ignore-not-found", "--wait=false", "--request-timeout", API_REQUEST_TIMEOUT];
 });
 
 /** Lists the runner's Jobs by label as JSON (a JobList): orphans, and the warm placeholders a run may claim. */
@@ -322,6 +338,9 @@ export const KUBECTL_CALLS: readonly DeclaredCall[] = [
   buildGetClaimArgs,
   buildClaimPlaceholderArgs,
   buildDeleteJobsBySelectorArgs,
+  buildCreateBudgetArgs,
+  buildListBudgetsArgs,
+  buildDeleteBudgetArgs,
 ];
 
 /**

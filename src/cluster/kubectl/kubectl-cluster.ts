@@ -2,6 +2,7 @@
 import type { IJob } from "kubernetes-models/batch/v1/Job";
 import type { IEvent } from "kubernetes-models/v1/Event";
 import type { IPod } from "kubernetes-models/v1/Pod";
+import type { IPodDisruptionBudget } from "kubernetes-models/policy/v1/PodDisruptionBudget";
 import { PassThrough } from "node:stream";
 import { describeError } from "../../errors.js";
 import { formatCommand } from "../../events/format-event.js";
@@ -19,6 +20,9 @@ import {
   buildClientVersionArgs,
   buildConfigViewArgs,
   buildCreateArgs,
+  buildCreateBudgetArgs,
+  buildDeleteBudgetArgs,
+  buildListBudgetsArgs,
   buildCreateReviewsArgs,
   buildDeleteCredentialArgs,
   buildDeleteJobArgs,
@@ -217,6 +221,20 @@ export class KubectlCluster implements Cluster {
     const stdout = await this.#call(buildDeleteJobsBySelectorArgs(this.#target(namespace), labelSelector), options);
     // kubectl prints one `job.batch "NAME" deleted` line per Job.
     return [...stdout.matchAll(/^job(?:\.batch)? "([^"]+)" deleted/gm)].map((match) => match[1]!);
+  }
+
+  async createDisruptionBudget(namespace: Namespace, budget: IPodDisruptionBudget, options?: CallOptions): Promise<void> {
+    await this.#call(buildCreateBudgetArgs(this.#target(namespace)), options, JSON.stringify(budget));
+  }
+
+  async listDisruptionBudgets(namespace: Namespace, labelSelector: string, options?: CallOptions): Promise<IPodDisruptionBudget[]> {
+    return readItems<IPodDisruptionBudget>(await this.#callJson(buildListBudgetsArgs(this.#target(namespace), labelSelector), options));
+  }
+
+  async deleteDisruptionBudget(namespace: Namespace, name: string, options?: CallOptions): Promise<"deleted" | "absent"> {
+    // --ignore-not-found: kubectl says nothing for a budget that was not there.
+    const stdout = await this.#call(buildDeleteBudgetArgs(this.#target(namespace), name), options);
+    return /deleted/.test(stdout) ? "deleted" : "absent";
   }
 
   async watchJob(namespace: Namespace, name: string, options: WatchOptions<IJob>): Promise<void> {

@@ -9,7 +9,8 @@ import { startLocalCluster, type LocalCluster } from "../../../local-cluster/ind
 import type { ApiCluster } from "../../../src/cluster/api/api-cluster.js";
 import { openApiCluster } from "../../../src/cluster/api/open-api-cluster.js";
 import type { WatchEvent } from "../../../src/cluster/cluster.js";
-import { CutStreamError, NotFoundError } from "../../../src/cluster/errors.js";
+import { AlreadyExistsError, CutStreamError, NotFoundError } from "../../../src/cluster/errors.js";
+import { buildDisruptionBudget } from "../../../src/k8s/disruption-budget.js";
 import type { ExecEnd, ExecRequest } from "../../../src/cluster/exec.js";
 import { MANAGED_SELECTOR } from "../../../src/k8s/labels.js";
 import { assertNothingLeft, findPodmanSkipReason, waitUntil } from "../../support/local-cluster-e2e.js";
@@ -146,6 +147,19 @@ describe("the API transport on the local cluster", { skip }, () => {
   });
 
   // The crash path's synchronous calls block this process, which serves the local cluster too: test/cluster/api/sync-request.test.ts.
+  it("creates, lists and deletes a PodDisruptionBudget: AlreadyExists typed, a second delete absent, and one owned by the Job goes with it", async () => {
+    const owned = (await cluster.getJob(undefined, "api-one")).metadata?.uid;
+    const budget = buildDisruptionBudget({ jobName: "api-one", jobUid: owned!, runId: "api-one", runIdLabel: "api-one" });
+    await cluster.createDisruptionBudget(undefined, buildDisruptionBudget({ jobName: "api-loose", runId: "api-loose", runIdLabel: "api-loose" }));
+    await cluster.createDisruptionBudget(undefined, budget);
+    await assert.rejects(cluster.createDisruptionBudget(undefined, budget), AlreadyExistsError);
+    assert.deepEqual((await cluster.listDisruptionBudgets(undefined, MANAGED_SELECTOR)).map((b) => b.metadata?.name).sort(), ["api-loose", "api-one"]);
+    assert.deepEqual((await cluster.listDisruptionBudgets(undefined, "knotless.dev/run-id=api-one")).map((b) => b.metadata?.namespace), [NS]);
+    assert.equal(await cluster.deleteDisruptionBudget(undefined, "api-loose"), "deleted");
+    assert.equal(await cluster.deleteDisruptionBudget(undefined, "api-loose"), "absent");
+    // api-one's budget stays for the Job's delete below: the nothing-left check there proves it went with its Job.
+  });
+
   it("deletes a Job, reports it absent after, and the watch sees it go", async () => {
     assert.equal(await cluster.deleteJob(undefined, "api-one"), "deleted");
     await waitUntil("DELETED at the watch", () => events.some((e) => e.type === "DELETED"), 20_000);

@@ -24,6 +24,7 @@ describe("the kubectl call builders", () => {
       { apiGroup: "", resource: "pods/exec", verbs: ["create", "get"] },
       { apiGroup: "", resource: "pods/log", verbs: ["get"] },
       { apiGroup: "batch", resource: "jobs", verbs: ["create", "delete", "get", "list", "patch", "watch"] },
+      { apiGroup: "policy", resource: "poddisruptionbudgets", verbs: ["create", "delete", "list"] },
     ]);
   });
 

@@ -1,7 +1,8 @@
 // The Cluster over kubectl: the same argument lists as before, typed results and errors, and exec ends told apart.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { CutStreamError, ForbiddenError, NotFoundError, TimeoutError, UnavailableError } from "../../../src/cluster/errors.js";
+import { buildDisruptionBudget } from "../../../src/k8s/disruption-budget.js";
+import { AlreadyExistsError, CutStreamError, ForbiddenError, NotFoundError, TimeoutError, UnavailableError } from "../../../src/cluster/errors.js";
 import { KubectlCluster, readExecEnd, splitStatusTags, withRequestTimeout } from "../../../src/cluster/kubectl/kubectl-cluster.js";
 import { ScriptedKubectl } from "../../support/scripted-kubectl.js";
 
@@ -54,6 +55,24 @@ describe("KubectlCluster", () => {
     const cluster = new KubectlCluster(kubectl.kubectl, CONNECTION);
     assert.equal(await cluster.deleteJob("ci", "w", { preconditions: { uid: "u", resourceVersion: "7" } }), "absent");
     assert.deepEqual(JSON.parse(kubectl.calls[0]?.stdin ?? ""), { kind: "DeleteOptions", apiVersion: "v1", propagationPolicy: "Background", preconditions: { uid: "u", resourceVersion: "7" } });
+  });
+
+  it("creates a PodDisruptionBudget from stdin, lists ours by label, deletes one and tells deleted from absent, with AlreadyExists typed", async () => {
+    const kubectl = new ScriptedKubectl()
+      .on("create", [{ stdout: "poddisruptionbudget.policy/b\n" }, { exitCode: 1, stderr: 'Error from server (AlreadyExists): error when creating "STDIN": poddisruptionbudgets.policy "b" already exists\n' }])
+      .on("get poddisruptionbudgets.policy", { stdout: '{"apiVersion":"v1","kind":"List","items":[{"metadata":{"name":"b"}}]}' })
+      .on("delete poddisruptionbudget.policy", [{ stdout: 'poddisruptionbudget.policy "b" deleted\n' }, { stdout: "" }]);
+    const cluster = new KubectlCluster(kubectl.kubectl, CONNECTION);
+    const budget = buildDisruptionBudget({ jobName: "b", runId: "b", runIdLabel: "b" });
+    await cluster.createDisruptionBudget("ci", budget);
+    await assert.rejects(cluster.createDisruptionBudget("ci", budget), AlreadyExistsError);
+    assert.deepEqual(kubectl.calls[0]?.args, ["--kubeconfig", "/k/config", "--context", "ci", "--namespace", "ci", "create", "--request-timeout", "30s", "-f", "-", "-o", "name"]);
+    assert.deepEqual(JSON.parse(kubectl.calls[0]?.stdin ?? ""), budget);
+    assert.deepEqual((await cluster.listDisruptionBudgets("ci", "a=b")).map((b) => b.metadata?.name), ["b"]);
+    assert.deepEqual(kubectl.callsTo("get")[0]?.command, ["get", "poddisruptionbudgets.policy", "--selector", "a=b", "--request-timeout", "30s", "-o", "json"]);
+    assert.equal(await cluster.deleteDisruptionBudget("ci", "b"), "deleted");
+    assert.equal(await cluster.deleteDisruptionBudget("ci", "b"), "absent");
+    assert.deepEqual(kubectl.callsTo("delete")[0]?.command, ["delete", "poddisruptionbudget.policy", "b", "--ignore-not-found", "--wait=false", "--request-timeout", "30s"]);
   });
 
   it("hands an exec the pod's status tags apart from stderr, with the exit code the pod gave", async () => {

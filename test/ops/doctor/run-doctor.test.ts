@@ -64,6 +64,7 @@ describe("runDoctor", () => {
       "permission pods/exec": "ok",
       "permission pods/log": "ok",
       "permission jobs.batch": "ok",
+      "permission poddisruptionbudgets.policy": "ok",
       credential: "ok",
       nodes: "skip",
     });
