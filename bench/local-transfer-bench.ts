@@ -117,7 +117,8 @@ function invocationFor(ctx: Context, transport: Transport, runId: string): Runne
     kubeconfigPath: ctx.bench.cluster.kubeconfigPath,
     runId,
     transport,
-    extraArgs: ["--keep", "--max-output-bytes", String(ctx.checkout.bytes * 2), "--timeout", "30m"],
+    // The pod's emptyDirs may be tmpfs (--pod-volumes memory), charged to its memory: the checkout, its copy in /outputs and the plain tar's.
+    extraArgs: ["--keep", "--max-output-bytes", String(ctx.checkout.bytes * 2), "--timeout", "30m", "--memory", `${Math.ceil((ctx.checkout.bytes * 4) / 2 ** 20) + 512}Mi`],
   };
 }
 
