@@ -1,15 +1,14 @@
 // The API transport's events watch: every run's Pending reasons served by one list-watch of the namespace's pod events, filtered per pod.
 import assert from "node:assert/strict";
-import { once } from "node:events";
-import { createServer, type ServerResponse } from "node:http";
-import { after, beforeEach, describe, it } from "node:test";
+import type { ServerResponse } from "node:http";
+import { beforeEach, describe, it } from "node:test";
 import type { IEvent } from "kubernetes-models/v1/Event";
 import type { IPod } from "kubernetes-models/v1/Pod";
-import { ApiClient } from "../../../src/cluster/api/api-client.js";
 import { ApiCluster } from "../../../src/cluster/api/api-cluster.js";
 import { InfraError } from "../../../src/errors.js";
 import { waitForPod } from "../../../src/executor/wait-for-pod.js";
 import { buildTestContext } from "../../executor/test-context.js";
+import { startScriptedApiServer } from "../../support/scripted-api-server.js";
 
 const PODS = "/api/v1/namespaces/ci/pods";
 const EVENTS = "/api/v1/namespaces/ci/events";
@@ -43,7 +42,7 @@ let pods: IPod[] = [];
 let events: IEvent[] = [];
 /** Each events watch request in turn: "hold" keeps it open, "gone" answers an in-stream 410 and ends it. */
 let eventWatches: Array<"hold" | "gone"> = [];
-const server = createServer((req, res) => {
+const { client } = await startScriptedApiServer((req, res) => {
   const url = new URL(req.url!, "http://x");
   requests.push(url);
   if (url.pathname !== PODS && url.pathname !== EVENTS) return void res.writeHead(404).end("{}");
@@ -60,17 +59,6 @@ const server = createServer((req, res) => {
   }
   if (url.pathname === PODS) return void res.end(JSON.stringify({ kind: "PodList", metadata: { resourceVersion: "10" }, items: pods }));
   res.end(JSON.stringify({ kind: "EventList", metadata: { resourceVersion: "20" }, items: events }));
-});
-server.listen(0, "127.0.0.1");
-await once(server, "listening");
-const client = new ApiClient({
-  kubeconfig: { contextName: "x", namespace: "ci", server: `http://127.0.0.1:${(server.address() as { port: number }).port}`, tls: { insecureSkipVerify: false }, clusterName: "c", userName: "u", auth: { kind: "none" } },
-  env: {},
-});
-after(async () => {
-  await client.close();
-  server.closeAllConnections();
-  server.close();
 });
 beforeEach(async () => {
   await until(() => openWatches.size === 0, "the last test's watches closed on the server");

@@ -1,14 +1,13 @@
 // The API transport's pod watch: every run's pod wait served by one list-watch of the namespace's pods of ours, filtered per run.
 import assert from "node:assert/strict";
-import { once } from "node:events";
-import { createServer, type ServerResponse } from "node:http";
+import type { ServerResponse } from "node:http";
 import { after, describe, it } from "node:test";
 import type { IPod } from "kubernetes-models/v1/Pod";
-import { ApiClient } from "../../../src/cluster/api/api-client.js";
 import { ApiCluster, readEqualitySelector } from "../../../src/cluster/api/api-cluster.js";
 import type { WatchEvent } from "../../../src/cluster/cluster.js";
 import { waitForPod } from "../../../src/executor/wait-for-pod.js";
 import { buildTestContext } from "../../executor/test-context.js";
+import { startScriptedApiServer } from "../../support/scripted-api-server.js";
 
 const MANAGED = "app.kubernetes.io/managed-by=knotless-runner-k8s";
 
@@ -25,7 +24,7 @@ function pod(runId: string, phase: "Pending" | "Running", rv: string): IPod {
 const requests: URL[] = [];
 const openWatches = new Set<ServerResponse>();
 let listed: IPod[] = [];
-const server = createServer((req, res) => {
+const { client } = await startScriptedApiServer((req, res) => {
   const url = new URL(req.url!, "http://x");
   requests.push(url);
   if (url.pathname !== "/api/v1/namespaces/ci/pods") return void res.writeHead(404).end("{}");
@@ -37,17 +36,6 @@ const server = createServer((req, res) => {
     return;
   }
   res.end(JSON.stringify({ kind: "PodList", metadata: { resourceVersion: "10" }, items: listed }));
-});
-server.listen(0, "127.0.0.1");
-await once(server, "listening");
-const client = new ApiClient({
-  kubeconfig: { contextName: "x", namespace: "ci", server: `http://127.0.0.1:${(server.address() as { port: number }).port}`, tls: { insecureSkipVerify: false }, clusterName: "c", userName: "u", auth: { kind: "none" } },
-  env: {},
-});
-after(async () => {
-  await client.close();
-  server.closeAllConnections();
-  server.close();
 });
 
 function send(type: WatchEvent<IPod>["type"], object: IPod): void {

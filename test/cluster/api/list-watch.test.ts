@@ -1,12 +1,11 @@
 // Tests list-watch against a scripted server: resume from the last resourceVersion and bookmark, relist on 410, sharing.
 import assert from "node:assert/strict";
-import { once } from "node:events";
-import { createServer, type ServerResponse } from "node:http";
-import { after, beforeEach, describe, it } from "node:test";
-import { ApiClient } from "../../../src/cluster/api/api-client.js";
+import type { ServerResponse } from "node:http";
+import { beforeEach, describe, it } from "node:test";
 import { runListWatch, type WatchChange, type WatchTarget } from "../../../src/cluster/api/list-watch.js";
 import { SharedWatches } from "../../../src/cluster/api/shared-watches.js";
 import { ForbiddenError } from "../../../src/cluster/errors.js";
+import { startScriptedApiServer } from "../../support/scripted-api-server.js";
 
 interface Obj {
   metadata: { name: string; namespace: string; resourceVersion: string };
@@ -17,7 +16,7 @@ let lists: Script[] = [];
 let watches: Script[] = [];
 const requests: URL[] = [];
 const openWatches = new Set<ServerResponse>();
-const server = createServer((req, res) => {
+const { client } = await startScriptedApiServer((req, res) => {
   const url = new URL(req.url!, "http://x");
   requests.push(url);
   const script = url.searchParams.get("watch") === "true" ? watches.shift() : lists.shift();
@@ -27,17 +26,6 @@ const server = createServer((req, res) => {
     res.on("close", () => openWatches.delete(res));
   }
   script(res, url);
-});
-server.listen(0, "127.0.0.1");
-await once(server, "listening");
-const client = new ApiClient({
-  kubeconfig: { contextName: "x", namespace: "ci", server: `http://127.0.0.1:${(server.address() as { port: number }).port}`, tls: { insecureSkipVerify: false }, clusterName: "c", userName: "u", auth: { kind: "none" } },
-  env: {},
-});
-after(async () => {
-  await client.close();
-  server.closeAllConnections();
-  server.close();
 });
 beforeEach(() => {
   lists = [];
