@@ -22,6 +22,8 @@ export interface ApiClusterOptions {
   /** Exec pings and read deadline (default 5 s and 61 s, client-go's). */
   readonly execPingIntervalMs?: number;
   readonly execReadDeadlineMs?: number;
+  /** How long an exec's socket may take to close after its exit Status (default 2 s). */
+  readonly execCloseGraceMs?: number;
   /** The --kubeconfig file, named in the kubectl command printed for operators (formatDeleteJobCommand). */
   readonly kubeconfigPath?: string;
 }
@@ -253,6 +255,7 @@ export class ApiCluster implements Cluster {
       ...(request.signal ? { signal: request.signal } : {}),
       ...(this.#options.execPingIntervalMs === undefined ? {} : { pingIntervalMs: this.#options.execPingIntervalMs }),
       ...(this.#options.execReadDeadlineMs === undefined ? {} : { readDeadlineMs: this.#options.execReadDeadlineMs }),
+      ...(this.#options.execCloseGraceMs === undefined ? {} : { closeGraceMs: this.#options.execCloseGraceMs }),
     });
     let stderr = "";
     socket.stderr.setEncoding("utf8");

@@ -31,6 +31,11 @@ export interface ExecSocketOptions {
   readonly pingIntervalMs?: number;
   /** Without any frame or pong for this long the stream counts as cut (default 61 s, client-go's). */
   readonly readDeadlineMs?: number;
+  /**
+   * After the exit Status the socket is dropped if it has not closed within this (default 2 s): the Status is the
+   * protocol's last message, and a peer that stopped reading would hold ws's close handshake for 30 s.
+   */
+  readonly closeGraceMs?: number;
   /** The upgrade must complete within this (default 30 s). */
   readonly handshakeTimeoutMs?: number;
   /** Bytes stdout and stderr each hold for their consumer before the socket is paused (default 1 MiB). */
@@ -102,6 +107,7 @@ export async function openExecSocket(target: ExecSocketTarget, options: ExecSock
   const ended = new Promise<ExecSocketEnd>((resolve) => (resolveEnded = resolve));
 
   let lastHeard = Date.now();
+  let closeTimer: NodeJS.Timeout | undefined;
   // Reading: each output pauses the socket while its consumer is full; the socket resumes once neither is.
   const full = new Set<Readable>();
   const makeOutput = (): Readable =>
@@ -183,6 +189,7 @@ export async function openExecSocket(target: ExecSocketTarget, options: ExecSock
     if (settled) return;
     settled = true;
     clearInterval(pinger);
+    clearTimeout(closeTimer);
     for (const go of waiting) go();
     waiting = [];
     stdout.push(null);
@@ -229,7 +236,10 @@ export async function openExecSocket(target: ExecSocketTarget, options: ExecSock
     const channel = data[0];
     if (channel === STDOUT) deliver(stdout, data.subarray(1));
     else if (channel === STDERR) deliver(stderr, data.subarray(1));
-    else if (channel === STATUS) status = readExitStatus(data.subarray(1).toString("utf8"));
+    else if (channel === STATUS) {
+      status = readExitStatus(data.subarray(1).toString("utf8"));
+      closeTimer ??= setTimeout(() => ws.terminate(), options.closeGraceMs ?? 2_000);
+    }
   });
   ws.on("error", (error: Error & { code?: string }) => {
     if (failure || settled) return;

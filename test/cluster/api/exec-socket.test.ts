@@ -116,6 +116,20 @@ describe("exec over WebSocket v5.channel.k8s.io", () => {
     }
   });
 
+  it("ends with the exit Status within the close grace when the server then stops reading and never closes", async () => {
+    session = (ws) => {
+      ws.send(frame(1, "out"));
+      ws.send(exitStatus(4));
+      ws.close(1000);
+      (ws as unknown as { _socket: Duplex })._socket.pause(); // the client's close reply is never read
+    };
+    const exec = await open({ closeGraceMs: 100 });
+    const started = Date.now();
+    const [out, end] = await Promise.all([readAll(exec.stdout), exec.ended]);
+    assert.deepEqual([out, end], ["out", { kind: "exit", code: 4 }]);
+    assert.ok(Date.now() - started < 5000, `ended after ${Date.now() - started} ms (ws's own close timeout is 30 s)`);
+  });
+
   it("ends failed with CutStreamError when kill() drops the socket", async () => {
     session = () => undefined;
     const exec = await open();
