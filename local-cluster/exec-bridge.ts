@@ -190,14 +190,22 @@ function bridgeExec(ws: WebSocket, child: ChildProcess, opts: BridgeOptions): vo
 
   child.stdout!.on("data", (d: Buffer) => send(STDOUT, d));
   child.stderr!.on("data", (d: Buffer) => send(STDERR, d));
-  child.stdin!.on("error", () => undefined);
+  // A command that exits without reading all of its stdin never drains it: read the socket on (what stdin still gets
+  // is dropped, as a kubelet drops it), else the client's close frame goes unread and its close handshake waits 30 s.
+  const stopTakingStdin = (): void => {
+    if (!waitingForDrain) return;
+    waitingForDrain = false;
+    ws.resume();
+  };
+  child.stdin!.on("error", stopTakingStdin);
+  child.on("exit", stopTakingStdin);
   if (!opts.stdin) child.stdin!.end();
 
   ws.on("message", (data: Buffer, isBinary: boolean) => {
     if (detached || !isBinary || data.length === 0) return;
     const channel = data[0];
     if (channel === STDIN && opts.stdin) {
-      if (child.stdin!.writableEnded) return;
+      if (child.stdin!.writableEnded || child.stdin!.destroyed || child.exitCode !== null || child.signalCode !== null) return;
       if (!child.stdin!.write(data.subarray(1)) && !waitingForDrain) {
         waitingForDrain = true;
         ws.pause();

@@ -125,6 +125,26 @@ describe("the API transport on the local cluster", { skip }, () => {
     assert.ok(end.kind === "exit" && end.code === 0);
   });
 
+  it("ends as soon as a command that stops reading its stdin exits, while 64 MiB are still being sent, though the client waits for the server's close", async () => {
+    let left = 64 * 1024 * 1024;
+    const from = new Readable({
+      read() {
+        if (left <= 0) return void this.push(null);
+        left -= 65536;
+        this.push(Buffer.alloc(65536, 0x61));
+      },
+    });
+    // The client waits for the server's close as long as ws does (30 s): the local cluster's relay must keep reading.
+    const patient = await openApiCluster({ files: [local.kubeconfigPath], explicit: true }, { env: {}, execCloseGraceMs: 60_000 });
+    const started = Date.now();
+    const session = await patient.exec({ namespace: undefined, pod, container: "main", command: ["sh", "-c", "head -c 1 > /dev/null; echo read-one"], stdin: { kind: "stream", from } });
+    const [out, end] = await Promise.all([readAll(session.stdout), session.ended]);
+    assert.equal(out, "read-one\n");
+    assert.ok(end.kind === "exit" && end.code === 0, end.how);
+    assert.ok(Date.now() - started < 10_000, `ended after ${Date.now() - started} ms`);
+    await patient.close();
+  });
+
   it("sends all of a child's stdout even when the child exits before the socket opens", async () => {
     // Node drains the untouched stdout of a child that exited: the exec must take it at once, as the upload's tar.
     const child = spawn("sh", ["-c", "printf small-archive"], { stdio: ["ignore", "pipe", "ignore"] });
