@@ -88,6 +88,7 @@ describe("caches and artifacts on the local cluster", { skip, concurrency: 1, ti
 
       const second = await run(store, BUILD_DEPS, { image, caches: [DEPS] });
       assert.equal(second.result.status, "success", second.result.error ?? "");
+      assert.equal(second.result.caches[0]!.restore.status, "exact", second.result.caches[0]!.restore.reason ?? "");
       assert.match(second.output(0), /^restored /);
       assert.equal(readFileSync(join(second.out, "outputs", "blob.sha256"), "utf8"), sum);
       const report = second.result.caches[0]!;
@@ -101,9 +102,9 @@ describe("caches and artifacts on the local cluster", { skip, concurrency: 1, ti
         const gate: HostCacheDriverOptions["createGate"] = (spec, stored, output) => (gates.push(`${stored} ${output}`), createArchiveGate(stored, { roots: spec.paths, output }));
         const third = await run(store, BUILD_DEPS, { image: "busybox:1.36", caches: [DEPS] }, gate);
         assert.equal(third.result.status, "success", third.result.error ?? "");
+        assert.equal(third.result.caches[0]!.restore.status, "exact", third.result.caches[0]!.restore.reason ?? "");
         assert.match(third.output(0), /^restored /);
         assert.equal(readFileSync(join(third.out, "outputs", "blob.sha256"), "utf8"), sum);
-        assert.equal(third.result.caches[0]!.restore.status, "exact", third.result.caches[0]!.restore.reason ?? "");
         assert.deepEqual(gates, ["zstd archive", "zstd tar"]);
       }
       await assertNothingLeft(cluster);
