@@ -81,7 +81,6 @@ export async function restoreCacheArchive(ctx: ExecutorContext, pod: RunPod, spe
   const exec = await ctx.cluster.exec({ ...buildPodExec(ctx, pod.name, cacheCommand.restore(archive.compression, spec.paths)), stdin: { kind: "pipe" } });
   let bytes = 0;
   let reply = "";
-  exec.stdout.setEncoding("utf8").on("data", (text: string) => (reply += text));
   const stdin = exec.stdin!;
   // The store's stream failing (its sha256 did not match, a read error) or the gate refusing the entry ends the pod's
   // stdin where it stopped, and the exec is awaited as usual: gunzip in the pod judges the bytes by the gzip trailer
@@ -109,6 +108,11 @@ export async function restoreCacheArchive(ctx: ExecutorContext, pod: RunPod, spe
     });
   }
   stdin.on("error", () => archive.stream.destroy()); // the exec gone early: its end says why
+  // A pod without the decompressor says so before it reads a byte, then waits for stdin's end: send no more.
+  exec.stdout.setEncoding("utf8").on("data", (text: string) => {
+    reply += text;
+    if (!stdin.writableEnded && findMissingDecoder(reply) !== undefined) cut();
+  });
   source.pipe(stdin);
   const end = await exec.ended;
   archive.stream.destroy();

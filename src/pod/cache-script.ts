@@ -22,7 +22,11 @@ import { POD_RUNNER_DIR } from "./paths.js";
 export const CACHE_RESTORED_TAG = "knotless-cache-restored";
 /** The line `cache-restore` prints instead when either failed: `knotless-cache-failed gunzip=N tar=N` (`zstd=N`, `cat=N`). */
 export const CACHE_RESTORE_FAILED_TAG = "knotless-cache-failed";
-/** The line `cache-restore` prints at once, reading none of stdin, when the entry's decompressor is not in the image: `knotless-cache-no-decoder zstd`. */
+/**
+ * The line `cache-restore` prints at once when the entry's decompressor is not in the image (`knotless-cache-no-decoder
+ * zstd`); it then reads stdin to its end, unextracted: a command that exits with stdin unread can lose its output
+ * (podman 4.3's exec lost this line one time in five), and the runner ends stdin once it sees the line.
+ */
 export const CACHE_NO_DECODER_TAG = "knotless-cache-no-decoder";
 /** The line `cache-save` prints last on stderr: `knotless-cache-saved tar=N zstd=N` (or `gzip=N`: the compressor it used), or `knotless-cache-saved none`. */
 export const CACHE_SAVED_TAG = "knotless-cache-saved";
@@ -37,7 +41,7 @@ export const FILES_PACKED_TAG = "knotless-files-packed";
 export const CACHE_HELPER_FUNCTIONS = `cache_restore() { # COMPRESSION PATH...: decompress | tar -x at / from stdin; on failure removes the paths that were absent before
   case $1 in
     gzip) d="gunzip -c" ;;
-    zstd) command -v zstd > /dev/null 2>&1 || { echo "${CACHE_NO_DECODER_TAG} zstd"; return 0; }; d="zstd -dcq" ;;
+    zstd) command -v zstd > /dev/null 2>&1 || { echo "${CACHE_NO_DECODER_TAG} zstd"; cat > /dev/null; return 0; }; d="zstd -dcq" ;;
     none) d=cat ;;
     *) echo "${CACHE_RESTORE_FAILED_TAG} compression=$1 tar=none"; return 1 ;;
   esac

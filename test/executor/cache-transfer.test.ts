@@ -1,6 +1,8 @@
 // Tests the cache's moves through the scripted kubectl: what the pod is asked, what proves a restore, when a save is committed.
 import assert from "node:assert/strict";
-import { PassThrough, Readable } from "node:stream";
+import { PassThrough, Readable, Writable } from "node:stream";
+import type { Cluster } from "../../src/cluster/cluster.js";
+import type { ExecEnd, ExecSession } from "../../src/cluster/exec.js";
 import { describe, it } from "node:test";
 import { CacheCorruptError, CacheDecoderMissingError, type CacheSpec } from "../../src/cache/cache-types.js";
 import { CancelledError } from "../../src/errors.js";
@@ -144,6 +146,35 @@ describe("restoreCacheArchive", () => {
     kubectl.on("exec", { stdout: "knotless-cache-no-decoder zstd\n" });
     await assert.rejects(restoreCacheArchive(ctx, POD, SPEC, { stream: archiveStream(ARCHIVE), compression: "zstd" }), (error: unknown) => error instanceof CacheDecoderMissingError && error.compression === "zstd");
     assert.deepEqual(kubectl.calls[0]!.command.slice(-4), ["cache-restore", "zstd", "work/node_modules", "root/.npm"]);
+  });
+
+  it("ends stdin as soon as the pod says it lacks zstd, without sending the rest of the entry", async () => {
+    // The pod then reads stdin to its end (src/pod/cache-script.ts): the exec ends once stdin does.
+    const { ctx } = buildTestContext();
+    let received = 0;
+    let finished!: () => void;
+    const stdinEnded = new Promise<void>((resolve) => (finished = resolve));
+    const stdout = new PassThrough();
+    const stdin = new Writable({
+      write(chunk: Buffer, _encoding, callback) {
+        received += chunk.length;
+        setImmediate(callback); // a socket takes each chunk a turn later
+      },
+      final(callback) {
+        finished();
+        callback();
+      },
+    });
+    const exec = async (): Promise<ExecSession> => {
+      setImmediate(() => stdout.write("knotless-cache-no-decoder zstd\n"));
+      const ended = stdinEnded.then((): ExecEnd => (stdout.end(), { kind: "exit", code: 0, tags: "", stderr: "", how: "exit status 0" }));
+      return { stdout, stdin, ended, kill: () => undefined };
+    };
+    const big = Readable.from((function* () {
+      for (let i = 0; i < 4096; i++) yield Buffer.alloc(16_384, i);
+    })());
+    await assert.rejects(restoreCacheArchive({ ...ctx, cluster: { ...ctx.cluster, exec } as Cluster }, POD, SPEC, { stream: big, compression: "zstd" }), CacheDecoderMissingError);
+    assert.ok(received < 8 * 1024 * 1024, `${received} of 64 MiB sent`);
   });
 
   it("rejects with CancelledError when the run is cancelled during the restore", async () => {
