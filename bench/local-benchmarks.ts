@@ -28,7 +28,7 @@ export async function runLocalBenchmarks(options: BenchOptions, argv: readonly s
   const tools = await readToolVersions(local.kubectlPath);
   log(`local-cluster benchmarks with ${tools.kubectl}, ${tools.podman}`);
   const workDir = await mkdtemp(join(scratch, "knotless-local-bench-"));
-  const bench: BenchCluster = await startBenchCluster(local.kubectlPath, local.podVolumes);
+  const bench: BenchCluster = await startBenchCluster(local.kubectlPath, local.podVolumes, local.clusterTls);
   // The runner's staging dir and every kubectl follow TMPDIR; the plain scripts get the same environment.
   const env: Record<string, string> = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/root", TMPDIR: scratch };
   let stopped: Promise<Leftovers> | undefined;

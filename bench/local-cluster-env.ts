@@ -94,8 +94,8 @@ async function sleep(ms: number): Promise<void> {
 }
 
 /** Starts the local cluster for the benchmarks; others' leftovers in podman are not touched (no orphan pruning). */
-export async function startBenchCluster(kubectlPath: string, podVolumes: "disk" | "memory" = "disk"): Promise<BenchCluster> {
-  const cluster = await startLocalCluster({ pruneOrphans: false, emptyDirsInMemory: podVolumes === "memory" });
+export async function startBenchCluster(kubectlPath: string, podVolumes: "disk" | "memory" = "disk", tls = false): Promise<BenchCluster> {
+  const cluster = await startLocalCluster({ pruneOrphans: false, emptyDirsInMemory: podVolumes === "memory", tls });
   const watch = new PodPhaseWatch(cluster);
   const quiesce = async (): Promise<void> => {
     const deadline = Date.now() + 60_000;

@@ -75,7 +75,9 @@ function readCpuMs(pid: number): number | undefined {
 
 async function runRunnerSampled(args: readonly string[], env: Readonly<Record<string, string>>): Promise<{ wallMs: number; peakTreeKiB: number; peakRunnerKiB: number; cpuMs: number; children: Record<string, number> }> {
   const started = performance.now();
-  const child = spawn(process.execPath, args, { env, stdio: ["ignore", "ignore", "pipe"] });
+  // To profile the runners alone (this process serves the local cluster): BENCH_RUNNER_NODE_ARGS="--cpu-prof --cpu-prof-dir=DIR".
+  const nodeArgs = process.env.BENCH_RUNNER_NODE_ARGS?.split(" ").filter(Boolean) ?? [];
+  const child = spawn(process.execPath, [...nodeArgs, ...args], { env, stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";
   child.stderr.on("data", (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
   let peakTree = 0;

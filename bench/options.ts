@@ -38,6 +38,8 @@ export interface LocalBenchOptions {
   readonly libraryRuns: readonly number[];
   /** The local cluster's emptyDirs on disk (a podman volume, the default) or in memory (tmpfs: no disk writeback). */
   readonly podVolumes: "disk" | "memory";
+  /** The local cluster serves over TLS, as real clusters do (both transports then encrypt every byte). */
+  readonly clusterTls: boolean;
 }
 
 export interface TransferSize {
@@ -102,6 +104,7 @@ export const USAGE = `usage: npm run bench -- [--quick] [--only NAME[,NAME...]] 
   --library-runs L  library's counts of runs at once (default 10,50; e.g. 10,50,200)
   --pod-volumes disk|memory  the local cluster's emptyDirs as podman volumes on disk (default) or tmpfs, so a
                  transfer is not timed against this machine's disk writeback
+  --cluster-tls  the local cluster serves HTTPS, as real clusters do (default plain HTTP)
   --cache-sizes  local-cache's sizes: any of 50mb, 500mb, 500mb-zstd (default all three)
   --host-cpus L  local-cache: run the runner, its kubectl and the baselines under taskset -c L; run the bench itself
                  under taskset -c on the other CPUs, so host and cluster stop sharing cores
@@ -134,6 +137,7 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions {
   let reps: number | undefined;
   let transferReps: number | undefined;
   let podVolumes: "disk" | "memory" = "disk";
+  let clusterTls = false;
   let cacheDir = join(tmpdir(), "knotless-bench-cache");
   let reportPath: string | undefined;
   let cleanCache = false;
@@ -176,6 +180,9 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions {
         podVolumes = value;
         break;
       }
+      case "--cluster-tls":
+        clusterTls = true;
+        break;
       case "--transfer-reps":
         transferReps = readCount(flag, next());
         if (transferReps < 1) throw new Error("--transfer-reps needs at least 1");
@@ -242,6 +249,7 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions {
     ...(hostCpus ? { hostCpus } : {}),
     libraryRuns,
     podVolumes,
+    clusterTls,
   };
   return { quick, only: only ?? new Set(BENCH_NAMES.filter((name) => !ON_REQUEST.includes(name))), local, latencyMs, overheadReps: reps ?? (quick ? 3 : 7), transferSizes, cacheDir, ...(reportPath ? { reportPath } : {}), cleanCache, ...(scratchDir ? { scratchDir } : {}) };
 }
