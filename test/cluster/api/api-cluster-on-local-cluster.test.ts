@@ -33,6 +33,18 @@ function job(name: string): IJob {
   };
 }
 
+/** `total` bytes of "a", 64 KiB a read. */
+function streamOfBytes(total: number): Readable {
+  let left = total;
+  return new Readable({
+    read() {
+      if (left <= 0) return void this.push(null);
+      left -= 65536;
+      this.push(Buffer.alloc(65536, 0x61));
+    },
+  });
+}
+
 async function readAll(stream: Readable): Promise<string> {
   let text = "";
   for await (const chunk of stream) text += Buffer.isBuffer(chunk) ? chunk.toString() : String(chunk);
@@ -112,28 +124,14 @@ describe("the API transport on the local cluster", { skip }, () => {
   });
 
   it("streams 32 MiB of stdin from a Readable", async () => {
-    let left = 32 * 1024 * 1024;
-    const from = new Readable({
-      read() {
-        if (left <= 0) return void this.push(null);
-        left -= 65536;
-        this.push(Buffer.alloc(65536, 0x61));
-      },
-    });
+    const from = streamOfBytes(32 * 1024 * 1024);
     const { out, end } = await run(["wc", "-c"], { kind: "stream", from });
     assert.equal(out.trim(), String(32 * 1024 * 1024));
     assert.ok(end.kind === "exit" && end.code === 0);
   });
 
   it("ends as soon as a command that stops reading its stdin exits, while 64 MiB are still being sent, though the client waits for the server's close", async () => {
-    let left = 64 * 1024 * 1024;
-    const from = new Readable({
-      read() {
-        if (left <= 0) return void this.push(null);
-        left -= 65536;
-        this.push(Buffer.alloc(65536, 0x61));
-      },
-    });
+    const from = streamOfBytes(64 * 1024 * 1024);
     // The client waits for the server's close as long as ws does (30 s): the local cluster's relay must keep reading.
     const patient = await openApiCluster({ files: [local.kubeconfigPath], explicit: true }, { env: {}, execCloseGraceMs: 60_000 });
     const started = Date.now();
