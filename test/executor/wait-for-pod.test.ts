@@ -170,12 +170,13 @@ describe("waitForPod", { concurrency: true }, () => {
   });
 
   it("starts the image-pull grace again when the pull stops failing in between", async () => {
-    const { ctx, kubectl } = buildTestContext({ timings: { imagePullGraceMs: 50 } });
+    // A grace well above a loaded machine's gap between two reads: the loop may judge one read twice.
+    const { ctx, kubectl } = buildTestContext({ timings: { imagePullGraceMs: 400 } });
     let firstRead: number | undefined;
-    // Pull failures alternate with a plain Pending for several graces, then the pod runs.
+    // Pull failures alternate with a plain Pending for four graces, then the pod runs.
     kubectl.on("get pods", (_call, n) => {
       firstRead ??= Date.now();
-      if (Date.now() - firstRead >= 300 && n % 2 === 1) return podList(runningPod());
+      if (Date.now() - firstRead >= 1600 && n % 2 === 1) return podList(runningPod());
       return podList(pendingPod({ waiting: { reason: n % 2 === 1 ? "ErrImagePull" : "ContainerCreating" } }));
     });
     assert.deepEqual(await waitForPod(ctx, FAR()), { name: POD_NAME, node: NODE_NAME });
