@@ -135,10 +135,11 @@ describe("the API transport on the local cluster", { skip }, () => {
     // The client waits for the server's close as long as ws does (30 s): the local cluster's relay must keep reading.
     const patient = await openApiCluster({ files: [local.kubeconfigPath], explicit: true }, { env: {}, execCloseGraceMs: 60_000 });
     const started = Date.now();
-    const session = await patient.exec({ namespace: undefined, pod, container: "main", command: ["sh", "-c", "head -c 1 > /dev/null; echo read-one"], stdin: { kind: "stream", from } });
-    const [out, end] = await Promise.all([readAll(session.stdout), session.ended]);
-    assert.equal(out, "read-one\n");
-    assert.ok(end.kind === "exit" && end.code === 0, end.how);
+    // The exit code, not stdout: podman's exec drops the output of a command that exits with stdin unread, now and then.
+    const session = await patient.exec({ namespace: undefined, pod, container: "main", command: ["sh", "-c", "head -c 1 > /dev/null; exit 3"], stdin: { kind: "stream", from } });
+    session.stdout.resume();
+    const end = await session.ended;
+    assert.ok(end.kind === "exit" && end.code === 3, end.how);
     assert.ok(Date.now() - started < 10_000, `ended after ${Date.now() - started} ms`);
     await patient.close();
   });
