@@ -458,8 +458,7 @@ export class Kubelet {
     rt.stage = "starting";
     rt.played = true;
     try {
-      const memoryVolumes = plan.memoryVolumeNames.length > 0 ? this.opts.podman!.createMemoryVolumes(plan.memoryVolumeNames) : Promise.resolve();
-      rt.playing = memoryVolumes.then(() => this.opts.podman!.playKube(plan.yaml));
+      rt.playing = this.opts.podman!.createMemoryVolumes(plan.memoryVolumeNames).then(() => this.opts.podman!.playKube(plan.yaml));
       await rt.playing;
     } catch (e) {
       const message = e instanceof Error ? e.message : String(e);

@@ -49,6 +49,8 @@ class EagerPodman {
     this.running.clear();
   }
 
+  async createMemoryVolumes(): Promise<void> {}
+
   async removeVolumes(): Promise<void> {}
 }
 
