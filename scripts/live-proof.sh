@@ -36,7 +36,7 @@ With the admin kubeconfig FILE (scripts/tenant-kubeconfig.sh writes one), or aga
 
 SECS is a whole number of seconds, with an optional s or m suffix (90, 90s, 3m).
 The run is the example workflow file, run --workflow examples/workflows/hello.yml on the checkout examples/hello
-with examples/shared-steps in /steps. See LIVE.md.
+with examples/shared-steps in /steps. See docs/live-proof.md.
 
 Exit codes:
   0  every check passed (the report says so)

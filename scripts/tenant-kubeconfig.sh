@@ -2,10 +2,10 @@
 # Obtains a hosted tenant cluster's kubeconfig: signs in with socialweb-computer-kcp's oauth-signin.ts, creates or
 # reuses the named cluster through the gateway, waits until it is Ready and writes its kubeconfig mode 0600.
 #
-# ==== THE ASSUMED INTERFACE (the one place; LIVE.md "The assumed sign-in and gateway interface" says the same) ====
+# ==== THE ASSUMED INTERFACE (the one place; docs/live-proof.md "The assumed sign-in and gateway interface" says the same) ====
 # socialweb-computer-kcp's scripts/oauth-signin.ts is not reachable from this project and its interface is not
 # public here. This script assumes exactly the following, checks it, and fails naming the expectation that failed.
-# If the real script or gateway differ, change run_signin below and scripts/lib/tenant-gateway.mjs, and LIVE.md.
+# If the real script or gateway differ, change run_signin below and scripts/lib/tenant-gateway.mjs, and docs/live-proof.md.
 #
 # oauth-signin.ts
 #   invocation   <tsx> "$KCP_REPO/scripts/oauth-signin.ts" --gateway <URL> --credentials <FILE>
@@ -56,7 +56,7 @@ and nothing else; progress goes to stderr. No credential, token or key is ever p
   -h, --help             this help
 
 DUR is a number of seconds with an optional s, m or h suffix: 90, 90s, 15m, 1h, 0.5s.
-The interface assumed of oauth-signin.ts and of the gateway is at the top of this script and in LIVE.md.
+The interface assumed of oauth-signin.ts and of the gateway is at the top of this script and in docs/live-proof.md.
 
 Exit codes:
   0  the kubeconfig was written

@@ -32,7 +32,7 @@ export function readFacts(path) {
   };
 }
 
-/** The runner's phase durations from its log.ndjson control lines (README "Result and logs"), by phase name. */
+/** The runner's phase durations from its log.ndjson control lines (docs/how-a-run-works.md, "Results and logs"), by phase name. */
 export function readPhaseDurations(logPath) {
   const phases = {};
   if (!existsSync(logPath)) return phases;

@@ -1,5 +1,5 @@
 // scripts/tenant-kubeconfig.sh's node half: checks the sign-in's output, drives the gateway, writes the kubeconfig 0600.
-// The interface it assumes is stated once, at the top of scripts/tenant-kubeconfig.sh and in LIVE.md; keep them in step.
+// The interface it assumes is stated once, at the top of scripts/tenant-kubeconfig.sh and in docs/live-proof.md; keep them in step.
 import { closeSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
 import { basename } from "node:path";
 import { parseArgs } from "node:util";
@@ -73,7 +73,7 @@ export function collectSigninSecrets(credentialsPath, stdoutPath) {
   return secrets;
 }
 
-/** The gateway's JSON API as LIVE.md states it, with the session as a bearer token. */
+/** The gateway's JSON API as docs/live-proof.md states it, with the session as a bearer token. */
 export class TenantGateway {
   constructor({ url, token, secrets, log, fetchImpl = fetch, sleep = defaultSleep }) {
     this.url = url.replace(/\/+$/, "");

@@ -101,10 +101,10 @@ describe("scripts/tenant-kubeconfig.sh", { concurrency: 1 }, () => {
     }
     assert.match(result.stdout, /no default/);
     assert.match(result.stdout, /Exit codes:[\s\S]*6 {2}the cluster was not Ready/);
-    assert.match(result.stdout, /LIVE\.md/);
+    assert.match(result.stdout, /docs\/live-proof\.md/);
     const script = readFileSync(join(REPO_ROOT, "scripts", "tenant-kubeconfig.sh"), "utf8");
     assert.match(script, /THE ASSUMED INTERFACE/);
-    assert.match(readFileSync(join(REPO_ROOT, "LIVE.md"), "utf8"), /## The assumed sign-in and gateway interface/);
+    assert.match(readFileSync(join(REPO_ROOT, "docs", "live-proof.md"), "utf8"), /## The assumed sign-in and gateway interface/);
   });
 
   it("creates a missing cluster, polls until it is Ready and writes its kubeconfig mode 0600 under ~/.tmp", async () => {
@@ -124,7 +124,7 @@ describe("scripts/tenant-kubeconfig.sh", { concurrency: 1 }, () => {
     assert.equal(result.stderr.match(/cluster demo: Provisioning/g)?.length, 1, "a status is reported when it changes");
     assert.match(result.stderr, /cluster demo: Ready/);
     const call = JSON.parse(readFileSync(machine.record, "utf8")) as { args: string[]; cwd: string };
-    assert.deepEqual(call.args, ["--gateway", g.url, "--credentials", machine.credentials], "oauth-signin.ts is called as LIVE.md states");
+    assert.deepEqual(call.args, ["--gateway", g.url, "--credentials", machine.credentials], "oauth-signin.ts is called as docs/live-proof.md states");
     assert.equal(call.cwd, machine.kcp);
     assertNoLeaks(machine, result, path);
   });

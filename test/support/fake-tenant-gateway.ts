@@ -1,4 +1,4 @@
-// A stand-in of the tenant gateway on 127.0.0.1, speaking the JSON API LIVE.md assumes; scripted, and records every request.
+// A stand-in of the tenant gateway on 127.0.0.1, speaking the JSON API docs/live-proof.md assumes; scripted, and records every request.
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
