@@ -75,59 +75,8 @@ const SETTLE_POLLS_PER_SECOND = 20;
 export const DROPPED_FRAME_TAG = "D";
 
 /**
- * The helper's subcommands (argv after `sh /knotless/helper.sh`):
- * - `run N`: starts step N once (a second call only follows it), then behaves as `follow N 0 0`.
- * - `follow N OUT ERR`: streams step N's output from byte offsets OUT/ERR as frames on stdout until it ends:
- *   `O <len>\n<bytes>` (stdout), `E <len>\n<bytes>` (stderr), `H\n` (after SILENCE_FRAME_SECONDS of silence by the
- *   clock, so idle stream timeouts do not cut a quiet step), then `X <code>\n` read from the exit file the step's wrapper wrote,
- *   or `K\n` when the step was killed (after the output it wrote up to then: a follow after the kill is how a
- *   timed-out step's last lines reach the log), or `N\n` when step N was never started. Only `X` reports an exit
- *   code: an exec that ends without it never counts as a finished step. Before `X` or `K`, `D O <bytes>` / `D E <bytes>`
- *   when step N's stdout / stderr passed the output bound (`D O ?` when the step was stopped before its count ended).
- * - `kill N GRACE`: SIGTERM to step N's process group and to every process carrying its mark, SIGKILL to what is
- *   left after GRACE seconds; then prints `stopped N` once none is left (`alive N` and exit 1 if one is). The
- *   line is the proof: a kill exec that ends without it (dropped, swallowed) did not necessarily run. Idempotent.
- * - `secrets`: reads the run's secrets from stdin (`export` lines, then a receipt line: src/pod/secrets-payload.ts)
- *   into /knotless-secrets/env (mode 0600, directory 0700, a memory-backed volume), installed only when the stream
- *   ended with a whole receipt line; prints the receipt it found (or `none`) and the number of bytes it received, never a value.
- * - `forget-secrets`: removes the secrets file; idempotent.
- * - `pack-outputs`: removes the secrets file (as `forget-secrets`), then writes a tar of /outputs to stdout, then
- *   `knotless-outputs-entries <n>` to stderr: the lines `find /outputs ! -type s` prints (see
- *   src/transfer/transfer-receipt.ts for why a count, not a checksum). A tar that takes `-b` (GNU tar, bsdtar;
- *   busybox's does not) writes 64 KiB records instead of 10 KiB ones: fewer, larger writes into the exec stream
- *   (bench/RESULTS.md).
- * - `cache-restore PATH...`, `cache-save PATH...`, `list-files DIR...`, `pack-files DIR`: moving caches and artifacts
- *   (src/pod/cache-script.ts).
- * - `wrap N` (internal: what `run` starts) is step N's wrapper.
- *
- * The step runs in /work, in its own session, stdin from /dev/null, output into files: a dropped exec stream cannot
- * stop it, and a reconnecting `follow` loses no byte and repeats none. Each output goes through a fifo to a copier
- * (`keep`) that appends it to its file as it comes until the file holds `outputBoundBytes`, then counts the rest into
- * FILE.dropped and discards it: the step goes on, and a step printing forever cannot fill the node's disk. The copier
- * reads with `dd` without `iflag=fullblock` (output stays live; no read asks for more than the bound leaves, so none
- * reads past it: busybox's `head -c` reads ahead through stdio). The wrapper waits for both copiers to end (at most
- * ~2 s: a process the step left running may hold its output open) before it writes the exit file. Its wrapper, in a subshell, sources in this
- * order (a later file wins for the same name):
- *   1. /knotless/env/run.env: the run's variables, then the workflow's environment (ExecutorSettings.env);
- *   2. /knotless/env/carried.env: what earlier steps wrote to `$KNOTLESS_ENV`, in step order;
- *   3. /knotless/env/N.env: the step's own `env`;
- *   4. /knotless-secrets/env: the secrets (a run with secrets refuses to start a step without this file);
- * then exports KNOTLESS_STEP_MARK and `KNOTLESS_ENV=/knotless/run/N/env` (an empty file) and `exec`s the configured
- * shell's words with the script: `sh -e /knotless/steps/N.sh` by default. Values are never on a command line.
- * Once the shell has ended, the wrapper turns `$KNOTLESS_ENV` into `export` lines appended to carried.env (all or
- * nothing): `NAME=VALUE` lines and `NAME<<DELIMITER` ... `DELIMITER` blocks (the lines between joined by newlines),
- * values byte for byte; empty lines between entries are skipped; a CR before a line's newline is dropped. A line
- * it cannot read (neither `=` nor `<<`, a name that is not letters, digits and `_` not starting with a digit or is
- * over 255 characters, KNOTLESS_ENV or KNOTLESS_STEP_MARK, `<<` without a delimiter, a block never closed, a NUL)
- * is reported on the step's stderr as `knotless: $KNOTLESS_ENV line L: expected ...`, carries nothing, and fails
- * a step that had exited 0 with exit code 1. The parsing is linear in the file's size (no shell pattern is matched
- * against more than a name's 255 characters; LC_ALL=C).
- * The step's wrapper writes its exit code straight into the exit file as one line, last; `follow` takes it only once
- * the line is complete (`read` fails without the newline, which comes last), so a partly written code is never read.
- * Under `run` the helper is the wrapper's parent: a CHLD trap ends the poll's sleep as soon as the step ends (not under bash, which crashes on one).
- * Every subcommand but `wrap` beats while it runs (src/pod/keep-alive.ts): a runner exec keeps the pod's idle guard
- * away, a step left running without a runner does not. `run` and `follow` beat only while their stdin is open too:
- * the runner holds it for as long as it follows, so a follow whose runner is gone stops beating.
+ * The helper as installed in the pod: src/pod/sh/helper.sh (its commands, frames and exit codes open that file) after
+ * beat.sh and cache.sh, with the run's settings before them. Values are never on a command line.
  */
 export function buildHelperScript(options: HelperOptions = {}): string {
   const shell = options.shell ?? DEFAULT_STEP_SHELL;
