@@ -4,6 +4,7 @@
 set -eu
 umask 077
 
+# shellcheck disable=SC2016 # the usage text shows $ and backticks as they are
 USAGE='usage: scripts/live-proof.sh --kubeconfig FILE --report DIR [options]
        scripts/live-proof.sh --local --report DIR [options]
 
@@ -141,9 +142,10 @@ if [ -n "$local_cluster" ]; then
   [ -f "$repo/dist/local-cluster/cli.js" ] || die 3 "the local cluster is not built: run npm ci && npm run build (or sh scripts/setup.sh)"
   podman info >/dev/null 2>&1 || die 3 "--local needs podman, and podman info failed: containers cannot run here (see scripts/setup-containers.sh)"
 else
-  [ -f "$kubeconfig" ] && [ -r "$kubeconfig" ] || die 3 "cannot read the admin kubeconfig $kubeconfig (scripts/tenant-kubeconfig.sh writes one)"
+  { [ -f "$kubeconfig" ] && [ -r "$kubeconfig" ]; } || die 3 "cannot read the admin kubeconfig $kubeconfig (scripts/tenant-kubeconfig.sh writes one)"
   case $kubeconfig in /*) ;; *) kubeconfig="$(pwd)/$kubeconfig" ;; esac
   set -f
+  # shellcheck disable=SC2046 # split on purpose: the fields of ls -l
   set -- $(ls -ldn -- "$kubeconfig")
   set +f
   case $1 in -???------*) ;; *) say "warning: $kubeconfig is readable by group or others (mode $1): it holds a cluster-admin key; chmod 600 it" ;; esac
@@ -336,6 +338,7 @@ if [ "$code" -ne 0 ]; then
 fi
 [ -f "$scoped" ] || fail credentials "credentials exited 0 but wrote no kubeconfig to --out"
 set -f
+# shellcheck disable=SC2046 # split on purpose: the fields of ls -l
 set -- $(ls -ldn -- "$scoped")
 set +f
 case $1 in -rw-------*) fact credential_mode 0600 ;; *) fact credential_mode "$1" ;; esac
@@ -410,7 +413,7 @@ while :; do
   nodes=$(count_nodes)
   fact nodes_after "$(now) $nodes"
   elapsed=$(($(date +%s) - after_started))
-  [ "$nodes" != 0 ] && [ "$elapsed" -lt "$after_wait" ] || break # "?" (kubectl failed) waits too: it may be a blip
+  { [ "$nodes" != 0 ] && [ "$elapsed" -lt "$after_wait" ]; } || break # "?" (kubectl failed) waits too: it may be a blip
   say "nodes after the run: $nodes (waiting up to $after_wait s for zero, $elapsed s so far)"
   sleep 10 &
   wait $! || true

@@ -81,7 +81,7 @@ read_debian_mirror() {
     mirror=$(awk '$1 == "deb" { i = 2; if ($2 ~ /^\[/) { while (i <= NF && $i !~ /\]$/) i++; i++ } if ($(i + 1) == "bookworm") { print $i; exit } }' /etc/apt/sources.list)
   fi
   for file in /etc/apt/sources.list.d/*.sources; do
-    [ -z "$mirror" ] && [ -f "$file" ] || continue
+    { [ -z "$mirror" ] && [ -f "$file" ]; } || continue
     mirror=$(awk '
       function flush() { if (deb && enabled && bookworm && uri != "" && !found) { print uri; found = 1 } deb = 0; enabled = 1; bookworm = 0; uri = "" }
       BEGIN { enabled = 1 }

@@ -37,6 +37,7 @@ EXIT_PREREQUISITE=3
 EXIT_SIGNIN=4
 # 5: the gateway failed or answered otherwise; 6: the cluster was not Ready in time (both from tenant-gateway.mjs)
 
+# shellcheck disable=SC2016 # the usage text shows its quotes as they are
 USAGE='usage: scripts/tenant-kubeconfig.sh --cluster NAME --credentials FILE --gateway URL --kcp-repo DIR [options]
 
 Signs in with socialweb-computer-kcp'"'"'s scripts/oauth-signin.ts, creates the tenant cluster NAME (or reuses it),
@@ -156,6 +157,7 @@ fi
 case $credentials in /*) ;; *) credentials="$(pwd)/$credentials" ;; esac
 # ls -ldn: "-rw------- 1 UID GID ..." (POSIX); the mode and owner only, never the content.
 set -f
+# shellcheck disable=SC2046 # split on purpose: the fields of ls -l
 set -- $(ls -ldn -- "$credentials")
 set +f
 case $1 in
@@ -206,6 +208,7 @@ if [ "$signin_code" -ne 0 ]; then
 fi
 
 code=0
+# shellcheck disable=SC2086 # $no_create_flag is empty or one flag
 node "$here/lib/tenant-gateway.mjs" fetch --signin-stdout "$work/signin.stdout" --credentials "$credentials" \
   --gateway "$gateway" --cluster "$cluster" --out "$out" --ready-timeout "$ready_timeout" \
   --poll-interval "$poll_interval" $no_create_flag || code=$?

@@ -4,6 +4,7 @@
 # server as the postgres user; extra arguments go to postgres (`-c fsync=off`).
 set -eu
 PGDATA=${PGDATA:-/var/lib/postgresql/data}
+# shellcheck disable=SC2012 # version directories: plain names, and ls sorts them
 BIN=$(ls -d /usr/lib/postgresql/*/bin | tail -n 1)
 mkdir -p "$PGDATA" /run/postgresql
 chown postgres:postgres "$PGDATA" /run/postgresql

@@ -1,4 +1,4 @@
-// The helper's cache and artifact subcommands: POSIX sh that busybox (1.35/1.36) and Debian's GNU tools both run.
+// The helper's cache and artifact subcommands (src/pod/sh/cache.sh): POSIX sh that busybox (1.35/1.36) and Debian's GNU tools both run.
 //
 // What the two images give us, and so what this code may use:
 // - tar: GNU tar 1.34 (bookworm) and busybox tar both create and extract to and from stdin with -C and take
@@ -37,70 +37,16 @@ export const FILES_LISTED_TAG = "knotless-files-listed";
 /** The line `pack-files` prints last on stderr: `knotless-files-packed tar=N`. */
 export const FILES_PACKED_TAG = "knotless-files-packed";
 
-/** The shell functions; spliced into the helper script (src/pod/helper-script.ts), where `R` is the runner's directory. */
-export const CACHE_HELPER_FUNCTIONS = `cache_restore() { # COMPRESSION PATH...: decompress | tar -x at / from stdin; on failure removes the paths that were absent before
-  case $1 in
-    gzip) d="gunzip -c" ;;
-    zstd) command -v zstd > /dev/null 2>&1 || { echo "${CACHE_NO_DECODER_TAG} zstd"; cat > /dev/null; return 0; }; d="zstd -dcq" ;;
-    none) d=cat ;;
-    *) echo "${CACHE_RESTORE_FAILED_TAG} compression=$1 tar=none"; return 1 ;;
-  esac
-  shift
-  a=$R/cache-absent.$$; g=$R/cache-decode.$$
-  : > $a
-  for p; do [ -e "/$p" ] || [ -L "/$p" ] || printf '%s\\n' "$p" >> $a; done
-  { $d; echo $? > $g; } | tar -xf - -C /
-  tr=$?; gz=$(cat $g 2>/dev/null); rm -f $g
-  cat > /dev/null
-  if [ "$gz" = 0 ] && [ $tr = 0 ]; then rm -f $a; echo "${CACHE_RESTORED_TAG}"; return 0; fi
-  while IFS= read -r p; do rm -rf "/$p"; done < $a
-  rm -f $a
-  echo "${CACHE_RESTORE_FAILED_TAG} \${d%% *}=\${gz:-none} tar=$tr"
-  return 1
-}
-
-cache_save() { # PATH...: tar -c of those that exist (relative to /) | zstd -1 (else gzip -1) on stdout; what it did on stderr, last
-  n=$#
-  for p; do
-    if [ -e "/$p" ] || [ -L "/$p" ]; then set -- "$@" "$p"; else printf '%s %s\\n' "${CACHE_MISSING_TAG}" "$p" >&2; fi
-  done
-  shift $n
-  [ $# -gt 0 ] || { echo "${CACHE_SAVED_TAG} none" >&2; return 0; }
-  t=$R/cache-tar.$$
-  if command -v zstd > /dev/null 2>&1; then
-    z=zstd; { tar -cf - -C / "$@"; echo $? > $t; } | zstd -1 -q -c --check
-  else
-    z=gzip; { tar -cf - -C / "$@"; echo $? > $t; } | gzip -1
-  fi
-  gz=$?; tr=$(cat $t 2>/dev/null); rm -f $t
-  echo "${CACHE_SAVED_TAG} tar=\${tr:-none} $z=$gz" >&2
-}
-
-list_files() { # PATH...: the regular files at or under each PATH that exists, NUL-terminated, on stdout
-  for d; do [ -e "$d" ] && find "$d" -type f -print0; done
-  echo "${FILES_LISTED_TAG}" >&2
-}
-
-pack_files() { # DIR: a tar on stdout (without -T: several, one after the other) of exactly the files named on stdin (one per line, relative to DIR)
-  cd "$1" || exit
-  if tar --verbatim-files-from -cf - -T /dev/null > /dev/null 2>&1; then
-    tar -cf - --no-recursion --verbatim-files-from -T -
-  else
-    # Not a loop of set -- "$@" "$f": quadratic in sh (20,000 names took busybox sh 2 min 20 s), and one argv can
-    # outgrow ARG_MAX. xargs exits 123 when a tar run failed.
-    tr '\\n' '\\0' | xargs -0 -r tar -cf - --no-recursion --
-  fi
-  rc=$?
-  echo "${FILES_PACKED_TAG} tar=$rc" >&2
-  return $rc
-}
-`;
-
-/** The case arms of the helper's dispatch for these subcommands. */
-export const CACHE_HELPER_DISPATCH = `  cache-restore) shift; cache_restore "$@" ;;
-  cache-save) shift; cache_save "$@" ;;
-  list-files) shift; list_files "$@" ;;
-  pack-files) pack_files "$2" ;;`;
+/** The tags src/pod/sh/cache.sh prints, as the helper's renderer (src/pod/helper-script.ts) sets them for it. */
+export const CACHE_HELPER_SETTINGS = {
+  CACHE_RESTORED_TAG,
+  CACHE_RESTORE_FAILED_TAG,
+  CACHE_NO_DECODER_TAG,
+  CACHE_SAVED_TAG,
+  CACHE_MISSING_TAG,
+  FILES_LISTED_TAG,
+  FILES_PACKED_TAG,
+} as const;
 
 const HELPER = `${POD_RUNNER_DIR}/helper.sh`;
 

@@ -1,6 +1,8 @@
 // The run pod's dead man's switch: PID 1's idle guard, and the beat every runner exec keeps on a clock while it runs.
 import { formatDuration } from "../config/duration.js";
 import { POD_HEARTBEAT_PATH } from "./paths.js";
+import { renderShellProgram } from "./render-sh.js";
+import { KEEP_ALIVE_SH } from "./sh/embedded.gen.js";
 
 /** The run container's exit code when its idle guard stopped it (EX_TEMPFAIL): how the runner tells it from a crash. */
 export const IDLE_EXIT_CODE = 75;
@@ -14,31 +16,12 @@ export const MIN_POD_IDLE_SECONDS = 3 * BEAT_SECONDS;
 const TERMINATION_LOG = "/dev/termination-log";
 
 /**
- * Shell for the start of a runner exec into the run pod (the helper, the upload, the PVC cache scripts): one beat now,
- * then one every `beatSeconds` for as long as the exec's shell (`$$`, also inside the subshell) lives. Liveness is
- * the exec, never its output or silence: a step that prints steadily and one that is silent both keep the pod.
+ * The settings of src/pod/sh/beat.sh, which every runner exec into the run pod (the helper, the upload, the PVC cache
+ * scripts) sources: one beat now, then one every `beatSeconds` for as long as the exec's shell lives (or, for a
+ * follow, also only while the runner holds its stdin). Liveness is the exec, never its output or silence.
  */
-export function buildBeatWhileExecRuns(beatSeconds = BEAT_SECONDS): string {
-  return `{ echo > ${POD_HEARTBEAT_PATH}; } 2>/dev/null; ${beaterLoop(beatSeconds)}`;
-}
-
-/**
- * As buildBeatWhileExecRuns, for the long-lived follow of a step: the beats also stop once the exec's stdin ends.
- * The runner holds that stdin open for the exec's whole life and never writes to it; when the runner dies or its
- * stream is cut, the cluster closes it, while the follow itself may live on with its output discarded (a cut exec's
- * process is not killed). Background jobs get /dev/null as stdin, so the watcher reads the exec's stdin through fd 3.
- */
-export function buildBeatWhileRunnerHolds(beatSeconds = BEAT_SECONDS): string {
-  return [
-    `{ echo > ${POD_HEARTBEAT_PATH}; } 2>/dev/null; exec 3<&0`,
-    `${beaterLoop(beatSeconds)} knotless_beater=$!`,
-    "(cat <&3 > /dev/null 2>&1; kill $knotless_beater 2>/dev/null) < /dev/null > /dev/null 2>&1 &",
-    "exec 3<&-",
-  ].join("\n");
-}
-
-function beaterLoop(beatSeconds: number): string {
-  return `(while sleep ${beatSeconds} && kill -0 $$ 2>/dev/null; do echo > ${POD_HEARTBEAT_PATH}; done) < /dev/null > /dev/null 2>&1 &`;
+export function buildBeatSettings(beatSeconds = BEAT_SECONDS): { readonly HEARTBEAT_PATH: string; readonly BEAT_SECONDS: number } {
+  return { HEARTBEAT_PATH: POD_HEARTBEAT_PATH, BEAT_SECONDS: beatSeconds };
 }
 
 /** The words the run, `list` and `gc` use for a pod its guard stopped. */
@@ -47,28 +30,15 @@ export function describeIdleStop(idleSeconds: number | undefined): string {
   return `the pod stopped itself${after} without runner activity (its runner is gone, or could not reach it)`;
 }
 
-/**
- * A POSIX sh script for PID 1 of the run container.
- * - `sleep & wait` lets the TERM trap fire at once, so the pod stops within its grace period.
- * - Dead man's switch: every runner exec refreshes the heartbeat file on a clock while it runs; when neither it nor
- *   the start is newer than `idleSeconds`, the runner is gone, so the container exits 75 with the reason as its
- *   termination message, the Job finishes and the cluster can scale back to zero instead of paying for a node.
- */
+/** PID 1 of the run container: src/pod/sh/keep-alive.sh, exiting IDLE_EXIT_CODE once no runner exec beat for `idleSeconds`. */
 export function buildKeepAliveScript(idleSeconds: number): string {
-  const message = describeIdleStop(idleSeconds);
-  const pollSeconds = Math.min(5, Math.max(1, Math.floor(idleSeconds / 4)));
-  return [
-    "trap 'exit 0' TERM INT",
-    "start=$(date +%s)",
-    "while :; do",
-    `  sleep ${pollSeconds} & wait $!`,
-    "  now=$(date +%s)",
-    `  last=$(stat -c %Y ${POD_HEARTBEAT_PATH} 2>/dev/null || echo "$start")`,
-    `  if [ $((now - last)) -gt ${idleSeconds} ]; then`,
-    `    echo "knotless: ${message}" >&2`,
-    `    echo "knotless: ${message}" > ${TERMINATION_LOG} 2>/dev/null`,
-    `    exit ${IDLE_EXIT_CODE}`,
-    "  fi",
-    "done",
-  ].join("\n");
+  const settings = {
+    IDLE_SECONDS: idleSeconds,
+    POLL_SECONDS: Math.min(5, Math.max(1, Math.floor(idleSeconds / 4))),
+    IDLE_MESSAGE: describeIdleStop(idleSeconds),
+    HEARTBEAT_PATH: POD_HEARTBEAT_PATH,
+    TERMINATION_LOG,
+    IDLE_EXIT_CODE,
+  };
+  return renderShellProgram(settings, KEEP_ALIVE_SH);
 }
