@@ -138,6 +138,7 @@ describe("serve over HTTP (scripted executor)", { timeout: 60_000 }, () => {
     const epoch = frames[0]!.epoch!;
     assert.match(epoch, /^[A-Za-z0-9_-]{16}$/);
     assert.ok(frames.every((f) => f.epoch === epoch));
+    for (const frame of frames) client.lexicons.def("statusEvent", frame);
     const other = await client.fetch("/events?cursor=1&epoch=another-epoch", ndjson);
     assert.equal(other.status, 400);
     assert.equal(((await other.json()) as { error: string }).error, "EpochMismatch");

@@ -3,6 +3,7 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
+import { loadLexicons } from "../../src/serve/lexicon-schemas.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
 import { openStalledNdjson, openStalledWs, startBigLogService, type StalledFollower } from "../support/stalled-followers.js";
 
@@ -78,6 +79,7 @@ describe("log followers of a big run", { timeout: 180_000 }, () => {
       const [fromNdjson, fromWs] = await Promise.all([ndjson.resume(), ws.resume()]);
       const last = JSON.parse(fromNdjson.lines.at(-1)!) as { error?: string; message?: string };
       assert.equal(last.error, "FollowerStalled");
+      (await loadLexicons()).def("streamError", last);
       assert.match(last.message ?? "", /read nothing for 2(\.0)?s/);
       assert.equal(fromWs.code, 4008);
       assert.match(fromWs.reason ?? "", /^FollowerStalled: /);

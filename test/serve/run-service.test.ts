@@ -151,6 +151,34 @@ describe("the run service", () => {
     for (const follower of [resumed, all]) follower.stop();
   });
 
+  it("sends an events follower only what the room it is given holds, and the rest once it has room again, nothing missed or repeated", async () => {
+    const { service, submit } = makeService();
+    for (const id of ["e1", "e2", "e3"]) await submit(id);
+    await service.whenIdle();
+    const sent: Array<{ cursor: number }> = [];
+    let rooms = 1;
+    let grant: (() => void) | undefined;
+    const controller = new AbortController();
+    const output: FollowerOutput = {
+      signal: controller.signal,
+      room: async () => {
+        while (rooms === 0 && !controller.signal.aborted) await new Promise<void>((resolve) => (grant = resolve));
+        rooms -= 1;
+        return controller.signal.aborted ? 0 : 200; // one event's line fits, two do not
+      },
+      send: (lines) => sent.push(...lines.toString("utf8").trim().split("\n").map((line) => JSON.parse(line) as { cursor: number })),
+    };
+    void service.followEvents(0, output);
+    await settle();
+    assert.equal(sent.length, 1);
+    rooms = 100;
+    grant!();
+    await settle();
+    controller.abort();
+    grant?.();
+    assert.deepEqual(sent.map((e) => e.cursor), Array.from({ length: 9 }, (_, i) => i + 1));
+  });
+
   it("returns the same run for the same runId, never starting a second one", async () => {
     const g = gate();
     const { service, submit, executors } = makeService({ script: { runStep: g.runStep } });
