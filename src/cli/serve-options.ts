@@ -5,6 +5,7 @@ import { readDuration } from "../config/duration.js";
 import { readSize } from "../config/patterns.js";
 import { InputError } from "../errors.js";
 import { describeSetting, type RunnerConfigSource } from "../config/runner-config.js";
+import type { FollowerSettings } from "../serve/follower-budget.js";
 import type { ServeConfig } from "../serve/start-service.js";
 import { readCacheFlags, type RawCacheOptions } from "./cache-options.js";
 import { CLUSTER_OPTIONS, resolveClusterOptions, type RawClusterOptions } from "./cluster-options.js";
@@ -34,7 +35,10 @@ export const SERVE_OPTIONS: readonly OptionSpec[] = [
   { flag: "--pod-timeout <duration>", description: "how long a run's pod may stay Pending (default 15m)", defaultValue: "15m" },
   { flag: "--pod-idle-timeout <duration>", description: "each run's pod stops itself after this long without a runner exec, e.g. once serve died (default 10m, at least 15s)" },
   { flag: "--max-output-bytes <size>", description: "most bytes taken back from each run's /outputs", defaultValue: "512Mi" },
-  { flag: "--max-log-bytes <size>", description: "most bytes of step output each run keeps (its log is held in memory while it runs)", defaultValue: "16Mi" },
+  { flag: "--max-log-bytes <size>", description: "most bytes of step output each run keeps", defaultValue: "16Mi" },
+  { flag: "--follower-stall-timeout <duration>", description: "a /logs or /events follower that takes nothing of what is sent to it for this long is dropped, told why", defaultValue: "30s" },
+  { flag: "--follower-buffer <size>", description: "most bytes buffered for one /logs or /events follower; past it the follower's stream waits for it", defaultValue: "256Ki" },
+  { flag: "--all-followers-buffer <size>", description: "most bytes buffered for all followers together; past it every stream waits", defaultValue: "64Mi" },
   { flag: "--keep-warm <duration>", description: "after each run's Job is deleted, leave a placeholder that keeps its node for this long" },
   { flag: "--max-warm <n>", description: "most warm placeholders in the namespace, for --keep-warm", defaultValue: "1" },
   { flag: "--skip-warm", description: "do not look for a warm placeholder to claim" },
@@ -74,6 +78,9 @@ export interface RawServeOptions extends RawClusterOptions, RawCacheOptions, Raw
   podIdleTimeout?: string;
   maxOutputBytes: string;
   maxLogBytes: string;
+  followerStallTimeout: string;
+  followerBuffer: string;
+  allFollowersBuffer: string;
   keepWarm?: string;
   maxWarm: string;
   skipWarm?: boolean;
@@ -149,7 +156,19 @@ export async function resolveServeConfig(raw: RawServeOptions, env: NodeJS.Proce
     },
     transport: { setting: { target: cluster.target, kubectlPath: cluster.kubectlPath, transport: cluster.transport }, env },
     timings: { heartbeatIntervalMs },
+    followers: readFollowerSettings(raw),
   };
+}
+
+/** The bounds on stream followers: a stall timeout of at least 100ms, a follower's buffer of at least 4Ki, all followers' at least one follower's. */
+function readFollowerSettings(raw: RawServeOptions): FollowerSettings {
+  const stallTimeoutMs = readDuration(raw.followerStallTimeout, "--follower-stall-timeout");
+  if (stallTimeoutMs < 100) throw new InputError(`--follower-stall-timeout expects at least 100ms, got ${JSON.stringify(raw.followerStallTimeout)}`);
+  const maxBufferedBytes = readSize(raw.followerBuffer, "--follower-buffer");
+  if (maxBufferedBytes < 4096) throw new InputError(`--follower-buffer expects at least 4Ki, got ${JSON.stringify(raw.followerBuffer)}`);
+  const maxTotalBufferedBytes = readSize(raw.allFollowersBuffer, "--all-followers-buffer");
+  if (maxTotalBufferedBytes < maxBufferedBytes) throw new InputError(`--all-followers-buffer (${raw.allFollowersBuffer}) must be at least --follower-buffer (${raw.followerBuffer})`);
+  return { stallTimeoutMs, maxBufferedBytes, maxTotalBufferedBytes };
 }
 
 /** Refuses at start a --nixery that `limits.nixery` does not allow: every nixery workflow submitted would be refused for it. */

@@ -45,8 +45,14 @@ export class LogFile {
   #closing = false;
   #drained: (() => void) | undefined;
   #closed: Promise<void> | undefined;
+  /** Bytes the file system has taken so far, in order: what a reader of the file may read. */
+  #written = 0;
 
-  constructor(readonly path: string) {
+  /** `onWritten` is told the file's length each time a chunk is in it (whole lines, as they were queued). */
+  constructor(
+    readonly path: string,
+    private readonly onWritten?: (length: number) => void,
+  ) {
     try {
       this.#fd = openForWriting(path);
     } catch (error) {
@@ -144,8 +150,13 @@ export class LogFile {
         this.#writeNext();
         return;
       }
-      if (done + written < chunk.bytes.length) this.#writeFrom(fd, chunk, done + written);
-      else this.#writeNext();
+      if (done + written < chunk.bytes.length) {
+        this.#writeFrom(fd, chunk, done + written);
+        return;
+      }
+      this.#written += chunk.bytes.length;
+      this.onWritten?.(this.#written);
+      this.#writeNext();
     });
   }
 }

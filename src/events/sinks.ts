@@ -143,9 +143,12 @@ export function toLogLine(event: RunEvent): object | undefined {
   }
 }
 
-/** log.ndjson: one toLogLine per event. */
-export function createNdjsonLogSink(path: string): ClosableSink {
-  const file = new LogFile(path);
+/**
+ * log.ndjson: one toLogLine per event. Each line is handed to the file system as soon as the one before is in;
+ * `onWritten` is told the file's length each time more whole lines are in it (serve's log followers read up to it).
+ */
+export function createNdjsonLogSink(path: string, onWritten?: (length: number) => void): ClosableSink {
+  const file = new LogFile(path, onWritten);
   return {
     sink(event: RunEvent) {
       const line = toLogLine(event);

@@ -1,20 +1,27 @@
-// Hands each committed status event to the clients following /events.
-import type { StatusEvent } from "./run-store.js";
-
+// Wakes the clients following /events when a status event is committed: they read the events themselves from the store, from their own cursor.
 export class EventHub {
-  readonly #subscribers = new Set<(event: StatusEvent) => void>();
+  readonly #waiters = new Set<() => void>();
 
-  /** Called with each event after it is committed to the store. */
-  subscribe(listener: (event: StatusEvent) => void): () => void {
-    this.#subscribers.add(listener);
-    return () => this.#subscribers.delete(listener);
+  /** Called after each event is committed to the store. */
+  publish(): void {
+    for (const waiter of [...this.#waiters]) waiter();
   }
 
-  publish(event: StatusEvent): void {
-    for (const listener of this.#subscribers) listener(event);
+  /** Resolves at the next publish, or once `signal` aborts. */
+  whenPublished(signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = (): void => {
+        this.#waiters.delete(done);
+        signal.removeEventListener("abort", done);
+        resolve();
+      };
+      this.#waiters.add(done);
+      signal.addEventListener("abort", done, { once: true });
+    });
   }
 
   get size(): number {
-    return this.#subscribers.size;
+    return this.#waiters.size;
   }
 }

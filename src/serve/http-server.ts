@@ -4,6 +4,7 @@ import { createServer as createHttpsServer } from "node:https";
 import { createRequire } from "node:module";
 import type { Duplex } from "node:stream";
 import type { WebSocketServer as WebSocketServerType } from "ws";
+import type { FollowerBudget } from "./follower-budget.js";
 import { XrpcError } from "./http-errors.js";
 import type { LexiconChecks } from "./lexicon-schemas.js";
 import type { RunService } from "./run-service.js";
@@ -23,6 +24,8 @@ export interface ServeServerOptions {
   readonly maxBodyBytes: number;
   /** PEM certificate and key: the server speaks HTTPS. */
   readonly tls?: { readonly cert: Buffer; readonly key: Buffer };
+  /** The bounds every /logs and /events follower is held to. */
+  readonly followers: FollowerBudget;
   readonly warn: (message: string) => void;
 }
 
@@ -39,6 +42,7 @@ export function createServeServer(options: ServeServerOptions): Server {
   // Required here, not imported: the CLI is one bundle, and a static import would load ws for every command.
   const { WebSocketServer } = createRequire(import.meta.url)("ws") as { WebSocketServer: typeof WebSocketServerType };
   const wss = new WebSocketServer({ noServer: true });
+  const streams = { budget: options.followers, warn: options.warn };
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
     const url = new URL(req.url ?? "/", "http://service");
     const path = url.pathname;
@@ -63,7 +67,7 @@ export function createServeServer(options: ServeServerOptions): Server {
       return;
     }
     try {
-      serveNdjson(req, res, resolveStream(options.service, path, url.searchParams));
+      serveNdjson(req, res, resolveStream(options.service, path, url.searchParams), streams);
     } catch (error) {
       const status = error instanceof XrpcError ? error.status : 500;
       writeJson(res, status, error instanceof XrpcError ? { error: error.error, message: error.message } : { error: "InternalServerError", message: "internal error" });
@@ -78,7 +82,7 @@ export function createServeServer(options: ServeServerOptions): Server {
     }
     try {
       const url = new URL(req.url ?? "/", "http://service");
-      serveWebSocket(wss, req, socket, head, resolveStream(options.service, url.pathname, url.searchParams));
+      serveWebSocket(wss, req, socket, head, resolveStream(options.service, url.pathname, url.searchParams), streams);
     } catch (error) {
       refuseUpgrade(socket, error);
     }

@@ -41,7 +41,7 @@ export interface LexiconChecks {
   input(nsid: string, body: unknown): unknown;
   output(nsid: string, body: unknown): unknown;
   /** A value of one of the defs of dev.knotless.runner.defs (statusEvent, logLine), or the check record. */
-  def(ref: "statusEvent" | "logLine" | "runView", value: unknown): void;
+  def(ref: "statusEvent" | "logLine" | "runView" | "streamError", value: unknown): void;
   record(value: unknown): void;
 }
 

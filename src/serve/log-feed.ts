@@ -1,44 +1,50 @@
-// One run's log lines while it is pending or running, for the clients that follow it: every line from the first, then live, then the end.
-export interface LogSubscriber {
-  readonly line: (text: string) => void;
-  readonly end: () => void;
-}
-
+// How much of a live run's log.ndjson is written, for the clients that follow it: they read the file up to there and wait here for more, until the end.
 /**
- * Lines are kept (as JSON text) until the run ends, so a client that joins late gets them all; after the end the
- * service reads log.ndjson instead. Memory: at most the run's --max-log-bytes of output, plus the runner's lines.
+ * Holds no lines: the run's NDJSON sink tells it the file's length each time more whole lines are in it, and each
+ * follower reads the file itself from its own offset. Once ended, the file is complete (closed) and followers read
+ * it to its end.
  */
 export class LogFeed {
-  readonly #lines: string[] = [];
-  readonly #subscribers = new Set<LogSubscriber>();
+  #length = 0;
   #ended = false;
+  readonly #waiters = new Set<() => void>();
+
+  /** Bytes of whole lines in the file so far. */
+  get length(): number {
+    return this.#length;
+  }
 
   get ended(): boolean {
     return this.#ended;
   }
 
-  push(text: string): void {
-    if (this.#ended) return;
-    this.#lines.push(text);
-    for (const subscriber of this.#subscribers) subscriber.line(text);
-  }
-
-  /** Hands every line so far to `subscriber`, then each new one, then the end; returns the unsubscribe. */
-  subscribe(subscriber: LogSubscriber): () => void {
-    for (const text of this.#lines) subscriber.line(text);
-    if (this.#ended) {
-      subscriber.end();
-      return () => undefined;
-    }
-    this.#subscribers.add(subscriber);
-    return () => this.#subscribers.delete(subscriber);
+  written(length: number): void {
+    if (this.#ended || length <= this.#length) return;
+    this.#length = length;
+    this.#wake();
   }
 
   end(): void {
     if (this.#ended) return;
     this.#ended = true;
-    for (const subscriber of this.#subscribers) subscriber.end();
-    this.#subscribers.clear();
-    this.#lines.length = 0;
+    this.#wake();
+  }
+
+  /** Resolves at the next write or the end, or once `signal` aborts. */
+  whenChanged(signal: AbortSignal): Promise<void> {
+    if (this.#ended || signal.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = (): void => {
+        this.#waiters.delete(done);
+        signal.removeEventListener("abort", done);
+        resolve();
+      };
+      this.#waiters.add(done);
+      signal.addEventListener("abort", done, { once: true });
+    });
+  }
+
+  #wake(): void {
+    for (const waiter of [...this.#waiters]) waiter();
   }
 }

@@ -1,12 +1,10 @@
 // The runner service's core: takes submissions, keeps the queue, starts runs within the limits, cancels, and answers what the XRPC methods and streams ask.
-import { createReadStream, existsSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
 import { CancelledError, describeError } from "../errors.js";
 import type { RunEvent, RunEventSink } from "../events/run-events.js";
-import { toLogLine } from "../events/sinks.js";
 import type { ExecutorContext, ExecutorTimings } from "../executor/context.js";
 import type { Executor } from "../executor/executor.js";
 import type { Cluster } from "../cluster/cluster.js";
@@ -15,7 +13,9 @@ import type { RunSettings } from "../run/run-workflow.js";
 import { EventHub } from "./event-hub.js";
 import type { GitCheckoutSpec } from "../run/git-checkout.js";
 import { XrpcError } from "./http-errors.js";
-import { LogFeed, type LogSubscriber } from "./log-feed.js";
+import { followLogFile } from "./follow-log-file.js";
+import type { FollowerOutput } from "./follower-output.js";
+import { LogFeed } from "./log-feed.js";
 import { checkSubmissionSize, prepareSubmission, readSubmittedRunId, type RunDefaults, type SubmissionLimits, type SubmitRunInput } from "./prepare-submission.js";
 import { pickRunsToStart, type SchedulerLimits } from "./run-scheduler.js";
 import { FINAL_STATUSES, type RunStore, type ServeRunStatus, type StatusEvent, type StoredRun } from "./run-store.js";
@@ -54,6 +54,11 @@ export interface RunView {
   readonly reason?: string;
   readonly result?: unknown;
 }
+
+/** Most events read from the store at once for an /events follower. */
+const EVENTS_PAGE = 100;
+/** Most bytes of events sent to one follower at once. */
+const EVENTS_ROOM = 64 * 1024;
 
 interface PendingRun {
   /** The run's settings, secrets included: held only here, in memory, until the run starts. */
@@ -148,7 +153,7 @@ export class RunService {
       this.#pending.set(runId, { settings: prepared.settings, repo: prepared.repo, ...(prepared.git ? { git: prepared.git } : {}), warnings: prepared.warnings });
       this.#feeds.set(runId, new LogFeed());
     }
-    this.#hub.publish(event!);
+    this.#hub.publish();
     this.#pump();
     return { runId, status: this.#store.getRun(runId)!.status };
   }
@@ -179,7 +184,7 @@ export class RunService {
       const event = this.#store.setStatus(runId, "cancelled", new Date().toISOString(), `cancelled by ${by} before it started`);
       this.#pending.delete(runId);
       this.#endFeed(runId);
-      if (event) this.#hub.publish(event);
+      if (event) this.#hub.publish();
       this.#notifyIfIdle();
       return { runId, status: "cancelled" };
     }
@@ -207,45 +212,52 @@ export class RunService {
   }
 
   /**
-   * Follows a run's log: every line from the first, live while the run goes on, then the end. Lines of a run that is
-   * over come from its log.ndjson. Returns the unsubscribe.
+   * Follows a run's log: every line of its log.ndjson from the first, live while the run goes on (read from the file
+   * as its sink writes it), then the end; resolves once the follower has been handed the last line, or is gone.
    */
-  followLogs(runId: string, subscriber: LogSubscriber): () => void {
+  followLogs(runId: string, output: FollowerOutput): Promise<void> {
     const run = this.#requireRun(runId);
-    const feed = this.#feeds.get(runId);
-    if (feed) return feed.subscribe(subscriber);
-    let stopped = false;
-    const path = join(run.outDir, "log.ndjson");
-    void (async () => {
-      if (existsSync(path)) {
-        const lines = createInterface({ input: createReadStream(path, "utf8"), crlfDelay: Infinity });
-        for await (const line of lines) {
-          if (stopped) break;
-          if (line !== "") subscriber.line(line);
-        }
-        lines.close();
-      }
-      if (!stopped) subscriber.end();
-    })().catch((error: unknown) => {
-      this.#options.warn(`reading ${path}: ${describeError(error)}`);
-      if (!stopped) subscriber.end();
-    });
-    return () => {
-      stopped = true;
-    };
+    return followLogFile(join(run.outDir, "log.ndjson"), this.#feeds.get(runId), output);
   }
 
-  /** Every status event after `cursor` (from the store), then each new one as it is committed; returns the unsubscribe. */
-  followEvents(cursor: number, listener: (event: StatusEvent) => void): () => void {
-    // Synchronous from the first read to the subscription: no event can be committed in between, so none is missed or repeated.
+  /**
+   * Throws XrpcError 400 for a cursor /events cannot follow: EpochMismatch when `epoch` is given and is not this
+   * database's (the cursor is from a state since reset), FutureCursor past the latest committed cursor.
+   */
+  checkEventsCursor(cursor: number, epoch: string | undefined): void {
+    const current = this.#store.epoch();
+    if (epoch !== undefined && epoch !== current) throw new XrpcError(400, "EpochMismatch", `cursor ${cursor} is from epoch ${JSON.stringify(epoch)}; this service's events are epoch ${JSON.stringify(current)} (its state was reset): follow again from cursor 0`);
+    const latest = this.#store.lastCursor();
+    if (cursor > latest) throw new XrpcError(400, "FutureCursor", `cursor ${cursor} is past the latest event (${latest}) of epoch ${JSON.stringify(current)}: it is from another state, or made up; follow from 0, or from a cursor this service sent`);
+  }
+
+  /**
+   * Every status event after `cursor` (read from the store page by page, as fast as the follower takes them), then
+   * each new one as it is committed, each frame with this database's epoch; resolves only once the follower is gone.
+   */
+  async followEvents(cursor: number, output: FollowerOutput): Promise<void> {
+    const epoch = this.#store.epoch();
     let last = cursor;
-    for (;;) {
-      const page = this.#store.listEventsAfter(last);
-      if (page.length === 0) break;
-      for (const event of page) listener(event);
-      last = page.at(-1)!.cursor;
+    while (!output.signal.aborted) {
+      // Synchronous from the read to the wait: no event can be committed in between, so none is missed or repeated.
+      const page = this.#store.listEventsAfter(last, EVENTS_PAGE);
+      if (page.length === 0) {
+        await this.#hub.whenPublished(output.signal);
+        continue;
+      }
+      const room = await output.room(EVENTS_ROOM);
+      if (room === 0) return;
+      const lines: Buffer[] = [];
+      let bytes = 0;
+      for (const event of page) {
+        const line = Buffer.from(`${JSON.stringify({ ...event, epoch })}\n`);
+        if (lines.length > 0 && bytes + line.length > room) break;
+        lines.push(line);
+        bytes += line.length;
+        last = event.cursor;
+      }
+      output.send(Buffer.concat(lines, bytes));
     }
-    return this.#hub.subscribe(listener);
   }
 
   /**
@@ -336,17 +348,14 @@ export class RunService {
     // Recorded first: a run is running in the database before its first cluster call.
     const event = this.#store.setStatus(runId, "running", new Date().toISOString());
     if (!event) return;
-    this.#hub.publish(event);
+    this.#hub.publish();
     const feed = this.#feeds.get(runId);
-    const feedSink: RunEventSink = (runEvent) => {
-      const line = toLogLine(runEvent);
-      if (line !== undefined) feed?.push(JSON.stringify(line));
-    };
     const supervised = superviseRun({
       settings: pending.settings,
       cluster: this.#options.cluster,
       ...(this.#options.timings ? { timings: this.#options.timings } : {}),
-      sinks: [feedSink, (runEvent) => this.#recordProgress(runId, runEvent), ...(this.#options.observer ? [this.#options.observer.runSink(runId)] : [])],
+      onLogWritten: (length) => feed?.written(length),
+      sinks: [(runEvent) => this.#recordProgress(runId, runEvent), ...(this.#options.observer ? [this.#options.observer.runSink(runId)] : [])],
       ...(this.#options.createExecutor ? { createExecutor: this.#options.createExecutor } : {}),
       ...(pending.git && this.#options.defaults.git ? { git: { spec: pending.git, setting: this.#options.defaults.git } } : {}),
       warnings: pending.warnings,
@@ -366,7 +375,7 @@ export class RunService {
     const event = this.#store.setStatus(runId, status, at, reason);
     this.#running.delete(runId);
     this.#endFeed(runId);
-    if (event) this.#hub.publish(event);
+    if (event) this.#hub.publish();
     if (result) this.#options.observer?.runEnded(result);
     this.#pump();
     this.#notifyIfIdle();

@@ -1,4 +1,5 @@
 // The service's state in SQLite (WAL): one row per run, and every status change as an event row with an increasing cursor, written before the change is acted on.
+import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
@@ -136,6 +137,7 @@ function toEvent(row: { cursor: number; run_id: string; status: ServeRunStatus; 
  */
 export class RunStore {
   readonly #db: Database.Database;
+  readonly #epoch: string;
 
   /** Opens (creating) `<stateDir>/runner.sqlite` in WAL mode; `:memory:` for tests. */
   constructor(stateDir: string | ":memory:") {
@@ -149,6 +151,14 @@ export class RunStore {
     const version = this.#db.prepare("SELECT value FROM meta WHERE key = 'schema'").get() as { value: string } | undefined;
     if (version === undefined) this.#db.prepare("INSERT INTO meta (key, value) VALUES ('schema', ?)").run(String(SCHEMA_VERSION));
     else if (Number(version.value) !== SCHEMA_VERSION) throw new Error(`runner.sqlite has schema ${version.value}; this runner reads schema ${SCHEMA_VERSION}`);
+    // Made once, with the database (or the first time a database from before epochs is opened): a new database, a new epoch.
+    this.#db.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('epoch', ?)").run(randomBytes(12).toString("base64url"));
+    this.#epoch = (this.#db.prepare("SELECT value FROM meta WHERE key = 'epoch'").get() as { value: string }).value;
+  }
+
+  /** This database's epoch: a random id made with it. Its cursors mean something only with it; a reset state has another. */
+  epoch(): string {
+    return this.#epoch;
   }
 
   /** The journal mode in force ("wal"). */

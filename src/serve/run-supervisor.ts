@@ -26,6 +26,8 @@ export interface SuperviseOptions {
   readonly warnings?: readonly string[];
   /** Told of a log file that could not be written (a full disk): the run goes on, its verdict unchanged. */
   readonly warn: (message: string) => void;
+  /** Told log.ndjson's length each time more whole lines are in the file: where its followers may read up to. */
+  readonly onLogWritten?: (length: number) => void;
 }
 
 /** A run being supervised. */
@@ -56,7 +58,7 @@ export function superviseRun(options: SuperviseOptions): SupervisedRun {
     mkdirSync(settings.outDir, { recursive: true });
     // An empty /work to upload: for a workflow that skips the checkout, and for one cloned in the pod.
     if (options.git || settings.checkoutDir === join(settings.outDir, "empty-checkout")) mkdirSync(settings.checkoutDir, { recursive: true });
-    const logs = [createHumanLogSink(join(settings.outDir, "run.log"), { clusterCalls: false }), createNdjsonLogSink(join(settings.outDir, "log.ndjson"))];
+    const logs = [createHumanLogSink(join(settings.outDir, "run.log"), { clusterCalls: false }), createNdjsonLogSink(join(settings.outDir, "log.ndjson"), options.onLogWritten)];
     // The cache store's modules load only for a run that has caches.
     const openCacheDriver = (settings.caches?.length ?? 0) > 0 && settings.cacheBackend ? (await import("../cache/open-cache-driver.js")).openCacheDriver : undefined;
     const make = options.createExecutor ?? ((ctx: ExecutorContext) => new KubernetesExecutor(ctx));

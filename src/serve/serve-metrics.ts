@@ -1,6 +1,7 @@
-// The service's Prometheus metrics (prom-client, loaded when serve starts): runs by status, queue, durations, pod waits, bytes moved, cluster errors, process memory.
+// The service's Prometheus metrics (prom-client, loaded when serve starts): runs by status, queue, durations, pod waits, bytes moved, cluster errors, stream followers, process memory.
 import type { RunEvent, RunEventSink } from "../events/run-events.js";
 import type { RunResult } from "../result/run-result.js";
+import type { FollowerCounts } from "./follower-budget.js";
 import type { RunObserver } from "./run-service.js";
 import type { ServeRunStatus } from "./run-store.js";
 
@@ -9,6 +10,8 @@ export interface MetricsSource {
   countByStatus(): ReadonlyMap<ServeRunStatus, number>;
   queueLength(): number;
   runningCount(): number;
+  /** /logs and /events followers now, dropped so far, and the bytes buffered for them. */
+  followers?(): FollowerCounts;
 }
 
 export interface ServeMetrics {
@@ -37,6 +40,30 @@ export async function createServeMetrics(source: MetricsSource): Promise<ServeMe
   });
   new Gauge({ name: "knotless_runner_queue_length", help: "Runs waiting for a slot (pending)", registers: [registry], collect() { this.set(source.queueLength()); } });
   new Gauge({ name: "knotless_runner_running_runs", help: "Runs running now (at most --max-runs)", registers: [registry], collect() { this.set(source.runningCount()); } });
+  const followerLabels = (key: string): { stream: string; transport: string } => {
+    const [stream, transport] = key.split("/");
+    return { stream: stream!, transport: transport! };
+  };
+  new Gauge({
+    name: "knotless_runner_followers",
+    help: "Clients following /logs and /events now, by stream (logs, events) and transport (ndjson, websocket)",
+    labelNames: ["stream", "transport"],
+    registers: [registry],
+    collect() {
+      for (const [key, n] of source.followers?.().followers ?? []) this.set(followerLabels(key), n);
+    },
+  });
+  new Gauge({ name: "knotless_runner_follower_buffered_bytes", help: "Bytes buffered for all followers, sent but not yet taken by their connections (at most --all-followers-buffer)", registers: [registry], collect() { this.set(source.followers?.().bufferedBytes ?? 0); } });
+  new Counter({
+    name: "knotless_runner_followers_dropped_total",
+    help: "Followers dropped for taking nothing for --follower-stall-timeout, by stream and transport",
+    labelNames: ["stream", "transport"],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [key, n] of source.followers?.().dropped ?? []) this.inc(followerLabels(key), n);
+    },
+  });
   const runDuration = new Histogram({ name: "knotless_runner_run_duration_seconds", help: "Duration of finished runs, by status", labelNames: ["status"], buckets: [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200], registers: [registry] });
   const phaseDuration = new Histogram({ name: "knotless_runner_phase_duration_seconds", help: "Duration of the runner's phases (scan, create, pod, upload, secrets, download, teardown)", labelNames: ["phase", "ok"], buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300], registers: [registry] });
   const podWait = new Histogram({ name: "knotless_runner_pod_wait_seconds", help: "Time from the Job's creation until its pod ran", buckets: [0.5, 1, 2, 5, 10, 30, 60, 120, 300, 900], registers: [registry] });

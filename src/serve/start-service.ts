@@ -5,6 +5,7 @@ import { describeError } from "../errors.js";
 import { DEFAULT_TIMINGS, type ExecutorContext, type ExecutorTimings } from "../executor/context.js";
 import type { Executor } from "../executor/executor.js";
 import { createClusterClient, type ServeTransport } from "./cluster-transport.js";
+import { DEFAULT_FOLLOWER_SETTINGS, FollowerBudget, type FollowerSettings } from "./follower-budget.js";
 import { createServeServer } from "./http-server.js";
 import { loadLexicons } from "./lexicon-schemas.js";
 import type { ListenAddress } from "./listen-address.js";
@@ -31,6 +32,8 @@ export interface ServeConfig {
   readonly defaults: RunDefaults;
   readonly transport: ServeTransport;
   readonly timings?: Partial<ExecutorTimings>;
+  /** The bounds on /logs and /events followers (DEFAULT_FOLLOWER_SETTINGS for what is not given). */
+  readonly followers?: Partial<FollowerSettings>;
 }
 
 export interface StartedService {
@@ -54,7 +57,9 @@ export async function startService(config: ServeConfig, hooks: StartHooks): Prom
   const [lexicons, cluster] = await Promise.all([loadLexicons(), createClusterClient(config.transport)]);
   const store = new RunStore(config.stateDir);
   let service: RunService | undefined;
+  const followers = new FollowerBudget({ ...DEFAULT_FOLLOWER_SETTINGS, ...config.followers });
   const metrics = await createServeMetrics({
+    followers: () => followers.counts(),
     countByStatus: () => store.countByStatus(),
     queueLength: () => service?.queueLength ?? 0,
     runningCount: () => service?.runningCount ?? 0,
@@ -71,7 +76,7 @@ export async function startService(config: ServeConfig, hooks: StartHooks): Prom
     warn: hooks.warn,
   });
   const running = service;
-  const server = createServeServer({ service: running, lexicons, checkToken: (await import("./bearer-auth.js")).createBearerCheck(config.token), metrics, metricsWithoutToken: config.metricsWithoutToken, maxBodyBytes: config.maxBodyBytes, ...(config.tls ? { tls: config.tls } : {}), warn: hooks.warn });
+  const server = createServeServer({ service: running, lexicons, checkToken: (await import("./bearer-auth.js")).createBearerCheck(config.token), metrics, metricsWithoutToken: config.metricsWithoutToken, followers, maxBodyBytes: config.maxBodyBytes, ...(config.tls ? { tls: config.tls } : {}), warn: hooks.warn });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(config.listen.port, config.listen.host, () => {

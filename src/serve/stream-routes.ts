@@ -1,22 +1,30 @@
-// GET /logs/{runId} and GET /events?cursor=N: each as a WebSocket of JSON text frames, or as NDJSON over chunked HTTP for clients that ask for it (Accept: application/x-ndjson).
+// GET /logs/{runId} and GET /events?cursor=N[&epoch=E]: each as a WebSocket of JSON text frames, or as NDJSON over chunked HTTP for clients that ask for it (Accept: application/x-ndjson).
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import type { WebSocket, WebSocketServer } from "ws";
+import type { FollowerBudget, StreamKind } from "./follower-budget.js";
+import { followOverNdjson, followOverWebSocket, type Follow } from "./follower-output.js";
 import { mapErrorToHttp, XrpcError } from "./http-errors.js";
 import type { RunService } from "./run-service.js";
 import { writeJson } from "./xrpc-router.js";
 
+/** A stream a path names: its kind and its source. */
+export interface StreamRoute {
+  readonly stream: StreamKind;
+  readonly follow: Follow;
+}
+
+/** What every stream is served with: the followers' bounds, and where a failed source is told. */
+export interface StreamContext {
+  readonly budget: FollowerBudget;
+  readonly warn: (message: string) => void;
+}
+
 /**
- * A client that falls this far behind is cut off rather than buffered without end: it reconnects (from its last
- * cursor, or from the log's first line).
+ * Which stream a path names, with its source; throws XrpcError (404, 400) for a path or query it cannot serve, before
+ * anything is streamed: RunNotFound, InvalidRequest, FutureCursor (a cursor past the latest), EpochMismatch.
  */
-export const MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
-
-/** A stream's source: hands text frames to `send`, then calls `end` (logs) or never (events); returns the unsubscribe. */
-type Follow = (send: (text: string) => void, end: () => void) => () => void;
-
-/** Which stream a path names, with its follow; throws XrpcError (404, 400) for a path or query it cannot serve. */
-export function resolveStream(service: RunService, path: string, query: URLSearchParams): Follow {
+export function resolveStream(service: RunService, path: string, query: URLSearchParams): StreamRoute {
   const logs = /^\/logs\/([^/]+)$/.exec(path);
   if (logs) {
     let runId: string;
@@ -26,48 +34,33 @@ export function resolveStream(service: RunService, path: string, query: URLSearc
       throw new XrpcError(400, "InvalidRequest", `the run id in ${path} is not valid percent-encoding`);
     }
     service.assertKnownRun(runId); // throws RunNotFound before anything is streamed
-    return (send, end) => service.followLogs(runId, { line: send, end });
+    return { stream: "logs", follow: (output) => service.followLogs(runId, output) };
   }
   if (path === "/events") {
     const text = query.get("cursor") ?? "0";
     if (!/^\d{1,15}$/.test(text)) throw new XrpcError(400, "InvalidRequest", `cursor expects a whole number (the last cursor seen, 0 for every event), got ${JSON.stringify(text)}`);
-    return (send) => service.followEvents(Number(text), (event) => send(JSON.stringify(event)));
+    const cursor = Number(text);
+    service.checkEventsCursor(cursor, query.get("epoch") ?? undefined);
+    return { stream: "events", follow: (output) => service.followEvents(cursor, output) };
   }
   throw new XrpcError(404, "NotFound", `no stream at ${path}`);
 }
 
 /** Serves a stream as NDJSON (chunked), or refuses with 406 a client that asked for neither NDJSON nor a WebSocket. */
-export function serveNdjson(req: IncomingMessage, res: ServerResponse, follow: Follow): void {
+export function serveNdjson(req: IncomingMessage, res: ServerResponse, route: StreamRoute, context: StreamContext): void {
   if (!(req.headers.accept ?? "").includes("application/x-ndjson")) {
     writeJson(res, 406, { error: "NotAcceptable", message: "this is a stream: connect a WebSocket, or ask for Accept: application/x-ndjson" });
     return;
   }
   res.writeHead(200, { "Content-Type": "application/x-ndjson", "Cache-Control": "no-store" });
   res.flushHeaders();
-  const stop = follow(
-    (text) => {
-      if (res.destroyed) return;
-      res.write(`${text}\n`);
-      if (res.writableLength > MAX_BUFFERED_BYTES) res.destroy();
-    },
-    () => res.end(),
-  );
-  res.on("close", stop);
+  followOverNdjson(res, route.stream, route.follow, context.budget, context.warn);
 }
 
-/** Upgrades to a WebSocket and sends each frame as a JSON text message; a normal close (1000) at the stream's end. */
-export function serveWebSocket(wss: WebSocketServer, req: IncomingMessage, socket: Duplex, head: Buffer, follow: Follow): void {
+/** Upgrades to a WebSocket and sends each line as a JSON text message; a normal close (1000) at the log's end. */
+export function serveWebSocket(wss: WebSocketServer, req: IncomingMessage, socket: Duplex, head: Buffer, route: StreamRoute, context: StreamContext): void {
   wss.handleUpgrade(req, socket, head, (ws: WebSocket) => {
-    const stop = follow(
-      (text) => {
-        if (ws.readyState !== ws.OPEN) return;
-        ws.send(text);
-        if (ws.bufferedAmount > MAX_BUFFERED_BYTES) ws.terminate();
-      },
-      () => ws.close(1000, "end of the run's log"),
-    );
-    ws.on("close", stop);
-    ws.on("error", stop);
+    followOverWebSocket(ws, route.stream, route.follow, context.budget, context.warn, "end of the run's log");
   });
 }
 

@@ -9,9 +9,15 @@ const dir = makeTestTempDir("serve-options-");
 const tokenFile = join(dir, "token");
 writeFileSync(tokenFile, "abc\n");
 chmodSync(tokenFile, 0o600);
-const RAW: RawServeOptions = { listen: "127.0.0.1:0", stateDir: dir, tokenFile, maxRuns: "20", maxQueued: "1000", drainTimeout: "10m", keepRuns: "168h", gcInterval: "5m", maxRequestBytes: "4Mi", maxWorkflowBytes: "256Ki", podTimeout: "15m", maxOutputBytes: "512Mi", maxLogBytes: "16Mi", maxWarm: "1" };
+const RAW: RawServeOptions = { listen: "127.0.0.1:0", stateDir: dir, tokenFile, maxRuns: "20", maxQueued: "1000", drainTimeout: "10m", keepRuns: "168h", gcInterval: "5m", maxRequestBytes: "4Mi", maxWorkflowBytes: "256Ki", podTimeout: "15m", maxOutputBytes: "512Mi", maxLogBytes: "16Mi", maxWarm: "1", followerStallTimeout: "30s", followerBuffer: "256Ki", allFollowersBuffer: "64Mi" };
 
 describe("serve's options", () => {
+  it("resolve the follower bounds, refusing a stall timeout under 100ms and a total under one follower's buffer", async () => {
+    assert.deepEqual((await resolveServeConfig(RAW, {})).followers, { stallTimeoutMs: 30_000, maxBufferedBytes: 256 * 1024, maxTotalBufferedBytes: 64 * 1024 * 1024 });
+    await assert.rejects(resolveServeConfig({ ...RAW, followerStallTimeout: "50ms" }, {}), /--follower-stall-timeout expects at least 100ms/);
+    await assert.rejects(resolveServeConfig({ ...RAW, followerBuffer: "1Mi", allFollowersBuffer: "512Ki" }, {}), /--all-followers-buffer \(512Ki\) must be at least --follower-buffer \(1Mi\)/);
+  });
+
   it("resolve the defaults into a config with the api transport and the token read", async () => {
     const config = await resolveServeConfig(RAW, { KNOTLESS_KUBECTL: "/opt/kubectl" });
     assert.equal(config.token, "abc");

@@ -19,6 +19,18 @@ function makePath(name: string): string {
 const numberedLines = (count: number, width = 100): string[] => Array.from({ length: count }, (_, index) => `line ${index} ${"x".repeat(width)}\n`);
 
 describe("LogFile", () => {
+  it("tells its listener the file's length each time a chunk is in the file, never more than the file holds", async () => {
+    const path = makePath("written.ndjson");
+    const seen: Array<{ length: number; size: number }> = [];
+    const file = new LogFile(path, (length) => seen.push({ length, size: readFileSync(path).length }));
+    file.write("one\n");
+    file.write("two\n");
+    file.write("three\n");
+    await file.close();
+    assert.equal(seen.at(-1)!.length, 14);
+    for (const { length, size } of seen) assert.ok(size >= length, `told ${length} bytes while the file held ${size}`);
+  });
+
   it("has every line on disk, in the order written, when close resolves", async () => {
     const path = makePath("ordered.log");
     const log = new LogFile(path);

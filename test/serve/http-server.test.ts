@@ -128,6 +128,25 @@ describe("serve over HTTP (scripted executor)", { timeout: 60_000 }, () => {
     assert.ok(after.every((e) => e.cursor > cursor));
   });
 
+  it("answers /events past the latest cursor with 400 FutureCursor and a cursor of another epoch with 400 EpochMismatch, before streaming; every event frame carries the epoch", async () => {
+    const ndjson = { headers: { Accept: "application/x-ndjson" } };
+    const future = await client.fetch("/events?cursor=999999", ndjson);
+    assert.equal(future.status, 400);
+    assert.equal(((await future.json()) as { error: string }).error, "FutureCursor");
+    await assert.rejects(client.followWs("/events?cursor=999999"), (e: { statusCode?: number }) => e.statusCode === 400);
+    const frames = (await client.followWs("/events?cursor=0", { until: (f) => f.length >= 2 })).frames.map((f) => JSON.parse(f) as { epoch?: string });
+    const epoch = frames[0]!.epoch!;
+    assert.match(epoch, /^[A-Za-z0-9_-]{16}$/);
+    assert.ok(frames.every((f) => f.epoch === epoch));
+    for (const frame of frames) client.lexicons.def("statusEvent", frame);
+    const other = await client.fetch("/events?cursor=1&epoch=another-epoch", ndjson);
+    assert.equal(other.status, 400);
+    assert.equal(((await other.json()) as { error: string }).error, "EpochMismatch");
+    await assert.rejects(client.followWs("/events?cursor=0&epoch=another-epoch"), (e: { statusCode?: number }) => e.statusCode === 400);
+    const resumed = await client.followNdjson(`/events?cursor=1&epoch=${epoch}`, { until: (lines) => lines.length >= 1 });
+    assert.equal((JSON.parse(resumed[0]!) as { cursor: number; epoch: string }).cursor, 2);
+  });
+
   it("cancels a running run over XRPC and lists runs newest first", async () => {
     await submit("r3");
     assert.equal((await client.call(NSID.cancelRun, { body: { runId: "r3" } })).status, 200);

@@ -7,6 +7,7 @@ import { DEFAULT_RUNNER_CONFIG } from "../../src/config/runner-config.js";
 import type { StepOutcome } from "../../src/executor/executor.js";
 import { Kubectl } from "../../src/cluster/kubectl/kubectl.js";
 import { KubectlCluster } from "../../src/cluster/kubectl/kubectl-cluster.js";
+import type { FollowerOutput } from "../../src/serve/follower-output.js";
 import { XrpcError } from "../../src/serve/http-errors.js";
 import { loadLexicons } from "../../src/serve/lexicon-schemas.js";
 import type { RunDefaults, SubmitRunInput } from "../../src/serve/prepare-submission.js";
@@ -39,6 +40,21 @@ function gate() {
   };
   return { runStep, release, started, waiting };
 }
+
+/** A follower that takes everything at once: the lines it got, parsed, and a stop. */
+function collect<T = StatusEvent & { epoch: string }>() {
+  const items: T[] = [];
+  const controller = new AbortController();
+  const output: FollowerOutput = {
+    signal: controller.signal,
+    room: async (most) => (controller.signal.aborted ? 0 : most),
+    send: (lines) => items.push(...lines.toString("utf8").split("\n").filter((line) => line !== "").map((line) => JSON.parse(line) as T)),
+  };
+  return { output, items, stop: () => controller.abort() };
+}
+
+/** Lets followers catch up with what is committed. */
+const settle = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 20));
 
 function makeService(options: { maxRuns?: number; maxRunsPerRepo?: number; maxQueued?: number; script?: ExecutorScript; cacheDir?: string; defaults?: Partial<RunDefaults> } = {}) {
   const stateDir = makeTestTempDir("serve-service-");
@@ -99,11 +115,13 @@ describe("the run service", () => {
     const lexicons = await loadLexicons();
     const g = gate();
     const { service, submit } = makeService({ script: { runStep: g.runStep } });
-    const events: StatusEvent[] = [];
-    service.followEvents(0, (e) => events.push(e));
+    const { output, items: events, stop } = collect();
+    void service.followEvents(0, output);
     await submit("fail-1");
     await g.release("fail-1");
     await service.whenIdle();
+    await settle();
+    stop();
     assert.deepEqual(events.map((e) => e.status), ["pending", "running", "failed"]);
     assert.ok(events.every((e, i) => i === 0 || e.cursor > events[i - 1]!.cursor));
     for (const event of events) lexicons.def("statusEvent", event);
@@ -117,16 +135,48 @@ describe("the run service", () => {
     const g = gate();
     const { service, submit } = makeService({ script: { runStep: g.runStep } });
     await submit("a");
-    const first: StatusEvent[] = [];
-    const stop = service.followEvents(0, (e) => first.push(e));
-    stop();
-    const resumed: StatusEvent[] = [];
-    service.followEvents(first.at(-1)!.cursor, (e) => resumed.push(e));
+    const first = collect();
+    void service.followEvents(0, first.output);
+    await settle();
+    first.stop();
+    const resumed = collect();
+    void service.followEvents(first.items.at(-1)!.cursor, resumed.output);
     await g.release("a");
     await service.whenIdle();
-    const all: StatusEvent[] = [];
-    service.followEvents(0, (e) => all.push(e));
-    assert.deepEqual([...first, ...resumed].map((e) => e.cursor), all.map((e) => e.cursor));
+    await settle();
+    const all = collect();
+    void service.followEvents(0, all.output);
+    await settle();
+    assert.deepEqual([...first.items, ...resumed.items].map((e) => e.cursor), all.items.map((e) => e.cursor));
+    for (const follower of [resumed, all]) follower.stop();
+  });
+
+  it("sends an events follower only what the room it is given holds, and the rest once it has room again, nothing missed or repeated", async () => {
+    const { service, submit } = makeService();
+    for (const id of ["e1", "e2", "e3"]) await submit(id);
+    await service.whenIdle();
+    const sent: Array<{ cursor: number }> = [];
+    let rooms = 1;
+    let grant: (() => void) | undefined;
+    const controller = new AbortController();
+    const output: FollowerOutput = {
+      signal: controller.signal,
+      room: async () => {
+        while (rooms === 0 && !controller.signal.aborted) await new Promise<void>((resolve) => (grant = resolve));
+        rooms -= 1;
+        return controller.signal.aborted ? 0 : 200; // one event's line fits, two do not
+      },
+      send: (lines) => sent.push(...lines.toString("utf8").trim().split("\n").map((line) => JSON.parse(line) as { cursor: number })),
+    };
+    void service.followEvents(0, output);
+    await settle();
+    assert.equal(sent.length, 1);
+    rooms = 100;
+    grant!();
+    await settle();
+    controller.abort();
+    grant?.();
+    assert.deepEqual(sent.map((e) => e.cursor), Array.from({ length: 9 }, (_, i) => i + 1));
   });
 
   it("returns the same run for the same runId, never starting a second one", async () => {
@@ -245,15 +295,15 @@ describe("the run service", () => {
     const g = gate();
     const { service, submit, stateDir } = makeService({ script: { runStep: g.runStep } });
     await submit("logs");
-    const live: string[] = [];
-    const ended = new Promise<void>((resolve) => service.followLogs("logs", { line: (l) => live.push(l), end: resolve }));
+    const live = collect<object>();
+    const ended = service.followLogs("logs", live.output);
     await g.release("logs");
     await ended;
-    const late: string[] = [];
-    await new Promise<void>((resolve) => service.followLogs("logs", { line: (l) => late.push(l), end: resolve }));
+    const late = collect<object>();
+    await service.followLogs("logs", late.output);
     const file = readFileSync(join(stateDir, "state", "runs", "logs", "log.ndjson"), "utf8").trim().split("\n");
-    assert.deepEqual(live, file);
-    assert.deepEqual(late, file);
+    assert.deepEqual(live.items, file.map((line) => JSON.parse(line)));
+    assert.deepEqual(late.items, file.map((line) => JSON.parse(line)));
     const lexicons = await loadLexicons();
     for (const line of file) lexicons.def("logLine", JSON.parse(line));
     assert.ok(file.some((l) => l.includes("out logs 0")));

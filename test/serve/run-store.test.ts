@@ -23,6 +23,20 @@ describe("the run store", () => {
     store.close();
   });
 
+  it("keeps its epoch when reopened, and a new database gets another", () => {
+    const dir = makeTestTempDir("serve-store-");
+    const first = new RunStore(dir);
+    const epoch = first.epoch();
+    first.close();
+    const again = new RunStore(dir);
+    assert.equal(again.epoch(), epoch);
+    again.close();
+    const other = new RunStore(makeTestTempDir("serve-store-"));
+    assert.match(other.epoch(), /^[A-Za-z0-9_-]{16}$/);
+    assert.notEqual(other.epoch(), epoch);
+    other.close();
+  });
+
   it("gives every status change an increasing cursor and lists the events after a cursor", () => {
     const store = new RunStore(":memory:");
     const a = store.insertRun(run("a"), "2026-01-01T00:00:00.000Z").event!;
