@@ -1,0 +1,20 @@
+// Tells a write that failed for want of space (a full disk or quota) from any other failure, whoever reports it: the file system or SQLite.
+import { InfraError } from "../errors.js";
+
+/** The codes of "no room to write": ENOSPC and EDQUOT from the file system, SQLITE_FULL from SQLite. */
+const DISK_FULL_CODES = new Set(["ENOSPC", "EDQUOT", "SQLITE_FULL"]);
+
+/** True when `error`, or an error in its `cause` chain, is a write refused for want of space. */
+export function isDiskFullError(error: unknown): boolean {
+  for (let current = error, depth = 0; current instanceof Error && depth < 8; current = current.cause, depth += 1) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === "string" && DISK_FULL_CODES.has(code)) return true;
+  }
+  return false;
+}
+
+/** The error a run is stopped with when the runner cannot write its record for want of space: `disk-full`, naming what failed. */
+export function makeDiskFullError(error: unknown): InfraError {
+  const detail = error instanceof Error ? error.message : String(error);
+  return new InfraError("disk-full", `the runner's disk is full (no space left to write the run's files): ${detail}`, { cause: error });
+}
