@@ -364,13 +364,19 @@ export class RunService {
     } catch {
       return false;
     }
-    this.#options.warn("the state directory can be written again: taking runs");
     this.#unwritable = undefined;
     for (const [runId, { status, at, reason }] of this.#unrecorded) {
-      const event = this.#writeState(() => this.#store.setStatus(runId, status, at, reason));
+      let event: StatusEvent | undefined;
+      try {
+        event = this.#writeState(() => this.#store.setStatus(runId, status, at, reason));
+      } catch (error) {
+        if (error instanceof XrpcError) return false; // full again (marked so): the rest wait for the next probe
+        throw error;
+      }
       this.#unrecorded.delete(runId);
       if (event) this.#hub.publish(event);
     }
+    this.#options.warn("the state directory can be written again: taking runs");
     return true;
   }
 
@@ -436,7 +442,7 @@ export class RunService {
       (error: unknown) => {
         if (isDiskFullError(error)) {
           this.#noteUnwritable(error);
-          this.#finish(runId, "failed", new Date().toISOString(), "disk-full: the state directory's disk is full; the run's result.json could not be written");
+          this.#finish(runId, "failed", new Date().toISOString(), "the runner's disk is full: no space left to write result.json");
           return;
         }
         this.#options.warn(`run ${runId} failed on an internal error: ${describeError(error)}`);

@@ -1,4 +1,5 @@
 // Tells a write that failed for want of space (a full disk or quota) from any other failure, whoever reports it: the file system or SQLite.
+import { basename } from "node:path";
 import { InfraError } from "../errors.js";
 
 /** The codes of "no room to write": ENOSPC and EDQUOT from the file system, SQLITE_FULL from SQLite. */
@@ -13,8 +14,12 @@ export function isDiskFullError(error: unknown): boolean {
   return false;
 }
 
-/** The error a run is stopped with when the runner cannot write its record for want of space: `disk-full`, naming what failed. */
+/**
+ * The error a run is stopped with when the runner cannot write its record for want of space: `disk-full`, naming
+ * the file by its name only (a service's answers carry no host path) and the code.
+ */
 export function makeDiskFullError(error: unknown): InfraError {
-  const detail = error instanceof Error ? error.message : String(error);
-  return new InfraError("disk-full", `the runner's disk is full (no space left to write the run's files): ${detail}`, { cause: error });
+  const { path, code } = error as { path?: unknown; code?: unknown };
+  const file = typeof path === "string" ? ` ${basename(path)}` : " the run's files";
+  return new InfraError("disk-full", `the runner's disk is full: no space left to write${file} (${typeof code === "string" ? code : "ENOSPC"})`, { cause: error });
 }

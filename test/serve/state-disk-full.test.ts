@@ -110,7 +110,7 @@ describe("serve on a full state disk", { timeout: 60_000 }, () => {
       letTalk();
       const run = await waitForStatus("talker", (s) => s !== "running");
       assert.equal(run.status, "failed");
-      assert.match(run.reason ?? "", /disk is full/);
+      assert.match(run.reason ?? "", /^the runner's disk is full: no space left to write (run\.log|log\.ndjson|result\.json)\b/);
       assert.ok(executors.at(-1)!.calls.includes("teardown"), executors.at(-1)!.calls.join(", "));
 
       const refused = await submit("while-full");
