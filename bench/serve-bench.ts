@@ -11,7 +11,7 @@ import { findDefaultKubectl } from "./local-cluster-env.js";
 
 const execFileAsync = promisify(execFile);
 const CLI = join(import.meta.dirname ?? new URL(".", import.meta.url).pathname, "..", "..", "bin", "knotless-runner-k8s.js");
-const TOKEN = "bench-token";
+const TOKEN = "bench-token-of-16+";
 
 /** RSS (KiB) of `pid` alone and of it with every descendant, from one `ps` listing. */
 async function sampleRss(pid: number): Promise<{ self: number; tree: number; children: number }> {

@@ -36,7 +36,9 @@ export type InfraReason =
   /** An admin-side call of `credentials` failed (neither a refusal nor an unreachable cluster). */
   | "credentials-failed"
   /** A git checkout could not be cloned (in the pod or on the host): the repository or the commit was out of reach. */
-  | "checkout-failed";
+  | "checkout-failed"
+  /** The runner's own disk (the run's directory, its logs, result.json) has no space left: the run cannot be recorded. */
+  | "disk-full";
 
 /** The cluster, kubectl or the pod failed us (exit 3). Never a verdict on the user's steps. */
 export class InfraError extends Error {

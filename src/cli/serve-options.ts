@@ -123,6 +123,7 @@ export async function resolveServeConfig(raw: RawServeOptions, env: NodeJS.Proce
     listen,
     stateDir: resolve(raw.stateDir),
     token,
+    tokenFile: resolve(raw.tokenFile),
     ...(tls ? { tls } : {}),
     metricsWithoutToken: raw.metricsWithoutToken ?? false,
     limits: {

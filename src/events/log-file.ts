@@ -31,7 +31,8 @@ interface Chunk {
 /**
  * A file written line by line, in order, that never throws: the file is created (truncated) at once, text is
  * queued and written in the background (one write at a time, batching what arrived meanwhile), and after the
- * first error every write is dropped and close rejects with a LogWriteError.
+ * first error every write is dropped, `onFailure` is told (once, never from inside the constructor or write) and
+ * close rejects with a LogWriteError.
  */
 export class LogFile {
   #fd: number | undefined;
@@ -48,16 +49,32 @@ export class LogFile {
   /** Bytes the file system has taken so far, in order: what a reader of the file may read. */
   #written = 0;
 
-  /** `onWritten` is told the file's length each time a chunk is in it (whole lines, as they were queued). */
+  readonly #onWritten: ((length: number) => void) | undefined;
+  readonly #onFailure: ((error: LogWriteError) => void) | undefined;
+
+  /**
+   * `onWritten` is told the file's length each time a chunk is in it (whole lines, as they were queued);
+   * `onFailure` is told of the first failed write (ENOSPC, say).
+   */
   constructor(
     readonly path: string,
-    private readonly onWritten?: (length: number) => void,
+    hooks: { readonly onWritten?: (length: number) => void; readonly onFailure?: (error: LogWriteError) => void } = {},
   ) {
+    this.#onWritten = hooks.onWritten;
+    this.#onFailure = hooks.onFailure;
     try {
       this.#fd = openForWriting(path);
     } catch (error) {
-      this.#failure = error as NodeJS.ErrnoException;
+      this.#fail(error as NodeJS.ErrnoException);
     }
+  }
+
+  /** Keeps the first failure and tells onFailure of it, on a later tick: its caller may not be ready for it yet. */
+  #fail(error: NodeJS.ErrnoException): void {
+    if (this.#failure !== undefined) return;
+    this.#failure = error;
+    const onFailure = this.#onFailure;
+    if (onFailure) queueMicrotask(() => onFailure(new LogWriteError(this.path, error)));
   }
 
   write(text: string): void {
@@ -79,7 +96,7 @@ export class LogFile {
       if (this.#inFlight !== undefined && this.#positional) writeAllSync(fd, this.#inFlight);
       if (rest !== undefined) writeAllSync(fd, rest);
     } catch (error) {
-      this.#failure ??= error as NodeJS.ErrnoException;
+      this.#fail(error as NodeJS.ErrnoException);
     }
   }
 
@@ -93,7 +110,14 @@ export class LogFile {
     if (this.#inFlight !== undefined) await new Promise<void>((resolve) => (this.#drained = resolve));
     const fd = this.#fd;
     this.#fd = undefined;
-    if (fd !== undefined) await new Promise<void>((resolve) => closeFd(fd, (error) => ((this.#failure ??= error ?? undefined), resolve())));
+    if (fd !== undefined) {
+      await new Promise<void>((resolve) =>
+        closeFd(fd, (error) => {
+          if (error) this.#fail(error);
+          resolve();
+        }),
+      );
+    }
     if (this.#failure !== undefined) throw new LogWriteError(this.path, this.#failure);
   }
 
@@ -145,7 +169,7 @@ export class LogFile {
         return;
       }
       if (error) {
-        this.#failure ??= error;
+        this.#fail(error);
         this.#queued = [];
         this.#writeNext();
         return;
@@ -155,7 +179,7 @@ export class LogFile {
         return;
       }
       this.#written += chunk.bytes.length;
-      this.onWritten?.(this.#written);
+      this.#onWritten?.(this.#written);
       this.#writeNext();
     });
   }

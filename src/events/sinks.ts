@@ -1,7 +1,7 @@
 // The three consumers of the event stream: the console, run.log (human, timestamped) and log.ndjson.
 import { isClusterCall, type RunEvent, type RunEventSink } from "./run-events.js";
 import { formatEvent } from "./format-event.js";
-import { LogFile } from "./log-file.js";
+import { LogFile, type LogWriteError } from "./log-file.js";
 
 export { LogWriteError } from "./log-file.js";
 
@@ -63,8 +63,8 @@ function indentLines(lines: string): string {
  * a header's time is never more than a second before the lines under it. For short lines the file is a few percent
  * larger than the output, where a timestamp and stream on every line had doubled it.
  */
-export function createHumanLogSink(path: string, options: { clusterCalls: boolean }): ClosableSink {
-  const file = new LogFile(path);
+export function createHumanLogSink(path: string, options: { clusterCalls: boolean; onWriteFailure?: (error: LogWriteError) => void }): ClosableSink {
+  const file = new LogFile(path, { onFailure: options.onWriteFailure });
   const lines = new LineBuffer();
   let lastTime = "";
   /** The current group of output lines: its step/stream key and when its header said it began. */
@@ -147,8 +147,11 @@ export function toLogLine(event: RunEvent): object | undefined {
  * log.ndjson: one toLogLine per event. Each line is handed to the file system as soon as the one before is in;
  * `onWritten` is told the file's length each time more whole lines are in it (serve's log followers read up to it).
  */
-export function createNdjsonLogSink(path: string, onWritten?: (length: number) => void): ClosableSink {
-  const file = new LogFile(path, onWritten);
+export function createNdjsonLogSink(
+  path: string,
+  options: { onWritten?: (length: number) => void; onWriteFailure?: (error: LogWriteError) => void } = {},
+): ClosableSink {
+  const file = new LogFile(path, { onWritten: options.onWritten, onFailure: options.onWriteFailure });
   return {
     sink(event: RunEvent) {
       const line = toLogLine(event);

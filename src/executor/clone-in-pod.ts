@@ -5,6 +5,7 @@ import { buildGitCloneCommand, buildGitProbeCommand, GIT_FOUND_TAG, readCloneRep
 import { buildPodExec, type ExecutorContext } from "./context.js";
 import type { RunPod } from "./executor.js";
 import { withExecRetry } from "./exec-retry.js";
+import { tailText } from "../util/tail-text.js";
 
 /** Whether the pod's image has git on its PATH (one short exec); an exec that fails is an InfraError as any. */
 export async function probeGit(ctx: ExecutorContext, pod: RunPod): Promise<boolean> {
@@ -18,7 +19,7 @@ export async function probeGit(ctx: ExecutorContext, pod: RunPod): Promise<boole
 /**
  * Clones `spec` into /work (which holds only what the upload put there: an empty checkout). Resolves with the HEAD
  * checked out; a git command that failed (an unreachable URL, a commit the server does not have) is InfraError
- * `checkout-failed` naming the git step and its last words; an exec that failed otherwise is `exec-failed`.
+ * `checkout-failed` naming the git step and its message (its end, bounded by tailText); an exec that failed otherwise is `exec-failed`.
  */
 export async function cloneInPod(ctx: ExecutorContext, pod: RunPod, spec: PodCloneSpec): Promise<string> {
   return withExecRetry(ctx, pod, "clone", "exec-failed", async () => {
@@ -26,7 +27,7 @@ export async function cloneInPod(ctx: ExecutorContext, pod: RunPod, spec: PodClo
     const reply = readCloneReply(stdout);
     if (end.kind === "exit" && end.code === 0 && reply?.ok) return { ok: true, value: reply.head };
     if (end.kind === "exit" && reply && !reply.ok) {
-      const words = end.stderr.trim().split("\n").at(-1) ?? "";
+      const words = tailText(end.stderr);
       throw new InfraError("checkout-failed", `git ${reply.step} failed in the pod (exit ${reply.code})${words ? `: ${words}` : ""}`);
     }
     return { ok: false, end };

@@ -2,6 +2,7 @@
 import { spawn } from "node:child_process";
 import { mkdir } from "node:fs/promises";
 import { InputError } from "../errors.js";
+import { TAIL_MAX_CHARS, tailText } from "../util/tail-text.js";
 
 export interface GitCheckoutSpec {
   readonly url: string;
@@ -43,7 +44,7 @@ export function checkGitSource(url: string, sha: string): void {
 
 /**
  * Makes `dir` a checkout of `spec.sha` (detached, with its .git): init, fetch of that one commit at the asked depth,
- * checkout, then submodules when asked. Rejects with GitCheckoutError naming the git command and its last words, or
+ * checkout, then submodules when asked. Rejects with GitCheckoutError naming the git command and its message (its end, bounded by tailText), or
  * with node's AbortError when `signal` aborts (the git process is killed).
  */
 export async function cloneAtSha(spec: GitCheckoutSpec, dir: string, git: GitSetting, signal: AbortSignal): Promise<void> {
@@ -53,11 +54,11 @@ export async function cloneAtSha(spec: GitCheckoutSpec, dir: string, git: GitSet
     new Promise((resolve, reject) => {
       const child = spawn(git.binary, args, { env, stdio: ["ignore", "ignore", "pipe"], signal });
       let stderr = "";
-      child.stderr!.setEncoding("utf8").on("data", (text: string) => (stderr = (stderr + text).slice(-4096)));
+      child.stderr!.setEncoding("utf8").on("data", (text: string) => (stderr = (stderr + text).slice(-2 * TAIL_MAX_CHARS)));
       child.on("error", (error) => reject(signal.aborted ? error : new GitCheckoutError(`git: ${error.message}`)));
       child.on("close", (code) => {
         if (code === 0) resolve();
-        else reject(new GitCheckoutError(`git ${args[0] === "-C" ? args[2] : args[0]} failed (exit ${code}): ${stderr.trim().split("\n").at(-1) ?? ""}`));
+        else reject(new GitCheckoutError(`git ${args[0] === "-C" ? args[2] : args[0]} failed (exit ${code}): ${tailText(stderr)}`));
       });
     });
   await run(["init", "-q", dir]);

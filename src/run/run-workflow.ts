@@ -48,7 +48,8 @@ export interface RunWorkflowOptions {
   /**
    * Abort to cancel the run: the current step's processes in the pod are stopped, what they wrote to /outputs is
    * collected, the Job is deleted, the status is cancelled. A cancel requested through the cluster (the Job's
-   * cancel-requested annotation, `knotless-runner-k8s cancel`) does the same.
+   * cancel-requested annotation, `knotless-runner-k8s cancel`) does the same. Aborted with an InfraError (the
+   * runner's disk full), the run ends the same way but `failed`, with that error's reason and message.
    */
   readonly signal: AbortSignal;
   /**
@@ -373,6 +374,8 @@ function reportLeftBehind(
 /** Maps what stopped the run to its status and error: the only place that reads error types for the result. */
 function classifyFailure(thrown: unknown, signal: AbortSignal): { status: RunStatus; error: { message: string; reason: string } } {
   if (signal.reason instanceof RunDeadlineError) return { status: "timeout", error: { message: signal.reason.message, reason: "run-timeout" } };
+  // Stopped by its caller for a failure of the runner's own (its disk full): failed, not cancelled.
+  if (signal.reason instanceof InfraError) return { status: "failed", error: { message: signal.reason.message, reason: signal.reason.reason } };
   if (thrown instanceof CancelledError || signal.aborted) {
     const reason = signal.reason instanceof Error ? signal.reason.message : "the run was cancelled";
     return { status: "cancelled", error: { message: reason, reason: "cancelled" } };

@@ -1,6 +1,6 @@
 // How serve reaches the cluster: the transport its options chose (kubectl, or the API in-process), opened once for every run.
 import type { Cluster } from "../cluster/cluster.js";
-import type { ClusterSetting } from "../cluster/open-cluster.js";
+import type { CallListeners, ClusterSetting } from "../cluster/open-cluster.js";
 
 /** The cluster setting resolved at the CLI edge, and the environment kubectl or exec credential plugins run with. */
 export interface ServeTransport {
@@ -8,8 +8,11 @@ export interface ServeTransport {
   readonly env: NodeJS.ProcessEnv;
 }
 
-/** The cluster every run of the service shares (one connection pool and one watch per collection with the API transport). */
-export async function createClusterClient(transport: ServeTransport): Promise<Cluster> {
+/**
+ * The cluster every run of the service shares (one connection pool and one watch per collection with the API
+ * transport); each call it makes is told to `onCall` (the call router, which finds the run's log).
+ */
+export async function createClusterClient(transport: ServeTransport, onCall: CallListeners = {}): Promise<Cluster> {
   const { openCluster } = await import("../cluster/open-cluster.js");
-  return (await openCluster(transport.setting, transport.env)).cluster;
+  return (await openCluster(transport.setting, transport.env, onCall)).cluster;
 }

@@ -5,7 +5,7 @@ import { createRequire } from "node:module";
 import type { Duplex } from "node:stream";
 import type { WebSocketServer as WebSocketServerType } from "ws";
 import type { FollowerBudget } from "./follower-budget.js";
-import { XrpcError } from "./http-errors.js";
+import { formatServerErrorLine, XrpcError } from "./http-errors.js";
 import type { LexiconChecks } from "./lexicon-schemas.js";
 import type { RunService } from "./run-service.js";
 import type { ServeMetrics } from "./serve-metrics.js";
@@ -37,7 +37,7 @@ export function createServeServer(options: ServeServerOptions): Server {
     lexicons: options.lexicons,
     handlers: buildXrpcHandlers(options.service),
     maxBodyBytes: options.maxBodyBytes,
-    onServerError: (error) => options.warn(`internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`),
+    onServerError: (error) => options.warn(formatServerErrorLine(error)),
   });
   // Required here, not imported: the CLI is one bundle, and a static import would load ws for every command.
   const { WebSocketServer } = createRequire(import.meta.url)("ws") as { WebSocketServer: typeof WebSocketServerType };

@@ -1,10 +1,10 @@
 // The runner service's core: takes submissions, keeps the queue, starts runs within the limits, cancels, and answers what the XRPC methods and streams ask.
-import { existsSync } from "node:fs";
+import { existsSync, unlinkSync, writeFileSync } from "node:fs";
 import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { CancelledError, describeError } from "../errors.js";
-import type { RunEvent, RunEventSink } from "../events/run-events.js";
+import type { RunEvent, RunEventInput, RunEventSink } from "../events/run-events.js";
 import type { ExecutorContext, ExecutorTimings } from "../executor/context.js";
 import type { Executor } from "../executor/executor.js";
 import type { Cluster } from "../cluster/cluster.js";
@@ -12,7 +12,8 @@ import type { RunResult } from "../result/run-result.js";
 import type { RunSettings } from "../run/run-workflow.js";
 import { EventHub } from "./event-hub.js";
 import type { GitCheckoutSpec } from "../run/git-checkout.js";
-import { XrpcError } from "./http-errors.js";
+import { QUEUE_FULL_RETRY_AFTER_SECONDS, SHUTTING_DOWN_RETRY_AFTER_SECONDS, STATE_UNWRITABLE_RETRY_AFTER_SECONDS, XrpcError } from "./http-errors.js";
+import { isDiskFullError } from "../util/disk-full.js";
 import { followLogFile } from "./follow-log-file.js";
 import type { FollowerOutput } from "./follower-output.js";
 import { LogFeed } from "./log-feed.js";
@@ -34,6 +35,8 @@ export interface RunServiceOptions {
   readonly defaults: RunDefaults;
   readonly limits: SchedulerLimits & SubmissionLimits & { readonly maxQueued: number };
   readonly cluster: Cluster;
+  /** Ties a run's work to its log, so that the shared cluster's calls are recorded in the run's run.log. */
+  readonly withClusterCalls?: <T>(emit: (event: RunEventInput) => void, work: () => Promise<T>) => Promise<T>;
   readonly timings?: Partial<ExecutorTimings>;
   /** The executor of each run: the Kubernetes one unless a test scripts its own. */
   readonly createExecutor?: (ctx: ExecutorContext) => Executor;
@@ -79,12 +82,16 @@ export class RunService {
   readonly #options: RunServiceOptions;
   readonly #store: RunStore;
   /** In submission order (a Map keeps insertion order): the queue. */
-  readonly #pending = new Map<string, PendingRun>();
+  #pending = new Map<string, PendingRun>();
   readonly #running = new Map<string, RunningRun>();
   readonly #feeds = new Map<string, LogFeed>();
   readonly #hub = new EventHub();
   readonly #idle = new Set<() => void>();
   #draining = false;
+  /** Why the state directory cannot be written (its disk full), until a probe write succeeds again. */
+  #unwritable: string | undefined;
+  /** Final statuses the store could not take (its disk full), written once it can. */
+  readonly #unrecorded = new Map<string, { readonly status: ServeRunStatus; readonly at: string; readonly reason: string | undefined }>();
 
   /**
    * Opens the service on its store. Runs a previous process left pending or running cannot be resumed yet (their
@@ -115,20 +122,22 @@ export class RunService {
 
   /**
    * Queues a run, or returns the run of that id when there is one (nothing else happens). Refuses while draining
-   * (503), when the queue is full (429), over the size limits (413), and for a bad workflow or request (400), in
-   * which cases nothing is recorded and no cluster is called.
+   * (503 ShuttingDown), while the state directory cannot be written (503 StateUnwritable), when the queue is full
+   * (429), over the size limits (413), and for a bad workflow or request (400), in which cases nothing is recorded
+   * and no cluster is called. The 503s and the 429 carry Retry-After.
    */
   async submit(input: SubmitRunInput): Promise<{ runId: string; status: ServeRunStatus }> {
     const runId = readSubmittedRunId(input.runId);
     const existing = this.#store.getRun(runId);
     if (existing) return { runId, status: existing.status };
-    if (this.#draining) throw new XrpcError(503, "ShuttingDown", "the service is shutting down and takes no new runs");
+    if (this.#draining) throw new XrpcError(503, "ShuttingDown", "the service is shutting down and takes no new runs", SHUTTING_DOWN_RETRY_AFTER_SECONDS);
     checkSubmissionSize(input, this.#options.limits);
-    if (this.#pending.size >= this.#options.limits.maxQueued) throw new XrpcError(429, "QueueFull", `${this.#pending.size} runs are waiting already, the most this service queues; submit again later`);
+    if (this.#pending.size >= this.#options.limits.maxQueued) throw new XrpcError(429, "QueueFull", `${this.#pending.size} runs are waiting already, the most this service queues; submit again later`, QUEUE_FULL_RETRY_AFTER_SECONDS);
+    if (!this.#checkStateWritable()) throw unwritableError();
     const prepared = await prepareSubmission(input, runId, this.#options.stateDir, this.#options.defaults);
-    if (this.#draining) throw new XrpcError(503, "ShuttingDown", "the service is shutting down and takes no new runs");
+    if (this.#draining) throw new XrpcError(503, "ShuttingDown", "the service is shutting down and takes no new runs", SHUTTING_DOWN_RETRY_AFTER_SECONDS);
     const now = new Date().toISOString();
-    const { run, created, event } = this.#store.insertRun(
+    const { run, created, event } = this.#writeState(() => this.#store.insertRun(
       {
         runId,
         status: prepared.kind === "skipped" ? "skipped" : "pending",
@@ -142,13 +151,19 @@ export class RunService {
         ...(prepared.kind === "skipped" ? { reason: prepared.reason } : {}),
       },
       now,
-    );
+    ));
     if (!created) return { runId, status: run.status }; // the same id, submitted twice at once: the first one won
     if (prepared.kind === "skipped") {
       const { mkdir } = await import("node:fs/promises");
       const { writeResultFile } = await import("../result/result-file.js");
-      await mkdir(prepared.outDir, { recursive: true });
-      await writeResultFile(join(prepared.outDir, "result.json"), prepared.result);
+      try {
+        await mkdir(prepared.outDir, { recursive: true });
+        await writeResultFile(join(prepared.outDir, "result.json"), prepared.result);
+      } catch (error) {
+        // Recorded as skipped already: the answer stands, without its result.json.
+        if (!isDiskFullError(error)) throw error;
+        this.#noteUnwritable(error);
+      }
     } else {
       this.#pending.set(runId, { settings: prepared.settings, repo: prepared.repo, ...(prepared.git ? { git: prepared.git } : {}), warnings: prepared.warnings });
       this.#feeds.set(runId, new LogFeed());
@@ -190,10 +205,10 @@ export class RunService {
     }
     const running = this.#running.get(runId);
     if (running && !running.supervised.controller.signal.aborted) {
-      this.#store.recordCancelRequest(runId, new Date().toISOString()); // recorded before the run is told
+      this.#recordCancelRequest(runId); // recorded before the run is told
       running.supervised.controller.abort(new CancelledError(`cancelled by ${by}`));
     }
-    return { runId, status: this.#store.getRun(runId)?.status ?? run.status };
+    return { runId, status: this.#unrecorded.get(runId)?.status ?? this.#store.getRun(runId)?.status ?? run.status };
   }
 
   /** The run's /outputs (or one artifact's files) as a tar stream, once the run is over. */
@@ -312,7 +327,10 @@ export class RunService {
     return run;
   }
 
-  async #view(run: StoredRun, withResult: boolean): Promise<RunView> {
+  async #view(stored: StoredRun, withResult: boolean): Promise<RunView> {
+    // A run that ended while the store could not take its status: its end as this process knows it.
+    const unrecorded = this.#unrecorded.get(stored.runId);
+    const run = unrecorded ? { ...stored, status: unrecorded.status, finishedAt: unrecorded.at, reason: unrecorded.reason ?? null } : stored;
     let result: unknown;
     if (withResult && FINAL_STATUSES.has(run.status)) {
       try {
@@ -336,17 +354,82 @@ export class RunService {
 
   /** Starts what the limits allow, in submission order. */
   #pump(): void {
-    if (this.#draining) return;
+    if (this.#draining || !this.#checkStateWritable()) return;
     const pending = [...this.#pending].map(([runId, run]) => ({ runId, repo: run.repo }));
     const running = [...this.#running].map(([runId, run]) => ({ runId, repo: run.repo }));
-    for (const { runId } of pickRunsToStart(pending, running, this.#options.limits)) this.#start(runId);
+    for (const { runId } of pickRunsToStart(pending, running, this.#options.limits)) {
+      if (this.#unwritable !== undefined) return; // a start that could not be recorded: the rest wait with it
+      this.#start(runId);
+    }
+  }
+
+  /**
+   * True when the state directory can be written: at once unless a write failed for want of space; then only once a
+   * probe write succeeds again, when the statuses that could not be recorded meanwhile are written.
+   */
+  #checkStateWritable(): boolean {
+    if (this.#unwritable === undefined) return true;
+    const probe = join(this.#options.stateDir, ".write-probe");
+    try {
+      writeFileSync(probe, PROBE_BYTES);
+      unlinkSync(probe);
+    } catch {
+      return false;
+    }
+    this.#unwritable = undefined;
+    for (const [runId, { status, at, reason }] of this.#unrecorded) {
+      let event: StatusEvent | undefined;
+      try {
+        event = this.#writeState(() => this.#store.setStatus(runId, status, at, reason));
+      } catch (error) {
+        if (error instanceof XrpcError) return false; // full again (marked so): the rest wait for the next probe
+        throw error;
+      }
+      this.#unrecorded.delete(runId);
+      if (event) this.#hub.publish();
+    }
+    this.#options.warn("the state directory can be written again: taking runs");
+    return true;
+  }
+
+  /** Runs a write of the store; one that fails for want of space marks the state unwritable and throws 503 StateUnwritable. */
+  #writeState<T>(write: () => T): T {
+    try {
+      return write();
+    } catch (error) {
+      if (!isDiskFullError(error)) throw error;
+      this.#noteUnwritable(error);
+      throw unwritableError();
+    }
+  }
+
+  /** Records a cancel request; on a full disk the cancel goes on unrecorded (a restart then fails the run as any). */
+  #recordCancelRequest(runId: string): void {
+    try {
+      this.#store.recordCancelRequest(runId, new Date().toISOString());
+    } catch (error) {
+      if (!isDiskFullError(error)) throw error;
+      this.#noteUnwritable(error);
+    }
+  }
+
+  #noteUnwritable(error: unknown): void {
+    if (this.#unwritable === undefined) this.#options.warn(`the state directory cannot be written, refusing submits until it can: ${describeError(error)}`);
+    this.#unwritable = describeError(error);
   }
 
   #start(runId: string): void {
     const pending = this.#pending.get(runId)!;
     this.#pending.delete(runId);
     // Recorded first: a run is running in the database before its first cluster call.
-    const event = this.#store.setStatus(runId, "running", new Date().toISOString());
+    let event: StatusEvent | undefined;
+    try {
+      event = this.#writeState(() => this.#store.setStatus(runId, "running", new Date().toISOString()));
+    } catch (error) {
+      if (!(error instanceof XrpcError)) throw error;
+      this.#pending = new Map([[runId, pending], ...this.#pending]); // back at the head of the queue
+      return;
+    }
     if (!event) return;
     this.#hub.publish();
     const feed = this.#feeds.get(runId);
@@ -360,11 +443,17 @@ export class RunService {
       ...(pending.git && this.#options.defaults.git ? { git: { spec: pending.git, setting: this.#options.defaults.git } } : {}),
       warnings: pending.warnings,
       warn: this.#options.warn,
+      ...(this.#options.withClusterCalls ? { withClusterCalls: this.#options.withClusterCalls } : {}),
     });
     this.#running.set(runId, { supervised, repo: pending.repo });
     supervised.done.then(
       (result) => this.#finish(runId, result.status, result.finishedAt, result.error ?? undefined, result),
       (error: unknown) => {
+        if (isDiskFullError(error)) {
+          this.#noteUnwritable(error);
+          this.#finish(runId, "failed", new Date().toISOString(), "the runner's disk is full: no space left to write result.json");
+          return;
+        }
         this.#options.warn(`run ${runId} failed on an internal error: ${describeError(error)}`);
         this.#finish(runId, "failed", new Date().toISOString(), "internal error (see the service's log)");
       },
@@ -372,7 +461,13 @@ export class RunService {
   }
 
   #finish(runId: string, status: ServeRunStatus, at: string, reason: string | undefined, result?: RunResult): void {
-    const event = this.#store.setStatus(runId, status, at, reason);
+    let event: StatusEvent | undefined;
+    try {
+      event = this.#writeState(() => this.#store.setStatus(runId, status, at, reason));
+    } catch (error) {
+      if (!(error instanceof XrpcError)) throw error;
+      this.#unrecorded.set(runId, { status, at, reason }); // written once the disk has room again
+    }
     this.#running.delete(runId);
     this.#endFeed(runId);
     if (event) this.#hub.publish();
@@ -383,8 +478,14 @@ export class RunService {
 
   /** Sinks are called before the event's action goes on: a step is recorded as started before its exec. */
   #recordProgress(runId: string, event: RunEvent): void {
-    if (event.kind === "pod-ready") this.#store.recordProgress(runId, { pod: event.pod });
-    else if (event.kind === "step-start") this.#store.recordProgress(runId, { step: event.index });
+    try {
+      if (event.kind === "pod-ready") this.#store.recordProgress(runId, { pod: event.pod });
+      else if (event.kind === "step-start") this.#store.recordProgress(runId, { step: event.index });
+    } catch (error) {
+      // Progress is for a restart's re-attach; the run itself stops on its own log files' failure.
+      if (!isDiskFullError(error)) throw error;
+      this.#noteUnwritable(error);
+    }
   }
 
   #endFeed(runId: string): void {
@@ -397,4 +498,11 @@ export class RunService {
     for (const resolve of this.#idle) resolve();
     this.#idle.clear();
   }
+}
+
+/** What a probe of the state directory writes: room for a few rows and pages, so a nearly full disk is not taken for one with space. */
+const PROBE_BYTES = Buffer.alloc(64 * 1024);
+
+function unwritableError(): XrpcError {
+  return new XrpcError(503, "StateUnwritable", "the service cannot write its state directory (no space left on its disk); submit again once space is freed", STATE_UNWRITABLE_RETRY_AFTER_SECONDS);
 }

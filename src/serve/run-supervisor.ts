@@ -3,6 +3,7 @@ import { mkdirSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { describeError } from "../errors.js";
+import type { LogWriteError } from "../events/log-file.js";
 import { createEventEmitter, type RunEventInput, type RunEventSink } from "../events/run-events.js";
 import type { ExecutorContext, ExecutorTimings } from "../executor/context.js";
 import type { Executor } from "../executor/executor.js";
@@ -11,6 +12,7 @@ import type { Cluster } from "../cluster/cluster.js";
 import type { RunResult } from "../result/run-result.js";
 import type { RunSettings } from "../run/run-workflow.js";
 import type { GitCheckoutSpec, GitSetting } from "../run/git-checkout.js";
+import { isDiskFullError, makeDiskFullError } from "../util/disk-full.js";
 
 export interface SuperviseOptions {
   readonly settings: RunSettings;
@@ -24,10 +26,18 @@ export interface SuperviseOptions {
   readonly git?: { readonly spec: GitCheckoutSpec; readonly setting: GitSetting };
   /** The workflow's warnings (what the runner configuration's limits clamped), each logged as a warning notice first. */
   readonly warnings?: readonly string[];
-  /** Told of a log file that could not be written (a full disk): the run goes on, its verdict unchanged. */
+  /**
+   * Told of a log file that could not be written. A full disk stops the run (`failed`, reason disk-full, its Job
+   * deleted); another failure leaves it going, its verdict unchanged.
+   */
   readonly warn: (message: string) => void;
   /** Told log.ndjson's length each time more whole lines are in the file: where its followers may read up to. */
   readonly onLogWritten?: (length: number) => void;
+  /**
+   * Runs `work` with the cluster calls it makes told to `emit` (the run's log): the service's one cluster is shared
+   * by every run. Absent, the run's log records no cluster call.
+   */
+  readonly withClusterCalls?: <T>(emit: (event: RunEventInput) => void, work: () => Promise<T>) => Promise<T>;
 }
 
 /** A run being supervised. */
@@ -36,7 +46,10 @@ export interface SupervisedRun {
   readonly controller: AbortController;
   /** Abort after `controller` to skip the cancelled run's clean-up and go straight to the Job's deletion. */
   readonly force: AbortController;
-  /** Resolves with the result once result.json is written and the log files are closed; rejects only for a bug or a result.json that cannot be written. */
+  /**
+   * Resolves with the result once result.json is written and the log files are closed; rejects only for a bug or a
+   * result.json that cannot be written (a full disk: an error isDiskFullError knows).
+   */
   readonly done: Promise<RunResult>;
   /** For a crashing service: deletes the run's Job synchronously (the event loop can no longer be trusted). */
   teardownNowSync(timeoutMs: number): CrashTeardown;
@@ -58,7 +71,12 @@ export function superviseRun(options: SuperviseOptions): SupervisedRun {
     mkdirSync(settings.outDir, { recursive: true });
     // An empty /work to upload: for a workflow that skips the checkout, and for one cloned in the pod.
     if (options.git || settings.checkoutDir === join(settings.outDir, "empty-checkout")) mkdirSync(settings.checkoutDir, { recursive: true });
-    const logs = [createHumanLogSink(join(settings.outDir, "run.log"), { clusterCalls: false }), createNdjsonLogSink(join(settings.outDir, "log.ndjson"), options.onLogWritten)];
+    const onWriteFailure = (error: LogWriteError): void => {
+      if (!isDiskFullError(error)) return;
+      if (!controller.signal.aborted) controller.abort(makeDiskFullError(error));
+      force.abort(); // nothing collected can be written: straight to deleting the Job
+    };
+    const logs = [createHumanLogSink(join(settings.outDir, "run.log"), { clusterCalls: true, onWriteFailure }), createNdjsonLogSink(join(settings.outDir, "log.ndjson"), { onWriteFailure, ...(options.onLogWritten ? { onWritten: options.onLogWritten } : {}) })];
     // The cache store's modules load only for a run that has caches.
     const openCacheDriver = (settings.caches?.length ?? 0) > 0 && settings.cacheBackend ? (await import("../cache/open-cache-driver.js")).openCacheDriver : undefined;
     const make = options.createExecutor ?? ((ctx: ExecutorContext) => new KubernetesExecutor(ctx));
@@ -66,7 +84,8 @@ export function superviseRun(options: SuperviseOptions): SupervisedRun {
     try {
       const emit = createEventEmitter([...logs.map((log) => log.sink), ...options.sinks]);
       for (const message of options.warnings ?? []) emit({ kind: "notice", level: "warning", message });
-      result = await runWorkflow({
+      const emitCall = createEventEmitter(logs.map((log) => log.sink)); // the run's own log files, as the CLI's
+      const run = (): Promise<RunResult> => runWorkflow({
         settings,
         cluster: options.cluster,
         signal: controller.signal,
@@ -76,6 +95,7 @@ export function superviseRun(options: SuperviseOptions): SupervisedRun {
         createExecutor: (ctx) => (executor = make(ctx)),
         ...(openCacheDriver && settings.cacheBackend ? { cacheDriver: (ex: Executor, emit: (event: RunEventInput) => void) => openCacheDriver(settings.cacheBackend!, ex, emit, { cluster: options.cluster, target: settings.target, runId: settings.runId }) } : {}),
       });
+      result = await (options.withClusterCalls ? options.withClusterCalls(emitCall, run) : run());
       await writeResultFile(join(settings.outDir, "result.json"), result);
     } finally {
       // A checkout the service made (a clone, an empty /work) is the run's input, not its record: gone once the run is.

@@ -22,7 +22,7 @@ export interface ServeMetrics {
 
 const STATUSES: readonly ServeRunStatus[] = ["pending", "running", "success", "failed", "timeout", "cancelled", "skipped"];
 /** Error reasons that are not the cluster's: bad input, a missing artifact, a bug. */
-const NOT_CLUSTER_REASONS = new Set(["input", "internal", "artifact-missing", "cancelled", "checkout-failed"]);
+const NOT_CLUSTER_REASONS = new Set(["input", "internal", "artifact-missing", "cancelled", "checkout-failed", "disk-full"]);
 
 export async function createServeMetrics(source: MetricsSource): Promise<ServeMetrics> {
   const { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } = await import("prom-client");

@@ -4,6 +4,7 @@ import { formatDuration } from "../config/duration.js";
 import { describeError } from "../errors.js";
 import { DEFAULT_TIMINGS, type ExecutorContext, type ExecutorTimings } from "../executor/context.js";
 import type { Executor } from "../executor/executor.js";
+import { createClusterCallRouter } from "./cluster-call-router.js";
 import { createClusterClient, type ServeTransport } from "./cluster-transport.js";
 import { DEFAULT_FOLLOWER_SETTINGS, FollowerBudget, type FollowerSettings } from "./follower-budget.js";
 import { createServeServer } from "./http-server.js";
@@ -20,6 +21,8 @@ export interface ServeConfig {
   readonly listen: ListenAddress;
   readonly stateDir: string;
   readonly token: string;
+  /** Where `token` was read from: read again when it changes (a rotation needs no restart). */
+  readonly tokenFile?: string;
   readonly tls?: { readonly cert: Buffer; readonly key: Buffer };
   readonly metricsWithoutToken: boolean;
   readonly limits: SchedulerLimits & SubmissionLimits & { readonly maxQueued: number };
@@ -54,7 +57,8 @@ export interface StartHooks {
 }
 
 export async function startService(config: ServeConfig, hooks: StartHooks): Promise<StartedService> {
-  const [lexicons, cluster] = await Promise.all([loadLexicons(), createClusterClient(config.transport)]);
+  const calls = createClusterCallRouter();
+  const [lexicons, cluster] = await Promise.all([loadLexicons(), createClusterClient(config.transport, calls.listeners)]);
   const store = new RunStore(config.stateDir);
   let service: RunService | undefined;
   const followers = new FollowerBudget({ ...DEFAULT_FOLLOWER_SETTINGS, ...config.followers });
@@ -70,13 +74,15 @@ export async function startService(config: ServeConfig, hooks: StartHooks): Prom
     defaults: config.defaults,
     limits: config.limits,
     cluster,
+    withClusterCalls: calls.withClusterCalls,
     ...(config.timings ? { timings: config.timings } : {}),
     ...(hooks.createExecutor ? { createExecutor: hooks.createExecutor } : {}),
     observer: metrics.observer,
     warn: hooks.warn,
   });
   const running = service;
-  const server = createServeServer({ service: running, lexicons, checkToken: (await import("./bearer-auth.js")).createBearerCheck(config.token), metrics, metricsWithoutToken: config.metricsWithoutToken, followers, maxBodyBytes: config.maxBodyBytes, ...(config.tls ? { tls: config.tls } : {}), warn: hooks.warn });
+  const { createBearerCheck, watchTokenFile } = await import("./bearer-auth.js");
+  const server = createServeServer({ service: running, lexicons, checkToken: createBearerCheck(config.tokenFile === undefined ? config.token : watchTokenFile(config.tokenFile, config.token, hooks.warn)), metrics, metricsWithoutToken: config.metricsWithoutToken, followers, maxBodyBytes: config.maxBodyBytes, ...(config.tls ? { tls: config.tls } : {}), warn: hooks.warn });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(config.listen.port, config.listen.host, () => {

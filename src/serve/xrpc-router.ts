@@ -42,21 +42,21 @@ export function createXrpcRouter(options: XrpcRouterOptions): (req: IncomingMess
       res.writeHead(200, { "Content-Type": output.contentType });
       await pipeline(output.stream, res);
     } catch (error) {
-      const { status, body } = mapErrorToHttp(error);
+      const { status, body, headers } = mapErrorToHttp(error);
       if (status >= 500) options.onServerError?.(error);
       if (res.headersSent) {
         res.destroy(); // a stream that failed midway: the client sees a cut connection, never a tar that looks whole
         return;
       }
-      writeJson(res, status, body);
+      writeJson(res, status, body, headers);
     }
   };
 }
 
 /** Writes a JSON answer. */
-export function writeJson(res: ServerResponse, status: number, value: unknown): void {
+export function writeJson(res: ServerResponse, status: number, value: unknown, headers: Readonly<Record<string, string>> = {}): void {
   const text = JSON.stringify(value);
-  res.writeHead(status, { "Content-Type": "application/json; charset=utf-8", "Content-Length": Buffer.byteLength(text) });
+  res.writeHead(status, { ...headers, "Content-Type": "application/json; charset=utf-8", "Content-Length": Buffer.byteLength(text) });
   res.end(text);
 }
 

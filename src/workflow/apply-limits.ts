@@ -57,15 +57,17 @@ export function applyLimits(workflow: Workflow, source: RunnerConfigSource, nixe
   const clamp = limits.onExceed === "clamp";
   const top: SourcePosition = { line: 1, column: 1 };
   /** The value, or the limit when the value is over it (clamp) or undefined (refuse, an error recorded). */
-  function hold<T>(value: T, over: boolean, limit: T, at: SourcePosition, path: string, setting: string, show: (v: T) => string): T | undefined {
+  /** `step`: the step the value is of, named in the message as the run's log numbers steps (from 1), the path being 0-based. */
+  function hold<T>(value: T, over: boolean, limit: T, at: SourcePosition, path: string, setting: string, show: (v: T) => string, step?: string): T | undefined {
     if (!over) return value;
     const named = describeSetting(source, `limits.${setting} ${show(limit)}`);
+    const of = step === undefined ? "" : `${step}: `;
     if (clamp) {
-      clamped.push(makeIssue(workflow.file, at, path, `${show(value)} is over ${named}: clamped to ${show(limit)} (onExceed: clamp)`));
+      clamped.push(makeIssue(workflow.file, at, path, `${of}${show(value)} is over ${named}: clamped to ${show(limit)} (onExceed: clamp)`));
       clamps.push({ path, value: show(value), limit: show(limit), setting: `limits.${setting}`, at: `${workflow.file}:${at.line}:${at.column}` });
       return limit;
     }
-    errors.push(makeIssue(workflow.file, at, path, `${show(value)} is over ${named}; ask for at most ${show(limit)}, or the operator sets limits.onExceed: clamp`));
+    errors.push(makeIssue(workflow.file, at, path, `${of}${show(value)} is over ${named}; ask for at most ${show(limit)}, or the operator sets limits.onExceed: clamp`));
     return undefined;
   }
   const resources: { cpu?: string; memory?: string } = {};
@@ -78,10 +80,10 @@ export function applyLimits(workflow: Workflow, source: RunnerConfigSource, nixe
     if (held !== undefined) resources[kind] = held;
   }
   const maxTimeout = limits.maxTimeoutMs;
-  const holdTimeout = (value: number | undefined, at: SourcePosition, path: string): number | undefined =>
-    value === undefined || maxTimeout === undefined ? value : hold(value, value > maxTimeout, maxTimeout, at, path, "maxTimeout", formatDuration);
+  const holdTimeout = (value: number | undefined, at: SourcePosition, path: string, step?: string): number | undefined =>
+    value === undefined || maxTimeout === undefined ? value : hold(value, value > maxTimeout, maxTimeout, at, path, "maxTimeout", formatDuration, step);
   const timeoutMs = holdTimeout(workflow.timeoutMs, workflow.timeoutPosition ?? top, "timeout");
-  const stepTimeoutsMs = workflow.steps.map((step, index) => holdTimeout(step.timeoutMs, step.position, `steps[${index}].timeout`));
+  const stepTimeoutsMs = workflow.steps.map((step, index) => holdTimeout(step.timeoutMs, step.position, `steps[${index}].timeout`, `step ${index + 1} (${step.name})`));
   if (workflow.engine !== "microvm" && workflow.image !== undefined && limits.images !== undefined && !limits.images.some((pattern) => matchImagePattern(pattern, workflow.image!))) {
     errors.push(makeIssue(workflow.file, workflow.imagePosition ?? top, "image", `${workflow.image} matches none of the images ${describeSetting(source, "limits.images")} allows (${limits.images.join(", ")})`));
   }

@@ -7,7 +7,7 @@ import { makeTestTempDir } from "../support/temp-dir.js";
 
 const dir = makeTestTempDir("serve-options-");
 const tokenFile = join(dir, "token");
-writeFileSync(tokenFile, "abc\n");
+writeFileSync(tokenFile, "abc-token-of-16-chars\n");
 chmodSync(tokenFile, 0o600);
 const RAW: RawServeOptions = { listen: "127.0.0.1:0", stateDir: dir, tokenFile, maxRuns: "20", maxQueued: "1000", drainTimeout: "10m", keepRuns: "168h", gcInterval: "5m", maxRequestBytes: "4Mi", maxWorkflowBytes: "256Ki", podTimeout: "15m", maxOutputBytes: "512Mi", maxLogBytes: "16Mi", maxWarm: "1", followerStallTimeout: "30s", followerBuffer: "256Ki", allFollowersBuffer: "64Mi" };
 
@@ -20,7 +20,7 @@ describe("serve's options", () => {
 
   it("resolve the defaults into a config with the api transport and the token read", async () => {
     const config = await resolveServeConfig(RAW, { KNOTLESS_KUBECTL: "/opt/kubectl" });
-    assert.equal(config.token, "abc");
+    assert.equal(config.token, "abc-token-of-16-chars");
     assert.equal(config.limits.maxRuns, 20);
     assert.equal(config.drainTimeoutMs, 600_000);
     assert.deepEqual(config.transport, { setting: { target: config.defaults.target, kubectlPath: "/opt/kubectl", transport: "api" }, env: { KNOTLESS_KUBECTL: "/opt/kubectl" } });
@@ -68,6 +68,13 @@ describe("serve's options", () => {
   it("take --transport kubectl over the api default", async () => {
     const config = await resolveServeConfig({ ...RAW, transport: "kubectl" }, {});
     assert.equal(config.transport.setting.transport, "kubectl");
+  });
+
+  it("refuse a token shorter than 16 characters with an InputError (exit 2)", async () => {
+    const short = join(dir, "short-token");
+    writeFileSync(short, "abcde\n");
+    chmodSync(short, 0o600);
+    await assert.rejects(resolveServeConfig({ ...RAW, tokenFile: short }, {}), /^InputError: --token-file: \S+ holds a token of 5 characters; a token needs at least 16/);
   });
 
   it("refuse a token file that group or others can read", async () => {

@@ -15,7 +15,7 @@ import { makeTestTempDir } from "../support/temp-dir.js";
 
 const skip = findPodmanSkipReason();
 const KUBECTL = E2E_KUBECTLS.at(-1) ?? "kubectl";
-const TOKEN = "e2e-serve-token";
+const TOKEN = "e2e-serve-token-of-16+";
 const CLI = join(REPO_ROOT, "bin", "knotless-runner-k8s.js");
 
 const DEBIAN_IMAGE = "docker.io/library/debian:bookworm-slim";

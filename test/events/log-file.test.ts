@@ -22,7 +22,7 @@ describe("LogFile", () => {
   it("tells its listener the file's length each time a chunk is in the file, never more than the file holds", async () => {
     const path = makePath("written.ndjson");
     const seen: Array<{ length: number; size: number }> = [];
-    const file = new LogFile(path, (length) => seen.push({ length, size: readFileSync(path).length }));
+    const file = new LogFile(path, { onWritten: (length) => seen.push({ length, size: readFileSync(path).length }) });
     file.write("one\n");
     file.write("two\n");
     file.write("three\n");

@@ -27,10 +27,28 @@ describe("the in-pod clone", { concurrency: true }, () => {
     assert.deepEqual(args.slice(-6), ["knotless-clone", SPEC.url, SPEC.sha, "1", "0", "/work"]);
   });
 
-  it("fails a git step that failed as checkout-failed, naming the step, its exit code and git's last line", async () => {
+  it("fails a git step that failed as checkout-failed, naming the step, its exit code and git's message", async () => {
     const { ctx, kubectl } = buildTestContext();
     kubectl.on("exec", { stdout: `${CLONE_FAILED_TAG} fetch 128\n`, stderr: "fatal: remote error: not our ref\ncommand terminated with exit code 1\n", exitCode: 1 });
     await assert.rejects(cloneInPod(ctx, POD, SPEC), isInfraError("checkout-failed", /^git fetch failed in the pod \(exit 128\): fatal: remote error: not our ref$/));
+  });
+
+  it("quotes git's whole message when a git step fails, not only its last line", async () => {
+    const { ctx, kubectl } = buildTestContext();
+    kubectl.on("exec", { stdout: `${CLONE_FAILED_TAG} fetch 128\n`, stderr: "fatal: unable to access 'https://git.example/repo.git/': Could not resolve host: git.example\nhint: check the URL\ncommand terminated with exit code 1\n", exitCode: 1 });
+    await assert.rejects(cloneInPod(ctx, POD, SPEC), isInfraError("checkout-failed", /Could not resolve host: git\.example\nhint: check the URL$/));
+  });
+
+  it("bounds a long git message to its last 40 lines, marking the cut", async () => {
+    const { ctx, kubectl } = buildTestContext();
+    const lines = Array.from({ length: 100 }, (_, i) => `remote: line ${i}`);
+    kubectl.on("exec", { stdout: `${CLONE_FAILED_TAG} fetch 128\n`, stderr: `${lines.join("\n")}\ncommand terminated with exit code 1\n`, exitCode: 1 });
+    await assert.rejects(cloneInPod(ctx, POD, SPEC), (error: Error) => {
+      assert.match(error.message, /\[\.\.\.\]\nremote: line 60\n/);
+      assert.doesNotMatch(error.message, /line 59\n/);
+      assert.match(error.message, /remote: line 99$/);
+      return true;
+    });
   });
 
   it("retries a clone exec that could not start (the node refusing the upgrade) and judges another exec failure exec-failed", async () => {

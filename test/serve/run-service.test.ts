@@ -442,7 +442,7 @@ describe("the run service", () => {
       const lines = readFileSync(join(stateDir, "state", "runs", "gone", "log.ndjson"), "utf8").trim().split("\n").map((line) => JSON.parse(line) as { name?: string; status?: string; ok?: boolean; detail?: string });
       const end = lines.find((line) => line.name === "clone" && line.status === "end");
       assert.equal(end?.ok, false);
-      assert.match(end?.detail ?? "", /^git fetch failed \(exit 128\): .* \(cloning on the host: the image has no git\)$/);
+      assert.match(end?.detail ?? "", /^git fetch failed \(exit 128\): [\s\S]*not our ref[\s\S]* \(cloning on the host: the image has no git\)$/);
     });
 
     it("refuses a URL with a password, an unknown scheme and a short sha before anything is recorded", async () => {

@@ -93,3 +93,38 @@ describe("serve's gc timer", () => {
     }
   });
 });
+
+describe("serve's token file", () => {
+  it("takes a rotated --token-file's new token without a restart", async () => {
+    const dir = makeTestTempDir("serve-token-");
+    const tokenFile = join(dir, "token");
+    writeFileSync(tokenFile, "first-token-0123456789\n");
+    chmodSync(tokenFile, 0o600);
+    const started = await startService(
+      {
+        listen: { host: "127.0.0.1", port: 0 },
+        stateDir: join(dir, "state"),
+        token: "first-token-0123456789",
+        tokenFile,
+        metricsWithoutToken: false,
+        limits: { maxRuns: 1, maxQueued: 1, maxWorkflowBytes: 1000, maxSecrets: 1, maxSecretBytes: 10 },
+        maxBodyBytes: 1000,
+        keepRunsMs: 3_600_000,
+        gcIntervalMs: 3_600_000,
+        gcStaleAfterMs: 120_000,
+        defaults: { target: { namespace: "ci" }, podTimeoutMs: 1000, maxOutputBytes: 1, maxLogBytes: 1 },
+        transport: { setting: { target: { namespace: "ci" }, kubectlPath: "/nonexistent/kubectl", transport: "kubectl" }, env: {} },
+      },
+      { warn: () => undefined },
+    );
+    try {
+      const list = (token: string): Promise<number> => fetch(`${started.url}/xrpc/${NSID.listRuns}`, { headers: { Authorization: `Bearer ${token}` } }).then((res) => res.status);
+      assert.equal(await list("first-token-0123456789"), 200);
+      writeFileSync(tokenFile, "second-token-0123456789-rotated\n");
+      assert.equal(await list("second-token-0123456789-rotated"), 200);
+      assert.equal(await list("first-token-0123456789"), 401);
+    } finally {
+      await started.stop(100, AbortSignal.abort());
+    }
+  });
+});

@@ -20,6 +20,7 @@ describe("the XRPC router", () => {
         if (params.runId === "missing") throw new XrpcError(400, "RunNotFound", "no run missing");
         if (params.runId === "bad-output") return { kind: "json", value: { runId: "x" } };
         if (params.runId === "bug") throw new Error("secret detail");
+        if (params.runId === "busy") throw new XrpcError(503, "StateUnwritable", "no space", 30);
         return { kind: "json", value: { runId: params.runId, status: "pending", createdAt: new Date().toISOString() } };
       }],
       [NSID.listRuns, async ({ params }) => ({ kind: "json", value: { runs: [], cursor: String(params.limit) } })],
@@ -67,6 +68,13 @@ describe("the XRPC router", () => {
     const res = await fetch(`${base}${NSID.getRun}?runId=missing`);
     assert.equal(res.status, 400);
     assert.deepEqual(await res.json(), { error: "RunNotFound", message: "no run missing" });
+  });
+
+  it("sends Retry-After with a refusal that says when to come back", async () => {
+    const res = await fetch(`${base}${NSID.getRun}?runId=busy`);
+    assert.equal(res.status, 503);
+    assert.equal(res.headers.get("retry-after"), "30");
+    assert.equal((await fetch(`${base}${NSID.getRun}?runId=missing`)).headers.get("retry-after"), null);
   });
 
   it("answers 500 without the detail of an unexpected error", async () => {

@@ -37,10 +37,15 @@ describe("the runner configuration's limits on a workflow", () => {
       "wf.yml:3:18: resources.cpu: 8 is over limits.maxCpu 4 in --config ops.yml; ask for at most 4, or the operator sets limits.onExceed: clamp",
       "wf.yml:3:29: resources.memory: 16Gi is over limits.maxMemory 8Gi in --config ops.yml; ask for at most 8Gi, or the operator sets limits.onExceed: clamp",
       "wf.yml:2:10: timeout: 2h00m is over limits.maxTimeout 1h00m in --config ops.yml; ask for at most 1h00m, or the operator sets limits.onExceed: clamp",
-      "wf.yml:5:5: steps[0].timeout: 1h30m is over limits.maxTimeout 1h00m in --config ops.yml; ask for at most 1h00m, or the operator sets limits.onExceed: clamp",
+      "wf.yml:5:5: steps[0].timeout: step 1 (build): 1h30m is over limits.maxTimeout 1h00m in --config ops.yml; ask for at most 1h00m, or the operator sets limits.onExceed: clamp",
       "wf.yml:1:8: image: docker.io/library/debian:bookworm-slim matches none of the images limits.images in --config ops.yml allows (registry.example/ci/**)",
     ]);
     assert.deepEqual(held.clamped, []);
+  });
+
+  it("numbers the step of a clamped timeout from 1, as the run's log numbers it", () => {
+    const held = limit({ maxTimeoutMs: 3_600_000, onExceed: "clamp" });
+    assert.match(formatIssue(held.clamped.find((issue) => formatIssue(issue).includes("steps[0]"))!), /steps\[0\]\.timeout: step 1 \(build\): /);
   });
 
   it("clamps each value over its limit with onExceed: clamp and says so; an image is refused all the same", () => {
@@ -50,7 +55,7 @@ describe("the runner configuration's limits on a workflow", () => {
       "wf.yml:3:18: resources.cpu: 8 is over limits.maxCpu 4 in --config ops.yml: clamped to 4 (onExceed: clamp)",
       "wf.yml:3:29: resources.memory: 16Gi is over limits.maxMemory 8Gi in --config ops.yml: clamped to 8Gi (onExceed: clamp)",
       "wf.yml:2:10: timeout: 2h00m is over limits.maxTimeout 1h00m in --config ops.yml: clamped to 1h00m (onExceed: clamp)",
-      "wf.yml:5:5: steps[0].timeout: 1h30m is over limits.maxTimeout 1h00m in --config ops.yml: clamped to 1h00m (onExceed: clamp)",
+      "wf.yml:5:5: steps[0].timeout: step 1 (build): 1h30m is over limits.maxTimeout 1h00m in --config ops.yml: clamped to 1h00m (onExceed: clamp)",
     ]);
     assert.deepEqual(held.errors.map(formatIssue), ["wf.yml:1:8: image: docker.io/library/debian:bookworm-slim matches none of the images limits.images in --config ops.yml allows (debian:*)"]);
   });

@@ -3,10 +3,12 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { CancelledError, describeError } from "../../errors.js";
 import { createEventEmitter, type RunEventInput } from "../../events/run-events.js";
+import type { LogWriteError } from "../../events/log-file.js";
 import type { Executor } from "../../executor/executor.js";
 import type { RunResult } from "../../result/run-result.js";
 import { SecretMasker } from "../../secrets/mask-stream.js";
 import { removeSecretVariables } from "../../secrets/remove-secret-variables.js";
+import { isDiskFullError, makeDiskFullError } from "../../util/disk-full.js";
 import { makeDirectorySync } from "../../util/make-directory.js";
 import type { CommandSpec } from "../command-spec.js";
 import { EXIT, exitCodeForError, exitCodeForResult } from "../exit-codes.js";
@@ -80,7 +82,15 @@ async function executeResolvedRun(config: RunConfig, env: NodeJS.ProcessEnv): Pr
     process.stderr.write(`knotless-runner-k8s: --out: cannot create the directory ${settings.outDir}: ${describeError(error)}\n`);
     return EXIT.badInput;
   }
-  const logFiles = [createHumanLogSink(join(settings.outDir, "run.log"), { clusterCalls: true }), createNdjsonLogSink(join(settings.outDir, "log.ndjson"))];
+  const controller = new AbortController();
+  const force = new AbortController();
+  // A full --out disk stops the run (failed, disk-full, exit 3) instead of running on with nothing recorded.
+  const onWriteFailure = (error: LogWriteError): void => {
+    if (!isDiskFullError(error)) return;
+    if (!controller.signal.aborted) controller.abort(makeDiskFullError(error));
+    force.abort();
+  };
+  const logFiles = [createHumanLogSink(join(settings.outDir, "run.log"), { clusterCalls: true, onWriteFailure }), createNdjsonLogSink(join(settings.outDir, "log.ndjson"), { onWriteFailure })];
   const logs = [createConsoleSink(process.stdout, process.stderr, { clusterCalls: config.verbose }), ...logFiles];
   const stepTracker = createStepTracker(); // what a crash writes into result.json
   const outputBudget = createOutputBudget(settings.maxLogBytes); // the run's own, so that a crash can still report its counts
@@ -91,7 +101,6 @@ async function executeResolvedRun(config: RunConfig, env: NodeJS.ProcessEnv): Pr
     kubectl: (args) => emit({ kind: "kubectl", args }),
     api: (call) => emit({ kind: "api-call", ...call }),
   });
-  const controller = new AbortController();
   let executor: InstanceType<typeof KubernetesExecutor> | undefined;
   const jobOf = (): RunResult["job"] => ({ namespace: executor?.namespace ?? "", name: settings.jobName, pod: executor?.pod?.name ?? null, node: executor?.pod?.node || null, image: settings.image });
   const lastWords = prepareEmergencyExit({
@@ -143,13 +152,20 @@ async function executeResolvedRun(config: RunConfig, env: NodeJS.ProcessEnv): Pr
       settings,
       cluster,
       signal: controller.signal,
+      forceSignal: force.signal,
       sinks,
       outputBudget,
       timings: config.timings,
       createExecutor: (ctx) => (executor = new KubernetesExecutor(ctx)),
       ...(backend && openCacheDriver ? { cacheDriver: (ex: Executor, emit: (event: RunEventInput) => void) => openCacheDriver(backend, ex, emit, { cluster, target: settings.target, runId: settings.runId }) } : {}),
     });
-    await writeResultFile(join(settings.outDir, "result.json"), result);
+    try {
+      await writeResultFile(join(settings.outDir, "result.json"), result);
+    } catch (error) {
+      if (!isDiskFullError(error)) throw error;
+      process.stderr.write(`knotless-runner-k8s: the run ended ${result.status}, but ${describeError(makeDiskFullError(error))}\n`);
+      return EXIT.infrastructure;
+    }
     process.stderr.write(`result: ${join(settings.outDir, "result.json")}\n`);
     return exitCodeForResult(result);
   } finally {
