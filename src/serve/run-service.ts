@@ -43,6 +43,14 @@ export interface RunServiceOptions {
 }
 
 /** A run as getRun and listRuns answer it (the lexicon's dev.knotless.runner.defs#runView). */
+/** A run the drain gave up waiting for: its Job was deleted synchronously, and what that said. */
+export interface AbandonedRun {
+  readonly runId: string;
+  readonly detail: string;
+  /** True when the Job may still be in the cluster (the delete failed or could not be confirmed). */
+  readonly mayBeLeft: boolean;
+}
+
 export interface RunView {
   readonly runId: string;
   readonly status: ServeRunStatus;
@@ -250,11 +258,17 @@ export class RunService {
 
   /**
    * Stops taking runs; cancels the pending ones; lets the running ones finish for `timeoutMs`, then cancels them (or
-   * at once when `now` aborts: their clean-up skipped, straight to deleting their Jobs). Resolves once every run is over.
+   * at once when `now` aborts: their clean-up skipped, straight to deleting their Jobs). Cancelled runs then have
+   * `cleanupTimeoutMs` to end (their Jobs deleted); a run still not over by then is abandoned: its Job deleted
+   * synchronously as a crashing service does, and named in the answer with what that delete said. Resolves once
+   * every run is over or abandoned, so the whole drain lasts at most `timeoutMs + cleanupTimeoutMs` (and the deletes).
    */
-  async drain(timeoutMs: number, now: AbortSignal): Promise<void> {
+  async drain(timeoutMs: number, now: AbortSignal, cleanupTimeoutMs: number, deleteTimeoutMs = 10_000): Promise<AbandonedRun[]> {
     this.#draining = true;
     for (const runId of [...this.#pending.keys()]) this.cancel(runId, "the service shutting down");
+    let giveUp: NodeJS.Timeout | undefined;
+    let gaveUp!: () => void;
+    const givenUp = new Promise<"gave-up">((resolve) => (gaveUp = () => resolve("gave-up")));
     const cancelAll = (force: boolean): void => {
       for (const [runId, { supervised }] of this.#running) {
         if (!supervised.controller.signal.aborted) {
@@ -263,17 +277,25 @@ export class RunService {
         }
         if (force) supervised.force.abort();
       }
+      giveUp ??= setTimeout(gaveUp, cleanupTimeoutMs);
     };
     const timer = setTimeout(() => cancelAll(false), timeoutMs);
     const onNow = (): void => cancelAll(true);
     now.addEventListener("abort", onNow, { once: true });
     if (now.aborted) onNow();
     try {
-      await this.whenIdle();
+      if ((await Promise.race([this.whenIdle(), givenUp])) !== "gave-up") return [];
+      return [...this.#running].map(([runId, { supervised }]) => ({ runId, ...supervised.teardownNowSync(deleteTimeoutMs) }));
     } finally {
       clearTimeout(timer);
+      clearTimeout(giveUp);
       now.removeEventListener("abort", onNow);
     }
+  }
+
+  /** The runs running now with their Jobs, for a service that exits at once: what it leaves behind. */
+  listRunning(): Array<{ runId: string; jobName: string }> {
+    return [...this.#running.keys()].map((runId) => ({ runId, jobName: this.#store.getRun(runId)?.jobName ?? `knotless-run-${runId}` }));
   }
 
   /** Resolves once nothing is pending or running. */
