@@ -4,7 +4,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { startLocalCluster, type FaultConfig, type LocalCluster } from "../../local-cluster/index.js";
-import { assertNothingLeft, findPodmanSkipReason } from "../support/local-cluster-e2e.js";
+import { assertNothingLeft, findPodmanSkipReason, waitUntil } from "../support/local-cluster-e2e.js";
 import { makeWorkspace, readResult, REPO_ROOT, runCli, startCli } from "../support/run-cli.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
 
@@ -175,4 +175,31 @@ describe("the runner through the API transport on the local cluster", { skip, co
     assert.equal(readFileSync(join(ws.out, "outputs", "before.txt"), "utf8"), "before\n");
     await assertNothingLeft(cluster);
   });
+
+  // Each stage held where a cancel cannot be answered by the pod: its exec's upgrade kept unanswered by the API server.
+  const STALLS = [
+    { stage: "the upload", steps: "one\techo one\n", match: String.raw`/exec\?.*tar\+-xf` },
+    { stage: "a step", steps: "wait\techo step-waits; sleep 300\n", match: undefined },
+    { stage: "the outputs download", steps: "one\techo one > /outputs/one.txt\n", match: String.raw`/exec\?.*pack-outputs` },
+  ];
+  for (const { stage, steps, match } of STALLS) {
+    it(`ends on SIGTERM within 15 s with its Job deleted while ${stage} stalls`, async () => {
+      cluster.setFaults(match ? { latency: { ms: 300_000, match, count: 1 } } : {});
+      const firedBefore = cluster.faultFirings().length;
+      const ws = makeWorkspace(steps);
+      const runId = `api-stall-${STALLS.findIndex((s) => s.stage === stage)}`;
+      const started = startCli(["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--out", ws.out, "--run-id", runId, "--kubeconfig", cluster.kubeconfigPath, "--transport", "api", "--kubectl", NO_KUBECTL], { timeoutMs: 120_000 });
+      if (match) await waitUntil(`the ${stage} stall`, () => cluster.faultFirings().slice(firedBefore).some((f) => f.fault === "latency"), 90_000);
+      else await started.waitFor(/^step-waits$/m, 90_000);
+      await new Promise((r) => setTimeout(r, 500)); // well inside the stall
+      const sent = Date.now();
+      started.kill("SIGTERM");
+      const ended = await started.exited;
+      assert.equal(ended.code, 130, ended.stderr);
+      assert.ok(ended.endedAt - sent < 15_000, `ended ${ended.endedAt - sent} ms after SIGTERM`);
+      assert.equal(readResult(ws.out).status, "cancelled");
+      cluster.setFaults({});
+      await assertNothingLeft(cluster);
+    });
+  }
 });
