@@ -285,7 +285,7 @@ export class RunService {
     if (now.aborted) onNow();
     try {
       if ((await Promise.race([this.whenIdle(), givenUp])) !== "gave-up") return [];
-      return [...this.#running].map(([runId, { supervised }]) => ({ runId, ...supervised.teardownNowSync(deleteTimeoutMs) }));
+      return this.abandonAllNowSync(`its clean-up did not end within ${Math.round(cleanupTimeoutMs / 1000)}s of the shutdown's cancel`, deleteTimeoutMs);
     } finally {
       clearTimeout(timer);
       clearTimeout(giveUp);
@@ -293,9 +293,20 @@ export class RunService {
     }
   }
 
-  /** The runs running now with their Jobs, for a service that exits at once: what it leaves behind. */
-  listRunning(): Array<{ runId: string; jobName: string }> {
-    return [...this.#running.keys()].map((runId) => ({ runId, jobName: this.#store.getRun(runId)?.jobName ?? `knotless-run-${runId}` }));
+  /**
+   * For a service that exits now: deletes every running run's Job synchronously (as a crashing service does) and
+   * records the run cancelled with `why` and what the delete said. Returns each run so abandoned.
+   */
+  abandonAllNowSync(why: string, deleteTimeoutMs: number): AbandonedRun[] {
+    const abandoned: AbandonedRun[] = [];
+    for (const [runId, { supervised }] of [...this.#running]) {
+      if (!supervised.controller.signal.aborted) supervised.controller.abort(new CancelledError(`cancelled: ${why}`));
+      const teardown = supervised.teardownNowSync(deleteTimeoutMs);
+      const event = this.#store.setStatus(runId, "cancelled", new Date().toISOString(), `cancelled: ${why}; ${teardown.detail}`);
+      if (event) this.#hub.publish(event);
+      abandoned.push({ runId, ...teardown });
+    }
+    return abandoned;
   }
 
   /** Resolves once nothing is pending or running. */

@@ -285,7 +285,7 @@ for (const transport of ["api", "kubectl"] as const) {
         await assertNothingLeft(cluster);
       });
 
-      it("cancels the running runs at once on a second SIGTERM and leaves nothing in the cluster", async () => {
+      it("exits at once on a second SIGTERM, the running run's Job deleted and the run recorded cancelled, leaving nothing in the cluster", async () => {
         const stateDir = join(dir, "state-2");
         const serve = await startServe(serveArgs(stateDir, ["--max-runs", "1", "--drain-timeout", "10m"]));
         const client = await createServeClient(serve.url, TOKEN);
@@ -293,8 +293,11 @@ for (const transport of ["api", "kubectl"] as const) {
         await client.followWs("/logs/stuck", { until: (frames) => frames.some((f) => JSON.parse(f).content === "started\n") });
         serve.child.kill("SIGTERM");
         await waitUntil("draining said", () => /draining/.test(serve.output()), 10_000);
+        const second = Date.now();
         serve.child.kill("SIGTERM");
-        assert.equal(await serve.exited, 0, serve.output());
+        assert.equal(await serve.exited, 130, serve.output());
+        assert.ok(Date.now() - second < 5000, `exited ${Date.now() - second} ms after the second SIGTERM`);
+        assert.match(serve.output(), /SIGTERM again: abandoned run stuck: /);
         const { RunStore } = await import("../../src/serve/run-store.js");
         const store = new RunStore(stateDir);
         assert.equal(store.getRun("stuck")?.status, "cancelled");

@@ -296,6 +296,9 @@ describe("the run service", () => {
     const took = Date.now() - started;
     assert.deepEqual(abandoned, [{ runId: "stuck", detail: "deleted Job knotless-run-stuck", mayBeLeft: false }]);
     assert.deepEqual(torn, ["stuck 1234"]);
+    const recorded = await stuck.getRun("stuck");
+    assert.equal(recorded.status, "cancelled");
+    assert.match(recorded.reason ?? "", /clean-up did not end within 0s .*deleted Job knotless-run-stuck$/);
     assert.ok(took >= 300 && took < 2000, `the drain took ${took} ms (timeout 50 ms, clean-up 300 ms)`);
   });
 

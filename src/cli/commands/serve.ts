@@ -6,6 +6,8 @@ import { SERVE_OPTIONS, type RawServeOptions } from "../serve-options.js";
 
 /** How long a crashing service blocks to delete each running run's Job. */
 const CRASH_DELETE_TIMEOUT_MS = 30_000;
+/** How long a second SIGTERM blocks to delete each running run's Job before exiting. */
+const SECOND_SIGNAL_DELETE_TIMEOUT_MS = 5_000;
 
 export const serveCommand: CommandSpec<RawServeOptions> = {
   name: "serve",
@@ -54,7 +56,7 @@ export async function executeServe(options: RawServeOptions, env: NodeJS.Process
         );
         void started.stop(drainTimeoutMs, now.signal, drainCleanupTimeoutMs).then(
           (abandoned) => {
-            for (const run of abandoned) warn(`gave up waiting for run ${run.runId} after ${formatSeconds(drainCleanupTimeoutMs)}: ${run.detail}${run.mayBeLeft ? " (its Job may be left: gc deletes it once its heartbeat is stale)" : ""}`);
+            for (const run of abandoned) warn(`gave up waiting for run ${run.runId} after ${formatSeconds(drainCleanupTimeoutMs)} of clean-up: ${run.detail}${run.mayBeLeft ? " (its Job may be left: gc deletes it once its heartbeat is stale)" : ""}`);
             if (abandoned.length === 0) warn("stopped: every run is over and its Job deleted");
             resolve(abandoned.length === 0 ? EXIT.success : EXIT.infrastructure);
           },
@@ -65,11 +67,11 @@ export async function executeServe(options: RawServeOptions, env: NodeJS.Process
         );
         return;
       }
-      // The operator asked twice: no more waiting. What is left is named; the next start marks those runs failed and its gc deletes their Jobs.
+      // The operator asked twice: no more waiting, only each Job deleted synchronously (ms each) and named.
       now.abort(new CancelledError(`cancelled by ${signal}`));
-      const running = started.service.listRunning();
-      for (const run of running) warn(`${signal} again: abandoned run ${run.runId}; its Job ${run.jobName} may be left (gc deletes it once its heartbeat is stale)`);
-      warn(`${signal} again: exiting now${running.length === 0 ? "" : ` with ${running.length} run(s) abandoned`}`);
+      const abandoned = started.service.abandonAllNowSync(`${signal} twice: the service exited at once`, SECOND_SIGNAL_DELETE_TIMEOUT_MS);
+      for (const run of abandoned) warn(`${signal} again: abandoned run ${run.runId}: ${run.detail}${run.mayBeLeft ? " (its Job may be left: gc deletes it once its heartbeat is stale)" : ""}`);
+      warn(`${signal} again: exiting now${abandoned.length === 0 ? "" : ` with ${abandoned.length} run(s) abandoned`}`);
       process.exit(EXIT.cancelled);
     };
     process.on("SIGTERM", onSignal);
