@@ -305,6 +305,20 @@ for (const transport of ["api", "kubectl"] as const) {
         await assertNothingLeft(cluster);
       });
 
+      it("ends a run whose /outputs exceed --max-output-bytes as success, the blob refused, and stops cleanly", async () => {
+        const stateDir = join(dir, "state-over-limit");
+        const serve = await startServe(serveArgs(stateDir, ["--max-runs", "1", "--max-output-bytes", "1Mi"]));
+        const client = await createServeClient(serve.url, TOKEN);
+        await client.call(NSID.submitRun, { body: { workflow: { name: "ci.yml", text: workflow("head -c 3000000 /dev/urandom > /outputs/blob.bin") }, checkout: { dir: checkout }, runId: "over-limit" } });
+        await waitUntil("the over-limit run over", async () => ["success", "failed", "cancelled"].includes((await client.call(NSID.getRun, { params: { runId: "over-limit" } })).body.status), 60_000);
+        const run = (await client.call(NSID.getRun, { params: { runId: "over-limit" } })).body;
+        assert.equal(run.status, "success", JSON.stringify(run));
+        assert.ok(run.result.refusedOutputs.some((r: { path: string }) => r.path.endsWith("blob.bin")), JSON.stringify(run.result.refusedOutputs));
+        serve.child.kill("SIGTERM");
+        assert.equal(await serve.exited, 0, serve.output());
+        await assertNothingLeft(cluster);
+      });
+
       it("refuses to start with a token file that group or others can read (exit 2)", async () => {
         const loose = join(dir, "loose-token");
         writeFileSync(loose, TOKEN);
