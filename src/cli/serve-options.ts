@@ -23,7 +23,8 @@ export const SERVE_OPTIONS: readonly OptionSpec[] = [
   { flag: "--max-runs <n>", description: "most runs at once; the rest wait as pending in submission order", defaultValue: "20" },
   { flag: "--max-runs-per-repo <n>", description: "most runs at once of one repository (the trigger's repo), so one busy repository cannot starve the others" },
   { flag: "--max-queued <n>", description: "most runs waiting; a submission past it is refused with 429", defaultValue: "1000" },
-  { flag: "--drain-timeout <duration>", description: "on SIGTERM, how long running runs may finish before they are cancelled (a second SIGTERM cancels at once)", defaultValue: "10m" },
+  { flag: "--drain-timeout <duration>", description: "on SIGTERM, how long running runs may finish before they are cancelled (a second SIGTERM exits at once)", defaultValue: "10m" },
+  { flag: "--drain-cleanup-timeout <duration>", description: "on SIGTERM, how long cancelled runs may take to end and delete their Jobs before the service deletes their Jobs itself and exits, naming them", defaultValue: "1m" },
   { flag: "--keep-runs <duration>", description: "how long finished runs (records and files) are kept (at most 168h)", defaultValue: "168h" },
   { flag: "--gc-interval <duration>", description: "how often the service runs gc on its namespace", defaultValue: "5m" },
   { flag: "--tls-cert <file>", description: "PEM certificate: serve HTTPS (with --tls-key)" },
@@ -66,6 +67,7 @@ export interface RawServeOptions extends RawClusterOptions, RawCacheOptions, Raw
   maxRunsPerRepo?: string;
   maxQueued: string;
   drainTimeout: string;
+  drainCleanupTimeout: string;
   keepRuns: string;
   gcInterval: string;
   tlsCert?: string;
@@ -104,7 +106,7 @@ function readFileFor(path: string, flag: string): Buffer {
 }
 
 /** Validates every option; throws InputError naming the flag. Reads the token and TLS files; listens on nothing, calls no cluster. */
-export async function resolveServeConfig(raw: RawServeOptions, env: NodeJS.ProcessEnv): Promise<ServeConfig & { readonly drainTimeoutMs: number }> {
+export async function resolveServeConfig(raw: RawServeOptions, env: NodeJS.ProcessEnv): Promise<ServeConfig & { readonly drainTimeoutMs: number; readonly drainCleanupTimeoutMs: number }> {
   const [{ readTokenFile }, { checkListenSecurity, readListenAddress }] = await Promise.all([import("../serve/bearer-auth.js"), import("../serve/listen-address.js")]);
   if (!raw.stateDir) throw new InputError("missing required option --state-dir");
   if (!raw.tokenFile) throw new InputError("missing required option --token-file");
@@ -140,6 +142,7 @@ export async function resolveServeConfig(raw: RawServeOptions, env: NodeJS.Proce
     // As `gc`'s default: four missed refreshes of the heartbeat, and never under two intervals.
     gcStaleAfterMs: Math.max(120_000, 4 * heartbeatIntervalMs),
     drainTimeoutMs: readDuration(raw.drainTimeout, "--drain-timeout"),
+    drainCleanupTimeoutMs: readDuration(raw.drainCleanupTimeout, "--drain-cleanup-timeout"),
     defaults: {
       target: cluster.target,
       podTimeoutMs: readDuration(raw.podTimeout, "--pod-timeout"),

@@ -157,7 +157,7 @@ export interface ExecutorTimings {
   readonly cancelWatchAfterMs: number;
   /**
    * After a cancel, how long stopping the step's processes and collecting /outputs may take before teardown
-   * deletes the Job regardless.
+   * deletes the Job regardless. Short enough that a cancel ends the run, its Job deleted, within 15 s.
    */
   readonly cancelCleanupMs: number;
 }
@@ -183,7 +183,7 @@ export const DEFAULT_TIMINGS: ExecutorTimings = {
   // Never given up while the run lasts: a watch that ends (every few minutes) or fails is started again.
   cancelWatchRetry: { budgetMs: Number.POSITIVE_INFINITY, maxAttempts: Number.POSITIVE_INFINITY, initialDelayMs: 500, maxDelayMs: 5000 },
   cancelWatchAfterMs: 2000,
-  cancelCleanupMs: 60_000,
+  cancelCleanupMs: 10_000,
 };
 
 export interface ExecutorContext {

@@ -20,6 +20,7 @@ import { deleteJob, type DeleteOutcome } from "./teardown.js";
 import { createRunBudget, deleteRunBudget } from "./disruption-budget.js";
 import { runTimedPhase } from "../events/timed-phase.js";
 import { startCancelWatch, type CancelWatch } from "./cancel-watch.js";
+import { yieldToCancel } from "./yield-to-cancel.js";
 import { startHeartbeat, type Heartbeat } from "./heartbeat.js";
 import { formatDuration } from "../config/duration.js";
 import { claimPlaceholder, type Capacity, type ClaimOutcome } from "../warm/claim-placeholder.js";
@@ -232,25 +233,25 @@ export class KubernetesExecutor implements Executor {
   async runStep(index: number, deadlineAt: number): Promise<StepOutcome> {
     const pod = this.#requirePod();
     const [, { runStep }] = await (this.#run ??= loadRunModules());
-    return runStep(this.#ctx, pod, index, deadlineAt);
+    return yieldToCancel(this.#ctx, `step ${index + 1}`, runStep(this.#ctx, pod, index, deadlineAt));
   }
 
   async restoreCache(spec: CacheSpec, archive: CacheArchive, gate?: CacheArchiveGate): Promise<{ readonly bytes: number }> {
     const pod = this.#requirePod();
     const { restoreCacheArchive } = await import("./cache-transfer.js");
-    return restoreCacheArchive(this.#ctx, pod, spec, archive, gate);
+    return yieldToCancel(this.#ctx, `the restore of cache ${spec.key}`, restoreCacheArchive(this.#ctx, pod, spec, archive, gate));
   }
 
   async saveCache(spec: CacheSpec, writer: CacheWriter): Promise<CacheSaveOutcome> {
     const pod = this.#requirePod();
     const { saveCacheArchive } = await import("./cache-transfer.js");
-    return saveCacheArchive(this.#ctx, pod, spec, writer);
+    return yieldToCancel(this.#ctx, `the save of cache ${spec.key}`, saveCacheArchive(this.#ctx, pod, spec, writer));
   }
 
   async collectArtifact(spec: ArtifactSpec, maxBytes: number): Promise<ArtifactReport> {
     const pod = this.#requirePod();
     const { collectArtifact } = await import("./collect-artifact.js");
-    return collectArtifact(this.#ctx, pod, spec, maxBytes);
+    return yieldToCancel(this.#ctx, `the collection of artifact ${spec.name}`, collectArtifact(this.#ctx, pod, spec, maxBytes));
   }
 
   async copyOut(): Promise<ExtractReport> {
@@ -489,6 +490,8 @@ export class KubernetesExecutor implements Executor {
   }
 
   #phase<T>(phase: "create" | "pod" | "services" | "upload" | "clone" | "secrets" | "download", work: () => Promise<T>, describe: (value: T) => string, countBytes?: (value: T) => number): Promise<T> {
-    return runTimedPhase(this.#ctx.emit, phase, work, describe, countBytes);
+    // Not the create: a create abandoned in flight could land after teardown looked for the Job.
+    const bounded = phase === "create" ? work : () => yieldToCancel(this.#ctx, `the ${phase} phase`, work());
+    return runTimedPhase(this.#ctx.emit, phase, bounded, describe, countBytes);
   }
 }

@@ -46,6 +46,14 @@ export interface RunServiceOptions {
 }
 
 /** A run as getRun and listRuns answer it (the lexicon's dev.knotless.runner.defs#runView). */
+/** A run the drain gave up waiting for: its Job was deleted synchronously, and what that said. */
+export interface AbandonedRun {
+  readonly runId: string;
+  readonly detail: string;
+  /** True when the Job may still be in the cluster (the delete failed or could not be confirmed). */
+  readonly mayBeLeft: boolean;
+}
+
 export interface RunView {
   readonly runId: string;
   readonly status: ServeRunStatus;
@@ -277,11 +285,17 @@ export class RunService {
 
   /**
    * Stops taking runs; cancels the pending ones; lets the running ones finish for `timeoutMs`, then cancels them (or
-   * at once when `now` aborts: their clean-up skipped, straight to deleting their Jobs). Resolves once every run is over.
+   * at once when `now` aborts: their clean-up skipped, straight to deleting their Jobs). Cancelled runs then have
+   * `cleanupTimeoutMs` to end (their Jobs deleted); a run still not over by then is abandoned: its Job deleted
+   * synchronously as a crashing service does, and named in the answer with what that delete said. Resolves once
+   * every run is over or abandoned, so the whole drain lasts at most `timeoutMs + cleanupTimeoutMs` (and the deletes).
    */
-  async drain(timeoutMs: number, now: AbortSignal): Promise<void> {
+  async drain(timeoutMs: number, now: AbortSignal, cleanupTimeoutMs: number, deleteTimeoutMs = 10_000): Promise<AbandonedRun[]> {
     this.#draining = true;
     for (const runId of [...this.#pending.keys()]) this.cancel(runId, "the service shutting down");
+    let giveUp: NodeJS.Timeout | undefined;
+    let gaveUp!: () => void;
+    const givenUp = new Promise<"gave-up">((resolve) => (gaveUp = () => resolve("gave-up")));
     const cancelAll = (force: boolean): void => {
       for (const [runId, { supervised }] of this.#running) {
         if (!supervised.controller.signal.aborted) {
@@ -290,17 +304,36 @@ export class RunService {
         }
         if (force) supervised.force.abort();
       }
+      giveUp ??= setTimeout(gaveUp, cleanupTimeoutMs);
     };
     const timer = setTimeout(() => cancelAll(false), timeoutMs);
     const onNow = (): void => cancelAll(true);
     now.addEventListener("abort", onNow, { once: true });
     if (now.aborted) onNow();
     try {
-      await this.whenIdle();
+      if ((await Promise.race([this.whenIdle(), givenUp])) !== "gave-up") return [];
+      return this.abandonAllNowSync(`its clean-up did not end within ${Math.round(cleanupTimeoutMs / 1000)}s of the shutdown's cancel`, deleteTimeoutMs);
     } finally {
       clearTimeout(timer);
+      clearTimeout(giveUp);
       now.removeEventListener("abort", onNow);
     }
+  }
+
+  /**
+   * For a service that exits now: deletes every running run's Job synchronously (as a crashing service does) and
+   * records the run cancelled with `why` and what the delete said. Returns each run so abandoned.
+   */
+  abandonAllNowSync(why: string, deleteTimeoutMs: number): AbandonedRun[] {
+    const abandoned: AbandonedRun[] = [];
+    for (const [runId, { supervised }] of [...this.#running]) {
+      if (!supervised.controller.signal.aborted) supervised.controller.abort(new CancelledError(`cancelled: ${why}`));
+      const teardown = supervised.teardownNowSync(deleteTimeoutMs);
+      const event = this.#store.setStatus(runId, "cancelled", new Date().toISOString(), `cancelled: ${why}; ${teardown.detail}`);
+      if (event) this.#hub.publish(event);
+      abandoned.push({ runId, ...teardown });
+    }
+    return abandoned;
   }
 
   /** Resolves once nothing is pending or running. */

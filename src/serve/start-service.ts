@@ -12,7 +12,7 @@ import { loadLexicons } from "./lexicon-schemas.js";
 import type { ListenAddress } from "./listen-address.js";
 import type { RunDefaults, SubmissionLimits } from "./prepare-submission.js";
 import type { SchedulerLimits } from "./run-scheduler.js";
-import { RunService } from "./run-service.js";
+import { RunService, type AbandonedRun } from "./run-service.js";
 import { RunStore } from "./run-store.js";
 import { createServeMetrics } from "./serve-metrics.js";
 
@@ -39,15 +39,19 @@ export interface ServeConfig {
   readonly followers?: Partial<FollowerSettings>;
 }
 
+/** How long cancelled runs may take to end (their Jobs deleted) during a drain before they are abandoned. */
+export const DEFAULT_DRAIN_CLEANUP_MS = 60_000;
+
 export interface StartedService {
   /** `http://HOST:PORT` (or https), the port resolved when 0 was asked for. */
   readonly url: string;
   readonly service: RunService;
   /**
    * Drains (no new runs; pending ones cancelled; running ones given `drainTimeoutMs`, then cancelled, or at once
-   * when `now` aborts), then closes the server and the store.
+   * when `now` aborts; cancelled ones given `cleanupTimeoutMs` to end, then abandoned), then closes the server and
+   * the store. Resolves with the runs it abandoned.
    */
-  stop(drainTimeoutMs: number, now: AbortSignal): Promise<void>;
+  stop(drainTimeoutMs: number, now: AbortSignal, cleanupTimeoutMs?: number): Promise<AbandonedRun[]>;
 }
 
 export interface StartHooks {
@@ -109,12 +113,14 @@ export async function startService(config: ServeConfig, hooks: StartHooks): Prom
   return {
     url: `${config.tls ? "https" : "http"}://${host}:${address.port}`,
     service: running,
-    async stop(drainTimeoutMs, now) {
+    async stop(drainTimeoutMs, now, cleanupTimeoutMs = DEFAULT_DRAIN_CLEANUP_MS) {
       for (const timer of timers) clearInterval(timer);
-      await running.drain(drainTimeoutMs, now);
+      const abandoned = await running.drain(drainTimeoutMs, now, cleanupTimeoutMs);
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      store.close();
+      // An abandoned run may still write its status: the store stays open for the moments before the exit.
+      if (abandoned.length === 0) store.close();
+      return abandoned;
     },
   };
 }

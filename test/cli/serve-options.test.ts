@@ -9,7 +9,7 @@ const dir = makeTestTempDir("serve-options-");
 const tokenFile = join(dir, "token");
 writeFileSync(tokenFile, "abc-token-of-16-chars\n");
 chmodSync(tokenFile, 0o600);
-const RAW: RawServeOptions = { listen: "127.0.0.1:0", stateDir: dir, tokenFile, maxRuns: "20", maxQueued: "1000", drainTimeout: "10m", keepRuns: "168h", gcInterval: "5m", maxRequestBytes: "4Mi", maxWorkflowBytes: "256Ki", podTimeout: "15m", maxOutputBytes: "512Mi", maxLogBytes: "16Mi", maxWarm: "1", followerStallTimeout: "30s", followerBuffer: "256Ki", allFollowersBuffer: "64Mi" };
+const RAW: RawServeOptions = { listen: "127.0.0.1:0", stateDir: dir, tokenFile, maxRuns: "20", maxQueued: "1000", drainTimeout: "10m", drainCleanupTimeout: "1m", keepRuns: "168h", gcInterval: "5m", maxRequestBytes: "4Mi", maxWorkflowBytes: "256Ki", podTimeout: "15m", maxOutputBytes: "512Mi", maxLogBytes: "16Mi", maxWarm: "1", followerStallTimeout: "30s", followerBuffer: "256Ki", allFollowersBuffer: "64Mi" };
 
 describe("serve's options", () => {
   it("resolve the follower bounds, refusing a stall timeout under 100ms and a total under one follower's buffer", async () => {
@@ -23,6 +23,7 @@ describe("serve's options", () => {
     assert.equal(config.token, "abc-token-of-16-chars");
     assert.equal(config.limits.maxRuns, 20);
     assert.equal(config.drainTimeoutMs, 600_000);
+    assert.equal(config.drainCleanupTimeoutMs, 60_000);
     assert.deepEqual(config.transport, { setting: { target: config.defaults.target, kubectlPath: "/opt/kubectl", transport: "api" }, env: { KNOTLESS_KUBECTL: "/opt/kubectl" } });
   });
 

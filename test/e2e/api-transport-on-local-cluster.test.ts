@@ -4,7 +4,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { startLocalCluster, type FaultConfig, type LocalCluster } from "../../local-cluster/index.js";
-import { assertNothingLeft, findPodmanSkipReason } from "../support/local-cluster-e2e.js";
+import { assertNothingLeft, findPodmanSkipReason, waitUntil } from "../support/local-cluster-e2e.js";
 import { makeWorkspace, readResult, REPO_ROOT, runCli, startCli } from "../support/run-cli.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
 
@@ -63,6 +63,19 @@ describe("the runner through the API transport on the local cluster", { skip, co
     const lines = cluster.requests().slice(before).map((r) => `${r.method} ${r.url}`);
     assert.ok(lines.some((line) => line.includes("/exec?")), "the run's execs are recorded");
     assert.ok(lines.every((line) => !line.includes("s3cr3t-api-v4lue")), "a request line holds the secret");
+    await assertNothingLeft(cluster);
+  });
+
+  it("ends a run whose /outputs exceed --max-output-bytes as success, the blob refused, and leaves nothing behind", async () => {
+    const ws = makeWorkspace("blob\thead -c 3000000 /dev/urandom > /outputs/blob.bin; echo small > /outputs/small.txt\n");
+    cluster.setFaults({});
+    const started = Date.now();
+    const result = await runCli(["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--out", ws.out, "--run-id", "api-over-limit", "--max-output-bytes", "1Mi", "--kubeconfig", cluster.kubeconfigPath, "--transport", "api", "--kubectl", NO_KUBECTL], { timeoutMs: 90_000 });
+    assert.equal(result.code, 0, result.stderr);
+    assert.ok(Date.now() - started < 60_000, `took ${Date.now() - started} ms`);
+    const outcome = readResult(ws.out);
+    assert.equal(outcome.status, "success");
+    assert.ok(outcome.refusedOutputs.some((r) => r.path.endsWith("blob.bin")), JSON.stringify(outcome.refusedOutputs));
     await assertNothingLeft(cluster);
   });
 
@@ -162,4 +175,31 @@ describe("the runner through the API transport on the local cluster", { skip, co
     assert.equal(readFileSync(join(ws.out, "outputs", "before.txt"), "utf8"), "before\n");
     await assertNothingLeft(cluster);
   });
+
+  // Each stage held where a cancel cannot be answered by the pod: its exec's upgrade kept unanswered by the API server.
+  const STALLS = [
+    { stage: "the upload", steps: "one\techo one\n", match: String.raw`/exec\?.*tar\+-xf` },
+    { stage: "a step", steps: "wait\techo step-waits; sleep 300\n", match: undefined },
+    { stage: "the outputs download", steps: "one\techo one > /outputs/one.txt\n", match: String.raw`/exec\?.*pack-outputs` },
+  ];
+  for (const { stage, steps, match } of STALLS) {
+    it(`ends on SIGTERM within 15 s with its Job deleted while ${stage} stalls`, async () => {
+      cluster.setFaults(match ? { latency: { ms: 300_000, match, count: 1 } } : {});
+      const firedBefore = cluster.faultFirings().length;
+      const ws = makeWorkspace(steps);
+      const runId = `api-stall-${STALLS.findIndex((s) => s.stage === stage)}`;
+      const started = startCli(["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--out", ws.out, "--run-id", runId, "--kubeconfig", cluster.kubeconfigPath, "--transport", "api", "--kubectl", NO_KUBECTL], { timeoutMs: 120_000 });
+      if (match) await waitUntil(`the ${stage} stall`, () => cluster.faultFirings().slice(firedBefore).some((f) => f.fault === "latency"), 90_000);
+      else await started.waitFor(/^step-waits$/m, 90_000);
+      await new Promise((r) => setTimeout(r, 500)); // well inside the stall
+      const sent = Date.now();
+      started.kill("SIGTERM");
+      const ended = await started.exited;
+      assert.equal(ended.code, 130, ended.stderr);
+      assert.ok(ended.endedAt - sent < 15_000, `ended ${ended.endedAt - sent} ms after SIGTERM`);
+      assert.equal(readResult(ws.out).status, "cancelled");
+      cluster.setFaults({});
+      await assertNothingLeft(cluster);
+    });
+  }
 });

@@ -38,6 +38,19 @@ describe("the runner through --transport kubectl on the local cluster", { skip, 
     await assertNothingLeft(cluster);
   });
 
+  it("ends a run whose /outputs exceed --max-output-bytes as success, the blob refused, and leaves nothing behind", async () => {
+    const ws = makeWorkspace("blob\thead -c 3000000 /dev/urandom > /outputs/blob.bin; echo small > /outputs/small.txt\n");
+    cluster.setFaults({});
+    const started = Date.now();
+    const result = await runCli(["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--out", ws.out, "--run-id", "kubectl-over-limit", "--max-output-bytes", "1Mi", "--kubeconfig", cluster.kubeconfigPath, "--transport", "kubectl", "--kubectl", KUBECTL!], { timeoutMs: 90_000 });
+    assert.equal(result.code, 0, result.stderr);
+    assert.ok(Date.now() - started < 60_000, `took ${Date.now() - started} ms`);
+    const outcome = readResult(ws.out);
+    assert.equal(outcome.status, "success");
+    assert.ok(outcome.refusedOutputs.some((r) => r.path.endsWith("blob.bin")), JSON.stringify(outcome.refusedOutputs));
+    await assertNothingLeft(cluster);
+  });
+
   it("reports a failing step's exit code and skips the rest", async () => {
     const ws = makeWorkspace("ok\ttrue\nfail\texit 4\nlater\ttrue\n");
     const result = await run(ws, "kt-fail");

@@ -285,7 +285,7 @@ for (const transport of ["api", "kubectl"] as const) {
         await assertNothingLeft(cluster);
       });
 
-      it("cancels the running runs at once on a second SIGTERM and leaves nothing in the cluster", async () => {
+      it("exits at once on a second SIGTERM, the running run's Job deleted and the run recorded cancelled, leaving nothing in the cluster", async () => {
         const stateDir = join(dir, "state-2");
         const serve = await startServe(serveArgs(stateDir, ["--max-runs", "1", "--drain-timeout", "10m"]));
         const client = await createServeClient(serve.url, TOKEN);
@@ -293,12 +293,29 @@ for (const transport of ["api", "kubectl"] as const) {
         await client.followWs("/logs/stuck", { until: (frames) => frames.some((f) => JSON.parse(f).content === "started\n") });
         serve.child.kill("SIGTERM");
         await waitUntil("draining said", () => /draining/.test(serve.output()), 10_000);
+        const second = Date.now();
         serve.child.kill("SIGTERM");
-        assert.equal(await serve.exited, 0, serve.output());
+        assert.equal(await serve.exited, 130, serve.output());
+        assert.ok(Date.now() - second < 5000, `exited ${Date.now() - second} ms after the second SIGTERM`);
+        assert.match(serve.output(), /SIGTERM again: abandoned run stuck: /);
         const { RunStore } = await import("../../src/serve/run-store.js");
         const store = new RunStore(stateDir);
         assert.equal(store.getRun("stuck")?.status, "cancelled");
         store.close();
+        await assertNothingLeft(cluster);
+      });
+
+      it("ends a run whose /outputs exceed --max-output-bytes as success, the blob refused, and stops cleanly", async () => {
+        const stateDir = join(dir, "state-over-limit");
+        const serve = await startServe(serveArgs(stateDir, ["--max-runs", "1", "--max-output-bytes", "1Mi"]));
+        const client = await createServeClient(serve.url, TOKEN);
+        await client.call(NSID.submitRun, { body: { workflow: { name: "ci.yml", text: workflow("head -c 3000000 /dev/urandom > /outputs/blob.bin") }, checkout: { dir: checkout }, runId: "over-limit" } });
+        await waitUntil("the over-limit run over", async () => ["success", "failed", "cancelled"].includes((await client.call(NSID.getRun, { params: { runId: "over-limit" } })).body.status), 60_000);
+        const run = (await client.call(NSID.getRun, { params: { runId: "over-limit" } })).body;
+        assert.equal(run.status, "success", JSON.stringify(run));
+        assert.ok(run.result.refusedOutputs.some((r: { path: string }) => r.path.endsWith("blob.bin")), JSON.stringify(run.result.refusedOutputs));
+        serve.child.kill("SIGTERM");
+        assert.equal(await serve.exited, 0, serve.output());
         await assertNothingLeft(cluster);
       });
 

@@ -314,11 +314,63 @@ describe("the run service", () => {
     const { service, submit } = makeService({ maxRuns: 1, script: { runStep: g.runStep } });
     await submit("d1");
     await submit("d2");
-    const drained = service.drain(50, new AbortController().signal);
+    const drained = service.drain(50, new AbortController().signal, 5000);
     await assert.rejects(submit("d3"), (e: unknown) => e instanceof XrpcError && e.status === 503);
-    await drained;
+    assert.deepEqual(await drained, []);
     assert.equal((await service.getRun("d1")).status, "cancelled");
     assert.equal((await service.getRun("d2")).status, "cancelled");
+  });
+
+  it("gives up on a cancelled run whose clean-up never ends after the drain's clean-up timeout: deletes its Job synchronously and names it", async () => {
+    const torn: string[] = [];
+    class StuckExecutor extends ScriptedExecutor {
+      teardownNowSync(timeoutMs: number) {
+        torn.push(`${this.ctx.settings.runId} ${timeoutMs}`);
+        return { detail: `deleted Job ${this.ctx.settings.jobName}`, mayBeLeft: false };
+      }
+    }
+    const stateDir = makeTestTempDir("serve-stuck-");
+    const stuck = new RunService({
+      stateDir,
+      store: new RunStore(":memory:"),
+      defaults: { target: {}, podTimeoutMs: 1000, maxOutputBytes: 1, maxLogBytes: 1 << 20 },
+      limits: { maxRuns: 2, maxQueued: 2, maxWorkflowBytes: 10_000, maxSecrets: 1, maxSecretBytes: 1 },
+      cluster: new KubectlCluster(new Kubectl({ binary: "/nonexistent" })),
+      // A step that ignores its cancel and a teardown that never answers: a transport stuck where nothing reaches.
+      createExecutor: (ctx) => new StuckExecutor(ctx, { runStep: () => new Promise<never>(() => undefined), teardown: () => new Promise<never>(() => undefined) }),
+      warn: () => undefined,
+    });
+    await stuck.submit({ workflow: { name: "ci.yml", text: WORKFLOW }, checkout: { dir: stateDir }, runId: "stuck" });
+    const started = Date.now();
+    const abandoned = await stuck.drain(50, new AbortController().signal, 300, 1234);
+    const took = Date.now() - started;
+    assert.deepEqual(abandoned, [{ runId: "stuck", detail: "deleted Job knotless-run-stuck", mayBeLeft: false }]);
+    assert.deepEqual(torn, ["stuck 1234"]);
+    const recorded = await stuck.getRun("stuck");
+    assert.equal(recorded.status, "cancelled");
+    assert.match(recorded.reason ?? "", /clean-up did not end within 0s .*deleted Job knotless-run-stuck$/);
+    assert.ok(took >= 300 && took < 2000, `the drain took ${took} ms (timeout 50 ms, clean-up 300 ms)`);
+  });
+
+  it("gives the clean-up timeout from the moment a second signal cancels at once, before the drain timeout", async () => {
+    const stateDir = makeTestTempDir("serve-stuck-now-");
+    const stuck = new RunService({
+      stateDir,
+      store: new RunStore(":memory:"),
+      defaults: { target: {}, podTimeoutMs: 1000, maxOutputBytes: 1, maxLogBytes: 1 << 20 },
+      limits: { maxRuns: 2, maxQueued: 2, maxWorkflowBytes: 10_000, maxSecrets: 1, maxSecretBytes: 1 },
+      cluster: new KubectlCluster(new Kubectl({ binary: "/nonexistent" })),
+      createExecutor: (ctx) => new ScriptedExecutor(ctx, { runStep: () => new Promise<never>(() => undefined), teardown: () => new Promise<never>(() => undefined) }),
+      warn: () => undefined,
+    });
+    await stuck.submit({ workflow: { name: "ci.yml", text: WORKFLOW }, checkout: { dir: stateDir }, runId: "stuck-now" });
+    const now = new AbortController();
+    const started = Date.now();
+    const drained = stuck.drain(60_000, now.signal, 300);
+    setTimeout(() => now.abort(), 50);
+    const abandoned = await drained;
+    assert.deepEqual(abandoned.map((run) => [run.runId, run.mayBeLeft]), [["stuck-now", false]]);
+    assert.ok(Date.now() - started < 2000, `the drain took ${Date.now() - started} ms`);
   });
 
   it("deletes every running run's Job synchronously when the service crashes (teardownAllNowSync)", async () => {

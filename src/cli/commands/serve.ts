@@ -6,6 +6,8 @@ import { SERVE_OPTIONS, type RawServeOptions } from "../serve-options.js";
 
 /** How long a crashing service blocks to delete each running run's Job. */
 const CRASH_DELETE_TIMEOUT_MS = 30_000;
+/** How long a second SIGTERM blocks to delete each running run's Job before exiting. */
+const SECOND_SIGNAL_DELETE_TIMEOUT_MS = 5_000;
 
 export const serveCommand: CommandSpec<RawServeOptions> = {
   name: "serve",
@@ -14,15 +16,21 @@ export const serveCommand: CommandSpec<RawServeOptions> = {
   execute: ({ options, env }) => executeServe(options, env),
 };
 
+function formatSeconds(ms: number): string {
+  return `${Math.round(ms / 1000)}s`;
+}
+
 /** Starts the service; resolves with the exit code once SIGTERM (or SIGINT) has drained it. `env` is read here and nowhere below. */
 export async function executeServe(options: RawServeOptions, env: NodeJS.ProcessEnv): Promise<number> {
   const warn = (message: string): void => void process.stderr.write(`knotless-runner-k8s: ${message}\n`);
   let started: Awaited<ReturnType<typeof import("../../serve/start-service.js").startService>>;
   let drainTimeoutMs: number;
+  let drainCleanupTimeoutMs: number;
   try {
     const { resolveServeConfig } = await import("../serve-options.js");
     const config = await resolveServeConfig(options, env);
     drainTimeoutMs = config.drainTimeoutMs;
+    drainCleanupTimeoutMs = config.drainCleanupTimeoutMs;
     const { startService } = await import("../../serve/start-service.js");
     started = await startService(config, { warn });
   } catch (error) {
@@ -39,25 +47,36 @@ export async function executeServe(options: RawServeOptions, env: NodeJS.Process
   process.on("unhandledRejection", onCrash);
   const now = new AbortController();
   let signals = 0;
-  const stopped = new Promise<void>((resolve) => {
+  const stopped = new Promise<number>((resolve) => {
     const onSignal = (signal: NodeJS.Signals): void => {
       signals += 1;
       if (signals === 1) {
-        warn(`${signal}: draining: no new runs; running runs have ${Math.round(drainTimeoutMs / 1000)}s to finish, then they are cancelled (${signal} again to cancel them now)`);
-        void started.stop(drainTimeoutMs, now.signal).then(resolve, (error: unknown) => {
-          warn(`stopping: ${describeError(error)}`);
-          resolve();
-        });
+        warn(
+          `${signal}: draining: no new runs; running runs have ${formatSeconds(drainTimeoutMs)} to finish, then they are cancelled and have ${formatSeconds(drainCleanupTimeoutMs)} to delete their Jobs (${signal} again to exit at once)`,
+        );
+        void started.stop(drainTimeoutMs, now.signal, drainCleanupTimeoutMs).then(
+          (abandoned) => {
+            for (const run of abandoned) warn(`gave up waiting for run ${run.runId} after ${formatSeconds(drainCleanupTimeoutMs)} of clean-up: ${run.detail}${run.mayBeLeft ? " (its Job may be left: gc deletes it once its heartbeat is stale)" : ""}`);
+            if (abandoned.length === 0) warn("stopped: every run is over and its Job deleted");
+            resolve(abandoned.length === 0 ? EXIT.success : EXIT.infrastructure);
+          },
+          (error: unknown) => {
+            warn(`stopping: ${describeError(error)}`);
+            resolve(EXIT.infrastructure);
+          },
+        );
         return;
       }
-      warn(`${signal} again: cancelling every running run now and deleting their Jobs`);
+      // The operator asked twice: no more waiting, only each Job deleted synchronously (ms each) and named.
       now.abort(new CancelledError(`cancelled by ${signal}`));
+      const abandoned = started.service.abandonAllNowSync(`${signal} twice: the service exited at once`, SECOND_SIGNAL_DELETE_TIMEOUT_MS);
+      for (const run of abandoned) warn(`${signal} again: abandoned run ${run.runId}: ${run.detail}${run.mayBeLeft ? " (its Job may be left: gc deletes it once its heartbeat is stale)" : ""}`);
+      warn(`${signal} again: exiting now${abandoned.length === 0 ? "" : ` with ${abandoned.length} run(s) abandoned`}`);
+      process.exit(EXIT.cancelled);
     };
     process.on("SIGTERM", onSignal);
     process.on("SIGINT", onSignal);
   });
   process.stdout.write(`listening on ${started.url}\n`);
-  await stopped;
-  warn("stopped: every run is over and its Job deleted");
-  return EXIT.success;
+  return await stopped;
 }

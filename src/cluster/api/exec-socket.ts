@@ -57,7 +57,11 @@ export interface ExecSocket {
   readonly stdin: Writable | null;
   /** Resolves once the socket closed (never rejects); stdout and stderr end then too. */
   readonly ended: Promise<ExecSocketEnd>;
-  /** Drops the socket at once (what runs in the pod is not stopped): ends `failed` with CutStreamError. Idempotent. */
+  /**
+   * Drops the socket at once (what runs in the pod is not stopped): ends `failed` with CutStreamError, within the
+   * close grace even if the socket's close never comes. stdout and stderr are destroyed, unread bytes discarded: the
+   * caller gave up on them, and an output left holding bytes nobody reads would never end. Idempotent.
+   */
   kill(): void;
 }
 
@@ -108,6 +112,7 @@ export async function openExecSocket(target: ExecSocketTarget, options: ExecSock
 
   let lastHeard = Date.now();
   let closeTimer: NodeJS.Timeout | undefined;
+  let killTimer: NodeJS.Timeout | undefined;
   // Reading: each output pauses the socket while its consumer is full; the socket resumes once neither is.
   const full = new Set<Readable>();
   const makeOutput = (): Readable =>
@@ -190,6 +195,7 @@ export async function openExecSocket(target: ExecSocketTarget, options: ExecSock
     settled = true;
     clearInterval(pinger);
     clearTimeout(closeTimer);
+    clearTimeout(killTimer);
     for (const go of waiting) go();
     waiting = [];
     stdout.push(null);
@@ -259,7 +265,12 @@ export async function openExecSocket(target: ExecSocketTarget, options: ExecSock
   }
   const kill = (): void => {
     failure ??= new CutStreamError("the exec was ended by the runner");
+    // A paused output never emits its end, so whoever awaits it (ApiCluster's `ended`) would wait forever.
+    stdout.destroy();
+    stderr.destroy();
     if (ws.readyState !== ws.CLOSED) ws.terminate();
+    // ws reports the close only once its receiver has parsed what the socket still held: do not depend on it.
+    killTimer ??= setTimeout(() => finish(status ?? { kind: "failed", error: failure! }), options.closeGraceMs ?? 2_000);
   };
   if (options.signal) {
     if (options.signal.aborted) kill();
