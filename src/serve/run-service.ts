@@ -330,7 +330,7 @@ export class RunService {
       if (!supervised.controller.signal.aborted) supervised.controller.abort(new CancelledError(`cancelled: ${why}`));
       const teardown = supervised.teardownNowSync(deleteTimeoutMs);
       const event = this.#store.setStatus(runId, "cancelled", new Date().toISOString(), `cancelled: ${why}; ${teardown.detail}`);
-      if (event) this.#hub.publish(event);
+      if (event) this.#hub.publish();
       abandoned.push({ runId, ...teardown });
     }
     return abandoned;
