@@ -51,8 +51,12 @@ export interface StartHooks {
 }
 
 export async function startService(config: ServeConfig, hooks: StartHooks): Promise<StartedService> {
-  const [lexicons, cluster] = await Promise.all([loadLexicons(), createClusterClient(config.transport)]);
+  // Opened first: a state that cannot be used (StateError, exit 4) stops the start before any cluster client exists.
   const store = new RunStore(config.stateDir);
+  const [lexicons, cluster] = await Promise.all([loadLexicons(), createClusterClient(config.transport)]).catch((error: unknown) => {
+    store.close();
+    throw error;
+  });
   let service: RunService | undefined;
   const metrics = await createServeMetrics({
     countByStatus: () => store.countByStatus(),
