@@ -75,14 +75,13 @@ describe("serve's start-up on a state it cannot use", { timeout: 120_000 }, () =
   });
 
   it("refuses a read-only runner.sqlite, naming the file", { skip: asRoot ? false : "the read-only case runs the CLI as nobody, which needs root" }, async () => {
-    const { db, args, stateDir } = makeState(NOBODY);
+    const { db, args } = makeState(NOBODY);
     writeDatabase(db);
     chownSync(db, NOBODY.uid, NOBODY.gid);
     chmodSync(db, 0o400);
     const run = await startUntilListening(args, NOBODY);
     assert.equal(run.code, EXIT.stateUnavailable, run.stderr);
     assert.match(run.stderr, new RegExp(`${db.replace(/[.]/g, "\\.")}: .*read-only`));
-    void stateDir;
   });
 
   it("refuses a state directory it cannot write, naming it", { skip: asRoot ? false : "the unwritable case runs the CLI as nobody, which needs root" }, async () => {
