@@ -9,7 +9,10 @@ export interface GitHttpServer {
   stop(): Promise<void>;
 }
 
-/** Serves every repository under `base` on `host` (default 127.0.0.1) at a free port. */
+/**
+ * Serves every repository under `base` at a free port, named by `host` in its URL (default 127.0.0.1); a host other
+ * than loopback listens on every address, as a pod network's gateway may come and go with its containers.
+ */
 export async function startGitHttpServer(base: string, host = "127.0.0.1"): Promise<GitHttpServer> {
   const server: Server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://x");
@@ -53,7 +56,7 @@ export async function startGitHttpServer(base: string, host = "127.0.0.1"): Prom
     });
     child.on("close", () => res.end());
   });
-  await new Promise<void>((resolve) => server.listen(0, host, resolve));
+  await new Promise<void>((resolve) => server.listen(0, host === "127.0.0.1" ? host : "0.0.0.0", resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://${host}:${port}`,
