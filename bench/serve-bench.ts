@@ -3,7 +3,7 @@
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import WebSocket from "ws";
 import { startLocalCluster } from "../local-cluster/index.js";
@@ -35,7 +35,7 @@ async function sampleRss(pid: number): Promise<{ self: number; tree: number; chi
 
 /** Starts `serve` on a free loopback port with the bench's transport; resolves once it says where it listens. */
 async function startServe([state, tokenFile, kubeconfig, kubectl]: readonly [string, string, string, string], extra: readonly string[] = []): Promise<{ child: ChildProcess; url: string }> {
-  const args = ["serve", "--listen", "127.0.0.1:0", "--state-dir", state, "--token-file", tokenFile, "--kubeconfig", kubeconfig, "--kubectl", kubectl, "--transport", transport, "--skip-warm", ...extra];
+  const args = ["serve", "--listen", "127.0.0.1:0", "--state-dir", state, "--token-file", tokenFile, "--kubeconfig", kubeconfig, "--kubectl", kubectl, "--transport", transport, "--skip-warm", "--checkout-root", dirname(state), ...extra];
   const child = spawn(process.execPath, [CLI, ...args], { stdio: ["ignore", "pipe", "inherit"] });
   const url = await new Promise<string>((resolve) => {
     let out = "";

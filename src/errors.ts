@@ -60,6 +60,11 @@ export class CancelledError extends Error {
   }
 }
 
+/** The service's own state (its database, its state directory) cannot be opened or written: it does not start (exit 4). */
+export class StateError extends Error {
+  override readonly name = "StateError";
+}
+
 /** Returns a one-line message for any thrown value. */
 export function describeError(error: unknown): string {
   return error instanceof Error ? error.message : String(error);

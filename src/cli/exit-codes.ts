@@ -1,5 +1,5 @@
 // The process exit codes of every command, their meaning for --help and the README, and the one place that maps results and errors to them.
-import { CancelledError, InfraError, InputError } from "../errors.js";
+import { CancelledError, InfraError, InputError, StateError } from "../errors.js";
 import type { RunResult } from "../result/run-result.js";
 
 export const EXIT = {
@@ -10,6 +10,8 @@ export const EXIT = {
   badInput: 2,
   /** The infrastructure failed: cluster unreachable, pod never ready, image pull, pod lost, exec without exit code, integrity. */
   infrastructure: 3,
+  /** serve: its state (runner.sqlite, the state directory) cannot be opened or written; nothing was started. */
+  stateUnavailable: 4,
   cancelled: 130,
 } as const;
 
@@ -19,6 +21,7 @@ export const EXIT_CODE_MEANINGS: ReadonlyArray<readonly [number, string]> = [
   [EXIT.stepFailed, "a step failed or timed out"],
   [EXIT.badInput, "bad input: a message names the file, line and column and what was expected; nothing was touched in the cluster"],
   [EXIT.infrastructure, "infrastructure failure (cluster unreachable, permission denied, pod never ready, image pull, pod lost, exec without exit code, integrity), or an internal error (the Job is deleted first)"],
+  [EXIT.stateUnavailable, "serve: the service's state cannot be opened (runner.sqlite empty beside kept runs, damaged, not a database or read-only; the state directory not writable): the message names the file and what to do; nothing was started"],
   [EXIT.cancelled, "cancelled (SIGINT/SIGTERM, or `cancel` from another process); the Job is deleted"],
 ];
 
@@ -41,6 +44,7 @@ export function exitCodeForResult(result: RunResult): number {
 export function exitCodeForError(error: unknown): number {
   if (error instanceof InputError) return EXIT.badInput;
   if (error instanceof CancelledError) return EXIT.cancelled;
+  if (error instanceof StateError) return EXIT.stateUnavailable;
   if (error instanceof InfraError) return EXIT.infrastructure;
   return EXIT.infrastructure;
 }

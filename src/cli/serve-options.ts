@@ -1,5 +1,5 @@
 // The `serve` command's options, declared once, and their resolution into a checked ServeConfig (bad input refused before anything listens or calls a cluster).
-import { readFileSync } from "node:fs";
+import { readFileSync, realpathSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { readDuration } from "../config/duration.js";
 import { readSize } from "../config/patterns.js";
@@ -50,6 +50,8 @@ export const SERVE_OPTIONS: readonly OptionSpec[] = [
   { flag: "--no-cache", description: "restore and save no cache" },
   { flag: "--config <file>", description: "the runner configuration (YAML) every served workflow is held to, as run's --config: limits, microvm images, allowPrivileged, the pod's settings" },
   ...POD_OPTIONS,
+  { flag: "--checkout-root <dir>", description: "the host directory under which a submission's checkout.dir and sharedSteps.dir may name a directory (symlinks resolved; none outside it); without it, neither is taken" },
+  { flag: "--allow-http-git", description: "take checkout.git URLs over plain http:// as well as https:// (file://, paths, ssh:// and git:// are never taken)" },
   { flag: "--git <path>", description: "the git binary that clones a submission's checkout.git on this host when the run's image has no git (default: git on PATH)" },
   // serve holds many runs in one process: the API spoken in-process (one connection pool and one watch for all of
   // them) is its default, where a kubectl process per call would cost ~99 MiB a run.
@@ -89,6 +91,8 @@ export interface RawServeOptions extends RawClusterOptions, RawCacheOptions, Raw
   nixery?: string;
   git?: string;
   config?: string;
+  checkoutRoot?: string;
+  allowHttpGit?: boolean;
 }
 
 function readCount(text: string, flag: string, max: number): number {
@@ -103,6 +107,17 @@ function readFileFor(path: string, flag: string): Buffer {
   } catch (error) {
     throw new InputError(`${flag}: cannot read ${resolve(path)}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
   }
+}
+
+/** The real path of --checkout-root: what every checkout.dir is held inside. */
+function readCheckoutRoot(dir: string): string {
+  try {
+    const real = realpathSync(dir);
+    if (statSync(real).isDirectory()) return real;
+  } catch {
+    // told below, as for a file
+  }
+  throw new InputError(`--checkout-root: ${resolve(dir)} is not a directory`);
 }
 
 /** Validates every option; throws InputError naming the flag. Reads the token and TLS files; listens on nothing, calls no cluster. */
@@ -155,6 +170,8 @@ export async function resolveServeConfig(raw: RawServeOptions, env: NodeJS.Proce
       owner: resolveProcessIdentity(),
       ...(raw.nixery !== undefined ? { nixery: raw.nixery } : {}),
       git: { binary: raw.git ?? "git", env },
+      ...(raw.checkoutRoot !== undefined ? { checkoutRoot: readCheckoutRoot(raw.checkoutRoot) } : {}),
+      ...(raw.allowHttpGit ? { allowHttpGit: true } : {}),
       runner,
       caches: readCacheFlags(raw, env),
     },

@@ -1,7 +1,6 @@
 // Turns a submitRun input into a planned run (or a skipped one) before anything is queued: the workflow validated, the checkout checked, the settings built.
 import { createHash, randomBytes } from "node:crypto";
-import { statSync } from "node:fs";
-import { isAbsolute, join } from "node:path";
+import { join } from "node:path";
 import { readDuration } from "../config/duration.js";
 import { IMAGE, QUANTITY } from "../config/patterns.js";
 import { DEFAULT_RUNNER_CONFIG, type RunnerConfigSource } from "../config/runner-config.js";
@@ -19,6 +18,7 @@ import { SECRET_NAME_PATTERN } from "../secrets/secret.js";
 import type { HostTarSetting } from "../transfer/host-tar.js";
 import type { Trigger } from "../workflow/match-trigger.js";
 import { checkGitSource, type GitCheckoutSpec, type GitSetting } from "../run/git-checkout.js";
+import { checkServedGitUrl, resolveDirInsideRoot } from "./host-inputs.js";
 import { XrpcError } from "./http-errors.js";
 
 /** The submitRun input as its lexicon (lexicons/dev/knotless/runner/submitRun.json) shapes it. */
@@ -52,6 +52,10 @@ export interface RunDefaults {
   readonly runner?: RunnerConfigSource;
   /** Where the workflows' caches live (`--cache-dir`, `--cache-pvc`), keyed per repository; `off`: none restored or saved. */
   readonly caches?: { readonly off: boolean; readonly store: { readonly kind: "dir"; readonly dir: string } | { readonly kind: "pvc"; readonly claim: string }; readonly maxBytes: number };
+  /** The one host directory (`--checkout-root`, its real path) under which checkout.dir and sharedSteps.dir may name a directory; absent: neither is taken. */
+  readonly checkoutRoot?: string;
+  /** `--allow-http-git`: checkout.git.url may be http:// as well as https://. */
+  readonly allowHttpGit?: boolean;
 }
 
 /** The most a request may carry; past them, 413. */
@@ -111,7 +115,10 @@ export async function prepareSubmission(input: SubmitRunInput, runId: string, st
   const git = input.checkout?.git;
   if (git !== undefined && input.checkout?.dir !== undefined) throw new InputError("checkout takes dir or git, not both");
   if (git !== undefined && defaults.git === undefined) throw new XrpcError(501, "NotImplemented", "this service has no git to clone with: give checkout.dir");
-  if (git !== undefined) checkGitSource(git.url, git.sha);
+  if (git !== undefined) {
+    checkServedGitUrl(git.url, defaults.allowHttpGit ?? false);
+    checkGitSource(git.url, git.sha);
+  }
   const held = holdOverrides(readOverrides(input.overrides ?? {}), defaults.runner ?? { config: DEFAULT_RUNNER_CONFIG }, SUBMISSION_NAMES);
   const overrides = held.overrides;
   const trigger = readTrigger(input.trigger);
@@ -119,13 +126,13 @@ export async function prepareSubmission(input: SubmitRunInput, runId: string, st
   const [{ loadWorkflowText }, { prepareWorkflowRun }, { formatWarning }] = await Promise.all([import("../workflow/load-workflow.js"), import("../run/prepare-workflow-run.js"), import("../workflow/workflow-errors.js")]);
   const loaded = await loadWorkflowText(input.workflow.text, input.workflow.name, { ...(defaults.runner ? { runner: defaults.runner } : {}), ...(defaults.nixery !== undefined ? { nixeryBase: defaults.nixery } : {}) });
   const skipsCheckout = loaded.resolved.clone.skip;
-  const checkoutDir = input.checkout?.dir !== undefined ? requireDirectory(input.checkout.dir, "checkout.dir") : undefined;
+  const checkoutDir = input.checkout?.dir !== undefined ? resolveDirInsideRoot(input.checkout.dir, "checkout.dir", defaults.checkoutRoot) : undefined;
   if (checkoutDir === undefined && git === undefined && !skipsCheckout) throw new XrpcError(400, "InvalidRequest", "checkout.dir or checkout.git is required (the workflow does not say clone.skip)");
   const outDir = join(stateDir, "runs", runId);
   // A git checkout is cloned when the run starts, into its own directory; its files are not there to hash yet, so a cache key's hashFiles hashes nothing.
   const clone: GitCheckoutSpec | undefined =
     git !== undefined && !skipsCheckout ? { url: git.url, sha: git.sha, depth: git.depth ?? loaded.resolved.clone.depth ?? 1, submodules: git.submodules ?? loaded.resolved.clone.submodules } : undefined;
-  const sharedStepsDir = input.sharedSteps ? requireDirectory(input.sharedSteps.dir, "sharedSteps.dir") : undefined;
+  const sharedStepsDir = input.sharedSteps ? resolveDirInsideRoot(input.sharedSteps.dir, "sharedSteps.dir", defaults.checkoutRoot) : undefined;
   const cachesOn = defaults.caches !== undefined && !defaults.caches.off;
   const { plan } = await prepareWorkflowRun(loaded, { runId, ...(trigger ? { trigger } : {}), overrides, overrideClamps: held.clamps, ...(checkoutDir ? { checkoutDir } : {}), cachesOff: !cachesOn });
   // Caches are kept per repository: the trigger's, else one named after where the checkout comes from (as `run` names a local one).
@@ -175,18 +182,6 @@ export async function prepareSubmission(input: SubmitRunInput, runId: string, st
     workflow: plan.workflow,
   });
   return { ...base, kind: "skipped", reason: plan.reason, result };
-}
-
-function requireDirectory(path: string, field: string): string {
-  if (!isAbsolute(path)) throw new InputError(`${field} expects an absolute path on the service's host, got ${JSON.stringify(path)}`);
-  let isDirectory = false;
-  try {
-    isDirectory = statSync(path).isDirectory();
-  } catch {
-    throw new InputError(`${field}: no directory at ${path}`);
-  }
-  if (!isDirectory) throw new InputError(`${field}: ${path} is not a directory`);
-  return path;
 }
 
 function readOverrides(raw: NonNullable<SubmitRunInput["overrides"]>): RunOverrides {

@@ -1,5 +1,5 @@
 // The runner service's core: takes submissions, keeps the queue, starts runs within the limits, cancels, and answers what the XRPC methods and streams ask.
-import { existsSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, unlinkSync, writeFileSync } from "node:fs";
 import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
@@ -11,6 +11,7 @@ import type { Cluster } from "../cluster/cluster.js";
 import type { RunResult } from "../result/run-result.js";
 import type { RunSettings } from "../run/run-workflow.js";
 import { EventHub } from "./event-hub.js";
+import { hideHostPaths } from "./hide-host-paths.js";
 import type { GitCheckoutSpec } from "../run/git-checkout.js";
 import { QUEUE_FULL_RETRY_AFTER_SECONDS, SHUTTING_DOWN_RETRY_AFTER_SECONDS, STATE_UNWRITABLE_RETRY_AFTER_SECONDS, XrpcError } from "./http-errors.js";
 import { isDiskFullError } from "../util/disk-full.js";
@@ -103,17 +104,17 @@ export class RunService {
 
   /**
    * Opens the service on its store. Runs a previous process left pending or running cannot be resumed yet (their
-   * secrets were only in that process's memory): each is recorded as failed, and gc removes a Job left behind once
-   * its heartbeat is stale.
+   * secrets were only in that process's memory): each is recorded as failed and interrupted, saying what was true of
+   * it (a pending run never had a Job; a running one may have left its Job, which gc removes once its heartbeat is stale).
    */
   constructor(options: RunServiceOptions) {
     this.#options = options;
     this.#store = options.store;
-    for (const status of ["running", "pending"] as const) {
-      for (const run of this.#store.listByStatus(status)) {
-        this.#store.setStatus(run.runId, "failed", new Date().toISOString(), `the service stopped while the run was ${status}; gc deletes its Job ${run.jobName} if one is left`);
-      }
+    const at = new Date().toISOString();
+    for (const run of this.#store.listByStatus("running")) {
+      this.#store.markInterrupted(run.runId, at, `the service stopped while the run was running: its Job ${run.jobName}, if one is left, is deleted by gc once its heartbeat is stale`);
     }
+    for (const run of this.#store.listByStatus("pending")) this.#store.markInterrupted(run.runId, at, "the service stopped before the run started: it never had a Job");
   }
 
   get draining(): boolean {
@@ -137,7 +138,13 @@ export class RunService {
   async submit(input: SubmitRunInput): Promise<{ runId: string; status: ServeRunStatus }> {
     const runId = readSubmittedRunId(input.runId);
     const existing = this.#store.getRun(runId);
+    // A run the service's stop ended did not end by its own verdict: its old `failed` would be a stale answer to a retry.
+    if (existing?.interrupted) throw new XrpcError(409, "RunInterrupted", `run ${runId} ended when the service stopped (${existing.reason ?? "it was not over"}): submit it again under a new runId`);
     if (existing) return { runId, status: existing.status };
+    // Files without a record (a lost or reset database, a prune half done) are never overwritten by a new run.
+    if (existsSync(join(this.#options.stateDir, "runs", runId))) {
+      throw new XrpcError(409, "RunIdTaken", `run id ${runId} is taken: runs/${runId} exists in the state directory without a record; submit under another runId, or the operator moves that directory aside`);
+    }
     if (this.#draining) throw new XrpcError(503, "ShuttingDown", "the service is shutting down and takes no new runs", SHUTTING_DOWN_RETRY_AFTER_SECONDS);
     checkSubmissionSize(input, this.#options.limits);
     if (this.#pending.size >= this.#options.limits.maxQueued) throw new XrpcError(429, "QueueFull", `${this.#pending.size} runs are waiting already, the most this service queues; submit again later`, QUEUE_FULL_RETRY_AFTER_SECONDS);
@@ -228,7 +235,8 @@ export class RunService {
     if (artifact !== undefined) {
       dir = join(run.outDir, "artifacts", artifact);
       prefix = artifact;
-      if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(artifact) || !existsSync(dir)) throw new XrpcError(400, "ArtifactNotFound", `run ${runId} has no artifact ${JSON.stringify(artifact)}`);
+      // Decided before the 200: a file beside the artifacts (a manifest) or a missing name would cut the tar mid-answer.
+      if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(artifact) || !isDirectory(dir)) throw new XrpcError(400, "ArtifactNotFound", `run ${runId} has no artifact ${JSON.stringify(artifact)}`);
     }
     const { packTrees } = await import("../transfer/pack-tree.js");
     return packTrees(existsSync(dir) ? [{ hostDir: dir, archivePrefix: prefix }] : []).stream;
@@ -372,6 +380,8 @@ export class RunService {
         result = undefined; // a run cancelled before it started has none
       }
     }
+    // Replies name the run's files relative to the run, and never the state directory's host path.
+    const hide = (value: unknown): unknown => hideHostPaths(value, run.outDir, this.#options.stateDir);
     return {
       runId: run.runId,
       status: run.status,
@@ -380,8 +390,8 @@ export class RunService {
       ...(run.finishedAt ? { finishedAt: run.finishedAt } : {}),
       ...(run.workflow ? { workflow: run.workflow } : {}),
       ...(run.repo ? { repo: run.repo } : {}),
-      ...(run.reason ? { reason: run.reason } : {}),
-      ...(result !== undefined ? { result } : {}),
+      ...(run.reason ? { reason: hide(run.reason) as string } : {}),
+      ...(result !== undefined ? { result: hide(result) } : {}),
     };
   }
 
@@ -538,4 +548,12 @@ const PROBE_BYTES = Buffer.alloc(64 * 1024);
 
 function unwritableError(): XrpcError {
   return new XrpcError(503, "StateUnwritable", "the service cannot write its state directory (no space left on its disk); submit again once space is freed", STATE_UNWRITABLE_RETRY_AFTER_SECONDS);
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return lstatSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }

@@ -1,9 +1,10 @@
 // The service's state in SQLite (WAL): one row per run, and every status change as an event row with an increasing cursor, written before the change is acted on.
 import { randomBytes } from "node:crypto";
-import { mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import type Database from "better-sqlite3";
+import { StateError } from "../errors.js";
+import { openStateDatabase } from "./open-state-database.js";
 
 /** Tangled's pipeline status words, plus skipped. */
 export type ServeRunStatus = "pending" | "running" | "success" | "failed" | "timeout" | "cancelled" | "skipped";
@@ -38,6 +39,8 @@ export interface StoredRun {
   /** The run's pod once it ran, and the step last started (written before the step's exec): where a re-attach would look. */
   readonly pod: string | null;
   readonly step: number | null;
+  /** The run ended because the service stopped (it was pending or running then), not by its own verdict. */
+  readonly interrupted: boolean;
 }
 
 export interface StatusEvent {
@@ -48,7 +51,7 @@ export interface StatusEvent {
   readonly reason?: string;
 }
 
-export type NewRun = Omit<StoredRun, "seq" | "createdAt" | "startedAt" | "finishedAt" | "status" | "reason" | "cancelRequestedAt" | "pod" | "step"> & { readonly status: "pending" | "skipped"; readonly reason?: string };
+export type NewRun = Omit<StoredRun, "seq" | "createdAt" | "startedAt" | "finishedAt" | "status" | "reason" | "cancelRequestedAt" | "pod" | "step" | "interrupted"> & { readonly status: "pending" | "skipped"; readonly reason?: string };
 
 const SCHEMA_VERSION = 1;
 
@@ -71,7 +74,8 @@ CREATE TABLE IF NOT EXISTS runs (
   reason TEXT,
   cancel_requested_at TEXT,
   pod TEXT,
-  step INTEGER
+  step INTEGER,
+  interrupted INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS runs_by_status ON runs (status, seq);
 CREATE INDEX IF NOT EXISTS runs_by_finish ON runs (finished_at);
@@ -103,6 +107,7 @@ interface RunRow {
   cancel_requested_at: string | null;
   pod: string | null;
   step: number | null;
+  interrupted: number;
 }
 
 function toRun(row: RunRow): StoredRun {
@@ -124,6 +129,7 @@ function toRun(row: RunRow): StoredRun {
     cancelRequestedAt: row.cancel_requested_at,
     pod: row.pod,
     step: row.step,
+    interrupted: row.interrupted === 1,
   };
 }
 
@@ -140,19 +146,29 @@ export class RunStore {
   readonly #epoch: string;
 
   /** Opens (creating) `<stateDir>/runner.sqlite` in WAL mode; `:memory:` for tests. */
+  /** Throws StateError naming the file, what is wrong with it and what to do, when the state cannot be opened for writing. */
   constructor(stateDir: string | ":memory:") {
-    if (stateDir !== ":memory:") mkdirSync(stateDir, { recursive: true, mode: 0o700 });
-    // Required here, not imported: the CLI is one bundle, and a static import would load the native addon for every command.
-    const open = createRequire(import.meta.url)("better-sqlite3") as typeof Database;
-    this.#db = new open(stateDir === ":memory:" ? ":memory:" : join(stateDir, "runner.sqlite"));
-    this.#db.pragma("journal_mode = WAL");
-    this.#db.pragma("synchronous = NORMAL");
-    this.#db.exec(SCHEMA);
-    const version = this.#db.prepare("SELECT value FROM meta WHERE key = 'schema'").get() as { value: string } | undefined;
-    if (version === undefined) this.#db.prepare("INSERT INTO meta (key, value) VALUES ('schema', ?)").run(String(SCHEMA_VERSION));
-    else if (Number(version.value) !== SCHEMA_VERSION) throw new Error(`runner.sqlite has schema ${version.value}; this runner reads schema ${SCHEMA_VERSION}`);
-    // Made once, with the database (or the first time a database from before epochs is opened): a new database, a new epoch.
-    this.#db.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('epoch', ?)").run(randomBytes(12).toString("base64url"));
+    const file = stateDir === ":memory:" ? stateDir : join(stateDir, "runner.sqlite");
+    const prepare = (db: Database.Database): void => {
+      db.exec(SCHEMA);
+      // Added after schema 1 was shipped: an older file gains it, with every run it holds not interrupted.
+      if (!(db.prepare("SELECT name FROM pragma_table_info('runs')").all() as Array<{ name: string }>).some((column) => column.name === "interrupted")) {
+        db.exec("ALTER TABLE runs ADD COLUMN interrupted INTEGER NOT NULL DEFAULT 0");
+      }
+      const version = db.prepare("SELECT value FROM meta WHERE key = 'schema'").get() as { value: string } | undefined;
+      if (version === undefined) db.prepare("INSERT INTO meta (key, value) VALUES ('schema', ?)").run(String(SCHEMA_VERSION));
+      else if (Number(version.value) !== SCHEMA_VERSION) throw new StateError(`${file} has schema ${version.value}; this runner reads schema ${SCHEMA_VERSION}: run the runner that wrote it, or move it and runs/ aside to start with an empty state`);
+      // Made once, with the database (or the first time a database from before epochs is opened): a new database, a new epoch.
+      db.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('epoch', ?)").run(randomBytes(12).toString("base64url"));
+    };
+    if (stateDir !== ":memory:") {
+      this.#db = openStateDatabase(stateDir, prepare);
+    } else {
+      // Required here, not imported: the CLI is one bundle, and a static import would load the native addon for every command.
+      const open = createRequire(import.meta.url)("better-sqlite3") as typeof Database;
+      this.#db = new open(":memory:");
+      prepare(this.#db);
+    }
     this.#epoch = (this.#db.prepare("SELECT value FROM meta WHERE key = 'epoch'").get() as { value: string }).value;
   }
 
@@ -198,6 +214,15 @@ export class RunStore {
         .prepare("UPDATE runs SET status = ?, started_at = COALESCE(started_at, ?), finished_at = ?, reason = COALESCE(?, reason) WHERE run_id = ?")
         .run(status, status === "running" ? at : null, final ? at : null, reason ?? null, runId);
       return this.#insertEvent(runId, status, at, reason);
+    })();
+  }
+
+  /** Records a run a stopped service left pending or running as failed and interrupted, with the event; undefined when it is over already. */
+  markInterrupted(runId: string, at: string, reason: string): StatusEvent | undefined {
+    return this.#db.transaction(() => {
+      const event = this.setStatus(runId, "failed", at, reason);
+      if (event) this.#db.prepare("UPDATE runs SET interrupted = 1 WHERE run_id = ?").run(runId);
+      return event;
     })();
   }
 

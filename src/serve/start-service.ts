@@ -61,9 +61,13 @@ export interface StartHooks {
 }
 
 export async function startService(config: ServeConfig, hooks: StartHooks): Promise<StartedService> {
+  // Opened first: a state that cannot be used (StateError, exit 4) stops the start before any cluster client exists.
   const calls = createClusterCallRouter();
-  const [lexicons, cluster] = await Promise.all([loadLexicons(), createClusterClient(config.transport, calls.listeners)]);
   const store = new RunStore(config.stateDir);
+  const [lexicons, cluster] = await Promise.all([loadLexicons(), createClusterClient(config.transport, calls.listeners)]).catch((error: unknown) => {
+    store.close();
+    throw error;
+  });
   let service: RunService | undefined;
   const followers = new FollowerBudget({ ...DEFAULT_FOLLOWER_SETTINGS, ...config.followers });
   const metrics = await createServeMetrics({

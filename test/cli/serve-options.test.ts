@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { chmodSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { resolveServeConfig, type RawServeOptions } from "../../src/cli/serve-options.js";
@@ -93,5 +93,24 @@ describe("serve's options", () => {
   it("refuse a bad --max-runs and a --max-runs-per-repo above it", async () => {
     await assert.rejects(resolveServeConfig({ ...RAW, maxRuns: "0" }, {}), /--max-runs expects/);
     await assert.rejects(resolveServeConfig({ ...RAW, maxRuns: "2", maxRunsPerRepo: "3" }, {}), /--max-runs-per-repo expects/);
+  });
+});
+
+describe("serve's host input options", () => {
+  it("resolve --checkout-root to its real path and take http git URLs only with --allow-http-git", async () => {
+    const root = join(dir, "checkouts");
+    mkdirSync(root, { recursive: true });
+    symlinkSync(root, join(dir, "checkouts-link"));
+    const config = await resolveServeConfig({ ...RAW, checkoutRoot: join(dir, "checkouts-link"), allowHttpGit: true }, {});
+    assert.equal(config.defaults.checkoutRoot, realpathSync(root));
+    assert.equal(config.defaults.allowHttpGit, true);
+    const plain = await resolveServeConfig(RAW, {});
+    assert.equal(plain.defaults.checkoutRoot, undefined);
+    assert.equal(plain.defaults.allowHttpGit ?? false, false);
+  });
+
+  it("refuse a --checkout-root that is missing or not a directory, naming the flag", async () => {
+    await assert.rejects(resolveServeConfig({ ...RAW, checkoutRoot: join(dir, "no-such-root") }, {}), /^InputError: --checkout-root: .*no-such-root is not a directory/);
+    await assert.rejects(resolveServeConfig({ ...RAW, checkoutRoot: tokenFile }, {}), /^InputError: --checkout-root: .* is not a directory/);
   });
 });

@@ -2,13 +2,13 @@
 import assert from "node:assert/strict";
 import { execFileSync, spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { connect, createServer, type AddressInfo } from "node:net";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { startLocalCluster, type LocalCluster } from "../../local-cluster/index.js";
 import { NSID } from "../../src/serve/lexicon-schemas.js";
 import { assertNothingLeft, E2E_KUBECTLS, findPodmanSkipReason, waitUntil } from "../support/local-cluster-e2e.js";
 import { REPO_ROOT } from "../support/run-cli.js";
+import { startGitHttpServer } from "../support/git-http-server.js";
 import { createServeClient, parsePrometheusText, type ServeClient } from "../support/serve-client.js";
 import { readArchiveMembers } from "../support/tar-names.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
@@ -29,23 +29,9 @@ function readCloneEnd(runDir: string): { ok: boolean; detail: string } {
   return end;
 }
 
-/**
- * `git daemon` serving `base` on every address of the host, on a free port; `host` is the local cluster's pod network
- * gateway (the pods are podman containers on podman-default-kube-network, which reach the host there).
- */
-async function startGitDaemon(base: string): Promise<{ host: string; port: number; stop: () => void }> {
-  const host = execFileSync("podman", ["network", "inspect", "podman-default-kube-network", "--format", "{{range .Subnets}}{{.Gateway}}{{end}}"], { encoding: "utf8" }).trim();
-  const port = await new Promise<number>((resolve) => {
-    const server = createServer().listen(0, () => {
-      const { port: free } = server.address() as AddressInfo;
-      server.close(() => resolve(free));
-    });
-  });
-  const child = spawn("git", ["daemon", "--export-all", "--reuseaddr", `--base-path=${base}`, `--port=${port}`, base], { stdio: "ignore" });
-  await waitUntil("git daemon listening", () => new Promise<boolean>((resolve) => {
-    const socket = connect(port, "127.0.0.1", () => { socket.destroy(); resolve(true); }).on("error", () => resolve(false));
-  }), 10_000);
-  return { host, port, stop: () => child.kill() };
+/** The local cluster's pod network gateway: the pods are podman containers on podman-default-kube-network, which reach the host there. */
+function readPodGateway(): string {
+  return execFileSync("podman", ["network", "inspect", "podman-default-kube-network", "--format", "{{range .Subnets}}{{.Gateway}}{{end}}"], { encoding: "utf8" }).trim();
 }
 
 const workflow = (command: string, when = "") => `${when}steps:\n  - name: main\n    command: ${JSON.stringify(command)}\n`;
@@ -83,7 +69,7 @@ for (const transport of ["api", "kubectl"] as const) {
     const tokenFile = join(dir, "token");
     writeFileSync(tokenFile, `${TOKEN}\n`);
     chmodSync(tokenFile, 0o600);
-    const serveArgs = (stateDir: string, extra: readonly string[]) => ["--listen", "127.0.0.1:0", "--state-dir", stateDir, "--token-file", tokenFile, "--kubeconfig", cluster.kubeconfigPath, "--kubectl", KUBECTL, "--skip-warm", "--transport", transport, ...extra];
+    const serveArgs = (stateDir: string, extra: readonly string[]) => ["--listen", "127.0.0.1:0", "--state-dir", stateDir, "--token-file", tokenFile, "--kubeconfig", cluster.kubeconfigPath, "--kubectl", KUBECTL, "--skip-warm", "--transport", transport, "--checkout-root", dir, "--allow-http-git", ...extra];
 
     before(async () => {
       cluster = await startLocalCluster({ imageBackOffSeconds: 1 });
@@ -189,15 +175,17 @@ for (const transport of ["api", "kubectl"] as const) {
         const v1 = git("rev-parse", "HEAD");
         writeFileSync(join(repo, "version.txt"), "v2\n");
         git("commit", "-q", "-am", "v2");
-        const res = await client.call(NSID.submitRun, { body: { workflow: { name: "ci.yml", text: workflow("cp version.txt /outputs/seen.txt") }, checkout: { git: { url: `file://${repo}`, sha: v1 } }, runId: "cloned" } });
+        const server = await startGitHttpServer(dir);
+        const res = await client.call(NSID.submitRun, { body: { workflow: { name: "ci.yml", text: workflow("cp version.txt /outputs/seen.txt") }, checkout: { git: { url: `${server.url}/repo`, sha: v1 } }, runId: "cloned" } });
         assert.equal(res.status, 200);
         await waitUntil("the cloned run over", async () => (await client.call(NSID.getRun, { params: { runId: "cloned" } })).body.status !== "running", 120_000);
         assert.equal((await client.call(NSID.getRun, { params: { runId: "cloned" } })).body.status, "success");
         assert.equal(readFileSync(join(stateDir, "runs", "cloned", "outputs", "seen.txt"), "utf8"), "v1\n");
-        assert.match(readCloneEnd(join(stateDir, "runs", "cloned")).detail, /^cloned file:\/\/.* at [0-9a-f]{40} on the host, the image having no git \(depth 1, with submodules\)$/);
+        assert.match(readCloneEnd(join(stateDir, "runs", "cloned")).detail, /^cloned http:\/\/.* at [0-9a-f]{40} on the host, the image having no git \(depth 1, with submodules\)$/);
+        await server.stop();
       });
 
-      it("clones a git checkout in the pod when the image (Debian) has git, Tangled's way, from a git daemon the pod reaches", { skip: skipGitImage }, async () => {
+      it("clones a git checkout in the pod when the image (Debian) has git, Tangled's way, from a git HTTP server the pod reaches", { skip: skipGitImage }, async () => {
         const repo = join(dir, "served", "repo.git");
         mkdirSync(repo, { recursive: true });
         const git = (...args: string[]) => execFileSync("git", ["-c", "user.email=t@t", "-c", "user.name=t", ...args], { cwd: repo, encoding: "utf8" }).trim();
@@ -208,9 +196,9 @@ for (const transport of ["api", "kubectl"] as const) {
           git("commit", "-q", "-m", version);
         }
         const v2 = git("rev-parse", "HEAD~1");
-        const daemon = await startGitDaemon(join(dir, "served"));
+        const daemon = await startGitHttpServer(join(dir, "served"), readPodGateway());
         try {
-          const url = `git://${daemon.host}:${daemon.port}/repo.git`;
+          const url = `${daemon.url}/repo.git`;
           const command = "git -C /work rev-parse HEAD > /outputs/seen.txt; git -C /work rev-list --count HEAD >> /outputs/seen.txt; cat version.txt >> /outputs/seen.txt";
           const res = await client.call(NSID.submitRun, { body: { workflow: { name: "ci.yml", text: workflow(command) }, checkout: { git: { url, sha: v2, depth: 2 } }, overrides: { image: DEBIAN_IMAGE }, runId: "cloned-in-pod" } });
           assert.equal(res.status, 200);
@@ -227,7 +215,7 @@ for (const transport of ["api", "kubectl"] as const) {
           assert.match(failed.body.result.error, /^git fetch failed in the pod \(exit 128\)/);
           assert.equal(failed.body.result.steps[0].status, "skipped");
         } finally {
-          daemon.stop();
+          await daemon.stop();
         }
       });
 

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { describe, it } from "node:test";
+import { basename, dirname, join } from "node:path";
+import { after, before, describe, it } from "node:test";
 import { DEFAULT_RUNNER_CONFIG } from "../../src/config/runner-config.js";
 import type { StepOutcome } from "../../src/executor/executor.js";
 import { Kubectl } from "../../src/cluster/kubectl/kubectl.js";
@@ -16,6 +16,7 @@ import { RunService } from "../../src/serve/run-service.js";
 import { RunStore, type StatusEvent } from "../../src/serve/run-store.js";
 import { WorkflowError } from "../../src/workflow/workflow-errors.js";
 import { ScriptedExecutor, untilAborted, type ExecutorScript } from "../support/scripted-executor.js";
+import { startGitHttpServer, type GitHttpServer } from "../support/git-http-server.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
 
 const WORKFLOW = ["when:", "  - event: push", "    branch: main", "steps:", "  - name: one", "    command: echo one", "  - name: two", "    command: echo two", ""].join("\n");
@@ -66,7 +67,7 @@ function makeService(options: { maxRuns?: number; maxRunsPerRepo?: number; maxQu
   const service = new RunService({
     stateDir: join(stateDir, "state"),
     store,
-    defaults: { target: { namespace: "ci" }, podTimeoutMs: 1000, maxOutputBytes: 1 << 20, maxLogBytes: 1 << 20, git: { binary: "git", env: process.env }, ...(options.cacheDir ? { caches: { off: false, store: { kind: "dir" as const, dir: options.cacheDir }, maxBytes: 1 << 30 } } : {}), ...options.defaults },
+    defaults: { target: { namespace: "ci" }, podTimeoutMs: 1000, maxOutputBytes: 1 << 20, maxLogBytes: 1 << 20, git: { binary: "git", env: process.env }, checkoutRoot: stateDir, allowHttpGit: true, ...(options.cacheDir ? { caches: { off: false, store: { kind: "dir" as const, dir: options.cacheDir }, maxBytes: 1 << 30 } } : {}), ...options.defaults },
     limits: { maxRuns: options.maxRuns ?? 2, ...(options.maxRunsPerRepo ? { maxRunsPerRepo: options.maxRunsPerRepo } : {}), maxQueued: options.maxQueued ?? 100, maxWorkflowBytes: 10_000, maxSecrets: 4, maxSecretBytes: 100 },
     cluster: new KubectlCluster(new Kubectl({ binary: "/nonexistent/kubectl" })),
     createExecutor: (ctx) => {
@@ -79,6 +80,18 @@ function makeService(options: { maxRuns?: number; maxRunsPerRepo?: number; maxQu
   const submit = (runId: string, extra: Partial<SubmitRunInput> = {}) =>
     service.submit({ workflow: { name: ".tangled/workflows/ci.yml", text: WORKFLOW }, checkout: { dir: checkout }, trigger: { event: "push", ref: "refs/heads/main", repo: "did:plc:x/repo" }, runId, ...extra });
   return { service, store, submit, executors, warnings, checkout, stateDir };
+}
+
+/** A second service on the same store, as a restarted process opens it. */
+function reopen(store: RunStore, stateDir: string): RunService {
+  return new RunService({
+    stateDir: join(stateDir, "state"),
+    store,
+    defaults: { target: {}, podTimeoutMs: 1, maxOutputBytes: 1, maxLogBytes: 1, checkoutRoot: stateDir },
+    limits: { maxRuns: 1, maxQueued: 1, maxWorkflowBytes: 10_000, maxSecrets: 1, maxSecretBytes: 1 },
+    cluster: new KubectlCluster(new Kubectl({ binary: "/nonexistent" })),
+    warn: () => undefined,
+  });
 }
 
 describe("the run service", () => {
@@ -383,10 +396,11 @@ describe("the run service", () => {
       }
     }
     const created: CrashableExecutor[] = [];
+    const checkout = makeTestTempDir("serve-crash-co-");
     const crashService = new RunService({
       stateDir: makeTestTempDir("serve-crash-"),
       store: new RunStore(":memory:"),
-      defaults: { target: {}, podTimeoutMs: 1000, maxOutputBytes: 1, maxLogBytes: 1 << 20 },
+      defaults: { target: {}, podTimeoutMs: 1000, maxOutputBytes: 1, maxLogBytes: 1 << 20, checkoutRoot: checkout },
       limits: { maxRuns: 2, maxQueued: 2, maxWorkflowBytes: 10_000, maxSecrets: 1, maxSecretBytes: 1 },
       cluster: new KubectlCluster(new Kubectl({ binary: "/nonexistent" })),
       createExecutor: (ctx) => {
@@ -396,7 +410,6 @@ describe("the run service", () => {
       },
       warn: () => undefined,
     });
-    const checkout = makeTestTempDir("serve-crash-co-");
     for (const id of ["x1", "x2"]) await crashService.submit({ workflow: { name: "ci.yml", text: WORKFLOW }, checkout: { dir: checkout }, runId: id });
     for (let i = 0; i < 200 && created.length < 2; i++) await new Promise((r) => setTimeout(r, 5));
     assert.deepEqual(crashService.teardownAllNowSync(30_000), ["deleted Job knotless-run-x1", "deleted Job knotless-run-x2"]);
@@ -405,22 +418,91 @@ describe("the run service", () => {
     await crashService.whenIdle();
   });
 
-  it("records runs a previous process left unfinished as failed when it opens the store again", async () => {
+  it("records runs a previous process left unfinished as failed when it opens the store again, saying of each what was true: a pending run never had a Job, a running one may have", async () => {
     const g = gate();
-    const { store, submit, stateDir } = makeService({ script: { runStep: g.runStep } });
+    const { store, submit, stateDir } = makeService({ maxRuns: 1, script: { runStep: g.runStep } });
     await submit("left");
-    const again = new RunService({
-      stateDir: join(stateDir, "state"),
-      store,
-      defaults: { target: {}, podTimeoutMs: 1, maxOutputBytes: 1, maxLogBytes: 1 },
-      limits: { maxRuns: 1, maxQueued: 1, maxWorkflowBytes: 1, maxSecrets: 1, maxSecretBytes: 1 },
-      cluster: new KubectlCluster(new Kubectl({ binary: "/nonexistent" })),
-      warn: () => undefined,
-    });
-    const view = await again.getRun("left");
-    assert.equal(view.status, "failed");
-    assert.match(view.reason!, /service stopped/);
+    await submit("queued");
+    const again = reopen(store, stateDir);
+    const left = await again.getRun("left");
+    assert.equal(left.status, "failed");
+    assert.match(left.reason!, /^the service stopped while the run was running: its Job knotless-run-left, if one is left, is deleted by gc once its heartbeat is stale$/);
+    const queued = await again.getRun("queued");
+    assert.equal(queued.status, "failed");
+    assert.equal(queued.reason, "the service stopped before the run started: it never had a Job");
     await g.release("left");
+  });
+
+  it("refuses a resubmit of a run id that ended because the service stopped, with 409 RunInterrupted, rather than answering its stale status", async () => {
+    const g = gate();
+    const { store, submit, stateDir, checkout } = makeService({ maxRuns: 1, script: { runStep: g.runStep } });
+    await submit("left");
+    await submit("queued");
+    const again = reopen(store, stateDir);
+    for (const runId of ["left", "queued"]) {
+      await assert.rejects(again.submit({ workflow: { name: "ci.yml", text: WORKFLOW }, checkout: { dir: checkout }, runId }), (error: unknown) => {
+        assert.ok(error instanceof XrpcError);
+        assert.deepEqual([error.status, error.error], [409, "RunInterrupted"]);
+        assert.match(error.message, new RegExp(`^run ${runId} ended when the service stopped .*: submit it again under a new runId$`));
+        return true;
+      });
+    }
+    assert.equal((await again.getRun("left")).status, "failed");
+    await g.release("left");
+  });
+
+  it("refuses a run id whose directory exists without a record (409 RunIdTaken) and leaves that directory's files as they were", async () => {
+    const { service, store, submit, stateDir } = makeService();
+    const old = join(stateDir, "state", "runs", "old");
+    mkdirSync(old, { recursive: true });
+    writeFileSync(join(old, "result.json"), "{\"old\": true}\n");
+    await assert.rejects(submit("old"), (error: unknown) => {
+      assert.ok(error instanceof XrpcError);
+      assert.deepEqual([error.status, error.error], [409, "RunIdTaken"]);
+      assert.match(error.message, /^run id old is taken: runs\/old exists in the state directory without a record/);
+      assert.doesNotMatch(error.message, new RegExp(stateDir));
+      return true;
+    });
+    await service.whenIdle();
+    assert.equal(store.getRun("old"), undefined);
+    assert.equal(readFileSync(join(old, "result.json"), "utf8"), "{\"old\": true}\n");
+  });
+
+  it("answers getOutputs for a name that is not an artifact directory (its manifest file, a missing one) with 400 ArtifactNotFound before any byte", async () => {
+    const { service, submit, stateDir } = makeService();
+    await submit("done");
+    await service.whenIdle();
+    const artifacts = join(stateDir, "state", "runs", "done", "artifacts");
+    mkdirSync(join(artifacts, "pkg"), { recursive: true });
+    writeFileSync(join(artifacts, "pkg.manifest.json"), "{}\n");
+    for (const artifact of ["pkg.manifest.json", "nothing"]) {
+      await assert.rejects(service.outputs("done", artifact), (error: unknown) => error instanceof XrpcError && error.status === 400 && error.error === "ArtifactNotFound", artifact);
+    }
+    const stream = await service.outputs("done", "pkg");
+    for await (const _chunk of stream) void _chunk;
+  });
+
+  it("names files in getRun and listRuns relative to the run: no reply carries the state directory's host path", async () => {
+    const text = ["artifacts:", "  - name: dist", "    paths: [dist]", "steps:", "  - name: build", "    command: make", ""].join("\n");
+    const { service, submit, stateDir } = makeService({
+      script: {
+        collectArtifact: async (spec, _max, ctx) => {
+          const dir = join(ctx.settings.outDir, "artifacts", spec.name);
+          mkdirSync(dir, { recursive: true });
+          writeFileSync(join(dir, "a.txt"), "a");
+          writeFileSync(join(ctx.settings.outDir, "artifacts", `${spec.name}.manifest.json`), "{}\n");
+          return { name: spec.name, status: "collected", files: [{ path: "a.txt", size: 1, sha256: "0".repeat(64) }], manifest: join(ctx.settings.outDir, "artifacts", `${spec.name}.manifest.json`), reason: `kept under ${dir}` };
+        },
+      },
+    });
+    await submit("paths", { workflow: { name: "ci.yml", text } });
+    await service.whenIdle();
+    const view = await service.getRun("paths");
+    assert.equal(view.status, "success");
+    const artifact = (view.result as { artifacts: Array<{ manifest: string; reason: string }> }).artifacts[0]!;
+    assert.equal(artifact.manifest, "artifacts/dist.manifest.json");
+    assert.equal(artifact.reason, "kept under artifacts/dist");
+    for (const reply of [view, await service.listRuns({})]) assert.doesNotMatch(JSON.stringify(reply), new RegExp(stateDir));
   });
 
   it("restores and saves a workflow's caches in the --cache-dir store, per the trigger's repository", async () => {
@@ -460,6 +542,14 @@ describe("the run service", () => {
     writeFileSync(join(repo, "file.txt"), "second\n");
     git(repo, "commit", "-q", "-am", "second");
     const second = git(repo, "rev-parse", "HEAD");
+    // The service clones only http(s) URLs: the repository served over HTTP, the service told --allow-http-git.
+    let server: GitHttpServer;
+    let url: string;
+    before(async () => {
+      server = await startGitHttpServer(dirname(repo));
+      url = `${server.url}/${basename(repo)}`;
+    });
+    after(() => server.stop());
 
     it("clones the asked commit, at depth 1 unless asked, into the run's checkout before the run starts, and removes it after", async () => {
       const seen = new Map<string, { file: string; head: string; count: string }>();
@@ -472,8 +562,8 @@ describe("the run service", () => {
           },
         },
       });
-      await submit("g1", { checkout: { git: { url: `file://${repo}`, sha: first } } });
-      await submit("g2", { checkout: { git: { url: `file://${repo}`, sha: second, depth: 2 } } });
+      await submit("g1", { checkout: { git: { url, sha: first } } });
+      await submit("g2", { checkout: { git: { url, sha: second, depth: 2 } } });
       await service.whenIdle();
       assert.deepEqual(seen.get("g1"), { file: "first\n", head: first, count: "1" });
       assert.deepEqual(seen.get("g2"), { file: "second\n", head: second, count: "2" });
@@ -485,7 +575,7 @@ describe("the run service", () => {
 
     it("fails the run as checkout-failed when the commit cannot be fetched on the host, its clone phase saying why, no step run and the Job torn down", async () => {
       const { service, submit, stateDir, executors } = makeService();
-      await submit("gone", { checkout: { git: { url: `file://${repo}`, sha: "0".repeat(40) } } });
+      await submit("gone", { checkout: { git: { url, sha: "0".repeat(40) } } });
       await service.whenIdle();
       const view = await service.getRun("gone");
       assert.equal(view.status, "failed");
@@ -499,11 +589,12 @@ describe("the run service", () => {
 
     it("refuses a URL with a password, an unknown scheme and a short sha before anything is recorded", async () => {
       const { store, submit } = makeService();
-      for (const git of [{ url: "https://u:p@example.com/r.git", sha: first }, { url: "ext::sh -c touch% /tmp/x", sha: first }, { url: `file://${repo}`, sha: "abc123" }]) {
+      const marker = join(makeTestTempDir("serve-ext-"), "x");
+      for (const git of [{ url: "https://u:p@example.com/r.git", sha: first }, { url: `ext::sh -c touch% ${marker}`, sha: first }, { url: "https://example.com/r.git", sha: "abc123" }]) {
         await assert.rejects(submit("refused", { checkout: { git } }), /checkout\.git/);
       }
       assert.equal(store.getRun("refused"), undefined);
-      assert.equal(existsSync("/tmp/x"), false);
+      assert.equal(existsSync(marker), false);
     });
   });
 });
