@@ -66,7 +66,7 @@ describe("resolveRunConfig", () => {
     const text = await renderDryRun(config);
     assert.match(text, /^# {3}pod idle timeout: 20\.0s \(the pod stops itself when no runner exec has run for that long\)$/m);
     assert.match(text, /knotless\.dev\/pod-idle-timeout-seconds: "20"/);
-    assert.match(text, /-gt 20 \]; then/);
+    assert.match(text, /^ *IDLE_SECONDS=20$/m);
   });
 
   it("takes --config's pod keys into settings.pod, the dry run printing each and the manifest carrying them", async () => {

@@ -170,7 +170,8 @@ describe("uploadFiles", () => {
     assert.equal(await readFile(join(runner, "env", "1.env"), "utf8"), "");
     assert.equal(await readFile(join(runner, "env", "carried.env"), "utf8"), "");
     const helper = await readFile(join(runner, "helper.sh"), "utf8");
-    assert.match(helper, /exec 'bash' '-eo' 'pipefail' "\/knotless\/steps\/\$1\.sh"/);
+    // The shell's words, quoted for the helper's eval, then quoted again as the value of its setting.
+    assert.ok(helper.includes(String.raw`STEP_SHELL=''\''bash'\'' '\''-eo'\'' '\''pipefail'\'''` + "\n"), "the helper runs the steps with bash -eo pipefail");
     assert.match(helper, /the run's secrets are not in the pod/);
     for (const file of await listFiles(runner)) assert.ok(!(await readFile(file, "utf8")).includes(secret), `${file} holds the secret`);
     assert.ok(!(await listFiles(runner)).some((file) => file.includes("secret")), "no secrets file is staged");

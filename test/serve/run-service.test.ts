@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { DEFAULT_RUNNER_CONFIG } from "../../src/config/runner-config.js";
-import type { StepOutcome } from "../../src/executor/executor.js";
+import type { StepOutcome, TeardownReport } from "../../src/executor/executor.js";
 import { Kubectl } from "../../src/cluster/kubectl/kubectl.js";
 import { KubectlCluster } from "../../src/cluster/kubectl/kubectl-cluster.js";
 import type { FollowerOutput } from "../../src/serve/follower-output.js";
@@ -15,6 +15,7 @@ import type { RunResult } from "../../src/result/run-result.js";
 import { RunService } from "../../src/serve/run-service.js";
 import { RunStore, type StatusEvent } from "../../src/serve/run-store.js";
 import { WorkflowError } from "../../src/workflow/workflow-errors.js";
+import { CancelledError } from "../../src/errors.js";
 import { ScriptedExecutor, untilAborted, type ExecutorScript } from "../support/scripted-executor.js";
 import { startGitHttpServer, type GitHttpServer } from "../support/git-http-server.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
@@ -25,11 +26,12 @@ const WORKFLOW = ["when:", "  - event: push", "    branch: main", "steps:", "  -
 function gate() {
   const waiting = new Map<string, () => void>();
   const started: string[] = [];
+  let opened = false;
   const runStep: ExecutorScript["runStep"] = async (index, _deadline, ctx) => {
     const runId = ctx.settings.runId;
     if (index === 0) started.push(runId);
     ctx.emit({ kind: "step-output", index, stream: "stdout", text: `out ${runId} ${index}\n` });
-    await Promise.race([new Promise<void>((resolve) => waiting.set(`${runId}/${index}`, resolve)), untilAborted(ctx.signal)]);
+    if (!opened) await Promise.race([new Promise<void>((resolve) => waiting.set(`${runId}/${index}`, resolve)), untilAborted(ctx.signal)]);
     return (ctx.settings.runId.startsWith("fail") ? { status: "failed", exitCode: 3, timedOut: false } : { status: "success", exitCode: 0, timedOut: false }) as StepOutcome;
   };
   const release = async (runId: string): Promise<void> => {
@@ -39,7 +41,39 @@ function gate() {
       waiting.delete(`${runId}/${index}`);
     }
   };
-  return { runStep, release, started, waiting };
+  /** Resolves once the run's step `index` is waiting in the gate (its start already recorded); rejects after about 5 s. */
+  const untilWaiting = async (runId: string, index: number): Promise<void> => {
+    for (let i = 0; i < 1000 && !waiting.has(`${runId}/${index}`); i++) await new Promise((r) => setTimeout(r, 5));
+    if (!waiting.has(`${runId}/${index}`)) throw new Error(`step ${index} of run ${runId} never reached the gate`);
+  };
+  /** Lets every step through, now and after: what a test that failed half-way leaves running ends. */
+  const releaseAll = (): void => {
+    opened = true;
+    for (const resolve of waiting.values()) resolve();
+    waiting.clear();
+  };
+  return { runStep, release, releaseAll, untilWaiting, started, waiting };
+}
+
+/**
+ * Executor calls stuck where nothing reaches (a step that ignores its cancel, a teardown that never answers) until
+ * the test ends them: an abandoned run must not outlive its test, or its runWorkflow's timers keep the process alive.
+ */
+function stuckCalls() {
+  const ends: Array<() => void> = [];
+  let ended = false;
+  const hold = <T>(settle: (resolve: (value: T) => void, reject: (error: Error) => void) => void): Promise<T> =>
+    new Promise<T>((resolve, reject) => (ended ? settle(resolve, reject) : ends.push(() => settle(resolve, reject))));
+  const script: ExecutorScript = {
+    runStep: () => hold<StepOutcome>((_resolve, reject) => reject(new CancelledError("the test ended the stuck step"))),
+    teardown: () => hold<TeardownReport>((resolve) => resolve({ deleted: true, leftBehind: false, detail: "deleted" })),
+  };
+  /** Ends every stuck call, and makes the later ones end at once. */
+  const end = (): void => {
+    ended = true;
+    for (const finish of ends.splice(0)) finish();
+  };
+  return { script, end };
 }
 
 /** A follower that takes everything at once: the lines it got, parsed, and a stop. */
@@ -253,13 +287,14 @@ describe("the run service", () => {
     assert.equal(executors.length, 0);
   });
 
-  it("cancels a pending run so that it never starts, and a running one through its signal; cancelling again changes nothing", async () => {
+  it("cancels a pending run so that it never starts, and a running one through its signal; cancelling again changes nothing", async (t) => {
     const g = gate();
     const { service, store, submit, executors } = makeService({ maxRuns: 1, script: { runStep: g.runStep } });
+    t.after(() => g.releaseAll());
     await submit("running");
     await submit("pending");
     assert.deepEqual(service.cancel("pending", "test"), { runId: "pending", status: "cancelled" });
-    await new Promise((r) => setTimeout(r, 20));
+    await g.untilWaiting("running", 0);
     assert.equal(store.getRun("running")!.step, 0, "the step is recorded as started");
     assert.equal(store.getRun("running")!.pod, null, "the scripted executor emits no pod-ready");
     let recordedWhenTold: string | null | undefined;
@@ -334,8 +369,9 @@ describe("the run service", () => {
     assert.equal((await service.getRun("d2")).status, "cancelled");
   });
 
-  it("gives up on a cancelled run whose clean-up never ends after the drain's clean-up timeout: deletes its Job synchronously and names it", async () => {
+  it("gives up on a cancelled run whose clean-up never ends after the drain's clean-up timeout: deletes its Job synchronously and names it", async (t) => {
     const torn: string[] = [];
+    const calls = stuckCalls();
     class StuckExecutor extends ScriptedExecutor {
       teardownNowSync(timeoutMs: number) {
         torn.push(`${this.ctx.settings.runId} ${timeoutMs}`);
@@ -346,12 +382,16 @@ describe("the run service", () => {
     const stuck = new RunService({
       stateDir,
       store: new RunStore(":memory:"),
-      defaults: { target: {}, podTimeoutMs: 1000, maxOutputBytes: 1, maxLogBytes: 1 << 20 },
+      defaults: { target: {}, podTimeoutMs: 1000, maxOutputBytes: 1, maxLogBytes: 1 << 20, checkoutRoot: stateDir },
       limits: { maxRuns: 2, maxQueued: 2, maxWorkflowBytes: 10_000, maxSecrets: 1, maxSecretBytes: 1 },
       cluster: new KubectlCluster(new Kubectl({ binary: "/nonexistent" })),
       // A step that ignores its cancel and a teardown that never answers: a transport stuck where nothing reaches.
-      createExecutor: (ctx) => new StuckExecutor(ctx, { runStep: () => new Promise<never>(() => undefined), teardown: () => new Promise<never>(() => undefined) }),
+      createExecutor: (ctx) => new StuckExecutor(ctx, calls.script),
       warn: () => undefined,
+    });
+    t.after(async () => {
+      calls.end();
+      await stuck.whenIdle();
     });
     await stuck.submit({ workflow: { name: "ci.yml", text: WORKFLOW }, checkout: { dir: stateDir }, runId: "stuck" });
     const started = Date.now();
@@ -365,16 +405,21 @@ describe("the run service", () => {
     assert.ok(took >= 300 && took < 2000, `the drain took ${took} ms (timeout 50 ms, clean-up 300 ms)`);
   });
 
-  it("gives the clean-up timeout from the moment a second signal cancels at once, before the drain timeout", async () => {
+  it("gives the clean-up timeout from the moment a second signal cancels at once, before the drain timeout", async (t) => {
+    const calls = stuckCalls();
     const stateDir = makeTestTempDir("serve-stuck-now-");
     const stuck = new RunService({
       stateDir,
       store: new RunStore(":memory:"),
-      defaults: { target: {}, podTimeoutMs: 1000, maxOutputBytes: 1, maxLogBytes: 1 << 20 },
+      defaults: { target: {}, podTimeoutMs: 1000, maxOutputBytes: 1, maxLogBytes: 1 << 20, checkoutRoot: stateDir },
       limits: { maxRuns: 2, maxQueued: 2, maxWorkflowBytes: 10_000, maxSecrets: 1, maxSecretBytes: 1 },
       cluster: new KubectlCluster(new Kubectl({ binary: "/nonexistent" })),
-      createExecutor: (ctx) => new ScriptedExecutor(ctx, { runStep: () => new Promise<never>(() => undefined), teardown: () => new Promise<never>(() => undefined) }),
+      createExecutor: (ctx) => new ScriptedExecutor(ctx, calls.script),
       warn: () => undefined,
+    });
+    t.after(async () => {
+      calls.end();
+      await stuck.whenIdle();
     });
     await stuck.submit({ workflow: { name: "ci.yml", text: WORKFLOW }, checkout: { dir: stateDir }, runId: "stuck-now" });
     const now = new AbortController();

@@ -58,7 +58,7 @@ describe("serve on a full state disk", { timeout: 60_000 }, () => {
         keepRunsMs: 3_600_000,
         gcIntervalMs: 3_600_000,
         gcStaleAfterMs: 120_000,
-        defaults: { target: { namespace: "ci" }, podTimeoutMs: 1000, maxOutputBytes: 1 << 20, maxLogBytes: 1 << 20 },
+        defaults: { target: { namespace: "ci" }, podTimeoutMs: 1000, maxOutputBytes: 1 << 20, maxLogBytes: 1 << 20, checkoutRoot: checkout },
         transport: { setting: { target: { namespace: "ci" }, kubectlPath: "/nonexistent/kubectl", transport: "kubectl" }, env: {} },
       },
       {
