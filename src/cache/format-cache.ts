@@ -1,7 +1,7 @@
 // What `cache list` and `cache prune` print: a table or JSON, from the store's listing or prune report. Pure.
 import { relative } from "node:path";
-import { formatDuration } from "../config/duration.js";
-import type { CacheEntry } from "./cache-types.js";
+import { formatDuration } from "../core/duration.js";
+import type { CacheEntry } from "../workflow/cache-types.js";
 import type { PruneRemoval, PruneReport, StoreListing } from "./dir-store.js";
 
 /** 1023 B, 1.5 KiB, 12.3 MiB, 2.0 GiB. */

@@ -1,6 +1,6 @@
 // Reads the runner configuration file (`--config FILE`): YAML checked key by key, every problem at its file:line:column.
-import { parseQuantity } from "../k8s/quantity.js";
-import { IMAGE, QUANTITY } from "./patterns.js";
+import { parseQuantity } from "../core/quantity.js";
+import { IMAGE, QUANTITY } from "../core/patterns.js";
 import { field, readBoolean, readDurationMs, readEntries, readList, readMap, readMatching, readNonEmptyText, type FieldReader } from "../workflow/field-readers.js";
 import { readBoundedQuantity } from "../workflow/workflow-schema.js";
 import { isMapNode, isNullValue, positionAt, reportError, resolveAlias, type ReadContext } from "../workflow/read-context.js";

@@ -86,7 +86,7 @@ export interface PodSpecConfig {
   /** Absent: `default`. */
   readonly security?: PodSecurityProfile;
   /**
-   * A strategic-merge patch of the pod spec, applied last (src/k8s/strategic-merge.ts); it never touches what the
+   * A strategic-merge patch of the pod spec, applied last (src/manifests/strategic-merge.ts); it never touches what the
    * runner relies on (checked when read: findPatchConflicts).
    */
   readonly podSpecPatch?: Readonly<Record<string, unknown>>;

@@ -1,5 +1,5 @@
 // Formats run events for people: one pure function shared by the console and run.log.
-import { formatDuration } from "../config/duration.js";
+import { formatDuration } from "../core/duration.js";
 import type { RunEvent } from "./run-events.js";
 
 /** Shell-quotes one argument for display (POSIX sh single quotes when needed). */

@@ -1,11 +1,11 @@
 // `cancel`: asks a run to stop through the cluster (an annotation on its Job that its runner watches), from any host.
 import type { IJob } from "kubernetes-models/batch/v1/Job";
-import { formatDuration } from "../config/duration.js";
+import { formatDuration } from "../core/duration.js";
 import type { Cluster, ClusterTarget } from "../cluster/cluster.js";
 import { NotFoundError } from "../cluster/errors.js";
-import { CANCEL_REQUESTED_ANNOTATION, CANCEL_REQUESTED_BY_ANNOTATION } from "../k8s/labels.js";
-import { buildJobName } from "../k8s/names.js";
-import { formatProcessIdentity, type ProcessIdentity } from "../k8s/owner.js";
+import { CANCEL_REQUESTED_ANNOTATION, CANCEL_REQUESTED_BY_ANNOTATION } from "../manifests/labels.js";
+import { buildJobName } from "../manifests/names.js";
+import { formatProcessIdentity, type ProcessIdentity } from "../manifests/owner.js";
 import { isOurJob, readJobFacts } from "./classify-job.js";
 import { describeCallFailure, readJob } from "./cluster-reads.js";
 

@@ -1,12 +1,12 @@
 // The operator commands' reads of the cluster (our Jobs, their pods, one Job) and what a failed call means for them.
-import { describePodEnd } from "../k8s/pod-state.js";
+import { describePodEnd } from "../manifests/pod-state.js";
 import type { IJob } from "kubernetes-models/batch/v1/Job";
 import type { IPod } from "kubernetes-models/v1/Pod";
 import type { Cluster, ClusterTarget } from "../cluster/cluster.js";
 import { ClusterError, ConfigError, NotFoundError, UnavailableError } from "../cluster/errors.js";
 import { describeRefusal } from "../cluster/refusal.js";
-import { InfraError, InputError } from "../errors.js";
-import { MANAGED_SELECTOR } from "../k8s/labels.js";
+import { InfraError, InputError } from "../core/errors.js";
+import { MANAGED_SELECTOR } from "../manifests/labels.js";
 
 /** The error a failed call of an operator command is: bad input for a kubeconfig the transport refuses, else the infrastructure's. */
 export function describeCallFailure(what: string, error: unknown): Error {

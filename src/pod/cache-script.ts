@@ -12,8 +12,8 @@
 // - find: -type f and -print0 in both.
 // Paths are handed over relative to `/` (`work/node_modules`), so no tar warns about a leading slash and the archive's
 // members name where they land.
-import type { CacheCompression } from "../cache/cache-types.js";
-import { POD_RUNNER_DIR } from "./paths.js";
+import type { CacheCompression } from "../workflow/cache-types.js";
+import { POD_RUNNER_DIR } from "../workflow/pod-paths.js";
 
 /**
  * The line `cache-restore` prints on stdout once the decompressor (gunzip: the gzip trailer's CRC32 and length;

@@ -1,5 +1,5 @@
 // Runs one workflow run end to end on an executor: steps in order, first failure ends it, teardown always.
-import { CancelledError, InfraError, InputError, describeError, type InfraReason } from "../errors.js";
+import { CancelledError, InfraError, InputError, describeError, type InfraReason } from "../core/errors.js";
 import { createEventMask } from "../events/mask-events.js";
 import { SecretMasker } from "../secrets/mask-stream.js";
 import { createOutputBudget, DEFAULT_MAX_LOG_BYTES, type OutputBudget } from "../events/output-budget.js";
@@ -8,26 +8,26 @@ import { runTimedPhase } from "../events/timed-phase.js";
 import type { Cluster } from "../cluster/cluster.js";
 import { KubectlCluster } from "../cluster/kubectl/kubectl-cluster.js";
 import type { Kubectl } from "../cluster/kubectl/kubectl.js";
-import { DEFAULT_TIMINGS, type ExecutorContext, type ExecutorSettings, type ExecutorTimings } from "../executor/context.js";
+import { DEFAULT_TIMINGS, type ExecutorContext, type ExecutorSettings, type ExecutorTimings } from "../executor/kubernetes/context.js";
 import type { Executor, StepOutcome } from "../executor/executor.js";
-import { KubernetesExecutor } from "../executor/kubernetes-executor.js";
-import { maskOutputPaths } from "../result/mask-output-paths.js";
-import { buildRunResult, buildSkippedStep, type RunResult, type StepRecord } from "../result/run-result.js";
+import { KubernetesExecutor } from "../executor/kubernetes/kubernetes-executor.js";
+import { maskOutputPaths } from "./mask-output-paths.js";
+import { buildRunResult, buildSkippedStep, type RunResult, type StepRecord } from "./run-result.js";
 import type { ExtractReport } from "../transfer/extract-outputs.js";
-import type { StepSpec } from "../input/steps-file.js";
-import type { WorkflowSummary } from "./plan-workflow-run.js";
-import type { GitCheckoutSpec, GitSetting } from "./git-checkout.js";
+import type { StepSpec } from "../workflow/steps-file.js";
+import type { WorkflowSummary } from "../settings/plan-workflow-run.js";
+import type { GitCheckoutSpec, GitSetting } from "../transfer/git-checkout.js";
 import { scanUploadTrees, type TreeScan, type UploadTrees } from "../transfer/scan-tree.js";
 import type { CacheDriver } from "../cache/cache-driver.js";
-import type { CacheReport } from "../cache/cache-types.js";
+import type { CacheReport } from "../workflow/cache-types.js";
 import { restoreCaches, saveCaches, skipCacheSaves } from "../cache/run-caches.js";
-import type { ArtifactReport } from "../artifacts/artifact-types.js";
-import { collectArtifacts, findMissingRequired, skipArtifacts } from "../artifacts/run-artifacts.js";
+import type { ArtifactReport } from "../workflow/artifact-types.js";
+import { collectArtifacts, findMissingRequired, skipArtifacts } from "./run-artifacts.js";
 
 /** The run's settings: the executor's, plus what only the run itself uses. */
 export type RunSettings = ExecutorSettings & {
   readonly stepTimeoutMs?: number;
-  /** The workflow file the run came from, for the result (src/run/plan-workflow-run.ts); absent for a steps file. */
+  /** The workflow file the run came from, for the result (src/settings/plan-workflow-run.ts); absent for a steps file. */
   readonly workflow?: WorkflowSummary;
   /**
    * A checkout to clone at one commit instead of uploading one: into /work in the pod when its image has git
@@ -211,7 +211,7 @@ function fanOut(sinks: readonly RunEventSink[]): RunEventSink {
  * trees scanned again for the upload. A failed clone is InfraError "checkout-failed".
  */
 async function cloneOnHost(settings: RunSettings, spec: NonNullable<RunSettings["gitCheckout"]>, emit: Emit, signal: AbortSignal): Promise<UploadTrees> {
-  const { cloneAtSha, GitCheckoutError } = await import("./git-checkout.js");
+  const { cloneAtSha, GitCheckoutError } = await import("../transfer/git-checkout.js");
   const depth = `depth ${spec.depth}${spec.submodules ? ", with submodules" : ""}`;
   await runTimedPhase(emit, "clone", async () => {
     if (!spec.host) throw new InfraError("checkout-failed", "the image has no git and this runner has no git of its own to clone with");

@@ -1,7 +1,7 @@
 // Reads the run's secrets from a dotenv file and from --secret-env variables; errors never show a secret value.
 import { statSync } from "node:fs";
 import { parse } from "dotenv";
-import { InputError } from "../errors.js";
+import { InputError } from "../core/errors.js";
 import { readBoundedTextFile, type FileKind } from "../workflow/read-workflow-file.js";
 import { SECRET_NAME_PATTERN, type Secret } from "./secret.js";
 

@@ -2,17 +2,17 @@
 import { mkdirSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
-import { describeError } from "../errors.js";
+import { describeError } from "../core/errors.js";
 import type { LogWriteError } from "../events/log-file.js";
 import { createEventEmitter, type RunEventInput, type RunEventSink } from "../events/run-events.js";
-import type { ExecutorContext, ExecutorTimings } from "../executor/context.js";
+import type { ExecutorContext, ExecutorTimings } from "../executor/kubernetes/context.js";
 import type { Executor } from "../executor/executor.js";
-import type { CrashTeardown } from "../executor/kubernetes-executor.js";
+import type { CrashTeardown } from "../executor/kubernetes/kubernetes-executor.js";
 import type { Cluster } from "../cluster/cluster.js";
-import type { RunResult } from "../result/run-result.js";
+import type { RunResult } from "../run/run-result.js";
 import type { RunSettings } from "../run/run-workflow.js";
-import type { GitCheckoutSpec, GitSetting } from "../run/git-checkout.js";
-import { isDiskFullError, makeDiskFullError } from "../util/disk-full.js";
+import type { GitCheckoutSpec, GitSetting } from "../transfer/git-checkout.js";
+import { isDiskFullError, makeDiskFullError } from "../core/disk-full.js";
 
 export interface SuperviseOptions {
   readonly settings: RunSettings;
@@ -63,9 +63,9 @@ export function superviseRun(options: SuperviseOptions): SupervisedRun {
   const done = (async (): Promise<RunResult> => {
     const [{ runWorkflow }, { KubernetesExecutor }, { createHumanLogSink, createNdjsonLogSink }, { writeResultFile }] = await Promise.all([
       import("../run/run-workflow.js"),
-      import("../executor/kubernetes-executor.js"),
+      import("../executor/kubernetes/kubernetes-executor.js"),
       import("../events/sinks.js"),
-      import("../result/result-file.js"),
+      import("../run/result-file.js"),
     ]);
     const settings = options.git ? { ...options.settings, gitCheckout: { ...options.git.spec, host: options.git.setting } } : options.settings;
     mkdirSync(settings.outDir, { recursive: true });

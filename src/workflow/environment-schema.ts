@@ -1,5 +1,5 @@
 // The `environment` map of a workflow, a step or a service: variable names as POSIX shells take them, values as written.
-import { ENV_NAME } from "../config/patterns.js";
+import { ENV_NAME } from "../core/patterns.js";
 import { readEntries, type FieldReader } from "./field-readers.js";
 import { describeNode, isNullValue, readScalarText, reportError, resolveAlias } from "./read-context.js";
 import type { EnvVar } from "./workflow-types.js";

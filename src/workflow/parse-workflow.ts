@@ -1,6 +1,6 @@
 // Parses the text of a workflow file into a Workflow, or every problem in it with its file:line:column.
 import type { YAMLError } from "yaml";
-import { listHashFilesCalls, listTemplateVariables, RUN_VARIABLE_SOURCES } from "../cache/render-key.js";
+import { listHashFilesCalls, listTemplateVariables, RUN_VARIABLE_SOURCES } from "./render-key.js";
 import { readMap } from "./field-readers.js";
 import { isNullValue, positionAt, reportError, reportWarning, type ReadContext, type YamlModule } from "./read-context.js";
 import { suggestName } from "./suggest-key.js";

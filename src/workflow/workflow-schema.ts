@@ -1,5 +1,5 @@
 // The workflow format, key by key: Tangled's keys (when, engine, image, dependencies, clone, environment, steps, the microvm ones) and ours.
-import { IMAGE, QUANTITY } from "../config/patterns.js";
+import { IMAGE, QUANTITY } from "../core/patterns.js";
 import { allowEmpty, field, readBoolean, readCount, readDurationMs, readMap, readMatching, readNonEmptyText, readText, readTextOrList, type FieldReader, type MapSchema } from "./field-readers.js";
 import { readArtifacts } from "./artifact-schema.js";
 import { readCaches, type ParsedCaches } from "./cache-schema.js";
@@ -11,7 +11,7 @@ import { checkGlobPattern } from "./glob-pattern.js";
 import { describeNode, indexPath, isMapNode, isSeqNode, positionOf, reportError, resolveAlias } from "./read-context.js";
 import { suggestName } from "./suggest-key.js";
 import { PULL_REQUEST_ACTIONS } from "./match-trigger.js";
-import { checkResourceBounds } from "../config/resource-bounds.js";
+import { checkResourceBounds } from "./resource-bounds.js";
 import type { CloneSettings, EngineName, EnvVar, ResourceSettings, ResourcePositions, SourcePosition, WhenConstraint, WorkflowStep } from "./workflow-types.js";
 
 /** `branch`/`tag`: a glob pattern or a list of them, each checked as doublestar would. */
@@ -142,7 +142,7 @@ const readClone: FieldReader<ParsedClone> = (ctx, node, at, path) => {
 
 const readQuantity = readMatching(QUANTITY, "a Kubernetes quantity such as 500m, 2 or 512Mi");
 
-/** A cpu or memory quantity within the hard bounds (src/config/resource-bounds.ts). */
+/** A cpu or memory quantity within the hard bounds (src/workflow/resource-bounds.ts). */
 export function readBoundedQuantity(kind: "cpu" | "memory"): FieldReader<string> {
   return (ctx, node, at, path) => {
     const text = readQuantity(ctx, node, at, path);

@@ -1,6 +1,6 @@
 // The types of a workflow file as parsed: what each key said, with where it was said.
-import type { ArtifactWhen } from "../artifacts/artifact-types.js";
-import type { KeyTemplate } from "../cache/render-key.js";
+import type { ArtifactWhen } from "./artifact-types.js";
+import type { KeyTemplate } from "./render-key.js";
 
 /** A place in a workflow file, 1-based like a compiler's `file:line:column`. */
 export interface SourcePosition {
@@ -81,7 +81,7 @@ export interface WorkflowStep {
   readonly position: SourcePosition;
 }
 
-/** A cache key or restore key as written, parsed (src/cache/render-key.ts); rendered for each run. */
+/** A cache key or restore key as written, parsed (src/workflow/render-key.ts); rendered for each run. */
 export interface KeyTemplateAt {
   readonly template: KeyTemplate;
   /** Where the template stands, and its key path (`caches[0].restore-keys[1]`): where a problem of rendering it points. */

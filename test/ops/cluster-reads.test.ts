@@ -1,7 +1,7 @@
 // What a failed call of an operator command is: bad input, unreachable, refused (403), not accepted (401), or other.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { InfraError, InputError } from "../../src/errors.js";
+import { InfraError, InputError } from "../../src/core/errors.js";
 import { describeCallFailure } from "../../src/ops/cluster-reads.js";
 import { mapKubectlFailure } from "../../src/cluster/kubectl/kubectl-errors.js";
 

@@ -1,7 +1,7 @@
 // `cache list|prune`: the host directory cache store's entries, and removing the unused or the least recently used.
-import { readDuration } from "../../config/duration.js";
-import { readSize } from "../../config/patterns.js";
-import { describeError, InputError } from "../../errors.js";
+import { readDuration } from "../../core/duration.js";
+import { readSize } from "../../core/patterns.js";
+import { describeError, InputError } from "../../core/errors.js";
 import type { CommandSpec } from "../command-spec.js";
 import { EXIT, exitCodeForError } from "../exit-codes.js";
 

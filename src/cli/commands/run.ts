@@ -1,15 +1,15 @@
 // `run`: runs one workflow run as one Job (or prints its plan with --dry-run) and maps the outcome to an exit code.
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { CancelledError, describeError } from "../../errors.js";
+import { CancelledError, describeError } from "../../core/errors.js";
 import { createEventEmitter, type RunEventInput } from "../../events/run-events.js";
 import type { LogWriteError } from "../../events/log-file.js";
 import type { Executor } from "../../executor/executor.js";
-import type { RunResult } from "../../result/run-result.js";
+import type { RunResult } from "../../run/run-result.js";
 import { SecretMasker } from "../../secrets/mask-stream.js";
 import { removeSecretVariables } from "../../secrets/remove-secret-variables.js";
-import { isDiskFullError, makeDiskFullError } from "../../util/disk-full.js";
-import { makeDirectorySync } from "../../util/make-directory.js";
+import { isDiskFullError, makeDiskFullError } from "../../core/disk-full.js";
+import { makeDirectorySync } from "../../core/make-directory.js";
 import type { CommandSpec } from "../command-spec.js";
 import { EXIT, exitCodeForError, exitCodeForResult } from "../exit-codes.js";
 import { resolveRunConfig, type RawRunOptions, type RunConfig } from "../resolve-config.js";
@@ -63,11 +63,11 @@ async function executeResolvedRun(config: RunConfig, env: NodeJS.ProcessEnv): Pr
   const [{ runWorkflow }, { KubernetesExecutor }, { openCluster }, { createConsoleSink, createHumanLogSink, createNdjsonLogSink }, { writeResultFile }, { createStepTracker }, { prepareEmergencyExit }, { createOutputBudget }] =
     await Promise.all([
       import("../../run/run-workflow.js"),
-      import("../../executor/kubernetes-executor.js"),
-      import("../../cluster/open-cluster.js"),
+      import("../../executor/kubernetes/kubernetes-executor.js"),
+      import("../../cluster/transports/open-cluster.js"),
       import("../../events/sinks.js"),
-      import("../../result/result-file.js"),
-      import("../../result/step-tracker.js"),
+      import("../../run/result-file.js"),
+      import("../../run/step-tracker.js"),
       import("../emergency-exit.js"),
       import("../../events/output-budget.js"),
     ]);

@@ -4,7 +4,7 @@ import type { ClusterTarget } from "../cluster.js";
 
 export type { ClusterTarget } from "../cluster.js";
 
-import { RUN_CONTAINER } from "../../k8s/names.js";
+import { RUN_CONTAINER } from "../../manifests/names.js";
 
 export { RUN_CONTAINER };
 
@@ -47,7 +47,7 @@ type DeclaredCall = { readonly permissions: readonly ApiPermission[]; readonly s
 
 /**
  * The one way to declare a kubectl call: its builder and the permissions it needs go together, so the scoped
- * credential's Role (src/credentials/) grants what the runner calls and nothing else, and a new call cannot be
+ * credential's Role (src/ops/credentials/) grants what the runner calls and nothing else, and a new call cannot be
  * added without its permission (a test checks every `build*Args` export is declared here).
  */
 function defineCall<A extends unknown[]>(needs: CallNeeds, build: (...args: A) => string[], options: { optional?: boolean } = {}): KubectlCall<A> {

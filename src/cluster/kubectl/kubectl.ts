@@ -1,7 +1,7 @@
 // The one module that spawns kubectl: buffered calls for the API, streaming calls for exec.
 import { spawn as nodeSpawn, spawnSync, type ChildProcess, type SpawnOptions } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
-import { InfraError } from "../../errors.js";
+import { InfraError } from "../../core/errors.js";
 import type { PooledStdout } from "./pooled-stdout.js";
 
 export type SpawnFunction = (command: string, args: readonly string[], options: SpawnOptions) => ChildProcess;

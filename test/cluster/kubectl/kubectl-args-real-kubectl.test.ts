@@ -24,8 +24,8 @@ import {
   buildWatchJobArgs,
 } from "../../../src/cluster/kubectl/kubectl-args.js";
 import { helperCommand } from "../../../src/pod/helper-script.js";
-import { buildJobManifest } from "../../../src/k8s/manifest.js";
-import { planKubectlCalls, planReleaseCalls, planWarmCalls } from "../../../src/plan/call-plan.js";
+import { buildJobManifest } from "../../../src/manifests/manifest.js";
+import { planKubectlCalls, planReleaseCalls, planWarmCalls } from "../../../src/dry-run/call-plan.js";
 import { exampleSettings } from "../../support/example-settings.js";
 import { makeTestTempDir } from "../../support/temp-dir.js";
 
