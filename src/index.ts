@@ -1,5 +1,6 @@
 // The library API that the knotless-run daemon embeds: run a workflow, drive the executor step by step, or keep warm capacity.
-export { runWorkflow, type RunSettings, type RunWorkflowOptions } from "./run/run-workflow.js";
+export { runWorkflow, type RunWorkflowOptions } from "./run/run-workflow.js";
+export type { RunSettings } from "./settings/run-settings.js";
 export { createOutputBudget, DEFAULT_MAX_LOG_BYTES, type LogCounts, type OutputBudget } from "./events/output-budget.js";
 export { Kubectl, type KubectlOptions, type SpawnFunction } from "./cluster/kubectl/kubectl.js";
 // The cluster seam: pass runWorkflow a `cluster` (any transport), or a `kubectl` client as before.

@@ -8,7 +8,7 @@ import { IMAGE, QUANTITY, readSize } from "../core/patterns.js";
 import { checkResourceBounds } from "../workflow/resource-bounds.js";
 import { InputError } from "../core/errors.js";
 import type { HostTarSetting } from "../transfer/host-tar.js";
-import type { RunSettings } from "../run/run-workflow.js";
+import type { RunSettings } from "../settings/run-settings.js";
 import { parseStepsFile, type StepSpec } from "../workflow/steps-file.js";
 import type { RunOverrides } from "../settings/plan-workflow-run.js";
 import { FLAG_NAMES, holdOverrides, type HeldOverrides } from "../settings/hold-overrides.js";

@@ -15,26 +15,13 @@ import { maskOutputPaths } from "./mask-output-paths.js";
 import { buildRunResult, buildSkippedStep, type RunResult, type StepRecord } from "./run-result.js";
 import type { ExtractReport } from "../transfer/extract-outputs.js";
 import type { StepSpec } from "../workflow/steps-file.js";
-import type { WorkflowSummary } from "../settings/plan-workflow-run.js";
-import type { GitCheckoutSpec, GitSetting } from "../transfer/git-checkout.js";
+import type { RunSettings } from "../settings/run-settings.js";
 import { scanUploadTrees, type TreeScan, type UploadTrees } from "../transfer/scan-tree.js";
 import type { CacheDriver } from "../cache/cache-driver.js";
 import type { CacheReport } from "../workflow/cache-types.js";
 import { restoreCaches, saveCaches, skipCacheSaves } from "../cache/run-caches.js";
 import type { ArtifactReport } from "../workflow/artifact-types.js";
 import { collectArtifacts, findMissingRequired, skipArtifacts } from "./run-artifacts.js";
-
-/** The run's settings: the executor's, plus what only the run itself uses. */
-export type RunSettings = ExecutorSettings & {
-  readonly stepTimeoutMs?: number;
-  /** The workflow file the run came from, for the result (src/settings/plan-workflow-run.ts); absent for a steps file. */
-  readonly workflow?: WorkflowSummary;
-  /**
-   * A checkout to clone at one commit instead of uploading one: into /work in the pod when its image has git
-   * (Tangled's way), else on the host with `host` into `checkoutDir` (an empty directory) before the upload.
-   */
-  readonly gitCheckout?: GitCheckoutSpec & { readonly host?: GitSetting };
-};
 
 export interface RunWorkflowOptions {
   readonly settings: RunSettings;

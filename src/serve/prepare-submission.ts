@@ -12,7 +12,7 @@ import type { ClusterTarget } from "../cluster/cluster.js";
 import type { ProcessIdentity } from "../manifests/owner.js";
 import { buildRunSettings } from "../settings/build-run-settings.js";
 import type { RunOverrides } from "../settings/plan-workflow-run.js";
-import type { RunSettings } from "../run/run-workflow.js";
+import type { RunSettings } from "../settings/run-settings.js";
 import { buildNotMatchedResult, buildSkippedStep, type RunResult } from "../run/run-result.js";
 import { SECRET_NAME_PATTERN } from "../secrets/secret.js";
 import type { HostTarSetting } from "../transfer/host-tar.js";

@@ -10,7 +10,7 @@ import type { Executor } from "../executor/executor.js";
 import type { CrashTeardown } from "../executor/kubernetes/kubernetes-executor.js";
 import type { Cluster } from "../cluster/cluster.js";
 import type { RunResult } from "../run/run-result.js";
-import type { RunSettings } from "../run/run-workflow.js";
+import type { RunSettings } from "../settings/run-settings.js";
 import type { GitCheckoutSpec, GitSetting } from "../transfer/git-checkout.js";
 import { isDiskFullError, makeDiskFullError } from "../core/disk-full.js";
 

@@ -9,7 +9,7 @@ import type { ProcessIdentity } from "../manifests/owner.js";
 import type { Secret } from "../secrets/secret.js";
 import type { HostTarSetting } from "../transfer/host-tar.js";
 import { RUN_DEFAULTS, type RunOverrides, type WorkflowRunPlan } from "./plan-workflow-run.js";
-import type { RunSettings } from "../run/run-workflow.js";
+import type { RunSettings } from "./run-settings.js";
 import { buildRunVariables } from "./run-variables.js";
 
 /** Everything a run's settings are made of besides the plan: what the CLI reads from flags and `serve` from a request and its own options. */
