@@ -5,7 +5,7 @@ import { formatRepoMount, PVC_CACHE_VOLUME } from "../pod/pvc-layout.js";
 import { buildKeepAliveScript, DEFAULT_POD_IDLE_SECONDS } from "../pod/keep-alive.js";
 import { POD_VOLUMES, POD_WORK_DIR } from "../workflow/pod-paths.js";
 import { RUN_CONTAINER } from "./names.js";
-import type { PodSpecConfig } from "../config/runner-config.js";
+import type { PodSpecConfig } from "./pod-spec-config.js";
 import { buildPodSecurityContext, buildRunContainerSecurityContext } from "./security-context.js";
 import { applyOperatorPodConfig } from "./operator-pod-config.js";
 import { CREATE_TOKEN_ANNOTATION, MANAGED_BY_LABEL, MANAGED_BY_VALUE, OWNER_ANNOTATION, POD_IDLE_TIMEOUT_ANNOTATION, RUN_ID_ANNOTATION, RUN_ID_LABEL } from "./labels.js";

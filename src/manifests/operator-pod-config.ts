@@ -1,6 +1,6 @@
 // Puts the operator's pod keys (`pod` of --config) into a pod spec the runner built: placement, pull secrets, then podSpecPatch.
 import type { IPodSpec } from "kubernetes-models/v1/PodSpec";
-import type { PodSpecConfig } from "../config/runner-config.js";
+import type { PodSpecConfig } from "./pod-spec-config.js";
 import { applyPodSpecPatch } from "./strategic-merge.js";
 
 /**

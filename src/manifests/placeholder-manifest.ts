@@ -1,7 +1,7 @@
 // Builds a warm placeholder's batch/v1 Job manifest: a pure function of its size, image and duration.
 import type { IJob } from "kubernetes-models/batch/v1/Job";
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, ROLE_LABEL, WARM_ROLE } from "./labels.js";
-import type { PodSpecConfig } from "../config/runner-config.js";
+import type { PodSpecConfig } from "./pod-spec-config.js";
 import { applyOperatorPlacement } from "./operator-pod-config.js";
 import { buildPlaceholderSecurityContext, buildPodSecurityContext, buildRestrictedContainerSecurityContext } from "./security-context.js";
 

@@ -1,7 +1,7 @@
 // The run container's default hardening: what a CI step running as root keeps, and what it loses (README, "Hardening").
 import type { IPodSecurityContext } from "kubernetes-models/v1/PodSecurityContext";
 import type { ISecurityContext } from "kubernetes-models/v1/SecurityContext";
-import type { PodSecurityProfile } from "../config/runner-config.js";
+import type { PodSecurityProfile } from "./pod-spec-config.js";
 
 /**
  * The user and group every container of a `restricted` pod runs as (Pod Security Standard "restricted" wants a

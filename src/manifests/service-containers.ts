@@ -2,7 +2,7 @@
 import type { IContainer } from "kubernetes-models/v1/Container";
 import type { ServerVersion } from "../cluster/cluster.js";
 import type { EnvVar, ServiceReadiness, WorkflowService } from "../workflow/workflow-types.js";
-import type { PodSecurityProfile } from "../config/runner-config.js";
+import type { PodSecurityProfile } from "./pod-spec-config.js";
 import { buildRunContainerSecurityContext } from "./security-context.js";
 
 /** One service as a run carries it: what the manifest and the readiness wait need, no file positions. */

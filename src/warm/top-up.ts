@@ -3,7 +3,7 @@ import { formatDuration } from "../core/duration.js";
 import { AlreadyExistsError, ClusterError, ConfigError, ForbiddenError, UnavailableError } from "../cluster/errors.js";
 import { describeError, InfraError, InputError } from "../core/errors.js";
 import { buildPlaceholderSelector } from "../manifests/labels.js";
-import type { PodSpecConfig } from "../config/runner-config.js";
+import type { PodSpecConfig } from "../manifests/pod-spec-config.js";
 import { buildPlaceholderManifest } from "../manifests/placeholder-manifest.js";
 import { runWarmCall, type WarmDeps } from "./warm-deps.js";
 import { coversRequest, isLive, listFreeSlotNames, readPlaceholders, type Placeholder } from "./placeholder.js";

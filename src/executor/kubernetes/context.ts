@@ -1,5 +1,5 @@
 // What every part of the Kubernetes executor is handed: typed settings, the cluster, the event emitter.
-import type { PodSpecConfig } from "../../config/runner-config.js";
+import type { PodSpecConfig } from "../../manifests/pod-spec-config.js";
 import type { CancelledError } from "../../core/errors.js";
 import type { RunEventInput } from "../../events/run-events.js";
 import type { ClusterTarget } from "../../cluster/cluster.js";
