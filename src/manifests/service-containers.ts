@@ -1,6 +1,5 @@
 // The workflow's services as containers of the run's pod: native sidecars where the server has them, else plain containers.
 import type { IContainer } from "kubernetes-models/v1/Container";
-import type { ServerVersion } from "../cluster/cluster.js";
 import type { EnvVar, ServiceReadiness, WorkflowService } from "../workflow/workflow-types.js";
 import type { PodSecurityProfile } from "./pod-spec-config.js";
 import { buildRunContainerSecurityContext } from "./security-context.js";
@@ -41,7 +40,7 @@ export function planServices(services: readonly WorkflowService[]): ServiceSpec[
 }
 
 /** Native sidecars on a 1.x server of minor NATIVE_SIDECAR_MINOR or later (or a major past 1), plain containers before. */
-export function chooseServiceMode(version: ServerVersion): ServiceMode {
+export function chooseServiceMode(version: { readonly major: number; readonly minor: number }): ServiceMode {
   return version.major > 1 || (version.major === 1 && version.minor >= NATIVE_SIDECAR_MINOR) ? "sidecar" : "container";
 }
 
