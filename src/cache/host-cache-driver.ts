@@ -1,6 +1,6 @@
 // The cache driver of a store on the runner's host (the directory store): archives stream through kubectl exec.
 import { describeError } from "../core/errors.js";
-import { CacheTransferError, type CacheArchiveGate } from "../executor/kubernetes/cache-transfer.js";
+import { CacheTransferError, type CacheArchiveGate } from "../executor/cache-archive.js";
 import type { Executor } from "../executor/executor.js";
 import type { CacheDriver, CacheRestoreOutcome, CacheSaveResult } from "./cache-driver.js";
 import { CacheDecoderMissingError, type CacheCompression, type CacheEntry, type CacheSpec, type CacheStore } from "../workflow/cache-types.js";

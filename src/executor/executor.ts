@@ -2,7 +2,7 @@
 import type { ArtifactReport, ArtifactSpec } from "../workflow/artifact-types.js";
 import type { CacheSpec, CacheWriter } from "../workflow/cache-types.js";
 import type { InfraReason } from "../core/errors.js";
-import type { CacheArchive, CacheArchiveGate, CacheSaveOutcome } from "./kubernetes/cache-transfer.js";
+import type { CacheArchive, CacheArchiveGate, CacheSaveOutcome } from "./cache-archive.js";
 import type { ExtractReport } from "../transfer/extract-outputs.js";
 import type { PodCloneSpec } from "../pod/git-clone-script.js";
 import type { UploadTrees } from "../transfer/scan-tree.js";

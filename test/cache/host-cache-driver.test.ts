@@ -7,7 +7,7 @@ import { describe, it } from "node:test";
 import { createArchiveGate } from "../../src/cache/archive-gate.js";
 import type { CacheSpec } from "../../src/workflow/cache-types.js";
 import { createHostCacheDriver } from "../../src/cache/host-cache-driver.js";
-import { CacheTransferError } from "../../src/executor/kubernetes/cache-transfer.js";
+import { CacheTransferError } from "../../src/executor/cache-archive.js";
 import { buildArchive } from "../transfer/tree-helpers.js";
 import { MemoryCacheStore } from "./memory-store.js";
 import { podWithoutZstd } from "./pod-without-zstd.js";

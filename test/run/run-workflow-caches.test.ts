@@ -7,7 +7,7 @@ import { after, before, describe, it } from "node:test";
 import type { ArtifactSpec } from "../../src/workflow/artifact-types.js";
 import { PassThrough } from "node:stream";
 import { createHostCacheDriver } from "../../src/cache/host-cache-driver.js";
-import type { CacheArchiveGate } from "../../src/executor/kubernetes/cache-transfer.js";
+import type { CacheArchiveGate } from "../../src/executor/cache-archive.js";
 import type { CacheSpec } from "../../src/workflow/cache-types.js";
 import { exitCodeForResult } from "../../src/cli/exit-codes.js";
 import type { RunEvent } from "../../src/events/run-events.js";

@@ -4,7 +4,7 @@ import type { ExecutorContext } from "../../src/executor/kubernetes/context.js";
 import type { Executor, RunPod, StepOutcome, TeardownReport, UploadSummary } from "../../src/executor/executor.js";
 import type { ArtifactReport, ArtifactSpec } from "../../src/workflow/artifact-types.js";
 import type { CacheSpec, CacheWriter } from "../../src/workflow/cache-types.js";
-import type { CacheArchive, CacheArchiveGate, CacheSaveOutcome } from "../../src/executor/kubernetes/cache-transfer.js";
+import type { CacheArchive, CacheArchiveGate, CacheSaveOutcome } from "../../src/executor/cache-archive.js";
 import type { ExtractReport } from "../../src/transfer/extract-outputs.js";
 import type { UploadTrees } from "../../src/transfer/scan-tree.js";
 

@@ -31,7 +31,7 @@ import { POD_SECRETS_DIR } from "../../workflow/pod-paths.js";
 import { deliverSecrets, forgetSecrets, type SecretsSummary } from "./deliver-secrets.js";
 import type { ArtifactReport, ArtifactSpec } from "../../workflow/artifact-types.js";
 import type { CacheSpec, CacheWriter } from "../../workflow/cache-types.js";
-import type { CacheArchive, CacheArchiveGate, CacheSaveOutcome } from "./cache-transfer.js";
+import type { CacheArchive, CacheArchiveGate, CacheSaveOutcome } from "../cache-archive.js";
 
 /** What teardownNowSync did: a sentence for stderr, the logs and result.json, and whether a Job of this run may still be there unwanted. */
 export interface CrashTeardown {
