@@ -35,7 +35,9 @@ export { DEFAULT_TIMINGS, type ExecutorContext, type ExecutorSettings, type Exec
 export type { RunEvent, RunEventSink, RunStatus, StepStatus } from "./events/run-events.js";
 export { buildJobManifest, type JobManifestInput } from "./manifests/manifest.js";
 export { parseStepsFile, type StepSpec } from "./workflow/steps-file.js";
-export { planKubectlCalls, type PlannedCall } from "./dry-run/call-plan.js";
+export { planKubectlCalls } from "./dry-run/call-plan.js";
+export type { ClusterCallPlan, PlannedCall } from "./cluster/planned-call.js";
+export { describePlannedCalls, type DescribedCall } from "./cluster/transports/format-calls.js";
 export { buildRunResult, type RunResult, type StepRecord } from "./run/run-result.js";
 export type { ReadonlyList } from "./core/readonly-list.js";
 export { CancelledError, InfraError, InputError, type InfraReason } from "./core/errors.js";

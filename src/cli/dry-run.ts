@@ -27,7 +27,7 @@ export async function renderDryRun(config: RunConfig): Promise<string> {
     const placeholder = buildPlaceholderManifest({ name: PLANNED_PLACEHOLDER, ...(target.namespaceFromContext ? {} : { namespace: target.namespace }), image, cpu, memory, seconds: keepWarm.seconds, ...(config.settings.pod ? { pod: config.settings.pod } : {}) });
     lines.push("# Warm placeholder manifest (--keep-warm), left after the Job is deleted", "---", stringify(placeholder).trimEnd(), "---");
   }
-  lines.push(...formatPlannedCalls(config.kubectlPath, planKubectlCalls(config.settings, config.timings), config.transport));
+  lines.push(...formatPlannedCalls(config.kubectlPath, config.settings.target, planKubectlCalls(config.settings, config.timings), config.transport));
   return `${lines.join("\n")}\n`;
 }
 

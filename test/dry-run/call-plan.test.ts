@@ -1,12 +1,13 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { InputError } from "../../src/core/errors.js";
-import { PLANNED_PLACEHOLDER, planKubectlCalls, planReleaseCalls, planWarmCalls } from "../../src/dry-run/call-plan.js";
+import { PLANNED_PLACEHOLDER } from "../../src/dry-run/call-plan.js";
+import { describeRunPlan, describeWarmPlan, describeReleasePlan } from "../support/described-plan.js";
 import { exampleSettings } from "../support/example-settings.js";
 
 describe("planKubectlCalls", () => {
   const settings = exampleSettings({ steps: ["date", "hostname", "files"] });
-  const calls = planKubectlCalls(settings);
+  const calls = describeRunPlan(settings);
   const verbs = calls.map((call) => call.args[call.args.indexOf("--namespace") + 2]);
 
   it("looks for a warm placeholder and claims it, creates, watches and beats, waits, uploads, runs each step, downloads and deletes, in that order", () => {
@@ -22,13 +23,13 @@ describe("planKubectlCalls", () => {
   });
 
   it("makes no warm call when the run does not look for placeholders and leaves none", () => {
-    const cold = planKubectlCalls({ ...settings, claimWarm: false });
+    const cold = describeRunPlan({ ...settings, claimWarm: false });
     assert.equal(cold[0]!.args[6], "create");
     assert.ok(!cold.some((call) => call.args.join(" ").includes("knotless.dev/role=warm")));
   });
 
   it("lists and creates a placeholder after the delete with --keep-warm", () => {
-    const warm = planKubectlCalls({ ...settings, keepWarm: { seconds: 120, maxWarm: 2 } });
+    const warm = describeRunPlan({ ...settings, keepWarm: { seconds: 120, maxWarm: 2 } });
     const tail = warm.slice(-3).map((call) => call.args[6]);
     assert.deepEqual(tail, ["delete", "get", "create"]);
     assert.match(warm.at(-2)!.note ?? "", /--max-warm 2/);
@@ -37,19 +38,19 @@ describe("planKubectlCalls", () => {
 
   it("plans warm as one list, a claim only for a finished placeholder in the way, and the creates; release as one delete by selector", () => {
     const target = settings.target;
-    assert.deepEqual(planWarmCalls(target, { count: 2, maxWarm: 3 }).map((call) => call.args[6]), ["get", "delete", "create"]);
-    assert.deepEqual(planReleaseCalls(target).map((call) => call.args.slice(6, 10)), [["delete", "jobs", "--selector", "app.kubernetes.io/managed-by=knotless-runner-k8s,knotless.dev/role=warm"]]);
+    assert.deepEqual(describeWarmPlan(target, { count: 2, maxWarm: 3 }).map((call) => call.args[6]), ["get", "delete", "create"]);
+    assert.deepEqual(describeReleasePlan(target).map((call) => call.args.slice(6, 10)), [["delete", "jobs", "--selector", "app.kubernetes.io/managed-by=knotless-runner-k8s,knotless.dev/role=warm"]]);
   });
 
   it("watches the Job for a cancel request and refreshes its heartbeat at the interval it is given", () => {
     assert.deepEqual(calls[3]!.args.slice(6), ["get", "job", "knotless-run-42", "--watch", "--output-watch-events", "-o", "json", "--request-timeout", "5m"]);
     assert.match(calls[4]!.note ?? "", /every 30s /);
-    assert.match(planKubectlCalls(settings, { heartbeatIntervalMs: 2000 })[4]!.note ?? "", /every 2s /);
+    assert.match(describeRunPlan(settings, { heartbeatIntervalMs: 2000 })[4]!.note ?? "", /every 2s /);
     assert.ok(calls[4]!.args.some((arg) => arg.includes('"knotless.dev/heartbeat":"<now>"')));
   });
 
   it("marks the Job kept instead of deleting it with --keep", () => {
-    const kept = planKubectlCalls({ ...settings, keep: true }).at(-1)!.args;
+    const kept = describeRunPlan({ ...settings, keep: true }).at(-1)!.args;
     assert.ok(kept.includes("patch") && kept.some((arg) => arg.includes("knotless.dev/kept")), kept.join(" "));
   });
 
@@ -65,7 +66,7 @@ describe("planKubectlCalls", () => {
   });
 
   it("leaves create's namespace to kubectl when it is the kubeconfig context's, and pins it on every later call", () => {
-    const fromContext = planKubectlCalls({ ...settings, claimWarm: false, target: { ...settings.target, namespaceFromContext: true } });
+    const fromContext = describeRunPlan({ ...settings, claimWarm: false, target: { ...settings.target, namespaceFromContext: true } });
     assert.deepEqual(fromContext[0]!.args.slice(0, 5), ["--kubeconfig", "/tmp/kubeconfig", "--context", "ctx", "create"]);
     assert.ok(!fromContext[0]!.args.includes("--namespace"));
     for (const call of fromContext.slice(1)) assert.deepEqual(call.args.slice(0, 6), ["--kubeconfig", "/tmp/kubeconfig", "--context", "ctx", "--namespace", "ci"]);
@@ -78,14 +79,14 @@ describe("planKubectlCalls", () => {
   });
 
   it("says on the upload who packs it: the host tar it names when that is GNU tar, else the runner", () => {
-    const upload = (binary: string | undefined) => planKubectlCalls({ ...settings, ...(binary === undefined ? {} : { hostTar: { binary, env: {} } }) }).find((call) => call.args.includes("-i"))!.stdin;
+    const upload = (binary: string | undefined) => describeRunPlan({ ...settings, ...(binary === undefined ? {} : { hostTar: { binary, env: {} } }) }).find((call) => call.args.includes("-i"))!.stdin;
     assert.equal(upload("/usr/bin/gtar"), "tar of the checkout → /work, the runner's files → /knotless, packed by /usr/bin/gtar if it is GNU tar 1.29 or later, else by the runner");
     assert.equal(upload(undefined), "tar of the checkout → /work, the runner's files → /knotless, packed by the runner");
   });
 
   it("adds the secrets exec after the upload, its stdin described by count and names, never by value", () => {
     const secrets = [{ name: "API_TOKEN", value: "tok-123" }, { name: "PASSWORD", value: "hunter2" }];
-    const planned = planKubectlCalls({ ...settings, secrets });
+    const planned = describeRunPlan({ ...settings, secrets });
     assert.equal(planned.length, calls.length + 1);
     const upload = planned.findIndex((c) => c.args.some((arg) => arg.includes("\ntar -xf - -C /")));
     assert.ok(upload > 0, "the plan has the upload");
@@ -98,7 +99,7 @@ describe("planKubectlCalls", () => {
   });
 
   it("restores each cache of a host store after the upload, saves each after the last step, and collects each artifact after the outputs", () => {
-    const planned = planKubectlCalls({
+    const planned = describeRunPlan({
       ...settings,
       caches: [{ key: "deps-1", restoreKeys: ["deps-"], paths: ["/work/node_modules", "/root/.npm"] }],
       cacheBackend: { kind: "dir", repo: "r", dir: "/var/cache/k", maxBytes: 1 << 30 },
@@ -115,7 +116,7 @@ describe("planKubectlCalls", () => {
   });
 
   it("moves no cache through kubectl when the caches are on a PersistentVolumeClaim, or there are none: the pod's commands work on the claim", () => {
-    const onPvc = planKubectlCalls({ ...settings, caches: [{ key: "k", restoreKeys: [], paths: ["/work/x"] }], cacheBackend: { kind: "pvc", repo: "r", claim: "c", maxBytes: 1 } });
+    const onPvc = describeRunPlan({ ...settings, caches: [{ key: "k", restoreKeys: [], paths: ["/work/x"] }], cacheBackend: { kind: "pvc", repo: "r", claim: "c", maxBytes: 1 } });
     assert.ok(!onPvc.some((call) => call.args.includes("cache-restore") || call.args.includes("cache-save")), "not the host store's helper calls");
     assert.ok(!JSON.stringify(calls).includes("cache-"));
     const pvcCalls = onPvc.filter((call) => call.args.some((a) => a.startsWith("knotless-cache-")));
@@ -125,6 +126,6 @@ describe("planKubectlCalls", () => {
   });
 
   it("refuses, as the run would, variables the steps cannot carry", () => {
-    assert.throws(() => planKubectlCalls({ ...settings, env: [{ name: "BAD-NAME", value: "" }] }), InputError);
+    assert.throws(() => describeRunPlan({ ...settings, env: [{ name: "BAD-NAME", value: "" }] }), InputError);
   });
 });

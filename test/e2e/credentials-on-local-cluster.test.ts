@@ -10,7 +10,8 @@ import { startLocalCluster, type LocalCluster } from "../../local-cluster/index.
 import { buildRoleRules } from "../../src/ops/credentials/credential-objects.js";
 import { readOurJob } from "../../src/executor/kubernetes/create-job.js";
 import { DEFAULT_TIMINGS } from "../../src/executor/kubernetes/context.js";
-import { buildListJobsArgs, collectCallPermissions, type ApiPermission } from "../../src/cluster/kubectl/kubectl-args.js";
+import { buildListJobsArgs } from "../../src/cluster/kubectl/kubectl-args.js";
+import { collectCallPermissions, type ApiPermission } from "../../src/cluster/permissions.js";
 import { Kubectl } from "../../src/cluster/kubectl/kubectl.js";
 import { KubectlCluster } from "../../src/cluster/kubectl/kubectl-cluster.js";
 import { openApiCluster } from "../../src/cluster/api/open-api-cluster.js";

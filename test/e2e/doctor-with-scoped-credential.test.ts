@@ -6,7 +6,7 @@ import { after, before, describe, it } from "node:test";
 import { promisify } from "node:util";
 import { startLocalCluster, type LocalCluster } from "../../local-cluster/index.js";
 import { buildRoleRules } from "../../src/ops/credentials/credential-objects.js";
-import { collectCallPermissions, type ApiPermission } from "../../src/cluster/kubectl/kubectl-args.js";
+import { collectCallPermissions, type ApiPermission } from "../../src/cluster/permissions.js";
 import { E2E_KUBECTLS } from "../support/local-cluster-e2e.js";
 import { runCli } from "../support/run-cli.js";
 import { makeTestTempDir } from "../support/temp-dir.js";

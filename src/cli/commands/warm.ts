@@ -131,6 +131,6 @@ async function renderWarmDryRun(config: WarmConfig): Promise<string> {
     const manifest = buildPlaceholderManifest({ name: PLANNED_PLACEHOLDER, ...(target.namespace === undefined ? {} : { namespace: target.namespace }), ...spec });
     lines.push("# Warm placeholder manifest", "---", stringify(manifest).trimEnd(), "---");
   }
-  lines.push(...formatPlannedCalls(config.kubectlPath, config.release ? planReleaseCalls(config.target) : planWarmCalls(config.target, config.spec), config.transport));
+  lines.push(...formatPlannedCalls(config.kubectlPath, config.target, config.release ? planReleaseCalls() : planWarmCalls(config.spec), config.transport));
   return `${lines.join("\n")}\n`;
 }

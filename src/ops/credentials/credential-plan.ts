@@ -1,7 +1,7 @@
-// Pure: the calls `credentials` makes (and --revoke), as kubectl commands and API requests, with what goes to their stdin; the same plan runs and is printed by --dry-run.
-import { buildApplyCredentialArgs, buildConfigViewArgs, buildDeleteCredentialArgs, buildTokenRequestArgs, collectCallPermissions, type ApiPermission, type ClusterTarget } from "../../cluster/kubectl/kubectl-args.js";
-import { planApplyCredentialObjects, planDeleteCredentialObjects, planRequestToken } from "../../cluster/api/api-request.js";
-import type { PlannedCall } from "../../dry-run/call-plan.js";
+// Pure: the calls `credentials` makes (and --revoke), in no transport's words, with what goes to their stdin; the same plan runs and is printed by --dry-run.
+import type { ClusterTarget } from "../../cluster/cluster.js";
+import { collectCallPermissions, type ApiPermission } from "../../cluster/permissions.js";
+import type { PlannedCall } from "../../cluster/planned-call.js";
 import { buildCredentialObjects, type CredentialIdentity, type CredentialObjects } from "./credential-objects.js";
 
 /** Everything one `credentials` run needs, resolved and validated at the CLI edge. */
@@ -24,19 +24,18 @@ export function buildRequestObjects(request: Pick<CredentialRequest, "identity" 
 
 /** The calls that issue the credential, in order. */
 export function planIssueCalls(request: CredentialRequest): PlannedCall[] {
-  const { target, identity, outFile } = request;
+  const { identity, outFile } = request;
   return [
-    { args: buildConfigViewArgs(target), api: [], note: "reads the admin kubeconfig's server and CA (local; the admin's credentials in its output are not used)" },
-    { args: buildApplyCredentialArgs(target), api: planApplyCredentialObjects(identity.namespace, identity.name), stdin: "the ServiceAccount, Role and RoleBinding above (YAML)" },
+    { plan: { call: "viewAdminConfig" }, note: "reads the admin kubeconfig's server and CA (local; the admin's credentials in its output are not used)" },
+    { plan: { call: "applyCredential", namespace: identity.namespace, name: identity.name }, stdin: "the ServiceAccount, Role and RoleBinding above (YAML)" },
     {
-      args: buildTokenRequestArgs(target, identity.namespace, identity.name),
-      api: [planRequestToken(identity.namespace, identity.name)],
+      plan: { call: "requestToken", namespace: identity.namespace, serviceAccount: identity.name },
       stdin: `the TokenRequest above (JSON); the token in its answer is kept in memory and written only to ${outFile}`,
     },
   ];
 }
 
 /** The call that revokes it: the binding, the role and the ServiceAccount, whose tokens die with it. */
-export function planRevokeCalls(target: ClusterTarget, identity: CredentialIdentity): PlannedCall[] {
-  return [{ args: buildDeleteCredentialArgs(target, identity.name), api: planDeleteCredentialObjects(identity.namespace, identity.name) }];
+export function planRevokeCalls(identity: CredentialIdentity): PlannedCall[] {
+  return [{ plan: { call: "deleteCredential", namespace: identity.namespace, name: identity.name } }];
 }

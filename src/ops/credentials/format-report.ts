@@ -64,7 +64,7 @@ export function renderIssueDryRun(request: CredentialRequest, kubectlPath: strin
     `# kubeconfig written to ${request.outFile} (mode 0600)`,
     describeScopedKubeconfig(request.identity).trimEnd(),
     "---",
-    ...formatPlannedCalls(kubectlPath, planIssueCalls(request), transport),
+    ...formatPlannedCalls(kubectlPath, request.target, planIssueCalls(request), transport),
   ];
   return `${lines.join("\n")}\n`;
 }
@@ -75,7 +75,7 @@ export function renderRevokeDryRun(target: ClusterTarget, identity: CredentialId
     `# credentials --revoke --dry-run: nothing is sent to the cluster and no file is removed`,
     `# deletes ${formatServiceAccountUser(identity)}: its RoleBinding, Role and ServiceAccount (every token of it dies with the ServiceAccount)`,
     ...(outFile ? [`# then removes ${outFile}`] : []),
-    ...formatPlannedCalls(kubectlPath, planRevokeCalls(target, identity), transport),
+    ...formatPlannedCalls(kubectlPath, target, planRevokeCalls(identity), transport),
   ];
   return `${lines.join("\n")}\n`;
 }

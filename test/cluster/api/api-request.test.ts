@@ -1,12 +1,13 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { formatApiRequest, planCreateJob, planDeleteJob, planExec, planWatchEvents, planWatchJobs, planWatchPods } from "../../../src/cluster/api/api-request.js";
-import { PLANNED_POD, planKubectlCalls } from "../../../src/dry-run/call-plan.js";
+import { PLANNED_POD } from "../../../src/dry-run/call-plan.js";
+import { describeRunPlan } from "../../support/described-plan.js";
 import { exampleSettings } from "../../support/example-settings.js";
 
 describe("the API requests of the plan", () => {
   const settings = exampleSettings({ steps: ["date", "hostname"] });
-  const calls = planKubectlCalls({ ...settings, secrets: [{ name: "TOKEN", value: "s3cr3t-value" }] });
+  const calls = describeRunPlan({ ...settings, secrets: [{ name: "TOKEN", value: "s3cr3t-value" }] });
 
   it("gives every call of a run its API requests, in the namespace the kubectl calls pin", () => {
     for (const call of calls) {
@@ -61,7 +62,7 @@ describe("the API requests of the plan", () => {
   });
 
   it("names the kubeconfig context's namespace as a stand-in when the plan has none pinned", () => {
-    const unpinned = planKubectlCalls({ ...settings, target: { kubeconfig: "/tmp/kubeconfig" } });
+    const unpinned = describeRunPlan({ ...settings, target: { kubeconfig: "/tmp/kubeconfig" } });
     assert.ok(unpinned.every((call) => call.api!.every((request) => formatApiRequest(request).includes("/namespaces/<namespace>/"))));
   });
 });

@@ -4,7 +4,7 @@ import { describe, it } from "node:test";
 import { buildCredentialObjects, buildRoleRules, buildTokenRequest, formatServiceAccountUser, listObjectRefs } from "../../../src/ops/credentials/credential-objects.js";
 import { buildRequestObjects } from "../../../src/ops/credentials/credential-plan.js";
 import { buildApplyDocuments } from "../../../src/cluster/kubectl/kubectl-cluster.js";
-import { collectCallPermissions } from "../../../src/cluster/kubectl/kubectl-args.js";
+import { collectCallPermissions } from "../../../src/cluster/permissions.js";
 import { parseAllDocuments } from "yaml";
 
 const IDENTITY = { namespace: "ci", name: "knotless-runner" };
