@@ -3,7 +3,7 @@ export { runWorkflow, type RunWorkflowOptions } from "./run/run-workflow.js";
 export type { RunSettings } from "./settings/run-settings.js";
 export { createOutputBudget, DEFAULT_MAX_LOG_BYTES, type LogCounts, type OutputBudget } from "./events/output-budget.js";
 export { Kubectl, type KubectlOptions, type SpawnFunction } from "./cluster/kubectl/kubectl.js";
-// The cluster seam: pass runWorkflow a `cluster` (any transport), or a `kubectl` client as before.
+// The cluster seam: pass runWorkflow a `cluster` (any transport).
 export type { CallOptions, Cluster, ClusterTarget, Namespace, ServerVersion, TransportFacts, WatchEvent, WatchOptions } from "./cluster/cluster.js";
 export type { ExecEnd, ExecRequest, ExecSession, ExecStdin } from "./cluster/exec.js";
 export {

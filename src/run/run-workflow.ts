@@ -6,8 +6,6 @@ import { createOutputBudget, DEFAULT_MAX_LOG_BYTES, type OutputBudget } from "..
 import { createEventEmitter, type RunEvent, type RunEventInput, type RunEventSink, type RunStatus } from "../events/run-events.js";
 import { runTimedPhase } from "../events/timed-phase.js";
 import type { Cluster } from "../cluster/cluster.js";
-import { KubectlCluster } from "../cluster/kubectl/kubectl-cluster.js";
-import type { Kubectl } from "../cluster/kubectl/kubectl.js";
 import { DEFAULT_TIMINGS, type ExecutorContext, type ExecutorSettings, type ExecutorTimings } from "../executor/kubernetes/context.js";
 import type { Executor, StepOutcome } from "../executor/executor.js";
 import { KubernetesExecutor } from "../executor/kubernetes/kubernetes-executor.js";
@@ -25,13 +23,8 @@ import { collectArtifacts, findMissingRequired, skipArtifacts } from "./run-arti
 
 export interface RunWorkflowOptions {
   readonly settings: RunSettings;
-  /**
-   * The cluster to run on (any transport: src/cluster/). A caller that still passes a `kubectl` client instead gets
-   * the kubectl transport over it, pointed at `settings.target`. One of the two is required.
-   */
-  readonly cluster?: Cluster;
-  /** @deprecated Pass `cluster` (a KubectlCluster over this client does the same). */
-  readonly kubectl?: Kubectl;
+  /** The cluster to run on (any transport: cluster/; a KubectlCluster over a kubectl client for the kubectl transport). */
+  readonly cluster: Cluster;
   /**
    * Abort to cancel the run: the current step's processes in the pod are stopped, what they wrote to /outputs is
    * collected, the Job is deleted, the status is cancelled. A cancel requested through the cluster (the Job's
@@ -68,13 +61,6 @@ export const ARTIFACT_MISSING_REASON = "artifact-missing";
 /** The failure class recorded for errors that are not the infrastructure's (exit code 2 or an internal bug). */
 export type FailureClass = "input" | "internal";
 
-/** The run's cluster: the one given, else the kubectl transport over the kubectl client given. */
-function resolveCluster(options: Pick<RunWorkflowOptions, "cluster" | "kubectl" | "settings">): Cluster {
-  if (options.cluster) return options.cluster;
-  if (!options.kubectl) throw new TypeError("runWorkflow needs a cluster (or a kubectl client)");
-  return new KubectlCluster(options.kubectl, options.settings.target);
-}
-
 /** Runs the workflow and resolves with its result; it rejects only for bugs, never for a failed step or cluster. */
 export async function runWorkflow(options: RunWorkflowOptions): Promise<RunResult> {
   const { settings } = options;
@@ -86,7 +72,7 @@ export async function runWorkflow(options: RunWorkflowOptions): Promise<RunResul
   const startedAt = new Date();
   const { signal, cancel, dispose } = linkRunSignal(options.signal, settings.timeoutMs + timings.runDeadlineGraceMs + timings.killGraceSeconds * 1000);
   const cleanup = createCleanupSignal(timings.cancelCleanupMs, options.forceSignal);
-  const ctx: ExecutorContext = { settings, timings, cluster: resolveCluster(options), emit, signal, requestCancel: cancel, cleanupSignal: cleanup.signal };
+  const ctx: ExecutorContext = { settings, timings, cluster: options.cluster, emit, signal, requestCancel: cancel, cleanupSignal: cleanup.signal };
   const executor = (options.createExecutor ?? ((c: ExecutorContext) => new KubernetesExecutor(c)))(ctx);
   const { namespace } = settings.target;
   emit({ kind: "run-start", runId: settings.runId, jobName: settings.jobName, ...(namespace === undefined ? {} : { namespace }), image: settings.image, steps: settings.steps.map((s) => s.name) });

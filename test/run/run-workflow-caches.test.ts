@@ -12,6 +12,7 @@ import type { CacheSpec } from "../../src/workflow/cache-types.js";
 import { exitCodeForResult } from "../../src/cli/exit-codes.js";
 import type { RunEvent } from "../../src/events/run-events.js";
 import { Kubectl } from "../../src/cluster/kubectl/kubectl.js";
+import { KubectlCluster } from "../../src/cluster/kubectl/kubectl-cluster.js";
 import type { RunResult } from "../../src/run/run-result.js";
 import { runWorkflow } from "../../src/run/run-workflow.js";
 import type { RunSettings } from "../../src/settings/run-settings.js";
@@ -19,12 +20,12 @@ import { exampleSettings } from "../support/example-settings.js";
 import { ScriptedExecutor, STEP_SUCCEEDED, untilAborted, type ExecutorScript } from "../support/scripted-executor.js";
 import { MemoryCacheStore } from "../cache/memory-store.js";
 
-const NO_KUBECTL = new Kubectl({
+const NO_CLUSTER = new KubectlCluster(new Kubectl({
   binary: "kubectl",
   spawn: () => {
     throw new Error("this test spawns no kubectl");
   },
-});
+}), {});
 
 const REPO = "did:plc:abc/knot";
 
@@ -55,7 +56,7 @@ async function run(store: MemoryCacheStore | undefined, script: ExecutorScript, 
   let executor: ScriptedExecutor | undefined;
   const result = await runWorkflow({
     settings: { ...exampleSettings({ steps: ["install", "test"] }), checkoutDir: checkout, ...settings },
-    kubectl: NO_KUBECTL,
+    cluster: NO_CLUSTER,
     signal: signal ?? new AbortController().signal,
     sinks: [(event) => events.push(event)],
     createExecutor: (ctx) => (executor = new ScriptedExecutor(ctx, script)),

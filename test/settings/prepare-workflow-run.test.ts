@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { loadWorkflowText, prepareWorkflowRun, runWorkflow, WorkflowError, type RunEvent, type RunSettings } from "../../src/index.js";
 import { Kubectl } from "../../src/cluster/kubectl/kubectl.js";
+import { KubectlCluster } from "../../src/cluster/kubectl/kubectl-cluster.js";
 import { exampleSettings } from "../support/example-settings.js";
 import { STEP_SUCCEEDED, ScriptedExecutor } from "../support/scripted-executor.js";
 
@@ -66,7 +67,7 @@ describe("the library's workflow path", () => {
     const events: RunEvent[] = [];
     const result = await runWorkflow({
       settings,
-      kubectl: new Kubectl({ binary: "/nonexistent/kubectl" }),
+      cluster: new KubectlCluster(new Kubectl({ binary: "/nonexistent/kubectl" }), settings.target),
       signal: new AbortController().signal,
       sinks: [(event) => events.push(event)],
       createExecutor: (ctx) =>
