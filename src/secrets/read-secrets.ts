@@ -2,7 +2,7 @@
 import { statSync } from "node:fs";
 import { parse } from "dotenv";
 import { InputError } from "../core/errors.js";
-import { readBoundedTextFile, type FileKind } from "../workflow/read-workflow-file.js";
+import { readBoundedTextFile, type FileKind } from "../core/read-bounded-file.js";
 import { SECRET_NAME_PATTERN, type Secret } from "./secret.js";
 
 export { SECRET_NAME_PATTERN, type Secret } from "./secret.js";
