@@ -7,8 +7,6 @@ export const QUANTITY = /^(\d+(\.\d+)?|\.\d+)(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei|e\
 export const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 /** A container image reference, loosely: what a registry could serve. */
 export const IMAGE = /^[A-Za-z0-9][A-Za-z0-9._\-/:@]{0,1023}$/;
-/** An environment variable name, as Tangled and POSIX shells accept it. */
-export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 const SIZE = /^(\d+)(K|M|G|Ki|Mi|Gi)?$/;
 const SIZE_UNIT: Record<string, number> = { K: 1e3, M: 1e6, G: 1e9, Ki: 1024, Mi: 1024 ** 2, Gi: 1024 ** 3 };

@@ -6,7 +6,7 @@ import type { ClusterCallPlan, PlannedCall } from "../cluster/planned-call.js";
 import { buildPlaceholderSelector, buildRunSelector, HEARTBEAT_ANNOTATION, KEPT_ANNOTATION } from "../manifests/labels.js";
 import { PLACEHOLDER_NAME_PREFIX } from "../manifests/placeholder-manifest.js";
 import { buildUploadCommand, helperCommand } from "../pod/helper-script.js";
-import { cacheCommand } from "../pod/cache-script.js";
+import { cacheHelperCommand } from "../pod/cache-script.js";
 import { formatPvcNonce } from "../cache/pvc-cache.js";
 import { buildPvcEvictCommand, buildPvcListCommand, buildPvcRestoreCommand, buildPvcSaveCommand } from "../cache/pvc-scripts.js";
 import { planArtifact } from "../executor/kubernetes/plan-artifact.js";
@@ -64,12 +64,12 @@ function planCacheCalls(settings: ExecutorSettings): { restore: PlannedCall[]; s
   return {
     restore: caches.map((cache) => ({
       // The entry's compression is known only once it was looked up: shown here as zstd.
-      ...planPodExec(cacheCommand.restore("zstd", cache.paths), true),
+      ...planPodExec(cacheHelperCommand.restore("zstd", cache.paths), true),
       stdin: `the stored entry of ${JSON.stringify(cache.key)}${cache.restoreKeys.length > 0 ? " (or of the first matching fallback prefix)" : ""}: a zstd or gzip tar from the cache directory, checked on its way in`,
       note: "only on a hit, with the entry's compression (zstd or gzip): extracted at /, proven whole by zstd's or gunzip's checksums; a pod without zstd says so at once, and the entry is sent again decompressed on this host (cache-restore none)",
     })),
     save: caches.map((cache) => ({
-      ...planPodExec(cacheCommand.save(cache.paths), false),
+      ...planPodExec(cacheHelperCommand.save(cache.paths), false),
       note: `after a successful run, unless ${JSON.stringify(cache.key)} was hit exactly: tar | zstd -1 of the paths that exist where the image has zstd (6x faster than gzip -1 at the same size), else gzip -1; checked as hostile on its way into the store, its compression told by its first bytes`,
     })),
   };
@@ -82,8 +82,8 @@ function planArtifactCalls(settings: ExecutorSettings): PlannedCall[] {
     if ("problem" in plan) return [];
     const when = `when: ${artifact.when}`;
     return [
-      { ...planPodExec(cacheCommand.listFiles(plan.listRoots), false), note: `artifact ${artifact.name} (${when}): lists the files under the patterns' prefixes` },
-      { ...planPodExec(cacheCommand.packFiles(plan.packRoot), true), stdin: `the matching files, one per line`, note: `only when some match: → <out>/artifacts/${artifact.name}/` },
+      { ...planPodExec(cacheHelperCommand.listFiles(plan.listRoots), false), note: `artifact ${artifact.name} (${when}): lists the files under the patterns' prefixes` },
+      { ...planPodExec(cacheHelperCommand.packFiles(plan.packRoot), true), stdin: `the matching files, one per line`, note: `only when some match: → <out>/artifacts/${artifact.name}/` },
     ];
   });
 }

@@ -1,6 +1,7 @@
 // The workflow's services as containers of the run's pod: native sidecars where the server has them, else plain containers.
 import type { IContainer } from "kubernetes-models/v1/Container";
-import type { EnvVar, ServiceReadiness, WorkflowService } from "../workflow/workflow-types.js";
+import type { ServiceReadiness, WorkflowService } from "../workflow/workflow-types.js";
+import type { EnvVar } from "../core/env-var.js";
 import type { PodSecurityProfile } from "./pod-spec-config.js";
 import { buildRunContainerSecurityContext } from "./security-context.js";
 

@@ -56,7 +56,7 @@ export function toRootRelative(podPath: string): string {
 }
 
 /** The argv of each cache and artifact call of the helper. */
-export const cacheCommand = {
+export const cacheHelperCommand = {
   /**
    * Extracts a tar from stdin at `/`, decompressed as `compression` says; `paths` (absolute) are removed again on
    * failure if they were absent before.

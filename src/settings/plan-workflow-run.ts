@@ -9,7 +9,8 @@ import type { Placement, ResolvedWorkflow } from "./resolve-workflow.js";
 import type { LimitClamp } from "./apply-limits.js";
 import { DOCKER_HOST } from "../pod/docker-daemon.js";
 import { makeIssue, WorkflowError, type WorkflowIssue } from "../workflow/workflow-errors.js";
-import type { CloneSettings, EnvVar, KeyTemplateAt, WorkflowArtifact, WorkflowCache } from "../workflow/workflow-types.js";
+import type { CloneSettings, KeyTemplateAt, WorkflowArtifact, WorkflowCache } from "../workflow/workflow-types.js";
+import type { EnvVar } from "../core/env-var.js";
 import { buildRunVariables } from "./run-variables.js";
 import { planServices, type ServiceSpec } from "../manifests/service-containers.js";
 

@@ -4,7 +4,8 @@ import { DEFAULT_RUNNER_CONFIG, describeSetting, type EphemeralStorage, type Run
 import { applyLimits, type LimitClamp } from "./apply-limits.js";
 import { buildNixInstallScript, NIX_INSTALL_STEP_NAME } from "../pod/nix-install.js";
 import { makeIssue, type WorkflowIssue } from "../workflow/workflow-errors.js";
-import type { CloneSettings, EngineName, EnvVar, ResourceSettings, WhenConstraint, Workflow, WorkflowArtifact, WorkflowCache, WorkflowService } from "../workflow/workflow-types.js";
+import type { CloneSettings, EngineName, ResourceSettings, WhenConstraint, Workflow, WorkflowArtifact, WorkflowCache, WorkflowService } from "../workflow/workflow-types.js";
+import type { EnvVar } from "../core/env-var.js";
 
 /** The shell a step's script runs in when the workflow names none: stops at the first failing command. */
 export const DEFAULT_SHELL: readonly string[] = ["sh", "-e"];

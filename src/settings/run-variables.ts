@@ -1,7 +1,7 @@
 // The variables every step of a run sees before the workflow's own, in their order of precedence (later wins).
 import { POD_OUTPUTS_DIR } from "../workflow/pod-paths.js";
 import { deriveRefNames, type Trigger } from "../workflow/match-trigger.js";
-import type { EnvVar } from "../workflow/workflow-types.js";
+import type { EnvVar } from "../core/env-var.js";
 import { buildTangledVariables } from "./tangled-variables.js";
 
 /**

@@ -1,6 +1,6 @@
 // Tangled's run variables (TANGLED_*), named and filled as Tangled's spindle fills them, from the trigger's fields.
 import { deriveRefNames, type Trigger } from "../workflow/match-trigger.js";
-import type { EnvVar } from "../workflow/workflow-types.js";
+import type { EnvVar } from "../core/env-var.js";
 
 /** refs/tags/X → tag; anything else under refs/ → branch, as spindle tells them apart. */
 function describeRef(ref: string): { name: string; type: "branch" | "tag" } {

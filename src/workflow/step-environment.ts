@@ -1,11 +1,6 @@
 // Checks the variables, secrets and shell a run hands its steps, before the Job exists: what a pod's process can carry.
+import { ENV_NAME, type EnvVar } from "../core/env-var.js";
 import { InputError } from "../core/errors.js";
-
-/** One environment variable (or secret) as a step will see it. */
-export interface EnvVar {
-  readonly name: string;
-  readonly value: string;
-}
 
 /** What the steps' environment is made of (a subset of ExecutorSettings). */
 export interface StepEnvironmentInput {
@@ -14,9 +9,6 @@ export interface StepEnvironmentInput {
   readonly shell?: string;
   readonly steps: ReadonlyArray<{ readonly name: string; readonly env?: readonly EnvVar[] }>;
 }
-
-/** A name a POSIX shell can export. */
-export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** The step's wrapper sets these itself, last, for every step; nothing else may. */
 export const RUNNER_SET_VARIABLES: readonly string[] = ["KNOTLESS_ENV", "KNOTLESS_STEP_MARK"];

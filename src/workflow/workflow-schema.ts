@@ -12,7 +12,8 @@ import { describeNode, indexPath, isMapNode, isSeqNode, positionOf, reportError,
 import { suggestName } from "./suggest-key.js";
 import { PULL_REQUEST_ACTIONS } from "./match-trigger.js";
 import { checkResourceBounds } from "./resource-bounds.js";
-import type { CloneSettings, EngineName, EnvVar, ResourceSettings, ResourcePositions, SourcePosition, WhenConstraint, WorkflowStep } from "./workflow-types.js";
+import type { CloneSettings, EngineName, ResourceSettings, ResourcePositions, SourcePosition, WhenConstraint, WorkflowStep } from "./workflow-types.js";
+import type { EnvVar } from "../core/env-var.js";
 
 /** `branch`/`tag`: a glob pattern or a list of them, each checked as doublestar would. */
 const readPatterns: FieldReader<string[]> = (ctx, node, at, path) => {
@@ -78,14 +79,14 @@ const readWhen: FieldReader<ParsedConstraint[]> = (ctx, node, at, path) => {
   return constraints;
 };
 
-export interface EngineChoice {
+export interface WrittenEngine {
   readonly name: EngineName;
   readonly written: string;
 }
 
 export const ENGINES: Readonly<Record<string, EngineName>> = { kubernetes: "kubernetes", k8s: "kubernetes", nixery: "nixery", microvm: "microvm" };
 
-const readEngine: FieldReader<EngineChoice> = (ctx, node, at, path) => {
+const readEngine: FieldReader<WrittenEngine> = (ctx, node, at, path) => {
   const written = readText(ctx, node, at, path);
   if (written === undefined) return undefined;
   const name = Object.hasOwn(ENGINES, written) ? ENGINES[written] : undefined;

@@ -1,4 +1,5 @@
 // The types of a workflow file as parsed: what each key said, with where it was said.
+import type { EnvVar } from "../core/env-var.js";
 import type { ArtifactWhen } from "./artifact-types.js";
 import type { KeyTemplate } from "./render-key.js";
 
@@ -6,12 +7,6 @@ import type { KeyTemplate } from "./render-key.js";
 export interface SourcePosition {
   readonly line: number;
   readonly column: number;
-}
-
-/** One environment variable, in the order the file lists it. */
-export interface EnvVar {
-  readonly name: string;
-  readonly value: string;
 }
 
 /**

@@ -4,7 +4,7 @@ import { CancelledError, describeError } from "../../core/errors.js";
 import { CacheDecoderMissingError, type CacheSpec, type CacheWriter } from "../../workflow/cache-types.js";
 import { describeExecSaid, isExecSuccess, type ExecEnd } from "../../cluster/exec.js";
 import { describeHead, SNIFF_BYTES, sniffCompression } from "../../transfer/sniff-compression.js";
-import { cacheCommand, checkCacheRestoreReply, findMissingDecoder, parseCacheSaveStatus } from "../../pod/cache-script.js";
+import { cacheHelperCommand, checkCacheRestoreReply, findMissingDecoder, parseCacheSaveStatus } from "../../pod/cache-script.js";
 import { buildPodExec, type ExecutorContext } from "./context.js";
 import type { RunPod } from "../executor.js";
 import { CacheTransferError, type CacheArchive, type CacheArchiveGate, type CacheSaveOutcome } from "../cache-archive.js";
@@ -38,7 +38,7 @@ export async function restoreCacheArchive(ctx: ExecutorContext, pod: RunPod, spe
     archive.stream.destroy();
     throw new CacheTransferError(`not restored: ${forbidden}`);
   }
-  const exec = await ctx.cluster.exec({ ...buildPodExec(ctx, pod.name, cacheCommand.restore(archive.compression, spec.paths)), stdin: { kind: "pipe" } });
+  const exec = await ctx.cluster.exec({ ...buildPodExec(ctx, pod.name, cacheHelperCommand.restore(archive.compression, spec.paths)), stdin: { kind: "pipe" } });
   let bytes = 0;
   let reply = "";
   const stdin = exec.stdin!;
@@ -107,7 +107,7 @@ export async function saveCacheArchive(ctx: ExecutorContext, pod: RunPod, spec: 
     await writer.abort();
     throw new CacheTransferError(`not saved: ${forbidden}`);
   }
-  const exec = await ctx.cluster.exec({ ...buildPodExec(ctx, pod.name, cacheCommand.save(spec.paths)), stdin: { kind: "none" } });
+  const exec = await ctx.cluster.exec({ ...buildPodExec(ctx, pod.name, cacheHelperCommand.save(spec.paths)), stdin: { kind: "none" } });
   let bytes = 0;
   let head = Buffer.alloc(0);
   const copied = pipeline(exec.stdout, async function* (source: AsyncIterable<Buffer>) {

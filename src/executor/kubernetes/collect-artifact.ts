@@ -6,7 +6,7 @@ import type { ArtifactFile, ArtifactReport, ArtifactSpec } from "../../workflow/
 import { matchArtifactFiles, planArtifact, type ArtifactPlan } from "./plan-artifact.js";
 import { describeExecSaid, isExecSuccess } from "../../cluster/exec.js";
 import { runExec } from "../../cluster/run-exec.js";
-import { cacheCommand, FILES_LISTED_TAG, parseFilesPacked } from "../../pod/cache-script.js";
+import { cacheHelperCommand, FILES_LISTED_TAG, parseFilesPacked } from "../../pod/cache-script.js";
 import { extractOutputs, type ExtractReport } from "../../transfer/extract-outputs.js";
 import { buildPodExec, type ExecutorContext } from "./context.js";
 import { MAX_OUTPUT_ENTRIES } from "./download.js";
@@ -48,7 +48,7 @@ export async function collectArtifact(ctx: ExecutorContext, pod: RunPod, spec: A
 
 /** Runs `list-files` on the plan's roots: the pod's regular files there, absolute. */
 async function listPodFiles(ctx: ExecutorContext, pod: RunPod, plan: ArtifactPlan): Promise<string[]> {
-  const listed = await runExec(ctx.cluster, buildPodExec(ctx, pod.name, cacheCommand.listFiles(plan.listRoots)));
+  const listed = await runExec(ctx.cluster, buildPodExec(ctx, pod.name, cacheHelperCommand.listFiles(plan.listRoots)));
   if (ctx.signal.aborted) throw new CancelledError();
   if (!isExecSuccess(listed.end) || !listed.end.tags.includes(FILES_LISTED_TAG)) {
     throw new ArtifactError(`listing the pod's files failed (${listed.end.how}): ${describeExecSaid(listed.end) || "the pod did not finish the listing"}`);
@@ -59,7 +59,7 @@ async function listPodFiles(ctx: ExecutorContext, pod: RunPod, plan: ArtifactPla
 /** Runs `pack-files` with `files` on its stdin and extracts its archive into `dir`; every file named must arrive. */
 async function packAndExtract(ctx: ExecutorContext, pod: RunPod, plan: ArtifactPlan, files: readonly string[], dir: string, maxBytes: number): Promise<ExtractReport> {
   await rm(dir, { recursive: true, force: true });
-  const exec = await ctx.cluster.exec({ ...buildPodExec(ctx, pod.name, cacheCommand.packFiles(plan.packRoot)), stdin: { kind: "pipe" } });
+  const exec = await ctx.cluster.exec({ ...buildPodExec(ctx, pod.name, cacheHelperCommand.packFiles(plan.packRoot)), stdin: { kind: "pipe" } });
   exec.stdout.pause(); // held until the extractor, which first makes its directory, takes it
   const stdin = exec.stdin!;
   stdin.on("error", () => {}); // the exec gone early: its end says why

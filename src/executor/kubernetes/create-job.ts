@@ -101,7 +101,7 @@ export async function readOurJob(ctx: ExecutorContext, token: string): Promise<F
 }
 
 /** Reads the Job back and compares its create token with ours; a Job that cannot be read is not known to be ours. */
-export async function isOurJob(ctx: ExecutorContext, token: string): Promise<boolean> {
+export async function isOurCreatedJob(ctx: ExecutorContext, token: string): Promise<boolean> {
   return (await readOurJob(ctx, token)).kind === "ours";
 }
 

@@ -4,7 +4,7 @@ import { describe, it } from "node:test";
 import type { IJob } from "kubernetes-models/batch/v1/Job";
 import { CancelledError, InputError } from "../../../src/core/errors.js";
 import type { ExecutorContext } from "../../../src/executor/kubernetes/context.js";
-import { createJob, isOurJob, type JobOwnership } from "../../../src/executor/kubernetes/create-job.js";
+import { createJob, isOurCreatedJob, type JobOwnership } from "../../../src/executor/kubernetes/create-job.js";
 import { buildRunManifest } from "../../../src/executor/kubernetes/kubernetes-executor.js";
 import type { RecordedCall, ScriptedReply } from "../../support/scripted-kubectl.js";
 import { INTERNAL_ERROR, UNREACHABLE, failure } from "./cluster-objects.js";
@@ -197,7 +197,7 @@ describe("createJob", { concurrency: true }, () => {
   );
 });
 
-describe("isOurJob", () => {
+describe("isOurCreatedJob", () => {
   it("is true only for a Job carrying this run's create token", async () => {
     const ours = buildTestContext();
     ours.kubectl.on("get job", jobWithToken(TOKEN));
@@ -205,9 +205,9 @@ describe("isOurJob", () => {
     theirs.kubectl.on("get job", jobWithToken("another-runs-token"));
     const missing = buildTestContext();
     missing.kubectl.on("get job", failure('Error from server (NotFound): jobs.batch "knotless-run-42" not found'));
-    assert.equal(await isOurJob(ours.ctx, TOKEN), true);
-    assert.equal(await isOurJob(theirs.ctx, TOKEN), false);
-    assert.equal(await isOurJob(missing.ctx, TOKEN), false);
+    assert.equal(await isOurCreatedJob(ours.ctx, TOKEN), true);
+    assert.equal(await isOurCreatedJob(theirs.ctx, TOKEN), false);
+    assert.equal(await isOurCreatedJob(missing.ctx, TOKEN), false);
   });
 
   it("fails at once with forbidden when the API server refuses the create, claiming no Job", async () => {
