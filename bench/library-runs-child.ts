@@ -7,8 +7,8 @@ import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { openApiCluster } from "../src/cluster/api/open-api-cluster.js";
 import { createNdjsonLogSink } from "../src/events/sinks.js";
-import { parseStepsFile } from "../src/input/steps-file.js";
-import { buildRunSettings } from "../src/run/build-run-settings.js";
+import { parseStepsFile } from "../src/workflow/steps-file.js";
+import { buildRunSettings } from "../src/settings/build-run-settings.js";
 import { runWorkflow } from "../src/run/run-workflow.js";
 import { REPO_ROOT } from "./runner-cli.js";
 

@@ -9,7 +9,7 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startLocalCluster } from "../local-cluster/index.js";
-import { openCluster } from "../src/cluster/open-cluster.js";
+import { openCluster } from "../src/cluster/transports/open-cluster.js";
 import { extractOutputs } from "../src/transfer/extract-outputs.js";
 import { ensureCheckout } from "./checkout-tree.js";
 import { findDefaultKubectl } from "./local-cluster-env.js";

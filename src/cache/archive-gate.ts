@@ -1,10 +1,10 @@
 // Passes a cache archive on only once it was checked: for the way into the pod, so hostile members never reach its tar.
 import { Transform } from "node:stream";
 import { constants, createGunzip } from "node:zlib";
-import type { CacheCompression } from "./cache-types.js";
+import type { CacheCompression } from "../workflow/cache-types.js";
 import { ArchiveChecker, CacheArchiveError, decoderError } from "./archive-checker.js";
 import type { ArchiveCheckOptions, ArchiveCheckReport } from "./archive-checker.js";
-import { describeHead, sniffCompression } from "./sniff-compression.js";
+import { describeHead, sniffCompression } from "../transfer/sniff-compression.js";
 import { createZstdDecompress } from "./zstd-decompress.js";
 import type { ZstdFrameScanner } from "./zstd-frames.js";
 

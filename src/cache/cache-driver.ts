@@ -1,5 +1,5 @@
 // The one small interface a cache backend implements for the run: restore one cache into the pod, save one out of it.
-import type { CacheSpec } from "./cache-types.js";
+import type { CacheSpec } from "../workflow/cache-types.js";
 
 /** What a restore found and moved. `bytes`: as stored (compressed), moved into the pod or, for a backend in the pod, read there. */
 export type CacheRestoreOutcome = { readonly kind: "exact" | "fallback"; readonly restoredKey: string; readonly bytes: number } | { readonly kind: "miss" };

@@ -14,7 +14,7 @@
 // Nothing is held in memory: archives stream both ways; listing reads each entry's trailer only.
 import type { Readable } from "node:stream";
 import { unlink } from "node:fs/promises";
-import type { CacheCompression, CacheEntry, CacheLookup, CacheSpec, CacheStore, CacheWriter } from "./cache-types.js";
+import type { CacheCompression, CacheEntry, CacheLookup, CacheSpec, CacheStore, CacheWriter } from "../workflow/cache-types.js";
 import { openEntryRead } from "./entry-reader.js";
 import { startEntrySave } from "./entry-writer.js";
 import { listStoredEntries, listTempFiles, readEntryOf } from "./list-entries.js";

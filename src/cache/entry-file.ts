@@ -9,7 +9,7 @@
 // `bytes` plus the trailer, is damaged: a truncated entry loses its trailer; a changed byte in the archive fails the
 // sha256 checked while it is read (entry-reader.ts).
 import type { FileHandle } from "node:fs/promises";
-import type { CacheEntry } from "./cache-types.js";
+import type { CacheEntry } from "../workflow/cache-types.js";
 
 export const TRAILER_MAGIC = Buffer.from("KNCACHE1", "latin1");
 /** Length field plus magic. */

@@ -3,8 +3,8 @@ import { createHash } from "node:crypto";
 import { open } from "node:fs/promises";
 import type { FileHandle } from "node:fs/promises";
 import { Readable } from "node:stream";
-import { CacheCorruptError } from "./cache-types.js";
-import type { CacheEntry } from "./cache-types.js";
+import { CacheCorruptError } from "../workflow/cache-types.js";
+import type { CacheEntry } from "../workflow/cache-types.js";
 import { DamagedEntryError, readTrailer } from "./entry-file.js";
 import { entryPath } from "./store-layout.js";
 

@@ -3,7 +3,7 @@ import { createHash } from "node:crypto";
 import { link, open, unlink } from "node:fs/promises";
 import type { FileHandle } from "node:fs/promises";
 import { Writable, finished } from "node:stream";
-import type { CacheCompression, CacheWriter } from "./cache-types.js";
+import type { CacheCompression, CacheWriter } from "../workflow/cache-types.js";
 import { encodeTrailer } from "./entry-file.js";
 import { ensureStoreDir } from "./store-dirs.js";
 import { entryPath, newTempPath, repoDir } from "./store-layout.js";

@@ -1,21 +1,9 @@
 // What `cache list` and `cache prune` print: a table or JSON, from the store's listing or prune report. Pure.
 import { relative } from "node:path";
-import { formatDuration } from "../config/duration.js";
-import type { CacheEntry } from "./cache-types.js";
+import { formatDuration } from "../core/duration.js";
+import { formatBinaryBytes } from "../core/format-bytes.js";
+import type { CacheEntry } from "../workflow/cache-types.js";
 import type { PruneRemoval, PruneReport, StoreListing } from "./dir-store.js";
-
-/** 1023 B, 1.5 KiB, 12.3 MiB, 2.0 GiB. */
-export function formatBytes(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  const units = ["KiB", "MiB", "GiB", "TiB"];
-  let value = bytes / 1024;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit += 1;
-  }
-  return `${value.toFixed(1)} ${units[unit]}`;
-}
 
 /** A key or repository as a terminal line can show it: JSON-quoted when it has control characters. */
 function shown(name: string): string {
@@ -32,14 +20,14 @@ function totalBytes(entries: readonly CacheEntry[]): number {
 
 export function formatCacheList(listing: StoreListing, dir: string, now: number): string {
   const header = ["REPO", "KEY", "SIZE", "AGE", "LAST USED"];
-  const rows = listing.entries.map((entry) => [shown(entry.repo), shown(entry.key), formatBytes(entry.bytes), formatDuration(Math.max(0, now - entry.createdAt)), `${formatDuration(Math.max(0, now - entry.lastUsedAt))} ago`]);
+  const rows = listing.entries.map((entry) => [shown(entry.repo), shown(entry.key), formatBinaryBytes(entry.bytes), formatDuration(Math.max(0, now - entry.createdAt)), `${formatDuration(Math.max(0, now - entry.lastUsedAt))} ago`]);
   const lines: string[] = [];
   if (rows.length > 0) {
     const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
     for (const row of [header, ...rows]) lines.push(row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]!))).join("  "));
   }
   for (const damaged of listing.damaged) lines.push(`damaged ${relative(dir, damaged.path)}: ${damaged.reason} (prune removes it)`);
-  lines.push(`${countEntries(listing.entries.length)}, ${formatBytes(totalBytes(listing.entries))} in ${dir}`);
+  lines.push(`${countEntries(listing.entries.length)}, ${formatBinaryBytes(totalBytes(listing.entries))} in ${dir}`);
   return `${lines.join("\n")}\n`;
 }
 
@@ -57,7 +45,7 @@ export function formatPruneReport(report: PruneReport, dir: string, limits: Prun
   const entries = report.removed.filter((removal) => "entry" in removal).map((removal) => (removal as { entry: CacheEntry }).entry);
   const others = report.removed.length - entries.length;
   lines.push(
-    `prune: removed ${countEntries(entries.length)} (${formatBytes(totalBytes(entries))})${others > 0 ? ` and ${plural(others, "other file")}` : ""}; kept ${countEntries(report.kept.length)} (${formatBytes(totalBytes(report.kept))}) in ${dir}`,
+    `prune: removed ${countEntries(entries.length)} (${formatBinaryBytes(totalBytes(entries))})${others > 0 ? ` and ${plural(others, "other file")}` : ""}; kept ${countEntries(report.kept.length)} (${formatBinaryBytes(totalBytes(report.kept))}) in ${dir}`,
   );
   return `${lines.join("\n")}\n`;
 }
@@ -83,16 +71,16 @@ function describeRemoval(removal: PruneRemoval, dir: string, limits: PruneLimits
     case "unused":
       return `${describeEntry(removal.entry)}: not used for ${formatDuration(removal.idleMs)}, longer than --older-than ${formatDuration(limits.olderThanMs ?? 0)}`;
     case "over-size":
-      return `${describeEntry(removal.entry)}: least recently used while the cache was over --max-bytes ${formatBytes(limits.maxBytes ?? 0)}`;
+      return `${describeEntry(removal.entry)}: least recently used while the cache was over --max-bytes ${formatBinaryBytes(limits.maxBytes ?? 0)}`;
     case "damaged":
       return `damaged entry ${relative(dir, removal.path)}: ${removal.reason}`;
     case "temp":
-      return `temp file ${relative(dir, removal.path)} (${formatBytes(removal.bytes)}): untouched for ${formatDuration(removal.ageMs)}, left by a save that never finished`;
+      return `temp file ${relative(dir, removal.path)} (${formatBinaryBytes(removal.bytes)}): untouched for ${formatDuration(removal.ageMs)}, left by a save that never finished`;
   }
 }
 
 function describeEntry(entry: CacheEntry): string {
-  return `${shown(entry.repo)} ${shown(entry.key)} (${formatBytes(entry.bytes)})`;
+  return `${shown(entry.repo)} ${shown(entry.key)} (${formatBinaryBytes(entry.bytes)})`;
 }
 
 function countEntries(count: number): string {

@@ -5,7 +5,7 @@ import { lstat, readdir, realpath, stat } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { join, sep } from "node:path";
 import type picomatch from "picomatch";
-import { InputError } from "../errors.js";
+import { InputError } from "../core/errors.js";
 import { toPicomatchPattern } from "../workflow/glob-pattern.js";
 import { GLOB_OPTIONS } from "../workflow/match-trigger.js";
 

@@ -1,9 +1,9 @@
 // The cache driver of a store on the runner's host (the directory store): archives stream through kubectl exec.
-import { describeError } from "../errors.js";
-import { CacheTransferError, type CacheArchiveGate } from "../executor/cache-transfer.js";
+import { describeError } from "../core/errors.js";
+import { CacheTransferError, type CacheArchiveGate } from "../executor/cache-archive.js";
 import type { Executor } from "../executor/executor.js";
 import type { CacheDriver, CacheRestoreOutcome, CacheSaveResult } from "./cache-driver.js";
-import { CacheDecoderMissingError, type CacheCompression, type CacheEntry, type CacheSpec, type CacheStore } from "./cache-types.js";
+import { CacheDecoderMissingError, type CacheCompression, type CacheEntry, type CacheSpec, type CacheStore } from "../workflow/cache-types.js";
 
 export interface HostCacheDriverOptions {
   readonly store: CacheStore;

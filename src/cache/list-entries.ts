@@ -1,7 +1,7 @@
 // Reads the entries of the host directory store from their trailers: one repository's, or every one's.
 import { readdir, open, stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-import type { CacheEntry } from "./cache-types.js";
+import type { CacheEntry } from "../workflow/cache-types.js";
 import { DamagedEntryError, readTrailer } from "./entry-file.js";
 import { ENTRY_SUFFIX, TEMP_SUFFIX, entryPath, hashName, repoDir, reposDir, tempDir } from "./store-layout.js";
 

@@ -1,5 +1,5 @@
 // Makes the cache driver a run's settings ask for: the directory store on this host (`--cache-dir`), with its gate, or the PVC backend (`--cache-pvc`), whose bytes stay in the pod.
-import type { CacheBackend } from "../executor/context.js";
+import type { CacheBackend } from "../executor/kubernetes/context.js";
 import type { Executor } from "../executor/executor.js";
 import type { RunEventInput } from "../events/run-events.js";
 import { createArchiveGate } from "./archive-gate.js";

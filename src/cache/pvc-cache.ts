@@ -1,12 +1,12 @@
 // The PVC cache backend for the run: restore and save of one cache as in-pod command sequences over an injected exec.
-import { CacheCorruptError, type CacheSpec } from "./cache-types.js";
+import { CacheCorruptError, type CacheSpec } from "../workflow/cache-types.js";
 import { parsePvcEvict, parsePvcList, parsePvcRestore, parsePvcSave, PvcOutputError, type PvcCommandOutput } from "./pvc-output.js";
 import { buildPvcEvictCommand, buildPvcListCommand, buildPvcRestoreCommand, buildPvcSaveCommand } from "./pvc-scripts.js";
-import { describeError } from "../errors.js";
+import { describeError } from "../core/errors.js";
 import type { Cluster, Namespace } from "../cluster/cluster.js";
 import { describeExecSaid } from "../cluster/exec.js";
 import { runExec } from "../cluster/run-exec.js";
-import { RUN_CONTAINER } from "../k8s/names.js";
+import { RUN_CONTAINER } from "../manifests/names.js";
 import { selectEntry } from "./select-entry.js";
 
 /** Runs one argv in the run pod (no stdin) and gives back how it ended: an exec, or a test's sandbox. */

@@ -1,6 +1,6 @@
 // Reads what the PVC cache backend's in-pod commands print (src/cache/pvc-scripts.ts) into typed outcomes; pure.
-import type { CacheEntry } from "./cache-types.js";
-import { hashCacheName, PVC_META_VERSION_LINE } from "./pvc-layout.js";
+import type { CacheEntry } from "../workflow/cache-types.js";
+import { hashCacheName, PVC_META_VERSION_LINE } from "../pod/pvc-layout.js";
 import { PVC_RESULT_TAG } from "./pvc-scripts.js";
 
 /** A command's output that does not end with its result line (a cut exec, a shell without a needed tool). */

@@ -3,7 +3,7 @@ import { buildBeatSettings } from "../pod/keep-alive.js";
 import { renderShellProgram } from "../pod/render-sh.js";
 import { BEAT_SH } from "../pod/sh/embedded.gen.js";
 import { PVC_EVICT_SH, PVC_LIST_SH, PVC_PRELUDE_SH, PVC_RESTORE_SH, PVC_SAVE_SH, PVC_TOUCH_SH } from "./sh/embedded.gen.js";
-import { hashCacheName, PVC_CACHE_MOUNT_PATH, PVC_META_VERSION_LINE } from "./pvc-layout.js";
+import { hashCacheName, PVC_CACHE_MOUNT_PATH, PVC_META_VERSION_LINE } from "../pod/pvc-layout.js";
 
 /**
  * Every command prints diagnostics on stderr and ends its stdout with exactly one result line that starts with this

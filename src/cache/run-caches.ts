@@ -1,8 +1,8 @@
 // The run's cache steps: restore each cache before the first step, save each after a successful run; failures are warnings.
-import { CancelledError, describeError } from "../errors.js";
+import { CancelledError, describeError } from "../core/errors.js";
 import type { RunEventInput } from "../events/run-events.js";
 import type { CacheDriver } from "./cache-driver.js";
-import type { CacheReport, CacheSpec } from "./cache-types.js";
+import type { CacheReport, CacheSpec } from "../workflow/cache-types.js";
 
 type Emit = (event: RunEventInput) => void;
 

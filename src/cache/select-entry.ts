@@ -1,6 +1,6 @@
 // Which saved entry a cache restores: the exact key, else the newest entry whose key starts with the first fallback
 // prefix that matches any. Pure; every store (the host directory, the PVC) decides with this one function.
-import type { CacheEntry, CacheLookup, CacheSpec } from "./cache-types.js";
+import type { CacheEntry, CacheLookup, CacheSpec } from "../workflow/cache-types.js";
 
 export function selectEntry(entries: readonly CacheEntry[], spec: Pick<CacheSpec, "key" | "restoreKeys">): CacheLookup {
   const exact = entries.find((entry) => entry.key === spec.key);

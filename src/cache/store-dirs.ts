@@ -1,6 +1,6 @@
 // Makes the store's directories (mode 0700: entries can hold whatever the steps left, tokens included).
 import { mkdirSync, statSync } from "node:fs";
-import { makeDirectorySync } from "../util/make-directory.js";
+import { makeDirectorySync } from "../core/make-directory.js";
 import { reposDir, tempDir } from "./store-layout.js";
 
 /** Makes `dir` (its parent must exist) unless it is there; another process making it first is fine. */

@@ -8,7 +8,7 @@
 import { homedir } from "node:os";
 import { createHash, randomBytes } from "node:crypto";
 import { join } from "node:path";
-import { InputError } from "../errors.js";
+import { InputError } from "../core/errors.js";
 
 /** Longest key, and longest repository name, the store accepts (in UTF-16 code units, as JS counts). */
 export const MAX_NAME_LENGTH = 512;

@@ -3,9 +3,9 @@ import { createHash } from "node:crypto";
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import { defaultCacheDir } from "../cache/store-layout.js";
-import { DNS_LABEL, readSize } from "../config/patterns.js";
-import { InputError } from "../errors.js";
-import type { CacheBackend } from "../executor/context.js";
+import { DNS_LABEL, readSize } from "../core/patterns.js";
+import { InputError } from "../core/errors.js";
+import type { CacheBackend } from "../executor/kubernetes/context.js";
 
 export interface RawCacheOptions {
   cacheDir?: string;

@@ -1,10 +1,10 @@
 // The options every command that talks to a cluster takes, declared once, and their resolution into a ClusterTarget.
 import { accessSync, constants } from "node:fs";
 import { resolve } from "node:path";
-import { InputError } from "../errors.js";
+import { InputError } from "../core/errors.js";
 import type { ClusterTarget } from "../cluster/cluster.js";
-import type { TransportName } from "../cluster/open-cluster.js";
-import { DNS_LABEL } from "../config/patterns.js";
+import type { TransportName } from "../cluster/transports/open-cluster.js";
+import { DNS_LABEL } from "../core/patterns.js";
 import type { OptionSpec } from "./option-spec.js";
 
 export const CLUSTER_OPTIONS: readonly OptionSpec[] = [

@@ -1,13 +1,13 @@
 // Prints what a run would do: the resolved workflow, the Job manifest and every call, as the chosen transport makes it (API request or kubectl command) with the other beside it; spawns nothing and shows no secret value.
-import { formatDuration } from "../config/duration.js";
-import { buildRunManifest } from "../executor/kubernetes-executor.js";
+import { formatDuration } from "../core/duration.js";
+import { buildRunManifest } from "../executor/kubernetes/kubernetes-executor.js";
 import { DEFAULT_POD_IDLE_SECONDS } from "../pod/keep-alive.js";
-import { buildPlaceholderManifest } from "../k8s/placeholder-manifest.js";
-import { RESTRICTED_UID } from "../k8s/security-context.js";
-import { PLANNED_PLACEHOLDER, planKubectlCalls } from "../plan/call-plan.js";
-import { formatPlannedCalls } from "../plan/format-calls.js";
+import { buildPlaceholderManifest } from "../manifests/placeholder-manifest.js";
+import { RESTRICTED_UID } from "../manifests/security-context.js";
+import { PLANNED_PLACEHOLDER, planKubectlCalls } from "../dry-run/call-plan.js";
+import { formatPlannedCalls } from "../cluster/transports/format-calls.js";
 
-export { describeCallsHeading, formatPlannedCalls } from "../plan/format-calls.js";
+export { describeCallsHeading, formatPlannedCalls } from "../cluster/transports/format-calls.js";
 import type { RunConfig } from "./resolve-config.js";
 import { scanUploadTrees } from "../transfer/scan-tree.js";
 
@@ -27,7 +27,7 @@ export async function renderDryRun(config: RunConfig): Promise<string> {
     const placeholder = buildPlaceholderManifest({ name: PLANNED_PLACEHOLDER, ...(target.namespaceFromContext ? {} : { namespace: target.namespace }), image, cpu, memory, seconds: keepWarm.seconds, ...(config.settings.pod ? { pod: config.settings.pod } : {}) });
     lines.push("# Warm placeholder manifest (--keep-warm), left after the Job is deleted", "---", stringify(placeholder).trimEnd(), "---");
   }
-  lines.push(...formatPlannedCalls(config.kubectlPath, planKubectlCalls(config.settings, config.timings), config.transport));
+  lines.push(...formatPlannedCalls(config.kubectlPath, config.settings.target, planKubectlCalls(config.settings, config.timings), config.transport));
   return `${lines.join("\n")}\n`;
 }
 

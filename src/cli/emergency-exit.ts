@@ -4,9 +4,9 @@ import { join } from "node:path";
 import type { LogCounts } from "../events/output-budget.js";
 import { createEventEmitter, type RunEventInput, type RunStatus } from "../events/run-events.js";
 import type { ClosableSink } from "../events/sinks.js";
-import { writeResultFileSync } from "../result/result-file.js";
-import { buildRunResult, type RunResult } from "../result/run-result.js";
-import type { StepTracker } from "../result/step-tracker.js";
+import { writeResultFileSync } from "../run/result-file.js";
+import { buildRunResult, type RunResult } from "../run/run-result.js";
+import type { StepTracker } from "../run/step-tracker.js";
 
 export interface EmergencyExit {
   /** Writes `event` to the log files only (the console gets its own line on stderr); never throws. */

@@ -1,6 +1,6 @@
 // The process exit codes of every command, their meaning for --help and the README, and the one place that maps results and errors to them.
-import { CancelledError, InfraError, InputError, StateError } from "../errors.js";
-import type { RunResult } from "../result/run-result.js";
+import { CancelledError, InfraError, InputError, StateError } from "../core/errors.js";
+import type { RunResult } from "../run/run-result.js";
 
 export const EXIT = {
   success: 0,

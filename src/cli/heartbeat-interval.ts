@@ -1,7 +1,7 @@
 // The heartbeat's refresh interval as the CLI resolves it: 30 s, or KNOTLESS_HEARTBEAT_INTERVAL (for tests and slow clusters).
-import { readDuration } from "../config/duration.js";
-import { DEFAULT_TIMINGS } from "../executor/context.js";
-import { InputError } from "../errors.js";
+import { readDuration } from "../core/duration.js";
+import { DEFAULT_TIMINGS } from "../executor/kubernetes/context.js";
+import { InputError } from "../core/errors.js";
 
 export const HEARTBEAT_INTERVAL_VARIABLE = "KNOTLESS_HEARTBEAT_INTERVAL";
 /** Below this, refreshes would be API load for nothing. */

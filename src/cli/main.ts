@@ -1,6 +1,6 @@
 // The command line: dispatches to one subcommand (src/cli/commands/), and maps what escapes it to an exit code.
 import type { Command } from "commander";
-import { describeError } from "../errors.js";
+import { describeError } from "../core/errors.js";
 import type { CommandSpec } from "./command-spec.js";
 import { COMMANDS } from "./commands/index.js";
 import { executeRun } from "./commands/run.js";

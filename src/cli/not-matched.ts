@@ -1,8 +1,8 @@
 // The outcome of a run whose workflow does not match its trigger: say why, write result.json (status skipped), touch no cluster.
 import { join } from "node:path";
-import { buildNotMatchedResult, buildSkippedStep } from "../result/run-result.js";
-import { writeResultFile } from "../result/result-file.js";
-import { makeDirectorySync } from "../util/make-directory.js";
+import { buildNotMatchedResult, buildSkippedStep } from "../run/run-result.js";
+import { writeResultFile } from "../run/result-file.js";
+import { makeDirectorySync } from "../core/make-directory.js";
 import type { RunConfig } from "./resolve-config.js";
 
 /** Writes the skipped result into --out and returns the line to print; never calls kubectl. */

@@ -1,7 +1,7 @@
 // What the operator commands (doctor, cancel, gc, list) share: their cluster, and errors mapped to exit codes.
-import { describeError } from "../errors.js";
+import { describeError } from "../core/errors.js";
 import type { Cluster, ClusterTarget } from "../cluster/cluster.js";
-import { openCluster } from "../cluster/open-cluster.js";
+import { openCluster } from "../cluster/transports/open-cluster.js";
 import { resolveClusterOptions, type RawClusterOptions } from "./cluster-options.js";
 import { exitCodeForError } from "./exit-codes.js";
 

@@ -1,6 +1,6 @@
 // Reads --pod-idle-timeout (run and serve): how long a run's pod waits without a runner exec before it stops itself.
-import { readDuration } from "../config/duration.js";
-import { InputError } from "../errors.js";
+import { readDuration } from "../core/duration.js";
+import { InputError } from "../core/errors.js";
 import { BEAT_SECONDS, DEFAULT_POD_IDLE_SECONDS, MIN_POD_IDLE_SECONDS } from "../pod/keep-alive.js";
 
 /** Milliseconds: the default 10 min, else a duration of at least three beats of a runner exec, so one late beat never stops the pod. */

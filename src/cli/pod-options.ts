@@ -1,9 +1,10 @@
 // The pod-key flags (--node-selector, --toleration, --pod-label, ...): declared once for run, serve and warm, checked, and laid over the --config file's `pod`.
-import { QUANTITY } from "../config/patterns.js";
+import { QUANTITY } from "../core/patterns.js";
 import { describeRunnerKey, LABEL_VALUE, OBJECT_NAME, QUALIFIED_NAME } from "../config/read-pod-config.js";
-import { POD_SPEC_CONFIG_KEYS, type PodConfig, type PodSecurityProfile, type PodToleration, type RunnerConfig } from "../config/runner-config.js";
-import { InputError } from "../errors.js";
-import { parseQuantity } from "../k8s/quantity.js";
+import { type PodConfig, type RunnerConfig } from "../config/runner-config.js";
+import { POD_SPEC_CONFIG_KEYS, type PodSecurityProfile, type PodToleration } from "../manifests/pod-spec-config.js";
+import { InputError } from "../core/errors.js";
+import { parseQuantity } from "../core/quantity.js";
 import type { OptionSpec } from "./option-spec.js";
 
 export const POD_OPTIONS: readonly OptionSpec[] = [

@@ -3,24 +3,25 @@ import { randomBytes } from "node:crypto";
 import { accessSync, constants, mkdtempSync, readdirSync, statSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { readDuration } from "../config/duration.js";
-import { IMAGE, QUANTITY, readSize } from "../config/patterns.js";
-import { checkResourceBounds } from "../config/resource-bounds.js";
-import { InputError } from "../errors.js";
+import { readDuration } from "../core/duration.js";
+import { IMAGE, QUANTITY, readSize } from "../core/patterns.js";
+import { checkResourceBounds } from "../workflow/resource-bounds.js";
+import { InputError } from "../core/errors.js";
 import type { HostTarSetting } from "../transfer/host-tar.js";
-import type { RunSettings } from "../run/run-workflow.js";
-import { parseStepsFile, type StepSpec } from "../input/steps-file.js";
-import type { RunOverrides } from "../run/plan-workflow-run.js";
-import { FLAG_NAMES, holdOverrides, type HeldOverrides } from "../run/hold-overrides.js";
-import type { PreparedWorkflowRun } from "../run/prepare-workflow-run.js";
+import type { RunSettings } from "../settings/run-settings.js";
+import { parseStepsFile, type StepSpec } from "../workflow/steps-file.js";
+import type { RunOverrides } from "../settings/plan-workflow-run.js";
+import { FLAG_NAMES, holdOverrides, type HeldOverrides } from "../settings/hold-overrides.js";
+import type { PreparedWorkflowRun } from "../settings/prepare-workflow-run.js";
 import type { Secret } from "../secrets/secret.js";
-import type { LoadedWorkflow } from "../workflow/load-workflow.js";
+import type { LoadedWorkflow } from "../settings/load-workflow.js";
 import type { RunnerConfigSource } from "../config/runner-config.js";
 import { PULL_REQUEST_ACTIONS, type Trigger } from "../workflow/match-trigger.js";
-import { MAX_WORKFLOW_FILE_BYTES, readBoundedFile, readBoundedTextFile } from "../workflow/read-workflow-file.js";
-import type { ExecutorTimings } from "../executor/context.js";
-import { isAcceptableRunId } from "../k8s/names.js";
-import { buildRunSettings } from "../run/build-run-settings.js";
+import { MAX_WORKFLOW_FILE_BYTES } from "../workflow/read-workflow-file.js";
+import { readBoundedFile, readBoundedTextFile } from "../core/read-bounded-file.js";
+import type { ExecutorTimings } from "../executor/kubernetes/context.js";
+import { isAcceptableRunId } from "../manifests/names.js";
+import { buildRunSettings } from "../settings/build-run-settings.js";
 import { buildCacheBackend, readCacheFlags, resolveCacheRepo, type CacheFlags, type CacheRepoSource, type RawCacheOptions } from "./cache-options.js";
 import { checkKubeconfigReadable, resolveClusterOptions, resolveTransport, type RawClusterOptions, type TransportName } from "./cluster-options.js";
 import { readHeartbeatInterval } from "./heartbeat-interval.js";
@@ -249,7 +250,7 @@ async function readStepsSource(raw: RawRunOptions): Promise<StepsSource> {
     if (!read.ok) throw new InputError(read.problem, stepsFile);
     return { kind: "steps", steps: parseStepsFile(read.bytes, stepsFile) };
   }
-  const { loadWorkflowFile } = await import("../workflow/load-workflow.js");
+  const { loadWorkflowFile } = await import("../settings/load-workflow.js");
   const { formatWarning } = await import("../workflow/workflow-errors.js");
   // Flags over the file over the defaults: the pod flags are laid over --config's `pod` before anything reads it.
   const runner = applyPodFlags(await (await import("../config/read-runner-config.js")).readRunnerConfig(raw.config), raw);
@@ -259,7 +260,7 @@ async function readStepsSource(raw: RawRunOptions): Promise<StepsSource> {
 
 /** Plans the workflow's run: its caches rendered with the checkout's file hashes (none with --no-cache). */
 async function planRun(source: Extract<StepsSource, { kind: "workflow" }>, runId: string, held: HeldOverrides, checkoutDir: string | undefined, cacheFlags: CacheFlags): Promise<PreparedWorkflowRun> {
-  const { prepareWorkflowRun } = await import("../run/prepare-workflow-run.js");
+  const { prepareWorkflowRun } = await import("../settings/prepare-workflow-run.js");
   return prepareWorkflowRun(source.loaded, { runId, ...(source.trigger ? { trigger: source.trigger } : {}), overrides: held.overrides, overrideClamps: held.clamps, ...(checkoutDir ? { checkoutDir } : {}), cachesOff: cacheFlags.off });
 }
 
@@ -291,7 +292,7 @@ async function readGitCheckout(raw: RawRunOptions, source: StepsSource, env: Nod
   if (raw.checkoutGit === undefined && raw.checkoutSha === undefined) return undefined;
   if (raw.checkoutGit === undefined || raw.checkoutSha === undefined) throw new InputError("--checkout-git and --checkout-sha go together");
   if (raw.checkout !== undefined) throw new InputError("--checkout and --checkout-git are two ways to give the checkout: give one");
-  const { checkGitSource } = await import("../run/git-checkout.js");
+  const { checkGitSource } = await import("../transfer/git-checkout.js");
   try {
     checkGitSource(raw.checkoutGit, raw.checkoutSha);
   } catch (error) {

@@ -1,9 +1,9 @@
 // The `serve` command's options, declared once, and their resolution into a checked ServeConfig (bad input refused before anything listens or calls a cluster).
 import { readFileSync, realpathSync, statSync } from "node:fs";
 import { resolve } from "node:path";
-import { readDuration } from "../config/duration.js";
-import { readSize } from "../config/patterns.js";
-import { InputError } from "../errors.js";
+import { readDuration } from "../core/duration.js";
+import { readSize } from "../core/patterns.js";
+import { InputError } from "../core/errors.js";
 import { describeSetting, type RunnerConfigSource } from "../config/runner-config.js";
 import type { FollowerSettings } from "../serve/follower-budget.js";
 import type { ServeConfig } from "../serve/start-service.js";
@@ -195,7 +195,7 @@ function readFollowerSettings(raw: RawServeOptions): FollowerSettings {
 /** Refuses at start a --nixery that `limits.nixery` does not allow: every nixery workflow submitted would be refused for it. */
 async function checkNixeryAllowed(nixery: string, runner: RunnerConfigSource): Promise<void> {
   const allowed = runner.config.limits.nixery;
-  const [{ normalizeNixeryBase }, { matchImagePattern }] = await Promise.all([import("../workflow/resolve-workflow.js"), import("../workflow/apply-limits.js")]);
+  const [{ normalizeNixeryBase }, { matchImagePattern }] = await Promise.all([import("../settings/resolve-workflow.js"), import("../settings/apply-limits.js")]);
   const base = normalizeNixeryBase(nixery);
   if (base === undefined) throw new InputError(`--nixery expects a registry host such as nixery.dev or registry.example:5000/nixery, got ${JSON.stringify(nixery)}`);
   if (allowed !== undefined && !allowed.some((pattern) => matchImagePattern(pattern, base))) {

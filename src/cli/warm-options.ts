@@ -1,6 +1,6 @@
 // Reads the warm-capacity options (--keep-warm, --for, --count, --max-warm) into typed values, refusing bad input.
-import { readDuration } from "../config/duration.js";
-import { InputError } from "../errors.js";
+import { readDuration } from "../core/duration.js";
+import { InputError } from "../core/errors.js";
 
 /** The most placeholders --max-warm and --count accept: each one is a node billed while it waits. */
 export const MAX_WARM_LIMIT = 50;

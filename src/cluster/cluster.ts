@@ -170,7 +170,7 @@ export interface Cluster {
   // --- Disruption budgets (policy/v1) -------------------------------------------------------------------------
 
   /**
-   * Creates a PodDisruptionBudget from its manifest (the run's, src/k8s/disruption-budget.ts). Throws
+   * Creates a PodDisruptionBudget from its manifest (the run's, src/manifests/disruption-budget.ts). Throws
    * AlreadyExistsError (one of that name is there), ForbiddenError, UnauthorizedError, InvalidError, NotFoundError, and
    * the common ones. A create that fails Unavailable or Timeout may have reached the server all the same.
    */

@@ -88,7 +88,7 @@ export class UnauthorizedError extends ClusterError {
  */
 export type UnavailableReason = "unreachable" | "server" | "exec-not-ready";
 
-/** The call failed for a reason that may pass: retry within a budget (src/util/retry.ts). */
+/** The call failed for a reason that may pass: retry within a budget (src/core/retry.ts). */
 export class UnavailableError extends ClusterError {
   override name = "UnavailableError";
   constructor(

@@ -1,7 +1,7 @@
 // Reads the namespace of the kubeconfig's context without spawning kubectl (so dry runs stay process-free).
 import { readFileSync } from "node:fs";
 import { delimiter } from "node:path";
-import { InputError } from "../errors.js";
+import { InputError } from "../core/errors.js";
 
 /** What this module reads of one kubeconfig file, checked for shape. */
 interface KubeconfigFile {

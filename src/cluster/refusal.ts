@@ -1,5 +1,5 @@
 // The runner's words for a call the API server refused (403) or whose credential it did not accept (401): one place for every caller.
-import { InfraError } from "../errors.js";
+import { InfraError } from "../core/errors.js";
 import { ForbiddenError, UnauthorizedError } from "./errors.js";
 
 /**

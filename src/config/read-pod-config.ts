@@ -1,10 +1,10 @@
 // Reads the runner configuration's `pod` keys: placement, labels, pull secrets, the security profile and podSpecPatch, each at its file:line:column.
-import { CREATE_TOKEN_ANNOTATION, MANAGED_BY_LABEL, ROLE_LABEL, RUN_ID_LABEL } from "../k8s/labels.js";
-import { findPatchConflicts, POD_SPEC_FIELDS } from "../k8s/patch-conflicts.js";
+import { CREATE_TOKEN_ANNOTATION, MANAGED_BY_LABEL, ROLE_LABEL, RUN_ID_LABEL } from "../manifests/labels.js";
+import { findPatchConflicts, POD_SPEC_FIELDS } from "../manifests/patch-conflicts.js";
 import { describeUnknownKey, field, readCount, readEntries, readList, readMap, readMatching, readText, type FieldReader } from "../workflow/field-readers.js";
 import { describeNode, isMapNode, positionOf, reportError, resolveAlias, type ReadContext } from "../workflow/read-context.js";
 import type { SourcePosition } from "../workflow/workflow-types.js";
-import type { PodSecurityProfile, PodToleration } from "./runner-config.js";
+import type { PodSecurityProfile, PodToleration } from "../manifests/pod-spec-config.js";
 
 /** A Kubernetes object name (DNS-1123 subdomain): Secrets, PriorityClasses, RuntimeClasses. */
 export const OBJECT_NAME = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;

@@ -1,13 +1,14 @@
 // Reads the runner configuration file (`--config FILE`): YAML checked key by key, every problem at its file:line:column.
-import { parseQuantity } from "../k8s/quantity.js";
-import { IMAGE, QUANTITY } from "./patterns.js";
+import { parseQuantity } from "../core/quantity.js";
+import { IMAGE, QUANTITY } from "../core/patterns.js";
 import { field, readBoolean, readDurationMs, readEntries, readList, readMap, readMatching, readNonEmptyText, type FieldReader } from "../workflow/field-readers.js";
 import { readBoundedQuantity } from "../workflow/workflow-schema.js";
 import { isMapNode, isNullValue, positionAt, reportError, resolveAlias, type ReadContext } from "../workflow/read-context.js";
 import { readWorkflowFile } from "../workflow/read-workflow-file.js";
 import { makeIssue, sortIssues, WorkflowError } from "../workflow/workflow-errors.js";
 import { buildPodSpecKeys, loadPodSchemas, UNUSED_POD_SCHEMAS, type PodSchemas } from "./read-pod-config.js";
-import { DEFAULT_RUNNER_CONFIG, POD_SPEC_CONFIG_KEYS, type PodSpecConfig, type MicrovmImage, type RunnerConfig, type RunnerConfigSource, type RunnerLimits } from "./runner-config.js";
+import { DEFAULT_RUNNER_CONFIG, type MicrovmImage, type RunnerConfig, type RunnerConfigSource, type RunnerLimits } from "./runner-config.js";
+import { POD_SPEC_CONFIG_KEYS, type PodSpecConfig } from "../manifests/pod-spec-config.js";
 
 const readImage = readMatching(IMAGE, "a container image reference such as alpine:3.22");
 /** A Kubernetes object name (DNS-1123 subdomain), as runtimeClassName takes it. */

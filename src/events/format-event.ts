@@ -1,5 +1,6 @@
 // Formats run events for people: one pure function shared by the console and run.log.
-import { formatDuration } from "../config/duration.js";
+import { formatDuration } from "../core/duration.js";
+import { formatBytes } from "../core/format-bytes.js";
 import type { RunEvent } from "./run-events.js";
 
 /** Shell-quotes one argument for display (POSIX sh single quotes when needed). */
@@ -56,19 +57,6 @@ export function formatEvent(event: RunEvent): string | undefined {
     case "run-end":
       return `run ${event.status} in ${formatDuration(event.durationMs)}${event.error ? `: ${event.error}` : ""}`;
   }
-}
-
-/** `1.2 MB`: sizes in the log, decimal as the transfers' throughput is usually read. */
-export function formatBytes(bytes: number): string {
-  if (bytes < 1000) return `${bytes} B`;
-  const units = ["kB", "MB", "GB", "TB"];
-  let value = bytes;
-  let unit = -1;
-  while (value >= 1000 && unit < units.length - 1) {
-    value /= 1000;
-    unit += 1;
-  }
-  return `${value >= 100 ? value.toFixed(0) : value.toFixed(1)} ${units[unit]}`;
 }
 
 function formatCacheRestore(event: Extract<RunEvent, { kind: "cache-restore" }>): string {

@@ -1,5 +1,5 @@
 // Runs one phase of the run between a phase-start and a phase-end event that says how it went and how long it took.
-import { describeError } from "../errors.js";
+import { describeError } from "../core/errors.js";
 import type { Phase, RunEventInput } from "./run-events.js";
 
 /**

@@ -1,8 +1,8 @@
 // The executor's lifecycle contract: what each call may assume and what it guarantees.
-import type { ArtifactReport, ArtifactSpec } from "../artifacts/artifact-types.js";
-import type { CacheSpec, CacheWriter } from "../cache/cache-types.js";
-import type { InfraReason } from "../errors.js";
-import type { CacheArchive, CacheArchiveGate, CacheSaveOutcome } from "./cache-transfer.js";
+import type { ArtifactReport, ArtifactSpec } from "../workflow/artifact-types.js";
+import type { CacheSpec, CacheWriter } from "../workflow/cache-types.js";
+import type { InfraReason } from "../core/errors.js";
+import type { CacheArchive, CacheArchiveGate, CacheSaveOutcome } from "./cache-archive.js";
 import type { ExtractReport } from "../transfer/extract-outputs.js";
 import type { PodCloneSpec } from "../pod/git-clone-script.js";
 import type { UploadTrees } from "../transfer/scan-tree.js";

@@ -1,13 +1,13 @@
 // `cancel`: asks a run to stop through the cluster (an annotation on its Job that its runner watches), from any host.
 import type { IJob } from "kubernetes-models/batch/v1/Job";
-import { formatDuration } from "../config/duration.js";
+import { formatDuration } from "../core/duration.js";
 import type { Cluster, ClusterTarget } from "../cluster/cluster.js";
 import { NotFoundError } from "../cluster/errors.js";
-import { CANCEL_REQUESTED_ANNOTATION, CANCEL_REQUESTED_BY_ANNOTATION } from "../k8s/labels.js";
-import { buildJobName } from "../k8s/names.js";
-import { formatProcessIdentity, type ProcessIdentity } from "../k8s/owner.js";
+import { CANCEL_REQUESTED_ANNOTATION, CANCEL_REQUESTED_BY_ANNOTATION } from "../manifests/labels.js";
+import { buildJobName } from "../manifests/names.js";
+import { formatProcessIdentity, type ProcessIdentity } from "../manifests/owner.js";
 import { isOurJob, readJobFacts } from "./classify-job.js";
-import { describeCallFailure, readJob } from "./cluster-reads.js";
+import { describeOperatorCallFailure, readJob } from "./cluster-reads.js";
 
 /** What cancel found and did: `requested` is the only outcome that changed anything. Every one exits 0. */
 export interface CancelOutcome {
@@ -46,7 +46,7 @@ export async function requestRunCancel(cluster: Cluster, target: ClusterTarget, 
     await cluster.patchJobAnnotations(target.namespace, jobName, annotations);
   } catch (error) {
     if (error instanceof NotFoundError) return { kind: "finished", message: `run ${options.runId} ended meanwhile (Job ${jobName} is gone); nothing to cancel` };
-    throw describeCallFailure(`requesting the cancel of run ${options.runId}`, error);
+    throw describeOperatorCallFailure(`requesting the cancel of run ${options.runId}`, error);
   }
   const again = previous ? ` (asked before at ${previous.at}${previous.by ? ` by ${formatProcessIdentity(previous.by)}` : ""})` : "";
   const runner = facts.owner ? `its runner ${formatProcessIdentity(facts.owner)}` : "its runner";

@@ -1,9 +1,9 @@
 // What one of our Jobs is (a run or a warm placeholder), what state it is in, and whether gc may remove it: pure.
 import type { IJob } from "kubernetes-models/batch/v1/Job";
-import { formatDuration } from "../config/duration.js";
-import { readCancelRequest, readHeartbeat, readKeptAt, readOwner, readTime, type CancelRequest } from "../k8s/job-annotations.js";
-import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, ROLE_LABEL, RUN_ID_ANNOTATION, WARM_ROLE } from "../k8s/labels.js";
-import { formatProcessIdentity, type ProcessIdentity } from "../k8s/owner.js";
+import { formatDuration } from "../core/duration.js";
+import { readCancelRequest, readHeartbeat, readKeptAt, readOwner, readTime, type CancelRequest } from "../manifests/job-annotations.js";
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, ROLE_LABEL, RUN_ID_ANNOTATION, WARM_ROLE } from "../manifests/labels.js";
+import { formatProcessIdentity, type ProcessIdentity } from "../manifests/owner.js";
 import { readJobDeadline } from "../warm/placeholder.js";
 
 /** A run (one workflow run's Job), or a warm placeholder (one pod that only waits, holding a node for the next run). */

@@ -1,15 +1,15 @@
 // The operator commands' reads of the cluster (our Jobs, their pods, one Job) and what a failed call means for them.
-import { describePodEnd } from "../k8s/pod-state.js";
+import { describePodEnd } from "../manifests/pod-state.js";
 import type { IJob } from "kubernetes-models/batch/v1/Job";
 import type { IPod } from "kubernetes-models/v1/Pod";
 import type { Cluster, ClusterTarget } from "../cluster/cluster.js";
 import { ClusterError, ConfigError, NotFoundError, UnavailableError } from "../cluster/errors.js";
 import { describeRefusal } from "../cluster/refusal.js";
-import { InfraError, InputError } from "../errors.js";
-import { MANAGED_SELECTOR } from "../k8s/labels.js";
+import { InfraError, InputError } from "../core/errors.js";
+import { MANAGED_SELECTOR } from "../manifests/labels.js";
 
 /** The error a failed call of an operator command is: bad input for a kubeconfig the transport refuses, else the infrastructure's. */
-export function describeCallFailure(what: string, error: unknown): Error {
+export function describeOperatorCallFailure(what: string, error: unknown): Error {
   if (!(error instanceof ClusterError)) return error instanceof Error ? error : new Error(String(error));
   // A 403 or a 401: the same typed error, with the same advice, as the runner's own refused calls.
   const refused = describeRefusal(error, what);
@@ -24,7 +24,7 @@ export async function listOurJobs(cluster: Cluster, target: ClusterTarget): Prom
   try {
     return await cluster.listJobs(target.namespace, MANAGED_SELECTOR);
   } catch (error) {
-    throw describeCallFailure("listing the Jobs", error);
+    throw describeOperatorCallFailure("listing the Jobs", error);
   }
 }
 
@@ -33,7 +33,7 @@ export async function listOurPods(cluster: Cluster, target: ClusterTarget): Prom
   try {
     return await cluster.listPods(target.namespace, MANAGED_SELECTOR);
   } catch (error) {
-    throw describeCallFailure("listing the pods", error);
+    throw describeOperatorCallFailure("listing the pods", error);
   }
 }
 
@@ -43,7 +43,7 @@ export async function readJob(cluster: Cluster, target: ClusterTarget, name: str
     return await cluster.getJob(target.namespace, name);
   } catch (error) {
     if (error instanceof NotFoundError) return undefined;
-    throw describeCallFailure(`reading Job ${name}`, error);
+    throw describeOperatorCallFailure(`reading Job ${name}`, error);
   }
 }
 

@@ -1,14 +1,14 @@
 // `gc`: removes our Jobs whose run is over or abandoned (and finished or expired placeholders), says what it spared and why.
 import type { IJob } from "kubernetes-models/batch/v1/Job";
 import type { IPod } from "kubernetes-models/v1/Pod";
-import { deleteJob } from "../executor/teardown.js";
+import { deleteJob } from "../executor/kubernetes/teardown.js";
 import type { Cluster, ClusterTarget } from "../cluster/cluster.js";
-import type { RetryPolicy } from "../util/retry.js";
+import type { RetryPolicy } from "../core/retry.js";
 import { isOurJob, judgeJob, readJobFacts, type GcPolicy, type JobRole } from "./classify-job.js";
-import { describeCallFailure, indexPodsByJob, listOurJobs, listOurPods, readAnsweredNamespace, readPodEnd } from "./cluster-reads.js";
-import { MANAGED_SELECTOR } from "../k8s/labels.js";
-import { describeError } from "../errors.js";
-import { deleteRunBudget } from "../executor/disruption-budget.js";
+import { describeOperatorCallFailure, indexPodsByJob, listOurJobs, listOurPods, readAnsweredNamespace, readPodEnd } from "./cluster-reads.js";
+import { MANAGED_SELECTOR } from "../manifests/labels.js";
+import { describeError } from "../core/errors.js";
+import { deleteRunBudget } from "../executor/kubernetes/disruption-budget.js";
 
 /** gc's decision on one Job. */
 export interface GcDecision {
@@ -101,7 +101,7 @@ async function listOurBudgets(cluster: Cluster, target: ClusterTarget): Promise<
     const budgets = await cluster.listDisruptionBudgets(target.namespace, MANAGED_SELECTOR);
     return { ok: true, names: budgets.flatMap((budget) => (budget.metadata?.name ? [budget.metadata.name] : [])) };
   } catch (error) {
-    return { ok: false, why: describeError(describeCallFailure("listing the PodDisruptionBudgets", error)) };
+    return { ok: false, why: describeError(describeOperatorCallFailure("listing the PodDisruptionBudgets", error)) };
   }
 }
 

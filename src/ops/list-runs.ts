@@ -1,8 +1,8 @@
 // `list`: one row per Job of ours (runs and warm placeholders) from the Jobs and their pods, and its text and JSON forms: pure.
 import type { IJob } from "kubernetes-models/batch/v1/Job";
 import type { IPod } from "kubernetes-models/v1/Pod";
-import { formatDuration } from "../config/duration.js";
-import { formatProcessIdentity } from "../k8s/owner.js";
+import { formatDuration } from "../core/duration.js";
+import { formatProcessIdentity } from "../manifests/owner.js";
 import { readJobFacts, isOurJob, type JobRole } from "./classify-job.js";
 import { indexPodsByJob, readPodEnd } from "./cluster-reads.js";
 

@@ -12,8 +12,8 @@
 // - find: -type f and -print0 in both.
 // Paths are handed over relative to `/` (`work/node_modules`), so no tar warns about a leading slash and the archive's
 // members name where they land.
-import type { CacheCompression } from "../cache/cache-types.js";
-import { POD_RUNNER_DIR } from "./paths.js";
+import type { CacheCompression } from "../workflow/cache-types.js";
+import { POD_RUNNER_DIR } from "../workflow/pod-paths.js";
 
 /**
  * The line `cache-restore` prints on stdout once the decompressor (gunzip: the gzip trailer's CRC32 and length;
@@ -56,7 +56,7 @@ export function toRootRelative(podPath: string): string {
 }
 
 /** The argv of each cache and artifact call of the helper. */
-export const cacheCommand = {
+export const cacheHelperCommand = {
   /**
    * Extracts a tar from stdin at `/`, decompressed as `compression` says; `paths` (absolute) are removed again on
    * failure if they were absent before.

@@ -1,6 +1,6 @@
 // The Docker daemon container of `virtualisation.docker`: where the steps reach it, and its container in the run's pod.
 import type { IContainer } from "kubernetes-models/v1/Container";
-import { POD_VOLUMES, POD_WORK_DIR } from "./paths.js";
+import { POD_VOLUMES, POD_WORK_DIR } from "../workflow/pod-paths.js";
 
 /** The daemon listens on the pod's loopback without TLS: only the pod's own containers can reach it. */
 export const DOCKER_HOST = "tcp://127.0.0.1:2375";

@@ -7,7 +7,7 @@ export function quoteShellWord(value: string): string {
 
 /**
  * One `export NAME='value'` line per variable, in order (sourced, a later line of the same name wins). The names must
- * be valid and the values free of NUL (src/input/step-environment.ts checks both); newlines, quotes, `$`, backticks,
+ * be valid and the values free of NUL (src/workflow/step-environment.ts checks both); newlines, quotes, `$`, backticks,
  * backslashes and any UTF-8 arrive as they are.
  */
 export function buildEnvFile(variables: ReadonlyArray<{ readonly name: string; readonly value: string }>): string {

@@ -1,5 +1,5 @@
 // The in-pod clone of a git checkout, Tangled's way (init, a fetch of exactly that commit at a depth, checkout of FETCH_HEAD): POSIX sh over argv, no secret in it.
-import { POD_WORK_DIR } from "./paths.js";
+import { POD_WORK_DIR } from "../workflow/pod-paths.js";
 import { renderShellProgram } from "./render-sh.js";
 import { GIT_CLONE_SH, GIT_PROBE_SH } from "./sh/embedded.gen.js";
 

@@ -1,5 +1,5 @@
 // The runner's in-pod helper: a POSIX sh script that runs steps detached from the exec stream and follows them.
-import { DEFAULT_STEP_SHELL } from "../input/step-environment.js";
+import { DEFAULT_STEP_SHELL } from "../workflow/step-environment.js";
 import { OUTPUTS_COUNT_TAG, UPLOAD_RECEIPT_ARCHIVE_PATH } from "../transfer/transfer-receipt.js";
 import { quoteShellWord } from "./env-file.js";
 import {
@@ -12,7 +12,7 @@ import {
   POD_SECRETS_PATH,
   POD_STEPS_DIR,
   POD_WORK_DIR,
-} from "./paths.js";
+} from "../workflow/pod-paths.js";
 import { buildBeatSettings } from "./keep-alive.js";
 import { SECRETS_RECEIPT_TAG } from "./secrets-payload.js";
 import { DEFAULT_MAX_LOG_BYTES } from "../events/output-budget.js";

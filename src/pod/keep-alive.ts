@@ -1,6 +1,6 @@
 // The run pod's dead man's switch: PID 1's idle guard, and the beat every runner exec keeps on a clock while it runs.
-import { formatDuration } from "../config/duration.js";
-import { POD_HEARTBEAT_PATH } from "./paths.js";
+import { formatDuration } from "../core/duration.js";
+import { POD_HEARTBEAT_PATH } from "../workflow/pod-paths.js";
 import { renderShellProgram } from "./render-sh.js";
 import { KEEP_ALIVE_SH } from "./sh/embedded.gen.js";
 

@@ -1,50 +1,30 @@
 // Runs one workflow run end to end on an executor: steps in order, first failure ends it, teardown always.
-import { CancelledError, InfraError, InputError, describeError, type InfraReason } from "../errors.js";
+import { CancelledError, InfraError, InputError, describeError, type InfraReason } from "../core/errors.js";
 import { createEventMask } from "../events/mask-events.js";
 import { SecretMasker } from "../secrets/mask-stream.js";
 import { createOutputBudget, DEFAULT_MAX_LOG_BYTES, type OutputBudget } from "../events/output-budget.js";
 import { createEventEmitter, type RunEvent, type RunEventInput, type RunEventSink, type RunStatus } from "../events/run-events.js";
 import { runTimedPhase } from "../events/timed-phase.js";
 import type { Cluster } from "../cluster/cluster.js";
-import { KubectlCluster } from "../cluster/kubectl/kubectl-cluster.js";
-import type { Kubectl } from "../cluster/kubectl/kubectl.js";
-import { DEFAULT_TIMINGS, type ExecutorContext, type ExecutorSettings, type ExecutorTimings } from "../executor/context.js";
+import { DEFAULT_TIMINGS, type ExecutorContext, type ExecutorSettings, type ExecutorTimings } from "../executor/kubernetes/context.js";
 import type { Executor, StepOutcome } from "../executor/executor.js";
-import { KubernetesExecutor } from "../executor/kubernetes-executor.js";
-import { maskOutputPaths } from "../result/mask-output-paths.js";
-import { buildRunResult, buildSkippedStep, type RunResult, type StepRecord } from "../result/run-result.js";
+import { KubernetesExecutor } from "../executor/kubernetes/kubernetes-executor.js";
+import { maskOutputPaths } from "./mask-output-paths.js";
+import { buildRunResult, buildSkippedStep, type RunResult, type StepRecord } from "./run-result.js";
 import type { ExtractReport } from "../transfer/extract-outputs.js";
-import type { StepSpec } from "../input/steps-file.js";
-import type { WorkflowSummary } from "./plan-workflow-run.js";
-import type { GitCheckoutSpec, GitSetting } from "./git-checkout.js";
+import type { StepSpec } from "../workflow/steps-file.js";
+import type { RunSettings } from "../settings/run-settings.js";
 import { scanUploadTrees, type TreeScan, type UploadTrees } from "../transfer/scan-tree.js";
 import type { CacheDriver } from "../cache/cache-driver.js";
-import type { CacheReport } from "../cache/cache-types.js";
+import type { CacheReport } from "../workflow/cache-types.js";
 import { restoreCaches, saveCaches, skipCacheSaves } from "../cache/run-caches.js";
-import type { ArtifactReport } from "../artifacts/artifact-types.js";
-import { collectArtifacts, findMissingRequired, skipArtifacts } from "../artifacts/run-artifacts.js";
-
-/** The run's settings: the executor's, plus what only the run itself uses. */
-export type RunSettings = ExecutorSettings & {
-  readonly stepTimeoutMs?: number;
-  /** The workflow file the run came from, for the result (src/run/plan-workflow-run.ts); absent for a steps file. */
-  readonly workflow?: WorkflowSummary;
-  /**
-   * A checkout to clone at one commit instead of uploading one: into /work in the pod when its image has git
-   * (Tangled's way), else on the host with `host` into `checkoutDir` (an empty directory) before the upload.
-   */
-  readonly gitCheckout?: GitCheckoutSpec & { readonly host?: GitSetting };
-};
+import type { ArtifactReport } from "../workflow/artifact-types.js";
+import { collectArtifacts, findMissingRequired, skipArtifacts } from "./run-artifacts.js";
 
 export interface RunWorkflowOptions {
   readonly settings: RunSettings;
-  /**
-   * The cluster to run on (any transport: src/cluster/). A caller that still passes a `kubectl` client instead gets
-   * the kubectl transport over it, pointed at `settings.target`. One of the two is required.
-   */
-  readonly cluster?: Cluster;
-  /** @deprecated Pass `cluster` (a KubectlCluster over this client does the same). */
-  readonly kubectl?: Kubectl;
+  /** The cluster to run on (any transport: cluster/; a KubectlCluster over a kubectl client for the kubectl transport). */
+  readonly cluster: Cluster;
   /**
    * Abort to cancel the run: the current step's processes in the pod are stopped, what they wrote to /outputs is
    * collected, the Job is deleted, the status is cancelled. A cancel requested through the cluster (the Job's
@@ -81,13 +61,6 @@ export const ARTIFACT_MISSING_REASON = "artifact-missing";
 /** The failure class recorded for errors that are not the infrastructure's (exit code 2 or an internal bug). */
 export type FailureClass = "input" | "internal";
 
-/** The run's cluster: the one given, else the kubectl transport over the kubectl client given. */
-function resolveCluster(options: Pick<RunWorkflowOptions, "cluster" | "kubectl" | "settings">): Cluster {
-  if (options.cluster) return options.cluster;
-  if (!options.kubectl) throw new TypeError("runWorkflow needs a cluster (or a kubectl client)");
-  return new KubectlCluster(options.kubectl, options.settings.target);
-}
-
 /** Runs the workflow and resolves with its result; it rejects only for bugs, never for a failed step or cluster. */
 export async function runWorkflow(options: RunWorkflowOptions): Promise<RunResult> {
   const { settings } = options;
@@ -99,7 +72,7 @@ export async function runWorkflow(options: RunWorkflowOptions): Promise<RunResul
   const startedAt = new Date();
   const { signal, cancel, dispose } = linkRunSignal(options.signal, settings.timeoutMs + timings.runDeadlineGraceMs + timings.killGraceSeconds * 1000);
   const cleanup = createCleanupSignal(timings.cancelCleanupMs, options.forceSignal);
-  const ctx: ExecutorContext = { settings, timings, cluster: resolveCluster(options), emit, signal, requestCancel: cancel, cleanupSignal: cleanup.signal };
+  const ctx: ExecutorContext = { settings, timings, cluster: options.cluster, emit, signal, requestCancel: cancel, cleanupSignal: cleanup.signal };
   const executor = (options.createExecutor ?? ((c: ExecutorContext) => new KubernetesExecutor(c)))(ctx);
   const { namespace } = settings.target;
   emit({ kind: "run-start", runId: settings.runId, jobName: settings.jobName, ...(namespace === undefined ? {} : { namespace }), image: settings.image, steps: settings.steps.map((s) => s.name) });
@@ -211,7 +184,7 @@ function fanOut(sinks: readonly RunEventSink[]): RunEventSink {
  * trees scanned again for the upload. A failed clone is InfraError "checkout-failed".
  */
 async function cloneOnHost(settings: RunSettings, spec: NonNullable<RunSettings["gitCheckout"]>, emit: Emit, signal: AbortSignal): Promise<UploadTrees> {
-  const { cloneAtSha, GitCheckoutError } = await import("./git-checkout.js");
+  const { cloneAtSha, GitCheckoutError } = await import("../transfer/git-checkout.js");
   const depth = `depth ${spec.depth}${spec.submodules ? ", with submodules" : ""}`;
   await runTimedPhase(emit, "clone", async () => {
     if (!spec.host) throw new InfraError("checkout-failed", "the image has no git and this runner has no git of its own to clone with");

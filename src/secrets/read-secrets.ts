@@ -1,8 +1,8 @@
 // Reads the run's secrets from a dotenv file and from --secret-env variables; errors never show a secret value.
 import { statSync } from "node:fs";
 import { parse } from "dotenv";
-import { InputError } from "../errors.js";
-import { readBoundedTextFile, type FileKind } from "../workflow/read-workflow-file.js";
+import { InputError } from "../core/errors.js";
+import { readBoundedTextFile, type FileKind } from "../core/read-bounded-file.js";
 import { SECRET_NAME_PATTERN, type Secret } from "./secret.js";
 
 export { SECRET_NAME_PATTERN, type Secret } from "./secret.js";

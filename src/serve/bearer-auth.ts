@@ -1,7 +1,7 @@
 // The service's one credential: a bearer token read from a file only its owner can read (and read again when it changes), compared in constant time.
 import { createHash, timingSafeEqual } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
-import { describeError, InputError } from "../errors.js";
+import { describeError, InputError } from "../core/errors.js";
 
 /** The shortest token taken: 16 characters (of a random token, 96 bits and more) keep guessing out of reach. */
 export const MIN_TOKEN_LENGTH = 16;

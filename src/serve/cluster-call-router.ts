@@ -1,6 +1,6 @@
 // Routes each call of the service's one shared cluster to the run that made it, so that a run's run.log records its cluster calls as the CLI's does.
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { CallListeners } from "../cluster/open-cluster.js";
+import type { CallListeners } from "../cluster/transports/open-cluster.js";
 import type { RunEventInput } from "../events/run-events.js";
 
 /** The listeners to open the cluster with, and how a run's work is tied to its log. */

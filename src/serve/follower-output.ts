@@ -1,7 +1,7 @@
 // One stream follower's connection (NDJSON over HTTP, or a WebSocket) with back-pressure: bounded bytes in flight, and a follower that takes nothing for the stall timeout is dropped with a last word that says why.
 import type { ServerResponse } from "node:http";
 import type { WebSocket } from "ws";
-import { formatDuration } from "../config/duration.js";
+import { formatDuration } from "../core/duration.js";
 import type { FollowerBudget, StreamKind, StreamTransport } from "./follower-budget.js";
 
 /** Where a stream's source writes: whole NDJSON lines, only as fast as the follower takes them. */

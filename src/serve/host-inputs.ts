@@ -1,7 +1,7 @@
 // What of the service's host a submission may name: a directory inside --checkout-root (symlinks resolved), and git URLs over https (http with --allow-http-git).
 import { realpathSync, statSync } from "node:fs";
 import { isAbsolute, relative, sep } from "node:path";
-import { InputError } from "../errors.js";
+import { InputError } from "../core/errors.js";
 
 /**
  * The real path of `path` when it is a directory inside `root` (both resolved through their symlinks); throws

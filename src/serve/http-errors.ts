@@ -1,5 +1,5 @@
 // The service's errors as XRPC answers: one typed error, and the one place that maps every thrown value to an HTTP status and an error name.
-import { CancelledError, InfraError, InputError, describeError } from "../errors.js";
+import { CancelledError, InfraError, InputError, describeError } from "../core/errors.js";
 import { WorkflowError } from "../workflow/workflow-errors.js";
 
 /** An XRPC error the service answers with: `{error, message}` and this HTTP status. */

@@ -1,6 +1,6 @@
 // Reads --listen HOST:PORT and decides whether it may be served without TLS (loopback only, unless --insecure-listen).
 import { isIP } from "node:net";
-import { InputError } from "../errors.js";
+import { InputError } from "../core/errors.js";
 
 export interface ListenAddress {
   readonly host: string;

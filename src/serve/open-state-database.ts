@@ -3,7 +3,7 @@ import { accessSync, constants, mkdirSync, readdirSync, statSync } from "node:fs
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import type Database from "better-sqlite3";
-import { StateError } from "../errors.js";
+import { StateError } from "../core/errors.js";
 
 const START_AFRESH = "restore it from a backup, or move it and runs/ aside to start with an empty state";
 

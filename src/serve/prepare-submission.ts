@@ -1,23 +1,23 @@
 // Turns a submitRun input into a planned run (or a skipped one) before anything is queued: the workflow validated, the checkout checked, the settings built.
 import { createHash, randomBytes } from "node:crypto";
 import { join } from "node:path";
-import { readDuration } from "../config/duration.js";
-import { IMAGE, QUANTITY } from "../config/patterns.js";
+import { readDuration } from "../core/duration.js";
+import { IMAGE, QUANTITY } from "../core/patterns.js";
 import { DEFAULT_RUNNER_CONFIG, type RunnerConfigSource } from "../config/runner-config.js";
-import { holdOverrides, SUBMISSION_NAMES } from "../run/hold-overrides.js";
-import { checkResourceBounds } from "../config/resource-bounds.js";
-import { InputError } from "../errors.js";
-import type { CacheBackend } from "../executor/context.js";
+import { holdOverrides, SUBMISSION_NAMES } from "../settings/hold-overrides.js";
+import { checkResourceBounds } from "../workflow/resource-bounds.js";
+import { InputError } from "../core/errors.js";
+import type { CacheBackend } from "../executor/kubernetes/context.js";
 import type { ClusterTarget } from "../cluster/cluster.js";
-import type { ProcessIdentity } from "../k8s/owner.js";
-import { buildRunSettings } from "../run/build-run-settings.js";
-import type { RunOverrides } from "../run/plan-workflow-run.js";
-import type { RunSettings } from "../run/run-workflow.js";
-import { buildNotMatchedResult, buildSkippedStep, type RunResult } from "../result/run-result.js";
+import type { ProcessIdentity } from "../manifests/owner.js";
+import { buildRunSettings } from "../settings/build-run-settings.js";
+import type { RunOverrides } from "../settings/plan-workflow-run.js";
+import type { RunSettings } from "../settings/run-settings.js";
+import { buildNotMatchedResult, buildSkippedStep, type RunResult } from "../run/run-result.js";
 import { SECRET_NAME_PATTERN } from "../secrets/secret.js";
 import type { HostTarSetting } from "../transfer/host-tar.js";
 import type { Trigger } from "../workflow/match-trigger.js";
-import { checkGitSource, type GitCheckoutSpec, type GitSetting } from "../run/git-checkout.js";
+import { checkGitSource, type GitCheckoutSpec, type GitSetting } from "../transfer/git-checkout.js";
 import { checkServedGitUrl, resolveDirInsideRoot } from "./host-inputs.js";
 import { XrpcError } from "./http-errors.js";
 
@@ -123,7 +123,7 @@ export async function prepareSubmission(input: SubmitRunInput, runId: string, st
   const overrides = held.overrides;
   const trigger = readTrigger(input.trigger);
   const secrets = readSecrets(input.secrets ?? []);
-  const [{ loadWorkflowText }, { prepareWorkflowRun }, { formatWarning }] = await Promise.all([import("../workflow/load-workflow.js"), import("../run/prepare-workflow-run.js"), import("../workflow/workflow-errors.js")]);
+  const [{ loadWorkflowText }, { prepareWorkflowRun }, { formatWarning }] = await Promise.all([import("../settings/load-workflow.js"), import("../settings/prepare-workflow-run.js"), import("../workflow/workflow-errors.js")]);
   const loaded = await loadWorkflowText(input.workflow.text, input.workflow.name, { ...(defaults.runner ? { runner: defaults.runner } : {}), ...(defaults.nixery !== undefined ? { nixeryBase: defaults.nixery } : {}) });
   const skipsCheckout = loaded.resolved.clone.skip;
   const checkoutDir = input.checkout?.dir !== undefined ? resolveDirInsideRoot(input.checkout.dir, "checkout.dir", defaults.checkoutRoot) : undefined;

@@ -3,18 +3,18 @@ import { existsSync, lstatSync, unlinkSync, writeFileSync } from "node:fs";
 import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
-import { CancelledError, describeError } from "../errors.js";
+import { CancelledError, describeError } from "../core/errors.js";
 import type { RunEvent, RunEventInput, RunEventSink } from "../events/run-events.js";
-import type { ExecutorContext, ExecutorTimings } from "../executor/context.js";
+import type { ExecutorContext, ExecutorTimings } from "../executor/kubernetes/context.js";
 import type { Executor } from "../executor/executor.js";
 import type { Cluster } from "../cluster/cluster.js";
-import type { RunResult } from "../result/run-result.js";
-import type { RunSettings } from "../run/run-workflow.js";
+import type { RunResult } from "../run/run-result.js";
+import type { RunSettings } from "../settings/run-settings.js";
 import { EventHub } from "./event-hub.js";
 import { hideHostPaths } from "./hide-host-paths.js";
-import type { GitCheckoutSpec } from "../run/git-checkout.js";
+import type { GitCheckoutSpec } from "../transfer/git-checkout.js";
 import { QUEUE_FULL_RETRY_AFTER_SECONDS, SHUTTING_DOWN_RETRY_AFTER_SECONDS, STATE_UNWRITABLE_RETRY_AFTER_SECONDS, XrpcError } from "./http-errors.js";
-import { isDiskFullError } from "../util/disk-full.js";
+import { isDiskFullError } from "../core/disk-full.js";
 import { followLogFile } from "./follow-log-file.js";
 import type { FollowerOutput } from "./follower-output.js";
 import { LogFeed } from "./log-feed.js";
@@ -170,7 +170,7 @@ export class RunService {
     if (!created) return { runId, status: run.status }; // the same id, submitted twice at once: the first one won
     if (prepared.kind === "skipped") {
       const { mkdir } = await import("node:fs/promises");
-      const { writeResultFile } = await import("../result/result-file.js");
+      const { writeResultFile } = await import("../run/result-file.js");
       try {
         await mkdir(prepared.outDir, { recursive: true });
         await writeResultFile(join(prepared.outDir, "result.json"), prepared.result);

@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import type Database from "better-sqlite3";
-import { StateError } from "../errors.js";
+import { StateError } from "../core/errors.js";
 import { openStateDatabase } from "./open-state-database.js";
 
 /** Tangled's pipeline status words, plus skipped. */

@@ -1,18 +1,15 @@
-// Runs one queued run: runWorkflow with its own AbortController, its log files and the service's sinks; writes result.json; keeps the executor for a crash's teardown.
+// Runs one queued run through launchRun (run/launch.ts) with its own controllers, the service's sinks and the checkout the service made; keeps the executor for a crash's teardown.
 import { mkdirSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
-import { describeError } from "../errors.js";
-import type { LogWriteError } from "../events/log-file.js";
 import { createEventEmitter, type RunEventInput, type RunEventSink } from "../events/run-events.js";
-import type { ExecutorContext, ExecutorTimings } from "../executor/context.js";
+import type { ExecutorContext, ExecutorTimings } from "../executor/kubernetes/context.js";
 import type { Executor } from "../executor/executor.js";
-import type { CrashTeardown } from "../executor/kubernetes-executor.js";
+import type { CrashTeardown } from "../executor/kubernetes/kubernetes-executor.js";
 import type { Cluster } from "../cluster/cluster.js";
-import type { RunResult } from "../result/run-result.js";
-import type { RunSettings } from "../run/run-workflow.js";
-import type { GitCheckoutSpec, GitSetting } from "../run/git-checkout.js";
-import { isDiskFullError, makeDiskFullError } from "../util/disk-full.js";
+import type { RunResult } from "../run/run-result.js";
+import type { RunSettings } from "../settings/run-settings.js";
+import type { GitCheckoutSpec, GitSetting } from "../transfer/git-checkout.js";
 
 export interface SuperviseOptions {
   readonly settings: RunSettings;
@@ -61,50 +58,32 @@ export function superviseRun(options: SuperviseOptions): SupervisedRun {
   const force = new AbortController();
   let executor: (Executor & { teardownNowSync?: (timeoutMs: number) => CrashTeardown }) | undefined;
   const done = (async (): Promise<RunResult> => {
-    const [{ runWorkflow }, { KubernetesExecutor }, { createHumanLogSink, createNdjsonLogSink }, { writeResultFile }] = await Promise.all([
-      import("../run/run-workflow.js"),
-      import("../executor/kubernetes-executor.js"),
-      import("../events/sinks.js"),
-      import("../result/result-file.js"),
-    ]);
+    const [{ launchRun, openRunLogFiles }, { KubernetesExecutor }] = await Promise.all([import("../run/launch.js"), import("../executor/kubernetes/kubernetes-executor.js")]);
     const settings = options.git ? { ...options.settings, gitCheckout: { ...options.git.spec, host: options.git.setting } } : options.settings;
     mkdirSync(settings.outDir, { recursive: true });
     // An empty /work to upload: for a workflow that skips the checkout, and for one cloned in the pod.
     if (options.git || settings.checkoutDir === join(settings.outDir, "empty-checkout")) mkdirSync(settings.checkoutDir, { recursive: true });
-    const onWriteFailure = (error: LogWriteError): void => {
-      if (!isDiskFullError(error)) return;
-      if (!controller.signal.aborted) controller.abort(makeDiskFullError(error));
-      force.abort(); // nothing collected can be written: straight to deleting the Job
-    };
-    const logs = [createHumanLogSink(join(settings.outDir, "run.log"), { clusterCalls: true, onWriteFailure }), createNdjsonLogSink(join(settings.outDir, "log.ndjson"), { onWriteFailure, ...(options.onLogWritten ? { onWritten: options.onLogWritten } : {}) })];
-    // The cache store's modules load only for a run that has caches.
-    const openCacheDriver = (settings.caches?.length ?? 0) > 0 && settings.cacheBackend ? (await import("../cache/open-cache-driver.js")).openCacheDriver : undefined;
+    const logs = openRunLogFiles(settings.outDir, { controller, force }, options.onLogWritten);
     const make = options.createExecutor ?? ((ctx: ExecutorContext) => new KubernetesExecutor(ctx));
-    let result: RunResult;
     try {
       const emit = createEventEmitter([...logs.map((log) => log.sink), ...options.sinks]);
       for (const message of options.warnings ?? []) emit({ kind: "notice", level: "warning", message });
-      const emitCall = createEventEmitter(logs.map((log) => log.sink)); // the run's own log files, as the CLI's
-      const run = (): Promise<RunResult> => runWorkflow({
+      return await launchRun({
         settings,
         cluster: options.cluster,
-        signal: controller.signal,
-        forceSignal: force.signal,
-        sinks: [...logs.map((log) => log.sink), ...options.sinks],
+        controller,
+        force,
+        logs,
+        sinks: options.sinks,
         ...(options.timings ? { timings: options.timings } : {}),
         createExecutor: (ctx) => (executor = make(ctx)),
-        ...(openCacheDriver && settings.cacheBackend ? { cacheDriver: (ex: Executor, emit: (event: RunEventInput) => void) => openCacheDriver(settings.cacheBackend!, ex, emit, { cluster: options.cluster, target: settings.target, runId: settings.runId }) } : {}),
+        ...(options.withClusterCalls ? { withClusterCalls: options.withClusterCalls } : {}),
+        warn: (message) => options.warn(`run ${settings.runId}: ${message}`),
       });
-      result = await (options.withClusterCalls ? options.withClusterCalls(emitCall, run) : run());
-      await writeResultFile(join(settings.outDir, "result.json"), result);
     } finally {
       // A checkout the service made (a clone, an empty /work) is the run's input, not its record: gone once the run is.
       if (options.git || settings.checkoutDir === join(settings.outDir, "empty-checkout")) await rm(settings.checkoutDir, { recursive: true, force: true }).catch(() => undefined);
-      for (const closed of await Promise.allSettled(logs.map((log) => log.close()))) {
-        if (closed.status === "rejected") options.warn(`run ${settings.runId}: ${describeError(closed.reason)}`);
-      }
     }
-    return result;
   })();
   return {
     controller,

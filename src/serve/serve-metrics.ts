@@ -1,6 +1,6 @@
 // The service's Prometheus metrics (prom-client, loaded when serve starts): runs by status, queue, durations, pod waits, bytes moved, cluster errors, stream followers, process memory.
 import type { RunEvent, RunEventSink } from "../events/run-events.js";
-import type { RunResult } from "../result/run-result.js";
+import type { RunResult } from "../run/run-result.js";
 import type { FollowerCounts } from "./follower-budget.js";
 import type { RunObserver } from "./run-service.js";
 import type { ServeRunStatus } from "./run-store.js";

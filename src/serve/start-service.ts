@@ -1,8 +1,8 @@
 // Starts the runner service: state store, run service, metrics, HTTP server, and the gc and prune timers; stops it with a drain.
 import type { AddressInfo } from "node:net";
-import { formatDuration } from "../config/duration.js";
-import { describeError } from "../errors.js";
-import { DEFAULT_TIMINGS, type ExecutorContext, type ExecutorTimings } from "../executor/context.js";
+import { formatDuration } from "../core/duration.js";
+import { describeError } from "../core/errors.js";
+import { DEFAULT_TIMINGS, type ExecutorContext, type ExecutorTimings } from "../executor/kubernetes/context.js";
 import type { Executor } from "../executor/executor.js";
 import { createClusterCallRouter } from "./cluster-call-router.js";
 import { createClusterClient, type ServeTransport } from "./cluster-transport.js";

@@ -26,7 +26,7 @@ import type { OutputFile, OutputTree } from "./output-writer.js";
 import { TarFormatError } from "./tar-header.js";
 import { TarParser } from "./tar-parser.js";
 import type { TarMember } from "./tar-parser.js";
-import type { ReadonlyList } from "../util/readonly-list.js";
+import type { ReadonlyList } from "../core/readonly-list.js";
 import { FilesByPath } from "./files-by-path.js";
 import { countNewlines } from "./path-facts.js";
 import { WrittenFileList } from "./written-files.js";

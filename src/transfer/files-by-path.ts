@@ -1,5 +1,5 @@
 // A read-only view of a WrittenFileList sorted by path, one record per path, that holds no object per file.
-import type { ReadonlyList } from "../util/readonly-list.js";
+import type { ReadonlyList } from "../core/readonly-list.js";
 import { orderByPath } from "./order-by-path.js";
 import type { WrittenFileList, WrittenFileRecord } from "./written-files.js";
 

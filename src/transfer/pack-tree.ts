@@ -3,7 +3,7 @@ import { closeSync, constants as fsConstants, fstatSync, lstatSync, openSync, re
 import type { Dirent, Stats } from "node:fs";
 import { join } from "node:path";
 import { Readable } from "node:stream";
-import { describeError } from "../errors.js";
+import { describeError } from "../core/errors.js";
 import { BatchPool } from "./batch-pool.js";
 import { countNewlines, describeSpecialFile } from "./path-facts.js";
 import { END_OF_ARCHIVE_BYTES, TAR_BLOCK_BYTES, paddedSize, planTarHeader, writeTarHeader } from "./tar-header-writer.js";

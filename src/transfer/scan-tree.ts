@@ -1,7 +1,7 @@
 // Lists a host tree the way the upload will archive it, before anything exists in the cluster.
 import { accessSync, constants as fsConstants, lstatSync, readdirSync } from "node:fs";
 import type { Dirent, Stats } from "node:fs";
-import { InputError, describeError } from "../errors.js";
+import { InputError, describeError } from "../core/errors.js";
 import type { SkippedPath } from "./pack-tree.js";
 import { countNewlines, describeSpecialFile } from "./path-facts.js";
 

@@ -1,8 +1,8 @@
 // Claims a warm placeholder for a run: lists ours, deletes the best one with preconditions; the delete that succeeds is the claim.
-import { formatDuration } from "../config/duration.js";
+import { formatDuration } from "../core/duration.js";
 import { ConflictError, NotFoundError } from "../cluster/errors.js";
-import { CancelledError, describeError } from "../errors.js";
-import { buildPlaceholderSelector } from "../k8s/labels.js";
+import { CancelledError, describeError } from "../core/errors.js";
+import { buildPlaceholderSelector } from "../manifests/labels.js";
 import { coversRequest, isLive, orderClaimCandidates, readPlaceholder, readPlaceholders, type CapacityRequest, type Placeholder } from "./placeholder.js";
 import { runWarmCall as runCall, type WarmDeps } from "./warm-deps.js";
 

@@ -1,7 +1,7 @@
 // `run --keep-warm`: after the run's Job is deleted, leave a placeholder of the run's size that holds its node.
-import { formatDuration } from "../config/duration.js";
-import { describeError } from "../errors.js";
-import type { PodSpecConfig } from "../config/runner-config.js";
+import { formatDuration } from "../core/duration.js";
+import { describeError } from "../core/errors.js";
+import type { PodSpecConfig } from "../manifests/pod-spec-config.js";
 import type { WarmDeps } from "./warm-deps.js";
 import { topUpPlaceholders } from "./top-up.js";
 

@@ -1,8 +1,8 @@
 // Recognises warm placeholders in Job objects, with their size and remaining time: pure, for claim, top-up, list and gc.
 import type { IJob } from "kubernetes-models/batch/v1/Job";
-import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, ROLE_LABEL, WARM_ROLE } from "../k8s/labels.js";
-import { buildPlaceholderName } from "../k8s/placeholder-manifest.js";
-import { coversQuantity, parseQuantity } from "../k8s/quantity.js";
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, ROLE_LABEL, WARM_ROLE } from "../manifests/labels.js";
+import { buildPlaceholderName } from "../manifests/placeholder-manifest.js";
+import { coversQuantity, parseQuantity } from "../core/quantity.js";
 
 /**
  * - `pending`: its pod waits for a node (one is being rented for it);

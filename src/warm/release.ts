@@ -1,5 +1,5 @@
 // Releases the warm capacity at once: deletes every placeholder of ours in the namespace (`warm --release`).
-import { buildPlaceholderSelector } from "../k8s/labels.js";
+import { buildPlaceholderSelector } from "../manifests/labels.js";
 import { runWarmCall, type WarmDeps } from "./warm-deps.js";
 import { classifyWarmFailure } from "./top-up.js";
 

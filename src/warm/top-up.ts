@@ -1,10 +1,10 @@
 // Tops a namespace up to N warm placeholders, never past --max-warm: idempotent, and safe to run twice at once (slots are names).
-import { formatDuration } from "../config/duration.js";
+import { formatDuration } from "../core/duration.js";
 import { AlreadyExistsError, ClusterError, ConfigError, ForbiddenError, UnavailableError } from "../cluster/errors.js";
-import { describeError, InfraError, InputError } from "../errors.js";
-import { buildPlaceholderSelector } from "../k8s/labels.js";
-import type { PodSpecConfig } from "../config/runner-config.js";
-import { buildPlaceholderManifest } from "../k8s/placeholder-manifest.js";
+import { describeError, InfraError, InputError } from "../core/errors.js";
+import { buildPlaceholderSelector } from "../manifests/labels.js";
+import type { PodSpecConfig } from "../manifests/pod-spec-config.js";
+import { buildPlaceholderManifest } from "../manifests/placeholder-manifest.js";
 import { runWarmCall, type WarmDeps } from "./warm-deps.js";
 import { coversRequest, isLive, listFreeSlotNames, readPlaceholders, type Placeholder } from "./placeholder.js";
 

@@ -1,6 +1,6 @@
 // What every warm-capacity call is handed, and the one way they make a cluster call: with the caller's signal, cancellable.
 import type { CallOptions, Cluster, ClusterTarget } from "../cluster/cluster.js";
-import { CancelledError } from "../errors.js";
+import { CancelledError } from "../core/errors.js";
 
 export interface WarmDeps {
   readonly cluster: Cluster;

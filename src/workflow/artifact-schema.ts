@@ -1,5 +1,5 @@
 // The `artifacts:` key: a list of {name, paths, when, required}, each name a directory of its own, each path a glob under /outputs or /work.
-import type { ArtifactWhen } from "../artifacts/artifact-types.js";
+import type { ArtifactWhen } from "./artifact-types.js";
 import { field, readBoolean, readMap, readNonEmptyText, readText, readTextOrList, type FieldReader, type MapSchema } from "./field-readers.js";
 import { checkGlobSyntax } from "./glob-pattern.js";
 import { MAX_PATHS } from "./cache-schema.js";

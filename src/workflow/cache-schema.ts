@@ -1,5 +1,5 @@
 // The `caches:` key: a list of {key, restore-keys, paths}, keys parsed as templates, paths checked where they land in the pod.
-import { parseKeyTemplate } from "../cache/render-key.js";
+import { parseKeyTemplate } from "./render-key.js";
 import { field, readMap, readNonEmptyText, readTextOrList, type FieldReader, type MapSchema } from "./field-readers.js";
 import { readCachePath, isUnder } from "./pod-path.js";
 import { describeNode, indexPath, isMapNode, isSeqNode, positionOf, reportError, reportWarning, resolveAlias, type ReadContext } from "./read-context.js";

@@ -1,8 +1,7 @@
 // The `environment` map of a workflow, a step or a service: variable names as POSIX shells take them, values as written.
-import { ENV_NAME } from "../config/patterns.js";
+import { ENV_NAME, type EnvVar } from "../core/env-var.js";
 import { readEntries, type FieldReader } from "./field-readers.js";
 import { describeNode, isNullValue, readScalarText, reportError, resolveAlias } from "./read-context.js";
-import type { EnvVar } from "./workflow-types.js";
 
 /** `environment`: names as POSIX shells take them; each value a scalar as written, an empty one "". */
 export const readEnvironment: FieldReader<EnvVar[]> = (ctx, node, at, path) => {

@@ -1,5 +1,5 @@
 // Readers for the kinds of values a workflow file holds: text, lists of text, booleans, numbers, durations, maps of keys.
-import { MAX_DURATION_MS, parseDuration } from "../config/duration.js";
+import { MAX_DURATION_MS, parseDuration } from "../core/duration.js";
 import { describeNode, indexPath, isMapNode, isNullValue, isScalarNode, isSeqNode, joinPath, positionOf, readScalarText, reportError, resolveAlias, type ReadContext } from "./read-context.js";
 import { suggestName } from "./suggest-key.js";
 import type { SourcePosition } from "./workflow-types.js";

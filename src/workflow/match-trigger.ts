@@ -24,7 +24,7 @@ export interface Trigger {
   readonly prAction?: string;
   readonly prSourceBranch?: string;
   readonly prSourceSha?: string;
-  /** What Tangled's run variables say of the repository and pipeline (src/run/tangled-variables.ts). */
+  /** What Tangled's run variables say of the repository and pipeline (src/settings/tangled-variables.ts). */
   readonly knot?: string;
   readonly repoDid?: string;
   readonly repoName?: string;

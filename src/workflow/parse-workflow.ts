@@ -1,6 +1,6 @@
 // Parses the text of a workflow file into a Workflow, or every problem in it with its file:line:column.
 import type { YAMLError } from "yaml";
-import { listHashFilesCalls, listTemplateVariables, RUN_VARIABLE_SOURCES } from "../cache/render-key.js";
+import { listHashFilesCalls, listTemplateVariables, RUN_VARIABLE_SOURCES } from "./render-key.js";
 import { readMap } from "./field-readers.js";
 import { isNullValue, positionAt, reportError, reportWarning, type ReadContext, type YamlModule } from "./read-context.js";
 import { suggestName } from "./suggest-key.js";
@@ -8,7 +8,8 @@ import { makeIssue, sortIssues, type WorkflowIssue } from "./workflow-errors.js"
 import { chooseEngine } from "./engine-rules.js";
 import { findForeignWorkflow, type ForeignWorkflow } from "./foreign-workflow.js";
 import { DEFAULT_CLONE, KNOWN_EVENTS, WORKFLOW_KEYS, type ParsedClone, type ParsedConstraint } from "./workflow-schema.js";
-import type { EnvVar, KeyTemplateAt, SourcePosition, Workflow } from "./workflow-types.js";
+import type { KeyTemplateAt, SourcePosition, Workflow } from "./workflow-types.js";
+import type { EnvVar } from "../core/env-var.js";
 
 export type ParseResult =
   | { readonly ok: true; readonly workflow: Workflow; readonly warnings: readonly WorkflowIssue[] }

@@ -1,5 +1,5 @@
 // The paths in the pod that `caches:` and `artifacts:` name: normalized, and kept away from the runner's own directories.
-import { POD_OUTPUTS_DIR, POD_RUNNER_DIR, POD_SECRETS_DIR, POD_STEPS_DIR, POD_WORK_DIR } from "../pod/paths.js";
+import { POD_OUTPUTS_DIR, POD_RUNNER_DIR, POD_SECRETS_DIR, POD_STEPS_DIR, POD_WORK_DIR } from "./pod-paths.js";
 
 export type PodPath = { readonly path: string } | { readonly problem: string };
 

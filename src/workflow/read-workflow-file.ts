@@ -1,75 +1,12 @@
-// Reads a workflow file (or another small input file) from disk, bounded: a regular file in UTF-8 of at most a size, or the reason it is not one.
-import { isUtf8 } from "node:buffer";
-import { closeSync, constants, fstatSync, openSync, readSync, statSync, type Stats } from "node:fs";
-import type { SourcePosition } from "./workflow-types.js";
+// Reads a workflow file from disk, bounded: a regular file in UTF-8 of at most 1 MiB, or the reason it is not one.
+import { readBoundedTextFile, type BoundedTextRead, type FileKind } from "../core/read-bounded-file.js";
 
 /** The largest workflow file read: Tangled's files are a few KiB; a bigger one is a mistake, not a workflow. */
 export const MAX_WORKFLOW_FILE_BYTES = 1024 * 1024;
 
-export type WorkflowFileRead =
-  | { readonly ok: true; readonly text: string }
-  /** `at` when the problem has a place in the file (a byte that is not UTF-8). */
-  | { readonly ok: false; readonly problem: string; readonly at?: SourcePosition };
-
-/** What is read: the bound, and how messages name the kind of file (`a workflow file`). */
-export interface FileKind {
-  readonly maxBytes: number;
-  readonly what: string;
-}
+export type WorkflowFileRead = BoundedTextRead;
 
 const WORKFLOW_FILE: FileKind = { maxBytes: MAX_WORKFLOW_FILE_BYTES, what: "a workflow file" };
-
-/** 1048576 → 1 MiB; 16777216 → 16 MiB. */
-function formatBound(bytes: number): string {
-  return `${bytes / (1024 * 1024)} MiB`;
-}
-
-function describeKind(stats: Stats): string {
-  if (stats.isDirectory()) return "a directory";
-  if (stats.isCharacterDevice()) return "a character device";
-  if (stats.isBlockDevice()) return "a block device";
-  if (stats.isFIFO()) return "a named pipe (FIFO)";
-  if (stats.isSocket()) return "a socket";
-  return "not a file";
-}
-
-function describeFsError(error: unknown): string {
-  const code = (error as NodeJS.ErrnoException).code;
-  if (code === "ENOENT") return "no such file or directory";
-  if (code === "EACCES") return "permission denied";
-  return code ?? String(error);
-}
-
-/** What is wrong with a file of these stats, or undefined when it is a regular file within the bound. */
-function checkStats(stats: Stats, kind: FileKind): string | undefined {
-  if (!stats.isFile()) return `not a regular file but ${describeKind(stats)}; ${kind.what} is a regular file of at most ${formatBound(kind.maxBytes)}`;
-  if (stats.size > kind.maxBytes) return `${stats.size} bytes, more than the ${formatBound(kind.maxBytes)} (${kind.maxBytes} bytes) ${kind.what} may have`;
-  return undefined;
-}
-
-/** The offset of the first byte that does not start a well-formed UTF-8 sequence, or -1 when all do. */
-export function findInvalidUtf8(bytes: Buffer): number {
-  for (let i = 0; i < bytes.length; ) {
-    const byte = bytes[i]!;
-    if (byte < 0x80) {
-      i += 1;
-      continue;
-    }
-    const length = byte >= 0xc2 && byte <= 0xdf ? 2 : byte >= 0xe0 && byte <= 0xef ? 3 : byte >= 0xf0 && byte <= 0xf4 ? 4 : 0;
-    // isUtf8 on the one sequence also refuses overlong forms and surrogates.
-    if (length === 0 || i + length > bytes.length || !isUtf8(bytes.subarray(i, i + length))) return i;
-    i += length;
-  }
-  return -1;
-}
-
-/** The 1-based line and column (in characters) of a byte offset of text that is UTF-8 before it. */
-function positionOfByte(bytes: Buffer, offset: number): SourcePosition {
-  const lineStart = bytes.lastIndexOf(0x0a, offset - 1) + 1;
-  let line = 1;
-  for (let i = bytes.indexOf(0x0a); i >= 0 && i < offset; i = bytes.indexOf(0x0a, i + 1)) line += 1;
-  return { line, column: bytes.subarray(lineStart, offset).toString("utf8").length + 1 };
-}
 
 /**
  * Reads the workflow file at `path`. Never blocks on a pipe or reads a device: the path is checked before it is
@@ -78,41 +15,4 @@ function positionOfByte(bytes: Buffer, offset: number): SourcePosition {
  */
 export function readWorkflowFile(path: string): WorkflowFileRead {
   return readBoundedTextFile(path, WORKFLOW_FILE);
-}
-
-/** readWorkflowFile for another kind of small input file (`--changed-files`), with its own bound and name. */
-export function readBoundedTextFile(path: string, kind: FileKind): WorkflowFileRead {
-  const read = readBoundedFile(path, kind);
-  if (!read.ok) return read;
-  const { bytes } = read;
-  const bad = findInvalidUtf8(bytes);
-  if (bad >= 0) return { ok: false, problem: `expected UTF-8 text, found the byte 0x${bytes[bad]!.toString(16).padStart(2, "0")} that is not UTF-8 here`, at: positionOfByte(bytes, bad) };
-  return { ok: true, text: bytes.toString("utf8") };
-}
-
-/** The bytes of a regular file of at most `kind.maxBytes`, read without blocking on a pipe (the steps file's reader decodes them itself). */
-export function readBoundedFile(path: string, kind: FileKind): { readonly ok: true; readonly bytes: Buffer } | { readonly ok: false; readonly problem: string } {
-  let fd: number;
-  try {
-    const problem = checkStats(statSync(path), kind);
-    if (problem !== undefined) return { ok: false, problem };
-    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
-  } catch (error) {
-    return { ok: false, problem: `cannot read the file: ${describeFsError(error)}` };
-  }
-  let bytes: Buffer;
-  try {
-    const problem = checkStats(fstatSync(fd), kind); // the path may have been replaced between the two looks
-    if (problem !== undefined) return { ok: false, problem };
-    const buffer = Buffer.alloc(kind.maxBytes + 1);
-    let size = 0;
-    for (let read = -1; read !== 0 && size < buffer.length; size += read) read = readSync(fd, buffer, size, buffer.length - size, null);
-    if (size > kind.maxBytes) return { ok: false, problem: `more than the ${formatBound(kind.maxBytes)} (${kind.maxBytes} bytes) ${kind.what} may have` };
-    bytes = buffer.subarray(0, size);
-  } catch (error) {
-    return { ok: false, problem: `cannot read the file: ${describeFsError(error)}` };
-  } finally {
-    closeSync(fd);
-  }
-  return { ok: true, bytes };
 }

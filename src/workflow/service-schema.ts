@@ -1,6 +1,6 @@
 // The `services:` key: our list of service containers beside the steps (or Tangled's NixOS services map, refused).
-import { DNS_LABEL, IMAGE } from "../config/patterns.js";
-import { formatDuration } from "../config/duration.js";
+import { DNS_LABEL, IMAGE } from "../core/patterns.js";
+import { formatDuration } from "../core/duration.js";
 import { allowEmpty, field, readDurationMs, readList, readMap, readMatching, readNonEmptyText, readText, type FieldReader, type MapSchema } from "./field-readers.js";
 import { readEnvironment } from "./environment-schema.js";
 import { readServices as readNixosServices } from "./machine-schema.js";
@@ -13,7 +13,7 @@ export const MAX_SERVICES = 8;
 export const DEFAULT_READINESS_TIMEOUT_MS = 60_000;
 /** The longest readiness timeout: a service that is not up in 30 minutes will not be. */
 export const MAX_READINESS_TIMEOUT_MS = 30 * 60_000;
-/** Names the runner's own containers have in the run's pod (src/k8s/names.ts, src/pod/docker-daemon.ts). */
+/** Names the runner's own containers have in the run's pod (src/manifests/names.ts, src/pod/docker-daemon.ts). */
 export const RESERVED_SERVICE_NAMES: readonly string[] = ["run", "docker"];
 
 /** A TCP port, 1 to 65535, written as a YAML integer. */

@@ -1,5 +1,5 @@
 // Problems found in a workflow file, each with its place and key path, and the InputError that carries them.
-import { InputError } from "../errors.js";
+import { InputError } from "../core/errors.js";
 import type { SourcePosition } from "./workflow-types.js";
 
 /** One problem: `file:line:column: path: message`, like a compiler's. `path` is empty for the file as a whole. */

@@ -1,5 +1,5 @@
 // The workflow format, key by key: Tangled's keys (when, engine, image, dependencies, clone, environment, steps, the microvm ones) and ours.
-import { IMAGE, QUANTITY } from "../config/patterns.js";
+import { IMAGE, QUANTITY } from "../core/patterns.js";
 import { allowEmpty, field, readBoolean, readCount, readDurationMs, readMap, readMatching, readNonEmptyText, readText, readTextOrList, type FieldReader, type MapSchema } from "./field-readers.js";
 import { readArtifacts } from "./artifact-schema.js";
 import { readCaches, type ParsedCaches } from "./cache-schema.js";
@@ -11,8 +11,9 @@ import { checkGlobPattern } from "./glob-pattern.js";
 import { describeNode, indexPath, isMapNode, isSeqNode, positionOf, reportError, resolveAlias } from "./read-context.js";
 import { suggestName } from "./suggest-key.js";
 import { PULL_REQUEST_ACTIONS } from "./match-trigger.js";
-import { checkResourceBounds } from "../config/resource-bounds.js";
-import type { CloneSettings, EngineName, EnvVar, ResourceSettings, ResourcePositions, SourcePosition, WhenConstraint, WorkflowStep } from "./workflow-types.js";
+import { checkResourceBounds } from "./resource-bounds.js";
+import type { CloneSettings, EngineName, ResourceSettings, ResourcePositions, SourcePosition, WhenConstraint, WorkflowStep } from "./workflow-types.js";
+import type { EnvVar } from "../core/env-var.js";
 
 /** `branch`/`tag`: a glob pattern or a list of them, each checked as doublestar would. */
 const readPatterns: FieldReader<string[]> = (ctx, node, at, path) => {
@@ -78,14 +79,14 @@ const readWhen: FieldReader<ParsedConstraint[]> = (ctx, node, at, path) => {
   return constraints;
 };
 
-export interface EngineChoice {
+export interface WrittenEngine {
   readonly name: EngineName;
   readonly written: string;
 }
 
 export const ENGINES: Readonly<Record<string, EngineName>> = { kubernetes: "kubernetes", k8s: "kubernetes", nixery: "nixery", microvm: "microvm" };
 
-const readEngine: FieldReader<EngineChoice> = (ctx, node, at, path) => {
+const readEngine: FieldReader<WrittenEngine> = (ctx, node, at, path) => {
   const written = readText(ctx, node, at, path);
   if (written === undefined) return undefined;
   const name = Object.hasOwn(ENGINES, written) ? ENGINES[written] : undefined;
@@ -142,7 +143,7 @@ const readClone: FieldReader<ParsedClone> = (ctx, node, at, path) => {
 
 const readQuantity = readMatching(QUANTITY, "a Kubernetes quantity such as 500m, 2 or 512Mi");
 
-/** A cpu or memory quantity within the hard bounds (src/config/resource-bounds.ts). */
+/** A cpu or memory quantity within the hard bounds (src/workflow/resource-bounds.ts). */
 export function readBoundedQuantity(kind: "cpu" | "memory"): FieldReader<string> {
   return (ctx, node, at, path) => {
     const text = readQuantity(ctx, node, at, path);

@@ -1,17 +1,12 @@
 // The types of a workflow file as parsed: what each key said, with where it was said.
-import type { ArtifactWhen } from "../artifacts/artifact-types.js";
-import type { KeyTemplate } from "../cache/render-key.js";
+import type { EnvVar } from "../core/env-var.js";
+import type { ArtifactWhen } from "./artifact-types.js";
+import type { KeyTemplate } from "./render-key.js";
 
 /** A place in a workflow file, 1-based like a compiler's `file:line:column`. */
 export interface SourcePosition {
   readonly line: number;
   readonly column: number;
-}
-
-/** One environment variable, in the order the file lists it. */
-export interface EnvVar {
-  readonly name: string;
-  readonly value: string;
 }
 
 /**
@@ -81,7 +76,7 @@ export interface WorkflowStep {
   readonly position: SourcePosition;
 }
 
-/** A cache key or restore key as written, parsed (src/cache/render-key.ts); rendered for each run. */
+/** A cache key or restore key as written, parsed (src/workflow/render-key.ts); rendered for each run. */
 export interface KeyTemplateAt {
   readonly template: KeyTemplate;
   /** Where the template stands, and its key path (`caches[0].restore-keys[1]`): where a problem of rendering it points. */

@@ -12,7 +12,7 @@ import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { createArchiveGate } from "../../src/cache/archive-gate.js";
 import { CacheArchiveError, type ArchiveCheckReport } from "../../src/cache/archive-checker.js";
-import type { CacheCompression } from "../../src/cache/cache-types.js";
+import type { CacheCompression } from "../../src/workflow/cache-types.js";
 import { encodeTarHeader } from "../../src/transfer/tar-header-writer.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
 import { buildArchive, type ArchiveEntry } from "../transfer/tree-helpers.js";

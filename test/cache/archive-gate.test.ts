@@ -8,7 +8,7 @@ import { spawnSync } from "node:child_process";
 import { constants, gunzipSync, gzipSync } from "node:zlib";
 import { createArchiveGate } from "../../src/cache/archive-gate.js";
 import { CacheArchiveError } from "../../src/cache/archive-checker.js";
-import type { CacheCompression } from "../../src/cache/cache-types.js";
+import type { CacheCompression } from "../../src/workflow/cache-types.js";
 import { buildArchive, type ArchiveEntry } from "../transfer/tree-helpers.js";
 
 const ROOTS = ["/work/node_modules"];

@@ -5,9 +5,9 @@ import { readdirSync, readFileSync, statSync, truncateSync, utimesSync, writeFil
 import { dirname, join, relative } from "node:path";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import { CacheCorruptError } from "../../src/cache/cache-types.js";
+import { CacheCorruptError } from "../../src/workflow/cache-types.js";
 import { ENTRY_WRITE_BATCH_BYTES } from "../../src/cache/entry-writer.js";
-import { InputError } from "../../src/errors.js";
+import { InputError } from "../../src/core/errors.js";
 import { contentOf, exactEntry, makeTestStore, readAll, saveEntry, sha256 } from "./store-helpers.js";
 
 const SAVE_CHILD = join(dirname(fileURLToPath(import.meta.url)), "fixtures", "save-child.js");

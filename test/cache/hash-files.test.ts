@@ -4,7 +4,7 @@ import { chmodSync, mkdirSync, renameSync, symlinkSync, writeFileSync } from "no
 import { dirname, join } from "node:path";
 import { describe, it } from "node:test";
 import { hashCheckoutFiles } from "../../src/cache/hash-files.js";
-import { InputError } from "../../src/errors.js";
+import { InputError } from "../../src/core/errors.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
 
 const sha256 = (data: string | Buffer): string => createHash("sha256").update(data).digest("hex");

@@ -1,7 +1,7 @@
 // An in-memory CacheStore for tests (the directory store is built elsewhere): the same semantics, scriptable faults, recorded calls.
 import { createHash } from "node:crypto";
 import { PassThrough, Readable, Writable } from "node:stream";
-import { CacheCorruptError, type CacheCompression, type CacheEntry, type CacheLookup, type CacheSpec, type CacheStore, type CacheWriter } from "../../src/cache/cache-types.js";
+import { CacheCorruptError, type CacheCompression, type CacheEntry, type CacheLookup, type CacheSpec, type CacheStore, type CacheWriter } from "../../src/workflow/cache-types.js";
 import { selectEntry } from "../../src/cache/select-entry.js";
 
 interface Stored {

@@ -2,8 +2,8 @@
 import assert from "node:assert/strict";
 import { Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { CacheDecoderMissingError, type CacheSpec } from "../../src/cache/cache-types.js";
-import type { CacheArchive, CacheArchiveGate } from "../../src/executor/cache-transfer.js";
+import { CacheDecoderMissingError, type CacheSpec } from "../../src/workflow/cache-types.js";
+import type { CacheArchive, CacheArchiveGate } from "../../src/executor/cache-archive.js";
 
 /** An executor whose pod has no zstd: it refuses a zstd archive at once and extracts what else reaches it (recorded). */
 export function podWithoutZstd() {

@@ -3,9 +3,9 @@ import assert from "node:assert/strict";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { CacheCorruptError, type CacheSpec } from "../../src/cache/cache-types.js";
+import { CacheCorruptError, type CacheSpec } from "../../src/workflow/cache-types.js";
 import { createPvcCacheDriver, formatPvcNonce, type PodExec } from "../../src/cache/pvc-cache.js";
-import { hashCacheName } from "../../src/cache/pvc-layout.js";
+import { hashCacheName } from "../../src/pod/pvc-layout.js";
 import { PvcOutputError } from "../../src/cache/pvc-output.js";
 import { CACHE_FLAVOURS, createCachePod, HAS_BWRAP } from "./pvc-sandbox.js";
 

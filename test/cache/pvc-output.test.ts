@@ -1,7 +1,7 @@
 // The host-side reading of the PVC cache commands' output, and the builders' refusals: no pod needed.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { hashCacheName } from "../../src/cache/pvc-layout.js";
+import { hashCacheName } from "../../src/pod/pvc-layout.js";
 import { parsePvcEvict, parsePvcList, parsePvcRestore, parsePvcSave, PvcOutputError } from "../../src/cache/pvc-output.js";
 import { buildPvcEvictCommand, buildPvcRestoreCommand, buildPvcSaveCommand } from "../../src/cache/pvc-scripts.js";
 

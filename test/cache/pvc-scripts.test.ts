@@ -2,11 +2,11 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { sniffCompression } from "../../src/cache/sniff-compression.js";
+import { sniffCompression } from "../../src/transfer/sniff-compression.js";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { hashCacheName } from "../../src/cache/pvc-layout.js";
+import { hashCacheName } from "../../src/pod/pvc-layout.js";
 import { parsePvcEvict, parsePvcList, parsePvcRestore, parsePvcSave, parsePvcTouch } from "../../src/cache/pvc-output.js";
 import { buildPvcEvictCommand, buildPvcListCommand, buildPvcRestoreCommand, buildPvcSaveCommand, buildPvcTouchCommand, type PvcSaveInput } from "../../src/cache/pvc-scripts.js";
 import { selectEntry } from "../../src/cache/select-entry.js";

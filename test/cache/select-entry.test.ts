@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { CacheEntry } from "../../src/cache/cache-types.js";
+import type { CacheEntry } from "../../src/workflow/cache-types.js";
 import { selectEntry } from "../../src/cache/select-entry.js";
 
 const entry = (key: string, createdAt: number): CacheEntry => ({ repo: "r", key, bytes: 1, sha256: "0", compression: "gzip", createdAt, lastUsedAt: createdAt });

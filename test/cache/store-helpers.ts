@@ -2,7 +2,7 @@
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
-import type { CacheEntry } from "../../src/cache/cache-types.js";
+import type { CacheEntry } from "../../src/workflow/cache-types.js";
 import { createDirStore, type DirStore, type DirStoreEvent } from "../../src/cache/dir-store.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
 

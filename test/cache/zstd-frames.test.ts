@@ -4,7 +4,7 @@ import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { describe, it } from "node:test";
 import { CacheArchiveError } from "../../src/cache/archive-checker.js";
-import { sniffCompression } from "../../src/cache/sniff-compression.js";
+import { sniffCompression } from "../../src/transfer/sniff-compression.js";
 import { ZstdFrameScanner } from "../../src/cache/zstd-frames.js";
 
 const HAVE_ZSTD = spawnSync("zstd", ["--version"]).status === 0;

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { InputError } from "../../src/errors.js";
+import { InputError } from "../../src/core/errors.js";
 import { resolveCredentialsConfig, type RawCredentialsOptions } from "../../src/cli/commands/credentials.js";
 import { runCli } from "../support/run-cli.js";
 import { makeTestTempDir } from "../support/temp-dir.js";

@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { formatPlannedCalls, renderDryRun } from "../../src/cli/dry-run.js";
+import { renderDryRun } from "../../src/cli/dry-run.js";
+import { formatDescribedCalls } from "../../src/cluster/transports/format-calls.js";
 import { resolveRunConfig } from "../../src/cli/resolve-config.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
 
@@ -10,17 +11,17 @@ const CALL = { args: ["--namespace", "ci", "get", "pods"], api: [{ method: "GET"
 
 describe("the dry run's calls", () => {
   it("prints the kubectl command plainly with the API request beside it for --transport kubectl", () => {
-    assert.deepEqual(formatPlannedCalls("kubectl", [CALL], "kubectl").slice(1), ["# polled", "kubectl --namespace ci get pods", "#   api: GET /api/v1/namespaces/ci/pods"]);
+    assert.deepEqual(formatDescribedCalls("kubectl", [CALL], "kubectl").slice(1), ["# polled", "kubectl --namespace ci get pods", "#   api: GET /api/v1/namespaces/ci/pods"]);
   });
 
   it("prints the API request plainly with the kubectl command beside it for --transport api", () => {
-    const lines = formatPlannedCalls("kubectl", [CALL], "api");
+    const lines = formatDescribedCalls("kubectl", [CALL], "api");
     assert.match(lines[0]!, /^# API requests, in order \(--transport api\)/);
     assert.deepEqual(lines.slice(1), ["# polled", "GET /api/v1/namespaces/ci/pods", "#   kubectl: kubectl --namespace ci get pods"]);
   });
 
   it("keeps every line of a multi-line kubectl command inside the comment", () => {
-    const lines = formatPlannedCalls("kubectl", [{ ...CALL, args: ["exec", "p", "--", "sh", "-c", "a\nb"] }], "api");
+    const lines = formatDescribedCalls("kubectl", [{ ...CALL, args: ["exec", "p", "--", "sh", "-c", "a\nb"] }], "api");
     assert.deepEqual(lines.slice(-2), ["#   kubectl: kubectl exec p -- sh -c 'a", "#   b'"]);
   });
 

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { prepareEmergencyExit } from "../../src/cli/emergency-exit.js";
 import { createHumanLogSink, createNdjsonLogSink, type ClosableSink } from "../../src/events/sinks.js";
-import { createStepTracker } from "../../src/result/step-tracker.js";
+import { createStepTracker } from "../../src/run/step-tracker.js";
 import { SAMPLE_EVENTS } from "../support/run-event-samples.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
 

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { EXIT, exitCodeForError, exitCodeForResult } from "../../src/cli/exit-codes.js";
-import { CancelledError, InfraError, InputError } from "../../src/errors.js";
-import { buildRunResult, type RunResultInput } from "../../src/result/run-result.js";
+import { CancelledError, InfraError, InputError } from "../../src/core/errors.js";
+import { buildRunResult, type RunResultInput } from "../../src/run/run-result.js";
 
 const base: RunResultInput = {
   runId: "1",

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { applyPodFlags, findPodFlag, layPodFlags, readPodFlags } from "../../src/cli/pod-options.js";
 import { DEFAULT_RUNNER_CONFIG, type RunnerConfigSource } from "../../src/config/runner-config.js";
-import { InputError } from "../../src/errors.js";
+import { InputError } from "../../src/core/errors.js";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { makeWorkspace, runCli } from "../support/run-cli.js";

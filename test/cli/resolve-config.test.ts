@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { renderDryRun } from "../../src/cli/dry-run.js";
 import { resolveRunConfig, type RawRunOptions } from "../../src/cli/resolve-config.js";
-import { InputError } from "../../src/errors.js";
+import { InputError } from "../../src/core/errors.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
 
 function workspace(): { dir: string; options: RawRunOptions } {

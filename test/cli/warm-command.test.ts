@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { resolveWarmConfig, type RawWarmOptions } from "../../src/cli/commands/warm.js";
 import { readKeepWarm } from "../../src/cli/warm-options.js";
-import { InputError } from "../../src/errors.js";
+import { InputError } from "../../src/core/errors.js";
 import { makeWorkspace, runCli } from "../support/run-cli.js";
 
 const defaults: RawWarmOptions = { for: "10m", count: "1", cpu: "500m", memory: "512Mi", image: "busybox:1.36", maxWarm: "1" };

@@ -4,7 +4,7 @@ import { writeFileSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import { describe, it } from "node:test";
 import { listKubeconfigFiles, readContextNamespace } from "../../src/cluster/kubeconfig-namespace.js";
-import { InputError } from "../../src/errors.js";
+import { InputError } from "../../src/core/errors.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
 
 const dir = makeTestTempDir("knotless-kubeconfig-");

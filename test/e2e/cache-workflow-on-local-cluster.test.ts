@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { startLocalCluster, type LocalCluster } from "../../local-cluster/index.js";
 import { listStoredEntries } from "../../src/cache/list-entries.js";
-import type { RunResult } from "../../src/result/run-result.js";
+import type { RunResult } from "../../src/run/run-result.js";
 import { assertNothingLeft, E2E_KUBECTLS, findPodmanSkipReason } from "../support/local-cluster-e2e.js";
 import { readResult, runCli } from "../support/run-cli.js";
 

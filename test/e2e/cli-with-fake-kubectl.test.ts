@@ -8,7 +8,7 @@ import { pathToFileURL } from "node:url";
 import { describe, it } from "node:test";
 import { createFakeCluster, type FakeCluster } from "../fixtures/fake-kubectl/harness.js";
 import { formatCommand, quoteArg } from "../../src/events/format-event.js";
-import { PLANNED_POD } from "../../src/plan/call-plan.js";
+import { PLANNED_POD } from "../../src/dry-run/call-plan.js";
 import { findNobodySkipReason } from "../support/nobody.js";
 import { makeWorkspace, readResult, REPO_ROOT, runCli } from "../support/run-cli.js";
 

@@ -5,9 +5,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { startLocalCluster, type LocalCluster } from "../../local-cluster/index.js";
-import { hashCacheName } from "../../src/cache/pvc-layout.js";
+import { hashCacheName } from "../../src/pod/pvc-layout.js";
 import { Kubectl } from "../../src/cluster/kubectl/kubectl.js";
-import type { RunResult } from "../../src/result/run-result.js";
+import type { RunResult } from "../../src/run/run-result.js";
 import { assertNothingLeft, E2E_KUBECTLS, findPodmanSkipReason } from "../support/local-cluster-e2e.js";
 import { readResult, runCli } from "../support/run-cli.js";
 

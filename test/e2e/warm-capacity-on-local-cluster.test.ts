@@ -5,7 +5,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, beforeEach, describe, it } from "node:test";
 import { startLocalCluster, type KubeObject, type LocalCluster } from "../../local-cluster/index.js";
-import type { RunResult } from "../../src/result/run-result.js";
+import type { RunResult } from "../../src/run/run-result.js";
 import { makeWorkspace, readResult, REPO_ROOT, runCli } from "../support/run-cli.js";
 
 const SDK = "/usr/lib/google-cloud-sdk/bin";

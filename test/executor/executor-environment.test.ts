@@ -4,18 +4,18 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { before, describe, it } from "node:test";
 import type { IJob } from "kubernetes-models/batch/v1/Job";
-import { InputError } from "../../src/errors.js";
+import { InputError } from "../../src/core/errors.js";
 import type { RunEventInput } from "../../src/events/run-events.js";
-import type { ExecutorContext, ExecutorSettings } from "../../src/executor/context.js";
-import { KubernetesExecutor } from "../../src/executor/kubernetes-executor.js";
+import type { ExecutorContext, ExecutorSettings } from "../../src/executor/kubernetes/context.js";
+import { KubernetesExecutor } from "../../src/executor/kubernetes/kubernetes-executor.js";
 import { scanUploadTrees } from "../../src/transfer/scan-tree.js";
 import { exampleSettings } from "../support/example-settings.js";
 import { ScriptedKubectl, type RecordedCall } from "../support/scripted-kubectl.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
-import { podList, runningPod } from "./cluster-objects.js";
-import { SECRETS, assertNoSecretIn, honestSecretsPod } from "./secrets-fixtures.js";
-import { UNIT_TIMINGS } from "./test-context.js";
-import { honestPod } from "./upload-pod.js";
+import { podList, runningPod } from "./kubernetes/cluster-objects.js";
+import { SECRETS, assertNoSecretIn, honestSecretsPod } from "./kubernetes/secrets-fixtures.js";
+import { UNIT_TIMINGS } from "./kubernetes/test-context.js";
+import { honestPod } from "./kubernetes/upload-pod.js";
 
 /** The helper subcommand an exec ran (`secrets`, `run`, ...), or "upload" for the upload's `sh -c`. */
 function execKind(call: RecordedCall): string {

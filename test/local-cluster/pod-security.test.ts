@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { checkPodSecurity } from "../../local-cluster/pod-security.js";
-import { buildJobManifest } from "../../src/k8s/manifest.js";
+import { buildJobManifest } from "../../src/manifests/manifest.js";
 
 const input = { jobName: "knotless-run-1", runId: "1", runIdLabel: "1", image: "busybox:1.36", cpu: "500m", memory: "512Mi", budgetSeconds: 60, createToken: "t" };
 const restrictedNamespace = { apiVersion: "v1", kind: "Namespace", metadata: { name: "ci", uid: "", resourceVersion: "", creationTimestamp: "", labels: { "pod-security.kubernetes.io/enforce": "restricted" } } };

@@ -1,13 +1,13 @@
 // What a failed call of an operator command is: bad input, unreachable, refused (403), not accepted (401), or other.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { InfraError, InputError } from "../../src/errors.js";
-import { describeCallFailure } from "../../src/ops/cluster-reads.js";
+import { InfraError, InputError } from "../../src/core/errors.js";
+import { describeOperatorCallFailure } from "../../src/ops/cluster-reads.js";
 import { mapKubectlFailure } from "../../src/cluster/kubectl/kubectl-errors.js";
 
-const fail = (stderr: string) => describeCallFailure("listing the Jobs", mapKubectlFailure(stderr));
+const fail = (stderr: string) => describeOperatorCallFailure("listing the Jobs", mapKubectlFailure(stderr));
 
-describe("describeCallFailure", () => {
+describe("describeOperatorCallFailure", () => {
   it("tells a missing permission (403) from a credential the server does not accept (401)", () => {
     const refused = fail('Error from server (Forbidden): jobs.batch is forbidden: User "u" cannot list resource "jobs"\n');
     assert.ok(refused instanceof InfraError && refused.reason === "forbidden");

@@ -9,7 +9,7 @@ import { spawnSync } from "node:child_process";
 import { once } from "node:events";
 import { gunzipSync } from "node:zlib";
 import { CACHE_RESTORED_TAG, checkCacheRestoreReply, findMissingDecoder, parseCacheSaveStatus, parseFilesPacked } from "../../src/pod/cache-script.js";
-import { sniffCompression } from "../../src/cache/sniff-compression.js";
+import { sniffCompression } from "../../src/transfer/sniff-compression.js";
 import { readArchiveNames } from "../support/tar-names.js";
 import { extractOutputs } from "../../src/transfer/extract-outputs.js";
 import { FLAVOURS, FLAVOUR_TITLES, HAS_BWRAP, createPod, type Flavour } from "./helper-pod.js";

@@ -4,26 +4,28 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import type { ArtifactSpec } from "../../src/artifacts/artifact-types.js";
+import type { ArtifactSpec } from "../../src/workflow/artifact-types.js";
 import { PassThrough } from "node:stream";
 import { createHostCacheDriver } from "../../src/cache/host-cache-driver.js";
-import type { CacheArchiveGate } from "../../src/executor/cache-transfer.js";
-import type { CacheSpec } from "../../src/cache/cache-types.js";
+import type { CacheArchiveGate } from "../../src/executor/cache-archive.js";
+import type { CacheSpec } from "../../src/workflow/cache-types.js";
 import { exitCodeForResult } from "../../src/cli/exit-codes.js";
 import type { RunEvent } from "../../src/events/run-events.js";
 import { Kubectl } from "../../src/cluster/kubectl/kubectl.js";
-import type { RunResult } from "../../src/result/run-result.js";
-import { runWorkflow, type RunSettings } from "../../src/run/run-workflow.js";
+import { KubectlCluster } from "../../src/cluster/kubectl/kubectl-cluster.js";
+import type { RunResult } from "../../src/run/run-result.js";
+import { runWorkflow } from "../../src/run/run-workflow.js";
+import type { RunSettings } from "../../src/settings/run-settings.js";
 import { exampleSettings } from "../support/example-settings.js";
 import { ScriptedExecutor, STEP_SUCCEEDED, untilAborted, type ExecutorScript } from "../support/scripted-executor.js";
 import { MemoryCacheStore } from "../cache/memory-store.js";
 
-const NO_KUBECTL = new Kubectl({
+const NO_CLUSTER = new KubectlCluster(new Kubectl({
   binary: "kubectl",
   spawn: () => {
     throw new Error("this test spawns no kubectl");
   },
-});
+}), {});
 
 const REPO = "did:plc:abc/knot";
 
@@ -54,7 +56,7 @@ async function run(store: MemoryCacheStore | undefined, script: ExecutorScript, 
   let executor: ScriptedExecutor | undefined;
   const result = await runWorkflow({
     settings: { ...exampleSettings({ steps: ["install", "test"] }), checkoutDir: checkout, ...settings },
-    kubectl: NO_KUBECTL,
+    cluster: NO_CLUSTER,
     signal: signal ?? new AbortController().signal,
     sinks: [(event) => events.push(event)],
     createExecutor: (ctx) => (executor = new ScriptedExecutor(ctx, script)),

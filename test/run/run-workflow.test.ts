@@ -4,22 +4,23 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import { CancelledError, InfraError, InputError } from "../../src/errors.js";
+import { CancelledError, InfraError, InputError } from "../../src/core/errors.js";
 import type { RunEvent } from "../../src/events/run-events.js";
-import type { ExecutorTimings } from "../../src/executor/context.js";
+import type { ExecutorTimings } from "../../src/executor/kubernetes/context.js";
 import { Kubectl } from "../../src/cluster/kubectl/kubectl.js";
-import type { RunResult } from "../../src/result/run-result.js";
+import { KubectlCluster } from "../../src/cluster/kubectl/kubectl-cluster.js";
+import type { RunResult } from "../../src/run/run-result.js";
 import { runWorkflow, type RunWorkflowOptions } from "../../src/run/run-workflow.js";
 import { exampleSettings } from "../support/example-settings.js";
 import { EMPTY_REPORT, SCRIPTED_POD, STEP_SUCCEEDED, ScriptedExecutor, untilAborted, type ExecutorScript } from "../support/scripted-executor.js";
 
-/** A kubectl that must never be spawned: the scripted executor stands in for the cluster. */
-const NO_KUBECTL = new Kubectl({
+/** A cluster over a kubectl that must never be spawned: the scripted executor stands in for the cluster. */
+const NO_CLUSTER = new KubectlCluster(new Kubectl({
   binary: "kubectl",
   spawn: () => {
     throw new Error("this test spawns no kubectl");
   },
-});
+}), {});
 
 interface ScriptedRun {
   readonly result: RunResult;
@@ -49,7 +50,7 @@ async function runScripted(
   let executor: ScriptedExecutor | undefined;
   const result = await runWorkflow({
     settings: { ...exampleSettings({ steps: ["build", "test", "package"] }), checkoutDir: checkout, ...options.settings },
-    kubectl: NO_KUBECTL,
+    cluster: NO_CLUSTER,
     signal: options.signal ?? new AbortController().signal,
     ...(options.forceSignal ? { forceSignal: options.forceSignal } : {}),
     sinks: [(event) => events.push(event), ...(options.onEvent ? [options.onEvent] : [])],
@@ -492,7 +493,7 @@ describe("runWorkflow with a git checkout", () => {
     let executor: GitExecutor | undefined;
     const result = await runWorkflow({
       settings: { ...exampleSettings({ steps: ["build"] }), checkoutDir: empty, gitCheckout },
-      kubectl: NO_KUBECTL,
+      cluster: NO_CLUSTER,
       signal: new AbortController().signal,
       sinks: [(event) => events.push(event)],
       createExecutor: (ctx) => (executor = new GitExecutor(ctx, podHasGit, cloneFails)),

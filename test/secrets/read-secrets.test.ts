@@ -4,7 +4,7 @@ import { execFileSync } from "node:child_process";
 import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { InputError } from "../../src/errors.js";
+import { InputError } from "../../src/core/errors.js";
 import { checkSecretsFileMode, MAX_SECRETS_FILE_BYTES, mergeSecrets, parseSecretsFile, readSecretsFile, readSecretsFromEnv } from "../../src/secrets/read-secrets.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
 

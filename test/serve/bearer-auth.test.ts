@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { chmodSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { InputError } from "../../src/errors.js";
+import { InputError } from "../../src/core/errors.js";
 import { createBearerCheck, readTokenFile, watchTokenFile } from "../../src/serve/bearer-auth.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { CancelledError, InfraError } from "../../src/errors.js";
+import { CancelledError, InfraError } from "../../src/core/errors.js";
 import { formatServerErrorLine, mapErrorToHttp, XrpcError } from "../../src/serve/http-errors.js";
 
 describe("the service's 5xx answers", () => {

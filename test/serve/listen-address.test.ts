@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { InputError } from "../../src/errors.js";
+import { InputError } from "../../src/core/errors.js";
 import { checkListenSecurity, isLoopback, readListenAddress } from "../../src/serve/listen-address.js";
 
 describe("the listen address", () => {

@@ -3,7 +3,7 @@ import { mkdirSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { DEFAULT_RUNNER_CONFIG, type RunnerLimits } from "../../src/config/runner-config.js";
-import { describeError, InputError } from "../../src/errors.js";
+import { describeError, InputError } from "../../src/core/errors.js";
 import { WorkflowError } from "../../src/workflow/workflow-errors.js";
 import { XrpcError } from "../../src/serve/http-errors.js";
 import { prepareSubmission, type RunDefaults } from "../../src/serve/prepare-submission.js";

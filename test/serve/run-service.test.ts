@@ -11,7 +11,7 @@ import type { FollowerOutput } from "../../src/serve/follower-output.js";
 import { XrpcError } from "../../src/serve/http-errors.js";
 import { loadLexicons } from "../../src/serve/lexicon-schemas.js";
 import type { RunDefaults, SubmitRunInput } from "../../src/serve/prepare-submission.js";
-import type { RunResult } from "../../src/result/run-result.js";
+import type { RunResult } from "../../src/run/run-result.js";
 import { RunService } from "../../src/serve/run-service.js";
 import { RunStore, type StatusEvent } from "../../src/serve/run-store.js";
 import { WorkflowError } from "../../src/workflow/workflow-errors.js";

@@ -3,7 +3,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Readable } from "node:stream";
 import { after, before, describe, it } from "node:test";
-import { InputError } from "../../src/errors.js";
+import { InputError } from "../../src/core/errors.js";
 import { XrpcError } from "../../src/serve/http-errors.js";
 import { loadLexicons, NSID } from "../../src/serve/lexicon-schemas.js";
 import { createXrpcRouter, type XrpcHandler } from "../../src/serve/xrpc-router.js";

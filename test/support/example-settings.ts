@@ -1,5 +1,5 @@
 // Builds executor settings for tests without touching the file system.
-import type { ExecutorSettings } from "../../src/executor/context.js";
+import type { ExecutorSettings } from "../../src/executor/kubernetes/context.js";
 
 export function exampleSettings(options: { steps: readonly string[]; sharedSteps?: boolean }): ExecutorSettings {
   return {

@@ -1,6 +1,6 @@
 // A matcher for assert.rejects: the error is an InfraError with this reason (and a message matching `message`).
 import assert from "node:assert/strict";
-import { InfraError } from "../../src/errors.js";
+import { InfraError } from "../../src/core/errors.js";
 
 export function isInfraError(reason: InfraError["reason"], message?: RegExp): (error: unknown) => boolean {
   return (error) => {

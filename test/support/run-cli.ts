@@ -3,7 +3,7 @@ import { execFileSync, spawn } from "node:child_process";
 import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { RunResult } from "../../src/result/run-result.js";
+import type { RunResult } from "../../src/run/run-result.js";
 import { makeTestTempDir } from "./temp-dir.js";
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");

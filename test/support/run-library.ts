@@ -2,13 +2,13 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { RunEvent } from "../../src/events/run-events.js";
-import type { ExecutorTimings } from "../../src/executor/context.js";
+import type { ExecutorTimings } from "../../src/executor/kubernetes/context.js";
 import { Kubectl } from "../../src/cluster/kubectl/kubectl.js";
 import { KubectlCluster } from "../../src/cluster/kubectl/kubectl-cluster.js";
 import { openApiCluster } from "../../src/cluster/api/open-api-cluster.js";
 import type { Cluster } from "../../src/cluster/cluster.js";
 import { runWorkflow, type RunWorkflowOptions } from "../../src/run/run-workflow.js";
-import type { RunResult } from "../../src/result/run-result.js";
+import type { RunResult } from "../../src/run/run-result.js";
 import type { HostTarSetting } from "../../src/transfer/host-tar.js";
 import { exampleSettings } from "./example-settings.js";
 import { makeWorkspace } from "./run-cli.js";

@@ -1,10 +1,10 @@
 // A scriptable Executor that records its calls, for testing the run's orchestration without kubectl.
-import { CancelledError } from "../../src/errors.js";
-import type { ExecutorContext } from "../../src/executor/context.js";
+import { CancelledError } from "../../src/core/errors.js";
+import type { ExecutorContext } from "../../src/executor/kubernetes/context.js";
 import type { Executor, RunPod, StepOutcome, TeardownReport, UploadSummary } from "../../src/executor/executor.js";
-import type { ArtifactReport, ArtifactSpec } from "../../src/artifacts/artifact-types.js";
-import type { CacheSpec, CacheWriter } from "../../src/cache/cache-types.js";
-import type { CacheArchive, CacheArchiveGate, CacheSaveOutcome } from "../../src/executor/cache-transfer.js";
+import type { ArtifactReport, ArtifactSpec } from "../../src/workflow/artifact-types.js";
+import type { CacheSpec, CacheWriter } from "../../src/workflow/cache-types.js";
+import type { CacheArchive, CacheArchiveGate, CacheSaveOutcome } from "../../src/executor/cache-archive.js";
 import type { ExtractReport } from "../../src/transfer/extract-outputs.js";
 import type { UploadTrees } from "../../src/transfer/scan-tree.js";
 

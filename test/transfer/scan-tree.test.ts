@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { ScanError, scanTree, scanUploadTrees } from "../../src/transfer/scan-tree.js";
-import { InputError } from "../../src/errors.js";
+import { InputError } from "../../src/core/errors.js";
 import { collectStream, makeTempDir, runWithInput } from "./tree-helpers.js";
 import { findNobodySkipReason } from "../support/nobody.js";
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { CancelledError } from "../../src/errors.js";
+import { CancelledError } from "../../src/core/errors.js";
 import { claimPlaceholder } from "../../src/warm/claim-placeholder.js";
 import { ScriptedKubectl } from "../support/scripted-kubectl.js";
 import { jobList, placeholderJob, STARTED_AT } from "./placeholder-jobs.js";

@@ -1,6 +1,6 @@
 // Placeholder Job objects as the API server returns them (started, ready, ended, being deleted), for the warm tests.
 import type { IJob } from "kubernetes-models/batch/v1/Job";
-import { buildPlaceholderManifest } from "../../src/k8s/placeholder-manifest.js";
+import { buildPlaceholderManifest } from "../../src/manifests/placeholder-manifest.js";
 
 /** 2026-01-01T10:00:00Z, the start of every placeholder here unless said otherwise. */
 export const STARTED_AT = Date.parse("2026-01-01T10:00:00Z");

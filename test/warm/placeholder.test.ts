@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { buildJobManifest } from "../../src/k8s/manifest.js";
+import { buildJobManifest } from "../../src/manifests/manifest.js";
 import { listFreeSlotNames, orderClaimCandidates, readPlaceholder, readPlaceholderList } from "../../src/warm/placeholder.js";
 import { jobList, placeholderJob, STARTED_AT } from "./placeholder-jobs.js";
 

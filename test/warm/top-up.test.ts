@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { InfraError, InputError } from "../../src/errors.js";
+import { InfraError, InputError } from "../../src/core/errors.js";
 import { releasePlaceholders } from "../../src/warm/release.js";
 import { topUpPlaceholders, type WarmSpec } from "../../src/warm/top-up.js";
 import { ScriptedKubectl, type RecordedCall } from "../support/scripted-kubectl.js";

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { DEFAULT_RUNNER_CONFIG, type RunnerConfig } from "../../src/config/runner-config.js";
-import { NIX_INSTALL_STEP_NAME } from "../../src/workflow/nix-install.js";
-import { resolveWorkflow, type ResolvedWorkflow } from "../../src/workflow/resolve-workflow.js";
+import { NIX_INSTALL_STEP_NAME } from "../../src/pod/nix-install.js";
+import { resolveWorkflow, type ResolvedWorkflow } from "../../src/settings/resolve-workflow.js";
 import { formatIssue } from "../../src/workflow/workflow-errors.js";
 import { parseErrors, parseOk } from "./workflow-fixtures.js";
 

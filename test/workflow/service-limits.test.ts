@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { DEFAULT_RUNNER_CONFIG } from "../../src/config/runner-config.js";
-import { applyLimits } from "../../src/workflow/apply-limits.js";
+import { applyLimits } from "../../src/settings/apply-limits.js";
 import { formatIssue } from "../../src/workflow/workflow-errors.js";
 import { parseOk } from "./workflow-fixtures.js";
 

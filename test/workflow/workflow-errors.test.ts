@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { InputError } from "../../src/errors.js";
+import { InputError } from "../../src/core/errors.js";
 import { formatIssue, WorkflowError } from "../../src/workflow/workflow-errors.js";
 import { parseErrors } from "./workflow-fixtures.js";
 

@@ -1,11 +1,11 @@
 // `cache list|prune`: the host directory cache store's entries, and removing the unused or the least recently used.
-import { readDuration } from "../../config/duration.js";
-import { readSize } from "../../config/patterns.js";
-import { describeError, InputError } from "../../errors.js";
+import { readDuration } from "../../core/duration.js";
+import { readSize } from "../../core/patterns.js";
+import { describeError, InputError } from "../../core/errors.js";
 import type { CommandSpec } from "../command-spec.js";
 import { EXIT, exitCodeForError } from "../exit-codes.js";
 
-export interface RawCacheOptions {
+export interface RawCacheCommandOptions {
   cacheDir?: string;
   repo?: string;
   olderThan?: string;
@@ -23,7 +23,7 @@ export interface CacheCommandConfig {
 }
 
 /** Validates the action and options; throws InputError. Touches nothing. */
-export async function resolveCacheCommand(args: readonly string[], raw: RawCacheOptions, env: NodeJS.ProcessEnv): Promise<CacheCommandConfig> {
+export async function resolveCacheCommand(args: readonly string[], raw: RawCacheCommandOptions, env: NodeJS.ProcessEnv): Promise<CacheCommandConfig> {
   const [action] = args;
   if (action !== "list" && action !== "prune") throw new InputError(`cache expects list or prune, got ${JSON.stringify(action ?? "")}`);
   if (action === "list") {
@@ -50,7 +50,7 @@ export async function resolveCacheCommand(args: readonly string[], raw: RawCache
   };
 }
 
-export const cacheCommand: CommandSpec<RawCacheOptions> = {
+export const cacheCommand: CommandSpec<RawCacheCommandOptions> = {
   name: "cache",
   summary: "show the host's cache store (list), or remove entries unused for --older-than or over --max-bytes (prune); no cluster needed",
   arguments: "<list|prune>",
@@ -65,7 +65,7 @@ export const cacheCommand: CommandSpec<RawCacheOptions> = {
 };
 
 /** Prints the listing or what prune removed on stdout; exit 0, 2 for bad input, 3 when the store cannot be read or changed. */
-export async function executeCache(args: readonly string[], options: RawCacheOptions, env: NodeJS.ProcessEnv): Promise<number> {
+export async function executeCache(args: readonly string[], options: RawCacheCommandOptions, env: NodeJS.ProcessEnv): Promise<number> {
   try {
     const config = await resolveCacheCommand(args, options, env);
     const [{ createDirStore }, format] = await Promise.all([import("../../cache/dir-store.js"), import("../../cache/format-cache.js")]);

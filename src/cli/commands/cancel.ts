@@ -1,6 +1,6 @@
 // `cancel RUN_ID`: asks a running run to stop, through the cluster, from this host or any other.
-import { InputError } from "../../errors.js";
-import { isAcceptableRunId } from "../../k8s/names.js";
+import { InputError } from "../../core/errors.js";
+import { isAcceptableRunId } from "../../manifests/names.js";
 import { CLUSTER_OPTIONS, type RawClusterOptions } from "../cluster-options.js";
 import type { CommandSpec } from "../command-spec.js";
 import { EXIT } from "../exit-codes.js";

@@ -1,10 +1,10 @@
 // `credentials`: issues (or --revoke removes) the runner's scoped identity in one namespace, with an admin kubeconfig, and writes its kubeconfig.
 import { resolve } from "node:path";
-import { InputError, describeError } from "../../errors.js";
-import { readDuration } from "../../config/duration.js";
-import { DNS_LABEL } from "../../config/patterns.js";
-import { DEFAULT_CREDENTIAL_NAME, MIN_TOKEN_SECONDS, type CredentialIdentity } from "../../credentials/credential-objects.js";
-import type { CredentialRequest } from "../../credentials/credential-plan.js";
+import { InputError, describeError } from "../../core/errors.js";
+import { readDuration } from "../../core/duration.js";
+import { DNS_LABEL } from "../../core/patterns.js";
+import { DEFAULT_CREDENTIAL_NAME, MIN_TOKEN_SECONDS, type CredentialIdentity } from "../../ops/credentials/credential-objects.js";
+import type { CredentialRequest } from "../../ops/credentials/credential-plan.js";
 import type { ClusterTarget } from "../../cluster/cluster.js";
 import { CLUSTER_OPTIONS, resolveClusterOptions, type RawClusterOptions, type TransportName } from "../cluster-options.js";
 import type { CommandSpec } from "../command-spec.js";
@@ -73,19 +73,19 @@ export const credentialsCommand: CommandSpec<RawCredentialsOptions> = {
 export async function executeCredentials(options: RawCredentialsOptions, env: NodeJS.ProcessEnv): Promise<number> {
   try {
     const config = resolveCredentialsConfig(options, env);
-    const [{ checkPrivateTarget }, report] = await Promise.all([import("../../credentials/private-file.js"), import("../../credentials/format-report.js")]);
+    const [{ checkPrivateTarget }, report] = await Promise.all([import("../../ops/credentials/private-file.js"), import("../../ops/credentials/format-report.js")]);
     if (!config.revoke) checkPrivateTarget(config.outFile!);
     if (config.dryRun) {
       process.stdout.write(config.revoke ? report.renderRevokeDryRun(config.target, config.identity, config.kubectlPath, config.outFile, config.transport) : report.renderIssueDryRun(toRequest(config), config.kubectlPath, config.transport));
       return EXIT.success;
     }
-    const { openCluster } = await import("../../cluster/open-cluster.js");
+    const { openCluster } = await import("../../cluster/transports/open-cluster.js");
     const { cluster } = await openCluster(config, env);
     if (config.revoke) {
-      const { revokeCredentials } = await import("../../credentials/revoke-credentials.js");
+      const { revokeCredentials } = await import("../../ops/credentials/revoke-credentials.js");
       process.stdout.write(report.formatRevokeReport(await revokeCredentials(cluster, config.target, config.identity, config.outFile), config.identity));
     } else {
-      const { issueCredentials } = await import("../../credentials/issue-credentials.js");
+      const { issueCredentials } = await import("../../ops/credentials/issue-credentials.js");
       process.stdout.write(report.formatIssueReport(await issueCredentials(cluster, toRequest(config)), config.identity));
     }
     return EXIT.success;

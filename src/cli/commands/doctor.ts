@@ -1,8 +1,8 @@
 // `doctor`: one line per check (kubectl, cluster, namespace, permissions, credential, nodes) before any run; exit 3 when one fails.
 import { CLUSTER_OPTIONS, type RawClusterOptions } from "../cluster-options.js";
 import type { CommandSpec } from "../command-spec.js";
-import { DNS_LABEL } from "../../config/patterns.js";
-import { InputError } from "../../errors.js";
+import { DNS_LABEL } from "../../core/patterns.js";
+import { InputError } from "../../core/errors.js";
 import { EXIT } from "../exit-codes.js";
 import { runOperatorCommand } from "../operator-command.js";
 

@@ -1,7 +1,7 @@
 // `gc`: deletes our Jobs whose run is over or abandoned, and expired warm placeholders; prints what it removed and spared, and why.
-import { formatDuration, readDuration } from "../../config/duration.js";
-import { DEFAULT_TIMINGS } from "../../executor/context.js";
-import { InputError } from "../../errors.js";
+import { formatDuration, readDuration } from "../../core/duration.js";
+import { DEFAULT_TIMINGS } from "../../executor/kubernetes/context.js";
+import { InputError } from "../../core/errors.js";
 import { CLUSTER_OPTIONS, type RawClusterOptions } from "../cluster-options.js";
 import type { CommandSpec } from "../command-spec.js";
 import { EXIT } from "../exit-codes.js";

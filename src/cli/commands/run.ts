@@ -1,15 +1,13 @@
 // `run`: runs one workflow run as one Job (or prints its plan with --dry-run) and maps the outcome to an exit code.
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { CancelledError, describeError } from "../../errors.js";
-import { createEventEmitter, type RunEventInput } from "../../events/run-events.js";
-import type { LogWriteError } from "../../events/log-file.js";
-import type { Executor } from "../../executor/executor.js";
-import type { RunResult } from "../../result/run-result.js";
+import { CancelledError, describeError } from "../../core/errors.js";
+import { createEventEmitter } from "../../events/run-events.js";
+import type { RunResult } from "../../run/run-result.js";
 import { SecretMasker } from "../../secrets/mask-stream.js";
 import { removeSecretVariables } from "../../secrets/remove-secret-variables.js";
-import { isDiskFullError, makeDiskFullError } from "../../util/disk-full.js";
-import { makeDirectorySync } from "../../util/make-directory.js";
+import { isDiskFullError, makeDiskFullError } from "../../core/disk-full.js";
+import { makeDirectorySync } from "../../core/make-directory.js";
 import type { CommandSpec } from "../command-spec.js";
 import { EXIT, exitCodeForError, exitCodeForResult } from "../exit-codes.js";
 import { resolveRunConfig, type RawRunOptions, type RunConfig } from "../resolve-config.js";
@@ -60,14 +58,13 @@ export async function executeRun(options: RawRunOptions, env: NodeJS.ProcessEnv)
 /** Runs a resolved, matching configuration for real. */
 async function executeResolvedRun(config: RunConfig, env: NodeJS.ProcessEnv): Promise<number> {
   // Loaded only for real runs, so --help, bad input and dry runs start fast.
-  const [{ runWorkflow }, { KubernetesExecutor }, { openCluster }, { createConsoleSink, createHumanLogSink, createNdjsonLogSink }, { writeResultFile }, { createStepTracker }, { prepareEmergencyExit }, { createOutputBudget }] =
+  const [{ launchRun, openRunLogFiles }, { KubernetesExecutor }, { openCluster }, { createConsoleSink }, { createStepTracker }, { prepareEmergencyExit }, { createOutputBudget }] =
     await Promise.all([
-      import("../../run/run-workflow.js"),
-      import("../../executor/kubernetes-executor.js"),
-      import("../../cluster/open-cluster.js"),
+      import("../../run/launch.js"),
+      import("../../executor/kubernetes/kubernetes-executor.js"),
+      import("../../cluster/transports/open-cluster.js"),
       import("../../events/sinks.js"),
-      import("../../result/result-file.js"),
-      import("../../result/step-tracker.js"),
+      import("../../run/step-tracker.js"),
       import("../emergency-exit.js"),
       import("../../events/output-budget.js"),
     ]);
@@ -85,17 +82,11 @@ async function executeResolvedRun(config: RunConfig, env: NodeJS.ProcessEnv): Pr
   const controller = new AbortController();
   const force = new AbortController();
   // A full --out disk stops the run (failed, disk-full, exit 3) instead of running on with nothing recorded.
-  const onWriteFailure = (error: LogWriteError): void => {
-    if (!isDiskFullError(error)) return;
-    if (!controller.signal.aborted) controller.abort(makeDiskFullError(error));
-    force.abort();
-  };
-  const logFiles = [createHumanLogSink(join(settings.outDir, "run.log"), { clusterCalls: true, onWriteFailure }), createNdjsonLogSink(join(settings.outDir, "log.ndjson"), { onWriteFailure })];
+  const logFiles = openRunLogFiles(settings.outDir, { controller, force });
   const logs = [createConsoleSink(process.stdout, process.stderr, { clusterCalls: config.verbose }), ...logFiles];
   const stepTracker = createStepTracker(); // what a crash writes into result.json
   const outputBudget = createOutputBudget(settings.maxLogBytes); // the run's own, so that a crash can still report its counts
-  const sinks = [...logs.map((log) => log.sink), stepTracker.sink];
-  const emit = createEventEmitter(sinks);
+  const emit = createEventEmitter([...logs.map((log) => log.sink), stepTracker.sink]);
   for (const message of config.clamped) emit({ kind: "notice", level: "warning", message });
   const { cluster } = await openCluster({ target: settings.target, kubectlPath: config.kubectlPath, transport: config.transport }, childEnv, {
     kubectl: (args) => emit({ kind: "kubectl", args }),
@@ -144,38 +135,32 @@ async function executeResolvedRun(config: RunConfig, env: NodeJS.ProcessEnv): Pr
   process.on("SIGTERM", onSignal);
   process.on("uncaughtException", onCrash);
   process.on("unhandledRejection", onCrash);
+  let finished: RunResult | undefined;
   try {
-    // The store is opened only for a run that has caches (the module loads only then).
-    const backend = (settings.caches?.length ?? 0) > 0 ? settings.cacheBackend : undefined;
-    const openCacheDriver = backend ? (await import("../../cache/open-cache-driver.js")).openCacheDriver : undefined;
-    const result = await runWorkflow({
+    const result = await launchRun({
       settings,
       cluster,
-      signal: controller.signal,
-      forceSignal: force.signal,
-      sinks,
+      controller,
+      force,
+      logs,
+      sinks: [stepTracker.sink],
       outputBudget,
       timings: config.timings,
       createExecutor: (ctx) => (executor = new KubernetesExecutor(ctx)),
-      ...(backend && openCacheDriver ? { cacheDriver: (ex: Executor, emit: (event: RunEventInput) => void) => openCacheDriver(backend, ex, emit, { cluster, target: settings.target, runId: settings.runId }) } : {}),
+      onFinished: (ended) => (finished = ended),
+      // A log that could not be written (no space left, say) does not change the run's verdict: it is reported.
+      warn: (message) => process.stderr.write(`knotless-runner-k8s: warning: ${message}\n`),
     });
-    try {
-      await writeResultFile(join(settings.outDir, "result.json"), result);
-    } catch (error) {
-      if (!isDiskFullError(error)) throw error;
-      process.stderr.write(`knotless-runner-k8s: the run ended ${result.status}, but ${describeError(makeDiskFullError(error))}\n`);
-      return EXIT.infrastructure;
-    }
     process.stderr.write(`result: ${join(settings.outDir, "result.json")}\n`);
     return exitCodeForResult(result);
+  } catch (error) {
+    if (finished === undefined || !isDiskFullError(error)) throw error;
+    process.stderr.write(`knotless-runner-k8s: the run ended ${finished.status}, but ${describeError(makeDiskFullError(error))}\n`);
+    return EXIT.infrastructure;
   } finally {
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
     process.off("uncaughtException", onCrash);
     process.off("unhandledRejection", onCrash);
-    // A log that could not be written (no space left, say) does not change the run's verdict: it is reported.
-    for (const closed of await Promise.allSettled(logs.map((log) => log.close()))) {
-      if (closed.status === "rejected") process.stderr.write(`knotless-runner-k8s: warning: ${describeError(closed.reason)}\n`);
-    }
   }
 }

@@ -1,5 +1,5 @@
 // `serve`: the runner as a service that holds many runs at once, driven over XRPC; runs until SIGTERM, then drains.
-import { CancelledError, describeError } from "../../errors.js";
+import { CancelledError, describeError } from "../../core/errors.js";
 import type { CommandSpec } from "../command-spec.js";
 import { EXIT, exitCodeForError } from "../exit-codes.js";
 import { SERVE_OPTIONS, type RawServeOptions } from "../serve-options.js";

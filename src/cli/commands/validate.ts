@@ -1,5 +1,5 @@
 // `validate`: checks workflow files (and `--config`) without a cluster or a checkout; exit 0 when all are good, 2 listing every error.
-import { InputError } from "../../errors.js";
+import { InputError } from "../../core/errors.js";
 import type { CommandSpec } from "../command-spec.js";
 import { EXIT } from "../exit-codes.js";
 
@@ -12,7 +12,7 @@ export const validateCommand: CommandSpec<{ config?: string }> = {
     if (args.length === 0 && options.config === undefined) throw new InputError("validate expects workflow files or directories, or --config FILE");
     // Loaded here, so that the command costs nothing until it runs: only the YAML parser comes with it.
     const [{ formatValidateReport, validateWorkflowPaths }, { readRunnerConfig }, { WorkflowError }] = await Promise.all([
-      import("../../workflow/validate-files.js"),
+      import("../../settings/validate-files.js"),
       import("../../config/read-runner-config.js"),
       import("../../workflow/workflow-errors.js"),
     ]);

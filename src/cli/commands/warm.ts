@@ -1,7 +1,7 @@
 // `warm`: tops the namespace up to N warm placeholders ahead of a burst of runs, or (--release) deletes them now.
 import { resolve } from "node:path";
-import { IMAGE, QUANTITY } from "../../config/patterns.js";
-import { CancelledError, describeError, InputError } from "../../errors.js";
+import { IMAGE, QUANTITY } from "../../core/patterns.js";
+import { CancelledError, describeError, InputError } from "../../core/errors.js";
 import type { ClusterTarget } from "../../cluster/cluster.js";
 import type { CommandSpec } from "../command-spec.js";
 import { CLUSTER_OPTIONS, resolveClusterOptions, type RawClusterOptions, type TransportName } from "../cluster-options.js";
@@ -94,7 +94,7 @@ export async function executeWarm(options: RawWarmOptions, env: NodeJS.ProcessEn
     return EXIT.success;
   }
   const [{ openCluster }, { topUpPlaceholders }, { releasePlaceholders }] = await Promise.all([
-    import("../../cluster/open-cluster.js"),
+    import("../../cluster/transports/open-cluster.js"),
     import("../../warm/top-up.js"),
     import("../../warm/release.js"),
   ]);
@@ -121,8 +121,8 @@ export async function executeWarm(options: RawWarmOptions, env: NodeJS.ProcessEn
 async function renderWarmDryRun(config: WarmConfig): Promise<string> {
   const [{ stringify }, { buildPlaceholderManifest }, { PLANNED_PLACEHOLDER, planReleaseCalls, planWarmCalls }, { formatPlannedCalls }] = await Promise.all([
     import("yaml"),
-    import("../../k8s/placeholder-manifest.js"),
-    import("../../plan/call-plan.js"),
+    import("../../manifests/placeholder-manifest.js"),
+    import("../../dry-run/call-plan.js"),
     import("../dry-run.js"),
   ]);
   const lines: string[] = [];
@@ -131,6 +131,6 @@ async function renderWarmDryRun(config: WarmConfig): Promise<string> {
     const manifest = buildPlaceholderManifest({ name: PLANNED_PLACEHOLDER, ...(target.namespace === undefined ? {} : { namespace: target.namespace }), ...spec });
     lines.push("# Warm placeholder manifest", "---", stringify(manifest).trimEnd(), "---");
   }
-  lines.push(...formatPlannedCalls(config.kubectlPath, config.release ? planReleaseCalls(config.target) : planWarmCalls(config.target, config.spec), config.transport));
+  lines.push(...formatPlannedCalls(config.kubectlPath, config.target, config.release ? planReleaseCalls() : planWarmCalls(config.spec), config.transport));
   return `${lines.join("\n")}\n`;
 }

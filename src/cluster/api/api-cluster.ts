@@ -9,7 +9,7 @@ import type { AppliedObjects, ApplyAction, CallOptions, Cluster, CredentialObjec
 import { ClusterError, CutStreamError, NotFoundError, UnauthorizedError } from "../errors.js";
 import { STATUS_TAG_PREFIX, type ExecEnd, type ExecRequest, type ExecSession } from "../exec.js";
 import { readServerVersion } from "../server-version.js";
-import { MANAGED_SELECTOR } from "../../k8s/labels.js";
+import { MANAGED_SELECTOR } from "../../manifests/labels.js";
 import type { ApiClient } from "./api-client.js";
 import { buildDisruptionBudgetsPath, buildEventsPath, buildExecPath, buildExecQuery, buildInvolvedKindSelector, buildInvolvedSelector, buildJobsPath, buildPodsPath, buildRbacPath, buildServiceAccountsPath, buildTokenRequestPath, CREATE_QUERY } from "./api-paths.js";
 import { openExecSocket } from "./exec-socket.js";

@@ -1,76 +1,28 @@
-// Pure builders for every kubectl argument list the runner produces, each with the API permissions it needs: the single source of the call plan and of the credential's Role.
+// Pure builders for every kubectl argument list the runner produces, each declared against the call it makes
+// (cluster/permissions.ts: the permissions it needs, whose call it is).
 
 import type { ClusterTarget } from "../cluster.js";
+import { CLUSTER_CALLS, type CallDeclaration } from "../permissions.js";
 
 export type { ClusterTarget } from "../cluster.js";
 
-import { RUN_CONTAINER } from "../../k8s/names.js";
+import { RUN_CONTAINER } from "../../manifests/names.js";
 
 export { RUN_CONTAINER };
 
 /** A bound for calls that talk to the API server only (never for exec, which streams for as long as a step runs). */
 export const API_REQUEST_TIMEOUT = "30s";
 
-/** One rule of what a kubectl call asks of the API server, in the shape of an RBAC PolicyRule (namespaced). */
-export interface ApiPermission {
-  /** "" for the core group. */
-  readonly apiGroup: string;
-  /** A resource or subresource: `jobs`, `pods/exec`. */
-  readonly resource: string;
-  readonly verbs: readonly string[];
-}
+/** A builder of one kind of kubectl call, carrying its call's declaration (permissions, scope, optional). */
+export type KubectlCall<A extends unknown[]> = ((...args: A) => string[]) & CallDeclaration;
 
 /**
- * Whose call it is: the runner's (its permissions make the scoped credential's Role) or the admin's (the
- * `credentials` command, run once with an admin kubeconfig: never granted to the runner).
+ * The one way to declare a kubectl builder: against the call it makes, so a new builder cannot be added without its
+ * call's permissions (a test checks every `build*Args` export is listed in KUBECTL_CALLS or ADMIN_KUBECTL_CALLS).
  */
-export type CallScope = "runner" | "admin";
-
-/** A builder of one kind of kubectl call, carrying the permissions that call needs and whose call it is. */
-export type KubectlCall<A extends unknown[]> = ((...args: A) => string[]) & {
-  readonly permissions: readonly ApiPermission[];
-  readonly scope: CallScope;
-  /**
-   * A diagnostic that copes with being forbidden (doctor's reads of nodes and namespaces, which are cluster-scoped
-   * and cannot be granted by a namespaced Role): its permissions are not part of the credential's Role.
-   */
-  readonly optional: boolean;
-  /** Why a call with no permissions needs none (it reads only the kubeconfig, or what every user may read). */
-  readonly needsNoPermission?: string;
-};
-
-/** What a call needs: RBAC rules, or (for calls that need none) the reason why not. */
-type CallNeeds = readonly ApiPermission[] | { readonly none: string };
-
-/** What every list of calls holds of each: enough to derive a Role. */
-type DeclaredCall = { readonly permissions: readonly ApiPermission[]; readonly scope: CallScope; readonly optional: boolean };
-
-/**
- * The one way to declare a kubectl call: its builder and the permissions it needs go together, so the scoped
- * credential's Role (src/credentials/) grants what the runner calls and nothing else, and a new call cannot be
- * added without its permission (a test checks every `build*Args` export is declared here).
- */
-function defineCall<A extends unknown[]>(needs: CallNeeds, build: (...args: A) => string[], options: { optional?: boolean } = {}): KubectlCall<A> {
-  const optional = options.optional ?? false;
-  if ("none" in needs) return Object.assign(build, { permissions: [], scope: "runner" as const, optional, needsNoPermission: needs.none });
-  return Object.assign(build, { permissions: needs, scope: "runner" as const, optional });
+function defineCall<A extends unknown[]>(call: CallDeclaration, build: (...args: A) => string[]): KubectlCall<A> {
+  return Object.assign(build, call);
 }
-
-/**
- * Declares a call only the admin makes (`credentials`): listed in ADMIN_KUBECTL_CALLS, never in KUBECTL_CALLS,
- * and skipped by collectCallPermissions even when handed to it, so it can never widen the runner's Role.
- */
-function defineAdminCall<A extends unknown[]>(permissions: readonly ApiPermission[], build: (...args: A) => string[]): KubectlCall<A> {
-  return Object.assign(build, { permissions, scope: "admin" as const, optional: false });
-}
-
-const jobs = (...verbs: string[]): ApiPermission => ({ apiGroup: "batch", resource: "jobs", verbs });
-const pods = (...verbs: string[]): ApiPermission => ({ apiGroup: "", resource: "pods", verbs });
-const events = (...verbs: string[]): ApiPermission => ({ apiGroup: "", resource: "events", verbs });
-/** The exec WebSocket (and SPDY) upgrade is authorized as get; newer API servers also check create. */
-const podsExec: ApiPermission = { apiGroup: "", resource: "pods/exec", verbs: ["get", "create"] };
-const budgets = (...verbs: string[]): ApiPermission => ({ apiGroup: "policy", resource: "poddisruptionbudgets", verbs });
-const podsLog: ApiPermission = { apiGroup: "", resource: "pods/log", verbs: ["get"] };
 
 function buildGlobalArgs(target: ClusterTarget, pinNamespace = true): string[] {
   const args: string[] = [];
@@ -84,22 +36,22 @@ function buildGlobalArgs(target: ClusterTarget, pinNamespace = true): string[] {
  * `create -f -`: the Job manifest (JSON) arrives on stdin; prints the created Job as JSON, whose namespace the
  * runner pins on later calls. Without --namespace when the namespace is the context's: kubectl picks it.
  */
-export const buildCreateArgs = defineCall([jobs("create")], (target: ClusterTarget): string[] => {
+export const buildCreateArgs = defineCall(CLUSTER_CALLS.createJob, (target: ClusterTarget): string[] => {
   return [...buildGlobalArgs(target, !target.namespaceFromContext), "create", "--request-timeout", API_REQUEST_TIMEOUT, "-f", "-", "-o", "json"];
 });
 
 /** Reads one Job as JSON (used to confirm a Job after an ambiguous create). */
-export const buildGetJobArgs = defineCall([jobs("get")], (target: ClusterTarget, jobName: string): string[] => {
+export const buildGetJobArgs = defineCall(CLUSTER_CALLS.getJob, (target: ClusterTarget, jobName: string): string[] => {
   return [...buildGlobalArgs(target), "get", "job", jobName, "--request-timeout", API_REQUEST_TIMEOUT, "-o", "json"];
 });
 
 /** Lists the run's pods as JSON (a PodList), by the run-id label set on the pod template. The API transport watches them instead (Cluster.watchPods): the Role grants both. */
-export const buildGetPodsArgs = defineCall([pods("list", "watch")], (target: ClusterTarget, labelSelector: string): string[] => {
+export const buildGetPodsArgs = defineCall(CLUSTER_CALLS.listPods, (target: ClusterTarget, labelSelector: string): string[] => {
   return [...buildGlobalArgs(target), "get", "pods", "--selector", labelSelector, "--request-timeout", API_REQUEST_TIMEOUT, "-o", "json"];
 });
 
 /** Lists the events of one object (an EventList as JSON), to explain why a pod is still Pending. The API transport watches them instead (Cluster.watchEvents): the Role grants both. */
-export const buildGetEventsArgs = defineCall([events("list", "watch")], (target: ClusterTarget, kind: "Pod" | "Job", name: string): string[] => {
+export const buildGetEventsArgs = defineCall(CLUSTER_CALLS.listEvents, (target: ClusterTarget, kind: "Pod" | "Job", name: string): string[] => {
   return [
     ...buildGlobalArgs(target),
     "get",
@@ -114,37 +66,37 @@ export const buildGetEventsArgs = defineCall([events("list", "watch")], (target:
 });
 
 /** The end of one container's log (`logs --tail --limit-bytes`): a service's last lines. */
-export const buildLogsArgs = defineCall([podsLog], (target: ClusterTarget, pod: string, container: string, tailLines: number, limitBytes: number): string[] => {
+export const buildLogsArgs = defineCall(CLUSTER_CALLS.readLogs, (target: ClusterTarget, pod: string, container: string, tailLines: number, limitBytes: number): string[] => {
   return [...buildGlobalArgs(target), "logs", pod, "-c", container, "--tail", String(tailLines), "--limit-bytes", String(limitBytes), "--request-timeout", API_REQUEST_TIMEOUT];
 });
 
 /** `exec` into the run container; `stdin` adds -i so the command reads what the runner pipes in. */
-export const buildExecArgs = defineCall([pods("get"), podsExec], (target: ClusterTarget, pod: string, command: readonly string[], stdin: boolean, container: string = RUN_CONTAINER): string[] => {
+export const buildExecArgs = defineCall(CLUSTER_CALLS.exec, (target: ClusterTarget, pod: string, command: readonly string[], stdin: boolean, container: string = RUN_CONTAINER): string[] => {
   return [...buildGlobalArgs(target), "exec", ...(stdin ? ["-i"] : []), pod, "-c", container, "--", ...command];
 });
 
 /** Deletes the Job and (background propagation) its pods; already-gone is not an error; does not block. */
-export const buildDeleteJobArgs = defineCall([jobs("delete")], (target: ClusterTarget, jobName: string): string[] => {
+export const buildDeleteJobArgs = defineCall(CLUSTER_CALLS.deleteJob, (target: ClusterTarget, jobName: string): string[] => {
   return [...buildGlobalArgs(target), "delete", "job", jobName, "--cascade=background", "--ignore-not-found", "--wait=false", "--request-timeout", API_REQUEST_TIMEOUT];
 });
 
 /** `create -f -` of the run's PodDisruptionBudget (JSON on stdin), once the Job exists; prints its name only. */
-export const buildCreateBudgetArgs = defineCall([budgets("create")], (target: ClusterTarget): string[] => {
+export const buildCreateBudgetArgs = defineCall(CLUSTER_CALLS.createBudget, (target: ClusterTarget): string[] => {
   return [...buildGlobalArgs(target), "create", "--request-timeout", API_REQUEST_TIMEOUT, "-f", "-", "-o", "name"];
 });
 
 /** Lists our PodDisruptionBudgets by label as JSON: gc removes those whose Job is gone. */
-export const buildListBudgetsArgs = defineCall([budgets("list")], (target: ClusterTarget, labelSelector: string): string[] => {
+export const buildListBudgetsArgs = defineCall(CLUSTER_CALLS.listBudgets, (target: ClusterTarget, labelSelector: string): string[] => {
   return [...buildGlobalArgs(target), "get", "poddisruptionbudgets.policy", "--selector", labelSelector, "--request-timeout", API_REQUEST_TIMEOUT, "-o", "json"];
 });
 
 /** Deletes one PodDisruptionBudget (teardown, gc); already gone is not an error. */
-export const buildDeleteBudgetArgs = defineCall([budgets("delete")], (target: ClusterTarget, name: string): string[] => {
+export const buildDeleteBudgetArgs = defineCall(CLUSTER_CALLS.deleteBudget, (target: ClusterTarget, name: string): string[] => {
   return [...buildGlobalArgs(target), "delete", "poddisruptionbudget.policy", name, "--ignore-not-found", "--wait=false", "--request-timeout", API_REQUEST_TIMEOUT];
 });
 
 /** Lists the runner's Jobs by label as JSON (a JobList): orphans, and the warm placeholders a run may claim. */
-export const buildListJobsArgs = defineCall([jobs("list")], (target: ClusterTarget, labelSelector: string): string[] => {
+export const buildListJobsArgs = defineCall(CLUSTER_CALLS.listJobs, (target: ClusterTarget, labelSelector: string): string[] => {
   return [...buildGlobalArgs(target), "get", "jobs", "--selector", labelSelector, "--request-timeout", API_REQUEST_TIMEOUT, "-o", "json"];
 });
 
@@ -153,7 +105,7 @@ export const buildListJobsArgs = defineCall([jobs("list")], (target: ClusterTarg
  * on stdin (`buildClaimBody`: background propagation, preconditions on uid and resourceVersion). The delete is the
  * claim: of two runs that saw the same placeholder, one succeeds, the other gets NotFound or Conflict.
  */
-export const buildClaimPlaceholderArgs = defineCall([jobs("delete")], (target: ClusterTarget, namespace: string, name: string): string[] => {
+export const buildClaimPlaceholderArgs = defineCall(CLUSTER_CALLS.claimPlaceholder, (target: ClusterTarget, namespace: string, name: string): string[] => {
   return [...buildGlobalArgs(target), "delete", "--raw", `/apis/batch/v1/namespaces/${namespace}/jobs/${name}`, "-f", "-", "--request-timeout", API_REQUEST_TIMEOUT];
 });
 
@@ -163,7 +115,7 @@ export function buildClaimBody(uid: string, resourceVersion: string): string {
 }
 
 /** Deletes every Job matching the selector (the placeholders, for `warm --release`) and their pods; none is fine. */
-export const buildDeleteJobsBySelectorArgs = defineCall([jobs("delete")], (target: ClusterTarget, labelSelector: string): string[] => {
+export const buildDeleteJobsBySelectorArgs = defineCall(CLUSTER_CALLS.deleteJobsBySelector, (target: ClusterTarget, labelSelector: string): string[] => {
   return [...buildGlobalArgs(target), "delete", "jobs", "--selector", labelSelector, "--cascade=background", "--ignore-not-found", "--wait=false", "--request-timeout", API_REQUEST_TIMEOUT];
 });
 
@@ -171,7 +123,7 @@ export const buildDeleteJobsBySelectorArgs = defineCall([jobs("delete")], (targe
  * Sets annotations on a Job with a JSON merge patch (one PATCH request, no read first): the run's heartbeat, a
  * cancel request from another process, the mark of a kept Job. A Job that is gone fails with NotFound.
  */
-export const buildAnnotateJobArgs = defineCall([jobs("patch")], (target: ClusterTarget, jobName: string, annotations: Readonly<Record<string, string>>): string[] => {
+export const buildAnnotateJobArgs = defineCall(CLUSTER_CALLS.annotateJob, (target: ClusterTarget, jobName: string, annotations: Readonly<Record<string, string>>): string[] => {
   const patch = JSON.stringify({ metadata: { annotations } });
   return [...buildGlobalArgs(target), "patch", "job", jobName, "--type", "merge", "-p", patch, "--request-timeout", API_REQUEST_TIMEOUT, "-o", "name"];
 });
@@ -187,15 +139,15 @@ export const WATCH_REQUEST_TIMEOUT = "5m";
  * Watches one Job: kubectl GETs it, then streams one `{"type": ..., "object": Job}` JSON document per change (the
  * first one is the Job as it is now), until WATCH_REQUEST_TIMEOUT.
  */
-export const buildWatchJobArgs = defineCall([jobs("get", "watch")], (target: ClusterTarget, jobName: string): string[] => {
+export const buildWatchJobArgs = defineCall(CLUSTER_CALLS.watchJob, (target: ClusterTarget, jobName: string): string[] => {
   return [...buildGlobalArgs(target), "get", "job", jobName, "--watch", "--output-watch-events", "-o", "json", "--request-timeout", WATCH_REQUEST_TIMEOUT];
 });
 
 /** kubectl's own version, as JSON (`clientVersion`); talks to no server. */
-export const buildClientVersionArgs = defineCall({ none: "talks to no server" }, (): string[] => ["version", "--client", "-o", "json"]);
+export const buildClientVersionArgs = defineCall(CLUSTER_CALLS.clientVersion, (): string[] => ["version", "--client", "-o", "json"]);
 
 /** kubectl's and the API server's versions, as JSON; the server part fails when it cannot be reached. */
-export const buildServerVersionArgs = defineCall({ none: "/version is readable by every user (system:public-info-viewer)" }, (target: ClusterTarget, requestTimeout: string): string[] => {
+export const buildServerVersionArgs = defineCall(CLUSTER_CALLS.serverVersion, (target: ClusterTarget, requestTimeout: string): string[] => {
   return [...buildGlobalArgs(target, false), "version", "-o", "json", "--request-timeout", requestTimeout];
 });
 
@@ -203,7 +155,7 @@ export const buildServerVersionArgs = defineCall({ none: "/version is readable b
  * The kubeconfig as kubectl resolves it for the chosen context, secrets included (`--raw`), as JSON: for the
  * context's namespace and what kind of credential it holds. What it prints must never be logged or printed.
  */
-export const buildViewConfigArgs = defineCall({ none: "reads the kubeconfig only" }, (target: ClusterTarget): string[] => {
+export const buildViewConfigArgs = defineCall(CLUSTER_CALLS.viewConfig, (target: ClusterTarget): string[] => {
   return [...buildGlobalArgs(target, false), "config", "view", "--raw", "--minify", "-o", "json"];
 });
 
@@ -212,34 +164,32 @@ export const buildViewConfigArgs = defineCall({ none: "reads the kubeconfig only
  * the answers as JSON. Through a manifest rather than `auth can-i`/`auth whoami`, whose bodies kubectl 1.33 sends
  * as protobuf; without client-side validation, which would fetch an OpenAPI document for nothing.
  */
-export const buildCreateReviewsArgs = defineCall({ none: "self reviews are allowed to every authenticated user (system:basic-user)" }, (target: ClusterTarget, requestTimeout: string): string[] => {
+export const buildCreateReviewsArgs = defineCall(CLUSTER_CALLS.createReviews, (target: ClusterTarget, requestTimeout: string): string[] => {
   return [...buildGlobalArgs(target, false), "create", "--validate=false", "-f", "-", "-o", "json", "--request-timeout", requestTimeout];
 });
 
 /** Reads one namespace (cluster-scoped: a scoped credential may not). */
 export const buildGetNamespaceArgs = defineCall(
-  [{ apiGroup: "", resource: "namespaces", verbs: ["get"] }],
+  CLUSTER_CALLS.getNamespace,
   (target: ClusterTarget, namespace: string, requestTimeout: string): string[] => {
     return [...buildGlobalArgs(target, false), "get", "namespace", namespace, "-o", "json", "--request-timeout", requestTimeout];
   },
-  { optional: true },
 );
 
 /**
  * A server-side dry run of creating the Job manifest on stdin: nothing is stored, but the namespace must exist and
  * admission must accept it. Where namespaces cannot be read, this tells whether the namespace is there.
  */
-export const buildDryRunCreateArgs = defineCall([jobs("create")], (target: ClusterTarget, requestTimeout: string): string[] => {
+export const buildDryRunCreateArgs = defineCall(CLUSTER_CALLS.dryRunCreate, (target: ClusterTarget, requestTimeout: string): string[] => {
   return [...buildGlobalArgs(target), "create", "--dry-run=server", "-f", "-", "-o", "json", "--request-timeout", requestTimeout];
 });
 
 /** Lists the nodes (cluster-scoped: a scoped credential may not). */
 export const buildGetNodesArgs = defineCall(
-  [{ apiGroup: "", resource: "nodes", verbs: ["list"] }],
+  CLUSTER_CALLS.getNodes,
   (target: ClusterTarget, requestTimeout: string): string[] => {
     return [...buildGlobalArgs(target, false), "get", "nodes", "-o", "json", "--request-timeout", requestTimeout];
   },
-  { optional: true },
 );
 
 /**
@@ -247,11 +197,10 @@ export const buildGetNodesArgs = defineCall(
  * credential need not be allowed to: optional, and not part of the Role.
  */
 export const buildGetClaimArgs = defineCall(
-  [{ apiGroup: "", resource: "persistentvolumeclaims", verbs: ["get"] }],
+  CLUSTER_CALLS.getClaim,
   (target: ClusterTarget, claim: string, requestTimeout: string): string[] => {
     return [...buildGlobalArgs(target), "get", "persistentvolumeclaims", claim, "-o", "json", "--request-timeout", requestTimeout];
   },
-  { optional: true },
 );
 
 /**
@@ -259,16 +208,13 @@ export const buildGetClaimArgs = defineCall(
  * and CA of the kubeconfig it writes (kubectl applies its own merge rules, --kubeconfig and --context). Local: no
  * request reaches the API server. Its output holds the admin's credentials: it is parsed, never printed.
  */
-export const buildConfigViewArgs = defineAdminCall([], (target: ClusterTarget): string[] => {
+export const buildConfigViewArgs = defineCall(CLUSTER_CALLS.viewAdminConfig, (target: ClusterTarget): string[] => {
   return [...buildGlobalArgs(target, false), "config", "view", "--raw", "--minify", "--flatten", "-o", "json"];
 });
 
-const serviceAccounts = (...verbs: string[]): ApiPermission => ({ apiGroup: "", resource: "serviceaccounts", verbs });
-const rbac = (resource: "roles" | "rolebindings", ...verbs: string[]): ApiPermission => ({ apiGroup: "rbac.authorization.k8s.io", resource, verbs });
-
 /** `apply -f -` of the credential's ServiceAccount, Role and RoleBinding (YAML documents on stdin): creates, corrects or leaves each one, and says which. */
-export const buildApplyCredentialArgs = defineAdminCall(
-  [serviceAccounts("get", "create", "patch"), rbac("roles", "get", "create", "patch"), rbac("rolebindings", "get", "create", "patch")],
+export const buildApplyCredentialArgs = defineCall(
+  CLUSTER_CALLS.applyCredential,
   (target: ClusterTarget): string[] => [...buildGlobalArgs(target), "apply", "--request-timeout", API_REQUEST_TIMEOUT, "-f", "-"],
 );
 
@@ -276,14 +222,14 @@ export const buildApplyCredentialArgs = defineAdminCall(
  * Posts a TokenRequest (JSON on stdin) for the ServiceAccount and prints the answer, whose status holds the token: the
  * same JSON on every kubectl (1.33's `create token` would send protobuf), and the token never in argv.
  */
-export const buildTokenRequestArgs = defineAdminCall([{ apiGroup: "", resource: "serviceaccounts/token", verbs: ["create"] }], (target: ClusterTarget, namespace: string, serviceAccount: string): string[] => {
+export const buildTokenRequestArgs = defineCall(CLUSTER_CALLS.requestToken, (target: ClusterTarget, namespace: string, serviceAccount: string): string[] => {
   const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/serviceaccounts/${encodeURIComponent(serviceAccount)}/token`;
   return [...buildGlobalArgs(target, false), "create", "--raw", path, "--request-timeout", API_REQUEST_TIMEOUT, "-f", "-"];
 });
 
 /** Deletes the RoleBinding, the Role and the ServiceAccount (its tokens die with it); already gone is not an error. */
-export const buildDeleteCredentialArgs = defineAdminCall(
-  [rbac("rolebindings", "delete"), rbac("roles", "delete"), serviceAccounts("delete")],
+export const buildDeleteCredentialArgs = defineCall(
+  CLUSTER_CALLS.deleteCredential,
   (target: ClusterTarget, name: string): string[] => [
     ...buildGlobalArgs(target),
     "delete",
@@ -298,26 +244,15 @@ export const buildDeleteCredentialArgs = defineAdminCall(
 );
 
 /** The admin's calls (`credentials`): declared with their permissions for the record, never part of the runner's Role. */
-export const ADMIN_KUBECTL_CALLS: readonly DeclaredCall[] = [
+export const ADMIN_KUBECTL_CALLS: readonly CallDeclaration[] = [
   buildConfigViewArgs,
   buildApplyCredentialArgs,
   buildTokenRequestArgs,
   buildDeleteCredentialArgs,
 ];
 
-/** `get and watch on jobs.batch; get on pods`: what a call needs, in words, for messages about a refused one. */
-export function formatPermissions(permissions: readonly ApiPermission[]): string {
-  return permissions
-    .map((p) => {
-      const verbs = p.verbs.length > 1 ? `${p.verbs.slice(0, -1).join(", ")} and ${p.verbs.at(-1)}` : (p.verbs[0] ?? "");
-      const [resource, sub] = p.resource.split("/");
-      return `${verbs} on ${resource}${p.apiGroup ? `.${p.apiGroup}` : ""}${sub ? `/${sub}` : ""}`;
-    })
-    .join("; ");
-}
-
 /** Every kubectl call the runner makes, by builder; the scoped credential's Role is the union of their permissions. */
-export const KUBECTL_CALLS: readonly DeclaredCall[] = [
+export const KUBECTL_CALLS: readonly CallDeclaration[] = [
   buildCreateArgs,
   buildGetJobArgs,
   buildGetPodsArgs,
@@ -342,23 +277,3 @@ export const KUBECTL_CALLS: readonly DeclaredCall[] = [
   buildListBudgetsArgs,
   buildDeleteBudgetArgs,
 ];
-
-/**
- * The union of the permissions of the runner's calls that are not optional, one rule per resource with its verbs in
- * a stable order: what the runner needs (the credential's Role, doctor's checks). Admin calls are skipped.
- */
-export function collectCallPermissions(calls: readonly DeclaredCall[] = KUBECTL_CALLS): ApiPermission[] {
-  const byResource = new Map<string, { apiGroup: string; resource: string; verbs: Set<string> }>();
-  for (const call of calls) {
-    if (call.scope === "admin" || call.optional) continue;
-    for (const permission of call.permissions) {
-      const key = `${permission.apiGroup}/${permission.resource}`;
-      const rule = byResource.get(key) ?? { apiGroup: permission.apiGroup, resource: permission.resource, verbs: new Set<string>() };
-      for (const verb of permission.verbs) rule.verbs.add(verb);
-      byResource.set(key, rule);
-    }
-  }
-  return [...byResource.values()]
-    .sort((a, b) => `${a.apiGroup}/${a.resource}`.localeCompare(`${b.apiGroup}/${b.resource}`))
-    .map((rule) => ({ apiGroup: rule.apiGroup, resource: rule.resource, verbs: [...rule.verbs].sort() }));
-}

@@ -1,5 +1,5 @@
 // Reads what a failed kubectl call said and maps it to the cluster's typed errors: the one place that reads kubectl's English.
-import type { InfraError } from "../../errors.js";
+import type { InfraError } from "../../core/errors.js";
 import { describeRefusal } from "../refusal.js";
 import { AlreadyExistsError, ClusterError, ConfigError, ConflictError, ForbiddenError, InvalidError, NotFoundError, TimeoutError, UnauthorizedError, UnavailableError, type ClusterError as ClusterErrorType } from "../errors.js";
 

@@ -1,7 +1,7 @@
 // The one module that spawns kubectl: buffered calls for the API, streaming calls for exec.
 import { spawn as nodeSpawn, spawnSync, type ChildProcess, type SpawnOptions } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
-import { InfraError } from "../../errors.js";
+import { InfraError } from "../../core/errors.js";
 import type { PooledStdout } from "./pooled-stdout.js";
 
 export type SpawnFunction = (command: string, args: readonly string[], options: SpawnOptions) => ChildProcess;
@@ -40,7 +40,7 @@ export interface KubectlProcess {
   kill(): void;
 }
 
-export interface CallOptions {
+export interface KubectlCallOptions {
   readonly stdin?: string;
   readonly signal?: AbortSignal;
   /** Kills kubectl (and what it started) after this long: a call that hangs where --request-timeout does not reach. */
@@ -87,7 +87,7 @@ export class Kubectl {
   }
 
   /** Runs a call that talks to the API server, collecting stdout. Rejects only when kubectl cannot be spawned. */
-  async run(args: readonly string[], options: CallOptions = {}): Promise<KubectlOutput> {
+  async run(args: readonly string[], options: KubectlCallOptions = {}): Promise<KubectlOutput> {
     const process = this.stream(args, { stdin: options.stdin !== undefined, signal: options.signal });
     if (process.stdin) {
       process.stdin.on("error", () => {}); // kubectl may exit before reading all of it; its exit says why

@@ -1,6 +1,6 @@
 // SelfSubjectAccessReviews for every permission the runner needs (and for cluster-admin), and the reading of the answers: pure.
 import type { ApiPermission } from "../../cluster/permissions.js";
-import { parseJsonDocuments } from "../../k8s/json-documents.js";
+import { parseJsonDocuments } from "../../manifests/json-documents.js";
 
 /** One question: may I `verb` `resource` (in `namespace`; absent: every namespace)? */
 export interface AccessQuestion {

@@ -1,12 +1,12 @@
 // `doctor`: checks, before any run, that kubectl, the cluster, the namespace, the permissions and the credential will do.
 import { randomBytes } from "node:crypto";
 import type { IJob } from "kubernetes-models/batch/v1/Job";
-import { formatDuration } from "../../config/duration.js";
-import { describeError } from "../../errors.js";
+import { formatDuration } from "../../core/duration.js";
+import { describeError } from "../../core/errors.js";
 import type { CallOptions, Cluster, ClusterTarget, ServerVersion, TransportFacts } from "../../cluster/cluster.js";
 import { ClusterError, UnavailableError, type ClusterErrorCode } from "../../cluster/errors.js";
 import { collectCallPermissions, type ApiPermission } from "../../cluster/permissions.js";
-import { buildJobManifest } from "../../k8s/manifest.js";
+import { buildJobManifest } from "../../manifests/manifest.js";
 import { buildAccessReviews, buildPermissionQuestions, CLUSTER_ADMIN_QUESTION, readAccessAnswers, readReviewedUser, SELF_SUBJECT_REVIEW } from "./access-review.js";
 import { worseStatus, type DoctorCheck } from "./check.js";
 import { parseContextView, type ContextFacts, type Credential } from "./kubeconfig-credential.js";

@@ -10,9 +10,9 @@ import type { ApiCluster } from "../../../src/cluster/api/api-cluster.js";
 import { openApiCluster } from "../../../src/cluster/api/open-api-cluster.js";
 import type { WatchEvent } from "../../../src/cluster/cluster.js";
 import { AlreadyExistsError, CutStreamError, NotFoundError } from "../../../src/cluster/errors.js";
-import { buildDisruptionBudget } from "../../../src/k8s/disruption-budget.js";
+import { buildDisruptionBudget } from "../../../src/manifests/disruption-budget.js";
 import type { ExecEnd, ExecRequest } from "../../../src/cluster/exec.js";
-import { MANAGED_SELECTOR } from "../../../src/k8s/labels.js";
+import { MANAGED_SELECTOR } from "../../../src/manifests/labels.js";
 import { assertNothingLeft, findPodmanSkipReason, waitUntil } from "../../support/local-cluster-e2e.js";
 
 const skip = findPodmanSkipReason();

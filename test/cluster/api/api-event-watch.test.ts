@@ -5,9 +5,9 @@ import { beforeEach, describe, it } from "node:test";
 import type { IEvent } from "kubernetes-models/v1/Event";
 import type { IPod } from "kubernetes-models/v1/Pod";
 import { ApiCluster } from "../../../src/cluster/api/api-cluster.js";
-import { InfraError } from "../../../src/errors.js";
-import { waitForPod } from "../../../src/executor/wait-for-pod.js";
-import { buildTestContext } from "../../executor/test-context.js";
+import { InfraError } from "../../../src/core/errors.js";
+import { waitForPod } from "../../../src/executor/kubernetes/wait-for-pod.js";
+import { buildTestContext } from "../../executor/kubernetes/test-context.js";
 import { startScriptedApiServer } from "../../support/scripted-api-server.js";
 
 const PODS = "/api/v1/namespaces/ci/pods";

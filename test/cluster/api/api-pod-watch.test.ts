@@ -5,8 +5,8 @@ import { after, describe, it } from "node:test";
 import type { IPod } from "kubernetes-models/v1/Pod";
 import { ApiCluster, readEqualitySelector } from "../../../src/cluster/api/api-cluster.js";
 import type { WatchEvent } from "../../../src/cluster/cluster.js";
-import { waitForPod } from "../../../src/executor/wait-for-pod.js";
-import { buildTestContext } from "../../executor/test-context.js";
+import { waitForPod } from "../../../src/executor/kubernetes/wait-for-pod.js";
+import { buildTestContext } from "../../executor/kubernetes/test-context.js";
 import { startScriptedApiServer } from "../../support/scripted-api-server.js";
 
 const MANAGED = "app.kubernetes.io/managed-by=knotless-runner-k8s";

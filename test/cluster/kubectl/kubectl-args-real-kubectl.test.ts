@@ -24,8 +24,8 @@ import {
   buildWatchJobArgs,
 } from "../../../src/cluster/kubectl/kubectl-args.js";
 import { helperCommand } from "../../../src/pod/helper-script.js";
-import { buildJobManifest } from "../../../src/k8s/manifest.js";
-import { planKubectlCalls, planReleaseCalls, planWarmCalls } from "../../../src/plan/call-plan.js";
+import { buildJobManifest } from "../../../src/manifests/manifest.js";
+import { describeRunPlan, describeWarmPlan, describeReleasePlan } from "../../support/described-plan.js";
 import { exampleSettings } from "../../support/example-settings.js";
 import { makeTestTempDir } from "../../support/temp-dir.js";
 
@@ -56,20 +56,20 @@ describe("every kubectl argument list the runner produces", { skip: BINARIES.len
   const manifest = JSON.stringify(buildJobManifest({ jobName: settings.jobName, namespace: "ci", runId: "42", runIdLabel: "42", image: "busybox:1.36", cpu: "1", memory: "1Gi", budgetSeconds: 60, createToken: "t" }));
   const fromContext = { ...settings, target: { ...settings.target, namespaceFromContext: true } };
   const argLists = [
-    ...planKubectlCalls(settings).map((call) => call.args),
-    ...planKubectlCalls(fromContext).map((call) => call.args),
-    ...planKubectlCalls({ ...settings, keepWarm: { seconds: 120, maxWarm: 2 } }).map((call) => call.args),
-    ...planKubectlCalls({ ...settings, caches: [{ key: "k-1", restoreKeys: ["k-"], paths: ["/work/deps"] }], cacheBackend: { kind: "pvc", repo: "r", claim: "ci-cache", maxBytes: 1 << 30 } })
+    ...describeRunPlan(settings).map((call) => call.args),
+    ...describeRunPlan(fromContext).map((call) => call.args),
+    ...describeRunPlan({ ...settings, keepWarm: { seconds: 120, maxWarm: 2 } }).map((call) => call.args),
+    ...describeRunPlan({ ...settings, caches: [{ key: "k-1", restoreKeys: ["k-"], paths: ["/work/deps"] }], cacheBackend: { kind: "pvc", repo: "r", claim: "ci-cache", maxBytes: 1 << 30 } })
       .filter((call) => call.args.some((a) => a.startsWith("knotless-cache-")))
       .map((call) => call.args),
-    ...planKubectlCalls({
+    ...describeRunPlan({
       ...settings,
       caches: [{ key: "deps-1", restoreKeys: ["deps-"], paths: ["/work/node_modules", "/root/.npm"] }],
       cacheBackend: { kind: "dir", repo: "r", dir: "/tmp/c", maxBytes: 1 << 30 },
       artifacts: [{ name: "dist", paths: ["dist/**", "/outputs/*.xml"], when: "always", required: false }],
     }).map((call) => call.args),
-    ...planWarmCalls(settings.target, { count: 2, maxWarm: 2 }).map((call) => call.args),
-    ...planReleaseCalls(settings.target).map((call) => call.args),
+    ...describeWarmPlan(settings.target, { count: 2, maxWarm: 2 }).map((call) => call.args),
+    ...describeReleasePlan(settings.target).map((call) => call.args),
     buildGetJobArgs(settings.target, settings.jobName),
     buildGetClaimArgs(settings.target, "knotless-cache", "5s"),
     buildListJobsArgs(settings.target, "a=b"),

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import * as kubectlArgs from "../../../src/cluster/kubectl/kubectl-args.js";
-import { ADMIN_KUBECTL_CALLS, KUBECTL_CALLS, buildApplyCredentialArgs, buildConfigViewArgs, buildDeleteCredentialArgs, buildTokenRequestArgs, collectCallPermissions } from "../../../src/cluster/kubectl/kubectl-args.js";
+import { ADMIN_KUBECTL_CALLS, KUBECTL_CALLS, buildApplyCredentialArgs, buildConfigViewArgs, buildDeleteCredentialArgs, buildTokenRequestArgs } from "../../../src/cluster/kubectl/kubectl-args.js";
+import { collectCallPermissions, formatPermissions } from "../../../src/cluster/permissions.js";
 
 describe("the kubectl call builders", () => {
   const builders = Object.entries(kubectlArgs).filter(([name]) => /^build.*Args$/.test(name));
@@ -36,8 +37,8 @@ describe("the kubectl call builders", () => {
   });
 
   it("put what a call needs into words for messages about a refused one", () => {
-    assert.equal(kubectlArgs.formatPermissions(kubectlArgs.buildWatchJobArgs.permissions), "get and watch on jobs.batch");
-    assert.equal(kubectlArgs.formatPermissions(kubectlArgs.buildExecArgs.permissions), "get on pods; get and create on pods/exec");
+    assert.equal(formatPermissions(kubectlArgs.buildWatchJobArgs.permissions), "get and watch on jobs.batch");
+    assert.equal(formatPermissions(kubectlArgs.buildExecArgs.permissions), "get on pods; get and create on pods/exec");
   });
 
   it("build the annotation patch as one JSON merge patch of the Job's metadata", () => {
@@ -80,6 +81,6 @@ describe("the admin calls of credentials", () => {
 describe("buildLogsArgs", () => {
   it("asks for the container's last lines, bounded in bytes, with get on pods/log", () => {
     assert.deepEqual(kubectlArgs.buildLogsArgs({ kubeconfig: "/k", namespace: "ci" }, "pod-1", "postgres", 40, 8192), ["--kubeconfig", "/k", "--namespace", "ci", "logs", "pod-1", "-c", "postgres", "--tail", "40", "--limit-bytes", "8192", "--request-timeout", "30s"]);
-    assert.equal(kubectlArgs.formatPermissions(kubectlArgs.buildLogsArgs.permissions), "get on pods/log");
+    assert.equal(formatPermissions(kubectlArgs.buildLogsArgs.permissions), "get on pods/log");
   });
 });

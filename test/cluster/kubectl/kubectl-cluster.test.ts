@@ -1,7 +1,7 @@
 // The Cluster over kubectl: the same argument lists as before, typed results and errors, and exec ends told apart.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { buildDisruptionBudget } from "../../../src/k8s/disruption-budget.js";
+import { buildDisruptionBudget } from "../../../src/manifests/disruption-budget.js";
 import { AlreadyExistsError, CutStreamError, ForbiddenError, NotFoundError, TimeoutError, UnavailableError } from "../../../src/cluster/errors.js";
 import { KubectlCluster, readExecEnd, splitStatusTags, withRequestTimeout } from "../../../src/cluster/kubectl/kubectl-cluster.js";
 import { ScriptedKubectl } from "../../support/scripted-kubectl.js";

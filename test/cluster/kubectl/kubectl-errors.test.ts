@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { InfraError } from "../../../src/errors.js";
+import { InfraError } from "../../../src/core/errors.js";
 import { classifyKubectlFailure, findPermissionError, mapKubectlFailure, summarizeStderr } from "../../../src/cluster/kubectl/kubectl-errors.js";
 import { AlreadyExistsError, ClusterError, ConfigError, ConflictError, ForbiddenError, InvalidError, NotFoundError, TimeoutError, UnauthorizedError, UnavailableError } from "../../../src/cluster/errors.js";
 
