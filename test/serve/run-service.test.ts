@@ -15,7 +15,7 @@ import type { RunResult } from "../../src/run/run-result.js";
 import { RunService } from "../../src/serve/run-service.js";
 import { RunStore, type StatusEvent } from "../../src/serve/run-store.js";
 import { WorkflowError } from "../../src/workflow/workflow-errors.js";
-import { CancelledError } from "../../src/errors.js";
+import { CancelledError } from "../../src/core/errors.js";
 import { ScriptedExecutor, untilAborted, type ExecutorScript } from "../support/scripted-executor.js";
 import { startGitHttpServer, type GitHttpServer } from "../support/git-http-server.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
