@@ -41,9 +41,11 @@ export interface MillTimings {
   readonly cancelGraceMs: number;
   /** Between tries to store a finished log. */
   readonly uploadRetryMs: number;
+  /** At the end of a drain, how long to wait for the mill to acknowledge the last events. */
+  readonly drainFlushMs: number;
 }
 
-export const DEFAULT_MILL_TIMINGS: MillTimings = { snapshotMs: 15_000, backoffMinMs: 1_000, backoffMaxMs: 30_000, handshakeMs: 10_000, defaultTtlMs: 60_000, cancelGraceMs: 5_000, uploadRetryMs: 5_000 };
+export const DEFAULT_MILL_TIMINGS: MillTimings = { snapshotMs: 15_000, backoffMinMs: 1_000, backoffMaxMs: 30_000, handshakeMs: 10_000, defaultTtlMs: 60_000, cancelGraceMs: 5_000, uploadRetryMs: 5_000, drainFlushMs: 5_000 };
 
 export interface MillSessionOptions {
   readonly url: string;
@@ -152,6 +154,8 @@ export class MillSession {
       else if (lease.state === "running") this.#cancelRun(lease, "the executor is shutting down");
     }
     while (this.#finishing.size > 0) await Promise.allSettled([...this.#finishing]);
+    // A moment for the mill to take and acknowledge the last terminals; what it does not is replayed at the next start.
+    for (let waited = 0; waited < this.#timings.drainFlushMs && this.#socket !== undefined && this.#options.state.depth() > 0; waited += 50) await delay(50);
   }
 
   /** Closes the socket and stops redialling; runs still going are left as they are (call drain first). */
