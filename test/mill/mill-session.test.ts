@@ -4,7 +4,7 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, it } from "node:test";
-import { createDirLogStore } from "../../src/mill/log-store.js";
+import { createDirLogStore, type LogStore } from "../../src/mill/log-store.js";
 import { loadMillCodec } from "../../src/mill/mill-codec.js";
 import { TERMINAL_STATUS, REJECT_CLASS } from "../../src/mill/mill-messages.js";
 import { MillSession, type MillTimings } from "../../src/mill/mill-session.js";
@@ -25,7 +25,7 @@ function offer(leaseId: string, extra: { engine?: string; image?: string } = {})
   return { leaseId, targetEngine: extra.engine ?? "nixery", rawPipelineJson: PIPELINE, rawWorkflowJson: JSON.stringify({ name: "ci.yml", engine: extra.engine ?? "nixery", ...(extra.image ? { image: extra.image } : {}) }), knot: "knot.example", rkey: "3abc" };
 }
 
-async function startExecutor(options: { maxRuns?: number; dir?: string; mill?: StandInMill; ack?: boolean } = {}) {
+async function startExecutor(options: { maxRuns?: number; dir?: string; mill?: StandInMill; ack?: boolean; logStore?: LogStore } = {}) {
   const mill = options.mill ?? (await StandInMill.start({ token: TOKEN, ack: options.ack ?? true, cancelDeadlineMs: 10_000 }));
   if (!options.mill) cleanups.push(() => mill.close());
   const dir = options.dir ?? makeTestTempDir("mill-session-");
@@ -41,7 +41,7 @@ async function startExecutor(options: { maxRuns?: number; dir?: string; mill?: S
     state,
     codec: await loadMillCodec(),
     launcher,
-    logStore: createDirLogStore(join(dir, "store")),
+    logStore: options.logStore ?? createDirLogStore(join(dir, "store")),
     logDir: join(dir, "logs"),
     timings: FAST,
     warn: (message) => warnings.push(message),
@@ -205,6 +205,21 @@ describe("mill session", () => {
     mill.sendRaw(Buffer.concat([frame, payload]));
     await mill.waitFor(() => mill.messages("cancelAck").some((ack) => ack.leaseId === "x"), 5_000, "the CancelAck of x");
     assert.equal(mill.connections, 4);
+  });
+
+  it("queues the terminal only once the log is stored, trying the store again until it takes it", async () => {
+    const dir = makeTestTempDir("mill-session-");
+    const real = createDirLogStore(join(dir, "store"));
+    let failures = 2;
+    const flaky: LogStore = { describe: "flaky", put: async (leaseId, path) => (failures-- > 0 ? Promise.reject(new Error("503 Slow Down")) : real.put(leaseId, path)) };
+    const { mill, launcher, warnings } = await startExecutor({ dir, logStore: flaky });
+    await runToCommit(mill, "u-1");
+    launcher.runs.get("u-1")!.finish({ status: "success", exitCode: 0, error: "" });
+    const terminal = await mill.waitFor(() => mill.terminals.get("u-1"), 5_000, "the terminal");
+    assert.equal(terminal.logArtifact!.ref, "logs/u-1.log");
+    assert.equal(warnings.filter((warning) => /storing its log in flaky failed: 503 Slow Down/.test(warning)).length, 2);
+    assert.ok(mill.messages("nodeSnapshot").some((snapshot) => snapshot.activeLeaseIds.includes("u-1")), "listed while its log was being stored");
+    assert.deepEqual(mill.failedByMill, []);
   });
 
   it("drains on request: new reserves TRANSIENT, a run past the drain timeout cancelled, every terminal queued", async () => {
