@@ -75,6 +75,8 @@ export interface MillObserver {
 
 type LeaseState = "reserved" | "running" | "finishing";
 
+const FINISHED_REMEMBERED = 10_000;
+
 interface Lease {
   readonly leaseId: string;
   state: LeaseState;
@@ -104,6 +106,8 @@ export class MillSession {
   readonly #leases = new Map<string, Lease>();
   /** The terminal seqno of each finished lease still to be listed in snapshots until it is sent. */
   readonly #terminalSeqnos = new Map<string, number>();
+  /** Leases whose terminal this process queued (the latest FINISHED_REMEMBERED), so a late cancel does not queue a second. */
+  readonly #finished = new Set<string>();
   readonly #stopped = new AbortController();
   #socket: WebSocket | undefined;
   /** The highest seqno sent on the current socket. */
@@ -331,6 +335,11 @@ export class MillSession {
 
   #onCancel(leaseId: string, reason: string): void {
     const lease = this.#leases.get(leaseId);
+    if (lease === undefined && this.#finished.has(leaseId)) {
+      // Its terminal is queued already: a second one could land in the same batch, which the mill takes for a violation.
+      this.#send(millMessage("cancelAck", { leaseId }));
+      return;
+    }
     if (lease === undefined || lease.state === "reserved") {
       // As spindle's executor: a cancelled terminal first (the mill wants one even for a lease we never ran), then the ack.
       this.#queueTerminal(leaseId, { status: TERMINAL_STATUS.cancelled, error: reason, exitCode: 0 });
@@ -393,6 +402,8 @@ export class MillSession {
   #queueTerminal(leaseId: string, terminal: AttemptResult, storedLease = false): void {
     const event = storedLease ? this.#options.state.finishLease(leaseId, terminal) : this.#options.state.append(leaseId, { attemptResult: terminal });
     this.#terminalSeqnos.set(leaseId, event.seqno);
+    this.#finished.add(leaseId);
+    if (this.#finished.size > FINISHED_REMEMBERED) this.#finished.delete(this.#finished.values().next().value!);
     const name = (Object.keys(TERMINAL_STATUS) as Array<keyof typeof TERMINAL_STATUS>).find((key) => TERMINAL_STATUS[key] === terminal.status);
     if (name !== undefined && name !== "unspecified") this.#options.observer?.terminal(name);
     this.#flushOutbox();

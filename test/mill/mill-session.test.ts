@@ -133,6 +133,19 @@ describe("mill session", () => {
     assert.deepEqual(mill.violations, []);
   });
 
+  it("acknowledges a cancel that crosses the lease's terminal without queueing a second terminal", async () => {
+    const { mill, launcher, state } = await startExecutor();
+    mill.ackEnabled = false;
+    await runToCommit(mill, "x-1");
+    launcher.runs.get("x-1")!.finish({ status: "success", exitCode: 0, error: "" });
+    await mill.waitFor(() => mill.terminals.get("x-1"), 5_000, "the terminal");
+    const depth = state.depth();
+    mill.send({ kind: "cancelAttempt", body: { leaseId: "x-1", reason: "workflow destroyed" } });
+    await mill.waitFor(() => mill.messages("cancelAck").some((ack) => ack.leaseId === "x-1"), 5_000, "the CancelAck");
+    assert.equal(state.depth(), depth, "no event queued for the cancel");
+    assert.deepEqual(mill.statuses.get("x-1"), ["running", "success"]);
+  });
+
   it("sends CancelAck at once and a CANCELLED terminal within the deadline, even when the run is slow to stop", async () => {
     const { mill, launcher } = await startExecutor();
     await runToCommit(mill, "c-1");
