@@ -25,6 +25,13 @@ function readPeakMiB(pid: number): number {
   return match ? Number(match[1]) / 1024 : NaN;
 }
 
+async function startConnected(mill: StandInMill, args: readonly string[]): Promise<{ child: ChildProcess; exited: Promise<number | null> }> {
+  const connections = mill.connections;
+  const started = await startExecutor(args);
+  await mill.waitFor(() => mill.connections > connections && mill.connected, 60_000, "the executor's session");
+  return started;
+}
+
 function startExecutor(args: readonly string[]): Promise<{ child: ChildProcess; exited: Promise<number | null> }> {
   const child = spawn(process.execPath, [join(process.cwd(), "bin", "knotless-runner-k8s.js"), "executor", ...args], { stdio: ["ignore", "pipe", "pipe"] });
   const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
@@ -61,15 +68,16 @@ async function main(): Promise<void> {
   const mill = await StandInMill.start({ token: TOKEN });
   const base = (stateDir: string) => ["--mill", mill.url, "--insecure-mill", "--token-file", tokenFile, "--state-dir", join(dir, stateDir), "--log-store", join(dir, "store"), "--max-runs", "20", "--config", configFile, "--kubeconfig", cluster.kubeconfigPath, "--kubectl", findDefaultKubectl()];
   const lines: string[] = ["## Mill executor on the local cluster", ""];
+  let executor: { child: ChildProcess; exited: Promise<number | null> } | undefined;
   try {
     // Cold: no placeholder to claim, every lease creates its Job and waits for its pod.
-    let executor = await startExecutor([...base("cold"), "--skip-warm"]);
+    executor = await startConnected(mill, [...base("cold"), "--skip-warm"]);
     const cold = [];
     for (let i = 0; i < 3; i++) cold.push(await timeLease(mill, `cold-${i}`));
     executor.child.kill("SIGTERM");
     await executor.exited;
     // Warm: each run leaves a placeholder pod that keeps its node; the next lease claims it.
-    executor = await startExecutor([...base("warm"), "--keep-warm", "120s", "--max-warm", "1"]);
+    executor = await startConnected(mill, [...base("warm"), "--keep-warm", "120s", "--max-warm", "1"]);
     await timeLease(mill, "warm-seed");
     await new Promise((resolve) => setTimeout(resolve, 5_000));
     const warm = [];
@@ -80,7 +88,7 @@ async function main(): Promise<void> {
     executor.child.kill("SIGTERM");
     await executor.exited;
     // 20 at once through one process.
-    executor = await startExecutor([...base("many"), "--skip-warm"]);
+    executor = await startConnected(mill, [...base("many"), "--skip-warm"]);
     const started = Date.now();
     const many = await Promise.all(Array.from({ length: 20 }, (_, i) => timeLease(mill, `many-${String(i).padStart(2, "0")}`)));
     const wallMs = Date.now() - started;
@@ -96,6 +104,10 @@ async function main(): Promise<void> {
     lines.push(`20 leases at once: ${succeeded}/20 succeeded in ${(wallMs / 1000).toFixed(1)} s; the executor's peak memory (VmHWM) ${peak.toFixed(0)} MiB (bound: 200 MiB).`);
     lines.push(`Stand-in mill violations: ${mill.violations.length === 0 ? "none" : mill.violations.join("; ")}.`);
   } finally {
+    if (executor && executor.child.exitCode === null) {
+      executor.child.kill("SIGTERM");
+      await executor.exited;
+    }
     await mill.close();
     await cluster.stop();
   }
