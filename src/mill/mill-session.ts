@@ -1,7 +1,7 @@
 // The executor's side of spindle.mill.v1: dials the mill, holds seats and leases, runs committed ones through a LeaseLauncher, and reports through the durable outbox.
 import { closeSync, existsSync, mkdirSync, openSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import WebSocket from "ws";
+import type { ClientOptions, WebSocket } from "ws";
 import { describeError } from "../errors.js";
 import { FrameReader, frameMessage } from "./frame-reader.js";
 import type { MillCodec } from "./mill-codec.js";
@@ -62,7 +62,7 @@ export interface MillSessionOptions {
   readonly logDir: string;
   readonly timings?: Partial<MillTimings>;
   /** Extra options for the WebSocket (a test's CA); `ws://` is the caller's decision (--insecure-mill). */
-  readonly socketOptions?: WebSocket.ClientOptions;
+  readonly socketOptions?: ClientOptions;
   readonly warn: (message: string) => void;
   readonly observer?: MillObserver;
 }
@@ -185,8 +185,10 @@ export class MillSession {
   }
 
   /** One socket's life: Hello, Resume, replay, snapshot, then messages until it closes. Rejects with why it ended. */
-  #runSocket(): Promise<void> {
+  async #runSocket(): Promise<void> {
     const { codec, state } = this.#options;
+    // Loaded on the first dial, not at start-up: the CLI bundle imports no package it may not need.
+    const { WebSocket } = await import("ws");
     return new Promise<void>((resolve, reject) => {
       const socket = new WebSocket(this.#options.url, { ...this.#options.socketOptions, headers: { authorization: `Bearer ${this.#options.token}` }, maxPayload: MAX_FRAME_BYTES + 4 });
       const reader = new FrameReader();
@@ -436,7 +438,7 @@ export class MillSession {
   /** Sends one message on the live socket; false when there is none or it failed (the session then ends). */
   #send(message: MillMessage): boolean {
     const socket = this.#socket;
-    if (!socket || socket.readyState !== WebSocket.OPEN) return false;
+    if (!socket || socket.readyState !== socket.OPEN) return false;
     try {
       socket.send(frameMessage(this.#options.codec.encode(message)));
       return true;

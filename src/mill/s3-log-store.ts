@@ -1,10 +1,11 @@
 // The S3 log store: one PutObject per finished log (@aws-sdk/client-s3), keyed by its ref `<prefix>logs/<lease_id>.log`.
 import { readFile } from "node:fs/promises";
-import { PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { buildLogRef, hashLogFile, type LogStore, type LogStoreSetting } from "./log-store.js";
 
 /** The store; the log is read whole (a run's log is bounded by --max-log-bytes) and sent with its SHA-256 for the server to check. */
-export function createS3LogStore(setting: Extract<LogStoreSetting, { kind: "s3" }>): LogStore {
+export async function createS3LogStore(setting: Extract<LogStoreSetting, { kind: "s3" }>): Promise<LogStore> {
+  // The SDK loads only for an S3 store (it is large, and the CLI bundle imports no package at start-up).
+  const { PutObjectCommand, S3Client } = await import("@aws-sdk/client-s3");
   const client = new S3Client({
     region: setting.region,
     ...(setting.endpoint ? { endpoint: setting.endpoint } : {}),
