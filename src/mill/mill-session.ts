@@ -152,7 +152,10 @@ export class MillSession {
     this.#draining = true;
     this.#sendSnapshot();
     const runs = () => [...this.#leases.values()].filter((lease) => lease.state === "running").map((lease) => lease.launched!.done);
-    await Promise.race([Promise.allSettled(runs()), delay(timeoutMs)]);
+    // The timer goes once the runs are over: a pending one would keep the process alive for the whole drain timeout.
+    const over = new AbortController();
+    await Promise.race([Promise.allSettled(runs()).then(() => over.abort()), delay(timeoutMs, over.signal)]);
+    over.abort();
     for (const lease of this.#leases.values()) {
       if (lease.state === "reserved") this.#releaseSeat(lease);
       else if (lease.state === "running") this.#cancelRun(lease, "the executor is shutting down");
