@@ -6,6 +6,7 @@
 // ~40 modules of a run cost ~30-50 ms before the first kubectl call (bench/RESULTS.md). One file loads in one
 // read. npm packages stay outside the bundle (they load only on rare paths: help, errors, --dry-run).
 // The library entry point (dist/src/index.js) is not bundled: embedders import the modules as compiled.
+import { copyFileSync } from "node:fs";
 import { build } from "esbuild";
 
 await build({
@@ -34,3 +35,8 @@ await build({
   packages: "external",
   logLevel: "warning",
 });
+
+// The mill executor's protobuf schema is read as text at run time (src/mill/mill-codec.ts reads it beside its module):
+// one copy beside the compiled module for the library and the tests, one beside the bundle for the CLI.
+copyFileSync("src/mill/mill.proto", "dist/src/mill/mill.proto");
+copyFileSync("src/mill/mill.proto", "dist/cli/mill.proto");

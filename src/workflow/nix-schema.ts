@@ -60,13 +60,29 @@ export const readDependencies: FieldReader<ParsedDependencies> = (ctx, node, at,
     const packages = readPackages(ctx, value, valueAt, keyPath);
     if (packages === undefined) return;
     const bad = packages.filter((item) => !NIX_ATTRIBUTE.test(item.text));
-    for (const item of bad) reportError(ctx, item.at, item.path, `expected a package name such as go or python3Packages.pip, found ${JSON.stringify(item.text)}`);
+    for (const item of bad) reportError(ctx, item.at, item.path, `expected a package name such as go or python3Packages.pip, found ${JSON.stringify(item.text)}${describeExpressionInList(item.text)}`);
     if (bad.length === 0) registries.push({ name: key, at: keyAt, packages });
   });
   return { position, registries };
 };
 
 const FLAKE_REF = /^[A-Za-z0-9_.+:/?=&~@%#-]+$/;
+
+/**
+ * Why a Nix expression (`ghc.withPackages (p: [ p.cabal-install ])`) in a registry's list cannot run, as spindle
+ * shows it: its nixery engine joins the nixpkgs names into the Nixery image's path, which no registry takes, so the
+ * run fails at its image pull; other registries' names go to `nix profile add REGISTRY#NAME`, not an expression.
+ */
+function describeExpressionInList(text: string): string {
+  if (!/[()[\]:]/.test(text)) return "";
+  return "; a Nix expression is not a package name: spindle's nixery engine puts each name in the Nixery image's path, which no registry takes (its run fails at the image pull), so it is refused here before the run; name the package (haskell.compiler.ghc942, cabal-install) or use engine microvm with a NixOS image, whose dependencies may be expressions";
+}
+
+/** A cache written as a bare host (`cache.example.org`): spindle's microvm engine refuses it too, for want of http(s). */
+function describeBareHost(key: string): string {
+  if (!/^[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+(\/\S*)?$/.test(key)) return "";
+  return `; spindle's microvm engine refuses it as well (a cache URL must be http:// or https://), so the workflow would not start there either: write https://${key}`;
+}
 
 /** `registry`: flake registry names to the references they stand for, as `nix registry add` takes them. */
 export const readRegistry: FieldReader<{ pins: Array<{ name: string; ref: string }>; position: SourcePosition }> = (ctx, node, at, path) => {
@@ -89,7 +105,7 @@ export const readSubstituters: FieldReader<{ substituters: Array<{ url: string; 
   const substituters: Array<{ url: string; key: string }> = [];
   const position = readEntries(ctx, node, at, path, "a map of binary cache URLs to public keys", ({ key, keyAt, keyPath, value, valueAt }) => {
     if (!/^https?:\/\/[^\s'"]+$/.test(key)) {
-      reportError(ctx, keyAt, keyPath, `expected a binary cache URL such as https://nix-community.cachix.org, found ${JSON.stringify(key)}`);
+      reportError(ctx, keyAt, keyPath, `expected a binary cache URL such as https://nix-community.cachix.org, found ${JSON.stringify(key)}${describeBareHost(key)}`);
       return;
     }
     const publicKey = readText(ctx, value, valueAt, keyPath);

@@ -116,6 +116,12 @@ describe("parseWorkflow on caches:", () => {
     assert.deepEqual(parseErrors(`caches:\n${many}\n${STEPS}`), ["wf.yml:2:3: caches: expected at most 16 caches, found 17"]);
     assert.deepEqual(parseErrors(`engine: microvm\ncaches: {key: a}\n${STEPS}`), ['wf.yml:2:10: caches.key: expected a binary cache URL such as https://nix-community.cachix.org, found "key"']);
   });
+
+  it("refuses a microvm cache written as a bare host, as spindle's microvm engine does, naming the https:// form (a real file's)", () => {
+    assert.deepEqual(parseErrors(`engine: microvm\nimage: nixos\ncaches:\n  cache.joinemm.dev: "cache.joinemm.dev:AAAA"\n${STEPS}`), [
+      'wf.yml:4:3: caches["cache.joinemm.dev"]: expected a binary cache URL such as https://nix-community.cachix.org, found "cache.joinemm.dev"; spindle\'s microvm engine refuses it as well (a cache URL must be http:// or https://), so the workflow would not start there either: write https://cache.joinemm.dev',
+    ]);
+  });
 });
 
 describe("parseWorkflow on artifacts:", () => {

@@ -102,6 +102,13 @@ const CASES: ReadonlyArray<{ title: string; text: string; errors: string[] }> = 
     ],
   },
   {
+    title: "a Nix expression in a nixery nixpkgs list, saying why spindle could not run it either (a real file's)",
+    text: `engine: nixery\ndependencies:\n  nixpkgs:\n    - "haskell.compiler.ghc942.withPackages (pkgs: [ pkgs.cabal-install ])"\n${STEP}`,
+    errors: [
+      'wf.yml:4:7: dependencies.nixpkgs[0]: expected a package name such as go or python3Packages.pip, found "haskell.compiler.ghc942.withPackages (pkgs: [ pkgs.cabal-install ])"; a Nix expression is not a package name: spindle\'s nixery engine puts each name in the Nixery image\'s path, which no registry takes (its run fails at the image pull), so it is refused here before the run; name the package (haskell.compiler.ghc942, cabal-install) or use engine microvm with a NixOS image, whose dependencies may be expressions',
+    ],
+  },
+  {
     title: "nixpkgs with engine kubernetes",
     text: `engine: kubernetes\ndependencies:\n  nixpkgs: [go]\n${STEP}`,
     errors: ["wf.yml:3:3: dependencies.nixpkgs: packages need engine nixery or microvm, but engine is kubernetes, which runs `image` as it is; remove `engine` or set it to nixery or microvm"],

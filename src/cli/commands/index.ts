@@ -3,6 +3,7 @@ import type { CommandSpec } from "../command-spec.js";
 import { cacheCommand } from "./cache.js";
 import { cancelCommand } from "./cancel.js";
 import { doctorCommand } from "./doctor.js";
+import { executorCommand } from "./executor.js";
 import { gcCommand } from "./gc.js";
 import { listCommand } from "./list.js";
 import { credentialsCommand } from "./credentials.js";
@@ -11,4 +12,4 @@ import { serveCommand } from "./serve.js";
 import { validateCommand } from "./validate.js";
 import { warmCommand } from "./warm.js";
 
-export const COMMANDS: readonly CommandSpec<never>[] = [runCommand, validateCommand, credentialsCommand, doctorCommand, listCommand, cancelCommand, gcCommand, warmCommand, cacheCommand, serveCommand];
+export const COMMANDS: readonly CommandSpec<never>[] = [runCommand, validateCommand, credentialsCommand, doctorCommand, listCommand, cancelCommand, gcCommand, warmCommand, cacheCommand, serveCommand, executorCommand];

@@ -1,0 +1,93 @@
+// `executor`: a remote executor of Tangled's spindle mill; dials the mill, runs the workflows it places as Jobs, until SIGTERM drains it.
+import { join } from "node:path";
+import { describeError } from "../../errors.js";
+import type { CommandSpec } from "../command-spec.js";
+import { EXIT, exitCodeForError } from "../exit-codes.js";
+import { EXECUTOR_OPTIONS, type RawExecutorOptions } from "../executor-options.js";
+
+export const executorCommand: CommandSpec<RawExecutorOptions> = {
+  name: "executor",
+  summary: "run the workflows a Tangled spindle mill places on this executor (spindle.mill.v1 over one WebSocket), each as one Job",
+  options: EXECUTOR_OPTIONS,
+  execute: ({ options, env }) => executeExecutor(options, env),
+};
+
+/** Starts the executor; resolves with the exit code once SIGTERM (or SIGINT) has drained it. `env` is read here and nowhere below. */
+export async function executeExecutor(options: RawExecutorOptions, env: NodeJS.ProcessEnv): Promise<number> {
+  const warn = (message: string): void => void process.stderr.write(`knotless-runner-k8s: ${message}\n`);
+  let session: import("../../mill/mill-session.js").MillSession;
+  let closeAll: () => Promise<void>;
+  let drainTimeoutMs: number;
+  try {
+    const { resolveExecutorConfig } = await import("../executor-options.js");
+    const config = await resolveExecutorConfig(options, env);
+    drainTimeoutMs = config.drainTimeoutMs;
+    const [{ createClusterClient }, { loadMillCodec }, { MillState }, { openLogStore }, { createKubernetesLauncher }, { MillSession }, { createMillMetrics, listenMetrics }] = await Promise.all([
+      import("../../serve/cluster-transport.js"),
+      import("../../mill/mill-codec.js"),
+      import("../../mill/mill-state.js"),
+      import("../../mill/log-store.js"),
+      import("../../mill/launch-lease.js"),
+      import("../../mill/mill-session.js"),
+      import("../../mill/mill-metrics.js"),
+    ]);
+    const [cluster, codec, logStore] = await Promise.all([createClusterClient(config.transport), loadMillCodec(), openLogStore(config.logStore)]);
+    const state = new MillState(config.stateDir);
+    const launcher = createKubernetesLauncher({ cluster, defaults: config.defaults, runsDir: join(config.stateDir, "runs"), ...(config.architectures ? { architectures: config.architectures } : {}), warn });
+    const metrics = await createMillMetrics(() => session?.stats());
+    const metricsServer = config.metricsListen ? await listenMetrics(metrics, config.metricsListen.host, config.metricsListen.port) : undefined;
+    session = new MillSession({
+      url: config.millUrl,
+      token: config.token,
+      labels: config.labels,
+      arch: config.arch,
+      maxRuns: config.maxRuns,
+      state,
+      codec,
+      launcher,
+      logStore,
+      logDir: join(config.stateDir, "logs"),
+      ...(config.timings ? { timings: config.timings } : {}),
+      warn,
+      observer: metrics.observer,
+    });
+    closeAll = async () => {
+      await session.stop();
+      await metricsServer?.close();
+      state.close();
+    };
+    session.start();
+    process.stdout.write(`executor epoch ${state.epoch}: dialling ${config.millUrl}; logs to ${logStore.describe}${metricsServer ? `; metrics at ${metricsServer.url}` : ""}\n`);
+  } catch (error) {
+    warn(describeError(error));
+    return exitCodeForError(error);
+  }
+  // A bug that escapes: exit at once; the next start reports the runs it lost (runner-lost) and deletes their Jobs.
+  const onCrash = (error: unknown): void => {
+    warn(`internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    process.exit(EXIT.infrastructure);
+  };
+  process.on("uncaughtException", onCrash);
+  process.on("unhandledRejection", onCrash);
+  await new Promise<void>((resolve) => {
+    let signals = 0;
+    const onSignal = (signal: NodeJS.Signals): void => {
+      signals += 1;
+      if (signals === 1) {
+        warn(`${signal}: draining: new reservations refused; running leases have ${Math.round(drainTimeoutMs / 1000)}s to finish, then they are cancelled (${signal} again to cancel them now)`);
+        void session.drain(drainTimeoutMs).then(resolve, (error: unknown) => {
+          warn(`draining: ${describeError(error)}`);
+          resolve();
+        });
+        return;
+      }
+      warn(`${signal} again: cancelling every running lease now`);
+      void session.drain(0).then(resolve, () => resolve());
+    };
+    process.on("SIGTERM", onSignal);
+    process.on("SIGINT", onSignal);
+  });
+  await closeAll();
+  warn("stopped: every lease's terminal is queued");
+  return EXIT.success;
+}

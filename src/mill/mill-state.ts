@@ -1,0 +1,130 @@
+// The executor's durable state in SQLite (WAL): its epoch, the event outbox with dense sequence numbers, and each committed lease until its terminal is queued.
+import { randomBytes } from "node:crypto";
+import { mkdirSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import type Database from "better-sqlite3";
+import type { AttemptResult, MillEvent, StatusEvent } from "./mill-messages.js";
+
+/** What an outbox row carries besides its sequence number. */
+export type EventPayload = { readonly statusEvent: StatusEvent } | { readonly attemptResult: AttemptResult };
+
+/**
+ * A committed lease as the executor remembers it across a crash: `running` until the run ends, then `finishing`
+ * with its terminal (the log upload under way), then gone once the terminal is in the outbox.
+ */
+export interface StoredLease {
+  readonly leaseId: string;
+  readonly state: "running" | "finishing";
+  /** What the launcher needs to clean up after a lost run (its Job), as it gave it; JSON. */
+  readonly record: string;
+  /** The terminal to queue once the log is stored (state finishing). */
+  readonly terminal?: AttemptResult;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS outbox (epoch TEXT NOT NULL, seqno INTEGER NOT NULL, lease_id TEXT NOT NULL, payload TEXT NOT NULL, PRIMARY KEY (epoch, seqno));
+CREATE TABLE IF NOT EXISTS leases (lease_id TEXT PRIMARY KEY, state TEXT NOT NULL, record TEXT NOT NULL, terminal TEXT);
+`;
+
+/** The state directory's database (`mill-executor.sqlite`); the epoch is made on first open and kept until `resetStream`. */
+export class MillState {
+  readonly #db: Database.Database;
+  #epoch: string;
+
+  constructor(stateDir: string) {
+    if (stateDir !== ":memory:") mkdirSync(stateDir, { recursive: true });
+    const open = createRequire(import.meta.url)("better-sqlite3") as typeof Database;
+    this.#db = new open(stateDir === ":memory:" ? ":memory:" : join(stateDir, "mill-executor.sqlite"));
+    this.#db.pragma("journal_mode = WAL");
+    // Durable on every commit: an event the mill is told of must survive a power loss, not only a crash.
+    this.#db.pragma("synchronous = FULL");
+    this.#db.exec(SCHEMA);
+    this.#epoch = this.#readMeta("epoch") ?? this.resetStream();
+  }
+
+  /** The epoch the executor says in Hello: the same across restarts, as spindle's executor keeps it. */
+  get epoch(): string {
+    return this.#epoch;
+  }
+
+  /** A new epoch (8 random bytes, hex) with an empty outbox: what `spindle executor reset-stream` does. */
+  resetStream(): string {
+    const epoch = randomBytes(8).toString("hex");
+    this.#db.transaction(() => {
+      this.#db.prepare("DELETE FROM outbox").run();
+      this.#writeMeta("epoch", epoch);
+      this.#writeMeta("next_seqno", "1");
+    })();
+    this.#epoch = epoch;
+    return epoch;
+  }
+
+  /** Queues one event under the next sequence number of the epoch; resolves the event as it will be sent. */
+  append(leaseId: string, payload: EventPayload): MillEvent {
+    return this.#db.transaction(() => this.#appendLocked(leaseId, payload))();
+  }
+
+  /** The queued events after `seqno`, oldest first, at most `limit`. */
+  listAfter(seqno: number, limit: number): MillEvent[] {
+    const rows = this.#db.prepare("SELECT seqno, lease_id, payload FROM outbox WHERE epoch = ? AND seqno > ? ORDER BY seqno LIMIT ?").all(this.#epoch, seqno, limit) as Array<{ seqno: number; lease_id: string; payload: string }>;
+    return rows.map((row) => ({ seqno: row.seqno, leaseId: row.lease_id, ...(JSON.parse(row.payload) as EventPayload) }));
+  }
+
+  /** Drops the events the mill acknowledged (seqno ≤ upTo); returns how many went. */
+  trim(upTo: number): number {
+    return this.#db.prepare("DELETE FROM outbox WHERE epoch = ? AND seqno <= ?").run(this.#epoch, upTo).changes;
+  }
+
+  /** Events queued and not yet acknowledged. */
+  depth(): number {
+    return (this.#db.prepare("SELECT COUNT(*) AS n FROM outbox WHERE epoch = ?").get(this.#epoch) as { n: number }).n;
+  }
+
+  /** Remembers a committed lease and queues its RUNNING event, in one transaction. */
+  startLease(leaseId: string, record: string, running: StatusEvent): MillEvent {
+    return this.#db.transaction(() => {
+      this.#db.prepare("INSERT OR REPLACE INTO leases (lease_id, state, record, terminal) VALUES (?, 'running', ?, NULL)").run(leaseId, record);
+      return this.#appendLocked(leaseId, { statusEvent: running });
+    })();
+  }
+
+  /** Records the lease's terminal before its log is stored, so a restart stores the log and queues it. */
+  markFinishing(leaseId: string, terminal: AttemptResult): void {
+    this.#db.prepare("UPDATE leases SET state = 'finishing', terminal = ? WHERE lease_id = ?").run(JSON.stringify(terminal), leaseId);
+  }
+
+  /** Queues the lease's terminal and forgets the lease, in one transaction. */
+  finishLease(leaseId: string, terminal: AttemptResult): MillEvent {
+    return this.#db.transaction(() => {
+      this.#db.prepare("DELETE FROM leases WHERE lease_id = ?").run(leaseId);
+      return this.#appendLocked(leaseId, { attemptResult: terminal });
+    })();
+  }
+
+  /** The leases committed and not finished: after a restart, the runs this process lost. */
+  listLeases(): StoredLease[] {
+    const rows = this.#db.prepare("SELECT lease_id, state, record, terminal FROM leases ORDER BY lease_id").all() as Array<{ lease_id: string; state: "running" | "finishing"; record: string; terminal: string | null }>;
+    return rows.map((row) => ({ leaseId: row.lease_id, state: row.state, record: row.record, ...(row.terminal === null ? {} : { terminal: JSON.parse(row.terminal) as AttemptResult }) }));
+  }
+
+  close(): void {
+    this.#db.close();
+  }
+
+  #appendLocked(leaseId: string, payload: EventPayload): MillEvent {
+    const seqno = Number(this.#readMeta("next_seqno") ?? "1");
+    this.#db.prepare("INSERT INTO outbox (epoch, seqno, lease_id, payload) VALUES (?, ?, ?, ?)").run(this.#epoch, seqno, leaseId, JSON.stringify(payload));
+    this.#writeMeta("next_seqno", String(seqno + 1));
+    return { seqno, leaseId, ...payload };
+  }
+
+  #readMeta(key: string): string | undefined {
+    return (this.#db.prepare("SELECT value FROM meta WHERE key = ?").get(key) as { value: string } | undefined)?.value;
+  }
+
+  #writeMeta(key: string, value: string): void {
+    this.#db.prepare("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(key, value);
+  }
+}

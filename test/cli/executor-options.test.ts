@@ -1,0 +1,34 @@
+// The executor command's options: wss:// only unless --insecure-mill, the log store from a directory or s3:// with the AWS variables, checked at the edge.
+import assert from "node:assert/strict";
+import { chmodSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { readMillUrl, resolveExecutorConfig, type RawExecutorOptions } from "../../src/cli/executor-options.js";
+import { makeTestTempDir } from "../support/temp-dir.js";
+
+const dir = makeTestTempDir("executor-options-");
+const tokenFile = join(dir, "token");
+writeFileSync(tokenFile, "tok\n");
+chmodSync(tokenFile, 0o600);
+const RAW: RawExecutorOptions = { mill: "wss://spindle.example/mill", tokenFile, stateDir: join(dir, "state"), logStore: join(dir, "logs"), maxRuns: "4", drainTimeout: "10m", podTimeout: "15m", maxOutputBytes: "512Mi", maxLogBytes: "16Mi", maxWarm: "1" } as RawExecutorOptions;
+
+describe("executor options", () => {
+  it("takes wss:// and refuses ws:// unless --insecure-mill, and any other scheme", () => {
+    assert.equal(readMillUrl("wss://spindle.example/mill", false), "wss://spindle.example/mill");
+    assert.throws(() => readMillUrl("ws://127.0.0.1:1/mill", false), /sends the token in clear/);
+    assert.equal(readMillUrl("ws://127.0.0.1:1/mill", true), "ws://127.0.0.1:1/mill");
+    assert.throws(() => readMillUrl("https://spindle.example/mill", true), /expects a wss:\/\/ URL/);
+  });
+
+  it("reads an s3:// log store with the endpoint, region and credentials of the AWS variables, the flags winning", async () => {
+    const env = { AWS_ENDPOINT_URL: "http://minio:9000", AWS_REGION: "eu-west-1", AWS_ACCESS_KEY_ID: "id", AWS_SECRET_ACCESS_KEY: "secret" };
+    const config = await resolveExecutorConfig({ ...RAW, logStore: "s3://ci-logs/spindle", s3Region: "auto", s3PathStyle: true, labels: "k8s, big,k8s" }, env);
+    assert.deepEqual(config.logStore, { kind: "s3", bucket: "ci-logs", prefix: "spindle/", region: "auto", endpoint: "http://minio:9000", forcePathStyle: true, credentials: { accessKeyId: "id", secretAccessKey: "secret" } });
+    assert.deepEqual(config.labels, ["k8s", "big"]);
+    await assert.rejects(resolveExecutorConfig({ ...RAW, logStore: "s3://X" }, {}), /s3:\/\/BUCKET\/PREFIX/);
+  });
+
+  it("refuses a --max-runs that is not a whole number from 1 to 1000", async () => {
+    await assert.rejects(resolveExecutorConfig({ ...RAW, maxRuns: "0" }, {}), /--max-runs expects a whole number from 1 to 1000/);
+  });
+});

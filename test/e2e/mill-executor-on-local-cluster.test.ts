@@ -1,0 +1,168 @@
+// The `executor` command as its own process, placed on by a stand-in mill, running Tangled workflows as Jobs on the local cluster (pods are podman containers).
+import assert from "node:assert/strict";
+import { spawn, type ChildProcess } from "node:child_process";
+import { createHash } from "node:crypto";
+import { chmodSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { startLocalCluster, type LocalCluster } from "../../local-cluster/index.js";
+import { REJECT_CLASS, TERMINAL_STATUS } from "../../src/mill/mill-messages.js";
+import { assertNothingLeft, E2E_KUBECTLS, findPodmanSkipReason } from "../support/local-cluster-e2e.js";
+import { REPO_ROOT } from "../support/run-cli.js";
+import { StandInMill } from "../support/stand-in-mill.js";
+import { makeTestTempDir } from "../support/temp-dir.js";
+
+const skip = findPodmanSkipReason();
+const KUBECTL = E2E_KUBECTLS.at(-1) ?? "kubectl";
+const CLI = join(REPO_ROOT, "bin", "knotless-runner-k8s.js");
+const TOKEN = "e2e-mill-token";
+const BUSYBOX = "docker.io/library/busybox:1.36";
+const SECRET = "hunter2-mill-secret";
+const SHA = "c0ffee".padEnd(40, "0");
+const PIPELINE = JSON.stringify({
+  triggerMetadata: { kind: "push", repo: { knot: "knot.example.org", did: "did:plc:abc", repo: "core", defaultBranch: "main" }, push: { ref: "refs/heads/main", oldSha: "0".repeat(40), newSha: SHA } },
+  workflows: [],
+});
+
+/** A ReserveSeat for a microvm workflow on the local busybox, without a clone. */
+function offer(leaseId: string, steps: string, extra: { engine?: string; image?: string } = {}) {
+  const raw = `engine: microvm\nimage: ${extra.image ?? "alpine"}\nsteps:\n${steps}`;
+  return { leaseId, targetEngine: extra.engine ?? "microvm", rawPipelineJson: PIPELINE, rawWorkflowJson: JSON.stringify({ name: "ci.yml", engine: "microvm", clone: { skip: true }, raw }), knot: "knot.example.org", rkey: "3kxmill" };
+}
+
+const step = (name: string, command: string) => `  - name: ${name}\n    command: ${JSON.stringify(command)}\n`;
+
+/** Every file under `dir`, as text. */
+function readTree(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, encoding: "utf8" }).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isFile() ? [readFileSync(path, "latin1")] : [];
+  });
+}
+
+interface ExecutorProcess {
+  readonly child: ChildProcess;
+  readonly output: () => string;
+  readonly exited: Promise<number | null>;
+}
+
+function startExecutor(args: readonly string[]): Promise<ExecutorProcess> {
+  const timings = JSON.stringify({ snapshotMs: 1_000, backoffMinMs: 200, backoffMaxMs: 1_000, cancelGraceMs: 4_000 });
+  const child = spawn(process.execPath, [CLI, "executor", ...args], { env: { ...process.env, KNOTLESS_MILL_TIMINGS: timings }, stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
+  return new Promise((resolve, reject) => {
+    child.stdout!.setEncoding("utf8").on("data", (text: string) => {
+      output += text;
+      if (/dialling/.test(output)) resolve({ child, output: () => output, exited });
+    });
+    child.stderr!.setEncoding("utf8").on("data", (text: string) => (output += text));
+    void exited.then((code) => reject(new Error(`executor exited ${code} before dialling: ${output}`)));
+  });
+}
+
+describe("the mill executor on the local cluster", { skip, concurrency: 1, timeout: 900_000 }, () => {
+  let cluster: LocalCluster;
+  let mill: StandInMill;
+  let executor: ExecutorProcess;
+  const dir = makeTestTempDir("mill-e2e-");
+  const stateDir = join(dir, "state");
+  const storeDir = join(dir, "store");
+  const tokenFile = join(dir, "token");
+  const configFile = join(dir, "config.yml");
+  writeFileSync(tokenFile, `${TOKEN}\n`);
+  chmodSync(tokenFile, 0o600);
+  writeFileSync(configFile, ["engines:", "  microvm:", "    images:", `      alpine: ${BUSYBOX}`, "    defaultImage: alpine", ""].join("\n"));
+  const args = () => ["--mill", mill.url, "--insecure-mill", "--token-file", tokenFile, "--state-dir", stateDir, "--log-store", storeDir, "--labels", "k8s", "--max-runs", "2", "--config", configFile, "--kubeconfig", cluster.kubeconfigPath, "--kubectl", KUBECTL, "--skip-warm"];
+  const connected = (connections: number) => mill.waitFor(() => mill.connections >= connections && mill.connected && mill.messages("nodeSnapshot").length > 0, 30_000, "the executor's session");
+
+  before(async () => {
+    [cluster, mill] = await Promise.all([startLocalCluster({ imageBackOffSeconds: 1 }), StandInMill.start({ token: TOKEN })]);
+    executor = await startExecutor(args());
+    await connected(1);
+  });
+  after(async () => {
+    if (executor) {
+      executor.child.kill("SIGTERM");
+      assert.equal(await executor.exited, 0, executor.output());
+    }
+    await mill?.close();
+    if (cluster) await assertNothingLeft(cluster);
+    await cluster?.stop();
+  });
+
+  it("runs a push pipeline's workflow: RUNNING then SUCCESS, the artifact's hash that of the stored log, Tangled's variables set, the secret masked everywhere and in no file", async () => {
+    const steps = step("greet", 'echo "repo=$TANGLED_REPO_NAME sha=$TANGLED_SHA ci=$CI"') + step("secret", 'echo "token=$DEPLOY_TOKEN"; printf %s "$DEPLOY_TOKEN" | base64');
+    assert.equal((await mill.reserve(offer("3kxmill-1", steps))).accepted, true);
+    assert.equal(await mill.commit("3kxmill-1", [{ key: "DEPLOY_TOKEN", value: SECRET }]), "committed");
+    const terminal = await mill.waitFor(() => mill.terminals.get("3kxmill-1"), 300_000, "the terminal");
+    assert.deepEqual(mill.statuses.get("3kxmill-1"), ["running", "success"], executor.output());
+    assert.equal(terminal.status, TERMINAL_STATUS.success);
+    const stored = readFileSync(join(storeDir, terminal.logArtifact!.ref));
+    assert.equal(terminal.logArtifact!.hash, `sha256:${createHash("sha256").update(stored).digest("hex")}`);
+    const storedLines = stored.toString("utf8").trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+    assert.deepEqual(mill.liveLines("3kxmill-1"), storedLines, "every stored line went out live, in order");
+    const text = stored.toString("utf8");
+    assert.match(text, new RegExp(`repo=core sha=${SHA} ci=true`));
+    assert.ok(storedLines.some((line) => line.kind === "control" && line.step_status === "start" && line.step_id === 0 && line.step_kind === 1 && line.step_command !== undefined));
+    assert.ok(storedLines.some((line) => line.kind === "control" && line.step_id === -1), "setup work is a system step");
+    assert.match(text, /token=\*\*\*/);
+    for (const form of [SECRET, Buffer.from(SECRET).toString("base64")]) {
+      assert.ok(!text.includes(form), `the stored log holds ${form}`);
+      assert.ok(!readTree(stateDir).some((file) => file.includes(form)), `a file of the state directory holds ${form}`);
+    }
+  });
+
+  it("reports a failing step FAILED with its exit code", async () => {
+    assert.equal((await mill.reserve(offer("3kxmill-2", step("fails", "echo about to fail; exit 3")))).accepted, true);
+    assert.equal(await mill.commit("3kxmill-2"), "committed");
+    const terminal = await mill.waitFor(() => mill.terminals.get("3kxmill-2"), 300_000, "the terminal");
+    assert.deepEqual([terminal.status, terminal.exitCode], [TERMINAL_STATUS.failed, 3], terminal.error);
+  });
+
+  it("answers a reserve when full TRANSIENT, and an engine or image it cannot run INCOMPATIBLE with the reason", async () => {
+    assert.equal((await mill.reserve(offer("3kxfull-1", step("a", "true")))).accepted, true);
+    assert.equal((await mill.reserve(offer("3kxfull-2", step("a", "true")))).accepted, true);
+    const full = await mill.reserve(offer("3kxfull-3", step("a", "true")));
+    assert.deepEqual([full.accepted, full.rejectClass], [false, REJECT_CLASS.transient]);
+    mill.release("3kxfull-1");
+    mill.release("3kxfull-2");
+    const dagger = await mill.reserve(offer("3kxbad-1", step("a", "true"), { engine: "dagger" }));
+    assert.deepEqual([dagger.accepted, dagger.rejectClass], [false, REJECT_CLASS.incompatible]);
+    const image = await mill.reserve(offer("3kxbad-2", step("a", "true"), { image: "ubuntu" }));
+    assert.deepEqual([image.accepted, image.rejectClass], [false, REJECT_CLASS.incompatible]);
+    assert.match(image.rejectReason, /ubuntu/);
+    await mill.waitFor(() => mill.messages("nodeSnapshot").at(-1)!.activeLeaseIds.length === 0, 10_000, "the released seats");
+  });
+
+  it("cancels a run mid-step: CancelAck at once, CANCELLED within 10 s", async () => {
+    assert.equal((await mill.reserve(offer("3kxmill-3", step("long", "echo started; sleep 300")))).accepted, true);
+    assert.equal(await mill.commit("3kxmill-3"), "committed");
+    await mill.waitFor(() => mill.liveLines("3kxmill-3").some((line) => line.content === "started"), 300_000, "the step's first line");
+    const timing = await mill.cancel("3kxmill-3");
+    assert.ok(timing.ackMs < 1_000, `CancelAck after ${timing.ackMs} ms`);
+    assert.ok(timing.terminalMs < 10_000, `terminal after ${timing.terminalMs} ms`);
+    assert.deepEqual(mill.statuses.get("3kxmill-3"), ["running", "cancelled"]);
+  });
+
+  it("restarts after SIGKILL mid-run with the same epoch, replays its outbox, and ends the lost run with exactly one failed runner-lost terminal", async () => {
+    mill.ackEnabled = false;
+    assert.equal((await mill.reserve(offer("3kxmill-4", step("long", "echo started; sleep 300")))).accepted, true);
+    assert.equal(await mill.commit("3kxmill-4"), "committed");
+    await mill.waitFor(() => mill.liveLines("3kxmill-4").some((line) => line.content === "started"), 300_000, "the step's first line");
+    const epoch = mill.messages("hello").at(-1)!.epoch;
+    const connections = mill.connections;
+    executor.child.kill("SIGKILL");
+    await executor.exited;
+    mill.ackEnabled = true;
+    executor = await startExecutor(args());
+    await connected(connections + 1);
+    assert.equal(mill.messages("hello").at(-1)!.epoch, epoch);
+    const terminal = await mill.waitFor(() => mill.terminals.get("3kxmill-4"), 60_000, "the lost run's terminal");
+    assert.equal(terminal.status, TERMINAL_STATUS.failed);
+    assert.match(terminal.error, /runner-lost/);
+    assert.deepEqual(mill.statuses.get("3kxmill-4"), ["running", "failed"]);
+    assert.match(readFileSync(join(storeDir, terminal.logArtifact!.ref), "utf8"), /started/);
+    assert.deepEqual([mill.violations, mill.failedByMill], [[], []]);
+  });
+});

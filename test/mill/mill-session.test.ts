@@ -1,0 +1,249 @@
+// The mill session against a stand-in mill with a scripted launcher: handshake, seats, commits, cancels, the outbox across drops and restarts, bad frames, drain.
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, it } from "node:test";
+import { createDirLogStore, type LogStore } from "../../src/mill/log-store.js";
+import { loadMillCodec } from "../../src/mill/mill-codec.js";
+import { TERMINAL_STATUS, REJECT_CLASS } from "../../src/mill/mill-messages.js";
+import { MillSession, type MillTimings } from "../../src/mill/mill-session.js";
+import { MillState } from "../../src/mill/mill-state.js";
+import { ScriptedLauncher } from "../support/scripted-launcher.js";
+import { StandInMill } from "../support/stand-in-mill.js";
+import { makeTestTempDir } from "../support/temp-dir.js";
+
+const TOKEN = "test-token";
+const FAST: Partial<MillTimings> = { backoffMinMs: 50, backoffMaxMs: 200, snapshotMs: 300, cancelGraceMs: 400, uploadRetryMs: 50, handshakeMs: 2_000 };
+const PIPELINE = JSON.stringify({ triggerMetadata: { kind: "push", repo: { knot: "knot.example", did: "did:plc:abc", repo: "r", defaultBranch: "main" }, push: { ref: "refs/heads/main", oldSha: "0".repeat(40), newSha: "a".repeat(40) } } });
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+function offer(leaseId: string, extra: { engine?: string; image?: string } = {}) {
+  return { leaseId, targetEngine: extra.engine ?? "nixery", rawPipelineJson: PIPELINE, rawWorkflowJson: JSON.stringify({ name: "ci.yml", engine: extra.engine ?? "nixery", ...(extra.image ? { image: extra.image } : {}) }), knot: "knot.example", rkey: "3abc" };
+}
+
+async function startExecutor(options: { maxRuns?: number; dir?: string; mill?: StandInMill; ack?: boolean; logStore?: LogStore } = {}) {
+  const mill = options.mill ?? (await StandInMill.start({ token: TOKEN, ack: options.ack ?? true, cancelDeadlineMs: 10_000 }));
+  if (!options.mill) cleanups.push(() => mill.close());
+  const dir = options.dir ?? makeTestTempDir("mill-session-");
+  const launcher = new ScriptedLauncher();
+  const state = new MillState(join(dir, "state"));
+  const warnings: string[] = [];
+  const session = new MillSession({
+    url: mill.url,
+    token: TOKEN,
+    labels: ["k8s"],
+    arch: "amd64",
+    maxRuns: options.maxRuns ?? 2,
+    state,
+    codec: await loadMillCodec(),
+    launcher,
+    logStore: options.logStore ?? createDirLogStore(join(dir, "store")),
+    logDir: join(dir, "logs"),
+    timings: FAST,
+    warn: (message) => warnings.push(message),
+  });
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    await session.stop();
+    state.close();
+  };
+  cleanups.push(stop);
+  const connectionsBefore = mill.connections;
+  session.start();
+  await mill.waitFor(() => mill.connections > connectionsBefore && mill.connected && mill.messages("nodeSnapshot").length > 0, 10_000, "the first snapshot");
+  return { mill, dir, launcher, state, session, warnings, stop };
+}
+
+async function runToCommit(mill: StandInMill, leaseId: string) {
+  assert.equal((await mill.reserve(offer(leaseId))).accepted, true);
+  assert.equal(await mill.commit(leaseId, [{ key: "TOKEN", value: "s3cr3t" }]), "committed");
+}
+
+describe("mill session", () => {
+  it("says Hello with protocol 1, its labels and epoch, then snapshots its engines as available", async () => {
+    const { mill, state } = await startExecutor();
+    const [hello] = mill.messages("hello");
+    assert.deepEqual(hello, { protocolVersion: 1, arch: "amd64", labels: ["k8s"], epoch: state.epoch });
+    const snapshot = mill.messages("nodeSnapshot")[0]!;
+    assert.deepEqual(Object.keys(snapshot.engines).sort(), ["microvm", "nixery"]);
+    assert.equal(snapshot.engines.nixery!.available, true);
+    assert.deepEqual(snapshot.activeLeaseIds, []);
+  });
+
+  it("runs a committed lease: Committed (again for a repeat), RUNNING, live lines, then SUCCESS with the stored log's sha256", async () => {
+    const { mill, launcher, dir } = await startExecutor();
+    await runToCommit(mill, "3abc-1");
+    assert.equal(await mill.commit("3abc-1"), "committed");
+    assert.deepEqual(launcher.runs.get("3abc-1")!.secrets, [{ key: "TOKEN", value: "s3cr3t" }]);
+    const run = launcher.runs.get("3abc-1")!;
+    run.line("hello");
+    run.line("world");
+    await mill.waitFor(() => mill.liveLines("3abc-1").length === 2, 5_000, "two live lines");
+    run.finish({ status: "success", exitCode: 0, error: "" });
+    const terminal = await mill.waitFor(() => mill.terminals.get("3abc-1"), 5_000, "the terminal");
+    assert.deepEqual(mill.statuses.get("3abc-1"), ["running", "success"]);
+    assert.equal(terminal.status, TERMINAL_STATUS.success);
+    assert.equal(terminal.logArtifact!.ref, "logs/3abc-1.log");
+    const stored = readFileSync(join(dir, "store", "logs", "3abc-1.log"));
+    assert.equal(terminal.logArtifact!.hash, `sha256:${createHash("sha256").update(stored).digest("hex")}`);
+    assert.deepEqual(stored.toString().trim().split("\n").map((line) => JSON.parse(line).content), ["hello", "world"]);
+    assert.deepEqual([mill.violations, mill.failedByMill], [[], []]);
+  });
+
+  it("rejects a reserve TRANSIENT when every seat is taken, and frees the seat on release and on the reservation's expiry", async () => {
+    const { mill } = await startExecutor({ maxRuns: 1 });
+    assert.equal((await mill.reserve(offer("l-1"))).accepted, true);
+    const full = await mill.reserve(offer("l-2"));
+    assert.deepEqual([full.accepted, full.rejectClass], [false, REJECT_CLASS.transient]);
+    assert.match(full.rejectReason, /no free seat/);
+    mill.release("l-1");
+    await mill.waitFor(() => mill.messages("nodeSnapshot").at(-1)!.activeLeaseIds.length === 0, 5_000, "a snapshot without l-1");
+    assert.equal((await mill.reserve({ ...offer("l-3"), ttlSeconds: 1 })).accepted, true);
+    await mill.waitFor(() => mill.messages("nodeSnapshot").at(-1)!.activeLeaseIds.length === 0, 5_000, "the expiry of l-3");
+    assert.equal((await mill.reserve(offer("l-4"))).accepted, true);
+  });
+
+  it("rejects an engine or an image it could never run INCOMPATIBLE, with the reason in words", async () => {
+    const { mill } = await startExecutor();
+    const engine = await mill.reserve(offer("l-1", { engine: "dagger" }));
+    assert.deepEqual([engine.accepted, engine.rejectClass, engine.rejectReason], [false, REJECT_CLASS.incompatible, "engine dagger is not run here"]);
+    const image = await mill.reserve(offer("l-2", { engine: "microvm", image: "forbidden/x" }));
+    assert.deepEqual([image.accepted, image.rejectClass], [false, REJECT_CLASS.incompatible]);
+    assert.match(image.rejectReason, /not allowed by the limits/);
+  });
+
+  it("answers a commit of a lease it does not hold with a TRANSIENT rejection", async () => {
+    const { mill } = await startExecutor();
+    const answer = await mill.commit("nobody-1");
+    assert.notEqual(answer, "committed");
+    assert.deepEqual(answer !== "committed" && [answer.accepted, answer.rejectClass, answer.rejectReason], [false, REJECT_CLASS.transient, "reservation missing or expired"]);
+  });
+
+  it("acknowledges a cancel for a lease it does not know with a cancelled terminal, as spindle's executor does", async () => {
+    const { mill } = await startExecutor();
+    const timing = await mill.cancel("ghost-1");
+    assert.ok(timing.terminalMs < 10_000);
+    assert.deepEqual(mill.statuses.get("ghost-1"), ["cancelled"]);
+    assert.deepEqual(mill.violations, []);
+  });
+
+  it("acknowledges a cancel that crosses the lease's terminal without queueing a second terminal", async () => {
+    const { mill, launcher, state } = await startExecutor();
+    mill.ackEnabled = false;
+    await runToCommit(mill, "x-1");
+    launcher.runs.get("x-1")!.finish({ status: "success", exitCode: 0, error: "" });
+    await mill.waitFor(() => mill.terminals.get("x-1"), 5_000, "the terminal");
+    const depth = state.depth();
+    mill.send({ kind: "cancelAttempt", body: { leaseId: "x-1", reason: "workflow destroyed" } });
+    await mill.waitFor(() => mill.messages("cancelAck").some((ack) => ack.leaseId === "x-1"), 5_000, "the CancelAck");
+    assert.equal(state.depth(), depth, "no event queued for the cancel");
+    assert.deepEqual(mill.statuses.get("x-1"), ["running", "success"]);
+  });
+
+  it("sends CancelAck at once and a CANCELLED terminal within the deadline, even when the run is slow to stop", async () => {
+    const { mill, launcher } = await startExecutor();
+    await runToCommit(mill, "c-1");
+    const quick = await mill.cancel("c-1");
+    assert.ok(quick.ackMs < 1_000, `CancelAck after ${quick.ackMs} ms`);
+    assert.deepEqual(mill.statuses.get("c-1"), ["running", "cancelled"]);
+    assert.deepEqual(launcher.runs.get("c-1")!.cancelReasons, ["workflow destroyed"]);
+    launcher.stopsOnCancel = false;
+    await runToCommit(mill, "c-2");
+    const slow = await mill.cancel("c-2");
+    assert.ok(slow.terminalMs >= 300 && slow.terminalMs < 10_000, `terminal after ${slow.terminalMs} ms`);
+    assert.equal(mill.terminals.get("c-2")!.status, TERMINAL_STATUS.cancelled);
+    assert.deepEqual([mill.violations, mill.failedByMill], [[], []]);
+  });
+
+  it("reconnects after the mill drops the socket mid-run and replays from the acknowledged seqno with no gap and no duplicate", async () => {
+    const { mill, launcher, state } = await startExecutor();
+    mill.ackEnabled = false;
+    await runToCommit(mill, "d-1");
+    await mill.waitFor(() => mill.statuses.get("d-1")?.length === 1, 5_000, "RUNNING");
+    assert.equal(state.depth(), 1, "unacknowledged, the event stays in the outbox");
+    mill.dropConnection();
+    mill.ackEnabled = true;
+    launcher.runs.get("d-1")!.finish({ status: "failed", exitCode: 3, error: "step 1 (test) failed with exit code 3" });
+    await mill.waitFor(() => mill.connections === 2 && mill.terminals.get("d-1"), 10_000, "the terminal after the reconnect");
+    assert.deepEqual(mill.statuses.get("d-1"), ["running", "failed"]);
+    assert.equal(mill.terminals.get("d-1")!.exitCode, 3);
+    const replayed = mill.received.filter((entry) => entry.connection === 2 && entry.message.kind === "eventBatch").flatMap((entry) => (entry.message.kind === "eventBatch" ? entry.message.body.events.map((event) => event.seqno) : []));
+    assert.deepEqual(replayed, [2], "the acknowledged cursor was 1: only seqno 2 is sent again");
+    await mill.waitFor(() => state.depth() === 0, 5_000, "the outbox trimmed by the ack");
+    assert.deepEqual([mill.violations, mill.failedByMill], [[], []]);
+  });
+
+  it("restarts with the same epoch, replays its outbox, and ends a run it lost with exactly one failed runner-lost terminal", async () => {
+    const first = await startExecutor();
+    const { mill, dir } = first;
+    mill.ackEnabled = false;
+    await runToCommit(mill, "r-1");
+    first.launcher.runs.get("r-1")!.line("before the crash");
+    await mill.waitFor(() => mill.statuses.get("r-1")?.length === 1, 5_000, "RUNNING");
+    await first.stop();
+    mill.ackEnabled = true;
+    const second = await startExecutor({ mill, dir });
+    assert.equal(mill.messages("hello").at(-1)!.epoch, first.state.epoch);
+    const terminal = await mill.waitFor(() => mill.terminals.get("r-1"), 10_000, "the lost run's terminal");
+    assert.equal(terminal.status, TERMINAL_STATUS.failed);
+    assert.match(terminal.error, /^runner-lost/);
+    assert.deepEqual(mill.statuses.get("r-1"), ["running", "failed"]);
+    assert.deepEqual(second.launcher.cleanedUp, [JSON.stringify({ leaseId: "r-1" })]);
+    const stored = readFileSync(join(dir, "store", "logs", "r-1.log"), "utf8");
+    assert.match(stored, /before the crash/);
+    assert.deepEqual(mill.violations, []);
+  });
+
+  it("ends the session on a malformed frame, an oversized one or a Message with no known field, and dials again", async () => {
+    const { mill } = await startExecutor();
+    mill.sendRaw(Buffer.from([0, 0, 0, 3, 0xff, 0xff, 0xff]));
+    await mill.waitFor(() => mill.connections === 2 && mill.connected, 5_000, "the second connection");
+    const oversized = Buffer.alloc(8);
+    oversized.writeUInt32BE(9 * 1024 * 1024);
+    mill.sendRaw(oversized);
+    await mill.waitFor(() => mill.connections === 3 && mill.connected, 5_000, "the third connection");
+    mill.sendRaw(Buffer.from([0, 0, 0, 2, 0x72, 0x00]));
+    await mill.waitFor(() => mill.connections === 4 && mill.connected, 5_000, "the fourth connection");
+    // An unknown field inside a known message is ignored: the cancel is handled on the same socket.
+    const cancel = Buffer.from([0x0a, 0x01, 0x78, 0x48, 0x07]);
+    const payload = Buffer.concat([Buffer.from([0x4a, cancel.length]), cancel]);
+    const frame = Buffer.alloc(4);
+    frame.writeUInt32BE(payload.length);
+    mill.sendRaw(Buffer.concat([frame, payload]));
+    await mill.waitFor(() => mill.messages("cancelAck").some((ack) => ack.leaseId === "x"), 5_000, "the CancelAck of x");
+    assert.equal(mill.connections, 4);
+  });
+
+  it("queues the terminal only once the log is stored, trying the store again until it takes it", async () => {
+    const dir = makeTestTempDir("mill-session-");
+    const real = createDirLogStore(join(dir, "store"));
+    let failures = 2;
+    const flaky: LogStore = { describe: "flaky", put: async (leaseId, path) => (failures-- > 0 ? Promise.reject(new Error("503 Slow Down")) : real.put(leaseId, path)) };
+    const { mill, launcher, warnings } = await startExecutor({ dir, logStore: flaky });
+    await runToCommit(mill, "u-1");
+    launcher.runs.get("u-1")!.finish({ status: "success", exitCode: 0, error: "" });
+    const terminal = await mill.waitFor(() => mill.terminals.get("u-1"), 5_000, "the terminal");
+    assert.equal(terminal.logArtifact!.ref, "logs/u-1.log");
+    assert.equal(warnings.filter((warning) => /storing its log in flaky failed: 503 Slow Down/.test(warning)).length, 2);
+    assert.ok(mill.messages("nodeSnapshot").some((snapshot) => snapshot.activeLeaseIds.includes("u-1")), "listed while its log was being stored");
+    assert.deepEqual(mill.failedByMill, []);
+  });
+
+  it("drains on request: new reserves TRANSIENT, a run past the drain timeout cancelled, every terminal queued", async () => {
+    const { mill, session, launcher } = await startExecutor();
+    await runToCommit(mill, "t-1");
+    launcher.stopsOnCancel = true;
+    const drained = session.drain(300);
+    const late = await mill.reserve(offer("t-2"));
+    assert.deepEqual([late.accepted, late.rejectClass], [false, REJECT_CLASS.transient]);
+    await drained;
+    await mill.waitFor(() => mill.terminals.get("t-1"), 5_000, "the drained run's terminal");
+    assert.deepEqual(mill.statuses.get("t-1"), ["running", "cancelled"]);
+  });
+});
