@@ -1,8 +1,8 @@
 // The `executor` command's options, declared once, and their resolution into a checked ExecutorConfig (bad input refused before anything dials or calls a cluster).
 import { resolve } from "node:path";
-import { readDuration } from "../config/duration.js";
-import { readSize } from "../config/patterns.js";
-import { InputError } from "../errors.js";
+import { readDuration } from "../core/duration.js";
+import { readSize } from "../core/patterns.js";
+import { InputError } from "../core/errors.js";
 import type { LogStoreSetting } from "../mill/log-store.js";
 import type { MillTimings } from "../mill/mill-session.js";
 import type { RunDefaults } from "../serve/prepare-submission.js";

@@ -2,14 +2,14 @@
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { Cluster } from "../cluster/cluster.js";
-import { CancelledError, describeError } from "../errors.js";
+import { CancelledError, describeError } from "../core/errors.js";
 import type { RunEvent } from "../events/run-events.js";
-import type { ExecutorTimings } from "../executor/context.js";
-import { buildJobName } from "../k8s/names.js";
+import type { ExecutorTimings } from "../executor/kubernetes/context.js";
+import { buildJobName } from "../manifests/names.js";
 import { SECRET_NAME_PATTERN } from "../secrets/secret.js";
-import type { RunDefaults } from "../serve/prepare-submission.js";
-import { superviseRun, type SupervisedRun } from "../serve/run-supervisor.js";
-import type { LoadedWorkflow } from "../workflow/load-workflow.js";
+import type { RunDefaults } from "../run/run-defaults.js";
+import { superviseRun, type SupervisedRun } from "../run/supervise-run.js";
+import type { LoadedWorkflow } from "../settings/load-workflow.js";
 import type { AcceptedOffer, LaunchedLease, LeaseLauncher, LeaseOffer, LeaseOutcome } from "./lease-launcher.js";
 import { buildLogLines, type SpindleLogLine } from "./log-lines.js";
 import type { SecretPair } from "./mill-messages.js";
@@ -121,7 +121,7 @@ export function buildLeaseRunId(leaseId: string): string {
 async function planOffer(offer: LeaseOffer, options: KubernetesLauncherOptions): Promise<LeasePlan> {
   const workflow = readOfferedWorkflow(offer.rawWorkflowJson);
   const pipeline = readOfferedPipeline(offer.rawPipelineJson, offer.knot, offer.rkey);
-  const { loadWorkflowText } = await import("../workflow/load-workflow.js");
+  const { loadWorkflowText } = await import("../settings/load-workflow.js");
   const resolveOptions = { ...(options.defaults.runner ? { runner: options.defaults.runner } : {}), ...(options.defaults.nixery !== undefined ? { nixeryBase: options.defaults.nixery } : {}) };
   let loaded = await loadWorkflowText(workflow.raw, workflow.name, resolveOptions);
   // The mill chose the engine (a file without `engine:` is nixery to spindle): a file that does not say one is read as that engine.
@@ -141,7 +141,7 @@ async function planOffer(offer: LeaseOffer, options: KubernetesLauncherOptions):
 /** The run's settings and clone, built as `serve` builds a submission's; the secrets in memory only. */
 async function prepareLeaseRun(plan: LeasePlan, runId: string, outDir: string, secrets: readonly SecretPair[], options: KubernetesLauncherOptions): Promise<Pick<Parameters<typeof superviseRun>[0], "settings" | "git" | "warnings">> {
   const { defaults } = options;
-  const [{ prepareWorkflowRun }, { buildRunSettings }, { formatWarning }] = await Promise.all([import("../run/prepare-workflow-run.js"), import("../run/build-run-settings.js"), import("../workflow/workflow-errors.js")]);
+  const [{ prepareWorkflowRun }, { buildRunSettings }, { formatWarning }] = await Promise.all([import("../settings/prepare-workflow-run.js"), import("../settings/build-run-settings.js"), import("../workflow/workflow-errors.js")]);
   const skip = plan.workflow.clone.skip || plan.loaded.resolved.clone.skip;
   // The knot matched the workflow already: `when` is not evaluated again, but the trigger still gives the run's variables.
   const loaded: LoadedWorkflow = { ...plan.loaded, resolved: { ...plan.loaded.resolved, when: undefined } };

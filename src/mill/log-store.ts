@@ -44,13 +44,6 @@ export async function hashLogFile(path: string): Promise<string> {
   return `sha256:${hash.digest("hex")}`;
 }
 
-/** Opens the store a setting names; the S3 client's modules load only for an S3 store. */
-export async function openLogStore(setting: LogStoreSetting): Promise<LogStore> {
-  if (setting.kind === "dir") return createDirLogStore(setting.dir);
-  const { createS3LogStore } = await import("./s3-log-store.js");
-  return createS3LogStore(setting);
-}
-
 /** A directory store: the file is copied beside its place, then renamed into it, so the mill never reads half a log. */
 export function createDirLogStore(dir: string): LogStore {
   return {

@@ -2,7 +2,7 @@
 import { closeSync, existsSync, mkdirSync, openSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import type { ClientOptions, WebSocket } from "ws";
-import { describeError } from "../errors.js";
+import { describeError } from "../core/errors.js";
 import { FrameReader, frameMessage } from "./frame-reader.js";
 import type { MillCodec } from "./mill-codec.js";
 import { MillProtocolError } from "./mill-errors.js";

@@ -1,6 +1,6 @@
 // Reads what ReserveSeat carries (the sh.tangled.pipeline record's JSON and one Pipeline_Workflow) into our trigger, clone and inputs. Pure.
 import type { Trigger } from "../workflow/match-trigger.js";
-import type { EnvVar } from "../workflow/workflow-types.js";
+import type { EnvVar } from "../core/env-var.js";
 
 /** A pipeline record or workflow that cannot be read: the offer is INCOMPATIBLE, with this message. */
 export class PipelineRecordError extends Error {

@@ -20,6 +20,8 @@ import type { Trigger } from "../workflow/match-trigger.js";
 import { checkGitSource, type GitCheckoutSpec, type GitSetting } from "../transfer/git-checkout.js";
 import { checkServedGitUrl, resolveDirInsideRoot } from "./host-inputs.js";
 import { XrpcError } from "./http-errors.js";
+import type { RunDefaults } from "../run/run-defaults.js";
+export type { RunDefaults } from "../run/run-defaults.js";
 
 /** The submitRun input as its lexicon (lexicons/dev/knotless/runner/submitRun.json) shapes it. */
 export interface SubmitRunInput {
@@ -32,31 +34,6 @@ export interface SubmitRunInput {
   readonly overrides?: { readonly image?: string; readonly cpu?: string; readonly memory?: string; readonly timeout?: string; readonly stepTimeout?: string };
 }
 
-/** What `serve` applies to every run, resolved from its flags at the CLI edge. */
-export interface RunDefaults {
-  readonly target: ClusterTarget;
-  readonly podTimeoutMs: number;
-  /** Each run's pod stops itself after this long without a runner exec (`--pod-idle-timeout`); absent: 10 min. */
-  readonly podIdleTimeoutMs?: number;
-  readonly maxOutputBytes: number;
-  readonly maxLogBytes: number;
-  readonly keepWarm?: { readonly seconds: number; readonly maxWarm: number };
-  readonly claimWarm?: boolean;
-  readonly hostTar?: HostTarSetting;
-  readonly owner?: ProcessIdentity;
-  /** The Nixery registry of nixery workflows. */
-  readonly nixery?: string;
-  /** The host's git, for `checkout.git`; absent: such a submission is refused (501). */
-  readonly git?: GitSetting;
-  /** The runner configuration (`--config`) every workflow is resolved against: limits, engines, the pod's keys; absent: the defaults. */
-  readonly runner?: RunnerConfigSource;
-  /** Where the workflows' caches live (`--cache-dir`, `--cache-pvc`), keyed per repository; `off`: none restored or saved. */
-  readonly caches?: { readonly off: boolean; readonly store: { readonly kind: "dir"; readonly dir: string } | { readonly kind: "pvc"; readonly claim: string }; readonly maxBytes: number };
-  /** The one host directory (`--checkout-root`, its real path) under which checkout.dir and sharedSteps.dir may name a directory; absent: neither is taken. */
-  readonly checkoutRoot?: string;
-  /** `--allow-http-git`: checkout.git.url may be http:// as well as https://. */
-  readonly allowHttpGit?: boolean;
-}
 
 /** The most a request may carry; past them, 413. */
 export interface SubmissionLimits {

@@ -21,7 +21,7 @@ import { LogFeed } from "./log-feed.js";
 import { checkSubmissionSize, prepareSubmission, readSubmittedRunId, type RunDefaults, type SubmissionLimits, type SubmitRunInput } from "./prepare-submission.js";
 import { pickRunsToStart, type SchedulerLimits } from "./run-scheduler.js";
 import { FINAL_STATUSES, type RunStore, type ServeRunStatus, type StatusEvent, type StoredRun } from "./run-store.js";
-import { superviseRun, type SupervisedRun } from "./run-supervisor.js";
+import { superviseRun, type SupervisedRun } from "../run/supervise-run.js";
 
 /** What the service tells its metrics. */
 export interface RunObserver {

@@ -7,7 +7,8 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { GetObjectCommand, S3Client } from "@aws-sdk/client-s3";
-import { openLogStore, type LogStoreSetting } from "../../src/mill/log-store.js";
+import type { LogStoreSetting } from "../../src/mill/log-store.js";
+import { openLogStore } from "../../src/mill/open-log-store.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
 
 interface S3rverLike {

@@ -1,6 +1,6 @@
 // `executor`: a remote executor of Tangled's spindle mill; dials the mill, runs the workflows it places as Jobs, until SIGTERM drains it.
 import { join } from "node:path";
-import { describeError } from "../../errors.js";
+import { describeError } from "../../core/errors.js";
 import type { CommandSpec } from "../command-spec.js";
 import { EXIT, exitCodeForError } from "../exit-codes.js";
 import { EXECUTOR_OPTIONS, type RawExecutorOptions } from "../executor-options.js";
@@ -26,7 +26,7 @@ export async function executeExecutor(options: RawExecutorOptions, env: NodeJS.P
       import("../../serve/cluster-transport.js"),
       import("../../mill/mill-codec.js"),
       import("../../mill/mill-state.js"),
-      import("../../mill/log-store.js"),
+      import("../../mill/open-log-store.js"),
       import("../../mill/launch-lease.js"),
       import("../../mill/mill-session.js"),
       import("../../mill/mill-metrics.js"),

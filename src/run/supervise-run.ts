@@ -1,4 +1,4 @@
-// Runs one queued run through launchRun (run/launch.ts) with its own controllers, the service's sinks and the checkout the service made; keeps the executor for a crash's teardown.
+// Runs one run a service took (serve, the mill executor) through launchRun with its own controllers, the service's sinks and the checkout it made; keeps the executor for a crash's teardown.
 import { mkdirSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
