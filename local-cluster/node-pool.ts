@@ -199,8 +199,14 @@ export class NodePool {
   private free(node: PoolNode, planned: Iterable<Waiter> = []): Request {
     let cpu = this.capacity.cpu;
     let memory = this.capacity.memory;
-    for (const r of node.bound.values()) ((cpu -= r.cpu), (memory -= r.memory));
-    for (const w of planned) ((cpu -= w.request.cpu), (memory -= w.request.memory));
+    for (const r of node.bound.values()) {
+      cpu -= r.cpu;
+      memory -= r.memory;
+    }
+    for (const w of planned) {
+      cpu -= w.request.cpu;
+      memory -= w.request.memory;
+    }
     return { cpu, memory };
   }
 

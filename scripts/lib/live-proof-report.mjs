@@ -163,7 +163,7 @@ export function buildReport(facts, reportDir, mask) {
   const after = readSamples(facts.all("nodes_after"));
   const counts = during.map((sample) => sample.count).filter((count) => count !== null);
   const doctorText = readText(facts.get("doctor_stdout"), mask);
-  let doctorJson = null;
+  let doctorJson;
   try {
     doctorJson = doctorText === null ? null : JSON.parse(doctorText);
   } catch {

@@ -64,7 +64,7 @@ class EntryReadStream extends Readable {
     try {
       this.handle = await open(this.path, "r");
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") throw new Error(`cache ${JSON.stringify(entry.key)} is no longer in the store`);
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") throw new Error(`cache ${JSON.stringify(entry.key)} is no longer in the store`, { cause: error });
       throw error;
     }
     const info = await this.handle.stat();

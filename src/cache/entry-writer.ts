@@ -150,7 +150,7 @@ class EntryStream extends Writable {
 
 /** Writes every buffer at `position` onwards, going on after a short write. */
 async function writeAll(handle: FileHandle, buffers: Buffer[], position: number): Promise<void> {
-  let pending = buffers.filter((buffer) => buffer.length > 0);
+  const pending = buffers.filter((buffer) => buffer.length > 0);
   let at = position;
   while (pending.length > 0) {
     const { bytesWritten } = await handle.writev(pending, at);

@@ -112,7 +112,7 @@ function requireOption(value: string | undefined, flag: string): string {
 
 function requireDirectory(path: string, flag: string): string {
   const absolute = resolve(path);
-  let isDirectory = false;
+  let isDirectory: boolean;
   try {
     isDirectory = statSync(absolute).isDirectory();
     accessSync(absolute, constants.R_OK | constants.X_OK);

@@ -6,7 +6,7 @@ import { createOutputBudget, DEFAULT_MAX_LOG_BYTES, type OutputBudget } from "..
 import { createEventEmitter, type RunEvent, type RunEventInput, type RunEventSink, type RunStatus } from "../events/run-events.js";
 import { runTimedPhase } from "../events/timed-phase.js";
 import type { Cluster } from "../cluster/cluster.js";
-import { DEFAULT_TIMINGS, type ExecutorContext, type ExecutorSettings, type ExecutorTimings } from "../executor/kubernetes/context.js";
+import { DEFAULT_TIMINGS, type ExecutorContext, type ExecutorTimings } from "../executor/kubernetes/context.js";
 import type { Executor, StepOutcome } from "../executor/executor.js";
 import { KubernetesExecutor } from "../executor/kubernetes/kubernetes-executor.js";
 import { maskOutputPaths } from "./mask-output-paths.js";

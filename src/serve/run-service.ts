@@ -152,7 +152,7 @@ export class RunService {
     const prepared = await prepareSubmission(input, runId, this.#options.stateDir, this.#options.defaults);
     if (this.#draining) throw new XrpcError(503, "ShuttingDown", "the service is shutting down and takes no new runs", SHUTTING_DOWN_RETRY_AFTER_SECONDS);
     const now = new Date().toISOString();
-    const { run, created, event } = this.#writeState(() => this.#store.insertRun(
+    const { run, created } = this.#writeState(() => this.#store.insertRun(
       {
         runId,
         status: prepared.kind === "skipped" ? "skipped" : "pending",

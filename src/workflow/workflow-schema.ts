@@ -13,7 +13,6 @@ import { suggestName } from "./suggest-key.js";
 import { PULL_REQUEST_ACTIONS } from "./match-trigger.js";
 import { checkResourceBounds } from "./resource-bounds.js";
 import type { CloneSettings, EngineName, ResourceSettings, ResourcePositions, SourcePosition, WhenConstraint, WorkflowStep } from "./workflow-types.js";
-import type { EnvVar } from "../core/env-var.js";
 
 /** `branch`/`tag`: a glob pattern or a list of them, each checked as doublestar would. */
 const readPatterns: FieldReader<string[]> = (ctx, node, at, path) => {

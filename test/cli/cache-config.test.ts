@@ -143,8 +143,8 @@ describe("the dry run of a workflow with caches and artifacts", () => {
     const pvc = await renderDryRun(await resolveRunConfig({ ...noRepo, dryRun: true, cachePvc: "ci-cache", cacheMaxBytes: "1Gi" }, {}));
     assert.match(pvc, new RegExp(`#   caches: 1 cache in the PersistentVolumeClaim ci-cache, mounted into the pod, at most 1Gi; repository local/${sha256(options.checkout!).slice(0, 12)} \\(no --repo: from the checkout's absolute path\\)\n`));
     const off = await renderDryRun(await resolveRunConfig({ ...options, dryRun: true, cache: false }, {}));
-    assert.match(off, /#   caches: off \(--no-cache\): the workflow's 1 cache are neither restored nor saved\n/);
-    assert.doesNotMatch(off, /#   cache 1:/);
+    assert.match(off, /# {3}caches: off \(--no-cache\): the workflow's 1 cache are neither restored nor saved\n/);
+    assert.doesNotMatch(off, /# {3}cache 1:/);
   });
 });
 

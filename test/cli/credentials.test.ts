@@ -70,9 +70,9 @@ describe("credentials through the CLI", () => {
     const out = join(makeTestTempDir("creds-cli-"), "runner.kubeconfig");
     const cli = await runCli(["credentials", "--namespace", "ci", "--out", out, "--dry-run", "--kubectl", "/nonexistent/kubectl", "--transport", "kubectl"]);
     assert.equal(cli.code, 0, cli.stderr);
-    assert.match(cli.stdout, /^\/nonexistent\/kubectl config view --raw --minify --flatten -o json\n#   api: no request \(done in the runner's own process\)$/m);
-    assert.match(cli.stdout, /^\/nonexistent\/kubectl --namespace ci apply --request-timeout 30s -f -\n#   api: GET \/api\/v1\/namespaces\/ci\/serviceaccounts\/knotless-runner\n/m);
-    assert.match(cli.stdout, /^\/nonexistent\/kubectl create --raw \/api\/v1\/namespaces\/ci\/serviceaccounts\/knotless-runner\/token --request-timeout 30s -f -\n#   api: POST \/api\/v1\/namespaces\/ci\/serviceaccounts\/knotless-runner\/token \(body: TokenRequest\)$/m);
+    assert.match(cli.stdout, /^\/nonexistent\/kubectl config view --raw --minify --flatten -o json\n# {3}api: no request \(done in the runner's own process\)$/m);
+    assert.match(cli.stdout, /^\/nonexistent\/kubectl --namespace ci apply --request-timeout 30s -f -\n# {3}api: GET \/api\/v1\/namespaces\/ci\/serviceaccounts\/knotless-runner\n/m);
+    assert.match(cli.stdout, /^\/nonexistent\/kubectl create --raw \/api\/v1\/namespaces\/ci\/serviceaccounts\/knotless-runner\/token --request-timeout 30s -f -\n# {3}api: POST \/api\/v1\/namespaces\/ci\/serviceaccounts\/knotless-runner\/token \(body: TokenRequest\)$/m);
   });
 
   it("prints the revoke's requests and call with --revoke --dry-run, in each transport's order", async () => {

@@ -66,7 +66,7 @@ describe("the warm command", () => {
     );
     const apiRelease = await runCli(["warm", "--release", "--dry-run", "--transport", "api", "--namespace", "ci"]);
     assert.equal(apiRelease.code, 0, apiRelease.stderr);
-    assert.match(apiRelease.stdout, /^# API requests, in order \(--transport api\)[^\n]*\n# deletes every warm placeholder[^\n]*\nGET \/apis\/batch\/v1\/namespaces\/ci\/jobs\?labelSelector=\S+\nDELETE \/apis\/batch\/v1\/namespaces\/ci\/jobs\/knotless-warm-<slot> \(body: DeleteOptions \(background propagation\)\)\n#   kubectl: kubectl --namespace ci delete jobs --selector /);
+    assert.match(apiRelease.stdout, /^# API requests, in order \(--transport api\)[^\n]*\n# deletes every warm placeholder[^\n]*\nGET \/apis\/batch\/v1\/namespaces\/ci\/jobs\?labelSelector=\S+\nDELETE \/apis\/batch\/v1\/namespaces\/ci\/jobs\/knotless-warm-<slot> \(body: DeleteOptions \(background propagation\)\)\n# {3}kubectl: kubectl --namespace ci delete jobs --selector /);
     const bad = await runCli(["warm", "--count", "3"]);
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /--count 3 is more than --max-warm 1 allows/);

@@ -74,7 +74,7 @@ describe("the CLI with the fake kubectl", { concurrency: 2 }, () => {
     assert.match(run.stdout, /greet\.sh/, "the files step lists /steps/greet.sh");
     assert.match(readFileSync(join(ws.out, "outputs", "ran.txt"), "utf8"), /^ran on knotless-run-/);
     assert.deepEqual([...result.outputs].map((o) => o.path), ["ran.txt"]);
-    assert.match(readFileSync(join(ws.out, "run.log"), "utf8"), /Z \[step 3 stdout\]\n(  .*\n)*  .*steps\.tsv\n/, "run.log holds the step output, indented under its header");
+    assert.match(readFileSync(join(ws.out, "run.log"), "utf8"), /Z \[step 3 stdout\]\n( {2}.*\n)* {2}.*steps\.tsv\n/, "run.log holds the step output, indented under its header");
     assert.doesNotMatch(readFileSync(join(ws.out, "run.log"), "utf8"), /through a pipe/, "the download fell back to a pipe");
     assert.match(readFileSync(join(ws.out, "run.log"), "utf8"), /ok upload .*packed by GNU tar \d+\.\d+; receipt and count verified in the pod/);
     const calls = await cluster.calls();
@@ -234,21 +234,20 @@ describe("the CLI with the fake kubectl", { concurrency: 2 }, () => {
     assert.equal(result.exitCode, 3);
     assert.equal(result.error, null);
     assert.deepEqual(result.steps.map((s) => [s.status, s.exitCode]), [["success", 0], ["failed", 3], ["skipped", null]]);
-    assert.match(readFileSync(join(ws.out, "run.log"), "utf8"), /Z \[step 2 stderr\]\n  about to fail\n/);
+    assert.match(readFileSync(join(ws.out, "run.log"), "utf8"), /Z \[step 2 stderr\]\n {2}about to fail\n/);
     await assertNoJobLeft(cluster);
   });
 
   it("times a step out, stops its processes in the pod and exits 1 with status timeout", async (t) => {
     const cluster = await withCluster(t);
     const ws = makeWorkspace("slow\ttrap '' TERM; (trap '' TERM; sleep 300) & echo started; sleep 300\nlater\techo never\n");
-    let podProcesses: string[] = [];
     const run = await runCli(runArgs(cluster, ws, ["--step-timeout", "3s", "--keep"]), { env: cluster.env });
     assert.equal(run.code, 1, run.stderr);
     const result = readResult(ws.out);
     assert.equal(result.status, "timeout");
     assert.deepEqual(result.steps.map((s) => [s.status, s.timedOut]), [["timeout", true], ["skipped", false]]);
     const [pod] = await cluster.pods();
-    podProcesses = await cluster.processesInPod(pod!.name);
+    const podProcesses = await cluster.processesInPod(pod!.name);
     assert.deepEqual(podProcesses.filter((p) => /sleep 300/.test(p)), [], `left in the pod: ${podProcesses.join(" | ")}`);
     assert.match(run.stderr, /kept Job .*delete it with: .*delete job/);
     assert.ok(run.stderr.includes(`delete it with: ${quoteArg(cluster.kubectlPath)} --kubeconfig`), run.stderr);
@@ -286,7 +285,7 @@ describe("the CLI with the fake kubectl", { concurrency: 2 }, () => {
     assert.match(result.error ?? "", /^cancelled by SIGTERM, then SIGTERM again: exiting now; the Job may remain: /);
     assert.deepEqual(result.steps.map((s) => s.status), ["cancelled", "skipped"]);
     const runLog = readFileSync(join(ws.out, "run.log"), "utf8");
-    assert.match(runLog, /Z \[step 1 stdout\]\n  waiting\n/);
+    assert.match(runLog, /Z \[step 1 stdout\]\n {2}waiting\n/);
     assert.match(runLog, /error: SIGTERM again: exiting now; the Job may remain: /);
     assert.match(runLog, /run cancelled in [^\n]*\n$/);
   });

@@ -177,11 +177,10 @@ describe("the runner on the local cluster", { skip, concurrency: 1, timeout: 900
   it("cancels on SIGTERM mid-step with exit 130 and the container gone within 10 s", async () => {
     cluster.setFaults({});
     const ws = makeWorkspace("wait\techo waiting; sleep 300\n");
-    let signalledAt = 0;
     const cli = await runCli(["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--out", ws.out, "--kubeconfig", cluster.kubeconfigPath, "--kubectl", DEFAULT_KUBECTL], {
       signalWhen: { when: /waiting/, signal: "SIGTERM" },
     });
-    signalledAt = Date.now();
+    const signalledAt = Date.now();
     assert.equal(cli.code, 130, cli.stderr);
     assert.equal(readResult(ws.out).status, "cancelled");
     const waited = await waitFor("the container gone", async () => (await cluster.podmanContainers()).length === 0, 10_000);

@@ -105,6 +105,6 @@ export async function waitForRunningPod(tc: TestCluster, job: string, timeoutMs 
       timeoutMs,
     );
   } catch (e) {
-    throw new Error(`${(e as Error).message}: ${describeJobPods(tc, job)}`);
+    throw new Error(`${(e as Error).message}: ${describeJobPods(tc, job)}`, { cause: e });
   }
 }

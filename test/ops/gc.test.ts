@@ -39,7 +39,7 @@ describe("gc", () => {
     kubectl.on("get jobs", LIST);
     const report = await runGc(kubectl.cluster(), { namespace: "ci" }, options(true));
     assert.equal(kubectl.callsTo("delete").length, 0);
-    assert.match(formatGcReport(report), /^would remove  run dead \(Job knotless-run-dead\): heartbeat 10m00s ago, stale after 2m00s: its runner is gone, owner 11@gone$/m);
+    assert.match(formatGcReport(report), /^would remove {2}run dead \(Job knotless-run-dead\): heartbeat 10m00s ago, stale after 2m00s: its runner is gone, owner 11@gone$/m);
   });
 
   it("prints what it removed and spared and why, and reports a delete that failed", async () => {

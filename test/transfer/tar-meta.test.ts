@@ -43,7 +43,7 @@ describe("parsePaxRecords", () => {
 describe("readPaxOverrides", () => {
   it("takes path, linkpath, size and a fractional mtime", () => {
     const records = new Map([["path", "./p"], ["linkpath", "./l"], ["size", "8589934592"], ["mtime", "1700000000.123456789"], ["uid", "0"]]);
-    assert.deepEqual(readPaxOverrides(records), { sparse: false, path: "./p", linkpath: "./l", size: 8_589_934_592, mtime: 1_700_000_000.123456789 });
+    assert.deepEqual(readPaxOverrides(records), { sparse: false, path: "./p", linkpath: "./l", size: 8_589_934_592, mtime: 1_700_000_000.123456789 }); // eslint-disable-line no-loss-of-precision -- the pax record's digits, parsed as a double
   });
 
   it("ignores empty values, which mean the header field applies", () => {

@@ -71,7 +71,7 @@ async function followPod(ctx: ExecutorContext, view: PodWatchView, eventsView: P
   let mismatchSince: number | undefined;
   let lastProgress = 0;
   let lastSummary = "";
-  let state: PodState = { kind: "absent" };
+  let state: PodState;
   for (let poll = 0; ; poll++) {
     const read = view.look();
     if ("failure" in read) {

@@ -1,7 +1,7 @@
 // The API transport's pod watch: every run's pod wait served by one list-watch of the namespace's pods of ours, filtered per run.
 import assert from "node:assert/strict";
 import type { ServerResponse } from "node:http";
-import { after, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import type { IPod } from "kubernetes-models/v1/Pod";
 import { ApiCluster, readEqualitySelector } from "../../../src/cluster/api/api-cluster.js";
 import type { WatchEvent } from "../../../src/cluster/cluster.js";
