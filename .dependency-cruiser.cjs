@@ -57,14 +57,16 @@ module.exports = {
     },
     {
       name: "kubectl-transport-private",
-      comment: "Only the kubectl transport itself (and cluster/transports, the one place that knows the transports by name; index.ts exports them) imports src/cluster/kubectl.",
+      comment:
+        "Only the kubectl transport itself (and cluster/transports, the one place that knows the transports by name; index.ts exports them) imports src/cluster/kubectl.",
       severity: "error",
       from: { path: "^src/", pathNot: ["^src/cluster/kubectl/", "^src/cluster/transports/", "^src/index\\.ts$"] },
       to: { path: "^src/cluster/kubectl/" },
     },
     {
       name: "api-transport-private",
-      comment: "Only the API transport itself (and cluster/transports, the one place that knows the transports by name; index.ts exports them) imports src/cluster/api.",
+      comment:
+        "Only the API transport itself (and cluster/transports, the one place that knows the transports by name; index.ts exports them) imports src/cluster/api.",
       severity: "error",
       from: { path: "^src/", pathNot: ["^src/cluster/api/", "^src/cluster/transports/", "^src/index\\.ts$"] },
       to: { path: "^src/cluster/api/" },

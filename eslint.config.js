@@ -4,7 +4,19 @@ import tseslint from "typescript-eslint";
 
 // The Node.js globals the plain JavaScript scripts use (the TypeScript files get theirs from @types/node).
 const NODE_GLOBALS = Object.fromEntries(
-  ["process", "console", "URL", "Buffer", "setTimeout", "clearTimeout", "fetch", "AbortSignal", "AbortController", "TextDecoder", "TextEncoder"].map((name) => [name, "readonly"]),
+  [
+    "process",
+    "console",
+    "URL",
+    "Buffer",
+    "setTimeout",
+    "clearTimeout",
+    "fetch",
+    "AbortSignal",
+    "AbortController",
+    "TextDecoder",
+    "TextEncoder",
+  ].map((name) => [name, "readonly"]),
 );
 
 export default tseslint.config(
@@ -15,7 +27,10 @@ export default tseslint.config(
     files: ["**/*.ts"],
     rules: {
       // Unused names are noise to a reader; a leading underscore says "deliberately unused".
-      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none" }],
+      "@typescript-eslint/no-unused-vars": [
+        "error",
+        { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none" },
+      ],
       // Empty callbacks are how a stream's error is deliberately ignored where `ended` reports it.
       "@typescript-eslint/no-empty-function": "off",
       "no-empty": ["error", { allowEmptyCatch: true }],

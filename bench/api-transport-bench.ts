@@ -41,7 +41,13 @@ async function runOnce(args: readonly string[]): Promise<Sample> {
   if (code !== 0) throw new Error(`the run exited ${code}: ${stderr}`);
   const children = new Map<string, number>();
   for (const name of seen.values()) children.set(name, (children.get(name) ?? 0) + 1);
-  return { wallMs: performance.now() - started, peakTreeMiB: peakTree / 1024, peakRunnerMiB: peakOwn / 1024, children, code };
+  return {
+    wallMs: performance.now() - started,
+    peakTreeMiB: peakTree / 1024,
+    peakRunnerMiB: peakOwn / 1024,
+    children,
+    code,
+  };
 }
 
 function median(values: number[]): number {
@@ -51,7 +57,8 @@ function median(values: number[]): number {
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
-  const flag = (name: string, fallback: string): string => (argv.includes(name) ? argv[argv.indexOf(name) + 1]! : fallback);
+  const flag = (name: string, fallback: string): string =>
+    argv.includes(name) ? argv[argv.indexOf(name) + 1]! : fallback;
   const rttMs = Number(flag("--rtt", "50"));
   const reps = Number(flag("--reps", "3"));
   const kubectl = flag("--kubectl", findDefaultKubectl());
@@ -60,7 +67,11 @@ async function main(): Promise<void> {
   const port = Number(new URL(cluster.url).port);
   const proxy = await startLatencyProxy({ host: "127.0.0.1", port }, rttMs);
   const kubeconfig = join(work, "kubeconfig");
-  writeFileSync(kubeconfig, readFileSync(cluster.kubeconfigPath, "utf8").replace(`127.0.0.1:${port}`, `127.0.0.1:${proxy.port}`), { mode: 0o600 });
+  writeFileSync(
+    kubeconfig,
+    readFileSync(cluster.kubeconfigPath, "utf8").replace(`127.0.0.1:${port}`, `127.0.0.1:${proxy.port}`),
+    { mode: 0o600 },
+  );
   const example = join(REPO_ROOT, "examples", "hello");
   const results: Record<string, Sample[]> = { kubectl: [], api: [] };
   try {
@@ -69,10 +80,28 @@ async function main(): Promise<void> {
         const out = join(work, `out-${transport}-${rep}`);
         const checkout = join(work, `checkout-${transport}-${rep}`);
         cpSync(example, checkout, { recursive: true });
-        const args = ["run", "--checkout", checkout, "--steps", join(checkout, "steps.tsv"), "--shared-steps", join(REPO_ROOT, "examples", "shared-steps"), "--out", out, "--kubeconfig", kubeconfig, "--kubectl", kubectl, "--transport", transport];
+        const args = [
+          "run",
+          "--checkout",
+          checkout,
+          "--steps",
+          join(checkout, "steps.tsv"),
+          "--shared-steps",
+          join(REPO_ROOT, "examples", "shared-steps"),
+          "--out",
+          out,
+          "--kubeconfig",
+          kubeconfig,
+          "--kubectl",
+          kubectl,
+          "--transport",
+          transport,
+        ];
         const sample = await runOnce(args);
         results[transport]!.push(sample);
-        console.error(`${transport} rep ${rep + 1}: ${(sample.wallMs / 1000).toFixed(2)} s, tree peak ${sample.peakTreeMiB.toFixed(0)} MiB, runner peak ${sample.peakRunnerMiB.toFixed(0)} MiB, children ${JSON.stringify(Object.fromEntries(sample.children))}`);
+        console.error(
+          `${transport} rep ${rep + 1}: ${(sample.wallMs / 1000).toFixed(2)} s, tree peak ${sample.peakTreeMiB.toFixed(0)} MiB, runner peak ${sample.peakRunnerMiB.toFixed(0)} MiB, children ${JSON.stringify(Object.fromEntries(sample.children))}`,
+        );
       }
     }
   } finally {
@@ -84,11 +113,20 @@ async function main(): Promise<void> {
   const a = results.api!;
   const wallK = median(k.map((s) => s.wallMs));
   const wallA = median(a.map((s) => s.wallMs));
-  console.log(`example run, API server ${rttMs} ms away (latency proxy), ${reps} alternating runs each, load ${loadavg()[0]!.toFixed(1)}:`);
-  console.log(`| transport | wall (median) | peak RSS, runner + children (median) | runner alone | child processes seen |`);
+  console.log(
+    `example run, API server ${rttMs} ms away (latency proxy), ${reps} alternating runs each, load ${loadavg()[0]!.toFixed(1)}:`,
+  );
+  console.log(
+    `| transport | wall (median) | peak RSS, runner + children (median) | runner alone | child processes seen |`,
+  );
   console.log(`| --- | --- | --- | --- | --- |`);
-  for (const [name, samples] of [["kubectl", k], ["api", a]] as const) {
-    console.log(`| ${name} | ${(median(samples.map((s) => s.wallMs)) / 1000).toFixed(2)} s | ${median(samples.map((s) => s.peakTreeMiB)).toFixed(0)} MiB | ${median(samples.map((s) => s.peakRunnerMiB)).toFixed(0)} MiB | ${JSON.stringify(Object.fromEntries(samples[0]!.children))} |`);
+  for (const [name, samples] of [
+    ["kubectl", k],
+    ["api", a],
+  ] as const) {
+    console.log(
+      `| ${name} | ${(median(samples.map((s) => s.wallMs)) / 1000).toFixed(2)} s | ${median(samples.map((s) => s.peakTreeMiB)).toFixed(0)} MiB | ${median(samples.map((s) => s.peakRunnerMiB)).toFixed(0)} MiB | ${JSON.stringify(Object.fromEntries(samples[0]!.children))} |`,
+    );
   }
   console.log(`api / kubectl wall time: ${(wallA / wallK).toFixed(2)}x`);
 }

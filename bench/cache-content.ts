@@ -37,7 +37,38 @@ function createRandom(seed: number): () => number {
   };
 }
 
-const WORDS = ["function", "return", "const", "export", "import", "module", "require", "undefined", "this", "value", "length", "options", "callback", "prototype", "object", "string", "number", "default", "async", "await", "throw", "new", "Error", "if", "else", "for", "while", "true", "false", "null"];
+const WORDS = [
+  "function",
+  "return",
+  "const",
+  "export",
+  "import",
+  "module",
+  "require",
+  "undefined",
+  "this",
+  "value",
+  "length",
+  "options",
+  "callback",
+  "prototype",
+  "object",
+  "string",
+  "number",
+  "default",
+  "async",
+  "await",
+  "throw",
+  "new",
+  "Error",
+  "if",
+  "else",
+  "for",
+  "while",
+  "true",
+  "false",
+  "null",
+];
 
 /** 1 MiB of JavaScript-like text (words, punctuation, newlines): gzip takes it to roughly a quarter. */
 function buildTextPool(): Buffer {
@@ -73,7 +104,9 @@ function runShell(script: string, env: Record<string, string>): Promise<void> {
     let stderr = "";
     child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
     child.once("error", reject);
-    child.once("close", (code) => (code === 0 ? resolve() : reject(new Error(`sh -c ${script} exited ${code}: ${stderr}`))));
+    child.once("close", (code) =>
+      code === 0 ? resolve() : reject(new Error(`sh -c ${script} exited ${code}: ${stderr}`)),
+    );
   });
 }
 
@@ -98,7 +131,11 @@ export async function writeVendorPackages(vendorDir: string, stagingDir: string,
       const rel = f === 0 ? "package.json" : f % 2 === 0 ? `dist/chunk-${f}.js` : `lib/file-${f}.js`;
       await writeFile(join(root, rel), buildFile(n, pool));
     }
-    batch.push(runShell('tar -cf - -C "$SRC" . | gzip -1 > "$DEST"', { SRC: root, DEST: join(vendorDir, `${name}.tgz`) }).then(() => rm(root, { recursive: true, force: true })));
+    batch.push(
+      runShell('tar -cf - -C "$SRC" . | gzip -1 > "$DEST"', { SRC: root, DEST: join(vendorDir, `${name}.tgz`) }).then(
+        () => rm(root, { recursive: true, force: true }),
+      ),
+    );
     if (batch.length >= 4) await Promise.all(batch.splice(0));
   }
   await Promise.all(batch);

@@ -26,7 +26,12 @@ function discard(): Writable {
 }
 
 /** Each host-side part of the runner's cache path, one at a time, over `archive` (a gzip or zstd tar of `root`). */
-export async function measureCacheHostParts(archive: string, storeDir: string, root: string, compression: "gzip" | "zstd" = "gzip"): Promise<CacheHostParts> {
+export async function measureCacheHostParts(
+  archive: string,
+  storeDir: string,
+  root: string,
+  compression: "gzip" | "zstd" = "gzip",
+): Promise<CacheHostParts> {
   const store = createDirStore({ dir: storeDir, maxBytes: Infinity });
   const storeWrite = await measure(async () => {
     const writer = await store.beginSave("bench/parts", "parts", compression);

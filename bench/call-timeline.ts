@@ -43,9 +43,21 @@ export function isBackgroundCall(argv: readonly string[]): boolean {
 }
 
 /** Builds the timeline of the calls one caller made between spawnedAt and exitedAt (epoch ms). */
-export function buildCallTimeline(allCalls: readonly RecordedCall[], spawnedAt: number, exitedAt: number): CallTimeline {
+export function buildCallTimeline(
+  allCalls: readonly RecordedCall[],
+  spawnedAt: number,
+  exitedAt: number,
+): CallTimeline {
   const calls = allCalls.filter((call) => !isBackgroundCall(call.argv));
-  const insideMs: Record<CallKind, number> = { create: 0, get: 0, upload: 0, step: 0, download: 0, delete: 0, other: 0 };
+  const insideMs: Record<CallKind, number> = {
+    create: 0,
+    get: 0,
+    upload: 0,
+    step: 0,
+    download: 0,
+    delete: 0,
+    other: 0,
+  };
   const kinds: CallKind[] = [];
   const gapsMs: number[] = [];
   let previousEnd: number | undefined;

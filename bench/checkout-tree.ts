@@ -66,10 +66,18 @@ export function planCheckoutFiles(spec: CheckoutSpec): PlannedFile[] {
     smallBudget -= size;
     const module = String(Math.floor(i / 1000)).padStart(2, "0");
     const part = String(Math.floor(i / 50) % 20).padStart(2, "0");
-    plan.push({ path: join("src", `m${module}`, `p${part}`, `f${String(i).padStart(5, "0")}.txt`), size, poolOffset: Math.floor(random() * POOL_BYTES) });
+    plan.push({
+      path: join("src", `m${module}`, `p${part}`, `f${String(i).padStart(5, "0")}.txt`),
+      size,
+      poolOffset: Math.floor(random() * POOL_BYTES),
+    });
   }
   for (let i = 0; i < bigCount; i++) {
-    plan.push({ path: join("assets", `blob${String(i).padStart(3, "0")}.bin`), size: bigBytes, poolOffset: Math.floor(random() * POOL_BYTES) });
+    plan.push({
+      path: join("assets", `blob${String(i).padStart(3, "0")}.bin`),
+      size: bigBytes,
+      poolOffset: Math.floor(random() * POOL_BYTES),
+    });
   }
   return plan;
 }
@@ -98,14 +106,17 @@ function describeSpec(spec: CheckoutSpec): string {
 export async function ensureCheckout(cacheDir: string, spec: CheckoutSpec): Promise<GeneratedCheckout> {
   const root = join(cacheDir, `checkout-${spec.files}-files-${spec.bytes}-bytes`);
   const plan = planCheckoutFiles(spec);
-  const dirs = new Set(plan.flatMap((f) => {
-    const parts = f.path.split("/").slice(0, -1);
-    return parts.map((_, i) => parts.slice(0, i + 1).join("/"));
-  }));
+  const dirs = new Set(
+    plan.flatMap((f) => {
+      const parts = f.path.split("/").slice(0, -1);
+      return parts.map((_, i) => parts.slice(0, i + 1).join("/"));
+    }),
+  );
   const started = Date.now();
   const markerPath = `${root}.complete.json`;
   const marker = await readFile(markerPath, "utf8").catch(() => undefined);
-  if (marker === describeSpec(spec)) return { dir: root, bytes: spec.bytes, files: spec.files, dirs: dirs.size, cached: true, generateMs: 0 };
+  if (marker === describeSpec(spec))
+    return { dir: root, bytes: spec.bytes, files: spec.files, dirs: dirs.size, cached: true, generateMs: 0 };
   await rm(markerPath, { force: true });
   await rm(root, { recursive: true, force: true });
   for (const dir of [...dirs].sort()) await mkdir(join(root, dir), { recursive: true });
@@ -117,5 +128,12 @@ export async function ensureCheckout(cacheDir: string, spec: CheckoutSpec): Prom
   await Promise.all(Array.from({ length: WRITE_CONCURRENCY }, worker));
   // The marker sits beside the tree (not in it, so it is not uploaded): written last, it says the tree is complete.
   await writeFile(markerPath, describeSpec(spec));
-  return { dir: root, bytes: spec.bytes, files: spec.files, dirs: dirs.size, cached: false, generateMs: Date.now() - started };
+  return {
+    dir: root,
+    bytes: spec.bytes,
+    files: spec.files,
+    dirs: dirs.size,
+    cached: false,
+    generateMs: Date.now() - started,
+  };
 }

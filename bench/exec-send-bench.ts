@@ -22,7 +22,9 @@ const CHUNK = 64 * 1024;
 
 async function startSink(tls?: { cert: string; key: string }): Promise<{ port: number; stop: () => void }> {
   const script = fileURLToPath(new URL("./exec-sink-server.js", import.meta.url));
-  const child = spawn(process.execPath, [script, ...(tls ? [tls.cert, tls.key] : [])], { stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(process.execPath, [script, ...(tls ? [tls.cert, tls.key] : [])], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   const [line] = (await once(child.stdout, "data")) as [Buffer];
   return { port: Number(line.toString().trim()), stop: () => child.kill() };
 }
@@ -39,17 +41,27 @@ function gibOfChunks(gib: number): Readable {
   });
 }
 
-async function sendOnce(url: string, ca: string | undefined): Promise<{ wallMs: number; cpuMs: number; received: number }> {
+async function sendOnce(
+  url: string,
+  ca: string | undefined,
+): Promise<{ wallMs: number; cpuMs: number; received: number }> {
   const cpu = process.cpuUsage();
   const started = performance.now();
-  const socket = await openExecSocket({ url, headers: {}, tls: { rejectUnauthorized: true, ...(ca ? { ca } : {}) } }, { stdin: gibOfChunks(GIB) });
+  const socket = await openExecSocket(
+    { url, headers: {}, tls: { rejectUnauthorized: true, ...(ca ? { ca } : {}) } },
+    { stdin: gibOfChunks(GIB) },
+  );
   let said = "";
   socket.stdout.on("data", (chunk: Buffer) => (said += chunk.toString()));
   socket.stderr.resume();
   const end = await socket.ended;
   if (end.kind !== "exit" || end.code !== 0) throw new Error(`the exec ended ${JSON.stringify(end)}`);
   const used = process.cpuUsage(cpu);
-  return { wallMs: performance.now() - started, cpuMs: (used.user + used.system) / 1000, received: Number(said.trim()) };
+  return {
+    wallMs: performance.now() - started,
+    cpuMs: (used.user + used.system) / 1000,
+    received: Number(said.trim()),
+  };
 }
 
 const dir = await mkdtemp(join(tmpdir(), "exec-send-bench-"));
@@ -64,10 +76,15 @@ try {
   const path = "/api/v1/namespaces/ci/pods/p/exec?command=cat&stdin=true";
   console.log(`${GIB} GiB of stdin in ${CHUNK / 1024} KiB chunks, ${REPS} alternating repetitions`);
   for (let rep = 1; rep <= REPS; rep++) {
-    for (const [name, url] of [["ws://", `ws://127.0.0.1:${plain.port}${path}`], ["wss://", `wss://127.0.0.1:${secure.port}${path}`]] as const) {
+    for (const [name, url] of [
+      ["ws://", `ws://127.0.0.1:${plain.port}${path}`],
+      ["wss://", `wss://127.0.0.1:${secure.port}${path}`],
+    ] as const) {
       const result = await sendOnce(url, name === "wss://" ? ca : undefined);
       if (result.received !== GIB * 2 ** 30) throw new Error(`${name}: the server got ${result.received} bytes`);
-      console.log(`rep ${rep} ${name.padEnd(6)} wall ${result.wallMs.toFixed(0).padStart(5)} ms, sender CPU ${result.cpuMs.toFixed(0).padStart(5)} ms per ${GIB} GiB`);
+      console.log(
+        `rep ${rep} ${name.padEnd(6)} wall ${result.wallMs.toFixed(0).padStart(5)} ms, sender CPU ${result.cpuMs.toFixed(0).padStart(5)} ms per ${GIB} GiB`,
+      );
     }
   }
   plain.stop();

@@ -7,8 +7,16 @@ import { createServer as createHttpsServer } from "node:https";
 import { WebSocketServer } from "ws";
 
 const [certPath, keyPath] = process.argv.slice(2);
-const server = certPath && keyPath ? createHttpsServer({ cert: readFileSync(certPath), key: readFileSync(keyPath) }) : createHttpServer();
-const wss = new WebSocketServer({ server, perMessageDeflate: false, maxPayload: 64 * 1024 * 1024, handleProtocols: () => "v5.channel.k8s.io" });
+const server =
+  certPath && keyPath
+    ? createHttpsServer({ cert: readFileSync(certPath), key: readFileSync(keyPath) })
+    : createHttpServer();
+const wss = new WebSocketServer({
+  server,
+  perMessageDeflate: false,
+  maxPayload: 64 * 1024 * 1024,
+  handleProtocols: () => "v5.channel.k8s.io",
+});
 wss.on("connection", (ws) => {
   let bytes = 0;
   ws.on("message", (data: Buffer) => {

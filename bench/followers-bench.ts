@@ -3,7 +3,12 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openStalledNdjson, openStalledWs, startBigLogService, type StalledFollower } from "../test/support/stalled-followers.js";
+import {
+  openStalledNdjson,
+  openStalledWs,
+  startBigLogService,
+  type StalledFollower,
+} from "../test/support/stalled-followers.js";
 
 const MiB = 1024 * 1024;
 
@@ -22,7 +27,8 @@ async function main(): Promise<void> {
     const idle = service.peakRss();
     await service.submit("big");
     const open: StalledFollower[] = [];
-    for (let i = 0; i < followers; i++) open.push(await openStalledNdjson(service.url, "/logs/big"), await openStalledWs(service.url, "/logs/big"));
+    for (let i = 0; i < followers; i++)
+      open.push(await openStalledNdjson(service.url, "/logs/big"), await openStalledWs(service.url, "/logs/big"));
     service.go();
     let bufferedPeak = 0;
     let dropped = 0;
@@ -30,9 +36,12 @@ async function main(): Promise<void> {
     for (let endBy = Infinity; Date.now() < endBy; await new Promise((r) => setTimeout(r, 250))) {
       const samples = await service.metrics();
       bufferedPeak = Math.max(bufferedPeak, samples.get("knotless_runner_follower_buffered_bytes") ?? 0);
-      dropped = [...samples].filter(([name]) => name.startsWith("knotless_runner_followers_dropped_total")).reduce((sum, [, n]) => sum + n, 0);
+      dropped = [...samples]
+        .filter(([name]) => name.startsWith("knotless_runner_followers_dropped_total"))
+        .reduce((sum, [, n]) => sum + n, 0);
       if (dropped >= 2 * followers) break;
-      if (endBy === Infinity && samples.get('knotless_runner_runs{status="success"}') === 1) endBy = Date.now() + 2 * stallTimeoutMs + 5000;
+      if (endBy === Infinity && samples.get('knotless_runner_runs{status="success"}') === 1)
+        endBy = Date.now() + 2 * stallTimeoutMs + 5000;
     }
     const peak = service.peakRss();
     await Promise.all(open.map((follower) => follower.resume()));

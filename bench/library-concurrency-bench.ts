@@ -30,7 +30,9 @@ export interface LibraryRunsMeasurement {
 /** One driver process running `runs` runs at once against the cluster of `kubeconfig`. */
 async function measureRuns(runs: number, kubeconfig: string, scratch: string): Promise<LibraryRunsMeasurement> {
   const work = mkdtempSync(join(scratch, `library-${runs}-`));
-  const child = spawn(process.execPath, [CHILD, kubeconfig, work, String(runs)], { stdio: ["pipe", "pipe", "inherit"] });
+  const child = spawn(process.execPath, [CHILD, kubeconfig, work, String(runs)], {
+    stdio: ["pipe", "pipe", "inherit"],
+  });
   const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
   try {
     const ready = await lines.next();
@@ -56,7 +58,18 @@ async function measureRuns(runs: number, kubeconfig: string, scratch: string): P
     const childNames = new Map<string, number>();
     for (const name of seen.values()) childNames.set(name, (childNames.get(name) ?? 0) + 1);
     const failures = statuses.filter((status) => status !== "success");
-    return { runs, succeeded: statuses.length - failures.length, failures, idleKiB, peakOwnKiB, peakTreeKiB, peakChildren, childNames, wallMs, loadAtEnd: loadavg()[0]! };
+    return {
+      runs,
+      succeeded: statuses.length - failures.length,
+      failures,
+      idleKiB,
+      peakOwnKiB,
+      peakTreeKiB,
+      peakChildren,
+      childNames,
+      wallMs,
+      loadAtEnd: loadavg()[0]!,
+    };
   } finally {
     if (child.exitCode === null) child.kill("SIGKILL");
     rmSync(work, { recursive: true, force: true });
@@ -64,14 +77,20 @@ async function measureRuns(runs: number, kubeconfig: string, scratch: string): P
 }
 
 /** Each count in turn on one local cluster (podman pods); one row per count. */
-export async function runLibraryConcurrencyBench(counts: readonly number[], scratch: string, log: (line: string) => void): Promise<LibraryRunsMeasurement[]> {
+export async function runLibraryConcurrencyBench(
+  counts: readonly number[],
+  scratch: string,
+  log: (line: string) => void,
+): Promise<LibraryRunsMeasurement[]> {
   const cluster = await startLocalCluster({});
   const results: LibraryRunsMeasurement[] = [];
   try {
     for (const runs of counts) {
       log(`library: ${runs} runs of the example at once in one process (load ${loadavg()[0]!.toFixed(1)})`);
       const result = await measureRuns(runs, cluster.kubeconfigPath, scratch);
-      log(`library: ${runs} runs: ${result.succeeded} succeeded, peak ${(result.peakTreeKiB / MiB).toFixed(1)} MiB with children, ${(result.wallMs / 1000).toFixed(1)} s`);
+      log(
+        `library: ${runs} runs: ${result.succeeded} succeeded, peak ${(result.peakTreeKiB / MiB).toFixed(1)} MiB with children, ${(result.wallMs / 1000).toFixed(1)} s`,
+      );
       results.push(result);
     }
   } finally {
@@ -90,7 +109,10 @@ export function renderLibraryReport(results: readonly LibraryRunsMeasurement[], 
   const sorted = [...results].sort((a, b) => a.runs - b.runs);
   const low = sorted[0];
   const high = sorted.at(-1);
-  const marginal = low && high && high.runs > low.runs ? `marginal memory per run (${low.runs} → ${high.runs}): ${((high.peakTreeKiB - low.peakTreeKiB) / MiB / (high.runs - low.runs)).toFixed(2)} MiB\n` : "";
+  const marginal =
+    low && high && high.runs > low.runs
+      ? `marginal memory per run (${low.runs} → ${high.runs}): ${((high.peakTreeKiB - low.peakTreeKiB) / MiB / (high.runs - low.runs)).toFixed(2)} MiB\n`
+      : "";
   return [
     "## Concurrent runs through the library (one process, API transport)",
     "",

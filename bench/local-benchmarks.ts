@@ -2,7 +2,14 @@
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { loadavg } from "node:os";
 import { join } from "node:path";
-import { checkLocalClusterUsable, readToolVersions, startBenchCluster, stopBenchCluster, type BenchCluster, type Leftovers } from "./local-cluster-env.js";
+import {
+  checkLocalClusterUsable,
+  readToolVersions,
+  startBenchCluster,
+  stopBenchCluster,
+  type BenchCluster,
+  type Leftovers,
+} from "./local-cluster-env.js";
 import { runLocalCacheBench } from "./local-cache-bench.js";
 import { renderCacheReport } from "./local-cache-report.js";
 import { runLocalFirstOutputBench, type FirstOutputResult } from "./local-first-output-bench.js";
@@ -15,7 +22,12 @@ import { runLocalStepBench, type StepResult } from "./local-step-bench.js";
 import { describeMachine } from "./machine.js";
 import type { BenchOptions } from "./options.js";
 
-export async function runLocalBenchmarks(options: BenchOptions, argv: readonly string[], scratch: string, log: (line: string) => void): Promise<string> {
+export async function runLocalBenchmarks(
+  options: BenchOptions,
+  argv: readonly string[],
+  scratch: string,
+  log: (line: string) => void,
+): Promise<string> {
   const selected = options.only;
   const local = options.local;
   const skipReason = await checkLocalClusterUsable(local.kubectlPath);
@@ -30,7 +42,11 @@ export async function runLocalBenchmarks(options: BenchOptions, argv: readonly s
   const workDir = await mkdtemp(join(scratch, "knotless-local-bench-"));
   const bench: BenchCluster = await startBenchCluster(local.kubectlPath, local.podVolumes, local.clusterTls);
   // The runner's staging dir and every kubectl follow TMPDIR; the plain scripts get the same environment.
-  const env: Record<string, string> = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/root", TMPDIR: scratch };
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: process.env.HOME ?? "/root",
+    TMPDIR: scratch,
+  };
   let stopped: Promise<Leftovers> | undefined;
   const stop = (): Promise<Leftovers> => (stopped ??= stopBenchCluster(bench));
   const onSignal = (): void => {
@@ -61,33 +77,49 @@ export async function runLocalBenchmarks(options: BenchOptions, argv: readonly s
     };
     if (selected.has("local-overhead")) {
       log(`local overhead: ${local.overheadReps} repetitions`);
-      overhead = await timed("local-overhead", async () => runLocalOverheadBench(bench, await dir("overhead"), env, local.overheadReps, log));
+      overhead = await timed("local-overhead", async () =>
+        runLocalOverheadBench(bench, await dir("overhead"), env, local.overheadReps, log),
+      );
     }
     if (selected.has("local-first-output")) {
       log(`local first output: ${local.firstOutputReps} repetitions`);
-      firstOutput = await timed("local-first-output", async () => runLocalFirstOutputBench(bench, await dir("first-output"), env, local.firstOutputReps, log));
+      firstOutput = await timed("local-first-output", async () =>
+        runLocalFirstOutputBench(bench, await dir("first-output"), env, local.firstOutputReps, log),
+      );
     }
     if (selected.has("local-step")) {
       log(`local empty step: ${local.stepRuns} runner run(s)`);
-      step = await timed("local-step", async () => runLocalStepBench(bench, await dir("step"), env, local.stepRuns, log));
+      step = await timed("local-step", async () =>
+        runLocalStepBench(bench, await dir("step"), env, local.stepRuns, log),
+      );
     }
     if (selected.has("local-outputs")) {
       log(`local outputs: ${local.outputsReps} repetition(s)`);
-      outputs = await timed("local-outputs", async () => runLocalOutputsBench(bench, await dir("outputs"), env, local.outputsReps, log));
+      outputs = await timed("local-outputs", async () =>
+        runLocalOutputsBench(bench, await dir("outputs"), env, local.outputsReps, log),
+      );
     }
     if (selected.has("local-cache")) {
       log(`local cache: ${local.cacheSizes.map((s) => s.label).join(", ")}`);
       const loadAtStart = loadavg();
-      const result = await timed("local-cache", async () => runLocalCacheBench(bench, await dir("cache"), env, local.cacheSizes, log, local.hostCpus));
+      const result = await timed("local-cache", async () =>
+        runLocalCacheBench(bench, await dir("cache"), env, local.cacheSizes, log, local.hostCpus),
+      );
       cacheReport = renderCacheReport(result, loadAtStart, loadavg());
     }
     if (selected.has("local-transfer")) {
       const loadAtStart = loadavg();
-      const sizes = options.quick ? options.transferSizes.slice(0, 1) : options.transferSizes.filter((size) => size.role === "issue");
+      const sizes = options.quick
+        ? options.transferSizes.slice(0, 1)
+        : options.transferSizes.filter((size) => size.role === "issue");
       const results: LocalTransferResult[] = [];
       for (const size of sizes) {
         log(`local transfer: ${size.label}, ${size.reps} repetition(s)`);
-        results.push(await timed(`local-transfer ${size.label}`, async () => runLocalTransferBench(bench, await dir(`transfer-${size.files}`), env, size, log)));
+        results.push(
+          await timed(`local-transfer ${size.label}`, async () =>
+            runLocalTransferBench(bench, await dir(`transfer-${size.files}`), env, size, log),
+          ),
+        );
       }
       transferReport = renderLocalTransferReport(results, argv, loadAtStart);
     }
@@ -98,7 +130,11 @@ export async function runLocalBenchmarks(options: BenchOptions, argv: readonly s
     await rm(workDir, { recursive: true, force: true });
   }
   const left = [...leftovers.containers, ...leftovers.pods, ...leftovers.volumes];
-  log(left.length === 0 ? "local cluster stopped; nothing of it left in podman" : `local cluster stopped; LEFT IN PODMAN: ${left.join(", ")}`);
+  log(
+    left.length === 0
+      ? "local cluster stopped; nothing of it left in podman"
+      : `local cluster stopped; LEFT IN PODMAN: ${left.join(", ")}`,
+  );
   const report = renderLocalReport({
     machine,
     tools,

@@ -14,7 +14,10 @@ const RSS_POLL_MS = 25;
 const REPO = "bench/cache";
 
 /** The in-pod commands of the plain baselines, the same tar and compressor the helper runs (zstd where the image has it). */
-export const PLAIN_SAVE = { gzip: "tar -cf - -C / work/deps | gzip -1", zstd: "tar -cf - -C / work/deps | zstd -1 -q -c --check" } as const;
+export const PLAIN_SAVE = {
+  gzip: "tar -cf - -C / work/deps | gzip -1",
+  zstd: "tar -cf - -C / work/deps | zstd -1 -q -c --check",
+} as const;
 export const PLAIN_RESTORE = { gzip: "gunzip | tar -xf - -C /", zstd: "zstd -dcq | tar -xf - -C /" } as const;
 /** The local cluster's Debian image: it has zstd (scripts/setup-containers.sh), busybox (the default) has not. */
 export const DEBIAN_IMAGE = "docker.io/library/debian:bookworm-slim";
@@ -97,7 +100,10 @@ export interface CacheBenchResult {
 interface ResultJson {
   status: string;
   job: { name: string; pod: string };
-  caches: Array<{ restore: { status: string; bytes: number; ms: number }; save: { status: string; bytes: number; ms: number } }>;
+  caches: Array<{
+    restore: { status: string; bytes: number; ms: number };
+    save: { status: string; bytes: number; ms: number };
+  }>;
 }
 
 /** [start, end] epoch ms of the cache-restore and cache-save events (their time is the end, durationMs before it). */
@@ -105,7 +111,12 @@ async function readCacheSpans(outDir: string): Promise<Record<"restore" | "save"
   const spans: Record<"restore" | "save", [number, number] | undefined> = { restore: undefined, save: undefined };
   for (const line of (await readFile(join(outDir, "log.ndjson"), "utf8")).split("\n")) {
     if (!line.includes('"cache-')) continue;
-    const event = JSON.parse(line) as { time?: string; event?: string; durationMs?: number; cache?: { durationMs?: number } };
+    const event = JSON.parse(line) as {
+      time?: string;
+      event?: string;
+      durationMs?: number;
+      cache?: { durationMs?: number };
+    };
     const which = event.event === "cache-restore" ? "restore" : event.event === "cache-save" ? "save" : undefined;
     const duration = event.durationMs ?? event.cache?.durationMs;
     if (!which || !event.time || typeof duration !== "number") continue;
@@ -121,16 +132,48 @@ function maxRssWithin(run: TimedRun, span: [number, number] | undefined): number
   return inside.reduce((max, [, kib]) => Math.max(max, kib), 0);
 }
 
-export async function runLocalCacheBench(bench: BenchCluster, workDir: string, baseEnv: Record<string, string>, sizes: readonly CacheSize[], log: (line: string) => void, hostCpus?: string): Promise<CacheBenchResult> {
+export async function runLocalCacheBench(
+  bench: BenchCluster,
+  workDir: string,
+  baseEnv: Record<string, string>,
+  sizes: readonly CacheSize[],
+  log: (line: string) => void,
+  hostCpus?: string,
+): Promise<CacheBenchResult> {
   const { cluster, kubectlPath } = bench;
   // The host's side (the runner with its kubectl, the baselines' sh with theirs) on its own CPUs when asked.
-  const onHost = (command: string, args: readonly string[]): [string, string[]] => (hostCpus === undefined ? [command, [...args]] : ["taskset", ["-c", hostCpus, command, ...args]]);
+  const onHost = (command: string, args: readonly string[]): [string, string[]] =>
+    hostCpus === undefined ? [command, [...args]] : ["taskset", ["-c", hostCpus, command, ...args]];
   const results: CacheSizeResult[] = [];
   let runs = 0;
   const argsFor = (wf: string, checkout: string, out: string, cacheDir: string, extra: readonly string[]): string[] => [
-    RUNNER_BIN, "run", "--workflow", wf, "--checkout", checkout, "--out", out, "--event", "manual", "--repo", REPO,
-    "--cache-dir", cacheDir, "--cache-max-bytes", "4Gi", "--memory", "1Gi", "--timeout", "30m",
-    "--kubectl", kubectlPath, "--kubeconfig", cluster.kubeconfigPath, "--run-id", `lcache-${++runs}`, ...extra,
+    RUNNER_BIN,
+    "run",
+    "--workflow",
+    wf,
+    "--checkout",
+    checkout,
+    "--out",
+    out,
+    "--event",
+    "manual",
+    "--repo",
+    REPO,
+    "--cache-dir",
+    cacheDir,
+    "--cache-max-bytes",
+    "4Gi",
+    "--memory",
+    "1Gi",
+    "--timeout",
+    "30m",
+    "--kubectl",
+    kubectlPath,
+    "--kubeconfig",
+    cluster.kubeconfigPath,
+    "--run-id",
+    `lcache-${++runs}`,
+    ...extra,
   ];
   for (const size of sizes) {
     const dir = join(workDir, `size-${size.files}${size.image ? "-debian" : ""}`);
@@ -139,59 +182,107 @@ export async function runLocalCacheBench(bench: BenchCluster, workDir: string, b
     const cacheDir = join(dir, "store");
     log(`  cache ${size.label}: writing ${size.files / FILES_PER_PACKAGE} vendored packages ...`);
     const treeBytes = await writeVendorPackages(join(checkout, "vendor"), join(dir, "staging"), size.files);
-    await writeFile(join(checkout, "vendor", "lock.txt"), `packages ${size.files / FILES_PER_PACKAGE} files ${size.files}\n`);
+    await writeFile(
+      join(checkout, "vendor", "lock.txt"),
+      `packages ${size.files / FILES_PER_PACKAGE} files ${size.files}\n`,
+    );
     let vendorBytes = 0;
-    for (const name of await readdir(join(checkout, "vendor"))) vendorBytes += (await stat(join(checkout, "vendor", name))).size;
+    for (const name of await readdir(join(checkout, "vendor")))
+      vendorBytes += (await stat(join(checkout, "vendor", name))).size;
     const wf = join(dir, "ci.yml");
     await writeFile(wf, buildCacheWorkflow(size.files, size.image));
-    const runOnce = async (name: string, extra: readonly string[]): Promise<{ run: CacheRun; result: ResultJson; out: string }> => {
+    const runOnce = async (
+      name: string,
+      extra: readonly string[],
+    ): Promise<{ run: CacheRun; result: ResultJson; out: string }> => {
       const out = join(dir, name);
       await bench.quiesce();
-      const timed = await runTimed(...onHost(process.execPath, argsFor(wf, checkout, out, cacheDir, extra)), { env: baseEnv, watchRssEveryMs: RSS_POLL_MS });
+      const timed = await runTimed(...onHost(process.execPath, argsFor(wf, checkout, out, cacheDir, extra)), {
+        env: baseEnv,
+        watchRssEveryMs: RSS_POLL_MS,
+      });
       assertSucceeded(`the runner (${name})`, timed);
       const result = JSON.parse(await readFile(join(out, "result.json"), "utf8")) as ResultJson;
       if (result.status !== "success") throw new Error(`${name}: status ${result.status}`);
       const runLog = await readRunLog(out);
       const spans = await readCacheSpans(out);
-      const cache = result.caches[0] ?? { restore: { status: "none", bytes: 0, ms: 0 }, save: { status: "none", bytes: 0, ms: 0 } };
+      const cache = result.caches[0] ?? {
+        restore: { status: "none", bytes: 0, ms: 0 },
+        save: { status: "none", bytes: 0, ms: 0 },
+      };
       const run: CacheRun = {
         wallMs: timed.wallMs,
         installMs: runLog.steps[0]?.durationMs ?? NaN,
         restore: cache.restore,
         save: cache.save,
         peakRssKiB: timed.peakRssKiB ?? 0,
-        restoreRssKiB: cache.restore.status === "exact" || cache.restore.status === "fallback" ? maxRssWithin(timed, spans.restore) : 0,
+        restoreRssKiB:
+          cache.restore.status === "exact" || cache.restore.status === "fallback"
+            ? maxRssWithin(timed, spans.restore)
+            : 0,
         saveRssKiB: cache.save.status === "saved" ? maxRssWithin(timed, spans.save) : 0,
       };
-      log(`  cache ${size.label} ${name}: ${(run.wallMs / 1000).toFixed(1)} s, install ${run.installMs} ms, restore ${run.restore.status} ${run.restore.ms} ms, save ${run.save.status} ${run.save.bytes} B ${run.save.ms} ms, peak RSS ${(run.peakRssKiB / 1024).toFixed(1)} MiB (restore ${(run.restoreRssKiB / 1024).toFixed(1)}, save ${(run.saveRssKiB / 1024).toFixed(1)})`);
+      log(
+        `  cache ${size.label} ${name}: ${(run.wallMs / 1000).toFixed(1)} s, install ${run.installMs} ms, restore ${run.restore.status} ${run.restore.ms} ms, save ${run.save.status} ${run.save.bytes} B ${run.save.ms} ms, peak RSS ${(run.peakRssKiB / 1024).toFixed(1)} MiB (restore ${(run.restoreRssKiB / 1024).toFixed(1)}, save ${(run.saveRssKiB / 1024).toFixed(1)})`,
+      );
       return { run, result, out };
     };
     try {
       // Every run keeps its Job (the plain baselines use the miss's and the hit's pods), so all three skip the same delete.
       const noCache = await runOnce("no-cache", ["--no-cache", "--keep"]);
-      const noCacheEnv = { ...baseEnv, K: kubectlPath, KC: cluster.kubeconfigPath, NS: "default", JOB: noCache.result.job.name };
-      assertSucceeded(`delete ${noCache.result.job.name}`, await runTimed("sh", ["-c", buildDeleteScript()], { env: noCacheEnv }));
+      const noCacheEnv = {
+        ...baseEnv,
+        K: kubectlPath,
+        KC: cluster.kubeconfigPath,
+        NS: "default",
+        JOB: noCache.result.job.name,
+      };
+      assertSucceeded(
+        `delete ${noCache.result.job.name}`,
+        await runTimed("sh", ["-c", buildDeleteScript()], { env: noCacheEnv }),
+      );
       const miss = await runOnce("miss", ["--keep"]);
-      const missEnv = { ...baseEnv, K: kubectlPath, KC: cluster.kubeconfigPath, NS: "default", JOB: miss.result.job.name, POD: miss.result.job.pod };
+      const missEnv = {
+        ...baseEnv,
+        K: kubectlPath,
+        KC: cluster.kubeconfigPath,
+        NS: "default",
+        JOB: miss.result.job.name,
+        POD: miss.result.job.pod,
+      };
       let plainSaveMs = NaN;
       let plainSaveBytes = 0;
       const saved = join(dir, `plain-save.tar.${compressor === "zstd" ? "zst" : "gz"}`);
       try {
-        if (miss.run.restore.status !== "miss" || miss.run.save.status !== "saved") throw new Error(`miss run: restore ${miss.run.restore.status}, save ${miss.run.save.status}`);
+        if (miss.run.restore.status !== "miss" || miss.run.save.status !== "saved")
+          throw new Error(`miss run: restore ${miss.run.restore.status}, save ${miss.run.save.status}`);
         // The plain save in the same pod right after the runner's: the same tar | gzip -1 over the same /work/deps, into a host file.
-        const save = await runTimed(...onHost("sh", ["-c", `${PRELUDE}\nk exec "$POD" -c run -- sh -c '${PLAIN_SAVE[compressor]}' > "$FILE"`]), { env: { ...missEnv, FILE: saved } });
+        const save = await runTimed(
+          ...onHost("sh", ["-c", `${PRELUDE}\nk exec "$POD" -c run -- sh -c '${PLAIN_SAVE[compressor]}' > "$FILE"`]),
+          { env: { ...missEnv, FILE: saved } },
+        );
         assertSucceeded("plain save", save);
         plainSaveMs = save.wallMs;
         plainSaveBytes = (await stat(saved)).size;
         log(`  cache ${size.label} plain save: ${plainSaveMs.toFixed(0)} ms (${plainSaveBytes} B)`);
       } finally {
-        assertSucceeded(`delete ${miss.result.job.name}`, await runTimed("sh", ["-c", buildDeleteScript()], { env: missEnv }));
+        assertSucceeded(
+          `delete ${miss.result.job.name}`,
+          await runTimed("sh", ["-c", buildDeleteScript()], { env: missEnv }),
+        );
       }
       const hostParts = await measureCacheHostParts(saved, join(dir, "parts-store"), "/work/deps", compressor);
       await rm(saved, { force: true });
       log(`  cache ${size.label} host parts: ${JSON.stringify(hostParts)}`);
       const hit = await runOnce("hit", ["--keep"]);
-      const env = { ...baseEnv, K: kubectlPath, KC: cluster.kubeconfigPath, NS: "default", JOB: hit.result.job.name, POD: hit.result.job.pod };
+      const env = {
+        ...baseEnv,
+        K: kubectlPath,
+        KC: cluster.kubeconfigPath,
+        NS: "default",
+        JOB: hit.result.job.name,
+        POD: hit.result.job.pod,
+      };
       let plainRestoreMs = NaN;
       try {
         if (hit.run.restore.status !== "exact") throw new Error(`hit run: restore ${hit.run.restore.status}`);
@@ -202,16 +293,38 @@ export async function runLocalCacheBench(bench: BenchCluster, workDir: string, b
         // After the rm, as the runner's save comes after the workflow's last step's sync: the timing does not include writeback of what came before.
         const synced = await cluster.podExec("default", hit.result.job.pod, ["sync"]);
         if (synced.code !== 0) throw new Error(`sync: ${synced.stderr}`);
-        const restore = await runTimed(...onHost("sh", ["-c", `${PRELUDE}\nhead -c "$BYTES" "$ENTRY" | k exec -i "$POD" -c run -- sh -c '${PLAIN_RESTORE[compressor]}'`]), { env: { ...env, ENTRY: entry, BYTES: String(miss.run.save.bytes) } });
+        const restore = await runTimed(
+          ...onHost("sh", [
+            "-c",
+            `${PRELUDE}\nhead -c "$BYTES" "$ENTRY" | k exec -i "$POD" -c run -- sh -c '${PLAIN_RESTORE[compressor]}'`,
+          ]),
+          { env: { ...env, ENTRY: entry, BYTES: String(miss.run.save.bytes) } },
+        );
         assertSucceeded("plain restore", restore);
         plainRestoreMs = restore.wallMs;
-        const counted = await cluster.podExec("default", hit.result.job.pod, ["sh", "-c", "find /work/deps -type f | wc -l"]);
-        if (Number(counted.stdout.trim()) !== size.files + 1) throw new Error(`plain restore: ${counted.stdout.trim()} files, expected ${size.files + 1}`);
+        const counted = await cluster.podExec("default", hit.result.job.pod, [
+          "sh",
+          "-c",
+          "find /work/deps -type f | wc -l",
+        ]);
+        if (Number(counted.stdout.trim()) !== size.files + 1)
+          throw new Error(`plain restore: ${counted.stdout.trim()} files, expected ${size.files + 1}`);
         log(`  cache ${size.label} plain restore: ${plainRestoreMs.toFixed(0)} ms`);
       } finally {
         assertSucceeded(`delete ${hit.result.job.name}`, await runTimed("sh", ["-c", buildDeleteScript()], { env }));
       }
-      results.push({ size, treeBytes, vendorBytes, noCache: noCache.run, miss: miss.run, hit: hit.run, plainSaveMs, plainSaveBytes, plainRestoreMs, hostParts });
+      results.push({
+        size,
+        treeBytes,
+        vendorBytes,
+        noCache: noCache.run,
+        miss: miss.run,
+        hit: hit.run,
+        plainSaveMs,
+        plainSaveBytes,
+        plainRestoreMs,
+        hostParts,
+      });
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
@@ -220,7 +333,9 @@ export async function runLocalCacheBench(bench: BenchCluster, workDir: string, b
   return {
     sizes: results,
     ...(hostCpus === undefined ? {} : { hostCpus }),
-    runnerCommand: `node ${argsFor("ci.yml", "CHECKOUT", "OUT", "STORE", ["--keep", "[--no-cache]"]).join(" ").replace(/lcache-\d+/, "lcache-N")}`,
+    runnerCommand: `node ${argsFor("ci.yml", "CHECKOUT", "OUT", "STORE", ["--keep", "[--no-cache]"])
+      .join(" ")
+      .replace(/lcache-\d+/, "lcache-N")}`,
     plainSaveCommand: `${kubectlPath} --kubeconfig KC --namespace default exec POD -c run -- sh -c '${PLAIN_SAVE.gzip}' > FILE (zstd in the Debian image: '${PLAIN_SAVE.zstd}')`,
     plainRestoreCommand: `head -c ARCHIVE_BYTES ENTRY | ${kubectlPath} --kubeconfig KC --namespace default exec -i POD -c run -- sh -c '${PLAIN_RESTORE.gzip}' (zstd: '${PLAIN_RESTORE.zstd}')`,
     workflow: buildCacheWorkflow(sizes[sizes.length - 1]?.files ?? 0),

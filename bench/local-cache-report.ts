@@ -4,7 +4,6 @@ import type { CacheBenchResult, CacheRun, CacheSizeResult } from "./local-cache-
 
 const TARGET = 0.9;
 
-
 function mib(kib: number): string {
   return kib > 0 ? (kib / 1024).toFixed(1) : "—";
 }
@@ -52,11 +51,16 @@ function part(p: { wallMs: number; cpuMs: number }): string {
   return `${p.wallMs.toFixed(0)} / ${p.cpuMs.toFixed(0)}`;
 }
 
-export function renderCacheReport(r: CacheBenchResult, loadAtStart: readonly number[], loadAtEnd: readonly number[]): string {
+export function renderCacheReport(
+  r: CacheBenchResult,
+  loadAtStart: readonly number[],
+  loadAtEnd: readonly number[],
+): string {
   const sizes = r.sizes;
-  const rssLine = sizes.length >= 2
-    ? `- peak RSS of the runner process, ${sizes.map((s) => `${s.size.label}: restore ${mib(s.hit.restoreRssKiB)} MiB, save ${mib(s.miss.saveRssKiB)} MiB, whole hit run ${mib(s.hit.peakRssKiB)} MiB, whole miss run ${mib(s.miss.peakRssKiB)} MiB`).join("; ")}`
-    : "";
+  const rssLine =
+    sizes.length >= 2
+      ? `- peak RSS of the runner process, ${sizes.map((s) => `${s.size.label}: restore ${mib(s.hit.restoreRssKiB)} MiB, save ${mib(s.miss.saveRssKiB)} MiB, whole hit run ${mib(s.hit.peakRssKiB)} MiB, whole miss run ${mib(s.miss.peakRssKiB)} MiB`).join("; ")}`
+      : "";
   return [
     "### 5. Workflow caches on the local cluster",
     "",
@@ -72,8 +76,12 @@ export function renderCacheReport(r: CacheBenchResult, loadAtStart: readonly num
     `- plain save: \`${r.plainSaveCommand}\``,
     `- plain restore: \`${r.plainRestoreCommand}\``,
     ...(r.hostCpus === undefined
-      ? ["- CPUs: host and cluster share every core (the runner, kubectl, the API server's exec relay, podman and the pod's tar and compressor)"]
-      : [`- CPUs: the host's side (the runner, its kubectl, the baselines) under \`taskset -c ${r.hostCpus}\`; the bench, with the local cluster in its process, podman and the pods, on the others (as launched)`]),
+      ? [
+          "- CPUs: host and cluster share every core (the runner, kubectl, the API server's exec relay, podman and the pod's tar and compressor)",
+        ]
+      : [
+          `- CPUs: the host's side (the runner, its kubectl, the baselines) under \`taskset -c ${r.hostCpus}\`; the bench, with the local cluster in its process, podman and the pods, on the others (as launched)`,
+        ]),
     `- load average at start ${loadAtStart.map((l) => l.toFixed(2)).join(", ")}; at end ${loadAtEnd.map((l) => l.toFixed(2)).join(", ")}`,
     "",
     "Workflow (largest size):",
@@ -87,5 +95,3 @@ export function renderCacheReport(r: CacheBenchResult, loadAtStart: readonly num
     "",
   ].join("\n");
 }
-
-

@@ -49,7 +49,11 @@ export async function readToolVersions(kubectlPath: string): Promise<ToolVersion
   const kubectlJson = await readFirstLine("sh", ["-c", '"$0" version --client -o json | tr -d "\\n "', kubectlPath]);
   const kubectl = /"gitVersion":"([^"]+)"/.exec(kubectlJson)?.[1] ?? kubectlJson;
   const podman = await readFirstLine("podman", ["version", "--format", "{{.Client.Version}}"]);
-  const runtime = await readFirstLine("podman", ["info", "--format", "{{.Host.OCIRuntime.Name}} {{.Host.OCIRuntime.Version}}"]);
+  const runtime = await readFirstLine("podman", [
+    "info",
+    "--format",
+    "{{.Host.OCIRuntime.Name}} {{.Host.OCIRuntime.Version}}",
+  ]);
   return { kubectl: `${kubectlPath} (${kubectl})`, podman: `podman ${podman}`, runtime };
 }
 
@@ -66,7 +70,8 @@ export class PodPhaseWatch {
       const now = Date.now();
       for (const pod of cluster.objects("pods")) {
         const status = pod.status as { phase?: string } | undefined;
-        if (status?.phase === "Running" && !this.#runningAt.has(pod.metadata.name)) this.#runningAt.set(pod.metadata.name, now);
+        if (status?.phase === "Running" && !this.#runningAt.has(pod.metadata.name))
+          this.#runningAt.set(pod.metadata.name, now);
       }
     }, everyMs);
   }
@@ -94,15 +99,23 @@ async function sleep(ms: number): Promise<void> {
 }
 
 /** Starts the local cluster for the benchmarks; others' leftovers in podman are not touched (no orphan pruning). */
-export async function startBenchCluster(kubectlPath: string, podVolumes: "disk" | "memory" = "disk", tls = false): Promise<BenchCluster> {
+export async function startBenchCluster(
+  kubectlPath: string,
+  podVolumes: "disk" | "memory" = "disk",
+  tls = false,
+): Promise<BenchCluster> {
   const cluster = await startLocalCluster({ pruneOrphans: false, emptyDirsInMemory: podVolumes === "memory", tls });
   const watch = new PodPhaseWatch(cluster);
   const quiesce = async (): Promise<void> => {
     const deadline = Date.now() + 60_000;
     for (;;) {
-      const busy = cluster.objects("jobs.batch").length + cluster.objects("pods").length + (await cluster.podmanContainers()).length;
+      const busy =
+        cluster.objects("jobs.batch").length +
+        cluster.objects("pods").length +
+        (await cluster.podmanContainers()).length;
       if (busy === 0) return;
-      if (Date.now() > deadline) throw new Error(`the local cluster did not quiesce within 60 s: ${busy} job(s)/pod(s)/container(s) left`);
+      if (Date.now() > deadline)
+        throw new Error(`the local cluster did not quiesce within 60 s: ${busy} job(s)/pod(s)/container(s) left`);
       await sleep(100);
     }
   };
@@ -120,7 +133,11 @@ export async function stopBenchCluster(bench: BenchCluster): Promise<Leftovers> 
   bench.watch.stop();
   const { cluster } = bench;
   await cluster.stop();
-  return { containers: await cluster.podmanContainers(), pods: await cluster.podmanPods(), volumes: await cluster.podmanVolumes() };
+  return {
+    containers: await cluster.podmanContainers(),
+    pods: await cluster.podmanPods(),
+    volumes: await cluster.podmanVolumes(),
+  };
 }
 
 export const LOCAL_IMAGE = IMAGE;

@@ -24,10 +24,27 @@ function readFlag(argv: readonly string[], name: string, fallback: string): stri
 }
 
 /** The child: one download of /outputs from POD, printed as one JSON line. */
-async function downloadOnce(kubeconfig: string, kubectlPath: string, pod: string, transport: "api" | "kubectl", mode: string, dest: string): Promise<void> {
-  const { cluster } = await openCluster({ target: { kubeconfig, namespace: "default" }, kubectlPath, transport }, process.env);
+async function downloadOnce(
+  kubeconfig: string,
+  kubectlPath: string,
+  pod: string,
+  transport: "api" | "kubectl",
+  mode: string,
+  dest: string,
+): Promise<void> {
+  const { cluster } = await openCluster(
+    { target: { kubeconfig, namespace: "default" }, kubectlPath, transport },
+    process.env,
+  );
   const started = performance.now();
-  const exec = await cluster.exec({ namespace: "default", pod, container: "run", command: ["tar", "-cf", "-", "-C", "/outputs", "."], stdin: { kind: "none" }, reuseBuffers: true });
+  const exec = await cluster.exec({
+    namespace: "default",
+    pod,
+    container: "run",
+    command: ["tar", "-cf", "-", "-C", "/outputs", "."],
+    stdin: { kind: "none" },
+    reuseBuffers: true,
+  });
   let bytes = 0;
   if (mode === "discard") {
     for await (const chunk of exec.stdout as AsyncIterable<Buffer>) {
@@ -35,11 +52,20 @@ async function downloadOnce(kubeconfig: string, kubectlPath: string, pod: string
       exec.giveBack?.(chunk);
     }
   } else {
-    bytes = (await extractOutputs(exec.stdout, dest, { maxBytes: 8 * 1024 * MIB, maxEntries: 100_000 }, exec.giveBack ? { releaseChunk: exec.giveBack } : {})).bytes;
+    bytes = (
+      await extractOutputs(
+        exec.stdout,
+        dest,
+        { maxBytes: 8 * 1024 * MIB, maxEntries: 100_000 },
+        exec.giveBack ? { releaseChunk: exec.giveBack } : {},
+      )
+    ).bytes;
   }
   const end = await exec.ended;
   await rm(dest, { recursive: true, force: true });
-  process.stdout.write(`${JSON.stringify({ transport, mode, ms: Math.round(performance.now() - started), bytes, end: end.kind, rssMiB: Math.round(process.memoryUsage().rss / MIB) })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ transport, mode, ms: Math.round(performance.now() - started), bytes, end: end.kind, rssMiB: Math.round(process.memoryUsage().rss / MIB) })}\n`,
+  );
 }
 
 function runChild(args: readonly string[]): Promise<string> {
@@ -48,7 +74,9 @@ function runChild(args: readonly string[]): Promise<string> {
     let out = "";
     child.stdout.on("data", (d: Buffer) => (out += d.toString()));
     child.on("error", reject);
-    child.on("close", (code) => (code === 0 ? resolve(out) : reject(new Error(`${args.slice(0, 2).join(" ")} exited ${code}`))));
+    child.on("close", (code) =>
+      code === 0 ? resolve(out) : reject(new Error(`${args.slice(0, 2).join(" ")} exited ${code}`)),
+    );
   });
 }
 
@@ -56,7 +84,14 @@ async function main(): Promise<void> {
   const argv = process.argv.slice(2);
   const kubectlPath = readFlag(argv, "--kubectl", findDefaultKubectl());
   if (argv[0] === "--child") {
-    const [, kubeconfig, pod, transport, mode, dest] = argv as [string, string, string, "api" | "kubectl", string, string];
+    const [, kubeconfig, pod, transport, mode, dest] = argv as [
+      string,
+      string,
+      string,
+      "api" | "kubectl",
+      string,
+      string,
+    ];
     return downloadOnce(kubeconfig, kubectlPath, pod, transport, mode, dest);
   }
   const mib = Number(readFlag(argv, "--mib", "256"));
@@ -69,15 +104,48 @@ async function main(): Promise<void> {
     const checkout = await ensureCheckout(work, { bytes: mib * MIB, files });
     await writeFile(join(work, "steps.tsv"), "copy\tcp -a /work/. /outputs/\n");
     const out = join(work, "out");
-    await runChild([RUNNER_BIN, "run", "--checkout", checkout.dir, "--steps", join(work, "steps.tsv"), "--out", out, "--transport", "api", "--kubeconfig", cluster.kubeconfigPath, "--keep", "--max-output-bytes", String(2 * mib * MIB), "--timeout", "20m"]);
+    await runChild([
+      RUNNER_BIN,
+      "run",
+      "--checkout",
+      checkout.dir,
+      "--steps",
+      join(work, "steps.tsv"),
+      "--out",
+      out,
+      "--transport",
+      "api",
+      "--kubeconfig",
+      cluster.kubeconfigPath,
+      "--keep",
+      "--max-output-bytes",
+      String(2 * mib * MIB),
+      "--timeout",
+      "20m",
+    ]);
     const pod = (JSON.parse(await readFile(join(out, "result.json"), "utf8")) as { job: { pod: string } }).job.pod;
     await rm(out, { recursive: true, force: true });
     const self = fileURLToPath(import.meta.url);
     for (let rep = 0; rep < reps; rep++) {
       for (const mode of MODES) {
         for (const transport of rep % 2 === 0 ? ["api", "kubectl"] : ["kubectl", "api"]) {
-          const profile = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${join(profileDir, `${transport}-${mode}-${rep}`)}`] : [];
-          process.stdout.write(await runChild([...profile, self, "--child", cluster.kubeconfigPath, pod, transport, mode, join(work, "dest"), "--kubectl", kubectlPath]));
+          const profile = profileDir
+            ? ["--cpu-prof", `--cpu-prof-dir=${join(profileDir, `${transport}-${mode}-${rep}`)}`]
+            : [];
+          process.stdout.write(
+            await runChild([
+              ...profile,
+              self,
+              "--child",
+              cluster.kubeconfigPath,
+              pod,
+              transport,
+              mode,
+              join(work, "dest"),
+              "--kubectl",
+              kubectlPath,
+            ]),
+          );
         }
       }
     }

@@ -16,7 +16,12 @@ export interface FirstOutputRep {
   /** pod-ready event → first step-output event. */
   readonly runnerMs: number;
   /** Its parts: pod-ready → upload start, the upload phase, upload end → step start, step start → first output. */
-  readonly runnerParts: { readonly toUpload: number; readonly upload: number; readonly toStep: number; readonly stepToOutput: number };
+  readonly runnerParts: {
+    readonly toUpload: number;
+    readonly upload: number;
+    readonly toStep: number;
+    readonly stepToOutput: number;
+  };
   /** `@running` (a get pods showed Running) → the first byte of `kubectl exec POD -c run -- echo hi`. */
   readonly plainMs: number;
   /** Breakdown only, after the figure: the same checkout uploaded plainly, then `echo hi` again to its first byte. */
@@ -34,12 +39,25 @@ export interface FirstOutputResult {
   readonly plainScript: string;
 }
 
-export async function runLocalFirstOutputBench(bench: BenchCluster, workDir: string, baseEnv: Record<string, string>, reps: number, log: (line: string) => void): Promise<FirstOutputResult> {
+export async function runLocalFirstOutputBench(
+  bench: BenchCluster,
+  workDir: string,
+  baseEnv: Record<string, string>,
+  reps: number,
+  log: (line: string) => void,
+): Promise<FirstOutputResult> {
   const checkoutDir = await prepareSmallCheckout(workDir);
   const stepsFile = await writeStepsFile(workDir, "first-output-steps.tsv", [["hi", FIRST_OUTPUT_STEP]]);
   const plainScript = buildFirstOutputScript();
   const env = { ...baseEnv, K: bench.kubectlPath, KC: bench.cluster.kubeconfigPath, NS: "default" };
-  const invocationFor = (runId: string): RunnerInvocation => ({ checkoutDir, stepsFile, outDir: join(workDir, runId), kubectlPath: bench.kubectlPath, kubeconfigPath: bench.cluster.kubeconfigPath, runId });
+  const invocationFor = (runId: string): RunnerInvocation => ({
+    checkoutDir,
+    stepsFile,
+    outDir: join(workDir, runId),
+    kubectlPath: bench.kubectlPath,
+    kubeconfigPath: bench.cluster.kubeconfigPath,
+    runId,
+  });
 
   const runRunner = async (runId: string): Promise<Pick<FirstOutputRep, "runnerMs" | "runnerParts">> => {
     const invocation = invocationFor(runId);
@@ -50,19 +68,33 @@ export async function runLocalFirstOutputBench(bench: BenchCluster, workDir: str
     const firstOutput = runLog.firstOutputAt.get(0);
     const upload = runLog.phases.upload;
     const step = runLog.steps[0];
-    if (result.status !== "success" || firstOutput === undefined || !upload || !step) throw new Error(`runner ${runId}: status ${result.status}, no first output, upload or step in log.ndjson`);
+    if (result.status !== "success" || firstOutput === undefined || !upload || !step)
+      throw new Error(`runner ${runId}: status ${result.status}, no first output, upload or step in log.ndjson`);
     await rm(invocation.outDir, { recursive: true, force: true });
     return {
       runnerMs: firstOutput - runLog.podReadyAt,
-      runnerParts: { toUpload: upload.startedAt - runLog.podReadyAt, upload: upload.durationMs, toStep: step.startedAt - upload.endedAt, stepToOutput: firstOutput - step.startedAt },
+      runnerParts: {
+        toUpload: upload.startedAt - runLog.podReadyAt,
+        upload: upload.durationMs,
+        toStep: step.startedAt - upload.endedAt,
+        stepToOutput: firstOutput - step.startedAt,
+      },
     };
   };
 
-  const runPlain = async (runId: string): Promise<Pick<FirstOutputRep, "plainMs" | "plainUploadMs" | "plainAfterUploadMs">> => {
+  const runPlain = async (
+    runId: string,
+  ): Promise<Pick<FirstOutputRep, "plainMs" | "plainUploadMs" | "plainAfterUploadMs">> => {
     const manifestPath = join(workDir, `${runId}.json`);
     const job = await readDryRunManifest(invocationFor(runId), env);
     await writeFile(manifestPath, job.json);
-    const plainEnv = { ...env, JOB: job.jobName, SELECTOR: job.selector, MANIFEST: manifestPath, CHECKOUT: checkoutDir };
+    const plainEnv = {
+      ...env,
+      JOB: job.jobName,
+      SELECTOR: job.selector,
+      MANIFEST: manifestPath,
+      CHECKOUT: checkoutDir,
+    };
     await bench.quiesce();
     try {
       const run = await runMarkedScript(plainScript, plainEnv);
@@ -72,8 +104,13 @@ export async function runLocalFirstOutputBench(bench: BenchCluster, workDir: str
       const upload = findMark(run, "upload");
       const uploaded = findMark(run, "uploaded");
       const secondByte = run.firstOutputAfter.get(uploaded.index);
-      if (firstByte === undefined || secondByte === undefined || !/^hi$/m.test(run.stdout)) throw new Error(`plain ${runId}: no "hi" after @running or @uploaded:\n${run.stdout}`);
-      return { plainMs: firstByte - running.at, plainUploadMs: uploaded.at - upload.at, plainAfterUploadMs: secondByte - uploaded.at };
+      if (firstByte === undefined || secondByte === undefined || !/^hi$/m.test(run.stdout))
+        throw new Error(`plain ${runId}: no "hi" after @running or @uploaded:\n${run.stdout}`);
+      return {
+        plainMs: firstByte - running.at,
+        plainUploadMs: uploaded.at - upload.at,
+        plainAfterUploadMs: secondByte - uploaded.at,
+      };
     } finally {
       assertSucceeded(`plain delete ${runId}`, await runTimed("sh", ["-c", buildDeleteScript()], { env: plainEnv }));
       await rm(manifestPath, { force: true });
@@ -93,7 +130,9 @@ export async function runLocalFirstOutputBench(bench: BenchCluster, workDir: str
     if (!runner || !plain) throw new Error("unreachable");
     results.push({ ...runner, ...plain });
     const p = runner.runnerParts;
-    log(`  first output rep ${rep + 1}/${reps}: runner ${runner.runnerMs} ms (to upload ${p.toUpload}, upload ${p.upload}, to step ${p.toStep}, step → output ${p.stepToOutput}), plain ${plain.plainMs} ms (then plain upload ${plain.plainUploadMs} ms, echo after it ${plain.plainAfterUploadMs} ms)`);
+    log(
+      `  first output rep ${rep + 1}/${reps}: runner ${runner.runnerMs} ms (to upload ${p.toUpload}, upload ${p.upload}, to step ${p.toStep}, step → output ${p.stepToOutput}), plain ${plain.plainMs} ms (then plain upload ${plain.plainUploadMs} ms, echo after it ${plain.plainAfterUploadMs} ms)`,
+    );
   }
   return {
     reps: results,

@@ -3,7 +3,13 @@ import { mkdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { BenchCluster } from "./local-cluster-env.js";
 import { buildDeleteScript, buildDiscardingExecScript, buildPlainDownloadScript } from "./local-plain-scripts.js";
-import { FILL_OUTPUTS_STEP, OUTPUT_FILE_BYTES, OUTPUT_FILES, prepareSmallCheckout, writeStepsFile } from "./local-workflows.js";
+import {
+  FILL_OUTPUTS_STEP,
+  OUTPUT_FILE_BYTES,
+  OUTPUT_FILES,
+  prepareSmallCheckout,
+  writeStepsFile,
+} from "./local-workflows.js";
 import { buildRunnerArgs, runRunnerTimed, type RunnerInvocation } from "./runner-cli.js";
 import { readRunLog } from "./run-log.js";
 import { summarizeValues, type Summary } from "./stats.js";
@@ -55,7 +61,13 @@ export interface OutputsResult {
   readonly fillStep: string;
 }
 
-export async function runLocalOutputsBench(bench: BenchCluster, workDir: string, baseEnv: Record<string, string>, reps: number, log: (line: string) => void): Promise<OutputsResult> {
+export async function runLocalOutputsBench(
+  bench: BenchCluster,
+  workDir: string,
+  baseEnv: Record<string, string>,
+  reps: number,
+  log: (line: string) => void,
+): Promise<OutputsResult> {
   const checkoutDir = await prepareSmallCheckout(workDir);
   const stepsFile = await writeStepsFile(workDir, "fill-steps.tsv", [["fill", FILL_OUTPUTS_STEP]]);
   const { cluster, kubectlPath } = bench;
@@ -76,13 +88,26 @@ export async function runLocalOutputsBench(bench: BenchCluster, workDir: string,
     await bench.quiesce();
     const timed = await runRunnerTimed(invocation, baseEnv, RSS_POLL_MS);
     const runLog = await readRunLog(invocation.outDir);
-    const result = JSON.parse(await readFile(join(invocation.outDir, "result.json"), "utf8")) as { status: string; job: { pod: string; name: string }; outputs: Array<{ size: number }> };
-    const env = { ...baseEnv, K: kubectlPath, KC: cluster.kubeconfigPath, NS: "default", JOB: result.job.name, POD: result.job.pod };
+    const result = JSON.parse(await readFile(join(invocation.outDir, "result.json"), "utf8")) as {
+      status: string;
+      job: { pod: string; name: string };
+      outputs: Array<{ size: number }>;
+    };
+    const env = {
+      ...baseEnv,
+      K: kubectlPath,
+      KC: cluster.kubeconfigPath,
+      NS: "default",
+      JOB: result.job.name,
+      POD: result.job.pod,
+    };
     const dest = join(workDir, `${runId}-plain`, "outputs");
     try {
       const got = result.outputs.reduce((sum, o) => sum + o.size, 0);
       if (result.status !== "success" || result.outputs.length !== OUTPUT_FILES || got !== TOTAL_BYTES) {
-        throw new Error(`runner ${runId}: status ${result.status}, ${result.outputs.length} outputs / ${got} bytes, expected ${OUTPUT_FILES} / ${TOTAL_BYTES}`);
+        throw new Error(
+          `runner ${runId}: status ${result.status}, ${result.outputs.length} outputs / ${got} bytes, expected ${OUTPUT_FILES} / ${TOTAL_BYTES}`,
+        );
       }
       const download = runLog.phases.download;
       if (!download) throw new Error(`runner ${runId}: no download phase`);
@@ -93,7 +118,8 @@ export async function runLocalOutputsBench(bench: BenchCluster, workDir: string,
           const r = await runTimed("sh", ["-c", buildPlainDownloadScript()], { env: { ...env, DEST: dest } });
           assertSucceeded("plain download", r);
           const tree = await countTree(dest);
-          if (tree.files !== OUTPUT_FILES || tree.bytes !== TOTAL_BYTES) throw new Error(`plain download: ${tree.files} files / ${tree.bytes} bytes`);
+          if (tree.files !== OUTPUT_FILES || tree.bytes !== TOTAL_BYTES)
+            throw new Error(`plain download: ${tree.files} files / ${tree.bytes} bytes`);
           return r.wallMs;
         },
         pack: async () => {
@@ -113,7 +139,9 @@ export async function runLocalOutputsBench(bench: BenchCluster, workDir: string,
         if (r.code !== 0) throw new Error(`podman exec ${script} exited ${r.code}: ${r.stderr}`);
         return Number(process.hrtime.bigint() - started) / 1e6;
       };
-      const order = (["plain", "pack", "tar"] as const).map((_, i, all) => all[(i + rep) % all.length] as "plain" | "pack" | "tar");
+      const order = (["plain", "pack", "tar"] as const).map(
+        (_, i, all) => all[(i + rep) % all.length] as "plain" | "pack" | "tar",
+      );
       const times: Partial<Record<"plain" | "pack" | "tar", number>> = {};
       for (const which of order) times[which] = await measures[which]();
       const inPodTarMs = await inPod(IN_POD_TAR);
@@ -134,7 +162,9 @@ export async function runLocalOutputsBench(bench: BenchCluster, workDir: string,
         inPodPackMs,
       };
       results.push(row);
-      log(`  outputs rep ${rep + 1}/${reps}: runner download ${row.runnerMs} ms (peak RSS ${(row.runnerPeakRssKiB / 1024).toFixed(1)} MiB), plain ${row.plainMs.toFixed(0)} ms; discarding execs: pack-outputs ${row.packOutputsDiscardMs.toFixed(0)} ms, tar ${row.tarDiscardMs.toFixed(0)} ms; in the pod alone: pack-outputs ${row.inPodPackMs.toFixed(0)} ms, tar ${row.inPodTarMs.toFixed(0)} ms (fill step ${row.fillMs} ms)`);
+      log(
+        `  outputs rep ${rep + 1}/${reps}: runner download ${row.runnerMs} ms (peak RSS ${(row.runnerPeakRssKiB / 1024).toFixed(1)} MiB), plain ${row.plainMs.toFixed(0)} ms; discarding execs: pack-outputs ${row.packOutputsDiscardMs.toFixed(0)} ms, tar ${row.tarDiscardMs.toFixed(0)} ms; in the pod alone: pack-outputs ${row.inPodPackMs.toFixed(0)} ms, tar ${row.inPodTarMs.toFixed(0)} ms (fill step ${row.fillMs} ms)`,
+      );
     } finally {
       assertSucceeded(`delete ${result.job.name}`, await runTimed("sh", ["-c", buildDeleteScript()], { env }));
       await rm(invocation.outDir, { recursive: true, force: true });

@@ -54,7 +54,8 @@ async function runRunnerOnce(ctx: Env, runId: string): Promise<LocalOverheadRep[
   await ctx.bench.quiesce();
   const spawnedAt = Date.now();
   const timed = await runRunnerTimed(invocation, ctx.env);
-  if (!timed.stdout.includes("hello from the benchmark")) throw new Error(`runner ${runId}: no echo step output on stdout:\n${timed.stdout.slice(-2000)}`);
+  if (!timed.stdout.includes("hello from the benchmark"))
+    throw new Error(`runner ${runId}: no echo step output on stdout:\n${timed.stdout.slice(-2000)}`);
   const log = await readRunLog(invocation.outDir);
   const result = JSON.parse(await readFile(join(invocation.outDir, "result.json"), "utf8")) as { job: { pod: string } };
   const trueRunning = ctx.bench.watch.runningAt(result.job.pod);
@@ -65,7 +66,16 @@ async function runRunnerOnce(ctx: Env, runId: string): Promise<LocalOverheadRep[
   };
   const lastStep = log.steps.at(-1)?.endedAt ?? 0;
   const exitedAt = spawnedAt + timed.wallMs;
-  const bounds = [spawnedAt, phase("create"), log.podReadyAt, phase("upload"), lastStep, phase("download"), phase("teardown"), exitedAt];
+  const bounds = [
+    spawnedAt,
+    phase("create"),
+    log.podReadyAt,
+    phase("upload"),
+    lastStep,
+    phase("download"),
+    phase("teardown"),
+    exitedAt,
+  ];
   await rm(invocation.outDir, { recursive: true, force: true });
   return {
     wallMs: timed.wallMs,
@@ -88,14 +98,31 @@ async function runPlainOnce(ctx: Env, runId: string): Promise<LocalOverheadSide>
   const job = await readDryRunManifest(ctx.invocationFor(runId), ctx.env);
   await writeFile(manifestPath, job.json);
   const dest = join(ctx.workDir, runId, "outputs");
-  const env = { ...ctx.env, JOB: job.jobName, SELECTOR: job.selector, MANIFEST: manifestPath, CHECKOUT: ctx.checkoutDir, DEST: dest };
+  const env = {
+    ...ctx.env,
+    JOB: job.jobName,
+    SELECTOR: job.selector,
+    MANIFEST: manifestPath,
+    CHECKOUT: ctx.checkoutDir,
+    DEST: dest,
+  };
   await ctx.bench.quiesce();
   const run: MarkedRun = await runMarkedScript(ctx.plainScript, env);
   assertMarkedSucceeded(`plain workflow ${runId}`, run);
-  if (!run.stdout.includes("hello from the benchmark")) throw new Error(`plain ${runId}: no echo step output:\n${run.stdout}`);
+  if (!run.stdout.includes("hello from the benchmark"))
+    throw new Error(`plain ${runId}: no echo step output:\n${run.stdout}`);
   const running = findMark(run, "running");
   const steps = run.marks.filter((m) => m.label === "step");
-  const bounds = [run.spawnedAt, findMark(run, "created").at, running.at, findMark(run, "uploaded").at, steps.at(-1)?.at ?? NaN, findMark(run, "downloaded").at, findMark(run, "deleted").at, run.exitedAt];
+  const bounds = [
+    run.spawnedAt,
+    findMark(run, "created").at,
+    running.at,
+    findMark(run, "uploaded").at,
+    steps.at(-1)?.at ?? NaN,
+    findMark(run, "downloaded").at,
+    findMark(run, "deleted").at,
+    run.exitedAt,
+  ];
   const polls = run.marks.filter((m) => m.label === "poll").length;
   const trueRunning = ctx.bench.watch.runningAt(running.value);
   await rm(join(ctx.workDir, runId), { recursive: true, force: true });
@@ -110,7 +137,13 @@ async function runPlainOnce(ctx: Env, runId: string): Promise<LocalOverheadSide>
 }
 
 /** Alternates runner and plain runs (runner first on even reps), after one unmeasured warm-up round of each. */
-export async function runLocalOverheadBench(bench: BenchCluster, workDir: string, baseEnv: Record<string, string>, reps: number, log: (line: string) => void): Promise<LocalOverheadResult> {
+export async function runLocalOverheadBench(
+  bench: BenchCluster,
+  workDir: string,
+  baseEnv: Record<string, string>,
+  reps: number,
+  log: (line: string) => void,
+): Promise<LocalOverheadResult> {
   const checkoutDir = await prepareSmallCheckout(workDir);
   const stepsFile = await writeStepsFile(workDir, "overhead-steps.tsv", OVERHEAD_STEPS);
   const plainScript = buildMarkedWorkflowScript(OVERHEAD_STEPS.map(([, script]) => script));
@@ -136,7 +169,9 @@ export async function runLocalOverheadBench(bench: BenchCluster, workDir: string
     }
     if (!runner || !plain) throw new Error("unreachable");
     results.push({ runner, plain });
-    log(`  local overhead rep ${rep + 1}/${reps}: runner ${runner.wallMs.toFixed(0)} ms (${runner.calls} calls), plain ${plain.wallMs.toFixed(0)} ms (${plain.calls} calls), ratio ${(runner.wallMs / plain.wallMs).toFixed(3)}`);
+    log(
+      `  local overhead rep ${rep + 1}/${reps}: runner ${runner.wallMs.toFixed(0)} ms (${runner.calls} calls), plain ${plain.wallMs.toFixed(0)} ms (${plain.calls} calls), ratio ${(runner.wallMs / plain.wallMs).toFixed(3)}`,
+    );
   }
   const runner = summarizeValues(results.map((r) => r.runner.wallMs));
   const plain = summarizeValues(results.map((r) => r.plain.wallMs));

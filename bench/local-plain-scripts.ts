@@ -33,7 +33,17 @@ export function buildMarkedWorkflowScript(stepScripts: readonly string[]): strin
  */
 export function buildFirstOutputScript(): string {
   const echo = 'k exec "$pod" -c run -- echo hi';
-  return [PRELUDE, buildMarkedCreateAndWait(), echo, "echo @upload", UPLOAD, "echo @uploaded", echo, "echo @done", ""].join("\n");
+  return [
+    PRELUDE,
+    buildMarkedCreateAndWait(),
+    echo,
+    "echo @upload",
+    UPLOAD,
+    "echo @uploaded",
+    echo,
+    "echo @done",
+    "",
+  ].join("\n");
 }
 
 /** Deletes $JOB exactly as the runner's teardown does. */

@@ -55,11 +55,14 @@ function renderOverhead(r: LocalOverheadResult): string[] {
     "Workflow: 5 steps of `true` and one `echo`, a 2-file checkout. One unmeasured warm-up round of each side, then each repetition runs the runner and the plain script once, alternating which goes first; before each run the bench waits (untimed) until no Job, pod or podman container is left. The plain script makes the same calls as the runner's call plan (`create`, `get pods` polled every 250 ms, `exec -i` upload, one `exec` per step, `exec` download, `delete`); its `@marker` lines are builtin echos timestamped by the bench as they arrive.",
     "",
     `- runner: \`${r.runnerCommand}\``,
-    "- plain: `sh -c \"$SCRIPT\"` with the script below (env K, KC, NS, JOB, SELECTOR and MANIFEST from the runner's --dry-run, CHECKOUT, DEST)",
+    '- plain: `sh -c "$SCRIPT"` with the script below (env K, KC, NS, JOB, SELECTOR and MANIFEST from the runner\'s --dry-run, CHECKOUT, DEST)',
     "",
     "| rep | runner ms | plain ms | ratio | runner calls | plain calls |",
     "| --- | ---: | ---: | ---: | --- | --- |",
-    ...r.reps.map((x, i) => `| ${i + 1} | ${ms(x.runner.wallMs)} | ${ms(x.plain.wallMs)} | ${(x.runner.wallMs / x.plain.wallMs).toFixed(3)} | ${x.runner.callSummary} | ${x.plain.callSummary} |`),
+    ...r.reps.map(
+      (x, i) =>
+        `| ${i + 1} | ${ms(x.runner.wallMs)} | ${ms(x.plain.wallMs)} | ${(x.runner.wallMs / x.plain.wallMs).toFixed(3)} | ${x.runner.callSummary} | ${x.plain.callSummary} |`,
+    ),
     "",
     `- runner: ${formatSummary(r.runner, "ms")}`,
     `- plain: ${formatSummary(r.plain, "ms")}`,
@@ -89,7 +92,8 @@ function renderPlainScript(script: string): string[] {
 }
 
 function renderFirstOutput(r: FirstOutputResult): string[] {
-  const part = (pick: (p: FirstOutputResult["reps"][number]["runnerParts"]) => number) => ms(computeMedian(r.reps.map((x) => pick(x.runnerParts))));
+  const part = (pick: (p: FirstOutputResult["reps"][number]["runnerParts"]) => number) =>
+    ms(computeMedian(r.reps.map((x) => pick(x.runnerParts))));
   return [
     "### 2. Pod Running → first step output",
     "",
@@ -99,7 +103,10 @@ function renderFirstOutput(r: FirstOutputResult): string[] {
     "",
     "| rep | runner ms | of which: → upload start | upload | upload end → step start | step start → first output | plain ms | plain upload (after) | plain echo after upload |",
     "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
-    ...r.reps.map((x, i) => `| ${i + 1} | ${x.runnerMs} | ${x.runnerParts.toUpload} | ${x.runnerParts.upload} | ${x.runnerParts.toStep} | ${x.runnerParts.stepToOutput} | ${x.plainMs} | ${x.plainUploadMs} | ${x.plainAfterUploadMs} |`),
+    ...r.reps.map(
+      (x, i) =>
+        `| ${i + 1} | ${x.runnerMs} | ${x.runnerParts.toUpload} | ${x.runnerParts.upload} | ${x.runnerParts.toStep} | ${x.runnerParts.stepToOutput} | ${x.plainMs} | ${x.plainUploadMs} | ${x.plainAfterUploadMs} |`,
+    ),
     "",
     `- runner: ${formatSummary(r.runner, "ms")}; medians of its parts: to upload ${part((p) => p.toUpload)}, upload ${part((p) => p.upload)}, to step ${part((p) => p.toStep)}, step start → first output ${part((p) => p.stepToOutput)} ms`,
     `- plain: ${formatSummary(r.plain, "ms")}`,
@@ -157,7 +164,10 @@ function renderOutputs(r: OutputsResult): string[] {
     "",
     "| rep | runner download ms | plain ms | kubectl pack-outputs → /dev/null ms | kubectl tar → /dev/null ms | in pod: pack-outputs ms | in pod: tar ms | runner peak RSS MiB | fill step ms |",
     "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
-    ...r.reps.map((x, i) => `| ${i + 1} | ${x.runnerMs} | ${ms(x.plainMs)} | ${ms(x.packOutputsDiscardMs)} | ${ms(x.tarDiscardMs)} | ${ms(x.inPodPackMs)} | ${ms(x.inPodTarMs)} | ${(x.runnerPeakRssKiB / 1024).toFixed(1)} | ${x.fillMs} |`),
+    ...r.reps.map(
+      (x, i) =>
+        `| ${i + 1} | ${x.runnerMs} | ${ms(x.plainMs)} | ${ms(x.packOutputsDiscardMs)} | ${ms(x.tarDiscardMs)} | ${ms(x.inPodPackMs)} | ${ms(x.inPodTarMs)} | ${(x.runnerPeakRssKiB / 1024).toFixed(1)} | ${x.fillMs} |`,
+    ),
     "",
     `- runner download: ${formatSummary(r.runner, "ms")} = ${throughput(r.bytes, r.runner.median)}`,
     `- plain: ${formatSummary(r.plain, "ms")} = ${throughput(r.bytes, r.plain.median)}`,

@@ -46,14 +46,46 @@ async function timeMs(action: () => Promise<void>): Promise<number> {
   return Number(process.hrtime.bigint() - started) / 1e6;
 }
 
-export async function runLocalStepBench(bench: BenchCluster, workDir: string, baseEnv: Record<string, string>, runs: number, log: (line: string) => void): Promise<StepResult> {
+export async function runLocalStepBench(
+  bench: BenchCluster,
+  workDir: string,
+  baseEnv: Record<string, string>,
+  runs: number,
+  log: (line: string) => void,
+): Promise<StepResult> {
   const checkoutDir = await prepareSmallCheckout(workDir);
   const steps = Array.from({ length: EMPTY_STEPS_PER_RUN }, (_, i) => [`empty${i + 1}`, "true"] as const);
   const stepsFile = await writeStepsFile(workDir, "empty-steps.tsv", steps);
   const { cluster, kubectlPath } = bench;
-  const invocationFor = (runId: string): RunnerInvocation => ({ checkoutDir, stepsFile, outDir: join(workDir, runId), kubectlPath, kubeconfigPath: cluster.kubeconfigPath, runId, extraArgs: ["--keep"] });
-  const kubectlExec = (pod: string, command: readonly string[]) => ["--kubeconfig", cluster.kubeconfigPath, "--namespace", "default", "exec", pod, "-c", "run", "--", ...command];
-  const samples = { runnerMs: [] as number[], runnerGapMs: [] as number[], bareMs: [] as number[], bareHelperMs: [] as number[], podmanTrueMs: [] as number[], podmanHelperMs: [] as number[] };
+  const invocationFor = (runId: string): RunnerInvocation => ({
+    checkoutDir,
+    stepsFile,
+    outDir: join(workDir, runId),
+    kubectlPath,
+    kubeconfigPath: cluster.kubeconfigPath,
+    runId,
+    extraArgs: ["--keep"],
+  });
+  const kubectlExec = (pod: string, command: readonly string[]) => [
+    "--kubeconfig",
+    cluster.kubeconfigPath,
+    "--namespace",
+    "default",
+    "exec",
+    pod,
+    "-c",
+    "run",
+    "--",
+    ...command,
+  ];
+  const samples = {
+    runnerMs: [] as number[],
+    runnerGapMs: [] as number[],
+    bareMs: [] as number[],
+    bareHelperMs: [] as number[],
+    podmanTrueMs: [] as number[],
+    podmanHelperMs: [] as number[],
+  };
   let nextFreshStep = 100;
 
   const podExecOk = async (pod: string, command: readonly string[]): Promise<void> => {
@@ -73,13 +105,20 @@ export async function runLocalStepBench(bench: BenchCluster, workDir: string, ba
     await bench.quiesce();
     await runRunnerTimed(invocation, baseEnv);
     const runLog = await readRunLog(invocation.outDir);
-    const result = JSON.parse(await readFile(join(invocation.outDir, "result.json"), "utf8")) as { status: string; job: { pod: string; name: string } };
+    const result = JSON.parse(await readFile(join(invocation.outDir, "result.json"), "utf8")) as {
+      status: string;
+      job: { pod: string; name: string };
+    };
     const pod = result.job.pod;
     const jobEnv = { ...baseEnv, K: kubectlPath, KC: cluster.kubeconfigPath, NS: "default", JOB: result.job.name };
     try {
-      if (result.status !== "success" || runLog.steps.length !== EMPTY_STEPS_PER_RUN) throw new Error(`runner ${runId}: status ${result.status}, ${runLog.steps.length} steps`);
+      if (result.status !== "success" || runLog.steps.length !== EMPTY_STEPS_PER_RUN)
+        throw new Error(`runner ${runId}: status ${result.status}, ${runLog.steps.length} steps`);
       samples.runnerMs.push(...runLog.steps.map((s) => s.durationMs));
-      for (let i = 1; i < runLog.steps.length; i++) samples.runnerGapMs.push((runLog.steps[i] as { startedAt: number }).startedAt - (runLog.steps[i - 1] as { endedAt: number }).endedAt);
+      for (let i = 1; i < runLog.steps.length; i++)
+        samples.runnerGapMs.push(
+          (runLog.steps[i] as { startedAt: number }).startedAt - (runLog.steps[i - 1] as { endedAt: number }).endedAt,
+        );
       // Same pod, same moment: bare execs, interleaved so neither kind gets the quieter half.
       const freshForKubectl = await addFreshSteps(pod, EMPTY_STEPS_PER_RUN);
       const freshForPodman = await addFreshSteps(pod, IN_POD_SAMPLES);
@@ -92,7 +131,11 @@ export async function runLocalStepBench(bench: BenchCluster, workDir: string, ba
             samples.bareMs.push(r.wallMs);
           },
           async () => {
-            const r = await runTimed(kubectlPath, kubectlExec(pod, ["sh", "/knotless/helper.sh", "run", String(fresh)]), { env: baseEnv });
+            const r = await runTimed(
+              kubectlPath,
+              kubectlExec(pod, ["sh", "/knotless/helper.sh", "run", String(fresh)]),
+              { env: baseEnv },
+            );
             assertSucceeded("bare kubectl exec helper.sh run", r);
             if (!/^X 0$/m.test(r.stdout)) throw new Error(`helper run ${fresh} did not end with X 0: ${r.stdout}`);
             samples.bareHelperMs.push(r.wallMs);
@@ -103,14 +146,18 @@ export async function runLocalStepBench(bench: BenchCluster, workDir: string, ba
       for (let i = 0; i < IN_POD_SAMPLES; i++) {
         const fresh = freshForPodman[i] as number;
         samples.podmanTrueMs.push(await timeMs(() => podExecOk(pod, ["sh", "-c", "true"])));
-        samples.podmanHelperMs.push(await timeMs(() => podExecOk(pod, ["sh", "/knotless/helper.sh", "run", String(fresh)])));
+        samples.podmanHelperMs.push(
+          await timeMs(() => podExecOk(pod, ["sh", "/knotless/helper.sh", "run", String(fresh)])),
+        );
       }
     } finally {
       assertSucceeded(`delete ${result.job.name}`, await runTimed("sh", ["-c", buildDeleteScript()], { env: jobEnv }));
       await rm(invocation.outDir, { recursive: true, force: true });
     }
     const med = (xs: readonly number[]) => summarizeValues(xs).median.toFixed(0);
-    log(`  empty step run ${run + 1}/${runs}: runner step median ${med(runLog.steps.map((s) => s.durationMs))} ms, bare exec ${med(samples.bareMs.slice(-EMPTY_STEPS_PER_RUN))} ms, bare helper exec ${med(samples.bareHelperMs.slice(-EMPTY_STEPS_PER_RUN))} ms`);
+    log(
+      `  empty step run ${run + 1}/${runs}: runner step median ${med(runLog.steps.map((s) => s.durationMs))} ms, bare exec ${med(samples.bareMs.slice(-EMPTY_STEPS_PER_RUN))} ms, bare helper exec ${med(samples.bareHelperMs.slice(-EMPTY_STEPS_PER_RUN))} ms`,
+    );
   }
   const examplePod = "POD";
   return {

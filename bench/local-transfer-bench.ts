@@ -73,7 +73,16 @@ function readCpuMs(pid: number): number | undefined {
   }
 }
 
-async function runRunnerSampled(args: readonly string[], env: Readonly<Record<string, string>>): Promise<{ wallMs: number; peakTreeKiB: number; peakRunnerKiB: number; cpuMs: number; children: Record<string, number> }> {
+async function runRunnerSampled(
+  args: readonly string[],
+  env: Readonly<Record<string, string>>,
+): Promise<{
+  wallMs: number;
+  peakTreeKiB: number;
+  peakRunnerKiB: number;
+  cpuMs: number;
+  children: Record<string, number>;
+}> {
   const started = performance.now();
   // To profile the runners alone (this process serves the local cluster): BENCH_RUNNER_NODE_ARGS="--cpu-prof --cpu-prof-dir=DIR".
   const nodeArgs = process.env.BENCH_RUNNER_NODE_ARGS?.split(" ").filter(Boolean) ?? [];
@@ -120,7 +129,15 @@ function invocationFor(ctx: Context, transport: Transport, runId: string): Runne
     runId,
     transport,
     // The pod's emptyDirs may be tmpfs (--pod-volumes memory), charged to its memory: the checkout, its copy in /outputs and the plain tar's.
-    extraArgs: ["--keep", "--max-output-bytes", String(ctx.checkout.bytes * 2), "--timeout", "30m", "--memory", `${Math.ceil((ctx.checkout.bytes * 4) / 2 ** 20) + 512}Mi`],
+    extraArgs: [
+      "--keep",
+      "--max-output-bytes",
+      String(ctx.checkout.bytes * 2),
+      "--timeout",
+      "30m",
+      "--memory",
+      `${Math.ceil((ctx.checkout.bytes * 4) / 2 ** 20) + 512}Mi`,
+    ],
   };
 }
 
@@ -130,15 +147,28 @@ async function runRunnerOnce(ctx: Context, transport: Transport, rep: number): P
   try {
     const sampled = await runRunnerSampled(buildRunnerArgs(invocation), ctx.env);
     const spans = await readPhaseSpans(invocation.outDir);
-    const result = JSON.parse(await readFile(join(invocation.outDir, "result.json"), "utf8")) as { status: string; job: { name: string; pod: string }; outputs: Array<{ size: number }> };
+    const result = JSON.parse(await readFile(join(invocation.outDir, "result.json"), "utf8")) as {
+      status: string;
+      job: { name: string; pod: string };
+      outputs: Array<{ size: number }>;
+    };
     const bytes = result.outputs.reduce((sum, o) => sum + o.size, 0);
     if (result.status !== "success" || result.outputs.length !== ctx.checkout.files || bytes !== ctx.checkout.bytes) {
-      throw new Error(`runner ${invocation.runId}: status ${result.status}, ${result.outputs.length} outputs / ${bytes} bytes, expected ${ctx.checkout.files} / ${ctx.checkout.bytes}`);
+      throw new Error(
+        `runner ${invocation.runId}: status ${result.status}, ${result.outputs.length} outputs / ${bytes} bytes, expected ${ctx.checkout.files} / ${ctx.checkout.bytes}`,
+      );
     }
     const { scan, upload, download } = spans;
-    if (!scan || !upload || !download) throw new Error(`runner ${invocation.runId}: no scan/upload/download phase in log.ndjson`);
+    if (!scan || !upload || !download)
+      throw new Error(`runner ${invocation.runId}: no scan/upload/download phase in log.ndjson`);
     return {
-      rep: { transport, uploadMs: scan.durationMs + upload.durationMs, scanMs: scan.durationMs, downloadMs: download.durationMs, ...sampled },
+      rep: {
+        transport,
+        uploadMs: scan.durationMs + upload.durationMs,
+        scanMs: scan.durationMs,
+        downloadMs: download.durationMs,
+        ...sampled,
+      },
       job: result.job,
     };
   } finally {
@@ -153,10 +183,24 @@ async function findRunContainer(bench: BenchCluster, pod: string): Promise<strin
 }
 
 /** Each plain baseline once in the kept pod, checked for the right file count and bytes where it lands on the host. */
-async function runPlainOnce(ctx: Context, job: { name: string; pod: string }, rep: number): Promise<Record<PlainName, number>> {
+async function runPlainOnce(
+  ctx: Context,
+  job: { name: string; pod: string },
+  rep: number,
+): Promise<Record<PlainName, number>> {
   const dest = join(ctx.workDir, `plain-${rep}`);
-  const env = { ...ctx.env, K: ctx.bench.kubectlPath, KC: ctx.bench.cluster.kubeconfigPath, NS: "default", POD: job.pod, C: await findRunContainer(ctx.bench, job.pod), CHECKOUT: ctx.checkout.dir, DEST: dest };
-  const untimed = async (script: string): Promise<void> => assertSucceeded(script, await runTimed("sh", ["-c", script], { env }));
+  const env = {
+    ...ctx.env,
+    K: ctx.bench.kubectlPath,
+    KC: ctx.bench.cluster.kubeconfigPath,
+    NS: "default",
+    POD: job.pod,
+    C: await findRunContainer(ctx.bench, job.pod),
+    CHECKOUT: ctx.checkout.dir,
+    DEST: dest,
+  };
+  const untimed = async (script: string): Promise<void> =>
+    assertSucceeded(script, await runTimed("sh", ["-c", script], { env }));
   const times: Partial<Record<PlainName, number>> = {};
   // Rotate the order so no baseline always runs first (a cold page cache, the runner's writeback).
   const names = Object.keys(PLAIN_SCRIPTS) as PlainName[];
@@ -169,7 +213,8 @@ async function runPlainOnce(ctx: Context, job: { name: string; pod: string }, re
     times[name] = run.wallMs;
     if (name.endsWith("Download")) {
       const tree = await countTree(dest);
-      if (tree.files !== ctx.checkout.files || tree.bytes !== ctx.checkout.bytes) throw new Error(`plain ${name}: ${tree.files} files / ${tree.bytes} bytes`);
+      if (tree.files !== ctx.checkout.files || tree.bytes !== ctx.checkout.bytes)
+        throw new Error(`plain ${name}: ${tree.files} files / ${tree.bytes} bytes`);
     }
   }
   await untimed('podman exec "$C" rm -rf /work/.plain');
@@ -178,7 +223,13 @@ async function runPlainOnce(ctx: Context, job: { name: string; pod: string }, re
 }
 
 async function deleteJob(ctx: Context, job: { name: string }): Promise<void> {
-  const env = { ...ctx.env, K: ctx.bench.kubectlPath, KC: ctx.bench.cluster.kubeconfigPath, NS: "default", JOB: job.name };
+  const env = {
+    ...ctx.env,
+    K: ctx.bench.kubectlPath,
+    KC: ctx.bench.cluster.kubeconfigPath,
+    NS: "default",
+    JOB: job.name,
+  };
   assertSucceeded(`delete ${job.name}`, await runTimed("sh", ["-c", buildDeleteScript()], { env }));
 }
 
@@ -186,16 +237,32 @@ async function deleteJob(ctx: Context, job: { name: string }): Promise<void> {
  * Per repetition: a runner run through each transport (the first one alternating), each on a quiet cluster; in the
  * first run's kept pod, the four plain baselines. The checkout is generated under workDir (removed by the caller).
  */
-export async function runLocalTransferBench(bench: BenchCluster, workDir: string, env: Readonly<Record<string, string>>, size: TransferSize, log: (line: string) => void): Promise<LocalTransferResult> {
+export async function runLocalTransferBench(
+  bench: BenchCluster,
+  workDir: string,
+  env: Readonly<Record<string, string>>,
+  size: TransferSize,
+  log: (line: string) => void,
+): Promise<LocalTransferResult> {
   log(`  ${size.label}: generating the checkout ...`);
   const checkout = await ensureCheckout(join(workDir, "checkouts"), { bytes: size.bytes, files: size.files });
-  log(`  ${size.label}: ${checkout.files} files, ${checkout.dirs} dirs, ${checkout.bytes} bytes in ${(checkout.generateMs / 1000).toFixed(1)} s`);
-  assertSucceeded("warming the checkout", await runTimed("sh", ["-c", 'tar -cf - -C "$1" . | cat > /dev/null', "sh", checkout.dir]));
+  log(
+    `  ${size.label}: ${checkout.files} files, ${checkout.dirs} dirs, ${checkout.bytes} bytes in ${(checkout.generateMs / 1000).toFixed(1)} s`,
+  );
+  assertSucceeded(
+    "warming the checkout",
+    await runTimed("sh", ["-c", 'tar -cf - -C "$1" . | cat > /dev/null', "sh", checkout.dir]),
+  );
   const stepsFile = join(workDir, "copy-steps.tsv");
   await writeFile(stepsFile, `copy\t${COPY_STEP}\n`);
   const ctx: Context = { bench, workDir, env, checkout, stepsFile };
   const runs: RunnerTransferRep[] = [];
-  const plain: Record<PlainName, number[]> = { podmanUpload: [], podmanDownload: [], kubectlUpload: [], kubectlDownload: [] };
+  const plain: Record<PlainName, number[]> = {
+    podmanUpload: [],
+    podmanDownload: [],
+    kubectlUpload: [],
+    kubectlDownload: [],
+  };
   for (let rep = 0; rep < size.reps; rep++) {
     const order: Transport[] = rep % 2 === 0 ? ["api", "kubectl"] : ["kubectl", "api"];
     for (const [i, transport] of order.entries()) {
@@ -204,11 +271,15 @@ export async function runLocalTransferBench(bench: BenchCluster, workDir: string
       try {
         runs.push(outcome.rep);
         const r = outcome.rep;
-        log(`  rep ${rep + 1}/${size.reps} ${transport}: upload ${r.uploadMs} ms (scan ${r.scanMs}), download ${r.downloadMs} ms, wall ${(r.wallMs / 1000).toFixed(1)} s, CPU ${(r.cpuMs / 1000).toFixed(1)} s, peak RSS ${(r.peakTreeKiB / 1024).toFixed(1)} MiB with children (runner ${(r.peakRunnerKiB / 1024).toFixed(1)}), children ${JSON.stringify(r.children)}`);
+        log(
+          `  rep ${rep + 1}/${size.reps} ${transport}: upload ${r.uploadMs} ms (scan ${r.scanMs}), download ${r.downloadMs} ms, wall ${(r.wallMs / 1000).toFixed(1)} s, CPU ${(r.cpuMs / 1000).toFixed(1)} s, peak RSS ${(r.peakTreeKiB / 1024).toFixed(1)} MiB with children (runner ${(r.peakRunnerKiB / 1024).toFixed(1)}), children ${JSON.stringify(r.children)}`,
+        );
         if (i === 0) {
           const times = await runPlainOnce(ctx, outcome.job, rep);
           for (const name of Object.keys(times) as PlainName[]) plain[name].push(times[name]);
-          log(`  rep ${rep + 1}/${size.reps} plain: ${(Object.keys(times) as PlainName[]).map((name) => `${name} ${times[name].toFixed(0)} ms`).join(", ")}`);
+          log(
+            `  rep ${rep + 1}/${size.reps} plain: ${(Object.keys(times) as PlainName[]).map((name) => `${name} ${times[name].toFixed(0)} ms`).join(", ")}`,
+          );
         }
       } finally {
         await deleteJob(ctx, outcome.job);
@@ -216,7 +287,13 @@ export async function runLocalTransferBench(bench: BenchCluster, workDir: string
     }
   }
   await rm(checkout.dir, { recursive: true, force: true });
-  return { size, checkout, runs, plain, runnerCommand: `node ${buildRunnerArgs(invocationFor(ctx, "api", "ltx-N")).join(" ")}` };
+  return {
+    size,
+    checkout,
+    runs,
+    plain,
+    runnerCommand: `node ${buildRunnerArgs(invocationFor(ctx, "api", "ltx-N")).join(" ")}`,
+  };
 }
 
 export interface TransferVerdict {
@@ -229,8 +306,12 @@ export interface TransferVerdict {
 
 /** Medians and spreads of every measure. */
 export function summarizeLocalTransfer(result: LocalTransferResult): TransferVerdict {
-  const of = (transport: Transport, pick: (r: RunnerTransferRep) => number) => summarizeValues(result.runs.filter((r) => r.transport === transport).map(pick));
-  const byTransport = (pick: (r: RunnerTransferRep) => number) => ({ api: of("api", pick), kubectl: of("kubectl", pick) });
+  const of = (transport: Transport, pick: (r: RunnerTransferRep) => number) =>
+    summarizeValues(result.runs.filter((r) => r.transport === transport).map(pick));
+  const byTransport = (pick: (r: RunnerTransferRep) => number) => ({
+    api: of("api", pick),
+    kubectl: of("kubectl", pick),
+  });
   return {
     upload: byTransport((r) => r.uploadMs),
     download: byTransport((r) => r.downloadMs),

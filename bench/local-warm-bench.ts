@@ -55,14 +55,28 @@ export function sumNodeSeconds(spans: readonly NodeSpan[], until: number): numbe
 
 async function waitForNoNode(cluster: LocalCluster, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (cluster.objects("nodes").length > 0 || cluster.objects("jobs.batch").length > 0 || cluster.nodeHistory().some((n) => n.removedAt === undefined)) {
+  while (
+    cluster.objects("nodes").length > 0 ||
+    cluster.objects("jobs.batch").length > 0 ||
+    cluster.nodeHistory().some((n) => n.removedAt === undefined)
+  ) {
     if (Date.now() > deadline) throw new Error(`the local cluster still had nodes or Jobs after ${timeoutMs} ms`);
     await sleep(250);
   }
 }
 
-async function runScenario(label: string, extraArgs: readonly string[], settings: WarmBenchSettings, workDir: string, env: Record<string, string>, log: (line: string) => void): Promise<WarmScenario> {
-  const cluster = await startLocalCluster({ pruneOrphans: false, scaleFromZero: { joinSeconds: settings.joinSeconds, holdSeconds: settings.holdSeconds } });
+async function runScenario(
+  label: string,
+  extraArgs: readonly string[],
+  settings: WarmBenchSettings,
+  workDir: string,
+  env: Record<string, string>,
+  log: (line: string) => void,
+): Promise<WarmScenario> {
+  const cluster = await startLocalCluster({
+    pruneOrphans: false,
+    scaleFromZero: { joinSeconds: settings.joinSeconds, holdSeconds: settings.holdSeconds },
+  });
   try {
     await mkdir(workDir, { recursive: true });
     const checkoutDir = await prepareSmallCheckout(workDir);
@@ -72,15 +86,35 @@ async function runScenario(label: string, extraArgs: readonly string[], settings
     for (let index = 0; index < settings.runs; index++) {
       if (index > 0) await sleep(settings.gapSeconds * 1000);
       const runId = `lwarm-${label}-${index}`;
-      const invocation: RunnerInvocation = { checkoutDir, stepsFile, outDir: join(workDir, runId), kubectlPath: settings.kubectlPath, kubeconfigPath: cluster.kubeconfigPath, runId, extraArgs };
+      const invocation: RunnerInvocation = {
+        checkoutDir,
+        stepsFile,
+        outDir: join(workDir, runId),
+        kubectlPath: settings.kubectlPath,
+        kubeconfigPath: cluster.kubeconfigPath,
+        runId,
+        extraArgs,
+      };
       const spawnedAt = Date.now();
       await runRunnerTimed(invocation, env);
       const runLog = await readRunLog(invocation.outDir);
-      const result = JSON.parse(await readFile(join(invocation.outDir, "result.json"), "utf8")) as { status: string; capacity?: string | null; podWaitMs?: number | null };
+      const result = JSON.parse(await readFile(join(invocation.outDir, "result.json"), "utf8")) as {
+        status: string;
+        capacity?: string | null;
+        podWaitMs?: number | null;
+      };
       const firstOutput = runLog.firstOutputAt.get(0);
-      if (result.status !== "success" || firstOutput === undefined) throw new Error(`run ${runId}: status ${result.status}, no first output`);
-      runs.push({ runId, firstOutputMs: firstOutput - spawnedAt, podWaitMs: result.podWaitMs ?? null, capacity: result.capacity ?? null });
-      log(`  ${label} run ${index + 1}/${settings.runs}: ${result.capacity} capacity, first output ${firstOutput - spawnedAt} ms after spawn, pod wait ${result.podWaitMs} ms`);
+      if (result.status !== "success" || firstOutput === undefined)
+        throw new Error(`run ${runId}: status ${result.status}, no first output`);
+      runs.push({
+        runId,
+        firstOutputMs: firstOutput - spawnedAt,
+        podWaitMs: result.podWaitMs ?? null,
+        capacity: result.capacity ?? null,
+      });
+      log(
+        `  ${label} run ${index + 1}/${settings.runs}: ${result.capacity} capacity, first output ${firstOutput - spawnedAt} ms after spawn, pod wait ${result.podWaitMs} ms`,
+      );
       await rm(invocation.outDir, { recursive: true, force: true });
     }
     await waitForNoNode(cluster, 15 * 60_000);
@@ -93,15 +127,30 @@ async function runScenario(label: string, extraArgs: readonly string[], settings
 }
 
 /** The cold scenario, then the warm one, each on a fresh cluster that starts with no node. */
-export async function runLocalWarmBench(settings: WarmBenchSettings, workDir: string, env: Record<string, string>, log: (line: string) => void): Promise<WarmBenchResult> {
+export async function runLocalWarmBench(
+  settings: WarmBenchSettings,
+  workDir: string,
+  env: Record<string, string>,
+  log: (line: string) => void,
+): Promise<WarmBenchResult> {
   const scenarios: WarmScenario[] = [];
   for (const [label, extraArgs] of [
     ["cold", []],
     ["warm", ["--keep-warm", settings.keepWarm]],
   ] as const) {
-    log(`local warm capacity, ${label}: ${settings.runs} runs, ${settings.gapSeconds} s between one's end and the next's start, JOIN ${settings.joinSeconds} s, HOLD ${settings.holdSeconds} s${extraArgs.length ? `, ${extraArgs.join(" ")}` : ""}`);
+    log(
+      `local warm capacity, ${label}: ${settings.runs} runs, ${settings.gapSeconds} s between one's end and the next's start, JOIN ${settings.joinSeconds} s, HOLD ${settings.holdSeconds} s${extraArgs.length ? `, ${extraArgs.join(" ")}` : ""}`,
+    );
     scenarios.push(await runScenario(label, extraArgs, settings, join(workDir, label), env, log));
   }
-  const example: RunnerInvocation = { checkoutDir: "CHECKOUT", stepsFile: "STEPS", outDir: "OUT", kubectlPath: settings.kubectlPath, kubeconfigPath: "KUBECONFIG", runId: "lwarm-warm-N", extraArgs: ["--keep-warm", settings.keepWarm] };
+  const example: RunnerInvocation = {
+    checkoutDir: "CHECKOUT",
+    stepsFile: "STEPS",
+    outDir: "OUT",
+    kubectlPath: settings.kubectlPath,
+    kubeconfigPath: "KUBECONFIG",
+    runId: "lwarm-warm-N",
+    extraArgs: ["--keep-warm", settings.keepWarm],
+  };
   return { settings, scenarios, runnerCommand: `node ${buildRunnerArgs(example).join(" ")}` };
 }

@@ -11,7 +11,12 @@ function describeScenario(s: WarmScenario): string {
   return `| ${s.label}${s.extraArgs.length ? ` (\`${s.extraArgs.join(" ")}\`)` : ""} | ${s.runs.map((r) => `${seconds(r.firstOutputMs)} (${r.capacity ?? "?"})`).join(", ")} | ${seconds(computeMedian(firsts))} | ${seconds(firsts.reduce((a, b) => a + b, 0))} | ${s.nodes.length} | ${s.nodeSeconds.toFixed(0)} | ${seconds(s.spanMs)} |`;
 }
 
-export function renderWarmReport(machine: MachineInfo, argv: readonly string[], result: WarmBenchResult, totalMs: number): string {
+export function renderWarmReport(
+  machine: MachineInfo,
+  argv: readonly string[],
+  result: WarmBenchResult,
+  totalMs: number,
+): string {
   const { settings, scenarios } = result;
   const [cold, warm] = scenarios;
   const lines = [
@@ -19,7 +24,9 @@ export function renderWarmReport(machine: MachineInfo, argv: readonly string[], 
     "",
     `- date: ${machine.date}; commit ${machine.commit} plus the working tree; kubectl ${settings.kubectlPath}`,
     `- machine: ${machine.nproc} CPUs (${machine.cpuModel}), ${machine.memoryGiB} GiB memory; node ${machine.node}`,
-    `- load average at the start: ${machine.loadAverage.join(", ")}; at the end: ${loadavg().map((l) => l.toFixed(2)).join(", ")}`,
+    `- load average at the start: ${machine.loadAverage.join(", ")}; at the end: ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(", ")}`,
     `- command: \`npm run bench${argv.length ? ` -- ${argv.join(" ")}` : ""}\`; whole benchmark ${(totalMs / 1000).toFixed(0)} s`,
     `- runner: \`${result.runnerCommand}\` (the cold scenario without \`--keep-warm\`)`,
     "",
@@ -30,11 +37,12 @@ export function renderWarmReport(machine: MachineInfo, argv: readonly string[], 
     ...scenarios.map(describeScenario),
   ];
   if (cold && warm) {
-    const saved = cold.runs.reduce((a, r) => a + r.firstOutputMs, 0) - warm.runs.reduce((a, r) => a + r.firstOutputMs, 0);
+    const saved =
+      cold.runs.reduce((a, r) => a + r.firstOutputMs, 0) - warm.runs.reduce((a, r) => a + r.firstOutputMs, 0);
     const paid = warm.nodeSeconds - cold.nodeSeconds;
     lines.push(
       "",
-      `Latency bought: ${(saved / 1000).toFixed(1)} s less waiting for first output over the ${settings.runs} runs (${((saved / 1000) / Math.max(1, settings.runs - 1)).toFixed(1)} s per run after the first); its price: ${paid.toFixed(0)} more node-seconds (${(paid / Math.max(1, saved / 1000)).toFixed(1)} node-seconds per second saved).`,
+      `Latency bought: ${(saved / 1000).toFixed(1)} s less waiting for first output over the ${settings.runs} runs (${(saved / 1000 / Math.max(1, settings.runs - 1)).toFixed(1)} s per run after the first); its price: ${paid.toFixed(0)} more node-seconds (${(paid / Math.max(1, saved / 1000)).toFixed(1)} node-seconds per second saved).`,
     );
   }
   return `${lines.join("\n")}\n`;

@@ -11,7 +11,11 @@ export async function prepareSmallCheckout(dir: string): Promise<string> {
   return checkoutDir;
 }
 
-export async function writeStepsFile(dir: string, name: string, steps: ReadonlyArray<readonly [string, string]>): Promise<string> {
+export async function writeStepsFile(
+  dir: string,
+  name: string,
+  steps: ReadonlyArray<readonly [string, string]>,
+): Promise<string> {
   await mkdir(dir, { recursive: true });
   const path = join(dir, name);
   await writeFile(path, steps.map(([step, script]) => `${step}\t${script}`).join("\n") + "\n");

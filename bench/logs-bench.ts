@@ -33,14 +33,32 @@ const MB = 1_000_000;
 export function listLogsCases(quick: boolean): LogsCase[] {
   const bytes = quick ? 30 * MB : 300 * MB;
   return [
-    { label: `${bytes / MB} MB of ${SHORT_LINE.length + 1}-byte lines, nothing cut (--max-log-bytes 1G)`, bytes, maxLogBytes: "1G" },
+    {
+      label: `${bytes / MB} MB of ${SHORT_LINE.length + 1}-byte lines, nothing cut (--max-log-bytes 1G)`,
+      bytes,
+      maxLogBytes: "1G",
+    },
     // Cut by the budget: the default limit (64Mi), or a limit below the quick size.
-    quick ? { label: `${bytes / MB} MB of ${SHORT_LINE.length + 1}-byte lines, cut at --max-log-bytes 8Mi`, bytes, maxLogBytes: "8Mi" } : { label: `${bytes / MB} MB of ${SHORT_LINE.length + 1}-byte lines, cut at the default --max-log-bytes (64Mi)`, bytes },
+    quick
+      ? {
+          label: `${bytes / MB} MB of ${SHORT_LINE.length + 1}-byte lines, cut at --max-log-bytes 8Mi`,
+          bytes,
+          maxLogBytes: "8Mi",
+        }
+      : {
+          label: `${bytes / MB} MB of ${SHORT_LINE.length + 1}-byte lines, cut at the default --max-log-bytes (64Mi)`,
+          bytes,
+        },
   ];
 }
 
 /** Runs each case once through the CLI and the fake kubectl, and measures the two log files it leaves. */
-export async function runLogsBench(cluster: FakeCluster, workDir: string, cases: readonly LogsCase[], log: (line: string) => void): Promise<LogsMeasurement[]> {
+export async function runLogsBench(
+  cluster: FakeCluster,
+  workDir: string,
+  cases: readonly LogsCase[],
+  log: (line: string) => void,
+): Promise<LogsMeasurement[]> {
   await cluster.setFaults({});
   const checkoutDir = join(workDir, "checkout");
   await mkdir(checkoutDir, { recursive: true });
@@ -60,7 +78,9 @@ export async function runLogsBench(cluster: FakeCluster, workDir: string, cases:
     };
     log(`logs: ${logsCase.label}`);
     const timed = await runRunnerTimed(invocation, { ...cluster.env });
-    const result = JSON.parse(await readFile(join(invocation.outDir, "result.json"), "utf8")) as { logs?: LogsMeasurement["logs"] };
+    const result = JSON.parse(await readFile(join(invocation.outDir, "result.json"), "utf8")) as {
+      logs?: LogsMeasurement["logs"];
+    };
     const spans = await readPhaseSpans(invocation.outDir);
     measurements.push({
       case: logsCase,

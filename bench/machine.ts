@@ -19,7 +19,11 @@ export interface MachineInfo {
 
 function readCommandLine(command: string, args: readonly string[]): string {
   try {
-    return execFileSync(command, args, { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).split("\n")[0]?.trim() ?? "";
+    return (
+      execFileSync(command, args, { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] })
+        .split("\n")[0]
+        ?.trim() ?? ""
+    );
   } catch {
     return "unknown";
   }
@@ -34,7 +38,8 @@ export function describeMachine(): MachineInfo {
     kernel: release(),
     node: process.version,
     tar: readCommandLine("tar", ["--version"]),
-    kubectl: "the fake kubectl of test/fixtures/bin/kubectl (a node program; pods are bubblewrap sandboxes entered with nsenter per exec)",
+    kubectl:
+      "the fake kubectl of test/fixtures/bin/kubectl (a node program; pods are bubblewrap sandboxes entered with nsenter per exec)",
     commit: readCommandLine("git", ["rev-parse", "--short", "HEAD"]),
     loadAverage: loadavg().map((l) => Math.round(l * 100) / 100),
   };

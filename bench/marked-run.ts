@@ -48,7 +48,8 @@ export function runMarkedScript(script: string, env: Readonly<Record<string, str
         else if (!firstOutputAfter.has(marks.length - 1)) firstOutputAfter.set(marks.length - 1, at);
       }
       // Output without its newline yet still counts as arrived.
-      if (pending !== "" && !pending.startsWith("@") && !firstOutputAfter.has(marks.length - 1)) firstOutputAfter.set(marks.length - 1, at);
+      if (pending !== "" && !pending.startsWith("@") && !firstOutputAfter.has(marks.length - 1))
+        firstOutputAfter.set(marks.length - 1, at);
     });
     child.stderr.setEncoding("utf8");
     child.stderr.on("data", (chunk: string) => {
@@ -65,11 +66,13 @@ export function runMarkedScript(script: string, env: Readonly<Record<string, str
 /** The first mark with this label; throws when the script never wrote it. */
 export function findMark(run: MarkedRun, label: string): Mark & { readonly index: number } {
   const index = run.marks.findIndex((m) => m.label === label);
-  if (index < 0) throw new Error(`the plain script never wrote @${label} (exit ${run.exitCode}):\n${run.stderr.slice(-3000)}`);
+  if (index < 0)
+    throw new Error(`the plain script never wrote @${label} (exit ${run.exitCode}):\n${run.stderr.slice(-3000)}`);
   return { ...(run.marks[index] as Mark), index };
 }
 
 /** Throws with the tail of stderr when the script did not exit 0. */
 export function assertMarkedSucceeded(what: string, run: MarkedRun): void {
-  if (run.exitCode !== 0) throw new Error(`${what} exited ${run.exitCode}:\n${run.stderr.slice(-4000)}\n${run.stdout.slice(-2000)}`);
+  if (run.exitCode !== 0)
+    throw new Error(`${what} exited ${run.exitCode}:\n${run.stderr.slice(-4000)}\n${run.stdout.slice(-2000)}`);
 }

@@ -17,7 +17,13 @@ function escapeRegExp(text: string): string {
 
 /** One RegExp alternation of the escaped forms, longest first: leftmost-longest, as the masker needs. */
 function buildRegExpSearch(forms: readonly string[]): Search {
-  const pattern = new RegExp([...forms].sort((a, b) => b.length - a.length).map(escapeRegExp).join("|"), "g");
+  const pattern = new RegExp(
+    [...forms]
+      .sort((a, b) => b.length - a.length)
+      .map(escapeRegExp)
+      .join("|"),
+    "g",
+  );
   return (text) => {
     let matches = 0;
     pattern.lastIndex = 0;
@@ -30,7 +36,8 @@ function buildRegExpSearch(forms: readonly string[]): Search {
 function buildIndexOfSearch(forms: readonly string[]): Search {
   return (text) => {
     let matches = 0;
-    for (const form of forms) for (let at = text.indexOf(form); at >= 0; at = text.indexOf(form, at + form.length)) matches += 1;
+    for (const form of forms)
+      for (let at = text.indexOf(form); at >= 0; at = text.indexOf(form, at + form.length)) matches += 1;
     return matches;
   };
 }
@@ -39,7 +46,8 @@ function buildIndexOfSearch(forms: readonly string[]): Search {
 function buildAhoCorasickSearch(forms: readonly string[]): Search {
   const classes = new Uint16Array(65536);
   let width = 1;
-  for (const form of forms) for (let i = 0; i < form.length; i++) if (classes[form.charCodeAt(i)] === 0) classes[form.charCodeAt(i)] = width++;
+  for (const form of forms)
+    for (let i = 0; i < form.length; i++) if (classes[form.charCodeAt(i)] === 0) classes[form.charCodeAt(i)] = width++;
   const goto: Int32Array[] = [new Int32Array(width).fill(-1)];
   const output: number[] = [0];
   for (const form of forms) {

@@ -34,8 +34,24 @@ export interface MaskSizes {
 /** The issue's sizes (1 GiB of output; RSS at 100 MiB and 1 GiB; the relay, whose logs are written, at 128 MiB); --quick is smaller. */
 export function pickMaskSizes(quick: boolean): MaskSizes {
   return quick
-    ? { throughputBytes: 128 * MIB, rssSmallBytes: 16 * MIB, rssLargeBytes: 160 * MIB, relayBytes: 32 * MIB, alternativesBytes: 16 * MIB, reps: 2, relayReps: 2 }
-    : { throughputBytes: 1024 * MIB, rssSmallBytes: 100 * MIB, rssLargeBytes: 1024 * MIB, relayBytes: 128 * MIB, alternativesBytes: 64 * MIB, reps: 3, relayReps: 5 };
+    ? {
+        throughputBytes: 128 * MIB,
+        rssSmallBytes: 16 * MIB,
+        rssLargeBytes: 160 * MIB,
+        relayBytes: 32 * MIB,
+        alternativesBytes: 16 * MIB,
+        reps: 2,
+        relayReps: 2,
+      }
+    : {
+        throughputBytes: 1024 * MIB,
+        rssSmallBytes: 100 * MIB,
+        rssLargeBytes: 1024 * MIB,
+        relayBytes: 128 * MIB,
+        alternativesBytes: 64 * MIB,
+        reps: 3,
+        relayReps: 5,
+      };
 }
 
 export interface RssRun {
@@ -89,9 +105,12 @@ function verifyPool(pool: OutputPool, masker: SecretMasker, secrets: readonly st
   const whole = masker.maskText(text);
   if (streamed !== whole) throw new Error("mask bench: streaming the pool differs from masking it whole");
   const masks = whole.split(MASK).length - 1 - (text.split(MASK).length - 1);
-  if (masks !== pool.secretLines) throw new Error(`mask bench: ${masks} masks in the pool, expected ${pool.secretLines}`);
-  for (const form of buildSecretForms(secrets)) if (whole.includes(form)) throw new Error("mask bench: a secret form is left in the masked pool");
-  if (whole.split("\n").length !== text.split("\n").length) throw new Error("mask bench: masking changed the line count");
+  if (masks !== pool.secretLines)
+    throw new Error(`mask bench: ${masks} masks in the pool, expected ${pool.secretLines}`);
+  for (const form of buildSecretForms(secrets))
+    if (whole.includes(form)) throw new Error("mask bench: a secret form is left in the masked pool");
+  if (whole.split("\n").length !== text.split("\n").length)
+    throw new Error("mask bench: masking changed the line count");
 }
 
 /** Masks `total` bytes of the pool's texts through one stream; returns MB/s (10^6 bytes of UTF-8 output per second). */
@@ -144,7 +163,12 @@ function makeFrameReads(pool: OutputPool): Buffer[] {
  * step-output events → run.log and log.ndjson sinks writing files, one event-loop turn per read as from a pipe.
  * Timed until both files are closed.
  */
-async function measureRelay(reads: readonly Buffer[], total: number, masker: SecretMasker | undefined, dir: string): Promise<RelayRun> {
+async function measureRelay(
+  reads: readonly Buffer[],
+  total: number,
+  masker: SecretMasker | undefined,
+  dir: string,
+): Promise<RelayRun> {
   const runLog = join(dir, "run.log");
   const ndjsonLog = join(dir, "log.ndjson");
   const started = process.hrtime.bigint();
@@ -187,7 +211,13 @@ async function measureRelay(reads: readonly Buffer[], total: number, masker: Sec
   const cpu = process.cpuUsage(cpuAtStart);
   const [runLogStat, ndjsonStat] = await Promise.all([stat(runLog), stat(ndjsonLog)]);
   await Promise.all([rm(runLog), rm(ndjsonLog)]);
-  return { wallMs, cpuMs: (cpu.user + cpu.system) / 1000, maskMs: Number(maskNs) / 1e6, runLogBytes: runLogStat.size, ndjsonBytes: ndjsonStat.size };
+  return {
+    wallMs,
+    cpuMs: (cpu.user + cpu.system) / 1000,
+    maskMs: Number(maskNs) / 1e6,
+    runLogBytes: runLogStat.size,
+    ndjsonBytes: ndjsonStat.size,
+  };
 }
 
 export async function runMaskBench(quick: boolean, scratch: string, log: (line: string) => void): Promise<MaskResult> {
@@ -197,7 +227,9 @@ export async function runMaskBench(quick: boolean, scratch: string, log: (line: 
   const masker = new SecretMasker(secrets);
   const pool = makeOutputPool(secrets, POOL_BYTES);
   verifyPool(pool, masker, secrets);
-  log(`masking: ${secrets.length} secrets, ${forms.length} forms; pool of ${pool.bytes.length} bytes with ${pool.secretLines} secret lines, verified`);
+  log(
+    `masking: ${secrets.length} secrets, ${forms.length} forms; pool of ${pool.bytes.length} bytes with ${pool.secretLines} secret lines, verified`,
+  );
 
   measureThroughput(pool, masker, pool.bytes.length * 4); // warm-up
   const throughput: number[] = [];
@@ -210,9 +242,15 @@ export async function runMaskBench(quick: boolean, scratch: string, log: (line: 
   for (const a of alternatives) log(`  ${a.name}: ${a.mbps.toFixed(0)} MB/s (${a.matches} matches in the pool)`);
 
   const rss: RssRun[] = [];
-  for (const [bytes, mode] of [[sizes.rssSmallBytes, "mask"], [sizes.rssLargeBytes, "mask"], [sizes.rssLargeBytes, "plain"]] as const) {
+  for (const [bytes, mode] of [
+    [sizes.rssSmallBytes, "mask"],
+    [sizes.rssLargeBytes, "mask"],
+    [sizes.rssLargeBytes, "plain"],
+  ] as const) {
     rss.push(await measureRss(bytes, mode));
-    log(`  ${bytes / MIB} MiB ${mode}: peak RSS ${(rss.at(-1)!.maxRssKiB / 1024).toFixed(1)} MiB, while masking ${(rss.at(-1)!.relayRssKiB / 1024).toFixed(1)} MiB`);
+    log(
+      `  ${bytes / MIB} MiB ${mode}: peak RSS ${(rss.at(-1)!.maxRssKiB / 1024).toFixed(1)} MiB, while masking ${(rss.at(-1)!.relayRssKiB / 1024).toFixed(1)} MiB`,
+    );
   }
 
   const dir = await mkdtemp(join(scratch, "knotless-mask-bench-"));
@@ -227,9 +265,12 @@ export async function runMaskBench(quick: boolean, scratch: string, log: (line: 
       const b = await measureRelay(reads, sizes.relayBytes, first ? undefined : masker, dir);
       const [masked, plain] = first ? [a, b] : [b, a];
       relay.push({ masked, plain });
-      log(`  relay rep ${rep + 1}: masked ${masked.wallMs.toFixed(0)} ms (CPU ${masked.cpuMs.toFixed(0)}, masker ${masked.maskMs.toFixed(0)}), plain ${plain.wallMs.toFixed(0)} ms (CPU ${plain.cpuMs.toFixed(0)})`);
+      log(
+        `  relay rep ${rep + 1}: masked ${masked.wallMs.toFixed(0)} ms (CPU ${masked.cpuMs.toFixed(0)}, masker ${masked.maskMs.toFixed(0)}), plain ${plain.wallMs.toFixed(0)} ms (CPU ${plain.cpuMs.toFixed(0)})`,
+      );
     }
-    const ratioOfMedians = (pick: (run: RelayRun) => number): number => computeMedian(relay.map((r) => pick(r.plain))) / computeMedian(relay.map((r) => pick(r.masked)));
+    const ratioOfMedians = (pick: (run: RelayRun) => number): number =>
+      computeMedian(relay.map((r) => pick(r.plain))) / computeMedian(relay.map((r) => pick(r.masked)));
     return {
       sizes,
       secrets: secrets.length,

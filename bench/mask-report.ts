@@ -13,18 +13,26 @@ const MIB = 1024 * 1024;
 const formatMiB = (kib: number): string => (kib / 1024).toFixed(1);
 const judge = (met: boolean): string => (met ? "met" : "NOT met");
 
-export function renderMaskReport(machine: MachineInfo, argv: readonly string[], result: MaskResult, totalMs: number): string {
+export function renderMaskReport(
+  machine: MachineInfo,
+  argv: readonly string[],
+  result: MaskResult,
+  totalMs: number,
+): string {
   const { sizes } = result;
   const [small, large, plain] = result.rss;
   const growth = small && large ? large.relayRssKiB / small.relayRssKiB - 1 : Number.NaN;
   const throughput = result.throughputMBps.median;
-  const maskShare = computeMedian(result.relay.map((r) => r.masked.maskMs)) / computeMedian(result.relay.map((r) => r.masked.cpuMs));
+  const maskShare =
+    computeMedian(result.relay.map((r) => r.masked.maskMs)) / computeMedian(result.relay.map((r) => r.masked.cpuMs));
   const lines = [
     `## Secret masking: run of ${machine.date.slice(0, 10)}`,
     "",
     `- date: ${machine.date}; commit ${machine.commit} plus the working tree`,
     `- machine: ${machine.nproc} CPUs (${machine.cpuModel}), ${machine.memoryGiB} GiB memory; node ${machine.node}`,
-    `- load average at the start: ${machine.loadAverage.join(", ")}; at the end: ${loadavg().map((l) => l.toFixed(2)).join(", ")}`,
+    `- load average at the start: ${machine.loadAverage.join(", ")}; at the end: ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(", ")}`,
     `- command: \`npm run bench${argv.length ? ` -- ${argv.join(" ")}` : ""}\`; whole benchmark ${(totalMs / 1000).toFixed(0)} s`,
     "",
     `${result.secrets} secrets (tokens, keys, passwords with symbols, non-ASCII, JWTs) give ${result.forms} forms of ${result.shortestForm} to ${result.longestForm} characters (plain, base64 in both alphabets, padded, unpadded and at the three alignments). The output is generated: a ${(result.poolBytes / MIB).toFixed(1)} MiB pool of build-log lines (words, URLs, paths, hashes, base64 blobs, non-ASCII), ${result.poolSecretLines} of them carrying a secret form or a base64 blob with a secret inside, repeated; checked before timing (every secret line masked once, no form left, the streamed result equal to masking the pool whole). Output is fed in 64 KiB reads.`,
@@ -39,7 +47,10 @@ export function renderMaskReport(machine: MachineInfo, argv: readonly string[], 
     "",
     "| output | mode | peak RSS MiB (maxRSS, building the pool included) | highest VmRSS while decoding and masking, MiB | decode (+ mask) MB/s |",
     "| ---: | --- | ---: | ---: | ---: |",
-    ...result.rss.map((r) => `| ${r.bytes / MIB} MiB | ${r.mode} | ${formatMiB(r.maxRssKiB)} | ${formatMiB(r.relayRssKiB)} | ${(r.bytes / 1e6 / (r.ms / 1000)).toFixed(0)} |`),
+    ...result.rss.map(
+      (r) =>
+        `| ${r.bytes / MIB} MiB | ${r.mode} | ${formatMiB(r.maxRssKiB)} | ${formatMiB(r.relayRssKiB)} | ${(r.bytes / 1e6 / (r.ms / 1000)).toFixed(0)} |`,
+    ),
     "",
     `- the masker's own share (mask − plain at ${sizes.rssLargeBytes / MIB} MiB, VmRSS while masking): ${small && large && plain ? formatMiB(large.relayRssKiB - plain.relayRssKiB) : "?"} MiB`,
     "",

@@ -18,7 +18,11 @@ function readRssKiB(): number {
  * Feeds `total` bytes of the pool through a StringDecoder and, with a masker, a mask stream; returns the characters
  * that came out and the highest VmRSS sampled meanwhile (the child's maxRSS also counts building the pool).
  */
-function relayBytes(pool: OutputPool, total: number, masker: SecretMasker | undefined): { bytes: number; chars: number; relayRssKiB: number } {
+function relayBytes(
+  pool: OutputPool,
+  total: number,
+  masker: SecretMasker | undefined,
+): { bytes: number; chars: number; relayRssKiB: number } {
   const decoder = new StringDecoder("utf8");
   const stream = masker?.createStream();
   let bytes = 0;
@@ -47,9 +51,15 @@ function main(argv: readonly string[]): number {
   const secrets = makeBenchSecrets();
   const pool = makeOutputPool(secrets, POOL_BYTES);
   const started = process.hrtime.bigint();
-  const { bytes, chars, relayRssKiB } = relayBytes(pool, total, mode === "mask" ? new SecretMasker(secrets) : undefined);
+  const { bytes, chars, relayRssKiB } = relayBytes(
+    pool,
+    total,
+    mode === "mask" ? new SecretMasker(secrets) : undefined,
+  );
   const ms = Number(process.hrtime.bigint() - started) / 1e6;
-  process.stdout.write(`${JSON.stringify({ bytes, ms, maxRssKiB: process.resourceUsage().maxRSS, relayRssKiB, chars })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ bytes, ms, maxRssKiB: process.resourceUsage().maxRSS, relayRssKiB, chars })}\n`,
+  );
   return 0;
 }
 

@@ -4,7 +4,20 @@ import { join } from "node:path";
 import { findDefaultKubectl } from "./local-cluster-env.js";
 
 /** Every benchmark `--only` can name; `local` stands for the four local-cluster ones. */
-export const BENCH_NAMES = ["overhead", "transfer", "logs", "local-overhead", "local-first-output", "local-step", "local-outputs", "mask", "local-warm", "local-cache", "library", "local-transfer"] as const;
+export const BENCH_NAMES = [
+  "overhead",
+  "transfer",
+  "logs",
+  "local-overhead",
+  "local-first-output",
+  "local-step",
+  "local-outputs",
+  "mask",
+  "local-warm",
+  "local-cache",
+  "library",
+  "local-transfer",
+] as const;
 export type BenchName = (typeof BENCH_NAMES)[number];
 const LOCAL_NAMES: readonly BenchName[] = ["local-overhead", "local-first-output", "local-step", "local-outputs"];
 /**
@@ -78,7 +91,12 @@ const FULL_CACHE_SIZES = [
   { name: "50mb", label: "50 MB / 2,000 files", files: 2000 },
   { name: "500mb", label: "500 MB / 20,000 files", files: 20_000 },
   // zstd against the busybox rows' gzip, at the size where compression sets the pace.
-  { name: "500mb-zstd", label: "500 MB / 20,000 files, Debian (zstd)", files: 20_000, image: "docker.io/library/debian:bookworm-slim" },
+  {
+    name: "500mb-zstd",
+    label: "500 MB / 20,000 files, Debian (zstd)",
+    files: 20_000,
+    image: "docker.io/library/debian:bookworm-slim",
+  },
 ] as const;
 const CACHE_SIZE_NAMES: readonly string[] = FULL_CACHE_SIZES.map((size) => size.name);
 
@@ -123,7 +141,8 @@ export const USAGE = `usage: npm run bench -- [--quick] [--only NAME[,NAME...]] 
 
 function readCount(flag: string, value: string | undefined): number {
   const n = Number(value);
-  if (value === undefined || !Number.isInteger(n) || n < 0) throw new Error(`${flag} needs an integer >= 0, got ${JSON.stringify(value)}`);
+  if (value === undefined || !Number.isInteger(n) || n < 0)
+    throw new Error(`${flag} needs an integer >= 0, got ${JSON.stringify(value)}`);
   return n;
 }
 
@@ -158,7 +177,10 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions {
         for (const name of value.split(",")) {
           if (name === "local") LOCAL_NAMES.forEach((n) => only?.add(n));
           else if ((BENCH_NAMES as readonly string[]).includes(name)) only.add(name as BenchName);
-          else throw new Error(`--only needs one or more of local, ${BENCH_NAMES.join(", ")} (comma-separated), got ${JSON.stringify(value)}`);
+          else
+            throw new Error(
+              `--only needs one or more of local, ${BENCH_NAMES.join(", ")} (comma-separated), got ${JSON.stringify(value)}`,
+            );
         }
         break;
       }
@@ -176,7 +198,8 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions {
         break;
       case "--pod-volumes": {
         const value = next();
-        if (value !== "disk" && value !== "memory") throw new Error(`--pod-volumes needs disk or memory, got ${JSON.stringify(value)}`);
+        if (value !== "disk" && value !== "memory")
+          throw new Error(`--pod-volumes needs disk or memory, got ${JSON.stringify(value)}`);
         podVolumes = value;
         break;
       }
@@ -207,12 +230,16 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions {
         break;
       case "--host-cpus":
         hostCpus = next();
-        if (!hostCpus || !/^\d+([-,]\d+)*$/.test(hostCpus)) throw new Error(`--host-cpus needs a CPU list such as 0 or 0-1, got ${JSON.stringify(hostCpus)}`);
+        if (!hostCpus || !/^\d+([-,]\d+)*$/.test(hostCpus))
+          throw new Error(`--host-cpus needs a CPU list such as 0 or 0-1, got ${JSON.stringify(hostCpus)}`);
         break;
       case "--cache-sizes":
         cacheSizeNames = (next() ?? "").split(",").filter(Boolean);
-        for (const name of cacheSizeNames) if (!CACHE_SIZE_NAMES.includes(name)) throw new Error(`--cache-sizes takes ${CACHE_SIZE_NAMES.join(", ")}, got ${JSON.stringify(name)}`);
-        if (cacheSizeNames.length === 0) throw new Error(`--cache-sizes needs at least one of ${CACHE_SIZE_NAMES.join(", ")}`);
+        for (const name of cacheSizeNames)
+          if (!CACHE_SIZE_NAMES.includes(name))
+            throw new Error(`--cache-sizes takes ${CACHE_SIZE_NAMES.join(", ")}, got ${JSON.stringify(name)}`);
+        if (cacheSizeNames.length === 0)
+          throw new Error(`--cache-sizes needs at least one of ${CACHE_SIZE_NAMES.join(", ")}`);
         break;
       case "--library-runs":
         libraryRuns = (next() ?? "").split(",").map((count) => readCount(flag, count));
@@ -244,12 +271,28 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions {
     stepRuns: localReps ?? 2,
     outputsReps: localReps ?? (quick ? 1 : 3),
     cacheSizes: quick
-      ? [{ label: "5 MB / 200 files", files: 200 }, { label: "50 MB / 2,000 files", files: 2000 }]
-      : FULL_CACHE_SIZES.filter((size) => cacheSizeNames === undefined || cacheSizeNames.includes(size.name)).map(({ name: _name, ...size }) => size),
+      ? [
+          { label: "5 MB / 200 files", files: 200 },
+          { label: "50 MB / 2,000 files", files: 2000 },
+        ]
+      : FULL_CACHE_SIZES.filter((size) => cacheSizeNames === undefined || cacheSizeNames.includes(size.name)).map(
+          ({ name: _name, ...size }) => size,
+        ),
     ...(hostCpus ? { hostCpus } : {}),
     libraryRuns,
     podVolumes,
     clusterTls,
   };
-  return { quick, only: only ?? new Set(BENCH_NAMES.filter((name) => !ON_REQUEST.includes(name))), local, latencyMs, overheadReps: reps ?? (quick ? 3 : 7), transferSizes, cacheDir, ...(reportPath ? { reportPath } : {}), cleanCache, ...(scratchDir ? { scratchDir } : {}) };
+  return {
+    quick,
+    only: only ?? new Set(BENCH_NAMES.filter((name) => !ON_REQUEST.includes(name))),
+    local,
+    latencyMs,
+    overheadReps: reps ?? (quick ? 3 : 7),
+    transferSizes,
+    cacheDir,
+    ...(reportPath ? { reportPath } : {}),
+    cleanCache,
+    ...(scratchDir ? { scratchDir } : {}),
+  };
 }

@@ -62,7 +62,11 @@ function lastSeq(calls: readonly RecordedCall[]): number {
   return calls.at(-1)?.seq ?? 0;
 }
 
-async function measureStartups(env: Record<string, string>, invocation: RunnerInvocation, reps: number): Promise<{ runnerDryRun: Summary; nodeStartup: Summary }> {
+async function measureStartups(
+  env: Record<string, string>,
+  invocation: RunnerInvocation,
+  reps: number,
+): Promise<{ runnerDryRun: Summary; nodeStartup: Summary }> {
   const dry: number[] = [];
   const node: number[] = [];
   for (let i = 0; i < reps; i++) {
@@ -76,7 +80,13 @@ async function measureStartups(env: Record<string, string>, invocation: RunnerIn
 }
 
 /** Alternates runner and plain-script runs (runner first on even reps, plain first on odd ones). */
-export async function runOverheadBench(cluster: FakeCluster, workDir: string, latencyMs: number, reps: number, log: (line: string) => void): Promise<OverheadResult> {
+export async function runOverheadBench(
+  cluster: FakeCluster,
+  workDir: string,
+  latencyMs: number,
+  reps: number,
+  log: (line: string) => void,
+): Promise<OverheadResult> {
   await cluster.setFaults({ latencyMs });
   const { checkoutDir, stepsFile } = await prepareWorkflow(workDir);
   const plainScript = buildPlainWorkflowScript(OVERHEAD_STEPS.map(([, script]) => script));
@@ -123,7 +133,8 @@ export async function runOverheadBench(cluster: FakeCluster, workDir: string, la
     const spawnedAt = Date.now();
     const timed = await runTimed("sh", [plainScriptPath], { env: plainEnv });
     assertSucceeded("the plain script", timed);
-    if (!timed.stdout.includes("hello from the benchmark")) throw new Error(`the plain script did not print the echo step's output:\n${timed.stdout}`);
+    if (!timed.stdout.includes("hello from the benchmark"))
+      throw new Error(`the plain script did not print the echo step's output:\n${timed.stdout}`);
     const calls = await readNewCalls(cluster, before);
     return { ms: timed.wallMs, timeline: buildCallTimeline(calls, spawnedAt, spawnedAt + timed.wallMs) };
   };
@@ -142,10 +153,20 @@ export async function runOverheadBench(cluster: FakeCluster, workDir: string, la
     }
     if (!runner || !plain) throw new Error("unreachable");
     if (runner.timeline.calls !== plain.timeline.calls) {
-      throw new Error(`the runner made ${runner.timeline.calls} kubectl calls (${runner.timeline.kinds.join(", ")}) but the plain script ${plain.timeline.calls} (${plain.timeline.kinds.join(", ")})`);
+      throw new Error(
+        `the runner made ${runner.timeline.calls} kubectl calls (${runner.timeline.kinds.join(", ")}) but the plain script ${plain.timeline.calls} (${plain.timeline.kinds.join(", ")})`,
+      );
     }
-    results.push({ runnerMs: runner.ms, plainMs: plain.ms, ratio: runner.ms / plain.ms, runnerTimeline: runner.timeline, plainTimeline: plain.timeline });
-    log(`  overhead rep ${rep + 1}/${reps}: runner ${runner.ms.toFixed(0)} ms, plain ${plain.ms.toFixed(0)} ms, ratio ${(runner.ms / plain.ms).toFixed(3)} (${runner.timeline.calls} calls each; the runner's ${runner.timeline.backgroundCalls} beside them)`);
+    results.push({
+      runnerMs: runner.ms,
+      plainMs: plain.ms,
+      ratio: runner.ms / plain.ms,
+      runnerTimeline: runner.timeline,
+      plainTimeline: plain.timeline,
+    });
+    log(
+      `  overhead rep ${rep + 1}/${reps}: runner ${runner.ms.toFixed(0)} ms, plain ${plain.ms.toFixed(0)} ms, ratio ${(runner.ms / plain.ms).toFixed(3)} (${runner.timeline.calls} calls each; the runner's ${runner.timeline.backgroundCalls} beside them)`,
+    );
   }
   const startups = await measureStartups(env, invocationFor("ovh-dry"), Math.max(3, reps));
   const runner = summarizeValues(results.map((r) => r.runnerMs));
@@ -167,5 +188,8 @@ export async function runOverheadBench(cluster: FakeCluster, workDir: string, la
 
 export function judgeOverhead(result: OverheadResult): { met: boolean; text: string } {
   const met = result.medianRatio <= TARGET_RATIO;
-  return { met, text: `${met ? "MET" : "MISSED"}: median ratio ${result.medianRatio.toFixed(3)}x against a target of at most ${TARGET_RATIO.toFixed(2)}x` };
+  return {
+    met,
+    text: `${met ? "MET" : "MISSED"}: median ratio ${result.medianRatio.toFixed(3)}x against a target of at most ${TARGET_RATIO.toFixed(2)}x`,
+  };
 }

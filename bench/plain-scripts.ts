@@ -41,7 +41,13 @@ export function buildPlainWorkflowScript(stepScripts: readonly string[]): string
 }
 
 /** The pieces of the transfer baseline, each its own script so each can be timed alone ($POD given). */
-export function buildPlainTransferScripts(stepScript: string): { create: string; upload: string; step: string; download: string; remove: string } {
+export function buildPlainTransferScripts(stepScript: string): {
+  create: string;
+  upload: string;
+  step: string;
+  download: string;
+  remove: string;
+} {
   const withPod = (body: string) => [PRELUDE, 'pod="$POD"', body, ""].join("\n");
   return {
     create: [PRELUDE, CREATE_AND_WAIT, 'printf "%s\\n" "$pod"', ""].join("\n"),

@@ -25,10 +25,11 @@ export function sampleTree(root: number): { total: number; own: number; pids: Ma
   let grew = true;
   while (grew) {
     grew = false;
-    for (const [pid, s] of all) if (!inTree.has(pid) && inTree.has(s.ppid)) {
-      inTree.add(pid);
-      grew = true;
-    }
+    for (const [pid, s] of all)
+      if (!inTree.has(pid) && inTree.has(s.ppid)) {
+        inTree.add(pid);
+        grew = true;
+      }
   }
   let total = 0;
   const pids = new Map<number, string>();

@@ -26,7 +26,11 @@ function renderMachine(machine: MachineInfo, argv: readonly string[]): string[] 
 const TIMELINE_ROWS: ReadonlyArray<readonly [string, (t: CallTimeline) => number]> = [
   ["spawn → first call recorded (caller start-up + 1 fake start-up)", (t) => t.leadMs],
   ...(["create", "get", "upload", "step", "download", "delete"] as CallKind[]).map(
-    (kind) => [`inside ${kind === "step" ? "the 6 step execs" : kind} (fake's own clock, latency included)`, (t: CallTimeline) => t.insideMs[kind]] as const,
+    (kind) =>
+      [
+        `inside ${kind === "step" ? "the 6 step execs" : kind} (fake's own clock, latency included)`,
+        (t: CallTimeline) => t.insideMs[kind],
+      ] as const,
   ),
   ["between calls (caller work + the next fake's start-up)", (t) => t.betweenMs],
   ["last call end → exit", (t) => t.tailMs],
@@ -44,7 +48,9 @@ function renderOverhead(result: OverheadResult): string[] {
     "",
     "| rep | runner ms | plain ms | ratio |",
     "| --- | ---: | ---: | ---: |",
-    ...result.reps.map((r, i) => `| ${i + 1} | ${r.runnerMs.toFixed(0)} | ${r.plainMs.toFixed(0)} | ${r.ratio.toFixed(3)} |`),
+    ...result.reps.map(
+      (r, i) => `| ${i + 1} | ${r.runnerMs.toFixed(0)} | ${r.plainMs.toFixed(0)} | ${r.ratio.toFixed(3)} |`,
+    ),
     "",
     `- runner: ${formatSummary(result.runner, "ms")}`,
     `- plain: ${formatSummary(result.plain, "ms")}`,
@@ -128,12 +134,22 @@ function renderTransfer(results: readonly TransferResult[]): string[] {
   return lines;
 }
 
-export function renderReport(machine: MachineInfo, options: BenchOptions, argv: readonly string[], overhead: OverheadResult | undefined, transfers: readonly TransferResult[], totalMs: number, logs?: readonly LogsMeasurement[]): string {
+export function renderReport(
+  machine: MachineInfo,
+  options: BenchOptions,
+  argv: readonly string[],
+  overhead: OverheadResult | undefined,
+  transfers: readonly TransferResult[],
+  totalMs: number,
+  logs?: readonly LogsMeasurement[],
+): string {
   const lines = [
     "## Run of " + machine.date.slice(0, 10) + (options.quick ? " (--quick)" : ""),
     "",
     ...renderMachine(machine, argv),
-    `- load average at the end: ${loadavg().map((l) => l.toFixed(2)).join(", ")}`,
+    `- load average at the end: ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(", ")}`,
     `- whole benchmark: ${(totalMs / 1000).toFixed(0)} s`,
     "",
   ];

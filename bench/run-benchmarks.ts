@@ -28,7 +28,8 @@ function log(line: string): void {
  */
 async function pickScratchDir(options: BenchOptions): Promise<string> {
   if (options.scratchDir) return options.scratchDir;
-  const transfers = options.only.has("transfer") || options.only.has("local-transfer") ? options.transferSizes.map((s) => s.bytes) : [];
+  const transfers =
+    options.only.has("transfer") || options.only.has("local-transfer") ? options.transferSizes.map((s) => s.bytes) : [];
   // The logs benchmark leaves two runs' logs of up to ~1 GB each (300 MB printed, before run.log lost its per-line prefix).
   const needed = 4 * Math.max(0, ...transfers) + 512 * 1024 * 1024 + (options.only.has("logs") ? 2 * 1024 ** 3 : 0);
   const shm = await statfs("/dev/shm").catch(() => undefined);
@@ -58,9 +59,20 @@ async function runWarmBenchmark(options: BenchOptions, argv: readonly string[], 
   const machine = describeMachine();
   const workDir = await mkdtemp(join(scratch, "knotless-warm-bench-"));
   // The runner's staging dir and every kubectl follow TMPDIR.
-  const env: Record<string, string> = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/root", TMPDIR: scratch };
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: process.env.HOME ?? "/root",
+    TMPDIR: scratch,
+  };
   try {
-    const settings = { kubectlPath: options.local.kubectlPath, joinSeconds: 30, holdSeconds: 20, runs: 5, gapSeconds: 40, keepWarm: "2m" };
+    const settings = {
+      kubectlPath: options.local.kubectlPath,
+      joinSeconds: 30,
+      holdSeconds: 20,
+      runs: 5,
+      gapSeconds: 40,
+      keepWarm: "2m",
+    };
     return renderWarmReport(machine, argv, await runLocalWarmBench(settings, workDir, env, log), Date.now() - started);
   } finally {
     await rm(workDir, { recursive: true, force: true });
@@ -94,7 +106,9 @@ async function runFakeBenchmarks(options: BenchOptions, argv: readonly string[],
   const cluster = await createFakeCluster();
   // Ctrl-C still cleans up: the harness kills pod sandboxes on exit; the temp dir goes here.
   const onSignal = (): void => {
-    void cluster.cleanup().finally(() => rm(workDir, { recursive: true, force: true }).finally(() => process.exit(130)));
+    void cluster
+      .cleanup()
+      .finally(() => rm(workDir, { recursive: true, force: true }).finally(() => process.exit(130)));
   };
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
@@ -104,7 +118,13 @@ async function runFakeBenchmarks(options: BenchOptions, argv: readonly string[],
     let logs: LogsMeasurement[] | undefined;
     if (options.only.has("overhead")) {
       log(`runner overhead: ${options.overheadReps} repetitions, latencyMs ${options.latencyMs}`);
-      overhead = await runOverheadBench(cluster, join(workDir, "overhead"), options.latencyMs, options.overheadReps, log);
+      overhead = await runOverheadBench(
+        cluster,
+        join(workDir, "overhead"),
+        options.latencyMs,
+        options.overheadReps,
+        log,
+      );
     }
     if (options.only.has("transfer")) {
       for (const size of options.transferSizes) {

@@ -75,11 +75,17 @@ export async function readRunLog(outDir: string): Promise<RunLog> {
     if (line.event === "run-start") runStartAt ??= at;
     else if (line.event === "pod-ready") podReadyAt ??= at;
     else if (line.event === "kubectl") kubectlCalls.push({ at, what: describeCall(line.content ?? "") });
-    else if (typeof line.step === "number" && line.step >= 0 && (line.stream === "stdout" || line.stream === "stderr") && !firstOutputAt.has(line.step)) {
+    else if (
+      typeof line.step === "number" &&
+      line.step >= 0 &&
+      (line.stream === "stdout" || line.stream === "stderr") &&
+      !firstOutputAt.has(line.step)
+    ) {
       firstOutputAt.set(line.step, at);
     }
   }
-  if (runStartAt === undefined || podReadyAt === undefined) throw new Error(`${outDir}/log.ndjson has no run-start or pod-ready event`);
+  if (runStartAt === undefined || podReadyAt === undefined)
+    throw new Error(`${outDir}/log.ndjson has no run-start or pod-ready event`);
   return { runStartAt, phases, steps, podReadyAt, firstOutputAt, kubectlCalls };
 }
 

@@ -26,14 +26,21 @@ export function buildRunnerArgs(run: RunnerInvocation): string[] {
   return [
     RUNNER_BIN,
     "run",
-    "--checkout", run.checkoutDir,
-    "--steps", run.stepsFile,
-    "--out", run.outDir,
+    "--checkout",
+    run.checkoutDir,
+    "--steps",
+    run.stepsFile,
+    "--out",
+    run.outDir,
     // The figures in bench/RESULTS.md that use this were measured through kubectl: pinned, now that api is the default.
-    "--transport", run.transport ?? "kubectl",
-    "--kubectl", run.kubectlPath,
-    "--kubeconfig", run.kubeconfigPath,
-    "--run-id", run.runId,
+    "--transport",
+    run.transport ?? "kubectl",
+    "--kubectl",
+    run.kubectlPath,
+    "--kubeconfig",
+    run.kubeconfigPath,
+    "--run-id",
+    run.runId,
     ...(run.extraArgs ?? []),
   ];
 }
@@ -47,23 +54,40 @@ export interface PlainJob {
 }
 
 /** The Job manifest the runner would create for this invocation (from --dry-run), with its name and pod selector. */
-export async function readDryRunManifest(run: RunnerInvocation, env: Readonly<Record<string, string>>): Promise<PlainJob> {
+export async function readDryRunManifest(
+  run: RunnerInvocation,
+  env: Readonly<Record<string, string>>,
+): Promise<PlainJob> {
   const dry = await runTimed(process.execPath, [...buildRunnerArgs(run), "--dry-run"], { env });
   assertSucceeded("the runner's --dry-run", dry);
   const text = dry.stdout.slice(0, dry.stdout.indexOf("# kubectl calls"));
-  const manifest = parseAllDocuments(text).map((doc) => doc.toJS() as unknown).find((doc) => doc !== null && typeof doc === "object");
+  const manifest = parseAllDocuments(text)
+    .map((doc) => doc.toJS() as unknown)
+    .find((doc) => doc !== null && typeof doc === "object");
   if (!manifest) throw new Error(`no manifest in the dry-run output:\n${dry.stdout.slice(0, 2000)}`);
-  const json = JSON.stringify(manifest, (key, value: unknown) => (key === "knotless.dev/create-token" ? "bench-plain-script" : value));
+  const json = JSON.stringify(manifest, (key, value: unknown) =>
+    key === "knotless.dev/create-token" ? "bench-plain-script" : value,
+  );
   const metadata = (manifest as { metadata?: { name?: string; labels?: Record<string, string> } }).metadata;
   const labels = metadata?.labels ?? {};
-  if (!metadata?.name || !labels["knotless.dev/run-id"]) throw new Error("the dry-run manifest has no name or run-id label");
-  const selector = Object.entries(labels).map(([k, v]) => `${k}=${v}`).join(",");
+  if (!metadata?.name || !labels["knotless.dev/run-id"])
+    throw new Error("the dry-run manifest has no name or run-id label");
+  const selector = Object.entries(labels)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(",");
   return { json, jobName: metadata.name, selector };
 }
 
 /** Times a real run; the runner process's peak RSS is watched when rssEveryMs is given. */
-export async function runRunnerTimed(run: RunnerInvocation, env: Readonly<Record<string, string>>, rssEveryMs?: number): Promise<TimedRun> {
-  const timed = await runTimed(process.execPath, buildRunnerArgs(run), { env, ...(rssEveryMs === undefined ? {} : { watchRssEveryMs: rssEveryMs }) });
+export async function runRunnerTimed(
+  run: RunnerInvocation,
+  env: Readonly<Record<string, string>>,
+  rssEveryMs?: number,
+): Promise<TimedRun> {
+  const timed = await runTimed(process.execPath, buildRunnerArgs(run), {
+    env,
+    ...(rssEveryMs === undefined ? {} : { watchRssEveryMs: rssEveryMs }),
+  });
   assertSucceeded(`the runner (run ${run.runId})`, timed);
   return timed;
 }
@@ -83,13 +107,25 @@ export async function readPhaseSpans(outDir: string): Promise<Record<string, Pha
   const spans: Record<string, PhaseSpan> = {};
   for (const line of text.split("\n")) {
     if (!line.trim()) continue;
-    const event = JSON.parse(line) as { time?: string; kind?: string; status?: string; stepKind?: string; name?: string; durationMs?: number };
+    const event = JSON.parse(line) as {
+      time?: string;
+      kind?: string;
+      status?: string;
+      stepKind?: string;
+      name?: string;
+      durationMs?: number;
+    };
     if (event.kind !== "control" || !event.name || !event.time) continue;
     const key = event.stepKind === "user" ? `step:${event.name}` : event.name;
     if (event.status === "start") starts.set(key, Date.parse(event.time));
     else if (event.status === "end" && typeof event.durationMs === "number") {
       const endedAt = Date.parse(event.time);
-      spans[key] = { name: key, startedAt: starts.get(key) ?? endedAt - event.durationMs, endedAt, durationMs: event.durationMs };
+      spans[key] = {
+        name: key,
+        startedAt: starts.get(key) ?? endedAt - event.durationMs,
+        endedAt,
+        durationMs: event.durationMs,
+      };
     }
   }
   return spans;

@@ -9,8 +9,10 @@ import { createDirStore } from "../src/cache/dir-store.js";
  */
 async function main(): Promise<void> {
   const [mode = "", dir = ""] = process.argv.slice(2);
-  if (!["none", "store"].includes(mode) || dir === "") throw new Error(`usage: save-sink.js none|store DIR, got ${JSON.stringify(process.argv.slice(2))}`);
-  if (mode === "none") return pipeline(process.stdin, new Writable({ write: (_chunk, _encoding, callback) => callback() }));
+  if (!["none", "store"].includes(mode) || dir === "")
+    throw new Error(`usage: save-sink.js none|store DIR, got ${JSON.stringify(process.argv.slice(2))}`);
+  if (mode === "none")
+    return pipeline(process.stdin, new Writable({ write: (_chunk, _encoding, callback) => callback() }));
   const store = createDirStore({ dir, maxBytes: Number.POSITIVE_INFINITY });
   const writer = await store.beginSave("bench/ab", `ab-${process.pid}-${Date.now()}`, "zstd");
   if (writer === "exists") throw new Error("the key exists");

@@ -10,13 +10,22 @@ import { startLocalCluster } from "../local-cluster/index.js";
 import { findDefaultKubectl } from "./local-cluster-env.js";
 
 const execFileAsync = promisify(execFile);
-const CLI = join(import.meta.dirname ?? new URL(".", import.meta.url).pathname, "..", "..", "bin", "knotless-runner-k8s.js");
+const CLI = join(
+  import.meta.dirname ?? new URL(".", import.meta.url).pathname,
+  "..",
+  "..",
+  "bin",
+  "knotless-runner-k8s.js",
+);
 const TOKEN = "bench-token-of-16+";
 
 /** RSS (KiB) of `pid` alone and of it with every descendant, from one `ps` listing. */
 async function sampleRss(pid: number): Promise<{ self: number; tree: number; children: number }> {
   const { stdout } = await execFileAsync("ps", ["-e", "-o", "pid=,ppid=,rss="]);
-  const rows = stdout.trim().split("\n").map((line) => line.trim().split(/\s+/).map(Number) as [number, number, number]);
+  const rows = stdout
+    .trim()
+    .split("\n")
+    .map((line) => line.trim().split(/\s+/).map(Number) as [number, number, number]);
   const kids = new Map<number, number[]>();
   for (const [p, pp] of rows) kids.set(pp, [...(kids.get(pp) ?? []), p]);
   const rss = new Map(rows.map(([p, , r]) => [p, r]));
@@ -34,8 +43,29 @@ async function sampleRss(pid: number): Promise<{ self: number; tree: number; chi
 }
 
 /** Starts `serve` on a free loopback port with the bench's transport; resolves once it says where it listens. */
-async function startServe([state, tokenFile, kubeconfig, kubectl]: readonly [string, string, string, string], extra: readonly string[] = []): Promise<{ child: ChildProcess; url: string }> {
-  const args = ["serve", "--listen", "127.0.0.1:0", "--state-dir", state, "--token-file", tokenFile, "--kubeconfig", kubeconfig, "--kubectl", kubectl, "--transport", transport, "--skip-warm", "--checkout-root", dirname(state), ...extra];
+async function startServe(
+  [state, tokenFile, kubeconfig, kubectl]: readonly [string, string, string, string],
+  extra: readonly string[] = [],
+): Promise<{ child: ChildProcess; url: string }> {
+  const args = [
+    "serve",
+    "--listen",
+    "127.0.0.1:0",
+    "--state-dir",
+    state,
+    "--token-file",
+    tokenFile,
+    "--kubeconfig",
+    kubeconfig,
+    "--kubectl",
+    kubectl,
+    "--transport",
+    transport,
+    "--skip-warm",
+    "--checkout-root",
+    dirname(state),
+    ...extra,
+  ];
   const child = spawn(process.execPath, [CLI, ...args], { stdio: ["ignore", "pipe", "inherit"] });
   const url = await new Promise<string>((resolve) => {
     let out = "";
@@ -48,14 +78,27 @@ async function startServe([state, tokenFile, kubeconfig, kubectl]: readonly [str
   return { child, url };
 }
 
-async function measure(runs: number, sleepSeconds: number, kubeconfig: string, kubectl: string, dir: string): Promise<string> {
+async function measure(
+  runs: number,
+  sleepSeconds: number,
+  kubeconfig: string,
+  kubectl: string,
+  dir: string,
+): Promise<string> {
   const state = join(dir, `state-${runs}`);
   const tokenFile = join(dir, "token");
   const { child, url } = await startServe([state, tokenFile, kubeconfig, kubectl], ["--max-runs", String(runs)]);
   const idle = await sampleRss(child.pid!);
   let peak = { self: idle.self, tree: idle.tree, children: 0 };
   const sampler = setInterval(() => {
-    void sampleRss(child.pid!).then((s) => (peak = { self: Math.max(peak.self, s.self), tree: Math.max(peak.tree, s.tree), children: Math.max(peak.children, s.children) }));
+    void sampleRss(child.pid!).then(
+      (s) =>
+        (peak = {
+          self: Math.max(peak.self, s.self),
+          tree: Math.max(peak.tree, s.tree),
+          children: Math.max(peak.children, s.children),
+        }),
+    );
   }, 250);
   const headers = { Authorization: `Bearer ${TOKEN}` };
   const text = `steps:\n  - name: main\n    command: "echo started; sleep ${sleepSeconds}; echo done"\n`;
@@ -66,18 +109,25 @@ async function measure(runs: number, sleepSeconds: number, kubeconfig: string, k
     Array.from({ length: runs }, async (_, i) => {
       const runId = `bench-${runs}-${i}`;
       const submitted = Date.now();
-      const res = await fetch(`${url}/xrpc/dev.knotless.runner.submitRun`, { method: "POST", headers: { ...headers, "Content-Type": "application/json" }, body: JSON.stringify({ workflow: { name: "ci.yml", text }, checkout: { dir: checkout }, runId }) });
+      const res = await fetch(`${url}/xrpc/dev.knotless.runner.submitRun`, {
+        method: "POST",
+        headers: { ...headers, "Content-Type": "application/json" },
+        body: JSON.stringify({ workflow: { name: "ci.yml", text }, checkout: { dir: checkout }, runId }),
+      });
       if (res.status !== 200) throw new Error(`submit ${runId}: ${res.status} ${await res.text()}`);
       await new Promise<void>((resolve, reject) => {
         const ws = new WebSocket(`${url.replace(/^http/, "ws")}/logs/${runId}`, { headers });
         ws.on("message", (data: Buffer) => {
           const line = JSON.parse(data.toString("utf8")) as { kind: string; step: number; content?: string };
-          if (line.kind === "data" && line.step === 0 && firstOutput.length < runs && line.content === "started\n") firstOutput.push(Date.now() - submitted);
+          if (line.kind === "data" && line.step === 0 && firstOutput.length < runs && line.content === "started\n")
+            firstOutput.push(Date.now() - submitted);
         });
         ws.on("close", () => resolve());
         ws.on("error", reject);
       });
-      const run = (await (await fetch(`${url}/xrpc/dev.knotless.runner.getRun?runId=${runId}`, { headers })).json()) as { status: string };
+      const run = (await (
+        await fetch(`${url}/xrpc/dev.knotless.runner.getRun?runId=${runId}`, { headers })
+      ).json()) as { status: string };
       if (run.status !== "success") throw new Error(`${runId} ended ${run.status}`);
     }),
   );
@@ -103,7 +153,11 @@ async function measureSingle(times: number, kubeconfig: string, kubectl: string,
   for (let i = 0; i < times; i++) {
     let started = Date.now();
     const runId = `single-${i}`;
-    await fetch(`${url}/xrpc/dev.knotless.runner.submitRun`, { method: "POST", headers: { ...headers, "Content-Type": "application/json" }, body: JSON.stringify({ workflow: { name: "ci.yml", text }, checkout: { dir: join(dir, "checkout") }, runId }) });
+    await fetch(`${url}/xrpc/dev.knotless.runner.submitRun`, {
+      method: "POST",
+      headers: { ...headers, "Content-Type": "application/json" },
+      body: JSON.stringify({ workflow: { name: "ci.yml", text }, checkout: { dir: join(dir, "checkout") }, runId }),
+    });
     await new Promise<void>((resolve, reject) => {
       const ws = new WebSocket(`${url.replace(/^http/, "ws")}/logs/${runId}`, { headers });
       ws.on("close", () => resolve());
@@ -113,7 +167,23 @@ async function measureSingle(times: number, kubeconfig: string, kubectl: string,
     viaServe.push(Date.now() - started);
     started = Date.now();
     const out = join(dir, `out-${i}`);
-    await execFileAsync(process.execPath, [CLI, "run", "--workflow", workflowFile, "--checkout", join(dir, "checkout"), "--out", out, "--kubeconfig", kubeconfig, "--kubectl", kubectl, "--transport", transport, "--skip-warm"]);
+    await execFileAsync(process.execPath, [
+      CLI,
+      "run",
+      "--workflow",
+      workflowFile,
+      "--checkout",
+      join(dir, "checkout"),
+      "--out",
+      out,
+      "--kubeconfig",
+      kubeconfig,
+      "--kubectl",
+      kubectl,
+      "--transport",
+      transport,
+      "--skip-warm",
+    ]);
     viaRun.push(Date.now() - started);
   }
   child.kill("SIGTERM");
@@ -144,12 +214,15 @@ async function main(): Promise<void> {
   let singleLine = "";
   try {
     if (single > 0) singleLine = await measureSingle(single, cluster.kubeconfigPath, findDefaultKubectl(), dir);
-    for (const runs of counts.filter((n) => n > 0)) rows.push(await measure(runs, sleepSeconds, cluster.kubeconfigPath, findDefaultKubectl(), dir));
+    for (const runs of counts.filter((n) => n > 0))
+      rows.push(await measure(runs, sleepSeconds, cluster.kubeconfigPath, findDefaultKubectl(), dir));
   } finally {
     await cluster.stop();
     rmSync(dir, { recursive: true, force: true });
   }
-  process.stdout.write(`load average at the end: ${loadavg()[0]!.toFixed(1)}\n${singleLine}\n\n| runs at once | service RSS idle | service peak RSS | peak RSS with children | submit → first output, median / max | wall |\n| --- | --- | --- | --- | --- | --- |\n${rows.join("\n")}\n`);
+  process.stdout.write(
+    `load average at the end: ${loadavg()[0]!.toFixed(1)}\n${singleLine}\n\n| runs at once | service RSS idle | service peak RSS | peak RSS with children | submit → first output, median / max | wall |\n| --- | --- | --- | --- | --- | --- |\n${rows.join("\n")}\n`,
+  );
 }
 
 await main();

@@ -43,7 +43,11 @@ export function runTimed(command: string, args: readonly string[], options: Time
   const limit = options.maxOutputBytes ?? 1024 * 1024;
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
-    const child = spawn(command, args, { env: options.env, cwd: options.cwd, stdio: [options.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"] });
+    const child = spawn(command, args, {
+      env: options.env,
+      cwd: options.cwd,
+      stdio: [options.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"],
+    });
     const stdout: Buffer[] = [];
     const stderr: Buffer[] = [];
     let stdoutBytes = 0;
@@ -102,5 +106,7 @@ export function runTimed(command: string, args: readonly string[], options: Time
 /** Throws with the tail of stderr when a run did not exit 0. */
 export function assertSucceeded(what: string, run: TimedRun): void {
   if (run.exitCode === 0) return;
-  throw new Error(`${what} exited ${run.exitCode ?? run.signal}:\n${run.stderr.slice(-4000)}\n${run.stdout.slice(-2000)}`);
+  throw new Error(
+    `${what} exited ${run.exitCode ?? run.signal}:\n${run.stderr.slice(-4000)}\n${run.stdout.slice(-2000)}`,
+  );
 }

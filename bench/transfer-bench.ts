@@ -5,7 +5,14 @@ import type { FakeCluster } from "../test/fixtures/fake-kubectl/harness.js";
 import { ensureCheckout, type GeneratedCheckout } from "./checkout-tree.js";
 import type { TransferSize } from "./options.js";
 import { buildPlainTransferScripts } from "./plain-scripts.js";
-import { buildRunnerArgs, readDryRunManifest, readPhaseSpans, runRunnerTimed, type PhaseSpan, type RunnerInvocation } from "./runner-cli.js";
+import {
+  buildRunnerArgs,
+  readDryRunManifest,
+  readPhaseSpans,
+  runRunnerTimed,
+  type PhaseSpan,
+  type RunnerInvocation,
+} from "./runner-cli.js";
 import { computeMedian, summarizeValues, type Summary } from "./stats.js";
 import { measureTransferParts, type TransferParts } from "./transfer-parts.js";
 import { assertSucceeded, runTimed } from "./timed-process.js";
@@ -97,20 +104,42 @@ function invocationFor(ctx: Context, runId: string): RunnerInvocation {
 
 function findPeakIn(timeline: ReadonlyArray<readonly [number, number]>, span: PhaseSpan | undefined): number {
   if (!span) return 0;
-  return timeline.filter(([at]) => at >= span.startedAt && at <= span.endedAt).reduce((max, [, kib]) => Math.max(max, kib), 0);
+  return timeline
+    .filter(([at]) => at >= span.startedAt && at <= span.endedAt)
+    .reduce((max, [, kib]) => Math.max(max, kib), 0);
 }
 
-async function runRunnerOnce(ctx: Context, rep: number): Promise<Pick<TransferRep, "runnerUploadMs" | "runnerScanMs" | "runnerDownloadMs" | "runnerWallMs" | "runnerPeakRssKiB" | "rssSamples" | "rssByPhaseKiB">> {
+async function runRunnerOnce(
+  ctx: Context,
+  rep: number,
+): Promise<
+  Pick<
+    TransferRep,
+    | "runnerUploadMs"
+    | "runnerScanMs"
+    | "runnerDownloadMs"
+    | "runnerWallMs"
+    | "runnerPeakRssKiB"
+    | "rssSamples"
+    | "rssByPhaseKiB"
+  >
+> {
   const invocation = invocationFor(ctx, `xfer-${ctx.tag}-runner-${rep}`);
   try {
     const timed = await runRunnerTimed(invocation, ctx.cluster.env, RSS_POLL_MS);
     const phases = await readPhaseSpans(invocation.outDir);
-    const result = JSON.parse(await readFile(join(invocation.outDir, "result.json"), "utf8")) as { status: string; outputs: unknown[] };
+    const result = JSON.parse(await readFile(join(invocation.outDir, "result.json"), "utf8")) as {
+      status: string;
+      outputs: unknown[];
+    };
     if (result.status !== "success" || result.outputs.length !== ctx.checkout.files) {
-      throw new Error(`runner run ${invocation.runId}: status ${result.status}, ${result.outputs.length} outputs, expected ${ctx.checkout.files}`);
+      throw new Error(
+        `runner run ${invocation.runId}: status ${result.status}, ${result.outputs.length} outputs, expected ${ctx.checkout.files}`,
+      );
     }
     const { scan, upload, download } = phases;
-    if (scan === undefined || upload === undefined || download === undefined) throw new Error(`runner run ${invocation.runId}: no scan/upload/download phase in log.ndjson`);
+    if (scan === undefined || upload === undefined || download === undefined)
+      throw new Error(`runner run ${invocation.runId}: no scan/upload/download phase in log.ndjson`);
     const timeline = timed.rssTimeline ?? [];
     return {
       // The scan is upload work done before the Job is created (it lists what tar packs): it counts as upload time.
@@ -120,14 +149,21 @@ async function runRunnerOnce(ctx: Context, rep: number): Promise<Pick<TransferRe
       runnerWallMs: timed.wallMs,
       runnerPeakRssKiB: timed.peakRssKiB ?? 0,
       rssSamples: timed.rssSamples ?? 0,
-      rssByPhaseKiB: { upload: findPeakIn(timeline, upload), step: findPeakIn(timeline, phases["step:copy"]), download: findPeakIn(timeline, download) },
+      rssByPhaseKiB: {
+        upload: findPeakIn(timeline, upload),
+        step: findPeakIn(timeline, phases["step:copy"]),
+        download: findPeakIn(timeline, download),
+      },
     };
   } finally {
     await rm(invocation.outDir, { recursive: true, force: true });
   }
 }
 
-async function runPlainOnce(ctx: Context, rep: number): Promise<Pick<TransferRep, "plainUploadMs" | "plainDownloadMs">> {
+async function runPlainOnce(
+  ctx: Context,
+  rep: number,
+): Promise<Pick<TransferRep, "plainUploadMs" | "plainDownloadMs">> {
   const runId = `xfer-${ctx.tag}-plain-${rep}`;
   const dir = join(ctx.workDir, runId);
   const scripts = buildPlainTransferScripts(COPY_STEP);
@@ -157,7 +193,9 @@ async function runPlainOnce(ctx: Context, rep: number): Promise<Pick<TransferRep
     const download = await run("download");
     const got = await countTree(join(dir, "outputs"));
     if (got.files !== ctx.checkout.files || got.bytes !== ctx.checkout.bytes) {
-      throw new Error(`plain run ${runId}: downloaded ${got.files} files / ${got.bytes} bytes, expected ${ctx.checkout.files} / ${ctx.checkout.bytes}`);
+      throw new Error(
+        `plain run ${runId}: downloaded ${got.files} files / ${got.bytes} bytes, expected ${ctx.checkout.files} / ${ctx.checkout.bytes}`,
+      );
     }
     return { plainUploadMs: upload.wallMs, plainDownloadMs: download.wallMs };
   } finally {
@@ -167,14 +205,26 @@ async function runPlainOnce(ctx: Context, rep: number): Promise<Pick<TransferRep
   }
 }
 
-export async function runTransferBench(cluster: FakeCluster, workDir: string, cacheDir: string, latencyMs: number, size: TransferSize, log: (line: string) => void): Promise<TransferResult> {
+export async function runTransferBench(
+  cluster: FakeCluster,
+  workDir: string,
+  cacheDir: string,
+  latencyMs: number,
+  size: TransferSize,
+  log: (line: string) => void,
+): Promise<TransferResult> {
   await cluster.setFaults({ latencyMs });
   log(`  ${size.label}: preparing the checkout in ${cacheDir} ...`);
   const checkout = await ensureCheckout(cacheDir, { bytes: size.bytes, files: size.files });
-  log(`  ${size.label}: ${checkout.cached ? "reused the cached checkout" : `generated in ${(checkout.generateMs / 1000).toFixed(1)} s`} (${checkout.files} files, ${checkout.dirs} dirs, ${checkout.bytes} bytes)`);
+  log(
+    `  ${size.label}: ${checkout.cached ? "reused the cached checkout" : `generated in ${(checkout.generateMs / 1000).toFixed(1)} s`} (${checkout.files} files, ${checkout.dirs} dirs, ${checkout.bytes} bytes)`,
+  );
   // Read the checkout once so neither side pays for a cold page cache (the runner goes first in rep 1; a
   // freshly generated 96,000-file checkout cost it 4x the plain upload before this warm-up).
-  assertSucceeded("warming the checkout", await runTimed("sh", ["-c", 'tar -cf - -C "$1" . | cat > /dev/null', "sh", checkout.dir]));
+  assertSucceeded(
+    "warming the checkout",
+    await runTimed("sh", ["-c", 'tar -cf - -C "$1" . | cat > /dev/null', "sh", checkout.dir]),
+  );
   const stepsFile = join(workDir, "copy-steps.tsv");
   await writeFile(stepsFile, `copy\t${COPY_STEP}\n`);
   const tag = `${Math.round(size.bytes / MIB)}m`;
@@ -193,7 +243,9 @@ export async function runTransferBench(cluster: FakeCluster, workDir: string, ca
     );
   }
   const parts = await measureTransferParts(checkout.dir, workDir, checkout.bytes);
-  log(`  ${size.label} host-side parts: pack ${parts.packMs.toFixed(0)} ms vs tar -c ${parts.tarPackMs.toFixed(0)} ms; extract ${parts.extractMs.toFixed(0)} ms vs tar -x ${parts.tarExtractMs.toFixed(0)} ms`);
+  log(
+    `  ${size.label} host-side parts: pack ${parts.packMs.toFixed(0)} ms vs tar -c ${parts.tarPackMs.toFixed(0)} ms; extract ${parts.extractMs.toFixed(0)} ms vs tar -x ${parts.tarExtractMs.toFixed(0)} ms`,
+  );
   const runnerUpload = summarizeValues(reps.map((r) => r.runnerUploadMs));
   const runnerDownload = summarizeValues(reps.map((r) => r.runnerDownloadMs));
   const plainUpload = summarizeValues(reps.map((r) => r.plainUploadMs));

@@ -23,8 +23,12 @@ async function timePack(dir: string): Promise<number> {
   const started = process.hrtime.bigint();
   let bytes = 0;
   const { stream, done } = packTrees([{ hostDir: dir, archivePrefix: "work" }]);
-  await pipeline(stream, new Writable({ write: (chunk: Buffer, _encoding, callback) => ((bytes += chunk.length), callback()) }));
-  if ((await done).archiveBytes !== bytes) throw new Error(`pack part: packTrees reported ${(await done).archiveBytes} bytes, the sink got ${bytes}`);
+  await pipeline(
+    stream,
+    new Writable({ write: (chunk: Buffer, _encoding, callback) => ((bytes += chunk.length), callback()) }),
+  );
+  if ((await done).archiveBytes !== bytes)
+    throw new Error(`pack part: packTrees reported ${(await done).archiveBytes} bytes, the sink got ${bytes}`);
   return Number(process.hrtime.bigint() - started) / 1e6;
 }
 
@@ -34,7 +38,8 @@ async function timeExtract(dir: string, dest: string, bytes: number): Promise<nu
   const exited = new Promise<number | null>((resolve) => tar.once("close", resolve));
   const report = await extractOutputs(tar.stdout, dest, { maxBytes: bytes * 2, maxEntries: 1_000_000 });
   const code = await exited;
-  if (code !== 0 || report.refused.length > 0) throw new Error(`extract part: tar exited ${code}, ${report.refused.length} refused`);
+  if (code !== 0 || report.refused.length > 0)
+    throw new Error(`extract part: tar exited ${code}, ${report.refused.length} refused`);
   return Number(process.hrtime.bigint() - started) / 1e6;
 }
 

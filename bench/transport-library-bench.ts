@@ -27,7 +27,9 @@ const MiB = 1024 * 1024;
 
 /** One measurement in a fresh node process, so that its RSS is its own. */
 async function runChild(mode: string, args: Record<string, unknown>): Promise<ChildReport> {
-  const child = spawn(process.execPath, [SELF, "--child", mode, JSON.stringify(args)], { stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(process.execPath, [SELF, "--child", mode, JSON.stringify(args)], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   let out = "";
   child.stdout.on("data", (d: Buffer) => (out += d.toString()));
   const [code] = (await once(child, "close")) as [number];
@@ -83,11 +85,15 @@ async function child(mode: string, args: any): Promise<void> {
     const t = performance.now();
     for (let i = 0; i < args.calls; i++) {
       await new Promise<void>((resolve, reject) => {
-        const req = https.get(`${args.url}/api/v1/namespaces/b/pods/p`, { agent, headers: { authorization: "Bearer bench" } }, (res) => {
-          let text = "";
-          res.on("data", (d: Buffer) => (text += d.toString()));
-          res.on("end", () => (JSON.parse(text), resolve()));
-        });
+        const req = https.get(
+          `${args.url}/api/v1/namespaces/b/pods/p`,
+          { agent, headers: { authorization: "Bearer bench" } },
+          (res) => {
+            let text = "";
+            res.on("data", (d: Buffer) => (text += d.toString()));
+            res.on("end", () => (JSON.parse(text), resolve()));
+          },
+        );
         req.on("error", reject);
       });
     }
@@ -99,7 +105,10 @@ async function child(mode: string, args: any): Promise<void> {
     const agent = new Agent({ connect: { ca: args.ca }, keepAliveTimeout: 30_000 });
     const t = performance.now();
     for (let i = 0; i < args.calls; i++) {
-      const res = await request(`${args.url}/api/v1/namespaces/b/pods/p`, { dispatcher: agent, headers: { authorization: "Bearer bench" } });
+      const res = await request(`${args.url}/api/v1/namespaces/b/pods/p`, {
+        dispatcher: agent,
+        headers: { authorization: "Bearer bench" },
+      });
       await res.body.json();
     }
     await agent.close();
@@ -132,7 +141,11 @@ async function child(mode: string, args: any): Promise<void> {
   if (mode === "exec-own") {
     const { WebSocket } = await import("ws");
     const url = `${args.url.replace(/^https/, "wss")}/api/v1/namespaces/b/pods/p/exec?command=flood&stdout=true`;
-    const ws = new WebSocket(url, ["v5.channel.k8s.io"], { ca: args.ca, headers: { authorization: "Bearer bench" }, perMessageDeflate: false });
+    const ws = new WebSocket(url, ["v5.channel.k8s.io"], {
+      ca: args.ca,
+      headers: { authorization: "Bearer bench" },
+      perMessageDeflate: false,
+    });
     let exitStatus = "none";
     ws.on("message", (data: Buffer) => {
       if (data[0] === 1 && !slow.write(data.subarray(1))) {
@@ -152,14 +165,21 @@ function print(report: ChildReport): void {
 }
 
 /** An https server that answers a pod GET and floods an exec's stdout, counting TLS connections. */
-async function startServer(cert: { cert: string; key: string }, execBytes: number): Promise<{ server: Server; url: string; connections: () => number }> {
+async function startServer(
+  cert: { cert: string; key: string },
+  execBytes: number,
+): Promise<{ server: Server; url: string; connections: () => number }> {
   let connections = 0;
   const server = createServer({ cert: cert.cert, key: cert.key }, (req, res) => {
     res.writeHead(200, { "content-type": "application/json" });
     res.end(JSON.stringify({ apiVersion: "v1", kind: "Pod", metadata: { name: "p", namespace: "b" } }));
   });
   server.on("secureConnection", () => connections++);
-  const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, handleProtocols: (p) => (p.has("v5.channel.k8s.io") ? "v5.channel.k8s.io" : false) });
+  const wss = new WebSocketServer({
+    noServer: true,
+    perMessageDeflate: false,
+    handleProtocols: (p) => (p.has("v5.channel.k8s.io") ? "v5.channel.k8s.io" : false),
+  });
   server.on("upgrade", (req, socket, head) => {
     wss.handleUpgrade(req, socket, head, (ws) => {
       const chunk = Buffer.alloc(MiB + 1, 0x61);
@@ -198,7 +218,10 @@ async function main(): Promise<void> {
   const argv = process.argv.slice(2);
   if (argv[0] === "--child") return child(argv[1]!, JSON.parse(argv[2]!));
   const dir = argv[argv.indexOf("--client-node") + 1];
-  if (!argv.includes("--client-node") || !dir) throw new Error("usage: transport-library-bench.js --client-node <node_modules with @kubernetes/client-node 1.4.x> [--exec-mib N]");
+  if (!argv.includes("--client-node") || !dir)
+    throw new Error(
+      "usage: transport-library-bench.js --client-node <node_modules with @kubernetes/client-node 1.4.x> [--exec-mib N]",
+    );
   const execMiB = argv.includes("--exec-mib") ? Number(argv[argv.indexOf("--exec-mib") + 1]) : 256;
   const work = mkdtempSync(join(tmpdir(), "transport-bench-"));
   const cert = await makeServingCertificate(work, "127.0.0.1");
@@ -213,18 +236,24 @@ async function main(): Promise<void> {
     for (const mode of ["import-none", "import-client-node", "import-undici", "import-own"]) {
       const runs = [];
       for (let i = 0; i < 5; i++) runs.push(await runChild(mode, { dir }));
-      say(`${mode}: median import ${median(runs.map((r) => r.ms ?? 0)).toFixed(0)} ms, RSS after import ${median(runs.map((r) => r.rssMiB)).toFixed(0)} MiB (5 runs)`);
+      say(
+        `${mode}: median import ${median(runs.map((r) => r.ms ?? 0)).toFixed(0)} ms, RSS after import ${median(runs.map((r) => r.rssMiB)).toFixed(0)} MiB (5 runs)`,
+      );
     }
     for (const mode of ["reuse-client-node", "reuse-undici", "reuse-own"]) {
       const before = connections();
       const report = await runChild(mode, { dir, url, ca: cert.cert, calls: 20 });
-      say(`${mode}: 20 sequential GETs over TLS in ${report.ms!.toFixed(0)} ms on ${connections() - before} TLS connection(s)`);
+      say(
+        `${mode}: 20 sequential GETs over TLS in ${report.ms!.toFixed(0)} ms on ${connections() - before} TLS connection(s)`,
+      );
       const many = await runChild(mode, { dir, url, ca: cert.cert, calls: 50 });
       say(`${mode}: peak RSS after 50 GETs ${many.maxRssMiB.toFixed(0)} MiB`);
     }
     for (const mode of ["exec-client-node", "exec-own"]) {
       const report = await runChild(mode, { dir, url, ca: cert.cert });
-      say(`${mode}: ${(report.bytes! / MiB).toFixed(0)} MiB of stdout to a 32 MiB/s consumer in ${(report.ms! / 1000).toFixed(1)} s, peak RSS ${report.maxRssMiB.toFixed(0)} MiB, status ${report.exitStatus}`);
+      say(
+        `${mode}: ${(report.bytes! / MiB).toFixed(0)} MiB of stdout to a 32 MiB/s consumer in ${(report.ms! / 1000).toFixed(1)} s, peak RSS ${report.maxRssMiB.toFixed(0)} MiB, status ${report.exitStatus}`,
+      );
     }
   } finally {
     server.close();

@@ -16,7 +16,12 @@ const source = Buffer.alloc(FRAME, 7);
 const output = Buffer.allocUnsafe(FRAME + 14);
 const mask = Buffer.from([1, 2, 3, 4]);
 const native = (require("bufferutil") as { mask: Mask }).mask;
-for (const [name, apply] of [["ws JavaScript loop", jsMask], ["bufferutil", native], ["ws JavaScript loop", jsMask], ["bufferutil", native]] as const) {
+for (const [name, apply] of [
+  ["ws JavaScript loop", jsMask],
+  ["bufferutil", native],
+  ["ws JavaScript loop", jsMask],
+  ["bufferutil", native],
+] as const) {
   const started = process.hrtime.bigint();
   for (let i = 0; i < FRAMES_PER_GIB; i++) apply(source, mask, output, 14, FRAME);
   console.log(`${name}: ${(Number(process.hrtime.bigint() - started) / 1e6).toFixed(0)} ms per GiB`);

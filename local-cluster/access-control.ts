@@ -1,7 +1,14 @@
 // Authenticates API requests (a bearer token the cluster issued, or none: the admin) and authorizes them with RBAC, refusing as kube-apiserver does.
 
 import { ApiError, formatQualifiedResource } from "./api-error.js";
-import { authorize, formatServiceAccountUser, type Decision, type RbacObjects, type RequestAttributes, type UserInfo } from "./rbac.js";
+import {
+  authorize,
+  formatServiceAccountUser,
+  type Decision,
+  type RbacObjects,
+  type RequestAttributes,
+  type UserInfo,
+} from "./rbac.js";
 import type { ObjectStore } from "./store.js";
 import type { TokenAuthority } from "./tokens.js";
 
@@ -19,12 +26,20 @@ export function unauthorized(): ApiError {
  */
 export function forbidden(user: UserInfo, attributes: RequestAttributes, reason = ""): ApiError {
   const said = reason ? `: ${reason}` : "";
-  if (attributes.kind === "nonResource") return new ApiError(403, "Forbidden", `forbidden: User "${user.username}" cannot ${attributes.verb} path "${attributes.path}"${said}`, {});
+  if (attributes.kind === "nonResource")
+    return new ApiError(
+      403,
+      "Forbidden",
+      `forbidden: User "${user.username}" cannot ${attributes.verb} path "${attributes.path}"${said}`,
+      {},
+    );
   const resource = attributes.subresource ? `${attributes.resource}/${attributes.subresource}` : attributes.resource;
   const scope = attributes.namespace ? `in the namespace "${attributes.namespace}"` : "at the cluster scope";
   const detail = `User "${user.username}" cannot ${attributes.verb} resource "${resource}" in API group "${attributes.apiGroup}" ${scope}${said}`;
   const qualified = formatQualifiedResource(attributes.resource, attributes.apiGroup);
-  const message = attributes.name ? `${qualified} "${attributes.name}" is forbidden: ${detail}` : `${qualified} is forbidden: ${detail}`;
+  const message = attributes.name
+    ? `${qualified} "${attributes.name}" is forbidden: ${detail}`
+    : `${qualified} is forbidden: ${detail}`;
   return new ApiError(403, "Forbidden", message, {
     ...(attributes.name ? { name: attributes.name } : {}),
     ...(attributes.apiGroup ? { group: attributes.apiGroup } : {}),

@@ -14,7 +14,12 @@ export function generateSuffix(): string {
 }
 
 function validateName(name: string | undefined, causes: StatusCause[]): void {
-  if (!name) causes.push({ reason: "FieldValueRequired", field: "metadata.name", message: "Required value: name or generateName is required" });
+  if (!name)
+    causes.push({
+      reason: "FieldValueRequired",
+      field: "metadata.name",
+      message: "Required value: name or generateName is required",
+    });
   else if (name.length > 253 || !NAME_PATTERN.test(name))
     causes.push({
       reason: "FieldValueInvalid",
@@ -30,8 +35,10 @@ function validatePodSpec(spec: any, path: string, causes: StatusCause[]): void {
     return;
   }
   containers.forEach((c: any, i: number) => {
-    if (!c?.name) causes.push({ reason: "FieldValueRequired", field: `${path}.containers[${i}].name`, message: "Required value" });
-    if (!c?.image) causes.push({ reason: "FieldValueRequired", field: `${path}.containers[${i}].image`, message: "Required value" });
+    if (!c?.name)
+      causes.push({ reason: "FieldValueRequired", field: `${path}.containers[${i}].name`, message: "Required value" });
+    if (!c?.image)
+      causes.push({ reason: "FieldValueRequired", field: `${path}.containers[${i}].image`, message: "Required value" });
   });
 }
 
@@ -45,7 +52,8 @@ function defaultPodSpec(spec: any): void {
   for (const c of spec.containers ?? []) {
     c.terminationMessagePath ??= "/dev/termination-log";
     c.terminationMessagePolicy ??= "File";
-    c.imagePullPolicy ??= String(c.image).endsWith(":latest") || !String(c.image).includes(":") ? "Always" : "IfNotPresent";
+    c.imagePullPolicy ??=
+      String(c.image).endsWith(":latest") || !String(c.image).includes(":") ? "Always" : "IfNotPresent";
     c.resources ??= {};
   }
 }
@@ -57,7 +65,8 @@ export function admitCreate(storeKey: string, obj: KubeObject): void {
   validateName(obj.metadata.name, causes);
   if (storeKey === "jobs.batch") {
     const template = obj.spec?.template;
-    if (!template?.spec) causes.push({ reason: "FieldValueRequired", field: "spec.template.spec", message: "Required value" });
+    if (!template?.spec)
+      causes.push({ reason: "FieldValueRequired", field: "spec.template.spec", message: "Required value" });
     else {
       validatePodSpec(template.spec, "spec.template.spec", causes);
       const rp = template.spec.restartPolicy;
@@ -71,7 +80,13 @@ export function admitCreate(storeKey: string, obj: KubeObject): void {
   }
   if (storeKey === "pods") validatePodSpec(obj.spec, "spec", causes);
   if (storeKey === "persistentvolumeclaims") validateClaimSpec(obj.spec, causes);
-  if (causes.length > 0) throw invalid(obj.kind, storeKey.includes(".") ? storeKey.slice(storeKey.indexOf(".") + 1) : "", obj.metadata.name ?? "", causes);
+  if (causes.length > 0)
+    throw invalid(
+      obj.kind,
+      storeKey.includes(".") ? storeKey.slice(storeKey.indexOf(".") + 1) : "",
+      obj.metadata.name ?? "",
+      causes,
+    );
 
   if (storeKey === "jobs.batch") defaultJob(obj);
   if (storeKey === "persistentvolumeclaims") defaultClaim(obj);
@@ -86,12 +101,22 @@ const ACCESS_MODES = ["ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWri
 /** What kube-apiserver requires of a claim: access modes it knows, and a storage request. */
 function validateClaimSpec(spec: any, causes: StatusCause[]): void {
   const modes = spec?.accessModes;
-  if (!Array.isArray(modes) || modes.length === 0) causes.push({ reason: "FieldValueRequired", field: "spec.accessModes", message: "Required value: at least 1 access mode is required" });
+  if (!Array.isArray(modes) || modes.length === 0)
+    causes.push({
+      reason: "FieldValueRequired",
+      field: "spec.accessModes",
+      message: "Required value: at least 1 access mode is required",
+    });
   else
     for (const mode of modes)
       if (!ACCESS_MODES.includes(mode))
-        causes.push({ reason: "FieldValueNotSupported", field: "spec.accessModes", message: `Unsupported value: "${mode}": supported values: ${ACCESS_MODES.map((m) => `"${m}"`).join(", ")}` });
-  if (spec?.resources?.requests?.storage === undefined) causes.push({ reason: "FieldValueRequired", field: "spec.resources[storage]", message: "Required value" });
+        causes.push({
+          reason: "FieldValueNotSupported",
+          field: "spec.accessModes",
+          message: `Unsupported value: "${mode}": supported values: ${ACCESS_MODES.map((m) => `"${m}"`).join(", ")}`,
+        });
+  if (spec?.resources?.requests?.storage === undefined)
+    causes.push({ reason: "FieldValueRequired", field: "spec.resources[storage]", message: "Required value" });
 }
 
 /**
@@ -103,7 +128,11 @@ function defaultClaim(claim: KubeObject): void {
   claim.spec.storageClassName ??= "local-dir";
   claim.spec.volumeName ??= `pvc-${claim.metadata.uid}`;
   claim.metadata.finalizers = [...new Set([...(claim.metadata.finalizers ?? []), "kubernetes.io/pvc-protection"])];
-  claim.status = { phase: "Bound", accessModes: claim.spec.accessModes, capacity: { storage: claim.spec.resources.requests.storage } };
+  claim.status = {
+    phase: "Bound",
+    accessModes: claim.spec.accessModes,
+    capacity: { storage: claim.spec.resources.requests.storage },
+  };
 }
 
 /** Job defaults and the controller-uid selector; needs the uid, so the caller assigns it first. */
@@ -123,7 +152,10 @@ function defaultJob(job: KubeObject): void {
     "job-name": job.metadata.name,
   };
   spec.selector ??= { matchLabels: { "batch.kubernetes.io/controller-uid": uid } };
-  spec.template.metadata = { ...(spec.template.metadata ?? {}), labels: { ...(spec.template.metadata?.labels ?? {}), ...labels } };
+  spec.template.metadata = {
+    ...(spec.template.metadata ?? {}),
+    labels: { ...(spec.template.metadata?.labels ?? {}), ...labels },
+  };
   defaultPodSpec(spec.template.spec);
   job.metadata.labels = { ...labels, ...(job.metadata.labels ?? {}) };
   job.metadata.generation = 1;

@@ -60,11 +60,27 @@ export class ApiError extends Error {
 }
 
 export function buildFailureStatus(code: number, reason: string, message: string, details?: StatusDetails): Status {
-  return { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message, reason, ...(details ? { details } : {}), code };
+  return {
+    kind: "Status",
+    apiVersion: "v1",
+    metadata: {},
+    status: "Failure",
+    message,
+    reason,
+    ...(details ? { details } : {}),
+    code,
+  };
 }
 
 export function buildSuccessStatus(details?: StatusDetails): Status {
-  return { kind: "Status", apiVersion: "v1", metadata: {}, status: "Success", ...(details ? { details } : {}), code: 200 };
+  return {
+    kind: "Status",
+    apiVersion: "v1",
+    metadata: {},
+    status: "Success",
+    ...(details ? { details } : {}),
+    code: 200,
+  };
 }
 
 /** `jobs.batch` or `pods`: how Kubernetes names a resource in messages. */
@@ -73,24 +89,42 @@ export function formatQualifiedResource(resource: string, group: string): string
 }
 
 export function notFound(resource: string, group: string, name: string): ApiError {
-  return new ApiError(404, "NotFound", `${formatQualifiedResource(resource, group)} "${name}" not found`, { name, group, kind: resource });
-}
-
-export function alreadyExists(resource: string, group: string, name: string): ApiError {
-  return new ApiError(409, "AlreadyExists", `${formatQualifiedResource(resource, group)} "${name}" already exists`, { name, group, kind: resource });
-}
-
-export function conflict(resource: string, group: string, name: string, why: string): ApiError {
-  return new ApiError(409, "Conflict", `Operation cannot be fulfilled on ${formatQualifiedResource(resource, group)} "${name}": ${why}`, {
+  return new ApiError(404, "NotFound", `${formatQualifiedResource(resource, group)} "${name}" not found`, {
     name,
     group,
     kind: resource,
   });
 }
 
+export function alreadyExists(resource: string, group: string, name: string): ApiError {
+  return new ApiError(409, "AlreadyExists", `${formatQualifiedResource(resource, group)} "${name}" already exists`, {
+    name,
+    group,
+    kind: resource,
+  });
+}
+
+export function conflict(resource: string, group: string, name: string, why: string): ApiError {
+  return new ApiError(
+    409,
+    "Conflict",
+    `Operation cannot be fulfilled on ${formatQualifiedResource(resource, group)} "${name}": ${why}`,
+    {
+      name,
+      group,
+      kind: resource,
+    },
+  );
+}
+
 export function invalid(kind: string, group: string, name: string, causes: StatusCause[]): ApiError {
   const list = causes.map((c) => `${c.field}: ${c.message}`).join(", ");
-  return new ApiError(422, "Invalid", `${kind}${group ? "." + group : ""} "${name}" is invalid: ${list}`, { name, group, kind, causes });
+  return new ApiError(422, "Invalid", `${kind}${group ? "." + group : ""} "${name}" is invalid: ${list}`, {
+    name,
+    group,
+    kind,
+    causes,
+  });
 }
 
 /** An admission refusal (Pod Security, say): 403 Forbidden with the admission plugin's message. */

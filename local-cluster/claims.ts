@@ -11,7 +11,9 @@ export const PVC_PROTECTION_FINALIZER = "kubernetes.io/pvc-protection";
 
 /** The claim names a pod's volumes refer to, in order. */
 export function listPodClaimNames(pod: KubeObject): string[] {
-  return (pod.spec?.volumes ?? []).map((v: any) => v?.persistentVolumeClaim?.claimName).filter((n: unknown): n is string => typeof n === "string" && n.length > 0);
+  return (pod.spec?.volumes ?? [])
+    .map((v: any) => v?.persistentVolumeClaim?.claimName)
+    .filter((n: unknown): n is string => typeof n === "string" && n.length > 0);
 }
 
 function isTerminal(pod: KubeObject): boolean {
@@ -102,6 +104,8 @@ export class ClaimStorage {
 
   private track(p: Promise<unknown>): void {
     this.pending.add(p);
-    p.catch((e) => console.error(`local-cluster claims: ${e instanceof Error ? e.message : String(e)}`)).finally(() => this.pending.delete(p));
+    p.catch((e) => console.error(`local-cluster claims: ${e instanceof Error ? e.message : String(e)}`)).finally(() =>
+      this.pending.delete(p),
+    );
   }
 }

@@ -60,13 +60,23 @@ async function answers(url: string): Promise<boolean> {
 async function up(dir: string, v: Record<string, string | boolean | undefined>): Promise<number> {
   const existing = await readState(dir);
   if (existing && isAlive(existing.pid)) {
-    console.log(`local cluster already running (pid ${existing.pid}) at ${existing.url}\nexport KUBECONFIG=${existing.kubeconfigPath}`);
+    console.log(
+      `local cluster already running (pid ${existing.pid}) at ${existing.url}\nexport KUBECONFIG=${existing.kubeconfigPath}`,
+    );
     return 0;
   }
   await mkdir(dir, { recursive: true });
   await rm(formatStatePath(dir), { force: true });
   const log = openSync(join(dir, "server.log"), "a");
-  const args = [join(here, "daemon.js"), "--dir", dir, "--port", String(v.port ?? "16443"), "--admin-port", String(v["admin-port"] ?? "16444")];
+  const args = [
+    join(here, "daemon.js"),
+    "--dir",
+    dir,
+    "--port",
+    String(v.port ?? "16443"),
+    "--admin-port",
+    String(v["admin-port"] ?? "16444"),
+  ];
   if (v.faults) args.push("--faults", resolve(String(v.faults)));
   if (v.runtime) args.push("--runtime", String(v.runtime));
   if (v["log-requests"]) args.push("--log-requests");
@@ -83,7 +93,9 @@ async function up(dir: string, v: Record<string, string | boolean | undefined>):
   while (Date.now() < deadline) {
     const state = await readState(dir);
     if (state && (await answers(state.adminUrl))) {
-      console.log(`local cluster up (pid ${state.pid}) at ${state.url}, admin ${state.adminUrl}\nexport KUBECONFIG=${state.kubeconfigPath}`);
+      console.log(
+        `local cluster up (pid ${state.pid}) at ${state.url}, admin ${state.adminUrl}\nexport KUBECONFIG=${state.kubeconfigPath}`,
+      );
       return 0;
     }
     if (child.exitCode !== null || !isAlive(child.pid!)) break;
@@ -118,7 +130,9 @@ async function status(dir: string): Promise<number> {
     console.log("local cluster is not running");
     return 3;
   }
-  console.log(`running (pid ${state.pid}) at ${state.url}, admin ${state.adminUrl}\nkubeconfig ${state.kubeconfigPath}`);
+  console.log(
+    `running (pid ${state.pid}) at ${state.url}, admin ${state.adminUrl}\nkubeconfig ${state.kubeconfigPath}`,
+  );
   const r = await fetch(`${state.adminUrl}/_state`).catch(() => undefined);
   if (r?.ok) console.log(JSON.stringify(await r.json(), null, 2));
   return 0;

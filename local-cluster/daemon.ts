@@ -52,7 +52,9 @@ async function main(): Promise<void> {
     startedAt: new Date().toISOString(),
   };
   await writeFile(formatStatePath(values.dir), JSON.stringify(state, null, 2) + "\n");
-  console.error(`local-cluster: serving ${cluster.url} (admin ${cluster.adminUrl}), kubeconfig ${cluster.kubeconfigPath}`);
+  console.error(
+    `local-cluster: serving ${cluster.url} (admin ${cluster.adminUrl}), kubeconfig ${cluster.kubeconfigPath}`,
+  );
   const shutdown = async (signal: string): Promise<void> => {
     console.error(`local-cluster: ${signal}: removing pods and stopping`);
     await cluster.stop();

@@ -29,7 +29,8 @@ export class Deleter {
     const out: { storeKey: string; object: KubeObject }[] = [];
     for (const storeKey of DEPENDENT_KINDS) {
       for (const o of this.store.list(storeKey, owner.metadata.namespace)) {
-        if ((o.metadata.ownerReferences ?? []).some((r) => r.uid === owner.metadata.uid)) out.push({ storeKey, object: o });
+        if ((o.metadata.ownerReferences ?? []).some((r) => r.uid === owner.metadata.uid))
+          out.push({ storeKey, object: o });
       }
     }
     return out;
@@ -59,8 +60,12 @@ export class Deleter {
       this.finishForegroundWhenEmpty(marked ?? obj);
       return marked ?? obj;
     }
-    if (req.storeKey === "persistentvolumeclaims" && (obj.metadata.finalizers ?? []).length > 0) return this.markDeleted(req.storeKey, obj);
-    const removed = req.storeKey === "pods" ? this.deletePod(obj, req.gracePeriodSeconds) : this.store.remove(req.storeKey, req.namespace, req.name) ?? obj;
+    if (req.storeKey === "persistentvolumeclaims" && (obj.metadata.finalizers ?? []).length > 0)
+      return this.markDeleted(req.storeKey, obj);
+    const removed =
+      req.storeKey === "pods"
+        ? this.deletePod(obj, req.gracePeriodSeconds)
+        : (this.store.remove(req.storeKey, req.namespace, req.name) ?? obj);
     if (policy === "Background") for (const d of dependents) this.deleteDependent(d.storeKey, d.object);
     return removed;
   }
@@ -78,7 +83,12 @@ export class Deleter {
 
   private deleteDependent(storeKey: string, o: KubeObject): void {
     try {
-      this.delete({ storeKey, namespace: o.metadata.namespace, name: o.metadata.name, propagationPolicy: "Background" });
+      this.delete({
+        storeKey,
+        namespace: o.metadata.namespace,
+        name: o.metadata.name,
+        propagationPolicy: "Background",
+      });
     } catch {
       // already gone: nothing to do
     }

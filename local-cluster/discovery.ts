@@ -19,7 +19,11 @@ export function buildVersionInfo(): object {
 }
 
 export function buildApiVersions(): object {
-  return { kind: "APIVersions", versions: ["v1"], serverAddressByClientCIDRs: [{ clientCIDR: "0.0.0.0/0", serverAddress: "127.0.0.1" }] };
+  return {
+    kind: "APIVersions",
+    versions: ["v1"],
+    serverAddressByClientCIDRs: [{ clientCIDR: "0.0.0.0/0", serverAddress: "127.0.0.1" }],
+  };
 }
 
 export function buildApiGroupList(): object {
@@ -27,7 +31,11 @@ export function buildApiGroupList(): object {
     .filter((gv) => gv.group !== "")
     .map((gv) => {
       const groupVersion = formatApiVersion(gv.group, gv.version);
-      return { name: gv.group, versions: [{ groupVersion, version: gv.version }], preferredVersion: { groupVersion, version: gv.version } };
+      return {
+        name: gv.group,
+        versions: [{ groupVersion, version: gv.version }],
+        preferredVersion: { groupVersion, version: gv.version },
+      };
     });
   return { kind: "APIGroupList", apiVersion: "v1", groups };
 }
@@ -36,7 +44,13 @@ export function buildApiGroup(group: string): object | undefined {
   const gv = listGroupVersions().find((g) => g.group === group);
   if (!gv) return undefined;
   const groupVersion = formatApiVersion(gv.group, gv.version);
-  return { kind: "APIGroup", apiVersion: "v1", name: group, versions: [{ groupVersion, version: gv.version }], preferredVersion: { groupVersion, version: gv.version } };
+  return {
+    kind: "APIGroup",
+    apiVersion: "v1",
+    name: group,
+    versions: [{ groupVersion, version: gv.version }],
+    preferredVersion: { groupVersion, version: gv.version },
+  };
 }
 
 /** The APIResourceList of one group-version, or undefined when the cluster does not serve it. */
@@ -57,7 +71,15 @@ export function buildApiResourceList(group: string, version: string): object | u
     });
     for (const sub of t.subresources ?? []) {
       if (sub === "token") {
-        resources.push({ name: `${t.resource}/token`, singularName: "", namespaced: t.namespaced, group: "authentication.k8s.io", version: "v1", kind: "TokenRequest", verbs: ["create"] });
+        resources.push({
+          name: `${t.resource}/token`,
+          singularName: "",
+          namespaced: t.namespaced,
+          group: "authentication.k8s.io",
+          version: "v1",
+          kind: "TokenRequest",
+          verbs: ["create"],
+        });
         continue;
       }
       const verbs = sub === "exec" ? ["create", "get"] : sub === "log" ? ["get"] : ["get", "patch", "update"];

@@ -20,8 +20,11 @@ export function createEventRecorder(store: ObjectStore): EventRecorder {
       const ns = about.metadata.namespace ?? "default";
       const now = formatTimestamp();
       const all = store.list("events", ns);
-      for (const old of all.slice(0, Math.max(0, all.length - MAX_EVENTS_PER_NAMESPACE + 1))) store.remove("events", ns, old.metadata.name);
-      const existing = all.find((e) => e.involvedObject?.uid === about.metadata.uid && e.reason === reason && e.message === message);
+      for (const old of all.slice(0, Math.max(0, all.length - MAX_EVENTS_PER_NAMESPACE + 1)))
+        store.remove("events", ns, old.metadata.name);
+      const existing = all.find(
+        (e) => e.involvedObject?.uid === about.metadata.uid && e.reason === reason && e.message === message,
+      );
       if (existing) {
         store.mutate("events", ns, existing.metadata.name, (e) => {
           e.count = (e.count ?? 1) + 1;

@@ -7,7 +7,10 @@ import type { KubeObject } from "./types.js";
 const BUDGETS = "poddisruptionbudgets.policy";
 
 /** Whether a policy/v1 selector (matchLabels; matchExpressions are not read) selects these labels; an empty one selects all. */
-function selects(selector: { matchLabels?: Record<string, string> } | undefined, labels: Record<string, string> | undefined): boolean {
+function selects(
+  selector: { matchLabels?: Record<string, string> } | undefined,
+  labels: Record<string, string> | undefined,
+): boolean {
   return Object.entries(selector?.matchLabels ?? {}).every(([key, value]) => labels?.[key] === value);
 }
 
@@ -28,19 +31,37 @@ export function evictPod(store: ObjectStore, deleter: Deleter, namespace: string
   if (isRunning(pod)) {
     const pods = store.list("pods", namespace);
     for (const budget of store.list(BUDGETS, namespace)) {
-      const spec = (budget.spec ?? {}) as { selector?: { matchLabels?: Record<string, string> }; maxUnavailable?: number | string; minAvailable?: number | string };
+      const spec = (budget.spec ?? {}) as {
+        selector?: { matchLabels?: Record<string, string> };
+        maxUnavailable?: number | string;
+        minAvailable?: number | string;
+      };
       if (!selects(spec.selector, pod.metadata.labels)) continue;
       const selected = pods.filter((p) => selects(spec.selector, p.metadata.labels));
       const healthy = selected.filter(isRunning).length;
-      const needed = spec.maxUnavailable !== undefined ? selected.length - scale(spec.maxUnavailable, selected.length) : scale(spec.minAvailable ?? 0, selected.length);
+      const needed =
+        spec.maxUnavailable !== undefined
+          ? selected.length - scale(spec.maxUnavailable, selected.length)
+          : scale(spec.minAvailable ?? 0, selected.length);
       if (healthy - needed <= 0) {
-        throw new ApiError(429, "TooManyRequests", "Cannot evict pod as it would violate the pod's disruption budget.", {
-          causes: [{ reason: "DisruptionBudget", message: `The disruption budget ${budget.metadata.name} needs ${needed} healthy pods and has ${healthy} currently` }],
-        });
+        throw new ApiError(
+          429,
+          "TooManyRequests",
+          "Cannot evict pod as it would violate the pod's disruption budget.",
+          {
+            causes: [
+              {
+                reason: "DisruptionBudget",
+                message: `The disruption budget ${budget.metadata.name} needs ${needed} healthy pods and has ${healthy} currently`,
+              },
+            ],
+          },
+        );
       }
     }
   }
-  const grace = (body as { deleteOptions?: { gracePeriodSeconds?: number } } | undefined)?.deleteOptions?.gracePeriodSeconds;
+  const grace = (body as { deleteOptions?: { gracePeriodSeconds?: number } } | undefined)?.deleteOptions
+    ?.gracePeriodSeconds;
   deleter.delete({ storeKey: "pods", namespace, name, ...(grace === undefined ? {} : { gracePeriodSeconds: grace }) });
   return { ...buildSuccessStatus(), code: 201 };
 }

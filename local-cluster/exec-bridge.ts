@@ -5,7 +5,18 @@ import { STATUS_CODES, type IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket } from "ws";
 import { ApiError, badRequest, buildFailureStatus, notFound } from "./api-error.js";
-import { CLOSE, RESIZE, STATUS, STDERR, STDIN, STDOUT, buildExitStatus, buildInternalErrorStatus, encodeFrame, selectProtocol } from "./exec-protocol.js";
+import {
+  CLOSE,
+  RESIZE,
+  STATUS,
+  STDERR,
+  STDIN,
+  STDOUT,
+  buildExitStatus,
+  buildInternalErrorStatus,
+  encodeFrame,
+  selectProtocol,
+} from "./exec-protocol.js";
 import type { FaultInjector, ParsedFaultConfig } from "./faults.js";
 import type { Kubelet } from "./kubelet.js";
 import type { PodmanClient } from "./podman.js";
@@ -35,7 +46,9 @@ export interface ExecTarget {
  * kubectl reports as `unable to upgrade connection: <text>`; otherwise a Status, reported as `Error from server`.
  */
 export function rejectUpgrade(socket: Duplex, error: ApiError, plain = false): void {
-  const body = plain ? error.message : JSON.stringify(buildFailureStatus(error.code, error.reason, error.message, error.details));
+  const body = plain
+    ? error.message
+    : JSON.stringify(buildFailureStatus(error.code, error.reason, error.message, error.details));
   const type = plain ? "text/plain; charset=utf-8" : "application/json";
   socket.end(
     `HTTP/1.1 ${error.code} ${STATUS_CODES[error.code] ?? "Error"}\r\nContent-Type: ${type}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
@@ -65,13 +78,20 @@ export class ExecServer {
     if (upgrade !== "websocket") {
       const recent = this.refusals.get(podKey);
       this.refusals.delete(podKey);
-      if (recent && Date.now() - recent.at < FALLBACK_WINDOW_MS) return rejectUpgrade(socket, recent.error, recent.plain);
-      const message = "the local cluster serves exec over WebSocket only (kubectl >= 1.30, or KUBECTL_REMOTE_COMMAND_WEBSOCKETS=true on 1.29); SPDY is not supported";
+      if (recent && Date.now() - recent.at < FALLBACK_WINDOW_MS)
+        return rejectUpgrade(socket, recent.error, recent.plain);
+      const message =
+        "the local cluster serves exec over WebSocket only (kubectl >= 1.30, or KUBECTL_REMOTE_COMMAND_WEBSOCKETS=true on 1.29); SPDY is not supported";
       return rejectUpgrade(socket, badRequest(message), true);
     }
     try {
-      const offered = String(req.headers["sec-websocket-protocol"] ?? "").split(",").map((s) => s.trim());
-      if (!selectProtocol(offered)) throw badRequest(`no supported exec sub-protocol offered (want v5.channel.k8s.io or v4.channel.k8s.io, got ${offered.join(", ") || "none"})`);
+      const offered = String(req.headers["sec-websocket-protocol"] ?? "")
+        .split(",")
+        .map((s) => s.trim());
+      if (!selectProtocol(offered))
+        throw badRequest(
+          `no supported exec sub-protocol offered (want v5.channel.k8s.io or v4.channel.k8s.io, got ${offered.join(", ") || "none"})`,
+        );
       const command = url.searchParams.getAll("command");
       if (command.length === 0) throw badRequest("you must specify at least 1 command");
       const pod = this.ctx.store.get("pods", target.namespace, target.pod);
@@ -81,11 +101,14 @@ export class ExecServer {
         throw badRequest(`container ${containerName} is not valid for pod ${target.pod}`);
       const status = (pod.status?.containerStatuses ?? []).find((s: any) => s.name === containerName);
       const container = this.ctx.kubelet.findContainer(target.namespace, target.pod, containerName);
-      if (!status?.state?.running || !container || !this.ctx.podman) throw badRequest(`container not found ("${containerName}")`);
+      if (!status?.state?.running || !container || !this.ctx.podman)
+        throw badRequest(`container not found ("${containerName}")`);
       const refused = this.ctx.faults.take("execUpgradeRefused", command.join(" "));
       if (refused) {
         const code = refused.status ?? 500;
-        const message = refused.message ?? "error dialing backend: dial tcp 10.0.0.1:10250: connect: connection refused (local-cluster fault execUpgradeRefused)";
+        const message =
+          refused.message ??
+          "error dialing backend: dial tcp 10.0.0.1:10250: connect: connection refused (local-cluster fault execUpgradeRefused)";
         throw new ApiError(code, code === 503 ? "ServiceUnavailable" : "InternalError", message);
       }
       const cut = this.ctx.faults.take("execStreamCut", command.join(" "));
@@ -112,7 +135,8 @@ export class ExecServer {
    * refusal, so the message names the verb the WebSocket lacked instead of SPDY.
    */
   refuseUpgrade(req: IncomingMessage, socket: Duplex, target: ExecTarget, error: ApiError): void {
-    if (String(req.headers.upgrade ?? "").toLowerCase() === "websocket") this.refusals.set(formatRefusalKey(target), { error, plain: false, at: Date.now() });
+    if (String(req.headers.upgrade ?? "").toLowerCase() === "websocket")
+      this.refusals.set(formatRefusalKey(target), { error, plain: false, at: Date.now() });
     rejectUpgrade(socket, error);
   }
 
@@ -205,7 +229,8 @@ function bridgeExec(ws: WebSocket, child: ChildProcess, opts: BridgeOptions): vo
     if (detached || !isBinary || data.length === 0) return;
     const channel = data[0];
     if (channel === STDIN && opts.stdin) {
-      if (child.stdin!.writableEnded || child.stdin!.destroyed || child.exitCode !== null || child.signalCode !== null) return;
+      if (child.stdin!.writableEnded || child.stdin!.destroyed || child.exitCode !== null || child.signalCode !== null)
+        return;
       if (!child.stdin!.write(data.subarray(1)) && !waitingForDrain) {
         waitingForDrain = true;
         ws.pause();

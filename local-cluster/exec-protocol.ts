@@ -38,5 +38,12 @@ export function buildExitStatus(exitCode: number, command: readonly string[]): o
 
 /** The Status for an exec that could not run at all (not an exit code of the command). */
 export function buildInternalErrorStatus(message: string): object {
-  return { metadata: {}, status: "Failure", message, reason: "InternalError", details: { causes: [{ message }] }, code: 500 };
+  return {
+    metadata: {},
+    status: "Failure",
+    message,
+    reason: "InternalError",
+    details: { causes: [{ message }] },
+    code: 500,
+  };
 }

@@ -17,7 +17,12 @@ export const FaultConfigSchema = z
     imagePullFailure: z.strictObject({ match, count, message: z.string().optional() }).optional(),
     /** Refuse the WebSocket upgrade of an exec with an HTTP error, so kubectl prints `unable to upgrade connection`. Subject: the command joined by spaces. */
     execUpgradeRefused: z
-      .strictObject({ match, count, status: z.number().int().min(400).max(599).optional(), message: z.string().optional() })
+      .strictObject({
+        match,
+        count,
+        status: z.number().int().min(400).max(599).optional(),
+        message: z.string().optional(),
+      })
       .optional(),
     /**
      * Cut an exec stream after `afterSeconds` and/or after `afterBytes` bytes of stdout+stderr, while the process in the
@@ -32,19 +37,28 @@ export const FaultConfigSchema = z
         match,
         count,
       })
-      .refine((f) => f.afterSeconds !== undefined || f.afterBytes !== undefined, { message: "execStreamCut needs afterSeconds or afterBytes" })
+      .refine((f) => f.afterSeconds !== undefined || f.afterBytes !== undefined, {
+        message: "execStreamCut needs afterSeconds or afterBytes",
+      })
       .optional(),
     /**
      * `afterSeconds` after a pod's container starts, evict the pod (container killed, pod Failed, reason Evicted) or,
      * with mode "delete", delete the pod object (as `kubectl delete pod` by someone else). Subject: `namespace/podName`.
      */
     podEviction: z
-      .strictObject({ afterSeconds: z.number().nonnegative(), mode: z.enum(["evict", "delete"]).optional(), match, count })
+      .strictObject({
+        afterSeconds: z.number().nonnegative(),
+        mode: z.enum(["evict", "delete"]).optional(),
+        match,
+        count,
+      })
       .optional(),
     /** Answer creates with 500 InternalError (nothing is stored). Subject: `resource namespace/name`, e.g. `jobs default/run-1`. */
     createError: z.strictObject({ match, count, message: z.string().optional() }).optional(),
     /** Stop listening on the API port (open connections are dropped) after `afterSeconds` (default 0), for `forSeconds` (absent = until the faults change). The admin port stays up. */
-    serverDown: z.strictObject({ afterSeconds: z.number().nonnegative().optional(), forSeconds: z.number().positive().optional() }).optional(),
+    serverDown: z
+      .strictObject({ afterSeconds: z.number().nonnegative().optional(), forSeconds: z.number().positive().optional() })
+      .optional(),
   })
   .strict();
 
@@ -94,7 +108,8 @@ export class FaultInjector {
 
   /** The fault's settings when it fires for this subject (and counts the firing), otherwise undefined. */
   take<N extends FaultName>(name: N, subject: string): NonNullable<ParsedFaultConfig[N]> | undefined {
-    const fault = this.config[name] as (NonNullable<ParsedFaultConfig[N]> & { match?: string; count?: number }) | undefined;
+    const fault = this.config[name] as
+      (NonNullable<ParsedFaultConfig[N]> & { match?: string; count?: number }) | undefined;
     if (!fault) return undefined;
     if (fault.match !== undefined && !new RegExp(fault.match).test(subject)) return undefined;
     const used = this.used.get(name) ?? 0;

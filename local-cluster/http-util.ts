@@ -56,13 +56,23 @@ function decodeProtobufRequest(body: Buffer): unknown {
 
 export function sendJson(res: ServerResponse, code: number, body: unknown): void {
   const text = JSON.stringify(body);
-  res.writeHead(code, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(text), "Cache-Control": "no-cache, private" });
+  res.writeHead(code, {
+    "Content-Type": "application/json",
+    "Content-Length": Buffer.byteLength(text),
+    "Cache-Control": "no-cache, private",
+  });
   res.end(text);
 }
 
 export function sendError(res: ServerResponse, error: unknown): void {
   const apiError =
-    error instanceof ApiError ? error : new ApiError(500, "InternalError", `Internal error occurred: ${error instanceof Error ? error.message : String(error)}`);
+    error instanceof ApiError
+      ? error
+      : new ApiError(
+          500,
+          "InternalError",
+          `Internal error occurred: ${error instanceof Error ? error.message : String(error)}`,
+        );
   if (res.headersSent) {
     res.destroy();
     return;

@@ -9,7 +9,13 @@ import { ClaimStorage } from "./claims.js";
 import { ensureNamespace } from "./api-handler.js";
 import { Deleter } from "./deletion.js";
 import { createEventRecorder } from "./events.js";
-import { FaultInjector, parseFaultConfig, type FaultConfig, type FaultFiring, type ParsedFaultConfig } from "./faults.js";
+import {
+  FaultInjector,
+  parseFaultConfig,
+  type FaultConfig,
+  type FaultFiring,
+  type ParsedFaultConfig,
+} from "./faults.js";
 import { JobController } from "./job-controller.js";
 import { buildKubeconfig } from "./kubeconfig.js";
 import { INSTANCE_LABEL, Kubelet, NODE_NAME } from "./kubelet.js";
@@ -121,7 +127,12 @@ export interface LocalCluster {
    * Runs a command in a pod's container directly through podman, bypassing the API and every fault (for checks
    * such as "no process of the step is left"); fails when the container is not running.
    */
-  podExec(namespace: string, pod: string, command: readonly string[], container?: string): Promise<{ code: number; stdout: string; stderr: string }>;
+  podExec(
+    namespace: string,
+    pod: string,
+    command: readonly string[],
+    container?: string,
+  ): Promise<{ code: number; stdout: string; stderr: string }>;
   /** Stops serving and removes every pod and container it made; safe to call twice. */
   stop(): Promise<void>;
 }
@@ -140,10 +151,13 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
   const podman = options.runtime === "none" ? undefined : new PodmanClient({ binary: options.podmanBinary });
   if (podman && options.pruneOrphans !== false) {
     const pruned = await pruneOrphanedPods(podman).catch(() => []);
-    if (pruned.length > 0) console.error(`local-cluster: removed ${pruned.length} pod(s) left by dead local clusters: ${pruned.join(", ")}`);
+    if (pruned.length > 0)
+      console.error(`local-cluster: removed ${pruned.length} pod(s) left by dead local clusters: ${pruned.join(", ")}`);
   }
   const claims = new ClaimStorage(store, join(dir, "claims"));
-  const nodes = options.scaleFromZero ? new NodePool({ store, events, deleter, config: options.scaleFromZero }) : undefined;
+  const nodes = options.scaleFromZero
+    ? new NodePool({ store, events, deleter, config: options.scaleFromZero })
+    : undefined;
   const kubelet = new Kubelet({
     store,
     nodes,
@@ -161,7 +175,8 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
   if (!nodes) store.create("nodes", buildNodeObject(NODE_NAME, "10.0.0.1"));
 
   const label = `${INSTANCE_LABEL}=${instanceId}`;
-  const podmanContainers = async (): Promise<string[]> => (podman ? (await podman.listContainers(label)).map((c) => c.name) : []);
+  const podmanContainers = async (): Promise<string[]> =>
+    podman ? (await podman.listContainers(label)).map((c) => c.name) : [];
   const podmanPods = async (): Promise<string[]> => (podman ? podman.listPods(label) : []);
   const podmanVolumes = async (): Promise<string[]> => (podman ? podman.listVolumes(kubelet.volumePrefix) : []);
 
@@ -179,12 +194,16 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
     podman,
     ...(options.watchBookmarkSeconds === undefined ? {} : { watchBookmarkMs: options.watchBookmarkSeconds * 1000 }),
     logRequests: options.logRequests,
-    ...(options.recordRequests ? { onRequest: (request: { method: string; url: string; upgrade: boolean }) => void requests.push(request) } : {}),
+    ...(options.recordRequests
+      ? { onRequest: (request: { method: string; url: string; upgrade: boolean }) => void requests.push(request) }
+      : {}),
     describeState: async () => ({
       instanceId,
       nodes: store.list("nodes").map((o) => o.metadata.name),
       jobs: store.list("jobs.batch").map((o) => `${o.metadata.namespace}/${o.metadata.name}`),
-      pods: store.list("pods").map((o) => ({ name: `${o.metadata.namespace}/${o.metadata.name}`, phase: o.status?.phase })),
+      pods: store
+        .list("pods")
+        .map((o) => ({ name: `${o.metadata.namespace}/${o.metadata.name}`, phase: o.status?.phase })),
       podmanContainers: await podmanContainers().catch((e) => [`error: ${String(e)}`]),
     }),
   });
@@ -196,7 +215,9 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
   const kubeconfigPath = join(dir, "kubeconfig");
   const tlsConfig = tls && adminToken ? { caPem: tls.cert, adminToken } : undefined;
   // With TLS it holds the admin's token: for its owner's eyes only.
-  await writeFile(kubeconfigPath, buildKubeconfig(server.url, options.namespace ?? "default", tlsConfig), { mode: tlsConfig ? 0o600 : 0o644 });
+  await writeFile(kubeconfigPath, buildKubeconfig(server.url, options.namespace ?? "default", tlsConfig), {
+    mode: tlsConfig ? 0o600 : 0o644,
+  });
 
   let stopping: Promise<void> | undefined;
   return {

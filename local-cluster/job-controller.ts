@@ -70,7 +70,11 @@ export class JobController {
     const phase = e.object.status?.phase;
     const uid = e.object.metadata.uid;
     if (phase === "Succeeded") j.succeeded.add(uid);
-    else if ((phase === "Failed" || e.type === "DELETED" || e.object.metadata.deletionTimestamp) && !j.succeeded.has(uid)) j.failed.add(uid);
+    else if (
+      (phase === "Failed" || e.type === "DELETED" || e.object.metadata.deletionTimestamp) &&
+      !j.succeeded.has(uid)
+    )
+      j.failed.add(uid);
     queueMicrotask(() => this.reconcile(j));
   }
 
@@ -96,15 +100,28 @@ export class JobController {
       return;
     }
     this.opts.store.mutate("jobs.batch", j.namespace, j.name, (o) => {
-      o.status = { ...(o.status ?? {}), startTime: formatTimestamp(), active: 0, ready: 0, terminating: 0, uncountedTerminatedPods: {} };
+      o.status = {
+        ...(o.status ?? {}),
+        startTime: formatTimestamp(),
+        active: 0,
+        ready: 0,
+        terminating: 0,
+        uncountedTerminatedPods: {},
+      };
     });
     const deadline = job.spec?.activeDeadlineSeconds;
-    if (typeof deadline === "number") j.deadlineTimer = setTimeout(() => this.failJob(j, "DeadlineExceeded", "Job was active longer than specified deadline"), deadline * 1000);
+    if (typeof deadline === "number")
+      j.deadlineTimer = setTimeout(
+        () => this.failJob(j, "DeadlineExceeded", "Job was active longer than specified deadline"),
+        deadline * 1000,
+      );
     this.createPod(j);
   }
 
   private podsOf(j: JobRuntime): KubeObject[] {
-    return this.opts.store.list("pods", j.namespace).filter((p) => (p.metadata.ownerReferences ?? []).some((r) => r.uid === j.uid));
+    return this.opts.store
+      .list("pods", j.namespace)
+      .filter((p) => (p.metadata.ownerReferences ?? []).some((r) => r.uid === j.uid));
   }
 
   private createPod(j: JobRuntime): void {
@@ -124,7 +141,9 @@ export class JobController {
         creationTimestamp: "",
         labels: { ...(template.metadata?.labels ?? {}) },
         annotations: { ...(template.metadata?.annotations ?? {}) },
-        ownerReferences: [{ apiVersion: "batch/v1", kind: "Job", name: j.name, uid: j.uid, controller: true, blockOwnerDeletion: true }],
+        ownerReferences: [
+          { apiVersion: "batch/v1", kind: "Job", name: j.name, uid: j.uid, controller: true, blockOwnerDeletion: true },
+        ],
         finalizers: ["batch.kubernetes.io/job-tracking"],
       },
       spec: structuredClone(template.spec),
@@ -166,7 +185,8 @@ export class JobController {
       j.retryTimer = setTimeout(() => {
         j.retryTimer = undefined;
         const again = this.current(j);
-        const stillNone = this.podsOf(j).filter((p) => !this.isTerminal(p) && !p.metadata.deletionTimestamp).length === 0;
+        const stillNone =
+          this.podsOf(j).filter((p) => !this.isTerminal(p) && !p.metadata.deletionTimestamp).length === 0;
         if (again && !j.finished && stillNone) this.createPod(j);
       }, this.retryDelayMs);
     }
@@ -182,7 +202,9 @@ export class JobController {
     this.opts.store.mutate("jobs.batch", j.namespace, j.name, (o) => {
       o.status ??= {};
       o.status.active = active.length;
-      o.status.ready = active.filter((p) => (p.status?.conditions ?? []).some((c: any) => c.type === "Ready" && c.status === "True")).length;
+      o.status.ready = active.filter((p) =>
+        (p.status?.conditions ?? []).some((c: any) => c.type === "Ready" && c.status === "True"),
+      ).length;
       o.status.terminating = pods.filter((p) => p.metadata.deletionTimestamp).length;
       if (j.succeeded.size > 0) o.status.succeeded = j.succeeded.size;
       if (j.failed.size > 0) o.status.failed = j.failed.size;
@@ -196,8 +218,20 @@ export class JobController {
     const now = formatTimestamp();
     const job = this.opts.store.mutate("jobs.batch", j.namespace, j.name, (o) => {
       o.status.completionTime = now;
-      o.status.conditions = setCondition(o.status.conditions, "SuccessCriteriaMet", "True", "CompletionsReached", "Reached expected number of succeeded pods");
-      o.status.conditions = setCondition(o.status.conditions, "Complete", "True", "CompletionsReached", "Reached expected number of succeeded pods");
+      o.status.conditions = setCondition(
+        o.status.conditions,
+        "SuccessCriteriaMet",
+        "True",
+        "CompletionsReached",
+        "Reached expected number of succeeded pods",
+      );
+      o.status.conditions = setCondition(
+        o.status.conditions,
+        "Complete",
+        "True",
+        "CompletionsReached",
+        "Reached expected number of succeeded pods",
+      );
     });
     if (job) this.opts.events.record(job, "Normal", "Completed", "Job completed", "job-controller");
     this.armTtl(j, job);
@@ -232,7 +266,12 @@ export class JobController {
     j.ttlTimer = setTimeout(() => {
       if (!this.current(j)) return;
       try {
-        this.opts.deleter.delete({ storeKey: "jobs.batch", namespace: j.namespace, name: j.name, propagationPolicy: "Background" });
+        this.opts.deleter.delete({
+          storeKey: "jobs.batch",
+          namespace: j.namespace,
+          name: j.name,
+          propagationPolicy: "Background",
+        });
       } catch {
         // gone already
       }

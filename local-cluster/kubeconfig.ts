@@ -5,9 +5,16 @@ import { stringify } from "yaml";
 export const CONTEXT_NAME = "knotless-local";
 
 /** `tls`: an https server's certificate, inlined as certificate-authority-data, and the admin's bearer token. */
-export function buildKubeconfig(serverUrl: string, namespace = "default", tls?: { caPem: string; adminToken: string }): string {
+export function buildKubeconfig(
+  serverUrl: string,
+  namespace = "default",
+  tls?: { caPem: string; adminToken: string },
+): string {
   const caPem = tls?.caPem;
-  const cluster = { server: serverUrl, ...(caPem ? { "certificate-authority-data": Buffer.from(caPem).toString("base64") } : {}) };
+  const cluster = {
+    server: serverUrl,
+    ...(caPem ? { "certificate-authority-data": Buffer.from(caPem).toString("base64") } : {}),
+  };
   return stringify({
     apiVersion: "v1",
     kind: "Config",

@@ -7,7 +7,14 @@ import type { EventRecorder } from "./events.js";
 import type { FaultInjector } from "./faults.js";
 import type { NodePool } from "./node-pool.js";
 import { applyContainerStates, setCondition } from "./pod-status.js";
-import { buildPodmanPod, formatPodmanContainerName, isSafeSubPath, listLongRunningContainers, listSidecars, type EnvLookup } from "./podman-pod-yaml.js";
+import {
+  buildPodmanPod,
+  formatPodmanContainerName,
+  isSafeSubPath,
+  listLongRunningContainers,
+  listSidecars,
+  type EnvLookup,
+} from "./podman-pod-yaml.js";
 import { readPodIp, runProbe, type ReadinessProbe } from "./prober.js";
 import type { PodmanClient, PodmanContainer } from "./podman.js";
 import type { ObjectStore } from "./store.js";
@@ -155,7 +162,9 @@ export class Kubelet {
 
   private track<T>(p: Promise<T>): void {
     this.pending.add(p);
-    p.catch((e) => console.error(`local-cluster kubelet: ${e instanceof Error ? e.message : String(e)}`)).finally(() => this.pending.delete(p));
+    p.catch((e) => console.error(`local-cluster kubelet: ${e instanceof Error ? e.message : String(e)}`)).finally(() =>
+      this.pending.delete(p),
+    );
   }
 
   private onStoreEvent(e: StoreEvent): void {
@@ -261,7 +270,8 @@ export class Kubelet {
     if (!this.opts.nodes) await this.waitForMatchingNode(rt);
     if (!this.alive(rt, "scheduling")) return;
     const current = this.current(rt);
-    const node = current && this.opts.nodes ? await this.opts.nodes.schedule(current) : { name: NODE_NAME, ip: "10.0.0.1" };
+    const node =
+      current && this.opts.nodes ? await this.opts.nodes.schedule(current) : { name: NODE_NAME, ip: "10.0.0.1" };
     if (!node || !this.alive(rt, "scheduling")) return;
     rt.node = node.name;
 
@@ -274,8 +284,20 @@ export class Kubelet {
       p.status.startTime = formatTimestamp();
       p.status.conditions = setCondition(p.status.conditions, "PodScheduled", "True");
       p.status.conditions = setCondition(p.status.conditions, "Initialized", "True");
-      p.status.conditions = setCondition(p.status.conditions, "Ready", "False", "ContainersNotReady", "containers with unready status");
-      p.status.conditions = setCondition(p.status.conditions, "ContainersReady", "False", "ContainersNotReady", "containers with unready status");
+      p.status.conditions = setCondition(
+        p.status.conditions,
+        "Ready",
+        "False",
+        "ContainersNotReady",
+        "containers with unready status",
+      );
+      p.status.conditions = setCondition(
+        p.status.conditions,
+        "ContainersReady",
+        "False",
+        "ContainersNotReady",
+        "containers with unready status",
+      );
       const creating = (c: any) => ({
         name: c.name,
         image: c.image,
@@ -292,7 +314,13 @@ export class Kubelet {
     });
     this.ipCounter = this.ipCounter >= 250 ? 2 : this.ipCounter + 1;
     if (!pod) return;
-    events.record(pod, "Normal", "Scheduled", `Successfully assigned ${rt.namespace}/${rt.name} to ${rt.node}`, "default-scheduler");
+    events.record(
+      pod,
+      "Normal",
+      "Scheduled",
+      `Successfully assigned ${rt.namespace}/${rt.name} to ${rt.node}`,
+      "default-scheduler",
+    );
     rt.stage = "pulling";
     if (!(await this.pullImages(rt, pod))) return;
     await this.playPod(rt);
@@ -329,7 +357,13 @@ export class Kubelet {
       const pod = this.current(rt);
       const nodes = this.opts.store.list("nodes");
       // A kubelet with no Node objects at all (a bare one, as unit tests make) has nothing to match against.
-      if (!pod || !this.alive(rt, "scheduling") || nodes.length === 0 || nodes.some((node) => matchesNode(pod, node.metadata.labels ?? {}))) return;
+      if (
+        !pod ||
+        !this.alive(rt, "scheduling") ||
+        nodes.length === 0 ||
+        nodes.some((node) => matchesNode(pod, node.metadata.labels ?? {}))
+      )
+        return;
       const message = describeSelectorMismatch(nodes.length);
       const updated = this.mutatePod(rt, (p) => {
         p.status.conditions = setCondition(p.status.conditions, "PodScheduled", "False", "Unschedulable", message);
@@ -347,17 +381,29 @@ export class Kubelet {
     for (const name of listPodClaimNames(pod)) {
       const claim = this.opts.store.get(CLAIMS_STORE_KEY, rt.namespace, name);
       if (!claim) {
-        this.opts.events.record(pod, "Warning", "FailedMount", `Unable to attach or mount volumes: persistentvolumeclaim "${name}" not found`);
+        this.opts.events.record(
+          pod,
+          "Warning",
+          "FailedMount",
+          `Unable to attach or mount volumes: persistentvolumeclaim "${name}" not found`,
+        );
         return undefined;
       }
       dirs[name] = await claims.ensureDirectory(claim);
     }
     // A claim mounted with a subPath: the kubelet makes the directory when it is missing, as a real one does.
-    const claimOfVolume = new Map<string, string>((pod.spec?.volumes ?? []).flatMap((v: any) => (dirs[v?.persistentVolumeClaim?.claimName] === undefined ? [] : [[v.name, dirs[v.persistentVolumeClaim.claimName]!]])));
+    const claimOfVolume = new Map<string, string>(
+      (pod.spec?.volumes ?? []).flatMap((v: any) =>
+        dirs[v?.persistentVolumeClaim?.claimName] === undefined
+          ? []
+          : [[v.name, dirs[v.persistentVolumeClaim.claimName]!]],
+      ),
+    );
     for (const c of pod.spec?.containers ?? []) {
       for (const m of c.volumeMounts ?? []) {
         const dir = claimOfVolume.get(m.name);
-        if (dir !== undefined && typeof m.subPath === "string" && m.subPath !== "" && isSafeSubPath(m.subPath)) await mkdir(join(dir, m.subPath), { recursive: true });
+        if (dir !== undefined && typeof m.subPath === "string" && m.subPath !== "" && isSafeSubPath(m.subPath))
+          await mkdir(join(dir, m.subPath), { recursive: true });
       }
     }
     return dirs;
@@ -371,15 +417,24 @@ export class Kubelet {
    */
   private async pullImages(rt: PodRuntime, pod: KubeObject): Promise<boolean> {
     const { events, faults } = this.opts;
-    const missing = (pod.spec.imagePullSecrets ?? []).map((ref: { name?: string }) => ref.name ?? "").filter((name: string) => !this.opts.store.get("secrets", rt.namespace, name));
+    const missing = (pod.spec.imagePullSecrets ?? [])
+      .map((ref: { name?: string }) => ref.name ?? "")
+      .filter((name: string) => !this.opts.store.get("secrets", rt.namespace, name));
     if (missing.length > 0) {
-      events.record(pod, "Warning", "FailedToRetrieveImagePullSecret", `Unable to retrieve some image pull secrets (${missing.join(", ")}); attempting to pull the image may not succeed.`);
+      events.record(
+        pod,
+        "Warning",
+        "FailedToRetrieveImagePullSecret",
+        `Unable to retrieve some image pull secrets (${missing.join(", ")}); attempting to pull the image may not succeed.`,
+      );
     }
     for (const c of listLongRunningContainers(pod.spec)) {
       const fault =
         faults.take("imagePullFailure", `${rt.namespace}/${rt.name} ${c.image}`) ??
         (missing.length > 0
-          ? { message: `rpc error: code = Unknown desc = failed to pull and unpack image "${c.image}": failed to authorize: the image pull secret ${missing.join(", ")} was not found in namespace ${rt.namespace} (Unable to retrieve some image pull secrets)` }
+          ? {
+              message: `rpc error: code = Unknown desc = failed to pull and unpack image "${c.image}": failed to authorize: the image pull secret ${missing.join(", ")} was not found in namespace ${rt.namespace} (Unable to retrieve some image pull secrets)`,
+            }
           : undefined);
       const present = !fault && (await this.opts.podman!.imageExists(c.image));
       if (!this.alive(rt, "pulling")) return false;
@@ -458,7 +513,9 @@ export class Kubelet {
     rt.stage = "starting";
     rt.played = true;
     try {
-      rt.playing = this.opts.podman!.createMemoryVolumes(plan.memoryVolumeNames).then(() => this.opts.podman!.playKube(plan.yaml));
+      rt.playing = this.opts
+        .podman!.createMemoryVolumes(plan.memoryVolumeNames)
+        .then(() => this.opts.podman!.playKube(plan.yaml));
       await rt.playing;
     } catch (e) {
       const message = e instanceof Error ? e.message : String(e);
@@ -509,19 +566,25 @@ export class Kubelet {
   private reportCreated(rt: PodRuntime, pod: KubeObject): void {
     if (rt.createdReported) return;
     rt.createdReported = true;
-    for (const c of listLongRunningContainers(pod.spec)) this.opts.events.record(pod, "Normal", "Created", `Created container ${c.name}`);
+    for (const c of listLongRunningContainers(pod.spec))
+      this.opts.events.record(pod, "Normal", "Created", `Created container ${c.name}`);
   }
 
   private applyState(rt: PodRuntime, byName: Map<string, PodmanContainer>): void {
     let phase = "";
     const pod = this.mutatePod(rt, (p) => {
-      phase = applyContainerStates(p, (c) => byName.get(formatPodmanContainerName(rt.podmanName, c)), (c) => rt.probes.get(c));
+      phase = applyContainerStates(
+        p,
+        (c) => byName.get(formatPodmanContainerName(rt.podmanName, c)),
+        (c) => rt.probes.get(c),
+      );
     });
     if (!pod) return;
     if ((phase === "Running" || phase === "Succeeded" || phase === "Failed") && !rt.startedReported) {
       this.reportCreated(rt, pod);
       rt.startedReported = true;
-      for (const c of listLongRunningContainers(pod.spec)) this.opts.events.record(pod, "Normal", "Started", `Started container ${c.name}`);
+      for (const c of listLongRunningContainers(pod.spec))
+        this.opts.events.record(pod, "Normal", "Started", `Started container ${c.name}`);
       this.armEviction(rt);
       this.startProber(rt, pod);
     }
@@ -546,7 +609,9 @@ export class Kubelet {
       const probe = c.readinessProbe as ReadinessProbe;
       const tick = async (): Promise<void> => {
         if (rt.stage !== "running" && rt.stage !== "starting") return;
-        const ok = await runProbe(podman, probe, formatPodmanContainerName(rt.podmanName, c.name), podIp).catch(() => false);
+        const ok = await runProbe(podman, probe, formatPodmanContainerName(rt.podmanName, c.name), podIp).catch(
+          () => false,
+        );
         if (rt.stage !== "running" && rt.stage !== "starting") return;
         if (rt.probes.get(c.name) !== ok) {
           rt.probes.set(c.name, ok);
@@ -578,9 +643,11 @@ export class Kubelet {
     const pod = this.current(rt);
     if (!pod) return;
     rt.stage = "evicted";
-    const message = "The node was low on resource: memory. Threshold quantity: 100Mi, available: 12Mi. (local-cluster fault podEviction)";
+    const message =
+      "The node was low on resource: memory. Threshold quantity: 100Mi, available: 12Mi. (local-cluster fault podEviction)";
     this.opts.events.record(pod, "Warning", "Evicted", message);
-    for (const c of listLongRunningContainers(pod.spec)) this.opts.events.record(pod, "Normal", "Killing", `Stopping container ${c.name}`);
+    for (const c of listLongRunningContainers(pod.spec))
+      this.opts.events.record(pod, "Normal", "Killing", `Stopping container ${c.name}`);
     await this.removePodmanPod(rt, 0);
     const now = formatTimestamp();
     this.mutatePod(rt, (p) => {
@@ -589,13 +656,26 @@ export class Kubelet {
       p.status.message = message;
       p.status.conditions = setCondition(p.status.conditions, "Ready", "False", "PodFailed");
       p.status.conditions = setCondition(p.status.conditions, "ContainersReady", "False", "PodFailed");
-      p.status.conditions = setCondition(p.status.conditions, "DisruptionTarget", "True", "TerminationByKubelet", "The node was low on resource: memory.");
+      p.status.conditions = setCondition(
+        p.status.conditions,
+        "DisruptionTarget",
+        "True",
+        "TerminationByKubelet",
+        "The node was low on resource: memory.",
+      );
       p.status.containerStatuses = (p.status.containerStatuses ?? []).map((s: any) => ({
         ...s,
         ready: false,
         started: false,
         state: {
-          terminated: { exitCode: 137, reason: "Error", message: "evicted", startedAt: s.state?.running?.startedAt ?? now, finishedAt: now, containerID: s.containerID },
+          terminated: {
+            exitCode: 137,
+            reason: "Error",
+            message: "evicted",
+            startedAt: s.state?.running?.startedAt ?? now,
+            finishedAt: now,
+            containerID: s.containerID,
+          },
         },
       }));
     });
@@ -618,11 +698,14 @@ export class Kubelet {
     const pod = this.current(rt);
     if (rt.played && this.opts.podman) {
       if (pod && (previous === "running" || previous === "starting"))
-        for (const c of listLongRunningContainers(pod.spec)) this.opts.events.record(pod, "Normal", "Killing", `Stopping container ${c.name}`);
+        for (const c of listLongRunningContainers(pod.spec))
+          this.opts.events.record(pod, "Normal", "Killing", `Stopping container ${c.name}`);
       try {
         await this.removePodmanPod(rt, Math.min(graceSeconds, this.opts.maxGraceSeconds));
       } catch (e) {
-        console.error(`local-cluster kubelet: ${e instanceof Error ? e.message : String(e)} (the pod object is removed anyway)`);
+        console.error(
+          `local-cluster kubelet: ${e instanceof Error ? e.message : String(e)} (the pod object is removed anyway)`,
+        );
       }
     }
     const latest = this.current(rt);

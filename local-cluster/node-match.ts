@@ -22,7 +22,9 @@ function meets(labels: Record<string, string>, requirement: Requirement): boolea
     case "Gt":
     case "Lt": {
       const [bound] = (requirement.values ?? []).map(Number);
-      return has && bound !== undefined && (requirement.operator === "Gt" ? Number(value) > bound : Number(value) < bound);
+      return (
+        has && bound !== undefined && (requirement.operator === "Gt" ? Number(value) > bound : Number(value) < bound)
+      );
     }
     default:
       return false;
@@ -34,8 +36,10 @@ function meets(labels: Record<string, string>, requirement: Requirement): boolea
  * terms (each term's matchExpressions all met), as the scheduler's NodeAffinity plugin decides.
  */
 export function matchesNode(pod: KubeObject, labels: Record<string, string>): boolean {
-  for (const [key, value] of Object.entries<string>(pod.spec?.nodeSelector ?? {})) if (labels[key] !== value) return false;
-  const terms: Array<{ matchExpressions?: Requirement[] }> | undefined = pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
+  for (const [key, value] of Object.entries<string>(pod.spec?.nodeSelector ?? {}))
+    if (labels[key] !== value) return false;
+  const terms: Array<{ matchExpressions?: Requirement[] }> | undefined =
+    pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
   if (!terms || terms.length === 0) return true;
   return terms.some((term) => (term.matchExpressions ?? []).every((requirement) => meets(labels, requirement)));
 }

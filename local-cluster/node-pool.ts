@@ -78,24 +78,31 @@ const REPEAT_MS = 5000;
 export function checkScaleFromZero(options: ScaleFromZeroOptions): Required<ScaleFromZeroOptions> {
   const full = { nodeCpu: "2", nodeMemory: "4Gi", maxNodes: 10, ...options };
   for (const key of ["joinSeconds", "holdSeconds"] as const) {
-    if (!Number.isFinite(full[key]) || full[key] < 0) throw new Error(`scaleFromZero.${key} must be a number of seconds >= 0, got ${String(full[key])}`);
+    if (!Number.isFinite(full[key]) || full[key] < 0)
+      throw new Error(`scaleFromZero.${key} must be a number of seconds >= 0, got ${String(full[key])}`);
   }
-  if (!(parseQuantity(full.nodeCpu)! > 0)) throw new Error(`scaleFromZero.nodeCpu must be a positive quantity, got ${full.nodeCpu}`);
-  if (!(parseQuantity(full.nodeMemory)! > 0)) throw new Error(`scaleFromZero.nodeMemory must be a positive quantity, got ${full.nodeMemory}`);
-  if (!Number.isInteger(full.maxNodes) || full.maxNodes < 1) throw new Error(`scaleFromZero.maxNodes must be an integer >= 1, got ${full.maxNodes}`);
+  if (!(parseQuantity(full.nodeCpu)! > 0))
+    throw new Error(`scaleFromZero.nodeCpu must be a positive quantity, got ${full.nodeCpu}`);
+  if (!(parseQuantity(full.nodeMemory)! > 0))
+    throw new Error(`scaleFromZero.nodeMemory must be a positive quantity, got ${full.nodeMemory}`);
+  if (!Number.isInteger(full.maxNodes) || full.maxNodes < 1)
+    throw new Error(`scaleFromZero.maxNodes must be an integer >= 1, got ${full.maxNodes}`);
   return full;
 }
 
 /** Reads `JOIN:HOLD` (seconds), as `cluster up --scale-from-zero` takes it. */
 export function parseJoinHold(text: string): { joinSeconds: number; holdSeconds: number } {
   const match = /^(\d+(?:\.\d+)?):(\d+(?:\.\d+)?)$/.exec(text);
-  if (!match) throw new Error(`--scale-from-zero expects JOIN:HOLD in seconds, e.g. 30:120, got ${JSON.stringify(text)}`);
+  if (!match)
+    throw new Error(`--scale-from-zero expects JOIN:HOLD in seconds, e.g. 30:120, got ${JSON.stringify(text)}`);
   return { joinSeconds: Number(match[1]), holdSeconds: Number(match[2]) };
 }
 
 /** A Ready Node object; `capacity` is absent for the static node, whose capacity is not enforced. */
 export function buildNodeObject(name: string, ip: string, capacity?: { cpu: string; memory: string }): KubeObject {
-  const resources = capacity ? { capacity: { ...capacity, pods: "110" }, allocatable: { ...capacity, pods: "110" } } : {};
+  const resources = capacity
+    ? { capacity: { ...capacity, pods: "110" }, allocatable: { ...capacity, pods: "110" } }
+    : {};
   return {
     apiVersion: "v1",
     kind: "Node",
@@ -104,14 +111,24 @@ export function buildNodeObject(name: string, ip: string, capacity?: { cpu: stri
       uid: "",
       resourceVersion: "",
       creationTimestamp: "",
-      labels: { "kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", ...(capacity ? { "knotless.dev/node-pool": POOL } : {}) },
+      labels: {
+        "kubernetes.io/hostname": name,
+        "kubernetes.io/os": "linux",
+        "kubernetes.io/arch": "amd64",
+        ...(capacity ? { "knotless.dev/node-pool": POOL } : {}),
+      },
     },
     spec: {},
     status: {
       ...resources,
       conditions: [{ type: "Ready", status: "True", reason: "KubeletReady", message: "podman is running pods" }],
       addresses: [{ type: "InternalIP", address: ip }],
-      nodeInfo: { containerRuntimeVersion: "podman://local", kubeletVersion: "v1.30.0-knotless-local", operatingSystem: "linux", architecture: "amd64" },
+      nodeInfo: {
+        containerRuntimeVersion: "podman://local",
+        kubeletVersion: "v1.30.0-knotless-local",
+        operatingSystem: "linux",
+        architecture: "amd64",
+      },
     },
   };
 }
@@ -122,7 +139,9 @@ function isTerminal(pod: KubeObject): boolean {
 
 /** What the tenant's scaler counts as demand: pods not Succeeded/Failed, Jobs without completionTime that are not suspended. */
 export function countDemand(pods: readonly KubeObject[], jobs: readonly KubeObject[]): number {
-  return pods.filter((p) => !isTerminal(p)).length + jobs.filter((j) => !j.status?.completionTime && !j.spec?.suspend).length;
+  return (
+    pods.filter((p) => !isTerminal(p)).length + jobs.filter((j) => !j.status?.completionTime && !j.spec?.suspend).length
+  );
 }
 
 export interface NodePoolOptions {
@@ -154,7 +173,10 @@ export class NodePool {
 
   constructor(private readonly opts: NodePoolOptions) {
     this.config = checkScaleFromZero(opts.config);
-    this.capacity = { cpu: Math.round(parseQuantity(this.config.nodeCpu)! * 1000), memory: parseQuantity(this.config.nodeMemory)! };
+    this.capacity = {
+      cpu: Math.round(parseQuantity(this.config.nodeCpu)! * 1000),
+      memory: parseQuantity(this.config.nodeMemory)!,
+    };
     this.now = opts.now ?? Date.now;
   }
 
@@ -189,7 +211,11 @@ export class NodePool {
         namespace: pod.metadata.namespace ?? "default",
         name: pod.metadata.name,
         request: { cpu: Math.round(requests.cpu * 1000), memory: requests.memory },
-        matchesPool: matchesNode(pod, buildNodeObject(`${POOL}-template`, "", { cpu: this.config.nodeCpu, memory: this.config.nodeMemory }).metadata.labels ?? {}),
+        matchesPool: matchesNode(
+          pod,
+          buildNodeObject(`${POOL}-template`, "", { cpu: this.config.nodeCpu, memory: this.config.nodeMemory }).metadata
+            .labels ?? {},
+        ),
         resolve,
       });
       this.place();
@@ -221,7 +247,10 @@ export class NodePool {
       const ready = [...this.nodes.values()].filter((n) => n.ready);
       if (!w.matchesPool) {
         // No node of the pool, there or to come, has the labels it asks for: the autoscaler says so once.
-        this.report(w, describeSelectorMismatch(ready.length), { reason: "NotTriggerScaleUp", message: "pod didn't trigger scale-up: 1 node(s) didn't match Pod's node affinity/selector" });
+        this.report(w, describeSelectorMismatch(ready.length), {
+          reason: "NotTriggerScaleUp",
+          message: "pod didn't trigger scale-up: 1 node(s) didn't match Pod's node affinity/selector",
+        });
         continue;
       }
       const target = ready.find((n) => this.fits(w.request, this.free(n)));
@@ -232,19 +261,37 @@ export class NodePool {
       if (w.planned && !w.planned.ready && this.nodes.has(w.planned.name)) continue; // its node is still joining
       w.planned = undefined;
       const joining = [...this.nodes.values()].filter((n) => !n.ready);
-      const room = joining.find((n) => this.fits(w.request, this.free(n, this.waiters.filter((o) => o.planned === n))));
+      const room = joining.find((n) =>
+        this.fits(
+          w.request,
+          this.free(
+            n,
+            this.waiters.filter((o) => o.planned === n),
+          ),
+        ),
+      );
       const insufficient = this.describeShortage(w.request, ready);
       if (room) {
         w.planned = room;
         this.report(w, insufficient);
       } else if (!this.fits(w.request, this.capacity)) {
-        this.report(w, insufficient, { reason: "NotTriggerScaleUp", message: `pod didn't trigger scale-up: it would not fit on a new node (${this.config.nodeCpu} cpu, ${this.config.nodeMemory} memory)` });
+        this.report(w, insufficient, {
+          reason: "NotTriggerScaleUp",
+          message: `pod didn't trigger scale-up: it would not fit on a new node (${this.config.nodeCpu} cpu, ${this.config.nodeMemory} memory)`,
+        });
       } else if (this.nodes.size >= this.config.maxNodes) {
-        this.report(w, insufficient, { reason: "NotTriggerScaleUp", message: "pod didn't trigger scale-up: 1 max node group size reached" });
+        this.report(w, insufficient, {
+          reason: "NotTriggerScaleUp",
+          message: "pod didn't trigger scale-up: 1 max node group size reached",
+        });
       } else {
         const before = this.nodes.size;
         w.planned = this.rentNode();
-        this.report(w, insufficient, { reason: "TriggeredScaleUp", message: `pod triggered scale-up: [{${POOL} ${before}->${before + 1} (max: ${this.config.maxNodes})}]`, normal: true });
+        this.report(w, insufficient, {
+          reason: "TriggeredScaleUp",
+          message: `pod triggered scale-up: [{${POOL} ${before}->${before + 1} (max: ${this.config.maxNodes})}]`,
+          normal: true,
+        });
       }
     }
   }
@@ -259,7 +306,9 @@ export class NodePool {
       if (request.cpu > free.cpu) cpu++;
       if (request.memory > free.memory) memory++;
     }
-    const parts = [cpu ? `${cpu} Insufficient cpu` : "", memory ? `${memory} Insufficient memory` : ""].filter(Boolean).join(", ");
+    const parts = [cpu ? `${cpu} Insufficient cpu` : "", memory ? `${memory} Insufficient memory` : ""]
+      .filter(Boolean)
+      .join(", ");
     return `0/${nodes.length} nodes are available: ${parts}.`;
   }
 
@@ -276,7 +325,13 @@ export class NodePool {
     }
     if (autoscaler && w.autoscaler !== autoscaler.message) {
       w.autoscaler = autoscaler.message;
-      this.opts.events.record(pod, autoscaler.normal ? "Normal" : "Warning", autoscaler.reason, autoscaler.message, "cluster-autoscaler");
+      this.opts.events.record(
+        pod,
+        autoscaler.normal ? "Normal" : "Warning",
+        autoscaler.reason,
+        autoscaler.message,
+        "cluster-autoscaler",
+      );
     }
     if (!w.repeatTimer) {
       const repeat = (): void => {
@@ -317,7 +372,10 @@ export class NodePool {
     if (this.stopped || !this.nodes.has(node.name)) return;
     node.ready = true;
     node.span.readyAt = this.now();
-    this.opts.store.create("nodes", buildNodeObject(node.name, node.ip, { cpu: this.config.nodeCpu, memory: this.config.nodeMemory }));
+    this.opts.store.create(
+      "nodes",
+      buildNodeObject(node.name, node.ip, { cpu: this.config.nodeCpu, memory: this.config.nodeMemory }),
+    );
     this.place();
     this.armScaleDown();
   }
@@ -384,7 +442,12 @@ export class NodePool {
     for (const pod of this.opts.store.list("pods")) {
       if (pod.spec?.nodeName !== node.name) continue;
       try {
-        this.opts.deleter.delete({ storeKey: "pods", namespace: pod.metadata.namespace, name: pod.metadata.name, gracePeriodSeconds: 0 });
+        this.opts.deleter.delete({
+          storeKey: "pods",
+          namespace: pod.metadata.namespace,
+          name: pod.metadata.name,
+          gracePeriodSeconds: 0,
+        });
       } catch {
         // gone already
       }

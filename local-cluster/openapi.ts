@@ -29,10 +29,14 @@ export function buildOpenApiGroupVersion(group: string, version: string): object
   const schemas: Record<string, object> = {};
   for (const t of types) {
     const gvk = { group, version, kind: t.kind };
-    const path = t.namespaced ? `${prefix}/namespaces/{namespace}/${t.resource}/{name}` : `${prefix}/${t.resource}/{name}`;
+    const path = t.namespaced
+      ? `${prefix}/namespaces/{namespace}/${t.resource}/{name}`
+      : `${prefix}/${t.resource}/{name}`;
     const parameters = [
       { name: "name", in: "path", required: true, schema: { type: "string", uniqueItems: true } },
-      ...(t.namespaced ? [{ name: "namespace", in: "path", required: true, schema: { type: "string", uniqueItems: true } }] : []),
+      ...(t.namespaced
+        ? [{ name: "namespace", in: "path", required: true, schema: { type: "string", uniqueItems: true } }]
+        : []),
       { name: "dryRun", in: "query", schema: { type: "string", uniqueItems: true } },
       { name: "fieldManager", in: "query", schema: { type: "string", uniqueItems: true } },
       { name: "fieldValidation", in: "query", schema: { type: "string", uniqueItems: true } },
@@ -58,5 +62,10 @@ export function buildOpenApiGroupVersion(group: string, version: string): object
       },
     };
   }
-  return { openapi: "3.0.0", info: { title: "Kubernetes", version: formatApiVersion(group, version) }, paths, components: { schemas } };
+  return {
+    openapi: "3.0.0",
+    info: { title: "Kubernetes", version: formatApiVersion(group, version) },
+    paths,
+    components: { schemas },
+  };
 }

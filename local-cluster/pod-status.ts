@@ -14,7 +14,13 @@ export interface Condition {
 }
 
 /** Sets a condition, keeping its transition time when the status did not change. */
-export function setCondition(conditions: Condition[] | undefined, type: string, status: "True" | "False", reason?: string, message?: string): Condition[] {
+export function setCondition(
+  conditions: Condition[] | undefined,
+  type: string,
+  status: "True" | "False",
+  reason?: string,
+  message?: string,
+): Condition[] {
   const list = [...(conditions ?? [])];
   const i = list.findIndex((c) => c.type === type);
   const prev = i >= 0 ? list[i] : undefined;
@@ -36,14 +42,36 @@ function unixToTimestamp(seconds: number): string {
 }
 
 /** One containerStatuses entry from the podman container (absent = still being created). */
-export function buildContainerStatus(spec: { name: string; image: string }, container: PodmanContainer | undefined): object {
-  const base = { name: spec.name, image: spec.image, imageID: `${spec.image}@local`, restartCount: 0, started: false, ready: false };
-  if (!container || container.state === "created" || container.state === "configured" || container.state === "initialized") {
+export function buildContainerStatus(
+  spec: { name: string; image: string },
+  container: PodmanContainer | undefined,
+): object {
+  const base = {
+    name: spec.name,
+    image: spec.image,
+    imageID: `${spec.image}@local`,
+    restartCount: 0,
+    started: false,
+    ready: false,
+  };
+  if (
+    !container ||
+    container.state === "created" ||
+    container.state === "configured" ||
+    container.state === "initialized"
+  ) {
     return { ...base, state: { waiting: { reason: "ContainerCreating" } }, lastState: {} };
   }
   const containerID = `podman://${container.id}`;
   if (container.state === "running" || container.state === "paused") {
-    return { ...base, containerID, started: true, ready: true, state: { running: { startedAt: unixToTimestamp(container.startedAt) } }, lastState: {} };
+    return {
+      ...base,
+      containerID,
+      started: true,
+      ready: true,
+      state: { running: { startedAt: unixToTimestamp(container.startedAt) } },
+      lastState: {},
+    };
   }
   return {
     ...base,
@@ -65,7 +93,8 @@ export function buildContainerStatus(spec: { name: string; image: string }, cont
 export function derivePodPhase(statuses: readonly any[]): "Pending" | "Running" | "Succeeded" | "Failed" {
   if (statuses.length === 0) return "Pending";
   const terminated = statuses.filter((s) => s.state?.terminated);
-  if (terminated.length === statuses.length) return terminated.every((s) => s.state.terminated.exitCode === 0) ? "Succeeded" : "Failed";
+  if (terminated.length === statuses.length)
+    return terminated.every((s) => s.state.terminated.exitCode === 0) ? "Succeeded" : "Failed";
   if (statuses.some((s) => s.state?.running || s.state?.terminated)) return "Running";
   return "Pending";
 }
@@ -86,8 +115,14 @@ function applyProbe(spec: any, status: any, probes: ProbeResults): any {
  * Applies podman's container states to a pod's status in place; returns the new phase. Native sidecars (init
  * containers with restartPolicy Always) get initContainerStatuses and count for Ready, not for the phase.
  */
-export function applyContainerStates(pod: KubeObject, byName: (containerName: string) => PodmanContainer | undefined, probes: ProbeResults = () => undefined): string {
-  const statuses = (pod.spec?.containers ?? []).map((c: any) => applyProbe(c, buildContainerStatus(c, byName(c.name)), probes));
+export function applyContainerStates(
+  pod: KubeObject,
+  byName: (containerName: string) => PodmanContainer | undefined,
+  probes: ProbeResults = () => undefined,
+): string {
+  const statuses = (pod.spec?.containers ?? []).map((c: any) =>
+    applyProbe(c, buildContainerStatus(c, byName(c.name)), probes),
+  );
   const sidecars = (pod.spec?.initContainers ?? []).filter((c: any) => c.restartPolicy === "Always");
   const sidecarStatuses = sidecars.map((c: any) => applyProbe(c, buildContainerStatus(c, byName(c.name)), probes));
   const phase = derivePodPhase(statuses);
@@ -96,11 +131,20 @@ export function applyContainerStates(pod: KubeObject, byName: (containerName: st
   status.phase = phase;
   status.containerStatuses = statuses;
   if (sidecars.length > 0) status.initContainerStatuses = sidecarStatuses;
-  let conditions = setCondition(status.conditions, "PodReadyToStartContainers", phase === "Succeeded" || phase === "Failed" ? "False" : "True");
+  let conditions = setCondition(
+    status.conditions,
+    "PodReadyToStartContainers",
+    phase === "Succeeded" || phase === "Failed" ? "False" : "True",
+  );
   conditions = setCondition(conditions, "Initialized", "True");
   const notReadyReason = phase === "Succeeded" || phase === "Failed" ? "PodCompleted" : "ContainersNotReady";
   conditions = setCondition(conditions, "Ready", allReady ? "True" : "False", allReady ? undefined : notReadyReason);
-  conditions = setCondition(conditions, "ContainersReady", allReady ? "True" : "False", allReady ? undefined : notReadyReason);
+  conditions = setCondition(
+    conditions,
+    "ContainersReady",
+    allReady ? "True" : "False",
+    allReady ? undefined : notReadyReason,
+  );
   conditions = setCondition(conditions, "PodScheduled", "True");
   status.conditions = conditions;
   pod.status = status;

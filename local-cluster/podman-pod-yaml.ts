@@ -44,9 +44,14 @@ function resolveEnv(env: any[] | undefined, lookup: EnvLookup, warnings: string[
       continue;
     }
     const from = e.valueFrom;
-    const ref = from.secretKeyRef ? (["secret", from.secretKeyRef] as const) : from.configMapKeyRef ? (["configMap", from.configMapKeyRef] as const) : undefined;
+    const ref = from.secretKeyRef
+      ? (["secret", from.secretKeyRef] as const)
+      : from.configMapKeyRef
+        ? (["configMap", from.configMapKeyRef] as const)
+        : undefined;
     let value: string | undefined;
-    if (ref) value = ref[0] === "secret" || ref[0] === "configMap" ? lookup(ref[0], ref[1].name, ref[1].key) : undefined;
+    if (ref)
+      value = ref[0] === "secret" || ref[0] === "configMap" ? lookup(ref[0], ref[1].name, ref[1].key) : undefined;
     else if (from.fieldRef) value = lookup("field", "", from.fieldRef.fieldPath);
     if (value === undefined) warnings.push(`env ${e.name}: valueFrom could not be resolved; left empty`);
     out.push({ name: e.name, value: value ?? "" });
@@ -63,22 +68,45 @@ export function formatPodmanVolumeName(podmanName: string, volumeName: string): 
   return `${podmanName}-${volumeName}`;
 }
 
-function convertVolumes(podmanName: string, volumes: any[] | undefined, claimDirectories: Readonly<Record<string, string>>, warnings: string[]): object[] {
+function convertVolumes(
+  podmanName: string,
+  volumes: any[] | undefined,
+  claimDirectories: Readonly<Record<string, string>>,
+  warnings: string[],
+): object[] {
   return (volumes ?? []).map((v) => {
     const name = formatPodmanVolumeName(podmanName, v.name);
     const claim = v.persistentVolumeClaim?.claimName;
-    if (claim !== undefined && claimDirectories[claim] !== undefined) return { name, hostPath: { path: claimDirectories[claim], type: "Directory" } };
-    if (!v.emptyDir) warnings.push(`volume ${v.name}: only emptyDir and persistentVolumeClaim are supported locally; mounted as an empty directory`);
+    if (claim !== undefined && claimDirectories[claim] !== undefined)
+      return { name, hostPath: { path: claimDirectories[claim], type: "Directory" } };
+    if (!v.emptyDir)
+      warnings.push(
+        `volume ${v.name}: only emptyDir and persistentVolumeClaim are supported locally; mounted as an empty directory`,
+      );
     return { name, emptyDir: {} };
   });
 }
 
 /** The securityContext keys podman 4.3's kube play honours (capabilities, no_new_privs, users, seccomp, privileged). */
-const CONTAINER_SECURITY_KEYS = ["privileged", "allowPrivilegeEscalation", "capabilities", "runAsUser", "runAsGroup", "runAsNonRoot", "readOnlyRootFilesystem", "seccompProfile"];
+const CONTAINER_SECURITY_KEYS = [
+  "privileged",
+  "allowPrivilegeEscalation",
+  "capabilities",
+  "runAsUser",
+  "runAsGroup",
+  "runAsNonRoot",
+  "readOnlyRootFilesystem",
+  "seccompProfile",
+];
 const POD_SECURITY_KEYS = ["runAsUser", "runAsGroup", "runAsNonRoot", "seccompProfile"];
 
 /** The keys of a securityContext podman honours; the others become warnings. Undefined when nothing is left. */
-function pickSecurityContext(context: Record<string, unknown> | undefined, keys: readonly string[], where: string, warnings: string[]): Record<string, unknown> | undefined {
+function pickSecurityContext(
+  context: Record<string, unknown> | undefined,
+  keys: readonly string[],
+  where: string,
+  warnings: string[],
+): Record<string, unknown> | undefined {
   if (context === undefined) return undefined;
   const picked: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(context)) {
@@ -112,14 +140,27 @@ export function buildPodmanPod(input: PodmanPodInput): PodmanPodPlan {
   const containerNames: Record<string, string> = {};
   const spec = pod.spec ?? {};
   const claimDirectories = input.claimDirectories ?? {};
-  const readOnlyClaims = new Set<string>((spec.volumes ?? []).filter((v: any) => v.persistentVolumeClaim?.readOnly).map((v: any) => v.name));
-  const claimOfVolume = new Map<string, string>((spec.volumes ?? []).flatMap((v: any) => (claimDirectories[v.persistentVolumeClaim?.claimName] === undefined ? [] : [[v.name, claimDirectories[v.persistentVolumeClaim.claimName]!]])));
+  const readOnlyClaims = new Set<string>(
+    (spec.volumes ?? []).filter((v: any) => v.persistentVolumeClaim?.readOnly).map((v: any) => v.name),
+  );
+  const claimOfVolume = new Map<string, string>(
+    (spec.volumes ?? []).flatMap((v: any) =>
+      claimDirectories[v.persistentVolumeClaim?.claimName] === undefined
+        ? []
+        : [[v.name, claimDirectories[v.persistentVolumeClaim.claimName]!]],
+    ),
+  );
   /** A claim mounted with a subPath becomes a hostPath volume of its own at that directory (the kubelet made it). */
   const subPathVolumes: object[] = [];
   // Probes are the kubelet's (local-cluster/prober.ts), not podman's: none reaches kube play.
   const containers = listLongRunningContainers(spec).map((c: any) => {
     containerNames[c.name] = formatPodmanContainerName(podmanName, c.name);
-    const securityContext = pickSecurityContext(c.securityContext, CONTAINER_SECURITY_KEYS, `container ${c.name}:`, warnings);
+    const securityContext = pickSecurityContext(
+      c.securityContext,
+      CONTAINER_SECURITY_KEYS,
+      `container ${c.name}:`,
+      warnings,
+    );
     return {
       name: c.name,
       image: c.image,
@@ -133,13 +174,20 @@ export function buildPodmanPod(input: PodmanPodInput): PodmanPodPlan {
         let name = formatPodmanVolumeName(podmanName, m.name);
         const claimDir = claimOfVolume.get(m.name);
         if (typeof m.subPath === "string" && m.subPath !== "") {
-          if (claimDir === undefined || !isSafeSubPath(m.subPath)) warnings.push(`container ${c.name}: the subPath ${JSON.stringify(m.subPath)} of volume ${m.name} is not honoured by the local cluster (only a relative one, without .., on a claim); the whole volume is mounted`);
+          if (claimDir === undefined || !isSafeSubPath(m.subPath))
+            warnings.push(
+              `container ${c.name}: the subPath ${JSON.stringify(m.subPath)} of volume ${m.name} is not honoured by the local cluster (only a relative one, without .., on a claim); the whole volume is mounted`,
+            );
           else {
             name = formatPodmanVolumeName(podmanName, `${m.name}-sub${subPathVolumes.length}`);
             subPathVolumes.push({ name, hostPath: { path: join(claimDir, m.subPath), type: "Directory" } });
           }
         }
-        return { name, mountPath: m.mountPath, ...(m.readOnly || readOnlyClaims.has(m.name) ? { readOnly: true } : {}) };
+        return {
+          name,
+          mountPath: m.mountPath,
+          ...(m.readOnly || readOnlyClaims.has(m.name) ? { readOnly: true } : {}),
+        };
       }),
       ...(securityContext ? { securityContext } : {}),
       ...(c.stdin ? { stdin: true } : {}),
@@ -154,16 +202,20 @@ export function buildPodmanPod(input: PodmanPodInput): PodmanPodPlan {
     metadata: { name: podmanName, labels: { ...(pod.metadata.labels ?? {}), ...input.extraLabels } },
     spec: {
       hostname,
-      restartPolicy: spec.restartPolicy === "Always" ? "Always" : spec.restartPolicy === "OnFailure" ? "OnFailure" : "Never",
+      restartPolicy:
+        spec.restartPolicy === "Always" ? "Always" : spec.restartPolicy === "OnFailure" ? "OnFailure" : "Never",
       terminationGracePeriodSeconds: spec.terminationGracePeriodSeconds ?? 30,
       ...(podSecurityContext ? { securityContext: podSecurityContext } : {}),
       volumes: [...convertVolumes(podmanName, spec.volumes, claimDirectories, warnings), ...subPathVolumes],
       containers,
     },
   };
-  if ((spec.initContainers ?? []).length > listSidecars(spec).length) warnings.push("initContainers other than native sidecars (restartPolicy: Always) are not run by the local cluster");
+  if ((spec.initContainers ?? []).length > listSidecars(spec).length)
+    warnings.push("initContainers other than native sidecars (restartPolicy: Always) are not run by the local cluster");
   // A claim's directory outlives the pod: only the emptyDirs are podman volumes to remove with it.
-  const local = (spec.volumes ?? []).filter((v: any) => claimDirectories[v.persistentVolumeClaim?.claimName] === undefined);
+  const local = (spec.volumes ?? []).filter(
+    (v: any) => claimDirectories[v.persistentVolumeClaim?.claimName] === undefined,
+  );
   const volumeNames = local.map((v: any) => formatPodmanVolumeName(podmanName, v.name));
   const memoryVolumeNames = local
     .filter((v: any) => v.emptyDir && (input.emptyDirsInMemory || v.emptyDir.medium === "Memory"))

@@ -40,7 +40,9 @@ function runPodman(binary: string, args: readonly string[], input?: string): Pro
     child.stdout.on("data", (d: Buffer) => out.push(d));
     child.stderr.on("data", (d: Buffer) => err.push(d));
     child.on("error", (e) => resolve({ code: 127, stdout: "", stderr: String(e) }));
-    child.on("close", (code) => resolve({ code: code ?? 1, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString() }));
+    child.on("close", (code) =>
+      resolve({ code: code ?? 1, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString() }),
+    );
     // podman may exit without reading its stdin (most commands never do): that EPIPE is not the command's
     // outcome, its exit code is. Unheard, it would be an uncaught exception in the process hosting the cluster.
     child.stdin.on("error", () => undefined);
@@ -103,14 +105,20 @@ export class PodmanClient {
   async listPods(label: string): Promise<string[]> {
     const r = await this.run(["pod", "ps", "--format", "{{.Name}}", "--filter", `label=${label}`]);
     if (r.code !== 0) throw describeFailure("podman pod ps", r);
-    return r.stdout.split("\n").map((s) => s.trim()).filter((s) => s.length > 0);
+    return r.stdout
+      .split("\n")
+      .map((s) => s.trim())
+      .filter((s) => s.length > 0);
   }
 
   /** Pods carrying a label key (any value), with all their labels. */
   async listLabelledPods(labelKey: string): Promise<{ name: string; labels: Record<string, string> }[]> {
     const r = await this.run(["pod", "ps", "--format", "json", "--filter", `label=${labelKey}`]);
     if (r.code !== 0) throw describeFailure("podman pod ps", r);
-    return (JSON.parse(r.stdout || "[]") as any[]).map((p) => ({ name: String(p.Name), labels: (p.Labels ?? {}) as Record<string, string> }));
+    return (JSON.parse(r.stdout || "[]") as any[]).map((p) => ({
+      name: String(p.Name),
+      labels: (p.Labels ?? {}) as Record<string, string>,
+    }));
   }
 
   async podExists(name: string): Promise<boolean> {
@@ -136,7 +144,17 @@ export class PodmanClient {
   /** Creates tmpfs volumes (mode 1777, as an emptyDir), which kube play then mounts by name. */
   async createMemoryVolumes(names: readonly string[]): Promise<void> {
     for (const name of names) {
-      const r = await this.run(["volume", "create", "--opt", "type=tmpfs", "--opt", "device=tmpfs", "--opt", "o=mode=1777", name]);
+      const r = await this.run([
+        "volume",
+        "create",
+        "--opt",
+        "type=tmpfs",
+        "--opt",
+        "device=tmpfs",
+        "--opt",
+        "o=mode=1777",
+        name,
+      ]);
       if (r.code !== 0) throw describeFailure("podman volume create", r);
     }
   }
@@ -145,14 +163,18 @@ export class PodmanClient {
   async removeVolumes(names: readonly string[]): Promise<void> {
     if (names.length === 0) return;
     const r = await this.run(["volume", "rm", "-f", ...names]);
-    if (r.code !== 0 && !/no such volume|no volume with name/i.test(r.stderr)) throw describeFailure("podman volume rm", r);
+    if (r.code !== 0 && !/no such volume|no volume with name/i.test(r.stderr))
+      throw describeFailure("podman volume rm", r);
   }
 
   /** Names of volumes starting with `prefix`. */
   async listVolumes(prefix: string): Promise<string[]> {
     const r = await this.run(["volume", "ls", "--format", "{{.Name}}"]);
     if (r.code !== 0) throw describeFailure("podman volume ls", r);
-    return r.stdout.split("\n").map((s) => s.trim()).filter((s) => s.startsWith(prefix));
+    return r.stdout
+      .split("\n")
+      .map((s) => s.trim())
+      .filter((s) => s.startsWith(prefix));
   }
 
   /** SIGKILLs every container of a pod, leaving it in place (exit codes stay readable). */
@@ -162,12 +184,19 @@ export class PodmanClient {
 
   /** `podman exec [-i] CONTAINER CMD...` with piped stdio; the caller owns the child. */
   spawnExec(container: string, command: readonly string[], stdin: boolean): ChildProcess {
-    return spawn(this.binary, ["exec", ...(stdin ? ["-i"] : []), container, ...command], { stdio: ["pipe", "pipe", "pipe"] });
+    return spawn(this.binary, ["exec", ...(stdin ? ["-i"] : []), container, ...command], {
+      stdio: ["pipe", "pipe", "pipe"],
+    });
   }
 
   /** `podman logs` of one container; the caller owns the child. */
   spawnLogs(container: string, follow: boolean, tail?: number): ChildProcess {
-    const args = ["logs", ...(follow ? ["-f"] : []), ...(tail !== undefined ? ["--tail", String(tail)] : []), container];
+    const args = [
+      "logs",
+      ...(follow ? ["-f"] : []),
+      ...(tail !== undefined ? ["--tail", String(tail)] : []),
+      container,
+    ];
     return spawn(this.binary, args, { stdio: ["ignore", "pipe", "pipe"] });
   }
 
@@ -180,7 +209,9 @@ export class PodmanClient {
     let child: ChildProcess | undefined;
     const start = (): void => {
       if (stopped) return;
-      child = spawn(this.binary, ["events", "--format", "json", "--filter", `label=${label}`], { stdio: ["ignore", "pipe", "ignore"] });
+      child = spawn(this.binary, ["events", "--format", "json", "--filter", `label=${label}`], {
+        stdio: ["ignore", "pipe", "ignore"],
+      });
       const lines = createInterface({ input: child.stdout! });
       lines.on("line", (line) => {
         try {

@@ -9,10 +9,22 @@ export interface Preconditions {
 }
 
 /** Throws 409 Conflict, worded as the API server words it, when the object is not the one the caller saw. */
-export function checkPreconditions(resource: string, group: string, current: KubeObject, preconditions: Preconditions | undefined): void {
+export function checkPreconditions(
+  resource: string,
+  group: string,
+  current: KubeObject,
+  preconditions: Preconditions | undefined,
+): void {
   const fail = (what: string, wanted: string, actual: string): never => {
-    throw conflict(resource, group, current.metadata.name, `Precondition failed: ${what} in precondition: ${wanted}, ${what} in object meta: ${actual}`);
+    throw conflict(
+      resource,
+      group,
+      current.metadata.name,
+      `Precondition failed: ${what} in precondition: ${wanted}, ${what} in object meta: ${actual}`,
+    );
   };
-  if (preconditions?.uid && preconditions.uid !== current.metadata.uid) fail("UID", preconditions.uid, current.metadata.uid);
-  if (preconditions?.resourceVersion && preconditions.resourceVersion !== current.metadata.resourceVersion) fail("ResourceVersion", preconditions.resourceVersion, current.metadata.resourceVersion);
+  if (preconditions?.uid && preconditions.uid !== current.metadata.uid)
+    fail("UID", preconditions.uid, current.metadata.uid);
+  if (preconditions?.resourceVersion && preconditions.resourceVersion !== current.metadata.resourceVersion)
+    fail("ResourceVersion", preconditions.resourceVersion, current.metadata.resourceVersion);
 }

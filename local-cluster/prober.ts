@@ -29,7 +29,12 @@ export function probeTcp(host: string, port: number, timeoutMs: number): Promise
 export async function readPodIp(podman: PodmanClient, podmanName: string): Promise<string | undefined> {
   const infra = await podman.run(["pod", "inspect", podmanName, "--format", "{{.InfraContainerID}}"]);
   if (infra.code !== 0 || infra.stdout.trim() === "") return undefined;
-  const ip = await podman.run(["inspect", infra.stdout.trim(), "--format", "{{range .NetworkSettings.Networks}}{{.IPAddress}} {{end}}"]);
+  const ip = await podman.run([
+    "inspect",
+    infra.stdout.trim(),
+    "--format",
+    "{{range .NetworkSettings.Networks}}{{.IPAddress}} {{end}}",
+  ]);
   return ip.code === 0 ? ip.stdout.trim().split(/\s+/)[0] || undefined : undefined;
 }
 
@@ -37,7 +42,12 @@ export async function readPodIp(podman: PodmanClient, podmanName: string): Promi
  * Runs one probe as the kubelet would: `exec` passes when the command exits 0 in the container (podman exec);
  * `tcpSocket` when the pod's IP accepts a connection on the port (from the node, as a kubelet connects).
  */
-export async function runProbe(podman: PodmanClient, probe: ReadinessProbe, container: string, podIp: () => Promise<string | undefined>): Promise<boolean> {
+export async function runProbe(
+  podman: PodmanClient,
+  probe: ReadinessProbe,
+  container: string,
+  podIp: () => Promise<string | undefined>,
+): Promise<boolean> {
   const timeoutMs = (probe.timeoutSeconds ?? 1) * 1000;
   if (probe.exec?.command && probe.exec.command.length > 0) {
     const result = await podman.run(["exec", container, ...probe.exec.command]);

@@ -1,7 +1,16 @@
 // Decodes a Kubernetes protobuf request body (magic, runtime.Unknown envelope, typed message) into its JSON shape.
 
 import { PROTO_MESSAGES, type ProtoType } from "./proto-messages.js";
-import { ProtobufError, WIRE_FIXED32, WIRE_FIXED64, WIRE_LENGTH, WIRE_VARINT, readFields, readPackedVarints, type WireField } from "./protobuf-wire.js";
+import {
+  ProtobufError,
+  WIRE_FIXED32,
+  WIRE_FIXED64,
+  WIRE_LENGTH,
+  WIRE_VARINT,
+  readFields,
+  readPackedVarints,
+  type WireField,
+} from "./protobuf-wire.js";
 
 /** Every Kubernetes protobuf body starts with these four bytes, then a runtime.Unknown. */
 export const PROTOBUF_MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
@@ -37,7 +46,8 @@ export interface ProtobufEnvelope {
 
 /** Reads the magic and the runtime.Unknown envelope (typeMeta 1, raw 2, contentEncoding 3, contentType 4). */
 export function readEnvelope(body: Buffer): ProtobufEnvelope {
-  if (body.length < 4 || !body.subarray(0, 4).equals(PROTOBUF_MAGIC)) throw new ProtobufError("the body does not start with the Kubernetes protobuf magic k8s\\0");
+  if (body.length < 4 || !body.subarray(0, 4).equals(PROTOBUF_MAGIC))
+    throw new ProtobufError("the body does not start with the Kubernetes protobuf magic k8s\\0");
   let apiVersion = "";
   let kind = "";
   let raw: Buffer = Buffer.alloc(0);
@@ -50,7 +60,8 @@ export function readEnvelope(body: Buffer): ProtobufEnvelope {
         if (meta.number === 2) kind = meta.value.toString("utf8");
       }
     } else if (field.number === 2) raw = field.value;
-    else if (field.number === 3 && field.value.length > 0) throw new ProtobufError(`unsupported content encoding ${field.value.toString("utf8")}`);
+    else if (field.number === 3 && field.value.length > 0)
+      throw new ProtobufError(`unsupported content encoding ${field.value.toString("utf8")}`);
   }
   return { apiVersion, kind, raw };
 }
@@ -64,7 +75,11 @@ export function decodeProtobufBody(body: Buffer): Record<string, unknown> | unde
   const envelope = readEnvelope(body);
   const message = findMessageName(envelope.apiVersion, envelope.kind);
   if (!message) return undefined;
-  return { apiVersion: envelope.apiVersion, kind: envelope.kind, ...(decodeMessage(message, envelope.raw) as Record<string, unknown>) };
+  return {
+    apiVersion: envelope.apiVersion,
+    kind: envelope.kind,
+    ...(decodeMessage(message, envelope.raw) as Record<string, unknown>),
+  };
 }
 
 /** Decodes one message by its field table; unknown field numbers are skipped, as protobuf readers do. */
@@ -76,7 +91,8 @@ export function decodeMessage(message: string, bytes: Buffer): unknown {
   const fields = readFields(bytes);
   // A message that only wraps a list (ExtraValue: `items`) is that list in JSON.
   const numbers = Object.keys(table);
-  if (numbers.length === 1 && table[1]?.[0] === "items" && table[1][2]) return fields.filter((f) => f.number === 1).flatMap((f) => decodeValue("string", f));
+  if (numbers.length === 1 && table[1]?.[0] === "items" && table[1][2])
+    return fields.filter((f) => f.number === 1).flatMap((f) => decodeValue("string", f));
   const out: Record<string, unknown> = {};
   for (const field of fields) {
     const spec = table[field.number];
@@ -111,7 +127,9 @@ function decodeSpecial(message: string, bytes: Buffer): unknown {
     }
     if (seconds === 0n && nanos === 0n) return null;
     const iso = new Date(Number(seconds) * 1000).toISOString();
-    return message.endsWith(".Time") ? iso.replace(/\.\d+Z$/, "Z") : iso.replace(/\.\d+Z$/, `.${String(nanos / 1000n).padStart(6, "0")}Z`);
+    return message.endsWith(".Time")
+      ? iso.replace(/\.\d+Z$/, "Z")
+      : iso.replace(/\.\d+Z$/, `.${String(nanos / 1000n).padStart(6, "0")}Z`);
   }
   if (message === `${META}.FieldsV1`) {
     const raw = readFields(bytes).find((f) => f.number === 1 && f.wireType === WIRE_LENGTH);
@@ -137,7 +155,12 @@ function decodeValue(type: string, field: WireField): unknown[] {
     case "int64":
     case "uint32":
     case "uint64": {
-      const raw = field.wireType === WIRE_LENGTH ? readPackedVarints(field.value) : field.wireType === WIRE_VARINT ? [field.value] : undefined;
+      const raw =
+        field.wireType === WIRE_LENGTH
+          ? readPackedVarints(field.value)
+          : field.wireType === WIRE_VARINT
+            ? [field.value]
+            : undefined;
       if (!raw) throw new ProtobufError(`field ${field.number} (${type}) has wire type ${field.wireType}`);
       return raw.map((v) => convertVarint(type, v));
     }
@@ -171,7 +194,10 @@ function decodeMapEntry(type: readonly ["map", string, string], field: WireField
 }
 
 function expectLength(field: WireField, type: ProtoType): Buffer {
-  if (field.wireType !== WIRE_LENGTH) throw new ProtobufError(`field ${field.number} (${String(type)}) has wire type ${field.wireType}, not length-delimited`);
+  if (field.wireType !== WIRE_LENGTH)
+    throw new ProtobufError(
+      `field ${field.number} (${String(type)}) has wire type ${field.wireType}, not length-delimited`,
+    );
   return field.value;
 }
 

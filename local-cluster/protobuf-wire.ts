@@ -8,7 +8,11 @@ export const WIRE_FIXED32 = 5;
 /** One field occurrence: a varint as a bigint, a fixed or length-delimited value as its bytes. */
 export type WireField =
   | { readonly number: number; readonly wireType: typeof WIRE_VARINT; readonly value: bigint }
-  | { readonly number: number; readonly wireType: typeof WIRE_FIXED64 | typeof WIRE_LENGTH | typeof WIRE_FIXED32; readonly value: Buffer };
+  | {
+      readonly number: number;
+      readonly wireType: typeof WIRE_FIXED64 | typeof WIRE_LENGTH | typeof WIRE_FIXED32;
+      readonly value: Buffer;
+    };
 
 export class ProtobufError extends Error {
   override readonly name = "ProtobufError";
@@ -64,7 +68,7 @@ export function readFields(buf: Buffer): WireField[] {
 /** The varints packed into one length-delimited field (a packed repeated scalar). */
 export function readPackedVarints(buf: Buffer): bigint[] {
   const values: bigint[] = [];
-  for (let at = 0; at < buf.length; ) {
+  for (let at = 0; at < buf.length;) {
     const v = readVarint(buf, at);
     values.push(v.value);
     at = v.next;

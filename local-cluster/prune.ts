@@ -26,7 +26,9 @@ export async function pruneOrphanedPods(podman: PodmanClient): Promise<string[]>
   for (const pod of orphans) {
     await podman.removePod(pod.name, 0);
     const instance = pod.labels[INSTANCE_LABEL];
-    const volumes = (await podman.listVolumes(`${pod.name}-`)).filter((v) => instance && v.startsWith(`lc-${instance}-`));
+    const volumes = (await podman.listVolumes(`${pod.name}-`)).filter(
+      (v) => instance && v.startsWith(`lc-${instance}-`),
+    );
     await podman.removeVolumes(volumes);
   }
   return orphans.map((p) => p.name);

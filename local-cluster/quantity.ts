@@ -28,7 +28,9 @@ export function parseQuantity(text: string): number | undefined {
 }
 
 /** What a pod asks of a node: the sum of its containers' requests (cores, bytes); absent requests count as 0. */
-export function sumPodRequests(spec: { containers?: Array<{ resources?: { requests?: Record<string, unknown> } }> } | undefined): { cpu: number; memory: number } {
+export function sumPodRequests(
+  spec: { containers?: Array<{ resources?: { requests?: Record<string, unknown> } }> } | undefined,
+): { cpu: number; memory: number } {
   let cpu = 0;
   let memory = 0;
   for (const c of spec?.containers ?? []) {

@@ -57,13 +57,34 @@ export const BOOTSTRAP_POLICY: RbacObjects = {
   roleBindings: [],
   clusterRoles: [
     buildClusterRole("system:basic-user", [
-      { verbs: ["create"], apiGroups: ["authorization.k8s.io"], resources: ["selfsubjectaccessreviews", "selfsubjectrulesreviews"] },
+      {
+        verbs: ["create"],
+        apiGroups: ["authorization.k8s.io"],
+        resources: ["selfsubjectaccessreviews", "selfsubjectrulesreviews"],
+      },
       { verbs: ["create"], apiGroups: ["authentication.k8s.io"], resources: ["selfsubjectreviews"] },
     ]),
     buildClusterRole("system:discovery", [
-      { verbs: ["get"], nonResourceURLs: ["/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi", "/openapi/*", "/readyz", "/version", "/version/"] },
+      {
+        verbs: ["get"],
+        nonResourceURLs: [
+          "/api",
+          "/api/*",
+          "/apis",
+          "/apis/*",
+          "/healthz",
+          "/livez",
+          "/openapi",
+          "/openapi/*",
+          "/readyz",
+          "/version",
+          "/version/",
+        ],
+      },
     ]),
-    buildClusterRole("system:public-info-viewer", [{ verbs: ["get"], nonResourceURLs: ["/healthz", "/livez", "/readyz", "/version", "/version/"] }]),
+    buildClusterRole("system:public-info-viewer", [
+      { verbs: ["get"], nonResourceURLs: ["/healthz", "/livez", "/readyz", "/version", "/version/"] },
+    ]),
   ],
   clusterRoleBindings: ["system:basic-user", "system:discovery", "system:public-info-viewer"].map((name) => ({
     apiVersion: `${RBAC_GROUP}/v1`,
@@ -75,7 +96,12 @@ export const BOOTSTRAP_POLICY: RbacObjects = {
 };
 
 function buildClusterRole(name: string, rules: PolicyRule[]): KubeObject {
-  return { apiVersion: `${RBAC_GROUP}/v1`, kind: "ClusterRole", metadata: { name, uid: "", resourceVersion: "", creationTimestamp: "" }, rules };
+  return {
+    apiVersion: `${RBAC_GROUP}/v1`,
+    kind: "ClusterRole",
+    metadata: { name, uid: "", resourceVersion: "", creationTimestamp: "" },
+    rules,
+  };
 }
 
 /** The user name of a ServiceAccount: `system:serviceaccount:NS:NAME`. */
@@ -87,14 +113,27 @@ export function formatServiceAccountUser(namespace: string, name: string): strin
 export function authorize(user: UserInfo, attributes: RequestAttributes, objects: RbacObjects): Decision {
   if (user.groups.includes(SUPERUSER_GROUP)) return { allowed: true, reason: "" };
   const errors: string[] = [];
-  for (const grant of listGrants(user, attributes.kind === "resource" ? attributes.namespace : undefined, objects, errors)) {
-    if (grant.rules.some((rule) => allowsRequest(rule, attributes))) return { allowed: true, reason: `RBAC: allowed by ${grant.source}` };
+  for (const grant of listGrants(
+    user,
+    attributes.kind === "resource" ? attributes.namespace : undefined,
+    objects,
+    errors,
+  )) {
+    if (grant.rules.some((rule) => allowsRequest(rule, attributes)))
+      return { allowed: true, reason: `RBAC: allowed by ${grant.source}` };
   }
-  return { allowed: false, reason: errors.length === 0 ? "" : `RBAC: ${errors.length === 1 ? errors[0] : `[${errors.join(", ")}]`}` };
+  return {
+    allowed: false,
+    reason: errors.length === 0 ? "" : `RBAC: ${errors.length === 1 ? errors[0] : `[${errors.join(", ")}]`}`,
+  };
 }
 
 /** The rules that apply to the user in a namespace (or at the cluster scope), for SelfSubjectRulesReview. */
-export function listUserRules(user: UserInfo, namespace: string | undefined, objects: RbacObjects): { rules: PolicyRule[]; errors: string[] } {
+export function listUserRules(
+  user: UserInfo,
+  namespace: string | undefined,
+  objects: RbacObjects,
+): { rules: PolicyRule[]; errors: string[] } {
   const errors: string[] = [];
   const rules = listGrants(user, namespace, objects, errors).flatMap((grant) => grant.rules);
   return { rules, errors };
@@ -113,7 +152,11 @@ function listGrants(user: UserInfo, namespace: string | undefined, objects: Rbac
     const subject = findSubject(binding, user, "");
     if (!subject) continue;
     const role = findRole(binding, clusterRoles, [], errors);
-    if (role) grants.push({ source: `ClusterRoleBinding "${binding.metadata.name}" of ClusterRole "${binding.roleRef?.name}" to ${describeSubject(subject, "")}`, rules: role.rules ?? [] });
+    if (role)
+      grants.push({
+        source: `ClusterRoleBinding "${binding.metadata.name}" of ClusterRole "${binding.roleRef?.name}" to ${describeSubject(subject, "")}`,
+        rules: role.rules ?? [],
+      });
   }
   if (namespace === undefined) return grants;
   const roles = objects.roles.filter((r) => r.metadata.namespace === namespace);
@@ -147,7 +190,11 @@ function appliesToUser(subject: Subject, user: UserInfo, bindingNamespace: strin
       return subject.name !== undefined && user.groups.includes(subject.name);
     case "ServiceAccount": {
       const namespace = subject.namespace || bindingNamespace;
-      return namespace !== "" && subject.name !== undefined && user.username === formatServiceAccountUser(namespace, subject.name);
+      return (
+        namespace !== "" &&
+        subject.name !== undefined &&
+        user.username === formatServiceAccountUser(namespace, subject.name)
+      );
     }
     default:
       return false;
@@ -155,23 +202,31 @@ function appliesToUser(subject: Subject, user: UserInfo, bindingNamespace: strin
 }
 
 function describeSubject(subject: Subject, bindingNamespace: string): string {
-  if (subject.kind === "ServiceAccount") return `ServiceAccount "${subject.name}/${subject.namespace || bindingNamespace}"`;
+  if (subject.kind === "ServiceAccount")
+    return `ServiceAccount "${subject.name}/${subject.namespace || bindingNamespace}"`;
   return `${subject.kind} "${subject.name}"`;
 }
 
 /** The role a binding names; a missing one is an error kube-apiserver reports as the reason of a denial. */
-function findRole(binding: KubeObject, clusterRoles: readonly KubeObject[], roles: readonly KubeObject[], errors: string[]): KubeObject | undefined {
+function findRole(
+  binding: KubeObject,
+  clusterRoles: readonly KubeObject[],
+  roles: readonly KubeObject[],
+  errors: string[],
+): KubeObject | undefined {
   const ref = binding.roleRef as { kind?: string; name?: string } | undefined;
   const pool = ref?.kind === "ClusterRole" ? clusterRoles : ref?.kind === "Role" ? roles : [];
   const role = pool.find((r) => r.metadata.name === ref?.name);
-  if (!role) errors.push(`${ref?.kind === "ClusterRole" ? "clusterrole" : "role"}.${RBAC_GROUP} "${ref?.name}" not found`);
+  if (!role)
+    errors.push(`${ref?.kind === "ClusterRole" ? "clusterrole" : "role"}.${RBAC_GROUP} "${ref?.name}" not found`);
   return role;
 }
 
 /** Whether one rule allows the request (kube-apiserver's RuleAllows). */
 export function allowsRequest(rule: PolicyRule, attributes: RequestAttributes): boolean {
   if (!matchesAny(rule.verbs, attributes.verb)) return false;
-  if (attributes.kind === "nonResource") return (rule.nonResourceURLs ?? []).some((url) => matchesUrl(url, attributes.path));
+  if (attributes.kind === "nonResource")
+    return (rule.nonResourceURLs ?? []).some((url) => matchesUrl(url, attributes.path));
   if (!matchesAny(rule.apiGroups, attributes.apiGroup)) return false;
   if (!matchesResource(rule.resources ?? [], attributes.resource, attributes.subresource)) return false;
   const names = rule.resourceNames ?? [];

@@ -21,7 +21,8 @@ function readReviewAttributes(spec: any): RequestAttributes {
     };
   }
   const nonResource = spec?.nonResourceAttributes;
-  if (nonResource && typeof nonResource === "object") return { kind: "nonResource", verb: String(nonResource.verb ?? ""), path: String(nonResource.path ?? "") };
+  if (nonResource && typeof nonResource === "object")
+    return { kind: "nonResource", verb: String(nonResource.verb ?? ""), path: String(nonResource.path ?? "") };
   throw badRequest("spec: Invalid value: exactly one of nonResourceAttributes or resourceAttributes must be specified");
 }
 
@@ -32,7 +33,12 @@ function describeUser(user: UserInfo): object {
 /** The answer to one review, made by `user` (the requester; SubjectAccessReview asks about the user in its spec). */
 export function answerReview(type: ResourceType, body: any, user: UserInfo, access: AccessControl): object {
   const spec = body?.spec ?? {};
-  const base = { apiVersion: formatApiVersion(type.group, type.version), kind: type.kind, metadata: { creationTimestamp: null }, spec };
+  const base = {
+    apiVersion: formatApiVersion(type.group, type.version),
+    kind: type.kind,
+    metadata: { creationTimestamp: null },
+    spec,
+  };
   switch (type.resource) {
     case "selfsubjectreviews":
       return { ...base, status: { userInfo: describeUser(user) } };
@@ -40,7 +46,10 @@ export function answerReview(type: ResourceType, body: any, user: UserInfo, acce
       try {
         const reviewed = access.authenticate(`Bearer ${String(spec.token ?? "")}`);
         const record = access.tokens.find(String(spec.token ?? ""));
-        return { ...base, status: { authenticated: true, user: describeUser(reviewed), audiences: [...(record?.audiences ?? [])] } };
+        return {
+          ...base,
+          status: { authenticated: true, user: describeUser(reviewed), audiences: [...(record?.audiences ?? [])] },
+        };
       } catch {
         return { ...base, status: { authenticated: false, error: "invalid bearer token" } };
       }
@@ -48,7 +57,11 @@ export function answerReview(type: ResourceType, body: any, user: UserInfo, acce
     case "selfsubjectrulesreviews":
       return { ...base, status: describeRules(user, spec.namespace ? String(spec.namespace) : undefined, access) };
     case "subjectaccessreviews": {
-      const subject: UserInfo = { username: String(spec.user ?? ""), ...(spec.uid ? { uid: String(spec.uid) } : {}), groups: Array.isArray(spec.groups) ? spec.groups.map(String) : [] };
+      const subject: UserInfo = {
+        username: String(spec.user ?? ""),
+        ...(spec.uid ? { uid: String(spec.uid) } : {}),
+        groups: Array.isArray(spec.groups) ? spec.groups.map(String) : [],
+      };
       return { ...base, status: describeDecision(subject, readReviewAttributes(spec), access) };
     }
     default:
@@ -64,12 +77,28 @@ function describeDecision(user: UserInfo, attributes: RequestAttributes, access:
 /** What `kubectl auth can-i --list` shows: the rules bound to the user in the namespace, split as the API splits them. */
 function describeRules(user: UserInfo, namespace: string | undefined, access: AccessControl): object {
   if (user.groups.includes(SUPERUSER_GROUP)) {
-    return { resourceRules: [{ verbs: ["*"], apiGroups: ["*"], resources: ["*"] }], nonResourceRules: [{ verbs: ["*"], nonResourceURLs: ["*"] }], incomplete: false };
+    return {
+      resourceRules: [{ verbs: ["*"], apiGroups: ["*"], resources: ["*"] }],
+      nonResourceRules: [{ verbs: ["*"], nonResourceURLs: ["*"] }],
+      incomplete: false,
+    };
   }
   const { rules, errors } = listUserRules(user, namespace, access.readRbacObjects());
   const resourceRules = rules
     .filter((r) => (r.resources ?? []).length > 0)
-    .map((r) => ({ verbs: [...(r.verbs ?? [])], apiGroups: [...(r.apiGroups ?? [])], resources: [...(r.resources ?? [])], ...(r.resourceNames?.length ? { resourceNames: [...r.resourceNames] } : {}) }));
-  const nonResourceRules = rules.filter((r) => (r.nonResourceURLs ?? []).length > 0).map((r) => ({ verbs: [...(r.verbs ?? [])], nonResourceURLs: [...(r.nonResourceURLs ?? [])] }));
-  return { resourceRules, nonResourceRules, incomplete: errors.length > 0, ...(errors.length ? { evaluationError: errors.join(", ") } : {}) };
+    .map((r) => ({
+      verbs: [...(r.verbs ?? [])],
+      apiGroups: [...(r.apiGroups ?? [])],
+      resources: [...(r.resources ?? [])],
+      ...(r.resourceNames?.length ? { resourceNames: [...r.resourceNames] } : {}),
+    }));
+  const nonResourceRules = rules
+    .filter((r) => (r.nonResourceURLs ?? []).length > 0)
+    .map((r) => ({ verbs: [...(r.verbs ?? [])], nonResourceURLs: [...(r.nonResourceURLs ?? [])] }));
+  return {
+    resourceRules,
+    nonResourceRules,
+    incomplete: errors.length > 0,
+    ...(errors.length ? { evaluationError: errors.join(", ") } : {}),
+  };
 }

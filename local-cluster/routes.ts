@@ -32,7 +32,10 @@ function parseResourcePath(group: string, version: string, rest: string[]): Rout
 }
 
 export function parseRoute(pathname: string): Route {
-  const s = pathname.split("/").filter((x) => x.length > 0).map(decodeURIComponent);
+  const s = pathname
+    .split("/")
+    .filter((x) => x.length > 0)
+    .map(decodeURIComponent);
   const [a, b, c, d] = s;
   if (s.length === 1 && a === "version") return { kind: "version" };
   if (s.length === 1 && (a === "healthz" || a === "readyz" || a === "livez")) return { kind: "health" };

@@ -36,7 +36,10 @@ export function parseLabelSelector(text: string | null | undefined): LabelRequir
   return splitTopLevel(text).map((part) => {
     const set = /^([^\s!=()]+)\s+(in|notin)\s+\(([^)]*)\)$/.exec(part);
     if (set) {
-      const values = set[3]!.split(",").map((v) => v.trim()).filter((v) => v.length > 0);
+      const values = set[3]!
+        .split(",")
+        .map((v) => v.trim())
+        .filter((v) => v.length > 0);
       return { op: set[2] as "in" | "notin", key: set[1]!, values };
     }
     const neq = /^([^\s!=]+)\s*!=\s*(\S*)$/.exec(part);
@@ -50,7 +53,10 @@ export function parseLabelSelector(text: string | null | undefined): LabelRequir
   });
 }
 
-export function matchesLabels(requirements: readonly LabelRequirement[], labels: Record<string, string> | undefined): boolean {
+export function matchesLabels(
+  requirements: readonly LabelRequirement[],
+  labels: Record<string, string> | undefined,
+): boolean {
   const l = labels ?? {};
   return requirements.every((r) => {
     const has = Object.prototype.hasOwnProperty.call(l, r.key);
@@ -105,7 +111,10 @@ export interface ObjectFilter {
   fields: FieldRequirement[];
 }
 
-export function buildObjectFilter(labelSelector: string | null | undefined, fieldSelector: string | null | undefined): ObjectFilter {
+export function buildObjectFilter(
+  labelSelector: string | null | undefined,
+  fieldSelector: string | null | undefined,
+): ObjectFilter {
   return { labels: parseLabelSelector(labelSelector), fields: parseFieldSelector(fieldSelector) };
 }
 

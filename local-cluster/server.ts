@@ -7,7 +7,13 @@ import type { Duplex } from "node:stream";
 import { ADMIN_USER } from "./access-control.js";
 import { ApiError, buildFailureStatus, notFound } from "./api-error.js";
 import { handleResource, type ApiContext } from "./api-handler.js";
-import { buildApiGroup, buildApiGroupList, buildApiResourceList, buildApiVersions, buildVersionInfo } from "./discovery.js";
+import {
+  buildApiGroup,
+  buildApiGroupList,
+  buildApiResourceList,
+  buildApiVersions,
+  buildVersionInfo,
+} from "./discovery.js";
 import { ExecServer, rejectUpgrade } from "./exec-bridge.js";
 import { parseFaultConfig } from "./faults.js";
 import { readBody, sendError, sendJson } from "./http-util.js";
@@ -59,8 +65,13 @@ export class ApiServer {
   constructor(private readonly opts: ApiServerOptions) {
     this.exec = new ExecServer(opts);
     const handler = (req: IncomingMessage, res: ServerResponse): void => void this.handle(req, res, false);
-    this.http = opts.tls ? createHttpsServer({ cert: opts.tls.cert, key: opts.tls.key }, handler) : createServer(handler);
-    this.http.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.handleUpgrade(req, socket, head));
+    this.http = opts.tls
+      ? createHttpsServer({ cert: opts.tls.cert, key: opts.tls.key }, handler)
+      : createServer(handler);
+    this.http.on(
+      "upgrade",
+      (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.handleUpgrade(req, socket, head),
+    );
     this.http.on("connection", (s: Socket) => {
       this.sockets.add(s);
       s.on("close", () => this.sockets.delete(s));
@@ -106,10 +117,13 @@ export class ApiServer {
       return;
     }
     this.downTimers.push(
-      setTimeout(() => {
-        this.takeDown();
-        if (f.forSeconds !== undefined) this.downTimers.push(setTimeout(() => this.bringUp(), f.forSeconds * 1000));
-      }, (f.afterSeconds ?? 0) * 1000),
+      setTimeout(
+        () => {
+          this.takeDown();
+          if (f.forSeconds !== undefined) this.downTimers.push(setTimeout(() => this.bringUp(), f.forSeconds * 1000));
+        },
+        (f.afterSeconds ?? 0) * 1000,
+      ),
     );
   }
 
@@ -160,12 +174,19 @@ export class ApiServer {
       const method = req.method ?? "GET";
       const user = this.opts.access.authenticate(req.headers.authorization);
       const attributes = describeRequest(route, method, url);
-      if (route.kind !== "resource" || route.type.resource !== "pods" || route.subresource !== "exec" || !route.namespace || !route.name) {
+      if (
+        route.kind !== "resource" ||
+        route.type.resource !== "pods" ||
+        route.subresource !== "exec" ||
+        !route.namespace ||
+        !route.name
+      ) {
         this.opts.access.require(user, attributes);
         throw notFound("", "", url.pathname);
       }
       const target = { namespace: route.namespace, pod: route.name, user: user.username };
-      if (this.opts.logRequests) process.stderr.write(`${new Date().toISOString()} UPGRADE(${req.headers.upgrade}) ${req.method} ${req.url}\n`);
+      if (this.opts.logRequests)
+        process.stderr.write(`${new Date().toISOString()} UPGRADE(${req.headers.upgrade}) ${req.method} ${req.url}\n`);
       try {
         // get and create for a WebSocket upgrade, as kube-apiserver 1.35 checks; create for SPDY (a POST).
         this.opts.access.require(user, ...describeExecUpgrade(attributes, method));
@@ -186,7 +207,8 @@ export class ApiServer {
       if (!admin && !(await this.applyLatency(req, res))) return;
       const url = new URL(req.url ?? "/", "http://local");
       const route = parseRoute(url.pathname);
-      if (admin && route.kind !== "faults" && route.kind !== "state" && route.kind !== "health") throw notFound("", "", url.pathname);
+      if (admin && route.kind !== "faults" && route.kind !== "state" && route.kind !== "health")
+        throw notFound("", "", url.pathname);
       // The admin port is the operator's; on the API port a bearer token is a ServiceAccount held to its RBAC.
       const user = admin ? ADMIN_USER : this.opts.access.authenticate(req.headers.authorization);
       if (!admin) this.opts.access.require(user, describeRequest(route, req.method ?? "GET", url));
@@ -224,12 +246,19 @@ export class ApiServer {
         case "resource":
           return await handleResource(this.opts, req, res, route, url, user);
         default:
-          sendJson(res, 404, buildFailureStatus(404, "NotFound", "the server could not find the requested resource", {}));
+          sendJson(
+            res,
+            404,
+            buildFailureStatus(404, "NotFound", "the server could not find the requested resource", {}),
+          );
       }
     } catch (e) {
       sendError(res, e);
     } finally {
-      if (this.opts.logRequests) process.stderr.write(`${new Date().toISOString()} ${req.method} ${req.url} ${res.statusCode} ${Date.now() - started}ms\n`);
+      if (this.opts.logRequests)
+        process.stderr.write(
+          `${new Date().toISOString()} ${req.method} ${req.url} ${res.statusCode} ${Date.now() - started}ms\n`,
+        );
     }
   }
 }

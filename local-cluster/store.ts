@@ -113,7 +113,12 @@ export class ObjectStore {
     const { resource: r, group } = splitStoreKey(resource);
     if (!previous) throw notFound(r, group, input.metadata.name);
     if (expectedResourceVersion && expectedResourceVersion !== previous.metadata.resourceVersion) {
-      throw conflict(r, group, input.metadata.name, "the object has been modified; please apply your changes to the latest version and try again");
+      throw conflict(
+        r,
+        group,
+        input.metadata.name,
+        "the object has been modified; please apply your changes to the latest version and try again",
+      );
     }
     const obj = structuredClone(input);
     this.revision++;
@@ -121,12 +126,23 @@ export class ObjectStore {
     obj.metadata.creationTimestamp = previous.metadata.creationTimestamp;
     obj.metadata.resourceVersion = String(this.revision);
     b.set(key, obj);
-    this.emit({ type: "MODIFIED", resource, object: structuredClone(obj), previous: structuredClone(previous), resourceVersion: this.revision });
+    this.emit({
+      type: "MODIFIED",
+      resource,
+      object: structuredClone(obj),
+      previous: structuredClone(previous),
+      resourceVersion: this.revision,
+    });
     return structuredClone(obj);
   }
 
   /** Applies `change` to a copy of the current object and stores it; returns undefined when the object is gone. */
-  mutate(resource: string, namespace: string | undefined, name: string, change: (obj: KubeObject) => void): KubeObject | undefined {
+  mutate(
+    resource: string,
+    namespace: string | undefined,
+    name: string,
+    change: (obj: KubeObject) => void,
+  ): KubeObject | undefined {
     const current = this.get(resource, namespace, name);
     if (!current) return undefined;
     const before = JSON.stringify(current);
@@ -152,7 +168,8 @@ export class ObjectStore {
   /** Changes after `resourceVersion`, or "expired" when the history no longer reaches back that far. */
   eventsSince(resource: string, resourceVersion: number): StoreEvent[] | "expired" {
     const oldest = this.history[0];
-    if (oldest && oldest.resourceVersion > resourceVersion + 1 && this.history.length >= this.historyLimit) return "expired";
+    if (oldest && oldest.resourceVersion > resourceVersion + 1 && this.history.length >= this.historyLimit)
+      return "expired";
     return this.history.filter((e) => e.resource === resource && e.resourceVersion > resourceVersion);
   }
 
@@ -173,7 +190,8 @@ export class ObjectStore {
   /** Every object of every resource (for state dumps and clean-up). */
   listAll(): { resource: string; object: KubeObject }[] {
     const out: { resource: string; object: KubeObject }[] = [];
-    for (const [resource, b] of this.objects) for (const o of b.values()) out.push({ resource, object: structuredClone(o) });
+    for (const [resource, b] of this.objects)
+      for (const o of b.values()) out.push({ resource, object: structuredClone(o) });
     return out;
   }
 }

@@ -30,10 +30,19 @@ export class TokenAuthority {
   constructor(private readonly now: () => number = Date.now) {}
 
   /** Issues a fresh token for a ServiceAccount, valid for `expirationSeconds` from now. */
-  issue(subject: { namespace: string; serviceAccount: string; serviceAccountUid: string }, expirationSeconds: number, audiences: readonly string[]): { token: string; record: IssuedToken } {
+  issue(
+    subject: { namespace: string; serviceAccount: string; serviceAccountUid: string },
+    expirationSeconds: number,
+    audiences: readonly string[],
+  ): { token: string; record: IssuedToken } {
     const token = TOKEN_PREFIX + randomBytes(32).toString("base64url");
     const issuedAt = this.now();
-    const record: IssuedToken = { ...subject, audiences: [...audiences], issuedAt, expiresAt: issuedAt + expirationSeconds * 1000 };
+    const record: IssuedToken = {
+      ...subject,
+      audiences: [...audiences],
+      issuedAt,
+      expiresAt: issuedAt + expirationSeconds * 1000,
+    };
     this.#byHash.set(hashToken(token), record);
     return { token, record };
   }

@@ -22,13 +22,19 @@ export interface WatchRequest {
 }
 
 export function serveWatch(req: IncomingMessage, res: ServerResponse, store: ObjectStore, w: WatchRequest): void {
-  res.writeHead(200, { "Content-Type": "application/json", "Cache-Control": "no-cache, private", "Transfer-Encoding": "chunked" });
+  res.writeHead(200, {
+    "Content-Type": "application/json",
+    "Cache-Control": "no-cache, private",
+    "Transfer-Encoding": "chunked",
+  });
   res.flushHeaders();
   let first = true;
   const write = (type: string, obj: KubeObject): void => {
     let object: unknown = obj;
     if (w.asTable) {
-      const table = buildTable(w.storeKey, [obj], w.includeObject, obj.metadata.resourceVersion) as { columnDefinitions?: unknown[] };
+      const table = buildTable(w.storeKey, [obj], w.includeObject, obj.metadata.resourceVersion) as {
+        columnDefinitions?: unknown[];
+      };
       if (!first) table.columnDefinitions = [];
       object = table;
     }
@@ -56,7 +62,12 @@ export function serveWatch(req: IncomingMessage, res: ServerResponse, store: Obj
   } else {
     const replay = store.eventsSince(w.storeKey, Number(w.resourceVersion));
     if (replay === "expired") {
-      res.write(JSON.stringify({ type: "ERROR", object: buildFailureStatus(410, "Expired", `too old resource version: ${w.resourceVersion}`) }) + "\n");
+      res.write(
+        JSON.stringify({
+          type: "ERROR",
+          object: buildFailureStatus(410, "Expired", `too old resource version: ${w.resourceVersion}`),
+        }) + "\n",
+      );
       unsubscribe();
       res.end();
       return;
@@ -76,8 +87,13 @@ export function serveWatch(req: IncomingMessage, res: ServerResponse, store: Obj
   const bookmarks =
     w.bookmarkMs && !w.asTable
       ? setInterval(() => {
-          const metadata = { resourceVersion: String(store.currentResourceVersion()), annotations: { "k8s.io/initial-events-end": "false" } };
-          res.write(JSON.stringify({ type: "BOOKMARK", object: { kind: w.kind, apiVersion: w.apiVersion, metadata } }) + "\n");
+          const metadata = {
+            resourceVersion: String(store.currentResourceVersion()),
+            annotations: { "k8s.io/initial-events-end": "false" },
+          };
+          res.write(
+            JSON.stringify({ type: "BOOKMARK", object: { kind: w.kind, apiVersion: w.apiVersion, metadata } }) + "\n",
+          );
         }, w.bookmarkMs)
       : undefined;
   const close = (): void => {

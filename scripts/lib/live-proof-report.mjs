@@ -44,7 +44,12 @@ export function readPhaseDurations(logPath) {
     } catch {
       continue;
     }
-    if (entry.kind === "control" && entry.stepKind === "system" && entry.status === "end" && PHASES.includes(entry.name)) {
+    if (
+      entry.kind === "control" &&
+      entry.stepKind === "system" &&
+      entry.status === "end" &&
+      PHASES.includes(entry.name)
+    ) {
       phases[entry.name] = { durationMs: entry.durationMs ?? null, ok: entry.ok ?? null, detail: entry.detail ?? null };
     }
   }
@@ -62,7 +67,9 @@ function readJson(path) {
 function readText(path, mask) {
   if (!path || !existsSync(path)) return null;
   const text = mask(readFileSync(path, "utf8"));
-  return text.length > MAX_OUTPUT_CHARS ? `${text.slice(0, MAX_OUTPUT_CHARS)}\n… (${text.length - MAX_OUTPUT_CHARS} more characters)` : text;
+  return text.length > MAX_OUTPUT_CHARS
+    ? `${text.slice(0, MAX_OUTPUT_CHARS)}\n… (${text.length - MAX_OUTPUT_CHARS} more characters)`
+    : text;
 }
 
 function toNumber(value) {
@@ -86,15 +93,25 @@ function checkOutputs(result, runDir) {
   const received = listed.map((entry) => {
     const path = join(runDir, "outputs", entry.path);
     const onDisk = existsSync(path);
-    return { path: entry.path, size: entry.size, sha256: entry.sha256, onDisk, sha256Matches: onDisk ? sha256File(path) === entry.sha256 : false };
+    return {
+      path: entry.path,
+      size: entry.size,
+      sha256: entry.sha256,
+      onDisk,
+      sha256Matches: onDisk ? sha256File(path) === entry.sha256 : false,
+    };
   });
-  const missing = EXPECTED_OUTPUTS.filter((name) => !received.some((entry) => entry.path === name && entry.onDisk && entry.sha256Matches));
+  const missing = EXPECTED_OUTPUTS.filter(
+    (name) => !received.some((entry) => entry.path === name && entry.onDisk && entry.sha256Matches),
+  );
   return { expected: EXPECTED_OUTPUTS, received, missing };
 }
 
 /** The report files (the run's own included) that hold a secret: names only. */
 function findSecretsInReport(reportDir, files, secrets) {
-  return files.filter((file) => existsSync(file) && containsSecret(readFileSync(file, "utf8"), secrets)).map((file) => relative(reportDir, file));
+  return files
+    .filter((file) => existsSync(file) && containsSecret(readFileSync(file, "utf8"), secrets))
+    .map((file) => relative(reportDir, file));
 }
 
 /** Every regular file under `dir` (links not followed). */
@@ -116,7 +133,12 @@ function buildChecks(facts, result, outputs) {
   const runExit = facts.get("run_exit");
   const revokeExit = facts.get("revoke_exit");
   return [
-    check("doctor passes with the admin kubeconfig", reached("doctor_exit"), doctorExit === "0", `doctor exited ${doctorExit ?? "-"} (expected 0)`),
+    check(
+      "doctor passes with the admin kubeconfig",
+      reached("doctor_exit"),
+      doctorExit === "0",
+      `doctor exited ${doctorExit ?? "-"} (expected 0)`,
+    ),
     check(
       "the scoped credential is minted, mode 0600",
       reached("credential_exit"),
@@ -133,21 +155,32 @@ function buildChecks(facts, result, outputs) {
       "the outputs came back",
       reached("run_exit"),
       outputs.missing.length === 0,
-      outputs.missing.length === 0 ? `${outputs.received.map((entry) => entry.path).join(", ")} on disk, sha256 as the result records` : `missing or different: ${outputs.missing.join(", ")}`,
+      outputs.missing.length === 0
+        ? `${outputs.received.map((entry) => entry.path).join(", ")} on disk, sha256 as the result records`
+        : `missing or different: ${outputs.missing.join(", ")}`,
     ),
     check(
       "the Job is gone after the run",
       reached("job_gone"),
       facts.get("job_gone") === "yes",
-      facts.get("job_gone") === "yes" ? `no Job labelled ${facts.get("run_selector")}` : (facts.get("job_detail") ?? "could not be checked"),
+      facts.get("job_gone") === "yes"
+        ? `no Job labelled ${facts.get("run_selector")}`
+        : (facts.get("job_detail") ?? "could not be checked"),
     ),
     check(
       "the run's pods are gone",
       reached("pods_gone"),
       facts.get("pods_gone") === "yes",
-      facts.get("pods_gone") === "yes" ? `gone ${facts.get("pods_gone_after_s")}s after the run ended` : (facts.get("pods_detail") ?? "could not be checked"),
+      facts.get("pods_gone") === "yes"
+        ? `gone ${facts.get("pods_gone_after_s")}s after the run ended`
+        : (facts.get("pods_detail") ?? "could not be checked"),
     ),
-    check("the scoped credential is revoked", reached("revoke_exit"), revokeExit === "0", `credentials --revoke exited ${revokeExit ?? "-"}`),
+    check(
+      "the scoped credential is revoked",
+      reached("revoke_exit"),
+      revokeExit === "0",
+      `credentials --revoke exited ${revokeExit ?? "-"}`,
+    ),
   ];
 }
 
@@ -201,7 +234,12 @@ export function buildReport(facts, reportDir, mask) {
     durations: {
       podWaitMs: phases.pod?.durationMs ?? null,
       uploadMs: phases.upload?.durationMs ?? null,
-      steps: (Array.isArray(result?.steps) ? result.steps : []).map((step) => ({ name: step.name, status: step.status, exitCode: step.exitCode, durationMs: step.durationMs })),
+      steps: (Array.isArray(result?.steps) ? result.steps : []).map((step) => ({
+        name: step.name,
+        status: step.status,
+        exitCode: step.exitCode,
+        durationMs: step.durationMs,
+      })),
       downloadMs: phases.download?.durationMs ?? null,
       teardownMs: phases.teardown?.durationMs ?? null,
       scanMs: phases.scan?.durationMs ?? null,
@@ -213,9 +251,18 @@ export function buildReport(facts, reportDir, mask) {
       source: "kubectl get nodes with the admin kubeconfig (null: kubectl failed)",
       before: toNumber(facts.get("nodes_before")),
       during: { max: counts.length ? Math.max(...counts) : null, samples: during },
-      after: { count: after.length ? after.at(-1).count : null, sinceRunEndS: toNumber(facts.get("after_since_run_end_s")), samples: after },
+      after: {
+        count: after.length ? after.at(-1).count : null,
+        sinceRunEndS: toNumber(facts.get("after_since_run_end_s")),
+        samples: after,
+      },
     },
-    doctor: { exitCode: toNumber(facts.get("doctor_exit")), report: doctorJson, output: doctorJson === null ? doctorText : null, stderr: readText(facts.get("doctor_stderr"), mask) },
+    doctor: {
+      exitCode: toNumber(facts.get("doctor_exit")),
+      report: doctorJson,
+      output: doctorJson === null ? doctorText : null,
+      stderr: readText(facts.get("doctor_stderr"), mask),
+    },
     credential: {
       name: facts.get("credential_name") ?? null,
       duration: facts.get("credential_duration") || null,
@@ -238,7 +285,9 @@ function formatCount(count) {
 }
 
 function cell(text) {
-  return String(text ?? "").replace(/\|/g, "\\|").replace(/\n/g, " ");
+  return String(text ?? "")
+    .replace(/\|/g, "\\|")
+    .replace(/\n/g, " ");
 }
 
 /** The report for people (live-proof.md): verdict, checks, durations, nodes, paths, doctor's answer. */
@@ -264,7 +313,10 @@ export function formatMarkdown(report) {
     "| --- | --- |",
     `| pod wait (Job created to pod running) | ${formatMs(report.durations.podWaitMs)} |`,
     `| upload | ${formatMs(report.durations.uploadMs)} |`,
-    ...report.durations.steps.map((s, i) => `| step ${i + 1}: ${cell(s.name)} (${s.status}${s.exitCode === null ? "" : `, exit ${s.exitCode}`}) | ${formatMs(s.durationMs)} |`),
+    ...report.durations.steps.map(
+      (s, i) =>
+        `| step ${i + 1}: ${cell(s.name)} (${s.status}${s.exitCode === null ? "" : `, exit ${s.exitCode}`}) | ${formatMs(s.durationMs)} |`,
+    ),
     `| download | ${formatMs(report.durations.downloadMs)} |`,
     `| teardown | ${formatMs(report.durations.teardownMs)} |`,
     `| whole run | ${formatMs(report.run.durationMs)} |`,
@@ -280,7 +332,8 @@ export function formatMarkdown(report) {
   );
   if (report.outputs.received.length) {
     lines.push("## Outputs", "", "| path | size | sha256 | on disk, same sha256 |", "| --- | --- | --- | --- |");
-    for (const o of report.outputs.received) lines.push(`| ${cell(o.path)} | ${o.size} | \`${o.sha256}\` | ${o.onDisk && o.sha256Matches ? "yes" : "no"} |`);
+    for (const o of report.outputs.received)
+      lines.push(`| ${cell(o.path)} | ${o.size} | \`${o.sha256}\` | ${o.onDisk && o.sha256Matches ? "yes" : "no"} |`);
     lines.push("");
   }
   lines.push("## Doctor", "", `Exit code ${report.doctor.exitCode ?? "–"}.`, "");
@@ -290,7 +343,10 @@ export function formatMarkdown(report) {
 }
 
 function parseKubeconfigs(argv, extra = {}) {
-  const { values } = parseArgs({ args: argv, options: { kubeconfig: { type: "string", multiple: true, default: [] }, ...extra } });
+  const { values } = parseArgs({
+    args: argv,
+    options: { kubeconfig: { type: "string", multiple: true, default: [] }, ...extra },
+  });
   const secrets = values.kubeconfig.flatMap((path) => collectKubeconfigSecrets(path));
   return { values, mask: (text) => maskText(text, secrets), secrets };
 }
@@ -312,14 +368,24 @@ async function main(argv) {
     const leaks = findSecretsInReport(values.report, listFiles(join(values.report, "run")), secrets);
     report.checks.push(
       leaks.length
-        ? { name: "no secret in the report directory", status: "fail", detail: `a credential value is in ${leaks.join(", ")}` }
-        : { name: "no secret in the report directory", status: "pass", detail: "no token, key or password of either kubeconfig in any file" },
+        ? {
+            name: "no secret in the report directory",
+            status: "fail",
+            detail: `a credential value is in ${leaks.join(", ")}`,
+          }
+        : {
+            name: "no secret in the report directory",
+            status: "pass",
+            detail: "no token, key or password of either kubeconfig in any file",
+          },
     );
     if (leaks.length) report.verdict = "fail";
     writeFileSync(join(values.report, "live-proof.json"), `${JSON.stringify(report, null, 2)}\n`, { mode: 0o600 });
     writeFileSync(join(values.report, "live-proof.md"), formatMarkdown(report), { mode: 0o600 });
     for (const c of report.checks) process.stderr.write(`live-proof: ${c.status.padEnd(7)} ${c.name}: ${c.detail}\n`);
-    process.stderr.write(`live-proof: ${report.verdict.toUpperCase()}; report: ${join(values.report, "live-proof.md")} and live-proof.json\n`);
+    process.stderr.write(
+      `live-proof: ${report.verdict.toUpperCase()}; report: ${join(values.report, "live-proof.md")} and live-proof.json\n`,
+    );
     return report.verdict === "pass" ? 0 : 1;
   }
   throw new Error(`unknown command "${command ?? ""}" (report or mask)`);

@@ -5,7 +5,8 @@ import { readFileSync } from "node:fs";
 const MIN_SECRET_LENGTH = 6;
 
 /** The kubeconfig keys whose values are secrets (users[].user and auth-provider/exec config). */
-const KUBECONFIG_SECRET_KEY = /^(token|client-key-data|password|id-token|refresh-token|access-token|client-secret|idp-certificate-authority-data)$/;
+const KUBECONFIG_SECRET_KEY =
+  /^(token|client-key-data|password|id-token|refresh-token|access-token|client-secret|idp-certificate-authority-data)$/;
 
 /**
  * The values of a credential file whose format this kit does not know: every string leaf of a JSON file; otherwise

@@ -34,12 +34,16 @@ export function parseDuration(flag, text) {
 export function readSessionToken(stdoutPath) {
   const text = readFileSync(stdoutPath, "utf8");
   const expected = 'expected one JSON object with a non-empty "sessionToken" string';
-  if (text.trim() === "") throw new KitError(EXIT.signin, `oauth-signin.ts exited 0 but printed nothing on stdout (${expected})`);
+  if (text.trim() === "")
+    throw new KitError(EXIT.signin, `oauth-signin.ts exited 0 but printed nothing on stdout (${expected})`);
   let parsed;
   try {
     parsed = JSON.parse(text);
   } catch {
-    throw new KitError(EXIT.signin, `oauth-signin.ts printed ${Buffer.byteLength(text)} bytes on stdout that are not JSON (${expected}; not shown, it may hold a secret)`);
+    throw new KitError(
+      EXIT.signin,
+      `oauth-signin.ts printed ${Buffer.byteLength(text)} bytes on stdout that are not JSON (${expected}; not shown, it may hold a secret)`,
+    );
   }
   if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
     throw new KitError(EXIT.signin, `oauth-signin.ts printed JSON that is not an object (${expected})`);
@@ -47,9 +51,16 @@ export function readSessionToken(stdoutPath) {
   const token = parsed.sessionToken;
   if (typeof token !== "string" || token.trim() === "") {
     const keys = Object.keys(parsed);
-    throw new KitError(EXIT.signin, `oauth-signin.ts printed a JSON object without a non-empty "sessionToken" string (${expected}; its keys: ${keys.length ? keys.join(", ") : "none"})`);
+    throw new KitError(
+      EXIT.signin,
+      `oauth-signin.ts printed a JSON object without a non-empty "sessionToken" string (${expected}; its keys: ${keys.length ? keys.join(", ") : "none"})`,
+    );
   }
-  if (/[\r\n]/.test(token)) throw new KitError(EXIT.signin, 'oauth-signin.ts printed a "sessionToken" with a line break in it (expected a single-line opaque token)');
+  if (/[\r\n]/.test(token))
+    throw new KitError(
+      EXIT.signin,
+      'oauth-signin.ts printed a "sessionToken" with a line break in it (expected a single-line opaque token)',
+    );
   return token;
 }
 
@@ -89,7 +100,13 @@ export class TenantGateway {
     const path = `/v1/clusters/${encodeURIComponent(name)}`;
     const response = await this.call("GET", path);
     if (response.status === 404) return undefined;
-    this.requireStatus(response, "GET", path, [200], '200 with {"name", "status"}, or 404 when there is no such cluster');
+    this.requireStatus(
+      response,
+      "GET",
+      path,
+      [200],
+      '200 with {"name", "status"}, or 404 when there is no such cluster',
+    );
     return this.readCluster(response, "GET", path, name);
   }
 
@@ -100,10 +117,20 @@ export class TenantGateway {
     if (response.status === 409) {
       this.log(`cluster ${name} was created meanwhile (HTTP 409); reusing it`);
       const cluster = await this.getCluster(name);
-      if (!cluster) throw new KitError(EXIT.gateway, `POST ${path} answered 409 (exists) but GET /v1/clusters/${name} answered 404`);
+      if (!cluster)
+        throw new KitError(
+          EXIT.gateway,
+          `POST ${path} answered 409 (exists) but GET /v1/clusters/${name} answered 404`,
+        );
       return cluster;
     }
-    this.requireStatus(response, "POST", path, [200, 201, 202], '200, 201 or 202 with {"name", "status"}, or 409 when it exists');
+    this.requireStatus(
+      response,
+      "POST",
+      path,
+      [200, 201, 202],
+      '200, 201 or 202 with {"name", "status"}, or 409 when it exists',
+    );
     return this.readCluster(response, "POST", path, name);
   }
 
@@ -120,13 +147,21 @@ export class TenantGateway {
         shown = line;
       }
       if (cluster.status === "Ready") return cluster;
-      if (cluster.status === "Failed") throw new KitError(EXIT.gateway, `cluster ${name} reports Failed${cluster.message ? `: ${this.mask(String(cluster.message))}` : ""}`);
+      if (cluster.status === "Failed")
+        throw new KitError(
+          EXIT.gateway,
+          `cluster ${name} reports Failed${cluster.message ? `: ${this.mask(String(cluster.message))}` : ""}`,
+        );
       if (Date.now() + intervalMs > deadline) {
-        throw new KitError(EXIT.timeout, `cluster ${name} was not Ready within ${formatSeconds(timeoutMs)} (last status: ${line}); raise --ready-timeout, or run again to reuse it`);
+        throw new KitError(
+          EXIT.timeout,
+          `cluster ${name} was not Ready within ${formatSeconds(timeoutMs)} (last status: ${line}); raise --ready-timeout, or run again to reuse it`,
+        );
       }
       await this.sleep(intervalMs);
       const next = await this.getCluster(name);
-      if (!next) throw new KitError(EXIT.gateway, `cluster ${name} disappeared while waiting for Ready (GET answered 404)`);
+      if (!next)
+        throw new KitError(EXIT.gateway, `cluster ${name} disappeared while waiting for Ready (GET answered 404)`);
       cluster = next;
     }
   }
@@ -138,11 +173,23 @@ export class TenantGateway {
     const expected = '200 with {"kubeconfig": "<kubeconfig text>"}';
     this.requireStatus(response, "GET", path, [200], expected);
     const body = parseJsonBody(response, "GET", path, expected);
-    if (body === null || typeof body !== "object" || typeof body.kubeconfig !== "string" || body.kubeconfig.trim() === "") {
-      throw new KitError(EXIT.gateway, `GET ${path}: the answer has no non-empty "kubeconfig" string (expected ${expected})`);
+    if (
+      body === null ||
+      typeof body !== "object" ||
+      typeof body.kubeconfig !== "string" ||
+      body.kubeconfig.trim() === ""
+    ) {
+      throw new KitError(
+        EXIT.gateway,
+        `GET ${path}: the answer has no non-empty "kubeconfig" string (expected ${expected})`,
+      );
     }
     const problem = describeNotKubeconfig(body.kubeconfig);
-    if (problem) throw new KitError(EXIT.gateway, `GET ${path}: the "kubeconfig" field is not a kubeconfig: ${problem} (not shown, it holds a key)`);
+    if (problem)
+      throw new KitError(
+        EXIT.gateway,
+        `GET ${path}: the "kubeconfig" field is not a kubeconfig: ${problem} (not shown, it holds a key)`,
+      );
     return body.kubeconfig;
   }
 
@@ -154,7 +201,11 @@ export class TenantGateway {
         const response = await this.fetch(`${this.url}${path}`, {
           method,
           redirect: "manual",
-          headers: { authorization: `Bearer ${this.token}`, accept: "application/json", ...(body ? { "content-type": "application/json" } : {}) },
+          headers: {
+            authorization: `Bearer ${this.token}`,
+            accept: "application/json",
+            ...(body ? { "content-type": "application/json" } : {}),
+          },
           ...(body ? { body: JSON.stringify(body) } : {}),
           signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
         });
@@ -175,17 +226,29 @@ export class TenantGateway {
   requireStatus(response, method, path, accepted, expected) {
     if (accepted.includes(response.status)) return;
     if (response.status === 401 || response.status === 403) {
-      throw new KitError(EXIT.gateway, `${method} ${path}: the gateway refused the session (HTTP ${response.status}); sign in again, and check that --gateway names the gateway the credentials are for`);
+      throw new KitError(
+        EXIT.gateway,
+        `${method} ${path}: the gateway refused the session (HTTP ${response.status}); sign in again, and check that --gateway names the gateway the credentials are for`,
+      );
     }
-    throw new KitError(EXIT.gateway, `${method} ${path}: HTTP ${response.status}${excerpt(this.mask(response.text))} (expected ${expected})`);
+    throw new KitError(
+      EXIT.gateway,
+      `${method} ${path}: HTTP ${response.status}${excerpt(this.mask(response.text))} (expected ${expected})`,
+    );
   }
 
   readCluster(response, method, path, name) {
     const expected = '{"name": "<name>", "status": "<status>"}';
     const body = parseJsonBody(response, method, path, expected);
-    if (body === null || typeof body !== "object" || Array.isArray(body)) throw new KitError(EXIT.gateway, `${method} ${path}: the answer is not a JSON object (expected ${expected})`);
-    if (typeof body.status !== "string" || body.status === "") throw new KitError(EXIT.gateway, `${method} ${path}: the answer has no "status" string (expected ${expected})`);
-    if (body.name !== undefined && body.name !== name) throw new KitError(EXIT.gateway, `${method} ${path}: the answer names cluster "${this.mask(String(body.name))}", not "${name}"`);
+    if (body === null || typeof body !== "object" || Array.isArray(body))
+      throw new KitError(EXIT.gateway, `${method} ${path}: the answer is not a JSON object (expected ${expected})`);
+    if (typeof body.status !== "string" || body.status === "")
+      throw new KitError(EXIT.gateway, `${method} ${path}: the answer has no "status" string (expected ${expected})`);
+    if (body.name !== undefined && body.name !== name)
+      throw new KitError(
+        EXIT.gateway,
+        `${method} ${path}: the answer names cluster "${this.mask(String(body.name))}", not "${name}"`,
+      );
     return body;
   }
 
@@ -204,7 +267,8 @@ export function describeNotKubeconfig(text) {
       return "it starts with { but is not JSON";
     }
     if (config.kind !== "Config") return 'no "kind": "Config"';
-    if (!Array.isArray(config.clusters) || !config.clusters.some((c) => typeof c?.cluster?.server === "string")) return "no cluster with a server";
+    if (!Array.isArray(config.clusters) || !config.clusters.some((c) => typeof c?.cluster?.server === "string"))
+      return "no cluster with a server";
     if (!Array.isArray(config.users)) return "no users";
     return undefined;
   }
@@ -237,7 +301,10 @@ function parseJsonBody(response, method, path, expected) {
   try {
     return JSON.parse(response.text);
   } catch {
-    throw new KitError(EXIT.gateway, `${method} ${path}: HTTP ${response.status} with a body that is not JSON (expected ${expected})`);
+    throw new KitError(
+      EXIT.gateway,
+      `${method} ${path}: HTTP ${response.status} with a body that is not JSON (expected ${expected})`,
+    );
   }
 }
 
@@ -283,11 +350,20 @@ async function runFetch(argv) {
   const intervalMs = parseDuration("--poll-interval", values["poll-interval"]);
   const log = (message) => process.stderr.write(`tenant-kubeconfig: ${message}\n`);
   const token = readSessionToken(values["signin-stdout"]);
-  const gateway = new TenantGateway({ url: values.gateway, token, secrets: collectCredentialSecrets(values.credentials), log });
+  const gateway = new TenantGateway({
+    url: values.gateway,
+    token,
+    secrets: collectCredentialSecrets(values.credentials),
+    log,
+  });
   const name = values.cluster;
   let cluster = await gateway.getCluster(name);
   if (cluster) log(`reusing tenant cluster ${name} (status ${cluster.status})`);
-  else if (values["no-create"]) throw new KitError(EXIT.gateway, `tenant cluster ${name} does not exist (GET answered 404) and --no-create was given`);
+  else if (values["no-create"])
+    throw new KitError(
+      EXIT.gateway,
+      `tenant cluster ${name} does not exist (GET answered 404) and --no-create was given`,
+    );
   else {
     log(`creating tenant cluster ${name}`);
     cluster = await gateway.createCluster(name);
@@ -302,11 +378,19 @@ async function runFetch(argv) {
 function runShowMasked(argv) {
   const { values } = parseArgs({
     args: argv,
-    options: { file: { type: "string" }, credentials: { type: "string" }, "signin-stdout": { type: "string" }, lines: { type: "string", default: "20" } },
+    options: {
+      file: { type: "string" },
+      credentials: { type: "string" },
+      "signin-stdout": { type: "string" },
+      lines: { type: "string", default: "20" },
+    },
   });
-  if (!values.file || !values.credentials) throw new KitError(EXIT.usage, "tenant-gateway.mjs show-masked: --file and --credentials are required");
+  if (!values.file || !values.credentials)
+    throw new KitError(EXIT.usage, "tenant-gateway.mjs show-masked: --file and --credentials are required");
   const secrets = collectSigninSecrets(values.credentials, values["signin-stdout"]);
-  const lines = maskText(readFileSync(values.file, "utf8"), secrets).split(/\r?\n/).filter((line) => line.trim() !== "");
+  const lines = maskText(readFileSync(values.file, "utf8"), secrets)
+    .split(/\r?\n/)
+    .filter((line) => line.trim() !== "");
   for (const line of lines.slice(-Number(values.lines))) process.stderr.write(`  | ${line}\n`);
 }
 
@@ -321,7 +405,9 @@ if (process.argv[1] && import.meta.url.endsWith(basename(process.argv[1]))) {
   main(process.argv.slice(2)).then(
     () => process.exit(0),
     (error) => {
-      process.stderr.write(`tenant-kubeconfig: ${error instanceof KitError ? error.message : `internal error: ${error?.stack ?? error}`}\n`);
+      process.stderr.write(
+        `tenant-kubeconfig: ${error instanceof KitError ? error.message : `internal error: ${error?.stack ?? error}`}\n`,
+      );
       process.exit(error instanceof KitError ? error.exitCode : 1);
     },
   );

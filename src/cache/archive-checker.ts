@@ -62,7 +62,13 @@ export class ArchiveChecker {
         this.entries += 1;
         this.bytes += member.size;
         const reason = this.policy.check(member);
-        if (reason !== undefined) return this.fail(new CacheArchiveError(`cache archive member ${JSON.stringify(member.name)} is refused: ${reason}`, member.name));
+        if (reason !== undefined)
+          return this.fail(
+            new CacheArchiveError(
+              `cache archive member ${JSON.stringify(member.name)} is refused: ${reason}`,
+              member.name,
+            ),
+          );
       }
     } catch (error) {
       return this.fail(toArchiveError(error));
@@ -74,7 +80,9 @@ export class ArchiveChecker {
     if (this.failure !== undefined) return this.failure;
     try {
       const cut = this.parser.finish();
-      return cut === undefined ? undefined : this.fail(new CacheArchiveError(`cache archive is truncated after ${this.entries} entries: ${cut.detail}`));
+      return cut === undefined
+        ? undefined
+        : this.fail(new CacheArchiveError(`cache archive is truncated after ${this.entries} entries: ${cut.detail}`));
     } catch (error) {
       return this.fail(toArchiveError(error));
     }
@@ -88,8 +96,11 @@ export class ArchiveChecker {
 }
 
 function toArchiveError(error: unknown): CacheArchiveError {
-  if (error instanceof TarFormatError) return new CacheArchiveError(`cache archive is not a valid tar archive: ${error.message}`);
-  return new CacheArchiveError(`checking the cache archive failed: ${error instanceof Error ? error.message : String(error)}`);
+  if (error instanceof TarFormatError)
+    return new CacheArchiveError(`cache archive is not a valid tar archive: ${error.message}`);
+  return new CacheArchiveError(
+    `checking the cache archive failed: ${error instanceof Error ? error.message : String(error)}`,
+  );
 }
 
 export function gzipError(error: Error): CacheArchiveError {

@@ -82,7 +82,12 @@ export function createArchiveGate(compression: CacheCompression, options: Archiv
     const found = sniffCompression(head, ended);
     if (found === "short") return undefined;
     sniffing = false;
-    if (found !== compression) checker.fail(new CacheArchiveError(`the stored entry says ${compression}, but ${found === undefined ? describeHead(head) : `its bytes are ${found}`}`));
+    if (found !== compression)
+      checker.fail(
+        new CacheArchiveError(
+          `the stored entry says ${compression}, but ${found === undefined ? describeHead(head) : `its bytes are ${found}`}`,
+        ),
+      );
     else start(found);
     return head;
   };
@@ -147,7 +152,9 @@ export function createArchiveGate(compression: CacheCompression, options: Archiv
         if (problem !== undefined) return callback(problem);
         settled = true;
         resolveDone({ entries: checker.entries, bytes: checker.bytes, archiveBytes });
-        const rest = [held, ...(decodedOut ? decoded : pending)].filter((piece): piece is Buffer => piece !== undefined);
+        const rest = [held, ...(decodedOut ? decoded : pending)].filter(
+          (piece): piece is Buffer => piece !== undefined,
+        );
         callback(null, rest.length === 0 ? undefined : Buffer.concat(rest));
       };
       const endDecoder = (): void => {
@@ -178,7 +185,11 @@ export function createArchiveGate(compression: CacheCompression, options: Archiv
     decoder?.destroy();
     if (settled) return;
     settled = true;
-    rejectDone(error instanceof CacheArchiveError ? error : new CacheArchiveError(`the cache archive gate was stopped before the archive's end: ${error.message}`));
+    rejectDone(
+      error instanceof CacheArchiveError
+        ? error
+        : new CacheArchiveError(`the cache archive gate was stopped before the archive's end: ${error.message}`),
+    );
   };
   stream.on("error", stop);
   stream.on("close", () => stop(new Error("the stream was closed")));

@@ -2,10 +2,14 @@
 import type { CacheSpec } from "../workflow/cache-types.js";
 
 /** What a restore found and moved. `bytes`: as stored (compressed), moved into the pod or, for a backend in the pod, read there. */
-export type CacheRestoreOutcome = { readonly kind: "exact" | "fallback"; readonly restoredKey: string; readonly bytes: number } | { readonly kind: "miss" };
+export type CacheRestoreOutcome =
+  | { readonly kind: "exact" | "fallback"; readonly restoredKey: string; readonly bytes: number }
+  | { readonly kind: "miss" };
 
 /** What a save did; "skipped" with why (no path existed in the pod). */
-export type CacheSaveResult = { readonly status: "saved" | "exists"; readonly bytes: number } | { readonly status: "skipped"; readonly reason: string };
+export type CacheSaveResult =
+  | { readonly status: "saved" | "exists"; readonly bytes: number }
+  | { readonly status: "skipped"; readonly reason: string };
 
 /**
  * How one backend moves caches, behind the run's cache steps (src/cache/run-caches.ts), which time each call, report

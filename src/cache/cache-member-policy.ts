@@ -26,7 +26,8 @@ const REFUSED_TYPES: Readonly<Record<string, string>> = {
 /** The cache's pod paths as name components: `/work/node_modules` → [work, node_modules]; `/` → [] (anything). */
 export function readCacheRoots(paths: readonly string[]): ReadonlyArray<readonly string[]> {
   return paths.map((path) => {
-    if (!path.startsWith("/")) throw new TypeError(`a cache path must be absolute in the pod, got ${JSON.stringify(path)}`);
+    if (!path.startsWith("/"))
+      throw new TypeError(`a cache path must be absolute in the pod, got ${JSON.stringify(path)}`);
     const split = splitEntryPath(path.slice(1));
     if ("reason" in split) throw new TypeError(`a cache path must not contain "..", got ${JSON.stringify(path)}`);
     return split.parts;
@@ -44,17 +45,22 @@ export class CacheMemberPolicy {
     const split = splitEntryPath(member.name);
     if ("reason" in split) return split.reason;
     const { parts } = split;
-    if (Buffer.byteLength(member.name) > MAX_MEMBER_NAME_BYTES) return `path is longer than ${MAX_MEMBER_NAME_BYTES} bytes`;
-    if (parts.some((part) => Buffer.byteLength(part) > MAX_COMPONENT_BYTES)) return `a path component is longer than ${MAX_COMPONENT_BYTES} bytes`;
+    if (Buffer.byteLength(member.name) > MAX_MEMBER_NAME_BYTES)
+      return `path is longer than ${MAX_MEMBER_NAME_BYTES} bytes`;
+    if (parts.some((part) => Buffer.byteLength(part) > MAX_COMPONENT_BYTES))
+      return `a path component is longer than ${MAX_COMPONENT_BYTES} bytes`;
     const refused = REFUSED_TYPES[member.type];
     if (refused !== undefined) return `${refused} is not allowed`;
     if (member.type !== "file" && member.type !== "directory" && member.type !== "symlink" && member.type !== "link") {
-      return member.type === "gnu-sparse" ? "sparse file (GNU tar --sparse) is not supported" : `unsupported entry type ${member.type}`;
+      return member.type === "gnu-sparse"
+        ? "sparse file (GNU tar --sparse) is not supported"
+        : `unsupported entry type ${member.type}`;
     }
     const root = this.rootOf(parts);
     if (root === undefined) return `outside the cache's paths (${this.describeRoots()})`;
     const through = this.symlinkOnPath(parts);
-    if (through !== undefined) return `${through === parts.join("/") ? "replaces" : "is written through"} the symlink ${JSON.stringify(through)} earlier in the archive`;
+    if (through !== undefined)
+      return `${through === parts.join("/") ? "replaces" : "is written through"} the symlink ${JSON.stringify(through)} earlier in the archive`;
     if (member.type === "link") return this.checkHardLink(member.linkname);
     if (member.type === "symlink") {
       const problem = findSymlinkTargetProblem(parts.slice(root.length), member.linkname);
@@ -69,8 +75,10 @@ export class CacheMemberPolicy {
     const shown = JSON.stringify(target);
     const split = splitEntryPath(target);
     if ("reason" in split) return `hard link to ${shown}: ${split.reason}`;
-    if (split.parts.length === 0 || this.rootOf(split.parts) === undefined) return `hard link to ${shown} outside the cache's paths`;
-    if (this.symlinkOnPath(split.parts) !== undefined) return `hard link to ${shown} through a symlink earlier in the archive`;
+    if (split.parts.length === 0 || this.rootOf(split.parts) === undefined)
+      return `hard link to ${shown} outside the cache's paths`;
+    if (this.symlinkOnPath(split.parts) !== undefined)
+      return `hard link to ${shown} through a symlink earlier in the archive`;
     return undefined;
   }
 
@@ -78,7 +86,12 @@ export class CacheMemberPolicy {
   private rootOf(parts: readonly string[]): readonly string[] | undefined {
     let best: readonly string[] | undefined;
     for (const root of this.roots) {
-      if (root.length <= parts.length && root.every((part, index) => parts[index] === part) && (best === undefined || root.length < best.length)) best = root;
+      if (
+        root.length <= parts.length &&
+        root.every((part, index) => parts[index] === part) &&
+        (best === undefined || root.length < best.length)
+      )
+        best = root;
     }
     return best;
   }

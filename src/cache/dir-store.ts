@@ -14,7 +14,14 @@
 // Nothing is held in memory: archives stream both ways; listing reads each entry's trailer only.
 import type { Readable } from "node:stream";
 import { unlink } from "node:fs/promises";
-import type { CacheCompression, CacheEntry, CacheLookup, CacheSpec, CacheStore, CacheWriter } from "../workflow/cache-types.js";
+import type {
+  CacheCompression,
+  CacheEntry,
+  CacheLookup,
+  CacheSpec,
+  CacheStore,
+  CacheWriter,
+} from "../workflow/cache-types.js";
 import { openEntryRead } from "./entry-reader.js";
 import { startEntrySave } from "./entry-writer.js";
 import { listStoredEntries, listTempFiles, readEntryOf } from "./list-entries.js";
@@ -82,7 +89,8 @@ export function createDirStore(options: DirStoreOptions): DirStore {
   const root = options.dir;
   const now = options.now ?? Date.now;
   const emit = options.onEvent ?? (() => undefined);
-  if (!(options.maxBytes >= 0)) throw new TypeError(`maxBytes must be a non-negative number, got ${String(options.maxBytes)}`);
+  if (!(options.maxBytes >= 0))
+    throw new TypeError(`maxBytes must be a non-negative number, got ${String(options.maxBytes)}`);
 
   const removeDamaged = async (file: DamagedFile): Promise<boolean> => {
     const removed = await removeEntryFile(root, file.path, file.ino);
@@ -107,7 +115,11 @@ export function createDirStore(options: DirStoreOptions): DirStore {
   };
 
   /** Removes the least recently used of `entries` (never `keep`) until they hold at most `limit` bytes. */
-  const evictDownTo = async (entries: readonly StoredEntry[], limit: number, keep?: string): Promise<{ evicted: StoredEntry[]; kept: StoredEntry[] }> => {
+  const evictDownTo = async (
+    entries: readonly StoredEntry[],
+    limit: number,
+    keep?: string,
+  ): Promise<{ evicted: StoredEntry[]; kept: StoredEntry[] }> => {
     let total = entries.reduce((sum, entry) => sum + entry.bytes, 0);
     const evicted: StoredEntry[] = [];
     const kept: StoredEntry[] = [];
@@ -147,7 +159,12 @@ export function createDirStore(options: DirStoreOptions): DirStore {
     },
 
     openRead(entry: CacheEntry): Readable {
-      return openEntryRead({ root, entry, now, removeDamaged: (path, ino, reason) => removeDamaged({ path, ino, reason }).then(() => undefined) });
+      return openEntryRead({
+        root,
+        entry,
+        now,
+        removeDamaged: (path, ino, reason) => removeDamaged({ path, ino, reason }).then(() => undefined),
+      });
     },
 
     async beginSave(repo: string, key: string, compression: CacheCompression): Promise<CacheWriter | "exists"> {
@@ -192,7 +209,8 @@ export function createDirStore(options: DirStoreOptions): DirStore {
         const stillUsed: StoredEntry[] = [];
         for (const entry of live) {
           const idleMs = now() - entry.lastUsedAt;
-          if (idleMs > prune.olderThanMs && (await removeEntryFile(root, entry.path, entry.ino))) removed.push({ kind: "unused", entry: toCacheEntry(entry), idleMs });
+          if (idleMs > prune.olderThanMs && (await removeEntryFile(root, entry.path, entry.ino)))
+            removed.push({ kind: "unused", entry: toCacheEntry(entry), idleMs });
           else stillUsed.push(entry);
         }
         live = stillUsed;
@@ -214,7 +232,9 @@ function checkRestoreKey(prefix: string): void {
 
 /** Least recently used first; among equals the older, then by repository and key (a stable order for listing). */
 function byLeastRecentlyUsed(a: CacheEntry, b: CacheEntry): number {
-  return a.lastUsedAt - b.lastUsedAt || a.createdAt - b.createdAt || compareText(a.repo, b.repo) || compareText(a.key, b.key);
+  return (
+    a.lastUsedAt - b.lastUsedAt || a.createdAt - b.createdAt || compareText(a.repo, b.repo) || compareText(a.key, b.key)
+  );
 }
 
 function compareText(a: string, b: string): number {
@@ -222,5 +242,13 @@ function compareText(a: string, b: string): number {
 }
 
 function toCacheEntry(entry: StoredEntry): CacheEntry {
-  return { repo: entry.repo, key: entry.key, bytes: entry.bytes, sha256: entry.sha256, compression: entry.compression, createdAt: entry.createdAt, lastUsedAt: entry.lastUsedAt };
+  return {
+    repo: entry.repo,
+    key: entry.key,
+    bytes: entry.bytes,
+    sha256: entry.sha256,
+    compression: entry.compression,
+    createdAt: entry.createdAt,
+    lastUsedAt: entry.lastUsedAt,
+  };
 }

@@ -36,12 +36,15 @@ export function encodeTrailer(metadata: EntryMetadata): Buffer {
 
 /** Reads and checks the trailer of an open entry file of `size` bytes; throws DamagedEntryError. */
 export async function readTrailer(handle: FileHandle, size: number): Promise<EntryMetadata> {
-  if (size < TRAILER_TAIL_BYTES) throw new DamagedEntryError(`the file is ${size} bytes, too short for its trailer (truncated)`);
+  if (size < TRAILER_TAIL_BYTES)
+    throw new DamagedEntryError(`the file is ${size} bytes, too short for its trailer (truncated)`);
   const tail = Buffer.alloc(TRAILER_TAIL_BYTES);
   await readExactly(handle, tail, size - TRAILER_TAIL_BYTES);
-  if (!tail.subarray(4).equals(TRAILER_MAGIC)) throw new DamagedEntryError("its trailer is missing (truncated or overwritten)");
+  if (!tail.subarray(4).equals(TRAILER_MAGIC))
+    throw new DamagedEntryError("its trailer is missing (truncated or overwritten)");
   const jsonBytes = tail.readUInt32BE(0);
-  if (jsonBytes > MAX_METADATA_BYTES || jsonBytes > size - TRAILER_TAIL_BYTES) throw new DamagedEntryError(`its trailer claims ${jsonBytes} bytes of metadata`);
+  if (jsonBytes > MAX_METADATA_BYTES || jsonBytes > size - TRAILER_TAIL_BYTES)
+    throw new DamagedEntryError(`its trailer claims ${jsonBytes} bytes of metadata`);
   const json = Buffer.alloc(jsonBytes);
   await readExactly(handle, json, size - TRAILER_TAIL_BYTES - jsonBytes);
   const metadata = parseMetadata(json);

@@ -56,7 +56,11 @@ class EntryReadStream extends Readable {
     const handle = this.handle;
     this.handle = undefined;
     if (handle === undefined) callback(error);
-    else handle.close().then(() => callback(error), () => callback(error));
+    else
+      handle.close().then(
+        () => callback(error),
+        () => callback(error),
+      );
   }
 
   private async openChecked(): Promise<void> {
@@ -64,7 +68,8 @@ class EntryReadStream extends Readable {
     try {
       this.handle = await open(this.path, "r");
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") throw new Error(`cache ${JSON.stringify(entry.key)} is no longer in the store`, { cause: error });
+      if ((error as NodeJS.ErrnoException).code === "ENOENT")
+        throw new Error(`cache ${JSON.stringify(entry.key)} is no longer in the store`, { cause: error });
       throw error;
     }
     const info = await this.handle.stat();
@@ -76,7 +81,8 @@ class EntryReadStream extends Readable {
       if (error instanceof DamagedEntryError) throw await this.corrupt(error.message);
       throw error;
     }
-    if (metadata.key !== entry.key || metadata.repo !== entry.repo) throw await this.corrupt("its trailer names another key");
+    if (metadata.key !== entry.key || metadata.repo !== entry.repo)
+      throw await this.corrupt("its trailer names another key");
     if (metadata.sha256 !== entry.sha256 || metadata.bytes !== entry.bytes) {
       throw new Error(`cache ${JSON.stringify(entry.key)} was replaced by another save since it was looked up`);
     }
@@ -90,7 +96,8 @@ class EntryReadStream extends Readable {
     if (left === 0) return this.finish(undefined);
     const piece = Buffer.allocUnsafe(Math.min(READ_BYTES, left));
     const { bytesRead } = await handle.read(piece, 0, piece.length, this.position);
-    if (bytesRead === 0) throw await this.corrupt(`it ends after ${this.position} of its ${this.size} bytes (truncated)`);
+    if (bytesRead === 0)
+      throw await this.corrupt(`it ends after ${this.position} of its ${this.size} bytes (truncated)`);
     const data = piece.subarray(0, bytesRead);
     this.position += bytesRead;
     this.hash.update(data);
@@ -103,7 +110,10 @@ class EntryReadStream extends Readable {
     if (this.ended) return;
     this.ended = true;
     const digest = this.hash.digest("hex");
-    if (digest !== this.input.entry.sha256) throw await this.corrupt(`its bytes hash to sha256 ${digest}, not the ${this.input.entry.sha256} it was saved with`);
+    if (digest !== this.input.entry.sha256)
+      throw await this.corrupt(
+        `its bytes hash to sha256 ${digest}, not the ${this.input.entry.sha256} it was saved with`,
+      );
     const now = new Date(this.input.now());
     await this.handle?.utimes(now, now).catch(() => undefined);
     if (last !== undefined) this.push(last);

@@ -48,8 +48,18 @@ export async function startEntrySave(input: EntrySaveInput): Promise<CacheWriter
     try {
       if (!stream.writableEnded) stream.end();
       await new Promise<void>((resolve, reject) => finished(stream, (error) => (error ? reject(error) : resolve())));
-      if (stream.oversized) throw new Error(`the cache archive is ${stream.bytes} bytes, more than the store's limit of ${input.maxBytes} bytes: not kept`);
-      const trailer = encodeTrailer({ repo: input.repo, key: input.key, bytes: stream.bytes, sha256: stream.digest(), compression, createdAt: input.now() });
+      if (stream.oversized)
+        throw new Error(
+          `the cache archive is ${stream.bytes} bytes, more than the store's limit of ${input.maxBytes} bytes: not kept`,
+        );
+      const trailer = encodeTrailer({
+        repo: input.repo,
+        key: input.key,
+        bytes: stream.bytes,
+        sha256: stream.digest(),
+        compression,
+        createdAt: input.now(),
+      });
       await writeAll(handle, [trailer], stream.bytes);
       const now = new Date(input.now());
       await handle.utimes(now, now);
@@ -60,7 +70,10 @@ export async function startEntrySave(input: EntrySaveInput): Promise<CacheWriter
         await link(tempPath, finalPath);
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code === "EEXIST") return "exists";
-        throw new Error(`linking the saved cache into place failed (the cache directory must be on a file system with hard links): ${(error as Error).message}`, { cause: error });
+        throw new Error(
+          `linking the saved cache into place failed (the cache directory must be on a file system with hard links): ${(error as Error).message}`,
+          { cause: error },
+        );
       }
       await unlink(tempPath).catch(ignoreMissing);
       await input.afterSave(finalPath).catch(() => undefined);
@@ -73,7 +86,11 @@ export async function startEntrySave(input: EntrySaveInput): Promise<CacheWriter
     stream,
     commit: (compression) => (committing ??= commit(compression ?? input.compression)),
     abort: () => {
-      if (committing !== undefined) return committing.then(() => undefined, () => undefined);
+      if (committing !== undefined)
+        return committing.then(
+          () => undefined,
+          () => undefined,
+        );
       return (aborting ??= discard());
     },
   };

@@ -20,13 +20,23 @@ function totalBytes(entries: readonly CacheEntry[]): number {
 
 export function formatCacheList(listing: StoreListing, dir: string, now: number): string {
   const header = ["REPO", "KEY", "SIZE", "AGE", "LAST USED"];
-  const rows = listing.entries.map((entry) => [shown(entry.repo), shown(entry.key), formatBinaryBytes(entry.bytes), formatDuration(Math.max(0, now - entry.createdAt)), `${formatDuration(Math.max(0, now - entry.lastUsedAt))} ago`]);
+  const rows = listing.entries.map((entry) => [
+    shown(entry.repo),
+    shown(entry.key),
+    formatBinaryBytes(entry.bytes),
+    formatDuration(Math.max(0, now - entry.createdAt)),
+    `${formatDuration(Math.max(0, now - entry.lastUsedAt))} ago`,
+  ]);
   const lines: string[] = [];
   if (rows.length > 0) {
     const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
-    for (const row of [header, ...rows]) lines.push(row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]!))).join("  "));
+    for (const row of [header, ...rows])
+      lines.push(
+        row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]!))).join("  "),
+      );
   }
-  for (const damaged of listing.damaged) lines.push(`damaged ${relative(dir, damaged.path)}: ${damaged.reason} (prune removes it)`);
+  for (const damaged of listing.damaged)
+    lines.push(`damaged ${relative(dir, damaged.path)}: ${damaged.reason} (prune removes it)`);
   lines.push(`${countEntries(listing.entries.length)}, ${formatBinaryBytes(totalBytes(listing.entries))} in ${dir}`);
   return `${lines.join("\n")}\n`;
 }
@@ -42,7 +52,9 @@ export interface PruneLimits {
 
 export function formatPruneReport(report: PruneReport, dir: string, limits: PruneLimits): string {
   const lines = report.removed.map((removal) => `removed ${describeRemoval(removal, dir, limits)}`);
-  const entries = report.removed.filter((removal) => "entry" in removal).map((removal) => (removal as { entry: CacheEntry }).entry);
+  const entries = report.removed
+    .filter((removal) => "entry" in removal)
+    .map((removal) => (removal as { entry: CacheEntry }).entry);
   const others = report.removed.length - entries.length;
   lines.push(
     `prune: removed ${countEntries(entries.length)} (${formatBinaryBytes(totalBytes(entries))})${others > 0 ? ` and ${plural(others, "other file")}` : ""}; kept ${countEntries(report.kept.length)} (${formatBinaryBytes(totalBytes(report.kept))}) in ${dir}`,

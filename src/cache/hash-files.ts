@@ -100,7 +100,12 @@ async function isReachable(root: string, rel: string): Promise<boolean> {
 /** The names (relative, `/`-separated) that match at least one pattern, sorted. */
 async function listMatches(root: string, written: readonly string[]): Promise<string[]> {
   // `./src//**` means `src/**`: the names it is matched against have no `.` or empty segments.
-  const patterns = written.map((pattern) => pattern.split("/").filter((segment) => segment !== "" && segment !== ".").join("/"));
+  const patterns = written.map((pattern) =>
+    pattern
+      .split("/")
+      .filter((segment) => segment !== "" && segment !== ".")
+      .join("/"),
+  );
   const matchers = patterns.map((pattern) => loadPicomatch().makeRe(toPicomatchPattern(pattern), GLOB_OPTIONS));
   const found = new Set<string>();
   const bases = new Set<string>();
@@ -112,12 +117,15 @@ async function listMatches(root: string, written: readonly string[]): Promise<st
         const info = await lstat(join(root, base));
         if (info.isFile() || info.isSymbolicLink()) found.add(base);
       } catch (error) {
-        if (describeCode(error) !== "ENOENT") throw new InputError(`hashFiles: cannot read ${base}: ${describeCode(error)}`);
+        if (describeCode(error) !== "ENOENT")
+          throw new InputError(`hashFiles: cannot read ${base}: ${describeCode(error)}`);
       }
     }
   }
   // A base inside another is walked with it.
-  const roots = [...bases].filter((base) => ![...bases].some((other) => other !== base && (other === "" || base.startsWith(`${other}/`))));
+  const roots = [...bases].filter(
+    (base) => ![...bases].some((other) => other !== base && (other === "" || base.startsWith(`${other}/`))),
+  );
   for (const base of roots) {
     if (base !== "" && !(await isReachable(root, `${base}/x`))) continue;
     await walk(root, base, (rel) => {
@@ -167,6 +175,9 @@ export async function hashCheckoutFiles(checkoutDir: string, patterns: readonly 
     outer.update(`${rel}\0${await hashContents(path, rel)}\n`);
     files++;
   }
-  if (files === 0) warnings.push(`hashFiles ${patterns.map((pattern) => JSON.stringify(pattern)).join(" ")} matched no file in the checkout; it hashes nothing`);
+  if (files === 0)
+    warnings.push(
+      `hashFiles ${patterns.map((pattern) => JSON.stringify(pattern)).join(" ")} matched no file in the checkout; it hashes nothing`,
+    );
   return { hash: outer.digest("hex"), files, warnings };
 }

@@ -3,7 +3,13 @@ import { describeError } from "../core/errors.js";
 import { CacheTransferError, type CacheArchiveGate } from "../executor/cache-archive.js";
 import type { Executor } from "../executor/executor.js";
 import type { CacheDriver, CacheRestoreOutcome, CacheSaveResult } from "./cache-driver.js";
-import { CacheDecoderMissingError, type CacheCompression, type CacheEntry, type CacheSpec, type CacheStore } from "../workflow/cache-types.js";
+import {
+  CacheDecoderMissingError,
+  type CacheCompression,
+  type CacheEntry,
+  type CacheSpec,
+  type CacheStore,
+} from "../workflow/cache-types.js";
 
 export interface HostCacheDriverOptions {
   readonly store: CacheStore;
@@ -29,11 +35,21 @@ export function createHostCacheDriver(options: HostCacheDriverOptions): CacheDri
    */
   const sendEntry = async (spec: CacheSpec, entry: CacheEntry): Promise<{ readonly bytes: number }> => {
     try {
-      return await executor.restoreCache(spec, { stream: store.openRead(entry), compression: entry.compression }, createGate(spec, entry.compression, "archive"));
+      return await executor.restoreCache(
+        spec,
+        { stream: store.openRead(entry), compression: entry.compression },
+        createGate(spec, entry.compression, "archive"),
+      );
     } catch (error) {
       if (!(error instanceof CacheDecoderMissingError) || entry.compression === "none") throw error;
-      options.inform?.(`cache ${spec.key}: the image has no ${entry.compression}; the entry ${entry.key} is decoded on this host and sent as a plain tar (more bytes through the API server)`);
-      return executor.restoreCache(spec, { stream: store.openRead(entry), compression: "none" }, createGate(spec, entry.compression, "tar"));
+      options.inform?.(
+        `cache ${spec.key}: the image has no ${entry.compression}; the entry ${entry.key} is decoded on this host and sent as a plain tar (more bytes through the API server)`,
+      );
+      return executor.restoreCache(
+        spec,
+        { stream: store.openRead(entry), compression: "none" },
+        createGate(spec, entry.compression, "tar"),
+      );
     }
   };
   /**
@@ -42,12 +58,21 @@ export function createHostCacheDriver(options: HostCacheDriverOptions): CacheDri
    * are judged). An entry restored by a fallback prefix stays: it may be refused only because it is another cache's
    * (other paths, under a key this cache's prefix happens to match), and its own key's restores judge it.
    */
-  const restoreEntry = async (spec: CacheSpec, entry: CacheEntry, exact: boolean): Promise<{ readonly bytes: number }> => {
+  const restoreEntry = async (
+    spec: CacheSpec,
+    entry: CacheEntry,
+    exact: boolean,
+  ): Promise<{ readonly bytes: number }> => {
     try {
       return await sendEntry(spec, entry);
     } catch (error) {
       if (!(error instanceof CacheTransferError) || error.entryFault !== "refused") throw error;
-      if (!exact) throw new CacheTransferError(`${error.message}; the entry, ${entry.key}'s, was kept (restored here by a fallback prefix)`, "refused", { cause: error });
+      if (!exact)
+        throw new CacheTransferError(
+          `${error.message}; the entry, ${entry.key}'s, was kept (restored here by a fallback prefix)`,
+          "refused",
+          { cause: error },
+        );
       const removed = await store.remove(entry).then(
         (gone) => (gone ? "; the entry was removed from the store" : ""),
         (failure: unknown) => `; removing the entry failed: ${describeError(failure)}`,
@@ -68,7 +93,8 @@ export function createHostCacheDriver(options: HostCacheDriverOptions): CacheDri
       const writer = await store.beginSave(repo, spec.key, "gzip");
       if (writer === "exists") return { status: "exists", bytes: 0 };
       const saved = await executor.saveCache(spec, writer);
-      if (saved.status === "nothing") return { status: "skipped", reason: `none of its paths exists in the pod (${spec.paths.join(", ")})` };
+      if (saved.status === "nothing")
+        return { status: "skipped", reason: `none of its paths exists in the pod (${spec.paths.join(", ")})` };
       return { status: saved.status, bytes: saved.bytes };
     },
   };

@@ -32,7 +32,10 @@ export interface TempFile {
 
 /** Every entry of `repo`, or of every repository when it is undefined; a missing store lists nothing. */
 export async function listStoredEntries(root: string, repo?: string): Promise<EntryListing> {
-  const dirs = repo === undefined ? (await readNames(reposDir(root))).map((name) => join(reposDir(root), name)) : [repoDir(root, repo)];
+  const dirs =
+    repo === undefined
+      ? (await readNames(reposDir(root))).map((name) => join(reposDir(root), name))
+      : [repoDir(root, repo)];
   const listing: EntryListing = { entries: [], damaged: [] };
   for (const dir of dirs) {
     for (const name of await readNames(dir)) {
@@ -65,7 +68,10 @@ export async function readStoredEntry(path: string): Promise<StoredEntry | Damag
     try {
       const metadata = await readTrailer(handle, info.size);
       // The name is the key's hash and the directory the repository's: a trailer naming others is not this file's.
-      if (basename(path) !== `${hashName(metadata.key)}${ENTRY_SUFFIX}` || basename(dirname(path)) !== hashName(metadata.repo)) {
+      if (
+        basename(path) !== `${hashName(metadata.key)}${ENTRY_SUFFIX}` ||
+        basename(dirname(path)) !== hashName(metadata.repo)
+      ) {
         return { path, ino: info.ino, reason: "its trailer names another repository or key than its file name" };
       }
       return { ...metadata, lastUsedAt: info.mtimeMs, path, ino: info.ino };

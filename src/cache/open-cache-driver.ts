@@ -23,7 +23,12 @@ export interface PodExecContext {
  * warnings and notices in the run's log. Every archive is checked with the cache's paths as its roots by the gate, on
  * each way into a pod; saves store what the pod packed, unchecked, and an entry refused on an exact hit is removed.
  */
-export function openCacheDriver(backend: CacheBackend, executor: Executor, emit: (event: RunEventInput) => void, pods?: PodExecContext): CacheDriver | undefined {
+export function openCacheDriver(
+  backend: CacheBackend,
+  executor: Executor,
+  emit: (event: RunEventInput) => void,
+  pods?: PodExecContext,
+): CacheDriver | undefined {
   if (backend.kind === "pvc") {
     if (!pods) return undefined;
     return createPvcCacheDriver({
@@ -47,8 +52,16 @@ export function openCacheDriver(backend: CacheBackend, executor: Executor, emit:
     onEvent: (event) =>
       emit(
         event.kind === "damaged"
-          ? { kind: "notice", level: "warning", message: `cache store: removed a damaged entry ${event.path}: ${event.reason}` }
-          : { kind: "notice", level: "info", message: `cache store: evicted ${event.entry.key} (${event.entry.bytes} bytes, least recently used) to stay within ${backend.maxBytes} bytes` },
+          ? {
+              kind: "notice",
+              level: "warning",
+              message: `cache store: removed a damaged entry ${event.path}: ${event.reason}`,
+            }
+          : {
+              kind: "notice",
+              level: "info",
+              message: `cache store: evicted ${event.entry.key} (${event.entry.bytes} bytes, least recently used) to stay within ${backend.maxBytes} bytes`,
+            },
       ),
   });
   return createHostCacheDriver({

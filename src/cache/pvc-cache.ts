@@ -1,7 +1,19 @@
 // The PVC cache backend for the run: restore and save of one cache as in-pod command sequences over an injected exec.
 import { CacheCorruptError, type CacheSpec } from "../workflow/cache-types.js";
-import { parsePvcEvict, parsePvcList, parsePvcRestore, parsePvcSave, PvcOutputError, type PvcCommandOutput } from "./pvc-output.js";
-import { buildPvcEvictCommand, buildPvcListCommand, buildPvcRestoreCommand, buildPvcSaveCommand } from "./pvc-scripts.js";
+import {
+  parsePvcEvict,
+  parsePvcList,
+  parsePvcRestore,
+  parsePvcSave,
+  PvcOutputError,
+  type PvcCommandOutput,
+} from "./pvc-output.js";
+import {
+  buildPvcEvictCommand,
+  buildPvcListCommand,
+  buildPvcRestoreCommand,
+  buildPvcSaveCommand,
+} from "./pvc-scripts.js";
 import { describeError } from "../core/errors.js";
 import type { Cluster, Namespace } from "../cluster/cluster.js";
 import { describeExecSaid } from "../cluster/exec.js";
@@ -16,18 +28,35 @@ export type PodExec = (argv: readonly string[]) => Promise<PvcCommandOutput>;
  * The PodExec of the run pod: one exec per command, no stdin, bounded by the run's signal when given. An exec that
  * gave no exit status counts as exit -1, its error's words as its stderr.
  */
-export function createClusterPodExec(cluster: Cluster, namespace: Namespace, pod: string, signal?: AbortSignal): PodExec {
+export function createClusterPodExec(
+  cluster: Cluster,
+  namespace: Namespace,
+  pod: string,
+  signal?: AbortSignal,
+): PodExec {
   return async (argv) => {
-    const { end, stdout } = await runExec(cluster, { namespace, pod, container: RUN_CONTAINER, command: argv, ...(signal ? { signal } : {}) });
-    return end.kind === "exit" ? { exitCode: end.code, stdout, stderr: `${end.tags}${end.stderr}` } : { exitCode: -1, stdout, stderr: `${end.tags}${end.stderr}${describeExecSaid(end)}\n` };
+    const { end, stdout } = await runExec(cluster, {
+      namespace,
+      pod,
+      container: RUN_CONTAINER,
+      command: argv,
+      ...(signal ? { signal } : {}),
+    });
+    return end.kind === "exit"
+      ? { exitCode: end.code, stdout, stderr: `${end.tags}${end.stderr}` }
+      : { exitCode: -1, stdout, stderr: `${end.tags}${end.stderr}${describeExecSaid(end)}\n` };
   };
 }
 
 /** What a restore found and extracted (`bytes`: the stored archive's, read in the pod). */
-export type PvcRestoreResult = { readonly kind: "exact" | "fallback"; readonly restoredKey: string; readonly bytes: number } | { readonly kind: "miss" };
+export type PvcRestoreResult =
+  | { readonly kind: "exact" | "fallback"; readonly restoredKey: string; readonly bytes: number }
+  | { readonly kind: "miss" };
 
 /** What a save did; "skipped" with why (no path existed in the pod). */
-export type PvcSaveResult = { readonly status: "saved" | "exists"; readonly bytes: number } | { readonly status: "skipped"; readonly reason: string };
+export type PvcSaveResult =
+  | { readonly status: "saved" | "exists"; readonly bytes: number }
+  | { readonly status: "skipped"; readonly reason: string };
 
 export interface PvcCacheDriverOptions {
   readonly exec: PodExec;
@@ -74,23 +103,33 @@ export function createPvcCacheDriver(options: PvcCacheDriverOptions): {
           return { kind: "miss" };
         case "no-decoder":
           // The workflow's image changed under the key: a miss, never a failed run; the entry stays for images that have it.
-          options.warn?.(`cache ${spec.key}: the entry ${lookup.entry.key} is ${outcome.compression}-compressed and the image has no ${outcome.compression}: not restored (a miss)`);
+          options.warn?.(
+            `cache ${spec.key}: the entry ${lookup.entry.key} is ${outcome.compression}-compressed and the image has no ${outcome.compression}: not restored (a miss)`,
+          );
           return { kind: "miss" };
         case "corrupt":
-          throw new CacheCorruptError(`the entry of ${lookup.entry.key} is corrupt (removed from the claim): ${outcome.reason}`);
+          throw new CacheCorruptError(
+            `the entry of ${lookup.entry.key} is corrupt (removed from the claim): ${outcome.reason}`,
+          );
         case "failed":
           throw new PvcOutputError(`restoring ${lookup.entry.key} in the pod failed: ${outcome.reason}`);
       }
     },
     async save(spec) {
-      const outcome = parsePvcSave(await exec(buildPvcSaveCommand({ repo, key: spec.key, paths: spec.paths, maxBytes, createdAt: options.now(), nonce })));
+      const outcome = parsePvcSave(
+        await exec(
+          buildPvcSaveCommand({ repo, key: spec.key, paths: spec.paths, maxBytes, createdAt: options.now(), nonce }),
+        ),
+      );
       switch (outcome.kind) {
         case "exists":
           return { status: "exists", bytes: 0 };
         case "empty":
           return { status: "skipped", reason: `none of its paths exists in the pod (${spec.paths.join(", ")})` };
         case "too-large":
-          throw new PvcOutputError(`the archive (${outcome.bytes} bytes) is larger than the cache budget (${outcome.maxBytes} bytes): not kept`);
+          throw new PvcOutputError(
+            `the archive (${outcome.bytes} bytes) is larger than the cache budget (${outcome.maxBytes} bytes): not kept`,
+          );
         case "failed":
           throw new PvcOutputError(`saving ${spec.key} in the pod failed: ${outcome.reason}`);
         case "saved":

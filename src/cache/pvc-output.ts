@@ -47,14 +47,16 @@ function readResult(output: PvcCommandOutput, command: string): { word: string; 
   const last = lines.at(-1) ?? "";
   const said = output.stderr.trim() ? `: ${output.stderr.trim().split("\n").slice(-3).join("; ")}` : "";
   if (output.exitCode !== 0) throw new PvcOutputError(`the cache ${command} command exited ${output.exitCode}${said}`);
-  if (!last.startsWith(`${PVC_RESULT_TAG} `)) throw new PvcOutputError(`the cache ${command} command ended without its result line${said}`);
+  if (!last.startsWith(`${PVC_RESULT_TAG} `))
+    throw new PvcOutputError(`the cache ${command} command ended without its result line${said}`);
   const text = last.slice(PVC_RESULT_TAG.length + 1);
   const space = text.indexOf(" ");
   return space < 0 ? { word: text, rest: "" } : { word: text.slice(0, space), rest: text.slice(space + 1) };
 }
 
 function readCount(text: string | undefined, what: string): number {
-  if (text === undefined || !/^\d+$/.test(text)) throw new PvcOutputError(`the cache command printed ${JSON.stringify(text ?? "")} where ${what} belongs`);
+  if (text === undefined || !/^\d+$/.test(text))
+    throw new PvcOutputError(`the cache command printed ${JSON.stringify(text ?? "")} where ${what} belongs`);
   return Number(text);
 }
 
@@ -84,20 +86,44 @@ export function parsePvcList(output: PvcCommandOutput, repo: string): CacheEntry
     if (!block) throw new PvcOutputError(`the cache list printed ${JSON.stringify(line)} before any entry`);
     if (line === PVC_META_VERSION_LINE) block.fields.set("version", "1");
     const space = line.indexOf(" ");
-    if (space > 0 && !block.fields.has(line.slice(0, space))) block.fields.set(line.slice(0, space), line.slice(space + 1));
+    if (space > 0 && !block.fields.has(line.slice(0, space)))
+      block.fields.set(line.slice(0, space), line.slice(space + 1));
   }
-  if (blocks.length !== listed) throw new PvcOutputError(`the cache list printed ${blocks.length} entries but counted ${listed}`);
+  if (blocks.length !== listed)
+    throw new PvcOutputError(`the cache list printed ${blocks.length} entries but counted ${listed}`);
   const entries: CacheEntry[] = [];
   for (const { hash, usedAt, fields } of blocks) {
     const key = fields.get("key");
     const bytes = fields.get("bytes");
     const sha256 = fields.get("sha256");
     const createdAt = fields.get("createdAt");
-    if (fields.get("version") !== "1" || key === undefined || fields.get("repo") !== repo || hashCacheName(key) !== hash) continue;
-    if (!bytes || !/^\d+$/.test(bytes) || !sha256 || !/^[0-9a-f]{64}$/.test(sha256) || !createdAt || !/^\d+$/.test(createdAt)) continue;
+    if (
+      fields.get("version") !== "1" ||
+      key === undefined ||
+      fields.get("repo") !== repo ||
+      hashCacheName(key) !== hash
+    )
+      continue;
+    if (
+      !bytes ||
+      !/^\d+$/.test(bytes) ||
+      !sha256 ||
+      !/^[0-9a-f]{64}$/.test(sha256) ||
+      !createdAt ||
+      !/^\d+$/.test(createdAt)
+    )
+      continue;
     const compression = fields.get("compression");
     if (compression !== "gzip" && compression !== "zstd") continue;
-    entries.push({ repo, key, bytes: Number(bytes), sha256, compression, createdAt: Number(createdAt), lastUsedAt: Math.max(usedAt, Number(createdAt)) });
+    entries.push({
+      repo,
+      key,
+      bytes: Number(bytes),
+      sha256,
+      compression,
+      createdAt: Number(createdAt),
+      lastUsedAt: Math.max(usedAt, Number(createdAt)),
+    });
   }
   return entries;
 }
@@ -125,14 +151,19 @@ export function parsePvcSave(output: PvcCommandOutput): PvcSaveOutcome {
   const [first, second] = rest.split(" ");
   switch (word) {
     case "saved":
-      if (!second || !/^[0-9a-f]{64}$/.test(second)) throw new PvcOutputError(`the cache save printed ${JSON.stringify(rest)} where the bytes and sha256 belong`);
+      if (!second || !/^[0-9a-f]{64}$/.test(second))
+        throw new PvcOutputError(`the cache save printed ${JSON.stringify(rest)} where the bytes and sha256 belong`);
       return { kind: "saved", bytes: readCount(first, "the saved bytes"), sha256: second };
     case "exists":
       return { kind: "exists" };
     case "empty":
       return { kind: "empty" };
     case "too-large":
-      return { kind: "too-large", bytes: readCount(first, "the archive's bytes"), maxBytes: readCount(second, "the byte budget") };
+      return {
+        kind: "too-large",
+        bytes: readCount(first, "the archive's bytes"),
+        maxBytes: readCount(second, "the byte budget"),
+      };
     case "failed":
       return { kind: "failed", reason: rest };
     default:
@@ -152,5 +183,9 @@ export function parsePvcEvict(output: PvcCommandOutput): PvcEvictOutcome {
   if (word === "failed") throw new PvcOutputError(`the cache evict command failed: ${rest}`);
   if (word !== "evicted") unexpected("evict", word);
   const [evicted, freed, kept] = rest.split(" ");
-  return { evicted: readCount(evicted, "the evicted entries"), freedBytes: readCount(freed, "the freed bytes"), keptBytes: readCount(kept, "the kept bytes") };
+  return {
+    evicted: readCount(evicted, "the evicted entries"),
+    freedBytes: readCount(freed, "the freed bytes"),
+    keptBytes: readCount(kept, "the kept bytes"),
+  };
 }

@@ -2,7 +2,14 @@
 import { buildBeatSettings } from "../pod/keep-alive.js";
 import { renderShellProgram } from "../pod/render-sh.js";
 import { BEAT_SH } from "../pod/sh/embedded.gen.js";
-import { PVC_EVICT_SH, PVC_LIST_SH, PVC_PRELUDE_SH, PVC_RESTORE_SH, PVC_SAVE_SH, PVC_TOUCH_SH } from "./sh/embedded.gen.js";
+import {
+  PVC_EVICT_SH,
+  PVC_LIST_SH,
+  PVC_PRELUDE_SH,
+  PVC_RESTORE_SH,
+  PVC_SAVE_SH,
+  PVC_TOUCH_SH,
+} from "./sh/embedded.gen.js";
 import { hashCacheName, PVC_CACHE_MOUNT_PATH, PVC_META_VERSION_LINE } from "../pod/pvc-layout.js";
 
 /**
@@ -53,24 +60,30 @@ function buildCommand(name: string, script: string, args: readonly string[]): st
 function checkText(what: string, value: string): void {
   if (value.length === 0) throw new RangeError(`the cache ${what} is empty`);
   // A line break would end the metadata line early; NUL cannot be an argument.
-  if (/[\r\n\0]/.test(value)) throw new RangeError(`the cache ${what} ${JSON.stringify(value)} holds a line break or NUL`);
+  if (/[\r\n\0]/.test(value))
+    throw new RangeError(`the cache ${what} ${JSON.stringify(value)} holds a line break or NUL`);
 }
 
 function checkNonce(nonce: string): void {
-  if (!/^[A-Za-z0-9_-]{1,64}$/.test(nonce)) throw new RangeError(`the cache nonce ${JSON.stringify(nonce)} is not 1 to 64 of [A-Za-z0-9_-]`);
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(nonce))
+    throw new RangeError(`the cache nonce ${JSON.stringify(nonce)} is not 1 to 64 of [A-Za-z0-9_-]`);
 }
 
 function checkBytes(maxBytes: number): void {
-  if (!Number.isSafeInteger(maxBytes) || maxBytes < 0) throw new RangeError(`the cache byte budget ${maxBytes} is not a whole number of bytes`);
+  if (!Number.isSafeInteger(maxBytes) || maxBytes < 0)
+    throw new RangeError(`the cache byte budget ${maxBytes} is not a whole number of bytes`);
 }
 
 /** An absolute path, not /, with no `.`/`..` segment, not inside the claim itself. */
 function checkPath(path: string): void {
   checkText("path", path);
   const segments = path.split("/").slice(1);
-  if (!path.startsWith("/") || segments.every((s) => s === "")) throw new RangeError(`the cache path ${JSON.stringify(path)} is not an absolute path below /`);
-  if (segments.some((s) => s === "." || s === "..")) throw new RangeError(`the cache path ${JSON.stringify(path)} has a . or .. segment`);
-  if (path === PVC_CACHE_MOUNT_PATH || path.startsWith(`${PVC_CACHE_MOUNT_PATH}/`)) throw new RangeError(`the cache path ${path} is inside the cache claim`);
+  if (!path.startsWith("/") || segments.every((s) => s === ""))
+    throw new RangeError(`the cache path ${JSON.stringify(path)} is not an absolute path below /`);
+  if (segments.some((s) => s === "." || s === ".."))
+    throw new RangeError(`the cache path ${JSON.stringify(path)} has a . or .. segment`);
+  if (path === PVC_CACHE_MOUNT_PATH || path.startsWith(`${PVC_CACHE_MOUNT_PATH}/`))
+    throw new RangeError(`the cache path ${path} is inside the cache claim`);
 }
 
 /** Lists one repository's entries; parse with parsePvcList. */
@@ -93,10 +106,20 @@ export function buildPvcSaveCommand(input: PvcSaveInput): string[] {
   checkText("key", input.key);
   checkNonce(input.nonce);
   checkBytes(input.maxBytes);
-  if (!Number.isSafeInteger(input.createdAt) || input.createdAt < 0) throw new RangeError(`the cache entry's creation time ${input.createdAt} is not epoch milliseconds`);
+  if (!Number.isSafeInteger(input.createdAt) || input.createdAt < 0)
+    throw new RangeError(`the cache entry's creation time ${input.createdAt} is not epoch milliseconds`);
   if (input.paths.length === 0) throw new RangeError("a cache save needs at least one path");
   input.paths.forEach(checkPath);
-  const args = [hashCacheName(input.repo), hashCacheName(input.key), input.nonce, String(input.maxBytes), String(input.createdAt), input.repo, input.key, ...input.paths];
+  const args = [
+    hashCacheName(input.repo),
+    hashCacheName(input.key),
+    input.nonce,
+    String(input.maxBytes),
+    String(input.createdAt),
+    input.repo,
+    input.key,
+    ...input.paths,
+  ];
   return buildCommand("save", PVC_SAVE_SH, args);
 }
 

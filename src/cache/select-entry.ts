@@ -8,7 +8,15 @@ export function selectEntry(entries: readonly CacheEntry[], spec: Pick<CacheSpec
   for (const prefix of spec.restoreKeys) {
     const newest = entries
       .filter((entry) => entry.key.startsWith(prefix))
-      .reduce<CacheEntry | undefined>((best, entry) => (best === undefined || entry.createdAt > best.createdAt || (entry.createdAt === best.createdAt && entry.key > best.key) ? entry : best), undefined);
+      .reduce<CacheEntry | undefined>(
+        (best, entry) =>
+          best === undefined ||
+          entry.createdAt > best.createdAt ||
+          (entry.createdAt === best.createdAt && entry.key > best.key)
+            ? entry
+            : best,
+        undefined,
+      );
     if (newest) return { kind: "fallback", entry: newest, prefix };
   }
   return { kind: "miss" };

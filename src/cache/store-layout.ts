@@ -18,8 +18,10 @@ export const TEMP_SUFFIX = ".part";
 /** Throws InputError unless `value` is a non-empty string of at most MAX_NAME_LENGTH characters without NUL. */
 export function checkCacheName(what: "key" | "repository" | "restore key", value: string): void {
   if (typeof value !== "string" || value === "") throw new InputError(`a cache ${what} must not be empty`);
-  if (value.length > MAX_NAME_LENGTH) throw new InputError(`a cache ${what} must be at most ${MAX_NAME_LENGTH} characters, got ${value.length}`);
-  if (value.includes("\0")) throw new InputError(`a cache ${what} must not contain a NUL character: ${JSON.stringify(value)}`);
+  if (value.length > MAX_NAME_LENGTH)
+    throw new InputError(`a cache ${what} must be at most ${MAX_NAME_LENGTH} characters, got ${value.length}`);
+  if (value.includes("\0"))
+    throw new InputError(`a cache ${what} must not contain a NUL character: ${JSON.stringify(value)}`);
 }
 
 export function hashName(value: string): string {
@@ -51,10 +53,16 @@ export function newTempPath(root: string): string {
  * `$XDG_CACHE_HOME/knotless-runner-k8s` (when it is an absolute path, as the XDG spec asks), else
  * `$HOME/.cache/knotless-runner-k8s`, else under the account's home (`accountHome`, os.homedir() by default).
  */
-export function defaultCacheDir(env: Readonly<Record<string, string | undefined>>, accountHome: () => string = homedir): string {
+export function defaultCacheDir(
+  env: Readonly<Record<string, string | undefined>>,
+  accountHome: () => string = homedir,
+): string {
   const xdg = env.XDG_CACHE_HOME;
   if (xdg !== undefined && xdg.startsWith("/")) return join(xdg, "knotless-runner-k8s");
   const home = env.HOME !== undefined && env.HOME.startsWith("/") ? env.HOME : accountHome();
-  if (!home.startsWith("/")) throw new InputError("neither XDG_CACHE_HOME nor HOME nor the account's home is an absolute path: give the cache directory with --cache-dir");
+  if (!home.startsWith("/"))
+    throw new InputError(
+      "neither XDG_CACHE_HOME nor HOME nor the account's home is an absolute path: give the cache directory with --cache-dir",
+    );
   return join(home, ".cache", "knotless-runner-k8s");
 }

@@ -28,7 +28,10 @@ export function createZstdDecompress(): Transform & { readonly scanner: ZstdFram
     pushes += 1;
     stream.push(Buffer.from(data.buffer, data.byteOffset, data.length));
   });
-  const toError = (error: unknown): Error => (error instanceof CacheArchiveError ? error : new CacheArchiveError(`cache archive is not valid zstd: ${(error as Error).message}`));
+  const toError = (error: unknown): Error =>
+    error instanceof CacheArchiveError
+      ? error
+      : new CacheArchiveError(`cache archive is not valid zstd: ${(error as Error).message}`);
   stream = new Transform({
     readableHighWaterMark: OUTPUT_HIGH_WATER,
     transform(chunk: Buffer, _encoding, callback) {

@@ -90,7 +90,8 @@ export class ZstdFrameScanner {
 
   /** At the end of the input: throws unless it ended between frames, after at least one. */
   finish(): void {
-    if (this.state.kind !== "magic" || this.field.length > 0) throw refuse(`the stream is truncated (it ends inside a frame, after ${this.seen} bytes)`);
+    if (this.state.kind !== "magic" || this.field.length > 0)
+      throw refuse(`the stream is truncated (it ends inside a frame, after ${this.seen} bytes)`);
     if (this.frames === 0) throw refuse("the stream holds no frame");
   }
 
@@ -115,7 +116,10 @@ export class ZstdFrameScanner {
       case "magic":
         if (word === ZSTD_MAGIC) this.state = { kind: "header", need: 0 };
         else if ((word & 0xfffffff0) >>> 0 === 0x184d2a50) this.state = { kind: "skip-size" };
-        else throw refuse(`${this.frames === 0 ? "it does not start with" : "data after a frame is not"} a zstd frame (${Buffer.from(field).toString("hex")})`);
+        else
+          throw refuse(
+            `${this.frames === 0 ? "it does not start with" : "data after a frame is not"} a zstd frame (${Buffer.from(field).toString("hex")})`,
+          );
         return;
       case "skip-size":
         this.state = { kind: "skip", left: word };
@@ -160,7 +164,10 @@ export class ZstdFrameScanner {
       const base = 2 ** (10 + exponent);
       window = base + (base / 8) * (field[1]! & 7);
     }
-    if (window > MAX_ZSTD_WINDOW_BYTES) throw refuse(`a frame declares a window of ${window} bytes, over the ${MAX_ZSTD_WINDOW_BYTES} a cache archive may use`);
+    if (window > MAX_ZSTD_WINDOW_BYTES)
+      throw refuse(
+        `a frame declares a window of ${window} bytes, over the ${MAX_ZSTD_WINDOW_BYTES} a cache archive may use`,
+      );
     this.checksum = ((descriptor >> 2) & 1) === 1;
     this.frames += 1;
     this.state = { kind: "block-header" };
@@ -169,7 +176,8 @@ export class ZstdFrameScanner {
 
   private endOf(state: State, end: number): void {
     if (state.kind === "skip") this.state = { kind: "magic" };
-    else if (state.kind === "block") this.state = state.last ? (this.checksum ? { kind: "checksum" } : { kind: "magic" }) : { kind: "block-header" };
+    else if (state.kind === "block")
+      this.state = state.last ? (this.checksum ? { kind: "checksum" } : { kind: "magic" }) : { kind: "block-header" };
     this.safeBytes = end;
   }
 }

@@ -31,11 +31,18 @@ export interface CacheFlags {
 /** Reads and checks the flags; touches nothing (the store makes its directory when it first saves). */
 export function readCacheFlags(raw: RawCacheOptions, env: NodeJS.ProcessEnv): CacheFlags {
   const maxBytes = readSize(raw.cacheMaxBytes ?? DEFAULT_CACHE_MAX_BYTES, "--cache-max-bytes");
-  if (maxBytes <= 0) throw new InputError(`--cache-max-bytes expects more than 0 bytes, got "${raw.cacheMaxBytes}" (to keep no cache, pass --no-cache)`);
+  if (maxBytes <= 0)
+    throw new InputError(
+      `--cache-max-bytes expects more than 0 bytes, got "${raw.cacheMaxBytes}" (to keep no cache, pass --no-cache)`,
+    );
   const off = raw.cache === false;
   if (raw.cachePvc !== undefined) {
-    if (raw.cacheDir !== undefined) throw new InputError("--cache-dir and --cache-pvc name two stores: give one of them");
-    if (!DNS_LABEL.test(raw.cachePvc)) throw new InputError(`--cache-pvc expects a PersistentVolumeClaim name (a DNS-1123 label such as ci-cache), got ${JSON.stringify(raw.cachePvc)}`);
+    if (raw.cacheDir !== undefined)
+      throw new InputError("--cache-dir and --cache-pvc name two stores: give one of them");
+    if (!DNS_LABEL.test(raw.cachePvc))
+      throw new InputError(
+        `--cache-pvc expects a PersistentVolumeClaim name (a DNS-1123 label such as ci-cache), got ${JSON.stringify(raw.cachePvc)}`,
+      );
     return { off, store: { kind: "pvc", claim: raw.cachePvc }, maxBytes };
   }
   if (raw.cacheDir === "") throw new InputError("--cache-dir expects a directory, got an empty value");
@@ -55,13 +62,22 @@ export function readCacheFlags(raw: RawCacheOptions, env: NodeJS.ProcessEnv): Ca
  * the checkout (or, when the workflow skips the checkout, of the workflow file): stable for one checkout on one host,
  * and never shared with another checkout's runs.
  */
-export function resolveCacheRepo(repo: string | undefined, checkoutDir: string | undefined, workflowFile: string): { repo: string; from: CacheRepoSource } {
+export function resolveCacheRepo(
+  repo: string | undefined,
+  checkoutDir: string | undefined,
+  workflowFile: string,
+): { repo: string; from: CacheRepoSource } {
   if (repo !== undefined) return { repo, from: "--repo" };
   const path = checkoutDir ?? resolve(workflowFile);
-  return { repo: `local/${createHash("sha256").update(path).digest("hex").slice(0, 12)}`, from: checkoutDir !== undefined ? "checkout" : "workflow" };
+  return {
+    repo: `local/${createHash("sha256").update(path).digest("hex").slice(0, 12)}`,
+    from: checkoutDir !== undefined ? "checkout" : "workflow",
+  };
 }
 
 /** The executor's backend for these flags and this repository. */
 export function buildCacheBackend(flags: CacheFlags, repo: string): CacheBackend {
-  return flags.store.kind === "pvc" ? { kind: "pvc", repo, claim: flags.store.claim, maxBytes: flags.maxBytes } : { kind: "dir", repo, dir: flags.store.dir, maxBytes: flags.maxBytes };
+  return flags.store.kind === "pvc"
+    ? { kind: "pvc", repo, claim: flags.store.claim, maxBytes: flags.maxBytes }
+    : { kind: "dir", repo, dir: flags.store.dir, maxBytes: flags.maxBytes };
 }

@@ -12,7 +12,11 @@ export const CLUSTER_OPTIONS: readonly OptionSpec[] = [
   { flag: "--kubeconfig <file>", description: "kubeconfig file (default: kubectl's own rules)" },
   { flag: "--context <name>", description: "kubeconfig context" },
   { flag: "--kubectl <path>", description: "kubectl binary (default: $KNOTLESS_KUBECTL, else kubectl on PATH)" },
-  { flag: "--transport <kind>", description: "how to talk to the cluster: api (default: the Kubernetes API spoken in-process) or kubectl (one kubectl process per call: auth-provider plugins, impersonation, servers before 1.30)" },
+  {
+    flag: "--transport <kind>",
+    description:
+      "how to talk to the cluster: api (default: the Kubernetes API spoken in-process) or kubectl (one kubectl process per call: auth-provider plugins, impersonation, servers before 1.30)",
+  },
 ];
 
 export type { TransportName };
@@ -42,7 +46,8 @@ export function resolveTransport(raw: string | undefined): TransportName {
 
 /** Checks a namespace name; throws InputError naming the flag. */
 export function checkNamespace(namespace: string, flag = "--namespace"): string {
-  if (!DNS_LABEL.test(namespace)) throw new InputError(`${flag} expects a DNS-1123 label (lowercase letters, digits, '-'), got "${namespace}"`);
+  if (!DNS_LABEL.test(namespace))
+    throw new InputError(`${flag} expects a DNS-1123 label (lowercase letters, digits, '-'), got "${namespace}"`);
   return namespace;
 }
 
@@ -62,7 +67,11 @@ export function checkKubeconfigReadable(raw: RawClusterOptions): void {
  * the kubectl binary: --kubectl, else $KNOTLESS_KUBECTL, else kubectl on PATH. `namespace` overrides the flag (a dry
  * run passes the one it read from the kubeconfig); without either the namespace is left to kubectl.
  */
-export function resolveClusterOptions(raw: RawClusterOptions, env: NodeJS.ProcessEnv, namespace: string | undefined = raw.namespace): ClusterConfig {
+export function resolveClusterOptions(
+  raw: RawClusterOptions,
+  env: NodeJS.ProcessEnv,
+  namespace: string | undefined = raw.namespace,
+): ClusterConfig {
   const transport = resolveTransport(raw.transport);
   checkKubeconfigReadable(raw);
   if (namespace !== undefined) checkNamespace(namespace);

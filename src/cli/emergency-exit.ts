@@ -16,7 +16,13 @@ export interface EmergencyExit {
    * that cannot be written is reported through `warn`). A step that started and never ended is closed as
    * `stepStatus`, without an exit code; `logs` are the run's output budget's counts so far.
    */
-  finish(input: { readonly status: RunStatus; readonly error: { readonly message: string; readonly reason: string }; readonly stepStatus: "failed" | "cancelled"; readonly job: RunResult["job"]; readonly logs: LogCounts }): void;
+  finish(input: {
+    readonly status: RunStatus;
+    readonly error: { readonly message: string; readonly reason: string };
+    readonly stepStatus: "failed" | "cancelled";
+    readonly job: RunResult["job"];
+    readonly logs: LogCounts;
+  }): void;
 }
 
 export function prepareEmergencyExit(options: {
@@ -50,10 +56,18 @@ export function prepareEmergencyExit(options: {
           steps: options.stepTracker.stepsClosedAt(now, stepStatus),
           logs,
         });
-        log({ kind: "run-end", status: result.status, exitCode: result.exitCode, ...(result.error ? { error: result.error } : {}), durationMs: result.durationMs });
+        log({
+          kind: "run-end",
+          status: result.status,
+          exitCode: result.exitCode,
+          ...(result.error ? { error: result.error } : {}),
+          durationMs: result.durationMs,
+        });
         writeResultFileSync(join(options.outDir, "result.json"), result);
       } catch (writeError) {
-        options.warn(`could not write result.json: ${writeError instanceof Error ? writeError.message : String(writeError)}`);
+        options.warn(
+          `could not write result.json: ${writeError instanceof Error ? writeError.message : String(writeError)}`,
+        );
       }
       for (const file of options.logFiles) file.closeSync();
     },

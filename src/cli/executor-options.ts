@@ -15,31 +15,107 @@ import { resolveProcessIdentity } from "./process-identity.js";
 import { readKeepWarm } from "./warm-options.js";
 
 export const EXECUTOR_OPTIONS: readonly OptionSpec[] = [
-  { flag: "--mill <url>", description: "the mill's WebSocket endpoint, wss://HOST/mill (ws:// only with --insecure-mill)", required: true },
-  { flag: "--token-file <file>", description: "the token `spindle mill executor add` printed (the file must be readable by its owner only)", required: true },
-  { flag: "--state-dir <dir>", description: "the executor's state: mill-executor.sqlite (epoch, outbox), each lease's log as it is written, each run's files", required: true },
-  { flag: "--log-store <dir|s3://bucket/prefix>", description: "where finished logs go, shared with the mill: a directory, or an S3 bucket (endpoint, region and credentials from AWS_* or the --s3-* flags)", required: true },
-  { flag: "--labels <a,b>", description: "the labels Hello offers (a subset of the token's labels); workflows' runs_on is matched against them" },
+  {
+    flag: "--mill <url>",
+    description: "the mill's WebSocket endpoint, wss://HOST/mill (ws:// only with --insecure-mill)",
+    required: true,
+  },
+  {
+    flag: "--token-file <file>",
+    description: "the token `spindle mill executor add` printed (the file must be readable by its owner only)",
+    required: true,
+  },
+  {
+    flag: "--state-dir <dir>",
+    description:
+      "the executor's state: mill-executor.sqlite (epoch, outbox), each lease's log as it is written, each run's files",
+    required: true,
+  },
+  {
+    flag: "--log-store <dir|s3://bucket/prefix>",
+    description:
+      "where finished logs go, shared with the mill: a directory, or an S3 bucket (endpoint, region and credentials from AWS_* or the --s3-* flags)",
+    required: true,
+  },
+  {
+    flag: "--labels <a,b>",
+    description: "the labels Hello offers (a subset of the token's labels); workflows' runs_on is matched against them",
+  },
   { flag: "--max-runs <n>", description: "seats: most leases reserved or running at once", defaultValue: "4" },
-  { flag: "--drain-timeout <duration>", description: "on SIGTERM, how long running leases may finish before they are cancelled (a second SIGTERM cancels at once)", defaultValue: "10m" },
-  { flag: "--metrics-listen <host:port>", description: "serve Prometheus /metrics here (no token: bind it to a private address)" },
-  { flag: "--architectures <list>", description: "the node architectures the cluster has (amd64,arm64); a workflow asking for another is refused INCOMPATIBLE (default: any)" },
-  { flag: "--insecure-mill", description: "allow a ws:// mill URL (the token crosses the network in clear): for a loopback test" },
-  { flag: "--s3-endpoint <url>", description: "an S3-compatible endpoint for an s3:// --log-store (default: AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, else AWS)" },
-  { flag: "--s3-region <region>", description: "the bucket's region (default: AWS_REGION, AWS_DEFAULT_REGION, else us-east-1)" },
-  { flag: "--s3-path-style", description: "address the bucket by path (MinIO, Garage, s3rver) instead of by host name" },
+  {
+    flag: "--drain-timeout <duration>",
+    description:
+      "on SIGTERM, how long running leases may finish before they are cancelled (a second SIGTERM cancels at once)",
+    defaultValue: "10m",
+  },
+  {
+    flag: "--metrics-listen <host:port>",
+    description: "serve Prometheus /metrics here (no token: bind it to a private address)",
+  },
+  {
+    flag: "--architectures <list>",
+    description:
+      "the node architectures the cluster has (amd64,arm64); a workflow asking for another is refused INCOMPATIBLE (default: any)",
+  },
+  {
+    flag: "--insecure-mill",
+    description: "allow a ws:// mill URL (the token crosses the network in clear): for a loopback test",
+  },
+  {
+    flag: "--s3-endpoint <url>",
+    description:
+      "an S3-compatible endpoint for an s3:// --log-store (default: AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, else AWS)",
+  },
+  {
+    flag: "--s3-region <region>",
+    description: "the bucket's region (default: AWS_REGION, AWS_DEFAULT_REGION, else us-east-1)",
+  },
+  {
+    flag: "--s3-path-style",
+    description: "address the bucket by path (MinIO, Garage, s3rver) instead of by host name",
+  },
   { flag: "--pod-timeout <duration>", description: "how long a run's pod may stay Pending", defaultValue: "15m" },
-  { flag: "--pod-idle-timeout <duration>", description: "each run's pod stops itself after this long without a runner exec, e.g. once the executor died (default 10m, at least 15s)" },
-  { flag: "--max-output-bytes <size>", description: "most bytes taken back from each run's /outputs", defaultValue: "512Mi" },
+  {
+    flag: "--pod-idle-timeout <duration>",
+    description:
+      "each run's pod stops itself after this long without a runner exec, e.g. once the executor died (default 10m, at least 15s)",
+  },
+  {
+    flag: "--max-output-bytes <size>",
+    description: "most bytes taken back from each run's /outputs",
+    defaultValue: "512Mi",
+  },
   { flag: "--max-log-bytes <size>", description: "most bytes of step output each run keeps", defaultValue: "16Mi" },
-  { flag: "--keep-warm <duration>", description: "after each run's Job is deleted, leave a placeholder that keeps its node for this long" },
-  { flag: "--max-warm <n>", description: "most warm placeholders in the namespace, for --keep-warm", defaultValue: "1" },
+  {
+    flag: "--keep-warm <duration>",
+    description: "after each run's Job is deleted, leave a placeholder that keeps its node for this long",
+  },
+  {
+    flag: "--max-warm <n>",
+    description: "most warm placeholders in the namespace, for --keep-warm",
+    defaultValue: "1",
+  },
   { flag: "--skip-warm", description: "do not look for a warm placeholder to claim" },
   { flag: "--nixery <url>", description: "the Nixery registry that composes the image of a nixery workflow" },
-  { flag: "--config <file>", description: "the runner configuration (YAML) every workflow is held to: limits, microvm images, allowPrivileged, the pod's settings" },
-  { flag: "--git <path>", description: "the git binary that clones a commit on this host when the run's image has no git (default: git on PATH)" },
+  {
+    flag: "--config <file>",
+    description:
+      "the runner configuration (YAML) every workflow is held to: limits, microvm images, allowPrivileged, the pod's settings",
+  },
+  {
+    flag: "--git <path>",
+    description:
+      "the git binary that clones a commit on this host when the run's image has no git (default: git on PATH)",
+  },
   ...POD_OPTIONS,
-  ...CLUSTER_OPTIONS.map((option) => (option.flag.startsWith("--transport ") ? { ...option, description: "how to talk to the cluster: api (default: the Kubernetes API spoken in-process) or kubectl" } : option)),
+  ...CLUSTER_OPTIONS.map((option) =>
+    option.flag.startsWith("--transport ")
+      ? {
+          ...option,
+          description: "how to talk to the cluster: api (default: the Kubernetes API spoken in-process) or kubectl",
+        }
+      : option,
+  ),
 ];
 
 /** Options exactly as the CLI parser hands them over. */
@@ -94,18 +170,35 @@ export function describeArch(arch: string): string {
 
 /** Validates every option; throws InputError naming the flag. Reads the token file; dials nothing, calls no cluster. */
 export async function resolveExecutorConfig(raw: RawExecutorOptions, env: NodeJS.ProcessEnv): Promise<ExecutorConfig> {
-  for (const [value, flag] of [[raw.mill, "--mill"], [raw.tokenFile, "--token-file"], [raw.stateDir, "--state-dir"], [raw.logStore, "--log-store"]] as const) {
+  for (const [value, flag] of [
+    [raw.mill, "--mill"],
+    [raw.tokenFile, "--token-file"],
+    [raw.stateDir, "--state-dir"],
+    [raw.logStore, "--log-store"],
+  ] as const) {
     if (!value) throw new InputError(`missing required option ${flag}`);
   }
   const millUrl = readMillUrl(raw.mill!, raw.insecureMill ?? false);
   const { readTokenFile } = await import("../serve/bearer-auth.js");
   const token = readTokenFile(resolve(raw.tokenFile!));
-  const labels = (raw.labels ?? "").split(",").map((label) => label.trim()).filter((label, index, all) => label !== "" && all.indexOf(label) === index);
+  const labels = (raw.labels ?? "")
+    .split(",")
+    .map((label) => label.trim())
+    .filter((label, index, all) => label !== "" && all.indexOf(label) === index);
   const maxRuns = Number(raw.maxRuns);
-  if (!/^\d+$/.test(raw.maxRuns) || maxRuns < 1 || maxRuns > 1000) throw new InputError(`--max-runs expects a whole number from 1 to 1000, got ${JSON.stringify(raw.maxRuns)}`);
-  const architectures = raw.architectures?.split(",").map((arch) => arch.trim()).filter((arch) => arch !== "");
+  if (!/^\d+$/.test(raw.maxRuns) || maxRuns < 1 || maxRuns > 1000)
+    throw new InputError(`--max-runs expects a whole number from 1 to 1000, got ${JSON.stringify(raw.maxRuns)}`);
+  const architectures = raw.architectures
+    ?.split(",")
+    .map((arch) => arch.trim())
+    .filter((arch) => arch !== "");
   const cluster = resolveClusterOptions({ ...raw, transport: raw.transport ?? "api" }, env);
-  const runner = applyPodFlags(await (await import("../config/read-runner-config.js")).readRunnerConfig(raw.config === undefined ? undefined : resolve(raw.config)), raw);
+  const runner = applyPodFlags(
+    await (
+      await import("../config/read-runner-config.js")
+    ).readRunnerConfig(raw.config === undefined ? undefined : resolve(raw.config)),
+    raw,
+  );
   return {
     millUrl,
     token,
@@ -131,7 +224,10 @@ export async function resolveExecutorConfig(raw: RawExecutorOptions, env: NodeJS
       git: { binary: raw.git ?? "git", env },
       runner,
     },
-    transport: { setting: { target: cluster.target, kubectlPath: cluster.kubectlPath, transport: cluster.transport }, env },
+    transport: {
+      setting: { target: cluster.target, kubectlPath: cluster.kubectlPath, transport: cluster.transport },
+      env,
+    },
     ...(env.KNOTLESS_MILL_TIMINGS ? { timings: readTimings(env.KNOTLESS_MILL_TIMINGS) } : {}),
   };
 }
@@ -146,7 +242,8 @@ export function readMillUrl(text: string, insecure: boolean): string {
   }
   if (url.protocol === "wss:") return url.toString();
   if (url.protocol === "ws:" && insecure) return url.toString();
-  if (url.protocol === "ws:") throw new InputError("--mill: ws:// sends the token in clear; use wss://, or --insecure-mill for a loopback test");
+  if (url.protocol === "ws:")
+    throw new InputError("--mill: ws:// sends the token in clear; use wss://, or --insecure-mill for a loopback test");
   throw new InputError(`--mill expects a wss:// URL, got ${url.protocol}`);
 }
 
@@ -154,7 +251,10 @@ function readLogStore(raw: RawExecutorOptions, env: NodeJS.ProcessEnv): LogStore
   const text = raw.logStore!;
   if (!text.startsWith("s3://")) return { kind: "dir", dir: resolve(text) };
   const match = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/(.*))?$/.exec(text);
-  if (!match) throw new InputError(`--log-store expects s3://BUCKET/PREFIX with a bucket name of 3 to 63 lowercase letters, digits, '.' or '-', got ${JSON.stringify(text)}`);
+  if (!match)
+    throw new InputError(
+      `--log-store expects s3://BUCKET/PREFIX with a bucket name of 3 to 63 lowercase letters, digits, '.' or '-', got ${JSON.stringify(text)}`,
+    );
   const prefix = (match[2] ?? "").replace(/^\/+/, "");
   const endpoint = raw.s3Endpoint ?? (env.AWS_ENDPOINT_URL_S3 || env.AWS_ENDPOINT_URL || undefined);
   const accessKeyId = env.AWS_ACCESS_KEY_ID;
@@ -167,14 +267,23 @@ function readLogStore(raw: RawExecutorOptions, env: NodeJS.ProcessEnv): LogStore
     ...(endpoint ? { endpoint } : {}),
     ...(raw.s3PathStyle ? { forcePathStyle: true } : {}),
     // Absent from the environment: the SDK's own chain (shared files, instance roles) finds them.
-    ...(accessKeyId && secretAccessKey ? { credentials: { accessKeyId, secretAccessKey, ...(env.AWS_SESSION_TOKEN ? { sessionToken: env.AWS_SESSION_TOKEN } : {}) } } : {}),
+    ...(accessKeyId && secretAccessKey
+      ? {
+          credentials: {
+            accessKeyId,
+            secretAccessKey,
+            ...(env.AWS_SESSION_TOKEN ? { sessionToken: env.AWS_SESSION_TOKEN } : {}),
+          },
+        }
+      : {}),
   };
 }
 
 function readHostPort(text: string, flag: string): { host: string; port: number } {
   const match = /^(.*):(\d{1,5})$/.exec(text);
   const port = Number(match?.[2]);
-  if (!match || match[1] === "" || port > 65535) throw new InputError(`${flag} expects HOST:PORT such as 127.0.0.1:9464, got ${JSON.stringify(text)}`);
+  if (!match || match[1] === "" || port > 65535)
+    throw new InputError(`${flag} expects HOST:PORT such as 127.0.0.1:9464, got ${JSON.stringify(text)}`);
   return { host: match[1]!.replace(/^\[(.*)\]$/, "$1"), port };
 }
 

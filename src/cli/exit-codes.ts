@@ -19,9 +19,18 @@ export const EXIT = {
 export const EXIT_CODE_MEANINGS: ReadonlyArray<readonly [number, string]> = [
   [EXIT.success, "success (for run: the run succeeded, or its workflow did not match the trigger)"],
   [EXIT.stepFailed, "a step failed or timed out"],
-  [EXIT.badInput, "bad input: a message names the file, line and column and what was expected; nothing was touched in the cluster"],
-  [EXIT.infrastructure, "infrastructure failure (cluster unreachable, permission denied, pod never ready, image pull, pod lost, exec without exit code, integrity), or an internal error (the Job is deleted first)"],
-  [EXIT.stateUnavailable, "serve: the service's state cannot be opened (runner.sqlite empty beside kept runs, damaged, not a database or read-only; the state directory not writable): the message names the file and what to do; nothing was started"],
+  [
+    EXIT.badInput,
+    "bad input: a message names the file, line and column and what was expected; nothing was touched in the cluster",
+  ],
+  [
+    EXIT.infrastructure,
+    "infrastructure failure (cluster unreachable, permission denied, pod never ready, image pull, pod lost, exec without exit code, integrity), or an internal error (the Job is deleted first)",
+  ],
+  [
+    EXIT.stateUnavailable,
+    "serve: the service's state cannot be opened (runner.sqlite empty beside kept runs, damaged, not a database or read-only; the state directory not writable): the message names the file and what to do; nothing was started",
+  ],
   [EXIT.cancelled, "cancelled (SIGINT/SIGTERM, or `cancel` from another process); the Job is deleted"],
 ];
 

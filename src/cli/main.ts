@@ -12,7 +12,9 @@ import { parseRunFast } from "./run-options.js";
  * Loaded only for help, errors, other commands and unusual command lines: a plain `run` is read by parseRunFast.
  * `onAction` receives each command's parsed input instead of running it (tests compare parsers with it).
  */
-export async function buildProgram(onAction: (command: CommandSpec<never>, options: Record<string, unknown>, args: string[]) => Promise<number>): Promise<Command> {
+export async function buildProgram(
+  onAction: (command: CommandSpec<never>, options: Record<string, unknown>, args: string[]) => Promise<number>,
+): Promise<Command> {
   const { Command } = await import("commander");
   const program = new Command("knotless-runner-k8s")
     .description("Runs one knotless workflow run as one Kubernetes batch/v1 Job, through kubectl.")
@@ -20,11 +22,15 @@ export async function buildProgram(onAction: (command: CommandSpec<never>, optio
     .showHelpAfterError(false)
     .addHelpText("after", formatExitCodesHelp());
   for (const spec of COMMANDS) {
-    const command = program.command(spec.arguments ? `${spec.name} ${spec.arguments}` : spec.name).description(spec.summary);
+    const command = program
+      .command(spec.arguments ? `${spec.name} ${spec.arguments}` : spec.name)
+      .description(spec.summary);
     addOptions(command, spec.options);
     command.addHelpText("after", formatExitCodesHelp()).action(async (...received: unknown[]) => {
       // commander passes the positional arguments, then the options, then the command itself.
-      const positional = received.slice(0, -2).flatMap((value) => (Array.isArray(value) ? value : value === undefined ? [] : [value])) as string[];
+      const positional = received
+        .slice(0, -2)
+        .flatMap((value) => (Array.isArray(value) ? value : value === undefined ? [] : [value])) as string[];
       process.exitCode = await onAction(spec, received.at(-2) as Record<string, unknown>, positional);
     });
   }
@@ -38,7 +44,9 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
     const plain = parseRunFast(argv);
     if (plain) return await executeRun(plain, env);
     const [program, { CommanderError }] = await Promise.all([
-      buildProgram(async (spec, options, args) => (code = await spec.execute({ options: options as never, args, env }))),
+      buildProgram(
+        async (spec, options, args) => (code = await spec.execute({ options: options as never, args, env })),
+      ),
       import("commander"),
     ]);
     program.configureOutput({ writeErr: (text) => process.stderr.write(text) });
@@ -51,7 +59,12 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
       return code;
     } catch (error) {
       if (!(error instanceof CommanderError)) throw error;
-      if (error.code === "commander.helpDisplayed" || error.code === "commander.version" || error.code === "commander.help") return EXIT.success;
+      if (
+        error.code === "commander.helpDisplayed" ||
+        error.code === "commander.version" ||
+        error.code === "commander.help"
+      )
+        return EXIT.success;
       return EXIT.badInput;
     }
   } catch (error) {

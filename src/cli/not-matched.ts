@@ -6,7 +6,9 @@ import { makeDirectorySync } from "../core/make-directory.js";
 import type { RunConfig } from "./resolve-config.js";
 
 /** Writes the skipped result into --out and returns the line to print; never calls kubectl. */
-export async function writeNotMatchedResult(config: RunConfig & { readonly notMatched: { readonly reason: string } }): Promise<string> {
+export async function writeNotMatchedResult(
+  config: RunConfig & { readonly notMatched: { readonly reason: string } },
+): Promise<string> {
   const { settings } = config;
   const now = new Date();
   makeDirectorySync(settings.outDir);
@@ -14,7 +16,13 @@ export async function writeNotMatchedResult(config: RunConfig & { readonly notMa
     runId: settings.runId,
     startedAt: now,
     finishedAt: now,
-    job: { namespace: settings.target.namespace ?? "", name: settings.jobName, pod: null, node: null, image: settings.image },
+    job: {
+      namespace: settings.target.namespace ?? "",
+      name: settings.jobName,
+      pod: null,
+      node: null,
+      image: settings.image,
+    },
     steps: settings.steps.map((step) => buildSkippedStep(step.name)),
     logs: { limitBytes: settings.maxLogBytes, keptBytes: 0, droppedBytes: 0 },
     workflow: settings.workflow!,

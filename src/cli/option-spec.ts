@@ -29,7 +29,11 @@ export function takesValue(spec: OptionSpec): boolean {
 /** Declares the options on a commander command, in order. */
 export function addOptions(command: Command, specs: readonly OptionSpec[]): void {
   for (const spec of specs) {
-    if (spec.repeatable) command.option(spec.flag, spec.description, (value: string, previous: string[] | undefined) => [...(previous ?? []), value]);
+    if (spec.repeatable)
+      command.option(spec.flag, spec.description, (value: string, previous: string[] | undefined) => [
+        ...(previous ?? []),
+        value,
+      ]);
     else if (spec.required) command.requiredOption(spec.flag, spec.description);
     else if (spec.defaultValue !== undefined) command.option(spec.flag, spec.description, spec.defaultValue);
     else command.option(spec.flag, spec.description);

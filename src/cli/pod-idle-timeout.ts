@@ -8,7 +8,9 @@ export function readPodIdleTimeout(text: string | undefined): number {
   if (text === undefined) return DEFAULT_POD_IDLE_SECONDS * 1000;
   const ms = readDuration(text, "--pod-idle-timeout");
   if (ms < MIN_POD_IDLE_SECONDS * 1000) {
-    throw new InputError(`--pod-idle-timeout expects at least ${MIN_POD_IDLE_SECONDS}s (a running exec beats every ${BEAT_SECONDS}s), got "${text}"`);
+    throw new InputError(
+      `--pod-idle-timeout expects at least ${MIN_POD_IDLE_SECONDS}s (a running exec beats every ${BEAT_SECONDS}s), got "${text}"`,
+    );
   }
   return ms;
 }

@@ -22,8 +22,21 @@ import { readBoundedFile, readBoundedTextFile } from "../core/read-bounded-file.
 import type { ExecutorTimings } from "../executor/kubernetes/context.js";
 import { isAcceptableRunId } from "../manifests/names.js";
 import { buildRunSettings } from "../settings/build-run-settings.js";
-import { buildCacheBackend, readCacheFlags, resolveCacheRepo, type CacheFlags, type CacheRepoSource, type RawCacheOptions } from "./cache-options.js";
-import { checkKubeconfigReadable, resolveClusterOptions, resolveTransport, type RawClusterOptions, type TransportName } from "./cluster-options.js";
+import {
+  buildCacheBackend,
+  readCacheFlags,
+  resolveCacheRepo,
+  type CacheFlags,
+  type CacheRepoSource,
+  type RawCacheOptions,
+} from "./cache-options.js";
+import {
+  checkKubeconfigReadable,
+  resolveClusterOptions,
+  resolveTransport,
+  type RawClusterOptions,
+  type TransportName,
+} from "./cluster-options.js";
 import { readHeartbeatInterval } from "./heartbeat-interval.js";
 import { readPodIdleTimeout } from "./pod-idle-timeout.js";
 import { listKubeconfigFiles, readContextNamespace } from "../cluster/kubeconfig-namespace.js";
@@ -127,12 +140,16 @@ function checkOutDir(path: string): string {
   const absolute = resolve(path);
   let entries: string[] = [];
   try {
-    if (!statSync(absolute).isDirectory()) throw new InputError(`--out: expected a directory, found a file at ${absolute}`);
+    if (!statSync(absolute).isDirectory())
+      throw new InputError(`--out: expected a directory, found a file at ${absolute}`);
     entries = readdirSync(`${absolute}/outputs`);
   } catch (error) {
     if (error instanceof InputError) throw error;
   }
-  if (entries.length > 0) throw new InputError(`--out: ${absolute}/outputs already has files from an earlier run; choose a fresh --out directory`);
+  if (entries.length > 0)
+    throw new InputError(
+      `--out: ${absolute}/outputs already has files from an earlier run; choose a fresh --out directory`,
+    );
   return absolute;
 }
 
@@ -159,10 +176,27 @@ function resolveHostTar(env: NodeJS.ProcessEnv): { hostTar?: HostTarSetting } {
 /** The steps of the run and where they came from: a steps file, or a workflow file planned for its trigger. */
 type StepsSource =
   | { readonly kind: "steps"; readonly steps: StepSpec[] }
-  | { readonly kind: "workflow"; readonly loaded: LoadedWorkflow; readonly trigger?: Trigger; readonly warnings: readonly string[]; readonly clamped: readonly string[]; readonly runner: RunnerConfigSource };
+  | {
+      readonly kind: "workflow";
+      readonly loaded: LoadedWorkflow;
+      readonly trigger?: Trigger;
+      readonly warnings: readonly string[];
+      readonly clamped: readonly string[];
+      readonly runner: RunnerConfigSource;
+    };
 
 /** The trigger's text flags beyond the ref: the pull request's, and what Tangled's run variables say of the repository. */
-const TRIGGER_TEXT_FLAGS = ["prAction", "prSourceBranch", "prSourceSha", "knot", "repoDid", "repoName", "defaultBranch", "repoUrl", "pipelineId"] as const;
+const TRIGGER_TEXT_FLAGS = [
+  "prAction",
+  "prSourceBranch",
+  "prSourceSha",
+  "knot",
+  "repoDid",
+  "repoName",
+  "defaultBranch",
+  "repoUrl",
+  "pipelineId",
+] as const;
 
 /** `prSourceBranch` → `--pr-source-branch`. */
 function toFlag(key: string): string {
@@ -177,33 +211,61 @@ function readChangedFiles(raw: RawRunOptions): string[] | undefined {
   if (raw.changedFile === undefined && raw.changedFiles === undefined) return undefined;
   const files = [...(raw.changedFile ?? [])];
   if (raw.changedFiles !== undefined) {
-    const read = readBoundedTextFile(resolve(raw.changedFiles), { maxBytes: MAX_CHANGED_FILES_BYTES, what: "a list of changed files" });
-    if (!read.ok) throw new InputError(`--changed-files: ${raw.changedFiles}${read.at ? `:${read.at.line}:${read.at.column}` : ""}: ${read.problem}`);
+    const read = readBoundedTextFile(resolve(raw.changedFiles), {
+      maxBytes: MAX_CHANGED_FILES_BYTES,
+      what: "a list of changed files",
+    });
+    if (!read.ok)
+      throw new InputError(
+        `--changed-files: ${raw.changedFiles}${read.at ? `:${read.at.line}:${read.at.column}` : ""}: ${read.problem}`,
+      );
     files.push(...read.text.split(/\r?\n/).filter((line) => line !== ""));
   }
   const bad = files.find((file) => file === "" || /[\x00-\x1f\x7f]/.test(file));
-  if (bad !== undefined) throw new InputError(`--changed-file expects a path relative to the repository's root without control characters, got ${JSON.stringify(bad)}`);
+  if (bad !== undefined)
+    throw new InputError(
+      `--changed-file expects a path relative to the repository's root without control characters, got ${JSON.stringify(bad)}`,
+    );
   return files;
 }
 
 /** The trigger flags as a Trigger; undefined without --event (then `when` is not evaluated). */
 function readTrigger(raw: RawRunOptions): Trigger | undefined {
-  const given = (["ref", "branch", "tag", "sha", "repo", ...TRIGGER_TEXT_FLAGS] as const).filter((key) => raw[key] !== undefined);
-  if (raw.event === undefined && (raw.changedFile !== undefined || raw.changedFiles !== undefined)) throw new InputError("--changed-file describes a trigger: give --event too (push, pull_request, manual, ...)");
+  const given = (["ref", "branch", "tag", "sha", "repo", ...TRIGGER_TEXT_FLAGS] as const).filter(
+    (key) => raw[key] !== undefined,
+  );
+  if (raw.event === undefined && (raw.changedFile !== undefined || raw.changedFiles !== undefined))
+    throw new InputError("--changed-file describes a trigger: give --event too (push, pull_request, manual, ...)");
   if (raw.event === undefined) {
-    if (given.length > 0) throw new InputError(`${toFlag(given[0]!)} describes a trigger: give --event too (push, pull_request, manual, ...)`);
+    if (given.length > 0)
+      throw new InputError(
+        `${toFlag(given[0]!)} describes a trigger: give --event too (push, pull_request, manual, ...)`,
+      );
     return undefined;
   }
-  if (!/^[a-z][a-z0-9_]{0,63}$/.test(raw.event)) throw new InputError(`--event expects an event name such as push, pull_request or manual, got ${JSON.stringify(raw.event)}`);
-  if (raw.ref !== undefined && (raw.branch !== undefined || raw.tag !== undefined)) throw new InputError("--ref names the branch or tag already: give --ref, or --branch / --tag, not both");
-  if (raw.branch !== undefined && raw.tag !== undefined) throw new InputError("--branch and --tag: a trigger has one ref; give one of them");
-  if (raw.ref !== undefined && !raw.ref.startsWith("refs/")) throw new InputError(`--ref expects a full ref such as refs/heads/main or refs/tags/v1.0, got ${JSON.stringify(raw.ref)} (or use --branch / --tag)`);
+  if (!/^[a-z][a-z0-9_]{0,63}$/.test(raw.event))
+    throw new InputError(
+      `--event expects an event name such as push, pull_request or manual, got ${JSON.stringify(raw.event)}`,
+    );
+  if (raw.ref !== undefined && (raw.branch !== undefined || raw.tag !== undefined))
+    throw new InputError("--ref names the branch or tag already: give --ref, or --branch / --tag, not both");
+  if (raw.branch !== undefined && raw.tag !== undefined)
+    throw new InputError("--branch and --tag: a trigger has one ref; give one of them");
+  if (raw.ref !== undefined && !raw.ref.startsWith("refs/"))
+    throw new InputError(
+      `--ref expects a full ref such as refs/heads/main or refs/tags/v1.0, got ${JSON.stringify(raw.ref)} (or use --branch / --tag)`,
+    );
   for (const key of given) {
-    if (raw[key] === "" || /[\x00-\x1f\x7f]/.test(raw[key]!)) throw new InputError(`${toFlag(key)} expects a non-empty value without control characters`);
+    if (raw[key] === "" || /[\x00-\x1f\x7f]/.test(raw[key]!))
+      throw new InputError(`${toFlag(key)} expects a non-empty value without control characters`);
   }
-  if (raw.prAction !== undefined && !PULL_REQUEST_ACTIONS.includes(raw.prAction)) throw new InputError(`--pr-action expects one of ${PULL_REQUEST_ACTIONS.join(", ")}, got ${JSON.stringify(raw.prAction)}`);
+  if (raw.prAction !== undefined && !PULL_REQUEST_ACTIONS.includes(raw.prAction))
+    throw new InputError(
+      `--pr-action expects one of ${PULL_REQUEST_ACTIONS.join(", ")}, got ${JSON.stringify(raw.prAction)}`,
+    );
   const prOnly = (["prAction", "prSourceBranch", "prSourceSha"] as const).find((key) => raw[key] !== undefined);
-  if (prOnly !== undefined && raw.event !== "pull_request") throw new InputError(`${toFlag(prOnly)} goes with --event pull_request`);
+  if (prOnly !== undefined && raw.event !== "pull_request")
+    throw new InputError(`${toFlag(prOnly)} goes with --event pull_request`);
   const changedFiles = readChangedFiles(raw);
   return {
     event: raw.event,
@@ -219,9 +281,14 @@ function readTrigger(raw: RawRunOptions): Trigger | undefined {
 
 /** The caller's overrides of workflow fields, validated: a flag given wins over the file. */
 function readOverrides(raw: RawRunOptions): RunOverrides {
-  if (raw.image !== undefined && !IMAGE.test(raw.image)) throw new InputError(`--image expects an image reference such as busybox:1.36, got ${JSON.stringify(raw.image)}`);
-  for (const [flag, value] of [["--cpu", raw.cpu], ["--memory", raw.memory]] as const) {
-    if (value !== undefined && !QUANTITY.test(value)) throw new InputError(`${flag} expects a Kubernetes quantity such as 500m, 1 or 512Mi, got "${value}"`);
+  if (raw.image !== undefined && !IMAGE.test(raw.image))
+    throw new InputError(`--image expects an image reference such as busybox:1.36, got ${JSON.stringify(raw.image)}`);
+  for (const [flag, value] of [
+    ["--cpu", raw.cpu],
+    ["--memory", raw.memory],
+  ] as const) {
+    if (value !== undefined && !QUANTITY.test(value))
+      throw new InputError(`${flag} expects a Kubernetes quantity such as 500m, 1 or 512Mi, got "${value}"`);
     const problem = value === undefined ? undefined : checkResourceBounds(flag === "--cpu" ? "cpu" : "memory", value);
     if (problem !== undefined) throw new InputError(`${flag}: ${problem}`);
   }
@@ -236,12 +303,17 @@ function readOverrides(raw: RawRunOptions): RunOverrides {
 
 /** Reads the steps file or loads the workflow file (exactly one of --steps and --workflow). */
 async function readStepsSource(raw: RawRunOptions): Promise<StepsSource> {
-  if ((raw.steps === undefined) === (raw.workflow === undefined)) throw new InputError("expected exactly one of --steps FILE and --workflow FILE");
+  if ((raw.steps === undefined) === (raw.workflow === undefined))
+    throw new InputError("expected exactly one of --steps FILE and --workflow FILE");
   const trigger = readTrigger(raw);
   if (raw.steps !== undefined) {
-    if (trigger !== undefined) throw new InputError("--event and the other trigger flags go with --workflow (a steps file has no `when`)");
+    if (trigger !== undefined)
+      throw new InputError("--event and the other trigger flags go with --workflow (a steps file has no `when`)");
     if (raw.nixery !== undefined) throw new InputError("--nixery goes with --workflow (a steps file has no engine)");
-    if (raw.config !== undefined) throw new InputError("--config goes with --workflow (its settings are the engines' and a steps file has no engine)");
+    if (raw.config !== undefined)
+      throw new InputError(
+        "--config goes with --workflow (its settings are the engines' and a steps file has no engine)",
+      );
     const podFlag = findPodFlag(raw);
     if (podFlag !== undefined) throw new InputError(`${podFlag} goes with --workflow (as --config does)`);
     const stepsFile = resolve(raw.steps);
@@ -253,19 +325,49 @@ async function readStepsSource(raw: RawRunOptions): Promise<StepsSource> {
   const { loadWorkflowFile } = await import("../settings/load-workflow.js");
   const { formatWarning } = await import("../workflow/workflow-errors.js");
   // Flags over the file over the defaults: the pod flags are laid over --config's `pod` before anything reads it.
-  const runner = applyPodFlags(await (await import("../config/read-runner-config.js")).readRunnerConfig(raw.config), raw);
-  const loaded = await loadWorkflowFile(resolve(raw.workflow!), { name: raw.workflow!, runner, ...(raw.nixery !== undefined ? { nixeryBase: raw.nixery } : {}) });
-  return { kind: "workflow", loaded, ...(trigger ? { trigger } : {}), warnings: loaded.warnings.map(formatWarning), clamped: loaded.resolved.clamped.map(formatWarning), runner };
+  const runner = applyPodFlags(
+    await (await import("../config/read-runner-config.js")).readRunnerConfig(raw.config),
+    raw,
+  );
+  const loaded = await loadWorkflowFile(resolve(raw.workflow!), {
+    name: raw.workflow!,
+    runner,
+    ...(raw.nixery !== undefined ? { nixeryBase: raw.nixery } : {}),
+  });
+  return {
+    kind: "workflow",
+    loaded,
+    ...(trigger ? { trigger } : {}),
+    warnings: loaded.warnings.map(formatWarning),
+    clamped: loaded.resolved.clamped.map(formatWarning),
+    runner,
+  };
 }
 
 /** Plans the workflow's run: its caches rendered with the checkout's file hashes (none with --no-cache). */
-async function planRun(source: Extract<StepsSource, { kind: "workflow" }>, runId: string, held: HeldOverrides, checkoutDir: string | undefined, cacheFlags: CacheFlags): Promise<PreparedWorkflowRun> {
+async function planRun(
+  source: Extract<StepsSource, { kind: "workflow" }>,
+  runId: string,
+  held: HeldOverrides,
+  checkoutDir: string | undefined,
+  cacheFlags: CacheFlags,
+): Promise<PreparedWorkflowRun> {
   const { prepareWorkflowRun } = await import("../settings/prepare-workflow-run.js");
-  return prepareWorkflowRun(source.loaded, { runId, ...(source.trigger ? { trigger: source.trigger } : {}), overrides: held.overrides, overrideClamps: held.clamps, ...(checkoutDir ? { checkoutDir } : {}), cachesOff: cacheFlags.off });
+  return prepareWorkflowRun(source.loaded, {
+    runId,
+    ...(source.trigger ? { trigger: source.trigger } : {}),
+    overrides: held.overrides,
+    overrideClamps: held.clamps,
+    ...(checkoutDir ? { checkoutDir } : {}),
+    cachesOff: cacheFlags.off,
+  });
 }
 
 /** --secrets FILE and every --secret-env NAME, merged (a name given twice is refused); warnings for a loose file mode. */
-async function readRunSecrets(raw: RawRunOptions, env: NodeJS.ProcessEnv): Promise<{ secrets: Secret[]; warnings: string[] }> {
+async function readRunSecrets(
+  raw: RawRunOptions,
+  env: NodeJS.ProcessEnv,
+): Promise<{ secrets: Secret[]; warnings: string[] }> {
   if (raw.secrets === undefined && (raw.secretEnv ?? []).length === 0) return { secrets: [], warnings: [] };
   const { mergeSecrets, readSecretsFile, readSecretsFromEnv } = await import("../secrets/read-secrets.js");
   const sources: Array<{ from: string; secrets: Secret[] }> = [];
@@ -275,7 +377,8 @@ async function readRunSecrets(raw: RawRunOptions, env: NodeJS.ProcessEnv): Promi
     if (file.warning) warnings.push(file.warning);
     sources.push({ from: raw.secrets, secrets: file.secrets });
   }
-  if ((raw.secretEnv ?? []).length > 0) sources.push({ from: "--secret-env", secrets: readSecretsFromEnv(raw.secretEnv ?? [], env) });
+  if ((raw.secretEnv ?? []).length > 0)
+    sources.push({ from: "--secret-env", secrets: readSecretsFromEnv(raw.secretEnv ?? [], env) });
   return { secrets: mergeSecrets(sources), warnings };
 }
 
@@ -288,28 +391,48 @@ function makeEmptyCheckout(): string {
  * --checkout-git URL --checkout-sha SHA (both or neither, not with --checkout): the commit cloned in the pod when its
  * image has git, else on this host with `git` on PATH; depth and submodules as the workflow's `clone` says (1, none).
  */
-async function readGitCheckout(raw: RawRunOptions, source: StepsSource, env: NodeJS.ProcessEnv): Promise<RunSettings["gitCheckout"]> {
+async function readGitCheckout(
+  raw: RawRunOptions,
+  source: StepsSource,
+  env: NodeJS.ProcessEnv,
+): Promise<RunSettings["gitCheckout"]> {
   if (raw.checkoutGit === undefined && raw.checkoutSha === undefined) return undefined;
-  if (raw.checkoutGit === undefined || raw.checkoutSha === undefined) throw new InputError("--checkout-git and --checkout-sha go together");
-  if (raw.checkout !== undefined) throw new InputError("--checkout and --checkout-git are two ways to give the checkout: give one");
+  if (raw.checkoutGit === undefined || raw.checkoutSha === undefined)
+    throw new InputError("--checkout-git and --checkout-sha go together");
+  if (raw.checkout !== undefined)
+    throw new InputError("--checkout and --checkout-git are two ways to give the checkout: give one");
   const { checkGitSource } = await import("../transfer/git-checkout.js");
   try {
     checkGitSource(raw.checkoutGit, raw.checkoutSha);
   } catch (error) {
-    throw error instanceof InputError ? new InputError(error.message.replace("checkout.git.url", "--checkout-git").replace("checkout.git.sha", "--checkout-sha")) : error;
+    throw error instanceof InputError
+      ? new InputError(
+          error.message.replace("checkout.git.url", "--checkout-git").replace("checkout.git.sha", "--checkout-sha"),
+        )
+      : error;
   }
   const clone = source.kind === "workflow" ? source.loaded.resolved.clone : undefined;
-  return { url: raw.checkoutGit, sha: raw.checkoutSha, depth: clone?.depth ?? 1, submodules: clone?.submodules ?? false, host: { binary: "git", env } };
+  return {
+    url: raw.checkoutGit,
+    sha: raw.checkoutSha,
+    depth: clone?.depth ?? 1,
+    submodules: clone?.submodules ?? false,
+    host: { binary: "git", env },
+  };
 }
 
 /** Validates everything; throws InputError with the file, line and what was expected. Touches no cluster. */
 export async function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEnv): Promise<RunConfig> {
   const outDir = checkOutDir(requireOption(raw.out, "--out"));
   const runId = raw.runId ?? generateRunId();
-  if (!isAcceptableRunId(runId)) throw new InputError(`--run-id expects 1 to 128 printable characters without spaces, got ${JSON.stringify(runId)}`);
+  if (!isAcceptableRunId(runId))
+    throw new InputError(`--run-id expects 1 to 128 printable characters without spaces, got ${JSON.stringify(runId)}`);
   const source = await readStepsSource(raw);
   // The flags that set what a limit governs are held to it like the workflow's values (a steps file has no --config).
-  const held: HeldOverrides = source.kind === "workflow" ? holdOverrides(readOverrides(raw), source.runner, FLAG_NAMES) : { overrides: readOverrides(raw), clamps: [], warnings: [] };
+  const held: HeldOverrides =
+    source.kind === "workflow"
+      ? holdOverrides(readOverrides(raw), source.runner, FLAG_NAMES)
+      : { overrides: readOverrides(raw), clamps: [], warnings: [] };
   const overrides = held.overrides;
   const skipsCheckout = source.kind === "workflow" && source.loaded.resolved.clone.skip;
   const gitCheckout = skipsCheckout ? undefined : await readGitCheckout(raw, source, env);
@@ -323,45 +446,53 @@ export async function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEn
   // it never loads a YAML parser; a dry run, which spawns nothing, reads the kubeconfig itself to print the calls.
   resolveTransport(raw.transport); // before the dry run reads the kubeconfig
   checkKubeconfigReadable(raw);
-  const cluster = resolveClusterOptions(raw, env, raw.namespace ?? (raw.dryRun ? await readNamespaceForDryRun(raw, env) : undefined));
+  const cluster = resolveClusterOptions(
+    raw,
+    env,
+    raw.namespace ?? (raw.dryRun ? await readNamespaceForDryRun(raw, env) : undefined),
+  );
   const podTimeoutMs = readDuration(raw.podTimeout ?? "15m", "--pod-timeout");
   const podIdleTimeoutMs = readPodIdleTimeout(raw.podIdleTimeout);
   const maxOutputBytes = readSize(raw.maxOutputBytes ?? "512Mi", "--max-output-bytes");
   const maxLogBytes = readSize(raw.maxLogBytes ?? "64Mi", "--max-log-bytes");
   // Last of the checks, since hashing the checkout's files for the cache keys can take a while.
-  const workflowPlan = source.kind === "workflow" ? await planRun(source, runId, held, checkoutDir, cacheFlags) : undefined;
+  const workflowPlan =
+    source.kind === "workflow" ? await planRun(source, runId, held, checkoutDir, cacheFlags) : undefined;
   const plan = workflowPlan?.plan;
   const warnings = [
     ...(source.kind === "workflow" ? source.warnings : []),
     ...(workflowPlan?.warnings ?? []),
     ...secretWarnings,
-    ...(skipsCheckout && raw.checkout !== undefined ? [`${raw.workflow}: clone.skip is true, so --checkout ${raw.checkout} is not uploaded (/work starts empty)`] : []),
+    ...(skipsCheckout && raw.checkout !== undefined
+      ? [`${raw.workflow}: clone.skip is true, so --checkout ${raw.checkout} is not uploaded (/work starts empty)`]
+      : []),
   ];
   const declaredCaches = source.kind === "workflow" ? (source.loaded.resolved.caches ?? []).length : 0;
   const cacheRepo = declaredCaches > 0 ? resolveCacheRepo(raw.repo, checkoutDir, raw.workflow!) : undefined;
-  const emptyCheckout = checkoutDir === undefined && !(plan && !plan.matched) && !raw.dryRun ? makeEmptyCheckout() : undefined;
+  const emptyCheckout =
+    checkoutDir === undefined && !(plan && !plan.matched) && !raw.dryRun ? makeEmptyCheckout() : undefined;
   return {
     settings: {
       ...buildRunSettings({
-      runId,
-      target: cluster.target,
-      ...(plan ? { plan } : { steps: source.kind === "steps" ? source.steps : [] }),
-      overrides,
-      checkoutDir: checkoutDir ?? emptyCheckout ?? NO_CHECKOUT,
-      ...(sharedStepsDir ? { sharedStepsDir } : {}),
-      outDir,
-      podTimeoutMs,
-      podIdleTimeoutMs,
-      maxOutputBytes,
-      maxLogBytes,
-      keep: raw.keep ?? false,
-      secrets,
-      ...readKeepWarm(raw.keepWarm, raw.maxWarm),
-      ...(raw.skipWarm ? { claimWarm: false } : {}),
-      ...resolveHostTar(env),
-      ...(source.kind === "workflow" ? { pod: source.runner.config.pod } : {}),
-      owner: resolveProcessIdentity(),
-      ...(cacheRepo ? { cacheBackend: buildCacheBackend(cacheFlags, cacheRepo.repo) } : {}),
+        runId,
+        target: cluster.target,
+        ...(plan ? { plan } : { steps: source.kind === "steps" ? source.steps : [] }),
+        overrides,
+        checkoutDir: checkoutDir ?? emptyCheckout ?? NO_CHECKOUT,
+        ...(sharedStepsDir ? { sharedStepsDir } : {}),
+        outDir,
+        podTimeoutMs,
+        podIdleTimeoutMs,
+        maxOutputBytes,
+        maxLogBytes,
+        keep: raw.keep ?? false,
+        secrets,
+        ...readKeepWarm(raw.keepWarm, raw.maxWarm),
+        ...(raw.skipWarm ? { claimWarm: false } : {}),
+        ...resolveHostTar(env),
+        ...(source.kind === "workflow" ? { pod: source.runner.config.pod } : {}),
+        owner: resolveProcessIdentity(),
+        ...(cacheRepo ? { cacheBackend: buildCacheBackend(cacheFlags, cacheRepo.repo) } : {}),
       }),
       ...(gitCheckout ? { gitCheckout } : {}),
     },

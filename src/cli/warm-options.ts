@@ -13,12 +13,16 @@ export function readWarmSeconds(text: string, flag: string): number {
 /** A count flag: an integer from 1 to MAX_WARM_LIMIT. */
 export function readWarmCount(text: string, flag: string): number {
   const n = Number(text);
-  if (!/^\d+$/.test(text) || n < 1 || n > MAX_WARM_LIMIT) throw new InputError(`${flag} expects a whole number from 1 to ${MAX_WARM_LIMIT}, got "${text}"`);
+  if (!/^\d+$/.test(text) || n < 1 || n > MAX_WARM_LIMIT)
+    throw new InputError(`${flag} expects a whole number from 1 to ${MAX_WARM_LIMIT}, got "${text}"`);
   return n;
 }
 
 /** `run --keep-warm DUR [--max-warm N]` as the executor settings take it; nothing when --keep-warm is absent. */
-export function readKeepWarm(keepWarm: string | undefined, maxWarm: string | undefined): { keepWarm?: { seconds: number; maxWarm: number } } {
+export function readKeepWarm(
+  keepWarm: string | undefined,
+  maxWarm: string | undefined,
+): { keepWarm?: { seconds: number; maxWarm: number } } {
   const max = readWarmCount(maxWarm ?? "1", "--max-warm");
   if (keepWarm === undefined) return {};
   return { keepWarm: { seconds: readWarmSeconds(keepWarm, "--keep-warm"), maxWarm: max } };

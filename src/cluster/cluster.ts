@@ -145,7 +145,12 @@ export interface Cluster {
    * Sets annotations on a Job with one JSON merge patch (no read first): the heartbeat, a cancel request, the mark of
    * a kept Job. Throws NotFoundError when the Job is gone, ForbiddenError, UnauthorizedError.
    */
-  patchJobAnnotations(namespace: Namespace, name: string, annotations: Readonly<Record<string, string>>, options?: CallOptions): Promise<void>;
+  patchJobAnnotations(
+    namespace: Namespace,
+    name: string,
+    annotations: Readonly<Record<string, string>>,
+    options?: CallOptions,
+  ): Promise<void>;
 
   /**
    * Deletes a Job and, in the background, its pods; does not wait for them. Resolves "deleted", or "absent" when
@@ -153,7 +158,11 @@ export interface Cluster {
    * goes (the claim of a warm placeholder): one that changed throws ConflictError, one that is gone is "absent".
    * Throws ForbiddenError, UnauthorizedError.
    */
-  deleteJob(namespace: Namespace, name: string, options?: CallOptions & { readonly preconditions?: { readonly uid: string; readonly resourceVersion: string } }): Promise<"deleted" | "absent">;
+  deleteJob(
+    namespace: Namespace,
+    name: string,
+    options?: CallOptions & { readonly preconditions?: { readonly uid: string; readonly resourceVersion: string } },
+  ): Promise<"deleted" | "absent">;
 
   /** Deletes every Job matching a label selector and, in the background, their pods; resolves with the names deleted (none is fine). */
   deleteJobs(namespace: Namespace, labelSelector: string, options?: CallOptions): Promise<string[]>;
@@ -177,7 +186,11 @@ export interface Cluster {
   createDisruptionBudget(namespace: Namespace, budget: IPodDisruptionBudget, options?: CallOptions): Promise<void>;
 
   /** Lists the PodDisruptionBudgets matching a label selector; none is an empty list. Throws ForbiddenError, UnauthorizedError. */
-  listDisruptionBudgets(namespace: Namespace, labelSelector: string, options?: CallOptions): Promise<IPodDisruptionBudget[]>;
+  listDisruptionBudgets(
+    namespace: Namespace,
+    labelSelector: string,
+    options?: CallOptions,
+  ): Promise<IPodDisruptionBudget[]>;
 
   /** Deletes one PodDisruptionBudget: "deleted", or "absent" when there was none (not an error). Throws ForbiddenError, UnauthorizedError. */
   deleteDisruptionBudget(namespace: Namespace, name: string, options?: CallOptions): Promise<"deleted" | "absent">;
@@ -219,7 +232,13 @@ export interface Cluster {
    * a bounded read. Throws NotFoundError (no such pod), ForbiddenError (pods/log), and a plain ClusterError when the
    * container has not started yet.
    */
-  readContainerLog(namespace: Namespace, pod: string, container: string, bounds: LogBounds, options?: CallOptions): Promise<string>;
+  readContainerLog(
+    namespace: Namespace,
+    pod: string,
+    container: string,
+    bounds: LogBounds,
+    options?: CallOptions,
+  ): Promise<string>;
 
   // --- Exec --------------------------------------------------------------------------------------------------
 
@@ -285,7 +304,11 @@ export interface Cluster {
    * `rolebinding.rbac.authorization.k8s.io/NAME`). An apply that failed partway resolves with what it did before and
    * the typed error (`failure`: ForbiddenError, UnauthorizedError, InvalidError, ...); ConfigError and the like reject.
    */
-  applyCredentialObjects(namespace: Namespace, objects: CredentialObjectSet, options?: CallOptions): Promise<AppliedObjects>;
+  applyCredentialObjects(
+    namespace: Namespace,
+    objects: CredentialObjectSet,
+    options?: CallOptions,
+  ): Promise<AppliedObjects>;
 
   /**
    * Posts a TokenRequest (`body`) for a ServiceAccount and resolves with the answer, whose status holds the token:

@@ -20,13 +20,21 @@ export function listKubeconfigFiles(explicit: string | undefined, env: NodeJS.Pr
  * The namespace kubectl would use: the context's (named, else current; first file that sets it wins, as kubectl
  * merges), or undefined. Missing default files are fine; an unreadable or malformed explicit file is an InputError.
  */
-export async function readContextNamespace(files: readonly string[], context: string | undefined, explicit: boolean): Promise<string | undefined> {
+export async function readContextNamespace(
+  files: readonly string[],
+  context: string | undefined,
+  explicit: boolean,
+): Promise<string | undefined> {
   const texts: Array<[string, string]> = [];
   for (const file of files) {
     try {
       texts.push([file, readFileSync(file, "utf8")]);
     } catch (error) {
-      if (explicit) throw new InputError(`cannot read the kubeconfig: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, file);
+      if (explicit)
+        throw new InputError(
+          `cannot read the kubeconfig: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+          file,
+        );
     }
   }
   if (texts.length === 0 && !context) return undefined;
@@ -51,7 +59,10 @@ function parseKubeconfig(yaml: YamlModule, file: string, text: string): Kubeconf
   const syntax = doc.errors[0];
   if (syntax) {
     const line = syntax.linePos?.[0].line;
-    throw new InputError(`the kubeconfig is not valid YAML: ${syntax.message.split("\n")[0]!.replace(/:$/, "")}`, line === undefined ? file : `${file}:${line}`);
+    throw new InputError(
+      `the kubeconfig is not valid YAML: ${syntax.message.split("\n")[0]!.replace(/:$/, "")}`,
+      line === undefined ? file : `${file}:${line}`,
+    );
   }
   const at = (path: ReadonlyArray<string | number>): string => {
     const node = doc.getIn(path, true) as { range?: [number, number, number] } | undefined;
@@ -60,19 +71,34 @@ function parseKubeconfig(yaml: YamlModule, file: string, text: string): Kubeconf
   };
   const root: unknown = doc.toJS();
   if (root === null || root === undefined) return { contexts: [] };
-  if (!isMapping(root)) throw new InputError("the kubeconfig must be a mapping (apiVersion, clusters, contexts, ...)", at([]));
+  if (!isMapping(root))
+    throw new InputError("the kubeconfig must be a mapping (apiVersion, clusters, contexts, ...)", at([]));
   const current = root["current-context"];
-  if (current !== undefined && current !== null && typeof current !== "string") throw new InputError('"current-context" must be a string', at(["current-context"]));
+  if (current !== undefined && current !== null && typeof current !== "string")
+    throw new InputError('"current-context" must be a string', at(["current-context"]));
   const contexts = root.contexts ?? [];
-  if (!Array.isArray(contexts)) throw new InputError('"contexts" must be a list of entries with a name and a context', at(["contexts"]));
+  if (!Array.isArray(contexts))
+    throw new InputError('"contexts" must be a list of entries with a name and a context', at(["contexts"]));
   const entries = contexts.map((entry: unknown, index) => {
-    if (!isMapping(entry)) throw new InputError(`context entry ${index + 1} must be a mapping with a name and a context`, at(["contexts", index]));
+    if (!isMapping(entry))
+      throw new InputError(
+        `context entry ${index + 1} must be a mapping with a name and a context`,
+        at(["contexts", index]),
+      );
     const { name, context } = entry;
-    if (name !== undefined && typeof name !== "string") throw new InputError(`context entry ${index + 1}: "name" must be a string`, at(["contexts", index, "name"]));
-    if (context !== undefined && context !== null && !isMapping(context)) throw new InputError(`context "${String(name)}": "context" must be a mapping`, at(["contexts", index, "context"]));
+    if (name !== undefined && typeof name !== "string")
+      throw new InputError(`context entry ${index + 1}: "name" must be a string`, at(["contexts", index, "name"]));
+    if (context !== undefined && context !== null && !isMapping(context))
+      throw new InputError(
+        `context "${String(name)}": "context" must be a mapping`,
+        at(["contexts", index, "context"]),
+      );
     const namespace = context?.namespace;
     if (namespace !== undefined && namespace !== null && typeof namespace !== "string") {
-      throw new InputError(`context "${String(name)}": "namespace" must be a string`, at(["contexts", index, "context", "namespace"]));
+      throw new InputError(
+        `context "${String(name)}": "namespace" must be a string`,
+        at(["contexts", index, "context", "namespace"]),
+      );
     }
     return { ...(name === undefined ? {} : { name }), ...(typeof namespace === "string" ? { namespace } : {}) };
   });

@@ -50,10 +50,18 @@ const pods = (...verbs: string[]): ApiPermission => ({ apiGroup: "", resource: "
 const events = (...verbs: string[]): ApiPermission => ({ apiGroup: "", resource: "events", verbs });
 /** The exec WebSocket (and SPDY) upgrade is authorized as get; newer API servers also check create. */
 const podsExec: ApiPermission = { apiGroup: "", resource: "pods/exec", verbs: ["get", "create"] };
-const budgets = (...verbs: string[]): ApiPermission => ({ apiGroup: "policy", resource: "poddisruptionbudgets", verbs });
+const budgets = (...verbs: string[]): ApiPermission => ({
+  apiGroup: "policy",
+  resource: "poddisruptionbudgets",
+  verbs,
+});
 const podsLog: ApiPermission = { apiGroup: "", resource: "pods/log", verbs: ["get"] };
 const serviceAccounts = (...verbs: string[]): ApiPermission => ({ apiGroup: "", resource: "serviceaccounts", verbs });
-const rbac = (resource: "roles" | "rolebindings", ...verbs: string[]): ApiPermission => ({ apiGroup: "rbac.authorization.k8s.io", resource, verbs });
+const rbac = (resource: "roles" | "rolebindings", ...verbs: string[]): ApiPermission => ({
+  apiGroup: "rbac.authorization.k8s.io",
+  resource,
+  verbs,
+});
 
 /**
  * Every call, by name. The API transport lists pods and events where kubectl polls them and watches them where
@@ -84,7 +92,11 @@ export const CLUSTER_CALLS = {
   getNodes: runnerCall([{ apiGroup: "", resource: "nodes", verbs: ["list"] }], { optional: true }),
   getClaim: runnerCall([{ apiGroup: "", resource: "persistentvolumeclaims", verbs: ["get"] }], { optional: true }),
   viewAdminConfig: adminCall([]),
-  applyCredential: adminCall([serviceAccounts("get", "create", "patch"), rbac("roles", "get", "create", "patch"), rbac("rolebindings", "get", "create", "patch")]),
+  applyCredential: adminCall([
+    serviceAccounts("get", "create", "patch"),
+    rbac("roles", "get", "create", "patch"),
+    rbac("rolebindings", "get", "create", "patch"),
+  ]),
   requestToken: adminCall([{ apiGroup: "", resource: "serviceaccounts/token", verbs: ["create"] }]),
   deleteCredential: adminCall([rbac("rolebindings", "delete"), rbac("roles", "delete"), serviceAccounts("delete")]),
 } as const satisfies Readonly<Record<string, CallDeclaration>>;
@@ -99,7 +111,8 @@ export const PATCH_JOB_PERMISSIONS = CLUSTER_CALLS.annotateJob.permissions;
 export function formatPermissions(permissions: readonly ApiPermission[]): string {
   return permissions
     .map((p) => {
-      const verbs = p.verbs.length > 1 ? `${p.verbs.slice(0, -1).join(", ")} and ${p.verbs.at(-1)}` : (p.verbs[0] ?? "");
+      const verbs =
+        p.verbs.length > 1 ? `${p.verbs.slice(0, -1).join(", ")} and ${p.verbs.at(-1)}` : (p.verbs[0] ?? "");
       const [resource, sub] = p.resource.split("/");
       return `${verbs} on ${resource}${p.apiGroup ? `.${p.apiGroup}` : ""}${sub ? `/${sub}` : ""}`;
     })
@@ -110,13 +123,19 @@ export function formatPermissions(permissions: readonly ApiPermission[]): string
  * The union of the permissions of the runner's calls that are not optional, one rule per resource with its verbs in
  * a stable order: what the runner needs (the credential's Role, doctor's checks). Admin calls are skipped.
  */
-export function collectCallPermissions(calls: readonly CallDeclaration[] = Object.values(CLUSTER_CALLS)): ApiPermission[] {
+export function collectCallPermissions(
+  calls: readonly CallDeclaration[] = Object.values(CLUSTER_CALLS),
+): ApiPermission[] {
   const byResource = new Map<string, { apiGroup: string; resource: string; verbs: Set<string> }>();
   for (const call of calls) {
     if (call.scope === "admin" || call.optional) continue;
     for (const permission of call.permissions) {
       const key = `${permission.apiGroup}/${permission.resource}`;
-      const rule = byResource.get(key) ?? { apiGroup: permission.apiGroup, resource: permission.resource, verbs: new Set<string>() };
+      const rule = byResource.get(key) ?? {
+        apiGroup: permission.apiGroup,
+        resource: permission.resource,
+        verbs: new Set<string>(),
+      };
       for (const verb of permission.verbs) rule.verbs.add(verb);
       byResource.set(key, rule);
     }

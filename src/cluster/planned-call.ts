@@ -6,7 +6,12 @@ export type ClusterCallPlan =
   /** Lists our Jobs by label; `beforeCreate`: made before the run's create, so in the context's namespace when create leaves it to kubectl. */
   | { readonly call: "listJobs"; readonly selector: string; readonly beforeCreate?: boolean }
   /** Deletes one placeholder only if it is still the one listed (its `preconditions`, described). */
-  | { readonly call: "claimPlaceholder"; readonly name: string; readonly preconditions: string; readonly beforeCreate?: boolean }
+  | {
+      readonly call: "claimPlaceholder";
+      readonly name: string;
+      readonly preconditions: string;
+      readonly beforeCreate?: boolean;
+    }
   /** Creates a Job; `body` says which manifest. */
   | { readonly call: "createJob"; readonly body: string }
   | { readonly call: "createBudget" }

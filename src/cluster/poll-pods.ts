@@ -9,12 +9,18 @@ import { ClusterError, ForbiddenError, UnauthorizedError } from "./errors.js";
  * list: ADDED, MODIFIED (the object differs), DELETED; onSynced after each list that succeeded. A ClusterError other
  * than a refusal goes to onRetry and the next list; a refusal, or anything that is no ClusterError, rejects.
  */
-export function pollPods(list: (signal: AbortSignal | undefined) => Promise<IPod[]>, options: PodWatchOptions): Promise<void> {
+export function pollPods(
+  list: (signal: AbortSignal | undefined) => Promise<IPod[]>,
+  options: PodWatchOptions,
+): Promise<void> {
   return pollList(list, options);
 }
 
 /** Likewise for any listed objects, told apart by their name (pollPods is this for pods). */
-export async function pollList<T extends { readonly metadata?: { readonly name?: string } }>(list: (signal: AbortSignal | undefined) => Promise<T[]>, options: ListedWatchOptions<T>): Promise<void> {
+export async function pollList<T extends { readonly metadata?: { readonly name?: string } }>(
+  list: (signal: AbortSignal | undefined) => Promise<T[]>,
+  options: ListedWatchOptions<T>,
+): Promise<void> {
   const known = new Map<string, { object: T; text: string }>();
   const schedule = options.pollMs && options.pollMs.length > 0 ? options.pollMs : [1000];
   for (let poll = 0; !options.signal?.aborted; poll++) {
@@ -23,13 +29,17 @@ export async function pollList<T extends { readonly metadata?: { readonly name?:
       objects = await list(options.signal);
     } catch (error) {
       if (options.signal?.aborted) return;
-      if (!(error instanceof ClusterError) || error instanceof ForbiddenError || error instanceof UnauthorizedError) throw error;
+      if (!(error instanceof ClusterError) || error instanceof ForbiddenError || error instanceof UnauthorizedError)
+        throw error;
       options.onRetry?.(error);
     }
     if (options.signal?.aborted) return;
     if (objects) {
-      const now = new Map(objects.map((object) => [object.metadata?.name ?? "", { object, text: JSON.stringify(object) }]));
-      for (const [name, before] of known) if (!now.has(name)) options.onEvent({ type: "DELETED", object: before.object });
+      const now = new Map(
+        objects.map((object) => [object.metadata?.name ?? "", { object, text: JSON.stringify(object) }]),
+      );
+      for (const [name, before] of known)
+        if (!now.has(name)) options.onEvent({ type: "DELETED", object: before.object });
       for (const [name, after] of now) {
         const before = known.get(name);
         if (!before) options.onEvent({ type: "ADDED", object: after.object });
@@ -40,7 +50,11 @@ export async function pollList<T extends { readonly metadata?: { readonly name?:
       options.onSynced?.();
     }
     try {
-      await sleep(schedule[Math.min(poll, schedule.length - 1)]!, undefined, options.signal ? { signal: options.signal } : {});
+      await sleep(
+        schedule[Math.min(poll, schedule.length - 1)]!,
+        undefined,
+        options.signal ? { signal: options.signal } : {},
+      );
     } catch {
       return; // aborted
     }

@@ -8,10 +8,18 @@ import { ForbiddenError, UnauthorizedError } from "./errors.js";
  */
 export function describeRefusal(error: unknown, doing: string): InfraError | undefined {
   if (error instanceof ForbiddenError) {
-    return new InfraError("forbidden", `${doing}: ${error.message} (the kubeconfig's identity lacks this permission; \`knotless-runner-k8s credentials\` makes one with every permission the runner needs)`, { cause: error });
+    return new InfraError(
+      "forbidden",
+      `${doing}: ${error.message} (the kubeconfig's identity lacks this permission; \`knotless-runner-k8s credentials\` makes one with every permission the runner needs)`,
+      { cause: error },
+    );
   }
   if (error instanceof UnauthorizedError) {
-    return new InfraError("unauthorized", `${doing}: ${error.message} (the kubeconfig's credential is unknown, expired or revoked; \`knotless-runner-k8s credentials\` issues a fresh one)`, { cause: error });
+    return new InfraError(
+      "unauthorized",
+      `${doing}: ${error.message} (the kubeconfig's credential is unknown, expired or revoked; \`knotless-runner-k8s credentials\` issues a fresh one)`,
+      { cause: error },
+    );
   }
   return undefined;
 }

@@ -12,7 +12,11 @@ export interface ExecOutput {
  * Runs an exec to its end with `stdin` (text, then half-closed) when given, and collects stdout as UTF-8: for the
  * short calls (a kill, a listing, the secrets). Rejects only as Cluster.exec does.
  */
-export async function runExec(cluster: Cluster, request: Omit<ExecRequest, "stdin">, stdin?: string): Promise<ExecOutput> {
+export async function runExec(
+  cluster: Cluster,
+  request: Omit<ExecRequest, "stdin">,
+  stdin?: string,
+): Promise<ExecOutput> {
   const session = await cluster.exec({ ...request, stdin: stdin === undefined ? { kind: "none" } : { kind: "pipe" } });
   if (session.stdin) {
     session.stdin.on("error", () => {}); // the exec may end before reading all of it; its end says why

@@ -21,5 +21,9 @@ export function isDiskFullError(error: unknown): boolean {
 export function makeDiskFullError(error: unknown): InfraError {
   const { path, code } = error as { path?: unknown; code?: unknown };
   const file = typeof path === "string" ? ` ${basename(path)}` : " the run's files";
-  return new InfraError("disk-full", `the runner's disk is full: no space left to write${file} (${typeof code === "string" ? code : "ENOSPC"})`, { cause: error });
+  return new InfraError(
+    "disk-full",
+    `the runner's disk is full: no space left to write${file} (${typeof code === "string" ? code : "ENOSPC"})`,
+    { cause: error },
+  );
 }

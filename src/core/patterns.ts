@@ -20,6 +20,7 @@ export function parseSize(text: string): number | undefined {
 /** Parses a byte count or throws InputError naming `what` (a flag, or `file:line:col: key`). */
 export function readSize(text: string, what: string): number {
   const size = parseSize(text);
-  if (size === undefined) throw new InputError(`${what} expects a byte count such as 536870912, 512Mi or 1G, got "${text}"`);
+  if (size === undefined)
+    throw new InputError(`${what} expects a byte count such as 536870912, 512Mi or 1G, got "${text}"`);
   return size;
 }

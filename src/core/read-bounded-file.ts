@@ -37,20 +37,23 @@ function describeFsError(error: unknown): string {
 
 /** What is wrong with a file of these stats, or undefined when it is a regular file within the bound. */
 function checkStats(stats: Stats, kind: FileKind): string | undefined {
-  if (!stats.isFile()) return `not a regular file but ${describeKind(stats)}; ${kind.what} is a regular file of at most ${formatBound(kind.maxBytes)}`;
-  if (stats.size > kind.maxBytes) return `${stats.size} bytes, more than the ${formatBound(kind.maxBytes)} (${kind.maxBytes} bytes) ${kind.what} may have`;
+  if (!stats.isFile())
+    return `not a regular file but ${describeKind(stats)}; ${kind.what} is a regular file of at most ${formatBound(kind.maxBytes)}`;
+  if (stats.size > kind.maxBytes)
+    return `${stats.size} bytes, more than the ${formatBound(kind.maxBytes)} (${kind.maxBytes} bytes) ${kind.what} may have`;
   return undefined;
 }
 
 /** The offset of the first byte that does not start a well-formed UTF-8 sequence, or -1 when all do. */
 export function findInvalidUtf8(bytes: Buffer): number {
-  for (let i = 0; i < bytes.length; ) {
+  for (let i = 0; i < bytes.length;) {
     const byte = bytes[i]!;
     if (byte < 0x80) {
       i += 1;
       continue;
     }
-    const length = byte >= 0xc2 && byte <= 0xdf ? 2 : byte >= 0xe0 && byte <= 0xef ? 3 : byte >= 0xf0 && byte <= 0xf4 ? 4 : 0;
+    const length =
+      byte >= 0xc2 && byte <= 0xdf ? 2 : byte >= 0xe0 && byte <= 0xef ? 3 : byte >= 0xf0 && byte <= 0xf4 ? 4 : 0;
     // isUtf8 on the one sequence also refuses overlong forms and surrogates.
     if (length === 0 || i + length > bytes.length || !isUtf8(bytes.subarray(i, i + length))) return i;
     i += length;
@@ -76,12 +79,20 @@ export function readBoundedTextFile(path: string, kind: FileKind): BoundedTextRe
   if (!read.ok) return read;
   const { bytes } = read;
   const bad = findInvalidUtf8(bytes);
-  if (bad >= 0) return { ok: false, problem: `expected UTF-8 text, found the byte 0x${bytes[bad]!.toString(16).padStart(2, "0")} that is not UTF-8 here`, at: positionOfByte(bytes, bad) };
+  if (bad >= 0)
+    return {
+      ok: false,
+      problem: `expected UTF-8 text, found the byte 0x${bytes[bad]!.toString(16).padStart(2, "0")} that is not UTF-8 here`,
+      at: positionOfByte(bytes, bad),
+    };
   return { ok: true, text: bytes.toString("utf8") };
 }
 
 /** The bytes of a regular file of at most `kind.maxBytes`, read without blocking on a pipe (the steps file's reader decodes them itself). */
-export function readBoundedFile(path: string, kind: FileKind): { readonly ok: true; readonly bytes: Buffer } | { readonly ok: false; readonly problem: string } {
+export function readBoundedFile(
+  path: string,
+  kind: FileKind,
+): { readonly ok: true; readonly bytes: Buffer } | { readonly ok: false; readonly problem: string } {
   let fd: number;
   try {
     const problem = checkStats(statSync(path), kind);
@@ -96,8 +107,13 @@ export function readBoundedFile(path: string, kind: FileKind): { readonly ok: tr
     if (problem !== undefined) return { ok: false, problem };
     const buffer = Buffer.alloc(kind.maxBytes + 1);
     let size = 0;
-    for (let read = -1; read !== 0 && size < buffer.length; size += read) read = readSync(fd, buffer, size, buffer.length - size, null);
-    if (size > kind.maxBytes) return { ok: false, problem: `more than the ${formatBound(kind.maxBytes)} (${kind.maxBytes} bytes) ${kind.what} may have` };
+    for (let read = -1; read !== 0 && size < buffer.length; size += read)
+      read = readSync(fd, buffer, size, buffer.length - size, null);
+    if (size > kind.maxBytes)
+      return {
+        ok: false,
+        problem: `more than the ${formatBound(kind.maxBytes)} (${kind.maxBytes} bytes) ${kind.what} may have`,
+      };
     bytes = buffer.subarray(0, size);
   } catch (error) {
     return { ok: false, problem: `cannot read the file: ${describeFsError(error)}` };

@@ -33,9 +33,14 @@ export interface RetryHooks {
 }
 
 /** Runs `attempt` (numbered from 1) until it is done or the policy's budget is spent. Non-retryable failures are thrown by `attempt` itself. */
-export async function retry<T>(policy: RetryPolicy, hooks: RetryHooks, attempt: (n: number) => Promise<AttemptOutcome<T>>): Promise<T> {
+export async function retry<T>(
+  policy: RetryPolicy,
+  hooks: RetryHooks,
+  attempt: (n: number) => Promise<AttemptOutcome<T>>,
+): Promise<T> {
   const now = hooks.now ?? Date.now;
-  const wait = hooks.sleep ?? ((ms: number, signal?: AbortSignal) => sleep(ms, undefined, { signal }).then(() => undefined));
+  const wait =
+    hooks.sleep ?? ((ms: number, signal?: AbortSignal) => sleep(ms, undefined, { signal }).then(() => undefined));
   let started = now();
   let inRow = 0;
   const reasons: string[] = [];

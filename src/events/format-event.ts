@@ -45,7 +45,10 @@ export function formatEvent(event: RunEvent): string | undefined {
       return `${mark} step ${event.index + 1}: ${event.name} ${event.status} (${code}${formatDuration(event.durationMs)}${event.timedOut ? ", timed out" : ""})`;
     }
     case "service-log":
-      return `service ${event.service}, its last log lines${event.when === "end" ? " at the end of the run" : ""}:\n${event.text.split("\n").map((line) => `  | ${line}`).join("\n")}`;
+      return `service ${event.service}, its last log lines${event.when === "end" ? " at the end of the run" : ""}:\n${event.text
+        .split("\n")
+        .map((line) => `  | ${line}`)
+        .join("\n")}`;
     case "notice":
       return `${event.level === "info" ? "" : `${event.level}: `}${event.message}`;
     case "cache-restore":

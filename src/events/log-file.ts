@@ -205,7 +205,13 @@ function openForWriting(path: string): number {
 }
 
 function writeAllSync(fd: number, chunk: Chunk): void {
-  for (let done = 0; done < chunk.bytes.length; ) {
-    done += writeSync(fd, chunk.bytes, done, chunk.bytes.length - done, chunk.position === undefined ? null : chunk.position + done);
+  for (let done = 0; done < chunk.bytes.length;) {
+    done += writeSync(
+      fd,
+      chunk.bytes,
+      done,
+      chunk.bytes.length - done,
+      chunk.position === undefined ? null : chunk.position + done,
+    );
   }
 }

@@ -47,7 +47,8 @@ function maskStrings<T>(value: T, masker: SecretMasker): T {
   if (Array.isArray(value)) return value.map((item: unknown) => maskStrings(item, masker)) as T;
   if (value !== null && typeof value === "object") {
     const masked: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value)) masked[key] = key === "time" || key === "kind" ? item : maskStrings(item, masker);
+    for (const [key, item] of Object.entries(value))
+      masked[key] = key === "time" || key === "kind" ? item : maskStrings(item, masker);
     return masked as T;
   }
   return value;

@@ -28,7 +28,8 @@ export interface OutputBudget {
 }
 
 export function createOutputBudget(limitBytes: number): OutputBudget {
-  if (!Number.isSafeInteger(limitBytes) || limitBytes < 0) throw new RangeError(`the log limit must be a whole number of bytes >= 0, got ${limitBytes}`);
+  if (!Number.isSafeInteger(limitBytes) || limitBytes < 0)
+    throw new RangeError(`the log limit must be a whole number of bytes >= 0, got ${limitBytes}`);
   let keptBytes = 0;
   let droppedBytes = 0;
   let full = false;
@@ -51,7 +52,12 @@ export function createOutputBudget(limitBytes: number): OutputBudget {
       keptBytes += headBytes;
       droppedBytes += bytes - headBytes;
       if (head !== "") next({ ...event, text: head });
-      next({ time: event.time, kind: "notice", level: "warning", message: describeLimitReached(limitBytes, event.index, event.stream) });
+      next({
+        time: event.time,
+        kind: "notice",
+        level: "warning",
+        message: describeLimitReached(limitBytes, event.index, event.stream),
+      });
     },
     counts: () => ({ limitBytes, keptBytes, droppedBytes }),
   };
@@ -75,7 +81,11 @@ function describeLimitReached(limitBytes: number, index: number, stream: "stdout
 
 /** 67108864 → "64 MiB (67108864 bytes)"; a count that is no whole KiB or MiB stays bytes. */
 function formatBytes(bytes: number): string {
-  for (const [unit, size] of [["GiB", 1024 ** 3], ["MiB", 1024 ** 2], ["KiB", 1024]] as const) {
+  for (const [unit, size] of [
+    ["GiB", 1024 ** 3],
+    ["MiB", 1024 ** 2],
+    ["KiB", 1024],
+  ] as const) {
     if (bytes >= size && bytes % size === 0) return `${bytes / size} ${unit} (${bytes} bytes)`;
   }
   return `${bytes} bytes`;

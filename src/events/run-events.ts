@@ -11,17 +11,49 @@ interface Base {
 
 export type RunEvent =
   /** `namespace` is absent when it is the kubeconfig context's: kubectl picks it on create (phase-end create names it). */
-  | (Base & { readonly kind: "run-start"; readonly runId: string; readonly jobName: string; readonly namespace?: string; readonly image: string; readonly steps: readonly string[] })
+  | (Base & {
+      readonly kind: "run-start";
+      readonly runId: string;
+      readonly jobName: string;
+      readonly namespace?: string;
+      readonly image: string;
+      readonly steps: readonly string[];
+    })
   /** One call to the cluster: a kubectl process (its arguments), or one request of the API transport (never a header or body). */
   | (Base & { readonly kind: "kubectl"; readonly args: readonly string[] })
-  | (Base & { readonly kind: "api-call"; readonly method: string; readonly path: string; readonly status: number | null; readonly durationMs: number })
+  | (Base & {
+      readonly kind: "api-call";
+      readonly method: string;
+      readonly path: string;
+      readonly status: number | null;
+      readonly durationMs: number;
+    })
   | (Base & { readonly kind: "phase-start"; readonly phase: Phase })
   /** `bytes`: what the phase moved between the host and the pod, when it moves any and succeeded (the upload's archive). */
-  | (Base & { readonly kind: "phase-end"; readonly phase: Phase; readonly ok: boolean; readonly durationMs: number; readonly detail: string; readonly bytes?: number })
-  | (Base & { readonly kind: "pod-progress"; readonly elapsedMs: number; readonly phase: string; readonly reason?: string; readonly message?: string; readonly event?: string })
+  | (Base & {
+      readonly kind: "phase-end";
+      readonly phase: Phase;
+      readonly ok: boolean;
+      readonly durationMs: number;
+      readonly detail: string;
+      readonly bytes?: number;
+    })
+  | (Base & {
+      readonly kind: "pod-progress";
+      readonly elapsedMs: number;
+      readonly phase: string;
+      readonly reason?: string;
+      readonly message?: string;
+      readonly event?: string;
+    })
   | (Base & { readonly kind: "pod-ready"; readonly pod: string; readonly node: string; readonly waitedMs: number })
   | (Base & { readonly kind: "step-start"; readonly index: number; readonly name: string; readonly command: string })
-  | (Base & { readonly kind: "step-output"; readonly index: number; readonly stream: "stdout" | "stderr"; readonly text: string })
+  | (Base & {
+      readonly kind: "step-output";
+      readonly index: number;
+      readonly stream: "stdout" | "stderr";
+      readonly text: string;
+    })
   | (Base & {
       readonly kind: "step-end";
       readonly index: number;
@@ -39,7 +71,12 @@ export type RunEvent =
       readonly podDroppedBytes?: number;
     })
   /** A service's last log lines (bounded; masked like step output): when it failed to become ready, and at the run's end. */
-  | (Base & { readonly kind: "service-log"; readonly service: string; readonly when: "not-ready" | "end"; readonly text: string })
+  | (Base & {
+      readonly kind: "service-log";
+      readonly service: string;
+      readonly when: "not-ready" | "end";
+      readonly text: string;
+    })
   /** One cache restored before the first step: `restoredKey` on a hit; `reason` when it failed (a warning, never the run's verdict). */
   | (Base & {
       readonly kind: "cache-restore";
@@ -70,7 +107,13 @@ export type RunEvent =
       readonly required: boolean;
       readonly reason?: string;
     })
-  | (Base & { readonly kind: "run-end"; readonly status: RunStatus; readonly exitCode: number; readonly error?: string; readonly durationMs: number });
+  | (Base & {
+      readonly kind: "run-end";
+      readonly status: RunStatus;
+      readonly exitCode: number;
+      readonly error?: string;
+      readonly durationMs: number;
+    });
 
 export type RunEventKind = RunEvent["kind"];
 
@@ -87,7 +130,10 @@ export type RunEventInput = WithoutTime<RunEvent>;
 export type RunEventSink = (event: RunEvent) => void;
 
 /** Fans one event out to every sink, stamping the time once. */
-export function createEventEmitter(sinks: readonly RunEventSink[], now: () => Date = () => new Date()): (event: RunEventInput) => void {
+export function createEventEmitter(
+  sinks: readonly RunEventSink[],
+  now: () => Date = () => new Date(),
+): (event: RunEventInput) => void {
   return (input) => {
     const event = { ...input, time: now().toISOString() } as RunEvent;
     for (const sink of sinks) sink(event);

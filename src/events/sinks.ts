@@ -63,7 +63,10 @@ function indentLines(lines: string): string {
  * a header's time is never more than a second before the lines under it. For short lines the file is a few percent
  * larger than the output, where a timestamp and stream on every line had doubled it.
  */
-export function createHumanLogSink(path: string, options: { clusterCalls: boolean; onWriteFailure?: (error: LogWriteError) => void }): ClosableSink {
+export function createHumanLogSink(
+  path: string,
+  options: { clusterCalls: boolean; onWriteFailure?: (error: LogWriteError) => void },
+): ClosableSink {
   const file = new LogFile(path, { onFailure: options.onWriteFailure });
   const lines = new LineBuffer();
   let lastTime = "";
@@ -120,25 +123,64 @@ export function toLogLine(event: RunEvent): object | undefined {
   const { time } = event;
   switch (event.kind) {
     case "step-start":
-      return { time, kind: "control", step: event.index, status: "start", stepKind: "user", name: event.name, command: event.command };
+      return {
+        time,
+        kind: "control",
+        step: event.index,
+        status: "start",
+        stepKind: "user",
+        name: event.name,
+        command: event.command,
+      };
     case "step-end":
-      return { time, kind: "control", step: event.index, status: "end", stepKind: "user", name: event.name, stepStatus: event.status, exitCode: event.exitCode, durationMs: event.durationMs, timedOut: event.timedOut };
+      return {
+        time,
+        kind: "control",
+        step: event.index,
+        status: "end",
+        stepKind: "user",
+        name: event.name,
+        stepStatus: event.status,
+        exitCode: event.exitCode,
+        durationMs: event.durationMs,
+        timedOut: event.timedOut,
+      };
     case "step-output":
       return { time, kind: "data", step: event.index, stream: event.stream, content: event.text };
     case "phase-start":
       return { time, kind: "control", step: -1, status: "start", stepKind: "system", name: event.phase };
     case "phase-end":
-      return { time, kind: "control", step: -1, status: "end", stepKind: "system", name: event.phase, ok: event.ok, durationMs: event.durationMs, detail: event.detail };
+      return {
+        time,
+        kind: "control",
+        step: -1,
+        status: "end",
+        stepKind: "system",
+        name: event.phase,
+        ok: event.ok,
+        durationMs: event.durationMs,
+        detail: event.detail,
+      };
     case "cache-restore":
     case "cache-save":
     case "artifact": {
       // The figures as fields too, for tools that read the log: the content line is for people.
       const { time: _time, kind, ...fields } = event;
-      return { time, kind: "data", step: -1, stream: "system", content: formatEvent(event), event: kind, [kind === "artifact" ? "artifact" : "cache"]: fields };
+      return {
+        time,
+        kind: "data",
+        step: -1,
+        stream: "system",
+        content: formatEvent(event),
+        event: kind,
+        [kind === "artifact" ? "artifact" : "cache"]: fields,
+      };
     }
     default: {
       const content = formatEvent(event);
-      return content === undefined ? undefined : { time, kind: "data", step: -1, stream: "system", content, event: event.kind };
+      return content === undefined
+        ? undefined
+        : { time, kind: "data", step: -1, stream: "system", content, event: event.kind };
     }
   }
 }
@@ -166,7 +208,11 @@ export function createNdjsonLogSink(
 }
 
 /** The console: runner lines on stderr, step output live on stdout as it arrives. */
-export function createConsoleSink(out: NodeJS.WritableStream, err: NodeJS.WritableStream, options: { clusterCalls: boolean }): ClosableSink {
+export function createConsoleSink(
+  out: NodeJS.WritableStream,
+  err: NodeJS.WritableStream,
+  options: { clusterCalls: boolean },
+): ClosableSink {
   let lastOutputEndedLine = true;
   return {
     sink(event: RunEvent) {

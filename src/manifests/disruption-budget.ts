@@ -29,7 +29,9 @@ export function buildDisruptionBudget(input: DisruptionBudgetInput): IPodDisrupt
       ...(input.namespace !== undefined ? { namespace: input.namespace } : {}),
       labels: { ...selector },
       annotations: { [RUN_ID_ANNOTATION]: input.runId },
-      ...(input.jobUid ? { ownerReferences: [{ apiVersion: "batch/v1", kind: "Job", name: input.jobName, uid: input.jobUid }] } : {}),
+      ...(input.jobUid
+        ? { ownerReferences: [{ apiVersion: "batch/v1", kind: "Job", name: input.jobName, uid: input.jobUid }] }
+        : {}),
     },
     spec: { maxUnavailable: 0, selector: { matchLabels: selector } },
   };

@@ -1,6 +1,12 @@
 // Reads what the runner's annotations on a Job say (heartbeat, owner, cancel request, kept): pure, for the run and for gc.
 import type { IJob } from "kubernetes-models/batch/v1/Job";
-import { CANCEL_REQUESTED_ANNOTATION, CANCEL_REQUESTED_BY_ANNOTATION, HEARTBEAT_ANNOTATION, KEPT_ANNOTATION, OWNER_ANNOTATION } from "./labels.js";
+import {
+  CANCEL_REQUESTED_ANNOTATION,
+  CANCEL_REQUESTED_BY_ANNOTATION,
+  HEARTBEAT_ANNOTATION,
+  KEPT_ANNOTATION,
+  OWNER_ANNOTATION,
+} from "./labels.js";
 import { parseProcessIdentity, type ProcessIdentity } from "./owner.js";
 
 /** A cancel asked for through the cluster: when, and by whom when the requester said. */
@@ -32,7 +38,9 @@ export function readCancelRequest(job: IJob): CancelRequest | undefined {
  * The run's last sign of life, epoch ms: its heartbeat annotation, else (before the first refresh, or a runner of an
  * older version) the Job's creation. `from` says which.
  */
-export function readHeartbeat(job: IJob): { readonly at: number; readonly from: "annotation" | "creation" } | undefined {
+export function readHeartbeat(
+  job: IJob,
+): { readonly at: number; readonly from: "annotation" | "creation" } | undefined {
   const beat = readTime(annotationsOf(job)[HEARTBEAT_ANNOTATION]);
   if (beat !== undefined) return { at: beat, from: "annotation" };
   const created = readTime(job.metadata?.creationTimestamp as string | undefined);

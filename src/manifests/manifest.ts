@@ -8,7 +8,15 @@ import { RUN_CONTAINER } from "./names.js";
 import type { PodSpecConfig } from "./pod-spec-config.js";
 import { buildPodSecurityContext, buildRunContainerSecurityContext } from "./security-context.js";
 import { applyOperatorPodConfig } from "./operator-pod-config.js";
-import { CREATE_TOKEN_ANNOTATION, MANAGED_BY_LABEL, MANAGED_BY_VALUE, OWNER_ANNOTATION, POD_IDLE_TIMEOUT_ANNOTATION, RUN_ID_ANNOTATION, RUN_ID_LABEL } from "./labels.js";
+import {
+  CREATE_TOKEN_ANNOTATION,
+  MANAGED_BY_LABEL,
+  MANAGED_BY_VALUE,
+  OWNER_ANNOTATION,
+  POD_IDLE_TIMEOUT_ANNOTATION,
+  RUN_ID_ANNOTATION,
+  RUN_ID_LABEL,
+} from "./labels.js";
 import { formatProcessIdentity, type ProcessIdentity } from "./owner.js";
 
 /** Seconds past the run's own budget before the API server kills the Job (a backstop if the runner dies). */
@@ -91,7 +99,11 @@ export function buildJobManifest(input: JobManifestInput): IJob {
         metadata: {
           labels,
           // The run's node must not be scaled away under it.
-          annotations: { ...pod.annotations, "cluster-autoscaler.kubernetes.io/safe-to-evict": "false", [POD_IDLE_TIMEOUT_ANNOTATION]: String(idleSeconds) },
+          annotations: {
+            ...pod.annotations,
+            "cluster-autoscaler.kubernetes.io/safe-to-evict": "false",
+            [POD_IDLE_TIMEOUT_ANNOTATION]: String(idleSeconds),
+          },
         },
         spec: applyOperatorPodConfig(pod, {
           restartPolicy: "Never",
@@ -101,7 +113,9 @@ export function buildJobManifest(input: JobManifestInput): IJob {
           securityContext: buildPodSecurityContext(pod.security),
           ...(input.placement?.nodeSelector ? { nodeSelector: { ...input.placement.nodeSelector } } : {}),
           ...(input.placement?.runtimeClassName ? { runtimeClassName: input.placement.runtimeClassName } : {}),
-          ...(input.initContainers && input.initContainers.length > 0 ? { initContainers: [...input.initContainers] } : {}),
+          ...(input.initContainers && input.initContainers.length > 0
+            ? { initContainers: [...input.initContainers] }
+            : {}),
           containers: [
             {
               name: RUN_CONTAINER,
@@ -111,19 +125,30 @@ export function buildJobManifest(input: JobManifestInput): IJob {
               workingDir: POD_WORK_DIR,
               securityContext: buildRunContainerSecurityContext(pod.security),
               resources: {
-                requests: { cpu: input.cpu, memory: input.memory, ...(input.ephemeralStorage?.request ? { "ephemeral-storage": input.ephemeralStorage.request } : {}) },
-                limits: { memory: input.memory, ...(input.ephemeralStorage?.limit ? { "ephemeral-storage": input.ephemeralStorage.limit } : {}) },
+                requests: {
+                  cpu: input.cpu,
+                  memory: input.memory,
+                  ...(input.ephemeralStorage?.request ? { "ephemeral-storage": input.ephemeralStorage.request } : {}),
+                },
+                limits: {
+                  memory: input.memory,
+                  ...(input.ephemeralStorage?.limit ? { "ephemeral-storage": input.ephemeralStorage.limit } : {}),
+                },
               },
               volumeMounts: [
                 ...POD_VOLUMES.map(({ name, mountPath }) => ({ name, mountPath })),
-                ...(input.cacheClaim === undefined ? [] : [{ name: PVC_CACHE_VOLUME, ...formatRepoMount(input.cacheClaim.repo) }]),
+                ...(input.cacheClaim === undefined
+                  ? []
+                  : [{ name: PVC_CACHE_VOLUME, ...formatRepoMount(input.cacheClaim.repo) }]),
               ],
             },
             ...(input.extraContainers ?? []),
           ],
           volumes: [
             ...POD_VOLUMES.map(({ name, medium }) => ({ name, emptyDir: medium ? { medium } : {} })),
-            ...(input.cacheClaim === undefined ? [] : [{ name: PVC_CACHE_VOLUME, persistentVolumeClaim: { claimName: input.cacheClaim.claim } }]),
+            ...(input.cacheClaim === undefined
+              ? []
+              : [{ name: PVC_CACHE_VOLUME, persistentVolumeClaim: { claimName: input.cacheClaim.claim } }]),
           ],
         }),
       },

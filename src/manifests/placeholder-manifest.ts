@@ -3,7 +3,11 @@ import type { IJob } from "kubernetes-models/batch/v1/Job";
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, ROLE_LABEL, WARM_ROLE } from "./labels.js";
 import type { PodSpecConfig } from "./pod-spec-config.js";
 import { applyOperatorPlacement } from "./operator-pod-config.js";
-import { buildPlaceholderSecurityContext, buildPodSecurityContext, buildRestrictedContainerSecurityContext } from "./security-context.js";
+import {
+  buildPlaceholderSecurityContext,
+  buildPodSecurityContext,
+  buildRestrictedContainerSecurityContext,
+} from "./security-context.js";
 
 /** Placeholders are named by slot, `knotless-warm-0` to `knotless-warm-<max-1>`: the names bound how many there can be. */
 export const PLACEHOLDER_NAME_PREFIX = "knotless-warm-";
@@ -80,7 +84,10 @@ export function buildPlaceholderManifest(input: PlaceholderManifestInput): IJob 
               image: input.image,
               imagePullPolicy: "IfNotPresent",
               command: ["sh", "-c", `trap 'exit 0' TERM INT; sleep ${input.seconds} & wait`],
-              securityContext: pod.security === "restricted" ? buildRestrictedContainerSecurityContext() : buildPlaceholderSecurityContext(),
+              securityContext:
+                pod.security === "restricted"
+                  ? buildRestrictedContainerSecurityContext()
+                  : buildPlaceholderSecurityContext(),
               resources: {
                 requests: { cpu: input.cpu, memory: input.memory },
                 limits: { memory: input.memory },

@@ -42,5 +42,14 @@ export interface PodSpecConfig {
 
 /** PodSpecConfig's keys, in the order the manifest and the dry run take them. */
 export const POD_SPEC_CONFIG_KEYS = [
-  "nodeSelector", "tolerations", "affinity", "priorityClassName", "runtimeClassName", "labels", "annotations", "imagePullSecrets", "security", "podSpecPatch",
+  "nodeSelector",
+  "tolerations",
+  "affinity",
+  "priorityClassName",
+  "runtimeClassName",
+  "labels",
+  "annotations",
+  "imagePullSecrets",
+  "security",
+  "podSpecPatch",
 ] as const satisfies ReadonlyArray<keyof PodSpecConfig>;

@@ -21,7 +21,14 @@ export const RESTRICTED_UID = 1000;
  * - KILL: the runner's timeout and cancel signal a step's processes whatever user a step switched to.
  * Dropped: FSETID, SETPCAP, NET_BIND_SERVICE, SYS_CHROOT, AUDIT_WRITE, MKNOD (no package install or chown needs them).
  */
-export const RUN_CONTAINER_CAPABILITIES: readonly string[] = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "KILL", "SETGID", "SETUID"];
+export const RUN_CONTAINER_CAPABILITIES: readonly string[] = [
+  "CHOWN",
+  "DAC_OVERRIDE",
+  "FOWNER",
+  "KILL",
+  "SETGID",
+  "SETUID",
+];
 
 /**
  * The pod's securityContext: the container runtime's default seccomp profile (the dangerous syscalls refused); under
@@ -29,7 +36,13 @@ export const RUN_CONTAINER_CAPABILITIES: readonly string[] = ["CHOWN", "DAC_OVER
  */
 export function buildPodSecurityContext(profile: PodSecurityProfile = "default"): IPodSecurityContext {
   if (profile === "restricted") {
-    return { runAsNonRoot: true, runAsUser: RESTRICTED_UID, runAsGroup: RESTRICTED_UID, fsGroup: RESTRICTED_UID, seccompProfile: { type: "RuntimeDefault" } };
+    return {
+      runAsNonRoot: true,
+      runAsUser: RESTRICTED_UID,
+      runAsGroup: RESTRICTED_UID,
+      fsGroup: RESTRICTED_UID,
+      seccompProfile: { type: "RuntimeDefault" },
+    };
   }
   return { seccompProfile: { type: "RuntimeDefault" } };
 }

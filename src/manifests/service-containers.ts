@@ -53,9 +53,18 @@ export function chooseServiceMode(version: { readonly major: number; readonly mi
  * runner enforces the timeout itself, from the pod's status (src/executor/kubernetes/wait-for-services.ts). Under the `restricted`
  * profile a service runs as the run container does (non-root, no capability), or admission would refuse the pod.
  */
-export function buildServiceContainer(service: ServiceSpec, mode: ServiceMode, profile: PodSecurityProfile = "default"): IContainer {
+export function buildServiceContainer(
+  service: ServiceSpec,
+  mode: ServiceMode,
+  profile: PodSecurityProfile = "default",
+): IContainer {
   const readiness = service.readiness;
-  const probe = readiness === undefined ? undefined : readiness.kind === "tcp" ? { tcpSocket: { port: readiness.port } } : { exec: { command: [...readiness.command] } };
+  const probe =
+    readiness === undefined
+      ? undefined
+      : readiness.kind === "tcp"
+        ? { tcpSocket: { port: readiness.port } }
+        : { exec: { command: [...readiness.command] } };
   return {
     name: service.name,
     image: service.image,
@@ -64,8 +73,20 @@ export function buildServiceContainer(service: ServiceSpec, mode: ServiceMode, p
     ...(service.command !== undefined ? { command: [...service.command] } : {}),
     ...(service.args !== undefined ? { args: [...service.args] } : {}),
     ...(service.env.length > 0 ? { env: service.env.map(({ name, value }) => ({ name, value })) } : {}),
-    ...(service.ports.length > 0 ? { ports: service.ports.map((port) => ({ containerPort: port, protocol: "TCP" })) } : {}),
-    ...(probe ? { readinessProbe: { ...probe, periodSeconds: SERVICE_PROBE_PERIOD_SECONDS, timeoutSeconds: 1, successThreshold: 1, failureThreshold: 1 } } : {}),
+    ...(service.ports.length > 0
+      ? { ports: service.ports.map((port) => ({ containerPort: port, protocol: "TCP" })) }
+      : {}),
+    ...(probe
+      ? {
+          readinessProbe: {
+            ...probe,
+            periodSeconds: SERVICE_PROBE_PERIOD_SECONDS,
+            timeoutSeconds: 1,
+            successThreshold: 1,
+            failureThreshold: 1,
+          },
+        }
+      : {}),
     securityContext: buildRunContainerSecurityContext(profile),
   };
 }

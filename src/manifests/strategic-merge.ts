@@ -45,7 +45,8 @@ function mergeObject(target: JsonObject, patch: JsonObject, lists: ListRules): J
   for (const [key, value] of Object.entries(patch)) {
     if (key === PATCH_DIRECTIVE) continue;
     if (value === null) delete merged[key];
-    else if (Array.isArray(value) && Object.hasOwn(lists, key)) merged[key] = mergeList(Array.isArray(merged[key]) ? (merged[key] as Json[]) : [], value, lists[key]!);
+    else if (Array.isArray(value) && Object.hasOwn(lists, key))
+      merged[key] = mergeList(Array.isArray(merged[key]) ? (merged[key] as Json[]) : [], value, lists[key]!);
     else if (isObject(value) && isObject(merged[key])) merged[key] = mergeObject(merged[key] as JsonObject, value, {});
     else merged[key] = isObject(value) ? withoutDirective(value) : value;
   }
@@ -64,7 +65,9 @@ function withoutDirective(value: JsonObject): JsonObject {
  */
 function mergeList(target: readonly Json[], patch: readonly Json[], rule: ListRule): Json[] {
   if (patch.some((item) => isObject(item) && item[PATCH_DIRECTIVE] === "replace" && Object.keys(item).length === 1)) {
-    return patch.filter((item) => !(isObject(item) && item[PATCH_DIRECTIVE] === "replace")).map((item) => (isObject(item) ? withoutDirective(item) : item));
+    return patch
+      .filter((item) => !(isObject(item) && item[PATCH_DIRECTIVE] === "replace"))
+      .map((item) => (isObject(item) ? withoutDirective(item) : item));
   }
   const merged = [...target];
   for (const item of patch) {

@@ -3,7 +3,9 @@ import type { IEvent } from "kubernetes-models/v1/Event";
 import type { IPod } from "kubernetes-models/v1/Pod";
 
 /** The cluster autoscaler's word on a pending pod: it is adding a node, or it will not. */
-export type AutoscalerVerdict = { readonly kind: "scaling-up"; readonly message: string } | { readonly kind: "not-scaling-up"; readonly message: string };
+export type AutoscalerVerdict =
+  | { readonly kind: "scaling-up"; readonly message: string }
+  | { readonly kind: "not-scaling-up"; readonly message: string };
 
 /** "0/N nodes are available: N node(s) didn't match Pod's node affinity/selector": every node fails the pod's selector, none for want of room. */
 const ALL_NODES_MISMATCH = /^0\/(\d+) nodes are available: (\d+) node\(s\) didn't match Pod's node affinity\/selector/;
@@ -24,7 +26,10 @@ export function isSelectorMismatch(pod: IPod | undefined): boolean {
  */
 export function findAutoscalerVerdict(events: readonly IEvent[]): AutoscalerVerdict | undefined {
   const stamp = (e: IEvent): string => e.lastTimestamp ?? e.eventTime ?? e.metadata?.creationTimestamp ?? "";
-  const latest = [...events].filter((e) => e.reason === "TriggeredScaleUp" || e.reason === "Nominated" || e.reason === "NotTriggerScaleUp").sort((a, b) => stamp(a).localeCompare(stamp(b))).at(-1);
+  const latest = [...events]
+    .filter((e) => e.reason === "TriggeredScaleUp" || e.reason === "Nominated" || e.reason === "NotTriggerScaleUp")
+    .sort((a, b) => stamp(a).localeCompare(stamp(b)))
+    .at(-1);
   if (!latest) return undefined;
   const message = latest.message ?? latest.reason ?? "";
   if (latest.reason !== "NotTriggerScaleUp" || CAPACITY_LIMIT.test(message)) return { kind: "scaling-up", message };
@@ -45,7 +50,11 @@ export function findAdmissionRefusal(jobEvent: string | undefined): string | und
 /** The pod's node selector and required node affinity in a few words, for the message of a pod no node takes. */
 export function describePlacement(pod: IPod | undefined): string {
   const selector = Object.entries(pod?.spec?.nodeSelector ?? {}).map(([key, value]) => `${key}=${value}`);
-  const terms = pod?.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
-  const parts = [selector.length > 0 ? `node selector ${selector.join(",")}` : "", terms.length > 0 ? `required node affinity (${terms.length} term${terms.length === 1 ? "" : "s"})` : ""].filter(Boolean);
+  const terms =
+    pod?.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
+  const parts = [
+    selector.length > 0 ? `node selector ${selector.join(",")}` : "",
+    terms.length > 0 ? `required node affinity (${terms.length} term${terms.length === 1 ? "" : "s"})` : "",
+  ].filter(Boolean);
   return parts.length > 0 ? parts.join(" and ") : "its placement";
 }

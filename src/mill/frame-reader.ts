@@ -4,7 +4,11 @@ import { MAX_FRAME_BYTES } from "./mill-messages.js";
 
 /** One frame: the length prefix and `payload`; throws MillProtocolError `oversized-frame` past the limit. */
 export function frameMessage(payload: Uint8Array, maxBytes = MAX_FRAME_BYTES): Buffer {
-  if (payload.length > maxBytes) throw new MillProtocolError("oversized-frame", `a message of ${payload.length} bytes is over the ${maxBytes}-byte limit`);
+  if (payload.length > maxBytes)
+    throw new MillProtocolError(
+      "oversized-frame",
+      `a message of ${payload.length} bytes is over the ${maxBytes}-byte limit`,
+    );
   const frame = Buffer.allocUnsafe(4 + payload.length);
   frame.writeUInt32BE(payload.length, 0);
   frame.set(payload, 4);
@@ -23,7 +27,11 @@ export class FrameReader {
     const payloads: Buffer[] = [];
     while (this.buffered.length >= 4) {
       const length = this.buffered.readUInt32BE(0);
-      if (length > this.maxBytes) throw new MillProtocolError("oversized-frame", `a frame announces ${length} bytes, over the ${this.maxBytes}-byte limit`);
+      if (length > this.maxBytes)
+        throw new MillProtocolError(
+          "oversized-frame",
+          `a frame announces ${length} bytes, over the ${this.maxBytes}-byte limit`,
+        );
       if (this.buffered.length < 4 + length) break;
       payloads.push(this.buffered.subarray(4, 4 + length));
       this.buffered = this.buffered.subarray(4 + length);

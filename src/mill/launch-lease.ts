@@ -13,7 +13,12 @@ import type { LoadedWorkflow } from "../settings/load-workflow.js";
 import type { AcceptedOffer, LaunchedLease, LeaseLauncher, LeaseOffer, LeaseOutcome } from "./lease-launcher.js";
 import { buildLogLines, type SpindleLogLine } from "./log-lines.js";
 import type { SecretPair } from "./mill-messages.js";
-import { readOfferedPipeline, readOfferedWorkflow, type OfferedPipeline, type OfferedWorkflow } from "./pipeline-record.js";
+import {
+  readOfferedPipeline,
+  readOfferedWorkflow,
+  type OfferedPipeline,
+  type OfferedWorkflow,
+} from "./pipeline-record.js";
 
 /** The engines of spindle's mill this executor runs, each as a pod (nixery: a Nixery image; microvm: `engines.microvm` of --config). */
 export const MILL_ENGINES = ["nixery", "microvm"] as const;
@@ -48,7 +53,10 @@ export function createKubernetesLauncher(options: KubernetesLauncherOptions): Le
     engines: MILL_ENGINES,
     async check(offer) {
       if (!(MILL_ENGINES as readonly string[]).includes(offer.targetEngine)) {
-        return { ok: false, reason: `engine ${offer.targetEngine} is not run here: this executor runs ${MILL_ENGINES.join(" and ")} workflows as Kubernetes pods` };
+        return {
+          ok: false,
+          reason: `engine ${offer.targetEngine} is not run here: this executor runs ${MILL_ENGINES.join(" and ")} workflows as Kubernetes pods`,
+        };
       }
       try {
         const plan = await planOffer(offer, options);
@@ -60,7 +68,10 @@ export function createKubernetesLauncher(options: KubernetesLauncherOptions): Le
     start(accepted, secrets, onLine) {
       const plan = accepted.plan as LeasePlan;
       const runId = buildLeaseRunId(accepted.offer.leaseId);
-      const record: LeaseRecord = { ...(defaults.target.namespace ? { namespace: defaults.target.namespace } : {}), jobName: buildJobName(runId) };
+      const record: LeaseRecord = {
+        ...(defaults.target.namespace ? { namespace: defaults.target.namespace } : {}),
+        jobName: buildJobName(runId),
+      };
       let supervised: SupervisedRun | undefined;
       let cancelled: string | undefined;
       const sink = (event: RunEvent): void => {
@@ -71,12 +82,32 @@ export function createKubernetesLauncher(options: KubernetesLauncherOptions): Le
         try {
           const prepared = await prepareLeaseRun(plan, runId, outDir, secrets, options);
           if (cancelled !== undefined) return { status: "cancelled", exitCode: -1, error: `cancelled: ${cancelled}` };
-          supervised = superviseRun({ ...prepared, cluster: options.cluster, sinks: [sink], ...(options.timings ? { timings: options.timings } : {}), warn: options.warn });
+          supervised = superviseRun({
+            ...prepared,
+            cluster: options.cluster,
+            sinks: [sink],
+            ...(options.timings ? { timings: options.timings } : {}),
+            warn: options.warn,
+          });
           const result = await supervised.done;
-          return { status: result.status === "skipped" ? "success" : result.status, exitCode: result.exitCode, error: result.error ?? "" };
+          return {
+            status: result.status === "skipped" ? "success" : result.status,
+            exitCode: result.exitCode,
+            error: result.error ?? "",
+          };
         } catch (error) {
-          onLine({ kind: "data", content: `error: ${describeError(error)}`, time: new Date().toISOString(), step_id: -1, stream: "stderr" });
-          return { status: cancelled !== undefined ? "cancelled" : "failed", exitCode: -1, error: describeError(error) };
+          onLine({
+            kind: "data",
+            content: `error: ${describeError(error)}`,
+            time: new Date().toISOString(),
+            step_id: -1,
+            stream: "stderr",
+          });
+          return {
+            status: cancelled !== undefined ? "cancelled" : "failed",
+            exitCode: -1,
+            error: describeError(error),
+          };
         } finally {
           // The mill keeps the log; the run's own files (its log twice over, result.json) are not needed once it is stored.
           await rm(outDir, { recursive: true, force: true }).catch(() => undefined);
@@ -106,7 +137,9 @@ export function createKubernetesLauncher(options: KubernetesLauncherOptions): Le
         const outcome = await options.cluster.deleteJob(record.namespace, record.jobName);
         options.warn(`lost run: Job ${record.jobName} ${outcome === "deleted" ? "deleted" : "was already gone"}`);
       } catch (error) {
-        options.warn(`lost run: deleting Job ${record.jobName} failed: ${describeError(error)}; gc deletes it once its heartbeat is stale`);
+        options.warn(
+          `lost run: deleting Job ${record.jobName} failed: ${describeError(error)}; gc deletes it once its heartbeat is stale`,
+        );
       }
     },
   };
@@ -122,33 +155,65 @@ async function planOffer(offer: LeaseOffer, options: KubernetesLauncherOptions):
   const workflow = readOfferedWorkflow(offer.rawWorkflowJson);
   const pipeline = readOfferedPipeline(offer.rawPipelineJson, offer.knot, offer.rkey);
   const { loadWorkflowText } = await import("../settings/load-workflow.js");
-  const resolveOptions = { ...(options.defaults.runner ? { runner: options.defaults.runner } : {}), ...(options.defaults.nixery !== undefined ? { nixeryBase: options.defaults.nixery } : {}) };
+  const resolveOptions = {
+    ...(options.defaults.runner ? { runner: options.defaults.runner } : {}),
+    ...(options.defaults.nixery !== undefined ? { nixeryBase: options.defaults.nixery } : {}),
+  };
   let loaded = await loadWorkflowText(workflow.raw, workflow.name, resolveOptions);
   // The mill chose the engine (a file without `engine:` is nixery to spindle): a file that does not say one is read as that engine.
-  if (loaded.parsed.engineFrom !== "engine" && loaded.resolved.engine !== offer.targetEngine) loaded = await loadWorkflowText(`engine: ${offer.targetEngine}\n${workflow.raw}`, workflow.name, resolveOptions);
-  if (loaded.resolved.engine !== offer.targetEngine) throw new Error(`workflow ${workflow.name} says engine ${loaded.resolved.engine}, the mill offered it as ${offer.targetEngine}`);
+  if (loaded.parsed.engineFrom !== "engine" && loaded.resolved.engine !== offer.targetEngine)
+    loaded = await loadWorkflowText(`engine: ${offer.targetEngine}\n${workflow.raw}`, workflow.name, resolveOptions);
+  if (loaded.resolved.engine !== offer.targetEngine)
+    throw new Error(
+      `workflow ${workflow.name} says engine ${loaded.resolved.engine}, the mill offered it as ${offer.targetEngine}`,
+    );
   const arch = loaded.resolved.placement.nodeSelector?.["kubernetes.io/arch"];
   if (arch !== undefined && options.architectures !== undefined && !options.architectures.includes(arch)) {
     throw new Error(`architecture ${arch} is not served here (this cluster runs ${options.architectures.join(", ")})`);
   }
-  if (!workflow.clone.skip && !loaded.resolved.clone.skip && (pipeline.cloneUrl === undefined || pipeline.sha === undefined)) {
-    throw new Error("the pipeline record gives no repository and commit to clone, and the workflow does not skip the clone");
+  if (
+    !workflow.clone.skip &&
+    !loaded.resolved.clone.skip &&
+    (pipeline.cloneUrl === undefined || pipeline.sha === undefined)
+  ) {
+    throw new Error(
+      "the pipeline record gives no repository and commit to clone, and the workflow does not skip the clone",
+    );
   }
-  if (!workflow.clone.skip && !loaded.resolved.clone.skip && options.defaults.git === undefined) throw new Error("this executor has no git to clone with");
+  if (!workflow.clone.skip && !loaded.resolved.clone.skip && options.defaults.git === undefined)
+    throw new Error("this executor has no git to clone with");
   return { workflow, pipeline, loaded };
 }
 
 /** The run's settings and clone, built as `serve` builds a submission's; the secrets in memory only. */
-async function prepareLeaseRun(plan: LeasePlan, runId: string, outDir: string, secrets: readonly SecretPair[], options: KubernetesLauncherOptions): Promise<Pick<Parameters<typeof superviseRun>[0], "settings" | "git" | "warnings">> {
+async function prepareLeaseRun(
+  plan: LeasePlan,
+  runId: string,
+  outDir: string,
+  secrets: readonly SecretPair[],
+  options: KubernetesLauncherOptions,
+): Promise<Pick<Parameters<typeof superviseRun>[0], "settings" | "git" | "warnings">> {
   const { defaults } = options;
-  const [{ prepareWorkflowRun }, { buildRunSettings }, { formatWarning }] = await Promise.all([import("../settings/prepare-workflow-run.js"), import("../settings/build-run-settings.js"), import("../workflow/workflow-errors.js")]);
+  const [{ prepareWorkflowRun }, { buildRunSettings }, { formatWarning }] = await Promise.all([
+    import("../settings/prepare-workflow-run.js"),
+    import("../settings/build-run-settings.js"),
+    import("../workflow/workflow-errors.js"),
+  ]);
   const skip = plan.workflow.clone.skip || plan.loaded.resolved.clone.skip;
   // The knot matched the workflow already: `when` is not evaluated again, but the trigger still gives the run's variables.
   const loaded: LoadedWorkflow = { ...plan.loaded, resolved: { ...plan.loaded.resolved, when: undefined } };
-  const { plan: runPlan } = await prepareWorkflowRun(loaded, { runId, trigger: plan.pipeline.trigger, cachesOff: true });
+  const { plan: runPlan } = await prepareWorkflowRun(loaded, {
+    runId,
+    trigger: plan.pipeline.trigger,
+    cachesOff: true,
+  });
   const checkoutDir = skip ? join(outDir, "empty-checkout") : join(outDir, "checkout");
   const usable = secrets.filter((secret) => SECRET_NAME_PATTERN.test(secret.key) && secret.value !== "");
-  for (const secret of secrets) if (!usable.includes(secret)) options.warn(`lease run ${runId}: secret ${JSON.stringify(secret.key)} skipped (an empty value, or a name that is not a variable name)`);
+  for (const secret of secrets)
+    if (!usable.includes(secret))
+      options.warn(
+        `lease run ${runId}: secret ${JSON.stringify(secret.key)} skipped (an empty value, or a name that is not a variable name)`,
+      );
   const settings = buildRunSettings({
     runId,
     target: defaults.target,
@@ -166,12 +231,23 @@ async function prepareLeaseRun(plan: LeasePlan, runId: string, outDir: string, s
     ...(defaults.owner ? { owner: defaults.owner } : {}),
     ...(defaults.runner ? { pod: defaults.runner.config.pod } : {}),
   });
-  const withInputs = plan.pipeline.inputs.length === 0 ? settings : { ...settings, env: [...settings.env, ...plan.pipeline.inputs] };
+  const withInputs =
+    plan.pipeline.inputs.length === 0 ? settings : { ...settings, env: [...settings.env, ...plan.pipeline.inputs] };
   const clone = plan.workflow.clone;
   return {
     settings: withInputs,
     ...(!skip && defaults.git
-      ? { git: { spec: { url: plan.pipeline.cloneUrl!, sha: plan.pipeline.sha!, depth: clone.depth ?? plan.loaded.resolved.clone.depth ?? 1, submodules: clone.submodules }, setting: defaults.git } }
+      ? {
+          git: {
+            spec: {
+              url: plan.pipeline.cloneUrl!,
+              sha: plan.pipeline.sha!,
+              depth: clone.depth ?? plan.loaded.resolved.clone.depth ?? 1,
+              submodules: clone.submodules,
+            },
+            setting: defaults.git,
+          },
+        }
       : {}),
     warnings: plan.loaded.warnings.map(formatWarning),
   };

@@ -44,7 +44,9 @@ export interface LeaseLauncher {
    * Whether this executor could ever run the offer: the engine, the pipeline record and workflow, the image allowed
    * by the limits, the architecture. Quick (no cluster call); `reason` in words when it never could.
    */
-  check(offer: LeaseOffer): Promise<{ readonly ok: true; readonly accepted: AcceptedOffer } | { readonly ok: false; readonly reason: string }>;
+  check(
+    offer: LeaseOffer,
+  ): Promise<{ readonly ok: true; readonly accepted: AcceptedOffer } | { readonly ok: false; readonly reason: string }>;
   /** Starts the run with the commit's secrets (memory only); `onLine` gets each masked log line as it happens. */
   start(accepted: AcceptedOffer, secrets: readonly SecretPair[], onLine: (line: SpindleLogLine) => void): LaunchedLease;
   /** Cleans up after a run a previous process lost (deletes its Job); resolves whatever happened (it says so through warn). */

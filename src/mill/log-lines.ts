@@ -30,28 +30,90 @@ export function buildLogLines(event: RunEvent): SpindleLogLine[] {
   switch (event.kind) {
     case "phase-start": {
       const name = SYSTEM_STEPS[event.phase];
-      return name === undefined ? [] : [{ kind: "control", content: name, time, step_id: SYSTEM_STEP_ID, step_status: "start", step_command: name }];
+      return name === undefined
+        ? []
+        : [{ kind: "control", content: name, time, step_id: SYSTEM_STEP_ID, step_status: "start", step_command: name }];
     }
     case "phase-end": {
       const name = SYSTEM_STEPS[event.phase];
       if (name === undefined) return [];
-      const end: SpindleLogLine = { kind: "control", content: name, time, step_id: SYSTEM_STEP_ID, step_status: "end", step_command: name };
-      return event.ok ? [end] : [{ kind: "data", content: event.detail, time, step_id: SYSTEM_STEP_ID, stream: "stderr" }, end];
+      const end: SpindleLogLine = {
+        kind: "control",
+        content: name,
+        time,
+        step_id: SYSTEM_STEP_ID,
+        step_status: "end",
+        step_command: name,
+      };
+      return event.ok
+        ? [end]
+        : [{ kind: "data", content: event.detail, time, step_id: SYSTEM_STEP_ID, stream: "stderr" }, end];
     }
     case "pod-progress":
-      return event.reason === undefined ? [] : [{ kind: "data", content: `${event.reason}${event.message ? `: ${event.message}` : ""}`, time, step_id: SYSTEM_STEP_ID, stream: "stdout" }];
+      return event.reason === undefined
+        ? []
+        : [
+            {
+              kind: "data",
+              content: `${event.reason}${event.message ? `: ${event.message}` : ""}`,
+              time,
+              step_id: SYSTEM_STEP_ID,
+              stream: "stdout",
+            },
+          ];
     case "step-start":
-      return [{ kind: "control", content: event.name, time, step_id: event.index, step_status: "start", step_kind: USER_STEP_KIND, step_command: event.command }];
+      return [
+        {
+          kind: "control",
+          content: event.name,
+          time,
+          step_id: event.index,
+          step_status: "start",
+          step_kind: USER_STEP_KIND,
+          step_command: event.command,
+        },
+      ];
     case "step-output": {
       const content = event.text.replace(/\n+$/, "");
-      return content === "" && event.text === "" ? [] : [{ kind: "data", content, time, step_id: event.index, stream: event.stream }];
+      return content === "" && event.text === ""
+        ? []
+        : [{ kind: "data", content, time, step_id: event.index, stream: event.stream }];
     }
     case "step-end":
-      return [{ kind: "control", content: event.name, time, step_id: event.index, step_status: "end", step_kind: USER_STEP_KIND }];
+      return [
+        {
+          kind: "control",
+          content: event.name,
+          time,
+          step_id: event.index,
+          step_status: "end",
+          step_kind: USER_STEP_KIND,
+        },
+      ];
     case "notice":
-      return event.level === "info" ? [] : [{ kind: "data", content: `${event.level}: ${event.message}`, time, step_id: SYSTEM_STEP_ID, stream: "stderr" }];
+      return event.level === "info"
+        ? []
+        : [
+            {
+              kind: "data",
+              content: `${event.level}: ${event.message}`,
+              time,
+              step_id: SYSTEM_STEP_ID,
+              stream: "stderr",
+            },
+          ];
     case "service-log":
-      return event.when === "not-ready" ? [{ kind: "data", content: `service ${event.service}: ${event.text.replace(/\n+$/, "")}`, time, step_id: SYSTEM_STEP_ID, stream: "stderr" }] : [];
+      return event.when === "not-ready"
+        ? [
+            {
+              kind: "data",
+              content: `service ${event.service}: ${event.text.replace(/\n+$/, "")}`,
+              time,
+              step_id: SYSTEM_STEP_ID,
+              stream: "stderr",
+            },
+          ]
+        : [];
     default:
       return [];
   }

@@ -29,7 +29,11 @@ export type LogStoreSetting =
       readonly region: string;
       readonly endpoint?: string;
       readonly forcePathStyle?: boolean;
-      readonly credentials?: { readonly accessKeyId: string; readonly secretAccessKey: string; readonly sessionToken?: string };
+      readonly credentials?: {
+        readonly accessKeyId: string;
+        readonly secretAccessKey: string;
+        readonly sessionToken?: string;
+      };
     };
 
 /** The ref of a lease's log, as the mill looks it up (the mill uses the ref as the S3 key, so a prefix is part of it). */

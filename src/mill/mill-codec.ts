@@ -1,7 +1,14 @@
 // Encodes and decodes spindle.mill.v1 Messages with protobufjs from our own mill.proto (read and parsed on first use), checking the protocol's rules both ways.
 import { readFileSync } from "node:fs";
 import { MillProtocolError } from "./mill-errors.js";
-import { MAX_ERROR_BYTES, MILL_KINDS, type AttemptResult, type MillEvent, type MillMessage, type StatusEvent } from "./mill-messages.js";
+import {
+  MAX_ERROR_BYTES,
+  MILL_KINDS,
+  type AttemptResult,
+  type MillEvent,
+  type MillMessage,
+  type StatusEvent,
+} from "./mill-messages.js";
 
 /** Turns messages into frame payloads and back; every message is checked against the protocol's rules. */
 export interface MillCodec {
@@ -35,7 +42,8 @@ function createMillCodec(type: ProtoType): MillCodec {
   return {
     encode(message) {
       const problem = checkMessage(message);
-      if (problem !== undefined) throw new MillProtocolError("invalid-message", `refusing to send ${message.kind}: ${problem}`);
+      if (problem !== undefined)
+        throw new MillProtocolError("invalid-message", `refusing to send ${message.kind}: ${problem}`);
       return type.encode(type.fromObject({ [message.kind]: message.body })).finish();
     },
     decode(payload) {
@@ -43,12 +51,25 @@ function createMillCodec(type: ProtoType): MillCodec {
       try {
         decoded = type.decode(payload);
       } catch (error) {
-        throw new MillProtocolError("invalid-message", `not a Message: ${error instanceof Error ? error.message : String(error)}`);
+        throw new MillProtocolError(
+          "invalid-message",
+          `not a Message: ${error instanceof Error ? error.message : String(error)}`,
+        );
       }
       const set = MILL_KINDS.filter((kind) => decoded[kind] !== null && decoded[kind] !== undefined);
-      if (set.length !== 1) throw new MillProtocolError("invalid-message", `a Message sets exactly one field; this one sets ${set.length === 0 ? "none" : set.join(", ")}`);
+      if (set.length !== 1)
+        throw new MillProtocolError(
+          "invalid-message",
+          `a Message sets exactly one field; this one sets ${set.length === 0 ? "none" : set.join(", ")}`,
+        );
       const kind = set[0]!;
-      const object = type.toObject(decoded, { longs: Number, enums: Number, defaults: true, arrays: true, objects: true });
+      const object = type.toObject(decoded, {
+        longs: Number,
+        enums: Number,
+        defaults: true,
+        arrays: true,
+        objects: true,
+      });
       const message = { kind, body: dropNulls(object[kind]) } as MillMessage;
       const problem = checkMessage(message);
       if (problem !== undefined) throw new MillProtocolError("invalid-message", `${kind}: ${problem}`);
@@ -61,7 +82,9 @@ function createMillCodec(type: ProtoType): MillCodec {
 function dropNulls(value: unknown): unknown {
   if (value === null || typeof value !== "object" || value instanceof Uint8Array) return value;
   if (Array.isArray(value)) return value.map(dropNulls);
-  return Object.fromEntries(Object.entries(value).flatMap(([key, inner]) => (inner === null ? [] : [[key, dropNulls(inner)]])));
+  return Object.fromEntries(
+    Object.entries(value).flatMap(([key, inner]) => (inner === null ? [] : [[key, dropNulls(inner)]])),
+  );
 }
 
 /** The protocol's validation rules for one message (as protovalidate holds both sides to them); undefined when it keeps them. */
@@ -99,11 +122,13 @@ export function checkMessage(message: MillMessage): string | undefined {
 
 function checkEvent(event: MillEvent): string | undefined {
   if (!(event.seqno > 0)) return "seqno must be above 0";
-  if ((event.statusEvent === undefined) === (event.attemptResult === undefined)) return "an event carries exactly one of status_event and attempt_result";
+  if ((event.statusEvent === undefined) === (event.attemptResult === undefined))
+    return "an event carries exactly one of status_event and attempt_result";
   const payload: StatusEvent | AttemptResult = event.statusEvent ?? event.attemptResult!;
   if (payload.status === 0) return "status is unspecified";
   if (Buffer.byteLength(payload.error) > MAX_ERROR_BYTES) return `error is over ${MAX_ERROR_BYTES} bytes`;
   const artifact = event.attemptResult?.logArtifact;
-  if (artifact !== undefined && (artifact.ref === "" || artifact.hash === "")) return "a log artifact needs a ref and a hash";
+  if (artifact !== undefined && (artifact.ref === "" || artifact.hash === ""))
+    return "a log artifact needs a ref and a hash";
   return undefined;
 }

@@ -14,8 +14,22 @@ export async function createMillMetrics(stats: () => MillStats | undefined): Pro
   const { Counter, Gauge, Registry, collectDefaultMetrics } = await import("prom-client");
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  new Gauge({ name: "knotless_mill_seats_in_use", help: "Leases reserved or running (at most --max-runs)", registers: [registry], collect() { this.set(stats()?.seatsInUse ?? 0); } });
-  new Gauge({ name: "knotless_mill_seats", help: "Seats (--max-runs)", registers: [registry], collect() { this.set(stats()?.maxRuns ?? 0); } });
+  new Gauge({
+    name: "knotless_mill_seats_in_use",
+    help: "Leases reserved or running (at most --max-runs)",
+    registers: [registry],
+    collect() {
+      this.set(stats()?.seatsInUse ?? 0);
+    },
+  });
+  new Gauge({
+    name: "knotless_mill_seats",
+    help: "Seats (--max-runs)",
+    registers: [registry],
+    collect() {
+      this.set(stats()?.maxRuns ?? 0);
+    },
+  });
   new Gauge({
     name: "knotless_mill_leases",
     help: "Leases held, by state: reserved (seat held, not committed), running, finishing (log being stored)",
@@ -26,10 +40,33 @@ export async function createMillMetrics(stats: () => MillStats | undefined): Pro
       for (const state of ["reserved", "running", "finishing"] as const) this.set({ state }, leases?.[state] ?? 0);
     },
   });
-  new Gauge({ name: "knotless_mill_outbox_depth", help: "Status events and results queued and not yet acknowledged by the mill", registers: [registry], collect() { this.set(stats()?.outboxDepth ?? 0); } });
-  new Gauge({ name: "knotless_mill_connected", help: "1 while a session with the mill is up", registers: [registry], collect() { this.set(stats()?.connected ? 1 : 0); } });
-  const reconnects = new Counter({ name: "knotless_mill_reconnects_total", help: "Sessions with the mill opened after the first", registers: [registry] });
-  const terminals = new Counter({ name: "knotless_mill_terminals_total", help: "Terminal results queued, by status", labelNames: ["status"], registers: [registry] });
+  new Gauge({
+    name: "knotless_mill_outbox_depth",
+    help: "Status events and results queued and not yet acknowledged by the mill",
+    registers: [registry],
+    collect() {
+      this.set(stats()?.outboxDepth ?? 0);
+    },
+  });
+  new Gauge({
+    name: "knotless_mill_connected",
+    help: "1 while a session with the mill is up",
+    registers: [registry],
+    collect() {
+      this.set(stats()?.connected ? 1 : 0);
+    },
+  });
+  const reconnects = new Counter({
+    name: "knotless_mill_reconnects_total",
+    help: "Sessions with the mill opened after the first",
+    registers: [registry],
+  });
+  const terminals = new Counter({
+    name: "knotless_mill_terminals_total",
+    help: "Terminal results queued, by status",
+    labelNames: ["status"],
+    registers: [registry],
+  });
   return {
     observer: { reconnected: () => reconnects.inc(), terminal: (status) => terminals.inc({ status }) },
     contentType: registry.contentType,
@@ -38,7 +75,11 @@ export async function createMillMetrics(stats: () => MillStats | undefined): Pro
 }
 
 /** Serves GET /metrics on host:port (no token: bind it to a private address); resolves once listening. */
-export async function listenMetrics(metrics: MillMetrics, host: string, port: number): Promise<{ readonly url: string; close(): Promise<void> }> {
+export async function listenMetrics(
+  metrics: MillMetrics,
+  host: string,
+  port: number,
+): Promise<{ readonly url: string; close(): Promise<void> }> {
   const server: Server = createServer((req, res) => {
     if (req.method !== "GET" || (req.url ?? "").split("?")[0] !== "/metrics") {
       res.writeHead(404, { "content-type": "text/plain" }).end("not found: GET /metrics\n");
@@ -54,5 +95,8 @@ export async function listenMetrics(metrics: MillMetrics, host: string, port: nu
     server.listen(port, host, () => resolve());
   });
   const address = server.address() as AddressInfo;
-  return { url: `http://${host.includes(":") ? `[${host}]` : host}:${address.port}/metrics`, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  return {
+    url: `http://${host.includes(":") ? `[${host}]` : host}:${address.port}/metrics`,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
 }

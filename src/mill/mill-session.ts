@@ -45,7 +45,16 @@ export interface MillTimings {
   readonly drainFlushMs: number;
 }
 
-export const DEFAULT_MILL_TIMINGS: MillTimings = { snapshotMs: 15_000, backoffMinMs: 1_000, backoffMaxMs: 30_000, handshakeMs: 10_000, defaultTtlMs: 60_000, cancelGraceMs: 5_000, uploadRetryMs: 5_000, drainFlushMs: 5_000 };
+export const DEFAULT_MILL_TIMINGS: MillTimings = {
+  snapshotMs: 15_000,
+  backoffMinMs: 1_000,
+  backoffMaxMs: 30_000,
+  handshakeMs: 10_000,
+  defaultTtlMs: 60_000,
+  cancelGraceMs: 5_000,
+  uploadRetryMs: 5_000,
+  drainFlushMs: 5_000,
+};
 
 export interface MillSessionOptions {
   readonly url: string;
@@ -131,7 +140,13 @@ export class MillSession {
       this.#leases.set(stored.leaseId, lease);
       if (stored.state === "running") {
         void this.#options.launcher.cleanUp(stored.record);
-        this.#track(this.#finishLease(lease, { status: "failed", exitCode: -1, error: "runner-lost: the executor restarted while the run was going; its Job was deleted" }));
+        this.#track(
+          this.#finishLease(lease, {
+            status: "failed",
+            exitCode: -1,
+            error: "runner-lost: the executor restarted while the run was going; its Job was deleted",
+          }),
+        );
       } else this.#track(this.#storeAndQueue(lease, stored.terminal!));
     }
     this.#connectLoop = this.#runConnectLoop();
@@ -141,7 +156,13 @@ export class MillSession {
   stats(): MillStats {
     const leases: Record<LeaseState, number> = { reserved: 0, running: 0, finishing: 0 };
     for (const lease of this.#leases.values()) leases[lease.state] += 1;
-    return { seatsInUse: leases.reserved + leases.running, maxRuns: this.#options.maxRuns, leases, outboxDepth: this.#options.state.depth(), connected: this.#socket !== undefined };
+    return {
+      seatsInUse: leases.reserved + leases.running,
+      maxRuns: this.#options.maxRuns,
+      leases,
+      outboxDepth: this.#options.state.depth(),
+      connected: this.#socket !== undefined,
+    };
   }
 
   /**
@@ -151,7 +172,8 @@ export class MillSession {
   async drain(timeoutMs: number): Promise<void> {
     this.#draining = true;
     this.#sendSnapshot();
-    const runs = () => [...this.#leases.values()].filter((lease) => lease.state === "running").map((lease) => lease.launched!.done);
+    const runs = () =>
+      [...this.#leases.values()].filter((lease) => lease.state === "running").map((lease) => lease.launched!.done);
     // The timer goes once the runs are over: a pending one would keep the process alive for the whole drain timeout.
     const over = new AbortController();
     await Promise.race([Promise.allSettled(runs()).then(() => over.abort()), delay(timeoutMs, over.signal)]);
@@ -162,7 +184,12 @@ export class MillSession {
     }
     while (this.#finishing.size > 0) await Promise.allSettled([...this.#finishing]);
     // A moment for the mill to take and acknowledge the last terminals; what it does not is replayed at the next start.
-    for (let waited = 0; waited < this.#timings.drainFlushMs && this.#socket !== undefined && this.#options.state.depth() > 0; waited += 50) await delay(50);
+    for (
+      let waited = 0;
+      waited < this.#timings.drainFlushMs && this.#socket !== undefined && this.#options.state.depth() > 0;
+      waited += 50
+    )
+      await delay(50);
   }
 
   /** Closes the socket and stops redialling; runs still going are left as they are (call drain first). */
@@ -193,23 +220,48 @@ export class MillSession {
     // Loaded on the first dial, not at start-up: the CLI bundle imports no package it may not need.
     const { WebSocket } = await import("ws");
     return new Promise<void>((resolve, reject) => {
-      const socket = new WebSocket(this.#options.url, { ...this.#options.socketOptions, headers: { authorization: `Bearer ${this.#options.token}` }, maxPayload: MAX_FRAME_BYTES + 4 });
+      const socket = new WebSocket(this.#options.url, {
+        ...this.#options.socketOptions,
+        headers: { authorization: `Bearer ${this.#options.token}` },
+        maxPayload: MAX_FRAME_BYTES + 4,
+      });
       const reader = new FrameReader();
       let resumed = false;
       let failure: Error | undefined;
       let snapshotTimer: NodeJS.Timeout | undefined;
-      const handshakeTimer = setTimeout(() => end(new MillProtocolError("handshake-failed", `no Resume within ${this.#timings.handshakeMs} ms of Hello`)), this.#timings.handshakeMs);
+      const handshakeTimer = setTimeout(
+        () =>
+          end(new MillProtocolError("handshake-failed", `no Resume within ${this.#timings.handshakeMs} ms of Hello`)),
+        this.#timings.handshakeMs,
+      );
       const end = (error: Error): void => {
         failure ??= error;
         socket.terminate();
       };
-      socket.on("unexpected-response", (_request, response) => end(new Error(`the mill answered the upgrade with HTTP ${response.statusCode}${response.statusCode === 401 ? " (token unknown, expired or quarantined)" : response.statusCode === 409 ? " (a session of this executor's name is live)" : ""}`)));
+      socket.on("unexpected-response", (_request, response) =>
+        end(
+          new Error(
+            `the mill answered the upgrade with HTTP ${response.statusCode}${response.statusCode === 401 ? " (token unknown, expired or quarantined)" : response.statusCode === 409 ? " (a session of this executor's name is live)" : ""}`,
+          ),
+        ),
+      );
       socket.on("error", (error) => end(error));
       socket.on("open", () => {
         if (this.#connectedOnce) this.#options.observer?.reconnected();
         this.#connectedOnce = true;
         try {
-          socket.send(frameMessage(codec.encode(millMessage("hello", { protocolVersion: PROTOCOL_VERSION, arch: this.#options.arch, labels: [...this.#options.labels], epoch: state.epoch }))));
+          socket.send(
+            frameMessage(
+              codec.encode(
+                millMessage("hello", {
+                  protocolVersion: PROTOCOL_VERSION,
+                  arch: this.#options.arch,
+                  labels: [...this.#options.labels],
+                  epoch: state.epoch,
+                }),
+              ),
+            ),
+          );
         } catch (error) {
           end(error as Error);
         }
@@ -221,8 +273,13 @@ export class MillSession {
           for (const payload of reader.push(chunk)) {
             const message = codec.decode(payload);
             if (!resumed) {
-              if (message.kind !== "resume") throw new MillProtocolError("handshake-failed", `expected Resume first, got ${message.kind}`);
-              if (message.body.epoch !== state.epoch) throw new MillProtocolError("handshake-failed", `Resume is for epoch ${message.body.epoch}, ours is ${state.epoch}`);
+              if (message.kind !== "resume")
+                throw new MillProtocolError("handshake-failed", `expected Resume first, got ${message.kind}`);
+              if (message.body.epoch !== state.epoch)
+                throw new MillProtocolError(
+                  "handshake-failed",
+                  `Resume is for epoch ${message.body.epoch}, ours is ${state.epoch}`,
+                );
               clearTimeout(handshakeTimer);
               resumed = true;
               this.#onResumed(socket, message.body.ackSeqno);
@@ -242,7 +299,8 @@ export class MillSession {
         if (this.#socket === socket) this.#socket = undefined;
         if (failure) reject(failure);
         else if (this.#stopped.signal.aborted) resolve();
-        else reject(new Error(`the mill closed the socket (${code}${reason.length > 0 ? ` ${reason.toString()}` : ""})`));
+        else
+          reject(new Error(`the mill closed the socket (${code}${reason.length > 0 ? ` ${reason.toString()}` : ""})`));
       });
     });
   }
@@ -279,9 +337,15 @@ export class MillSession {
   }
 
   async #onReserve(seat: ReserveSeat): Promise<void> {
-    const reject = (reason: string, rejectClass: number): void => void this.#send(millMessage("reserveResult", { leaseId: seat.leaseId, accepted: false, rejectReason: reason, rejectClass }));
+    const reject = (reason: string, rejectClass: number): void =>
+      void this.#send(
+        millMessage("reserveResult", { leaseId: seat.leaseId, accepted: false, rejectReason: reason, rejectClass }),
+      );
     if (this.#draining) return reject("draining: the executor is shutting down", REJECT_CLASS.transient);
-    if (this.#leases.has(seat.leaseId)) return void this.#send(millMessage("reserveResult", { leaseId: seat.leaseId, accepted: true, rejectReason: "", rejectClass: 0 }));
+    if (this.#leases.has(seat.leaseId))
+      return void this.#send(
+        millMessage("reserveResult", { leaseId: seat.leaseId, accepted: true, rejectReason: "", rejectClass: 0 }),
+      );
     let checked: Awaited<ReturnType<LeaseLauncher["check"]>>;
     try {
       checked = await this.#options.launcher.check(seat);
@@ -291,19 +355,32 @@ export class MillSession {
     if (!checked.ok) return reject(checked.reason, REJECT_CLASS.incompatible);
     // Checked again after the await: another reserve may have taken the last seat meanwhile.
     if (this.#draining) return reject("draining: the executor is shutting down", REJECT_CLASS.transient);
-    if (this.stats().seatsInUse >= this.#options.maxRuns) return reject(`no free seat: ${this.#options.maxRuns} of ${this.#options.maxRuns} in use`, REJECT_CLASS.transient);
+    if (this.stats().seatsInUse >= this.#options.maxRuns)
+      return reject(
+        `no free seat: ${this.#options.maxRuns} of ${this.#options.maxRuns} in use`,
+        REJECT_CLASS.transient,
+      );
     const lease: Lease = { leaseId: seat.leaseId, state: "reserved", accepted: checked.accepted, cancelled: false };
     const ttlMs = seat.ttlSeconds > 0 ? seat.ttlSeconds * 1000 : this.#timings.defaultTtlMs;
     lease.ttl = setTimeout(() => this.#onRelease(seat.leaseId), ttlMs);
     this.#leases.set(seat.leaseId, lease);
-    this.#send(millMessage("reserveResult", { leaseId: seat.leaseId, accepted: true, rejectReason: "", rejectClass: 0 }));
+    this.#send(
+      millMessage("reserveResult", { leaseId: seat.leaseId, accepted: true, rejectReason: "", rejectClass: 0 }),
+    );
     this.#sendSnapshot();
   }
 
   #onCommit(commit: CommitLease): void {
     const lease = this.#leases.get(commit.leaseId);
     if (lease === undefined) {
-      this.#send(millMessage("reserveResult", { leaseId: commit.leaseId, accepted: false, rejectReason: "reservation missing or expired", rejectClass: REJECT_CLASS.transient }));
+      this.#send(
+        millMessage("reserveResult", {
+          leaseId: commit.leaseId,
+          accepted: false,
+          rejectReason: "reservation missing or expired",
+          rejectClass: REJECT_CLASS.transient,
+        }),
+      );
       return;
     }
     if (lease.state !== "reserved") {
@@ -316,12 +393,17 @@ export class MillSession {
     const launched = this.#options.launcher.start(lease.accepted!, commit.secrets, (line) => this.#onLine(lease, line));
     lease.launched = launched;
     lease.accepted = undefined;
-    this.#options.state.startLease(lease.leaseId, launched.record, { status: NONTERMINAL_STATUS.running, error: "", exitCode: 0 });
+    this.#options.state.startLease(lease.leaseId, launched.record, {
+      status: NONTERMINAL_STATUS.running,
+      error: "",
+      exitCode: 0,
+    });
     this.#send(millMessage("committed", { leaseId: commit.leaseId }));
     this.#flushOutbox();
     this.#track(
       launched.done.then((outcome) => {
-        if (lease.state === "running") return this.#finishLease(lease, lease.cancelled ? { ...outcome, status: "cancelled" } : outcome);
+        if (lease.state === "running")
+          return this.#finishLease(lease, lease.cancelled ? { ...outcome, status: "cancelled" } : outcome);
       }),
     );
   }
@@ -362,7 +444,8 @@ export class MillSession {
     lease.cancelled = true;
     lease.launched!.cancel(reason);
     const timer = setTimeout(() => {
-      if (lease.state === "running") this.#track(this.#finishLease(lease, { status: "cancelled", exitCode: -1, error: `cancelled: ${reason}` }));
+      if (lease.state === "running")
+        this.#track(this.#finishLease(lease, { status: "cancelled", exitCode: -1, error: `cancelled: ${reason}` }));
     }, this.#timings.cancelGraceMs);
     void lease.launched!.done.finally(() => clearTimeout(timer));
   }
@@ -379,7 +462,11 @@ export class MillSession {
     lease.state = "finishing";
     if (lease.logFd !== undefined) closeSync(lease.logFd);
     lease.logFd = undefined;
-    const terminal: AttemptResult = { status: TERMINAL_STATUS[outcome.status], error: truncateError(outcome.error), exitCode: outcome.exitCode };
+    const terminal: AttemptResult = {
+      status: TERMINAL_STATUS[outcome.status],
+      error: truncateError(outcome.error),
+      exitCode: outcome.exitCode,
+    };
     this.#options.state.markFinishing(lease.leaseId, terminal);
     this.#sendSnapshot();
     await this.#storeAndQueue(lease, terminal);
@@ -397,7 +484,9 @@ export class MillSession {
         this.#queueTerminal(lease.leaseId, { ...terminal, logArtifact: stored }, true);
         return;
       } catch (error) {
-        this.#options.warn(`lease ${lease.leaseId}: storing its log in ${this.#options.logStore.describe} failed: ${describeError(error)}; trying again in ${this.#timings.uploadRetryMs} ms`);
+        this.#options.warn(
+          `lease ${lease.leaseId}: storing its log in ${this.#options.logStore.describe} failed: ${describeError(error)}; trying again in ${this.#timings.uploadRetryMs} ms`,
+        );
         if (this.#stopped.signal.aborted) return;
         await delay(this.#timings.uploadRetryMs, this.#stopped.signal);
       }
@@ -405,11 +494,15 @@ export class MillSession {
   }
 
   #queueTerminal(leaseId: string, terminal: AttemptResult, storedLease = false): void {
-    const event = storedLease ? this.#options.state.finishLease(leaseId, terminal) : this.#options.state.append(leaseId, { attemptResult: terminal });
+    const event = storedLease
+      ? this.#options.state.finishLease(leaseId, terminal)
+      : this.#options.state.append(leaseId, { attemptResult: terminal });
     this.#terminalSeqnos.set(leaseId, event.seqno);
     this.#finished.add(leaseId);
     if (this.#finished.size > FINISHED_REMEMBERED) this.#finished.delete(this.#finished.values().next().value!);
-    const name = (Object.keys(TERMINAL_STATUS) as Array<keyof typeof TERMINAL_STATUS>).find((key) => TERMINAL_STATUS[key] === terminal.status);
+    const name = (Object.keys(TERMINAL_STATUS) as Array<keyof typeof TERMINAL_STATUS>).find(
+      (key) => TERMINAL_STATUS[key] === terminal.status,
+    );
     if (name !== undefined && name !== "unspecified") this.#options.observer?.terminal(name);
     this.#flushOutbox();
     this.#sendSnapshot();
@@ -429,11 +522,14 @@ export class MillSession {
   /** Every lease held, and every finished one until its terminal went out on this socket. */
   #sendSnapshot(): void {
     if (!this.#socket) return;
-    for (const [leaseId, seqno] of this.#terminalSeqnos) if (seqno <= this.#sentSeqno) this.#terminalSeqnos.delete(leaseId);
+    for (const [leaseId, seqno] of this.#terminalSeqnos)
+      if (seqno <= this.#sentSeqno) this.#terminalSeqnos.delete(leaseId);
     const active = new Set([...this.#leases.keys(), ...this.#terminalSeqnos.keys()]);
     const stats = this.stats();
     const load = { seats: stats.seatsInUse / Math.max(1, this.#options.maxRuns) };
-    const engines = Object.fromEntries(this.#options.launcher.engines.map((engine) => [engine, { available: !this.#draining, load }]));
+    const engines = Object.fromEntries(
+      this.#options.launcher.engines.map((engine) => [engine, { available: !this.#draining, load }]),
+    );
     this.#snapshotSeqno += 1;
     this.#send(millMessage("nodeSnapshot", { seqno: this.#snapshotSeqno, engines, activeLeaseIds: [...active] }));
   }
@@ -457,14 +553,21 @@ export class MillSession {
   }
 
   #track(work: Promise<void>): void {
-    const tracked = work.catch((error: unknown) => this.#options.warn(`internal: ${describeError(error)}`)).finally(() => this.#finishing.delete(tracked));
+    const tracked = work
+      .catch((error: unknown) => this.#options.warn(`internal: ${describeError(error)}`))
+      .finally(() => this.#finishing.delete(tracked));
     this.#finishing.add(tracked);
   }
 }
 
 function truncateError(error: string): string {
   if (Buffer.byteLength(error) <= MAX_ERROR_BYTES) return error;
-  return Buffer.from(error).subarray(0, MAX_ERROR_BYTES - 3).toString("utf8").replace(/\uFFFD$/, "") + "...";
+  return (
+    Buffer.from(error)
+      .subarray(0, MAX_ERROR_BYTES - 3)
+      .toString("utf8")
+      .replace(/\uFFFD$/, "") + "..."
+  );
 }
 
 function delay(ms: number, signal?: AbortSignal): Promise<void> {

@@ -68,8 +68,14 @@ export class MillState {
 
   /** The queued events after `seqno`, oldest first, at most `limit`. */
   listAfter(seqno: number, limit: number): MillEvent[] {
-    const rows = this.#db.prepare("SELECT seqno, lease_id, payload FROM outbox WHERE epoch = ? AND seqno > ? ORDER BY seqno LIMIT ?").all(this.#epoch, seqno, limit) as Array<{ seqno: number; lease_id: string; payload: string }>;
-    return rows.map((row) => ({ seqno: row.seqno, leaseId: row.lease_id, ...(JSON.parse(row.payload) as EventPayload) }));
+    const rows = this.#db
+      .prepare("SELECT seqno, lease_id, payload FROM outbox WHERE epoch = ? AND seqno > ? ORDER BY seqno LIMIT ?")
+      .all(this.#epoch, seqno, limit) as Array<{ seqno: number; lease_id: string; payload: string }>;
+    return rows.map((row) => ({
+      seqno: row.seqno,
+      leaseId: row.lease_id,
+      ...(JSON.parse(row.payload) as EventPayload),
+    }));
   }
 
   /** Drops the events the mill acknowledged (seqno ≤ upTo); returns how many went. */
@@ -85,14 +91,18 @@ export class MillState {
   /** Remembers a committed lease and queues its RUNNING event, in one transaction. */
   startLease(leaseId: string, record: string, running: StatusEvent): MillEvent {
     return this.#db.transaction(() => {
-      this.#db.prepare("INSERT OR REPLACE INTO leases (lease_id, state, record, terminal) VALUES (?, 'running', ?, NULL)").run(leaseId, record);
+      this.#db
+        .prepare("INSERT OR REPLACE INTO leases (lease_id, state, record, terminal) VALUES (?, 'running', ?, NULL)")
+        .run(leaseId, record);
       return this.#appendLocked(leaseId, { statusEvent: running });
     })();
   }
 
   /** Records the lease's terminal before its log is stored, so a restart stores the log and queues it. */
   markFinishing(leaseId: string, terminal: AttemptResult): void {
-    this.#db.prepare("UPDATE leases SET state = 'finishing', terminal = ? WHERE lease_id = ?").run(JSON.stringify(terminal), leaseId);
+    this.#db
+      .prepare("UPDATE leases SET state = 'finishing', terminal = ? WHERE lease_id = ?")
+      .run(JSON.stringify(terminal), leaseId);
   }
 
   /** Queues the lease's terminal and forgets the lease, in one transaction. */
@@ -105,8 +115,15 @@ export class MillState {
 
   /** The leases committed and not finished: after a restart, the runs this process lost. */
   listLeases(): StoredLease[] {
-    const rows = this.#db.prepare("SELECT lease_id, state, record, terminal FROM leases ORDER BY lease_id").all() as Array<{ lease_id: string; state: "running" | "finishing"; record: string; terminal: string | null }>;
-    return rows.map((row) => ({ leaseId: row.lease_id, state: row.state, record: row.record, ...(row.terminal === null ? {} : { terminal: JSON.parse(row.terminal) as AttemptResult }) }));
+    const rows = this.#db
+      .prepare("SELECT lease_id, state, record, terminal FROM leases ORDER BY lease_id")
+      .all() as Array<{ lease_id: string; state: "running" | "finishing"; record: string; terminal: string | null }>;
+    return rows.map((row) => ({
+      leaseId: row.lease_id,
+      state: row.state,
+      record: row.record,
+      ...(row.terminal === null ? {} : { terminal: JSON.parse(row.terminal) as AttemptResult }),
+    }));
   }
 
   close(): void {
@@ -115,7 +132,9 @@ export class MillState {
 
   #appendLocked(leaseId: string, payload: EventPayload): MillEvent {
     const seqno = Number(this.#readMeta("next_seqno") ?? "1");
-    this.#db.prepare("INSERT INTO outbox (epoch, seqno, lease_id, payload) VALUES (?, ?, ?, ?)").run(this.#epoch, seqno, leaseId, JSON.stringify(payload));
+    this.#db
+      .prepare("INSERT INTO outbox (epoch, seqno, lease_id, payload) VALUES (?, ?, ?, ?)")
+      .run(this.#epoch, seqno, leaseId, JSON.stringify(payload));
     this.#writeMeta("next_seqno", String(seqno + 1));
     return { seqno, leaseId, ...payload };
   }
@@ -125,6 +144,8 @@ export class MillState {
   }
 
   #writeMeta(key: string, value: string): void {
-    this.#db.prepare("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(key, value);
+    this.#db
+      .prepare("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
+      .run(key, value);
   }
 }

@@ -13,7 +13,12 @@ export interface OfferedWorkflow {
   readonly engine: string;
   /** The workflow file's text, verbatim. */
   readonly raw: string;
-  readonly clone: { readonly skip: boolean; readonly depth?: number; readonly submodules: boolean; readonly tags: boolean };
+  readonly clone: {
+    readonly skip: boolean;
+    readonly depth?: number;
+    readonly submodules: boolean;
+    readonly tags: boolean;
+  };
 }
 
 /** What the run needs of the record: the trigger (for TANGLED_* and `when`), the commit and where to fetch it, the manual inputs. */
@@ -29,7 +34,8 @@ export interface OfferedPipeline {
 type Json = Record<string, unknown>;
 
 function readObject(value: unknown, what: string): Json {
-  if (value === null || typeof value !== "object" || Array.isArray(value)) throw new PipelineRecordError(`${what} is not an object`);
+  if (value === null || typeof value !== "object" || Array.isArray(value))
+    throw new PipelineRecordError(`${what} is not an object`);
   return value as Json;
 }
 
@@ -55,23 +61,32 @@ export function readOfferedWorkflow(rawWorkflowJson: string): OfferedWorkflow {
   const raw = readString(workflow, "raw", "workflow");
   if (!name) throw new PipelineRecordError("the workflow has no name");
   if (raw === undefined) throw new PipelineRecordError(`workflow ${name} has no raw text`);
-  const clone = workflow.clone === undefined || workflow.clone === null ? {} : readObject(workflow.clone, "workflow.clone");
-  const depth = typeof clone.depth === "number" && Number.isInteger(clone.depth) && clone.depth > 0 ? clone.depth : undefined;
+  const clone =
+    workflow.clone === undefined || workflow.clone === null ? {} : readObject(workflow.clone, "workflow.clone");
+  const depth =
+    typeof clone.depth === "number" && Number.isInteger(clone.depth) && clone.depth > 0 ? clone.depth : undefined;
   return {
     name,
     engine: readString(workflow, "engine", "workflow") ?? "",
     raw,
-    clone: { skip: clone.skip === true, ...(depth !== undefined ? { depth } : {}), submodules: clone.submodules === true, tags: clone.tags === true },
+    clone: {
+      skip: clone.skip === true,
+      ...(depth !== undefined ? { depth } : {}),
+      submodules: clone.submodules === true,
+      tags: clone.tags === true,
+    },
   };
 }
 
 /** The pipeline of raw_pipeline_json, for the pipeline at `rkey` on `knot`; throws PipelineRecordError when its trigger metadata is missing or unreadable. */
 export function readOfferedPipeline(rawPipelineJson: string, knot: string, rkey: string): OfferedPipeline {
   const record = readObject(parseJson(rawPipelineJson, "the pipeline record"), "the pipeline record");
-  if (record.triggerMetadata === undefined || record.triggerMetadata === null) throw new PipelineRecordError("the pipeline record has no trigger metadata");
+  if (record.triggerMetadata === undefined || record.triggerMetadata === null)
+    throw new PipelineRecordError("the pipeline record has no trigger metadata");
   const meta = readObject(record.triggerMetadata, "triggerMetadata");
   const kind = readString(meta, "kind", "triggerMetadata");
-  if (kind !== "push" && kind !== "pull_request" && kind !== "manual") throw new PipelineRecordError(`triggerMetadata.kind ${JSON.stringify(kind)} is not push, pull_request or manual`);
+  if (kind !== "push" && kind !== "pull_request" && kind !== "manual")
+    throw new PipelineRecordError(`triggerMetadata.kind ${JSON.stringify(kind)} is not push, pull_request or manual`);
   const repo = meta.repo === undefined ? {} : readObject(meta.repo, "triggerMetadata.repo");
   const repoKnot = readString(repo, "knot", "triggerMetadata.repo") ?? knot;
   const did = readString(repo, "did", "triggerMetadata.repo");
@@ -86,7 +101,12 @@ export function readOfferedPipeline(rawPipelineJson: string, knot: string, rkey:
     ...(did && repoName ? { repo: `${did}/${repoName}` } : {}),
     pipelineId: `at://did:web:${knot}/sh.tangled.pipeline/${rkey}`,
   };
-  const cloneUrl = repoKnot && repoDid ? `https://${repoKnot}/${repoDid}` : repoKnot && did && repoName ? `https://${repoKnot}/${did}/${repoName}` : undefined;
+  const cloneUrl =
+    repoKnot && repoDid
+      ? `https://${repoKnot}/${repoDid}`
+      : repoKnot && did && repoName
+        ? `https://${repoKnot}/${did}/${repoName}`
+        : undefined;
   let trigger: Trigger;
   let inputs: EnvVar[] = [];
   if (kind === "push") {
@@ -100,7 +120,14 @@ export function readOfferedPipeline(rawPipelineJson: string, knot: string, rkey:
     const target = readString(pull, "targetBranch", "triggerMetadata.pullRequest");
     const sha = readString(pull, "sourceSha", "triggerMetadata.pullRequest");
     const action = readString(pull, "action", "triggerMetadata.pullRequest");
-    trigger = { event: "pull_request", ...common, ...(target ? { branch: target } : {}), ...(source ? { prSourceBranch: source } : {}), ...(sha ? { sha, prSourceSha: sha } : {}), ...(action ? { prAction: action } : {}) };
+    trigger = {
+      event: "pull_request",
+      ...common,
+      ...(target ? { branch: target } : {}),
+      ...(source ? { prSourceBranch: source } : {}),
+      ...(sha ? { sha, prSourceSha: sha } : {}),
+      ...(action ? { prAction: action } : {}),
+    };
   } else {
     const manual = readObject(meta.manual ?? {}, "triggerMetadata.manual");
     const sha = readString(manual, "sha", "triggerMetadata.manual");

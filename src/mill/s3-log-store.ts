@@ -21,7 +21,9 @@ export async function createS3LogStore(setting: Extract<LogStoreSetting, { kind:
       const ref = buildLogRef(leaseId, setting.prefix);
       const body = await readFile(path);
       const hash = await hashLogFile(path);
-      await client.send(new PutObjectCommand({ Bucket: setting.bucket, Key: ref, Body: body, ContentType: "application/x-ndjson" }));
+      await client.send(
+        new PutObjectCommand({ Bucket: setting.bucket, Key: ref, Body: body, ContentType: "application/x-ndjson" }),
+      );
       return { ref, hash };
     },
   };

@@ -1,7 +1,14 @@
 // What one of our Jobs is (a run or a warm placeholder), what state it is in, and whether gc may remove it: pure.
 import type { IJob } from "kubernetes-models/batch/v1/Job";
 import { formatDuration } from "../core/duration.js";
-import { readCancelRequest, readHeartbeat, readKeptAt, readOwner, readTime, type CancelRequest } from "../manifests/job-annotations.js";
+import {
+  readCancelRequest,
+  readHeartbeat,
+  readKeptAt,
+  readOwner,
+  readTime,
+  type CancelRequest,
+} from "../manifests/job-annotations.js";
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, ROLE_LABEL, RUN_ID_ANNOTATION, WARM_ROLE } from "../manifests/labels.js";
 import { formatProcessIdentity, type ProcessIdentity } from "../manifests/owner.js";
 import { readJobDeadline } from "../warm/placeholder.js";
@@ -45,10 +52,15 @@ export function readJobRole(job: IJob): JobRole {
 export function readFinished(job: IJob): JobFacts["finished"] {
   const conditions = job.status?.conditions ?? [];
   const failed = conditions.find((c) => c.type === "Failed" && c.status === "True");
-  if (failed) return { how: failed.reason ? `Failed (${failed.reason})` : "Failed", at: readTime(failed.lastTransitionTime as string | undefined) };
+  if (failed)
+    return {
+      how: failed.reason ? `Failed (${failed.reason})` : "Failed",
+      at: readTime(failed.lastTransitionTime as string | undefined),
+    };
   const complete = conditions.find((c) => c.type === "Complete" && c.status === "True");
   const completionTime = readTime(job.status?.completionTime as string | undefined);
-  if (complete || completionTime !== undefined) return { how: "Complete", at: completionTime ?? readTime(complete?.lastTransitionTime as string | undefined) };
+  if (complete || completionTime !== undefined)
+    return { how: "Complete", at: completionTime ?? readTime(complete?.lastTransitionTime as string | undefined) };
   return undefined;
 }
 
@@ -96,20 +108,32 @@ export function judgeJob(facts: JobFacts, now: number, policy: GcPolicy): GcVerd
   const spare = (reason: string): GcVerdict => ({ action: "spare", reason });
   const remove = (reason: string): GcVerdict => ({ action: "remove", reason });
   if (facts.deleting) return spare("already being deleted");
-  if (policy.olderThanMs !== undefined && (facts.createdAt === undefined || now - facts.createdAt <= policy.olderThanMs)) {
-    return spare(`not older than --older-than ${formatDuration(policy.olderThanMs)}${facts.createdAt === undefined ? "" : ` (age ${formatDuration(now - facts.createdAt)})`}`);
+  if (
+    policy.olderThanMs !== undefined &&
+    (facts.createdAt === undefined || now - facts.createdAt <= policy.olderThanMs)
+  ) {
+    return spare(
+      `not older than --older-than ${formatDuration(policy.olderThanMs)}${facts.createdAt === undefined ? "" : ` (age ${formatDuration(now - facts.createdAt)})`}`,
+    );
   }
-  if (facts.finished) return remove(`finished: ${facts.finished.how}${facts.finished.at === undefined ? "" : ` ${formatDuration(Math.max(0, now - facts.finished.at))} ago`}`);
+  if (facts.finished)
+    return remove(
+      `finished: ${facts.finished.how}${facts.finished.at === undefined ? "" : ` ${formatDuration(Math.max(0, now - facts.finished.at))} ago`}`,
+    );
   if (facts.role === "warm") {
-    if (facts.deadlineAt === undefined) return spare("warm placeholder without activeDeadlineSeconds: it ends only when it finishes");
-    if (facts.deadlineAt <= now) return remove(`warm placeholder past its warm time (${formatDuration(now - facts.deadlineAt)} ago)`);
+    if (facts.deadlineAt === undefined)
+      return spare("warm placeholder without activeDeadlineSeconds: it ends only when it finishes");
+    if (facts.deadlineAt <= now)
+      return remove(`warm placeholder past its warm time (${formatDuration(now - facts.deadlineAt)} ago)`);
     return spare(`warm placeholder, ${formatDuration(facts.deadlineAt - now)} left`);
   }
-  if (facts.keptAt !== undefined) return spare("kept on purpose (--keep): its pod stops itself once idle, and then it is finished");
+  if (facts.keptAt !== undefined)
+    return spare("kept on purpose (--keep): its pod stops itself once idle, and then it is finished");
   if (!facts.heartbeat) return spare("no heartbeat and no creation time to judge it by");
   const age = Math.max(0, now - facts.heartbeat.at);
   const beat = `${facts.heartbeat.from === "annotation" ? "heartbeat" : "no heartbeat yet, created"} ${formatDuration(age)} ago`;
   const owner = facts.owner ? `, owner ${formatProcessIdentity(facts.owner)}` : "";
-  if (age > policy.staleAfterMs) return remove(`${beat}, stale after ${formatDuration(policy.staleAfterMs)}: its runner is gone${owner}`);
+  if (age > policy.staleAfterMs)
+    return remove(`${beat}, stale after ${formatDuration(policy.staleAfterMs)}: its runner is gone${owner}`);
   return spare(`${beat}: its runner is alive${owner}`);
 }

@@ -15,7 +15,8 @@ export function describeOperatorCallFailure(what: string, error: unknown): Error
   const refused = describeRefusal(error, what);
   if (refused) return refused;
   if (error instanceof ConfigError) return new InputError(`kubectl cannot use the kubeconfig: ${error.message}`);
-  if (error instanceof UnavailableError && error.reason === "unreachable") return new InfraError("cluster-unreachable", `${what}: the cluster cannot be reached: ${error.message}`);
+  if (error instanceof UnavailableError && error.reason === "unreachable")
+    return new InfraError("cluster-unreachable", `${what}: the cluster cannot be reached: ${error.message}`);
   return new InfraError("api-error", `${what} failed: ${error.message}`);
 }
 
@@ -60,7 +61,8 @@ export function indexPodsByJob(pods: readonly IPod[]): Map<string, IPod> {
     const name = readPodJobName(pod);
     if (name === undefined) continue;
     const known = podOf.get(name);
-    if (!known || String(pod.metadata?.creationTimestamp ?? "") > String(known.metadata?.creationTimestamp ?? "")) podOf.set(name, pod);
+    if (!known || String(pod.metadata?.creationTimestamp ?? "") > String(known.metadata?.creationTimestamp ?? ""))
+      podOf.set(name, pod);
   }
   return podOf;
 }
@@ -68,7 +70,8 @@ export function indexPodsByJob(pods: readonly IPod[]): Map<string, IPod> {
 /** Why a Job's pod ended, once its run container has: `list` and `gc` show it (an idle stop in the runner's words). */
 export function readPodEnd(pod: IPod | undefined): { readonly reason: string; readonly message: string } | undefined {
   const phase = pod?.status?.phase;
-  const ended = phase === "Failed" || phase === "Succeeded" || pod?.status?.containerStatuses?.[0]?.state?.terminated !== undefined;
+  const ended =
+    phase === "Failed" || phase === "Succeeded" || pod?.status?.containerStatuses?.[0]?.state?.terminated !== undefined;
   if (!pod || !ended) return undefined;
   const end = describePodEnd(pod);
   return { reason: end.reason, message: end.message ?? `the pod is ${phase ?? "Terminated"}` };

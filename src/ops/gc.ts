@@ -5,7 +5,14 @@ import { deleteJob } from "../executor/kubernetes/teardown.js";
 import type { Cluster, ClusterTarget } from "../cluster/cluster.js";
 import type { RetryPolicy } from "../core/retry.js";
 import { isOurJob, judgeJob, readJobFacts, type GcPolicy, type JobRole } from "./classify-job.js";
-import { describeOperatorCallFailure, indexPodsByJob, listOurJobs, listOurPods, readAnsweredNamespace, readPodEnd } from "./cluster-reads.js";
+import {
+  describeOperatorCallFailure,
+  indexPodsByJob,
+  listOurJobs,
+  listOurPods,
+  readAnsweredNamespace,
+  readPodEnd,
+} from "./cluster-reads.js";
 import { MANAGED_SELECTOR } from "../manifests/labels.js";
 import { describeError } from "../core/errors.js";
 import { deleteRunBudget } from "../executor/kubernetes/disruption-budget.js";
@@ -51,7 +58,13 @@ export function planGc(jobs: readonly IJob[], now: number, policy: GcPolicy, pod
     .map((facts) => {
       const verdict = judgeJob(facts, now, policy);
       const end = facts.finished ? readPodEnd(podOf.get(facts.name)) : undefined;
-      return { job: facts.name, runId: facts.runId, role: facts.role, ...verdict, ...(end ? { reason: `${verdict.reason}; its pod ended: ${end.reason}: ${end.message}` } : {}) };
+      return {
+        job: facts.name,
+        runId: facts.runId,
+        role: facts.role,
+        ...verdict,
+        ...(end ? { reason: `${verdict.reason}; its pod ended: ${end.reason}: ${end.message}` } : {}),
+      };
     });
 }
 
@@ -79,7 +92,11 @@ export async function runGc(cluster: Cluster, target: ClusterTarget, options: Gc
     else if (options.dryRun) outcomes.push({ ...decision, result: "would-remove" });
     else {
       const deleted = await deleteJob(cluster, target.namespace, decision.job, options.deleteRetry);
-      outcomes.push(deleted.deleted ? { ...decision, result: "removed" } : { ...decision, result: "failed", failure: deleted.detail });
+      outcomes.push(
+        deleted.deleted
+          ? { ...decision, result: "removed" }
+          : { ...decision, result: "failed", failure: deleted.detail },
+      );
     }
   }
   const jobNames = new Set(jobs.map((job) => job.metadata?.name));
@@ -89,14 +106,23 @@ export async function runGc(cluster: Cluster, target: ClusterTarget, options: Gc
     if (options.dryRun) budgetOutcomes.push({ budget, result: "would-remove" });
     else {
       const deleted = await deleteRunBudget(cluster, target.namespace, budget, options.deleteRetry);
-      budgetOutcomes.push(deleted.ok ? { budget, result: "removed" } : { budget, result: "failed", failure: deleted.detail });
+      budgetOutcomes.push(
+        deleted.ok ? { budget, result: "removed" } : { budget, result: "failed", failure: deleted.detail },
+      );
     }
   }
-  return { namespace: readAnsweredNamespace(target, jobs), outcomes, ...(budgets.ok ? { budgets: budgetOutcomes } : { budgetsUnread: budgets.why }) };
+  return {
+    namespace: readAnsweredNamespace(target, jobs),
+    outcomes,
+    ...(budgets.ok ? { budgets: budgetOutcomes } : { budgetsUnread: budgets.why }),
+  };
 }
 
 /** The names of our PodDisruptionBudgets (by the managed-by label), or why they could not be listed: gc goes on without them. */
-async function listOurBudgets(cluster: Cluster, target: ClusterTarget): Promise<{ ok: true; names: string[] } | { ok: false; why: string }> {
+async function listOurBudgets(
+  cluster: Cluster,
+  target: ClusterTarget,
+): Promise<{ ok: true; names: string[] } | { ok: false; why: string }> {
   try {
     const budgets = await cluster.listDisruptionBudgets(target.namespace, MANAGED_SELECTOR);
     return { ok: true, names: budgets.flatMap((budget) => (budget.metadata?.name ? [budget.metadata.name] : [])) };
@@ -105,7 +131,12 @@ async function listOurBudgets(cluster: Cluster, target: ClusterTarget): Promise<
   }
 }
 
-const RESULT_WORDS: Record<GcOutcome["result"], string> = { removed: "removed", "would-remove": "would remove", spared: "spared", failed: "FAILED to remove" };
+const RESULT_WORDS: Record<GcOutcome["result"], string> = {
+  removed: "removed",
+  "would-remove": "would remove",
+  spared: "spared",
+  failed: "FAILED to remove",
+};
 
 /** One line per Job (what, which, why), then a summary line. */
 export function formatGcReport(report: GcReport): string {
@@ -116,8 +147,12 @@ export function formatGcReport(report: GcReport): string {
     return `${RESULT_WORDS[o.result].padEnd(width)}  ${what}: ${o.failure ?? o.reason}`;
   });
   const budgetWidth = Math.max(width, ...(report.budgets ?? []).map((b) => RESULT_WORDS[b.result].length));
-  for (const b of report.budgets ?? []) lines.push(`${RESULT_WORDS[b.result].padEnd(budgetWidth)}  PodDisruptionBudget ${b.budget}: ${b.failure ?? "its Job is gone (orphaned)"}`);
-  if (report.budgetsUnread) lines.push(`warning: ${report.budgetsUnread}; orphaned PodDisruptionBudgets were not looked for`);
+  for (const b of report.budgets ?? [])
+    lines.push(
+      `${RESULT_WORDS[b.result].padEnd(budgetWidth)}  PodDisruptionBudget ${b.budget}: ${b.failure ?? "its Job is gone (orphaned)"}`,
+    );
+  if (report.budgetsUnread)
+    lines.push(`warning: ${report.budgetsUnread}; orphaned PodDisruptionBudgets were not looked for`);
   const count = (result: GcOutcome["result"]): number => report.outcomes.filter((o) => o.result === result).length;
   const summary = [
     `${count("removed")} removed`,

@@ -65,7 +65,8 @@ export function buildListRows(jobs: readonly IJob[], pods: readonly IPod[], now:
         owner: facts.owner ? formatProcessIdentity(facts.owner) : null,
         pod: pod?.metadata?.name ?? null,
         node: pod?.spec?.nodeName || null,
-        remainingMs: facts.role === "warm" && facts.deadlineAt !== undefined ? Math.max(0, facts.deadlineAt - now) : null,
+        remainingMs:
+          facts.role === "warm" && facts.deadlineAt !== undefined ? Math.max(0, facts.deadlineAt - now) : null,
         cancelRequestedAt: facts.cancelRequest?.at ?? null,
         podEnd: readPodEnd(pod) ?? null,
       };
@@ -88,14 +89,22 @@ export function formatListTable(rows: readonly ListRow[], namespace: string | un
     row.role,
     row.phase,
     age(row.ageMs),
-    row.role === "warm" ? "-" : row.heartbeatAt === null && row.heartbeatAgeMs !== null ? `(${age(row.heartbeatAgeMs)})` : age(row.heartbeatAgeMs),
+    row.role === "warm"
+      ? "-"
+      : row.heartbeatAt === null && row.heartbeatAgeMs !== null
+        ? `(${age(row.heartbeatAgeMs)})`
+        : age(row.heartbeatAgeMs),
     row.owner ?? "-",
     row.node ?? "-",
     age(row.remainingMs),
     row.podEnd ? `${row.podEnd.reason}: ${row.podEnd.message}` : "-",
   ]);
   const widths = COLUMNS.map((title, i) => Math.max(title.length, ...cells.map((line) => line[i]!.length)));
-  const format = (line: readonly string[]): string => line.map((cell, i) => (i === line.length - 1 ? cell : cell.padEnd(widths[i]!))).join("  ").trimEnd();
+  const format = (line: readonly string[]): string =>
+    line
+      .map((cell, i) => (i === line.length - 1 ? cell : cell.padEnd(widths[i]!)))
+      .join("  ")
+      .trimEnd();
   return `${[format(COLUMNS), ...cells.map(format)].join("\n")}\n`;
 }
 

@@ -61,7 +61,13 @@ export const cacheHelperCommand = {
    * Extracts a tar from stdin at `/`, decompressed as `compression` says; `paths` (absolute) are removed again on
    * failure if they were absent before.
    */
-  restore: (compression: CacheCompression, paths: readonly string[]) => ["sh", HELPER, "cache-restore", compression, ...paths.map(toRootRelative)],
+  restore: (compression: CacheCompression, paths: readonly string[]) => [
+    "sh",
+    HELPER,
+    "cache-restore",
+    compression,
+    ...paths.map(toRootRelative),
+  ],
   /** Writes `tar -c <paths that exist> | zstd -1` (or `gzip -1` without zstd) to stdout. */
   save: (paths: readonly string[]) => ["sh", HELPER, "cache-save", ...paths.map(toRootRelative)],
   /** Lists the regular files under the directories (absolute), NUL-terminated. */
@@ -77,7 +83,10 @@ export const cacheHelperCommand = {
  */
 export interface CacheSaveStatus {
   readonly missing: readonly string[];
-  readonly outcome: { readonly kind: "none" } | { readonly kind: "packed"; readonly tar: string; readonly compressor: string; readonly status: string } | undefined;
+  readonly outcome:
+    | { readonly kind: "none" }
+    | { readonly kind: "packed"; readonly tar: string; readonly compressor: string; readonly status: string }
+    | undefined;
 }
 
 export function parseCacheSaveStatus(stderr: string): CacheSaveStatus {
@@ -107,7 +116,8 @@ export function checkCacheRestoreReply(stdout: string): string | undefined {
   const missing = findMissingDecoder(stdout);
   if (missing !== undefined) return `the pod has no ${missing} to decompress the entry`;
   const failed = lines.find((line) => line.startsWith(`${CACHE_RESTORE_FAILED_TAG} `));
-  if (failed) return `the pod could not extract the archive (${failed.slice(CACHE_RESTORE_FAILED_TAG.length + 1)}): it was cut or corrupt, or a path could not be written`;
+  if (failed)
+    return `the pod could not extract the archive (${failed.slice(CACHE_RESTORE_FAILED_TAG.length + 1)}): it was cut or corrupt, or a path could not be written`;
   return "the pod did not confirm the restore (the exec ended before its last line)";
 }
 

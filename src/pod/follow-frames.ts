@@ -47,7 +47,8 @@ export class FollowFrameParser {
       const newline = chunk.indexOf(0x0a, at);
       const end = newline < 0 ? chunk.length : newline;
       this.#header += chunk.toString("latin1", at, end);
-      if (this.#header.length > MAX_HEADER) throw new FollowProtocolError(`frame header too long: ${JSON.stringify(this.#header.slice(0, MAX_HEADER))}`);
+      if (this.#header.length > MAX_HEADER)
+        throw new FollowProtocolError(`frame header too long: ${JSON.stringify(this.#header.slice(0, MAX_HEADER))}`);
       at = end;
       if (newline < 0) break;
       at += 1;
@@ -67,7 +68,12 @@ export class FollowFrameParser {
     }
     if (header === "H") return { type: "heartbeat" };
     const dropped = /^D ([OE]) (\d{1,15}|\?)$/.exec(header);
-    if (dropped) return { type: "dropped", stream: dropped[1] === "O" ? "stdout" : "stderr", bytes: dropped[2] === "?" ? undefined : Number(dropped[2]) };
+    if (dropped)
+      return {
+        type: "dropped",
+        stream: dropped[1] === "O" ? "stdout" : "stderr",
+        bytes: dropped[2] === "?" ? undefined : Number(dropped[2]),
+      };
     const exit = /^X (\d{1,3})$/.exec(header);
     if (exit) {
       this.#ended = true;

@@ -26,11 +26,26 @@ export function buildGitProbeCommand(): string[] {
 /** The clone into `dir` (/work) as one exec of src/pod/sh/git-clone.sh: the values go as positional parameters, never spliced into the script. */
 export function buildGitCloneCommand(spec: PodCloneSpec, dir: string = POD_WORK_DIR): string[] {
   const script = renderShellProgram({ CLONE_DONE_TAG, CLONE_FAILED_TAG }, GIT_CLONE_SH);
-  return ["sh", "-c", script, "knotless-clone", spec.url, spec.sha, String(spec.depth), spec.submodules ? "1" : "0", dir];
+  return [
+    "sh",
+    "-c",
+    script,
+    "knotless-clone",
+    spec.url,
+    spec.sha,
+    String(spec.depth),
+    spec.submodules ? "1" : "0",
+    dir,
+  ];
 }
 
 /** Reads the clone's stdout: the HEAD it checked out, or the git step that failed and its exit code. */
-export function readCloneReply(stdout: string): { readonly ok: true; readonly head: string } | { readonly ok: false; readonly step: string; readonly code: number } | undefined {
+export function readCloneReply(
+  stdout: string,
+):
+  | { readonly ok: true; readonly head: string }
+  | { readonly ok: false; readonly step: string; readonly code: number }
+  | undefined {
   for (const line of stdout.split("\n").reverse()) {
     const [tag, a, b] = line.trim().split(" ");
     if (tag === CLONE_DONE_TAG && a) return { ok: true, head: a };

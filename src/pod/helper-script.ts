@@ -81,9 +81,12 @@ export const DROPPED_FRAME_TAG = "D";
 export function buildHelperScript(options: HelperOptions = {}): string {
   const shell = options.shell ?? DEFAULT_STEP_SHELL;
   const bound = options.outputBoundBytes ?? DEFAULT_MAX_LOG_BYTES;
-  if (!Number.isSafeInteger(bound) || bound < 0) throw new RangeError(`the output bound must be a whole number of bytes >= 0, got ${bound}`);
+  if (!Number.isSafeInteger(bound) || bound < 0)
+    throw new RangeError(`the output bound must be a whole number of bytes >= 0, got ${bound}`);
   const settle = options.settleSeconds ?? SETTLE_SECONDS;
-  const [quietPolls, mostPolls] = [settle.quiet, settle.most].map((seconds) => Math.max(1, Math.round(seconds * SETTLE_POLLS_PER_SECOND)));
+  const [quietPolls, mostPolls] = [settle.quiet, settle.most].map((seconds) =>
+    Math.max(1, Math.round(seconds * SETTLE_POLLS_PER_SECOND)),
+  );
   const settings = {
     RUNNER_DIR: POD_RUNNER_DIR,
     WORK_DIR: POD_WORK_DIR,
@@ -117,7 +120,12 @@ export function buildHelperScript(options: HelperOptions = {}): string {
  * the sender never writes into a closed pipe or blocks on a full one; a failing tar's exit code is the command's.
  */
 export function buildUploadCommand(): string[] {
-  const settings = { ...buildBeatSettings(), RECEIPT_PATH: `/${UPLOAD_RECEIPT_ARCHIVE_PATH}`, WORK_DIR: POD_WORK_DIR, STEPS_DIR: POD_STEPS_DIR };
+  const settings = {
+    ...buildBeatSettings(),
+    RECEIPT_PATH: `/${UPLOAD_RECEIPT_ARCHIVE_PATH}`,
+    WORK_DIR: POD_WORK_DIR,
+    STEPS_DIR: POD_STEPS_DIR,
+  };
   return ["sh", "-c", renderShellProgram(settings, BEAT_SH, UPLOAD_SH)];
 }
 
@@ -132,7 +140,13 @@ export const helperCommand = {
     String(stdoutOffset),
     String(stderrOffset),
   ],
-  kill: (index: number, graceSeconds: number) => ["sh", `${POD_RUNNER_DIR}/helper.sh`, "kill", String(index), String(graceSeconds)],
+  kill: (index: number, graceSeconds: number) => [
+    "sh",
+    `${POD_RUNNER_DIR}/helper.sh`,
+    "kill",
+    String(index),
+    String(graceSeconds),
+  ],
   /** The line `kill` prints once step `index` has no process left. */
   killConfirmation: (index: number) => `stopped ${index}`,
   packOutputs: () => ["sh", `${POD_RUNNER_DIR}/helper.sh`, "pack-outputs"],

@@ -20,13 +20,19 @@ const TERMINATION_LOG = "/dev/termination-log";
  * scripts) sources: one beat now, then one every `beatSeconds` for as long as the exec's shell lives (or, for a
  * follow, also only while the runner holds its stdin). Liveness is the exec, never its output or silence.
  */
-export function buildBeatSettings(beatSeconds = BEAT_SECONDS): { readonly HEARTBEAT_PATH: string; readonly BEAT_SECONDS: number } {
+export function buildBeatSettings(beatSeconds = BEAT_SECONDS): {
+  readonly HEARTBEAT_PATH: string;
+  readonly BEAT_SECONDS: number;
+} {
   return { HEARTBEAT_PATH: POD_HEARTBEAT_PATH, BEAT_SECONDS: beatSeconds };
 }
 
 /** The words the run, `list` and `gc` use for a pod its guard stopped. */
 export function describeIdleStop(idleSeconds: number | undefined): string {
-  const after = idleSeconds === undefined ? "" : ` after ${idleSeconds % 60 === 0 ? `${idleSeconds / 60}m` : formatDuration(idleSeconds * 1000)}`;
+  const after =
+    idleSeconds === undefined
+      ? ""
+      : ` after ${idleSeconds % 60 === 0 ? `${idleSeconds / 60}m` : formatDuration(idleSeconds * 1000)}`;
   return `the pod stopped itself${after} without runner activity (its runner is gone, or could not reach it)`;
 }
 

@@ -25,10 +25,19 @@ function wrapExpression(expression: string): string {
 export function buildNixInstallScript(nix: NixSetup): string {
   const config = [
     "experimental-features = nix-command flakes",
-    ...(nix.substituters.length > 0 ? [`extra-substituters = ${nix.substituters.map((s) => s.url).join(" ")}`, `extra-trusted-public-keys = ${nix.substituters.map((s) => s.key).join(" ")}`] : []),
+    ...(nix.substituters.length > 0
+      ? [
+          `extra-substituters = ${nix.substituters.map((s) => s.url).join(" ")}`,
+          `extra-trusted-public-keys = ${nix.substituters.map((s) => s.key).join(" ")}`,
+        ]
+      : []),
   ].join("\n");
-  const overrides = nix.registry.map((pin) => `--override-flake ${quoteShellWord(pin.name)} ${quoteShellWord(pin.ref)}`).join(" ");
-  const install = ["nix profile install --profile", NIX_DEPENDENCIES_PROFILE, ...(overrides ? [overrides] : [])].join(" ");
+  const overrides = nix.registry
+    .map((pin) => `--override-flake ${quoteShellWord(pin.name)} ${quoteShellWord(pin.ref)}`)
+    .join(" ");
+  const install = ["nix profile install --profile", NIX_DEPENDENCIES_PROFILE, ...(overrides ? [overrides] : [])].join(
+    " ",
+  );
   const flakes = nix.installables.flatMap((item) => (item.kind === "flake" ? [quoteShellWord(item.ref)] : []));
   const expressions = nix.installables.flatMap((item) => (item.kind === "expression" ? [item.expression] : []));
   return [

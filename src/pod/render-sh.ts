@@ -11,7 +11,10 @@ export type ShellSettings = Readonly<Record<string, string | number>>;
  */
 export function renderShellProgram(settings: ShellSettings, ...programs: readonly string[]): string {
   const lines = Object.entries(settings).map(([name, value]) => {
-    if (!/^[A-Z][A-Z0-9_]*$/.test(name)) throw new RangeError(`a shell setting's name must be upper-case letters, digits and _, got ${JSON.stringify(name)}`);
+    if (!/^[A-Z][A-Z0-9_]*$/.test(name))
+      throw new RangeError(
+        `a shell setting's name must be upper-case letters, digits and _, got ${JSON.stringify(name)}`,
+      );
     const text = String(value);
     return `${name}=${/^[A-Za-z0-9_./:%+,@-]+$/.test(text) ? text : quoteShellWord(text)}`;
   });

@@ -14,7 +14,10 @@ export interface SecretsPayload {
 }
 
 /** The payload for `secrets`; `nonce` is fresh per attempt, so a file left by an earlier attempt never matches. */
-export function buildSecretsPayload(secrets: ReadonlyArray<{ readonly name: string; readonly value: string }>, nonce: string): SecretsPayload {
+export function buildSecretsPayload(
+  secrets: ReadonlyArray<{ readonly name: string; readonly value: string }>,
+  nonce: string,
+): SecretsPayload {
   const receipt = `${SECRETS_RECEIPT_TAG} ${nonce} ${secrets.length}`;
   const text = `${buildEnvFile(secrets)}${receipt}\n`;
   return { text, receipt, bytes: Buffer.byteLength(text) };
@@ -28,8 +31,12 @@ export function buildSecretsPayload(secrets: ReadonlyArray<{ readonly name: stri
 export function checkSecretsReply(payload: SecretsPayload, stdout: string): string | undefined {
   const [receipt = "", bytes = ""] = stdout.split("\n");
   const received = /^\s*\d+\s*$/.test(bytes) ? Number(bytes) : undefined;
-  if (received !== undefined && received !== payload.bytes) return `the pod received ${received} of ${payload.bytes} bytes`;
-  if (receipt !== payload.receipt) return received === undefined ? "the pod's reply is not a receipt and a byte count" : "the receipt at the end of the secrets is missing or different";
+  if (received !== undefined && received !== payload.bytes)
+    return `the pod received ${received} of ${payload.bytes} bytes`;
+  if (receipt !== payload.receipt)
+    return received === undefined
+      ? "the pod's reply is not a receipt and a byte count"
+      : "the receipt at the end of the secrets is missing or different";
   if (received === undefined) return "the pod did not say how many bytes it received";
   return undefined;
 }

@@ -49,13 +49,20 @@ export interface LaunchOptions extends RunControls {
  * instead of letting it run on with nothing recorded: `controller` is aborted with the disk-full error, then `force`,
  * for nothing the run collected could be written.
  */
-export function openRunLogFiles(outDir: string, controls: RunControls, onWritten?: (length: number) => void): ClosableSink[] {
+export function openRunLogFiles(
+  outDir: string,
+  controls: RunControls,
+  onWritten?: (length: number) => void,
+): ClosableSink[] {
   const onWriteFailure = (error: LogWriteError): void => {
     if (!isDiskFullError(error)) return;
     if (!controls.controller.signal.aborted) controls.controller.abort(makeDiskFullError(error));
     controls.force.abort();
   };
-  return [createHumanLogSink(join(outDir, "run.log"), { clusterCalls: true, onWriteFailure }), createNdjsonLogSink(join(outDir, "log.ndjson"), { onWriteFailure, ...(onWritten ? { onWritten } : {}) })];
+  return [
+    createHumanLogSink(join(outDir, "run.log"), { clusterCalls: true, onWriteFailure }),
+    createNdjsonLogSink(join(outDir, "log.ndjson"), { onWriteFailure, ...(onWritten ? { onWritten } : {}) }),
+  ];
 }
 
 /**
@@ -79,7 +86,12 @@ export async function launchRun(options: LaunchOptions): Promise<RunResult> {
         ...(options.outputBudget ? { outputBudget: options.outputBudget } : {}),
         ...(options.timings ? { timings: options.timings } : {}),
         createExecutor: options.createExecutor,
-        ...(backend && openCacheDriver ? { cacheDriver: (executor: Executor, emit: (event: RunEventInput) => void) => openCacheDriver(backend, executor, emit, { cluster, target: settings.target, runId: settings.runId }) } : {}),
+        ...(backend && openCacheDriver
+          ? {
+              cacheDriver: (executor: Executor, emit: (event: RunEventInput) => void) =>
+                openCacheDriver(backend, executor, emit, { cluster, target: settings.target, runId: settings.runId }),
+            }
+          : {}),
       });
     const emitCall = createEventEmitter(options.logs.map((log) => log.sink));
     const result = await (options.withClusterCalls ? options.withClusterCalls(emitCall, run) : run());

@@ -44,6 +44,10 @@ export function maskOutputPaths(
   if (masker.isEmpty) return { outputs, refusedOutputs: refused };
   return {
     outputs: new MaskedOutputList(outputs, masker),
-    refusedOutputs: refused.map((entry) => ({ ...entry, path: masker.maskText(entry.path), reason: masker.maskText(entry.reason) })),
+    refusedOutputs: refused.map((entry) => ({
+      ...entry,
+      path: masker.maskText(entry.path),
+      reason: masker.maskText(entry.reason),
+    })),
   };
 }

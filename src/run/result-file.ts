@@ -28,7 +28,8 @@ export function* serializeResult(result: RunResult): Generator<string> {
   for (let start = 0; start < outputs.length; start += ENTRIES_PER_WRITE) {
     const end = Math.min(start + ENTRIES_PER_WRITE, outputs.length);
     const batch: string[] = [];
-    for (let index = start; index < end; index += 1) batch.push(JSON.stringify(outputs.at(index), null, 2).replace(/^/gm, "    "));
+    for (let index = start; index < end; index += 1)
+      batch.push(JSON.stringify(outputs.at(index), null, 2).replace(/^/gm, "    "));
     yield `${batch.join(",\n")}${end === outputs.length ? "\n" : ",\n"}`;
   }
   yield `  ],\n${head.slice(at + marker.length)}\n`;

@@ -16,19 +16,36 @@ export function artifactWanted(spec: ArtifactSpec, status: RunStatus): boolean {
  * Collects the artifacts in order, all within `maxBytes` of content together. Never throws but CancelledError:
  * a failure is the artifact's report. Each one's outcome is an `artifact` event.
  */
-export async function collectArtifacts(executor: Pick<Executor, "collectArtifact">, specs: readonly ArtifactSpec[], status: RunStatus, maxBytes: number, emit: Emit): Promise<ArtifactReport[]> {
+export async function collectArtifacts(
+  executor: Pick<Executor, "collectArtifact">,
+  specs: readonly ArtifactSpec[],
+  status: RunStatus,
+  maxBytes: number,
+  emit: Emit,
+): Promise<ArtifactReport[]> {
   const reports: ArtifactReport[] = [];
   let used = 0;
   for (const spec of specs) {
     const started = Date.now();
     let report: ArtifactReport;
-    if (!artifactWanted(spec, status)) report = { name: spec.name, status: "skipped", files: [], reason: `when: ${spec.when}, and the run ${describeStatus(status)}` };
+    if (!artifactWanted(spec, status))
+      report = {
+        name: spec.name,
+        status: "skipped",
+        files: [],
+        reason: `when: ${spec.when}, and the run ${describeStatus(status)}`,
+      };
     else {
       try {
         report = await executor.collectArtifact(spec, Math.max(0, maxBytes - used));
       } catch (error) {
         if (error instanceof CancelledError) throw error;
-        report = { name: spec.name, status: "failed", files: [], reason: error instanceof Error ? error.message : String(error) };
+        report = {
+          name: spec.name,
+          status: "failed",
+          files: [],
+          reason: error instanceof Error ? error.message : String(error),
+        };
       }
     }
     const bytes = report.files.reduce((sum, file) => sum + file.size, 0);
@@ -49,12 +66,26 @@ export function skipArtifacts(specs: readonly ArtifactSpec[], why: string, emit:
 }
 
 /** The required artifacts a run did not get although their `when` matched: they fail a run that had succeeded. */
-export function findMissingRequired(specs: readonly ArtifactSpec[], reports: readonly ArtifactReport[]): ArtifactReport[] {
-  return reports.filter((report, index) => specs[index]?.required === true && (report.status === "empty" || report.status === "failed"));
+export function findMissingRequired(
+  specs: readonly ArtifactSpec[],
+  reports: readonly ArtifactReport[],
+): ArtifactReport[] {
+  return reports.filter(
+    (report, index) => specs[index]?.required === true && (report.status === "empty" || report.status === "failed"),
+  );
 }
 
 function emitReport(emit: Emit, spec: ArtifactSpec, report: ArtifactReport, bytes: number, durationMs: number): void {
-  emit({ kind: "artifact", name: spec.name, status: report.status, files: report.files.length, bytes, durationMs, required: spec.required, ...(report.reason ? { reason: report.reason } : {}) });
+  emit({
+    kind: "artifact",
+    name: spec.name,
+    status: report.status,
+    files: report.files.length,
+    bytes,
+    durationMs,
+    required: spec.required,
+    ...(report.reason ? { reason: report.reason } : {}),
+  });
 }
 
 function describeStatus(status: RunStatus): string {

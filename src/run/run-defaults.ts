@@ -24,7 +24,11 @@ export interface RunDefaults {
   /** The runner configuration (`--config`) every workflow is resolved against: limits, engines, the pod's keys; absent: the defaults. */
   readonly runner?: RunnerConfigSource;
   /** Where the workflows' caches live (`--cache-dir`, `--cache-pvc`), keyed per repository; `off`: none restored or saved. */
-  readonly caches?: { readonly off: boolean; readonly store: { readonly kind: "dir"; readonly dir: string } | { readonly kind: "pvc"; readonly claim: string }; readonly maxBytes: number };
+  readonly caches?: {
+    readonly off: boolean;
+    readonly store: { readonly kind: "dir"; readonly dir: string } | { readonly kind: "pvc"; readonly claim: string };
+    readonly maxBytes: number;
+  };
   /** The one host directory (`--checkout-root`, its real path) under which checkout.dir and sharedSteps.dir may name a directory; absent: neither is taken. */
   readonly checkoutRoot?: string;
   /** `--allow-http-git`: checkout.git.url may be http:// as well as https://. */

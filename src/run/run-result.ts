@@ -32,7 +32,13 @@ export interface RunResult {
   readonly startedAt: string;
   readonly finishedAt: string;
   readonly durationMs: number;
-  readonly job: { readonly namespace: string; readonly name: string; readonly pod: string | null; readonly node: string | null; readonly image: string };
+  readonly job: {
+    readonly namespace: string;
+    readonly name: string;
+    readonly pod: string | null;
+    readonly node: string | null;
+    readonly image: string;
+  };
   /** "warm": the run claimed a placeholder and its pod went where that held a node; "cold": it did not; null: no Job was tried. */
   readonly capacity: Capacity | null;
   /** From the Job's creation to its pod running, ms; null when the pod never ran. */
@@ -107,6 +113,10 @@ export function buildRunResult(input: RunResultInput): RunResult & { readonly st
 }
 
 /** The result of a run whose workflow did not match its trigger: every step skipped, no Job, exit code 0. */
-export function buildNotMatchedResult(input: Omit<RunResultInput, "status" | "error" | "outputs" | "refusedOutputs"> & { readonly workflow: WorkflowSummary }): RunResult {
+export function buildNotMatchedResult(
+  input: Omit<RunResultInput, "status" | "error" | "outputs" | "refusedOutputs"> & {
+    readonly workflow: WorkflowSummary;
+  },
+): RunResult {
   return { ...buildRunResult({ ...input, status: "success" }), status: "skipped" };
 }

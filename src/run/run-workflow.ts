@@ -3,7 +3,13 @@ import { CancelledError, InfraError, InputError, describeError, type InfraReason
 import { createEventMask } from "../events/mask-events.js";
 import { SecretMasker } from "../secrets/mask-stream.js";
 import { createOutputBudget, DEFAULT_MAX_LOG_BYTES, type OutputBudget } from "../events/output-budget.js";
-import { createEventEmitter, type RunEvent, type RunEventInput, type RunEventSink, type RunStatus } from "../events/run-events.js";
+import {
+  createEventEmitter,
+  type RunEvent,
+  type RunEventInput,
+  type RunEventSink,
+  type RunStatus,
+} from "../events/run-events.js";
 import { runTimedPhase } from "../events/timed-phase.js";
 import type { Cluster } from "../cluster/cluster.js";
 import { DEFAULT_TIMINGS, type ExecutorContext, type ExecutorTimings } from "../executor/kubernetes/context.js";
@@ -70,12 +76,30 @@ export async function runWorkflow(options: RunWorkflowOptions): Promise<RunResul
   const emit = createEventEmitter([createEventMask(masker).through(budget.through(fanOut(options.sinks)))]);
   const timings = { ...DEFAULT_TIMINGS, ...options.timings };
   const startedAt = new Date();
-  const { signal, cancel, dispose } = linkRunSignal(options.signal, settings.timeoutMs + timings.runDeadlineGraceMs + timings.killGraceSeconds * 1000);
+  const { signal, cancel, dispose } = linkRunSignal(
+    options.signal,
+    settings.timeoutMs + timings.runDeadlineGraceMs + timings.killGraceSeconds * 1000,
+  );
   const cleanup = createCleanupSignal(timings.cancelCleanupMs, options.forceSignal);
-  const ctx: ExecutorContext = { settings, timings, cluster: options.cluster, emit, signal, requestCancel: cancel, cleanupSignal: cleanup.signal };
+  const ctx: ExecutorContext = {
+    settings,
+    timings,
+    cluster: options.cluster,
+    emit,
+    signal,
+    requestCancel: cancel,
+    cleanupSignal: cleanup.signal,
+  };
   const executor = (options.createExecutor ?? ((c: ExecutorContext) => new KubernetesExecutor(c)))(ctx);
   const { namespace } = settings.target;
-  emit({ kind: "run-start", runId: settings.runId, jobName: settings.jobName, ...(namespace === undefined ? {} : { namespace }), image: settings.image, steps: settings.steps.map((s) => s.name) });
+  emit({
+    kind: "run-start",
+    runId: settings.runId,
+    jobName: settings.jobName,
+    ...(namespace === undefined ? {} : { namespace }),
+    image: settings.image,
+    steps: settings.steps.map((s) => s.name),
+  });
   const steps: StepRecord[] = settings.steps.map((step) => buildSkippedStep(step.name));
   let status: RunStatus = "success";
   let error: { message: string; reason: string } | undefined;
@@ -101,16 +125,21 @@ export async function runWorkflow(options: RunWorkflowOptions): Promise<RunResul
     status = await runSteps(executor, settings, steps, startedAt.getTime(), emit, signal);
     if (caches) {
       // A failed run's paths may be half-built: only a successful run saves (and only what was not an exact hit).
-      caches = status === "success" ? await saveCaches(cacheDriver, cacheSpecs, caches, emit) : skipCacheSaves(caches, `the run ${status === "timeout" ? "timed out" : status}`, emit);
+      caches =
+        status === "success"
+          ? await saveCaches(cacheDriver, cacheSpecs, caches, emit)
+          : skipCacheSaves(caches, `the run ${status === "timeout" ? "timed out" : status}`, emit);
       cachesSaved = true;
     }
     stage = "outputs";
     report = await executor.copyOut();
-    if (artifactSpecs.length > 0) artifacts = await collectArtifacts(executor, artifactSpecs, status, settings.maxOutputBytes, emit);
+    if (artifactSpecs.length > 0)
+      artifacts = await collectArtifacts(executor, artifactSpecs, status, settings.maxOutputBytes, emit);
   } catch (thrown) {
     ({ status, error } = classifyFailure(thrown, signal));
     markRunningStep(steps, status === "timeout" || status === "cancelled" ? status : "failed", emit);
-    if (status === "cancelled" && stage === "steps" && steps.some((step) => step.startedAt !== null)) report = await collectOutputsAfterCancel(executor, emit);
+    if (status === "cancelled" && stage === "steps" && steps.some((step) => step.startedAt !== null))
+      report = await collectOutputsAfterCancel(executor, emit);
   } finally {
     dispose();
     cleanup.dispose();
@@ -118,24 +147,52 @@ export async function runWorkflow(options: RunWorkflowOptions): Promise<RunResul
     // A Job left behind keeps a paid node alive: never a clean result, whatever the steps did.
     if (torn.leftBehind) ({ status, error } = reportLeftBehind(status, error, torn.detail, torn.reason));
   }
-  if (caches && !cachesSaved) caches = skipCacheSaves(caches, `the run ${status === "cancelled" ? "was cancelled" : "failed"} before its caches could be saved`, emit);
-  if (!artifacts && artifactSpecs.length > 0) artifacts = skipArtifacts(artifactSpecs, `the run ${status === "cancelled" ? "was cancelled" : "ended with an error"} before its artifacts could be collected`, emit);
+  if (caches && !cachesSaved)
+    caches = skipCacheSaves(
+      caches,
+      `the run ${status === "cancelled" ? "was cancelled" : "failed"} before its caches could be saved`,
+      emit,
+    );
+  if (!artifacts && artifactSpecs.length > 0)
+    artifacts = skipArtifacts(
+      artifactSpecs,
+      `the run ${status === "cancelled" ? "was cancelled" : "ended with an error"} before its artifacts could be collected`,
+      emit,
+    );
   const missing = findMissingRequired(artifactSpecs, artifacts ?? []);
   if (missing.length > 0) {
     const message = `required artifact${missing.length === 1 ? "" : "s"} not collected: ${missing.map((a) => `${a.name} (${a.reason ?? a.status})`).join("; ")}`;
     // A run that had succeeded fails on it; one that had already failed keeps its own verdict and says this too.
-    if (status === "success" && !error) ({ status, error } = { status: "failed", error: { message, reason: ARTIFACT_MISSING_REASON } });
-    else emit({ kind: "notice", level: "error", message: `${message} (the run had already ${status === "timeout" ? "timed out" : status === "success" ? "failed" : status})` });
+    if (status === "success" && !error)
+      ({ status, error } = { status: "failed", error: { message, reason: ARTIFACT_MISSING_REASON } });
+    else
+      emit({
+        kind: "notice",
+        level: "error",
+        message: `${message} (the run had already ${status === "timeout" ? "timed out" : status === "success" ? "failed" : status})`,
+      });
   }
-  for (const refused of report?.refused ?? []) emit({ kind: "notice", level: "warning", message: `refused output ${refused.path}: ${refused.reason}` });
-  if (report?.limitReached) emit({ kind: "notice", level: "warning", message: `outputs stopped at the limit of ${settings.maxOutputBytes} bytes; the rest was not downloaded` });
+  for (const refused of report?.refused ?? [])
+    emit({ kind: "notice", level: "warning", message: `refused output ${refused.path}: ${refused.reason}` });
+  if (report?.limitReached)
+    emit({
+      kind: "notice",
+      level: "warning",
+      message: `outputs stopped at the limit of ${settings.maxOutputBytes} bytes; the rest was not downloaded`,
+    });
   const result = buildRunResult({
     runId: settings.runId,
     status,
     ...(error ? { error: { ...error, message: masker.maskText(error.message) } } : {}),
     startedAt,
     finishedAt: new Date(),
-    job: { namespace: executor.namespace ?? "", name: settings.jobName, pod: executor.pod?.name ?? null, node: executor.pod?.node || null, image: settings.image },
+    job: {
+      namespace: executor.namespace ?? "",
+      name: settings.jobName,
+      pod: executor.pod?.name ?? null,
+      node: executor.pod?.node || null,
+      image: settings.image,
+    },
     ...(executor.capacity ? { capacity: executor.capacity } : {}),
     ...(executor.podWaitMs === undefined ? {} : { podWaitMs: executor.podWaitMs }),
     steps,
@@ -146,7 +203,13 @@ export async function runWorkflow(options: RunWorkflowOptions): Promise<RunResul
     artifacts: (artifacts ?? []).map((artifact) => maskArtifactReport(artifact, masker)),
     ...(settings.workflow ? { workflow: settings.workflow } : {}),
   });
-  emit({ kind: "run-end", status: result.status, exitCode: result.exitCode, ...(result.error ? { error: result.error } : {}), durationMs: result.durationMs });
+  emit({
+    kind: "run-end",
+    status: result.status,
+    exitCode: result.exitCode,
+    ...(result.error ? { error: result.error } : {}),
+    durationMs: result.durationMs,
+  });
   return result;
 }
 
@@ -154,7 +217,8 @@ type Emit = ReturnType<typeof createEventEmitter>;
 
 /** A cache report with its reasons masked: a store's or kubectl's message could quote anything. */
 function maskCacheReport(report: CacheReport, masker: SecretMasker): CacheReport {
-  const mask = <T extends { readonly reason?: string }>(part: T): T => (part.reason === undefined ? part : { ...part, reason: masker.maskText(part.reason) });
+  const mask = <T extends { readonly reason?: string }>(part: T): T =>
+    part.reason === undefined ? part : { ...part, reason: masker.maskText(part.reason) };
   return { ...report, restore: mask(report.restore), save: mask(report.save) };
 }
 
@@ -183,23 +247,42 @@ function fanOut(sinks: readonly RunEventSink[]): RunEventSink {
  * The "clone" phase on the host, for an image without git: the commit cloned into settings.checkoutDir, then the
  * trees scanned again for the upload. A failed clone is InfraError "checkout-failed".
  */
-async function cloneOnHost(settings: RunSettings, spec: NonNullable<RunSettings["gitCheckout"]>, emit: Emit, signal: AbortSignal): Promise<UploadTrees> {
+async function cloneOnHost(
+  settings: RunSettings,
+  spec: NonNullable<RunSettings["gitCheckout"]>,
+  emit: Emit,
+  signal: AbortSignal,
+): Promise<UploadTrees> {
   const { cloneAtSha, GitCheckoutError } = await import("../transfer/git-checkout.js");
   const depth = `depth ${spec.depth}${spec.submodules ? ", with submodules" : ""}`;
-  await runTimedPhase(emit, "clone", async () => {
-    if (!spec.host) throw new InfraError("checkout-failed", "the image has no git and this runner has no git of its own to clone with");
-    try {
-      await cloneAtSha(spec, settings.checkoutDir, spec.host, signal);
-    } catch (error) {
-      if (signal.aborted || !(error instanceof GitCheckoutError)) throw error;
-      throw new InfraError("checkout-failed", `${error.message} (cloning on the host: the image has no git)`);
-    }
-  }, () => `cloned ${spec.url} at ${spec.sha} on the host, the image having no git (${depth})`);
+  await runTimedPhase(
+    emit,
+    "clone",
+    async () => {
+      if (!spec.host)
+        throw new InfraError(
+          "checkout-failed",
+          "the image has no git and this runner has no git of its own to clone with",
+        );
+      try {
+        await cloneAtSha(spec, settings.checkoutDir, spec.host, signal);
+      } catch (error) {
+        if (signal.aborted || !(error instanceof GitCheckoutError)) throw error;
+        throw new InfraError("checkout-failed", `${error.message} (cloning on the host: the image has no git)`);
+      }
+    },
+    () => `cloned ${spec.url} at ${spec.sha} on the host, the image having no git (${depth})`,
+  );
   return scanInput(settings, emit);
 }
 
 function scanInput(settings: RunSettings, emit: Emit): Promise<UploadTrees> {
-  return runTimedPhase(emit, "scan", () => scanUploadTrees(settings.checkoutDir, settings.sharedStepsDir), describeTrees);
+  return runTimedPhase(
+    emit,
+    "scan",
+    () => scanUploadTrees(settings.checkoutDir, settings.sharedStepsDir),
+    describeTrees,
+  );
 }
 
 function describeTrees(trees: UploadTrees): string {
@@ -210,13 +293,23 @@ function describeTrees(trees: UploadTrees): string {
 }
 
 /** Runs every step in order until one does not succeed; returns the run status the steps decided. */
-async function runSteps(executor: Executor, settings: RunSettings, steps: StepRecord[], runStartedAt: number, emit: Emit, signal: AbortSignal): Promise<RunStatus> {
+async function runSteps(
+  executor: Executor,
+  settings: RunSettings,
+  steps: StepRecord[],
+  runStartedAt: number,
+  emit: Emit,
+  signal: AbortSignal,
+): Promise<RunStatus> {
   const runDeadline = runStartedAt + settings.timeoutMs;
   for (const [index, spec] of settings.steps.entries()) {
     if (signal.aborted) throw new CancelledError();
     if (Date.now() >= runDeadline) return "timeout";
     const started = new Date();
-    const deadline = Math.min(runDeadline, stepBudget(spec, settings) ? started.getTime() + stepBudget(spec, settings)! : Infinity);
+    const deadline = Math.min(
+      runDeadline,
+      stepBudget(spec, settings) ? started.getTime() + stepBudget(spec, settings)! : Infinity,
+    );
     steps[index] = { ...steps[index]!, status: "cancelled", startedAt: started.toISOString() }; // until it ends
     emit({ kind: "step-start", index, name: spec.name, command: spec.script });
     const end = (outcome: StepOutcome): void => {
@@ -231,7 +324,15 @@ async function runSteps(executor: Executor, settings: RunSettings, steps: StepRe
         timedOut: outcome.timedOut,
       };
       steps[index] = record;
-      emit({ kind: "step-end", index, name: spec.name, status: record.status, exitCode: record.exitCode, durationMs: record.durationMs, timedOut: record.timedOut });
+      emit({
+        kind: "step-end",
+        index,
+        name: spec.name,
+        status: record.status,
+        exitCode: record.exitCode,
+        durationMs: record.durationMs,
+        timedOut: record.timedOut,
+      });
     };
     let outcome: StepOutcome;
     try {
@@ -239,7 +340,8 @@ async function runSteps(executor: Executor, settings: RunSettings, steps: StepRe
     } catch (error) {
       // The step's time was up and stopping it failed (the kill not confirmed, the pod lost): the run fails on
       // that error, and the step's own entry still says what happened to it.
-      if (error instanceof InfraError && Date.now() >= deadline) end({ status: "timeout", exitCode: null, timedOut: true });
+      if (error instanceof InfraError && Date.now() >= deadline)
+        end({ status: "timeout", exitCode: null, timedOut: true });
       throw error;
     }
     end(outcome);
@@ -261,7 +363,11 @@ async function collectOutputsAfterCancel(executor: Executor, emit: Emit): Promis
   try {
     return await executor.copyOut();
   } catch (error) {
-    emit({ kind: "notice", level: "warning", message: `the outputs could not be collected after the cancel: ${describeError(error)}` });
+    emit({
+      kind: "notice",
+      level: "warning",
+      message: `the outputs could not be collected after the cancel: ${describeError(error)}`,
+    });
     return undefined;
   }
 }
@@ -270,7 +376,10 @@ async function collectOutputsAfterCancel(executor: Executor, emit: Emit): Promis
  * The clean-up signal of a cancelled run, made on first use: aborted `ms` after that, or when `force` is. The same
  * signal on every call.
  */
-function createCleanupSignal(ms: number, force: AbortSignal | undefined): { signal: () => AbortSignal; dispose: () => void } {
+function createCleanupSignal(
+  ms: number,
+  force: AbortSignal | undefined,
+): { signal: () => AbortSignal; dispose: () => void } {
   let controller: AbortController | undefined;
   let timer: NodeJS.Timeout | undefined;
   const onForce = (): void => controller?.abort(new CancelledError("the clean-up of the cancelled run was cut short"));
@@ -278,7 +387,13 @@ function createCleanupSignal(ms: number, force: AbortSignal | undefined): { sign
     signal: () => {
       if (controller) return controller.signal;
       controller = new AbortController();
-      timer = setTimeout(() => controller?.abort(new CancelledError(`the clean-up of the cancelled run took more than ${Math.round(ms / 1000)}s`)), Math.min(ms, 2_147_483_647));
+      timer = setTimeout(
+        () =>
+          controller?.abort(
+            new CancelledError(`the clean-up of the cancelled run took more than ${Math.round(ms / 1000)}s`),
+          ),
+        Math.min(ms, 2_147_483_647),
+      );
       if (force?.aborted) onForce();
       else force?.addEventListener("abort", onForce, { once: true });
       return controller.signal;
@@ -299,12 +414,21 @@ class RunDeadlineError extends Error {
  * A signal aborted by the caller's cancel, by a cancel requested through the cluster (`cancel`, which the executor
  * calls) or by the run's backstop deadline, whichever comes first.
  */
-function linkRunSignal(cancel: AbortSignal, deadlineMs: number): { signal: AbortSignal; cancel: (reason: CancelledError) => void; dispose: () => void } {
+function linkRunSignal(
+  cancel: AbortSignal,
+  deadlineMs: number,
+): { signal: AbortSignal; cancel: (reason: CancelledError) => void; dispose: () => void } {
   const controller = new AbortController();
   const onCancel = (): void => controller.abort(cancel.reason);
   if (cancel.aborted) onCancel();
   cancel.addEventListener("abort", onCancel, { once: true });
-  const timer = setTimeout(() => controller.abort(new RunDeadlineError(`the run's timeout of ${Math.round(deadlineMs / 1000)}s (with grace) ran out`)), Math.min(deadlineMs, 2_147_483_647));
+  const timer = setTimeout(
+    () =>
+      controller.abort(
+        new RunDeadlineError(`the run's timeout of ${Math.round(deadlineMs / 1000)}s (with grace) ran out`),
+      ),
+    Math.min(deadlineMs, 2_147_483_647),
+  );
   return {
     signal: controller.signal,
     cancel: (reason) => {
@@ -341,19 +465,32 @@ function reportLeftBehind(
   refused: InfraReason | undefined,
 ): { status: RunStatus; error: { message: string; reason: string } } {
   if (error) return { status, error: { ...error, message: `${error.message}; also: ${detail}` } };
-  return { status: status === "success" ? "failed" : status, error: { message: detail, reason: refused ?? "teardown-failed" } };
+  return {
+    status: status === "success" ? "failed" : status,
+    error: { message: detail, reason: refused ?? "teardown-failed" },
+  };
 }
 
 /** Maps what stopped the run to its status and error: the only place that reads error types for the result. */
-function classifyFailure(thrown: unknown, signal: AbortSignal): { status: RunStatus; error: { message: string; reason: string } } {
-  if (signal.reason instanceof RunDeadlineError) return { status: "timeout", error: { message: signal.reason.message, reason: "run-timeout" } };
+function classifyFailure(
+  thrown: unknown,
+  signal: AbortSignal,
+): { status: RunStatus; error: { message: string; reason: string } } {
+  if (signal.reason instanceof RunDeadlineError)
+    return { status: "timeout", error: { message: signal.reason.message, reason: "run-timeout" } };
   // Stopped by its caller for a failure of the runner's own (its disk full): failed, not cancelled.
-  if (signal.reason instanceof InfraError) return { status: "failed", error: { message: signal.reason.message, reason: signal.reason.reason } };
+  if (signal.reason instanceof InfraError)
+    return { status: "failed", error: { message: signal.reason.message, reason: signal.reason.reason } };
   if (thrown instanceof CancelledError || signal.aborted) {
     const reason = signal.reason instanceof Error ? signal.reason.message : "the run was cancelled";
     return { status: "cancelled", error: { message: reason, reason: "cancelled" } };
   }
-  if (thrown instanceof InfraError) return { status: "failed", error: { message: thrown.message, reason: thrown.reason } };
-  if (thrown instanceof InputError) return { status: "failed", error: { message: thrown.message, reason: "input" satisfies FailureClass } };
-  return { status: "failed", error: { message: `internal error: ${describeError(thrown)}`, reason: "internal" satisfies FailureClass } };
+  if (thrown instanceof InfraError)
+    return { status: "failed", error: { message: thrown.message, reason: thrown.reason } };
+  if (thrown instanceof InputError)
+    return { status: "failed", error: { message: thrown.message, reason: "input" satisfies FailureClass } };
+  return {
+    status: "failed",
+    error: { message: `internal error: ${describeError(thrown)}`, reason: "internal" satisfies FailureClass },
+  };
 }

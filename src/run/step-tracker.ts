@@ -34,7 +34,13 @@ export function createStepTracker(): StepTracker {
     stepsClosedAt: (now, closeAs = "failed") =>
       steps.map((step) =>
         step.startedAt !== null && step.finishedAt === null
-          ? { ...step, status: closeAs, exitCode: null, finishedAt: now.toISOString(), durationMs: Math.max(0, now.getTime() - Date.parse(step.startedAt)) }
+          ? {
+              ...step,
+              status: closeAs,
+              exitCode: null,
+              finishedAt: now.toISOString(),
+              durationMs: Math.max(0, now.getTime() - Date.parse(step.startedAt)),
+            }
           : step,
       ),
   };

@@ -58,11 +58,17 @@ export function superviseRun(options: SuperviseOptions): SupervisedRun {
   const force = new AbortController();
   let executor: (Executor & { teardownNowSync?: (timeoutMs: number) => CrashTeardown }) | undefined;
   const done = (async (): Promise<RunResult> => {
-    const [{ launchRun, openRunLogFiles }, { KubernetesExecutor }] = await Promise.all([import("../run/launch.js"), import("../executor/kubernetes/kubernetes-executor.js")]);
-    const settings = options.git ? { ...options.settings, gitCheckout: { ...options.git.spec, host: options.git.setting } } : options.settings;
+    const [{ launchRun, openRunLogFiles }, { KubernetesExecutor }] = await Promise.all([
+      import("../run/launch.js"),
+      import("../executor/kubernetes/kubernetes-executor.js"),
+    ]);
+    const settings = options.git
+      ? { ...options.settings, gitCheckout: { ...options.git.spec, host: options.git.setting } }
+      : options.settings;
     mkdirSync(settings.outDir, { recursive: true });
     // An empty /work to upload: for a workflow that skips the checkout, and for one cloned in the pod.
-    if (options.git || settings.checkoutDir === join(settings.outDir, "empty-checkout")) mkdirSync(settings.checkoutDir, { recursive: true });
+    if (options.git || settings.checkoutDir === join(settings.outDir, "empty-checkout"))
+      mkdirSync(settings.checkoutDir, { recursive: true });
     const logs = openRunLogFiles(settings.outDir, { controller, force }, options.onLogWritten);
     const make = options.createExecutor ?? ((ctx: ExecutorContext) => new KubernetesExecutor(ctx));
     try {
@@ -82,13 +88,15 @@ export function superviseRun(options: SuperviseOptions): SupervisedRun {
       });
     } finally {
       // A checkout the service made (a clone, an empty /work) is the run's input, not its record: gone once the run is.
-      if (options.git || settings.checkoutDir === join(settings.outDir, "empty-checkout")) await rm(settings.checkoutDir, { recursive: true, force: true }).catch(() => undefined);
+      if (options.git || settings.checkoutDir === join(settings.outDir, "empty-checkout"))
+        await rm(settings.checkoutDir, { recursive: true, force: true }).catch(() => undefined);
     }
   })();
   return {
     controller,
     force,
     done,
-    teardownNowSync: (timeoutMs) => executor?.teardownNowSync?.(timeoutMs) ?? { detail: "no Job of this run was created", mayBeLeft: false },
+    teardownNowSync: (timeoutMs) =>
+      executor?.teardownNowSync?.(timeoutMs) ?? { detail: "no Job of this run was created", mayBeLeft: false },
   };
 }

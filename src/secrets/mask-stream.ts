@@ -125,7 +125,8 @@ class MatchingStream implements MaskStream {
       cursor = end;
     }
     // Nothing undecided; a write that ends in the first half of a surrogate pair keeps it for the second half.
-    if (!final && cursor < text.length && isHighSurrogate(text.charCodeAt(text.length - 1))) return this.#hold(text, cursor, text.length - 1, out);
+    if (!final && cursor < text.length && isHighSurrogate(text.charCodeAt(text.length - 1)))
+      return this.#hold(text, cursor, text.length - 1, out);
     this.#held = "";
     return cursor === 0 ? out + text : out + text.slice(cursor);
   }

@@ -43,7 +43,8 @@ export function parseSecretsFile(text: string, fileName: string): Secret[] {
     const lineEnd = findLineEnd(source, at);
     const entryEnd = readEntry(source, at, lineEnd, fileName, line, (name, value) => {
       const first = firstLine.get(name);
-      if (first !== undefined) throw new InputError(`${name} is defined again (first on line ${first})`, `${fileName}:${line}`);
+      if (first !== undefined)
+        throw new InputError(`${name} is defined again (first on line ${first})`, `${fileName}:${line}`);
       if (value === "") throw new InputError(`${name} has an empty value: ${EMPTY_RULE}`, `${fileName}:${line}`);
       firstLine.set(name, line);
       secrets.push({ name, value });
@@ -61,7 +62,14 @@ function findLineEnd(source: string, from: number): number {
 }
 
 /** Reads the entry (or blank or comment line) at `at`, hands it to `add` and returns where it ends. */
-function readEntry(source: string, at: number, lineEnd: number, fileName: string, line: number, add: (name: string, value: string) => void): number {
+function readEntry(
+  source: string,
+  at: number,
+  lineEnd: number,
+  fileName: string,
+  line: number,
+  add: (name: string, value: string) => void,
+): number {
   const location = `${fileName}:${line}`;
   const lineText = source.slice(at, lineEnd);
   if (/^\s*(?:#.*)?$/.test(lineText)) return lineEnd;
@@ -81,7 +89,10 @@ function readEntry(source: string, at: number, lineEnd: number, fileName: string
     // After a blank, "#" starts a comment; anywhere else in an unquoted value dotenv would cut the value there.
     const hash = lineText.indexOf("#", start[0].length);
     if (hash >= 0 && !/\s/.test(lineText.charAt(hash - 1))) {
-      throw new InputError(`the unquoted value of ${name} contains "#", which dotenv reads as the start of a comment: quote the value`, location);
+      throw new InputError(
+        `the unquoted value of ${name} contains "#", which dotenv reads as the start of a comment: quote the value`,
+        location,
+      );
     }
   }
   const parsed = parse(source.slice(at, end));
@@ -95,7 +106,10 @@ function readEntry(source: string, at: number, lineEnd: number, fileName: string
  * Reads `--secret-env NAME` secrets (repeatable) from the given environment: each name must be valid, given once,
  * and its variable set and non-empty.
  */
-export function readSecretsFromEnv(names: readonly string[], env: Readonly<Record<string, string | undefined>>): Secret[] {
+export function readSecretsFromEnv(
+  names: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+): Secret[] {
   const secrets: Secret[] = [];
   const seen = new Set<string>();
   names.forEach((name, index) => {
@@ -112,13 +126,16 @@ export function readSecretsFromEnv(names: readonly string[], env: Readonly<Recor
 }
 
 /** Joins secrets from several sources (a file, --secret-env), refusing a name that two of them give. */
-export function mergeSecrets(sources: ReadonlyArray<{ readonly from: string; readonly secrets: readonly Secret[] }>): Secret[] {
+export function mergeSecrets(
+  sources: ReadonlyArray<{ readonly from: string; readonly secrets: readonly Secret[] }>,
+): Secret[] {
   const from = new Map<string, string>();
   const merged: Secret[] = [];
   for (const source of sources) {
     for (const secret of source.secrets) {
       const other = from.get(secret.name);
-      if (other !== undefined) throw new InputError(`secret ${secret.name} is given by both ${other} and ${source.from}`);
+      if (other !== undefined)
+        throw new InputError(`secret ${secret.name} is given by both ${other} and ${source.from}`);
       from.set(secret.name, source.from);
       merged.push(secret);
     }

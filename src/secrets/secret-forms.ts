@@ -39,7 +39,8 @@ export function buildSecretForms(values: readonly string[]): string[] {
     const trimmed = value.replace(/[\r\n]+$/, "");
     if (trimmed !== "") forms.add(trimmed);
     for (const line of listLongLines(value)) forms.add(line);
-    for (const form of listBase64Forms(Buffer.from(value, "utf8"))) if (form.length >= MIN_ENCODED_FORM_LENGTH) forms.add(form);
+    for (const form of listBase64Forms(Buffer.from(value, "utf8")))
+      if (form.length >= MIN_ENCODED_FORM_LENGTH) forms.add(form);
   }
   return [...forms].sort((a, b) => b.length - a.length);
 }

@@ -16,13 +16,22 @@ export function readTokenFile(path: string): string {
   try {
     mode = statSync(path).mode;
   } catch (error) {
-    throw new InputError(`--token-file: cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+    throw new InputError(
+      `--token-file: cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+    );
   }
-  if ((mode & 0o077) !== 0) throw new InputError(`--token-file: ${path} is open to group or others (mode ${(mode & 0o777).toString(8).padStart(4, "0")}); make it readable by its owner only (chmod 600)`);
+  if ((mode & 0o077) !== 0)
+    throw new InputError(
+      `--token-file: ${path} is open to group or others (mode ${(mode & 0o777).toString(8).padStart(4, "0")}); make it readable by its owner only (chmod 600)`,
+    );
   const token = readFileSync(path, "utf8").trim();
   if (token === "") throw new InputError(`--token-file: ${path} is empty`);
-  if (/\s/.test(token)) throw new InputError(`--token-file: ${path} holds more than one word; a token has no whitespace`);
-  if (token.length < MIN_TOKEN_LENGTH) throw new InputError(`--token-file: ${path} holds a token of ${token.length} characters; a token needs at least ${MIN_TOKEN_LENGTH} (make one with: openssl rand -hex 32)`);
+  if (/\s/.test(token))
+    throw new InputError(`--token-file: ${path} holds more than one word; a token has no whitespace`);
+  if (token.length < MIN_TOKEN_LENGTH)
+    throw new InputError(
+      `--token-file: ${path} holds a token of ${token.length} characters; a token needs at least ${MIN_TOKEN_LENGTH} (make one with: openssl rand -hex 32)`,
+    );
   return token;
 }
 
@@ -68,7 +77,8 @@ export function createBearerCheck(token: string | (() => string)): (authorizatio
   let digested = { token: "", digest: Buffer.alloc(0) };
   return (authorization) => {
     const now = current();
-    if (digested.token !== now || digested.digest.length === 0) digested = { token: now, digest: createHash("sha256").update(now).digest() };
+    if (digested.token !== now || digested.digest.length === 0)
+      digested = { token: now, digest: createHash("sha256").update(now).digest() };
     const match = /^Bearer ([^\s]+)$/i.exec(authorization ?? "");
     if (!match) return false;
     return timingSafeEqual(createHash("sha256").update(match[1]!).digest(), digested.digest);

@@ -41,7 +41,8 @@ export async function followLogFile(path: string, feed: LogFeed | undefined, out
         continue;
       }
       offset += bytesRead;
-      const chunk = tail.length > 0 ? Buffer.concat([tail, buffer.subarray(0, bytesRead)]) : buffer.subarray(0, bytesRead);
+      const chunk =
+        tail.length > 0 ? Buffer.concat([tail, buffer.subarray(0, bytesRead)]) : buffer.subarray(0, bytesRead);
       const end = chunk.lastIndexOf(NEWLINE);
       if (end >= 0) output.send(chunk.subarray(0, end + 1));
       tail = Buffer.from(chunk.subarray(end + 1));

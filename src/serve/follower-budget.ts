@@ -10,7 +10,11 @@ export interface FollowerSettings {
   readonly maxTotalBufferedBytes: number;
 }
 
-export const DEFAULT_FOLLOWER_SETTINGS: FollowerSettings = { stallTimeoutMs: 30_000, maxBufferedBytes: 256 * 1024, maxTotalBufferedBytes: 64 * 1024 * 1024 };
+export const DEFAULT_FOLLOWER_SETTINGS: FollowerSettings = {
+  stallTimeoutMs: 30_000,
+  maxBufferedBytes: 256 * 1024,
+  maxTotalBufferedBytes: 64 * 1024 * 1024,
+};
 
 export type StreamKind = "logs" | "events";
 export type StreamTransport = "ndjson" | "websocket";

@@ -122,15 +122,18 @@ class FollowerConnection implements FollowerOutput {
   #armStallTimer(): void {
     if (this.#stallTimer !== undefined || this.#closed) return;
     const { stallTimeoutMs } = this.#budget.settings;
-    this.#stallTimer = setTimeout(() => {
-      this.#stallTimer = undefined;
-      if (this.#closed || this.#buffered === 0) return;
-      if (Date.now() - this.#lastProgress < stallTimeoutMs) {
-        this.#armStallTimer();
-        return;
-      }
-      this.#stalled(stallTimeoutMs);
-    }, Math.max(1, this.#lastProgress + stallTimeoutMs - Date.now()));
+    this.#stallTimer = setTimeout(
+      () => {
+        this.#stallTimer = undefined;
+        if (this.#closed || this.#buffered === 0) return;
+        if (Date.now() - this.#lastProgress < stallTimeoutMs) {
+          this.#armStallTimer();
+          return;
+        }
+        this.#stalled(stallTimeoutMs);
+      },
+      Math.max(1, this.#lastProgress + stallTimeoutMs - Date.now()),
+    );
     this.#stallTimer.unref();
   }
 
@@ -145,7 +148,10 @@ class FollowerConnection implements FollowerOutput {
     }
     this.#ending = true;
     this.#controller.abort();
-    this.#wire.drop("FollowerStalled", `dropped: this follower read nothing for ${formatDuration(stallTimeoutMs)} (serve --follower-stall-timeout); reconnect and read faster`);
+    this.#wire.drop(
+      "FollowerStalled",
+      `dropped: this follower read nothing for ${formatDuration(stallTimeoutMs)} (serve --follower-stall-timeout); reconnect and read faster`,
+    );
     this.#lastProgress = Date.now();
     this.#armStallTimer();
   }
@@ -166,7 +172,13 @@ function pump(connection: FollowerConnection, follow: Follow, warn: (message: st
 }
 
 /** Streams to an NDJSON response (headers already sent); a dropped follower's last line is {"error":"FollowerStalled","message":...}. */
-export function followOverNdjson(res: ServerResponse, stream: StreamKind, follow: Follow, budget: FollowerBudget, warn: (message: string) => void): void {
+export function followOverNdjson(
+  res: ServerResponse,
+  stream: StreamKind,
+  follow: Follow,
+  budget: FollowerBudget,
+  warn: (message: string) => void,
+): void {
   const connection = new FollowerConnection(budget, keyOf(stream, "ndjson"), {
     write: (lines, done) => void res.write(lines, () => done()),
     end: () => res.end(),
@@ -178,7 +190,14 @@ export function followOverNdjson(res: ServerResponse, stream: StreamKind, follow
 }
 
 /** Streams to a WebSocket, a text message per line; a normal close (1000) at the stream's end, 4008 with a reason for a dropped follower. */
-export function followOverWebSocket(ws: WebSocket, stream: StreamKind, follow: Follow, budget: FollowerBudget, warn: (message: string) => void, endReason: string): void {
+export function followOverWebSocket(
+  ws: WebSocket,
+  stream: StreamKind,
+  follow: Follow,
+  budget: FollowerBudget,
+  warn: (message: string) => void,
+  endReason: string,
+): void {
   const connection = new FollowerConnection(budget, keyOf(stream, "websocket"), {
     write(lines, done) {
       let start = 0;

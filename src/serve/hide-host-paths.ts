@@ -7,11 +7,13 @@
 export function hideHostPaths(value: unknown, runDir: string, stateDir: string): unknown {
   const runPath = new RegExp(`${escapeRegExp(runDir)}(?:/|(?![\\w.-]))`, "g");
   const statePath = new RegExp(`${escapeRegExp(stateDir)}(?![\\w.-])`, "g");
-  const rewrite = (text: string): string => text.replace(runPath, (match) => (match.endsWith("/") ? "" : ".")).replace(statePath, "<state-dir>");
+  const rewrite = (text: string): string =>
+    text.replace(runPath, (match) => (match.endsWith("/") ? "" : ".")).replace(statePath, "<state-dir>");
   const walk = (item: unknown): unknown => {
     if (typeof item === "string") return rewrite(item);
     if (Array.isArray(item)) return item.map(walk);
-    if (item !== null && typeof item === "object") return Object.fromEntries(Object.entries(item).map(([key, inner]) => [key, walk(inner)]));
+    if (item !== null && typeof item === "object")
+      return Object.fromEntries(Object.entries(item).map(([key, inner]) => [key, walk(inner)]));
     return item;
   };
   return walk(value);

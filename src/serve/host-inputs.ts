@@ -9,14 +9,20 @@ import { InputError } from "../core/errors.js";
  * answer tells a client what exists on the host.
  */
 export function resolveDirInsideRoot(path: string, field: string, root: string | undefined): string {
-  if (root === undefined) throw new InputError(`${field} is not taken here: this service was started without --checkout-root, so it reads no directory of its host (give checkout.git, or ask its operator for a checkout root)`);
-  const refused = new InputError(`${field}: ${JSON.stringify(path)} is not a directory inside this service's checkout root`);
+  if (root === undefined)
+    throw new InputError(
+      `${field} is not taken here: this service was started without --checkout-root, so it reads no directory of its host (give checkout.git, or ask its operator for a checkout root)`,
+    );
+  const refused = new InputError(
+    `${field}: ${JSON.stringify(path)} is not a directory inside this service's checkout root`,
+  );
   if (!isAbsolute(path)) throw refused;
   let real: string;
   try {
     real = realpathSync(path);
     const within = relative(realpathSync(root), real);
-    if (within.startsWith(`..${sep}`) || within === ".." || isAbsolute(within) || !statSync(real).isDirectory()) throw refused;
+    if (within.startsWith(`..${sep}`) || within === ".." || isAbsolute(within) || !statSync(real).isDirectory())
+      throw refused;
   } catch {
     throw refused;
   }
@@ -36,6 +42,11 @@ export function checkServedGitUrl(url: string, allowHttp: boolean): void {
     protocol = undefined;
   }
   if (protocol === "https:" || (allowHttp && protocol === "http:")) return;
-  const why = protocol === "http:" ? "http:// is taken only when the service runs with --allow-http-git" : protocol === undefined ? "this is not a URL" : `${protocol}// is not taken`;
+  const why =
+    protocol === "http:"
+      ? "http:// is taken only when the service runs with --allow-http-git"
+      : protocol === undefined
+        ? "this is not a URL"
+        : `${protocol}// is not taken`;
   throw new InputError(`checkout.git.url takes ${schemes} URLs only (${why}), got ${JSON.stringify(url)}`);
 }

@@ -36,12 +36,29 @@ export interface XrpcErrorBody {
  * its detail (a bug's message could quote a request).
  */
 export function mapErrorToHttp(error: unknown): XrpcErrorBody {
-  if (error instanceof XrpcError) return { status: error.status, body: { error: error.error, message: error.message }, headers: error.retryAfterSeconds === undefined ? {} : { "Retry-After": String(error.retryAfterSeconds) } };
-  if (error instanceof WorkflowError) return { status: 400, body: { error: "InvalidWorkflow", message: describeError(error) }, headers: {} };
-  if (error instanceof InputError) return { status: 400, body: { error: "InvalidRequest", message: describeError(error) }, headers: {} };
-  if (error instanceof InfraError) return { status: 502, body: { error: "ClusterError", message: `${error.reason}: ${error.message}` }, headers: {} };
-  if (error instanceof CancelledError) return { status: 503, body: { error: "ShuttingDown", message: error.message }, headers: { "Retry-After": String(SHUTTING_DOWN_RETRY_AFTER_SECONDS) } };
-  return { status: 500, body: { error: "InternalServerError", message: "internal error (see the service's log)" }, headers: {} };
+  if (error instanceof XrpcError)
+    return {
+      status: error.status,
+      body: { error: error.error, message: error.message },
+      headers: error.retryAfterSeconds === undefined ? {} : { "Retry-After": String(error.retryAfterSeconds) },
+    };
+  if (error instanceof WorkflowError)
+    return { status: 400, body: { error: "InvalidWorkflow", message: describeError(error) }, headers: {} };
+  if (error instanceof InputError)
+    return { status: 400, body: { error: "InvalidRequest", message: describeError(error) }, headers: {} };
+  if (error instanceof InfraError)
+    return { status: 502, body: { error: "ClusterError", message: `${error.reason}: ${error.message}` }, headers: {} };
+  if (error instanceof CancelledError)
+    return {
+      status: 503,
+      body: { error: "ShuttingDown", message: error.message },
+      headers: { "Retry-After": String(SHUTTING_DOWN_RETRY_AFTER_SECONDS) },
+    };
+  return {
+    status: 500,
+    body: { error: "InternalServerError", message: "internal error (see the service's log)" },
+    headers: {},
+  };
 }
 
 /**
@@ -50,6 +67,7 @@ export function mapErrorToHttp(error: unknown): XrpcErrorBody {
  */
 export function formatServerErrorLine(error: unknown): string {
   const { status, body } = mapErrorToHttp(error);
-  if (status === 500) return `internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`;
+  if (status === 500)
+    return `internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`;
   return `answered ${status} ${body.error}: ${body.message.replace(/\s*\n\s*/g, " ")}`;
 }

@@ -29,7 +29,11 @@ export interface ServeServerOptions {
   readonly warn: (message: string) => void;
 }
 
-const UNAUTHORIZED = new XrpcError(401, "AuthenticationRequired", "this endpoint needs Authorization: Bearer <token>, the content of the service's --token-file");
+const UNAUTHORIZED = new XrpcError(
+  401,
+  "AuthenticationRequired",
+  "this endpoint needs Authorization: Bearer <token>, the content of the service's --token-file",
+);
 
 /** The server, not yet listening. */
 export function createServeServer(options: ServeServerOptions): Server {
@@ -70,10 +74,18 @@ export function createServeServer(options: ServeServerOptions): Server {
       serveNdjson(req, res, resolveStream(options.service, path, url.searchParams), streams);
     } catch (error) {
       const status = error instanceof XrpcError ? error.status : 500;
-      writeJson(res, status, error instanceof XrpcError ? { error: error.error, message: error.message } : { error: "InternalServerError", message: "internal error" });
+      writeJson(
+        res,
+        status,
+        error instanceof XrpcError
+          ? { error: error.error, message: error.message }
+          : { error: "InternalServerError", message: "internal error" },
+      );
     }
   };
-  const server = options.tls ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, handle) : createHttpServer(handle);
+  const server = options.tls
+    ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, handle)
+    : createHttpServer(handle);
   server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on("error", () => undefined);
     if (!options.checkToken(req.headers.authorization)) {

@@ -28,7 +28,13 @@ export function findLexiconDir(from: string = dirname(fileURLToPath(import.meta.
 /** Every lexicon document the service uses, parsed. */
 export function readLexiconDocuments(dir: string = findLexiconDir()): unknown[] {
   const runner = join(dir, "dev", "knotless", "runner");
-  const files = [join(dir, "dev", "knotless", "check.json"), ...readdirSync(runner).filter((f) => f.endsWith(".json")).sort().map((f) => join(runner, f))];
+  const files = [
+    join(dir, "dev", "knotless", "check.json"),
+    ...readdirSync(runner)
+      .filter((f) => f.endsWith(".json"))
+      .sort()
+      .map((f) => join(runner, f)),
+  ];
   return files.map((file) => JSON.parse(readFileSync(file, "utf8")) as unknown);
 }
 
@@ -49,12 +55,16 @@ let loaded: Promise<LexiconChecks> | undefined;
 
 /** The lexicons, with @atproto/lexicon loaded on first use only (the CLI's other commands never pay for it). */
 export function loadLexicons(): Promise<LexiconChecks> {
-  loaded ??= import("@atproto/lexicon").then(({ Lexicons: Lex }) => buildChecks(new Lex(readLexiconDocuments() as never)));
+  loaded ??= import("@atproto/lexicon").then(({ Lexicons: Lex }) =>
+    buildChecks(new Lex(readLexiconDocuments() as never)),
+  );
   return loaded;
 }
 
 function buildChecks(lexicons: Lexicons): LexiconChecks {
-  const main = (nsid: string): { type?: string; parameters?: { properties?: Record<string, { type?: string }> } } | undefined =>
+  const main = (
+    nsid: string,
+  ): { type?: string; parameters?: { properties?: Record<string, { type?: string }> } } | undefined =>
     lexicons.getDef(`lex:${nsid}#main`) as never;
   return {
     methodType(nsid) {
@@ -66,7 +76,12 @@ function buildChecks(lexicons: Lexicons): LexiconChecks {
       const coerced: Record<string, unknown> = {};
       for (const [name, text] of Object.entries(raw)) {
         const type = declared[name]?.type;
-        coerced[name] = type === "integer" && /^-?\d+$/.test(text) ? Number(text) : type === "boolean" && (text === "true" || text === "false") ? text === "true" : text;
+        coerced[name] =
+          type === "integer" && /^-?\d+$/.test(text)
+            ? Number(text)
+            : type === "boolean" && (text === "true" || text === "false")
+              ? text === "true"
+              : text;
       }
       return refuseInvalid(() => lexicons.assertValidXrpcParams(nsid, coerced) ?? {});
     },

@@ -18,7 +18,9 @@ export function openStateDatabase(stateDir: string, prepare: (db: Database.Datab
     mkdirSync(stateDir, { recursive: true, mode: 0o700 });
     accessSync(stateDir, constants.W_OK | constants.X_OK);
   } catch (error) {
-    throw new StateError(`${stateDir}: the state directory cannot be written (${codeOf(error)}): runner.sqlite and its journal live there; give the service's user write access to it, or choose another --state-dir`);
+    throw new StateError(
+      `${stateDir}: the state directory cannot be written (${codeOf(error)}): runner.sqlite and its journal live there; give the service's user write access to it, or choose another --state-dir`,
+    );
   }
   const size = sizeOf(file);
   if (size === undefined || size === 0) {
@@ -54,7 +56,8 @@ function describeOpenFailure(file: string, error: unknown): string {
   const detail = error instanceof Error ? error.message : String(error);
   if (code === "SQLITE_NOTADB") return `${file}: not a SQLite database (${detail}): ${START_AFRESH}`;
   if (code.startsWith("SQLITE_CORRUPT")) return `${file}: the database is damaged (${detail}): ${START_AFRESH}`;
-  if (code.startsWith("SQLITE_READONLY")) return `${file}: the database is read-only (${detail}): give the service's user write access to it and to its -wal and -shm files`;
+  if (code.startsWith("SQLITE_READONLY"))
+    return `${file}: the database is read-only (${detail}): give the service's user write access to it and to its -wal and -shm files`;
   if (code === "SQLITE_FULL") return `${file}: the disk is full (${detail}): free space on it, then start again`;
   return `${file}: cannot be opened (${code}: ${detail}): check its owner and mode, or ${START_AFRESH}`;
 }

@@ -23,14 +23,27 @@ export type { RunDefaults } from "../run/run-defaults.js";
 /** The submitRun input as its lexicon (lexicons/dev/knotless/runner/submitRun.json) shapes it. */
 export interface SubmitRunInput {
   readonly workflow: { readonly name: string; readonly text: string };
-  readonly checkout?: { readonly dir?: string; readonly git?: { readonly url: string; readonly sha: string; readonly depth?: number; readonly submodules?: boolean } };
+  readonly checkout?: {
+    readonly dir?: string;
+    readonly git?: {
+      readonly url: string;
+      readonly sha: string;
+      readonly depth?: number;
+      readonly submodules?: boolean;
+    };
+  };
   readonly sharedSteps?: { readonly dir: string };
   readonly trigger?: { readonly event: string; readonly ref?: string; readonly sha?: string; readonly repo?: string };
   readonly secrets?: ReadonlyArray<{ readonly name: string; readonly value: string }>;
   readonly runId?: string;
-  readonly overrides?: { readonly image?: string; readonly cpu?: string; readonly memory?: string; readonly timeout?: string; readonly stepTimeout?: string };
+  readonly overrides?: {
+    readonly image?: string;
+    readonly cpu?: string;
+    readonly memory?: string;
+    readonly timeout?: string;
+    readonly stepTimeout?: string;
+  };
 }
-
 
 /** The most a request may carry; past them, 413. */
 export interface SubmissionLimits {
@@ -65,19 +78,36 @@ const SERVE_RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
 /** The run id of a submission: the given one, checked, or a new sortable one. */
 export function readSubmittedRunId(runId: string | undefined, now: Date = new Date()): string {
-  if (runId === undefined) return `${now.toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15)}-${randomBytes(4).toString("hex")}`;
-  if (!SERVE_RUN_ID.test(runId)) throw new XrpcError(400, "InvalidRequest", `runId expects 1 to 128 letters, digits, '.', '_' or '-', starting with a letter or digit, got ${JSON.stringify(runId)}`);
+  if (runId === undefined)
+    return `${now.toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15)}-${randomBytes(4).toString("hex")}`;
+  if (!SERVE_RUN_ID.test(runId))
+    throw new XrpcError(
+      400,
+      "InvalidRequest",
+      `runId expects 1 to 128 letters, digits, '.', '_' or '-', starting with a letter or digit, got ${JSON.stringify(runId)}`,
+    );
   return runId;
 }
 
 /** Refuses a request over the limits with 413, naming what is too large. */
 export function checkSubmissionSize(input: SubmitRunInput, limits: SubmissionLimits): void {
   const workflowBytes = Buffer.byteLength(input.workflow.text);
-  if (workflowBytes > limits.maxWorkflowBytes) throw new XrpcError(413, "PayloadTooLarge", `the workflow text is ${workflowBytes} bytes; at most ${limits.maxWorkflowBytes} are taken`);
+  if (workflowBytes > limits.maxWorkflowBytes)
+    throw new XrpcError(
+      413,
+      "PayloadTooLarge",
+      `the workflow text is ${workflowBytes} bytes; at most ${limits.maxWorkflowBytes} are taken`,
+    );
   const secrets = input.secrets ?? [];
-  if (secrets.length > limits.maxSecrets) throw new XrpcError(413, "PayloadTooLarge", `${secrets.length} secrets; at most ${limits.maxSecrets} are taken`);
+  if (secrets.length > limits.maxSecrets)
+    throw new XrpcError(413, "PayloadTooLarge", `${secrets.length} secrets; at most ${limits.maxSecrets} are taken`);
   const secretBytes = secrets.reduce((sum, secret) => sum + Buffer.byteLength(secret.value), 0);
-  if (secretBytes > limits.maxSecretBytes) throw new XrpcError(413, "PayloadTooLarge", `the secrets' values are ${secretBytes} bytes; at most ${limits.maxSecretBytes} are taken`);
+  if (secretBytes > limits.maxSecretBytes)
+    throw new XrpcError(
+      413,
+      "PayloadTooLarge",
+      `the secrets' values are ${secretBytes} bytes; at most ${limits.maxSecretBytes} are taken`,
+    );
 }
 
 /**
@@ -85,35 +115,86 @@ export function checkSubmissionSize(input: SubmitRunInput, limits: SubmissionLim
  * XrpcError or InputError (400) for anything else wrong. Reads the workflow text and the checkout (hashing the files
  * that cache keys name); calls no cluster.
  */
-export async function prepareSubmission(input: SubmitRunInput, runId: string, stateDir: string, defaults: RunDefaults): Promise<PreparedSubmission> {
+export async function prepareSubmission(
+  input: SubmitRunInput,
+  runId: string,
+  stateDir: string,
+  defaults: RunDefaults,
+): Promise<PreparedSubmission> {
   const git = input.checkout?.git;
-  if (git !== undefined && input.checkout?.dir !== undefined) throw new InputError("checkout takes dir or git, not both");
-  if (git !== undefined && defaults.git === undefined) throw new XrpcError(501, "NotImplemented", "this service has no git to clone with: give checkout.dir");
+  if (git !== undefined && input.checkout?.dir !== undefined)
+    throw new InputError("checkout takes dir or git, not both");
+  if (git !== undefined && defaults.git === undefined)
+    throw new XrpcError(501, "NotImplemented", "this service has no git to clone with: give checkout.dir");
   if (git !== undefined) {
     checkServedGitUrl(git.url, defaults.allowHttpGit ?? false);
     checkGitSource(git.url, git.sha);
   }
-  const held = holdOverrides(readOverrides(input.overrides ?? {}), defaults.runner ?? { config: DEFAULT_RUNNER_CONFIG }, SUBMISSION_NAMES);
+  const held = holdOverrides(
+    readOverrides(input.overrides ?? {}),
+    defaults.runner ?? { config: DEFAULT_RUNNER_CONFIG },
+    SUBMISSION_NAMES,
+  );
   const overrides = held.overrides;
   const trigger = readTrigger(input.trigger);
   const secrets = readSecrets(input.secrets ?? []);
-  const [{ loadWorkflowText }, { prepareWorkflowRun }, { formatWarning }] = await Promise.all([import("../settings/load-workflow.js"), import("../settings/prepare-workflow-run.js"), import("../workflow/workflow-errors.js")]);
-  const loaded = await loadWorkflowText(input.workflow.text, input.workflow.name, { ...(defaults.runner ? { runner: defaults.runner } : {}), ...(defaults.nixery !== undefined ? { nixeryBase: defaults.nixery } : {}) });
+  const [{ loadWorkflowText }, { prepareWorkflowRun }, { formatWarning }] = await Promise.all([
+    import("../settings/load-workflow.js"),
+    import("../settings/prepare-workflow-run.js"),
+    import("../workflow/workflow-errors.js"),
+  ]);
+  const loaded = await loadWorkflowText(input.workflow.text, input.workflow.name, {
+    ...(defaults.runner ? { runner: defaults.runner } : {}),
+    ...(defaults.nixery !== undefined ? { nixeryBase: defaults.nixery } : {}),
+  });
   const skipsCheckout = loaded.resolved.clone.skip;
-  const checkoutDir = input.checkout?.dir !== undefined ? resolveDirInsideRoot(input.checkout.dir, "checkout.dir", defaults.checkoutRoot) : undefined;
-  if (checkoutDir === undefined && git === undefined && !skipsCheckout) throw new XrpcError(400, "InvalidRequest", "checkout.dir or checkout.git is required (the workflow does not say clone.skip)");
+  const checkoutDir =
+    input.checkout?.dir !== undefined
+      ? resolveDirInsideRoot(input.checkout.dir, "checkout.dir", defaults.checkoutRoot)
+      : undefined;
+  if (checkoutDir === undefined && git === undefined && !skipsCheckout)
+    throw new XrpcError(
+      400,
+      "InvalidRequest",
+      "checkout.dir or checkout.git is required (the workflow does not say clone.skip)",
+    );
   const outDir = join(stateDir, "runs", runId);
   // A git checkout is cloned when the run starts, into its own directory; its files are not there to hash yet, so a cache key's hashFiles hashes nothing.
   const clone: GitCheckoutSpec | undefined =
-    git !== undefined && !skipsCheckout ? { url: git.url, sha: git.sha, depth: git.depth ?? loaded.resolved.clone.depth ?? 1, submodules: git.submodules ?? loaded.resolved.clone.submodules } : undefined;
-  const sharedStepsDir = input.sharedSteps ? resolveDirInsideRoot(input.sharedSteps.dir, "sharedSteps.dir", defaults.checkoutRoot) : undefined;
+    git !== undefined && !skipsCheckout
+      ? {
+          url: git.url,
+          sha: git.sha,
+          depth: git.depth ?? loaded.resolved.clone.depth ?? 1,
+          submodules: git.submodules ?? loaded.resolved.clone.submodules,
+        }
+      : undefined;
+  const sharedStepsDir = input.sharedSteps
+    ? resolveDirInsideRoot(input.sharedSteps.dir, "sharedSteps.dir", defaults.checkoutRoot)
+    : undefined;
   const cachesOn = defaults.caches !== undefined && !defaults.caches.off;
-  const { plan } = await prepareWorkflowRun(loaded, { runId, ...(trigger ? { trigger } : {}), overrides, overrideClamps: held.clamps, ...(checkoutDir ? { checkoutDir } : {}), cachesOff: !cachesOn });
+  const { plan } = await prepareWorkflowRun(loaded, {
+    runId,
+    ...(trigger ? { trigger } : {}),
+    overrides,
+    overrideClamps: held.clamps,
+    ...(checkoutDir ? { checkoutDir } : {}),
+    cachesOff: !cachesOn,
+  });
   // Caches are kept per repository: the trigger's, else one named after where the checkout comes from (as `run` names a local one).
-  const cacheRepo = trigger?.repo ?? `local/${createHash("sha256").update(git?.url ?? checkoutDir ?? input.workflow.name).digest("hex").slice(0, 12)}`;
+  const cacheRepo =
+    trigger?.repo ??
+    `local/${createHash("sha256")
+      .update(git?.url ?? checkoutDir ?? input.workflow.name)
+      .digest("hex")
+      .slice(0, 12)}`;
   const store = defaults.caches?.store;
   const cacheBackend: CacheBackend | undefined =
-    cachesOn && store ? (store.kind === "pvc" ? { kind: "pvc", repo: cacheRepo, claim: store.claim, maxBytes: defaults.caches!.maxBytes } : { kind: "dir", repo: cacheRepo, dir: store.dir, maxBytes: defaults.caches!.maxBytes }) : undefined;
+    cachesOn && store
+      ? store.kind === "pvc"
+        ? { kind: "pvc", repo: cacheRepo, claim: store.claim, maxBytes: defaults.caches!.maxBytes }
+        : { kind: "dir", repo: cacheRepo, dir: store.dir, maxBytes: defaults.caches!.maxBytes }
+      : undefined;
   const settings = buildRunSettings({
     runId,
     target: defaults.target,
@@ -141,16 +222,32 @@ export async function prepareSubmission(input: SubmitRunInput, runId: string, st
     workflowName: plan.workflow.name,
     outDir,
     jobName: settings.jobName,
-    storedRequest: JSON.stringify({ ...input, secrets: (input.secrets ?? []).map((secret) => ({ name: secret.name })) }),
+    storedRequest: JSON.stringify({
+      ...input,
+      secrets: (input.secrets ?? []).map((secret) => ({ name: secret.name })),
+    }),
     hasSecrets: secrets.length > 0,
   };
-  if (plan.matched) return { ...base, kind: "run", settings, ...(clone ? { git: clone } : {}), warnings: [...loaded.warnings.map(formatWarning), ...held.warnings] };
+  if (plan.matched)
+    return {
+      ...base,
+      kind: "run",
+      settings,
+      ...(clone ? { git: clone } : {}),
+      warnings: [...loaded.warnings.map(formatWarning), ...held.warnings],
+    };
   const now = new Date();
   const result = buildNotMatchedResult({
     runId,
     startedAt: now,
     finishedAt: now,
-    job: { namespace: defaults.target.namespace ?? "", name: settings.jobName, pod: null, node: null, image: settings.image },
+    job: {
+      namespace: defaults.target.namespace ?? "",
+      name: settings.jobName,
+      pod: null,
+      node: null,
+      image: settings.image,
+    },
     steps: settings.steps.map((step) => buildSkippedStep(step.name)),
     logs: { limitBytes: defaults.maxLogBytes, keptBytes: 0, droppedBytes: 0 },
     workflow: plan.workflow,
@@ -159,10 +256,20 @@ export async function prepareSubmission(input: SubmitRunInput, runId: string, st
 }
 
 function readOverrides(raw: NonNullable<SubmitRunInput["overrides"]>): RunOverrides {
-  if (raw.image !== undefined && !IMAGE.test(raw.image)) throw new InputError(`overrides.image expects an image reference such as busybox:1.36, got ${JSON.stringify(raw.image)}`);
-  for (const [field, value] of [["overrides.cpu", raw.cpu], ["overrides.memory", raw.memory]] as const) {
-    if (value !== undefined && !QUANTITY.test(value)) throw new InputError(`${field} expects a Kubernetes quantity such as 500m, 1 or 512Mi, got ${JSON.stringify(value)}`);
-    const problem = value === undefined ? undefined : checkResourceBounds(field === "overrides.cpu" ? "cpu" : "memory", value);
+  if (raw.image !== undefined && !IMAGE.test(raw.image))
+    throw new InputError(
+      `overrides.image expects an image reference such as busybox:1.36, got ${JSON.stringify(raw.image)}`,
+    );
+  for (const [field, value] of [
+    ["overrides.cpu", raw.cpu],
+    ["overrides.memory", raw.memory],
+  ] as const) {
+    if (value !== undefined && !QUANTITY.test(value))
+      throw new InputError(
+        `${field} expects a Kubernetes quantity such as 500m, 1 or 512Mi, got ${JSON.stringify(value)}`,
+      );
+    const problem =
+      value === undefined ? undefined : checkResourceBounds(field === "overrides.cpu" ? "cpu" : "memory", value);
     if (problem !== undefined) throw new InputError(`${field}: ${problem}`);
   }
   return {
@@ -176,19 +283,32 @@ function readOverrides(raw: NonNullable<SubmitRunInput["overrides"]>): RunOverri
 
 function readTrigger(raw: SubmitRunInput["trigger"]): Trigger | undefined {
   if (raw === undefined) return undefined;
-  if (!/^[a-z][a-z0-9_]{0,63}$/.test(raw.event)) throw new InputError(`trigger.event expects an event name such as push, pull_request or manual, got ${JSON.stringify(raw.event)}`);
-  if (raw.ref !== undefined && !raw.ref.startsWith("refs/")) throw new InputError(`trigger.ref expects a full ref such as refs/heads/main, got ${JSON.stringify(raw.ref)}`);
+  if (!/^[a-z][a-z0-9_]{0,63}$/.test(raw.event))
+    throw new InputError(
+      `trigger.event expects an event name such as push, pull_request or manual, got ${JSON.stringify(raw.event)}`,
+    );
+  if (raw.ref !== undefined && !raw.ref.startsWith("refs/"))
+    throw new InputError(`trigger.ref expects a full ref such as refs/heads/main, got ${JSON.stringify(raw.ref)}`);
   for (const key of ["ref", "sha", "repo"] as const) {
     const value = raw[key];
-    if (value !== undefined && (value === "" || /[\x00-\x1f\x7f]/.test(value))) throw new InputError(`trigger.${key} expects a non-empty value without control characters`);
+    if (value !== undefined && (value === "" || /[\x00-\x1f\x7f]/.test(value)))
+      throw new InputError(`trigger.${key} expects a non-empty value without control characters`);
   }
-  return { event: raw.event, ...(raw.ref !== undefined ? { ref: raw.ref } : {}), ...(raw.sha !== undefined ? { sha: raw.sha } : {}), ...(raw.repo !== undefined ? { repo: raw.repo } : {}) };
+  return {
+    event: raw.event,
+    ...(raw.ref !== undefined ? { ref: raw.ref } : {}),
+    ...(raw.sha !== undefined ? { sha: raw.sha } : {}),
+    ...(raw.repo !== undefined ? { repo: raw.repo } : {}),
+  };
 }
 
-function readSecrets(raw: ReadonlyArray<{ readonly name: string; readonly value: string }>): Array<{ name: string; value: string }> {
+function readSecrets(
+  raw: ReadonlyArray<{ readonly name: string; readonly value: string }>,
+): Array<{ name: string; value: string }> {
   const seen = new Set<string>();
   for (const { name, value } of raw) {
-    if (!SECRET_NAME_PATTERN.test(name)) throw new InputError(`secrets: ${JSON.stringify(name)}: a secret name must match ${SECRET_NAME_PATTERN.source}`);
+    if (!SECRET_NAME_PATTERN.test(name))
+      throw new InputError(`secrets: ${JSON.stringify(name)}: a secret name must match ${SECRET_NAME_PATTERN.source}`);
     if (seen.has(name)) throw new InputError(`secrets: ${name} is given twice`);
     if (value === "") throw new InputError(`secrets: ${name} is empty: an empty secret would mask everything`);
     seen.add(name);

@@ -16,7 +16,11 @@ export interface SchedulerLimits {
  * whose repository is at its limit (a later run of another repository goes first, so one busy repository cannot
  * starve the others), until every slot is taken.
  */
-export function pickRunsToStart(pending: readonly QueuedRun[], running: readonly QueuedRun[], limits: SchedulerLimits): QueuedRun[] {
+export function pickRunsToStart(
+  pending: readonly QueuedRun[],
+  running: readonly QueuedRun[],
+  limits: SchedulerLimits,
+): QueuedRun[] {
   const perRepo = new Map<string, number>();
   for (const run of running) perRepo.set(run.repo ?? "", (perRepo.get(run.repo ?? "") ?? 0) + 1);
   let free = limits.maxRuns - running.length;

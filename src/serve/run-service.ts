@@ -13,12 +13,24 @@ import type { RunSettings } from "../settings/run-settings.js";
 import { EventHub } from "./event-hub.js";
 import { hideHostPaths } from "./hide-host-paths.js";
 import type { GitCheckoutSpec } from "../transfer/git-checkout.js";
-import { QUEUE_FULL_RETRY_AFTER_SECONDS, SHUTTING_DOWN_RETRY_AFTER_SECONDS, STATE_UNWRITABLE_RETRY_AFTER_SECONDS, XrpcError } from "./http-errors.js";
+import {
+  QUEUE_FULL_RETRY_AFTER_SECONDS,
+  SHUTTING_DOWN_RETRY_AFTER_SECONDS,
+  STATE_UNWRITABLE_RETRY_AFTER_SECONDS,
+  XrpcError,
+} from "./http-errors.js";
 import { isDiskFullError } from "../core/disk-full.js";
 import { followLogFile } from "./follow-log-file.js";
 import type { FollowerOutput } from "./follower-output.js";
 import { LogFeed } from "./log-feed.js";
-import { checkSubmissionSize, prepareSubmission, readSubmittedRunId, type RunDefaults, type SubmissionLimits, type SubmitRunInput } from "./prepare-submission.js";
+import {
+  checkSubmissionSize,
+  prepareSubmission,
+  readSubmittedRunId,
+  type RunDefaults,
+  type SubmissionLimits,
+  type SubmitRunInput,
+} from "./prepare-submission.js";
 import { pickRunsToStart, type SchedulerLimits } from "./run-scheduler.js";
 import { FINAL_STATUSES, type RunStore, type ServeRunStatus, type StatusEvent, type StoredRun } from "./run-store.js";
 import { superviseRun, type SupervisedRun } from "../run/supervise-run.js";
@@ -100,7 +112,10 @@ export class RunService {
   /** Why the state directory cannot be written (its disk full), until a probe write succeeds again. */
   #unwritable: string | undefined;
   /** Final statuses the store could not take (its disk full), written once it can. */
-  readonly #unrecorded = new Map<string, { readonly status: ServeRunStatus; readonly at: string; readonly reason: string | undefined }>();
+  readonly #unrecorded = new Map<
+    string,
+    { readonly status: ServeRunStatus; readonly at: string; readonly reason: string | undefined }
+  >();
 
   /**
    * Opens the service on its store. Runs a previous process left pending or running cannot be resumed yet (their
@@ -112,9 +127,14 @@ export class RunService {
     this.#store = options.store;
     const at = new Date().toISOString();
     for (const run of this.#store.listByStatus("running")) {
-      this.#store.markInterrupted(run.runId, at, `the service stopped while the run was running: its Job ${run.jobName}, if one is left, is deleted by gc once its heartbeat is stale`);
+      this.#store.markInterrupted(
+        run.runId,
+        at,
+        `the service stopped while the run was running: its Job ${run.jobName}, if one is left, is deleted by gc once its heartbeat is stale`,
+      );
     }
-    for (const run of this.#store.listByStatus("pending")) this.#store.markInterrupted(run.runId, at, "the service stopped before the run started: it never had a Job");
+    for (const run of this.#store.listByStatus("pending"))
+      this.#store.markInterrupted(run.runId, at, "the service stopped before the run started: it never had a Job");
   }
 
   get draining(): boolean {
@@ -139,34 +159,63 @@ export class RunService {
     const runId = readSubmittedRunId(input.runId);
     const existing = this.#store.getRun(runId);
     // A run the service's stop ended did not end by its own verdict: its old `failed` would be a stale answer to a retry.
-    if (existing?.interrupted) throw new XrpcError(409, "RunInterrupted", `run ${runId} ended when the service stopped (${existing.reason ?? "it was not over"}): submit it again under a new runId`);
+    if (existing?.interrupted)
+      throw new XrpcError(
+        409,
+        "RunInterrupted",
+        `run ${runId} ended when the service stopped (${existing.reason ?? "it was not over"}): submit it again under a new runId`,
+      );
     if (existing) return { runId, status: existing.status };
     // Files without a record (a lost or reset database, a prune half done) are never overwritten by a new run.
     if (existsSync(join(this.#options.stateDir, "runs", runId))) {
-      throw new XrpcError(409, "RunIdTaken", `run id ${runId} is taken: runs/${runId} exists in the state directory without a record; submit under another runId, or the operator moves that directory aside`);
+      throw new XrpcError(
+        409,
+        "RunIdTaken",
+        `run id ${runId} is taken: runs/${runId} exists in the state directory without a record; submit under another runId, or the operator moves that directory aside`,
+      );
     }
-    if (this.#draining) throw new XrpcError(503, "ShuttingDown", "the service is shutting down and takes no new runs", SHUTTING_DOWN_RETRY_AFTER_SECONDS);
+    if (this.#draining)
+      throw new XrpcError(
+        503,
+        "ShuttingDown",
+        "the service is shutting down and takes no new runs",
+        SHUTTING_DOWN_RETRY_AFTER_SECONDS,
+      );
     checkSubmissionSize(input, this.#options.limits);
-    if (this.#pending.size >= this.#options.limits.maxQueued) throw new XrpcError(429, "QueueFull", `${this.#pending.size} runs are waiting already, the most this service queues; submit again later`, QUEUE_FULL_RETRY_AFTER_SECONDS);
+    if (this.#pending.size >= this.#options.limits.maxQueued)
+      throw new XrpcError(
+        429,
+        "QueueFull",
+        `${this.#pending.size} runs are waiting already, the most this service queues; submit again later`,
+        QUEUE_FULL_RETRY_AFTER_SECONDS,
+      );
     if (!this.#checkStateWritable()) throw unwritableError();
     const prepared = await prepareSubmission(input, runId, this.#options.stateDir, this.#options.defaults);
-    if (this.#draining) throw new XrpcError(503, "ShuttingDown", "the service is shutting down and takes no new runs", SHUTTING_DOWN_RETRY_AFTER_SECONDS);
+    if (this.#draining)
+      throw new XrpcError(
+        503,
+        "ShuttingDown",
+        "the service is shutting down and takes no new runs",
+        SHUTTING_DOWN_RETRY_AFTER_SECONDS,
+      );
     const now = new Date().toISOString();
-    const { run, created } = this.#writeState(() => this.#store.insertRun(
-      {
-        runId,
-        status: prepared.kind === "skipped" ? "skipped" : "pending",
-        repo: prepared.repo,
-        workflow: prepared.workflowName,
-        jobName: prepared.jobName,
-        target: JSON.stringify(this.#options.defaults.target),
-        outDir: prepared.outDir,
-        request: prepared.storedRequest,
-        hasSecrets: prepared.hasSecrets,
-        ...(prepared.kind === "skipped" ? { reason: prepared.reason } : {}),
-      },
-      now,
-    ));
+    const { run, created } = this.#writeState(() =>
+      this.#store.insertRun(
+        {
+          runId,
+          status: prepared.kind === "skipped" ? "skipped" : "pending",
+          repo: prepared.repo,
+          workflow: prepared.workflowName,
+          jobName: prepared.jobName,
+          target: JSON.stringify(this.#options.defaults.target),
+          outDir: prepared.outDir,
+          request: prepared.storedRequest,
+          hasSecrets: prepared.hasSecrets,
+          ...(prepared.kind === "skipped" ? { reason: prepared.reason } : {}),
+        },
+        now,
+      ),
+    );
     if (!created) return { runId, status: run.status }; // the same id, submitted twice at once: the first one won
     if (prepared.kind === "skipped") {
       const { mkdir } = await import("node:fs/promises");
@@ -180,7 +229,12 @@ export class RunService {
         this.#noteUnwritable(error);
       }
     } else {
-      this.#pending.set(runId, { settings: prepared.settings, repo: prepared.repo, ...(prepared.git ? { git: prepared.git } : {}), warnings: prepared.warnings });
+      this.#pending.set(runId, {
+        settings: prepared.settings,
+        repo: prepared.repo,
+        ...(prepared.git ? { git: prepared.git } : {}),
+        warnings: prepared.warnings,
+      });
       this.#feeds.set(runId, new LogFeed());
     }
     this.#hub.publish();
@@ -198,11 +252,24 @@ export class RunService {
   }
 
   /** Runs newest first; `cursor` is the last page's, opaque to clients. */
-  async listRuns(options: { readonly status?: ServeRunStatus; readonly limit?: number; readonly cursor?: string }): Promise<{ runs: RunView[]; cursor?: string }> {
+  async listRuns(options: {
+    readonly status?: ServeRunStatus;
+    readonly limit?: number;
+    readonly cursor?: string;
+  }): Promise<{ runs: RunView[]; cursor?: string }> {
     const limit = options.limit ?? 50;
     const beforeSeq = options.cursor === undefined ? undefined : Number(options.cursor);
-    if (beforeSeq !== undefined && !Number.isSafeInteger(beforeSeq)) throw new XrpcError(400, "InvalidRequest", `cursor ${JSON.stringify(options.cursor)} is not one this service gave`);
-    const rows = this.#store.listRuns({ limit, ...(options.status ? { status: options.status } : {}), ...(beforeSeq !== undefined ? { beforeSeq } : {}) });
+    if (beforeSeq !== undefined && !Number.isSafeInteger(beforeSeq))
+      throw new XrpcError(
+        400,
+        "InvalidRequest",
+        `cursor ${JSON.stringify(options.cursor)} is not one this service gave`,
+      );
+    const rows = this.#store.listRuns({
+      limit,
+      ...(options.status ? { status: options.status } : {}),
+      ...(beforeSeq !== undefined ? { beforeSeq } : {}),
+    });
     const runs = await Promise.all(rows.map((row) => this.#view(row, false)));
     return { runs, ...(rows.length === limit ? { cursor: String(rows.at(-1)!.seq) } : {}) };
   }
@@ -211,7 +278,12 @@ export class RunService {
   cancel(runId: string, by: string): { runId: string; status: ServeRunStatus } {
     const run = this.#requireRun(runId);
     if (this.#pending.has(runId)) {
-      const event = this.#store.setStatus(runId, "cancelled", new Date().toISOString(), `cancelled by ${by} before it started`);
+      const event = this.#store.setStatus(
+        runId,
+        "cancelled",
+        new Date().toISOString(),
+        `cancelled by ${by} before it started`,
+      );
       this.#pending.delete(runId);
       this.#endFeed(runId);
       if (event) this.#hub.publish();
@@ -229,14 +301,20 @@ export class RunService {
   /** The run's /outputs (or one artifact's files) as a tar stream, once the run is over. */
   async outputs(runId: string, artifact?: string): Promise<Readable> {
     const run = this.#requireRun(runId);
-    if (!FINAL_STATUSES.has(run.status)) throw new XrpcError(400, "RunNotFinished", `run ${runId} is ${run.status}; its outputs are there once it is over`);
+    if (!FINAL_STATUSES.has(run.status))
+      throw new XrpcError(
+        400,
+        "RunNotFinished",
+        `run ${runId} is ${run.status}; its outputs are there once it is over`,
+      );
     let dir = join(run.outDir, "outputs");
     let prefix = "outputs";
     if (artifact !== undefined) {
       dir = join(run.outDir, "artifacts", artifact);
       prefix = artifact;
       // Decided before the 200: a file beside the artifacts (a manifest) or a missing name would cut the tar mid-answer.
-      if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(artifact) || !isDirectory(dir)) throw new XrpcError(400, "ArtifactNotFound", `run ${runId} has no artifact ${JSON.stringify(artifact)}`);
+      if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(artifact) || !isDirectory(dir))
+        throw new XrpcError(400, "ArtifactNotFound", `run ${runId} has no artifact ${JSON.stringify(artifact)}`);
     }
     const { packTrees } = await import("../transfer/pack-tree.js");
     return packTrees(existsSync(dir) ? [{ hostDir: dir, archivePrefix: prefix }] : []).stream;
@@ -257,9 +335,19 @@ export class RunService {
    */
   checkEventsCursor(cursor: number, epoch: string | undefined): void {
     const current = this.#store.epoch();
-    if (epoch !== undefined && epoch !== current) throw new XrpcError(400, "EpochMismatch", `cursor ${cursor} is from epoch ${JSON.stringify(epoch)}; this service's events are epoch ${JSON.stringify(current)} (its state was reset): follow again from cursor 0`);
+    if (epoch !== undefined && epoch !== current)
+      throw new XrpcError(
+        400,
+        "EpochMismatch",
+        `cursor ${cursor} is from epoch ${JSON.stringify(epoch)}; this service's events are epoch ${JSON.stringify(current)} (its state was reset): follow again from cursor 0`,
+      );
     const latest = this.#store.lastCursor();
-    if (cursor > latest) throw new XrpcError(400, "FutureCursor", `cursor ${cursor} is past the latest event (${latest}) of epoch ${JSON.stringify(current)}: it is from another state, or made up; follow from 0, or from a cursor this service sent`);
+    if (cursor > latest)
+      throw new XrpcError(
+        400,
+        "FutureCursor",
+        `cursor ${cursor} is past the latest event (${latest}) of epoch ${JSON.stringify(current)}: it is from another state, or made up; follow from 0, or from a cursor this service sent`,
+      );
   }
 
   /**
@@ -298,7 +386,12 @@ export class RunService {
    * synchronously as a crashing service does, and named in the answer with what that delete said. Resolves once
    * every run is over or abandoned, so the whole drain lasts at most `timeoutMs + cleanupTimeoutMs` (and the deletes).
    */
-  async drain(timeoutMs: number, now: AbortSignal, cleanupTimeoutMs: number, deleteTimeoutMs = 10_000): Promise<AbandonedRun[]> {
+  async drain(
+    timeoutMs: number,
+    now: AbortSignal,
+    cleanupTimeoutMs: number,
+    deleteTimeoutMs = 10_000,
+  ): Promise<AbandonedRun[]> {
     this.#draining = true;
     for (const runId of [...this.#pending.keys()]) this.cancel(runId, "the service shutting down");
     let giveUp: NodeJS.Timeout | undefined;
@@ -320,7 +413,10 @@ export class RunService {
     if (now.aborted) onNow();
     try {
       if ((await Promise.race([this.whenIdle(), givenUp])) !== "gave-up") return [];
-      return this.abandonAllNowSync(`its clean-up did not end within ${Math.round(cleanupTimeoutMs / 1000)}s of the shutdown's cancel`, deleteTimeoutMs);
+      return this.abandonAllNowSync(
+        `its clean-up did not end within ${Math.round(cleanupTimeoutMs / 1000)}s of the shutdown's cancel`,
+        deleteTimeoutMs,
+      );
     } finally {
       clearTimeout(timer);
       clearTimeout(giveUp);
@@ -337,7 +433,12 @@ export class RunService {
     for (const [runId, { supervised }] of [...this.#running]) {
       if (!supervised.controller.signal.aborted) supervised.controller.abort(new CancelledError(`cancelled: ${why}`));
       const teardown = supervised.teardownNowSync(deleteTimeoutMs);
-      const event = this.#store.setStatus(runId, "cancelled", new Date().toISOString(), `cancelled: ${why}; ${teardown.detail}`);
+      const event = this.#store.setStatus(
+        runId,
+        "cancelled",
+        new Date().toISOString(),
+        `cancelled: ${why}; ${teardown.detail}`,
+      );
       if (event) this.#hub.publish();
       abandoned.push({ runId, ...teardown });
     }
@@ -371,7 +472,9 @@ export class RunService {
   async #view(stored: StoredRun, withResult: boolean): Promise<RunView> {
     // A run that ended while the store could not take its status: its end as this process knows it.
     const unrecorded = this.#unrecorded.get(stored.runId);
-    const run = unrecorded ? { ...stored, status: unrecorded.status, finishedAt: unrecorded.at, reason: unrecorded.reason ?? null } : stored;
+    const run = unrecorded
+      ? { ...stored, status: unrecorded.status, finishedAt: unrecorded.at, reason: unrecorded.reason ?? null }
+      : stored;
     let result: unknown;
     if (withResult && FINAL_STATUSES.has(run.status)) {
       try {
@@ -457,7 +560,10 @@ export class RunService {
   }
 
   #noteUnwritable(error: unknown): void {
-    if (this.#unwritable === undefined) this.#options.warn(`the state directory cannot be written, refusing submits until it can: ${describeError(error)}`);
+    if (this.#unwritable === undefined)
+      this.#options.warn(
+        `the state directory cannot be written, refusing submits until it can: ${describeError(error)}`,
+      );
     this.#unwritable = describeError(error);
   }
 
@@ -481,9 +587,14 @@ export class RunService {
       cluster: this.#options.cluster,
       ...(this.#options.timings ? { timings: this.#options.timings } : {}),
       onLogWritten: (length) => feed?.written(length),
-      sinks: [(runEvent) => this.#recordProgress(runId, runEvent), ...(this.#options.observer ? [this.#options.observer.runSink(runId)] : [])],
+      sinks: [
+        (runEvent) => this.#recordProgress(runId, runEvent),
+        ...(this.#options.observer ? [this.#options.observer.runSink(runId)] : []),
+      ],
       ...(this.#options.createExecutor ? { createExecutor: this.#options.createExecutor } : {}),
-      ...(pending.git && this.#options.defaults.git ? { git: { spec: pending.git, setting: this.#options.defaults.git } } : {}),
+      ...(pending.git && this.#options.defaults.git
+        ? { git: { spec: pending.git, setting: this.#options.defaults.git } }
+        : {}),
       warnings: pending.warnings,
       warn: this.#options.warn,
       ...(this.#options.withClusterCalls ? { withClusterCalls: this.#options.withClusterCalls } : {}),
@@ -494,7 +605,12 @@ export class RunService {
       (error: unknown) => {
         if (isDiskFullError(error)) {
           this.#noteUnwritable(error);
-          this.#finish(runId, "failed", new Date().toISOString(), "the runner's disk is full: no space left to write result.json");
+          this.#finish(
+            runId,
+            "failed",
+            new Date().toISOString(),
+            "the runner's disk is full: no space left to write result.json",
+          );
           return;
         }
         this.#options.warn(`run ${runId} failed on an internal error: ${describeError(error)}`);
@@ -547,7 +663,12 @@ export class RunService {
 const PROBE_BYTES = Buffer.alloc(64 * 1024);
 
 function unwritableError(): XrpcError {
-  return new XrpcError(503, "StateUnwritable", "the service cannot write its state directory (no space left on its disk); submit again once space is freed", STATE_UNWRITABLE_RETRY_AFTER_SECONDS);
+  return new XrpcError(
+    503,
+    "StateUnwritable",
+    "the service cannot write its state directory (no space left on its disk); submit again once space is freed",
+    STATE_UNWRITABLE_RETRY_AFTER_SECONDS,
+  );
 }
 
 function isDirectory(path: string): boolean {

@@ -8,7 +8,13 @@ import { openStateDatabase } from "./open-state-database.js";
 
 /** Tangled's pipeline status words, plus skipped. */
 export type ServeRunStatus = "pending" | "running" | "success" | "failed" | "timeout" | "cancelled" | "skipped";
-export const FINAL_STATUSES: ReadonlySet<ServeRunStatus> = new Set(["success", "failed", "timeout", "cancelled", "skipped"]);
+export const FINAL_STATUSES: ReadonlySet<ServeRunStatus> = new Set([
+  "success",
+  "failed",
+  "timeout",
+  "cancelled",
+  "skipped",
+]);
 
 /**
  * One run as the database keeps it. What a restarted service needs to re-attach to or clean up each run's Job is
@@ -51,7 +57,19 @@ export interface StatusEvent {
   readonly reason?: string;
 }
 
-export type NewRun = Omit<StoredRun, "seq" | "createdAt" | "startedAt" | "finishedAt" | "status" | "reason" | "cancelRequestedAt" | "pod" | "step" | "interrupted"> & { readonly status: "pending" | "skipped"; readonly reason?: string };
+export type NewRun = Omit<
+  StoredRun,
+  | "seq"
+  | "createdAt"
+  | "startedAt"
+  | "finishedAt"
+  | "status"
+  | "reason"
+  | "cancelRequestedAt"
+  | "pod"
+  | "step"
+  | "interrupted"
+> & { readonly status: "pending" | "skipped"; readonly reason?: string };
 
 const SCHEMA_VERSION = 1;
 
@@ -133,8 +151,20 @@ function toRun(row: RunRow): StoredRun {
   };
 }
 
-function toEvent(row: { cursor: number; run_id: string; status: ServeRunStatus; time: string; reason: string | null }): StatusEvent {
-  return { cursor: row.cursor, runId: row.run_id, status: row.status, time: row.time, ...(row.reason === null ? {} : { reason: row.reason }) };
+function toEvent(row: {
+  cursor: number;
+  run_id: string;
+  status: ServeRunStatus;
+  time: string;
+  reason: string | null;
+}): StatusEvent {
+  return {
+    cursor: row.cursor,
+    runId: row.run_id,
+    status: row.status,
+    time: row.time,
+    ...(row.reason === null ? {} : { reason: row.reason }),
+  };
 }
 
 /**
@@ -152,14 +182,24 @@ export class RunStore {
     const prepare = (db: Database.Database): void => {
       db.exec(SCHEMA);
       // Added after schema 1 was shipped: an older file gains it, with every run it holds not interrupted.
-      if (!(db.prepare("SELECT name FROM pragma_table_info('runs')").all() as Array<{ name: string }>).some((column) => column.name === "interrupted")) {
+      if (
+        !(db.prepare("SELECT name FROM pragma_table_info('runs')").all() as Array<{ name: string }>).some(
+          (column) => column.name === "interrupted",
+        )
+      ) {
         db.exec("ALTER TABLE runs ADD COLUMN interrupted INTEGER NOT NULL DEFAULT 0");
       }
       const version = db.prepare("SELECT value FROM meta WHERE key = 'schema'").get() as { value: string } | undefined;
-      if (version === undefined) db.prepare("INSERT INTO meta (key, value) VALUES ('schema', ?)").run(String(SCHEMA_VERSION));
-      else if (Number(version.value) !== SCHEMA_VERSION) throw new StateError(`${file} has schema ${version.value}; this runner reads schema ${SCHEMA_VERSION}: run the runner that wrote it, or move it and runs/ aside to start with an empty state`);
+      if (version === undefined)
+        db.prepare("INSERT INTO meta (key, value) VALUES ('schema', ?)").run(String(SCHEMA_VERSION));
+      else if (Number(version.value) !== SCHEMA_VERSION)
+        throw new StateError(
+          `${file} has schema ${version.value}; this runner reads schema ${SCHEMA_VERSION}: run the runner that wrote it, or move it and runs/ aside to start with an empty state`,
+        );
       // Made once, with the database (or the first time a database from before epochs is opened): a new database, a new epoch.
-      db.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('epoch', ?)").run(randomBytes(12).toString("base64url"));
+      db.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('epoch', ?)").run(
+        randomBytes(12).toString("base64url"),
+      );
     };
     if (stateDir !== ":memory:") {
       this.#db = openStateDatabase(stateDir, prepare);
@@ -195,7 +235,13 @@ export class RunStore {
           `INSERT INTO runs (run_id, status, repo, workflow, job_name, target, out_dir, request, has_secrets, created_at, started_at, finished_at, reason)
            VALUES (@runId, @status, @repo, @workflow, @jobName, @target, @outDir, @request, @hasSecrets, @at, NULL, @finishedAt, @reason)`,
         )
-        .run({ ...run, hasSecrets: run.hasSecrets ? 1 : 0, at, finishedAt: run.status === "skipped" ? at : null, reason: run.reason ?? null });
+        .run({
+          ...run,
+          hasSecrets: run.hasSecrets ? 1 : 0,
+          at,
+          finishedAt: run.status === "skipped" ? at : null,
+          reason: run.reason ?? null,
+        });
       const event = this.#insertEvent(run.runId, run.status, at, run.reason);
       return { run: this.getRun(run.runId)!, created: true, event };
     })();
@@ -211,7 +257,9 @@ export class RunStore {
       if (!current || FINAL_STATUSES.has(current.status)) return undefined;
       const final = FINAL_STATUSES.has(status);
       this.#db
-        .prepare("UPDATE runs SET status = ?, started_at = COALESCE(started_at, ?), finished_at = ?, reason = COALESCE(?, reason) WHERE run_id = ?")
+        .prepare(
+          "UPDATE runs SET status = ?, started_at = COALESCE(started_at, ?), finished_at = ?, reason = COALESCE(?, reason) WHERE run_id = ?",
+        )
         .run(status, status === "running" ? at : null, final ? at : null, reason ?? null, runId);
       return this.#insertEvent(runId, status, at, reason);
     })();
@@ -228,12 +276,22 @@ export class RunStore {
 
   /** Records that a cancel of a running run was asked for (the first time only); false when the run is not running. */
   recordCancelRequest(runId: string, at: string): boolean {
-    return this.#db.prepare("UPDATE runs SET cancel_requested_at = COALESCE(cancel_requested_at, ?) WHERE run_id = ? AND status = 'running'").run(at, runId).changes === 1;
+    return (
+      this.#db
+        .prepare(
+          "UPDATE runs SET cancel_requested_at = COALESCE(cancel_requested_at, ?) WHERE run_id = ? AND status = 'running'",
+        )
+        .run(at, runId).changes === 1
+    );
   }
 
   /** Records where a running run is: its pod once it runs, the step it starts next. */
   recordProgress(runId: string, progress: { readonly pod?: string; readonly step?: number }): void {
-    this.#db.prepare("UPDATE runs SET pod = COALESCE(?, pod), step = COALESCE(?, step) WHERE run_id = ? AND status = 'running'").run(progress.pod ?? null, progress.step ?? null, runId);
+    this.#db
+      .prepare(
+        "UPDATE runs SET pod = COALESCE(?, pod), step = COALESCE(?, step) WHERE run_id = ? AND status = 'running'",
+      )
+      .run(progress.pod ?? null, progress.step ?? null, runId);
   }
 
   getRun(runId: string): StoredRun | undefined {
@@ -242,9 +300,15 @@ export class RunStore {
   }
 
   /** Runs newest first (by submission), after `beforeSeq` when given, optionally of one status. */
-  listRuns(options: { readonly status?: ServeRunStatus; readonly limit: number; readonly beforeSeq?: number }): StoredRun[] {
+  listRuns(options: {
+    readonly status?: ServeRunStatus;
+    readonly limit: number;
+    readonly beforeSeq?: number;
+  }): StoredRun[] {
     const rows = this.#db
-      .prepare(`SELECT * FROM runs WHERE (@status IS NULL OR status = @status) AND (@before IS NULL OR seq < @before) ORDER BY seq DESC LIMIT @limit`)
+      .prepare(
+        `SELECT * FROM runs WHERE (@status IS NULL OR status = @status) AND (@before IS NULL OR seq < @before) ORDER BY seq DESC LIMIT @limit`,
+      )
       .all({ status: options.status ?? null, before: options.beforeSeq ?? null, limit: options.limit }) as RunRow[];
     return rows.map(toRun);
   }
@@ -255,26 +319,34 @@ export class RunStore {
   }
 
   countByStatus(): Map<ServeRunStatus, number> {
-    const rows = this.#db.prepare("SELECT status, COUNT(*) AS n FROM runs GROUP BY status").all() as Array<{ status: ServeRunStatus; n: number }>;
+    const rows = this.#db.prepare("SELECT status, COUNT(*) AS n FROM runs GROUP BY status").all() as Array<{
+      status: ServeRunStatus;
+      n: number;
+    }>;
     return new Map(rows.map((row) => [row.status, row.n]));
   }
 
   /** Events after `cursor`, oldest first, at most `limit`. */
   listEventsAfter(cursor: number, limit = 10_000): StatusEvent[] {
-    const rows = this.#db.prepare("SELECT * FROM events WHERE cursor > ? ORDER BY cursor LIMIT ?").all(cursor, limit) as Array<Parameters<typeof toEvent>[0]>;
+    const rows = this.#db
+      .prepare("SELECT * FROM events WHERE cursor > ? ORDER BY cursor LIMIT ?")
+      .all(cursor, limit) as Array<Parameters<typeof toEvent>[0]>;
     return rows.map(toEvent);
   }
 
   /** The highest cursor given so far (0 before any event). */
   lastCursor(): number {
-    const row = this.#db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'events'").get() as { seq: number } | undefined;
+    const row = this.#db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'events'").get() as
+      { seq: number } | undefined;
     return row?.seq ?? 0;
   }
 
   /** Deletes runs (and their events) that finished before `before`; returns them, so that their files can go too. */
   pruneFinishedBefore(before: string): StoredRun[] {
     return this.#db.transaction(() => {
-      const rows = (this.#db.prepare("SELECT * FROM runs WHERE finished_at IS NOT NULL AND finished_at < ?").all(before) as RunRow[]).map(toRun);
+      const rows = (
+        this.#db.prepare("SELECT * FROM runs WHERE finished_at IS NOT NULL AND finished_at < ?").all(before) as RunRow[]
+      ).map(toRun);
       const deleteEvents = this.#db.prepare("DELETE FROM events WHERE run_id = ?");
       const deleteRun = this.#db.prepare("DELETE FROM runs WHERE run_id = ?");
       for (const run of rows) {
@@ -290,7 +362,9 @@ export class RunStore {
   }
 
   #insertEvent(runId: string, status: ServeRunStatus, time: string, reason: string | undefined): StatusEvent {
-    const info = this.#db.prepare("INSERT INTO events (run_id, status, time, reason) VALUES (?, ?, ?, ?)").run(runId, status, time, reason ?? null);
+    const info = this.#db
+      .prepare("INSERT INTO events (run_id, status, time, reason) VALUES (?, ?, ?, ?)")
+      .run(runId, status, time, reason ?? null);
     return { cursor: Number(info.lastInsertRowid), runId, status, time, ...(reason === undefined ? {} : { reason }) };
   }
 }

@@ -64,7 +64,10 @@ export async function startService(config: ServeConfig, hooks: StartHooks): Prom
   // Opened first: a state that cannot be used (StateError, exit 4) stops the start before any cluster client exists.
   const calls = createClusterCallRouter();
   const store = new RunStore(config.stateDir);
-  const [lexicons, cluster] = await Promise.all([loadLexicons(), createClusterClient(config.transport, calls.listeners)]).catch((error: unknown) => {
+  const [lexicons, cluster] = await Promise.all([
+    loadLexicons(),
+    createClusterClient(config.transport, calls.listeners),
+  ]).catch((error: unknown) => {
     store.close();
     throw error;
   });
@@ -90,7 +93,19 @@ export async function startService(config: ServeConfig, hooks: StartHooks): Prom
   });
   const running = service;
   const { createBearerCheck, watchTokenFile } = await import("./bearer-auth.js");
-  const server = createServeServer({ service: running, lexicons, checkToken: createBearerCheck(config.tokenFile === undefined ? config.token : watchTokenFile(config.tokenFile, config.token, hooks.warn)), metrics, metricsWithoutToken: config.metricsWithoutToken, followers, maxBodyBytes: config.maxBodyBytes, ...(config.tls ? { tls: config.tls } : {}), warn: hooks.warn });
+  const server = createServeServer({
+    service: running,
+    lexicons,
+    checkToken: createBearerCheck(
+      config.tokenFile === undefined ? config.token : watchTokenFile(config.tokenFile, config.token, hooks.warn),
+    ),
+    metrics,
+    metricsWithoutToken: config.metricsWithoutToken,
+    followers,
+    maxBodyBytes: config.maxBodyBytes,
+    ...(config.tls ? { tls: config.tls } : {}),
+    warn: hooks.warn,
+  });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(config.listen.port, config.listen.host, () => {
@@ -101,14 +116,26 @@ export async function startService(config: ServeConfig, hooks: StartHooks): Prom
   const address = server.address() as AddressInfo;
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
   const timers = [
-    setInterval(() => {
-      void running.prune(config.keepRunsMs).catch((error: unknown) => hooks.warn(`pruning runs older than ${formatDuration(config.keepRunsMs)}: ${describeError(error)}`));
-    }, Math.min(config.keepRunsMs, 3_600_000)),
+    setInterval(
+      () => {
+        void running
+          .prune(config.keepRunsMs)
+          .catch((error: unknown) =>
+            hooks.warn(`pruning runs older than ${formatDuration(config.keepRunsMs)}: ${describeError(error)}`),
+          );
+      },
+      Math.min(config.keepRunsMs, 3_600_000),
+    ),
     setInterval(() => {
       void (async () => {
         const { runGc } = await import("../ops/gc.js");
-        const report = await runGc(cluster, config.defaults.target, { policy: { staleAfterMs: config.gcStaleAfterMs }, dryRun: false, deleteRetry: DEFAULT_TIMINGS.deleteRetry });
-        for (const outcome of report.outcomes) if (outcome.result === "failed") hooks.warn(`gc: Job ${outcome.job}: ${outcome.failure ?? outcome.reason}`);
+        const report = await runGc(cluster, config.defaults.target, {
+          policy: { staleAfterMs: config.gcStaleAfterMs },
+          dryRun: false,
+          deleteRetry: DEFAULT_TIMINGS.deleteRetry,
+        });
+        for (const outcome of report.outcomes)
+          if (outcome.result === "failed") hooks.warn(`gc: Job ${outcome.job}: ${outcome.failure ?? outcome.reason}`);
       })().catch((error: unknown) => hooks.warn(`gc: ${describeError(error)}`));
     }, config.gcIntervalMs),
   ];

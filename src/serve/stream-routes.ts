@@ -38,7 +38,12 @@ export function resolveStream(service: RunService, path: string, query: URLSearc
   }
   if (path === "/events") {
     const text = query.get("cursor") ?? "0";
-    if (!/^\d{1,15}$/.test(text)) throw new XrpcError(400, "InvalidRequest", `cursor expects a whole number (the last cursor seen, 0 for every event), got ${JSON.stringify(text)}`);
+    if (!/^\d{1,15}$/.test(text))
+      throw new XrpcError(
+        400,
+        "InvalidRequest",
+        `cursor expects a whole number (the last cursor seen, 0 for every event), got ${JSON.stringify(text)}`,
+      );
     const cursor = Number(text);
     service.checkEventsCursor(cursor, query.get("epoch") ?? undefined);
     return { stream: "events", follow: (output) => service.followEvents(cursor, output) };
@@ -47,9 +52,17 @@ export function resolveStream(service: RunService, path: string, query: URLSearc
 }
 
 /** Serves a stream as NDJSON (chunked), or refuses with 406 a client that asked for neither NDJSON nor a WebSocket. */
-export function serveNdjson(req: IncomingMessage, res: ServerResponse, route: StreamRoute, context: StreamContext): void {
+export function serveNdjson(
+  req: IncomingMessage,
+  res: ServerResponse,
+  route: StreamRoute,
+  context: StreamContext,
+): void {
   if (!(req.headers.accept ?? "").includes("application/x-ndjson")) {
-    writeJson(res, 406, { error: "NotAcceptable", message: "this is a stream: connect a WebSocket, or ask for Accept: application/x-ndjson" });
+    writeJson(res, 406, {
+      error: "NotAcceptable",
+      message: "this is a stream: connect a WebSocket, or ask for Accept: application/x-ndjson",
+    });
     return;
   }
   res.writeHead(200, { "Content-Type": "application/x-ndjson", "Cache-Control": "no-store" });
@@ -58,7 +71,14 @@ export function serveNdjson(req: IncomingMessage, res: ServerResponse, route: St
 }
 
 /** Upgrades to a WebSocket and sends each line as a JSON text message; a normal close (1000) at the log's end. */
-export function serveWebSocket(wss: WebSocketServer, req: IncomingMessage, socket: Duplex, head: Buffer, route: StreamRoute, context: StreamContext): void {
+export function serveWebSocket(
+  wss: WebSocketServer,
+  req: IncomingMessage,
+  socket: Duplex,
+  head: Buffer,
+  route: StreamRoute,
+  context: StreamContext,
+): void {
   wss.handleUpgrade(req, socket, head, (ws: WebSocket) => {
     followOverWebSocket(ws, route.stream, route.follow, context.budget, context.warn, "end of the run's log");
   });
@@ -68,5 +88,7 @@ export function serveWebSocket(wss: WebSocketServer, req: IncomingMessage, socke
 export function refuseUpgrade(socket: Duplex, error: unknown): void {
   const { status, body } = mapErrorToHttp(error);
   const text = JSON.stringify(body);
-  socket.end(`HTTP/1.1 ${status} ${status === 401 ? "Unauthorized" : "Error"}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${status === 401 ? "Unauthorized" : "Error"}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
+  );
 }

@@ -20,7 +20,20 @@ export function buildXrpcHandlers(service: RunService): Map<string, XrpcHandler>
         }),
       }),
     ],
-    [NSID.cancelRun, async ({ body }) => ({ kind: "json", value: service.cancel((body as { runId: string }).runId, "a cancelRun request") })],
-    [NSID.getOutputs, async ({ params }) => ({ kind: "stream", contentType: "application/x-tar", stream: await service.outputs(params.runId as string, params.artifact as string | undefined) })],
+    [
+      NSID.cancelRun,
+      async ({ body }) => ({
+        kind: "json",
+        value: service.cancel((body as { runId: string }).runId, "a cancelRun request"),
+      }),
+    ],
+    [
+      NSID.getOutputs,
+      async ({ params }) => ({
+        kind: "stream",
+        contentType: "application/x-tar",
+        stream: await service.outputs(params.runId as string, params.artifact as string | undefined),
+      }),
+    ],
   ]);
 }

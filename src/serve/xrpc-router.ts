@@ -6,10 +6,15 @@ import { mapErrorToHttp, XrpcError } from "./http-errors.js";
 import type { LexiconChecks } from "./lexicon-schemas.js";
 
 /** What a handler answers: a JSON value (checked against the method's output) or a byte stream of a declared type. */
-export type XrpcOutput = { readonly kind: "json"; readonly value: unknown } | { readonly kind: "stream"; readonly contentType: string; readonly stream: Readable };
+export type XrpcOutput =
+  | { readonly kind: "json"; readonly value: unknown }
+  | { readonly kind: "stream"; readonly contentType: string; readonly stream: Readable };
 
 /** A method's handler: called with the validated parameters (queries) or input (procedures); throws to answer an error. */
-export type XrpcHandler = (input: { readonly params: Record<string, unknown>; readonly body: unknown }) => Promise<XrpcOutput>;
+export type XrpcHandler = (input: {
+  readonly params: Record<string, unknown>;
+  readonly body: unknown;
+}) => Promise<XrpcOutput>;
 
 export interface XrpcRouterOptions {
   readonly lexicons: LexiconChecks;
@@ -21,19 +26,23 @@ export interface XrpcRouterOptions {
 }
 
 /** Answers one request for `/xrpc/<nsid>`; never rejects (every failure is an XRPC error answer). */
-export function createXrpcRouter(options: XrpcRouterOptions): (req: IncomingMessage, res: ServerResponse, nsid: string, query: URLSearchParams) => Promise<void> {
+export function createXrpcRouter(
+  options: XrpcRouterOptions,
+): (req: IncomingMessage, res: ServerResponse, nsid: string, query: URLSearchParams) => Promise<void> {
   return async (req, res, nsid, query) => {
     try {
       const type = options.lexicons.methodType(nsid);
       const handler = options.handlers.get(nsid);
-      if (type === undefined || handler === undefined) throw new XrpcError(501, "MethodNotImplemented", `no method ${nsid} here`);
+      if (type === undefined || handler === undefined)
+        throw new XrpcError(501, "MethodNotImplemented", `no method ${nsid} here`);
       const expected = type === "query" ? "GET" : "POST";
       if (req.method !== expected && !(type === "query" && req.method === "HEAD")) {
         res.setHeader("Allow", expected);
         throw new XrpcError(405, "InvalidRequest", `${nsid} is a ${type}: use ${expected}`);
       }
       const params = options.lexicons.params(nsid, readQuery(query));
-      const body = type === "procedure" ? options.lexicons.input(nsid, await readJsonBody(req, options.maxBodyBytes)) : undefined;
+      const body =
+        type === "procedure" ? options.lexicons.input(nsid, await readJsonBody(req, options.maxBodyBytes)) : undefined;
       const output = await handler({ params, body });
       if (output.kind === "json") {
         writeJson(res, 200, options.lexicons.output(nsid, output.value));
@@ -54,9 +63,18 @@ export function createXrpcRouter(options: XrpcRouterOptions): (req: IncomingMess
 }
 
 /** Writes a JSON answer. */
-export function writeJson(res: ServerResponse, status: number, value: unknown, headers: Readonly<Record<string, string>> = {}): void {
+export function writeJson(
+  res: ServerResponse,
+  status: number,
+  value: unknown,
+  headers: Readonly<Record<string, string>> = {},
+): void {
   const text = JSON.stringify(value);
-  res.writeHead(status, { ...headers, "Content-Type": "application/json; charset=utf-8", "Content-Length": Buffer.byteLength(text) });
+  res.writeHead(status, {
+    ...headers,
+    "Content-Type": "application/json; charset=utf-8",
+    "Content-Length": Buffer.byteLength(text),
+  });
   res.end(text);
 }
 
@@ -72,8 +90,14 @@ function readQuery(query: URLSearchParams): Record<string, string> {
 /** The request's JSON body: 415 for another type, 413 past `max` bytes (read no further), 400 when it does not parse. */
 async function readJsonBody(req: IncomingMessage, max: number): Promise<unknown> {
   const type = (req.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
-  if (type !== "application/json") throw new XrpcError(415, "InvalidRequest", `expected a JSON body (Content-Type: application/json), got ${type === "" ? "none" : JSON.stringify(type)}`);
-  const tooLarge = (): XrpcError => new XrpcError(413, "PayloadTooLarge", `the request body is larger than ${max} bytes`);
+  if (type !== "application/json")
+    throw new XrpcError(
+      415,
+      "InvalidRequest",
+      `expected a JSON body (Content-Type: application/json), got ${type === "" ? "none" : JSON.stringify(type)}`,
+    );
+  const tooLarge = (): XrpcError =>
+    new XrpcError(413, "PayloadTooLarge", `the request body is larger than ${max} bytes`);
   const declared = Number(req.headers["content-length"]);
   if (Number.isFinite(declared) && declared > max) {
     req.resume();

@@ -81,9 +81,13 @@ export function buildRunSettings(input: RunSettingsInput): RunSettings & { reado
             ...(plan.services !== undefined ? { services: plan.services } : {}),
           }
         : { image: plan.image, ...fallback, steps: plan.steps, env: [] };
-  const caches = plan?.matched && plan.caches.length > 0 && input.cacheBackend ? { caches: plan.caches, cacheBackend: input.cacheBackend } : {};
+  const caches =
+    plan?.matched && plan.caches.length > 0 && input.cacheBackend
+      ? { caches: plan.caches, cacheBackend: input.cacheBackend }
+      : {};
   const { ephemeralStorage: _planned, disruptionBudget = true, ...pod } = input.pod ?? {};
-  const artifacts: { artifacts?: ArtifactSpec[] } = plan?.matched && plan.artifacts.length > 0 ? { artifacts: plan.artifacts } : {};
+  const artifacts: { artifacts?: ArtifactSpec[] } =
+    plan?.matched && plan.artifacts.length > 0 ? { artifacts: plan.artifacts } : {};
   return {
     runId,
     jobName: buildJobName(runId),

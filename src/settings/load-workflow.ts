@@ -19,7 +19,10 @@ export interface LoadedWorkflow {
  * exit 2) listing every problem when it does not parse or resolve. `name` is how messages name the file (the path
  * by default).
  */
-export async function loadWorkflowFile(path: string, options: ResolveOptions & { readonly name?: string } = {}): Promise<LoadedWorkflow> {
+export async function loadWorkflowFile(
+  path: string,
+  options: ResolveOptions & { readonly name?: string } = {},
+): Promise<LoadedWorkflow> {
   const name = options.name ?? path;
   const read = readWorkflowFile(path);
   if (read.ok) return loadWorkflowText(read.text, name, options);
@@ -32,11 +35,19 @@ export async function loadWorkflowFile(path: string, options: ResolveOptions & {
  * `name` naming it in every `name:line:column` message. Rejects with WorkflowError listing every problem, and with
  * ForeignWorkflowError (a WorkflowError) for a file written for another CI system.
  */
-export async function loadWorkflowText(text: string, name: string, options: ResolveOptions = {}): Promise<LoadedWorkflow> {
+export async function loadWorkflowText(
+  text: string,
+  name: string,
+  options: ResolveOptions = {},
+): Promise<LoadedWorkflow> {
   const parsed = await parseWorkflow(text, name);
   if (!parsed.ok && parsed.foreign) throw new ForeignWorkflowError(parsed.errors[0]!, parsed.foreign.system);
   if (!parsed.ok) throw new WorkflowError(parsed.errors);
   const resolved = resolveWorkflow(parsed.workflow, options);
   if (!resolved.ok) throw new WorkflowError(resolved.errors);
-  return { resolved: resolved.workflow, parsed: parsed.workflow, warnings: [...parsed.warnings, ...resolved.workflow.clamped] };
+  return {
+    resolved: resolved.workflow,
+    parsed: parsed.workflow,
+    warnings: [...parsed.warnings, ...resolved.workflow.clamped],
+  };
 }

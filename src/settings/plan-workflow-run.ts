@@ -2,7 +2,12 @@
 import type { ArtifactSpec } from "../workflow/artifact-types.js";
 import type { EphemeralStorage } from "../config/runner-config.js";
 import type { CacheSpec } from "../workflow/cache-types.js";
-import { identifyHashFilesCall, listHashFilesCalls, renderKeyTemplate, type KeyInputs } from "../workflow/render-key.js";
+import {
+  identifyHashFilesCall,
+  listHashFilesCalls,
+  renderKeyTemplate,
+  type KeyInputs,
+} from "../workflow/render-key.js";
 import type { StepSpec } from "../workflow/steps-file.js";
 import { matchWorkflow, type Trigger } from "../workflow/match-trigger.js";
 import type { Placement, ResolvedWorkflow } from "./resolve-workflow.js";
@@ -28,7 +33,11 @@ export interface RunOverrides {
 }
 
 /** The trigger as the result records it: its changed files only counted (there may be thousands), and the match. */
-export type TriggerSummary = Omit<Trigger, "changedFiles"> & { readonly changedFileCount?: number; readonly matched: boolean; readonly reason: string };
+export type TriggerSummary = Omit<Trigger, "changedFiles"> & {
+  readonly changedFileCount?: number;
+  readonly matched: boolean;
+  readonly reason: string;
+};
 
 /** The trigger's summary for the result and the dry run. */
 function summarizeTrigger(trigger: Trigger, match: { matched: boolean; reason: string }): TriggerSummary {
@@ -53,7 +62,13 @@ export interface WorkflowSummary {
 }
 
 export type WorkflowRunPlan =
-  | { readonly matched: false; readonly workflow: WorkflowSummary; readonly reason: string; readonly image: string; readonly steps: StepSpec[] }
+  | {
+      readonly matched: false;
+      readonly workflow: WorkflowSummary;
+      readonly reason: string;
+      readonly image: string;
+      readonly steps: StepSpec[];
+    }
   | {
       readonly matched: true;
       readonly workflow: WorkflowSummary;
@@ -108,12 +123,23 @@ export function listHashFilesNeeded(workflow: Pick<ResolvedWorkflow, "caches">):
  * Renders each cache's key and restore keys: every problem (a variable the run does not set, a key too long or
  * unprintable, two caches rendering the same key) is a WorkflowIssue at the template's place.
  */
-export function planCaches(file: string, caches: readonly WorkflowCache[], inputs: KeyInputs): { caches: CacheSpec[]; issues: WorkflowIssue[] } {
+export function planCaches(
+  file: string,
+  caches: readonly WorkflowCache[],
+  inputs: KeyInputs,
+): { caches: CacheSpec[]; issues: WorkflowIssue[] } {
   const issues: WorkflowIssue[] = [];
   const render = (at: KeyTemplateAt): string | undefined => {
     const rendered = renderKeyTemplate(at.template, inputs);
     if (rendered.ok) return rendered.key;
-    issues.push(makeIssue(file, at.position, at.path, `the key template ${JSON.stringify(at.template.source)} ${rendered.message}`));
+    issues.push(
+      makeIssue(
+        file,
+        at.position,
+        at.path,
+        `the key template ${JSON.stringify(at.template.source)} ${rendered.message}`,
+      ),
+    );
     return undefined;
   };
   const specs: CacheSpec[] = [];
@@ -124,7 +150,14 @@ export function planCaches(file: string, caches: readonly WorkflowCache[], input
     if (key === undefined || restoreKeys.some((prefix) => prefix === undefined)) continue;
     const first = keyed.get(key);
     if (first !== undefined) {
-      issues.push(makeIssue(file, cache.key.position, cache.key.path, `renders ${JSON.stringify(key)}, the same key as ${first.path} at ${file}:${first.position.line}:${first.position.column}; keys are immutable once saved, so only one of them could ever be saved`));
+      issues.push(
+        makeIssue(
+          file,
+          cache.key.position,
+          cache.key.path,
+          `renders ${JSON.stringify(key)}, the same key as ${first.path} at ${file}:${first.position.line}:${first.position.column}; keys are immutable once saved, so only one of them could ever be saved`,
+        ),
+      );
       continue;
     }
     keyed.set(key, cache.key);
@@ -135,7 +168,12 @@ export function planCaches(file: string, caches: readonly WorkflowCache[], input
 
 /** The workflow's artifacts as the run collects them. */
 export function planArtifacts(artifacts: readonly WorkflowArtifact[]): ArtifactSpec[] {
-  return artifacts.map((artifact) => ({ name: artifact.name, paths: [...artifact.paths], when: artifact.when, required: artifact.required }));
+  return artifacts.map((artifact) => ({
+    name: artifact.name,
+    paths: [...artifact.paths],
+    when: artifact.when,
+    required: artifact.required,
+  }));
 }
 
 /**
@@ -181,11 +219,22 @@ export function planWorkflowRun(
   }));
   if (match && !match.matched) return { matched: false, workflow: summary, reason: match.reason, image, steps };
   const docker = workflow.dockerDaemon ? [{ name: "DOCKER_HOST", value: DOCKER_HOST }] : [];
-  const env = [...buildRunVariables({ runId: input.runId, workflowName: name, ...(input.trigger ? { trigger: input.trigger } : {}) }), ...docker, ...workflow.env];
+  const env = [
+    ...buildRunVariables({
+      runId: input.runId,
+      workflowName: name,
+      ...(input.trigger ? { trigger: input.trigger } : {}),
+    }),
+    ...docker,
+    ...workflow.env,
+  ];
   const cacheInput = input.caches ?? {};
   const planned = cacheInput.off
     ? { caches: [], issues: [] }
-    : planCaches(workflow.file, workflow.caches ?? [], { variables: new Map(env.map((variable) => [variable.name, variable.value])), fileHashes: cacheInput.fileHashes ?? new Map() });
+    : planCaches(workflow.file, workflow.caches ?? [], {
+        variables: new Map(env.map((variable) => [variable.name, variable.value])),
+        fileHashes: cacheInput.fileHashes ?? new Map(),
+      });
   if (planned.issues.length > 0) throw new WorkflowError(planned.issues);
   return {
     matched: true,
@@ -193,7 +242,8 @@ export function planWorkflowRun(
     image,
     cpu: overrides.cpu ?? workflow.resources.cpu ?? RUN_DEFAULTS.cpu,
     memory: overrides.memory ?? workflow.resources.memory ?? RUN_DEFAULTS.memory,
-    timeoutMs: overrides.timeoutMs ?? workflow.timeoutMs ?? Math.min(RUN_DEFAULTS.timeoutMs, workflow.maxTimeoutMs ?? Infinity),
+    timeoutMs:
+      overrides.timeoutMs ?? workflow.timeoutMs ?? Math.min(RUN_DEFAULTS.timeoutMs, workflow.maxTimeoutMs ?? Infinity),
     ...(stepTimeoutMs !== undefined ? { stepTimeoutMs } : {}),
     shell: workflow.shell.join(" "),
     steps,

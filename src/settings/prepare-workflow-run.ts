@@ -32,7 +32,10 @@ export interface PreparedWorkflowRun {
  * will happen (caches on, the trigger matching) and has a checkout; then plans the run (planWorkflowRun). Throws
  * WorkflowError (an InputError) for a key that cannot be rendered. Reads the checkout; nothing else.
  */
-export async function prepareWorkflowRun(loaded: LoadedWorkflow, input: PrepareWorkflowRunInput): Promise<PreparedWorkflowRun> {
+export async function prepareWorkflowRun(
+  loaded: LoadedWorkflow,
+  input: PrepareWorkflowRunInput,
+): Promise<PreparedWorkflowRun> {
   const off = input.cachesOff ?? false;
   const { fileHashes, warnings } = await hashKeyFiles(loaded, input.trigger, input.checkoutDir, off);
   const plan = planWorkflowRun(loaded.resolved, {
@@ -45,23 +48,38 @@ export async function prepareWorkflowRun(loaded: LoadedWorkflow, input: PrepareW
   return { plan, warnings };
 }
 
-async function hashKeyFiles(loaded: LoadedWorkflow, trigger: Trigger | undefined, checkoutDir: string | undefined, off: boolean): Promise<{ fileHashes: Map<string, string>; warnings: string[] }> {
+async function hashKeyFiles(
+  loaded: LoadedWorkflow,
+  trigger: Trigger | undefined,
+  checkoutDir: string | undefined,
+  off: boolean,
+): Promise<{ fileHashes: Map<string, string>; warnings: string[] }> {
   const fileHashes = new Map<string, string>();
   const warnings: string[] = [];
   const needed = listHashFilesNeeded(loaded.resolved);
-  if (off || needed.length === 0 || checkoutDir === undefined || (trigger !== undefined && !matchWorkflow(loaded.resolved.when, trigger).matched)) return { fileHashes, warnings };
-  const [{ hashCheckoutFiles }, { identifyHashFilesCall, listHashFilesCalls }, { formatWarning, makeIssue }] = await Promise.all([
-    import("../cache/hash-files.js"),
-    import("../workflow/render-key.js"),
-    import("../workflow/workflow-errors.js"),
-  ]);
+  if (
+    off ||
+    needed.length === 0 ||
+    checkoutDir === undefined ||
+    (trigger !== undefined && !matchWorkflow(loaded.resolved.when, trigger).matched)
+  )
+    return { fileHashes, warnings };
+  const [{ hashCheckoutFiles }, { identifyHashFilesCall, listHashFilesCalls }, { formatWarning, makeIssue }] =
+    await Promise.all([
+      import("../cache/hash-files.js"),
+      import("../workflow/render-key.js"),
+      import("../workflow/workflow-errors.js"),
+    ]);
   const templates = (loaded.resolved.caches ?? []).flatMap((cache) => [cache.key, ...cache.restoreKeys]);
   for (const patterns of needed) {
     const id = identifyHashFilesCall(patterns);
     const hashed = await hashCheckoutFiles(checkoutDir, patterns);
     fileHashes.set(id, hashed.hash);
-    const at = templates.find((template) => listHashFilesCalls(template.template).some((call) => identifyHashFilesCall(call) === id))!;
-    for (const warning of hashed.warnings) warnings.push(formatWarning(makeIssue(loaded.resolved.file, at.position, at.path, warning)));
+    const at = templates.find((template) =>
+      listHashFilesCalls(template.template).some((call) => identifyHashFilesCall(call) === id),
+    )!;
+    for (const warning of hashed.warnings)
+      warnings.push(formatWarning(makeIssue(loaded.resolved.file, at.position, at.path, warning)));
   }
   return { fileHashes, warnings };
 }

@@ -1,10 +1,24 @@
 // Turns a parsed workflow and the runner's own settings into what a run needs: image, shell, budgets, env, steps.
 import { IMAGE } from "../core/patterns.js";
-import { DEFAULT_RUNNER_CONFIG, describeSetting, type EphemeralStorage, type RunnerConfigSource } from "../config/runner-config.js";
+import {
+  DEFAULT_RUNNER_CONFIG,
+  describeSetting,
+  type EphemeralStorage,
+  type RunnerConfigSource,
+} from "../config/runner-config.js";
 import { applyLimits, type LimitClamp } from "./apply-limits.js";
 import { buildNixInstallScript, NIX_INSTALL_STEP_NAME } from "../pod/nix-install.js";
 import { makeIssue, type WorkflowIssue } from "../workflow/workflow-errors.js";
-import type { CloneSettings, EngineName, ResourceSettings, WhenConstraint, Workflow, WorkflowArtifact, WorkflowCache, WorkflowService } from "../workflow/workflow-types.js";
+import type {
+  CloneSettings,
+  EngineName,
+  ResourceSettings,
+  WhenConstraint,
+  Workflow,
+  WorkflowArtifact,
+  WorkflowCache,
+  WorkflowService,
+} from "../workflow/workflow-types.js";
 import type { EnvVar } from "../core/env-var.js";
 
 /** The shell a step's script runs in when the workflow names none: stops at the first failing command. */
@@ -83,7 +97,9 @@ export interface ResolvedWorkflow {
   readonly services?: readonly WorkflowService[];
 }
 
-export type ResolveResult = { readonly ok: true; readonly workflow: ResolvedWorkflow } | { readonly ok: false; readonly errors: readonly WorkflowIssue[] };
+export type ResolveResult =
+  | { readonly ok: true; readonly workflow: ResolvedWorkflow }
+  | { readonly ok: false; readonly errors: readonly WorkflowIssue[] };
 
 const NIXERY_BASE = /^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:\d{1,5})?(\/[A-Za-z0-9._-]+)*$/;
 
@@ -93,7 +109,10 @@ const NIXERY_BASE = /^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:\d{1,5})?(\/[A-Za
  * port and path.
  */
 export function normalizeNixeryBase(text: string): string | undefined {
-  const base = text.trim().replace(/^https?:\/\//, "").replace(/\/+$/, "");
+  const base = text
+    .trim()
+    .replace(/^https?:\/\//, "")
+    .replace(/\/+$/, "");
   return NIXERY_BASE.test(base) ? base : undefined;
 }
 
@@ -109,7 +128,13 @@ export function composeNixeryImage(base: string, packages: readonly string[]): s
   return [base, ...tangled, ...NIXERY_RUNNER_PACKAGES.filter((name) => !tangled.includes(name))].join("/");
 }
 
-type ImageChoice = { image?: string; imageFrom: ResolvedWorkflow["imageFrom"]; imageName?: string; nix?: boolean; nixeryBase?: string };
+type ImageChoice = {
+  image?: string;
+  imageFrom: ResolvedWorkflow["imageFrom"];
+  imageName?: string;
+  nix?: boolean;
+  nixeryBase?: string;
+};
 
 /** A microvm `image` is a name: the configuration's image for it, or the issue naming the names there are. */
 function resolveMicrovmImage(workflow: Workflow, source: RunnerConfigSource): ImageChoice | WorkflowIssue {
@@ -117,27 +142,52 @@ function resolveMicrovmImage(workflow: Workflow, source: RunnerConfigSource): Im
   const name = workflow.image ?? microvm.defaultImage;
   const mapped = Object.hasOwn(microvm.images, name) ? microvm.images[name] : undefined;
   if (mapped === undefined) {
-    return makeIssue(workflow.file, workflow.imagePosition ?? workflow.enginePosition, workflow.image !== undefined ? "image" : "engine", `the microvm image ${JSON.stringify(name)} is not one this runner maps to a container image (${Object.keys(microvm.images).join(", ")}); add it under ${describeSetting(source, "engines.microvm.images")}`);
+    return makeIssue(
+      workflow.file,
+      workflow.imagePosition ?? workflow.enginePosition,
+      workflow.image !== undefined ? "image" : "engine",
+      `the microvm image ${JSON.stringify(name)} is not one this runner maps to a container image (${Object.keys(microvm.images).join(", ")}); add it under ${describeSetting(source, "engines.microvm.images")}`,
+    );
   }
   return { image: mapped.image, imageFrom: "microvm", imageName: name, nix: mapped.nix };
 }
 
 /** The image and where it came from, or the issue that prevents one. */
 function resolveImage(workflow: Workflow, options: ResolveOptions): ImageChoice | WorkflowIssue {
-  if (workflow.engine === "microvm") return resolveMicrovmImage(workflow, options.runner ?? { config: DEFAULT_RUNNER_CONFIG });
+  if (workflow.engine === "microvm")
+    return resolveMicrovmImage(workflow, options.runner ?? { config: DEFAULT_RUNNER_CONFIG });
   if (workflow.image !== undefined) return { image: workflow.image, imageFrom: "workflow" };
   if (workflow.engine !== "nixery") return { imageFrom: "default" };
   const path = workflow.engineFrom === "dependencies" ? "dependencies.nixpkgs" : "engine";
-  const what = workflow.engineFrom === "dependencies" ? "lists nixpkgs packages, so this is a nixery workflow, whose image" : "a nixery workflow's image";
+  const what =
+    workflow.engineFrom === "dependencies"
+      ? "lists nixpkgs packages, so this is a nixery workflow, whose image"
+      : "a nixery workflow's image";
   if (options.nixeryBase === undefined) {
-    return makeIssue(workflow.file, workflow.enginePosition, path, `${what} is composed on the runner's Nixery registry: pass --nixery URL (e.g. --nixery nixery.dev), or set \`image\` in the workflow`);
+    return makeIssue(
+      workflow.file,
+      workflow.enginePosition,
+      path,
+      `${what} is composed on the runner's Nixery registry: pass --nixery URL (e.g. --nixery nixery.dev), or set \`image\` in the workflow`,
+    );
   }
   const base = normalizeNixeryBase(options.nixeryBase);
-  if (base === undefined) return makeIssue(workflow.file, workflow.enginePosition, path, `the Nixery registry ${JSON.stringify(options.nixeryBase)} is not a registry host such as nixery.dev or registry.example:5000/nixery`);
+  if (base === undefined)
+    return makeIssue(
+      workflow.file,
+      workflow.enginePosition,
+      path,
+      `the Nixery registry ${JSON.stringify(options.nixeryBase)} is not a registry host such as nixery.dev or registry.example:5000/nixery`,
+    );
   const image = composeNixeryImage(base, workflow.nixpkgs ?? []);
   const name = image.replace(/:[^/]*$/, "");
   if (name.length > MAX_IMAGE_NAME_LENGTH || !IMAGE.test(image)) {
-    return makeIssue(workflow.file, workflow.enginePosition, path, `the composed Nixery image name is ${name.length} characters long, more than the ${MAX_IMAGE_NAME_LENGTH} an image name may have; list fewer packages or set \`image\``);
+    return makeIssue(
+      workflow.file,
+      workflow.enginePosition,
+      path,
+      `the composed Nixery image name is ${name.length} characters long, more than the ${MAX_IMAGE_NAME_LENGTH} an image name may have; list fewer packages or set \`image\``,
+    );
   }
   return { image, imageFrom: "nixery", nixeryBase: base };
 }
@@ -154,20 +204,72 @@ export function resolveWorkflow(workflow: Workflow, options: ResolveOptions = {}
   const errors: WorkflowIssue[] = [];
   if (nixImage === false) {
     // Tangled ignores these on a non-NixOS image; a run without the packages it asked for would only fail later.
-    if (workflow.nix !== undefined) errors.push(makeIssue(workflow.file, workflow.nix.position, "dependencies", `are installed with Nix on a NixOS image only, and the microvm image ${JSON.stringify(image.imageName)} is not one; install them in a step (apk add, dnf install), or use a NixOS image`));
-    if (workflow.docker !== undefined) errors.push(makeIssue(workflow.file, workflow.docker, "virtualisation.docker", `configures a NixOS image, and the microvm image ${JSON.stringify(image.imageName)} is not one; use a NixOS image`));
+    if (workflow.nix !== undefined)
+      errors.push(
+        makeIssue(
+          workflow.file,
+          workflow.nix.position,
+          "dependencies",
+          `are installed with Nix on a NixOS image only, and the microvm image ${JSON.stringify(image.imageName)} is not one; install them in a step (apk add, dnf install), or use a NixOS image`,
+        ),
+      );
+    if (workflow.docker !== undefined)
+      errors.push(
+        makeIssue(
+          workflow.file,
+          workflow.docker,
+          "virtualisation.docker",
+          `configures a NixOS image, and the microvm image ${JSON.stringify(image.imageName)} is not one; use a NixOS image`,
+        ),
+      );
   }
   if (workflow.docker !== undefined && !source.config.allowPrivileged) {
-    errors.push(makeIssue(workflow.file, workflow.docker, "virtualisation.docker", `needs a privileged container (the Docker daemon), which this runner does not allow; the operator allows it with ${describeSetting(source, "allowPrivileged: true")}`));
+    errors.push(
+      makeIssue(
+        workflow.file,
+        workflow.docker,
+        "virtualisation.docker",
+        `needs a privileged container (the Docker daemon), which this runner does not allow; the operator allows it with ${describeSetting(source, "allowPrivileged: true")}`,
+      ),
+    );
   }
   if (workflow.docker !== undefined && source.config.allowPrivileged && source.config.pod.security === "restricted") {
-    errors.push(makeIssue(workflow.file, workflow.docker, "virtualisation.docker", `needs a privileged container (the Docker daemon), which ${source.podFlags?.includes("security") ? "--security-profile restricted" : describeSetting(source, "pod.security: restricted")} forbids (Pod Security Standard "restricted"); use a runner configured with the default profile`));
+    errors.push(
+      makeIssue(
+        workflow.file,
+        workflow.docker,
+        "virtualisation.docker",
+        `needs a privileged container (the Docker daemon), which ${source.podFlags?.includes("security") ? "--security-profile restricted" : describeSetting(source, "pod.security: restricted")} forbids (Pod Security Standard "restricted"); use a runner configured with the default profile`,
+      ),
+    );
   }
-  const limited = applyLimits(workflow, source, nixeryBase !== undefined && image.image !== undefined ? { base: nixeryBase, image: image.image } : undefined);
+  const limited = applyLimits(
+    workflow,
+    source,
+    nixeryBase !== undefined && image.image !== undefined ? { base: nixeryBase, image: image.image } : undefined,
+  );
   errors.push(...limited.errors);
-  const installStep = workflow.nix !== undefined && nixImage !== false ? [{ name: NIX_INSTALL_STEP_NAME, command: buildNixInstallScript(workflow.nix), env: [], source: `${workflow.file}:${workflow.nix.position.line}` }] : [];
+  const installStep =
+    workflow.nix !== undefined && nixImage !== false
+      ? [
+          {
+            name: NIX_INSTALL_STEP_NAME,
+            command: buildNixInstallScript(workflow.nix),
+            env: [],
+            source: `${workflow.file}:${workflow.nix.position.line}`,
+          },
+        ]
+      : [];
   const clash = installStep.length > 0 ? workflow.steps.find((step) => step.name === NIX_INSTALL_STEP_NAME) : undefined;
-  if (clash) errors.push(makeIssue(workflow.file, clash.position, "steps", `the step name ${JSON.stringify(NIX_INSTALL_STEP_NAME)} is the runner's own step that installs the dependencies; rename this one`));
+  if (clash)
+    errors.push(
+      makeIssue(
+        workflow.file,
+        clash.position,
+        "steps",
+        `the step name ${JSON.stringify(NIX_INSTALL_STEP_NAME)} is the runner's own step that installs the dependencies; rename this one`,
+      ),
+    );
   if (errors.length > 0) return { ok: false, errors };
   const runtimeClassName = workflow.engine === "microvm" ? source.config.engines.microvm.runtimeClassName : undefined;
   return {
@@ -177,11 +279,15 @@ export function resolveWorkflow(workflow: Workflow, options: ResolveOptions = {}
       engine: workflow.engine,
       ...image,
       placement: {
-        ...(workflow.architecture !== undefined ? { nodeSelector: { "kubernetes.io/arch": workflow.architecture } } : {}),
+        ...(workflow.architecture !== undefined
+          ? { nodeSelector: { "kubernetes.io/arch": workflow.architecture } }
+          : {}),
         ...(runtimeClassName !== undefined ? { runtimeClassName } : {}),
       },
       ...(workflow.docker !== undefined ? { dockerDaemon: { image: source.config.docker.image } } : {}),
-      ...(source.config.pod.ephemeralStorage !== undefined ? { ephemeralStorage: source.config.pod.ephemeralStorage } : {}),
+      ...(source.config.pod.ephemeralStorage !== undefined
+        ? { ephemeralStorage: source.config.pod.ephemeralStorage }
+        : {}),
       shell: workflow.shell ?? DEFAULT_SHELL,
       ...(limited.timeoutMs !== undefined ? { timeoutMs: limited.timeoutMs } : {}),
       ...(source.config.limits.maxTimeoutMs !== undefined ? { maxTimeoutMs: source.config.limits.maxTimeoutMs } : {}),
@@ -191,13 +297,16 @@ export function resolveWorkflow(workflow: Workflow, options: ResolveOptions = {}
       env: workflow.environment,
       clone: workflow.clone,
       ...(workflow.when !== undefined ? { when: workflow.when } : {}),
-      steps: [...installStep, ...workflow.steps.map((step, index) => ({
-        name: step.name,
-        command: step.command,
-        env: step.environment,
-        ...(limited.stepTimeoutsMs[index] !== undefined ? { timeoutMs: limited.stepTimeoutsMs[index] } : {}),
-        source: `${workflow.file}:${step.position.line}`,
-      }))],
+      steps: [
+        ...installStep,
+        ...workflow.steps.map((step, index) => ({
+          name: step.name,
+          command: step.command,
+          env: step.environment,
+          ...(limited.stepTimeoutsMs[index] !== undefined ? { timeoutMs: limited.stepTimeoutsMs[index] } : {}),
+          source: `${workflow.file}:${step.position.line}`,
+        })),
+      ],
       ...(workflow.caches !== undefined ? { caches: workflow.caches } : {}),
       ...(workflow.artifacts !== undefined ? { artifacts: workflow.artifacts } : {}),
       ...(workflow.services !== undefined ? { services: workflow.services } : {}),

@@ -17,7 +17,11 @@ function describeRef(ref: string): { name: string; type: "branch" | "tag" } {
  */
 export function buildTangledVariables(trigger: Trigger | undefined): EnvVar[] {
   if (trigger === undefined) return [];
-  const url = trigger.repoUrl ?? (trigger.knot && trigger.repoDid && trigger.repoName ? `https://${trigger.knot}/${trigger.repoDid}/${trigger.repoName}` : undefined);
+  const url =
+    trigger.repoUrl ??
+    (trigger.knot && trigger.repoDid && trigger.repoName
+      ? `https://${trigger.knot}/${trigger.repoDid}/${trigger.repoName}`
+      : undefined);
   const known: Array<[string, string | undefined]> = [
     ["TANGLED_PIPELINE_ID", trigger.pipelineId],
     ["TANGLED_PIPELINE_KIND", trigger.event],
@@ -37,14 +41,29 @@ export function buildTangledVariables(trigger: Trigger | undefined): EnvVar[] {
       ["TANGLED_SHA", sha],
       ["TANGLED_COMMIT_SHA", sha],
       ["TANGLED_PR_SOURCE_BRANCH", source],
-      ["TANGLED_PR_TARGET_BRANCH", trigger.branch ?? (trigger.ref !== undefined ? deriveRefNames(trigger.ref).branch : undefined)],
+      [
+        "TANGLED_PR_TARGET_BRANCH",
+        trigger.branch ?? (trigger.ref !== undefined ? deriveRefNames(trigger.ref).branch : undefined),
+      ],
       ["TANGLED_PR_SOURCE_SHA", sha],
       ["TANGLED_PR_ACTION", trigger.prAction],
     );
   } else {
-    const ref = trigger.ref ?? (trigger.branch !== undefined ? `refs/heads/${trigger.branch}` : trigger.tag !== undefined ? `refs/tags/${trigger.tag}` : undefined);
+    const ref =
+      trigger.ref ??
+      (trigger.branch !== undefined
+        ? `refs/heads/${trigger.branch}`
+        : trigger.tag !== undefined
+          ? `refs/tags/${trigger.tag}`
+          : undefined);
     const described = ref === undefined ? undefined : describeRef(ref);
-    known.push(["TANGLED_REF", ref], ["TANGLED_REF_NAME", described?.name], ["TANGLED_REF_TYPE", described?.type], ["TANGLED_SHA", trigger.sha], ["TANGLED_COMMIT_SHA", trigger.sha]);
+    known.push(
+      ["TANGLED_REF", ref],
+      ["TANGLED_REF_NAME", described?.name],
+      ["TANGLED_REF_TYPE", described?.type],
+      ["TANGLED_SHA", trigger.sha],
+      ["TANGLED_COMMIT_SHA", trigger.sha],
+    );
   }
   return known.flatMap(([name, value]) => (value === undefined ? [] : [{ name, value }]));
 }

@@ -71,7 +71,9 @@ export function listWorkflowFiles(paths: readonly string[]): { files: string[]; 
     const dir = path.length > 1 ? path.replace(/\/+$/, "") : path;
     let names: string[];
     try {
-      names = readdirSync(dir).filter((name) => WORKFLOW_FILE.test(name) && isFileEntry(dir, name)).sort();
+      names = readdirSync(dir)
+        .filter((name) => WORKFLOW_FILE.test(name) && isFileEntry(dir, name))
+        .sort();
     } catch (error) {
       problems.push(`${path}: cannot list the directory: ${describeFsError(error)}`);
       continue;
@@ -85,20 +87,34 @@ export function listWorkflowFiles(paths: readonly string[]): { files: string[]; 
 /** Checks the text of one workflow file; with the runner configuration (`validate --config`), against its `limits` too. */
 export async function checkWorkflowText(text: string, file: string, runner?: RunnerConfigSource): Promise<FileCheck> {
   const parsed = await parseWorkflow(text, file);
-  if (!parsed.ok && parsed.foreign) return { file, foreign: { system: parsed.foreign.system, issue: parsed.errors[0]! }, errors: [], warnings: [] };
+  if (!parsed.ok && parsed.foreign)
+    return { file, foreign: { system: parsed.foreign.system, issue: parsed.errors[0]! }, errors: [], warnings: [] };
   if (!parsed.ok) return { file, errors: parsed.errors, warnings: parsed.warnings };
   const limited = runner === undefined ? { errors: [], clamped: [], clamps: [] } : applyLimits(parsed.workflow, runner);
-  return { file, steps: parsed.workflow.steps.length, engine: parsed.workflow.engine, errors: limited.errors, warnings: [...parsed.warnings, ...limited.clamped] };
+  return {
+    file,
+    steps: parsed.workflow.steps.length,
+    engine: parsed.workflow.engine,
+    errors: limited.errors,
+    warnings: [...parsed.warnings, ...limited.clamped],
+  };
 }
 
 /** Lists and checks every file the paths name; never throws for a bad file, it reports it. */
-export async function validateWorkflowPaths(paths: readonly string[], runner?: RunnerConfigSource): Promise<ValidateReport> {
+export async function validateWorkflowPaths(
+  paths: readonly string[],
+  runner?: RunnerConfigSource,
+): Promise<ValidateReport> {
   const { files, problems } = listWorkflowFiles(paths);
   const checks: FileCheck[] = [];
   for (const file of files) {
     const read = readWorkflowFile(file);
     if (!read.ok) {
-      checks.push({ file, errors: [{ file, ...(read.at ?? { line: 1, column: 1 }), path: "", message: read.problem }], warnings: [] });
+      checks.push({
+        file,
+        errors: [{ file, ...(read.at ?? { line: 1, column: 1 }), path: "", message: read.problem }],
+        warnings: [],
+      });
       continue;
     }
     checks.push(await checkWorkflowText(read.text, file, runner));
@@ -120,13 +136,20 @@ export function formatValidateReport(report: ValidateReport): { stdout: string; 
     for (const warning of check.warnings) stderr += `${formatWarning(warning)}\n`;
     if (check.foreign) stdout += `other  ${formatIssue(check.foreign.issue)}\n`;
     else if (check.errors.length === 0 && check.config) stdout += `ok  ${check.file} (runner configuration)\n`;
-    else if (check.errors.length === 0) stdout += `ok  ${check.file} (${check.steps} ${check.steps === 1 ? "step" : "steps"}, engine ${check.engine})\n`;
+    else if (check.errors.length === 0)
+      stdout += `ok  ${check.file} (${check.steps} ${check.steps === 1 ? "step" : "steps"}, engine ${check.engine})\n`;
   }
   const failed = report.checks.filter((check) => check.errors.length > 0);
   const errorCount = failed.reduce((sum, check) => sum + check.errors.length, 0);
   const parts: string[] = [];
-  if (errorCount > 0) parts.push(`${errorCount} ${errorCount === 1 ? "error" : "errors"} in ${failed.length} of ${report.checks.length} ${report.checks.length === 1 ? "file" : "files"}`);
-  if (report.pathProblems.length > 0) parts.push(`${report.pathProblems.length} ${report.pathProblems.length === 1 ? "path" : "paths"} with nothing to check`);
+  if (errorCount > 0)
+    parts.push(
+      `${errorCount} ${errorCount === 1 ? "error" : "errors"} in ${failed.length} of ${report.checks.length} ${report.checks.length === 1 ? "file" : "files"}`,
+    );
+  if (report.pathProblems.length > 0)
+    parts.push(
+      `${report.pathProblems.length} ${report.pathProblems.length === 1 ? "path" : "paths"} with nothing to check`,
+    );
   if (parts.length > 0) stderr += `validate: ${parts.join(", ")}\n`;
   return { stdout, stderr, ok: parts.length === 0 };
 }

@@ -151,7 +151,12 @@ const LARGE_BODY_PIECE_BYTES = 64 * 1024;
  * `partial` report lists the files completely written before; they stay on disk, a half-written file is
  * removed. Throws a TypeError (as a rejection) for negative or non-integer limits.
  */
-export async function extractOutputs(archive: Readable, destDir: string, limits: ExtractLimits, options: ExtractOptions = {}): Promise<ExtractReport> {
+export async function extractOutputs(
+  archive: Readable,
+  destDir: string,
+  limits: ExtractLimits,
+  options: ExtractOptions = {},
+): Promise<ExtractReport> {
   assertValidLimits(limits);
   await mkdir(destDir, { recursive: true });
   const state: ExtractionState = {
@@ -170,7 +175,8 @@ export async function extractOutputs(archive: Readable, destDir: string, limits:
 
 function assertValidLimits(limits: ExtractLimits): void {
   for (const [name, value] of Object.entries(limits)) {
-    if (!Number.isSafeInteger(value) || value < 0) throw new TypeError(`${name} must be a non-negative integer, got ${String(value)}`);
+    if (!Number.isSafeInteger(value) || value < 0)
+      throw new TypeError(`${name} must be a non-negative integer, got ${String(value)}`);
   }
 }
 
@@ -221,7 +227,14 @@ function runExtraction(archive: Readable, state: ExtractionState, options: Extra
       // Nothing is written any more: the report (partial or not) is final.
       buildReportInSlices(state).then((report) => {
         if (failure === undefined) resolve(report);
-        else reject(new OutputArchiveError(failure.message, report, failure.cause === undefined ? undefined : { cause: failure.cause }));
+        else
+          reject(
+            new OutputArchiveError(
+              failure.message,
+              report,
+              failure.cause === undefined ? undefined : { cause: failure.cause },
+            ),
+          );
       }, reject);
     };
     /** Called when the parser needs more input to go on. */
@@ -232,7 +245,8 @@ function runExtraction(archive: Readable, state: ExtractionState, options: Extra
       }
       const cut = parser.finish();
       if (cut === undefined) settle();
-      else if (cut.inside) settle({ message: `output archive is truncated or corrupt after ${state.entries} entries: ${cut.detail}` });
+      else if (cut.inside)
+        settle({ message: `output archive is truncated or corrupt after ${state.entries} entries: ${cut.detail}` });
       else settle({ message: `output archive is truncated: ${cut.detail}` });
     };
     const yieldSlice = (): void => {
@@ -257,7 +271,10 @@ function runExtraction(archive: Readable, state: ExtractionState, options: Extra
             return false;
           }
           const { member, parts } = current;
-          const result = refuseNameTooLong(() => writeSmallOutputFile(state.tree, parts, member.mode, member.mtime, body), { reason: NAME_TOO_LONG });
+          const result = refuseNameTooLong(
+            () => writeSmallOutputFile(state.tree, parts, member.mode, member.mtime, body),
+            { reason: NAME_TOO_LONG },
+          );
           if ("reason" in result) state.refused.push({ path: member.name, reason: result.reason });
           else recordWritten(state, result.written);
           return true;
@@ -330,7 +347,8 @@ function startEntry(state: ExtractionState, member: TarMember): BodyTask | undef
   state.entries += 1;
   state.nameNewlines += countNewlines(member.name);
   const { maxEntries, maxBytes } = state.limits;
-  if (state.entries > maxEntries) return stopAt(state, member.name, `over the entry limit: the archive has more than ${maxEntries} entries`);
+  if (state.entries > maxEntries)
+    return stopAt(state, member.name, `over the entry limit: the archive has more than ${maxEntries} entries`);
 
   const verdict = classifyEntry(member);
   const bodySize = member.size;
@@ -355,7 +373,10 @@ function startEntry(state: ExtractionState, member: TarMember): BodyTask | undef
       break;
     case "file": {
       if (bodySize <= SMALL_FILE_BYTES) return { kind: "small", member, parts: verdict.parts };
-      const opened = refuseNameTooLong((): ReturnType<typeof openOutputFile> => openOutputFile(state.tree, verdict.parts), { reason: NAME_TOO_LONG });
+      const opened = refuseNameTooLong(
+        (): ReturnType<typeof openOutputFile> => openOutputFile(state.tree, verdict.parts),
+        { reason: NAME_TOO_LONG },
+      );
       if ("file" in opened) return { kind: "large", member, file: opened.file };
       reason = opened.reason;
       break;
@@ -388,10 +409,13 @@ function stopAt(state: ExtractionState, path: string, reason: string): "stop" {
   return "stop";
 }
 
-
 function toFailure(error: unknown, state: ExtractionState): Failure {
   const message = error instanceof Error ? error.message : String(error);
-  if (error instanceof TarFormatError) return { message: `output archive is truncated or corrupt after ${state.entries} entries: ${message}`, cause: error };
+  if (error instanceof TarFormatError)
+    return {
+      message: `output archive is truncated or corrupt after ${state.entries} entries: ${message}`,
+      cause: error,
+    };
   return { message: `extracting the output archive failed: ${message}`, cause: error };
 }
 

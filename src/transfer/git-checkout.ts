@@ -35,11 +35,20 @@ export function checkGitSource(url: string, sha: string): void {
   try {
     parsed = new URL(url);
   } catch {
-    throw new InputError(`checkout.git.url expects a URL (https://, http://, git://, ssh:// or file://), got ${JSON.stringify(url)}`);
+    throw new InputError(
+      `checkout.git.url expects a URL (https://, http://, git://, ssh:// or file://), got ${JSON.stringify(url)}`,
+    );
   }
-  if (!ALLOWED_PROTOCOLS.split(":").includes(parsed.protocol.slice(0, -1))) throw new InputError(`checkout.git.url: the scheme ${parsed.protocol} is not taken (https, http, git, ssh, file)`);
-  if (parsed.password !== "") throw new InputError("checkout.git.url carries a password: credentials in a URL are not taken (the URL is stored with the run)");
-  if (!/^(?:[0-9a-f]{40}|[0-9a-f]{64})$/.test(sha)) throw new InputError(`checkout.git.sha expects a full commit id (40 or 64 lowercase hex digits), got ${JSON.stringify(sha)}`);
+  if (!ALLOWED_PROTOCOLS.split(":").includes(parsed.protocol.slice(0, -1)))
+    throw new InputError(`checkout.git.url: the scheme ${parsed.protocol} is not taken (https, http, git, ssh, file)`);
+  if (parsed.password !== "")
+    throw new InputError(
+      "checkout.git.url carries a password: credentials in a URL are not taken (the URL is stored with the run)",
+    );
+  if (!/^(?:[0-9a-f]{40}|[0-9a-f]{64})$/.test(sha))
+    throw new InputError(
+      `checkout.git.sha expects a full commit id (40 or 64 lowercase hex digits), got ${JSON.stringify(sha)}`,
+    );
 }
 
 /**
@@ -47,22 +56,35 @@ export function checkGitSource(url: string, sha: string): void {
  * checkout, then submodules when asked. Rejects with GitCheckoutError naming the git command and its message (its end, bounded by tailText), or
  * with node's AbortError when `signal` aborts (the git process is killed).
  */
-export async function cloneAtSha(spec: GitCheckoutSpec, dir: string, git: GitSetting, signal: AbortSignal): Promise<void> {
+export async function cloneAtSha(
+  spec: GitCheckoutSpec,
+  dir: string,
+  git: GitSetting,
+  signal: AbortSignal,
+): Promise<void> {
   await mkdir(dir, { recursive: true });
   const env = { ...git.env, GIT_TERMINAL_PROMPT: "0", GIT_ALLOW_PROTOCOL: ALLOWED_PROTOCOLS };
   const run = (args: readonly string[]): Promise<void> =>
     new Promise((resolve, reject) => {
       const child = spawn(git.binary, args, { env, stdio: ["ignore", "ignore", "pipe"], signal });
       let stderr = "";
-      child.stderr!.setEncoding("utf8").on("data", (text: string) => (stderr = (stderr + text).slice(-2 * TAIL_MAX_CHARS)));
+      child
+        .stderr!.setEncoding("utf8")
+        .on("data", (text: string) => (stderr = (stderr + text).slice(-2 * TAIL_MAX_CHARS)));
       child.on("error", (error) => reject(signal.aborted ? error : new GitCheckoutError(`git: ${error.message}`)));
       child.on("close", (code) => {
         if (code === 0) resolve();
-        else reject(new GitCheckoutError(`git ${args[0] === "-C" ? args[2] : args[0]} failed (exit ${code}): ${tailText(stderr)}`));
+        else
+          reject(
+            new GitCheckoutError(
+              `git ${args[0] === "-C" ? args[2] : args[0]} failed (exit ${code}): ${tailText(stderr)}`,
+            ),
+          );
       });
     });
   await run(["init", "-q", dir]);
   await run(["-C", dir, "fetch", "-q", "--no-tags", "--depth", String(spec.depth), "--", spec.url, spec.sha]);
   await run(["-C", dir, "checkout", "-q", "--detach", "FETCH_HEAD"]);
-  if (spec.submodules) await run(["-C", dir, "submodule", "update", "-q", "--init", "--recursive", "--depth", String(spec.depth)]);
+  if (spec.submodules)
+    await run(["-C", dir, "submodule", "update", "-q", "--init", "--recursive", "--depth", String(spec.depth)]);
 }

@@ -75,7 +75,11 @@ function tarEnv(setting: HostTarSetting): Record<string, string | undefined> {
 function runVersion(setting: HostTarSetting): Promise<string> {
   return new Promise((resolve) => {
     let text = "";
-    const child = spawn(setting.binary, ["--version"], { stdio: ["ignore", "pipe", "ignore"], env: tarEnv(setting), timeout: PROBE_TIMEOUT_MS });
+    const child = spawn(setting.binary, ["--version"], {
+      stdio: ["ignore", "pipe", "ignore"],
+      env: tarEnv(setting),
+      timeout: PROBE_TIMEOUT_MS,
+    });
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => (text = (text + chunk).slice(0, 4096)));
     child.once("error", () => resolve(""));
     child.once("close", (code) => resolve(code === 0 ? text : ""));
@@ -125,7 +129,9 @@ export function spawnHostTar(tar: HostTar, layoutDir: string, names: readonly Bu
   let stderr = "";
   child.stderr.setEncoding("utf8").on("data", (text: string) => (stderr = (stderr + text).slice(-MAX_STDERR)));
   const exited = new Promise<HostTarExit>((resolve) => {
-    child.once("error", (error) => resolve({ exitCode: null, signal: null, stderr: `cannot run ${tar.binary}: ${error.message}` }));
+    child.once("error", (error) =>
+      resolve({ exitCode: null, signal: null, stderr: `cannot run ${tar.binary}: ${error.message}` }),
+    );
     child.once("close", (exitCode, signal) => resolve({ exitCode, signal, stderr }));
   });
   return {

@@ -99,7 +99,11 @@ class MultikeySortByPath {
   /** Splits [low, high) by the key at `depth` into less, equal and greater, and queues the parts. */
   private split(low: number, high: number, depth: number): void {
     const { order } = this;
-    const pivot = medianOfThree(this.keyAt(order[low] ?? 0, depth), this.keyAt(order[(low + high) >>> 1] ?? 0, depth), this.keyAt(order[high - 1] ?? 0, depth));
+    const pivot = medianOfThree(
+      this.keyAt(order[low] ?? 0, depth),
+      this.keyAt(order[(low + high) >>> 1] ?? 0, depth),
+      this.keyAt(order[high - 1] ?? 0, depth),
+    );
     let less = low;
     let scan = low;
     let greater = high - 1;

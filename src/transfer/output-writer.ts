@@ -112,7 +112,11 @@ export function writeSmallOutputFile(
 }
 
 /** Checks the parents of `parts` and opens a new file there (O_EXCL): its relative path, host path and descriptor. */
-function createNewFile(tree: OutputTree, parts: readonly string[], mode: number): { readonly path: string; readonly target: string; readonly fd: number } | { readonly reason: string } {
+function createNewFile(
+  tree: OutputTree,
+  parts: readonly string[],
+  mode: number,
+): { readonly path: string; readonly target: string; readonly fd: number } | { readonly reason: string } {
   const parentProblem = ensureParentDirectories(tree, parts);
   if (parentProblem !== undefined) return { reason: parentProblem };
   const path = parts.join("/");
@@ -138,7 +142,10 @@ export interface OutputFile {
  * closeOutputFile (or discardOutputFile on failure). Returns a refusal reason like writeSmallOutputFile;
  * throws for host file system failures.
  */
-export function openOutputFile(tree: OutputTree, parts: readonly string[]): { readonly file: OutputFile } | { readonly reason: string } {
+export function openOutputFile(
+  tree: OutputTree,
+  parts: readonly string[],
+): { readonly file: OutputFile } | { readonly reason: string } {
   const created = createNewFile(tree, parts, 0o600);
   if ("reason" in created) return created;
   return { file: { ...created, hash: createHash("sha256"), size: 0, closed: false } };
@@ -187,7 +194,8 @@ function setMtime(fd: number, mtime: number): void {
 }
 
 /** One-shot crypto.hash (Node 20.12+) skips a Hash object per file; older Node gets createHash. */
-const hashOnce: ((algorithm: string, data: Buffer, encoding: "hex") => string) | undefined = typeof cryptoHash === "function" ? cryptoHash : undefined;
+const hashOnce: ((algorithm: string, data: Buffer, encoding: "hex") => string) | undefined =
+  typeof cryptoHash === "function" ? cryptoHash : undefined;
 
 function sha256Of(body: Buffer): string {
   return hashOnce === undefined ? createHash("sha256").update(body).digest("hex") : hashOnce("sha256", body, "hex");
@@ -267,7 +275,7 @@ function parentPathOf(parts: readonly string[]): string {
 
 /** Writes the whole buffer at the file's current offset, resuming after partial writes. */
 function writeAllSync(fd: number, buffer: Buffer): void {
-  for (let written = 0; written < buffer.length; ) written += writeSync(fd, buffer, written);
+  for (let written = 0; written < buffer.length;) written += writeSync(fd, buffer, written);
 }
 
 function lstatSyncIfPresent(target: string): Stats | undefined {

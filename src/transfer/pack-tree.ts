@@ -1,12 +1,27 @@
 // Streams host directory trees into one tar archive, each tree under its own archive prefix.
-import { closeSync, constants as fsConstants, fstatSync, lstatSync, openSync, readSync, readdirSync, readlinkSync } from "node:fs";
+import {
+  closeSync,
+  constants as fsConstants,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readSync,
+  readdirSync,
+  readlinkSync,
+} from "node:fs";
 import type { Dirent, Stats } from "node:fs";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { describeError } from "../core/errors.js";
 import { BatchPool } from "./batch-pool.js";
 import { countNewlines, describeSpecialFile } from "./path-facts.js";
-import { END_OF_ARCHIVE_BYTES, TAR_BLOCK_BYTES, paddedSize, planTarHeader, writeTarHeader } from "./tar-header-writer.js";
+import {
+  END_OF_ARCHIVE_BYTES,
+  TAR_BLOCK_BYTES,
+  paddedSize,
+  planTarHeader,
+  writeTarHeader,
+} from "./tar-header-writer.js";
 import type { TarHeader } from "./tar-header-writer.js";
 
 /** One host directory whose contents go into the archive under `archivePrefix` (e.g. "work"). */
@@ -121,19 +136,30 @@ const KEPT_BATCHES = 4;
  * ignored rejection does not crash the process; the error also surfaces on `stream`.
  * Throws synchronously when an archive prefix is not a plain relative path.
  */
-export function packTrees(roots: readonly PackRoot[], options: PackOptions = {}): { stream: Readable; done: Promise<PackStats>; giveBack: (chunk: Buffer) => void } {
-  const normalized = roots.map((root) => ({ hostDir: root.hostDir, archivePrefix: normalizeArchivePath(root.archivePrefix, "archive prefix") }));
+export function packTrees(
+  roots: readonly PackRoot[],
+  options: PackOptions = {},
+): { stream: Readable; done: Promise<PackStats>; giveBack: (chunk: Buffer) => void } {
+  const normalized = roots.map((root) => ({
+    hostDir: root.hostDir,
+    archivePrefix: normalizeArchivePath(root.archivePrefix, "archive prefix"),
+  }));
   let settle: Settle = { resolve: () => undefined, reject: () => undefined };
   const done = new Promise<PackStats>((resolve, reject) => (settle = { resolve, reject }));
   done.catch(() => undefined);
   const pool = new BatchPool(BATCH_BYTES, KEPT_BATCHES);
-  return { stream: new TreePackStream(normalized, options, settle, pool), done, giveBack: (chunk) => pool.giveBack(chunk) };
+  return {
+    stream: new TreePackStream(normalized, options, settle, pool),
+    done,
+    giveBack: (chunk) => pool.giveBack(chunk),
+  };
 }
 
 function normalizeArchivePath(path: string, what: string): string {
   const parts = path.split("/").filter((part) => part !== "");
   const invalid = path.startsWith("/") || parts.length === 0 || parts.some((part) => part === "." || part === "..");
-  if (invalid) throw new TypeError(`${what} must be a relative path without . or .. components, got ${JSON.stringify(path)}`);
+  if (invalid)
+    throw new TypeError(`${what} must be a relative path without . or .. components, got ${JSON.stringify(path)}`);
   return parts.join("/");
 }
 
@@ -232,7 +258,9 @@ class TreePackStream extends Readable {
     this.closeFile();
     if (!this.finished) {
       this.finished = true;
-      this.settle.reject(error instanceof PackError ? error : new PackStoppedError(this.currentPath, { cause: error ?? undefined }));
+      this.settle.reject(
+        error instanceof PackError ? error : new PackStoppedError(this.currentPath, { cause: error ?? undefined }),
+      );
     }
     callback(error);
   }
@@ -257,7 +285,9 @@ class TreePackStream extends Readable {
         }
       }
     } catch (error) {
-      this.destroy(error instanceof PackError ? error : new PackError(this.currentPath, describeError(error), { cause: error }));
+      this.destroy(
+        error instanceof PackError ? error : new PackError(this.currentPath, describeError(error), { cause: error }),
+      );
     } finally {
       this.producing = false;
     }
@@ -294,7 +324,8 @@ class TreePackStream extends Readable {
       this.rootIndex += 1;
       const root = this.roots[this.rootIndex];
       // join() normalizes like the paths reported before ("./src/" → "src/"); the slice drops "x".
-      if (root !== undefined) this.enterDirectory(root.hostDir, join(root.hostDir, "x").slice(0, -1), `${root.archivePrefix}/`, 0);
+      if (root !== undefined)
+        this.enterDirectory(root.hostDir, join(root.hostDir, "x").slice(0, -1), `${root.archivePrefix}/`, 0);
       return true;
     }
     if (this.trailer !== undefined && !this.trailerWritten) {
@@ -339,10 +370,23 @@ class TreePackStream extends Readable {
       } catch (error) {
         throw new PackError(path.hostPath, describeError(error), { cause: error });
       }
-      this.writeMember(path, { path: path.archivePath, type: "symlink", mode: info.mode, size: 0, mtimeSeconds: Math.floor(info.mtimeMs / 1000), linkTarget: target });
+      this.writeMember(path, {
+        path: path.archivePath,
+        type: "symlink",
+        mode: info.mode,
+        size: 0,
+        mtimeSeconds: Math.floor(info.mtimeMs / 1000),
+        linkTarget: target,
+      });
       this.counts.symlinks += 1;
     } else if (info.isDirectory()) {
-      this.writeMember(path, { path: `${path.archivePath}/`, type: "directory", mode: info.mode, size: 0, mtimeSeconds: Math.floor(info.mtimeMs / 1000) });
+      this.writeMember(path, {
+        path: `${path.archivePath}/`,
+        type: "directory",
+        mode: info.mode,
+        size: 0,
+        mtimeSeconds: Math.floor(info.mtimeMs / 1000),
+      });
       this.counts.dirs += 1;
       this.enterDirectory(path.hostPath, `${path.hostPath}/`, `${path.archivePath}/`, path.newlines);
     } else if (info.isFile()) {
@@ -367,7 +411,13 @@ class TreePackStream extends Readable {
     }
     const { fd, info } = opened;
     this.file = { fd, hostPath: path.hostPath, size: info.size, position: 0 };
-    this.writeMember(path, { path: path.archivePath, type: "file", mode: info.mode, size: info.size, mtimeSeconds: Math.floor(info.mtimeMs / 1000) });
+    this.writeMember(path, {
+      path: path.archivePath,
+      type: "file",
+      mode: info.mode,
+      size: info.size,
+      mtimeSeconds: Math.floor(info.mtimeMs / 1000),
+    });
     this.counts.files += 1;
     this.counts.bytes += info.size;
   }
@@ -383,7 +433,11 @@ class TreePackStream extends Readable {
       } catch (error) {
         throw new PackError(file.hostPath, describeError(error), { cause: error });
       }
-      if (read === 0) throw new PackError(file.hostPath, `it shrank while being read (expected ${file.size} bytes, read ${file.position})`);
+      if (read === 0)
+        throw new PackError(
+          file.hostPath,
+          `it shrank while being read (expected ${file.size} bytes, read ${file.position})`,
+        );
       file.position += read;
       this.writtenTo += read;
     } else {
@@ -399,9 +453,15 @@ class TreePackStream extends Readable {
   private writeTrailer(trailer: NonNullable<PackOptions["trailer"]>): void {
     this.currentPath = "trailer";
     const { path, content } = trailer(this.snapshotStats());
-    const header: TarHeader = { path: normalizeArchivePath(path, "trailer path"), type: "file", mode: 0o644, size: content.length, mtimeSeconds: Math.floor(Date.now() / 1000) };
+    const header: TarHeader = {
+      path: normalizeArchivePath(path, "trailer path"),
+      type: "file",
+      mode: 0o644,
+      size: content.length,
+      mtimeSeconds: Math.floor(Date.now() / 1000),
+    };
     this.writeHeader(header);
-    for (let copied = 0; copied < content.length; ) {
+    for (let copied = 0; copied < content.length;) {
       const length = Math.min(content.length - copied, this.batch.length - this.writtenTo);
       content.copy(this.batch, this.writtenTo, copied, copied + length);
       copied += length;
@@ -437,7 +497,7 @@ class TreePackStream extends Readable {
 
   /** Writes zero bytes, a whole number of blocks (the batch ends on a block, so they split only at its end). */
   private writeZeros(length: number): void {
-    for (let left = length; left > 0; ) {
+    for (let left = length; left > 0;) {
       const count = Math.min(left, this.batch.length - this.writtenTo);
       this.batch.fill(0, this.writtenTo, this.writtenTo + count);
       this.writtenTo += count;

@@ -159,5 +159,8 @@ export interface UploadTrees {
 
 /** Scans the checkout (archived under `work`) and the shared-steps directory (under `steps`). Throws ScanError. */
 export function scanUploadTrees(checkoutDir: string, sharedStepsDir: string | undefined): UploadTrees {
-  return { work: scanTree(checkoutDir, "work"), steps: sharedStepsDir === undefined ? undefined : scanTree(sharedStepsDir, "steps") };
+  return {
+    work: scanTree(checkoutDir, "work"),
+    steps: sharedStepsDir === undefined ? undefined : scanTree(sharedStepsDir, "steps"),
+  };
 }

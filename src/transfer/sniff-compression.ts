@@ -8,11 +8,15 @@ export const SNIFF_BYTES = 4;
  * "gzip" for 1f 8b, "zstd" for 28 b5 2f fd, undefined for anything else; "short" while fewer bytes than it takes to
  * tell are in (`ended`: no more will come, so a short head that starts like gzip is gzip, and gunzip says truncated).
  */
-export function sniffCompression(head: Uint8Array, ended = false): Exclude<CacheCompression, "none"> | "short" | undefined {
+export function sniffCompression(
+  head: Uint8Array,
+  ended = false,
+): Exclude<CacheCompression, "none"> | "short" | undefined {
   if (head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b) return "gzip";
   const zstd = [0x28, 0xb5, 0x2f, 0xfd];
   const prefix = head.subarray(0, SNIFF_BYTES);
-  if (!prefix.every((byte, index) => byte === zstd[index])) return head.length === 1 && head[0] === 0x1f && !ended ? "short" : undefined;
+  if (!prefix.every((byte, index) => byte === zstd[index]))
+    return head.length === 1 && head[0] === 0x1f && !ended ? "short" : undefined;
   if (prefix.length === SNIFF_BYTES) return "zstd";
   return ended ? undefined : "short";
 }

@@ -42,7 +42,12 @@ const LINK_BYTES = 100;
 /** The largest value 11 octal digits hold: 8 GiB - 1 for sizes, year 2242 for mtimes. */
 const MAX_OCTAL_11 = 8 ** 11 - 1;
 const SLASH = 0x2f;
-const TYPEFLAGS: Readonly<Record<TarEntryType | "pax", number>> = { file: 0x30, directory: 0x35, symlink: 0x32, pax: 0x78 };
+const TYPEFLAGS: Readonly<Record<TarEntryType | "pax", number>> = {
+  file: 0x30,
+  directory: 0x35,
+  symlink: 0x32,
+  pax: 0x78,
+};
 /** "ustar\0" then version "00". */
 const MAGIC_AND_VERSION = Buffer.from("ustar\u000000", "latin1");
 const PAX_HEADER_NAME = "PaxHeader";
@@ -52,7 +57,6 @@ const PAX_HEADER_NAME = "PaxHeader";
  */
 const TEMPLATE = buildTemplate();
 const TEMPLATE_SUM = TEMPLATE.reduce((sum, byte) => sum + byte, 0) + 8 * 0x20;
-
 
 /** Rounds a content size up to whole 512-byte blocks. */
 export function paddedSize(size: number): number {
@@ -80,7 +84,8 @@ export function planTarHeader(header: TarHeader): TarHeaderPlan {
   const sizeFits = header.size <= MAX_OCTAL_11;
   const mtime = Math.floor(header.mtimeSeconds);
   const mtimeFits = mtime >= 0 && mtime <= MAX_OCTAL_11;
-  if (pathFits && linkFits && sizeFits && mtimeFits) return { header, byteLength: TAR_BLOCK_BYTES, pathBytes, splitAt, pax: undefined };
+  if (pathFits && linkFits && sizeFits && mtimeFits)
+    return { header, byteLength: TAR_BLOCK_BYTES, pathBytes, splitAt, pax: undefined };
 
   const records = [
     pathFits ? "" : encodePaxRecord("path", header.path),
@@ -102,7 +107,16 @@ export function writeTarHeader(plan: TarHeaderPlan, target: Buffer, offset: numb
   const mtime = clampMtime(header.mtimeSeconds);
   let at = offset;
   if (pax !== undefined) {
-    const paxFields = { path: PAX_HEADER_NAME, pathBytes: undefined, splitAt: -1, linkTarget: undefined, mode: 0o644, size: pax.length, mtime, typeflag: TYPEFLAGS.pax };
+    const paxFields = {
+      path: PAX_HEADER_NAME,
+      pathBytes: undefined,
+      splitAt: -1,
+      linkTarget: undefined,
+      mode: 0o644,
+      size: pax.length,
+      mtime,
+      typeflag: TYPEFLAGS.pax,
+    };
     writeBlock(target, at, paxFields);
     at += TAR_BLOCK_BYTES;
     pax.copy(target, at);
@@ -167,7 +181,10 @@ function writeBlock(target: Buffer, block: number, fields: BlockFields): void {
   sum += writePath(fields, target, block);
   if (fields.linkTarget !== undefined) sum += writeTruncated(fields.linkTarget, target, block + 157, LINK_BYTES);
   sum += writeOctal(target, block + 100, 8, fields.mode);
-  sum += fields.size <= MAX_OCTAL_11 ? writeOctal(target, block + 124, 12, fields.size) : writeBase256(target, block + 124, 12, fields.size);
+  sum +=
+    fields.size <= MAX_OCTAL_11
+      ? writeOctal(target, block + 124, 12, fields.size)
+      : writeBase256(target, block + 124, 12, fields.size);
   sum += writeOctal(target, block + 136, 12, fields.mtime);
   target[block + 156] = fields.typeflag;
   // The checksum field is written GNU-style: six octal digits, NUL, space.

@@ -96,7 +96,8 @@ export function decodeHeaderBlock(block: Buffer, offset: number): TarHeaderBlock
   const typeflag = block[offset + TYPEFLAG] ?? 0;
   const format = formatOf(block, offset);
   let name = readString(block, offset + NAME, NAME_LENGTH);
-  if (format === "ustar" && block[offset + PREFIX] !== 0) name = `${readString(block, offset + PREFIX, PREFIX_LENGTH)}/${name}`;
+  if (format === "ustar" && block[offset + PREFIX] !== 0)
+    name = `${readString(block, offset + PREFIX, PREFIX_LENGTH)}/${name}`;
   let type = TYPE_NAMES[typeflag] ?? `typeflag 0x${typeflag.toString(16).padStart(2, "0")}`;
   // Old tars mark a directory by a trailing slash on a regular file entry.
   if (type === "file" && name.endsWith("/")) type = "directory";
@@ -138,10 +139,13 @@ function verifyChecksum(block: Buffer, offset: number): void {
   // The checksum field itself counts as eight spaces.
   let unsigned = 8 * 0x20;
   for (let index = offset; index < offset + CHECKSUM; index += 1) unsigned += block[index] as number;
-  for (let index = offset + CHECKSUM + CHECKSUM_LENGTH; index < offset + BLOCK_SIZE; index += 1) unsigned += block[index] as number;
+  for (let index = offset + CHECKSUM + CHECKSUM_LENGTH; index < offset + BLOCK_SIZE; index += 1)
+    unsigned += block[index] as number;
   const stored = readOctal(block, offset + CHECKSUM, CHECKSUM_LENGTH, "checksum");
   if (stored === unsigned || stored === signedChecksum(block, offset)) return;
-  throw new TarFormatError(`Invalid tar header: its checksum field says ${stored.toString(8)} but the block sums to ${unsigned.toString(8)}`);
+  throw new TarFormatError(
+    `Invalid tar header: its checksum field says ${stored.toString(8)} but the block sums to ${unsigned.toString(8)}`,
+  );
 }
 
 /** The checksum some old tars computed, with bytes taken as signed. */
@@ -158,7 +162,14 @@ function signedChecksum(block: Buffer, offset: number): number {
 function formatOf(block: Buffer, offset: number): TarFormat {
   const at = offset + MAGIC;
   // "ustar" then NUL (POSIX, version "00") or space (GNU: "ustar  \0").
-  if (block[at] !== 0x75 || block[at + 1] !== 0x73 || block[at + 2] !== 0x74 || block[at + 3] !== 0x61 || block[at + 4] !== 0x72) return "v7";
+  if (
+    block[at] !== 0x75 ||
+    block[at + 1] !== 0x73 ||
+    block[at + 2] !== 0x74 ||
+    block[at + 3] !== 0x61 ||
+    block[at + 4] !== 0x72
+  )
+    return "v7";
   if (block[at + 5] === 0x00) return "ustar";
   if (block[at + 5] === 0x20 && block[offset + VERSION] === 0x20) return "gnu";
   return "v7";
@@ -208,7 +219,8 @@ function readBase256(block: Buffer, offset: number, length: number, field: strin
   let value = (first ^ flip) & 0x7f;
   for (let index = offset + 1; index < offset + length; index += 1) {
     value = value * 256 + ((block[index] ?? 0) ^ flip);
-    if (value > Number.MAX_SAFE_INTEGER) throw new TarFormatError(`Invalid tar header: its ${field} field is too large`);
+    if (value > Number.MAX_SAFE_INTEGER)
+      throw new TarFormatError(`Invalid tar header: its ${field} field is too large`);
   }
   return negative ? -(value + 1) : value;
 }

@@ -36,7 +36,8 @@ export function parsePaxRecords(body: Buffer): Map<string, string> {
       index += 1;
     }
     const end = start + length;
-    if (index === start || body[index] !== SPACE || end > body.length || body[end - 1] !== NEWLINE) throw malformed(start);
+    if (index === start || body[index] !== SPACE || end > body.length || body[end - 1] !== NEWLINE)
+      throw malformed(start);
     const equals = body.indexOf(EQUALS, index + 1);
     if (equals <= index + 1 || equals >= end) throw malformed(start);
     records.set(body.toString("utf8", index + 1, equals), body.toString("utf8", equals + 1, end - 1));
@@ -60,12 +61,14 @@ export function readPaxOverrides(records: ReadonlyMap<string, string>): PaxOverr
   let size: number | undefined;
   if (sizeText !== undefined) {
     size = Number(sizeText);
-    if (!/^[0-9]+$/.test(sizeText) || !Number.isSafeInteger(size)) throw new TarFormatError(`Invalid PAX header: size ${JSON.stringify(sizeText)}`);
+    if (!/^[0-9]+$/.test(sizeText) || !Number.isSafeInteger(size))
+      throw new TarFormatError(`Invalid PAX header: size ${JSON.stringify(sizeText)}`);
   }
   let mtime: number | undefined;
   if (mtimeText !== undefined) {
     mtime = Number(mtimeText);
-    if (!/^-?[0-9]+(\.[0-9]*)?$/.test(mtimeText) || !Number.isFinite(mtime)) throw new TarFormatError(`Invalid PAX header: mtime ${JSON.stringify(mtimeText)}`);
+    if (!/^-?[0-9]+(\.[0-9]*)?$/.test(mtimeText) || !Number.isFinite(mtime))
+      throw new TarFormatError(`Invalid PAX header: mtime ${JSON.stringify(mtimeText)}`);
   }
   return {
     sparse,

@@ -1,5 +1,12 @@
 // Splits a tar stream, pushed in chunks of any size, into members and their bodies: synchronous, bodies not copied.
-import { BLOCK_SIZE, TarFormatError, decodeHeaderBlock, hasData, isZeroBlock, sparseExtensionContinues } from "./tar-header.js";
+import {
+  BLOCK_SIZE,
+  TarFormatError,
+  decodeHeaderBlock,
+  hasData,
+  isZeroBlock,
+  sparseExtensionContinues,
+} from "./tar-header.js";
 import type { TarHeaderBlock } from "./tar-header.js";
 import { decodeLongName, parsePaxRecords, readPaxOverrides } from "./tar-meta.js";
 import type { PaxOverrides } from "./tar-meta.js";
@@ -192,7 +199,8 @@ export class TarParser {
         }
         this.consume(BLOCK_SIZE);
         if (!this.concatenated) this.ended = true;
-        else if ((this.zeroRun += BLOCK_SIZE) > MAX_TRAILER_BYTES) throw this.formatError(`more than ${MAX_TRAILER_BYTES} zero bytes in a row`);
+        else if ((this.zeroRun += BLOCK_SIZE) > MAX_TRAILER_BYTES)
+          throw this.formatError(`more than ${MAX_TRAILER_BYTES} zero bytes in a row`);
         continue;
       }
       const header = this.decodeAt(block, offset);
@@ -200,8 +208,12 @@ export class TarParser {
       this.zeroRun = 0;
       if (isMetaType(header.type)) {
         this.metaHeaders += 1;
-        if (this.metaHeaders > MAX_META_HEADERS) throw this.formatError(`more than ${MAX_META_HEADERS} extended headers in a row`);
-        if (header.size > MAX_META_BYTES) throw this.formatError(`a ${header.type} header of ${header.size} bytes (at most ${MAX_META_BYTES} accepted)`);
+        if (this.metaHeaders > MAX_META_HEADERS)
+          throw this.formatError(`more than ${MAX_META_HEADERS} extended headers in a row`);
+        if (header.size > MAX_META_BYTES)
+          throw this.formatError(
+            `a ${header.type} header of ${header.size} bytes (at most ${MAX_META_BYTES} accepted)`,
+          );
         this.pendingMeta = { type: header.type, size: header.size };
         continue;
       }
@@ -227,7 +239,10 @@ export class TarParser {
       body = first.subarray(this.head, this.head + size);
       this.consume(size);
     } else {
-      if (scratch.length < size) throw new RangeError(`tar parser: a body of ${size} bytes does not fit a ${scratch.length}-byte scratch buffer`);
+      if (scratch.length < size)
+        throw new RangeError(
+          `tar parser: a body of ${size} bytes does not fit a ${scratch.length}-byte scratch buffer`,
+        );
       let filled = 0;
       while (filled < size) {
         const piece = this.slice(size - filled);
@@ -272,9 +287,12 @@ export class TarParser {
       return undefined;
     }
     if (this.receivedBytes === 0) return { detail: "it is empty", inside: false };
-    if (this.bodyLeft > 0) return { detail: `it ends inside the content of ${JSON.stringify(this.currentName)}`, inside: true };
-    if (this.skip > this.bufferedBytes) return { detail: `it ends inside the padding after ${JSON.stringify(this.currentName)}`, inside: true };
-    if (this.pendingMeta !== undefined) return { detail: `it ends inside a ${this.pendingMeta.type} header`, inside: true };
+    if (this.bodyLeft > 0)
+      return { detail: `it ends inside the content of ${JSON.stringify(this.currentName)}`, inside: true };
+    if (this.skip > this.bufferedBytes)
+      return { detail: `it ends inside the padding after ${JSON.stringify(this.currentName)}`, inside: true };
+    if (this.pendingMeta !== undefined)
+      return { detail: `it ends inside a ${this.pendingMeta.type} header`, inside: true };
     if (this.sparseHeader !== undefined) return { detail: "it ends inside a sparse file's map", inside: true };
     if (this.bufferedBytes - this.skip > 0) return { detail: "it ends inside a header block", inside: true };
     return { detail: "it ends without an end-of-archive block", inside: false };
@@ -328,7 +346,8 @@ export class TarParser {
       }
     }
     this.trailerBytes += this.bufferedBytes;
-    if (this.trailerBytes > MAX_TRAILER_BYTES) throw this.formatError(`more than ${MAX_TRAILER_BYTES} bytes after the end-of-archive block`);
+    if (this.trailerBytes > MAX_TRAILER_BYTES)
+      throw this.formatError(`more than ${MAX_TRAILER_BYTES} bytes after the end-of-archive block`);
     this.consume(this.bufferedBytes);
   }
 
@@ -439,7 +458,9 @@ export class TarParser {
 }
 
 function isMetaType(type: string): boolean {
-  return type === "pax-header" || type === "pax-global-header" || type === "gnu-long-path" || type === "gnu-long-link-path";
+  return (
+    type === "pax-header" || type === "pax-global-header" || type === "gnu-long-path" || type === "gnu-long-link-path"
+  );
 }
 
 function paddingOf(size: number): number {

@@ -58,7 +58,10 @@ export function parseUploadReply(stdout: string): UploadReply {
 }
 
 /** Why the pod's reply does not prove the upload arrived whole, or undefined when it does. */
-export function checkUploadReply(expected: { readonly receipt: string; readonly findLines: number }, stdout: string): string | undefined {
+export function checkUploadReply(
+  expected: { readonly receipt: string; readonly findLines: number },
+  stdout: string,
+): string | undefined {
   const reply = parseUploadReply(stdout);
   if (reply.receipt !== expected.receipt) {
     const got = reply.receipt.trim() === "" ? "no receipt" : `receipt ${JSON.stringify(reply.receipt.trim())}`;

@@ -35,7 +35,8 @@ export class WrittenFileList {
   }
 
   add(file: WrittenFileRecord): void {
-    if (file.sha256.length !== HEX_DIGEST_LENGTH) throw new RangeError(`expected a 64-character hex sha256, got ${JSON.stringify(file.sha256)}`);
+    if (file.sha256.length !== HEX_DIGEST_LENGTH)
+      throw new RangeError(`expected a 64-character hex sha256, got ${JSON.stringify(file.sha256)}`);
     this.reserveText(3 * file.path.length + HEX_DIGEST_LENGTH);
     this.textUsed += this.text.write(file.path, this.textUsed, "utf8");
     this.textUsed += this.text.write(file.sha256, this.textUsed, "latin1");
@@ -51,7 +52,8 @@ export class WrittenFileList {
 
   /** The record added `index`-th (0 <= index < length), as an object. */
   at(index: number): WrittenFileRecord {
-    if (!Number.isInteger(index) || index < 0 || index >= this.count) throw new RangeError(`no record ${index} in a list of ${this.count}`);
+    if (!Number.isInteger(index) || index < 0 || index >= this.count)
+      throw new RangeError(`no record ${index} in a list of ${this.count}`);
     const start = index === 0 ? 0 : (this.numbers[2 * index - 2] ?? 0);
     const end = this.numbers[2 * index] ?? 0;
     const digestStart = end - HEX_DIGEST_LENGTH;

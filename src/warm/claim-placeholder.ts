@@ -3,7 +3,15 @@ import { formatDuration } from "../core/duration.js";
 import { ConflictError, NotFoundError } from "../cluster/errors.js";
 import { CancelledError, describeError } from "../core/errors.js";
 import { buildPlaceholderSelector } from "../manifests/labels.js";
-import { coversRequest, isLive, orderClaimCandidates, readPlaceholder, readPlaceholders, type CapacityRequest, type Placeholder } from "./placeholder.js";
+import {
+  coversRequest,
+  isLive,
+  orderClaimCandidates,
+  readPlaceholder,
+  readPlaceholders,
+  type CapacityRequest,
+  type Placeholder,
+} from "./placeholder.js";
 import { runWarmCall as runCall, type WarmDeps } from "./warm-deps.js";
 
 export type { WarmDeps } from "./warm-deps.js";
@@ -20,7 +28,10 @@ const MAX_CANDIDATES = 3;
 /** Deletes of one placeholder refused with Conflict (it changed: its pod became ready, say) before the next is tried. */
 const MAX_CONFLICTS = 2;
 
-type Attempt = { readonly kind: "claimed" } | { readonly kind: "lost"; readonly why: string } | { readonly kind: "failed"; readonly why: string };
+type Attempt =
+  | { readonly kind: "claimed" }
+  | { readonly kind: "lost"; readonly why: string }
+  | { readonly kind: "failed"; readonly why: string };
 
 /**
  * Looks for a live placeholder whose requests cover the run's and claims it by deleting it (background propagation,
@@ -31,7 +42,12 @@ export async function claimPlaceholder(deps: WarmDeps, request: CapacityRequest)
   const now = deps.now ?? Date.now;
   let placeholders: Placeholder[];
   try {
-    placeholders = readPlaceholders(await runCall(deps, (options) => deps.cluster.listJobs(deps.target.namespace, buildPlaceholderSelector(), options)), now());
+    placeholders = readPlaceholders(
+      await runCall(deps, (options) =>
+        deps.cluster.listJobs(deps.target.namespace, buildPlaceholderSelector(), options),
+      ),
+      now(),
+    );
   } catch (error) {
     if (error instanceof CancelledError) throw error;
     return { capacity: "cold", detail: `could not look for warm placeholders: ${describeError(error)}` };
@@ -43,21 +59,36 @@ export async function claimPlaceholder(deps: WarmDeps, request: CapacityRequest)
     const attempt = await claimOne(deps, candidate, request, now);
     if (attempt.kind === "claimed") {
       const held = candidate.state === "held" ? "held a node" : "was waiting for a node";
-      return { capacity: "warm", placeholder: candidate, detail: `claimed placeholder ${candidate.namespace}/${candidate.name} (it ${held}, ${formatDuration(candidate.remainingMs)} left)` };
+      return {
+        capacity: "warm",
+        placeholder: candidate,
+        detail: `claimed placeholder ${candidate.namespace}/${candidate.name} (it ${held}, ${formatDuration(candidate.remainingMs)} left)`,
+      };
     }
-    if (attempt.kind === "failed") return { capacity: "cold", detail: `could not claim placeholder ${candidate.namespace}/${candidate.name}: ${attempt.why}` };
+    if (attempt.kind === "failed")
+      return {
+        capacity: "cold",
+        detail: `could not claim placeholder ${candidate.namespace}/${candidate.name}: ${attempt.why}`,
+      };
     lost.push(`${candidate.name} (${attempt.why})`);
   }
   return { capacity: "cold", detail: `the warm placeholders were taken first: ${lost.join(", ")}` };
 }
 
 /** Deletes one placeholder with preconditions; on Conflict reads it again and retries while it is still a live one that fits. */
-async function claimOne(deps: WarmDeps, first: Placeholder, request: CapacityRequest, now: () => number): Promise<Attempt> {
+async function claimOne(
+  deps: WarmDeps,
+  first: Placeholder,
+  request: CapacityRequest,
+  now: () => number,
+): Promise<Attempt> {
   let current = first;
   for (let conflicts = 0; ; conflicts++) {
     const preconditions = { uid: current.uid, resourceVersion: current.resourceVersion };
     try {
-      const deleted = await runCall(deps, (options) => deps.cluster.deleteJob(current.namespace, current.name, { ...options, preconditions }));
+      const deleted = await runCall(deps, (options) =>
+        deps.cluster.deleteJob(current.namespace, current.name, { ...options, preconditions }),
+      );
       if (deleted === "deleted") return { kind: "claimed" };
       return { kind: "lost", why: "another run claimed it, or it ended" };
     } catch (error) {
@@ -67,12 +98,16 @@ async function claimOne(deps: WarmDeps, first: Placeholder, request: CapacityReq
     if (conflicts + 1 >= MAX_CONFLICTS) return { kind: "lost", why: "it kept changing" };
     let fresh: Placeholder | undefined;
     try {
-      fresh = readPlaceholder(await runCall(deps, (options) => deps.cluster.getJob(current.namespace, current.name, options)), now());
+      fresh = readPlaceholder(
+        await runCall(deps, (options) => deps.cluster.getJob(current.namespace, current.name, options)),
+        now(),
+      );
     } catch (error) {
       if (error instanceof CancelledError) throw error;
       return { kind: "lost", why: error instanceof NotFoundError ? "another run claimed it" : describeError(error) };
     }
-    if (!fresh || !isLive(fresh) || !coversRequest(fresh, request)) return { kind: "lost", why: "it changed into one this run cannot use" };
+    if (!fresh || !isLive(fresh) || !coversRequest(fresh, request))
+      return { kind: "lost", why: "it changed into one this run cannot use" };
     current = fresh;
   }
 }

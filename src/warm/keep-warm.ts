@@ -20,10 +20,17 @@ export interface KeepWarmSpec {
  * that left already does; otherwise one is made in a free slot, or, when --max-warm leaves none, the one that would
  * end first is replaced. Never throws: the run's verdict does not depend on it; `ok` and `detail` say what happened.
  */
-export async function leaveWarmPlaceholder(deps: WarmDeps, spec: KeepWarmSpec): Promise<{ readonly ok: boolean; readonly detail: string }> {
+export async function leaveWarmPlaceholder(
+  deps: WarmDeps,
+  spec: KeepWarmSpec,
+): Promise<{ readonly ok: boolean; readonly detail: string }> {
   try {
     const report = await topUpPlaceholders(deps, { ...spec, count: 1, freshForMs: (spec.seconds * 1000) / 2 });
-    if (report.created.length > 0) return { ok: true, detail: `left warm placeholder ${report.created.join(", ")} for ${formatDuration(spec.seconds * 1000)} (${report.detail})` };
+    if (report.created.length > 0)
+      return {
+        ok: true,
+        detail: `left warm placeholder ${report.created.join(", ")} for ${formatDuration(spec.seconds * 1000)} (${report.detail})`,
+      };
     return { ok: true, detail: `left no new warm placeholder: ${report.detail}` };
   } catch (error) {
     return { ok: false, detail: `could not leave a warm placeholder: ${describeError(error)}` };

@@ -43,7 +43,9 @@ export function isPlaceholderJob(job: IJob): boolean {
 
 function readState(job: IJob, remainingMs: number): PlaceholderState {
   if (job.metadata?.deletionTimestamp) return "deleting";
-  const ended = (job.status?.conditions ?? []).some((c) => (c.type === "Complete" || c.type === "Failed") && c.status === "True");
+  const ended = (job.status?.conditions ?? []).some(
+    (c) => (c.type === "Complete" || c.type === "Failed") && c.status === "True",
+  );
   if (ended || job.status?.completionTime) return "finished";
   if (remainingMs <= 0) return "expired";
   return (job.status?.ready ?? 0) > 0 ? "held" : "pending";
@@ -68,10 +70,22 @@ export function readPlaceholder(job: IJob, now: number): Placeholder | undefined
   const cpu = String(requests.cpu ?? "");
   const memory = String(requests.memory ?? "");
   const expiresAt = readJobDeadline(job);
-  if (!name || !namespace || !uid || !resourceVersion || typeof seconds !== "number" || expiresAt === undefined) return undefined;
+  if (!name || !namespace || !uid || !resourceVersion || typeof seconds !== "number" || expiresAt === undefined)
+    return undefined;
   if (parseQuantity(cpu) === undefined || parseQuantity(memory) === undefined) return undefined;
   const remainingMs = Math.max(0, expiresAt - now);
-  return { namespace, name, uid, resourceVersion, cpu, memory, seconds, expiresAt, remainingMs, state: readState(job, remainingMs) };
+  return {
+    namespace,
+    name,
+    uid,
+    resourceVersion,
+    cpu,
+    memory,
+    seconds,
+    expiresAt,
+    remainingMs,
+    state: readState(job, remainingMs),
+  };
 }
 
 /** The placeholders among listed Jobs. */
@@ -101,7 +115,12 @@ export function orderClaimCandidates(placeholders: readonly Placeholder[], reque
   const excess = (p: Placeholder): number => (parseQuantity(p.cpu) ?? 0) - (parseQuantity(request.cpu) ?? 0);
   return placeholders
     .filter((p) => isLive(p) && coversRequest(p, request))
-    .sort((a, b) => Number(b.state === "held") - Number(a.state === "held") || excess(a) - excess(b) || b.remainingMs - a.remainingMs);
+    .sort(
+      (a, b) =>
+        Number(b.state === "held") - Number(a.state === "held") ||
+        excess(a) - excess(b) ||
+        b.remainingMs - a.remainingMs,
+    );
 }
 
 /** Slot names (`knotless-warm-0` … `knotless-warm-<maxWarm-1>`) that no listed placeholder uses, lowest first. */

@@ -13,9 +13,17 @@ export interface ReleaseReport {
 export async function releasePlaceholders(deps: WarmDeps): Promise<ReleaseReport> {
   let deleted: string[];
   try {
-    deleted = await runWarmCall(deps, (options) => deps.cluster.deleteJobs(deps.target.namespace, buildPlaceholderSelector(), options));
+    deleted = await runWarmCall(deps, (options) =>
+      deps.cluster.deleteJobs(deps.target.namespace, buildPlaceholderSelector(), options),
+    );
   } catch (error) {
     throw classifyWarmFailure("could not release the warm placeholders", error);
   }
-  return { deleted, detail: deleted.length === 0 ? "no warm placeholder to release" : `released ${deleted.length} warm placeholder(s): ${deleted.join(", ")}` };
+  return {
+    deleted,
+    detail:
+      deleted.length === 0
+        ? "no warm placeholder to release"
+        : `released ${deleted.length} warm placeholder(s): ${deleted.join(", ")}`,
+  };
 }

@@ -45,7 +45,9 @@ export interface WarmReport {
 /** Lists the namespace's placeholders; InputError when the transport cannot use the kubeconfig, InfraError otherwise. */
 export async function listPlaceholders(deps: WarmDeps): Promise<Placeholder[]> {
   try {
-    const jobs = await runWarmCall(deps, (options) => deps.cluster.listJobs(deps.target.namespace, buildPlaceholderSelector(), options));
+    const jobs = await runWarmCall(deps, (options) =>
+      deps.cluster.listJobs(deps.target.namespace, buildPlaceholderSelector(), options),
+    );
     return readPlaceholders(jobs, (deps.now ?? Date.now)());
   } catch (error) {
     throw classifyWarmFailure("could not list the warm placeholders", error);
@@ -56,7 +58,8 @@ export async function listPlaceholders(deps: WarmDeps): Promise<Placeholder[]> {
 export function classifyWarmFailure(what: string, error: unknown): Error {
   if (!(error instanceof ClusterError)) return error instanceof Error ? error : new Error(String(error));
   if (error instanceof ConfigError) return new InputError(`kubectl cannot use the kubeconfig: ${error.message}`);
-  const unreachable = (error instanceof UnavailableError && error.reason === "unreachable") || error instanceof ForbiddenError;
+  const unreachable =
+    (error instanceof UnavailableError && error.reason === "unreachable") || error instanceof ForbiddenError;
   return new InfraError(unreachable ? "cluster-unreachable" : "create-failed", `${what}: ${describeError(error)}`);
 }
 
@@ -64,7 +67,11 @@ export function classifyWarmFailure(what: string, error: unknown): Error {
 async function claimSlot(deps: WarmDeps, placeholder: Placeholder): Promise<boolean> {
   const preconditions = { uid: placeholder.uid, resourceVersion: placeholder.resourceVersion };
   try {
-    return (await runWarmCall(deps, (options) => deps.cluster.deleteJob(placeholder.namespace, placeholder.name, { ...options, preconditions }))) === "deleted";
+    return (
+      (await runWarmCall(deps, (options) =>
+        deps.cluster.deleteJob(placeholder.namespace, placeholder.name, { ...options, preconditions }),
+      )) === "deleted"
+    );
   } catch (error) {
     if (error instanceof ClusterError) return false;
     throw error;
@@ -84,7 +91,9 @@ async function createSlot(deps: WarmDeps, spec: WarmSpec, name: string): Promise
     ...(spec.pod ? { pod: spec.pod } : {}),
   });
   try {
-    await runWarmCall(deps, (options) => deps.cluster.createJob(target.namespaceFromContext ? undefined : target.namespace, manifest, options));
+    await runWarmCall(deps, (options) =>
+      deps.cluster.createJob(target.namespaceFromContext ? undefined : target.namespace, manifest, options),
+    );
     return "created";
   } catch (error) {
     if (error instanceof AlreadyExistsError) return "raced";
@@ -107,7 +116,9 @@ export async function topUpPlaceholders(deps: WarmDeps, spec: WarmSpec): Promise
   let room = Math.max(0, spec.maxWarm - live.length);
   const free = listFreeSlotNames(placeholders, spec.maxWarm);
   const slotNames = new Set(listFreeSlotNames([], spec.maxWarm));
-  const stale = placeholders.filter((p) => !isLive(p) && p.state !== "deleting" && slotNames.has(p.name) && !free.includes(p.name));
+  const stale = placeholders.filter(
+    (p) => !isLive(p) && p.state !== "deleting" && slotNames.has(p.name) && !free.includes(p.name),
+  );
   const created: string[] = [];
   const raced: string[] = [];
   const replaced: string[] = [];
@@ -125,7 +136,9 @@ export async function topUpPlaceholders(deps: WarmDeps, spec: WarmSpec): Promise
     room -= 1;
   }
   // No room left: replace what would end sooner than asked, soonest first (a run that claims it meanwhile wins).
-  const shorter = spec.freshForMs ? fits.filter((p) => !present.includes(p) && slotNames.has(p.name)).sort((a, b) => a.expiresAt - b.expiresAt) : [];
+  const shorter = spec.freshForMs
+    ? fits.filter((p) => !present.includes(p) && slotNames.has(p.name)).sort((a, b) => a.expiresAt - b.expiresAt)
+    : [];
   while (made() < wanted && shorter.length > 0) {
     const old = shorter.shift()!;
     if (!(await claimSlot(deps, old))) continue;
@@ -135,16 +148,34 @@ export async function topUpPlaceholders(deps: WarmDeps, spec: WarmSpec): Promise
     } else raced.push(old.name);
   }
   const short = Math.max(0, wanted - made());
-  return { created, replaced, present, raced, short, detail: describeTopUp(spec, present, created, replaced, raced, short, now) };
+  return {
+    created,
+    replaced,
+    present,
+    raced,
+    short,
+    detail: describeTopUp(spec, present, created, replaced, raced, short, now),
+  };
 }
 
-function describeTopUp(spec: WarmSpec, present: readonly Placeholder[], created: readonly string[], replaced: readonly string[], raced: readonly string[], short: number, now: number): string {
+function describeTopUp(
+  spec: WarmSpec,
+  present: readonly Placeholder[],
+  created: readonly string[],
+  replaced: readonly string[],
+  raced: readonly string[],
+  short: number,
+  now: number,
+): string {
   const parts: string[] = [];
   const size = `${spec.cpu} cpu, ${spec.memory}, for ${formatDuration(spec.seconds * 1000)}`;
   const fresh = created.filter((name) => !replaced.includes(name));
   if (fresh.length > 0) parts.push(`created ${fresh.join(", ")} (${size})`);
   if (replaced.length > 0) parts.push(`replaced ${replaced.join(", ")}, which would have ended sooner (${size})`);
-  if (present.length > 0) parts.push(`already there: ${present.map((p) => `${p.name} (${formatDuration(Math.max(0, p.expiresAt - now))} left)`).join(", ")}`);
+  if (present.length > 0)
+    parts.push(
+      `already there: ${present.map((p) => `${p.name} (${formatDuration(Math.max(0, p.expiresAt - now))} left)`).join(", ")}`,
+    );
   if (raced.length > 0) parts.push(`made at the same moment by another caller: ${raced.join(", ")}`);
   if (short > 0) parts.push(`${short} not made: --max-warm ${spec.maxWarm} placeholder(s) are there already`);
   return `${present.length + created.length + raced.length} of ${spec.count} warm placeholder(s): ${parts.join("; ") || "none"}`;

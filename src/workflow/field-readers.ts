@@ -1,6 +1,19 @@
 // Readers for the kinds of values a workflow file holds: text, lists of text, booleans, numbers, durations, maps of keys.
 import { MAX_DURATION_MS, parseDuration } from "../core/duration.js";
-import { describeNode, indexPath, isMapNode, isNullValue, isScalarNode, isSeqNode, joinPath, positionOf, readScalarText, reportError, resolveAlias, type ReadContext } from "./read-context.js";
+import {
+  describeNode,
+  indexPath,
+  isMapNode,
+  isNullValue,
+  isScalarNode,
+  isSeqNode,
+  joinPath,
+  positionOf,
+  readScalarText,
+  reportError,
+  resolveAlias,
+  type ReadContext,
+} from "./read-context.js";
 import { suggestName } from "./suggest-key.js";
 import type { SourcePosition } from "./workflow-types.js";
 
@@ -57,7 +70,14 @@ export interface MapEntry {
  * set twice (naming both places); hands every other key to `readEntry`. Returns where the map starts, or
  * undefined when it is not a map.
  */
-export function readEntries(ctx: ReadContext, node: unknown, at: SourcePosition, path: string, what: string, readEntry: (entry: MapEntry) => void): SourcePosition | undefined {
+export function readEntries(
+  ctx: ReadContext,
+  node: unknown,
+  at: SourcePosition,
+  path: string,
+  what: string,
+  readEntry: (entry: MapEntry) => void,
+): SourcePosition | undefined {
   const map = resolveAlias(ctx, node);
   if (!isMapNode(ctx, map)) {
     reportError(ctx, at, path, `expected ${what}, found ${describeNode(ctx, map)}`);
@@ -76,7 +96,12 @@ export function readEntries(ctx: ReadContext, node: unknown, at: SourcePosition,
     const keyPath = joinPath(path, key);
     const first = seen.get(key);
     if (first !== undefined) {
-      reportError(ctx, keyAt, keyPath, `duplicate key; \`${key}\` is already set at ${ctx.file}:${first.line}:${first.column}`);
+      reportError(
+        ctx,
+        keyAt,
+        keyPath,
+        `duplicate key; \`${key}\` is already set at ${ctx.file}:${first.line}:${first.column}`,
+      );
       continue;
     }
     seen.set(key, keyAt);
@@ -90,7 +115,14 @@ export function readEntries(ctx: ReadContext, node: unknown, at: SourcePosition,
  * Reads a map against its schema: every key is checked (unknown keys and duplicates are reported where they
  * stand) and read by its own reader, so every problem in the map is reported, not just the first.
  */
-export function readMap<S extends MapSchema>(ctx: ReadContext, node: unknown, at: SourcePosition, path: string, schema: S, what: string): MapRead<S> | undefined {
+export function readMap<S extends MapSchema>(
+  ctx: ReadContext,
+  node: unknown,
+  at: SourcePosition,
+  path: string,
+  schema: S,
+  what: string,
+): MapRead<S> | undefined {
   const values: Record<string, unknown> = {};
   const keys: Record<string, SourcePosition> = {};
   const valuesAt: Record<string, SourcePosition> = {};
@@ -108,13 +140,26 @@ export function readMap<S extends MapSchema>(ctx: ReadContext, node: unknown, at
   });
   if (position === undefined) return undefined;
   for (const [key, spec] of Object.entries(schema)) {
-    if (spec.required && keys[key] === undefined) reportError(ctx, position, path, `expected the key \`${key}\`, found none`);
+    if (spec.required && keys[key] === undefined)
+      reportError(ctx, position, path, `expected the key \`${key}\`, found none`);
   }
-  return { values: values as MapValues<S>, keys: keys as MapRead<S>["keys"], valuesAt: valuesAt as MapRead<S>["valuesAt"], position };
+  return {
+    values: values as MapValues<S>,
+    keys: keys as MapRead<S>["keys"],
+    valuesAt: valuesAt as MapRead<S>["valuesAt"],
+    position,
+  };
 }
 
 /** Reads each item of a list with `readItem`; reports a value that is not a list. */
-export function readList<T>(ctx: ReadContext, node: unknown, at: SourcePosition, path: string, what: string, readItem: FieldReader<T>): T[] | undefined {
+export function readList<T>(
+  ctx: ReadContext,
+  node: unknown,
+  at: SourcePosition,
+  path: string,
+  what: string,
+  readItem: FieldReader<T>,
+): T[] | undefined {
   const list = resolveAlias(ctx, node);
   if (!isSeqNode(ctx, list)) {
     reportError(ctx, at, path, `expected ${what}, found ${describeNode(ctx, list)}`);
@@ -163,27 +208,58 @@ export const readTextOrList: FieldReader<string[]> = (ctx, node, at, path) => {
 
 /** YAML 1.1 words for booleans, which Tangled's decoder (yaml.v3) also takes for a boolean field. */
 const BOOLEAN_WORDS: Readonly<Record<string, boolean>> = {
-  y: true, Y: true, yes: true, Yes: true, YES: true, on: true, On: true, ON: true,
-  n: false, N: false, no: false, No: false, NO: false, off: false, Off: false, OFF: false,
+  y: true,
+  Y: true,
+  yes: true,
+  Yes: true,
+  YES: true,
+  on: true,
+  On: true,
+  ON: true,
+  n: false,
+  N: false,
+  no: false,
+  No: false,
+  NO: false,
+  off: false,
+  Off: false,
+  OFF: false,
 };
 
 export const readBoolean: FieldReader<boolean> = (ctx, node, at, path) => {
   const resolved = resolveAlias(ctx, node);
   if (isScalarNode(ctx, resolved)) {
     if (typeof resolved.value === "boolean") return resolved.value;
-    if (typeof resolved.value === "string" && resolved.type === "PLAIN" && Object.hasOwn(BOOLEAN_WORDS, resolved.value)) return BOOLEAN_WORDS[resolved.value];
+    if (typeof resolved.value === "string" && resolved.type === "PLAIN" && Object.hasOwn(BOOLEAN_WORDS, resolved.value))
+      return BOOLEAN_WORDS[resolved.value];
   }
   const text = readScalarText(ctx, resolved);
-  reportError(ctx, at, path, `expected true or false, found ${text === undefined ? describeNode(ctx, resolved) : JSON.stringify(text)}`);
+  reportError(
+    ctx,
+    at,
+    path,
+    `expected true or false, found ${text === undefined ? describeNode(ctx, resolved) : JSON.stringify(text)}`,
+  );
   return undefined;
 };
 
 /** A whole number of at least 0, written as a YAML integer. */
 export const readCount: FieldReader<number> = (ctx, node, at, path) => {
   const resolved = resolveAlias(ctx, node);
-  if (isScalarNode(ctx, resolved) && typeof resolved.value === "number" && Number.isSafeInteger(resolved.value) && resolved.value >= 0) return resolved.value;
+  if (
+    isScalarNode(ctx, resolved) &&
+    typeof resolved.value === "number" &&
+    Number.isSafeInteger(resolved.value) &&
+    resolved.value >= 0
+  )
+    return resolved.value;
   const text = readScalarText(ctx, resolved);
-  reportError(ctx, at, path, `expected a whole number, 0 or more, found ${text === undefined ? describeNode(ctx, resolved) : JSON.stringify(text)}`);
+  reportError(
+    ctx,
+    at,
+    path,
+    `expected a whole number, 0 or more, found ${text === undefined ? describeNode(ctx, resolved) : JSON.stringify(text)}`,
+  );
   return undefined;
 };
 
@@ -192,8 +268,10 @@ export const readDurationMs: FieldReader<number> = (ctx, node, at, path) => {
   const text = readText(ctx, node, at, path);
   if (text === undefined) return undefined;
   const ms = parseDuration(text);
-  if (ms === undefined) reportError(ctx, at, path, `expected a duration such as 90s, 10m or 1h30m, found ${JSON.stringify(text)}`);
-  else if (ms > MAX_DURATION_MS) reportError(ctx, at, path, `expected a duration of at most 168h (a week), found ${JSON.stringify(text)}`);
+  if (ms === undefined)
+    reportError(ctx, at, path, `expected a duration such as 90s, 10m or 1h30m, found ${JSON.stringify(text)}`);
+  else if (ms > MAX_DURATION_MS)
+    reportError(ctx, at, path, `expected a duration of at most 168h (a week), found ${JSON.stringify(text)}`);
   else return ms;
   return undefined;
 };
@@ -213,4 +291,3 @@ export function readMatching(pattern: RegExp, expected: string): FieldReader<str
 export function allowEmpty<T>(read: FieldReader<T>): FieldReader<T | null> {
   return (ctx, node, at, path) => (isNullValue(ctx, resolveAlias(ctx, node)) ? null : read(ctx, node, at, path));
 }
-

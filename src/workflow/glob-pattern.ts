@@ -50,7 +50,8 @@ function checkComponent(component: string): string | undefined {
       if (body.length === 0) return "has an empty character class `[]`";
       for (let k = 0; k < body.length; k++) {
         if (body[k] !== "-") continue;
-        if (k === 0 || k === body.length - 1 || body[k + 1] === "-" || body[k - 1] === "-") return "has a `-` in a character class that does not stand between two characters";
+        if (k === 0 || k === body.length - 1 || body[k + 1] === "-" || body[k - 1] === "-")
+          return "has a `-` in a character class that does not stand between two characters";
       }
       i = end;
     } else if (char === "{") braces++;
@@ -77,7 +78,8 @@ export function checkGlobPattern(pattern: string): string | undefined {
   const problem = checkGlobSyntax(pattern);
   if (problem !== undefined) return problem;
   const outsideClasses = pattern.replace(/\\./g, "__").replace(/\[[^\]]*\]/g, "_");
-  if (outsideClasses.includes("..")) return "contains `..`, which no git branch or tag name contains, so it could never match";
+  if (outsideClasses.includes(".."))
+    return "contains `..`, which no git branch or tag name contains, so it could never match";
   return undefined;
 }
 

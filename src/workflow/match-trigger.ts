@@ -71,8 +71,10 @@ function loadPicomatch(): typeof picomatch {
 
 /** refs/heads/X → branch X; refs/tags/Y → tag Y; any other ref only has a short name. */
 export function deriveRefNames(ref: string): RefNames {
-  if (ref.startsWith("refs/heads/")) return { branch: ref.slice("refs/heads/".length), refName: ref.slice("refs/heads/".length) };
-  if (ref.startsWith("refs/tags/")) return { tag: ref.slice("refs/tags/".length), refName: ref.slice("refs/tags/".length) };
+  if (ref.startsWith("refs/heads/"))
+    return { branch: ref.slice("refs/heads/".length), refName: ref.slice("refs/heads/".length) };
+  if (ref.startsWith("refs/tags/"))
+    return { tag: ref.slice("refs/tags/".length), refName: ref.slice("refs/tags/".length) };
   return { refName: ref.startsWith("refs/") ? ref.slice("refs/".length) : ref };
 }
 
@@ -91,11 +93,21 @@ function listPatterns(patterns: readonly string[]): string {
 }
 
 /** Checks one ref name against a constraint's patterns; the reason names what matched or what it was checked against. */
-function matchRefName(kind: "branch" | "tag", name: string, patterns: readonly string[] | undefined): { matched: boolean; detail: string } {
-  if (patterns === undefined || patterns.length === 0) return { matched: false, detail: `lists no \`${kind}\`, so ${kind} ${JSON.stringify(name)} cannot match` };
+function matchRefName(
+  kind: "branch" | "tag",
+  name: string,
+  patterns: readonly string[] | undefined,
+): { matched: boolean; detail: string } {
+  if (patterns === undefined || patterns.length === 0)
+    return { matched: false, detail: `lists no \`${kind}\`, so ${kind} ${JSON.stringify(name)} cannot match` };
   const hit = patterns.find((pattern) => matchGlob(pattern, name));
-  if (hit === undefined) return { matched: false, detail: `${kind} ${JSON.stringify(name)} is not one of ${listPatterns(patterns)}` };
-  return { matched: true, detail: hit === name ? `${kind} ${JSON.stringify(name)}` : `${kind} ${JSON.stringify(name)} (${JSON.stringify(hit)})` };
+  if (hit === undefined)
+    return { matched: false, detail: `${kind} ${JSON.stringify(name)} is not one of ${listPatterns(patterns)}` };
+  return {
+    matched: true,
+    detail:
+      hit === name ? `${kind} ${JSON.stringify(name)}` : `${kind} ${JSON.stringify(name)} (${JSON.stringify(hit)})`,
+  };
 }
 
 /**
@@ -104,7 +116,11 @@ function matchRefName(kind: "branch" | "tag", name: string, patterns: readonly s
  * neither matches nothing. A constraint with only `event` therefore matches only triggers without a ref.
  */
 function matchConstraint(constraint: WhenConstraint, trigger: Trigger): { matched: boolean; detail: string } {
-  if (!constraint.event.includes(trigger.event)) return { matched: false, detail: `event ${JSON.stringify(trigger.event)} is not one of ${listPatterns(constraint.event)}` };
+  if (!constraint.event.includes(trigger.event))
+    return {
+      matched: false,
+      detail: `event ${JSON.stringify(trigger.event)} is not one of ${listPatterns(constraint.event)}`,
+    };
   const derived = trigger.ref === undefined ? undefined : deriveRefNames(trigger.ref);
   const branch = trigger.branch ?? derived?.branch;
   const tag = trigger.tag ?? derived?.tag;
@@ -112,7 +128,10 @@ function matchConstraint(constraint: WhenConstraint, trigger: Trigger): { matche
   if (branch === undefined && tag === undefined && derived !== undefined) {
     return { matched: false, detail: `ref ${JSON.stringify(trigger.ref)} is neither a branch nor a tag` };
   }
-  for (const [kind, name, patterns] of [["branch", branch, constraint.branch], ["tag", tag, constraint.tag]] as const) {
+  for (const [kind, name, patterns] of [
+    ["branch", branch, constraint.branch],
+    ["tag", tag, constraint.tag],
+  ] as const) {
     if (name === undefined) continue;
     const outcome = matchRefName(kind, name, patterns);
     if (!outcome.matched) return outcome;
@@ -131,9 +150,14 @@ function matchAction(constraint: WhenConstraint, trigger: Trigger): { matched: b
   if (trigger.event !== "pull_request") return undefined;
   const action = trigger.prAction ?? "opened";
   const types = constraint.types ?? DEFAULT_PULL_REQUEST_ACTIONS;
-  const listed = constraint.types === undefined ? `${types.join(", ")} (the default without \`types\`)` : types.join(", ");
-  if (!types.includes(action)) return { matched: false, detail: `pull request action ${JSON.stringify(action)} is not one of ${listed}` };
-  return { matched: true, detail: `action ${JSON.stringify(action)}${trigger.prAction === undefined ? " (assumed: no --pr-action)" : ""}` };
+  const listed =
+    constraint.types === undefined ? `${types.join(", ")} (the default without \`types\`)` : types.join(", ");
+  if (!types.includes(action))
+    return { matched: false, detail: `pull request action ${JSON.stringify(action)} is not one of ${listed}` };
+  return {
+    matched: true,
+    detail: `action ${JSON.stringify(action)}${trigger.prAction === undefined ? " (assumed: no --pr-action)" : ""}`,
+  };
 }
 
 /**
@@ -143,13 +167,18 @@ function matchAction(constraint: WhenConstraint, trigger: Trigger): { matched: b
 function matchPaths(constraint: WhenConstraint, trigger: Trigger): { matched: boolean; detail: string } | undefined {
   const patterns = constraint.paths ?? [];
   if (patterns.length === 0) return undefined;
-  if (trigger.changedFiles === undefined) return { matched: true, detail: "paths assumed to match: the trigger gave no changed files (--changed-file)" };
+  if (trigger.changedFiles === undefined)
+    return { matched: true, detail: "paths assumed to match: the trigger gave no changed files (--changed-file)" };
   for (const file of trigger.changedFiles) {
     const hit = patterns.find((pattern) => matchGlob(pattern, file));
-    if (hit !== undefined) return { matched: true, detail: `changed file ${JSON.stringify(file)} (${JSON.stringify(hit)})` };
+    if (hit !== undefined)
+      return { matched: true, detail: `changed file ${JSON.stringify(file)} (${JSON.stringify(hit)})` };
   }
   const count = trigger.changedFiles.length;
-  return { matched: false, detail: `none of the ${count} changed ${count === 1 ? "file" : "files"} matches paths ${listPatterns(patterns)}` };
+  return {
+    matched: false,
+    detail: `none of the ${count} changed ${count === 1 ? "file" : "files"} matches paths ${listPatterns(patterns)}`,
+  };
 }
 
 /**
@@ -158,7 +187,8 @@ function matchPaths(constraint: WhenConstraint, trigger: Trigger): { matched: bo
  */
 export function matchWorkflow(when: readonly WhenConstraint[] | undefined, trigger: Trigger): MatchOutcome {
   if (trigger.event === "manual") return { matched: true, reason: "a manual trigger always matches" };
-  if (when === undefined || when.length === 0) return { matched: true, reason: "no `when`: the workflow always matches" };
+  if (when === undefined || when.length === 0)
+    return { matched: true, reason: "no `when`: the workflow always matches" };
   const misses: string[] = [];
   for (const [index, constraint] of when.entries()) {
     const outcome = matchConstraint(constraint, trigger);

@@ -22,9 +22,13 @@ const PATTERN_CHARACTERS = /[*?[\]{}]/;
  */
 export function normalizePodPath(text: string): PodPath {
   if (/[\x00-\x1f\x7f]/.test(text)) return { problem: "has a control character" };
-  if (text.startsWith("~")) return { problem: "starts with `~`, which is not expanded; write the absolute path, such as /root/.npm" };
-  const segments = (text.startsWith("/") ? text : `${POD_WORK_DIR}/${text}`).split("/").filter((segment) => segment !== "" && segment !== ".");
-  if (segments.includes("..")) return { problem: "has a `..` segment; write the path it means, absolute or relative to /work" };
+  if (text.startsWith("~"))
+    return { problem: "starts with `~`, which is not expanded; write the absolute path, such as /root/.npm" };
+  const segments = (text.startsWith("/") ? text : `${POD_WORK_DIR}/${text}`)
+    .split("/")
+    .filter((segment) => segment !== "" && segment !== ".");
+  if (segments.includes(".."))
+    return { problem: "has a `..` segment; write the path it means, absolute or relative to /work" };
   return { path: `/${segments.join("/")}` };
 }
 
@@ -38,8 +42,12 @@ export function readCachePath(text: string): PodPath {
   const normalized = normalizePodPath(text);
   if ("problem" in normalized) return normalized;
   const { path } = normalized;
-  if (PATTERN_CHARACTERS.test(path)) return { problem: "has a glob character (* ? [ ] { }); a cache path names a file or directory" };
-  if (path === "/") return { problem: "is the whole file system of the pod; name the directories to keep, such as node_modules or /root/.npm" };
+  if (PATTERN_CHARACTERS.test(path))
+    return { problem: "has a glob character (* ? [ ] { }); a cache path names a file or directory" };
+  if (path === "/")
+    return {
+      problem: "is the whole file system of the pod; name the directories to keep, such as node_modules or /root/.npm",
+    };
   for (const [root, what] of CACHE_REFUSED_ROOTS) {
     if (isUnder(path, root)) return { problem: `is under ${root}, ${what}; a cache may not hold it` };
   }
@@ -53,8 +61,11 @@ export function readArtifactPath(text: string): PodPath {
   const { path } = normalized;
   const under = [POD_OUTPUTS_DIR, POD_WORK_DIR].find((dir) => path.startsWith(`${dir}/`));
   if (under === undefined) {
-    if (path === POD_OUTPUTS_DIR || path === POD_WORK_DIR) return { problem: `names the directory ${path} itself; name its files, such as ${path}/**` };
-    return { problem: "is not under /outputs or /work; artifacts are collected from there (a relative path is under /work)" };
+    if (path === POD_OUTPUTS_DIR || path === POD_WORK_DIR)
+      return { problem: `names the directory ${path} itself; name its files, such as ${path}/**` };
+    return {
+      problem: "is not under /outputs or /work; artifacts are collected from there (a relative path is under /work)",
+    };
   }
   return { path };
 }

@@ -19,7 +19,11 @@ export const POD_SECRETS_DIR = "/knotless-secrets";
 export const POD_SECRETS_PATH = `${POD_SECRETS_DIR}/env`;
 
 /** The emptyDir volumes of the run pod, by volume name; `medium` Memory is a tmpfs. */
-export const POD_VOLUMES: ReadonlyArray<{ readonly name: string; readonly mountPath: string; readonly medium?: "Memory" }> = [
+export const POD_VOLUMES: ReadonlyArray<{
+  readonly name: string;
+  readonly mountPath: string;
+  readonly medium?: "Memory";
+}> = [
   { name: "work", mountPath: POD_WORK_DIR },
   { name: "steps", mountPath: POD_STEPS_DIR },
   { name: "outputs", mountPath: POD_OUTPUTS_DIR },

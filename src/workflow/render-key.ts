@@ -74,7 +74,8 @@ class TemplateSyntaxError extends Error {
 
 /** Why a hashFiles pattern is refused (it is relative to the checkout and stays inside it), or undefined. */
 export function checkHashFilesPattern(pattern: string): string | undefined {
-  if (pattern.startsWith("/")) return "is absolute; hashFiles patterns are relative to the checkout, such as package-lock.json or **/go.sum";
+  if (pattern.startsWith("/"))
+    return "is absolute; hashFiles patterns are relative to the checkout, such as package-lock.json or **/go.sum";
   if (pattern.split("/").includes("..")) return "has a `..` segment; hashFiles patterns stay inside the checkout";
   return checkGlobSyntax(pattern);
 }
@@ -90,7 +91,7 @@ function readQuoted(source: string, start: number): { value: string; end: number
       i++;
     } else value += char;
   }
-  throw new TemplateSyntaxError("a quoted pattern is not closed by `\"`", start);
+  throw new TemplateSyntaxError('a quoted pattern is not closed by `"`', start);
 }
 
 /** Reads what stands between `{{` and `}}`; `start` is just after `{{`. Returns the part and the index after `}}`. */
@@ -101,36 +102,62 @@ function readAction(source: string, start: number): { part: KeyPart; end: number
     return BLANKS.lastIndex;
   };
   let at = skipBlanks(start);
-  if (source.startsWith("}}", at)) throw new TemplateSyntaxError("`{{ }}` is empty; expected a variable such as {{ KNOTLESS_REF_NAME }} or {{ hashFiles \"package-lock.json\" }}", start - 2);
+  if (source.startsWith("}}", at))
+    throw new TemplateSyntaxError(
+      '`{{ }}` is empty; expected a variable such as {{ KNOTLESS_REF_NAME }} or {{ hashFiles "package-lock.json" }}',
+      start - 2,
+    );
   IDENTIFIER.lastIndex = at;
   const name = IDENTIFIER.exec(source)?.[0];
   if (name === undefined) {
     const found = source.slice(at).match(/^\S+?(?=\s|}}|$)/)?.[0] ?? "";
-    throw new TemplateSyntaxError(`expected a variable name or hashFiles after \`{{\`, found ${JSON.stringify(found)}`, at);
+    throw new TemplateSyntaxError(
+      `expected a variable name or hashFiles after \`{{\`, found ${JSON.stringify(found)}`,
+      at,
+    );
   }
   const nameAt = at;
   at = skipBlanks(at + name.length);
   if (source.startsWith("}}", at)) {
-    if (TEMPLATE_FUNCTIONS.includes(name)) throw new TemplateSyntaxError(`${name} needs at least one quoted pattern, such as {{ ${name} "package-lock.json" }}`, nameAt);
+    if (TEMPLATE_FUNCTIONS.includes(name))
+      throw new TemplateSyntaxError(
+        `${name} needs at least one quoted pattern, such as {{ ${name} "package-lock.json" }}`,
+        nameAt,
+      );
     return { part: { kind: "variable", name }, end: at + 2 };
   }
   if (at >= source.length) throw new TemplateSyntaxError("`{{` is not closed by `}}`", start - 2);
   if (!TEMPLATE_FUNCTIONS.includes(name)) {
-    if (!/["']/.test(source[at]!)) throw new TemplateSyntaxError(`expected \`}}\` after ${name}, found ${JSON.stringify(source.slice(at).match(/^\S+?(?=\s|}}|$)/)?.[0] ?? "")}`, at);
+    if (!/["']/.test(source[at]!))
+      throw new TemplateSyntaxError(
+        `expected \`}}\` after ${name}, found ${JSON.stringify(source.slice(at).match(/^\S+?(?=\s|}}|$)/)?.[0] ?? "")}`,
+        at,
+      );
     const suggestion = suggestName(name, TEMPLATE_FUNCTIONS);
-    throw new TemplateSyntaxError(`unknown function \`${name}\`; ${suggestion !== undefined ? `did you mean \`${suggestion}\`?` : "the one function is hashFiles"}`, nameAt);
+    throw new TemplateSyntaxError(
+      `unknown function \`${name}\`; ${suggestion !== undefined ? `did you mean \`${suggestion}\`?` : "the one function is hashFiles"}`,
+      nameAt,
+    );
   }
   const patterns: string[] = [];
   while (!source.startsWith("}}", at)) {
     if (at >= source.length) throw new TemplateSyntaxError("`{{` is not closed by `}}`", start - 2);
     const char = source[at]!;
-    if (char !== '"') throw new TemplateSyntaxError(char === "'" ? "quote each pattern with double quotes: \"package-lock.json\"" : `expected a pattern in double quotes, found ${JSON.stringify(char)}`, at);
+    if (char !== '"')
+      throw new TemplateSyntaxError(
+        char === "'"
+          ? 'quote each pattern with double quotes: "package-lock.json"'
+          : `expected a pattern in double quotes, found ${JSON.stringify(char)}`,
+        at,
+      );
     const quoted = readQuoted(source, at);
     const problem = checkHashFilesPattern(quoted.value);
-    if (problem !== undefined) throw new TemplateSyntaxError(`the pattern ${JSON.stringify(quoted.value)} ${problem}`, at);
+    if (problem !== undefined)
+      throw new TemplateSyntaxError(`the pattern ${JSON.stringify(quoted.value)} ${problem}`, at);
     patterns.push(quoted.value);
     at = skipBlanks(quoted.end);
-    if (at === quoted.end && at < source.length && !source.startsWith("}}", at)) throw new TemplateSyntaxError("expected a blank between two patterns", at);
+    if (at === quoted.end && at < source.length && !source.startsWith("}}", at))
+      throw new TemplateSyntaxError("expected a blank between two patterns", at);
   }
   return { part: { kind: "hashFiles", patterns }, end: at + 2 };
 }
@@ -144,7 +171,7 @@ export function parseKeyTemplate(source: string): TemplateParse {
   const parts: KeyPart[] = [];
   let text = "";
   try {
-    for (let i = 0; i < source.length; ) {
+    for (let i = 0; i < source.length;) {
       if (source.startsWith("{{", i)) {
         const action = readAction(source, i + 2);
         if (text !== "") parts.push({ kind: "text", text });
@@ -193,9 +220,11 @@ export type KeyRender = { readonly ok: true; readonly key: string } | { readonly
 export function checkRenderedKey(key: string): string | undefined {
   if (key === "") return "renders empty";
   const bad = UNPRINTABLE.exec(key);
-  if (bad !== null) return `renders with the unprintable character ${JSON.stringify(bad[0])} at character ${bad.index + 1}: ${JSON.stringify(key)}`;
+  if (bad !== null)
+    return `renders with the unprintable character ${JSON.stringify(bad[0])} at character ${bad.index + 1}: ${JSON.stringify(key)}`;
   const length = [...key].length;
-  if (length > MAX_KEY_LENGTH) return `renders ${length} characters long, more than the ${MAX_KEY_LENGTH} a key may have`;
+  if (length > MAX_KEY_LENGTH)
+    return `renders ${length} characters long, more than the ${MAX_KEY_LENGTH} a key may have`;
   return undefined;
 }
 
@@ -213,7 +242,8 @@ export function renderKeyTemplate(template: KeyTemplate, inputs: KeyInputs): Key
       key += value;
     } else {
       const hash = inputs.fileHashes.get(identifyHashFilesCall(part.patterns));
-      if (hash === undefined) return { ok: false, message: `uses hashFiles, but the files of the checkout were not hashed for this run` };
+      if (hash === undefined)
+        return { ok: false, message: `uses hashFiles, but the files of the checkout were not hashed for this run` };
       key += hash;
     }
   }

@@ -18,6 +18,7 @@ export function checkResourceBounds(kind: "cpu" | "memory", quantity: string): s
   const [min, max] = kind === "cpu" ? [HARD_MIN_CPU, HARD_MAX_CPU] : [HARD_MIN_MEMORY, HARD_MAX_MEMORY];
   const range = `from ${min} to ${max}${kind === "cpu" ? " cores" : ""}`;
   if (value === undefined) return `expected a ${kind} quantity ${range}, found ${JSON.stringify(quantity)}`;
-  if (value < parseQuantity(min)! || value > parseQuantity(max)!) return `${kind} ${quantity} is outside the bounds any run may ask for (${range})`;
+  if (value < parseQuantity(min)! || value > parseQuantity(max)!)
+    return `${kind} ${quantity} is outside the bounds any run may ask for (${range})`;
   return undefined;
 }

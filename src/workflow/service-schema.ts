@@ -1,10 +1,31 @@
 // The `services:` key: our list of service containers beside the steps (or Tangled's NixOS services map, refused).
 import { DNS_LABEL, IMAGE } from "../core/patterns.js";
 import { formatDuration } from "../core/duration.js";
-import { allowEmpty, field, readDurationMs, readList, readMap, readMatching, readNonEmptyText, readText, type FieldReader, type MapSchema } from "./field-readers.js";
+import {
+  allowEmpty,
+  field,
+  readDurationMs,
+  readList,
+  readMap,
+  readMatching,
+  readNonEmptyText,
+  readText,
+  type FieldReader,
+  type MapSchema,
+} from "./field-readers.js";
 import { readEnvironment } from "./environment-schema.js";
 import { readServices as readNixosServices } from "./machine-schema.js";
-import { describeNode, indexPath, isMapNode, isScalarNode, isSeqNode, positionOf, readScalarText, reportError, resolveAlias } from "./read-context.js";
+import {
+  describeNode,
+  indexPath,
+  isMapNode,
+  isScalarNode,
+  isSeqNode,
+  positionOf,
+  readScalarText,
+  reportError,
+  resolveAlias,
+} from "./read-context.js";
 import type { ServiceReadiness, SourcePosition, WorkflowService } from "./workflow-types.js";
 
 /** Most services a workflow may have: each is a container in the run's pod. */
@@ -19,9 +40,21 @@ export const RESERVED_SERVICE_NAMES: readonly string[] = ["run", "docker"];
 /** A TCP port, 1 to 65535, written as a YAML integer. */
 const readPort: FieldReader<number> = (ctx, node, at, path) => {
   const resolved = resolveAlias(ctx, node);
-  if (isScalarNode(ctx, resolved) && typeof resolved.value === "number" && Number.isInteger(resolved.value) && resolved.value >= 1 && resolved.value <= 65535) return resolved.value;
+  if (
+    isScalarNode(ctx, resolved) &&
+    typeof resolved.value === "number" &&
+    Number.isInteger(resolved.value) &&
+    resolved.value >= 1 &&
+    resolved.value <= 65535
+  )
+    return resolved.value;
   const text = readScalarText(ctx, resolved);
-  reportError(ctx, at, path, `expected a port, a whole number from 1 to 65535, found ${text === undefined ? describeNode(ctx, resolved) : JSON.stringify(text)}`);
+  reportError(
+    ctx,
+    at,
+    path,
+    `expected a port, a whole number from 1 to 65535, found ${text === undefined ? describeNode(ctx, resolved) : JSON.stringify(text)}`,
+  );
   return undefined;
 };
 
@@ -38,7 +71,12 @@ const readPorts: FieldReader<number[]> = (ctx, node, at, path) => {
 /** `command`/`args`/`readiness.exec`: a list of words, passed as they are (no shell). */
 const readWords: FieldReader<string[]> = (ctx, node, at, path) => {
   if (!isSeqNode(ctx, resolveAlias(ctx, node))) {
-    reportError(ctx, at, path, `expected a list of words such as [postgres, -c, fsync=off] (no shell runs them), found ${describeNode(ctx, resolveAlias(ctx, node))}`);
+    reportError(
+      ctx,
+      at,
+      path,
+      `expected a list of words such as [postgres, -c, fsync=off] (no shell runs them), found ${describeNode(ctx, resolveAlias(ctx, node))}`,
+    );
     return undefined;
   }
   return readList(ctx, node, at, path, "a list of words", readText);
@@ -56,11 +94,21 @@ const readServiceName: FieldReader<string> = (ctx, node, at, path) => {
   const name = readNonEmptyText(ctx, node, at, path);
   if (name === undefined) return undefined;
   if (!DNS_LABEL.test(name)) {
-    reportError(ctx, at, path, `expected a name of lowercase letters, digits and \`-\`, at most 63 characters, starting and ending with a letter or digit (it names the service's container), found ${JSON.stringify(name)}`);
+    reportError(
+      ctx,
+      at,
+      path,
+      `expected a name of lowercase letters, digits and \`-\`, at most 63 characters, starting and ending with a letter or digit (it names the service's container), found ${JSON.stringify(name)}`,
+    );
     return undefined;
   }
   if (RESERVED_SERVICE_NAMES.includes(name)) {
-    reportError(ctx, at, path, `${JSON.stringify(name)} is the name of one of the runner's own containers in the pod (${RESERVED_SERVICE_NAMES.join(", ")}); choose another`);
+    reportError(
+      ctx,
+      at,
+      path,
+      `${JSON.stringify(name)} is the name of one of the runner's own containers in the pod (${RESERVED_SERVICE_NAMES.join(", ")}); choose another`,
+    );
     return undefined;
   }
   return name;
@@ -75,7 +123,11 @@ const READINESS_KEYS = {
 const READINESS_EXAMPLE = "{tcp: 5432, timeout: 60s} or {exec: [pg_isready, -h, 127.0.0.1]}";
 
 /** What `readiness` said, with where its `tcp` stands (checked against `ports` once the service is read). */
-type ParsedReadiness = { readonly readiness: ServiceReadiness; readonly timeoutMs: number; readonly tcpAt?: SourcePosition };
+type ParsedReadiness = {
+  readonly readiness: ServiceReadiness;
+  readonly timeoutMs: number;
+  readonly tcpAt?: SourcePosition;
+};
 
 /** `readiness`: exactly one of `tcp: PORT` (a connection succeeds) and `exec: [...]` (exits 0 in the service's container). */
 const readReadiness: FieldReader<ParsedReadiness> = (ctx, node, at, path) => {
@@ -88,19 +140,35 @@ const readReadiness: FieldReader<ParsedReadiness> = (ctx, node, at, path) => {
     return undefined;
   }
   if (keys.tcp === undefined && keys.exec === undefined) {
-    reportError(ctx, read.position, path, `expected a check, \`tcp: PORT\` or \`exec: [...]\`, found neither; such as ${READINESS_EXAMPLE}`);
+    reportError(
+      ctx,
+      read.position,
+      path,
+      `expected a check, \`tcp: PORT\` or \`exec: [...]\`, found neither; such as ${READINESS_EXAMPLE}`,
+    );
     return undefined;
   }
   if (timeout !== undefined && timeout > MAX_READINESS_TIMEOUT_MS) {
-    reportError(ctx, read.valuesAt.timeout ?? read.position, `${path}.timeout`, `expected a readiness timeout of at most ${formatDuration(MAX_READINESS_TIMEOUT_MS)}, found ${formatDuration(timeout)}`);
+    reportError(
+      ctx,
+      read.valuesAt.timeout ?? read.position,
+      `${path}.timeout`,
+      `expected a readiness timeout of at most ${formatDuration(MAX_READINESS_TIMEOUT_MS)}, found ${formatDuration(timeout)}`,
+    );
     return undefined;
   }
   if (timeout === 0) {
-    reportError(ctx, read.valuesAt.timeout ?? read.position, `${path}.timeout`, "expected a readiness timeout longer than 0s");
+    reportError(
+      ctx,
+      read.valuesAt.timeout ?? read.position,
+      `${path}.timeout`,
+      "expected a readiness timeout longer than 0s",
+    );
     return undefined;
   }
   const timeoutMs = timeout ?? DEFAULT_READINESS_TIMEOUT_MS;
-  if (tcp !== undefined) return { readiness: { kind: "tcp", port: tcp }, timeoutMs, tcpAt: read.valuesAt.tcp ?? read.position };
+  if (tcp !== undefined)
+    return { readiness: { kind: "tcp", port: tcp }, timeoutMs, tcpAt: read.valuesAt.tcp ?? read.position };
   if (exec !== undefined) return { readiness: { kind: "exec", command: exec }, timeoutMs };
   return undefined;
 };
@@ -124,16 +192,29 @@ const SERVICE_EXAMPLE = "{name: postgres, image: postgres:16, ports: [5432], rea
 export const readServiceList: FieldReader<WorkflowService[]> = (ctx, node, at, path) => {
   const list = resolveAlias(ctx, node);
   if (!isSeqNode(ctx, list)) {
-    reportError(ctx, at, path, `expected a list of services such as - ${SERVICE_EXAMPLE}, found ${describeNode(ctx, list)}`);
+    reportError(
+      ctx,
+      at,
+      path,
+      `expected a list of services such as - ${SERVICE_EXAMPLE}, found ${describeNode(ctx, list)}`,
+    );
     return undefined;
   }
-  if (list.items.length > MAX_SERVICES) reportError(ctx, at, path, `expected at most ${MAX_SERVICES} services, found ${list.items.length}`);
+  if (list.items.length > MAX_SERVICES)
+    reportError(ctx, at, path, `expected at most ${MAX_SERVICES} services, found ${list.items.length}`);
   const services: WorkflowService[] = [];
   const named = new Map<string, { path: string; at: SourcePosition }>();
   const ported = new Map<number, string>();
   list.items.forEach((item, index) => {
     const servicePath = indexPath(path, index);
-    const read = readMap(ctx, item, positionOf(ctx, item) ?? at, servicePath, SERVICE_KEYS, `a service such as ${SERVICE_EXAMPLE}`);
+    const read = readMap(
+      ctx,
+      item,
+      positionOf(ctx, item) ?? at,
+      servicePath,
+      SERVICE_KEYS,
+      `a service such as ${SERVICE_EXAMPLE}`,
+    );
     if (read === undefined) return;
     const { name, image, environment, command, args, ports, readiness } = read.values;
     let failed = false;
@@ -141,20 +222,36 @@ export const readServiceList: FieldReader<WorkflowService[]> = (ctx, node, at, p
       const nameAt = read.valuesAt.name ?? read.position;
       const first = named.get(name);
       if (first !== undefined) {
-        reportError(ctx, nameAt, `${servicePath}.name`, `duplicate service name ${JSON.stringify(name)}, already used by ${first.path} at ${ctx.file}:${first.at.line}:${first.at.column}; each service is a container of that name`);
+        reportError(
+          ctx,
+          nameAt,
+          `${servicePath}.name`,
+          `duplicate service name ${JSON.stringify(name)}, already used by ${first.path} at ${ctx.file}:${first.at.line}:${first.at.column}; each service is a container of that name`,
+        );
         failed = true;
       } else named.set(name, { path: servicePath, at: nameAt });
     }
     for (const port of ports ?? []) {
       const owner = ported.get(port);
       if (owner !== undefined) {
-        reportError(ctx, read.valuesAt.ports ?? read.position, `${servicePath}.ports`, `the port ${port} is already the service ${owner}'s; services share the pod's localhost, so each port can be one service's only`);
+        reportError(
+          ctx,
+          read.valuesAt.ports ?? read.position,
+          `${servicePath}.ports`,
+          `the port ${port} is already the service ${owner}'s; services share the pod's localhost, so each port can be one service's only`,
+        );
         failed = true;
       } else if (name !== undefined) ported.set(port, name);
     }
     if (readiness?.readiness.kind === "tcp" && !(ports ?? []).includes(readiness.readiness.port)) {
-      const listed = ports === undefined || ports.length === 0 ? "it lists no `ports`" : `its ports are ${ports.join(", ")}`;
-      reportError(ctx, readiness.tcpAt ?? read.position, `${servicePath}.readiness.tcp`, `the port ${readiness.readiness.port} is not one of the service's ports (${listed}); list it under \`ports\``);
+      const listed =
+        ports === undefined || ports.length === 0 ? "it lists no `ports`" : `its ports are ${ports.join(", ")}`;
+      reportError(
+        ctx,
+        readiness.tcpAt ?? read.position,
+        `${servicePath}.readiness.tcp`,
+        `the port ${readiness.readiness.port} is not one of the service's ports (${listed}); list it under \`ports\``,
+      );
       failed = true;
     }
     if (failed || name === undefined || image === undefined) return;
@@ -176,6 +273,7 @@ export const readServiceList: FieldReader<WorkflowService[]> = (ctx, node, at, p
 
 /** `services`: a list is ours (service containers); a map is Tangled's NixOS services, refused by name. */
 export const readServicesKey: FieldReader<WorkflowService[]> = (ctx, node, at, path) => {
-  if (isMapNode(ctx, resolveAlias(ctx, node))) return readNixosServices(ctx, node, at, path) === undefined ? undefined : [];
+  if (isMapNode(ctx, resolveAlias(ctx, node)))
+    return readNixosServices(ctx, node, at, path) === undefined ? undefined : [];
   return readServiceList(ctx, node, at, path);
 };

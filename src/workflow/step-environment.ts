@@ -26,14 +26,23 @@ const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
 function checkVariable(variable: EnvVar, what: string): void {
   const { name, value } = variable;
   if (!ENV_NAME.test(name)) {
-    throw new InputError(`${what}: expected a variable name of letters, digits and _ that does not start with a digit, found ${JSON.stringify(name)}`);
+    throw new InputError(
+      `${what}: expected a variable name of letters, digits and _ that does not start with a digit, found ${JSON.stringify(name)}`,
+    );
   }
-  if (RUNNER_SET_VARIABLES.includes(name)) throw new InputError(`${what}: ${name} is set by the runner for every step and cannot be configured`);
-  if (value.includes("\0")) throw new InputError(`${what}: the value of ${name} holds a NUL character, which no environment variable can carry`);
-  if (LONE_SURROGATE.test(value)) throw new InputError(`${what}: the value of ${name} is not valid Unicode text (a lone surrogate)`);
+  if (RUNNER_SET_VARIABLES.includes(name))
+    throw new InputError(`${what}: ${name} is set by the runner for every step and cannot be configured`);
+  if (value.includes("\0"))
+    throw new InputError(
+      `${what}: the value of ${name} holds a NUL character, which no environment variable can carry`,
+    );
+  if (LONE_SURROGATE.test(value))
+    throw new InputError(`${what}: the value of ${name} is not valid Unicode text (a lone surrogate)`);
   const bytes = Buffer.byteLength(name) + 1 + Buffer.byteLength(value) + 1;
   if (bytes > MAX_ENV_STRING_BYTES) {
-    throw new InputError(`${what}: ${name} would be ${bytes} bytes in the step's environment; Linux starts no process with a variable over ${MAX_ENV_STRING_BYTES} bytes`);
+    throw new InputError(
+      `${what}: ${name} would be ${bytes} bytes in the step's environment; Linux starts no process with a variable over ${MAX_ENV_STRING_BYTES} bytes`,
+    );
   }
 }
 
@@ -43,9 +52,13 @@ function checkVariable(variable: EnvVar, what: string): void {
  */
 export function readStepShell(shell: string | undefined): readonly string[] {
   if (shell === undefined) return DEFAULT_STEP_SHELL;
-  const words = shell.trim().split(/[ \t]+/).filter(Boolean);
+  const words = shell
+    .trim()
+    .split(/[ \t]+/)
+    .filter(Boolean);
   if (words.length === 0) throw new InputError("shell: expected a command such as `bash -eo pipefail`, found nothing");
-  if (/[\x00-\x08\x0a-\x1f\x7f]/.test(shell)) throw new InputError(`shell: expected plain words without control characters, found ${JSON.stringify(shell)}`);
+  if (/[\x00-\x08\x0a-\x1f\x7f]/.test(shell))
+    throw new InputError(`shell: expected plain words without control characters, found ${JSON.stringify(shell)}`);
   if (LONE_SURROGATE.test(shell)) throw new InputError("shell: expected valid Unicode text");
   return words;
 }
@@ -68,7 +81,9 @@ export function checkStepEnvironment(input: StepEnvironmentInput): void {
  * The variables configured under a secret's name: the secret wins in every step (secrets are set after the step's
  * own env), so each is worth a warning. Names only, never values.
  */
-export function findSecretShadowing(input: StepEnvironmentInput): Array<{ readonly name: string; readonly where: string }> {
+export function findSecretShadowing(
+  input: StepEnvironmentInput,
+): Array<{ readonly name: string; readonly where: string }> {
   const secretNames = new Set((input.secrets ?? []).map((secret) => secret.name));
   const found: Array<{ name: string; where: string }> = [];
   const seen = new Set<string>();
@@ -79,6 +94,7 @@ export function findSecretShadowing(input: StepEnvironmentInput): Array<{ readon
     found.push({ name, where });
   };
   for (const variable of input.env) note(variable.name, "the run's environment");
-  for (const [index, step] of input.steps.entries()) for (const variable of step.env ?? []) note(variable.name, `step ${index + 1} (${step.name}) env`);
+  for (const [index, step] of input.steps.entries())
+    for (const variable of step.env ?? []) note(variable.name, `step ${index + 1} (${step.name}) env`);
   return found;
 }

@@ -36,9 +36,11 @@ export function parseStepsFile(input: string | Uint8Array, fileName: string): St
     const name = line.slice(0, tab).trim();
     const script = line.slice(tab + 1).trim();
     if (name === "") throw new InputError("expected a step name before the tab, found an empty name", location);
-    if (name.length > MAX_NAME_LENGTH) throw new InputError(`expected a step name of at most ${MAX_NAME_LENGTH} characters`, location);
+    if (name.length > MAX_NAME_LENGTH)
+      throw new InputError(`expected a step name of at most ${MAX_NAME_LENGTH} characters`, location);
     if (/[\x00-\x1f\x7f]/.test(name)) throw new InputError("expected a step name without control characters", location);
-    if (script === "") throw new InputError(`expected a script after the tab for step "${name}", found nothing`, location);
+    if (script === "")
+      throw new InputError(`expected a script after the tab for step "${name}", found nothing`, location);
     const earlier = declaredAt.get(name);
     if (earlier !== undefined) throw new InputError(`step name "${name}" is already used at line ${earlier}`, location);
     declaredAt.set(name, index + 1);
@@ -63,7 +65,10 @@ function decodeStepsBytes(bytes: Uint8Array, fileName: string): string {
       const tab = bytesOfLine.indexOf(0x09);
       const name = tab < 0 ? bytesOfLine : bytesOfLine.subarray(0, tab);
       if (!isUtf8(name)) throw new InputError("expected a step name in UTF-8", `${fileName}:${line}`);
-      throw new InputError(`expected the script of step "${name.toString("utf8").trim()}" in UTF-8`, `${fileName}:${line}`);
+      throw new InputError(
+        `expected the script of step "${name.toString("utf8").trim()}" in UTF-8`,
+        `${fileName}:${line}`,
+      );
     }
     start = end + 1;
   }

@@ -25,7 +25,8 @@ export function measureEditDistance(a: string, b: string): number {
       }
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
       let best = Math.min(rows[i - 1]![j]! + 1, rows[i]![j - 1]! + 1, rows[i - 1]![j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, rows[i - 2]![j - 2]! + 1);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        best = Math.min(best, rows[i - 2]![j - 2]! + 1);
       rows[i]!.push(best);
     }
   }
@@ -43,7 +44,8 @@ export function suggestName(name: string, candidates: readonly string[]): string
   let best: { candidate: string; distance: number } | undefined;
   for (const candidate of candidates) {
     const distance = measureEditDistance(lower, candidate.toLowerCase());
-    if (distance <= Math.max(1, Math.floor(candidate.length / 3)) && (best === undefined || distance < best.distance)) best = { candidate, distance };
+    if (distance <= Math.max(1, Math.floor(candidate.length / 3)) && (best === undefined || distance < best.distance))
+      best = { candidate, distance };
   }
   return best?.candidate;
 }

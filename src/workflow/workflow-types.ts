@@ -31,7 +31,8 @@ export interface WhenConstraint {
 export type EngineName = "kubernetes" | "nixery" | "microvm";
 
 /** What Nix installs before the first step: a flake installable (`nixpkgs#go`, `github:o/r#x`) or a Nix expression. */
-export type NixInstallable = { readonly kind: "flake"; readonly ref: string } | { readonly kind: "expression"; readonly expression: string };
+export type NixInstallable =
+  { readonly kind: "flake"; readonly ref: string } | { readonly kind: "expression"; readonly expression: string };
 
 /** Packages installed with Nix before the first step, with the flake registry pins and extra binary caches. */
 export interface NixSetup {
@@ -105,7 +106,8 @@ export interface WorkflowArtifact {
 }
 
 /** How the runner knows a service is ready: a TCP connection to its port succeeds, or a command exits 0 in its container. */
-export type ServiceReadiness = { readonly kind: "tcp"; readonly port: number } | { readonly kind: "exec"; readonly command: readonly string[] };
+export type ServiceReadiness =
+  { readonly kind: "tcp"; readonly port: number } | { readonly kind: "exec"; readonly command: readonly string[] };
 
 /** One `services:` entry: a container in the run's pod, reachable from the steps on localhost. */
 export interface WorkflowService {

@@ -12,10 +12,18 @@ import type { CacheCompression } from "../../src/workflow/cache-types.js";
 import { buildArchive, type ArchiveEntry } from "../transfer/tree-helpers.js";
 
 const ROOTS = ["/work/node_modules"];
-const file = (name: string, content: string | Buffer): ArchiveEntry => ({ header: { name, type: "file", mode: 0o644 }, content });
+const file = (name: string, content: string | Buffer): ArchiveEntry => ({
+  header: { name, type: "file", mode: 0o644 },
+  content,
+});
 
 /** Pipes `archive` through a gate in pieces of `piece` bytes; returns what came out and how it ended. */
-async function passThroughGate(archive: Buffer, compression: CacheCompression, piece = 64 * 1024, output: "archive" | "tar" = "archive"): Promise<{ output: Buffer; error?: unknown }> {
+async function passThroughGate(
+  archive: Buffer,
+  compression: CacheCompression,
+  piece = 64 * 1024,
+  output: "archive" | "tar" = "archive",
+): Promise<{ output: Buffer; error?: unknown }> {
   const gate = createArchiveGate(compression, { roots: ROOTS, output });
   const pieces: Buffer[] = [];
   for (let at = 0; at < archive.length; at += piece) pieces.push(archive.subarray(at, at + piece));
@@ -43,7 +51,8 @@ const HAVE_ZSTD = spawnSync("zstd", ["--version"]).status === 0;
 
 function compress(tar: Buffer, compression: CacheCompression): Buffer {
   if (compression === "gzip") return gzipSync(tar);
-  if (compression === "zstd") return spawnSync("zstd", ["-1", "-q", "-c"], { input: tar, maxBuffer: 64 * 1024 * 1024 }).stdout;
+  if (compression === "zstd")
+    return spawnSync("zstd", ["-1", "-q", "-c"], { input: tar, maxBuffer: 64 * 1024 * 1024 }).stdout;
   return tar;
 }
 
@@ -51,29 +60,50 @@ describe("the cache archive gate", () => {
   for (const compression of ["gzip", "zstd", "none"] as const) {
     const skip = compression === "zstd" && !HAVE_ZSTD ? "no zstd on this host" : false;
     it(`passes a good ${compression} archive through unchanged, byte for byte`, { skip }, async () => {
-      const tar = await buildArchive([file("work/node_modules/a", randomBytes(300_000)), file("work/node_modules/b", "b")]);
+      const tar = await buildArchive([
+        file("work/node_modules/a", randomBytes(300_000)),
+        file("work/node_modules/b", "b"),
+      ]);
       const archive = compress(tar, compression);
       const { output, error } = await passThroughGate(archive, compression, 1000);
       assert.equal(error, undefined);
       assert.ok(output.equals(archive));
     });
 
-    it(`stops a ${compression} archive at a refused member: the pod never gets that member's header`, { skip }, async () => {
-      const tar = await buildArchive([file("work/node_modules/a", randomBytes(1024 * 1024)), file("etc/cron.d/evil", "* * * * * root sh /tmp/x\n"), file("work/node_modules/z", randomBytes(1024 * 1024))]);
-      const archive = compress(tar, compression);
-      const { output, error } = await passThroughGate(archive, compression);
-      assert.ok(error instanceof CacheArchiveError && /"etc\/cron.d\/evil" is refused: outside the cache's paths/.test(error.message), String(error));
-      assert.ok(output.length > 0, "nothing passed before the refused member");
-      const seen = decodable(output, compression);
-      // The refused member's header block starts right after the first member's 1 MiB body.
-      assert.ok(seen.length < 512 + 1024 * 1024 + 512, `the pod could decode ${seen.length} bytes, the refused header's included`);
-      assert.equal(seen.includes(Buffer.from("etc/cron.d/evil")), false);
-    });
+    it(
+      `stops a ${compression} archive at a refused member: the pod never gets that member's header`,
+      { skip },
+      async () => {
+        const tar = await buildArchive([
+          file("work/node_modules/a", randomBytes(1024 * 1024)),
+          file("etc/cron.d/evil", "* * * * * root sh /tmp/x\n"),
+          file("work/node_modules/z", randomBytes(1024 * 1024)),
+        ]);
+        const archive = compress(tar, compression);
+        const { output, error } = await passThroughGate(archive, compression);
+        assert.ok(
+          error instanceof CacheArchiveError &&
+            /"etc\/cron.d\/evil" is refused: outside the cache's paths/.test(error.message),
+          String(error),
+        );
+        assert.ok(output.length > 0, "nothing passed before the refused member");
+        const seen = decodable(output, compression);
+        // The refused member's header block starts right after the first member's 1 MiB body.
+        assert.ok(
+          seen.length < 512 + 1024 * 1024 + 512,
+          `the pod could decode ${seen.length} bytes, the refused header's included`,
+        );
+        assert.equal(seen.includes(Buffer.from("etc/cron.d/evil")), false);
+      },
+    );
   }
 
   describe("a zstd entry", { skip: HAVE_ZSTD ? false : "no zstd on this host" }, () => {
     it("is decoded to its plain tar for a pod without zstd, byte for byte", async () => {
-      const tar = await buildArchive([file("work/node_modules/a", randomBytes(300_000)), file("work/node_modules/b", "b".repeat(500_000))]);
+      const tar = await buildArchive([
+        file("work/node_modules/a", randomBytes(300_000)),
+        file("work/node_modules/b", "b".repeat(500_000)),
+      ]);
       for (const piece of [1000, 64 * 1024]) {
         const { output, error } = await passThroughGate(compress(tar, "zstd"), "zstd", piece, "tar");
         assert.equal(error, undefined);
@@ -82,16 +112,27 @@ describe("the cache archive gate", () => {
     });
 
     it("decoded, stops at a refused member before its header", async () => {
-      const tar = await buildArchive([file("work/node_modules/a", randomBytes(1024 * 1024)), file("etc/cron.d/evil", "x\n"), file("work/node_modules/z", randomBytes(1024 * 1024))]);
+      const tar = await buildArchive([
+        file("work/node_modules/a", randomBytes(1024 * 1024)),
+        file("etc/cron.d/evil", "x\n"),
+        file("work/node_modules/z", randomBytes(1024 * 1024)),
+      ]);
       const { output, error } = await passThroughGate(compress(tar, "zstd"), "zstd", 64 * 1024, "tar");
-      assert.ok(error instanceof CacheArchiveError && /"etc\/cron.d\/evil" is refused/.test(error.message), String(error));
+      assert.ok(
+        error instanceof CacheArchiveError && /"etc\/cron.d\/evil" is refused/.test(error.message),
+        String(error),
+      );
       assert.equal(output.includes(Buffer.from("etc/cron.d/evil")), false);
     });
 
     it("is refused when its bytes are not the compression the entry records", async () => {
       const tar = await buildArchive([file("work/node_modules/a", "a")]);
       const asGzip = await passThroughGate(compress(tar, "gzip"), "zstd");
-      assert.ok(asGzip.error instanceof CacheArchiveError && /the stored entry says zstd, but its bytes are gzip/.test(asGzip.error.message), String(asGzip.error));
+      assert.ok(
+        asGzip.error instanceof CacheArchiveError &&
+          /the stored entry says zstd, but its bytes are gzip/.test(asGzip.error.message),
+        String(asGzip.error),
+      );
       assert.equal(asGzip.output.length, 0);
       const plain = await passThroughGate(tar, "gzip");
       assert.match(String(plain.error), /the stored entry says gzip, but it starts with 776f726b/);

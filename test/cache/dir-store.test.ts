@@ -48,7 +48,18 @@ describe("saving into the directory store", () => {
     writer.stream.end(content.subarray(1024 * 1024));
     assert.equal(await writer.commit(), "saved");
     const entry = await exactEntry(store, "acme/web", "deps-1");
-    assert.deepEqual({ ...entry }, { repo: "acme/web", key: "deps-1", bytes: content.length, sha256: sha256(content), compression: "gzip", createdAt: 1_800_000_000_000, lastUsedAt: 1_800_000_000_000 });
+    assert.deepEqual(
+      { ...entry },
+      {
+        repo: "acme/web",
+        key: "deps-1",
+        bytes: content.length,
+        sha256: sha256(content),
+        compression: "gzip",
+        createdAt: 1_800_000_000_000,
+        lastUsedAt: 1_800_000_000_000,
+      },
+    );
     assert.ok((await readAll(store.openRead(entry))).equals(content));
     assert.deepEqual(tempFiles(dir), [], "the temp file is left behind");
     assert.equal(entryFiles(dir).length, 1);
@@ -61,7 +72,10 @@ describe("saving into the directory store", () => {
     writer.stream.write(contentOf("aborted", 100_000));
     await writer.abort();
     await writer.abort();
-    assert.deepEqual(walk(dir).filter((path) => !path.endsWith("/")), []);
+    assert.deepEqual(
+      walk(dir).filter((path) => !path.endsWith("/")),
+      [],
+    );
     assert.deepEqual(await store.lookup("acme/web", { key: "deps-1", restoreKeys: [] }), { kind: "miss" });
   });
 
@@ -95,7 +109,9 @@ describe("saving into the directory store", () => {
     const { store, dir } = makeTestStore();
     const labels = ["a", "b", "c", "d"];
     const children = labels.map((label) => {
-      const child = spawn(process.execPath, [SAVE_CHILD, dir, "acme/web", "deps-shared", label], { stdio: ["pipe", "pipe", "inherit"] });
+      const child = spawn(process.execPath, [SAVE_CHILD, dir, "acme/web", "deps-shared", label], {
+        stdio: ["pipe", "pipe", "inherit"],
+      });
       let output = "";
       const ready = new Promise<void>((resolve, reject) => {
         child.stdout.setEncoding("utf8").on("data", (text: string) => {
@@ -143,9 +159,15 @@ describe("damaged entries in the directory store", () => {
     await saveEntry(test.store, "r", "deps-1", contentOf("t", 10_000));
     const entry = await exactEntry(test.store, "r", "deps-1");
     truncateSync(join(test.dir, entryFiles(test.dir)[0]!), 4000);
-    await assert.rejects(readAll(test.store.openRead(entry)), (error: unknown) => error instanceof CacheCorruptError && /corrupt: .*; it was removed/.test(error.message));
+    await assert.rejects(
+      readAll(test.store.openRead(entry)),
+      (error: unknown) => error instanceof CacheCorruptError && /corrupt: .*; it was removed/.test(error.message),
+    );
     assert.deepEqual(entryFiles(test.dir), []);
-    assert.deepEqual(test.events.map((event) => event.kind), ["damaged"]);
+    assert.deepEqual(
+      test.events.map((event) => event.kind),
+      ["damaged"],
+    );
   });
 
   it("fails the read of an entry with one changed byte with CacheCorruptError before its last piece, and removes it", async () => {
@@ -162,7 +184,8 @@ describe("damaged entries in the directory store", () => {
     stream.on("data", (chunk: Buffer) => (received += chunk.length));
     await assert.rejects(
       new Promise((resolve, reject) => stream.on("end", resolve).on("error", reject)),
-      (error: unknown) => error instanceof CacheCorruptError && /bytes hash to sha256 [0-9a-f]{64}, not the/.test(error.message),
+      (error: unknown) =>
+        error instanceof CacheCorruptError && /bytes hash to sha256 [0-9a-f]{64}, not the/.test(error.message),
     );
     assert.ok(received < content.length, `all ${received} bytes were delivered before the checksum failed`);
     assert.deepEqual(entryFiles(test.dir), []);
@@ -203,14 +226,22 @@ describe("removing an entry a restore refused from the directory store", () => {
     test.time += 1000;
     assert.equal(await saveEntry(test.store, "r", "deps-1", contentOf("second", 1000)), "saved");
     assert.equal(await test.store.remove(refused), false);
-    assert.ok((await readAll(test.store.openRead(await exactEntry(test.store, "r", "deps-1")))).equals(contentOf("second", 1000)));
+    assert.ok(
+      (await readAll(test.store.openRead(await exactEntry(test.store, "r", "deps-1")))).equals(
+        contentOf("second", 1000),
+      ),
+    );
   });
 });
 
 describe("eviction in the directory store", () => {
   it("evicts the least recently used entry after a save goes over maxBytes, counting a read as a use", async () => {
     const test = makeTestStore(3000);
-    for (const [key, time] of [["a", 1], ["b", 2], ["c", 3]] as const) {
+    for (const [key, time] of [
+      ["a", 1],
+      ["b", 2],
+      ["c", 3],
+    ] as const) {
       test.time = 1_800_000_000_000 + time * 1000;
       assert.equal(await saveEntry(test.store, "r", key, contentOf(key, 1000)), "saved");
     }
@@ -218,8 +249,14 @@ describe("eviction in the directory store", () => {
     await readAll(test.store.openRead(await exactEntry(test.store, "r", "a")));
     test.time += 1000;
     assert.equal(await saveEntry(test.store, "r", "d", contentOf("d", 1000)), "saved");
-    assert.deepEqual((await test.store.list()).entries.map((entry) => entry.key), ["c", "a", "d"]);
-    assert.deepEqual(test.events.map((event) => (event.kind === "evicted" ? `evicted ${event.entry.key}` : event.kind)), ["evicted b"]);
+    assert.deepEqual(
+      (await test.store.list()).entries.map((entry) => entry.key),
+      ["c", "a", "d"],
+    );
+    assert.deepEqual(
+      test.events.map((event) => (event.kind === "evicted" ? `evicted ${event.entry.key}` : event.kind)),
+      ["evicted b"],
+    );
   });
 
   it("keeps the entry just saved over older ones, and does not keep an archive larger than maxBytes", async () => {
@@ -227,9 +264,18 @@ describe("eviction in the directory store", () => {
     await saveEntry(test.store, "r", "x", contentOf("x", 600));
     test.time += 1000;
     assert.equal(await saveEntry(test.store, "r", "y", contentOf("y", 600)), "saved");
-    assert.deepEqual((await test.store.list()).entries.map((entry) => entry.key), ["y"]);
-    await assert.rejects(saveEntry(test.store, "r", "z", contentOf("z", 1500), 100), /is 1500 bytes, more than the store's limit of 1000 bytes: not kept/);
-    assert.deepEqual((await test.store.list()).entries.map((entry) => entry.key), ["y"]);
+    assert.deepEqual(
+      (await test.store.list()).entries.map((entry) => entry.key),
+      ["y"],
+    );
+    await assert.rejects(
+      saveEntry(test.store, "r", "z", contentOf("z", 1500), 100),
+      /is 1500 bytes, more than the store's limit of 1000 bytes: not kept/,
+    );
+    assert.deepEqual(
+      (await test.store.list()).entries.map((entry) => entry.key),
+      ["y"],
+    );
     assert.deepEqual(tempFiles(test.dir), []);
   });
 
@@ -238,7 +284,10 @@ describe("eviction in the directory store", () => {
     await saveEntry(test.store, "one", "k", contentOf("1", 1000));
     test.time += 1000;
     await saveEntry(test.store, "two", "k", contentOf("2", 1000));
-    assert.deepEqual((await test.store.list()).entries.map((entry) => `${entry.repo}:${entry.key}`), ["two:k"]);
+    assert.deepEqual(
+      (await test.store.list()).entries.map((entry) => `${entry.repo}:${entry.key}`),
+      ["two:k"],
+    );
   });
 });
 
@@ -267,7 +316,8 @@ describe("keys and repositories in the directory store", () => {
     const root = join(test.dir, "..");
     const keys = ["../../../escape", "/etc/passwd", "a/b/../../c", "x".repeat(512), "ünï\u{1F600}\n\t", ".", ".."];
     const repos = ["..", "../../..", "/abs", "acme/web"];
-    for (const repo of repos) for (const key of keys) assert.equal(await saveEntry(test.store, repo, key, contentOf(repo + key, 50)), "saved");
+    for (const repo of repos)
+      for (const key of keys) assert.equal(await saveEntry(test.store, repo, key, contentOf(repo + key, 50)), "saved");
     const files = walk(root);
     assert.equal(files.length, keys.length * repos.length);
     for (const file of files) assert.match(file, /^store\/v1\/repos\/[0-9a-f]{64}\/[0-9a-f]{64}\.entry$/);
@@ -277,7 +327,10 @@ describe("keys and repositories in the directory store", () => {
 
   it("refuses a key or repository with NUL, longer than 512 characters, or empty, as bad input", async () => {
     const { store } = makeTestStore();
-    await assert.rejects(store.beginSave("r", "a\0b", "gzip"), (error: unknown) => error instanceof InputError && /must not contain a NUL/.test(error.message));
+    await assert.rejects(
+      store.beginSave("r", "a\0b", "gzip"),
+      (error: unknown) => error instanceof InputError && /must not contain a NUL/.test(error.message),
+    );
     await assert.rejects(store.beginSave("r\0", "a", "gzip"), InputError);
     await assert.rejects(store.beginSave("r", "x".repeat(513), "gzip"), /at most 512 characters, got 513/);
     await assert.rejects(store.lookup("", { key: "a", restoreKeys: [] }), /must not be empty/);
@@ -297,7 +350,10 @@ describe("pruning the directory store", () => {
     utimesSync(stale, new Date(Date.now() - 3_600_500), new Date(Date.now() - 3_600_500));
     utimesSync(young, new Date(Date.now() - 3_500_000), new Date(Date.now() - 3_500_000));
     const report = await test.store.prune({});
-    assert.deepEqual(report.removed.map((removal) => removal.kind === "temp" && relative(test.dir, removal.path)), [`v1/tmp/${"0".repeat(32)}.part`]);
+    assert.deepEqual(
+      report.removed.map((removal) => removal.kind === "temp" && relative(test.dir, removal.path)),
+      [`v1/tmp/${"0".repeat(32)}.part`],
+    );
     assert.deepEqual(tempFiles(test.dir), [`v1/tmp/${"1".repeat(32)}.part`]);
     assert.equal(report.kept.length, 1);
   });
@@ -305,7 +361,12 @@ describe("pruning the directory store", () => {
   it("removes entries unused for longer than --older-than, then the least recently used down to --max-bytes", async () => {
     const test = makeTestStore();
     const start = test.time;
-    for (const [key, hoursAgo] of [["old", 50], ["mid", 30], ["new", 2], ["newest", 1]] as const) {
+    for (const [key, hoursAgo] of [
+      ["old", 50],
+      ["mid", 30],
+      ["new", 2],
+      ["newest", 1],
+    ] as const) {
       test.time = start - hoursAgo * 3_600_000;
       await saveEntry(test.store, "r", key, contentOf(key, 1000));
     }
@@ -315,8 +376,14 @@ describe("pruning the directory store", () => {
       report.removed.map((removal) => ("entry" in removal ? `${removal.kind} ${removal.entry.key}` : removal.kind)),
       ["unused old", "unused mid", "over-size new"],
     );
-    assert.deepEqual(report.kept.map((entry) => entry.key), ["newest"]);
-    assert.deepEqual((await test.store.list()).entries.map((entry) => entry.key), ["newest"]);
+    assert.deepEqual(
+      report.kept.map((entry) => entry.key),
+      ["newest"],
+    );
+    assert.deepEqual(
+      (await test.store.list()).entries.map((entry) => entry.key),
+      ["newest"],
+    );
   });
 
   it("prunes only the repository it is given", async () => {
@@ -324,8 +391,14 @@ describe("pruning the directory store", () => {
     await saveEntry(test.store, "a", "k", contentOf("a", 100));
     await saveEntry(test.store, "b", "k", contentOf("b", 100));
     const report = await test.store.prune({ repo: "a", maxBytes: 0 });
-    assert.deepEqual(report.removed.map((removal) => "entry" in removal && removal.entry.repo), ["a"]);
-    assert.deepEqual((await test.store.list()).entries.map((entry) => entry.repo), ["b"]);
+    assert.deepEqual(
+      report.removed.map((removal) => "entry" in removal && removal.entry.repo),
+      ["a"],
+    );
+    assert.deepEqual(
+      (await test.store.list()).entries.map((entry) => entry.repo),
+      ["b"],
+    );
   });
 
   it("lists an empty store when its directory does not exist yet", async () => {
@@ -351,7 +424,8 @@ describe("the directory store's writer", () => {
     const writer = await store.beginSave("r", "pieces", "zstd");
     if (writer === "exists") return assert.fail("exists");
     const content = contentOf("pieces", 3 * 1024 * 1024 + 5);
-    for (let at = 0, size = 1; at < content.length; at += size, size = (size * 7 + 13) % 30_000 + 1) writer.stream.write(content.subarray(at, at + size));
+    for (let at = 0, size = 1; at < content.length; at += size, size = ((size * 7 + 13) % 30_000) + 1)
+      writer.stream.write(content.subarray(at, at + size));
     assert.equal(await writer.commit(), "saved");
     const entry = await exactEntry(store, "r", "pieces");
     assert.equal(entry.sha256, sha256(content));
@@ -364,12 +438,16 @@ describe("the directory store's writer", () => {
     if (writer === "exists") return assert.fail("exists");
     const content = contentOf("batched", 2 * ENTRY_WRITE_BATCH_BYTES + 100);
     const written: Promise<void>[] = [];
-    for (let at = 0; at < content.length; at += 26_000) written.push(new Promise((resolve) => writer.stream.write(content.subarray(at, at + 26_000), () => resolve())));
+    for (let at = 0; at < content.length; at += 26_000)
+      written.push(new Promise((resolve) => writer.stream.write(content.subarray(at, at + 26_000), () => resolve())));
     await Promise.all(written);
     const [temp] = tempFiles(dir);
     assert.ok(temp !== undefined);
     const onDisk = statSync(join(dir, temp)).size;
-    assert.ok(onDisk >= ENTRY_WRITE_BATCH_BYTES && onDisk < content.length, `${onDisk} bytes on disk of ${content.length} taken`);
+    assert.ok(
+      onDisk >= ENTRY_WRITE_BATCH_BYTES && onDisk < content.length,
+      `${onDisk} bytes on disk of ${content.length} taken`,
+    );
     assert.equal(await writer.commit(), "saved");
     assert.ok((await readAll(store.openRead(await exactEntry(store, "r", "batched")))).equals(content));
   });

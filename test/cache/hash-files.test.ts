@@ -22,20 +22,42 @@ function checkout(files: Record<string, string>): string {
 
 /** The documented hash: sha256 over `path NUL sha256(contents) LF` of each file, sorted by path. */
 function expectedHash(files: Record<string, string>): string {
-  return sha256(Object.keys(files).sort().map((path) => `${path}\0${sha256(files[path]!)}\n`).join(""));
+  return sha256(
+    Object.keys(files)
+      .sort()
+      .map((path) => `${path}\0${sha256(files[path]!)}\n`)
+      .join(""),
+  );
 }
 
 describe("hashCheckoutFiles", () => {
   it("hashes the sorted relative paths and contents of the matching files, and only those", async () => {
-    const dir = checkout({ "package-lock.json": "{}", "a/go.sum": "x", "b/c/go.sum": "y", ".hidden/go.sum": "z", "a/go.mod": "m" });
+    const dir = checkout({
+      "package-lock.json": "{}",
+      "a/go.sum": "x",
+      "b/c/go.sum": "y",
+      ".hidden/go.sum": "z",
+      "a/go.mod": "m",
+    });
     const hashed = await hashCheckoutFiles(dir, ["package-lock.json", "**/go.sum"]);
-    assert.deepEqual(hashed, { hash: expectedHash({ "package-lock.json": "{}", "a/go.sum": "x", "b/c/go.sum": "y", ".hidden/go.sum": "z" }), files: 4, warnings: [] });
-    assert.equal((await hashCheckoutFiles(dir, ["**/go.sum", "package-lock.json"])).hash, hashed.hash, "the patterns' order does not matter");
+    assert.deepEqual(hashed, {
+      hash: expectedHash({ "package-lock.json": "{}", "a/go.sum": "x", "b/c/go.sum": "y", ".hidden/go.sum": "z" }),
+      files: 4,
+      warnings: [],
+    });
+    assert.equal(
+      (await hashCheckoutFiles(dir, ["**/go.sum", "package-lock.json"])).hash,
+      hashed.hash,
+      "the patterns' order does not matter",
+    );
   });
 
   it("reads ./ and repeated slashes in a pattern as the checkout's own names", async () => {
     const dir = checkout({ "src/a.lock": "a", "b.lock": "b" });
-    assert.equal((await hashCheckoutFiles(dir, ["./src//*.lock", "./b.lock"])).hash, expectedHash({ "src/a.lock": "a", "b.lock": "b" }));
+    assert.equal(
+      (await hashCheckoutFiles(dir, ["./src//*.lock", "./b.lock"])).hash,
+      expectedHash({ "src/a.lock": "a", "b.lock": "b" }),
+    );
   });
 
   it("changes when a matching file changes, is renamed or is added, not when another file does", async () => {
@@ -55,7 +77,11 @@ describe("hashCheckoutFiles", () => {
 
   it("hashes nothing, with a warning, when no file matches; a directory is not a file", async () => {
     const dir = checkout({ "src/main.c": "int main;" });
-    assert.deepEqual(await hashCheckoutFiles(dir, ["src", "*.lock"]), { hash: EMPTY, files: 0, warnings: ['hashFiles "src" "*.lock" matched no file in the checkout; it hashes nothing'] });
+    assert.deepEqual(await hashCheckoutFiles(dir, ["src", "*.lock"]), {
+      hash: EMPTY,
+      files: 0,
+      warnings: ['hashFiles "src" "*.lock" matched no file in the checkout; it hashes nothing'],
+    });
   });
 
   it("hashes a symlink to a file inside the checkout by its target's contents, and follows none out of the checkout", async () => {
@@ -68,7 +94,10 @@ describe("hashCheckoutFiles", () => {
     const hashed = await hashCheckoutFiles(dir, ["**/*.lock", "linkdir/x.lock"]);
     assert.equal(hashed.hash, expectedHash({ "real.lock": "inside", "link.lock": "inside" }));
     assert.equal(hashed.files, 2);
-    assert.deepEqual([...hashed.warnings].sort(), ["the symlink dangling.lock points at nothing; not hashed", "the symlink escape.lock points outside the checkout; not followed, not hashed"]);
+    assert.deepEqual([...hashed.warnings].sort(), [
+      "the symlink dangling.lock points at nothing; not hashed",
+      "the symlink escape.lock points outside the checkout; not followed, not hashed",
+    ]);
   });
 
   it("streams a file larger than any single read and hashes its whole contents", async () => {
@@ -77,13 +106,24 @@ describe("hashCheckoutFiles", () => {
     assert.equal((await hashCheckoutFiles(dir, ["big.bin"])).hash, expectedHash({ "big.bin": big }));
   });
 
-  it("refuses a matching file it cannot read as bad input, naming it", { skip: process.getuid?.() === 0 ? "root reads any file" : false }, async () => {
-    const dir = checkout({ "a.lock": "x" });
-    chmodSync(join(dir, "a.lock"), 0o000);
-    await assert.rejects(hashCheckoutFiles(dir, ["*.lock"]), (error) => error instanceof InputError && /hashFiles: cannot read a\.lock: EACCES/.test(error.message));
-  });
+  it(
+    "refuses a matching file it cannot read as bad input, naming it",
+    { skip: process.getuid?.() === 0 ? "root reads any file" : false },
+    async () => {
+      const dir = checkout({ "a.lock": "x" });
+      chmodSync(join(dir, "a.lock"), 0o000);
+      await assert.rejects(
+        hashCheckoutFiles(dir, ["*.lock"]),
+        (error) => error instanceof InputError && /hashFiles: cannot read a\.lock: EACCES/.test(error.message),
+      );
+    },
+  );
 
   it("refuses a checkout that is not there", async () => {
-    await assert.rejects(hashCheckoutFiles("/nonexistent/checkout", ["a"]), (error) => error instanceof InputError && /cannot read the checkout \/nonexistent\/checkout: ENOENT/.test(error.message));
+    await assert.rejects(
+      hashCheckoutFiles("/nonexistent/checkout", ["a"]),
+      (error) =>
+        error instanceof InputError && /cannot read the checkout \/nonexistent\/checkout: ENOENT/.test(error.message),
+    );
   });
 });

@@ -1,7 +1,15 @@
 // An in-memory CacheStore for tests (the directory store is built elsewhere): the same semantics, scriptable faults, recorded calls.
 import { createHash } from "node:crypto";
 import { PassThrough, Readable, Writable } from "node:stream";
-import { CacheCorruptError, type CacheCompression, type CacheEntry, type CacheLookup, type CacheSpec, type CacheStore, type CacheWriter } from "../../src/workflow/cache-types.js";
+import {
+  CacheCorruptError,
+  type CacheCompression,
+  type CacheEntry,
+  type CacheLookup,
+  type CacheSpec,
+  type CacheStore,
+  type CacheWriter,
+} from "../../src/workflow/cache-types.js";
 import { selectEntry } from "../../src/cache/select-entry.js";
 
 interface Stored {
@@ -18,8 +26,22 @@ export class MemoryCacheStore implements CacheStore {
   failLookups: Error | undefined;
 
   /** Puts an entry in directly, as an earlier run would have; `createdAt` orders fallbacks. */
-  put(repo: string, key: string, bytes: Buffer, createdAt = this.#clock++, compression: CacheCompression = "gzip"): CacheEntry {
-    const entry: CacheEntry = { repo, key, bytes: bytes.length, sha256: sha256(bytes), compression, createdAt, lastUsedAt: createdAt };
+  put(
+    repo: string,
+    key: string,
+    bytes: Buffer,
+    createdAt = this.#clock++,
+    compression: CacheCompression = "gzip",
+  ): CacheEntry {
+    const entry: CacheEntry = {
+      repo,
+      key,
+      bytes: bytes.length,
+      sha256: sha256(bytes),
+      compression,
+      createdAt,
+      lastUsedAt: createdAt,
+    };
     this.#entries.set(`${repo}\0${key}`, { entry, bytes });
     return entry;
   }
@@ -36,13 +58,19 @@ export class MemoryCacheStore implements CacheStore {
   }
 
   keys(repo: string): string[] {
-    return [...this.#entries.values()].filter((s) => s.entry.repo === repo).map((s) => s.entry.key).sort();
+    return [...this.#entries.values()]
+      .filter((s) => s.entry.repo === repo)
+      .map((s) => s.entry.key)
+      .sort();
   }
 
   async lookup(repo: string, spec: Pick<CacheSpec, "key" | "restoreKeys">): Promise<CacheLookup> {
     this.calls.push(`lookup ${repo} ${spec.key}`);
     if (this.failLookups) throw this.failLookups;
-    return selectEntry([...this.#entries.values()].filter((s) => s.entry.repo === repo).map((s) => s.entry), spec);
+    return selectEntry(
+      [...this.#entries.values()].filter((s) => s.entry.repo === repo).map((s) => s.entry),
+      spec,
+    );
   }
 
   openRead(entry: CacheEntry): Readable {
@@ -57,7 +85,9 @@ export class MemoryCacheStore implements CacheStore {
         out.write(bytes.subarray(bytes.length >> 1));
         if (sha256(bytes) !== entry.sha256) {
           this.#entries.delete(`${entry.repo}\0${entry.key}`);
-          out.destroy(new CacheCorruptError(`entry ${entry.key}: sha256 ${sha256(bytes)} is not the saved ${entry.sha256}`));
+          out.destroy(
+            new CacheCorruptError(`entry ${entry.key}: sha256 ${sha256(bytes)} is not the saved ${entry.sha256}`),
+          );
         } else out.end();
       });
     });
@@ -83,7 +113,15 @@ export class MemoryCacheStore implements CacheStore {
         done = true;
         if (this.#entries.has(`${repo}\0${key}`)) return "exists";
         const bytes = Buffer.concat(chunks);
-        const entry: CacheEntry = { repo, key, bytes: bytes.length, sha256: sha256(bytes), compression: found ?? compression, createdAt: this.#clock, lastUsedAt: this.#clock++ };
+        const entry: CacheEntry = {
+          repo,
+          key,
+          bytes: bytes.length,
+          sha256: sha256(bytes),
+          compression: found ?? compression,
+          createdAt: this.#clock,
+          lastUsedAt: this.#clock++,
+        };
         this.#entries.set(`${repo}\0${key}`, { entry, bytes });
         return "saved";
       },

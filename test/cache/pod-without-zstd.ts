@@ -19,7 +19,10 @@ export function podWithoutZstd() {
         const chunks: Buffer[] = [];
         let bytes = 0;
         archive.stream.on("data", (chunk: Buffer) => (bytes += chunk.length));
-        await pipeline(gate ? archive.stream.pipe(gate.stream) : archive.stream, new Writable({ write: (chunk: Buffer, _e, callback) => (chunks.push(chunk), callback()) }));
+        await pipeline(
+          gate ? archive.stream.pipe(gate.stream) : archive.stream,
+          new Writable({ write: (chunk: Buffer, _e, callback) => (chunks.push(chunk), callback()) }),
+        );
         await gate?.done;
         received.push({ compression: archive.compression, bytes: Buffer.concat(chunks) });
         return { bytes };

@@ -2,7 +2,13 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { hashCacheName } from "../../src/pod/pvc-layout.js";
-import { parsePvcEvict, parsePvcList, parsePvcRestore, parsePvcSave, PvcOutputError } from "../../src/cache/pvc-output.js";
+import {
+  parsePvcEvict,
+  parsePvcList,
+  parsePvcRestore,
+  parsePvcSave,
+  PvcOutputError,
+} from "../../src/cache/pvc-output.js";
 import { buildPvcEvictCommand, buildPvcRestoreCommand, buildPvcSaveCommand } from "../../src/cache/pvc-scripts.js";
 
 const SHA = "a".repeat(64);
@@ -34,12 +40,18 @@ describe("parsePvcList", () => {
       `entry ${hashCacheName("k5")} 7\n${meta("r", "k5")}`,
     ];
     const entries = parsePvcList(out(`${blocks.join("\n")}\nknotless-cache listed 5\n`), "r");
-    assert.deepEqual(entries.map((e) => e.key), ["k5"]);
+    assert.deepEqual(
+      entries.map((e) => e.key),
+      ["k5"],
+    );
   });
 
   it("refuses output without the result line, with a count that disagrees, or from a command that failed", () => {
     assert.throws(() => parsePvcList(out(`entry ${hashCacheName("k")} 7\n${meta("r", "k")}\n`), "r"), PvcOutputError);
-    assert.throws(() => parsePvcList(out(`entry ${hashCacheName("k")} 7\n${meta("r", "k")}\nknotless-cache listed 2\n`), "r"), /printed 1 entries but counted 2/);
+    assert.throws(
+      () => parsePvcList(out(`entry ${hashCacheName("k")} 7\n${meta("r", "k")}\nknotless-cache listed 2\n`), "r"),
+      /printed 1 entries but counted 2/,
+    );
     assert.throws(() => parsePvcList(out("knotless-cache listed 0\n", 137, "Killed"), "r"), /exited 137: Killed/);
     assert.deepEqual(parsePvcList(out("knotless-cache listed 0\n"), "r"), []);
   });
@@ -48,11 +60,22 @@ describe("parsePvcList", () => {
 describe("the other parsers", () => {
   it("read each outcome a command can end with", () => {
     assert.deepEqual(parsePvcRestore(out("knotless-cache restored 12\n")), { kind: "restored", bytes: 12 });
-    assert.deepEqual(parsePvcRestore(out("knotless-cache corrupt the archive has 3 bytes\n")), { kind: "corrupt", reason: "the archive has 3 bytes" });
+    assert.deepEqual(parsePvcRestore(out("knotless-cache corrupt the archive has 3 bytes\n")), {
+      kind: "corrupt",
+      reason: "the archive has 3 bytes",
+    });
     assert.deepEqual(parsePvcSave(out(`knotless-cache saved 12 ${SHA}\n`)), { kind: "saved", bytes: 12, sha256: SHA });
-    assert.deepEqual(parsePvcSave(out("knotless-cache too-large 12 10\n")), { kind: "too-large", bytes: 12, maxBytes: 10 });
+    assert.deepEqual(parsePvcSave(out("knotless-cache too-large 12 10\n")), {
+      kind: "too-large",
+      bytes: 12,
+      maxBytes: 10,
+    });
     assert.deepEqual(parsePvcSave(out("tar noise\nknotless-cache exists\n")), { kind: "exists" });
-    assert.deepEqual(parsePvcEvict(out("knotless-cache evicted 1 20 30\n")), { evicted: 1, freedBytes: 20, keptBytes: 30 });
+    assert.deepEqual(parsePvcEvict(out("knotless-cache evicted 1 20 30\n")), {
+      evicted: 1,
+      freedBytes: 20,
+      keptBytes: 30,
+    });
   });
 
   it("refuse a result they do not know and a cut stream", () => {
@@ -69,7 +92,17 @@ describe("the command builders", () => {
     const argv = buildPvcSaveCommand({ ...save, key: "it's $(rm -rf /)" });
     assert.deepEqual(argv.slice(0, 2), ["sh", "-c"]);
     assert.ok(!argv[2]!.includes("rm -rf"));
-    assert.deepEqual(argv.slice(3), ["knotless-cache-save", hashCacheName("r"), hashCacheName("it's $(rm -rf /)"), "n", "100", "1", "r", "it's $(rm -rf /)", "/work/deps"]);
+    assert.deepEqual(argv.slice(3), [
+      "knotless-cache-save",
+      hashCacheName("r"),
+      hashCacheName("it's $(rm -rf /)"),
+      "n",
+      "100",
+      "1",
+      "r",
+      "it's $(rm -rf /)",
+      "/work/deps",
+    ]);
   });
 
   it("refuse keys with line breaks, unsafe nonces, and paths that are relative, /, have .. or are in the claim", () => {

@@ -10,7 +10,9 @@ export const HAS_BWRAP = spawnSync("bwrap", ["--version"]).status === 0;
 
 /** Where the commands run: the host's sh with GNU tools (as in debian:bookworm-slim), or busybox sh with busybox applets (busybox:1.36). */
 export type CacheFlavour = "host" | "busybox";
-export const CACHE_FLAVOURS: readonly CacheFlavour[] = (["host", "busybox"] as const).filter((f) => f === "host" || existsSync(BUSYBOX));
+export const CACHE_FLAVOURS: readonly CacheFlavour[] = (["host", "busybox"] as const).filter(
+  (f) => f === "host" || existsSync(BUSYBOX),
+);
 
 export interface CachePod {
   /** The host dir mounted at /knotless-cache (the claim: several pods may share one). */
@@ -29,7 +31,17 @@ function buildRootArgs(flavour: CacheFlavour, scratch: string): string[] {
     for (const applet of applets) if (!existsSync(join(bin, applet))) symlinkSync("/busybox", join(bin, applet));
     return ["--ro-bind", bin, "/bin", "--ro-bind", BUSYBOX, "/busybox", "--setenv", "PATH", "/bin"];
   }
-  const args = ["--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin"];
+  const args = [
+    "--ro-bind",
+    "/usr",
+    "/usr",
+    "--ro-bind",
+    "/etc",
+    "/etc",
+    "--setenv",
+    "PATH",
+    "/usr/local/bin:/usr/bin:/bin",
+  ];
   for (const dir of ["/bin", "/sbin", "/lib", "/lib64"]) {
     if (!existsSync(dir)) continue;
     const target = spawnSync("readlink", [dir], { encoding: "utf8" }).stdout.trim();

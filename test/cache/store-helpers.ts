@@ -14,7 +14,10 @@ export interface TestStore {
   time: number;
 }
 
-export function makeTestStore(maxBytes = Number.POSITIVE_INFINITY, dir = join(makeTestTempDir("knotless-cache-"), "store")): TestStore {
+export function makeTestStore(
+  maxBytes = Number.POSITIVE_INFINITY,
+  dir = join(makeTestTempDir("knotless-cache-"), "store"),
+): TestStore {
   const events: DirStoreEvent[] = [];
   const test: TestStore = {
     dir,
@@ -22,16 +25,28 @@ export function makeTestStore(maxBytes = Number.POSITIVE_INFINITY, dir = join(ma
     time: 1_800_000_000_000,
     store: undefined as unknown as DirStore,
   };
-  (test as { store: DirStore }).store = createDirStore({ dir, maxBytes, now: () => test.time, onEvent: (event) => events.push(event) });
+  (test as { store: DirStore }).store = createDirStore({
+    dir,
+    maxBytes,
+    now: () => test.time,
+    onEvent: (event) => events.push(event),
+  });
   return test;
 }
 
 /** Saves `content` under `key` (writing it in pieces of `piece` bytes) and returns what commit said. */
-export async function saveEntry(store: DirStore, repo: string, key: string, content: Buffer, piece = 65536): Promise<"saved" | "exists"> {
+export async function saveEntry(
+  store: DirStore,
+  repo: string,
+  key: string,
+  content: Buffer,
+  piece = 65536,
+): Promise<"saved" | "exists"> {
   const writer = await store.beginSave(repo, key, "gzip");
   if (writer === "exists") return "exists";
   for (let at = 0; at < content.length; at += piece) {
-    if (!writer.stream.write(content.subarray(at, at + piece))) await new Promise((resolve) => writer.stream.once("drain", resolve));
+    if (!writer.stream.write(content.subarray(at, at + piece)))
+      await new Promise((resolve) => writer.stream.once("drain", resolve));
   }
   writer.stream.end();
   return writer.commit();

@@ -8,7 +8,8 @@ import { sniffCompression } from "../../src/transfer/sniff-compression.js";
 import { ZstdFrameScanner } from "../../src/cache/zstd-frames.js";
 
 const HAVE_ZSTD = spawnSync("zstd", ["--version"]).status === 0;
-const zstd = (input: Buffer, ...flags: string[]): Buffer => spawnSync("zstd", ["-q", "-c", ...flags], { input, maxBuffer: 64 * 1024 * 1024 }).stdout;
+const zstd = (input: Buffer, ...flags: string[]): Buffer =>
+  spawnSync("zstd", ["-q", "-c", ...flags], { input, maxBuffer: 64 * 1024 * 1024 }).stdout;
 
 function walk(bytes: Buffer, piece: number): ZstdFrameScanner {
   const scanner = new ZstdFrameScanner();
@@ -31,7 +32,8 @@ describe("telling a cache archive's compression from its first bytes", () => {
   });
 
   it("refuses anything else: a plain tar, xz, bzip2, a skippable zstd frame first", () => {
-    for (const hex of ["776f726b2f", "fd377a585a00", "425a6839", "502a4d18", "28b52ffe"]) assert.equal(sniffCompression(Buffer.from(hex, "hex")), undefined, hex);
+    for (const hex of ["776f726b2f", "fd377a585a00", "425a6839", "502a4d18", "28b52ffe"])
+      assert.equal(sniffCompression(Buffer.from(hex, "hex")), undefined, hex);
   });
 });
 
@@ -58,9 +60,19 @@ describe("walking a zstd stream's frames", { skip: HAVE_ZSTD ? false : "no zstd 
     const header = Buffer.from("28b52ffd0050", "hex"); // no checksum, window 1 MiB
     const block = (value: number): Buffer => Buffer.from([value & 0xff, (value >> 8) & 0xff, (value >> 16) & 0xff]);
     assert.throws(() => walk(Buffer.concat([header, block((1 << 3) | (3 << 1) | 1)]), 100), /reserved type/);
-    assert.throws(() => walk(Buffer.concat([header, block(((128 * 1024 + 1) << 3) | (2 << 1))]), 100), /block of 131073 bytes/);
-    assert.throws(() => walk(Buffer.concat([header, block(((1 << 20) << 3) | (1 << 1))]), 100), /block of 1048576 bytes/, "an RLE block regenerating 1 MiB");
+    assert.throws(
+      () => walk(Buffer.concat([header, block(((128 * 1024 + 1) << 3) | (2 << 1))]), 100),
+      /block of 131073 bytes/,
+    );
+    assert.throws(
+      () => walk(Buffer.concat([header, block(((1 << 20) << 3) | (1 << 1))]), 100),
+      /block of 1048576 bytes/,
+      "an RLE block regenerating 1 MiB",
+    );
     assert.throws(() => walk(Buffer.from("28b52ffd0150aa", "hex"), 100), /names a dictionary/);
-    assert.throws(() => new ZstdFrameScanner().finish(), (error: unknown) => error instanceof CacheArchiveError && /holds no frame/.test(error.message));
+    assert.throws(
+      () => new ZstdFrameScanner().finish(),
+      (error: unknown) => error instanceof CacheArchiveError && /holds no frame/.test(error.message),
+    );
   });
 });

@@ -30,7 +30,20 @@ describe("the knotless-runner-k8s command", () => {
   });
 
   it("keeps its documented exit code when the reader of its stderr has gone away", async () => {
-    const child = spawn(process.execPath, [BIN, "run", "--checkout", "/nonexistent/checkout", "--steps", "/nonexistent/steps.tsv", "--out", "/nonexistent/out"], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(
+      process.execPath,
+      [
+        BIN,
+        "run",
+        "--checkout",
+        "/nonexistent/checkout",
+        "--steps",
+        "/nonexistent/steps.tsv",
+        "--out",
+        "/nonexistent/out",
+      ],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    );
     child.stderr.destroy(); // the bad-input message meets a pipe with no reader (EPIPE)
     child.stdout.resume();
     const code = await new Promise((resolve) => child.on("close", resolve));
@@ -39,7 +52,10 @@ describe("the knotless-runner-k8s command", () => {
 
   it("loads none of serve's packages when it starts (the bundle imports them only when serve runs)", () => {
     const bundle = readFileSync(join(REPO_ROOT, "dist", "cli", "knotless-runner-k8s.js"), "utf8");
-    const packages = [...bundle.matchAll(/^import .* from "([^"]+)";$/gm)].map((m) => m[1]!).filter((name) => !name.startsWith("node:"));
-    for (const heavy of ["better-sqlite3", "ws", "prom-client", "@atproto/lexicon"]) assert.ok(!packages.includes(heavy), `${heavy} is imported at start-up`);
+    const packages = [...bundle.matchAll(/^import .* from "([^"]+)";$/gm)]
+      .map((m) => m[1]!)
+      .filter((name) => !name.startsWith("node:"));
+    for (const heavy of ["better-sqlite3", "ws", "prom-client", "@atproto/lexicon"])
+      assert.ok(!packages.includes(heavy), `${heavy} is imported at start-up`);
   });
 });

@@ -10,7 +10,9 @@ import { runCli } from "../support/run-cli.js";
 const HOUR = 3_600_000;
 
 /** A store with entries saved (and last used) `hoursAgo` before now. */
-async function makeStore(entries: ReadonlyArray<{ repo: string; key: string; bytes: number; hoursAgo: number }>): Promise<string> {
+async function makeStore(
+  entries: ReadonlyArray<{ repo: string; key: string; bytes: number; hoursAgo: number }>,
+): Promise<string> {
   const dir = join(makeTestTempDir("knotless-cache-cli-"), "cache");
   let time = Date.now();
   const store = createDirStore({ dir, maxBytes: Number.POSITIVE_INFINITY, now: () => time });
@@ -48,10 +50,18 @@ describe("the cache command", () => {
     const dir = await makeStore(SAMPLE);
     const run = await runCli(["cache", "list", "--cache-dir", dir, "--repo", "acme/api", "--json"]);
     assert.equal(run.code, 0, run.stderr);
-    const listed = JSON.parse(run.stdout) as { dir: string; totalBytes: number; entries: Array<Record<string, unknown>>; damaged: unknown[] };
+    const listed = JSON.parse(run.stdout) as {
+      dir: string;
+      totalBytes: number;
+      entries: Array<Record<string, unknown>>;
+      damaged: unknown[];
+    };
     assert.equal(listed.dir, dir);
     assert.equal(listed.totalBytes, 100);
-    assert.deepEqual(listed.entries.map((entry) => [entry.repo, entry.key, entry.bytes, entry.compression]), [["acme/api", "tools-1", 100, "gzip"]]);
+    assert.deepEqual(
+      listed.entries.map((entry) => [entry.repo, entry.key, entry.bytes, entry.compression]),
+      [["acme/api", "tools-1", 100, "gzip"]],
+    );
     assert.match(String(listed.entries[0]!.sha256), /^[0-9a-f]{64}$/);
     assert.match(String(listed.entries[0]!.lastUsedAt), /^\d{4}-\d\d-\d\dT/);
     assert.deepEqual(listed.damaged, []);
@@ -68,18 +78,33 @@ describe("the cache command", () => {
     const dir = await makeStore(SAMPLE);
     const run = await runCli(["cache", "prune", "--cache-dir", dir, "--older-than", "24h"]);
     assert.equal(run.code, 0, run.stderr);
-    assert.match(run.stdout, /^removed acme\/web deps-old \(3\.0 MiB\): not used for 50h00m, longer than --older-than 24h00m\n/);
-    assert.match(run.stdout, new RegExp(`\\nprune: removed 1 entry \\(3\\.0 MiB\\); kept 2 entries \\(2\\.1 KiB\\) in ${dir}\\n$`));
+    assert.match(
+      run.stdout,
+      /^removed acme\/web deps-old \(3\.0 MiB\): not used for 50h00m, longer than --older-than 24h00m\n/,
+    );
+    assert.match(
+      run.stdout,
+      new RegExp(`\\nprune: removed 1 entry \\(3\\.0 MiB\\); kept 2 entries \\(2\\.1 KiB\\) in ${dir}\\n$`),
+    );
     const after = await runCli(["cache", "list", "--cache-dir", dir, "--json"]);
-    assert.deepEqual((JSON.parse(after.stdout) as { entries: Array<{ key: string }> }).entries.map((entry) => entry.key), ["deps-new", "tools-1"]);
+    assert.deepEqual(
+      (JSON.parse(after.stdout) as { entries: Array<{ key: string }> }).entries.map((entry) => entry.key),
+      ["deps-new", "tools-1"],
+    );
   });
 
   it("prunes the least recently used down to --max-bytes, and prints JSON with --json", async () => {
     const dir = await makeStore(SAMPLE);
     const run = await runCli(["cache", "prune", "--cache-dir", dir, "--max-bytes", "2Ki", "--json"]);
     assert.equal(run.code, 0, run.stderr);
-    const report = JSON.parse(run.stdout) as { removed: Array<{ kind: string; key: string }>; kept: { entries: number; bytes: number } };
-    assert.deepEqual(report.removed.map((removal) => `${removal.kind} ${removal.key}`), ["over-size deps-old", "over-size deps-new"]);
+    const report = JSON.parse(run.stdout) as {
+      removed: Array<{ kind: string; key: string }>;
+      kept: { entries: number; bytes: number };
+    };
+    assert.deepEqual(
+      report.removed.map((removal) => `${removal.kind} ${removal.key}`),
+      ["over-size deps-old", "over-size deps-new"],
+    );
     assert.deepEqual(report.kept, { entries: 1, bytes: 100 });
   });
 
@@ -88,12 +113,21 @@ describe("the cache command", () => {
     const cases: Array<[string[], RegExp]> = [
       [["cache"], /missing required argument/],
       [["cache", "purge", "--cache-dir", dir], /cache expects list or prune, got "purge"/],
-      [["cache", "list", "--cache-dir", dir, "--older-than", "1h"], /--older-than is an option of cache prune, not of cache list/],
+      [
+        ["cache", "list", "--cache-dir", dir, "--older-than", "1h"],
+        /--older-than is an option of cache prune, not of cache list/,
+      ],
       [["cache", "list", "--cache-dir", dir, "--max-bytes", "1G"], /--max-bytes is an option of cache prune/],
-      [["cache", "prune", "--cache-dir", dir, "--older-than", "soon"], /--older-than expects a duration such as 90s, 10m or 1h, got "soon"/],
+      [
+        ["cache", "prune", "--cache-dir", dir, "--older-than", "soon"],
+        /--older-than expects a duration such as 90s, 10m or 1h, got "soon"/,
+      ],
       [["cache", "prune", "--cache-dir", dir, "--older-than", "200h"], /--older-than expects at most 168h/],
       [["cache", "prune", "--cache-dir", dir, "--max-bytes", "lots"], /--max-bytes expects a byte count/],
-      [["cache", "list", "--cache-dir", dir, "--repo", "x".repeat(513)], /--repo: a cache repository must be at most 512 characters/],
+      [
+        ["cache", "list", "--cache-dir", dir, "--repo", "x".repeat(513)],
+        /--repo: a cache repository must be at most 512 characters/,
+      ],
       [["cache", "list", "--nope"], /unknown option '--nope'/],
     ];
     for (const [args, pattern] of cases) {

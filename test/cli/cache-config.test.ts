@@ -35,7 +35,19 @@ function workspace(workflow = WORKFLOW): { dir: string; options: RawRunOptions; 
   writeFileSync(join(dir, "checkout", "package-lock.json"), '{"lockfileVersion":3}');
   writeFileSync(join(dir, "ci.yml"), workflow);
   const lockHash = sha256(`package-lock.json\0${sha256('{"lockfileVersion":3}')}\n`);
-  return { dir, lockHash, options: { checkout: join(dir, "checkout"), workflow: join(dir, "ci.yml"), out: join(dir, "out"), namespace: "ci", event: "push", branch: "main", repo: "did:plc:abc/app" } };
+  return {
+    dir,
+    lockHash,
+    options: {
+      checkout: join(dir, "checkout"),
+      workflow: join(dir, "ci.yml"),
+      out: join(dir, "out"),
+      namespace: "ci",
+      event: "push",
+      branch: "main",
+      repo: "did:plc:abc/app",
+    },
+  };
 }
 
 async function inputError(options: RawRunOptions, env: NodeJS.ProcessEnv = {}): Promise<string> {
@@ -52,9 +64,18 @@ describe("resolveRunConfig with caches and artifacts", () => {
   it("renders the keys from the checkout's files and the trigger, and keys the default directory store by --repo", async () => {
     const { dir, options, lockHash } = workspace();
     const config = await resolveRunConfig(options, { XDG_CACHE_HOME: join(dir, "xdg") });
-    assert.deepEqual(config.settings.caches, [{ key: `npm-main-${lockHash}`, restoreKeys: ["npm-main-", "npm-"], paths: ["/work/node_modules", "/root/.npm"] }]);
-    assert.deepEqual(config.settings.cacheBackend, { kind: "dir", repo: "did:plc:abc/app", dir: join(dir, "xdg", "knotless-runner-k8s"), maxBytes: 5 * 1024 ** 3 });
-    assert.deepEqual(config.settings.artifacts, [{ name: "junit", paths: ["/outputs/junit/**/*.xml"], when: "failure", required: false }]);
+    assert.deepEqual(config.settings.caches, [
+      { key: `npm-main-${lockHash}`, restoreKeys: ["npm-main-", "npm-"], paths: ["/work/node_modules", "/root/.npm"] },
+    ]);
+    assert.deepEqual(config.settings.cacheBackend, {
+      kind: "dir",
+      repo: "did:plc:abc/app",
+      dir: join(dir, "xdg", "knotless-runner-k8s"),
+      maxBytes: 5 * 1024 ** 3,
+    });
+    assert.deepEqual(config.settings.artifacts, [
+      { name: "junit", paths: ["/outputs/junit/**/*.xml"], when: "failure", required: false },
+    ]);
     assert.deepEqual(config.caches, { declared: 1, off: false, repoFrom: "--repo" });
     assert.equal(existsSync(join(dir, "xdg")), false, "resolving creates no directory");
   });
@@ -72,15 +93,37 @@ describe("resolveRunConfig with caches and artifacts", () => {
   it("takes --cache-dir, --cache-max-bytes and --cache-pvc, and refuses bad ones before anything else happens", async () => {
     const { dir, options } = workspace();
     const dirConfig = await resolveRunConfig({ ...options, cacheDir: "relative-cache", cacheMaxBytes: "100Mi" }, {});
-    assert.deepEqual(dirConfig.settings.cacheBackend, { kind: "dir", repo: "did:plc:abc/app", dir: join(process.cwd(), "relative-cache"), maxBytes: 100 * 1024 ** 2 });
+    assert.deepEqual(dirConfig.settings.cacheBackend, {
+      kind: "dir",
+      repo: "did:plc:abc/app",
+      dir: join(process.cwd(), "relative-cache"),
+      maxBytes: 100 * 1024 ** 2,
+    });
     const pvcConfig = await resolveRunConfig({ ...options, cachePvc: "ci-cache" }, {});
-    assert.deepEqual(pvcConfig.settings.cacheBackend, { kind: "pvc", repo: "did:plc:abc/app", claim: "ci-cache", maxBytes: 5 * 1024 ** 3 });
-    assert.match(await inputError({ ...options, cachePvc: "Bad_Name" }), /--cache-pvc expects a PersistentVolumeClaim name \(a DNS-1123 label such as ci-cache\), got "Bad_Name"/);
-    assert.match(await inputError({ ...options, cachePvc: "ci-cache", cacheDir: "/tmp/x" }), /--cache-dir and --cache-pvc name two stores: give one of them/);
-    assert.match(await inputError({ ...options, cacheMaxBytes: "5 GB" }), /--cache-max-bytes expects a byte count such as 536870912, 512Mi or 1G, got "5 GB"/);
+    assert.deepEqual(pvcConfig.settings.cacheBackend, {
+      kind: "pvc",
+      repo: "did:plc:abc/app",
+      claim: "ci-cache",
+      maxBytes: 5 * 1024 ** 3,
+    });
+    assert.match(
+      await inputError({ ...options, cachePvc: "Bad_Name" }),
+      /--cache-pvc expects a PersistentVolumeClaim name \(a DNS-1123 label such as ci-cache\), got "Bad_Name"/,
+    );
+    assert.match(
+      await inputError({ ...options, cachePvc: "ci-cache", cacheDir: "/tmp/x" }),
+      /--cache-dir and --cache-pvc name two stores: give one of them/,
+    );
+    assert.match(
+      await inputError({ ...options, cacheMaxBytes: "5 GB" }),
+      /--cache-max-bytes expects a byte count such as 536870912, 512Mi or 1G, got "5 GB"/,
+    );
     assert.match(await inputError({ ...options, cacheMaxBytes: "0" }), /--cache-max-bytes expects more than 0 bytes/);
     writeFileSync(join(dir, "a-file"), "");
-    assert.match(await inputError({ ...options, cacheDir: join(dir, "a-file") }), /--cache-dir: expected a directory, found a file at /);
+    assert.match(
+      await inputError({ ...options, cacheDir: join(dir, "a-file") }),
+      /--cache-dir: expected a directory, found a file at /,
+    );
   });
 
   it("restores and saves nothing with --no-cache, and still collects the artifacts", async () => {
@@ -96,7 +139,12 @@ describe("resolveRunConfig with caches and artifacts", () => {
     const { options } = workspace(WORKFLOW.replace("package-lock.json", "yarn.lock"));
     const config = await resolveRunConfig(options, {});
     assert.equal(config.settings.caches?.[0]?.key, `npm-main-${sha256("")}`);
-    assert.ok(config.warnings.includes(`${options.workflow}:2:10: warning: caches[0].key: hashFiles "yarn.lock" matched no file in the checkout; it hashes nothing`), config.warnings.join("\n"));
+    assert.ok(
+      config.warnings.includes(
+        `${options.workflow}:2:10: warning: caches[0].key: hashFiles "yarn.lock" matched no file in the checkout; it hashes nothing`,
+      ),
+      config.warnings.join("\n"),
+    );
   });
 
   it("refuses a key that uses a variable the run does not set, as bad input at the key", async () => {
@@ -109,7 +157,9 @@ describe("resolveRunConfig with caches and artifacts", () => {
   });
 
   it("keys a workflow that skips the checkout by the workflow file's path", async () => {
-    const { options } = workspace(`clone:\n  skip: true\ncaches:\n  - key: 'tools-{{ KNOTLESS_WORKFLOW }}'\n    paths: /opt/tools\nsteps:\n  - name: a\n    command: b\n`);
+    const { options } = workspace(
+      `clone:\n  skip: true\ncaches:\n  - key: 'tools-{{ KNOTLESS_WORKFLOW }}'\n    paths: /opt/tools\nsteps:\n  - name: a\n    command: b\n`,
+    );
     const { checkout: _c, repo: _r, event: _e, branch: _b, ...options_ } = options;
     const config = await resolveRunConfig({ ...options_, dryRun: true }, {});
     assert.deepEqual(config.settings.caches, [{ key: "tools-ci.yml", restoreKeys: [], paths: ["/opt/tools"] }]);
@@ -120,9 +170,17 @@ describe("resolveRunConfig with caches and artifacts", () => {
   it("hands no cache settings to a run without caches, yet checks the cache flags", async () => {
     const { dir } = workspace();
     writeFileSync(join(dir, "steps.tsv"), "build\tmake\n");
-    const options: RawRunOptions = { checkout: join(dir, "checkout"), steps: join(dir, "steps.tsv"), out: join(dir, "out"), cachePvc: "ci-cache" };
+    const options: RawRunOptions = {
+      checkout: join(dir, "checkout"),
+      steps: join(dir, "steps.tsv"),
+      out: join(dir, "out"),
+      cachePvc: "ci-cache",
+    };
     const config = await resolveRunConfig(options, {});
-    assert.deepEqual([config.settings.caches, config.settings.cacheBackend, config.settings.artifacts, config.caches], [undefined, undefined, undefined, undefined]);
+    assert.deepEqual(
+      [config.settings.caches, config.settings.cacheBackend, config.settings.artifacts, config.caches],
+      [undefined, undefined, undefined, undefined],
+    );
     assert.match(await inputError({ ...options, cachePvc: "-bad" }), /--cache-pvc expects/);
   });
 });
@@ -130,18 +188,42 @@ describe("resolveRunConfig with caches and artifacts", () => {
 describe("the dry run of a workflow with caches and artifacts", () => {
   it("shows each cache's rendered key, fallbacks, paths and store, and each artifact", async () => {
     const { dir, options, lockHash } = workspace();
-    const text = await renderDryRun(await resolveRunConfig({ ...options, dryRun: true, cacheDir: join(dir, "store") }, {}));
+    const text = await renderDryRun(
+      await resolveRunConfig({ ...options, dryRun: true, cacheDir: join(dir, "store") }, {}),
+    );
     const lines = text.split("\n");
-    assert.ok(lines.includes(`#   caches: 1 cache in the directory ${join(dir, "store")} on this host, at most 5Gi; repository did:plc:abc/app (--repo)`), text);
-    assert.ok(lines.includes(`#   cache 1: key "npm-main-${lockHash}"; fallback prefixes "npm-main-", "npm-"; paths /work/node_modules, /root/.npm`), text);
-    assert.ok(lines.includes("#   artifact 1: junit (into artifacts/junit/): /outputs/junit/**/*.xml; when failure; matching nothing is a warning"), text);
+    assert.ok(
+      lines.includes(
+        `#   caches: 1 cache in the directory ${join(dir, "store")} on this host, at most 5Gi; repository did:plc:abc/app (--repo)`,
+      ),
+      text,
+    );
+    assert.ok(
+      lines.includes(
+        `#   cache 1: key "npm-main-${lockHash}"; fallback prefixes "npm-main-", "npm-"; paths /work/node_modules, /root/.npm`,
+      ),
+      text,
+    );
+    assert.ok(
+      lines.includes(
+        "#   artifact 1: junit (into artifacts/junit/): /outputs/junit/**/*.xml; when failure; matching nothing is a warning",
+      ),
+      text,
+    );
   });
 
   it("says where the repository key came from without --repo, names the claim of --cache-pvc, and says caches are off with --no-cache", async () => {
     const { options } = workspace(WORKFLOW.replace(/KNOTLESS_REF_NAME/g, "KNOTLESS_WORKFLOW"));
     const { repo: _r, ...noRepo } = options;
-    const pvc = await renderDryRun(await resolveRunConfig({ ...noRepo, dryRun: true, cachePvc: "ci-cache", cacheMaxBytes: "1Gi" }, {}));
-    assert.match(pvc, new RegExp(`#   caches: 1 cache in the PersistentVolumeClaim ci-cache, mounted into the pod, at most 1Gi; repository local/${sha256(options.checkout!).slice(0, 12)} \\(no --repo: from the checkout's absolute path\\)\n`));
+    const pvc = await renderDryRun(
+      await resolveRunConfig({ ...noRepo, dryRun: true, cachePvc: "ci-cache", cacheMaxBytes: "1Gi" }, {}),
+    );
+    assert.match(
+      pvc,
+      new RegExp(
+        `#   caches: 1 cache in the PersistentVolumeClaim ci-cache, mounted into the pod, at most 1Gi; repository local/${sha256(options.checkout!).slice(0, 12)} \\(no --repo: from the checkout's absolute path\\)\n`,
+      ),
+    );
     const off = await renderDryRun(await resolveRunConfig({ ...options, dryRun: true, cache: false }, {}));
     assert.match(off, /# {3}caches: off \(--no-cache\): the workflow's 1 cache are neither restored nor saved\n/);
     assert.doesNotMatch(off, /# {3}cache 1:/);
@@ -154,7 +236,21 @@ describe("run with a bad cache input", () => {
     const marker = join(dir, "kubectl-called");
     const kubectl = join(dir, "kubectl");
     writeFileSync(kubectl, `#!/bin/sh\ntouch ${marker}\nexit 1\n`, { mode: 0o755 });
-    const args = ["run", "--workflow", options.workflow!, "--checkout", options.checkout!, "--out", options.out!, "--namespace", "ci", "--transport", "kubectl", "--kubectl", kubectl];
+    const args = [
+      "run",
+      "--workflow",
+      options.workflow!,
+      "--checkout",
+      options.checkout!,
+      "--out",
+      options.out!,
+      "--namespace",
+      "ci",
+      "--transport",
+      "kubectl",
+      "--kubectl",
+      kubectl,
+    ];
     const cases: Array<[string[], RegExp]> = [
       [["--cache-pvc", "NOPE"], /--cache-pvc expects a PersistentVolumeClaim name/],
       [["--cache-max-bytes", "lots"], /--cache-max-bytes expects a byte count/],
@@ -168,4 +264,3 @@ describe("run with a bad cache input", () => {
     }
   });
 });
-

@@ -18,7 +18,10 @@ async function readHelpFlags(): Promise<Map<string, Set<string>>> {
   const flags = new Map<string, Set<string>>();
   for (const command of program.commands as Command[]) {
     const options = command.createHelp().visibleOptions(command);
-    flags.set(command.name(), new Set(options.map((option) => option.long).filter((long): long is string => long !== undefined)));
+    flags.set(
+      command.name(),
+      new Set(options.map((option) => option.long).filter((long): long is string => long !== undefined)),
+    );
   }
   return flags;
 }
@@ -40,7 +43,10 @@ function findFlags(text: string): Set<string> {
 /** What a section declares as its command's own: its synopsis (code blocks) and the first cell of its option table. */
 function readDeclaredFlags(section: string): Set<string> {
   const synopses = [...section.matchAll(/^```\n([\s\S]*?)^```/gm)].map((match) => match[1]!);
-  const firstCells = section.split("\n").filter((line) => line.startsWith("| `--")).map((line) => line.split(" | ")[0]!);
+  const firstCells = section
+    .split("\n")
+    .filter((line) => line.startsWith("| `--"))
+    .map((line) => line.split(" | ")[0]!);
   return findFlags([...synopses, ...firstCells].join("\n"));
 }
 
@@ -58,7 +64,11 @@ describe("docs/cli.md", () => {
       const named = findFlags(sections.get(name) ?? "");
       for (const flag of flags) if (flag !== "--help" && !named.has(flag)) unnamed.push(`${name} ${flag}`);
     }
-    assert.deepEqual(unnamed, [], `flags --help prints that docs/cli.md does not name in their command's section: ${unnamed.join(", ")}`);
+    assert.deepEqual(
+      unnamed,
+      [],
+      `flags --help prints that docs/cli.md does not name in their command's section: ${unnamed.join(", ")}`,
+    );
   });
 
   it("names --help, which every command prints", () => {
@@ -75,8 +85,13 @@ describe("docs/cli.md", () => {
     const sections = readSections(readFileSync(CLI_DOC, "utf8"));
     const misplaced: string[] = [];
     for (const [name, flags] of await readHelpFlags()) {
-      for (const flag of readDeclaredFlags(sections.get(name) ?? "")) if (!flags.has(flag)) misplaced.push(`${name} ${flag}`);
+      for (const flag of readDeclaredFlags(sections.get(name) ?? ""))
+        if (!flags.has(flag)) misplaced.push(`${name} ${flag}`);
     }
-    assert.deepEqual(misplaced, [], `flags declared under a command whose --help does not print them: ${misplaced.join(", ")}`);
+    assert.deepEqual(
+      misplaced,
+      [],
+      `flags declared under a command whose --help does not print them: ${misplaced.join(", ")}`,
+    );
   });
 });

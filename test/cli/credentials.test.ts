@@ -8,7 +8,12 @@ import { resolveCredentialsConfig, type RawCredentialsOptions } from "../../src/
 import { runCli } from "../support/run-cli.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
 
-const RAW: RawCredentialsOptions = { namespace: "ci", name: "knotless-runner", duration: "24h", out: "/tmp/x.kubeconfig" };
+const RAW: RawCredentialsOptions = {
+  namespace: "ci",
+  name: "knotless-runner",
+  duration: "24h",
+  out: "/tmp/x.kubeconfig",
+};
 
 describe("resolveCredentialsConfig", () => {
   it("pins the namespace on every call and turns the duration into seconds", () => {
@@ -20,7 +25,11 @@ describe("resolveCredentialsConfig", () => {
   });
 
   it("refuses a token under ten minutes, a fraction of a second, a bad name or namespace, and a missing --out", () => {
-    const refuses = (raw: Partial<RawCredentialsOptions>, pattern: RegExp): void => assert.throws(() => resolveCredentialsConfig({ ...RAW, ...raw }, {}), (e) => e instanceof InputError && pattern.test(e.message));
+    const refuses = (raw: Partial<RawCredentialsOptions>, pattern: RegExp): void =>
+      assert.throws(
+        () => resolveCredentialsConfig({ ...RAW, ...raw }, {}),
+        (e) => e instanceof InputError && pattern.test(e.message),
+      );
     refuses({ duration: "9m" }, /--duration expects at least 10m/);
     refuses({ duration: "10m500ms" }, /whole seconds/);
     refuses({ duration: "200h" }, /at most 168h/);
@@ -34,9 +43,23 @@ describe("resolveCredentialsConfig", () => {
 describe("credentials through the CLI", () => {
   it("prints every object and call with --dry-run, the API requests first, and no token, spawning no kubectl", async () => {
     const out = join(makeTestTempDir("creds-cli-"), "runner.kubeconfig");
-    const cli = await runCli(["credentials", "--namespace", "ci", "--out", out, "--dry-run", "--kubectl", "/nonexistent/kubectl", "--duration", "2h"]);
+    const cli = await runCli([
+      "credentials",
+      "--namespace",
+      "ci",
+      "--out",
+      out,
+      "--dry-run",
+      "--kubectl",
+      "/nonexistent/kubectl",
+      "--duration",
+      "2h",
+    ]);
     assert.equal(cli.code, 0, cli.stderr);
-    assert.match(cli.stdout, /kind: ServiceAccount[\s\S]*kind: Role[\s\S]*pods\/exec[\s\S]*kind: RoleBinding[\s\S]*expirationSeconds: 7200/);
+    assert.match(
+      cli.stdout,
+      /kind: ServiceAccount[\s\S]*kind: Role[\s\S]*pods\/exec[\s\S]*kind: RoleBinding[\s\S]*expirationSeconds: 7200/,
+    );
     assert.match(cli.stdout, /^# API requests, in order \(--transport api\)/m);
     const calls = cli.stdout.slice(cli.stdout.indexOf("# API requests"));
     assert.equal(
@@ -68,11 +91,31 @@ describe("credentials through the CLI", () => {
 
   it("prints the kubectl commands first with --transport kubectl, each with its API requests beside it", async () => {
     const out = join(makeTestTempDir("creds-cli-"), "runner.kubeconfig");
-    const cli = await runCli(["credentials", "--namespace", "ci", "--out", out, "--dry-run", "--kubectl", "/nonexistent/kubectl", "--transport", "kubectl"]);
+    const cli = await runCli([
+      "credentials",
+      "--namespace",
+      "ci",
+      "--out",
+      out,
+      "--dry-run",
+      "--kubectl",
+      "/nonexistent/kubectl",
+      "--transport",
+      "kubectl",
+    ]);
     assert.equal(cli.code, 0, cli.stderr);
-    assert.match(cli.stdout, /^\/nonexistent\/kubectl config view --raw --minify --flatten -o json\n# {3}api: no request \(done in the runner's own process\)$/m);
-    assert.match(cli.stdout, /^\/nonexistent\/kubectl --namespace ci apply --request-timeout 30s -f -\n# {3}api: GET \/api\/v1\/namespaces\/ci\/serviceaccounts\/knotless-runner\n/m);
-    assert.match(cli.stdout, /^\/nonexistent\/kubectl create --raw \/api\/v1\/namespaces\/ci\/serviceaccounts\/knotless-runner\/token --request-timeout 30s -f -\n# {3}api: POST \/api\/v1\/namespaces\/ci\/serviceaccounts\/knotless-runner\/token \(body: TokenRequest\)$/m);
+    assert.match(
+      cli.stdout,
+      /^\/nonexistent\/kubectl config view --raw --minify --flatten -o json\n# {3}api: no request \(done in the runner's own process\)$/m,
+    );
+    assert.match(
+      cli.stdout,
+      /^\/nonexistent\/kubectl --namespace ci apply --request-timeout 30s -f -\n# {3}api: GET \/api\/v1\/namespaces\/ci\/serviceaccounts\/knotless-runner\n/m,
+    );
+    assert.match(
+      cli.stdout,
+      /^\/nonexistent\/kubectl create --raw \/api\/v1\/namespaces\/ci\/serviceaccounts\/knotless-runner\/token --request-timeout 30s -f -\n# {3}api: POST \/api\/v1\/namespaces\/ci\/serviceaccounts\/knotless-runner\/token \(body: TokenRequest\)$/m,
+    );
   });
 
   it("prints the revoke's requests and call with --revoke --dry-run, in each transport's order", async () => {
@@ -83,11 +126,25 @@ describe("credentials through the CLI", () => {
       "DELETE /apis/rbac.authorization.k8s.io/v1/namespaces/ci/roles/knotless-runner",
       "DELETE /api/v1/namespaces/ci/serviceaccounts/knotless-runner",
     ];
-    const command = "kubectl --namespace ci delete rolebinding.rbac.authorization.k8s.io/knotless-runner role.rbac.authorization.k8s.io/knotless-runner serviceaccount/knotless-runner --ignore-not-found --wait=false --request-timeout 30s";
+    const command =
+      "kubectl --namespace ci delete rolebinding.rbac.authorization.k8s.io/knotless-runner role.rbac.authorization.k8s.io/knotless-runner serviceaccount/knotless-runner --ignore-not-found --wait=false --request-timeout 30s";
     assert.ok(api.stdout.endsWith(`${[...deletes, `#   kubectl: ${command}`].join("\n")}\n`), api.stdout);
-    const kubectl = await runCli(["credentials", "--namespace", "ci", "--revoke", "--dry-run", "--kubectl", "kubectl", "--transport", "kubectl"]);
+    const kubectl = await runCli([
+      "credentials",
+      "--namespace",
+      "ci",
+      "--revoke",
+      "--dry-run",
+      "--kubectl",
+      "kubectl",
+      "--transport",
+      "kubectl",
+    ]);
     assert.equal(kubectl.code, 0, kubectl.stderr);
-    assert.ok(kubectl.stdout.endsWith(`${[command, ...deletes.map((d) => `#   api: ${d}`)].join("\n")}\n`), kubectl.stdout);
+    assert.ok(
+      kubectl.stdout.endsWith(`${[command, ...deletes.map((d) => `#   api: ${d}`)].join("\n")}\n`),
+      kubectl.stdout,
+    );
   });
 
   it("exits 2 without a kubectl call when --out exists with looser permissions", async () => {

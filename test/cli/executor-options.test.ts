@@ -8,9 +8,20 @@ import { makeTestTempDir } from "../support/temp-dir.js";
 
 const dir = makeTestTempDir("executor-options-");
 const tokenFile = join(dir, "token");
-writeFileSync(tokenFile, "tok\n");
+writeFileSync(tokenFile, "tok-of-sixteen-chars\n");
 chmodSync(tokenFile, 0o600);
-const RAW: RawExecutorOptions = { mill: "wss://spindle.example/mill", tokenFile, stateDir: join(dir, "state"), logStore: join(dir, "logs"), maxRuns: "4", drainTimeout: "10m", podTimeout: "15m", maxOutputBytes: "512Mi", maxLogBytes: "16Mi", maxWarm: "1" } as RawExecutorOptions;
+const RAW: RawExecutorOptions = {
+  mill: "wss://spindle.example/mill",
+  tokenFile,
+  stateDir: join(dir, "state"),
+  logStore: join(dir, "logs"),
+  maxRuns: "4",
+  drainTimeout: "10m",
+  podTimeout: "15m",
+  maxOutputBytes: "512Mi",
+  maxLogBytes: "16Mi",
+  maxWarm: "1",
+} as RawExecutorOptions;
 
 describe("executor options", () => {
   it("takes wss:// and refuses ws:// unless --insecure-mill, and any other scheme", () => {
@@ -21,14 +32,33 @@ describe("executor options", () => {
   });
 
   it("reads an s3:// log store with the endpoint, region and credentials of the AWS variables, the flags winning", async () => {
-    const env = { AWS_ENDPOINT_URL: "http://minio:9000", AWS_REGION: "eu-west-1", AWS_ACCESS_KEY_ID: "id", AWS_SECRET_ACCESS_KEY: "secret" };
-    const config = await resolveExecutorConfig({ ...RAW, logStore: "s3://ci-logs/spindle", s3Region: "auto", s3PathStyle: true, labels: "k8s, big,k8s" }, env);
-    assert.deepEqual(config.logStore, { kind: "s3", bucket: "ci-logs", prefix: "spindle/", region: "auto", endpoint: "http://minio:9000", forcePathStyle: true, credentials: { accessKeyId: "id", secretAccessKey: "secret" } });
+    const env = {
+      AWS_ENDPOINT_URL: "http://minio:9000",
+      AWS_REGION: "eu-west-1",
+      AWS_ACCESS_KEY_ID: "id",
+      AWS_SECRET_ACCESS_KEY: "secret",
+    };
+    const config = await resolveExecutorConfig(
+      { ...RAW, logStore: "s3://ci-logs/spindle", s3Region: "auto", s3PathStyle: true, labels: "k8s, big,k8s" },
+      env,
+    );
+    assert.deepEqual(config.logStore, {
+      kind: "s3",
+      bucket: "ci-logs",
+      prefix: "spindle/",
+      region: "auto",
+      endpoint: "http://minio:9000",
+      forcePathStyle: true,
+      credentials: { accessKeyId: "id", secretAccessKey: "secret" },
+    });
     assert.deepEqual(config.labels, ["k8s", "big"]);
     await assert.rejects(resolveExecutorConfig({ ...RAW, logStore: "s3://X" }, {}), /s3:\/\/BUCKET\/PREFIX/);
   });
 
   it("refuses a --max-runs that is not a whole number from 1 to 1000", async () => {
-    await assert.rejects(resolveExecutorConfig({ ...RAW, maxRuns: "0" }, {}), /--max-runs expects a whole number from 1 to 1000/);
+    await assert.rejects(
+      resolveExecutorConfig({ ...RAW, maxRuns: "0" }, {}),
+      /--max-runs expects a whole number from 1 to 1000/,
+    );
   });
 });

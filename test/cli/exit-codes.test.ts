@@ -22,13 +22,27 @@ describe("exitCodeForResult", () => {
   });
 
   it("maps a run timeout outside the steps to 1, not to an infrastructure failure", () => {
-    assert.equal(exitCodeForResult(buildRunResult({ ...base, status: "timeout", error: { message: "ran out", reason: "run-timeout" } })), 1);
+    assert.equal(
+      exitCodeForResult(
+        buildRunResult({ ...base, status: "timeout", error: { message: "ran out", reason: "run-timeout" } }),
+      ),
+      1,
+    );
   });
 
   it("maps infrastructure failures to 3, input errors to 2 and cancellation to 130", () => {
-    assert.equal(exitCodeForResult(buildRunResult({ ...base, status: "failed", error: { message: "x", reason: "pod-lost" } })), 3);
-    assert.equal(exitCodeForResult(buildRunResult({ ...base, status: "failed", error: { message: "x", reason: "input" } })), 2);
-    assert.equal(exitCodeForResult(buildRunResult({ ...base, status: "cancelled", error: { message: "x", reason: "cancelled" } })), 130);
+    assert.equal(
+      exitCodeForResult(buildRunResult({ ...base, status: "failed", error: { message: "x", reason: "pod-lost" } })),
+      3,
+    );
+    assert.equal(
+      exitCodeForResult(buildRunResult({ ...base, status: "failed", error: { message: "x", reason: "input" } })),
+      2,
+    );
+    assert.equal(
+      exitCodeForResult(buildRunResult({ ...base, status: "cancelled", error: { message: "x", reason: "cancelled" } })),
+      130,
+    );
   });
 });
 

@@ -20,17 +20,55 @@ describe("the operator commands refuse bad input before any kubectl call", { con
   const cases: ReadonlyArray<readonly [string, readonly string[], RegExp, Record<string, string>?]> = [
     ["cancel without a run id", ["cancel"], /missing required argument 'run-id'/],
     ["cancel with a run id that has a space", ["cancel", "a b"], /cancel expects the run's id/],
-    ["gc with a bad --stale-after", ["gc", "--stale-after", "soon"], /--stale-after expects a duration such as 90s, 10m or 1h, got "soon"/],
-    ["gc with a --stale-after under twice the heartbeat interval", ["gc", "--stale-after", "59s"], /--stale-after must be at least twice the heartbeat interval \(1m00s\)/],
-    ["gc with --stale-after under twice a shortened interval", ["gc", "--stale-after", "3s"], /at least twice the heartbeat interval \(4\.0s\)/, { KNOTLESS_HEARTBEAT_INTERVAL: "2s" }],
-    ["gc with a bad heartbeat interval in the environment", ["gc"], /KNOTLESS_HEARTBEAT_INTERVAL expects at least 1s/, { KNOTLESS_HEARTBEAT_INTERVAL: "10ms" }],
+    [
+      "gc with a bad --stale-after",
+      ["gc", "--stale-after", "soon"],
+      /--stale-after expects a duration such as 90s, 10m or 1h, got "soon"/,
+    ],
+    [
+      "gc with a --stale-after under twice the heartbeat interval",
+      ["gc", "--stale-after", "59s"],
+      /--stale-after must be at least twice the heartbeat interval \(1m00s\)/,
+    ],
+    [
+      "gc with --stale-after under twice a shortened interval",
+      ["gc", "--stale-after", "3s"],
+      /at least twice the heartbeat interval \(4\.0s\)/,
+      { KNOTLESS_HEARTBEAT_INTERVAL: "2s" },
+    ],
+    [
+      "gc with a bad heartbeat interval in the environment",
+      ["gc"],
+      /KNOTLESS_HEARTBEAT_INTERVAL expects at least 1s/,
+      { KNOTLESS_HEARTBEAT_INTERVAL: "10ms" },
+    ],
     ["gc with a bad --older-than", ["gc", "--older-than", "-1"], /--older-than expects a duration/],
-    ["list with a malformed namespace", ["list", "--namespace", "Not_A_Namespace"], /--namespace expects a DNS-1123 label/],
-    ["doctor with a kubeconfig that cannot be read", ["doctor", "--kubeconfig", join(dir, "missing")], /--kubeconfig: cannot read/],
+    [
+      "list with a malformed namespace",
+      ["list", "--namespace", "Not_A_Namespace"],
+      /--namespace expects a DNS-1123 label/,
+    ],
+    [
+      "doctor with a kubeconfig that cannot be read",
+      ["doctor", "--kubeconfig", join(dir, "missing")],
+      /--kubeconfig: cannot read/,
+    ],
     ["list with an unknown flag", ["list", "--all"], /unknown option '--all'/],
-    ["gc with the api transport and a kubeconfig whose user has an auth-provider", ["gc", "--transport", "api", "--kubeconfig", AUTH_PROVIDER], /auth-provider.yaml: user "u" uses auth-provider: the API transport does not do auth-provider plugins; use --transport kubectl/],
-    ["doctor with an unknown transport", ["doctor", "--transport", "grpc"], /--transport expects kubectl or api, got "grpc"/],
-    ["doctor with a --cache-pvc that cannot name a claim", ["doctor", "--cache-pvc", "My_Cache"], /--cache-pvc expects a PersistentVolumeClaim name \(a DNS-1123 label such as ci-cache\), got "My_Cache"/],
+    [
+      "gc with the api transport and a kubeconfig whose user has an auth-provider",
+      ["gc", "--transport", "api", "--kubeconfig", AUTH_PROVIDER],
+      /auth-provider.yaml: user "u" uses auth-provider: the API transport does not do auth-provider plugins; use --transport kubectl/,
+    ],
+    [
+      "doctor with an unknown transport",
+      ["doctor", "--transport", "grpc"],
+      /--transport expects kubectl or api, got "grpc"/,
+    ],
+    [
+      "doctor with a --cache-pvc that cannot name a claim",
+      ["doctor", "--cache-pvc", "My_Cache"],
+      /--cache-pvc expects a PersistentVolumeClaim name \(a DNS-1123 label such as ci-cache\), got "My_Cache"/,
+    ],
   ];
   for (const [what, args, message, env] of cases) {
     it(`exits 2 for ${what}`, async () => {
@@ -45,7 +83,9 @@ describe("the operator commands refuse bad input before any kubectl call", { con
     const called = join(dir, "other-kubectl-was-called");
     const other = join(dir, "other-kubectl");
     writeFileSync(other, `#!/bin/sh\ntouch ${called}\nexit 1\n`, { mode: 0o755 }); // not KUBECTL: the other tests watch its marker
-    const cli = await runCli(["gc", "--stale-after", "4s", "--transport", "kubectl", "--kubectl", other], { env: { KNOTLESS_HEARTBEAT_INTERVAL: "2s" } });
+    const cli = await runCli(["gc", "--stale-after", "4s", "--transport", "kubectl", "--kubectl", other], {
+      env: { KNOTLESS_HEARTBEAT_INTERVAL: "2s" },
+    });
     assert.equal(cli.code, 3, cli.stderr);
     assert.ok(existsSync(called));
   });

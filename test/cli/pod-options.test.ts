@@ -23,7 +23,10 @@ describe("the pod flags", () => {
       }),
       {
         nodeSelector: { pool: "ci", "kubernetes.io/os": "linux" },
-        tolerations: [{ key: "dedicated", operator: "Equal", value: "ci", effect: "NoSchedule" }, { key: "node.kubernetes.io/unreachable", operator: "Exists", effect: "NoExecute" }],
+        tolerations: [
+          { key: "dedicated", operator: "Equal", value: "ci", effect: "NoSchedule" },
+          { key: "node.kubernetes.io/unreachable", operator: "Exists", effect: "NoExecute" },
+        ],
         priorityClassName: "ci-low",
         runtimeClassName: "gvisor",
         labels: { team: "platform" },
@@ -42,20 +45,30 @@ describe("the pod flags", () => {
       [{ nodeSelector: ["pool"] }, /^--node-selector expects KEY=VALUE, got "pool"$/],
       [{ nodeSelector: ["pool=a b"] }, /^--node-selector pool=: expects a label value of at most 63/],
       [{ nodeSelector: ["-bad=x"] }, /^--node-selector expects a key such as example\.com\/team/],
-      [{ toleration: ["dedicated=ci"] }, /^--toleration expects KEY\[=VALUE\]:EFFECT with EFFECT NoSchedule, PreferNoSchedule or NoExecute/],
+      [
+        { toleration: ["dedicated=ci"] },
+        /^--toleration expects KEY\[=VALUE\]:EFFECT with EFFECT NoSchedule, PreferNoSchedule or NoExecute/,
+      ],
       [{ toleration: ["dedicated=ci:NoRun"] }, /^--toleration expects KEY\[=VALUE\]:EFFECT/],
       [{ priorityClass: "CI_Low" }, /^--priority-class expects a Kubernetes object name such as ci-low/],
       [{ runtimeClass: "" }, /^--runtime-class expects a Kubernetes object name/],
       [{ imagePullSecret: ["Registry"] }, /^--image-pull-secret expects a Kubernetes object name/],
       [{ podLabel: ["knotless.dev/run-id=x"] }, /^--pod-label: knotless\.dev\/run-id is the runner's own label/],
-      [{ podAnnotation: ["cluster-autoscaler.kubernetes.io/safe-to-evict=true"] }, /^--pod-annotation: cluster-autoscaler\.kubernetes\.io\/safe-to-evict is the runner's own annotation/],
+      [
+        { podAnnotation: ["cluster-autoscaler.kubernetes.io/safe-to-evict=true"] },
+        /^--pod-annotation: cluster-autoscaler\.kubernetes\.io\/safe-to-evict is the runner's own annotation/,
+      ],
       [{ securityProfile: "privileged" }, /^--security-profile expects default or restricted, got "privileged"$/],
       [{ ephemeralStorage: "lots" }, /^--ephemeral-storage expects REQUEST\[:LIMIT\] as Kubernetes quantities/],
       [{ ephemeralStorage: "10Gi:2Gi" }, /^--ephemeral-storage: the request 10Gi is more than the limit 2Gi/],
       [{ ephemeralStorage: ":" }, /^--ephemeral-storage expects REQUEST\[:LIMIT\]/],
     ];
     for (const [raw, message] of table) {
-      assert.throws(() => readPodFlags(raw), (error: unknown) => error instanceof InputError && message.test(error.message), String(message));
+      assert.throws(
+        () => readPodFlags(raw),
+        (error: unknown) => error instanceof InputError && message.test(error.message),
+        String(message),
+      );
     }
   });
 
@@ -69,7 +82,15 @@ describe("the pod flags", () => {
       imagePullSecrets: ["registry-a"],
       security: "restricted" as const,
     };
-    const flags = readPodFlags({ ephemeralStorage: ":5Gi", nodeSelector: ["pool=gpu"], toleration: ["dedicated=ci:NoSchedule", "gpu:NoSchedule"], priorityClass: "ci-high", imagePullSecret: ["registry-a", "registry-b"], securityProfile: "default", podAnnotation: ["a=b"] });
+    const flags = readPodFlags({
+      ephemeralStorage: ":5Gi",
+      nodeSelector: ["pool=gpu"],
+      toleration: ["dedicated=ci:NoSchedule", "gpu:NoSchedule"],
+      priorityClass: "ci-high",
+      imagePullSecret: ["registry-a", "registry-b"],
+      securityProfile: "default",
+      podAnnotation: ["a=b"],
+    });
     const laid = layPodFlags(file, flags);
     assert.deepEqual(laid, {
       ephemeralStorage: { limit: "5Gi" },
@@ -81,12 +102,24 @@ describe("the pod flags", () => {
       imagePullSecrets: ["registry-a", "registry-b"],
       security: "default",
     });
-    assert.deepEqual(Object.keys(laid), ["ephemeralStorage", "nodeSelector", "tolerations", "priorityClassName", "labels", "annotations", "imagePullSecrets", "security"]);
+    assert.deepEqual(Object.keys(laid), [
+      "ephemeralStorage",
+      "nodeSelector",
+      "tolerations",
+      "priorityClassName",
+      "labels",
+      "annotations",
+      "imagePullSecrets",
+      "security",
+    ]);
     assert.deepEqual(layPodFlags(file, {}), file);
     const source: RunnerConfigSource = { config: DEFAULT_RUNNER_CONFIG, file: "ops.yml" };
     assert.equal(applyPodFlags(source, {}), source);
     const applied = applyPodFlags(source, { securityProfile: "restricted", podLabel: ["a=b"] });
-    assert.deepEqual([applied.config.pod, applied.podFlags], [{ labels: { a: "b" }, security: "restricted" }, ["labels", "security"]]);
+    assert.deepEqual(
+      [applied.config.pod, applied.podFlags],
+      [{ labels: { a: "b" }, security: "restricted" }, ["labels", "security"]],
+    );
   });
 
   it("name the first one given, for messages that say where a flag goes", () => {
@@ -98,8 +131,31 @@ describe("the pod flags", () => {
     const ws = makeWorkspace("");
     const workflow = join(ws.out, "..", "ci.yml");
     writeFileSync(workflow, "image: busybox:1.36\nsteps:\n  - name: a\n    command: echo hi\n");
-    const base = ["run", "--workflow", workflow, "--checkout", ws.checkout, "--out", ws.out, "--namespace", "ci", "--kubectl", "/nonexistent/kubectl"];
-    const dry = await runCli([...base, "--dry-run", "--node-selector", "pool=ci", "--toleration", "dedicated=ci:NoSchedule", "--security-profile", "restricted", "--ephemeral-storage", "1Gi:4Gi"]);
+    const base = [
+      "run",
+      "--workflow",
+      workflow,
+      "--checkout",
+      ws.checkout,
+      "--out",
+      ws.out,
+      "--namespace",
+      "ci",
+      "--kubectl",
+      "/nonexistent/kubectl",
+    ];
+    const dry = await runCli([
+      ...base,
+      "--dry-run",
+      "--node-selector",
+      "pool=ci",
+      "--toleration",
+      "dedicated=ci:NoSchedule",
+      "--security-profile",
+      "restricted",
+      "--ephemeral-storage",
+      "1Gi:4Gi",
+    ]);
     assert.equal(dry.code, 0, dry.stderr);
     assert.match(dry.stdout, /^# {3}pod\.nodeSelector: pool=ci$/m);
     assert.match(dry.stdout, /^# {3}pod\.tolerations: dedicated=ci:NoSchedule$/m);

@@ -41,9 +41,18 @@ describe("resolveRunConfig", () => {
   it("talks to the cluster through the api transport unless told otherwise, or through kubectl when told so", async () => {
     const { options } = workspace();
     assert.equal((await resolveRunConfig(options, { KUBECONFIG: "/nonexistent" })).transport, "api");
-    assert.equal((await resolveRunConfig({ ...options, transport: "kubectl" }, { KUBECONFIG: "/nonexistent" })).transport, "kubectl");
-    assert.equal((await resolveRunConfig({ ...options, transport: "api" }, { KUBECONFIG: "/nonexistent" })).transport, "api");
-    assert.match(await inputError({ ...options, transport: "grpc", dryRun: true }), /^--transport expects kubectl or api, got "grpc"$/);
+    assert.equal(
+      (await resolveRunConfig({ ...options, transport: "kubectl" }, { KUBECONFIG: "/nonexistent" })).transport,
+      "kubectl",
+    );
+    assert.equal(
+      (await resolveRunConfig({ ...options, transport: "api" }, { KUBECONFIG: "/nonexistent" })).transport,
+      "api",
+    );
+    assert.match(
+      await inputError({ ...options, transport: "grpc", dryRun: true }),
+      /^--transport expects kubectl or api, got "grpc"$/,
+    );
   });
 
   it("resolves defaults: the context's namespace left to kubectl, kubectl from PATH, a generated run id and its Job name", async () => {
@@ -64,7 +73,10 @@ describe("resolveRunConfig", () => {
     const config = await resolveRunConfig({ ...options, podIdleTimeout: "20s", namespace: "ci", dryRun: true }, {});
     assert.equal(config.settings.podIdleTimeoutMs, 20_000);
     const text = await renderDryRun(config);
-    assert.match(text, /^# {3}pod idle timeout: 20\.0s \(the pod stops itself when no runner exec has run for that long\)$/m);
+    assert.match(
+      text,
+      /^# {3}pod idle timeout: 20\.0s \(the pod stops itself when no runner exec has run for that long\)$/m,
+    );
     assert.match(text, /knotless\.dev\/pod-idle-timeout-seconds: "20"/);
     assert.match(text, /^ *IDLE_SECONDS=20$/m);
   });
@@ -74,14 +86,28 @@ describe("resolveRunConfig", () => {
     const workflow = join(dir, "w.yml");
     writeFileSync(workflow, "engine: kubernetes\nimage: busybox:1.36\nsteps:\n  - name: a\n    command: echo hi\n");
     const config = join(dir, "ops.yml");
-    writeFileSync(config, "pod:\n  nodeSelector: {pool: ci}\n  imagePullSecrets: [registry-credentials]\n  security: restricted\n  podSpecPatch: {hostAliases: [{ip: 10.0.0.5, hostnames: [registry.local]}]}\n");
+    writeFileSync(
+      config,
+      "pod:\n  nodeSelector: {pool: ci}\n  imagePullSecrets: [registry-credentials]\n  security: restricted\n  podSpecPatch: {hostAliases: [{ip: 10.0.0.5, hostnames: [registry.local]}]}\n",
+    );
     const { steps: _steps, image: _image, ...rest } = options;
     const resolved = await resolveRunConfig({ ...rest, workflow, config, namespace: "ci", dryRun: true }, {});
-    assert.deepEqual(resolved.settings.pod, { nodeSelector: { pool: "ci" }, imagePullSecrets: ["registry-credentials"], security: "restricted", podSpecPatch: { hostAliases: [{ ip: "10.0.0.5", hostnames: ["registry.local"] }] } });
+    assert.deepEqual(resolved.settings.pod, {
+      nodeSelector: { pool: "ci" },
+      imagePullSecrets: ["registry-credentials"],
+      security: "restricted",
+      podSpecPatch: { hostAliases: [{ ip: "10.0.0.5", hostnames: ["registry.local"] }] },
+    });
     const text = await renderDryRun(resolved);
-    assert.match(text, /^# {3}pod security: restricted \(Pod Security Standard "restricted": uid 1000, no capability\)$/m);
+    assert.match(
+      text,
+      /^# {3}pod security: restricted \(Pod Security Standard "restricted": uid 1000, no capability\)$/m,
+    );
     assert.match(text, /^# {3}pod\.nodeSelector: pool=ci$/m);
-    assert.match(text, /^# {3}pod\.imagePullSecrets: registry-credentials \(Secrets the kubelet pulls with; the runner never reads them\)$/m);
+    assert.match(
+      text,
+      /^# {3}pod\.imagePullSecrets: registry-credentials \(Secrets the kubelet pulls with; the runner never reads them\)$/m,
+    );
     assert.match(text, /^ {6}imagePullSecrets:\n {8}- name: registry-credentials$/m);
     assert.match(text, /^ {6}hostAliases:$/m);
   });
@@ -101,8 +127,14 @@ describe("resolveRunConfig", () => {
     assert.match(message, /^--timeout 1h00m is over limits\.maxTimeout 10m00s in --config \S+refuse\.yml/m);
     const resolved = await resolveRunConfig({ ...flags, config: clamp }, {});
     assert.deepEqual([resolved.settings.cpu, resolved.settings.timeoutMs], ["1", 600_000]);
-    assert.deepEqual(resolved.settings.workflow?.clamped?.map((clamp) => clamp.path), ["--cpu", "--timeout"]);
-    assert.match(resolved.clamped.join("\n"), /^--cpu 2 is over limits\.maxCpu 1 in --config \S+clamp\.yml: clamped to 1 \(onExceed: clamp\)$/m);
+    assert.deepEqual(
+      resolved.settings.workflow?.clamped?.map((clamp) => clamp.path),
+      ["--cpu", "--timeout"],
+    );
+    assert.match(
+      resolved.clamped.join("\n"),
+      /^--cpu 2 is over limits\.maxCpu 1 in --config \S+clamp\.yml: clamped to 1 \(onExceed: clamp\)$/m,
+    );
     assert.match(await renderDryRun(resolved), /^# {3}limit: --timeout 1h00m is over limits\.maxTimeout 10m00s/m);
   });
 
@@ -111,9 +143,22 @@ describe("resolveRunConfig", () => {
     const workflow = join(dir, "w.yml");
     writeFileSync(workflow, "engine: kubernetes\nimage: busybox:1.36\nsteps:\n  - name: a\n    command: echo hi\n");
     const config = join(dir, "ops.yml");
-    writeFileSync(config, "pod:\n  nodeSelector: {pool: ci, zone: a}\n  imagePullSecrets: [registry-a]\n  security: restricted\n  ephemeralStorage: {request: 1Gi, limit: 2Gi}\n");
+    writeFileSync(
+      config,
+      "pod:\n  nodeSelector: {pool: ci, zone: a}\n  imagePullSecrets: [registry-a]\n  security: restricted\n  ephemeralStorage: {request: 1Gi, limit: 2Gi}\n",
+    );
     const { steps: _steps, ...rest } = options;
-    const flags = { nodeSelector: ["pool=gpu"], imagePullSecret: ["registry-b"], securityProfile: "default", priorityClass: "ci-high", toleration: ["gpu:NoSchedule"], podLabel: ["team=ml"], podAnnotation: ["example.com/owner=ml"], runtimeClass: "gvisor", ephemeralStorage: "3Gi:6Gi" };
+    const flags = {
+      nodeSelector: ["pool=gpu"],
+      imagePullSecret: ["registry-b"],
+      securityProfile: "default",
+      priorityClass: "ci-high",
+      toleration: ["gpu:NoSchedule"],
+      podLabel: ["team=ml"],
+      podAnnotation: ["example.com/owner=ml"],
+      runtimeClass: "gvisor",
+      ephemeralStorage: "3Gi:6Gi",
+    };
     const resolved = await resolveRunConfig({ ...rest, workflow, config, namespace: "ci", dryRun: true, ...flags }, {});
     assert.deepEqual(resolved.settings.pod, {
       nodeSelector: { pool: "gpu", zone: "a" },
@@ -133,16 +178,25 @@ describe("resolveRunConfig", () => {
     assert.match(text, /^ {6}priorityClassName: ci-high$/m);
     assert.match(text, /^ {6}imagePullSecrets:\n {8}- name: registry-a\n {8}- name: registry-b$/m);
     // Without --config the flags alone set the keys; with a steps file they are refused, as --config is.
-    const alone = await resolveRunConfig({ ...rest, workflow, namespace: "ci", dryRun: true, nodeSelector: ["pool=gpu"] }, {});
+    const alone = await resolveRunConfig(
+      { ...rest, workflow, namespace: "ci", dryRun: true, nodeSelector: ["pool=gpu"] },
+      {},
+    );
     assert.deepEqual(alone.settings.pod, { nodeSelector: { pool: "gpu" } });
     assert.match(await inputError({ ...options, nodeSelector: ["pool=gpu"] }), /^--node-selector goes with --workflow/);
-    assert.match(await inputError({ ...rest, workflow, toleration: ["gpu"] }), /^--toleration expects KEY\[=VALUE\]:EFFECT/);
+    assert.match(
+      await inputError({ ...rest, workflow, toleration: ["gpu"] }),
+      /^--toleration expects KEY\[=VALUE\]:EFFECT/,
+    );
   });
 
   it("takes kubectl from KNOTLESS_KUBECTL unless --kubectl is given", async () => {
     const { options } = workspace();
     assert.equal((await resolveRunConfig(options, { KNOTLESS_KUBECTL: "/opt/k" })).kubectlPath, "/opt/k");
-    assert.equal((await resolveRunConfig({ ...options, kubectl: "/bin/k2" }, { KNOTLESS_KUBECTL: "/opt/k" })).kubectlPath, "/bin/k2");
+    assert.equal(
+      (await resolveRunConfig({ ...options, kubectl: "/bin/k2" }, { KNOTLESS_KUBECTL: "/opt/k" })).kubectlPath,
+      "/bin/k2",
+    );
   });
 
   it("packs the upload with tar on PATH by default, the tar KNOTLESS_TAR names, or the runner's packer for none, each with the CLI's environment", async () => {
@@ -150,7 +204,10 @@ describe("resolveRunConfig", () => {
     const env = { PATH: "/usr/bin:/bin" };
     assert.deepEqual((await resolveRunConfig(options, env)).settings.hostTar, { binary: "tar", env });
     const named = { ...env, KNOTLESS_TAR: "/opt/gnu/bin/tar" };
-    assert.deepEqual((await resolveRunConfig(options, named)).settings.hostTar, { binary: "/opt/gnu/bin/tar", env: named });
+    assert.deepEqual((await resolveRunConfig(options, named)).settings.hostTar, {
+      binary: "/opt/gnu/bin/tar",
+      env: named,
+    });
     assert.equal((await resolveRunConfig(options, { ...env, KNOTLESS_TAR: "none" })).settings.hostTar, undefined);
   });
 
@@ -158,29 +215,55 @@ describe("resolveRunConfig", () => {
     const { dir, options } = workspace();
     const kubeconfig = join(dir, "kubeconfig");
     writeFileSync(kubeconfig, "contexts: [\n"); // malformed: only kubectl, which refuses it, would read it
-    assert.deepEqual((await resolveRunConfig({ ...options, kubeconfig, namespace: "explicit" }, {})).settings.target, { namespace: "explicit", kubeconfig });
-    assert.deepEqual((await resolveRunConfig({ ...options, kubeconfig, context: "b" }, {})).settings.target, { namespaceFromContext: true, kubeconfig, context: "b" });
+    assert.deepEqual((await resolveRunConfig({ ...options, kubeconfig, namespace: "explicit" }, {})).settings.target, {
+      namespace: "explicit",
+      kubeconfig,
+    });
+    assert.deepEqual((await resolveRunConfig({ ...options, kubeconfig, context: "b" }, {})).settings.target, {
+      namespaceFromContext: true,
+      kubeconfig,
+      context: "b",
+    });
   });
 
   it("reads the kubeconfig context's namespace for a dry run, which must print the namespace later calls pin", async () => {
     const { dir, options } = workspace();
     const kubeconfig = join(dir, "kubeconfig");
-    writeFileSync(kubeconfig, "current-context: a\ncontexts:\n- name: a\n  context: {namespace: team-a}\n- name: b\n  context: {namespace: team-b}\n");
+    writeFileSync(
+      kubeconfig,
+      "current-context: a\ncontexts:\n- name: a\n  context: {namespace: team-a}\n- name: b\n  context: {namespace: team-b}\n",
+    );
     const dry = { ...options, dryRun: true };
-    assert.deepEqual((await resolveRunConfig({ ...dry, kubeconfig }, {})).settings.target, { namespace: "team-a", namespaceFromContext: true, kubeconfig });
-    assert.equal((await resolveRunConfig({ ...dry, kubeconfig, context: "b" }, {})).settings.target.namespace, "team-b");
+    assert.deepEqual((await resolveRunConfig({ ...dry, kubeconfig }, {})).settings.target, {
+      namespace: "team-a",
+      namespaceFromContext: true,
+      kubeconfig,
+    });
+    assert.equal(
+      (await resolveRunConfig({ ...dry, kubeconfig, context: "b" }, {})).settings.target.namespace,
+      "team-b",
+    );
     assert.equal((await resolveRunConfig(dry, { KUBECONFIG: "/nonexistent" })).settings.target.namespace, "default");
-    assert.deepEqual((await resolveRunConfig({ ...dry, kubeconfig, namespace: "explicit" }, {})).settings.target, { namespace: "explicit", kubeconfig });
+    assert.deepEqual((await resolveRunConfig({ ...dry, kubeconfig, namespace: "explicit" }, {})).settings.target, {
+      namespace: "explicit",
+      kubeconfig,
+    });
   });
 
   it("refuses a missing checkout directory", async () => {
     const { options } = workspace();
-    assert.match(await inputError({ ...options, checkout: "/nonexistent/checkout" }), /--checkout: expected a readable directory/);
+    assert.match(
+      await inputError({ ...options, checkout: "/nonexistent/checkout" }),
+      /--checkout: expected a readable directory/,
+    );
   });
 
   it("refuses an unreadable steps file, naming it", async () => {
     const { options } = workspace();
-    assert.match(await inputError({ ...options, steps: "/nonexistent/steps.tsv" }), /^\/nonexistent\/steps\.tsv: cannot read the file: no such file or directory$/);
+    assert.match(
+      await inputError({ ...options, steps: "/nonexistent/steps.tsv" }),
+      /^\/nonexistent\/steps\.tsv: cannot read the file: no such file or directory$/,
+    );
   });
 
   it("takes --checkout-git with --checkout-sha instead of --checkout: the clone in the settings at the workflow's depth, an empty /work to upload", async () => {
@@ -189,14 +272,32 @@ describe("resolveRunConfig", () => {
     const { steps: _steps, ...rest } = withSteps;
     writeFileSync(join(dir, "ci.yml"), "clone:\n  depth: 5\n  submodules: true\nsteps:\n  - name: a\n    command: b\n");
     const sha = "c".repeat(40);
-    const config = await resolveRunConfig({ ...rest, workflow: join(dir, "ci.yml"), checkoutGit: "https://git.example/r.git", checkoutSha: sha }, { KUBECONFIG: "/nonexistent" });
-    assert.deepEqual({ ...config.settings.gitCheckout, host: undefined }, { url: "https://git.example/r.git", sha, depth: 5, submodules: true, host: undefined });
+    const config = await resolveRunConfig(
+      { ...rest, workflow: join(dir, "ci.yml"), checkoutGit: "https://git.example/r.git", checkoutSha: sha },
+      { KUBECONFIG: "/nonexistent" },
+    );
+    assert.deepEqual(
+      { ...config.settings.gitCheckout, host: undefined },
+      { url: "https://git.example/r.git", sha, depth: 5, submodules: true, host: undefined },
+    );
     assert.equal(config.settings.gitCheckout?.host?.binary, "git");
     assert.equal(config.settings.checkoutDir, config.emptyCheckout);
-    assert.match(await inputError({ ...options, checkoutGit: "https://git.example/r.git", checkoutSha: sha }), /--checkout and --checkout-git/);
-    assert.match(await inputError({ ...withSteps, checkoutGit: "https://git.example/r.git" }), /--checkout-git and --checkout-sha go together/);
-    assert.match(await inputError({ ...withSteps, checkoutGit: "https://u:p@git.example/r.git", checkoutSha: sha }), /^--checkout-git carries a password/);
-    assert.match(await inputError({ ...withSteps, checkoutGit: "https://git.example/r.git", checkoutSha: "abc" }), /^--checkout-sha expects a full commit id/);
+    assert.match(
+      await inputError({ ...options, checkoutGit: "https://git.example/r.git", checkoutSha: sha }),
+      /--checkout and --checkout-git/,
+    );
+    assert.match(
+      await inputError({ ...withSteps, checkoutGit: "https://git.example/r.git" }),
+      /--checkout-git and --checkout-sha go together/,
+    );
+    assert.match(
+      await inputError({ ...withSteps, checkoutGit: "https://u:p@git.example/r.git", checkoutSha: sha }),
+      /^--checkout-git carries a password/,
+    );
+    assert.match(
+      await inputError({ ...withSteps, checkoutGit: "https://git.example/r.git", checkoutSha: "abc" }),
+      /^--checkout-sha expects a full commit id/,
+    );
   });
 
   it("refuses at once a steps file that is a device, a named pipe or over 1 MiB", async () => {
@@ -204,9 +305,18 @@ describe("resolveRunConfig", () => {
     const dir = makeTestTempDir("knotless-steps-odd-");
     execFileSync("mkfifo", [join(dir, "pipe.tsv")]);
     writeFileSync(join(dir, "big.tsv"), "#".repeat(1024 * 1024 + 1));
-    assert.equal(await inputError({ ...options, steps: "/dev/zero" }), "/dev/zero: not a regular file but a character device; a steps file is a regular file of at most 1 MiB");
-    assert.equal(await inputError({ ...options, steps: join(dir, "pipe.tsv") }), `${join(dir, "pipe.tsv")}: not a regular file but a named pipe (FIFO); a steps file is a regular file of at most 1 MiB`);
-    assert.equal(await inputError({ ...options, steps: join(dir, "big.tsv") }), `${join(dir, "big.tsv")}: 1048577 bytes, more than the 1 MiB (1048576 bytes) a steps file may have`);
+    assert.equal(
+      await inputError({ ...options, steps: "/dev/zero" }),
+      "/dev/zero: not a regular file but a character device; a steps file is a regular file of at most 1 MiB",
+    );
+    assert.equal(
+      await inputError({ ...options, steps: join(dir, "pipe.tsv") }),
+      `${join(dir, "pipe.tsv")}: not a regular file but a named pipe (FIFO); a steps file is a regular file of at most 1 MiB`,
+    );
+    assert.equal(
+      await inputError({ ...options, steps: join(dir, "big.tsv") }),
+      `${join(dir, "big.tsv")}: 1048577 bytes, more than the 1 MiB (1048576 bytes) a steps file may have`,
+    );
   });
 
   it("refuses a malformed steps file with its file and line", async () => {
@@ -221,14 +331,26 @@ describe("resolveRunConfig", () => {
     assert.match(await inputError({ ...options, stepTimeout: "5" }), /--step-timeout expects a duration/);
     assert.match(await inputError({ ...options, podTimeout: "1d" }), /--pod-timeout expects a duration/);
     assert.match(await inputError({ ...options, podIdleTimeout: "soon" }), /--pod-idle-timeout expects a duration/);
-    assert.match(await inputError({ ...options, podIdleTimeout: "10s" }), /--pod-idle-timeout expects at least 15s \(a running exec beats every 5s\), got "10s"/);
+    assert.match(
+      await inputError({ ...options, podIdleTimeout: "10s" }),
+      /--pod-idle-timeout expects at least 15s \(a running exec beats every 5s\), got "10s"/,
+    );
     assert.match(await inputError({ ...options, timeout: "1000h" }), /--timeout expects at most 168h/);
     assert.match(await inputError({ ...options, cpu: "lots" }), /--cpu expects a Kubernetes quantity/);
     assert.match(await inputError({ ...options, memory: "1 GB" }), /--memory expects a Kubernetes quantity/);
-    assert.match(await inputError({ ...options, cpu: "100000" }), /--cpu: cpu 100000 is outside the bounds any run may ask for \(from 1m to 1024 cores\)/);
-    assert.match(await inputError({ ...options, memory: "999Ei" }), /--memory: memory 999Ei is outside the bounds any run may ask for \(from 4Mi to 64Ti\)/);
+    assert.match(
+      await inputError({ ...options, cpu: "100000" }),
+      /--cpu: cpu 100000 is outside the bounds any run may ask for \(from 1m to 1024 cores\)/,
+    );
+    assert.match(
+      await inputError({ ...options, memory: "999Ei" }),
+      /--memory: memory 999Ei is outside the bounds any run may ask for \(from 4Mi to 64Ti\)/,
+    );
     assert.match(await inputError({ ...options, maxOutputBytes: "-1" }), /--max-output-bytes expects a byte count/);
-    assert.match(await inputError({ ...options, maxLogBytes: "64 MiB" }), /--max-log-bytes expects a byte count such as 536870912, 512Mi or 1G, got "64 MiB"/);
+    assert.match(
+      await inputError({ ...options, maxLogBytes: "64 MiB" }),
+      /--max-log-bytes expects a byte count such as 536870912, 512Mi or 1G, got "64 MiB"/,
+    );
     assert.match(await inputError({ ...options, image: "bad image" }), /--image expects an image reference/);
     assert.match(await inputError({ ...options, namespace: "Not_A_Label" }), /--namespace expects a DNS-1123 label/);
     assert.match(await inputError({ ...options, runId: "has space" }), /--run-id expects/);
@@ -246,7 +368,10 @@ describe("resolveRunConfig", () => {
     assert.match(await inputError({ ...options, kubeconfig: "/nonexistent/kubeconfig" }), /--kubeconfig: cannot read/);
     const kubeconfig = join(dir, "kubeconfig");
     writeFileSync(kubeconfig, "contexts: []\n");
-    assert.match(await inputError({ ...options, dryRun: true, kubeconfig, context: "nope" }), /no context named "nope"/);
+    assert.match(
+      await inputError({ ...options, dryRun: true, kubeconfig, context: "nope" }),
+      /no context named "nope"/,
+    );
     writeFileSync(kubeconfig, "contexts: [\n");
     assert.match(await inputError({ ...options, dryRun: true, kubeconfig }), /the kubeconfig is not valid YAML/);
   });

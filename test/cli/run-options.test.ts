@@ -7,7 +7,9 @@ import { parseRunFast } from "../../src/cli/run-options.js";
 /** What commander hands the run action for this command line (undefined when it refuses it). */
 async function parseWithCommander(argv: readonly string[]): Promise<RawRunOptions | undefined> {
   let parsed: RawRunOptions | undefined;
-  const program = await buildProgram(async (_command, options) => ((parsed = { ...options } as unknown as RawRunOptions), 0));
+  const program = await buildProgram(
+    async (_command, options) => ((parsed = { ...options } as unknown as RawRunOptions), 0),
+  );
   program.configureOutput({ writeErr: () => {}, writeOut: () => {} });
   try {
     await program.parseAsync([...argv], { from: "user" });
@@ -23,13 +25,72 @@ describe("parseRunFast", () => {
   const plain: string[][] = [
     ["run", ...REQUIRED],
     ["run", "--checkout=/c", "--steps=/s.tsv", "--out=/o"],
-    ["run", ...REQUIRED, "--image", "alpine:3.20", "--namespace", "ci", "--kubeconfig", "/k", "--context", "ctx", "--kubectl", "/bin/k"],
-    ["run", ...REQUIRED, "--run-id", "42", "--timeout", "90s", "--step-timeout", "10m", "--pod-timeout", "1m", "--cpu", "1", "--memory", "1Gi"],
+    [
+      "run",
+      ...REQUIRED,
+      "--image",
+      "alpine:3.20",
+      "--namespace",
+      "ci",
+      "--kubeconfig",
+      "/k",
+      "--context",
+      "ctx",
+      "--kubectl",
+      "/bin/k",
+    ],
+    [
+      "run",
+      ...REQUIRED,
+      "--run-id",
+      "42",
+      "--timeout",
+      "90s",
+      "--step-timeout",
+      "10m",
+      "--pod-timeout",
+      "1m",
+      "--cpu",
+      "1",
+      "--memory",
+      "1Gi",
+    ],
     ["run", ...REQUIRED, "--max-output-bytes", "1G", "--shared-steps", "/shared", "--keep", "--dry-run", "--verbose"],
     ["run", "--out", "/o", "--steps", "/s.tsv", "--checkout", "/c", "--image", "a", "--image", "b"],
     ["run", ...REQUIRED, "--checkout", "-", "--image="],
-    ["run", ...REQUIRED, "--no-cache", "--cache-dir", "/var/cache/k", "--cache-max-bytes=1Gi", "--cache-pvc", "ci-cache"],
-    ["run", ...REQUIRED, "--node-selector", "pool=ci", "--node-selector=zone=a", "--toleration", "dedicated=ci:NoSchedule", "--priority-class", "ci-low", "--runtime-class", "gvisor", "--image-pull-secret", "r1", "--pod-label", "team=x", "--pod-annotation", "a=b", "--security-profile", "restricted", "--ephemeral-storage", "1Gi:2Gi"],
+    [
+      "run",
+      ...REQUIRED,
+      "--no-cache",
+      "--cache-dir",
+      "/var/cache/k",
+      "--cache-max-bytes=1Gi",
+      "--cache-pvc",
+      "ci-cache",
+    ],
+    [
+      "run",
+      ...REQUIRED,
+      "--node-selector",
+      "pool=ci",
+      "--node-selector=zone=a",
+      "--toleration",
+      "dedicated=ci:NoSchedule",
+      "--priority-class",
+      "ci-low",
+      "--runtime-class",
+      "gvisor",
+      "--image-pull-secret",
+      "r1",
+      "--pod-label",
+      "team=x",
+      "--pod-annotation",
+      "a=b",
+      "--security-profile",
+      "restricted",
+      "--ephemeral-storage",
+      "1Gi:2Gi",
+    ],
   ];
   for (const argv of plain) {
     it(`reads \`${argv.slice(1).join(" ")}\` exactly as commander does`, async () => {

@@ -9,13 +9,42 @@ const dir = makeTestTempDir("serve-options-");
 const tokenFile = join(dir, "token");
 writeFileSync(tokenFile, "abc-token-of-16-chars\n");
 chmodSync(tokenFile, 0o600);
-const RAW: RawServeOptions = { listen: "127.0.0.1:0", stateDir: dir, tokenFile, maxRuns: "20", maxQueued: "1000", drainTimeout: "10m", drainCleanupTimeout: "1m", keepRuns: "168h", gcInterval: "5m", maxRequestBytes: "4Mi", maxWorkflowBytes: "256Ki", podTimeout: "15m", maxOutputBytes: "512Mi", maxLogBytes: "16Mi", maxWarm: "1", followerStallTimeout: "30s", followerBuffer: "256Ki", allFollowersBuffer: "64Mi" };
+const RAW: RawServeOptions = {
+  listen: "127.0.0.1:0",
+  stateDir: dir,
+  tokenFile,
+  maxRuns: "20",
+  maxQueued: "1000",
+  drainTimeout: "10m",
+  drainCleanupTimeout: "1m",
+  keepRuns: "168h",
+  gcInterval: "5m",
+  maxRequestBytes: "4Mi",
+  maxWorkflowBytes: "256Ki",
+  podTimeout: "15m",
+  maxOutputBytes: "512Mi",
+  maxLogBytes: "16Mi",
+  maxWarm: "1",
+  followerStallTimeout: "30s",
+  followerBuffer: "256Ki",
+  allFollowersBuffer: "64Mi",
+};
 
 describe("serve's options", () => {
   it("resolve the follower bounds, refusing a stall timeout under 100ms and a total under one follower's buffer", async () => {
-    assert.deepEqual((await resolveServeConfig(RAW, {})).followers, { stallTimeoutMs: 30_000, maxBufferedBytes: 256 * 1024, maxTotalBufferedBytes: 64 * 1024 * 1024 });
-    await assert.rejects(resolveServeConfig({ ...RAW, followerStallTimeout: "50ms" }, {}), /--follower-stall-timeout expects at least 100ms/);
-    await assert.rejects(resolveServeConfig({ ...RAW, followerBuffer: "1Mi", allFollowersBuffer: "512Ki" }, {}), /--all-followers-buffer \(512Ki\) must be at least --follower-buffer \(1Mi\)/);
+    assert.deepEqual((await resolveServeConfig(RAW, {})).followers, {
+      stallTimeoutMs: 30_000,
+      maxBufferedBytes: 256 * 1024,
+      maxTotalBufferedBytes: 64 * 1024 * 1024,
+    });
+    await assert.rejects(
+      resolveServeConfig({ ...RAW, followerStallTimeout: "50ms" }, {}),
+      /--follower-stall-timeout expects at least 100ms/,
+    );
+    await assert.rejects(
+      resolveServeConfig({ ...RAW, followerBuffer: "1Mi", allFollowersBuffer: "512Ki" }, {}),
+      /--all-followers-buffer \(512Ki\) must be at least --follower-buffer \(1Mi\)/,
+    );
   });
 
   it("resolve the defaults into a config with the api transport and the token read", async () => {
@@ -24,13 +53,19 @@ describe("serve's options", () => {
     assert.equal(config.limits.maxRuns, 20);
     assert.equal(config.drainTimeoutMs, 600_000);
     assert.equal(config.drainCleanupTimeoutMs, 60_000);
-    assert.deepEqual(config.transport, { setting: { target: config.defaults.target, kubectlPath: "/opt/kubectl", transport: "api" }, env: { KNOTLESS_KUBECTL: "/opt/kubectl" } });
+    assert.deepEqual(config.transport, {
+      setting: { target: config.defaults.target, kubectlPath: "/opt/kubectl", transport: "api" },
+      env: { KNOTLESS_KUBECTL: "/opt/kubectl" },
+    });
   });
 
   it("take --pod-idle-timeout for every run (default 10m) and refuse one under 15s", async () => {
     assert.equal((await resolveServeConfig(RAW, {})).defaults.podIdleTimeoutMs, 600_000);
     assert.equal((await resolveServeConfig({ ...RAW, podIdleTimeout: "20s" }, {})).defaults.podIdleTimeoutMs, 20_000);
-    await assert.rejects(resolveServeConfig({ ...RAW, podIdleTimeout: "5s" }, {}), /--pod-idle-timeout expects at least 15s/);
+    await assert.rejects(
+      resolveServeConfig({ ...RAW, podIdleTimeout: "5s" }, {}),
+      /--pod-idle-timeout expects at least 15s/,
+    );
   });
 
   it("read --config once into every run's defaults, and refuse a bad file at its line and column", async () => {
@@ -41,28 +76,63 @@ describe("serve's options", () => {
     assert.deepEqual(runner?.config.limits, { maxCpu: "2", onExceed: "clamp" });
     assert.deepEqual((await resolveServeConfig(RAW, {})).defaults.runner?.config.limits, { onExceed: "refuse" });
     writeFileSync(ops, "limits:\n  maxCPU: 2\n");
-    await assert.rejects(resolveServeConfig({ ...RAW, config: ops }, {}), /ops\.yml:2:3: limits\.maxCPU: unknown key; did you mean `maxCpu`\?/);
+    await assert.rejects(
+      resolveServeConfig({ ...RAW, config: ops }, {}),
+      /ops\.yml:2:3: limits\.maxCPU: unknown key; did you mean `maxCpu`\?/,
+    );
   });
 
   it("lay the pod flags over --config's pod keys for every served run, and refuse a bad one naming the flag", async () => {
     const ops = join(dir, "pod.yml");
     writeFileSync(ops, "pod:\n  nodeSelector: {pool: ci}\n  labels: {team: platform}\n");
-    const runner = (await resolveServeConfig({ ...RAW, config: ops, nodeSelector: ["pool=gpu"], imagePullSecret: ["registry"], securityProfile: "restricted" }, {})).defaults.runner;
-    assert.deepEqual(runner?.config.pod, { nodeSelector: { pool: "gpu" }, labels: { team: "platform" }, imagePullSecrets: ["registry"], security: "restricted" });
-    await assert.rejects(resolveServeConfig({ ...RAW, priorityClass: "Not A Name" }, {}), /^InputError: --priority-class expects a Kubernetes object name/);
+    const runner = (
+      await resolveServeConfig(
+        {
+          ...RAW,
+          config: ops,
+          nodeSelector: ["pool=gpu"],
+          imagePullSecret: ["registry"],
+          securityProfile: "restricted",
+        },
+        {},
+      )
+    ).defaults.runner;
+    assert.deepEqual(runner?.config.pod, {
+      nodeSelector: { pool: "gpu" },
+      labels: { team: "platform" },
+      imagePullSecrets: ["registry"],
+      security: "restricted",
+    });
+    await assert.rejects(
+      resolveServeConfig({ ...RAW, priorityClass: "Not A Name" }, {}),
+      /^InputError: --priority-class expects a Kubernetes object name/,
+    );
   });
 
   it("refuse at start a --nixery that --config's limits.nixery does not allow, or that is no registry", async () => {
     const ops = join(dir, "nixery.yml");
     writeFileSync(ops, "limits:\n  nixery: [registry.example:5000/**]\n");
-    assert.equal((await resolveServeConfig({ ...RAW, config: ops, nixery: "https://registry.example:5000/nixery/" }, {})).defaults.nixery, "https://registry.example:5000/nixery/");
-    await assert.rejects(resolveServeConfig({ ...RAW, config: ops, nixery: "nixery.dev" }, {}), /^InputError: --nixery nixery\.dev matches none of the registries limits\.nixery in --config \S+nixery\.yml allows \(registry\.example:5000\/\*\*\)$/);
-    await assert.rejects(resolveServeConfig({ ...RAW, nixery: "not a host" }, {}), /^InputError: --nixery expects a registry host/);
+    assert.equal(
+      (await resolveServeConfig({ ...RAW, config: ops, nixery: "https://registry.example:5000/nixery/" }, {})).defaults
+        .nixery,
+      "https://registry.example:5000/nixery/",
+    );
+    await assert.rejects(
+      resolveServeConfig({ ...RAW, config: ops, nixery: "nixery.dev" }, {}),
+      /^InputError: --nixery nixery\.dev matches none of the registries limits\.nixery in --config \S+nixery\.yml allows \(registry\.example:5000\/\*\*\)$/,
+    );
+    await assert.rejects(
+      resolveServeConfig({ ...RAW, nixery: "not a host" }, {}),
+      /^InputError: --nixery expects a registry host/,
+    );
   });
 
   it("take --keep-warm and --max-warm for every run, as run does", async () => {
     assert.equal((await resolveServeConfig(RAW, {})).defaults.keepWarm, undefined);
-    assert.deepEqual((await resolveServeConfig({ ...RAW, keepWarm: "90s", maxWarm: "3" }, {})).defaults.keepWarm, { seconds: 90, maxWarm: 3 });
+    assert.deepEqual((await resolveServeConfig({ ...RAW, keepWarm: "90s", maxWarm: "3" }, {})).defaults.keepWarm, {
+      seconds: 90,
+      maxWarm: 3,
+    });
     await assert.rejects(resolveServeConfig({ ...RAW, keepWarm: "soon" }, {}), /--keep-warm/);
   });
 
@@ -75,7 +145,10 @@ describe("serve's options", () => {
     const short = join(dir, "short-token");
     writeFileSync(short, "abcde\n");
     chmodSync(short, 0o600);
-    await assert.rejects(resolveServeConfig({ ...RAW, tokenFile: short }, {}), /^InputError: --token-file: \S+ holds a token of 5 characters; a token needs at least 16/);
+    await assert.rejects(
+      resolveServeConfig({ ...RAW, tokenFile: short }, {}),
+      /^InputError: --token-file: \S+ holds a token of 5 characters; a token needs at least 16/,
+    );
   });
 
   it("refuse a token file that group or others can read", async () => {
@@ -87,12 +160,18 @@ describe("serve's options", () => {
 
   it("refuse a non-loopback address without TLS or --insecure-listen, and take it with --insecure-listen", async () => {
     await assert.rejects(resolveServeConfig({ ...RAW, listen: "0.0.0.0:7300" }, {}), /--tls-cert/);
-    assert.equal((await resolveServeConfig({ ...RAW, listen: "0.0.0.0:7300", insecureListen: true }, {})).listen.host, "0.0.0.0");
+    assert.equal(
+      (await resolveServeConfig({ ...RAW, listen: "0.0.0.0:7300", insecureListen: true }, {})).listen.host,
+      "0.0.0.0",
+    );
   });
 
   it("refuse a bad --max-runs and a --max-runs-per-repo above it", async () => {
     await assert.rejects(resolveServeConfig({ ...RAW, maxRuns: "0" }, {}), /--max-runs expects/);
-    await assert.rejects(resolveServeConfig({ ...RAW, maxRuns: "2", maxRunsPerRepo: "3" }, {}), /--max-runs-per-repo expects/);
+    await assert.rejects(
+      resolveServeConfig({ ...RAW, maxRuns: "2", maxRunsPerRepo: "3" }, {}),
+      /--max-runs-per-repo expects/,
+    );
   });
 });
 
@@ -101,7 +180,10 @@ describe("serve's host input options", () => {
     const root = join(dir, "checkouts");
     mkdirSync(root, { recursive: true });
     symlinkSync(root, join(dir, "checkouts-link"));
-    const config = await resolveServeConfig({ ...RAW, checkoutRoot: join(dir, "checkouts-link"), allowHttpGit: true }, {});
+    const config = await resolveServeConfig(
+      { ...RAW, checkoutRoot: join(dir, "checkouts-link"), allowHttpGit: true },
+      {},
+    );
     assert.equal(config.defaults.checkoutRoot, realpathSync(root));
     assert.equal(config.defaults.allowHttpGit, true);
     const plain = await resolveServeConfig(RAW, {});
@@ -110,7 +192,13 @@ describe("serve's host input options", () => {
   });
 
   it("refuse a --checkout-root that is missing or not a directory, naming the flag", async () => {
-    await assert.rejects(resolveServeConfig({ ...RAW, checkoutRoot: join(dir, "no-such-root") }, {}), /^InputError: --checkout-root: .*no-such-root is not a directory/);
-    await assert.rejects(resolveServeConfig({ ...RAW, checkoutRoot: tokenFile }, {}), /^InputError: --checkout-root: .* is not a directory/);
+    await assert.rejects(
+      resolveServeConfig({ ...RAW, checkoutRoot: join(dir, "no-such-root") }, {}),
+      /^InputError: --checkout-root: .*no-such-root is not a directory/,
+    );
+    await assert.rejects(
+      resolveServeConfig({ ...RAW, checkoutRoot: tokenFile }, {}),
+      /^InputError: --checkout-root: .* is not a directory/,
+    );
   });
 });

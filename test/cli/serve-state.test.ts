@@ -21,19 +21,43 @@ function makeState(user?: { uid: number; gid: number }): { dir: string; stateDir
   const tokenFile = join(dir, "token");
   writeFileSync(tokenFile, `${TOKEN}\n`, { mode: 0o600 });
   if (user) for (const path of [stateDir, tokenFile]) chownSync(path, user.uid, user.gid);
-  const args = ["serve", "--listen", "127.0.0.1:0", "--state-dir", stateDir, "--token-file", tokenFile, "--transport", "kubectl", "--kubectl", "/nonexistent/kubectl", "--skip-warm"];
+  const args = [
+    "serve",
+    "--listen",
+    "127.0.0.1:0",
+    "--state-dir",
+    stateDir,
+    "--token-file",
+    tokenFile,
+    "--transport",
+    "kubectl",
+    "--kubectl",
+    "/nonexistent/kubectl",
+    "--skip-warm",
+  ];
   return { dir, stateDir, db: join(stateDir, "runner.sqlite"), args };
 }
 
 /** A real runner.sqlite with a few pages of filler. */
 function writeDatabase(path: string): void {
-  const open = createRequire(import.meta.url)("better-sqlite3") as new (file: string) => { exec(sql: string): void; close(): void };
+  const open = createRequire(import.meta.url)("better-sqlite3") as new (file: string) => {
+    exec(sql: string): void;
+    close(): void;
+  };
   const db = new open(path);
-  db.exec("CREATE TABLE filler (x TEXT); " + Array.from({ length: 50 }, (_, i) => `INSERT INTO filler VALUES ('${String(i).repeat(200)}');`).join(" "));
+  db.exec(
+    "CREATE TABLE filler (x TEXT); " +
+      Array.from({ length: 50 }, (_, i) => `INSERT INTO filler VALUES ('${String(i).repeat(200)}');`).join(" "),
+  );
   db.close();
 }
 
-const startUntilListening = (args: string[], user?: { uid: number; gid: number }) => runCli(args, { timeoutMs: 30_000, signalWhen: { when: /listening on/, signal: "SIGTERM" }, ...(user ? { user } : {}) });
+const startUntilListening = (args: string[], user?: { uid: number; gid: number }) =>
+  runCli(args, {
+    timeoutMs: 30_000,
+    signalWhen: { when: /listening on/, signal: "SIGTERM" },
+    ...(user ? { user } : {}),
+  });
 
 describe("serve's start-up on a state it cannot use", { timeout: 120_000 }, () => {
   it("refuses a runner.sqlite that is not a database, with its own exit code and a message naming the file and what to do", async () => {
@@ -62,7 +86,12 @@ describe("serve's start-up on a state it cannot use", { timeout: 120_000 }, () =
     mkdirSync(join(stateDir, "runs", "r1"), { recursive: true });
     const run = await startUntilListening(args);
     assert.equal(run.code, EXIT.stateUnavailable, run.stderr);
-    assert.match(run.stderr, new RegExp(`${db.replace(/[.]/g, "\\.")} is empty but ${join(stateDir, "runs").replace(/[.]/g, "\\.")} holds 1 run`));
+    assert.match(
+      run.stderr,
+      new RegExp(
+        `${db.replace(/[.]/g, "\\.")} is empty but ${join(stateDir, "runs").replace(/[.]/g, "\\.")} holds 1 run`,
+      ),
+    );
     assert.equal(statSync(db).size, 0, "the empty file is left as it was");
   });
 
@@ -74,21 +103,29 @@ describe("serve's start-up on a state it cannot use", { timeout: 120_000 }, () =
     assert.ok(statSync(db).size > 0);
   });
 
-  it("refuses a read-only runner.sqlite, naming the file", { skip: asRoot ? false : "the read-only case runs the CLI as nobody, which needs root" }, async () => {
-    const { db, args } = makeState(NOBODY);
-    writeDatabase(db);
-    chownSync(db, NOBODY.uid, NOBODY.gid);
-    chmodSync(db, 0o400);
-    const run = await startUntilListening(args, NOBODY);
-    assert.equal(run.code, EXIT.stateUnavailable, run.stderr);
-    assert.match(run.stderr, new RegExp(`${db.replace(/[.]/g, "\\.")}: .*read-only`));
-  });
+  it(
+    "refuses a read-only runner.sqlite, naming the file",
+    { skip: asRoot ? false : "the read-only case runs the CLI as nobody, which needs root" },
+    async () => {
+      const { db, args } = makeState(NOBODY);
+      writeDatabase(db);
+      chownSync(db, NOBODY.uid, NOBODY.gid);
+      chmodSync(db, 0o400);
+      const run = await startUntilListening(args, NOBODY);
+      assert.equal(run.code, EXIT.stateUnavailable, run.stderr);
+      assert.match(run.stderr, new RegExp(`${db.replace(/[.]/g, "\\.")}: .*read-only`));
+    },
+  );
 
-  it("refuses a state directory it cannot write, naming it", { skip: asRoot ? false : "the unwritable case runs the CLI as nobody, which needs root" }, async () => {
-    const { stateDir, args } = makeState(NOBODY);
-    chmodSync(stateDir, 0o500);
-    const run = await startUntilListening(args, NOBODY);
-    assert.equal(run.code, EXIT.stateUnavailable, run.stderr);
-    assert.match(run.stderr, new RegExp(`${stateDir.replace(/[.]/g, "\\.")}.*cannot be written`));
-  });
+  it(
+    "refuses a state directory it cannot write, naming it",
+    { skip: asRoot ? false : "the unwritable case runs the CLI as nobody, which needs root" },
+    async () => {
+      const { stateDir, args } = makeState(NOBODY);
+      chmodSync(stateDir, 0o500);
+      const run = await startUntilListening(args, NOBODY);
+      assert.equal(run.code, EXIT.stateUnavailable, run.stderr);
+      assert.match(run.stderr, new RegExp(`${stateDir.replace(/[.]/g, "\\.")}.*cannot be written`));
+    },
+  );
 });

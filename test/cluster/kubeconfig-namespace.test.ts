@@ -67,12 +67,33 @@ describe("readContextNamespace", () => {
 
   it("returns undefined when the context sets no namespace, so the caller uses the default", async () => {
     assert.equal(await readContextNamespace([writeKubeconfig(TWO_CONTEXTS)], "bare", true), undefined);
-    assert.equal(await readContextNamespace([writeKubeconfig(TWO_CONTEXTS.replace("current-context: dev", "current-context: bare"))], undefined, true), undefined);
+    assert.equal(
+      await readContextNamespace(
+        [writeKubeconfig(TWO_CONTEXTS.replace("current-context: dev", "current-context: bare"))],
+        undefined,
+        true,
+      ),
+      undefined,
+    );
   });
 
   it("returns undefined when there is no current context, or the current context is not defined", async () => {
-    assert.equal(await readContextNamespace([writeKubeconfig(TWO_CONTEXTS.replace("current-context: dev\n", ""))], undefined, true), undefined);
-    assert.equal(await readContextNamespace([writeKubeconfig(TWO_CONTEXTS.replace("current-context: dev", "current-context: gone"))], undefined, true), undefined);
+    assert.equal(
+      await readContextNamespace(
+        [writeKubeconfig(TWO_CONTEXTS.replace("current-context: dev\n", ""))],
+        undefined,
+        true,
+      ),
+      undefined,
+    );
+    assert.equal(
+      await readContextNamespace(
+        [writeKubeconfig(TWO_CONTEXTS.replace("current-context: dev", "current-context: gone"))],
+        undefined,
+        true,
+      ),
+      undefined,
+    );
   });
 
   it("returns undefined for an empty kubeconfig", async () => {
@@ -80,11 +101,17 @@ describe("readContextNamespace", () => {
   });
 
   it("returns undefined when the default kubeconfig files are missing", async () => {
-    assert.equal(await readContextNamespace([join(dir, "missing-1"), join(dir, "missing-2")], undefined, false), undefined);
+    assert.equal(
+      await readContextNamespace([join(dir, "missing-1"), join(dir, "missing-2")], undefined, false),
+      undefined,
+    );
   });
 
   it("skips missing files of $KUBECONFIG and reads the others", async () => {
-    assert.equal(await readContextNamespace([join(dir, "missing"), writeKubeconfig(TWO_CONTEXTS)], undefined, false), "team-dev");
+    assert.equal(
+      await readContextNamespace([join(dir, "missing"), writeKubeconfig(TWO_CONTEXTS)], undefined, false),
+      "team-dev",
+    );
   });
 
   it("takes the current context from the first file that sets one, as kubectl merges", async () => {
@@ -108,12 +135,18 @@ describe("readContextNamespace", () => {
 
   it("rejects an explicit kubeconfig that cannot be read, naming the file and why", async () => {
     const missing = join(dir, "no-such-config");
-    await assertInputError(readContextNamespace([missing], undefined, true), missing, /cannot read the kubeconfig: ENOENT/);
+    await assertInputError(
+      readContextNamespace([missing], undefined, true),
+      missing,
+      /cannot read the kubeconfig: ENOENT/,
+    );
     await assertInputError(readContextNamespace([dir], undefined, true), dir, /cannot read the kubeconfig: EISDIR/);
   });
 
   it("rejects a kubeconfig that is not valid YAML, naming the file and the line", async () => {
-    const file = writeKubeconfig("current-context: dev\ncontexts:\n  - name: dev\n    context: { namespace: x\n  - name: other\n");
+    const file = writeKubeconfig(
+      "current-context: dev\ncontexts:\n  - name: dev\n    context: { namespace: x\n  - name: other\n",
+    );
     await assertInputError(readContextNamespace([file], undefined, true), file, /not valid YAML: .*line \d+/);
     const tabs = writeKubeconfig("current-context: dev\ncontexts:\n\t- name: dev\n");
     await assertInputError(readContextNamespace([tabs], undefined, true), tabs, /not valid YAML: .*line 3\b/);
@@ -121,9 +154,19 @@ describe("readContextNamespace", () => {
 
   it("names the line of the entry that has the wrong shape, and of a YAML error", async () => {
     const file = writeKubeconfig("current-context: dev\ncontexts:\n  - name: other\n    context: {}\n  - 5\n");
-    await assertInputError(readContextNamespace([file], undefined, true), `${file}:5`, /context entry 2 must be a mapping/);
-    const namespace = writeKubeconfig("current-context: dev\ncontexts:\n  - name: dev\n    context:\n      namespace: [a, b]\n");
-    await assertInputError(readContextNamespace([namespace], undefined, true), `${namespace}:5`, /"namespace" must be a string/);
+    await assertInputError(
+      readContextNamespace([file], undefined, true),
+      `${file}:5`,
+      /context entry 2 must be a mapping/,
+    );
+    const namespace = writeKubeconfig(
+      "current-context: dev\ncontexts:\n  - name: dev\n    context:\n      namespace: [a, b]\n",
+    );
+    await assertInputError(
+      readContextNamespace([namespace], undefined, true),
+      `${namespace}:5`,
+      /"namespace" must be a string/,
+    );
     const broken = writeKubeconfig("current-context: dev\ncurrent-context: prod\n");
     await assert.rejects(readContextNamespace([broken], undefined, true), (error: Error) => {
       assert.ok(error.message.startsWith(`${broken}:2: the kubeconfig is not valid YAML: `), error.message);

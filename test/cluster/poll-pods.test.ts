@@ -6,11 +6,21 @@ import type { WatchEvent } from "../../src/cluster/cluster.js";
 import { ForbiddenError, UnavailableError } from "../../src/cluster/errors.js";
 import { pollPods } from "../../src/cluster/poll-pods.js";
 
-const pod = (name: string, phase: "Pending" | "Running"): IPod => ({ apiVersion: "v1", kind: "Pod", metadata: { name }, status: { phase } });
+const pod = (name: string, phase: "Pending" | "Running"): IPod => ({
+  apiVersion: "v1",
+  kind: "Pod",
+  metadata: { name },
+  status: { phase },
+});
 
 describe("pollPods", () => {
   it("delivers what changed between two lists as ADDED, MODIFIED and DELETED, synced after each list, until aborted", async () => {
-    const lists = [[pod("a", "Pending")], [pod("a", "Pending")], [pod("a", "Running"), pod("b", "Pending")], [pod("b", "Pending")]];
+    const lists = [
+      [pod("a", "Pending")],
+      [pod("a", "Pending")],
+      [pod("a", "Running"), pod("b", "Pending")],
+      [pod("b", "Pending")],
+    ];
     const controller = new AbortController();
     const seen: string[] = [];
     let reads = 0;
@@ -20,9 +30,23 @@ describe("pollPods", () => {
         if (reads === lists.length) setImmediate(() => controller.abort());
         return lists[Math.min(reads, lists.length) - 1]!;
       },
-      { signal: controller.signal, pollMs: [1], onEvent: (e: WatchEvent<IPod>) => seen.push(`${e.type} ${e.object.metadata?.name} ${e.object.status?.phase}`), onSynced: () => seen.push("synced") },
+      {
+        signal: controller.signal,
+        pollMs: [1],
+        onEvent: (e: WatchEvent<IPod>) => seen.push(`${e.type} ${e.object.metadata?.name} ${e.object.status?.phase}`),
+        onSynced: () => seen.push("synced"),
+      },
     );
-    assert.deepEqual(seen, ["ADDED a Pending", "synced", "synced", "MODIFIED a Running", "ADDED b Pending", "synced", "DELETED a Running", "synced"]);
+    assert.deepEqual(seen, [
+      "ADDED a Pending",
+      "synced",
+      "synced",
+      "MODIFIED a Running",
+      "ADDED b Pending",
+      "synced",
+      "DELETED a Running",
+      "synced",
+    ]);
     assert.equal(reads, 4);
   });
 
@@ -41,7 +65,13 @@ describe("pollPods", () => {
     );
     assert.equal(retried.length, 2);
     assert.ok(retried.every((error) => error instanceof UnavailableError));
-    await assert.rejects(pollPods(async () => Promise.reject(new ForbiddenError("pods is forbidden")), { pollMs: [1], onEvent: () => undefined }), ForbiddenError);
+    await assert.rejects(
+      pollPods(async () => Promise.reject(new ForbiddenError("pods is forbidden")), {
+        pollMs: [1],
+        onEvent: () => undefined,
+      }),
+      ForbiddenError,
+    );
   });
 
   it("waits the schedule's intervals between reads, the last one repeated", async () => {

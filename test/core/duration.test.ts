@@ -16,7 +16,8 @@ describe("parseDuration", () => {
   });
 
   it("refuses numbers without a unit, unknown units, zero, negatives and trailing junk", () => {
-    for (const bad of ["", "90", "5d", "0s", "-5s", "10m!", "1.5h", "s", "1h 30m"]) assert.equal(parseDuration(bad), undefined, bad);
+    for (const bad of ["", "90", "5d", "0s", "-5s", "10m!", "1.5h", "s", "1h 30m"])
+      assert.equal(parseDuration(bad), undefined, bad);
   });
 });
 

@@ -19,12 +19,18 @@ describe("makeDirectorySync", () => {
   });
 
   it("fails at once with ENOENT under /proc, where node 20's recursive mkdir spins forever", () => {
-    assert.throws(() => makeDirectorySync("/proc/forbidden/out"), (error: NodeJS.ErrnoException) => error.code === "ENOENT");
+    assert.throws(
+      () => makeDirectorySync("/proc/forbidden/out"),
+      (error: NodeJS.ErrnoException) => error.code === "ENOENT",
+    );
   });
 
   it("fails with ENOTDIR when a file stands where a parent directory should be", () => {
     const file = join(makeTestTempDir("mkdir-"), "file");
     writeFileSync(file, "");
-    assert.throws(() => makeDirectorySync(join(file, "out")), (error: NodeJS.ErrnoException) => error.code === "ENOTDIR");
+    assert.throws(
+      () => makeDirectorySync(join(file, "out")),
+      (error: NodeJS.ErrnoException) => error.code === "ENOTDIR",
+    );
   });
 });

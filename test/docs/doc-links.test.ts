@@ -5,7 +5,12 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { REPO_ROOT } from "../support/run-cli.js";
 
-const PAGES = [join(REPO_ROOT, "README.md"), ...readdirSync(join(REPO_ROOT, "docs")).filter((name) => name.endsWith(".md")).map((name) => join(REPO_ROOT, "docs", name))];
+const PAGES = [
+  join(REPO_ROOT, "README.md"),
+  ...readdirSync(join(REPO_ROOT, "docs"))
+    .filter((name) => name.endsWith(".md"))
+    .map((name) => join(REPO_ROOT, "docs", name)),
+];
 
 /** The text outside code: fenced blocks and inline code hold examples, not links. */
 function stripCode(text: string): string {
@@ -17,7 +22,11 @@ function readAnchors(text: string): Set<string> {
   const anchors = new Set<string>();
   const seen = new Map<string, number>();
   for (const match of text.replace(/^```[\s\S]*?^```/gm, "").matchAll(/^#{1,6} (.+)$/gm)) {
-    const slug = match[1]!.trim().toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, "").replace(/ /g, "-");
+    const slug = match[1]!
+      .trim()
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N} _-]/gu, "")
+      .replace(/ /g, "-");
     const count = seen.get(slug) ?? 0;
     anchors.add(count === 0 ? slug : `${slug}-${count}`);
     seen.set(slug, count + 1);
@@ -35,7 +44,13 @@ function findBrokenLinks(page: string): string[] {
     const file = path === "" ? page : join(dirname(page), path);
     const where = `${relative(REPO_ROOT, page)}: ${target}`;
     if (!existsSync(file)) broken.push(`${where} (no such file)`);
-    else if (anchor !== undefined && statSync(file).isFile() && file.endsWith(".md") && !readAnchors(readFileSync(file, "utf8")).has(anchor)) broken.push(`${where} (no such heading)`);
+    else if (
+      anchor !== undefined &&
+      statSync(file).isFile() &&
+      file.endsWith(".md") &&
+      !readAnchors(readFileSync(file, "utf8")).has(anchor)
+    )
+      broken.push(`${where} (no such heading)`);
   }
   return broken;
 }

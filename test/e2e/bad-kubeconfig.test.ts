@@ -21,19 +21,52 @@ function writeKubeconfig(text: string): string {
   return path;
 }
 
-async function runWith(kubeconfig: string, extra: string[] = []): Promise<{ code: number | null; stderr: string; out: string }> {
+async function runWith(
+  kubeconfig: string,
+  extra: string[] = [],
+): Promise<{ code: number | null; stderr: string; out: string }> {
   const ws = makeWorkspace("a\ttrue\n");
-  const run = await runCli(["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--out", ws.out, "--kubeconfig", kubeconfig, "--transport", "kubectl", "--kubectl", kubectl!, ...extra]);
+  const run = await runCli([
+    "run",
+    "--checkout",
+    ws.checkout,
+    "--steps",
+    ws.stepsFile,
+    "--out",
+    ws.out,
+    "--kubeconfig",
+    kubeconfig,
+    "--transport",
+    "kubectl",
+    "--kubectl",
+    kubectl!,
+    ...extra,
+  ]);
   return { code: run.code, stderr: run.stderr, out: ws.out };
 }
 
 const INVALID_YAML = "apiVersion: v1\nkind: Config\ncontexts: [\n";
-const ONE_CONTEXT = "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'http://127.0.0.1:1'}}]\nusers: [{name: u, user: {}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n";
+const ONE_CONTEXT =
+  "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'http://127.0.0.1:1'}}]\nusers: [{name: u, user: {}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n";
 
 describe("a kubeconfig the API transport refuses (the default)", () => {
   const runApi = async (kubeconfig: string, extra: string[] = []) => {
     const ws = makeWorkspace("a\ttrue\n");
-    return { ...(await runCli(["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--out", ws.out, "--kubeconfig", kubeconfig, ...extra])), out: ws.out };
+    return {
+      ...(await runCli([
+        "run",
+        "--checkout",
+        ws.checkout,
+        "--steps",
+        ws.stepsFile,
+        "--out",
+        ws.out,
+        "--kubeconfig",
+        kubeconfig,
+        ...extra,
+      ])),
+      out: ws.out,
+    };
   };
 
   it("exits 2 with the file and line when the kubeconfig is not valid YAML, before any request", async () => {
@@ -41,7 +74,11 @@ describe("a kubeconfig the API transport refuses (the default)", () => {
     const run = await runApi(kubeconfig);
     assert.equal(run.code, 2, run.stderr);
     assert.match(run.stderr, new RegExp(`${kubeconfig}:4: the kubeconfig is not valid YAML`));
-    assert.equal(existsSync(`${run.out}/result.json`), false, "bad input found before the run started writes no result");
+    assert.equal(
+      existsSync(`${run.out}/result.json`),
+      false,
+      "bad input found before the run started writes no result",
+    );
   });
 
   it("exits 2 when --context names no context of the kubeconfig", async () => {
@@ -58,7 +95,10 @@ describe("a kubeconfig kubectl refuses", { skip: kubectl ? false : "no kubectl o
     assert.equal(run.code, 2, run.stderr);
     const result = readResult(run.out);
     assert.equal(result.errorReason, "input");
-    assert.match(result.error ?? "", new RegExp(`kubectl cannot use the kubeconfig: error: error loading config file "${kubeconfig}": yaml: line 3`));
+    assert.match(
+      result.error ?? "",
+      new RegExp(`kubectl cannot use the kubeconfig: error: error loading config file "${kubeconfig}": yaml: line 3`),
+    );
   });
 
   it("exits 2 when --context names no context of the kubeconfig", async () => {

@@ -1,6 +1,17 @@
 // `run --workflow` with caches: and artifacts: on the local cluster, the real kubectl and the directory store: keys from the lock file, hits, misses, races, damage, hostility.
 import assert from "node:assert/strict";
-import { closeSync, existsSync, fstatSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import { execFile } from "node:child_process";
 import { tmpdir } from "node:os";
 import { promisify } from "node:util";
@@ -101,7 +112,10 @@ describe("workflow caches and artifacts on the local cluster", { skip, concurren
   });
 
   /** One `run --workflow` of `workflow` with a checkout holding `lock.txt`; `env` reaches the steps through the workflow's environment. */
-  async function run(lock: string, options: { workflow?: string; fail?: boolean; cacheDir?: string; args?: readonly string[] } = {}): Promise<Run> {
+  async function run(
+    lock: string,
+    options: { workflow?: string; fail?: boolean; cacheDir?: string; args?: readonly string[] } = {},
+  ): Promise<Run> {
     const n = ++runs;
     const dir = join(root, `run-${n}`);
     const checkout = join(dir, "checkout");
@@ -111,25 +125,72 @@ describe("workflow caches and artifacts on the local cluster", { skip, concurren
     writeFileSync(workflowFile, `${options.fail ? "environment:\n  FAIL: yes\n" : ""}${options.workflow ?? WORKFLOW}`);
     const out = join(dir, "out");
     const cli = await runCli(
-      ["run", "--workflow", workflowFile, "--checkout", checkout, "--out", out, "--event", "manual", "--repo", REPO, "--cache-dir", options.cacheDir ?? cacheDir, ...(options.args ?? []), "--kubeconfig", cluster.kubeconfigPath, "--kubectl", KUBECTL, "--run-id", `cw-${process.pid}-${n}`],
+      [
+        "run",
+        "--workflow",
+        workflowFile,
+        "--checkout",
+        checkout,
+        "--out",
+        out,
+        "--event",
+        "manual",
+        "--repo",
+        REPO,
+        "--cache-dir",
+        options.cacheDir ?? cacheDir,
+        ...(options.args ?? []),
+        "--kubeconfig",
+        cluster.kubeconfigPath,
+        "--kubectl",
+        KUBECTL,
+        "--run-id",
+        `cw-${process.pid}-${n}`,
+      ],
       { timeoutMs: 300_000 },
     );
-    return { code: cli.code, stdout: cli.stdout, stderr: cli.stderr, out, result: readResult(out), log: readFileSync(join(out, "run.log"), "utf8") };
+    return {
+      code: cli.code,
+      stdout: cli.stdout,
+      stderr: cli.stderr,
+      out,
+      result: readResult(out),
+      log: readFileSync(join(out, "run.log"), "utf8"),
+    };
   }
 
   /** Lets the runs held by BARRIER_WORKFLOW go on once `count` of them wait in their first step. */
   async function openBarrier(count: number): Promise<void> {
     const admin = (pod: { namespace: string; name: string }, command: string) =>
-      execFileAsync(KUBECTL, ["--kubeconfig", cluster.kubeconfigPath, "--namespace", pod.namespace, "exec", pod.name, "-c", "run", "--", "sh", "-c", command]).then(
+      execFileAsync(KUBECTL, [
+        "--kubeconfig",
+        cluster.kubeconfigPath,
+        "--namespace",
+        pod.namespace,
+        "exec",
+        pod.name,
+        "-c",
+        "run",
+        "--",
+        "sh",
+        "-c",
+        command,
+      ]).then(
         () => true,
         () => false,
       );
     const deadline = Date.now() + 180_000;
     while (Date.now() < deadline) {
-      const running = cluster.objects("pods").filter((pod) => pod.status?.phase === "Running").map((pod) => ({ namespace: pod.metadata.namespace!, name: pod.metadata.name }));
-      const waiting = (await Promise.all(running.map(async (pod) => ((await admin(pod, "test -f /tmp/waiting")) ? [pod] : [])))).flat();
+      const running = cluster
+        .objects("pods")
+        .filter((pod) => pod.status?.phase === "Running")
+        .map((pod) => ({ namespace: pod.metadata.namespace!, name: pod.metadata.name }));
+      const waiting = (
+        await Promise.all(running.map(async (pod) => ((await admin(pod, "test -f /tmp/waiting")) ? [pod] : [])))
+      ).flat();
       if (waiting.length >= count) {
-        for (const pod of waiting) assert.ok(await admin(pod, "touch /tmp/go"), `could not open the barrier in ${pod.name}`);
+        for (const pod of waiting)
+          assert.ok(await admin(pod, "touch /tmp/go"), `could not open the barrier in ${pod.name}`);
         return;
       }
       await new Promise((resolve) => setTimeout(resolve, 500));
@@ -149,7 +210,10 @@ describe("workflow caches and artifacts on the local cluster", { skip, concurren
     assert.match(first.log, /cache deps-[0-9a-f]{64}: saved /);
     assert.equal((await keys()).length, 2);
     // The default image is busybox, which has no zstd: its entries are gzip, as the check found them.
-    assert.deepEqual((await listStoredEntries(cacheDir, REPO)).entries.map((e) => e.compression), ["gzip", "gzip"]);
+    assert.deepEqual(
+      (await listStoredEntries(cacheDir, REPO)).entries.map((e) => e.compression),
+      ["gzip", "gzip"],
+    );
 
     const second = await run("lock v1\n");
     assert.equal(second.code, 0, second.stderr);
@@ -157,8 +221,15 @@ describe("workflow caches and artifacts on the local cluster", { skip, concurren
     assert.match(second.stdout, /deps from lock v1/);
     assert.match(second.stdout, /exact from lock v1/);
     assert.match(second.log, /exact hit, restored/);
-    const ndjson = readFileSync(join(second.out, "log.ndjson"), "utf8").trim().split("\n").map((line) => JSON.parse(line));
-    assert.ok(ndjson.some((line) => line.event === "cache-restore" && line.cache.status === "exact" && line.cache.bytes > 300_000));
+    const ndjson = readFileSync(join(second.out, "log.ndjson"), "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    assert.ok(
+      ndjson.some(
+        (line) => line.event === "cache-restore" && line.cache.status === "exact" && line.cache.bytes > 300_000,
+      ),
+    );
     await assertNothingLeft(cluster);
   });
 
@@ -177,10 +248,18 @@ describe("workflow caches and artifacts on the local cluster", { skip, concurren
 
   it("lets two runs save the same new keys at once: one saves each, the other says it exists, and a third run hits them", async () => {
     // Both wait in their first step until both have restored (both miss), so each key is saved by one and found by the other.
-    const [a, b] = await Promise.all([run("lock v3\n", { workflow: BARRIER_WORKFLOW }), run("lock v3\n", { workflow: BARRIER_WORKFLOW }), openBarrier(2)]);
+    const [a, b] = await Promise.all([
+      run("lock v3\n", { workflow: BARRIER_WORKFLOW }),
+      run("lock v3\n", { workflow: BARRIER_WORKFLOW }),
+      openBarrier(2),
+    ]);
     assert.equal(a.code, 0, a.stderr);
     assert.equal(b.code, 0, b.stderr);
-    for (const index of [0, 1]) assert.deepEqual([a.result.caches[index]!.save.status, b.result.caches[index]!.save.status].sort(), ["exists", "saved"]);
+    for (const index of [0, 1])
+      assert.deepEqual([a.result.caches[index]!.save.status, b.result.caches[index]!.save.status].sort(), [
+        "exists",
+        "saved",
+      ]);
     const third = await run("lock v3\n");
     assert.deepEqual(statuses(third.result), ["exact/skipped", "exact/skipped"]);
     assert.match(third.stdout, /exact from lock v3/);
@@ -188,7 +267,9 @@ describe("workflow caches and artifacts on the local cluster", { skip, concurren
 
   it("takes a damaged entry as a warning: it is not restored, the run builds afresh, succeeds and saves a sound entry", async () => {
     // The newest exact- entry: the one lock v3's run restores.
-    const entry = (await listStoredEntries(cacheDir, REPO)).entries.filter((e) => e.key.startsWith("exact-")).sort((x, y) => y.createdAt - x.createdAt)[0]!;
+    const entry = (await listStoredEntries(cacheDir, REPO)).entries
+      .filter((e) => e.key.startsWith("exact-"))
+      .sort((x, y) => y.createdAt - x.createdAt)[0]!;
     const fd = openSync(entry.path, "r+");
     const size = fstatSync(fd).size;
     writeSync(fd, Buffer.from("garbage!"), 0, 8, Math.floor(size / 2));
@@ -216,8 +297,14 @@ describe("workflow caches and artifacts on the local cluster", { skip, concurren
     assert.doesNotMatch(refused.stdout, /the link reached the pod|sound restored/);
     const report = refused.result.caches[0]!;
     assert.equal(report.restore.status, "failed");
-    assert.match(report.restore.reason ?? "", /refused on this host: .*evil\/passwd.*the entry was removed from the store/);
-    assert.match(refused.log, /warning: cache hostile-1: restore failed after \d+ms, the run goes on without it: the stored entry was refused on this host: .*"work\/evil\/passwd" is refused/);
+    assert.match(
+      report.restore.reason ?? "",
+      /refused on this host: .*evil\/passwd.*the entry was removed from the store/,
+    );
+    assert.match(
+      refused.log,
+      /warning: cache hostile-1: restore failed after \d+ms, the run goes on without it: the stored entry was refused on this host: .*"work\/evil\/passwd" is refused/,
+    );
     assert.equal(report.save.status, "saved", "the refused entry's key was free again");
 
     const sound = await run("x\n", { workflow: HOSTILE(false) });
@@ -233,14 +320,29 @@ describe("workflow caches and artifacts on the local cluster", { skip, concurren
     const failed = await run("lock v4\n", { fail: true });
     assert.equal(failed.code, 1, failed.stderr);
     assert.equal(failed.result.status, "failed");
-    assert.deepEqual(failed.result.caches.map((c) => c.save.status), ["skipped", "skipped"]);
+    assert.deepEqual(
+      failed.result.caches.map((c) => c.save.status),
+      ["skipped", "skipped"],
+    );
     assert.deepEqual(await keys(), before);
-    assert.deepEqual(failed.result.artifacts.map((a) => [a.name, a.status]), [["reports", "collected"], ["nothing", "skipped"]]);
+    assert.deepEqual(
+      failed.result.artifacts.map((a) => [a.name, a.status]),
+      [
+        ["reports", "collected"],
+        ["nothing", "skipped"],
+      ],
+    );
     assert.equal(readFileSync(join(failed.out, "artifacts", "reports", "summary.txt"), "utf8"), "report of lock v4\n");
     assert.ok(existsSync(join(failed.out, "artifacts", "reports.manifest.json")));
     const ok = await run("lock v4\n");
     assert.equal(ok.code, 0, ok.stderr);
-    assert.deepEqual(ok.result.artifacts.map((a) => [a.name, a.status]), [["reports", "skipped"], ["nothing", "empty"]]);
+    assert.deepEqual(
+      ok.result.artifacts.map((a) => [a.name, a.status]),
+      [
+        ["reports", "skipped"],
+        ["nothing", "empty"],
+      ],
+    );
     assert.match(ok.log, /warning: artifact nothing: no file in the pod matches/);
     await assertNothingLeft(cluster);
   });
@@ -260,7 +362,11 @@ describe("workflow caches and artifacts on the local cluster", { skip, concurren
     const secondKeys = second.result.caches.map((c) => c.key);
     assert.deepEqual(stored.map((e) => e.key).sort(), [...secondKeys].sort(), "only the second run's entries are left");
     assert.ok(stored.reduce((sum, e) => sum + e.bytes, 0) <= 500_000, "within the limit");
-    for (const key of firstKeys) assert.match(second.log, new RegExp(`cache store: evicted ${key} \\(\\d+ bytes, least recently used\\) to stay within 500000 bytes`));
+    for (const key of firstKeys)
+      assert.match(
+        second.log,
+        new RegExp(`cache store: evicted ${key} \\(\\d+ bytes, least recently used\\) to stay within 500000 bytes`),
+      );
     await assertNothingLeft(cluster);
   });
 });

@@ -37,7 +37,10 @@ class LookupBarrierStore extends MemoryCacheStore {
   constructor(private readonly count: number) {
     super();
   }
-  override async lookup(repo: string, spec: Pick<CacheSpec, "key" | "restoreKeys">): ReturnType<MemoryCacheStore["lookup"]> {
+  override async lookup(
+    repo: string,
+    spec: Pick<CacheSpec, "key" | "restoreKeys">,
+  ): ReturnType<MemoryCacheStore["lookup"]> {
     if (++this.#waiting >= this.count) this.#open();
     await this.#opened;
     return super.lookup(repo, spec);
@@ -59,8 +62,14 @@ describe("caches and artifacts on the local cluster", { skip, concurrency: 1, ti
   });
 
   /** The run's gate is the CLI's: createArchiveGate with the cache's paths as roots, unless the test watches it. */
-  const realGate: HostCacheDriverOptions["createGate"] = (spec, compression, output) => createArchiveGate(compression, { roots: spec.paths, output });
-  const run = (store: CacheStore, steps: string, overrides: Parameters<typeof runWithKubectl>[0]["overrides"], createGate: HostCacheDriverOptions["createGate"] = realGate) =>
+  const realGate: HostCacheDriverOptions["createGate"] = (spec, compression, output) =>
+    createArchiveGate(compression, { roots: spec.paths, output });
+  const run = (
+    store: CacheStore,
+    steps: string,
+    overrides: Parameters<typeof runWithKubectl>[0]["overrides"],
+    createGate: HostCacheDriverOptions["createGate"] = realGate,
+  ) =>
     runWithKubectl({
       kubectlPath: KUBECTL,
       transport: "api",
@@ -69,7 +78,8 @@ describe("caches and artifacts on the local cluster", { skip, concurrency: 1, ti
       steps,
       runId: `cache-${process.pid}-${++runs}`,
       overrides: { cacheBackend: { kind: "dir", repo: REPO, dir: "/unused", maxBytes: 1 << 30 }, ...overrides },
-      cacheDriver: (executor) => createHostCacheDriver({ store, repo: REPO, executor, createGate, description: "memory" }),
+      cacheDriver: (executor) =>
+        createHostCacheDriver({ store, repo: REPO, executor, createGate, description: "memory" }),
     });
 
   for (const image of ["busybox:1.36", ...(hasDebian ? [DEBIAN_IMAGE] : [])]) {
@@ -79,7 +89,10 @@ describe("caches and artifacts on the local cluster", { skip, concurrency: 1, ti
       const first = await run(store, BUILD_DEPS, { image, caches: [DEPS] });
       assert.equal(first.result.status, "success", first.result.error ?? "");
       assert.match(first.output(0), /^built/);
-      assert.deepEqual(first.result.caches.map((c) => [c.restore.status, c.save.status]), [["miss", "saved"]]);
+      assert.deepEqual(
+        first.result.caches.map((c) => [c.restore.status, c.save.status]),
+        [["miss", "saved"]],
+      );
       assert.ok(first.result.caches[0]!.save.bytes > 1_900_000, "2 MB of random bytes do not compress");
       assert.deepEqual(store.keys(REPO), ["deps-v1"]);
       const saved = await store.lookup(REPO, { key: "deps-v1", restoreKeys: [] });
@@ -99,7 +112,10 @@ describe("caches and artifacts on the local cluster", { skip, concurrency: 1, ti
       if (image === DEBIAN_IMAGE) {
         // The image changed under the key: busybox has no zstd, so the entry goes again as the plain tar it decodes to.
         const gates: string[] = [];
-        const gate: HostCacheDriverOptions["createGate"] = (spec, stored, output) => (gates.push(`${stored} ${output}`), createArchiveGate(stored, { roots: spec.paths, output }));
+        const gate: HostCacheDriverOptions["createGate"] = (spec, stored, output) => (
+          gates.push(`${stored} ${output}`),
+          createArchiveGate(stored, { roots: spec.paths, output })
+        );
         const third = await run(store, BUILD_DEPS, { image: "busybox:1.36", caches: [DEPS] }, gate);
         assert.equal(third.result.status, "success", third.result.error ?? "");
         assert.equal(third.result.caches[0]!.restore.status, "exact", third.result.caches[0]!.restore.reason ?? "");
@@ -126,7 +142,10 @@ describe("caches and artifacts on the local cluster", { skip, concurrency: 1, ti
   it("lets two runs save the same key at once: one saves it, the other says it exists, the store holds one whole entry", async () => {
     // Both look the key up (a miss) before either saves, however far apart their pods start.
     const store = new LookupBarrierStore(2);
-    const [a, b] = await Promise.all([run(store, BUILD_DEPS, { caches: [DEPS] }), run(store, BUILD_DEPS, { caches: [DEPS] })]);
+    const [a, b] = await Promise.all([
+      run(store, BUILD_DEPS, { caches: [DEPS] }),
+      run(store, BUILD_DEPS, { caches: [DEPS] }),
+    ]);
     assert.equal(a.result.status, "success");
     assert.equal(b.result.status, "success");
     assert.deepEqual([a.result.caches[0]!.save.status, b.result.caches[0]!.save.status].sort(), ["exists", "saved"]);
@@ -148,10 +167,17 @@ describe("caches and artifacts on the local cluster", { skip, concurrency: 1, ti
     assert.equal(next.result.caches[0]!.restore.status, "failed");
     assert.match(next.result.caches[0]!.restore.reason ?? "", /corrupt|could not extract/);
     assert.ok(next.events.some((e) => e.kind === "cache-restore" && e.status === "failed"));
-    assert.equal(next.result.caches[0]!.save.status, "saved", "the store removed the corrupt entry, so the fresh one is saved");
+    assert.equal(
+      next.result.caches[0]!.save.status,
+      "saved",
+      "the store removed the corrupt entry, so the fresh one is saved",
+    );
   });
 
-  const ARTIFACT_STEPS = ["make\tmkdir -p /work/dist/sub && echo a > /work/dist/a.js && echo b > /work/dist/sub/b.js && echo m > /work/dist/a.js.map && echo r > /outputs/report.txt", "fail\techo failing; exit 3"].join("\n");
+  const ARTIFACT_STEPS = [
+    "make\tmkdir -p /work/dist/sub && echo a > /work/dist/a.js && echo b > /work/dist/sub/b.js && echo m > /work/dist/a.js.map && echo r > /outputs/report.txt",
+    "fail\techo failing; exit 3",
+  ].join("\n");
 
   it("collects a failure artifact from a run whose step failed, warns of one that matched nothing, and keeps the step's exit code", async () => {
     const store = new MemoryCacheStore();
@@ -163,20 +189,35 @@ describe("caches and artifacts on the local cluster", { skip, concurrency: 1, ti
     const failed = await run(store, ARTIFACT_STEPS, { artifacts });
     assert.equal(failed.result.status, "failed");
     assert.equal(failed.result.exitCode, 3);
-    assert.deepEqual(failed.result.artifacts.map((a) => [a.name, a.status]), [["dist", "collected"], ["logs", "empty"], ["release", "skipped"]]);
+    assert.deepEqual(
+      failed.result.artifacts.map((a) => [a.name, a.status]),
+      [
+        ["dist", "collected"],
+        ["logs", "empty"],
+        ["release", "skipped"],
+      ],
+    );
     const dist = failed.result.artifacts[0]!;
-    assert.deepEqual(dist.files.map((f) => f.path), ["a.js", "sub/b.js"]);
+    assert.deepEqual(
+      dist.files.map((f) => f.path),
+      ["a.js", "sub/b.js"],
+    );
     assert.equal(dist.files[0]!.sha256, createHash("sha256").update("a\n").digest("hex"));
     assert.equal(readFileSync(join(failed.out, "artifacts", "dist", "sub", "b.js"), "utf8"), "b\n");
     assert.equal(existsSync(join(failed.out, "artifacts", "dist", "a.js.map")), false);
-    assert.deepEqual(JSON.parse(readFileSync(join(failed.out, "artifacts", "dist.manifest.json"), "utf8")).files, dist.files);
+    assert.deepEqual(
+      JSON.parse(readFileSync(join(failed.out, "artifacts", "dist.manifest.json"), "utf8")).files,
+      dist.files,
+    );
     assert.ok(failed.events.some((e) => e.kind === "artifact" && e.name === "logs" && e.status === "empty"));
     await assertNothingLeft(cluster);
   });
 
   it("fails a successful run whose required artifact matched nothing, with a clear error", async () => {
     const store = new MemoryCacheStore();
-    const done = await run(store, "make\techo nothing to see", { artifacts: [{ name: "release", paths: ["dist/**"], when: "success", required: true }] });
+    const done = await run(store, "make\techo nothing to see", {
+      artifacts: [{ name: "release", paths: ["dist/**"], when: "success", required: true }],
+    });
     assert.equal(done.result.status, "failed");
     assert.equal(done.result.errorReason, "artifact-missing");
     assert.match(done.result.error ?? "", /required artifact not collected: release/);
@@ -185,9 +226,17 @@ describe("caches and artifacts on the local cluster", { skip, concurrency: 1, ti
   if (hasDebian) {
     it(`packs exactly the matched artifact files with GNU tar's list too (${DEBIAN_IMAGE})`, async () => {
       const store = new MemoryCacheStore();
-      const done = await run(store, ARTIFACT_STEPS.split("\n")[0]!, { image: DEBIAN_IMAGE, artifacts: [{ name: "dist", paths: ["dist/**", "!**/*.map", "/outputs/report.txt"], when: "success", required: false }] });
+      const done = await run(store, ARTIFACT_STEPS.split("\n")[0]!, {
+        image: DEBIAN_IMAGE,
+        artifacts: [
+          { name: "dist", paths: ["dist/**", "!**/*.map", "/outputs/report.txt"], when: "success", required: false },
+        ],
+      });
       assert.equal(done.result.status, "success", done.result.error ?? "");
-      assert.deepEqual(done.result.artifacts[0]!.files.map((f) => f.path), ["outputs/report.txt", "work/dist/a.js", "work/dist/sub/b.js"]);
+      assert.deepEqual(
+        done.result.artifacts[0]!.files.map((f) => f.path),
+        ["outputs/report.txt", "work/dist/a.js", "work/dist/sub/b.js"],
+      );
     });
   }
 });

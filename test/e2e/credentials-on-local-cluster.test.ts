@@ -23,7 +23,9 @@ import { makeTestTempDir } from "../support/temp-dir.js";
 /** Async on purpose: the cluster serves from this process, so a synchronous kubectl call would deadlock. */
 const execFileAsync = promisify(execFile);
 const SDK = "/usr/lib/google-cloud-sdk/bin";
-const KUBECTLS = ["1.30", "1.33"].map((version) => ({ version, path: join(SDK, `kubectl.${version}`) })).filter((k) => existsSync(k.path));
+const KUBECTLS = ["1.30", "1.33"]
+  .map((version) => ({ version, path: join(SDK, `kubectl.${version}`) }))
+  .filter((k) => existsSync(k.path));
 const NEWEST = KUBECTLS.at(-1)?.path ?? "kubectl";
 /** A way to the cluster as the tests name it: the API transport, or a real kubectl through --transport kubectl. */
 interface Via {
@@ -34,7 +36,8 @@ interface Via {
 }
 const API: Via = { name: "the api transport" };
 const VIA_KUBECTLS: Via[] = KUBECTLS.map((k) => ({ name: `kubectl ${k.version}`, path: k.path, version: k.version }));
-const transportArgs = (via: Via): string[] => (via.path ? ["--transport", "kubectl", "--kubectl", via.path] : ["--transport", "api"]);
+const transportArgs = (via: Via): string[] =>
+  via.path ? ["--transport", "kubectl", "--kubectl", via.path] : ["--transport", "api"];
 const NAMESPACE = "ci";
 const NAME = "knotless-runner";
 const USER = `system:serviceaccount:${NAMESPACE}:${NAME}`;
@@ -43,7 +46,10 @@ const EXAMPLE_STEPS = readFileSync(join(REPO_ROOT, "examples", "hello", "steps.t
 function podmanWorks(): boolean {
   return spawnSync("podman", ["image", "exists", "docker.io/library/busybox:1.36"], { stdio: "ignore" }).status === 0;
 }
-const skip = podmanWorks() && KUBECTLS.length > 0 ? false : "podman with the local busybox image, or the pinned kubectl binaries, are not available";
+const skip =
+  podmanWorks() && KUBECTLS.length > 0
+    ? false
+    : "podman with the local busybox image, or the pinned kubectl binaries, are not available";
 
 async function waitFor(what: string, check: () => Promise<boolean> | boolean, timeoutMs: number): Promise<void> {
   const started = Date.now();
@@ -71,29 +77,70 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
   /** The scoped kubeconfig the tests after the first one run with. */
   let scoped: string;
   const admin = (args: readonly string[], stdin?: string): Promise<{ stdout: string; stderr: string }> => {
-    const child = execFileAsync(NEWEST, ["--kubeconfig", cluster.kubeconfigPath, "--namespace", NAMESPACE, ...args], { encoding: "utf8" });
+    const child = execFileAsync(NEWEST, ["--kubeconfig", cluster.kubeconfigPath, "--namespace", NAMESPACE, ...args], {
+      encoding: "utf8",
+    });
     child.child.stdin?.end(stdin ?? "");
     return child;
   };
   const credentials = (args: readonly string[], via: Via = API): Promise<CliRun> =>
-    runCli(["credentials", "--namespace", NAMESPACE, "--kubeconfig", cluster.kubeconfigPath, ...transportArgs(via), ...args]);
-  const runScoped = (steps: string, via: Via = API, extra: readonly string[] = []): Promise<{ cli: CliRun; out: string; ms: number }> => {
+    runCli([
+      "credentials",
+      "--namespace",
+      NAMESPACE,
+      "--kubeconfig",
+      cluster.kubeconfigPath,
+      ...transportArgs(via),
+      ...args,
+    ]);
+  const runScoped = (
+    steps: string,
+    via: Via = API,
+    extra: readonly string[] = [],
+  ): Promise<{ cli: CliRun; out: string; ms: number }> => {
     const ws = makeWorkspace(steps);
     const started = Date.now();
-    return runCli(["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--shared-steps", ws.sharedSteps, "--out", ws.out, "--kubeconfig", scoped, ...transportArgs(via), ...extra], { timeoutMs: 300_000 }).then(
-      (cli) => ({ cli, out: ws.out, ms: Date.now() - started }),
-    );
+    return runCli(
+      [
+        "run",
+        "--checkout",
+        ws.checkout,
+        "--steps",
+        ws.stepsFile,
+        "--shared-steps",
+        ws.sharedSteps,
+        "--out",
+        ws.out,
+        "--kubeconfig",
+        scoped,
+        ...transportArgs(via),
+        ...extra,
+      ],
+      { timeoutMs: 300_000 },
+    ).then((cli) => ({ cli, out: ws.out, ms: Date.now() - started }));
   };
   /** Replaces the Role with one of these permissions (what a Role without one rule looks like). */
   const applyRole = async (permissions: readonly ApiPermission[]): Promise<void> => {
-    const role = { apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata: { name: NAME, namespace: NAMESPACE }, rules: buildRoleRules(permissions) };
+    const role = {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "Role",
+      metadata: { name: NAME, namespace: NAMESPACE },
+      rules: buildRoleRules(permissions),
+    };
     await admin(["apply", "-f", "-"], JSON.stringify(role));
   };
   const assertNothingLeft = async (): Promise<void> => {
     await waitFor("podman containers gone", async () => (await cluster.podmanContainers()).length === 0, 30_000);
-    assert.deepEqual(cluster.objects("jobs.batch").map((j) => j.metadata.name), []);
+    assert.deepEqual(
+      cluster.objects("jobs.batch").map((j) => j.metadata.name),
+      [],
+    );
     await waitFor("pods gone from the server", () => cluster.objects("pods").length === 0, 30_000);
-    await waitFor("budgets gone from the server", () => cluster.objects("poddisruptionbudgets.policy").length === 0, 30_000);
+    await waitFor(
+      "budgets gone from the server",
+      () => cluster.objects("poddisruptionbudgets.policy").length === 0,
+      30_000,
+    );
   };
 
   before(async () => {
@@ -109,14 +156,21 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
       const recording = writeRecordingKubectl(kubectl.path);
       const first = await credentials(["--out", scoped], { name: kubectl.version, path: recording.path });
       assert.equal(first.code, 0, first.stderr);
-      assert.match(first.stdout, /serviceaccount\/knotless-runner (created|unchanged)\n\s+role\.rbac\.authorization\.k8s\.io\/knotless-runner (created|unchanged)/);
+      assert.match(
+        first.stdout,
+        /serviceaccount\/knotless-runner (created|unchanged)\n\s+role\.rbac\.authorization\.k8s\.io\/knotless-runner (created|unchanged)/,
+      );
       assert.equal(statSync(scoped).mode & 0o777, 0o600);
 
       const [account] = cluster.objects("serviceaccounts", NAMESPACE).filter((o) => o.metadata.name === NAME);
       assert.ok(account, "the ServiceAccount is stored");
-      const [role] = cluster.objects("roles.rbac.authorization.k8s.io", NAMESPACE).filter((o) => o.metadata.name === NAME);
+      const [role] = cluster
+        .objects("roles.rbac.authorization.k8s.io", NAMESPACE)
+        .filter((o) => o.metadata.name === NAME);
       assert.deepEqual(role?.rules, buildRoleRules(collectCallPermissions()));
-      const [binding] = cluster.objects("rolebindings.rbac.authorization.k8s.io", NAMESPACE).filter((o) => o.metadata.name === NAME);
+      const [binding] = cluster
+        .objects("rolebindings.rbac.authorization.k8s.io", NAMESPACE)
+        .filter((o) => o.metadata.name === NAME);
       assert.deepEqual(binding?.subjects, [{ kind: "ServiceAccount", name: NAME, namespace: NAMESPACE }]);
       assert.deepEqual(cluster.objects("clusterrolebindings.rbac.authorization.k8s.io"), [], "no cluster-scoped grant");
 
@@ -127,16 +181,20 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
 
       const second = await credentials(["--out", scoped], { name: kubectl.version, path: recording.path });
       assert.equal(second.code, 0, second.stderr);
-      for (const ref of ["serviceaccount", "role.rbac.authorization.k8s.io", "rolebinding.rbac.authorization.k8s.io"]) assert.match(second.stdout, new RegExp(`${ref}/knotless-runner unchanged`));
+      for (const ref of ["serviceaccount", "role.rbac.authorization.k8s.io", "rolebinding.rbac.authorization.k8s.io"])
+        assert.match(second.stdout, new RegExp(`${ref}/knotless-runner unchanged`));
       assert.match(second.stdout, /objects unchanged; a fresh token was issued and the file rewritten/);
       const secondToken = tokenOf(scoped);
       assert.notEqual(secondToken, firstToken, "rotation: a fresh token");
       assert.equal(statSync(scoped).mode & 0o777, 0o600);
 
       for (const token of [firstToken, secondToken]) {
-        for (const said of [first.stdout, first.stderr, second.stdout, second.stderr, recording.argv()]) assert.ok(!said.includes(token), "the token is never printed nor in argv");
+        for (const said of [first.stdout, first.stderr, second.stdout, second.stderr, recording.argv()])
+          assert.ok(!said.includes(token), "the token is never printed nor in argv");
       }
-      const whoami = await execFileAsync(kubectl.path, ["--kubeconfig", scoped, "auth", "whoami", "-o", "json"], { encoding: "utf8" });
+      const whoami = await execFileAsync(kubectl.path, ["--kubeconfig", scoped, "auth", "whoami", "-o", "json"], {
+        encoding: "utf8",
+      });
       assert.equal(JSON.parse(whoami.stdout).status.userInfo.username, USER);
     });
 
@@ -144,7 +202,10 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
       const { cli, out } = await runScoped(EXAMPLE_STEPS, { name: kubectl.version, path: kubectl.path });
       assert.equal(cli.code, 0, cli.stderr);
       const result = readResult(out);
-      assert.deepEqual(result.steps.map((s) => s.status), ["success", "success", "success", "success"]);
+      assert.deepEqual(
+        result.steps.map((s) => s.status),
+        ["success", "success", "success", "success"],
+      );
       assert.equal(result.job.namespace, NAMESPACE, "the namespace pinned in the kubeconfig");
       assert.match(cli.stdout, /hello from a shared step/);
       await assertNothingLeft();
@@ -157,7 +218,10 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
     const refused = await credentials(["--out", other, "--name", "never-made"]);
     assert.equal(refused.code, 2);
     assert.match(refused.stderr, /exists with mode 0644/);
-    assert.deepEqual(cluster.objects("serviceaccounts", NAMESPACE).filter((o) => o.metadata.name === "never-made"), []);
+    assert.deepEqual(
+      cluster.objects("serviceaccounts", NAMESPACE).filter((o) => o.metadata.name === "never-made"),
+      [],
+    );
     assert.equal(readFileSync(other, "utf8"), "");
     const fresh = join(makeTestTempDir("short-"), "runner.kubeconfig");
     const short = await credentials(["--out", fresh, "--name", "short-lived", "--duration", "30m"]);
@@ -170,12 +234,22 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
   it("reports a failing step's exit code with the scoped kubeconfig", async () => {
     const { cli, out } = await runScoped("ok\ttrue\nfail\texit 4\nlater\ttrue\n");
     assert.equal(cli.code, 1, cli.stderr);
-    assert.deepEqual(readResult(out).steps.map((s) => [s.status, s.exitCode]), [["success", 0], ["failed", 4], ["skipped", null]]);
+    assert.deepEqual(
+      readResult(out).steps.map((s) => [s.status, s.exitCode]),
+      [
+        ["success", 0],
+        ["failed", 4],
+        ["skipped", null],
+      ],
+    );
     await assertNothingLeft();
   });
 
   it("stops a timed-out step that ignores SIGTERM with the scoped kubeconfig", async () => {
-    const { cli, out } = await runScoped("stubborn\ttrap '' TERM; (trap '' TERM; sleep 1000) & sleep 1000\n", API, ["--step-timeout", "3s"]);
+    const { cli, out } = await runScoped("stubborn\ttrap '' TERM; (trap '' TERM; sleep 1000) & sleep 1000\n", API, [
+      "--step-timeout",
+      "3s",
+    ]);
     assert.equal(cli.code, 1, cli.stderr);
     const result = readResult(out);
     assert.equal(result.status, "timeout");
@@ -189,7 +263,22 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
     const env = { KNOTLESS_HEARTBEAT_INTERVAL: "1s" };
     const start = (runId: string) => {
       const ws = makeWorkspace(waiting);
-      return startCli(["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--out", ws.out, "--kubeconfig", scoped, "--run-id", runId], { env, timeoutMs: 180_000 });
+      return startCli(
+        [
+          "run",
+          "--checkout",
+          ws.checkout,
+          "--steps",
+          ws.stepsFile,
+          "--out",
+          ws.out,
+          "--kubeconfig",
+          scoped,
+          "--run-id",
+          runId,
+        ],
+        { env, timeoutMs: 180_000 },
+      );
     };
     const ops = (args: readonly string[]) => runCli([...args, "--kubeconfig", scoped], { env });
     const live = start("scoped-live");
@@ -202,8 +291,16 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
     await new Promise((r) => setTimeout(r, 11_000));
     const gc = await ops(["gc", "--stale-after", "10s"]);
     assert.equal(gc.code, 0, gc.stdout + gc.stderr);
-    assert.match(gc.stdout, /^removed +run scoped-killed \(Job knotless-run-scoped-killed\): heartbeat \S+ ago, stale after 10.0s: its runner is gone/m, gc.stdout);
-    assert.match(gc.stdout, /^spared +run scoped-live \(Job knotless-run-scoped-live\): heartbeat \S+ ago: its runner is alive/m, gc.stdout);
+    assert.match(
+      gc.stdout,
+      /^removed +run scoped-killed \(Job knotless-run-scoped-killed\): heartbeat \S+ ago, stale after 10.0s: its runner is gone/m,
+      gc.stdout,
+    );
+    assert.match(
+      gc.stdout,
+      /^spared +run scoped-live \(Job knotless-run-scoped-live\): heartbeat \S+ ago: its runner is alive/m,
+      gc.stdout,
+    );
     await waitFor("the killed run's Job gone", () => cluster.objects("jobs.batch", NAMESPACE).length === 1, 15_000);
     const cancel = await ops(["cancel", "scoped-live"]);
     assert.equal(cancel.code, 0, cancel.stdout + cancel.stderr);
@@ -213,7 +310,11 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
   });
 
   it("leaves, claims, tops up and releases warm placeholders with the scoped kubeconfig: they are Jobs, so the Role needs no other verb", async () => {
-    const warmJobs = (): string[] => cluster.objects("jobs.batch", NAMESPACE).filter((j) => j.metadata.labels?.["knotless.dev/role"] === "warm").map((j) => j.metadata.name);
+    const warmJobs = (): string[] =>
+      cluster
+        .objects("jobs.batch", NAMESPACE)
+        .filter((j) => j.metadata.labels?.["knotless.dev/role"] === "warm")
+        .map((j) => j.metadata.name);
     const kept = await runScoped("a\ttrue\n", API, ["--keep-warm", "1m"]);
     assert.equal(kept.cli.code, 0, kept.cli.stderr);
     assert.doesNotMatch(kept.cli.stdout + kept.cli.stderr, /forbidden/i);
@@ -234,12 +335,32 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
   /** Every rule of the Role, one verb at a time: what a run without it does, and the words it must fail with. */
   const RULES = collectCallPermissions().flatMap((rule) => rule.verbs.map((verb) => ({ rule, verb })));
   const denial = (verb: string, resource: string, group: string): RegExp =>
-    new RegExp(`User "${USER}" cannot ${verb} resource "${resource.replace("/", "\\/")}" in API group "${group}" in the namespace "${NAMESPACE}"`);
+    new RegExp(
+      `User "${USER}" cannot ${verb} resource "${resource.replace("/", "\\/")}" in API group "${group}" in the namespace "${NAMESPACE}"`,
+    );
 
   it("has one rule per resource and verb the runner declares, none other", () => {
     assert.deepEqual(
       RULES.map(({ rule, verb }) => `${verb} ${rule.apiGroup}/${rule.resource}`),
-      ["list /events", "watch /events", "get /pods", "list /pods", "watch /pods", "create /pods/exec", "get /pods/exec", "get /pods/log", "create batch/jobs", "delete batch/jobs", "get batch/jobs", "list batch/jobs", "patch batch/jobs", "watch batch/jobs", "create policy/poddisruptionbudgets", "delete policy/poddisruptionbudgets", "list policy/poddisruptionbudgets"],
+      [
+        "list /events",
+        "watch /events",
+        "get /pods",
+        "list /pods",
+        "watch /pods",
+        "create /pods/exec",
+        "get /pods/exec",
+        "get /pods/log",
+        "create batch/jobs",
+        "delete batch/jobs",
+        "get batch/jobs",
+        "list batch/jobs",
+        "patch batch/jobs",
+        "watch batch/jobs",
+        "create policy/poddisruptionbudgets",
+        "delete policy/poddisruptionbudgets",
+        "list policy/poddisruptionbudgets",
+      ],
     );
   });
 
@@ -248,7 +369,10 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
     // every other rule through one of them, the two taking turns: a refusal of get on pods does not depend on the
     // client's version, and each of these runs costs ~10 s of a CI run.
     // The API transport (the default) is refused every rule.
-    const versionsFor: Via[] = [API, ...(rule.resource === "pods/exec" ? VIA_KUBECTLS : [VIA_KUBECTLS[index % VIA_KUBECTLS.length]!])];
+    const versionsFor: Via[] = [
+      API,
+      ...(rule.resource === "pods/exec" ? VIA_KUBECTLS : [VIA_KUBECTLS[index % VIA_KUBECTLS.length]!]),
+    ];
     const without = collectCallPermissions()
       .map((r) => (r.resource === rule.resource ? { ...r, verbs: r.verbs.filter((v) => v !== verb) } : r))
       .filter((r) => r.verbs.length > 0);
@@ -264,12 +388,23 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
         const api = await openApiCluster({ files: [scoped], explicit: true }, { env: {} });
         try {
           if (verb === "get") {
-            const ctx = { settings: { ...exampleSettings({ steps: [] }), target }, timings: DEFAULT_TIMINGS, cluster: api, emit: () => {}, signal: new AbortController().signal, requestCancel: () => {}, cleanupSignal: () => new AbortController().signal };
+            const ctx = {
+              settings: { ...exampleSettings({ steps: [] }), target },
+              timings: DEFAULT_TIMINGS,
+              cluster: api,
+              emit: () => {},
+              signal: new AbortController().signal,
+              requestCancel: () => {},
+              cleanupSignal: () => new AbortController().signal,
+            };
             const found = await readOurJob(ctx, "token");
             assert.ok(found.kind === "unreadable" && found.refused === "forbidden", "through the api transport");
             assert.match(found.kind === "unreadable" ? found.reason : "", expected);
           } else {
-            await assert.rejects(api.listJobs(NAMESPACE, "app.kubernetes.io/managed-by=knotless-runner-k8s"), (error) => error instanceof ForbiddenError && error.verb === "list" && expected.test(error.message));
+            await assert.rejects(
+              api.listJobs(NAMESPACE, "app.kubernetes.io/managed-by=knotless-runner-k8s"),
+              (error) => error instanceof ForbiddenError && error.verb === "list" && expected.test(error.message),
+            );
           }
         } finally {
           await api.close();
@@ -277,15 +412,28 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
         for (const kubectl of KUBECTLS) {
           const client = new Kubectl({ binary: kubectl.path, env: process.env });
           if (verb === "get") {
-            const ctx = { settings: { ...exampleSettings({ steps: [] }), target }, timings: DEFAULT_TIMINGS, cluster: new KubectlCluster(client, target), emit: () => {}, signal: new AbortController().signal, requestCancel: () => {}, cleanupSignal: () => new AbortController().signal };
+            const ctx = {
+              settings: { ...exampleSettings({ steps: [] }), target },
+              timings: DEFAULT_TIMINGS,
+              cluster: new KubectlCluster(client, target),
+              emit: () => {},
+              signal: new AbortController().signal,
+              requestCancel: () => {},
+              cleanupSignal: () => new AbortController().signal,
+            };
             const found = await readOurJob(ctx, "token");
             assert.equal(found.kind, "unreadable", kubectl.version);
             assert.ok(found.kind === "unreadable" && found.refused === "forbidden");
             assert.match(found.kind === "unreadable" ? found.reason : "", expected);
           } else {
-            const listed = await client.run(buildListJobsArgs(target, "app.kubernetes.io/managed-by=knotless-runner-k8s"));
+            const listed = await client.run(
+              buildListJobsArgs(target, "app.kubernetes.io/managed-by=knotless-runner-k8s"),
+            );
             assert.equal(listed.exitCode, 1, kubectl.version);
-            assert.match(listed.stderr, new RegExp(`^Error from server \\(Forbidden\\): jobs\\.batch is forbidden: ${expected.source}`, "m"));
+            assert.match(
+              listed.stderr,
+              new RegExp(`^Error from server \\(Forbidden\\): jobs\\.batch is forbidden: ${expected.source}`, "m"),
+            );
           }
         }
       });
@@ -299,19 +447,34 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
         const plain = await runScoped("a\ttrue\n");
         assert.equal(plain.cli.code, 0, `${plain.cli.stdout}\n${plain.cli.stderr}`);
         // kubectl logs reads the pod before its log: the pod must exist for the log's refusal to be what answers.
-        const pod = { apiVersion: "v1", kind: "Pod", metadata: { name: "log-target", namespace: NAMESPACE }, spec: { terminationGracePeriodSeconds: 0, containers: [{ name: "postgres", image: "busybox:1.36", command: ["sleep", "60"] }] } };
+        const pod = {
+          apiVersion: "v1",
+          kind: "Pod",
+          metadata: { name: "log-target", namespace: NAMESPACE },
+          spec: {
+            terminationGracePeriodSeconds: 0,
+            containers: [{ name: "postgres", image: "busybox:1.36", command: ["sleep", "60"] }],
+          },
+        };
         await admin(["apply", "-f", "-"], JSON.stringify(pod));
         const target = { kubeconfig: scoped, namespace: NAMESPACE };
         const bounds = { tailLines: 10, limitBytes: 4096 };
         const api = await openApiCluster({ files: [scoped], explicit: true }, { env: {} });
         try {
-          await assert.rejects(api.readContainerLog(NAMESPACE, "log-target", "postgres", bounds), (error) => error instanceof ForbiddenError && expected.test(error.message));
+          await assert.rejects(
+            api.readContainerLog(NAMESPACE, "log-target", "postgres", bounds),
+            (error) => error instanceof ForbiddenError && expected.test(error.message),
+          );
         } finally {
           await api.close();
         }
         for (const kubectl of KUBECTLS) {
           const cluster = new KubectlCluster(new Kubectl({ binary: kubectl.path, env: process.env }), target);
-          await assert.rejects(cluster.readContainerLog(NAMESPACE, "log-target", "postgres", bounds), (error) => error instanceof ForbiddenError && expected.test(error.message), kubectl.version);
+          await assert.rejects(
+            cluster.readContainerLog(NAMESPACE, "log-target", "postgres", bounds),
+            (error) => error instanceof ForbiddenError && expected.test(error.message),
+            kubectl.version,
+          );
         }
         await admin(["delete", "pod", "log-target", "--wait=false"]);
         await assertNothingLeft();
@@ -340,7 +503,14 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
         for (const via of [API, VIA_KUBECTLS.at(-1)!]) {
           const gc = await runCli(["gc", "--kubeconfig", scoped, ...transportArgs(via)]);
           assert.equal(gc.code, 0, `${via.name}: ${gc.stdout}\n${gc.stderr}`);
-          assert.match(gc.stdout, new RegExp(`^warning: listing the PodDisruptionBudgets: .*${expected.source}.*; orphaned PodDisruptionBudgets were not looked for$`, "m"), via.name);
+          assert.match(
+            gc.stdout,
+            new RegExp(
+              `^warning: listing the PodDisruptionBudgets: .*${expected.source}.*; orphaned PodDisruptionBudgets were not looked for$`,
+              "m",
+            ),
+            via.name,
+          );
         }
       });
       continue;
@@ -354,7 +524,23 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
         for (const via of [API, VIA_KUBECTLS.at(-1)!]) {
           const ws = makeWorkspace("slow\tsleep 4\n");
           const runId = `no-${verb}-${Date.now()}`;
-          const cli = await runCli(["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--out", ws.out, "--kubeconfig", scoped, ...transportArgs(via), "--run-id", runId], { timeoutMs: 120_000 });
+          const cli = await runCli(
+            [
+              "run",
+              "--checkout",
+              ws.checkout,
+              "--steps",
+              ws.stepsFile,
+              "--out",
+              ws.out,
+              "--kubeconfig",
+              scoped,
+              ...transportArgs(via),
+              "--run-id",
+              runId,
+            ],
+            { timeoutMs: 120_000 },
+          );
           assert.equal(cli.code, 0, `${via.name}: ${cli.stdout}\n${cli.stderr}`);
           assert.match(readFileSync(join(ws.out, "run.log"), "utf8"), expected, via.name);
           await assertNothingLeft();
@@ -370,7 +556,24 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
         const polled = await runScoped("a\ttrue\n", VIA_KUBECTLS.at(-1)!);
         assert.equal(polled.cli.code, 0, `${polled.cli.stdout}\n${polled.cli.stderr}`);
         const ws = makeWorkspace("a\ttrue\n");
-        const cli = await runCli(["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--out", ws.out, "--kubeconfig", scoped, "--transport", "api", "--run-id", `no-watch-pods-${Date.now()}`], { timeoutMs: 120_000 });
+        const cli = await runCli(
+          [
+            "run",
+            "--checkout",
+            ws.checkout,
+            "--steps",
+            ws.stepsFile,
+            "--out",
+            ws.out,
+            "--kubeconfig",
+            scoped,
+            "--transport",
+            "api",
+            "--run-id",
+            `no-watch-pods-${Date.now()}`,
+          ],
+          { timeoutMs: 120_000 },
+        );
         assert.equal(cli.code, 3, `${cli.stdout}\n${cli.stderr}`);
         assert.equal(readResult(ws.out).errorReason, "forbidden");
         assert.match(cli.stdout + cli.stderr, expected);
@@ -410,10 +613,29 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
         const ws = makeWorkspace("a\ttrue\n");
         const runId = `no-patch-cancel-${Date.now()}`;
         // --keep leaves the Job of the run that fails at setup, for cancel to find.
-        const cli = await runCli(["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--out", ws.out, "--kubeconfig", scoped, "--run-id", runId, "--keep"], { timeoutMs: 120_000 });
+        const cli = await runCli(
+          [
+            "run",
+            "--checkout",
+            ws.checkout,
+            "--steps",
+            ws.stepsFile,
+            "--out",
+            ws.out,
+            "--kubeconfig",
+            scoped,
+            "--run-id",
+            runId,
+            "--keep",
+          ],
+          { timeoutMs: 120_000 },
+        );
         assert.equal(cli.code, 3, `${cli.stdout}\n${cli.stderr}`);
         const job = readResult(ws.out).job.name;
-        assert.deepEqual(cluster.objects("jobs.batch", NAMESPACE).map((j) => j.metadata.name), [job]);
+        assert.deepEqual(
+          cluster.objects("jobs.batch", NAMESPACE).map((j) => j.metadata.name),
+          [job],
+        );
         const cancel = await runCli(["cancel", runId, "--kubeconfig", scoped]);
         assert.equal(cancel.code, 3, `${cancel.stdout}\n${cancel.stderr}`);
         assert.match(cancel.stderr + cancel.stdout, expected);
@@ -446,18 +668,35 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
         assert.match(result.error ?? "", expected);
         assert.match(cli.stderr + cli.stdout, expected);
         if (verb === "patch") {
-          assert.match(result.error ?? "", /cannot set the run's heartbeat on Job \S+ \(it needs patch on jobs\.batch; without it gc would take the live run for abandoned\)/);
+          assert.match(
+            result.error ?? "",
+            /cannot set the run's heartbeat on Job \S+ \(it needs patch on jobs\.batch; without it gc would take the live run for abandoned\)/,
+          );
         }
         if (verb === "delete") {
           // The steps ran; the Job is left, and the message names the command that deletes it.
-          assert.deepEqual(result.steps.map((s) => s.status), ["success", "success"]);
+          assert.deepEqual(
+            result.steps.map((s) => s.status),
+            ["success", "success"],
+          );
           const binary = via.version ? `\\S*kubectl\\.${via.version.replace(".", "\\.")}` : "kubectl";
           // The API transport names the context it used; kubectl leaves it to the kubeconfig.
-          assert.match(result.error ?? "", new RegExp(`delete it with: ${binary} --kubeconfig \\S+ (--context \\S+ )?--namespace ci delete job ${result.job.name} --cascade=background`));
-          assert.deepEqual(cluster.objects("jobs.batch", NAMESPACE).map((j) => j.metadata.name), [result.job.name]);
+          assert.match(
+            result.error ?? "",
+            new RegExp(
+              `delete it with: ${binary} --kubeconfig \\S+ (--context \\S+ )?--namespace ci delete job ${result.job.name} --cascade=background`,
+            ),
+          );
+          assert.deepEqual(
+            cluster.objects("jobs.batch", NAMESPACE).map((j) => j.metadata.name),
+            [result.job.name],
+          );
           await admin(["delete", "job", result.job.name, "--cascade=background"]);
         } else {
-          assert.ok(result.steps.every((s) => s.status !== "success"), "no step ran without the permission");
+          assert.ok(
+            result.steps.every((s) => s.status !== "success"),
+            "no step ran without the permission",
+          );
         }
         await assertNothingLeft();
       });
@@ -465,7 +704,9 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
   }
 
   it("doctor with the scoped kubeconfig fails with exit 3 naming the one verb its Role lacks", async () => {
-    const without = collectCallPermissions().map((r) => (r.resource === "pods/exec" ? { ...r, verbs: r.verbs.filter((v) => v !== "create") } : r));
+    const without = collectCallPermissions().map((r) =>
+      r.resource === "pods/exec" ? { ...r, verbs: r.verbs.filter((v) => v !== "create") } : r,
+    );
     await applyRole(without);
     const doctor = await runCli(["doctor", "--kubeconfig", scoped, "--namespace", NAMESPACE]);
     assert.equal(doctor.code, 3, `${doctor.stdout}\n${doctor.stderr}`);
@@ -485,19 +726,52 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
   });
 
   it("cannot read secrets, touch another namespace or the cluster scope", async () => {
-    await admin(["apply", "-f", "-"], JSON.stringify({ apiVersion: "v1", kind: "Secret", metadata: { name: "db" }, stringData: { password: "hunter2" } }));
+    await admin(
+      ["apply", "-f", "-"],
+      JSON.stringify({
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: { name: "db" },
+        stringData: { password: "hunter2" },
+      }),
+    );
     for (const kubectl of KUBECTLS) {
       const as = (args: readonly string[], stdin?: string) =>
         new Promise<string>((resolve) => {
-          const child = execFile(kubectl.path, ["--kubeconfig", scoped, ...args], { encoding: "utf8" }, (_error, _stdout, stderr) => resolve(stderr));
+          const child = execFile(
+            kubectl.path,
+            ["--kubeconfig", scoped, ...args],
+            { encoding: "utf8" },
+            (_error, _stdout, stderr) => resolve(stderr),
+          );
           child.stdin?.end(stdin ?? "");
         });
       assert.match(await as(["get", "secrets"]), denial("list", "secrets", ""));
-      assert.match(await as(["get", "secret", "db", "-o", "json"]), /secrets "db" is forbidden: .* cannot get resource "secrets"/);
+      assert.match(
+        await as(["get", "secret", "db", "-o", "json"]),
+        /secrets "db" is forbidden: .* cannot get resource "secrets"/,
+      );
       assert.match(await as(["get", "configmaps"]), denial("list", "configmaps", ""));
-      assert.match(await as(["get", "pods", "--namespace", "default"]), /cannot list resource "pods" in API group "" in the namespace "default"/);
-      assert.match(await as(["create", "--namespace", "default", "-f", "-"], JSON.stringify({ apiVersion: "batch/v1", kind: "Job", metadata: { name: "x" }, spec: { template: { spec: { restartPolicy: "Never", containers: [{ name: "a", image: "busybox" }] } } } })), /cannot create resource "jobs" in API group "batch" in the namespace "default"/);
-      assert.match(await as(["get", "jobs", "--all-namespaces"]), /cannot list resource "jobs" in API group "batch" at the cluster scope/);
+      assert.match(
+        await as(["get", "pods", "--namespace", "default"]),
+        /cannot list resource "pods" in API group "" in the namespace "default"/,
+      );
+      assert.match(
+        await as(
+          ["create", "--namespace", "default", "-f", "-"],
+          JSON.stringify({
+            apiVersion: "batch/v1",
+            kind: "Job",
+            metadata: { name: "x" },
+            spec: { template: { spec: { restartPolicy: "Never", containers: [{ name: "a", image: "busybox" }] } } },
+          }),
+        ),
+        /cannot create resource "jobs" in API group "batch" in the namespace "default"/,
+      );
+      assert.match(
+        await as(["get", "jobs", "--all-namespaces"]),
+        /cannot list resource "jobs" in API group "batch" at the cluster scope/,
+      );
       assert.match(await as(["get", "roles"]), denial("list", "roles", "rbac.authorization.k8s.io"));
       assert.match(await as(["create", "token", NAME]), /cannot create resource "serviceaccounts\/token"/);
     }
@@ -511,7 +785,10 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
       assert.ok(ms < 60_000, `${ms} ms`);
       const result = readResult(out);
       assert.equal(result.errorReason, "unauthorized", result.error ?? "");
-      assert.match(result.error ?? "", /unknown, expired or revoked; `knotless-runner-k8s credentials` issues a fresh one/);
+      assert.match(
+        result.error ?? "",
+        /unknown, expired or revoked; `knotless-runner-k8s credentials` issues a fresh one/,
+      );
     }
     assert.deepEqual(cluster.objects("jobs.batch"), []);
   });
@@ -523,10 +800,21 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
     writeFileSync(kept, readFileSync(scoped), { mode: 0o600 });
     const revoked = await credentials(["--revoke", "--out", scoped]);
     assert.equal(revoked.code, 0, revoked.stderr);
-    assert.match(revoked.stdout, /serviceaccount\/knotless-runner deleted[\s\S]*role\.rbac\.authorization\.k8s\.io\/knotless-runner deleted[\s\S]*rolebinding\.rbac\.authorization\.k8s\.io\/knotless-runner deleted/);
+    assert.match(
+      revoked.stdout,
+      /serviceaccount\/knotless-runner deleted[\s\S]*role\.rbac\.authorization\.k8s\.io\/knotless-runner deleted[\s\S]*rolebinding\.rbac\.authorization\.k8s\.io\/knotless-runner deleted/,
+    );
     assert.ok(!existsSync(scoped), "the kubeconfig is removed");
-    for (const key of ["serviceaccounts", "roles.rbac.authorization.k8s.io", "rolebindings.rbac.authorization.k8s.io"]) {
-      assert.deepEqual(cluster.objects(key, NAMESPACE).filter((o) => o.metadata.name === NAME), [], key);
+    for (const key of [
+      "serviceaccounts",
+      "roles.rbac.authorization.k8s.io",
+      "rolebindings.rbac.authorization.k8s.io",
+    ]) {
+      assert.deepEqual(
+        cluster.objects(key, NAMESPACE).filter((o) => o.metadata.name === NAME),
+        [],
+        key,
+      );
     }
     scoped = kept;
     const { cli, out } = await runScoped("a\ttrue\n");

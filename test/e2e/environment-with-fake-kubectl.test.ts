@@ -30,11 +30,14 @@ function readAllFiles(dir: string): string[] {
 
 /** The runner's own temp dirs. */
 function runnerDirs(): string[] {
-  return readdirSync(RUNNER_TMP).filter((name) => name.startsWith("knotless-runner-")).map((name) => join(RUNNER_TMP, name));
+  return readdirSync(RUNNER_TMP)
+    .filter((name) => name.startsWith("knotless-runner-"))
+    .map((name) => join(RUNNER_TMP, name));
 }
 
 function assertNoSecret(texts: readonly string[], what: string): void {
-  for (const text of texts) assert.ok(!text.includes(SECRET.value) && !text.includes("s3cr3t"), `${what} holds the secret`);
+  for (const text of texts)
+    assert.ok(!text.includes(SECRET.value) && !text.includes("s3cr3t"), `${what} holds the secret`);
 }
 
 describe("the steps' environment through the fake kubectl", () => {
@@ -56,7 +59,10 @@ describe("the steps' environment through the fake kubectl", () => {
         name: "carried",
         script: `printf '[%s]\\n' "$PLAIN" "$MULTI" "$OWN" "$LATER"; printf %s "$API_TOKEN" | sha256sum`,
         source: "test:2",
-        env: [{ name: "OWN", value: "own value" }, { name: "LATER", value: "step wins" }],
+        env: [
+          { name: "OWN", value: "own value" },
+          { name: "LATER", value: "step wins" },
+        ],
       },
       { name: "pipefail", script: "false | true\necho unreachable", source: "test:3" },
       { name: "never", script: "true", source: "test:4" },
@@ -81,24 +87,41 @@ describe("the steps' environment through the fake kubectl", () => {
         if (event.kind === "step-start" && event.index === 0) stagedSeen.push(...runnerDirs().flatMap(readAllFiles));
       },
     });
-    assert.deepEqual(run.result.steps.map((s) => [s.name, s.status, s.exitCode]), [["vars", "success", 0], ["carried", "success", 0], ["pipefail", "failed", 1], ["never", "skipped", null]]);
+    assert.deepEqual(
+      run.result.steps.map((s) => [s.name, s.status, s.exitCode]),
+      [
+        ["vars", "success", 0],
+        ["carried", "success", 0],
+        ["pipefail", "failed", 1],
+        ["never", "skipped", null],
+      ],
+    );
     assert.equal(run.output(0), `[true]\n[env-e2e]\n[${HOSTILE}]\n[run]\n`);
     const digest = createHash("sha256").update(SECRET.value).digest("hex");
     assert.equal(run.output(1), `[from vars]\n[it's "$HOME"\n  two]\n[own value]\n[step wins]\n${digest}  -\n`);
     assert.equal(run.output(2), "", "bash -eo pipefail stopped at the failing pipe");
 
     const calls = await cluster.calls();
-    const execs = calls.filter((call) => call.argv.includes("exec")).map((call) => call.argv.slice(call.argv.indexOf("--") + 1).join(" "));
+    const execs = calls
+      .filter((call) => call.argv.includes("exec"))
+      .map((call) => call.argv.slice(call.argv.indexOf("--") + 1).join(" "));
     assert.match(execs[0]!, /^sh -c .*\ntar -xf - -C \//s, "the upload is first: it beats, then extracts");
     assert.equal(execs[1], "sh /knotless/helper.sh secrets");
     assert.ok(calls.find((call) => call.argv.at(-1) === "secrets")!.stdinBytes > 0);
-    assertNoSecret(calls.map((call) => call.argv.join(" ")), "a kubectl argv");
-    for (const call of calls) assert.ok(!call.argv.join(" ").includes("line 2"), "a variable's value is on a command line");
+    assertNoSecret(
+      calls.map((call) => call.argv.join(" ")),
+      "a kubectl argv",
+    );
+    for (const call of calls)
+      assert.ok(!call.argv.join(" ").includes("line 2"), "a variable's value is on a command line");
     const job = (await cluster.jobs())[0];
     assert.equal(job, undefined, "the Job is deleted");
     assert.ok(stagedSeen.length > 0, "the staging dir was read while the run had it");
     assertNoSecret(stagedSeen, "a file the runner staged");
-    assertNoSecret([JSON.stringify(run.result), JSON.stringify(run.events)], "the result or the events (what result.json and the logs are made of)");
+    assertNoSecret(
+      [JSON.stringify(run.result), JSON.stringify(run.events)],
+      "the result or the events (what result.json and the logs are made of)",
+    );
     assert.deepEqual(runnerDirs(), [], "the staging dir is removed");
   });
 
@@ -114,27 +137,56 @@ describe("the steps' environment through the fake kubectl", () => {
       [
         "shell: bash -eo pipefail",
         "environment:",
-        "  GREETING: \"it's $HOME\"",
+        '  GREETING: "it\'s $HOME"',
         "steps:",
         "  - name: first",
         "    command: |",
-        "      echo \"[$CI] [$KNOTLESS_RUN_ID] [$GREETING] [$API_TOKEN]\"",
+        '      echo "[$CI] [$KNOTLESS_RUN_ID] [$GREETING] [$API_TOKEN]"',
         "      echo 'FROM_FIRST=carried' >> \"$KNOTLESS_ENV\"",
         "  - name: second",
         "    environment:",
         "      OWN: mine",
-        "    command: echo \"[$FROM_FIRST] [$OWN] $(printf %s \"$API_TOKEN\" | wc -c)\"",
+        '    command: echo "[$FROM_FIRST] [$OWN] $(printf %s "$API_TOKEN" | wc -c)"',
         "",
       ].join("\n"),
     );
-    const run = await runCli(["run", "--workflow", workflow, "--checkout", ws.checkout, "--out", ws.out, "--secrets", secrets, "--run-id", "cli-env", "--transport", "kubectl", "--kubectl", cluster.kubectlPath, "--kubeconfig", cluster.kubeconfigPath], { env: cluster.env });
+    const run = await runCli(
+      [
+        "run",
+        "--workflow",
+        workflow,
+        "--checkout",
+        ws.checkout,
+        "--out",
+        ws.out,
+        "--secrets",
+        secrets,
+        "--run-id",
+        "cli-env",
+        "--transport",
+        "kubectl",
+        "--kubectl",
+        cluster.kubectlPath,
+        "--kubeconfig",
+        cluster.kubeconfigPath,
+      ],
+      { env: cluster.env },
+    );
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stdout, /\[true\] \[cli-env\] \[it's \$HOME\] \[\*\*\*\]/);
     assert.match(run.stdout, /\[carried\] \[mine\] 19/);
-    const files = [run.stdout, run.stderr, ...["result.json", "run.log", "log.ndjson"].map((file) => readFileSync(join(ws.out, file), "utf8"))];
-    for (const text of files) assert.ok(!text.includes("cli-s3cr3t"), "the secret is in the CLI's output or a file of the run");
+    const files = [
+      run.stdout,
+      run.stderr,
+      ...["result.json", "run.log", "log.ndjson"].map((file) => readFileSync(join(ws.out, file), "utf8")),
+    ];
+    for (const text of files)
+      assert.ok(!text.includes("cli-s3cr3t"), "the secret is in the CLI's output or a file of the run");
     const calls = await cluster.calls();
-    assert.ok(calls.some((call) => call.argv.at(-1) === "secrets" && call.argv.includes("-i")), "the secrets exec");
+    assert.ok(
+      calls.some((call) => call.argv.at(-1) === "secrets" && call.argv.includes("-i")),
+      "the secrets exec",
+    );
     for (const call of calls) assert.ok(!call.argv.join(" ").includes("cli-s3cr3t"), "a kubectl argv holds the secret");
   });
 });

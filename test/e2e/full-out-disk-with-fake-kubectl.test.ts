@@ -19,7 +19,23 @@ describe("run on a full --out disk", () => {
     t.after(() => execFileSync("umount", ["-l", out]));
     const started = Date.now();
     const run = await runCli(
-      ["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--shared-steps", ws.sharedSteps, "--out", join(out, "run"), "--transport", "kubectl", "--kubectl", cluster.kubectlPath, "--kubeconfig", cluster.kubeconfigPath],
+      [
+        "run",
+        "--checkout",
+        ws.checkout,
+        "--steps",
+        ws.stepsFile,
+        "--shared-steps",
+        ws.sharedSteps,
+        "--out",
+        join(out, "run"),
+        "--transport",
+        "kubectl",
+        "--kubectl",
+        cluster.kubectlPath,
+        "--kubeconfig",
+        cluster.kubeconfigPath,
+      ],
       { env: cluster.env, timeoutMs: 60_000 },
     );
     assert.equal(run.code, 3, run.stderr);

@@ -10,7 +10,8 @@ import { makeWorkspace, readResult, runCli, startCli } from "../support/run-cli.
 import { assertNothingLeft, E2E_KUBECTLS, findPodmanSkipReason, waitUntil } from "../support/local-cluster-e2e.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
 
-const skip = E2E_KUBECTLS.length === 0 ? "no kubectl 1.30 or 1.33 under /usr/lib/google-cloud-sdk/bin" : findPodmanSkipReason();
+const skip =
+  E2E_KUBECTLS.length === 0 ? "no kubectl 1.30 or 1.33 under /usr/lib/google-cloud-sdk/bin" : findPodmanSkipReason();
 const IDLE = "20s";
 /** Bytes a second the throttling kubectl lets through the upload's stdin and the download's stdout. */
 const THROTTLE_RATE = 64 * 1024;
@@ -72,47 +73,113 @@ describe("the pod's idle guard on the local cluster", { skip, concurrency: 2, ti
     writeFileSync(join(ws.checkout, "payload.bin"), payload);
     const started = Date.now();
     const run = await runCli(
-      ["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--out", ws.out, "--run-id", "idle-long", "--kubeconfig", cluster.kubeconfigPath, "--pod-idle-timeout", IDLE, "--transport", "kubectl", "--kubectl", writeThrottlingKubectl(kubectl)],
+      [
+        "run",
+        "--checkout",
+        ws.checkout,
+        "--steps",
+        ws.stepsFile,
+        "--out",
+        ws.out,
+        "--run-id",
+        "idle-long",
+        "--kubeconfig",
+        cluster.kubeconfigPath,
+        "--pod-idle-timeout",
+        IDLE,
+        "--transport",
+        "kubectl",
+        "--kubectl",
+        writeThrottlingKubectl(kubectl),
+      ],
       { timeoutMs: 480_000 },
     );
     assert.equal(run.code, 0, run.stdout + run.stderr);
     const result = readResult(ws.out);
     assert.equal(result.status, "success");
-    assert.deepEqual(result.steps.map((step) => step.status), ["success", "success", "success"]);
+    assert.deepEqual(
+      result.steps.map((step) => step.status),
+      ["success", "success", "success"],
+    );
     assert.match(run.stdout, /tick 59/);
     assert.match(run.stdout, /quiet-done/);
     const phases = readFileSync(join(ws.out, "log.ndjson"), "utf8")
       .split("\n")
       .filter(Boolean)
-      .map((line) => JSON.parse(line) as { kind: string; step: number; status?: string; name?: string; durationMs?: number })
+      .map(
+        (line) =>
+          JSON.parse(line) as { kind: string; step: number; status?: string; name?: string; durationMs?: number },
+      )
       .filter((line) => line.kind === "control" && line.step === -1 && line.status === "end");
     for (const phase of ["upload", "download"]) {
       const durationMs = phases.find((line) => line.name === phase)?.durationMs ?? 0;
       assert.ok(durationMs > 20_000, `the ${phase} took ${durationMs} ms, not longer than the idle timeout`);
     }
-    assert.ok(Date.now() - started > 120_000 + 2 * 20_000, "the steps and both transfers outlasted the idle timeout several times");
+    assert.ok(
+      Date.now() - started > 120_000 + 2 * 20_000,
+      "the steps and both transfers outlasted the idle timeout several times",
+    );
     assert.ok(payload.equals(readFileSync(join(ws.out, "outputs", "payload.bin"))), "the download is whole");
   });
 
   it("stops a pod whose runner was killed with SIGKILL mid-step within about 30 s, and list and gc say why", async () => {
     const env = { KNOTLESS_HEARTBEAT_INTERVAL: "1s" };
     const ws = makeWorkspace("wait\techo step-waits; sleep 600\n");
-    const runner = startCli(["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--out", ws.out, "--run-id", "idle-killed", "--kubeconfig", cluster.kubeconfigPath, "--pod-idle-timeout", IDLE, "--kubectl", kubectl], { env });
+    const runner = startCli(
+      [
+        "run",
+        "--checkout",
+        ws.checkout,
+        "--steps",
+        ws.stepsFile,
+        "--out",
+        ws.out,
+        "--run-id",
+        "idle-killed",
+        "--kubeconfig",
+        cluster.kubeconfigPath,
+        "--pod-idle-timeout",
+        IDLE,
+        "--kubectl",
+        kubectl,
+      ],
+      { env },
+    );
     await runner.waitFor(/^step-waits$/m, 120_000);
     runner.kill("SIGKILL");
     const killedAt = (await runner.exited).endedAt;
-    const podOf = () => cluster.objects("pods").find((pod) => (pod as { metadata?: { name?: string } }).metadata?.name?.startsWith("knotless-run-idle-killed")) as
-      | { status?: { phase?: string; containerStatuses?: Array<{ state?: { terminated?: { exitCode?: number } } }> } }
-      | undefined;
+    const podOf = () =>
+      cluster
+        .objects("pods")
+        .find((pod) =>
+          (pod as { metadata?: { name?: string } }).metadata?.name?.startsWith("knotless-run-idle-killed"),
+        ) as
+        | { status?: { phase?: string; containerStatuses?: Array<{ state?: { terminated?: { exitCode?: number } } }> } }
+        | undefined;
     const tookMs = await waitUntil("the pod stopped itself", () => podOf()?.status?.phase === "Failed", 60_000);
-    assert.ok(Date.now() - killedAt < 40_000, `the pod ended ${Date.now() - killedAt} ms after its runner died (idle timeout 20 s, poll 5 s)`);
+    assert.ok(
+      Date.now() - killedAt < 40_000,
+      `the pod ended ${Date.now() - killedAt} ms after its runner died (idle timeout 20 s, poll 5 s)`,
+    );
     assert.ok(tookMs >= 15_000, `the pod ended only ${tookMs} ms after its runner died: sooner than its idle timeout`);
-    assert.equal(podOf()?.status?.containerStatuses?.[0]?.state?.terminated?.exitCode, 75, "the run container's exit code says the guard stopped it");
+    assert.equal(
+      podOf()?.status?.containerStatuses?.[0]?.state?.terminated?.exitCode,
+      75,
+      "the run container's exit code says the guard stopped it",
+    );
 
     const list = await runCli(["list", "--kubeconfig", cluster.kubeconfigPath, "--kubectl", kubectl], { env });
-    assert.match(list.stdout, /^idle-killed +run +failed .* RunnerIdle: the pod stopped itself after 20\.0s without runner activity/m, list.stdout);
+    assert.match(
+      list.stdout,
+      /^idle-killed +run +failed .* RunnerIdle: the pod stopped itself after 20\.0s without runner activity/m,
+      list.stdout,
+    );
     const gc = await runCli(["gc", "--kubeconfig", cluster.kubeconfigPath, "--kubectl", kubectl], { env });
     assert.equal(gc.code, 0, gc.stdout + gc.stderr);
-    assert.match(gc.stdout, /^removed +run idle-killed \(Job knotless-run-idle-killed\): finished: Failed.*; its pod ended: RunnerIdle: the pod stopped itself after 20\.0s/m, gc.stdout);
+    assert.match(
+      gc.stdout,
+      /^removed +run idle-killed \(Job knotless-run-idle-killed\): finished: Failed.*; its pod ended: RunnerIdle: the pod stopped itself after 20\.0s/m,
+      gc.stdout,
+    );
   });
 });

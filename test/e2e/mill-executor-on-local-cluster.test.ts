@@ -15,19 +15,30 @@ import { makeTestTempDir } from "../support/temp-dir.js";
 const skip = findPodmanSkipReason();
 const KUBECTL = E2E_KUBECTLS.at(-1) ?? "kubectl";
 const CLI = join(REPO_ROOT, "bin", "knotless-runner-k8s.js");
-const TOKEN = "e2e-mill-token";
+const TOKEN = "e2e-mill-token-of-the-mill";
 const BUSYBOX = "docker.io/library/busybox:1.36";
 const SECRET = "hunter2-mill-secret";
 const SHA = "c0ffee".padEnd(40, "0");
 const PIPELINE = JSON.stringify({
-  triggerMetadata: { kind: "push", repo: { knot: "knot.example.org", did: "did:plc:abc", repo: "core", defaultBranch: "main" }, push: { ref: "refs/heads/main", oldSha: "0".repeat(40), newSha: SHA } },
+  triggerMetadata: {
+    kind: "push",
+    repo: { knot: "knot.example.org", did: "did:plc:abc", repo: "core", defaultBranch: "main" },
+    push: { ref: "refs/heads/main", oldSha: "0".repeat(40), newSha: SHA },
+  },
   workflows: [],
 });
 
 /** A ReserveSeat for a microvm workflow on the local busybox, without a clone. */
 function offer(leaseId: string, steps: string, extra: { engine?: string; image?: string } = {}) {
   const raw = `engine: microvm\nimage: ${extra.image ?? "alpine"}\nsteps:\n${steps}`;
-  return { leaseId, targetEngine: extra.engine ?? "microvm", rawPipelineJson: PIPELINE, rawWorkflowJson: JSON.stringify({ name: "ci.yml", engine: "microvm", clone: { skip: true }, raw }), knot: "knot.example.org", rkey: "3kxmill" };
+  return {
+    leaseId,
+    targetEngine: extra.engine ?? "microvm",
+    rawPipelineJson: PIPELINE,
+    rawWorkflowJson: JSON.stringify({ name: "ci.yml", engine: "microvm", clone: { skip: true }, raw }),
+    knot: "knot.example.org",
+    rkey: "3kxmill",
+  };
 }
 
 const step = (name: string, command: string) => `  - name: ${name}\n    command: ${JSON.stringify(command)}\n`;
@@ -48,7 +59,10 @@ interface ExecutorProcess {
 
 function startExecutor(args: readonly string[]): Promise<ExecutorProcess> {
   const timings = JSON.stringify({ snapshotMs: 1_000, backoffMinMs: 200, backoffMaxMs: 1_000, cancelGraceMs: 4_000 });
-  const child = spawn(process.execPath, [CLI, "executor", ...args], { env: { ...process.env, KNOTLESS_MILL_TIMINGS: timings }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [CLI, "executor", ...args], {
+    env: { ...process.env, KNOTLESS_MILL_TIMINGS: timings },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let output = "";
   const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
   return new Promise((resolve, reject) => {
@@ -72,12 +86,44 @@ describe("the mill executor on the local cluster", { skip, concurrency: 1, timeo
   const configFile = join(dir, "config.yml");
   writeFileSync(tokenFile, `${TOKEN}\n`);
   chmodSync(tokenFile, 0o600);
-  writeFileSync(configFile, ["engines:", "  microvm:", "    images:", `      alpine: ${BUSYBOX}`, "    defaultImage: alpine", ""].join("\n"));
-  const args = () => ["--mill", mill.url, "--insecure-mill", "--token-file", tokenFile, "--state-dir", stateDir, "--log-store", storeDir, "--labels", "k8s", "--max-runs", "2", "--config", configFile, "--kubeconfig", cluster.kubeconfigPath, "--kubectl", KUBECTL, "--skip-warm"];
-  const connected = (connections: number) => mill.waitFor(() => mill.connections >= connections && mill.connected && mill.messages("nodeSnapshot").length > 0, 30_000, "the executor's session");
+  writeFileSync(
+    configFile,
+    ["engines:", "  microvm:", "    images:", `      alpine: ${BUSYBOX}`, "    defaultImage: alpine", ""].join("\n"),
+  );
+  const args = () => [
+    "--mill",
+    mill.url,
+    "--insecure-mill",
+    "--token-file",
+    tokenFile,
+    "--state-dir",
+    stateDir,
+    "--log-store",
+    storeDir,
+    "--labels",
+    "k8s",
+    "--max-runs",
+    "2",
+    "--config",
+    configFile,
+    "--kubeconfig",
+    cluster.kubeconfigPath,
+    "--kubectl",
+    KUBECTL,
+    "--skip-warm",
+  ];
+  const connected = (connections: number) =>
+    mill.waitFor(
+      () => mill.connections >= connections && mill.connected && mill.messages("nodeSnapshot").length > 0,
+      30_000,
+      "the executor's session",
+    );
 
   before(async () => {
-    [cluster, mill] = await Promise.all([startLocalCluster({ imageBackOffSeconds: 1 }), StandInMill.start({ token: TOKEN })]);
+    [cluster, mill] = await Promise.all([
+      startLocalCluster({ imageBackOffSeconds: 1 }),
+      StandInMill.start({ token: TOKEN }),
+    ]);
     executor = await startExecutor(args());
     await connected(1);
   });
@@ -92,7 +138,9 @@ describe("the mill executor on the local cluster", { skip, concurrency: 1, timeo
   });
 
   it("runs a push pipeline's workflow: RUNNING then SUCCESS, the artifact's hash that of the stored log, Tangled's variables set, the secret masked everywhere and in no file", async () => {
-    const steps = step("greet", 'echo "repo=$TANGLED_REPO_NAME sha=$TANGLED_SHA ci=$CI"') + step("secret", 'echo "token=$DEPLOY_TOKEN"; printf %s "$DEPLOY_TOKEN" | base64');
+    const steps =
+      step("greet", 'echo "repo=$TANGLED_REPO_NAME sha=$TANGLED_SHA ci=$CI"') +
+      step("secret", 'echo "token=$DEPLOY_TOKEN"; printf %s "$DEPLOY_TOKEN" | base64');
     assert.equal((await mill.reserve(offer("3kxmill-1", steps))).accepted, true);
     assert.equal(await mill.commit("3kxmill-1", [{ key: "DEPLOY_TOKEN", value: SECRET }]), "committed");
     const terminal = await mill.waitFor(() => mill.terminals.get("3kxmill-1"), 300_000, "the terminal");
@@ -100,12 +148,28 @@ describe("the mill executor on the local cluster", { skip, concurrency: 1, timeo
     assert.equal(terminal.status, TERMINAL_STATUS.success);
     const stored = readFileSync(join(storeDir, terminal.logArtifact!.ref));
     assert.equal(terminal.logArtifact!.hash, `sha256:${createHash("sha256").update(stored).digest("hex")}`);
-    const storedLines = stored.toString("utf8").trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+    const storedLines = stored
+      .toString("utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     assert.deepEqual(mill.liveLines("3kxmill-1"), storedLines, "every stored line went out live, in order");
     const text = stored.toString("utf8");
     assert.match(text, new RegExp(`repo=core sha=${SHA} ci=true`));
-    assert.ok(storedLines.some((line) => line.kind === "control" && line.step_status === "start" && line.step_id === 0 && line.step_kind === 1 && line.step_command !== undefined));
-    assert.ok(storedLines.some((line) => line.kind === "control" && line.step_id === -1), "setup work is a system step");
+    assert.ok(
+      storedLines.some(
+        (line) =>
+          line.kind === "control" &&
+          line.step_status === "start" &&
+          line.step_id === 0 &&
+          line.step_kind === 1 &&
+          line.step_command !== undefined,
+      ),
+    );
+    assert.ok(
+      storedLines.some((line) => line.kind === "control" && line.step_id === -1),
+      "setup work is a system step",
+    );
     assert.match(text, /token=\*\*\*/);
     for (const form of [SECRET, Buffer.from(SECRET).toString("base64")]) {
       assert.ok(!text.includes(form), `the stored log holds ${form}`);
@@ -132,13 +196,21 @@ describe("the mill executor on the local cluster", { skip, concurrency: 1, timeo
     const image = await mill.reserve(offer("3kxbad-2", step("a", "true"), { image: "ubuntu" }));
     assert.deepEqual([image.accepted, image.rejectClass], [false, REJECT_CLASS.incompatible]);
     assert.match(image.rejectReason, /ubuntu/);
-    await mill.waitFor(() => mill.messages("nodeSnapshot").at(-1)!.activeLeaseIds.length === 0, 10_000, "the released seats");
+    await mill.waitFor(
+      () => mill.messages("nodeSnapshot").at(-1)!.activeLeaseIds.length === 0,
+      10_000,
+      "the released seats",
+    );
   });
 
   it("cancels a run mid-step: CancelAck at once, CANCELLED within 10 s", async () => {
     assert.equal((await mill.reserve(offer("3kxmill-3", step("long", "echo started; sleep 300")))).accepted, true);
     assert.equal(await mill.commit("3kxmill-3"), "committed");
-    await mill.waitFor(() => mill.liveLines("3kxmill-3").some((line) => line.content === "started"), 300_000, "the step's first line");
+    await mill.waitFor(
+      () => mill.liveLines("3kxmill-3").some((line) => line.content === "started"),
+      300_000,
+      "the step's first line",
+    );
     const timing = await mill.cancel("3kxmill-3");
     assert.ok(timing.ackMs < 1_000, `CancelAck after ${timing.ackMs} ms`);
     assert.ok(timing.terminalMs < 10_000, `terminal after ${timing.terminalMs} ms`);
@@ -149,7 +221,11 @@ describe("the mill executor on the local cluster", { skip, concurrency: 1, timeo
     mill.ackEnabled = false;
     assert.equal((await mill.reserve(offer("3kxmill-4", step("long", "echo started; sleep 300")))).accepted, true);
     assert.equal(await mill.commit("3kxmill-4"), "committed");
-    await mill.waitFor(() => mill.liveLines("3kxmill-4").some((line) => line.content === "started"), 300_000, "the step's first line");
+    await mill.waitFor(
+      () => mill.liveLines("3kxmill-4").some((line) => line.content === "started"),
+      300_000,
+      "the step's first line",
+    );
     const epoch = mill.messages("hello").at(-1)!.epoch;
     const connections = mill.connections;
     executor.child.kill("SIGKILL");

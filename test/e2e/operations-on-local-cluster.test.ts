@@ -13,13 +13,16 @@ import { makeTestTempDir } from "../support/temp-dir.js";
 
 /** Async on purpose: the cluster serves from this process, so a synchronous call would deadlock. */
 const execFileAsync = promisify(execFile);
-const skip = E2E_KUBECTLS.length === 0 ? "no kubectl 1.30 or 1.33 under /usr/lib/google-cloud-sdk/bin" : findPodmanSkipReason();
+const skip =
+  E2E_KUBECTLS.length === 0 ? "no kubectl 1.30 or 1.33 under /usr/lib/google-cloud-sdk/bin" : findPodmanSkipReason();
 /** A transport as the tests name it: "api", or the path of a real kubectl for --transport kubectl. */
 const name = (via: string): string => via.split("/").pop()!;
-const transportArgs = (via: string): string[] => (via === "api" ? ["--transport", "api"] : ["--transport", "kubectl", "--kubectl", via]);
+const transportArgs = (via: string): string[] =>
+  via === "api" ? ["--transport", "api"] : ["--transport", "kubectl", "--kubectl", via];
 
 /** A step that leaves an output, says so, and then waits with a child of its own. */
-const WAITING_STEP = "wait\techo before > /outputs/before.txt; (sleep 301; echo late > /outputs/late.txt) & echo step-waits; sleep 300\n";
+const WAITING_STEP =
+  "wait\techo before > /outputs/before.txt; (sleep 301; echo late > /outputs/late.txt) & echo step-waits; sleep 300\n";
 
 describe("operating the runner on the local cluster", { skip, concurrency: 1, timeout: 900_000 }, () => {
   let cluster: LocalCluster;
@@ -29,9 +32,21 @@ describe("operating the runner on the local cluster", { skip, concurrency: 1, ti
   after(async () => {
     await cluster?.stop();
   });
-  const cli = (via: string, args: readonly string[], env: Record<string, string> = {}) => runCli([...args, "--kubeconfig", cluster.kubeconfigPath, ...transportArgs(via)], { env });
+  const cli = (via: string, args: readonly string[], env: Record<string, string> = {}) =>
+    runCli([...args, "--kubeconfig", cluster.kubeconfigPath, ...transportArgs(via)], { env });
   const runArgs = (ws: ReturnType<typeof makeWorkspace>, runId: string, via: string): string[] => [
-    "run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--out", ws.out, "--run-id", runId, "--kubeconfig", cluster.kubeconfigPath, ...transportArgs(via),
+    "run",
+    "--checkout",
+    ws.checkout,
+    "--steps",
+    ws.stepsFile,
+    "--out",
+    ws.out,
+    "--run-id",
+    runId,
+    "--kubeconfig",
+    cluster.kubeconfigPath,
+    ...transportArgs(via),
   ];
 
   for (const via of ["api", ...E2E_KUBECTLS]) {
@@ -39,18 +54,40 @@ describe("operating the runner on the local cluster", { skip, concurrency: 1, ti
       cluster.setFaults({});
       const text = await cli(via, ["doctor"]);
       assert.equal(text.code, 0, text.stdout + text.stderr);
-      for (const check of [via === "api" ? "transport" : "kubectl", "cluster", "namespace", "permission jobs.batch", "permission pods/exec", "nodes"]) {
-        assert.match(text.stdout, new RegExp(`^(ok|warn) +${check.replace(/[./]/g, "\\$&")} `, "m"), `${check}:\n${text.stdout}`);
+      for (const check of [
+        via === "api" ? "transport" : "kubectl",
+        "cluster",
+        "namespace",
+        "permission jobs.batch",
+        "permission pods/exec",
+        "nodes",
+      ]) {
+        assert.match(
+          text.stdout,
+          new RegExp(`^(ok|warn) +${check.replace(/[./]/g, "\\$&")} `, "m"),
+          `${check}:\n${text.stdout}`,
+        );
       }
       assert.match(text.stdout, /^ok +permission jobs\.batch +create, delete, get, list, patch, watch in default$/m);
-      assert.match(text.stdout, /^warn +credential +user local-admin; .*cluster-admin/m, "the local cluster's admin is warned of");
+      assert.match(
+        text.stdout,
+        /^warn +credential +user local-admin; .*cluster-admin/m,
+        "the local cluster's admin is warned of",
+      );
       assert.match(text.stdout, /^ok +nodes +1 node, 1 ready$/m);
       const json = await cli(via, ["doctor", "--json"]);
       assert.equal(json.code, 0);
-      const report = JSON.parse(json.stdout) as { ok: boolean; namespace: string; checks: Array<{ name: string; status: string }> };
+      const report = JSON.parse(json.stdout) as {
+        ok: boolean;
+        namespace: string;
+        checks: Array<{ name: string; status: string }>;
+      };
       assert.equal(report.ok, true);
       assert.equal(report.namespace, "default");
-      assert.ok(report.checks.every((c) => c.status === "ok" || c.status === "warn"), json.stdout);
+      assert.ok(
+        report.checks.every((c) => c.status === "ok" || c.status === "warn"),
+        json.stdout,
+      );
     });
   }
 
@@ -66,7 +103,18 @@ describe("operating the runner on the local cluster", { skip, concurrency: 1, ti
     assert.match(down.stdout, /^skip +namespace +the cluster cannot be reached$/m);
     assert.ok(tookMs < 15_000, `${tookMs} ms`);
     const closed = join(makeTestTempDir("doctor-closed-"), "kubeconfig");
-    writeFileSync(closed, ["apiVersion: v1", "kind: Config", "clusters: [{name: c, cluster: {server: 'http://127.0.0.1:1'}}]", "users: [{name: u, user: {}}]", "contexts: [{name: x, context: {cluster: c, user: u}}]", "current-context: x", ""].join("\n"));
+    writeFileSync(
+      closed,
+      [
+        "apiVersion: v1",
+        "kind: Config",
+        "clusters: [{name: c, cluster: {server: 'http://127.0.0.1:1'}}]",
+        "users: [{name: u, user: {}}]",
+        "contexts: [{name: x, context: {cluster: c, user: u}}]",
+        "current-context: x",
+        "",
+      ].join("\n"),
+    );
     const port = await runCli(["doctor", "--kubeconfig", closed, ...transportArgs(via), "--json"]);
     assert.equal(port.code, 3);
     const report = JSON.parse(port.stdout) as { ok: boolean; checks: Array<{ name: string; status: string }> };
@@ -92,7 +140,12 @@ describe("operating the runner on the local cluster", { skip, concurrency: 1, ti
       const cancel = await cli(via, ["cancel", runId]);
       const cancelReturnedAt = Date.now();
       assert.equal(cancel.code, 0, cancel.stderr);
-      assert.match(cancel.stdout, new RegExp(`^cancel requested for run ${runId} \\(Job default/knotless-run-${runId}\\): its runner \\d+@\\S+ stops the step`));
+      assert.match(
+        cancel.stdout,
+        new RegExp(
+          `^cancel requested for run ${runId} \\(Job default/knotless-run-${runId}\\): its runner \\d+@\\S+ stops the step`,
+        ),
+      );
       const ended = await run.exited;
       const latencyMs = ended.endedAt - cancelReturnedAt;
       assert.equal(ended.code, 130, ended.stderr);
@@ -101,14 +154,31 @@ describe("operating the runner on the local cluster", { skip, concurrency: 1, ti
       // reported, not asserted, so that the test says something about the runner rather than about the neighbours.
       const load = loadavg()[0]!;
       const starved = load > 2 * cpus().length;
-      if (starved) t.diagnostic(`load ${load.toFixed(1)} on ${cpus().length} CPUs: the 5 s bound is not asserted (${latencyMs} ms)`);
-      else assert.ok(latencyMs < 5000, `the run exited ${latencyMs} ms after the cancel returned (load ${load.toFixed(1)})`);
+      if (starved)
+        t.diagnostic(
+          `load ${load.toFixed(1)} on ${cpus().length} CPUs: the 5 s bound is not asserted (${latencyMs} ms)`,
+        );
+      else
+        assert.ok(
+          latencyMs < 5000,
+          `the run exited ${latencyMs} ms after the cancel returned (load ${load.toFixed(1)})`,
+        );
       const result = readResult(ws.out);
       assert.equal(result.status, "cancelled");
       assert.match(result.error ?? "", /^cancel requested through the cluster by \d+@\S+ at /);
-      assert.deepEqual(result.steps.map((s) => s.status), ["cancelled"]);
-      assert.equal(readFileSync(join(ws.out, "outputs", "before.txt"), "utf8"), "before\n", "what the step wrote before the cancel is collected");
-      assert.deepEqual([...result.outputs].map((o) => o.path), ["before.txt"]);
+      assert.deepEqual(
+        result.steps.map((s) => s.status),
+        ["cancelled"],
+      );
+      assert.equal(
+        readFileSync(join(ws.out, "outputs", "before.txt"), "utf8"),
+        "before\n",
+        "what the step wrote before the cancel is collected",
+      );
+      assert.deepEqual(
+        [...result.outputs].map((o) => o.path),
+        ["before.txt"],
+      );
       assert.match(readFileSync(join(ws.out, "run.log"), "utf8"), /step 1: its processes in the pod are stopped/);
       t.diagnostic(`cancel latency through ${name(via)}: ${latencyMs} ms from the cancel's return to the run's exit`);
       await assertNothingLeft(cluster);
@@ -123,14 +193,25 @@ describe("operating the runner on the local cluster", { skip, concurrency: 1, ti
     assert.equal((await cli("api", ["cancel", "cancel-kept"])).code, 0);
     assert.equal((await run.exited).code, 130);
     try {
-      const container = (await cluster.podmanContainers()).find((c) => c.includes("cancel-kept") && !c.endsWith("-infra"));
+      const container = (await cluster.podmanContainers()).find(
+        (c) => c.includes("cancel-kept") && !c.endsWith("-infra"),
+      );
       assert.ok(container, "the kept pod's container");
-      const { stdout: ps } = await execFileAsync("podman", ["exec", container!, "ps", "-o", "pid,args"], { encoding: "utf8" });
+      const { stdout: ps } = await execFileAsync("podman", ["exec", container!, "ps", "-o", "pid,args"], {
+        encoding: "utf8",
+      });
       assert.doesNotMatch(ps, /sleep 30[01]/, ps);
       const list = await cli("api", ["list"]);
       assert.match(list.stdout, /^cancel-kept +run +(kept|cancelling) /m, list.stdout);
     } finally {
-      await execFileAsync(E2E_KUBECTLS[0]!, ["--kubeconfig", cluster.kubeconfigPath, "delete", "job", "knotless-run-cancel-kept", "--cascade=background"]);
+      await execFileAsync(E2E_KUBECTLS[0]!, [
+        "--kubeconfig",
+        cluster.kubeconfigPath,
+        "delete",
+        "job",
+        "knotless-run-cancel-kept",
+        "--cascade=background",
+      ]);
     }
     await assertNothingLeft(cluster);
   });
@@ -138,7 +219,10 @@ describe("operating the runner on the local cluster", { skip, concurrency: 1, ti
   it("cancel of a run that is not running says so and exits 0", async () => {
     const result = await cli("api", ["cancel", "never-started"]);
     assert.equal(result.code, 0, result.stderr);
-    assert.equal(result.stdout, "no run never-started is running in the kubeconfig context's namespace (no Job knotless-run-never-started); nothing to cancel\n");
+    assert.equal(
+      result.stdout,
+      "no run never-started is running in the kubeconfig context's namespace (no Job knotless-run-never-started); nothing to cancel\n",
+    );
     const pinned = await cli("api", ["cancel", "never-started", "--namespace", "ci"]);
     assert.match(pinned.stdout, /in namespace ci/);
   });
@@ -154,11 +238,21 @@ describe("operating the runner on the local cluster", { skip, concurrency: 1, ti
     const list = await cli(via, ["list"], env);
     assert.equal(list.code, 0, list.stderr);
     assert.match(list.stdout, /^RUN ID +ROLE +PHASE +AGE +HEARTBEAT +OWNER +NODE +LEFT +POD ENDED$/m);
-    assert.match(list.stdout, new RegExp(`^gc-live +run +running +\\S+ +\\S+ +${live.pid}@\\S+ +local-node-1 +- +-$`, "m"), list.stdout);
-    const json = JSON.parse((await cli(via, ["list", "--json"], env)).stdout) as { namespace: string; jobs: Array<{ runId: string; phase: string; owner: string; node: string; heartbeatAgeMs: number }> };
+    assert.match(
+      list.stdout,
+      new RegExp(`^gc-live +run +running +\\S+ +\\S+ +${live.pid}@\\S+ +local-node-1 +- +-$`, "m"),
+      list.stdout,
+    );
+    const json = JSON.parse((await cli(via, ["list", "--json"], env)).stdout) as {
+      namespace: string;
+      jobs: Array<{ runId: string; phase: string; owner: string; node: string; heartbeatAgeMs: number }>;
+    };
     assert.equal(json.namespace, "default");
     assert.deepEqual(json.jobs.map((j) => j.runId).sort(), ["gc-killed", "gc-live"]);
-    assert.ok(json.jobs.every((j) => j.phase === "running" && j.node === "local-node-1" && j.heartbeatAgeMs < 30_000), JSON.stringify(json));
+    assert.ok(
+      json.jobs.every((j) => j.phase === "running" && j.node === "local-node-1" && j.heartbeatAgeMs < 30_000),
+      JSON.stringify(json),
+    );
 
     doomed.kill("SIGKILL");
     await doomed.exited;
@@ -167,18 +261,34 @@ describe("operating the runner on the local cluster", { skip, concurrency: 1, ti
     await new Promise((r) => setTimeout(r, 11_000));
     const refused = await cli(via, ["gc", "--stale-after", "1s"], env);
     assert.equal(refused.code, 2, "below twice the heartbeat interval");
-    assert.equal((await cli(via, ["gc", "--stale-after", "2s", "--dry-run"], env)).code, 0, "twice the interval is accepted");
+    assert.equal(
+      (await cli(via, ["gc", "--stale-after", "2s", "--dry-run"], env)).code,
+      0,
+      "twice the interval is accepted",
+    );
     const dry = await cli(via, ["gc", "--stale-after", "10s", "--dry-run"], env);
     assert.match(dry.stdout, /^would remove +run gc-killed /m);
     assert.equal(cluster.objects("jobs.batch").length, 2, "a dry run removes nothing");
     const gc = await cli(via, ["gc", "--stale-after", "10s"], env);
     assert.equal(gc.code, 0, gc.stdout + gc.stderr);
-    assert.match(gc.stdout, /^removed +run gc-killed \(Job knotless-run-gc-killed\): heartbeat \S+ ago, stale after 10.0s: its runner is gone, owner \d+@\S+$/m, gc.stdout);
-    assert.match(gc.stdout, /^spared +run gc-live \(Job knotless-run-gc-live\): heartbeat \S+ ago: its runner is alive/m, gc.stdout);
+    assert.match(
+      gc.stdout,
+      /^removed +run gc-killed \(Job knotless-run-gc-killed\): heartbeat \S+ ago, stale after 10.0s: its runner is gone, owner \d+@\S+$/m,
+      gc.stdout,
+    );
+    assert.match(
+      gc.stdout,
+      /^spared +run gc-live \(Job knotless-run-gc-live\): heartbeat \S+ ago: its runner is alive/m,
+      gc.stdout,
+    );
     assert.match(gc.stdout, /^gc in namespace default: 1 removed, 1 spared$/m);
     await waitUntil("the killed run's Job gone", () => cluster.objects("jobs.batch").length === 1, 10_000);
     // The killed runner's cancel watch, orphaned, ends once it sees its Job deleted (its reader is gone).
-    await waitUntil("no process of the killed run left", async () => !(await listProcesses()).some((line) => line.includes("knotless-run-gc-killed")), 15_000);
+    await waitUntil(
+      "no process of the killed run left",
+      async () => !(await listProcesses()).some((line) => line.includes("knotless-run-gc-killed")),
+      15_000,
+    );
 
     assert.equal((await cli(via, ["cancel", "gc-live"])).code, 0);
     assert.equal((await live.exited).code, 130);

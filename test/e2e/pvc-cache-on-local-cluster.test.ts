@@ -18,7 +18,10 @@ import { E2E_KUBECTLS, findPodmanSkipReason, waitUntil } from "../support/local-
 const NAMESPACE = "ci";
 const CLAIM = "ci-cache";
 const DEBIAN = "docker.io/library/debian:bookworm-slim";
-const IMAGES = ["docker.io/library/busybox:1.36", ...(spawnSync("podman", ["image", "exists", DEBIAN]).status === 0 ? [DEBIAN] : [])];
+const IMAGES = [
+  "docker.io/library/busybox:1.36",
+  ...(spawnSync("podman", ["image", "exists", DEBIAN]).status === 0 ? [DEBIAN] : []),
+];
 const skip = findPodmanSkipReason() || (E2E_KUBECTLS.length === 0 ? "no kubectl 1.30 or 1.33 installed" : false);
 
 describe("the PVC cache backend on the local cluster", { skip }, () => {
@@ -32,8 +35,16 @@ describe("the PVC cache backend on the local cluster", { skip }, () => {
     target = { kubeconfig: cluster.kubeconfigPath, namespace: NAMESPACE };
     kubectl = new Kubectl({ binary: E2E_KUBECTLS.at(-1)!, env: process.env });
     api = await openApiCluster({ files: [cluster.kubeconfigPath], explicit: true }, { env: {} });
-    const claim = { apiVersion: "v1", kind: "PersistentVolumeClaim", metadata: { name: CLAIM }, spec: { accessModes: ["ReadWriteMany"], resources: { requests: { storage: "1Gi" } } } };
-    const created = await kubectl.run(["--kubeconfig", cluster.kubeconfigPath, "--namespace", NAMESPACE, "create", "-f", "-"], { stdin: JSON.stringify(claim) });
+    const claim = {
+      apiVersion: "v1",
+      kind: "PersistentVolumeClaim",
+      metadata: { name: CLAIM },
+      spec: { accessModes: ["ReadWriteMany"], resources: { requests: { storage: "1Gi" } } },
+    };
+    const created = await kubectl.run(
+      ["--kubeconfig", cluster.kubeconfigPath, "--namespace", NAMESPACE, "create", "-f", "-"],
+      { stdin: JSON.stringify(claim) },
+    );
     assert.equal(created.exitCode, 0, created.stderr);
   });
   after(async () => {
@@ -42,10 +53,27 @@ describe("the PVC cache backend on the local cluster", { skip }, () => {
   });
 
   /** Creates the runner's Job with the claim, waits for its pod to run, and returns an exec into it and the Job's name. */
-  async function startRun(run: string, image: string, repo = "did:plc:e2e/knot"): Promise<{ exec: PodExec; done: () => Promise<void> }> {
+  async function startRun(
+    run: string,
+    image: string,
+    repo = "did:plc:e2e/knot",
+  ): Promise<{ exec: PodExec; done: () => Promise<void> }> {
     const jobName = `knotless-run-${run}`;
-    const manifest = buildJobManifest({ jobName, namespace: NAMESPACE, runId: run, runIdLabel: run, image, cpu: "100m", memory: "128Mi", budgetSeconds: 600, createToken: "t", cacheClaim: { claim: CLAIM, repo } });
-    const created = await kubectl.run(["--kubeconfig", cluster.kubeconfigPath, "create", "-f", "-", "-o", "name"], { stdin: JSON.stringify(manifest) });
+    const manifest = buildJobManifest({
+      jobName,
+      namespace: NAMESPACE,
+      runId: run,
+      runIdLabel: run,
+      image,
+      cpu: "100m",
+      memory: "128Mi",
+      budgetSeconds: 600,
+      createToken: "t",
+      cacheClaim: { claim: CLAIM, repo },
+    });
+    const created = await kubectl.run(["--kubeconfig", cluster.kubeconfigPath, "create", "-f", "-", "-o", "name"], {
+      stdin: JSON.stringify(manifest),
+    });
     assert.equal(created.exitCode, 0, created.stderr);
     const podOf = () => cluster.objects("pods", NAMESPACE).find((p) => p.metadata.labels?.["job-name"] === jobName);
     await waitUntil(`the pod of ${jobName} running`, () => podOf()?.status?.phase === "Running", 90_000);
@@ -53,7 +81,17 @@ describe("the PVC cache backend on the local cluster", { skip }, () => {
     return {
       exec: createClusterPodExec(api, target.namespace, pod),
       done: async () => {
-        await kubectl.run(["--kubeconfig", cluster.kubeconfigPath, "--namespace", NAMESPACE, "delete", "job", jobName, "--cascade=background", "--wait=false"]);
+        await kubectl.run([
+          "--kubeconfig",
+          cluster.kubeconfigPath,
+          "--namespace",
+          NAMESPACE,
+          "delete",
+          "job",
+          jobName,
+          "--cascade=background",
+          "--wait=false",
+        ]);
       },
     };
   }
@@ -61,12 +99,29 @@ describe("the PVC cache backend on the local cluster", { skip }, () => {
   for (const [i, image] of IMAGES.entries()) {
     const compression = image === DEBIAN ? "zstd" : "gzip";
     it(`misses in one run's pod and hits, byte for byte, in the next run's pod, the entry ${compression} (${image})`, async () => {
-      const spec: CacheSpec = { key: `deps-${i}-v1`, restoreKeys: [`deps-${i}-`], paths: ["/work/deps", "/root/.tool-cache"] };
+      const spec: CacheSpec = {
+        key: `deps-${i}-v1`,
+        restoreKeys: [`deps-${i}-`],
+        paths: ["/work/deps", "/root/.tool-cache"],
+      };
       const warnings: string[] = [];
-      const driverFor = (exec: PodExec, nonce: string) => createPvcCacheDriver({ exec, repo: "did:plc:e2e/knot", claim: CLAIM, maxBytes: 100 * 1024 * 1024, nonce, now: Date.now, warn: (m) => warnings.push(m) });
+      const driverFor = (exec: PodExec, nonce: string) =>
+        createPvcCacheDriver({
+          exec,
+          repo: "did:plc:e2e/knot",
+          claim: CLAIM,
+          maxBytes: 100 * 1024 * 1024,
+          nonce,
+          now: Date.now,
+          warn: (m) => warnings.push(m),
+        });
       const first = await startRun(`pvc-a-${i}`, image);
       assert.deepEqual(await driverFor(first.exec, `a${i}`).restore(spec), { kind: "miss" });
-      const built = await first.exec(["sh", "-c", "mkdir -p /work/deps/sub /root/.tool-cache && echo built > /work/deps/sub/out.txt && head -c 65536 /dev/urandom > /root/.tool-cache/blob && cat /work/deps/sub/out.txt /root/.tool-cache/blob | sha256sum"]);
+      const built = await first.exec([
+        "sh",
+        "-c",
+        "mkdir -p /work/deps/sub /root/.tool-cache && echo built > /work/deps/sub/out.txt && head -c 65536 /dev/urandom > /root/.tool-cache/blob && cat /work/deps/sub/out.txt /root/.tool-cache/blob | sha256sum",
+      ]);
       assert.equal(built.exitCode, 0, built.stderr);
       const save = await driverFor(first.exec, `a${i}`).save(spec);
       assert.equal(save.status, "saved");
@@ -74,12 +129,22 @@ describe("the PVC cache backend on the local cluster", { skip }, () => {
       await first.done();
 
       const second = await startRun(`pvc-b-${i}`, image);
-      assert.equal((await second.exec(["sh", "-c", "test -e /work/deps || echo fresh"])).stdout, "fresh\n", "the second run's pod starts without the files");
-      assert.deepEqual(await driverFor(second.exec, `b${i}`).restore(spec), { kind: "exact", restoredKey: spec.key, bytes });
+      assert.equal(
+        (await second.exec(["sh", "-c", "test -e /work/deps || echo fresh"])).stdout,
+        "fresh\n",
+        "the second run's pod starts without the files",
+      );
+      assert.deepEqual(await driverFor(second.exec, `b${i}`).restore(spec), {
+        kind: "exact",
+        restoredKey: spec.key,
+        bytes,
+      });
       const again = await second.exec(["sh", "-c", "cat /work/deps/sub/out.txt /root/.tool-cache/blob | sha256sum"]);
       assert.equal(again.stdout, built.stdout);
       assert.deepEqual(await driverFor(second.exec, `b${i}`).save(spec), { status: "exists", bytes: 0 });
-      const listed = parsePvcList(await second.exec(buildPvcListCommand("did:plc:e2e/knot")), "did:plc:e2e/knot").find((e) => e.key === spec.key);
+      const listed = parsePvcList(await second.exec(buildPvcListCommand("did:plc:e2e/knot")), "did:plc:e2e/knot").find(
+        (e) => e.key === spec.key,
+      );
       assert.equal(listed?.compression, compression, "the entry's metadata");
       await second.done();
       if (image === DEBIAN) {
@@ -96,7 +161,8 @@ describe("the PVC cache backend on the local cluster", { skip }, () => {
   it("a run of repository A sees only its own directory of the claim: B's entries can be neither read nor overwritten from it", async () => {
     const [repoA, repoB] = ["did:plc:a/repo", "did:plc:b/repo"];
     const spec: CacheSpec = { key: "iso-v1", restoreKeys: ["iso-"], paths: ["/work/secret"] };
-    const driverFor = (exec: PodExec, repo: string, nonce: string) => createPvcCacheDriver({ exec, repo, claim: CLAIM, maxBytes: 100 * 1024 * 1024, nonce, now: Date.now });
+    const driverFor = (exec: PodExec, repo: string, nonce: string) =>
+      createPvcCacheDriver({ exec, repo, claim: CLAIM, maxBytes: 100 * 1024 * 1024, nonce, now: Date.now });
     const sh = async (exec: PodExec, script: string) => (await exec(["sh", "-c", script])).stdout;
     const b = await startRun("pvc-iso-b", IMAGES[0]!, repoB);
     await sh(b.exec, "mkdir -p /work/secret && echo b-only > /work/secret/f");
@@ -106,16 +172,35 @@ describe("the PVC cache backend on the local cluster", { skip }, () => {
     await b.done();
 
     const a = await startRun("pvc-iso-a", IMAGES[0]!, repoA);
-    assert.equal(await sh(a.exec, "ls -A /knotless-cache"), `${hashCacheName(repoA)}\n`, "the pod sees only its repository's directory");
+    assert.equal(
+      await sh(a.exec, "ls -A /knotless-cache"),
+      `${hashCacheName(repoA)}\n`,
+      "the pod sees only its repository's directory",
+    );
     assert.deepEqual(await driverFor(a.exec, repoA, "a1").restore(spec), { kind: "miss" });
-    assert.equal(await sh(a.exec, "grep -rl b-only /knotless-cache /work /root /tmp /outputs 2>/dev/null; true"), "", "B's entry is readable from A's pod");
+    assert.equal(
+      await sh(a.exec, "grep -rl b-only /knotless-cache /work /root /tmp /outputs 2>/dev/null; true"),
+      "",
+      "B's entry is readable from A's pod",
+    );
     // Writing where B's directory would be lands in the container's own filesystem, not on the claim.
-    await sh(a.exec, `mkdir -p /knotless-cache/${hashCacheName(repoB)} && echo poison > /knotless-cache/${hashCacheName(repoB)}/${hashCacheName(spec.key)}.meta`);
+    await sh(
+      a.exec,
+      `mkdir -p /knotless-cache/${hashCacheName(repoB)} && echo poison > /knotless-cache/${hashCacheName(repoB)}/${hashCacheName(spec.key)}.meta`,
+    );
     await a.done();
 
     const b2 = await startRun("pvc-iso-b2", IMAGES[0]!, repoB);
-    assert.equal(await sh(b2.exec, "rm -rf /work/secret; grep -rl poison /knotless-cache; true"), "", "A's write reached B's directory");
-    assert.deepEqual(await driverFor(b2.exec, repoB, "b2").restore(spec), { kind: "exact", restoredKey: spec.key, bytes: saved.bytes });
+    assert.equal(
+      await sh(b2.exec, "rm -rf /work/secret; grep -rl poison /knotless-cache; true"),
+      "",
+      "A's write reached B's directory",
+    );
+    assert.deepEqual(await driverFor(b2.exec, repoB, "b2").restore(spec), {
+      kind: "exact",
+      restoredKey: spec.key,
+      bytes: saved.bytes,
+    });
     assert.equal(await sh(b2.exec, "cat /work/secret/f"), "b-only\n");
     await b2.done();
   });

@@ -36,15 +36,26 @@ describe("run --cache-pvc on the local cluster", { skip, concurrency: 1, timeout
   before(async () => {
     cluster = await startLocalCluster({ imageBackOffSeconds: 1 });
     root = mkdtempSync(join(tmpdir(), "knotless-pvc-workflow-"));
-    const claim = { apiVersion: "v1", kind: "PersistentVolumeClaim", metadata: { name: CLAIM }, spec: { accessModes: ["ReadWriteMany"], resources: { requests: { storage: "1Gi" } } } };
-    const created = await new Kubectl({ binary: KUBECTL, env: process.env }).run(["--kubeconfig", cluster.kubeconfigPath, "create", "-f", "-"], { stdin: JSON.stringify(claim) });
+    const claim = {
+      apiVersion: "v1",
+      kind: "PersistentVolumeClaim",
+      metadata: { name: CLAIM },
+      spec: { accessModes: ["ReadWriteMany"], resources: { requests: { storage: "1Gi" } } },
+    };
+    const created = await new Kubectl({ binary: KUBECTL, env: process.env }).run(
+      ["--kubeconfig", cluster.kubeconfigPath, "create", "-f", "-"],
+      { stdin: JSON.stringify(claim) },
+    );
     assert.equal(created.exitCode, 0, created.stderr);
   });
   after(async () => {
     await cluster?.stop();
   });
 
-  async function run(lock: string, claim = CLAIM): Promise<{ code: number | null; stdout: string; stderr: string; result: RunResult }> {
+  async function run(
+    lock: string,
+    claim = CLAIM,
+  ): Promise<{ code: number | null; stdout: string; stderr: string; result: RunResult }> {
     const n = ++runs;
     const dir = join(root, `run-${n}`);
     const checkout = join(dir, "checkout");
@@ -54,7 +65,27 @@ describe("run --cache-pvc on the local cluster", { skip, concurrency: 1, timeout
     writeFileSync(workflowFile, WORKFLOW);
     const out = join(dir, "out");
     const cli = await runCli(
-      ["run", "--workflow", workflowFile, "--checkout", checkout, "--out", out, "--event", "manual", "--repo", REPO, "--cache-pvc", claim, "--kubeconfig", cluster.kubeconfigPath, "--kubectl", KUBECTL, "--run-id", `pvc-${process.pid}-${n}`],
+      [
+        "run",
+        "--workflow",
+        workflowFile,
+        "--checkout",
+        checkout,
+        "--out",
+        out,
+        "--event",
+        "manual",
+        "--repo",
+        REPO,
+        "--cache-pvc",
+        claim,
+        "--kubeconfig",
+        cluster.kubeconfigPath,
+        "--kubectl",
+        KUBECTL,
+        "--run-id",
+        `pvc-${process.pid}-${n}`,
+      ],
       { timeoutMs: 300_000 },
     );
     return { code: cli.code, stdout: cli.stdout, stderr: cli.stderr, result: readResult(out) };
@@ -63,19 +94,33 @@ describe("run --cache-pvc on the local cluster", { skip, concurrency: 1, timeout
   it("misses on the first run and saves on the claim; the second run hits exactly and saves nothing", async () => {
     const first = await run("lock v1\n");
     assert.equal(first.code, 0, first.stderr);
-    assert.deepEqual(first.result.caches.map((c) => `${c.restore.status}/${c.save.status}`), ["miss/saved"]);
+    assert.deepEqual(
+      first.result.caches.map((c) => `${c.restore.status}/${c.save.status}`),
+      ["miss/saved"],
+    );
     assert.match(first.stdout, /deps built/);
     const repoDir = join(cluster.claimDirectory("default", CLAIM)!, hashCacheName(REPO));
-    assert.deepEqual(readdirSync(repoDir).map((f) => f.replace(/^[0-9a-f]{64}/, "KEY")).sort(), ["KEY.meta", "KEY.tar.gz"]);
+    assert.deepEqual(
+      readdirSync(repoDir)
+        .map((f) => f.replace(/^[0-9a-f]{64}/, "KEY"))
+        .sort(),
+      ["KEY.meta", "KEY.tar.gz"],
+    );
 
     const second = await run("lock v1\n");
     assert.equal(second.code, 0, second.stderr);
-    assert.deepEqual(second.result.caches.map((c) => `${c.restore.status}/${c.save.status}`), ["exact/skipped"]);
+    assert.deepEqual(
+      second.result.caches.map((c) => `${c.restore.status}/${c.save.status}`),
+      ["exact/skipped"],
+    );
     assert.match(second.stdout, /deps from lock v1/);
     assert.ok(second.result.caches[0]!.restore.bytes > 200_000);
 
     const changed = await run("lock v2\n");
-    assert.deepEqual(changed.result.caches.map((c) => `${c.restore.status}/${c.save.status}`), ["fallback/saved"]);
+    assert.deepEqual(
+      changed.result.caches.map((c) => `${c.restore.status}/${c.save.status}`),
+      ["fallback/saved"],
+    );
     assert.match(changed.stdout, /deps from lock v1/);
     assert.equal(readdirSync(repoDir).length, 4);
     assert.ok(existsSync(repoDir));
@@ -88,7 +133,10 @@ describe("run --cache-pvc on the local cluster", { skip, concurrency: 1, timeout
     assert.equal(missing.code, 3, missing.stderr);
     assert.ok(Date.now() - started < 60_000, `it took ${Date.now() - started} ms (the pod timeout is 15 min)`);
     assert.equal(missing.result.errorReason, "pod-config");
-    assert.match(missing.result.error ?? "", /its PersistentVolumeClaim no-such-claim does not exist in the run's namespace \(create it, or run without --cache-pvc\)/);
+    assert.match(
+      missing.result.error ?? "",
+      /its PersistentVolumeClaim no-such-claim does not exist in the run's namespace \(create it, or run without --cache-pvc\)/,
+    );
     await assertNothingLeft(cluster);
   });
 });

@@ -20,9 +20,14 @@ function podmanWorks(): boolean {
   return spawnSync("podman", ["image", "exists", "docker.io/library/busybox:1.36"], { stdio: "ignore" }).status === 0;
 }
 
-const skip = podmanWorks() ? false : "podman with the local busybox image is not available (run scripts/setup-containers.sh)";
+const skip = podmanWorks()
+  ? false
+  : "podman with the local busybox image is not available (run scripts/setup-containers.sh)";
 const DEBIAN_IMAGE = "docker.io/library/debian:bookworm-slim";
-const skipDebian = spawnSync("podman", ["image", "exists", DEBIAN_IMAGE], { stdio: "ignore" }).status === 0 ? false : `the local ${DEBIAN_IMAGE} image is not there (scripts/setup-containers.sh builds it with debootstrap)`;
+const skipDebian =
+  spawnSync("podman", ["image", "exists", DEBIAN_IMAGE], { stdio: "ignore" }).status === 0
+    ? false
+    : `the local ${DEBIAN_IMAGE} image is not there (scripts/setup-containers.sh builds it with debootstrap)`;
 const EXAMPLE_STEPS = readFileSync(join(REPO_ROOT, "examples", "hello", "steps.tsv"), "utf8");
 
 async function waitFor(what: string, check: () => Promise<boolean> | boolean, timeoutMs: number): Promise<number> {
@@ -62,20 +67,55 @@ describe("the runner on the local cluster", { skip, concurrency: 1, timeout: 900
     await cluster?.stop();
   });
 
-  const run = (steps: string, runId: string, extra: { faults?: FaultConfig; overrides?: Parameters<typeof runWithKubectl>[0]["overrides"]; kubectl?: string } = {}) => {
+  const run = (
+    steps: string,
+    runId: string,
+    extra: {
+      faults?: FaultConfig;
+      overrides?: Parameters<typeof runWithKubectl>[0]["overrides"];
+      kubectl?: string;
+    } = {},
+  ) => {
     cluster.setFaults(extra.faults ?? {});
     // The library through the API transport (the default), or through a given kubectl.
-    return runWithKubectl({ kubectlPath: extra.kubectl ?? DEFAULT_KUBECTL, transport: extra.kubectl ? "kubectl" : "api", env: {}, kubeconfig: cluster.kubeconfigPath, steps, runId, ...(extra.overrides ? { overrides: extra.overrides } : {}) });
+    return runWithKubectl({
+      kubectlPath: extra.kubectl ?? DEFAULT_KUBECTL,
+      transport: extra.kubectl ? "kubectl" : "api",
+      env: {},
+      kubeconfig: cluster.kubeconfigPath,
+      steps,
+      runId,
+      ...(extra.overrides ? { overrides: extra.overrides } : {}),
+    });
   };
 
   for (const kubectl of KUBECTL_VERSIONS) {
     it(`runs the example's four steps through ${kubectl.split("/").pop()} and leaves nothing behind`, async () => {
       cluster.setFaults({});
       const ws = makeWorkspace(EXAMPLE_STEPS);
-      const cli = await runCli(["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--shared-steps", ws.sharedSteps, "--out", ws.out, "--kubeconfig", cluster.kubeconfigPath, "--transport", "kubectl", "--kubectl", kubectl]);
+      const cli = await runCli([
+        "run",
+        "--checkout",
+        ws.checkout,
+        "--steps",
+        ws.stepsFile,
+        "--shared-steps",
+        ws.sharedSteps,
+        "--out",
+        ws.out,
+        "--kubeconfig",
+        cluster.kubeconfigPath,
+        "--transport",
+        "kubectl",
+        "--kubectl",
+        kubectl,
+      ]);
       assert.equal(cli.code, 0, cli.stderr);
       const result = readResult(ws.out);
-      assert.deepEqual(result.steps.map((s) => s.status), ["success", "success", "success", "success"]);
+      assert.deepEqual(
+        result.steps.map((s) => s.status),
+        ["success", "success", "success", "success"],
+      );
       assert.match(cli.stdout, /steps\.tsv/);
       assert.match(cli.stdout, /hello from a shared step/);
       assert.match(readFileSync(join(ws.out, "outputs", "ran.txt"), "utf8"), /^ran on knotless-run-/);
@@ -83,27 +123,51 @@ describe("the runner on the local cluster", { skip, concurrency: 1, timeout: 900
     });
   }
 
-  it("runs bash and GNU tar steps on the local Debian image and brings its outputs back through GNU tar", { skip: skipDebian }, async () => {
-    cluster.setFaults({});
-    const ws = makeWorkspace(
-      [
-        `bash\tbash -c 'set -euo pipefail; words=(one two three); echo "bash \${BASH_VERSINFO[0]} counts \${#words[@]}"'`,
-        "tar\ttar --version | head -n 1; tar -cf /outputs/work.tar -C /work README.txt",
-        "coreutils\tls --version | head -n 1 > /outputs/ls-version.txt; find --version | head -n 1",
-      ].join("\n") + "\n",
-    );
-    const cli = await runCli(["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--out", ws.out, "--kubeconfig", cluster.kubeconfigPath, "--kubectl", DEFAULT_KUBECTL, "--image", DEBIAN_IMAGE]);
-    assert.equal(cli.code, 0, cli.stderr);
-    const result = readResult(ws.out);
-    assert.equal(result.job.image, DEBIAN_IMAGE);
-    assert.deepEqual(result.steps.map((s) => s.status), ["success", "success", "success"]);
-    assert.match(cli.stdout, /^bash 5 counts 3$/m);
-    assert.match(cli.stdout, /^tar \(GNU tar\) \d/m);
-    assert.match(cli.stdout, /^find \(GNU findutils\) \d/m);
-    assert.deepEqual([...result.outputs].map((o) => o.path), ["ls-version.txt", "work.tar"]);
-    assert.match(readFileSync(join(ws.out, "outputs", "ls-version.txt"), "utf8"), /^ls \(GNU coreutils\) \d/);
-    await assertNothingLeft(cluster);
-  });
+  it(
+    "runs bash and GNU tar steps on the local Debian image and brings its outputs back through GNU tar",
+    { skip: skipDebian },
+    async () => {
+      cluster.setFaults({});
+      const ws = makeWorkspace(
+        [
+          `bash\tbash -c 'set -euo pipefail; words=(one two three); echo "bash \${BASH_VERSINFO[0]} counts \${#words[@]}"'`,
+          "tar\ttar --version | head -n 1; tar -cf /outputs/work.tar -C /work README.txt",
+          "coreutils\tls --version | head -n 1 > /outputs/ls-version.txt; find --version | head -n 1",
+        ].join("\n") + "\n",
+      );
+      const cli = await runCli([
+        "run",
+        "--checkout",
+        ws.checkout,
+        "--steps",
+        ws.stepsFile,
+        "--out",
+        ws.out,
+        "--kubeconfig",
+        cluster.kubeconfigPath,
+        "--kubectl",
+        DEFAULT_KUBECTL,
+        "--image",
+        DEBIAN_IMAGE,
+      ]);
+      assert.equal(cli.code, 0, cli.stderr);
+      const result = readResult(ws.out);
+      assert.equal(result.job.image, DEBIAN_IMAGE);
+      assert.deepEqual(
+        result.steps.map((s) => s.status),
+        ["success", "success", "success"],
+      );
+      assert.match(cli.stdout, /^bash 5 counts 3$/m);
+      assert.match(cli.stdout, /^tar \(GNU tar\) \d/m);
+      assert.match(cli.stdout, /^find \(GNU findutils\) \d/m);
+      assert.deepEqual(
+        [...result.outputs].map((o) => o.path),
+        ["ls-version.txt", "work.tar"],
+      );
+      assert.match(readFileSync(join(ws.out, "outputs", "ls-version.txt"), "utf8"), /^ls \(GNU coreutils\) \d/);
+      await assertNothingLeft(cluster);
+    },
+  );
 
   it("brings a 200 MB, 10,000-file tree back byte-identical", async () => {
     const ws = makeWorkspace("copy\tcp -a /work/tree/. /outputs/\n");
@@ -116,19 +180,46 @@ describe("the runner on the local cluster", { skip, concurrency: 1, timeout: 900
       }
     }
     cluster.setFaults({});
-    const cli = await runCli(["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--out", ws.out, "--kubeconfig", cluster.kubeconfigPath, "--kubectl", DEFAULT_KUBECTL, "--max-output-bytes", "1Gi"], { timeoutMs: 600_000 });
+    const cli = await runCli(
+      [
+        "run",
+        "--checkout",
+        ws.checkout,
+        "--steps",
+        ws.stepsFile,
+        "--out",
+        ws.out,
+        "--kubeconfig",
+        cluster.kubeconfigPath,
+        "--kubectl",
+        DEFAULT_KUBECTL,
+        "--max-output-bytes",
+        "1Gi",
+      ],
+      { timeoutMs: 600_000 },
+    );
     assert.equal(cli.code, 0, cli.stderr);
     const sent = sha256Tree(tree);
     const received = sha256Tree(join(ws.out, "outputs"));
     assert.equal(sent.size, 10_000);
-    assert.ok(received.size === sent.size && [...sent].every(([path, sum]) => received.get(path) === sum), "the trees differ");
+    assert.ok(
+      received.size === sent.size && [...sent].every(([path, sum]) => received.get(path) === sum),
+      "the trees differ",
+    );
     assert.equal(readResult(ws.out).outputs.length, 10_000);
     await assertNothingLeft(cluster);
   });
 
   it("reports a failing step's exit code, skips the rest and removes the pod", async () => {
     const r = await run("ok\ttrue\nfail\texit 4\nlater\ttrue", "lc-fail");
-    assert.deepEqual(r.result.steps.map((s) => [s.status, s.exitCode]), [["success", 0], ["failed", 4], ["skipped", null]]);
+    assert.deepEqual(
+      r.result.steps.map((s) => [s.status, s.exitCode]),
+      [
+        ["success", 0],
+        ["failed", 4],
+        ["skipped", null],
+      ],
+    );
     assert.equal(r.result.exitCode, 4);
     await assertNothingLeft(cluster);
   });
@@ -137,39 +228,93 @@ describe("the runner on the local cluster", { skip, concurrency: 1, timeout: 900
     const secret = { name: "API_TOKEN", value: "tok-'s3cr3t' $HOME `x` é" };
     const hostile = `it's "$HOME" \`x\` \\ é\nline 2`;
     const steps = [
-      { name: "vars", script: `printf '[%s]\\n' "$CI" "$HOSTILE"\nprintf 'MULTI<<EOF\\nit'\\''s "$HOME"\\nEOF\\nPLAIN=carried\\n' >> "$KNOTLESS_ENV"`, source: "lc:1" },
-      { name: "carried", script: `printf '[%s]\\n' "$MULTI" "$PLAIN" "$OWN"; printf %s "$API_TOKEN" | sha256sum`, source: "lc:2", env: [{ name: "PLAIN", value: "step wins" }, { name: "OWN", value: "own" }] },
+      {
+        name: "vars",
+        script: `printf '[%s]\\n' "$CI" "$HOSTILE"\nprintf 'MULTI<<EOF\\nit'\\''s "$HOME"\\nEOF\\nPLAIN=carried\\n' >> "$KNOTLESS_ENV"`,
+        source: "lc:1",
+      },
+      {
+        name: "carried",
+        script: `printf '[%s]\\n' "$MULTI" "$PLAIN" "$OWN"; printf %s "$API_TOKEN" | sha256sum`,
+        source: "lc:2",
+        env: [
+          { name: "PLAIN", value: "step wins" },
+          { name: "OWN", value: "own" },
+        ],
+      },
       { name: "pipefail", script: "false | true\necho unreachable", source: "lc:3" },
     ];
-    const env = [{ name: "CI", value: "true" }, { name: "HOSTILE", value: hostile }];
-    const r = await run("unused\ttrue", "lc-env", { overrides: { steps, env, secrets: [secret], shell: "sh -eo pipefail", keep: true } });
+    const env = [
+      { name: "CI", value: "true" },
+      { name: "HOSTILE", value: hostile },
+    ];
+    const r = await run("unused\ttrue", "lc-env", {
+      overrides: { steps, env, secrets: [secret], shell: "sh -eo pipefail", keep: true },
+    });
     try {
-      assert.deepEqual(r.result.steps.map((s) => [s.status, s.exitCode]), [["success", 0], ["success", 0], ["failed", 1]], r.result.error ?? "");
+      assert.deepEqual(
+        r.result.steps.map((s) => [s.status, s.exitCode]),
+        [
+          ["success", 0],
+          ["success", 0],
+          ["failed", 1],
+        ],
+        r.result.error ?? "",
+      );
       assert.equal(r.output(0), `[true]\n[${hostile}]\n`);
-      assert.equal(r.output(1), `[it's "$HOME"]\n[step wins]\n[own]\n${createHash("sha256").update(secret.value).digest("hex")}  -\n`);
+      assert.equal(
+        r.output(1),
+        `[it's "$HOME"]\n[step wins]\n[own]\n${createHash("sha256").update(secret.value).digest("hex")}  -\n`,
+      );
       assert.equal(r.output(2), "", "sh -eo pipefail stopped at the failing pipe");
       assert.ok(!JSON.stringify([r.result, r.events]).includes("s3cr3t"), "the result or the events hold the secret");
-      const container = (await cluster.podmanContainers()).find((name) => name.includes("lc-env") && !name.endsWith("-infra"));
+      const container = (await cluster.podmanContainers()).find(
+        (name) => name.includes("lc-env") && !name.endsWith("-infra"),
+      );
       assert.ok(container, "the kept pod's container");
-      const { stdout: left } = await execFileAsync("podman", ["exec", container!, "sh", "-c", "ls -A /knotless-secrets; grep -rl s3cr3t /outputs /knotless || true"], { encoding: "utf8" });
+      const { stdout: left } = await execFileAsync(
+        "podman",
+        ["exec", container!, "sh", "-c", "ls -A /knotless-secrets; grep -rl s3cr3t /outputs /knotless || true"],
+        { encoding: "utf8" },
+      );
       assert.equal(left, "", "the kept pod still holds the secret");
     } finally {
-      await execFileAsync(DEFAULT_KUBECTL, ["--kubeconfig", cluster.kubeconfigPath, "delete", "job", r.result.job.name, "--cascade=background"]);
+      await execFileAsync(DEFAULT_KUBECTL, [
+        "--kubeconfig",
+        cluster.kubeconfigPath,
+        "delete",
+        "job",
+        r.result.job.name,
+        "--cascade=background",
+      ]);
     }
     await assertNothingLeft(cluster);
   });
 
   it("kills a timed-out step that ignores SIGTERM, with its background child, inside the container", async () => {
-    const r = await run("stubborn\ttrap '' TERM; (trap '' TERM; sleep 1000) & sleep 1000\n", "lc-timeout", { overrides: { keep: true, stepTimeoutMs: 3000 } as never });
+    const r = await run("stubborn\ttrap '' TERM; (trap '' TERM; sleep 1000) & sleep 1000\n", "lc-timeout", {
+      overrides: { keep: true, stepTimeoutMs: 3000 } as never,
+    });
     try {
       assert.equal(r.result.status, "timeout");
       assert.equal(r.result.steps[0]!.timedOut, true);
-      const container = (await cluster.podmanContainers()).find((name) => name.includes("lc-timeout") && !name.endsWith("-infra"));
+      const container = (await cluster.podmanContainers()).find(
+        (name) => name.includes("lc-timeout") && !name.endsWith("-infra"),
+      );
       assert.ok(container, "the kept pod's container");
-      const { stdout: ps } = await execFileAsync("podman", ["exec", container!, "ps", "-o", "pid,args"], { encoding: "utf8" });
+      const { stdout: ps } = await execFileAsync("podman", ["exec", container!, "ps", "-o", "pid,args"], {
+        encoding: "utf8",
+      });
       assert.doesNotMatch(ps, /sleep 1000/, ps);
     } finally {
-      await execFileAsync(DEFAULT_KUBECTL, ["--kubeconfig", cluster.kubeconfigPath, "delete", "job", r.result.job.name, "--cascade=background"]);
+      await execFileAsync(DEFAULT_KUBECTL, [
+        "--kubeconfig",
+        cluster.kubeconfigPath,
+        "delete",
+        "job",
+        r.result.job.name,
+        "--cascade=background",
+      ]);
     }
     await assertNothingLeft(cluster);
   });
@@ -177,13 +322,32 @@ describe("the runner on the local cluster", { skip, concurrency: 1, timeout: 900
   it("cancels on SIGTERM mid-step with exit 130 and the container gone within 10 s", async () => {
     cluster.setFaults({});
     const ws = makeWorkspace("wait\techo waiting; sleep 300\n");
-    const cli = await runCli(["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--out", ws.out, "--kubeconfig", cluster.kubeconfigPath, "--kubectl", DEFAULT_KUBECTL], {
-      signalWhen: { when: /waiting/, signal: "SIGTERM" },
-    });
+    const cli = await runCli(
+      [
+        "run",
+        "--checkout",
+        ws.checkout,
+        "--steps",
+        ws.stepsFile,
+        "--out",
+        ws.out,
+        "--kubeconfig",
+        cluster.kubeconfigPath,
+        "--kubectl",
+        DEFAULT_KUBECTL,
+      ],
+      {
+        signalWhen: { when: /waiting/, signal: "SIGTERM" },
+      },
+    );
     const signalledAt = Date.now();
     assert.equal(cli.code, 130, cli.stderr);
     assert.equal(readResult(ws.out).status, "cancelled");
-    const waited = await waitFor("the container gone", async () => (await cluster.podmanContainers()).length === 0, 10_000);
+    const waited = await waitFor(
+      "the container gone",
+      async () => (await cluster.podmanContainers()).length === 0,
+      10_000,
+    );
     assert.ok(Date.now() - signalledAt < 10_000 || waited < 10_000);
     await assertNothingLeft(cluster);
   });
@@ -191,12 +355,19 @@ describe("the runner on the local cluster", { skip, concurrency: 1, timeout: 900
   it("shows progress through a Pending spell (scale from zero), then succeeds", async () => {
     const r = await run("a\techo up", "lc-pending", { faults: { schedulingDelay: { seconds: 4 } } });
     assert.equal(r.result.status, "success", r.result.error ?? "");
-    assert.ok(r.events.some((e) => e.kind === "pod-progress" && /FailedScheduling|Unschedulable/.test(`${e.event ?? ""} ${e.reason ?? ""}`)));
+    assert.ok(
+      r.events.some(
+        (e) => e.kind === "pod-progress" && /FailedScheduling|Unschedulable/.test(`${e.event ?? ""} ${e.reason ?? ""}`),
+      ),
+    );
     await assertNothingLeft(cluster);
   });
 
   it("reports an image pull failure with its reason long before the pod timeout", async () => {
-    const r = await run("a\ttrue", "lc-pull", { faults: { imagePullFailure: {} }, overrides: { podTimeoutMs: 300_000 } });
+    const r = await run("a\ttrue", "lc-pull", {
+      faults: { imagePullFailure: {} },
+      overrides: { podTimeoutMs: 300_000 },
+    });
     assert.equal(r.result.errorReason, "image-pull");
     assert.match(r.result.error ?? "", /ErrImagePull|ImagePullBackOff/);
     assert.ok(r.result.durationMs < 60_000, `${r.result.durationMs} ms`);
@@ -213,7 +384,9 @@ describe("the runner on the local cluster", { skip, concurrency: 1, timeout: 900
   for (const mode of ["clean", "error"] as const) {
     it(`resumes a stream cut (${mode}) with no output lost or repeated and the true exit code`, async () => {
       const step = "count\ti=1; while [ $i -le 2000 ]; do echo line $i; i=$((i+1)); done; sleep 2; exit 9";
-      const r = await run(step, `lc-cut-${mode}`, { faults: { execStreamCut: { afterBytes: 5000, mode, match: "helper.sh (run|follow)", count: 2 } } });
+      const r = await run(step, `lc-cut-${mode}`, {
+        faults: { execStreamCut: { afterBytes: 5000, mode, match: "helper.sh (run|follow)", count: 2 } },
+      });
       assert.equal(r.result.steps[0]!.exitCode, 9);
       assert.equal(r.output(0), Array.from({ length: 2000 }, (_, i) => `line ${i + 1}\n`).join(""));
       assert.ok(cluster.faultFirings().some((f) => f.fault === "execStreamCut"));
@@ -239,7 +412,19 @@ describe("the runner on the local cluster", { skip, concurrency: 1, timeout: 900
   it("exits 3 with a clear message when the server is down", async () => {
     cluster.setFaults({ serverDown: {} });
     const ws = makeWorkspace("a\ttrue\n");
-    const cli = await runCli(["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--out", ws.out, "--kubeconfig", cluster.kubeconfigPath, "--kubectl", DEFAULT_KUBECTL]);
+    const cli = await runCli([
+      "run",
+      "--checkout",
+      ws.checkout,
+      "--steps",
+      ws.stepsFile,
+      "--out",
+      ws.out,
+      "--kubeconfig",
+      cluster.kubeconfigPath,
+      "--kubectl",
+      DEFAULT_KUBECTL,
+    ]);
     cluster.setFaults({});
     assert.equal(cli.code, 3, cli.stderr);
     assert.match(readResult(ws.out).error ?? "", /refused|connect/);
@@ -248,7 +433,9 @@ describe("the runner on the local cluster", { skip, concurrency: 1, timeout: 900
   it("runs 10 workflows at once, each in its own Job, all correct, nothing left behind", async () => {
     cluster.setFaults({});
     const runs = await Promise.all(
-      Array.from({ length: 10 }, (_, i) => run(`write\techo run-${i} > /work/mine; sleep 1; cat /work/mine; ls /work | wc -l`, `lc-many-${i}`)),
+      Array.from({ length: 10 }, (_, i) =>
+        run(`write\techo run-${i} > /work/mine; sleep 1; cat /work/mine; ls /work | wc -l`, `lc-many-${i}`),
+      ),
     );
     runs.forEach((r, i) => {
       assert.equal(r.result.status, "success", r.result.error ?? "");

@@ -50,11 +50,24 @@ const PRINT_STEP = [
   "echo printed",
 ];
 
-const CARRIED_STEP = ['[ "$CARRIED" = "$API_TOKEN" ] && [ "$CARRIED_MULTI" = "$MULTI" ] && echo "carried intact"', 'echo "carried: $CARRIED"', 'echo "$CARRIED_MULTI"'];
+const CARRIED_STEP = [
+  '[ "$CARRIED" = "$API_TOKEN" ] && [ "$CARRIED_MULTI" = "$MULTI" ] && echo "carried intact"',
+  'echo "carried: $CARRIED"',
+  'echo "$CARRIED_MULTI"',
+];
 
 function buildWorkflow(): string {
   const block = (lines: readonly string[]): string => lines.map((line) => `      ${line}`).join("\n");
-  return ["steps:", "  - name: print", "    command: |", block(PRINT_STEP), "  - name: carried", "    command: |", block(CARRIED_STEP), ""].join("\n");
+  return [
+    "steps:",
+    "  - name: print",
+    "    command: |",
+    block(PRINT_STEP),
+    "  - name: carried",
+    "    command: |",
+    block(CARRIED_STEP),
+    "",
+  ].join("\n");
 }
 
 /** Every regular file under `root` (paths), following no links. */
@@ -98,7 +111,9 @@ function watchTempFiles(root: string, forms: readonly string[]): { stop(): strin
       if (text === undefined) continue;
       const name = relative(root, file);
       seen.add(name);
-      for (const form of forms) if (name.includes(form) || text.includes(form)) hits.add(`${name} holds the form ${JSON.stringify(form.slice(0, 4))}…`);
+      for (const form of forms)
+        if (name.includes(form) || text.includes(form))
+          hits.add(`${name} holds the form ${JSON.stringify(form.slice(0, 4))}…`);
     }
   };
   const timer = setInterval(look, 50);
@@ -118,7 +133,10 @@ function writeRecorder(dir: string, name: string, real: string): { path: string;
   mkdirSync(log);
   const path = join(dir, name);
   const quote = (text: string): string => `'${text.replaceAll("'", "'\\''")}'`;
-  writeFileSync(path, `#!/bin/sh\n{ printf '%s\\0' "$@"; printf '\\001'; cat /proc/$$/environ; } > "$(mktemp ${quote(log)}/call.XXXXXXXX)"\nexec ${quote(real)} "$@"\n`);
+  writeFileSync(
+    path,
+    `#!/bin/sh\n{ printf '%s\\0' "$@"; printf '\\001'; cat /proc/$$/environ; } > "$(mktemp ${quote(log)}/call.XXXXXXXX)"\nexec ${quote(real)} "$@"\n`,
+  );
   chmodSync(path, 0o755);
   return { path, log };
 }
@@ -131,99 +149,206 @@ function readRecordedCalls(log: string): Array<{ argv: string[]; environ: string
   });
 }
 
-describe("secrets on the local cluster through either transport", { skip: findPodmanSkipReason(), timeout: 600_000 }, () => {
-  let cluster: LocalCluster;
-  before(async () => {
-    cluster = await startLocalCluster({ namespace: "ci", recordRequests: true });
-  });
-  after(async () => {
-    await cluster?.stop();
-  });
-
-  for (const transport of ["api", "kubectl"] as const) {
-    it(`never lets a secret, in any form, reach --out, the console, kubectl, the API, the cluster's objects, the container's spec or the runner's temp files (--transport ${transport})`, async () => {
-      const ws = makeWorkspace("");
-      const base = join(ws.out, "..");
-      const secretsFile = join(base, "secrets.env");
-      writeFileSync(secretsFile, `# the run's secrets\nAPI_TOKEN=${API_TOKEN}\nMULTI="${MULTI.replace("\n", "\\n")}"\n`, { mode: 0o600 });
-      const workflow = join(base, "leak.yml");
-      writeFileSync(workflow, buildWorkflow());
-      const tmp = join(base, "tmp");
-      mkdirSync(tmp);
-      const kubectl = writeRecorder(base, "kubectl", KUBECTL);
-      const tar = writeRecorder(base, "tar", execFileSync("sh", ["-c", "command -v tar"], { encoding: "utf8" }).trim());
-      const args = ["run", "--workflow", workflow, "--checkout", ws.checkout, "--secrets", secretsFile, "--secret-env", "ENV_TOKEN", "--run-id", RUN_ID, "--namespace", "ci"];
-      const env = { ENV_TOKEN, TMPDIR: tmp, KNOTLESS_TAR: tar.path };
-
-      const forms = buildSecretForms([API_TOKEN, MULTI, ENV_TOKEN]);
-      assert.ok(forms.length >= 12, `${forms.length} forms`);
-      const watcher = watchTempFiles(tmp, forms);
-      const run = await runCli([...args, "--out", ws.out, "--kubeconfig", cluster.kubeconfigPath, "--transport", transport, "--kubectl", kubectl.path, "--keep"], { env, timeoutMs: 400_000 });
-      const tempHits = watcher.stop();
-      const dry = await runCli([...args, "--out", `${ws.out}-dry`, "--dry-run"], { env });
-
-      // What a kept pod's podman containers and pod say of themselves (env, args, labels, annotations, mounts).
-      const containers = (await cluster.podmanContainers()).filter((name) => name.includes(RUN_ID));
-      const inspected = containers.length > 0 ? (await execFileAsync("podman", ["inspect", ...containers], { encoding: "utf8", maxBuffer: 64 << 20 })).stdout : "";
-      const pods = (await cluster.podmanPods()).filter((name) => name.includes(RUN_ID));
-      const podInspected = pods.length > 0 ? (await execFileAsync("podman", ["pod", "inspect", ...pods], { encoding: "utf8", maxBuffer: 64 << 20 })).stdout : "";
-      const result = existsSync(join(ws.out, "result.json")) ? readResult(ws.out) : undefined;
-      const podName = result?.job.pod;
-      const leftInPod = podName ? await cluster.podExec("ci", podName, ["sh", "-c", "ls -A /knotless-secrets"]) : undefined;
-      if (result) await execFileAsync(KUBECTL, ["--kubeconfig", cluster.kubeconfigPath, "delete", "job", "-n", "ci", result.job.name, "--cascade=background"]);
-
-      assert.equal(run.code, 0, run.stderr);
-      assert.equal(dry.code, 0, dry.stderr);
-      assert.deepEqual(result?.steps.map((step) => [step.name, step.status]), [["print", "success"], ["carried", "success"]]);
-      // The steps had every secret (and their output was masked).
-      assert.match(run.stdout, /^plain: \*\*\*$/m);
-      assert.match(run.stdout, /^env: \*\*\*$/m);
-      assert.match(run.stdout, /^carried intact$/m);
-      assert.match(run.stdout, /^printed$/m);
-      assert.equal(leftInPod?.stdout, "", "the kept pod still holds the secrets file");
-      // The step's own outputs came back as it wrote them: that is the user's business, not a leak.
-      const outputs = join(ws.out, "outputs");
-      assert.equal(readFileSync(join(outputs, "token.txt"), "utf8"), API_TOKEN);
-      assert.equal(readFileSync(join(outputs, "multi.txt"), "utf8"), MULTI);
-      assert.equal(readFileSync(join(outputs, `${ENV_TOKEN}.txt`), "utf8"), ENV_TOKEN);
-
-      // Not vacuous: each haystack holds what it should.
-      const files = listFiles(ws.out).filter((file) => !file.startsWith(`${outputs}/`));
-      assert.deepEqual(files.map((file) => relative(ws.out, file)).sort(), ["log.ndjson", "result.json", "run.log"]);
-      const calls = readRecordedCalls(kubectl.log);
-      if (transport === "kubectl") assert.ok(calls.some((call) => call.argv.includes("exec")), "kubectl was called through the recorder");
-      else assert.deepEqual(calls, [], "the API transport runs no kubectl");
-      if (transport === "api") assert.match(readFileSync(join(ws.out, "run.log"), "utf8"), / api GET \/api\/v1\/namespaces\/ci\/pods\/[^ ]+\/exec\?command=/, "run.log records the API requests");
-      const tarCalls = readRecordedCalls(tar.log);
-      assert.ok(tarCalls.some((call) => call.argv.includes("--version")), "the host tar was probed through the recorder");
-      const requests = cluster.requests();
-      assert.ok(requests.some((request) => request.upgrade && request.url.includes("helper.sh")), "the cluster recorded the exec requests");
-      const history = cluster.objectHistory();
-      assert.equal(history.complete, true, "the store's history reaches back to its first change");
-      assert.ok(history.changes.some((change) => change.resource === "jobs.batch") && history.changes.some((change) => change.resource === "pods"), "the history holds the run's Job and pod");
-      assert.ok(containers.length >= 1 && inspected.includes('"Env"'), `the kept pod's containers: ${containers.join(", ")}`);
-      assert.ok(watcher.seen().some((name) => name.endsWith("helper.sh")), `the watcher saw the staging directory: ${watcher.seen().join(", ")}`);
-
-      const haystacks: Array<[string, string]> = [
-        ["stdout", run.stdout],
-        ["stderr", run.stderr],
-        ["the dry run", dry.stdout + dry.stderr],
-        ...files.map((file): [string, string] => [file, readFileSync(file, "latin1")]),
-        ["the names of the files under --out", listFiles(ws.out).map((file) => relative(ws.out, file)).filter((name) => !name.startsWith("outputs/")).join("\n")],
-        ["kubectl's argv", JSON.stringify(calls.map((call) => call.argv))],
-        ["kubectl's environment", JSON.stringify(calls.map((call) => call.environ))],
-        ["the host tar's argv and environment", JSON.stringify(tarCalls)],
-        ["the API requests", requests.map((request) => `${request.method} ${request.url} ${decodeURIComponent(request.url)}`).join("\n")],
-        ["the cluster's objects now", JSON.stringify(cluster.allObjects())],
-        ["every version of every object", JSON.stringify(history.changes)],
-        ["podman inspect of the containers", inspected],
-        ["podman pod inspect", podInspected],
-      ];
-      assert.deepEqual(tempHits, [], "the runner's temp files");
-      // Every place that holds a form, not just the first: a failure says how far a leak got.
-      const leaks = haystacks.flatMap(([where, text]) => forms.filter((form) => text.includes(form)).map((form) => `${where} holds the secret form ${JSON.stringify(form.slice(0, 4))}… (${form.length} characters)`));
-      assert.deepEqual(leaks, []);
-      await assertNothingLeft(cluster);
+describe(
+  "secrets on the local cluster through either transport",
+  { skip: findPodmanSkipReason(), timeout: 600_000 },
+  () => {
+    let cluster: LocalCluster;
+    before(async () => {
+      cluster = await startLocalCluster({ namespace: "ci", recordRequests: true });
     });
-  }
-});
+    after(async () => {
+      await cluster?.stop();
+    });
+
+    for (const transport of ["api", "kubectl"] as const) {
+      it(`never lets a secret, in any form, reach --out, the console, kubectl, the API, the cluster's objects, the container's spec or the runner's temp files (--transport ${transport})`, async () => {
+        const ws = makeWorkspace("");
+        const base = join(ws.out, "..");
+        const secretsFile = join(base, "secrets.env");
+        writeFileSync(
+          secretsFile,
+          `# the run's secrets\nAPI_TOKEN=${API_TOKEN}\nMULTI="${MULTI.replace("\n", "\\n")}"\n`,
+          { mode: 0o600 },
+        );
+        const workflow = join(base, "leak.yml");
+        writeFileSync(workflow, buildWorkflow());
+        const tmp = join(base, "tmp");
+        mkdirSync(tmp);
+        const kubectl = writeRecorder(base, "kubectl", KUBECTL);
+        const tar = writeRecorder(
+          base,
+          "tar",
+          execFileSync("sh", ["-c", "command -v tar"], { encoding: "utf8" }).trim(),
+        );
+        const args = [
+          "run",
+          "--workflow",
+          workflow,
+          "--checkout",
+          ws.checkout,
+          "--secrets",
+          secretsFile,
+          "--secret-env",
+          "ENV_TOKEN",
+          "--run-id",
+          RUN_ID,
+          "--namespace",
+          "ci",
+        ];
+        const env = { ENV_TOKEN, TMPDIR: tmp, KNOTLESS_TAR: tar.path };
+
+        const forms = buildSecretForms([API_TOKEN, MULTI, ENV_TOKEN]);
+        assert.ok(forms.length >= 12, `${forms.length} forms`);
+        const watcher = watchTempFiles(tmp, forms);
+        const run = await runCli(
+          [
+            ...args,
+            "--out",
+            ws.out,
+            "--kubeconfig",
+            cluster.kubeconfigPath,
+            "--transport",
+            transport,
+            "--kubectl",
+            kubectl.path,
+            "--keep",
+          ],
+          { env, timeoutMs: 400_000 },
+        );
+        const tempHits = watcher.stop();
+        const dry = await runCli([...args, "--out", `${ws.out}-dry`, "--dry-run"], { env });
+
+        // What a kept pod's podman containers and pod say of themselves (env, args, labels, annotations, mounts).
+        const containers = (await cluster.podmanContainers()).filter((name) => name.includes(RUN_ID));
+        const inspected =
+          containers.length > 0
+            ? (await execFileAsync("podman", ["inspect", ...containers], { encoding: "utf8", maxBuffer: 64 << 20 }))
+                .stdout
+            : "";
+        const pods = (await cluster.podmanPods()).filter((name) => name.includes(RUN_ID));
+        const podInspected =
+          pods.length > 0
+            ? (await execFileAsync("podman", ["pod", "inspect", ...pods], { encoding: "utf8", maxBuffer: 64 << 20 }))
+                .stdout
+            : "";
+        const result = existsSync(join(ws.out, "result.json")) ? readResult(ws.out) : undefined;
+        const podName = result?.job.pod;
+        const leftInPod = podName
+          ? await cluster.podExec("ci", podName, ["sh", "-c", "ls -A /knotless-secrets"])
+          : undefined;
+        if (result)
+          await execFileAsync(KUBECTL, [
+            "--kubeconfig",
+            cluster.kubeconfigPath,
+            "delete",
+            "job",
+            "-n",
+            "ci",
+            result.job.name,
+            "--cascade=background",
+          ]);
+
+        assert.equal(run.code, 0, run.stderr);
+        assert.equal(dry.code, 0, dry.stderr);
+        assert.deepEqual(
+          result?.steps.map((step) => [step.name, step.status]),
+          [
+            ["print", "success"],
+            ["carried", "success"],
+          ],
+        );
+        // The steps had every secret (and their output was masked).
+        assert.match(run.stdout, /^plain: \*\*\*$/m);
+        assert.match(run.stdout, /^env: \*\*\*$/m);
+        assert.match(run.stdout, /^carried intact$/m);
+        assert.match(run.stdout, /^printed$/m);
+        assert.equal(leftInPod?.stdout, "", "the kept pod still holds the secrets file");
+        // The step's own outputs came back as it wrote them: that is the user's business, not a leak.
+        const outputs = join(ws.out, "outputs");
+        assert.equal(readFileSync(join(outputs, "token.txt"), "utf8"), API_TOKEN);
+        assert.equal(readFileSync(join(outputs, "multi.txt"), "utf8"), MULTI);
+        assert.equal(readFileSync(join(outputs, `${ENV_TOKEN}.txt`), "utf8"), ENV_TOKEN);
+
+        // Not vacuous: each haystack holds what it should.
+        const files = listFiles(ws.out).filter((file) => !file.startsWith(`${outputs}/`));
+        assert.deepEqual(files.map((file) => relative(ws.out, file)).sort(), ["log.ndjson", "result.json", "run.log"]);
+        const calls = readRecordedCalls(kubectl.log);
+        if (transport === "kubectl")
+          assert.ok(
+            calls.some((call) => call.argv.includes("exec")),
+            "kubectl was called through the recorder",
+          );
+        else assert.deepEqual(calls, [], "the API transport runs no kubectl");
+        if (transport === "api")
+          assert.match(
+            readFileSync(join(ws.out, "run.log"), "utf8"),
+            / api GET \/api\/v1\/namespaces\/ci\/pods\/[^ ]+\/exec\?command=/,
+            "run.log records the API requests",
+          );
+        const tarCalls = readRecordedCalls(tar.log);
+        assert.ok(
+          tarCalls.some((call) => call.argv.includes("--version")),
+          "the host tar was probed through the recorder",
+        );
+        const requests = cluster.requests();
+        assert.ok(
+          requests.some((request) => request.upgrade && request.url.includes("helper.sh")),
+          "the cluster recorded the exec requests",
+        );
+        const history = cluster.objectHistory();
+        assert.equal(history.complete, true, "the store's history reaches back to its first change");
+        assert.ok(
+          history.changes.some((change) => change.resource === "jobs.batch") &&
+            history.changes.some((change) => change.resource === "pods"),
+          "the history holds the run's Job and pod",
+        );
+        assert.ok(
+          containers.length >= 1 && inspected.includes('"Env"'),
+          `the kept pod's containers: ${containers.join(", ")}`,
+        );
+        assert.ok(
+          watcher.seen().some((name) => name.endsWith("helper.sh")),
+          `the watcher saw the staging directory: ${watcher.seen().join(", ")}`,
+        );
+
+        const haystacks: Array<[string, string]> = [
+          ["stdout", run.stdout],
+          ["stderr", run.stderr],
+          ["the dry run", dry.stdout + dry.stderr],
+          ...files.map((file): [string, string] => [file, readFileSync(file, "latin1")]),
+          [
+            "the names of the files under --out",
+            listFiles(ws.out)
+              .map((file) => relative(ws.out, file))
+              .filter((name) => !name.startsWith("outputs/"))
+              .join("\n"),
+          ],
+          ["kubectl's argv", JSON.stringify(calls.map((call) => call.argv))],
+          ["kubectl's environment", JSON.stringify(calls.map((call) => call.environ))],
+          ["the host tar's argv and environment", JSON.stringify(tarCalls)],
+          [
+            "the API requests",
+            requests.map((request) => `${request.method} ${request.url} ${decodeURIComponent(request.url)}`).join("\n"),
+          ],
+          ["the cluster's objects now", JSON.stringify(cluster.allObjects())],
+          ["every version of every object", JSON.stringify(history.changes)],
+          ["podman inspect of the containers", inspected],
+          ["podman pod inspect", podInspected],
+        ];
+        assert.deepEqual(tempHits, [], "the runner's temp files");
+        // Every place that holds a form, not just the first: a failure says how far a leak got.
+        const leaks = haystacks.flatMap(([where, text]) =>
+          forms
+            .filter((form) => text.includes(form))
+            .map(
+              (form) =>
+                `${where} holds the secret form ${JSON.stringify(form.slice(0, 4))}… (${form.length} characters)`,
+            ),
+        );
+        assert.deepEqual(leaks, []);
+        await assertNothingLeft(cluster);
+      });
+    }
+  },
+);

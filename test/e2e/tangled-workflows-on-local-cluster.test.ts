@@ -13,12 +13,25 @@ import { makeWorkspace, readResult, runCli } from "../support/run-cli.js";
 const KUBECTL = E2E_KUBECTLS.at(-1) ?? "kubectl";
 const BUSYBOX = "docker.io/library/busybox:1.36";
 const DEBIAN = "docker.io/library/debian:bookworm-slim";
-const REPO_FLAGS = ["--knot", "knot.example.org", "--repo-did", "did:plc:abc", "--repo-name", "core", "--default-branch", "main", "--pipeline-id", "at://did:web:spindle.example.org/sh.tangled.pipeline/3kx"];
+const REPO_FLAGS = [
+  "--knot",
+  "knot.example.org",
+  "--repo-did",
+  "did:plc:abc",
+  "--repo-name",
+  "core",
+  "--default-branch",
+  "main",
+  "--pipeline-id",
+  "at://did:web:spindle.example.org/sh.tangled.pipeline/3kx",
+];
 
 function findSkipReason(): string | false {
   const podman = findPodmanSkipReason();
   if (podman) return podman;
-  const missing = [BUSYBOX, DEBIAN].find((image) => spawnSync("podman", ["image", "exists", image], { stdio: "ignore" }).status !== 0);
+  const missing = [BUSYBOX, DEBIAN].find(
+    (image) => spawnSync("podman", ["image", "exists", image], { stdio: "ignore" }).status !== 0,
+  );
   return missing ? `the local ${missing} image is not there (scripts/setup-containers.sh makes it)` : false;
 }
 
@@ -29,7 +42,19 @@ function findSkipReason(): string | false {
  */
 function writeConfig(dir: string, allowPrivileged: boolean): string {
   const file = join(dir, `config-${allowPrivileged}.yml`);
-  writeFileSync(file, ["engines:", "  microvm:", "    images:", `      alpine: ${BUSYBOX}`, `      nixos: {image: ${DEBIAN}, nix: true}`, `allowPrivileged: ${allowPrivileged}`, `docker: {image: ${DEBIAN}}`, ""].join("\n"));
+  writeFileSync(
+    file,
+    [
+      "engines:",
+      "  microvm:",
+      "    images:",
+      `      alpine: ${BUSYBOX}`,
+      `      nixos: {image: ${DEBIAN}, nix: true}`,
+      `allowPrivileged: ${allowPrivileged}`,
+      `docker: {image: ${DEBIAN}}`,
+      "",
+    ].join("\n"),
+  );
   return file;
 }
 
@@ -37,7 +62,11 @@ const PRINT_TANGLED = "env | grep '^TANGLED_' | sort";
 
 /** kubectl's JSON answer, asynchronously: the local cluster serves from this process, so a synchronous spawn would stall it. */
 async function getJson<T>(kubeconfig: string, args: readonly string[]): Promise<T> {
-  const { stdout } = await promisify(execFile)(KUBECTL, ["--kubeconfig", kubeconfig, "-n", "ci", ...args, "-o", "json"], { encoding: "utf8" });
+  const { stdout } = await promisify(execFile)(
+    KUBECTL,
+    ["--kubeconfig", kubeconfig, "-n", "ci", ...args, "-o", "json"],
+    { encoding: "utf8" },
+  );
   return JSON.parse(stdout) as T;
 }
 
@@ -55,10 +84,28 @@ describe("Tangled workflows on the local cluster", { skip: findSkipReason(), tim
     const dir = join(ws.out, "..");
     // The stand-in nix records each call's words (bracketed, so quoting shows) and the NIX_CONFIG it saw.
     mkdirSync(join(ws.checkout, "bin"));
-    writeFileSync(join(ws.checkout, "bin", "nix"), '#!/bin/sh\n{ for word in "$@"; do printf "[%s]" "$word"; done; echo; } >> /outputs/nix-calls.txt\nprintf "%s\\n---\\n" "$NIX_CONFIG" >> /outputs/nix-config.txt\n');
+    writeFileSync(
+      join(ws.checkout, "bin", "nix"),
+      '#!/bin/sh\n{ for word in "$@"; do printf "[%s]" "$word"; done; echo; } >> /outputs/nix-calls.txt\nprintf "%s\\n---\\n" "$NIX_CONFIG" >> /outputs/nix-config.txt\n',
+    );
     chmodSync(join(ws.checkout, "bin", "nix"), 0o755);
     const alpine = join(dir, "alpine.yml");
-    writeFileSync(alpine, ["when:", "  - event: push", "    branch: main", "engine: microvm", "image: alpine", "steps:", "  - name: where", "    command: |", '      echo "uid=$(id -u) pwd=$(pwd) busybox=$(busybox | head -1 | cut -d" " -f1)"', `      ${PRINT_TANGLED}`, ""].join("\n"));
+    writeFileSync(
+      alpine,
+      [
+        "when:",
+        "  - event: push",
+        "    branch: main",
+        "engine: microvm",
+        "image: alpine",
+        "steps:",
+        "  - name: where",
+        "    command: |",
+        '      echo "uid=$(id -u) pwd=$(pwd) busybox=$(busybox | head -1 | cut -d" " -f1)"',
+        `      ${PRINT_TANGLED}`,
+        "",
+      ].join("\n"),
+    );
     const nixos = join(dir, "nixos.yml");
     writeFileSync(
       nixos,
@@ -91,10 +138,44 @@ describe("Tangled workflows on the local cluster", { skip: findSkipReason(), tim
       ].join("\n"),
     );
     const allowed = writeConfig(dir, true);
-    const common = (workflow: string, runId: string, extra: string[]) => runCli(["run", "--workflow", workflow, "--checkout", ws.checkout, "--out", join(dir, runId), "--run-id", runId, "--kubeconfig", cluster.kubeconfigPath, "--kubectl", KUBECTL, "--config", allowed, ...REPO_FLAGS, ...extra], { timeoutMs: 400_000 });
+    const common = (workflow: string, runId: string, extra: string[]) =>
+      runCli(
+        [
+          "run",
+          "--workflow",
+          workflow,
+          "--checkout",
+          ws.checkout,
+          "--out",
+          join(dir, runId),
+          "--run-id",
+          runId,
+          "--kubeconfig",
+          cluster.kubeconfigPath,
+          "--kubectl",
+          KUBECTL,
+          "--config",
+          allowed,
+          ...REPO_FLAGS,
+          ...extra,
+        ],
+        { timeoutMs: 400_000 },
+      );
     const [push, pr] = await Promise.all([
       common(alpine, "tg-alpine", ["--event", "push", "--branch", "main", "--sha", "abc123"]),
-      common(nixos, "tg-nixos", ["--event", "pull_request", "--branch", "main", "--pr-source-branch", "feature/x", "--pr-source-sha", "def456", "--pr-action", "synchronize", "--keep"]),
+      common(nixos, "tg-nixos", [
+        "--event",
+        "pull_request",
+        "--branch",
+        "main",
+        "--pr-source-branch",
+        "feature/x",
+        "--pr-source-sha",
+        "def456",
+        "--pr-action",
+        "synchronize",
+        "--keep",
+      ]),
     ]);
 
     assert.equal(push.code, 0, push.stderr);
@@ -118,14 +199,29 @@ describe("Tangled workflows on the local cluster", { skip: findSkipReason(), tim
 
     assert.equal(pr.code, 0, pr.stderr);
     const prResult = readResult(join(dir, "tg-nixos"));
-    assert.deepEqual(prResult.steps.map((step) => [step.name, step.status]), [["install dependencies (nix)", "success"], ["after install", "success"]]);
-    assert.deepEqual(readFileSync(join(dir, "tg-nixos", "outputs", "nix-calls.txt"), "utf8").trim().split("\n"), [
-      "[profile][install][--profile][/nix/var/nix/profiles/knotless-dependencies][--override-flake][nixpkgs][github:nixos/nixpkgs/nixos-24.11][nixpkgs#go][github:nixos/nixpkgs#hello]",
-      '[profile][install][--profile][/nix/var/nix/profiles/knotless-dependencies][--override-flake][nixpkgs][github:nixos/nixpkgs/nixos-24.11][--impure][--expr][with (builtins.getFlake "nixpkgs").legacyPackages.${builtins.currentSystem}; (python3.withPackages (p: [p.requests]))]',
-    ]);
-    const config = "experimental-features = nix-command flakes\nextra-substituters = https://cache.example.org\nextra-trusted-public-keys = cache.example.org-1:AAAA";
+    assert.deepEqual(
+      prResult.steps.map((step) => [step.name, step.status]),
+      [
+        ["install dependencies (nix)", "success"],
+        ["after install", "success"],
+      ],
+    );
+    assert.deepEqual(
+      readFileSync(join(dir, "tg-nixos", "outputs", "nix-calls.txt"), "utf8")
+        .trim()
+        .split("\n"),
+      [
+        "[profile][install][--profile][/nix/var/nix/profiles/knotless-dependencies][--override-flake][nixpkgs][github:nixos/nixpkgs/nixos-24.11][nixpkgs#go][github:nixos/nixpkgs#hello]",
+        '[profile][install][--profile][/nix/var/nix/profiles/knotless-dependencies][--override-flake][nixpkgs][github:nixos/nixpkgs/nixos-24.11][--impure][--expr][with (builtins.getFlake "nixpkgs").legacyPackages.${builtins.currentSystem}; (python3.withPackages (p: [p.requests]))]',
+      ],
+    );
+    const config =
+      "experimental-features = nix-command flakes\nextra-substituters = https://cache.example.org\nextra-trusted-public-keys = cache.example.org-1:AAAA";
     assert.equal(readFileSync(join(dir, "tg-nixos", "outputs", "nix-config-later.txt"), "utf8"), `${config}\n`);
-    assert.match(pr.stdout, /^PATH=\/nix\/var\/nix\/profiles\/knotless-dependencies\/bin:\/work\/bin:\/usr\/local\/sbin:/m);
+    assert.match(
+      pr.stdout,
+      /^PATH=\/nix\/var\/nix\/profiles\/knotless-dependencies\/bin:\/work\/bin:\/usr\/local\/sbin:/m,
+    );
     assert.match(pr.stdout, /^DOCKER_HOST=tcp:\/\/127\.0\.0\.1:2375$/m);
     const prVars = pr.stdout.split("\n").filter((line) => line.startsWith("TANGLED_"));
     assert.deepEqual(prVars, [
@@ -147,21 +243,63 @@ describe("Tangled workflows on the local cluster", { skip: findSkipReason(), tim
       "TANGLED_SHA=def456",
     ]);
     // The kept pod: the Docker daemon's container beside the run container, privileged, with /work.
-    const pods = await getJson<{ items: Array<{ spec: { containers: Array<{ name: string; image: string; securityContext?: object; volumeMounts?: Array<{ mountPath: string }> }> } }> }>(cluster.kubeconfigPath, ["get", "pods", "-l", "knotless.dev/run-id=tg-nixos"]);
+    const pods = await getJson<{
+      items: Array<{
+        spec: {
+          containers: Array<{
+            name: string;
+            image: string;
+            securityContext?: object;
+            volumeMounts?: Array<{ mountPath: string }>;
+          }>;
+        };
+      }>;
+    }>(cluster.kubeconfigPath, ["get", "pods", "-l", "knotless.dev/run-id=tg-nixos"]);
     const docker = pods.items[0]?.spec.containers.find((container) => container.name === "docker");
-    assert.deepEqual([docker?.image, docker?.securityContext, docker?.volumeMounts?.map((m) => m.mountPath)], [DEBIAN, { privileged: true }, ["/work"]]);
+    assert.deepEqual(
+      [docker?.image, docker?.securityContext, docker?.volumeMounts?.map((m) => m.mountPath)],
+      [DEBIAN, { privileged: true }, ["/work"]],
+    );
   });
 
   it("refuses virtualisation.docker where the configuration does not allow privileged containers: exit 2, the setting named, no Job", async () => {
     const ws = makeWorkspace("");
     const dir = join(ws.out, "..");
     const workflow = join(dir, "docker.yml");
-    writeFileSync(workflow, "engine: microvm\nimage: nixos\nvirtualisation:\n  docker: true\nsteps:\n  - name: a\n    command: docker info\n");
+    writeFileSync(
+      workflow,
+      "engine: microvm\nimage: nixos\nvirtualisation:\n  docker: true\nsteps:\n  - name: a\n    command: docker info\n",
+    );
     const refused = writeConfig(dir, false);
-    const run = await runCli(["run", "--workflow", workflow, "--checkout", ws.checkout, "--out", join(dir, "out"), "--run-id", "tg-refused", "--kubeconfig", cluster.kubeconfigPath, "--kubectl", KUBECTL, "--config", refused]);
+    const run = await runCli([
+      "run",
+      "--workflow",
+      workflow,
+      "--checkout",
+      ws.checkout,
+      "--out",
+      join(dir, "out"),
+      "--run-id",
+      "tg-refused",
+      "--kubeconfig",
+      cluster.kubeconfigPath,
+      "--kubectl",
+      KUBECTL,
+      "--config",
+      refused,
+    ]);
     assert.equal(run.code, 2, run.stderr);
-    assert.equal(run.stderr, `knotless-runner-k8s: ${workflow}:4:3: virtualisation.docker: needs a privileged container (the Docker daemon), which this runner does not allow; the operator allows it with allowPrivileged: true in --config ${refused}\n`);
-    const jobs = await getJson<{ items: Array<{ metadata: { name: string } }> }>(cluster.kubeconfigPath, ["get", "jobs"]);
-    assert.equal(jobs.items.some((job) => job.metadata.name.includes("tg-refused")), false);
+    assert.equal(
+      run.stderr,
+      `knotless-runner-k8s: ${workflow}:4:3: virtualisation.docker: needs a privileged container (the Docker daemon), which this runner does not allow; the operator allows it with allowPrivileged: true in --config ${refused}\n`,
+    );
+    const jobs = await getJson<{ items: Array<{ metadata: { name: string } }> }>(cluster.kubeconfigPath, [
+      "get",
+      "jobs",
+    ]);
+    assert.equal(
+      jobs.items.some((job) => job.metadata.name.includes("tg-refused")),
+      false,
+    );
   });
 });

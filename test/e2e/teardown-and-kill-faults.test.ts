@@ -30,17 +30,36 @@ describe("faults in the kill of a timed-out step and in teardown", { concurrency
   it("does not report a timed-out step as stopped when its kill exec exited 0 without running, its processes still alive in the pod", async (t) => {
     // --keep leaves the pod, so what the kill left running can be seen after the run.
     const cluster = await clusterWith(t, { execSwallow: [{ match: "helper.sh kill", times: 1 }] });
-    const run = await runWithKubectl({ kubectlPath: cluster.kubectlPath, env: cluster.env, steps: "slow\tsleep 300", runId: "kill-swallowed", overrides: { keep: true, stepTimeoutMs: 1500 } });
+    const run = await runWithKubectl({
+      kubectlPath: cluster.kubectlPath,
+      env: cluster.env,
+      steps: "slow\tsleep 300",
+      runId: "kill-swallowed",
+      overrides: { keep: true, stepTimeoutMs: 1500 },
+    });
     assert.equal(run.result.steps[0]!.status, "timeout");
     const left = await cluster.processesInPod(run.result.job.pod!);
-    assert.deepEqual(left.filter((line) => line === "sleep 300" || line.includes("/knotless/steps/0.sh")), [], "the timed-out step still runs in the pod");
+    assert.deepEqual(
+      left.filter((line) => line === "sleep 300" || line.includes("/knotless/steps/0.sh")),
+      [],
+      "the timed-out step still runs in the pod",
+    );
   });
 
   it("does not report a clean success when the Job could not be deleted and is left behind", async (t) => {
     const cluster = await clusterWith(t, {});
-    const run = await runWithKubectl({ kubectlPath: kubectlThatCannotDelete(cluster), env: cluster.env, steps: "a\ttrue", runId: "no-delete" });
+    const run = await runWithKubectl({
+      kubectlPath: kubectlThatCannotDelete(cluster),
+      env: cluster.env,
+      steps: "a\ttrue",
+      runId: "no-delete",
+    });
     assert.equal((await cluster.jobs()).length, 1, "the Job is left behind (the delete was refused)");
-    assert.notEqual(run.result.error, null, `result: status ${run.result.status}, exitCode ${run.result.exitCode}, error ${run.result.error}`);
+    assert.notEqual(
+      run.result.error,
+      null,
+      `result: status ${run.result.status}, exitCode ${run.result.exitCode}, error ${run.result.error}`,
+    );
     assert.match(run.result.error ?? "", /knotless-run-no-delete/);
   });
 
@@ -52,6 +71,9 @@ describe("faults in the kill of a timed-out step and in teardown", { concurrency
     assert.ok(teardown && teardown.kind === "phase-end");
     assert.equal(teardown.ok, false);
     assert.match(teardown.detail, /delete it with: .*delete job knotless-run-no-delete-cmd/);
-    assert.ok(teardown.detail.includes(`delete it with: ${quoteArg(kubectlPath)} --namespace default delete job`), teardown.detail);
+    assert.ok(
+      teardown.detail.includes(`delete it with: ${quoteArg(kubectlPath)} --namespace default delete job`),
+      teardown.detail,
+    );
   });
 });

@@ -13,9 +13,25 @@ for (const transport of ["api", "kubectl"] as const) {
   it(`exits 3 with the connection error when the API server is down (--transport ${transport})`, { skip }, async () => {
     const dir = makeTestTempDir("unreachable-");
     const kubeconfig = join(dir, "kubeconfig");
-    writeFileSync(kubeconfig, "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'http://127.0.0.1:1'}}]\nusers: [{name: u, user: {}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n");
+    writeFileSync(
+      kubeconfig,
+      "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'http://127.0.0.1:1'}}]\nusers: [{name: u, user: {}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n",
+    );
     const ws = makeWorkspace("a\ttrue\n");
-    const run = await runCli(["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--out", ws.out, "--kubeconfig", kubeconfig, "--transport", transport, ...(kubectl ? ["--kubectl", kubectl] : [])]);
+    const run = await runCli([
+      "run",
+      "--checkout",
+      ws.checkout,
+      "--steps",
+      ws.stepsFile,
+      "--out",
+      ws.out,
+      "--kubeconfig",
+      kubeconfig,
+      "--transport",
+      transport,
+      ...(kubectl ? ["--kubectl", kubectl] : []),
+    ]);
     assert.equal(run.code, 3, run.stderr);
     const result = readResult(ws.out);
     assert.equal(result.errorReason, "cluster-unreachable");

@@ -17,9 +17,15 @@ const HOLD = 3;
 function podmanWorks(): boolean {
   return spawnSync("podman", ["image", "exists", "docker.io/library/busybox:1.36"], { stdio: "ignore" }).status === 0;
 }
-const skip = podmanWorks() ? false : "podman with the local busybox image is not available (run scripts/setup-containers.sh)";
+const skip = podmanWorks()
+  ? false
+  : "podman with the local busybox image is not available (run scripts/setup-containers.sh)";
 
-async function waitFor<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs: number): Promise<T> {
+async function waitFor<T>(
+  what: string,
+  probe: () => T | undefined | Promise<T | undefined>,
+  timeoutMs: number,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
@@ -37,7 +43,10 @@ describe("warm capacity on the local cluster scaling from zero", { skip, concurr
   const seen = new Map<string, { created: number; bound?: number }>();
   let watch: NodeJS.Timeout | undefined;
   before(async () => {
-    cluster = await startLocalCluster({ scaleFromZero: { joinSeconds: JOIN, holdSeconds: HOLD }, imageBackOffSeconds: 1 });
+    cluster = await startLocalCluster({
+      scaleFromZero: { joinSeconds: JOIN, holdSeconds: HOLD },
+      imageBackOffSeconds: 1,
+    });
     watch = setInterval(() => {
       for (const pod of cluster.objects("pods")) {
         const entry = seen.get(pod.metadata.name) ?? { created: Date.now() };
@@ -59,10 +68,25 @@ describe("warm capacity on the local cluster scaling from zero", { skip, concurr
 
   const clusterArgs = (): string[] => ["--kubeconfig", cluster.kubeconfigPath, "--kubectl", KUBECTL];
   const placeholders = (): KubeObject[] => cluster.objects("jobs.batch").filter(isPlaceholder);
-  const heldPlaceholderPods = (): KubeObject[] => cluster.objects("pods").filter((p) => p.metadata.labels?.["knotless.dev/role"] === "warm" && p.status?.phase === "Running" && !p.metadata.deletionTimestamp);
+  const heldPlaceholderPods = (): KubeObject[] =>
+    cluster
+      .objects("pods")
+      .filter(
+        (p) =>
+          p.metadata.labels?.["knotless.dev/role"] === "warm" &&
+          p.status?.phase === "Running" &&
+          !p.metadata.deletionTimestamp,
+      );
   /** The scheduling events of a pod (kept after the pod is gone): Scheduled, FailedScheduling, TriggeredScaleUp. */
   const reasonsFor = (pod: string): string[] =>
-    [...new Set(cluster.objects("events").filter((e) => e.involvedObject?.name === pod && /Scheduled|FailedScheduling|ScaleUp/.test(String(e.reason))).map((e) => String(e.reason)))].sort();
+    [
+      ...new Set(
+        cluster
+          .objects("events")
+          .filter((e) => e.involvedObject?.name === pod && /Scheduled|FailedScheduling|ScaleUp/.test(String(e.reason)))
+          .map((e) => String(e.reason)),
+      ),
+    ].sort();
   const nodes = (): string[] => cluster.objects("nodes").map((n) => n.metadata.name);
   const warm = async (...args: string[]) => {
     const cli = await runCli(["warm", ...args, ...clusterArgs()]);
@@ -70,19 +94,56 @@ describe("warm capacity on the local cluster scaling from zero", { skip, concurr
     return cli;
   };
   /** A run through the CLI; `console` is what it printed about itself (stderr). */
-  const run = async (extra: string[] = [], steps = "hi\techo hi from the run\n"): Promise<{ result: RunResult; console: string; log: string }> => {
+  const run = async (
+    extra: string[] = [],
+    steps = "hi\techo hi from the run\n",
+  ): Promise<{ result: RunResult; console: string; log: string }> => {
     const ws = makeWorkspace(steps);
-    const cli = await runCli(["run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--out", ws.out, ...clusterArgs(), "--pod-timeout", "2m", "--timeout", "3m", ...extra], { timeoutMs: 240_000 });
+    const cli = await runCli(
+      [
+        "run",
+        "--checkout",
+        ws.checkout,
+        "--steps",
+        ws.stepsFile,
+        "--out",
+        ws.out,
+        ...clusterArgs(),
+        "--pod-timeout",
+        "2m",
+        "--timeout",
+        "3m",
+        ...extra,
+      ],
+      { timeoutMs: 240_000 },
+    );
     assert.equal(cli.code, 0, `${cli.stdout}\n${cli.stderr}`);
     return { result: readResult(ws.out), console: cli.stderr, log: readFileSync(join(ws.out, "run.log"), "utf8") };
   };
-  const waitForHeld = (count: number) => waitFor(`${count} placeholder pod(s) holding a node`, () => (heldPlaceholderPods().length === count ? true : undefined), (JOIN + 60) * 1000);
+  const waitForHeld = (count: number) =>
+    waitFor(
+      `${count} placeholder pod(s) holding a node`,
+      () => (heldPlaceholderPods().length === count ? true : undefined),
+      (JOIN + 60) * 1000,
+    );
 
   /** Nothing of the test is left: no Job, pod or node in the store (the hold is short), no container in podman. */
   async function assertNothingLeft(): Promise<void> {
-    await waitFor("every Job and pod gone", () => (cluster.objects("jobs.batch").length + cluster.objects("pods").length === 0 ? true : undefined), 60_000);
-    await waitFor("every node gone after the hold", () => (nodes().length === 0 ? true : undefined), (HOLD + 30) * 1000);
-    await waitFor("podman empty", async () => ((await cluster.podmanContainers()).length === 0 ? true : undefined), 30_000);
+    await waitFor(
+      "every Job and pod gone",
+      () => (cluster.objects("jobs.batch").length + cluster.objects("pods").length === 0 ? true : undefined),
+      60_000,
+    );
+    await waitFor(
+      "every node gone after the hold",
+      () => (nodes().length === 0 ? true : undefined),
+      (HOLD + 30) * 1000,
+    );
+    await waitFor(
+      "podman empty",
+      async () => ((await cluster.podmanContainers()).length === 0 ? true : undefined),
+      30_000,
+    );
   }
 
   // A test that failed midway must not leave its nodes and pods to the next one.
@@ -110,9 +171,18 @@ describe("warm capacity on the local cluster scaling from zero", { skip, concurr
     assert.equal(second.result.capacity, "warm");
     assert.deepEqual(reasonsFor(first.result.job.pod!), ["FailedScheduling", "Scheduled", "TriggeredScaleUp"]);
     assert.deepEqual(reasonsFor(second.result.job.pod!), ["Scheduled"], "the warm pod waited for a node");
-    assert.ok(waitedForNode(first.result.job.pod!) >= JOIN * 1000 - 100, "the cold pod got a node before one could join");
-    assert.ok(waitedForNode(second.result.job.pod!) < 1000, `the warm pod waited ${waitedForNode(second.result.job.pod!)} ms for its node`);
-    assert.ok(second.result.podWaitMs! < JOIN * 1000, `a warm pod waited ${second.result.podWaitMs} ms in all (its node at once, then podman)`);
+    assert.ok(
+      waitedForNode(first.result.job.pod!) >= JOIN * 1000 - 100,
+      "the cold pod got a node before one could join",
+    );
+    assert.ok(
+      waitedForNode(second.result.job.pod!) < 1000,
+      `the warm pod waited ${waitedForNode(second.result.job.pod!)} ms for its node`,
+    );
+    assert.ok(
+      second.result.podWaitMs! < JOIN * 1000,
+      `a warm pod waited ${second.result.podWaitMs} ms in all (its node at once, then podman)`,
+    );
     assert.equal(second.result.job.node, first.result.job.node, "the warm run ran on the node the first one had");
     assert.match(second.console, /on warm capacity: claimed placeholder default\/knotless-warm-0 \(it held a node/);
     assert.match(second.log, /warm: the pod waited/);
@@ -127,9 +197,16 @@ describe("warm capacity on the local cluster scaling from zero", { skip, concurr
     assert.match(made.stdout, /^warm: 1 of 1 warm placeholder\(s\): created knotless-warm-0/);
     const createdAt = Date.parse(placeholders()[0]!.metadata.creationTimestamp);
     await waitForHeld(1);
-    await waitFor("the placeholder gone by itself", () => (placeholders().length === 0 ? true : undefined), (duration + 30) * 1000);
+    await waitFor(
+      "the placeholder gone by itself",
+      () => (placeholders().length === 0 ? true : undefined),
+      (duration + 30) * 1000,
+    );
     const goneAt = Date.now();
-    assert.ok(goneAt - createdAt >= duration * 1000 - 1000, `the placeholder went after ${goneAt - createdAt} ms, before its ${duration} s`);
+    assert.ok(
+      goneAt - createdAt >= duration * 1000 - 1000,
+      `the placeholder went after ${goneAt - createdAt} ms, before its ${duration} s`,
+    );
     await waitFor("the node gone", () => (nodes().length === 0 ? true : undefined), (HOLD + 30) * 1000);
     assert.ok(Date.now() - goneAt >= HOLD * 1000 - 500, "the node went before the hold was up");
     await assertNothingLeft();
@@ -147,7 +224,10 @@ describe("warm capacity on the local cluster scaling from zero", { skip, concurr
     // that neither waited for a node (no FailedScheduling, no scale-up, bound within a second).
     for (const r of [a!, b!]) {
       assert.deepEqual(reasonsFor(r.result.job.pod!), ["Scheduled"], `pod ${r.result.job.pod} waited for a node`);
-      assert.ok(waitedForNode(r.result.job.pod!) < 1000, `pod ${r.result.job.pod} waited ${waitedForNode(r.result.job.pod!)} ms for its node`);
+      assert.ok(
+        waitedForNode(r.result.job.pod!) < 1000,
+        `pod ${r.result.job.pod} waited ${waitedForNode(r.result.job.pod!)} ms for its node`,
+      );
     }
     assert.deepEqual(placeholders(), []);
     assert.equal(rentedNodes(), 1);
@@ -159,14 +239,22 @@ describe("warm capacity on the local cluster scaling from zero", { skip, concurr
     await waitForHeld(1);
     // Both runs list the placeholder before either delete reaches the server: a real race for one claim.
     const mark = cluster.faultFirings().length;
-    cluster.setFaults({ latency: { ms: 1500, match: "^DELETE /apis/batch/v1/namespaces/default/jobs/knotless-warm-" } });
+    cluster.setFaults({
+      latency: { ms: 1500, match: "^DELETE /apis/batch/v1/namespaces/default/jobs/knotless-warm-" },
+    });
     const [a, b] = await Promise.all([run(), run()]);
-    const claims = cluster.faultFirings().slice(mark).filter((f) => f.fault === "latency" && f.subject.startsWith("DELETE"));
+    const claims = cluster
+      .faultFirings()
+      .slice(mark)
+      .filter((f) => f.fault === "latency" && f.subject.startsWith("DELETE"));
     cluster.clearFaults();
     assert.equal(claims.length, 2, "both runs tried to claim it");
     assert.deepEqual([a!.result.capacity, b!.result.capacity].sort(), ["cold", "warm"]);
     const loser = a!.result.capacity === "cold" ? a! : b!;
-    assert.match(loser.console, /on cold capacity: the warm placeholders were taken first: knotless-warm-0 \(another run claimed it/);
+    assert.match(
+      loser.console,
+      /on cold capacity: the warm placeholders were taken first: knotless-warm-0 \(another run claimed it/,
+    );
     assert.deepEqual(placeholders(), []);
     assert.equal(rentedNodes(), 1, "the loser's pod fitted beside the winner's: no second node");
     await assertNothingLeft();
@@ -187,19 +275,51 @@ describe("warm capacity on the local cluster scaling from zero", { skip, concurr
     await warm("--for", "3m");
     await waitForHeld(1);
     const mark = cluster.faultFirings().length;
-    cluster.setFaults({ latency: { ms: 2000, match: "^DELETE /apis/batch/v1/namespaces/default/jobs/knotless-warm-" } });
+    cluster.setFaults({
+      latency: { ms: 2000, match: "^DELETE /apis/batch/v1/namespaces/default/jobs/knotless-warm-" },
+    });
     const ws = makeWorkspace("hi\techo hi\n");
     // Through kubectl: its claim is a child process that outlives the runner (the API transport's case is the next test).
-    const runner = spawn(process.execPath, [join(REPO_ROOT, "bin", "knotless-runner-k8s.js"), "run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--out", ws.out, ...clusterArgs(), "--transport", "kubectl"], { stdio: "ignore" });
+    const runner = spawn(
+      process.execPath,
+      [
+        join(REPO_ROOT, "bin", "knotless-runner-k8s.js"),
+        "run",
+        "--checkout",
+        ws.checkout,
+        "--steps",
+        ws.stepsFile,
+        "--out",
+        ws.out,
+        ...clusterArgs(),
+        "--transport",
+        "kubectl",
+      ],
+      { stdio: "ignore" },
+    );
     const exited = new Promise((resolve) => runner.once("exit", resolve));
-    await waitFor("the claim at the server", () => (cluster.faultFirings().slice(mark).some((f) => f.subject.startsWith("DELETE")) ? true : undefined), 30_000);
+    await waitFor(
+      "the claim at the server",
+      () =>
+        cluster
+          .faultFirings()
+          .slice(mark)
+          .some((f) => f.subject.startsWith("DELETE"))
+          ? true
+          : undefined,
+      30_000,
+    );
     runner.kill("SIGKILL");
     await exited;
     // The claim's kubectl outlives the runner and completes: the placeholder is gone, and no Job of the run was made.
     await waitFor("the claimed placeholder gone", () => (placeholders().length === 0 ? true : undefined), 10_000);
     cluster.clearFaults();
     await new Promise((r) => setTimeout(r, 1000));
-    assert.deepEqual(cluster.objects("jobs.batch").map((j) => j.metadata.name), [], "a Job was created after the runner died");
+    assert.deepEqual(
+      cluster.objects("jobs.batch").map((j) => j.metadata.name),
+      [],
+      "a Job was created after the runner died",
+    );
     await assertNothingLeft();
   });
   it("leaves the placeholder to the next run when the runner is killed mid-claim through the API transport: the claim dies with it", async () => {
@@ -207,18 +327,50 @@ describe("warm capacity on the local cluster scaling from zero", { skip, concurr
     await waitForHeld(1);
     const before = placeholders()[0]!;
     const mark = cluster.faultFirings().length;
-    cluster.setFaults({ latency: { ms: 2000, match: "^DELETE /apis/batch/v1/namespaces/default/jobs/knotless-warm-" } });
+    cluster.setFaults({
+      latency: { ms: 2000, match: "^DELETE /apis/batch/v1/namespaces/default/jobs/knotless-warm-" },
+    });
     const ws = makeWorkspace("hi\techo hi\n");
-    const runner = spawn(process.execPath, [join(REPO_ROOT, "bin", "knotless-runner-k8s.js"), "run", "--checkout", ws.checkout, "--steps", ws.stepsFile, "--out", ws.out, ...clusterArgs(), "--transport", "api"], { stdio: "ignore" });
+    const runner = spawn(
+      process.execPath,
+      [
+        join(REPO_ROOT, "bin", "knotless-runner-k8s.js"),
+        "run",
+        "--checkout",
+        ws.checkout,
+        "--steps",
+        ws.stepsFile,
+        "--out",
+        ws.out,
+        ...clusterArgs(),
+        "--transport",
+        "api",
+      ],
+      { stdio: "ignore" },
+    );
     const exited = new Promise((resolve) => runner.once("exit", resolve));
-    await waitFor("the claim at the server", () => (cluster.faultFirings().slice(mark).some((f) => f.subject.startsWith("DELETE")) ? true : undefined), 30_000);
+    await waitFor(
+      "the claim at the server",
+      () =>
+        cluster
+          .faultFirings()
+          .slice(mark)
+          .some((f) => f.subject.startsWith("DELETE"))
+          ? true
+          : undefined,
+      30_000,
+    );
     runner.kill("SIGKILL");
     await exited;
     // The claim was a request on the runner's own connection: the server drops it once its client is gone, so the
     // placeholder stays, unchanged, with its deadline (its backstop); no Job of the run was made.
     await new Promise((r) => setTimeout(r, 3000));
     cluster.clearFaults();
-    assert.deepEqual(cluster.objects("jobs.batch").map((j) => j.metadata.name), [before.metadata.name], "only the placeholder is there");
+    assert.deepEqual(
+      cluster.objects("jobs.batch").map((j) => j.metadata.name),
+      [before.metadata.name],
+      "only the placeholder is there",
+    );
     assert.equal(placeholders()[0]!.metadata.uid, before.metadata.uid);
     assert.equal(placeholders()[0]!.metadata.deletionTimestamp, undefined);
     const gc = await runCli(["gc", "--dry-run", ...clusterArgs()]);

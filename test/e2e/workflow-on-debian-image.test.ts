@@ -18,13 +18,28 @@ function findSkipReason(): string | false {
   const podman = findPodmanSkipReason();
   if (podman) return podman;
   const debian = spawnSync("podman", ["image", "exists", DEBIAN_IMAGE], { stdio: "ignore" }).status === 0;
-  return debian ? false : `the local ${DEBIAN_IMAGE} image is not there (scripts/setup-containers.sh builds it with debootstrap)`;
+  return debian
+    ? false
+    : `the local ${DEBIAN_IMAGE} image is not there (scripts/setup-containers.sh builds it with debootstrap)`;
 }
 
 /** A workflow file on the Debian image with `shell`, workflow-level variables and these steps (YAML lines). */
 function writeWorkflow(dir: string, name: string, shell: string, steps: readonly string[]): string {
   const file = join(dir, `${name}.yml`);
-  writeFileSync(file, ["engine: kubernetes", `image: ${DEBIAN_IMAGE}`, `shell: ${shell}`, "environment:", "  WF_VAR: from the workflow", "  SHARED: workflow", "steps:", ...steps, ""].join("\n"));
+  writeFileSync(
+    file,
+    [
+      "engine: kubernetes",
+      `image: ${DEBIAN_IMAGE}`,
+      `shell: ${shell}`,
+      "environment:",
+      "  WF_VAR: from the workflow",
+      "  SHARED: workflow",
+      "steps:",
+      ...steps,
+      "",
+    ].join("\n"),
+  );
   return file;
 }
 
@@ -64,18 +79,61 @@ describe("workflow files on the local Debian image", { skip: findSkipReason(), t
       "  - name: never",
       "    command: echo never",
     ]);
-    const timeout = writeWorkflow(dir, "timeout", "bash -eo pipefail", ["  - name: sleeper", "    timeout: 5s", "    command: echo sleeping; sleep 300", "  - name: never", "    command: echo never"]);
-    const plain = writeWorkflow(dir, "plain-sh", "sh -e", ["  - name: pipeline", "    command: |", "      false | true", '      echo "sh -e went on"']);
+    const timeout = writeWorkflow(dir, "timeout", "bash -eo pipefail", [
+      "  - name: sleeper",
+      "    timeout: 5s",
+      "    command: echo sleeping; sleep 300",
+      "  - name: never",
+      "    command: echo never",
+    ]);
+    const plain = writeWorkflow(dir, "plain-sh", "sh -e", [
+      "  - name: pipeline",
+      "    command: |",
+      "      false | true",
+      '      echo "sh -e went on"',
+    ]);
     const trigger = ["--event", "push", "--ref", "refs/heads/main", "--sha", "abc123", "--repo", "did:plc:xyz/knot"];
     const run = (workflow: string, runId: string): Promise<CliRun> =>
-      runCli(["run", "--workflow", workflow, "--checkout", ws.checkout, "--out", join(dir, runId), "--run-id", runId, "--kubeconfig", cluster.kubeconfigPath, "--kubectl", KUBECTL, "--secrets", secrets, ...trigger], { timeoutMs: 400_000 });
+      runCli(
+        [
+          "run",
+          "--workflow",
+          workflow,
+          "--checkout",
+          ws.checkout,
+          "--out",
+          join(dir, runId),
+          "--run-id",
+          runId,
+          "--kubeconfig",
+          cluster.kubeconfigPath,
+          "--kubectl",
+          KUBECTL,
+          "--secrets",
+          secrets,
+          ...trigger,
+        ],
+        { timeoutMs: 400_000 },
+      );
     // At once: each run is its own Job, and the pods' start-up is most of each run's time.
-    const [a, b, c] = await Promise.all([run(pipefail, "deb-pipefail"), run(timeout, "deb-timeout"), run(plain, "deb-sh")]);
+    const [a, b, c] = await Promise.all([
+      run(pipefail, "deb-pipefail"),
+      run(timeout, "deb-timeout"),
+      run(plain, "deb-sh"),
+    ]);
 
     // bash -eo pipefail: the variables in their order of precedence, the secret, $KNOTLESS_ENV, then the failing pipeline.
     const pipefailResult = readResult(join(dir, "deb-pipefail"));
     assert.equal(a.code, 1, a.stderr);
-    assert.deepEqual(pipefailResult.steps.map((step) => [step.name, step.status, step.exitCode]), [["vars", "success", 0], ["carried", "success", 0], ["pipeline", "failed", 1], ["never", "skipped", null]]);
+    assert.deepEqual(
+      pipefailResult.steps.map((step) => [step.name, step.status, step.exitCode]),
+      [
+        ["vars", "success", 0],
+        ["carried", "success", 0],
+        ["pipeline", "failed", 1],
+        ["never", "skipped", null],
+      ],
+    );
     assert.equal(pipefailResult.job.image, DEBIAN_IMAGE);
     assert.match(a.stdout, /^shell: bash 5, pipefail pipefail on$/m);
     const expected = [
@@ -92,13 +150,23 @@ describe("workflow files on the local Debian image", { skip: findSkipReason(), t
       "STEP_VAR=from the step",
       "SHARED=step",
     ];
-    for (const line of expected) assert.match(a.stdout, new RegExp(`^${line.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}$`, "m"), `the step saw ${line}`);
+    for (const line of expected)
+      assert.match(
+        a.stdout,
+        new RegExp(`^${line.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}$`, "m"),
+        `the step saw ${line}`,
+      );
     assert.match(a.stdout, /^secret: \*\*\*$/m, "the secret reached the step and was masked");
-    assert.match(a.stdout, new RegExp(`^${createHash("sha256").update(SECRET).digest("hex")}  -$`, "m"), "the step had the secret byte for byte");
+    assert.match(
+      a.stdout,
+      new RegExp(`^${createHash("sha256").update(SECRET).digest("hex")}  -$`, "m"),
+      "the step had the secret byte for byte",
+    );
     assert.match(a.stdout, /^carried: from step 1, it's "quoted" \$HOME$/m);
     assert.match(a.stdout, /^shared: workflow$/m, "the step's own SHARED stayed with its step");
     assert.doesNotMatch(a.stdout, /^unreachable$|^never$/m);
-    for (const file of ["run.log", "log.ndjson", "result.json"]) assert.ok(!readFileSync(join(dir, "deb-pipefail", file), "utf8").includes(SECRET), `${file} holds the secret`);
+    for (const file of ["run.log", "log.ndjson", "result.json"])
+      assert.ok(!readFileSync(join(dir, "deb-pipefail", file), "utf8").includes(SECRET), `${file} holds the secret`);
     assert.match(readFileSync(join(dir, "deb-pipefail", "run.log"), "utf8"), /secret: \*\*\*/);
 
     // A step's timeout ends the sleeping step: status timeout, the CLI's exit code 1 (a step failed or timed out), the
@@ -107,7 +175,13 @@ describe("workflow files on the local Debian image", { skip: findSkipReason(), t
     assert.equal(b.code, 1, b.stderr);
     assert.equal(timeoutResult.status, "timeout");
     assert.equal(timeoutResult.exitCode, -1);
-    assert.deepEqual(timeoutResult.steps.map((step) => [step.name, step.status, step.timedOut]), [["sleeper", "timeout", true], ["never", "skipped", false]]);
+    assert.deepEqual(
+      timeoutResult.steps.map((step) => [step.name, step.status, step.timedOut]),
+      [
+        ["sleeper", "timeout", true],
+        ["never", "skipped", false],
+      ],
+    );
     // Far below the step's `sleep 300`; under a loaded CI machine the kill exec alone has taken 38 s.
     assert.ok(timeoutResult.steps[0]!.durationMs < 150_000, `the step ran ${timeoutResult.steps[0]!.durationMs} ms`);
     const timeoutLog = readFileSync(join(dir, "deb-timeout", "run.log"), "utf8");
@@ -116,7 +190,10 @@ describe("workflow files on the local Debian image", { skip: findSkipReason(), t
     // The same pipeline under sh -e (dash on Debian) passes: only the last command's status counts.
     const plainResult = readResult(join(dir, "deb-sh"));
     assert.equal(c.code, 0, c.stderr);
-    assert.deepEqual(plainResult.steps.map((step) => [step.name, step.status, step.exitCode]), [["pipeline", "success", 0]]);
+    assert.deepEqual(
+      plainResult.steps.map((step) => [step.name, step.status, step.exitCode]),
+      [["pipeline", "success", 0]],
+    );
     assert.match(c.stdout, /^sh -e went on$/m);
     await assertNothingLeft(cluster);
   });

@@ -16,7 +16,8 @@ function makePath(name: string): string {
   return join(dir, `${files}-${name}`);
 }
 
-const numberedLines = (count: number, width = 100): string[] => Array.from({ length: count }, (_, index) => `line ${index} ${"x".repeat(width)}\n`);
+const numberedLines = (count: number, width = 100): string[] =>
+  Array.from({ length: count }, (_, index) => `line ${index} ${"x".repeat(width)}\n`);
 
 describe("LogFile", () => {
   it("tells its listener the file's length each time a chunk is in the file, never more than the file holds", async () => {
@@ -105,7 +106,11 @@ describe("LogFile", () => {
     const made = spawnSync("mkfifo", [path]);
     assert.equal(made.status, 0, String(made.stderr));
     // The reader's end, opened first (non-blocking, so this does not wait for a writer).
-    const reader = new Socket({ fd: openSync(path, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK), readable: true, writable: false });
+    const reader = new Socket({
+      fd: openSync(path, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK),
+      readable: true,
+      writable: false,
+    });
     const chunks: Buffer[] = [];
     reader.on("data", (chunk: Buffer) => chunks.push(chunk));
     const readerDone = new Promise((resolve) => reader.once("end", resolve));

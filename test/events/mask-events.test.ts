@@ -13,13 +13,16 @@ function collect(values: readonly string[]): { sink: (event: RunEventInput) => v
 }
 
 function stepText(events: readonly RunEvent[], index: number, stream: "stdout" | "stderr"): string {
-  return events.map((e) => (e.kind === "step-output" && e.index === index && e.stream === stream ? e.text : "")).join("");
+  return events
+    .map((e) => (e.kind === "step-output" && e.index === index && e.stream === stream ? e.text : ""))
+    .join("");
 }
 
 describe("createEventMask", () => {
   it("masks a secret written one character at a time, releasing the held tail before the step's end", () => {
     const { sink, events } = collect(["hunter2-s3cret"]);
-    for (const char of "token=hunter2-s3cret; done\nhunter2") sink({ kind: "step-output", index: 0, stream: "stdout", text: char });
+    for (const char of "token=hunter2-s3cret; done\nhunter2")
+      sink({ kind: "step-output", index: 0, stream: "stdout", text: char });
     sink({ kind: "step-end", index: 0, name: "a", status: "success", exitCode: 0, durationMs: 1, timedOut: false });
     assert.equal(stepText(events, 0, "stdout"), "token=***; done\nhunter2");
     assert.equal(events.at(-1)?.kind, "step-end", "the held tail comes before step-end");

@@ -5,12 +5,20 @@ import { createOutputBudget, cutToBytes } from "../../src/events/output-budget.j
 import type { RunEvent, RunEventSink } from "../../src/events/run-events.js";
 import { SAMPLE_EVENTS } from "../support/run-event-samples.js";
 
-function makeOutput(text: string, index = 0, stream: "stdout" | "stderr" = "stdout", time = "2026-11-29T10:00:03.000Z"): RunEvent {
+function makeOutput(
+  text: string,
+  index = 0,
+  stream: "stdout" | "stderr" = "stdout",
+  time = "2026-11-29T10:00:03.000Z",
+): RunEvent {
   return { time, kind: "step-output", index, stream, text };
 }
 
 /** Feeds `events` through a budget of `limit` bytes; returns what came out and the counts. */
-function passThrough(limit: number, events: readonly RunEvent[]): { out: RunEvent[]; counts: ReturnType<ReturnType<typeof createOutputBudget>["counts"]> } {
+function passThrough(
+  limit: number,
+  events: readonly RunEvent[],
+): { out: RunEvent[]; counts: ReturnType<ReturnType<typeof createOutputBudget>["counts"]> } {
   const budget = createOutputBudget(limit);
   const out: RunEvent[] = [];
   const sink = budget.through((event) => out.push(event));
@@ -18,40 +26,69 @@ function passThrough(limit: number, events: readonly RunEvent[]): { out: RunEven
   return { out, counts: budget.counts() };
 }
 
-const outputText = (events: readonly RunEvent[]): string => events.map((event) => (event.kind === "step-output" ? event.text : "")).join("");
+const outputText = (events: readonly RunEvent[]): string =>
+  events.map((event) => (event.kind === "step-output" ? event.text : "")).join("");
 const notices = (events: readonly RunEvent[]): RunEvent[] => events.filter((event) => event.kind === "notice");
 
 describe("createOutputBudget", () => {
   it("passes every event unchanged while the step output stays within the limit, counting UTF-8 bytes", () => {
-    const events = [SAMPLE_EVENTS["step-start"], makeOutput("héllo\n"), makeOutput("🎉\n", 0, "stderr"), SAMPLE_EVENTS["step-end"]];
+    const events = [
+      SAMPLE_EVENTS["step-start"],
+      makeOutput("héllo\n"),
+      makeOutput("🎉\n", 0, "stderr"),
+      SAMPLE_EVENTS["step-end"],
+    ];
     const { out, counts } = passThrough(12, events);
     assert.deepEqual(out, events);
     assert.deepEqual(counts, { limitBytes: 12, keptBytes: 12, droppedBytes: 0 });
   });
 
   it("cuts the event that crosses the limit, then says so once in a warning notice at that event's time", () => {
-    const { out, counts } = passThrough(10, [makeOutput("12345\n"), makeOutput("abcdefgh\n", 1, "stderr", "T2"), makeOutput("more\n", 1, "stderr", "T3")]);
+    const { out, counts } = passThrough(10, [
+      makeOutput("12345\n"),
+      makeOutput("abcdefgh\n", 1, "stderr", "T2"),
+      makeOutput("more\n", 1, "stderr", "T3"),
+    ]);
     assert.deepEqual(out.slice(0, 2), [makeOutput("12345\n"), makeOutput("abcd", 1, "stderr", "T2")]);
     assert.equal(out.length, 3);
     const notice = out[2]!;
     assert.equal(notice.kind, "notice");
     assert.equal(notice.time, "T2");
     assert.ok(notice.kind === "notice" && notice.level === "warning");
-    assert.match(notice.kind === "notice" ? notice.message : "", /^step output reached the log limit of 10 bytes in step 2's stderr: the rest of the run's step output is not kept in the logs \(the steps go on running\)/);
+    assert.match(
+      notice.kind === "notice" ? notice.message : "",
+      /^step output reached the log limit of 10 bytes in step 2's stderr: the rest of the run's step output is not kept in the logs \(the steps go on running\)/,
+    );
     assert.deepEqual(counts, { limitBytes: 10, keptBytes: 10, droppedBytes: 5 + 5 });
   });
 
   it("drops all later step output of every step and stream, and passes every other event in order", () => {
-    const later = [SAMPLE_EVENTS["step-end"], SAMPLE_EVENTS["step-start"], makeOutput("x".repeat(1000), 1), SAMPLE_EVENTS.notice, makeOutput("y", 1, "stderr"), SAMPLE_EVENTS["run-end"]];
+    const later = [
+      SAMPLE_EVENTS["step-end"],
+      SAMPLE_EVENTS["step-start"],
+      makeOutput("x".repeat(1000), 1),
+      SAMPLE_EVENTS.notice,
+      makeOutput("y", 1, "stderr"),
+      SAMPLE_EVENTS["run-end"],
+    ];
     const { out, counts } = passThrough(4, [makeOutput("0123456789"), ...later]);
-    assert.deepEqual(out.map((event) => event.kind), ["step-output", "notice", "step-end", "step-start", "notice", "run-end"]);
+    assert.deepEqual(
+      out.map((event) => event.kind),
+      ["step-output", "notice", "step-end", "step-start", "notice", "run-end"],
+    );
     assert.equal(outputText(out), "0123");
     assert.equal(notices(out).length, 2, "its own notice and the run's");
     assert.deepEqual(counts, { limitBytes: 4, keptBytes: 4, droppedBytes: 6 + 1000 + 1 });
   });
 
   it("counts the bytes a notice says the pod dropped past its bound as dropped, and passes the notice on", () => {
-    const podDrop: RunEvent = { time: "T4", kind: "notice", level: "warning", message: "step 1's stdout passed the pod's output bound", podDroppedBytes: 27_000 };
+    const podDrop: RunEvent = {
+      time: "T4",
+      kind: "notice",
+      level: "warning",
+      message: "step 1's stdout passed the pod's output bound",
+      podDroppedBytes: 27_000,
+    };
     const { out, counts } = passThrough(6, [makeOutput("abcdef"), podDrop, makeOutput("g", 0, "stderr")]);
     assert.deepEqual(out.slice(0, 2), [makeOutput("abcdef"), podDrop]);
     assert.deepEqual(counts, { limitBytes: 6, keptBytes: 6, droppedBytes: 27_000 + 1 });
@@ -62,13 +99,19 @@ describe("createOutputBudget", () => {
     assert.equal(notices(exact.out).length, 0);
     assert.deepEqual(exact.counts, { limitBytes: 6, keptBytes: 6, droppedBytes: 0 });
     const past = passThrough(6, [makeOutput("abc"), makeOutput("def"), makeOutput("g")]);
-    assert.deepEqual(past.out.map((event) => event.kind), ["step-output", "step-output", "notice"]);
+    assert.deepEqual(
+      past.out.map((event) => event.kind),
+      ["step-output", "step-output", "notice"],
+    );
     assert.deepEqual(past.counts, { limitBytes: 6, keptBytes: 6, droppedBytes: 1 });
   });
 
   it("keeps no output at a limit of 0, and names the limit in KiB or MiB when it is a whole number of them", () => {
     const none = passThrough(0, [makeOutput("a")]);
-    assert.deepEqual(none.out.map((event) => event.kind), ["notice"]);
+    assert.deepEqual(
+      none.out.map((event) => event.kind),
+      ["notice"],
+    );
     assert.deepEqual(none.counts, { limitBytes: 0, keptBytes: 0, droppedBytes: 1 });
     const messageAt = (limit: number): string => {
       const notice = notices(passThrough(limit, [makeOutput("x".repeat(limit + 1))]).out)[0];
@@ -89,7 +132,11 @@ describe("createOutputBudget", () => {
       assert.equal(Buffer.byteLength(kept), counts.keptBytes);
       assert.ok(counts.keptBytes <= limit);
       const nextChar = Array.from(text.slice(kept.length))[0];
-      if (nextChar !== undefined) assert.ok(counts.keptBytes + Buffer.byteLength(nextChar) > limit, `limit ${limit}: ${JSON.stringify(nextChar)} would still fit`);
+      if (nextChar !== undefined)
+        assert.ok(
+          counts.keptBytes + Buffer.byteLength(nextChar) > limit,
+          `limit ${limit}: ${JSON.stringify(nextChar)} would still fit`,
+        );
       assert.equal(counts.keptBytes + counts.droppedBytes, total);
       assert.doesNotMatch(kept, /\uFFFD/);
     }
@@ -98,7 +145,10 @@ describe("createOutputBudget", () => {
   it("counts the text it is given, so a transform before it (a secret mask) decides what is counted", () => {
     const budget = createOutputBudget(8);
     const out: RunEvent[] = [];
-    const mask = (next: RunEventSink): RunEventSink => (event) => next(event.kind === "step-output" ? { ...event, text: event.text.replaceAll("hunter2", "***") } : event);
+    const mask =
+      (next: RunEventSink): RunEventSink =>
+      (event) =>
+        next(event.kind === "step-output" ? { ...event, text: event.text.replaceAll("hunter2", "***") } : event);
     const emit = mask(budget.through((event) => out.push(event)));
     emit(makeOutput("pw hunter2\n"));
     assert.equal(outputText(out), "pw ***\n");
@@ -106,7 +156,8 @@ describe("createOutputBudget", () => {
   });
 
   it("refuses a limit that is not a whole number of bytes", () => {
-    for (const limit of [-1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) assert.throws(() => createOutputBudget(limit), RangeError, String(limit));
+    for (const limit of [-1, 1.5, Number.NaN, Number.POSITIVE_INFINITY])
+      assert.throws(() => createOutputBudget(limit), RangeError, String(limit));
   });
 });
 

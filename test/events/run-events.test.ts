@@ -11,7 +11,13 @@ describe("createEventEmitter", () => {
       () => new Date("2026-11-29T10:00:00.250Z"),
     );
     emit({ kind: "step-start", index: 2, name: "test", command: "make test" });
-    const expected: RunEvent = { time: "2026-11-29T10:00:00.250Z", kind: "step-start", index: 2, name: "test", command: "make test" };
+    const expected: RunEvent = {
+      time: "2026-11-29T10:00:00.250Z",
+      kind: "step-start",
+      index: 2,
+      name: "test",
+      command: "make test",
+    };
     assert.deepEqual(received, [
       ["first", expected],
       ["second", expected],
@@ -21,11 +27,19 @@ describe("createEventEmitter", () => {
   it("reads the clock once per event, so every sink sees the same time", () => {
     let ticks = 0;
     const times: string[] = [];
-    const emit = createEventEmitter([(event) => times.push(event.time), (event) => times.push(event.time)], () => new Date(Date.UTC(2026, 10, 29, 10, 0, ++ticks)));
+    const emit = createEventEmitter(
+      [(event) => times.push(event.time), (event) => times.push(event.time)],
+      () => new Date(Date.UTC(2026, 10, 29, 10, 0, ++ticks)),
+    );
     emit({ kind: "notice", level: "info", message: "one" });
     emit({ kind: "notice", level: "info", message: "two" });
     assert.equal(ticks, 2);
-    assert.deepEqual(times, ["2026-11-29T10:00:01.000Z", "2026-11-29T10:00:01.000Z", "2026-11-29T10:00:02.000Z", "2026-11-29T10:00:02.000Z"]);
+    assert.deepEqual(times, [
+      "2026-11-29T10:00:01.000Z",
+      "2026-11-29T10:00:01.000Z",
+      "2026-11-29T10:00:02.000Z",
+      "2026-11-29T10:00:02.000Z",
+    ]);
   });
 
   it("delivers events in the order they were emitted", () => {

@@ -7,7 +7,13 @@ import { Writable } from "node:stream";
 import { describe, it } from "node:test";
 import { formatEvent } from "../../src/events/format-event.js";
 import type { RunEvent } from "../../src/events/run-events.js";
-import { createConsoleSink, createHumanLogSink, createNdjsonLogSink, OUTPUT_INDENT, type ClosableSink } from "../../src/events/sinks.js";
+import {
+  createConsoleSink,
+  createHumanLogSink,
+  createNdjsonLogSink,
+  OUTPUT_INDENT,
+  type ClosableSink,
+} from "../../src/events/sinks.js";
 import { SAMPLE_EVENTS, listSampleEvents } from "../support/run-event-samples.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
 
@@ -20,12 +26,26 @@ function makeLogPath(name: string): string {
   return join(dir, `${files}-${name}`);
 }
 
-function makeOutput(index: number, stream: "stdout" | "stderr", text: string, time = "2026-11-29T10:00:03.000Z"): RunEvent {
+function makeOutput(
+  index: number,
+  stream: "stdout" | "stderr",
+  text: string,
+  time = "2026-11-29T10:00:03.000Z",
+): RunEvent {
   return { time, kind: "step-output", index, stream, text };
 }
 
 function makeStepEnd(index: number, time = "2026-11-29T10:00:09.000Z"): RunEvent {
-  return { time, kind: "step-end", index, name: `step-${index}`, status: "success", exitCode: 0, durationMs: 1500, timedOut: false };
+  return {
+    time,
+    kind: "step-end",
+    index,
+    name: `step-${index}`,
+    status: "success",
+    exitCode: 0,
+    durationMs: 1500,
+    timedOut: false,
+  };
 }
 
 /** Feeds the events to a log sink writing a new file, closes it and returns the file's text. */
@@ -54,12 +74,16 @@ const writeNdjsonLog = async (events: readonly RunEvent[]): Promise<Array<Record
 function listChunkings(text: string): string[][] {
   const points = Array.from(text);
   const chunkings = [points];
-  for (let cut = 1; cut < points.length; cut += 1) chunkings.push([points.slice(0, cut).join(""), points.slice(cut).join("")]);
+  for (let cut = 1; cut < points.length; cut += 1)
+    chunkings.push([points.slice(0, cut).join(""), points.slice(cut).join("")]);
   return chunkings;
 }
 
 /** Runs a child node that hands one event to a log sink writing `path`, without closing it; returns how it exited. */
-function runSinkInChild(factory: "createHumanLogSink" | "createNdjsonLogSink", path: string): { status: number | null; stderr: string } {
+function runSinkInChild(
+  factory: "createHumanLogSink" | "createNdjsonLogSink",
+  path: string,
+): { status: number | null; stderr: string } {
   const moduleUrl = new URL("../../src/events/sinks.js", import.meta.url).href;
   const script = [
     `const sinks = await import(${JSON.stringify(moduleUrl)});`,
@@ -79,7 +103,10 @@ function at(ms: number): string {
 
 /** The output a run.log holds: its indented lines, without the indent, headers and runner lines left out. */
 function readOutputBack(lines: readonly string[]): string {
-  return lines.filter((line) => line.startsWith(OUTPUT_INDENT)).map((line) => `${line.slice(OUTPUT_INDENT.length)}\n`).join("");
+  return lines
+    .filter((line) => line.startsWith(OUTPUT_INDENT))
+    .map((line) => `${line.slice(OUTPUT_INDENT.length)}\n`)
+    .join("");
 }
 
 describe("createHumanLogSink", () => {
@@ -96,7 +123,10 @@ describe("createHumanLogSink", () => {
   });
 
   it("writes a run of output of one step and stream under one header, each line indented by two spaces", async () => {
-    const lines = await writeHumanLog([makeOutput(0, "stdout", "compiling a.c\ncompiling b.c\n", at(0)), makeOutput(0, "stdout", "linking\n", at(300))]);
+    const lines = await writeHumanLog([
+      makeOutput(0, "stdout", "compiling a.c\ncompiling b.c\n", at(0)),
+      makeOutput(0, "stdout", "linking\n", at(300)),
+    ]);
     assert.deepEqual(lines, [`${at(0)} [step 1 stdout]`, "  compiling a.c", "  compiling b.c", "  linking"]);
   });
 
@@ -140,9 +170,26 @@ describe("createHumanLogSink", () => {
   });
 
   it("writes an unfinished output line before a runner line that comes in the middle of it, and starts a new header after it", async () => {
-    const notice: RunEvent = { time: at(20), kind: "notice", level: "warning", message: "exec stream cut; reconnecting" };
-    const lines = await writeHumanLog([makeOutput(0, "stdout", "one\nhalf", at(10)), notice, makeOutput(0, "stdout", " more\ntwo\n", at(30))]);
-    assert.deepEqual(lines, [`${at(10)} [step 1 stdout]`, "  one", "  half", `${at(20)} warning: exec stream cut; reconnecting`, `${at(30)} [step 1 stdout]`, "   more", "  two"]);
+    const notice: RunEvent = {
+      time: at(20),
+      kind: "notice",
+      level: "warning",
+      message: "exec stream cut; reconnecting",
+    };
+    const lines = await writeHumanLog([
+      makeOutput(0, "stdout", "one\nhalf", at(10)),
+      notice,
+      makeOutput(0, "stdout", " more\ntwo\n", at(30)),
+    ]);
+    assert.deepEqual(lines, [
+      `${at(10)} [step 1 stdout]`,
+      "  one",
+      "  half",
+      `${at(20)} warning: exec stream cut; reconnecting`,
+      `${at(30)} [step 1 stdout]`,
+      "   more",
+      "  two",
+    ]);
   });
 
   it("writes the unfinished last line of each stream when the step ends, before the step's end line", async () => {
@@ -165,25 +212,35 @@ describe("createHumanLogSink", () => {
   });
 
   it("writes the same lines however the output is cut into events, multi-byte characters and \\r\\n included", async () => {
-    const render = async (chunks: readonly string[]): Promise<string[]> => writeHumanLog([...chunks.map((text) => makeOutput(0, "stdout", text, at(0))), makeStepEnd(0, at(0))]);
+    const render = async (chunks: readonly string[]): Promise<string[]> =>
+      writeHumanLog([...chunks.map((text) => makeOutput(0, "stdout", text, at(0))), makeStepEnd(0, at(0))]);
     const whole = await render([MIXED_OUTPUT]);
     assert.deepEqual(whole, [
       `${at(0)} [step 1 stdout]`,
       ...["héllo wörld 🎉", "zweite Zeile", "", "third", "no newline at the end"].map((text) => `  ${text}`),
       `${at(0)} ✔ step 1: step-0 success (exit 0, 1.5s)`,
     ]);
-    for (const chunks of listChunkings(MIXED_OUTPUT)) assert.deepEqual(await render(chunks), whole, JSON.stringify(chunks));
+    for (const chunks of listChunkings(MIXED_OUTPUT))
+      assert.deepEqual(await render(chunks), whole, JSON.stringify(chunks));
   });
 
   it("drops the carriage return of \\r\\n line endings and keeps one inside a line", async () => {
-    const lines = await writeHumanLog([makeOutput(0, "stdout", "one\r\n50%\r100%\r\ntwo\r", at(0)), makeOutput(0, "stdout", "\n", at(1))]);
+    const lines = await writeHumanLog([
+      makeOutput(0, "stdout", "one\r\n50%\r100%\r\ntwo\r", at(0)),
+      makeOutput(0, "stdout", "\n", at(1)),
+    ]);
     assert.deepEqual(lines, [`${at(0)} [step 1 stdout]`, "  one", "  50%\r100%", "  two"]);
   });
 
   it("holds output that can be read back exactly from its indented lines", async () => {
-    const output = Array.from({ length: 500 }, (_, i) => `${i % 7 === 0 ? "" : `line ${i} `}${"2026-11-29T10:00:00.000Z [step 9 stdout] lookalike".slice(0, i % 40)}\n`).join("");
+    const output = Array.from(
+      { length: 500 },
+      (_, i) =>
+        `${i % 7 === 0 ? "" : `line ${i} `}${"2026-11-29T10:00:00.000Z [step 9 stdout] lookalike".slice(0, i % 40)}\n`,
+    ).join("");
     const events = [];
-    for (let start = 0, n = 0; start < output.length; start += 97, n += 1) events.push(makeOutput(0, "stdout", output.slice(start, start + 97), at(n * 50)));
+    for (let start = 0, n = 0; start < output.length; start += 97, n += 1)
+      events.push(makeOutput(0, "stdout", output.slice(start, start + 97), at(n * 50)));
     assert.equal(readOutputBack(await writeHumanLog(events)), output);
   });
 
@@ -197,7 +254,10 @@ describe("createHumanLogSink", () => {
     await log.close();
     const { size } = statSync(path);
     const outputBytes = chunk.length * events.length;
-    assert.ok(size <= outputBytes * 1.1, `run.log is ${size} bytes for ${outputBytes} bytes of output (${((size / outputBytes - 1) * 100).toFixed(1)} % over)`);
+    assert.ok(
+      size <= outputBytes * 1.1,
+      `run.log is ${size} bytes for ${outputBytes} bytes of output (${((size / outputBytes - 1) * 100).toFixed(1)} % over)`,
+    );
   });
 
   it("gives every line of a multi-line message its own timestamp", async () => {
@@ -207,24 +267,45 @@ describe("createHumanLogSink", () => {
 
   it("leaves cluster calls (kubectl's and the API transport's) out unless asked for them", async () => {
     const events = [SAMPLE_EVENTS.kubectl, SAMPLE_EVENTS["api-call"], SAMPLE_EVENTS["pod-ready"]];
-    assert.deepEqual(await writeHumanLog(events, false), [`${SAMPLE_EVENTS["pod-ready"].time} ${formatEvent(SAMPLE_EVENTS["pod-ready"])}`]);
-    assert.deepEqual(await writeHumanLog(events, true), events.map((event) => `${event.time} ${formatEvent(event)}`));
+    assert.deepEqual(await writeHumanLog(events, false), [
+      `${SAMPLE_EVENTS["pod-ready"].time} ${formatEvent(SAMPLE_EVENTS["pod-ready"])}`,
+    ]);
+    assert.deepEqual(
+      await writeHumanLog(events, true),
+      events.map((event) => `${event.time} ${formatEvent(event)}`),
+    );
   });
 
   it("has every line on disk when close resolves", async () => {
-    const events = Array.from({ length: 20_000 }, (_, i) => makeOutput(0, "stdout", `line ${i} ${"x".repeat(100)}\n`, at(i)));
+    const events = Array.from({ length: 20_000 }, (_, i) =>
+      makeOutput(0, "stdout", `line ${i} ${"x".repeat(100)}\n`, at(i)),
+    );
     const lines = await writeHumanLog(events);
     assert.equal(lines.filter((line) => line.startsWith(OUTPUT_INDENT)).length, 20_000);
     assert.equal(lines.at(-1), `  line 19999 ${"x".repeat(100)}`);
   });
 
   it("writes an unfinished output line when it is closed before the step ended", async () => {
-    assert.deepEqual(await writeHumanLog([makeOutput(0, "stdout", "cut off", at(0))]), [`${at(0)} [step 1 stdout]`, "  cut off"]);
+    assert.deepEqual(await writeHumanLog([makeOutput(0, "stdout", "cut off", at(0))]), [
+      `${at(0)} [step 1 stdout]`,
+      "  cut off",
+    ]);
   });
 
   it("writes the unfinished output line of a step that never ended before the run's end line", async () => {
-    const runEnd: RunEvent = { time: at(5), kind: "run-end", status: "failed", exitCode: -1, error: "internal error: boom", durationMs: 2000 };
-    assert.deepEqual(await writeHumanLog([makeOutput(0, "stdout", "cut off", at(0)), runEnd]), [`${at(5)} [step 1 stdout]`, "  cut off", `${at(5)} ${formatEvent(runEnd)}`]);
+    const runEnd: RunEvent = {
+      time: at(5),
+      kind: "run-end",
+      status: "failed",
+      exitCode: -1,
+      error: "internal error: boom",
+      durationMs: 2000,
+    };
+    assert.deepEqual(await writeHumanLog([makeOutput(0, "stdout", "cut off", at(0)), runEnd]), [
+      `${at(5)} [step 1 stdout]`,
+      "  cut off",
+      `${at(5)} ${formatEvent(runEnd)}`,
+    ]);
   });
 });
 
@@ -246,15 +327,20 @@ describe("a log file that fails", () => {
       assert.equal(child.status, 0, child.stderr);
     });
 
-    it(`keeps taking events when ${name} fills the disk mid-run, and close rejects naming the file and ENOSPC`, { skip: existsSync("/dev/full") ? false : "no /dev/full" }, async () => {
-      const log = create("/dev/full");
-      for (let i = 0; i < 1000; i += 1) assert.doesNotThrow(() => log.sink(makeOutput(0, "stdout", `line ${i} ${"x".repeat(200)}\n`)));
-      await assert.rejects(log.close(), (error: Error & { code?: string }) => {
-        assert.equal(error.code, "ENOSPC");
-        assert.match(error.message, /^cannot write \/dev\/full: ENOSPC/);
-        return true;
-      });
-    });
+    it(
+      `keeps taking events when ${name} fills the disk mid-run, and close rejects naming the file and ENOSPC`,
+      { skip: existsSync("/dev/full") ? false : "no /dev/full" },
+      async () => {
+        const log = create("/dev/full");
+        for (let i = 0; i < 1000; i += 1)
+          assert.doesNotThrow(() => log.sink(makeOutput(0, "stdout", `line ${i} ${"x".repeat(200)}\n`)));
+        await assert.rejects(log.close(), (error: Error & { code?: string }) => {
+          assert.equal(error.code, "ENOSPC");
+          assert.match(error.message, /^cannot write \/dev\/full: ENOSPC/);
+          return true;
+        });
+      },
+    );
   }
 });
 
@@ -266,26 +352,68 @@ describe("createNdjsonLogSink", () => {
     for (const [i, record] of records.entries()) {
       assert.equal(record.time, events[i]!.time);
       assert.ok(Number.isInteger(record.step), JSON.stringify(record));
-      if (record.kind === "control") assert.ok(record.status === "start" || record.status === "end", JSON.stringify(record));
-      else if (record.kind === "data") assert.ok(typeof record.stream === "string" && typeof record.content === "string", JSON.stringify(record));
+      if (record.kind === "control")
+        assert.ok(record.status === "start" || record.status === "end", JSON.stringify(record));
+      else if (record.kind === "data")
+        assert.ok(typeof record.stream === "string" && typeof record.content === "string", JSON.stringify(record));
       else assert.fail(`kind is neither control nor data: ${JSON.stringify(record)}`);
     }
   });
 
   it("writes step starts and ends as control lines with the step's index and outcome", async () => {
-    const end: RunEvent = { time: "T2", kind: "step-end", index: 1, name: "test", status: "timeout", exitCode: null, durationMs: 600_000, timedOut: true };
-    const records = await writeNdjsonLog([{ time: "T1", kind: "step-start", index: 1, name: "test", command: "make test" }, end]);
+    const end: RunEvent = {
+      time: "T2",
+      kind: "step-end",
+      index: 1,
+      name: "test",
+      status: "timeout",
+      exitCode: null,
+      durationMs: 600_000,
+      timedOut: true,
+    };
+    const records = await writeNdjsonLog([
+      { time: "T1", kind: "step-start", index: 1, name: "test", command: "make test" },
+      end,
+    ]);
     assert.deepEqual(records, [
       { time: "T1", kind: "control", step: 1, status: "start", stepKind: "user", name: "test", command: "make test" },
-      { time: "T2", kind: "control", step: 1, status: "end", stepKind: "user", name: "test", stepStatus: "timeout", exitCode: null, durationMs: 600_000, timedOut: true },
+      {
+        time: "T2",
+        kind: "control",
+        step: 1,
+        status: "end",
+        stepKind: "user",
+        name: "test",
+        stepStatus: "timeout",
+        exitCode: null,
+        durationMs: 600_000,
+        timedOut: true,
+      },
     ]);
   });
 
   it("writes the runner's phases as control lines of step -1", async () => {
     const records = await writeNdjsonLog([SAMPLE_EVENTS["phase-start"], SAMPLE_EVENTS["phase-end"]]);
     assert.deepEqual(records, [
-      { time: SAMPLE_EVENTS["phase-start"].time, kind: "control", step: -1, status: "start", stepKind: "system", name: "create" },
-      { time: SAMPLE_EVENTS["phase-end"].time, kind: "control", step: -1, status: "end", stepKind: "system", name: "create", ok: true, durationMs: 120, detail: "job.batch/knotless-run-42 in ci" },
+      {
+        time: SAMPLE_EVENTS["phase-start"].time,
+        kind: "control",
+        step: -1,
+        status: "start",
+        stepKind: "system",
+        name: "create",
+      },
+      {
+        time: SAMPLE_EVENTS["phase-end"].time,
+        kind: "control",
+        step: -1,
+        status: "end",
+        stepKind: "system",
+        name: "create",
+        ok: true,
+        durationMs: 120,
+        detail: "job.batch/knotless-run-42 in ci",
+      },
     ]);
   });
 
@@ -301,28 +429,58 @@ describe("createNdjsonLogSink", () => {
         event: "cache-restore",
         cache: { key: "deps-3f2a", status: "fallback", restoredKey: "deps-19c0", bytes: 1_250_000, durationMs: 900 },
       },
-      { time: SAMPLE_EVENTS.artifact.time, kind: "data", step: -1, stream: "system", content: formatEvent(SAMPLE_EVENTS.artifact), event: "artifact", artifact: { name: "dist", status: "collected", files: 3, bytes: 4096, durationMs: 300, required: false } },
+      {
+        time: SAMPLE_EVENTS.artifact.time,
+        kind: "data",
+        step: -1,
+        stream: "system",
+        content: formatEvent(SAMPLE_EVENTS.artifact),
+        event: "artifact",
+        artifact: { name: "dist", status: "collected", files: 3, bytes: 4096, durationMs: 300, required: false },
+      },
     ]);
   });
 
   it("writes step output as data lines with its stream and the text exactly as it arrived, however it was cut", async () => {
     for (const chunks of listChunkings(MIXED_OUTPUT)) {
-      const events = chunks.flatMap((text) => [makeOutput(3, "stdout", text), makeOutput(3, "stderr", text.toUpperCase())]);
+      const events = chunks.flatMap((text) => [
+        makeOutput(3, "stdout", text),
+        makeOutput(3, "stderr", text.toUpperCase()),
+      ]);
       const records = await writeNdjsonLog(events);
       assert.equal(records.length, events.length);
-      for (const record of records) assert.deepEqual(Object.keys(record).sort(), ["content", "kind", "step", "stream", "time"]);
-      const contentOf = (stream: string): string => records.filter((record) => record.kind === "data" && record.step === 3 && record.stream === stream).map((record) => record.content).join("");
+      for (const record of records)
+        assert.deepEqual(Object.keys(record).sort(), ["content", "kind", "step", "stream", "time"]);
+      const contentOf = (stream: string): string =>
+        records
+          .filter((record) => record.kind === "data" && record.step === 3 && record.stream === stream)
+          .map((record) => record.content)
+          .join("");
       assert.equal(contentOf("stdout"), MIXED_OUTPUT);
       assert.equal(contentOf("stderr"), MIXED_OUTPUT.toUpperCase());
     }
   });
 
   it("writes the runner's messages as data lines of step -1 on the system stream, with their human text and kind", async () => {
-    const events = [SAMPLE_EVENTS["run-start"], SAMPLE_EVENTS.kubectl, SAMPLE_EVENTS["pod-progress"], SAMPLE_EVENTS["pod-ready"], SAMPLE_EVENTS.notice, SAMPLE_EVENTS["run-end"]];
+    const events = [
+      SAMPLE_EVENTS["run-start"],
+      SAMPLE_EVENTS.kubectl,
+      SAMPLE_EVENTS["pod-progress"],
+      SAMPLE_EVENTS["pod-ready"],
+      SAMPLE_EVENTS.notice,
+      SAMPLE_EVENTS["run-end"],
+    ];
     const records = await writeNdjsonLog(events);
     assert.deepEqual(
       records,
-      events.map((event) => ({ time: event.time, kind: "data", step: -1, stream: "system", content: formatEvent(event), event: event.kind })),
+      events.map((event) => ({
+        time: event.time,
+        kind: "data",
+        step: -1,
+        stream: "system",
+        content: formatEvent(event),
+        event: event.kind,
+      })),
     );
   });
 
@@ -353,13 +511,20 @@ describe("createConsoleSink", () => {
     log.sink(makeOutput(0, "stdout", "hal"));
     assert.deepEqual(writes, [["out", "hal"]]);
     log.sink(makeOutput(0, "stderr", "f 🎉\r\n"));
-    assert.deepEqual(writes, [["out", "hal"], ["out", "f 🎉\r\n"]]);
+    assert.deepEqual(writes, [
+      ["out", "hal"],
+      ["out", "f 🎉\r\n"],
+    ]);
   });
 
   it("writes the runner's lines to stderr, one per line, and nothing for events a person need not see", () => {
     const { log, writes } = makeConsole(false);
-    for (const event of [SAMPLE_EVENTS["phase-start"], SAMPLE_EVENTS["step-start"], SAMPLE_EVENTS["step-end"]]) log.sink(event);
-    assert.deepEqual(writes, [["err", `${formatEvent(SAMPLE_EVENTS["step-start"])}\n`], ["err", `${formatEvent(SAMPLE_EVENTS["step-end"])}\n`]]);
+    for (const event of [SAMPLE_EVENTS["phase-start"], SAMPLE_EVENTS["step-start"], SAMPLE_EVENTS["step-end"]])
+      log.sink(event);
+    assert.deepEqual(writes, [
+      ["err", `${formatEvent(SAMPLE_EVENTS["step-start"])}\n`],
+      ["err", `${formatEvent(SAMPLE_EVENTS["step-end"])}\n`],
+    ]);
   });
 
   it("ends an unfinished output line on stdout before the next runner line, and only then", () => {

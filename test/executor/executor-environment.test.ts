@@ -31,7 +31,11 @@ describe("KubernetesExecutor with variables and secrets", () => {
     await writeFile(join(checkout, "README"), "readme\n");
   });
 
-  function buildExecutor(settings: Partial<ExecutorSettings>): { executor: KubernetesExecutor; kubectl: ScriptedKubectl; events: RunEventInput[] } {
+  function buildExecutor(settings: Partial<ExecutorSettings>): {
+    executor: KubernetesExecutor;
+    kubectl: ScriptedKubectl;
+    events: RunEventInput[];
+  } {
     const kubectl = new ScriptedKubectl();
     kubectl.on("create", (call) => {
       const job = JSON.parse(call.stdin ?? "") as IJob;
@@ -62,28 +66,47 @@ describe("KubernetesExecutor with variables and secrets", () => {
 
   it("refuses variables the steps cannot carry as bad input, before any kubectl call", async () => {
     const { executor, kubectl } = buildExecutor({ env: [{ name: "A", value: "x\0y" }] });
-    await assert.rejects(executor.setup(), (error: unknown) => error instanceof InputError && /NUL/.test(error.message));
+    await assert.rejects(
+      executor.setup(),
+      (error: unknown) => error instanceof InputError && /NUL/.test(error.message),
+    );
     assert.equal(kubectl.calls.length, 0);
     await executor.teardown();
   });
 
   it("sends the secrets in their own exec right after the upload, and no argv, manifest or event holds a value", async (t) => {
-    const { executor, kubectl, events } = buildExecutor({ secrets: SECRETS, env: [{ name: "CI", value: "true" }, { name: "PASSWORD", value: "public" }] });
+    const { executor, kubectl, events } = buildExecutor({
+      secrets: SECRETS,
+      env: [
+        { name: "CI", value: "true" },
+        { name: "PASSWORD", value: "public" },
+      ],
+    });
     t.after(() => executor.teardown());
     await executor.setup();
     await executor.copyIn(scanUploadTrees(checkout, undefined));
     assert.deepEqual(kubectl.callsTo("exec").map(execKind), ["upload", "secrets"]);
     const secretsCall = kubectl.callsTo("exec")[1]!;
     assert.ok(secretsCall.stdin!.includes("export PASSWORD='hunter2-é'"), "the values are on stdin");
-    assertNoSecretIn(kubectl.calls.flatMap((call) => call.args), "an argv");
+    assertNoSecretIn(
+      kubectl.calls.flatMap((call) => call.args),
+      "an argv",
+    );
     assertNoSecretIn([kubectl.callsTo("create")[0]!.stdin!], "the Job manifest");
     const job = JSON.parse(kubectl.callsTo("create")[0]!.stdin!) as IJob;
     assert.equal(job.spec?.template.spec?.containers[0]?.env, undefined, "no variable of the run is in the Job");
     assertNoSecretIn([JSON.stringify(events)], "the events");
-    const phase = events.find((e): e is Extract<RunEventInput, { kind: "phase-end" }> => e.kind === "phase-end" && e.phase === "secrets");
-    assert.match(phase?.detail ?? "", /^delivered 2 secrets \(API_TOKEN, PASSWORD\) to the pod's memory-backed volume over stdin, \d+ bytes; receipt and byte count verified in the pod$/);
+    const phase = events.find(
+      (e): e is Extract<RunEventInput, { kind: "phase-end" }> => e.kind === "phase-end" && e.phase === "secrets",
+    );
+    assert.match(
+      phase?.detail ?? "",
+      /^delivered 2 secrets \(API_TOKEN, PASSWORD\) to the pod's memory-backed volume over stdin, \d+ bytes; receipt and byte count verified in the pod$/,
+    );
     const warnings = events.flatMap((e) => (e.kind === "notice" && e.level === "warning" ? [e.message] : []));
-    assert.deepEqual(warnings, ["the run's environment sets PASSWORD, which is also a secret: every step sees the secret's value"]);
+    assert.deepEqual(warnings, [
+      "the run's environment sets PASSWORD, which is also a secret: every step sees the secret's value",
+    ]);
   });
 
   it("makes no secrets exec for a run without secrets", async (t) => {
@@ -99,7 +122,9 @@ describe("KubernetesExecutor with variables and secrets", () => {
     t.after(() => executor.teardown());
     await executor.setup();
     const summary = await executor.copyIn(scanUploadTrees(checkout, undefined));
-    const end = events.find((e): e is Extract<RunEventInput, { kind: "phase-end" }> => e.kind === "phase-end" && e.phase === "upload");
+    const end = events.find(
+      (e): e is Extract<RunEventInput, { kind: "phase-end" }> => e.kind === "phase-end" && e.phase === "upload",
+    );
     assert.ok(summary.archiveBytes > 0);
     assert.equal(end?.bytes, summary.archiveBytes);
   });
@@ -110,7 +135,10 @@ describe("KubernetesExecutor with variables and secrets", () => {
     await executor.copyIn(scanUploadTrees(checkout, undefined));
     const report = await executor.teardown();
     assert.deepEqual(kubectl.callsTo("exec").map(execKind), ["upload", "secrets", "forget-secrets"]);
-    assert.match(report.detail, /^kept Job knotless-run-42 \(--keep\), its secrets removed from the pod; delete it with: /);
+    assert.match(
+      report.detail,
+      /^kept Job knotless-run-42 \(--keep\), its secrets removed from the pod; delete it with: /,
+    );
     assert.equal(kubectl.callsTo("delete").length, 0);
   });
 });

@@ -16,8 +16,12 @@ describe("exec", { concurrency: true }, () => {
     const volumeDirs = (await cluster.pods())[0]?.volumeDirs ?? {};
     await writeFile(join(volumeDirs.work ?? "", "from-host"), "seeded\n");
 
-    const script = 'hostname; pwd; cat /work/from-host; echo "$CI $TANGLED_REPO $PATH $HOSTNAME"; cat > /outputs/in; echo $$';
-    const run = await cluster.kubectl([...buildGlobalArgs(cluster), "exec", "-i", pod, "-c", "run", "--", "sh", "-c", script], { stdin: "piped bytes" });
+    const script =
+      'hostname; pwd; cat /work/from-host; echo "$CI $TANGLED_REPO $PATH $HOSTNAME"; cat > /outputs/in; echo $$';
+    const run = await cluster.kubectl(
+      [...buildGlobalArgs(cluster), "exec", "-i", pod, "-c", "run", "--", "sh", "-c", script],
+      { stdin: "piped bytes" },
+    );
     assert.equal(run.stderr, "");
     assert.equal(run.exitCode, 0);
     const [hostname, cwd, seeded, env, pid] = run.stdout.trimEnd().split("\n");
@@ -28,7 +32,10 @@ describe("exec", { concurrency: true }, () => {
     assert.ok(Number(pid) < 100, "the command runs in the pod's pid namespace");
     assert.equal(await readFile(join(volumeDirs.outputs ?? "", "in"), "utf8"), "piped bytes");
 
-    const noStdin = await cluster.kubectl([...buildGlobalArgs(cluster), "exec", pod, "-c", "run", "--", "sh", "-c", "wc -c"], { stdin: "ignored" });
+    const noStdin = await cluster.kubectl(
+      [...buildGlobalArgs(cluster), "exec", pod, "-c", "run", "--", "sh", "-c", "wc -c"],
+      { stdin: "ignored" },
+    );
     assert.equal(noStdin.stdout.trim(), "0", "without -i the command reads /dev/null");
   });
 
@@ -36,11 +43,29 @@ describe("exec", { concurrency: true }, () => {
     const cluster = await createFakeCluster();
     t.after(() => cluster.cleanup());
     const pod = await createJob(cluster, "run-y");
-    const failed = await cluster.kubectl([...buildGlobalArgs(cluster), "exec", pod, "-c", "run", "--", "sh", "-c", "echo out; echo err >&2; exit 3"]);
+    const failed = await cluster.kubectl([
+      ...buildGlobalArgs(cluster),
+      "exec",
+      pod,
+      "-c",
+      "run",
+      "--",
+      "sh",
+      "-c",
+      "echo out; echo err >&2; exit 3",
+    ]);
     assert.equal(failed.exitCode, 3);
     assert.equal(failed.stdout, "out\n");
     assert.equal(failed.stderr, "err\ncommand terminated with exit code 3\n");
-    const missing = await cluster.kubectl([...buildGlobalArgs(cluster), "exec", "nope-12345", "-c", "run", "--", "true"]);
+    const missing = await cluster.kubectl([
+      ...buildGlobalArgs(cluster),
+      "exec",
+      "nope-12345",
+      "-c",
+      "run",
+      "--",
+      "true",
+    ]);
     assert.equal(missing.exitCode, 1);
     assert.equal(missing.stderr, 'Error from server (NotFound): pods "nope-12345" not found\n');
     const execs = await cluster.execs();
@@ -54,13 +79,41 @@ describe("exec", { concurrency: true }, () => {
     const cluster = await createFakeCluster();
     t.after(() => cluster.cleanup());
     const pod = await createJob(cluster, "run-z");
-    const started = await cluster.kubectl([...buildGlobalArgs(cluster), "exec", pod, "-c", "run", "--", "sh", "-c", "nohup sleep 30 >/dev/null 2>&1 &"]);
+    const started = await cluster.kubectl([
+      ...buildGlobalArgs(cluster),
+      "exec",
+      pod,
+      "-c",
+      "run",
+      "--",
+      "sh",
+      "-c",
+      "nohup sleep 30 >/dev/null 2>&1 &",
+    ]);
     assert.equal(started.exitCode, 0);
-    const seen = await cluster.kubectl([...buildGlobalArgs(cluster), "exec", pod, "-c", "run", "--", "ps", "-eo", "args"]);
+    const seen = await cluster.kubectl([
+      ...buildGlobalArgs(cluster),
+      "exec",
+      pod,
+      "-c",
+      "run",
+      "--",
+      "ps",
+      "-eo",
+      "args",
+    ]);
     assert.match(seen.stdout, /^sleep 30$/m);
     assert.ok((await cluster.processesInPod(pod)).includes("sleep 30"));
 
-    await cluster.kubectl([...buildGlobalArgs(cluster), "delete", "job", "run-z", "--cascade=background", "--ignore-not-found", "--wait=false"]);
+    await cluster.kubectl([
+      ...buildGlobalArgs(cluster),
+      "delete",
+      "job",
+      "run-z",
+      "--cascade=background",
+      "--ignore-not-found",
+      "--wait=false",
+    ]);
     assert.deepEqual(await cluster.processesInPod(pod), []);
     const gone = await cluster.kubectl([...buildGlobalArgs(cluster), "exec", pod, "-c", "run", "--", "true"]);
     assert.equal(gone.exitCode, 1);
@@ -72,14 +125,24 @@ describe("exec", { concurrency: true }, () => {
     const pod = await createJob(cluster, "run-k");
     // Long enough that a loaded machine cannot finish it between the kill and the look into the pod.
     const script = "i=0; while [ $i -lt 50 ]; do echo tick $i; sleep 0.1; i=$((i+1)); done; echo finished > /work/done";
-    const child = spawn(cluster.kubectlPath, [...buildGlobalArgs(cluster), "exec", pod, "-c", "run", "--", "sh", "-c", script], { env: cluster.env, stdio: ["ignore", "pipe", "ignore"] });
+    const child = spawn(
+      cluster.kubectlPath,
+      [...buildGlobalArgs(cluster), "exec", pod, "-c", "run", "--", "sh", "-c", script],
+      { env: cluster.env, stdio: ["ignore", "pipe", "ignore"] },
+    );
     await new Promise<void>((resolve) => child.stdout.once("data", () => resolve()));
     child.kill("SIGKILL");
     await new Promise((resolve) => child.once("close", resolve));
-    assert.ok((await cluster.processesInPod(pod)).some((p) => p.includes("tick")), "the command still runs");
+    assert.ok(
+      (await cluster.processesInPod(pod)).some((p) => p.includes("tick")),
+      "the command still runs",
+    );
 
     const workDir = (await cluster.pods())[0]?.volumeDirs.work ?? "";
-    await waitUntil(async () => (await readFile(join(workDir, "done"), "utf8").catch(() => "")) === "finished\n", 30_000);
+    await waitUntil(
+      async () => (await readFile(join(workDir, "done"), "utf8").catch(() => "")) === "finished\n",
+      30_000,
+    );
     await waitUntil(async () => (await cluster.execs())[0]?.exitCode !== undefined, 30_000);
     assert.equal((await cluster.execs())[0]?.exitCode, 0, "the command ended normally in the pod");
     const execCall = (await cluster.calls()).find((c) => c.argv.includes("exec"));
@@ -92,10 +155,16 @@ describe("exec", { concurrency: true }, () => {
     const pod = await createJob(cluster, "run-big");
     const size = 64 * 1024 * 1024;
     const chunk = Buffer.alloc(1024 * 1024, 7);
-    const child = spawn(cluster.kubectlPath, [...buildGlobalArgs(cluster), "exec", "-i", pod, "-c", "run", "--", "cat"], { env: cluster.env, stdio: ["pipe", "pipe", "inherit"] });
-    Readable.from((function* () {
-      for (let sent = 0; sent < size; sent += chunk.length) yield chunk;
-    })()).pipe(child.stdin);
+    const child = spawn(
+      cluster.kubectlPath,
+      [...buildGlobalArgs(cluster), "exec", "-i", pod, "-c", "run", "--", "cat"],
+      { env: cluster.env, stdio: ["pipe", "pipe", "inherit"] },
+    );
+    Readable.from(
+      (function* () {
+        for (let sent = 0; sent < size; sent += chunk.length) yield chunk;
+      })(),
+    ).pipe(child.stdin);
     let received = 0;
     child.stdout.on("data", (c: Buffer) => {
       received += c.length;

@@ -7,12 +7,35 @@ import { createFakeCluster, type FakeCluster } from "../fixtures/fake-kubectl/ha
 import { buildGlobalArgs, buildJobManifest, createJob, waitUntil } from "./job-fixture.js";
 
 const getPods = async (cluster: FakeCluster, runId: string) =>
-  JSON.parse((await cluster.kubectl([...buildGlobalArgs(cluster), "get", "pods", "--selector", `knotless.dev/run-id=${runId}`, "-o", "json"])).stdout).items;
+  JSON.parse(
+    (
+      await cluster.kubectl([
+        ...buildGlobalArgs(cluster),
+        "get",
+        "pods",
+        "--selector",
+        `knotless.dev/run-id=${runId}`,
+        "-o",
+        "json",
+      ])
+    ).stdout,
+  ).items;
 const getEvents = async (cluster: FakeCluster, pod: string) =>
   JSON.parse(
-    (await cluster.kubectl([...buildGlobalArgs(cluster), "get", "events", "--field-selector", `involvedObject.kind=Pod,involvedObject.name=${pod}`, "-o", "json"])).stdout,
+    (
+      await cluster.kubectl([
+        ...buildGlobalArgs(cluster),
+        "get",
+        "events",
+        "--field-selector",
+        `involvedObject.kind=Pod,involvedObject.name=${pod}`,
+        "-o",
+        "json",
+      ])
+    ).stdout,
   ).items as { type: string; reason: string; message: string }[];
-const exec = (cluster: FakeCluster, pod: string, script: string) => cluster.kubectl([...buildGlobalArgs(cluster), "exec", pod, "-c", "run", "--", "sh", "-c", script]);
+const exec = (cluster: FakeCluster, pod: string, script: string) =>
+  cluster.kubectl([...buildGlobalArgs(cluster), "exec", pod, "-c", "run", "--", "sh", "-c", script]);
 
 describe("faults", { concurrency: true }, () => {
   test("latencyMs delays every call", async (t) => {
@@ -28,9 +51,14 @@ describe("faults", { concurrency: true }, () => {
     const cluster = await createFakeCluster();
     t.after(() => cluster.cleanup());
     await cluster.setFaults({ createFailures: 1 });
-    const failed = await cluster.kubectl([...buildGlobalArgs(cluster), "create", "-f", "-", "-o", "name"], { stdin: buildJobManifest("run-f", "r") });
+    const failed = await cluster.kubectl([...buildGlobalArgs(cluster), "create", "-f", "-", "-o", "name"], {
+      stdin: buildJobManifest("run-f", "r"),
+    });
     assert.equal(failed.exitCode, 1);
-    assert.equal(failed.stderr, "Error from server (InternalError): Internal error occurred: etcdserver: request timed out\n");
+    assert.equal(
+      failed.stderr,
+      "Error from server (InternalError): Internal error occurred: etcdserver: request timed out\n",
+    );
     assert.deepEqual(await cluster.jobs(), []);
     await createJob(cluster, "run-f", "r");
   });
@@ -65,8 +93,13 @@ describe("faults", { concurrency: true }, () => {
     const [item] = await getPods(cluster, "r-i");
     assert.equal(item.status.phase, "Pending");
     assert.equal(item.status.containerStatuses[0].state.waiting.reason, "ImagePullBackOff");
-    assert.match(item.status.containerStatuses[0].state.waiting.message, /Back-off pulling image "docker.io\/library\/busybox:1.36"/);
-    assert.ok((await getEvents(cluster, pod)).some((e) => e.type === "Warning" && e.message === "Error: ImagePullBackOff"));
+    assert.match(
+      item.status.containerStatuses[0].state.waiting.message,
+      /Back-off pulling image "docker.io\/library\/busybox:1.36"/,
+    );
+    assert.ok(
+      (await getEvents(cluster, pod)).some((e) => e.type === "Warning" && e.message === "Error: ImagePullBackOff"),
+    );
     assert.equal((await cluster.pods())[0]?.sandboxAlive, false);
     const tried = await exec(cluster, pod, "true");
     assert.equal(tried.exitCode, 1);
@@ -80,7 +113,10 @@ describe("faults", { concurrency: true }, () => {
     const first = await exec(cluster, pod, "echo ran >> /work/ran");
     const second = await exec(cluster, pod, "echo ran >> /work/ran");
     const third = await exec(cluster, pod, "echo ran >> /work/ran");
-    assert.deepEqual([first.exitCode, first.stderr], [1, 'error: unable to upgrade connection: container not found ("run")\n']);
+    assert.deepEqual(
+      [first.exitCode, first.stderr],
+      [1, 'error: unable to upgrade connection: container not found ("run")\n'],
+    );
     assert.equal(second.exitCode, 1);
     assert.match(second.stderr, /error dialing backend: dial tcp 10\.0\.0\.1:10250: connect: connection refused/);
     assert.equal(third.exitCode, 0);
@@ -98,14 +134,18 @@ describe("faults", { concurrency: true }, () => {
         { match: "step-2", afterBytes: 0, mode: "error", times: 1 },
       ],
     });
-    const script = (name: string) => `echo ${name}-start; sleep 1.5; echo more; echo ${name} > /work/${name}.done; exit 7`;
+    const script = (name: string) =>
+      `echo ${name}-start; sleep 1.5; echo more; echo ${name} > /work/${name}.done; exit 7`;
     const silent = await exec(cluster, pod, script("step-1"));
     assert.deepEqual([silent.exitCode, silent.stdout, silent.stderr], [0, "step-1", ""]);
     const error = await exec(cluster, pod, script("step-2"));
     assert.equal(error.exitCode, 1);
     assert.equal(error.stdout, "");
     assert.match(error.stderr, /^error: error reading from error stream: read tcp .*: connection reset by peer\n$/);
-    assert.ok((await cluster.processesInPod(pod)).some((p) => p.includes("step-2")), "the cut command still runs");
+    assert.ok(
+      (await cluster.processesInPod(pod)).some((p) => p.includes("step-2")),
+      "the cut command still runs",
+    );
     const workDir = (await cluster.pods())[0]?.volumeDirs.work ?? "";
     await waitUntil(async () => (await readFile(join(workDir, "step-2.done"), "utf8").catch(() => "")) === "step-2\n");
     await waitUntil(async () => (await cluster.execs()).every((e) => e.exitCode === 7));
@@ -135,7 +175,10 @@ describe("faults", { concurrency: true }, () => {
     assert.equal(lost.stdout, "started\n");
     assert.match(lost.stderr, /connection reset by peer/);
     const [item] = await getPods(cluster, "r-l");
-    assert.deepEqual([item.status.phase, item.status.reason, item.status.message], ["Failed", "Evicted", "The node was low on resource: memory."]);
+    assert.deepEqual(
+      [item.status.phase, item.status.reason, item.status.message],
+      ["Failed", "Evicted", "The node was low on resource: memory."],
+    );
     assert.deepEqual(await cluster.processesInPod(pod), []);
     const after = await exec(cluster, pod, "true");
     assert.equal(after.stderr, "error: cannot exec into a container in a completed pod; current phase is Failed\n");
@@ -145,6 +188,9 @@ describe("faults", { concurrency: true }, () => {
     const cluster = await createFakeCluster();
     t.after(() => cluster.cleanup());
     await assert.rejects(cluster.setFaults({ latencyMS: 5 } as never), /latencyMS: unknown fault/);
-    await assert.rejects(cluster.setFaults({ execCuts: [{ match: "x", afterBytes: -1, mode: "silent", times: 1 }] }), /execCuts/);
+    await assert.rejects(
+      cluster.setFaults({ execCuts: [{ match: "x", afterBytes: -1, mode: "silent", times: 1 }] }),
+      /execCuts/,
+    );
   });
 });

@@ -41,7 +41,10 @@ export function buildJobManifest(name: string, runId: string): string {
 
 /** Creates the Job and returns the name of its pod. */
 export async function createJob(cluster: FakeCluster, name: string, runId = name): Promise<string> {
-  const created = await cluster.kubectl([...buildGlobalArgs(cluster), "create", "--request-timeout", "30s", "-f", "-", "-o", "name"], { stdin: buildJobManifest(name, runId) });
+  const created = await cluster.kubectl(
+    [...buildGlobalArgs(cluster), "create", "--request-timeout", "30s", "-f", "-", "-o", "name"],
+    { stdin: buildJobManifest(name, runId) },
+  );
   assert.equal(created.stderr, "");
   assert.equal(created.stdout, `job.batch/${name}\n`);
   const pods = await cluster.pods();

@@ -12,7 +12,17 @@ describe("create, get and delete", { concurrency: true }, () => {
     const pod = await createJob(cluster, "run-a", "r-a");
     assert.match(pod, /^run-a-[a-z0-9]{5}$/);
 
-    const got = await cluster.kubectl([...buildGlobalArgs(cluster), "get", "pods", "--selector", "knotless.dev/run-id=r-a", "--request-timeout", "30s", "-o", "json"]);
+    const got = await cluster.kubectl([
+      ...buildGlobalArgs(cluster),
+      "get",
+      "pods",
+      "--selector",
+      "knotless.dev/run-id=r-a",
+      "--request-timeout",
+      "30s",
+      "-o",
+      "json",
+    ]);
     assert.equal(got.exitCode, 0);
     const list = JSON.parse(got.stdout);
     assert.equal(list.kind, "PodList");
@@ -31,9 +41,26 @@ describe("create, get and delete", { concurrency: true }, () => {
     assert.equal(item.status.containerStatuses[0].ready, true);
     assert.ok(item.status.containerStatuses[0].state.running.startedAt);
 
-    const other = await cluster.kubectl([...buildGlobalArgs(cluster), "get", "pods", "--selector", "knotless.dev/run-id=nope", "-o", "json"]);
+    const other = await cluster.kubectl([
+      ...buildGlobalArgs(cluster),
+      "get",
+      "pods",
+      "--selector",
+      "knotless.dev/run-id=nope",
+      "-o",
+      "json",
+    ]);
     assert.deepEqual(JSON.parse(other.stdout).items, []);
-    const elsewhere = await cluster.kubectl(["-n", "other", "get", "pods", "--selector", "knotless.dev/run-id=r-a", "-o", "json"]);
+    const elsewhere = await cluster.kubectl([
+      "-n",
+      "other",
+      "get",
+      "pods",
+      "--selector",
+      "knotless.dev/run-id=r-a",
+      "-o",
+      "json",
+    ]);
     assert.deepEqual(JSON.parse(elsewhere.stdout).items, []);
   });
 
@@ -41,13 +68,34 @@ describe("create, get and delete", { concurrency: true }, () => {
     const cluster = await createFakeCluster();
     t.after(() => cluster.cleanup());
     await createJob(cluster, "run-b", "r-b");
-    const job = await cluster.kubectl([...buildGlobalArgs(cluster), "get", "job", "run-b", "--request-timeout", "30s", "-o", "json"]);
+    const job = await cluster.kubectl([
+      ...buildGlobalArgs(cluster),
+      "get",
+      "job",
+      "run-b",
+      "--request-timeout",
+      "30s",
+      "-o",
+      "json",
+    ]);
     assert.equal(job.exitCode, 0);
     const object = JSON.parse(job.stdout);
     assert.equal(object.kind, "Job");
     assert.equal(object.spec.backoffLimit, 0);
     assert.equal(object.status.active, 1);
-    const jobs = JSON.parse((await cluster.kubectl([...buildGlobalArgs(cluster), "get", "jobs", "--selector", "knotless.dev/run-id=r-b", "-o", "json"])).stdout);
+    const jobs = JSON.parse(
+      (
+        await cluster.kubectl([
+          ...buildGlobalArgs(cluster),
+          "get",
+          "jobs",
+          "--selector",
+          "knotless.dev/run-id=r-b",
+          "-o",
+          "json",
+        ])
+      ).stdout,
+    );
     assert.deepEqual(
       jobs.items.map((j: { metadata: { name: string } }) => j.metadata.name),
       ["run-b"],
@@ -61,7 +109,9 @@ describe("create, get and delete", { concurrency: true }, () => {
     const cluster = await createFakeCluster();
     t.after(() => cluster.cleanup());
     await createJob(cluster, "run-c");
-    const again = await cluster.kubectl([...buildGlobalArgs(cluster), "create", "-f", "-", "-o", "name"], { stdin: buildJobManifest("run-c", "x") });
+    const again = await cluster.kubectl([...buildGlobalArgs(cluster), "create", "-f", "-", "-o", "name"], {
+      stdin: buildJobManifest("run-c", "x"),
+    });
     assert.equal(again.exitCode, 1);
     assert.equal(again.stderr, 'Error from server (AlreadyExists): jobs.batch "run-c" already exists\n');
     assert.equal((await cluster.pods()).length, 1);
@@ -71,7 +121,17 @@ describe("create, get and delete", { concurrency: true }, () => {
     const cluster = await createFakeCluster();
     t.after(() => cluster.cleanup());
     const pod = await createJob(cluster, "run-d");
-    const args = [...buildGlobalArgs(cluster), "delete", "job", "run-d", "--cascade=background", "--ignore-not-found", "--wait=false", "--request-timeout", "30s"];
+    const args = [
+      ...buildGlobalArgs(cluster),
+      "delete",
+      "job",
+      "run-d",
+      "--cascade=background",
+      "--ignore-not-found",
+      "--wait=false",
+      "--request-timeout",
+      "30s",
+    ];
     const deleted = await cluster.kubectl(args);
     assert.equal(deleted.exitCode, 0);
     assert.equal(deleted.stdout, 'job.batch "run-d" deleted\n');
@@ -106,7 +166,16 @@ describe("create, get and delete", { concurrency: true }, () => {
     await cluster.kubectl(["--namespace", "ci", "get", "pods", "--bogus"]);
     const calls = await cluster.calls();
     assert.equal(calls.length, 2);
-    assert.deepEqual(calls[0]?.argv, [...buildGlobalArgs(cluster), "create", "--request-timeout", "30s", "-f", "-", "-o", "name"]);
+    assert.deepEqual(calls[0]?.argv, [
+      ...buildGlobalArgs(cluster),
+      "create",
+      "--request-timeout",
+      "30s",
+      "-f",
+      "-",
+      "-o",
+      "name",
+    ]);
     assert.equal(calls[0]?.stdinBytes, Buffer.byteLength(manifest));
     assert.equal(calls[0]?.exitCode, 0);
     assert.deepEqual(calls[1]?.argv, ["--namespace", "ci", "get", "pods", "--bogus"]);

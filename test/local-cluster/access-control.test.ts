@@ -7,19 +7,40 @@ import { ApiError } from "../../local-cluster/api-error.js";
 import { ObjectStore } from "../../local-cluster/store.js";
 import { TokenAuthority } from "../../local-cluster/tokens.js";
 
-function makeAccess(): { store: ObjectStore; tokens: TokenAuthority; access: AccessControl; clock: { now: number }; issue: (seconds?: number) => string } {
+function makeAccess(): {
+  store: ObjectStore;
+  tokens: TokenAuthority;
+  access: AccessControl;
+  clock: { now: number };
+  issue: (seconds?: number) => string;
+} {
   const clock = { now: 1_000_000 };
   const store = new ObjectStore();
   const tokens = new TokenAuthority(() => clock.now);
   const access = new AccessControl(store, tokens, "admin-secret");
-  const account = store.create("serviceaccounts", { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "runner", namespace: "ci", uid: "", resourceVersion: "", creationTimestamp: "" } });
-  const issue = (seconds = 600): string => tokens.issue({ namespace: "ci", serviceAccount: "runner", serviceAccountUid: account.metadata.uid }, seconds, ["aud"]).token;
+  const account = store.create("serviceaccounts", {
+    apiVersion: "v1",
+    kind: "ServiceAccount",
+    metadata: { name: "runner", namespace: "ci", uid: "", resourceVersion: "", creationTimestamp: "" },
+  });
+  const issue = (seconds = 600): string =>
+    tokens.issue({ namespace: "ci", serviceAccount: "runner", serviceAccountUid: account.metadata.uid }, seconds, [
+      "aud",
+    ]).token;
   return { store, tokens, access, clock, issue };
 }
 
 function isUnauthorized(error: unknown): boolean {
   assert.ok(error instanceof ApiError);
-  assert.deepEqual(error.toStatus(), { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message: "Unauthorized", reason: "Unauthorized", code: 401 });
+  assert.deepEqual(error.toStatus(), {
+    kind: "Status",
+    apiVersion: "v1",
+    metadata: {},
+    status: "Failure",
+    message: "Unauthorized",
+    reason: "Unauthorized",
+    code: 401,
+  });
   return true;
 }
 
@@ -61,7 +82,11 @@ describe("AccessControl.authenticate", () => {
     const token = issue();
     store.remove("serviceaccounts", "ci", "runner");
     assert.throws(() => access.authenticate(`Bearer ${token}`), isUnauthorized);
-    store.create("serviceaccounts", { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "runner", namespace: "ci", uid: "", resourceVersion: "", creationTimestamp: "" } });
+    store.create("serviceaccounts", {
+      apiVersion: "v1",
+      kind: "ServiceAccount",
+      metadata: { name: "runner", namespace: "ci", uid: "", resourceVersion: "", creationTimestamp: "" },
+    });
     assert.throws(() => access.authenticate(`Bearer ${token}`), isUnauthorized);
   });
 
@@ -84,13 +109,21 @@ describe("forbidden", () => {
   const user = { username: "system:serviceaccount:ci:runner", groups: [] };
 
   it("words a namespaced denial as kube-apiserver, with the group and resource as details", () => {
-    const error = forbidden(user, { kind: "resource", verb: "create", apiGroup: "batch", apiVersion: "v1", resource: "jobs", namespace: "ci" });
+    const error = forbidden(user, {
+      kind: "resource",
+      verb: "create",
+      apiGroup: "batch",
+      apiVersion: "v1",
+      resource: "jobs",
+      namespace: "ci",
+    });
     assert.deepEqual(error.toStatus(), {
       kind: "Status",
       apiVersion: "v1",
       metadata: {},
       status: "Failure",
-      message: 'jobs.batch is forbidden: User "system:serviceaccount:ci:runner" cannot create resource "jobs" in API group "batch" in the namespace "ci"',
+      message:
+        'jobs.batch is forbidden: User "system:serviceaccount:ci:runner" cannot create resource "jobs" in API group "batch" in the namespace "ci"',
       reason: "Forbidden",
       details: { group: "batch", kind: "jobs" },
       code: 403,
@@ -98,16 +131,35 @@ describe("forbidden", () => {
   });
 
   it("names the object, the subresource and the core group as kube-apiserver does", () => {
-    const error = forbidden(user, { kind: "resource", verb: "get", apiGroup: "", apiVersion: "v1", resource: "pods", subresource: "exec", name: "p", namespace: "ci" });
-    assert.equal(error.message, 'pods "p" is forbidden: User "system:serviceaccount:ci:runner" cannot get resource "pods/exec" in API group "" in the namespace "ci"');
+    const error = forbidden(user, {
+      kind: "resource",
+      verb: "get",
+      apiGroup: "",
+      apiVersion: "v1",
+      resource: "pods",
+      subresource: "exec",
+      name: "p",
+      namespace: "ci",
+    });
+    assert.equal(
+      error.message,
+      'pods "p" is forbidden: User "system:serviceaccount:ci:runner" cannot get resource "pods/exec" in API group "" in the namespace "ci"',
+    );
     assert.deepEqual(error.details, { name: "p", kind: "pods" });
   });
 
   it("words the cluster scope, a non-resource path and an RBAC reason", () => {
     assert.equal(
-      forbidden(user, { kind: "resource", verb: "list", apiGroup: "", apiVersion: "v1", resource: "nodes" }, 'RBAC: role.rbac.authorization.k8s.io "x" not found').message,
+      forbidden(
+        user,
+        { kind: "resource", verb: "list", apiGroup: "", apiVersion: "v1", resource: "nodes" },
+        'RBAC: role.rbac.authorization.k8s.io "x" not found',
+      ).message,
       'nodes is forbidden: User "system:serviceaccount:ci:runner" cannot list resource "nodes" in API group "" at the cluster scope: RBAC: role.rbac.authorization.k8s.io "x" not found',
     );
-    assert.equal(forbidden(user, { kind: "nonResource", verb: "get", path: "/_faults" }).message, 'forbidden: User "system:serviceaccount:ci:runner" cannot get path "/_faults"');
+    assert.equal(
+      forbidden(user, { kind: "nonResource", verb: "get", path: "/_faults" }).message,
+      'forbidden: User "system:serviceaccount:ci:runner" cannot get path "/_faults"',
+    );
   });
 });

@@ -16,8 +16,16 @@ describe("local cluster API without containers", () => {
 
   test("discovery lists core, batch, policy, rbac, authentication and authorization group-versions", async () => {
     const apis = (await (await fetch(`${tc.cluster.url}/apis`)).json()) as { groups: { name: string }[] };
-    assert.deepEqual(apis.groups.map((g) => g.name).sort(), ["authentication.k8s.io", "authorization.k8s.io", "batch", "policy", "rbac.authorization.k8s.io"]);
-    const policy = (await (await fetch(`${tc.cluster.url}/apis/policy/v1`)).json()) as { resources: { name: string }[] };
+    assert.deepEqual(apis.groups.map((g) => g.name).sort(), [
+      "authentication.k8s.io",
+      "authorization.k8s.io",
+      "batch",
+      "policy",
+      "rbac.authorization.k8s.io",
+    ]);
+    const policy = (await (await fetch(`${tc.cluster.url}/apis/policy/v1`)).json()) as {
+      resources: { name: string }[];
+    };
     assert.ok(policy.resources.some((r) => r.name === "poddisruptionbudgets"));
     const core = (await (await fetch(`${tc.cluster.url}/api/v1`)).json()) as { resources: { name: string }[] };
     assert.ok(core.resources.some((r) => r.name === "pods/exec"));
@@ -30,7 +38,9 @@ describe("local cluster API without containers", () => {
       const job = `api-${kubectl.version.replace(".", "-")}`;
 
       test("create validates server-side and returns the created Job", async () => {
-        const r = await tc.kubectl(kubectl.path, ["create", "--request-timeout", "30s", "-f", "-", "-o", "json"], { stdin: buildJobManifest({ name: job }) });
+        const r = await tc.kubectl(kubectl.path, ["create", "--request-timeout", "30s", "-f", "-", "-o", "json"], {
+          stdin: buildJobManifest({ name: job }),
+        });
         assert.equal(r.code, 0, r.stderr);
         const created = JSON.parse(r.stdout);
         assert.equal(created.metadata.name, job);
@@ -41,7 +51,9 @@ describe("local cluster API without containers", () => {
       });
 
       test("creating the same Job again fails with AlreadyExists", async () => {
-        const r = await tc.kubectl(kubectl.path, ["create", "-f", "-", "-o", "name"], { stdin: buildJobManifest({ name: job }) });
+        const r = await tc.kubectl(kubectl.path, ["create", "-f", "-", "-o", "name"], {
+          stdin: buildJobManifest({ name: job }),
+        });
         assert.equal(r.code, 1);
         assert.match(r.stderr, new RegExp(`Error from server \\(AlreadyExists\\).*jobs.batch "${job}" already exists`));
       });
@@ -51,7 +63,10 @@ describe("local cluster API without containers", () => {
         manifest.spec.template.spec.restartPolicy = "Always";
         const r = await tc.kubectl(kubectl.path, ["create", "-f", "-"], { stdin: JSON.stringify(manifest) });
         assert.equal(r.code, 1);
-        assert.match(r.stderr, /The Job ".*-invalid" is invalid: spec\.template\.spec\.restartPolicy: Unsupported value: "Always"/);
+        assert.match(
+          r.stderr,
+          /The Job ".*-invalid" is invalid: spec\.template\.spec\.restartPolicy: Unsupported value: "Always"/,
+        );
       });
 
       test("getting a Job that does not exist fails with NotFound", async () => {
@@ -61,16 +76,42 @@ describe("local cluster API without containers", () => {
       });
 
       test("get jobs with a selector returns only matching Jobs", async () => {
-        const r = await tc.kubectl(kubectl.path, ["get", "jobs", "--selector", `knotless.dev/run-id=${job}`, "-o", "json"]);
+        const r = await tc.kubectl(kubectl.path, [
+          "get",
+          "jobs",
+          "--selector",
+          `knotless.dev/run-id=${job}`,
+          "-o",
+          "json",
+        ]);
         assert.equal(r.code, 0, r.stderr);
-        assert.deepEqual(JSON.parse(r.stdout).items.map((j: any) => j.metadata.name), [job]);
-        const none = await tc.kubectl(kubectl.path, ["get", "jobs", "--selector", "knotless.dev/run-id!=" + job + ",knotless.dev/run-id", "-o", "json"]);
+        assert.deepEqual(
+          JSON.parse(r.stdout).items.map((j: any) => j.metadata.name),
+          [job],
+        );
+        const none = await tc.kubectl(kubectl.path, [
+          "get",
+          "jobs",
+          "--selector",
+          "knotless.dev/run-id!=" + job + ",knotless.dev/run-id",
+          "-o",
+          "json",
+        ]);
         assert.ok(!JSON.parse(none.stdout).items.some((j: any) => j.metadata.name === job));
       });
 
       test("the Job's pod stays Pending with a FailedScheduling event when there is no runtime", async () => {
-        const pod = await waitFor("the pod", () => tc.cluster.objects("pods", NAMESPACE).find((p) => p.metadata.labels?.["job-name"] === job));
-        const r = await tc.kubectl(kubectl.path, ["get", "events", "--field-selector", `involvedObject.kind=Pod,involvedObject.name=${pod.metadata.name}`, "-o", "json"]);
+        const pod = await waitFor("the pod", () =>
+          tc.cluster.objects("pods", NAMESPACE).find((p) => p.metadata.labels?.["job-name"] === job),
+        );
+        const r = await tc.kubectl(kubectl.path, [
+          "get",
+          "events",
+          "--field-selector",
+          `involvedObject.kind=Pod,involvedObject.name=${pod.metadata.name}`,
+          "-o",
+          "json",
+        ]);
         assert.equal(r.code, 0, r.stderr);
         const events = JSON.parse(r.stdout).items;
         assert.ok(events.some((e: any) => e.reason === "FailedScheduling" && e.type === "Warning"));
@@ -79,9 +120,20 @@ describe("local cluster API without containers", () => {
       });
 
       test("delete with background propagation removes the Job and its pod", async () => {
-        const r = await tc.kubectl(kubectl.path, ["delete", "job", job, "--cascade=background", "--ignore-not-found", "--wait=false", "--request-timeout", "30s"]);
+        const r = await tc.kubectl(kubectl.path, [
+          "delete",
+          "job",
+          job,
+          "--cascade=background",
+          "--ignore-not-found",
+          "--wait=false",
+          "--request-timeout",
+          "30s",
+        ]);
         assert.equal(r.code, 0, r.stderr);
-        await waitFor("pods gone", () => (tc.cluster.objects("pods", NAMESPACE).some((p) => p.metadata.labels?.["job-name"] === job) ? undefined : true));
+        await waitFor("pods gone", () =>
+          tc.cluster.objects("pods", NAMESPACE).some((p) => p.metadata.labels?.["job-name"] === job) ? undefined : true,
+        );
         const gone = await tc.kubectl(kubectl.path, ["delete", "job", job, "--ignore-not-found", "--wait=false"]);
         assert.equal(gone.code, 0);
       });
@@ -109,8 +161,12 @@ describe("local cluster API without containers", () => {
   test("a raw DELETE of a Job without a propagation policy orphans its pod, as the real API does", async () => {
     const kubectl = listKubectlBinaries().at(-1)!;
     await tc.kubectl(kubectl.path, ["create", "-f", "-"], { stdin: buildJobManifest({ name: "orphaner" }) });
-    const pod = await waitFor("the pod", () => tc.cluster.objects("pods", NAMESPACE).find((p) => p.metadata.labels?.["job-name"] === "orphaner"));
-    const res = await fetch(`${tc.cluster.url}/apis/batch/v1/namespaces/${NAMESPACE}/jobs/orphaner`, { method: "DELETE" });
+    const pod = await waitFor("the pod", () =>
+      tc.cluster.objects("pods", NAMESPACE).find((p) => p.metadata.labels?.["job-name"] === "orphaner"),
+    );
+    const res = await fetch(`${tc.cluster.url}/apis/batch/v1/namespaces/${NAMESPACE}/jobs/orphaner`, {
+      method: "DELETE",
+    });
     assert.equal(res.status, 200);
     const left = tc.cluster.objects("pods", NAMESPACE).find((p) => p.metadata.name === pod.metadata.name);
     assert.ok(left, "the pod is still there");
@@ -121,40 +177,106 @@ describe("local cluster API without containers", () => {
 
   test("a PodDisruptionBudget owned by a Job is created and listed through kubectl and goes with its Job", async () => {
     const kubectl = listKubectlBinaries().at(-1)!;
-    const created = await tc.kubectl(kubectl.path, ["create", "-f", "-", "-o", "json"], { stdin: buildJobManifest({ name: "guarded" }) });
+    const created = await tc.kubectl(kubectl.path, ["create", "-f", "-", "-o", "json"], {
+      stdin: buildJobManifest({ name: "guarded" }),
+    });
     assert.equal(created.code, 0, created.stderr);
     const uid = JSON.parse(created.stdout).metadata.uid as string;
-    const budget = { apiVersion: "policy/v1", kind: "PodDisruptionBudget", metadata: { name: "guarded", labels: { guard: "yes" }, ownerReferences: [{ apiVersion: "batch/v1", kind: "Job", name: "guarded", uid }] }, spec: { maxUnavailable: 0, selector: { matchLabels: { "job-name": "guarded" } } } };
+    const budget = {
+      apiVersion: "policy/v1",
+      kind: "PodDisruptionBudget",
+      metadata: {
+        name: "guarded",
+        labels: { guard: "yes" },
+        ownerReferences: [{ apiVersion: "batch/v1", kind: "Job", name: "guarded", uid }],
+      },
+      spec: { maxUnavailable: 0, selector: { matchLabels: { "job-name": "guarded" } } },
+    };
     const r = await tc.kubectl(kubectl.path, ["create", "-f", "-", "-o", "name"], { stdin: JSON.stringify(budget) });
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout.trim(), "poddisruptionbudget.policy/guarded");
-    const listed = await tc.kubectl(kubectl.path, ["get", "poddisruptionbudgets.policy", "--selector", "guard=yes", "-o", "json"]);
-    assert.deepEqual(JSON.parse(listed.stdout).items.map((b: { metadata: { name: string } }) => b.metadata.name), ["guarded"]);
-    const again = await tc.kubectl(kubectl.path, ["create", "-f", "-", "-o", "name"], { stdin: JSON.stringify(budget) });
+    const listed = await tc.kubectl(kubectl.path, [
+      "get",
+      "poddisruptionbudgets.policy",
+      "--selector",
+      "guard=yes",
+      "-o",
+      "json",
+    ]);
+    assert.deepEqual(
+      JSON.parse(listed.stdout).items.map((b: { metadata: { name: string } }) => b.metadata.name),
+      ["guarded"],
+    );
+    const again = await tc.kubectl(kubectl.path, ["create", "-f", "-", "-o", "name"], {
+      stdin: JSON.stringify(budget),
+    });
     assert.match(again.stderr, /AlreadyExists/);
-    const deleted = await tc.kubectl(kubectl.path, ["delete", "job", "guarded", "--cascade=background", "--wait=false"]);
+    const deleted = await tc.kubectl(kubectl.path, [
+      "delete",
+      "job",
+      "guarded",
+      "--cascade=background",
+      "--wait=false",
+    ]);
     assert.equal(deleted.code, 0, deleted.stderr);
-    await waitFor("the budget gone with its Job", () => !tc.cluster.objects("poddisruptionbudgets.policy", NAMESPACE).some((b) => b.metadata.name === "guarded") || undefined);
+    await waitFor(
+      "the budget gone with its Job",
+      () =>
+        !tc.cluster.objects("poddisruptionbudgets.policy", NAMESPACE).some((b) => b.metadata.name === "guarded") ||
+        undefined,
+    );
   });
 
   test("an eviction of a running pod its budget allows no disruption of is refused with 429; without the budget the pod goes", async () => {
     const kubectl = listKubectlBinaries().at(-1)!;
-    const pod = { apiVersion: "v1", kind: "Pod", metadata: { name: "evictee", labels: { guard: "evictee" } }, spec: { containers: [{ name: "main", image: "busybox:1.36" }] } };
+    const pod = {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "evictee", labels: { guard: "evictee" } },
+      spec: { containers: [{ name: "main", image: "busybox:1.36" }] },
+    };
     assert.equal((await tc.kubectl(kubectl.path, ["create", "-f", "-"], { stdin: JSON.stringify(pod) })).code, 0);
     const current = JSON.parse((await tc.kubectl(kubectl.path, ["get", "pod", "evictee", "-o", "json"])).stdout);
-    const running = await fetch(`${tc.cluster.url}/api/v1/namespaces/${NAMESPACE}/pods/evictee/status`, { method: "PUT", body: JSON.stringify({ ...current, status: { phase: "Running" } }), headers: { "Content-Type": "application/json" } });
+    const running = await fetch(`${tc.cluster.url}/api/v1/namespaces/${NAMESPACE}/pods/evictee/status`, {
+      method: "PUT",
+      body: JSON.stringify({ ...current, status: { phase: "Running" } }),
+      headers: { "Content-Type": "application/json" },
+    });
     assert.equal(running.status, 200);
-    const budget = { apiVersion: "policy/v1", kind: "PodDisruptionBudget", metadata: { name: "evictee" }, spec: { maxUnavailable: 0, selector: { matchLabels: { guard: "evictee" } } } };
+    const budget = {
+      apiVersion: "policy/v1",
+      kind: "PodDisruptionBudget",
+      metadata: { name: "evictee" },
+      spec: { maxUnavailable: 0, selector: { matchLabels: { guard: "evictee" } } },
+    };
     assert.equal((await tc.kubectl(kubectl.path, ["create", "-f", "-"], { stdin: JSON.stringify(budget) })).code, 0);
-    const eviction = JSON.stringify({ apiVersion: "policy/v1", kind: "Eviction", metadata: { name: "evictee", namespace: NAMESPACE } });
-    const evict = () => fetch(`${tc.cluster.url}/api/v1/namespaces/${NAMESPACE}/pods/evictee/eviction`, { method: "POST", body: eviction, headers: { "Content-Type": "application/json" } });
+    const eviction = JSON.stringify({
+      apiVersion: "policy/v1",
+      kind: "Eviction",
+      metadata: { name: "evictee", namespace: NAMESPACE },
+    });
+    const evict = () =>
+      fetch(`${tc.cluster.url}/api/v1/namespaces/${NAMESPACE}/pods/evictee/eviction`, {
+        method: "POST",
+        body: eviction,
+        headers: { "Content-Type": "application/json" },
+      });
     const refused = await evict();
     assert.equal(refused.status, 429);
-    const status = (await refused.json()) as { reason: string; message: string; details: { causes: { reason: string; message: string }[] } };
+    const status = (await refused.json()) as {
+      reason: string;
+      message: string;
+      details: { causes: { reason: string; message: string }[] };
+    };
     assert.equal(status.reason, "TooManyRequests");
     assert.equal(status.message, "Cannot evict pod as it would violate the pod's disruption budget.");
-    assert.deepEqual(status.details.causes, [{ reason: "DisruptionBudget", message: "The disruption budget evictee needs 1 healthy pods and has 1 currently" }]);
-    assert.ok(tc.cluster.objects("pods", NAMESPACE).some((p) => p.metadata.name === "evictee"), "the pod stays");
+    assert.deepEqual(status.details.causes, [
+      { reason: "DisruptionBudget", message: "The disruption budget evictee needs 1 healthy pods and has 1 currently" },
+    ]);
+    assert.ok(
+      tc.cluster.objects("pods", NAMESPACE).some((p) => p.metadata.name === "evictee"),
+      "the pod stays",
+    );
     assert.equal((await tc.kubectl(kubectl.path, ["delete", "poddisruptionbudget", "evictee"])).code, 0);
     assert.equal((await evict()).status, 201);
     assert.ok(!tc.cluster.objects("pods", NAMESPACE).some((p) => p.metadata.name === "evictee"), "evicted");
@@ -163,7 +285,9 @@ describe("local cluster API without containers", () => {
   test("delete with foreground propagation removes the Job once its pods are gone", async () => {
     const kubectl = listKubectlBinaries().at(-1)!;
     await tc.kubectl(kubectl.path, ["create", "-f", "-"], { stdin: buildJobManifest({ name: "fore" }) });
-    await waitFor("the pod", () => tc.cluster.objects("pods", NAMESPACE).find((p) => p.metadata.labels?.["job-name"] === "fore"));
+    await waitFor("the pod", () =>
+      tc.cluster.objects("pods", NAMESPACE).find((p) => p.metadata.labels?.["job-name"] === "fore"),
+    );
     const r = await tc.kubectl(kubectl.path, ["delete", "job", "fore", "--cascade=foreground", "--timeout=20s"]);
     assert.equal(r.code, 0, r.stderr);
     assert.ok(!tc.cluster.objects("jobs.batch", NAMESPACE).some((j) => j.metadata.name === "fore"));
@@ -175,7 +299,11 @@ describe("local cluster API without containers", () => {
     const r = await tc.kubectl(kubectl.path, ["get", "job", "waited", "-o", "json"]);
     const job = JSON.parse(r.stdout);
     job.metadata.resourceVersion = "1";
-    const res = await fetch(`${tc.cluster.url}/apis/batch/v1/namespaces/${NAMESPACE}/jobs/waited`, { method: "PUT", body: JSON.stringify(job), headers: { "Content-Type": "application/json" } });
+    const res = await fetch(`${tc.cluster.url}/apis/batch/v1/namespaces/${NAMESPACE}/jobs/waited`, {
+      method: "PUT",
+      body: JSON.stringify(job),
+      headers: { "Content-Type": "application/json" },
+    });
     assert.equal(res.status, 409);
     const status = (await res.json()) as { reason: string; kind: string };
     assert.equal(status.kind, "Status");
@@ -189,7 +317,10 @@ describe("local cluster API without containers", () => {
       headers: { "Content-Type": "application/vnd.kubernetes.protobuf" },
     });
     assert.equal(res.status, 415);
-    assert.match(((await res.json()) as { message: string }).message, /decodes protobuf request bodies of reviews, TokenRequest, RBAC objects and ServiceAccounts only/);
+    assert.match(
+      ((await res.json()) as { message: string }).message,
+      /decodes protobuf request bodies of reviews, TokenRequest, RBAC objects and ServiceAccounts only/,
+    );
   });
 
   test("a human get of jobs prints a table with the Job's status", async () => {
@@ -202,7 +333,14 @@ describe("local cluster API without containers", () => {
 
   test("auth can-i answers yes for the runner's verbs", async () => {
     const kubectl = listKubectlBinaries()[0]!;
-    const r = await runKubectl(kubectl.path, tc.cluster.kubeconfigPath, ["auth", "can-i", "create", "pods/exec", "--namespace", NAMESPACE]);
+    const r = await runKubectl(kubectl.path, tc.cluster.kubeconfigPath, [
+      "auth",
+      "can-i",
+      "create",
+      "pods/exec",
+      "--namespace",
+      NAMESPACE,
+    ]);
     assert.equal(r.stdout.trim(), "yes", r.stderr);
   });
 });

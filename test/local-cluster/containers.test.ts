@@ -4,7 +4,15 @@ import assert from "node:assert/strict";
 import { createHash, randomBytes } from "node:crypto";
 import { Readable } from "node:stream";
 import { after, before, describe, test } from "node:test";
-import { buildJobManifest, findContainerSkipReason, NAMESPACE, startTestCluster, waitFor, waitForRunningPod, type TestCluster } from "./harness.js";
+import {
+  buildJobManifest,
+  findContainerSkipReason,
+  NAMESPACE,
+  startTestCluster,
+  waitFor,
+  waitForRunningPod,
+  type TestCluster,
+} from "./harness.js";
 import { listKubectlBinaries } from "./kubectl-runner.js";
 
 const skip = await findContainerSkipReason();
@@ -46,23 +54,41 @@ describe("local cluster with real containers", { skip }, () => {
       let pod = "";
 
       test("create -f - prints the Job's name and its pod starts as a real container", async () => {
-        const r = await tc.kubectl(kubectl.path, ["create", "--request-timeout", "30s", "-f", "-", "-o", "name"], { stdin: buildJobManifest({ name: job }) });
+        const r = await tc.kubectl(kubectl.path, ["create", "--request-timeout", "30s", "-f", "-", "-o", "name"], {
+          stdin: buildJobManifest({ name: job }),
+        });
         assert.equal(r.code, 0, r.stderr);
         assert.equal(r.stdout.trim(), `job.batch/${job}`);
         pod = await waitForRunningPod(tc, job);
         assert.match(pod, new RegExp(`^${job}-[a-z0-9]{5}$`));
         const containers = await tc.cluster.podmanContainers();
-        assert.ok(containers.some((c) => c.includes(pod) && c.endsWith("-run")), `a podman container for ${pod}: ${containers.join(", ")}`);
+        assert.ok(
+          containers.some((c) => c.includes(pod) && c.endsWith("-run")),
+          `a podman container for ${pod}: ${containers.join(", ")}`,
+        );
       });
 
       test("exec -i pipes stdin into the container and its stdout back", async () => {
-        const r = await tc.kubectl(kubectl.path, ["exec", "-i", pod, "-c", "run", "--", "sh", "-c", "cat > /work/x; wc -c < /work/x"], { stdin: "hello world\n" });
+        const r = await tc.kubectl(
+          kubectl.path,
+          ["exec", "-i", pod, "-c", "run", "--", "sh", "-c", "cat > /work/x; wc -c < /work/x"],
+          { stdin: "hello world\n" },
+        );
         assert.equal(r.code, 0, r.stderr);
         assert.equal(r.stdout.trim(), "12");
       });
 
       test("exec exits with the command's exit code", async () => {
-        const r = await tc.kubectl(kubectl.path, ["exec", pod, "-c", "run", "--", "sh", "-c", "echo out; echo err >&2; exit 7"]);
+        const r = await tc.kubectl(kubectl.path, [
+          "exec",
+          pod,
+          "-c",
+          "run",
+          "--",
+          "sh",
+          "-c",
+          "echo out; echo err >&2; exit 7",
+        ]);
         assert.equal(r.code, 7);
         assert.equal(r.stdout, "out\n");
         assert.match(r.stderr, /err\n/);
@@ -70,19 +96,46 @@ describe("local cluster with real containers", { skip }, () => {
       });
 
       test("exec without -i runs in the working directory with the pod's environment", async () => {
-        const r = await tc.kubectl(kubectl.path, ["exec", pod, "-c", "run", "--", "sh", "-c", "echo $CI; pwd; cat /work/x"]);
+        const r = await tc.kubectl(kubectl.path, [
+          "exec",
+          pod,
+          "-c",
+          "run",
+          "--",
+          "sh",
+          "-c",
+          "echo $CI; pwd; cat /work/x",
+        ]);
         assert.equal(r.code, 0, r.stderr);
         assert.equal(r.stdout, "true\n/work\nhello world\n");
       });
 
       test("delete with background propagation removes the Job, the pod and its container", async () => {
-        const r = await tc.kubectl(kubectl.path, ["delete", "job", job, "--cascade=background", "--ignore-not-found", "--wait=false", "--request-timeout", "30s"]);
+        const r = await tc.kubectl(kubectl.path, [
+          "delete",
+          "job",
+          job,
+          "--cascade=background",
+          "--ignore-not-found",
+          "--wait=false",
+          "--request-timeout",
+          "30s",
+        ]);
         assert.equal(r.code, 0, r.stderr);
         assert.match(r.stdout, new RegExp(`job.batch "${job}" deleted`));
-        await waitFor("the pod to be gone", () => (tc.cluster.objects("pods", NAMESPACE).some((p) => p.metadata.name === pod) ? undefined : true));
+        await waitFor("the pod to be gone", () =>
+          tc.cluster.objects("pods", NAMESPACE).some((p) => p.metadata.name === pod) ? undefined : true,
+        );
         const containers = await tc.cluster.podmanContainers();
         assert.ok(!containers.some((c) => c.includes(pod)), `container of ${pod} removed: ${containers.join(", ")}`);
-        const again = await tc.kubectl(kubectl.path, ["delete", "job", job, "--cascade=background", "--ignore-not-found", "--wait=false"]);
+        const again = await tc.kubectl(kubectl.path, [
+          "delete",
+          "job",
+          job,
+          "--cascade=background",
+          "--ignore-not-found",
+          "--wait=false",
+        ]);
         assert.equal(again.code, 0, "deleting a Job already gone is not an error with --ignore-not-found");
       });
     });
@@ -92,7 +145,9 @@ describe("local cluster with real containers", { skip }, () => {
     const kubectl = listKubectlBinaries().at(-1)!;
     let pod = "";
     before(async () => {
-      const r = await tc.kubectl(kubectl.path, ["create", "-f", "-", "-o", "name"], { stdin: buildJobManifest({ name: "stream", labels: { app: "stream", tier: "ci" } }) });
+      const r = await tc.kubectl(kubectl.path, ["create", "-f", "-", "-o", "name"], {
+        stdin: buildJobManifest({ name: "stream", labels: { app: "stream", tier: "ci" } }),
+      });
       assert.equal(r.code, 0, r.stderr);
       pod = await waitForRunningPod(tc, "stream");
     });
@@ -101,14 +156,18 @@ describe("local cluster with real containers", { skip }, () => {
       const source = createHashedSource(200 * 1024 * 1024);
       const back = createHash("sha256");
       let bytes = 0;
-      const r = await tc.kubectl(kubectl.path, ["exec", "-i", pod, "-c", "run", "--", "sh", "-c", "cat > /work/big && cat /work/big && rm /work/big"], {
-        stdin: source.stream,
-        onStdout: (c) => {
-          bytes += c.length;
-          back.update(c);
+      const r = await tc.kubectl(
+        kubectl.path,
+        ["exec", "-i", pod, "-c", "run", "--", "sh", "-c", "cat > /work/big && cat /work/big && rm /work/big"],
+        {
+          stdin: source.stream,
+          onStdout: (c) => {
+            bytes += c.length;
+            back.update(c);
+          },
+          timeoutMs: 120_000,
         },
-        timeoutMs: 120_000,
-      });
+      );
       assert.equal(r.code, 0, r.stderr);
       assert.equal(bytes, 200 * 1024 * 1024);
       assert.equal(back.digest("hex"), source.digest());
@@ -119,7 +178,10 @@ describe("local cluster with real containers", { skip }, () => {
       let peak = before;
       const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 100);
       const source = createHashedSource(1024 * 1024 * 1024);
-      const r = await tc.kubectl(kubectl.path, ["exec", "-i", pod, "-c", "run", "--", "sh", "-c", "wc -c"], { stdin: source.stream, timeoutMs: 180_000 });
+      const r = await tc.kubectl(kubectl.path, ["exec", "-i", pod, "-c", "run", "--", "sh", "-c", "wc -c"], {
+        stdin: source.stream,
+        timeoutMs: 180_000,
+      });
       clearInterval(sampler);
       assert.equal(r.code, 0, r.stderr);
       assert.equal(r.stdout.trim(), String(1024 * 1024 * 1024));
@@ -127,10 +189,22 @@ describe("local cluster with real containers", { skip }, () => {
     });
 
     test("get pods with a label selector returns the Job's pod as a JSON list", async () => {
-      const r = await tc.kubectl(kubectl.path, ["get", "pods", "--selector", "app=stream,tier in (ci,cd)", "--request-timeout", "30s", "-o", "json"]);
+      const r = await tc.kubectl(kubectl.path, [
+        "get",
+        "pods",
+        "--selector",
+        "app=stream,tier in (ci,cd)",
+        "--request-timeout",
+        "30s",
+        "-o",
+        "json",
+      ]);
       assert.equal(r.code, 0, r.stderr);
       const list = JSON.parse(r.stdout);
-      assert.deepEqual(list.items.map((p: any) => p.metadata.name), [pod]);
+      assert.deepEqual(
+        list.items.map((p: any) => p.metadata.name),
+        [pod],
+      );
       const p = list.items[0];
       assert.equal(p.status.phase, "Running");
       assert.equal(p.spec.nodeName, "local-node-1");
@@ -144,14 +218,29 @@ describe("local cluster with real containers", { skip }, () => {
     });
 
     test("get events with a field selector lists the pod's Scheduled, Pulled, Created and Started events", async () => {
-      const r = await tc.kubectl(kubectl.path, ["get", "events", "--field-selector", `involvedObject.kind=Pod,involvedObject.name=${pod}`, "-o", "json"]);
+      const r = await tc.kubectl(kubectl.path, [
+        "get",
+        "events",
+        "--field-selector",
+        `involvedObject.kind=Pod,involvedObject.name=${pod}`,
+        "-o",
+        "json",
+      ]);
       assert.equal(r.code, 0, r.stderr);
       const reasons = JSON.parse(r.stdout).items.map((e: any) => e.reason);
-      for (const reason of ["Scheduled", "Pulled", "Created", "Started"]) assert.ok(reasons.includes(reason), `${reason} in ${reasons.join(",")}`);
+      for (const reason of ["Scheduled", "Pulled", "Created", "Started"])
+        assert.ok(reasons.includes(reason), `${reason} in ${reasons.join(",")}`);
     });
 
     test("kubectl wait sees the pod Ready through a watch", async () => {
-      const r = await tc.kubectl(kubectl.path, ["wait", "--for=condition=Ready", "pod", "--selector", "app=stream", "--timeout=20s"]);
+      const r = await tc.kubectl(kubectl.path, [
+        "wait",
+        "--for=condition=Ready",
+        "pod",
+        "--selector",
+        "app=stream",
+        "--timeout=20s",
+      ]);
       assert.equal(r.code, 0, r.stderr);
       assert.match(r.stdout, /condition met/);
     });
@@ -168,10 +257,13 @@ describe("local cluster with real containers", { skip }, () => {
     const kubectl = listKubectlBinaries().at(-1)!;
 
     test("a Job whose container exits 0 completes and its pod Succeeds", async () => {
-      await tc.kubectl(kubectl.path, ["create", "-f", "-"], { stdin: buildJobManifest({ name: "ok", command: ["sh", "-c", "sleep 1; exit 0"] }) });
+      await tc.kubectl(kubectl.path, ["create", "-f", "-"], {
+        stdin: buildJobManifest({ name: "ok", command: ["sh", "-c", "sleep 1; exit 0"] }),
+      });
       const job = await waitFor(
         "job ok complete",
-        () => tc.cluster.objects("jobs.batch", NAMESPACE).find((j) => j.metadata.name === "ok" && j.status?.completionTime),
+        () =>
+          tc.cluster.objects("jobs.batch", NAMESPACE).find((j) => j.metadata.name === "ok" && j.status?.completionTime),
         60_000,
       );
       assert.equal(job.status.succeeded, 1);
@@ -182,10 +274,17 @@ describe("local cluster with real containers", { skip }, () => {
     });
 
     test("a Job whose container exits 3 fails with the real exit code on its pod", async () => {
-      await tc.kubectl(kubectl.path, ["create", "-f", "-"], { stdin: buildJobManifest({ name: "bad", command: ["sh", "-c", "exit 3"] }) });
+      await tc.kubectl(kubectl.path, ["create", "-f", "-"], {
+        stdin: buildJobManifest({ name: "bad", command: ["sh", "-c", "exit 3"] }),
+      });
       const job = await waitFor(
         "job bad failed",
-        () => tc.cluster.objects("jobs.batch", NAMESPACE).find((j) => j.metadata.name === "bad" && (j.status?.conditions ?? []).some((c: any) => c.type === "Failed")),
+        () =>
+          tc.cluster
+            .objects("jobs.batch", NAMESPACE)
+            .find(
+              (j) => j.metadata.name === "bad" && (j.status?.conditions ?? []).some((c: any) => c.type === "Failed"),
+            ),
         60_000,
       );
       assert.equal(job.status.conditions.find((c: any) => c.type === "Failed").reason, "BackoffLimitExceeded");
@@ -195,16 +294,25 @@ describe("local cluster with real containers", { skip }, () => {
     });
 
     test("a failed pod is replaced while backoffLimit allows, then the Job fails with every failure counted", async () => {
-      await tc.kubectl(kubectl.path, ["create", "-f", "-"], { stdin: buildJobManifest({ name: "retry", command: ["sh", "-c", "exit 2"], backoffLimit: 1 }) });
+      await tc.kubectl(kubectl.path, ["create", "-f", "-"], {
+        stdin: buildJobManifest({ name: "retry", command: ["sh", "-c", "exit 2"], backoffLimit: 1 }),
+      });
       const job = await waitFor(
         "job retry failed",
-        () => tc.cluster.objects("jobs.batch", NAMESPACE).find((j) => j.metadata.name === "retry" && (j.status?.conditions ?? []).some((c: any) => c.type === "Failed")),
+        () =>
+          tc.cluster
+            .objects("jobs.batch", NAMESPACE)
+            .find(
+              (j) => j.metadata.name === "retry" && (j.status?.conditions ?? []).some((c: any) => c.type === "Failed"),
+            ),
         60_000,
       );
       assert.equal(job.status.failed, 2);
       const pods = tc.cluster.objects("pods", NAMESPACE).filter((p) => p.metadata.labels?.["job-name"] === "retry");
       assert.equal(pods.length, 2);
-      assert.ok(pods.every((p) => p.status.phase === "Failed" && p.status.containerStatuses[0].state.terminated.exitCode === 2));
+      assert.ok(
+        pods.every((p) => p.status.phase === "Failed" && p.status.containerStatuses[0].state.terminated.exitCode === 2),
+      );
     });
 
     test("a Job deleted while its pod is still starting leaves no container behind", async () => {
@@ -213,29 +321,60 @@ describe("local cluster with real containers", { skip }, () => {
         await new Promise((r) => setTimeout(r, 150 * i));
         await tc.kubectl(kubectl.path, ["delete", "job", `hasty-${i}`, "--cascade=background", "--wait=false"]);
       }
-      await waitFor("the hasty pods gone", () => (tc.cluster.objects("pods", NAMESPACE).some((p) => p.metadata.name.startsWith("hasty-")) ? undefined : true), 60_000);
+      await waitFor(
+        "the hasty pods gone",
+        () =>
+          tc.cluster.objects("pods", NAMESPACE).some((p) => p.metadata.name.startsWith("hasty-")) ? undefined : true,
+        60_000,
+      );
       await new Promise((r) => setTimeout(r, 1000));
-      assert.deepEqual((await tc.cluster.podmanContainers()).filter((c) => c.includes("hasty-")), []);
-      assert.deepEqual((await tc.cluster.podmanPods()).filter((c) => c.includes("hasty-")), []);
+      assert.deepEqual(
+        (await tc.cluster.podmanContainers()).filter((c) => c.includes("hasty-")),
+        [],
+      );
+      assert.deepEqual(
+        (await tc.cluster.podmanPods()).filter((c) => c.includes("hasty-")),
+        [],
+      );
     });
 
     test("activeDeadlineSeconds fails the Job with DeadlineExceeded and kills its container", async () => {
-      await tc.kubectl(kubectl.path, ["create", "-f", "-"], { stdin: buildJobManifest({ name: "slow", activeDeadlineSeconds: 4 }) });
+      await tc.kubectl(kubectl.path, ["create", "-f", "-"], {
+        stdin: buildJobManifest({ name: "slow", activeDeadlineSeconds: 4 }),
+      });
       const job = await waitFor(
         "job slow failed",
-        () => tc.cluster.objects("jobs.batch", NAMESPACE).find((j) => j.metadata.name === "slow" && (j.status?.conditions ?? []).some((c: any) => c.type === "Failed")),
+        () =>
+          tc.cluster
+            .objects("jobs.batch", NAMESPACE)
+            .find(
+              (j) => j.metadata.name === "slow" && (j.status?.conditions ?? []).some((c: any) => c.type === "Failed"),
+            ),
         60_000,
       );
-      const pod = tc.cluster.objects("events", NAMESPACE).find((e) => e.reason === "SuccessfulCreate" && e.involvedObject.name === "slow")!.message.replace("Created pod: ", "");
+      const pod = tc.cluster
+        .objects("events", NAMESPACE)
+        .find((e) => e.reason === "SuccessfulCreate" && e.involvedObject.name === "slow")!
+        .message.replace("Created pod: ", "");
       assert.equal(job.status.conditions.find((c: any) => c.type === "Failed").reason, "DeadlineExceeded");
-      await waitFor("the slow pod's container to go", async () => ((await tc.cluster.podmanContainers()).some((c) => c.includes(pod)) ? undefined : true));
+      await waitFor("the slow pod's container to go", async () =>
+        (await tc.cluster.podmanContainers()).some((c) => c.includes(pod)) ? undefined : true,
+      );
     });
 
     test("ttlSecondsAfterFinished deletes a finished Job and its pod", async () => {
-      await tc.kubectl(kubectl.path, ["create", "-f", "-"], { stdin: buildJobManifest({ name: "brief", command: ["true"], ttlSecondsAfterFinished: 1 }) });
-      await waitFor("job brief deleted", () => (tc.cluster.objects("jobs.batch", NAMESPACE).some((j) => j.metadata.name === "brief") ? undefined : true), 60_000);
+      await tc.kubectl(kubectl.path, ["create", "-f", "-"], {
+        stdin: buildJobManifest({ name: "brief", command: ["true"], ttlSecondsAfterFinished: 1 }),
+      });
+      await waitFor(
+        "job brief deleted",
+        () => (tc.cluster.objects("jobs.batch", NAMESPACE).some((j) => j.metadata.name === "brief") ? undefined : true),
+        60_000,
+      );
       await waitFor("pod of brief deleted", () =>
-        tc.cluster.objects("pods", NAMESPACE).some((p) => p.metadata.labels?.["job-name"] === "brief") ? undefined : true,
+        tc.cluster.objects("pods", NAMESPACE).some((p) => p.metadata.labels?.["job-name"] === "brief")
+          ? undefined
+          : true,
       );
     });
   });

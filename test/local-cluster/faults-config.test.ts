@@ -17,7 +17,10 @@ test("a fault with a count fires for the first N matching subjects only", () => 
   assert.ok(f.take("createError", "jobs ci/a"));
   assert.ok(f.take("createError", "jobs ci/b"));
   assert.equal(f.take("createError", "jobs ci/c"), undefined);
-  assert.deepEqual(f.history().map((h) => h.subject), ["jobs ci/a", "jobs ci/b"]);
+  assert.deepEqual(
+    f.history().map((h) => h.subject),
+    ["jobs ci/a", "jobs ci/b"],
+  );
 });
 
 test("setting faults again resets the counters", () => {

@@ -2,7 +2,17 @@
 
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { buildJobManifest, describeJobPods, findContainerSkipReason, NAMESPACE, sleep, startTestCluster, waitFor, waitForRunningPod, type TestCluster } from "./harness.js";
+import {
+  buildJobManifest,
+  describeJobPods,
+  findContainerSkipReason,
+  NAMESPACE,
+  sleep,
+  startTestCluster,
+  waitFor,
+  waitForRunningPod,
+  type TestCluster,
+} from "./harness.js";
 import { listKubectlBinaries } from "./kubectl-runner.js";
 import type { KubeObject } from "../../local-cluster/index.js";
 
@@ -33,22 +43,38 @@ describe("fault injection", { skip }, () => {
     const r = await tc.kubectl(kubectl.path, ["get", "jobs", "-o", "name"]);
     assert.equal(r.code, 0, r.stderr);
     assert.ok(Date.now() - started >= 800, "the list waited for the latency");
-    assert.ok(tc.cluster.faultFirings().every((f) => f.fault === "latency" && f.subject.startsWith("GET /apis/batch/v1/namespaces/ci/jobs")));
+    assert.ok(
+      tc.cluster
+        .faultFirings()
+        .every((f) => f.fault === "latency" && f.subject.startsWith("GET /apis/batch/v1/namespaces/ci/jobs")),
+    );
     tc.cluster.clearFaults();
   });
 
   test("latency drops a request whose client went away during it: the delete is not applied", async () => {
-    await tc.kubectl(kubectl.path, ["create", "-f", "-"], { stdin: buildJobManifest({ name: "kept", command: ["true"] }) });
+    await tc.kubectl(kubectl.path, ["create", "-f", "-"], {
+      stdin: buildJobManifest({ name: "kept", command: ["true"] }),
+    });
     tc.cluster.setFaults({ latency: { ms: 600, match: "^DELETE /apis/batch/v1/namespaces/ci/jobs/kept" } });
     const controller = new AbortController();
-    const deleting = fetch(`${tc.cluster.url}/apis/batch/v1/namespaces/${NAMESPACE}/jobs/kept`, { method: "DELETE", signal: controller.signal }).catch(() => "aborted");
-    await waitFor("the delete at the server", () => (tc.cluster.faultFirings().some((f) => f.subject.startsWith("DELETE")) ? true : undefined), 5_000);
+    const deleting = fetch(`${tc.cluster.url}/apis/batch/v1/namespaces/${NAMESPACE}/jobs/kept`, {
+      method: "DELETE",
+      signal: controller.signal,
+    }).catch(() => "aborted");
+    await waitFor(
+      "the delete at the server",
+      () => (tc.cluster.faultFirings().some((f) => f.subject.startsWith("DELETE")) ? true : undefined),
+      5_000,
+    );
     controller.abort();
     assert.equal(await deleting, "aborted");
     await sleep(1000);
-    const kept = (): KubeObject | undefined => tc.cluster.objects("jobs.batch", NAMESPACE).find((j) => j.metadata.name === "kept");
+    const kept = (): KubeObject | undefined =>
+      tc.cluster.objects("jobs.batch", NAMESPACE).find((j) => j.metadata.name === "kept");
     assert.ok(kept() && !kept()!.metadata.deletionTimestamp, "the abandoned delete was applied");
-    const waited = await fetch(`${tc.cluster.url}/apis/batch/v1/namespaces/${NAMESPACE}/jobs/kept`, { method: "DELETE" });
+    const waited = await fetch(`${tc.cluster.url}/apis/batch/v1/namespaces/${NAMESPACE}/jobs/kept`, {
+      method: "DELETE",
+    });
     assert.equal(waited.status, 200, "a delete whose client waits it out is applied");
     assert.ok(!kept() || kept()!.metadata.deletionTimestamp);
     tc.cluster.clearFaults();
@@ -57,12 +83,16 @@ describe("fault injection", { skip }, () => {
   test("the first N creates are answered 500 InternalError and nothing is stored", async () => {
     tc.cluster.setFaults({ createError: { count: 2, match: "^jobs " } });
     for (let i = 0; i < 2; i++) {
-      const r = await tc.kubectl(kubectl.path, ["create", "--request-timeout", "30s", "-f", "-", "-o", "name"], { stdin: buildJobManifest({ name: "flaky", command: ["true"] }) });
+      const r = await tc.kubectl(kubectl.path, ["create", "--request-timeout", "30s", "-f", "-", "-o", "name"], {
+        stdin: buildJobManifest({ name: "flaky", command: ["true"] }),
+      });
       assert.equal(r.code, 1);
       assert.match(r.stderr, /Error from server \(InternalError\)/);
       assert.ok(!tc.cluster.objects("jobs.batch", NAMESPACE).some((j) => j.metadata.name === "flaky"));
     }
-    const r = await tc.kubectl(kubectl.path, ["create", "-f", "-", "-o", "name"], { stdin: buildJobManifest({ name: "flaky", command: ["true"] }) });
+    const r = await tc.kubectl(kubectl.path, ["create", "-f", "-", "-o", "name"], {
+      stdin: buildJobManifest({ name: "flaky", command: ["true"] }),
+    });
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout.trim(), "job.batch/flaky");
     tc.cluster.clearFaults();
@@ -76,8 +106,19 @@ describe("fault injection", { skip }, () => {
     const pending = tc.cluster.objects("pods", NAMESPACE).find((p) => p.metadata.labels?.["job-name"] === "late")!;
     assert.equal(pending.status.phase, "Pending");
     assert.equal(pending.spec.nodeName, undefined);
-    assert.ok(pending.status.conditions.some((c: any) => c.type === "PodScheduled" && c.status === "False" && c.reason === "Unschedulable"));
-    const ev = await tc.kubectl(kubectl.path, ["get", "events", "--field-selector", `involvedObject.kind=Pod,involvedObject.name=${pending.metadata.name}`, "-o", "json"]);
+    assert.ok(
+      pending.status.conditions.some(
+        (c: any) => c.type === "PodScheduled" && c.status === "False" && c.reason === "Unschedulable",
+      ),
+    );
+    const ev = await tc.kubectl(kubectl.path, [
+      "get",
+      "events",
+      "--field-selector",
+      `involvedObject.kind=Pod,involvedObject.name=${pending.metadata.name}`,
+      "-o",
+      "json",
+    ]);
     assert.ok(JSON.parse(ev.stdout).items.some((e: any) => e.reason === "FailedScheduling"));
     await waitForRunningPod(tc, "late");
     assert.ok(Date.now() - created >= 3000);
@@ -95,21 +136,42 @@ describe("fault injection", { skip }, () => {
       if (reason) reasons.add(reason);
       return reason === "ImagePullBackOff" ? true : undefined;
     });
-    assert.ok(reasons.has("ErrImagePull") || tc.cluster.objects("events", NAMESPACE).some((e) => e.message === "Error: ErrImagePull"));
+    assert.ok(
+      reasons.has("ErrImagePull") ||
+        tc.cluster.objects("events", NAMESPACE).some((e) => e.message === "Error: ErrImagePull"),
+    );
     const p = tc.cluster.objects("pods", NAMESPACE).find((x) => x.metadata.labels?.["job-name"] === "nopull")!;
     assert.equal(p.status.phase, "Pending");
-    const ev = await tc.kubectl(kubectl.path, ["get", "events", "--field-selector", `involvedObject.kind=Pod,involvedObject.name=${p.metadata.name}`, "-o", "json"]);
+    const ev = await tc.kubectl(kubectl.path, [
+      "get",
+      "events",
+      "--field-selector",
+      `involvedObject.kind=Pod,involvedObject.name=${p.metadata.name}`,
+      "-o",
+      "json",
+    ]);
     const messages = JSON.parse(ev.stdout).items.map((e: any) => `${e.reason}: ${e.message}`);
-    assert.ok(messages.some((m: string) => m.startsWith("Failed: Failed to pull image")), messages.join("\n"));
+    assert.ok(
+      messages.some((m: string) => m.startsWith("Failed: Failed to pull image")),
+      messages.join("\n"),
+    );
     assert.ok(!(await podmanHas(p.metadata.name)), "no container was made");
     await tc.kubectl(kubectl.path, ["delete", "job", "nopull", "--cascade=background", "--wait=false"]);
     tc.cluster.clearFaults();
   });
 
   test("an image missing locally fails the same way without any fault", async () => {
-    await tc.kubectl(kubectl.path, ["create", "-f", "-"], { stdin: buildJobManifest({ name: "missing", image: "registry.invalid/none:1.0" }) });
+    await tc.kubectl(kubectl.path, ["create", "-f", "-"], {
+      stdin: buildJobManifest({ name: "missing", image: "registry.invalid/none:1.0" }),
+    });
     await waitFor("ImagePullBackOff", () =>
-      tc.cluster.objects("pods", NAMESPACE).find((x) => x.metadata.labels?.["job-name"] === "missing" && x.status?.containerStatuses?.[0]?.state?.waiting?.reason === "ImagePullBackOff"),
+      tc.cluster
+        .objects("pods", NAMESPACE)
+        .find(
+          (x) =>
+            x.metadata.labels?.["job-name"] === "missing" &&
+            x.status?.containerStatuses?.[0]?.state?.waiting?.reason === "ImagePullBackOff",
+        ),
     );
     await tc.kubectl(kubectl.path, ["delete", "job", "missing", "--cascade=background", "--wait=false"]);
   });
@@ -133,17 +195,39 @@ describe("fault injection", { skip }, () => {
     const r = await exec(["sh", "-c", "echo started; sleep 6; echo finished > /work/cut-error"]);
     assert.notEqual(r.code, 0, "kubectl fails when the stream breaks");
     assert.ok(Date.now() - started < 5900, "kubectl returned before the process ended");
-    await waitFor("the process to finish in the container", async () => ((await tc.cluster.podExec(NAMESPACE, pod, ["cat", "/work/cut-error"])).stdout === "finished\n" ? true : undefined), 20_000);
+    await waitFor(
+      "the process to finish in the container",
+      async () =>
+        (await tc.cluster.podExec(NAMESPACE, pod, ["cat", "/work/cut-error"])).stdout === "finished\n"
+          ? true
+          : undefined,
+      20_000,
+    );
     tc.cluster.clearFaults();
   });
 
   test("an exec stream cut cleanly makes kubectl exit 0 while the process keeps running and later exits 5", async () => {
     tc.cluster.setFaults({ execStreamCut: { afterBytes: 8, mode: "clean", count: 1 } });
     const r = await exec(["sh", "-c", "echo started; sleep 3; echo finished > /work/cut-clean; exit 5"]);
-    assert.equal(r.code, 0, "kubectl 1.30-1.33 report success on a clean close without a status: the false success a runner must guard against");
+    assert.equal(
+      r.code,
+      0,
+      "kubectl 1.30-1.33 report success on a clean close without a status: the false success a runner must guard against",
+    );
     assert.equal(r.stdout, "started\n");
-    assert.equal((await tc.cluster.podExec(NAMESPACE, pod, ["cat", "/work/cut-clean"])).code, 1, "the process is still running");
-    await waitFor("the process to finish in the container", async () => ((await tc.cluster.podExec(NAMESPACE, pod, ["cat", "/work/cut-clean"])).stdout === "finished\n" ? true : undefined), 20_000);
+    assert.equal(
+      (await tc.cluster.podExec(NAMESPACE, pod, ["cat", "/work/cut-clean"])).code,
+      1,
+      "the process is still running",
+    );
+    await waitFor(
+      "the process to finish in the container",
+      async () =>
+        (await tc.cluster.podExec(NAMESPACE, pod, ["cat", "/work/cut-clean"])).stdout === "finished\n"
+          ? true
+          : undefined,
+      20_000,
+    );
     tc.cluster.clearFaults();
   });
 
@@ -168,7 +252,14 @@ describe("fault injection", { skip }, () => {
     assert.notEqual(r.code, 0, "the exec in the evicted pod ends with a failure");
     assert.ok(!(await podmanHas(name)), "the container is gone");
     await waitFor("the Job failed", () =>
-      tc.cluster.objects("jobs.batch", NAMESPACE).find((j) => j.metadata.name === "evictee" && j.status?.failed === 1 && j.status.conditions?.some((c: any) => c.type === "Failed")),
+      tc.cluster
+        .objects("jobs.batch", NAMESPACE)
+        .find(
+          (j) =>
+            j.metadata.name === "evictee" &&
+            j.status?.failed === 1 &&
+            j.status.conditions?.some((c: any) => c.type === "Failed"),
+        ),
     );
     tc.cluster.clearFaults();
   });
@@ -177,7 +268,9 @@ describe("fault injection", { skip }, () => {
     tc.cluster.setFaults({ podEviction: { afterSeconds: 1, mode: "delete", match: "^ci/deletee-" } });
     await tc.kubectl(kubectl.path, ["create", "-f", "-"], { stdin: buildJobManifest({ name: "deletee" }) });
     const name = await waitForRunningPod(tc, "deletee");
-    await waitFor("the pod deleted", () => (tc.cluster.objects("pods", NAMESPACE).some((p) => p.metadata.name === name) ? undefined : true));
+    await waitFor("the pod deleted", () =>
+      tc.cluster.objects("pods", NAMESPACE).some((p) => p.metadata.name === name) ? undefined : true,
+    );
     assert.ok(!(await podmanHas(name)));
     const r = await tc.kubectl(kubectl.path, ["get", "pods", "--selector", "job-name=deletee", "-o", "json"]);
     assert.deepEqual(JSON.parse(r.stdout).items, [], describeJobPods(tc, "deletee"));
@@ -199,13 +292,21 @@ describe("fault injection", { skip }, () => {
   });
 
   test("faults can be changed through PUT /_faults and invalid ones are refused with the reason", async () => {
-    const bad = await fetch(`${tc.cluster.adminUrl}/_faults`, { method: "PUT", body: JSON.stringify({ latency: { ms: -1 } }) });
+    const bad = await fetch(`${tc.cluster.adminUrl}/_faults`, {
+      method: "PUT",
+      body: JSON.stringify({ latency: { ms: -1 } }),
+    });
     assert.equal(bad.status, 400);
     assert.match(((await bad.json()) as { message: string }).message, /latency\.ms/);
-    const ok = await fetch(`${tc.cluster.adminUrl}/_faults`, { method: "PUT", body: JSON.stringify({ createError: { count: 1 } }) });
+    const ok = await fetch(`${tc.cluster.adminUrl}/_faults`, {
+      method: "PUT",
+      body: JSON.stringify({ createError: { count: 1 } }),
+    });
     assert.equal(ok.status, 200);
     assert.deepEqual(tc.cluster.faults(), { createError: { count: 1 } });
-    const r = await tc.kubectl(kubectl.path, ["create", "-f", "-"], { stdin: buildJobManifest({ name: "viaadmin", command: ["true"] }) });
+    const r = await tc.kubectl(kubectl.path, ["create", "-f", "-"], {
+      stdin: buildJobManifest({ name: "viaadmin", command: ["true"] }),
+    });
     assert.match(r.stderr, /InternalError/);
     tc.cluster.clearFaults();
   });

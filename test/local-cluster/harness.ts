@@ -1,6 +1,11 @@
 // Test helper: starts a local cluster for one test file, builds Job manifests, and waits for conditions.
 
-import { startLocalCluster, checkContainersUsable, type LocalCluster, type LocalClusterOptions } from "../../local-cluster/index.js";
+import {
+  startLocalCluster,
+  checkContainersUsable,
+  type LocalCluster,
+  type LocalClusterOptions,
+} from "../../local-cluster/index.js";
 import { runKubectl, type KubectlCallOptions, type KubectlResult } from "./kubectl-runner.js";
 
 export const NAMESPACE = "ci";
@@ -18,10 +23,17 @@ export interface TestCluster {
 }
 
 export async function startTestCluster(options: LocalClusterOptions = {}): Promise<TestCluster> {
-  const cluster = await startLocalCluster({ namespace: NAMESPACE, maxGraceSeconds: 2, jobRetryDelayMs: 200, imageBackOffSeconds: 1, ...options });
+  const cluster = await startLocalCluster({
+    namespace: NAMESPACE,
+    maxGraceSeconds: 2,
+    jobRetryDelayMs: 200,
+    imageBackOffSeconds: 1,
+    ...options,
+  });
   return {
     cluster,
-    kubectl: (binary, args, opts) => runKubectl(binary, cluster.kubeconfigPath, ["--namespace", NAMESPACE, ...args], opts),
+    kubectl: (binary, args, opts) =>
+      runKubectl(binary, cluster.kubeconfigPath, ["--namespace", NAMESPACE, ...args], opts),
   };
 }
 
@@ -73,7 +85,11 @@ export function sleep(ms: number): Promise<void> {
 }
 
 /** Polls `probe` until it returns a value other than undefined, or fails after `timeoutMs` with `what`. */
-export async function waitFor<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  probe: () => T | undefined | Promise<T | undefined>,
+  timeoutMs = 30_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await probe();
@@ -86,9 +102,15 @@ export async function waitFor<T>(what: string, probe: () => T | undefined | Prom
 /** A one-line account of a Job's pods and their events, for failure messages. */
 export function describeJobPods(tc: TestCluster, job: string): string {
   const pods = tc.cluster.objects("pods", NAMESPACE).filter((p) => p.metadata.labels?.["job-name"] === job);
-  const events = tc.cluster.objects("events", NAMESPACE).filter((e) => String(e.involvedObject?.name ?? "").startsWith(job));
+  const events = tc.cluster
+    .objects("events", NAMESPACE)
+    .filter((e) => String(e.involvedObject?.name ?? "").startsWith(job));
   return JSON.stringify({
-    pods: pods.map((p) => ({ name: p.metadata.name, phase: p.status?.phase, containers: p.status?.containerStatuses?.map((c: any) => c.state) })),
+    pods: pods.map((p) => ({
+      name: p.metadata.name,
+      phase: p.status?.phase,
+      containers: p.status?.containerStatuses?.map((c: any) => c.state),
+    })),
     events: events.map((e) => `${e.involvedObject.name} ${e.reason}: ${e.message}`),
   });
 }
@@ -99,7 +121,9 @@ export async function waitForRunningPod(tc: TestCluster, job: string, timeoutMs 
     return await waitFor(
       `a Running pod of job ${job}`,
       () => {
-        const pod = tc.cluster.objects("pods", NAMESPACE).find((p) => p.metadata.labels?.["job-name"] === job && p.status?.phase === "Running");
+        const pod = tc.cluster
+          .objects("pods", NAMESPACE)
+          .find((p) => p.metadata.labels?.["job-name"] === job && p.status?.phase === "Running");
         return pod?.metadata.name;
       },
       timeoutMs,

@@ -37,7 +37,12 @@ export interface KubectlCallOptions {
 
 let cacheDir: string | undefined;
 
-export function runKubectl(binary: string, kubeconfig: string, args: readonly string[], options: KubectlCallOptions = {}): Promise<KubectlResult> {
+export function runKubectl(
+  binary: string,
+  kubeconfig: string,
+  args: readonly string[],
+  options: KubectlCallOptions = {},
+): Promise<KubectlResult> {
   cacheDir ??= makeTestTempDir("kubectl-cache-");
   return new Promise((resolve, reject) => {
     const child = spawn(binary, ["--kubeconfig", kubeconfig, ...args], {

@@ -34,7 +34,18 @@ class EagerPodman {
   }
 
   async listContainers(): Promise<PodmanContainer[]> {
-    return [...this.running].map((name) => ({ id: name, name, podName: "", isInfra: false, state: "running", exitCode: 0, exited: false, startedAt: Math.floor(Date.now() / 1000), exitedAt: 0, labels: {} }));
+    return [...this.running].map((name) => ({
+      id: name,
+      name,
+      podName: "",
+      isInfra: false,
+      state: "running",
+      exitCode: 0,
+      exited: false,
+      startedAt: Math.floor(Date.now() / 1000),
+      exitedAt: 0,
+      labels: {},
+    }));
   }
 
   async listPods(): Promise<string[]> {
@@ -58,7 +69,14 @@ describe("the local cluster's kubelet", () => {
   it("records Created before Started when podman reports the container running before kube play returns", async () => {
     const store = new ObjectStore();
     const podman = new EagerPodman(formatPodmanContainerName(`lc-${INSTANCE}-default-p1`, "run"));
-    const kubelet = new Kubelet({ store, events: createEventRecorder(store), faults: new FaultInjector(), podman: podman as unknown as PodmanClient, instanceId: INSTANCE, pollIntervalMs: 60_000 });
+    const kubelet = new Kubelet({
+      store,
+      events: createEventRecorder(store),
+      faults: new FaultInjector(),
+      podman: podman as unknown as PodmanClient,
+      instanceId: INSTANCE,
+      pollIntervalMs: 60_000,
+    });
     kubelet.start();
     try {
       store.create("pods", {
@@ -67,9 +85,14 @@ describe("the local cluster's kubelet", () => {
         metadata: { name: "p1", namespace: "default", uid: "", resourceVersion: "", creationTimestamp: "" },
         spec: { containers: [{ name: "run", image: "busybox:1.36", command: ["sleep", "3600"] }] },
       });
-      const reasons = (): string[] => store.list("events", "default").filter((e) => e.involvedObject?.name === "p1").map((e) => e.reason);
+      const reasons = (): string[] =>
+        store
+          .list("events", "default")
+          .filter((e) => e.involvedObject?.name === "p1")
+          .map((e) => e.reason);
       const deadline = Date.now() + 5000;
-      while (Date.now() < deadline && !(reasons().includes("Started") && reasons().includes("Created"))) await sleep(20);
+      while (Date.now() < deadline && !(reasons().includes("Started") && reasons().includes("Created")))
+        await sleep(20);
       await sleep(400); // past kube play's return: nothing is recorded twice
       assert.deepEqual(reasons(), ["Scheduled", "Pulled", "Created", "Started"]);
       assert.equal(store.get("pods", "default", "p1")?.status?.phase, "Running");

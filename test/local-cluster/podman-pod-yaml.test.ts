@@ -9,10 +9,20 @@ import type { KubeObject } from "../../local-cluster/types.js";
 const pod = {
   apiVersion: "v1",
   kind: "Pod",
-  metadata: { name: "run-abcde", namespace: "ci", uid: "u", resourceVersion: "1", creationTimestamp: "", labels: { "job-name": "run" } },
+  metadata: {
+    name: "run-abcde",
+    namespace: "ci",
+    uid: "u",
+    resourceVersion: "1",
+    creationTimestamp: "",
+    labels: { "job-name": "run" },
+  },
   spec: {
     restartPolicy: "Never",
-    volumes: [{ name: "work", emptyDir: {} }, { name: "creds", secret: { secretName: "s" } }],
+    volumes: [
+      { name: "work", emptyDir: {} },
+      { name: "creds", secret: { secretName: "s" } },
+    ],
     containers: [
       {
         name: "run",
@@ -35,7 +45,8 @@ test("the podman pod carries the instance label, the container and resolved env"
     pod,
     podmanName: "lc-x-ci-run-abcde",
     extraLabels: { "io.knotless.local-cluster": "x" },
-    lookup: (kind, name, key) => (kind === "secret" && name === "s" && key === "token" ? "t0k" : kind === "field" ? "run-abcde" : undefined),
+    lookup: (kind, name, key) =>
+      kind === "secret" && name === "s" && key === "token" ? "t0k" : kind === "field" ? "run-abcde" : undefined,
   });
   const doc = parse(plan.yaml);
   assert.equal(doc.metadata.name, "lc-x-ci-run-abcde");
@@ -62,9 +73,30 @@ test("each pod gets its own volumes, and ones other than emptyDir become empty d
 });
 
 test("an emptyDir with medium Memory is made as tmpfs before kube play, and every emptyDir when the cluster keeps them in memory", () => {
-  const withMemory = { ...pod, spec: { ...pod.spec, volumes: [{ name: "work", emptyDir: {} }, { name: "secrets", emptyDir: { medium: "Memory" } }] } };
-  assert.deepEqual(buildPodmanPod({ pod: withMemory, podmanName: "p", extraLabels: {}, lookup: () => undefined }).memoryVolumeNames, ["p-secrets"]);
-  assert.deepEqual(buildPodmanPod({ pod: withMemory, podmanName: "p", extraLabels: {}, lookup: () => undefined, emptyDirsInMemory: true }).memoryVolumeNames, ["p-work", "p-secrets"]);
+  const withMemory = {
+    ...pod,
+    spec: {
+      ...pod.spec,
+      volumes: [
+        { name: "work", emptyDir: {} },
+        { name: "secrets", emptyDir: { medium: "Memory" } },
+      ],
+    },
+  };
+  assert.deepEqual(
+    buildPodmanPod({ pod: withMemory, podmanName: "p", extraLabels: {}, lookup: () => undefined }).memoryVolumeNames,
+    ["p-secrets"],
+  );
+  assert.deepEqual(
+    buildPodmanPod({
+      pod: withMemory,
+      podmanName: "p",
+      extraLabels: {},
+      lookup: () => undefined,
+      emptyDirsInMemory: true,
+    }).memoryVolumeNames,
+    ["p-work", "p-secrets"],
+  );
 });
 
 test("a claim volume becomes a hostPath bind of the claim's directory, read-only when the claim says so, and is no podman volume", () => {
@@ -79,7 +111,13 @@ test("a claim volume becomes a hostPath bind of the claim's directory, read-only
     { name: "cache", mountPath: "/knotless-cache" },
     { name: "seed", mountPath: "/seed" },
   ];
-  const plan = buildPodmanPod({ pod: withClaims, podmanName: "lc-x-ci-run-abcde", extraLabels: {}, lookup: () => undefined, claimDirectories: { c1: "/claims/ci/c1-u1", c2: "/claims/ci/c2-u2" } });
+  const plan = buildPodmanPod({
+    pod: withClaims,
+    podmanName: "lc-x-ci-run-abcde",
+    extraLabels: {},
+    lookup: () => undefined,
+    claimDirectories: { c1: "/claims/ci/c1-u1", c2: "/claims/ci/c2-u2" },
+  });
   const doc = parse(plan.yaml);
   assert.deepEqual(doc.spec.volumes, [
     { name: "lc-x-ci-run-abcde-work", emptyDir: {} },
@@ -92,7 +130,11 @@ test("a claim volume becomes a hostPath bind of the claim's directory, read-only
     { name: "lc-x-ci-run-abcde-seed", mountPath: "/seed", readOnly: true },
   ]);
   assert.deepEqual(plan.volumeNames, ["lc-x-ci-run-abcde-work"]);
-  assert.deepEqual(plan.warnings.filter((w) => w.startsWith("volume")), [], "no volume is replaced by an empty directory");
+  assert.deepEqual(
+    plan.warnings.filter((w) => w.startsWith("volume")),
+    [],
+    "no volume is replaced by an empty directory",
+  );
 });
 
 test("a claim mounted with a subPath becomes a hostPath bind of that directory only; an unsafe subPath or one on an emptyDir is a warning", () => {
@@ -106,7 +148,13 @@ test("a claim mounted with a subPath becomes a hostPath bind of that directory o
     { name: "cache", mountPath: "/knotless-cache/aa", subPath: "aa" },
     { name: "cache", mountPath: "/escape", subPath: "../other" },
   ];
-  const plan = buildPodmanPod({ pod: withSub, podmanName: "p", extraLabels: {}, lookup: () => undefined, claimDirectories: { c1: "/claims/ci/c1-u1" } });
+  const plan = buildPodmanPod({
+    pod: withSub,
+    podmanName: "p",
+    extraLabels: {},
+    lookup: () => undefined,
+    claimDirectories: { c1: "/claims/ci/c1-u1" },
+  });
   const doc = parse(plan.yaml);
   assert.deepEqual(doc.spec.volumes, [
     { name: "p-work", emptyDir: {} },
@@ -125,11 +173,24 @@ test("a claim mounted with a subPath becomes a hostPath bind of that directory o
 test("the podman pod keeps the securityContext podman honours and warns about the rest", () => {
   const hardened = structuredClone(pod) as any;
   hardened.spec.securityContext = { seccompProfile: { type: "RuntimeDefault" }, fsGroup: 1000 };
-  hardened.spec.containers[0].securityContext = { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"], add: ["CHOWN"] }, procMount: "Default" };
+  hardened.spec.containers[0].securityContext = {
+    allowPrivilegeEscalation: false,
+    capabilities: { drop: ["ALL"], add: ["CHOWN"] },
+    procMount: "Default",
+  };
   const plan = buildPodmanPod({ pod: hardened, podmanName: "lc-x-ci-run-abcde", extraLabels: {}, lookup: () => "" });
   const doc = parse(plan.yaml);
   assert.deepEqual(doc.spec.securityContext, { seccompProfile: { type: "RuntimeDefault" } });
-  assert.deepEqual(doc.spec.containers[0].securityContext, { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"], add: ["CHOWN"] } });
-  assert.ok(plan.warnings.includes("pod securityContext.fsGroup is not honoured by the local cluster"), plan.warnings.join("; "));
-  assert.ok(plan.warnings.includes("container run: securityContext.procMount is not honoured by the local cluster"), plan.warnings.join("; "));
+  assert.deepEqual(doc.spec.containers[0].securityContext, {
+    allowPrivilegeEscalation: false,
+    capabilities: { drop: ["ALL"], add: ["CHOWN"] },
+  });
+  assert.ok(
+    plan.warnings.includes("pod securityContext.fsGroup is not honoured by the local cluster"),
+    plan.warnings.join("; "),
+  );
+  assert.ok(
+    plan.warnings.includes("container run: securityContext.procMount is not honoured by the local cluster"),
+    plan.warnings.join("; "),
+  );
 });

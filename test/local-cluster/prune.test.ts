@@ -31,10 +31,16 @@ test("prune removes the pods and volumes of a cluster killed with SIGKILL", { sk
     assert.equal((await runCli(["up", "--dir", dir, "--port", "0", "--admin-port", "0"])).code, 0);
     const state = JSON.parse(await readFile(join(dir, "state.json"), "utf8")) as { pid: number; instanceId: string };
     const kubectl = listKubectlBinaries().at(-1)!;
-    const created = await runKubectl(kubectl.path, join(dir, "kubeconfig"), ["create", "-f", "-"], { stdin: buildJobManifest({ name: "orphan" }) });
+    const created = await runKubectl(kubectl.path, join(dir, "kubeconfig"), ["create", "-f", "-"], {
+      stdin: buildJobManifest({ name: "orphan" }),
+    });
     assert.equal(created.code, 0, created.stderr);
     const label = `io.knotless.local-cluster=${state.instanceId}`;
-    await waitFor("the orphan's podman pod", async () => ((await podman.listPods(label)).length > 0 ? true : undefined), 60_000);
+    await waitFor(
+      "the orphan's podman pod",
+      async () => ((await podman.listPods(label)).length > 0 ? true : undefined),
+      60_000,
+    );
     process.kill(state.pid, "SIGKILL");
     await waitFor("the daemon to die", () => {
       try {

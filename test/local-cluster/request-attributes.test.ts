@@ -13,9 +13,18 @@ function attributesOf(method: string, path: string): ReturnType<typeof describeR
 describe("describeRequest", () => {
   it("reads get, list and watch from a GET by name and query", () => {
     assert.deepEqual(attributesOf("GET", "/apis/batch/v1/namespaces/ci/jobs/run-1"), {
-      kind: "resource", verb: "get", apiGroup: "batch", apiVersion: "v1", resource: "jobs", name: "run-1", namespace: "ci",
+      kind: "resource",
+      verb: "get",
+      apiGroup: "batch",
+      apiVersion: "v1",
+      resource: "jobs",
+      name: "run-1",
+      namespace: "ci",
     });
-    assert.equal((attributesOf("GET", "/api/v1/namespaces/ci/pods?labelSelector=a%3Db") as { verb: string }).verb, "list");
+    assert.equal(
+      (attributesOf("GET", "/api/v1/namespaces/ci/pods?labelSelector=a%3Db") as { verb: string }).verb,
+      "list",
+    );
     assert.equal((attributesOf("GET", "/api/v1/namespaces/ci/pods?watch=true") as { verb: string }).verb, "watch");
   });
 
@@ -30,7 +39,14 @@ describe("describeRequest", () => {
 
   it("keeps the subresource apart, as in a TokenRequest or an exec", () => {
     assert.deepEqual(attributesOf("POST", "/api/v1/namespaces/ci/serviceaccounts/runner/token"), {
-      kind: "resource", verb: "create", apiGroup: "", apiVersion: "v1", resource: "serviceaccounts", subresource: "token", name: "runner", namespace: "ci",
+      kind: "resource",
+      verb: "create",
+      apiGroup: "",
+      apiVersion: "v1",
+      resource: "serviceaccounts",
+      subresource: "token",
+      name: "runner",
+      namespace: "ci",
     });
   });
 
@@ -40,9 +56,17 @@ describe("describeRequest", () => {
   });
 
   it("makes discovery, OpenAPI, admin and unknown paths non-resource requests of their path", () => {
-    assert.deepEqual(attributesOf("GET", "/apis/batch/v1"), { kind: "nonResource", verb: "get", path: "/apis/batch/v1" });
+    assert.deepEqual(attributesOf("GET", "/apis/batch/v1"), {
+      kind: "nonResource",
+      verb: "get",
+      path: "/apis/batch/v1",
+    });
     assert.deepEqual(attributesOf("PUT", "/_faults"), { kind: "nonResource", verb: "put", path: "/_faults" });
-    assert.deepEqual(attributesOf("GET", "/apis/apps/v1/namespaces/ci/deployments"), { kind: "nonResource", verb: "get", path: "/apis/apps/v1/namespaces/ci/deployments" });
+    assert.deepEqual(attributesOf("GET", "/apis/apps/v1/namespaces/ci/deployments"), {
+      kind: "nonResource",
+      verb: "get",
+      path: "/apis/apps/v1/namespaces/ci/deployments",
+    });
   });
 });
 
@@ -50,11 +74,21 @@ describe("describeExecUpgrade", () => {
   const exec = attributesOf("GET", "/api/v1/namespaces/ci/pods/p/exec?command=ls");
 
   it("checks get and then create for a WebSocket upgrade (a GET), as kube-apiserver 1.35 does", () => {
-    assert.deepEqual(describeExecUpgrade(exec, "GET").map((a) => a.verb), ["get", "create"]);
-    assert.ok(describeExecUpgrade(exec, "GET").every((a) => a.kind === "resource" && a.subresource === "exec" && a.name === "p"));
+    assert.deepEqual(
+      describeExecUpgrade(exec, "GET").map((a) => a.verb),
+      ["get", "create"],
+    );
+    assert.ok(
+      describeExecUpgrade(exec, "GET").every(
+        (a) => a.kind === "resource" && a.subresource === "exec" && a.name === "p",
+      ),
+    );
   });
 
   it("checks create only for SPDY (a POST)", () => {
-    assert.deepEqual(describeExecUpgrade(exec, "POST").map((a) => a.verb), ["create"]);
+    assert.deepEqual(
+      describeExecUpgrade(exec, "POST").map((a) => a.verb),
+      ["create"],
+    );
   });
 });

@@ -23,6 +23,10 @@ test("a namespace itself is a cluster-scoped resource and jobs live under batch/
 
 test("discovery and OpenAPI paths are their own routes and unknown paths are unknown", () => {
   assert.deepEqual(parseRoute("/apis/batch/v1"), { kind: "groupVersion", group: "batch", version: "v1" });
-  assert.deepEqual(parseRoute("/openapi/v3/apis/batch/v1"), { kind: "openapiGroupVersion", group: "batch", version: "v1" });
+  assert.deepEqual(parseRoute("/openapi/v3/apis/batch/v1"), {
+    kind: "openapiGroupVersion",
+    group: "batch",
+    version: "v1",
+  });
   assert.equal(parseRoute("/apis/apps/v1/namespaces/ci/deployments").kind, "unknown");
 });

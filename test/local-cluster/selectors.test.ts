@@ -8,7 +8,14 @@ import type { KubeObject } from "../../local-cluster/types.js";
 const pod = {
   apiVersion: "v1",
   kind: "Pod",
-  metadata: { name: "p1", namespace: "ci", uid: "u", resourceVersion: "1", creationTimestamp: "", labels: { app: "web", tier: "ci" } },
+  metadata: {
+    name: "p1",
+    namespace: "ci",
+    uid: "u",
+    resourceVersion: "1",
+    creationTimestamp: "",
+    labels: { app: "web", tier: "ci" },
+  },
   status: { phase: "Running" },
 } as KubeObject;
 
@@ -25,7 +32,8 @@ test("equality, inequality, set and existence requirements combine with AND", ()
     ["!app", false],
     ["missing!=x", true],
   ];
-  for (const [selector, expected] of cases) assert.equal(matchesFilter(buildObjectFilter(selector, ""), pod), expected, selector);
+  for (const [selector, expected] of cases)
+    assert.equal(matchesFilter(buildObjectFilter(selector, ""), pod), expected, selector);
 });
 
 test("field selectors read dotted paths and compare as strings", () => {
@@ -35,5 +43,8 @@ test("field selectors read dotted paths and compare as strings", () => {
 });
 
 test("an unparsable label selector is a BadRequest", () => {
-  assert.throws(() => parseLabelSelector("a in b"), (e: any) => e.code === 400);
+  assert.throws(
+    () => parseLabelSelector("a in b"),
+    (e: any) => e.code === 400,
+  );
 });

@@ -2,7 +2,15 @@
 
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { describeJobPods, findContainerSkipReason, NAMESPACE, startTestCluster, waitFor, waitForRunningPod, type TestCluster } from "./harness.js";
+import {
+  describeJobPods,
+  findContainerSkipReason,
+  NAMESPACE,
+  startTestCluster,
+  waitFor,
+  waitForRunningPod,
+  type TestCluster,
+} from "./harness.js";
 import { listKubectlBinaries } from "./kubectl-runner.js";
 
 const skip = await findContainerSkipReason();
@@ -38,7 +46,9 @@ function buildSidecarJob(name: string): string {
               readinessProbe: { exec: { command: ["test", "-e", "/tmp/ready"] }, periodSeconds: 1 },
             },
           ],
-          containers: [{ name: "run", image: BUSYBOX, command: ["sh", "-c", "trap 'exit 0' TERM; while true; do sleep 1; done"] }],
+          containers: [
+            { name: "run", image: BUSYBOX, command: ["sh", "-c", "trap 'exit 0' TERM; while true; do sleep 1; done"] },
+          ],
         },
       },
     },
@@ -60,15 +70,24 @@ describe("native sidecars on the local cluster", { skip }, () => {
     const created = await tc.kubectl(kubectl.path, ["create", "-f", "-"], { stdin: buildSidecarJob("sidecars") });
     assert.equal(created.code, 0, created.stderr);
     const pod = await waitForRunningPod(tc, "sidecars");
-    const statuses = (): any[] => tc.cluster.objects("pods", NAMESPACE).find((p) => p.metadata.name === pod)?.status?.initContainerStatuses ?? [];
+    const statuses = (): any[] =>
+      tc.cluster.objects("pods", NAMESPACE).find((p) => p.metadata.name === pod)?.status?.initContainerStatuses ?? [];
     const ready = (name: string): boolean | undefined => statuses().find((s) => s.name === name)?.ready;
-    assert.deepEqual(statuses().map((s) => s.name), ["echo", "flag"], describeJobPods(tc, "sidecars"));
+    assert.deepEqual(
+      statuses().map((s) => s.name),
+      ["echo", "flag"],
+      describeJobPods(tc, "sidecars"),
+    );
     await waitFor("the tcp probe to pass", () => (ready("echo") ? true : undefined), 30_000);
     const reply = await tc.cluster.podExec(NAMESPACE, pod, ["sh", "-c", "nc 127.0.0.1 7000 </dev/null"], "run");
     assert.equal(reply.stdout.trim(), "hello from the sidecar", reply.stderr);
 
     assert.equal(ready("flag"), false, "the exec probe fails while /tmp/ready is missing");
-    const podReady = (): string | undefined => tc.cluster.objects("pods", NAMESPACE).find((p) => p.metadata.name === pod)?.status?.conditions?.find((c: any) => c.type === "Ready")?.status;
+    const podReady = (): string | undefined =>
+      tc.cluster
+        .objects("pods", NAMESPACE)
+        .find((p) => p.metadata.name === pod)
+        ?.status?.conditions?.find((c: any) => c.type === "Ready")?.status;
     assert.equal(podReady(), "False", "the pod is not Ready while a sidecar is not");
     const touched = await tc.cluster.podExec(NAMESPACE, pod, ["touch", "/tmp/ready"], "flag");
     assert.equal(touched.code, 0, touched.stderr);

@@ -6,7 +6,12 @@ import { ObjectStore } from "../../local-cluster/store.js";
 import type { KubeObject } from "../../local-cluster/types.js";
 
 function buildConfigMap(name: string): KubeObject {
-  return { apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: "ci", uid: "", resourceVersion: "", creationTimestamp: "" }, data: {} };
+  return {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name, namespace: "ci", uid: "", resourceVersion: "", creationTimestamp: "" },
+    data: {},
+  };
 }
 
 test("creates get increasing resourceVersions, a uid and a creationTimestamp", () => {
@@ -21,9 +26,15 @@ test("creates get increasing resourceVersions, a uid and a creationTimestamp", (
 test("a second create of the same name is AlreadyExists and a stale update is Conflict", () => {
   const s = new ObjectStore();
   const a = s.create("configmaps", buildConfigMap("a"));
-  assert.throws(() => s.create("configmaps", buildConfigMap("a")), (e: any) => e.code === 409 && e.reason === "AlreadyExists");
+  assert.throws(
+    () => s.create("configmaps", buildConfigMap("a")),
+    (e: any) => e.code === 409 && e.reason === "AlreadyExists",
+  );
   s.update("configmaps", { ...a, data: { x: "1" } }, a.metadata.resourceVersion);
-  assert.throws(() => s.update("configmaps", { ...a, data: { x: "2" } }, a.metadata.resourceVersion), (e: any) => e.code === 409 && e.reason === "Conflict");
+  assert.throws(
+    () => s.update("configmaps", { ...a, data: { x: "2" } }, a.metadata.resourceVersion),
+    (e: any) => e.code === 409 && e.reason === "Conflict",
+  );
 });
 
 test("events since a resourceVersion replay later changes of that resource only", () => {
@@ -34,7 +45,10 @@ test("events since a resourceVersion replay later changes of that resource only"
   s.remove("configmaps", "ci", "a");
   const replay = s.eventsSince("configmaps", Number(a.metadata.resourceVersion));
   assert.notEqual(replay, "expired");
-  assert.deepEqual((replay as any[]).map((e) => e.type), ["MODIFIED", "DELETED"]);
+  assert.deepEqual(
+    (replay as any[]).map((e) => e.type),
+    ["MODIFIED", "DELETED"],
+  );
 });
 
 test("a listener that writes while being notified does not overtake the change for later listeners", () => {
@@ -56,7 +70,14 @@ test("changes keep every version of every object, deleted ones too, and say when
   s.remove("configmaps", "ci", "a");
   const { events, complete } = s.changes();
   assert.equal(complete, true);
-  assert.deepEqual(events.map((e) => [e.type, e.object.metadata.name, e.object.data]), [["ADDED", "a", {}], ["MODIFIED", "a", { x: "1" }], ["DELETED", "a", { x: "1" }]]);
+  assert.deepEqual(
+    events.map((e) => [e.type, e.object.metadata.name, e.object.data]),
+    [
+      ["ADDED", "a", {}],
+      ["MODIFIED", "a", { x: "1" }],
+      ["DELETED", "a", { x: "1" }],
+    ],
+  );
   const small = new ObjectStore(2);
   for (const name of ["a", "b", "c"]) small.create("configmaps", buildConfigMap(name));
   assert.deepEqual([small.changes().events.length, small.changes().complete], [2, false]);

@@ -4,7 +4,10 @@ import { after, before, describe, test } from "node:test";
 import { NAMESPACE, startTestCluster, type TestCluster } from "./harness.js";
 
 /** Reads the watch's newline-delimited events until `enough` says stop (or the stream ends), then aborts it. */
-async function readEvents(url: string, enough: (events: Array<{ type: string; object: any }>) => boolean): Promise<Array<{ type: string; object: any }>> {
+async function readEvents(
+  url: string,
+  enough: (events: Array<{ type: string; object: any }>) => boolean,
+): Promise<Array<{ type: string; object: any }>> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), 5000);
   const events: Array<{ type: string; object: any }> = [];
@@ -55,20 +58,31 @@ describe("local cluster watches for API clients", () => {
     const bookmark = events.find((e) => e.type === "BOOKMARK")!;
     assert.equal(bookmark.object.kind, "ConfigMap");
     assert.equal(bookmark.object.apiVersion, "v1");
-    const list = (await (await fetch(`${tc.cluster.url}/api/v1/namespaces/${NAMESPACE}/configmaps`)).json()) as { metadata: { resourceVersion: string } };
+    const list = (await (await fetch(`${tc.cluster.url}/api/v1/namespaces/${NAMESPACE}/configmaps`)).json()) as {
+      metadata: { resourceVersion: string };
+    };
     assert.equal(bookmark.object.metadata.resourceVersion, list.metadata.resourceVersion);
   });
 
   test("a watch that did not ask for bookmarks gets none", async () => {
     const started = Date.now();
-    const events = await readEvents(`${tc.cluster.url}/api/v1/namespaces/${NAMESPACE}/configmaps?watch=true&timeoutSeconds=1`, () => false);
+    const events = await readEvents(
+      `${tc.cluster.url}/api/v1/namespaces/${NAMESPACE}/configmaps?watch=true&timeoutSeconds=1`,
+      () => false,
+    );
     assert.ok(Date.now() - started >= 900);
-    assert.ok(events.every((e) => e.type !== "BOOKMARK"), JSON.stringify(events.map((e) => e.type)));
+    assert.ok(
+      events.every((e) => e.type !== "BOOKMARK"),
+      JSON.stringify(events.map((e) => e.type)),
+    );
   });
 
   test("a watch from a resourceVersion older than the kept history ends with an in-stream 410 Expired", async () => {
     for (let i = 0; i < 5; i++) await createConfigMap(tc, `old-${i}`);
-    const events = await readEvents(`${tc.cluster.url}/api/v1/namespaces/${NAMESPACE}/configmaps?watch=true&resourceVersion=1`, (e) => e.length > 0);
+    const events = await readEvents(
+      `${tc.cluster.url}/api/v1/namespaces/${NAMESPACE}/configmaps?watch=true&resourceVersion=1`,
+      (e) => e.length > 0,
+    );
     assert.equal(events[0]!.type, "ERROR");
     assert.equal(events[0]!.object.code, 410);
     assert.equal(events[0]!.object.reason, "Expired");

@@ -61,11 +61,15 @@ describe("buildJobManifest", () => {
   it("matches the maximal golden fixture", () => assertGolden("maximal.json", buildJobManifest(maximal)));
 
   it("matches the maximal-configuration golden fixture: every key of the runner configuration's pod set", async () => {
-    assertGolden("maximal-config.json", buildJobManifest({ ...maximal, extraContainers: [], pod: await readMaximalPodConfig() }));
+    assertGolden(
+      "maximal-config.json",
+      buildJobManifest({ ...maximal, extraContainers: [], pod: await readMaximalPodConfig() }),
+    );
   });
 
   it("validates against the Kubernetes OpenAPI schema", async () => {
-    for (const input of [minimal, maximal, { ...maximal, pod: await readMaximalPodConfig() }]) assert.doesNotThrow(() => new Job(buildJobManifest(input)).validate());
+    for (const input of [minimal, maximal, { ...maximal, pod: await readMaximalPodConfig() }])
+      assert.doesNotThrow(() => new Job(buildJobManifest(input)).validate());
   });
 
   it("puts the operator's placement, labels, annotations and pull secrets on the pod, the runner's own labels winning", () => {
@@ -83,7 +87,11 @@ describe("buildJobManifest", () => {
       },
     });
     const spec = job.spec?.template.spec;
-    assert.deepEqual(spec?.nodeSelector, { pool: "ci", "kubernetes.io/arch": "arm64" }, "the workflow's architecture wins");
+    assert.deepEqual(
+      spec?.nodeSelector,
+      { pool: "ci", "kubernetes.io/arch": "arm64" },
+      "the workflow's architecture wins",
+    );
     assert.deepEqual(spec?.tolerations, [{ key: "dedicated", operator: "Equal", value: "ci", effect: "NoSchedule" }]);
     assert.equal(spec?.priorityClassName, "ci-low");
     assert.equal(spec?.runtimeClassName, "gvisor");
@@ -98,14 +106,39 @@ describe("buildJobManifest", () => {
 
   it("meets Pod Security Standard restricted under pod.security: restricted: a numeric non-root user, no capability, the runtime's seccomp profile", () => {
     const spec = buildJobManifest({ ...minimal, pod: { security: "restricted" } }).spec?.template.spec;
-    assert.deepEqual(spec?.securityContext, { runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000, fsGroup: 1000, seccompProfile: { type: "RuntimeDefault" } });
-    assert.deepEqual(spec?.containers[0]?.securityContext, { allowPrivilegeEscalation: false, runAsNonRoot: true, capabilities: { drop: ["ALL"] } });
+    assert.deepEqual(spec?.securityContext, {
+      runAsNonRoot: true,
+      runAsUser: 1000,
+      runAsGroup: 1000,
+      fsGroup: 1000,
+      seccompProfile: { type: "RuntimeDefault" },
+    });
+    assert.deepEqual(spec?.containers[0]?.securityContext, {
+      allowPrivilegeEscalation: false,
+      runAsNonRoot: true,
+      capabilities: { drop: ["ALL"] },
+    });
   });
 
   it("applies podSpecPatch last, by strategic merge, over the runner's spec", () => {
-    const spec = buildJobManifest({ ...minimal, pod: { priorityClassName: "a", podSpecPatch: { priorityClassName: "b", containers: [{ name: "run", env: [{ name: "X", value: "1" }] }, { name: "proxy", image: "envoy" }] } } }).spec?.template.spec;
+    const spec = buildJobManifest({
+      ...minimal,
+      pod: {
+        priorityClassName: "a",
+        podSpecPatch: {
+          priorityClassName: "b",
+          containers: [
+            { name: "run", env: [{ name: "X", value: "1" }] },
+            { name: "proxy", image: "envoy" },
+          ],
+        },
+      },
+    }).spec?.template.spec;
     assert.equal(spec?.priorityClassName, "b");
-    assert.deepEqual(spec?.containers.map((c) => c.name), ["run", "proxy"]);
+    assert.deepEqual(
+      spec?.containers.map((c) => c.name),
+      ["run", "proxy"],
+    );
     assert.deepEqual(spec?.containers[0]?.env, [{ name: "X", value: "1" }]);
     assert.deepEqual(spec?.containers[0]?.command?.slice(0, 2), ["sh", "-c"]);
   });
@@ -136,12 +169,17 @@ describe("buildJobManifest", () => {
   it("puts pod.ephemeralStorage on the run container's requests and limits, and none without it", () => {
     const table: Array<[storage: JobManifestInput["ephemeralStorage"], requests: object, limits: object]> = [
       [undefined, { cpu: "500m", memory: "512Mi" }, { memory: "512Mi" }],
-      [{ request: "2Gi", limit: "10Gi" }, { cpu: "500m", memory: "512Mi", "ephemeral-storage": "2Gi" }, { memory: "512Mi", "ephemeral-storage": "10Gi" }],
+      [
+        { request: "2Gi", limit: "10Gi" },
+        { cpu: "500m", memory: "512Mi", "ephemeral-storage": "2Gi" },
+        { memory: "512Mi", "ephemeral-storage": "10Gi" },
+      ],
       [{ limit: "10Gi" }, { cpu: "500m", memory: "512Mi" }, { memory: "512Mi", "ephemeral-storage": "10Gi" }],
       [{ request: "1Gi" }, { cpu: "500m", memory: "512Mi", "ephemeral-storage": "1Gi" }, { memory: "512Mi" }],
     ];
     for (const [ephemeralStorage, requests, limits] of table) {
-      const resources = buildJobManifest({ ...minimal, ...(ephemeralStorage ? { ephemeralStorage } : {}) }).spec?.template.spec?.containers[0]?.resources;
+      const resources = buildJobManifest({ ...minimal, ...(ephemeralStorage ? { ephemeralStorage } : {}) }).spec
+        ?.template.spec?.containers[0]?.resources;
       assert.deepEqual([resources?.requests, resources?.limits], [requests, limits], JSON.stringify(ephemeralStorage));
     }
   });
@@ -167,16 +205,34 @@ describe("buildJobManifest", () => {
 
   it("mounts only the repository's directory of the cache claim (its hash as subPath), and only when the PVC cache backend names a claim", () => {
     const without = buildJobManifest(minimal).spec?.template.spec;
-    assert.equal(without?.volumes?.some((v) => v.persistentVolumeClaim !== undefined), false);
-    assert.equal(without?.containers[0]?.volumeMounts?.some((m) => m.mountPath.startsWith("/knotless-cache")), false);
-    const spec = buildJobManifest({ ...minimal, cacheClaim: { claim: "team-cache", repo: "did:plc:a/one" } }).spec?.template.spec;
+    assert.equal(
+      without?.volumes?.some((v) => v.persistentVolumeClaim !== undefined),
+      false,
+    );
+    assert.equal(
+      without?.containers[0]?.volumeMounts?.some((m) => m.mountPath.startsWith("/knotless-cache")),
+      false,
+    );
+    const spec = buildJobManifest({ ...minimal, cacheClaim: { claim: "team-cache", repo: "did:plc:a/one" } }).spec
+      ?.template.spec;
     const volume = spec?.volumes?.find((v) => v.persistentVolumeClaim !== undefined);
     assert.deepEqual(volume, { name: "cache", persistentVolumeClaim: { claimName: "team-cache" } });
     const hash = "e965d0d10c1c62f7bdcb3b76e8a4611406f035ef4cb30dc633db4074e222bba6";
-    assert.deepEqual(spec?.containers[0]?.volumeMounts?.find((m) => m.name === volume?.name), { name: "cache", mountPath: `/knotless-cache/${hash}`, subPath: hash });
-    const other = buildJobManifest({ ...minimal, cacheClaim: { claim: "team-cache", repo: "did:plc:b/two" } }).spec?.template.spec;
-    assert.equal(other?.containers[0]?.volumeMounts?.find((m) => m.name === "cache")?.subPath, "d70c53a0fca540604f8ecb6f04ecfa373d2e965957d327f0e3d8d6f3e1fdd415", "another repository, another directory");
-    assert.throws(() => buildJobManifest({ ...minimal, cacheClaim: { claim: "team-cache", repo: "" } }), /repository is empty/);
+    assert.deepEqual(
+      spec?.containers[0]?.volumeMounts?.find((m) => m.name === volume?.name),
+      { name: "cache", mountPath: `/knotless-cache/${hash}`, subPath: hash },
+    );
+    const other = buildJobManifest({ ...minimal, cacheClaim: { claim: "team-cache", repo: "did:plc:b/two" } }).spec
+      ?.template.spec;
+    assert.equal(
+      other?.containers[0]?.volumeMounts?.find((m) => m.name === "cache")?.subPath,
+      "d70c53a0fca540604f8ecb6f04ecfa373d2e965957d327f0e3d8d6f3e1fdd415",
+      "another repository, another directory",
+    );
+    assert.throws(
+      () => buildJobManifest({ ...minimal, cacheClaim: { claim: "team-cache", repo: "" } }),
+      /repository is empty/,
+    );
     assert.equal(new Set(spec?.volumes?.map((v) => v.name)).size, spec?.volumes?.length, "volume names are unique");
   });
 
@@ -184,19 +240,31 @@ describe("buildJobManifest", () => {
     const plain = buildJobManifest(minimal).spec?.template.spec;
     assert.equal(plain?.nodeSelector, undefined);
     assert.equal(plain?.runtimeClassName, undefined);
-    assert.deepEqual(plain?.containers.map((c) => c.name), ["run"]);
+    assert.deepEqual(
+      plain?.containers.map((c) => c.name),
+      ["run"],
+    );
     const spec = buildJobManifest(maximal).spec?.template.spec;
     assert.deepEqual(spec?.nodeSelector, { "kubernetes.io/arch": "amd64" });
     assert.equal(spec?.runtimeClassName, "kata");
     const docker = spec?.containers.find((c) => c.name === "docker");
-    assert.deepEqual([docker?.securityContext, docker?.env, docker?.volumeMounts], [{ privileged: true }, [{ name: "DOCKER_TLS_CERTDIR", value: "" }], [{ name: "work", mountPath: "/work" }]]);
+    assert.deepEqual(
+      [docker?.securityContext, docker?.env, docker?.volumeMounts],
+      [{ privileged: true }, [{ name: "DOCKER_TLS_CERTDIR", value: "" }], [{ name: "work", mountPath: "/work" }]],
+    );
   });
 
   it("mounts emptyDir volumes at /work, /steps, /outputs and /knotless, and a memory-backed one at /knotless-secrets", () => {
     const spec = buildJobManifest(minimal).spec?.template.spec;
-    assert.deepEqual(spec?.containers[0]?.volumeMounts?.map((m) => m.mountPath), ["/work", "/steps", "/outputs", "/knotless", "/knotless-secrets"]);
+    assert.deepEqual(
+      spec?.containers[0]?.volumeMounts?.map((m) => m.mountPath),
+      ["/work", "/steps", "/outputs", "/knotless", "/knotless-secrets"],
+    );
     assert.ok(spec?.volumes?.every((v) => v.emptyDir !== undefined));
-    assert.deepEqual(spec?.volumes?.map((v) => v.emptyDir?.medium ?? "disk"), ["disk", "disk", "disk", "disk", "Memory"]);
+    assert.deepEqual(
+      spec?.volumes?.map((v) => v.emptyDir?.medium ?? "disk"),
+      ["disk", "disk", "disk", "disk", "Memory"],
+    );
   });
 
   it("gives the container no env: the steps' variables reach them through files in the pod, never the Job", () => {
@@ -207,12 +275,21 @@ describe("buildJobManifest", () => {
 describe("buildRunManifest and the PVC cache backend", () => {
   const pvc = { kind: "pvc", repo: "r", claim: "ci-cache", maxBytes: 1 << 30 } as const;
   const caches = [{ key: "k", restoreKeys: [], paths: ["/work/deps"] }];
-  const claimOf = (settings: ExecutorSettings) => buildRunManifest({ settings }, "t").spec?.template.spec?.volumes?.find((v) => v.persistentVolumeClaim)?.persistentVolumeClaim?.claimName;
+  const claimOf = (settings: ExecutorSettings) =>
+    buildRunManifest({ settings }, "t").spec?.template.spec?.volumes?.find((v) => v.persistentVolumeClaim)
+      ?.persistentVolumeClaim?.claimName;
 
   it("mounts the claim of --cache-pvc for a run with caches, and none without caches or with the directory store", () => {
     const settings = exampleSettings({ steps: ["a"] });
     assert.equal(claimOf({ ...settings, caches, cacheBackend: pvc }), "ci-cache");
-    assert.equal(claimOf({ ...settings, caches: [], cacheBackend: pvc }), undefined, "a run without caches does not wait for a claim it would not use");
-    assert.equal(claimOf({ ...settings, caches, cacheBackend: { kind: "dir", repo: "r", dir: "/tmp/c", maxBytes: 1 } }), undefined);
+    assert.equal(
+      claimOf({ ...settings, caches: [], cacheBackend: pvc }),
+      undefined,
+      "a run without caches does not wait for a claim it would not use",
+    );
+    assert.equal(
+      claimOf({ ...settings, caches, cacheBackend: { kind: "dir", repo: "r", dir: "/tmp/c", maxBytes: 1 } }),
+      undefined,
+    );
   });
 });

@@ -29,7 +29,8 @@ describe("buildJobName", () => {
 
 describe("buildRunIdLabel", () => {
   it("returns a valid label value for any run id", () => {
-    for (const id of ["42", "Run_1.x", "a".repeat(100), "run/with/slashes", "!x!", "."]) assert.match(buildRunIdLabel(id), LABEL_VALUE, id);
+    for (const id of ["42", "Run_1.x", "a".repeat(100), "run/with/slashes", "!x!", "."])
+      assert.match(buildRunIdLabel(id), LABEL_VALUE, id);
   });
 
   it("leaves a valid label value unchanged", () => {
@@ -40,6 +41,7 @@ describe("buildRunIdLabel", () => {
 describe("isAcceptableRunId", () => {
   it("accepts printable ids and refuses empty, spaced, control and overlong ones", () => {
     assert.equal(isAcceptableRunId("abc-1_2.3"), true);
-    for (const bad of ["", "a b", "a\nb", "x".repeat(129)]) assert.equal(isAcceptableRunId(bad), false, JSON.stringify(bad));
+    for (const bad of ["", "a b", "a\nb", "x".repeat(129)])
+      assert.equal(isAcceptableRunId(bad), false, JSON.stringify(bad));
   });
 });

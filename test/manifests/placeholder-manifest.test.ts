@@ -2,13 +2,23 @@ import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import { Job } from "kubernetes-models/batch/v1/Job";
-import { buildPlaceholderManifest, buildPlaceholderName, type PlaceholderManifestInput } from "../../src/manifests/placeholder-manifest.js";
+import {
+  buildPlaceholderManifest,
+  buildPlaceholderName,
+  type PlaceholderManifestInput,
+} from "../../src/manifests/placeholder-manifest.js";
 import { isPlaceholderJob } from "../../src/warm/placeholder.js";
 import { buildJobManifest } from "../../src/manifests/manifest.js";
 
 const FIXTURES = new URL("../../../test/fixtures/manifests/", import.meta.url);
 
-const minimal: PlaceholderManifestInput = { name: buildPlaceholderName(0), image: "busybox:1.36", cpu: "500m", memory: "512Mi", seconds: 120 };
+const minimal: PlaceholderManifestInput = {
+  name: buildPlaceholderName(0),
+  image: "busybox:1.36",
+  cpu: "500m",
+  memory: "512Mi",
+  seconds: 120,
+};
 const maximal: PlaceholderManifestInput = {
   name: buildPlaceholderName(49),
   namespace: "ci-tenant",
@@ -27,11 +37,14 @@ function assertGolden(name: string, manifest: object): void {
 }
 
 describe("buildPlaceholderManifest", () => {
-  it("matches the minimal golden fixture", () => assertGolden("placeholder-minimal.json", buildPlaceholderManifest(minimal)));
-  it("matches the maximal golden fixture", () => assertGolden("placeholder-maximal.json", buildPlaceholderManifest(maximal)));
+  it("matches the minimal golden fixture", () =>
+    assertGolden("placeholder-minimal.json", buildPlaceholderManifest(minimal)));
+  it("matches the maximal golden fixture", () =>
+    assertGolden("placeholder-maximal.json", buildPlaceholderManifest(maximal)));
 
   it("validates against the Kubernetes OpenAPI schema", () => {
-    for (const input of [minimal, maximal]) assert.doesNotThrow(() => new Job(buildPlaceholderManifest(input)).validate());
+    for (const input of [minimal, maximal])
+      assert.doesNotThrow(() => new Job(buildPlaceholderManifest(input)).validate());
   });
 
   it("ends itself after its duration and is deleted at once when it has, so no runner needs to come back", () => {
@@ -52,14 +65,27 @@ describe("buildPlaceholderManifest", () => {
   it("is hardened like the run's pod and keeps no capability, since it only sleeps", () => {
     const spec = buildPlaceholderManifest(minimal).spec?.template.spec;
     assert.deepEqual(spec?.securityContext, { seccompProfile: { type: "RuntimeDefault" } });
-    assert.deepEqual(spec?.containers[0]?.securityContext, { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } });
+    assert.deepEqual(spec?.containers[0]?.securityContext, {
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ["ALL"] },
+    });
   });
 
   it("carries the warm role on the Job and its pod, which a run's Job never does", () => {
     const job = buildPlaceholderManifest(minimal);
-    for (const labels of [job.metadata?.labels, job.spec?.template.metadata?.labels]) assert.equal(labels?.["knotless.dev/role"], "warm");
+    for (const labels of [job.metadata?.labels, job.spec?.template.metadata?.labels])
+      assert.equal(labels?.["knotless.dev/role"], "warm");
     assert.equal(isPlaceholderJob(job), true);
-    const run = buildJobManifest({ jobName: "knotless-run-1", runId: "1", runIdLabel: "1", image: "busybox:1.36", cpu: "500m", memory: "512Mi", budgetSeconds: 60, createToken: "t" });
+    const run = buildJobManifest({
+      jobName: "knotless-run-1",
+      runId: "1",
+      runIdLabel: "1",
+      image: "busybox:1.36",
+      cpu: "500m",
+      memory: "512Mi",
+      budgetSeconds: 60,
+      createToken: "t",
+    });
     assert.equal(isPlaceholderJob(run), false);
   });
 
@@ -87,6 +113,10 @@ describe("buildPlaceholderManifest", () => {
     assert.equal(job.spec?.template.metadata?.labels?.team, "platform");
     assert.equal(job.spec?.template.metadata?.labels?.["knotless.dev/role"], "warm");
     assert.equal(spec?.securityContext?.runAsNonRoot, true);
-    assert.deepEqual(spec?.containers[0]?.securityContext, { allowPrivilegeEscalation: false, runAsNonRoot: true, capabilities: { drop: ["ALL"] } });
+    assert.deepEqual(spec?.containers[0]?.securityContext, {
+      allowPrivilegeEscalation: false,
+      runAsNonRoot: true,
+      capabilities: { drop: ["ALL"] },
+    });
   });
 });

@@ -27,7 +27,14 @@ const SERVICES: ServiceSpec[] = [
     readiness: { kind: "tcp", port: 5432 },
     readinessTimeoutMs: 60_000,
   },
-  { name: "cache", image: "redis:7", env: [], ports: [], readiness: { kind: "exec", command: ["redis-cli", "ping"] }, readinessTimeoutMs: 30_000 },
+  {
+    name: "cache",
+    image: "redis:7",
+    env: [],
+    ports: [],
+    readiness: { kind: "exec", command: ["redis-cli", "ping"] },
+    readinessTimeoutMs: 30_000,
+  },
 ];
 
 const settings = { ...exampleSettings({ steps: ["test"] }), services: SERVICES };
@@ -42,17 +49,26 @@ describe("service containers in the Job manifest", () => {
   it("puts the services beside the run container, without restartPolicy, on a server without native sidecars", () => {
     const spec = buildRunManifest({ settings }, "token", "container").spec!.template.spec!;
     assert.equal(spec.initContainers, undefined);
-    assert.deepEqual(spec.containers.map((container) => [container.name, container.restartPolicy]), [["run", undefined], ["postgres", undefined], ["cache", undefined]]);
+    assert.deepEqual(
+      spec.containers.map((container) => [container.name, container.restartPolicy]),
+      [
+        ["run", undefined],
+        ["postgres", undefined],
+        ["cache", undefined],
+      ],
+    );
     assert.deepEqual(spec.containers[1]!.readinessProbe?.tcpSocket, { port: 5432 });
   });
 
   it("gives each service the run container's hardening", () => {
     const spec = buildRunManifest({ settings }, "token", "sidecar").spec!.template.spec!;
-    for (const container of spec.initContainers!) assert.deepEqual(container.securityContext, buildRunContainerSecurityContext());
+    for (const container of spec.initContainers!)
+      assert.deepEqual(container.securityContext, buildRunContainerSecurityContext());
   });
 
   it("runs each service as the run container does under the restricted profile: never root, no capability", () => {
-    const spec = buildRunManifest({ settings: { ...settings, pod: { security: "restricted" } } }, "token", "sidecar").spec!.template.spec!;
+    const spec = buildRunManifest({ settings: { ...settings, pod: { security: "restricted" } } }, "token", "sidecar")
+      .spec!.template.spec!;
     for (const container of spec.initContainers!) {
       assert.deepEqual(container.securityContext, spec.containers[0]!.securityContext);
       assert.deepEqual(container.securityContext?.capabilities?.drop, ["ALL"]);
@@ -61,20 +77,40 @@ describe("service containers in the Job manifest", () => {
   });
 
   it("leaves the manifest without init containers when the workflow has no services", () => {
-    assert.equal(buildRunManifest({ settings: exampleSettings({ steps: ["test"] }) }, "token", "sidecar").spec!.template.spec!.initContainers, undefined);
+    assert.equal(
+      buildRunManifest({ settings: exampleSettings({ steps: ["test"] }) }, "token", "sidecar").spec!.template.spec!
+        .initContainers,
+      undefined,
+    );
   });
 
   it("chooses native sidecars from Kubernetes 1.29 on, plain containers before", () => {
     assert.deepEqual(
-      [[1, 28], [1, 29], [1, 33], [2, 0]].map(([major, minor]) => chooseServiceMode({ major: major!, minor: minor! })),
+      [
+        [1, 28],
+        [1, 29],
+        [1, 33],
+        [2, 0],
+      ].map(([major, minor]) => chooseServiceMode({ major: major!, minor: minor! })),
       ["container", "sidecar", "sidecar", "sidecar"],
     );
   });
 
   it("plans a workflow's services without their file positions, readiness timeout kept", () => {
     const at = { line: 1, column: 1 };
-    assert.deepEqual(planServices([{ name: "db", image: "postgres:16", imagePosition: at, environment: [], ports: [5432], readinessTimeoutMs: 5000, position: at }]), [
-      { name: "db", image: "postgres:16", env: [], ports: [5432], readinessTimeoutMs: 5000 },
-    ]);
+    assert.deepEqual(
+      planServices([
+        {
+          name: "db",
+          image: "postgres:16",
+          imagePosition: at,
+          environment: [],
+          ports: [5432],
+          readinessTimeoutMs: 5000,
+          position: at,
+        },
+      ]),
+      [{ name: "db", image: "postgres:16", env: [], ports: [5432], readinessTimeoutMs: 5000 }],
+    );
   });
 });

@@ -8,7 +8,7 @@ import { REPO_ROOT } from "../support/run-cli.js";
 import { StandInMill } from "../support/stand-in-mill.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
 
-const TOKEN = "process-token";
+const TOKEN = "process-token-of-the-mill";
 
 describe("executor process", () => {
   const dir = makeTestTempDir("executor-process-");
@@ -16,18 +16,53 @@ describe("executor process", () => {
   writeFileSync(tokenFile, `${TOKEN}\n`);
   chmodSync(tokenFile, 0o600);
   const kubeconfig = join(dir, "kubeconfig");
-  writeFileSync(kubeconfig, ["apiVersion: v1", "kind: Config", "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:1', insecure-skip-tls-verify: true}}]", "users: [{name: u, user: {token: t}}]", "contexts: [{name: x, context: {cluster: c, user: u, namespace: ci}}]", "current-context: x", ""].join("\n"));
+  writeFileSync(
+    kubeconfig,
+    [
+      "apiVersion: v1",
+      "kind: Config",
+      "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:1', insecure-skip-tls-verify: true}}]",
+      "users: [{name: u, user: {token: t}}]",
+      "contexts: [{name: x, context: {cluster: c, user: u, namespace: ci}}]",
+      "current-context: x",
+      "",
+    ].join("\n"),
+  );
   let mill: StandInMill | undefined;
   after(async () => mill?.close());
 
   it("exits 0 promptly on SIGTERM when nothing runs, not after --drain-timeout", async () => {
     mill = await StandInMill.start({ token: TOKEN });
-    const child = spawn(process.execPath, [join(REPO_ROOT, "bin", "knotless-runner-k8s.js"), "executor", "--mill", mill.url, "--insecure-mill", "--token-file", tokenFile, "--state-dir", join(dir, "state"), "--log-store", join(dir, "logs"), "--kubeconfig", kubeconfig, "--drain-timeout", "10m"], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(
+      process.execPath,
+      [
+        join(REPO_ROOT, "bin", "knotless-runner-k8s.js"),
+        "executor",
+        "--mill",
+        mill.url,
+        "--insecure-mill",
+        "--token-file",
+        tokenFile,
+        "--state-dir",
+        join(dir, "state"),
+        "--log-store",
+        join(dir, "logs"),
+        "--kubeconfig",
+        kubeconfig,
+        "--drain-timeout",
+        "10m",
+      ],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    );
     let output = "";
     child.stdout.setEncoding("utf8").on("data", (text: string) => (output += text));
     child.stderr.setEncoding("utf8").on("data", (text: string) => (output += text));
     const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
-    await mill.waitFor(() => mill!.connected && mill!.messages("nodeSnapshot").length > 0, 20_000, "the executor's session");
+    await mill.waitFor(
+      () => mill!.connected && mill!.messages("nodeSnapshot").length > 0,
+      20_000,
+      "the executor's session",
+    );
     const sent = Date.now();
     child.kill("SIGTERM");
     const timer = setTimeout(() => child.kill("SIGKILL"), 15_000);

@@ -14,19 +14,46 @@ import { StandInMill } from "../support/stand-in-mill.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
 
 const TOKEN = "test-token";
-const FAST: Partial<MillTimings> = { backoffMinMs: 50, backoffMaxMs: 200, snapshotMs: 300, cancelGraceMs: 400, uploadRetryMs: 50, handshakeMs: 2_000 };
-const PIPELINE = JSON.stringify({ triggerMetadata: { kind: "push", repo: { knot: "knot.example", did: "did:plc:abc", repo: "r", defaultBranch: "main" }, push: { ref: "refs/heads/main", oldSha: "0".repeat(40), newSha: "a".repeat(40) } } });
+const FAST: Partial<MillTimings> = {
+  backoffMinMs: 50,
+  backoffMaxMs: 200,
+  snapshotMs: 300,
+  cancelGraceMs: 400,
+  uploadRetryMs: 50,
+  handshakeMs: 2_000,
+};
+const PIPELINE = JSON.stringify({
+  triggerMetadata: {
+    kind: "push",
+    repo: { knot: "knot.example", did: "did:plc:abc", repo: "r", defaultBranch: "main" },
+    push: { ref: "refs/heads/main", oldSha: "0".repeat(40), newSha: "a".repeat(40) },
+  },
+});
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
 function offer(leaseId: string, extra: { engine?: string; image?: string } = {}) {
-  return { leaseId, targetEngine: extra.engine ?? "nixery", rawPipelineJson: PIPELINE, rawWorkflowJson: JSON.stringify({ name: "ci.yml", engine: extra.engine ?? "nixery", ...(extra.image ? { image: extra.image } : {}) }), knot: "knot.example", rkey: "3abc" };
+  return {
+    leaseId,
+    targetEngine: extra.engine ?? "nixery",
+    rawPipelineJson: PIPELINE,
+    rawWorkflowJson: JSON.stringify({
+      name: "ci.yml",
+      engine: extra.engine ?? "nixery",
+      ...(extra.image ? { image: extra.image } : {}),
+    }),
+    knot: "knot.example",
+    rkey: "3abc",
+  };
 }
 
-async function startExecutor(options: { maxRuns?: number; dir?: string; mill?: StandInMill; ack?: boolean; logStore?: LogStore } = {}) {
-  const mill = options.mill ?? (await StandInMill.start({ token: TOKEN, ack: options.ack ?? true, cancelDeadlineMs: 10_000 }));
+async function startExecutor(
+  options: { maxRuns?: number; dir?: string; mill?: StandInMill; ack?: boolean; logStore?: LogStore } = {},
+) {
+  const mill =
+    options.mill ?? (await StandInMill.start({ token: TOKEN, ack: options.ack ?? true, cancelDeadlineMs: 10_000 }));
   if (!options.mill) cleanups.push(() => mill.close());
   const dir = options.dir ?? makeTestTempDir("mill-session-");
   const launcher = new ScriptedLauncher();
@@ -56,7 +83,11 @@ async function startExecutor(options: { maxRuns?: number; dir?: string; mill?: S
   cleanups.push(stop);
   const connectionsBefore = mill.connections;
   session.start();
-  await mill.waitFor(() => mill.connections > connectionsBefore && mill.connected && mill.messages("nodeSnapshot").length > 0, 10_000, "the first snapshot");
+  await mill.waitFor(
+    () => mill.connections > connectionsBefore && mill.connected && mill.messages("nodeSnapshot").length > 0,
+    10_000,
+    "the first snapshot",
+  );
   return { mill, dir, launcher, state, session, warnings, stop };
 }
 
@@ -92,7 +123,14 @@ describe("mill session", () => {
     assert.equal(terminal.logArtifact!.ref, "logs/3abc-1.log");
     const stored = readFileSync(join(dir, "store", "logs", "3abc-1.log"));
     assert.equal(terminal.logArtifact!.hash, `sha256:${createHash("sha256").update(stored).digest("hex")}`);
-    assert.deepEqual(stored.toString().trim().split("\n").map((line) => JSON.parse(line).content), ["hello", "world"]);
+    assert.deepEqual(
+      stored
+        .toString()
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line).content),
+      ["hello", "world"],
+    );
     assert.deepEqual([mill.violations, mill.failedByMill], [[], []]);
   });
 
@@ -103,16 +141,27 @@ describe("mill session", () => {
     assert.deepEqual([full.accepted, full.rejectClass], [false, REJECT_CLASS.transient]);
     assert.match(full.rejectReason, /no free seat/);
     mill.release("l-1");
-    await mill.waitFor(() => mill.messages("nodeSnapshot").at(-1)!.activeLeaseIds.length === 0, 5_000, "a snapshot without l-1");
+    await mill.waitFor(
+      () => mill.messages("nodeSnapshot").at(-1)!.activeLeaseIds.length === 0,
+      5_000,
+      "a snapshot without l-1",
+    );
     assert.equal((await mill.reserve({ ...offer("l-3"), ttlSeconds: 1 })).accepted, true);
-    await mill.waitFor(() => mill.messages("nodeSnapshot").at(-1)!.activeLeaseIds.length === 0, 5_000, "the expiry of l-3");
+    await mill.waitFor(
+      () => mill.messages("nodeSnapshot").at(-1)!.activeLeaseIds.length === 0,
+      5_000,
+      "the expiry of l-3",
+    );
     assert.equal((await mill.reserve(offer("l-4"))).accepted, true);
   });
 
   it("rejects an engine or an image it could never run INCOMPATIBLE, with the reason in words", async () => {
     const { mill } = await startExecutor();
     const engine = await mill.reserve(offer("l-1", { engine: "dagger" }));
-    assert.deepEqual([engine.accepted, engine.rejectClass, engine.rejectReason], [false, REJECT_CLASS.incompatible, "engine dagger is not run here"]);
+    assert.deepEqual(
+      [engine.accepted, engine.rejectClass, engine.rejectReason],
+      [false, REJECT_CLASS.incompatible, "engine dagger is not run here"],
+    );
     const image = await mill.reserve(offer("l-2", { engine: "microvm", image: "forbidden/x" }));
     assert.deepEqual([image.accepted, image.rejectClass], [false, REJECT_CLASS.incompatible]);
     assert.match(image.rejectReason, /not allowed by the limits/);
@@ -122,7 +171,11 @@ describe("mill session", () => {
     const { mill } = await startExecutor();
     const answer = await mill.commit("nobody-1");
     assert.notEqual(answer, "committed");
-    assert.deepEqual(answer !== "committed" && [answer.accepted, answer.rejectClass, answer.rejectReason], [false, REJECT_CLASS.transient, "reservation missing or expired"]);
+    assert.deepEqual(answer !== "committed" && [answer.accepted, answer.rejectClass, answer.rejectReason], [
+      false,
+      REJECT_CLASS.transient,
+      "reservation missing or expired",
+    ]);
   });
 
   it("acknowledges a cancel for a lease it does not know with a cancelled terminal, as spindle's executor does", async () => {
@@ -170,10 +223,18 @@ describe("mill session", () => {
     mill.dropConnection();
     mill.ackEnabled = true;
     launcher.runs.get("d-1")!.finish({ status: "failed", exitCode: 3, error: "step 1 (test) failed with exit code 3" });
-    await mill.waitFor(() => mill.connections === 2 && mill.terminals.get("d-1"), 10_000, "the terminal after the reconnect");
+    await mill.waitFor(
+      () => mill.connections === 2 && mill.terminals.get("d-1"),
+      10_000,
+      "the terminal after the reconnect",
+    );
     assert.deepEqual(mill.statuses.get("d-1"), ["running", "failed"]);
     assert.equal(mill.terminals.get("d-1")!.exitCode, 3);
-    const replayed = mill.received.filter((entry) => entry.connection === 2 && entry.message.kind === "eventBatch").flatMap((entry) => (entry.message.kind === "eventBatch" ? entry.message.body.events.map((event) => event.seqno) : []));
+    const replayed = mill.received
+      .filter((entry) => entry.connection === 2 && entry.message.kind === "eventBatch")
+      .flatMap((entry) =>
+        entry.message.kind === "eventBatch" ? entry.message.body.events.map((event) => event.seqno) : [],
+      );
     assert.deepEqual(replayed, [2], "the acknowledged cursor was 1: only seqno 2 is sent again");
     await mill.waitFor(() => state.depth() === 0, 5_000, "the outbox trimmed by the ack");
     assert.deepEqual([mill.violations, mill.failedByMill], [[], []]);
@@ -216,7 +277,11 @@ describe("mill session", () => {
     const frame = Buffer.alloc(4);
     frame.writeUInt32BE(payload.length);
     mill.sendRaw(Buffer.concat([frame, payload]));
-    await mill.waitFor(() => mill.messages("cancelAck").some((ack) => ack.leaseId === "x"), 5_000, "the CancelAck of x");
+    await mill.waitFor(
+      () => mill.messages("cancelAck").some((ack) => ack.leaseId === "x"),
+      5_000,
+      "the CancelAck of x",
+    );
     assert.equal(mill.connections, 4);
   });
 
@@ -224,14 +289,24 @@ describe("mill session", () => {
     const dir = makeTestTempDir("mill-session-");
     const real = createDirLogStore(join(dir, "store"));
     let failures = 2;
-    const flaky: LogStore = { describe: "flaky", put: async (leaseId, path) => (failures-- > 0 ? Promise.reject(new Error("503 Slow Down")) : real.put(leaseId, path)) };
+    const flaky: LogStore = {
+      describe: "flaky",
+      put: async (leaseId, path) =>
+        failures-- > 0 ? Promise.reject(new Error("503 Slow Down")) : real.put(leaseId, path),
+    };
     const { mill, launcher, warnings } = await startExecutor({ dir, logStore: flaky });
     await runToCommit(mill, "u-1");
     launcher.runs.get("u-1")!.finish({ status: "success", exitCode: 0, error: "" });
     const terminal = await mill.waitFor(() => mill.terminals.get("u-1"), 5_000, "the terminal");
     assert.equal(terminal.logArtifact!.ref, "logs/u-1.log");
-    assert.equal(warnings.filter((warning) => /storing its log in flaky failed: 503 Slow Down/.test(warning)).length, 2);
-    assert.ok(mill.messages("nodeSnapshot").some((snapshot) => snapshot.activeLeaseIds.includes("u-1")), "listed while its log was being stored");
+    assert.equal(
+      warnings.filter((warning) => /storing its log in flaky failed: 503 Slow Down/.test(warning)).length,
+      2,
+    );
+    assert.ok(
+      mill.messages("nodeSnapshot").some((snapshot) => snapshot.activeLeaseIds.includes("u-1")),
+      "listed while its log was being stored",
+    );
     assert.deepEqual(mill.failedByMill, []);
   });
 

@@ -11,11 +11,20 @@ describe("mill executor state", () => {
     const dir = makeTestTempDir("mill-state-");
     const first = new MillState(dir);
     assert.match(first.epoch, /^[0-9a-f]{16}$/);
-    assert.deepEqual([first.append("a", { statusEvent: RUNNING }).seqno, first.append("b", { statusEvent: RUNNING }).seqno], [1, 2]);
+    assert.deepEqual(
+      [first.append("a", { statusEvent: RUNNING }).seqno, first.append("b", { statusEvent: RUNNING }).seqno],
+      [1, 2],
+    );
     first.close();
     const second = new MillState(dir);
     assert.equal(second.epoch, first.epoch);
-    assert.deepEqual(second.listAfter(0, 10).map((event) => [event.seqno, event.leaseId]), [[1, "a"], [2, "b"]]);
+    assert.deepEqual(
+      second.listAfter(0, 10).map((event) => [event.seqno, event.leaseId]),
+      [
+        [1, "a"],
+        [2, "b"],
+      ],
+    );
     assert.equal(second.append("c", { statusEvent: RUNNING }).seqno, 3);
     second.close();
   });
@@ -38,9 +47,17 @@ describe("mill executor state", () => {
       { leaseId: "l1", state: "running", record: '{"job":"j"}' },
       { leaseId: "l2", state: "finishing", record: '{"job":"k"}', terminal: { status: 1, error: "", exitCode: 0 } },
     ]);
-    const terminal = state.finishLease("l2", { status: 1, error: "", exitCode: 0, logArtifact: { ref: "logs/l2.log", hash: "sha256:ab" } });
+    const terminal = state.finishLease("l2", {
+      status: 1,
+      error: "",
+      exitCode: 0,
+      logArtifact: { ref: "logs/l2.log", hash: "sha256:ab" },
+    });
     assert.equal(terminal.seqno, 3);
-    assert.deepEqual(state.listLeases().map((lease) => lease.leaseId), ["l1"]);
+    assert.deepEqual(
+      state.listLeases().map((lease) => lease.leaseId),
+      ["l1"],
+    );
   });
 
   it("starts a new epoch with an empty outbox on resetStream", () => {

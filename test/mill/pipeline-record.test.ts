@@ -7,9 +7,25 @@ const REPO = { knot: "knot.example.org", did: "did:plc:owner", repo: "core", def
 
 describe("pipeline record", () => {
   it("reads a push: ref, new sha, the pipeline's AT URI and the clone URL https://<knot>/<did>/<repo>", () => {
-    const read = readOfferedPipeline(JSON.stringify({ triggerMetadata: { kind: "push", repo: REPO, push: { ref: "refs/heads/main", oldSha: "0", newSha: "abc" } } }), "spindle.example", "3kx");
+    const read = readOfferedPipeline(
+      JSON.stringify({
+        triggerMetadata: { kind: "push", repo: REPO, push: { ref: "refs/heads/main", oldSha: "0", newSha: "abc" } },
+      }),
+      "spindle.example",
+      "3kx",
+    );
     assert.deepEqual(read, {
-      trigger: { event: "push", knot: "knot.example.org", repoDid: "did:plc:owner", repoName: "core", defaultBranch: "main", repo: "did:plc:owner/core", pipelineId: "at://did:web:spindle.example/sh.tangled.pipeline/3kx", ref: "refs/heads/main", sha: "abc" },
+      trigger: {
+        event: "push",
+        knot: "knot.example.org",
+        repoDid: "did:plc:owner",
+        repoName: "core",
+        defaultBranch: "main",
+        repo: "did:plc:owner/core",
+        pipelineId: "at://did:web:spindle.example/sh.tangled.pipeline/3kx",
+        ref: "refs/heads/main",
+        sha: "abc",
+      },
       cloneUrl: "https://knot.example.org/did:plc:owner/core",
       sha: "abc",
       inputs: [],
@@ -17,29 +33,77 @@ describe("pipeline record", () => {
   });
 
   it("clones by the repository's own DID when the record has one, and reads a pull request's branches and source sha", () => {
-    const read = readOfferedPipeline(JSON.stringify({ triggerMetadata: { kind: "pull_request", repo: { ...REPO, repoDid: "did:plc:repo" }, pullRequest: { sourceBranch: "feature", targetBranch: "main", sourceSha: "def", action: "opened" } } }), "k", "r");
+    const read = readOfferedPipeline(
+      JSON.stringify({
+        triggerMetadata: {
+          kind: "pull_request",
+          repo: { ...REPO, repoDid: "did:plc:repo" },
+          pullRequest: { sourceBranch: "feature", targetBranch: "main", sourceSha: "def", action: "opened" },
+        },
+      }),
+      "k",
+      "r",
+    );
     assert.equal(read.cloneUrl, "https://knot.example.org/did:plc:repo");
-    assert.deepEqual([read.trigger.event, read.trigger.branch, read.trigger.prSourceBranch, read.trigger.prSourceSha, read.trigger.prAction, read.sha], ["pull_request", "main", "feature", "def", "opened", "def"]);
+    assert.deepEqual(
+      [
+        read.trigger.event,
+        read.trigger.branch,
+        read.trigger.prSourceBranch,
+        read.trigger.prSourceSha,
+        read.trigger.prAction,
+        read.sha,
+      ],
+      ["pull_request", "main", "feature", "def", "opened", "def"],
+    );
   });
 
   it("gives a manual trigger's inputs as TANGLED_INPUT_<KEY> with the key upper-cased, as spindle sets them", () => {
-    const read = readOfferedPipeline(JSON.stringify({ triggerMetadata: { kind: "manual", repo: REPO, manual: { sha: "abc", inputs: [{ key: "target", value: "prod" }, { key: "bad key", value: "x" }] } } }), "k", "r");
+    const read = readOfferedPipeline(
+      JSON.stringify({
+        triggerMetadata: {
+          kind: "manual",
+          repo: REPO,
+          manual: {
+            sha: "abc",
+            inputs: [
+              { key: "target", value: "prod" },
+              { key: "bad key", value: "x" },
+            ],
+          },
+        },
+      }),
+      "k",
+      "r",
+    );
     assert.deepEqual(read.inputs, [{ name: "TANGLED_INPUT_TARGET", value: "prod" }]);
   });
 
   it("refuses a record without trigger metadata, or not JSON, naming what is wrong", () => {
-    assert.throws(() => readOfferedPipeline("{}", "k", "r"), (error: unknown) => error instanceof PipelineRecordError && error.message === "the pipeline record has no trigger metadata");
+    assert.throws(
+      () => readOfferedPipeline("{}", "k", "r"),
+      (error: unknown) =>
+        error instanceof PipelineRecordError && error.message === "the pipeline record has no trigger metadata",
+    );
     assert.throws(() => readOfferedPipeline("{", "k", "r"), /not JSON/);
-    assert.throws(() => readOfferedPipeline(JSON.stringify({ triggerMetadata: { kind: "tag" } }), "k", "r"), /not push, pull_request or manual/);
+    assert.throws(
+      () => readOfferedPipeline(JSON.stringify({ triggerMetadata: { kind: "tag" } }), "k", "r"),
+      /not push, pull_request or manual/,
+    );
   });
 
   it("reads a workflow's name, engine, raw text and clone settings, defaulting what is absent", () => {
-    assert.deepEqual(readOfferedWorkflow(JSON.stringify({ name: "ci.yml", engine: "nixery", raw: "steps: []\n", clone: { depth: 5, submodules: true } })), {
-      name: "ci.yml",
-      engine: "nixery",
-      raw: "steps: []\n",
-      clone: { skip: false, depth: 5, submodules: true, tags: false },
-    });
+    assert.deepEqual(
+      readOfferedWorkflow(
+        JSON.stringify({ name: "ci.yml", engine: "nixery", raw: "steps: []\n", clone: { depth: 5, submodules: true } }),
+      ),
+      {
+        name: "ci.yml",
+        engine: "nixery",
+        raw: "steps: []\n",
+        clone: { skip: false, depth: 5, submodules: true, tags: false },
+      },
+    );
     assert.throws(() => readOfferedWorkflow(JSON.stringify({ name: "ci.yml" })), /has no raw text/);
   });
 });

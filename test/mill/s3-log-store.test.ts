@@ -24,11 +24,32 @@ describe("S3 log store", () => {
 
   before(async () => {
     const S3rver = createRequire(import.meta.url)("s3rver") as new (options: Record<string, unknown>) => S3rverLike;
-    server = new S3rver({ port: 0, address: "127.0.0.1", silent: true, directory: join(dir, "s3"), configureBuckets: [{ name: "ci-logs" }] });
+    server = new S3rver({
+      port: 0,
+      address: "127.0.0.1",
+      silent: true,
+      directory: join(dir, "s3"),
+      configureBuckets: [{ name: "ci-logs" }],
+    });
     const address = await server.run();
     const credentials = { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" };
-    setting = { kind: "s3", bucket: "ci-logs", prefix: "spindle/", region: "us-east-1", endpoint: `http://127.0.0.1:${address.port}`, forcePathStyle: true, credentials };
-    client = new S3Client({ region: "us-east-1", endpoint: setting.endpoint!, forcePathStyle: true, credentials, requestChecksumCalculation: "WHEN_REQUIRED", responseChecksumValidation: "WHEN_REQUIRED" });
+    setting = {
+      kind: "s3",
+      bucket: "ci-logs",
+      prefix: "spindle/",
+      region: "us-east-1",
+      endpoint: `http://127.0.0.1:${address.port}`,
+      forcePathStyle: true,
+      credentials,
+    };
+    client = new S3Client({
+      region: "us-east-1",
+      endpoint: setting.endpoint!,
+      forcePathStyle: true,
+      credentials,
+      requestChecksumCalculation: "WHEN_REQUIRED",
+      responseChecksumValidation: "WHEN_REQUIRED",
+    });
   });
   after(async () => {
     client?.destroy();

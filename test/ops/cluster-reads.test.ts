@@ -9,7 +9,9 @@ const fail = (stderr: string) => describeOperatorCallFailure("listing the Jobs",
 
 describe("describeOperatorCallFailure", () => {
   it("tells a missing permission (403) from a credential the server does not accept (401)", () => {
-    const refused = fail('Error from server (Forbidden): jobs.batch is forbidden: User "u" cannot list resource "jobs"\n');
+    const refused = fail(
+      'Error from server (Forbidden): jobs.batch is forbidden: User "u" cannot list resource "jobs"\n',
+    );
     assert.ok(refused instanceof InfraError && refused.reason === "forbidden");
     assert.match(refused.message, /^listing the Jobs: .*Forbidden.*lacks this permission/);
     const expired = fail("error: You must be logged in to the server (Unauthorized)\n");

@@ -27,15 +27,19 @@ export function sampleJob(options: SampleJob = {}): IJob {
   const name = options.name ?? `knotless-run-${options.runId ?? "r1"}`;
   const annotations: Record<string, string> = {};
   if (!options.warm) annotations["knotless.dev/run-id"] = options.runId ?? "r1";
-  if (options.heartbeatSecondsAgo !== undefined) annotations["knotless.dev/heartbeat"] = ago(options.heartbeatSecondsAgo);
+  if (options.heartbeatSecondsAgo !== undefined)
+    annotations["knotless.dev/heartbeat"] = ago(options.heartbeatSecondsAgo);
   if (options.owner) annotations["knotless.dev/owner"] = options.owner;
   if (options.kept) annotations["knotless.dev/kept"] = ago(1);
   if (options.cancelRequested) annotations["knotless.dev/cancel-requested"] = options.cancelRequested;
-  const labels: Record<string, string> = options.ours === false ? { app: "other" } : { "app.kubernetes.io/managed-by": "knotless-runner-k8s" };
+  const labels: Record<string, string> =
+    options.ours === false ? { app: "other" } : { "app.kubernetes.io/managed-by": "knotless-runner-k8s" };
   if (options.warm) labels["knotless.dev/role"] = "warm";
   const conditions = [
     ...(options.complete ? [{ type: "Complete", status: "True", lastTransitionTime: ago(30) }] : []),
-    ...(options.failedReason ? [{ type: "Failed", status: "True", reason: options.failedReason, lastTransitionTime: ago(30) }] : []),
+    ...(options.failedReason
+      ? [{ type: "Failed", status: "True", reason: options.failedReason, lastTransitionTime: ago(30) }]
+      : []),
   ];
   return {
     apiVersion: "batch/v1",
@@ -48,7 +52,10 @@ export function sampleJob(options: SampleJob = {}): IJob {
       creationTimestamp: ago(options.createdSecondsAgo ?? 600),
       ...(options.deleting ? { deletionTimestamp: ago(1) } : {}),
     },
-    spec: { template: {}, ...(options.warm?.deadlineSeconds !== undefined ? { activeDeadlineSeconds: options.warm.deadlineSeconds } : {}) },
+    spec: {
+      template: {},
+      ...(options.warm?.deadlineSeconds !== undefined ? { activeDeadlineSeconds: options.warm.deadlineSeconds } : {}),
+    },
     status: { ...(options.complete ? { completionTime: ago(30) } : {}), ...(conditions.length ? { conditions } : {}) },
   } as IJob;
 }

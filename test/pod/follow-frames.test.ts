@@ -28,7 +28,11 @@ describe("FollowFrameParser", () => {
 
   it("gives the same result when the bytes arrive one at a time", () => {
     const parser = new FollowFrameParser();
-    assert.deepEqual(collect(feed(parser, stream, 1)), { stdout: "hello\nX 7", stderr: "oops", rest: ["heartbeat", "exit 3"] });
+    assert.deepEqual(collect(feed(parser, stream, 1)), {
+      stdout: "hello\nX 7",
+      stderr: "oops",
+      rest: ["heartbeat", "exit 3"],
+    });
     assert.equal(parser.ended, true);
   });
 
@@ -49,7 +53,11 @@ describe("FollowFrameParser", () => {
 
   it("reads the bytes the pod dropped past its bound, counted or not, before the final frame", () => {
     const result = collect(new FollowFrameParser().push(Buffer.from("O 2\nhiD O 123456789012\nD E ?\nX 0\n")));
-    assert.deepEqual(result, { stdout: "hi", stderr: "", rest: ["dropped stdout 123456789012", "dropped stderr ?", "exit 0"] });
+    assert.deepEqual(result, {
+      stdout: "hi",
+      stderr: "",
+      rest: ["dropped stdout 123456789012", "dropped stderr ?", "exit 0"],
+    });
     assert.throws(() => new FollowFrameParser().push(Buffer.from("D X 1\n")), FollowProtocolError);
     assert.throws(() => new FollowFrameParser().push(Buffer.from("D O -1\n")), FollowProtocolError);
   });

@@ -4,15 +4,31 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { buildGitCloneCommand, buildGitProbeCommand, GIT_FOUND_TAG, readCloneReply } from "../../src/pod/git-clone-script.js";
+import {
+  buildGitCloneCommand,
+  buildGitProbeCommand,
+  GIT_FOUND_TAG,
+  readCloneReply,
+} from "../../src/pod/git-clone-script.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
 
 const git = (cwd: string, ...args: string[]): string =>
-  execFileSync("git", ["-c", "user.email=t@t", "-c", "user.name=t", "-c", "protocol.file.allow=always", ...args], { cwd, encoding: "utf8" }).trim();
+  execFileSync("git", ["-c", "user.email=t@t", "-c", "user.name=t", "-c", "protocol.file.allow=always", ...args], {
+    cwd,
+    encoding: "utf8",
+  }).trim();
 
 /** Runs the command as the pod would (argv, no shell of ours), in a fresh empty directory. */
 function runClone(command: readonly string[]): { code: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(command[0]!, command.slice(1), { encoding: "utf8", env: { ...process.env, GIT_CONFIG_COUNT: "1", GIT_CONFIG_KEY_0: "protocol.file.allow", GIT_CONFIG_VALUE_0: "always" } });
+  const r = spawnSync(command[0]!, command.slice(1), {
+    encoding: "utf8",
+    env: {
+      ...process.env,
+      GIT_CONFIG_COUNT: "1",
+      GIT_CONFIG_KEY_0: "protocol.file.allow",
+      GIT_CONFIG_VALUE_0: "always",
+    },
+  });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -61,22 +77,34 @@ describe("the in-pod git clone script", () => {
 
   it("leaves the submodules out unless asked", () => {
     const dir = fresh();
-    assert.equal(runClone(buildGitCloneCommand({ url: `file://${repo}`, sha: second, depth: 1, submodules: false }, dir)).code, 0);
+    assert.equal(
+      runClone(buildGitCloneCommand({ url: `file://${repo}`, sha: second, depth: 1, submodules: false }, dir)).code,
+      0,
+    );
     assert.throws(() => readFileSync(join(dir, "lib", "lib.txt")));
   });
 
   it("exits 1 naming the git step that failed and its exit code: a commit the server does not have, a URL nothing answers", () => {
-    const missing = runClone(buildGitCloneCommand({ url: `file://${repo}`, sha: "0".repeat(40), depth: 1, submodules: false }, fresh()));
+    const missing = runClone(
+      buildGitCloneCommand({ url: `file://${repo}`, sha: "0".repeat(40), depth: 1, submodules: false }, fresh()),
+    );
     assert.equal(missing.code, 1);
     assert.deepEqual(readCloneReply(missing.stdout), { ok: false, step: "fetch", code: 128 });
     assert.match(missing.stderr, /not our ref|couldn't find remote ref|unadvertised/);
-    const nowhere = runClone(buildGitCloneCommand({ url: `file://${root}/nothing-here`, sha: first, depth: 1, submodules: false }, fresh()));
+    const nowhere = runClone(
+      buildGitCloneCommand({ url: `file://${root}/nothing-here`, sha: first, depth: 1, submodules: false }, fresh()),
+    );
     assert.deepEqual(readCloneReply(nowhere.stdout), { ok: false, step: "fetch", code: 128 });
   });
 
   it("takes a URL with shell metacharacters as one argument, never as shell", () => {
     const marker = join(root, "pwned");
-    const r = runClone(buildGitCloneCommand({ url: `file://${repo}$(touch ${marker})`, sha: first, depth: 1, submodules: false }, fresh()));
+    const r = runClone(
+      buildGitCloneCommand(
+        { url: `file://${repo}$(touch ${marker})`, sha: first, depth: 1, submodules: false },
+        fresh(),
+      ),
+    );
     assert.equal(r.code, 1);
     assert.throws(() => readFileSync(marker));
   });

@@ -17,7 +17,10 @@ export interface Pod {
   /** The host dir mounted at /knotless-secrets. */
   readonly secrets: string;
   /** Runs `sh /knotless/helper.sh ARGS` in the pod, `stdin` on its stdin; resolves with its stdout and exit code. */
-  helper(args: readonly string[], stdin?: string | Buffer): Promise<{ code: number | null; stdout: Buffer; stderr: string }>;
+  helper(
+    args: readonly string[],
+    stdin?: string | Buffer,
+  ): Promise<{ code: number | null; stdout: Buffer; stderr: string }>;
   /** Starts `sh /knotless/helper.sh ARGS` and returns the process; with `holdStdin`, its stdin is a pipe the test holds, as the runner does. */
   startHelper(args: readonly string[], options?: { readonly holdStdin?: boolean }): ReturnType<typeof spawn>;
   /** Starts `sh SCRIPT` (a path in the pod) in a sandbox of its own on the same mounts, as another exec or PID 1 would run. */
@@ -33,7 +36,11 @@ const SHELL: Record<Flavour, readonly string[]> = { host: ["sh"], busybox: ["sh"
 export const FLAVOURS: readonly Flavour[] = (["host", "busybox", "bash"] as const).filter((flavour) =>
   flavour === "busybox" ? existsSync(BUSYBOX) : flavour === "bash" ? HAS_BASH : true,
 );
-export const FLAVOUR_TITLES: Record<Flavour, string> = { host: "the host's sh", busybox: "busybox sh", bash: "bash as sh" };
+export const FLAVOUR_TITLES: Record<Flavour, string> = {
+  host: "the host's sh",
+  busybox: "busybox sh",
+  bash: "bash as sh",
+};
 
 /**
  * The host's system dirs read-only, or a root of busybox applets only. Under bash, bash also stands in for `sh`, so
@@ -47,7 +54,17 @@ function buildRootArgs(flavour: Flavour, root: string): string[] {
     for (const applet of applets) symlinkSync("/busybox", join(bin, applet));
     return ["--ro-bind", bin, "/bin", "--ro-bind", BUSYBOX, "/busybox", "--setenv", "PATH", "/bin"];
   }
-  const args = ["--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin"];
+  const args = [
+    "--ro-bind",
+    "/usr",
+    "/usr",
+    "--ro-bind",
+    "/etc",
+    "/etc",
+    "--setenv",
+    "PATH",
+    "/usr/local/bin:/usr/bin:/bin",
+  ];
   if (flavour === "bash") args.push("--ro-bind", "/usr/bin/bash", "/usr/bin/sh");
   for (const dir of ["/bin", "/sbin", "/lib", "/lib64"]) {
     if (!existsSync(dir)) continue;
@@ -64,7 +81,10 @@ const STAGED_STEPS = 10;
  * A pod with the helper generated for `helper`, and empty environment files as the runner stages them
  * (env/run.env, env/carried.env, env/N.env); tests overwrite what they need.
  */
-export function createPod(flavour: Flavour, options: { extraBinds?: readonly string[]; helper?: HelperOptions } = {}): Pod {
+export function createPod(
+  flavour: Flavour,
+  options: { extraBinds?: readonly string[]; helper?: HelperOptions } = {},
+): Pod {
   const root = mkdtempSync(join(tmpdir(), `helper-${flavour}-`));
   const knotless = join(root, "knotless");
   const work = join(root, "work");
@@ -74,7 +94,8 @@ export function createPod(flavour: Flavour, options: { extraBinds?: readonly str
   mkdirSync(work);
   mkdirSync(secrets, { mode: 0o777 });
   writeFileSync(join(knotless, "helper.sh"), buildHelperScript(options.helper));
-  for (const name of ["run.env", "carried.env", ...Array.from({ length: STAGED_STEPS }, (_, i) => `${i}.env`)]) writeFileSync(join(knotless, "env", name), "");
+  for (const name of ["run.env", "carried.env", ...Array.from({ length: STAGED_STEPS }, (_, i) => `${i}.env`)])
+    writeFileSync(join(knotless, "env", name), "");
   const bwrap = [
     "--die-with-parent",
     "--unshare-pid",
@@ -100,7 +121,9 @@ export function createPod(flavour: Flavour, options: { extraBinds?: readonly str
     "--",
   ];
   const startScript = (script: string, args: readonly string[] = [], stdin = false) =>
-    spawn("bwrap", [...bwrap, ...SHELL[flavour], script, ...args], { stdio: [stdin ? "pipe" : "ignore", "pipe", "pipe"] });
+    spawn("bwrap", [...bwrap, ...SHELL[flavour], script, ...args], {
+      stdio: [stdin ? "pipe" : "ignore", "pipe", "pipe"],
+    });
   const startHelper = (args: readonly string[], stdin = false) => startScript("/knotless/helper.sh", args, stdin);
   return {
     root,

@@ -27,90 +27,106 @@ function ageHeartbeat(pod: Pod): void {
 }
 
 for (const flavour of FLAVOURS) {
-  describe(`the idle guard under ${FLAVOUR_TITLES[flavour]}`, { skip: HAS_BWRAP ? false : "bwrap is not installed" }, () => {
-    const scratch: string[] = [];
-    const newPod = (): Pod => {
-      const pod = createPod(flavour, { helper: { beatSeconds: BEAT_SECONDS } });
-      scratch.push(pod.root);
-      return pod;
-    };
-    after(() => {
-      for (const dir of scratch) rmSync(dir, { recursive: true, force: true });
-    });
+  describe(
+    `the idle guard under ${FLAVOUR_TITLES[flavour]}`,
+    { skip: HAS_BWRAP ? false : "bwrap is not installed" },
+    () => {
+      const scratch: string[] = [];
+      const newPod = (): Pod => {
+        const pod = createPod(flavour, { helper: { beatSeconds: BEAT_SECONDS } });
+        scratch.push(pod.root);
+        return pod;
+      };
+      after(() => {
+        for (const dir of scratch) rmSync(dir, { recursive: true, force: true });
+      });
 
-    /** Runs step 0 through `run` (stdin held, as the runner does), and while it runs ages the heartbeat and checks that a beat freshened it. */
-    async function assertBeatsWhileStepRuns(pod: Pod): Promise<void> {
-      const run = pod.startHelper(["run", "0"], { holdStdin: true });
-      run.stdout!.resume();
-      const closed = once(run, "close");
-      try {
-        await sleep(1200);
+      /** Runs step 0 through `run` (stdin held, as the runner does), and while it runs ages the heartbeat and checks that a beat freshened it. */
+      async function assertBeatsWhileStepRuns(pod: Pod): Promise<void> {
+        const run = pod.startHelper(["run", "0"], { holdStdin: true });
+        run.stdout!.resume();
+        const closed = once(run, "close");
+        try {
+          await sleep(1200);
+          ageHeartbeat(pod);
+          await sleep(2500);
+          assert.ok(
+            heartbeatAge(pod) < 2.5,
+            `no beat while the step ran: the heartbeat is ${heartbeatAge(pod).toFixed(1)} s old`,
+          );
+        } finally {
+          await closed;
+          run.stdin!.destroy();
+        }
         ageHeartbeat(pod);
         await sleep(2500);
-        assert.ok(heartbeatAge(pod) < 2.5, `no beat while the step ran: the heartbeat is ${heartbeatAge(pod).toFixed(1)} s old`);
-      } finally {
-        await closed;
+        assert.ok(heartbeatAge(pod) > 3600, "a beat came after the exec had ended");
+      }
+
+      it("a helper call beats on a clock while its step prints steadily, and stops beating when it ends", async () => {
+        const pod = newPod();
+        writeFileSync(
+          join(pod.knotless, "steps", "0.sh"),
+          "i=0\nwhile [ $i -lt 50 ]; do echo tick $i; sleep 0.1; i=$((i + 1)); done\n",
+        );
+        await assertBeatsWhileStepRuns(pod);
+      });
+
+      it("a helper call beats on a clock while its step is silent", async () => {
+        const pod = newPod();
+        writeFileSync(join(pod.knotless, "steps", "0.sh"), "sleep 5\n");
+        await assertBeatsWhileStepRuns(pod);
+      });
+
+      it("a follow stops beating once its runner lets go of its stdin, though the step and the follow go on", async () => {
+        const pod = newPod();
+        writeFileSync(join(pod.knotless, "steps", "0.sh"), "sleep 6\n");
+        const run = pod.startHelper(["run", "0"], { holdStdin: true });
+        run.stdout!.resume();
+        const closed = once(run, "close");
+        try {
+          await sleep(1000);
+          run.stdin!.end(); // what the cluster does to a cut exec's stdin, or a dead runner's
+          await sleep(300);
+          ageHeartbeat(pod);
+          await sleep(2500);
+          assert.equal(run.exitCode, null, "the follow went on");
+          assert.ok(
+            heartbeatAge(pod) > 3600,
+            `a beat came after the runner let go: the heartbeat is ${heartbeatAge(pod).toFixed(1)} s old`,
+          );
+        } finally {
+          await closed;
+        }
+        assert.equal(run.exitCode, 0, "the follow still reports the step's end");
+      });
+
+      it("PID 1 exits 75 saying why once no exec has beaten for the idle timeout, and not while one beats", async () => {
+        const pod = newPod();
+        writeFileSync(join(pod.knotless, "guard.sh"), buildKeepAliveScript(3));
+        writeFileSync(join(pod.knotless, "steps", "0.sh"), "sleep 6\n");
+        const started = Date.now();
+        const guard = pod.startScript("/knotless/guard.sh");
+        let stderr = "";
+        guard.stderr!.setEncoding("utf8").on("data", (text: string) => (stderr += text));
+        const guardExit = once(guard, "close");
+        await sleep(500);
+        const run = pod.startHelper(["run", "0"], { holdStdin: true });
+        run.stdout!.resume();
+        await once(run, "close");
         run.stdin!.destroy();
-      }
-      ageHeartbeat(pod);
-      await sleep(2500);
-      assert.ok(heartbeatAge(pod) > 3600, "a beat came after the exec had ended");
-    }
-
-    it("a helper call beats on a clock while its step prints steadily, and stops beating when it ends", async () => {
-      const pod = newPod();
-      writeFileSync(join(pod.knotless, "steps", "0.sh"), "i=0\nwhile [ $i -lt 50 ]; do echo tick $i; sleep 0.1; i=$((i + 1)); done\n");
-      await assertBeatsWhileStepRuns(pod);
-    });
-
-    it("a helper call beats on a clock while its step is silent", async () => {
-      const pod = newPod();
-      writeFileSync(join(pod.knotless, "steps", "0.sh"), "sleep 5\n");
-      await assertBeatsWhileStepRuns(pod);
-    });
-
-    it("a follow stops beating once its runner lets go of its stdin, though the step and the follow go on", async () => {
-      const pod = newPod();
-      writeFileSync(join(pod.knotless, "steps", "0.sh"), "sleep 6\n");
-      const run = pod.startHelper(["run", "0"], { holdStdin: true });
-      run.stdout!.resume();
-      const closed = once(run, "close");
-      try {
-        await sleep(1000);
-        run.stdin!.end(); // what the cluster does to a cut exec's stdin, or a dead runner's
-        await sleep(300);
-        ageHeartbeat(pod);
-        await sleep(2500);
-        assert.equal(run.exitCode, null, "the follow went on");
-        assert.ok(heartbeatAge(pod) > 3600, `a beat came after the runner let go: the heartbeat is ${heartbeatAge(pod).toFixed(1)} s old`);
-      } finally {
-        await closed;
-      }
-      assert.equal(run.exitCode, 0, "the follow still reports the step's end");
-    });
-
-    it("PID 1 exits 75 saying why once no exec has beaten for the idle timeout, and not while one beats", async () => {
-      const pod = newPod();
-      writeFileSync(join(pod.knotless, "guard.sh"), buildKeepAliveScript(3));
-      writeFileSync(join(pod.knotless, "steps", "0.sh"), "sleep 6\n");
-      const started = Date.now();
-      const guard = pod.startScript("/knotless/guard.sh");
-      let stderr = "";
-      guard.stderr!.setEncoding("utf8").on("data", (text: string) => (stderr += text));
-      const guardExit = once(guard, "close");
-      await sleep(500);
-      const run = pod.startHelper(["run", "0"], { holdStdin: true });
-      run.stdout!.resume();
-      await once(run, "close");
-      run.stdin!.destroy();
-      const execEnded = Date.now();
-      assert.equal(guard.exitCode, null, `the guard stopped while an exec beat: ${stderr}`);
-      const [code] = (await guardExit) as [number | null];
-      assert.equal(code, IDLE_EXIT_CODE, stderr);
-      const idle = (Date.now() - execEnded) / 1000;
-      // 3 s of idleness, then up to a poll (1 s) and the heartbeat's whole-second mtime (1 s), and some slack.
-      assert.ok(idle >= 2 && idle < 7, `stopped ${idle.toFixed(1)} s after the last exec ended (${(execEnded - started) / 1000} s after start)`);
-      assert.ok(stderr.includes(describeIdleStop(3)), stderr);
-    });
-  });
+        const execEnded = Date.now();
+        assert.equal(guard.exitCode, null, `the guard stopped while an exec beat: ${stderr}`);
+        const [code] = (await guardExit) as [number | null];
+        assert.equal(code, IDLE_EXIT_CODE, stderr);
+        const idle = (Date.now() - execEnded) / 1000;
+        // 3 s of idleness, then up to a poll (1 s) and the heartbeat's whole-second mtime (1 s), and some slack.
+        assert.ok(
+          idle >= 2 && idle < 7,
+          `stopped ${idle.toFixed(1)} s after the last exec ended (${(execEnded - started) / 1000} s after start)`,
+        );
+        assert.ok(stderr.includes(describeIdleStop(3)), stderr);
+      });
+    },
+  );
 }

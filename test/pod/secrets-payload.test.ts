@@ -11,13 +11,19 @@ const secrets = [
 describe("buildSecretsPayload", () => {
   it("writes one export line per secret, then the receipt as a shell no-op line", () => {
     const payload = buildSecretsPayload(secrets, "00ff00ff00ff00ff");
-    assert.equal(payload.text, "export TOKEN='it'\\''s\n$ecret'\nexport EMPTY=''\n: knotless-secrets 00ff00ff00ff00ff 2\n");
+    assert.equal(
+      payload.text,
+      "export TOKEN='it'\\''s\n$ecret'\nexport EMPTY=''\n: knotless-secrets 00ff00ff00ff00ff 2\n",
+    );
     assert.equal(payload.receipt, ": knotless-secrets 00ff00ff00ff00ff 2");
     assert.equal(payload.bytes, Buffer.byteLength(payload.text));
   });
 
   it("counts the bytes in UTF-8", () => {
-    assert.equal(buildSecretsPayload([{ name: "U", value: "é🚀" }], "n").bytes, Buffer.byteLength("export U='é🚀'\n: knotless-secrets n 1\n"));
+    assert.equal(
+      buildSecretsPayload([{ name: "U", value: "é🚀" }], "n").bytes,
+      Buffer.byteLength("export U='é🚀'\n: knotless-secrets n 1\n"),
+    );
   });
 });
 
@@ -29,9 +35,18 @@ describe("checkSecretsReply", () => {
   });
 
   it("refuses a short count, a missing or older receipt, and a reply that is neither", () => {
-    assert.equal(checkSecretsReply(payload, `none\n${payload.bytes - 5}\n`), `the pod received ${payload.bytes - 5} of ${payload.bytes} bytes`);
-    assert.equal(checkSecretsReply(payload, `none\n${payload.bytes}\n`), "the receipt at the end of the secrets is missing or different");
-    assert.equal(checkSecretsReply(payload, `: knotless-secrets 1111111111111111 2\n${payload.bytes}\n`), "the receipt at the end of the secrets is missing or different");
+    assert.equal(
+      checkSecretsReply(payload, `none\n${payload.bytes - 5}\n`),
+      `the pod received ${payload.bytes - 5} of ${payload.bytes} bytes`,
+    );
+    assert.equal(
+      checkSecretsReply(payload, `none\n${payload.bytes}\n`),
+      "the receipt at the end of the secrets is missing or different",
+    );
+    assert.equal(
+      checkSecretsReply(payload, `: knotless-secrets 1111111111111111 2\n${payload.bytes}\n`),
+      "the receipt at the end of the secrets is missing or different",
+    );
     assert.equal(checkSecretsReply(payload, ""), "the pod's reply is not a receipt and a byte count");
     assert.equal(checkSecretsReply(payload, `${payload.receipt}\n`), "the pod did not say how many bytes it received");
   });

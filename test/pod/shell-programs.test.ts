@@ -2,7 +2,13 @@
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { describe, it } from "node:test";
-import { buildPvcEvictCommand, buildPvcListCommand, buildPvcRestoreCommand, buildPvcSaveCommand, buildPvcTouchCommand } from "../../src/cache/pvc-scripts.js";
+import {
+  buildPvcEvictCommand,
+  buildPvcListCommand,
+  buildPvcRestoreCommand,
+  buildPvcSaveCommand,
+  buildPvcTouchCommand,
+} from "../../src/cache/pvc-scripts.js";
 import { buildGitCloneCommand, buildGitProbeCommand } from "../../src/pod/git-clone-script.js";
 import { buildHelperScript, buildUploadCommand } from "../../src/pod/helper-script.js";
 import { buildKeepAliveScript } from "../../src/pod/keep-alive.js";
@@ -23,7 +29,10 @@ function readShellFiles(): { readonly name: string; readonly text: string }[] {
       } catch {
         return [];
       }
-      return names.map((name) => ({ name: `${folder.name}/sh/${name}`, text: readFileSync(new URL(name, dir), "utf8") }));
+      return names.map((name) => ({
+        name: `${folder.name}/sh/${name}`,
+        text: readFileSync(new URL(name, dir), "utf8"),
+      }));
     });
 }
 
@@ -33,10 +42,16 @@ const RENDERED: ReadonlyArray<readonly [string, string]> = [
   ["upload", buildUploadCommand()[2]!],
   ["keep-alive", buildKeepAliveScript(600)],
   ["git probe", buildGitProbeCommand()[2]!],
-  ["git clone", buildGitCloneCommand({ url: "https://example.com/r.git", sha: "a".repeat(40), depth: 1, submodules: false })[2]!],
+  [
+    "git clone",
+    buildGitCloneCommand({ url: "https://example.com/r.git", sha: "a".repeat(40), depth: 1, submodules: false })[2]!,
+  ],
   ["pvc list", buildPvcListCommand("r")[2]!],
   ["pvc restore", buildPvcRestoreCommand("r", "k", "n")[2]!],
-  ["pvc save", buildPvcSaveCommand({ repo: "r", key: "k", paths: ["/work/a"], maxBytes: 1, createdAt: 1, nonce: "n" })[2]!],
+  [
+    "pvc save",
+    buildPvcSaveCommand({ repo: "r", key: "k", paths: ["/work/a"], maxBytes: 1, createdAt: 1, nonce: "n" })[2]!,
+  ],
   ["pvc touch", buildPvcTouchCommand("r", "k")[2]!],
   ["pvc evict", buildPvcEvictCommand(1, "n")[2]!],
 ];
@@ -60,17 +75,25 @@ describe("the in-pod shell programs", () => {
         .map((line) => line.replace(/\s#\s.*$/, ""))
         .join("\n");
       const read = new Set([...code.matchAll(/\$\{?([A-Z][A-Z0-9_]*)/g)].map((match) => match[1]!));
-      const unset = [...read].filter((variable) => !SHELL_VARIABLES.has(variable) && !new RegExp(`(^|[\\s;(])${variable}=`, "m").test(code));
+      const unset = [...read].filter(
+        (variable) => !SHELL_VARIABLES.has(variable) && !new RegExp(`(^|[\\s;(])${variable}=`, "m").test(code),
+      );
       assert.deepEqual(unset, [], `${name} reads variables nothing sets`);
     }
   });
 
   it("the renderer quotes a setting that is not a plain word, and refuses a name the programs could not read as a setting", () => {
-    assert.equal(renderShellProgram({ A: "plain/word-1", B: "it's $(x)" }, "echo\n"), "A=plain/word-1\nB='it'\\''s $(x)'\necho");
+    assert.equal(
+      renderShellProgram({ A: "plain/word-1", B: "it's $(x)" }, "echo\n"),
+      "A=plain/word-1\nB='it'\\''s $(x)'\necho",
+    );
     assert.throws(() => renderShellProgram({ lower: 1 }), RangeError);
   });
 
   it("the renderer leaves out a program's opening contract comment and keeps the comments inside it", () => {
-    assert.equal(renderShellProgram({}, "# contract\n# more\n\nrun # why\n# inside\nend\n"), "run # why\n# inside\nend");
+    assert.equal(
+      renderShellProgram({}, "# contract\n# more\n\nrun # why\n# inside\nend\n"),
+      "run # why\n# inside\nend",
+    );
   });
 });

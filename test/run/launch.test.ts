@@ -13,7 +13,15 @@ import { exampleSettings } from "../support/example-settings.js";
 import { ScriptedExecutor } from "../support/scripted-executor.js";
 
 /** A cluster over a kubectl that must never be spawned: the scripted executor stands in for the cluster. */
-const NO_CLUSTER = new KubectlCluster(new Kubectl({ binary: "kubectl", spawn: () => { throw new Error("this test spawns no kubectl"); } }), {});
+const NO_CLUSTER = new KubectlCluster(
+  new Kubectl({
+    binary: "kubectl",
+    spawn: () => {
+      throw new Error("this test spawns no kubectl");
+    },
+  }),
+  {},
+);
 
 /** A sink that records its events and whether it was closed; `failClose` makes its close reject, as a full disk's does. */
 function recordingSink(failClose = false): ClosableSink & { events: RunEvent[]; closed: boolean } {
@@ -57,9 +65,15 @@ describe("launchRun", () => {
     });
     assert.equal(result.status, "success");
     assert.equal(JSON.parse(readFileSync(join(outDir, "result.json"), "utf8")).status, "success");
-    assert.ok(extra.some((event) => event.kind === "run-end"), "the other sinks saw the run end");
+    assert.ok(
+      extra.some((event) => event.kind === "run-end"),
+      "the other sinks saw the run end",
+    );
     const lines = readFileSync(join(outDir, "log.ndjson"), "utf8").trim().split("\n");
-    assert.ok(lines.length > 1 && existsSync(join(outDir, "run.log")), "both log files were written and flushed by their close");
+    assert.ok(
+      lines.length > 1 && existsSync(join(outDir, "run.log")),
+      "both log files were written and flushed by their close",
+    );
   });
 
   it("tells `warn` of a log that cannot be closed, and the run's result stands", async () => {

@@ -21,10 +21,17 @@ describe("maskOutputPaths", () => {
   it("masks a secret in an output's path, by at, by iteration and in result.json, and in a refused entry", async () => {
     const masker = new SecretMasker(["tok-s3cr3t-42"]);
     const list = await buildList(["dir/tok-s3cr3t-42.txt", "plain.txt"]);
-    const masked = maskOutputPaths(list, [{ path: "../tok-s3cr3t-42", reason: "path escapes the destination: ../tok-s3cr3t-42" }], masker);
+    const masked = maskOutputPaths(
+      list,
+      [{ path: "../tok-s3cr3t-42", reason: "path escapes the destination: ../tok-s3cr3t-42" }],
+      masker,
+    );
     assert.equal(masked.outputs.length, 2);
     assert.deepEqual(masked.outputs.at(0), { path: "dir/***.txt", size: 0, sha256: SHA });
-    assert.deepEqual([...masked.outputs].map((file) => file.path), ["dir/***.txt", "plain.txt"]);
+    assert.deepEqual(
+      [...masked.outputs].map((file) => file.path),
+      ["dir/***.txt", "plain.txt"],
+    );
     assert.deepEqual(masked.refusedOutputs, [{ path: "../***", reason: "path escapes the destination: ../***" }]);
     const result = buildRunResult({
       runId: "r1",

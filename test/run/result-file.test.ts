@@ -16,8 +16,22 @@ function resultWith(outputCount: number): RunResult {
     startedAt: new Date("2026-11-29T10:00:00Z"),
     finishedAt: new Date("2026-11-29T10:01:00Z"),
     job: { namespace: "ci", name: "knotless-run-r1", pod: "knotless-run-r1-abcde", node: "n1", image: "busybox:1.36" },
-    steps: [{ name: "a", status: "success", exitCode: 0, startedAt: "2026-11-29T10:00:10Z", finishedAt: "2026-11-29T10:00:20Z", durationMs: 10_000, timedOut: false }],
-    outputs: Array.from({ length: outputCount }, (_, i) => ({ path: `dir "${i}"/f\n${i}.txt`, size: i, sha256: "ab".repeat(32) })),
+    steps: [
+      {
+        name: "a",
+        status: "success",
+        exitCode: 0,
+        startedAt: "2026-11-29T10:00:10Z",
+        finishedAt: "2026-11-29T10:00:20Z",
+        durationMs: 10_000,
+        timedOut: false,
+      },
+    ],
+    outputs: Array.from({ length: outputCount }, (_, i) => ({
+      path: `dir "${i}"/f\n${i}.txt`,
+      size: i,
+      sha256: "ab".repeat(32),
+    })),
     refusedOutputs: [{ path: "../x", reason: "path escapes the destination" }],
     logs: { limitBytes: 64 * 1024 * 1024, keptBytes: 120, droppedBytes: 0 },
   });

@@ -20,12 +20,15 @@ import { exampleSettings } from "../support/example-settings.js";
 import { ScriptedExecutor, STEP_SUCCEEDED, untilAborted, type ExecutorScript } from "../support/scripted-executor.js";
 import { MemoryCacheStore } from "../cache/memory-store.js";
 
-const NO_CLUSTER = new KubectlCluster(new Kubectl({
-  binary: "kubectl",
-  spawn: () => {
-    throw new Error("this test spawns no kubectl");
-  },
-}), {});
+const NO_CLUSTER = new KubectlCluster(
+  new Kubectl({
+    binary: "kubectl",
+    spawn: () => {
+      throw new Error("this test spawns no kubectl");
+    },
+  }),
+  {},
+);
 
 const REPO = "did:plc:abc/knot";
 
@@ -51,7 +54,12 @@ interface Run {
   readonly executor: ScriptedExecutor;
 }
 
-async function run(store: MemoryCacheStore | undefined, script: ExecutorScript, settings: Partial<RunSettings>, signal?: AbortSignal): Promise<Run> {
+async function run(
+  store: MemoryCacheStore | undefined,
+  script: ExecutorScript,
+  settings: Partial<RunSettings>,
+  signal?: AbortSignal,
+): Promise<Run> {
   const events: RunEvent[] = [];
   let executor: ScriptedExecutor | undefined;
   const result = await runWorkflow({
@@ -60,13 +68,21 @@ async function run(store: MemoryCacheStore | undefined, script: ExecutorScript, 
     signal: signal ?? new AbortController().signal,
     sinks: [(event) => events.push(event)],
     createExecutor: (ctx) => (executor = new ScriptedExecutor(ctx, script)),
-    ...(store ? { cacheDriver: (ex) => createHostCacheDriver({ store, repo: REPO, executor: ex, createGate: openGate, description: "memory" }) } : {}),
+    ...(store
+      ? {
+          cacheDriver: (ex) =>
+            createHostCacheDriver({ store, repo: REPO, executor: ex, createGate: openGate, description: "memory" }),
+        }
+      : {}),
   });
   assert.ok(executor);
   return { result, events, executor };
 }
 
-function eventsOf<K extends RunEvent["kind"]>(events: readonly RunEvent[], kind: K): Array<Extract<RunEvent, { kind: K }>> {
+function eventsOf<K extends RunEvent["kind"]>(
+  events: readonly RunEvent[],
+  kind: K,
+): Array<Extract<RunEvent, { kind: K }>> {
   return events.filter((event): event is Extract<RunEvent, { kind: K }> => event.kind === kind);
 }
 
@@ -74,7 +90,15 @@ describe("runWorkflow with caches", () => {
   it("misses on the first run and saves after its steps, before copyOut; the second run hits the key exactly and saves nothing", async () => {
     const store = new MemoryCacheStore();
     const first = await run(store, {}, { caches: [DEPS] });
-    assert.deepEqual(first.executor.calls, ["setup", "copyIn", "runStep 0", "runStep 1", "saveCache deps-3f2a", "copyOut", "teardown"]);
+    assert.deepEqual(first.executor.calls, [
+      "setup",
+      "copyIn",
+      "runStep 0",
+      "runStep 1",
+      "saveCache deps-3f2a",
+      "copyOut",
+      "teardown",
+    ]);
     assert.equal(first.result.status, "success");
     assert.equal(first.result.caches[0]!.restore.status, "miss");
     assert.equal(first.result.caches[0]!.save.status, "saved");
@@ -82,14 +106,25 @@ describe("runWorkflow with caches", () => {
     assert.deepEqual(store.keys(REPO), ["deps-3f2a"]);
 
     const second = await run(store, {}, { caches: [DEPS] });
-    assert.deepEqual(second.executor.calls, ["setup", "copyIn", "restoreCache deps-3f2a", "runStep 0", "runStep 1", "copyOut", "teardown"]);
+    assert.deepEqual(second.executor.calls, [
+      "setup",
+      "copyIn",
+      "restoreCache deps-3f2a",
+      "runStep 0",
+      "runStep 1",
+      "copyOut",
+      "teardown",
+    ]);
     const report = second.result.caches[0]!;
     assert.equal(report.restore.status, "exact");
     assert.equal(report.restore.restoredKey, "deps-3f2a");
     assert.equal(report.restore.bytes, store.get(REPO, "deps-3f2a")!.length);
     assert.equal(report.save.status, "skipped");
     assert.match(report.save.reason ?? "", /exact hit/);
-    assert.deepEqual(eventsOf(second.events, "cache-restore").map((e) => e.status), ["exact"]);
+    assert.deepEqual(
+      eventsOf(second.events, "cache-restore").map((e) => e.status),
+      ["exact"],
+    );
   });
 
   it("restores the newest entry of the first matching fallback prefix, says which, and saves the exact key", async () => {
@@ -98,7 +133,12 @@ describe("runWorkflow with caches", () => {
     store.put(REPO, "deps-newer", Buffer.from("newer"), 20);
     store.put("did:plc:other/knot", "deps-newest", Buffer.from("theirs"), 30);
     const { result, events } = await run(store, {}, { caches: [DEPS] });
-    assert.deepEqual(result.caches[0]!.restore, { status: "fallback", restoredKey: "deps-newer", bytes: 5, ms: result.caches[0]!.restore.ms });
+    assert.deepEqual(result.caches[0]!.restore, {
+      status: "fallback",
+      restoredKey: "deps-newer",
+      bytes: 5,
+      ms: result.caches[0]!.restore.ms,
+    });
     assert.equal(result.caches[0]!.save.status, "saved");
     assert.deepEqual(store.keys(REPO), ["deps-3f2a", "deps-newer", "deps-older"]);
     assert.equal(eventsOf(events, "cache-restore")[0]!.restoredKey, "deps-newer");
@@ -106,7 +146,11 @@ describe("runWorkflow with caches", () => {
 
   it("saves nothing after a failed step, and says why", async () => {
     const store = new MemoryCacheStore();
-    const { result, executor } = await run(store, { runStep: async (index) => (index === 1 ? { status: "failed", exitCode: 2, timedOut: false } : STEP_SUCCEEDED) }, { caches: [DEPS] });
+    const { result, executor } = await run(
+      store,
+      { runStep: async (index) => (index === 1 ? { status: "failed", exitCode: 2, timedOut: false } : STEP_SUCCEEDED) },
+      { caches: [DEPS] },
+    );
     assert.equal(result.status, "failed");
     assert.equal(result.exitCode, 2);
     assert.ok(!executor.calls.some((call) => call.startsWith("saveCache")));
@@ -153,7 +197,9 @@ describe("runWorkflow with caches", () => {
       {
         saveCache: async (_spec, writer) => {
           await writer.abort();
-          throw new Error("the archive was refused, nothing stored: symlink target \"../../etc\" resolves outside the destination");
+          throw new Error(
+            'the archive was refused, nothing stored: symlink target "../../etc" resolves outside the destination',
+          );
         },
       },
       { caches: [DEPS] },
@@ -201,28 +247,78 @@ describe("runWorkflow with caches", () => {
 });
 
 const DIST: ArtifactSpec = { name: "dist", paths: ["dist/**"], when: "success", required: false };
-const FAILURE_LOGS: ArtifactSpec = { name: "failure-logs", paths: ["/outputs/*.log"], when: "failure", required: false };
+const FAILURE_LOGS: ArtifactSpec = {
+  name: "failure-logs",
+  paths: ["/outputs/*.log"],
+  when: "failure",
+  required: false,
+};
 const ALWAYS: ArtifactSpec = { name: "report", paths: ["/outputs/report.xml"], when: "always", required: false };
 
 describe("runWorkflow with artifacts", () => {
   it("collects after copyOut the artifacts whose when matches a successful run, and skips the others", async () => {
     const { result, executor, events } = await run(undefined, {}, { artifacts: [DIST, FAILURE_LOGS, ALWAYS] });
-    assert.deepEqual(executor.calls, ["setup", "copyIn", "runStep 0", "runStep 1", "copyOut", "collectArtifact dist", "collectArtifact report", "teardown"]);
-    assert.deepEqual(result.artifacts.map((a) => [a.name, a.status]), [["dist", "collected"], ["failure-logs", "skipped"], ["report", "collected"]]);
+    assert.deepEqual(executor.calls, [
+      "setup",
+      "copyIn",
+      "runStep 0",
+      "runStep 1",
+      "copyOut",
+      "collectArtifact dist",
+      "collectArtifact report",
+      "teardown",
+    ]);
+    assert.deepEqual(
+      result.artifacts.map((a) => [a.name, a.status]),
+      [
+        ["dist", "collected"],
+        ["failure-logs", "skipped"],
+        ["report", "collected"],
+      ],
+    );
     assert.match(result.artifacts[1]!.reason ?? "", /when: failure, and the run succeeded/);
-    assert.deepEqual(eventsOf(events, "artifact").map((e) => e.status), ["collected", "skipped", "collected"]);
+    assert.deepEqual(
+      eventsOf(events, "artifact").map((e) => e.status),
+      ["collected", "skipped", "collected"],
+    );
   });
 
   it("collects the failure and always artifacts of a run whose step failed, and keeps the step's verdict", async () => {
-    const { result, executor } = await run(undefined, { runStep: async () => ({ status: "failed", exitCode: 4, timedOut: false }) }, { artifacts: [DIST, FAILURE_LOGS, ALWAYS] });
-    assert.deepEqual(executor.calls, ["setup", "copyIn", "runStep 0", "copyOut", "collectArtifact failure-logs", "collectArtifact report", "teardown"]);
+    const { result, executor } = await run(
+      undefined,
+      { runStep: async () => ({ status: "failed", exitCode: 4, timedOut: false }) },
+      { artifacts: [DIST, FAILURE_LOGS, ALWAYS] },
+    );
+    assert.deepEqual(executor.calls, [
+      "setup",
+      "copyIn",
+      "runStep 0",
+      "copyOut",
+      "collectArtifact failure-logs",
+      "collectArtifact report",
+      "teardown",
+    ]);
     assert.equal(result.status, "failed");
     assert.equal(result.exitCode, 4);
-    assert.deepEqual(result.artifacts.map((a) => a.status), ["skipped", "collected", "collected"]);
+    assert.deepEqual(
+      result.artifacts.map((a) => a.status),
+      ["skipped", "collected", "collected"],
+    );
   });
 
   it("takes an artifact that matched nothing as a warning when it is not required", async () => {
-    const { result, events } = await run(undefined, { collectArtifact: async (spec) => ({ name: spec.name, status: "empty", files: [], reason: "no file in the pod matches dist/**" }) }, { artifacts: [DIST] });
+    const { result, events } = await run(
+      undefined,
+      {
+        collectArtifact: async (spec) => ({
+          name: spec.name,
+          status: "empty",
+          files: [],
+          reason: "no file in the pod matches dist/**",
+        }),
+      },
+      { artifacts: [DIST] },
+    );
     assert.equal(result.status, "success");
     assert.equal(result.artifacts[0]!.status, "empty");
     assert.equal(exitCodeForResult(result), 0);
@@ -233,15 +329,38 @@ describe("runWorkflow with artifacts", () => {
     const secret = "s3cr3t-artifact-name";
     const { result } = await run(
       undefined,
-      { collectArtifact: async (spec) => ({ name: spec.name, status: "collected", files: [{ path: `keys/${secret}.txt`, size: 1, sha256: "0".repeat(64) }, { path: "plain.txt", size: 1, sha256: "1".repeat(64) }] }) },
+      {
+        collectArtifact: async (spec) => ({
+          name: spec.name,
+          status: "collected",
+          files: [
+            { path: `keys/${secret}.txt`, size: 1, sha256: "0".repeat(64) },
+            { path: "plain.txt", size: 1, sha256: "1".repeat(64) },
+          ],
+        }),
+      },
       { artifacts: [DIST], secrets: [{ name: "TOKEN", value: secret }] },
     );
-    assert.deepEqual(result.artifacts[0]!.files.map((file) => file.path), ["keys/***.txt", "plain.txt"]);
+    assert.deepEqual(
+      result.artifacts[0]!.files.map((file) => file.path),
+      ["keys/***.txt", "plain.txt"],
+    );
     assert.ok(!JSON.stringify(result).includes(secret));
   });
 
   it("fails a successful run with a clear error and exit code 1 when a required artifact matched nothing", async () => {
-    const { result } = await run(undefined, { collectArtifact: async (spec) => ({ name: spec.name, status: "empty", files: [], reason: "no file in the pod matches dist/**" }) }, { artifacts: [{ ...DIST, required: true }] });
+    const { result } = await run(
+      undefined,
+      {
+        collectArtifact: async (spec) => ({
+          name: spec.name,
+          status: "empty",
+          files: [],
+          reason: "no file in the pod matches dist/**",
+        }),
+      },
+      { artifacts: [{ ...DIST, required: true }] },
+    );
     assert.equal(result.status, "failed");
     assert.equal(result.errorReason, "artifact-missing");
     assert.match(result.error ?? "", /required artifact not collected: dist \(no file in the pod matches dist\/\*\*\)/);
@@ -251,12 +370,19 @@ describe("runWorkflow with artifacts", () => {
   it("keeps a failed run's own verdict when a required failure artifact is missing too, and says so", async () => {
     const { result, events } = await run(
       undefined,
-      { runStep: async () => ({ status: "failed", exitCode: 4, timedOut: false }), collectArtifact: async (spec) => ({ name: spec.name, status: "empty", files: [] }) },
+      {
+        runStep: async () => ({ status: "failed", exitCode: 4, timedOut: false }),
+        collectArtifact: async (spec) => ({ name: spec.name, status: "empty", files: [] }),
+      },
       { artifacts: [{ ...FAILURE_LOGS, required: true }] },
     );
     assert.equal(result.exitCode, 4);
     assert.equal(result.errorReason, null);
-    assert.ok(eventsOf(events, "notice").some((n) => n.level === "error" && /required artifact not collected: failure-logs/.test(n.message)));
+    assert.ok(
+      eventsOf(events, "notice").some(
+        (n) => n.level === "error" && /required artifact not collected: failure-logs/.test(n.message),
+      ),
+    );
   });
 
   it("skips every artifact of a cancelled run", async () => {

@@ -12,15 +12,25 @@ import { KubectlCluster } from "../../src/cluster/kubectl/kubectl-cluster.js";
 import type { RunResult } from "../../src/run/run-result.js";
 import { runWorkflow, type RunWorkflowOptions } from "../../src/run/run-workflow.js";
 import { exampleSettings } from "../support/example-settings.js";
-import { EMPTY_REPORT, SCRIPTED_POD, STEP_SUCCEEDED, ScriptedExecutor, untilAborted, type ExecutorScript } from "../support/scripted-executor.js";
+import {
+  EMPTY_REPORT,
+  SCRIPTED_POD,
+  STEP_SUCCEEDED,
+  ScriptedExecutor,
+  untilAborted,
+  type ExecutorScript,
+} from "../support/scripted-executor.js";
 
 /** A cluster over a kubectl that must never be spawned: the scripted executor stands in for the cluster. */
-const NO_CLUSTER = new KubectlCluster(new Kubectl({
-  binary: "kubectl",
-  spawn: () => {
-    throw new Error("this test spawns no kubectl");
-  },
-}), {});
+const NO_CLUSTER = new KubectlCluster(
+  new Kubectl({
+    binary: "kubectl",
+    spawn: () => {
+      throw new Error("this test spawns no kubectl");
+    },
+  }),
+  {},
+);
 
 interface ScriptedRun {
   readonly result: RunResult;
@@ -44,12 +54,22 @@ after(async () => {
 
 async function runScripted(
   script: ExecutorScript,
-  options: { settings?: Partial<RunWorkflowOptions["settings"]>; timings?: Partial<ExecutorTimings>; signal?: AbortSignal; forceSignal?: AbortSignal; onEvent?: (event: RunEvent) => void } = {},
+  options: {
+    settings?: Partial<RunWorkflowOptions["settings"]>;
+    timings?: Partial<ExecutorTimings>;
+    signal?: AbortSignal;
+    forceSignal?: AbortSignal;
+    onEvent?: (event: RunEvent) => void;
+  } = {},
 ): Promise<ScriptedRun> {
   const events: RunEvent[] = [];
   let executor: ScriptedExecutor | undefined;
   const result = await runWorkflow({
-    settings: { ...exampleSettings({ steps: ["build", "test", "package"] }), checkoutDir: checkout, ...options.settings },
+    settings: {
+      ...exampleSettings({ steps: ["build", "test", "package"] }),
+      checkoutDir: checkout,
+      ...options.settings,
+    },
     cluster: NO_CLUSTER,
     signal: options.signal ?? new AbortController().signal,
     ...(options.forceSignal ? { forceSignal: options.forceSignal } : {}),
@@ -77,7 +97,15 @@ describe("runWorkflow", () => {
     const { result, events } = await runScripted(
       {
         runStep: async (index, _deadline, ctx) => {
-          for (const piece of ["echo ", secret.slice(0, 5), secret.slice(5), " and ", Buffer.from(secret).toString("base64"), "\n"]) ctx.emit({ kind: "step-output", index, stream: "stdout", text: piece });
+          for (const piece of [
+            "echo ",
+            secret.slice(0, 5),
+            secret.slice(5),
+            " and ",
+            Buffer.from(secret).toString("base64"),
+            "\n",
+          ])
+            ctx.emit({ kind: "step-output", index, stream: "stdout", text: piece });
           if (index === 1) throw new InfraError("exec-failed", `kubectl said ${secret}`);
           return STEP_SUCCEEDED;
         },
@@ -97,22 +125,40 @@ describe("runWorkflow", () => {
     assert.equal(result.exitCode, 0);
     assert.equal(result.error, null);
     assert.deepEqual(stepStatuses(result), ["success", "success", "success"]);
-    assert.deepEqual(result.job, { namespace: "ci", name: "knotless-run-42", pod: SCRIPTED_POD.name, node: SCRIPTED_POD.node, image: "busybox:1.36" });
+    assert.deepEqual(result.job, {
+      namespace: "ci",
+      name: "knotless-run-42",
+      pod: SCRIPTED_POD.name,
+      node: SCRIPTED_POD.node,
+      image: "busybox:1.36",
+    });
   });
 
   it("ends the run at the first failing step, records its exit code, skips the rest and still downloads the outputs", async () => {
-    const { result, executor } = await runScripted({ runStep: async (index) => (index === 1 ? { status: "failed", exitCode: 3, timedOut: false } : STEP_SUCCEEDED) });
+    const { result, executor } = await runScripted({
+      runStep: async (index) => (index === 1 ? { status: "failed", exitCode: 3, timedOut: false } : STEP_SUCCEEDED),
+    });
     assert.deepEqual(executor.calls, ["setup", "copyIn", "runStep 0", "runStep 1", "copyOut", "teardown"]);
     assert.equal(result.status, "failed");
     assert.equal(result.exitCode, 3);
     assert.equal(result.error, null);
     assert.deepEqual(stepStatuses(result), ["success", "failed", "skipped"]);
     assert.equal(result.steps[1]?.exitCode, 3);
-    assert.deepEqual(result.steps[2], { name: "package", status: "skipped", exitCode: null, startedAt: null, finishedAt: null, durationMs: 0, timedOut: false });
+    assert.deepEqual(result.steps[2], {
+      name: "package",
+      status: "skipped",
+      exitCode: null,
+      startedAt: null,
+      finishedAt: null,
+      durationMs: 0,
+      timedOut: false,
+    });
   });
 
   it("reports a timed-out step as status timeout with exit code -1 and skips the steps after it", async () => {
-    const { result } = await runScripted({ runStep: async (index) => (index === 0 ? { status: "timeout", exitCode: null, timedOut: true } : STEP_SUCCEEDED) });
+    const { result } = await runScripted({
+      runStep: async (index) => (index === 0 ? { status: "timeout", exitCode: null, timedOut: true } : STEP_SUCCEEDED),
+    });
     assert.equal(result.status, "timeout");
     assert.equal(result.exitCode, -1);
     assert.deepEqual(stepStatuses(result), ["timeout", "skipped", "skipped"]);
@@ -152,10 +198,15 @@ describe("runWorkflow", () => {
       await writeFile(join(shared, "lint.sh"), "true\n");
       const { result, events, executor } = await runScripted({}, { settings: { sharedStepsDir: shared } });
       assert.equal(result.status, "success");
-      const kinds = events.map((event) => (event.kind === "phase-start" || event.kind === "phase-end" ? `${event.kind} ${event.phase}` : event.kind));
+      const kinds = events.map((event) =>
+        event.kind === "phase-start" || event.kind === "phase-end" ? `${event.kind} ${event.phase}` : event.kind,
+      );
       assert.deepEqual(kinds.slice(0, 3), ["run-start", "phase-start scan", "phase-end scan"]);
       const scanned = events.find((event) => event.kind === "phase-end" && event.phase === "scan");
-      assert.equal(scanned?.kind === "phase-end" && scanned.detail, "checkout 3 entries (2 files, 1 directory, 0 symlinks); shared steps 1 entry (1 file, 0 directories, 0 symlinks)");
+      assert.equal(
+        scanned?.kind === "phase-end" && scanned.detail,
+        "checkout 3 entries (2 files, 1 directory, 0 symlinks); shared steps 1 entry (1 file, 0 directories, 0 symlinks)",
+      );
       assert.equal(executor.trees?.work.entries, 3);
       assert.equal(executor.trees?.steps?.files, 1);
     } finally {
@@ -198,7 +249,11 @@ describe("runWorkflow", () => {
         },
       },
     );
-    assert.deepEqual(executor.calls, ["setup", "copyIn", "runStep 0", "runStep 1", "copyOut", "teardown"], "what the steps wrote is collected before teardown");
+    assert.deepEqual(
+      executor.calls,
+      ["setup", "copyIn", "runStep 0", "runStep 1", "copyOut", "teardown"],
+      "what the steps wrote is collected before teardown",
+    );
     assert.equal(result.status, "cancelled");
     assert.equal(result.exitCode, -1);
     assert.equal(result.errorReason, "cancelled");
@@ -207,7 +262,9 @@ describe("runWorkflow", () => {
     const cancelled = result.steps[1]!;
     assert.equal(cancelled.exitCode, null);
     assert.ok(cancelled.startedAt !== null && cancelled.finishedAt !== null, "the cancelled step has both times");
-    const ends = events.filter((event) => event.kind === "step-end").map((event) => (event.kind === "step-end" ? `${event.index} ${event.status}` : ""));
+    const ends = events
+      .filter((event) => event.kind === "step-end")
+      .map((event) => (event.kind === "step-end" ? `${event.index} ${event.status}` : ""));
     assert.deepEqual(ends, ["0 success", "1 cancelled"]);
   });
 
@@ -229,7 +286,10 @@ describe("runWorkflow", () => {
 
   it("collects no outputs when the cancel comes before any step ran", async () => {
     const controller = new AbortController();
-    const { result, executor } = await runScripted({ copyIn: (ctx) => (controller.abort(), untilAborted(ctx.signal)) }, { signal: controller.signal });
+    const { result, executor } = await runScripted(
+      { copyIn: (ctx) => (controller.abort(), untilAborted(ctx.signal)) },
+      { signal: controller.signal },
+    );
     assert.deepEqual(executor.calls, ["setup", "copyIn", "teardown"]);
     assert.equal(result.status, "cancelled");
   });
@@ -238,11 +298,17 @@ describe("runWorkflow", () => {
     const controller = new AbortController();
     const file = { path: "partial.txt", size: 3, sha256: "0".repeat(64) };
     const collected = await runScripted(
-      { runStep: (_index, _deadline, ctx) => (controller.abort(), untilAborted(ctx.signal)), copyOut: async () => ({ ...EMPTY_REPORT, files: [file], entries: 1 }) },
+      {
+        runStep: (_index, _deadline, ctx) => (controller.abort(), untilAborted(ctx.signal)),
+        copyOut: async () => ({ ...EMPTY_REPORT, files: [file], entries: 1 }),
+      },
       { signal: controller.signal },
     );
     assert.equal(collected.result.status, "cancelled");
-    assert.deepEqual([...collected.result.outputs].map((o) => o.path), ["partial.txt"]);
+    assert.deepEqual(
+      [...collected.result.outputs].map((o) => o.path),
+      ["partial.txt"],
+    );
     const again = new AbortController();
     const failed = await runScripted(
       {
@@ -255,14 +321,23 @@ describe("runWorkflow", () => {
     );
     assert.equal(failed.result.status, "cancelled");
     assert.equal(failed.result.errorReason, "cancelled", "the cancel stays the verdict");
-    assert.ok(failed.events.some((e) => e.kind === "notice" && e.level === "warning" && /outputs could not be collected after the cancel: the archive was cut/.test(e.message)));
+    assert.ok(
+      failed.events.some(
+        (e) =>
+          e.kind === "notice" &&
+          e.level === "warning" &&
+          /outputs could not be collected after the cancel: the archive was cut/.test(e.message),
+      ),
+    );
   });
 
   it("cancels the run when the executor asks for it (a cancel requested through the cluster), with its reason", async () => {
     const { result, executor } = await runScripted({
       runStep: async (index, _deadline, ctx) => {
         if (index === 0) return STEP_SUCCEEDED;
-        ctx.requestCancel(new CancelledError("cancel requested through the cluster by 7@elsewhere at 2026-01-01T00:00:00.000Z"));
+        ctx.requestCancel(
+          new CancelledError("cancel requested through the cluster by 7@elsewhere at 2026-01-01T00:00:00.000Z"),
+        );
         return untilAborted(ctx.signal);
       },
     });
@@ -323,23 +398,39 @@ describe("runWorkflow", () => {
     const after = Date.now();
     for (const index of [0, 1, 2]) {
       const deadline = executor.deadlines.get(index)!;
-      assert.ok(deadline >= before + 5_000 && deadline <= after + 5_000, `step ${index}: deadline ${deadline - before} ms after the start`);
+      assert.ok(
+        deadline >= before + 5_000 && deadline <= after + 5_000,
+        `step ${index}: deadline ${deadline - before} ms after the start`,
+      );
     }
     const short = await runScripted({}, { settings: { stepTimeoutMs: 3_600_000, timeoutMs: 10_000 } });
     const runDeadline = short.executor.deadlines.get(0)!;
-    assert.equal(short.executor.deadlines.get(2), runDeadline, "every step shares the run's deadline when it comes first");
+    assert.equal(
+      short.executor.deadlines.get(2),
+      runDeadline,
+      "every step shares the run's deadline when it comes first",
+    );
   });
 
   it("gives a step with its own timeout that budget instead of the run's step timeout", async () => {
-    const steps = exampleSettings({ steps: ["build", "test", "package"] }).steps.map((step, index) => (index === 1 ? { ...step, timeoutMs: 60_000 } : step));
+    const steps = exampleSettings({ steps: ["build", "test", "package"] }).steps.map((step, index) =>
+      index === 1 ? { ...step, timeoutMs: 60_000 } : step,
+    );
     const before = Date.now();
     const { executor } = await runScripted({}, { settings: { steps, stepTimeoutMs: 5_000, timeoutMs: 3_600_000 } });
     const after = Date.now();
     const offsets = [0, 1, 2].map((index) => executor.deadlines.get(index)!);
-    assert.ok(offsets[1]! >= before + 60_000 && offsets[1]! <= after + 60_000, `step 2: deadline ${offsets[1]! - before} ms after the start`);
-    for (const index of [0, 2]) assert.ok(offsets[index]! <= after + 5_000, `step ${index + 1} keeps the run's step timeout`);
+    assert.ok(
+      offsets[1]! >= before + 60_000 && offsets[1]! <= after + 60_000,
+      `step 2: deadline ${offsets[1]! - before} ms after the start`,
+    );
+    for (const index of [0, 2])
+      assert.ok(offsets[index]! <= after + 5_000, `step ${index + 1} keeps the run's step timeout`);
     const bounded = await runScripted({}, { settings: { steps, timeoutMs: 10_000 } });
-    assert.ok(bounded.executor.deadlines.get(1)! <= Date.now() + 10_000, "a step's own timeout never outlasts the run's deadline");
+    assert.ok(
+      bounded.executor.deadlines.get(1)! <= Date.now() + 10_000,
+      "a step's own timeout never outlasts the run's deadline",
+    );
   });
 
   it("records a step whose time ran out as timed out when stopping it fails, and fails the run on that error", async () => {
@@ -347,7 +438,10 @@ describe("runWorkflow", () => {
       {
         runStep: async (_index, deadlineAt) => {
           await sleep(Math.max(0, deadlineAt - Date.now()) + 20);
-          throw new InfraError("exec-failed", "step 1 timed out and its processes in the pod could not be confirmed stopped");
+          throw new InfraError(
+            "exec-failed",
+            "step 1 timed out and its processes in the pod could not be confirmed stopped",
+          );
         },
       },
       { settings: { stepTimeoutMs: 50 } },
@@ -385,7 +479,9 @@ describe("runWorkflow", () => {
   });
 
   it("emits run-start first and run-end last, with the result's status and exit code", async () => {
-    const { result, events } = await runScripted({ runStep: async (index) => (index === 2 ? { status: "failed", exitCode: 7, timedOut: false } : STEP_SUCCEEDED) });
+    const { result, events } = await runScripted({
+      runStep: async (index) => (index === 2 ? { status: "failed", exitCode: 7, timedOut: false } : STEP_SUCCEEDED),
+    });
     assert.equal(events[0]?.kind, "run-start");
     const last = events.at(-1);
     assert.equal(last?.kind, "run-end");
@@ -398,7 +494,8 @@ describe("runWorkflow", () => {
   });
 
   it("turns a success into a teardown failure when the Job is left behind, naming the command that deletes it", async () => {
-    const detail = "could not delete Job knotless-run-42: Forbidden; delete it with: kubectl delete job knotless-run-42 --cascade=background";
+    const detail =
+      "could not delete Job knotless-run-42: Forbidden; delete it with: kubectl delete job knotless-run-42 --cascade=background";
     const { result } = await runScripted({ teardown: async () => ({ deleted: false, leftBehind: true, detail }) });
     assert.equal(result.status, "failed");
     assert.equal(result.errorReason, "teardown-failed");
@@ -408,8 +505,11 @@ describe("runWorkflow", () => {
   });
 
   it("fails a run whose Job is left because the delete was refused with the refusal's reason, forbidden", async () => {
-    const detail = 'could not delete Job knotless-run-42: Error from server (Forbidden): jobs.batch "knotless-run-42" is forbidden; delete it with: kubectl delete job knotless-run-42';
-    const { result } = await runScripted({ teardown: async () => ({ deleted: false, leftBehind: true, detail, reason: "forbidden" }) });
+    const detail =
+      'could not delete Job knotless-run-42: Error from server (Forbidden): jobs.batch "knotless-run-42" is forbidden; delete it with: kubectl delete job knotless-run-42';
+    const { result } = await runScripted({
+      teardown: async () => ({ deleted: false, leftBehind: true, detail, reason: "forbidden" }),
+    });
     assert.equal(result.status, "failed");
     assert.equal(result.errorReason, "forbidden");
     assert.equal(result.error, detail);
@@ -420,25 +520,47 @@ describe("runWorkflow", () => {
       setup: async () => {
         throw new InfraError("pod-timeout", "the pod was not running after 15m");
       },
-      teardown: async () => ({ deleted: false, leftBehind: true, detail: "could not delete Job knotless-run-42: Forbidden" }),
+      teardown: async () => ({
+        deleted: false,
+        leftBehind: true,
+        detail: "could not delete Job knotless-run-42: Forbidden",
+      }),
     });
     assert.equal(result.errorReason, "pod-timeout");
-    assert.equal(result.error, "the pod was not running after 15m; also: could not delete Job knotless-run-42: Forbidden");
+    assert.equal(
+      result.error,
+      "the pod was not running after 15m; also: could not delete Job knotless-run-42: Forbidden",
+    );
   });
 
   it("reports a kept Job as no failure", async () => {
-    const { result } = await runScripted({ teardown: async () => ({ deleted: false, leftBehind: false, detail: "kept Job knotless-run-42 (--keep)" }) }, { settings: { keep: true } });
+    const { result } = await runScripted(
+      { teardown: async () => ({ deleted: false, leftBehind: false, detail: "kept Job knotless-run-42 (--keep)" }) },
+      { settings: { keep: true } },
+    );
     assert.equal(result.status, "success");
     assert.equal(result.error, null);
   });
 
   it("warns about each refused output and about the size limit, and puts the refused entries in the result", async () => {
     const { result, events } = await runScripted({
-      copyOut: async () => ({ ...EMPTY_REPORT, refused: [{ path: "../escape", reason: "path leaves the outputs directory" }], limitReached: true }),
+      copyOut: async () => ({
+        ...EMPTY_REPORT,
+        refused: [{ path: "../escape", reason: "path leaves the outputs directory" }],
+        limitReached: true,
+      }),
     });
-    const warnings = events.filter((event) => event.kind === "notice" && event.level === "warning").map((event) => (event.kind === "notice" ? event.message : ""));
-    assert.ok(warnings.some((message) => message.includes("refused output ../escape: path leaves the outputs directory")), warnings.join("\n"));
-    assert.ok(warnings.some((message) => message.includes("outputs stopped at the limit")), warnings.join("\n"));
+    const warnings = events
+      .filter((event) => event.kind === "notice" && event.level === "warning")
+      .map((event) => (event.kind === "notice" ? event.message : ""));
+    assert.ok(
+      warnings.some((message) => message.includes("refused output ../escape: path leaves the outputs directory")),
+      warnings.join("\n"),
+    );
+    assert.ok(
+      warnings.some((message) => message.includes("outputs stopped at the limit")),
+      warnings.join("\n"),
+    );
     assert.deepEqual(result.refusedOutputs, [{ path: "../escape", reason: "path leaves the outputs directory" }]);
   });
 
@@ -447,7 +569,8 @@ describe("runWorkflow", () => {
     const { result, events } = await runScripted(
       {
         runStep: async (index, _deadline, ctx) => {
-          for (let i = 0; i < 10; i += 1) ctx.emit({ kind: "step-output", index, stream: "stdout", text: `step ${index} line ${i}\n` }); // 14 bytes a line
+          for (let i = 0; i < 10; i += 1)
+            ctx.emit({ kind: "step-output", index, stream: "stdout", text: `step ${index} line ${i}\n` }); // 14 bytes a line
           return STEP_SUCCEEDED;
         },
       },
@@ -457,9 +580,15 @@ describe("runWorkflow", () => {
     const kept = events.map((event) => (event.kind === "step-output" ? event.text : "")).join("");
     assert.equal(Buffer.byteLength(kept), 200);
     assert.ok(kept.endsWith("step 1 line 2\nstep 1 line 3\nstep"), JSON.stringify(kept.slice(-40)));
-    const limitNotices = events.filter((event) => event.kind === "notice" && event.message.startsWith("step output reached the log limit"));
+    const limitNotices = events.filter(
+      (event) => event.kind === "notice" && event.message.startsWith("step output reached the log limit"),
+    );
     assert.equal(limitNotices.length, 1);
-    assert.deepEqual(events.filter((event) => event.kind === "step-end").map((event) => event.kind === "step-end" && event.status), ["success", "success", "success"], "the steps ran on");
+    assert.deepEqual(
+      events.filter((event) => event.kind === "step-end").map((event) => event.kind === "step-end" && event.status),
+      ["success", "success", "success"],
+      "the steps ran on",
+    );
     assert.deepEqual(result.logs, { limitBytes: 200, keptBytes: 200, droppedBytes: 3 * 140 - 200 });
   });
 
@@ -474,7 +603,11 @@ describe("runWorkflow with a git checkout", () => {
 
   /** A scripted executor whose pod has git (or not), recording the in-pod clone. */
   class GitExecutor extends ScriptedExecutor {
-    constructor(ctx: ConstructorParameters<typeof ScriptedExecutor>[0], readonly podHasGit: boolean, readonly cloneFails = false) {
+    constructor(
+      ctx: ConstructorParameters<typeof ScriptedExecutor>[0],
+      readonly podHasGit: boolean,
+      readonly cloneFails = false,
+    ) {
       super(ctx, {});
     }
     async hasGit(): Promise<boolean> {
@@ -482,12 +615,18 @@ describe("runWorkflow with a git checkout", () => {
       return this.podHasGit;
     }
     async cloneCheckout(spec: { url: string; sha: string; depth: number; submodules: boolean }): Promise<void> {
-      this.calls.push(`cloneCheckout ${spec.url} ${spec.sha.slice(0, 7)} depth=${spec.depth} submodules=${spec.submodules}`);
-      if (this.cloneFails) throw new InfraError("checkout-failed", "git fetch failed in the pod (exit 128): fatal: not our ref");
+      this.calls.push(
+        `cloneCheckout ${spec.url} ${spec.sha.slice(0, 7)} depth=${spec.depth} submodules=${spec.submodules}`,
+      );
+      if (this.cloneFails)
+        throw new InfraError("checkout-failed", "git fetch failed in the pod (exit 128): fatal: not our ref");
     }
   }
 
-  async function runWithGit(podHasGit: boolean, cloneFails = false): Promise<{ result: RunResult; executor: GitExecutor; events: RunEvent[] }> {
+  async function runWithGit(
+    podHasGit: boolean,
+    cloneFails = false,
+  ): Promise<{ result: RunResult; executor: GitExecutor; events: RunEvent[] }> {
     const empty = await mkdtemp(join(tmpdir(), "knotless-run-git-"));
     const events: RunEvent[] = [];
     let executor: GitExecutor | undefined;
@@ -505,7 +644,15 @@ describe("runWorkflow with a git checkout", () => {
   it("asks the pod for git after setup, uploads the empty checkout, then clones in the pod before the first step", async () => {
     const { result, executor } = await runWithGit(true);
     assert.equal(result.status, "success");
-    assert.deepEqual(executor.calls, ["setup", "hasGit", "copyIn", `cloneCheckout git://git.example/repo aaaaaaa depth=3 submodules=true`, "runStep 0", "copyOut", "teardown"]);
+    assert.deepEqual(executor.calls, [
+      "setup",
+      "hasGit",
+      "copyIn",
+      `cloneCheckout git://git.example/repo aaaaaaa depth=3 submodules=true`,
+      "runStep 0",
+      "copyOut",
+      "teardown",
+    ]);
     assert.equal(executor.trees?.work.files, 0);
   });
 
@@ -524,6 +671,8 @@ describe("runWorkflow with a git checkout", () => {
     assert.equal(result.errorReason, "checkout-failed");
     assert.deepEqual(executor.calls, ["setup", "hasGit", "teardown"]);
     const end = events.find((event) => event.kind === "phase-end" && event.phase === "clone");
-    assert.ok(end?.kind === "phase-end" && !end.ok && /the image has no git and this runner has no git/.test(end.detail));
+    assert.ok(
+      end?.kind === "phase-end" && !end.ok && /the image has no git and this runner has no git/.test(end.detail),
+    );
   });
 });

@@ -20,7 +20,9 @@ const SECRETS = { "scoped token": SCOPED_TOKEN, "admin token": ADMIN_TOKEN };
  */
 function missingCommands(): string | false {
   const missing = ["credentials", "doctor"].filter((command) => {
-    const help = spawnSync(process.execPath, [join(REPO_ROOT, "bin", "knotless-runner-k8s.js"), command, "--help"], { encoding: "utf8" });
+    const help = spawnSync(process.execPath, [join(REPO_ROOT, "bin", "knotless-runner-k8s.js"), command, "--help"], {
+      encoding: "utf8",
+    });
     return help.status !== 0 || !help.stdout.includes(`Usage: knotless-runner-k8s ${command}`);
   });
   if (missing.length === 0) return false;
@@ -28,7 +30,9 @@ function missingCommands(): string | false {
 }
 
 function containersMissing(): string | false {
-  return spawnSync("podman", ["image", "exists", "docker.io/library/busybox:1.36"], { stdio: "ignore" }).status === 0 ? false : "podman with the local busybox image is not available (run scripts/setup-containers.sh)";
+  return spawnSync("podman", ["image", "exists", "docker.io/library/busybox:1.36"], { stdio: "ignore" }).status === 0
+    ? false
+    : "podman with the local busybox image is not available (run scripts/setup-containers.sh)";
 }
 
 interface Machine {
@@ -54,21 +58,63 @@ function makeMachine(): Machine {
     { mode: 0o600 },
   );
   const calls = join(root, "runner-calls.log");
-  const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, TMPDIR: tmp, LANG: "C", STANDIN_SCOPED_TOKEN: SCOPED_TOKEN, STANDIN_RUNNER_LOG: calls };
+  const env = {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: home,
+    TMPDIR: tmp,
+    LANG: "C",
+    STANDIN_SCOPED_TOKEN: SCOPED_TOKEN,
+    STANDIN_RUNNER_LOG: calls,
+  };
   return { root, home, tmp, report: join(root, "report"), calls, adminKubeconfig, env };
 }
 
-function run(machine: Machine, args: readonly string[], env: Record<string, string> = {}, options: { signalWhen?: { when: RegExp; signal: NodeJS.Signals }; timeoutMs?: number } = {}): Promise<ScriptRun> {
-  return runScript("live-proof.sh", args, { env: { ...machine.env, ...env }, cwd: machine.root, timeoutMs: options.timeoutMs ?? 120_000, ...(options.signalWhen ? { signalWhen: options.signalWhen } : {}) });
+function run(
+  machine: Machine,
+  args: readonly string[],
+  env: Record<string, string> = {},
+  options: { signalWhen?: { when: RegExp; signal: NodeJS.Signals }; timeoutMs?: number } = {},
+): Promise<ScriptRun> {
+  return runScript("live-proof.sh", args, {
+    env: { ...machine.env, ...env },
+    cwd: machine.root,
+    timeoutMs: options.timeoutMs ?? 120_000,
+    ...(options.signalWhen ? { signalWhen: options.signalWhen } : {}),
+  });
 }
 
 /** live-proof.sh against the unreachable admin kubeconfig, with the stand-in runner. */
-function runStandIn(machine: Machine, env: Record<string, string>, options?: Parameters<typeof run>[3]): Promise<ScriptRun> {
-  return run(machine, ["--kubeconfig", machine.adminKubeconfig, "--report", machine.report, "--runner", STANDIN_RUNNER, "--after-wait", "0", "--sample-every", "1"], env, options);
+function runStandIn(
+  machine: Machine,
+  env: Record<string, string>,
+  options?: Parameters<typeof run>[3],
+): Promise<ScriptRun> {
+  return run(
+    machine,
+    [
+      "--kubeconfig",
+      machine.adminKubeconfig,
+      "--report",
+      machine.report,
+      "--runner",
+      STANDIN_RUNNER,
+      "--after-wait",
+      "0",
+      "--sample-every",
+      "1",
+    ],
+    env,
+    options,
+  );
 }
 
 function calls(machine: Machine): string[] {
-  return existsSync(machine.calls) ? readFileSync(machine.calls, "utf8").trim().split("\n").map((line) => line.split(" ")[0] + (line.includes("--revoke") ? " --revoke" : "")) : [];
+  return existsSync(machine.calls)
+    ? readFileSync(machine.calls, "utf8")
+        .trim()
+        .split("\n")
+        .map((line) => line.split(" ")[0] + (line.includes("--revoke") ? " --revoke" : ""))
+    : [];
 }
 
 interface Report {
@@ -77,7 +123,13 @@ interface Report {
   interruptedBy: string | null;
   checks: Array<{ name: string; status: string; detail: string }>;
   run: { resultPath: string | null; status: string | null; exitCode: number | null; job: { name: string } | null };
-  durations: { podWaitMs: number | null; uploadMs: number | null; downloadMs: number | null; teardownMs: number | null; steps: Array<{ name: string; status: string; durationMs: number }> };
+  durations: {
+    podWaitMs: number | null;
+    uploadMs: number | null;
+    downloadMs: number | null;
+    teardownMs: number | null;
+    steps: Array<{ name: string; status: string; durationMs: number }>;
+  };
   nodes: { before: number | null; during: { max: number | null; samples: unknown[] }; after: { count: number | null } };
   outputs: { missing: string[]; received: Array<{ path: string }> };
   doctor: { exitCode: number | null; report: unknown };
@@ -104,7 +156,20 @@ describe("scripts/live-proof.sh", { concurrency: 1 }, () => {
   it("prints its help with every option and the exit codes", async () => {
     const result = await run(makeMachine(), ["--help"]);
     assert.equal(result.code, 0, result.stderr);
-    for (const flag of ["--kubeconfig", "--context", "--local", "--report", "--namespace", "--name", "--duration", "--image", "--kubectl", "--sample-every", "--after-wait", "--runner"]) {
+    for (const flag of [
+      "--kubeconfig",
+      "--context",
+      "--local",
+      "--report",
+      "--namespace",
+      "--name",
+      "--duration",
+      "--image",
+      "--kubectl",
+      "--sample-every",
+      "--after-wait",
+      "--runner",
+    ]) {
       assert.ok(result.stdout.includes(flag), `--help names ${flag}`);
     }
     assert.match(result.stdout, /--workflow/, "it says the run is to move to the example workflow file");
@@ -114,11 +179,31 @@ describe("scripts/live-proof.sh", { concurrency: 1 }, () => {
   describe("bad usage exits 2 before anything runs", () => {
     const cases: ReadonlyArray<{ name: string; args: (m: Machine) => string[]; message: RegExp }> = [
       { name: "no --report", args: (m) => ["--kubeconfig", m.adminKubeconfig], message: /--report DIR is required/ },
-      { name: "neither --kubeconfig nor --local", args: (m) => ["--report", m.report], message: /--kubeconfig FILE \(the admin kubeconfig\) or --local is required/ },
-      { name: "both --kubeconfig and --local", args: (m) => ["--local", "--kubeconfig", m.adminKubeconfig, "--report", m.report], message: /--local and --kubeconfig exclude each other/ },
-      { name: "an unknown option", args: (m) => ["--kubeconfig", m.adminKubeconfig, "--report", m.report, "--fast"], message: /unknown option "--fast"/ },
-      { name: "a malformed --after-wait", args: (m) => ["--kubeconfig", m.adminKubeconfig, "--report", m.report, "--after-wait", "2h"], message: /--after-wait expects whole seconds such as 90, 90s or 3m \(got "2h"\)/ },
-      { name: "a namespace that is not a DNS label", args: (m) => ["--kubeconfig", m.adminKubeconfig, "--report", m.report, "--namespace", "CI"], message: /--namespace expects a DNS-1123 label/ },
+      {
+        name: "neither --kubeconfig nor --local",
+        args: (m) => ["--report", m.report],
+        message: /--kubeconfig FILE \(the admin kubeconfig\) or --local is required/,
+      },
+      {
+        name: "both --kubeconfig and --local",
+        args: (m) => ["--local", "--kubeconfig", m.adminKubeconfig, "--report", m.report],
+        message: /--local and --kubeconfig exclude each other/,
+      },
+      {
+        name: "an unknown option",
+        args: (m) => ["--kubeconfig", m.adminKubeconfig, "--report", m.report, "--fast"],
+        message: /unknown option "--fast"/,
+      },
+      {
+        name: "a malformed --after-wait",
+        args: (m) => ["--kubeconfig", m.adminKubeconfig, "--report", m.report, "--after-wait", "2h"],
+        message: /--after-wait expects whole seconds such as 90, 90s or 3m \(got "2h"\)/,
+      },
+      {
+        name: "a namespace that is not a DNS label",
+        args: (m) => ["--kubeconfig", m.adminKubeconfig, "--report", m.report, "--namespace", "CI"],
+        message: /--namespace expects a DNS-1123 label/,
+      },
       {
         name: "a report directory that holds a proof already",
         args: (m) => {
@@ -140,14 +225,33 @@ describe("scripts/live-proof.sh", { concurrency: 1 }, () => {
   });
 
   describe("a missing prerequisite exits 3, saying which", () => {
-    const cases: ReadonlyArray<{ name: string; args: (m: Machine) => string[]; env?: (m: Machine) => Record<string, string>; message: RegExp }> = [
-      { name: "without the admin kubeconfig", args: (m) => ["--kubeconfig", join(m.root, "absent"), "--report", m.report, "--runner", STANDIN_RUNNER], message: /cannot read the admin kubeconfig .*absent \(scripts\/tenant-kubeconfig\.sh writes one\)/ },
-      { name: "without the kubectl named by --kubectl", args: (m) => ["--kubeconfig", m.adminKubeconfig, "--report", m.report, "--kubectl", join(m.root, "no-kubectl")], message: /--kubectl .*no-kubectl is not an executable/ },
-      { name: "without the runner named by --runner", args: (m) => ["--kubeconfig", m.adminKubeconfig, "--report", m.report, "--runner", join(m.root, "no-runner")], message: /--runner .*no-runner is not an executable/ },
+    const cases: ReadonlyArray<{
+      name: string;
+      args: (m: Machine) => string[];
+      env?: (m: Machine) => Record<string, string>;
+      message: RegExp;
+    }> = [
+      {
+        name: "without the admin kubeconfig",
+        args: (m) => ["--kubeconfig", join(m.root, "absent"), "--report", m.report, "--runner", STANDIN_RUNNER],
+        message: /cannot read the admin kubeconfig .*absent \(scripts\/tenant-kubeconfig\.sh writes one\)/,
+      },
+      {
+        name: "without the kubectl named by --kubectl",
+        args: (m) => ["--kubeconfig", m.adminKubeconfig, "--report", m.report, "--kubectl", join(m.root, "no-kubectl")],
+        message: /--kubectl .*no-kubectl is not an executable/,
+      },
+      {
+        name: "without the runner named by --runner",
+        args: (m) => ["--kubeconfig", m.adminKubeconfig, "--report", m.report, "--runner", join(m.root, "no-runner")],
+        message: /--runner .*no-runner is not an executable/,
+      },
       {
         name: "without node",
         args: (m) => ["--kubeconfig", m.adminKubeconfig, "--report", m.report],
-        env: (m) => ({ PATH: makePathWithout(join(m.root, "bin-without-node"), ["node", "nodejs", "npx", "npm", "corepack"]) }),
+        env: (m) => ({
+          PATH: makePathWithout(join(m.root, "bin-without-node"), ["node", "nodejs", "npx", "npm", "corepack"]),
+        }),
         message: /node is not on PATH: install Node\.js 20 or later/,
       },
     ];
@@ -176,9 +280,16 @@ describe("scripts/live-proof.sh", { concurrency: 1 }, () => {
       assert.equal(statusOf(report, "doctor"), "fail");
       assert.equal(statusOf(report, "the scoped credential is minted"), "not-run");
       assert.equal(statusOf(report, "the scoped credential is revoked"), "not-run");
-      assert.deepEqual((report.doctor.report as { checks: unknown[] }).checks.length, 2, "doctor's JSON is passed through");
+      assert.deepEqual(
+        (report.doctor.report as { checks: unknown[] }).checks.length,
+        2,
+        "doctor's JSON is passed through",
+      );
       assert.equal(report.nodes.before, null, "kubectl could not count the nodes");
-      assert.match(readFileSync(join(machine.report, "live-proof.md"), "utf8"), /^# Live proof: FAIL\n\nStopped at \*\*doctor\*\*/);
+      assert.match(
+        readFileSync(join(machine.report, "live-proof.md"), "utf8"),
+        /^# Live proof: FAIL\n\nStopped at \*\*doctor\*\*/,
+      );
       assertNoLeaks(machine, result);
     });
 
@@ -195,7 +306,11 @@ describe("scripts/live-proof.sh", { concurrency: 1 }, () => {
       assert.equal(statusOf(report, "the example run succeeds"), "fail");
       assert.equal(statusOf(report, "the outputs came back"), "fail");
       assert.equal(statusOf(report, "the scoped credential is revoked"), "pass");
-      assert.match(report.credential.output ?? "", /with token \*\*\*/, "the minted token the command printed is masked in the report");
+      assert.match(
+        report.credential.output ?? "",
+        /with token \*\*\*/,
+        "the minted token the command printed is masked in the report",
+      );
       assertNoLeaks(machine, result);
     });
 
@@ -203,7 +318,10 @@ describe("scripts/live-proof.sh", { concurrency: 1 }, () => {
       const machine = makeMachine();
       const result = await runStandIn(machine, { STANDIN_CREDENTIALS_MODE: "644" });
       assert.equal(result.code, 1, result.stderr);
-      assert.match(result.stderr, /FAILED at credentials: the scoped kubeconfig's mode is -rw-r--r--, expected -rw------- \(0600\)/);
+      assert.match(
+        result.stderr,
+        /FAILED at credentials: the scoped kubeconfig's mode is -rw-r--r--, expected -rw------- \(0600\)/,
+      );
       assert.deepEqual(calls(machine), ["doctor", "credentials", "credentials --revoke"]);
       assert.equal(statusOf(readReport(machine), "the scoped credential is minted"), "fail");
       assertNoLeaks(machine, result);
@@ -213,7 +331,10 @@ describe("scripts/live-proof.sh", { concurrency: 1 }, () => {
       const machine = makeMachine();
       const result = await runStandIn(machine, { STANDIN_CREDENTIALS_EXIT: "3" });
       assert.equal(result.code, 1, result.stderr);
-      assert.match(result.stderr, /\| error: serviceaccounts is forbidden in default\n[\s\S]*FAILED at credentials: credentials exited 3/);
+      assert.match(
+        result.stderr,
+        /\| error: serviceaccounts is forbidden in default\n[\s\S]*FAILED at credentials: credentials exited 3/,
+      );
       assert.deepEqual(calls(machine), ["doctor", "credentials", "credentials --revoke"]);
       assertNoLeaks(machine, result);
     });
@@ -222,14 +343,21 @@ describe("scripts/live-proof.sh", { concurrency: 1 }, () => {
       const machine = makeMachine();
       const result = await runStandIn(machine, { STANDIN_RUN: "fail", STANDIN_REVOKE_EXIT: "3" });
       assert.equal(result.code, 1, result.stderr);
-      assert.match(result.stderr, /the scoped credential may still be valid: revoke it with knotless-runner-k8s credentials .* --name knotless-live-proof --out FILE --revoke/);
+      assert.match(
+        result.stderr,
+        /the scoped credential may still be valid: revoke it with knotless-runner-k8s credentials .* --name knotless-live-proof --out FILE --revoke/,
+      );
       assert.equal(statusOf(readReport(machine), "the scoped credential is revoked"), "fail");
       assertNoLeaks(machine, result);
     });
 
     it("on SIGTERM during the run stops the run, revokes, and writes the report", async () => {
       const machine = makeMachine();
-      const result = await runStandIn(machine, { STANDIN_RUN: "hang" }, { signalWhen: { when: /nodes while the run runs/, signal: "SIGTERM" } });
+      const result = await runStandIn(
+        machine,
+        { STANDIN_RUN: "hang" },
+        { signalWhen: { when: /nodes while the run runs/, signal: "SIGTERM" } },
+      );
       assert.equal(result.code, 143, result.stderr);
       assert.match(result.stderr, /TERM: stopping; the run deletes its Job and the scoped credential is revoked/);
       const recorded = readFileSync(machine.calls, "utf8");
@@ -246,7 +374,12 @@ describe("scripts/live-proof.sh", { concurrency: 1 }, () => {
     it("with a stand-in doctor, runs the real example and reports every duration, node count and check", async () => {
       const machine = makeMachine();
       // The local cluster over TLS refuses a made-up token: the stand-in hands credentials to the real command.
-      const result = await run(machine, ["--local", "--report", machine.report, "--runner", STANDIN_RUNNER], { STANDIN_RUN: "real", STANDIN_CREDENTIALS: "real" }, { timeoutMs: 300_000 });
+      const result = await run(
+        machine,
+        ["--local", "--report", machine.report, "--runner", STANDIN_RUNNER],
+        { STANDIN_RUN: "real", STANDIN_CREDENTIALS: "real" },
+        { timeoutMs: 300_000 },
+      );
       assert.equal(result.code, 0, result.stderr);
       assert.deepEqual(calls(machine), ["doctor", "credentials", "run", "credentials --revoke"]);
       const report = readReport(machine);
@@ -255,13 +388,30 @@ describe("scripts/live-proof.sh", { concurrency: 1 }, () => {
       assert.equal(report.run.status, "success");
       assert.ok(report.run.resultPath && existsSync(report.run.resultPath), "the result's path is in the report");
       assert.equal(report.run.resultPath, join(machine.report, "run", "result.json"));
-      const runResult = JSON.parse(readFileSync(report.run.resultPath, "utf8")) as { workflow?: { name: string; imageFrom: string } };
-      assert.deepEqual([runResult.workflow?.name, runResult.workflow?.imageFrom], ["hello.yml", "workflow"], "the run is the example workflow file");
-      for (const phase of ["podWaitMs", "uploadMs", "downloadMs", "teardownMs"] as const) assert.equal(typeof report.durations[phase], "number", phase);
-      assert.deepEqual(report.durations.steps.map((s) => s.name), ["date", "hostname", "files", "outputs"]);
-      assert.deepEqual([report.nodes.before, report.nodes.during.max, report.nodes.after.count], [1, 1, 1], "the local cluster has one node throughout");
+      const runResult = JSON.parse(readFileSync(report.run.resultPath, "utf8")) as {
+        workflow?: { name: string; imageFrom: string };
+      };
+      assert.deepEqual(
+        [runResult.workflow?.name, runResult.workflow?.imageFrom],
+        ["hello.yml", "workflow"],
+        "the run is the example workflow file",
+      );
+      for (const phase of ["podWaitMs", "uploadMs", "downloadMs", "teardownMs"] as const)
+        assert.equal(typeof report.durations[phase], "number", phase);
+      assert.deepEqual(
+        report.durations.steps.map((s) => s.name),
+        ["date", "hostname", "files", "outputs"],
+      );
+      assert.deepEqual(
+        [report.nodes.before, report.nodes.during.max, report.nodes.after.count],
+        [1, 1, 1],
+        "the local cluster has one node throughout",
+      );
       assert.ok(report.nodes.during.samples.length >= 1);
-      assert.deepEqual(report.outputs.received.map((o) => o.path), ["ran.txt"]);
+      assert.deepEqual(
+        report.outputs.received.map((o) => o.path),
+        ["ran.txt"],
+      );
       const markdown = readFileSync(join(machine.report, "live-proof.md"), "utf8");
       assert.match(markdown, /^# Live proof: PASS/);
       assert.match(markdown, /\| pod wait \(Job created to pod running\) \| \d+/);

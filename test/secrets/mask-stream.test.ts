@@ -12,7 +12,10 @@ function maskPieces(masker: SecretMasker, pieces: readonly string[]): string {
   let out = "";
   for (const piece of pieces) {
     out += stream.write(piece);
-    assert.ok(stream.heldLength <= masker.longestFormLength - 1, `held ${stream.heldLength} > longest form ${masker.longestFormLength} - 1`);
+    assert.ok(
+      stream.heldLength <= masker.longestFormLength - 1,
+      `held ${stream.heldLength} > longest form ${masker.longestFormLength} - 1`,
+    );
   }
   return out + stream.end();
 }
@@ -37,7 +40,8 @@ describe("SecretMasker", () => {
   });
 
   it("catches a secret written one character at a time, and the output equals masking the whole text", () => {
-    const text = "start ghp_R2d2C3poBb8Luke0Leia9Han mid hunter22hunter22 ünïcødé pässwörd-ключ-密码 🔑astral-secret🔑 end 😀\n";
+    const text =
+      "start ghp_R2d2C3poBb8Luke0Leia9Han mid hunter22hunter22 ünïcødé pässwörd-ключ-密码 🔑astral-secret🔑 end 😀\n";
     const whole = masker.maskText(text);
     assert.equal(whole, "start *** mid ****** ünïcødé *** *** end 😀\n");
     assert.equal(maskPieces(masker, Array.from(text)), whole);
@@ -47,7 +51,8 @@ describe("SecretMasker", () => {
     const text = "ключ: pässwörd-ключ-密码 → 🔑astral-secret🔑 ✓ 密码 😀 hunter2 (not a secret)\n";
     const expected = "ключ: *** → *** ✓ 密码 😀 hunter2 (not a secret)\n";
     const bytes = Buffer.from(text, "utf8");
-    for (let size = 1; size <= bytes.length; size++) assert.equal(maskBytes(masker, bytes, size), expected, `${size}-byte pieces`);
+    for (let size = 1; size <= bytes.length; size++)
+      assert.equal(maskBytes(masker, bytes, size), expected, `${size}-byte pieces`);
   });
 
   it("masks every base64 form of a secret at every alignment inside longer base64 data, leaving the other characters", () => {
@@ -58,7 +63,11 @@ describe("SecretMasker", () => {
       const bytes = Buffer.from(value, "utf8");
       for (let before = 1; before <= 9; before++) {
         for (const url of [false, true]) {
-          const data = Buffer.concat([makeRandomBytes(random, before), bytes, makeRandomBytes(random, 4 + pickIndex(random, 8))]);
+          const data = Buffer.concat([
+            makeRandomBytes(random, before),
+            bytes,
+            makeRandomBytes(random, 4 + pickIndex(random, 8)),
+          ]);
           const standard = data.toString("base64");
           const encoded = url ? standard.replace(/\+/g, "-").replace(/\//g, "_") : standard;
           const first = Math.ceil((before * 8) / 6);
@@ -80,7 +89,8 @@ describe("SecretMasker", () => {
     const standard = Buffer.from(value).toString("base64");
     const url = Buffer.from(value).toString("base64url");
     const one = new SecretMasker([value]);
-    for (const form of [standard, standard.replace(/=+$/, ""), url, `${url}==`]) assert.equal(one.maskText(`x ${form} y`), "x *** y", form);
+    for (const form of [standard, standard.replace(/=+$/, ""), url, `${url}==`])
+      assert.equal(one.maskText(`x ${form} y`), "x *** y", form);
     assert.notEqual(standard.replace(/=+$/, ""), standard, "the value's base64 is padded");
     assert.notEqual(url, standard.replace(/=+$/, ""), "the value's URL-safe base64 differs");
   });
@@ -150,9 +160,13 @@ describe("SecretMasker", () => {
     const random = createRandom(5);
     const forms = buildSecretForms(SECRETS);
     let text = "";
-    while (text.length < 300_000) text += random() < 0.01 ? forms[pickIndex(random, forms.length)]! : "lorem ipsum dolor ghp_ hunt pässw 🔑a\n".slice(pickIndex(random, 20));
+    while (text.length < 300_000)
+      text +=
+        random() < 0.01
+          ? forms[pickIndex(random, forms.length)]!
+          : "lorem ipsum dolor ghp_ hunt pässw 🔑a\n".slice(pickIndex(random, 20));
     const chunks: string[] = [];
-    for (let at = 0; at < text.length; ) {
+    for (let at = 0; at < text.length;) {
       let end = Math.min(text.length, at + 65536 - pickIndex(random, 64));
       if (/[\uD800-\uDBFF]/.test(text.charAt(end - 1))) end -= 1; // cut where a StringDecoder could
       chunks.push(text.slice(at, end));
@@ -169,7 +183,20 @@ describe("SecretMasker", () => {
     for (const set of [secrets, [...secrets, "xa"]]) {
       const many = new SecretMasker(set);
       const forms = buildSecretForms(set);
-      const pieces = [...forms, ...forms.map((form) => form.slice(0, 1 + (form.length >> 1))), "a", "b", "c", "é", "😀", " ", "\n", "x", "Zm9v", "=="];
+      const pieces = [
+        ...forms,
+        ...forms.map((form) => form.slice(0, 1 + (form.length >> 1))),
+        "a",
+        "b",
+        "c",
+        "é",
+        "😀",
+        " ",
+        "\n",
+        "x",
+        "Zm9v",
+        "==",
+      ];
       for (let seed = 1; seed <= 300; seed++) {
         const random = createRandom(seed);
         let text = "";
@@ -177,7 +204,11 @@ describe("SecretMasker", () => {
         for (let i = 0; i < parts; i++) text += pieces[pickIndex(random, pieces.length)];
         const whole = many.maskText(text);
         assert.equal(whole, maskByReference(text, forms), `seed ${seed}: maskText against the reference`);
-        assert.equal(maskPieces(many, cutAtCodePoints(random, text, 1 + pickIndex(random, 12))), whole, `seed ${seed}: streamed`);
+        assert.equal(
+          maskPieces(many, cutAtCodePoints(random, text, 1 + pickIndex(random, 12))),
+          whole,
+          `seed ${seed}: streamed`,
+        );
       }
     }
   });

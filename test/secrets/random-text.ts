@@ -28,7 +28,7 @@ export function makeRandomBytes(random: () => number, length: number): Buffer {
 export function cutAtCodePoints(random: () => number, text: string, maxLength: number): string[] {
   const points = Array.from(text);
   const pieces: string[] = [];
-  for (let at = 0; at < points.length; ) {
+  for (let at = 0; at < points.length;) {
     const take = 1 + pickIndex(random, maxLength);
     pieces.push(points.slice(at, at + take).join(""));
     at += take;
@@ -39,7 +39,7 @@ export function cutAtCodePoints(random: () => number, text: string, maxLength: n
 /** The masking rule written as plainly as possible: at each position the longest form starting there, else one character. */
 export function maskByReference(text: string, forms: readonly string[], mask = "***"): string {
   let out = "";
-  for (let at = 0; at < text.length; ) {
+  for (let at = 0; at < text.length;) {
     let longest = 0;
     for (const form of forms) if (form.length > longest && text.startsWith(form, at)) longest = form.length;
     if (longest > 0) {

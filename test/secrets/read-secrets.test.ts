@@ -5,7 +5,14 @@ import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { InputError } from "../../src/core/errors.js";
-import { checkSecretsFileMode, MAX_SECRETS_FILE_BYTES, mergeSecrets, parseSecretsFile, readSecretsFile, readSecretsFromEnv } from "../../src/secrets/read-secrets.js";
+import {
+  checkSecretsFileMode,
+  MAX_SECRETS_FILE_BYTES,
+  mergeSecrets,
+  parseSecretsFile,
+  readSecretsFile,
+  readSecretsFromEnv,
+} from "../../src/secrets/read-secrets.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
 
 /** Asserts that parsing fails with an InputError at `location` whose message matches and shows no secret value. */
@@ -16,7 +23,8 @@ function assertRefused(text: string, location: string, message: RegExp, values: 
       assert.ok(error instanceof InputError, String(error));
       assert.equal(error.location, location);
       assert.match(error.message, message);
-      for (const value of values) assert.ok(!error.message.includes(value), `the message shows ${JSON.stringify(value)}: ${error.message}`);
+      for (const value of values)
+        assert.ok(!error.message.includes(value), `the message shows ${JSON.stringify(value)}: ${error.message}`);
       return true;
     },
   );
@@ -73,12 +81,18 @@ describe("parseSecretsFile", () => {
   });
 
   it("refuses a name given twice, naming the first line", () => {
-    assertRefused("A=one-value\nB=2\nA=other-value\n", "secrets.env:3", /A is defined again \(first on line 1\)/, ["one-value", "other-value"]);
+    assertRefused("A=one-value\nB=2\nA=other-value\n", "secrets.env:3", /A is defined again \(first on line 1\)/, [
+      "one-value",
+      "other-value",
+    ]);
   });
 
   it("refuses an unclosed quote, or text after the closing quote, at the entry's first line", () => {
     assertRefused('A=1\nKEY="unclosed-value\nB=2\n', "secrets.env:2", /no closing quote/, ["unclosed-value"]);
-    assertRefused("KEY='q-val-77' trailing-text\n", "secrets.env:1", /no closing quote, or text after it/, ["q-val-77", "trailing-text"]);
+    assertRefused("KEY='q-val-77' trailing-text\n", "secrets.env:1", /no closing quote, or text after it/, [
+      "q-val-77",
+      "trailing-text",
+    ]);
   });
 
   it('refuses a "#" inside an unquoted value, which dotenv would read as the start of a comment', () => {
@@ -104,14 +118,21 @@ describe("readSecretsFromEnv", () => {
   });
 
   it("refuses a variable that is not set or is empty", () => {
-    assert.throws(() => readSecretsFromEnv(["MISSING"], env), (error: unknown) => error instanceof InputError && /MISSING is not set/.test(error.message));
-    assert.throws(() => readSecretsFromEnv(["EMPTY"], env), (error: unknown) => error instanceof InputError && /EMPTY is empty/.test(error.message));
+    assert.throws(
+      () => readSecretsFromEnv(["MISSING"], env),
+      (error: unknown) => error instanceof InputError && /MISSING is not set/.test(error.message),
+    );
+    assert.throws(
+      () => readSecretsFromEnv(["EMPTY"], env),
+      (error: unknown) => error instanceof InputError && /EMPTY is empty/.test(error.message),
+    );
   });
 
   it("refuses a bad name without repeating it, since it may be a value pasted by mistake", () => {
     assert.throws(
       () => readSecretsFromEnv(["TOKEN", "ghp-pasted-value"], env),
-      (error: unknown) => error instanceof InputError && /number 2/.test(error.message) && !error.message.includes("ghp-pasted-value"),
+      (error: unknown) =>
+        error instanceof InputError && /number 2/.test(error.message) && !error.message.includes("ghp-pasted-value"),
     );
   });
 
@@ -125,7 +146,10 @@ describe("mergeSecrets", () => {
     const file = { from: "secrets.env", secrets: [{ name: "A", value: "1" }] };
     const flags = { from: "--secret-env", secrets: [{ name: "B", value: "2" }] };
     assert.deepEqual(mergeSecrets([file, flags]), [...file.secrets, ...flags.secrets]);
-    assert.throws(() => mergeSecrets([file, { from: "--secret-env", secrets: [{ name: "A", value: "x" }] }]), /A is given by both secrets.env and --secret-env/);
+    assert.throws(
+      () => mergeSecrets([file, { from: "--secret-env", secrets: [{ name: "A", value: "x" }] }]),
+      /A is given by both secrets.env and --secret-env/,
+    );
   });
 });
 
@@ -136,7 +160,10 @@ describe("checkSecretsFileMode", () => {
   });
 
   it("warns when the group or others can read the file", () => {
-    assert.match(checkSecretsFileMode(0o100644, "s.env") ?? "", /s\.env is readable by its group and others \(mode 644\): chmod 600 s\.env/);
+    assert.match(
+      checkSecretsFileMode(0o100644, "s.env") ?? "",
+      /s\.env is readable by its group and others \(mode 644\): chmod 600 s\.env/,
+    );
     assert.match(checkSecretsFileMode(0o100640, "s.env") ?? "", /readable by its group \(mode 640\)/);
     assert.match(checkSecretsFileMode(0o100604, "s.env") ?? "", /readable by others \(mode 604\)/);
   });
@@ -157,25 +184,45 @@ describe("readSecretsFile", () => {
   });
 
   it("refuses a file that cannot be read as bad input", async () => {
-    await assert.rejects(readSecretsFile(join(dir, "missing.env")), (error: unknown) => error instanceof InputError && /no such file/.test(error.message));
+    await assert.rejects(
+      readSecretsFile(join(dir, "missing.env")),
+      (error: unknown) => error instanceof InputError && /no such file/.test(error.message),
+    );
   });
 
   it("refuses a named pipe at once instead of waiting for a writer", { timeout: 5_000 }, async () => {
     const path = join(dir, "pipe.env");
     execFileSync("mkfifo", [path]);
-    await assert.rejects(readSecretsFile(path), (error: unknown) => error instanceof InputError && /named pipe/.test(error.message) && error.message.includes(path));
+    await assert.rejects(
+      readSecretsFile(path),
+      (error: unknown) =>
+        error instanceof InputError && /named pipe/.test(error.message) && error.message.includes(path),
+    );
   });
 
   it("refuses a device and a file past the bound without reading it whole", async () => {
-    await assert.rejects(readSecretsFile("/dev/zero"), (error: unknown) => error instanceof InputError && /character device/.test(error.message));
+    await assert.rejects(
+      readSecretsFile("/dev/zero"),
+      (error: unknown) => error instanceof InputError && /character device/.test(error.message),
+    );
     const path = join(dir, "huge.env");
     writeFileSync(path, `A=${"x".repeat(MAX_SECRETS_FILE_BYTES)}\n`);
-    await assert.rejects(readSecretsFile(path), (error: unknown) => error instanceof InputError && /more than the 1 MiB/.test(error.message));
+    await assert.rejects(
+      readSecretsFile(path),
+      (error: unknown) => error instanceof InputError && /more than the 1 MiB/.test(error.message),
+    );
   });
 
   it("refuses bytes that are not UTF-8 at their line, never showing the value", async () => {
     const path = join(dir, "latin1.env");
     writeFileSync(path, Buffer.from("A=ok\nTOKEN=caf\xe9secret\n", "latin1"));
-    await assert.rejects(readSecretsFile(path), (error: unknown) => error instanceof InputError && /not UTF-8/.test(error.message) && /:2/.test(error.message) && !error.message.includes("hunter2"));
+    await assert.rejects(
+      readSecretsFile(path),
+      (error: unknown) =>
+        error instanceof InputError &&
+        /not UTF-8/.test(error.message) &&
+        /:2/.test(error.message) &&
+        !error.message.includes("hunter2"),
+    );
   });
 });

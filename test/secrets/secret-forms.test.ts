@@ -1,7 +1,12 @@
 // Tests which forms of a secret are masked: the value, its lines and its base64 encodings at every alignment.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { buildSecretForms, listBase64Forms, MIN_ENCODED_FORM_LENGTH, MIN_LINE_LENGTH } from "../../src/secrets/secret-forms.js";
+import {
+  buildSecretForms,
+  listBase64Forms,
+  MIN_ENCODED_FORM_LENGTH,
+  MIN_LINE_LENGTH,
+} from "../../src/secrets/secret-forms.js";
 import { createRandom, makeRandomBytes } from "./random-text.js";
 
 /** Base64 of `bytes`, in the alphabet of `url`. */
@@ -44,7 +49,10 @@ describe("buildSecretForms", () => {
           const end = Math.floor(((before + bytes.length) * 8) / 6);
           const inner = a.slice(first, end);
           assert.equal(b.slice(first, end), inner, "the value alone determines these characters");
-          assert.ok(forms.includes(inner), `${value} preceded by ${before} bytes (${url ? "URL-safe" : "standard"}): ${inner}`);
+          assert.ok(
+            forms.includes(inner),
+            `${value} preceded by ${before} bytes (${url ? "URL-safe" : "standard"}): ${inner}`,
+          );
         }
       }
     }
@@ -54,13 +62,14 @@ describe("buildSecretForms", () => {
     const forms = buildSecretForms(["a"]);
     assert.deepEqual(forms.sort(), ["YQ==", "a"].sort());
     for (const value of ["a", "ab", "abc", "abcd"]) {
-      for (const form of buildSecretForms([value])) if (form !== value) assert.ok(form.length >= MIN_ENCODED_FORM_LENGTH, `${value}: ${form}`);
+      for (const form of buildSecretForms([value]))
+        if (form !== value) assert.ok(form.length >= MIN_ENCODED_FORM_LENGTH, `${value}: ${form}`);
     }
     assert.ok(listBase64Forms(Buffer.from("ab")).includes("YW"), "the short form exists before the filter");
   });
 
   it(`masks each line of a multi-line value (without its \\r) when it has at least ${MIN_LINE_LENGTH} characters, and the whole value`, () => {
-    const value = "{\r\n  \"private_key\": \"MIIEvQIBADANBgkq\",\r\n  },\r\n}";
+    const value = '{\r\n  "private_key": "MIIEvQIBADANBgkq",\r\n  },\r\n}';
     const forms = buildSecretForms([value]);
     assert.ok(forms.includes(value));
     assert.ok(forms.includes('  "private_key": "MIIEvQIBADANBgkq",'));

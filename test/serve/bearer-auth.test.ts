@@ -20,7 +20,10 @@ describe("bearer auth", () => {
   });
 
   it("refuses a token file readable by group or others, naming its mode", () => {
-    assert.throws(() => readTokenFile(tokenFile("loose", "s3cret", 0o644)), (e: unknown) => e instanceof InputError && /0644/.test(e.message) && /chmod 600/.test(e.message));
+    assert.throws(
+      () => readTokenFile(tokenFile("loose", "s3cret", 0o644)),
+      (e: unknown) => e instanceof InputError && /0644/.test(e.message) && /chmod 600/.test(e.message),
+    );
     assert.throws(() => readTokenFile(tokenFile("group", "s3cret", 0o640)), InputError);
   });
 
@@ -30,7 +33,10 @@ describe("bearer auth", () => {
   });
 
   it("refuses a token shorter than 16 characters, saying how long one must be", () => {
-    assert.throws(() => readTokenFile(tokenFile("short", "abcde\n", 0o600)), (e: unknown) => e instanceof InputError && /5 characters/.test(e.message) && /at least 16/.test(e.message));
+    assert.throws(
+      () => readTokenFile(tokenFile("short", "abcde\n", 0o600)),
+      (e: unknown) => e instanceof InputError && /5 characters/.test(e.message) && /at least 16/.test(e.message),
+    );
     assert.equal(readTokenFile(tokenFile("sixteen", "0123456789abcdef\n", 0o600)), "0123456789abcdef");
   });
 

@@ -11,7 +11,14 @@ import { EMPTY_REPORT, ScriptedExecutor, untilAborted } from "../support/scripte
 import { makeTestTempDir } from "../support/temp-dir.js";
 
 const TOKEN = "t0ken-for-tests";
-const WORKFLOW = ["steps:", "  - name: hello", "    command: echo hello", "  - name: wait", "    command: sleep 1", ""].join("\n");
+const WORKFLOW = [
+  "steps:",
+  "  - name: hello",
+  "    command: echo hello",
+  "  - name: wait",
+  "    command: sleep 1",
+  "",
+].join("\n");
 
 describe("serve over HTTP (scripted executor)", { timeout: 60_000 }, () => {
   const dir = makeTestTempDir("serve-http-");
@@ -38,8 +45,17 @@ describe("serve over HTTP (scripted executor)", { timeout: 60_000 }, () => {
         keepRunsMs: 3_600_000,
         gcIntervalMs: 3_600_000,
         gcStaleAfterMs: 120_000,
-        defaults: { target: { namespace: "ci" }, podTimeoutMs: 1000, maxOutputBytes: 1 << 20, maxLogBytes: 1 << 20, checkoutRoot: dir },
-        transport: { setting: { target: { namespace: "ci" }, kubectlPath: "/nonexistent/kubectl", transport: "kubectl" }, env: {} },
+        defaults: {
+          target: { namespace: "ci" },
+          podTimeoutMs: 1000,
+          maxOutputBytes: 1 << 20,
+          maxLogBytes: 1 << 20,
+          checkoutRoot: dir,
+        },
+        transport: {
+          setting: { target: { namespace: "ci" }, kubectlPath: "/nonexistent/kubectl", transport: "kubectl" },
+          env: {},
+        },
       },
       {
         warn: () => undefined,
@@ -47,7 +63,11 @@ describe("serve over HTTP (scripted executor)", { timeout: 60_000 }, () => {
           new ScriptedExecutor(ctx, {
             runStep: async (index, _deadline, c) => {
               c.emit({ kind: "step-output", index, stream: "stdout", text: `line ${index} of ${c.settings.runId}\n` });
-              if (index === 1) await Promise.race([new Promise<void>((resolve) => releases.set(c.settings.runId, resolve)), untilAborted(c.signal)]);
+              if (index === 1)
+                await Promise.race([
+                  new Promise<void>((resolve) => releases.set(c.settings.runId, resolve)),
+                  untilAborted(c.signal),
+                ]);
               return { status: "success", exitCode: 0, timedOut: false } as StepOutcome;
             },
             copyOut: async (c) => {
@@ -64,7 +84,10 @@ describe("serve over HTTP (scripted executor)", { timeout: 60_000 }, () => {
     await started?.stop(1000, AbortSignal.abort());
   });
 
-  const submit = (runId: string) => client.call(NSID.submitRun, { body: { workflow: { name: "ci.yml", text: WORKFLOW }, checkout: { dir: checkout }, runId } });
+  const submit = (runId: string) =>
+    client.call(NSID.submitRun, {
+      body: { workflow: { name: "ci.yml", text: WORKFLOW }, checkout: { dir: checkout }, runId },
+    });
 
   it("refuses every endpoint without the token, or with a wrong one, with 401", async () => {
     for (const token of [null, "wrong"]) {
@@ -84,7 +107,9 @@ describe("serve over HTTP (scripted executor)", { timeout: 60_000 }, () => {
   });
 
   it("answers a bad workflow with 400 InvalidWorkflow at file:line:column, and records nothing", async () => {
-    const bad = await client.call(NSID.submitRun, { body: { workflow: { name: "ci.yml", text: "steps:\n  - nme: x\n" }, checkout: { dir: checkout }, runId: "bad" } });
+    const bad = await client.call(NSID.submitRun, {
+      body: { workflow: { name: "ci.yml", text: "steps:\n  - nme: x\n" }, checkout: { dir: checkout }, runId: "bad" },
+    });
     assert.equal(bad.status, 400);
     assert.equal(bad.body.error, "InvalidWorkflow");
     assert.match(bad.body.message, /ci\.yml:2:\d+/);
@@ -98,7 +123,9 @@ describe("serve over HTTP (scripted executor)", { timeout: 60_000 }, () => {
     await release("r1");
     const [fromWs, fromNdjson] = await Promise.all([ws, ndjson]);
     assert.equal(fromWs.code, 1000);
-    const file = readFileSync(join(dir, "state", "runs", "r1", "log.ndjson"), "utf8").trim().split("\n");
+    const file = readFileSync(join(dir, "state", "runs", "r1", "log.ndjson"), "utf8")
+      .trim()
+      .split("\n");
     assert.deepEqual(fromWs.frames, file);
     assert.deepEqual(fromNdjson, file);
     assert.deepEqual((await client.followWs("/logs/r1")).frames, file);
@@ -112,19 +139,38 @@ describe("serve over HTTP (scripted executor)", { timeout: 60_000 }, () => {
     const res = await client.fetch(`/xrpc/${NSID.getOutputs}?runId=r1`);
     assert.equal(res.headers.get("content-type"), "application/x-tar");
     const members = await readArchiveMembers(Buffer.from(await res.arrayBuffer()));
-    assert.deepEqual(members.filter((m) => m.type === "file").map((m) => [m.name, m.content.toString()]), [["outputs/report.txt", "made by the run\n"]]);
-    assert.equal((await client.call(NSID.getOutputs, { params: { runId: "r1", artifact: "nope" } })).body.error, "ArtifactNotFound");
+    assert.deepEqual(
+      members.filter((m) => m.type === "file").map((m) => [m.name, m.content.toString()]),
+      [["outputs/report.txt", "made by the run\n"]],
+    );
+    assert.equal(
+      (await client.call(NSID.getOutputs, { params: { runId: "r1", artifact: "nope" } })).body.error,
+      "ArtifactNotFound",
+    );
   });
 
   it("streams events from a cursor over both transports, with nothing missed or repeated", async () => {
-    const all = (await client.followNdjson("/events?cursor=0", { until: (lines) => lines.some((l) => JSON.parse(l).status === "success") })).map((l) => JSON.parse(l));
+    const all = (
+      await client.followNdjson("/events?cursor=0", {
+        until: (lines) => lines.some((l) => JSON.parse(l).status === "success"),
+      })
+    ).map((l) => JSON.parse(l));
     for (const event of all) client.lexicons.def("statusEvent", event);
     await submit("r2");
     const cursor = all.at(-1).cursor;
-    const live = client.followWs(`/events?cursor=${cursor}`, { until: (frames) => frames.some((f) => JSON.parse(f).status === "success") });
+    const live = client.followWs(`/events?cursor=${cursor}`, {
+      until: (frames) => frames.some((f) => JSON.parse(f).status === "success"),
+    });
     await release("r2");
     const after = (await live).frames.map((f) => JSON.parse(f));
-    assert.deepEqual(after.map((e) => [e.runId, e.status]), [["r2", "pending"], ["r2", "running"], ["r2", "success"]]);
+    assert.deepEqual(
+      after.map((e) => [e.runId, e.status]),
+      [
+        ["r2", "pending"],
+        ["r2", "running"],
+        ["r2", "success"],
+      ],
+    );
     assert.ok(after.every((e) => e.cursor > cursor));
   });
 
@@ -133,8 +179,13 @@ describe("serve over HTTP (scripted executor)", { timeout: 60_000 }, () => {
     const future = await client.fetch("/events?cursor=999999", ndjson);
     assert.equal(future.status, 400);
     assert.equal(((await future.json()) as { error: string }).error, "FutureCursor");
-    await assert.rejects(client.followWs("/events?cursor=999999"), (e: { statusCode?: number }) => e.statusCode === 400);
-    const frames = (await client.followWs("/events?cursor=0", { until: (f) => f.length >= 2 })).frames.map((f) => JSON.parse(f) as { epoch?: string });
+    await assert.rejects(
+      client.followWs("/events?cursor=999999"),
+      (e: { statusCode?: number }) => e.statusCode === 400,
+    );
+    const frames = (await client.followWs("/events?cursor=0", { until: (f) => f.length >= 2 })).frames.map(
+      (f) => JSON.parse(f) as { epoch?: string },
+    );
     const epoch = frames[0]!.epoch!;
     assert.match(epoch, /^[A-Za-z0-9_-]{16}$/);
     assert.ok(frames.every((f) => f.epoch === epoch));
@@ -142,8 +193,13 @@ describe("serve over HTTP (scripted executor)", { timeout: 60_000 }, () => {
     const other = await client.fetch("/events?cursor=1&epoch=another-epoch", ndjson);
     assert.equal(other.status, 400);
     assert.equal(((await other.json()) as { error: string }).error, "EpochMismatch");
-    await assert.rejects(client.followWs("/events?cursor=0&epoch=another-epoch"), (e: { statusCode?: number }) => e.statusCode === 400);
-    const resumed = await client.followNdjson(`/events?cursor=1&epoch=${epoch}`, { until: (lines) => lines.length >= 1 });
+    await assert.rejects(
+      client.followWs("/events?cursor=0&epoch=another-epoch"),
+      (e: { statusCode?: number }) => e.statusCode === 400,
+    );
+    const resumed = await client.followNdjson(`/events?cursor=1&epoch=${epoch}`, {
+      until: (lines) => lines.length >= 1,
+    });
     assert.equal((JSON.parse(resumed[0]!) as { cursor: number; epoch: string }).cursor, 2);
   });
 
@@ -153,9 +209,15 @@ describe("serve over HTTP (scripted executor)", { timeout: 60_000 }, () => {
     await started.service.whenIdle();
     assert.equal((await client.call(NSID.getRun, { params: { runId: "r3" } })).body.status, "cancelled");
     const list = await client.call(NSID.listRuns, { params: { limit: "2" } });
-    assert.deepEqual(list.body.runs.map((r: { runId: string }) => r.runId), ["r3", "r2"]);
+    assert.deepEqual(
+      list.body.runs.map((r: { runId: string }) => r.runId),
+      ["r3", "r2"],
+    );
     const next = await client.call(NSID.listRuns, { params: { limit: "2", cursor: list.body.cursor } });
-    assert.deepEqual(next.body.runs.map((r: { runId: string }) => r.runId), ["r1"]);
+    assert.deepEqual(
+      next.body.runs.map((r: { runId: string }) => r.runId),
+      ["r1"],
+    );
   });
 
   it("serves /metrics in Prometheus' text format with runs by status, the queue and process memory", async () => {

@@ -32,8 +32,17 @@ describe("serve's run.log", { timeout: 60_000 }, () => {
         keepRunsMs: 3_600_000,
         gcIntervalMs: 3_600_000,
         gcStaleAfterMs: 120_000,
-        defaults: { target: { namespace: "ci" }, podTimeoutMs: 1000, maxOutputBytes: 1 << 20, maxLogBytes: 1 << 20, checkoutRoot: checkout },
-        transport: { setting: { target: { namespace: "ci" }, kubectlPath: "/nonexistent/kubectl", transport: "kubectl" }, env: {} },
+        defaults: {
+          target: { namespace: "ci" },
+          podTimeoutMs: 1000,
+          maxOutputBytes: 1 << 20,
+          maxLogBytes: 1 << 20,
+          checkoutRoot: checkout,
+        },
+        transport: {
+          setting: { target: { namespace: "ci" }, kubectlPath: "/nonexistent/kubectl", transport: "kubectl" },
+          env: {},
+        },
       },
       {
         warn: () => undefined,
@@ -56,11 +65,14 @@ describe("serve's run.log", { timeout: 60_000 }, () => {
 
   it("records each cluster call in the log of the run that made it, as the CLI's run.log does", async () => {
     for (const runId of ["one", "two"]) {
-      const { status } = await client.call(NSID.submitRun, { body: { workflow: { name: "ci.yml", text: WORKFLOW }, checkout: { dir: checkout }, runId } });
+      const { status } = await client.call(NSID.submitRun, {
+        body: { workflow: { name: "ci.yml", text: WORKFLOW }, checkout: { dir: checkout }, runId },
+      });
       assert.equal(status, 200);
     }
     for (const runId of ["one", "two"]) {
-      for (let i = 0; i < 400 && (await client.call(NSID.getRun, { params: { runId } })).body.status !== "success"; i++) await new Promise((r) => setTimeout(r, 25));
+      for (let i = 0; i < 400 && (await client.call(NSID.getRun, { params: { runId } })).body.status !== "success"; i++)
+        await new Promise((r) => setTimeout(r, 25));
     }
     const one = readFileSync(join(dir, "state", "runs", "one", "run.log"), "utf8");
     const two = readFileSync(join(dir, "state", "runs", "two", "run.log"), "utf8");

@@ -20,7 +20,17 @@ import { ScriptedExecutor, untilAborted, type ExecutorScript } from "../support/
 import { startGitHttpServer, type GitHttpServer } from "../support/git-http-server.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
 
-const WORKFLOW = ["when:", "  - event: push", "    branch: main", "steps:", "  - name: one", "    command: echo one", "  - name: two", "    command: echo two", ""].join("\n");
+const WORKFLOW = [
+  "when:",
+  "  - event: push",
+  "    branch: main",
+  "steps:",
+  "  - name: one",
+  "    command: echo one",
+  "  - name: two",
+  "    command: echo two",
+  "",
+].join("\n");
 
 /** A step that waits until the test releases it (or the run is cancelled). */
 function gate() {
@@ -31,8 +41,16 @@ function gate() {
     const runId = ctx.settings.runId;
     if (index === 0) started.push(runId);
     ctx.emit({ kind: "step-output", index, stream: "stdout", text: `out ${runId} ${index}\n` });
-    if (!opened) await Promise.race([new Promise<void>((resolve) => waiting.set(`${runId}/${index}`, resolve)), untilAborted(ctx.signal)]);
-    return (ctx.settings.runId.startsWith("fail") ? { status: "failed", exitCode: 3, timedOut: false } : { status: "success", exitCode: 0, timedOut: false }) as StepOutcome;
+    if (!opened)
+      await Promise.race([
+        new Promise<void>((resolve) => waiting.set(`${runId}/${index}`, resolve)),
+        untilAborted(ctx.signal),
+      ]);
+    return (
+      ctx.settings.runId.startsWith("fail")
+        ? { status: "failed", exitCode: 3, timedOut: false }
+        : { status: "success", exitCode: 0, timedOut: false }
+    ) as StepOutcome;
   };
   const release = async (runId: string): Promise<void> => {
     for (const index of [0, 1]) {
@@ -83,7 +101,14 @@ function collect<T = StatusEvent & { epoch: string }>() {
   const output: FollowerOutput = {
     signal: controller.signal,
     room: async (most) => (controller.signal.aborted ? 0 : most),
-    send: (lines) => items.push(...lines.toString("utf8").split("\n").filter((line) => line !== "").map((line) => JSON.parse(line) as T)),
+    send: (lines) =>
+      items.push(
+        ...lines
+          .toString("utf8")
+          .split("\n")
+          .filter((line) => line !== "")
+          .map((line) => JSON.parse(line) as T),
+      ),
   };
   return { output, items, stop: () => controller.abort() };
 }
@@ -91,7 +116,16 @@ function collect<T = StatusEvent & { epoch: string }>() {
 /** Lets followers catch up with what is committed. */
 const settle = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 20));
 
-function makeService(options: { maxRuns?: number; maxRunsPerRepo?: number; maxQueued?: number; script?: ExecutorScript; cacheDir?: string; defaults?: Partial<RunDefaults> } = {}) {
+function makeService(
+  options: {
+    maxRuns?: number;
+    maxRunsPerRepo?: number;
+    maxQueued?: number;
+    script?: ExecutorScript;
+    cacheDir?: string;
+    defaults?: Partial<RunDefaults>;
+  } = {},
+) {
   const stateDir = makeTestTempDir("serve-service-");
   const checkout = join(stateDir, "checkout");
   mkdirSync(checkout);
@@ -101,8 +135,27 @@ function makeService(options: { maxRuns?: number; maxRunsPerRepo?: number; maxQu
   const service = new RunService({
     stateDir: join(stateDir, "state"),
     store,
-    defaults: { target: { namespace: "ci" }, podTimeoutMs: 1000, maxOutputBytes: 1 << 20, maxLogBytes: 1 << 20, git: { binary: "git", env: process.env }, checkoutRoot: stateDir, allowHttpGit: true, ...(options.cacheDir ? { caches: { off: false, store: { kind: "dir" as const, dir: options.cacheDir }, maxBytes: 1 << 30 } } : {}), ...options.defaults },
-    limits: { maxRuns: options.maxRuns ?? 2, ...(options.maxRunsPerRepo ? { maxRunsPerRepo: options.maxRunsPerRepo } : {}), maxQueued: options.maxQueued ?? 100, maxWorkflowBytes: 10_000, maxSecrets: 4, maxSecretBytes: 100 },
+    defaults: {
+      target: { namespace: "ci" },
+      podTimeoutMs: 1000,
+      maxOutputBytes: 1 << 20,
+      maxLogBytes: 1 << 20,
+      git: { binary: "git", env: process.env },
+      checkoutRoot: stateDir,
+      allowHttpGit: true,
+      ...(options.cacheDir
+        ? { caches: { off: false, store: { kind: "dir" as const, dir: options.cacheDir }, maxBytes: 1 << 30 } }
+        : {}),
+      ...options.defaults,
+    },
+    limits: {
+      maxRuns: options.maxRuns ?? 2,
+      ...(options.maxRunsPerRepo ? { maxRunsPerRepo: options.maxRunsPerRepo } : {}),
+      maxQueued: options.maxQueued ?? 100,
+      maxWorkflowBytes: 10_000,
+      maxSecrets: 4,
+      maxSecretBytes: 100,
+    },
     cluster: new KubectlCluster(new Kubectl({ binary: "/nonexistent/kubectl" })),
     createExecutor: (ctx) => {
       const executor = new ScriptedExecutor(ctx, options.script ?? {});
@@ -112,7 +165,13 @@ function makeService(options: { maxRuns?: number; maxRunsPerRepo?: number; maxQu
     warn: (message) => warnings.push(message),
   });
   const submit = (runId: string, extra: Partial<SubmitRunInput> = {}) =>
-    service.submit({ workflow: { name: ".tangled/workflows/ci.yml", text: WORKFLOW }, checkout: { dir: checkout }, trigger: { event: "push", ref: "refs/heads/main", repo: "did:plc:x/repo" }, runId, ...extra });
+    service.submit({
+      workflow: { name: ".tangled/workflows/ci.yml", text: WORKFLOW },
+      checkout: { dir: checkout },
+      trigger: { event: "push", ref: "refs/heads/main", repo: "did:plc:x/repo" },
+      runId,
+      ...extra,
+    });
   return { service, store, submit, executors, warnings, checkout, stateDir };
 }
 
@@ -132,7 +191,8 @@ describe("the run service", () => {
   it("keeps at most --max-runs running and starts the rest in submission order as slots free", async () => {
     const g = gate();
     const { service, submit } = makeService({ maxRuns: 2, script: { runStep: g.runStep } });
-    for (const id of ["r1", "r2", "r3", "r4"]) assert.deepEqual(await submit(id), { runId: id, status: id === "r1" || id === "r2" ? "running" : "pending" });
+    for (const id of ["r1", "r2", "r3", "r4"])
+      assert.deepEqual(await submit(id), { runId: id, status: id === "r1" || id === "r2" ? "running" : "pending" });
     assert.equal(service.runningCount, 2);
     assert.equal(service.queueLength, 2);
     await g.release("r2");
@@ -169,7 +229,10 @@ describe("the run service", () => {
     await service.whenIdle();
     await settle();
     stop();
-    assert.deepEqual(events.map((e) => e.status), ["pending", "running", "failed"]);
+    assert.deepEqual(
+      events.map((e) => e.status),
+      ["pending", "running", "failed"],
+    );
     assert.ok(events.every((e, i) => i === 0 || e.cursor > events[i - 1]!.cursor));
     for (const event of events) lexicons.def("statusEvent", event);
     const view = await service.getRun("fail-1");
@@ -194,7 +257,10 @@ describe("the run service", () => {
     const all = collect();
     void service.followEvents(0, all.output);
     await settle();
-    assert.deepEqual([...first.items, ...resumed.items].map((e) => e.cursor), all.items.map((e) => e.cursor));
+    assert.deepEqual(
+      [...first.items, ...resumed.items].map((e) => e.cursor),
+      all.items.map((e) => e.cursor),
+    );
     for (const follower of [resumed, all]) follower.stop();
   });
 
@@ -213,7 +279,14 @@ describe("the run service", () => {
         rooms -= 1;
         return controller.signal.aborted ? 0 : 200; // one event's line fits, two do not
       },
-      send: (lines) => sent.push(...lines.toString("utf8").trim().split("\n").map((line) => JSON.parse(line) as { cursor: number })),
+      send: (lines) =>
+        sent.push(
+          ...lines
+            .toString("utf8")
+            .trim()
+            .split("\n")
+            .map((line) => JSON.parse(line) as { cursor: number }),
+        ),
     };
     void service.followEvents(0, output);
     await settle();
@@ -223,7 +296,10 @@ describe("the run service", () => {
     await settle();
     controller.abort();
     grant?.();
-    assert.deepEqual(sent.map((e) => e.cursor), Array.from({ length: 9 }, (_, i) => i + 1));
+    assert.deepEqual(
+      sent.map((e) => e.cursor),
+      Array.from({ length: 9 }, (_, i) => i + 1),
+    );
   });
 
   it("returns the same run for the same runId, never starting a second one", async () => {
@@ -241,7 +317,11 @@ describe("the run service", () => {
   it("refuses a bad workflow with its file:line:column, records nothing and creates no executor", async () => {
     const { service, store, executors } = makeService();
     await assert.rejects(
-      service.submit({ workflow: { name: "ci.yml", text: "steps:\n  - name: x\n    comand: oops\n" }, checkout: { dir: "/" }, runId: "bad" }),
+      service.submit({
+        workflow: { name: "ci.yml", text: "steps:\n  - name: x\n    comand: oops\n" },
+        checkout: { dir: "/" },
+        runId: "bad",
+      }),
       (error: unknown) => error instanceof WorkflowError && /ci\.yml:\d+:\d+/.test(error.message),
     );
     assert.equal(store.getRun("bad"), undefined);
@@ -250,20 +330,37 @@ describe("the run service", () => {
   });
 
   it("holds every workflow to the service's runner configuration: over a limit refused at its position, clamped with the warning first in the run's log and the clamp in getRun's result", async () => {
-    const limited = (onExceed: "refuse" | "clamp") => makeService({ defaults: { runner: { config: { ...DEFAULT_RUNNER_CONFIG, limits: { maxTimeoutMs: 60_000, onExceed } }, file: "ops.yml" } } });
+    const limited = (onExceed: "refuse" | "clamp") =>
+      makeService({
+        defaults: {
+          runner: { config: { ...DEFAULT_RUNNER_CONFIG, limits: { maxTimeoutMs: 60_000, onExceed } }, file: "ops.yml" },
+        },
+      });
     const text = `timeout: 2h\n${WORKFLOW}`;
     const refusing = limited("refuse");
-    await assert.rejects(refusing.submit("over", { workflow: { name: "ci.yml", text } }), (error: unknown) => error instanceof WorkflowError && /^ci\.yml:1:10: timeout: 2h00m is over limits\.maxTimeout 1m00s in --config ops\.yml/.test(error.message));
+    await assert.rejects(
+      refusing.submit("over", { workflow: { name: "ci.yml", text } }),
+      (error: unknown) =>
+        error instanceof WorkflowError &&
+        /^ci\.yml:1:10: timeout: 2h00m is over limits\.maxTimeout 1m00s in --config ops\.yml/.test(error.message),
+    );
     assert.equal(refusing.store.getRun("over"), undefined);
     assert.equal(refusing.executors.length, 0);
     const clamping = limited("clamp");
     await clamping.submit("clamped", { workflow: { name: "ci.yml", text } });
     await clamping.service.whenIdle();
     assert.equal(clamping.executors[0]!.ctx.settings.timeoutMs, 60_000);
-    const first = JSON.parse(readFileSync(join(clamping.stateDir, "state", "runs", "clamped", "log.ndjson"), "utf8").split("\n")[0]!) as { content: string };
-    assert.match(first.content, /ci\.yml:1:10: warning: timeout: 2h00m is over limits\.maxTimeout 1m00s in --config ops\.yml: clamped to 1m00s/);
+    const first = JSON.parse(
+      readFileSync(join(clamping.stateDir, "state", "runs", "clamped", "log.ndjson"), "utf8").split("\n")[0]!,
+    ) as { content: string };
+    assert.match(
+      first.content,
+      /ci\.yml:1:10: warning: timeout: 2h00m is over limits\.maxTimeout 1m00s in --config ops\.yml: clamped to 1m00s/,
+    );
     const view = await clamping.service.getRun("clamped");
-    assert.deepEqual((view.result as RunResult | undefined)?.workflow?.clamped, [{ path: "timeout", value: "2h00m", limit: "1m00s", setting: "limits.maxTimeout", at: "ci.yml:1:10" }]);
+    assert.deepEqual((view.result as RunResult | undefined)?.workflow?.clamped, [
+      { path: "timeout", value: "2h00m", limit: "1m00s", setting: "limits.maxTimeout", at: "ci.yml:1:10" },
+    ]);
     const lexicons = await loadLexicons();
     lexicons.output("dev.knotless.runner.getRun", view);
     lexicons.record(view.result);
@@ -274,13 +371,25 @@ describe("the run service", () => {
     await submit("w1");
     await submit("w2");
     await service.whenIdle();
-    assert.deepEqual(executors.map((executor) => executor.ctx.settings.keepWarm), [{ seconds: 120, maxWarm: 2 }, { seconds: 120, maxWarm: 2 }]);
-    assert.deepEqual(executors.map((executor) => executor.calls.at(-1)), ["teardown", "teardown"]);
+    assert.deepEqual(
+      executors.map((executor) => executor.ctx.settings.keepWarm),
+      [
+        { seconds: 120, maxWarm: 2 },
+        { seconds: 120, maxWarm: 2 },
+      ],
+    );
+    assert.deepEqual(
+      executors.map((executor) => executor.calls.at(-1)),
+      ["teardown", "teardown"],
+    );
   });
 
   it("records a workflow whose `when` does not match as skipped, with a result and no executor", async () => {
     const { service, submit, executors } = makeService();
-    assert.deepEqual(await submit("skip", { trigger: { event: "push", ref: "refs/heads/dev" } }), { runId: "skip", status: "skipped" });
+    assert.deepEqual(await submit("skip", { trigger: { event: "push", ref: "refs/heads/dev" } }), {
+      runId: "skip",
+      status: "skipped",
+    });
     const view = await service.getRun("skip");
     assert.match(view.reason!, /dev/);
     assert.equal((view.result as { status: string }).status, "skipped");
@@ -298,16 +407,25 @@ describe("the run service", () => {
     assert.equal(store.getRun("running")!.step, 0, "the step is recorded as started");
     assert.equal(store.getRun("running")!.pod, null, "the scripted executor emits no pod-ready");
     let recordedWhenTold: string | null | undefined;
-    executors[0]!.ctx.signal.addEventListener("abort", () => (recordedWhenTold = store.getRun("running")!.cancelRequestedAt));
+    executors[0]!.ctx.signal.addEventListener(
+      "abort",
+      () => (recordedWhenTold = store.getRun("running")!.cancelRequestedAt),
+    );
     service.cancel("running", "test");
     assert.ok(recordedWhenTold, "the cancel request is in the database before the run is told");
     await service.whenIdle();
     assert.equal((await service.getRun("running")).status, "cancelled");
     assert.equal((await service.getRun("pending")).status, "cancelled");
-    assert.deepEqual(executors.map((e) => e.ctx.settings.runId), ["running"]);
+    assert.deepEqual(
+      executors.map((e) => e.ctx.settings.runId),
+      ["running"],
+    );
     assert.ok(executors[0]!.calls.includes("teardown"));
     assert.deepEqual(service.cancel("pending", "test"), { runId: "pending", status: "cancelled" });
-    assert.throws(() => service.cancel("nope", "test"), (e: unknown) => e instanceof XrpcError && e.error === "RunNotFound");
+    assert.throws(
+      () => service.cancel("nope", "test"),
+      (e: unknown) => e instanceof XrpcError && e.error === "RunNotFound",
+    );
   });
 
   it("refuses an empty secret and a secret name that is not a variable name, recording nothing", async () => {
@@ -323,7 +441,10 @@ describe("the run service", () => {
     await submit("q1");
     await submit("q2");
     await assert.rejects(submit("q3"), (e: unknown) => e instanceof XrpcError && e.status === 429);
-    await assert.rejects(submit("s", { secrets: [{ name: "A", value: "x".repeat(101) }] }), (e: unknown) => e instanceof XrpcError && e.status === 413);
+    await assert.rejects(
+      submit("s", { secrets: [{ name: "A", value: "x".repeat(101) }] }),
+      (e: unknown) => e instanceof XrpcError && e.status === 413,
+    );
     service.cancel("q2", "test");
     service.cancel("q1", "test");
     await service.whenIdle();
@@ -333,10 +454,13 @@ describe("the run service", () => {
     const { service, submit, stateDir } = makeService();
     await submit("sec", { secrets: [{ name: "TOKEN", value: "hunter2-very-secret" }] });
     await service.whenIdle();
-    const db = readFileSync(join(stateDir, "state", "runner.sqlite")).toString("latin1") + readFileSync(join(stateDir, "state", "runner.sqlite-wal")).toString("latin1");
+    const db =
+      readFileSync(join(stateDir, "state", "runner.sqlite")).toString("latin1") +
+      readFileSync(join(stateDir, "state", "runner.sqlite-wal")).toString("latin1");
     assert.match(db, /TOKEN/);
     assert.doesNotMatch(db, /hunter2/);
-    for (const file of ["result.json", "log.ndjson", "run.log"]) assert.doesNotMatch(readFileSync(join(stateDir, "state", "runs", "sec", file), "utf8"), /hunter2/);
+    for (const file of ["result.json", "log.ndjson", "run.log"])
+      assert.doesNotMatch(readFileSync(join(stateDir, "state", "runs", "sec", file), "utf8"), /hunter2/);
   });
 
   it("gives a client following the log every line from the first, live, and one joining after the end the same lines from log.ndjson", async () => {
@@ -349,9 +473,17 @@ describe("the run service", () => {
     await ended;
     const late = collect<object>();
     await service.followLogs("logs", late.output);
-    const file = readFileSync(join(stateDir, "state", "runs", "logs", "log.ndjson"), "utf8").trim().split("\n");
-    assert.deepEqual(live.items, file.map((line) => JSON.parse(line)));
-    assert.deepEqual(late.items, file.map((line) => JSON.parse(line)));
+    const file = readFileSync(join(stateDir, "state", "runs", "logs", "log.ndjson"), "utf8")
+      .trim()
+      .split("\n");
+    assert.deepEqual(
+      live.items,
+      file.map((line) => JSON.parse(line)),
+    );
+    assert.deepEqual(
+      late.items,
+      file.map((line) => JSON.parse(line)),
+    );
     const lexicons = await loadLexicons();
     for (const line of file) lexicons.def("logLine", JSON.parse(line));
     assert.ok(file.some((l) => l.includes("out logs 0")));
@@ -421,13 +553,20 @@ describe("the run service", () => {
       calls.end();
       await stuck.whenIdle();
     });
-    await stuck.submit({ workflow: { name: "ci.yml", text: WORKFLOW }, checkout: { dir: stateDir }, runId: "stuck-now" });
+    await stuck.submit({
+      workflow: { name: "ci.yml", text: WORKFLOW },
+      checkout: { dir: stateDir },
+      runId: "stuck-now",
+    });
     const now = new AbortController();
     const started = Date.now();
     const drained = stuck.drain(60_000, now.signal, 300);
     setTimeout(() => now.abort(), 50);
     const abandoned = await drained;
-    assert.deepEqual(abandoned.map((run) => [run.runId, run.mayBeLeft]), [["stuck-now", false]]);
+    assert.deepEqual(
+      abandoned.map((run) => [run.runId, run.mayBeLeft]),
+      [["stuck-now", false]],
+    );
     assert.ok(Date.now() - started < 2000, `the drain took ${Date.now() - started} ms`);
   });
 
@@ -455,9 +594,17 @@ describe("the run service", () => {
       },
       warn: () => undefined,
     });
-    for (const id of ["x1", "x2"]) await crashService.submit({ workflow: { name: "ci.yml", text: WORKFLOW }, checkout: { dir: checkout }, runId: id });
+    for (const id of ["x1", "x2"])
+      await crashService.submit({
+        workflow: { name: "ci.yml", text: WORKFLOW },
+        checkout: { dir: checkout },
+        runId: id,
+      });
     for (let i = 0; i < 200 && created.length < 2; i++) await new Promise((r) => setTimeout(r, 5));
-    assert.deepEqual(crashService.teardownAllNowSync(30_000), ["deleted Job knotless-run-x1", "deleted Job knotless-run-x2"]);
+    assert.deepEqual(crashService.teardownAllNowSync(30_000), [
+      "deleted Job knotless-run-x1",
+      "deleted Job knotless-run-x2",
+    ]);
     assert.deepEqual(torn, ["x1 30000", "x2 30000"]);
     for (const id of ["x1", "x2"]) await g.release(id);
     await crashService.whenIdle();
@@ -471,7 +618,10 @@ describe("the run service", () => {
     const again = reopen(store, stateDir);
     const left = await again.getRun("left");
     assert.equal(left.status, "failed");
-    assert.match(left.reason!, /^the service stopped while the run was running: its Job knotless-run-left, if one is left, is deleted by gc once its heartbeat is stale$/);
+    assert.match(
+      left.reason!,
+      /^the service stopped while the run was running: its Job knotless-run-left, if one is left, is deleted by gc once its heartbeat is stale$/,
+    );
     const queued = await again.getRun("queued");
     assert.equal(queued.status, "failed");
     assert.equal(queued.reason, "the service stopped before the run started: it never had a Job");
@@ -485,12 +635,18 @@ describe("the run service", () => {
     await submit("queued");
     const again = reopen(store, stateDir);
     for (const runId of ["left", "queued"]) {
-      await assert.rejects(again.submit({ workflow: { name: "ci.yml", text: WORKFLOW }, checkout: { dir: checkout }, runId }), (error: unknown) => {
-        assert.ok(error instanceof XrpcError);
-        assert.deepEqual([error.status, error.error], [409, "RunInterrupted"]);
-        assert.match(error.message, new RegExp(`^run ${runId} ended when the service stopped .*: submit it again under a new runId$`));
-        return true;
-      });
+      await assert.rejects(
+        again.submit({ workflow: { name: "ci.yml", text: WORKFLOW }, checkout: { dir: checkout }, runId }),
+        (error: unknown) => {
+          assert.ok(error instanceof XrpcError);
+          assert.deepEqual([error.status, error.error], [409, "RunInterrupted"]);
+          assert.match(
+            error.message,
+            new RegExp(`^run ${runId} ended when the service stopped .*: submit it again under a new runId$`),
+          );
+          return true;
+        },
+      );
     }
     assert.equal((await again.getRun("left")).status, "failed");
     await g.release("left");
@@ -500,7 +656,7 @@ describe("the run service", () => {
     const { service, store, submit, stateDir } = makeService();
     const old = join(stateDir, "state", "runs", "old");
     mkdirSync(old, { recursive: true });
-    writeFileSync(join(old, "result.json"), "{\"old\": true}\n");
+    writeFileSync(join(old, "result.json"), '{"old": true}\n');
     await assert.rejects(submit("old"), (error: unknown) => {
       assert.ok(error instanceof XrpcError);
       assert.deepEqual([error.status, error.error], [409, "RunIdTaken"]);
@@ -510,7 +666,7 @@ describe("the run service", () => {
     });
     await service.whenIdle();
     assert.equal(store.getRun("old"), undefined);
-    assert.equal(readFileSync(join(old, "result.json"), "utf8"), "{\"old\": true}\n");
+    assert.equal(readFileSync(join(old, "result.json"), "utf8"), '{"old": true}\n');
   });
 
   it("answers getOutputs for a name that is not an artifact directory (its manifest file, a missing one) with 400 ArtifactNotFound before any byte", async () => {
@@ -521,14 +677,26 @@ describe("the run service", () => {
     mkdirSync(join(artifacts, "pkg"), { recursive: true });
     writeFileSync(join(artifacts, "pkg.manifest.json"), "{}\n");
     for (const artifact of ["pkg.manifest.json", "nothing"]) {
-      await assert.rejects(service.outputs("done", artifact), (error: unknown) => error instanceof XrpcError && error.status === 400 && error.error === "ArtifactNotFound", artifact);
+      await assert.rejects(
+        service.outputs("done", artifact),
+        (error: unknown) => error instanceof XrpcError && error.status === 400 && error.error === "ArtifactNotFound",
+        artifact,
+      );
     }
     const stream = await service.outputs("done", "pkg");
     for await (const _chunk of stream) void _chunk;
   });
 
   it("names files in getRun and listRuns relative to the run: no reply carries the state directory's host path", async () => {
-    const text = ["artifacts:", "  - name: dist", "    paths: [dist]", "steps:", "  - name: build", "    command: make", ""].join("\n");
+    const text = [
+      "artifacts:",
+      "  - name: dist",
+      "    paths: [dist]",
+      "steps:",
+      "  - name: build",
+      "    command: make",
+      "",
+    ].join("\n");
     const { service, submit, stateDir } = makeService({
       script: {
         collectArtifact: async (spec, _max, ctx) => {
@@ -536,7 +704,13 @@ describe("the run service", () => {
           mkdirSync(dir, { recursive: true });
           writeFileSync(join(dir, "a.txt"), "a");
           writeFileSync(join(ctx.settings.outDir, "artifacts", `${spec.name}.manifest.json`), "{}\n");
-          return { name: spec.name, status: "collected", files: [{ path: "a.txt", size: 1, sha256: "0".repeat(64) }], manifest: join(ctx.settings.outDir, "artifacts", `${spec.name}.manifest.json`), reason: `kept under ${dir}` };
+          return {
+            name: spec.name,
+            status: "collected",
+            files: [{ path: "a.txt", size: 1, sha256: "0".repeat(64) }],
+            manifest: join(ctx.settings.outDir, "artifacts", `${spec.name}.manifest.json`),
+            reason: `kept under ${dir}`,
+          };
         },
       },
     });
@@ -547,7 +721,8 @@ describe("the run service", () => {
     const artifact = (view.result as { artifacts: Array<{ manifest: string; reason: string }> }).artifacts[0]!;
     assert.equal(artifact.manifest, "artifacts/dist.manifest.json");
     assert.equal(artifact.reason, "kept under artifacts/dist");
-    for (const reply of [view, await service.listRuns({})]) assert.doesNotMatch(JSON.stringify(reply), new RegExp(stateDir));
+    for (const reply of [view, await service.listRuns({})])
+      assert.doesNotMatch(JSON.stringify(reply), new RegExp(stateDir));
   });
 
   it("restores and saves a workflow's caches in the --cache-dir store, per the trigger's repository", async () => {
@@ -566,18 +741,32 @@ describe("the run service", () => {
         },
       },
     });
-    const text = ["caches:", "  - key: deps-v1", "    paths: [deps]", "steps:", "  - name: build", "    command: make", ""].join("\n");
+    const text = [
+      "caches:",
+      "  - key: deps-v1",
+      "    paths: [deps]",
+      "steps:",
+      "  - name: build",
+      "    command: make",
+      "",
+    ].join("\n");
     await submit("c1", { workflow: { name: "ci.yml", text } });
     await service.whenIdle();
     await submit("c2", { workflow: { name: "ci.yml", text } });
     await service.whenIdle();
-    const caches = async (id: string) => ((await service.getRun(id)).result as { caches: Array<{ restore: { status: string }; save: { status: string } }> }).caches[0]!;
+    const caches = async (id: string) =>
+      (
+        (await service.getRun(id)).result as {
+          caches: Array<{ restore: { status: string }; save: { status: string } }>;
+        }
+      ).caches[0]!;
     assert.deepEqual([(await caches("c1")).restore.status, (await caches("c1")).save.status], ["miss", "saved"]);
     assert.equal((await caches("c2")).restore.status, "exact");
   });
 
   describe("with a git checkout", () => {
-    const git = (cwd: string, ...args: string[]): string => execFileSync("git", ["-c", "user.email=t@t", "-c", "user.name=t", ...args], { cwd, encoding: "utf8" }).trim();
+    const git = (cwd: string, ...args: string[]): string =>
+      execFileSync("git", ["-c", "user.email=t@t", "-c", "user.name=t", ...args], { cwd, encoding: "utf8" }).trim();
     const repo = makeTestTempDir("serve-git-");
     git(repo, "init", "-q");
     writeFileSync(join(repo, "file.txt"), "first\n");
@@ -602,7 +791,11 @@ describe("the run service", () => {
         script: {
           copyIn: async (ctx) => {
             const dir = ctx.settings.checkoutDir;
-            seen.set(ctx.settings.runId, { file: readFileSync(join(dir, "file.txt"), "utf8"), head: git(dir, "rev-parse", "HEAD"), count: git(dir, "rev-list", "--count", "HEAD") });
+            seen.set(ctx.settings.runId, {
+              file: readFileSync(join(dir, "file.txt"), "utf8"),
+              head: git(dir, "rev-parse", "HEAD"),
+              count: git(dir, "rev-list", "--count", "HEAD"),
+            });
             return { files: 1, bytes: 1, archiveBytes: 2048, entries: 1 };
           },
         },
@@ -614,7 +807,10 @@ describe("the run service", () => {
       assert.deepEqual(seen.get("g2"), { file: "second\n", head: second, count: "2" });
       assert.equal((await service.getRun("g1")).status, "success");
       // The two clones race: each run's executor is made once its own clone is done.
-      assert.equal(executors.find((executor) => executor.ctx.settings.runId === "g1")!.ctx.settings.checkoutDir, join(stateDir, "state", "runs", "g1", "checkout"));
+      assert.equal(
+        executors.find((executor) => executor.ctx.settings.runId === "g1")!.ctx.settings.checkoutDir,
+        join(stateDir, "state", "runs", "g1", "checkout"),
+      );
       assert.equal(existsSync(join(stateDir, "state", "runs", "g1", "checkout")), false);
     });
 
@@ -626,16 +822,26 @@ describe("the run service", () => {
       assert.equal(view.status, "failed");
       assert.equal((view.result as { errorReason: string }).errorReason, "checkout-failed");
       assert.deepEqual(executors[0]!.calls, ["setup", "teardown"]);
-      const lines = readFileSync(join(stateDir, "state", "runs", "gone", "log.ndjson"), "utf8").trim().split("\n").map((line) => JSON.parse(line) as { name?: string; status?: string; ok?: boolean; detail?: string });
+      const lines = readFileSync(join(stateDir, "state", "runs", "gone", "log.ndjson"), "utf8")
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line) as { name?: string; status?: string; ok?: boolean; detail?: string });
       const end = lines.find((line) => line.name === "clone" && line.status === "end");
       assert.equal(end?.ok, false);
-      assert.match(end?.detail ?? "", /^git fetch failed \(exit 128\): [\s\S]*not our ref[\s\S]* \(cloning on the host: the image has no git\)$/);
+      assert.match(
+        end?.detail ?? "",
+        /^git fetch failed \(exit 128\): [\s\S]*not our ref[\s\S]* \(cloning on the host: the image has no git\)$/,
+      );
     });
 
     it("refuses a URL with a password, an unknown scheme and a short sha before anything is recorded", async () => {
       const { store, submit } = makeService();
       const marker = join(makeTestTempDir("serve-ext-"), "x");
-      for (const git of [{ url: "https://u:p@example.com/r.git", sha: first }, { url: `ext::sh -c touch% ${marker}`, sha: first }, { url: "https://example.com/r.git", sha: "abc123" }]) {
+      for (const git of [
+        { url: "https://u:p@example.com/r.git", sha: first },
+        { url: `ext::sh -c touch% ${marker}`, sha: first },
+        { url: "https://example.com/r.git", sha: "abc123" },
+      ]) {
         await assert.rejects(submit("refused", { checkout: { git } }), /checkout\.git/);
       }
       assert.equal(store.getRun("refused"), undefined);

@@ -44,7 +44,13 @@ describe("the run store", () => {
     const started = store.setStatus("a", "running", "2026-01-01T00:00:02.000Z")!;
     const ended = store.setStatus("a", "success", "2026-01-01T00:00:03.000Z")!;
     assert.ok(a.cursor < b.cursor && b.cursor < started.cursor && started.cursor < ended.cursor);
-    assert.deepEqual(store.listEventsAfter(b.cursor).map((e) => [e.runId, e.status]), [["a", "running"], ["a", "success"]]);
+    assert.deepEqual(
+      store.listEventsAfter(b.cursor).map((e) => [e.runId, e.status]),
+      [
+        ["a", "running"],
+        ["a", "success"],
+      ],
+    );
     assert.equal(store.lastCursor(), ended.cursor);
     const stored = store.getRun("a")!;
     assert.equal(stored.startedAt, "2026-01-01T00:00:02.000Z");
@@ -73,7 +79,10 @@ describe("the run store", () => {
 
   it("records a skipped run as finished when it is inserted", () => {
     const store = new RunStore(":memory:");
-    const { run: skipped } = store.insertRun(run("s", { status: "skipped", reason: "push does not match" }), "2026-01-01T00:00:00.000Z");
+    const { run: skipped } = store.insertRun(
+      run("s", { status: "skipped", reason: "push does not match" }),
+      "2026-01-01T00:00:00.000Z",
+    );
     assert.equal(skipped.finishedAt, "2026-01-01T00:00:00.000Z");
     assert.equal(skipped.reason, "push does not match");
   });
@@ -83,10 +92,22 @@ describe("the run store", () => {
     for (const id of ["r1", "r2", "r3", "r4"]) store.insertRun(run(id), "2026-01-01T00:00:00.000Z");
     store.setStatus("r2", "running", "2026-01-01T00:00:01.000Z");
     const page1 = store.listRuns({ limit: 2 });
-    assert.deepEqual(page1.map((r) => r.runId), ["r4", "r3"]);
-    assert.deepEqual(store.listRuns({ limit: 2, beforeSeq: page1.at(-1)!.seq }).map((r) => r.runId), ["r2", "r1"]);
-    assert.deepEqual(store.listRuns({ limit: 10, status: "running" }).map((r) => r.runId), ["r2"]);
-    assert.deepEqual(store.listByStatus("pending").map((r) => r.runId), ["r1", "r3", "r4"]);
+    assert.deepEqual(
+      page1.map((r) => r.runId),
+      ["r4", "r3"],
+    );
+    assert.deepEqual(
+      store.listRuns({ limit: 2, beforeSeq: page1.at(-1)!.seq }).map((r) => r.runId),
+      ["r2", "r1"],
+    );
+    assert.deepEqual(
+      store.listRuns({ limit: 10, status: "running" }).map((r) => r.runId),
+      ["r2"],
+    );
+    assert.deepEqual(
+      store.listByStatus("pending").map((r) => r.runId),
+      ["r1", "r3", "r4"],
+    );
     assert.equal(store.countByStatus().get("pending"), 3);
   });
 
@@ -96,9 +117,15 @@ describe("the run store", () => {
     store.setStatus("old", "success", "2026-01-01T00:00:01.000Z");
     store.insertRun(run("live"), "2026-01-02T00:00:00.000Z");
     const last = store.lastCursor();
-    assert.deepEqual(store.pruneFinishedBefore("2026-01-01T12:00:00.000Z").map((r) => r.runId), ["old"]);
+    assert.deepEqual(
+      store.pruneFinishedBefore("2026-01-01T12:00:00.000Z").map((r) => r.runId),
+      ["old"],
+    );
     assert.equal(store.getRun("old"), undefined);
-    assert.deepEqual(store.listEventsAfter(0).map((e) => e.runId), ["live"]);
+    assert.deepEqual(
+      store.listEventsAfter(0).map((e) => e.runId),
+      ["live"],
+    );
     assert.ok(store.insertRun(run("new"), "2026-01-03T00:00:00.000Z").event!.cursor > last);
   });
 

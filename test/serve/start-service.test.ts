@@ -9,7 +9,10 @@ import { startService, type StartedService } from "../../src/serve/start-service
 import { ScriptedExecutor } from "../support/scripted-executor.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
 
-const skip = spawnSync("openssl", ["version"], { stdio: "ignore" }).status === 0 ? false : "openssl is not available to make a certificate";
+const skip =
+  spawnSync("openssl", ["version"], { stdio: "ignore" }).status === 0
+    ? false
+    : "openssl is not available to make a certificate";
 
 /** GET over HTTPS trusting `ca`; resolves with the status and body. */
 function getTls(url: string, ca: Buffer, token: string): Promise<{ status: number; body: string }> {
@@ -27,7 +30,27 @@ describe("serve over TLS", { skip }, () => {
   let started: StartedService;
   let cert: Buffer;
   before(async () => {
-    execFileSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem")], { stdio: "ignore" });
+    execFileSync(
+      "openssl",
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "1",
+        "-subj",
+        "/CN=localhost",
+        "-addext",
+        "subjectAltName=IP:127.0.0.1",
+        "-keyout",
+        join(dir, "key.pem"),
+        "-out",
+        join(dir, "cert.pem"),
+      ],
+      { stdio: "ignore" },
+    );
     cert = readFileSync(join(dir, "cert.pem"));
     mkdirSync(join(dir, "state"));
     started = await startService(
@@ -43,7 +66,10 @@ describe("serve over TLS", { skip }, () => {
         gcIntervalMs: 3_600_000,
         gcStaleAfterMs: 120_000,
         defaults: { target: {}, podTimeoutMs: 1000, maxOutputBytes: 1, maxLogBytes: 1 },
-        transport: { setting: { target: { namespace: "ci" }, kubectlPath: "/nonexistent/kubectl", transport: "kubectl" }, env: {} },
+        transport: {
+          setting: { target: { namespace: "ci" }, kubectlPath: "/nonexistent/kubectl", transport: "kubectl" },
+          env: {},
+        },
       },
       { warn: () => undefined, createExecutor: (ctx) => new ScriptedExecutor(ctx, {}) },
     );
@@ -80,14 +106,31 @@ describe("serve's gc timer", () => {
         gcIntervalMs: 100,
         gcStaleAfterMs: 120_000,
         defaults: { target: { namespace: "ci" }, podTimeoutMs: 1000, maxOutputBytes: 1, maxLogBytes: 1 },
-        transport: { setting: { target: { namespace: "ci" }, kubectlPath: kubectl, transport: "kubectl" }, env: process.env },
+        transport: {
+          setting: { target: { namespace: "ci" }, kubectlPath: kubectl, transport: "kubectl" },
+          env: process.env,
+        },
       },
       { warn: () => undefined },
     );
     try {
-      for (let i = 0; i < 100 && !(existsSync(log) && readFileSync(log, "utf8").split("\n").filter((l) => l.includes("get jobs")).length >= 2); i++) await new Promise((r) => setTimeout(r, 50));
+      for (
+        let i = 0;
+        i < 100 &&
+        !(
+          existsSync(log) &&
+          readFileSync(log, "utf8")
+            .split("\n")
+            .filter((l) => l.includes("get jobs")).length >= 2
+        );
+        i++
+      )
+        await new Promise((r) => setTimeout(r, 50));
       const calls = readFileSync(log, "utf8").trim().split("\n");
-      assert.ok(calls.filter((call) => /get jobs/.test(call) && /--namespace ci/.test(call)).length >= 2, calls.join("\n"));
+      assert.ok(
+        calls.filter((call) => /get jobs/.test(call) && /--namespace ci/.test(call)).length >= 2,
+        calls.join("\n"),
+      );
     } finally {
       await started.stop(100, AbortSignal.abort());
     }
@@ -113,12 +156,18 @@ describe("serve's token file", () => {
         gcIntervalMs: 3_600_000,
         gcStaleAfterMs: 120_000,
         defaults: { target: { namespace: "ci" }, podTimeoutMs: 1000, maxOutputBytes: 1, maxLogBytes: 1 },
-        transport: { setting: { target: { namespace: "ci" }, kubectlPath: "/nonexistent/kubectl", transport: "kubectl" }, env: {} },
+        transport: {
+          setting: { target: { namespace: "ci" }, kubectlPath: "/nonexistent/kubectl", transport: "kubectl" },
+          env: {},
+        },
       },
       { warn: () => undefined },
     );
     try {
-      const list = (token: string): Promise<number> => fetch(`${started.url}/xrpc/${NSID.listRuns}`, { headers: { Authorization: `Bearer ${token}` } }).then((res) => res.status);
+      const list = (token: string): Promise<number> =>
+        fetch(`${started.url}/xrpc/${NSID.listRuns}`, { headers: { Authorization: `Bearer ${token}` } }).then(
+          (res) => res.status,
+        );
       assert.equal(await list("first-token-0123456789"), 200);
       writeFileSync(tokenFile, "second-token-0123456789-rotated\n");
       assert.equal(await list("second-token-0123456789-rotated"), 200);

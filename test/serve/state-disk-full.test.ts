@@ -58,17 +58,28 @@ describe("serve on a full state disk", { timeout: 60_000 }, () => {
         keepRunsMs: 3_600_000,
         gcIntervalMs: 3_600_000,
         gcStaleAfterMs: 120_000,
-        defaults: { target: { namespace: "ci" }, podTimeoutMs: 1000, maxOutputBytes: 1 << 20, maxLogBytes: 1 << 20, checkoutRoot: checkout },
-        transport: { setting: { target: { namespace: "ci" }, kubectlPath: "/nonexistent/kubectl", transport: "kubectl" }, env: {} },
+        defaults: {
+          target: { namespace: "ci" },
+          podTimeoutMs: 1000,
+          maxOutputBytes: 1 << 20,
+          maxLogBytes: 1 << 20,
+          checkoutRoot: checkout,
+        },
+        transport: {
+          setting: { target: { namespace: "ci" }, kubectlPath: "/nonexistent/kubectl", transport: "kubectl" },
+          env: {},
+        },
       },
       {
         warn: (message) => warnings.push(message),
         createExecutor: (ctx) => {
           const executor = new ScriptedExecutor(ctx, {
             runStep: async (index, _deadline, c) => {
-              if (c.settings.runId !== "talker") return { status: "success", exitCode: 0, timedOut: false } as StepOutcome;
+              if (c.settings.runId !== "talker")
+                return { status: "success", exitCode: 0, timedOut: false } as StepOutcome;
               await talk;
-              for (let i = 0; i < 64; i++) c.emit({ kind: "step-output", index, stream: "stdout", text: `${"x".repeat(1023)}\n` });
+              for (let i = 0; i < 64; i++)
+                c.emit({ kind: "step-output", index, stream: "stdout", text: `${"x".repeat(1023)}\n` });
               // Bounded: a run that is not stopped by its full disk ends here as a success, and the test fails.
               await Promise.race([untilAborted(c.signal), new Promise((r) => setTimeout(r, 5000))]);
               return { status: "success", exitCode: 0, timedOut: false } as StepOutcome;
@@ -90,8 +101,15 @@ describe("serve on a full state disk", { timeout: 60_000 }, () => {
   });
 
   const submit = (runId: string): Promise<Response> =>
-    client.fetch(`/xrpc/${NSID.submitRun}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ workflow: { name: "ci.yml", text: WORKFLOW }, checkout: { dir: checkout }, runId }) });
-  const waitForStatus = async (runId: string, final: (status: string) => boolean): Promise<{ status: string; reason?: string }> => {
+    client.fetch(`/xrpc/${NSID.submitRun}`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ workflow: { name: "ci.yml", text: WORKFLOW }, checkout: { dir: checkout }, runId }),
+    });
+  const waitForStatus = async (
+    runId: string,
+    final: (status: string) => boolean,
+  ): Promise<{ status: string; reason?: string }> => {
     for (let i = 0; i < 400; i++) {
       const { body } = await client.call(NSID.getRun, { params: { runId } });
       if (final(body.status)) return body;
@@ -110,7 +128,10 @@ describe("serve on a full state disk", { timeout: 60_000 }, () => {
       letTalk();
       const run = await waitForStatus("talker", (s) => s !== "running");
       assert.equal(run.status, "failed");
-      assert.match(run.reason ?? "", /^the runner's disk is full: no space left to write (run\.log|log\.ndjson|result\.json)\b/);
+      assert.match(
+        run.reason ?? "",
+        /^the runner's disk is full: no space left to write (run\.log|log\.ndjson|result\.json)\b/,
+      );
       assert.ok(executors.at(-1)!.calls.includes("teardown"), executors.at(-1)!.calls.join(", "));
 
       const refused = await submit("while-full");

@@ -15,21 +15,37 @@ describe("the XRPC router", () => {
   before(async () => {
     const lexicons = await loadLexicons();
     const handlers = new Map<string, XrpcHandler>([
-      [NSID.getRun, async ({ params }) => {
-        seen.push(params);
-        if (params.runId === "missing") throw new XrpcError(400, "RunNotFound", "no run missing");
-        if (params.runId === "bad-output") return { kind: "json", value: { runId: "x" } };
-        if (params.runId === "bug") throw new Error("secret detail");
-        if (params.runId === "busy") throw new XrpcError(503, "StateUnwritable", "no space", 30);
-        return { kind: "json", value: { runId: params.runId, status: "pending", createdAt: new Date().toISOString() } };
-      }],
+      [
+        NSID.getRun,
+        async ({ params }) => {
+          seen.push(params);
+          if (params.runId === "missing") throw new XrpcError(400, "RunNotFound", "no run missing");
+          if (params.runId === "bad-output") return { kind: "json", value: { runId: "x" } };
+          if (params.runId === "bug") throw new Error("secret detail");
+          if (params.runId === "busy") throw new XrpcError(503, "StateUnwritable", "no space", 30);
+          return {
+            kind: "json",
+            value: { runId: params.runId, status: "pending", createdAt: new Date().toISOString() },
+          };
+        },
+      ],
       [NSID.listRuns, async ({ params }) => ({ kind: "json", value: { runs: [], cursor: String(params.limit) } })],
-      [NSID.cancelRun, async ({ body }) => {
-        const { runId } = body as { runId: string };
-        if (runId === "input") throw new InputError("bad thing");
-        return { kind: "json", value: { runId, status: "cancelled" } };
-      }],
-      [NSID.getOutputs, async () => ({ kind: "stream", contentType: "application/x-tar", stream: Readable.from([Buffer.from("tarbytes")]) })],
+      [
+        NSID.cancelRun,
+        async ({ body }) => {
+          const { runId } = body as { runId: string };
+          if (runId === "input") throw new InputError("bad thing");
+          return { kind: "json", value: { runId, status: "cancelled" } };
+        },
+      ],
+      [
+        NSID.getOutputs,
+        async () => ({
+          kind: "stream",
+          contentType: "application/x-tar",
+          stream: Readable.from([Buffer.from("tarbytes")]),
+        }),
+      ],
     ]);
     const route = createXrpcRouter({ lexicons, handlers, maxBodyBytes: 100 });
     server = createServer((req, res) => {
@@ -41,7 +57,8 @@ describe("the XRPC router", () => {
   });
   after(() => server.close());
 
-  const post = (nsid: string, body: string, type = "application/json") => fetch(base + nsid, { method: "POST", headers: { "Content-Type": type }, body });
+  const post = (nsid: string, body: string, type = "application/json") =>
+    fetch(base + nsid, { method: "POST", headers: { "Content-Type": type }, body });
 
   it("answers a query with its handler's JSON after coercing the parameters to the lexicon's types", async () => {
     const res = await fetch(`${base}${NSID.listRuns}?limit=7`);
@@ -89,7 +106,10 @@ describe("the XRPC router", () => {
   });
 
   it("takes a procedure's JSON input, validated, and maps an InputError to 400", async () => {
-    assert.deepEqual(await (await post(NSID.cancelRun, JSON.stringify({ runId: "r1" }))).json(), { runId: "r1", status: "cancelled" });
+    assert.deepEqual(await (await post(NSID.cancelRun, JSON.stringify({ runId: "r1" }))).json(), {
+      runId: "r1",
+      status: "cancelled",
+    });
     const bad = await post(NSID.cancelRun, JSON.stringify({ runId: "input" }));
     assert.equal(bad.status, 400);
     assert.equal(((await bad.json()) as { message: string }).message, "bad thing");

@@ -10,7 +10,10 @@ import { WORKFLOW_FIXTURES } from "../workflow/workflow-fixtures.js";
 
 describe("loadWorkflowFile", () => {
   it("reads, parses and resolves a file, naming it as asked", async () => {
-    const loaded = await loadWorkflowFile(join(WORKFLOW_FIXTURES, "tangled", "build.yml"), { nixeryBase: "nixery.dev", name: ".tangled/workflows/build.yml" });
+    const loaded = await loadWorkflowFile(join(WORKFLOW_FIXTURES, "tangled", "build.yml"), {
+      nixeryBase: "nixery.dev",
+      name: ".tangled/workflows/build.yml",
+    });
     assert.equal(loaded.resolved.image, "nixery.dev/go/gcc/bash/git/coreutils/nix/gnutar/findutils/gnugrep/util-linux");
     assert.equal(loaded.resolved.steps[0]!.source, ".tangled/workflows/build.yml:14");
     assert.equal(loaded.parsed.engine, "nixery");
@@ -28,10 +31,18 @@ describe("loadWorkflowFile", () => {
   });
 
   it("rejects with a WorkflowError when the file parses but cannot be resolved", async () => {
-    await assert.rejects(loadWorkflowFile(join(WORKFLOW_FIXTURES, "tangled", "test.yml"), { name: "test.yml" }), /^InputError: test\.yml:5:1: engine: a nixery workflow's image is composed on the runner's Nixery registry/);
+    await assert.rejects(
+      loadWorkflowFile(join(WORKFLOW_FIXTURES, "tangled", "test.yml"), { name: "test.yml" }),
+      /^InputError: test\.yml:5:1: engine: a nixery workflow's image is composed on the runner's Nixery registry/,
+    );
   });
 
   it("rejects with an InputError naming a file it cannot read", async () => {
-    await assert.rejects(loadWorkflowFile("/nonexistent/wf.yml"), (error: unknown) => error instanceof InputError && error.message === "/nonexistent/wf.yml: cannot read the file: no such file or directory");
+    await assert.rejects(
+      loadWorkflowFile("/nonexistent/wf.yml"),
+      (error: unknown) =>
+        error instanceof InputError &&
+        error.message === "/nonexistent/wf.yml: cannot read the file: no such file or directory",
+    );
   });
 });

@@ -43,8 +43,12 @@ describe("planWorkflowRun's caches and artifacts", () => {
   it("renders each key and fallback with the run's variables and the file hashes, and keeps paths and artifacts as parsed", () => {
     const plan = planWorkflowRun(resolved(WORKFLOW), { runId: "r1", trigger: PUSH, caches: { fileHashes: HASHES } });
     assert.ok(plan.matched);
-    assert.deepEqual(plan.caches, [{ key: "npm-20-main-f00d", restoreKeys: ["npm-20-main-", "npm-"], paths: ["/work/node_modules", "/root/.npm"] }]);
-    assert.deepEqual(plan.artifacts, [{ name: "junit", paths: ["/work/reports/*.xml"], when: "failure", required: true }]);
+    assert.deepEqual(plan.caches, [
+      { key: "npm-20-main-f00d", restoreKeys: ["npm-20-main-", "npm-"], paths: ["/work/node_modules", "/root/.npm"] },
+    ]);
+    assert.deepEqual(plan.artifacts, [
+      { name: "junit", paths: ["/work/reports/*.xml"], when: "failure", required: true },
+    ]);
   });
 
   it("renders a workflow variable over a run variable of the same name, as the steps see it", () => {
@@ -77,12 +81,18 @@ describe("planWorkflowRun's caches and artifacts", () => {
   });
 
   it("renders nothing for a run that does not match its trigger, so nothing needs hashing", () => {
-    const plan = planWorkflowRun(resolved(WORKFLOW), { runId: "r1", trigger: { event: "push", ref: "refs/heads/dev" } });
+    const plan = planWorkflowRun(resolved(WORKFLOW), {
+      runId: "r1",
+      trigger: { event: "push", ref: "refs/heads/dev" },
+    });
     assert.equal(plan.matched, false);
   });
 
   it("refuses a key whose files were not hashed rather than render it without them", () => {
-    assert.throws(() => planWorkflowRun(resolved(WORKFLOW), { runId: "r1", trigger: PUSH }), /caches\[0\]\.key: .* uses hashFiles, but the files of the checkout were not hashed for this run/);
+    assert.throws(
+      () => planWorkflowRun(resolved(WORKFLOW), { runId: "r1", trigger: PUSH }),
+      /caches\[0\]\.key: .* uses hashFiles, but the files of the checkout were not hashed for this run/,
+    );
   });
 
   it("plans no caches and no artifacts for a workflow without them", () => {
@@ -102,7 +112,9 @@ describe("listHashFilesNeeded", () => {
   it("records in the workflow summary (the result's workflow.clamped) each value the limits clamped, with its position and the limit used", () => {
     const text = "timeout: 2h\nresources: {cpu: 8, memory: 1Gi}\nsteps:\n  - name: build\n    command: make\n";
     const limits = { maxCpu: "4", maxMemory: "8Gi", maxTimeoutMs: 3_600_000, onExceed: "clamp" as const };
-    const result = resolveWorkflow(parseOk(text, "ci.yml"), { runner: { config: { ...DEFAULT_RUNNER_CONFIG, limits }, file: "ops.yml" } });
+    const result = resolveWorkflow(parseOk(text, "ci.yml"), {
+      runner: { config: { ...DEFAULT_RUNNER_CONFIG, limits }, file: "ops.yml" },
+    });
     assert.ok(result.ok);
     const plan = planWorkflowRun(result.workflow, { runId: "1" });
     assert.ok(plan.matched);

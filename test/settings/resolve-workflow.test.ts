@@ -1,6 +1,13 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { composeNixeryImage, DEFAULT_SHELL, NIXERY_RUNNER_PACKAGES, normalizeNixeryBase, resolveWorkflow, type ResolvedWorkflow } from "../../src/settings/resolve-workflow.js";
+import {
+  composeNixeryImage,
+  DEFAULT_SHELL,
+  NIXERY_RUNNER_PACKAGES,
+  normalizeNixeryBase,
+  resolveWorkflow,
+  type ResolvedWorkflow,
+} from "../../src/settings/resolve-workflow.js";
 import { formatIssue } from "../../src/workflow/workflow-errors.js";
 import { parseOk, readFixture } from "../workflow/workflow-fixtures.js";
 
@@ -38,51 +45,98 @@ describe("resolveWorkflow", () => {
       placement: {},
       when: [{ event: ["push", "pull_request"], branch: ["master"], position: { line: 2, column: 5 } }],
       steps: [
-        { name: "patch static dir", command: "mkdir -p appview/pages/static; touch appview/pages/static/x\n", env: [], source: "test.yml:13" },
-        { name: "run linter", command: "go vet -v ./...\n", env: [{ name: "CGO_ENABLED", value: "1" }], source: "test.yml:17" },
-        { name: "run all tests", command: "go test -v ./...\n", env: [{ name: "CGO_ENABLED", value: "1" }], source: "test.yml:23" },
+        {
+          name: "patch static dir",
+          command: "mkdir -p appview/pages/static; touch appview/pages/static/x\n",
+          env: [],
+          source: "test.yml:13",
+        },
+        {
+          name: "run linter",
+          command: "go vet -v ./...\n",
+          env: [{ name: "CGO_ENABLED", value: "1" }],
+          source: "test.yml:17",
+        },
+        {
+          name: "run all tests",
+          command: "go test -v ./...\n",
+          env: [{ name: "CGO_ENABLED", value: "1" }],
+          source: "test.yml:23",
+        },
       ],
     });
   });
 
   it("keeps duplicates in the composed image, as Tangled does", () => {
-    assert.equal(resolveOk("dependencies:\n  nixpkgs: [git, go, go]\nsteps: [{name: a, command: b}]\n", "nixery.dev").image, "nixery.dev/git/go/go/bash/git/coreutils/nix/gnutar/findutils/gnugrep/util-linux");
+    assert.equal(
+      resolveOk("dependencies:\n  nixpkgs: [git, go, go]\nsteps: [{name: a, command: b}]\n", "nixery.dev").image,
+      "nixery.dev/git/go/go/bash/git/coreutils/nix/gnutar/findutils/gnugrep/util-linux",
+    );
   });
 
   it("composes only Tangled's defaults for engine nixery without packages", () => {
-    assert.equal(resolveOk("engine: nixery\nsteps: [{name: a, command: b}]\n", "registry.example:5000/nixery").image, "registry.example:5000/nixery/bash/git/coreutils/nix/gnutar/findutils/gnugrep/util-linux");
+    assert.equal(
+      resolveOk("engine: nixery\nsteps: [{name: a, command: b}]\n", "registry.example:5000/nixery").image,
+      "registry.example:5000/nixery/bash/git/coreutils/nix/gnutar/findutils/gnugrep/util-linux",
+    );
   });
 
   it("gives every field of the maximal fixture, in ms where it is a budget", () => {
     const workflow = resolveOk(readFixture("maximal.yml"), undefined, "maximal.yml");
-    assert.deepEqual({ ...workflow, when: undefined, steps: undefined, caches: undefined, artifacts: undefined }, {
-      file: "maximal.yml",
-      engine: "kubernetes",
-      image: "golang:1.23-alpine",
-      imageFrom: "workflow",
-      shell: ["sh", "-eu"],
-      timeoutMs: 2_700_000,
-      resources: { cpu: "2", memory: "4Gi" },
-      clamped: [],
-      env: [{ name: "GOFLAGS", value: "-mod=readonly" }, { name: "CGO_ENABLED", value: "0" }, { name: "RATIO", value: "1.0" }],
-      clone: { skip: false, depth: 1, submodules: false, tags: true },
-      placement: {},
-      when: undefined,
-      steps: undefined,
-      caches: undefined,
-      artifacts: undefined,
-    });
     assert.deepEqual(
-      workflow.caches?.map((cache) => [cache.key.template.source, cache.restoreKeys.map((key) => key.template.source), cache.paths]),
-      [['go-{{ KNOTLESS_WORKFLOW }}-{{ hashFiles "go.sum" "**/go.mod" }}', ["go-{{ KNOTLESS_WORKFLOW }}-", "go-"], ["/root/go/pkg/mod", "/root/.cache/go-build"]]],
+      { ...workflow, when: undefined, steps: undefined, caches: undefined, artifacts: undefined },
+      {
+        file: "maximal.yml",
+        engine: "kubernetes",
+        image: "golang:1.23-alpine",
+        imageFrom: "workflow",
+        shell: ["sh", "-eu"],
+        timeoutMs: 2_700_000,
+        resources: { cpu: "2", memory: "4Gi" },
+        clamped: [],
+        env: [
+          { name: "GOFLAGS", value: "-mod=readonly" },
+          { name: "CGO_ENABLED", value: "0" },
+          { name: "RATIO", value: "1.0" },
+        ],
+        clone: { skip: false, depth: 1, submodules: false, tags: true },
+        placement: {},
+        when: undefined,
+        steps: undefined,
+        caches: undefined,
+        artifacts: undefined,
+      },
     );
-    assert.deepEqual(workflow.artifacts?.map(({ position: _position, ...artifact }) => artifact), [
-      { name: "test-report", paths: ["/outputs/report/**"], when: "always", required: false },
-      { name: "binaries", paths: ["/work/bin/*"], when: "success", required: true },
-    ]);
+    assert.deepEqual(
+      workflow.caches?.map((cache) => [
+        cache.key.template.source,
+        cache.restoreKeys.map((key) => key.template.source),
+        cache.paths,
+      ]),
+      [
+        [
+          'go-{{ KNOTLESS_WORKFLOW }}-{{ hashFiles "go.sum" "**/go.mod" }}',
+          ["go-{{ KNOTLESS_WORKFLOW }}-", "go-"],
+          ["/root/go/pkg/mod", "/root/.cache/go-build"],
+        ],
+      ],
+    );
+    assert.deepEqual(
+      workflow.artifacts?.map(({ position: _position, ...artifact }) => artifact),
+      [
+        { name: "test-report", paths: ["/outputs/report/**"], when: "always", required: false },
+        { name: "binaries", paths: ["/work/bin/*"], when: "success", required: true },
+      ],
+    );
     assert.deepEqual(workflow.steps, [
       { name: "build", command: "go build ./...", env: [], source: "maximal.yml:39" },
-      { name: "test", command: "go vet ./...\ngo test ./...\n", env: [{ name: "GOFLAGS", value: "-count=1" }], timeoutMs: 1_200_000, source: "maximal.yml:41" },
+      {
+        name: "test",
+        command: "go vet ./...\ngo test ./...\n",
+        env: [{ name: "GOFLAGS", value: "-count=1" }],
+        timeoutMs: 1_200_000,
+        source: "maximal.yml:41",
+      },
     ]);
   });
 
@@ -113,8 +167,14 @@ describe("resolveWorkflow", () => {
       'wf.yml:1:1: engine: the Nixery registry "nixery dev" is not a registry host such as nixery.dev or registry.example:5000/nixery',
     ]);
     const packages = Array.from({ length: 30 }, (_, index) => `package${index}`).join(", ");
-    const [error] = resolveErrors(`dependencies:\n  nixpkgs: [${packages}]\nsteps: [{name: a, command: b}]\n`, "nixery.dev");
-    assert.match(error!, /^wf\.yml:2:3: dependencies\.nixpkgs: the composed Nixery image name is 359 characters long, more than the 255 an image name may have/);
+    const [error] = resolveErrors(
+      `dependencies:\n  nixpkgs: [${packages}]\nsteps: [{name: a, command: b}]\n`,
+      "nixery.dev",
+    );
+    assert.match(
+      error!,
+      /^wf\.yml:2:3: dependencies\.nixpkgs: the composed Nixery image name is 359 characters long, more than the 255 an image name may have/,
+    );
   });
 });
 
@@ -128,11 +188,17 @@ describe("normalizeNixeryBase and composeNixeryImage", () => {
   });
 
   it("joins the base, the packages, Tangled's defaults and the helper's packages with /", () => {
-    assert.equal(composeNixeryImage("nixery.dev", ["python3"]), "nixery.dev/python3/bash/git/coreutils/nix/gnutar/findutils/gnugrep/util-linux");
+    assert.equal(
+      composeNixeryImage("nixery.dev", ["python3"]),
+      "nixery.dev/python3/bash/git/coreutils/nix/gnutar/findutils/gnugrep/util-linux",
+    );
   });
 
   it("adds a helper package only when the path does not name it yet, and keeps the workflow's own order and duplicates", () => {
-    assert.equal(composeNixeryImage("nixery.dev", ["findutils", "go", "go", "util-linux"]), "nixery.dev/findutils/go/go/util-linux/bash/git/coreutils/nix/gnutar/gnugrep");
+    assert.equal(
+      composeNixeryImage("nixery.dev", ["findutils", "go", "go", "util-linux"]),
+      "nixery.dev/findutils/go/go/util-linux/bash/git/coreutils/nix/gnutar/gnugrep",
+    );
     assert.deepEqual(NIXERY_RUNNER_PACKAGES, ["gnutar", "findutils", "gnugrep", "util-linux"]);
   });
 });

@@ -35,8 +35,17 @@ async function main(): Promise<void> {
     keepRunsMs: 3_600_000,
     gcIntervalMs: 3_600_000,
     gcStaleAfterMs: 120_000,
-    defaults: { target: { namespace: "ci" }, podTimeoutMs: 1000, maxOutputBytes: 1 << 20, maxLogBytes: 256 << 20, checkoutRoot: join(stateDir, "checkout") },
-    transport: { setting: { target: { namespace: "ci" }, kubectlPath: "/nonexistent/kubectl", transport: "kubectl" }, env: {} },
+    defaults: {
+      target: { namespace: "ci" },
+      podTimeoutMs: 1000,
+      maxOutputBytes: 1 << 20,
+      maxLogBytes: 256 << 20,
+      checkoutRoot: join(stateDir, "checkout"),
+    },
+    transport: {
+      setting: { target: { namespace: "ci" }, kubectlPath: "/nonexistent/kubectl", transport: "kubectl" },
+      env: {},
+    },
     followers,
   } as ServeConfig;
   const started = await startService(config, {

@@ -5,12 +5,18 @@ import { planKubectlCalls, planReleaseCalls, planWarmCalls } from "../../src/dry
 import type { ExecutorSettings } from "../../src/executor/kubernetes/context.js";
 
 /** planKubectlCalls, described against the settings' target. */
-export function describeRunPlan(settings: ExecutorSettings, options?: { readonly heartbeatIntervalMs?: number }): DescribedCall[] {
+export function describeRunPlan(
+  settings: ExecutorSettings,
+  options?: { readonly heartbeatIntervalMs?: number },
+): DescribedCall[] {
   return describePlannedCalls(settings.target, planKubectlCalls(settings, options));
 }
 
 /** planWarmCalls, described against `target`. */
-export function describeWarmPlan(target: ClusterTarget, spec: { readonly count: number; readonly maxWarm: number }): DescribedCall[] {
+export function describeWarmPlan(
+  target: ClusterTarget,
+  spec: { readonly count: number; readonly maxWarm: number },
+): DescribedCall[] {
   return describePlannedCalls(target, planWarmCalls(spec));
 }
 

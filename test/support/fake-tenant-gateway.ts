@@ -50,9 +50,14 @@ export async function startFakeGateway(options: FakeGatewayOptions): Promise<Fak
 
   const answer = (response: ServerResponse, status: number, body: unknown): void => {
     const text = typeof body === "string" ? body : JSON.stringify(body);
-    response.writeHead(status, { "content-type": typeof body === "string" ? "text/plain" : "application/json" }).end(text);
+    response
+      .writeHead(status, { "content-type": typeof body === "string" ? "text/plain" : "application/json" })
+      .end(text);
   };
-  const clusterObject = (name: string, cluster: { statuses: readonly string[]; reads: number }): Record<string, unknown> => {
+  const clusterObject = (
+    name: string,
+    cluster: { statuses: readonly string[]; reads: number },
+  ): Record<string, unknown> => {
     const status = cluster.statuses[Math.min(cluster.reads, cluster.statuses.length - 1)] ?? "Ready";
     cluster.reads += 1;
     if (options.misbehave === "cluster-no-status") return { name, phase: status };
@@ -75,7 +80,8 @@ export async function startFakeGateway(options: FakeGatewayOptions): Promise<Fak
       const cluster = clusters.get(kubeconfigMatch[1]!);
       if (!cluster) return answer(response, 404, { error: "no such cluster" });
       if (options.misbehave === "kubeconfig-missing") return answer(response, 200, { config: options.kubeconfig });
-      if (options.misbehave === "kubeconfig-not-a-kubeconfig") return answer(response, 200, { kubeconfig: "hello: world\n" });
+      if (options.misbehave === "kubeconfig-not-a-kubeconfig")
+        return answer(response, 200, { kubeconfig: "hello: world\n" });
       return answer(response, 200, { kubeconfig: options.kubeconfig });
     }
     if (request.method === "GET" && clusterMatch) {

@@ -11,12 +11,17 @@ export const E2E_KUBECTLS = ["1.30", "1.33"].map((v) => join(SDK, `kubectl.${v}`
 
 /** Why the tests skip here, or false when podman runs the local busybox image. */
 export function findPodmanSkipReason(): string | false {
-  const works = spawnSync("podman", ["image", "exists", "docker.io/library/busybox:1.36"], { stdio: "ignore" }).status === 0;
+  const works =
+    spawnSync("podman", ["image", "exists", "docker.io/library/busybox:1.36"], { stdio: "ignore" }).status === 0;
   return works ? false : "podman with the local busybox image is not available (run scripts/setup-containers.sh)";
 }
 
 /** Polls `check` every 200 ms; fails after `timeoutMs`; resolves with how long it took. */
-export async function waitUntil(what: string, check: () => Promise<boolean> | boolean, timeoutMs: number): Promise<number> {
+export async function waitUntil(
+  what: string,
+  check: () => Promise<boolean> | boolean,
+  timeoutMs: number,
+): Promise<number> {
   const started = Date.now();
   while (!(await check())) {
     if (Date.now() - started > timeoutMs) assert.fail(`${what} not within ${timeoutMs} ms`);
@@ -30,5 +35,9 @@ export async function assertNothingLeft(cluster: LocalCluster): Promise<void> {
   await waitUntil("podman containers gone", async () => (await cluster.podmanContainers()).length === 0, 30_000);
   assert.deepEqual(cluster.objects("jobs.batch"), []);
   await waitUntil("pods gone from the server", () => cluster.objects("pods").length === 0, 30_000);
-  assert.deepEqual(cluster.objects("poddisruptionbudgets.policy").map((budget) => budget.metadata.name), [], "a PodDisruptionBudget was left");
+  assert.deepEqual(
+    cluster.objects("poddisruptionbudgets.policy").map((budget) => budget.metadata.name),
+    [],
+    "a PodDisruptionBudget was left",
+  );
 }

@@ -8,6 +8,11 @@ import { REPO_ROOT } from "./run-cli.js";
 export function findNobodySkipReason(): string | false {
   if (process.getuid?.() !== 0) return false;
   const probe = "require('node:fs').accessSync(process.argv[1], require('node:fs').constants.R_OK)";
-  const reachable = spawnSync(process.execPath, ["-e", probe, join(REPO_ROOT, "bin", "knotless-runner-k8s.js")], { uid: 65534, gid: 65534 });
-  return reachable.status === 0 ? false : `nobody (uid 65534) cannot read ${REPO_ROOT}/bin: the clone is in a directory others may not enter`;
+  const reachable = spawnSync(process.execPath, ["-e", probe, join(REPO_ROOT, "bin", "knotless-runner-k8s.js")], {
+    uid: 65534,
+    gid: 65534,
+  });
+  return reachable.status === 0
+    ? false
+    : `nobody (uid 65534) cannot read ${REPO_ROOT}/bin: the clone is in a directory others may not enter`;
 }

@@ -28,7 +28,11 @@ export interface CliOptions {
 
 export function runCli(args: readonly string[], options: CliOptions = {}): Promise<CliRun> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...options.env }, stdio: ["ignore", "pipe", "pipe"], ...options.user });
+    const child = spawn(process.execPath, [CLI, ...args], {
+      env: { ...process.env, ...options.env },
+      stdio: ["ignore", "pipe", "pipe"],
+      ...options.user,
+    });
     let stdout = "";
     let stderr = "";
     const pending = [...(options.signalWhen ? [options.signalWhen] : []), ...(options.signalsWhen ?? [])];
@@ -51,7 +55,12 @@ export function runCli(args: readonly string[], options: CliOptions = {}): Promi
 }
 
 /** A fresh copy of examples/hello as a checkout, a steps file and an out dir. */
-export function makeWorkspace(steps: string): { checkout: string; stepsFile: string; sharedSteps: string; out: string } {
+export function makeWorkspace(steps: string): {
+  checkout: string;
+  stepsFile: string;
+  sharedSteps: string;
+  out: string;
+} {
   const dir = makeTestTempDir("knotless-e2e-");
   const checkout = join(dir, "checkout");
   cpSync(join(REPO_ROOT, "examples", "hello"), checkout, { recursive: true });
@@ -86,8 +95,14 @@ export interface StartedCli {
   readonly exited: Promise<CliRun & { readonly endedAt: number }>;
 }
 
-export function startCli(args: readonly string[], options: { env?: Readonly<Record<string, string | undefined>>; timeoutMs?: number } = {}): StartedCli {
-  const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...options.env }, stdio: ["ignore", "pipe", "pipe"] });
+export function startCli(
+  args: readonly string[],
+  options: { env?: Readonly<Record<string, string | undefined>>; timeoutMs?: number } = {},
+): StartedCli {
+  const child = spawn(process.execPath, [CLI, ...args], {
+    env: { ...process.env, ...options.env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let output = "";
   let stdout = "";
   let stderr = "";
@@ -110,7 +125,13 @@ export function startCli(args: readonly string[], options: { env?: Readonly<Reco
     kill: (signal) => child.kill(signal),
     waitFor: (pattern, timeoutMs = 60_000) =>
       new Promise((resolvePromise, reject) => {
-        const give = setTimeout(() => (waiters.delete(check), reject(new Error(`no ${pattern} in the output within ${timeoutMs} ms:\n${output}`))), timeoutMs);
+        const give = setTimeout(
+          () => (
+            waiters.delete(check),
+            reject(new Error(`no ${pattern} in the output within ${timeoutMs} ms:\n${output}`))
+          ),
+          timeoutMs,
+        );
         const check = (): void => {
           if (pattern.test(output)) {
             clearTimeout(give);

@@ -17,7 +17,12 @@ import { makeWorkspace } from "./run-cli.js";
 export const HOST_TAR: HostTarSetting = { binary: "tar", env: process.env };
 
 /** Short timings so fault tests finish in seconds. */
-export const FAST_TIMINGS: Partial<ExecutorTimings> = { imagePullGraceMs: 1500, execReadyBudgetMs: 20_000, killGraceSeconds: 1, podPollMs: [100, 200, 300] };
+export const FAST_TIMINGS: Partial<ExecutorTimings> = {
+  imagePullGraceMs: 1500,
+  execReadyBudgetMs: 20_000,
+  killGraceSeconds: 1,
+  podPollMs: [100, 200, 300],
+};
 
 export interface LibraryRun {
   readonly result: RunResult;
@@ -49,7 +54,8 @@ export async function runWithKubectl(options: {
   checkoutFiles?: Readonly<Record<string, string>>;
 }): Promise<LibraryRun> {
   const ws = makeWorkspace(options.steps);
-  for (const [path, content] of Object.entries(options.checkoutFiles ?? {})) writeFileSync(join(ws.checkout, path), content);
+  for (const [path, content] of Object.entries(options.checkoutFiles ?? {}))
+    writeFileSync(join(ws.checkout, path), content);
   const lines = options.steps.trim().split("\n");
   const base = exampleSettings({ steps: [] });
   const settings = {
@@ -72,12 +78,25 @@ export async function runWithKubectl(options: {
   const env = { ...process.env, ...options.env };
   const cluster: Cluster & { close?: () => Promise<void> } =
     options.transport === "api"
-      ? await openApiCluster({ files: options.kubeconfig ? [options.kubeconfig] : [], explicit: options.kubeconfig !== undefined }, { env })
+      ? await openApiCluster(
+          { files: options.kubeconfig ? [options.kubeconfig] : [], explicit: options.kubeconfig !== undefined },
+          { env },
+        )
       : new KubectlCluster(new Kubectl({ binary: options.kubectlPath, env }), settings.target);
-  const result = await runWorkflow({ settings, cluster, signal: options.signal ?? new AbortController().signal, sinks: [(e) => events.push(e), ...(options.onEvent ? [options.onEvent] : [])], timings: { ...FAST_TIMINGS, ...options.timings }, ...(options.cacheDriver ? { cacheDriver: options.cacheDriver } : {}) }).finally(() => cluster.close?.());
+  const result = await runWorkflow({
+    settings,
+    cluster,
+    signal: options.signal ?? new AbortController().signal,
+    sinks: [(e) => events.push(e), ...(options.onEvent ? [options.onEvent] : [])],
+    timings: { ...FAST_TIMINGS, ...options.timings },
+    ...(options.cacheDriver ? { cacheDriver: options.cacheDriver } : {}),
+  }).finally(() => cluster.close?.());
   const output = (index: number, stream: "stdout" | "stderr" = "stdout"): string =>
     events
-      .filter((e): e is Extract<RunEvent, { kind: "step-output" }> => e.kind === "step-output" && e.index === index && e.stream === stream)
+      .filter(
+        (e): e is Extract<RunEvent, { kind: "step-output" }> =>
+          e.kind === "step-output" && e.index === index && e.stream === stream,
+      )
       .map((e) => e.text)
       .join("");
   return { result, events, out: ws.out, output };

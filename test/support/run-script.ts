@@ -66,7 +66,12 @@ export function listFiles(root: string): string[] {
  * Where any of `secrets` occurs: in stdout, stderr, or a file under `roots` other than those in `allowed`
  * (a secret -> the files it may be in). Returns "where: which secret" lines, empty when there is no leak.
  */
-export function findSecretLeaks(run: ScriptRun, roots: readonly string[], secrets: Readonly<Record<string, string>>, allowed: Readonly<Record<string, readonly string[]>> = {}): string[] {
+export function findSecretLeaks(
+  run: ScriptRun,
+  roots: readonly string[],
+  secrets: Readonly<Record<string, string>>,
+  allowed: Readonly<Record<string, readonly string[]>> = {},
+): string[] {
   const leaks: string[] = [];
   for (const [label, secret] of Object.entries(secrets)) {
     if (run.stdout.includes(secret)) leaks.push(`stdout: ${label}`);

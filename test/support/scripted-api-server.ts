@@ -4,12 +4,22 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { after } from "node:test";
 import { ApiClient } from "../../src/cluster/api/api-client.js";
 
-export async function startScriptedApiServer(handle: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ readonly server: Server; readonly client: ApiClient }> {
+export async function startScriptedApiServer(
+  handle: (req: IncomingMessage, res: ServerResponse) => void,
+): Promise<{ readonly server: Server; readonly client: ApiClient }> {
   const server = createServer(handle);
   server.listen(0, "127.0.0.1");
   await once(server, "listening");
   const client = new ApiClient({
-    kubeconfig: { contextName: "x", namespace: "ci", server: `http://127.0.0.1:${(server.address() as { port: number }).port}`, tls: { insecureSkipVerify: false }, clusterName: "c", userName: "u", auth: { kind: "none" } },
+    kubeconfig: {
+      contextName: "x",
+      namespace: "ci",
+      server: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+      tls: { insecureSkipVerify: false },
+      clusterName: "c",
+      userName: "u",
+      auth: { kind: "none" },
+    },
     env: {},
   });
   after(async () => {

@@ -14,7 +14,12 @@ export interface ExecutorScript {
   readonly copyIn?: (ctx: ExecutorContext) => Promise<UploadSummary>;
   readonly runStep?: (index: number, deadlineAt: number, ctx: ExecutorContext) => Promise<StepOutcome>;
   readonly copyOut?: (ctx: ExecutorContext) => Promise<ExtractReport>;
-  readonly restoreCache?: (spec: CacheSpec, archive: CacheArchive, gate: CacheArchiveGate | undefined, ctx: ExecutorContext) => Promise<{ bytes: number }>;
+  readonly restoreCache?: (
+    spec: CacheSpec,
+    archive: CacheArchive,
+    gate: CacheArchiveGate | undefined,
+    ctx: ExecutorContext,
+  ) => Promise<{ bytes: number }>;
   readonly saveCache?: (spec: CacheSpec, writer: CacheWriter, ctx: ExecutorContext) => Promise<CacheSaveOutcome>;
   readonly collectArtifact?: (spec: ArtifactSpec, maxBytes: number, ctx: ExecutorContext) => Promise<ArtifactReport>;
   readonly teardown?: (ctx: ExecutorContext) => Promise<TeardownReport>;
@@ -22,7 +27,14 @@ export interface ExecutorScript {
 
 export const SCRIPTED_POD: RunPod = { name: "knotless-run-42-abcde", node: "node-1" };
 export const STEP_SUCCEEDED: StepOutcome = { status: "success", exitCode: 0, timedOut: false };
-export const EMPTY_REPORT: ExtractReport = { files: [], refused: [], bytes: 0, limitReached: false, entries: 0, nameNewlines: 0 };
+export const EMPTY_REPORT: ExtractReport = {
+  files: [],
+  refused: [],
+  bytes: 0,
+  limitReached: false,
+  entries: 0,
+  nameNewlines: 0,
+};
 
 export class ScriptedExecutor implements Executor {
   /** Every call in the order it came: "setup", "copyIn", "restoreCache KEY", "runStep 0", "saveCache KEY", "copyOut", "collectArtifact NAME", "teardown". */
@@ -66,7 +78,12 @@ export class ScriptedExecutor implements Executor {
     archive.stream.on("data", (chunk: Buffer) => (bytes += chunk.length));
     const passed = gate ? archive.stream.pipe(gate.stream) : archive.stream;
     const failed = new Promise((_resolve, reject) => archive.stream.once("error", reject));
-    await Promise.race([(async () => { for await (const _chunk of passed); })(), failed]);
+    await Promise.race([
+      (async () => {
+        for await (const _chunk of passed);
+      })(),
+      failed,
+    ]);
     await gate?.done;
     return { bytes };
   }
@@ -81,7 +98,13 @@ export class ScriptedExecutor implements Executor {
 
   async collectArtifact(spec: ArtifactSpec, maxBytes: number): Promise<ArtifactReport> {
     this.calls.push(`collectArtifact ${spec.name}`);
-    return this.script.collectArtifact?.(spec, maxBytes, this.ctx) ?? { name: spec.name, status: "collected", files: [{ path: "a.txt", size: 1, sha256: "0".repeat(64) }] };
+    return (
+      this.script.collectArtifact?.(spec, maxBytes, this.ctx) ?? {
+        name: spec.name,
+        status: "collected",
+        files: [{ path: "a.txt", size: 1, sha256: "0".repeat(64) }],
+      }
+    );
   }
 
   async copyOut(): Promise<ExtractReport> {

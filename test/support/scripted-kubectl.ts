@@ -93,7 +93,16 @@ export class ScriptedKubectl {
 
   #spawn(binary: string, args: readonly string[], options: SpawnOptions): ChildProcess {
     const stdio = Array.isArray(options.stdio) ? options.stdio : [];
-    const call: RecordedCall = { binary, args: [...args], command: stripGlobalFlags(args), stdin: undefined, stdinBytes: undefined, killSignals: [], ended: undefined, matched: false };
+    const call: RecordedCall = {
+      binary,
+      args: [...args],
+      command: stripGlobalFlags(args),
+      stdin: undefined,
+      stdinBytes: undefined,
+      killSignals: [],
+      ended: undefined,
+      matched: false,
+    };
     this.calls.push(call);
     const rule = this.#rules.find((r) => startsWith(call.command, r.words) && (r.where?.(call) ?? true));
     call.matched = rule !== undefined;
@@ -189,11 +198,19 @@ class FakeChild extends EventEmitter {
     if (this.#ending) return;
     if (scripted.spawnError) {
       this.#ending = true;
-      this.emit("error", Object.assign(new Error(`spawn kubectl ${scripted.spawnError}`), { code: scripted.spawnError }));
+      this.emit(
+        "error",
+        Object.assign(new Error(`spawn kubectl ${scripted.spawnError}`), { code: scripted.spawnError }),
+      );
       return;
     }
     if (scripted.stderr) this.stderr.write(scripted.stderr);
-    const chunks = scripted.stdout === undefined ? [] : typeof scripted.stdout === "string" || Buffer.isBuffer(scripted.stdout) ? [scripted.stdout] : scripted.stdout;
+    const chunks =
+      scripted.stdout === undefined
+        ? []
+        : typeof scripted.stdout === "string" || Buffer.isBuffer(scripted.stdout)
+          ? [scripted.stdout]
+          : scripted.stdout;
     for (const chunk of chunks) {
       if (this.#ending) return;
       this.stdout.write(chunk);

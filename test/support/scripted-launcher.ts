@@ -1,5 +1,11 @@
 // A LeaseLauncher for the mill session's tests: engines and images it refuses, runs a test ends by hand, and a record of every call.
-import type { AcceptedOffer, LaunchedLease, LeaseLauncher, LeaseOffer, LeaseOutcome } from "../../src/mill/lease-launcher.js";
+import type {
+  AcceptedOffer,
+  LaunchedLease,
+  LeaseLauncher,
+  LeaseOffer,
+  LeaseOutcome,
+} from "../../src/mill/lease-launcher.js";
 import type { SpindleLogLine } from "../../src/mill/log-lines.js";
 import type { SecretPair } from "../../src/mill/mill-messages.js";
 
@@ -20,13 +26,18 @@ export class ScriptedLauncher implements LeaseLauncher {
   stopsOnCancel = true;
 
   async check(offer: LeaseOffer): Promise<{ ok: true; accepted: AcceptedOffer } | { ok: false; reason: string }> {
-    if (!this.engines.includes(offer.targetEngine)) return { ok: false, reason: `engine ${offer.targetEngine} is not run here` };
+    if (!this.engines.includes(offer.targetEngine))
+      return { ok: false, reason: `engine ${offer.targetEngine} is not run here` };
     const image = (JSON.parse(offer.rawWorkflowJson) as { image?: string }).image;
     if (image?.startsWith("forbidden/")) return { ok: false, reason: `image ${image} is not allowed by the limits` };
     return { ok: true, accepted: { offer, plan: {} } };
   }
 
-  start(accepted: AcceptedOffer, secrets: readonly SecretPair[], onLine: (line: SpindleLogLine) => void): LaunchedLease {
+  start(
+    accepted: AcceptedOffer,
+    secrets: readonly SecretPair[],
+    onLine: (line: SpindleLogLine) => void,
+  ): LaunchedLease {
     let finish!: (outcome: LeaseOutcome) => void;
     const done = new Promise<LeaseOutcome>((resolve) => (finish = resolve));
     const leaseId = accepted.offer.leaseId;
@@ -34,7 +45,8 @@ export class ScriptedLauncher implements LeaseLauncher {
       leaseId,
       secrets,
       cancelReasons: [],
-      line: (content, stepId = 0) => onLine({ kind: "data", content, time: new Date().toISOString(), step_id: stepId, stream: "stdout" }),
+      line: (content, stepId = 0) =>
+        onLine({ kind: "data", content, time: new Date().toISOString(), step_id: stepId, stream: "stdout" }),
       finish: (outcome) => finish(outcome),
     };
     this.runs.set(leaseId, run);

@@ -6,18 +6,25 @@ import { loadLexicons, type LexiconChecks } from "../../src/serve/lexicon-schema
 export interface ServeClient {
   readonly lexicons: LexiconChecks;
   /** A query or procedure: the parsed JSON answer, validated against the method's output (or the error shape). */
-  call(nsid: string, input: { params?: Record<string, string>; body?: unknown; token?: string | null }): Promise<{ status: number; body: any }>;
+  call(
+    nsid: string,
+    input: { params?: Record<string, string>; body?: unknown; token?: string | null },
+  ): Promise<{ status: number; body: any }>;
   /** Raw fetch with the token. */
   fetch(path: string, init?: RequestInit & { token?: string | null }): Promise<Response>;
   /** A WebSocket's text frames until it closes; resolves with the frames and the close code. */
-  followWs(path: string, options?: { token?: string | null; until?: (frames: string[]) => boolean }): Promise<{ frames: string[]; code: number }>;
+  followWs(
+    path: string,
+    options?: { token?: string | null; until?: (frames: string[]) => boolean },
+  ): Promise<{ frames: string[]; code: number }>;
   /** NDJSON lines until the response ends (or `until` says stop). */
   followNdjson(path: string, options?: { until?: (lines: string[]) => boolean }): Promise<string[]>;
 }
 
 export async function createServeClient(base: string, token: string): Promise<ServeClient> {
   const lexicons = await loadLexicons();
-  const auth = (t: string | null | undefined): Record<string, string> => (t === null ? {} : { Authorization: `Bearer ${t ?? token}` });
+  const auth = (t: string | null | undefined): Record<string, string> =>
+    t === null ? {} : { Authorization: `Bearer ${t ?? token}` };
   const client: ServeClient = {
     lexicons,
     async call(nsid, input) {
@@ -39,7 +46,11 @@ export async function createServeClient(base: string, token: string): Promise<Se
       }
       return { status: res.status, body };
     },
-    fetch: (path, init = {}) => fetch(`${base}${path}`, { ...init, headers: { ...auth(init.token), ...(init.headers as Record<string, string> | undefined) } }),
+    fetch: (path, init = {}) =>
+      fetch(`${base}${path}`, {
+        ...init,
+        headers: { ...auth(init.token), ...(init.headers as Record<string, string> | undefined) },
+      }),
     followWs(path, options = {}) {
       return new Promise((resolve, reject) => {
         const ws = new WebSocket(`${base.replace(/^http/, "ws")}${path}`, { headers: auth(options.token) });
@@ -49,13 +60,18 @@ export async function createServeClient(base: string, token: string): Promise<Se
           if (options.until?.(frames)) ws.close(1000);
         });
         ws.on("close", (code: number) => resolve({ frames, code }));
-        ws.on("unexpected-response", (_req, res) => reject(Object.assign(new Error(`HTTP ${res.statusCode}`), { statusCode: res.statusCode })));
+        ws.on("unexpected-response", (_req, res) =>
+          reject(Object.assign(new Error(`HTTP ${res.statusCode}`), { statusCode: res.statusCode })),
+        );
         ws.on("error", reject);
       });
     },
     async followNdjson(path, options = {}) {
       const controller = new AbortController();
-      const res = await fetch(`${base}${path}`, { headers: { ...auth(undefined), Accept: "application/x-ndjson" }, signal: controller.signal });
+      const res = await fetch(`${base}${path}`, {
+        headers: { ...auth(undefined), Accept: "application/x-ndjson" },
+        signal: controller.signal,
+      });
       assert.equal(res.status, 200);
       assert.match(res.headers.get("content-type") ?? "", /application\/x-ndjson/);
       const lines: string[] = [];

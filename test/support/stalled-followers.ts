@@ -22,8 +22,13 @@ export interface BigLogService {
   stop(): Promise<void>;
 }
 
-export async function startBigLogService(dir: string, options: { logBytes: number; stallTimeoutMs?: number; maxBufferedBytes?: number; maxTotalBufferedBytes?: number }): Promise<BigLogService> {
-  const child = spawn(process.execPath, [CHILD, dir, JSON.stringify({ ...options, token: BIG_LOG_TOKEN })], { stdio: ["ignore", "pipe", "inherit"] });
+export async function startBigLogService(
+  dir: string,
+  options: { logBytes: number; stallTimeoutMs?: number; maxBufferedBytes?: number; maxTotalBufferedBytes?: number },
+): Promise<BigLogService> {
+  const child = spawn(process.execPath, [CHILD, dir, JSON.stringify({ ...options, token: BIG_LOG_TOKEN })], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   const url = await new Promise<string>((resolve, reject) => {
     let out = "";
     child.stdout!.setEncoding("utf8").on("data", (text: string) => {
@@ -41,7 +46,15 @@ export async function startBigLogService(dir: string, options: { logBytes: numbe
     peakRss: () => Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"))![1]) * 1024,
     async submit(runId) {
       const workflow = "steps:\n  - name: big\n    command: print a lot\n";
-      const res = await fetch(`${url}/xrpc/dev.knotless.runner.submitRun`, { method: "POST", headers: { ...headers, "Content-Type": "application/json" }, body: JSON.stringify({ workflow: { name: "ci.yml", text: workflow }, checkout: { dir: join(dir, "checkout") }, runId }) });
+      const res = await fetch(`${url}/xrpc/dev.knotless.runner.submitRun`, {
+        method: "POST",
+        headers: { ...headers, "Content-Type": "application/json" },
+        body: JSON.stringify({
+          workflow: { name: "ci.yml", text: workflow },
+          checkout: { dir: join(dir, "checkout") },
+          runId,
+        }),
+      });
       if (res.status !== 200) throw new Error(`submit: ${res.status} ${await res.text()}`);
     },
     async metrics() {
@@ -70,23 +83,33 @@ export interface StalledFollower {
 /** GET path as NDJSON, paused as soon as the answer's headers are in. */
 export function openStalledNdjson(url: string, path: string): Promise<StalledFollower> {
   return new Promise((resolve, reject) => {
-    const req = request(`${url}${path}`, { headers: { Authorization: `Bearer ${BIG_LOG_TOKEN}`, Accept: "application/x-ndjson" } }, (res: IncomingMessage) => {
-      res.pause();
-      resolve({
-        resume: () =>
-          new Promise((done) => {
-            // Only the tail matters: the last lines say how the stream ended.
-            let tail = "";
-            res.setEncoding("utf8");
-            res.on("data", (text: string) => (tail = (tail + text).slice(-4096)));
-            const finish = (): void => done({ lines: tail.split("\n").filter((line) => line !== "").slice(-2) });
-            res.on("end", finish);
-            res.on("error", finish);
-            res.on("aborted", finish);
-            res.resume();
-          }),
-      });
-    });
+    const req = request(
+      `${url}${path}`,
+      { headers: { Authorization: `Bearer ${BIG_LOG_TOKEN}`, Accept: "application/x-ndjson" } },
+      (res: IncomingMessage) => {
+        res.pause();
+        resolve({
+          resume: () =>
+            new Promise((done) => {
+              // Only the tail matters: the last lines say how the stream ended.
+              let tail = "";
+              res.setEncoding("utf8");
+              res.on("data", (text: string) => (tail = (tail + text).slice(-4096)));
+              const finish = (): void =>
+                done({
+                  lines: tail
+                    .split("\n")
+                    .filter((line) => line !== "")
+                    .slice(-2),
+                });
+              res.on("end", finish);
+              res.on("error", finish);
+              res.on("aborted", finish);
+              res.resume();
+            }),
+        });
+      },
+    );
     req.on("error", reject);
     req.end();
   });
@@ -95,9 +118,13 @@ export function openStalledNdjson(url: string, path: string): Promise<StalledFol
 /** A WebSocket on path, paused as soon as it is open. */
 export function openStalledWs(url: string, path: string): Promise<StalledFollower> {
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(`${url.replace(/^http/, "ws")}${path}`, { headers: { Authorization: `Bearer ${BIG_LOG_TOKEN}` } });
+    const ws = new WebSocket(`${url.replace(/^http/, "ws")}${path}`, {
+      headers: { Authorization: `Bearer ${BIG_LOG_TOKEN}` },
+    });
     let last = "";
-    const closed = new Promise<{ lines: string[]; code: number; reason: string }>((done) => ws.on("close", (code: number, reason: Buffer) => done({ lines: [last], code, reason: reason.toString("utf8") })));
+    const closed = new Promise<{ lines: string[]; code: number; reason: string }>((done) =>
+      ws.on("close", (code: number, reason: Buffer) => done({ lines: [last], code, reason: reason.toString("utf8") })),
+    );
     ws.on("message", (data: Buffer) => (last = data.toString("utf8")));
     ws.on("error", () => undefined);
     ws.once("open", () => {

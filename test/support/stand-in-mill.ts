@@ -4,7 +4,17 @@ import type { AddressInfo } from "node:net";
 import { WebSocketServer, type WebSocket } from "ws";
 import { FrameReader, frameMessage } from "../../src/mill/frame-reader.js";
 import { loadMillCodec, type MillCodec } from "../../src/mill/mill-codec.js";
-import { millMessage, TERMINAL_STATUS, type MillBodies, type MillKind, type AttemptResult, type MillMessage, type ReserveResult, type ReserveSeat, type SecretPair } from "../../src/mill/mill-messages.js";
+import {
+  millMessage,
+  TERMINAL_STATUS,
+  type MillBodies,
+  type MillKind,
+  type AttemptResult,
+  type MillMessage,
+  type ReserveResult,
+  type ReserveSeat,
+  type SecretPair,
+} from "../../src/mill/mill-messages.js";
 
 export interface StandInMillOptions {
   readonly token: string;
@@ -21,7 +31,9 @@ export interface Received {
   readonly message: MillMessage;
 }
 
-const STATUS_WORDS = Object.fromEntries(Object.entries(TERMINAL_STATUS).map(([word, value]) => [value, word])) as Record<number, string>;
+const STATUS_WORDS = Object.fromEntries(
+  Object.entries(TERMINAL_STATUS).map(([word, value]) => [value, word]),
+) as Record<number, string>;
 
 export class StandInMill {
   readonly received: Received[] = [];
@@ -79,7 +91,9 @@ export class StandInMill {
 
   /** Messages of one kind received, oldest first. */
   messages<K extends MillKind>(kind: K): Array<MillBodies[K]> {
-    return this.received.filter((entry) => entry.message.kind === kind).map((entry) => entry.message.body as MillBodies[K]);
+    return this.received
+      .filter((entry) => entry.message.kind === kind)
+      .map((entry) => entry.message.body as MillBodies[K]);
   }
 
   /** Live log lines of a lease, parsed. */
@@ -112,7 +126,15 @@ export class StandInMill {
   async reserve(seat: Omit<ReserveSeat, "ttlSeconds"> & { readonly ttlSeconds?: number }): Promise<ReserveResult> {
     const before = this.received.length;
     this.send(millMessage("reserveSeat", { ttlSeconds: 45, ...seat }));
-    const result = await this.waitFor(() => this.received.slice(before).find((entry) => entry.message.kind === "reserveResult" && entry.message.body.leaseId === seat.leaseId)?.message.body as ReserveResult | undefined, 10_000, `ReserveResult ${seat.leaseId}`);
+    const result = await this.waitFor(
+      () =>
+        this.received
+          .slice(before)
+          .find((entry) => entry.message.kind === "reserveResult" && entry.message.body.leaseId === seat.leaseId)
+          ?.message.body as ReserveResult | undefined,
+      10_000,
+      `ReserveResult ${seat.leaseId}`,
+    );
     return result;
   }
 
@@ -121,7 +143,14 @@ export class StandInMill {
     const before = this.received.length;
     this.send(millMessage("commitLease", { leaseId, secrets }));
     const answer = await this.waitFor(
-      () => this.received.slice(before).find((entry) => (entry.message.kind === "committed" || entry.message.kind === "reserveResult") && entry.message.body.leaseId === leaseId)?.message,
+      () =>
+        this.received
+          .slice(before)
+          .find(
+            (entry) =>
+              (entry.message.kind === "committed" || entry.message.kind === "reserveResult") &&
+              entry.message.body.leaseId === leaseId,
+          )?.message,
       10_000,
       `Committed ${leaseId}`,
     );
@@ -139,11 +168,24 @@ export class StandInMill {
     this.send(millMessage("cancelAttempt", { leaseId, reason }));
     const deadline = this.options.cancelDeadlineMs ?? 10_000;
     try {
-      const ack = await this.waitFor(() => this.received.slice(before).find((entry) => entry.message.kind === "cancelAck" && entry.message.body.leaseId === leaseId), deadline, `CancelAck ${leaseId}`);
-      await this.waitFor(() => this.terminals.get(leaseId), deadline - (Date.now() - sent), `the terminal of ${leaseId}`);
+      const ack = await this.waitFor(
+        () =>
+          this.received
+            .slice(before)
+            .find((entry) => entry.message.kind === "cancelAck" && entry.message.body.leaseId === leaseId),
+        deadline,
+        `CancelAck ${leaseId}`,
+      );
+      await this.waitFor(
+        () => this.terminals.get(leaseId),
+        deadline - (Date.now() - sent),
+        `the terminal of ${leaseId}`,
+      );
       return { ackMs: ack.at - sent, terminalMs: Date.now() - sent };
     } catch (error) {
-      this.violations.push(`cancel deadline: ${leaseId} not acked and done within ${deadline} ms (the mill quarantines)`);
+      this.violations.push(
+        `cancel deadline: ${leaseId} not acked and done within ${deadline} ms (the mill quarantines)`,
+      );
       throw error;
     }
   }
@@ -188,7 +230,8 @@ export class StandInMill {
           const message = this.#codec.decode(payload);
           this.received.push({ at: Date.now(), connection, message });
           if (!helloed) {
-            if (message.kind !== "hello" || message.body.protocolVersion !== 1) throw new Error(`expected Hello of version 1, got ${message.kind}`);
+            if (message.kind !== "hello" || message.body.protocolVersion !== 1)
+              throw new Error(`expected Hello of version 1, got ${message.kind}`);
             helloed = true;
             this.#epoch = message.body.epoch;
             this.send(millMessage("resume", { epoch: this.#epoch, ackSeqno: this.cursors.get(this.#epoch) ?? 0 }));
@@ -208,7 +251,8 @@ export class StandInMill {
 
   #apply(message: MillMessage): void {
     if (message.kind === "nodeSnapshot") {
-      if (message.body.seqno <= this.#lastSnapshotSeqno) throw new Error(`snapshot seqno went from ${this.#lastSnapshotSeqno} to ${message.body.seqno}`);
+      if (message.body.seqno <= this.#lastSnapshotSeqno)
+        throw new Error(`snapshot seqno went from ${this.#lastSnapshotSeqno} to ${message.body.seqno}`);
       this.#lastSnapshotSeqno = message.body.seqno;
       for (const leaseId of this.#placed) {
         if (!this.terminals.has(leaseId) && !message.body.activeLeaseIds.includes(leaseId)) {
@@ -219,7 +263,8 @@ export class StandInMill {
       return;
     }
     if (message.kind !== "eventBatch") return;
-    if (message.body.epoch !== this.#epoch) throw new Error(`batch epoch ${message.body.epoch} is not the session's ${this.#epoch}`);
+    if (message.body.epoch !== this.#epoch)
+      throw new Error(`batch epoch ${message.body.epoch} is not the session's ${this.#epoch}`);
     let cursor = this.cursors.get(this.#epoch) ?? 0;
     const seen = new Set<string>();
     for (const event of message.body.events) {
@@ -233,7 +278,8 @@ export class StandInMill {
       const words = this.statuses.get(event.leaseId) ?? [];
       if (event.statusEvent) words.push("running");
       if (event.attemptResult) {
-        if (event.attemptResult.logArtifact && !event.attemptResult.logArtifact.hash.startsWith("sha256:")) throw new Error(`artifact hash ${event.attemptResult.logArtifact.hash} is not sha256:`);
+        if (event.attemptResult.logArtifact && !event.attemptResult.logArtifact.hash.startsWith("sha256:"))
+          throw new Error(`artifact hash ${event.attemptResult.logArtifact.hash} is not sha256:`);
         words.push(STATUS_WORDS[event.attemptResult.status] ?? "?");
         this.terminals.set(event.leaseId, event.attemptResult);
         seen.add(event.leaseId);

@@ -16,7 +16,12 @@ export async function readArchiveMembers(archive: Buffer): Promise<ArchiveMember
   for await (const entry of extract) {
     const chunks: Buffer[] = [];
     for await (const chunk of entry) chunks.push(chunk as Buffer);
-    members.push({ name: entry.header.name, type: entry.header.type ?? "file", linkname: entry.header.linkname ?? null, content: Buffer.concat(chunks) });
+    members.push({
+      name: entry.header.name,
+      type: entry.header.type ?? "file",
+      linkname: entry.header.linkname ?? null,
+      content: Buffer.concat(chunks),
+    });
   }
   return members;
 }

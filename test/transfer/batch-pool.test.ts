@@ -79,7 +79,9 @@ describe("BatchPool", () => {
       pool.retire(batch);
       pool.giveBack(batch);
     }
-    const reused = [pool.take(0, BLOCK), pool.take(0, BLOCK), pool.take(0, BLOCK)].filter((taken) => batches.some((batch) => batch.buffer === taken.buffer));
+    const reused = [pool.take(0, BLOCK), pool.take(0, BLOCK), pool.take(0, BLOCK)].filter((taken) =>
+      batches.some((batch) => batch.buffer === taken.buffer),
+    );
     assert.equal(reused.length, 2);
   });
 });

@@ -61,22 +61,53 @@ describe("classifyEntry", () => {
   });
 
   it("accepts files, directories and inside symlinks with their split paths", () => {
-    assert.deepEqual(classifyEntry({ name: "./a/b.txt", type: "file", linkname: null }), { kind: "file", parts: ["a", "b.txt"] });
-    assert.deepEqual(classifyEntry({ name: "./a/", type: "directory", linkname: null }), { kind: "directory", parts: ["a"] });
-    assert.deepEqual(classifyEntry({ name: "./a/l", type: "symlink", linkname: "../b" }), { kind: "symlink", parts: ["a", "l"], target: "../b" });
+    assert.deepEqual(classifyEntry({ name: "./a/b.txt", type: "file", linkname: null }), {
+      kind: "file",
+      parts: ["a", "b.txt"],
+    });
+    assert.deepEqual(classifyEntry({ name: "./a/", type: "directory", linkname: null }), {
+      kind: "directory",
+      parts: ["a"],
+    });
+    assert.deepEqual(classifyEntry({ name: "./a/l", type: "symlink", linkname: "../b" }), {
+      kind: "symlink",
+      parts: ["a", "l"],
+      target: "../b",
+    });
   });
 
   it("refuses hard links, devices, fifos and unknown types with a reason naming the type", () => {
-    assert.deepEqual(classifyEntry({ name: "./h", type: "link", linkname: "./a" }), { kind: "refuse", reason: 'hard link to "./a" is not allowed' });
-    assert.deepEqual(classifyEntry({ name: "./c", type: "character-device", linkname: null }), { kind: "refuse", reason: "character device is not allowed" });
-    assert.deepEqual(classifyEntry({ name: "./b", type: "block-device", linkname: null }), { kind: "refuse", reason: "block device is not allowed" });
-    assert.deepEqual(classifyEntry({ name: "./f", type: "fifo", linkname: null }), { kind: "refuse", reason: "fifo is not allowed" });
-    assert.deepEqual(classifyEntry({ name: "./s", type: null, linkname: null }), { kind: "refuse", reason: "unsupported entry type unknown" });
-    assert.deepEqual(classifyEntry({ name: "./s", type: "contiguous-file", linkname: null }), { kind: "refuse", reason: "unsupported entry type contiguous-file" });
+    assert.deepEqual(classifyEntry({ name: "./h", type: "link", linkname: "./a" }), {
+      kind: "refuse",
+      reason: 'hard link to "./a" is not allowed',
+    });
+    assert.deepEqual(classifyEntry({ name: "./c", type: "character-device", linkname: null }), {
+      kind: "refuse",
+      reason: "character device is not allowed",
+    });
+    assert.deepEqual(classifyEntry({ name: "./b", type: "block-device", linkname: null }), {
+      kind: "refuse",
+      reason: "block device is not allowed",
+    });
+    assert.deepEqual(classifyEntry({ name: "./f", type: "fifo", linkname: null }), {
+      kind: "refuse",
+      reason: "fifo is not allowed",
+    });
+    assert.deepEqual(classifyEntry({ name: "./s", type: null, linkname: null }), {
+      kind: "refuse",
+      reason: "unsupported entry type unknown",
+    });
+    assert.deepEqual(classifyEntry({ name: "./s", type: "contiguous-file", linkname: null }), {
+      kind: "refuse",
+      reason: "unsupported entry type contiguous-file",
+    });
   });
 
   it("refuses a file entry without a name", () => {
-    assert.deepEqual(classifyEntry({ name: "./", type: "file", linkname: null }), { kind: "refuse", reason: "empty path" });
+    assert.deepEqual(classifyEntry({ name: "./", type: "file", linkname: null }), {
+      kind: "refuse",
+      reason: "empty path",
+    });
   });
 
   it("refuses a symlink whose target escapes", () => {

@@ -148,7 +148,11 @@ describe("extractOutputs with archives made by real tar", () => {
       ["busybox tar", ["busybox", "tar", "-cf", "-", "-C"]],
     ] as const) {
       it(`add up to the line count of find ! -type s for ${label}'s archive, refused hard link and fifo included`, async () => {
-        const report = await extractOutputs(Readable.from(await archiveOf([...command, counted, "."])), freshDest(), GENEROUS);
+        const report = await extractOutputs(
+          Readable.from(await archiveOf([...command, counted, "."])),
+          freshDest(),
+          GENEROUS,
+        );
         // tar archives the directory in readdir order: either name of the pair may be the hard link.
         const reasons = new Map(report.refused.map((entry) => [entry.path, entry.reason]));
         assert.equal(reasons.get("./fifo\n"), "fifo is not allowed");
@@ -172,18 +176,29 @@ describe("extractOutputs with archives made by real tar", () => {
       await writeFile(join(sparse, "before.txt"), "before\n");
       // 30 data regions separated by holes: more than old GNU headers hold, so extension blocks follow.
       const handle = await open(join(sparse, "holes.bin"), "w");
-      for (let region = 0; region < 30; region += 1) await handle.write(Buffer.from([region + 1]), 0, 1, region * 64 * 1024);
+      for (let region = 0; region < 30; region += 1)
+        await handle.write(Buffer.from([region + 1]), 0, 1, region * 64 * 1024);
       await handle.truncate(30 * 64 * 1024);
       await handle.close();
       await writeFile(join(sparse, "zz-after.txt"), "after\n");
     });
 
-    for (const options of [["--format=gnu"], ["--format=posix", "--sparse-version=0.0"], ["--format=posix", "--sparse-version=0.1"], ["--format=posix", "--sparse-version=1.0"]]) {
+    for (const options of [
+      ["--format=gnu"],
+      ["--format=posix", "--sparse-version=0.0"],
+      ["--format=posix", "--sparse-version=0.1"],
+      ["--format=posix", "--sparse-version=1.0"],
+    ]) {
       it(`refuses a sparse file from tar -S ${options.join(" ")}, skips exactly its stored bytes and extracts what follows`, async () => {
         const archive = await archiveOf(["tar", "-S", ...options, "-cf", "-", "-C", sparse, "."]);
         const report = await extractOutputs(Readable.from(archive), freshDest(), GENEROUS);
-        assert.deepEqual(report.refused, [{ path: "./holes.bin", reason: "sparse file (GNU tar --sparse) is not supported" }]);
-        assert.deepEqual([...report.files].map((entry) => entry.path), ["before.txt", "zz-after.txt"]);
+        assert.deepEqual(report.refused, [
+          { path: "./holes.bin", reason: "sparse file (GNU tar --sparse) is not supported" },
+        ]);
+        assert.deepEqual(
+          [...report.files].map((entry) => entry.path),
+          ["before.txt", "zz-after.txt"],
+        );
         assert.equal(report.entries, 4);
       });
     }
@@ -208,10 +223,18 @@ describe("extractOutputs with archives made by real tar", () => {
       assert.deepEqual(await snapshotTree(dest), wholeTree);
     });
 
-    for (const [seed, max] of [[7, 100], [8, 4096], [9, 100_000], [10, 300_000]] as const) {
+    for (const [seed, max] of [
+      [7, 100],
+      [8, 4096],
+      [9, 100_000],
+      [10, 300_000],
+    ] as const) {
       it(`gives the same report and tree in random chunks of up to ${max} bytes (seed ${seed})`, async () => {
         const dest = freshDest();
-        assert.deepEqual(plainReport(await extractOutputs(Readable.from(randomChunks(archive, seed, max)), dest, GENEROUS)), plainReport(whole));
+        assert.deepEqual(
+          plainReport(await extractOutputs(Readable.from(randomChunks(archive, seed, max)), dest, GENEROUS)),
+          plainReport(whole),
+        );
         assert.deepEqual(await snapshotTree(dest), wholeTree);
       });
     }

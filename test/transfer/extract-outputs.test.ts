@@ -10,15 +10,27 @@ import assert from "node:assert/strict";
 import { OutputArchiveError, extractOutputs } from "../../src/transfer/extract-outputs.js";
 import type { ExtractReport } from "../../src/transfer/extract-outputs.js";
 import { base256, endOfArchive, paxBody, rawEntry } from "./tar-fixtures.js";
-import { buildArchive, endlessEntriesArchive, endlessFileArchive, makeTempDir, sha256Of, snapshotTree } from "./tree-helpers.js";
+import {
+  buildArchive,
+  endlessEntriesArchive,
+  endlessFileArchive,
+  makeTempDir,
+  sha256Of,
+  snapshotTree,
+} from "./tree-helpers.js";
 import type { ArchiveEntry } from "./tree-helpers.js";
 
 const GENEROUS = { maxBytes: 1024 * 1024 * 1024, maxEntries: 10_000 };
 const ABSOLUTE_PROBE = `/tmp/knotless-extract-absolute-probe-${process.pid}.txt`;
 
-const file = (name: string, content: string | Buffer, mode = 0o644): ArchiveEntry => ({ header: { name, mode, type: "file" }, content });
+const file = (name: string, content: string | Buffer, mode = 0o644): ArchiveEntry => ({
+  header: { name, mode, type: "file" },
+  content,
+});
 const dir = (name: string, mode = 0o755): ArchiveEntry => ({ header: { name, mode, type: "directory" } });
-const symlinkEntry = (name: string, target: string): ArchiveEntry => ({ header: { name, type: "symlink", linkname: target } });
+const symlinkEntry = (name: string, target: string): ArchiveEntry => ({
+  header: { name, type: "symlink", linkname: target },
+});
 
 /** Every hostile entry the extractor must refuse, interleaved with good ones. */
 function hostileEntries(): readonly ArchiveEntry[] {
@@ -119,13 +131,16 @@ describe("extractOutputs", () => {
     });
 
     it("writes the good files with their sizes and sha256, sorted by path", () => {
-      assert.deepEqual([...report.files], [
-        { path: "dir/nested.txt", size: 15, sha256: sha256Of("nested content\n") },
-        { path: "good.txt", size: 13, sha256: sha256Of("good content\n") },
-        { path: "locked.txt", size: 7, sha256: sha256Of("locked\n") },
-        { path: "setuid.sh", size: 10, sha256: sha256Of("#!/bin/sh\n") },
-        { path: "wide-open.txt", size: 5, sha256: sha256Of("open\n") },
-      ]);
+      assert.deepEqual(
+        [...report.files],
+        [
+          { path: "dir/nested.txt", size: 15, sha256: sha256Of("nested content\n") },
+          { path: "good.txt", size: 13, sha256: sha256Of("good content\n") },
+          { path: "locked.txt", size: 7, sha256: sha256Of("locked\n") },
+          { path: "setuid.sh", size: 10, sha256: sha256Of("#!/bin/sh\n") },
+          { path: "wide-open.txt", size: 5, sha256: sha256Of("open\n") },
+        ],
+      );
       assert.equal(report.bytes, 15 + 13 + 7 + 10 + 5);
       assert.equal(report.limitReached, false);
     });
@@ -169,9 +184,20 @@ describe("extractOutputs", () => {
 
     it("leaves exactly the allowed files, directories and inside symlinks in the destination", async () => {
       const snapshot = await snapshotTree(dest);
-      assert.deepEqual([...snapshot.keys()], [
-        "dir", "dir/inside-link", "dir/nested.txt", "dir-link", "good.txt", "locked.txt", "setuid.sh", "wide-open.txt", "x",
-      ]);
+      assert.deepEqual(
+        [...snapshot.keys()],
+        [
+          "dir",
+          "dir/inside-link",
+          "dir/nested.txt",
+          "dir-link",
+          "good.txt",
+          "locked.txt",
+          "setuid.sh",
+          "wide-open.txt",
+          "x",
+        ],
+      );
       assert.equal(await readlink(join(dest, "dir-link")), "dir");
       assert.equal(await readlink(join(dest, "dir/inside-link")), "../good.txt");
       assert.equal(await readlink(join(dest, "x")), ".");
@@ -189,7 +215,10 @@ describe("extractOutputs", () => {
   it("creates a missing destination directory, parents included", async () => {
     const dest = join(workspace, "created", "deep", "dest");
     const report = await extractOutputs(Readable.from(await buildArchive([file("./a.txt", "a")])), dest, GENEROUS);
-    assert.deepEqual([...report.files].map((entry) => entry.path), ["a.txt"]);
+    assert.deepEqual(
+      [...report.files].map((entry) => entry.path),
+      ["a.txt"],
+    );
     assert.equal(await readFile(join(dest, "a.txt"), "utf8"), "a");
   });
 
@@ -197,7 +226,17 @@ describe("extractOutputs", () => {
     const previous = process.umask(0o077);
     try {
       const dest = join(workspace, "restrictive-umask");
-      await extractOutputs(Readable.from(await buildArchive([file("./run.sh", "#!/bin/sh\n", 0o755), file("./data.txt", "d", 0o644), file("./private.txt", "p", 0o600)])), dest, GENEROUS);
+      await extractOutputs(
+        Readable.from(
+          await buildArchive([
+            file("./run.sh", "#!/bin/sh\n", 0o755),
+            file("./data.txt", "d", 0o644),
+            file("./private.txt", "p", 0o600),
+          ]),
+        ),
+        dest,
+        GENEROUS,
+      );
       const modeOf = async (path: string): Promise<number> => (await lstat(join(dest, path))).mode & 0o7777;
       assert.equal(await modeOf("run.sh"), 0o755);
       assert.equal(await modeOf("data.txt"), 0o644);
@@ -212,17 +251,27 @@ describe("extractOutputs", () => {
     const archive = await buildArchive([file("./a.txt", "a"), file("./b.txt", "b")]);
     const chunks = [new Uint8Array(archive.subarray(0, 700)), new Uint8Array(archive.subarray(700))];
     const report = await extractOutputs(Readable.from(chunks), dest, GENEROUS);
-    assert.deepEqual([...report.files].map((entry) => entry.path), ["a.txt", "b.txt"]);
+    assert.deepEqual(
+      [...report.files].map((entry) => entry.path),
+      ["a.txt", "b.txt"],
+    );
   });
 
   it("refuses to write through or over a symlink that already exists in the destination", async () => {
     const dest = join(workspace, "preexisting");
     await mkdir(dest);
     await symlink("../sentinel", join(dest, "pre"));
-    const archive = await buildArchive([file("./pre/x.txt", "escape"), file("./pre", "replace the link"), symlinkEntry("./pre", "elsewhere")]);
+    const archive = await buildArchive([
+      file("./pre/x.txt", "escape"),
+      file("./pre", "replace the link"),
+      symlinkEntry("./pre", "elsewhere"),
+    ]);
     const report = await extractOutputs(Readable.from(archive), dest, GENEROUS);
     assert.deepEqual([...report.files], []);
-    assert.deepEqual(report.refused.map((entry) => entry.path), ["./pre/x.txt", "./pre", "./pre"]);
+    assert.deepEqual(
+      report.refused.map((entry) => entry.path),
+      ["./pre/x.txt", "./pre", "./pre"],
+    );
     assert.deepEqual(await readdir(sentinel), []);
   });
 
@@ -250,8 +299,13 @@ describe("extractOutputs", () => {
     const dest = join(workspace, "too-long");
     const archive = await buildArchive([file(`./${"n".repeat(300)}.txt`, "long"), file("./after.txt", "after")]);
     const report = await extractOutputs(Readable.from(archive), dest, GENEROUS);
-    assert.deepEqual(report.refused, [{ path: `./${"n".repeat(300)}.txt`, reason: "name too long for the host file system" }]);
-    assert.deepEqual([...report.files].map((entry) => entry.path), ["after.txt"]);
+    assert.deepEqual(report.refused, [
+      { path: `./${"n".repeat(300)}.txt`, reason: "name too long for the host file system" },
+    ]);
+    assert.deepEqual(
+      [...report.files].map((entry) => entry.path),
+      ["after.txt"],
+    );
   });
 
   describe("with directories it created or checked earlier in the same archive", () => {
@@ -265,11 +319,17 @@ describe("extractOutputs", () => {
         file("./d/second.txt", "second"),
       ]);
       const report = await extractOutputs(Readable.from(archive), dest, GENEROUS);
-      assert.deepEqual(report.refused.map((entry) => [entry.path, entry.reason]), [
-        ["./d", 'symlink target "../sentinel-relative" resolves outside the destination'],
-        ["./d", "a directory already exists at this path"],
-      ]);
-      assert.deepEqual([...report.files].map((entry) => entry.path), ["d/first.txt", "d/second.txt"]);
+      assert.deepEqual(
+        report.refused.map((entry) => [entry.path, entry.reason]),
+        [
+          ["./d", 'symlink target "../sentinel-relative" resolves outside the destination'],
+          ["./d", "a directory already exists at this path"],
+        ],
+      );
+      assert.deepEqual(
+        [...report.files].map((entry) => entry.path),
+        ["d/first.txt", "d/second.txt"],
+      );
       assert.equal((await lstat(join(dest, "d"))).isDirectory(), true, "d is still the real directory");
     });
 
@@ -283,12 +343,15 @@ describe("extractOutputs", () => {
         file("./s/deep/er.txt", "deeper"),
       ]);
       const report = await extractOutputs(Readable.from(archive), dest, GENEROUS);
-      assert.deepEqual(report.refused.map((entry) => [entry.path, entry.reason]), [
-        ["./s/through.txt", "parent s is a symlink; refusing to write through it"],
-        ["./s/", "a symlink already exists at this path"],
-        ["./s/again.txt", "parent s is a symlink; refusing to write through it"],
-        ["./s/deep/er.txt", "parent s is a symlink; refusing to write through it"],
-      ]);
+      assert.deepEqual(
+        report.refused.map((entry) => [entry.path, entry.reason]),
+        [
+          ["./s/through.txt", "parent s is a symlink; refusing to write through it"],
+          ["./s/", "a symlink already exists at this path"],
+          ["./s/again.txt", "parent s is a symlink; refusing to write through it"],
+          ["./s/deep/er.txt", "parent s is a symlink; refusing to write through it"],
+        ],
+      );
       assert.deepEqual([...report.files], []);
       assert.deepEqual((await readdir(dest)).sort(), ["s"]);
     });
@@ -302,8 +365,14 @@ describe("extractOutputs", () => {
         file("./a/b/three.txt", "three"),
       ]);
       const report = await extractOutputs(Readable.from(archive), dest, GENEROUS);
-      assert.deepEqual(report.refused.map((entry) => entry.path), ["./a/c/two.txt"]);
-      assert.deepEqual([...report.files].map((entry) => entry.path), ["a/b/one.txt", "a/b/three.txt"]);
+      assert.deepEqual(
+        report.refused.map((entry) => entry.path),
+        ["./a/c/two.txt"],
+      );
+      assert.deepEqual(
+        [...report.files].map((entry) => entry.path),
+        ["a/b/one.txt", "a/b/three.txt"],
+      );
       assert.deepEqual((await readdir(join(dest, "a/b"))).sort(), ["one.txt", "three.txt"]);
     });
 
@@ -312,19 +381,29 @@ describe("extractOutputs", () => {
       const archive = await buildArchive([file("./k/x.txt", "x"), file("./k", "not a dir"), file("./k/y.txt", "y")]);
       const report = await extractOutputs(Readable.from(archive), dest, GENEROUS);
       assert.deepEqual(report.refused, [{ path: "./k", reason: "a directory already exists at this path" }]);
-      assert.deepEqual([...report.files].map((entry) => entry.path), ["k/x.txt", "k/y.txt"]);
+      assert.deepEqual(
+        [...report.files].map((entry) => entry.path),
+        ["k/x.txt", "k/y.txt"],
+      );
     });
   });
 
   it("writes a multi-MiB file with its hash and size, and replaces it by a later small one", async () => {
     const dest = join(workspace, "large-then-small");
     const large = randomBytes(3 * 1024 * 1024 + 5);
-    const archive = await buildArchive([file("./big.bin", large), file("./after.txt", "after"), file("./big.bin", "small now")]);
-    const report = await extractOutputs(Readable.from(archive), dest, GENEROUS);
-    assert.deepEqual([...report.files], [
-      { path: "after.txt", size: 5, sha256: sha256Of("after") },
-      { path: "big.bin", size: 9, sha256: sha256Of("small now") },
+    const archive = await buildArchive([
+      file("./big.bin", large),
+      file("./after.txt", "after"),
+      file("./big.bin", "small now"),
     ]);
+    const report = await extractOutputs(Readable.from(archive), dest, GENEROUS);
+    assert.deepEqual(
+      [...report.files],
+      [
+        { path: "after.txt", size: 5, sha256: sha256Of("after") },
+        { path: "big.bin", size: 9, sha256: sha256Of("small now") },
+      ],
+    );
     assert.equal(report.bytes, large.length + 5 + 9);
     assert.equal(await readFile(join(dest, "big.bin"), "utf8"), "small now");
   });
@@ -332,7 +411,11 @@ describe("extractOutputs", () => {
   it("writes a large file intact and lists it with the size and sha256 of its content", async () => {
     const dest = join(workspace, "large-file");
     const large = randomBytes(5 * 1024 * 1024 + 123);
-    const report = await extractOutputs(Readable.from(await buildArchive([file("./big.bin", large, 0o755)])), dest, GENEROUS);
+    const report = await extractOutputs(
+      Readable.from(await buildArchive([file("./big.bin", large, 0o755)])),
+      dest,
+      GENEROUS,
+    );
     assert.deepEqual([...report.files], [{ path: "big.bin", size: large.length, sha256: sha256Of(large) }]);
     assert.deepEqual(await readFile(join(dest, "big.bin")), large);
     assert.equal((await lstat(join(dest, "big.bin"))).mode & 0o7777, 0o755);
@@ -340,16 +423,29 @@ describe("extractOutputs", () => {
 
   it("writes every file intact from a source that reuses each chunk's buffer as soon as it is given back", async () => {
     const dest = join(workspace, "recycled-chunks");
-    const small = Array.from({ length: 300 }, (_, index) => file(`./d${index % 7}/f${index}.txt`, randomBytes(index * 37)));
+    const small = Array.from({ length: 300 }, (_, index) =>
+      file(`./d${index % 7}/f${index}.txt`, randomBytes(index * 37)),
+    );
     const large = [file("./big-1.bin", randomBytes(700_000)), file("./big-2.bin", randomBytes(1_300_001))];
     const entries = [...small.slice(0, 150), large[0]!, ...small.slice(150), large[1]!];
     const source = new RecyclingSource(await buildArchive(entries));
     const report = await extractOutputs(source, dest, GENEROUS, { releaseChunk: (chunk) => source.giveBack(chunk) });
-    const expected = entries.map((entry) => ({ path: entry.header.name.slice(2), size: entry.content!.length, sha256: sha256Of(entry.content!) }));
-    assert.deepEqual([...report.files], expected.sort((a, b) => (a.path < b.path ? -1 : 1)));
+    const expected = entries.map((entry) => ({
+      path: entry.header.name.slice(2),
+      size: entry.content!.length,
+      sha256: sha256Of(entry.content!),
+    }));
+    assert.deepEqual(
+      [...report.files],
+      expected.sort((a, b) => (a.path < b.path ? -1 : 1)),
+    );
     const onDisk = await snapshotTree(dest);
-    for (const { path, sha256 } of expected) assert.equal((onDisk.get(path) as { sha256?: string } | undefined)?.sha256, sha256, path);
-    assert.ok(source.reuses > source.buffersMade, `the source reused buffers ${source.reuses} times with ${source.buffersMade} made: the test exercised no reuse`);
+    for (const { path, sha256 } of expected)
+      assert.equal((onDisk.get(path) as { sha256?: string } | undefined)?.sha256, sha256, path);
+    assert.ok(
+      source.reuses > source.buffersMade,
+      `the source reused buffers ${source.reuses} times with ${source.buffersMade} made: the test exercised no reuse`,
+    );
   });
 
   it("sets each file's mtime from the archive, fractional PAX times and times before 1970 included", async () => {
@@ -391,9 +487,17 @@ describe("extractOutputs", () => {
   describe("limits", () => {
     it("refuses the entry that would pass maxBytes and stops there", async () => {
       const dest = join(workspace, "size-limit");
-      const archive = await buildArchive([file("./a", "0123456789"), file("./b", "0123456789"), file("./c", "0123456789"), file("./d", "x")]);
+      const archive = await buildArchive([
+        file("./a", "0123456789"),
+        file("./b", "0123456789"),
+        file("./c", "0123456789"),
+        file("./d", "x"),
+      ]);
       const report = await extractOutputs(Readable.from(archive), dest, { maxBytes: 25, maxEntries: 100 });
-      assert.deepEqual([...report.files].map((entry) => entry.path), ["a", "b"]);
+      assert.deepEqual(
+        [...report.files].map((entry) => entry.path),
+        ["a", "b"],
+      );
       assert.equal(report.bytes, 20);
       assert.equal(report.limitReached, true);
       assert.equal(report.refused.length, 1);
@@ -423,8 +527,13 @@ describe("extractOutputs", () => {
       const dest = join(workspace, "entry-limit");
       const archive = await buildArchive([dir("./"), file("./a", "a"), file("./b", "b"), file("./c", "c")]);
       const report = await extractOutputs(Readable.from(archive), dest, { maxBytes: 1000, maxEntries: 3 });
-      assert.deepEqual([...report.files].map((entry) => entry.path), ["a", "b"]);
-      assert.deepEqual(report.refused, [{ path: "./c", reason: "over the entry limit: the archive has more than 3 entries" }]);
+      assert.deepEqual(
+        [...report.files].map((entry) => entry.path),
+        ["a", "b"],
+      );
+      assert.deepEqual(report.refused, [
+        { path: "./c", reason: "over the entry limit: the archive has more than 3 entries" },
+      ]);
       assert.equal(report.limitReached, true);
     });
 
@@ -434,7 +543,10 @@ describe("extractOutputs", () => {
       try {
         const report = await extractOutputs(source, dest, { maxBytes: 1024 * 1024, maxEntries: 100 });
         assert.equal(report.limitReached, true);
-        assert.deepEqual([...report.files].map((entry) => entry.path), ["small.txt"]);
+        assert.deepEqual(
+          [...report.files].map((entry) => entry.path),
+          ["small.txt"],
+        );
         assert.equal(report.refused[0]?.path, "./endless.bin");
         assert.match(report.refused[0]?.reason ?? "", /^over the size limit/);
         assert.equal(source.destroyed, false, "the caller, not the extractor, kills the source");
@@ -450,7 +562,9 @@ describe("extractOutputs", () => {
         const report = await extractOutputs(source, dest, { maxBytes: 1024 * 1024, maxEntries: 50 });
         assert.equal(report.limitReached, true);
         assert.equal(report.files.length, 50);
-        assert.deepEqual(report.refused, [{ path: "./many/f50.txt", reason: "over the entry limit: the archive has more than 50 entries" }]);
+        assert.deepEqual(report.refused, [
+          { path: "./many/f50.txt", reason: "over the entry limit: the archive has more than 50 entries" },
+        ]);
       } finally {
         source.destroy();
       }
@@ -458,8 +572,14 @@ describe("extractOutputs", () => {
 
     it("rejects negative or fractional limits", async () => {
       const dest = join(workspace, "bad-limits");
-      await assert.rejects(extractOutputs(Readable.from(Buffer.alloc(0)), dest, { maxBytes: -1, maxEntries: 1 }), TypeError);
-      await assert.rejects(extractOutputs(Readable.from(Buffer.alloc(0)), dest, { maxBytes: 1, maxEntries: 1.5 }), TypeError);
+      await assert.rejects(
+        extractOutputs(Readable.from(Buffer.alloc(0)), dest, { maxBytes: -1, maxEntries: 1 }),
+        TypeError,
+      );
+      await assert.rejects(
+        extractOutputs(Readable.from(Buffer.alloc(0)), dest, { maxBytes: 1, maxEntries: 1.5 }),
+        TypeError,
+      );
     });
   });
 
@@ -471,7 +591,10 @@ describe("extractOutputs", () => {
       await assert.rejects(extractOutputs(Readable.from(cut), dest, GENEROUS), (error: unknown) => {
         assert.ok(error instanceof OutputArchiveError);
         assert.match(error.message, /output archive is truncated or corrupt after 2 entries/);
-        assert.deepEqual([...error.partial.files].map((entry) => entry.path), ["first.txt"]);
+        assert.deepEqual(
+          [...error.partial.files].map((entry) => entry.path),
+          ["first.txt"],
+        );
         return true;
       });
       assert.deepEqual(await readdir(dest), ["first.txt"], "the half-written file is removed");
@@ -487,44 +610,74 @@ describe("extractOutputs", () => {
     it("rejects an archive cut inside a header block", async () => {
       const dest = join(workspace, "cut-mid-header");
       const archive = await buildArchive([file("./first.txt", "complete"), file("./second.txt", "second")]);
-      await assert.rejects(extractOutputs(Readable.from(archive.subarray(0, 1024 + 100)), dest, GENEROUS), (error: unknown) => {
-        assert.ok(error instanceof OutputArchiveError);
-        assert.equal(error.message, "output archive is truncated or corrupt after 1 entries: it ends inside a header block");
-        assert.deepEqual([...error.partial.files].map((entry) => entry.path), ["first.txt"]);
-        return true;
-      });
+      await assert.rejects(
+        extractOutputs(Readable.from(archive.subarray(0, 1024 + 100)), dest, GENEROUS),
+        (error: unknown) => {
+          assert.ok(error instanceof OutputArchiveError);
+          assert.equal(
+            error.message,
+            "output archive is truncated or corrupt after 1 entries: it ends inside a header block",
+          );
+          assert.deepEqual(
+            [...error.partial.files].map((entry) => entry.path),
+            ["first.txt"],
+          );
+          return true;
+        },
+      );
     });
 
     it("rejects an archive cut in the padding after a file's content", async () => {
       const dest = join(workspace, "cut-in-padding");
       const archive = await buildArchive([file("./first.txt", "complete")]);
-      await assert.rejects(extractOutputs(Readable.from(archive.subarray(0, 600)), dest, GENEROUS), /truncated or corrupt after 1 entries: it ends inside the padding after "\.\/first\.txt"/);
+      await assert.rejects(
+        extractOutputs(Readable.from(archive.subarray(0, 600)), dest, GENEROUS),
+        /truncated or corrupt after 1 entries: it ends inside the padding after "\.\/first\.txt"/,
+      );
     });
 
     it("accepts an archive that ends with a single zero block, as GNU tar does", async () => {
       const dest = join(workspace, "single-zero-block");
       const archive = await buildArchive([file("./first.txt", "complete")]);
       const report = await extractOutputs(Readable.from(archive.subarray(0, 1024 + 512)), dest, GENEROUS);
-      assert.deepEqual([...report.files].map((entry) => entry.path), ["first.txt"]);
+      assert.deepEqual(
+        [...report.files].map((entry) => entry.path),
+        ["first.txt"],
+      );
     });
 
     it("rejects anything but zero padding after the end-of-archive block", async () => {
       const dest = join(workspace, "after-the-end");
       const archive = await buildArchive([file("./first.txt", "complete")]);
       const smuggled = Buffer.concat([archive, await buildArchive([file("./smuggled.txt", "after the end")])]);
-      await assert.rejects(extractOutputs(Readable.from(smuggled), dest, GENEROUS), /truncated or corrupt after 1 entries: Invalid tar archive: data after the end-of-archive block/);
+      await assert.rejects(
+        extractOutputs(Readable.from(smuggled), dest, GENEROUS),
+        /truncated or corrupt after 1 entries: Invalid tar archive: data after the end-of-archive block/,
+      );
       assert.deepEqual(await readdir(dest), ["first.txt"]);
     });
 
     it("removes a large file cut in the middle of its content", async () => {
       const dest = join(workspace, "cut-mid-large-file");
-      const archive = await buildArchive([file("./first.txt", "complete"), file("./large.bin", randomBytes(3 * 1024 * 1024))]);
-      await assert.rejects(extractOutputs(Readable.from(archive.subarray(0, 2 * 1024 * 1024)), dest, GENEROUS), (error: unknown) => {
-        assert.ok(error instanceof OutputArchiveError);
-        assert.match(error.message, /truncated or corrupt after 2 entries: it ends inside the content of "\.\/large\.bin"/);
-        assert.deepEqual([...error.partial.files].map((entry) => entry.path), ["first.txt"]);
-        return true;
-      });
+      const archive = await buildArchive([
+        file("./first.txt", "complete"),
+        file("./large.bin", randomBytes(3 * 1024 * 1024)),
+      ]);
+      await assert.rejects(
+        extractOutputs(Readable.from(archive.subarray(0, 2 * 1024 * 1024)), dest, GENEROUS),
+        (error: unknown) => {
+          assert.ok(error instanceof OutputArchiveError);
+          assert.match(
+            error.message,
+            /truncated or corrupt after 2 entries: it ends inside the content of "\.\/large\.bin"/,
+          );
+          assert.deepEqual(
+            [...error.partial.files].map((entry) => entry.path),
+            ["first.txt"],
+          );
+          return true;
+        },
+      );
       assert.deepEqual(await readdir(dest), ["first.txt"], "the half-written file is removed");
     });
 
@@ -542,13 +695,19 @@ describe("extractOutputs", () => {
           offset += 64 * 1024;
         },
       });
-      await assert.rejects(extractOutputs(source, dest, GENEROUS), /reading the output archive failed: kubectl exec lost the connection/);
+      await assert.rejects(
+        extractOutputs(source, dest, GENEROUS),
+        /reading the output archive failed: kubectl exec lost the connection/,
+      );
       assert.deepEqual(await readdir(dest), [], "the half-written file is removed");
     });
 
     it("rejects an empty archive", async () => {
       const dest = join(workspace, "empty-archive");
-      await assert.rejects(extractOutputs(Readable.from(Buffer.alloc(0)), dest, GENEROUS), /output archive is truncated: it is empty/);
+      await assert.rejects(
+        extractOutputs(Readable.from(Buffer.alloc(0)), dest, GENEROUS),
+        /output archive is truncated: it is empty/,
+      );
     });
 
     it("rejects an archive whose header checksum is wrong", async () => {
@@ -558,7 +717,10 @@ describe("extractOutputs", () => {
       await assert.rejects(extractOutputs(Readable.from(archive), dest, GENEROUS), (error: unknown) => {
         assert.ok(error instanceof OutputArchiveError);
         assert.match(error.message, /truncated or corrupt after 1 entries: Invalid tar header/);
-        assert.deepEqual([...error.partial.files].map((entry) => entry.path), ["a.txt"]);
+        assert.deepEqual(
+          [...error.partial.files].map((entry) => entry.path),
+          ["a.txt"],
+        );
         return true;
       });
     });
@@ -585,7 +747,10 @@ describe("extractOutputs", () => {
           this.destroy(new Error("kubectl exec lost the connection"));
         },
       });
-      await assert.rejects(extractOutputs(source, dest, GENEROUS), /reading the output archive failed: kubectl exec lost the connection/);
+      await assert.rejects(
+        extractOutputs(source, dest, GENEROUS),
+        /reading the output archive failed: kubectl exec lost the connection/,
+      );
     });
   });
 
@@ -612,7 +777,9 @@ describe("extractOutputs", () => {
       it(`extracts ${label}'s archive of the outputs dir with paths relative and no leading ./`, async () => {
         const dest = join(workspace, `from-${command.length}`);
         const [program, ...args] = command;
-        const child = spawn(program, [...args, "-cf", "-", "-C", source, "."], { stdio: ["ignore", "pipe", "inherit"] });
+        const child = spawn(program, [...args, "-cf", "-", "-C", source, "."], {
+          stdio: ["ignore", "pipe", "inherit"],
+        });
         const report = await extractOutputs(child.stdout, dest, GENEROUS);
         assert.deepEqual(report.refused, []);
         const expected = await snapshotTree(source);

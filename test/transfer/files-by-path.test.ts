@@ -5,7 +5,9 @@ import { FilesByPath } from "../../src/transfer/files-by-path.js";
 import { WrittenFileList } from "../../src/transfer/written-files.js";
 import { recordFor, sortedLastOfEachPath, TRICKY_PATHS } from "./path-samples.js";
 
-async function viewOf(paths: readonly string[]): Promise<{ view: FilesByPath; expected: ReturnType<typeof recordFor>[] }> {
+async function viewOf(
+  paths: readonly string[],
+): Promise<{ view: FilesByPath; expected: ReturnType<typeof recordFor>[] }> {
   const list = new WrittenFileList();
   const records = paths.map((path, serial) => recordFor(path, serial));
   for (const record of records) list.add(record);
@@ -18,14 +20,24 @@ describe("FilesByPath", () => {
     assert.deepEqual([...view], expected);
     assert.deepEqual(
       [...view].map((file) => [file.path, file.size]),
-      [["a", 7], ["a/x", 6], ["b", 3], ["é", 2], ["😀", 5], ["\ue000", 4]],
+      [
+        ["a", 7],
+        ["a/x", 6],
+        ["b", 3],
+        ["é", 2],
+        ["😀", 5],
+        ["\ue000", 4],
+      ],
     );
   });
 
   it("has the length of the de-duplicated list and gives each file by index", async () => {
     const { view, expected } = await viewOf([...TRICKY_PATHS, ...TRICKY_PATHS.slice(0, 5)]);
     assert.equal(view.length, TRICKY_PATHS.length);
-    assert.deepEqual(Array.from({ length: view.length }, (_, index) => view.at(index)), expected);
+    assert.deepEqual(
+      Array.from({ length: view.length }, (_, index) => view.at(index)),
+      expected,
+    );
   });
 
   it("counts negative indexes from the end and gives undefined out of range, like an array", async () => {
@@ -33,7 +45,8 @@ describe("FilesByPath", () => {
     assert.deepEqual(view.at(-1), expected.at(-1));
     assert.deepEqual(view.at(-3), expected.at(-3));
     assert.deepEqual(view.at(1.7), expected.at(1.7));
-    for (const index of [3, -4, 100, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY]) assert.equal(view.at(index), undefined, `at(${index})`);
+    for (const index of [3, -4, 100, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY])
+      assert.equal(view.at(index), undefined, `at(${index})`);
     assert.deepEqual(view.at(Number.NaN), expected.at(Number.NaN));
   });
 

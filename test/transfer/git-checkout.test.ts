@@ -17,21 +17,33 @@ describe("the host clone", () => {
   const spec = { url: "https://git.example/repo.git", sha: "a".repeat(40), depth: 1, submodules: false };
 
   it("quotes git's whole message when a clone fails, not only its last line", async () => {
-    const git = fakeGit("git-two-lines", "fatal: could not read Username for https://git.example: terminal prompts disabled\nerror: see the log above\n");
-    await assert.rejects(cloneAtSha(spec, join(dir, "work1"), { binary: git, env: {} }, new AbortController().signal), (error: Error) => {
-      assert.ok(error instanceof GitCheckoutError);
-      assert.match(error.message, /^git fetch failed \(exit 128\): fatal: could not read Username .*\nerror: see the log above$/);
-      return true;
-    });
+    const git = fakeGit(
+      "git-two-lines",
+      "fatal: could not read Username for https://git.example: terminal prompts disabled\nerror: see the log above\n",
+    );
+    await assert.rejects(
+      cloneAtSha(spec, join(dir, "work1"), { binary: git, env: {} }, new AbortController().signal),
+      (error: Error) => {
+        assert.ok(error instanceof GitCheckoutError);
+        assert.match(
+          error.message,
+          /^git fetch failed \(exit 128\): fatal: could not read Username .*\nerror: see the log above$/,
+        );
+        return true;
+      },
+    );
   });
 
   it("bounds a long git message to its last 40 lines, marking the cut", async () => {
     const lines = Array.from({ length: 100 }, (_, i) => `remote: line ${i}`).join("\n");
     const git = fakeGit("git-long", `${lines}\n`);
-    await assert.rejects(cloneAtSha(spec, join(dir, "work2"), { binary: git, env: {} }, new AbortController().signal), (error: Error) => {
-      assert.match(error.message, /: \[\.\.\.\]\nremote: line 60\n/);
-      assert.equal(error.message.split("\n").length, 41);
-      return true;
-    });
+    await assert.rejects(
+      cloneAtSha(spec, join(dir, "work2"), { binary: git, env: {} }, new AbortController().signal),
+      (error: Error) => {
+        assert.match(error.message, /: \[\.\.\.\]\nremote: line 60\n/);
+        assert.equal(error.message.split("\n").length, 41);
+        return true;
+      },
+    );
   });
 });

@@ -8,7 +8,10 @@ import { runWithInput } from "./tree-helpers.js";
 export const FILE_MTIME = new Date("2023-02-03T04:05:06Z");
 const DEEP_COMPONENT = "d".repeat(120);
 /** 28 directories of 121 bytes: a relative path of about 3,400 bytes, within PATH_MAX with the temp dir in front. */
-const DEEP_DIR = Array.from({ length: 28 }, (_, index) => `${DEEP_COMPONENT.slice(2)}${String(index).padStart(2, "0")}`).join("/");
+const DEEP_DIR = Array.from(
+  { length: 28 },
+  (_, index) => `${DEEP_COMPONENT.slice(2)}${String(index).padStart(2, "0")}`,
+).join("/");
 const OVER_256_DIR = ["a".repeat(100), "b".repeat(100), "c".repeat(100)].join("/");
 export const LONG_TARGET = `${DEEP_DIR}/deep-file.txt`;
 

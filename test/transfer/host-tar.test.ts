@@ -3,10 +3,28 @@ import { mkdir, rm, symlink, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { buildHostTarArgs, parseGnuTarVersion, parseTotalBytes, probeHostTar, spawnHostTar, stoppedByReader, tarComplaints, type HostTar } from "../../src/transfer/host-tar.js";
+import {
+  buildHostTarArgs,
+  parseGnuTarVersion,
+  parseTotalBytes,
+  probeHostTar,
+  spawnHostTar,
+  stoppedByReader,
+  tarComplaints,
+  type HostTar,
+} from "../../src/transfer/host-tar.js";
 import { scanTree } from "../../src/transfer/scan-tree.js";
 import { FILE_MTIME, LONG_TARGET, makeHardNamesTree } from "./hard-names-tree.js";
-import { collectStream, depthFirstSorted, makeTempDir, readWithTarStream, runWithInput, snapshotFromMembers, snapshotTree, type SnapshotEntry } from "./tree-helpers.js";
+import {
+  collectStream,
+  depthFirstSorted,
+  makeTempDir,
+  readWithTarStream,
+  runWithInput,
+  snapshotFromMembers,
+  snapshotTree,
+  type SnapshotEntry,
+} from "./tree-helpers.js";
 
 describe("parseGnuTarVersion", () => {
   it("accepts GNU tar 1.29 and later", () => {
@@ -16,7 +34,13 @@ describe("parseGnuTarVersion", () => {
   });
 
   it("refuses GNU tar before 1.29 (no --verbatim-files-from), bsdtar, busybox and nothing", () => {
-    for (const text of ["tar (GNU tar) 1.28\n", "bsdtar 3.6.2 - libarchive 3.6.2\n", "tar (busybox) 1.36.1\n", "BusyBox v1.36.1 multi-call binary.\n", ""]) {
+    for (const text of [
+      "tar (GNU tar) 1.28\n",
+      "bsdtar 3.6.2 - libarchive 3.6.2\n",
+      "tar (busybox) 1.36.1\n",
+      "BusyBox v1.36.1 multi-call binary.\n",
+      "",
+    ]) {
       assert.equal(parseGnuTarVersion(text), undefined, JSON.stringify(text));
     }
   });
@@ -44,15 +68,24 @@ describe("probeHostTar", () => {
     const bsd = join(workspace, "bsd-tar");
     await writeFile(failing, "#!/bin/sh\necho 'tar (GNU tar) 1.34'\nexit 1\n", { mode: 0o755 });
     await writeFile(bsd, "#!/bin/sh\necho 'bsdtar 3.6.2 - libarchive 3.6.2'\n", { mode: 0o755 });
-    for (const binary of [join(workspace, "no-such-tar"), failing, bsd]) assert.equal(await probeHostTar({ binary, env: process.env }), undefined, binary);
+    for (const binary of [join(workspace, "no-such-tar"), failing, bsd])
+      assert.equal(await probeHostTar({ binary, env: process.env }), undefined, binary);
   });
 });
 
 describe("stoppedByReader", () => {
   it("tells a tar stopped by a closed pipe or socket from one that failed on its own", () => {
     assert.ok(stoppedByReader({ exitCode: null, signal: "SIGPIPE", stderr: "" }));
-    assert.ok(stoppedByReader({ exitCode: 2, signal: null, stderr: "tar: -: Cannot write: Broken pipe\ntar: Error is not recoverable: exiting now\n" }));
-    assert.ok(stoppedByReader({ exitCode: 2, signal: null, stderr: "tar: -: Cannot write: Connection reset by peer\n" }));
+    assert.ok(
+      stoppedByReader({
+        exitCode: 2,
+        signal: null,
+        stderr: "tar: -: Cannot write: Broken pipe\ntar: Error is not recoverable: exiting now\n",
+      }),
+    );
+    assert.ok(
+      stoppedByReader({ exitCode: 2, signal: null, stderr: "tar: -: Cannot write: Connection reset by peer\n" }),
+    );
     assert.ok(!stoppedByReader({ exitCode: 2, signal: null, stderr: "tar: work/a: Cannot open: Permission denied\n" }));
     assert.ok(!stoppedByReader({ exitCode: null, signal: "SIGKILL", stderr: "" }));
   });
@@ -61,7 +94,21 @@ describe("stoppedByReader", () => {
 describe("buildHostTarArgs", () => {
   it("packs exactly the NUL-separated names read from stdin, verbatim, without recursing, owned by 0:0", () => {
     const args = buildHostTarArgs("/tmp/staging");
-    for (const flag of ["--create", "--file=-", "--format=gnu", "--no-recursion", "--null", "--verbatim-files-from", "--no-unquote", "--hard-dereference", "--owner=0", "--group=0", "--numeric-owner", "--totals", "--blocking-factor=128"]) {
+    for (const flag of [
+      "--create",
+      "--file=-",
+      "--format=gnu",
+      "--no-recursion",
+      "--null",
+      "--verbatim-files-from",
+      "--no-unquote",
+      "--hard-dereference",
+      "--owner=0",
+      "--group=0",
+      "--numeric-owner",
+      "--totals",
+      "--blocking-factor=128",
+    ]) {
       assert.ok(args.includes(flag), flag);
     }
     assert.deepEqual(args.slice(-2), ["--directory=/tmp/staging", "--files-from=-"]);
@@ -103,7 +150,11 @@ describe("spawnHostTar", () => {
   });
 
   /** Packs the scan of the layout's `work` link with the host tar; resolves with the archive and tar's exit. */
-  async function packScan(): Promise<{ archive: Buffer; exit: Awaited<ReturnType<typeof spawnHostTar>["exited"]>; entries: number }> {
+  async function packScan(): Promise<{
+    archive: Buffer;
+    exit: Awaited<ReturnType<typeof spawnHostTar>["exited"]>;
+    entries: number;
+  }> {
     const scan = scanTree(join(layout, "work"), "work");
     const packed = spawnHostTar(tar, layout, [scan.names]);
     const [archive, exit] = await Promise.all([collectStream(packed.stdout), packed.exited]);
@@ -162,13 +213,20 @@ describe("spawnHostTar", () => {
     const packed = spawnHostTar(tar, literalLayout, [Buffer.from(`${listed.join("\0")}\0`)]);
     const [archive, exit] = await Promise.all([collectStream(packed.stdout), packed.exited]);
     assert.equal(exit.exitCode, 0, exit.stderr);
-    assert.deepEqual((await readWithTarStream(archive)).map(({ header }) => header.name), listed);
+    assert.deepEqual(
+      (await readWithTarStream(archive)).map(({ header }) => header.name),
+      listed,
+    );
   });
 
   it("runs tar with the setting's environment (not the process's), its messages forced into the C locale", async () => {
     const envTar = join(workspace, "env-tar");
     await writeFile(envTar, '#!/bin/sh\necho "LC_ALL=$LC_ALL FROM=$FROM_SETTING" >&2\n', { mode: 0o755 });
-    const packed = spawnHostTar({ binary: envTar, version: "1.34", env: { PATH: process.env.PATH, FROM_SETTING: "yes", LC_ALL: "de_DE.UTF-8" } }, workspace, []);
+    const packed = spawnHostTar(
+      { binary: envTar, version: "1.34", env: { PATH: process.env.PATH, FROM_SETTING: "yes", LC_ALL: "de_DE.UTF-8" } },
+      workspace,
+      [],
+    );
     const [, exit] = await Promise.all([collectStream(packed.stdout), packed.exited]);
     assert.equal(exit.stderr, "LC_ALL=C FROM=yes\n");
   });

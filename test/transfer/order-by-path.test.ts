@@ -53,7 +53,9 @@ describe("orderByPath", () => {
   });
 
   it("lets the event loop run while it orders a long list", async () => {
-    const { list } = listOf(Array.from({ length: 100_000 }, (_, index) => `dir-${index % 997}/file-${(index * 7919) % 100_000}.txt`));
+    const { list } = listOf(
+      Array.from({ length: 100_000 }, (_, index) => `dir-${index % 997}/file-${(index * 7919) % 100_000}.txt`),
+    );
     let turns = 0;
     let done = false;
     const countTurn = (): void => {

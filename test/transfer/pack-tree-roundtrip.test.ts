@@ -7,11 +7,23 @@ import assert from "node:assert/strict";
 import { PackError, packTrees } from "../../src/transfer/pack-tree.js";
 import type { PackStats, PackTrailer } from "../../src/transfer/pack-tree.js";
 import { FILE_MTIME, LONG_TARGET, makeHardNamesTree } from "./hard-names-tree.js";
-import { collectStream, depthFirstSorted, makeTempDir, readWithTarStream, runWithInput, sha256Of, snapshotFromMembers, snapshotTree } from "./tree-helpers.js";
+import {
+  collectStream,
+  depthFirstSorted,
+  makeTempDir,
+  readWithTarStream,
+  runWithInput,
+  sha256Of,
+  snapshotFromMembers,
+  snapshotTree,
+} from "./tree-helpers.js";
 import type { SnapshotEntry } from "./tree-helpers.js";
 
 /** Packs `roots` into one buffer; resolves with it and the stats. */
-async function packToBuffer(roots: Parameters<typeof packTrees>[0], options?: Parameters<typeof packTrees>[1]): Promise<{ archive: Buffer; stats: PackStats }> {
+async function packToBuffer(
+  roots: Parameters<typeof packTrees>[0],
+  options?: Parameters<typeof packTrees>[1],
+): Promise<{ archive: Buffer; stats: PackStats }> {
   const { stream, done } = packTrees(roots, options);
   const archive = await collectStream(stream);
   return { archive, stats: await done };
@@ -68,14 +80,19 @@ describe("packTrees round trips", () => {
     assert.deepEqual(snapshotFromMembers(members, "work"), expected);
     const names = members.map(({ header }) => header.name.slice("work/".length).replace(/\/$/, ""));
     assert.deepEqual(names, depthFirstSorted([...expected.keys()]));
-    assert.ok(members.every(({ header }) => header.uid === 0 && header.gid === 0 && header.uname === "" && header.gname === ""));
+    assert.ok(
+      members.every(({ header }) => header.uid === 0 && header.gid === 0 && header.uname === "" && header.gname === ""),
+    );
   });
 
   it("reports archiveBytes equal to the length of the stream, end-of-archive blocks included", async () => {
     const { archive, stats } = await packToBuffer([{ hostDir: source, archivePrefix: "work" }]);
     assert.equal(stats.archiveBytes, archive.length);
     assert.equal(archive.length % 512, 0);
-    assert.ok(archive.subarray(archive.length - 1024).every((byte) => byte === 0), "ends with two zero blocks");
+    assert.ok(
+      archive.subarray(archive.length - 1024).every((byte) => byte === 0),
+      "ends with two zero blocks",
+    );
   });
 
   it("counts members and name newlines per root so that find | wc -l on the extracted roots matches", async () => {
@@ -96,12 +113,19 @@ describe("packTrees round trips", () => {
     const stats = await done;
 
     assert.deepEqual(stats.entriesByRoot, [expected.size, 3, 0]);
-    assert.deepEqual(stats.nameNewlinesByRoot, [4, 2 + 3, 0], "work: line\\nbreak, dir\\nwith newline and its file, link\\nnewline; steps: x\\ny\\nz and its file");
+    assert.deepEqual(
+      stats.nameNewlinesByRoot,
+      [4, 2 + 3, 0],
+      "work: line\\nbreak, dir\\nwith newline and its file, link\\nnewline; steps: x\\ny\\nz and its file",
+    );
     for (const [index, prefix] of ["work", "steps/abc", "knotless"].entries()) {
       const lines = Number((await shell(`find '${join(dest, prefix)}' | wc -l`)).trim());
       assert.equal(lines, (stats.entriesByRoot[index] ?? 0) + (stats.nameNewlinesByRoot[index] ?? 0) + 1, prefix);
     }
-    assert.equal(stats.files + stats.dirs + stats.symlinks, stats.entriesByRoot.reduce((sum, count) => sum + count, 0));
+    assert.equal(
+      stats.files + stats.dirs + stats.symlinks,
+      stats.entriesByRoot.reduce((sum, count) => sum + count, 0),
+    );
     assert.equal(stats.skipped.length, 1);
   });
 
@@ -132,7 +156,10 @@ describe("packTrees trailer", () => {
     const calls: PackStats[] = [];
     const trailer = (stats: PackStats): PackTrailer => {
       calls.push(stats);
-      return { path: "knotless/manifest.json", content: Buffer.from(JSON.stringify({ entries: stats.entriesByRoot, offset: stats.archiveBytes })) };
+      return {
+        path: "knotless/manifest.json",
+        content: Buffer.from(JSON.stringify({ entries: stats.entriesByRoot, offset: stats.archiveBytes })),
+      };
     };
     const before = Math.floor(Date.now() / 1000);
     const { archive, stats } = await packToBuffer([{ hostDir: source, archivePrefix: "work" }], { trailer });
@@ -143,7 +170,13 @@ describe("packTrees trailer", () => {
     assert.ok(seen);
     assert.deepEqual(seen.entriesByRoot, [3]);
     assert.equal(seen.files, 2);
-    assert.equal(archive.subarray(seen.archiveBytes, seen.archiveBytes + 100).toString("latin1").replace(/\0+$/, ""), "knotless/manifest.json");
+    assert.equal(
+      archive
+        .subarray(seen.archiveBytes, seen.archiveBytes + 100)
+        .toString("latin1")
+        .replace(/\0+$/, ""),
+      "knotless/manifest.json",
+    );
 
     const members = await readWithTarStream(archive);
     const last = members.at(-1);
@@ -183,8 +216,13 @@ describe("packTrees trailer", () => {
   });
 
   it("rejects done with a PackError when the trailer's path climbs out with ..", async () => {
-    const { stream, done } = packTrees([{ hostDir: source, archivePrefix: "work" }], { trailer: () => ({ path: "../escape", content: Buffer.alloc(1) }) });
+    const { stream, done } = packTrees([{ hostDir: source, archivePrefix: "work" }], {
+      trailer: () => ({ path: "../escape", content: Buffer.alloc(1) }),
+    });
     await assert.rejects(collectStream(stream), /trailer path/);
-    await assert.rejects(done, (error: unknown) => error instanceof PackError && /trailer path must be a relative path/.test(error.message));
+    await assert.rejects(
+      done,
+      (error: unknown) => error instanceof PackError && /trailer path must be a relative path/.test(error.message),
+    );
   });
 });

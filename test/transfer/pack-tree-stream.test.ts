@@ -58,7 +58,12 @@ function readInSmallPieces(stream: Readable, size: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     stream.on("readable", () => {
-      for (let chunk: Buffer | null = stream.read(size) as Buffer | null; chunk !== null; chunk = stream.read(size) as Buffer | null) chunks.push(chunk);
+      for (
+        let chunk: Buffer | null = stream.read(size) as Buffer | null;
+        chunk !== null;
+        chunk = stream.read(size) as Buffer | null
+      )
+        chunks.push(chunk);
     });
     stream.on("end", () => resolve(Buffer.concat(chunks)));
     stream.on("error", reject);
@@ -78,7 +83,8 @@ describe("packTrees as a stream", () => {
     large = join(workspace, "large");
     await mkdir(join(large, "small"), { recursive: true });
     await writeFile(join(large, "big.bin"), randomBytes(16 * MIB));
-    for (let index = 0; index < 400; index += 1) await writeFile(join(large, "small", `f${String(index).padStart(3, "0")}`), randomBytes(20_000));
+    for (let index = 0; index < 400; index += 1)
+      await writeFile(join(large, "small", `f${String(index).padStart(3, "0")}`), randomBytes(20_000));
   });
 
   after(async () => {
@@ -95,7 +101,15 @@ describe("packTrees as a stream", () => {
     const expected: Buffer[] = [];
     for (const [name, size] of BOUNDARY_FILES) {
       const info = await lstat(join(boundaries, name));
-      expected.push(encodeTarHeader({ path: `work/${name}`, type: "file", mode: info.mode, size, mtimeSeconds: Math.floor(info.mtimeMs / 1000) }));
+      expected.push(
+        encodeTarHeader({
+          path: `work/${name}`,
+          type: "file",
+          mode: info.mode,
+          size,
+          mtimeSeconds: Math.floor(info.mtimeMs / 1000),
+        }),
+      );
       expected.push(await readFile(join(boundaries, name)), Buffer.alloc(paddedSize(size) - size));
     }
     expected.push(Buffer.alloc(END_OF_ARCHIVE_BYTES));
@@ -126,7 +140,10 @@ describe("packTrees as a stream", () => {
     const archive = Buffer.concat(copies);
     assert.ok(archive.equals(plain), "the archive is unchanged by the reuse");
     assert.ok(stats.archiveBytes > 10 * BATCH_BYTES);
-    assert.ok(batches.size <= 6, `${batches.size} distinct batches for ${Math.ceil(stats.archiveBytes / BATCH_BYTES)} MiB`);
+    assert.ok(
+      batches.size <= 6,
+      `${batches.size} distinct batches for ${Math.ceil(stats.archiveBytes / BATCH_BYTES)} MiB`,
+    );
   });
 
   it("produces the same bytes for a consumer that reads synchronously in small pieces, which GNU tar extracts", async () => {
@@ -157,7 +174,11 @@ describe("packTrees as a stream", () => {
     assert.ok(stream.readableLength <= BUFFERED_LIMIT, `buffered ${stream.readableLength} bytes`);
     assert.equal(settled, false);
     stream.destroy();
-    await assert.rejects(done, PackStoppedError, "a consumer that goes away is told apart from a host file that cannot be packed");
+    await assert.rejects(
+      done,
+      PackStoppedError,
+      "a consumer that goes away is told apart from a host file that cannot be packed",
+    );
   });
 
   it("keeps buffering bounded under a slow consumer and finishes only once the consumer has nearly everything", async () => {
@@ -178,7 +199,10 @@ describe("packTrees as a stream", () => {
     const stats = await done;
     assert.equal(consumed, stats.archiveBytes);
     assert.ok(largestBuffered <= BUFFERED_LIMIT, `buffered up to ${largestBuffered} bytes`);
-    assert.ok(consumedWhenDone >= stats.archiveBytes - 2 * BUFFERED_LIMIT, `done came when ${consumedWhenDone} of ${stats.archiveBytes} bytes were consumed`);
+    assert.ok(
+      consumedWhenDone >= stats.archiveBytes - 2 * BUFFERED_LIMIT,
+      `done came when ${consumedWhenDone} of ${stats.archiveBytes} bytes were consumed`,
+    );
   });
 
   it("closes the file it was reading when the consumer destroys the stream in the middle of it", async () => {

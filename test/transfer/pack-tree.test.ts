@@ -53,7 +53,11 @@ async function makeSourceTree(parent: string): Promise<SourceTree> {
 }
 
 /** Packs the roots and extracts with the given tar command into `dest`; returns the pack stats. */
-async function packAndExtract(command: readonly string[], roots: Parameters<typeof packTrees>[0], dest: string): Promise<PackStats> {
+async function packAndExtract(
+  command: readonly string[],
+  roots: Parameters<typeof packTrees>[0],
+  dest: string,
+): Promise<PackStats> {
   await mkdir(dest, { recursive: true });
   const { stream, done } = packTrees(roots);
   const [program, ...args] = command;
@@ -124,7 +128,10 @@ describe("packTrees", () => {
     const sizes = await Promise.all(
       [...expected].filter(([, entry]) => entry.kind === "file").map(([path]) => fileSize(join(source.dir, path))),
     );
-    assert.equal(stats.bytes, sizes.reduce((sum, size) => sum + size, 0));
+    assert.equal(
+      stats.bytes,
+      sizes.reduce((sum, size) => sum + size, 0),
+    );
   });
 
   it("names entries under each root's prefix, depth first in sorted order, with no entry for the roots themselves", async () => {
@@ -161,7 +168,16 @@ describe("packTrees", () => {
       const snapshot = await snapshotTree(dest);
       assert.deepEqual(
         [...snapshot.keys()],
-        ["steps", "steps/abc", "steps/abc/step.sh", "work", "work/deeper", "work/deeper/deepest", "work/deeper/deepest/leaf.txt", "work/readme.md"],
+        [
+          "steps",
+          "steps/abc",
+          "steps/abc/step.sh",
+          "work",
+          "work/deeper",
+          "work/deeper/deepest",
+          "work/deeper/deepest/leaf.txt",
+          "work/readme.md",
+        ],
       );
     }
   });
@@ -186,7 +202,10 @@ describe("packTrees", () => {
     await chunks.next();
     await unlink(join(dir, "b-vanishing.txt"));
     await assert.rejects(drain(chunks), (error: Error) => error.message.includes(join(dir, "b-vanishing.txt")));
-    await assert.rejects(done, (error: unknown) => error instanceof PackError && error.path === join(dir, "b-vanishing.txt"));
+    await assert.rejects(
+      done,
+      (error: unknown) => error instanceof PackError && error.path === join(dir, "b-vanishing.txt"),
+    );
     assert.equal(stream.destroyed, true);
   });
 
@@ -199,21 +218,28 @@ describe("packTrees", () => {
     await chunks.next();
     await truncate(join(dir, "shrinking.bin"), 1000);
     await assert.rejects(drain(chunks), /shrinking\.bin: it shrank while being read/);
-    await assert.rejects(done, (error: unknown) => error instanceof PackError && error.path === join(dir, "shrinking.bin"));
+    await assert.rejects(
+      done,
+      (error: unknown) => error instanceof PackError && error.path === join(dir, "shrinking.bin"),
+    );
   });
 
-  it("rejects done and errors the stream, naming the path, when a file is unreadable", { skip: findNobodySkipReason() }, async () => {
-    const dir = join(workspace, "unreadable");
-    await mkdir(dir);
-    await writeFile(join(dir, "readable.txt"), "fine");
-    await writeFile(join(dir, "secret.txt"), "no access");
-    await chmod(join(dir, "secret.txt"), 0o000);
-    const outcome = await packAsUnprivilegedUser(dir);
-    assert.equal(outcome.doneError?.name, "PackError");
-    assert.equal(outcome.doneError?.path, join(dir, "secret.txt"));
-    assert.match(outcome.doneError?.message ?? "", /EACCES/);
-    assert.match(outcome.streamError ?? "", /secret\.txt/);
-  });
+  it(
+    "rejects done and errors the stream, naming the path, when a file is unreadable",
+    { skip: findNobodySkipReason() },
+    async () => {
+      const dir = join(workspace, "unreadable");
+      await mkdir(dir);
+      await writeFile(join(dir, "readable.txt"), "fine");
+      await writeFile(join(dir, "secret.txt"), "no access");
+      await chmod(join(dir, "secret.txt"), 0o000);
+      const outcome = await packAsUnprivilegedUser(dir);
+      assert.equal(outcome.doneError?.name, "PackError");
+      assert.equal(outcome.doneError?.path, join(dir, "secret.txt"));
+      assert.match(outcome.doneError?.message ?? "", /EACCES/);
+      assert.match(outcome.streamError ?? "", /secret\.txt/);
+    },
+  );
 
   it("rejects done naming the root when a root directory does not exist", async () => {
     const missing = join(workspace, "no-such-dir");
@@ -234,7 +260,8 @@ describe("packTrees", () => {
     const dir = join(workspace, "many-small");
     for (let sub = 0; sub < 10; sub += 1) {
       await mkdir(join(dir, `d${sub}`), { recursive: true });
-      for (let index = 0; index < 300; index += 1) await writeFile(join(dir, `d${sub}`, `f${index}.txt`), `${sub}/${index}\n`.repeat(200));
+      for (let index = 0; index < 300; index += 1)
+        await writeFile(join(dir, `d${sub}`, `f${index}.txt`), `${sub}/${index}\n`.repeat(200));
     }
     let turns = 0;
     let packing = true;
@@ -289,7 +316,10 @@ async function packAsUnprivilegedUser(dir: string): Promise<ChildOutcome> {
     process.stdout.write(JSON.stringify({ doneError, streamError }));
   `;
   const runAsNobody = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
-  const child = spawn(process.execPath, ["--input-type=module", "-e", script], { ...runAsNobody, stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(process.execPath, ["--input-type=module", "-e", script], {
+    ...runAsNobody,
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   const output = await collectStream(child.stdout);
   return JSON.parse(output.toString()) as ChildOutcome;
 }

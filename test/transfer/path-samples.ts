@@ -6,8 +6,32 @@ import { sha256Of } from "./tree-helpers.js";
  * prefixes of each other, one-, two-, three- and four-byte characters, a newline.
  */
 export const TRICKY_PATHS: readonly string[] = [
-  "a", "a/b", "a.b", "a/", "B", "b", "", "é", "e\u0301", "日本語", "日本", "\u07ff", "\u0800", "\ud7ff", "\ue000",
-  "\ufffd", "\uff21", "\uffff", "😀", "\u{10000}", "\u{10ffff}", "x😀", "x\ue000", "x\uffff/y", "z\n", "z\nz",
+  "a",
+  "a/b",
+  "a.b",
+  "a/",
+  "B",
+  "b",
+  "",
+  "é",
+  "e\u0301",
+  "日本語",
+  "日本",
+  "\u07ff",
+  "\u0800",
+  "\ud7ff",
+  "\ue000",
+  "\ufffd",
+  "\uff21",
+  "\uffff",
+  "😀",
+  "\u{10000}",
+  "\u{10ffff}",
+  "x😀",
+  "x\ue000",
+  "x\uffff/y",
+  "z\n",
+  "z\nz",
 ];
 
 const PIECES = ["a", "b", "/", ".", "é", "日", "\ue000", "\uffff", "😀", "\u{10000}", "0"];
@@ -19,7 +43,9 @@ export function randomPaths(seed: number, count: number): string[] {
     state = (state * 1_103_515_245 + 12_345) % 2 ** 31;
     return Math.floor((state / 2 ** 31) * bound);
   };
-  return Array.from({ length: count }, () => Array.from({ length: 1 + next(5) }, () => PIECES[next(PIECES.length)]).join(""));
+  return Array.from({ length: count }, () =>
+    Array.from({ length: 1 + next(5) }, () => PIECES[next(PIECES.length)]).join(""),
+  );
 }
 
 /** A record for `path`, its size and digest telling it apart from other records of the same path. */

@@ -35,7 +35,10 @@ describe("scanTree", () => {
     await Promise.all(names.map((name) => writeFile(join(dir, name), "")));
     const scan = scanTree(dir, "work");
     assert.ok(scan.names.length > 2 * 64 * 1024, `${scan.names.length} bytes of names`);
-    assert.deepEqual(namesOf(scan.names), names.map((name) => `work/${name}`));
+    assert.deepEqual(
+      namesOf(scan.names),
+      names.map((name) => `work/${name}`),
+    );
   });
 
   it("lists every member under the archive prefix, depth first in sorted name order, and counts them", async () => {
@@ -47,9 +50,24 @@ describe("scanTree", () => {
     await writeFile(join(dir, "src/lib/a.c"), "a\n");
     await writeFile(join(dir, "Z-upper"), "sorted before lowercase\n");
     const scan = scanTree(dir, "work");
-    assert.deepEqual(namesOf(scan.names), ["work/README", "work/Z-upper", "work/empty", "work/src", "work/src/lib", "work/src/lib/a.c", "work/src/main.c"]);
+    assert.deepEqual(namesOf(scan.names), [
+      "work/README",
+      "work/Z-upper",
+      "work/empty",
+      "work/src",
+      "work/src/lib",
+      "work/src/lib/a.c",
+      "work/src/main.c",
+    ]);
     assert.deepEqual(
-      { files: scan.files, dirs: scan.dirs, symlinks: scan.symlinks, entries: scan.entries, nameNewlines: scan.nameNewlines, skipped: scan.skipped },
+      {
+        files: scan.files,
+        dirs: scan.dirs,
+        symlinks: scan.symlinks,
+        entries: scan.entries,
+        nameNewlines: scan.nameNewlines,
+        skipped: scan.skipped,
+      },
       { files: 4, dirs: 3, symlinks: 0, entries: 7, nameNewlines: 0, skipped: [] },
     );
   });
@@ -109,27 +127,43 @@ describe("scanTree", () => {
     const missing = join(workspace, "no-such-dir");
     assert.throws(
       () => scanTree(missing, "work"),
-      (error: unknown) => error instanceof ScanError && error instanceof InputError && error.path === missing && /^cannot upload .*no-such-dir: ENOENT: no such file or directory$/.test(error.message),
+      (error: unknown) =>
+        error instanceof ScanError &&
+        error instanceof InputError &&
+        error.path === missing &&
+        /^cannot upload .*no-such-dir: ENOENT: no such file or directory$/.test(error.message),
     );
   });
 
-  it("names an unreadable file and an unreadable directory, checked as an unprivileged user", { skip: findNobodySkipReason() }, async () => {
-    const dir = join(workspace, "unreadable");
-    await mkdir(join(dir, "closed-dir"), { recursive: true });
-    await writeFile(join(dir, "closed-dir", "inside.txt"), "x");
-    await writeFile(join(dir, "secret.txt"), "no access");
-    await chmod(join(dir, "secret.txt"), 0o000);
-    await chmod(join(dir, "closed-dir"), 0o000);
-    try {
-      const dirError = await scanAsUnprivilegedUser(dir);
-      assert.deepEqual(dirError, { name: "InputError", path: join(dir, "closed-dir"), message: `cannot upload ${join(dir, "closed-dir")}: EACCES: permission denied` });
-      await chmod(join(dir, "closed-dir"), 0o755);
-      const fileError = await scanAsUnprivilegedUser(dir);
-      assert.deepEqual(fileError, { name: "InputError", path: join(dir, "secret.txt"), message: `cannot upload ${join(dir, "secret.txt")}: EACCES: permission denied` });
-    } finally {
-      await chmod(join(dir, "closed-dir"), 0o755);
-    }
-  });
+  it(
+    "names an unreadable file and an unreadable directory, checked as an unprivileged user",
+    { skip: findNobodySkipReason() },
+    async () => {
+      const dir = join(workspace, "unreadable");
+      await mkdir(join(dir, "closed-dir"), { recursive: true });
+      await writeFile(join(dir, "closed-dir", "inside.txt"), "x");
+      await writeFile(join(dir, "secret.txt"), "no access");
+      await chmod(join(dir, "secret.txt"), 0o000);
+      await chmod(join(dir, "closed-dir"), 0o000);
+      try {
+        const dirError = await scanAsUnprivilegedUser(dir);
+        assert.deepEqual(dirError, {
+          name: "InputError",
+          path: join(dir, "closed-dir"),
+          message: `cannot upload ${join(dir, "closed-dir")}: EACCES: permission denied`,
+        });
+        await chmod(join(dir, "closed-dir"), 0o755);
+        const fileError = await scanAsUnprivilegedUser(dir);
+        assert.deepEqual(fileError, {
+          name: "InputError",
+          path: join(dir, "secret.txt"),
+          message: `cannot upload ${join(dir, "secret.txt")}: EACCES: permission denied`,
+        });
+      } finally {
+        await chmod(join(dir, "closed-dir"), 0o755);
+      }
+    },
+  );
 });
 
 describe("scanUploadTrees", () => {
@@ -160,8 +194,15 @@ async function scanAsUnprivilegedUser(dir: string): Promise<{ name: string; path
     process.stdout.write(JSON.stringify(error ?? null));
   `;
   const runAsNobody = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
-  const child = spawn(process.execPath, ["--input-type=module", "-e", script], { ...runAsNobody, stdio: ["ignore", "pipe", "inherit"] });
-  const output = JSON.parse((await collectStream(child.stdout)).toString()) as { name: string; path: string; message: string } | null;
+  const child = spawn(process.execPath, ["--input-type=module", "-e", script], {
+    ...runAsNobody,
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const output = JSON.parse((await collectStream(child.stdout)).toString()) as {
+    name: string;
+    path: string;
+    message: string;
+  } | null;
   assert.ok(output !== null, "the scan should have thrown");
   return output;
 }

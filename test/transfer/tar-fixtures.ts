@@ -98,7 +98,7 @@ export function base256(value: bigint, length = 12): Buffer {
 export function randomChunks(data: Buffer, seed: number, max: number): Buffer[] {
   const chunks: Buffer[] = [];
   let state = seed;
-  for (let offset = 0; offset < data.length; ) {
+  for (let offset = 0; offset < data.length;) {
     state = (state * 1_103_515_245 + 12_345) % 2 ** 31;
     const size = 1 + (state % max);
     chunks.push(data.subarray(offset, offset + size));

@@ -3,7 +3,13 @@ import { Readable } from "node:stream";
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import * as tarStream from "tar-stream";
-import { END_OF_ARCHIVE_BYTES, encodePaxRecord, encodeTarHeader, paddedSize, planTarHeader } from "../../src/transfer/tar-header-writer.js";
+import {
+  END_OF_ARCHIVE_BYTES,
+  encodePaxRecord,
+  encodeTarHeader,
+  paddedSize,
+  planTarHeader,
+} from "../../src/transfer/tar-header-writer.js";
 import type { TarHeader } from "../../src/transfer/tar-header-writer.js";
 
 const MTIME = 1_714_979_289; // 2024-05-06T07:08:09Z
@@ -37,7 +43,7 @@ function paxRecords(encoded: Buffer): Map<string, string> {
   const size = Number.parseInt(text(encoded, 124, 12), 8);
   const body = encoded.subarray(512, 512 + size);
   const records = new Map<string, string>();
-  for (let at = 0; at < body.length; ) {
+  for (let at = 0; at < body.length;) {
     const space = body.indexOf(0x20, at);
     const length = Number(body.subarray(at, space).toString("latin1"));
     const record = body.subarray(space + 1, at + length).toString("utf8");
@@ -93,17 +99,34 @@ describe("encodeTarHeader", () => {
   });
 
   it("writes a checksum equal to the byte sum with the checksum field counted as spaces", () => {
-    for (const header of [fileHeader("a"), fileHeader("é/ü.txt"), { path: "d/", type: "directory", mode: 0o2775, size: 0, mtimeSeconds: 0 } as const]) {
+    for (const header of [
+      fileHeader("a"),
+      fileHeader("é/ü.txt"),
+      { path: "d/", type: "directory", mode: 0o2775, size: 0, mtimeSeconds: 0 } as const,
+    ]) {
       const block = encodeTarHeader(header);
       assert.equal(Number.parseInt(raw(block, 148, 6), 8), checksumOf(block), header.path);
     }
   });
 
   it("marks directories with typeflag 5 and symlinks with typeflag 2 and their target in the link field", () => {
-    const directory = encodeTarHeader({ path: "work/dir/", type: "directory", mode: 0o755, size: 0, mtimeSeconds: MTIME });
+    const directory = encodeTarHeader({
+      path: "work/dir/",
+      type: "directory",
+      mode: 0o755,
+      size: 0,
+      mtimeSeconds: MTIME,
+    });
     assert.equal(raw(directory, 156, 1), "5");
     assert.equal(text(directory, 0, 100), "work/dir/");
-    const link = encodeTarHeader({ path: "work/link", type: "symlink", mode: 0o777, size: 0, mtimeSeconds: MTIME, linkTarget: "../target file" });
+    const link = encodeTarHeader({
+      path: "work/link",
+      type: "symlink",
+      mode: 0o777,
+      size: 0,
+      mtimeSeconds: MTIME,
+      linkTarget: "../target file",
+    });
     assert.equal(raw(link, 156, 1), "2");
     assert.equal(text(link, 157, 100), "../target file");
     assert.equal(raw(link, 124, 12), "00000000000\0");
@@ -142,13 +165,25 @@ describe("encodeTarHeader", () => {
   });
 
   it("never splits at a directory's trailing slash, so the name part is never empty", () => {
-    const splittable = encodeTarHeader({ path: `work/${"d".repeat(99)}/`, type: "directory", mode: 0o755, size: 0, mtimeSeconds: MTIME });
+    const splittable = encodeTarHeader({
+      path: `work/${"d".repeat(99)}/`,
+      type: "directory",
+      mode: 0o755,
+      size: 0,
+      mtimeSeconds: MTIME,
+    });
     assert.equal(splittable.length, 512);
     assert.equal(text(splittable, 345, 155), "work");
     assert.equal(text(splittable, 0, 100), `${"d".repeat(99)}/`);
 
     const single = `${"d".repeat(120)}/`;
-    const unsplittable = encodeTarHeader({ path: single, type: "directory", mode: 0o755, size: 0, mtimeSeconds: MTIME });
+    const unsplittable = encodeTarHeader({
+      path: single,
+      type: "directory",
+      mode: 0o755,
+      size: 0,
+      mtimeSeconds: MTIME,
+    });
     assert.equal(unsplittable.length, 512 * 3);
     assert.equal(paxRecords(unsplittable).get("path"), single);
   });
@@ -164,7 +199,10 @@ describe("encodeTarHeader", () => {
     assert.equal(Number.parseInt(raw(pax, 148, 6), 8), checksumOf(pax));
     assert.deepEqual([...paxRecords(encoded)], [["path", path]]);
     const body = Number.parseInt(text(pax, 124, 12), 8);
-    assert.ok(encoded.subarray(512 + body, 1024).every((byte) => byte === 0), "the PAX body is zero-padded to a block");
+    assert.ok(
+      encoded.subarray(512 + body, 1024).every((byte) => byte === 0),
+      "the PAX body is zero-padded to a block",
+    );
     const entry = ustarBlock(encoded);
     assert.equal(raw(entry, 0, 100), path.slice(0, 100), "the name field keeps the path's first 100 bytes");
     assert.equal(raw(entry, 156, 1), "0");
@@ -188,12 +226,26 @@ describe("encodeTarHeader", () => {
 
   it("keeps a 100-byte symlink target in the link field and moves a longer one to a PAX linkpath record", () => {
     const fits = "t".repeat(100);
-    const short = encodeTarHeader({ path: "l", type: "symlink", mode: 0o777, size: 0, mtimeSeconds: MTIME, linkTarget: fits });
+    const short = encodeTarHeader({
+      path: "l",
+      type: "symlink",
+      mode: 0o777,
+      size: 0,
+      mtimeSeconds: MTIME,
+      linkTarget: fits,
+    });
     assert.equal(short.length, 512);
     assert.equal(raw(short, 157, 100), fits);
 
     const long = `${"../".repeat(20)}${"t".repeat(60)}`;
-    const encoded = encodeTarHeader({ path: "l", type: "symlink", mode: 0o777, size: 0, mtimeSeconds: MTIME, linkTarget: long });
+    const encoded = encodeTarHeader({
+      path: "l",
+      type: "symlink",
+      mode: 0o777,
+      size: 0,
+      mtimeSeconds: MTIME,
+      linkTarget: long,
+    });
     assert.deepEqual([...paxRecords(encoded)], [["linkpath", long]]);
     assert.equal(text(ustarBlock(encoded), 0, 100), "l");
     assert.equal(raw(ustarBlock(encoded), 157, 100), long.slice(0, 100));
@@ -223,8 +275,21 @@ describe("encodeTarHeader", () => {
   it("puts every record that is needed into one PAX header, path first", () => {
     const path = `work/${"y".repeat(150)}`;
     const target = "z".repeat(150);
-    const encoded = encodeTarHeader({ path, type: "symlink", mode: 0o777, size: 0, mtimeSeconds: MTIME, linkTarget: target });
-    assert.deepEqual([...paxRecords(encoded)], [["path", path], ["linkpath", target]]);
+    const encoded = encodeTarHeader({
+      path,
+      type: "symlink",
+      mode: 0o777,
+      size: 0,
+      mtimeSeconds: MTIME,
+      linkTarget: target,
+    });
+    assert.deepEqual(
+      [...paxRecords(encoded)],
+      [
+        ["path", path],
+        ["linkpath", target],
+      ],
+    );
   });
 
   it("plans the byte length it writes", () => {
@@ -245,10 +310,26 @@ describe("encodeTarHeader", () => {
     ];
     const seen = await readBack(headers);
     assert.deepEqual(
-      seen.map((header) => [header.name, header.type, header.mode, header.size, (header.mtime?.getTime() ?? 0) / 1000, header.linkname ?? undefined]),
-      headers.map((header) => [header.path, header.type, header.mode, header.size, header.mtimeSeconds, header.linkTarget]),
+      seen.map((header) => [
+        header.name,
+        header.type,
+        header.mode,
+        header.size,
+        (header.mtime?.getTime() ?? 0) / 1000,
+        header.linkname ?? undefined,
+      ]),
+      headers.map((header) => [
+        header.path,
+        header.type,
+        header.mode,
+        header.size,
+        header.mtimeSeconds,
+        header.linkTarget,
+      ]),
     );
-    assert.ok(seen.every((header) => header.uid === 0 && header.gid === 0 && header.uname === "" && header.gname === ""));
+    assert.ok(
+      seen.every((header) => header.uid === 0 && header.gid === 0 && header.uname === "" && header.gname === ""),
+    );
   });
 });
 

@@ -1,12 +1,29 @@
 // Tests the pure tar header block decoder: formats, numbers, checksums and type names.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { TarFormatError, decodeHeaderBlock, hasData, isZeroBlock, readNumber, sparseExtensionContinues } from "../../src/transfer/tar-header.js";
+import {
+  TarFormatError,
+  decodeHeaderBlock,
+  hasData,
+  isZeroBlock,
+  readNumber,
+  sparseExtensionContinues,
+} from "../../src/transfer/tar-header.js";
 import { base256, rawHeader } from "./tar-fixtures.js";
 
 describe("decodeHeaderBlock", () => {
   it("decodes a ustar header's name, mode, size, mtime, type and link name", () => {
-    const header = decodeHeaderBlock(rawHeader({ name: "./dir/link", mode: 0o4755, size: 0, mtime: 1_234_567_890, typeflag: "2", linkname: "../target" }), 0);
+    const header = decodeHeaderBlock(
+      rawHeader({
+        name: "./dir/link",
+        mode: 0o4755,
+        size: 0,
+        mtime: 1_234_567_890,
+        typeflag: "2",
+        linkname: "../target",
+      }),
+      0,
+    );
     assert.deepEqual(header, {
       name: "./dir/link",
       linkname: "../target",
@@ -74,7 +91,10 @@ describe("decodeHeaderBlock", () => {
   it("rejects a header whose checksum does not match its bytes", () => {
     const block = rawHeader({ name: "./a.txt" });
     block[10] = 0x41;
-    assert.throws(() => decodeHeaderBlock(block, 0), (error: unknown) => error instanceof TarFormatError && /^Invalid tar header: its checksum/.test(error.message));
+    assert.throws(
+      () => decodeHeaderBlock(block, 0),
+      (error: unknown) => error instanceof TarFormatError && /^Invalid tar header: its checksum/.test(error.message),
+    );
   });
 
   it("accepts a checksum computed over signed bytes, as some old tars did", () => {
@@ -87,8 +107,14 @@ describe("decodeHeaderBlock", () => {
   });
 
   it("rejects a numeric field with a character that is not an octal digit", () => {
-    assert.throws(() => decodeHeaderBlock(rawHeader({ sizeField: Buffer.from("0000000009\0\0") }), 0), /size field is not an octal number/);
-    assert.throws(() => decodeHeaderBlock(rawHeader({ modeField: Buffer.from("00x0644\0") }), 0), /mode field is not an octal number/);
+    assert.throws(
+      () => decodeHeaderBlock(rawHeader({ sizeField: Buffer.from("0000000009\0\0") }), 0),
+      /size field is not an octal number/,
+    );
+    assert.throws(
+      () => decodeHeaderBlock(rawHeader({ modeField: Buffer.from("00x0644\0") }), 0),
+      /mode field is not an octal number/,
+    );
   });
 
   it("names the type of every typeflag, and unknown ones by their code", () => {
@@ -96,17 +122,39 @@ describe("decodeHeaderBlock", () => {
     assert.deepEqual(
       ["0", "1", "2", "3", "4", "5", "6", "7", "x", "X", "g", "L", "K", "S", "D", "M", "V", "N", "Z"].map(typeOf),
       [
-        "file", "link", "symlink", "character-device", "block-device", "directory", "fifo", "contiguous-file",
-        "pax-header", "pax-header", "pax-global-header", "gnu-long-path", "gnu-long-link-path",
-        "gnu-sparse", "gnu-dumpdir", "gnu-multivolume", "gnu-volume-label", "gnu-old-long-names", "typeflag 0x5a",
+        "file",
+        "link",
+        "symlink",
+        "character-device",
+        "block-device",
+        "directory",
+        "fifo",
+        "contiguous-file",
+        "pax-header",
+        "pax-header",
+        "pax-global-header",
+        "gnu-long-path",
+        "gnu-long-link-path",
+        "gnu-sparse",
+        "gnu-dumpdir",
+        "gnu-multivolume",
+        "gnu-volume-label",
+        "gnu-old-long-names",
+        "typeflag 0x5a",
       ],
     );
   });
 
   it("flags an old GNU sparse header whose map goes on in extension blocks", () => {
-    assert.equal(decodeHeaderBlock(rawHeader({ typeflag: "S", magic: "gnu", poke: { 482: 1 } }), 0).sparseExtended, true);
+    assert.equal(
+      decodeHeaderBlock(rawHeader({ typeflag: "S", magic: "gnu", poke: { 482: 1 } }), 0).sparseExtended,
+      true,
+    );
     assert.equal(decodeHeaderBlock(rawHeader({ typeflag: "S", magic: "gnu" }), 0).sparseExtended, false);
-    assert.equal(decodeHeaderBlock(rawHeader({ typeflag: "0", magic: "gnu", poke: { 482: 1 } }), 0).sparseExtended, false);
+    assert.equal(
+      decodeHeaderBlock(rawHeader({ typeflag: "0", magic: "gnu", poke: { 482: 1 } }), 0).sparseExtended,
+      false,
+    );
   });
 });
 
@@ -132,8 +180,10 @@ describe("isZeroBlock", () => {
 
 describe("hasData", () => {
   it("gives no data to links, devices, fifos and directories, and data to everything else", () => {
-    for (const type of ["link", "symlink", "character-device", "block-device", "directory", "fifo"]) assert.equal(hasData(type), false, type);
-    for (const type of ["file", "contiguous-file", "gnu-sparse", "gnu-dumpdir", "typeflag 0x5a"]) assert.equal(hasData(type), true, type);
+    for (const type of ["link", "symlink", "character-device", "block-device", "directory", "fifo"])
+      assert.equal(hasData(type), false, type);
+    for (const type of ["file", "contiguous-file", "gnu-sparse", "gnu-dumpdir", "typeflag 0x5a"])
+      assert.equal(hasData(type), true, type);
   });
 });
 

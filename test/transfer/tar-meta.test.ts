@@ -6,7 +6,12 @@ import { paxBody } from "./tar-fixtures.js";
 
 describe("parsePaxRecords", () => {
   it("reads every record, with values holding '=', newlines and multi-byte characters", () => {
-    const body = paxBody({ path: "./a=b\nc/日本語.txt", linkpath: "x", "SCHILY.xattr.user.k": "v=1", mtime: "1700000000.5" });
+    const body = paxBody({
+      path: "./a=b\nc/日本語.txt",
+      linkpath: "x",
+      "SCHILY.xattr.user.k": "v=1",
+      mtime: "1700000000.5",
+    });
     assert.deepEqual(
       [...parsePaxRecords(body)],
       [
@@ -36,18 +41,42 @@ describe("parsePaxRecords", () => {
   it("rejects a record without '=' or a key, and data after NUL padding", () => {
     assert.throws(() => parsePaxRecords(Buffer.from("9 pathab\n")), /malformed record/);
     assert.throws(() => parsePaxRecords(Buffer.from("7 =abc\n")), /malformed record/);
-    assert.throws(() => parsePaxRecords(Buffer.concat([paxBody({ a: "b" }), Buffer.from("\0\0x")])), /malformed record at byte 6/);
+    assert.throws(
+      () => parsePaxRecords(Buffer.concat([paxBody({ a: "b" }), Buffer.from("\0\0x")])),
+      /malformed record at byte 6/,
+    );
   });
 });
 
 describe("readPaxOverrides", () => {
   it("takes path, linkpath, size and a fractional mtime", () => {
-    const records = new Map([["path", "./p"], ["linkpath", "./l"], ["size", "8589934592"], ["mtime", "1700000000.123456789"], ["uid", "0"]]);
-    assert.deepEqual(readPaxOverrides(records), { sparse: false, path: "./p", linkpath: "./l", size: 8_589_934_592, mtime: 1_700_000_000.123456789 }); // eslint-disable-line no-loss-of-precision -- the pax record's digits, parsed as a double
+    const records = new Map([
+      ["path", "./p"],
+      ["linkpath", "./l"],
+      ["size", "8589934592"],
+      ["mtime", "1700000000.123456789"],
+      ["uid", "0"],
+    ]);
+    assert.deepEqual(readPaxOverrides(records), {
+      sparse: false,
+      path: "./p",
+      linkpath: "./l",
+      size: 8_589_934_592,
+      // eslint-disable-next-line no-loss-of-precision -- the pax record's digits, parsed as a double
+      mtime: 1_700_000_000.123456789,
+    });
   });
 
   it("ignores empty values, which mean the header field applies", () => {
-    assert.deepEqual(readPaxOverrides(new Map([["path", ""], ["size", ""]])), { sparse: false });
+    assert.deepEqual(
+      readPaxOverrides(
+        new Map([
+          ["path", ""],
+          ["size", ""],
+        ]),
+      ),
+      { sparse: false },
+    );
   });
 
   it("accepts a negative mtime", () => {
@@ -55,7 +84,11 @@ describe("readPaxOverrides", () => {
   });
 
   it("marks a GNU sparse member and takes its real name from GNU.sparse.name", () => {
-    const records = new Map([["path", "./GNUSparseFile.12/big"], ["GNU.sparse.major", "1"], ["GNU.sparse.name", "./big"]]);
+    const records = new Map([
+      ["path", "./GNUSparseFile.12/big"],
+      ["GNU.sparse.major", "1"],
+      ["GNU.sparse.name", "./big"],
+    ]);
     assert.deepEqual(readPaxOverrides(records), { sparse: true, path: "./big" });
   });
 

@@ -18,7 +18,11 @@ interface ParseResult {
 }
 
 /** Feeds `chunks` in order, reading every member and body as soon as the parser can give them. */
-function parseChunks(chunks: readonly Buffer[], read: "take" | "stream" = "take", parser = new TarParser()): ParseResult {
+function parseChunks(
+  chunks: readonly Buffer[],
+  read: "take" | "stream" = "take",
+  parser = new TarParser(),
+): ParseResult {
   const scratch = Buffer.alloc(256 * 1024);
   const members: ParsedMember[] = [];
   let current: { member: TarMember; pieces: Buffer[] } | undefined;
@@ -31,7 +35,8 @@ function parseChunks(chunks: readonly Buffer[], read: "take" | "stream" = "take"
           if (body === undefined) return;
           current.pieces.push(Buffer.from(body));
         } else {
-          for (let piece = parser.readBody(); piece !== undefined; piece = parser.readBody()) current.pieces.push(Buffer.from(piece));
+          for (let piece = parser.readBody(); piece !== undefined; piece = parser.readBody())
+            current.pieces.push(Buffer.from(piece));
           if (parser.bodyRemaining > 0) return;
         }
         members.push({ member: current.member, body: Buffer.concat(current.pieces).toString("utf8") });
@@ -63,7 +68,10 @@ function variedArchive(): Buffer {
     rawEntry({ name: "./small.txt", mode: 0o600 }, "small body"),
     rawEntry({ name: "./empty" }, ""),
     rawEntry({ name: "./block", mtime: 1 }, "b".repeat(512)),
-    rawEntry({ typeflag: "x", name: "./PaxHeaders/x" }, paxBody({ path: "./pax/é-long-" + "p".repeat(200), mtime: "1700000001.5" })),
+    rawEntry(
+      { typeflag: "x", name: "./PaxHeaders/x" },
+      paxBody({ path: "./pax/é-long-" + "p".repeat(200), mtime: "1700000001.5" }),
+    ),
     rawEntry({ name: "./pax/short" }, "pax body"),
     rawEntry({ typeflag: "L", name: "././@LongLink", magic: "gnu" }, `./gnu/${"g".repeat(300)}\0`),
     rawEntry({ typeflag: "K", name: "././@LongLink", magic: "gnu" }, `${"t".repeat(150)}\0`),
@@ -80,9 +88,19 @@ describe("TarParser", () => {
   it("yields each member with its body and ends at the first zero block", () => {
     const result = parse(variedArchive());
     assert.deepEqual(names(result), [
-      "./", "./small.txt", "./empty", "./block", `./pax/é-long-${"p".repeat(200)}`, `./gnu/${"g".repeat(300)}`, "./multi-block.bin", "./newline\nname",
+      "./",
+      "./small.txt",
+      "./empty",
+      "./block",
+      `./pax/é-long-${"p".repeat(200)}`,
+      `./gnu/${"g".repeat(300)}`,
+      "./multi-block.bin",
+      "./newline\nname",
     ]);
-    assert.deepEqual(result.members.map((entry) => entry.body.length), [0, 10, 0, 512, 8, 0, 1500, 1]);
+    assert.deepEqual(
+      result.members.map((entry) => entry.body.length),
+      [0, 10, 0, 512, 8, 0, 1500, 1],
+    );
     assert.equal(result.members[1]?.body, "small body");
     assert.equal(result.members[1]?.member.mode, 0o600);
     assert.equal(result.ended, true);
@@ -98,7 +116,14 @@ describe("TarParser", () => {
 
   it("applies GNU long names and long link names, and ignores a global PAX header", () => {
     const symlink = parse(variedArchive()).members[5]?.member;
-    assert.deepEqual(symlink, { name: `./gnu/${"g".repeat(300)}`, linkname: "t".repeat(150), type: "symlink", mode: 0o644, mtime: 1_700_000_000, size: 0 });
+    assert.deepEqual(symlink, {
+      name: `./gnu/${"g".repeat(300)}`,
+      linkname: "t".repeat(150),
+      type: "symlink",
+      mode: 0o644,
+      mtime: 1_700_000_000,
+      size: 0,
+    });
   });
 
   it("takes the PAX size over the header's and the PAX linkpath over a GNU long link name", () => {
@@ -112,10 +137,13 @@ describe("TarParser", () => {
       endOfArchive(),
     ]);
     const result = parse(archive);
-    assert.deepEqual(result.members.map((entry) => [entry.member.name, entry.member.linkname, entry.body]), [
-      ["./pax-wins", "pax-target", ""],
-      ["./sized", "", "abc"],
-    ]);
+    assert.deepEqual(
+      result.members.map((entry) => [entry.member.name, entry.member.linkname, entry.body]),
+      [
+        ["./pax-wins", "pax-target", ""],
+        ["./sized", "", "abc"],
+      ],
+    );
   });
 
   it("gives links, symlinks, devices, fifos and directories no body whatever their size field says", () => {
@@ -126,11 +154,16 @@ describe("TarParser", () => {
     ]);
     const result = parse(archive);
     assert.deepEqual(names(result), ["./t1", "./t2", "./t3", "./t4", "./t5", "./t6", "./after"]);
-    assert.deepEqual(result.members.map((entry) => entry.member.size), [0, 0, 0, 0, 0, 0, 5]);
+    assert.deepEqual(
+      result.members.map((entry) => entry.member.size),
+      [0, 0, 0, 0, 0, 0, 5],
+    );
   });
 
   it("reads a base-256 size in a header", () => {
-    const result = parse(Buffer.concat([rawHeader({ name: "./b", sizeField: base256(600n) }), Buffer.alloc(1024, 0x61), endOfArchive()]));
+    const result = parse(
+      Buffer.concat([rawHeader({ name: "./b", sizeField: base256(600n) }), Buffer.alloc(1024, 0x61), endOfArchive()]),
+    );
     assert.equal(result.members[0]?.body, "a".repeat(600));
   });
 
@@ -149,15 +182,26 @@ describe("TarParser", () => {
       endOfArchive(),
     ]);
     const result = parse(archive);
-    assert.deepEqual(result.members.map((entry) => [entry.member.name, entry.member.type, entry.body]), [
-      ["./sparse", "gnu-sparse", "s".repeat(700)],
-      ["./after", "file", "after"],
-    ]);
+    assert.deepEqual(
+      result.members.map((entry) => [entry.member.name, entry.member.type, entry.body]),
+      [
+        ["./sparse", "gnu-sparse", "s".repeat(700)],
+        ["./after", "file", "after"],
+      ],
+    );
   });
 
   it("marks a member described by GNU.sparse PAX records as gnu-sparse under its real name", () => {
     const archive = Buffer.concat([
-      rawEntry({ typeflag: "x" }, paxBody({ "GNU.sparse.major": "1", "GNU.sparse.minor": "0", "GNU.sparse.name": "./real", "GNU.sparse.realsize": "9999" })),
+      rawEntry(
+        { typeflag: "x" },
+        paxBody({
+          "GNU.sparse.major": "1",
+          "GNU.sparse.minor": "0",
+          "GNU.sparse.name": "./real",
+          "GNU.sparse.realsize": "9999",
+        }),
+      ),
       rawEntry({ name: "./GNUSparseFile.1/real" }, "1\n0\n3\n"),
       endOfArchive(),
     ]);
@@ -207,7 +251,10 @@ describe("TarParser", () => {
 
   describe("with a release callback", () => {
     /** Copies of `chunks` that the parser gives back through release, each scribbled over at once as a reused buffer would be. */
-    function parseRecycled(chunks: readonly Buffer[], read: "take" | "stream"): { result: ParseResult; released: Map<Buffer, number>; copies: Buffer[] } {
+    function parseRecycled(
+      chunks: readonly Buffer[],
+      read: "take" | "stream",
+    ): { result: ParseResult; released: Map<Buffer, number>; copies: Buffer[] } {
       const released = new Map<Buffer, number>();
       const parser = new TarParser({
         release: (chunk) => {
@@ -220,7 +267,12 @@ describe("TarParser", () => {
     }
 
     it("gives every chunk back exactly once, and never one whose bytes it still needs", () => {
-      const archive = Buffer.concat([variedArchive().subarray(0, -(8 * 1024 + 1024)), rawEntry({ name: "./big.bin" }, "B".repeat(70_000)), endOfArchive(), endOfArchive()]);
+      const archive = Buffer.concat([
+        variedArchive().subarray(0, -(8 * 1024 + 1024)),
+        rawEntry({ name: "./big.bin" }, "B".repeat(70_000)),
+        endOfArchive(),
+        endOfArchive(),
+      ]);
       const whole = parse(archive);
       assert.equal(whole.members.at(-1)?.body.length, 70_000);
       for (const seed of [1, 2, 3, 42]) {
@@ -270,31 +322,68 @@ describe("TarParser", () => {
 
     it("accepts zero padding after the end and rejects any other byte there", () => {
       const padding = Buffer.alloc(10_240);
-      assert.equal(parse(Buffer.concat([rawEntry({ name: "./a" }, "a"), endOfArchive(), padding])).truncation, undefined);
+      assert.equal(
+        parse(Buffer.concat([rawEntry({ name: "./a" }, "a"), endOfArchive(), padding])).truncation,
+        undefined,
+      );
       padding[9000] = 1;
-      assert.throws(() => parse(Buffer.concat([rawEntry({ name: "./a" }, "a"), endOfArchive(), padding])), /data after the end-of-archive block/);
+      assert.throws(
+        () => parse(Buffer.concat([rawEntry({ name: "./a" }, "a"), endOfArchive(), padding])),
+        /data after the end-of-archive block/,
+      );
     });
 
     it("rejects a member after a lone zero block", () => {
-      assert.throws(() => parse(Buffer.concat([rawEntry({ name: "./a" }, "a"), Buffer.alloc(512), rawEntry({ name: "./b" }, "b"), endOfArchive()])), TarFormatError);
+      assert.throws(
+        () =>
+          parse(
+            Buffer.concat([
+              rawEntry({ name: "./a" }, "a"),
+              Buffer.alloc(512),
+              rawEntry({ name: "./b" }, "b"),
+              endOfArchive(),
+            ]),
+          ),
+        TarFormatError,
+      );
     });
 
     it("rejects more than MAX_TRAILER_BYTES of padding after the end", () => {
-      const chunks = [rawEntry({ name: "./a" }, "a"), ...Array.from({ length: MAX_TRAILER_BYTES / 65_536 + 1 }, () => Buffer.alloc(65_536))];
+      const chunks = [
+        rawEntry({ name: "./a" }, "a"),
+        ...Array.from({ length: MAX_TRAILER_BYTES / 65_536 + 1 }, () => Buffer.alloc(65_536)),
+      ];
       assert.throws(() => parseChunks(chunks), /more than 1048576 bytes after the end-of-archive block/);
     });
   });
 
   describe("concatenated archives (xargs tar -c)", () => {
     const concatenated = (): TarParser => new TarParser({ concatenated: true });
-    const two = (): Buffer => Buffer.concat([rawEntry({ name: "./a" }, "a"), endOfArchive(), rawEntry({ name: "./b" }, "bb"), endOfArchive(), Buffer.alloc(10_240)]);
+    const two = (): Buffer =>
+      Buffer.concat([
+        rawEntry({ name: "./a" }, "a"),
+        endOfArchive(),
+        rawEntry({ name: "./b" }, "bb"),
+        endOfArchive(),
+        Buffer.alloc(10_240),
+      ]);
 
     it("reads every member of archives that follow one another, and takes the stream as whole when it ends on zero blocks", () => {
       const whole = parseChunks([two()], "take", concatenated());
-      assert.deepEqual(whole.members.map((entry) => [entry.member.name, entry.body]), [["./a", "a"], ["./b", "bb"]]);
+      assert.deepEqual(
+        whole.members.map((entry) => [entry.member.name, entry.body]),
+        [
+          ["./a", "a"],
+          ["./b", "bb"],
+        ],
+      );
       assert.equal(whole.truncation, undefined);
       const bytes = two();
-      const trickled = parseChunks(Array.from({ length: bytes.length }, (_, i) => bytes.subarray(i, i + 1)), "stream", concatenated());
+      const trickled = parseChunks(
+        Array.from({ length: bytes.length }, (_, i) => bytes.subarray(i, i + 1)),
+        "stream",
+        concatenated(),
+      );
       assert.deepEqual(names(trickled), ["./a", "./b"]);
       assert.equal(trickled.truncation, undefined);
     });
@@ -305,24 +394,59 @@ describe("TarParser", () => {
 
     it("says a stream cut after a member, before any zero block, lacks its end-of-archive block", () => {
       const cut = Buffer.concat([rawEntry({ name: "./a" }, "a"), endOfArchive(), rawEntry({ name: "./b" }, "b")]);
-      assert.deepEqual(parseChunks([cut], "take", concatenated()).truncation, { detail: "it ends without an end-of-archive block", inside: false });
+      assert.deepEqual(parseChunks([cut], "take", concatenated()).truncation, {
+        detail: "it ends without an end-of-archive block",
+        inside: false,
+      });
     });
 
     it("rejects a header with a bad checksum after the zeros, and a partial block that is not zeros at the very end", () => {
-      assert.throws(() => parseChunks([Buffer.concat([rawEntry({ name: "./a" }, "a"), endOfArchive(), rawEntry({ name: "./b", checksum: 12 }, "b")])], "take", concatenated()), /checksum/);
-      assert.throws(() => parseChunks([Buffer.concat([rawEntry({ name: "./a" }, "a"), endOfArchive(), Buffer.from([0, 0, 1])])], "take", concatenated()), /data after the end-of-archive block/);
+      assert.throws(
+        () =>
+          parseChunks(
+            [
+              Buffer.concat([
+                rawEntry({ name: "./a" }, "a"),
+                endOfArchive(),
+                rawEntry({ name: "./b", checksum: 12 }, "b"),
+              ]),
+            ],
+            "take",
+            concatenated(),
+          ),
+        /checksum/,
+      );
+      assert.throws(
+        () =>
+          parseChunks(
+            [Buffer.concat([rawEntry({ name: "./a" }, "a"), endOfArchive(), Buffer.from([0, 0, 1])])],
+            "take",
+            concatenated(),
+          ),
+        /data after the end-of-archive block/,
+      );
     });
 
     it("rejects more than MAX_TRAILER_BYTES of zeros in a row", () => {
-      const chunks = [rawEntry({ name: "./a" }, "a"), ...Array.from({ length: MAX_TRAILER_BYTES / 65_536 + 1 }, () => Buffer.alloc(65_536))];
+      const chunks = [
+        rawEntry({ name: "./a" }, "a"),
+        ...Array.from({ length: MAX_TRAILER_BYTES / 65_536 + 1 }, () => Buffer.alloc(65_536)),
+      ];
       assert.throws(() => parseChunks(chunks, "take", concatenated()), /more than 1048576 zero bytes in a row/);
     });
   });
 
   describe("corrupt archives", () => {
     it("rejects a header with a bad checksum and says where it is", () => {
-      const archive = Buffer.concat([rawEntry({ name: "./a" }, "a"), rawEntry({ name: "./b", checksum: 12 }, "b"), endOfArchive()]);
-      assert.throws(() => parse(archive), /^TarFormatError: Invalid tar header: its checksum field says 14 but the block sums to \d+ \(block at byte 1024\)$/);
+      const archive = Buffer.concat([
+        rawEntry({ name: "./a" }, "a"),
+        rawEntry({ name: "./b", checksum: 12 }, "b"),
+        endOfArchive(),
+      ]);
+      assert.throws(
+        () => parse(archive),
+        /^TarFormatError: Invalid tar header: its checksum field says 14 but the block sums to \d+ \(block at byte 1024\)$/,
+      );
     });
 
     it("rejects an extended header that no member follows", () => {
@@ -337,18 +461,32 @@ describe("TarParser", () => {
     });
 
     it("rejects more than MAX_META_HEADERS meta headers in a row", () => {
-      const metas = Array.from({ length: MAX_META_HEADERS + 1 }, () => rawEntry({ typeflag: "L", magic: "gnu" }, "./n\0"));
-      assert.throws(() => parse(Buffer.concat([...metas, rawEntry({ name: "./a" }, "a"), endOfArchive()])), /more than 16 extended headers in a row/);
+      const metas = Array.from({ length: MAX_META_HEADERS + 1 }, () =>
+        rawEntry({ typeflag: "L", magic: "gnu" }, "./n\0"),
+      );
+      assert.throws(
+        () => parse(Buffer.concat([...metas, rawEntry({ name: "./a" }, "a"), endOfArchive()])),
+        /more than 16 extended headers in a row/,
+      );
     });
 
     it("rejects a malformed PAX record", () => {
-      const archive = Buffer.concat([rawEntry({ typeflag: "x" }, "5 path=x\n"), rawEntry({ name: "./a" }, "a"), endOfArchive()]);
+      const archive = Buffer.concat([
+        rawEntry({ typeflag: "x" }, "5 path=x\n"),
+        rawEntry({ name: "./a" }, "a"),
+        endOfArchive(),
+      ]);
       assert.throws(() => parse(archive), /Invalid PAX header: malformed record/);
     });
   });
 
   describe("finish", () => {
-    const archive = Buffer.concat([rawEntry({ name: "./a" }, "a"), rawEntry({ typeflag: "x" }, paxBody({ path: "./long" })), rawEntry({ name: "./b" }, "b".repeat(600)), endOfArchive()]);
+    const archive = Buffer.concat([
+      rawEntry({ name: "./a" }, "a"),
+      rawEntry({ typeflag: "x" }, paxBody({ path: "./long" })),
+      rawEntry({ name: "./b" }, "b".repeat(600)),
+      endOfArchive(),
+    ]);
     const cutAt = (length: number): TarTruncation | undefined => parse(archive.subarray(0, length)).truncation;
 
     it("says an empty stream is empty", () => {

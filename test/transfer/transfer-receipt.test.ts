@@ -35,11 +35,17 @@ describe("the upload receipt", () => {
 
   it("is refused when the pod has the receipt of another attempt", () => {
     const stale = buildUploadReceipt("ffff0000", 12, 40960);
-    assert.match(checkUploadReply({ receipt, findLines: 15 }, `${stale}15\n`) ?? "", /expected receipt .*0123abcd.*ffff0000/);
+    assert.match(
+      checkUploadReply({ receipt, findLines: 15 }, `${stale}15\n`) ?? "",
+      /expected receipt .*0123abcd.*ffff0000/,
+    );
   });
 
   it("is refused when the pod's find counts fewer entries (whole entries lost in the middle)", () => {
-    assert.match(checkUploadReply({ receipt, findLines: 15 }, `${receipt}14\n`) ?? "", /has 14 lines from find .* expected 15/);
+    assert.match(
+      checkUploadReply({ receipt, findLines: 15 }, `${receipt}14\n`) ?? "",
+      /has 14 lines from find .* expected 15/,
+    );
   });
 
   it("is refused when the count is missing", () => {
@@ -54,7 +60,13 @@ describe("the upload receipt", () => {
 
 describe("the expected find count", () => {
   it("counts every member, the extra lines of names with newlines, and each mount point itself", () => {
-    assert.equal(expectedFindLines([{ entries: 10, nameNewlines: 2 }, { entries: 0, nameNewlines: 0 }]), 10 + 2 + 1 + 1);
+    assert.equal(
+      expectedFindLines([
+        { entries: 10, nameNewlines: 2 },
+        { entries: 0, nameNewlines: 0 },
+      ]),
+      10 + 2 + 1 + 1,
+    );
   });
 
   it("matches what find | wc -l prints for a real tree with a newline in a name", () => {
@@ -84,7 +96,10 @@ describe("the outputs count", () => {
   });
 
   it("is refused when the archive has fewer members than the pod's find printed", () => {
-    assert.match(checkOutputsCount({ entries: 3, nameNewlines: 0 }, "knotless-outputs-entries 5\n") ?? "", /archive had 3 entries .* printed 5/);
+    assert.match(
+      checkOutputsCount({ entries: 3, nameNewlines: 0 }, "knotless-outputs-entries 5\n") ?? "",
+      /archive had 3 entries .* printed 5/,
+    );
   });
 
   it("is refused when the pod reported no count", () => {

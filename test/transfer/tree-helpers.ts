@@ -152,16 +152,22 @@ function waitForDrainOrClose(sink: ReturnType<tarStream.Pack["entry"]>): Promise
 }
 
 /** An archive's members as read by tar-stream, with their content. */
-export async function readWithTarStream(archive: Buffer): Promise<Array<{ header: tarStream.Header; content: Buffer }>> {
+export async function readWithTarStream(
+  archive: Buffer,
+): Promise<Array<{ header: tarStream.Header; content: Buffer }>> {
   const extract = tarStream.extract();
   Readable.from([archive]).pipe(extract);
   const members: Array<{ header: tarStream.Header; content: Buffer }> = [];
-  for await (const entry of extract) members.push({ header: entry.header, content: await collectStream(entry as unknown as Readable) });
+  for await (const entry of extract)
+    members.push({ header: entry.header, content: await collectStream(entry as unknown as Readable) });
   return members;
 }
 
 /** The snapshot tar-stream's view of an archive amounts to, for the members under `prefix/`. */
-export function snapshotFromMembers(members: ReadonlyArray<{ header: tarStream.Header; content: Buffer }>, prefix: string): Map<string, SnapshotEntry> {
+export function snapshotFromMembers(
+  members: ReadonlyArray<{ header: tarStream.Header; content: Buffer }>,
+  prefix: string,
+): Map<string, SnapshotEntry> {
   const snapshot = new Map<string, SnapshotEntry>();
   for (const { header, content } of members) {
     assert.ok(header.name.startsWith(`${prefix}/`), header.name);
@@ -169,7 +175,13 @@ export function snapshotFromMembers(members: ReadonlyArray<{ header: tarStream.H
     const mode = header.mode & 0o7777;
     if (header.type === "directory") snapshot.set(path, { kind: "directory", mode });
     else if (header.type === "symlink") snapshot.set(path, { kind: "symlink", mode: 0, target: header.linkname });
-    else if (header.type === "file") snapshot.set(path, { kind: "file", mode, sha256: sha256Of(content), mtimeSeconds: header.mtime.getTime() / 1000 });
+    else if (header.type === "file")
+      snapshot.set(path, {
+        kind: "file",
+        mode,
+        sha256: sha256Of(content),
+        mtimeSeconds: header.mtime.getTime() / 1000,
+      });
     else snapshot.set(path, { kind: "other", mode });
   }
   return snapshot;

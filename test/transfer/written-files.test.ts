@@ -21,14 +21,22 @@ describe("WrittenFileList", () => {
 
   it("grows past its first buffers", () => {
     const list = new WrittenFileList();
-    const records = Array.from({ length: 5000 }, (_, index) => ({ path: `dir-${index % 7}/${"long-name-".repeat(index % 30)}${index}`, size: index, sha256: sha256Of(String(index)) }));
+    const records = Array.from({ length: 5000 }, (_, index) => ({
+      path: `dir-${index % 7}/${"long-name-".repeat(index % 30)}${index}`,
+      size: index,
+      sha256: sha256Of(String(index)),
+    }));
     for (const record of records) list.add(record);
     assert.deepEqual(list.toArray(), records);
   });
 
   it("keeps every record whole through many growths, an oversized path included", () => {
     const list = new WrittenFileList();
-    const records = Array.from({ length: 40_000 }, (_, index) => ({ path: `d${index % 13}/${"x".repeat(index % 97)}-${index}`, size: index * 3, sha256: sha256Of(String(index)) }));
+    const records = Array.from({ length: 40_000 }, (_, index) => ({
+      path: `d${index % 13}/${"x".repeat(index % 97)}-${index}`,
+      size: index * 3,
+      sha256: sha256Of(String(index)),
+    }));
     records.splice(20_000, 0, { path: "p".repeat(600_000), size: 1, sha256: sha256Of("huge") });
     for (const record of records) list.add(record);
     assert.equal(list.length, records.length);
@@ -51,7 +59,11 @@ describe("WrittenFileList.comparePaths", () => {
     for (let left = 0; left < TRICKY_PATHS.length; left += 1) {
       for (let right = 0; right < TRICKY_PATHS.length; right += 1) {
         const expected = compareStrings(TRICKY_PATHS[left] ?? "", TRICKY_PATHS[right] ?? "");
-        assert.equal(Math.sign(list.comparePaths(left, right)), expected, `${JSON.stringify(TRICKY_PATHS[left])} vs ${JSON.stringify(TRICKY_PATHS[right])}`);
+        assert.equal(
+          Math.sign(list.comparePaths(left, right)),
+          expected,
+          `${JSON.stringify(TRICKY_PATHS[left])} vs ${JSON.stringify(TRICKY_PATHS[right])}`,
+        );
       }
     }
   });

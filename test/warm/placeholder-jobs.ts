@@ -20,7 +20,14 @@ export interface PlaceholderJobOptions {
 
 export function placeholderJob(o: PlaceholderJobOptions = {}): IJob {
   const name = o.name ?? "knotless-warm-0";
-  const job = buildPlaceholderManifest({ name, namespace: "ci", image: "busybox:1.36", cpu: o.cpu ?? "500m", memory: o.memory ?? "512Mi", seconds: o.seconds ?? 120 });
+  const job = buildPlaceholderManifest({
+    name,
+    namespace: "ci",
+    image: "busybox:1.36",
+    cpu: o.cpu ?? "500m",
+    memory: o.memory ?? "512Mi",
+    seconds: o.seconds ?? 120,
+  });
   const startTime = new Date(o.startedAt ?? STARTED_AT).toISOString().replace(/\.\d+Z$/, "Z");
   return {
     ...job,

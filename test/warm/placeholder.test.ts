@@ -1,7 +1,12 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { buildJobManifest } from "../../src/manifests/manifest.js";
-import { listFreeSlotNames, orderClaimCandidates, readPlaceholder, readPlaceholderList } from "../../src/warm/placeholder.js";
+import {
+  listFreeSlotNames,
+  orderClaimCandidates,
+  readPlaceholder,
+  readPlaceholderList,
+} from "../../src/warm/placeholder.js";
 import { jobList, placeholderJob, STARTED_AT } from "./placeholder-jobs.js";
 
 const at = (seconds: number): number => STARTED_AT + seconds * 1000;
@@ -31,9 +36,27 @@ describe("a placeholder read from its Job", () => {
   });
 
   it("is not read from a run's Job or from a list that is not one", () => {
-    const run = buildJobManifest({ jobName: "knotless-run-1", runId: "1", runIdLabel: "1", image: "busybox:1.36", cpu: "500m", memory: "512Mi", budgetSeconds: 60, createToken: "t" });
-    assert.equal(readPlaceholder({ ...run, metadata: { ...run.metadata, namespace: "ci", uid: "u", resourceVersion: "1" } }, at(0)), undefined);
-    assert.deepEqual(readPlaceholderList(jobList(placeholderJob(), run), at(0)).map((p) => p.name), ["knotless-warm-0"]);
+    const run = buildJobManifest({
+      jobName: "knotless-run-1",
+      runId: "1",
+      runIdLabel: "1",
+      image: "busybox:1.36",
+      cpu: "500m",
+      memory: "512Mi",
+      budgetSeconds: 60,
+      createToken: "t",
+    });
+    assert.equal(
+      readPlaceholder(
+        { ...run, metadata: { ...run.metadata, namespace: "ci", uid: "u", resourceVersion: "1" } },
+        at(0),
+      ),
+      undefined,
+    );
+    assert.deepEqual(
+      readPlaceholderList(jobList(placeholderJob(), run), at(0)).map((p) => p.name),
+      ["knotless-warm-0"],
+    );
     assert.throws(() => readPlaceholderList("{}", at(0)), /no list of Jobs/);
   });
 });
@@ -55,17 +78,29 @@ describe("choosing a placeholder to claim", () => {
       ),
       at(60),
     );
-    assert.deepEqual(orderClaimCandidates(list, request).map((p) => p.name), ["knotless-warm-7", "knotless-warm-2", "knotless-warm-0", "knotless-warm-1"]);
+    assert.deepEqual(
+      orderClaimCandidates(list, request).map((p) => p.name),
+      ["knotless-warm-7", "knotless-warm-2", "knotless-warm-0", "knotless-warm-1"],
+    );
   });
 
   it("leaves out one whose deadline has passed", () => {
-    assert.deepEqual(orderClaimCandidates(readPlaceholderList(jobList(placeholderJob({ seconds: 60 })), at(61)), request), []);
+    assert.deepEqual(
+      orderClaimCandidates(readPlaceholderList(jobList(placeholderJob({ seconds: 60 })), at(61)), request),
+      [],
+    );
   });
 });
 
 describe("slots", () => {
   it("are the names knotless-warm-0 to knotless-warm-<max-1> that no placeholder uses, whatever its state", () => {
-    const list = readPlaceholderList(jobList(placeholderJob({ name: "knotless-warm-1", ended: "Failed" }), placeholderJob({ name: "knotless-warm-7" })), at(0));
+    const list = readPlaceholderList(
+      jobList(
+        placeholderJob({ name: "knotless-warm-1", ended: "Failed" }),
+        placeholderJob({ name: "knotless-warm-7" }),
+      ),
+      at(0),
+    );
     assert.deepEqual(listFreeSlotNames(list, 3), ["knotless-warm-0", "knotless-warm-2"]);
     assert.deepEqual(listFreeSlotNames([], 1), ["knotless-warm-0"]);
   });

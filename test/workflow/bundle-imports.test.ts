@@ -10,7 +10,10 @@ describe("the bundled CLI", () => {
     const bundle = readFileSync(join(REPO_ROOT, "dist", "cli", "knotless-runner-k8s.js"), "utf8");
     const staticImports = [...bundle.matchAll(/^import\s[^;]*?from\s+"([^"]+)"/gm)].map((match) => match[1]);
     assert.ok(staticImports.length > 0, "expected the bundle's node: imports to be found");
-    assert.deepEqual(staticImports.filter((name) => name === "yaml" || name === "picomatch"), []);
+    assert.deepEqual(
+      staticImports.filter((name) => name === "yaml" || name === "picomatch"),
+      [],
+    );
     assert.match(bundle, /parseWorkflowWith\(await import\("yaml"\)/);
   });
 });

@@ -4,7 +4,20 @@ import { checkGlobPattern, toPicomatchPattern } from "../../src/workflow/glob-pa
 
 describe("checkGlobPattern", () => {
   it("accepts what doublestar accepts: plain names, *, **, ?, classes, braces, escapes", () => {
-    for (const pattern of ["main", "release/**", "**", "v*", "feature-*-test", "v?.?", "[a-c]x", "[^a]x", "{main,dev}", "a\\*", "release-**", "{a}"]) {
+    for (const pattern of [
+      "main",
+      "release/**",
+      "**",
+      "v*",
+      "feature-*-test",
+      "v?.?",
+      "[a-c]x",
+      "[^a]x",
+      "{main,dev}",
+      "a\\*",
+      "release-**",
+      "{a}",
+    ]) {
       assert.equal(checkGlobPattern(pattern), undefined, pattern);
     }
   });
@@ -20,8 +33,14 @@ describe("checkGlobPattern", () => {
   });
 
   it("refuses `..`, which no git branch or tag contains, but not inside a class", () => {
-    assert.equal(checkGlobPattern("v{1..3}"), "contains `..`, which no git branch or tag name contains, so it could never match");
-    assert.equal(checkGlobPattern("a/../b"), "contains `..`, which no git branch or tag name contains, so it could never match");
+    assert.equal(
+      checkGlobPattern("v{1..3}"),
+      "contains `..`, which no git branch or tag name contains, so it could never match",
+    );
+    assert.equal(
+      checkGlobPattern("a/../b"),
+      "contains `..`, which no git branch or tag name contains, so it could never match",
+    );
     assert.equal(checkGlobPattern("[.][.]"), undefined);
   });
 
@@ -32,7 +51,8 @@ describe("checkGlobPattern", () => {
 
 describe("toPicomatchPattern", () => {
   it("leaves the common patterns as they are", () => {
-    for (const pattern of ["main", "release/**", "v*", "{main,dev}", "[^a]x", "a\\*"]) assert.equal(toPicomatchPattern(pattern), pattern);
+    for (const pattern of ["main", "release/**", "v*", "{main,dev}", "[^a]x", "a\\*"])
+      assert.equal(toPicomatchPattern(pattern), pattern);
   });
 
   it("escapes what picomatch would read as extglobs, groups or negation", () => {

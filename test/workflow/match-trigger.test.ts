@@ -81,40 +81,65 @@ describe("deriveRefNames", () => {
 
 describe("matchWorkflow", () => {
   const push = (ref: string): Trigger => ({ event: "push", ref });
-  const when: WhenConstraint[] = [{ event: ["push", "pull_request"], branch: ["main", "release/**"] }, { event: ["push"], tag: ["v*"] }];
+  const when: WhenConstraint[] = [
+    { event: ["push", "pull_request"], branch: ["main", "release/**"] },
+    { event: ["push"], tag: ["v*"] },
+  ];
 
   it("always matches a workflow without when, and an empty when", () => {
-    assert.deepEqual(matchWorkflow(undefined, push("refs/heads/dev")), { matched: true, reason: "no `when`: the workflow always matches" });
+    assert.deepEqual(matchWorkflow(undefined, push("refs/heads/dev")), {
+      matched: true,
+      reason: "no `when`: the workflow always matches",
+    });
     assert.equal(matchWorkflow([], push("refs/heads/dev")).matched, true);
   });
 
   it("always matches a manual trigger, whatever when says", () => {
-    assert.deepEqual(matchWorkflow([{ event: ["push"], branch: ["main"] }], { event: "manual" }), { matched: true, reason: "a manual trigger always matches" });
+    assert.deepEqual(matchWorkflow([{ event: ["push"], branch: ["main"] }], { event: "manual" }), {
+      matched: true,
+      reason: "a manual trigger always matches",
+    });
   });
 
   it("matches a push to a branch by a glob across segments, and says which constraint and pattern", () => {
-    assert.deepEqual(matchWorkflow(when, push("refs/heads/release/1.0/hotfix")), { matched: true, reason: 'when[0] matched: event "push", branch "release/1.0/hotfix" ("release/**")' });
-    assert.deepEqual(matchWorkflow(when, push("refs/heads/main")), { matched: true, reason: 'when[0] matched: event "push", branch "main"' });
+    assert.deepEqual(matchWorkflow(when, push("refs/heads/release/1.0/hotfix")), {
+      matched: true,
+      reason: 'when[0] matched: event "push", branch "release/1.0/hotfix" ("release/**")',
+    });
+    assert.deepEqual(matchWorkflow(when, push("refs/heads/main")), {
+      matched: true,
+      reason: 'when[0] matched: event "push", branch "main"',
+    });
   });
 
   it("matches a pushed tag against tag patterns only", () => {
-    assert.deepEqual(matchWorkflow(when, push("refs/tags/v2.0.0")), { matched: true, reason: 'when[1] matched: event "push", tag "v2.0.0" ("v*")' });
+    assert.deepEqual(matchWorkflow(when, push("refs/tags/v2.0.0")), {
+      matched: true,
+      reason: 'when[1] matched: event "push", tag "v2.0.0" ("v*")',
+    });
     assert.equal(matchWorkflow([{ event: ["push"], branch: ["**"] }], push("refs/tags/v1")).matched, false);
   });
 
   it("says for each constraint why it did not match", () => {
     assert.deepEqual(matchWorkflow(when, push("refs/heads/dev")), {
       matched: false,
-      reason: 'no constraint of when matched: when[0]: branch "dev" is not one of main, release/**; when[1]: lists no `branch`, so branch "dev" cannot match',
+      reason:
+        'no constraint of when matched: when[0]: branch "dev" is not one of main, release/**; when[1]: lists no `branch`, so branch "dev" cannot match',
     });
   });
 
   it("names the branch and the patterns when a single constraint does not match", () => {
-    assert.deepEqual(matchWorkflow([{ event: ["push"], branch: ["main", "release/**"] }], push("refs/heads/dev")), { matched: false, reason: 'no constraint of when matched: branch "dev" is not one of main, release/**' });
+    assert.deepEqual(matchWorkflow([{ event: ["push"], branch: ["main", "release/**"] }], push("refs/heads/dev")), {
+      matched: false,
+      reason: 'no constraint of when matched: branch "dev" is not one of main, release/**',
+    });
   });
 
   it("requires the event to be listed, exactly", () => {
-    assert.deepEqual(matchWorkflow([{ event: ["pull_request"], branch: ["main"] }], push("refs/heads/main")), { matched: false, reason: 'no constraint of when matched: event "push" is not one of pull_request' });
+    assert.deepEqual(matchWorkflow([{ event: ["pull_request"], branch: ["main"] }], push("refs/heads/main")), {
+      matched: false,
+      reason: 'no constraint of when matched: event "push" is not one of pull_request',
+    });
   });
 
   it("matches a pull request by its target branch", () => {
@@ -123,20 +148,39 @@ describe("matchWorkflow", () => {
   });
 
   it("needs every field of one constraint to match: event and branch together", () => {
-    assert.equal(matchWorkflow([{ event: ["pull_request"], branch: ["dev"] }, { event: ["push"], branch: ["main"] }], push("refs/heads/dev")).matched, false);
+    assert.equal(
+      matchWorkflow(
+        [
+          { event: ["pull_request"], branch: ["dev"] },
+          { event: ["push"], branch: ["main"] },
+        ],
+        push("refs/heads/dev"),
+      ).matched,
+      false,
+    );
   });
 
   it("lets a constraint with only an event match only a trigger without a ref, as in Tangled", () => {
     assert.equal(matchWorkflow([{ event: ["push"] }], push("refs/heads/main")).matched, false);
-    assert.deepEqual(matchWorkflow([{ event: ["push"] }], { event: "push" }), { matched: true, reason: 'when[0] matched: event "push"' });
+    assert.deepEqual(matchWorkflow([{ event: ["push"] }], { event: "push" }), {
+      matched: true,
+      reason: 'when[0] matched: event "push"',
+    });
   });
 
   it("matches no constraint with a ref that is neither a branch nor a tag", () => {
-    assert.deepEqual(matchWorkflow([{ event: ["push"], branch: ["**"] }], push("refs/notes/x")), { matched: false, reason: 'no constraint of when matched: ref "refs/notes/x" is neither a branch nor a tag' });
+    assert.deepEqual(matchWorkflow([{ event: ["push"], branch: ["**"] }], push("refs/notes/x")), {
+      matched: false,
+      reason: 'no constraint of when matched: ref "refs/notes/x" is neither a branch nor a tag',
+    });
   });
 
   it("prefers an explicit branch over the one a ref gives", () => {
-    assert.equal(matchWorkflow([{ event: ["push"], branch: ["main"] }], { event: "push", ref: "refs/heads/dev", branch: "main" }).matched, true);
+    assert.equal(
+      matchWorkflow([{ event: ["push"], branch: ["main"] }], { event: "push", ref: "refs/heads/dev", branch: "main" })
+        .matched,
+      true,
+    );
   });
 
   it("matches Tangled's own files as Tangled would", () => {

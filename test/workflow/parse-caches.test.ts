@@ -26,12 +26,26 @@ describe("parseWorkflow on caches:", () => {
       ].join("\n"),
     );
     const [npm, go] = workflow.caches!;
-    assert.deepEqual(npm!.key.template.parts, [{ kind: "text", text: "npm-" }, { kind: "variable", name: "NODE" }, { kind: "text", text: "-" }, { kind: "hashFiles", patterns: ["package-lock.json"] }]);
+    assert.deepEqual(npm!.key.template.parts, [
+      { kind: "text", text: "npm-" },
+      { kind: "variable", name: "NODE" },
+      { kind: "text", text: "-" },
+      { kind: "hashFiles", patterns: ["package-lock.json"] },
+    ]);
     assert.deepEqual([npm!.key.position, npm!.key.path], [{ line: 4, column: 10 }, "caches[0].key"]);
-    assert.deepEqual(npm!.restoreKeys.map((key) => [key.template.source, key.path, key.position.line]), [["npm-{{ NODE }}-", "caches[0].restore-keys[0]", 6], ["npm-", "caches[0].restore-keys[1]", 7]]);
+    assert.deepEqual(
+      npm!.restoreKeys.map((key) => [key.template.source, key.path, key.position.line]),
+      [
+        ["npm-{{ NODE }}-", "caches[0].restore-keys[0]", 6],
+        ["npm-", "caches[0].restore-keys[1]", 7],
+      ],
+    );
     assert.deepEqual(npm!.paths, ["/work/node_modules", "/work/web/node_modules", "/root/.npm"]);
     assert.deepEqual(npm!.position, { line: 4, column: 5 });
-    assert.deepEqual(go!.restoreKeys.map((key) => [key.template.source, key.path]), [["go-", "caches[1].restore-keys"]]);
+    assert.deepEqual(
+      go!.restoreKeys.map((key) => [key.template.source, key.path]),
+      [["go-", "caches[1].restore-keys"]],
+    );
     assert.deepEqual(go!.paths, ["/root/go/pkg/mod"]);
   });
 
@@ -85,16 +99,25 @@ describe("parseWorkflow on caches:", () => {
   });
 
   it("accepts run variables and the workflow's own environment in keys, and names an unknown variable with a suggestion", () => {
-    parseOk(`environment:\n  NODE: 20\ncaches:\n  - key: '{{ CI }}-{{ KNOTLESS_REF_NAME }}-{{ NODE }}'\n    paths: x\n${STEPS}`);
-    assert.deepEqual(parseErrors(`environment:\n  NODE: 20\ncaches:\n  - key: 'a-{{ NODEE }}'\n    restore-keys: ['{{ KNOTLESS_SHAA }}', '{{ WHO }}']\n    paths: x\n${STEPS}`), [
-      "wf.yml:4:10: caches[0].key: {{ NODEE }} is not a run variable (CI, KNOTLESS_*) nor one of the workflow's `environment`; did you mean `NODE`?",
-      "wf.yml:5:20: caches[0].restore-keys[0]: {{ KNOTLESS_SHAA }} is not a run variable (CI, KNOTLESS_*) nor one of the workflow's `environment`; did you mean `KNOTLESS_SHA`?",
-      "wf.yml:5:43: caches[0].restore-keys[1]: {{ WHO }} is not a run variable (CI, KNOTLESS_*) nor one of the workflow's `environment`",
-    ]);
+    parseOk(
+      `environment:\n  NODE: 20\ncaches:\n  - key: '{{ CI }}-{{ KNOTLESS_REF_NAME }}-{{ NODE }}'\n    paths: x\n${STEPS}`,
+    );
+    assert.deepEqual(
+      parseErrors(
+        `environment:\n  NODE: 20\ncaches:\n  - key: 'a-{{ NODEE }}'\n    restore-keys: ['{{ KNOTLESS_SHAA }}', '{{ WHO }}']\n    paths: x\n${STEPS}`,
+      ),
+      [
+        "wf.yml:4:10: caches[0].key: {{ NODEE }} is not a run variable (CI, KNOTLESS_*) nor one of the workflow's `environment`; did you mean `NODE`?",
+        "wf.yml:5:20: caches[0].restore-keys[0]: {{ KNOTLESS_SHAA }} is not a run variable (CI, KNOTLESS_*) nor one of the workflow's `environment`; did you mean `KNOTLESS_SHA`?",
+        "wf.yml:5:43: caches[0].restore-keys[1]: {{ WHO }} is not a run variable (CI, KNOTLESS_*) nor one of the workflow's `environment`",
+      ],
+    );
   });
 
   it("refuses hashFiles when clone.skip leaves no checkout to hash, in the key and in a restore key", () => {
-    const errors = parseErrors(`clone:\n  skip: true\ncaches:\n  - key: 'a-{{ hashFiles "x" }}'\n    restore-keys: 'a-{{ hashFiles "y" }}-'\n    paths: x\n${STEPS}`);
+    const errors = parseErrors(
+      `clone:\n  skip: true\ncaches:\n  - key: 'a-{{ hashFiles "x" }}'\n    restore-keys: 'a-{{ hashFiles "y" }}-'\n    paths: x\n${STEPS}`,
+    );
     assert.deepEqual(errors, [
       "wf.yml:4:10: caches[0].key: hashFiles hashes files of the checkout, but clone.skip is true, so there is none; key the cache on something else, or do not skip the checkout",
       "wf.yml:5:19: caches[0].restore-keys: hashFiles hashes files of the checkout, but clone.skip is true, so there is none; key the cache on something else, or do not skip the checkout",
@@ -106,21 +129,34 @@ describe("parseWorkflow on caches:", () => {
     assert.deepEqual(parseErrors(`caches:\n  - key: k\n    paths: a\n  - key: k\n    paths: b\n${STEPS}`), [
       "wf.yml:4:10: caches[1].key: the same key as caches[0].key at wf.yml:2:10; keys are immutable once saved, so only one of them could ever be saved",
     ]);
-    const result = parseWorkflowWith(yaml, `caches:\n  - key: a\n    paths: /root/.cache\n  - key: b\n    paths: [/root/.cache/pip]\n${STEPS}`, "wf.yml");
+    const result = parseWorkflowWith(
+      yaml,
+      `caches:\n  - key: a\n    paths: /root/.cache\n  - key: b\n    paths: [/root/.cache/pip]\n${STEPS}`,
+      "wf.yml",
+    );
     assert.ok(result.ok);
-    assert.deepEqual(result.warnings.map(formatWarning), ["wf.yml:5:13: warning: caches[1].paths[0]: /root/.cache/pip overlaps caches[0].paths (/root/.cache): both caches restore and save these files"]);
+    assert.deepEqual(result.warnings.map(formatWarning), [
+      "wf.yml:5:13: warning: caches[1].paths[0]: /root/.cache/pip overlaps caches[0].paths (/root/.cache): both caches restore and save these files",
+    ]);
   });
 
   it("refuses more than 16 caches, and a caches map that is not Tangled's binary caches", () => {
     const many = Array.from({ length: 17 }, (_, index) => `  - {key: k${index}, paths: p${index}}`).join("\n");
-    assert.deepEqual(parseErrors(`caches:\n${many}\n${STEPS}`), ["wf.yml:2:3: caches: expected at most 16 caches, found 17"]);
-    assert.deepEqual(parseErrors(`engine: microvm\ncaches: {key: a}\n${STEPS}`), ['wf.yml:2:10: caches.key: expected a binary cache URL such as https://nix-community.cachix.org, found "key"']);
+    assert.deepEqual(parseErrors(`caches:\n${many}\n${STEPS}`), [
+      "wf.yml:2:3: caches: expected at most 16 caches, found 17",
+    ]);
+    assert.deepEqual(parseErrors(`engine: microvm\ncaches: {key: a}\n${STEPS}`), [
+      'wf.yml:2:10: caches.key: expected a binary cache URL such as https://nix-community.cachix.org, found "key"',
+    ]);
   });
 
   it("refuses a microvm cache written as a bare host, as spindle's microvm engine does, naming the https:// form (a real file's)", () => {
-    assert.deepEqual(parseErrors(`engine: microvm\nimage: nixos\ncaches:\n  cache.joinemm.dev: "cache.joinemm.dev:AAAA"\n${STEPS}`), [
-      'wf.yml:4:3: caches["cache.joinemm.dev"]: expected a binary cache URL such as https://nix-community.cachix.org, found "cache.joinemm.dev"; spindle\'s microvm engine refuses it as well (a cache URL must be http:// or https://), so the workflow would not start there either: write https://cache.joinemm.dev',
-    ]);
+    assert.deepEqual(
+      parseErrors(`engine: microvm\nimage: nixos\ncaches:\n  cache.joinemm.dev: "cache.joinemm.dev:AAAA"\n${STEPS}`),
+      [
+        'wf.yml:4:3: caches["cache.joinemm.dev"]: expected a binary cache URL such as https://nix-community.cachix.org, found "cache.joinemm.dev"; spindle\'s microvm engine refuses it as well (a cache URL must be http:// or https://), so the workflow would not start there either: write https://cache.joinemm.dev',
+      ],
+    );
   });
 });
 
@@ -139,8 +175,20 @@ describe("parseWorkflow on artifacts:", () => {
       ].join("\n"),
     );
     assert.deepEqual(workflow.artifacts, [
-      { name: "junit", paths: ["/outputs/junit/**/*.xml"], when: "failure", required: true, position: { line: 2, column: 5 } },
-      { name: "dist.v1_x-y", paths: ["/work/dist/*.tgz", "/work/build/out", "/work/a"], when: "success", required: false, position: { line: 6, column: 5 } },
+      {
+        name: "junit",
+        paths: ["/outputs/junit/**/*.xml"],
+        when: "failure",
+        required: true,
+        position: { line: 2, column: 5 },
+      },
+      {
+        name: "dist.v1_x-y",
+        paths: ["/work/dist/*.tgz", "/work/build/out", "/work/a"],
+        when: "success",
+        required: false,
+        position: { line: 6, column: 5 },
+      },
     ]);
   });
 
@@ -180,12 +228,19 @@ describe("parseWorkflow on artifacts:", () => {
   });
 
   it("refuses a name longer than 100 characters and more than 32 artifacts", () => {
-    assert.deepEqual(parseErrors(`artifacts:\n  - name: ${"a".repeat(101)}\n    paths: x\n${STEPS}`), ["wf.yml:2:11: artifacts[0].name: expected a name of at most 100 characters, found 101"]);
+    assert.deepEqual(parseErrors(`artifacts:\n  - name: ${"a".repeat(101)}\n    paths: x\n${STEPS}`), [
+      "wf.yml:2:11: artifacts[0].name: expected a name of at most 100 characters, found 101",
+    ]);
     const many = Array.from({ length: 33 }, (_, index) => `  - {name: a${index}, paths: p}`).join("\n");
-    assert.deepEqual(parseErrors(`artifacts:\n${many}\n${STEPS}`), ["wf.yml:2:3: artifacts: expected at most 32 artifacts, found 33"]);
+    assert.deepEqual(parseErrors(`artifacts:\n${many}\n${STEPS}`), [
+      "wf.yml:2:3: artifacts: expected at most 32 artifacts, found 33",
+    ]);
   });
 
   it("suggests caches and artifacts for a misspelt top-level key", () => {
-    assert.deepEqual(parseErrors(`cache: []\nartifact: []\n${STEPS}`), ["wf.yml:1:1: cache: unknown key; did you mean `caches`?", "wf.yml:2:1: artifact: unknown key; did you mean `artifacts`?"]);
+    assert.deepEqual(parseErrors(`cache: []\nartifact: []\n${STEPS}`), [
+      "wf.yml:1:1: cache: unknown key; did you mean `caches`?",
+      "wf.yml:2:1: artifact: unknown key; did you mean `artifacts`?",
+    ]);
   });
 });

@@ -30,7 +30,10 @@ describe("parseWorkflow on services:", () => {
       name: "postgres",
       image: "localhost/knotless-postgres:bookworm",
       imagePosition: { line: 3, column: 12 },
-      environment: [{ name: "PGDATA", value: "/tmp/pg" }, { name: "PORT", value: "5432" }],
+      environment: [
+        { name: "PGDATA", value: "/tmp/pg" },
+        { name: "PORT", value: "5432" },
+      ],
       command: ["pg-start"],
       args: ["-c", "fsync=off"],
       ports: [5432],
@@ -38,15 +41,28 @@ describe("parseWorkflow on services:", () => {
       readinessTimeoutMs: 90_000,
       position: { line: 2, column: 5 },
     });
-    assert.deepEqual([cache!.readiness, cache!.readinessTimeoutMs, cache!.ports, cache!.environment, cache!.command], [{ kind: "exec", command: ["redis-cli", "ping"] }, 60_000, [], [], undefined]);
+    assert.deepEqual(
+      [cache!.readiness, cache!.readinessTimeoutMs, cache!.ports, cache!.environment, cache!.command],
+      [{ kind: "exec", command: ["redis-cli", "ping"] }, 60_000, [], [], undefined],
+    );
   });
 
   it("leaves services out of a workflow that has none, an empty list or an empty NixOS map", () => {
-    for (const text of [STEPS, `services:\n${STEPS}`, `services: []\n${STEPS}`, `services: {}\n${STEPS}`]) assert.equal(parseOk(text).services, undefined);
+    for (const text of [STEPS, `services:\n${STEPS}`, `services: []\n${STEPS}`, `services: {}\n${STEPS}`])
+      assert.equal(parseOk(text).services, undefined);
   });
 
   it("refuses duplicate names, names that are not DNS labels and the runner's own container names, each at its place", () => {
-    const errors = parseErrors(["services:", "  - {name: db, image: postgres:16}", "  - {name: db, image: postgres:16}", "  - {name: My_DB, image: postgres:16}", "  - {name: run, image: busybox}", STEPS].join("\n"));
+    const errors = parseErrors(
+      [
+        "services:",
+        "  - {name: db, image: postgres:16}",
+        "  - {name: db, image: postgres:16}",
+        "  - {name: My_DB, image: postgres:16}",
+        "  - {name: run, image: busybox}",
+        STEPS,
+      ].join("\n"),
+    );
     assert.deepEqual(errors, [
       'wf.yml:3:12: services[1].name: duplicate service name "db", already used by services[0] at wf.yml:2:12; each service is a container of that name',
       'wf.yml:4:12: services[2].name: expected a name of lowercase letters, digits and `-`, at most 63 characters, starting and ending with a letter or digit (it names the service\'s container), found "My_DB"',
@@ -55,11 +71,20 @@ describe("parseWorkflow on services:", () => {
   });
 
   it("refuses bad ports, a port two services claim and a port listed twice", () => {
-    const errors = parseErrors(["services:", "  - {name: a, image: x, ports: [0, 70000, http]}", "  - {name: b, image: x, ports: [80, 80]}", "  - {name: c, image: x, ports: [5432]}", "  - {name: d, image: x, ports: [5432]}", STEPS].join("\n"));
+    const errors = parseErrors(
+      [
+        "services:",
+        "  - {name: a, image: x, ports: [0, 70000, http]}",
+        "  - {name: b, image: x, ports: [80, 80]}",
+        "  - {name: c, image: x, ports: [5432]}",
+        "  - {name: d, image: x, ports: [5432]}",
+        STEPS,
+      ].join("\n"),
+    );
     assert.deepEqual(errors, [
-      "wf.yml:2:33: services[0].ports[0]: expected a port, a whole number from 1 to 65535, found \"0\"",
-      "wf.yml:2:36: services[0].ports[1]: expected a port, a whole number from 1 to 65535, found \"70000\"",
-      "wf.yml:2:43: services[0].ports[2]: expected a port, a whole number from 1 to 65535, found \"http\"",
+      'wf.yml:2:33: services[0].ports[0]: expected a port, a whole number from 1 to 65535, found "0"',
+      'wf.yml:2:36: services[0].ports[1]: expected a port, a whole number from 1 to 65535, found "70000"',
+      'wf.yml:2:43: services[0].ports[2]: expected a port, a whole number from 1 to 65535, found "http"',
       "wf.yml:3:32: services[1].ports: lists the port 80 twice",
       "wf.yml:5:32: services[3].ports: the port 5432 is already the service c's; services share the pod's localhost, so each port can be one service's only",
     ]);
@@ -94,11 +119,16 @@ describe("parseWorkflow on services:", () => {
 
   it("requires a name and an image, and refuses unknown keys with the closest known one", () => {
     const errors = parseErrors(["services:", "  - {name: a, imag: x}", STEPS].join("\n"));
-    assert.deepEqual(errors, ["wf.yml:2:5: services[0]: expected the key `image`, found none", "wf.yml:2:15: services[0].imag: unknown key; did you mean `image`?"]);
+    assert.deepEqual(errors, [
+      "wf.yml:2:5: services[0]: expected the key `image`, found none",
+      "wf.yml:2:15: services[0].imag: unknown key; did you mean `image`?",
+    ]);
   });
 
   it("refuses more than eight services", () => {
     const list = Array.from({ length: 9 }, (_, i) => `  - {name: s${i}, image: x}`);
-    assert.deepEqual(parseErrors(["services:", ...list, STEPS].join("\n")), ["wf.yml:2:3: services: expected at most 8 services, found 9"]);
+    assert.deepEqual(parseErrors(["services:", ...list, STEPS].join("\n")), [
+      "wf.yml:2:3: services: expected at most 8 services, found 9",
+    ]);
   });
 });

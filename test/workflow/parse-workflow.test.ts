@@ -6,7 +6,7 @@ import { formatWarning } from "../../src/workflow/workflow-errors.js";
 import { parseErrors, parseOk, readFixture } from "./workflow-fixtures.js";
 
 describe("parseWorkflow on Tangled's own workflow files", () => {
-  it("reads build.yml: no engine but nixpkgs makes it nixery, CGO_ENABLED: 1 becomes \"1\", 7-space blocks keep their text", () => {
+  it('reads build.yml: no engine but nixpkgs makes it nixery, CGO_ENABLED: 1 becomes "1", 7-space blocks keep their text', () => {
     const workflow = parseOk(readFixture("tangled/build.yml"), "build.yml");
     assert.deepEqual(workflow, {
       file: "build.yml",
@@ -19,9 +19,24 @@ describe("parseWorkflow on Tangled's own workflow files", () => {
       clone: { skip: false, submodules: true, tags: true },
       environment: [{ name: "CGO_ENABLED", value: "1" }],
       steps: [
-        { name: "patch static dir", command: "mkdir -p appview/pages/static; touch appview/pages/static/x\n", environment: [], position: { line: 14, column: 5 } },
-        { name: "build appview", command: "go build -o appview.out ./cmd/appview\n", environment: [], position: { line: 18, column: 5 } },
-        { name: "build knot", command: "go build -o knot.out ./cmd/knot\n", environment: [], position: { line: 22, column: 5 } },
+        {
+          name: "patch static dir",
+          command: "mkdir -p appview/pages/static; touch appview/pages/static/x\n",
+          environment: [],
+          position: { line: 14, column: 5 },
+        },
+        {
+          name: "build appview",
+          command: "go build -o appview.out ./cmd/appview\n",
+          environment: [],
+          position: { line: 18, column: 5 },
+        },
+        {
+          name: "build knot",
+          command: "go build -o knot.out ./cmd/knot\n",
+          environment: [],
+          position: { line: 22, column: 5 },
+        },
       ],
     });
   });
@@ -31,19 +46,27 @@ describe("parseWorkflow on Tangled's own workflow files", () => {
     assert.equal(workflow.engine, "nixery");
     assert.equal(workflow.engineFrom, "engine");
     assert.deepEqual(workflow.enginePosition, { line: 5, column: 1 });
-    assert.deepEqual(workflow.when, [{ event: ["push", "pull_request"], branch: ["master"], position: { line: 2, column: 5 } }]);
-    assert.deepEqual(workflow.steps.map((step) => [step.name, step.command, step.environment]), [
-      ["patch static dir", "mkdir -p appview/pages/static; touch appview/pages/static/x\n", []],
-      ["run linter", "go vet -v ./...\n", [{ name: "CGO_ENABLED", value: "1" }]],
-      ["run all tests", "go test -v ./...\n", [{ name: "CGO_ENABLED", value: "1" }]],
+    assert.deepEqual(workflow.when, [
+      { event: ["push", "pull_request"], branch: ["master"], position: { line: 2, column: 5 } },
     ]);
+    assert.deepEqual(
+      workflow.steps.map((step) => [step.name, step.command, step.environment]),
+      [
+        ["patch static dir", "mkdir -p appview/pages/static; touch appview/pages/static/x\n", []],
+        ["run linter", "go vet -v ./...\n", [{ name: "CGO_ENABLED", value: "1" }]],
+        ["run all tests", "go test -v ./...\n", [{ name: "CGO_ENABLED", value: "1" }]],
+      ],
+    );
   });
 
   it("reads fmt.yaml: quoted step names, single-string event and branch, a trailing blank line", () => {
     const workflow = parseOk(readFixture("tangled/fmt.yaml"), "fmt.yaml");
     assert.deepEqual(workflow.when, [{ event: ["push"], branch: ["master"], position: { line: 2, column: 5 } }]);
     assert.deepEqual(workflow.nixpkgs, ["go", "alejandra"]);
-    assert.deepEqual(workflow.steps.map((step) => step.name), ["nix fmt", "go fmt"]);
+    assert.deepEqual(
+      workflow.steps.map((step) => step.name),
+      ["nix fmt", "go fmt"],
+    );
     assert.equal(workflow.steps[0]!.command, "alejandra -c nix/**/*.nix flake.nix\n");
   });
 
@@ -51,7 +74,12 @@ describe("parseWorkflow on Tangled's own workflow files", () => {
     const workflow = parseOk(readFixture("tangled/release.yml"), "release.yml");
     assert.deepEqual(
       workflow.when?.map(({ position: _position, ...constraint }) => constraint),
-      [{ event: ["push"], tag: ["v*", "release-*"] }, { event: ["push"], branch: ["main", "release/**"] }, { event: ["pull_request"], branch: ["main"] }, { event: ["manual"] }],
+      [
+        { event: ["push"], tag: ["v*", "release-*"] },
+        { event: ["push"], branch: ["main", "release/**"] },
+        { event: ["pull_request"], branch: ["main"] },
+        { event: ["manual"] },
+      ],
     );
     assert.deepEqual(workflow.clone, { skip: false, depth: 50, submodules: true, tags: true });
     assert.deepEqual(workflow.environment, [
@@ -60,7 +88,10 @@ describe("parseWorkflow on Tangled's own workflow files", () => {
       { name: "STRICT", value: "true" },
       { name: "MODE", value: "0x10" },
     ]);
-    assert.deepEqual(workflow.steps[1]!.environment, [{ name: "NODE_ENV", value: "test" }, { name: "JEST_WORKERS", value: "2" }]);
+    assert.deepEqual(workflow.steps[1]!.environment, [
+      { name: "NODE_ENV", value: "test" },
+      { name: "JEST_WORKERS", value: "2" },
+    ]);
     assert.equal(workflow.steps[2]!.command, "npm run build -- --production\n");
   });
 });
@@ -88,7 +119,11 @@ describe("parseWorkflow on our own keys", () => {
     assert.equal(workflow.timeoutMs, 45 * 60_000);
     assert.deepEqual(workflow.resources, { cpu: "2", memory: "4Gi" });
     assert.deepEqual(workflow.clone, { skip: false, depth: 1, submodules: false, tags: true });
-    assert.deepEqual(workflow.environment, [{ name: "GOFLAGS", value: "-mod=readonly" }, { name: "CGO_ENABLED", value: "0" }, { name: "RATIO", value: "1.0" }]);
+    assert.deepEqual(workflow.environment, [
+      { name: "GOFLAGS", value: "-mod=readonly" },
+      { name: "CGO_ENABLED", value: "0" },
+      { name: "RATIO", value: "1.0" },
+    ]);
     assert.equal(workflow.steps[0]!.timeoutMs, undefined);
     assert.equal(workflow.steps[1]!.timeoutMs, 20 * 60_000);
     assert.equal(workflow.steps[1]!.command, "go vet ./...\ngo test ./...\n");
@@ -112,13 +147,22 @@ describe("parseWorkflow on our own keys", () => {
 
 describe("parseWorkflow's reading of YAML values", () => {
   it("keeps every non-string scalar as its source text and a quoted one as its value", () => {
-    const workflow = parseOk('environment:\n  A: 1.0\n  B: true\n  C: 0x10\n  D: "1.0"\n  E: 1e3\n  F: 010\n  G: .inf\n  H: !!int 7\n  I: -0\nsteps: [{name: a, command: b}]\n');
-    assert.deepEqual(workflow.environment.map((variable) => variable.value), ["1.0", "true", "0x10", "1.0", "1e3", "010", ".inf", "7", "-0"]);
+    const workflow = parseOk(
+      'environment:\n  A: 1.0\n  B: true\n  C: 0x10\n  D: "1.0"\n  E: 1e3\n  F: 010\n  G: .inf\n  H: !!int 7\n  I: -0\nsteps: [{name: a, command: b}]\n',
+    );
+    assert.deepEqual(
+      workflow.environment.map((variable) => variable.value),
+      ["1.0", "true", "0x10", "1.0", "1e3", "010", ".inf", "7", "-0"],
+    );
   });
 
   it("makes an empty, ~ or null variable an empty string, as Tangled's decoder does", () => {
     const workflow = parseOk("environment:\n  A:\n  B: ~\n  C: null\nsteps: [{name: a, command: b}]\n");
-    assert.deepEqual(workflow.environment, [{ name: "A", value: "" }, { name: "B", value: "" }, { name: "C", value: "" }]);
+    assert.deepEqual(workflow.environment, [
+      { name: "A", value: "" },
+      { name: "B", value: "" },
+      { name: "C", value: "" },
+    ]);
   });
 
   it("reads step names and commands written as numbers or booleans as their text", () => {
@@ -133,16 +177,24 @@ describe("parseWorkflow's reading of YAML values", () => {
   });
 
   it("follows anchors and aliases", () => {
-    const workflow = parseOk("environment: &common\n  A: 1\nsteps:\n  - name: a\n    command: b\n    environment: *common\n");
+    const workflow = parseOk(
+      "environment: &common\n  A: 1\nsteps:\n  - name: a\n    command: b\n    environment: *common\n",
+    );
     assert.deepEqual(workflow.steps[0]!.environment, [{ name: "A", value: "1" }]);
   });
 
   it("takes YAML 1.1 yes/no/on/off for clone's booleans, as Tangled's decoder does", () => {
-    assert.deepEqual(parseOk("clone:\n  skip: yes\n  submodules: off\nsteps: [{name: a, command: b}]\n").clone, { skip: true, submodules: false, tags: true });
+    assert.deepEqual(parseOk("clone:\n  skip: yes\n  submodules: off\nsteps: [{name: a, command: b}]\n").clone, {
+      skip: true,
+      submodules: false,
+      tags: true,
+    });
   });
 
   it("treats an empty when, environment or clone like an absent one", () => {
-    const workflow = parseOk("when:\nenvironment:\nclone:\ndependencies:\nresources:\nsteps: [{name: a, command: b}]\n");
+    const workflow = parseOk(
+      "when:\nenvironment:\nclone:\ndependencies:\nresources:\nsteps: [{name: a, command: b}]\n",
+    );
     assert.equal(workflow.when, undefined);
     assert.deepEqual(workflow.environment, []);
     assert.deepEqual(workflow.clone, { skip: false, submodules: true, tags: true });
@@ -151,7 +203,9 @@ describe("parseWorkflow's reading of YAML values", () => {
   });
 
   it("keeps a command's odd indentation relative to its block and its inner blank lines", () => {
-    const workflow = parseOk("steps:\n  - name: a\n    command: |\n           if true; then\n             echo in\n\n           fi\n");
+    const workflow = parseOk(
+      "steps:\n  - name: a\n    command: |\n           if true; then\n             echo in\n\n           fi\n",
+    );
     assert.equal(workflow.steps[0]!.command, "if true; then\n  echo in\n\nfi\n");
   });
 });
@@ -168,25 +222,41 @@ describe("parseWorkflow's warnings", () => {
   });
 
   it("warns about an event Tangled never sends, with the closest one", () => {
-    assert.deepEqual(warningsOf("when:\n  - event: [push, pul_request]\n    branch: main\nsteps: [{name: a, command: b}]\n"), [
-      "wf.yml:2:5: warning: when[0].event: \"pul_request\" is not an event Tangled sends (push, pull_request, manual); did you mean `pull_request`?",
-    ]);
+    assert.deepEqual(
+      warningsOf("when:\n  - event: [push, pul_request]\n    branch: main\nsteps: [{name: a, command: b}]\n"),
+      [
+        'wf.yml:2:5: warning: when[0].event: "pul_request" is not an event Tangled sends (push, pull_request, manual); did you mean `pull_request`?',
+      ],
+    );
   });
 
   it("warns, as Tangled does, when clone.skip makes depth and submodules moot", () => {
-    assert.deepEqual(warningsOf("clone:\n  skip: true\n  depth: 5\n  submodules: true\nsteps: [{name: a, command: b}]\n"), [
-      "wf.yml:2:3: warning: clone: `skip` and `submodules` cannot both apply; the checkout is skipped",
-      "wf.yml:2:3: warning: clone: `skip` and `depth` cannot both apply; the checkout is skipped",
-    ]);
+    assert.deepEqual(
+      warningsOf("clone:\n  skip: true\n  depth: 5\n  submodules: true\nsteps: [{name: a, command: b}]\n"),
+      [
+        "wf.yml:2:3: warning: clone: `skip` and `submodules` cannot both apply; the checkout is skipped",
+        "wf.yml:2:3: warning: clone: `skip` and `depth` cannot both apply; the checkout is skipped",
+      ],
+    );
   });
 
   it("warns that nixpkgs goes unused when the file sets its own image", () => {
-    assert.deepEqual(warningsOf("image: alpine:3.20\ndependencies:\n  nixpkgs: [go]\nsteps: [{name: a, command: b}]\n"), [
-      "wf.yml:3:3: warning: dependencies.nixpkgs: not used: `image` is set, so no Nixery image is composed from these packages",
-    ]);
+    assert.deepEqual(
+      warningsOf("image: alpine:3.20\ndependencies:\n  nixpkgs: [go]\nsteps: [{name: a, command: b}]\n"),
+      [
+        "wf.yml:3:3: warning: dependencies.nixpkgs: not used: `image` is set, so no Nixery image is composed from these packages",
+      ],
+    );
   });
 
   it("has no warnings for Tangled's own files", () => {
-    for (const name of ["tangled/build.yml", "tangled/test.yml", "tangled/fmt.yaml", "tangled/release.yml", "maximal.yml"]) assert.deepEqual(warningsOf(readFixture(name)), [], name);
+    for (const name of [
+      "tangled/build.yml",
+      "tangled/test.yml",
+      "tangled/fmt.yaml",
+      "tangled/release.yml",
+      "maximal.yml",
+    ])
+      assert.deepEqual(warningsOf(readFixture(name)), [], name);
   });
 });

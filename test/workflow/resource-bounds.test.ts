@@ -21,6 +21,7 @@ describe("the hard bounds on cpu and memory", () => {
       ["memory", "512", "memory 512 is outside the bounds any run may ask for (from 4Mi to 64Ti)"],
       ["memory", "lots", 'expected a memory quantity from 4Mi to 64Ti, found "lots"'],
     ];
-    for (const [kind, quantity, problem] of table) assert.equal(checkResourceBounds(kind, quantity), problem, `${kind} ${quantity}`);
+    for (const [kind, quantity, problem] of table)
+      assert.equal(checkResourceBounds(kind, quantity), problem, `${kind} ${quantity}`);
   });
 });

@@ -2,7 +2,13 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { InputError } from "../../src/core/errors.js";
-import { checkStepEnvironment, findSecretShadowing, MAX_ENV_STRING_BYTES, readStepShell, type StepEnvironmentInput } from "../../src/workflow/step-environment.js";
+import {
+  checkStepEnvironment,
+  findSecretShadowing,
+  MAX_ENV_STRING_BYTES,
+  readStepShell,
+  type StepEnvironmentInput,
+} from "../../src/workflow/step-environment.js";
 
 const base: StepEnvironmentInput = { env: [{ name: "CI", value: "true" }], steps: [{ name: "build" }] };
 
@@ -19,17 +25,33 @@ function refusal(input: Partial<StepEnvironmentInput>): InputError {
 describe("checkStepEnvironment", () => {
   it("accepts hostile values that are still text: newlines, quotes, $, backticks, backslashes, UTF-8", () => {
     const value = "a\nb 'c' \"d\" $e `f` \\g é 🚀";
-    assert.doesNotThrow(() => checkStepEnvironment({ ...base, env: [{ name: "_X1", value }], secrets: [{ name: "S", value }], steps: [{ name: "s", env: [{ name: "Y", value }] }] }));
+    assert.doesNotThrow(() =>
+      checkStepEnvironment({
+        ...base,
+        env: [{ name: "_X1", value }],
+        secrets: [{ name: "S", value }],
+        steps: [{ name: "s", env: [{ name: "Y", value }] }],
+      }),
+    );
   });
 
   it("refuses a name a shell cannot export, saying where it was configured", () => {
-    assert.match(refusal({ env: [{ name: "1X", value: "" }] }).message, /^environment: expected a variable name .* found "1X"$/);
-    assert.match(refusal({ steps: [{ name: "build", env: [{ name: "A-B", value: "" }] }] }).message, /^step 1 \(build\) env: .*found "A-B"$/);
+    assert.match(
+      refusal({ env: [{ name: "1X", value: "" }] }).message,
+      /^environment: expected a variable name .* found "1X"$/,
+    );
+    assert.match(
+      refusal({ steps: [{ name: "build", env: [{ name: "A-B", value: "" }] }] }).message,
+      /^step 1 \(build\) env: .*found "A-B"$/,
+    );
     assert.match(refusal({ env: [{ name: "", value: "" }] }).message, /found ""$/);
   });
 
   it("refuses a NUL in a value as bad input and never quotes a secret's value", () => {
-    assert.equal(refusal({ env: [{ name: "A", value: "x\0y" }] }).message, "environment: the value of A holds a NUL character, which no environment variable can carry");
+    assert.equal(
+      refusal({ env: [{ name: "A", value: "x\0y" }] }).message,
+      "environment: the value of A holds a NUL character, which no environment variable can carry",
+    );
     const message = refusal({ secrets: [{ name: "TOKEN", value: "hunter2\0" }] }).message;
     assert.equal(message, "secrets: the value of TOKEN holds a NUL character, which no environment variable can carry");
   });
@@ -39,14 +61,19 @@ describe("checkStepEnvironment", () => {
   });
 
   it("refuses the variables the runner sets for every step", () => {
-    for (const name of ["KNOTLESS_ENV", "KNOTLESS_STEP_MARK"]) assert.match(refusal({ env: [{ name, value: "x" }] }).message, new RegExp(`${name} is set by the runner`));
+    for (const name of ["KNOTLESS_ENV", "KNOTLESS_STEP_MARK"])
+      assert.match(refusal({ env: [{ name, value: "x" }] }).message, new RegExp(`${name} is set by the runner`));
   });
 
   it("refuses a variable Linux would not start a process with, and accepts one just within the limit", () => {
     const fits = "x".repeat(MAX_ENV_STRING_BYTES - "A=".length - 1);
     assert.doesNotThrow(() => checkStepEnvironment({ ...base, env: [{ name: "A", value: fits }] }));
     assert.match(refusal({ env: [{ name: "A", value: `${fits}x` }] }).message, /A would be 131073 bytes/);
-    assert.match(refusal({ env: [{ name: "A", value: "é".repeat(65_535) }] }).message, /would be 131073 bytes/, "counted in UTF-8 bytes");
+    assert.match(
+      refusal({ env: [{ name: "A", value: "é".repeat(65_535) }] }).message,
+      /would be 131073 bytes/,
+      "counted in UTF-8 bytes",
+    );
   });
 
   it("refuses a shell that is empty or has control characters", () => {
@@ -66,7 +93,11 @@ describe("readStepShell", () => {
 describe("findSecretShadowing", () => {
   it("names each variable a secret of the same name overrides, and where it was set", () => {
     const input: StepEnvironmentInput = {
-      env: [{ name: "TOKEN", value: "a" }, { name: "TOKEN", value: "b" }, { name: "OTHER", value: "c" }],
+      env: [
+        { name: "TOKEN", value: "a" },
+        { name: "TOKEN", value: "b" },
+        { name: "OTHER", value: "c" },
+      ],
       secrets: [{ name: "TOKEN", value: "s" }],
       steps: [{ name: "one", env: [{ name: "TOKEN", value: "d" }] }, { name: "two" }],
     };

@@ -24,12 +24,18 @@ describe("parseStepsFile", () => {
 
   it("ignores blank lines and comment lines", () => {
     const steps = parseStepsFile("# a comment\n\n   \n  # indented comment\nonly\ttrue\n", "f");
-    assert.deepEqual(steps.map((s) => s.name), ["only"]);
+    assert.deepEqual(
+      steps.map((s) => s.name),
+      ["only"],
+    );
     assert.equal(steps[0]!.source, "f:5");
   });
 
   it("accepts Windows line endings", () => {
-    assert.deepEqual(parseStepsFile("a\techo a\r\nb\techo b\r\n", "f").map((s) => s.script), ["echo a", "echo b"]);
+    assert.deepEqual(
+      parseStepsFile("a\techo a\r\nb\techo b\r\n", "f").map((s) => s.script),
+      ["echo a", "echo b"],
+    );
   });
 
   it("names the file and line of a line without a tab", () => {
@@ -58,24 +64,39 @@ describe("parseStepsFile", () => {
   });
 
   it("refuses a line whose step name is not UTF-8, naming the line", () => {
-    const latin1 = Buffer.concat([Buffer.from("ok\ttrue\n"), Buffer.from("gr\xfc\xdfe\techo hi\n", "latin1"), Buffer.from("later\ttrue\n")]);
+    const latin1 = Buffer.concat([
+      Buffer.from("ok\ttrue\n"),
+      Buffer.from("gr\xfc\xdfe\techo hi\n", "latin1"),
+      Buffer.from("later\ttrue\n"),
+    ]);
     const error = parseError(latin1);
     assert.equal(error.location, "steps.tsv:2");
     assert.equal(error.message, "steps.tsv:2: expected a step name in UTF-8");
   });
 
   it("refuses a line whose script is not UTF-8, naming the line and the step", () => {
-    const error = parseError(Buffer.concat([Buffer.from("\n\nbuild\techo "), Buffer.from([0xc3, 0x28]), Buffer.from("\n")]));
+    const error = parseError(
+      Buffer.concat([Buffer.from("\n\nbuild\techo "), Buffer.from([0xc3, 0x28]), Buffer.from("\n")]),
+    );
     assert.equal(error.message, 'steps.tsv:3: expected the script of step "build" in UTF-8');
   });
 
   it("refuses a step name cut in the middle of a multi-byte character at the end of the file", () => {
-    assert.equal(parseError(Buffer.concat([Buffer.from("a\ttrue\n"), Buffer.from("🎉").subarray(0, 3)])).message, "steps.tsv:2: expected a step name in UTF-8");
+    assert.equal(
+      parseError(Buffer.concat([Buffer.from("a\ttrue\n"), Buffer.from("🎉").subarray(0, 3)])).message,
+      "steps.tsv:2: expected a step name in UTF-8",
+    );
   });
 
   it("ignores a comment line that is not UTF-8, like any comment", () => {
-    const steps = parseStepsFile(Buffer.concat([Buffer.from("  # caf"), Buffer.from([0xe9]), Buffer.from("\nonly\ttrue\n")]), "f");
-    assert.deepEqual(steps.map((s) => [s.name, s.source]), [["only", "f:2"]]);
+    const steps = parseStepsFile(
+      Buffer.concat([Buffer.from("  # caf"), Buffer.from([0xe9]), Buffer.from("\nonly\ttrue\n")]),
+      "f",
+    );
+    assert.deepEqual(
+      steps.map((s) => [s.name, s.source]),
+      [["only", "f:2"]],
+    );
   });
 
   it("refuses a file without any step", () => {

@@ -14,7 +14,18 @@ describe("measureEditDistance", () => {
 });
 
 describe("suggestName", () => {
-  const TOP = ["when", "engine", "image", "shell", "timeout", "resources", "dependencies", "clone", "environment", "steps"];
+  const TOP = [
+    "when",
+    "engine",
+    "image",
+    "shell",
+    "timeout",
+    "resources",
+    "dependencies",
+    "clone",
+    "environment",
+    "steps",
+  ];
 
   it("suggests the closest key within a third of its length", () => {
     assert.equal(suggestName("enviroment", TOP), "environment");

@@ -15,7 +15,10 @@ function makeTrapKubectl(): { env: Record<string, string>; called: () => boolean
   const kubectl = join(dir, "kubectl");
   writeFileSync(kubectl, `#!/bin/sh\necho "$@" >> ${marker}\nexit 1\n`);
   chmodSync(kubectl, 0o755);
-  return { env: { PATH: `${dir}:${process.env.PATH ?? ""}`, KNOTLESS_KUBECTL: kubectl }, called: () => existsSync(marker) };
+  return {
+    env: { PATH: `${dir}:${process.env.PATH ?? ""}`, KNOTLESS_KUBECTL: kubectl },
+    called: () => existsSync(marker),
+  };
 }
 
 describe("knotless-runner-k8s validate", () => {
@@ -24,15 +27,31 @@ describe("knotless-runner-k8s validate", () => {
     const dir = join(WORKFLOW_FIXTURES, "tangled");
     const run = await runCli(["validate", dir], { env: trap.env });
     assert.equal(run.stderr, "");
-    assert.equal(run.stdout, [`ok  ${dir}/build.yml (3 steps, engine nixery)`, `ok  ${dir}/fmt.yaml (2 steps, engine nixery)`, `ok  ${dir}/release.yml (3 steps, engine nixery)`, `ok  ${dir}/test.yml (3 steps, engine nixery)`, ""].join("\n"));
+    assert.equal(
+      run.stdout,
+      [
+        `ok  ${dir}/build.yml (3 steps, engine nixery)`,
+        `ok  ${dir}/fmt.yaml (2 steps, engine nixery)`,
+        `ok  ${dir}/release.yml (3 steps, engine nixery)`,
+        `ok  ${dir}/test.yml (3 steps, engine nixery)`,
+        "",
+      ].join("\n"),
+    );
     assert.equal(run.code, 0);
     assert.equal(trap.called(), false);
   });
 
   it("exits 0 for named files, the maximal one included", async () => {
-    const run = await runCli(["validate", join(WORKFLOW_FIXTURES, "maximal.yml"), join(WORKFLOW_FIXTURES, "plain-image.yml")]);
+    const run = await runCli([
+      "validate",
+      join(WORKFLOW_FIXTURES, "maximal.yml"),
+      join(WORKFLOW_FIXTURES, "plain-image.yml"),
+    ]);
     assert.equal(run.code, 0, run.stderr);
-    assert.match(run.stdout, /^ok {2}\S+\/maximal\.yml \(2 steps, engine kubernetes\)\nok {2}\S+\/plain-image\.yml \(1 step, engine kubernetes\)\n$/);
+    assert.match(
+      run.stdout,
+      /^ok {2}\S+\/maximal\.yml \(2 steps, engine kubernetes\)\nok {2}\S+\/plain-image\.yml \(1 step, engine kubernetes\)\n$/,
+    );
   });
 
   it("exits 2 listing every error of every bad file, and still an ok line for the good one", async () => {
@@ -64,7 +83,10 @@ describe("knotless-runner-k8s validate", () => {
     const run = await runCli(["validate", "/nonexistent/wf.yml", empty]);
     assert.equal(run.code, 2);
     assert.equal(run.stdout, "");
-    assert.equal(run.stderr, `/nonexistent/wf.yml: no such file or directory\n${empty}: no workflow files (*.yml, *.yaml) in this directory\nvalidate: 2 paths with nothing to check\n`);
+    assert.equal(
+      run.stderr,
+      `/nonexistent/wf.yml: no such file or directory\n${empty}: no workflow files (*.yml, *.yaml) in this directory\nvalidate: 2 paths with nothing to check\n`,
+    );
   });
 
   it("refuses at once a device, a named pipe, a file over 1 MiB and a step name that is not UTF-8, each saying why, calling no kubectl", async () => {
@@ -72,9 +94,15 @@ describe("knotless-runner-k8s validate", () => {
     const dir = makeTestTempDir("knotless-validate-odd-");
     execFileSync("mkfifo", [join(dir, "pipe.yml")]);
     writeFileSync(join(dir, "big.yml"), "#".repeat(1024 * 1024 + 1));
-    writeFileSync(join(dir, "latin1.yml"), Buffer.concat([Buffer.from("steps:\n  - name: b"), Buffer.from([0xe2]), Buffer.from("tir\n    command: make\n")]));
+    writeFileSync(
+      join(dir, "latin1.yml"),
+      Buffer.concat([Buffer.from("steps:\n  - name: b"), Buffer.from([0xe2]), Buffer.from("tir\n    command: make\n")]),
+    );
     const started = Date.now();
-    const run = await runCli(["validate", "/dev/zero", join(dir, "pipe.yml"), join(dir, "big.yml"), join(dir, "latin1.yml")], { env: trap.env, timeoutMs: 20_000 });
+    const run = await runCli(
+      ["validate", "/dev/zero", join(dir, "pipe.yml"), join(dir, "big.yml"), join(dir, "latin1.yml")],
+      { env: trap.env, timeoutMs: 20_000 },
+    );
     assert.ok(Date.now() - started < 10_000, "answered at once");
     assert.equal(run.code, 2);
     assert.equal(run.stdout, "");
@@ -115,11 +143,23 @@ describe("knotless-runner-k8s validate", () => {
     const refused = await runCli(["validate", "--config", refuse, workflow]);
     assert.equal(refused.code, 2);
     assert.equal(refused.stdout, `ok  ${refuse} (runner configuration)\n`);
-    assert.match(refused.stderr, new RegExp(`^${workflow}:1:18: resources\\.cpu: 4 is over limits\\.maxCpu 2 in --config ${refuse}; ask for at most 2`, "m"));
+    assert.match(
+      refused.stderr,
+      new RegExp(
+        `^${workflow}:1:18: resources\\.cpu: 4 is over limits\\.maxCpu 2 in --config ${refuse}; ask for at most 2`,
+        "m",
+      ),
+    );
 
     const clamped = await runCli(["validate", "--config", clamp, workflow]);
     assert.equal(clamped.code, 0, clamped.stderr);
-    assert.match(clamped.stderr, new RegExp(`^${workflow}:1:18: warning: resources\\.cpu: 4 is over limits\\.maxCpu 2 in --config ${clamp}: clamped to 2`, "m"));
+    assert.match(
+      clamped.stderr,
+      new RegExp(
+        `^${workflow}:1:18: warning: resources\\.cpu: 4 is over limits\\.maxCpu 2 in --config ${clamp}: clamped to 2`,
+        "m",
+      ),
+    );
 
     const broken = await runCli(["validate", "--config", bad, workflow]);
     assert.equal(broken.code, 2);

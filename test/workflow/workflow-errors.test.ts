@@ -43,8 +43,16 @@ const CASES: ReadonlyArray<{ title: string; text: string; errors: string[] }> = 
     text: "steps: make all\n",
     errors: ["wf.yml:1:8: steps: expected a list of steps such as - {name: build, command: make}, found a string"],
   },
-  { title: "an empty list of steps", text: "steps: []\n", errors: ["wf.yml:1:8: steps: expected at least one step, found an empty list"] },
-  { title: "a file without steps", text: "engine: nixery\n", errors: ["wf.yml:1:1: expected the key `steps`, found none"] },
+  {
+    title: "an empty list of steps",
+    text: "steps: []\n",
+    errors: ["wf.yml:1:8: steps: expected at least one step, found an empty list"],
+  },
+  {
+    title: "a file without steps",
+    text: "engine: nixery\n",
+    errors: ["wf.yml:1:1: expected the key `steps`, found none"],
+  },
   {
     title: "an empty command and a missing name",
     text: "steps:\n  - command: '  '\n  - name: b\n    command:\n",
@@ -76,22 +84,31 @@ const CASES: ReadonlyArray<{ title: string; text: string; errors: string[] }> = 
   {
     title: "an unknown engine, with the close one suggested",
     text: `engine: nixry\n${STEP}`,
-    errors: ['wf.yml:1:9: engine: expected one of kubernetes (or k8s), nixery, microvm; found "nixry"; did you mean `nixery`?'],
+    errors: [
+      'wf.yml:1:9: engine: expected one of kubernetes (or k8s), nixery, microvm; found "nixry"; did you mean `nixery`?',
+    ],
   },
   {
     title: "an engine nothing is close to, as a file for another system",
     text: `engine: docker\n${STEP}`,
-    errors: ["wf.yml:1:9: engine: this workflow is for another engine (engine: docker), not one this runner runs (kubernetes, nixery, microvm); it is not run here"],
+    errors: [
+      "wf.yml:1:9: engine: this workflow is for another engine (engine: docker), not one this runner runs (kubernetes, nixery, microvm); it is not run here",
+    ],
   },
   {
     title: "a registry's package that is not an attribute name, and a list of dependencies on nixery",
     text: `dependencies:\n  nixpkgs:\n    - nodejs\n  git+https://tangled.sh/@oppi.li/statix:\n    - "statix x"\n${STEP}`,
-    errors: ['wf.yml:5:7: dependencies["git+https://tangled.sh/@oppi.li/statix"][0]: expected a package name such as go or python3Packages.pip, found "statix x"'],
+    errors: [
+      'wf.yml:5:7: dependencies["git+https://tangled.sh/@oppi.li/statix"][0]: expected a package name such as go or python3Packages.pip, found "statix x"',
+    ],
   },
   {
     title: "nixpkgs that is not a list of package names",
     text: `dependencies:\n  nixpkgs: go\n${STEP}dependencies2: x\n`,
-    errors: ["wf.yml:2:12: dependencies.nixpkgs: expected a list of packages, found a string", "wf.yml:4:1: dependencies2: unknown key; did you mean `dependencies`?"],
+    errors: [
+      "wf.yml:2:12: dependencies.nixpkgs: expected a list of packages, found a string",
+      "wf.yml:4:1: dependencies2: unknown key; did you mean `dependencies`?",
+    ],
   },
   {
     title: "a nixpkgs package name Nixery cannot take",
@@ -105,18 +122,22 @@ const CASES: ReadonlyArray<{ title: string; text: string; errors: string[] }> = 
     title: "a Nix expression in a nixery nixpkgs list, saying why spindle could not run it either (a real file's)",
     text: `engine: nixery\ndependencies:\n  nixpkgs:\n    - "haskell.compiler.ghc942.withPackages (pkgs: [ pkgs.cabal-install ])"\n${STEP}`,
     errors: [
-      'wf.yml:4:7: dependencies.nixpkgs[0]: expected a package name such as go or python3Packages.pip, found "haskell.compiler.ghc942.withPackages (pkgs: [ pkgs.cabal-install ])"; a Nix expression is not a package name: spindle\'s nixery engine puts each name in the Nixery image\'s path, which no registry takes (its run fails at the image pull), so it is refused here before the run; name the package (haskell.compiler.ghc942, cabal-install) or use engine microvm with a NixOS image, whose dependencies may be expressions',
+      "wf.yml:4:7: dependencies.nixpkgs[0]: expected a package name such as go or python3Packages.pip, found \"haskell.compiler.ghc942.withPackages (pkgs: [ pkgs.cabal-install ])\"; a Nix expression is not a package name: spindle's nixery engine puts each name in the Nixery image's path, which no registry takes (its run fails at the image pull), so it is refused here before the run; name the package (haskell.compiler.ghc942, cabal-install) or use engine microvm with a NixOS image, whose dependencies may be expressions",
     ],
   },
   {
     title: "nixpkgs with engine kubernetes",
     text: `engine: kubernetes\ndependencies:\n  nixpkgs: [go]\n${STEP}`,
-    errors: ["wf.yml:3:3: dependencies.nixpkgs: packages need engine nixery or microvm, but engine is kubernetes, which runs `image` as it is; remove `engine` or set it to nixery or microvm"],
+    errors: [
+      "wf.yml:3:3: dependencies.nixpkgs: packages need engine nixery or microvm, but engine is kubernetes, which runs `image` as it is; remove `engine` or set it to nixery or microvm",
+    ],
   },
   {
     title: "duplicate step names, naming both places",
-    text: "steps:\n  - name: build\n    command: make\n  - name: test\n    command: make test\n  - name: \"build\"\n    command: make again\n",
-    errors: ['wf.yml:6:11: steps[2].name: duplicate step name "build", already used by steps[0] at wf.yml:2:11; logs and results tell steps apart by name'],
+    text: 'steps:\n  - name: build\n    command: make\n  - name: test\n    command: make test\n  - name: "build"\n    command: make again\n',
+    errors: [
+      'wf.yml:6:11: steps[2].name: duplicate step name "build", already used by steps[0] at wf.yml:2:11; logs and results tell steps apart by name',
+    ],
   },
   {
     title: "a key set twice in one map, naming both places",
@@ -159,17 +180,23 @@ const CASES: ReadonlyArray<{ title: string; text: string; errors: string[] }> = 
   {
     title: "shells that are not plain words or do not start with a command",
     text: `shell: bash -c "$X"\nsteps:\n  - name: a\n    command: b\n`,
-    errors: ['wf.yml:1:8: shell: expected plain words without quotes or shell characters, such as bash -eo pipefail; found "\\"$X\\"" in "bash -c \\"$X\\""'],
+    errors: [
+      'wf.yml:1:8: shell: expected plain words without quotes or shell characters, such as bash -eo pipefail; found "\\"$X\\"" in "bash -c \\"$X\\""',
+    ],
   },
   {
     title: "a shell whose first word is an option or a relative path",
     text: `shell: ./sh -e\n${STEP}`,
-    errors: ['wf.yml:1:8: shell: expected a command name or an absolute path as the first word, such as bash or /bin/sh; found "./sh"'],
+    errors: [
+      'wf.yml:1:8: shell: expected a command name or an absolute path as the first word, such as bash or /bin/sh; found "./sh"',
+    ],
   },
   {
     title: "a shell with a pipe",
     text: `shell: sh -e | tee log\n${STEP}`,
-    errors: ['wf.yml:1:8: shell: expected plain words without quotes or shell characters, such as bash -eo pipefail; found "|" in "sh -e | tee log"'],
+    errors: [
+      'wf.yml:1:8: shell: expected plain words without quotes or shell characters, such as bash -eo pipefail; found "|" in "sh -e | tee log"',
+    ],
   },
   {
     title: "an image that is no image reference",
@@ -184,12 +211,18 @@ const CASES: ReadonlyArray<{ title: string; text: string; errors: string[] }> = 
   {
     title: "a step name with a lone surrogate (text given by the library that no UTF-8 file could hold)",
     text: 'steps:\n  - name: "a\\ud800b"\n    command: c\n',
-    errors: ['wf.yml:2:11: steps[0].name: expected a step name in UTF-8, found a lone surrogate (U+D800) in "a\\ud800b"'],
+    errors: [
+      'wf.yml:2:11: steps[0].name: expected a step name in UTF-8, found a lone surrogate (U+D800) in "a\\ud800b"',
+    ],
   },
   {
     title: "a merge key",
     text: "base: &base\n  name: a\nsteps:\n  - <<: *base\n    command: b\n",
-    errors: ["wf.yml:1:1: base: unknown key; expected one of `when`, `engine`, `image`, `shell`, `timeout`, `resources`, `architecture`, `dependencies`, `registry`, `virtualisation`, `services`, `clone`, `environment`, `steps`, `caches`, `artifacts`", 'wf.yml:4:5: steps[0]["<<"]: merge keys (`<<`) are not supported; write the keys out', "wf.yml:4:5: steps[0]: expected the key `name`, found none"],
+    errors: [
+      "wf.yml:1:1: base: unknown key; expected one of `when`, `engine`, `image`, `shell`, `timeout`, `resources`, `architecture`, `dependencies`, `registry`, `virtualisation`, `services`, `clone`, `environment`, `steps`, `caches`, `artifacts`",
+      'wf.yml:4:5: steps[0]["<<"]: merge keys (`<<`) are not supported; write the keys out',
+      "wf.yml:4:5: steps[0]: expected the key `name`, found none",
+    ],
   },
   {
     title: "a YAML syntax error, with its position, and nothing else",
@@ -204,11 +237,31 @@ const CASES: ReadonlyArray<{ title: string; text: string; errors: string[] }> = 
       "wf.yml:3:1: invalid YAML: Flow map in block collection must be sufficiently indented and end with a }",
     ],
   },
-  { title: "two YAML documents", text: `${STEP}---\n${STEP}`, errors: ["wf.yml:2:1: invalid YAML: expected one YAML document, found a second one (`---`)"] },
-  { title: "an empty file", text: "", errors: ["wf.yml:1:1: expected a map of workflow keys such as when, engine and steps, found an empty file"] },
-  { title: "a file of comments only", text: "# nothing yet\n", errors: ["wf.yml:1:1: expected a map of workflow keys such as when, engine and steps, found an empty file"] },
-  { title: "a list at the top level", text: "- name: a\n  command: b\n", errors: ["wf.yml:1:1: expected a map of workflow keys such as when, engine and steps, found a list"] },
-  { title: "a string at the top level", text: "make all\n", errors: ["wf.yml:1:1: expected a map of workflow keys such as when, engine and steps, found a string"] },
+  {
+    title: "two YAML documents",
+    text: `${STEP}---\n${STEP}`,
+    errors: ["wf.yml:2:1: invalid YAML: expected one YAML document, found a second one (`---`)"],
+  },
+  {
+    title: "an empty file",
+    text: "",
+    errors: ["wf.yml:1:1: expected a map of workflow keys such as when, engine and steps, found an empty file"],
+  },
+  {
+    title: "a file of comments only",
+    text: "# nothing yet\n",
+    errors: ["wf.yml:1:1: expected a map of workflow keys such as when, engine and steps, found an empty file"],
+  },
+  {
+    title: "a list at the top level",
+    text: "- name: a\n  command: b\n",
+    errors: ["wf.yml:1:1: expected a map of workflow keys such as when, engine and steps, found a list"],
+  },
+  {
+    title: "a string at the top level",
+    text: "make all\n",
+    errors: ["wf.yml:1:1: expected a map of workflow keys such as when, engine and steps, found a string"],
+  },
 ];
 
 describe("parseWorkflow's error messages", () => {
@@ -220,7 +273,10 @@ describe("parseWorkflow's error messages", () => {
 
   it("reports every error of a file with many, in the order of the file", () => {
     const errors = parseErrors(`enviroment: {}\nengine: nixry\ntimeout: soon\nsteps:\n  - name: a\n    comand: b\n`);
-    assert.deepEqual(errors.map((line) => line.split(": ")[0]), ["wf.yml:1:1", "wf.yml:2:9", "wf.yml:3:10", "wf.yml:5:5", "wf.yml:6:5"]);
+    assert.deepEqual(
+      errors.map((line) => line.split(": ")[0]),
+      ["wf.yml:1:1", "wf.yml:2:9", "wf.yml:3:10", "wf.yml:5:5", "wf.yml:6:5"],
+    );
   });
 });
 

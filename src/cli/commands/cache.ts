@@ -23,11 +23,19 @@ export interface CacheCommandConfig {
 }
 
 /** Validates the action and options; throws InputError. Touches nothing. */
-export async function resolveCacheCommand(args: readonly string[], raw: RawCacheCommandOptions, env: NodeJS.ProcessEnv): Promise<CacheCommandConfig> {
+export async function resolveCacheCommand(
+  args: readonly string[],
+  raw: RawCacheCommandOptions,
+  env: NodeJS.ProcessEnv,
+): Promise<CacheCommandConfig> {
   const [action] = args;
-  if (action !== "list" && action !== "prune") throw new InputError(`cache expects list or prune, got ${JSON.stringify(action ?? "")}`);
+  if (action !== "list" && action !== "prune")
+    throw new InputError(`cache expects list or prune, got ${JSON.stringify(action ?? "")}`);
   if (action === "list") {
-    for (const [flag, value] of [["--older-than", raw.olderThan], ["--max-bytes", raw.maxBytes]] as const) {
+    for (const [flag, value] of [
+      ["--older-than", raw.olderThan],
+      ["--max-bytes", raw.maxBytes],
+    ] as const) {
       if (value !== undefined) throw new InputError(`${flag} is an option of cache prune, not of cache list`);
     }
   }
@@ -52,34 +60,58 @@ export async function resolveCacheCommand(args: readonly string[], raw: RawCache
 
 export const cacheCommand: CommandSpec<RawCacheCommandOptions> = {
   name: "cache",
-  summary: "show the host's cache store (list), or remove entries unused for --older-than or over --max-bytes (prune); no cluster needed",
+  summary:
+    "show the host's cache store (list), or remove entries unused for --older-than or over --max-bytes (prune); no cluster needed",
   arguments: "<list|prune>",
   options: [
-    { flag: "--cache-dir <dir>", description: "the cache store's directory (default $XDG_CACHE_HOME/knotless-runner-k8s, else ~/.cache/knotless-runner-k8s)" },
+    {
+      flag: "--cache-dir <dir>",
+      description:
+        "the cache store's directory (default $XDG_CACHE_HOME/knotless-runner-k8s, else ~/.cache/knotless-runner-k8s)",
+    },
     { flag: "--repo <name>", description: "only this repository's entries" },
-    { flag: "--older-than <duration>", description: "prune: remove entries not restored or saved for longer than this, e.g. 72h" },
-    { flag: "--max-bytes <size>", description: "prune: then remove the least recently used until the entries hold at most this, e.g. 10G" },
+    {
+      flag: "--older-than <duration>",
+      description: "prune: remove entries not restored or saved for longer than this, e.g. 72h",
+    },
+    {
+      flag: "--max-bytes <size>",
+      description: "prune: then remove the least recently used until the entries hold at most this, e.g. 10G",
+    },
     { flag: "--json", description: "print JSON instead of lines" },
   ],
   execute: ({ args, options, env }) => executeCache(args, options, env),
 };
 
 /** Prints the listing or what prune removed on stdout; exit 0, 2 for bad input, 3 when the store cannot be read or changed. */
-export async function executeCache(args: readonly string[], options: RawCacheCommandOptions, env: NodeJS.ProcessEnv): Promise<number> {
+export async function executeCache(
+  args: readonly string[],
+  options: RawCacheCommandOptions,
+  env: NodeJS.ProcessEnv,
+): Promise<number> {
   try {
     const config = await resolveCacheCommand(args, options, env);
-    const [{ createDirStore }, format] = await Promise.all([import("../../cache/dir-store.js"), import("../../cache/format-cache.js")]);
+    const [{ createDirStore }, format] = await Promise.all([
+      import("../../cache/dir-store.js"),
+      import("../../cache/format-cache.js"),
+    ]);
     const store = createDirStore({ dir: config.dir, maxBytes: Number.POSITIVE_INFINITY });
     if (config.action === "list") {
       const listing = await store.list(config.repo);
-      process.stdout.write(config.json ? format.formatCacheListJson(listing, config.dir) : format.formatCacheList(listing, config.dir, Date.now()));
+      process.stdout.write(
+        config.json
+          ? format.formatCacheListJson(listing, config.dir)
+          : format.formatCacheList(listing, config.dir, Date.now()),
+      );
     } else {
       const report = await store.prune({
         ...(config.repo === undefined ? {} : { repo: config.repo }),
         ...(config.olderThanMs === undefined ? {} : { olderThanMs: config.olderThanMs }),
         ...(config.maxBytes === undefined ? {} : { maxBytes: config.maxBytes }),
       });
-      process.stdout.write(config.json ? format.formatPruneJson(report, config.dir) : format.formatPruneReport(report, config.dir, config));
+      process.stdout.write(
+        config.json ? format.formatPruneJson(report, config.dir) : format.formatPruneReport(report, config.dir, config),
+      );
     }
     return EXIT.success;
   } catch (error) {

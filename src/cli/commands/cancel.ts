@@ -10,7 +10,8 @@ import { DEFAULT_STALE_AFTER_MS } from "./gc.js";
 
 export const cancelCommand: CommandSpec<RawClusterOptions> = {
   name: "cancel",
-  summary: "stop a run from another process: its runner stops the step, collects the outputs, deletes the Job and exits 130",
+  summary:
+    "stop a run from another process: its runner stops the step, collects the outputs, deletes the Job and exits 130",
   arguments: "<run-id>",
   options: CLUSTER_OPTIONS,
   execute: ({ options, args, env }) =>
@@ -19,14 +20,21 @@ export const cancelCommand: CommandSpec<RawClusterOptions> = {
       env,
       async ({ cluster, target }, runId) => {
         const { requestRunCancel } = await import("../../ops/cancel-run.js");
-        const outcome = await requestRunCancel(cluster, target, { runId, requester: resolveProcessIdentity(), staleAfterMs: DEFAULT_STALE_AFTER_MS });
+        const outcome = await requestRunCancel(cluster, target, {
+          runId,
+          requester: resolveProcessIdentity(),
+          staleAfterMs: DEFAULT_STALE_AFTER_MS,
+        });
         process.stdout.write(`${outcome.message}\n`);
         if (outcome.warning) process.stderr.write(`knotless-runner-k8s: warning: ${outcome.warning}\n`);
         return EXIT.success;
       },
       () => {
         const runId = args[0] ?? "";
-        if (!isAcceptableRunId(runId)) throw new InputError(`cancel expects the run's id (1 to 128 printable characters without spaces), got ${JSON.stringify(runId)}`);
+        if (!isAcceptableRunId(runId))
+          throw new InputError(
+            `cancel expects the run's id (1 to 128 printable characters without spaces), got ${JSON.stringify(runId)}`,
+          );
         return runId;
       },
     ),

@@ -3,21 +3,49 @@ import { resolve } from "node:path";
 import { InputError, describeError } from "../../core/errors.js";
 import { readDuration } from "../../core/duration.js";
 import { DNS_LABEL } from "../../core/patterns.js";
-import { DEFAULT_CREDENTIAL_NAME, MIN_TOKEN_SECONDS, type CredentialIdentity } from "../../ops/credentials/credential-objects.js";
+import {
+  DEFAULT_CREDENTIAL_NAME,
+  MIN_TOKEN_SECONDS,
+  type CredentialIdentity,
+} from "../../ops/credentials/credential-objects.js";
 import type { CredentialRequest } from "../../ops/credentials/credential-plan.js";
 import type { ClusterTarget } from "../../cluster/cluster.js";
-import { CLUSTER_OPTIONS, resolveClusterOptions, type RawClusterOptions, type TransportName } from "../cluster-options.js";
+import {
+  CLUSTER_OPTIONS,
+  resolveClusterOptions,
+  type RawClusterOptions,
+  type TransportName,
+} from "../cluster-options.js";
 import type { CommandSpec } from "../command-spec.js";
 import { EXIT, exitCodeForError } from "../exit-codes.js";
 import type { OptionSpec } from "../option-spec.js";
 
 export const CREDENTIALS_OPTIONS: readonly OptionSpec[] = [
-  { flag: "--namespace <ns>", description: "the namespace the runner's Jobs go to; the identity can touch nothing outside it", required: true },
-  { flag: "--out <file>", description: "where the scoped kubeconfig is written, mode 0600 (an existing file must already be private); with --revoke, removed" },
-  { flag: "--name <name>", description: "name of the ServiceAccount, Role and RoleBinding", defaultValue: DEFAULT_CREDENTIAL_NAME },
+  {
+    flag: "--namespace <ns>",
+    description: "the namespace the runner's Jobs go to; the identity can touch nothing outside it",
+    required: true,
+  },
+  {
+    flag: "--out <file>",
+    description:
+      "where the scoped kubeconfig is written, mode 0600 (an existing file must already be private); with --revoke, removed",
+  },
+  {
+    flag: "--name <name>",
+    description: "name of the ServiceAccount, Role and RoleBinding",
+    defaultValue: DEFAULT_CREDENTIAL_NAME,
+  },
   { flag: "--duration <duration>", description: "lifetime of the token, 10m to 168h", defaultValue: "24h" },
-  { flag: "--revoke", description: "delete the ServiceAccount, Role and RoleBinding (every token dies with the ServiceAccount), and the --out file" },
-  { flag: "--dry-run", description: "print every object and call, as API requests and kubectl commands (never a token); touch nothing" },
+  {
+    flag: "--revoke",
+    description:
+      "delete the ServiceAccount, Role and RoleBinding (every token dies with the ServiceAccount), and the --out file",
+  },
+  {
+    flag: "--dry-run",
+    description: "print every object and call, as API requests and kubectl commands (never a token); touch nothing",
+  },
   ...CLUSTER_OPTIONS.filter((option) => !option.flag.startsWith("--namespace ")),
 ];
 
@@ -45,11 +73,16 @@ interface CredentialsConfig {
 /** Validates the options (InputError naming the flag) and resolves the cluster options like every command. */
 export function resolveCredentialsConfig(raw: RawCredentialsOptions, env: NodeJS.ProcessEnv): CredentialsConfig {
   const cluster = resolveClusterOptions(raw, env);
-  if (!DNS_LABEL.test(raw.name)) throw new InputError(`--name expects a DNS-1123 label (lowercase letters, digits, '-'), got "${raw.name}"`);
+  if (!DNS_LABEL.test(raw.name))
+    throw new InputError(`--name expects a DNS-1123 label (lowercase letters, digits, '-'), got "${raw.name}"`);
   const ms = readDuration(raw.duration, "--duration");
   if (ms % 1000 !== 0) throw new InputError(`--duration expects whole seconds, got "${raw.duration}"`);
-  if (ms / 1000 < MIN_TOKEN_SECONDS) throw new InputError(`--duration expects at least 10m (the TokenRequest API refuses shorter tokens), got "${raw.duration}"`);
-  if (!raw.revoke && raw.out === undefined) throw new InputError("--out is required: where the scoped kubeconfig is written");
+  if (ms / 1000 < MIN_TOKEN_SECONDS)
+    throw new InputError(
+      `--duration expects at least 10m (the TokenRequest API refuses shorter tokens), got "${raw.duration}"`,
+    );
+  if (!raw.revoke && raw.out === undefined)
+    throw new InputError("--out is required: where the scoped kubeconfig is written");
   return {
     target: { ...cluster.target, namespace: raw.namespace, namespaceFromContext: false },
     kubectlPath: cluster.kubectlPath,
@@ -64,7 +97,8 @@ export function resolveCredentialsConfig(raw: RawCredentialsOptions, env: NodeJS
 
 export const credentialsCommand: CommandSpec<RawCredentialsOptions> = {
   name: "credentials",
-  summary: "with an admin kubeconfig: make the runner's minimal identity in one namespace (ServiceAccount, Role, RoleBinding, token) and write its kubeconfig; --revoke removes it",
+  summary:
+    "with an admin kubeconfig: make the runner's minimal identity in one namespace (ServiceAccount, Role, RoleBinding, token) and write its kubeconfig; --revoke removes it",
   options: CREDENTIALS_OPTIONS,
   execute: ({ options, env }) => executeCredentials(options, env),
 };
@@ -73,20 +107,40 @@ export const credentialsCommand: CommandSpec<RawCredentialsOptions> = {
 export async function executeCredentials(options: RawCredentialsOptions, env: NodeJS.ProcessEnv): Promise<number> {
   try {
     const config = resolveCredentialsConfig(options, env);
-    const [{ checkPrivateTarget }, report] = await Promise.all([import("../../ops/credentials/private-file.js"), import("../../ops/credentials/format-report.js")]);
+    const [{ checkPrivateTarget }, report] = await Promise.all([
+      import("../../ops/credentials/private-file.js"),
+      import("../../ops/credentials/format-report.js"),
+    ]);
     if (!config.revoke) checkPrivateTarget(config.outFile!);
     if (config.dryRun) {
-      process.stdout.write(config.revoke ? report.renderRevokeDryRun(config.target, config.identity, config.kubectlPath, config.outFile, config.transport) : report.renderIssueDryRun(toRequest(config), config.kubectlPath, config.transport));
+      process.stdout.write(
+        config.revoke
+          ? report.renderRevokeDryRun(
+              config.target,
+              config.identity,
+              config.kubectlPath,
+              config.outFile,
+              config.transport,
+            )
+          : report.renderIssueDryRun(toRequest(config), config.kubectlPath, config.transport),
+      );
       return EXIT.success;
     }
     const { openCluster } = await import("../../cluster/transports/open-cluster.js");
     const { cluster } = await openCluster(config, env);
     if (config.revoke) {
       const { revokeCredentials } = await import("../../ops/credentials/revoke-credentials.js");
-      process.stdout.write(report.formatRevokeReport(await revokeCredentials(cluster, config.target, config.identity, config.outFile), config.identity));
+      process.stdout.write(
+        report.formatRevokeReport(
+          await revokeCredentials(cluster, config.target, config.identity, config.outFile),
+          config.identity,
+        ),
+      );
     } else {
       const { issueCredentials } = await import("../../ops/credentials/issue-credentials.js");
-      process.stdout.write(report.formatIssueReport(await issueCredentials(cluster, toRequest(config)), config.identity));
+      process.stdout.write(
+        report.formatIssueReport(await issueCredentials(cluster, toRequest(config)), config.identity),
+      );
     }
     return EXIT.success;
   } catch (error) {
@@ -96,5 +150,10 @@ export async function executeCredentials(options: RawCredentialsOptions, env: No
 }
 
 function toRequest(config: CredentialsConfig): CredentialRequest {
-  return { target: config.target, identity: config.identity, tokenSeconds: config.tokenSeconds, outFile: config.outFile! };
+  return {
+    target: config.target,
+    identity: config.identity,
+    tokenSeconds: config.tokenSeconds,
+    outFile: config.outFile!,
+  };
 }

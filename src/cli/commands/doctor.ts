@@ -17,22 +17,32 @@ export const doctorCommand: CommandSpec<RawDoctorOptions> = {
   options: [
     ...CLUSTER_OPTIONS,
     { flag: "--json", description: "print JSON instead of one line per check" },
-    { flag: "--cache-pvc <name>", description: "also check the PVC cache backend's claim: it exists, is Bound, and which nodes can mount it" },
+    {
+      flag: "--cache-pvc <name>",
+      description: "also check the PVC cache backend's claim: it exists, is Bound, and which nodes can mount it",
+    },
   ],
   execute: ({ options, env }) =>
     runOperatorCommand(
       options,
       env,
       async ({ cluster, target }) => {
-        const { DEFAULT_DOCTOR_OPTIONS, formatDoctorJson, formatDoctorReport, runDoctor } = await import("../../ops/doctor/run-doctor.js");
-        const report = await runDoctor(cluster, { ...DEFAULT_DOCTOR_OPTIONS, target, ...(options.cachePvc === undefined ? {} : { cacheClaim: options.cachePvc }) });
+        const { DEFAULT_DOCTOR_OPTIONS, formatDoctorJson, formatDoctorReport, runDoctor } =
+          await import("../../ops/doctor/run-doctor.js");
+        const report = await runDoctor(cluster, {
+          ...DEFAULT_DOCTOR_OPTIONS,
+          target,
+          ...(options.cachePvc === undefined ? {} : { cacheClaim: options.cachePvc }),
+        });
         process.stdout.write(options.json ? formatDoctorJson(report) : formatDoctorReport(report));
         return report.checks.some((check) => check.status === "fail") ? EXIT.infrastructure : EXIT.success;
       },
       () => {
         // As `run` checks it (src/cli/cache-options.ts), before the cluster is opened.
         if (options.cachePvc !== undefined && !DNS_LABEL.test(options.cachePvc))
-          throw new InputError(`--cache-pvc expects a PersistentVolumeClaim name (a DNS-1123 label such as ci-cache), got ${JSON.stringify(options.cachePvc)}`);
+          throw new InputError(
+            `--cache-pvc expects a PersistentVolumeClaim name (a DNS-1123 label such as ci-cache), got ${JSON.stringify(options.cachePvc)}`,
+          );
       },
     ),
 };

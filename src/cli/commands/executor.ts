@@ -7,7 +7,8 @@ import { EXECUTOR_OPTIONS, type RawExecutorOptions } from "../executor-options.j
 
 export const executorCommand: CommandSpec<RawExecutorOptions> = {
   name: "executor",
-  summary: "run the workflows a Tangled spindle mill places on this executor (spindle.mill.v1 over one WebSocket), each as one Job",
+  summary:
+    "run the workflows a Tangled spindle mill places on this executor (spindle.mill.v1 over one WebSocket), each as one Job",
   options: EXECUTOR_OPTIONS,
   execute: ({ options, env }) => executeExecutor(options, env),
 };
@@ -22,7 +23,15 @@ export async function executeExecutor(options: RawExecutorOptions, env: NodeJS.P
     const { resolveExecutorConfig } = await import("../executor-options.js");
     const config = await resolveExecutorConfig(options, env);
     drainTimeoutMs = config.drainTimeoutMs;
-    const [{ createClusterClient }, { loadMillCodec }, { MillState }, { openLogStore }, { createKubernetesLauncher }, { MillSession }, { createMillMetrics, listenMetrics }] = await Promise.all([
+    const [
+      { createClusterClient },
+      { loadMillCodec },
+      { MillState },
+      { openLogStore },
+      { createKubernetesLauncher },
+      { MillSession },
+      { createMillMetrics, listenMetrics },
+    ] = await Promise.all([
       import("../../serve/cluster-transport.js"),
       import("../../mill/mill-codec.js"),
       import("../../mill/mill-state.js"),
@@ -31,11 +40,23 @@ export async function executeExecutor(options: RawExecutorOptions, env: NodeJS.P
       import("../../mill/mill-session.js"),
       import("../../mill/mill-metrics.js"),
     ]);
-    const [cluster, codec, logStore] = await Promise.all([createClusterClient(config.transport), loadMillCodec(), openLogStore(config.logStore)]);
+    const [cluster, codec, logStore] = await Promise.all([
+      createClusterClient(config.transport),
+      loadMillCodec(),
+      openLogStore(config.logStore),
+    ]);
     const state = new MillState(config.stateDir);
-    const launcher = createKubernetesLauncher({ cluster, defaults: config.defaults, runsDir: join(config.stateDir, "runs"), ...(config.architectures ? { architectures: config.architectures } : {}), warn });
+    const launcher = createKubernetesLauncher({
+      cluster,
+      defaults: config.defaults,
+      runsDir: join(config.stateDir, "runs"),
+      ...(config.architectures ? { architectures: config.architectures } : {}),
+      warn,
+    });
     const metrics = await createMillMetrics(() => session?.stats());
-    const metricsServer = config.metricsListen ? await listenMetrics(metrics, config.metricsListen.host, config.metricsListen.port) : undefined;
+    const metricsServer = config.metricsListen
+      ? await listenMetrics(metrics, config.metricsListen.host, config.metricsListen.port)
+      : undefined;
     session = new MillSession({
       url: config.millUrl,
       token: config.token,
@@ -57,7 +78,9 @@ export async function executeExecutor(options: RawExecutorOptions, env: NodeJS.P
       state.close();
     };
     session.start();
-    process.stdout.write(`executor epoch ${state.epoch}: dialling ${config.millUrl}; logs to ${logStore.describe}${metricsServer ? `; metrics at ${metricsServer.url}` : ""}\n`);
+    process.stdout.write(
+      `executor epoch ${state.epoch}: dialling ${config.millUrl}; logs to ${logStore.describe}${metricsServer ? `; metrics at ${metricsServer.url}` : ""}\n`,
+    );
   } catch (error) {
     warn(describeError(error));
     return exitCodeForError(error);
@@ -74,7 +97,9 @@ export async function executeExecutor(options: RawExecutorOptions, env: NodeJS.P
     const onSignal = (signal: NodeJS.Signals): void => {
       signals += 1;
       if (signals === 1) {
-        warn(`${signal}: draining: new reservations refused; running leases have ${Math.round(drainTimeoutMs / 1000)}s to finish, then they are cancelled (${signal} again to cancel them now)`);
+        warn(
+          `${signal}: draining: new reservations refused; running leases have ${Math.round(drainTimeoutMs / 1000)}s to finish, then they are cancelled (${signal} again to cancel them now)`,
+        );
         void session.drain(drainTimeoutMs).then(resolve, (error: unknown) => {
           warn(`draining: ${describeError(error)}`);
           resolve();

@@ -21,21 +21,34 @@ interface RawGcOptions extends RawClusterOptions {
  * The gc policy from the options: durations checked, and --stale-after at least twice the heartbeat's interval (a
  * live run's heartbeat may be one interval old plus a slow refresh).
  */
-export function resolveGcPolicy(raw: RawGcOptions, env: NodeJS.ProcessEnv): { staleAfterMs: number; olderThanMs?: number } {
+export function resolveGcPolicy(
+  raw: RawGcOptions,
+  env: NodeJS.ProcessEnv,
+): { staleAfterMs: number; olderThanMs?: number } {
   const staleAfterMs = readDuration(raw.staleAfter, "--stale-after");
   const interval = readHeartbeatInterval(env);
   if (staleAfterMs < 2 * interval) {
-    throw new InputError(`--stale-after must be at least twice the heartbeat interval (${formatDuration(2 * interval)}), or live runs would be taken for abandoned; got "${raw.staleAfter}"`);
+    throw new InputError(
+      `--stale-after must be at least twice the heartbeat interval (${formatDuration(2 * interval)}), or live runs would be taken for abandoned; got "${raw.staleAfter}"`,
+    );
   }
-  return { staleAfterMs, ...(raw.olderThan === undefined ? {} : { olderThanMs: readDuration(raw.olderThan, "--older-than") }) };
+  return {
+    staleAfterMs,
+    ...(raw.olderThan === undefined ? {} : { olderThanMs: readDuration(raw.olderThan, "--older-than") }),
+  };
 }
 
 export const gcCommand: CommandSpec<RawGcOptions> = {
   name: "gc",
-  summary: "delete Jobs whose run is over or abandoned (stale heartbeat) and expired warm placeholders; never a live run",
+  summary:
+    "delete Jobs whose run is over or abandoned (stale heartbeat) and expired warm placeholders; never a live run",
   options: [
     ...CLUSTER_OPTIONS,
-    { flag: "--stale-after <duration>", description: "a run whose heartbeat is older is abandoned (at least twice the heartbeat interval)", defaultValue: "2m" },
+    {
+      flag: "--stale-after <duration>",
+      description: "a run whose heartbeat is older is abandoned (at least twice the heartbeat interval)",
+      defaultValue: "2m",
+    },
     { flag: "--older-than <duration>", description: "only remove Jobs older than this" },
     { flag: "--dry-run", description: "say what would be removed; remove nothing" },
   ],
@@ -45,7 +58,11 @@ export const gcCommand: CommandSpec<RawGcOptions> = {
       env,
       async ({ cluster, target }, policy) => {
         const { formatGcReport, runGc } = await import("../../ops/gc.js");
-        const report = await runGc(cluster, target, { policy, dryRun: options.dryRun ?? false, deleteRetry: DEFAULT_TIMINGS.deleteRetry });
+        const report = await runGc(cluster, target, {
+          policy,
+          dryRun: options.dryRun ?? false,
+          deleteRetry: DEFAULT_TIMINGS.deleteRetry,
+        });
         process.stdout.write(formatGcReport(report));
         return report.outcomes.some((o) => o.result === "failed") ? EXIT.infrastructure : EXIT.success;
       },

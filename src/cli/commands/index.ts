@@ -12,4 +12,16 @@ import { serveCommand } from "./serve.js";
 import { validateCommand } from "./validate.js";
 import { warmCommand } from "./warm.js";
 
-export const COMMANDS: readonly CommandSpec<never>[] = [runCommand, validateCommand, credentialsCommand, doctorCommand, listCommand, cancelCommand, gcCommand, warmCommand, cacheCommand, serveCommand, executorCommand];
+export const COMMANDS: readonly CommandSpec<never>[] = [
+  runCommand,
+  validateCommand,
+  credentialsCommand,
+  doctorCommand,
+  listCommand,
+  cancelCommand,
+  gcCommand,
+  warmCommand,
+  cacheCommand,
+  serveCommand,
+  executorCommand,
+];

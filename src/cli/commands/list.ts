@@ -14,10 +14,8 @@ export const listCommand: CommandSpec<RawListOptions> = {
   options: [...CLUSTER_OPTIONS, { flag: "--json", description: "print JSON instead of a table" }],
   execute: ({ options, env }) =>
     runOperatorCommand(options, env, async ({ cluster, target }) => {
-      const [{ listOurJobs, listOurPods, readAnsweredNamespace }, { buildListRows, formatListJson, formatListTable }] = await Promise.all([
-        import("../../ops/cluster-reads.js"),
-        import("../../ops/list-runs.js"),
-      ]);
+      const [{ listOurJobs, listOurPods, readAnsweredNamespace }, { buildListRows, formatListJson, formatListTable }] =
+        await Promise.all([import("../../ops/cluster-reads.js"), import("../../ops/list-runs.js")]);
       const [jobs, pods] = await Promise.all([listOurJobs(cluster, target), listOurPods(cluster, target)]);
       const rows = buildListRows(jobs, pods, Date.now());
       const namespace = readAnsweredNamespace(target, jobs);

@@ -41,9 +41,13 @@ export async function executeRun(options: RawRunOptions, env: NodeJS.ProcessEnv)
   if (config.notMatched) {
     const { writeNotMatchedResult } = await import("../not-matched.js");
     try {
-      process.stderr.write(`knotless-runner-k8s: ${await writeNotMatchedResult({ ...config, notMatched: config.notMatched })}\n`);
+      process.stderr.write(
+        `knotless-runner-k8s: ${await writeNotMatchedResult({ ...config, notMatched: config.notMatched })}\n`,
+      );
     } catch (error) {
-      process.stderr.write(`knotless-runner-k8s: --out: cannot write the result into ${config.settings.outDir}: ${describeError(error)}\n`);
+      process.stderr.write(
+        `knotless-runner-k8s: --out: cannot write the result into ${config.settings.outDir}: ${describeError(error)}\n`,
+      );
       return EXIT.badInput;
     }
     return EXIT.success;
@@ -58,25 +62,36 @@ export async function executeRun(options: RawRunOptions, env: NodeJS.ProcessEnv)
 /** Runs a resolved, matching configuration for real. */
 async function executeResolvedRun(config: RunConfig, env: NodeJS.ProcessEnv): Promise<number> {
   // Loaded only for real runs, so --help, bad input and dry runs start fast.
-  const [{ launchRun, openRunLogFiles }, { KubernetesExecutor }, { openCluster }, { createConsoleSink }, { createStepTracker }, { prepareEmergencyExit }, { createOutputBudget }] =
-    await Promise.all([
-      import("../../run/launch.js"),
-      import("../../executor/kubernetes/kubernetes-executor.js"),
-      import("../../cluster/transports/open-cluster.js"),
-      import("../../events/sinks.js"),
-      import("../../run/step-tracker.js"),
-      import("../emergency-exit.js"),
-      import("../../events/output-budget.js"),
-    ]);
+  const [
+    { launchRun, openRunLogFiles },
+    { KubernetesExecutor },
+    { openCluster },
+    { createConsoleSink },
+    { createStepTracker },
+    { prepareEmergencyExit },
+    { createOutputBudget },
+  ] = await Promise.all([
+    import("../../run/launch.js"),
+    import("../../executor/kubernetes/kubernetes-executor.js"),
+    import("../../cluster/transports/open-cluster.js"),
+    import("../../events/sinks.js"),
+    import("../../run/step-tracker.js"),
+    import("../emergency-exit.js"),
+    import("../../events/output-budget.js"),
+  ]);
   // No child of the runner (kubectl, the host tar) needs what --secret-env read: a child's environment is readable
   // in /proc/PID/environ and handed on to everything it starts.
   const childEnv = removeSecretVariables(env, config.settings.secrets ?? []);
-  const settings = config.settings.hostTar ? { ...config.settings, hostTar: { ...config.settings.hostTar, env: childEnv } } : config.settings;
+  const settings = config.settings.hostTar
+    ? { ...config.settings, hostTar: { ...config.settings.hostTar, env: childEnv } }
+    : config.settings;
   // Synchronous: one syscall, where an await would put a thread-pool round trip before the first kubectl call.
   try {
     makeDirectorySync(settings.outDir);
   } catch (error) {
-    process.stderr.write(`knotless-runner-k8s: --out: cannot create the directory ${settings.outDir}: ${describeError(error)}\n`);
+    process.stderr.write(
+      `knotless-runner-k8s: --out: cannot create the directory ${settings.outDir}: ${describeError(error)}\n`,
+    );
     return EXIT.badInput;
   }
   const controller = new AbortController();
@@ -88,12 +103,22 @@ async function executeResolvedRun(config: RunConfig, env: NodeJS.ProcessEnv): Pr
   const outputBudget = createOutputBudget(settings.maxLogBytes); // the run's own, so that a crash can still report its counts
   const emit = createEventEmitter([...logs.map((log) => log.sink), stepTracker.sink]);
   for (const message of config.clamped) emit({ kind: "notice", level: "warning", message });
-  const { cluster } = await openCluster({ target: settings.target, kubectlPath: config.kubectlPath, transport: config.transport }, childEnv, {
-    kubectl: (args) => emit({ kind: "kubectl", args }),
-    api: (call) => emit({ kind: "api-call", ...call }),
-  });
+  const { cluster } = await openCluster(
+    { target: settings.target, kubectlPath: config.kubectlPath, transport: config.transport },
+    childEnv,
+    {
+      kubectl: (args) => emit({ kind: "kubectl", args }),
+      api: (call) => emit({ kind: "api-call", ...call }),
+    },
+  );
   let executor: InstanceType<typeof KubernetesExecutor> | undefined;
-  const jobOf = (): RunResult["job"] => ({ namespace: executor?.namespace ?? "", name: settings.jobName, pod: executor?.pod?.name ?? null, node: executor?.pod?.node || null, image: settings.image });
+  const jobOf = (): RunResult["job"] => ({
+    namespace: executor?.namespace ?? "",
+    name: settings.jobName,
+    pod: executor?.pod?.name ?? null,
+    node: executor?.pod?.node || null,
+    image: settings.image,
+  });
   const lastWords = prepareEmergencyExit({
     outDir: settings.outDir,
     runId: settings.runId,
@@ -105,7 +130,9 @@ async function executeResolvedRun(config: RunConfig, env: NodeJS.ProcessEnv): Pr
   const onSignal = (signal: NodeJS.Signals): void => {
     signals += 1;
     if (signals === 1) {
-      process.stderr.write(`\nknotless-runner-k8s: ${signal}: cancelling the run and deleting its Job (again to exit at once)\n`);
+      process.stderr.write(
+        `\nknotless-runner-k8s: ${signal}: cancelling the run and deleting its Job (again to exit at once)\n`,
+      );
       controller.abort(new CancelledError(`cancelled by ${signal}`));
       return;
     }
@@ -114,7 +141,13 @@ async function executeResolvedRun(config: RunConfig, env: NodeJS.ProcessEnv): Pr
     lastWords.log({ kind: "notice", level: "error", message: `${signal} again: ${message}` });
     executor?.removeStagedFilesSync();
     executor?.stopPresenceSync();
-    lastWords.finish({ status: "cancelled", error: { message: `cancelled by ${signal}, then ${signal} again: ${message}`, reason: "cancelled" }, stepStatus: "cancelled", job: jobOf(), logs: outputBudget.counts() });
+    lastWords.finish({
+      status: "cancelled",
+      error: { message: `cancelled by ${signal}, then ${signal} again: ${message}`, reason: "cancelled" },
+      stepStatus: "cancelled",
+      job: jobOf(),
+      logs: outputBudget.counts(),
+    });
     process.exit(EXIT.cancelled);
   };
   // A bug that escapes as an uncaught exception must not leave a paid node running until the pod's dead man's
@@ -125,10 +158,18 @@ async function executeResolvedRun(config: RunConfig, env: NodeJS.ProcessEnv): Pr
     const detail = masker.maskText(error instanceof Error ? (error.stack ?? error.message) : String(error));
     process.stderr.write(`\nknotless-runner-k8s: internal error: ${detail}\n`);
     lastWords.log({ kind: "notice", level: "error", message: `internal error: ${detail}` });
-    const { detail: teardown, mayBeLeft } = executor ? executor.teardownNowSync(CRASH_DELETE_TIMEOUT_MS) : { detail: "no Job was created", mayBeLeft: false };
+    const { detail: teardown, mayBeLeft } = executor
+      ? executor.teardownNowSync(CRASH_DELETE_TIMEOUT_MS)
+      : { detail: "no Job was created", mayBeLeft: false };
     process.stderr.write(`knotless-runner-k8s: ${teardown}\n`);
     lastWords.log({ kind: "notice", level: mayBeLeft ? "error" : "info", message: teardown });
-    lastWords.finish({ status: "failed", error: { message: `internal error: ${masker.maskText(describeError(error))}; ${teardown}`, reason: "internal" }, stepStatus: "failed", job: jobOf(), logs: outputBudget.counts() });
+    lastWords.finish({
+      status: "failed",
+      error: { message: `internal error: ${masker.maskText(describeError(error))}; ${teardown}`, reason: "internal" },
+      stepStatus: "failed",
+      job: jobOf(),
+      logs: outputBudget.counts(),
+    });
     process.exit(EXIT.infrastructure);
   };
   process.on("SIGINT", onSignal);
@@ -155,7 +196,9 @@ async function executeResolvedRun(config: RunConfig, env: NodeJS.ProcessEnv): Pr
     return exitCodeForResult(result);
   } catch (error) {
     if (finished === undefined || !isDiskFullError(error)) throw error;
-    process.stderr.write(`knotless-runner-k8s: the run ended ${finished.status}, but ${describeError(makeDiskFullError(error))}\n`);
+    process.stderr.write(
+      `knotless-runner-k8s: the run ended ${finished.status}, but ${describeError(makeDiskFullError(error))}\n`,
+    );
     return EXIT.infrastructure;
   } finally {
     process.off("SIGINT", onSignal);

@@ -11,7 +11,8 @@ const SECOND_SIGNAL_DELETE_TIMEOUT_MS = 5_000;
 
 export const serveCommand: CommandSpec<RawServeOptions> = {
   name: "serve",
-  summary: "run as a service: many runs at once, submitted, followed and cancelled over XRPC (/xrpc/dev.knotless.runner.*)",
+  summary:
+    "run as a service: many runs at once, submitted, followed and cancelled over XRPC (/xrpc/dev.knotless.runner.*)",
   options: SERVE_OPTIONS,
   execute: ({ options, env }) => executeServe(options, env),
 };
@@ -56,7 +57,10 @@ export async function executeServe(options: RawServeOptions, env: NodeJS.Process
         );
         void started.stop(drainTimeoutMs, now.signal, drainCleanupTimeoutMs).then(
           (abandoned) => {
-            for (const run of abandoned) warn(`gave up waiting for run ${run.runId} after ${formatSeconds(drainCleanupTimeoutMs)} of clean-up: ${run.detail}${run.mayBeLeft ? " (its Job may be left: gc deletes it once its heartbeat is stale)" : ""}`);
+            for (const run of abandoned)
+              warn(
+                `gave up waiting for run ${run.runId} after ${formatSeconds(drainCleanupTimeoutMs)} of clean-up: ${run.detail}${run.mayBeLeft ? " (its Job may be left: gc deletes it once its heartbeat is stale)" : ""}`,
+              );
             if (abandoned.length === 0) warn("stopped: every run is over and its Job deleted");
             resolve(abandoned.length === 0 ? EXIT.success : EXIT.infrastructure);
           },
@@ -69,8 +73,14 @@ export async function executeServe(options: RawServeOptions, env: NodeJS.Process
       }
       // The operator asked twice: no more waiting, only each Job deleted synchronously (ms each) and named.
       now.abort(new CancelledError(`cancelled by ${signal}`));
-      const abandoned = started.service.abandonAllNowSync(`${signal} twice: the service exited at once`, SECOND_SIGNAL_DELETE_TIMEOUT_MS);
-      for (const run of abandoned) warn(`${signal} again: abandoned run ${run.runId}: ${run.detail}${run.mayBeLeft ? " (its Job may be left: gc deletes it once its heartbeat is stale)" : ""}`);
+      const abandoned = started.service.abandonAllNowSync(
+        `${signal} twice: the service exited at once`,
+        SECOND_SIGNAL_DELETE_TIMEOUT_MS,
+      );
+      for (const run of abandoned)
+        warn(
+          `${signal} again: abandoned run ${run.runId}: ${run.detail}${run.mayBeLeft ? " (its Job may be left: gc deletes it once its heartbeat is stale)" : ""}`,
+        );
       warn(`${signal} again: exiting now${abandoned.length === 0 ? "" : ` with ${abandoned.length} run(s) abandoned`}`);
       process.exit(EXIT.cancelled);
     };

@@ -5,17 +5,25 @@ import { EXIT } from "../exit-codes.js";
 
 export const validateCommand: CommandSpec<{ config?: string }> = {
   name: "validate",
-  summary: "check workflow files (each FILE, or every *.yml and *.yaml directly in each DIR), and the runner configuration with --config (then the files against its limits too), without a cluster or a checkout",
+  summary:
+    "check workflow files (each FILE, or every *.yml and *.yaml directly in each DIR), and the runner configuration with --config (then the files against its limits too), without a cluster or a checkout",
   arguments: "[paths...]",
-  options: [{ flag: "--config <file>", description: "the runner configuration to check, and to hold the workflow files to (its limits)" }],
+  options: [
+    {
+      flag: "--config <file>",
+      description: "the runner configuration to check, and to hold the workflow files to (its limits)",
+    },
+  ],
   execute: async ({ args, options }) => {
-    if (args.length === 0 && options.config === undefined) throw new InputError("validate expects workflow files or directories, or --config FILE");
+    if (args.length === 0 && options.config === undefined)
+      throw new InputError("validate expects workflow files or directories, or --config FILE");
     // Loaded here, so that the command costs nothing until it runs: only the YAML parser comes with it.
-    const [{ formatValidateReport, validateWorkflowPaths }, { readRunnerConfig }, { WorkflowError }] = await Promise.all([
-      import("../../settings/validate-files.js"),
-      import("../../config/read-runner-config.js"),
-      import("../../workflow/workflow-errors.js"),
-    ]);
+    const [{ formatValidateReport, validateWorkflowPaths }, { readRunnerConfig }, { WorkflowError }] =
+      await Promise.all([
+        import("../../settings/validate-files.js"),
+        import("../../config/read-runner-config.js"),
+        import("../../workflow/workflow-errors.js"),
+      ]);
     let runner;
     let configErrors;
     if (options.config !== undefined) {
@@ -27,7 +35,10 @@ export const validateCommand: CommandSpec<{ config?: string }> = {
       }
     }
     const report = await validateWorkflowPaths(args, runner);
-    const configCheck = options.config === undefined ? [] : [{ file: options.config, config: true as const, errors: configErrors ?? [], warnings: [] }];
+    const configCheck =
+      options.config === undefined
+        ? []
+        : [{ file: options.config, config: true as const, errors: configErrors ?? [], warnings: [] }];
     const output = formatValidateReport({ ...report, checks: [...configCheck, ...report.checks] });
     process.stdout.write(output.stdout);
     process.stderr.write(output.stderr);

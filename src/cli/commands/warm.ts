@@ -4,7 +4,12 @@ import { IMAGE, QUANTITY } from "../../core/patterns.js";
 import { CancelledError, describeError, InputError } from "../../core/errors.js";
 import type { ClusterTarget } from "../../cluster/cluster.js";
 import type { CommandSpec } from "../command-spec.js";
-import { CLUSTER_OPTIONS, resolveClusterOptions, type RawClusterOptions, type TransportName } from "../cluster-options.js";
+import {
+  CLUSTER_OPTIONS,
+  resolveClusterOptions,
+  type RawClusterOptions,
+  type TransportName,
+} from "../cluster-options.js";
 import { EXIT, exitCodeForError } from "../exit-codes.js";
 import type { OptionSpec } from "../option-spec.js";
 import { readWarmCount, readWarmSeconds } from "../warm-options.js";
@@ -13,15 +18,35 @@ import { DEFAULT_RUNNER_CONFIG, type RunnerConfigSource } from "../../config/run
 import type { WarmSpec } from "../../warm/top-up.js";
 
 export const WARM_OPTIONS: readonly OptionSpec[] = [
-  { flag: "--for <duration>", description: "how long each new placeholder keeps its node (billed while it waits), e.g. 10m", defaultValue: "10m" },
-  { flag: "--count <n>", description: "placeholders of this size to have (tops up to this many, never more)", defaultValue: "1" },
-  { flag: "--cpu <quantity>", description: "CPU request of each placeholder: a run requesting no more can claim it", defaultValue: "500m" },
+  {
+    flag: "--for <duration>",
+    description: "how long each new placeholder keeps its node (billed while it waits), e.g. 10m",
+    defaultValue: "10m",
+  },
+  {
+    flag: "--count <n>",
+    description: "placeholders of this size to have (tops up to this many, never more)",
+    defaultValue: "1",
+  },
+  {
+    flag: "--cpu <quantity>",
+    description: "CPU request of each placeholder: a run requesting no more can claim it",
+    defaultValue: "500m",
+  },
   { flag: "--memory <quantity>", description: "memory request of each placeholder", defaultValue: "512Mi" },
-  { flag: "--image <ref>", description: "what the placeholder waits in (needs sh and sleep); the runs' image gets it onto the node early", defaultValue: "busybox:1.36" },
+  {
+    flag: "--image <ref>",
+    description: "what the placeholder waits in (needs sh and sleep); the runs' image gets it onto the node early",
+    defaultValue: "busybox:1.36",
+  },
   { flag: "--max-warm <n>", description: "most placeholders in the namespace, of any size", defaultValue: "1" },
   { flag: "--release", description: "delete every warm placeholder in the namespace now, instead" },
   { flag: "--dry-run", description: "print the placeholder manifest and every kubectl call; touch nothing" },
-  { flag: "--config <file>", description: "the runner configuration (YAML): its pod keys (placement, pull secrets, labels, annotations, security profile) go on the placeholders, as on the runs' pods" },
+  {
+    flag: "--config <file>",
+    description:
+      "the runner configuration (YAML): its pod keys (placement, pull secrets, labels, annotations, security profile) go on the placeholders, as on the runs' pods",
+  },
   ...POD_OPTIONS.filter((option) => !option.flag.startsWith("--ephemeral-storage ")),
   ...CLUSTER_OPTIONS,
 ];
@@ -52,21 +77,41 @@ export interface WarmConfig {
  * its pod keys with the pod flags over them go on the placeholders as `run --keep-warm` puts the run's
  * (settings.pod: podSpecPatch is the run pod's alone, ephemeral storage the run container's).
  */
-export function resolveWarmConfig(raw: RawWarmOptions, env: NodeJS.ProcessEnv, runner: RunnerConfigSource = { config: DEFAULT_RUNNER_CONFIG }): WarmConfig {
-  for (const [flag, value] of [["--cpu", raw.cpu], ["--memory", raw.memory]] as const) {
-    if (!QUANTITY.test(value)) throw new InputError(`${flag} expects a Kubernetes quantity such as 500m, 1 or 512Mi, got "${value}"`);
+export function resolveWarmConfig(
+  raw: RawWarmOptions,
+  env: NodeJS.ProcessEnv,
+  runner: RunnerConfigSource = { config: DEFAULT_RUNNER_CONFIG },
+): WarmConfig {
+  for (const [flag, value] of [
+    ["--cpu", raw.cpu],
+    ["--memory", raw.memory],
+  ] as const) {
+    if (!QUANTITY.test(value))
+      throw new InputError(`${flag} expects a Kubernetes quantity such as 500m, 1 or 512Mi, got "${value}"`);
   }
-  if (!IMAGE.test(raw.image)) throw new InputError(`--image expects an image reference such as busybox:1.36, got ${JSON.stringify(raw.image)}`);
+  if (!IMAGE.test(raw.image))
+    throw new InputError(`--image expects an image reference such as busybox:1.36, got ${JSON.stringify(raw.image)}`);
   const count = readWarmCount(raw.count, "--count");
   const maxWarm = readWarmCount(raw.maxWarm, "--max-warm");
-  if (count > maxWarm && !raw.release) throw new InputError(`--count ${count} is more than --max-warm ${maxWarm} allows; raise --max-warm (each placeholder is a node billed while it waits)`);
+  if (count > maxWarm && !raw.release)
+    throw new InputError(
+      `--count ${count} is more than --max-warm ${maxWarm} allows; raise --max-warm (each placeholder is a node billed while it waits)`,
+    );
   const { ephemeralStorage: _storage, podSpecPatch: _patch, ...pod } = applyPodFlags(runner, raw).config.pod;
   const cluster = resolveClusterOptions(raw, env);
   return {
     target: cluster.target,
     kubectlPath: cluster.kubectlPath,
     transport: cluster.transport,
-    spec: { count, maxWarm, seconds: readWarmSeconds(raw.for, "--for"), cpu: raw.cpu, memory: raw.memory, image: raw.image, ...(Object.keys(pod).length > 0 ? { pod } : {}) },
+    spec: {
+      count,
+      maxWarm,
+      seconds: readWarmSeconds(raw.for, "--for"),
+      cpu: raw.cpu,
+      memory: raw.memory,
+      image: raw.image,
+      ...(Object.keys(pod).length > 0 ? { pod } : {}),
+    },
     release: raw.release ?? false,
     dryRun: raw.dryRun ?? false,
   };
@@ -74,7 +119,8 @@ export function resolveWarmConfig(raw: RawWarmOptions, env: NodeJS.ProcessEnv, r
 
 export const warmCommand: CommandSpec<RawWarmOptions> = {
   name: "warm",
-  summary: "keep N nodes warm with placeholder Jobs that runs claim (--release deletes them); each is billed while it waits",
+  summary:
+    "keep N nodes warm with placeholder Jobs that runs claim (--release deletes them); each is billed while it waits",
   options: WARM_OPTIONS,
   execute: ({ options, env }) => executeWarm(options, env),
 };
@@ -84,7 +130,11 @@ export async function executeWarm(options: RawWarmOptions, env: NodeJS.ProcessEn
   let config: WarmConfig;
   try {
     const { readRunnerConfig } = await import("../../config/read-runner-config.js");
-    config = resolveWarmConfig(options, env, await readRunnerConfig(options.config === undefined ? undefined : resolve(options.config)));
+    config = resolveWarmConfig(
+      options,
+      env,
+      await readRunnerConfig(options.config === undefined ? undefined : resolve(options.config)),
+    );
   } catch (error) {
     process.stderr.write(`knotless-runner-k8s: ${describeError(error)}\n`);
     return exitCodeForError(error);
@@ -119,7 +169,12 @@ export async function executeWarm(options: RawWarmOptions, env: NodeJS.ProcessEn
 
 /** The placeholder manifest and the calls, as `warm --dry-run` prints them. */
 async function renderWarmDryRun(config: WarmConfig): Promise<string> {
-  const [{ stringify }, { buildPlaceholderManifest }, { PLANNED_PLACEHOLDER, planReleaseCalls, planWarmCalls }, { formatPlannedCalls }] = await Promise.all([
+  const [
+    { stringify },
+    { buildPlaceholderManifest },
+    { PLANNED_PLACEHOLDER, planReleaseCalls, planWarmCalls },
+    { formatPlannedCalls },
+  ] = await Promise.all([
     import("yaml"),
     import("../../manifests/placeholder-manifest.js"),
     import("../../dry-run/call-plan.js"),
@@ -128,9 +183,20 @@ async function renderWarmDryRun(config: WarmConfig): Promise<string> {
   const lines: string[] = [];
   if (!config.release) {
     const { target, spec } = config;
-    const manifest = buildPlaceholderManifest({ name: PLANNED_PLACEHOLDER, ...(target.namespace === undefined ? {} : { namespace: target.namespace }), ...spec });
+    const manifest = buildPlaceholderManifest({
+      name: PLANNED_PLACEHOLDER,
+      ...(target.namespace === undefined ? {} : { namespace: target.namespace }),
+      ...spec,
+    });
     lines.push("# Warm placeholder manifest", "---", stringify(manifest).trimEnd(), "---");
   }
-  lines.push(...formatPlannedCalls(config.kubectlPath, config.target, config.release ? planReleaseCalls() : planWarmCalls(config.spec), config.transport));
+  lines.push(
+    ...formatPlannedCalls(
+      config.kubectlPath,
+      config.target,
+      config.release ? planReleaseCalls() : planWarmCalls(config.spec),
+      config.transport,
+    ),
+  );
   return `${lines.join("\n")}\n`;
 }

@@ -88,7 +88,11 @@ export class ApiClient {
    * A text request (a container's log): resolves with at most `maxBytes` of a 2xx's body (the rest is not read: the
    * response is destroyed), rejects as `request` does.
    */
-  async requestText(method: string, path: string, options: RequestOptions & { readonly maxBytes: number }): Promise<string> {
+  async requestText(
+    method: string,
+    path: string,
+    options: RequestOptions & { readonly maxBytes: number },
+  ): Promise<string> {
     const response = await this.send(method, path, options);
     const chunks: Buffer[] = [];
     let bytes = 0;
@@ -146,13 +150,22 @@ export class ApiClient {
       {
         url: kubeconfig.server + path,
         method,
-        headers: { Accept: "application/json", ...(identity.authorization ? { Authorization: identity.authorization } : {}), ...(body === undefined ? {} : { "Content-Type": "application/json" }) },
+        headers: {
+          Accept: "application/json",
+          ...(identity.authorization ? { Authorization: identity.authorization } : {}),
+          ...(body === undefined ? {} : { "Content-Type": "application/json" }),
+        },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
         tls: { ...this.tlsOptions(identity), rejectUnauthorized: !kubeconfig.tls.insecureSkipVerify },
       },
       timeoutMs,
     );
-    this.noteCall({ method, path, status: "status" in answer ? answer.status : null, durationMs: Date.now() - started });
+    this.noteCall({
+      method,
+      path,
+      status: "status" in answer ? answer.status : null,
+      durationMs: Date.now() - started,
+    });
     return answer;
   }
 
@@ -162,11 +175,17 @@ export class ApiClient {
     this.pools.clear();
   }
 
-  private async send(method: string, path: string, options: RequestOptions & { inactivityMs?: number }, retried = false): Promise<IncomingMessage> {
+  private async send(
+    method: string,
+    path: string,
+    options: RequestOptions & { inactivityMs?: number },
+    retried = false,
+  ): Promise<IncomingMessage> {
     const identity = await this.credentials.current();
     const agent = this.pool(identity);
     const url = new URL(this.options.kubeconfig.server + path);
-    for (const [key, value] of Object.entries(options.query ?? {})) if (value !== undefined) url.searchParams.set(key, String(value));
+    for (const [key, value] of Object.entries(options.query ?? {}))
+      if (value !== undefined) url.searchParams.set(key, String(value));
     const headers: Record<string, string> = { Accept: "application/json" };
     if (identity.authorization) headers.Authorization = identity.authorization;
     let body: string | undefined;
@@ -181,13 +200,20 @@ export class ApiClient {
     if (options.signal && getMaxListeners(options.signal) < 100) setMaxListeners(100, options.signal);
     const what = `${method} ${url.pathname}`;
     const started = Date.now();
-    const note = (status: number | null): void => this.noteCall({ method, path: url.pathname + url.search, status, durationMs: Date.now() - started });
+    const note = (status: number | null): void =>
+      this.noteCall({ method, path: url.pathname + url.search, status, durationMs: Date.now() - started });
     let response: IncomingMessage;
     try {
       response = await new Promise<IncomingMessage>((resolve, reject) => {
         const send = url.protocol === "https:" ? httpsRequest : httpRequest;
-        const req = send(url, { method, headers, agent, ...(options.signal ? { signal: options.signal } : {}) }, resolve);
-        req.setTimeout(idleMs, () => req.destroy(Object.assign(new Error(`nothing for ${idleMs} ms`), { name: "TimeoutError" })));
+        const req = send(
+          url,
+          { method, headers, agent, ...(options.signal ? { signal: options.signal } : {}) },
+          resolve,
+        );
+        req.setTimeout(idleMs, () =>
+          req.destroy(Object.assign(new Error(`nothing for ${idleMs} ms`), { name: "TimeoutError" })),
+        );
         req.on("error", reject);
         req.end(body);
       });
@@ -206,7 +232,11 @@ export class ApiClient {
       parsed = undefined;
     }
     if (status === 401 && !retried && this.credentials.refused(identity)) return this.send(method, path, options, true);
-    throw mapStatusError(status, parsed ?? { kind: "Status", message: text.trim().slice(0, 500) || undefined }, options);
+    throw mapStatusError(
+      status,
+      parsed ?? { kind: "Status", message: text.trim().slice(0, 500) || undefined },
+      options,
+    );
   }
 
   /** The keep-alive agent of this TLS identity; a new identity (a rotated client certificate) replaces the old one. */
@@ -227,7 +257,14 @@ export class ApiClient {
     if (proxyUrl) {
       // Every connection is a CONNECT tunnel through the proxy, then TLS to the server as without one.
       const connectTimeout = this.options.requestTimeoutMs ?? 30_000;
-      (agent as unknown as { createConnection: (o: TlsConnectionOptions & { host: string; port: number }, done: (error: Error | null, socket?: Duplex) => void) => undefined }).createConnection = (o, done) => {
+      (
+        agent as unknown as {
+          createConnection: (
+            o: TlsConnectionOptions & { host: string; port: number },
+            done: (error: Error | null, socket?: Duplex) => void,
+          ) => undefined;
+        }
+      ).createConnection = (o, done) => {
         openProxyTunnel(proxyUrl, { host: o.host, port: Number(o.port) }, connectTimeout).then(
           (socket) => done(null, secure ? tlsConnect({ ...o, socket }) : socket),
           (error: Error) => done(error),
@@ -248,8 +285,6 @@ export class ApiClient {
     };
   }
 }
-
-
 
 /** A response body as text (the socket's inactivity timeout still bounds it). */
 async function readText(response: IncomingMessage): Promise<string> {

@@ -5,13 +5,41 @@ import type { IPod } from "kubernetes-models/v1/Pod";
 import type { IPodDisruptionBudget } from "kubernetes-models/policy/v1/PodDisruptionBudget";
 import { PassThrough } from "node:stream";
 import { finished } from "node:stream/promises";
-import type { AppliedObjects, ApplyAction, CallOptions, Cluster, CredentialObjectSet, EventWatchOptions, InvolvedObject, LogBounds, Namespace, PodWatchOptions, ServerVersion, SyncOutcome, TransportFacts, WatchOptions } from "../cluster.js";
+import type {
+  AppliedObjects,
+  ApplyAction,
+  CallOptions,
+  Cluster,
+  CredentialObjectSet,
+  EventWatchOptions,
+  InvolvedObject,
+  LogBounds,
+  Namespace,
+  PodWatchOptions,
+  ServerVersion,
+  SyncOutcome,
+  TransportFacts,
+  WatchOptions,
+} from "../cluster.js";
 import { ClusterError, CutStreamError, NotFoundError, UnauthorizedError } from "../errors.js";
 import { STATUS_TAG_PREFIX, type ExecEnd, type ExecRequest, type ExecSession } from "../exec.js";
 import { readServerVersion } from "../server-version.js";
 import { MANAGED_SELECTOR } from "../../manifests/labels.js";
 import type { ApiClient } from "./api-client.js";
-import { buildDisruptionBudgetsPath, buildEventsPath, buildExecPath, buildExecQuery, buildInvolvedKindSelector, buildInvolvedSelector, buildJobsPath, buildPodsPath, buildRbacPath, buildServiceAccountsPath, buildTokenRequestPath, CREATE_QUERY } from "./api-paths.js";
+import {
+  buildDisruptionBudgetsPath,
+  buildEventsPath,
+  buildExecPath,
+  buildExecQuery,
+  buildInvolvedKindSelector,
+  buildInvolvedSelector,
+  buildJobsPath,
+  buildPodsPath,
+  buildRbacPath,
+  buildServiceAccountsPath,
+  buildTokenRequestPath,
+  CREATE_QUERY,
+} from "./api-paths.js";
 import { openExecSocket } from "./exec-socket.js";
 import type { ResolvedKubeconfig } from "./kubeconfig.js";
 import { SharedWatches, type SharedWatchOptions } from "./shared-watches.js";
@@ -77,7 +105,14 @@ export class ApiCluster implements Cluster {
     return buildJobsPath(this.#ns(namespace), name);
   }
 
-  #call<T>(method: string, path: string, verb: string, resource: string, options: CallOptions = {}, extra: { query?: Record<string, string | undefined>; body?: unknown; contentType?: string } = {}): Promise<T> {
+  #call<T>(
+    method: string,
+    path: string,
+    verb: string,
+    resource: string,
+    options: CallOptions = {},
+    extra: { query?: Record<string, string | undefined>; body?: unknown; contentType?: string } = {},
+  ): Promise<T> {
     return this.#client.request(method, path, {
       verb,
       resource,
@@ -87,7 +122,11 @@ export class ApiCluster implements Cluster {
     }) as Promise<T>;
   }
 
-  async createJob(namespace: Namespace, job: IJob, options: CallOptions & { readonly dryRun?: boolean } = {}): Promise<IJob> {
+  async createJob(
+    namespace: Namespace,
+    job: IJob,
+    options: CallOptions & { readonly dryRun?: boolean } = {},
+  ): Promise<IJob> {
     const query = { ...CREATE_QUERY, ...(options.dryRun ? { dryRun: "All" } : {}) };
     return this.#call<IJob>("POST", this.#jobs(namespace), "create", "jobs.batch", options, { query, body: job });
   }
@@ -97,15 +136,34 @@ export class ApiCluster implements Cluster {
   }
 
   async listJobs(namespace: Namespace, labelSelector: string, options?: CallOptions): Promise<IJob[]> {
-    return readItems<IJob>(await this.#call("GET", this.#jobs(namespace), "list", "jobs.batch", options, { query: { labelSelector } }));
+    return readItems<IJob>(
+      await this.#call("GET", this.#jobs(namespace), "list", "jobs.batch", options, { query: { labelSelector } }),
+    );
   }
 
-  async patchJobAnnotations(namespace: Namespace, name: string, annotations: Readonly<Record<string, string>>, options?: CallOptions): Promise<void> {
-    await this.#call("PATCH", this.#jobs(namespace, name), "patch", "jobs.batch", options, { body: { metadata: { annotations } }, contentType: "application/merge-patch+json" });
+  async patchJobAnnotations(
+    namespace: Namespace,
+    name: string,
+    annotations: Readonly<Record<string, string>>,
+    options?: CallOptions,
+  ): Promise<void> {
+    await this.#call("PATCH", this.#jobs(namespace, name), "patch", "jobs.batch", options, {
+      body: { metadata: { annotations } },
+      contentType: "application/merge-patch+json",
+    });
   }
 
-  async deleteJob(namespace: Namespace, name: string, options: CallOptions & { readonly preconditions?: { readonly uid: string; readonly resourceVersion: string } } = {}): Promise<"deleted" | "absent"> {
-    const body = { apiVersion: "v1", kind: "DeleteOptions", propagationPolicy: "Background", ...(options.preconditions ? { preconditions: options.preconditions } : {}) };
+  async deleteJob(
+    namespace: Namespace,
+    name: string,
+    options: CallOptions & { readonly preconditions?: { readonly uid: string; readonly resourceVersion: string } } = {},
+  ): Promise<"deleted" | "absent"> {
+    const body = {
+      apiVersion: "v1",
+      kind: "DeleteOptions",
+      propagationPolicy: "Background",
+      ...(options.preconditions ? { preconditions: options.preconditions } : {}),
+    };
     try {
       await this.#call("DELETE", this.#jobs(namespace, name), "delete", "jobs.batch", options, { body });
       return "deleted";
@@ -124,17 +182,51 @@ export class ApiCluster implements Cluster {
     return deleted;
   }
 
-  async createDisruptionBudget(namespace: Namespace, budget: IPodDisruptionBudget, options?: CallOptions): Promise<void> {
-    await this.#call("POST", buildDisruptionBudgetsPath(this.#ns(namespace)), "create", "poddisruptionbudgets.policy", options, { query: CREATE_QUERY, body: budget });
+  async createDisruptionBudget(
+    namespace: Namespace,
+    budget: IPodDisruptionBudget,
+    options?: CallOptions,
+  ): Promise<void> {
+    await this.#call(
+      "POST",
+      buildDisruptionBudgetsPath(this.#ns(namespace)),
+      "create",
+      "poddisruptionbudgets.policy",
+      options,
+      { query: CREATE_QUERY, body: budget },
+    );
   }
 
-  async listDisruptionBudgets(namespace: Namespace, labelSelector: string, options?: CallOptions): Promise<IPodDisruptionBudget[]> {
-    return readItems<IPodDisruptionBudget>(await this.#call("GET", buildDisruptionBudgetsPath(this.#ns(namespace)), "list", "poddisruptionbudgets.policy", options, { query: { labelSelector } }));
+  async listDisruptionBudgets(
+    namespace: Namespace,
+    labelSelector: string,
+    options?: CallOptions,
+  ): Promise<IPodDisruptionBudget[]> {
+    return readItems<IPodDisruptionBudget>(
+      await this.#call(
+        "GET",
+        buildDisruptionBudgetsPath(this.#ns(namespace)),
+        "list",
+        "poddisruptionbudgets.policy",
+        options,
+        { query: { labelSelector } },
+      ),
+    );
   }
 
-  async deleteDisruptionBudget(namespace: Namespace, name: string, options?: CallOptions): Promise<"deleted" | "absent"> {
+  async deleteDisruptionBudget(
+    namespace: Namespace,
+    name: string,
+    options?: CallOptions,
+  ): Promise<"deleted" | "absent"> {
     try {
-      await this.#call("DELETE", buildDisruptionBudgetsPath(this.#ns(namespace), name), "delete", "poddisruptionbudgets.policy", options);
+      await this.#call(
+        "DELETE",
+        buildDisruptionBudgetsPath(this.#ns(namespace), name),
+        "delete",
+        "poddisruptionbudgets.policy",
+        options,
+      );
       return "deleted";
     } catch (error) {
       if (error instanceof NotFoundError) return "absent";
@@ -175,7 +267,11 @@ export class ApiCluster implements Cluster {
   }
 
   async listPods(namespace: Namespace, labelSelector: string, options?: CallOptions): Promise<IPod[]> {
-    return readItems<IPod>(await this.#call("GET", buildPodsPath(this.#ns(namespace)), "list", "pods", options, { query: { labelSelector } }));
+    return readItems<IPod>(
+      await this.#call("GET", buildPodsPath(this.#ns(namespace)), "list", "pods", options, {
+        query: { labelSelector },
+      }),
+    );
   }
 
   /**
@@ -185,10 +281,15 @@ export class ApiCluster implements Cluster {
   async watchPods(namespace: Namespace, labelSelector: string, options: PodWatchOptions): Promise<void> {
     const terms = readEqualitySelector(labelSelector);
     const shared = terms?.some(([key, value]) => `${key}=${value}` === MANAGED_SELECTOR) ?? false;
-    const matches = (pod: IPod): boolean => !shared || terms!.every(([key, value]) => pod.metadata?.labels?.[key] === value);
+    const matches = (pod: IPod): boolean =>
+      !shared || terms!.every(([key, value]) => pod.metadata?.labels?.[key] === value);
     const delivered = new Set<string>();
     await this.#watches.subscribe<IPod>(
-      { path: buildPodsPath(this.#ns(namespace)), labelSelector: shared ? MANAGED_SELECTOR : labelSelector, resource: "pods" },
+      {
+        path: buildPodsPath(this.#ns(namespace)),
+        labelSelector: shared ? MANAGED_SELECTOR : labelSelector,
+        resource: "pods",
+      },
       {
         signal: options.signal ?? new AbortController().signal,
         onChange: (change) => {
@@ -205,13 +306,21 @@ export class ApiCluster implements Cluster {
 
   async listEvents(namespace: Namespace, involved: InvolvedObject, options?: CallOptions): Promise<IEvent[]> {
     const fieldSelector = buildInvolvedSelector(involved.kind, involved.name);
-    return readItems<IEvent>(await this.#call("GET", buildEventsPath(this.#ns(namespace)), "list", "events", options, { query: { fieldSelector } }));
+    return readItems<IEvent>(
+      await this.#call("GET", buildEventsPath(this.#ns(namespace)), "list", "events", options, {
+        query: { fieldSelector },
+      }),
+    );
   }
 
   /** Served from the process's one list-watch of the namespace's events about that kind, filtered by name here. */
   async watchEvents(namespace: Namespace, involved: InvolvedObject, options: EventWatchOptions): Promise<void> {
     await this.#watches.subscribe<IEvent>(
-      { path: buildEventsPath(this.#ns(namespace)), fieldSelector: buildInvolvedKindSelector(involved.kind), resource: "events" },
+      {
+        path: buildEventsPath(this.#ns(namespace)),
+        fieldSelector: buildInvolvedKindSelector(involved.kind),
+        resource: "events",
+      },
       {
         signal: options.signal ?? new AbortController().signal,
         onChange: (change) => {
@@ -222,7 +331,13 @@ export class ApiCluster implements Cluster {
     );
   }
 
-  async readContainerLog(namespace: Namespace, pod: string, container: string, bounds: LogBounds, options: CallOptions = {}): Promise<string> {
+  async readContainerLog(
+    namespace: Namespace,
+    pod: string,
+    container: string,
+    bounds: LogBounds,
+    options: CallOptions = {},
+  ): Promise<string> {
     const path = `/api/v1/namespaces/${enc(this.#ns(namespace))}/pods/${enc(pod)}/log`;
     return this.#client.requestText("GET", path, {
       verb: "get",
@@ -237,7 +352,10 @@ export class ApiCluster implements Cluster {
   async exec(request: ExecRequest): Promise<ExecSession> {
     // Take a child's stdout before the first await: node drains a child's untouched stdout once the child exits, and
     // a small archive's tar may exit before the socket opens.
-    const stdinSource = request.stdin.kind === "stream" ? request.stdin.from.pipe(new PassThrough({ highWaterMark: 1024 * 1024 })) : undefined;
+    const stdinSource =
+      request.stdin.kind === "stream"
+        ? request.stdin.from.pipe(new PassThrough({ highWaterMark: 1024 * 1024 }))
+        : undefined;
     const query = buildExecQuery(request.command, request.container, request.stdin.kind !== "none");
     const path = buildExecPath(this.#ns(request.namespace), request.pod);
     let target;
@@ -250,7 +368,8 @@ export class ApiCluster implements Cluster {
     const started = Date.now();
     const upgrade = `${path}?${query.toString()}`;
     const socket = await openExecSocket(target, {
-      onAnswer: (status) => this.#client.noteCall({ method: "GET", path: upgrade, status, durationMs: Date.now() - started }),
+      onAnswer: (status) =>
+        this.#client.noteCall({ method: "GET", path: upgrade, status, durationMs: Date.now() - started }),
       stdin: stdinSource ?? (request.stdin.kind === "pipe" ? "pipe" : null),
       ...(request.signal ? { signal: request.signal } : {}),
       ...(this.#options.execPingIntervalMs === undefined ? {} : { pingIntervalMs: this.#options.execPingIntervalMs }),
@@ -266,11 +385,27 @@ export class ApiCluster implements Cluster {
     });
     const ended = (async (): Promise<ExecEnd> => {
       const end = await socket.ended;
-      await Promise.all([finished(socket.stdout).catch(() => undefined), finished(socket.stderr).catch(() => undefined)]);
+      await Promise.all([
+        finished(socket.stdout).catch(() => undefined),
+        finished(socket.stderr).catch(() => undefined),
+      ]);
       const { tags, rest } = splitStatusTags(keepBounded(stderr));
-      if (end.kind === "exit") return { kind: "exit", code: end.code, tags, stderr: rest.slice(-STDERR_LIMIT), how: `exit status ${end.code}` };
+      if (end.kind === "exit")
+        return {
+          kind: "exit",
+          code: end.code,
+          tags,
+          stderr: rest.slice(-STDERR_LIMIT),
+          how: `exit status ${end.code}`,
+        };
       if (end.error instanceof UnauthorizedError) target.refused();
-      return { kind: "failed", error: end.error, tags, stderr: rest.slice(-STDERR_LIMIT), how: end.error instanceof CutStreamError ? "stream cut" : end.error.message };
+      return {
+        kind: "failed",
+        error: end.error,
+        tags,
+        stderr: rest.slice(-STDERR_LIMIT),
+        how: end.error instanceof CutStreamError ? "stream cut" : end.error.message,
+      };
     })();
     return { stdout: socket.stdout, stdin: socket.stdin, ended, kill: socket.kill, giveBack: () => undefined };
   }
@@ -287,7 +422,12 @@ export class ApiCluster implements Cluster {
   }
 
   deleteJobNowSync(namespace: Namespace, name: string, timeoutMs: number): SyncOutcome<"deleted" | "absent"> {
-    const answer = this.#client.requestSync("DELETE", this.#jobs(namespace, name), { apiVersion: "v1", kind: "DeleteOptions", propagationPolicy: "Background" }, timeoutMs);
+    const answer = this.#client.requestSync(
+      "DELETE",
+      this.#jobs(namespace, name),
+      { apiVersion: "v1", kind: "DeleteOptions", propagationPolicy: "Background" },
+      timeoutMs,
+    );
     if ("error" in answer) return { ok: false, why: answer.error };
     if (answer.status === 404) return { ok: true, value: "absent" };
     if (answer.status >= 200 && answer.status < 300) return { ok: true, value: "deleted" };
@@ -320,7 +460,14 @@ export class ApiCluster implements Cluster {
       reviews.map((review) => {
         const { apiVersion, kind } = review as { apiVersion?: string; kind?: string };
         const resource = `${String(kind).toLowerCase()}s`;
-        return this.#call("POST", `/apis/${apiVersion}/${resource}`, "create", `${resource}.${String(apiVersion).split("/")[0]}`, options, { body: review });
+        return this.#call(
+          "POST",
+          `/apis/${apiVersion}/${resource}`,
+          "create",
+          `${resource}.${String(apiVersion).split("/")[0]}`,
+          options,
+          { body: review },
+        );
       }),
     );
   }
@@ -334,17 +481,32 @@ export class ApiCluster implements Cluster {
   }
 
   getPersistentVolumeClaim(namespace: Namespace, name: string, options?: CallOptions): Promise<unknown> {
-    return this.#call("GET", `/api/v1/namespaces/${enc(this.#ns(namespace))}/persistentvolumeclaims/${enc(name)}`, "get", "persistentvolumeclaims", options);
+    return this.#call(
+      "GET",
+      `/api/v1/namespaces/${enc(this.#ns(namespace))}/persistentvolumeclaims/${enc(name)}`,
+      "get",
+      "persistentvolumeclaims",
+      options,
+    );
   }
 
   /** Creates each object, or replaces it when what the runner sets differs (kubectl apply's outcome, without its annotation). */
-  async applyCredentialObjects(namespace: Namespace, objects: CredentialObjectSet, options?: CallOptions): Promise<AppliedObjects> {
+  async applyCredentialObjects(
+    namespace: Namespace,
+    objects: CredentialObjectSet,
+    options?: CallOptions,
+  ): Promise<AppliedObjects> {
     const actions = new Map<string, ApplyAction>();
     const ns = this.#ns(namespace);
     const kinds: Array<[object, string, string, readonly string[]]> = [
       [objects.serviceAccount, buildServiceAccountsPath(ns), "serviceaccount", []],
       [objects.role, buildRbacPath(ns, "roles"), "role.rbac.authorization.k8s.io", ["rules"]],
-      [objects.roleBinding, buildRbacPath(ns, "rolebindings"), "rolebinding.rbac.authorization.k8s.io", ["subjects", "roleRef"]],
+      [
+        objects.roleBinding,
+        buildRbacPath(ns, "rolebindings"),
+        "rolebinding.rbac.authorization.k8s.io",
+        ["subjects", "roleRef"],
+      ],
     ];
     for (const [object, collection, kind, fields] of kinds) {
       const name = (object as { metadata?: { name?: string } }).metadata?.name ?? "";
@@ -352,7 +514,13 @@ export class ApiCluster implements Cluster {
       try {
         let existing: Record<string, unknown> | undefined;
         try {
-          existing = await this.#call<Record<string, unknown>>("GET", `${collection}/${enc(name)}`, "get", resource, options);
+          existing = await this.#call<Record<string, unknown>>(
+            "GET",
+            `${collection}/${enc(name)}`,
+            "get",
+            resource,
+            options,
+          );
         } catch (error) {
           if (!(error instanceof NotFoundError)) throw error;
         }
@@ -364,13 +532,16 @@ export class ApiCluster implements Cluster {
         const wanted = object as Record<string, unknown> & { metadata?: { labels?: object; annotations?: object } };
         const same =
           fields.every((f) => JSON.stringify(existing![f] ?? null) === JSON.stringify(wanted[f] ?? null)) &&
-          JSON.stringify((existing.metadata as { labels?: object }).labels ?? {}) === JSON.stringify(wanted.metadata?.labels ?? {});
+          JSON.stringify((existing.metadata as { labels?: object }).labels ?? {}) ===
+            JSON.stringify(wanted.metadata?.labels ?? {});
         if (same) {
           actions.set(`${kind}/${name}`, "unchanged");
           continue;
         }
         const metadata = { ...(existing.metadata as object), ...wanted.metadata };
-        await this.#call("PUT", `${collection}/${enc(name)}`, "update", resource, options, { body: { ...existing, ...wanted, metadata } });
+        await this.#call("PUT", `${collection}/${enc(name)}`, "update", resource, options, {
+          body: { ...existing, ...wanted, metadata },
+        });
         actions.set(`${kind}/${name}`, "configured");
       } catch (error) {
         return { actions, failure: error instanceof ClusterError ? error : new ClusterError("other", String(error)) };
@@ -380,14 +551,25 @@ export class ApiCluster implements Cluster {
   }
 
   requestToken(namespace: string, serviceAccount: string, body: object, options?: CallOptions): Promise<unknown> {
-    return this.#call("POST", buildTokenRequestPath(namespace, serviceAccount), "create", "serviceaccounts/token", options, { body });
+    return this.#call(
+      "POST",
+      buildTokenRequestPath(namespace, serviceAccount),
+      "create",
+      "serviceaccounts/token",
+      options,
+      { body },
+    );
   }
 
   async deleteCredentialObjects(namespace: Namespace, name: string, options?: CallOptions): Promise<Set<string>> {
     const ns = this.#ns(namespace);
     const deleted = new Set<string>();
     const paths: Array<[string, string, string]> = [
-      [buildRbacPath(ns, "rolebindings", name), "rolebinding.rbac.authorization.k8s.io", "rolebindings.rbac.authorization.k8s.io"],
+      [
+        buildRbacPath(ns, "rolebindings", name),
+        "rolebinding.rbac.authorization.k8s.io",
+        "rolebindings.rbac.authorization.k8s.io",
+      ],
       [buildRbacPath(ns, "roles", name), "role.rbac.authorization.k8s.io", "roles.rbac.authorization.k8s.io"],
       [buildServiceAccountsPath(ns, name), "serviceaccount", "serviceaccounts"],
     ];
@@ -410,7 +592,8 @@ function splitStatusTags(stderr: string): { tags: string; rest: string } {
   const lines = stderr.split("\n");
   const last = lines.pop() ?? "";
   for (const line of lines) (line.startsWith(STATUS_TAG_PREFIX) ? tags : rest).push(`${line}\n`);
-  if (last !== "") (last.startsWith(STATUS_TAG_PREFIX) ? tags : rest).push(last.startsWith(STATUS_TAG_PREFIX) ? `${last}\n` : last);
+  if (last !== "")
+    (last.startsWith(STATUS_TAG_PREFIX) ? tags : rest).push(last.startsWith(STATUS_TAG_PREFIX) ? `${last}\n` : last);
   return { tags: tags.join(""), rest: rest.join("") };
 }
 
@@ -423,7 +606,13 @@ function keepBounded(stderr: string): string {
 function failedSession(error: ClusterError): ExecSession {
   const stdout = new PassThrough();
   stdout.end();
-  return { stdout, stdin: null, ended: Promise.resolve({ kind: "failed", error, tags: "", stderr: "", how: error.message }), kill: () => undefined, giveBack: () => undefined };
+  return {
+    stdout,
+    stdin: null,
+    ended: Promise.resolve({ kind: "failed", error, tags: "", stderr: "", how: error.message }),
+    kill: () => undefined,
+    giveBack: () => undefined,
+  };
 }
 
 function readItems<T>(list: unknown): T[] {
@@ -432,7 +621,6 @@ function readItems<T>(list: unknown): T[] {
   if (!Array.isArray(items)) throw new ClusterError("other", "the API server answered a list without items");
   return items as T[];
 }
-
 
 function describeSyncFailure(status: number, body: string): string {
   try {
@@ -459,12 +647,25 @@ function buildMinifiedKubeconfig(k: ResolvedKubeconfig): object {
   };
   const auth = k.auth;
   const user = {
-    ...(k.tls.cert && k.tls.key ? { "client-certificate-data": Buffer.from(k.tls.cert).toString("base64"), "client-key-data": Buffer.from(k.tls.key).toString("base64") } : {}),
+    ...(k.tls.cert && k.tls.key
+      ? {
+          "client-certificate-data": Buffer.from(k.tls.cert).toString("base64"),
+          "client-key-data": Buffer.from(k.tls.key).toString("base64"),
+        }
+      : {}),
     ...(auth.kind === "token" ? { token: auth.token } : {}),
     ...(auth.kind === "token-file" ? { tokenFile: auth.path } : {}),
     ...(auth.kind === "basic" ? { username: auth.username, password: auth.password } : {}),
     ...(auth.kind === "exec"
-      ? { exec: { apiVersion: auth.plugin.apiVersion, command: auth.plugin.command, args: auth.plugin.args, env: auth.plugin.env, provideClusterInfo: auth.plugin.provideClusterInfo } }
+      ? {
+          exec: {
+            apiVersion: auth.plugin.apiVersion,
+            command: auth.plugin.command,
+            args: auth.plugin.args,
+            env: auth.plugin.env,
+            provideClusterInfo: auth.plugin.provideClusterInfo,
+          },
+        }
       : {}),
   };
   return {

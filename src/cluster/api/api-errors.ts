@@ -44,7 +44,8 @@ export function mapStatusError(httpStatus: number, body: unknown, request: Reque
   const message = status?.message || `the server answered HTTP ${httpStatus}`;
   const reason = status?.reason;
   if (httpStatus === 404) return new NotFoundError(message);
-  if (httpStatus === 409) return reason === "AlreadyExists" ? new AlreadyExistsError(message) : new ConflictError(message);
+  if (httpStatus === 409)
+    return reason === "AlreadyExists" ? new AlreadyExistsError(message) : new ConflictError(message);
   if (httpStatus === 403) return new ForbiddenError(message, request.verb, request.resource);
   if (httpStatus === 401) return new UnauthorizedError(status?.message || "Unauthorized");
   if (httpStatus === 400 || httpStatus === 422) return new InvalidError(message);

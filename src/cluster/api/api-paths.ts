@@ -66,7 +66,10 @@ export function buildExecQuery(command: readonly string[], container: string, st
 
 /** A path with its query as the client sends it (absent values left out, in the given order). */
 export function withQuery(path: string, query: Readonly<Record<string, string | undefined>> | URLSearchParams): string {
-  const params = query instanceof URLSearchParams ? query : new URLSearchParams(Object.entries(query).filter((entry): entry is [string, string] => entry[1] !== undefined));
+  const params =
+    query instanceof URLSearchParams
+      ? query
+      : new URLSearchParams(Object.entries(query).filter((entry): entry is [string, string] => entry[1] !== undefined));
   const text = params.toString();
   return text === "" ? path : `${path}?${text}`;
 }

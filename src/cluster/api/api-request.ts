@@ -39,16 +39,28 @@ export function planCreateJob(namespace: string, kind: string): PlannedApiReques
 }
 
 export function planPatchAnnotations(namespace: string, name: string, keys: readonly string[]): PlannedApiRequest {
-  return { method: "PATCH", path: buildJobsPath(namespace, name), body: `merge patch of metadata.annotations ${keys.join(", ")}` };
+  return {
+    method: "PATCH",
+    path: buildJobsPath(namespace, name),
+    body: `merge patch of metadata.annotations ${keys.join(", ")}`,
+  };
 }
 
 /** A delete with background propagation; `preconditions` describes the claim's uid and resourceVersion. */
 export function planDeleteJob(namespace: string, name: string, preconditions?: string): PlannedApiRequest {
-  return { method: "DELETE", path: buildJobsPath(namespace, name), body: `DeleteOptions (background propagation${preconditions ? `, ${preconditions}` : ""})` };
+  return {
+    method: "DELETE",
+    path: buildJobsPath(namespace, name),
+    body: `DeleteOptions (background propagation${preconditions ? `, ${preconditions}` : ""})`,
+  };
 }
 
 export function planCreateBudget(namespace: string): PlannedApiRequest {
-  return { method: "POST", path: withQuery(buildDisruptionBudgetsPath(namespace), CREATE_QUERY), body: "PodDisruptionBudget (maxUnavailable 0, owned by the Job)" };
+  return {
+    method: "POST",
+    path: withQuery(buildDisruptionBudgetsPath(namespace), CREATE_QUERY),
+    body: "PodDisruptionBudget (maxUnavailable 0, owned by the Job)",
+  };
 }
 
 export function planDeleteBudget(namespace: string, name: string): PlannedApiRequest {
@@ -76,10 +88,23 @@ export function planWatchEvents(namespace: string, kind: "Pod" | "Job"): Planned
   return planSharedWatch(buildEventsPath(namespace), { fieldSelector: buildInvolvedKindSelector(kind) });
 }
 
-function planSharedWatch(path: string, selector: Readonly<Record<string, string>> = { labelSelector: MANAGED_SELECTOR }): PlannedApiRequest[] {
+function planSharedWatch(
+  path: string,
+  selector: Readonly<Record<string, string>> = { labelSelector: MANAGED_SELECTOR },
+): PlannedApiRequest[] {
   return [
     { method: "GET", path: withQuery(path, selector), via: "shared by every run of the process" },
-    { method: "GET", path: withQuery(path, { ...selector, watch: "true", allowWatchBookmarks: "true", resourceVersion: "<listed>", timeoutSeconds: WATCH_TIMEOUT_SECONDS }), via: "a watch stream, shared" },
+    {
+      method: "GET",
+      path: withQuery(path, {
+        ...selector,
+        watch: "true",
+        allowWatchBookmarks: "true",
+        resourceVersion: "<listed>",
+        timeoutSeconds: WATCH_TIMEOUT_SECONDS,
+      }),
+      via: "a watch stream, shared",
+    },
   ];
 }
 
@@ -93,7 +118,12 @@ export function planApplyCredentialObjects(namespace: string, name: string): Pla
   return objects.flatMap(([kind, path]): PlannedApiRequest[] => [
     { method: "GET", path: path(name) },
     { method: "POST", path: path(), body: kind, when: "when it is absent" },
-    { method: "PUT", path: path(name), body: `${kind} (the one read, with the runner's fields)`, when: "when it differs" },
+    {
+      method: "PUT",
+      path: path(name),
+      body: `${kind} (the one read, with the runner's fields)`,
+      when: "when it differs",
+    },
   ]);
 }
 
@@ -104,12 +134,26 @@ export function planRequestToken(namespace: string, serviceAccount: string): Pla
 
 /** The revoke: the RoleBinding, the Role, then the ServiceAccount (its tokens die with it); absent is fine. */
 export function planDeleteCredentialObjects(namespace: string, name: string): PlannedApiRequest[] {
-  return [buildRbacPath(namespace, "rolebindings", name), buildRbacPath(namespace, "roles", name), buildServiceAccountsPath(namespace, name)].map((path) => ({ method: "DELETE", path }));
+  return [
+    buildRbacPath(namespace, "rolebindings", name),
+    buildRbacPath(namespace, "roles", name),
+    buildServiceAccountsPath(namespace, name),
+  ].map((path) => ({ method: "DELETE", path }));
 }
 
 /** The exec as its WebSocket upgrade request; whatever goes to stdin travels in the socket, never in the path. */
-export function planExec(namespace: string, pod: string, command: readonly string[], stdin: boolean, container: string = RUN_CONTAINER): PlannedApiRequest {
-  return { method: "GET", path: withQuery(buildExecPath(namespace, pod), buildExecQuery(command, container, stdin)), via: "WebSocket v5.channel.k8s.io" };
+export function planExec(
+  namespace: string,
+  pod: string,
+  command: readonly string[],
+  stdin: boolean,
+  container: string = RUN_CONTAINER,
+): PlannedApiRequest {
+  return {
+    method: "GET",
+    path: withQuery(buildExecPath(namespace, pod), buildExecQuery(command, container, stdin)),
+    via: "WebSocket v5.channel.k8s.io",
+  };
 }
 
 /** The plan's stand-ins for what only the run knows (the pod, the context's namespace, a slot, a listed version), shown unescaped. */

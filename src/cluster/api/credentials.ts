@@ -40,7 +40,11 @@ export class Credentials {
       this.tokenFile = new TokenFileSource(auth.path);
     } else {
       const authorization =
-        auth.kind === "token" ? `Bearer ${auth.token}` : auth.kind === "basic" ? `Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString("base64")}` : undefined;
+        auth.kind === "token"
+          ? `Bearer ${auth.token}`
+          : auth.kind === "basic"
+            ? `Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString("base64")}`
+            : undefined;
       this.staticIdentity = { ...(authorization ? { authorization } : {}), ...this.kubeconfigCert() };
     }
   }
@@ -48,12 +52,22 @@ export class Credentials {
   /** The identity for the next request (runs the exec plugin or reads the token file when due). */
   async current(): Promise<Identity> {
     if (this.staticIdentity) return this.staticIdentity;
-    if (this.tokenFile) return (this.last = { authorization: `Bearer ${await this.tokenFile.get()}`, ...this.kubeconfigCert() });
+    if (this.tokenFile)
+      return (this.last = { authorization: `Bearer ${await this.tokenFile.get()}`, ...this.kubeconfigCert() });
     const credential = await this.exec!.get();
-    const cert = credential.clientCertificateData && credential.clientKeyData
-      ? { cert: credential.clientCertificateData, key: credential.clientKeyData, tlsKey: fingerprint(credential.clientCertificateData) }
-      : this.kubeconfigCert();
-    return (this.last = { ...(credential.token ? { authorization: `Bearer ${credential.token}` } : {}), ...cert, execCredential: credential });
+    const cert =
+      credential.clientCertificateData && credential.clientKeyData
+        ? {
+            cert: credential.clientCertificateData,
+            key: credential.clientKeyData,
+            tlsKey: fingerprint(credential.clientCertificateData),
+          }
+        : this.kubeconfigCert();
+    return (this.last = {
+      ...(credential.token ? { authorization: `Bearer ${credential.token}` } : {}),
+      ...cert,
+      execCredential: credential,
+    });
   }
 
   /** The identity without waiting (the crash path): a static one, else the last handed out, else undefined. */

@@ -16,7 +16,12 @@ export interface ExecCredentialOptions {
   /** The environment the plugin inherits (the CLI's, passed down): the kubeconfig's env entries are added to it. */
   readonly env: Readonly<Record<string, string | undefined>>;
   /** What `provideClusterInfo` hands the plugin in KUBERNETES_EXEC_INFO. */
-  readonly cluster?: { readonly server: string; readonly certificateAuthorityData?: string; readonly insecureSkipTlsVerify?: boolean; readonly tlsServerName?: string };
+  readonly cluster?: {
+    readonly server: string;
+    readonly certificateAuthorityData?: string;
+    readonly insecureSkipTlsVerify?: boolean;
+    readonly tlsServerName?: string;
+  };
   /** A credential is run again this long before its expirationTimestamp (default 60 s). */
   readonly refreshMarginMs?: number;
   /** The plugin is killed and the credential refused after this long (default 60 s). */
@@ -81,9 +86,13 @@ export class ExecCredentialSource {
           ? {
               cluster: {
                 server: this.options.cluster.server,
-                ...(this.options.cluster.certificateAuthorityData ? { "certificate-authority-data": this.options.cluster.certificateAuthorityData } : {}),
+                ...(this.options.cluster.certificateAuthorityData
+                  ? { "certificate-authority-data": this.options.cluster.certificateAuthorityData }
+                  : {}),
                 ...(this.options.cluster.insecureSkipTlsVerify ? { "insecure-skip-tls-verify": true } : {}),
-                ...(this.options.cluster.tlsServerName ? { "tls-server-name": this.options.cluster.tlsServerName } : {}),
+                ...(this.options.cluster.tlsServerName
+                  ? { "tls-server-name": this.options.cluster.tlsServerName }
+                  : {}),
               },
             }
           : {}),
@@ -93,7 +102,8 @@ export class ExecCredentialSource {
     for (const [k, v] of Object.entries(this.options.env)) if (v !== undefined) env[k] = v;
     for (const { name: k, value } of plugin.env) env[k] = value;
     env.KUBERNETES_EXEC_INFO = JSON.stringify(info);
-    const fail = (why: string): UnauthorizedError => new UnauthorizedError(`the kubeconfig's exec credential plugin ${name} ${why}`);
+    const fail = (why: string): UnauthorizedError =>
+      new UnauthorizedError(`the kubeconfig's exec credential plugin ${name} ${why}`);
 
     const child = spawn(plugin.command, [...plugin.args], { env, stdio: ["ignore", "pipe", "pipe"] });
     const out: Buffer[] = [];
@@ -105,20 +115,22 @@ export class ExecCredentialSource {
     });
     child.stderr.on("data", (d: Buffer) => (errText = (errText + d.toString()).slice(-4096)));
     const timeoutMs = this.options.timeoutMs ?? 60_000;
-    const ended = await new Promise<{ code: number | null; error?: NodeJS.ErrnoException; timedOut: boolean }>((resolve) => {
-      const timer = setTimeout(() => {
-        child.kill("SIGKILL");
-        resolve({ code: null, timedOut: true });
-      }, timeoutMs);
-      child.on("error", (error) => {
-        clearTimeout(timer);
-        resolve({ code: null, error, timedOut: false });
-      });
-      child.on("close", (code) => {
-        clearTimeout(timer);
-        resolve({ code, timedOut: false });
-      });
-    });
+    const ended = await new Promise<{ code: number | null; error?: NodeJS.ErrnoException; timedOut: boolean }>(
+      (resolve) => {
+        const timer = setTimeout(() => {
+          child.kill("SIGKILL");
+          resolve({ code: null, timedOut: true });
+        }, timeoutMs);
+        child.on("error", (error) => {
+          clearTimeout(timer);
+          resolve({ code: null, error, timedOut: false });
+        });
+        child.on("close", (code) => {
+          clearTimeout(timer);
+          resolve({ code, timedOut: false });
+        });
+      },
+    );
     const lastLine = errText.trim().split("\n").at(-1);
     if (ended.error) {
       const hint = ended.error.code === "ENOENT" && plugin.installHint ? `; ${plugin.installHint.trim()}` : "";
@@ -138,11 +150,16 @@ export class ExecCredentialSource {
       throw fail("printed something that is not JSON (an ExecCredential was expected)");
     }
     const d = doc as { apiVersion?: unknown; kind?: unknown; status?: Record<string, unknown> };
-    if (typeof doc !== "object" || doc === null || d.kind !== "ExecCredential") throw fail("printed JSON that is not an ExecCredential");
-    if (d.apiVersion !== this.plugin.apiVersion) throw fail(`answered apiVersion ${String(d.apiVersion)}, not the ${this.plugin.apiVersion} the kubeconfig asked for`);
+    if (typeof doc !== "object" || doc === null || d.kind !== "ExecCredential")
+      throw fail("printed JSON that is not an ExecCredential");
+    if (d.apiVersion !== this.plugin.apiVersion)
+      throw fail(
+        `answered apiVersion ${String(d.apiVersion)}, not the ${this.plugin.apiVersion} the kubeconfig asked for`,
+      );
     const status = d.status;
     if (typeof status !== "object" || status === null) throw fail("printed an ExecCredential without a status");
-    const str = (key: string): string | undefined => (typeof status[key] === "string" && status[key] !== "" ? (status[key] as string) : undefined);
+    const str = (key: string): string | undefined =>
+      typeof status[key] === "string" && status[key] !== "" ? (status[key] as string) : undefined;
     const token = str("token");
     const cert = str("clientCertificateData");
     const key = str("clientKeyData");
@@ -152,7 +169,8 @@ export class ExecCredentialSource {
     let expiresAt: number | undefined;
     if (expiry !== undefined && expiry !== null) {
       expiresAt = typeof expiry === "string" ? Date.parse(expiry) : NaN;
-      if (Number.isNaN(expiresAt)) throw fail(`printed an expirationTimestamp that is not a time: ${JSON.stringify(expiry)}`);
+      if (Number.isNaN(expiresAt))
+        throw fail(`printed an expirationTimestamp that is not a time: ${JSON.stringify(expiry)}`);
     }
     return {
       ...(token ? { token } : {}),

@@ -19,7 +19,13 @@ const CLOSE = 255;
 export interface ExecSocketTarget {
   readonly url: string;
   readonly headers: Readonly<Record<string, string>>;
-  readonly tls: { readonly ca?: string; readonly cert?: string; readonly key?: string; readonly rejectUnauthorized: boolean; readonly servername?: string };
+  readonly tls: {
+    readonly ca?: string;
+    readonly cert?: string;
+    readonly key?: string;
+    readonly rejectUnauthorized: boolean;
+    readonly servername?: string;
+  };
   /** The kubeconfig's proxy-url: the socket goes through a CONNECT tunnel. */
   readonly proxyUrl?: string;
 }
@@ -48,7 +54,8 @@ export interface ExecSocketOptions {
 }
 
 /** How the socket ended: the command's exit status, or why there is none. */
-export type ExecSocketEnd = { readonly kind: "exit"; readonly code: number } | { readonly kind: "failed"; readonly error: ClusterError };
+export type ExecSocketEnd =
+  { readonly kind: "exit"; readonly code: number } | { readonly kind: "failed"; readonly error: ClusterError };
 
 export interface ExecSocket {
   readonly stdout: Readable;
@@ -85,7 +92,11 @@ export async function openExecSocket(target: ExecSocketTarget, options: ExecSock
   if (target.proxyUrl) {
     const url = new URL(target.url);
     try {
-      tunnel = await openProxyTunnel(target.proxyUrl, { host: url.hostname.replace(/^\[|\]$/g, ""), port: Number(url.port) || (url.protocol === "wss:" ? 443 : 80) }, options.handshakeTimeoutMs ?? 30_000);
+      tunnel = await openProxyTunnel(
+        target.proxyUrl,
+        { host: url.hostname.replace(/^\[|\]$/g, ""), port: Number(url.port) || (url.protocol === "wss:" ? 443 : 80) },
+        options.handshakeTimeoutMs ?? 30_000,
+      );
     } catch (error) {
       if (options.stdin instanceof Readable) options.stdin.destroy();
       answer(null);
@@ -101,7 +112,12 @@ export async function openExecSocket(target: ExecSocketTarget, options: ExecSock
     perMessageDeflate: false,
     handshakeTimeout: options.handshakeTimeoutMs ?? 30_000,
     maxPayload: 64 * 1024 * 1024,
-    ...(through ? { createConnection: (o: object) => (target.url.startsWith("wss:") ? tlsConnect({ ...(o as TlsOptions), socket: through }) : through) } : {}),
+    ...(through
+      ? {
+          createConnection: (o: object) =>
+            target.url.startsWith("wss:") ? tlsConnect({ ...(o as TlsOptions), socket: through }) : through,
+        }
+      : {}),
   });
 
   let status: ExecSocketEnd | undefined;
@@ -170,7 +186,8 @@ export async function openExecSocket(target: ExecSocketTarget, options: ExecSock
           write(chunk: Buffer, _encoding, callback) {
             opened.then(
               () => {
-                if (ws.readyState !== ws.OPEN) return callback(new CutStreamError("the exec stream closed while stdin was being sent"));
+                if (ws.readyState !== ws.OPEN)
+                  return callback(new CutStreamError("the exec stream closed while stdin was being sent"));
                 const frame = Buffer.allocUnsafe(chunk.length + 1);
                 frame[0] = STDIN;
                 chunk.copy(frame, 1);
@@ -219,7 +236,8 @@ export async function openExecSocket(target: ExecSocketTarget, options: ExecSock
   ws.on("upgrade", (res: IncomingMessage) => {
     answer(res.statusCode ?? 101);
     const chosen = res.headers["sec-websocket-protocol"];
-    if (chosen !== EXEC_PROTOCOL) failure = refusesV5(`it answered the upgrade with sub-protocol ${chosen ? `"${String(chosen)}"` : "none"}`);
+    if (chosen !== EXEC_PROTOCOL)
+      failure = refusesV5(`it answered the upgrade with sub-protocol ${chosen ? `"${String(chosen)}"` : "none"}`);
   });
 
   const pingInterval = options.pingIntervalMs ?? 5_000;
@@ -227,7 +245,9 @@ export async function openExecSocket(target: ExecSocketTarget, options: ExecSock
   const pinger = setInterval(() => {
     if (ws.readyState !== ws.OPEN) return;
     if (Date.now() - lastHeard > readDeadline && !ws.isPaused) {
-      failure = new CutStreamError(`the exec stream was silent for ${Math.round(readDeadline / 1000)} s (no data, no pong): the connection is taken as lost`);
+      failure = new CutStreamError(
+        `the exec stream was silent for ${Math.round(readDeadline / 1000)} s (no data, no pong): the connection is taken as lost`,
+      );
       ws.terminate();
       return;
     }
@@ -250,14 +270,21 @@ export async function openExecSocket(target: ExecSocketTarget, options: ExecSock
   ws.on("error", (error: Error & { code?: string }) => {
     if (failure || settled) return;
     if (/sub-?protocol/i.test(error.message)) failure = refusesV5(error.message);
-    else if (!isOpen) failure = new UnavailableError("unreachable", `the exec could not connect: ${error.message}${error.code && !error.message.includes(error.code) ? ` (${error.code})` : ""}`);
+    else if (!isOpen)
+      failure = new UnavailableError(
+        "unreachable",
+        `the exec could not connect: ${error.message}${error.code && !error.message.includes(error.code) ? ` (${error.code})` : ""}`,
+      );
     else if (!status) failure = new CutStreamError(`the exec stream failed: ${error.message}`);
   });
   ws.on("close", (code: number, reason: Buffer) => {
     answer(null); // closed before any answer (refused connection, handshake timeout, killed)
     if (status) return finish(status);
     const why = reason.length > 0 ? `${code} ${reason.toString("utf8")}` : String(code);
-    finish({ kind: "failed", error: failure ?? new CutStreamError(`the exec stream closed without the command's exit status (close ${why})`) });
+    finish({
+      kind: "failed",
+      error: failure ?? new CutStreamError(`the exec stream closed without the command's exit status (close ${why})`),
+    });
   });
 
   if (options.stdin instanceof Readable) {
@@ -270,7 +297,10 @@ export async function openExecSocket(target: ExecSocketTarget, options: ExecSock
     stderr.destroy();
     if (ws.readyState !== ws.CLOSED) ws.terminate();
     // ws reports the close only once its receiver has parsed what the socket still held: do not depend on it.
-    killTimer ??= setTimeout(() => finish(status ?? { kind: "failed", error: failure! }), options.closeGraceMs ?? 2_000);
+    killTimer ??= setTimeout(
+      () => finish(status ?? { kind: "failed", error: failure! }),
+      options.closeGraceMs ?? 2_000,
+    );
   };
   if (options.signal) {
     if (options.signal.aborted) kill();
@@ -290,7 +320,12 @@ function endedAtOnce(error: ClusterError): ExecSocket {
 
 /** The exit status of a channel-3 Status: Success is 0, NonZeroExitCode carries its code; any other Failure is an error. */
 export function readExitStatus(text: string): ExecSocketEnd {
-  let doc: { status?: string; reason?: string; message?: string; details?: { causes?: Array<{ reason?: string; message?: string }> } };
+  let doc: {
+    status?: string;
+    reason?: string;
+    message?: string;
+    details?: { causes?: Array<{ reason?: string; message?: string }> };
+  };
   try {
     doc = JSON.parse(text) as typeof doc;
   } catch {
@@ -302,7 +337,10 @@ export function readExitStatus(text: string): ExecSocketEnd {
     const code = Number(cause?.message);
     if (Number.isInteger(code) && code >= 0) return { kind: "exit", code };
   }
-  return { kind: "failed", error: new ClusterError("other", `the exec failed in the pod: ${doc.message ?? text.slice(0, 200)}`) };
+  return {
+    kind: "failed",
+    error: new ClusterError("other", `the exec failed in the pod: ${doc.message ?? text.slice(0, 200)}`),
+  };
 }
 
 /** The typed error of a refused upgrade: 401/403/404 as any call; 5xx: the exec could not be set up, nothing ran. */
@@ -314,7 +352,8 @@ export function mapUpgradeRefusal(httpStatus: number, body: string): ClusterErro
     parsed = { kind: "Status", message: body.trim() || undefined };
   }
   const error = mapStatusError(httpStatus, parsed, { verb: "create", resource: "pods/exec" });
-  if (httpStatus >= 500 || httpStatus === 429) return new UnavailableError("exec-not-ready", `the exec could not be set up: ${error.message}`);
+  if (httpStatus >= 500 || httpStatus === 429)
+    return new UnavailableError("exec-not-ready", `the exec could not be set up: ${error.message}`);
   if (httpStatus === 400 && /upgrade|protocol|websocket|spdy/i.test(error.message)) return refusesV5(error.message);
   if (httpStatus >= 200 && httpStatus < 300) return refusesV5(`it answered the upgrade with HTTP ${httpStatus}`);
   return error;

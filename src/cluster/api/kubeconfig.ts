@@ -67,33 +67,50 @@ interface LoadedFile {
  * relative to the file that holds them. Throws the kubeconfig error (ConfigError) for anything kubectl would refuse
  * and for what the API transport cannot do (auth-provider, impersonation), naming `--transport kubectl`.
  */
-export function resolveKubeconfig(selection: KubeconfigSelection, parse: (text: string, file: string) => unknown): ResolvedKubeconfig {
+export function resolveKubeconfig(
+  selection: KubeconfigSelection,
+  parse: (text: string, file: string) => unknown,
+): ResolvedKubeconfig {
   const loaded: LoadedFile[] = [];
   for (const file of selection.files) {
     let text: string;
     try {
       text = readFileSync(file, "utf8");
     } catch (error) {
-      if (selection.explicit) throw kubeconfigError(`cannot read the kubeconfig: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, file);
+      if (selection.explicit)
+        throw kubeconfigError(
+          `cannot read the kubeconfig: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+          file,
+        );
       continue;
     }
     const doc = parse(text, file);
     if (doc === null || doc === undefined) continue;
-    if (!isMapping(doc)) throw kubeconfigError("the kubeconfig must be a mapping (apiVersion, clusters, contexts, ...)", file);
+    if (!isMapping(doc))
+      throw kubeconfigError("the kubeconfig must be a mapping (apiVersion, clusters, contexts, ...)", file);
     loaded.push({ file: resolve(file), doc });
   }
   const where = selection.files.join(":") || "(no kubeconfig)";
   const contextName = selection.context ?? firstString(loaded, "current-context");
-  if (!contextName) throw kubeconfigError("no context: the kubeconfig sets no current-context and no --context was given", where);
+  if (!contextName)
+    throw kubeconfigError("no context: the kubeconfig sets no current-context and no --context was given", where);
   const context = findEntry(loaded, "contexts", "context", contextName);
   if (!context) throw kubeconfigError(`the kubeconfig has no context named "${contextName}"`, where);
   const clusterName = readString(context.value, "cluster", context.file, `context "${contextName}"`);
   if (!clusterName) throw kubeconfigError(`context "${contextName}" names no cluster`, context.file);
   const cluster = findEntry(loaded, "clusters", "cluster", clusterName);
-  if (!cluster) throw kubeconfigError(`context "${contextName}" names cluster "${clusterName}", which the kubeconfig does not define`, context.file);
+  if (!cluster)
+    throw kubeconfigError(
+      `context "${contextName}" names cluster "${clusterName}", which the kubeconfig does not define`,
+      context.file,
+    );
   const userName = readString(context.value, "user", context.file, `context "${contextName}"`) ?? "";
   const user = userName ? findEntry(loaded, "users", "user", userName) : undefined;
-  if (userName && !user) throw kubeconfigError(`context "${contextName}" names user "${userName}", which the kubeconfig does not define`, context.file);
+  if (userName && !user)
+    throw kubeconfigError(
+      `context "${contextName}" names user "${userName}", which the kubeconfig does not define`,
+      context.file,
+    );
 
   const c = cluster.value;
   const what = `cluster "${clusterName}"`;
@@ -105,15 +122,23 @@ export function resolveKubeconfig(selection: KubeconfigSelection, parse: (text: 
   } catch {
     throw kubeconfigError(`${what}: server "${server}" is not a URL`, cluster.file);
   }
-  if (url.protocol !== "https:" && url.protocol !== "http:") throw kubeconfigError(`${what}: server "${server}" must be http or https`, cluster.file);
+  if (url.protocol !== "https:" && url.protocol !== "http:")
+    throw kubeconfigError(`${what}: server "${server}" must be http or https`, cluster.file);
   const secure = url.protocol === "https:";
   const ca = readPem(c, "certificate-authority", cluster.file, what);
   const insecureSkipVerify = c["insecure-skip-tls-verify"] === true;
-  if (insecureSkipVerify && ca) throw kubeconfigError(`${what}: certificate-authority and insecure-skip-tls-verify cannot both be set (kubectl refuses this too)`, cluster.file);
+  if (insecureSkipVerify && ca)
+    throw kubeconfigError(
+      `${what}: certificate-authority and insecure-skip-tls-verify cannot both be set (kubectl refuses this too)`,
+      cluster.file,
+    );
   const serverName = readString(c, "tls-server-name", cluster.file, what);
   const proxyUrl = readString(c, "proxy-url", cluster.file, what);
   if (proxyUrl && !/^https?:\/\//.test(proxyUrl)) {
-    throw kubeconfigError(`${what}: proxy-url "${proxyUrl}": the API transport speaks only http and https proxies; use --transport kubectl for ${proxyUrl.split(":")[0]}`, cluster.file);
+    throw kubeconfigError(
+      `${what}: proxy-url "${proxyUrl}": the API transport speaks only http and https proxies; use --transport kubectl for ${proxyUrl.split(":")[0]}`,
+      cluster.file,
+    );
   }
 
   // kubectl uses a user's credentials only towards an https server.
@@ -123,12 +148,16 @@ export function resolveKubeconfig(selection: KubeconfigSelection, parse: (text: 
   for (const key of ["auth-provider", "as", "as-uid", "as-groups", "as-user-extra"]) {
     if (u[key] !== undefined && u[key] !== null) {
       const kind = key === "auth-provider" ? "auth-provider plugins" : "impersonation";
-      throw kubeconfigError(`${uwhat} uses ${key}: the API transport does not do ${kind}; use --transport kubectl`, ufile);
+      throw kubeconfigError(
+        `${uwhat} uses ${key}: the API transport does not do ${kind}; use --transport kubectl`,
+        ufile,
+      );
     }
   }
   const cert = readPem(u, "client-certificate", ufile, uwhat);
   const key = readPem(u, "client-key", ufile, uwhat);
-  if (!!cert !== !!key) throw kubeconfigError(`${uwhat}: client-certificate and client-key must be given together`, ufile);
+  if (!!cert !== !!key)
+    throw kubeconfigError(`${uwhat}: client-certificate and client-key must be given together`, ufile);
   const auth = readAuth(u, ufile, uwhat);
 
   const ns = readString(context.value, "namespace", context.file, `context "${contextName}"`);
@@ -168,19 +197,28 @@ function readExecPlugin(exec: unknown, file: string, what: string): ExecPluginCo
   if (!isMapping(exec)) throw kubeconfigError(`${what}: exec must be a mapping`, file);
   const apiVersion = exec.apiVersion;
   if (!EXEC_VERSIONS.includes(apiVersion as (typeof EXEC_VERSIONS)[number])) {
-    throw kubeconfigError(`${what}: exec apiVersion "${String(apiVersion)}" is not one the API transport speaks (${EXEC_VERSIONS.join(", ")}); use --transport kubectl`, file);
+    throw kubeconfigError(
+      `${what}: exec apiVersion "${String(apiVersion)}" is not one the API transport speaks (${EXEC_VERSIONS.join(", ")}); use --transport kubectl`,
+      file,
+    );
   }
   const command = readString(exec, "command", file, `${what} exec`);
   if (!command) throw kubeconfigError(`${what}: exec has no command`, file);
   const args = exec.args ?? [];
-  if (!Array.isArray(args) || !args.every((a) => typeof a === "string")) throw kubeconfigError(`${what}: exec args must be a list of strings`, file);
+  if (!Array.isArray(args) || !args.every((a) => typeof a === "string"))
+    throw kubeconfigError(`${what}: exec args must be a list of strings`, file);
   const env = exec.env ?? [];
-  if (!Array.isArray(env) || !env.every((e) => isMapping(e) && typeof e.name === "string" && typeof e.value === "string")) {
+  if (
+    !Array.isArray(env) ||
+    !env.every((e) => isMapping(e) && typeof e.name === "string" && typeof e.value === "string")
+  ) {
     throw kubeconfigError(`${what}: exec env must be a list of {name, value} strings`, file);
   }
   const mode = exec.interactiveMode;
-  if (mode !== undefined && mode !== "Never" && mode !== "IfAvailable" && mode !== "Always") throw kubeconfigError(`${what}: exec interactiveMode "${String(mode)}" is not Never, IfAvailable or Always`, file);
-  if (mode === "Always") throw kubeconfigError(`${what}: exec interactiveMode Always needs a terminal; a runner has none`, file);
+  if (mode !== undefined && mode !== "Never" && mode !== "IfAvailable" && mode !== "Always")
+    throw kubeconfigError(`${what}: exec interactiveMode "${String(mode)}" is not Never, IfAvailable or Always`, file);
+  if (mode === "Always")
+    throw kubeconfigError(`${what}: exec interactiveMode Always needs a terminal; a runner has none`, file);
   const hint = readString(exec, "installHint", file, `${what} exec`);
   return {
     apiVersion: apiVersion as ExecPluginConfig["apiVersion"],
@@ -203,7 +241,10 @@ function readPem(m: Mapping, key: string, file: string, what: string): string | 
   try {
     return readFileSync(resolvePath(file, path), "utf8");
   } catch (error) {
-    throw kubeconfigError(`${what}: cannot read ${key} ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, file);
+    throw kubeconfigError(
+      `${what}: cannot read ${key} ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+      file,
+    );
   }
 }
 
@@ -227,7 +268,12 @@ function firstString(files: readonly LoadedFile[], key: string): string | undefi
 }
 
 /** The entry of that name from the first file that defines it (kubectl's merge: the first file wins per name). */
-function findEntry(files: readonly LoadedFile[], list: string, field: string, name: string): { value: Mapping; file: string } | undefined {
+function findEntry(
+  files: readonly LoadedFile[],
+  list: string,
+  field: string,
+  name: string,
+): { value: Mapping; file: string } | undefined {
   for (const { file, doc } of files) {
     const entries = doc[list];
     if (entries === undefined || entries === null) continue;

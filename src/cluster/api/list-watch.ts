@@ -5,7 +5,12 @@ import type { ApiClient } from "./api-client.js";
 
 /** The fields of an object a watch reads. */
 export interface WatchedObject {
-  readonly metadata?: { readonly name?: string; readonly namespace?: string; readonly uid?: string; readonly resourceVersion?: string };
+  readonly metadata?: {
+    readonly name?: string;
+    readonly namespace?: string;
+    readonly uid?: string;
+    readonly resourceVersion?: string;
+  };
 }
 
 export interface WatchChange<T extends WatchedObject> {
@@ -44,7 +49,11 @@ export interface ListWatchOptions<T extends WatchedObject> {
  * last resourceVersion seen (an event's or a bookmark's); 410 Gone relists and delivers the difference. Refusals
  * (403, 401, 404) reject at once; transient failures reject after `maxFailures` in a row without progress.
  */
-export async function runListWatch<T extends WatchedObject>(client: ApiClient, target: WatchTarget, options: ListWatchOptions<T>): Promise<void> {
+export async function runListWatch<T extends WatchedObject>(
+  client: ApiClient,
+  target: WatchTarget,
+  options: ListWatchOptions<T>,
+): Promise<void> {
   const known = new Map<string, T>();
   const keyOf = (o: T): string => `${o.metadata?.namespace ?? ""}/${o.metadata?.name ?? ""}`;
   let resourceVersion: string | undefined;
@@ -54,7 +63,12 @@ export async function runListWatch<T extends WatchedObject>(client: ApiClient, t
   const aborted = (): boolean => options.signal.aborted;
 
   const relist = async (): Promise<void> => {
-    const list = (await client.request("GET", target.path, { query: selectors, signal: options.signal, verb: "list", resource: target.resource })) as {
+    const list = (await client.request("GET", target.path, {
+      query: selectors,
+      signal: options.signal,
+      verb: "list",
+      resource: target.resource,
+    })) as {
       metadata?: { resourceVersion?: string };
       items?: T[];
     };
@@ -65,7 +79,8 @@ export async function runListWatch<T extends WatchedObject>(client: ApiClient, t
       const before = known.get(key);
       known.set(key, item);
       if (!before) options.onChange({ type: "ADDED", object: item });
-      else if (before.metadata?.resourceVersion !== item.metadata?.resourceVersion) options.onChange({ type: "MODIFIED", object: item });
+      else if (before.metadata?.resourceVersion !== item.metadata?.resourceVersion)
+        options.onChange({ type: "MODIFIED", object: item });
     }
     for (const [key, object] of known) {
       if (seen.has(key)) continue;
@@ -78,7 +93,13 @@ export async function runListWatch<T extends WatchedObject>(client: ApiClient, t
 
   const watchOnce = async (): Promise<number> => {
     const body = await client.stream(target.path, {
-      query: { ...selectors, watch: "true", allowWatchBookmarks: "true", resourceVersion, timeoutSeconds: options.timeoutSeconds ?? 300 },
+      query: {
+        ...selectors,
+        watch: "true",
+        allowWatchBookmarks: "true",
+        resourceVersion,
+        timeoutSeconds: options.timeoutSeconds ?? 300,
+      },
       signal: options.signal,
       inactivityMs: options.inactivityMs ?? 300_000,
       verb: "watch",
@@ -139,7 +160,8 @@ export async function runListWatch<T extends WatchedObject>(client: ApiClient, t
       const started = Date.now();
       const lines = await watchOnce();
       // A watch the server ends at once with nothing in it is a failure, or this loop would spin.
-      if (lines === 0 && Date.now() - started < 1000) throw new CutStreamError(`the watch of ${target.resource} ended at once without an event`);
+      if (lines === 0 && Date.now() - started < 1000)
+        throw new CutStreamError(`the watch of ${target.resource} ended at once without an event`);
     } catch (error) {
       if (aborted()) return;
       if (error instanceof ExpiredError) {

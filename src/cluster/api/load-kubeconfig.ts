@@ -11,7 +11,10 @@ export async function loadKubeconfig(selection: KubeconfigSelection): Promise<Re
     const syntax = doc.errors[0];
     if (syntax) {
       const line = syntax.linePos?.[0].line;
-      throw kubeconfigError(`the kubeconfig is not valid YAML: ${syntax.message.split("\n")[0]!.replace(/:$/, "")}`, line === undefined ? file : `${file}:${line}`);
+      throw kubeconfigError(
+        `the kubeconfig is not valid YAML: ${syntax.message.split("\n")[0]!.replace(/:$/, "")}`,
+        line === undefined ? file : `${file}:${line}`,
+      );
     }
     return doc.toJS();
   });

@@ -17,7 +17,10 @@ export interface OpenApiClusterOptions extends ApiClusterOptions {
  * Reads the kubeconfig (ConfigError for anything kubectl would refuse or the transport cannot do; no request is
  * sent) and returns the Cluster over it. Share the result between runs: it holds the connection pool and the watches.
  */
-export async function openApiCluster(selection: KubeconfigSelection, options: OpenApiClusterOptions): Promise<ApiCluster> {
+export async function openApiCluster(
+  selection: KubeconfigSelection,
+  options: OpenApiClusterOptions,
+): Promise<ApiCluster> {
   const kubeconfig = await loadKubeconfig(selection);
   const client = new ApiClient({
     kubeconfig,

@@ -6,7 +6,13 @@ export interface SyncRequest {
   readonly method: string;
   readonly headers: Readonly<Record<string, string>>;
   readonly body?: string;
-  readonly tls: { readonly ca?: string; readonly cert?: string; readonly key?: string; readonly rejectUnauthorized: boolean; readonly servername?: string };
+  readonly tls: {
+    readonly ca?: string;
+    readonly cert?: string;
+    readonly key?: string;
+    readonly rejectUnauthorized: boolean;
+    readonly servername?: string;
+  };
 }
 
 export type SyncAnswer = { readonly status: number; readonly body: string } | { readonly error: string };
@@ -29,8 +35,19 @@ req.end(input.body);
 
 /** Sends `request` and blocks until the answer or `timeoutMs`; never throws. */
 export function requestSync(request: SyncRequest, timeoutMs: number): SyncAnswer {
-  const child = spawnSync(process.execPath, ["-e", CHILD], { input: JSON.stringify(request), timeout: timeoutMs, encoding: "utf8", maxBuffer: 16 * 1024 * 1024 });
-  if (child.error) return { error: (child.error as NodeJS.ErrnoException).code === "ETIMEDOUT" ? `no answer within ${timeoutMs} ms` : child.error.message };
+  const child = spawnSync(process.execPath, ["-e", CHILD], {
+    input: JSON.stringify(request),
+    timeout: timeoutMs,
+    encoding: "utf8",
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  if (child.error)
+    return {
+      error:
+        (child.error as NodeJS.ErrnoException).code === "ETIMEDOUT"
+          ? `no answer within ${timeoutMs} ms`
+          : child.error.message,
+    };
   try {
     return JSON.parse(child.stdout) as SyncAnswer;
   } catch {

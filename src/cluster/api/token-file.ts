@@ -26,7 +26,9 @@ export class TokenFileSource {
       this.readAt = this.now();
     } catch (error) {
       if (this.token === undefined) {
-        throw new UnauthorizedError(`cannot read the kubeconfig's tokenFile ${this.path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+        throw new UnauthorizedError(
+          `cannot read the kubeconfig's tokenFile ${this.path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+        );
       }
     }
     return this.token!;

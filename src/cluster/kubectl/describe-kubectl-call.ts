@@ -34,7 +34,11 @@ export function describeKubectlCall(target: ClusterTarget, plan: ClusterCallPlan
       return buildListJobsArgs(plan.beforeCreate ? targetBeforeCreate(target) : target, plan.selector);
     case "claimPlaceholder":
       // The claim's raw path names the namespace, which kubectl reports in the listed placeholder when it is the context's.
-      return buildClaimPlaceholderArgs(plan.beforeCreate ? targetBeforeCreate(target) : target, describePlannedNamespace(target), plan.name);
+      return buildClaimPlaceholderArgs(
+        plan.beforeCreate ? targetBeforeCreate(target) : target,
+        describePlannedNamespace(target),
+        plan.name,
+      );
     case "createJob":
       return buildCreateArgs(target);
     case "createBudget":

@@ -37,7 +37,16 @@ function buildGlobalArgs(target: ClusterTarget, pinNamespace = true): string[] {
  * runner pins on later calls. Without --namespace when the namespace is the context's: kubectl picks it.
  */
 export const buildCreateArgs = defineCall(CLUSTER_CALLS.createJob, (target: ClusterTarget): string[] => {
-  return [...buildGlobalArgs(target, !target.namespaceFromContext), "create", "--request-timeout", API_REQUEST_TIMEOUT, "-f", "-", "-o", "json"];
+  return [
+    ...buildGlobalArgs(target, !target.namespaceFromContext),
+    "create",
+    "--request-timeout",
+    API_REQUEST_TIMEOUT,
+    "-f",
+    "-",
+    "-o",
+    "json",
+  ];
 });
 
 /** Reads one Job as JSON (used to confirm a Job after an ambiguous create). */
@@ -46,39 +55,92 @@ export const buildGetJobArgs = defineCall(CLUSTER_CALLS.getJob, (target: Cluster
 });
 
 /** Lists the run's pods as JSON (a PodList), by the run-id label set on the pod template. The API transport watches them instead (Cluster.watchPods): the Role grants both. */
-export const buildGetPodsArgs = defineCall(CLUSTER_CALLS.listPods, (target: ClusterTarget, labelSelector: string): string[] => {
-  return [...buildGlobalArgs(target), "get", "pods", "--selector", labelSelector, "--request-timeout", API_REQUEST_TIMEOUT, "-o", "json"];
-});
+export const buildGetPodsArgs = defineCall(
+  CLUSTER_CALLS.listPods,
+  (target: ClusterTarget, labelSelector: string): string[] => {
+    return [
+      ...buildGlobalArgs(target),
+      "get",
+      "pods",
+      "--selector",
+      labelSelector,
+      "--request-timeout",
+      API_REQUEST_TIMEOUT,
+      "-o",
+      "json",
+    ];
+  },
+);
 
 /** Lists the events of one object (an EventList as JSON), to explain why a pod is still Pending. The API transport watches them instead (Cluster.watchEvents): the Role grants both. */
-export const buildGetEventsArgs = defineCall(CLUSTER_CALLS.listEvents, (target: ClusterTarget, kind: "Pod" | "Job", name: string): string[] => {
-  return [
-    ...buildGlobalArgs(target),
-    "get",
-    "events",
-    "--field-selector",
-    `involvedObject.kind=${kind},involvedObject.name=${name}`,
-    "--request-timeout",
-    API_REQUEST_TIMEOUT,
-    "-o",
-    "json",
-  ];
-});
+export const buildGetEventsArgs = defineCall(
+  CLUSTER_CALLS.listEvents,
+  (target: ClusterTarget, kind: "Pod" | "Job", name: string): string[] => {
+    return [
+      ...buildGlobalArgs(target),
+      "get",
+      "events",
+      "--field-selector",
+      `involvedObject.kind=${kind},involvedObject.name=${name}`,
+      "--request-timeout",
+      API_REQUEST_TIMEOUT,
+      "-o",
+      "json",
+    ];
+  },
+);
 
 /** The end of one container's log (`logs --tail --limit-bytes`): a service's last lines. */
-export const buildLogsArgs = defineCall(CLUSTER_CALLS.readLogs, (target: ClusterTarget, pod: string, container: string, tailLines: number, limitBytes: number): string[] => {
-  return [...buildGlobalArgs(target), "logs", pod, "-c", container, "--tail", String(tailLines), "--limit-bytes", String(limitBytes), "--request-timeout", API_REQUEST_TIMEOUT];
-});
+export const buildLogsArgs = defineCall(
+  CLUSTER_CALLS.readLogs,
+  (target: ClusterTarget, pod: string, container: string, tailLines: number, limitBytes: number): string[] => {
+    return [
+      ...buildGlobalArgs(target),
+      "logs",
+      pod,
+      "-c",
+      container,
+      "--tail",
+      String(tailLines),
+      "--limit-bytes",
+      String(limitBytes),
+      "--request-timeout",
+      API_REQUEST_TIMEOUT,
+    ];
+  },
+);
 
 /** `exec` into the run container; `stdin` adds -i so the command reads what the runner pipes in. */
-export const buildExecArgs = defineCall(CLUSTER_CALLS.exec, (target: ClusterTarget, pod: string, command: readonly string[], stdin: boolean, container: string = RUN_CONTAINER): string[] => {
-  return [...buildGlobalArgs(target), "exec", ...(stdin ? ["-i"] : []), pod, "-c", container, "--", ...command];
-});
+export const buildExecArgs = defineCall(
+  CLUSTER_CALLS.exec,
+  (
+    target: ClusterTarget,
+    pod: string,
+    command: readonly string[],
+    stdin: boolean,
+    container: string = RUN_CONTAINER,
+  ): string[] => {
+    return [...buildGlobalArgs(target), "exec", ...(stdin ? ["-i"] : []), pod, "-c", container, "--", ...command];
+  },
+);
 
 /** Deletes the Job and (background propagation) its pods; already-gone is not an error; does not block. */
-export const buildDeleteJobArgs = defineCall(CLUSTER_CALLS.deleteJob, (target: ClusterTarget, jobName: string): string[] => {
-  return [...buildGlobalArgs(target), "delete", "job", jobName, "--cascade=background", "--ignore-not-found", "--wait=false", "--request-timeout", API_REQUEST_TIMEOUT];
-});
+export const buildDeleteJobArgs = defineCall(
+  CLUSTER_CALLS.deleteJob,
+  (target: ClusterTarget, jobName: string): string[] => {
+    return [
+      ...buildGlobalArgs(target),
+      "delete",
+      "job",
+      jobName,
+      "--cascade=background",
+      "--ignore-not-found",
+      "--wait=false",
+      "--request-timeout",
+      API_REQUEST_TIMEOUT,
+    ];
+  },
+);
 
 /** `create -f -` of the run's PodDisruptionBudget (JSON on stdin), once the Job exists; prints its name only. */
 export const buildCreateBudgetArgs = defineCall(CLUSTER_CALLS.createBudget, (target: ClusterTarget): string[] => {
@@ -86,47 +148,132 @@ export const buildCreateBudgetArgs = defineCall(CLUSTER_CALLS.createBudget, (tar
 });
 
 /** Lists our PodDisruptionBudgets by label as JSON: gc removes those whose Job is gone. */
-export const buildListBudgetsArgs = defineCall(CLUSTER_CALLS.listBudgets, (target: ClusterTarget, labelSelector: string): string[] => {
-  return [...buildGlobalArgs(target), "get", "poddisruptionbudgets.policy", "--selector", labelSelector, "--request-timeout", API_REQUEST_TIMEOUT, "-o", "json"];
-});
+export const buildListBudgetsArgs = defineCall(
+  CLUSTER_CALLS.listBudgets,
+  (target: ClusterTarget, labelSelector: string): string[] => {
+    return [
+      ...buildGlobalArgs(target),
+      "get",
+      "poddisruptionbudgets.policy",
+      "--selector",
+      labelSelector,
+      "--request-timeout",
+      API_REQUEST_TIMEOUT,
+      "-o",
+      "json",
+    ];
+  },
+);
 
 /** Deletes one PodDisruptionBudget (teardown, gc); already gone is not an error. */
-export const buildDeleteBudgetArgs = defineCall(CLUSTER_CALLS.deleteBudget, (target: ClusterTarget, name: string): string[] => {
-  return [...buildGlobalArgs(target), "delete", "poddisruptionbudget.policy", name, "--ignore-not-found", "--wait=false", "--request-timeout", API_REQUEST_TIMEOUT];
-});
+export const buildDeleteBudgetArgs = defineCall(
+  CLUSTER_CALLS.deleteBudget,
+  (target: ClusterTarget, name: string): string[] => {
+    return [
+      ...buildGlobalArgs(target),
+      "delete",
+      "poddisruptionbudget.policy",
+      name,
+      "--ignore-not-found",
+      "--wait=false",
+      "--request-timeout",
+      API_REQUEST_TIMEOUT,
+    ];
+  },
+);
 
 /** Lists the runner's Jobs by label as JSON (a JobList): orphans, and the warm placeholders a run may claim. */
-export const buildListJobsArgs = defineCall(CLUSTER_CALLS.listJobs, (target: ClusterTarget, labelSelector: string): string[] => {
-  return [...buildGlobalArgs(target), "get", "jobs", "--selector", labelSelector, "--request-timeout", API_REQUEST_TIMEOUT, "-o", "json"];
-});
+export const buildListJobsArgs = defineCall(
+  CLUSTER_CALLS.listJobs,
+  (target: ClusterTarget, labelSelector: string): string[] => {
+    return [
+      ...buildGlobalArgs(target),
+      "get",
+      "jobs",
+      "--selector",
+      labelSelector,
+      "--request-timeout",
+      API_REQUEST_TIMEOUT,
+      "-o",
+      "json",
+    ];
+  },
+);
 
 /**
  * Deletes one placeholder only if it is still the object the caller listed: `delete --raw` sends the DeleteOptions
  * on stdin (`buildClaimBody`: background propagation, preconditions on uid and resourceVersion). The delete is the
  * claim: of two runs that saw the same placeholder, one succeeds, the other gets NotFound or Conflict.
  */
-export const buildClaimPlaceholderArgs = defineCall(CLUSTER_CALLS.claimPlaceholder, (target: ClusterTarget, namespace: string, name: string): string[] => {
-  return [...buildGlobalArgs(target), "delete", "--raw", `/apis/batch/v1/namespaces/${namespace}/jobs/${name}`, "-f", "-", "--request-timeout", API_REQUEST_TIMEOUT];
-});
+export const buildClaimPlaceholderArgs = defineCall(
+  CLUSTER_CALLS.claimPlaceholder,
+  (target: ClusterTarget, namespace: string, name: string): string[] => {
+    return [
+      ...buildGlobalArgs(target),
+      "delete",
+      "--raw",
+      `/apis/batch/v1/namespaces/${namespace}/jobs/${name}`,
+      "-f",
+      "-",
+      "--request-timeout",
+      API_REQUEST_TIMEOUT,
+    ];
+  },
+);
 
 /** The DeleteOptions of a claim (JSON, for `buildClaimPlaceholderArgs`' stdin): only this uid at this resourceVersion goes. */
 export function buildClaimBody(uid: string, resourceVersion: string): string {
-  return JSON.stringify({ kind: "DeleteOptions", apiVersion: "v1", propagationPolicy: "Background", preconditions: { uid, resourceVersion } });
+  return JSON.stringify({
+    kind: "DeleteOptions",
+    apiVersion: "v1",
+    propagationPolicy: "Background",
+    preconditions: { uid, resourceVersion },
+  });
 }
 
 /** Deletes every Job matching the selector (the placeholders, for `warm --release`) and their pods; none is fine. */
-export const buildDeleteJobsBySelectorArgs = defineCall(CLUSTER_CALLS.deleteJobsBySelector, (target: ClusterTarget, labelSelector: string): string[] => {
-  return [...buildGlobalArgs(target), "delete", "jobs", "--selector", labelSelector, "--cascade=background", "--ignore-not-found", "--wait=false", "--request-timeout", API_REQUEST_TIMEOUT];
-});
+export const buildDeleteJobsBySelectorArgs = defineCall(
+  CLUSTER_CALLS.deleteJobsBySelector,
+  (target: ClusterTarget, labelSelector: string): string[] => {
+    return [
+      ...buildGlobalArgs(target),
+      "delete",
+      "jobs",
+      "--selector",
+      labelSelector,
+      "--cascade=background",
+      "--ignore-not-found",
+      "--wait=false",
+      "--request-timeout",
+      API_REQUEST_TIMEOUT,
+    ];
+  },
+);
 
 /**
  * Sets annotations on a Job with a JSON merge patch (one PATCH request, no read first): the run's heartbeat, a
  * cancel request from another process, the mark of a kept Job. A Job that is gone fails with NotFound.
  */
-export const buildAnnotateJobArgs = defineCall(CLUSTER_CALLS.annotateJob, (target: ClusterTarget, jobName: string, annotations: Readonly<Record<string, string>>): string[] => {
-  const patch = JSON.stringify({ metadata: { annotations } });
-  return [...buildGlobalArgs(target), "patch", "job", jobName, "--type", "merge", "-p", patch, "--request-timeout", API_REQUEST_TIMEOUT, "-o", "name"];
-});
+export const buildAnnotateJobArgs = defineCall(
+  CLUSTER_CALLS.annotateJob,
+  (target: ClusterTarget, jobName: string, annotations: Readonly<Record<string, string>>): string[] => {
+    const patch = JSON.stringify({ metadata: { annotations } });
+    return [
+      ...buildGlobalArgs(target),
+      "patch",
+      "job",
+      jobName,
+      "--type",
+      "merge",
+      "-p",
+      patch,
+      "--request-timeout",
+      API_REQUEST_TIMEOUT,
+      "-o",
+      "name",
+    ];
+  },
+);
 
 /**
  * How long one watch of the run's Job lasts before kubectl ends it cleanly (exit 0) and the runner starts another: a
@@ -139,17 +286,39 @@ export const WATCH_REQUEST_TIMEOUT = "5m";
  * Watches one Job: kubectl GETs it, then streams one `{"type": ..., "object": Job}` JSON document per change (the
  * first one is the Job as it is now), until WATCH_REQUEST_TIMEOUT.
  */
-export const buildWatchJobArgs = defineCall(CLUSTER_CALLS.watchJob, (target: ClusterTarget, jobName: string): string[] => {
-  return [...buildGlobalArgs(target), "get", "job", jobName, "--watch", "--output-watch-events", "-o", "json", "--request-timeout", WATCH_REQUEST_TIMEOUT];
-});
+export const buildWatchJobArgs = defineCall(
+  CLUSTER_CALLS.watchJob,
+  (target: ClusterTarget, jobName: string): string[] => {
+    return [
+      ...buildGlobalArgs(target),
+      "get",
+      "job",
+      jobName,
+      "--watch",
+      "--output-watch-events",
+      "-o",
+      "json",
+      "--request-timeout",
+      WATCH_REQUEST_TIMEOUT,
+    ];
+  },
+);
 
 /** kubectl's own version, as JSON (`clientVersion`); talks to no server. */
-export const buildClientVersionArgs = defineCall(CLUSTER_CALLS.clientVersion, (): string[] => ["version", "--client", "-o", "json"]);
+export const buildClientVersionArgs = defineCall(CLUSTER_CALLS.clientVersion, (): string[] => [
+  "version",
+  "--client",
+  "-o",
+  "json",
+]);
 
 /** kubectl's and the API server's versions, as JSON; the server part fails when it cannot be reached. */
-export const buildServerVersionArgs = defineCall(CLUSTER_CALLS.serverVersion, (target: ClusterTarget, requestTimeout: string): string[] => {
-  return [...buildGlobalArgs(target, false), "version", "-o", "json", "--request-timeout", requestTimeout];
-});
+export const buildServerVersionArgs = defineCall(
+  CLUSTER_CALLS.serverVersion,
+  (target: ClusterTarget, requestTimeout: string): string[] => {
+    return [...buildGlobalArgs(target, false), "version", "-o", "json", "--request-timeout", requestTimeout];
+  },
+);
 
 /**
  * The kubeconfig as kubectl resolves it for the chosen context, secrets included (`--raw`), as JSON: for the
@@ -164,15 +333,37 @@ export const buildViewConfigArgs = defineCall(CLUSTER_CALLS.viewConfig, (target:
  * the answers as JSON. Through a manifest rather than `auth can-i`/`auth whoami`, whose bodies kubectl 1.33 sends
  * as protobuf; without client-side validation, which would fetch an OpenAPI document for nothing.
  */
-export const buildCreateReviewsArgs = defineCall(CLUSTER_CALLS.createReviews, (target: ClusterTarget, requestTimeout: string): string[] => {
-  return [...buildGlobalArgs(target, false), "create", "--validate=false", "-f", "-", "-o", "json", "--request-timeout", requestTimeout];
-});
+export const buildCreateReviewsArgs = defineCall(
+  CLUSTER_CALLS.createReviews,
+  (target: ClusterTarget, requestTimeout: string): string[] => {
+    return [
+      ...buildGlobalArgs(target, false),
+      "create",
+      "--validate=false",
+      "-f",
+      "-",
+      "-o",
+      "json",
+      "--request-timeout",
+      requestTimeout,
+    ];
+  },
+);
 
 /** Reads one namespace (cluster-scoped: a scoped credential may not). */
 export const buildGetNamespaceArgs = defineCall(
   CLUSTER_CALLS.getNamespace,
   (target: ClusterTarget, namespace: string, requestTimeout: string): string[] => {
-    return [...buildGlobalArgs(target, false), "get", "namespace", namespace, "-o", "json", "--request-timeout", requestTimeout];
+    return [
+      ...buildGlobalArgs(target, false),
+      "get",
+      "namespace",
+      namespace,
+      "-o",
+      "json",
+      "--request-timeout",
+      requestTimeout,
+    ];
   },
 );
 
@@ -180,9 +371,22 @@ export const buildGetNamespaceArgs = defineCall(
  * A server-side dry run of creating the Job manifest on stdin: nothing is stored, but the namespace must exist and
  * admission must accept it. Where namespaces cannot be read, this tells whether the namespace is there.
  */
-export const buildDryRunCreateArgs = defineCall(CLUSTER_CALLS.dryRunCreate, (target: ClusterTarget, requestTimeout: string): string[] => {
-  return [...buildGlobalArgs(target), "create", "--dry-run=server", "-f", "-", "-o", "json", "--request-timeout", requestTimeout];
-});
+export const buildDryRunCreateArgs = defineCall(
+  CLUSTER_CALLS.dryRunCreate,
+  (target: ClusterTarget, requestTimeout: string): string[] => {
+    return [
+      ...buildGlobalArgs(target),
+      "create",
+      "--dry-run=server",
+      "-f",
+      "-",
+      "-o",
+      "json",
+      "--request-timeout",
+      requestTimeout,
+    ];
+  },
+);
 
 /** Lists the nodes (cluster-scoped: a scoped credential may not). */
 export const buildGetNodesArgs = defineCall(
@@ -199,7 +403,16 @@ export const buildGetNodesArgs = defineCall(
 export const buildGetClaimArgs = defineCall(
   CLUSTER_CALLS.getClaim,
   (target: ClusterTarget, claim: string, requestTimeout: string): string[] => {
-    return [...buildGlobalArgs(target), "get", "persistentvolumeclaims", claim, "-o", "json", "--request-timeout", requestTimeout];
+    return [
+      ...buildGlobalArgs(target),
+      "get",
+      "persistentvolumeclaims",
+      claim,
+      "-o",
+      "json",
+      "--request-timeout",
+      requestTimeout,
+    ];
   },
 );
 
@@ -213,19 +426,35 @@ export const buildConfigViewArgs = defineCall(CLUSTER_CALLS.viewAdminConfig, (ta
 });
 
 /** `apply -f -` of the credential's ServiceAccount, Role and RoleBinding (YAML documents on stdin): creates, corrects or leaves each one, and says which. */
-export const buildApplyCredentialArgs = defineCall(
-  CLUSTER_CALLS.applyCredential,
-  (target: ClusterTarget): string[] => [...buildGlobalArgs(target), "apply", "--request-timeout", API_REQUEST_TIMEOUT, "-f", "-"],
-);
+export const buildApplyCredentialArgs = defineCall(CLUSTER_CALLS.applyCredential, (target: ClusterTarget): string[] => [
+  ...buildGlobalArgs(target),
+  "apply",
+  "--request-timeout",
+  API_REQUEST_TIMEOUT,
+  "-f",
+  "-",
+]);
 
 /**
  * Posts a TokenRequest (JSON on stdin) for the ServiceAccount and prints the answer, whose status holds the token: the
  * same JSON on every kubectl (1.33's `create token` would send protobuf), and the token never in argv.
  */
-export const buildTokenRequestArgs = defineCall(CLUSTER_CALLS.requestToken, (target: ClusterTarget, namespace: string, serviceAccount: string): string[] => {
-  const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/serviceaccounts/${encodeURIComponent(serviceAccount)}/token`;
-  return [...buildGlobalArgs(target, false), "create", "--raw", path, "--request-timeout", API_REQUEST_TIMEOUT, "-f", "-"];
-});
+export const buildTokenRequestArgs = defineCall(
+  CLUSTER_CALLS.requestToken,
+  (target: ClusterTarget, namespace: string, serviceAccount: string): string[] => {
+    const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/serviceaccounts/${encodeURIComponent(serviceAccount)}/token`;
+    return [
+      ...buildGlobalArgs(target, false),
+      "create",
+      "--raw",
+      path,
+      "--request-timeout",
+      API_REQUEST_TIMEOUT,
+      "-f",
+      "-",
+    ];
+  },
+);
 
 /** Deletes the RoleBinding, the Role and the ServiceAccount (its tokens die with it); already gone is not an error. */
 export const buildDeleteCredentialArgs = defineCall(

@@ -8,7 +8,21 @@ import { describeError } from "../../core/errors.js";
 import { formatCommand } from "../../events/format-event.js";
 import { JsonDocumentSplitter, parseJsonDocuments } from "../../manifests/json-documents.js";
 import { stringify } from "../../core/lazy-yaml.js";
-import type { AppliedObjects, CallOptions, Cluster, CredentialObjectSet, EventWatchOptions, InvolvedObject, LogBounds, Namespace, PodWatchOptions, ServerVersion, SyncOutcome, TransportFacts, WatchOptions } from "../cluster.js";
+import type {
+  AppliedObjects,
+  CallOptions,
+  Cluster,
+  CredentialObjectSet,
+  EventWatchOptions,
+  InvolvedObject,
+  LogBounds,
+  Namespace,
+  PodWatchOptions,
+  ServerVersion,
+  SyncOutcome,
+  TransportFacts,
+  WatchOptions,
+} from "../cluster.js";
 import { pollList, pollPods } from "../poll-pods.js";
 import { ClusterError, CutStreamError, TimeoutError, UnreadableAnswerError } from "../errors.js";
 import { STATUS_TAG_PREFIX, type ExecEnd, type ExecRequest, type ExecSession } from "../exec.js";
@@ -30,7 +44,8 @@ import {
   buildDryRunCreateArgs,
   buildExecArgs,
   buildGetClaimArgs,
-  buildGetEventsArgs, buildLogsArgs,
+  buildGetEventsArgs,
+  buildLogsArgs,
   buildGetJobArgs,
   buildGetNamespaceArgs,
   buildGetNodesArgs,
@@ -97,7 +112,8 @@ export function splitStatusTags(stderr: string): { tags: string; rest: string } 
   const lines = stderr.split("\n");
   const last = lines.pop() ?? ""; // "" after a final newline; an unterminated last line otherwise
   for (const line of lines) (line.startsWith(STATUS_TAG_PREFIX) ? tags : rest).push(`${line}\n`);
-  if (last !== "") (last.startsWith(STATUS_TAG_PREFIX) ? tags : rest).push(last.startsWith(STATUS_TAG_PREFIX) ? `${last}\n` : last);
+  if (last !== "")
+    (last.startsWith(STATUS_TAG_PREFIX) ? tags : rest).push(last.startsWith(STATUS_TAG_PREFIX) ? `${last}\n` : last);
   return { tags: tags.join(""), rest: rest.join("") };
 }
 
@@ -112,15 +128,32 @@ export function readExecEnd(exitCode: number, signal: NodeJS.Signals | null, std
   if (exitCode === 0) return { kind: "exit", code: 0, tags, stderr: rest, how };
   const remote = REMOTE_EXIT.exec(rest);
   // kubectl's own line about the exit code is no part of what the command wrote.
-  if (remote && Number(remote[1]) === exitCode) return { kind: "exit", code: exitCode, tags, stderr: withoutExitLine(rest), how };
-  if (exitCode === -1) return { kind: "failed", error: new CutStreamError(`kubectl was stopped (${signal ?? "signal"})`), tags, stderr: rest, how };
+  if (remote && Number(remote[1]) === exitCode)
+    return { kind: "exit", code: exitCode, tags, stderr: withoutExitLine(rest), how };
+  if (exitCode === -1)
+    return {
+      kind: "failed",
+      error: new CutStreamError(`kubectl was stopped (${signal ?? "signal"})`),
+      tags,
+      stderr: rest,
+      how,
+    };
   const error = mapKubectlFailure(rest);
-  return { kind: "failed", error: error.code === "other" ? new CutStreamError(error.message) : error, tags, stderr: rest, how };
+  return {
+    kind: "failed",
+    error: error.code === "other" ? new CutStreamError(error.message) : error,
+    tags,
+    stderr: rest,
+    how,
+  };
 }
 
 /** The credential's objects as apply reads them: YAML documents (kubectl 1.30 takes a stream that starts as JSON for one JSON document). */
 export function buildApplyDocuments(objects: CredentialObjectSet): string {
-  return [objects.serviceAccount, objects.role, objects.roleBinding].map((o) => stringify(o).trimEnd()).join("\n---\n") + "\n";
+  return (
+    [objects.serviceAccount, objects.role, objects.roleBinding].map((o) => stringify(o).trimEnd()).join("\n---\n") +
+    "\n"
+  );
 }
 
 /** The first `limitBytes` bytes of text, as UTF-8 (a character cut in two is dropped by the decoder's replacement). */
@@ -142,7 +175,10 @@ export class KubectlCluster implements Cluster {
 
   constructor(kubectl: Kubectl, connection: KubectlConnection = {}) {
     this.#kubectl = kubectl;
-    this.#connection = { ...(connection.kubeconfig === undefined ? {} : { kubeconfig: connection.kubeconfig }), ...(connection.context === undefined ? {} : { context: connection.context }) };
+    this.#connection = {
+      ...(connection.kubeconfig === undefined ? {} : { kubeconfig: connection.kubeconfig }),
+      ...(connection.context === undefined ? {} : { context: connection.context }),
+    };
   }
 
   /** The kubectl client underneath (its binary names the commands printed for operators). */
@@ -163,30 +199,51 @@ export class KubectlCluster implements Cluster {
   }
 
   /** Runs one call within its bound (see the class): the output, and the TimeoutError when kubectl had to be killed. */
-  async #run(args: readonly string[], options: CallOptions = {}, stdin?: string): Promise<KubectlOutput & { timeout?: TimeoutError }> {
+  async #run(
+    args: readonly string[],
+    options: CallOptions = {},
+    stdin?: string,
+  ): Promise<KubectlOutput & { timeout?: TimeoutError }> {
     const boundMs = options.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
     const bounded = options.timeoutMs === undefined ? args : withRequestTimeout(args, formatRequestTimeout(boundMs));
     const graceMs = Math.min(KILL_AFTER_BOUND_MS, boundMs);
-    const result = await this.#kubectl.run(bounded, { ...(stdin === undefined ? {} : { stdin }), ...(options.signal ? { signal: options.signal } : {}), timeoutMs: boundMs + graceMs });
+    const result = await this.#kubectl.run(bounded, {
+      ...(stdin === undefined ? {} : { stdin }),
+      ...(options.signal ? { signal: options.signal } : {}),
+      timeoutMs: boundMs + graceMs,
+    });
     if (!result.timedOut || options.signal?.aborted) return result;
     const verb = stripConnectionFlags(bounded).slice(0, 2).join(" ");
-    return { ...result, timeout: new TimeoutError(`kubectl ${verb} did not end within ${formatRequestTimeout(boundMs)} and ${formatRequestTimeout(graceMs)} more: killed`) };
+    return {
+      ...result,
+      timeout: new TimeoutError(
+        `kubectl ${verb} did not end within ${formatRequestTimeout(boundMs)} and ${formatRequestTimeout(graceMs)} more: killed`,
+      ),
+    };
   }
 
   async #callJson<T>(args: readonly string[], options: CallOptions = {}, stdin?: string): Promise<T> {
     return parseJson<T>(await this.#call(args, options, stdin));
   }
 
-  async createJob(namespace: Namespace, job: IJob, options: CallOptions & { readonly dryRun?: boolean } = {}): Promise<IJob> {
+  async createJob(
+    namespace: Namespace,
+    job: IJob,
+    options: CallOptions & { readonly dryRun?: boolean } = {},
+  ): Promise<IJob> {
     const target = this.#target(namespace);
-    const args = options.dryRun ? buildDryRunCreateArgs(target, formatRequestTimeout(options.timeoutMs ?? 30_000)) : buildCreateArgs(target);
+    const args = options.dryRun
+      ? buildDryRunCreateArgs(target, formatRequestTimeout(options.timeoutMs ?? 30_000))
+      : buildCreateArgs(target);
     const stdout = await this.#call(args, options, JSON.stringify(job));
     const created = parseJsonOrUndefined<IJob>(stdout);
     if (created) return created;
     // An answer that is not JSON (a wrapper's noise): the Job was created all the same. With the namespace named, the
     // manifest stands for it; without, where it landed is unknown.
     if (namespace !== undefined) return { ...job, metadata: { ...job.metadata, namespace } } as IJob;
-    throw new UnreadableAnswerError(`kubectl created the Job but its answer names no namespace: ${stdout.slice(0, 200)}`);
+    throw new UnreadableAnswerError(
+      `kubectl created the Job but its answer names no namespace: ${stdout.slice(0, 200)}`,
+    );
   }
 
   getJob(namespace: Namespace, name: string, options?: CallOptions): Promise<IJob> {
@@ -197,15 +254,28 @@ export class KubectlCluster implements Cluster {
     return readItems<IJob>(await this.#callJson(buildListJobsArgs(this.#target(namespace), labelSelector), options));
   }
 
-  async patchJobAnnotations(namespace: Namespace, name: string, annotations: Readonly<Record<string, string>>, options?: CallOptions): Promise<void> {
+  async patchJobAnnotations(
+    namespace: Namespace,
+    name: string,
+    annotations: Readonly<Record<string, string>>,
+    options?: CallOptions,
+  ): Promise<void> {
     await this.#call(buildAnnotateJobArgs(this.#target(namespace), name, annotations), options);
   }
 
-  async deleteJob(namespace: Namespace, name: string, options: CallOptions & { readonly preconditions?: { readonly uid: string; readonly resourceVersion: string } } = {}): Promise<"deleted" | "absent"> {
+  async deleteJob(
+    namespace: Namespace,
+    name: string,
+    options: CallOptions & { readonly preconditions?: { readonly uid: string; readonly resourceVersion: string } } = {},
+  ): Promise<"deleted" | "absent"> {
     try {
       if (options.preconditions) {
         // The raw path needs the namespace; the caller read the object, so it knows it.
-        await this.#call(buildClaimPlaceholderArgs(this.#target(namespace), namespace ?? "default", name), options, buildClaimBody(options.preconditions.uid, options.preconditions.resourceVersion));
+        await this.#call(
+          buildClaimPlaceholderArgs(this.#target(namespace), namespace ?? "default", name),
+          options,
+          buildClaimBody(options.preconditions.uid, options.preconditions.resourceVersion),
+        );
       } else {
         // --ignore-not-found: kubectl exits 0 whether the Job was there or not.
         await this.#call(buildDeleteJobArgs(this.#target(namespace), name), options);
@@ -223,22 +293,39 @@ export class KubectlCluster implements Cluster {
     return [...stdout.matchAll(/^job(?:\.batch)? "([^"]+)" deleted/gm)].map((match) => match[1]!);
   }
 
-  async createDisruptionBudget(namespace: Namespace, budget: IPodDisruptionBudget, options?: CallOptions): Promise<void> {
+  async createDisruptionBudget(
+    namespace: Namespace,
+    budget: IPodDisruptionBudget,
+    options?: CallOptions,
+  ): Promise<void> {
     await this.#call(buildCreateBudgetArgs(this.#target(namespace)), options, JSON.stringify(budget));
   }
 
-  async listDisruptionBudgets(namespace: Namespace, labelSelector: string, options?: CallOptions): Promise<IPodDisruptionBudget[]> {
-    return readItems<IPodDisruptionBudget>(await this.#callJson(buildListBudgetsArgs(this.#target(namespace), labelSelector), options));
+  async listDisruptionBudgets(
+    namespace: Namespace,
+    labelSelector: string,
+    options?: CallOptions,
+  ): Promise<IPodDisruptionBudget[]> {
+    return readItems<IPodDisruptionBudget>(
+      await this.#callJson(buildListBudgetsArgs(this.#target(namespace), labelSelector), options),
+    );
   }
 
-  async deleteDisruptionBudget(namespace: Namespace, name: string, options?: CallOptions): Promise<"deleted" | "absent"> {
+  async deleteDisruptionBudget(
+    namespace: Namespace,
+    name: string,
+    options?: CallOptions,
+  ): Promise<"deleted" | "absent"> {
     // --ignore-not-found: kubectl says nothing for a budget that was not there.
     const stdout = await this.#call(buildDeleteBudgetArgs(this.#target(namespace), name), options);
     return /deleted/.test(stdout) ? "deleted" : "absent";
   }
 
   async watchJob(namespace: Namespace, name: string, options: WatchOptions<IJob>): Promise<void> {
-    const process = this.#kubectl.stream(buildWatchJobArgs(this.#target(namespace), name), options.signal ? { signal: options.signal } : {});
+    const process = this.#kubectl.stream(
+      buildWatchJobArgs(this.#target(namespace), name),
+      options.signal ? { signal: options.signal } : {},
+    );
     const splitter = new JsonDocumentSplitter();
     let failure: unknown;
     process.stdout.setEncoding("utf8");
@@ -279,7 +366,9 @@ export class KubectlCluster implements Cluster {
   }
 
   async listEvents(namespace: Namespace, involved: InvolvedObject, options?: CallOptions): Promise<IEvent[]> {
-    return readItems<IEvent>(await this.#callJson(buildGetEventsArgs(this.#target(namespace), involved.kind, involved.name), options));
+    return readItems<IEvent>(
+      await this.#callJson(buildGetEventsArgs(this.#target(namespace), involved.kind, involved.name), options),
+    );
   }
 
   /** By polling listEvents (src/cluster/poll-pods.ts), as watchPods polls listPods. */
@@ -287,13 +376,28 @@ export class KubectlCluster implements Cluster {
     return pollList((signal) => this.listEvents(namespace, involved, signal ? { signal } : {}), options);
   }
 
-  async readContainerLog(namespace: Namespace, pod: string, container: string, bounds: LogBounds, options?: CallOptions): Promise<string> {
-    const text = await this.#call(buildLogsArgs(this.#target(namespace), pod, container, bounds.tailLines, bounds.limitBytes), options);
+  async readContainerLog(
+    namespace: Namespace,
+    pod: string,
+    container: string,
+    bounds: LogBounds,
+    options?: CallOptions,
+  ): Promise<string> {
+    const text = await this.#call(
+      buildLogsArgs(this.#target(namespace), pod, container, bounds.tailLines, bounds.limitBytes),
+      options,
+    );
     return cutToBytes(text, bounds.limitBytes);
   }
 
   async exec(request: ExecRequest): Promise<ExecSession> {
-    const args = buildExecArgs(this.#target(request.namespace), request.pod, request.command, request.stdin.kind !== "none", request.container);
+    const args = buildExecArgs(
+      this.#target(request.namespace),
+      request.pod,
+      request.command,
+      request.stdin.kind !== "none",
+      request.container,
+    );
     // Reusable read buffers are an optimization: where the temp dir cannot hold the socket, a pipe does the job.
     let fallback: string | undefined;
     const pooled = request.reuseBuffers
@@ -349,55 +453,100 @@ export class KubectlCluster implements Cluster {
   }
 
   async getServerVersion(options: CallOptions = {}): Promise<ServerVersion> {
-    const version = parseVersionOutput(await this.#call(buildServerVersionArgs(this.#connection, formatRequestTimeout(options.timeoutMs ?? 30_000)), options)).server;
+    const version = parseVersionOutput(
+      await this.#call(
+        buildServerVersionArgs(this.#connection, formatRequestTimeout(options.timeoutMs ?? 30_000)),
+        options,
+      ),
+    ).server;
     if (!version) throw new ClusterError("other", "the API server did not say its version");
     return version;
   }
 
   readKubeconfig(options: CallOptions & { readonly flatten?: boolean } = {}): Promise<unknown> {
-    return this.#callJson(options.flatten ? buildConfigViewArgs(this.#connection) : buildViewConfigArgs(this.#connection), options);
+    return this.#callJson(
+      options.flatten ? buildConfigViewArgs(this.#connection) : buildViewConfigArgs(this.#connection),
+      options,
+    );
   }
 
   async createReviews(reviews: readonly object[], options: CallOptions = {}): Promise<unknown[]> {
-    const body = reviews.length === 1 ? JSON.stringify(reviews[0]) : JSON.stringify({ apiVersion: "v1", kind: "List", items: reviews });
-    const stdout = await this.#call(buildCreateReviewsArgs(this.#connection, formatRequestTimeout(options.timeoutMs ?? 30_000)), options, body);
+    const body =
+      reviews.length === 1
+        ? JSON.stringify(reviews[0])
+        : JSON.stringify({ apiVersion: "v1", kind: "List", items: reviews });
+    const stdout = await this.#call(
+      buildCreateReviewsArgs(this.#connection, formatRequestTimeout(options.timeoutMs ?? 30_000)),
+      options,
+      body,
+    );
     let documents: unknown[];
     try {
       documents = parseJsonDocuments(stdout);
     } catch {
       throw new ClusterError("other", `kubectl printed no JSON: ${stdout.slice(0, 200)}`);
     }
-    return documents.flatMap((doc) => ((doc as { kind?: unknown } | null)?.kind === "List" ? (((doc as { items?: unknown[] }).items ?? []) as unknown[]) : [doc]));
+    return documents.flatMap((doc) =>
+      (doc as { kind?: unknown } | null)?.kind === "List"
+        ? (((doc as { items?: unknown[] }).items ?? []) as unknown[])
+        : [doc],
+    );
   }
 
   getNamespace(name: string, options: CallOptions = {}): Promise<unknown> {
-    return this.#callJson(buildGetNamespaceArgs(this.#connection, name, formatRequestTimeout(options.timeoutMs ?? 30_000)), options);
+    return this.#callJson(
+      buildGetNamespaceArgs(this.#connection, name, formatRequestTimeout(options.timeoutMs ?? 30_000)),
+      options,
+    );
   }
 
   async listNodes(options: CallOptions = {}): Promise<unknown[]> {
-    return readItems(await this.#callJson(buildGetNodesArgs(this.#connection, formatRequestTimeout(options.timeoutMs ?? 30_000)), options));
+    return readItems(
+      await this.#callJson(
+        buildGetNodesArgs(this.#connection, formatRequestTimeout(options.timeoutMs ?? 30_000)),
+        options,
+      ),
+    );
   }
 
   getPersistentVolumeClaim(namespace: Namespace, name: string, options: CallOptions = {}): Promise<unknown> {
-    return this.#callJson(buildGetClaimArgs(this.#target(namespace), name, formatRequestTimeout(options.timeoutMs ?? 30_000)), options);
+    return this.#callJson(
+      buildGetClaimArgs(this.#target(namespace), name, formatRequestTimeout(options.timeoutMs ?? 30_000)),
+      options,
+    );
   }
 
-  async applyCredentialObjects(namespace: Namespace, objects: CredentialObjectSet, options?: CallOptions): Promise<AppliedObjects> {
-    const result = await this.#run(buildApplyCredentialArgs(this.#target(namespace)), options, buildApplyDocuments(objects));
+  async applyCredentialObjects(
+    namespace: Namespace,
+    objects: CredentialObjectSet,
+    options?: CallOptions,
+  ): Promise<AppliedObjects> {
+    const result = await this.#run(
+      buildApplyCredentialArgs(this.#target(namespace)),
+      options,
+      buildApplyDocuments(objects),
+    );
     const actions = parseApplyOutput(result.stdout);
     if (result.timeout) return { actions, failure: result.timeout };
     return result.exitCode === 0 ? { actions } : { actions, failure: mapKubectlFailure(result.stderr) };
   }
 
   async requestToken(namespace: string, serviceAccount: string, body: object, options?: CallOptions): Promise<unknown> {
-    const result = await this.#run(buildTokenRequestArgs(this.#connection, namespace, serviceAccount), options, JSON.stringify(body));
+    const result = await this.#run(
+      buildTokenRequestArgs(this.#connection, namespace, serviceAccount),
+      options,
+      JSON.stringify(body),
+    );
     if (result.timeout) throw result.timeout;
     if (result.exitCode !== 0) throw mapKubectlFailure(result.stderr);
     try {
       return JSON.parse(result.stdout) as unknown;
     } catch {
       // Never quoted: it may hold a token.
-      throw new ClusterError("other", `the TokenRequest answer is not JSON (${result.stdout.length} bytes; not shown, it may hold a token)`);
+      throw new ClusterError(
+        "other",
+        `the TokenRequest answer is not JSON (${result.stdout.length} bytes; not shown, it may hold a token)`,
+      );
     }
   }
 
@@ -434,8 +583,7 @@ function readItems<T>(list: unknown): T[] {
 function readWatchEvent(document: unknown): { type: "ADDED" | "MODIFIED" | "DELETED"; object: IJob } | undefined {
   if (typeof document !== "object" || document === null) return undefined;
   const { type, object } = document as { type?: unknown; object?: unknown };
-  if ((type !== "ADDED" && type !== "MODIFIED" && type !== "DELETED") || typeof object !== "object" || object === null) return undefined;
+  if ((type !== "ADDED" && type !== "MODIFIED" && type !== "DELETED") || typeof object !== "object" || object === null)
+    return undefined;
   return { type, object: object as IJob };
 }
-
-

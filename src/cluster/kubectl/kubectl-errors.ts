@@ -1,7 +1,19 @@
 // Reads what a failed kubectl call said and maps it to the cluster's typed errors: the one place that reads kubectl's English.
 import type { InfraError } from "../../core/errors.js";
 import { describeRefusal } from "../refusal.js";
-import { AlreadyExistsError, ClusterError, ConfigError, ConflictError, ForbiddenError, InvalidError, NotFoundError, TimeoutError, UnauthorizedError, UnavailableError, type ClusterError as ClusterErrorType } from "../errors.js";
+import {
+  AlreadyExistsError,
+  ClusterError,
+  ConfigError,
+  ConflictError,
+  ForbiddenError,
+  InvalidError,
+  NotFoundError,
+  TimeoutError,
+  UnauthorizedError,
+  UnavailableError,
+  type ClusterError as ClusterErrorType,
+} from "../errors.js";
 
 export type KubectlFailureKind =
   /** kubectl could not use the kubeconfig (malformed, or no such --context): bad input, no request was sent. */
@@ -31,17 +43,29 @@ const PATTERNS: ReadonlyArray<readonly [KubectlFailureKind, RegExp]> = [
   // Before exec-not-ready: a refused exec upgrade must never be retried as a node that is not ready yet.
   ["forbidden", /^Error from server \(Forbidden\)/m],
   // client-go's words for a 401 also end kubectl's validation error when the OpenAPI download was refused (create -f).
-  ["unauthorized", /^error: You must be logged in to the server|^Error from server \(Unauthorized\)|the server has asked for the client to provide credentials/m],
-  ["exec-not-ready", /unable to upgrade connection|error dialing backend|container not found|proxy error from .* while dialing/i],
+  [
+    "unauthorized",
+    /^error: You must be logged in to the server|^Error from server \(Unauthorized\)|the server has asked for the client to provide credentials/m,
+  ],
+  [
+    "exec-not-ready",
+    /unable to upgrade connection|error dialing backend|container not found|proxy error from .* while dialing/i,
+  ],
   ["already-exists", /\(AlreadyExists\)|already exists/i],
   ["not-found", /\(NotFound\)/],
   ["conflict", /\(Conflict\)/],
   // kubectl prints a 422 as `The Job "x" is invalid: ...`, without the reason in parentheses.
   ["invalid", /\((Invalid|BadRequest)\)|^The \S+ "[^"]*" is invalid: /m],
   // After transient's etcd words (an InternalError that says "request timed out" is the server's, not a timeout of ours).
-  ["transient", /\((InternalError|ServiceUnavailable|TooManyRequests)\)|etcdserver|the server is currently unable|TLS handshake timeout|http2: server sent GOAWAY/i],
+  [
+    "transient",
+    /\((InternalError|ServiceUnavailable|TooManyRequests)\)|etcdserver|the server is currently unable|TLS handshake timeout|http2: server sent GOAWAY/i,
+  ],
   ["timeout", /\((Timeout|ServerTimeout)\)|Client\.Timeout|context deadline exceeded/i],
-  ["unreachable", /Unable to connect to the server|The connection to the server .* was refused|connection refused|no such host|i\/o timeout|network is unreachable|connection reset by peer|dial tcp/i],
+  [
+    "unreachable",
+    /Unable to connect to the server|The connection to the server .* was refused|connection refused|no such host|i\/o timeout|network is unreachable|connection reset by peer|dial tcp/i,
+  ],
 ];
 
 /** Classifies a failed call by its stderr (first match wins, in the order above). */

@@ -117,9 +117,20 @@ export class Kubectl {
    * injected spawn function. Never throws: a kubectl that cannot run or outlives `timeoutMs` is reported in the exit.
    */
   runSync(args: readonly string[], timeoutMs: number): KubectlOutput {
-    const child = spawnSync(this.#binary, args, { env: this.#env, timeout: timeoutMs, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], maxBuffer: MAX_SYNC_STDOUT });
+    const child = spawnSync(this.#binary, args, {
+      env: this.#env,
+      timeout: timeoutMs,
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"],
+      maxBuffer: MAX_SYNC_STDOUT,
+    });
     const stderr = child.error ? `${child.error.message}\n` : (child.stderr ?? "");
-    return { exitCode: child.error ? -1 : (child.status ?? -1), signal: child.signal, stderr: stderr.slice(-MAX_STDERR), stdout: child.stdout ?? "" };
+    return {
+      exitCode: child.error ? -1 : (child.status ?? -1),
+      signal: child.signal,
+      stderr: stderr.slice(-MAX_STDERR),
+      stdout: child.stdout ?? "",
+    };
   }
 
   /** Starts a streaming call (exec). The caller must consume `stdout`. */
@@ -148,7 +159,12 @@ export class Kubectl {
       child.once("error", (error: NodeJS.ErrnoException) => {
         options.signal?.removeEventListener("abort", onAbort);
         if (error.code === "ENOENT" || error.code === "EACCES") {
-          reject(new InfraError("kubectl-missing", `cannot run kubectl at "${this.#binary}": ${error.code}; set --kubectl or KNOTLESS_KUBECTL`));
+          reject(
+            new InfraError(
+              "kubectl-missing",
+              `cannot run kubectl at "${this.#binary}": ${error.code}; set --kubectl or KNOTLESS_KUBECTL`,
+            ),
+          );
         } else reject(error);
       });
       child.once("close", (code, signal) => {

@@ -45,7 +45,8 @@ export async function openPooledStdout(): Promise<PooledStdout> {
   const server = createServer();
   try {
     const path = join(dir, "s");
-    if (Buffer.byteLength(path) > MAX_SOCKET_PATH_BYTES) throw new Error(`the socket path ${path} is longer than ${MAX_SOCKET_PATH_BYTES} bytes`);
+    if (Buffer.byteLength(path) > MAX_SOCKET_PATH_BYTES)
+      throw new Error(`the socket path ${path} is longer than ${MAX_SOCKET_PATH_BYTES} bytes`);
     await listen(server, path);
     const pool = new ReadBufferPool();
     const accepted = new Promise<Socket>((resolve) => server.once("connection", resolve));

@@ -19,11 +19,20 @@ export interface DescribedCall {
 
 /** Each planned call against `target`, as each transport would make it. */
 export function describePlannedCalls(target: ClusterTarget, calls: readonly PlannedCall[]): DescribedCall[] {
-  return calls.map(({ plan, ...told }) => ({ args: describeKubectlCall(target, plan), api: describeApiCall(target, plan), ...told }));
+  return calls.map(({ plan, ...told }) => ({
+    args: describeKubectlCall(target, plan),
+    api: describeApiCall(target, plan),
+    ...told,
+  }));
 }
 
 /** The heading and the planned calls against `target`, as formatDescribedCalls prints them. */
-export function formatPlannedCalls(kubectlPath: string, target: ClusterTarget, calls: readonly PlannedCall[], transport: TransportName = "kubectl"): string[] {
+export function formatPlannedCalls(
+  kubectlPath: string,
+  target: ClusterTarget,
+  calls: readonly PlannedCall[],
+  transport: TransportName = "kubectl",
+): string[] {
   return formatDescribedCalls(kubectlPath, describePlannedCalls(target, calls), transport);
 }
 
@@ -39,7 +48,11 @@ export function describeCallsHeading(transport: TransportName): string {
  * plainly (the API requests, or the shell-quoted kubectl command) and the other transport's form as a comment. A call
  * whose `api` is empty is one the API transport makes without a request (reading the kubeconfig).
  */
-export function formatDescribedCalls(kubectlPath: string, calls: readonly DescribedCall[], transport: TransportName = "kubectl"): string[] {
+export function formatDescribedCalls(
+  kubectlPath: string,
+  calls: readonly DescribedCall[],
+  transport: TransportName = "kubectl",
+): string[] {
   const lines = [describeCallsHeading(transport)];
   for (const call of calls) {
     const comment = [call.note, call.stdin ? `stdin: ${call.stdin}` : undefined].filter(Boolean).join("; ");
@@ -51,7 +64,8 @@ export function formatDescribedCalls(kubectlPath: string, calls: readonly Descri
     } else if (transport === "api" && requests.length > 0) {
       lines.push(...requests, ...asComment("kubectl", command));
     } else {
-      const local = call.api !== undefined && requests.length === 0 ? ["no request (done in the runner's own process)"] : [];
+      const local =
+        call.api !== undefined && requests.length === 0 ? ["no request (done in the runner's own process)"] : [];
       lines.push(command, ...[...requests, ...local].flatMap((request) => asComment("api", request)));
     }
   }

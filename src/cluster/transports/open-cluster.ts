@@ -29,7 +29,11 @@ export interface CallListeners {
  * transport's modules only when called, so `--help` and bad input stay fast. A kubeconfig the API transport cannot
  * use is an InputError, before any request.
  */
-export async function openCluster(setting: ClusterSetting, env: NodeJS.ProcessEnv, onCall: CallListeners = {}): Promise<{ cluster: Cluster; kubectl?: Kubectl }> {
+export async function openCluster(
+  setting: ClusterSetting,
+  env: NodeJS.ProcessEnv,
+  onCall: CallListeners = {},
+): Promise<{ cluster: Cluster; kubectl?: Kubectl }> {
   if (setting.transport !== "kubectl") {
     const [{ openApiCluster }, { ConfigError }, { listKubeconfigFiles }] = await Promise.all([
       import("../api/open-api-cluster.js"),
@@ -37,7 +41,11 @@ export async function openCluster(setting: ClusterSetting, env: NodeJS.ProcessEn
       import("../kubeconfig-namespace.js"),
     ]);
     const { kubeconfig, context } = setting.target;
-    const selection = { files: listKubeconfigFiles(kubeconfig, env, homedir()), explicit: kubeconfig !== undefined, ...(context === undefined ? {} : { context }) };
+    const selection = {
+      files: listKubeconfigFiles(kubeconfig, env, homedir()),
+      explicit: kubeconfig !== undefined,
+      ...(context === undefined ? {} : { context }),
+    };
     try {
       return { cluster: await openApiCluster(selection, { env, ...(onCall.api ? { onCall: onCall.api } : {}) }) };
     } catch (error) {
@@ -45,7 +53,14 @@ export async function openCluster(setting: ClusterSetting, env: NodeJS.ProcessEn
       throw error;
     }
   }
-  const [{ Kubectl }, { KubectlCluster }] = await Promise.all([import("../kubectl/kubectl.js"), import("../kubectl/kubectl-cluster.js")]);
-  const kubectl = new Kubectl({ binary: setting.kubectlPath, env, ...(onCall.kubectl ? { onCall: onCall.kubectl } : {}) });
+  const [{ Kubectl }, { KubectlCluster }] = await Promise.all([
+    import("../kubectl/kubectl.js"),
+    import("../kubectl/kubectl-cluster.js"),
+  ]);
+  const kubectl = new Kubectl({
+    binary: setting.kubectlPath,
+    env,
+    ...(onCall.kubectl ? { onCall: onCall.kubectl } : {}),
+  });
   return { cluster: new KubectlCluster(kubectl, setting.target), kubectl };
 }

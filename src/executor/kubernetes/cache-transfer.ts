@@ -4,10 +4,20 @@ import { CancelledError, describeError } from "../../core/errors.js";
 import { CacheDecoderMissingError, type CacheSpec, type CacheWriter } from "../../workflow/cache-types.js";
 import { describeExecSaid, isExecSuccess, type ExecEnd } from "../../cluster/exec.js";
 import { describeHead, SNIFF_BYTES, sniffCompression } from "../../transfer/sniff-compression.js";
-import { cacheHelperCommand, checkCacheRestoreReply, findMissingDecoder, parseCacheSaveStatus } from "../../pod/cache-script.js";
+import {
+  cacheHelperCommand,
+  checkCacheRestoreReply,
+  findMissingDecoder,
+  parseCacheSaveStatus,
+} from "../../pod/cache-script.js";
 import { buildPodExec, type ExecutorContext } from "./context.js";
 import type { RunPod } from "../executor.js";
-import { CacheTransferError, type CacheArchive, type CacheArchiveGate, type CacheSaveOutcome } from "../cache-archive.js";
+import {
+  CacheTransferError,
+  type CacheArchive,
+  type CacheArchiveGate,
+  type CacheSaveOutcome,
+} from "../cache-archive.js";
 
 /** Refuses paths a cache must never hold: the runner's own files and the secrets (which are still in the pod at save). */
 export function findForbiddenCachePath(paths: readonly string[]): string | undefined {
@@ -17,7 +27,8 @@ export function findForbiddenCachePath(paths: readonly string[]): string | undef
     const parts = path.split("/").filter(Boolean);
     if (parts.length === 0) return "/ itself cannot be cached";
     if (parts.includes("..")) return `${JSON.stringify(path)} contains ..`;
-    if (parts[0] === "knotless" || parts[0] === "knotless-secrets") return `${path} is the runner's (its helper, scripts and secrets live under /${parts[0]})`;
+    if (parts[0] === "knotless" || parts[0] === "knotless-secrets")
+      return `${path} is the runner's (its helper, scripts and secrets live under /${parts[0]})`;
   }
   return undefined;
 }
@@ -32,13 +43,22 @@ export function findForbiddenCachePath(paths: readonly string[]): string | undef
  * fails (CacheCorruptError) ends the pod's stdin there and throws one with `corrupt` once the pod has judged what it
  * got. CancelledError when the run's signal is aborted.
  */
-export async function restoreCacheArchive(ctx: ExecutorContext, pod: RunPod, spec: CacheSpec, archive: CacheArchive, gate?: CacheArchiveGate): Promise<{ bytes: number }> {
+export async function restoreCacheArchive(
+  ctx: ExecutorContext,
+  pod: RunPod,
+  spec: CacheSpec,
+  archive: CacheArchive,
+  gate?: CacheArchiveGate,
+): Promise<{ bytes: number }> {
   const forbidden = findForbiddenCachePath(spec.paths);
   if (forbidden !== undefined) {
     archive.stream.destroy();
     throw new CacheTransferError(`not restored: ${forbidden}`);
   }
-  const exec = await ctx.cluster.exec({ ...buildPodExec(ctx, pod.name, cacheHelperCommand.restore(archive.compression, spec.paths)), stdin: { kind: "pipe" } });
+  const exec = await ctx.cluster.exec({
+    ...buildPodExec(ctx, pod.name, cacheHelperCommand.restore(archive.compression, spec.paths)),
+    stdin: { kind: "pipe" },
+  });
   let bytes = 0;
   let reply = "";
   const stdin = exec.stdin!;
@@ -77,16 +97,29 @@ export async function restoreCacheArchive(ctx: ExecutorContext, pod: RunPod, spe
   const end = await exec.ended;
   archive.stream.destroy();
   gate?.stream.destroy();
-  if (gate) await settleWithin(gate.done.catch(() => undefined), 1000); // settled by now, but for a source that failed mid-archive
+  if (gate)
+    await settleWithin(
+      gate.done.catch(() => undefined),
+      1000,
+    ); // settled by now, but for a source that failed mid-archive
   if (ctx.signal.aborted) throw new CancelledError();
   // Said before it read a byte, and it touched no path: the caller may send the entry decompressed instead.
-  if (findMissingDecoder(reply) !== undefined && isExecSuccess(end)) throw new CacheDecoderMissingError(archive.compression);
-  const inPod = checkCacheRestoreReply(reply) === undefined ? "; the pod's gunzip found the bytes it got whole, so its paths hold them" : "; the pod removed what it extracted";
+  if (findMissingDecoder(reply) !== undefined && isExecSuccess(end))
+    throw new CacheDecoderMissingError(archive.compression);
+  const inPod =
+    checkCacheRestoreReply(reply) === undefined
+      ? "; the pod's gunzip found the bytes it got whole, so its paths hold them"
+      : "; the pod removed what it extracted";
   if (readError !== undefined) {
     const corrupt = (readError as Error).name === "CacheCorruptError";
-    throw new CacheTransferError(`${corrupt ? "the stored entry is corrupt" : "reading the stored entry failed"}: ${describeError(readError)}${inPod}`, corrupt ? "corrupt" : undefined, { cause: readError });
+    throw new CacheTransferError(
+      `${corrupt ? "the stored entry is corrupt" : "reading the stored entry failed"}: ${describeError(readError)}${inPod}`,
+      corrupt ? "corrupt" : undefined,
+      { cause: readError },
+    );
   }
-  if (refusal !== undefined) throw new CacheTransferError(`the stored entry was refused on this host: ${refusal}${inPod}`, "refused");
+  if (refusal !== undefined)
+    throw new CacheTransferError(`the stored entry was refused on this host: ${refusal}${inPod}`, "refused");
   const problem = checkCacheRestoreReply(reply);
   if (problem !== undefined) throw new CacheTransferError(`${problem}${describeEnd(end)}`);
   return { bytes };
@@ -101,22 +134,34 @@ export async function restoreCacheArchive(ctx: ExecutorContext, pod: RunPod, spe
  * is refused there, and removed), so a save costs the host only the write and its sha256. When no path exists in the
  * pod, nothing is stored ("nothing"). CancelledError when the run's signal is aborted (the writer is aborted first).
  */
-export async function saveCacheArchive(ctx: ExecutorContext, pod: RunPod, spec: CacheSpec, writer: CacheWriter): Promise<CacheSaveOutcome> {
+export async function saveCacheArchive(
+  ctx: ExecutorContext,
+  pod: RunPod,
+  spec: CacheSpec,
+  writer: CacheWriter,
+): Promise<CacheSaveOutcome> {
   const forbidden = findForbiddenCachePath(spec.paths);
   if (forbidden !== undefined) {
     await writer.abort();
     throw new CacheTransferError(`not saved: ${forbidden}`);
   }
-  const exec = await ctx.cluster.exec({ ...buildPodExec(ctx, pod.name, cacheHelperCommand.save(spec.paths)), stdin: { kind: "none" } });
+  const exec = await ctx.cluster.exec({
+    ...buildPodExec(ctx, pod.name, cacheHelperCommand.save(spec.paths)),
+    stdin: { kind: "none" },
+  });
   let bytes = 0;
   let head = Buffer.alloc(0);
-  const copied = pipeline(exec.stdout, async function* (source: AsyncIterable<Buffer>) {
-    for await (const chunk of source) {
-      bytes += chunk.length;
-      if (head.length < SNIFF_BYTES) head = Buffer.concat([head, chunk.subarray(0, SNIFF_BYTES - head.length)]);
-      yield chunk;
-    }
-  }, writer.stream).then(
+  const copied = pipeline(
+    exec.stdout,
+    async function* (source: AsyncIterable<Buffer>) {
+      for await (const chunk of source) {
+        bytes += chunk.length;
+        if (head.length < SNIFF_BYTES) head = Buffer.concat([head, chunk.subarray(0, SNIFF_BYTES - head.length)]);
+        yield chunk;
+      }
+    },
+    writer.stream,
+  ).then(
     () => undefined,
     (error: unknown) => error,
   );
@@ -132,14 +177,19 @@ export async function saveCacheArchive(ctx: ExecutorContext, pod: RunPod, spec: 
   const status = parseCacheSaveStatus(end.tags);
   if (!isExecSuccess(end)) return fail(`the pod's save failed (${end.how}): ${describeExecSaid(end)}`);
   if (copyError !== undefined) return fail(`writing the archive failed: ${describeError(copyError)}`, copyError);
-  if (status.outcome === undefined) return fail(`the pod did not confirm the save (the exec ended before its last line)${describeEnd(end)}`);
+  if (status.outcome === undefined)
+    return fail(`the pod did not confirm the save (the exec ended before its last line)${describeEnd(end)}`);
   if (status.outcome.kind === "none") {
     await writer.abort();
     return { status: "nothing", missing: status.missing };
   }
-  if (status.outcome.tar !== "0" || status.outcome.status !== "0") return fail(`the pod could not pack the paths (tar exited ${status.outcome.tar}, ${status.outcome.compressor} ${status.outcome.status}): ${describeExecSaid(end)}`);
+  if (status.outcome.tar !== "0" || status.outcome.status !== "0")
+    return fail(
+      `the pod could not pack the paths (tar exited ${status.outcome.tar}, ${status.outcome.compressor} ${status.outcome.status}): ${describeExecSaid(end)}`,
+    );
   const compression = sniffCompression(head, true);
-  if (compression === undefined || compression === "short") return fail(`the archive was refused, nothing stored: ${describeHead(head)}`);
+  if (compression === undefined || compression === "short")
+    return fail(`the archive was refused, nothing stored: ${describeHead(head)}`);
   const committed = await writer.commit(compression);
   return { status: committed, bytes, missing: status.missing };
 }

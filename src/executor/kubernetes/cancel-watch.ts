@@ -53,10 +53,17 @@ export function startCancelWatch(ctx: ExecutorContext, onCancel: (request: Cance
       if (end.error === undefined) return { done: false, reason: "the watch ended", progressed: end.events > 0 };
       const said = describeError(end.error);
       if (end.error instanceof NotFoundError) return { done: true, value: undefined };
-      if (end.error instanceof ForbiddenError || end.error instanceof UnauthorizedError || end.error instanceof ConfigError) {
+      if (
+        end.error instanceof ForbiddenError ||
+        end.error instanceof UnauthorizedError ||
+        end.error instanceof ConfigError
+      ) {
         // kubectl before 1.33 prints a refused watch as `Forbidden: unknown (get jobs.batch)`: say what it needs.
-        const needs = end.error instanceof ConfigError ? "" : `; the watch needs ${formatPermissions(WATCH_JOB_PERMISSIONS)}`;
-        warn(`cannot watch Job ${settings.jobName} (${said}${needs}); a cancel requested with \`knotless-runner-k8s cancel\` will not reach this run`);
+        const needs =
+          end.error instanceof ConfigError ? "" : `; the watch needs ${formatPermissions(WATCH_JOB_PERMISSIONS)}`;
+        warn(
+          `cannot watch Job ${settings.jobName} (${said}${needs}); a cancel requested with \`knotless-runner-k8s cancel\` will not reach this run`,
+        );
         return { done: true, value: undefined };
       }
       warn(`watching Job ${settings.jobName} for ${CANCEL_REQUESTED_ANNOTATION} failed (${said}); retrying`);

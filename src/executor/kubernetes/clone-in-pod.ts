@@ -1,7 +1,13 @@
 // Clones a git checkout inside the run's pod when its image has git: a probe before the upload, the clone into /work after it.
 import { InfraError } from "../../core/errors.js";
 import { runExec } from "../../cluster/run-exec.js";
-import { buildGitCloneCommand, buildGitProbeCommand, GIT_FOUND_TAG, readCloneReply, type PodCloneSpec } from "../../pod/git-clone-script.js";
+import {
+  buildGitCloneCommand,
+  buildGitProbeCommand,
+  GIT_FOUND_TAG,
+  readCloneReply,
+  type PodCloneSpec,
+} from "../../pod/git-clone-script.js";
 import { buildPodExec, type ExecutorContext } from "./context.js";
 import type { RunPod } from "../executor.js";
 import { withExecRetry } from "./exec-retry.js";
@@ -28,7 +34,10 @@ export async function cloneInPod(ctx: ExecutorContext, pod: RunPod, spec: PodClo
     if (end.kind === "exit" && end.code === 0 && reply?.ok) return { ok: true, value: reply.head };
     if (end.kind === "exit" && reply && !reply.ok) {
       const words = tailText(end.stderr);
-      throw new InfraError("checkout-failed", `git ${reply.step} failed in the pod (exit ${reply.code})${words ? `: ${words}` : ""}`);
+      throw new InfraError(
+        "checkout-failed",
+        `git ${reply.step} failed in the pod (exit ${reply.code})${words ? `: ${words}` : ""}`,
+      );
     }
     return { ok: false, end };
   });

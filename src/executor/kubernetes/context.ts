@@ -181,7 +181,12 @@ export const DEFAULT_TIMINGS: ExecutorTimings = {
   runDeadlineGraceMs: 30_000,
   heartbeatIntervalMs: 30_000,
   // Never given up while the run lasts: a watch that ends (every few minutes) or fails is started again.
-  cancelWatchRetry: { budgetMs: Number.POSITIVE_INFINITY, maxAttempts: Number.POSITIVE_INFINITY, initialDelayMs: 500, maxDelayMs: 5000 },
+  cancelWatchRetry: {
+    budgetMs: Number.POSITIVE_INFINITY,
+    maxAttempts: Number.POSITIVE_INFINITY,
+    initialDelayMs: 500,
+    maxDelayMs: 5000,
+  },
   cancelWatchAfterMs: 2000,
   cancelCleanupMs: 10_000,
 };
@@ -205,6 +210,16 @@ export interface ExecutorContext {
 }
 
 /** The exec request for a command in the run pod's run container, in the run's namespace. */
-export function buildPodExec(ctx: Pick<ExecutorContext, "settings"> & { readonly signal?: AbortSignal }, pod: string, command: readonly string[]): { namespace: string | undefined; pod: string; container: string; command: readonly string[]; signal?: AbortSignal } {
-  return { namespace: ctx.settings.target.namespace, pod, container: RUN_CONTAINER, command, ...(ctx.signal ? { signal: ctx.signal } : {}) };
+export function buildPodExec(
+  ctx: Pick<ExecutorContext, "settings"> & { readonly signal?: AbortSignal },
+  pod: string,
+  command: readonly string[],
+): { namespace: string | undefined; pod: string; container: string; command: readonly string[]; signal?: AbortSignal } {
+  return {
+    namespace: ctx.settings.target.namespace,
+    pod,
+    container: RUN_CONTAINER,
+    command,
+    ...(ctx.signal ? { signal: ctx.signal } : {}),
+  };
 }

@@ -1,6 +1,16 @@
 // Creates the run's Job, retrying transient API failures and telling our own Job apart from a stranger's.
 import type { IJob } from "kubernetes-models/batch/v1/Job";
-import { AlreadyExistsError, ClusterError, ConfigError, ForbiddenError, NotFoundError, UnauthorizedError, UnavailableError, UnreadableAnswerError, isRetryable } from "../../cluster/errors.js";
+import {
+  AlreadyExistsError,
+  ClusterError,
+  ConfigError,
+  ForbiddenError,
+  NotFoundError,
+  UnauthorizedError,
+  UnavailableError,
+  UnreadableAnswerError,
+  isRetryable,
+} from "../../cluster/errors.js";
 import { describeRefusal } from "../../cluster/refusal.js";
 import { CancelledError, InfraError, InputError, describeError, type InfraReason } from "../../core/errors.js";
 import { CREATE_TOKEN_ANNOTATION } from "../../manifests/labels.js";
@@ -17,7 +27,12 @@ export type JobOwnership = "none" | "ours" | "unknown";
  * InputError when the transport cannot use the kubeconfig. `onCreated` gets the Job as the cluster answered it (its
  * uid, for the owner reference of the run's disruption budget).
  */
-export async function createJob(ctx: ExecutorContext, manifest: IJob, onOwnership: (ownership: JobOwnership) => void, onCreated?: (job: IJob) => void): Promise<string> {
+export async function createJob(
+  ctx: ExecutorContext,
+  manifest: IJob,
+  onOwnership: (ownership: JobOwnership) => void,
+  onCreated?: (job: IJob) => void,
+): Promise<string> {
   const { target, jobName } = ctx.settings;
   const token = manifest.metadata?.annotations?.[CREATE_TOKEN_ANNOTATION] ?? "";
   const where = target.namespace === undefined ? "the kubeconfig context's namespace" : `namespace ${target.namespace}`;
@@ -25,14 +40,25 @@ export async function createJob(ctx: ExecutorContext, manifest: IJob, onOwnershi
     ctx.timings.createRetry,
     {
       signal: ctx.signal,
-      onRetry: (attempt, reason, delayMs) => ctx.emit({ kind: "notice", level: "warning", message: `creating the Job failed (attempt ${attempt}): ${reason}; retrying in ${delayMs} ms` }),
-      giveUp: (reasons) => new InfraError(reasons.every((r) => r.startsWith("unreachable")) ? "cluster-unreachable" : "create-failed", `could not create Job ${jobName}: ${reasons.at(-1)}`),
+      onRetry: (attempt, reason, delayMs) =>
+        ctx.emit({
+          kind: "notice",
+          level: "warning",
+          message: `creating the Job failed (attempt ${attempt}): ${reason}; retrying in ${delayMs} ms`,
+        }),
+      giveUp: (reasons) =>
+        new InfraError(
+          reasons.every((r) => r.startsWith("unreachable")) ? "cluster-unreachable" : "create-failed",
+          `could not create Job ${jobName}: ${reasons.at(-1)}`,
+        ),
     },
     async (attempt) => {
       onOwnership("unknown");
       let created: IJob;
       try {
-        created = await ctx.cluster.createJob(target.namespaceFromContext ? undefined : target.namespace, manifest, { signal: ctx.signal });
+        created = await ctx.cluster.createJob(target.namespaceFromContext ? undefined : target.namespace, manifest, {
+          signal: ctx.signal,
+        });
       } catch (error) {
         // Stopped by the cancel: the API server may have created the Job all the same, so it stays "unknown" and
         // teardown checks its create token before deleting.
@@ -63,12 +89,22 @@ export async function createJob(ctx: ExecutorContext, manifest: IJob, onOwnershi
           }
           if (found.kind === "unreadable") {
             onOwnership("unknown"); // teardown reads it again and deletes it only if the token is ours
-            throw new InfraError("create-failed", `a Job named ${jobName} already exists in ${where} and could not be read back to tell whether an earlier attempt of this run created it: ${found.reason}`);
+            throw new InfraError(
+              "create-failed",
+              `a Job named ${jobName} already exists in ${where} and could not be read back to tell whether an earlier attempt of this run created it: ${found.reason}`,
+            );
           }
           onOwnership("none");
-          throw new InfraError("create-failed", `a Job named ${jobName} already exists in ${where}; another run with id "${ctx.settings.runId}" is running or was kept: choose another --run-id or delete it`);
+          throw new InfraError(
+            "create-failed",
+            `a Job named ${jobName} already exists in ${where}; another run with id "${ctx.settings.runId}" is running or was kept: choose another --run-id or delete it`,
+          );
         }
-        if (isRetryable(error)) return { done: false, reason: `${error instanceof UnavailableError && error.reason === "unreachable" ? "unreachable" : "transient"}: ${error.message}` };
+        if (isRetryable(error))
+          return {
+            done: false,
+            reason: `${error instanceof UnavailableError && error.reason === "unreachable" ? "unreachable" : "transient"}: ${error.message}`,
+          };
         onOwnership("none");
         throw new InfraError("create-failed", `could not create Job ${jobName}: ${error.message}`);
       }
@@ -94,7 +130,8 @@ export async function readOurJob(ctx: ExecutorContext, token: string): Promise<F
     job = await ctx.cluster.getJob(ctx.settings.target.namespace, ctx.settings.jobName, { signal: ctx.signal });
   } catch (error) {
     if (error instanceof NotFoundError) return { kind: "theirs" };
-    const refused = error instanceof ForbiddenError ? "forbidden" : error instanceof UnauthorizedError ? "unauthorized" : undefined;
+    const refused =
+      error instanceof ForbiddenError ? "forbidden" : error instanceof UnauthorizedError ? "unauthorized" : undefined;
     return { kind: "unreadable", reason: describeError(error), ...(refused ? { refused } : {}) };
   }
   return job.metadata?.annotations?.[CREATE_TOKEN_ANNOTATION] === token ? { kind: "ours", job } : { kind: "theirs" };
@@ -112,5 +149,8 @@ function readJobNamespace(job: IJob, pinned: string | undefined): string {
   const namespace = job.metadata?.namespace;
   if (typeof namespace === "string" && NAMESPACE.test(namespace)) return namespace;
   if (pinned !== undefined) return pinned;
-  throw new InfraError("create-failed", `the Job was created but the answer names no namespace: ${JSON.stringify(job).slice(0, 200)}`);
+  throw new InfraError(
+    "create-failed",
+    `the Job was created but the answer names no namespace: ${JSON.stringify(job).slice(0, 200)}`,
+  );
 }

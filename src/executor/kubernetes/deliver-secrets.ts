@@ -25,10 +25,15 @@ export async function deliverSecrets(ctx: ExecutorContext, pod: RunPod): Promise
   const secrets = ctx.settings.secrets ?? [];
   return withExecRetry(ctx, pod, "secrets", "exec-failed", async () => {
     const payload = buildSecretsPayload(secrets, randomBytes(8).toString("hex"));
-    const { end, stdout } = await runExec(ctx.cluster, buildPodExec(ctx, pod.name, helperCommand.takeSecrets()), payload.text);
+    const { end, stdout } = await runExec(
+      ctx.cluster,
+      buildPodExec(ctx, pod.name, helperCommand.takeSecrets()),
+      payload.text,
+    );
     if (!isExecSuccess(end)) return { ok: false, end };
     const mismatch = checkSecretsReply(payload, stdout);
-    if (mismatch !== undefined) throw new InfraError("integrity-mismatch", `secrets delivery check failed: ${mismatch}`);
+    if (mismatch !== undefined)
+      throw new InfraError("integrity-mismatch", `secrets delivery check failed: ${mismatch}`);
     return { ok: true, value: { names: secrets.map((secret) => secret.name), bytes: payload.bytes } };
   });
 }
@@ -37,7 +42,18 @@ export async function deliverSecrets(ctx: ExecutorContext, pod: RunPod): Promise
  * Removes the secrets file from the pod, for a Job the run keeps (pack-outputs removes it on the normal path).
  * Best effort and bounded: resolves with undefined when the pod confirmed, else with why not.
  */
-export async function forgetSecrets(ctx: Pick<ExecutorContext, "settings" | "cluster">, pod: RunPod, timeoutMs: number): Promise<string | undefined> {
-  const { end } = await runExec(ctx.cluster, buildPodExec({ settings: ctx.settings, signal: AbortSignal.timeout(timeoutMs) }, pod.name, helperCommand.forgetSecrets()));
+export async function forgetSecrets(
+  ctx: Pick<ExecutorContext, "settings" | "cluster">,
+  pod: RunPod,
+  timeoutMs: number,
+): Promise<string | undefined> {
+  const { end } = await runExec(
+    ctx.cluster,
+    buildPodExec(
+      { settings: ctx.settings, signal: AbortSignal.timeout(timeoutMs) },
+      pod.name,
+      helperCommand.forgetSecrets(),
+    ),
+  );
   return isExecSuccess(end) ? undefined : end.how;
 }

@@ -15,13 +15,25 @@ import type { ExecutorContext } from "./context.js";
  */
 export async function createRunBudget(ctx: ExecutorContext, jobUid: string | undefined): Promise<string> {
   const { target, jobName, runId, runIdLabel } = ctx.settings;
-  const budget = buildDisruptionBudget({ jobName, ...(jobUid ? { jobUid } : {}), ...(target.namespace !== undefined ? { namespace: target.namespace } : {}), runId, runIdLabel });
+  const budget = buildDisruptionBudget({
+    jobName,
+    ...(jobUid ? { jobUid } : {}),
+    ...(target.namespace !== undefined ? { namespace: target.namespace } : {}),
+    runId,
+    runIdLabel,
+  });
   return retry(
     ctx.timings.createRetry,
     {
       signal: ctx.signal,
-      onRetry: (attempt, reason, delayMs) => ctx.emit({ kind: "notice", level: "warning", message: `creating the PodDisruptionBudget failed (attempt ${attempt}): ${reason}; retrying in ${delayMs} ms` }),
-      giveUp: (reasons) => new InfraError("create-failed", `could not create PodDisruptionBudget ${jobName}: ${reasons.at(-1)}`),
+      onRetry: (attempt, reason, delayMs) =>
+        ctx.emit({
+          kind: "notice",
+          level: "warning",
+          message: `creating the PodDisruptionBudget failed (attempt ${attempt}): ${reason}; retrying in ${delayMs} ms`,
+        }),
+      giveUp: (reasons) =>
+        new InfraError("create-failed", `could not create PodDisruptionBudget ${jobName}: ${reasons.at(-1)}`),
     },
     async () => {
       try {
@@ -29,11 +41,22 @@ export async function createRunBudget(ctx: ExecutorContext, jobUid: string | und
         return { done: true, value: `PodDisruptionBudget ${jobName} (maxUnavailable 0) guards the pod against drains` };
       } catch (error) {
         if (ctx.signal.aborted) throw new CancelledError();
-        if (error instanceof AlreadyExistsError) return { done: true, value: `PodDisruptionBudget ${jobName} (maxUnavailable 0) was there already and guards the pod against drains` };
-        const denied = describeRefusal(error, `could not create PodDisruptionBudget ${jobName} (the run needs create on poddisruptionbudgets.policy; pod.disruptionBudget: false runs without one)`);
+        if (error instanceof AlreadyExistsError)
+          return {
+            done: true,
+            value: `PodDisruptionBudget ${jobName} (maxUnavailable 0) was there already and guards the pod against drains`,
+          };
+        const denied = describeRefusal(
+          error,
+          `could not create PodDisruptionBudget ${jobName} (the run needs create on poddisruptionbudgets.policy; pod.disruptionBudget: false runs without one)`,
+        );
         if (denied) throw denied;
         if (error instanceof ClusterError && isRetryable(error)) return { done: false, reason: describeError(error) };
-        throw new InfraError("create-failed", `could not create PodDisruptionBudget ${jobName}: ${describeError(error)}`, { cause: error });
+        throw new InfraError(
+          "create-failed",
+          `could not create PodDisruptionBudget ${jobName}: ${describeError(error)}`,
+          { cause: error },
+        );
       }
     },
   );
@@ -43,18 +66,35 @@ export async function createRunBudget(ctx: ExecutorContext, jobUid: string | und
  * Deletes the run's budget, retrying transient failures within `policy`; resolves with a sentence, never rejects. A
  * budget left behind is no leak: its owner reference takes it with the Job, and gc removes one whose Job is gone.
  */
-export async function deleteRunBudget(cluster: Cluster, namespace: Namespace, name: string, policy: RetryPolicy): Promise<{ readonly ok: boolean; readonly detail: string }> {
+export async function deleteRunBudget(
+  cluster: Cluster,
+  namespace: Namespace,
+  name: string,
+  policy: RetryPolicy,
+): Promise<{ readonly ok: boolean; readonly detail: string }> {
   try {
     return await retry(policy, { giveUp: (reasons) => new Error(reasons.at(-1)) }, async () => {
       try {
         const deleted = await cluster.deleteDisruptionBudget(namespace, name);
-        return { done: true, value: { ok: true, detail: deleted === "deleted" ? `deleted PodDisruptionBudget ${name}` : `PodDisruptionBudget ${name} was already gone` } };
+        return {
+          done: true,
+          value: {
+            ok: true,
+            detail:
+              deleted === "deleted"
+                ? `deleted PodDisruptionBudget ${name}`
+                : `PodDisruptionBudget ${name} was already gone`,
+          },
+        };
       } catch (error) {
         if (isRetryable(error)) return { done: false, reason: describeError(error) };
         throw error;
       }
     });
   } catch (error) {
-    return { ok: false, detail: `could not delete PodDisruptionBudget ${name} (${describeError(error)}): it goes with the Job (owner reference), or with gc` };
+    return {
+      ok: false,
+      detail: `could not delete PodDisruptionBudget ${name} (${describeError(error)}): it goes with the Job (owner reference), or with gc`,
+    };
   }
 }

@@ -20,13 +20,22 @@ export async function downloadOutputs(ctx: ExecutorContext, pod: RunPod): Promis
     // The CLI made sure <out>/outputs was empty before the run: what is there now is a failed attempt's.
     await rm(destination, { recursive: true, force: true });
     // Reusable read buffers: the transport may read the archive into a few buffers the extractor gives back.
-    const exec = await ctx.cluster.exec({ ...buildPodExec(ctx, pod.name, helperCommand.packOutputs()), stdin: { kind: "none" }, reuseBuffers: true });
+    const exec = await ctx.cluster.exec({
+      ...buildPodExec(ctx, pod.name, helperCommand.packOutputs()),
+      stdin: { kind: "none" },
+      reuseBuffers: true,
+    });
     if (exec.fallback !== undefined) ctx.emit({ kind: "notice", level: "info", message: `download: ${exec.fallback}` });
     let report: ExtractReport | undefined;
     let extractError: unknown;
     try {
       const limits = { maxBytes: settings.maxOutputBytes, maxEntries: MAX_OUTPUT_ENTRIES };
-      report = await extractOutputs(exec.stdout, destination, limits, exec.giveBack ? { releaseChunk: exec.giveBack } : {});
+      report = await extractOutputs(
+        exec.stdout,
+        destination,
+        limits,
+        exec.giveBack ? { releaseChunk: exec.giveBack } : {},
+      );
     } catch (error) {
       extractError = error;
     }
@@ -34,10 +43,12 @@ export async function downloadOutputs(ctx: ExecutorContext, pod: RunPod): Promis
     const end = await exec.ended;
     if (report?.limitReached) return { ok: true, value: report };
     if (!isExecSuccess(end)) return { ok: false, end };
-    if (!report) throw new InfraError("download-failed", `the outputs archive could not be read: ${describeError(extractError)}`);
+    if (!report)
+      throw new InfraError("download-failed", `the outputs archive could not be read: ${describeError(extractError)}`);
     // The extractor already refused an archive cut short (no end-of-archive blocks); this catches whole entries lost.
     const mismatch = checkOutputsCount(report, end.tags);
-    if (mismatch !== undefined) throw new InfraError("integrity-mismatch", `outputs integrity check failed: ${mismatch}`);
+    if (mismatch !== undefined)
+      throw new InfraError("integrity-mismatch", `outputs integrity check failed: ${mismatch}`);
     return { ok: true, value: report };
   });
 }

@@ -21,13 +21,28 @@ export function isExecNotReady(end: ExecEnd): boolean {
  * other failure, an end or an InfraError thrown by `attempt`, is final (a refusal, 403 or 401, at once); when the pod
  * is gone by then (evicted mid-transfer), the error says so (pod-lost) instead of blaming the exec.
  */
-export async function withExecRetry<T>(ctx: ExecutorContext, pod: RunPod, what: string, failure: InfraReason, attempt: () => Promise<ExecAttempt<T>>): Promise<T> {
+export async function withExecRetry<T>(
+  ctx: ExecutorContext,
+  pod: RunPod,
+  what: string,
+  failure: InfraReason,
+  attempt: () => Promise<ExecAttempt<T>>,
+): Promise<T> {
   return retry(
     { ...ctx.timings.execReadyRetry, budgetMs: ctx.timings.execReadyBudgetMs },
     {
       signal: ctx.signal,
-      onRetry: (n, reason, delayMs) => ctx.emit({ kind: "notice", level: "warning", message: `${what}: exec not ready (attempt ${n}): ${reason}; retrying in ${delayMs} ms` }),
-      giveUp: (reasons) => new InfraError("exec-failed", `${what}: exec kept failing for ${Math.round(ctx.timings.execReadyBudgetMs / 1000)}s: ${reasons.at(-1)}`),
+      onRetry: (n, reason, delayMs) =>
+        ctx.emit({
+          kind: "notice",
+          level: "warning",
+          message: `${what}: exec not ready (attempt ${n}): ${reason}; retrying in ${delayMs} ms`,
+        }),
+      giveUp: (reasons) =>
+        new InfraError(
+          "exec-failed",
+          `${what}: exec kept failing for ${Math.round(ctx.timings.execReadyBudgetMs / 1000)}s: ${reasons.at(-1)}`,
+        ),
     },
     async (): Promise<AttemptOutcome<T>> => {
       let result: ExecAttempt<T>;

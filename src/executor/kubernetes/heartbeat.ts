@@ -34,7 +34,12 @@ export function startHeartbeat(ctx: ExecutorContext, now: () => Date = () => new
   let failing = false;
   const report = (failure: string | undefined): void => {
     if (failure === undefined) {
-      if (failing) emit({ kind: "notice", level: "info", message: `heartbeat: ${HEARTBEAT_ANNOTATION} on Job ${settings.jobName} is refreshed again` });
+      if (failing)
+        emit({
+          kind: "notice",
+          level: "info",
+          message: `heartbeat: ${HEARTBEAT_ANNOTATION} on Job ${settings.jobName} is refreshed again`,
+        });
       failing = false;
       return;
     }
@@ -54,12 +59,19 @@ export function startHeartbeat(ctx: ExecutorContext, now: () => Date = () => new
     const wasFirst = isFirst;
     isFirst = false;
     try {
-      await cluster.patchJobAnnotations(settings.target.namespace, settings.jobName, annotations, { signal: controller.signal });
+      await cluster.patchJobAnnotations(settings.target.namespace, settings.jobName, annotations, {
+        signal: controller.signal,
+      });
       if (controller.signal.aborted) return;
       report(undefined);
     } catch (error) {
       if (controller.signal.aborted) return;
-      const refused = wasFirst ? describeRefusal(error, `cannot set the run's heartbeat on Job ${settings.jobName} (it needs ${formatPermissions(PATCH_JOB_PERMISSIONS)}; without it gc would take the live run for abandoned)`) : undefined;
+      const refused = wasFirst
+        ? describeRefusal(
+            error,
+            `cannot set the run's heartbeat on Job ${settings.jobName} (it needs ${formatPermissions(PATCH_JOB_PERMISSIONS)}; without it gc would take the live run for abandoned)`,
+          )
+        : undefined;
       if (refused) {
         failing = true; // the run fails on it; no warning that it goes on, and none for the refusals after it
         settleFirst(refused);

@@ -53,10 +53,17 @@ function loadRunModules(): Promise<[typeof import("./wait-for-pod.js"), typeof i
 }
 
 /** Builds the manifest the executor will create; exported so dry runs print exactly the same one. */
-export function buildRunManifest(ctx: Pick<ExecutorContext, "settings">, createToken: string, serviceMode: ServiceMode = "sidecar"): IJob {
+export function buildRunManifest(
+  ctx: Pick<ExecutorContext, "settings">,
+  createToken: string,
+  serviceMode: ServiceMode = "sidecar",
+): IJob {
   const s = ctx.settings;
   const services = (s.services ?? []).map((service) => buildServiceContainer(service, serviceMode, s.pod?.security));
-  const beside = [...(s.dockerDaemon ? [buildDockerDaemonContainer(s.dockerDaemon.image)] : []), ...(serviceMode === "container" ? services : [])];
+  const beside = [
+    ...(s.dockerDaemon ? [buildDockerDaemonContainer(s.dockerDaemon.image)] : []),
+    ...(serviceMode === "container" ? services : []),
+  ];
   return buildJobManifest({
     jobName: s.jobName,
     ...(s.target.namespaceFromContext ? {} : { namespace: s.target.namespace }),
@@ -68,7 +75,9 @@ export function buildRunManifest(ctx: Pick<ExecutorContext, "settings">, createT
     budgetSeconds: Math.ceil(s.timeoutMs / 1000),
     createToken,
     ...(s.owner ? { owner: s.owner } : {}),
-    ...(s.cacheBackend?.kind === "pvc" && (s.caches?.length ?? 0) > 0 ? { cacheClaim: { claim: s.cacheBackend.claim, repo: s.cacheBackend.repo } } : {}),
+    ...(s.cacheBackend?.kind === "pvc" && (s.caches?.length ?? 0) > 0
+      ? { cacheClaim: { claim: s.cacheBackend.claim, repo: s.cacheBackend.repo } }
+      : {}),
     ...(s.podIdleTimeoutMs === undefined ? {} : { podIdleSeconds: Math.ceil(s.podIdleTimeoutMs / 1000) }),
     ...(s.placement ? { placement: s.placement } : {}),
     ...(s.ephemeralStorage ? { ephemeralStorage: s.ephemeralStorage } : {}),
@@ -118,7 +127,8 @@ export class KubernetesExecutor implements Executor {
   /** The host GNU tar that packs the upload, probed while the Job is created; undefined: the runner's own packer. */
   #hostTar: Promise<HostTar | undefined> | undefined;
   /** The run's presence in the cluster once its Job exists, until teardown: heartbeat and cancel watch. */
-  #presence: { readonly heartbeat: Heartbeat; readonly cancelWatch: CancelWatch; readonly startWatch: () => void } | undefined;
+  #presence:
+    { readonly heartbeat: Heartbeat; readonly cancelWatch: CancelWatch; readonly startWatch: () => void } | undefined;
   /** What the look for a warm placeholder found, once setup looked. */
   #claim: ClaimOutcome | undefined;
   #podWaitMs: number | undefined;
@@ -160,7 +170,11 @@ export class KubernetesExecutor implements Executor {
     const ctx = this.#ctx;
     checkStepEnvironment(ctx.settings);
     for (const { name, where } of findSecretShadowing(ctx.settings)) {
-      ctx.emit({ kind: "notice", level: "warning", message: `${where} sets ${name}, which is also a secret: every step sees the secret's value` });
+      ctx.emit({
+        kind: "notice",
+        level: "warning",
+        message: `${where} sets ${name}, which is also a secret: every step sees the secret's value`,
+      });
     }
     const manifest = buildRunManifest(ctx, this.#createToken, await this.#chooseServiceMode());
     this.#transfer ??= loadTransfer();
@@ -173,16 +187,32 @@ export class KubernetesExecutor implements Executor {
     run.catch(() => {}); // surfaces below, after create (teardown still runs)
     const create = async (): Promise<{ namespace: string; budget: string }> => {
       // The claim comes first: the placeholder's pod makes room on its node, which the tenant keeps for the run's.
-      this.#claim = ctx.settings.claimWarm === false ? { capacity: "cold", detail: "not looking for warm placeholders" } : await claimPlaceholder({ cluster: ctx.cluster, target: ctx.settings.target, signal: ctx.signal }, ctx.settings);
+      this.#claim =
+        ctx.settings.claimWarm === false
+          ? { capacity: "cold", detail: "not looking for warm placeholders" }
+          : await claimPlaceholder(
+              { cluster: ctx.cluster, target: ctx.settings.target, signal: ctx.signal },
+              ctx.settings,
+            );
       let jobUid: string | undefined;
-      const namespace = await createJob(ctx, manifest, (ownership) => (this.#ownership = ownership), (job) => (jobUid = job.metadata?.uid));
+      const namespace = await createJob(
+        ctx,
+        manifest,
+        (ownership) => (this.#ownership = ownership),
+        (job) => (jobUid = job.metadata?.uid),
+      );
       this.#ctx = pinNamespace(ctx, namespace);
       if (!ctx.settings.disruptionBudget) return { namespace, budget: "" };
       // Right after the Job, before its pod can run: a drain from then on waits for the run.
       this.#budgetSent = true;
       return { namespace, budget: `; ${await createRunBudget(this.#ctx, jobUid)}` };
     };
-    const { namespace } = await this.#phase("create", create, ({ namespace: ns, budget }) => `created Job ${ns}/${ctx.settings.jobName} on ${this.#claim?.capacity} capacity: ${this.#claim?.detail}${budget}`);
+    const { namespace } = await this.#phase(
+      "create",
+      create,
+      ({ namespace: ns, budget }) =>
+        `created Job ${ns}/${ctx.settings.jobName} on ${this.#claim?.capacity} capacity: ${this.#claim?.detail}${budget}`,
+    );
     this.#ctx = pinNamespace(ctx, namespace);
     this.#startPresence();
     const podDeadline = Math.min(Date.now() + ctx.settings.podTimeoutMs, this.#startedAt + ctx.settings.timeoutMs);
@@ -193,13 +223,18 @@ export class KubernetesExecutor implements Executor {
       this.#podWaitMs = Date.now() - started;
       return pod;
     };
-    const describePod = (pod: RunPod): string => `pod ${pod.name} running on ${pod.node || "its node"}, ${this.#claim?.capacity}: the pod waited ${formatDuration(this.#podWaitMs ?? 0)}`;
+    const describePod = (pod: RunPod): string =>
+      `pod ${pod.name} running on ${pod.node || "its node"}, ${this.#claim?.capacity}: the pod waited ${formatDuration(this.#podWaitMs ?? 0)}`;
     this.#pod = await this.#phase("pod", wait, describePod);
     this.#presence?.startWatch();
     if ((ctx.settings.services?.length ?? 0) > 0) {
       const pod = this.#pod;
       const { waitForServices } = await import("./wait-for-services.js");
-      await this.#phase("services", () => this.#unlessHeartbeatRefused((waitCtx) => waitForServices(waitCtx, pod, this.#servicesLogged)), (detail) => detail);
+      await this.#phase(
+        "services",
+        () => this.#unlessHeartbeatRefused((waitCtx) => waitForServices(waitCtx, pod, this.#servicesLogged)),
+        (detail) => detail,
+      );
     }
     return this.#pod;
   }
@@ -213,7 +248,11 @@ export class KubernetesExecutor implements Executor {
     const pod = this.#requirePod();
     const { cloneInPod } = await import("./clone-in-pod.js");
     const depth = `depth ${spec.depth}${spec.submodules ? ", with submodules" : ""}`;
-    await this.#phase("clone", () => cloneInPod(this.#ctx, pod, spec), (head) => `cloned ${spec.url} at ${head} in the pod (${depth})`);
+    await this.#phase(
+      "clone",
+      () => cloneInPod(this.#ctx, pod, spec),
+      (head) => `cloned ${spec.url} at ${head} in the pod (${depth})`,
+    );
   }
 
   async copyIn(trees: UploadTrees): Promise<UploadSummary> {
@@ -222,7 +261,12 @@ export class KubernetesExecutor implements Executor {
     const staging = await (this.#staging ??= stageRunnerFiles(this.#ctx.settings));
     this.#stagedDir = staging;
     const hostTar = await (this.#hostTar ??= chooseHostTar(this.#ctx.settings.hostTar));
-    const summary = await this.#phase("upload", () => uploadFiles(this.#ctx, pod, staging, trees, hostTar), (s) => describeUpload(s, hostTar), (s) => s.archiveBytes);
+    const summary = await this.#phase(
+      "upload",
+      () => uploadFiles(this.#ctx, pod, staging, trees, hostTar),
+      (s) => describeUpload(s, hostTar),
+      (s) => s.archiveBytes,
+    );
     if ((this.#ctx.settings.secrets?.length ?? 0) > 0) {
       this.#secretsSent = true;
       await this.#phase("secrets", () => deliverSecrets(this.#ctx, pod), describeSecrets);
@@ -236,10 +280,18 @@ export class KubernetesExecutor implements Executor {
     return yieldToCancel(this.#ctx, `step ${index + 1}`, runStep(this.#ctx, pod, index, deadlineAt));
   }
 
-  async restoreCache(spec: CacheSpec, archive: CacheArchive, gate?: CacheArchiveGate): Promise<{ readonly bytes: number }> {
+  async restoreCache(
+    spec: CacheSpec,
+    archive: CacheArchive,
+    gate?: CacheArchiveGate,
+  ): Promise<{ readonly bytes: number }> {
     const pod = this.#requirePod();
     const { restoreCacheArchive } = await import("./cache-transfer.js");
-    return yieldToCancel(this.#ctx, `the restore of cache ${spec.key}`, restoreCacheArchive(this.#ctx, pod, spec, archive, gate));
+    return yieldToCancel(
+      this.#ctx,
+      `the restore of cache ${spec.key}`,
+      restoreCacheArchive(this.#ctx, pod, spec, archive, gate),
+    );
   }
 
   async saveCache(spec: CacheSpec, writer: CacheWriter): Promise<CacheSaveOutcome> {
@@ -251,7 +303,11 @@ export class KubernetesExecutor implements Executor {
   async collectArtifact(spec: ArtifactSpec, maxBytes: number): Promise<ArtifactReport> {
     const pod = this.#requirePod();
     const { collectArtifact } = await import("./collect-artifact.js");
-    return yieldToCancel(this.#ctx, `the collection of artifact ${spec.name}`, collectArtifact(this.#ctx, pod, spec, maxBytes));
+    return yieldToCancel(
+      this.#ctx,
+      `the collection of artifact ${spec.name}`,
+      collectArtifact(this.#ctx, pod, spec, maxBytes),
+    );
   }
 
   async copyOut(): Promise<ExtractReport> {
@@ -259,7 +315,12 @@ export class KubernetesExecutor implements Executor {
     const [, { downloadOutputs }] = await (this.#transfer ??= loadTransfer());
     // After a cancel the run's signal is aborted: what the steps wrote is collected within the clean-up's bound.
     const ctx = this.#ctx.signal.aborted ? { ...this.#ctx, signal: this.#ctx.cleanupSignal() } : this.#ctx;
-    return this.#phase("download", () => downloadOutputs(ctx, pod), (r) => `downloaded ${r.files.length} files, ${r.bytes} bytes${r.refused.length ? `, refused ${r.refused.length}` : ""}`);
+    return this.#phase(
+      "download",
+      () => downloadOutputs(ctx, pod),
+      (r) =>
+        `downloaded ${r.files.length} files, ${r.bytes} bytes${r.refused.length ? `, refused ${r.refused.length}` : ""}`,
+    );
   }
 
   teardown(): Promise<TeardownReport> {
@@ -282,29 +343,48 @@ export class KubernetesExecutor implements Executor {
       await this.#markKept();
       const command = this.#deleteCommand();
       const secrets = await this.#forgetSecretsOfKeptPod();
-      result = { deleted: false, detail: `kept Job ${settings.jobName} (--keep)${secrets}; delete it with: ${command}` };
+      result = {
+        deleted: false,
+        detail: `kept Job ${settings.jobName} (--keep)${secrets}; delete it with: ${command}`,
+      };
     } else if (this.#ownership === "unknown") {
       const found = await readOurJob({ ...this.#ctx, signal: new AbortController().signal }, this.#createToken);
       if (found.kind === "ours") {
         mayBeOurs = true;
         result = await deleteJob(cluster, settings.target.namespace, settings.jobName, timings.deleteRetry);
-      } else if (found.kind === "theirs") result = { deleted: false, detail: `no Job of this run was found (create did not complete)` };
+      } else if (found.kind === "theirs")
+        result = { deleted: false, detail: `no Job of this run was found (create did not complete)` };
       else {
         // The create may have made it: a Job that cannot be read is named, never passed over in silence.
         mayBeOurs = true;
-        result = { deleted: false, detail: `could not tell whether the unfinished create made Job ${settings.jobName}: ${found.reason}`, ...(found.refused ? { reason: found.refused } : {}) };
+        result = {
+          deleted: false,
+          detail: `could not tell whether the unfinished create made Job ${settings.jobName}: ${found.reason}`,
+          ...(found.refused ? { reason: found.refused } : {}),
+        };
       }
     } else result = await deleteJob(cluster, settings.target.namespace, settings.jobName, timings.deleteRetry);
     if (result.deleted) this.#deleted = true;
-    const budget = this.#budgetSent ? await deleteRunBudget(cluster, settings.target.namespace, settings.jobName, timings.deleteRetry) : undefined;
+    const budget = this.#budgetSent
+      ? await deleteRunBudget(cluster, settings.target.namespace, settings.jobName, timings.deleteRetry)
+      : undefined;
     if (budget && !budget.ok) emit({ kind: "notice", level: "warning", message: budget.detail });
     const warm = result.deleted && this.#pod && settings.keepWarm ? await this.#keepWarm(settings.keepWarm) : undefined;
     await unstaged;
     const leftBehind = mayBeOurs && !settings.keep && !result.deleted;
     const deleted = budget ? `${result.detail}; ${budget.detail}` : result.detail;
-    const detail = leftBehind ? `${deleted}; delete it with: ${this.#deleteCommand()}` : warm ? `${deleted}; ${warm}` : deleted;
+    const detail = leftBehind
+      ? `${deleted}; delete it with: ${this.#deleteCommand()}`
+      : warm
+        ? `${deleted}; ${warm}`
+        : deleted;
     emit({ kind: "phase-end", phase: "teardown", ok: !leftBehind, durationMs: Date.now() - started, detail });
-    return { deleted: result.deleted, leftBehind, detail, ...(leftBehind && result.reason ? { reason: result.reason } : {}) };
+    return {
+      deleted: result.deleted,
+      leftBehind,
+      detail,
+      ...(leftBehind && result.reason ? { reason: result.reason } : {}),
+    };
   }
 
   /**
@@ -321,16 +401,23 @@ export class KubernetesExecutor implements Executor {
     const command = this.#deleteCommand();
     if (this.#deleted) return { detail: `Job ${settings.jobName} was already deleted`, mayBeLeft: false };
     if (this.#ownership === "none") return { detail: "no Job of this run was created", mayBeLeft: false };
-    if (settings.keep) return { detail: `kept Job ${settings.jobName} (--keep); delete it with: ${command}`, mayBeLeft: false };
+    if (settings.keep)
+      return { detail: `kept Job ${settings.jobName} (--keep); delete it with: ${command}`, mayBeLeft: false };
     if (this.#ownership === "unknown" && !this.#isOurJobSync(timeoutMs)) {
-      return { detail: `the Job's create was not confirmed and no Job of this run was found; if Job ${settings.jobName} exists, delete it with: ${command}`, mayBeLeft: true };
+      return {
+        detail: `the Job's create was not confirmed and no Job of this run was found; if Job ${settings.jobName} exists, delete it with: ${command}`,
+        mayBeLeft: true,
+      };
     }
     const deleted = cluster.deleteJobNowSync(settings.target.namespace, settings.jobName, timeoutMs);
     if (deleted.ok) {
       this.#deleted = true;
       return { detail: `deleted Job ${settings.jobName}`, mayBeLeft: false };
     }
-    return { detail: `could not delete Job ${settings.jobName}: ${deleted.why}; delete it with: ${command}`, mayBeLeft: true };
+    return {
+      detail: `could not delete Job ${settings.jobName}: ${deleted.why}; delete it with: ${command}`,
+      mayBeLeft: true,
+    };
   }
 
   /**
@@ -344,7 +431,11 @@ export class KubernetesExecutor implements Executor {
       return chooseServiceMode(await ctx.cluster.getServerVersion({ signal: ctx.signal }));
     } catch (error) {
       if (ctx.signal.aborted) throw error;
-      ctx.emit({ kind: "notice", level: "warning", message: `could not read the server's version (${describeError(error)}): the services run as plain containers, not native sidecars` });
+      ctx.emit({
+        kind: "notice",
+        level: "warning",
+        message: `could not read the server's version (${describeError(error)}): the services run as plain containers, not native sidecars`,
+      });
       return "container";
     }
   }
@@ -364,7 +455,16 @@ export class KubernetesExecutor implements Executor {
   /** --keep-warm: a placeholder of the run's size and image keeps the node the run had; a failure is a warning, never the run's. */
   async #keepWarm(keepWarm: { seconds: number; maxWarm: number }): Promise<string> {
     const { settings, cluster, emit } = this.#ctx;
-    const left = await leaveWarmPlaceholder({ cluster, target: settings.target }, { ...keepWarm, cpu: settings.cpu, memory: settings.memory, image: settings.image, ...(settings.pod ? { pod: settings.pod } : {}) });
+    const left = await leaveWarmPlaceholder(
+      { cluster, target: settings.target },
+      {
+        ...keepWarm,
+        cpu: settings.cpu,
+        memory: settings.memory,
+        image: settings.image,
+        ...(settings.pod ? { pod: settings.pod } : {}),
+      },
+    );
     if (!left.ok) emit({ kind: "notice", level: "warning", message: left.detail });
     return left.detail;
   }
@@ -372,8 +472,12 @@ export class KubernetesExecutor implements Executor {
   /** For a kept Job whose pod got the secrets: removes them from it, and says how that went (" ..." or ""). */
   async #forgetSecretsOfKeptPod(): Promise<string> {
     if (!this.#secretsSent || !this.#pod) return "";
-    const failed = await forgetSecrets(this.#ctx, this.#pod, FORGET_SECRETS_TIMEOUT_MS).catch((error: unknown) => String(error));
-    return failed === undefined ? ", its secrets removed from the pod" : `; its pod may still hold the run's secrets in ${POD_SECRETS_DIR} (${failed})`;
+    const failed = await forgetSecrets(this.#ctx, this.#pod, FORGET_SECRETS_TIMEOUT_MS).catch((error: unknown) =>
+      String(error),
+    );
+    return failed === undefined
+      ? ", its secrets removed from the pod"
+      : `; its pod may still hold the run's secrets in ${POD_SECRETS_DIR} (${failed})`;
   }
 
   #deleteCommand(): string {
@@ -456,9 +560,15 @@ export class KubernetesExecutor implements Executor {
   async #markKept(): Promise<void> {
     const { settings, cluster, emit } = this.#ctx;
     try {
-      await cluster.patchJobAnnotations(settings.target.namespace, settings.jobName, { [KEPT_ANNOTATION]: new Date().toISOString() });
+      await cluster.patchJobAnnotations(settings.target.namespace, settings.jobName, {
+        [KEPT_ANNOTATION]: new Date().toISOString(),
+      });
     } catch (error) {
-      emit({ kind: "notice", level: "warning", message: `could not mark Job ${settings.jobName} as kept (${describeError(error)}): gc may remove it once its heartbeat is stale` });
+      emit({
+        kind: "notice",
+        level: "warning",
+        message: `could not mark Job ${settings.jobName} as kept (${describeError(error)}): gc may remove it once its heartbeat is stale`,
+      });
     }
   }
 
@@ -489,7 +599,12 @@ export class KubernetesExecutor implements Executor {
     return this.#pod;
   }
 
-  #phase<T>(phase: "create" | "pod" | "services" | "upload" | "clone" | "secrets" | "download", work: () => Promise<T>, describe: (value: T) => string, countBytes?: (value: T) => number): Promise<T> {
+  #phase<T>(
+    phase: "create" | "pod" | "services" | "upload" | "clone" | "secrets" | "download",
+    work: () => Promise<T>,
+    describe: (value: T) => string,
+    countBytes?: (value: T) => number,
+  ): Promise<T> {
     // Not the create: a create abandoned in flight could land after teardown looked for the Job.
     const bounded = phase === "create" ? work : () => yieldToCancel(this.#ctx, `the ${phase} phase`, work());
     return runTimedPhase(this.#ctx.emit, phase, bounded, describe, countBytes);

@@ -37,26 +37,34 @@ export interface ArtifactPlan {
 
 /** The plan of an artifact, or why it cannot be collected (a bad name, a pattern outside /outputs and /work). */
 export function planArtifact(spec: ArtifactSpec): ArtifactPlan | { readonly problem: string } {
-  if (!SAFE_NAME.test(spec.name) || spec.name.endsWith(".manifest.json")) return { problem: `the name ${JSON.stringify(spec.name)} is not a safe file name` };
+  if (!SAFE_NAME.test(spec.name) || spec.name.endsWith(".manifest.json"))
+    return { problem: `the name ${JSON.stringify(spec.name)} is not a safe file name` };
   const includes: string[] = [];
   const excludes: string[] = [];
   for (const written of spec.paths) {
     const negated = written.startsWith("!");
     const pattern = resolvePattern(negated ? written.slice(1) : written);
     if (pattern.split("/").includes("..")) return { problem: `the pattern ${JSON.stringify(written)} contains ..` };
-    if (!ARTIFACT_ROOTS.some((root) => pattern === root || pattern.startsWith(`${root}/`))) return { problem: `the pattern ${JSON.stringify(written)} is not under /outputs or /work` };
+    if (!ARTIFACT_ROOTS.some((root) => pattern === root || pattern.startsWith(`${root}/`)))
+      return { problem: `the pattern ${JSON.stringify(written)} is not under /outputs or /work` };
     (negated ? excludes : includes).push(pattern);
   }
   if (includes.length === 0) return { problem: "it has no pattern that includes files" };
   const prefixes = includes.map(fixedPrefix);
   const listRoots: string[] = [];
-  for (const prefix of [...new Set(prefixes)].sort()) if (!listRoots.some((root) => isUnder(prefix, root))) listRoots.push(prefix);
-  const packRoot = prefixes.map((prefix, index) => (isGlob(includes[index]!) ? prefix : posix.dirname(prefix))).reduce(commonDirectory);
+  for (const prefix of [...new Set(prefixes)].sort())
+    if (!listRoots.some((root) => isUnder(prefix, root))) listRoots.push(prefix);
+  const packRoot = prefixes
+    .map((prefix, index) => (isGlob(includes[index]!) ? prefix : posix.dirname(prefix)))
+    .reduce(commonDirectory);
   return { includes, excludes, listRoots, packRoot };
 }
 
 /** The files of `listed` (absolute pod paths) the plan takes, sorted, relative to its pack root; names with a newline apart (tar reads its list by lines). */
-export function matchArtifactFiles(plan: ArtifactPlan, listed: readonly string[]): { readonly files: readonly string[]; readonly unpackable: readonly string[] } {
+export function matchArtifactFiles(
+  plan: ArtifactPlan,
+  listed: readonly string[],
+): { readonly files: readonly string[]; readonly unpackable: readonly string[] } {
   const options = { dot: true };
   const pm = loadPicomatch();
   const include = pm(plan.includes as string[], options);

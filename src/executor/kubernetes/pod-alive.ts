@@ -14,7 +14,10 @@ export async function assertPodAlive(ctx: ExecutorContext, pod: RunPod): Promise
   const phase = current.status?.phase;
   if (current.metadata?.deletionTimestamp && phase !== "Failed" && phase !== "Succeeded") {
     // A pod being deleted still says Running until its containers stop: the deletion is the news.
-    throw new InfraError("pod-lost", `pod ${pod.name} was lost: ${current.status?.reason ?? "Deleted"}${current.status?.message ? `: ${current.status.message}` : ""}`);
+    throw new InfraError(
+      "pod-lost",
+      `pod ${pod.name} was lost: ${current.status?.reason ?? "Deleted"}${current.status?.message ? `: ${current.status.message}` : ""}`,
+    );
   }
   if (phase === "Failed" || phase === "Succeeded" || phase === "Unknown") {
     const end = describePodEnd(current);

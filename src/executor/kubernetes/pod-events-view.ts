@@ -72,7 +72,10 @@ export function openPodEventsView(ctx: ExecutorContext): PodEventsView {
     async look(subject) {
       if (ctx.signal.aborted) throw new CancelledError();
       const same = current?.subject.kind === subject.kind && current.subject.name === subject.name;
-      const retry = current?.ended !== undefined && !current.controller.signal.aborted && Date.now() - current.ended.at >= ctx.timings.podEventsEveryMs;
+      const retry =
+        current?.ended !== undefined &&
+        !current.controller.signal.aborted &&
+        Date.now() - current.ended.at >= ctx.timings.podEventsEveryMs;
       if (!same || retry) {
         current?.controller.abort();
         current = open(subject);
@@ -95,7 +98,10 @@ export function openPodEventsView(ctx: ExecutorContext): PodEventsView {
 async function untilFirstOrCancelled(first: Promise<void>, signal: AbortSignal): Promise<void> {
   let cancelled: () => void = () => undefined;
   try {
-    await Promise.race([first, new Promise<void>((resolve) => signal.addEventListener("abort", (cancelled = () => resolve()), { once: true }))]);
+    await Promise.race([
+      first,
+      new Promise<void>((resolve) => signal.addEventListener("abort", (cancelled = () => resolve()), { once: true })),
+    ]);
   } finally {
     signal.removeEventListener("abort", cancelled);
   }
@@ -106,5 +112,8 @@ function summarize(events: readonly IEvent[]): LatestEvents {
   const stamp = (e: IEvent): string => e.lastTimestamp ?? e.eventTime ?? e.metadata?.creationTimestamp ?? "";
   const latest = [...events].sort((a, b) => stamp(a).localeCompare(stamp(b))).at(-1);
   const autoscaler = findAutoscalerVerdict(events);
-  return { ...(latest ? { latest: `${latest.reason ?? "Event"}: ${latest.message ?? ""}`.trim() } : {}), ...(autoscaler ? { autoscaler } : {}) };
+  return {
+    ...(latest ? { latest: `${latest.reason ?? "Event"}: ${latest.message ?? ""}`.trim() } : {}),
+    ...(autoscaler ? { autoscaler } : {}),
+  };
 }

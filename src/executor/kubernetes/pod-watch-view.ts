@@ -8,7 +8,9 @@ import { pickRunPod } from "../../manifests/pod-state.js";
 import type { ExecutorContext } from "./context.js";
 
 /** What the view knows: the run's pod (undefined: none yet), or why it cannot say (failed reads in a row, or the watch's end). */
-export type PodLook = { readonly pod: IPod | undefined } | { readonly failure: string; readonly unreachable: boolean; readonly tries: number; readonly final: boolean };
+export type PodLook =
+  | { readonly pod: IPod | undefined }
+  | { readonly failure: string; readonly unreachable: boolean; readonly tries: number; readonly final: boolean };
 
 export interface PodWatchView {
   /** Resolves once the watch has listed, failed a read or ended; CancelledError when the run is cancelled first. */
@@ -80,9 +82,15 @@ export function openPodWatchView(ctx: ExecutorContext): PodWatchView {
         const denied = describeRefusal(ended.error, "cannot read the run's pods");
         if (denied) throw denied;
         if (!(ended.error instanceof ClusterError)) throw ended.error;
-        return { failure: ended.error.message, unreachable: isUnreachable(ended.error), tries: Math.max(tries, 1), final: true };
+        return {
+          failure: ended.error.message,
+          unreachable: isUnreachable(ended.error),
+          tries: Math.max(tries, 1),
+          final: true,
+        };
       }
-      if (tries > 0 && lastFailure) return { failure: lastFailure.message, unreachable: isUnreachable(lastFailure), tries, final: false };
+      if (tries > 0 && lastFailure)
+        return { failure: lastFailure.message, unreachable: isUnreachable(lastFailure), tries, final: false };
       return { pod: pickRunPod([...pods.values()]) };
     },
     async settle(ms) {

@@ -22,7 +22,12 @@ type FollowEnd =
 /** Node's timers fire at once past 2^31-1 ms: budgets are capped there (24.8 days). */
 const MAX_TIMER_MS = 2_147_483_647;
 
-export async function runStep(ctx: ExecutorContext, pod: RunPod, index: number, deadlineAt: number): Promise<StepOutcome> {
+export async function runStep(
+  ctx: ExecutorContext,
+  pod: RunPod,
+  index: number,
+  deadlineAt: number,
+): Promise<StepOutcome> {
   const offsets = { stdout: 0, stderr: 0 };
   const decoders = { stdout: new StringDecoder("utf8"), stderr: new StringDecoder("utf8") };
   const deadline = new AbortController();
@@ -38,7 +43,12 @@ export async function runStep(ctx: ExecutorContext, pod: RunPod, index: number, 
     if (droppedSaid.has(frame.stream)) return;
     droppedSaid.add(frame.stream);
     const counted = frame.bytes === undefined ? {} : { podDroppedBytes: frame.bytes };
-    ctx.emit({ kind: "notice", level: "warning", message: describePodDrop(index, frame, ctx.settings.maxLogBytes ?? DEFAULT_MAX_LOG_BYTES), ...counted });
+    ctx.emit({
+      kind: "notice",
+      level: "warning",
+      message: describePodDrop(index, frame, ctx.settings.maxLogBytes ?? DEFAULT_MAX_LOG_BYTES),
+      ...counted,
+    });
   };
   let spawned = false;
   try {
@@ -47,11 +57,21 @@ export async function runStep(ctx: ExecutorContext, pod: RunPod, index: number, 
       {
         signal: ctx.signal,
         onRetry: (n, reason, delayMs) =>
-          ctx.emit({ kind: "notice", level: "warning", message: `step ${index + 1}: the exec stream ended without the step's exit code (${reason}); reconnecting at byte ${offsets.stdout}/${offsets.stderr} in ${delayMs} ms (attempt ${n + 1})` }),
-        giveUp: (reasons) => new InfraError("exec-no-exit-code", `step ${index + 1}: the exec kept ending without the step's exit code; last: ${reasons.at(-1)}`),
+          ctx.emit({
+            kind: "notice",
+            level: "warning",
+            message: `step ${index + 1}: the exec stream ended without the step's exit code (${reason}); reconnecting at byte ${offsets.stdout}/${offsets.stderr} in ${delayMs} ms (attempt ${n + 1})`,
+          }),
+        giveUp: (reasons) =>
+          new InfraError(
+            "exec-no-exit-code",
+            `step ${index + 1}: the exec kept ending without the step's exit code; last: ${reasons.at(-1)}`,
+          ),
       },
       async (): Promise<AttemptOutcome<StepOutcome>> => {
-        const command = started ? helperCommand.follow(index, offsets.stdout, offsets.stderr) : helperCommand.run(index);
+        const command = started
+          ? helperCommand.follow(index, offsets.stdout, offsets.stderr)
+          : helperCommand.run(index);
         spawned = true;
         const end = await followOnce(ctx, pod, command, deadline.signal, onData, onDropped);
         if (ctx.signal.aborted) throw new CancelledError();
@@ -95,8 +115,15 @@ export async function runStep(ctx: ExecutorContext, pod: RunPod, index: number, 
 }
 
 /** The log's line for output the pod dropped past its bound (src/pod/helper-script.ts's `keep`). */
-export function describePodDrop(index: number, frame: { readonly stream: "stdout" | "stderr"; readonly bytes: number | undefined }, boundBytes: number): string {
-  const what = frame.bytes === undefined ? "the rest of it was dropped in the pod (uncounted: the step was stopped first)" : `${frame.bytes} more bytes were dropped in the pod`;
+export function describePodDrop(
+  index: number,
+  frame: { readonly stream: "stdout" | "stderr"; readonly bytes: number | undefined },
+  boundBytes: number,
+): string {
+  const what =
+    frame.bytes === undefined
+      ? "the rest of it was dropped in the pod (uncounted: the step was stopped first)"
+      : `${frame.bytes} more bytes were dropped in the pod`;
   return (
     `step ${index + 1}'s ${frame.stream} passed the pod's output bound of ${boundBytes} bytes (--max-log-bytes): ${what}, ` +
     "written to no file and no log (the step went on running); result.json's logs.droppedBytes counts them"
@@ -110,7 +137,11 @@ async function stopCancelledStep(ctx: ExecutorContext, pod: RunPod, index: numbe
     await stopStepProcesses(cleanup, pod, index, "was cancelled");
     ctx.emit({ kind: "notice", level: "info", message: `step ${index + 1}: its processes in the pod are stopped` });
   } catch (error) {
-    ctx.emit({ kind: "notice", level: "warning", message: `step ${index + 1}: its processes in the pod could not be confirmed stopped after the cancel (${describeError(error)}); deleting the Job stops them` });
+    ctx.emit({
+      kind: "notice",
+      level: "warning",
+      message: `step ${index + 1}: its processes in the pod could not be confirmed stopped after the cancel (${describeError(error)}); deleting the Job stops them`,
+    });
   }
 }
 
@@ -156,7 +187,8 @@ async function followOnce(
   exec.stdin?.destroy();
   deadline.removeEventListener("abort", onDeadline);
   if (final) return final;
-  if (protocolError) throw new InfraError("exec-failed", `the step's output stream is corrupt: ${protocolError.message}`);
+  if (protocolError)
+    throw new InfraError("exec-failed", `the step's output stream is corrupt: ${protocolError.message}`);
   if (deadline.aborted) return { kind: "deadline" };
   return { kind: "cut", end, progressed };
 }
@@ -166,23 +198,46 @@ async function followOnce(
  * only when the pod says `stopped N`: a kill exec that ends without that line (dropped, swallowed) is run again (it
  * is idempotent), and a step that cannot be confirmed stopped is an infrastructure failure, never a quiet timeout.
  */
-async function stopStepProcesses(ctx: ExecutorContext, pod: RunPod, index: number, why: "timed out" | "was cancelled"): Promise<void> {
+async function stopStepProcesses(
+  ctx: ExecutorContext,
+  pod: RunPod,
+  index: number,
+  why: "timed out" | "was cancelled",
+): Promise<void> {
   const grace = ctx.timings.killGraceSeconds;
   const confirmation = helperCommand.killConfirmation(index);
   await retry(
     ctx.timings.killRetry,
     {
       signal: ctx.signal,
-      onRetry: (n, reason, delayMs) => ctx.emit({ kind: "notice", level: "warning", message: `step ${index + 1}: the kill in the pod was not confirmed (${reason}); again in ${delayMs} ms (attempt ${n + 1})` }),
-      giveUp: (reasons) => new InfraError("exec-failed", `step ${index + 1} ${why} and its processes in the pod could not be confirmed stopped: ${reasons.at(-1)}`),
+      onRetry: (n, reason, delayMs) =>
+        ctx.emit({
+          kind: "notice",
+          level: "warning",
+          message: `step ${index + 1}: the kill in the pod was not confirmed (${reason}); again in ${delayMs} ms (attempt ${n + 1})`,
+        }),
+      giveUp: (reasons) =>
+        new InfraError(
+          "exec-failed",
+          `step ${index + 1} ${why} and its processes in the pod could not be confirmed stopped: ${reasons.at(-1)}`,
+        ),
     },
     async (): Promise<AttemptOutcome<undefined>> => {
       const said = await withExecRetry(ctx, pod, `stopping step ${index + 1}`, "exec-failed", async () => {
-        const { end, stdout } = await runExec(ctx.cluster, buildPodExec(ctx, pod.name, helperCommand.kill(index, grace)));
+        const { end, stdout } = await runExec(
+          ctx.cluster,
+          buildPodExec(ctx, pod.name, helperCommand.kill(index, grace)),
+        );
         return isExecSuccess(end) ? { ok: true, value: stdout } : { ok: false, end };
       });
       if (said.split("\n").includes(confirmation)) return { done: true, value: undefined };
-      return { done: false, reason: said.trim() === "" ? "the kill exec ended without a word from the pod" : `the pod said: ${said.trim().slice(0, 200)}` };
+      return {
+        done: false,
+        reason:
+          said.trim() === ""
+            ? "the kill exec ended without a word from the pod"
+            : `the pod said: ${said.trim().slice(0, 200)}`,
+      };
     },
   );
 }
@@ -204,7 +259,14 @@ async function readTimedOutOutput(
   const timer = setTimeout(() => bound.abort(), ctx.timings.timedOutOutputMs);
   let why: string | undefined;
   try {
-    const end = await followOnce(ctx, pod, helperCommand.follow(index, offsets.stdout, offsets.stderr), bound.signal, onData, onDropped);
+    const end = await followOnce(
+      ctx,
+      pod,
+      helperCommand.follow(index, offsets.stdout, offsets.stderr),
+      bound.signal,
+      onData,
+      onDropped,
+    );
     if (end.kind === "deadline") why = `no end after ${ctx.timings.timedOutOutputMs} ms`;
     else if (end.kind === "cut") why = `${end.end.how}: ${describeExecSaid(end.end)}`;
   } catch (error) {
@@ -214,13 +276,20 @@ async function readTimedOutOutput(
   }
   // A cancel meanwhile ended the read: the run says so, not this warning.
   if (why === undefined || ctx.signal.aborted) return;
-  ctx.emit({ kind: "notice", level: "warning", message: `step ${index + 1}: the output it wrote after byte ${offsets.stdout}/${offsets.stderr} before its timeout could not be read (${why})` });
+  ctx.emit({
+    kind: "notice",
+    level: "warning",
+    message: `step ${index + 1}: the output it wrote after byte ${offsets.stdout}/${offsets.stderr} before its timeout could not be read (${why})`,
+  });
 }
 
-function flushDecoders(ctx: ExecutorContext, index: number, decoders: Record<"stdout" | "stderr", StringDecoder>): void {
+function flushDecoders(
+  ctx: ExecutorContext,
+  index: number,
+  decoders: Record<"stdout" | "stderr", StringDecoder>,
+): void {
   for (const stream of ["stdout", "stderr"] as const) {
     const rest = decoders[stream].end();
     if (rest) ctx.emit({ kind: "step-output", index, stream, text: rest });
   }
 }
-

@@ -15,13 +15,24 @@ export interface DeleteOutcome {
  * Deletes the Job, retrying transient failures within `policy` (the timings' deleteRetry); resolves with what
  * happened, never rejects. It takes no run signal: it must run after a cancel. A refused delete is not retried.
  */
-export async function deleteJob(cluster: Cluster, namespace: Namespace, jobName: string, policy: RetryPolicy): Promise<DeleteOutcome> {
+export async function deleteJob(
+  cluster: Cluster,
+  namespace: Namespace,
+  jobName: string,
+  policy: RetryPolicy,
+): Promise<DeleteOutcome> {
   let refused: InfraReason | undefined;
   try {
     return await retry(policy, { giveUp: (reasons) => new Error(reasons.at(-1)) }, async () => {
       try {
         const deleted = await cluster.deleteJob(namespace, jobName);
-        return { done: true, value: deleted === "deleted" ? { deleted: true, detail: `deleted Job ${jobName}` } : { deleted: true, detail: `Job ${jobName} was already gone` } };
+        return {
+          done: true,
+          value:
+            deleted === "deleted"
+              ? { deleted: true, detail: `deleted Job ${jobName}` }
+              : { deleted: true, detail: `Job ${jobName} was already gone` },
+        };
       } catch (error) {
         if (error instanceof ForbiddenError) refused = "forbidden";
         if (error instanceof UnauthorizedError) refused = "unauthorized";
@@ -30,6 +41,10 @@ export async function deleteJob(cluster: Cluster, namespace: Namespace, jobName:
       }
     });
   } catch (error) {
-    return { deleted: false, detail: `could not delete Job ${jobName}: ${describeError(error)}`, ...(refused ? { reason: refused } : {}) };
+    return {
+      deleted: false,
+      detail: `could not delete Job ${jobName}: ${describeError(error)}`,
+      ...(refused ? { reason: refused } : {}),
+    };
   }
 }

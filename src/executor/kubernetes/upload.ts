@@ -10,10 +10,24 @@ import { isExecSuccess } from "../../cluster/exec.js";
 import { readStepShell } from "../../workflow/step-environment.js";
 import { buildEnvFile } from "../../pod/env-file.js";
 import { buildHelperScript, buildUploadCommand } from "../../pod/helper-script.js";
-import { parseTotalBytes, probeHostTar, spawnHostTar, stoppedByReader, tarComplaints, type HostTar, type HostTarSetting } from "../../transfer/host-tar.js";
+import {
+  parseTotalBytes,
+  probeHostTar,
+  spawnHostTar,
+  stoppedByReader,
+  tarComplaints,
+  type HostTar,
+  type HostTarSetting,
+} from "../../transfer/host-tar.js";
 import { PackStoppedError, packTrees, type PackRoot, type PackStats } from "../../transfer/pack-tree.js";
 import { scanTree, type TreeScan, type UploadTrees } from "../../transfer/scan-tree.js";
-import { UPLOAD_RECEIPT_ARCHIVE_PATH, buildUploadReceipt, checkUploadReply, expectedFindLines, type CountedTree } from "../../transfer/transfer-receipt.js";
+import {
+  UPLOAD_RECEIPT_ARCHIVE_PATH,
+  buildUploadReceipt,
+  checkUploadReply,
+  expectedFindLines,
+  type CountedTree,
+} from "../../transfer/transfer-receipt.js";
 import { buildPodExec, type ExecutorContext, type ExecutorSettings } from "./context.js";
 import type { RunPod, UploadSummary } from "../executor.js";
 import { withExecRetry, type ExecAttempt } from "./exec-retry.js";
@@ -29,7 +43,12 @@ const STEPS_ROOT = "steps";
  * shared-steps directory, so one GNU tar names every member as it lands under `/` (`work/src/main.c` is read through
  * the link, the link itself is never archived). Secrets are never staged: they go over their own exec's stdin.
  */
-export async function stageRunnerFiles(settings: Pick<ExecutorSettings, "steps" | "checkoutDir" | "sharedStepsDir" | "env" | "shell" | "secrets" | "maxLogBytes">): Promise<string> {
+export async function stageRunnerFiles(
+  settings: Pick<
+    ExecutorSettings,
+    "steps" | "checkoutDir" | "sharedStepsDir" | "env" | "shell" | "secrets" | "maxLogBytes"
+  >,
+): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), "knotless-runner-"));
   const runner = join(dir, RUNNER_ROOT);
   await mkdir(join(runner, "steps"), { recursive: true });
@@ -64,9 +83,16 @@ export function chooseHostTar(setting: HostTarSetting | undefined): Promise<Host
  * `trees` are the scans runWorkflow made before the Job existed. A host GNU tar (`hostTar`) packs when there is
  * one, straight into kubectl's stdin; otherwise the runner's own packer streams through node.
  */
-export async function uploadFiles(ctx: ExecutorContext, pod: RunPod, staging: string, trees: UploadTrees, hostTar: HostTar | undefined): Promise<UploadSummary> {
+export async function uploadFiles(
+  ctx: ExecutorContext,
+  pod: RunPod,
+  staging: string,
+  trees: UploadTrees,
+  hostTar: HostTar | undefined,
+): Promise<UploadSummary> {
   for (const tree of [trees.work, trees.steps]) {
-    for (const skipped of tree?.skipped ?? []) ctx.emit({ kind: "notice", level: "warning", message: `not uploaded: ${skipped.path} (${skipped.reason})` });
+    for (const skipped of tree?.skipped ?? [])
+      ctx.emit({ kind: "notice", level: "warning", message: `not uploaded: ${skipped.path} (${skipped.reason})` });
   }
   const runner = scanTree(join(staging, RUNNER_ROOT), RUNNER_ROOT); // before any receipt is written into it
   const scans = [runner, trees.work, ...(trees.steps ? [trees.steps] : [])];
@@ -86,12 +112,25 @@ type Attempt = ExecAttempt<UploadSummary>;
 const TAR_GRACE_AFTER_KUBECTL_MS = 5000;
 
 /** One attempt through the host's GNU tar: node writes the list of names; tar writes the archive into kubectl. */
-async function uploadWithHostTar(ctx: ExecutorContext, pod: RunPod, staging: string, hostTar: HostTar, scans: readonly TreeScan[], expected: { entries: number; findLines: number }): Promise<Attempt> {
+async function uploadWithHostTar(
+  ctx: ExecutorContext,
+  pod: RunPod,
+  staging: string,
+  hostTar: HostTar,
+  scans: readonly TreeScan[],
+  expected: { entries: number; findLines: number },
+): Promise<Attempt> {
   const receipt = buildUploadReceipt(randomBytes(8).toString("hex"), expected.entries);
   await writeFile(join(staging, UPLOAD_RECEIPT_ARCHIVE_PATH), receipt, { mode: 0o644 });
-  const tar = spawnHostTar(hostTar, staging, [...scans.map((scan) => scan.names), Buffer.from(`${UPLOAD_RECEIPT_ARCHIVE_PATH}\0`)]);
+  const tar = spawnHostTar(hostTar, staging, [
+    ...scans.map((scan) => scan.names),
+    Buffer.from(`${UPLOAD_RECEIPT_ARCHIVE_PATH}\0`),
+  ]);
   // The transport owns tar's stdout from here (kubectl gets its descriptor: the archive skips this process).
-  const exec = await ctx.cluster.exec({ ...buildPodExec(ctx, pod.name, buildUploadCommand()), stdin: { kind: "stream", from: tar.stdout } });
+  const exec = await ctx.cluster.exec({
+    ...buildPodExec(ctx, pod.name, buildUploadCommand()),
+    stdin: { kind: "stream", from: tar.stdout },
+  });
   // A cancel ends tar at once. Once the exec is gone tar's next write fails on the closed socket and it exits by
   // itself (it may also be printing its totals after its last byte); one still there after a grace is stuck: end it.
   let killedTar = false;
@@ -110,19 +149,36 @@ async function uploadWithHostTar(ctx: ExecutorContext, pod: RunPod, staging: str
   // A tar stopped because kubectl went away (a closed pipe, or killed by us) is judged by kubectl's exit like any
   // exec; a kubectl that exits 0 having closed the pipe early failed the stream all the same (like the packer's EPIPE).
   const stopped = stoppedByReader(packed) || killedTar || ctx.signal.aborted;
-  if (packed.exitCode === 2 && !stopped) throw new InputError(`cannot pack the files to upload: ${tarComplaints(packed.stderr) || "tar exited 2"}`);
+  if (packed.exitCode === 2 && !stopped)
+    throw new InputError(`cannot pack the files to upload: ${tarComplaints(packed.stderr) || "tar exited 2"}`);
   if (!isExecSuccess(end)) return { ok: false, end };
-  if (stoppedByReader(packed)) throw new InfraError("exec-failed", `upload stream failed: kubectl exited 0 without reading the whole archive (${tarComplaints(packed.stderr) || packed.signal})`);
+  if (stoppedByReader(packed))
+    throw new InfraError(
+      "exec-failed",
+      `upload stream failed: kubectl exited 0 without reading the whole archive (${tarComplaints(packed.stderr) || packed.signal})`,
+    );
   if (packed.exitCode !== 0 && packed.exitCode !== 1 && !stopped) {
     const how = packed.signal ? `was killed by ${packed.signal}` : `exited ${packed.exitCode ?? "without a status"}`;
-    throw new InfraError("exec-failed", `upload stream failed: ${hostTar.binary} ${how}${packed.stderr ? `: ${tarComplaints(packed.stderr)}` : ""}`);
+    throw new InfraError(
+      "exec-failed",
+      `upload stream failed: ${hostTar.binary} ${how}${packed.stderr ? `: ${tarComplaints(packed.stderr)}` : ""}`,
+    );
   }
   // GNU tar's 1: a file changed while it was read. Its member is still whole (tar pads or cuts it to the size it
   // announced), so the archive stays valid; the checkout changed under the run, which the operator should hear of.
-  if (packed.exitCode === 1) ctx.emit({ kind: "notice", level: "warning", message: `files changed while they were uploaded: ${tarComplaints(packed.stderr)}` });
+  if (packed.exitCode === 1)
+    ctx.emit({
+      kind: "notice",
+      level: "warning",
+      message: `files changed while they were uploaded: ${tarComplaints(packed.stderr)}`,
+    });
   const archiveBytes = parseTotalBytes(packed.stderr);
   const mismatch = checkUploadReply({ receipt, findLines: expected.findLines }, reply);
-  if (mismatch !== undefined) throw new InfraError("integrity-mismatch", `upload integrity check failed after sending ${archiveBytes === undefined ? "an archive of unknown size" : `${archiveBytes} bytes`}: ${mismatch}`);
+  if (mismatch !== undefined)
+    throw new InfraError(
+      "integrity-mismatch",
+      `upload integrity check failed after sending ${archiveBytes === undefined ? "an archive of unknown size" : `${archiveBytes} bytes`}: ${mismatch}`,
+    );
   const files = scans.reduce((sum, scan) => sum + scan.files, 0);
   return { ok: true, value: { files, bytes: undefined, archiveBytes: archiveBytes ?? 0, entries: expected.entries } };
 }
@@ -139,28 +195,44 @@ async function uploadWithPacker(ctx: ExecutorContext, pod: RunPod, staging: stri
   const nonce = randomBytes(8).toString("hex");
   const archive = packTrees(roots, {
     trailer: (packed) => {
-      receipt = buildUploadReceipt(nonce, packed.entriesByRoot.reduce((sum, n) => sum + n, 0), packed.archiveBytes);
+      receipt = buildUploadReceipt(
+        nonce,
+        packed.entriesByRoot.reduce((sum, n) => sum + n, 0),
+        packed.archiveBytes,
+      );
       return { path: UPLOAD_RECEIPT_ARCHIVE_PATH, content: Buffer.from(receipt) };
     },
   });
-  const exec = await ctx.cluster.exec({ ...buildPodExec(ctx, pod.name, buildUploadCommand()), stdin: { kind: "pipe" } });
+  const exec = await ctx.cluster.exec({
+    ...buildPodExec(ctx, pod.name, buildUploadCommand()),
+    stdin: { kind: "pipe" },
+  });
   let reply = "";
   exec.stdout.setEncoding("utf8").on("data", (text: string) => (reply += text));
   const piped = pipeline(archive.stream, writingBack(exec.stdin!, archive.giveBack)).then(
     () => undefined,
     (error: unknown) => error,
   );
-  const stats = await archive.done.catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
+  const stats = await archive.done.catch((error: unknown) =>
+    error instanceof Error ? error : new Error(String(error)),
+  );
   const end = await exec.ended;
   const pipeError = await piped;
   // A host file that could not be packed is bad input; packing stopped because kubectl went away is kubectl's
   // failure, judged by its exit like any exec.
-  if (stats instanceof Error && !(stats instanceof PackStoppedError)) throw new InputError(`cannot pack the files to upload: ${stats.message}`);
+  if (stats instanceof Error && !(stats instanceof PackStoppedError))
+    throw new InputError(`cannot pack the files to upload: ${stats.message}`);
   if (!isExecSuccess(end)) return { ok: false, end };
-  if (pipeError || stats instanceof Error) throw new InfraError("exec-failed", `upload stream failed: ${describeError(pipeError ?? stats)}`);
-  const mismatch = receipt ? checkUploadReply({ receipt, findLines: expectedFindLines(countMounts(stats, roots)) }, reply) : "the archive was never finished";
+  if (pipeError || stats instanceof Error)
+    throw new InfraError("exec-failed", `upload stream failed: ${describeError(pipeError ?? stats)}`);
+  const mismatch = receipt
+    ? checkUploadReply({ receipt, findLines: expectedFindLines(countMounts(stats, roots)) }, reply)
+    : "the archive was never finished";
   if (mismatch !== undefined) {
-    throw new InfraError("integrity-mismatch", `upload integrity check failed after sending ${stats.archiveBytes} bytes: ${mismatch}`);
+    throw new InfraError(
+      "integrity-mismatch",
+      `upload integrity check failed after sending ${stats.archiveBytes} bytes: ${mismatch}`,
+    );
   }
   const entries = stats.entriesByRoot.reduce((sum, n) => sum + n, 0);
   return { ok: true, value: { files: stats.files, bytes: stats.bytes, archiveBytes: stats.archiveBytes, entries } };

@@ -5,7 +5,12 @@ import { describeRefusal } from "../../cluster/refusal.js";
 import { CancelledError, InfraError } from "../../core/errors.js";
 import { buildRunSelector } from "../../manifests/labels.js";
 import { classifyPod, isImagePullFailing, pickRunPod, type PodState } from "../../manifests/pod-state.js";
-import { describePlacement, findAdmissionRefusal, isSelectorMismatch, type AutoscalerVerdict } from "../../manifests/unplaceable.js";
+import {
+  describePlacement,
+  findAdmissionRefusal,
+  isSelectorMismatch,
+  type AutoscalerVerdict,
+} from "../../manifests/unplaceable.js";
 import type { ExecutorContext } from "./context.js";
 import type { RunPod } from "../executor.js";
 import { openPodEventsView, type PodEventsView } from "./pod-events-view.js";
@@ -15,10 +20,14 @@ import { openPodWatchView, type PodWatchView } from "./pod-watch-view.js";
 const MAX_READ_FAILURES = 5;
 
 /** Reads the run's pod once: the pod (or undefined when none exists yet), or why the read failed; throws when it is refused (403, 401). */
-export async function readRunPod(ctx: ExecutorContext): Promise<{ pod: IPod | undefined } | { failure: string; unreachable: boolean }> {
+export async function readRunPod(
+  ctx: ExecutorContext,
+): Promise<{ pod: IPod | undefined } | { failure: string; unreachable: boolean }> {
   let pods: IPod[];
   try {
-    pods = await ctx.cluster.listPods(ctx.settings.target.namespace, buildRunSelector(ctx.settings.runIdLabel), { signal: ctx.signal });
+    pods = await ctx.cluster.listPods(ctx.settings.target.namespace, buildRunSelector(ctx.settings.runIdLabel), {
+      signal: ctx.signal,
+    });
   } catch (error) {
     if (ctx.signal.aborted) throw new CancelledError();
     const denied = describeRefusal(error, "cannot read the run's pods");
@@ -34,13 +43,25 @@ export async function readRunPod(ctx: ExecutorContext): Promise<{ pod: IPod | un
  * Throws InfraError pod-config for a pod no node will take: the autoscaler said it will not add one
  * (NotTriggerScaleUp), or no node's labels meet its selector for `unplaceableGraceMs` with no autoscaler adding one.
  */
-function checkPlaceable(ctx: ExecutorContext, pod: IPod | undefined, name: string, mismatchForMs: number, autoscaler: AutoscalerVerdict | undefined): void {
+function checkPlaceable(
+  ctx: ExecutorContext,
+  pod: IPod | undefined,
+  name: string,
+  mismatchForMs: number,
+  autoscaler: AutoscalerVerdict | undefined,
+): void {
   if (autoscaler?.kind === "not-scaling-up") {
-    throw new InfraError("pod-config", `pod ${name} cannot be placed: the cluster autoscaler will not add a node for its ${describePlacement(pod)}: NotTriggerScaleUp: ${autoscaler.message}`);
+    throw new InfraError(
+      "pod-config",
+      `pod ${name} cannot be placed: the cluster autoscaler will not add a node for its ${describePlacement(pod)}: NotTriggerScaleUp: ${autoscaler.message}`,
+    );
   }
   if (isSelectorMismatch(pod) && mismatchForMs >= ctx.timings.unplaceableGraceMs && autoscaler?.kind !== "scaling-up") {
     const message = pod?.status?.conditions?.find((condition) => condition.type === "PodScheduled")?.message ?? "";
-    throw new InfraError("pod-config", `pod ${name} cannot be scheduled: no node matches its ${describePlacement(pod)}, and no autoscaler added one in ${Math.round(mismatchForMs / 1000)}s: Unschedulable: ${message}`);
+    throw new InfraError(
+      "pod-config",
+      `pod ${name} cannot be scheduled: no node matches its ${describePlacement(pod)}, and no autoscaler added one in ${Math.round(mismatchForMs / 1000)}s: Unschedulable: ${message}`,
+    );
   }
 }
 
@@ -63,7 +84,12 @@ export async function waitForPod(ctx: ExecutorContext, deadlineAt: number): Prom
   }
 }
 
-async function followPod(ctx: ExecutorContext, view: PodWatchView, eventsView: PodEventsView, deadlineAt: number): Promise<RunPod> {
+async function followPod(
+  ctx: ExecutorContext,
+  view: PodWatchView,
+  eventsView: PodEventsView,
+  deadlineAt: number,
+): Promise<RunPod> {
   const started = Date.now();
   let pullFailingSince: number | undefined;
   let lastEvent: string | undefined;
@@ -76,13 +102,20 @@ async function followPod(ctx: ExecutorContext, view: PodWatchView, eventsView: P
     const read = view.look();
     if ("failure" in read) {
       if (read.final || read.tries >= MAX_READ_FAILURES) {
-        throw new InfraError("cluster-unreachable", `cannot read the run's pod (${read.tries} ${read.tries === 1 ? "try" : "tries"}): ${read.failure}`);
+        throw new InfraError(
+          "cluster-unreachable",
+          `cannot read the run's pod (${read.tries} ${read.tries === 1 ? "try" : "tries"}): ${read.failure}`,
+        );
       }
     } else {
       const now = Date.now();
       if (isImagePullFailing(read.pod)) pullFailingSince ??= now;
       else pullFailingSince = undefined;
-      state = classifyPod(read.pod, pullFailingSince === undefined ? 0 : now - pullFailingSince, ctx.timings.imagePullGraceMs);
+      state = classifyPod(
+        read.pod,
+        pullFailingSince === undefined ? 0 : now - pullFailingSince,
+        ctx.timings.imagePullGraceMs,
+      );
       if (state.kind === "running") {
         ctx.emit({ kind: "pod-ready", pod: state.name, node: state.node, waitedMs: now - started });
         return { name: state.name, node: state.node };
@@ -91,19 +124,28 @@ async function followPod(ctx: ExecutorContext, view: PodWatchView, eventsView: P
         const reason = state.reason.includes("Image") ? "image-pull" : "pod-config";
         throw new InfraError(reason, `pod ${state.name} cannot start: ${state.reason}: ${state.message}`);
       }
-      if (state.kind === "gone") throw new InfraError("pod-lost", `pod ${state.name} ended before the run started: ${state.reason}: ${state.message}`);
+      if (state.kind === "gone")
+        throw new InfraError(
+          "pod-lost",
+          `pod ${state.name} ended before the run started: ${state.reason}: ${state.message}`,
+        );
       const { podEventsAfterMs, podProgressRepeatMs } = ctx.timings;
       if (now - started >= podEventsAfterMs) {
-        const subject = state.kind === "pending" ? { kind: "Pod" as const, name: state.name } : { kind: "Job" as const, name: ctx.settings.jobName };
+        const subject =
+          state.kind === "pending"
+            ? { kind: "Pod" as const, name: state.name }
+            : { kind: "Job" as const, name: ctx.settings.jobName };
         const events = await eventsView.look(subject);
         lastEvent = events.latest ?? lastEvent;
         const refusal = subject.kind === "Job" ? findAdmissionRefusal(events.latest) : undefined;
-        if (refusal) throw new InfraError("pod-config", `the cluster refused the run's pod at create (admission): ${refusal}`);
+        if (refusal)
+          throw new InfraError("pod-config", `the cluster refused the run's pod at create (admission): ${refusal}`);
         autoscaler = events.autoscaler ?? autoscaler;
       }
       if (isSelectorMismatch(read.pod)) mismatchSince ??= now;
       else mismatchSince = undefined;
-      if (state.kind === "pending") checkPlaceable(ctx, read.pod, state.name, mismatchSince === undefined ? 0 : now - mismatchSince, autoscaler);
+      if (state.kind === "pending")
+        checkPlaceable(ctx, read.pod, state.name, mismatchSince === undefined ? 0 : now - mismatchSince, autoscaler);
       const summary = describePending(state, lastEvent);
       if (summary !== lastSummary || now - lastProgress >= podProgressRepeatMs) {
         lastSummary = summary;
@@ -119,7 +161,10 @@ async function followPod(ctx: ExecutorContext, view: PodWatchView, eventsView: P
       }
     }
     if (Date.now() >= deadlineAt) {
-      throw new InfraError("pod-timeout", `the pod was not running after ${Math.round((Date.now() - started) / 1000)}s: ${lastSummary || "no pod yet"}`);
+      throw new InfraError(
+        "pod-timeout",
+        `the pod was not running after ${Math.round((Date.now() - started) / 1000)}s: ${lastSummary || "no pod yet"}`,
+      );
     }
     const interval = ctx.timings.podPollMs[Math.min(poll, ctx.timings.podPollMs.length - 1)] ?? 1000;
     await view.settle(Math.min(interval, Math.max(0, deadlineAt - Date.now())));
@@ -127,6 +172,9 @@ async function followPod(ctx: ExecutorContext, view: PodWatchView, eventsView: P
 }
 
 function describePending(state: PodState, event: string | undefined): string {
-  const base = state.kind === "pending" ? [state.phase, state.reason].filter(Boolean).join(" ") : "waiting for the Job to create its pod";
+  const base =
+    state.kind === "pending"
+      ? [state.phase, state.reason].filter(Boolean).join(" ")
+      : "waiting for the Job to create its pod";
   return event ? `${base} (${event})` : base;
 }

@@ -18,14 +18,27 @@ export const END_LOG_BOUNDS = { tailLines: 50, limitBytes: 16_384 } as const;
 const MAX_READ_FAILURES = 5;
 
 function describeReadiness(service: ServiceSpec): string {
-  const check = service.readiness === undefined ? "its container running" : service.readiness.kind === "tcp" ? `tcp ${service.readiness.port}` : `exec ${service.readiness.command.join(" ")}`;
+  const check =
+    service.readiness === undefined
+      ? "its container running"
+      : service.readiness.kind === "tcp"
+        ? `tcp ${service.readiness.port}`
+        : `exec ${service.readiness.command.join(" ")}`;
   return `readiness: ${check}, timeout ${formatDuration(service.readinessTimeoutMs)}`;
 }
 
 /** A service's last log lines, or a sentence saying why they cannot be read; never throws. */
-export async function readServiceLog(ctx: ExecutorContext, pod: RunPod, service: string, bounds: { tailLines: number; limitBytes: number }): Promise<string> {
+export async function readServiceLog(
+  ctx: ExecutorContext,
+  pod: RunPod,
+  service: string,
+  bounds: { tailLines: number; limitBytes: number },
+): Promise<string> {
   try {
-    const text = await ctx.cluster.readContainerLog(ctx.settings.target.namespace, pod.name, service, bounds, { signal: ctx.cleanupSignal(), timeoutMs: 10_000 });
+    const text = await ctx.cluster.readContainerLog(ctx.settings.target.namespace, pod.name, service, bounds, {
+      signal: ctx.cleanupSignal(),
+      timeoutMs: 10_000,
+    });
     return text.trimEnd() === "" ? "(its log is empty)" : text.trimEnd();
   } catch (error) {
     return `(its log could not be read: ${describeError(error)})`;
@@ -38,7 +51,11 @@ export async function readServiceLog(ctx: ExecutorContext, pod: RunPod, service:
  * that failed (exited, cannot start) or ran out of time, with its last log lines (also emitted as a `service-log`
  * event, and its name added to `logged`); `cluster-unreachable` when the pod cannot be read; CancelledError on the run's signal.
  */
-export async function waitForServices(ctx: ExecutorContext, pod: RunPod, logged: Set<string> = new Set()): Promise<string> {
+export async function waitForServices(
+  ctx: ExecutorContext,
+  pod: RunPod,
+  logged: Set<string> = new Set(),
+): Promise<string> {
   const services = ctx.settings.services ?? [];
   const started = Date.now();
   const waiting = new Map(services.map((service) => [service.name, service]));
@@ -48,14 +65,21 @@ export async function waitForServices(ctx: ExecutorContext, pod: RunPod, logged:
     const log = await readServiceLog(ctx, pod, service.name, FAILURE_LOG_BOUNDS);
     ctx.emit({ kind: "service-log", service: service.name, when: "not-ready", text: log });
     logged.add(service.name);
-    throw new InfraError("service-not-ready", `service ${service.name} (${service.image}) did not become ready: ${why} (${describeReadiness(service)}); its last log lines:\n${log}`);
+    throw new InfraError(
+      "service-not-ready",
+      `service ${service.name} (${service.image}) did not become ready: ${why} (${describeReadiness(service)}); its last log lines:\n${log}`,
+    );
   };
   for (;;) {
     const read = await readRunPod(ctx);
     const now = Date.now();
     if ("failure" in read) {
       failures += 1;
-      if (failures >= MAX_READ_FAILURES) throw new InfraError("cluster-unreachable", `cannot read the run's pod while its services start (${failures} tries): ${read.failure}`);
+      if (failures >= MAX_READ_FAILURES)
+        throw new InfraError(
+          "cluster-unreachable",
+          `cannot read the run's pod while its services start (${failures} tries): ${read.failure}`,
+        );
     } else {
       failures = 0;
       for (const service of [...waiting.values()]) {
@@ -64,9 +88,11 @@ export async function waitForServices(ctx: ExecutorContext, pod: RunPod, logged:
           waiting.delete(service.name);
           readyAfter.push(`${service.name} after ${formatDuration(now - started)}`);
         } else if (state.kind === "failed") await fail(service, state.detail);
-        else if (now - started >= service.readinessTimeoutMs) await fail(service, `not ready after ${formatDuration(now - started)}, ${state.detail}`);
+        else if (now - started >= service.readinessTimeoutMs)
+          await fail(service, `not ready after ${formatDuration(now - started)}, ${state.detail}`);
       }
-      if (waiting.size === 0) return `${services.length} ${services.length === 1 ? "service" : "services"} ready: ${readyAfter.join(", ")}`;
+      if (waiting.size === 0)
+        return `${services.length} ${services.length === 1 ? "service" : "services"} ready: ${readyAfter.join(", ")}`;
     }
     try {
       await sleep(SERVICE_POLL_MS, undefined, { signal: ctx.signal });

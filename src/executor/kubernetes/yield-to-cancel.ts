@@ -10,7 +10,11 @@ const ABANDON_MARGIN_MS = 2_000;
  * abandoned: it rejects with the signal's reason (a CancelledError), so teardown deletes the Job, which also ends
  * whatever the call still waits on. Never the way a cancel normally ends: a wait that missed the cancel.
  */
-export function yieldToCancel<T>(ctx: Pick<ExecutorContext, "signal" | "timings" | "emit">, what: string, work: Promise<T>): Promise<T> {
+export function yieldToCancel<T>(
+  ctx: Pick<ExecutorContext, "signal" | "timings" | "emit">,
+  what: string,
+  work: Promise<T>,
+): Promise<T> {
   const { signal } = ctx;
   const boundMs = ctx.timings.cancelCleanupMs + ABANDON_MARGIN_MS;
   let timer: NodeJS.Timeout | undefined;
@@ -18,7 +22,11 @@ export function yieldToCancel<T>(ctx: Pick<ExecutorContext, "signal" | "timings"
   const abandoned = new Promise<never>((_resolve, reject) => {
     start = (): void => {
       timer = setTimeout(() => {
-        ctx.emit({ kind: "notice", level: "warning", message: `${what} did not end within ${Math.round(boundMs / 1000)}s of the cancel: abandoned, the Job is deleted` });
+        ctx.emit({
+          kind: "notice",
+          level: "warning",
+          message: `${what} did not end within ${Math.round(boundMs / 1000)}s of the cancel: abandoned, the Job is deleted`,
+        });
         reject(signal.reason instanceof Error ? signal.reason : new CancelledError());
       }, boundMs);
     };

@@ -1,5 +1,11 @@
 // Turns a failed admin-side call of `credentials` into its typed error: bad kubeconfig, refusal, unreachable, or other.
-import { ClusterError, ConfigError, ForbiddenError, UnauthorizedError, UnavailableError } from "../../cluster/errors.js";
+import {
+  ClusterError,
+  ConfigError,
+  ForbiddenError,
+  UnauthorizedError,
+  UnavailableError,
+} from "../../cluster/errors.js";
 import { InfraError, InputError, describeError } from "../../core/errors.js";
 
 /** The error for a call that failed while `doing` something; `context` is appended (what was done before). */
@@ -13,6 +19,7 @@ export function describeCallFailure(error: unknown, doing: string, context = "")
     const message = `${doing}: ${error.message} (the admin kubeconfig's identity may not do this${unauthorized ? ": its credential was not accepted" : ""})${tail}`;
     return new InfraError(unauthorized ? "unauthorized" : "forbidden", message);
   }
-  if (error instanceof UnavailableError && error.reason === "unreachable") return new InfraError("cluster-unreachable", `${doing}: ${error.message}${tail}`);
+  if (error instanceof UnavailableError && error.reason === "unreachable")
+    return new InfraError("cluster-unreachable", `${doing}: ${error.message}${tail}`);
   return new InfraError("credentials-failed", `${doing}: ${describeError(error)}${tail}`);
 }

@@ -44,10 +44,23 @@ export interface CredentialObjects {
  * The ServiceAccount (no token is mounted into pods that would run as it: the runner's pods never do), the Role
  * with exactly `permissions` (namespaced: no cluster-scoped access) and the RoleBinding of one to the other.
  */
-export function buildCredentialObjects(identity: CredentialIdentity, permissions: readonly ApiPermission[]): CredentialObjects {
+export function buildCredentialObjects(
+  identity: CredentialIdentity,
+  permissions: readonly ApiPermission[],
+): CredentialObjects {
   return {
-    serviceAccount: { apiVersion: "v1", kind: "ServiceAccount", metadata: buildMetadata(identity), automountServiceAccountToken: false },
-    role: { apiVersion: `${RBAC_API}/v1`, kind: "Role", metadata: buildMetadata(identity), rules: buildRoleRules(permissions) },
+    serviceAccount: {
+      apiVersion: "v1",
+      kind: "ServiceAccount",
+      metadata: buildMetadata(identity),
+      automountServiceAccountToken: false,
+    },
+    role: {
+      apiVersion: `${RBAC_API}/v1`,
+      kind: "Role",
+      metadata: buildMetadata(identity),
+      rules: buildRoleRules(permissions),
+    },
     roleBinding: {
       apiVersion: `${RBAC_API}/v1`,
       kind: "RoleBinding",
@@ -60,7 +73,11 @@ export function buildCredentialObjects(identity: CredentialIdentity, permissions
 
 /** The references kubectl prints for the objects (`serviceaccount/NAME`), in the order they are applied. */
 export function listObjectRefs(identity: CredentialIdentity): readonly string[] {
-  return [`serviceaccount/${identity.name}`, `role.${RBAC_API}/${identity.name}`, `rolebinding.${RBAC_API}/${identity.name}`];
+  return [
+    `serviceaccount/${identity.name}`,
+    `role.${RBAC_API}/${identity.name}`,
+    `rolebinding.${RBAC_API}/${identity.name}`,
+  ];
 }
 
 /** The TokenRequest body: a token for the API server's own audience, valid `expirationSeconds`. */

@@ -26,8 +26,14 @@ export function buildRequestObjects(request: Pick<CredentialRequest, "identity" 
 export function planIssueCalls(request: CredentialRequest): PlannedCall[] {
   const { identity, outFile } = request;
   return [
-    { plan: { call: "viewAdminConfig" }, note: "reads the admin kubeconfig's server and CA (local; the admin's credentials in its output are not used)" },
-    { plan: { call: "applyCredential", namespace: identity.namespace, name: identity.name }, stdin: "the ServiceAccount, Role and RoleBinding above (YAML)" },
+    {
+      plan: { call: "viewAdminConfig" },
+      note: "reads the admin kubeconfig's server and CA (local; the admin's credentials in its output are not used)",
+    },
+    {
+      plan: { call: "applyCredential", namespace: identity.namespace, name: identity.name },
+      stdin: "the ServiceAccount, Role and RoleBinding above (YAML)",
+    },
     {
       plan: { call: "requestToken", namespace: identity.namespace, serviceAccount: identity.name },
       stdin: `the TokenRequest above (JSON); the token in its answer is kept in memory and written only to ${outFile}`,

@@ -4,7 +4,12 @@ import { formatDuration } from "../../core/duration.js";
 import type { ClusterTarget } from "../../cluster/cluster.js";
 import type { TransportName } from "../../cluster/transports/open-cluster.js";
 import { formatPlannedCalls } from "../../cluster/transports/format-calls.js";
-import { buildTokenRequest, formatServiceAccountUser, type CredentialIdentity, type PolicyRule } from "./credential-objects.js";
+import {
+  buildTokenRequest,
+  formatServiceAccountUser,
+  type CredentialIdentity,
+  type PolicyRule,
+} from "./credential-objects.js";
 import { buildRequestObjects, planIssueCalls, planRevokeCalls, type CredentialRequest } from "./credential-plan.js";
 import type { IssueReport } from "./issue-credentials.js";
 import type { RevokeReport } from "./revoke-credentials.js";
@@ -30,7 +35,9 @@ export function formatIssueReport(report: IssueReport, identity: CredentialIdent
   lines.push(`  token issued, expires ${report.expiresAt.toISOString().replace(/\.\d+Z$/, "Z")}${capped}`);
   lines.push(`  kubeconfig written to ${report.outFile} (mode 0600, namespace ${identity.namespace})`);
   if (report.objects.every((o) => o.action === "unchanged")) {
-    lines.push("objects unchanged; a fresh token was issued and the file rewritten (earlier tokens stay valid until they expire; --revoke ends them all)");
+    lines.push(
+      "objects unchanged; a fresh token was issued and the file rewritten (earlier tokens stay valid until they expire; --revoke ends them all)",
+    );
   }
   return `${lines.join("\n")}\n`;
 }
@@ -70,7 +77,13 @@ export function renderIssueDryRun(request: CredentialRequest, kubectlPath: strin
 }
 
 /** What --dry-run prints for a revoke. */
-export function renderRevokeDryRun(target: ClusterTarget, identity: CredentialIdentity, kubectlPath: string, outFile: string | undefined, transport: TransportName): string {
+export function renderRevokeDryRun(
+  target: ClusterTarget,
+  identity: CredentialIdentity,
+  kubectlPath: string,
+  outFile: string | undefined,
+  transport: TransportName,
+): string {
   const lines = [
     `# credentials --revoke --dry-run: nothing is sent to the cluster and no file is removed`,
     `# deletes ${formatServiceAccountUser(identity)}: its RoleBinding, Role and ServiceAccount (every token of it dies with the ServiceAccount)`,

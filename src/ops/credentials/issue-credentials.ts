@@ -48,24 +48,43 @@ export async function issueCredentials(cluster: Cluster, request: CredentialRequ
   const actions = applied.actions;
   if (applied.failure) {
     const done = [...actions].map(([ref, action]) => `${ref} ${action}`).join(", ");
-    throw describeCallFailure(applied.failure, "could not apply the credential's objects", done ? `already applied: ${done}` : "");
+    throw describeCallFailure(
+      applied.failure,
+      "could not apply the credential's objects",
+      done ? `already applied: ${done}` : "",
+    );
   }
   const refs = listObjectRefs(request.identity);
   const missing = refs.filter((ref) => !actions.has(ref));
-  if (missing.length > 0) throw new InfraError("credentials-failed", `kubectl apply did not report ${missing.join(", ")}: ${[...actions.keys()].join(", ") || "(no output)"}`);
+  if (missing.length > 0)
+    throw new InfraError(
+      "credentials-failed",
+      `kubectl apply did not report ${missing.join(", ")}: ${[...actions.keys()].join(", ") || "(no output)"}`,
+    );
 
   let answer: unknown;
   try {
-    answer = await cluster.requestToken(request.identity.namespace, request.identity.name, buildTokenRequest(request.tokenSeconds));
+    answer = await cluster.requestToken(
+      request.identity.namespace,
+      request.identity.name,
+      buildTokenRequest(request.tokenSeconds),
+    );
   } catch (error) {
-    throw describeCallFailure(error, `could not issue a token for ${refs[0]}`, "the objects are in place: run credentials again");
+    throw describeCallFailure(
+      error,
+      `could not issue a token for ${refs[0]}`,
+      "the objects are in place: run credentials again",
+    );
   }
   const token = readTokenAnswer(answer);
   try {
     writePrivateFile(request.outFile, buildScopedKubeconfig(admin, request.identity, token.token));
   } catch (error) {
     if (error instanceof InputError) throw error;
-    throw new InfraError("credentials-failed", `could not write ${request.outFile}: ${(error as NodeJS.ErrnoException).code ?? String(error)}; the token is lost, the objects are in place: run credentials again`);
+    throw new InfraError(
+      "credentials-failed",
+      `could not write ${request.outFile}: ${(error as NodeJS.ErrnoException).code ?? String(error)}; the token is lost, the objects are in place: run credentials again`,
+    );
   }
   return {
     server: admin.server,

@@ -1,6 +1,17 @@
 // Writes a file only its owner can read (mode 0600), atomically, and refuses a target that exists with looser permissions.
 import { randomBytes } from "node:crypto";
-import { closeSync, fchmodSync, fsyncSync, lstatSync, openSync, renameSync, rmSync, statSync, writeSync, constants } from "node:fs";
+import {
+  closeSync,
+  fchmodSync,
+  fsyncSync,
+  lstatSync,
+  openSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeSync,
+  constants,
+} from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { InputError } from "../../core/errors.js";
 
@@ -27,11 +38,14 @@ export function checkPrivateTarget(path: string, flag = "--out"): void {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
     throw new InputError(`${flag}: cannot inspect ${full}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
   }
-  if (existing.isSymbolicLink()) throw new InputError(`${flag}: ${full} is a symbolic link; refusing to write a credential through it`);
+  if (existing.isSymbolicLink())
+    throw new InputError(`${flag}: ${full} is a symbolic link; refusing to write a credential through it`);
   if (!existing.isFile()) throw new InputError(`${flag}: ${full} exists and is not a regular file`);
   const mode = existing.mode & 0o777;
   if ((mode & 0o077) !== 0) {
-    throw new InputError(`${flag}: ${full} exists with mode ${mode.toString(8).padStart(4, "0")}, which lets others read or write it; refusing to write a credential into it (chmod 600 it or remove it)`);
+    throw new InputError(
+      `${flag}: ${full} exists with mode ${mode.toString(8).padStart(4, "0")}, which lets others read or write it; refusing to write a credential into it (chmod 600 it or remove it)`,
+    );
   }
 }
 
@@ -43,7 +57,11 @@ export function writePrivateFile(path: string, text: string, flag = "--out"): vo
   checkPrivateTarget(path, flag);
   const full = resolve(path);
   const temporary = join(dirname(full), `.${basename(full)}.${randomBytes(6).toString("hex")}.tmp`);
-  const fd = openSync(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, PRIVATE_MODE);
+  const fd = openSync(
+    temporary,
+    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+    PRIVATE_MODE,
+  );
   try {
     fchmodSync(fd, PRIVATE_MODE); // exactly 0600, whatever the umask took away
     writeSync(fd, text);

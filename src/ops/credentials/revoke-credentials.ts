@@ -17,7 +17,12 @@ export interface RevokeReport {
  * Deletes the objects (already gone is fine, so a second revoke changes nothing and says so), then `outFile` when
  * given: a regular file, refused otherwise. Throws like issueCredentials.
  */
-export async function revokeCredentials(cluster: Cluster, target: ClusterTarget, identity: CredentialIdentity, outFile?: string): Promise<RevokeReport> {
+export async function revokeCredentials(
+  cluster: Cluster,
+  target: ClusterTarget,
+  identity: CredentialIdentity,
+  outFile?: string,
+): Promise<RevokeReport> {
   if (outFile !== undefined) checkRemovable(outFile);
   let deleted: Set<string>;
   try {
@@ -45,7 +50,8 @@ function exists(path: string): boolean {
 
 function checkRemovable(path: string): void {
   try {
-    if (!lstatSync(path).isFile()) throw new InputError(`--out: ${resolve(path)} is not a regular file; refusing to remove it`);
+    if (!lstatSync(path).isFile())
+      throw new InputError(`--out: ${resolve(path)} is not a regular file; refusing to remove it`);
   } catch (error) {
     if (error instanceof InputError) throw error;
   }

@@ -25,11 +25,18 @@ export function readAdminCluster(configView: unknown): AdminCluster {
   }
   const entry = config?.clusters?.[0];
   const server = entry?.cluster?.server;
-  if (!entry?.cluster || typeof server !== "string" || server === "") throw new InputError("the admin kubeconfig names no cluster with a server for its context");
+  if (!entry?.cluster || typeof server !== "string" || server === "")
+    throw new InputError("the admin kubeconfig names no cluster with a server for its context");
   if (!/^https:\/\//i.test(server)) {
-    throw new InputError(`the admin kubeconfig's server ${server} is not https: kubectl sends a kubeconfig's token only over TLS, so the scoped kubeconfig would reach it with no credential`);
+    throw new InputError(
+      `the admin kubeconfig's server ${server} is not https: kubectl sends a kubeconfig's token only over TLS, so the scoped kubeconfig would reach it with no credential`,
+    );
   }
-  return { name: typeof entry.name === "string" && entry.name !== "" ? entry.name : "cluster", cluster: entry.cluster, server };
+  return {
+    name: typeof entry.name === "string" && entry.name !== "" ? entry.name : "cluster",
+    cluster: entry.cluster,
+    server,
+  };
 }
 
 /** The kubeconfig of the scoped identity: one cluster, one user (the token), one context pinning the namespace. */

@@ -17,12 +17,17 @@ export function readTokenAnswer(answered: unknown): IssuedToken {
   try {
     answer = (typeof answered === "string" ? JSON.parse(answered) : answered) as typeof answer;
   } catch {
-    throw new InfraError("credentials-failed", `the TokenRequest answer is not JSON (${String(answered).length} bytes; not shown, it may hold a token)`);
+    throw new InfraError(
+      "credentials-failed",
+      `the TokenRequest answer is not JSON (${String(answered).length} bytes; not shown, it may hold a token)`,
+    );
   }
   const token = answer?.status?.token;
   const expiry = answer?.status?.expirationTimestamp;
-  if (typeof token !== "string" || token === "" || /\s/.test(token)) throw new InfraError("credentials-failed", "the TokenRequest answer holds no token");
+  if (typeof token !== "string" || token === "" || /\s/.test(token))
+    throw new InfraError("credentials-failed", "the TokenRequest answer holds no token");
   const expiresAt = typeof expiry === "string" ? new Date(expiry) : new Date(Number.NaN);
-  if (Number.isNaN(expiresAt.getTime())) throw new InfraError("credentials-failed", "the TokenRequest answer holds no expirationTimestamp");
+  if (Number.isNaN(expiresAt.getTime()))
+    throw new InfraError("credentials-failed", "the TokenRequest answer holds no expirationTimestamp");
   return { token, expiresAt };
 }

@@ -24,7 +24,13 @@ export const CLUSTER_ADMIN_QUESTION: AccessQuestion = { verb: "*", group: "*", r
 export function buildPermissionQuestions(permissions: readonly ApiPermission[], namespace: string): AccessQuestion[] {
   return permissions.flatMap((rule) => {
     const [resource, subresource] = rule.resource.split("/") as [string, string | undefined];
-    return rule.verbs.map((verb) => ({ verb, group: rule.apiGroup, resource, ...(subresource ? { subresource } : {}), namespace }));
+    return rule.verbs.map((verb) => ({
+      verb,
+      group: rule.apiGroup,
+      resource,
+      ...(subresource ? { subresource } : {}),
+      namespace,
+    }));
   });
 }
 
@@ -33,7 +39,15 @@ export function buildAccessReviews(questions: readonly AccessQuestion[]): object
   return questions.map((q) => ({
     apiVersion: "authorization.k8s.io/v1",
     kind: "SelfSubjectAccessReview",
-    spec: { resourceAttributes: { verb: q.verb, group: q.group, resource: q.resource, ...(q.subresource ? { subresource: q.subresource } : {}), ...(q.namespace ? { namespace: q.namespace } : {}) } },
+    spec: {
+      resourceAttributes: {
+        verb: q.verb,
+        group: q.group,
+        resource: q.resource,
+        ...(q.subresource ? { subresource: q.subresource } : {}),
+        ...(q.namespace ? { namespace: q.namespace } : {}),
+      },
+    },
   }));
 }
 
@@ -42,16 +56,31 @@ export function buildAccessReviewList(questions: readonly AccessQuestion[]): str
   return JSON.stringify({ apiVersion: "v1", kind: "List", items: buildAccessReviews(questions) });
 }
 
-function keyOf(attributes: { verb?: unknown; group?: unknown; resource?: unknown; subresource?: unknown; namespace?: unknown }): string {
+function keyOf(attributes: {
+  verb?: unknown;
+  group?: unknown;
+  resource?: unknown;
+  subresource?: unknown;
+  namespace?: unknown;
+}): string {
   const text = (value: unknown): string => (typeof value === "string" ? value : "");
-  return [text(attributes.verb), text(attributes.group), text(attributes.resource), text(attributes.subresource), text(attributes.namespace)].join("|");
+  return [
+    text(attributes.verb),
+    text(attributes.group),
+    text(attributes.resource),
+    text(attributes.subresource),
+    text(attributes.namespace),
+  ].join("|");
 }
 
 /**
  * Matches the reviews the server answered (objects, or text of JSON documents: one each, or a List) with the
  * questions by the attributes the server echoes back, not by position. A question without an answer maps to undefined.
  */
-export function readAccessAnswers(answers: string | readonly unknown[], questions: readonly AccessQuestion[]): Map<AccessQuestion, AccessAnswer | undefined> {
+export function readAccessAnswers(
+  answers: string | readonly unknown[],
+  questions: readonly AccessQuestion[],
+): Map<AccessQuestion, AccessAnswer | undefined> {
   const byKey = new Map<string, AccessAnswer>();
   let documents: readonly unknown[];
   try {
@@ -59,11 +88,19 @@ export function readAccessAnswers(answers: string | readonly unknown[], question
   } catch {
     documents = [];
   }
-  const reviews = documents.flatMap((doc) => ((doc as { kind?: unknown }).kind === "List" ? (((doc as { items?: unknown[] }).items ?? []) as unknown[]) : [doc]));
+  const reviews = documents.flatMap((doc) =>
+    (doc as { kind?: unknown }).kind === "List" ? (((doc as { items?: unknown[] }).items ?? []) as unknown[]) : [doc],
+  );
   for (const review of reviews) {
-    const { spec, status } = (review ?? {}) as { spec?: { resourceAttributes?: Record<string, unknown> }; status?: { allowed?: unknown; reason?: unknown } };
+    const { spec, status } = (review ?? {}) as {
+      spec?: { resourceAttributes?: Record<string, unknown> };
+      status?: { allowed?: unknown; reason?: unknown };
+    };
     if (!spec?.resourceAttributes || typeof status?.allowed !== "boolean") continue;
-    byKey.set(keyOf(spec.resourceAttributes), { allowed: status.allowed, reason: typeof status.reason === "string" && status.reason !== "" ? status.reason : undefined });
+    byKey.set(keyOf(spec.resourceAttributes), {
+      allowed: status.allowed,
+      reason: typeof status.reason === "string" && status.reason !== "" ? status.reason : undefined,
+    });
   }
   return new Map(questions.map((q) => [q, byKey.get(keyOf(q))]));
 }
@@ -72,7 +109,8 @@ export function readAccessAnswers(answers: string | readonly unknown[], question
 export function readReviewedUser(answer: unknown): string | undefined {
   try {
     const review = typeof answer === "string" ? (JSON.parse(answer) as unknown) : answer;
-    const username = (review as { status?: { userInfo?: { username?: unknown } } } | null | undefined)?.status?.userInfo?.username;
+    const username = (review as { status?: { userInfo?: { username?: unknown } } } | null | undefined)?.status?.userInfo
+      ?.username;
     return typeof username === "string" && username !== "" ? username : undefined;
   } catch {
     return undefined;

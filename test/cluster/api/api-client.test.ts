@@ -6,7 +6,14 @@ import { once } from "node:events";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { ApiClient, type ApiCall } from "../../../src/cluster/api/api-client.js";
-import { ClusterError, ForbiddenError, TimeoutError, UnauthorizedError, UnavailableError, type ClusterErrorCode } from "../../../src/cluster/errors.js";
+import {
+  ClusterError,
+  ForbiddenError,
+  TimeoutError,
+  UnauthorizedError,
+  UnavailableError,
+  type ClusterErrorCode,
+} from "../../../src/cluster/errors.js";
 import type { ResolvedKubeconfig, UserAuth } from "../../../src/cluster/api/kubeconfig.js";
 import { startConnectProxy } from "../../support/connect-proxy.js";
 import { makeTestTempDir } from "../../support/temp-dir.js";
@@ -29,7 +36,15 @@ after(() => {
 });
 
 function kubeconfig(auth: UserAuth = { kind: "token", token: "tok" }): ResolvedKubeconfig {
-  return { contextName: "x", namespace: "ci", server: base, tls: { insecureSkipVerify: false }, clusterName: "c", userName: "u", auth };
+  return {
+    contextName: "x",
+    namespace: "ci",
+    server: base,
+    tls: { insecureSkipVerify: false },
+    clusterName: "c",
+    userName: "u",
+    auth,
+  };
 }
 
 function status(res: ServerResponse, code: number, reason: string, message: string): void {
@@ -44,7 +59,8 @@ describe("the API client", () => {
     handler = (_req, res) => res.end(JSON.stringify({ kind: "Job" }));
     const client = new ApiClient({ kubeconfig: kubeconfig(), env: {} });
     const before = connections;
-    for (let i = 0; i < 10; i++) assert.deepEqual(await client.request("GET", "/apis/batch/v1/namespaces/ci/jobs/j", GET), { kind: "Job" });
+    for (let i = 0; i < 10; i++)
+      assert.deepEqual(await client.request("GET", "/apis/batch/v1/namespaces/ci/jobs/j", GET), { kind: "Job" });
     assert.equal(connections - before, 1);
     assert.equal(seen.at(-1)!.headers.authorization, "Bearer tok");
     await client.close();
@@ -57,7 +73,13 @@ describe("the API client", () => {
       req.on("end", () => res.end("{}"));
     };
     const client = new ApiClient({ kubeconfig: kubeconfig(), env: {} });
-    await client.request("PATCH", "/apis/batch/v1/namespaces/ci/jobs/j", { ...GET, verb: "patch", query: { fieldManager: "knotless", dryRun: undefined }, body: { a: 1 }, contentType: "application/merge-patch+json" });
+    await client.request("PATCH", "/apis/batch/v1/namespaces/ci/jobs/j", {
+      ...GET,
+      verb: "patch",
+      query: { fieldManager: "knotless", dryRun: undefined },
+      body: { a: 1 },
+      contentType: "application/merge-patch+json",
+    });
     assert.equal(seen.at(-1)!.url, "/apis/batch/v1/namespaces/ci/jobs/j?fieldManager=knotless");
     assert.equal(seen.at(-1)!.headers["content-type"], "application/merge-patch+json");
     assert.equal(body, '{"a":1}');
@@ -95,10 +117,25 @@ describe("the API client", () => {
     const plugin = join(dir, "plugin.sh");
     const counter = join(dir, "n");
     writeFileSync(counter, "0");
-    writeFileSync(plugin, `#!/bin/sh\nn=$(($(cat ${counter}) + 1)); echo $n > ${counter}\nprintf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"tok-%s"}}' $n\n`);
+    writeFileSync(
+      plugin,
+      `#!/bin/sh\nn=$(($(cat ${counter}) + 1)); echo $n > ${counter}\nprintf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"tok-%s"}}' $n\n`,
+    );
     chmodSync(plugin, 0o755);
-    handler = (req, res) => (req.headers.authorization === "Bearer tok-2" ? res.end('{"ok":true}') : status(res, 401, "Unauthorized", "Unauthorized"));
-    const auth: UserAuth = { kind: "exec", plugin: { apiVersion: "client.authentication.k8s.io/v1", command: plugin, args: [], env: [], provideClusterInfo: false } };
+    handler = (req, res) =>
+      req.headers.authorization === "Bearer tok-2"
+        ? res.end('{"ok":true}')
+        : status(res, 401, "Unauthorized", "Unauthorized");
+    const auth: UserAuth = {
+      kind: "exec",
+      plugin: {
+        apiVersion: "client.authentication.k8s.io/v1",
+        command: plugin,
+        args: [],
+        env: [],
+        provideClusterInfo: false,
+      },
+    };
     const client = new ApiClient({ kubeconfig: kubeconfig(auth), env: { PATH: "/usr/bin:/bin" } });
     assert.deepEqual(await client.request("GET", "/x", GET), { ok: true });
     handler = (_req, res) => status(res, 401, "Unauthorized", "Unauthorized");
@@ -110,7 +147,10 @@ describe("the API client", () => {
     handler = () => undefined; // never answers
     const client = new ApiClient({ kubeconfig: kubeconfig(), env: {} });
     const started = Date.now();
-    await assert.rejects(client.request("GET", "/slow", { ...GET, timeoutMs: 200 }), (error) => error instanceof TimeoutError);
+    await assert.rejects(
+      client.request("GET", "/slow", { ...GET, timeoutMs: 200 }),
+      (error) => error instanceof TimeoutError,
+    );
     assert.ok(Date.now() - started < 2000);
     await client.close();
   });
@@ -132,7 +172,13 @@ describe("the API client", () => {
     const port = (closed.address() as { port: number }).port;
     closed.close();
     const client = new ApiClient({ kubeconfig: { ...kubeconfig(), server: `http://127.0.0.1:${port}` }, env: {} });
-    await assert.rejects(client.request("GET", "/x", GET), (error) => error instanceof UnavailableError && error.reason === "unreachable" && /ECONNREFUSED 127\.0\.0\.1:\d+ \(connection refused\)$/.test(error.message));
+    await assert.rejects(
+      client.request("GET", "/x", GET),
+      (error) =>
+        error instanceof UnavailableError &&
+        error.reason === "unreachable" &&
+        /ECONNREFUSED 127\.0\.0\.1:\d+ \(connection refused\)$/.test(error.message),
+    );
     await client.close();
   });
 
@@ -142,19 +188,43 @@ describe("the API client", () => {
     const plugin = join(dir, "plugin.sh");
     const counter = join(dir, "n");
     writeFileSync(counter, "0");
-    writeFileSync(plugin, `#!/bin/sh\nn=$(($(cat ${counter}) + 1)); echo $n > ${counter}\nprintf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"SECRET-TOKEN-%s"}}' $n\n`);
+    writeFileSync(
+      plugin,
+      `#!/bin/sh\nn=$(($(cat ${counter}) + 1)); echo $n > ${counter}\nprintf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"SECRET-TOKEN-%s"}}' $n\n`,
+    );
     chmodSync(plugin, 0o755);
-    const auth: UserAuth = { kind: "exec", plugin: { apiVersion: "client.authentication.k8s.io/v1", command: plugin, args: [], env: [], provideClusterInfo: false } };
-    const client = new ApiClient({ kubeconfig: kubeconfig(auth), env: { PATH: "/usr/bin:/bin" }, onCall: (call) => calls.push(call) });
+    const auth: UserAuth = {
+      kind: "exec",
+      plugin: {
+        apiVersion: "client.authentication.k8s.io/v1",
+        command: plugin,
+        args: [],
+        env: [],
+        provideClusterInfo: false,
+      },
+    };
+    const client = new ApiClient({
+      kubeconfig: kubeconfig(auth),
+      env: { PATH: "/usr/bin:/bin" },
+      onCall: (call) => calls.push(call),
+    });
     handler = (req, res) => {
       req.resume();
-      if (req.headers.authorization !== "Bearer SECRET-TOKEN-2") return status(res, 401, "Unauthorized", "Unauthorized");
+      if (req.headers.authorization !== "Bearer SECRET-TOKEN-2")
+        return status(res, 401, "Unauthorized", "Unauthorized");
       res.writeHead(req.method === "POST" ? 201 : 200, { "content-type": "application/json" });
       res.end(JSON.stringify({ kind: "Secret", data: { token: "SECRET-IN-ANSWER" } }));
     };
-    await client.request("POST", "/api/v1/namespaces/ci/serviceaccounts/sa/token", { verb: "create", resource: "serviceaccounts/token", query: { fieldValidation: "Strict" }, body: { spec: { secret: "SECRET-IN-BODY" } } });
+    await client.request("POST", "/api/v1/namespaces/ci/serviceaccounts/sa/token", {
+      verb: "create",
+      resource: "serviceaccounts/token",
+      query: { fieldValidation: "Strict" },
+      body: { spec: { secret: "SECRET-IN-BODY" } },
+    });
     handler = (_req, res) => status(res, 404, "NotFound", "gone");
-    await assert.rejects(client.request("GET", "/apis/batch/v1/namespaces/ci/jobs", { ...GET, query: { labelSelector: "a=b" } }));
+    await assert.rejects(
+      client.request("GET", "/apis/batch/v1/namespaces/ci/jobs", { ...GET, query: { labelSelector: "a=b" } }),
+    );
     await client.close();
     assert.deepEqual(
       calls.map(({ method, path, status: code }) => [method, path, code]),
@@ -175,9 +245,16 @@ describe("the API client", () => {
     const port = (closed.address() as { port: number }).port;
     closed.close();
     const calls: ApiCall[] = [];
-    const client = new ApiClient({ kubeconfig: { ...kubeconfig(), server: `http://127.0.0.1:${port}` }, env: {}, onCall: (call) => calls.push(call) });
+    const client = new ApiClient({
+      kubeconfig: { ...kubeconfig(), server: `http://127.0.0.1:${port}` },
+      env: {},
+      onCall: (call) => calls.push(call),
+    });
     await assert.rejects(client.request("DELETE", "/apis/batch/v1/namespaces/ci/jobs/j", { ...GET, verb: "delete" }));
-    assert.deepEqual(calls.map(({ method, path, status: code }) => [method, path, code]), [["DELETE", "/apis/batch/v1/namespaces/ci/jobs/j", null]]);
+    assert.deepEqual(
+      calls.map(({ method, path, status: code }) => [method, path, code]),
+      [["DELETE", "/apis/batch/v1/namespaces/ci/jobs/j", null]],
+    );
     await client.close();
   });
 });

@@ -27,7 +27,11 @@ function job(name: string): IJob {
       backoffLimit: 0,
       template: {
         metadata: { labels: { "app.kubernetes.io/managed-by": "knotless-runner-k8s", "knotless.dev/run-id": name } },
-        spec: { restartPolicy: "Never", terminationGracePeriodSeconds: 1, containers: [{ name: "main", image: "docker.io/library/busybox:1.36", command: ["sleep", "3600"] }] },
+        spec: {
+          restartPolicy: "Never",
+          terminationGracePeriodSeconds: 1,
+          containers: [{ name: "main", image: "docker.io/library/busybox:1.36", command: ["sleep", "3600"] }],
+        },
       },
     },
   };
@@ -59,7 +63,10 @@ describe("the API transport on the local cluster", { skip }, () => {
   const watchStop = new AbortController();
   let watching: Promise<void>;
 
-  const run = async (command: string[], stdin: ExecRequest["stdin"] = { kind: "none" }): Promise<{ out: string; end: ExecEnd; session: Awaited<ReturnType<ApiCluster["exec"]>> }> => {
+  const run = async (
+    command: string[],
+    stdin: ExecRequest["stdin"] = { kind: "none" },
+  ): Promise<{ out: string; end: ExecEnd; session: Awaited<ReturnType<ApiCluster["exec"]>> }> => {
     const session = await cluster.exec({ namespace: undefined, pod, container: "main", command, stdin });
     const [out, end] = await Promise.all([readAll(session.stdout), session.ended]);
     return { out, end, session };
@@ -79,15 +86,22 @@ describe("the API transport on the local cluster", { skip }, () => {
     const created = await cluster.createJob(undefined, job("api-one"));
     assert.equal(created.metadata?.namespace, NS);
     assert.equal((await cluster.getJob(undefined, "api-one")).metadata?.name, "api-one");
-    assert.deepEqual((await cluster.listJobs(undefined, MANAGED_SELECTOR)).map((j) => j.metadata?.name), ["api-one"]);
+    assert.deepEqual(
+      (await cluster.listJobs(undefined, MANAGED_SELECTOR)).map((j) => j.metadata?.name),
+      ["api-one"],
+    );
     watching = cluster.watchJob(undefined, "api-one", { signal: watchStop.signal, onEvent: (e) => events.push(e) });
     await waitUntil("the watch's first event", () => events.length > 0, 10_000);
     assert.equal(events[0]!.type, "ADDED");
-    await waitUntil("the pod running", async () => {
-      const pods = await cluster.listPods(undefined, "knotless.dev/run-id=api-one");
-      pod = pods[0]?.metadata?.name ?? "";
-      return pods[0]?.status?.phase === "Running";
-    }, 60_000);
+    await waitUntil(
+      "the pod running",
+      async () => {
+        const pods = await cluster.listPods(undefined, "knotless.dev/run-id=api-one");
+        pod = pods[0]?.metadata?.name ?? "";
+        return pods[0]?.status?.phase === "Running";
+      },
+      60_000,
+    );
   });
 
   it("shares one watch among two watchers of Jobs in the namespace", async () => {
@@ -97,7 +111,13 @@ describe("the API transport on the local cluster", { skip }, () => {
     await waitUntil("the second watcher's first event", () => second.length > 0, 5000);
     assert.equal(cluster.watches.size, 1);
     await cluster.patchJobAnnotations(undefined, "api-one", { "knotless.dev/cancel-requested": "now" });
-    await waitUntil("the change at both", () => second.some((e) => e.object.metadata?.annotations?.["knotless.dev/cancel-requested"] === "now") && events.some((e) => e.object.metadata?.annotations?.["knotless.dev/cancel-requested"] === "now"), 5000);
+    await waitUntil(
+      "the change at both",
+      () =>
+        second.some((e) => e.object.metadata?.annotations?.["knotless.dev/cancel-requested"] === "now") &&
+        events.some((e) => e.object.metadata?.annotations?.["knotless.dev/cancel-requested"] === "now"),
+      5000,
+    );
     stop.abort();
     await other;
   });
@@ -116,7 +136,13 @@ describe("the API transport on the local cluster", { skip }, () => {
   });
 
   it("half-closes a piped stdin and still reads the output after it", async () => {
-    const session = await cluster.exec({ namespace: undefined, pod, container: "main", command: ["sh", "-c", "cat; echo done"], stdin: { kind: "pipe" } });
+    const session = await cluster.exec({
+      namespace: undefined,
+      pod,
+      container: "main",
+      command: ["sh", "-c", "cat; echo done"],
+      stdin: { kind: "pipe" },
+    });
     session.stdin!.end("hello\n");
     const [out, end] = await Promise.all([readAll(session.stdout), session.ended]);
     assert.equal(out, "hello\ndone\n");
@@ -133,10 +159,19 @@ describe("the API transport on the local cluster", { skip }, () => {
   it("ends as soon as a command that stops reading its stdin exits, while 64 MiB are still being sent, though the client waits for the server's close", async () => {
     const from = streamOfBytes(64 * 1024 * 1024);
     // The client waits for the server's close as long as ws does (30 s): the local cluster's relay must keep reading.
-    const patient = await openApiCluster({ files: [local.kubeconfigPath], explicit: true }, { env: {}, execCloseGraceMs: 60_000 });
+    const patient = await openApiCluster(
+      { files: [local.kubeconfigPath], explicit: true },
+      { env: {}, execCloseGraceMs: 60_000 },
+    );
     const started = Date.now();
     // The exit code, not stdout: podman's exec drops the output of a command that exits with stdin unread, now and then.
-    const session = await patient.exec({ namespace: undefined, pod, container: "main", command: ["sh", "-c", "head -c 1 > /dev/null; exit 3"], stdin: { kind: "stream", from } });
+    const session = await patient.exec({
+      namespace: undefined,
+      pod,
+      container: "main",
+      command: ["sh", "-c", "head -c 1 > /dev/null; exit 3"],
+      stdin: { kind: "stream", from },
+    });
     session.stdout.resume();
     const end = await session.ended;
     assert.ok(end.kind === "exit" && end.code === 3, end.how);
@@ -160,7 +195,10 @@ describe("the API transport on the local cluster", { skip }, () => {
       local.setFaults({ execStreamCut: { afterBytes: 10, mode, count: 1 } });
       const { end } = await run(["sh", "-c", "echo 0123456789abcdefghij; sleep 1; echo more"]);
       assert.equal(end.kind, "failed", mode);
-      assert.ok(end.kind === "failed" && end.error instanceof CutStreamError, `${mode}: ${end.kind === "failed" ? end.error.message : ""}`);
+      assert.ok(
+        end.kind === "failed" && end.error instanceof CutStreamError,
+        `${mode}: ${end.kind === "failed" ? end.error.message : ""}`,
+      );
     }
     local.clearFaults();
   });
@@ -168,12 +206,26 @@ describe("the API transport on the local cluster", { skip }, () => {
   // The crash path's synchronous calls block this process, which serves the local cluster too: test/cluster/api/sync-request.test.ts.
   it("creates, lists and deletes a PodDisruptionBudget: AlreadyExists typed, a second delete absent, and one owned by the Job goes with it", async () => {
     const owned = (await cluster.getJob(undefined, "api-one")).metadata?.uid;
-    const budget = buildDisruptionBudget({ jobName: "api-one", jobUid: owned!, runId: "api-one", runIdLabel: "api-one" });
-    await cluster.createDisruptionBudget(undefined, buildDisruptionBudget({ jobName: "api-loose", runId: "api-loose", runIdLabel: "api-loose" }));
+    const budget = buildDisruptionBudget({
+      jobName: "api-one",
+      jobUid: owned!,
+      runId: "api-one",
+      runIdLabel: "api-one",
+    });
+    await cluster.createDisruptionBudget(
+      undefined,
+      buildDisruptionBudget({ jobName: "api-loose", runId: "api-loose", runIdLabel: "api-loose" }),
+    );
     await cluster.createDisruptionBudget(undefined, budget);
     await assert.rejects(cluster.createDisruptionBudget(undefined, budget), AlreadyExistsError);
-    assert.deepEqual((await cluster.listDisruptionBudgets(undefined, MANAGED_SELECTOR)).map((b) => b.metadata?.name).sort(), ["api-loose", "api-one"]);
-    assert.deepEqual((await cluster.listDisruptionBudgets(undefined, "knotless.dev/run-id=api-one")).map((b) => b.metadata?.namespace), [NS]);
+    assert.deepEqual(
+      (await cluster.listDisruptionBudgets(undefined, MANAGED_SELECTOR)).map((b) => b.metadata?.name).sort(),
+      ["api-loose", "api-one"],
+    );
+    assert.deepEqual(
+      (await cluster.listDisruptionBudgets(undefined, "knotless.dev/run-id=api-one")).map((b) => b.metadata?.namespace),
+      [NS],
+    );
     assert.equal(await cluster.deleteDisruptionBudget(undefined, "api-loose"), "deleted");
     assert.equal(await cluster.deleteDisruptionBudget(undefined, "api-loose"), "absent");
     // api-one's budget stays for the Job's delete below: the nothing-left check there proves it went with its Job.
@@ -189,7 +241,10 @@ describe("the API transport on the local cluster", { skip }, () => {
   });
 
   it("names the kubeconfig file, context and namespace in the delete command it prints for operators", () => {
-    assert.equal(cluster.formatDeleteJobCommand(undefined, "j"), `kubectl --kubeconfig ${local.kubeconfigPath} --context knotless-local --namespace ci delete job j --cascade=background --ignore-not-found`);
+    assert.equal(
+      cluster.formatDeleteJobCommand(undefined, "j"),
+      `kubectl --kubeconfig ${local.kubeconfigPath} --context knotless-local --namespace ci delete job j --cascade=background --ignore-not-found`,
+    );
   });
 
   it("says the server version", async () => {

@@ -17,9 +17,25 @@ function pendingPod(runId: string): IPod {
   return {
     apiVersion: "v1",
     kind: "Pod",
-    metadata: { name: `knotless-run-${runId}-abcde`, namespace: "ci", resourceVersion: "1", creationTimestamp: "2024-05-01T10:00:00Z", labels: { "app.kubernetes.io/managed-by": "knotless-runner-k8s", "knotless.dev/run-id": runId } },
+    metadata: {
+      name: `knotless-run-${runId}-abcde`,
+      namespace: "ci",
+      resourceVersion: "1",
+      creationTimestamp: "2024-05-01T10:00:00Z",
+      labels: { "app.kubernetes.io/managed-by": "knotless-runner-k8s", "knotless.dev/run-id": runId },
+    },
     spec: { nodeSelector: { pool: "gpu" }, containers: [{ name: "run", image: "busybox:1.36" }] },
-    status: { phase: "Pending", conditions: [{ type: "PodScheduled", status: "False", reason: "Unschedulable", message: "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector." }] },
+    status: {
+      phase: "Pending",
+      conditions: [
+        {
+          type: "PodScheduled",
+          status: "False",
+          reason: "Unschedulable",
+          message: "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector.",
+        },
+      ],
+    },
   };
 }
 
@@ -50,14 +66,20 @@ const { client } = await startScriptedApiServer((req, res) => {
     res.writeHead(200, { "content-type": "application/json" });
     res.flushHeaders();
     if (url.pathname === EVENTS && (eventWatches.shift() ?? "hold") === "gone") {
-      res.end(JSON.stringify({ type: "ERROR", object: { kind: "Status", code: 410, reason: "Expired", message: "too old resource version" } }) + "\n");
+      res.end(
+        JSON.stringify({
+          type: "ERROR",
+          object: { kind: "Status", code: 410, reason: "Expired", message: "too old resource version" },
+        }) + "\n",
+      );
       return;
     }
     openWatches.set(res, url.pathname);
     res.on("close", () => openWatches.delete(res));
     return;
   }
-  if (url.pathname === PODS) return void res.end(JSON.stringify({ kind: "PodList", metadata: { resourceVersion: "10" }, items: pods }));
+  if (url.pathname === PODS)
+    return void res.end(JSON.stringify({ kind: "PodList", metadata: { resourceVersion: "10" }, items: pods }));
   res.end(JSON.stringify({ kind: "EventList", metadata: { resourceVersion: "20" }, items: events }));
 });
 beforeEach(async () => {
@@ -78,7 +100,10 @@ async function until(check: () => boolean, what: string): Promise<void> {
   }
 }
 
-const eventRequests = (): Array<[string | null, string | null]> => requests.filter((url) => url.pathname === EVENTS).map((url) => [url.searchParams.get("fieldSelector"), url.searchParams.get("watch")]);
+const eventRequests = (): Array<[string | null, string | null]> =>
+  requests
+    .filter((url) => url.pathname === EVENTS)
+    .map((url) => [url.searchParams.get("fieldSelector"), url.searchParams.get("watch")]);
 
 describe("the API transport's events watch", () => {
   it("serves twenty pod waits' Pending reasons from one list and one watch of the pod events, each wait seeing only its own pod's", async () => {
@@ -87,60 +112,109 @@ describe("the API transport's events watch", () => {
     pods = runs.map(pendingPod);
     events = [event(pods[0]!.metadata!.name!, "FailedScheduling", "0/1 nodes are available", "1")];
     const waits = runs.map((runId) => {
-      const { ctx } = buildTestContext({ timings: { podEventsAfterMs: 0, podEventsEveryMs: 10, unplaceableGraceMs: 60_000 }, settings: { runId, runIdLabel: runId, jobName: `knotless-run-${runId}` } });
+      const { ctx } = buildTestContext({
+        timings: { podEventsAfterMs: 0, podEventsEveryMs: 10, unplaceableGraceMs: 60_000 },
+        settings: { runId, runIdLabel: runId, jobName: `knotless-run-${runId}` },
+      });
       return waitForPod({ ...ctx, cluster }, Date.now() + 60_000).then(
         () => assert.fail(`run ${runId}'s wait ended without a verdict`),
         (error: unknown) => error,
       );
     });
-    await until(() => [...openWatches.values()].filter((path) => path === EVENTS).length === 1, "the shared events watch open");
+    await until(
+      () => [...openWatches.values()].filter((path) => path === EVENTS).length === 1,
+      "the shared events watch open",
+    );
     await new Promise((r) => setTimeout(r, 100)); // the waits' own schedules (5-10 ms) pass several times: no request of theirs
     // One pod's autoscaler verdict reaches that pod's wait alone.
     const first = pods[0]!.metadata!.name!;
-    sendEvent("ADDED", event(first, "NotTriggerScaleUp", "pod didn't trigger scale-up: 1 node(s) didn't match Pod's node affinity/selector", "2"));
+    sendEvent(
+      "ADDED",
+      event(
+        first,
+        "NotTriggerScaleUp",
+        "pod didn't trigger scale-up: 1 node(s) didn't match Pod's node affinity/selector",
+        "2",
+      ),
+    );
     const verdict = await waits[0]!;
     assert.ok(verdict instanceof InfraError && verdict.reason === "pod-config", String(verdict));
     assert.match((verdict as InfraError).message, new RegExp(`pod ${first} cannot be placed: .*NotTriggerScaleUp`));
     await new Promise((r) => setTimeout(r, 50));
     assert.equal(openWatches.size, 2, "the other nineteen still wait on the shared watches");
-    for (const pod of pods.slice(1)) sendEvent("ADDED", event(pod.metadata!.name!, "NotTriggerScaleUp", "pod didn't trigger scale-up: 2 node(s) didn't match Pod's node affinity/selector", "3"));
+    for (const pod of pods.slice(1))
+      sendEvent(
+        "ADDED",
+        event(
+          pod.metadata!.name!,
+          "NotTriggerScaleUp",
+          "pod didn't trigger scale-up: 2 node(s) didn't match Pod's node affinity/selector",
+          "3",
+        ),
+      );
     for (const wait of waits.slice(1)) {
       const error = await wait;
       assert.ok(error instanceof InfraError && error.reason === "pod-config", String(error));
     }
-    assert.deepEqual(eventRequests(), [["involvedObject.kind=Pod", null], ["involvedObject.kind=Pod", "true"]], "one list and one watch of the pod events, by kind alone");
+    assert.deepEqual(
+      eventRequests(),
+      [
+        ["involvedObject.kind=Pod", null],
+        ["involvedObject.kind=Pod", "true"],
+      ],
+      "one list and one watch of the pod events, by kind alone",
+    );
     await until(() => cluster.watches.size === 0, "the watches stopped after the last wait");
   });
 
   it("lists again when the watch answers 410 Gone, delivering what changed meanwhile, and watches on", async () => {
     const cluster = new ApiCluster(client);
     const pod = "knotless-run-7-abcde";
-    events = [event(pod, "FailedScheduling", "0/1 nodes are available", "1"), event("another-pod", "Scheduled", "assigned", "1")];
+    events = [
+      event(pod, "FailedScheduling", "0/1 nodes are available", "1"),
+      event("another-pod", "Scheduled", "assigned", "1"),
+    ];
     eventWatches = ["gone"];
     const seen: string[] = [];
     const controller = new AbortController();
-    const watching = cluster.watchEvents("ci", { kind: "Pod", name: pod }, {
-      signal: controller.signal,
-      onEvent: (e) => seen.push(`${e.type} ${e.object.reason} ${e.object.count}`),
-      onSynced: () => {
-        seen.push("synced");
-        // What the relist finds: the repeat counted twice now.
-        events = [event(pod, "FailedScheduling", "0/1 nodes are available", "5", 2)];
+    const watching = cluster.watchEvents(
+      "ci",
+      { kind: "Pod", name: pod },
+      {
+        signal: controller.signal,
+        onEvent: (e) => seen.push(`${e.type} ${e.object.reason} ${e.object.count}`),
+        onSynced: () => {
+          seen.push("synced");
+          // What the relist finds: the repeat counted twice now.
+          events = [event(pod, "FailedScheduling", "0/1 nodes are available", "5", 2)];
+        },
       },
-    });
+    );
     await until(() => [...openWatches.values()].includes(EVENTS), "the second watch open");
     sendEvent("ADDED", event(pod, "TriggeredScaleUp", "pod triggered scale-up", "6"));
     await until(() => seen.length === 5, "the event after the relist");
-    assert.deepEqual(seen, ["ADDED FailedScheduling 1", "synced", "MODIFIED FailedScheduling 2", "synced", "ADDED TriggeredScaleUp 1"]);
+    assert.deepEqual(seen, [
+      "ADDED FailedScheduling 1",
+      "synced",
+      "MODIFIED FailedScheduling 2",
+      "synced",
+      "ADDED TriggeredScaleUp 1",
+    ]);
     assert.deepEqual(eventRequests(), [
       ["involvedObject.kind=Pod", null],
       ["involvedObject.kind=Pod", "true"],
       ["involvedObject.kind=Pod", null],
       ["involvedObject.kind=Pod", "true"],
     ]);
-    const resumed = requests.filter((url) => url.pathname === EVENTS && url.searchParams.get("watch") === "true").map((url) => url.searchParams.get("resourceVersion"));
+    const resumed = requests
+      .filter((url) => url.pathname === EVENTS && url.searchParams.get("watch") === "true")
+      .map((url) => url.searchParams.get("resourceVersion"));
     assert.deepEqual(resumed, ["20", "20"], "each watch from its list's resourceVersion, with bookmarks asked for");
-    assert.ok(requests.filter((url) => url.searchParams.get("watch") === "true").every((url) => url.searchParams.get("allowWatchBookmarks") === "true"));
+    assert.ok(
+      requests
+        .filter((url) => url.searchParams.get("watch") === "true")
+        .every((url) => url.searchParams.get("allowWatchBookmarks") === "true"),
+    );
     controller.abort();
     await watching;
   });

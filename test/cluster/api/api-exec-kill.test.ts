@@ -10,7 +10,11 @@ const MiB = 1024 * 1024;
 const frame = (channel: number, payload: Buffer): Buffer => Buffer.concat([Buffer.from([channel]), payload]);
 
 let session: (ws: WebSocket) => void = () => undefined;
-const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, handleProtocols: () => "v5.channel.k8s.io" });
+const wss = new WebSocketServer({
+  noServer: true,
+  perMessageDeflate: false,
+  handleProtocols: () => "v5.channel.k8s.io",
+});
 const { server, client } = await startScriptedApiServer((_req, res) => void res.writeHead(404).end("{}"));
 server.on("upgrade", (req, socket, head) => wss.handleUpgrade(req, socket, head, (ws) => session(ws)));
 
@@ -24,7 +28,9 @@ function sendStdout(total: number): (ws: WebSocket) => void {
 
 async function settlesWithin<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} did not settle within ${ms} ms`)), ms)));
+  const late = new Promise<never>(
+    (_, reject) => (timer = setTimeout(() => reject(new Error(`${what} did not settle within ${ms} ms`)), ms)),
+  );
   try {
     return await Promise.race([promise, late]);
   } finally {
@@ -34,7 +40,14 @@ async function settlesWithin<T>(promise: Promise<T>, ms: number, what: string): 
 
 async function openCatExec(signal?: AbortSignal): Promise<ExecSession> {
   const cluster = new ApiCluster(client);
-  return cluster.exec({ namespace: "ci", pod: "p", container: "run", command: ["pack-outputs"], stdin: { kind: "none" }, ...(signal ? { signal } : {}) });
+  return cluster.exec({
+    namespace: "ci",
+    pod: "p",
+    container: "run",
+    command: ["pack-outputs"],
+    stdin: { kind: "none" },
+    ...(signal ? { signal } : {}),
+  });
 }
 
 describe("an API exec whose consumer stopped reading", () => {

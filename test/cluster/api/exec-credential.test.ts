@@ -23,7 +23,13 @@ function plugin(body: string): { config: ExecPluginConfig; runs: () => number } 
   writeFileSync(path, `#!/bin/sh\necho x >> ${counter}\n${body}\n`);
   chmodSync(path, 0o755);
   return {
-    config: { apiVersion: V1, command: path, args: ["one", "two"], env: [{ name: "FROM_KUBECONFIG", value: "yes" }], provideClusterInfo: true },
+    config: {
+      apiVersion: V1,
+      command: path,
+      args: ["one", "two"],
+      env: [{ name: "FROM_KUBECONFIG", value: "yes" }],
+      provideClusterInfo: true,
+    },
     runs: () => readFileSync(counter, "utf8").split("\n").filter(Boolean).length,
   };
 }
@@ -46,12 +52,21 @@ async function assertUnauthorized(promise: Promise<unknown>, message: RegExp): P
 describe("exec credential plugins", () => {
   it("passes args, the kubeconfig's env and KUBERNETES_EXEC_INFO, and reads the token", async () => {
     const seen = join(dir, "seen.json");
-    const p = plugin(`printf '%s|%s|%s|%s' "$1" "$2" "$FROM_KUBECONFIG" "$KUBERNETES_EXEC_INFO" > ${seen}\n${credential({ token: "tok-1" })}`);
-    const source = new ExecCredentialSource(p.config, { env: ENV, cluster: { server: "https://api:6443", certificateAuthorityData: "Q0E=" } });
+    const p = plugin(
+      `printf '%s|%s|%s|%s' "$1" "$2" "$FROM_KUBECONFIG" "$KUBERNETES_EXEC_INFO" > ${seen}\n${credential({ token: "tok-1" })}`,
+    );
+    const source = new ExecCredentialSource(p.config, {
+      env: ENV,
+      cluster: { server: "https://api:6443", certificateAuthorityData: "Q0E=" },
+    });
     assert.deepEqual(await source.get(), { token: "tok-1" });
     const [a, b, fromKubeconfig, info] = readFileSync(seen, "utf8").split("|");
     assert.deepEqual([a, b, fromKubeconfig], ["one", "two", "yes"]);
-    assert.deepEqual(JSON.parse(info!), { apiVersion: V1, kind: "ExecCredential", spec: { interactive: false, cluster: { server: "https://api:6443", "certificate-authority-data": "Q0E=" } } });
+    assert.deepEqual(JSON.parse(info!), {
+      apiVersion: V1,
+      kind: "ExecCredential",
+      spec: { interactive: false, cluster: { server: "https://api:6443", "certificate-authority-data": "Q0E=" } },
+    });
   });
 
   it("caches a credential without expiry until it is invalidated, then runs the plugin again", async () => {
@@ -87,22 +102,46 @@ describe("exec credential plugins", () => {
   });
 
   it("reads a client certificate from a v1beta1 plugin", async () => {
-    const p = plugin(credential({ clientCertificateData: "CERT", clientKeyData: "KEY" }, "client.authentication.k8s.io/v1beta1"));
-    const source = new ExecCredentialSource({ ...p.config, apiVersion: "client.authentication.k8s.io/v1beta1" }, { env: ENV });
+    const p = plugin(
+      credential({ clientCertificateData: "CERT", clientKeyData: "KEY" }, "client.authentication.k8s.io/v1beta1"),
+    );
+    const source = new ExecCredentialSource(
+      { ...p.config, apiVersion: "client.authentication.k8s.io/v1beta1" },
+      { env: ENV },
+    );
     assert.deepEqual(await source.get(), { clientCertificateData: "CERT", clientKeyData: "KEY" });
   });
 
   it("fails naming the plugin and its last stderr line when it exits non-zero, never quoting its stdout", async () => {
     const p = plugin(`echo 'secret-on-stdout'\necho 'first' >&2\necho 'login expired, run sso login' >&2\nexit 4`);
-    const error = await assertUnauthorized(new ExecCredentialSource(p.config, { env: ENV }).get(), /plugin-\d+\.sh exited 4: login expired, run sso login/);
+    const error = await assertUnauthorized(
+      new ExecCredentialSource(p.config, { env: ENV }).get(),
+      /plugin-\d+\.sh exited 4: login expired, run sso login/,
+    );
     assert.doesNotMatch(error.message, /secret-on-stdout/);
   });
 
   it("fails on garbage, a wrong apiVersion, a missing token, and a bad expirationTimestamp", async () => {
-    await assertUnauthorized(new ExecCredentialSource(plugin("echo 'token: hunter2'").config, { env: ENV }).get(), /not JSON/);
-    await assertUnauthorized(new ExecCredentialSource(plugin(credential({ token: "t" }, "client.authentication.k8s.io/v1beta1")).config, { env: ENV }).get(), /answered apiVersion .*v1beta1, not the .*v1/);
-    await assertUnauthorized(new ExecCredentialSource(plugin(credential({})).config, { env: ENV }).get(), /neither a token nor a client certificate/);
-    await assertUnauthorized(new ExecCredentialSource(plugin(credential({ token: "t", expirationTimestamp: "tomorrow" })).config, { env: ENV }).get(), /expirationTimestamp that is not a time/);
+    await assertUnauthorized(
+      new ExecCredentialSource(plugin("echo 'token: hunter2'").config, { env: ENV }).get(),
+      /not JSON/,
+    );
+    await assertUnauthorized(
+      new ExecCredentialSource(plugin(credential({ token: "t" }, "client.authentication.k8s.io/v1beta1")).config, {
+        env: ENV,
+      }).get(),
+      /answered apiVersion .*v1beta1, not the .*v1/,
+    );
+    await assertUnauthorized(
+      new ExecCredentialSource(plugin(credential({})).config, { env: ENV }).get(),
+      /neither a token nor a client certificate/,
+    );
+    await assertUnauthorized(
+      new ExecCredentialSource(plugin(credential({ token: "t", expirationTimestamp: "tomorrow" })).config, {
+        env: ENV,
+      }).get(),
+      /expirationTimestamp that is not a time/,
+    );
   });
 
   it("kills a plugin that hangs and fails after the timeout; a later call runs it again", async () => {
@@ -114,8 +153,18 @@ describe("exec credential plugins", () => {
   });
 
   it("names the install hint when the plugin is not installed", async () => {
-    const config: ExecPluginConfig = { apiVersion: V1, command: "knotless-no-such-plugin", args: [], env: [], provideClusterInfo: false, installHint: "install it with: apt install foo" };
-    await assertUnauthorized(new ExecCredentialSource(config, { env: ENV }).get(), /could not be started: ENOENT; install it with: apt install foo/);
+    const config: ExecPluginConfig = {
+      apiVersion: V1,
+      command: "knotless-no-such-plugin",
+      args: [],
+      env: [],
+      provideClusterInfo: false,
+      installHint: "install it with: apt install foo",
+    };
+    await assertUnauthorized(
+      new ExecCredentialSource(config, { env: ENV }).get(),
+      /could not be started: ENOENT; install it with: apt install foo/,
+    );
   });
 });
 
@@ -137,6 +186,9 @@ describe("tokenFile", () => {
   });
 
   it("fails unauthorized when the file cannot be read at first", async () => {
-    await assertUnauthorized(new TokenFileSource(join(dir, "no-token")).get(), /cannot read the kubeconfig's tokenFile .*ENOENT/);
+    await assertUnauthorized(
+      new TokenFileSource(join(dir, "no-token")).get(),
+      /cannot read the kubeconfig's tokenFile .*ENOENT/,
+    );
   });
 });

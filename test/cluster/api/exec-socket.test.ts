@@ -14,8 +14,13 @@ import { startConnectProxy } from "../../support/connect-proxy.js";
 type Session = (ws: WebSocket, req: IncomingMessage) => void;
 let session: Session = () => undefined;
 let upgrade: ((req: IncomingMessage, socket: Duplex, head: Buffer) => boolean) | undefined;
-let chooseProtocol = (offered: Set<string>): string | false => (offered.has("v5.channel.k8s.io") ? "v5.channel.k8s.io" : false);
-const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, handleProtocols: (p) => chooseProtocol(p) });
+let chooseProtocol = (offered: Set<string>): string | false =>
+  offered.has("v5.channel.k8s.io") ? "v5.channel.k8s.io" : false;
+const wss = new WebSocketServer({
+  noServer: true,
+  perMessageDeflate: false,
+  handleProtocols: (p) => chooseProtocol(p),
+});
 const server = createServer();
 server.on("upgrade", (req, socket, head) => {
   if (upgrade?.(req, socket, head)) return;
@@ -32,9 +37,22 @@ after(() => {
 
 const MiB = 1024 * 1024;
 const target = { url, headers: {}, tls: { rejectUnauthorized: true } };
-const frame = (channel: number, payload: string | Buffer): Buffer => Buffer.concat([Buffer.from([channel]), Buffer.from(payload)]);
+const frame = (channel: number, payload: string | Buffer): Buffer =>
+  Buffer.concat([Buffer.from([channel]), Buffer.from(payload)]);
 const exitStatus = (code: number): Buffer =>
-  frame(3, JSON.stringify(code === 0 ? { metadata: {}, status: "Success" } : { metadata: {}, status: "Failure", reason: "NonZeroExitCode", details: { causes: [{ reason: "ExitCode", message: String(code) }] } }));
+  frame(
+    3,
+    JSON.stringify(
+      code === 0
+        ? { metadata: {}, status: "Success" }
+        : {
+            metadata: {},
+            status: "Failure",
+            reason: "NonZeroExitCode",
+            details: { causes: [{ reason: "ExitCode", message: String(code) }] },
+          },
+    ),
+  );
 
 async function readAll(stream: Readable): Promise<string> {
   let text = "";
@@ -112,7 +130,10 @@ describe("exec over WebSocket v5.channel.k8s.io", () => {
       assert.equal(await readAll(exec.stdout), "partial");
       const end = await exec.ended;
       assert.equal(end.kind, "failed");
-      assert.ok(end.kind === "failed" && end.error instanceof CutStreamError, String(end.kind === "failed" && end.error));
+      assert.ok(
+        end.kind === "failed" && end.error instanceof CutStreamError,
+        String(end.kind === "failed" && end.error),
+      );
     }
   });
 
@@ -137,7 +158,9 @@ describe("exec over WebSocket v5.channel.k8s.io", () => {
     await new Promise((r) => setTimeout(r, 50));
     exec.kill();
     const end = await exec.ended;
-    assert.ok(end.kind === "failed" && end.error instanceof CutStreamError && /ended by the runner/.test(end.error.message));
+    assert.ok(
+      end.kind === "failed" && end.error instanceof CutStreamError && /ended by the runner/.test(end.error.message),
+    );
   });
 
   it("takes a socket silent past the read deadline (no pong) as cut", async () => {
@@ -146,7 +169,10 @@ describe("exec over WebSocket v5.channel.k8s.io", () => {
     exec.stdout.resume();
     const started = Date.now();
     const end = await exec.ended;
-    assert.ok(end.kind === "failed" && end.error instanceof CutStreamError && /silent/.test(end.error.message), String(end.kind === "failed" && end.error.message));
+    assert.ok(
+      end.kind === "failed" && end.error instanceof CutStreamError && /silent/.test(end.error.message),
+      String(end.kind === "failed" && end.error.message),
+    );
     assert.ok(Date.now() - started < 3000);
   });
 
@@ -156,28 +182,49 @@ describe("exec over WebSocket v5.channel.k8s.io", () => {
       ws.close(1000);
     };
     const answers: Array<number | null> = [];
-    await (await open({ onAnswer: (status) => answers.push(status) })).ended;
+    await (
+      await open({ onAnswer: (status) => answers.push(status) })
+    ).ended;
     upgrade = (_req: IncomingMessage, socket: Duplex): boolean => {
       socket.end("HTTP/1.1 403 X\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}");
       return true;
     };
-    await (await open({ onAnswer: (status) => answers.push(status) })).ended;
+    await (
+      await open({ onAnswer: (status) => answers.push(status) })
+    ).ended;
     upgrade = undefined;
     assert.deepEqual(answers, [101, 403]);
   });
 
   it("types a refused upgrade: 403 Forbidden, 500 as exec-not-ready", async () => {
-    const refuse = (code: number, body: object) => (_req: IncomingMessage, socket: Duplex): boolean => {
-      const text = JSON.stringify(body);
-      socket.end(`HTTP/1.1 ${code} X\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`);
-      return true;
-    };
-    upgrade = refuse(403, { kind: "Status", reason: "Forbidden", message: 'pods "p" is forbidden: cannot create resource "pods/exec"' });
+    const refuse =
+      (code: number, body: object) =>
+      (_req: IncomingMessage, socket: Duplex): boolean => {
+        const text = JSON.stringify(body);
+        socket.end(
+          `HTTP/1.1 ${code} X\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
+        );
+        return true;
+      };
+    upgrade = refuse(403, {
+      kind: "Status",
+      reason: "Forbidden",
+      message: 'pods "p" is forbidden: cannot create resource "pods/exec"',
+    });
     let end = await (await open()).ended;
     assert.ok(end.kind === "failed" && end.error instanceof ForbiddenError && end.error.resource === "pods/exec");
-    upgrade = refuse(500, { kind: "Status", reason: "InternalError", message: "error dialing backend: dial tcp: connection refused" });
+    upgrade = refuse(500, {
+      kind: "Status",
+      reason: "InternalError",
+      message: "error dialing backend: dial tcp: connection refused",
+    });
     end = await (await open()).ended;
-    assert.ok(end.kind === "failed" && end.error instanceof UnavailableError && end.error.reason === "exec-not-ready" && /error dialing backend/.test(end.error.message));
+    assert.ok(
+      end.kind === "failed" &&
+        end.error instanceof UnavailableError &&
+        end.error.reason === "exec-not-ready" &&
+        /error dialing backend/.test(end.error.message),
+    );
     upgrade = undefined;
   });
 
@@ -186,7 +233,10 @@ describe("exec over WebSocket v5.channel.k8s.io", () => {
     session = (ws) => ws.close(1000);
     const end = await (await open()).ended;
     chooseProtocol = (offered) => (offered.has("v5.channel.k8s.io") ? "v5.channel.k8s.io" : false);
-    assert.ok(end.kind === "failed" && end.error instanceof ClusterError && /--transport kubectl/.test(end.error.message), String(end.kind === "failed" && end.error.message));
+    assert.ok(
+      end.kind === "failed" && end.error instanceof ClusterError && /--transport kubectl/.test(end.error.message),
+      String(end.kind === "failed" && end.error.message),
+    );
   });
 
   it("goes through a CONNECT tunnel of the kubeconfig's proxy-url, and reports a refused tunnel as unreachable", async () => {
@@ -201,9 +251,17 @@ describe("exec over WebSocket v5.channel.k8s.io", () => {
     assert.deepEqual(await exec.ended, { kind: "exit", code: 0 });
     assert.deepEqual(tunnels, [new URL(url).host]);
     proxy.removeAllListeners("connect");
-    proxy.on("connect", (_req: IncomingMessage, client: Duplex) => client.end("HTTP/1.1 407 Proxy Authentication Required\r\n\r\n"));
+    proxy.on("connect", (_req: IncomingMessage, client: Duplex) =>
+      client.end("HTTP/1.1 407 Proxy Authentication Required\r\n\r\n"),
+    );
     const refused = await (await openExecSocket({ ...target, proxyUrl }, { stdin: null })).ended;
-    assert.ok(refused.kind === "failed" && refused.error instanceof UnavailableError && refused.error.reason === "unreachable" && /HTTP 407/.test(refused.error.message), String(refused.kind === "failed" && refused.error.message));
+    assert.ok(
+      refused.kind === "failed" &&
+        refused.error instanceof UnavailableError &&
+        refused.error.reason === "unreachable" &&
+        /HTTP 407/.test(refused.error.message),
+      String(refused.kind === "failed" && refused.error.message),
+    );
     proxy.close();
   });
 

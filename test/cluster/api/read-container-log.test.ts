@@ -18,7 +18,15 @@ after(() => {
   server.close();
 });
 
-const kubeconfig: ResolvedKubeconfig = { contextName: "x", namespace: "ci", server: base, tls: { insecureSkipVerify: false }, clusterName: "c", userName: "u", auth: { kind: "token", token: "tok" } };
+const kubeconfig: ResolvedKubeconfig = {
+  contextName: "x",
+  namespace: "ci",
+  server: base,
+  tls: { insecureSkipVerify: false },
+  clusterName: "c",
+  userName: "u",
+  auth: { kind: "token", token: "tok" },
+};
 
 describe("ApiCluster.readContainerLog", () => {
   it("asks GET pods/log for the container's last lines with the byte bound, and returns the text", async () => {
@@ -28,7 +36,10 @@ describe("ApiCluster.readContainerLog", () => {
       res.end("LOG: ready\n");
     };
     const client = new ApiClient({ kubeconfig, env: {} });
-    const text = await new ApiCluster(client).readContainerLog("ci", "pod-1", "postgres", { tailLines: 20, limitBytes: 4096 });
+    const text = await new ApiCluster(client).readContainerLog("ci", "pod-1", "postgres", {
+      tailLines: 20,
+      limitBytes: 4096,
+    });
     assert.equal(text, "LOG: ready\n");
     assert.equal(url, "/api/v1/namespaces/ci/pods/pod-1/log?container=postgres&tailLines=20&limitBytes=4096");
     await client.close();
@@ -42,7 +53,10 @@ describe("ApiCluster.readContainerLog", () => {
       res.on("close", () => clearInterval(timer));
     };
     const client = new ApiClient({ kubeconfig, env: {} });
-    const text = await new ApiCluster(client).readContainerLog("ci", "pod-1", "noisy", { tailLines: 50, limitBytes: 16_384 });
+    const text = await new ApiCluster(client).readContainerLog("ci", "pod-1", "noisy", {
+      tailLines: 50,
+      limitBytes: 16_384,
+    });
     assert.equal(text.length, 16_384);
     await client.close();
   });
@@ -50,10 +64,22 @@ describe("ApiCluster.readContainerLog", () => {
   it("throws the typed error of a refusal (403 on pods/log)", async () => {
     handler = (_req, res) => {
       res.writeHead(403, { "content-type": "application/json" });
-      res.end(JSON.stringify({ kind: "Status", apiVersion: "v1", status: "Failure", reason: "Forbidden", message: 'pods "pod-1" is forbidden: cannot get resource "pods/log"', code: 403 }));
+      res.end(
+        JSON.stringify({
+          kind: "Status",
+          apiVersion: "v1",
+          status: "Failure",
+          reason: "Forbidden",
+          message: 'pods "pod-1" is forbidden: cannot get resource "pods/log"',
+          code: 403,
+        }),
+      );
     };
     const client = new ApiClient({ kubeconfig, env: {} });
-    await assert.rejects(new ApiCluster(client).readContainerLog("ci", "pod-1", "postgres", { tailLines: 20, limitBytes: 4096 }), (error: unknown) => error instanceof ForbiddenError);
+    await assert.rejects(
+      new ApiCluster(client).readContainerLog("ci", "pod-1", "postgres", { tailLines: 20, limitBytes: 4096 }),
+      (error: unknown) => error instanceof ForbiddenError,
+    );
     await client.close();
   });
 });

@@ -30,17 +30,32 @@ describe("the crash path's blocking request", () => {
   after(() => child.kill());
 
   it("sends the method, headers and body and returns the status and body", () => {
-    const answer = requestSync({ url: `${base}/x`, method: "DELETE", headers: { Authorization: "Bearer t" }, body: '{"a":1}', tls: { rejectUnauthorized: true } }, 10_000);
+    const answer = requestSync(
+      {
+        url: `${base}/x`,
+        method: "DELETE",
+        headers: { Authorization: "Bearer t" },
+        body: '{"a":1}',
+        tls: { rejectUnauthorized: true },
+      },
+      10_000,
+    );
     assert.ok("status" in answer, JSON.stringify(answer));
     assert.equal(answer.status, 200);
     assert.deepEqual(JSON.parse(answer.body), { method: "DELETE", auth: "Bearer t", body: '{"a":1}' });
-    const missing = requestSync({ url: `${base}/missing`, method: "GET", headers: {}, tls: { rejectUnauthorized: true } }, 10_000);
+    const missing = requestSync(
+      { url: `${base}/missing`, method: "GET", headers: {}, tls: { rejectUnauthorized: true } },
+      10_000,
+    );
     assert.ok("status" in missing && missing.status === 404);
   });
 
   it("gives up after the timeout and says so", () => {
     const started = Date.now();
-    const answer = requestSync({ url: `${base}/slow`, method: "GET", headers: {}, tls: { rejectUnauthorized: true } }, 500);
+    const answer = requestSync(
+      { url: `${base}/slow`, method: "GET", headers: {}, tls: { rejectUnauthorized: true } },
+      500,
+    );
     assert.deepEqual(answer, { error: "no answer within 500 ms" });
     assert.ok(Date.now() - started < 5000);
   });

@@ -1,7 +1,14 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import * as kubectlArgs from "../../../src/cluster/kubectl/kubectl-args.js";
-import { ADMIN_KUBECTL_CALLS, KUBECTL_CALLS, buildApplyCredentialArgs, buildConfigViewArgs, buildDeleteCredentialArgs, buildTokenRequestArgs } from "../../../src/cluster/kubectl/kubectl-args.js";
+import {
+  ADMIN_KUBECTL_CALLS,
+  KUBECTL_CALLS,
+  buildApplyCredentialArgs,
+  buildConfigViewArgs,
+  buildDeleteCredentialArgs,
+  buildTokenRequestArgs,
+} from "../../../src/cluster/kubectl/kubectl-args.js";
 import { collectCallPermissions, formatPermissions } from "../../../src/cluster/permissions.js";
 
 describe("the kubectl call builders", () => {
@@ -13,8 +20,16 @@ describe("the kubectl call builders", () => {
       const call = builder as (typeof KUBECTL_CALLS)[number] & { needsNoPermission?: string };
       assert.ok(Array.isArray(call.permissions), `${name} declares no permissions`);
       const listed = [KUBECTL_CALLS.includes(call), ADMIN_KUBECTL_CALLS.includes(call)];
-      assert.deepEqual(listed, call.scope === "admin" ? [false, true] : [true, false], `${name} (${call.scope}) must be listed in exactly the list of its scope`);
-      if (call.scope === "runner") assert.ok(call.permissions.length > 0 || (call.needsNoPermission ?? "") !== "", `${name} declares neither a permission nor why it needs none`);
+      assert.deepEqual(
+        listed,
+        call.scope === "admin" ? [false, true] : [true, false],
+        `${name} (${call.scope}) must be listed in exactly the list of its scope`,
+      );
+      if (call.scope === "runner")
+        assert.ok(
+          call.permissions.length > 0 || (call.needsNoPermission ?? "") !== "",
+          `${name} declares neither a permission nor why it needs none`,
+        );
     }
   });
 
@@ -30,7 +45,9 @@ describe("the kubectl call builders", () => {
   });
 
   it("leave the optional diagnostics' permissions out of what the runner needs", () => {
-    const optional = KUBECTL_CALLS.filter((call) => call.optional).flatMap((call) => call.permissions.map((p) => p.resource));
+    const optional = KUBECTL_CALLS.filter((call) => call.optional).flatMap((call) =>
+      call.permissions.map((p) => p.resource),
+    );
     assert.deepEqual(optional.sort(), ["namespaces", "nodes", "persistentvolumeclaims"]);
     const needed = collectCallPermissions().map((p) => p.resource);
     for (const resource of optional) assert.ok(!needed.includes(resource), `${resource} is not part of the Role`);
@@ -42,9 +59,13 @@ describe("the kubectl call builders", () => {
   });
 
   it("build the annotation patch as one JSON merge patch of the Job's metadata", () => {
-    const args = kubectlArgs.buildAnnotateJobArgs({ namespace: "ci" }, "knotless-run-1", { "knotless.dev/heartbeat": "2026-01-01T00:00:00.000Z" });
+    const args = kubectlArgs.buildAnnotateJobArgs({ namespace: "ci" }, "knotless-run-1", {
+      "knotless.dev/heartbeat": "2026-01-01T00:00:00.000Z",
+    });
     assert.deepEqual(args.slice(0, 7), ["--namespace", "ci", "patch", "job", "knotless-run-1", "--type", "merge"]);
-    assert.deepEqual(JSON.parse(args[args.indexOf("-p") + 1]!), { metadata: { annotations: { "knotless.dev/heartbeat": "2026-01-01T00:00:00.000Z" } } });
+    assert.deepEqual(JSON.parse(args[args.indexOf("-p") + 1]!), {
+      metadata: { annotations: { "knotless.dev/heartbeat": "2026-01-01T00:00:00.000Z" } },
+    });
   });
 
   it("never let an admin call into the runner's permissions, even when handed the admin calls", () => {
@@ -57,30 +78,89 @@ describe("the admin calls of credentials", () => {
   const target = { kubeconfig: "/k/admin", context: "tenant", namespace: "ci" };
 
   it("read the admin kubeconfig through kubectl's own merge rules, for its context only", () => {
-    assert.deepEqual(buildConfigViewArgs(target), ["--kubeconfig", "/k/admin", "--context", "tenant", "config", "view", "--raw", "--minify", "--flatten", "-o", "json"]);
+    assert.deepEqual(buildConfigViewArgs(target), [
+      "--kubeconfig",
+      "/k/admin",
+      "--context",
+      "tenant",
+      "config",
+      "view",
+      "--raw",
+      "--minify",
+      "--flatten",
+      "-o",
+      "json",
+    ]);
     assert.deepEqual(buildConfigViewArgs({}), ["config", "view", "--raw", "--minify", "--flatten", "-o", "json"]);
   });
 
   it("apply the objects from stdin in the namespace, and post the TokenRequest from stdin, so no token or body is in argv", () => {
-    assert.deepEqual(buildApplyCredentialArgs(target), ["--kubeconfig", "/k/admin", "--context", "tenant", "--namespace", "ci", "apply", "--request-timeout", "30s", "-f", "-"]);
+    assert.deepEqual(buildApplyCredentialArgs(target), [
+      "--kubeconfig",
+      "/k/admin",
+      "--context",
+      "tenant",
+      "--namespace",
+      "ci",
+      "apply",
+      "--request-timeout",
+      "30s",
+      "-f",
+      "-",
+    ]);
     assert.deepEqual(buildTokenRequestArgs(target, "ci", "knotless-runner"), [
-      "--kubeconfig", "/k/admin", "--context", "tenant",
-      "create", "--raw", "/api/v1/namespaces/ci/serviceaccounts/knotless-runner/token", "--request-timeout", "30s", "-f", "-",
+      "--kubeconfig",
+      "/k/admin",
+      "--context",
+      "tenant",
+      "create",
+      "--raw",
+      "/api/v1/namespaces/ci/serviceaccounts/knotless-runner/token",
+      "--request-timeout",
+      "30s",
+      "-f",
+      "-",
     ]);
   });
 
   it("delete the binding, the role and the ServiceAccount, gone or not", () => {
     assert.deepEqual(buildDeleteCredentialArgs(target, "knotless-runner"), [
-      "--kubeconfig", "/k/admin", "--context", "tenant", "--namespace", "ci",
-      "delete", "rolebinding.rbac.authorization.k8s.io/knotless-runner", "role.rbac.authorization.k8s.io/knotless-runner", "serviceaccount/knotless-runner",
-      "--ignore-not-found", "--wait=false", "--request-timeout", "30s",
+      "--kubeconfig",
+      "/k/admin",
+      "--context",
+      "tenant",
+      "--namespace",
+      "ci",
+      "delete",
+      "rolebinding.rbac.authorization.k8s.io/knotless-runner",
+      "role.rbac.authorization.k8s.io/knotless-runner",
+      "serviceaccount/knotless-runner",
+      "--ignore-not-found",
+      "--wait=false",
+      "--request-timeout",
+      "30s",
     ]);
   });
 });
 
 describe("buildLogsArgs", () => {
   it("asks for the container's last lines, bounded in bytes, with get on pods/log", () => {
-    assert.deepEqual(kubectlArgs.buildLogsArgs({ kubeconfig: "/k", namespace: "ci" }, "pod-1", "postgres", 40, 8192), ["--kubeconfig", "/k", "--namespace", "ci", "logs", "pod-1", "-c", "postgres", "--tail", "40", "--limit-bytes", "8192", "--request-timeout", "30s"]);
+    assert.deepEqual(kubectlArgs.buildLogsArgs({ kubeconfig: "/k", namespace: "ci" }, "pod-1", "postgres", 40, 8192), [
+      "--kubeconfig",
+      "/k",
+      "--namespace",
+      "ci",
+      "logs",
+      "pod-1",
+      "-c",
+      "postgres",
+      "--tail",
+      "40",
+      "--limit-bytes",
+      "8192",
+      "--request-timeout",
+      "30s",
+    ]);
     assert.equal(formatPermissions(kubectlArgs.buildLogsArgs.permissions), "get on pods/log");
   });
 });

@@ -23,7 +23,14 @@ describe("the kubectl transport's exec through a pipe", () => {
     process.env.TMPDIR = longTmp;
     try {
       const cluster = new KubectlCluster(new Kubectl({ binary, env: process.env }));
-      const exec = await cluster.exec({ namespace: "ci", pod: "p", container: "run", command: ["true"], stdin: { kind: "none" }, reuseBuffers: true });
+      const exec = await cluster.exec({
+        namespace: "ci",
+        pod: "p",
+        container: "run",
+        command: ["true"],
+        stdin: { kind: "none" },
+        reuseBuffers: true,
+      });
       assert.match(exec.fallback ?? "", /through a pipe/);
       await sleep(300); // the reader comes late, as the download's does after making its directory: the "kubectl" has exited
       let read = 0;

@@ -52,7 +52,9 @@ function groupRunning(pgid: number): boolean {
   return pids.some((pid) => {
     try {
       // After the command's ")": state, ppid, pgrp.
-      const [state, , pgrp] = readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /s, "").split(" ");
+      const [state, , pgrp] = readFileSync(`/proc/${pid}/stat`, "utf8")
+        .replace(/^.*\) /s, "")
+        .split(" ");
       return Number(pgrp) === pgid && state !== "Z";
     } catch {
       return false; // gone meanwhile
@@ -107,4 +109,3 @@ describe("Kubectl's kill", () => {
     assert.equal(quick.timedOut, undefined, "a call that ends in time is not timed out");
   });
 });
-

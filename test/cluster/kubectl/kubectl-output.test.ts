@@ -5,8 +5,16 @@ import { parseApplyOutput, parseDeleteOutput } from "../../../src/cluster/kubect
 
 describe("parseApplyOutput", () => {
   it("reads created, configured and unchanged per object and ignores warnings", () => {
-    const out = "serviceaccount/r created\nWarning: resource roles/r is missing the kubectl.kubernetes.io/last-applied-configuration annotation\nrole.rbac.authorization.k8s.io/r configured\nrolebinding.rbac.authorization.k8s.io/r unchanged\n";
-    assert.deepEqual([...parseApplyOutput(out)], [["serviceaccount/r", "created"], ["role.rbac.authorization.k8s.io/r", "configured"], ["rolebinding.rbac.authorization.k8s.io/r", "unchanged"]]);
+    const out =
+      "serviceaccount/r created\nWarning: resource roles/r is missing the kubectl.kubernetes.io/last-applied-configuration annotation\nrole.rbac.authorization.k8s.io/r configured\nrolebinding.rbac.authorization.k8s.io/r unchanged\n";
+    assert.deepEqual(
+      [...parseApplyOutput(out)],
+      [
+        ["serviceaccount/r", "created"],
+        ["role.rbac.authorization.k8s.io/r", "configured"],
+        ["rolebinding.rbac.authorization.k8s.io/r", "unchanged"],
+      ],
+    );
   });
 });
 

@@ -73,7 +73,10 @@ describe("openPooledStdout", () => {
     pooled.readable.pause();
     await new Promise((resolve) => setTimeout(resolve, 300));
     // Node's Readable keeps reading until its buffer passes its high-water mark (16 KiB), no further.
-    assert.ok(pooled.readable.readableLength <= 2 * READ_BUFFER_BYTES, `${pooled.readable.readableLength} bytes buffered while paused`);
+    assert.ok(
+      pooled.readable.readableLength <= 2 * READ_BUFFER_BYTES,
+      `${pooled.readable.readableLength} bytes buffered while paused`,
+    );
     let bytes = 0;
     for await (const chunk of pooled.readable as AsyncIterable<Buffer>) bytes += chunk.length;
     assert.equal(await exited, 0);

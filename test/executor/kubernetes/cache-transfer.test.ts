@@ -75,44 +75,79 @@ describe("restoreCacheArchive", () => {
     kubectl.on("exec", { stdout: "knotless-cache-restored\n" });
     const moved = await restoreCacheArchive(ctx, POD, SPEC, { stream: archiveStream(ARCHIVE), compression: "gzip" });
     assert.equal(moved.bytes, ARCHIVE.length);
-    assert.deepEqual(kubectl.calls[0]!.command, ["exec", "-i", POD_NAME, "-c", "run", "--", "sh", "/knotless/helper.sh", "cache-restore", "gzip", "work/node_modules", "root/.npm"]);
+    assert.deepEqual(kubectl.calls[0]!.command, [
+      "exec",
+      "-i",
+      POD_NAME,
+      "-c",
+      "run",
+      "--",
+      "sh",
+      "/knotless/helper.sh",
+      "cache-restore",
+      "gzip",
+      "work/node_modules",
+      "root/.npm",
+    ]);
     assert.ok(kubectl.calls[0]!.stdinBytes?.equals(ARCHIVE));
   });
 
   it("fails, naming gunzip's and tar's codes, when the pod could not extract the archive", async () => {
     const { ctx, kubectl } = buildTestContext();
-    kubectl.on("exec", { stdout: "knotless-cache-failed gunzip=1 tar=0\n", exitCode: 1, stderr: "gunzip: unexpected end of file\ncommand terminated with exit code 1\n" });
-    await assert.rejects(restoreCacheArchive(ctx, POD, SPEC, { stream: archiveStream(ARCHIVE), compression: "gzip" }), (error: unknown) => {
-      assert.ok(error instanceof CacheTransferError);
-      assert.match(error.message, /could not extract the archive \(gunzip=1 tar=0\)/);
-      assert.equal(error.entryFault, undefined);
-      return true;
+    kubectl.on("exec", {
+      stdout: "knotless-cache-failed gunzip=1 tar=0\n",
+      exitCode: 1,
+      stderr: "gunzip: unexpected end of file\ncommand terminated with exit code 1\n",
     });
+    await assert.rejects(
+      restoreCacheArchive(ctx, POD, SPEC, { stream: archiveStream(ARCHIVE), compression: "gzip" }),
+      (error: unknown) => {
+        assert.ok(error instanceof CacheTransferError);
+        assert.match(error.message, /could not extract the archive \(gunzip=1 tar=0\)/);
+        assert.equal(error.entryFault, undefined);
+        return true;
+      },
+    );
   });
 
   it("does not take an exec that ended 0 without the pod's last line for a restore", async () => {
     const { ctx, kubectl } = buildTestContext();
     kubectl.on("exec", { stdout: "" });
-    await assert.rejects(restoreCacheArchive(ctx, POD, SPEC, { stream: archiveStream(ARCHIVE), compression: "gzip" }), /did not confirm the restore/);
+    await assert.rejects(
+      restoreCacheArchive(ctx, POD, SPEC, { stream: archiveStream(ARCHIVE), compression: "gzip" }),
+      /did not confirm the restore/,
+    );
   });
 
   it("reports a store stream that fails its checksum as a corrupt entry, even when the pod extracted what it got", async () => {
     const { ctx, kubectl } = buildTestContext();
     kubectl.on("exec", { stdout: "knotless-cache-restored\n" });
     const corrupt = new CacheCorruptError("entry deps-1: sha256 mismatch");
-    await assert.rejects(restoreCacheArchive(ctx, POD, SPEC, { stream: archiveStream(ARCHIVE, corrupt), compression: "gzip" }), (error: unknown) => {
-      assert.ok(error instanceof CacheTransferError);
-      assert.equal(error.entryFault, "corrupt");
-      assert.match(error.message, /corrupt: entry deps-1: sha256 mismatch/);
-      return true;
-    });
+    await assert.rejects(
+      restoreCacheArchive(ctx, POD, SPEC, { stream: archiveStream(ARCHIVE, corrupt), compression: "gzip" }),
+      (error: unknown) => {
+        assert.ok(error instanceof CacheTransferError);
+        assert.equal(error.entryFault, "corrupt");
+        assert.match(error.message, /corrupt: entry deps-1: sha256 mismatch/);
+        return true;
+      },
+    );
   });
 
   it("passes a sound entry through the host's gate whole, and succeeds", async () => {
     const { ctx, kubectl } = buildTestContext();
     kubectl.on("exec", { stdout: "knotless-cache-restored\n" });
-    const archive = await buildGzipTar([{ name: "work/node_modules/", type: "directory" }, { name: "work/node_modules/a.js", content: "x".repeat(100_000) }]);
-    await restoreCacheArchive(ctx, POD, SPEC, { stream: archiveStream(archive), compression: "gzip" }, createArchiveGate("gzip", { roots: SPEC.paths }));
+    const archive = await buildGzipTar([
+      { name: "work/node_modules/", type: "directory" },
+      { name: "work/node_modules/a.js", content: "x".repeat(100_000) },
+    ]);
+    await restoreCacheArchive(
+      ctx,
+      POD,
+      SPEC,
+      { stream: archiveStream(archive), compression: "gzip" },
+      createArchiveGate("gzip", { roots: SPEC.paths }),
+    );
     assert.ok(kubectl.calls[0]!.stdinBytes?.equals(archive));
   });
 
@@ -124,28 +159,62 @@ describe("restoreCacheArchive", () => {
       { name: "work/node_modules/evil", type: "symlink", linkname: "../../../etc/passwd" },
       { name: "work/node_modules/b.js", content: randomText(400_000) },
     ]);
-    await assert.rejects(restoreCacheArchive(ctx, POD, SPEC, { stream: archiveStream(archive), compression: "gzip" }, createArchiveGate("gzip", { roots: SPEC.paths })), (error: unknown) => {
-      assert.ok(error instanceof CacheTransferError);
-      assert.match(error.message, /refused on this host: .*work\/node_modules\/evil.*; the pod removed what it extracted/);
-      assert.equal(error.entryFault, "refused", "the driver removes an entry only when told it was refused");
-      return true;
-    });
+    await assert.rejects(
+      restoreCacheArchive(
+        ctx,
+        POD,
+        SPEC,
+        { stream: archiveStream(archive), compression: "gzip" },
+        createArchiveGate("gzip", { roots: SPEC.paths }),
+      ),
+      (error: unknown) => {
+        assert.ok(error instanceof CacheTransferError);
+        assert.match(
+          error.message,
+          /refused on this host: .*work\/node_modules\/evil.*; the pod removed what it extracted/,
+        );
+        assert.equal(error.entryFault, "refused", "the driver removes an entry only when told it was refused");
+        return true;
+      },
+    );
     const got = kubectl.calls[0]!.stdinBytes ?? Buffer.alloc(0);
     assert.ok(got.length < archive.length, "the pod got the whole archive");
-    assert.ok(!gunzipSync(got, { finishFlush: constants.Z_SYNC_FLUSH }).includes("../../../etc/passwd"), "the pod got the refused member's header");
+    assert.ok(
+      !gunzipSync(got, { finishFlush: constants.Z_SYNC_FLUSH }).includes("../../../etc/passwd"),
+      "the pod got the refused member's header",
+    );
   });
 
   it("refuses paths of the runner's own, without an exec", async () => {
     const { ctx, kubectl } = buildTestContext();
-    await assert.rejects(restoreCacheArchive(ctx, POD, { ...SPEC, paths: ["/knotless-secrets"] }, { stream: archiveStream(ARCHIVE), compression: "gzip" }), /runner's/);
-    await assert.rejects(restoreCacheArchive(ctx, POD, { ...SPEC, paths: ["/knotless/helper.sh"] }, { stream: archiveStream(ARCHIVE), compression: "gzip" }), /runner's/);
+    await assert.rejects(
+      restoreCacheArchive(
+        ctx,
+        POD,
+        { ...SPEC, paths: ["/knotless-secrets"] },
+        { stream: archiveStream(ARCHIVE), compression: "gzip" },
+      ),
+      /runner's/,
+    );
+    await assert.rejects(
+      restoreCacheArchive(
+        ctx,
+        POD,
+        { ...SPEC, paths: ["/knotless/helper.sh"] },
+        { stream: archiveStream(ARCHIVE), compression: "gzip" },
+      ),
+      /runner's/,
+    );
     assert.equal(kubectl.calls.length, 0);
   });
 
   it("says the pod lacks zstd (CacheDecoderMissingError) when it answers so at once, and names the entry's compression in the command", async () => {
     const { ctx, kubectl } = buildTestContext();
     kubectl.on("exec", { stdout: "knotless-cache-no-decoder zstd\n" });
-    await assert.rejects(restoreCacheArchive(ctx, POD, SPEC, { stream: archiveStream(ARCHIVE), compression: "zstd" }), (error: unknown) => error instanceof CacheDecoderMissingError && error.compression === "zstd");
+    await assert.rejects(
+      restoreCacheArchive(ctx, POD, SPEC, { stream: archiveStream(ARCHIVE), compression: "zstd" }),
+      (error: unknown) => error instanceof CacheDecoderMissingError && error.compression === "zstd",
+    );
     assert.deepEqual(kubectl.calls[0]!.command.slice(-4), ["cache-restore", "zstd", "work/node_modules", "root/.npm"]);
   });
 
@@ -168,13 +237,23 @@ describe("restoreCacheArchive", () => {
     });
     const exec = async (): Promise<ExecSession> => {
       setImmediate(() => stdout.write("knotless-cache-no-decoder zstd\n"));
-      const ended = stdinEnded.then((): ExecEnd => (stdout.end(), { kind: "exit", code: 0, tags: "", stderr: "", how: "exit status 0" }));
+      const ended = stdinEnded.then(
+        (): ExecEnd => (stdout.end(), { kind: "exit", code: 0, tags: "", stderr: "", how: "exit status 0" }),
+      );
       return { stdout, stdin, ended, kill: () => undefined };
     };
-    const big = Readable.from((function* () {
-      for (let i = 0; i < 4096; i++) yield Buffer.alloc(16_384, i);
-    })());
-    await assert.rejects(restoreCacheArchive({ ...ctx, cluster: { ...ctx.cluster, exec } as Cluster }, POD, SPEC, { stream: big, compression: "zstd" }), CacheDecoderMissingError);
+    const big = Readable.from(
+      (function* () {
+        for (let i = 0; i < 4096; i++) yield Buffer.alloc(16_384, i);
+      })(),
+    );
+    await assert.rejects(
+      restoreCacheArchive({ ...ctx, cluster: { ...ctx.cluster, exec } as Cluster }, POD, SPEC, {
+        stream: big,
+        compression: "zstd",
+      }),
+      CacheDecoderMissingError,
+    );
     assert.ok(received < 8 * 1024 * 1024, `${received} of 64 MiB sent`);
   });
 
@@ -184,7 +263,10 @@ describe("restoreCacheArchive", () => {
       setImmediate(cancel);
       return { hang: true };
     });
-    await assert.rejects(restoreCacheArchive(ctx, POD, SPEC, { stream: archiveStream(ARCHIVE), compression: "gzip" }), CancelledError);
+    await assert.rejects(
+      restoreCacheArchive(ctx, POD, SPEC, { stream: archiveStream(ARCHIVE), compression: "gzip" }),
+      CancelledError,
+    );
   });
 });
 
@@ -205,22 +287,42 @@ describe("saveCacheArchive", () => {
   }
 
   it("streams the pod's archive into the writer and commits it, gzip as its first bytes say, when all went well", async () => {
-    const { ctx, kubectl, store, writer } = await setUp({ stdout: [GZIP_ARCHIVE.subarray(0, 1), GZIP_ARCHIVE.subarray(1, 1000), GZIP_ARCHIVE.subarray(1000)], stderr: "knotless-cache-missing root/.npm\nknotless-cache-saved tar=0 gzip=0\n" });
+    const { ctx, kubectl, store, writer } = await setUp({
+      stdout: [GZIP_ARCHIVE.subarray(0, 1), GZIP_ARCHIVE.subarray(1, 1000), GZIP_ARCHIVE.subarray(1000)],
+      stderr: "knotless-cache-missing root/.npm\nknotless-cache-saved tar=0 gzip=0\n",
+    });
     const saved = await saveCacheArchive(ctx, POD, SPEC, writer);
     assert.deepEqual(saved, { status: "saved", bytes: GZIP_ARCHIVE.length, missing: ["/root/.npm"] });
-    assert.deepEqual(kubectl.calls[0]!.command, ["exec", POD_NAME, "-c", "run", "--", "sh", "/knotless/helper.sh", "cache-save", "work/node_modules", "root/.npm"]);
+    assert.deepEqual(kubectl.calls[0]!.command, [
+      "exec",
+      POD_NAME,
+      "-c",
+      "run",
+      "--",
+      "sh",
+      "/knotless/helper.sh",
+      "cache-save",
+      "work/node_modules",
+      "root/.npm",
+    ]);
     assert.ok(store.get(REPO, SPEC.key)?.equals(GZIP_ARCHIVE));
     assert.equal(await storedCompression(store), "gzip");
   });
 
   it("records the compression the archive's bytes show, not the one the pod named", async () => {
-    const { ctx, store, writer } = await setUp({ stdout: [ZSTD_ARCHIVE.subarray(0, 2), ZSTD_ARCHIVE.subarray(2)], stderr: "knotless-cache-saved tar=0 gzip=0\n" });
+    const { ctx, store, writer } = await setUp({
+      stdout: [ZSTD_ARCHIVE.subarray(0, 2), ZSTD_ARCHIVE.subarray(2)],
+      stderr: "knotless-cache-saved tar=0 gzip=0\n",
+    });
     assert.equal((await saveCacheArchive(ctx, POD, SPEC, writer)).status, "saved");
     assert.equal(await storedCompression(store), "zstd");
   });
 
   it("stores nothing when the archive's first bytes are neither gzip's nor zstd's, or there are none", async () => {
-    for (const [stdout, said] of [[ARCHIVE, /refused, nothing stored: it starts with 00010203, neither gzip \(1f8b\) nor zstd \(28b52ffd\)/], [Buffer.alloc(0), /refused, nothing stored: the archive is empty/]] as const) {
+    for (const [stdout, said] of [
+      [ARCHIVE, /refused, nothing stored: it starts with 00010203, neither gzip \(1f8b\) nor zstd \(28b52ffd\)/],
+      [Buffer.alloc(0), /refused, nothing stored: the archive is empty/],
+    ] as const) {
       const { ctx, store, writer } = await setUp({ stdout, stderr: "knotless-cache-saved tar=0 zstd=0\n" });
       await assert.rejects(saveCacheArchive(ctx, POD, SPEC, writer), said);
       assert.equal(store.get(REPO, SPEC.key), undefined);
@@ -229,15 +331,23 @@ describe("saveCacheArchive", () => {
   });
 
   it("stores a hostile archive as the pod packed it: judging it is the restore gate's, on every way in", async () => {
-    const hostile = await buildGzipTar([{ name: "work/node_modules/evil", type: "symlink", linkname: "../../../etc/passwd" }]);
+    const hostile = await buildGzipTar([
+      { name: "work/node_modules/evil", type: "symlink", linkname: "../../../etc/passwd" },
+    ]);
     const { ctx, store, writer } = await setUp({ stdout: hostile, stderr: "knotless-cache-saved tar=0 gzip=0\n" });
     assert.equal((await saveCacheArchive(ctx, POD, SPEC, writer)).status, "saved");
     assert.ok(store.get(REPO, SPEC.key)?.equals(hostile));
   });
 
   it("stores nothing when the pod's tar failed, even though kubectl exited 0", async () => {
-    const { ctx, store, writer } = await setUp({ stdout: GZIP_ARCHIVE.subarray(0, 100), stderr: "tar: work/node_modules/x: Permission denied\nknotless-cache-saved tar=2 gzip=0\n" });
-    await assert.rejects(saveCacheArchive(ctx, POD, SPEC, writer), /tar exited 2, gzip 0\): tar: work\/node_modules\/x: Permission denied/);
+    const { ctx, store, writer } = await setUp({
+      stdout: GZIP_ARCHIVE.subarray(0, 100),
+      stderr: "tar: work/node_modules/x: Permission denied\nknotless-cache-saved tar=2 gzip=0\n",
+    });
+    await assert.rejects(
+      saveCacheArchive(ctx, POD, SPEC, writer),
+      /tar exited 2, gzip 0\): tar: work\/node_modules\/x: Permission denied/,
+    );
     assert.equal(store.get(REPO, SPEC.key), undefined);
   });
 
@@ -248,14 +358,23 @@ describe("saveCacheArchive", () => {
   });
 
   it("stores nothing when kubectl failed", async () => {
-    const { ctx, store, writer } = await setUp({ stdout: GZIP_ARCHIVE.subarray(0, 100), exitCode: 1, stderr: "error: unable to upgrade connection: container not found\n" });
+    const { ctx, store, writer } = await setUp({
+      stdout: GZIP_ARCHIVE.subarray(0, 100),
+      exitCode: 1,
+      stderr: "error: unable to upgrade connection: container not found\n",
+    });
     await assert.rejects(saveCacheArchive(ctx, POD, SPEC, writer), /kubectl exit 1/);
     assert.equal(store.get(REPO, SPEC.key), undefined);
   });
 
   it("says nothing was there to save when no path exists in the pod, and stores nothing", async () => {
-    const { ctx, store, writer } = await setUp({ stderr: "knotless-cache-missing work/node_modules\nknotless-cache-missing root/.npm\nknotless-cache-saved none\n" });
-    assert.deepEqual(await saveCacheArchive(ctx, POD, SPEC, writer), { status: "nothing", missing: ["/work/node_modules", "/root/.npm"] });
+    const { ctx, store, writer } = await setUp({
+      stderr: "knotless-cache-missing work/node_modules\nknotless-cache-missing root/.npm\nknotless-cache-saved none\n",
+    });
+    assert.deepEqual(await saveCacheArchive(ctx, POD, SPEC, writer), {
+      status: "nothing",
+      missing: ["/work/node_modules", "/root/.npm"],
+    });
     assert.equal(store.get(REPO, SPEC.key), undefined);
   });
 

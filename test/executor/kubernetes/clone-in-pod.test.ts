@@ -12,7 +12,10 @@ const SPEC = { url: "git://git.example/repo.git", sha: "b".repeat(40), depth: 1,
 
 describe("the in-pod clone", { concurrency: true }, () => {
   it("reads the probe's tag: git on the image's PATH or not", async () => {
-    for (const [stdout, found] of [[`${GIT_FOUND_TAG}\n`, true], ["", false]] as const) {
+    for (const [stdout, found] of [
+      [`${GIT_FOUND_TAG}\n`, true],
+      ["", false],
+    ] as const) {
       const { ctx, kubectl } = buildTestContext();
       kubectl.on("exec", { stdout });
       assert.equal(await probeGit(ctx, POD), found);
@@ -29,20 +32,39 @@ describe("the in-pod clone", { concurrency: true }, () => {
 
   it("fails a git step that failed as checkout-failed, naming the step, its exit code and git's message", async () => {
     const { ctx, kubectl } = buildTestContext();
-    kubectl.on("exec", { stdout: `${CLONE_FAILED_TAG} fetch 128\n`, stderr: "fatal: remote error: not our ref\ncommand terminated with exit code 1\n", exitCode: 1 });
-    await assert.rejects(cloneInPod(ctx, POD, SPEC), isInfraError("checkout-failed", /^git fetch failed in the pod \(exit 128\): fatal: remote error: not our ref$/));
+    kubectl.on("exec", {
+      stdout: `${CLONE_FAILED_TAG} fetch 128\n`,
+      stderr: "fatal: remote error: not our ref\ncommand terminated with exit code 1\n",
+      exitCode: 1,
+    });
+    await assert.rejects(
+      cloneInPod(ctx, POD, SPEC),
+      isInfraError("checkout-failed", /^git fetch failed in the pod \(exit 128\): fatal: remote error: not our ref$/),
+    );
   });
 
   it("quotes git's whole message when a git step fails, not only its last line", async () => {
     const { ctx, kubectl } = buildTestContext();
-    kubectl.on("exec", { stdout: `${CLONE_FAILED_TAG} fetch 128\n`, stderr: "fatal: unable to access 'https://git.example/repo.git/': Could not resolve host: git.example\nhint: check the URL\ncommand terminated with exit code 1\n", exitCode: 1 });
-    await assert.rejects(cloneInPod(ctx, POD, SPEC), isInfraError("checkout-failed", /Could not resolve host: git\.example\nhint: check the URL$/));
+    kubectl.on("exec", {
+      stdout: `${CLONE_FAILED_TAG} fetch 128\n`,
+      stderr:
+        "fatal: unable to access 'https://git.example/repo.git/': Could not resolve host: git.example\nhint: check the URL\ncommand terminated with exit code 1\n",
+      exitCode: 1,
+    });
+    await assert.rejects(
+      cloneInPod(ctx, POD, SPEC),
+      isInfraError("checkout-failed", /Could not resolve host: git\.example\nhint: check the URL$/),
+    );
   });
 
   it("bounds a long git message to its last 40 lines, marking the cut", async () => {
     const { ctx, kubectl } = buildTestContext();
     const lines = Array.from({ length: 100 }, (_, i) => `remote: line ${i}`);
-    kubectl.on("exec", { stdout: `${CLONE_FAILED_TAG} fetch 128\n`, stderr: `${lines.join("\n")}\ncommand terminated with exit code 1\n`, exitCode: 1 });
+    kubectl.on("exec", {
+      stdout: `${CLONE_FAILED_TAG} fetch 128\n`,
+      stderr: `${lines.join("\n")}\ncommand terminated with exit code 1\n`,
+      exitCode: 1,
+    });
     await assert.rejects(cloneInPod(ctx, POD, SPEC), (error: Error) => {
       assert.match(error.message, /\[\.\.\.\]\nremote: line 60\n/);
       assert.doesNotMatch(error.message, /line 59\n/);

@@ -14,7 +14,9 @@ import { buildTestContext } from "./test-context.js";
 
 const POD = { name: POD_NAME, node: NODE_NAME };
 const DIST: ArtifactSpec = { name: "dist", paths: ["dist/**/*.js"], when: "success", required: false };
-const LISTING = ["/work/dist/a.js", "/work/dist/a.js.map", "/work/dist/sub/b.js", "/work/src/main.c"].map((p) => `${p}\0`).join("");
+const LISTING = ["/work/dist/a.js", "/work/dist/a.js.map", "/work/dist/sub/b.js", "/work/src/main.c"]
+  .map((p) => `${p}\0`)
+  .join("");
 
 type Member = { name: string; content?: string; type?: "file" | "symlink"; linkname?: string };
 
@@ -49,7 +51,17 @@ describe("collectArtifact", () => {
   it("lists the patterns' prefix, packs exactly the matched files relative to it, extracts them and writes the manifest", async () => {
     const { ctx, kubectl, outDir } = await setUp();
     kubectl.on("exec", { stdout: LISTING, stderr: "knotless-files-listed\n" }, isList);
-    kubectl.on("exec", async () => ({ stdout: await buildTar([{ name: "a.js", content: "alpha" }, { name: "sub/b.js", content: "beta" }]), stderr: "knotless-files-packed tar=0\n" }), isPack);
+    kubectl.on(
+      "exec",
+      async () => ({
+        stdout: await buildTar([
+          { name: "a.js", content: "alpha" },
+          { name: "sub/b.js", content: "beta" },
+        ]),
+        stderr: "knotless-files-packed tar=0\n",
+      }),
+      isPack,
+    );
     const report = await collectArtifact(ctx, POD, DIST, 1 << 20);
     assert.equal(report.status, "collected", report.reason);
     assert.deepEqual(kubectl.calls[0]!.command.slice(-3), ["/knotless/helper.sh", "list-files", "/work/dist"]);
@@ -80,10 +92,23 @@ describe("collectArtifact", () => {
   it("refuses through the outputs' extractor a file the pod swapped for a link leading out, and names it", async () => {
     const { ctx, kubectl, outDir } = await setUp();
     kubectl.on("exec", { stdout: LISTING, stderr: "knotless-files-listed\n" }, isList);
-    kubectl.on("exec", async () => ({ stdout: await buildTar([{ name: "a.js", content: "alpha" }, { name: "sub/b.js", type: "symlink", linkname: "../../../etc/passwd" }]), stderr: "knotless-files-packed tar=0\n" }), isPack);
+    kubectl.on(
+      "exec",
+      async () => ({
+        stdout: await buildTar([
+          { name: "a.js", content: "alpha" },
+          { name: "sub/b.js", type: "symlink", linkname: "../../../etc/passwd" },
+        ]),
+        stderr: "knotless-files-packed tar=0\n",
+      }),
+      isPack,
+    );
     const report = await collectArtifact(ctx, POD, DIST, 1 << 20);
     assert.equal(report.status, "collected");
-    assert.deepEqual(report.files.map((f) => f.path), ["a.js"]);
+    assert.deepEqual(
+      report.files.map((f) => f.path),
+      ["a.js"],
+    );
     assert.match(report.reason ?? "", /refused 1: sub\/b\.js \(symlink target/);
     assert.equal(existsSync(join(outDir, "artifacts", "dist", "sub", "b.js")), false);
     assert.equal(JSON.parse(readFileSync(report.manifest!, "utf8")).refused[0].path, "sub/b.js");
@@ -92,7 +117,14 @@ describe("collectArtifact", () => {
   it("fails when the archive holds fewer members than the files asked for", async () => {
     const { ctx, kubectl } = await setUp();
     kubectl.on("exec", { stdout: LISTING, stderr: "knotless-files-listed\n" }, isList);
-    kubectl.on("exec", async () => ({ stdout: await buildTar([{ name: "a.js", content: "alpha" }]), stderr: "knotless-files-packed tar=0\n" }), isPack);
+    kubectl.on(
+      "exec",
+      async () => ({
+        stdout: await buildTar([{ name: "a.js", content: "alpha" }]),
+        stderr: "knotless-files-packed tar=0\n",
+      }),
+      isPack,
+    );
     const report = await collectArtifact(ctx, POD, DIST, 1 << 20);
     assert.equal(report.status, "failed");
     assert.match(report.reason ?? "", /1 entries for the 2 files asked for/);
@@ -101,7 +133,14 @@ describe("collectArtifact", () => {
   it("fails, with tar's words, when the pod's tar failed", async () => {
     const { ctx, kubectl } = await setUp();
     kubectl.on("exec", { stdout: LISTING, stderr: "knotless-files-listed\n" }, isList);
-    kubectl.on("exec", async () => ({ stdout: await buildTar([{ name: "a.js", content: "alpha" }]), stderr: "tar: sub/b.js: Cannot stat: No such file or directory\nknotless-files-packed tar=2\n" }), isPack);
+    kubectl.on(
+      "exec",
+      async () => ({
+        stdout: await buildTar([{ name: "a.js", content: "alpha" }]),
+        stderr: "tar: sub/b.js: Cannot stat: No such file or directory\nknotless-files-packed tar=2\n",
+      }),
+      isPack,
+    );
     const report = await collectArtifact(ctx, POD, DIST, 1 << 20);
     assert.equal(report.status, "failed");
     assert.match(report.reason ?? "", /exited 2: tar: sub\/b\.js: Cannot stat/);

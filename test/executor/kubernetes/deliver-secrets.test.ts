@@ -18,13 +18,19 @@ describe("deliverSecrets", () => {
   it("carries the values only on the exec's stdin: its argv names no secret and no value", async () => {
     const { ctx, kubectl } = setUp();
     kubectl.on("exec", honestSecretsPod);
-    assert.deepEqual(await deliverSecrets(ctx, POD), { names: ["API_TOKEN", "PASSWORD"], bytes: kubectl.calls[0]!.stdinBytes!.length });
+    assert.deepEqual(await deliverSecrets(ctx, POD), {
+      names: ["API_TOKEN", "PASSWORD"],
+      bytes: kubectl.calls[0]!.stdinBytes!.length,
+    });
     assert.equal(kubectl.calls.length, 1);
     const call = kubectl.calls[0]!;
     assert.deepEqual(call.command, ["exec", "-i", POD_NAME, "-c", "run", "--", "sh", "/knotless/helper.sh", "secrets"]);
     assertNoSecretIn(call.args, "the argv");
     assert.ok(!call.args.some((arg) => /API_TOKEN|PASSWORD/.test(arg)), "the argv names a secret");
-    assert.match(call.stdin!, /^export API_TOKEN='tok-'\\''quoted'\\'' \$HOME `x`\nsecond line'\nexport PASSWORD='hunter2-é'\n: knotless-secrets [0-9a-f]{16} 2\n$/);
+    assert.match(
+      call.stdin!,
+      /^export API_TOKEN='tok-'\\''quoted'\\'' \$HOME `x`\nsecond line'\nexport PASSWORD='hunter2-é'\n: knotless-secrets [0-9a-f]{16} 2\n$/,
+    );
   });
 
   it("fails as an integrity mismatch, quoting nothing the pod printed, when the stream was cut", async () => {
@@ -39,15 +45,22 @@ describe("deliverSecrets", () => {
 
   it("refuses a receipt from an earlier attempt: each attempt has its own nonce", async () => {
     const { ctx, kubectl } = setUp();
-    kubectl.on("exec", (call) => ({ stdout: `: knotless-secrets 0000000000000000 2\n${call.stdinBytes?.length ?? 0}\n` }));
-    await assert.rejects(deliverSecrets(ctx, POD), isInfraError("integrity-mismatch", /receipt at the end of the secrets is missing or different/));
+    kubectl.on("exec", (call) => ({
+      stdout: `: knotless-secrets 0000000000000000 2\n${call.stdinBytes?.length ?? 0}\n`,
+    }));
+    await assert.rejects(
+      deliverSecrets(ctx, POD),
+      isInfraError("integrity-mismatch", /receipt at the end of the secrets is missing or different/),
+    );
   });
 
   it("sends again, with a fresh receipt, while the node refuses exec upgrades", async () => {
     const { ctx, kubectl } = setUp();
     kubectl.on("exec", [failure(UPGRADE_REFUSED), honestSecretsPod]);
     await deliverSecrets(ctx, POD);
-    const receipts = kubectl.calls.filter((call) => call.command[0] === "exec").map((call) => call.stdin!.trimEnd().split("\n").at(-1));
+    const receipts = kubectl.calls
+      .filter((call) => call.command[0] === "exec")
+      .map((call) => call.stdin!.trimEnd().split("\n").at(-1));
     assert.equal(receipts.length, 2);
     assert.notEqual(receipts[0], receipts[1]);
   });

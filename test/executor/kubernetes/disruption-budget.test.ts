@@ -13,7 +13,8 @@ import { podList, runningPod } from "./cluster-objects.js";
 import { UNIT_TIMINGS } from "./test-context.js";
 
 const JOB_UID = "6a1d7c1e-0000-4000-8000-000000000042";
-const FORBIDDEN = 'Error from server (Forbidden): error when creating "STDIN": poddisruptionbudgets.policy is forbidden: User "ci" cannot create resource "poddisruptionbudgets" in API group "policy" in the namespace "ci"\n';
+const FORBIDDEN =
+  'Error from server (Forbidden): error when creating "STDIN": poddisruptionbudgets.policy is forbidden: User "ci" cannot create resource "poddisruptionbudgets" in API group "policy" in the namespace "ci"\n';
 
 /** An executor over a scripted kubectl whose Job create answers with a uid; `budgetReply` answers the budget's create. */
 function buildExecutor(
@@ -50,7 +51,13 @@ function buildExecutor(
 }
 
 const verbs = (kubectl: ScriptedKubectl): string[] =>
-  kubectl.calls.filter((call) => ["create", "delete"].includes(call.command[0]!)).map((call) => (call.command[0] === "create" ? `create ${(JSON.parse(call.stdin ?? "{}") as { kind: string }).kind}` : call.command.slice(0, 2).join(" ")));
+  kubectl.calls
+    .filter((call) => ["create", "delete"].includes(call.command[0]!))
+    .map((call) =>
+      call.command[0] === "create"
+        ? `create ${(JSON.parse(call.stdin ?? "{}") as { kind: string }).kind}`
+        : call.command.slice(0, 2).join(" "),
+    );
 
 const phaseDetail = (events: RunEventInput[], phase: string): string => {
   const end = events.find((e) => e.kind === "phase-end" && e.phase === phase);
@@ -66,10 +73,20 @@ describe("the run's disruption budget in the executor", () => {
     assert.equal(create.args[create.args.indexOf("--namespace") + 1], "ci", "in the Job's namespace");
     const budget = JSON.parse(create.stdin!) as IPodDisruptionBudget;
     assert.equal(budget.spec?.maxUnavailable, 0);
-    assert.deepEqual(budget.metadata?.ownerReferences, [{ apiVersion: "batch/v1", kind: "Job", name: "knotless-run-42", uid: JOB_UID }]);
-    assert.match(phaseDetail(events, "create"), /; PodDisruptionBudget knotless-run-42 \(maxUnavailable 0\) guards the pod against drains$/);
+    assert.deepEqual(budget.metadata?.ownerReferences, [
+      { apiVersion: "batch/v1", kind: "Job", name: "knotless-run-42", uid: JOB_UID },
+    ]);
+    assert.match(
+      phaseDetail(events, "create"),
+      /; PodDisruptionBudget knotless-run-42 \(maxUnavailable 0\) guards the pod against drains$/,
+    );
     const report = await executor.teardown();
-    assert.deepEqual(verbs(kubectl), ["create Job", "create PodDisruptionBudget", "delete job", "delete poddisruptionbudget.policy"]);
+    assert.deepEqual(verbs(kubectl), [
+      "create Job",
+      "create PodDisruptionBudget",
+      "delete job",
+      "delete poddisruptionbudget.policy",
+    ]);
     assert.match(report.detail, /^deleted Job knotless-run-42; deleted PodDisruptionBudget knotless-run-42$/);
     assert.equal(report.leftBehind, false);
   });
@@ -82,36 +99,82 @@ describe("the run's disruption budget in the executor", () => {
   });
 
   it("takes a budget that exists already (a retried create's) as created", async () => {
-    const { executor, kubectl, events } = buildExecutor({ disruptionBudget: true }, [{ exitCode: 1, stderr: 'Error from server (AlreadyExists): error when creating "STDIN": poddisruptionbudgets.policy "knotless-run-42" already exists\n' }]);
+    const { executor, kubectl, events } = buildExecutor({ disruptionBudget: true }, [
+      {
+        exitCode: 1,
+        stderr:
+          'Error from server (AlreadyExists): error when creating "STDIN": poddisruptionbudgets.policy "knotless-run-42" already exists\n',
+      },
+    ]);
     await executor.setup();
-    assert.match(phaseDetail(events, "create"), /PodDisruptionBudget knotless-run-42 \(maxUnavailable 0\) was there already/);
+    assert.match(
+      phaseDetail(events, "create"),
+      /PodDisruptionBudget knotless-run-42 \(maxUnavailable 0\) was there already/,
+    );
     await executor.teardown();
-    assert.deepEqual(verbs(kubectl), ["create Job", "create PodDisruptionBudget", "delete job", "delete poddisruptionbudget.policy"]);
+    assert.deepEqual(verbs(kubectl), [
+      "create Job",
+      "create PodDisruptionBudget",
+      "delete job",
+      "delete poddisruptionbudget.policy",
+    ]);
   });
 
   it("fails setup as forbidden, naming the permission, and teardown deletes the Job: nothing is left", async () => {
     const { executor, kubectl } = buildExecutor({ disruptionBudget: true }, [{ exitCode: 1, stderr: FORBIDDEN }]);
-    await assert.rejects(executor.setup(), (error) => error instanceof InfraError && error.reason === "forbidden" && /could not create PodDisruptionBudget knotless-run-42 \(the run needs create on poddisruptionbudgets\.policy; pod\.disruptionBudget: false runs without one\): .*cannot create resource "poddisruptionbudgets"/.test(error.message));
+    await assert.rejects(
+      executor.setup(),
+      (error) =>
+        error instanceof InfraError &&
+        error.reason === "forbidden" &&
+        /could not create PodDisruptionBudget knotless-run-42 \(the run needs create on poddisruptionbudgets\.policy; pod\.disruptionBudget: false runs without one\): .*cannot create resource "poddisruptionbudgets"/.test(
+          error.message,
+        ),
+    );
     assert.equal(kubectl.callsTo("create").length, 2, "a refusal is not retried");
     assert.equal(kubectl.callsTo("get pods").length, 0, "no pod wait after the refusal");
     const report = await executor.teardown();
-    assert.deepEqual(verbs(kubectl), ["create Job", "create PodDisruptionBudget", "delete job", "delete poddisruptionbudget.policy"]);
+    assert.deepEqual(verbs(kubectl), [
+      "create Job",
+      "create PodDisruptionBudget",
+      "delete job",
+      "delete poddisruptionbudget.policy",
+    ]);
     assert.equal(report.leftBehind, false);
   });
 
   it("retries a transient failure of the budget's create", async () => {
-    const { executor, kubectl } = buildExecutor({ disruptionBudget: true }, [{ exitCode: 1, stderr: "Error from server (InternalError): Internal error occurred: etcdserver: request timed out\n" }, { stdout: "poddisruptionbudget.policy/knotless-run-42\n" }]);
+    const { executor, kubectl } = buildExecutor({ disruptionBudget: true }, [
+      {
+        exitCode: 1,
+        stderr: "Error from server (InternalError): Internal error occurred: etcdserver: request timed out\n",
+      },
+      { stdout: "poddisruptionbudget.policy/knotless-run-42\n" },
+    ]);
     await executor.setup();
     assert.deepEqual(verbs(kubectl), ["create Job", "create PodDisruptionBudget", "create PodDisruptionBudget"]);
     await executor.teardown();
   });
 
   it("warns when the budget cannot be deleted, and leaves nothing the run must name: it goes with the Job", async () => {
-    const refused = { exitCode: 1, stderr: 'Error from server (Forbidden): poddisruptionbudgets.policy "knotless-run-42" is forbidden: User "ci" cannot delete resource "poddisruptionbudgets" in API group "policy" in the namespace "ci"\n' };
+    const refused = {
+      exitCode: 1,
+      stderr:
+        'Error from server (Forbidden): poddisruptionbudgets.policy "knotless-run-42" is forbidden: User "ci" cannot delete resource "poddisruptionbudgets" in API group "policy" in the namespace "ci"\n',
+    };
     const { executor, events } = buildExecutor({ disruptionBudget: true }, undefined, refused);
     await executor.setup();
     const report = await executor.teardown();
     assert.equal(report.leftBehind, false);
-    assert.ok(events.some((e) => e.kind === "notice" && e.level === "warning" && /could not delete PodDisruptionBudget knotless-run-42 \(.*cannot delete resource "poddisruptionbudgets".*\): it goes with the Job \(owner reference\), or with gc/.test(e.message)));
+    assert.ok(
+      events.some(
+        (e) =>
+          e.kind === "notice" &&
+          e.level === "warning" &&
+          /could not delete PodDisruptionBudget knotless-run-42 \(.*cannot delete resource "poddisruptionbudgets".*\): it goes with the Job \(owner reference\), or with gc/.test(
+            e.message,
+          ),
+      ),
+    );
   });
 });

@@ -8,7 +8,8 @@ import { buildTestContext } from "./test-context.js";
 
 /** The annotations a patch call sets. */
 function patchedAnnotations(call: RecordedCall): Record<string, string> {
-  return (JSON.parse(call.args[call.args.indexOf("-p") + 1]!) as { metadata: { annotations: Record<string, string> } }).metadata.annotations;
+  return (JSON.parse(call.args[call.args.indexOf("-p") + 1]!) as { metadata: { annotations: Record<string, string> } })
+    .metadata.annotations;
 }
 
 async function until(check: () => boolean, what: string): Promise<void> {
@@ -28,8 +29,18 @@ describe("startHeartbeat", () => {
     await until(() => kubectl.callsTo("patch").length >= 3, "three refreshes");
     await heartbeat.stop();
     const calls = kubectl.callsTo("patch job knotless-run-42");
-    assert.deepEqual(calls.slice(0, 2).map(patchedAnnotations), [{ "knotless.dev/heartbeat": "2026-01-01T00:00:01.000Z" }, { "knotless.dev/heartbeat": "2026-01-01T00:00:02.000Z" }]);
-    assert.deepEqual(calls[0]!.args.slice(0, 6), ["--kubeconfig", "/tmp/kubeconfig", "--context", "ctx", "--namespace", "ci"]);
+    assert.deepEqual(calls.slice(0, 2).map(patchedAnnotations), [
+      { "knotless.dev/heartbeat": "2026-01-01T00:00:01.000Z" },
+      { "knotless.dev/heartbeat": "2026-01-01T00:00:02.000Z" },
+    ]);
+    assert.deepEqual(calls[0]!.args.slice(0, 6), [
+      "--kubeconfig",
+      "/tmp/kubeconfig",
+      "--context",
+      "ctx",
+      "--namespace",
+      "ci",
+    ]);
     const seen = kubectl.calls.length;
     await sleep(80);
     assert.equal(kubectl.calls.length, seen, "no refresh after stop");
@@ -47,7 +58,10 @@ describe("startHeartbeat", () => {
     }
     await heartbeat.stop();
     const gaps = starts.slice(1).map((at, i) => at - starts[i]!);
-    assert.ok(gaps.every((gap) => gap < 90), `gaps ${gaps.join(", ")} ms: timed from the end of each refresh they would be ~105 ms`);
+    assert.ok(
+      gaps.every((gap) => gap < 90),
+      `gaps ${gaps.join(", ")} ms: timed from the end of each refresh they would be ~105 ms`,
+    );
   });
 
   it("makes its first refresh at once, not one interval after the start", async () => {
@@ -56,11 +70,18 @@ describe("startHeartbeat", () => {
     const heartbeat = startHeartbeat(ctx);
     assert.equal(await heartbeat.first, undefined);
     await heartbeat.stop();
-    assert.equal(kubectl.callsTo("patch job knotless-run-42").length, 1, "one refresh, the first, within the first interval");
+    assert.equal(
+      kubectl.callsTo("patch job knotless-run-42").length,
+      1,
+      "one refresh, the first, within the first interval",
+    );
   });
 
   for (const [kind, stderr] of [
-    ["forbidden", 'Error from server (Forbidden): jobs.batch "knotless-run-42" is forbidden: User "system:serviceaccount:ci:knotless-runner" cannot patch resource "jobs" in API group "batch" in the namespace "ci"\n'],
+    [
+      "forbidden",
+      'Error from server (Forbidden): jobs.batch "knotless-run-42" is forbidden: User "system:serviceaccount:ci:knotless-runner" cannot patch resource "jobs" in API group "batch" in the namespace "ci"\n',
+    ],
     ["unauthorized", "error: You must be logged in to the server (Unauthorized)\n"],
   ] as const) {
     it(`hands a ${kind} first refresh to the run as its ${kind} error naming patch on jobs.batch, without the warning that the run goes on`, async () => {
@@ -72,7 +93,10 @@ describe("startHeartbeat", () => {
       await heartbeat.stop();
       assert.equal(refused?.name, "InfraError");
       assert.equal(refused?.reason, kind);
-      assert.match(refused?.message ?? "", /^cannot set the run's heartbeat on Job knotless-run-42 \(it needs patch on jobs\.batch; without it gc would take the live run for abandoned\): /);
+      assert.match(
+        refused?.message ?? "",
+        /^cannot set the run's heartbeat on Job knotless-run-42 \(it needs patch on jobs\.batch; without it gc would take the live run for abandoned\): /,
+      );
       assert.ok(refused?.message.includes(stderr.trim()), refused?.message);
       assert.deepEqual(eventsOf("notice"), [], "the run fails on it: no warning that it goes on");
     });
@@ -80,16 +104,26 @@ describe("startHeartbeat", () => {
 
   it("takes a first refresh that fails otherwise (a transient error) for a warning, not a refusal", async () => {
     const { ctx, kubectl, eventsOf } = buildTestContext({ timings: { heartbeatIntervalMs: 60_000 } });
-    kubectl.on("patch job", { exitCode: 1, stderr: "Error from server (ServiceUnavailable): the server is currently unable to handle the request\n" });
+    kubectl.on("patch job", {
+      exitCode: 1,
+      stderr: "Error from server (ServiceUnavailable): the server is currently unable to handle the request\n",
+    });
     const heartbeat = startHeartbeat(ctx);
     assert.equal(await heartbeat.first, undefined);
     await heartbeat.stop();
-    assert.match(eventsOf("notice")[0]?.message ?? "", /could not refresh knotless\.dev\/heartbeat on Job knotless-run-42 \(Error from server \(ServiceUnavailable\).*\); the run goes on/);
+    assert.match(
+      eventsOf("notice")[0]?.message ?? "",
+      /could not refresh knotless\.dev\/heartbeat on Job knotless-run-42 \(Error from server \(ServiceUnavailable\).*\); the run goes on/,
+    );
   });
 
   it("warns once while later refreshes fail, never fails the run, and says when they work again", async () => {
     const { ctx, kubectl, eventsOf } = buildTestContext({ timings: { heartbeatIntervalMs: 5 } });
-    const refused = { exitCode: 1, stderr: 'Error from server (Forbidden): jobs.batch "knotless-run-42" is forbidden: User "ci" cannot patch resource "jobs"\n' };
+    const refused = {
+      exitCode: 1,
+      stderr:
+        'Error from server (Forbidden): jobs.batch "knotless-run-42" is forbidden: User "ci" cannot patch resource "jobs"\n',
+    };
     kubectl.on("patch job", [{}, refused, refused, refused, {}]);
     const heartbeat = startHeartbeat(ctx);
     assert.equal(await heartbeat.first, undefined, "the first refresh worked");
@@ -97,7 +131,10 @@ describe("startHeartbeat", () => {
     await heartbeat.stop();
     const notices = eventsOf("notice");
     assert.equal(notices.filter((n) => n.level === "warning").length, 1, JSON.stringify(notices));
-    assert.match(notices[0]!.message, /could not refresh knotless\.dev\/heartbeat on Job knotless-run-42 \(Error from server \(Forbidden\).*\); the run goes on/);
+    assert.match(
+      notices[0]!.message,
+      /could not refresh knotless\.dev\/heartbeat on Job knotless-run-42 \(Error from server \(Forbidden\).*\); the run goes on/,
+    );
     assert.match(notices[1]!.message, /refreshed again/);
   });
 

@@ -37,7 +37,9 @@ function writeRecordingKubectl(code: number): string {
 function writeJobReadingKubectl(): string {
   binaries += 1;
   const path = join(dir, `kubectl-${binaries}`);
-  writeFileSync(path, `#!/bin/sh
+  writeFileSync(
+    path,
+    `#!/bin/sh
 for a in "$@"; do
   case $a in
     get) cat "$0.job"; exit 0 ;;
@@ -45,7 +47,8 @@ for a in "$@"; do
   esac
 done
 exit 1
-`);
+`,
+  );
   chmodSync(path, 0o755);
   return path;
 }
@@ -80,7 +83,9 @@ function buildExecutor(
 }
 
 /** Starts setup with a create that never answers; resolves once the create is in flight (ownership unknown). */
-async function startUnconfirmedCreate(binary: string): Promise<{ executor: KubernetesExecutor; token: string; finish: () => Promise<void> }> {
+async function startUnconfirmedCreate(
+  binary: string,
+): Promise<{ executor: KubernetesExecutor; token: string; finish: () => Promise<void> }> {
   const { executor, kubectl, cancel } = buildExecutor(binary, {}, { createHangs: true });
   const setup = executor.setup().catch(() => undefined);
   while (kubectl.callsTo("create")[0]?.stdin === undefined) await new Promise((resolve) => setImmediate(resolve));
@@ -99,7 +104,11 @@ async function startUnconfirmedCreate(binary: string): Promise<{ executor: Kuber
 }
 
 function jobJson(token: string): string {
-  return JSON.stringify({ apiVersion: "batch/v1", kind: "Job", metadata: { name: "knotless-run-42", namespace: "ci", annotations: { "knotless.dev/create-token": token } } });
+  return JSON.stringify({
+    apiVersion: "batch/v1",
+    kind: "Job",
+    metadata: { name: "knotless-run-42", namespace: "ci", annotations: { "knotless.dev/create-token": token } },
+  });
 }
 
 describe("KubernetesExecutor.teardownNowSync", () => {
@@ -111,7 +120,16 @@ describe("KubernetesExecutor.teardownNowSync", () => {
     await executor.setup();
     assert.deepEqual(executor.teardownNowSync(5_000), { detail: "deleted Job knotless-run-42", mayBeLeft: false });
     const args = readFileSync(`${binary}.args`, "utf8").trim().split("\n");
-    assert.deepEqual(args.slice(args.indexOf("delete")), ["delete", "job", "knotless-run-42", "--cascade=background", "--ignore-not-found", "--wait=false", "--request-timeout", "30s"]);
+    assert.deepEqual(args.slice(args.indexOf("delete")), [
+      "delete",
+      "job",
+      "knotless-run-42",
+      "--cascade=background",
+      "--ignore-not-found",
+      "--wait=false",
+      "--request-timeout",
+      "30s",
+    ]);
     assert.ok(args.includes("--namespace") && args[args.indexOf("--namespace") + 1] === "ci", args.join(" "));
   });
 
@@ -121,7 +139,10 @@ describe("KubernetesExecutor.teardownNowSync", () => {
     t.after(() => executor.teardown()); // removes the staged files even when an assertion fails
     await executor.setup();
     const report = executor.teardownNowSync(5_000);
-    assert.ok(report.detail.startsWith(`could not delete Job knotless-run-42: refused by the test; ${deleteHintFor(binary)}`), report.detail);
+    assert.ok(
+      report.detail.startsWith(`could not delete Job knotless-run-42: refused by the test; ${deleteHintFor(binary)}`),
+      report.detail,
+    );
     assert.equal(report.mayBeLeft, true);
   });
 
@@ -139,7 +160,10 @@ describe("KubernetesExecutor.teardownNowSync", () => {
     await executor.setup();
     assert.equal((await executor.teardown()).deleted, true);
     assert.equal(kubectl.callsTo("delete job").length, 1);
-    assert.deepEqual(executor.teardownNowSync(5_000), { detail: "Job knotless-run-42 was already deleted", mayBeLeft: false });
+    assert.deepEqual(executor.teardownNowSync(5_000), {
+      detail: "Job knotless-run-42 was already deleted",
+      mayBeLeft: false,
+    });
     assert.equal(existsSync(`${binary}.args`), false);
   });
 
@@ -158,7 +182,12 @@ describe("KubernetesExecutor.teardownNowSync", () => {
     t.after(finish);
     writeFileSync(`${binary}.job`, jobJson("another-runs-token"));
     const report = executor.teardownNowSync(5_000);
-    assert.ok(report.detail.startsWith(`the Job's create was not confirmed and no Job of this run was found; if Job knotless-run-42 exists, ${deleteHintFor(binary)}`), report.detail);
+    assert.ok(
+      report.detail.startsWith(
+        `the Job's create was not confirmed and no Job of this run was found; if Job knotless-run-42 exists, ${deleteHintFor(binary)}`,
+      ),
+      report.detail,
+    );
     assert.equal(report.mayBeLeft, true);
     assert.equal(existsSync(`${binary}.args`), false);
   });
@@ -176,7 +205,8 @@ describe("KubernetesExecutor.teardownNowSync", () => {
 });
 
 describe("KubernetesExecutor.teardown", () => {
-  const REFUSED = (verb: string): string => `Error from server (Forbidden): jobs.batch "knotless-run-42" is forbidden: User "system:serviceaccount:ci:r" cannot ${verb} resource "jobs" in API group "batch" in the namespace "ci"`;
+  const REFUSED = (verb: string): string =>
+    `Error from server (Forbidden): jobs.batch "knotless-run-42" is forbidden: User "system:serviceaccount:ci:r" cannot ${verb} resource "jobs" in API group "batch" in the namespace "ci"`;
 
   it("names the Job and the command that deletes it, with the reason forbidden, when the delete is refused", async () => {
     const { executor } = buildExecutor("kubectl", {}, { deleteReply: failure(REFUSED("delete")) });
@@ -185,7 +215,10 @@ describe("KubernetesExecutor.teardown", () => {
     assert.equal(report.deleted, false);
     assert.equal(report.leftBehind, true);
     assert.equal(report.reason, "forbidden");
-    assert.match(report.detail, /^could not delete Job knotless-run-42: Error from server \(Forbidden\).*cannot delete resource "jobs".*; delete it with: kubectl --kubeconfig \/tmp\/kubeconfig --context ctx --namespace ci delete job knotless-run-42 --cascade=background/);
+    assert.match(
+      report.detail,
+      /^could not delete Job knotless-run-42: Error from server \(Forbidden\).*cannot delete resource "jobs".*; delete it with: kubectl --kubeconfig \/tmp\/kubeconfig --context ctx --namespace ci delete job knotless-run-42 --cascade=background/,
+    );
   });
 
   it("does not pass over a Job an unconfirmed create may have made when reading it back is refused", async () => {
@@ -198,7 +231,10 @@ describe("KubernetesExecutor.teardown", () => {
     const report = await executor.teardown();
     assert.equal(report.leftBehind, true);
     assert.equal(report.reason, "forbidden");
-    assert.match(report.detail, /^could not tell whether the unfinished create made Job knotless-run-42: Error from server \(Forbidden\).*cannot get resource "jobs".*; delete it with: kubectl .* delete job knotless-run-42/);
+    assert.match(
+      report.detail,
+      /^could not tell whether the unfinished create made Job knotless-run-42: Error from server \(Forbidden\).*cannot get resource "jobs".*; delete it with: kubectl .* delete job knotless-run-42/,
+    );
     assert.equal(kubectl.callsTo("delete job").length, 0);
   });
 });

@@ -38,15 +38,34 @@ describe("planArtifact", () => {
 });
 
 describe("matchArtifactFiles", () => {
-  const listed = ["/work/dist/a.js", "/work/dist/a.js.map", "/work/dist/sub/b.js", "/work/dist/.hidden.js", "/work/src/main.c", "/outputs/report.xml", "/work/dist/odd\nname.js"];
+  const listed = [
+    "/work/dist/a.js",
+    "/work/dist/a.js.map",
+    "/work/dist/sub/b.js",
+    "/work/dist/.hidden.js",
+    "/work/src/main.c",
+    "/outputs/report.xml",
+    "/work/dist/odd\nname.js",
+  ];
 
   it("takes the files the patterns match, dot files too, relative to the pack root and sorted", () => {
-    assert.deepEqual(matchArtifactFiles(plan(["dist/**/*.js"]), listed), { files: [".hidden.js", "a.js", "sub/b.js"], unpackable: ["/work/dist/odd\nname.js"] });
-    assert.deepEqual(matchArtifactFiles(plan(["dist/*.js", "/outputs/report.xml"]), listed).files, ["outputs/report.xml", "work/dist/.hidden.js", "work/dist/a.js"]);
+    assert.deepEqual(matchArtifactFiles(plan(["dist/**/*.js"]), listed), {
+      files: [".hidden.js", "a.js", "sub/b.js"],
+      unpackable: ["/work/dist/odd\nname.js"],
+    });
+    assert.deepEqual(matchArtifactFiles(plan(["dist/*.js", "/outputs/report.xml"]), listed).files, [
+      "outputs/report.xml",
+      "work/dist/.hidden.js",
+      "work/dist/a.js",
+    ]);
   });
 
   it("leaves out what an exclude pattern (a leading !) matches", () => {
-    assert.deepEqual(matchArtifactFiles(plan(["dist/**", "!dist/**/*.map", "!dist/odd*"]), listed).files, [".hidden.js", "a.js", "sub/b.js"]);
+    assert.deepEqual(matchArtifactFiles(plan(["dist/**", "!dist/**/*.map", "!dist/odd*"]), listed).files, [
+      ".hidden.js",
+      "a.js",
+      "sub/b.js",
+    ]);
   });
 
   it("matches nothing when no listed file fits", () => {
@@ -57,8 +76,17 @@ describe("matchArtifactFiles", () => {
 describe("artifactWanted", () => {
   it("collects success artifacts on success, failure artifacts on a failed or timed-out run, always ones but on a cancel", () => {
     const when = (w: ArtifactSpec["when"]) => ({ ...spec(["x"]), when: w });
-    assert.deepEqual(["success", "failed", "timeout", "cancelled"].map((s) => artifactWanted(when("success"), s as never)), [true, false, false, false]);
-    assert.deepEqual(["success", "failed", "timeout", "cancelled"].map((s) => artifactWanted(when("failure"), s as never)), [false, true, true, false]);
-    assert.deepEqual(["success", "failed", "timeout", "cancelled"].map((s) => artifactWanted(when("always"), s as never)), [true, true, true, false]);
+    assert.deepEqual(
+      ["success", "failed", "timeout", "cancelled"].map((s) => artifactWanted(when("success"), s as never)),
+      [true, false, false, false],
+    );
+    assert.deepEqual(
+      ["success", "failed", "timeout", "cancelled"].map((s) => artifactWanted(when("failure"), s as never)),
+      [false, true, true, false],
+    );
+    assert.deepEqual(
+      ["success", "failed", "timeout", "cancelled"].map((s) => artifactWanted(when("always"), s as never)),
+      [true, true, true, false],
+    );
   });
 });

@@ -3,7 +3,18 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { InfraError } from "../../../src/core/errors.js";
 import { assertPodAlive } from "../../../src/executor/kubernetes/pod-alive.js";
-import { FORBIDDEN, NODE_NAME, POD_NAME, UNREACHABLE, deletingPod, endedPod, failure, pendingPod, podList, runningPod } from "./cluster-objects.js";
+import {
+  FORBIDDEN,
+  NODE_NAME,
+  POD_NAME,
+  UNREACHABLE,
+  deletingPod,
+  endedPod,
+  failure,
+  pendingPod,
+  podList,
+  runningPod,
+} from "./cluster-objects.js";
 import { buildTestContext } from "./test-context.js";
 import { isInfraError } from "../../support/infra-error.js";
 
@@ -17,7 +28,9 @@ describe("assertPodAlive", () => {
     kubectl.on("get pods", podList(runningPod()));
     await assertPodAlive(ctx, POD);
     assert.equal(kubectl.calls.length, 1);
-    assert.ok(kubectl.calls[0]?.args.includes("app.kubernetes.io/managed-by=knotless-runner-k8s,knotless.dev/run-id=42"));
+    assert.ok(
+      kubectl.calls[0]?.args.includes("app.kubernetes.io/managed-by=knotless-runner-k8s,knotless.dev/run-id=42"),
+    );
   });
 
   it("resolves while the pod is still Pending", async () => {
@@ -41,7 +54,10 @@ describe("assertPodAlive", () => {
   it("throws pod-lost with the reason and message when the pod was evicted", async () => {
     const { ctx, kubectl } = buildTestContext();
     kubectl.on("get pods", podList(endedPod("Failed", "Evicted", "The node was low on resource: ephemeral-storage.")));
-    await assert.rejects(assertPodAlive(ctx, POD), isPodLost(/was lost: Evicted: The node was low on resource: ephemeral-storage\.$/));
+    await assert.rejects(
+      assertPodAlive(ctx, POD),
+      isPodLost(/was lost: Evicted: The node was low on resource: ephemeral-storage\.$/),
+    );
   });
 
   it("throws pod-lost in the runner's words when the pod's idle guard stopped it (exit 75)", async () => {
@@ -50,10 +66,27 @@ describe("assertPodAlive", () => {
     const stopped = {
       ...ended,
       metadata: { ...ended.metadata, annotations: { "knotless.dev/pod-idle-timeout-seconds": "600" } },
-      status: { phase: "Failed" as const, containerStatuses: [{ name: "run", image: "busybox:1.36", imageID: "", ready: false, restartCount: 0, state: { terminated: { exitCode: 75, reason: "Error" } } }] },
+      status: {
+        phase: "Failed" as const,
+        containerStatuses: [
+          {
+            name: "run",
+            image: "busybox:1.36",
+            imageID: "",
+            ready: false,
+            restartCount: 0,
+            state: { terminated: { exitCode: 75, reason: "Error" } },
+          },
+        ],
+      },
     };
     kubectl.on("get pods", podList(stopped));
-    await assert.rejects(assertPodAlive(ctx, POD), isPodLost(/was lost: RunnerIdle: the pod stopped itself after 10m without runner activity \(its runner is gone, or could not reach it\)$/));
+    await assert.rejects(
+      assertPodAlive(ctx, POD),
+      isPodLost(
+        /was lost: RunnerIdle: the pod stopped itself after 10m without runner activity \(its runner is gone, or could not reach it\)$/,
+      ),
+    );
   });
 
   for (const phase of ["Succeeded", "Unknown"] as const) {
@@ -86,6 +119,9 @@ describe("assertPodAlive", () => {
   it("throws forbidden when reading pods is refused", async () => {
     const { ctx, kubectl } = buildTestContext();
     kubectl.on("get pods", failure(FORBIDDEN));
-    await assert.rejects(assertPodAlive(ctx, POD), (error) => error instanceof InfraError && error.reason === "forbidden");
+    await assert.rejects(
+      assertPodAlive(ctx, POD),
+      (error) => error instanceof InfraError && error.reason === "forbidden",
+    );
   });
 });

@@ -11,7 +11,15 @@ import { ScriptedKubectl, type RecordedCall, type ScriptedReply } from "../../su
 import { pendingPod, podList, runningPod } from "./cluster-objects.js";
 import { UNIT_TIMINGS } from "./test-context.js";
 
-function buildExecutor(settings: Partial<ExecutorSettings> = {}, replies: { patch?: ScriptedReply; pods?: ScriptedReply; heartbeatIntervalMs?: number; timings?: Partial<ExecutorTimings> } = {}): { executor: KubernetesExecutor; kubectl: ScriptedKubectl; cancels: CancelledError[] } {
+function buildExecutor(
+  settings: Partial<ExecutorSettings> = {},
+  replies: {
+    patch?: ScriptedReply;
+    pods?: ScriptedReply;
+    heartbeatIntervalMs?: number;
+    timings?: Partial<ExecutorTimings>;
+  } = {},
+): { executor: KubernetesExecutor; kubectl: ScriptedKubectl; cancels: CancelledError[] } {
   const kubectl = new ScriptedKubectl();
   kubectl.on("create", (call) => {
     const job = JSON.parse(call.stdin ?? "") as IJob;
@@ -36,7 +44,8 @@ function buildExecutor(settings: Partial<ExecutorSettings> = {}, replies: { patc
   return { executor: new KubernetesExecutor(ctx), kubectl, cancels };
 }
 
-const isHeartbeat = (call: RecordedCall): boolean => call.command[0] === "patch" && call.args.some((arg) => arg.includes("knotless.dev/heartbeat"));
+const isHeartbeat = (call: RecordedCall): boolean =>
+  call.command[0] === "patch" && call.args.some((arg) => arg.includes("knotless.dev/heartbeat"));
 
 async function until(check: () => boolean, what: string): Promise<void> {
   const started = Date.now();
@@ -49,13 +58,21 @@ async function until(check: () => boolean, what: string): Promise<void> {
 describe("the executor's presence in the cluster", () => {
   it("records its owner on the Job, beats from the create and watches from the pod's start until teardown, and deletes it only after both stopped", async () => {
     const { executor, kubectl } = buildExecutor({ owner: { host: "ci-1", pid: 4242 } });
-    kubectl.on("get job", { stdout: `${JSON.stringify({ type: "ADDED", object: { metadata: { name: "knotless-run-42" } } })}\n`, hang: true });
+    kubectl.on("get job", {
+      stdout: `${JSON.stringify({ type: "ADDED", object: { metadata: { name: "knotless-run-42" } } })}\n`,
+      hang: true,
+    });
     await executor.setup();
     const created = JSON.parse(kubectl.callsTo("create")[0]!.stdin!) as IJob;
     assert.equal(created.metadata?.annotations?.["knotless.dev/owner"], "4242@ci-1");
     const podRead = kubectl.calls.findIndex((call) => call.command.join(" ").startsWith("get pods"));
-    const watchAt = kubectl.calls.findIndex((call) => call.command.join(" ").startsWith("get job knotless-run-42 --watch"));
-    assert.ok(podRead >= 0 && watchAt > podRead, "the watch starts once the pod was read running, not beside the create");
+    const watchAt = kubectl.calls.findIndex((call) =>
+      call.command.join(" ").startsWith("get job knotless-run-42 --watch"),
+    );
+    assert.ok(
+      podRead >= 0 && watchAt > podRead,
+      "the watch starts once the pod was read running, not beside the create",
+    );
     await until(() => kubectl.calls.filter(isHeartbeat).length >= 2, "two heartbeats");
     await executor.teardown();
     const watch = kubectl.callsTo("get job")[0]!;
@@ -68,7 +85,10 @@ describe("the executor's presence in the cluster", () => {
 
   it("starts the watch while the pod is still Pending once cancelWatchAfterMs has passed, so a cancel reaches a long wait", async () => {
     // The pod never runs: the wait gives up after podTimeoutMs, well after the watch started.
-    const { executor, kubectl } = buildExecutor({ podTimeoutMs: 1000 }, { pods: podList(pendingPod()), timings: { cancelWatchAfterMs: 150 } });
+    const { executor, kubectl } = buildExecutor(
+      { podTimeoutMs: 1000 },
+      { pods: podList(pendingPod()), timings: { cancelWatchAfterMs: 150 } },
+    );
     kubectl.on("get job", { hang: true });
     kubectl.on("get events", { stdout: JSON.stringify({ items: [] }) });
     const setup = executor.setup().then(
@@ -94,7 +114,10 @@ describe("the executor's presence in the cluster", () => {
   });
 
   for (const [kind, stderr] of [
-    ["forbidden", 'Error from server (Forbidden): jobs.batch "knotless-run-42" is forbidden: User "system:serviceaccount:ci:knotless-runner" cannot patch resource "jobs" in API group "batch" in the namespace "ci"\n'],
+    [
+      "forbidden",
+      'Error from server (Forbidden): jobs.batch "knotless-run-42" is forbidden: User "system:serviceaccount:ci:knotless-runner" cannot patch resource "jobs" in API group "batch" in the namespace "ci"\n',
+    ],
     ["unauthorized", "error: You must be logged in to the server (Unauthorized)\n"],
   ] as const) {
     it(`fails setup with ${kind}, naming patch on jobs.batch, when the first heartbeat is refused, stops the pod wait and deletes the Job at teardown`, async () => {
@@ -109,7 +132,10 @@ describe("the executor's presence in the cluster", () => {
       );
       assert.ok(failure instanceof InfraError, String(failure));
       assert.equal(failure.reason, kind);
-      assert.match(failure.message, /cannot set the run's heartbeat on Job knotless-run-42 \(it needs patch on jobs\.batch; without it gc would take the live run for abandoned\)/);
+      assert.match(
+        failure.message,
+        /cannot set the run's heartbeat on Job knotless-run-42 \(it needs patch on jobs\.batch; without it gc would take the live run for abandoned\)/,
+      );
       assert.ok(Date.now() - started < 2000, "it failed at once, not at the pod timeout");
       const podReads = kubectl.callsTo("get pods").length;
       const report = await executor.teardown();
@@ -122,7 +148,10 @@ describe("the executor's presence in the cluster", () => {
 
   it("cancels the run when a cancel is requested on its Job", async () => {
     const { executor, kubectl, cancels } = buildExecutor();
-    kubectl.on("get job", { stdout: `${JSON.stringify({ type: "MODIFIED", object: { metadata: { annotations: { "knotless.dev/cancel-requested": "2026-01-01T00:00:00Z", "knotless.dev/cancel-requested-by": "9@ops" } } } })}\n`, hang: true });
+    kubectl.on("get job", {
+      stdout: `${JSON.stringify({ type: "MODIFIED", object: { metadata: { annotations: { "knotless.dev/cancel-requested": "2026-01-01T00:00:00Z", "knotless.dev/cancel-requested-by": "9@ops" } } } })}\n`,
+      hang: true,
+    });
     await executor.setup();
     await until(() => cancels.length === 1, "the cancel");
     await executor.teardown();
@@ -136,7 +165,9 @@ describe("the executor's presence in the cluster", () => {
     const report = await executor.teardown();
     assert.equal(report.deleted, false);
     assert.equal(kubectl.callsTo("delete").length, 0);
-    const kept = kubectl.callsTo("patch job").filter((call) => call.args.some((arg) => arg.includes("knotless.dev/kept")));
+    const kept = kubectl
+      .callsTo("patch job")
+      .filter((call) => call.args.some((arg) => arg.includes("knotless.dev/kept")));
     assert.equal(kept.length, 1);
   });
 

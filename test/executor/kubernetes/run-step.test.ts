@@ -12,7 +12,8 @@ const POD = { name: POD_NAME, node: NODE_NAME };
 const FAR = (): number => Date.now() + 60_000;
 /** A deadline the scripted exec has relayed its frames by, even on a loaded machine (100 ms was not, once). */
 const RELAYED_BY_MS = 1_000;
-const STREAM_CUT = "error: error reading from error stream: read tcp 10.0.0.2:5->10.0.0.1:443: read: connection reset by peer";
+const STREAM_CUT =
+  "error: error reading from error stream: read tcp 10.0.0.2:5->10.0.0.1:443: read: connection reset by peer";
 
 /** The helper's follow frames (src/pod/follow-frames.ts). */
 const frame = {
@@ -32,15 +33,30 @@ function outputOf(events: ReturnType<typeof buildTestContext>["events"], stream:
   return events.flatMap((e) => (e.kind === "step-output" && e.stream === stream ? [e.text] : []));
 }
 
-
 describe("runStep", { concurrency: true }, () => {
   it("streams the step's output as events and succeeds when the step exits 0", async () => {
     const { ctx, kubectl, events } = buildTestContext();
-    kubectl.on("exec", { stdout: [frame.out("hello\n"), frame.err("warn\n"), "H\n", frame.out("bye\n"), frame.exit(0)] });
+    kubectl.on("exec", {
+      stdout: [frame.out("hello\n"), frame.err("warn\n"), "H\n", frame.out("bye\n"), frame.exit(0)],
+    });
     assert.deepEqual(await runStep(ctx, POD, 1, FAR()), { status: "success", exitCode: 0, timedOut: false });
     assert.deepEqual(kubectl.calls[0]?.args, [
-      "--kubeconfig", "/tmp/kubeconfig", "--context", "ctx", "--namespace", "ci",
-      "exec", "-i", POD_NAME, "-c", "run", "--", "sh", "/knotless/helper.sh", "run", "1",
+      "--kubeconfig",
+      "/tmp/kubeconfig",
+      "--context",
+      "ctx",
+      "--namespace",
+      "ci",
+      "exec",
+      "-i",
+      POD_NAME,
+      "-c",
+      "run",
+      "--",
+      "sh",
+      "/knotless/helper.sh",
+      "run",
+      "1",
     ]);
     assert.equal(kubectl.calls[0]?.stdin, "", "stdin is held open and nothing is written to it");
     assert.deepEqual(outputOf(events, "stdout"), ["hello\n", "bye\n"]);
@@ -61,11 +77,21 @@ describe("runStep", { concurrency: true }, () => {
     assert.deepEqual(
       drops.map((n) => [n.level, n.message]),
       [
-        ["warning", "step 3's stdout passed the pod's output bound of 4 bytes (--max-log-bytes): 96 more bytes were dropped in the pod, written to no file and no log (the step went on running); result.json's logs.droppedBytes counts them"],
-        ["warning", "step 3's stderr passed the pod's output bound of 4 bytes (--max-log-bytes): the rest of it was dropped in the pod (uncounted: the step was stopped first), written to no file and no log (the step went on running); result.json's logs.droppedBytes counts them"],
+        [
+          "warning",
+          "step 3's stdout passed the pod's output bound of 4 bytes (--max-log-bytes): 96 more bytes were dropped in the pod, written to no file and no log (the step went on running); result.json's logs.droppedBytes counts them",
+        ],
+        [
+          "warning",
+          "step 3's stderr passed the pod's output bound of 4 bytes (--max-log-bytes): the rest of it was dropped in the pod (uncounted: the step was stopped first), written to no file and no log (the step went on running); result.json's logs.droppedBytes counts them",
+        ],
       ],
     );
-    assert.deepEqual(drops.map((n) => n.podDroppedBytes), [96, undefined], "a counted drop carries its bytes for the run's log counts");
+    assert.deepEqual(
+      drops.map((n) => n.podDroppedBytes),
+      [96, undefined],
+      "a counted drop carries its bytes for the run's log counts",
+    );
   });
 
   it("fails with the step's exit code when the step exits 3", async () => {
@@ -78,7 +104,12 @@ describe("runStep", { concurrency: true }, () => {
   it("keeps a UTF-8 character whole when its bytes arrive in two chunks", async () => {
     const { ctx, kubectl, events } = buildTestContext();
     const e = Buffer.from("é");
-    kubectl.on("exec", { stdout: [Buffer.concat([Buffer.from("O 3\n"), e.subarray(0, 1)]), Buffer.concat([e.subarray(1), Buffer.from("!"), Buffer.from(frame.exit(0))])] });
+    kubectl.on("exec", {
+      stdout: [
+        Buffer.concat([Buffer.from("O 3\n"), e.subarray(0, 1)]),
+        Buffer.concat([e.subarray(1), Buffer.from("!"), Buffer.from(frame.exit(0))]),
+      ],
+    });
     await runStep(ctx, POD, 0, FAR());
     assert.equal(outputOf(events, "stdout").join(""), "é!");
     assert.ok(outputOf(events, "stdout").every((text) => !text.includes("\uFFFD")));
@@ -93,12 +124,18 @@ describe("runStep", { concurrency: true }, () => {
     kubectl.on("get pods", podList(runningPod()));
     assert.deepEqual(await runStep(ctx, POD, 0, FAR()), { status: "success", exitCode: 0, timedOut: false });
     const execs = kubectl.callsTo("exec");
-    assert.deepEqual(execs.map(helperArgs), [["run", "0"], ["follow", "0", "3", "1"]]);
+    assert.deepEqual(execs.map(helperArgs), [
+      ["run", "0"],
+      ["follow", "0", "3", "1"],
+    ]);
     assert.equal(kubectl.callsTo("get pods").length, 1, "a dropped stream makes it check the pod");
     assert.deepEqual(outputOf(events, "stdout"), ["abc", "de"]);
     const [notice] = eventsOf("notice");
     assert.equal(notice?.level, "warning");
-    assert.match(notice?.message ?? "", /^step 1: the exec stream ended without the step's exit code \(kubectl exit 1: .*connection reset by peer\); reconnecting at byte 3\/1/);
+    assert.match(
+      notice?.message ?? "",
+      /^step 1: the exec stream ended without the step's exit code \(kubectl exit 1: .*connection reset by peer\); reconnecting at byte 3\/1/,
+    );
   });
 
   it("runs the step again when the helper, asked to follow it, says it had not started", async () => {
@@ -106,7 +143,11 @@ describe("runStep", { concurrency: true }, () => {
     kubectl.on("exec", [failure(STREAM_CUT), { stdout: "N\n" }, { stdout: [frame.out("ok\n"), frame.exit(0)] }]);
     kubectl.on("get pods", podList(runningPod()));
     assert.equal((await runStep(ctx, POD, 2, FAR())).status, "success");
-    assert.deepEqual(kubectl.callsTo("exec").map(helperArgs), [["run", "2"], ["follow", "2", "0", "0"], ["run", "2"]]);
+    assert.deepEqual(kubectl.callsTo("exec").map(helperArgs), [
+      ["run", "2"],
+      ["follow", "2", "0", "0"],
+      ["run", "2"],
+    ]);
   });
 
   it("keeps reconnecting past the attempt limit while every dropped stream delivered output", async () => {
@@ -130,7 +171,10 @@ describe("runStep", { concurrency: true }, () => {
     const { ctx, kubectl } = buildTestContext();
     kubectl.on("exec", [failure(UPGRADE_REFUSED), { stdout: frame.exit(0) }]);
     assert.equal((await runStep(ctx, POD, 0, FAR())).status, "success");
-    assert.deepEqual(kubectl.callsTo("exec").map(helperArgs), [["run", "0"], ["run", "0"]]);
+    assert.deepEqual(kubectl.callsTo("exec").map(helperArgs), [
+      ["run", "0"],
+      ["run", "0"],
+    ]);
     assert.deepEqual(kubectl.callsTo("get pods"), []);
   });
 
@@ -146,7 +190,13 @@ describe("runStep", { concurrency: true }, () => {
     const { ctx, kubectl, eventsOf } = buildTestContext();
     kubectl.on("exec", failure(STREAM_CUT));
     kubectl.on("get pods", podList(runningPod()));
-    await assert.rejects(runStep(ctx, POD, 0, FAR()), isInfraError("exec-no-exit-code", /^step 1: the exec kept ending without the step's exit code; last: kubectl exit 1: .*connection reset by peer/));
+    await assert.rejects(
+      runStep(ctx, POD, 0, FAR()),
+      isInfraError(
+        "exec-no-exit-code",
+        /^step 1: the exec kept ending without the step's exit code; last: kubectl exit 1: .*connection reset by peer/,
+      ),
+    );
     const execs = kubectl.callsTo("exec");
     assert.equal(execs.length, 6);
     assert.deepEqual(execs.slice(1).map(helperArgs), Array(5).fill(["follow", "0", "0", "0"]));
@@ -158,12 +208,24 @@ describe("runStep", { concurrency: true }, () => {
     const execRun: ScriptedReply = { stdout: frame.out("working\n"), hang: true };
     kubectl.on("exec", execRun, (call) => helperArgs(call)[0] === "run");
     kubectl.on("exec", { stdout: "stopped 0\n" }, (call) => helperArgs(call)[0] === "kill");
-    kubectl.on("exec", { stdout: [frame.out("stuck here\n"), frame.err("last error\n"), "K\n"] }, (call) => helperArgs(call)[0] === "follow");
-    assert.deepEqual(await runStep(ctx, POD, 0, Date.now() + RELAYED_BY_MS), { status: "timeout", exitCode: null, timedOut: true });
+    kubectl.on(
+      "exec",
+      { stdout: [frame.out("stuck here\n"), frame.err("last error\n"), "K\n"] },
+      (call) => helperArgs(call)[0] === "follow",
+    );
+    assert.deepEqual(await runStep(ctx, POD, 0, Date.now() + RELAYED_BY_MS), {
+      status: "timeout",
+      exitCode: null,
+      timedOut: true,
+    });
     const [run, kill, follow] = kubectl.calls;
     assert.deepEqual(run?.killSignals, ["SIGTERM"], "the step's exec is ended at the deadline");
     assert.deepEqual(helperArgs(kill), ["kill", "0", "7"]);
-    assert.deepEqual(helperArgs(follow), ["follow", "0", "8", "0"], "the follow starts after the bytes the ended stream relayed");
+    assert.deepEqual(
+      helperArgs(follow),
+      ["follow", "0", "8", "0"],
+      "the follow starts after the bytes the ended stream relayed",
+    );
     assert.equal(kubectl.calls.length, 3);
     assert.deepEqual(outputOf(events, "stdout"), ["working\n", "stuck here\n"]);
     assert.deepEqual(outputOf(events, "stderr"), ["last error\n"]);
@@ -172,15 +234,30 @@ describe("runStep", { concurrency: true }, () => {
 
   it("reports the timeout with a warning naming the byte output is missing from when the read after the kill is cut", async () => {
     const { ctx, kubectl, events, eventsOf } = buildTestContext();
-    kubectl.on("exec", { stdout: [frame.out("abc"), frame.err("de")], hang: true }, (call) => helperArgs(call)[0] === "run");
+    kubectl.on(
+      "exec",
+      { stdout: [frame.out("abc"), frame.err("de")], hang: true },
+      (call) => helperArgs(call)[0] === "run",
+    );
     kubectl.on("exec", { stdout: "stopped 0\n" }, (call) => helperArgs(call)[0] === "kill");
-    kubectl.on("exec", { stdout: frame.out("partial"), stderr: `${STREAM_CUT}\n`, exitCode: 1 }, (call) => helperArgs(call)[0] === "follow");
-    assert.deepEqual(await runStep(ctx, POD, 0, Date.now() + RELAYED_BY_MS), { status: "timeout", exitCode: null, timedOut: true });
+    kubectl.on(
+      "exec",
+      { stdout: frame.out("partial"), stderr: `${STREAM_CUT}\n`, exitCode: 1 },
+      (call) => helperArgs(call)[0] === "follow",
+    );
+    assert.deepEqual(await runStep(ctx, POD, 0, Date.now() + RELAYED_BY_MS), {
+      status: "timeout",
+      exitCode: null,
+      timedOut: true,
+    });
     assert.deepEqual(outputOf(events, "stdout"), ["abc", "partial"]);
     const notices = eventsOf("notice");
     assert.equal(notices.length, 1);
     assert.equal(notices[0]?.level, "warning");
-    assert.match(notices[0]?.message ?? "", /^step 1: the output it wrote after byte 10\/2 before its timeout could not be read \(kubectl exit 1: .*connection reset by peer\)$/);
+    assert.match(
+      notices[0]?.message ?? "",
+      /^step 1: the output it wrote after byte 10\/2 before its timeout could not be read \(kubectl exit 1: .*connection reset by peer\)$/,
+    );
   });
 
   it("bounds the read after the kill: a follow that never ends is stopped, with a warning, and the timeout reported", async () => {
@@ -188,7 +265,11 @@ describe("runStep", { concurrency: true }, () => {
     kubectl.on("exec", { hang: true }, (call) => helperArgs(call)[0] === "run");
     kubectl.on("exec", { stdout: "stopped 0\n" }, (call) => helperArgs(call)[0] === "kill");
     kubectl.on("exec", { hang: true }, (call) => helperArgs(call)[0] === "follow");
-    assert.deepEqual(await runStep(ctx, POD, 0, Date.now() + 100), { status: "timeout", exitCode: null, timedOut: true });
+    assert.deepEqual(await runStep(ctx, POD, 0, Date.now() + 100), {
+      status: "timeout",
+      exitCode: null,
+      timedOut: true,
+    });
     const follow = kubectl.calls.find((call) => helperArgs(call)[0] === "follow");
     assert.deepEqual(follow?.killSignals, ["SIGTERM"]);
     assert.match(eventsOf("notice")[0]?.message ?? "", /could not be read \(no end after 150 ms\)$/);
@@ -198,23 +279,36 @@ describe("runStep", { concurrency: true }, () => {
     const { ctx, kubectl, eventsOf } = buildTestContext();
     kubectl.on("exec", { hang: true }, (call) => helperArgs(call)[0] === "run");
     kubectl.on("exec", [{}, { stdout: "stopped 0\n" }], (call) => helperArgs(call)[0] === "kill");
-    assert.deepEqual(await runStep(ctx, POD, 0, Date.now() + 100), { status: "timeout", exitCode: null, timedOut: true });
+    assert.deepEqual(await runStep(ctx, POD, 0, Date.now() + 100), {
+      status: "timeout",
+      exitCode: null,
+      timedOut: true,
+    });
     assert.equal(kubectl.calls.filter((call) => helperArgs(call)[0] === "kill").length, 2);
-    assert.match(eventsOf("notice")[0]?.message ?? "", /the kill in the pod was not confirmed \(the kill exec ended without a word from the pod\)/);
+    assert.match(
+      eventsOf("notice")[0]?.message ?? "",
+      /the kill in the pod was not confirmed \(the kill exec ended without a word from the pod\)/,
+    );
   });
 
   it("fails with exec-failed when the step's processes can never be confirmed stopped", async () => {
     const { ctx, kubectl } = buildTestContext();
     kubectl.on("exec", { hang: true }, (call) => helperArgs(call)[0] === "run");
     kubectl.on("exec", {}, (call) => helperArgs(call)[0] === "kill");
-    await assert.rejects(runStep(ctx, POD, 0, Date.now() + 100), isInfraError("exec-failed", /step 1 timed out and its processes in the pod could not be confirmed stopped/));
+    await assert.rejects(
+      runStep(ctx, POD, 0, Date.now() + 100),
+      isInfraError("exec-failed", /step 1 timed out and its processes in the pod could not be confirmed stopped/),
+    );
     assert.equal(kubectl.calls.filter((call) => helperArgs(call)[0] === "kill").length, 3);
   });
 
   it("fails with exec-failed when the step was killed in the pod by someone else", async () => {
     const { ctx, kubectl } = buildTestContext();
     kubectl.on("exec", { stdout: [frame.out("x"), "K\n"] });
-    await assert.rejects(runStep(ctx, POD, 0, FAR()), isInfraError("exec-failed", /step 1 was killed in the pod by someone else/));
+    await assert.rejects(
+      runStep(ctx, POD, 0, FAR()),
+      isInfraError("exec-failed", /step 1 was killed in the pod by someone else/),
+    );
   });
 
   // The step's deadline is an hour away, so only the runner itself can end these kubectl processes.
@@ -222,7 +316,10 @@ describe("runStep", { concurrency: true }, () => {
     const { ctx, kubectl, cancel } = buildTestContext();
     t.after(cancel); // should it hang, the cancel ends it and its hour-long timer
     kubectl.on("exec", { stdout: "this is not a frame\n", hang: true });
-    await assert.rejects(runStep(ctx, POD, 0, Date.now() + 3_600_000), isInfraError("exec-failed", /the step's output stream is corrupt: unexpected frame header/));
+    await assert.rejects(
+      runStep(ctx, POD, 0, Date.now() + 3_600_000),
+      isInfraError("exec-failed", /the step's output stream is corrupt: unexpected frame header/),
+    );
     assert.deepEqual(kubectl.calls[0]?.killSignals, ["SIGTERM"]);
   });
 
@@ -230,7 +327,11 @@ describe("runStep", { concurrency: true }, () => {
     const { ctx, kubectl, cancel } = buildTestContext();
     t.after(cancel);
     kubectl.on("exec", { stdout: [frame.out("done\n"), frame.exit(0)], hang: true });
-    assert.deepEqual(await runStep(ctx, POD, 0, Date.now() + 3_600_000), { status: "success", exitCode: 0, timedOut: false });
+    assert.deepEqual(await runStep(ctx, POD, 0, Date.now() + 3_600_000), {
+      status: "success",
+      exitCode: 0,
+      timedOut: false,
+    });
     assert.deepEqual(kubectl.calls[0]?.killSignals, ["SIGTERM"]);
   });
 
@@ -240,7 +341,10 @@ describe("runStep", { concurrency: true }, () => {
     kubectl.on("exec", () => (setImmediate(cancel), { stdout: frame.out("a"), hang: true }));
     await assert.rejects(runStep(ctx, POD, 0, FAR()), CancelledError);
     assert.deepEqual(kubectl.calls[0]?.killSignals, ["SIGTERM"]);
-    assert.deepEqual(kubectl.calls.map(helperArgs), [["run", "0"], ["kill", "0", "1"]]);
+    assert.deepEqual(kubectl.calls.map(helperArgs), [
+      ["run", "0"],
+      ["kill", "0", "1"],
+    ]);
     assert.ok(eventsOf("notice").some((n) => n.message === "step 1: its processes in the pod are stopped"));
   });
 
@@ -249,15 +353,26 @@ describe("runStep", { concurrency: true }, () => {
     kubectl.on("exec", { stdout: "" }, (call) => helperArgs(call)[0] === "kill"); // swallowed: no confirmation
     kubectl.on("exec", () => (setImmediate(cancel), { hang: true }));
     await assert.rejects(runStep(ctx, POD, 0, FAR()), CancelledError);
-    assert.ok(kubectl.callsTo("exec").filter((call) => helperArgs(call)[0] === "kill").length >= 2, "the kill is tried again");
-    assert.ok(eventsOf("notice").some((n) => n.level === "warning" && /could not be confirmed stopped after the cancel/.test(n.message)));
+    assert.ok(
+      kubectl.callsTo("exec").filter((call) => helperArgs(call)[0] === "kill").length >= 2,
+      "the kill is tried again",
+    );
+    assert.ok(
+      eventsOf("notice").some(
+        (n) => n.level === "warning" && /could not be confirmed stopped after the cancel/.test(n.message),
+      ),
+    );
   });
 
   it("gives up stopping a cancelled step once the clean-up's time is over", async () => {
     const cleanup = new AbortController();
     const { ctx, kubectl, cancel } = buildTestContext();
     const bounded = { ...ctx, cleanupSignal: () => cleanup.signal };
-    kubectl.on("exec", () => (setImmediate(() => cleanup.abort()), { hang: true }), (call) => helperArgs(call)[0] === "kill");
+    kubectl.on(
+      "exec",
+      () => (setImmediate(() => cleanup.abort()), { hang: true }),
+      (call) => helperArgs(call)[0] === "kill",
+    );
     kubectl.on("exec", () => (setImmediate(cancel), { hang: true }));
     await assert.rejects(runStep(bounded, POD, 0, FAR()), CancelledError);
     const kill = kubectl.callsTo("exec").find((call) => helperArgs(call)[0] === "kill");
@@ -268,7 +383,10 @@ describe("runStep", { concurrency: true }, () => {
     const { ctx, kubectl } = buildTestContext();
     kubectl.on("exec", [failure(STREAM_CUT), failure("error: You must be logged in to the server (Unauthorized)")]);
     kubectl.on("get pods", podList(runningPod()));
-    await assert.rejects(runStep(ctx, POD, 0, FAR()), isInfraError("unauthorized", /^step 1: error: You must be logged in/));
+    await assert.rejects(
+      runStep(ctx, POD, 0, FAR()),
+      isInfraError("unauthorized", /^step 1: error: You must be logged in/),
+    );
     assert.equal(kubectl.callsTo("exec").length, 2);
   });
 });

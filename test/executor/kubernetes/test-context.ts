@@ -1,6 +1,11 @@
 // Builds an ExecutorContext around the kubectl transport over a scripted kubectl, with short timings and the emitted events recorded.
 import type { RunEventInput } from "../../../src/events/run-events.js";
-import { DEFAULT_TIMINGS, type ExecutorContext, type ExecutorSettings, type ExecutorTimings } from "../../../src/executor/kubernetes/context.js";
+import {
+  DEFAULT_TIMINGS,
+  type ExecutorContext,
+  type ExecutorSettings,
+  type ExecutorTimings,
+} from "../../../src/executor/kubernetes/context.js";
 import { exampleSettings } from "../../support/example-settings.js";
 import { ScriptedKubectl } from "../../support/scripted-kubectl.js";
 import type { RetryPolicy } from "../../../src/core/retry.js";
@@ -35,7 +40,9 @@ export interface TestContext {
   readonly eventsOf: <K extends RunEventInput["kind"]>(kind: K) => Array<Extract<RunEventInput, { kind: K }>>;
 }
 
-export function buildTestContext(options: { timings?: Partial<ExecutorTimings>; settings?: Partial<ExecutorSettings> } = {}): TestContext {
+export function buildTestContext(
+  options: { timings?: Partial<ExecutorTimings>; settings?: Partial<ExecutorSettings> } = {},
+): TestContext {
   const kubectl = new ScriptedKubectl();
   const controller = new AbortController();
   const cleanup = new AbortController();
@@ -50,6 +57,7 @@ export function buildTestContext(options: { timings?: Partial<ExecutorTimings>; 
     requestCancel: (reason) => controller.abort(reason),
     cleanupSignal: () => cleanup.signal,
   };
-  const eventsOf = <K extends RunEventInput["kind"]>(kind: K) => events.filter((e): e is Extract<RunEventInput, { kind: K }> => e.kind === kind);
+  const eventsOf = <K extends RunEventInput["kind"]>(kind: K) =>
+    events.filter((e): e is Extract<RunEventInput, { kind: K }> => e.kind === kind);
   return { ctx, kubectl, events, cancel: () => controller.abort(), eventsOf };
 }

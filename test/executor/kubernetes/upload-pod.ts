@@ -25,6 +25,11 @@ export function honestPod(seen: { names?: string[] }): (call: RecordedCall) => P
     const { names, receipt } = await readArchive(call.stdinBytes ?? Buffer.alloc(0));
     seen.names = names;
     const count = (prefix: string): number => names.filter((name) => name.startsWith(`${prefix}/`)).length;
-    return { stdout: `${receipt ?? "\n"}${expectedFindLines([{ entries: count("work"), nameNewlines: 0 }, { entries: count("steps"), nameNewlines: 0 }])}\n` };
+    return {
+      stdout: `${receipt ?? "\n"}${expectedFindLines([
+        { entries: count("work"), nameNewlines: 0 },
+        { entries: count("steps"), nameNewlines: 0 },
+      ])}\n`,
+    };
   };
 }

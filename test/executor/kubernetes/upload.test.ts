@@ -62,7 +62,13 @@ describe("uploadFiles", () => {
       const { ctx, kubectl, staging } = await setUp();
       const seen: { names?: string[] } = {};
       kubectl.on("exec", honestPod(seen));
-      const summary = await uploadFiles(ctx, POD, staging, scanUploadTrees(checkout, shared), packer === "GNU tar" ? gnuTar : undefined);
+      const summary = await uploadFiles(
+        ctx,
+        POD,
+        staging,
+        scanUploadTrees(checkout, shared),
+        packer === "GNU tar" ? gnuTar : undefined,
+      );
       assert.equal(kubectl.calls.length, 1);
       assert.deepEqual(kubectl.calls[0]!.command.slice(0, 5), ["exec", "-i", POD.name, "-c", "run"]);
       assert.deepEqual(
@@ -96,7 +102,10 @@ describe("uploadFiles", () => {
       const { receipt } = await readArchive(call.stdinBytes ?? Buffer.alloc(0));
       return { stdout: `${receipt}3\n` };
     });
-    await assert.rejects(uploadFiles(ctx, POD, staging, scanUploadTrees(checkout, shared), gnuTar), isInfraError("integrity-mismatch", /lines from find under \/work and \/steps, expected 6/));
+    await assert.rejects(
+      uploadFiles(ctx, POD, staging, scanUploadTrees(checkout, shared), gnuTar),
+      isInfraError("integrity-mismatch", /lines from find under \/work and \/steps, expected 6/),
+    );
   });
 
   it("reports a file that vanished after the scan as bad input naming it, not as a failed exec", async () => {
@@ -108,13 +117,22 @@ describe("uploadFiles", () => {
     const trees = scanUploadTrees(dir, undefined);
     await unlink(join(dir, "goes.txt"));
     kubectl.on("exec", { exitCode: 2, stderr: "tar: Unexpected EOF in archive\n" });
-    await assert.rejects(uploadFiles(ctx, POD, staging, trees, gnuTar), (error: unknown) => error instanceof InputError && /cannot pack the files to upload: .*work\/goes\.txt: Cannot stat: No such file or directory/.test(error.message));
+    await assert.rejects(
+      uploadFiles(ctx, POD, staging, trees, gnuTar),
+      (error: unknown) =>
+        error instanceof InputError &&
+        /cannot pack the files to upload: .*work\/goes\.txt: Cannot stat: No such file or directory/.test(
+          error.message,
+        ),
+    );
   });
 
   /** A "tar" that packs with the real one, then reports `stderr` and exits `code`, as GNU tar does on those events. */
   async function tarThatEndsWith(name: string, stderr: string, code: number): Promise<HostTar> {
     const binary = join(workspace, name);
-    await writeFile(binary, `#!/bin/sh\n${gnuTar.binary} "$@"\nprintf '%s\\n' '${stderr}' >&2\nexit ${code}\n`, { mode: 0o755 });
+    await writeFile(binary, `#!/bin/sh\n${gnuTar.binary} "$@"\nprintf '%s\\n' '${stderr}' >&2\nexit ${code}\n`, {
+      mode: 0o755,
+    });
     return { ...gnuTar, binary };
   }
 
@@ -122,14 +140,21 @@ describe("uploadFiles", () => {
     const { ctx, kubectl, staging } = await setUp();
     const stopped = await tarThatEndsWith("tar-broken-pipe", "tar: -: Cannot write: Broken pipe", 2);
     kubectl.on("exec", { exitCode: 1, stderr: "error: unexpected EOF\n" });
-    await assert.rejects(uploadFiles(ctx, POD, staging, scanUploadTrees(checkout, shared), stopped), isInfraError("exec-failed", /upload failed|unexpected EOF/));
+    await assert.rejects(
+      uploadFiles(ctx, POD, staging, scanUploadTrees(checkout, shared), stopped),
+      isInfraError("exec-failed", /upload failed|unexpected EOF/),
+    );
   });
 
   it("blames the input when tar failed on a file of its own accord, whatever kubectl then did", async () => {
     const { ctx, kubectl, staging } = await setUp();
     const failing = await tarThatEndsWith("tar-cannot-open", "tar: work/src/main.c: Cannot open: Permission denied", 2);
     kubectl.on("exec", { exitCode: 2, stderr: "tar: Unexpected EOF in archive\n" });
-    await assert.rejects(uploadFiles(ctx, POD, staging, scanUploadTrees(checkout, shared), failing), (error: unknown) => error instanceof InputError && /work\/src\/main\.c: Cannot open: Permission denied/.test(error.message));
+    await assert.rejects(
+      uploadFiles(ctx, POD, staging, scanUploadTrees(checkout, shared), failing),
+      (error: unknown) =>
+        error instanceof InputError && /work\/src\/main\.c: Cannot open: Permission denied/.test(error.message),
+    );
   });
 
   it("warns and still succeeds when a file changed while tar read it (GNU tar's exit 1: each member stays whole)", async () => {
@@ -138,15 +163,22 @@ describe("uploadFiles", () => {
     kubectl.on("exec", honestPod({}));
     const summary = await uploadFiles(ctx, POD, staging, scanUploadTrees(checkout, shared), changed);
     assert.equal(summary.entries, 13);
-    const warnings = eventsOf("notice").filter((notice) => notice.level === "warning").map((notice) => notice.message);
-    assert.deepEqual(warnings, ["files changed while they were uploaded: tar: work/README: file changed as we read it"]);
+    const warnings = eventsOf("notice")
+      .filter((notice) => notice.level === "warning")
+      .map((notice) => notice.message);
+    assert.deepEqual(warnings, [
+      "files changed while they were uploaded: tar: work/README: file changed as we read it",
+    ]);
   });
 
   it("reports what tar died of when it was neither stopped by kubectl nor failed on a file", async () => {
     const { ctx, kubectl, staging } = await setUp();
     const crashing = await tarThatEndsWith("tar-crash", "tar: memory exhausted", 3);
     kubectl.on("exec", honestPod({}));
-    await assert.rejects(uploadFiles(ctx, POD, staging, scanUploadTrees(checkout, shared), crashing), isInfraError("exec-failed", /upload stream failed: .*tar-crash exited 3: tar: memory exhausted/));
+    await assert.rejects(
+      uploadFiles(ctx, POD, staging, scanUploadTrees(checkout, shared), crashing),
+      isInfraError("exec-failed", /upload stream failed: .*tar-crash exited 3: tar: memory exhausted/),
+    );
   });
 
   it("stages the run's and each step's variables as export lines beside the helper, and no secret anywhere", async () => {
@@ -154,7 +186,10 @@ describe("uploadFiles", () => {
     const settings = {
       ...buildTestContext().ctx.settings,
       checkoutDir: checkout,
-      env: [{ name: "CI", value: "true" }, { name: "QUOTED", value: "it's $HOME\n" }],
+      env: [
+        { name: "CI", value: "true" },
+        { name: "QUOTED", value: "it's $HOME\n" },
+      ],
       steps: [
         { name: "one", script: "true", source: "s:1", env: [{ name: "ONLY_ONE", value: "1" }] },
         { name: "two", script: "true", source: "s:2" },
@@ -165,15 +200,22 @@ describe("uploadFiles", () => {
     const staging = await stageRunnerFiles(settings);
     staged.push(staging);
     const runner = join(staging, "knotless");
-    assert.equal(await readFile(join(runner, "env", "run.env"), "utf8"), "export CI='true'\nexport QUOTED='it'\\''s $HOME\n'\n");
+    assert.equal(
+      await readFile(join(runner, "env", "run.env"), "utf8"),
+      "export CI='true'\nexport QUOTED='it'\\''s $HOME\n'\n",
+    );
     assert.equal(await readFile(join(runner, "env", "0.env"), "utf8"), "export ONLY_ONE='1'\n");
     assert.equal(await readFile(join(runner, "env", "1.env"), "utf8"), "");
     assert.equal(await readFile(join(runner, "env", "carried.env"), "utf8"), "");
     const helper = await readFile(join(runner, "helper.sh"), "utf8");
     // The shell's words, quoted for the helper's eval, then quoted again as the value of its setting.
-    assert.ok(helper.includes(String.raw`STEP_SHELL=''\''bash'\'' '\''-eo'\'' '\''pipefail'\'''` + "\n"), "the helper runs the steps with bash -eo pipefail");
+    assert.ok(
+      helper.includes(String.raw`STEP_SHELL=''\''bash'\'' '\''-eo'\'' '\''pipefail'\'''` + "\n"),
+      "the helper runs the steps with bash -eo pipefail",
+    );
     assert.match(helper, /the run's secrets are not in the pod/);
-    for (const file of await listFiles(runner)) assert.ok(!(await readFile(file, "utf8")).includes(secret), `${file} holds the secret`);
+    for (const file of await listFiles(runner))
+      assert.ok(!(await readFile(file, "utf8")).includes(secret), `${file} holds the secret`);
     assert.ok(!(await listFiles(runner)).some((file) => file.includes("secret")), "no secrets file is staged");
   });
 
@@ -181,8 +223,14 @@ describe("uploadFiles", () => {
     const { ctx, kubectl, staging, eventsOf } = await setUp();
     kubectl.on("exec", honestPod({}));
     const trees = scanUploadTrees(checkout, shared);
-    const withSkipped = { ...trees, work: { ...trees.work, skipped: [{ path: join(checkout, "agent.sock"), reason: "socket cannot be archived" }] } };
+    const withSkipped = {
+      ...trees,
+      work: { ...trees.work, skipped: [{ path: join(checkout, "agent.sock"), reason: "socket cannot be archived" }] },
+    };
     await uploadFiles(ctx, POD, staging, withSkipped, gnuTar);
-    assert.deepEqual(eventsOf("notice").map((notice) => notice.message), [`not uploaded: ${join(checkout, "agent.sock")} (socket cannot be archived)`]);
+    assert.deepEqual(
+      eventsOf("notice").map((notice) => notice.message),
+      [`not uploaded: ${join(checkout, "agent.sock")} (socket cannot be archived)`],
+    );
   });
 });

@@ -9,7 +9,11 @@ import { UNIT_TIMINGS } from "./test-context.js";
 function setUp(cancelCleanupMs: number) {
   const controller = new AbortController();
   const events: RunEventInput[] = [];
-  const ctx = { signal: controller.signal, timings: { ...UNIT_TIMINGS, cancelCleanupMs }, emit: (event: RunEventInput) => void events.push(event) };
+  const ctx = {
+    signal: controller.signal,
+    timings: { ...UNIT_TIMINGS, cancelCleanupMs },
+    emit: (event: RunEventInput) => void events.push(event),
+  };
   return { ctx, controller, events };
 }
 
@@ -19,7 +23,10 @@ describe("yieldToCancel", () => {
     const stuck = yieldToCancel(ctx, "the download phase", new Promise<never>(() => undefined));
     const started = Date.now();
     controller.abort(new CancelledError("cancelled by SIGTERM"));
-    await assert.rejects(stuck, (error: unknown) => error instanceof CancelledError && error.message === "cancelled by SIGTERM");
+    await assert.rejects(
+      stuck,
+      (error: unknown) => error instanceof CancelledError && error.message === "cancelled by SIGTERM",
+    );
     const took = Date.now() - started;
     assert.ok(took >= 100 && took < 4000, `abandoned after ${took} ms`);
     assert.deepEqual(
@@ -31,7 +38,10 @@ describe("yieldToCancel", () => {
   it("settles as the call does when it ends within the bound after the cancel", async () => {
     const { ctx, controller, events } = setUp(100);
     controller.abort(new CancelledError());
-    assert.equal(await yieldToCancel(ctx, "step 1", new Promise((resolve) => setTimeout(() => resolve("done"), 50))), "done");
+    assert.equal(
+      await yieldToCancel(ctx, "step 1", new Promise((resolve) => setTimeout(() => resolve("done"), 50))),
+      "done",
+    );
     assert.deepEqual(events, []);
   });
 

@@ -35,7 +35,10 @@ describe("writePrivateFile", () => {
     const path = join(makeTestTempDir("private-file-"), "kubeconfig");
     writeFileSync(path, "old");
     chmodSync(path, 0o644);
-    assert.throws(() => writePrivateFile(path, "new"), (e) => e instanceof InputError && /exists with mode 0644, which lets others read or write it/.test(e.message));
+    assert.throws(
+      () => writePrivateFile(path, "new"),
+      (e) => e instanceof InputError && /exists with mode 0644, which lets others read or write it/.test(e.message),
+    );
     assert.deepEqual([readFileSync(path, "utf8"), modeOf(path)], ["old", 0o644]);
     chmodSync(path, 0o620);
     assert.throws(() => checkPrivateTarget(path), InputError);

@@ -20,7 +20,10 @@ function view(user: object, namespace?: string): string {
 
 describe("decodeJwtClaims", () => {
   it("reads a service account token's exp and sub", () => {
-    assert.deepEqual(decodeJwtClaims(makeJwt({ exp: 1_800_000_000, sub: "system:serviceaccount:ci:knotless-runner" })), { expiresAt: 1_800_000_000_000, subject: "system:serviceaccount:ci:knotless-runner" });
+    assert.deepEqual(
+      decodeJwtClaims(makeJwt({ exp: 1_800_000_000, sub: "system:serviceaccount:ci:knotless-runner" })),
+      { expiresAt: 1_800_000_000_000, subject: "system:serviceaccount:ci:knotless-runner" },
+    );
   });
 
   it("says nothing of a token that is not a JWT, or one without exp", () => {
@@ -35,7 +38,11 @@ describe("parseContextView", () => {
   it("reads the context's namespace and server and the kind of credential, never keeping the secret", () => {
     const token = makeJwt({ exp: 1_800_000_000 });
     const facts = parseContextView(view({ token }, "ci"));
-    assert.deepEqual(facts, { namespace: "ci", server: "https://gw.example:6443", credential: { kind: "token", jwt: { expiresAt: 1_800_000_000_000, subject: undefined } } });
+    assert.deepEqual(facts, {
+      namespace: "ci",
+      server: "https://gw.example:6443",
+      credential: { kind: "token", jwt: { expiresAt: 1_800_000_000_000, subject: undefined } },
+    });
     assert.ok(!JSON.stringify(facts).includes(token));
   });
 
@@ -43,7 +50,11 @@ describe("parseContextView", () => {
     const kind = (user: object) => parseContextView(view(user))?.credential.kind;
     assert.equal(kind({ tokenFile: "/var/run/token" }), "token-file");
     assert.equal(kind({ "client-certificate-data": "bm90IGEgY2VydA==", "client-key-data": "x" }), "client-certificate");
-    assert.deepEqual(parseContextView(view({ exec: { command: "oauth-signin", apiVersion: "client.authentication.k8s.io/v1" } }))?.credential, { kind: "exec", command: "oauth-signin" });
+    assert.deepEqual(
+      parseContextView(view({ exec: { command: "oauth-signin", apiVersion: "client.authentication.k8s.io/v1" } }))
+        ?.credential,
+      { kind: "exec", command: "oauth-signin" },
+    );
     assert.equal(kind({}), "none");
     assert.equal(parseContextView(view({}))?.namespace, undefined);
     assert.equal(parseContextView("not json"), undefined);

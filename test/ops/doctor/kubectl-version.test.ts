@@ -7,9 +7,17 @@ const v = (minor: number) => ({ gitVersion: `v1.${minor}.0`, major: 1, minor });
 
 describe("the kubectl version check", () => {
   it("reads client and server versions, a suffixed minor included", () => {
-    const out = JSON.stringify({ clientVersion: { major: "1", minor: "33", gitVersion: "v1.33.1" }, serverVersion: { major: "1", minor: "28+", gitVersion: "v1.28.9+k3s1" } });
-    assert.deepEqual(parseVersionOutput(out), { client: { gitVersion: "v1.33.1", major: 1, minor: 33 }, server: { gitVersion: "v1.28.9+k3s1", major: 1, minor: 28 } });
-    assert.deepEqual(parseVersionOutput(JSON.stringify({ clientVersion: { gitVersion: "v1.30.2" } })), { client: { gitVersion: "v1.30.2", major: 1, minor: 30 } });
+    const out = JSON.stringify({
+      clientVersion: { major: "1", minor: "33", gitVersion: "v1.33.1" },
+      serverVersion: { major: "1", minor: "28+", gitVersion: "v1.28.9+k3s1" },
+    });
+    assert.deepEqual(parseVersionOutput(out), {
+      client: { gitVersion: "v1.33.1", major: 1, minor: 33 },
+      server: { gitVersion: "v1.28.9+k3s1", major: 1, minor: 28 },
+    });
+    assert.deepEqual(parseVersionOutput(JSON.stringify({ clientVersion: { gitVersion: "v1.30.2" } })), {
+      client: { gitVersion: "v1.30.2", major: 1, minor: 30 },
+    });
     assert.deepEqual(parseVersionOutput("oops"), {});
   });
 

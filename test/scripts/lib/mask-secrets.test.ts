@@ -32,17 +32,26 @@ describe("mask-secrets", () => {
   });
 
   it("takes every string of a JSON credential file", () => {
-    const path = writeTemp("credentials.json", JSON.stringify({ identifier: "alice.test", nested: { appPassword: "abcd-efgh-ijkl" } }));
+    const path = writeTemp(
+      "credentials.json",
+      JSON.stringify({ identifier: "alice.test", nested: { appPassword: "abcd-efgh-ijkl" } }),
+    );
     assert.deepEqual(lib.collectCredentialSecrets(path).sort(), ["abcd-efgh-ijkl", "alice.test"]);
   });
 
   it("takes the tokens, keys and passwords of a YAML kubeconfig and not its names or server", () => {
-    const path = writeTemp("kubeconfig", "clusters:\n- cluster:\n    server: https://x.invalid\n  name: c\nusers:\n- name: u\n  user:\n    token: tok-123456\n    client-key-data: a2V5LWRhdGE=\n    password: 'pw-abcdef'\n");
+    const path = writeTemp(
+      "kubeconfig",
+      "clusters:\n- cluster:\n    server: https://x.invalid\n  name: c\nusers:\n- name: u\n  user:\n    token: tok-123456\n    client-key-data: a2V5LWRhdGE=\n    password: 'pw-abcdef'\n",
+    );
     assert.deepEqual(lib.collectKubeconfigSecrets(path).sort(), ["a2V5LWRhdGE=", "pw-abcdef", "tok-123456"]);
   });
 
   it("takes the same of a JSON kubeconfig, and nothing of a missing file", () => {
-    const path = writeTemp("kubeconfig.json", JSON.stringify({ kind: "Config", users: [{ name: "u", user: { token: "json-token-1" } }] }));
+    const path = writeTemp(
+      "kubeconfig.json",
+      JSON.stringify({ kind: "Config", users: [{ name: "u", user: { token: "json-token-1" } }] }),
+    );
     assert.deepEqual(lib.collectKubeconfigSecrets(path), ["json-token-1"]);
     assert.deepEqual(lib.collectKubeconfigSecrets(join(REPO_ROOT, "no-such-kubeconfig")), []);
   });
