@@ -7,7 +7,7 @@ import { runExec } from "../../cluster/run-exec.js";
 import { FollowFrameParser, FollowProtocolError, type FollowFrame } from "../../pod/follow-frames.js";
 import { helperCommand } from "../../pod/helper-script.js";
 import { DEFAULT_MAX_LOG_BYTES } from "../../events/output-budget.js";
-import { retry, type AttemptOutcome } from "../../core/retry.js";
+import { describeSpent, retry, type AttemptOutcome } from "../../core/retry.js";
 import { buildPodExec, type ExecutorContext } from "./context.js";
 import type { RunPod, StepOutcome } from "../executor.js";
 import { isExecNotReady, withExecRetry } from "./exec-retry.js";
@@ -68,10 +68,10 @@ export async function runStep(
             level: "warning",
             message: `${labelStep(ctx, index)}: the exec stream ended without the step's exit code (${reason}); reconnecting at byte ${offsets.stdout}/${offsets.stderr} in ${delayMs} ms (attempt ${n + 1})`,
           }),
-        giveUp: (reasons) =>
+        giveUp: (reasons, spent) =>
           new InfraError(
             "exec-no-exit-code",
-            `${labelStep(ctx, index)}: the exec kept ending without the step's exit code; last: ${reasons.at(-1)}`,
+            `${labelStep(ctx, index)}: the exec kept ending without the step's exit code (${describeSpent(spent)}); last: ${reasons.at(-1)}`,
           ),
       },
       async (): Promise<AttemptOutcome<StepOutcome>> => {
@@ -227,10 +227,10 @@ async function stopStepProcesses(
           level: "warning",
           message: `${labelStep(ctx, index)}: the kill in the pod was not confirmed (${reason}); again in ${delayMs} ms (attempt ${n + 1})`,
         }),
-      giveUp: (reasons) =>
+      giveUp: (reasons, spent) =>
         new InfraError(
           "exec-failed",
-          `${labelStep(ctx, index)} ${why} and its processes in the pod could not be confirmed stopped: ${reasons.at(-1)}`,
+          `${labelStep(ctx, index)} ${why} and its processes in the pod could not be confirmed stopped (${describeSpent(spent)}): ${reasons.at(-1)}`,
         ),
     },
     async (): Promise<AttemptOutcome<undefined>> => {

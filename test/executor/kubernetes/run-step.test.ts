@@ -194,7 +194,7 @@ describe("runStep", { concurrency: true }, () => {
       runStep(ctx, POD, 0, FAR()),
       isInfraError(
         "exec-no-exit-code",
-        /^step 1 \(build\): the exec kept ending without the step's exit code; last: kubectl exit 1: .*connection reset by peer/,
+        /^step 1 \(build\): the exec kept ending without the step's exit code \(gave up after \d+ attempts in [0-9.]+s\); last: kubectl exit 1: .*connection reset by peer/,
       ),
     );
     const execs = kubectl.callsTo("exec");
