@@ -69,7 +69,7 @@ describe("cancel in every stage of a run on the local cluster", { skip, concurre
     );
   };
 
-  it("ends runs held in each stage within 15 s of serve's cancelRun, recorded cancelled, their Jobs deleted", async () => {
+  it("ends runs held in each stage within 15 s of serve's cancelRun, recorded cancelled, their Jobs deleted", async (t) => {
     const rows = STAGES.map((stage) => ({ runId: `sc-${stage.stage}`, stage }));
     cluster.setFaults(stallFaults(rows));
     const serve = await startServeProcess([
@@ -117,6 +117,7 @@ describe("cancel in every stage of a run on the local cluster", { skip, concurre
           return { stage: stage.stage, status, ms: Date.now() - sent, jobLeft: jobExists(cluster, runId) };
         }),
       );
+      t.diagnostic(`ms from cancelRun to the run's end: ${ended.map((e) => `${e.stage} ${e.ms}`).join(", ")}`);
       assert.deepEqual(
         ended.map(({ stage, status, ms, jobLeft }) => ({ stage, status, inBound: ms < CANCEL_BOUND_MS, jobLeft })),
         rows.map(({ stage }) => ({ stage: stage.stage, status: "cancelled", inBound: true, jobLeft: false })),
@@ -130,7 +131,7 @@ describe("cancel in every stage of a run on the local cluster", { skip, concurre
     await assertNothingLeft(cluster);
   });
 
-  it("ends `run` held in each stage within 15 s of SIGTERM with the kubectl transport (and in the cache save with the API one): exit 130, Job deleted", async () => {
+  it("ends `run` held in each stage within 15 s of SIGTERM with the kubectl transport (and in the cache save with the API one): exit 130, Job deleted", async (t) => {
     const rows = [
       ...STAGES.map((stage) => ({ runId: `kc-${stage.stage}`, stage, transport: "kubectl" })),
       { runId: "api-cache-save", stage: STAGES[3], transport: "api" },
@@ -172,6 +173,7 @@ describe("cancel in every stage of a run on the local cluster", { skip, concurre
           };
         }),
       );
+      t.diagnostic(`ms from SIGTERM to the exit: ${ended.map((e) => `${e.row} ${e.ms}`).join(", ")}`);
       assert.deepEqual(
         ended.map(({ row, code, status, ms, jobLeft }) => ({
           row,
