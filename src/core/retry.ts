@@ -21,12 +21,24 @@ export type AttemptOutcome<T> =
   | { readonly done: true; readonly value: T }
   | { readonly done: false; readonly reason: string; readonly progressed?: boolean };
 
+/** What a retry spent before it gave up: the failed attempts in a row and the time since the first of them. */
+export interface RetrySpent {
+  readonly attempts: number;
+  readonly elapsedMs: number;
+}
+
+/** `gave up after 4 attempts in 12s`: for every final error, so a run's log says which wait gave up and after how long. */
+export function describeSpent({ attempts, elapsedMs }: RetrySpent): string {
+  const seconds = elapsedMs < 10_000 ? (elapsedMs / 1000).toFixed(1) : String(Math.round(elapsedMs / 1000));
+  return `gave up after ${attempts} ${attempts === 1 ? "attempt" : "attempts"} in ${seconds}s`;
+}
+
 export interface RetryHooks {
   readonly signal?: AbortSignal;
   /** Told before each wait, with the failure that caused it. */
   readonly onRetry?: (attempt: number, reason: string, delayMs: number) => void;
-  /** Builds the error thrown when the budget is spent; gets every failure reason in order. */
-  readonly giveUp: (reasons: readonly string[]) => Error;
+  /** Builds the error thrown when the budget is spent; gets every failure reason in order, and what was spent. */
+  readonly giveUp: (reasons: readonly string[], spent: RetrySpent) => Error;
   /** Injected for tests. */
   readonly now?: () => number;
   readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
@@ -57,7 +69,8 @@ export async function retry<T>(
       delay = policy.initialDelayMs;
     }
     const elapsed = now() - started;
-    if (inRow >= policy.maxAttempts || elapsed + delay > policy.budgetMs) throw hooks.giveUp(reasons);
+    if (inRow >= policy.maxAttempts || elapsed + delay > policy.budgetMs)
+      throw hooks.giveUp(reasons, { attempts: inRow, elapsedMs: elapsed });
     hooks.onRetry?.(n, outcome.reason, delay);
     try {
       await wait(delay, hooks.signal);

@@ -1,5 +1,6 @@
 // Bounds the step output a run keeps: one transform between the run's events and its sinks, so every log holds the same.
 import type { RunEvent, RunEventSink } from "./run-events.js";
+import { describeStep } from "../workflow/step-label.js";
 
 /** The step output a run keeps when nothing else is said: 64 MiB. */
 export const DEFAULT_MAX_LOG_BYTES = 64 * 1024 * 1024;
@@ -33,9 +34,11 @@ export function createOutputBudget(limitBytes: number): OutputBudget {
   let keptBytes = 0;
   let droppedBytes = 0;
   let full = false;
+  const names = new Map<number, string>(); // from step-start, for the notice
   return {
     through: (next) => (event: RunEvent) => {
       if (event.kind === "notice" && event.podDroppedBytes !== undefined) droppedBytes += event.podDroppedBytes;
+      if (event.kind === "step-start") names.set(event.index, event.name);
       if (event.kind !== "step-output") return next(event);
       const bytes = Buffer.byteLength(event.text, "utf8");
       if (full) {
@@ -56,7 +59,7 @@ export function createOutputBudget(limitBytes: number): OutputBudget {
         time: event.time,
         kind: "notice",
         level: "warning",
-        message: describeLimitReached(limitBytes, event.index, event.stream),
+        message: describeLimitReached(limitBytes, describeStep(event.index, names.get(event.index)), event.stream),
       });
     },
     counts: () => ({ limitBytes, keptBytes, droppedBytes }),
@@ -72,9 +75,9 @@ export function cutToBytes(text: string, maxBytes: number): string {
   return bytes.subarray(0, end).toString("utf8");
 }
 
-function describeLimitReached(limitBytes: number, index: number, stream: "stdout" | "stderr"): string {
+function describeLimitReached(limitBytes: number, step: string, stream: "stdout" | "stderr"): string {
   return (
-    `step output reached the log limit of ${formatBytes(limitBytes)} in step ${index + 1}'s ${stream}: the rest of the run's step output ` +
+    `step output reached the log limit of ${formatBytes(limitBytes)} in ${step}'s ${stream}: the rest of the run's step output ` +
     "is not kept in the logs (the steps go on running); result.json's logs.droppedBytes counts what was left out"
   );
 }

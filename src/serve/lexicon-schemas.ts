@@ -15,6 +15,18 @@ export const NSID = {
 } as const;
 export type MethodNsid = (typeof NSID)[keyof typeof NSID];
 
+/**
+ * Errors any call may answer, which the lexicons leave to XRPC itself rather than list per method: a request the
+ * lexicon refuses, a missing token, an unknown method, a bug (500), and a cluster failing under the call (502).
+ */
+export const ANY_CALL_ERRORS: readonly string[] = [
+  "InvalidRequest",
+  "AuthenticationRequired",
+  "MethodNotImplemented",
+  "InternalServerError",
+  "ClusterError",
+];
+
 /** The lexicons folder of the package: found upward from this module, which runs from dist/src/serve/ or from the CLI bundle in dist/cli/. */
 export function findLexiconDir(from: string = dirname(fileURLToPath(import.meta.url))): string {
   let dir = from;
@@ -47,7 +59,11 @@ export interface LexiconChecks {
   input(nsid: string, body: unknown): unknown;
   output(nsid: string, body: unknown): unknown;
   /** A value of one of the defs of dev.knotless.runner.defs (statusEvent, logLine), or the check record. */
-  def(ref: "statusEvent" | "logLine" | "runView" | "streamError", value: unknown): void;
+  def(ref: "statusEvent" | "logLine" | "runView" | "streamError" | "streamRefused", value: unknown): void;
+  /** The error names a method's lexicon declares (ANY_CALL_ERRORS aside). */
+  errors(nsid: string): readonly string[];
+  /** The `error` names a stream def (streamError: a stream ended early; streamRefused: one refused before it began) knows. */
+  streamErrors(ref: "streamError" | "streamRefused"): readonly string[];
   record(value: unknown): void;
 }
 
@@ -64,8 +80,13 @@ export function loadLexicons(): Promise<LexiconChecks> {
 function buildChecks(lexicons: Lexicons): LexiconChecks {
   const main = (
     nsid: string,
-  ): { type?: string; parameters?: { properties?: Record<string, { type?: string }> } } | undefined =>
-    lexicons.getDef(`lex:${nsid}#main`) as never;
+  ):
+    | {
+        type?: string;
+        parameters?: { properties?: Record<string, { type?: string }> };
+        errors?: ReadonlyArray<{ name: string }>;
+      }
+    | undefined => lexicons.getDef(`lex:${nsid}#main`) as never;
   return {
     methodType(nsid) {
       const type = main(nsid)?.type;
@@ -92,6 +113,12 @@ function buildChecks(lexicons: Lexicons): LexiconChecks {
       if (!checked.success) throw checked.error;
     },
     record: (value) => lexicons.assertValidRecord("dev.knotless.check", value),
+    errors: (nsid) => (main(nsid)?.errors ?? []).map((error) => error.name),
+    streamErrors(ref) {
+      const def = lexicons.getDef(`lex:dev.knotless.runner.defs#${ref}`) as
+        { properties?: { error?: { knownValues?: string[] } } } | undefined;
+      return def?.properties?.error?.knownValues ?? [];
+    },
   };
 }
 

@@ -3,6 +3,7 @@ import { describeSetting, type RunnerConfigSource } from "../config/runner-confi
 import { formatDuration } from "../core/duration.js";
 import { parseQuantity } from "../core/quantity.js";
 import { makeIssue, type WorkflowIssue } from "../workflow/workflow-errors.js";
+import { describeStep } from "../workflow/step-label.js";
 import type { ResourceSettings, SourcePosition, Workflow } from "../workflow/workflow-types.js";
 
 /** One value clamped to a limit (onExceed: clamp), as the result records it (`workflow.clamped` of dev.knotless.check). */
@@ -139,7 +140,7 @@ export function applyLimits(workflow: Workflow, source: RunnerConfigSource, nixe
       : hold(value, value > maxTimeout, maxTimeout, at, path, "maxTimeout", formatDuration, step);
   const timeoutMs = holdTimeout(workflow.timeoutMs, workflow.timeoutPosition ?? top, "timeout");
   const stepTimeoutsMs = workflow.steps.map((step, index) =>
-    holdTimeout(step.timeoutMs, step.position, `steps[${index}].timeout`, `step ${index + 1} (${step.name})`),
+    holdTimeout(step.timeoutMs, step.position, `steps[${index}].timeout`, describeStep(index, step.name)),
   );
   if (
     workflow.engine !== "microvm" &&

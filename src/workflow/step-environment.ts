@@ -1,6 +1,7 @@
 // Checks the variables, secrets and shell a run hands its steps, before the Job exists: what a pod's process can carry.
 import { ENV_NAME, type EnvVar } from "../core/env-var.js";
 import { InputError } from "../core/errors.js";
+import { describeStep } from "./step-label.js";
 
 /** What the steps' environment is made of (a subset of ExecutorSettings). */
 export interface StepEnvironmentInput {
@@ -70,7 +71,7 @@ export function readStepShell(shell: string | undefined): readonly string[] {
 export function checkStepEnvironment(input: StepEnvironmentInput): void {
   for (const variable of input.env) checkVariable(variable, "environment");
   for (const [index, step] of input.steps.entries()) {
-    for (const variable of step.env ?? []) checkVariable(variable, `step ${index + 1} (${step.name}) env`);
+    for (const variable of step.env ?? []) checkVariable(variable, `${describeStep(index, step.name)} env`);
   }
   // A secret's value is never part of a message: only its name.
   for (const secret of input.secrets ?? []) checkVariable(secret, "secrets");
@@ -95,6 +96,6 @@ export function findSecretShadowing(
   };
   for (const variable of input.env) note(variable.name, "the run's environment");
   for (const [index, step] of input.steps.entries())
-    for (const variable of step.env ?? []) note(variable.name, `step ${index + 1} (${step.name}) env`);
+    for (const variable of step.env ?? []) note(variable.name, `${describeStep(index, step.name)} env`);
   return found;
 }

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { CancelledError } from "../../src/core/errors.js";
-import { retry, type AttemptOutcome } from "../../src/core/retry.js";
+import { describeSpent, retry, type AttemptOutcome, type RetrySpent } from "../../src/core/retry.js";
 
 function fakeClock(): { now: () => number; sleep: (ms: number) => Promise<void>; slept: number[] } {
   let time = 0;
@@ -54,6 +54,22 @@ describe("retry", () => {
       GaveUp,
     );
     assert.equal(attempts, 3);
+  });
+
+  it("tells giveUp how many attempts failed in a row and how long since the first, and says it in a sentence", async () => {
+    const clock = fakeClock();
+    let spent: RetrySpent | undefined;
+    await assert.rejects(
+      retry(
+        { budgetMs: 1000, maxAttempts: 100, initialDelayMs: 400, maxDelayMs: 400 },
+        { ...clock, giveUp: (_r, s) => ((spent = s), new GaveUp()) },
+        async () => ({ done: false, reason: "x" }),
+      ),
+      GaveUp,
+    );
+    assert.deepEqual(spent, { attempts: 3, elapsedMs: 800 });
+    assert.equal(describeSpent(spent!), "gave up after 3 attempts in 0.8s");
+    assert.equal(describeSpent({ attempts: 1, elapsedMs: 61_400 }), "gave up after 1 attempt in 61s");
   });
 
   it("starts the budget again after an attempt that made progress", async () => {

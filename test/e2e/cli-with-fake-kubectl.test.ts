@@ -334,10 +334,10 @@ describe("the CLI with the fake kubectl", { concurrency: 2 }, () => {
     const kept = printed.slice(0, 1000);
     // The pod keeps 1000 bytes of step 1's stdout (its bound is the log limit) and says what it dropped; the host's
     // log then fills exactly, so its own notice comes at the next byte, step 2's stderr.
-    const limitNotice = /step output reached the log limit of 1000 bytes in step 2's stderr/g;
+    const limitNotice = /step output reached the log limit of 1000 bytes in step 2 \(second\)'s stderr/g;
     assert.match(
       run.stderr,
-      /step 1's stdout passed the pod's output bound of 1000 bytes \(--max-log-bytes\): 27890 more bytes were dropped in the pod/,
+      /step 1 \(chatty\)'s stdout passed the pod's output bound of 1000 bytes \(--max-log-bytes\): 27890 more bytes were dropped in the pod/,
     );
     // The console: the kept output on stdout (its cut line ended before the next runner line), the notice once on stderr.
     assert.equal(run.stdout.replace(/\n$/, ""), kept.replace(/\n$/, ""));

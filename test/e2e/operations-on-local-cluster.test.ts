@@ -179,7 +179,10 @@ describe("operating the runner on the local cluster", { skip, concurrency: 1, ti
         [...result.outputs].map((o) => o.path),
         ["before.txt"],
       );
-      assert.match(readFileSync(join(ws.out, "run.log"), "utf8"), /step 1: its processes in the pod are stopped/);
+      assert.match(
+        readFileSync(join(ws.out, "run.log"), "utf8"),
+        /step 1 \(wait\): its processes in the pod are stopped/,
+      );
       t.diagnostic(`cancel latency through ${name(via)}: ${latencyMs} ms from the cancel's return to the run's exit`);
       await assertNothingLeft(cluster);
     });

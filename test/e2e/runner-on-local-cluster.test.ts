@@ -352,8 +352,10 @@ describe("the runner on the local cluster", { skip, concurrency: 1, timeout: 900
     await assertNothingLeft(cluster);
   });
 
-  it("shows progress through a Pending spell (scale from zero), then succeeds", async () => {
-    const r = await run("a\techo up", "lc-pending", { faults: { schedulingDelay: { seconds: 4 } } });
+  // scripts/stress-faults.sh -s 15 makes it the 15 s spell that once failed under load.
+  const pendingSeconds = Number(process.env.E2E_PENDING_SECONDS ?? 4);
+  it(`shows progress through a Pending spell of ${pendingSeconds} s (scale from zero), then succeeds`, async () => {
+    const r = await run("a\techo up", "lc-pending", { faults: { schedulingDelay: { seconds: pendingSeconds } } });
     assert.equal(r.result.status, "success", r.result.error ?? "");
     assert.ok(
       r.events.some(

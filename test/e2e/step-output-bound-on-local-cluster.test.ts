@@ -58,7 +58,7 @@ describe("the in-pod step output bound on the local cluster", { skip, concurrenc
       const log = readFileSync(join(ws.out, "run.log"), "utf8");
       assert.match(
         log,
-        /step 1's stdout passed the pod's output bound of 65536 bytes \(--max-log-bytes\): 983041 more bytes were dropped in the pod/,
+        /step 1 \(print\)'s stdout passed the pod's output bound of 65536 bytes \(--max-log-bytes\): 983041 more bytes were dropped in the pod/,
       );
     });
   }

@@ -122,6 +122,12 @@ describe("createOutputBudget", () => {
     assert.match(messageAt(1000), /log limit of 1000 bytes/);
   });
 
+  it("names the step whose output crossed the limit as the log does: step 2 (name)", () => {
+    const start = { ...SAMPLE_EVENTS["step-start"], index: 1, name: "build" } as RunEvent;
+    const notice = notices(passThrough(2, [start, makeOutput("abc", 1)]).out)[0];
+    assert.match(notice?.kind === "notice" ? notice.message : "", /in step 2 \(build\)'s stdout:/);
+  });
+
   it("never cuts a character in two, at any limit, and keeps as much as fits", () => {
     const text = "aé€🎉b\r\n";
     const total = Buffer.byteLength(text);

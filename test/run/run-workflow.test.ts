@@ -440,7 +440,7 @@ describe("runWorkflow", () => {
           await sleep(Math.max(0, deadlineAt - Date.now()) + 20);
           throw new InfraError(
             "exec-failed",
-            "step 1 timed out and its processes in the pod could not be confirmed stopped",
+            "step 1 (build) timed out and its processes in the pod could not be confirmed stopped",
           );
         },
       },

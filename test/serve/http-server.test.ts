@@ -178,7 +178,10 @@ describe("serve over HTTP (scripted executor)", { timeout: 60_000 }, () => {
     const ndjson = { headers: { Accept: "application/x-ndjson" } };
     const future = await client.fetch("/events?cursor=999999", ndjson);
     assert.equal(future.status, 400);
-    assert.equal(((await future.json()) as { error: string }).error, "FutureCursor");
+    const futureBody = (await future.json()) as { error: string };
+    assert.equal(futureBody.error, "FutureCursor");
+    client.lexicons.def("streamRefused", futureBody);
+    assert.ok(client.lexicons.streamErrors("streamRefused").includes("FutureCursor"), "declared in defs#streamRefused");
     await assert.rejects(
       client.followWs("/events?cursor=999999"),
       (e: { statusCode?: number }) => e.statusCode === 400,
@@ -192,7 +195,12 @@ describe("serve over HTTP (scripted executor)", { timeout: 60_000 }, () => {
     for (const frame of frames) client.lexicons.def("statusEvent", frame);
     const other = await client.fetch("/events?cursor=1&epoch=another-epoch", ndjson);
     assert.equal(other.status, 400);
-    assert.equal(((await other.json()) as { error: string }).error, "EpochMismatch");
+    const otherBody = (await other.json()) as { error: string };
+    assert.equal(otherBody.error, "EpochMismatch");
+    assert.ok(
+      client.lexicons.streamErrors("streamRefused").includes("EpochMismatch"),
+      "declared in defs#streamRefused",
+    );
     await assert.rejects(
       client.followWs("/events?cursor=0&epoch=another-epoch"),
       (e: { statusCode?: number }) => e.statusCode === 400,

@@ -137,6 +137,7 @@ describe("serve on a full state disk", { timeout: 60_000 }, () => {
       const refused = await submit("while-full");
       assert.equal(refused.status, 503);
       assert.equal(((await refused.json()) as { error: string }).error, "StateUnwritable");
+      assert.ok(client.lexicons.errors(NSID.submitRun).includes("StateUnwritable"), "submitRun's lexicon declares it");
       assert.ok(Number(refused.headers.get("retry-after")) > 0);
       // Reads go on: a finished run, the list, and a finished run's log.
       assert.equal((await client.call(NSID.getRun, { params: { runId: "before" } })).body.status, "success");

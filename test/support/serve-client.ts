@@ -1,11 +1,11 @@
 // A test client of `serve`: XRPC calls whose every answer is checked against the lexicons, and the two streams over WebSocket and NDJSON.
 import assert from "node:assert/strict";
 import WebSocket from "ws";
-import { loadLexicons, type LexiconChecks } from "../../src/serve/lexicon-schemas.js";
+import { ANY_CALL_ERRORS, loadLexicons, type LexiconChecks } from "../../src/serve/lexicon-schemas.js";
 
 export interface ServeClient {
   readonly lexicons: LexiconChecks;
-  /** A query or procedure: the parsed JSON answer, validated against the method's output (or the error shape). */
+  /** A query or procedure: the parsed JSON answer, validated against the method's output (or the error shape, its name declared by the method's lexicon). */
   call(
     nsid: string,
     input: { params?: Record<string, string>; body?: unknown; token?: string | null },
@@ -43,6 +43,10 @@ export async function createServeClient(base: string, token: string): Promise<Se
       } else {
         assert.equal(typeof body.error, "string");
         assert.equal(typeof body.message, "string");
+        assert.ok(
+          [...ANY_CALL_ERRORS, ...lexicons.errors(nsid)].includes(body.error),
+          `${nsid} answered ${res.status} ${body.error}, which its lexicon does not declare`,
+        );
       }
       return { status: res.status, body };
     },

@@ -47,6 +47,10 @@ export async function executeServe(options: RawServeOptions, env: NodeJS.Process
   process.on("uncaughtException", onCrash);
   process.on("unhandledRejection", onCrash);
   const now = new AbortController();
+  // An abandoned run's calls, timers and kubectl children would keep the process alive until they time out: once the
+  // drain has said what it abandoned (stderr is written synchronously to a file or pipe), exit. A clean drain leaves
+  // nothing running, so it ends as any process does.
+  const exitNow = (code: number): never => process.exit(code);
   let signals = 0;
   const stopped = new Promise<number>((resolve) => {
     const onSignal = (signal: NodeJS.Signals): void => {
@@ -61,12 +65,14 @@ export async function executeServe(options: RawServeOptions, env: NodeJS.Process
               warn(
                 `gave up waiting for run ${run.runId} after ${formatSeconds(drainCleanupTimeoutMs)} of clean-up: ${run.detail}${run.mayBeLeft ? " (its Job may be left: gc deletes it once its heartbeat is stale)" : ""}`,
               );
-            if (abandoned.length === 0) warn("stopped: every run is over and its Job deleted");
-            resolve(abandoned.length === 0 ? EXIT.success : EXIT.infrastructure);
+            if (abandoned.length === 0) {
+              warn("stopped: every run is over and its Job deleted");
+              resolve(EXIT.success);
+            } else exitNow(EXIT.infrastructure);
           },
           (error: unknown) => {
             warn(`stopping: ${describeError(error)}`);
-            resolve(EXIT.infrastructure);
+            exitNow(EXIT.infrastructure);
           },
         );
         return;

@@ -14,7 +14,7 @@ import {
 import { describeRefusal } from "../../cluster/refusal.js";
 import { CancelledError, InfraError, InputError, describeError, type InfraReason } from "../../core/errors.js";
 import { CREATE_TOKEN_ANNOTATION } from "../../manifests/labels.js";
-import { retry } from "../../core/retry.js";
+import { describeSpent, retry } from "../../core/retry.js";
 import type { ExecutorContext } from "./context.js";
 
 /** Whether the Job in the cluster is ours: drives what teardown may delete. */
@@ -46,10 +46,10 @@ export async function createJob(
           level: "warning",
           message: `creating the Job failed (attempt ${attempt}): ${reason}; retrying in ${delayMs} ms`,
         }),
-      giveUp: (reasons) =>
+      giveUp: (reasons, spent) =>
         new InfraError(
           reasons.every((r) => r.startsWith("unreachable")) ? "cluster-unreachable" : "create-failed",
-          `could not create Job ${jobName}: ${reasons.at(-1)}`,
+          `could not create Job ${jobName} (${describeSpent(spent)}): ${reasons.at(-1)}`,
         ),
     },
     async (attempt) => {

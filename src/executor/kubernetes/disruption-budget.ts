@@ -4,7 +4,7 @@ import { AlreadyExistsError, ClusterError, isRetryable } from "../../cluster/err
 import { describeRefusal } from "../../cluster/refusal.js";
 import { CancelledError, InfraError, describeError } from "../../core/errors.js";
 import { buildDisruptionBudget } from "../../manifests/disruption-budget.js";
-import { retry, type RetryPolicy } from "../../core/retry.js";
+import { describeSpent, retry, type RetryPolicy } from "../../core/retry.js";
 import type { ExecutorContext } from "./context.js";
 
 /**
@@ -32,8 +32,11 @@ export async function createRunBudget(ctx: ExecutorContext, jobUid: string | und
           level: "warning",
           message: `creating the PodDisruptionBudget failed (attempt ${attempt}): ${reason}; retrying in ${delayMs} ms`,
         }),
-      giveUp: (reasons) =>
-        new InfraError("create-failed", `could not create PodDisruptionBudget ${jobName}: ${reasons.at(-1)}`),
+      giveUp: (reasons, spent) =>
+        new InfraError(
+          "create-failed",
+          `could not create PodDisruptionBudget ${jobName} (${describeSpent(spent)}): ${reasons.at(-1)}`,
+        ),
     },
     async () => {
       try {

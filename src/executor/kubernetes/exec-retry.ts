@@ -3,7 +3,7 @@ import { describeExecSaid, type ExecEnd } from "../../cluster/exec.js";
 import { UnavailableError } from "../../cluster/errors.js";
 import { describeRefusal } from "../../cluster/refusal.js";
 import { CancelledError, InfraError, type InfraReason } from "../../core/errors.js";
-import { retry, type AttemptOutcome } from "../../core/retry.js";
+import { describeSpent, retry, type AttemptOutcome } from "../../core/retry.js";
 import type { ExecutorContext } from "./context.js";
 import type { RunPod } from "../executor.js";
 import { assertPodAlive } from "./pod-alive.js";
@@ -38,10 +38,10 @@ export async function withExecRetry<T>(
           level: "warning",
           message: `${what}: exec not ready (attempt ${n}): ${reason}; retrying in ${delayMs} ms`,
         }),
-      giveUp: (reasons) =>
+      giveUp: (reasons, spent) =>
         new InfraError(
           "exec-failed",
-          `${what}: exec kept failing for ${Math.round(ctx.timings.execReadyBudgetMs / 1000)}s: ${reasons.at(-1)}`,
+          `${what}: exec kept failing (${describeSpent(spent)}, budget ${Math.round(ctx.timings.execReadyBudgetMs / 1000)}s): ${reasons.at(-1)}`,
         ),
     },
     async (): Promise<AttemptOutcome<T>> => {

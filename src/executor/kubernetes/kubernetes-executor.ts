@@ -21,6 +21,7 @@ import { createRunBudget, deleteRunBudget } from "./disruption-budget.js";
 import { runTimedPhase } from "../../events/timed-phase.js";
 import { startCancelWatch, type CancelWatch } from "./cancel-watch.js";
 import { yieldToCancel } from "./yield-to-cancel.js";
+import { describeStep } from "../../workflow/step-label.js";
 import { startHeartbeat, type Heartbeat } from "./heartbeat.js";
 import { formatDuration } from "../../core/duration.js";
 import { claimPlaceholder, type Capacity, type ClaimOutcome } from "../../warm/claim-placeholder.js";
@@ -277,7 +278,11 @@ export class KubernetesExecutor implements Executor {
   async runStep(index: number, deadlineAt: number): Promise<StepOutcome> {
     const pod = this.#requirePod();
     const [, { runStep }] = await (this.#run ??= loadRunModules());
-    return yieldToCancel(this.#ctx, `step ${index + 1}`, runStep(this.#ctx, pod, index, deadlineAt));
+    return yieldToCancel(
+      this.#ctx,
+      describeStep(index, this.#ctx.settings.steps[index]?.name),
+      runStep(this.#ctx, pod, index, deadlineAt),
+    );
   }
 
   async restoreCache(

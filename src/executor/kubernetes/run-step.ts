@@ -7,11 +7,12 @@ import { runExec } from "../../cluster/run-exec.js";
 import { FollowFrameParser, FollowProtocolError, type FollowFrame } from "../../pod/follow-frames.js";
 import { helperCommand } from "../../pod/helper-script.js";
 import { DEFAULT_MAX_LOG_BYTES } from "../../events/output-budget.js";
-import { retry, type AttemptOutcome } from "../../core/retry.js";
+import { describeSpent, retry, type AttemptOutcome } from "../../core/retry.js";
 import { buildPodExec, type ExecutorContext } from "./context.js";
 import type { RunPod, StepOutcome } from "../executor.js";
 import { isExecNotReady, withExecRetry } from "./exec-retry.js";
 import { assertPodAlive } from "./pod-alive.js";
+import { describeStep } from "../../workflow/step-label.js";
 
 /** How one follow exec ended. */
 type FollowEnd =
@@ -46,7 +47,12 @@ export async function runStep(
     ctx.emit({
       kind: "notice",
       level: "warning",
-      message: describePodDrop(index, frame, ctx.settings.maxLogBytes ?? DEFAULT_MAX_LOG_BYTES),
+      message: describePodDrop(
+        index,
+        frame,
+        ctx.settings.maxLogBytes ?? DEFAULT_MAX_LOG_BYTES,
+        ctx.settings.steps[index]?.name,
+      ),
       ...counted,
     });
   };
@@ -60,12 +66,12 @@ export async function runStep(
           ctx.emit({
             kind: "notice",
             level: "warning",
-            message: `step ${index + 1}: the exec stream ended without the step's exit code (${reason}); reconnecting at byte ${offsets.stdout}/${offsets.stderr} in ${delayMs} ms (attempt ${n + 1})`,
+            message: `${labelStep(ctx, index)}: the exec stream ended without the step's exit code (${reason}); reconnecting at byte ${offsets.stdout}/${offsets.stderr} in ${delayMs} ms (attempt ${n + 1})`,
           }),
-        giveUp: (reasons) =>
+        giveUp: (reasons, spent) =>
           new InfraError(
             "exec-no-exit-code",
-            `step ${index + 1}: the exec kept ending without the step's exit code; last: ${reasons.at(-1)}`,
+            `${labelStep(ctx, index)}: the exec kept ending without the step's exit code (${describeSpent(spent)}); last: ${reasons.at(-1)}`,
           ),
       },
       async (): Promise<AttemptOutcome<StepOutcome>> => {
@@ -89,9 +95,9 @@ export async function runStep(
             started = false;
             return { done: false, reason: "the step had not started yet" };
           }
-          throw new InfraError("exec-failed", `step ${index + 1} was killed in the pod by someone else`);
+          throw new InfraError("exec-failed", `${labelStep(ctx, index)} was killed in the pod by someone else`);
         }
-        const denied = end.end.kind === "failed" ? describeRefusal(end.end.error, `step ${index + 1}`) : undefined;
+        const denied = end.end.kind === "failed" ? describeRefusal(end.end.error, labelStep(ctx, index)) : undefined;
         if (denied) throw denied;
         if (isExecNotReady(end.end)) return { done: false, reason: describeExecSaid(end.end) };
         started = true;
@@ -119,13 +125,14 @@ export function describePodDrop(
   index: number,
   frame: { readonly stream: "stdout" | "stderr"; readonly bytes: number | undefined },
   boundBytes: number,
+  stepName?: string,
 ): string {
   const what =
     frame.bytes === undefined
       ? "the rest of it was dropped in the pod (uncounted: the step was stopped first)"
       : `${frame.bytes} more bytes were dropped in the pod`;
   return (
-    `step ${index + 1}'s ${frame.stream} passed the pod's output bound of ${boundBytes} bytes (--max-log-bytes): ${what}, ` +
+    `${describeStep(index, stepName)}'s ${frame.stream} passed the pod's output bound of ${boundBytes} bytes (--max-log-bytes): ${what}, ` +
     "written to no file and no log (the step went on running); result.json's logs.droppedBytes counts them"
   );
 }
@@ -135,12 +142,16 @@ async function stopCancelledStep(ctx: ExecutorContext, pod: RunPod, index: numbe
   const cleanup: ExecutorContext = { ...ctx, signal: ctx.cleanupSignal() };
   try {
     await stopStepProcesses(cleanup, pod, index, "was cancelled");
-    ctx.emit({ kind: "notice", level: "info", message: `step ${index + 1}: its processes in the pod are stopped` });
+    ctx.emit({
+      kind: "notice",
+      level: "info",
+      message: `${labelStep(ctx, index)}: its processes in the pod are stopped`,
+    });
   } catch (error) {
     ctx.emit({
       kind: "notice",
       level: "warning",
-      message: `step ${index + 1}: its processes in the pod could not be confirmed stopped after the cancel (${describeError(error)}); deleting the Job stops them`,
+      message: `${labelStep(ctx, index)}: its processes in the pod could not be confirmed stopped after the cancel (${describeError(error)}); deleting the Job stops them`,
     });
   }
 }
@@ -214,16 +225,16 @@ async function stopStepProcesses(
         ctx.emit({
           kind: "notice",
           level: "warning",
-          message: `step ${index + 1}: the kill in the pod was not confirmed (${reason}); again in ${delayMs} ms (attempt ${n + 1})`,
+          message: `${labelStep(ctx, index)}: the kill in the pod was not confirmed (${reason}); again in ${delayMs} ms (attempt ${n + 1})`,
         }),
-      giveUp: (reasons) =>
+      giveUp: (reasons, spent) =>
         new InfraError(
           "exec-failed",
-          `step ${index + 1} ${why} and its processes in the pod could not be confirmed stopped: ${reasons.at(-1)}`,
+          `${labelStep(ctx, index)} ${why} and its processes in the pod could not be confirmed stopped (${describeSpent(spent)}): ${reasons.at(-1)}`,
         ),
     },
     async (): Promise<AttemptOutcome<undefined>> => {
-      const said = await withExecRetry(ctx, pod, `stopping step ${index + 1}`, "exec-failed", async () => {
+      const said = await withExecRetry(ctx, pod, `stopping ${labelStep(ctx, index)}`, "exec-failed", async () => {
         const { end, stdout } = await runExec(
           ctx.cluster,
           buildPodExec(ctx, pod.name, helperCommand.kill(index, grace)),
@@ -279,7 +290,7 @@ async function readTimedOutOutput(
   ctx.emit({
     kind: "notice",
     level: "warning",
-    message: `step ${index + 1}: the output it wrote after byte ${offsets.stdout}/${offsets.stderr} before its timeout could not be read (${why})`,
+    message: `${labelStep(ctx, index)}: the output it wrote after byte ${offsets.stdout}/${offsets.stderr} before its timeout could not be read (${why})`,
   });
 }
 
@@ -292,4 +303,9 @@ function flushDecoders(
     const rest = decoders[stream].end();
     if (rest) ctx.emit({ kind: "step-output", index, stream, text: rest });
   }
+}
+
+/** The step as every message names it: `step 1 (build)`, numbered as the run's log numbers steps. */
+function labelStep(ctx: Pick<ExecutorContext, "settings">, index: number): string {
+  return describeStep(index, ctx.settings.steps[index]?.name);
 }

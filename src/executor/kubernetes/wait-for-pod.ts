@@ -104,7 +104,7 @@ async function followPod(
       if (read.final || read.tries >= MAX_READ_FAILURES) {
         throw new InfraError(
           "cluster-unreachable",
-          `cannot read the run's pod (${read.tries} ${read.tries === 1 ? "try" : "tries"}): ${read.failure}`,
+          `cannot read the run's pod (${read.tries} ${read.tries === 1 ? "try" : "tries"}, ${Math.round((Date.now() - started) / 1000)}s into the wait for it): ${read.failure}`,
         );
       }
     } else {

@@ -137,7 +137,7 @@ describe("createJob", { concurrency: true }, () => {
       createJob(ctx, manifest, onOwnership),
       isInfraError(
         "create-failed",
-        /^could not create Job knotless-run-42: transient: Error from server \(InternalError\)/,
+        /^could not create Job knotless-run-42 \(gave up after 5 attempts in [0-9.]+s\): transient: Error from server \(InternalError\)/,
       ),
     );
     assert.equal(kubectl.calls.length, 5);

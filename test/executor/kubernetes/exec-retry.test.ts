@@ -73,7 +73,10 @@ describe("withExecRetry", { concurrency: true }, () => {
     kubectl.on("exec", failure(UPGRADE_REFUSED));
     await assert.rejects(
       withExecRetry(ctx, POD, "upload", "exec-failed", execAttempt(ctx)),
-      isInfraError("exec-failed", /^upload: exec kept failing for 1s: error: unable to upgrade connection/),
+      isInfraError(
+        "exec-failed",
+        /^upload: exec kept failing \(gave up after \d+ attempts in [0-9.]+s, budget 1s\): error: unable to upgrade connection/,
+      ),
     );
     // A 500 ms wait fits the 1.4 s budget, the 1000 ms wait after it does not.
     const execs = kubectl.callsTo("exec").length;

@@ -134,7 +134,7 @@ describe("runStep", { concurrency: true }, () => {
     assert.equal(notice?.level, "warning");
     assert.match(
       notice?.message ?? "",
-      /^step 1: the exec stream ended without the step's exit code \(kubectl exit 1: .*connection reset by peer\); reconnecting at byte 3\/1/,
+      /^step 1 \(build\): the exec stream ended without the step's exit code \(kubectl exit 1: .*connection reset by peer\); reconnecting at byte 3\/1/,
     );
   });
 
@@ -194,7 +194,7 @@ describe("runStep", { concurrency: true }, () => {
       runStep(ctx, POD, 0, FAR()),
       isInfraError(
         "exec-no-exit-code",
-        /^step 1: the exec kept ending without the step's exit code; last: kubectl exit 1: .*connection reset by peer/,
+        /^step 1 \(build\): the exec kept ending without the step's exit code \(gave up after \d+ attempts in [0-9.]+s\); last: kubectl exit 1: .*connection reset by peer/,
       ),
     );
     const execs = kubectl.callsTo("exec");
@@ -256,7 +256,7 @@ describe("runStep", { concurrency: true }, () => {
     assert.equal(notices[0]?.level, "warning");
     assert.match(
       notices[0]?.message ?? "",
-      /^step 1: the output it wrote after byte 10\/2 before its timeout could not be read \(kubectl exit 1: .*connection reset by peer\)$/,
+      /^step 1 \(build\): the output it wrote after byte 10\/2 before its timeout could not be read \(kubectl exit 1: .*connection reset by peer\)$/,
     );
   });
 
@@ -297,7 +297,10 @@ describe("runStep", { concurrency: true }, () => {
     kubectl.on("exec", {}, (call) => helperArgs(call)[0] === "kill");
     await assert.rejects(
       runStep(ctx, POD, 0, Date.now() + 100),
-      isInfraError("exec-failed", /step 1 timed out and its processes in the pod could not be confirmed stopped/),
+      isInfraError(
+        "exec-failed",
+        /step 1 \(build\) timed out and its processes in the pod could not be confirmed stopped/,
+      ),
     );
     assert.equal(kubectl.calls.filter((call) => helperArgs(call)[0] === "kill").length, 3);
   });
@@ -307,7 +310,7 @@ describe("runStep", { concurrency: true }, () => {
     kubectl.on("exec", { stdout: [frame.out("x"), "K\n"] });
     await assert.rejects(
       runStep(ctx, POD, 0, FAR()),
-      isInfraError("exec-failed", /step 1 was killed in the pod by someone else/),
+      isInfraError("exec-failed", /step 1 \(build\) was killed in the pod by someone else/),
     );
   });
 
@@ -345,7 +348,7 @@ describe("runStep", { concurrency: true }, () => {
       ["run", "0"],
       ["kill", "0", "1"],
     ]);
-    assert.ok(eventsOf("notice").some((n) => n.message === "step 1: its processes in the pod are stopped"));
+    assert.ok(eventsOf("notice").some((n) => n.message === "step 1 (build): its processes in the pod are stopped"));
   });
 
   it("still rejects with CancelledError, with a warning, when a cancelled step's processes cannot be confirmed stopped", async () => {
@@ -385,7 +388,7 @@ describe("runStep", { concurrency: true }, () => {
     kubectl.on("get pods", podList(runningPod()));
     await assert.rejects(
       runStep(ctx, POD, 0, FAR()),
-      isInfraError("unauthorized", /^step 1: error: You must be logged in/),
+      isInfraError("unauthorized", /^step 1 \(build\): error: You must be logged in/),
     );
     assert.equal(kubectl.callsTo("exec").length, 2);
   });
