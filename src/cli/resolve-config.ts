@@ -37,7 +37,7 @@ import {
   type RawClusterOptions,
   type TransportName,
 } from "./cluster-options.js";
-import { readHeartbeatInterval } from "./heartbeat-interval.js";
+import { readExecutorTimings } from "./executor-timings.js";
 import { readPodIdleTimeout } from "./pod-idle-timeout.js";
 import { listKubeconfigFiles, readContextNamespace } from "../cluster/kubeconfig-namespace.js";
 import { resolveProcessIdentity } from "./process-identity.js";
@@ -109,7 +109,7 @@ export interface RunConfig {
   readonly warnings: readonly string[];
   /** What the runner configuration's `limits` clamped (also in `warnings`): the run logs each as a warning notice. */
   readonly clamped: readonly string[];
-  /** Timings the environment changes (the heartbeat interval); the rest are the defaults. */
+  /** Timings the environment changes (the heartbeat interval, KNOTLESS_EXECUTOR_TIMINGS); the rest are the defaults. */
   readonly timings: Partial<ExecutorTimings>;
   /**
    * Present when the workflow declares caches: how many, whether --no-cache turned them off, and where the
@@ -505,7 +505,7 @@ export async function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEn
     transport: cluster.transport,
     dryRun: raw.dryRun ?? false,
     verbose: raw.verbose ?? false,
-    timings: { heartbeatIntervalMs: readHeartbeatInterval(env) },
+    timings: readExecutorTimings(env),
     ...(cacheRepo ? { caches: { declared: declaredCaches, off: cacheFlags.off, repoFrom: cacheRepo.from } } : {}),
   };
 }

@@ -224,14 +224,6 @@ describe(
       await assertNothingLeft(cluster);
     });
 
-    it("exits 3 with a clear message when the server is down", async () => {
-      const ws = makeWorkspace("a\ttrue\n");
-      const result = await run(ws, "api-down", { serverDown: {} });
-      cluster.setFaults({});
-      assert.equal(result.code, 3, result.stderr);
-      assert.match(readResult(ws.out).error ?? "", /ECONNREFUSED|refused|connect/);
-    });
-
     it("issues the scoped credential, runs the example with it, and revokes it, all through the api transport", async () => {
       cluster.setFaults({});
       const scoped = join(makeTestTempDir("api-scoped-"), "runner.kubeconfig");

@@ -411,27 +411,6 @@ describe("the runner on the local cluster", { skip, concurrency: 1, timeout: 900
     await assertNothingLeft(cluster);
   });
 
-  it("exits 3 with a clear message when the server is down", async () => {
-    cluster.setFaults({ serverDown: {} });
-    const ws = makeWorkspace("a\ttrue\n");
-    const cli = await runCli([
-      "run",
-      "--checkout",
-      ws.checkout,
-      "--steps",
-      ws.stepsFile,
-      "--out",
-      ws.out,
-      "--kubeconfig",
-      cluster.kubeconfigPath,
-      "--kubectl",
-      DEFAULT_KUBECTL,
-    ]);
-    cluster.setFaults({});
-    assert.equal(cli.code, 3, cli.stderr);
-    assert.match(readResult(ws.out).error ?? "", /refused|connect/);
-  });
-
   it("runs 10 workflows at once, each in its own Job, all correct, nothing left behind", async () => {
     cluster.setFaults({});
     const runs = await Promise.all(

@@ -7,6 +7,11 @@ import { findKubectlOnPath, makeWorkspace, readResult, runCli } from "../support
 import { makeTestTempDir } from "../support/temp-dir.js";
 
 const kubectl = findKubectlOnPath();
+/** The create's and the delete's retries, short: the test is about the failure, not about waiting out the default backoff. */
+const SHORT_RETRIES = JSON.stringify({
+  createRetry: { budgetMs: 60_000, maxAttempts: 5, initialDelayMs: 10, maxDelayMs: 40 },
+  deleteRetry: { budgetMs: 30_000, maxAttempts: 4, initialDelayMs: 10, maxDelayMs: 40 },
+});
 
 for (const transport of ["api", "kubectl"] as const) {
   const skip = transport === "kubectl" && !kubectl ? "no kubectl on PATH" : false;
@@ -18,20 +23,23 @@ for (const transport of ["api", "kubectl"] as const) {
       "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'http://127.0.0.1:1'}}]\nusers: [{name: u, user: {}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n",
     );
     const ws = makeWorkspace("a\ttrue\n");
-    const run = await runCli([
-      "run",
-      "--checkout",
-      ws.checkout,
-      "--steps",
-      ws.stepsFile,
-      "--out",
-      ws.out,
-      "--kubeconfig",
-      kubeconfig,
-      "--transport",
-      transport,
-      ...(kubectl ? ["--kubectl", kubectl] : []),
-    ]);
+    const run = await runCli(
+      [
+        "run",
+        "--checkout",
+        ws.checkout,
+        "--steps",
+        ws.stepsFile,
+        "--out",
+        ws.out,
+        "--kubeconfig",
+        kubeconfig,
+        "--transport",
+        transport,
+        ...(kubectl ? ["--kubectl", kubectl] : []),
+      ],
+      { env: { KNOTLESS_EXECUTOR_TIMINGS: SHORT_RETRIES } },
+    );
     assert.equal(run.code, 3, run.stderr);
     const result = readResult(ws.out);
     assert.equal(result.errorReason, "cluster-unreachable");

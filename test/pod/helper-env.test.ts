@@ -58,7 +58,8 @@ function pipefailShell(flavour: Flavour): readonly string[] {
 for (const flavour of FLAVOURS) {
   describe(
     `the steps' environment under ${FLAVOUR_TITLES[flavour]}`,
-    { skip: HAS_BWRAP ? false : "bwrap is not installed" },
+    // Each test makes its own sandbox and most of its time is its steps' sleeps: the tests run at once.
+    { skip: HAS_BWRAP ? false : "bwrap is not installed", concurrency: true },
     () => {
       const scratch: string[] = [];
       const newPod = (helper: HelperOptions = {}): Pod => {

@@ -26,7 +26,8 @@ function waitFor(check: () => boolean, what: string, ms = 15_000): Promise<void>
 for (const flavour of FLAVOURS) {
   describe(
     `helper.sh's output bound under ${FLAVOUR_TITLES[flavour]}`,
-    { skip: HAS_BWRAP ? false : "bwrap is not installed" },
+    // Each test makes its own sandbox and most of its time is its steps' sleeps: the tests run at once.
+    { skip: HAS_BWRAP ? false : "bwrap is not installed", concurrency: true },
     () => {
       const scratch: string[] = [];
       const newPod = (

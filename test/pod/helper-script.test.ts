@@ -16,8 +16,11 @@ function stageStepState(pod: Pod, index: number, files: Readonly<Record<string, 
   return dir;
 }
 
+/** Each test makes its own sandbox and most of its time is its steps' sleeps: the tests of a flavour run at once. */
+const SANDBOXED = { skip: HAS_BWRAP ? false : "bwrap is not installed", concurrency: true } as const;
+
 for (const flavour of FLAVOURS) {
-  describe(`helper.sh under ${FLAVOUR_TITLES[flavour]}`, { skip: HAS_BWRAP ? false : "bwrap is not installed" }, () => {
+  describe(`helper.sh under ${FLAVOUR_TITLES[flavour]}`, SANDBOXED, () => {
     const scratch: string[] = [];
     const newPod = (extraBinds: readonly string[] = []): Pod => {
       const pod = createPod(flavour, { extraBinds });

@@ -81,7 +81,8 @@ describe("serve on a full state disk", { timeout: 60_000 }, () => {
               for (let i = 0; i < 64; i++)
                 c.emit({ kind: "step-output", index, stream: "stdout", text: `${"x".repeat(1023)}\n` });
               // Bounded: a run that is not stopped by its full disk ends here as a success, and the test fails.
-              await Promise.race([untilAborted(c.signal), new Promise((r) => setTimeout(r, 5000))]);
+              // Unref'd: once the run is stopped, the timer does not keep the file alive for its 5 s (the server does meanwhile).
+              await Promise.race([untilAborted(c.signal), new Promise((r) => setTimeout(r, 5000).unref())]);
               return { status: "success", exitCode: 0, timedOut: false } as StepOutcome;
             },
           });

@@ -145,7 +145,8 @@ describe("exec credential plugins", () => {
   });
 
   it("kills a plugin that hangs and fails after the timeout; a later call runs it again", async () => {
-    const p = plugin("sleep 5");
+    // exec: the kill reaches the hanging process itself, so no orphaned sleep holds the file open after the test.
+    const p = plugin("exec sleep 5");
     const source = new ExecCredentialSource(p.config, { env: ENV, timeoutMs: 200 });
     await assertUnauthorized(source.get(), /did not answer within 200 ms/);
     await assertUnauthorized(source.get(), /did not answer/);

@@ -71,6 +71,12 @@ async function groupAlive(pid: number): Promise<boolean> {
   return true;
 }
 
+/**
+ * How long a call may take to end once it should have: unref'd, so a call that ended leaves no timer keeping the
+ * test file alive (and one that did not still holds the loop open through its child until this fires).
+ */
+const giveUp = (): Promise<void> => sleep(8000, undefined, { ref: false });
+
 describe("Kubectl's kill", () => {
   it("ends a wrapper script's own children too, so the call ends at once instead of when they do", async () => {
     const wrapper = writeWrapper();
@@ -78,7 +84,7 @@ describe("Kubectl's kill", () => {
     call.stdout.resume();
     const pid = await readPid(wrapper.pidFile);
     call.kill();
-    const ended = await Promise.race([call.exited.then(() => "ended"), sleep(8000).then(() => "still running")]);
+    const ended = await Promise.race([call.exited.then(() => "ended"), giveUp().then(() => "still running")]);
     assert.equal(ended, "ended", "the call ended once killed, though the wrapper's child held its pipes");
     assert.equal(await groupAlive(pid), false, "nothing of the wrapper's process group is left");
   });
@@ -89,7 +95,7 @@ describe("Kubectl's kill", () => {
     const pending = new Kubectl({ binary: wrapper.path }).run(["get", "pods"], { signal: controller.signal });
     const pid = await readPid(wrapper.pidFile);
     controller.abort();
-    const exit = await Promise.race([pending, sleep(8000).then(() => undefined)]);
+    const exit = await Promise.race([pending, giveUp().then(() => undefined)]);
     assert.ok(exit !== undefined, "the call ended once aborted");
     assert.notEqual(exit.exitCode, 0);
     assert.equal(await groupAlive(pid), false);
@@ -100,7 +106,7 @@ describe("Kubectl's kill", () => {
     const started = Date.now();
     const pending = new Kubectl({ binary: wrapper.path }).run(["get", "pods"], { timeoutMs: 300 });
     const pid = await readPid(wrapper.pidFile);
-    const exit = await Promise.race([pending, sleep(8000).then(() => undefined)]);
+    const exit = await Promise.race([pending, giveUp().then(() => undefined)]);
     assert.ok(exit !== undefined, "the call ended at its timeout");
     assert.equal(exit.timedOut, true);
     assert.ok(Date.now() - started >= 300);
