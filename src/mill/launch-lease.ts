@@ -244,6 +244,7 @@ async function prepareLeaseRun(
               sha: plan.pipeline.sha!,
               depth: clone.depth ?? plan.loaded.resolved.clone.depth ?? 1,
               submodules: clone.submodules,
+              tags: clone.tags,
             },
             setting: defaults.git,
           },
