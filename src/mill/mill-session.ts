@@ -102,6 +102,8 @@ export interface MillStats {
   readonly maxRuns: number;
   readonly leases: Readonly<Record<LeaseState, number>>;
   readonly outboxDepth: number;
+  /** Bytes the outbox holds, against its cap. */
+  readonly outboxBytes: number;
   readonly connected: boolean;
 }
 
@@ -161,6 +163,7 @@ export class MillSession {
       maxRuns: this.#options.maxRuns,
       leases,
       outboxDepth: this.#options.state.depth(),
+      outboxBytes: this.#options.state.bytes(),
       connected: this.#socket !== undefined,
     };
   }
@@ -360,6 +363,12 @@ export class MillSession {
         `no free seat: ${this.#options.maxRuns} of ${this.#options.maxRuns} in use`,
         REJECT_CLASS.transient,
       );
+    // A full outbox (the mill has not acknowledged for a while) would drop the new run's RUNNING: take no more until it drains.
+    if (this.#options.state.isFull())
+      return reject(
+        `outbox full: ${this.#options.state.bytes()} bytes of events the mill has not acknowledged (cap ${this.#options.state.capBytes})`,
+        REJECT_CLASS.transient,
+      );
     const lease: Lease = { leaseId: seat.leaseId, state: "reserved", accepted: checked.accepted, cancelled: false };
     const ttlMs = seat.ttlSeconds > 0 ? seat.ttlSeconds * 1000 : this.#timings.defaultTtlMs;
     lease.ttl = setTimeout(() => this.#onRelease(seat.leaseId), ttlMs);
@@ -393,11 +402,15 @@ export class MillSession {
     const launched = this.#options.launcher.start(lease.accepted!, commit.secrets, (line) => this.#onLine(lease, line));
     lease.launched = launched;
     lease.accepted = undefined;
-    this.#options.state.startLease(lease.leaseId, launched.record, {
+    const running = this.#options.state.startLease(lease.leaseId, launched.record, {
       status: NONTERMINAL_STATUS.running,
       error: "",
       exitCode: 0,
     });
+    if (running === undefined)
+      this.#options.warn(
+        `lease ${lease.leaseId}: the outbox is past its cap (${this.#options.state.capBytes} bytes unacknowledged); its RUNNING status is dropped, its terminal will still be sent`,
+      );
     this.#send(millMessage("committed", { leaseId: commit.leaseId }));
     this.#flushOutbox();
     this.#track(

@@ -50,14 +50,24 @@ function offer(leaseId: string, extra: { engine?: string; image?: string } = {})
 }
 
 async function startExecutor(
-  options: { maxRuns?: number; dir?: string; mill?: StandInMill; ack?: boolean; logStore?: LogStore } = {},
+  options: {
+    maxRuns?: number;
+    dir?: string;
+    mill?: StandInMill;
+    ack?: boolean;
+    logStore?: LogStore;
+    outboxCapBytes?: number;
+  } = {},
 ) {
   const mill =
     options.mill ?? (await StandInMill.start({ token: TOKEN, ack: options.ack ?? true, cancelDeadlineMs: 10_000 }));
   if (!options.mill) cleanups.push(() => mill.close());
   const dir = options.dir ?? makeTestTempDir("mill-session-");
   const launcher = new ScriptedLauncher();
-  const state = new MillState(join(dir, "state"));
+  const state = new MillState(
+    join(dir, "state"),
+    options.outboxCapBytes === undefined ? {} : { outboxCapBytes: options.outboxCapBytes },
+  );
   const warnings: string[] = [];
   const session = new MillSession({
     url: mill.url,
@@ -283,6 +293,46 @@ describe("mill session", () => {
       "the CancelAck of x",
     );
     assert.equal(mill.connections, 4);
+  });
+
+  it("with its outbox at the cap: reserves refused TRANSIENT, a commit's RUNNING dropped, every terminal still sent, reserves taken again once the mill acknowledges", async () => {
+    const running = Buffer.byteLength(JSON.stringify({ statusEvent: { status: 1, error: "", exitCode: 0 } }));
+    // Room for exactly one RUNNING row (lease id and JSON): after o-1's, the outbox is full until the mill acks.
+    const { mill, launcher, warnings } = await startExecutor({
+      ack: false,
+      maxRuns: 3,
+      outboxCapBytes: "o-1".length + running,
+    });
+    assert.equal((await mill.reserve(offer("o-1"))).accepted, true);
+    assert.equal((await mill.reserve(offer("o-2"))).accepted, true);
+    assert.equal(await mill.commit("o-1"), "committed");
+    await mill.waitFor(() => mill.statuses.get("o-1")?.length === 1, 5_000, "o-1's RUNNING");
+    const refused = await mill.reserve(offer("o-3"));
+    assert.deepEqual([refused.accepted, refused.rejectClass], [false, REJECT_CLASS.transient]);
+    assert.match(refused.rejectReason, /^outbox full: \d+ bytes of events the mill has not acknowledged \(cap \d+\)$/);
+    assert.equal(await mill.commit("o-2"), "committed");
+    assert.ok(
+      warnings.some((warning) => /^lease o-2: the outbox is past its cap .* RUNNING status is dropped/.test(warning)),
+      warnings.join("\n"),
+    );
+    launcher.runs.get("o-2")!.finish({ status: "success", exitCode: 0, error: "" });
+    launcher.runs.get("o-1")!.finish({ status: "failed", exitCode: 3, error: "step failed" });
+    await mill.waitFor(() => mill.terminals.size === 2, 5_000, "both terminals");
+    assert.deepEqual(mill.statuses.get("o-1"), ["running", "failed"]);
+    assert.deepEqual(mill.statuses.get("o-2"), ["success"]);
+    // The mill acknowledges at the next session's Resume: the outbox is trimmed and takes work again.
+    mill.ackEnabled = true;
+    mill.dropConnection();
+    await mill.waitFor(
+      () =>
+        mill.connections === 2 &&
+        mill.connected &&
+        mill.received.some((r) => r.connection === 2 && r.message.kind === "nodeSnapshot"),
+      10_000,
+      "the second session's snapshot",
+    );
+    assert.equal((await mill.reserve(offer("o-3"))).accepted, true);
+    assert.deepEqual([mill.violations, mill.failedByMill], [[], []]);
   });
 
   it("queues the terminal only once the log is stored, trying the store again until it takes it", async () => {
