@@ -70,7 +70,7 @@ export interface MillSessionOptions {
   /** Where each lease's log is written as it happens (`<dir>/<lease_id>.log`) before it is stored. */
   readonly logDir: string;
   readonly timings?: Partial<MillTimings>;
-  /** Extra options for the WebSocket (a test's CA); `ws://` is the caller's decision (--insecure-mill). */
+  /** Extra options for the WebSocket (--mill-ca's `ca`); `ws://` is the caller's decision (--insecure-mill). */
   readonly socketOptions?: ClientOptions;
   readonly warn: (message: string) => void;
   readonly observer?: MillObserver;
