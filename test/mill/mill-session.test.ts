@@ -2,6 +2,8 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, it } from "node:test";
 import { createDirLogStore, type LogStore } from "../../src/mill/log-store.js";
@@ -269,6 +271,83 @@ describe("mill session", () => {
     const stored = readFileSync(join(dir, "store", "logs", "r-1.log"), "utf8");
     assert.match(stored, /before the crash/);
     assert.deepEqual(mill.violations, []);
+  });
+
+  it("dials again after a refused upgrade, backing off from the first wait doubling to the most, and says why", async () => {
+    const dials: number[] = [];
+    const server = createServer();
+    server.on("upgrade", (_request, socket) => {
+      dials.push(Date.now());
+      socket.end("HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n");
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    cleanups.push(() => new Promise((resolve) => server.close(() => resolve())));
+    const dir = makeTestTempDir("mill-backoff-");
+    const state = new MillState(join(dir, "state"));
+    const warnings: string[] = [];
+    const session = new MillSession({
+      url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}/mill`,
+      token: TOKEN,
+      labels: [],
+      arch: "amd64",
+      maxRuns: 1,
+      state,
+      codec: await loadMillCodec(),
+      launcher: new ScriptedLauncher(),
+      logStore: createDirLogStore(join(dir, "store")),
+      logDir: join(dir, "logs"),
+      timings: { ...FAST, backoffMinMs: 150, backoffMaxMs: 600 },
+      warn: (message) => warnings.push(message),
+    });
+    cleanups.push(async () => {
+      await session.stop();
+      state.close();
+    });
+    session.start();
+    const deadline = Date.now() + 10_000;
+    while (dials.length < 6 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    const gaps = dials.slice(1, 6).map((at, index) => at - dials[index]!);
+    const expected = [150, 300, 600, 600, 600];
+    assert.equal(gaps.length, 5, `dials: ${dials.length}`);
+    gaps.forEach((gap, index) =>
+      assert.ok(
+        gap >= expected[index]! - 10 && gap < expected[index]! + 400,
+        `gap ${index + 1}: ${gap} ms, expected about ${expected[index]} ms (all: ${gaps.join(", ")})`,
+      ),
+    );
+    assert.match(warnings[0]!, /HTTP 401 \(token unknown, expired or quarantined\); dialling again in 150 ms/);
+  });
+
+  it("snapshots on its clock while idle, and lists a lease from its reservation until its terminal has gone out", async () => {
+    const { mill, launcher } = await startExecutor();
+    const first = mill.messages("nodeSnapshot").length;
+    await new Promise((resolve) => setTimeout(resolve, 1_100)); // snapshotMs is 300
+    assert.ok(
+      mill.messages("nodeSnapshot").length >= first + 3,
+      `${mill.messages("nodeSnapshot").length - first} more`,
+    );
+    await runToCommit(mill, "s-1");
+    await mill.waitFor(
+      () => mill.messages("nodeSnapshot").at(-1)!.activeLeaseIds.includes("s-1"),
+      5_000,
+      "a snapshot listing s-1",
+    );
+    launcher.runs.get("s-1")!.finish({ status: "success", exitCode: 0, error: "" });
+    await mill.waitFor(() => mill.terminals.get("s-1"), 5_000, "the terminal");
+    const terminalAt = mill.received.findIndex(
+      (entry) => entry.message.kind === "eventBatch" && entry.message.body.events.some((event) => event.attemptResult),
+    );
+    const before = mill.received
+      .slice(0, terminalAt)
+      .filter((entry) => entry.message.kind === "nodeSnapshot")
+      .at(-1)!;
+    assert.ok(before.message.kind === "nodeSnapshot" && before.message.body.activeLeaseIds.includes("s-1"));
+    await mill.waitFor(
+      () => !mill.messages("nodeSnapshot").at(-1)!.activeLeaseIds.includes("s-1"),
+      5_000,
+      "a snapshot without s-1",
+    );
+    assert.deepEqual([mill.violations, mill.failedByMill], [[], []]);
   });
 
   it("ends the session on a malformed frame, an oversized one or a Message with no known field, and dials again", async () => {
