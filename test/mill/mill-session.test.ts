@@ -59,6 +59,7 @@ async function startExecutor(
     ack?: boolean;
     logStore?: LogStore;
     outboxCapBytes?: number;
+    liveLogBufferBytes?: number;
   } = {},
 ) {
   const mill =
@@ -84,6 +85,7 @@ async function startExecutor(
     logDir: join(dir, "logs"),
     timings: FAST,
     warn: (message) => warnings.push(message),
+    ...(options.liveLogBufferBytes === undefined ? {} : { liveLogBufferBytes: options.liveLogBufferBytes }),
   });
   let stopped = false;
   const stop = async () => {
@@ -411,6 +413,33 @@ describe("mill session", () => {
       "the second session's snapshot",
     );
     assert.equal((await mill.reserve(offer("o-3"))).accepted, true);
+    assert.deepEqual([mill.violations, mill.failedByMill], [[], []]);
+  });
+
+  it("drops live lines while a slow mill's unsent bytes are past the bound, keeps them all in the stored log, and still sends the terminal", async () => {
+    const { mill, launcher, dir, warnings } = await startExecutor({ liveLogBufferBytes: 64 * 1024 });
+    await runToCommit(mill, "slow-1");
+    mill.pauseReading();
+    const run = launcher.runs.get("slow-1")!;
+    const chunk = "x".repeat(16 * 1024);
+    for (let i = 0; i < 1_000; i++) run.line(`${i} ${chunk}`);
+    run.finish({ status: "success", exitCode: 0, error: "" });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    mill.resumeReading();
+    const terminal = await mill.waitFor(() => mill.terminals.get("slow-1"), 20_000, "the terminal");
+    assert.equal(terminal.status, TERMINAL_STATUS.success);
+    const live = mill.liveLines("slow-1").length;
+    assert.ok(live > 0 && live < 1_000, `${live} live lines of 1000`);
+    const stored = readFileSync(join(dir, "store", "logs", "slow-1.log"), "utf8")
+      .trim()
+      .split("\n");
+    assert.equal(stored.length, 1_000);
+    assert.ok(
+      warnings.some(
+        (warning) => warning === `lease slow-1: ${1_000 - live} live lines dropped; its stored log has them all`,
+      ),
+      warnings.join("\n"),
+    );
     assert.deepEqual([mill.violations, mill.failedByMill], [[], []]);
   });
 

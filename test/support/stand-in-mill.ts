@@ -207,6 +207,15 @@ export class StandInMill {
     this.#socket.send(bytes, { binary: true });
   }
 
+  /** Stops reading the executor's socket (a slow mill): its sends pile up in its buffers. */
+  pauseReading(): void {
+    this.#socket?.pause();
+  }
+
+  resumeReading(): void {
+    this.#socket?.resume();
+  }
+
   /** Drops the executor's socket without a close handshake, as a network cut would. */
   dropConnection(): void {
     this.#socket?.terminate();
