@@ -1,4 +1,6 @@
 // The `executor` command's options, declared once, and their resolution into a checked ExecutorConfig (bad input refused before anything dials or calls a cluster).
+import { X509Certificate } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { readDuration } from "../core/duration.js";
 import { readSize } from "../core/patterns.js";
@@ -60,6 +62,11 @@ export const EXECUTOR_OPTIONS: readonly OptionSpec[] = [
   {
     flag: "--insecure-mill",
     description: "allow a ws:// mill URL (the token crosses the network in clear): for a loopback test",
+  },
+  {
+    flag: "--mill-ca <file>",
+    description:
+      "a PEM bundle of the CA certificates the mill's wss:// certificate is checked against, instead of the public ones: for a private mill",
   },
   {
     flag: "--s3-endpoint <url>",
@@ -130,6 +137,7 @@ export interface RawExecutorOptions extends RawClusterOptions, RawPodOptions {
   metricsListen?: string;
   architectures?: string;
   insecureMill?: boolean;
+  millCa?: string;
   s3Endpoint?: string;
   s3Region?: string;
   s3PathStyle?: boolean;
@@ -148,6 +156,8 @@ export interface RawExecutorOptions extends RawClusterOptions, RawPodOptions {
 /** Everything `executor` runs with, resolved at the CLI edge. */
 export interface ExecutorConfig {
   readonly millUrl: string;
+  /** --mill-ca: the PEM certificates the mill's TLS certificate must chain to (absent: Node's public roots). */
+  readonly millCa?: string;
   readonly token: string;
   readonly stateDir: string;
   readonly logStore: LogStoreSetting;
@@ -179,6 +189,7 @@ export async function resolveExecutorConfig(raw: RawExecutorOptions, env: NodeJS
     if (!value) throw new InputError(`missing required option ${flag}`);
   }
   const millUrl = readMillUrl(raw.mill!, raw.insecureMill ?? false);
+  const millCa = raw.millCa === undefined ? undefined : readMillCa(resolve(raw.millCa), millUrl);
   const { readTokenFile } = await import("../serve/bearer-auth.js");
   const token = readTokenFile(resolve(raw.tokenFile!));
   const labels = (raw.labels ?? "")
@@ -201,6 +212,7 @@ export async function resolveExecutorConfig(raw: RawExecutorOptions, env: NodeJS
   );
   return {
     millUrl,
+    ...(millCa !== undefined ? { millCa } : {}),
     token,
     stateDir: resolve(raw.stateDir!),
     logStore: readLogStore(raw, env),
@@ -245,6 +257,31 @@ export function readMillUrl(text: string, insecure: boolean): string {
   if (url.protocol === "ws:")
     throw new InputError("--mill: ws:// sends the token in clear; use wss://, or --insecure-mill for a loopback test");
   throw new InputError(`--mill expects a wss:// URL, got ${url.protocol}`);
+}
+
+/** --mill-ca: a PEM file of one or more certificates, each one parsed here so a wrong file is refused before the first dial. */
+export function readMillCa(path: string, millUrl: string): string {
+  if (!millUrl.startsWith("wss:"))
+    throw new InputError("--mill-ca is for a wss:// mill: a ws:// one has no certificate to check");
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    throw new InputError(`--mill-ca: cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+  }
+  const blocks = text.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g) ?? [];
+  if (blocks.length === 0)
+    throw new InputError(`--mill-ca: ${path} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`);
+  blocks.forEach((block, index) => {
+    try {
+      new X509Certificate(block);
+    } catch (error) {
+      throw new InputError(
+        `--mill-ca: certificate ${index + 1} of ${path} cannot be read: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+  });
+  return blocks.join("\n") + "\n";
 }
 
 function readLogStore(raw: RawExecutorOptions, env: NodeJS.ProcessEnv): LogStoreSetting {

@@ -20,6 +20,10 @@ import {
   type OfferedWorkflow,
 } from "./pipeline-record.js";
 
+/** Why a mill run restores and saves no `caches` (docs/tangled-mill.md says it at length). */
+export const MILL_CACHES_OFF =
+  "caches: not kept for mill runs: a `caches` list of keys and paths is knotless's, not spindle's (spindle's workflows declare none; a microvm's map of Nix binary caches is honoured), and the commit is cloned in the pod, after the keys are rendered; the steps run without them";
+
 /** The engines of spindle's mill this executor runs, each as a pod (nixery: a Nixery image; microvm: `engines.microvm` of --config). */
 export const MILL_ENGINES = ["nixery", "microvm"] as const;
 
@@ -244,12 +248,16 @@ async function prepareLeaseRun(
               sha: plan.pipeline.sha!,
               depth: clone.depth ?? plan.loaded.resolved.clone.depth ?? 1,
               submodules: clone.submodules,
+              tags: clone.tags,
             },
             setting: defaults.git,
           },
         }
       : {}),
-    warnings: plan.loaded.warnings.map(formatWarning),
+    warnings: [
+      ...plan.loaded.warnings.map(formatWarning),
+      ...((plan.loaded.resolved.caches?.length ?? 0) > 0 ? [MILL_CACHES_OFF] : []),
+    ],
   };
 }
 

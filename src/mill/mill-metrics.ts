@@ -49,6 +49,14 @@ export async function createMillMetrics(stats: () => MillStats | undefined): Pro
     },
   });
   new Gauge({
+    name: "knotless_mill_outbox_bytes",
+    help: "Bytes of status events and results not yet acknowledged (past 10 MiB, RUNNING statuses are dropped and reserves refused)",
+    registers: [registry],
+    collect() {
+      this.set(stats()?.outboxBytes ?? 0);
+    },
+  });
+  new Gauge({
     name: "knotless_mill_connected",
     help: "1 while a session with the mill is up",
     registers: [registry],

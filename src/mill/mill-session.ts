@@ -70,10 +70,12 @@ export interface MillSessionOptions {
   /** Where each lease's log is written as it happens (`<dir>/<lease_id>.log`) before it is stored. */
   readonly logDir: string;
   readonly timings?: Partial<MillTimings>;
-  /** Extra options for the WebSocket (a test's CA); `ws://` is the caller's decision (--insecure-mill). */
+  /** Extra options for the WebSocket (--mill-ca's `ca`); `ws://` is the caller's decision (--insecure-mill). */
   readonly socketOptions?: ClientOptions;
   readonly warn: (message: string) => void;
   readonly observer?: MillObserver;
+  /** Past this many bytes waiting in the socket's send buffer, live lines are dropped (default 8 MiB, a frame's most). */
+  readonly liveLogBufferBytes?: number;
 }
 
 /** What metrics hear of the session. */
@@ -94,6 +96,8 @@ interface Lease {
   launched?: LaunchedLease;
   cancelled: boolean;
   logFd?: number;
+  /** Live lines not sent because the socket's send buffer was past its bound. */
+  droppedLines: number;
 }
 
 /** Counts for /metrics. */
@@ -102,6 +106,8 @@ export interface MillStats {
   readonly maxRuns: number;
   readonly leases: Readonly<Record<LeaseState, number>>;
   readonly outboxDepth: number;
+  /** Bytes the outbox holds, against its cap. */
+  readonly outboxBytes: number;
   readonly connected: boolean;
 }
 
@@ -112,6 +118,7 @@ export interface MillStats {
 export class MillSession {
   readonly #options: MillSessionOptions;
   readonly #timings: MillTimings;
+  readonly #liveLogBufferBytes: number;
   readonly #leases = new Map<string, Lease>();
   /** The terminal seqno of each finished lease still to be listed in snapshots until it is sent. */
   readonly #terminalSeqnos = new Map<string, number>();
@@ -130,13 +137,14 @@ export class MillSession {
   constructor(options: MillSessionOptions) {
     this.#options = options;
     this.#timings = { ...DEFAULT_MILL_TIMINGS, ...options.timings };
+    this.#liveLogBufferBytes = options.liveLogBufferBytes ?? MAX_FRAME_BYTES;
     mkdirSync(options.logDir, { recursive: true });
   }
 
   /** Finishes what a previous process left (lost runs fail as runner-lost; pending log uploads resume), then dials. */
   start(): void {
     for (const stored of this.#options.state.listLeases()) {
-      const lease: Lease = { leaseId: stored.leaseId, state: "finishing", cancelled: false };
+      const lease: Lease = { leaseId: stored.leaseId, state: "finishing", cancelled: false, droppedLines: 0 };
       this.#leases.set(stored.leaseId, lease);
       if (stored.state === "running") {
         void this.#options.launcher.cleanUp(stored.record);
@@ -161,6 +169,7 @@ export class MillSession {
       maxRuns: this.#options.maxRuns,
       leases,
       outboxDepth: this.#options.state.depth(),
+      outboxBytes: this.#options.state.bytes(),
       connected: this.#socket !== undefined,
     };
   }
@@ -360,7 +369,19 @@ export class MillSession {
         `no free seat: ${this.#options.maxRuns} of ${this.#options.maxRuns} in use`,
         REJECT_CLASS.transient,
       );
-    const lease: Lease = { leaseId: seat.leaseId, state: "reserved", accepted: checked.accepted, cancelled: false };
+    // A full outbox (the mill has not acknowledged for a while) would drop the new run's RUNNING: take no more until it drains.
+    if (this.#options.state.isFull())
+      return reject(
+        `outbox full: ${this.#options.state.bytes()} bytes of events the mill has not acknowledged (cap ${this.#options.state.capBytes})`,
+        REJECT_CLASS.transient,
+      );
+    const lease: Lease = {
+      leaseId: seat.leaseId,
+      state: "reserved",
+      accepted: checked.accepted,
+      cancelled: false,
+      droppedLines: 0,
+    };
     const ttlMs = seat.ttlSeconds > 0 ? seat.ttlSeconds * 1000 : this.#timings.defaultTtlMs;
     lease.ttl = setTimeout(() => this.#onRelease(seat.leaseId), ttlMs);
     this.#leases.set(seat.leaseId, lease);
@@ -393,11 +414,15 @@ export class MillSession {
     const launched = this.#options.launcher.start(lease.accepted!, commit.secrets, (line) => this.#onLine(lease, line));
     lease.launched = launched;
     lease.accepted = undefined;
-    this.#options.state.startLease(lease.leaseId, launched.record, {
+    const running = this.#options.state.startLease(lease.leaseId, launched.record, {
       status: NONTERMINAL_STATUS.running,
       error: "",
       exitCode: 0,
     });
+    if (running === undefined)
+      this.#options.warn(
+        `lease ${lease.leaseId}: the outbox is past its cap (${this.#options.state.capBytes} bytes unacknowledged); its RUNNING status is dropped, its terminal will still be sent`,
+      );
     this.#send(millMessage("committed", { leaseId: commit.leaseId }));
     this.#flushOutbox();
     this.#track(
@@ -454,12 +479,28 @@ export class MillSession {
     if (lease.logFd === undefined) return;
     const text = formatLogLine(line);
     writeSync(lease.logFd, text);
-    if (this.#socket) this.#send(millMessage("liveLog", { leaseId: lease.leaseId, rawJson: Buffer.from(text) }));
+    const socket = this.#socket;
+    if (!socket) return;
+    // A mill that reads slower than the run writes: live lines are dropped (the stored log keeps them) rather than
+    // queued without bound, so what is queued behind them (a terminal, a CancelAck) is not held up by them.
+    if (socket.bufferedAmount > this.#liveLogBufferBytes) {
+      if (lease.droppedLines === 0)
+        this.#options.warn(
+          `lease ${lease.leaseId}: the mill reads slower than the run writes (${socket.bufferedAmount} bytes unsent); live lines are dropped until it catches up, the stored log keeps every line`,
+        );
+      lease.droppedLines += 1;
+      return;
+    }
+    this.#send(millMessage("liveLog", { leaseId: lease.leaseId, rawJson: Buffer.from(text) }));
   }
 
   /** The run is over: its log closed, stored, and its terminal queued. */
   async #finishLease(lease: Lease, outcome: LeaseOutcome): Promise<void> {
     lease.state = "finishing";
+    if (lease.droppedLines > 0)
+      this.#options.warn(
+        `lease ${lease.leaseId}: ${lease.droppedLines} live lines dropped; its stored log has them all`,
+      );
     if (lease.logFd !== undefined) closeSync(lease.logFd);
     lease.logFd = undefined;
     const terminal: AttemptResult = {

@@ -1,4 +1,4 @@
-// The executor's durable state in SQLite (WAL): its epoch, the event outbox with dense sequence numbers, and each committed lease until its terminal is queued.
+// The executor's durable state in SQLite (WAL): its epoch, the event outbox with dense sequence numbers (bounded in bytes, as spindle's), and each committed lease until its terminal is queued.
 import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -28,12 +28,27 @@ CREATE TABLE IF NOT EXISTS outbox (epoch TEXT NOT NULL, seqno INTEGER NOT NULL, 
 CREATE TABLE IF NOT EXISTS leases (lease_id TEXT PRIMARY KEY, state TEXT NOT NULL, record TEXT NOT NULL, terminal TEXT);
 `;
 
+/** Spindle's executor's outbox cap: past it, status events are dropped; terminals are always kept. */
+export const DEFAULT_OUTBOX_CAP_BYTES = 10 * 1024 * 1024;
+
+export interface MillStateOptions {
+  /** The outbox's bound in bytes (each row's lease id and payload as stored); DEFAULT_OUTBOX_CAP_BYTES when absent. */
+  readonly outboxCapBytes?: number;
+}
+
+/** The bytes a row takes against the cap: its lease id and payload as stored (SQLite's length of their UTF-8). */
+const ROW_BYTES = "length(CAST(lease_id AS BLOB)) + length(CAST(payload AS BLOB))";
+
 /** The state directory's database (`mill-executor.sqlite`); the epoch is made on first open and kept until `resetStream`. */
 export class MillState {
   readonly #db: Database.Database;
+  readonly #capBytes: number;
   #epoch: string;
+  /** The bytes the current epoch's outbox holds (counted once at open, then kept up to date). */
+  #bytes = 0;
 
-  constructor(stateDir: string) {
+  constructor(stateDir: string, options: MillStateOptions = {}) {
+    this.#capBytes = options.outboxCapBytes ?? DEFAULT_OUTBOX_CAP_BYTES;
     if (stateDir !== ":memory:") mkdirSync(stateDir, { recursive: true });
     const open = createRequire(import.meta.url)("better-sqlite3") as typeof Database;
     this.#db = new open(stateDir === ":memory:" ? ":memory:" : join(stateDir, "mill-executor.sqlite"));
@@ -42,6 +57,7 @@ export class MillState {
     this.#db.pragma("synchronous = FULL");
     this.#db.exec(SCHEMA);
     this.#epoch = this.#readMeta("epoch") ?? this.resetStream();
+    this.#bytes = this.#sumBytes("");
   }
 
   /** The epoch the executor says in Hello: the same across restarts, as spindle's executor keeps it. */
@@ -58,11 +74,18 @@ export class MillState {
       this.#writeMeta("next_seqno", "1");
     })();
     this.#epoch = epoch;
+    this.#bytes = 0;
     return epoch;
   }
 
-  /** Queues one event under the next sequence number of the epoch; resolves the event as it will be sent. */
-  append(leaseId: string, payload: EventPayload): MillEvent {
+  /**
+   * Queues one event under the next sequence number of the epoch; resolves the event as it will be sent. A terminal
+   * is always queued; a status event that would take the outbox past its cap is dropped (undefined), as spindle's
+   * executor drops nonterminal statuses: the mill learns the end of a run, if not that it started.
+   */
+  append(leaseId: string, payload: { readonly attemptResult: AttemptResult }): MillEvent;
+  append(leaseId: string, payload: EventPayload): MillEvent | undefined;
+  append(leaseId: string, payload: EventPayload): MillEvent | undefined {
     return this.#db.transaction(() => this.#appendLocked(leaseId, payload))();
   }
 
@@ -80,7 +103,29 @@ export class MillState {
 
   /** Drops the events the mill acknowledged (seqno ≤ upTo); returns how many went. */
   trim(upTo: number): number {
-    return this.#db.prepare("DELETE FROM outbox WHERE epoch = ? AND seqno <= ?").run(this.#epoch, upTo).changes;
+    return this.#db.transaction(() => {
+      const freed = this.#sumBytes("AND seqno <= ?", upTo);
+      const changes = this.#db
+        .prepare("DELETE FROM outbox WHERE epoch = ? AND seqno <= ?")
+        .run(this.#epoch, upTo).changes;
+      this.#bytes = Math.max(0, this.#bytes - freed);
+      return changes;
+    })();
+  }
+
+  /** Bytes of events queued and not yet acknowledged, as counted against the cap. */
+  bytes(): number {
+    return this.#bytes;
+  }
+
+  /** The outbox's cap in bytes. */
+  get capBytes(): number {
+    return this.#capBytes;
+  }
+
+  /** Whether the outbox is at or past its cap: a status event would be dropped now. */
+  isFull(): boolean {
+    return this.#bytes >= this.#capBytes;
   }
 
   /** Events queued and not yet acknowledged. */
@@ -88,8 +133,8 @@ export class MillState {
     return (this.#db.prepare("SELECT COUNT(*) AS n FROM outbox WHERE epoch = ?").get(this.#epoch) as { n: number }).n;
   }
 
-  /** Remembers a committed lease and queues its RUNNING event, in one transaction. */
-  startLease(leaseId: string, record: string, running: StatusEvent): MillEvent {
+  /** Remembers a committed lease and queues its RUNNING event, in one transaction; the event is dropped (undefined) when the outbox is past its cap. */
+  startLease(leaseId: string, record: string, running: StatusEvent): MillEvent | undefined {
     return this.#db.transaction(() => {
       this.#db
         .prepare("INSERT OR REPLACE INTO leases (lease_id, state, record, terminal) VALUES (?, 'running', ?, NULL)")
@@ -109,7 +154,7 @@ export class MillState {
   finishLease(leaseId: string, terminal: AttemptResult): MillEvent {
     return this.#db.transaction(() => {
       this.#db.prepare("DELETE FROM leases WHERE lease_id = ?").run(leaseId);
-      return this.#appendLocked(leaseId, { attemptResult: terminal });
+      return this.#appendLocked(leaseId, { attemptResult: terminal })!; // a terminal is never dropped
     })();
   }
 
@@ -130,13 +175,25 @@ export class MillState {
     this.#db.close();
   }
 
-  #appendLocked(leaseId: string, payload: EventPayload): MillEvent {
+  #appendLocked(leaseId: string, payload: EventPayload): MillEvent | undefined {
+    const text = JSON.stringify(payload);
+    const size = Buffer.byteLength(leaseId) + Buffer.byteLength(text);
+    // Spindle's rule: a nonterminal that would pass the cap is dropped; a terminal is kept whatever the outbox holds.
+    if ("statusEvent" in payload && this.#bytes + size > this.#capBytes) return undefined;
     const seqno = Number(this.#readMeta("next_seqno") ?? "1");
     this.#db
       .prepare("INSERT INTO outbox (epoch, seqno, lease_id, payload) VALUES (?, ?, ?, ?)")
-      .run(this.#epoch, seqno, leaseId, JSON.stringify(payload));
+      .run(this.#epoch, seqno, leaseId, text);
     this.#writeMeta("next_seqno", String(seqno + 1));
+    this.#bytes += size;
     return { seqno, leaseId, ...payload };
+  }
+
+  #sumBytes(where: string, ...values: number[]): number {
+    const row = this.#db
+      .prepare(`SELECT COALESCE(SUM(${ROW_BYTES}), 0) AS n FROM outbox WHERE epoch = ? ${where}`)
+      .get(this.#epoch, ...values) as { n: number };
+    return row.n;
   }
 
   #readMeta(key: string): string | undefined {

@@ -24,7 +24,7 @@ export interface OfferedWorkflow {
 /** What the run needs of the record: the trigger (for TANGLED_* and `when`), the commit and where to fetch it, the manual inputs. */
 export interface OfferedPipeline {
   readonly trigger: Trigger;
-  /** The knot's clone URL, Tangled's way: https://<knot>/<repoDid>, else https://<knot>/<did>/<repo>. */
+  /** The knot's clone URL, Tangled's way: https://<knot>/<repoDid>, else https://<knot>/<did>/<repo> (http for a knot that says so, or localhost:PORT). */
   readonly cloneUrl?: string;
   readonly sha?: string;
   /** TANGLED_INPUT_<KEY> (the key upper-cased) for a manual trigger's inputs, as spindle sets them. */
@@ -52,6 +52,27 @@ function parseJson(text: string, what: string): unknown {
   } catch {
     throw new PipelineRecordError(`${what} is not JSON`);
   }
+}
+
+/**
+ * The knot's base URL as spindle reads a knot (hostutil.ParseHostname): a bare host is https, `localhost:PORT` http,
+ * and a knot written as an http(s):// (or ws(s)://) URL keeps its scheme. Unlike spindle, a port is taken on any host
+ * (a knot of a private network). Throws PipelineRecordError for anything else.
+ */
+export function readKnotBase(knot: string): string {
+  const text = knot.includes("://") ? knot : `${knot.startsWith("localhost:") ? "http" : "https"}://${knot}`;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new PipelineRecordError(`triggerMetadata.repo.knot ${JSON.stringify(knot)} is not a host name`);
+  }
+  const scheme = { "https:": "https", "wss:": "https", "http:": "http", "ws:": "http" }[url.protocol];
+  if (scheme === undefined || url.host === "" || url.username !== "" || url.password !== "")
+    throw new PipelineRecordError(
+      `triggerMetadata.repo.knot ${JSON.stringify(knot)} is not a host name or an http(s):// URL of one`,
+    );
+  return `${scheme}://${url.host}`;
 }
 
 /** The workflow of raw_workflow_json; throws PipelineRecordError naming what is missing. */
@@ -101,12 +122,9 @@ export function readOfferedPipeline(rawPipelineJson: string, knot: string, rkey:
     ...(did && repoName ? { repo: `${did}/${repoName}` } : {}),
     pipelineId: `at://did:web:${knot}/sh.tangled.pipeline/${rkey}`,
   };
+  const base = repoKnot ? readKnotBase(repoKnot) : undefined;
   const cloneUrl =
-    repoKnot && repoDid
-      ? `https://${repoKnot}/${repoDid}`
-      : repoKnot && did && repoName
-        ? `https://${repoKnot}/${did}/${repoName}`
-        : undefined;
+    base && repoDid ? `${base}/${repoDid}` : base && did && repoName ? `${base}/${did}/${repoName}` : undefined;
   let trigger: Trigger;
   let inputs: EnvVar[] = [];
   if (kind === "push") {

@@ -1,4 +1,4 @@
-// The in-pod clone of a git checkout, Tangled's way (init, a fetch of exactly that commit at a depth, checkout of FETCH_HEAD): POSIX sh over argv, no secret in it.
+// The in-pod clone of a git checkout, Tangled's way (init, a fetch of exactly that commit at a depth, tags when asked, checkout of FETCH_HEAD): POSIX sh over argv, no secret in it.
 import { POD_WORK_DIR } from "../workflow/pod-paths.js";
 import { renderShellProgram } from "./render-sh.js";
 import { GIT_CLONE_SH, GIT_PROBE_SH } from "./sh/embedded.gen.js";
@@ -16,6 +16,8 @@ export interface PodCloneSpec {
   readonly sha: string;
   readonly depth: number;
   readonly submodules: boolean;
+  /** Fetch every tag as well (spindle's `git fetch --tags`, each at the same depth); absent: no tags. */
+  readonly tags?: boolean;
 }
 
 /** Whether git is on the image's PATH: always exits 0, printing GIT_FOUND_TAG when it is. */
@@ -36,6 +38,7 @@ export function buildGitCloneCommand(spec: PodCloneSpec, dir: string = POD_WORK_
     String(spec.depth),
     spec.submodules ? "1" : "0",
     dir,
+    spec.tags === true ? "1" : "0",
   ];
 }
 

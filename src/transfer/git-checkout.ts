@@ -10,6 +10,8 @@ export interface GitCheckoutSpec {
   /** Commits fetched (1: the commit alone, as Tangled fetches by default). */
   readonly depth: number;
   readonly submodules: boolean;
+  /** Fetch every tag as well (spindle's `git fetch --tags`, each at the same depth); absent: no tags. */
+  readonly tags?: boolean;
 }
 
 /** The git binary and the environment it runs with, resolved at the CLI edge. */
@@ -52,8 +54,8 @@ export function checkGitSource(url: string, sha: string): void {
 }
 
 /**
- * Makes `dir` a checkout of `spec.sha` (detached, with its .git): init, fetch of that one commit at the asked depth,
- * checkout, then submodules when asked. Rejects with GitCheckoutError naming the git command and its message (its end, bounded by tailText), or
+ * Makes `dir` a checkout of `spec.sha` (detached, with its .git): init, fetch of that one commit at the asked depth
+ * (and every tag when asked), checkout, then submodules when asked. Rejects with GitCheckoutError naming the git command and its message (its end, bounded by tailText), or
  * with node's AbortError when `signal` aborts (the git process is killed).
  */
 export async function cloneAtSha(
@@ -83,7 +85,8 @@ export async function cloneAtSha(
       });
     });
   await run(["init", "-q", dir]);
-  await run(["-C", dir, "fetch", "-q", "--no-tags", "--depth", String(spec.depth), "--", spec.url, spec.sha]);
+  const tags = spec.tags === true ? "--tags" : "--no-tags";
+  await run(["-C", dir, "fetch", "-q", tags, "--depth", String(spec.depth), "--", spec.url, spec.sha]);
   await run(["-C", dir, "checkout", "-q", "--detach", "FETCH_HEAD"]);
   if (spec.submodules)
     await run(["-C", dir, "submodule", "update", "-q", "--init", "--recursive", "--depth", String(spec.depth)]);

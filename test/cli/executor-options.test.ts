@@ -1,9 +1,14 @@
-// The executor command's options: wss:// only unless --insecure-mill, the log store from a directory or s3:// with the AWS variables, checked at the edge.
+// The executor command's options: wss:// only unless --insecure-mill, --mill-ca's PEM checked, the log store from a directory or s3:// with the AWS variables, checked at the edge.
 import assert from "node:assert/strict";
 import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { readMillUrl, resolveExecutorConfig, type RawExecutorOptions } from "../../src/cli/executor-options.js";
+import {
+  readMillCa,
+  readMillUrl,
+  resolveExecutorConfig,
+  type RawExecutorOptions,
+} from "../../src/cli/executor-options.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
 
 const dir = makeTestTempDir("executor-options-");
@@ -29,6 +34,24 @@ describe("executor options", () => {
     assert.throws(() => readMillUrl("ws://127.0.0.1:1/mill", false), /sends the token in clear/);
     assert.equal(readMillUrl("ws://127.0.0.1:1/mill", true), "ws://127.0.0.1:1/mill");
     assert.throws(() => readMillUrl("https://spindle.example/mill", true), /expects a wss:\/\/ URL/);
+  });
+
+  it("takes --mill-ca only as a PEM file of certificates for a wss:// mill, naming what is wrong otherwise", async () => {
+    const notPem = join(dir, "not-pem.txt");
+    writeFileSync(notPem, "hello\n");
+    assert.throws(() => readMillCa(notPem, "wss://m.example/mill"), /holds no PEM certificate/);
+    const broken = join(dir, "broken.pem");
+    writeFileSync(broken, "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n");
+    assert.throws(() => readMillCa(broken, "wss://m.example/mill"), /certificate 1 of .*broken\.pem cannot be read/);
+    assert.throws(
+      () => readMillCa(join(dir, "absent.pem"), "wss://m.example/mill"),
+      /cannot read .*absent\.pem: ENOENT/,
+    );
+    assert.throws(() => readMillCa(notPem, "ws://127.0.0.1:1/mill"), /--mill-ca is for a wss:\/\/ mill/);
+    await assert.rejects(resolveExecutorConfig({ ...RAW, millCa: notPem }, {}), (error: Error) => {
+      assert.equal(error.name, "InputError");
+      return true;
+    });
   });
 
   it("reads an s3:// log store with the endpoint, region and credentials of the AWS variables, the flags winning", async () => {

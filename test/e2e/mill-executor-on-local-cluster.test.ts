@@ -1,13 +1,15 @@
-// The `executor` command as its own process, placed on by a stand-in mill, running Tangled workflows as Jobs on the local cluster (pods are podman containers).
+// The `executor` command as its own process, placed on by a stand-in mill, running Tangled workflows as Jobs on the local cluster (pods are podman containers), cloning from a knot the pods reach.
 import assert from "node:assert/strict";
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
-import { chmodSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { startLocalCluster, type LocalCluster } from "../../local-cluster/index.js";
+import { MILL_CACHES_OFF } from "../../src/mill/launch-lease.js";
 import { REJECT_CLASS, TERMINAL_STATUS } from "../../src/mill/mill-messages.js";
-import { assertNothingLeft, E2E_KUBECTLS, findPodmanSkipReason } from "../support/local-cluster-e2e.js";
+import { startGitHttpServer } from "../support/git-http-server.js";
+import { assertNothingLeft, E2E_KUBECTLS, findPodmanSkipReason, readPodGateway } from "../support/local-cluster-e2e.js";
 import { REPO_ROOT } from "../support/run-cli.js";
 import { StandInMill } from "../support/stand-in-mill.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
@@ -17,6 +19,8 @@ const KUBECTL = E2E_KUBECTLS.at(-1) ?? "kubectl";
 const CLI = join(REPO_ROOT, "bin", "knotless-runner-k8s.js");
 const TOKEN = "e2e-mill-token-of-the-mill";
 const BUSYBOX = "docker.io/library/busybox:1.36";
+/** An image with git: the clone happens in the pod. */
+const DEBIAN_IMAGE = "docker.io/library/debian:bookworm-slim";
 const SECRET = "hunter2-mill-secret";
 const SHA = "c0ffee".padEnd(40, "0");
 const PIPELINE = JSON.stringify({
@@ -88,7 +92,15 @@ describe("the mill executor on the local cluster", { skip, concurrency: 1, timeo
   chmodSync(tokenFile, 0o600);
   writeFileSync(
     configFile,
-    ["engines:", "  microvm:", "    images:", `      alpine: ${BUSYBOX}`, "    defaultImage: alpine", ""].join("\n"),
+    [
+      "engines:",
+      "  microvm:",
+      "    images:",
+      `      alpine: ${BUSYBOX}`,
+      `      debian: ${DEBIAN_IMAGE}`,
+      "    defaultImage: alpine",
+      "",
+    ].join("\n"),
   );
   const args = () => [
     "--mill",
@@ -182,6 +194,78 @@ describe("the mill executor on the local cluster", { skip, concurrency: 1, timeo
     assert.equal(await mill.commit("3kxmill-2"), "committed");
     const terminal = await mill.waitFor(() => mill.terminals.get("3kxmill-2"), 300_000, "the terminal");
     assert.deepEqual([terminal.status, terminal.exitCode], [TERMINAL_STATUS.failed, 3], terminal.error);
+  });
+
+  it("clones the record's commit from the knot in the pod at the workflow's depth, with its tags, and says its caches are not kept", async () => {
+    // A knot's repository, served by git's smart HTTP on the pod network's gateway: four commits, the third pushed.
+    const repoDid = "did:plc:e2eclone";
+    const repo = join(dir, "knot", repoDid);
+    mkdirSync(repo, { recursive: true });
+    const git = (...gitArgs: string[]) =>
+      execFileSync("git", ["-c", "user.email=t@t", "-c", "user.name=t", ...gitArgs], {
+        cwd: repo,
+        encoding: "utf8",
+      }).trim();
+    git("init", "-q");
+    for (const version of ["v1", "v2", "v3", "v4"]) {
+      writeFileSync(join(repo, "version.txt"), `${version}\n`);
+      git("add", "version.txt");
+      git("commit", "-q", "-m", version);
+    }
+    git("tag", "v0.1", "HEAD~3");
+    git("tag", "-a", "-m", "release", "v0.4", "HEAD");
+    const pushed = git("rev-parse", "HEAD~1");
+    const knot = await startGitHttpServer(join(dir, "knot"), readPodGateway());
+    try {
+      const raw =
+        `engine: microvm\nimage: debian\ncaches:\n  - key: deps\n    paths: [/work/.deps]\nsteps:\n` +
+        step(
+          "look",
+          'echo "head=$(git -C /work rev-parse HEAD) count=$(git -C /work rev-list --count HEAD) version=$(cat /work/version.txt) tags=$(git -C /work tag --list | tr "\\n" ,)"',
+        );
+      const pipeline = JSON.stringify({
+        triggerMetadata: {
+          kind: "push",
+          repo: { knot: knot.url, did: "did:plc:owner", repoDid, repo: "core", defaultBranch: "main" },
+          push: { ref: "refs/heads/main", oldSha: "0".repeat(40), newSha: pushed },
+        },
+        workflows: [],
+      });
+      const seat = {
+        leaseId: "3kxclone-1",
+        targetEngine: "microvm",
+        rawPipelineJson: pipeline,
+        rawWorkflowJson: JSON.stringify({
+          name: "clone.yml",
+          engine: "microvm",
+          clone: { skip: false, depth: 2, submodules: false, tags: true },
+          raw,
+        }),
+        knot: "knot.example.org",
+        rkey: "3kxclone",
+      };
+      const reserved = await mill.reserve(seat);
+      assert.equal(reserved.accepted, true, reserved.rejectReason);
+      assert.equal(await mill.commit("3kxclone-1"), "committed");
+      const terminal = await mill.waitFor(() => mill.terminals.get("3kxclone-1"), 300_000, "the terminal");
+      const text = readFileSync(join(storeDir, terminal.logArtifact!.ref), "utf8");
+      assert.deepEqual([mill.statuses.get("3kxclone-1"), terminal.error], [["running", "success"], ""], text);
+      assert.match(text, new RegExp(`head=${pushed} count=2 version=v3 tags=v0\\.1,v0\\.4,`));
+      const lines = text
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+      assert.ok(
+        lines.some((line) => line.kind === "control" && line.step_id === -1 && /^clone/.test(String(line.content))),
+        "the clone is a system step",
+      );
+      assert.ok(
+        lines.some((line) => line.content === `warning: ${MILL_CACHES_OFF}`),
+        "the caches' warning",
+      );
+    } finally {
+      await knot.stop();
+    }
   });
 
   it("answers a reserve when full TRANSIENT, and an engine or image it cannot run INCOMPATIBLE with the reason", async () => {

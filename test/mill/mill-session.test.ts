@@ -2,6 +2,8 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, it } from "node:test";
 import { createDirLogStore, type LogStore } from "../../src/mill/log-store.js";
@@ -50,14 +52,25 @@ function offer(leaseId: string, extra: { engine?: string; image?: string } = {})
 }
 
 async function startExecutor(
-  options: { maxRuns?: number; dir?: string; mill?: StandInMill; ack?: boolean; logStore?: LogStore } = {},
+  options: {
+    maxRuns?: number;
+    dir?: string;
+    mill?: StandInMill;
+    ack?: boolean;
+    logStore?: LogStore;
+    outboxCapBytes?: number;
+    liveLogBufferBytes?: number;
+  } = {},
 ) {
   const mill =
     options.mill ?? (await StandInMill.start({ token: TOKEN, ack: options.ack ?? true, cancelDeadlineMs: 10_000 }));
   if (!options.mill) cleanups.push(() => mill.close());
   const dir = options.dir ?? makeTestTempDir("mill-session-");
   const launcher = new ScriptedLauncher();
-  const state = new MillState(join(dir, "state"));
+  const state = new MillState(
+    join(dir, "state"),
+    options.outboxCapBytes === undefined ? {} : { outboxCapBytes: options.outboxCapBytes },
+  );
   const warnings: string[] = [];
   const session = new MillSession({
     url: mill.url,
@@ -72,6 +85,7 @@ async function startExecutor(
     logDir: join(dir, "logs"),
     timings: FAST,
     warn: (message) => warnings.push(message),
+    ...(options.liveLogBufferBytes === undefined ? {} : { liveLogBufferBytes: options.liveLogBufferBytes }),
   });
   let stopped = false;
   const stop = async () => {
@@ -261,6 +275,83 @@ describe("mill session", () => {
     assert.deepEqual(mill.violations, []);
   });
 
+  it("dials again after a refused upgrade, backing off from the first wait doubling to the most, and says why", async () => {
+    const dials: number[] = [];
+    const server = createServer();
+    server.on("upgrade", (_request, socket) => {
+      dials.push(Date.now());
+      socket.end("HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n");
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    cleanups.push(() => new Promise((resolve) => server.close(() => resolve())));
+    const dir = makeTestTempDir("mill-backoff-");
+    const state = new MillState(join(dir, "state"));
+    const warnings: string[] = [];
+    const session = new MillSession({
+      url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}/mill`,
+      token: TOKEN,
+      labels: [],
+      arch: "amd64",
+      maxRuns: 1,
+      state,
+      codec: await loadMillCodec(),
+      launcher: new ScriptedLauncher(),
+      logStore: createDirLogStore(join(dir, "store")),
+      logDir: join(dir, "logs"),
+      timings: { ...FAST, backoffMinMs: 150, backoffMaxMs: 600 },
+      warn: (message) => warnings.push(message),
+    });
+    cleanups.push(async () => {
+      await session.stop();
+      state.close();
+    });
+    session.start();
+    const deadline = Date.now() + 10_000;
+    while (dials.length < 6 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    const gaps = dials.slice(1, 6).map((at, index) => at - dials[index]!);
+    const expected = [150, 300, 600, 600, 600];
+    assert.equal(gaps.length, 5, `dials: ${dials.length}`);
+    gaps.forEach((gap, index) =>
+      assert.ok(
+        gap >= expected[index]! - 10 && gap < expected[index]! + 400,
+        `gap ${index + 1}: ${gap} ms, expected about ${expected[index]} ms (all: ${gaps.join(", ")})`,
+      ),
+    );
+    assert.match(warnings[0]!, /HTTP 401 \(token unknown, expired or quarantined\); dialling again in 150 ms/);
+  });
+
+  it("snapshots on its clock while idle, and lists a lease from its reservation until its terminal has gone out", async () => {
+    const { mill, launcher } = await startExecutor();
+    const first = mill.messages("nodeSnapshot").length;
+    await new Promise((resolve) => setTimeout(resolve, 1_100)); // snapshotMs is 300
+    assert.ok(
+      mill.messages("nodeSnapshot").length >= first + 3,
+      `${mill.messages("nodeSnapshot").length - first} more`,
+    );
+    await runToCommit(mill, "s-1");
+    await mill.waitFor(
+      () => mill.messages("nodeSnapshot").at(-1)!.activeLeaseIds.includes("s-1"),
+      5_000,
+      "a snapshot listing s-1",
+    );
+    launcher.runs.get("s-1")!.finish({ status: "success", exitCode: 0, error: "" });
+    await mill.waitFor(() => mill.terminals.get("s-1"), 5_000, "the terminal");
+    const terminalAt = mill.received.findIndex(
+      (entry) => entry.message.kind === "eventBatch" && entry.message.body.events.some((event) => event.attemptResult),
+    );
+    const before = mill.received
+      .slice(0, terminalAt)
+      .filter((entry) => entry.message.kind === "nodeSnapshot")
+      .at(-1)!;
+    assert.ok(before.message.kind === "nodeSnapshot" && before.message.body.activeLeaseIds.includes("s-1"));
+    await mill.waitFor(
+      () => !mill.messages("nodeSnapshot").at(-1)!.activeLeaseIds.includes("s-1"),
+      5_000,
+      "a snapshot without s-1",
+    );
+    assert.deepEqual([mill.violations, mill.failedByMill], [[], []]);
+  });
+
   it("ends the session on a malformed frame, an oversized one or a Message with no known field, and dials again", async () => {
     const { mill } = await startExecutor();
     mill.sendRaw(Buffer.from([0, 0, 0, 3, 0xff, 0xff, 0xff]));
@@ -283,6 +374,73 @@ describe("mill session", () => {
       "the CancelAck of x",
     );
     assert.equal(mill.connections, 4);
+  });
+
+  it("with its outbox at the cap: reserves refused TRANSIENT, a commit's RUNNING dropped, every terminal still sent, reserves taken again once the mill acknowledges", async () => {
+    const running = Buffer.byteLength(JSON.stringify({ statusEvent: { status: 1, error: "", exitCode: 0 } }));
+    // Room for exactly one RUNNING row (lease id and JSON): after o-1's, the outbox is full until the mill acks.
+    const { mill, launcher, warnings } = await startExecutor({
+      ack: false,
+      maxRuns: 3,
+      outboxCapBytes: "o-1".length + running,
+    });
+    assert.equal((await mill.reserve(offer("o-1"))).accepted, true);
+    assert.equal((await mill.reserve(offer("o-2"))).accepted, true);
+    assert.equal(await mill.commit("o-1"), "committed");
+    await mill.waitFor(() => mill.statuses.get("o-1")?.length === 1, 5_000, "o-1's RUNNING");
+    const refused = await mill.reserve(offer("o-3"));
+    assert.deepEqual([refused.accepted, refused.rejectClass], [false, REJECT_CLASS.transient]);
+    assert.match(refused.rejectReason, /^outbox full: \d+ bytes of events the mill has not acknowledged \(cap \d+\)$/);
+    assert.equal(await mill.commit("o-2"), "committed");
+    assert.ok(
+      warnings.some((warning) => /^lease o-2: the outbox is past its cap .* RUNNING status is dropped/.test(warning)),
+      warnings.join("\n"),
+    );
+    launcher.runs.get("o-2")!.finish({ status: "success", exitCode: 0, error: "" });
+    launcher.runs.get("o-1")!.finish({ status: "failed", exitCode: 3, error: "step failed" });
+    await mill.waitFor(() => mill.terminals.size === 2, 5_000, "both terminals");
+    assert.deepEqual(mill.statuses.get("o-1"), ["running", "failed"]);
+    assert.deepEqual(mill.statuses.get("o-2"), ["success"]);
+    // The mill acknowledges at the next session's Resume: the outbox is trimmed and takes work again.
+    mill.ackEnabled = true;
+    mill.dropConnection();
+    await mill.waitFor(
+      () =>
+        mill.connections === 2 &&
+        mill.connected &&
+        mill.received.some((r) => r.connection === 2 && r.message.kind === "nodeSnapshot"),
+      10_000,
+      "the second session's snapshot",
+    );
+    assert.equal((await mill.reserve(offer("o-3"))).accepted, true);
+    assert.deepEqual([mill.violations, mill.failedByMill], [[], []]);
+  });
+
+  it("drops live lines while a slow mill's unsent bytes are past the bound, keeps them all in the stored log, and still sends the terminal", async () => {
+    const { mill, launcher, dir, warnings } = await startExecutor({ liveLogBufferBytes: 64 * 1024 });
+    await runToCommit(mill, "slow-1");
+    mill.pauseReading();
+    const run = launcher.runs.get("slow-1")!;
+    const chunk = "x".repeat(16 * 1024);
+    for (let i = 0; i < 1_000; i++) run.line(`${i} ${chunk}`);
+    run.finish({ status: "success", exitCode: 0, error: "" });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    mill.resumeReading();
+    const terminal = await mill.waitFor(() => mill.terminals.get("slow-1"), 20_000, "the terminal");
+    assert.equal(terminal.status, TERMINAL_STATUS.success);
+    const live = mill.liveLines("slow-1").length;
+    assert.ok(live > 0 && live < 1_000, `${live} live lines of 1000`);
+    const stored = readFileSync(join(dir, "store", "logs", "slow-1.log"), "utf8")
+      .trim()
+      .split("\n");
+    assert.equal(stored.length, 1_000);
+    assert.ok(
+      warnings.some(
+        (warning) => warning === `lease slow-1: ${1_000 - live} live lines dropped; its stored log has them all`,
+      ),
+      warnings.join("\n"),
+    );
+    assert.deepEqual([mill.violations, mill.failedByMill], [[], []]);
   });
 
   it("queues the terminal only once the log is stored, trying the store again until it takes it", async () => {

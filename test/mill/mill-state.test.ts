@@ -1,7 +1,7 @@
-// The executor's durable state: the epoch kept across reopening, dense seqnos, trimming on ack, and leases kept until their terminal is queued.
+// The executor's durable state: the epoch kept across reopening, dense seqnos, trimming on ack, the outbox's cap, and leases kept until their terminal is queued.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { MillState } from "../../src/mill/mill-state.js";
+import { DEFAULT_OUTBOX_CAP_BYTES, MillState } from "../../src/mill/mill-state.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
 
 const RUNNING = { status: 1, error: "", exitCode: 0 };
@@ -12,7 +12,7 @@ describe("mill executor state", () => {
     const first = new MillState(dir);
     assert.match(first.epoch, /^[0-9a-f]{16}$/);
     assert.deepEqual(
-      [first.append("a", { statusEvent: RUNNING }).seqno, first.append("b", { statusEvent: RUNNING }).seqno],
+      [first.append("a", { statusEvent: RUNNING })!.seqno, first.append("b", { statusEvent: RUNNING })!.seqno],
       [1, 2],
     );
     first.close();
@@ -25,7 +25,7 @@ describe("mill executor state", () => {
         [2, "b"],
       ],
     );
-    assert.equal(second.append("c", { statusEvent: RUNNING }).seqno, 3);
+    assert.equal(second.append("c", { statusEvent: RUNNING })!.seqno, 3);
     second.close();
   });
 
@@ -66,6 +66,54 @@ describe("mill executor state", () => {
     state.append("a", { statusEvent: RUNNING });
     assert.notEqual(state.resetStream(), epoch);
     assert.equal(state.depth(), 0);
-    assert.equal(state.append("b", { statusEvent: RUNNING }).seqno, 1);
+    assert.equal(state.append("b", { statusEvent: RUNNING })!.seqno, 1);
+  });
+
+  it("drops a status event that would pass the outbox's cap, keeps every terminal past it, and takes statuses again once an ack frees room", () => {
+    const dir = makeTestTempDir("mill-state-cap-");
+    // One RUNNING row is its lease id (2 bytes) and its JSON; three fit under the cap, a fourth would not.
+    const row = 2 + Buffer.byteLength(JSON.stringify({ statusEvent: RUNNING }));
+    const state = new MillState(dir, { outboxCapBytes: 3 * row + 1 });
+    assert.deepEqual(
+      ["l1", "l2", "l3"].map((id) => state.append(id, { statusEvent: RUNNING })?.seqno),
+      [1, 2, 3],
+    );
+    assert.equal(state.bytes(), 3 * row);
+    assert.equal(state.isFull(), false);
+    assert.equal(state.append("l4", { statusEvent: RUNNING }), undefined);
+    assert.equal(state.startLease("l5", '{"job":"j"}', RUNNING), undefined);
+    assert.deepEqual(
+      state.listLeases().map((lease) => lease.leaseId),
+      ["l5"],
+    ); // the lease is remembered: its terminal must still go out
+    const big = { status: 2, error: "x".repeat(5 * row), exitCode: 1 };
+    assert.equal(state.append("l1", { attemptResult: big }).seqno, 4); // no seqno was spent on the dropped ones
+    assert.equal(state.finishLease("l5", { status: 1, error: "", exitCode: 0 }).seqno, 5);
+    assert.equal(state.isFull(), true);
+    assert.equal(state.append("l6", { statusEvent: RUNNING }), undefined);
+    assert.deepEqual(
+      state.listAfter(0, 10).map((event) => [event.seqno, event.leaseId, "attemptResult" in event]),
+      [
+        [1, "l1", false],
+        [2, "l2", false],
+        [3, "l3", false],
+        [4, "l1", true],
+        [5, "l5", true],
+      ],
+    );
+    const before = state.bytes();
+    state.close();
+    const reopened = new MillState(dir, { outboxCapBytes: 3 * row + 1 });
+    assert.equal(reopened.bytes(), before); // counted again from the rows at open
+    reopened.trim(5);
+    assert.equal(reopened.bytes(), 0);
+    assert.equal(reopened.append("l7", { statusEvent: RUNNING })?.seqno, 6);
+    reopened.close();
+  });
+
+  it("bounds the outbox at spindle's 10 MiB unless told otherwise", () => {
+    const state = new MillState(":memory:");
+    assert.equal(state.capBytes, 10 * 1024 * 1024);
+    assert.equal(DEFAULT_OUTBOX_CAP_BYTES, 10 * 1024 * 1024);
   });
 });

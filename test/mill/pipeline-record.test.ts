@@ -1,7 +1,12 @@
 // Reading the pipeline record and workflow a ReserveSeat carries: the trigger for each kind, the clone URL Tangled's way, manual inputs, and clear refusals.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { PipelineRecordError, readOfferedPipeline, readOfferedWorkflow } from "../../src/mill/pipeline-record.js";
+import {
+  PipelineRecordError,
+  readKnotBase,
+  readOfferedPipeline,
+  readOfferedWorkflow,
+} from "../../src/mill/pipeline-record.js";
 
 const REPO = { knot: "knot.example.org", did: "did:plc:owner", repo: "core", defaultBranch: "main" };
 
@@ -30,6 +35,28 @@ describe("pipeline record", () => {
       sha: "abc",
       inputs: [],
     });
+  });
+
+  it("reads the knot as spindle does: a bare host https, localhost:PORT http, an http(s):// knot with its scheme and port", () => {
+    assert.equal(readKnotBase("knot.example.org"), "https://knot.example.org");
+    assert.equal(readKnotBase("localhost:5555"), "http://localhost:5555");
+    assert.equal(readKnotBase("http://10.88.0.1:8080"), "http://10.88.0.1:8080");
+    assert.equal(readKnotBase("https://Knot.Example.org/"), "https://knot.example.org");
+    assert.equal(readKnotBase("wss://knot.example.org"), "https://knot.example.org");
+    assert.throws(() => readKnotBase("ftp://knot.example.org"), PipelineRecordError);
+    assert.throws(() => readKnotBase("https://user:pw@knot.example.org"), /not a host name or an http/);
+    const read = readOfferedPipeline(
+      JSON.stringify({
+        triggerMetadata: {
+          kind: "push",
+          repo: { ...REPO, knot: "http://10.88.0.1:8080", repoDid: "did:plc:repo" },
+          push: { ref: "refs/heads/main", newSha: "abc" },
+        },
+      }),
+      "k",
+      "r",
+    );
+    assert.equal(read.cloneUrl, "http://10.88.0.1:8080/did:plc:repo");
   });
 
   it("clones by the repository's own DID when the record has one, and reads a pull request's branches and source sha", () => {

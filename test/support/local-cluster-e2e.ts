@@ -1,6 +1,6 @@
-// What end-to-end tests on the local cluster share: whether podman can run pods here, waiting, and "nothing left behind".
+// What end-to-end tests on the local cluster share: whether podman can run pods here, the pods' way to the host, waiting, and "nothing left behind".
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { LocalCluster } from "../../local-cluster/index.js";
@@ -14,6 +14,15 @@ export function findPodmanSkipReason(): string | false {
   const works =
     spawnSync("podman", ["image", "exists", "docker.io/library/busybox:1.36"], { stdio: "ignore" }).status === 0;
   return works ? false : "podman with the local busybox image is not available (run scripts/setup-containers.sh)";
+}
+
+/** The local cluster's pod network gateway: the pods are podman containers on podman-default-kube-network, which reach the host there. */
+export function readPodGateway(): string {
+  return execFileSync(
+    "podman",
+    ["network", "inspect", "podman-default-kube-network", "--format", "{{range .Subnets}}{{.Gateway}}{{end}}"],
+    { encoding: "utf8" },
+  ).trim();
 }
 
 /** Polls `check` every 200 ms; fails after `timeoutMs`; resolves with how long it took. */

@@ -1,5 +1,6 @@
-// A stand-in for spindle's mill, written from the protocol: a WebSocket server speaking framed spindle.mill.v1 that keeps the mill's rules (seqno cursor and gaps, the cancel deadline, snapshot reconciliation) and records everything.
+// A stand-in for spindle's mill, written from the protocol: a WebSocket server (ws:// or wss://) speaking framed spindle.mill.v1 that keeps the mill's rules (seqno cursor and gaps, the cancel deadline, snapshot reconciliation) and records everything.
 import { createServer, type Server } from "node:http";
+import { createServer as createTlsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { WebSocketServer, type WebSocket } from "ws";
 import { FrameReader, frameMessage } from "../../src/mill/frame-reader.js";
@@ -22,6 +23,8 @@ export interface StandInMillOptions {
   readonly ack?: boolean;
   /** The cancel deadline (the mill's is 10 s). */
   readonly cancelDeadlineMs?: number;
+  /** Serve wss:// with this certificate and key (PEM) instead of ws://. */
+  readonly tls?: { readonly cert: string | Buffer; readonly key: string | Buffer };
 }
 
 /** One message as the stand-in received it. */
@@ -59,7 +62,7 @@ export class StandInMill {
 
   private constructor(readonly options: StandInMillOptions) {
     this.ackEnabled = options.ack ?? true;
-    this.#server = createServer();
+    this.#server = options.tls ? createTlsServer({ cert: options.tls.cert, key: options.tls.key }) : createServer();
     this.#wss = new WebSocketServer({ noServer: true });
     this.#server.on("upgrade", (request, socket, head) => {
       if (request.headers.authorization !== `Bearer ${options.token}`) {
@@ -78,7 +81,7 @@ export class StandInMill {
   }
 
   get url(): string {
-    return `ws://127.0.0.1:${(this.#server.address() as AddressInfo).port}/mill`;
+    return `${this.options.tls ? "wss" : "ws"}://127.0.0.1:${(this.#server.address() as AddressInfo).port}/mill`;
   }
 
   get connections(): number {
@@ -202,6 +205,15 @@ export class StandInMill {
   sendRaw(bytes: Uint8Array): void {
     if (!this.#socket) throw new Error("stand-in mill: no executor connected");
     this.#socket.send(bytes, { binary: true });
+  }
+
+  /** Stops reading the executor's socket (a slow mill): its sends pile up in its buffers. */
+  pauseReading(): void {
+    this.#socket?.pause();
+  }
+
+  resumeReading(): void {
+    this.#socket?.resume();
   }
 
   /** Drops the executor's socket without a close handshake, as a network cut would. */

@@ -1,6 +1,7 @@
-// The host clone's failure message, with a fake git that fails the way a real one does: hints and the reason over several lines.
+// The host clone: its failure message, with a fake git that fails the way a real one does (hints and the reason over several lines); tags with a real git.
 import assert from "node:assert/strict";
-import { chmodSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { cloneAtSha, GitCheckoutError } from "../../src/transfer/git-checkout.js";
@@ -45,5 +46,25 @@ describe("the host clone", () => {
         return true;
       },
     );
+  });
+
+  it("fetches every tag with the commit when the spec asks for tags, and none when it does not", async () => {
+    const git = (cwd: string, ...args: string[]): string =>
+      execFileSync("git", ["-c", "user.email=t@t", "-c", "user.name=t", ...args], { cwd, encoding: "utf8" }).trim();
+    const repo = join(dir, "tagged-repo");
+    mkdirSync(repo);
+    git(repo, "init", "-q");
+    writeFileSync(join(repo, "a.txt"), "a\n");
+    git(repo, "add", "a.txt");
+    git(repo, "commit", "-q", "-m", "a");
+    git(repo, "tag", "-a", "-m", "release", "v1");
+    const sha = git(repo, "rev-parse", "HEAD");
+    const host = { binary: "git", env: process.env };
+    const base = { url: `file://${repo}`, sha, depth: 1, submodules: false };
+    await cloneAtSha({ ...base, tags: true }, join(dir, "with-tags"), host, new AbortController().signal);
+    assert.equal(git(join(dir, "with-tags"), "tag", "--list"), "v1");
+    assert.equal(git(join(dir, "with-tags"), "rev-parse", "HEAD"), sha);
+    await cloneAtSha(base, join(dir, "without-tags"), host, new AbortController().signal);
+    assert.equal(git(join(dir, "without-tags"), "tag", "--list"), "");
   });
 });

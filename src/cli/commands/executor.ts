@@ -69,6 +69,7 @@ export async function executeExecutor(options: RawExecutorOptions, env: NodeJS.P
       logStore,
       logDir: join(config.stateDir, "logs"),
       ...(config.timings ? { timings: config.timings } : {}),
+      ...(config.millCa !== undefined ? { socketOptions: { ca: config.millCa } } : {}),
       warn,
       observer: metrics.observer,
     });

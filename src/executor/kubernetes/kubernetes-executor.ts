@@ -248,7 +248,7 @@ export class KubernetesExecutor implements Executor {
   async cloneCheckout(spec: PodCloneSpec): Promise<void> {
     const pod = this.#requirePod();
     const { cloneInPod } = await import("./clone-in-pod.js");
-    const depth = `depth ${spec.depth}${spec.submodules ? ", with submodules" : ""}`;
+    const depth = `depth ${spec.depth}${spec.submodules ? ", with submodules" : ""}${spec.tags ? ", with tags" : ""}`;
     await this.#phase(
       "clone",
       () => cloneInPod(this.#ctx, pod, spec),

@@ -27,7 +27,7 @@ describe("the in-pod clone", { concurrency: true }, () => {
     kubectl.on("exec", { stdout: `${CLONE_DONE_TAG} ${SPEC.sha}\n` });
     assert.equal(await cloneInPod(ctx, POD, SPEC), SPEC.sha);
     const args = kubectl.callsTo("exec")[0]!.args;
-    assert.deepEqual(args.slice(-6), ["knotless-clone", SPEC.url, SPEC.sha, "1", "0", "/work"]);
+    assert.deepEqual(args.slice(-7), ["knotless-clone", SPEC.url, SPEC.sha, "1", "0", "/work", "0"]);
   });
 
   it("fails a git step that failed as checkout-failed, naming the step, its exit code and git's message", async () => {

@@ -1,0 +1,72 @@
+// The Kubernetes launcher's check of an offer, without a cluster: what it accepts, and what it refuses INCOMPATIBLE with the reason in words.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { Cluster } from "../../src/cluster/cluster.js";
+import { createKubernetesLauncher } from "../../src/mill/launch-lease.js";
+import { makeTestTempDir } from "../support/temp-dir.js";
+
+const PIPELINE = JSON.stringify({
+  triggerMetadata: {
+    kind: "push",
+    repo: { knot: "knot.example.org", did: "did:plc:owner", repoDid: "did:plc:repo", defaultBranch: "main" },
+    push: { ref: "refs/heads/main", oldSha: "0".repeat(40), newSha: "a".repeat(40) },
+  },
+});
+
+function offer(raw: string, clone: Record<string, unknown> = { skip: true }) {
+  return {
+    leaseId: "3abc-1",
+    targetEngine: "nixery",
+    rawPipelineJson: PIPELINE,
+    rawWorkflowJson: JSON.stringify({ name: "ci.yml", engine: "nixery", clone, raw }),
+    knot: "knot.example.org",
+    rkey: "3abc",
+    ttlSeconds: 45,
+  };
+}
+
+const STEPS = "steps:\n  - name: a\n    command: echo hi\n";
+
+describe("the mill's Kubernetes launcher", () => {
+  const launcher = (architectures?: readonly string[], git = false) =>
+    createKubernetesLauncher({
+      // check() plans the offer only; it calls no cluster.
+      cluster: {} as Cluster,
+      defaults: {
+        target: { namespace: "ci" },
+        podTimeoutMs: 60_000,
+        maxOutputBytes: 1024,
+        maxLogBytes: 1024,
+        nixery: "nixery.example.org",
+        ...(git ? { git: { binary: "git", env: {} } } : {}),
+      },
+      runsDir: makeTestTempDir("launch-lease-"),
+      ...(architectures ? { architectures } : {}),
+      warn: () => undefined,
+    });
+
+  it("refuses a workflow asking for an architecture the cluster does not serve, naming both, and takes one it serves", async () => {
+    const arm = await launcher(["amd64"]).check(offer(`architecture: arm64\n${STEPS}`));
+    assert.deepEqual(arm, {
+      ok: false,
+      reason: "architecture arm64 is not served here (this cluster runs amd64)",
+    });
+    const amd = await launcher(["amd64"]).check(offer(`architecture: amd64\n${STEPS}`));
+    assert.equal(amd.ok, true);
+    const any = await launcher().check(offer(`architecture: arm64\n${STEPS}`));
+    assert.equal(any.ok, true);
+  });
+
+  it("refuses an engine it does not run and a clone it has no git for, with the reason in words", async () => {
+    const dagger = await launcher().check({ ...offer(STEPS), targetEngine: "dagger" });
+    assert.equal(dagger.ok, false);
+    assert.match(!dagger.ok ? dagger.reason : "", /^engine dagger is not run here/);
+    const cloning = await launcher().check(offer(STEPS, { skip: false, depth: 1, submodules: false, tags: true }));
+    assert.deepEqual(cloning, { ok: false, reason: "this executor has no git to clone with" });
+    assert.equal(
+      (await launcher(undefined, true).check(offer(STEPS, { skip: false, depth: 1, submodules: false, tags: true })))
+        .ok,
+      true,
+    );
+  });
+});
