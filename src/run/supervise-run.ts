@@ -6,14 +6,14 @@ import { createEventEmitter, type RunEventInput, type RunEventSink } from "../ev
 import type { ExecutorContext, ExecutorTimings } from "../executor/kubernetes/context.js";
 import type { Executor } from "../executor/executor.js";
 import type { CrashTeardown } from "../executor/kubernetes/kubernetes-executor.js";
-import type { Cluster } from "../cluster/cluster.js";
+import type { RunCluster } from "../cluster/cluster.js";
 import type { RunResult } from "../run/run-result.js";
 import type { RunSettings } from "../settings/run-settings.js";
 import type { GitCheckoutSpec, GitSetting } from "../transfer/git-checkout.js";
 
 export interface SuperviseOptions {
   readonly settings: RunSettings;
-  readonly cluster: Cluster;
+  readonly cluster: RunCluster;
   readonly timings?: Partial<ExecutorTimings>;
   /** The service's sinks (the live log feed, metrics), after the run's own log files. */
   readonly sinks: readonly RunEventSink[];

@@ -1,6 +1,5 @@
 // The one place a command or the service makes its cluster: the transport chosen (--transport), pointed where the options say.
 import type { Cluster, ClusterTarget } from "../cluster.js";
-import type { Kubectl } from "../kubectl/kubectl.js";
 import type { ApiCall } from "../api/api-client.js";
 import { homedir } from "node:os";
 import { InputError } from "../../core/errors.js";
@@ -33,7 +32,7 @@ export async function openCluster(
   setting: ClusterSetting,
   env: NodeJS.ProcessEnv,
   onCall: CallListeners = {},
-): Promise<{ cluster: Cluster; kubectl?: Kubectl }> {
+): Promise<{ cluster: Cluster }> {
   if (setting.transport !== "kubectl") {
     const [{ openApiCluster }, { ConfigError }, { listKubeconfigFiles }] = await Promise.all([
       import("../api/open-api-cluster.js"),
@@ -62,5 +61,5 @@ export async function openCluster(
     env,
     ...(onCall.kubectl ? { onCall: onCall.kubectl } : {}),
   });
-  return { cluster: new KubectlCluster(kubectl, setting.target), kubectl };
+  return { cluster: new KubectlCluster(kubectl, setting.target) };
 }
