@@ -79,8 +79,16 @@ export {
 } from "./cluster/errors.js";
 
 // --- The executor contract, and its Kubernetes implementation for a caller that drives it step by step --------------
-export type { Executor, RunPod, StepOutcome, TeardownReport, UploadSummary } from "./executor/executor.js";
-export { KubernetesExecutor, buildRunManifest, type CrashTeardown } from "./executor/kubernetes/kubernetes-executor.js";
+export type {
+  CrashTeardown,
+  Executor,
+  ExecutorCrashPath,
+  RunPod,
+  StepOutcome,
+  TeardownReport,
+  UploadSummary,
+} from "./executor/executor.js";
+export { KubernetesExecutor, buildRunManifest } from "./executor/kubernetes/kubernetes-executor.js";
 export {
   DEFAULT_TIMINGS,
   type ExecutorContext,

@@ -3,6 +3,7 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { CancelledError, describeError } from "../../core/errors.js";
 import { createEventEmitter } from "../../events/run-events.js";
+import type { Executor, ExecutorCrashPath } from "../../executor/executor.js";
 import type { RunResult } from "../../run/run-result.js";
 import { SecretMasker } from "../../secrets/mask-stream.js";
 import { removeSecretVariables } from "../../secrets/remove-secret-variables.js";
@@ -111,7 +112,7 @@ async function executeResolvedRun(config: RunConfig, env: NodeJS.ProcessEnv): Pr
       api: (call) => emit({ kind: "api-call", ...call }),
     },
   );
-  let executor: InstanceType<typeof KubernetesExecutor> | undefined;
+  let executor: (Executor & ExecutorCrashPath) | undefined;
   const jobOf = (): RunResult["job"] => ({
     namespace: executor?.namespace ?? "",
     name: settings.jobName,
