@@ -179,6 +179,7 @@ export async function resolveExecutorConfig(raw: RawExecutorOptions, env: NodeJS
     if (!value) throw new InputError(`missing required option ${flag}`);
   }
   const millUrl = readMillUrl(raw.mill!, raw.insecureMill ?? false);
+  // serve's and the configuration's modules load only once `executor`'s own flags are read.
   const { readTokenFile } = await import("../serve/bearer-auth.js");
   const token = readTokenFile(resolve(raw.tokenFile!));
   const labels = (raw.labels ?? "")

@@ -43,6 +43,7 @@ import { listKubeconfigFiles, readContextNamespace } from "../cluster/kubeconfig
 import { resolveProcessIdentity } from "./process-identity.js";
 import { readKeepWarm } from "./warm-options.js";
 import { applyPodFlags, findPodFlag, type RawPodOptions } from "./pod-options.js";
+import { formatWarning } from "../workflow/workflow-errors.js";
 
 /** Options exactly as the CLI parser hands them over (strings, unvalidated). */
 export interface RawRunOptions extends RawClusterOptions, RawCacheOptions, RawPodOptions {
@@ -255,8 +256,8 @@ async function readStepsSource(raw: RawRunOptions): Promise<StepsSource> {
     if (!read.ok) throw new InputError(read.problem, stepsFile);
     return { kind: "steps", steps: parseStepsFile(read.bytes, stepsFile) };
   }
+  // A workflow run's modules (the YAML parser's among them) load only for --workflow, not for --steps or bad input.
   const { loadWorkflowFile } = await import("../settings/load-workflow.js");
-  const { formatWarning } = await import("../workflow/workflow-errors.js");
   // Flags over the file over the defaults: the pod flags are laid over --config's `pod` before anything reads it.
   const runner = applyPodFlags(
     await (await import("../config/read-runner-config.js")).readRunnerConfig(raw.config),

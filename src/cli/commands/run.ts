@@ -13,6 +13,7 @@ import type { CommandSpec } from "../command-spec.js";
 import { EXIT, exitCodeForError, exitCodeForResult } from "../exit-codes.js";
 import { resolveRunConfig, type RawRunOptions, type RunConfig } from "../resolve-config.js";
 import { RUN_OPTIONS } from "../run-options.js";
+import { openCluster } from "../../cluster/transports/open-cluster.js";
 
 /** How long a crashing runner blocks to delete its Job. */
 const CRASH_DELETE_TIMEOUT_MS = 30_000;
@@ -35,6 +36,7 @@ export async function executeRun(options: RawRunOptions, env: NodeJS.ProcessEnv)
   }
   for (const warning of config.warnings) process.stderr.write(`knotless-runner-k8s: warning: ${warning}\n`);
   if (config.dryRun) {
+    // The dry run's renderer (and the YAML printer) load only for --dry-run.
     const { renderDryRun } = await import("../dry-run.js");
     process.stdout.write(await renderDryRun(config));
     return EXIT.success;
@@ -66,7 +68,6 @@ async function executeResolvedRun(config: RunConfig, env: NodeJS.ProcessEnv): Pr
   const [
     { launchRun, openRunLogFiles },
     { KubernetesExecutor },
-    { openCluster },
     { createConsoleSink },
     { createStepTracker },
     { prepareEmergencyExit },
@@ -74,7 +75,6 @@ async function executeResolvedRun(config: RunConfig, env: NodeJS.ProcessEnv): Pr
   ] = await Promise.all([
     import("../../run/launch.js"),
     import("../../executor/kubernetes/kubernetes-executor.js"),
-    import("../../cluster/transports/open-cluster.js"),
     import("../../events/sinks.js"),
     import("../../run/step-tracker.js"),
     import("../emergency-exit.js"),

@@ -3,6 +3,7 @@ import type { Cluster, ClusterTarget } from "../cluster.js";
 import type { ApiCall } from "../api/api-client.js";
 import { homedir } from "node:os";
 import { InputError } from "../../core/errors.js";
+import { listKubeconfigFiles } from "../kubeconfig-namespace.js";
 
 /** How to talk to the cluster: one kubectl process per call, or the API spoken in-process. */
 export type TransportName = "kubectl" | "api";
@@ -34,10 +35,9 @@ export async function openCluster(
   onCall: CallListeners = {},
 ): Promise<{ cluster: Cluster }> {
   if (setting.transport !== "kubectl") {
-    const [{ openApiCluster }, { ConfigError }, { listKubeconfigFiles }] = await Promise.all([
+    const [{ openApiCluster }, { ConfigError }] = await Promise.all([
       import("../api/open-api-cluster.js"),
       import("../errors.js"),
-      import("../kubeconfig-namespace.js"),
     ]);
     const { kubeconfig, context } = setting.target;
     const selection = {
