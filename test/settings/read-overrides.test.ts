@@ -1,19 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { InputError } from "../../src/core/errors.js";
 import { FLAG_NAMES, SUBMISSION_NAMES } from "../../src/settings/hold-overrides.js";
 import { readOverrides } from "../../src/settings/read-overrides.js";
-
-/** The message of the InputError `read` throws. */
-function inputError(read: () => unknown): string {
-  try {
-    read();
-  } catch (error) {
-    assert.ok(error instanceof InputError, String(error));
-    return error.message;
-  }
-  assert.fail("expected an InputError");
-}
+import { readInputErrorMessage } from "../support/input-error.js";
 
 describe("readOverrides", () => {
   it("reads the image, quantities and durations into the run's overrides", () => {
@@ -29,38 +18,38 @@ describe("readOverrides", () => {
 
   it("refuses absurd cpu and memory overrides, saying the bounds and naming the override as its caller does", () => {
     assert.equal(
-      inputError(() => readOverrides({ cpu: "100000" }, SUBMISSION_NAMES)),
+      readInputErrorMessage(() => readOverrides({ cpu: "100000" }, SUBMISSION_NAMES)),
       "overrides.cpu: cpu 100000 is outside the bounds any run may ask for (from 1m to 1024 cores)",
     );
     assert.equal(
-      inputError(() => readOverrides({ memory: "999Ei" }, SUBMISSION_NAMES)),
+      readInputErrorMessage(() => readOverrides({ memory: "999Ei" }, SUBMISSION_NAMES)),
       "overrides.memory: memory 999Ei is outside the bounds any run may ask for (from 4Mi to 64Ti)",
     );
     assert.equal(
-      inputError(() => readOverrides({ cpu: "100000" }, FLAG_NAMES)),
+      readInputErrorMessage(() => readOverrides({ cpu: "100000" }, FLAG_NAMES)),
       "--cpu: cpu 100000 is outside the bounds any run may ask for (from 1m to 1024 cores)",
     );
   });
 
   it("refuses a bad image, quantity or duration, naming the override as its caller does", () => {
     assert.match(
-      inputError(() => readOverrides({ image: "bad image" }, FLAG_NAMES)),
+      readInputErrorMessage(() => readOverrides({ image: "bad image" }, FLAG_NAMES)),
       /^--image expects an image/,
     );
     assert.match(
-      inputError(() => readOverrides({ image: "bad image" }, SUBMISSION_NAMES)),
+      readInputErrorMessage(() => readOverrides({ image: "bad image" }, SUBMISSION_NAMES)),
       /^overrides\.image expects an image reference such as busybox:1\.36, got "bad image"$/,
     );
     assert.match(
-      inputError(() => readOverrides({ memory: "1 GB" }, FLAG_NAMES)),
+      readInputErrorMessage(() => readOverrides({ memory: "1 GB" }, FLAG_NAMES)),
       /^--memory expects a Kubernetes quantity such as 500m, 1 or 512Mi, got "1 GB"$/,
     );
     assert.match(
-      inputError(() => readOverrides({ timeout: "forever" }, FLAG_NAMES)),
+      readInputErrorMessage(() => readOverrides({ timeout: "forever" }, FLAG_NAMES)),
       /^--timeout expects a duration/,
     );
     assert.match(
-      inputError(() => readOverrides({ stepTimeout: "5" }, SUBMISSION_NAMES)),
+      readInputErrorMessage(() => readOverrides({ stepTimeout: "5" }, SUBMISSION_NAMES)),
       /^overrides\.stepTimeout expects a duration/,
     );
   });

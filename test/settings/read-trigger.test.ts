@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { InputError } from "../../src/core/errors.js";
 import { readTrigger, type TriggerNames } from "../../src/settings/read-trigger.js";
+import { readInputErrorMessage } from "../support/input-error.js";
 
 const FLAGS: TriggerNames = {
   of: (key) => `--${key.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}`,
@@ -9,26 +9,15 @@ const FLAGS: TriggerNames = {
 };
 const FIELDS: TriggerNames = { of: (key) => `trigger.${key}` };
 
-/** The message of the InputError `read` throws. */
-function inputError(read: () => unknown): string {
-  try {
-    read();
-  } catch (error) {
-    assert.ok(error instanceof InputError, String(error));
-    return error.message;
-  }
-  assert.fail("expected an InputError");
-}
-
 describe("readTrigger", () => {
   it("is undefined without an event, and refuses a trigger's field given without one", () => {
     assert.equal(readTrigger({}, FLAGS), undefined);
     assert.equal(
-      inputError(() => readTrigger({ branch: "main" }, FLAGS)),
+      readInputErrorMessage(() => readTrigger({ branch: "main" }, FLAGS)),
       "--branch describes a trigger: give --event too (push, pull_request, manual, ...)",
     );
     assert.equal(
-      inputError(() => readTrigger({ changedFiles: ["a"] }, FLAGS)),
+      readInputErrorMessage(() => readTrigger({ changedFiles: ["a"] }, FLAGS)),
       "--changed-files describes a trigger: give --event too (push, pull_request, manual, ...)",
     );
   });
@@ -58,45 +47,45 @@ describe("readTrigger", () => {
 
   it("refuses a malformed event or ref, naming the field as its caller does", () => {
     assert.match(
-      inputError(() => readTrigger({ event: "Push!" }, FIELDS)),
+      readInputErrorMessage(() => readTrigger({ event: "Push!" }, FIELDS)),
       /^trigger\.event expects an event name/,
     );
     assert.equal(
-      inputError(() => readTrigger({ event: "push", ref: "main" }, FIELDS)),
+      readInputErrorMessage(() => readTrigger({ event: "push", ref: "main" }, FIELDS)),
       'trigger.ref expects a full ref such as refs/heads/main or refs/tags/v1.0, got "main"',
     );
     assert.equal(
-      inputError(() => readTrigger({ event: "push", ref: "main" }, FLAGS)),
+      readInputErrorMessage(() => readTrigger({ event: "push", ref: "main" }, FLAGS)),
       '--ref expects a full ref such as refs/heads/main or refs/tags/v1.0, got "main" (or use --branch / --tag)',
     );
   });
 
   it("refuses two refs, an empty field or one with control characters", () => {
     assert.match(
-      inputError(() => readTrigger({ event: "push", ref: "refs/heads/a", tag: "v1" }, FLAGS)),
+      readInputErrorMessage(() => readTrigger({ event: "push", ref: "refs/heads/a", tag: "v1" }, FLAGS)),
       /not both/,
     );
     assert.match(
-      inputError(() => readTrigger({ event: "push", branch: "a", tag: "v1" }, FLAGS)),
+      readInputErrorMessage(() => readTrigger({ event: "push", branch: "a", tag: "v1" }, FLAGS)),
       /one ref/,
     );
     assert.equal(
-      inputError(() => readTrigger({ event: "push", sha: "" }, FIELDS)),
+      readInputErrorMessage(() => readTrigger({ event: "push", sha: "" }, FIELDS)),
       "trigger.sha expects a non-empty value without control characters",
     );
     assert.equal(
-      inputError(() => readTrigger({ event: "push", repo: "a\nb" }, FIELDS)),
+      readInputErrorMessage(() => readTrigger({ event: "push", repo: "a\nb" }, FIELDS)),
       "trigger.repo expects a non-empty value without control characters",
     );
   });
 
   it("refuses an unknown pull request action, and a pull request's field with another event", () => {
     assert.match(
-      inputError(() => readTrigger({ event: "pull_request", prAction: "edited" }, FLAGS)),
+      readInputErrorMessage(() => readTrigger({ event: "pull_request", prAction: "edited" }, FLAGS)),
       /^--pr-action expects one of opened, reopened, synchronize, closed, merged, got "edited"$/,
     );
     assert.equal(
-      inputError(() => readTrigger({ event: "push", prSourceSha: "abc" }, FLAGS)),
+      readInputErrorMessage(() => readTrigger({ event: "push", prSourceSha: "abc" }, FLAGS)),
       "--pr-source-sha goes with --event pull_request",
     );
   });
