@@ -2,12 +2,10 @@
 import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { lstat, readdir, realpath, stat } from "node:fs/promises";
-import { createRequire } from "node:module";
 import { join, sep } from "node:path";
-import type picomatch from "picomatch";
 import { InputError } from "../core/errors.js";
 import { toPicomatchPattern } from "../workflow/glob-pattern.js";
-import { GLOB_OPTIONS } from "../workflow/match-trigger.js";
+import { GLOB_OPTIONS, loadPicomatch } from "../workflow/match-trigger.js";
 
 export interface FileHash {
   /** sha256, hex: of nothing when no file matched. */
@@ -20,11 +18,6 @@ export interface FileHash {
 
 /** The characters that make a path segment a pattern rather than a name. */
 const GLOB_META = /[*?[\]{}\\]/;
-
-/** picomatch, loaded on first use (a CommonJS package; see match-trigger.ts for why it is not imported at start-up). */
-function loadPicomatch(): typeof picomatch {
-  return createRequire(import.meta.url)("picomatch") as typeof picomatch;
-}
 
 /** Where walking must start for a pattern: its leading segments that hold no glob character, `/`-joined ("" for the top). */
 function findLiteralBase(pattern: string): { base: string; literal: boolean } {

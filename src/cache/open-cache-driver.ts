@@ -7,11 +7,11 @@ import type { CacheDriver } from "./cache-driver.js";
 import { createDirStore } from "./dir-store.js";
 import { createHostCacheDriver } from "./host-cache-driver.js";
 import { createClusterPodExec, createPvcCacheDriver, formatPvcNonce } from "./pvc-cache.js";
-import type { Cluster, ClusterTarget } from "../cluster/cluster.js";
+import type { ClusterTarget, RunCluster } from "../cluster/cluster.js";
 
 /** What the PVC backend's in-pod commands need: the cluster and where the run's pod is. */
 export interface PodExecContext {
-  readonly cluster: Cluster;
+  readonly cluster: RunCluster;
   readonly target: ClusterTarget;
   /** The run's id: the claim's temporary names carry it, so pods never share one. */
   readonly runId: string;

@@ -15,7 +15,7 @@ import {
   buildPvcSaveCommand,
 } from "./pvc-scripts.js";
 import { describeError } from "../core/errors.js";
-import type { Cluster, Namespace } from "../cluster/cluster.js";
+import type { Namespace, RunCluster } from "../cluster/cluster.js";
 import { describeExecSaid } from "../cluster/exec.js";
 import { runExec } from "../cluster/run-exec.js";
 import { RUN_CONTAINER } from "../manifests/names.js";
@@ -29,7 +29,7 @@ export type PodExec = (argv: readonly string[]) => Promise<PvcCommandOutput>;
  * gave no exit status counts as exit -1, its error's words as its stderr.
  */
 export function createClusterPodExec(
-  cluster: Cluster,
+  cluster: Pick<RunCluster, "exec">,
   namespace: Namespace,
   pod: string,
   signal?: AbortSignal,

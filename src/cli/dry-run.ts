@@ -1,4 +1,5 @@
 // Prints what a run would do: the resolved workflow, the Job manifest and every call, as the chosen transport makes it (API request or kubectl command) with the other beside it; spawns nothing and shows no secret value.
+import { formatByteQuantity } from "../core/format-bytes.js";
 import { formatDuration } from "../core/duration.js";
 import { buildRunManifest } from "../executor/kubernetes/kubernetes-executor.js";
 import { DEFAULT_POD_IDLE_SECONDS } from "../pod/keep-alive.js";
@@ -21,6 +22,7 @@ export async function renderDryRun(config: RunConfig): Promise<string> {
     );
     return `${lines.join("\n")}\n`;
   }
+  // The YAML printer loads only for a dry run that prints a manifest.
   const { stringify } = await import("yaml");
   const manifest = buildRunManifest(config, "<random per run>");
   lines.push("# Job manifest", "---", stringify(manifest).trimEnd(), "---");
@@ -179,18 +181,6 @@ function describeImageSource(workflow: NonNullable<RunConfig["settings"]["workfl
   return "the workflow";
 }
 
-/** 5368709120 → 5Gi, 1500000 → 1500000 bytes. */
-function formatBytes(bytes: number): string {
-  for (const [unit, size] of [
-    ["Gi", 1024 ** 3],
-    ["Mi", 1024 ** 2],
-    ["Ki", 1024],
-  ] as const) {
-    if (bytes % size === 0) return `${bytes / size}${unit}`;
-  }
-  return `${bytes} bytes`;
-}
-
 const REPO_FROM = {
   "--repo": "--repo",
   checkout: "no --repo: from the checkout's absolute path",
@@ -213,7 +203,7 @@ function describeCaches(config: RunConfig): string[] {
       ? `the directory ${cacheBackend.dir} on this host`
       : `the PersistentVolumeClaim ${cacheBackend.claim}, mounted into the pod`;
   const lines = [
-    `#   caches: ${caches.length} ${plural} in ${store}, at most ${formatBytes(cacheBackend.maxBytes)}; repository ${cacheBackend.repo} (${REPO_FROM[declared.repoFrom]})`,
+    `#   caches: ${caches.length} ${plural} in ${store}, at most ${formatByteQuantity(cacheBackend.maxBytes)}; repository ${cacheBackend.repo} (${REPO_FROM[declared.repoFrom]})`,
   ];
   for (const [index, cache] of caches.entries()) {
     const fallbacks =

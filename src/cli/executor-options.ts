@@ -190,6 +190,7 @@ export async function resolveExecutorConfig(raw: RawExecutorOptions, env: NodeJS
   }
   const millUrl = readMillUrl(raw.mill!, raw.insecureMill ?? false);
   const millCa = raw.millCa === undefined ? undefined : readMillCa(resolve(raw.millCa), millUrl);
+  // serve's and the configuration's modules load only once `executor`'s own flags are read.
   const { readTokenFile } = await import("../serve/bearer-auth.js");
   const token = readTokenFile(resolve(raw.tokenFile!));
   const labels = (raw.labels ?? "")

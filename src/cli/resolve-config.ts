@@ -4,19 +4,19 @@ import { accessSync, constants, mkdtempSync, readdirSync, statSync } from "node:
 import { homedir, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { readDuration } from "../core/duration.js";
-import { IMAGE, QUANTITY, readSize } from "../core/patterns.js";
-import { checkResourceBounds } from "../workflow/resource-bounds.js";
+import { readSize } from "../core/patterns.js";
 import { InputError } from "../core/errors.js";
 import type { HostTarSetting } from "../transfer/host-tar.js";
 import type { RunSettings } from "../settings/run-settings.js";
 import { parseStepsFile, type StepSpec } from "../workflow/steps-file.js";
-import type { RunOverrides } from "../settings/plan-workflow-run.js";
 import { FLAG_NAMES, holdOverrides, type HeldOverrides } from "../settings/hold-overrides.js";
 import type { PreparedWorkflowRun } from "../settings/prepare-workflow-run.js";
 import type { Secret } from "../secrets/secret.js";
 import type { LoadedWorkflow } from "../settings/load-workflow.js";
 import type { RunnerConfigSource } from "../config/runner-config.js";
-import { PULL_REQUEST_ACTIONS, type Trigger } from "../workflow/match-trigger.js";
+import type { Trigger } from "../workflow/match-trigger.js";
+import { readOverrides } from "../settings/read-overrides.js";
+import { readTrigger, TRIGGER_TEXT_KEYS, type TriggerNames } from "../settings/read-trigger.js";
 import { MAX_WORKFLOW_FILE_BYTES } from "../workflow/read-workflow-file.js";
 import { readBoundedFile, readBoundedTextFile } from "../core/read-bounded-file.js";
 import type { ExecutorTimings } from "../executor/kubernetes/context.js";
@@ -43,6 +43,7 @@ import { listKubeconfigFiles, readContextNamespace } from "../cluster/kubeconfig
 import { resolveProcessIdentity } from "./process-identity.js";
 import { readKeepWarm } from "./warm-options.js";
 import { applyPodFlags, findPodFlag, type RawPodOptions } from "./pod-options.js";
+import { formatWarning } from "../workflow/workflow-errors.js";
 
 /** Options exactly as the CLI parser hands them over (strings, unvalidated). */
 export interface RawRunOptions extends RawClusterOptions, RawCacheOptions, RawPodOptions {
@@ -185,20 +186,6 @@ type StepsSource =
       readonly runner: RunnerConfigSource;
     };
 
-/** The trigger's text flags beyond the ref: the pull request's, and what Tangled's run variables say of the repository. */
-const TRIGGER_TEXT_FLAGS = [
-  "prAction",
-  "prSourceBranch",
-  "prSourceSha",
-  "knot",
-  "repoDid",
-  "repoName",
-  "defaultBranch",
-  "repoUrl",
-  "pipelineId",
-] as const;
-
-/** `prSourceBranch` → `--pr-source-branch`. */
 function toFlag(key: string): string {
   return `--${key.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}`;
 }
@@ -230,82 +217,29 @@ function readChangedFiles(raw: RawRunOptions): string[] | undefined {
 }
 
 /** The trigger flags as a Trigger; undefined without --event (then `when` is not evaluated). */
-function readTrigger(raw: RawRunOptions): Trigger | undefined {
-  const given = (["ref", "branch", "tag", "sha", "repo", ...TRIGGER_TEXT_FLAGS] as const).filter(
-    (key) => raw[key] !== undefined,
-  );
-  if (raw.event === undefined && (raw.changedFile !== undefined || raw.changedFiles !== undefined))
-    throw new InputError("--changed-file describes a trigger: give --event too (push, pull_request, manual, ...)");
-  if (raw.event === undefined) {
-    if (given.length > 0)
-      throw new InputError(
-        `${toFlag(given[0]!)} describes a trigger: give --event too (push, pull_request, manual, ...)`,
-      );
-    return undefined;
-  }
-  if (!/^[a-z][a-z0-9_]{0,63}$/.test(raw.event))
-    throw new InputError(
-      `--event expects an event name such as push, pull_request or manual, got ${JSON.stringify(raw.event)}`,
-    );
-  if (raw.ref !== undefined && (raw.branch !== undefined || raw.tag !== undefined))
-    throw new InputError("--ref names the branch or tag already: give --ref, or --branch / --tag, not both");
-  if (raw.branch !== undefined && raw.tag !== undefined)
-    throw new InputError("--branch and --tag: a trigger has one ref; give one of them");
-  if (raw.ref !== undefined && !raw.ref.startsWith("refs/"))
-    throw new InputError(
-      `--ref expects a full ref such as refs/heads/main or refs/tags/v1.0, got ${JSON.stringify(raw.ref)} (or use --branch / --tag)`,
-    );
-  for (const key of given) {
-    if (raw[key] === "" || /[\x00-\x1f\x7f]/.test(raw[key]!))
-      throw new InputError(`${toFlag(key)} expects a non-empty value without control characters`);
-  }
-  if (raw.prAction !== undefined && !PULL_REQUEST_ACTIONS.includes(raw.prAction))
-    throw new InputError(
-      `--pr-action expects one of ${PULL_REQUEST_ACTIONS.join(", ")}, got ${JSON.stringify(raw.prAction)}`,
-    );
-  const prOnly = (["prAction", "prSourceBranch", "prSourceSha"] as const).find((key) => raw[key] !== undefined);
-  if (prOnly !== undefined && raw.event !== "pull_request")
-    throw new InputError(`${toFlag(prOnly)} goes with --event pull_request`);
+function readTriggerFlags(raw: RawRunOptions): Trigger | undefined {
+  const fields = (["event", ...TRIGGER_TEXT_KEYS] as const).filter((key) => raw[key] !== undefined);
   const changedFiles = readChangedFiles(raw);
-  return {
-    event: raw.event,
-    ...(raw.ref !== undefined ? { ref: raw.ref } : {}),
-    ...(raw.branch !== undefined ? { branch: raw.branch } : {}),
-    ...(raw.tag !== undefined ? { tag: raw.tag } : {}),
-    ...(raw.sha !== undefined ? { sha: raw.sha } : {}),
-    ...(raw.repo !== undefined ? { repo: raw.repo } : {}),
-    ...(changedFiles !== undefined ? { changedFiles } : {}),
-    ...Object.fromEntries(TRIGGER_TEXT_FLAGS.flatMap((key) => (raw[key] !== undefined ? [[key, raw[key]]] : []))),
-  };
+  return readTrigger(
+    {
+      ...Object.fromEntries(fields.map((key) => [key, raw[key]])),
+      ...(changedFiles !== undefined ? { changedFiles } : {}),
+    },
+    TRIGGER_FLAG_NAMES,
+  );
 }
 
-/** The caller's overrides of workflow fields, validated: a flag given wins over the file. */
-function readOverrides(raw: RawRunOptions): RunOverrides {
-  if (raw.image !== undefined && !IMAGE.test(raw.image))
-    throw new InputError(`--image expects an image reference such as busybox:1.36, got ${JSON.stringify(raw.image)}`);
-  for (const [flag, value] of [
-    ["--cpu", raw.cpu],
-    ["--memory", raw.memory],
-  ] as const) {
-    if (value !== undefined && !QUANTITY.test(value))
-      throw new InputError(`${flag} expects a Kubernetes quantity such as 500m, 1 or 512Mi, got "${value}"`);
-    const problem = value === undefined ? undefined : checkResourceBounds(flag === "--cpu" ? "cpu" : "memory", value);
-    if (problem !== undefined) throw new InputError(`${flag}: ${problem}`);
-  }
-  return {
-    ...(raw.image !== undefined ? { image: raw.image } : {}),
-    ...(raw.cpu !== undefined ? { cpu: raw.cpu } : {}),
-    ...(raw.memory !== undefined ? { memory: raw.memory } : {}),
-    ...(raw.timeout !== undefined ? { timeoutMs: readDuration(raw.timeout, "--timeout") } : {}),
-    ...(raw.stepTimeout !== undefined ? { stepTimeoutMs: readDuration(raw.stepTimeout, "--step-timeout") } : {}),
-  };
-}
+/** The trigger's fields as flags: `--changed-file` for the changed files (or `--changed-files FILE`). */
+const TRIGGER_FLAG_NAMES: TriggerNames = {
+  of: (key) => (key === "changedFiles" ? "--changed-file" : toFlag(key)),
+  refAlternative: "or use --branch / --tag",
+};
 
 /** Reads the steps file or loads the workflow file (exactly one of --steps and --workflow). */
 async function readStepsSource(raw: RawRunOptions): Promise<StepsSource> {
   if ((raw.steps === undefined) === (raw.workflow === undefined))
     throw new InputError("expected exactly one of --steps FILE and --workflow FILE");
-  const trigger = readTrigger(raw);
+  const trigger = readTriggerFlags(raw);
   if (raw.steps !== undefined) {
     if (trigger !== undefined)
       throw new InputError("--event and the other trigger flags go with --workflow (a steps file has no `when`)");
@@ -322,8 +256,8 @@ async function readStepsSource(raw: RawRunOptions): Promise<StepsSource> {
     if (!read.ok) throw new InputError(read.problem, stepsFile);
     return { kind: "steps", steps: parseStepsFile(read.bytes, stepsFile) };
   }
+  // A workflow run's modules (the YAML parser's among them) load only for --workflow, not for --steps or bad input.
   const { loadWorkflowFile } = await import("../settings/load-workflow.js");
-  const { formatWarning } = await import("../workflow/workflow-errors.js");
   // Flags over the file over the defaults: the pod flags are laid over --config's `pod` before anything reads it.
   const runner = applyPodFlags(
     await (await import("../config/read-runner-config.js")).readRunnerConfig(raw.config),
@@ -431,8 +365,8 @@ export async function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEn
   // The flags that set what a limit governs are held to it like the workflow's values (a steps file has no --config).
   const held: HeldOverrides =
     source.kind === "workflow"
-      ? holdOverrides(readOverrides(raw), source.runner, FLAG_NAMES)
-      : { overrides: readOverrides(raw), clamps: [], warnings: [] };
+      ? holdOverrides(readOverrides(raw, FLAG_NAMES), source.runner, FLAG_NAMES)
+      : { overrides: readOverrides(raw, FLAG_NAMES), clamps: [], warnings: [] };
   const overrides = held.overrides;
   const skipsCheckout = source.kind === "workflow" && source.loaded.resolved.clone.skip;
   const gitCheckout = skipsCheckout ? undefined : await readGitCheckout(raw, source, env);

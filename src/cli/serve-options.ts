@@ -15,6 +15,7 @@ import type { OptionSpec } from "./option-spec.js";
 import { resolveProcessIdentity } from "./process-identity.js";
 import { readKeepWarm } from "./warm-options.js";
 import { applyPodFlags, POD_OPTIONS, type RawPodOptions } from "./pod-options.js";
+import { matchImagePattern } from "../settings/apply-limits.js";
 
 export const SERVE_OPTIONS: readonly OptionSpec[] = [
   {
@@ -243,6 +244,7 @@ export async function resolveServeConfig(
   raw: RawServeOptions,
   env: NodeJS.ProcessEnv,
 ): Promise<ServeConfig & { readonly drainTimeoutMs: number; readonly drainCleanupTimeoutMs: number }> {
+  // serve's modules load only when `serve` starts, not with every command.
   const [{ readTokenFile }, { checkListenSecurity, readListenAddress }] = await Promise.all([
     import("../serve/bearer-auth.js"),
     import("../serve/listen-address.js"),
@@ -340,10 +342,7 @@ function readFollowerSettings(raw: RawServeOptions): FollowerSettings {
 /** Refuses at start a --nixery that `limits.nixery` does not allow: every nixery workflow submitted would be refused for it. */
 async function checkNixeryAllowed(nixery: string, runner: RunnerConfigSource): Promise<void> {
   const allowed = runner.config.limits.nixery;
-  const [{ normalizeNixeryBase }, { matchImagePattern }] = await Promise.all([
-    import("../settings/resolve-workflow.js"),
-    import("../settings/apply-limits.js"),
-  ]);
+  const { normalizeNixeryBase } = await import("../settings/resolve-workflow.js");
   const base = normalizeNixeryBase(nixery);
   if (base === undefined)
     throw new InputError(

@@ -1,8 +1,9 @@
 // The one seam between the runner and a Kubernetes transport: every call the runner makes, typed, with typed errors (./errors.ts).
 //
-// Above it (src/executor, src/ops, src/warm, src/credentials, src/cache, src/cli, src/run) nothing builds kubectl
-// arguments or reads a transport's text; below it each transport (./kubectl/, and the in-process API transport) is
-// one implementation. Every method may throw the errors its contract names, ConfigError when the transport cannot use
+// Above it nothing builds kubectl arguments or reads a transport's text; below it each transport (./kubectl/, ./api/)
+// is one implementation of `Cluster`, the union of the interfaces its consumers take: RunCluster (a run, with
+// CrashCluster), PlaceholderCluster and WarmCluster (warm capacity), OpsCluster (list, cancel, gc), DoctorCluster and
+// CredentialsCluster. Every method may throw the errors its contract names, ConfigError when the transport cannot use
 // the kubeconfig (before any request), UnavailableError or TimeoutError when the cluster cannot answer now, and a
 // plain ClusterError ("other") for what no type names; a call whose signal is aborted rejects with whatever the
 // transport saw, so a caller that aborts checks its own signal first. No method holds a secret in a request line.
@@ -117,13 +118,27 @@ export interface CredentialObjectSet {
 export type SyncOutcome<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly why: string };
 
 /**
- * A Kubernetes cluster as the runner uses it. Construct it at the CLI edge (or in the library's caller); no method
- * runs at construction. Methods may be called concurrently.
+ * The crash path: for a runner that is going down (the executor's last resort, the CLI's last message). Never throws.
  */
-export interface Cluster {
-  /** Which transport this is. */
-  readonly transport: TransportFacts["name"];
+export interface CrashCluster {
+  /**
+   * For a runner that is crashing (an uncaught exception: the event loop can no longer be trusted): reads a Job
+   * synchronously, blocking the process for up to `timeoutMs`. Never throws.
+   */
+  getJobNowSync(namespace: Namespace, name: string, timeoutMs: number): SyncOutcome<IJob>;
 
+  /** Likewise deletes a Job (background propagation; absent is success) synchronously. Never throws. */
+  deleteJobNowSync(namespace: Namespace, name: string, timeoutMs: number): SyncOutcome<"deleted" | "absent">;
+
+  /** The command an operator can run by hand to delete the Job (a kubectl command line, shell-quoted), for messages. */
+  formatDeleteJobCommand(namespace: Namespace, name: string): string;
+}
+
+/**
+ * What a run needs (the Kubernetes executor, its warm claim and --keep-warm, the PVC cache's execs, the services that
+ * launch runs): its Job and budget, its pod and the pod's events, execs into it, and the crash path.
+ */
+export interface RunCluster extends CrashCluster {
   // --- Jobs -------------------------------------------------------------------------------------------------
 
   /**
@@ -164,9 +179,6 @@ export interface Cluster {
     options?: CallOptions & { readonly preconditions?: { readonly uid: string; readonly resourceVersion: string } },
   ): Promise<"deleted" | "absent">;
 
-  /** Deletes every Job matching a label selector and, in the background, their pods; resolves with the names deleted (none is fine). */
-  deleteJobs(namespace: Namespace, labelSelector: string, options?: CallOptions): Promise<string[]>;
-
   /**
    * Watches one Job: `onEvent` gets the Job as it is now (ADDED), then each change, until the signal is aborted or
    * the transport's bound on one watch passes (minutes: a dead connection is noticed by then); both resolve, and the
@@ -184,13 +196,6 @@ export interface Cluster {
    * the common ones. A create that fails Unavailable or Timeout may have reached the server all the same.
    */
   createDisruptionBudget(namespace: Namespace, budget: IPodDisruptionBudget, options?: CallOptions): Promise<void>;
-
-  /** Lists the PodDisruptionBudgets matching a label selector; none is an empty list. Throws ForbiddenError, UnauthorizedError. */
-  listDisruptionBudgets(
-    namespace: Namespace,
-    labelSelector: string,
-    options?: CallOptions,
-  ): Promise<IPodDisruptionBudget[]>;
 
   /** Deletes one PodDisruptionBudget: "deleted", or "absent" when there was none (not an error). Throws ForbiddenError, UnauthorizedError. */
   deleteDisruptionBudget(namespace: Namespace, name: string, options?: CallOptions): Promise<"deleted" | "absent">;
@@ -252,27 +257,44 @@ export interface Cluster {
    */
   exec(request: ExecRequest): Promise<ExecSession>;
 
-  // --- The crash path ----------------------------------------------------------------------------------------
-
-  /**
-   * For a runner that is crashing (an uncaught exception: the event loop can no longer be trusted): reads a Job
-   * synchronously, blocking the process for up to `timeoutMs`. Never throws.
-   */
-  getJobNowSync(namespace: Namespace, name: string, timeoutMs: number): SyncOutcome<IJob>;
-
-  /** Likewise deletes a Job (background propagation; absent is success) synchronously. Never throws. */
-  deleteJobNowSync(namespace: Namespace, name: string, timeoutMs: number): SyncOutcome<"deleted" | "absent">;
-
-  /** The command an operator can run by hand to delete the Job (a kubectl command line, shell-quoted), for messages. */
-  formatDeleteJobCommand(namespace: Namespace, name: string): string;
-
-  // --- doctor ------------------------------------------------------------------------------------------------
-
-  /** The transport and, for kubectl, its client version. Rejects when the transport cannot run (InfraError `kubectl-missing`). */
-  describeTransport(options?: CallOptions): Promise<TransportFacts>;
+  // --- The server -------------------------------------------------------------------------------------------
 
   /** The API server's version (/version, readable by every user). */
   getServerVersion(options?: CallOptions): Promise<ServerVersion>;
+}
+
+/** What a run's warm claim and `warm`'s top up need of placeholders (their Jobs): a RunCluster is one. */
+export type PlaceholderCluster = Pick<RunCluster, "createJob" | "getJob" | "listJobs" | "deleteJob">;
+
+/** What `warm` needs: placeholders, and all of them deleted by label (--release). */
+export interface WarmCluster extends PlaceholderCluster {
+  /** Deletes every Job matching a label selector and, in the background, their pods; resolves with the names deleted (none is fine). */
+  deleteJobs(namespace: Namespace, labelSelector: string, options?: CallOptions): Promise<string[]>;
+}
+
+/**
+ * What the operator commands need (list, cancel, gc): read our Jobs, pods and budgets, request a cancel (an
+ * annotation), and delete what gc judged over.
+ */
+export interface OpsCluster extends Pick<
+  RunCluster,
+  "getJob" | "listJobs" | "listPods" | "patchJobAnnotations" | "deleteJob" | "deleteDisruptionBudget"
+> {
+  /** Lists the PodDisruptionBudgets matching a label selector; none is an empty list. Throws ForbiddenError, UnauthorizedError. */
+  listDisruptionBudgets(
+    namespace: Namespace,
+    labelSelector: string,
+    options?: CallOptions,
+  ): Promise<IPodDisruptionBudget[]>;
+}
+
+/**
+ * What doctor needs: the transport and the server, the kubeconfig, the reviews of what the identity may do, a Job
+ * created with dryRun, and the cluster-scoped reads it reports on.
+ */
+export interface DoctorCluster extends Pick<RunCluster, "createJob" | "getServerVersion"> {
+  /** The transport and, for kubectl, its client version. Rejects when the transport cannot run (InfraError `kubectl-missing`). */
+  describeTransport(options?: CallOptions): Promise<TransportFacts>;
 
   /**
    * The kubeconfig as the transport resolves it for the chosen context, as kubectl's `config view --minify` shape
@@ -295,9 +317,10 @@ export interface Cluster {
 
   /** Reads a PersistentVolumeClaim. Throws NotFoundError, ForbiddenError. */
   getPersistentVolumeClaim(namespace: Namespace, name: string, options?: CallOptions): Promise<unknown>;
+}
 
-  // --- credentials (the admin's calls) -------------------------------------------------------------------------
-
+/** What `credentials` needs (the admin's calls): the admin kubeconfig, the scoped identity's objects and its token. */
+export interface CredentialsCluster extends Pick<DoctorCluster, "readKubeconfig"> {
   /**
    * Creates, corrects or leaves the credential's ServiceAccount, Role and RoleBinding, in that order, and says which it
    * did to each, by reference (`serviceaccount/NAME`, `role.rbac.authorization.k8s.io/NAME`,
@@ -321,4 +344,14 @@ export interface Cluster {
    * is fine. Resolves with the references deleted now (same form as applyCredentialObjects').
    */
   deleteCredentialObjects(namespace: Namespace, name: string, options?: CallOptions): Promise<Set<string>>;
+}
+
+/**
+ * A Kubernetes cluster as the runner uses it: every consumer's interface at once, which each transport implements.
+ * Construct it at the CLI edge (or in the library's caller); no method runs at construction. Methods may be called
+ * concurrently. A consumer takes the narrowest of the interfaces above that it needs.
+ */
+export interface Cluster extends RunCluster, WarmCluster, OpsCluster, DoctorCluster, CredentialsCluster {
+  /** Which transport this is. */
+  readonly transport: TransportFacts["name"];
 }

@@ -9,6 +9,18 @@ import type { ClusterError } from "./errors.js";
  */
 export const STATUS_TAG_PREFIX = "knotless-";
 
+/** Splits an exec's stderr into the pod's status-tag lines and the rest. */
+export function splitStatusTags(stderr: string): { tags: string; rest: string } {
+  const tags: string[] = [];
+  const rest: string[] = [];
+  const lines = stderr.split("\n");
+  const last = lines.pop() ?? ""; // "" after a final newline; an unterminated last line otherwise
+  for (const line of lines) (line.startsWith(STATUS_TAG_PREFIX) ? tags : rest).push(`${line}\n`);
+  if (last !== "")
+    (last.startsWith(STATUS_TAG_PREFIX) ? tags : rest).push(last.startsWith(STATUS_TAG_PREFIX) ? `${last}\n` : last);
+  return { tags: tags.join(""), rest: rest.join("") };
+}
+
 /** Where the command's stdin comes from. */
 export type ExecStdin =
   /** No stdin: the command reads end-of-file. */

@@ -1,5 +1,5 @@
 // An exec whose stdout is small: written stdin (if any), stdout collected, and how it ended.
-import type { Cluster } from "./cluster.js";
+import type { RunCluster } from "./cluster.js";
 import type { ExecEnd, ExecRequest } from "./exec.js";
 
 /** What a collected exec gave: its end and everything it wrote to stdout. */
@@ -13,7 +13,7 @@ export interface ExecOutput {
  * short calls (a kill, a listing, the secrets). Rejects only as Cluster.exec does.
  */
 export async function runExec(
-  cluster: Cluster,
+  cluster: Pick<RunCluster, "exec">,
   request: Omit<ExecRequest, "stdin">,
   stdin?: string,
 ): Promise<ExecOutput> {

@@ -28,7 +28,8 @@ function describeKind(stats: Stats): string {
   return "not a file";
 }
 
-function describeFsError(error: unknown): string {
+/** A filesystem error in a few words: "no such file or directory", "permission denied", else its code. */
+export function describeFsError(error: unknown): string {
   const code = (error as NodeJS.ErrnoException).code;
   if (code === "ENOENT") return "no such file or directory";
   if (code === "EACCES") return "permission denied";

@@ -1,4 +1,5 @@
 // Bounds the step output a run keeps: one transform between the run's events and its sinks, so every log holds the same.
+import { formatExactBytes } from "../core/format-bytes.js";
 import type { RunEvent, RunEventSink } from "./run-events.js";
 import { describeStep } from "../workflow/step-label.js";
 
@@ -77,19 +78,7 @@ export function cutToBytes(text: string, maxBytes: number): string {
 
 function describeLimitReached(limitBytes: number, step: string, stream: "stdout" | "stderr"): string {
   return (
-    `step output reached the log limit of ${formatBytes(limitBytes)} in ${step}'s ${stream}: the rest of the run's step output ` +
+    `step output reached the log limit of ${formatExactBytes(limitBytes)} in ${step}'s ${stream}: the rest of the run's step output ` +
     "is not kept in the logs (the steps go on running); result.json's logs.droppedBytes counts what was left out"
   );
-}
-
-/** 67108864 → "64 MiB (67108864 bytes)"; a count that is no whole KiB or MiB stays bytes. */
-function formatBytes(bytes: number): string {
-  for (const [unit, size] of [
-    ["GiB", 1024 ** 3],
-    ["MiB", 1024 ** 2],
-    ["KiB", 1024],
-  ] as const) {
-    if (bytes >= size && bytes % size === 0) return `${bytes / size} ${unit} (${bytes} bytes)`;
-  }
-  return `${bytes} bytes`;
 }

@@ -135,3 +135,27 @@ export interface Executor {
    */
   teardown(): Promise<TeardownReport>;
 }
+
+/** What teardownNowSync did: a sentence for stderr, the logs and result.json, and whether a Job of this run may still be there unwanted. */
+export interface CrashTeardown {
+  readonly detail: string;
+  readonly mayBeLeft: boolean;
+}
+
+/**
+ * What a runner that is going down can still ask of an executor, synchronously: an uncaught exception (the event
+ * loop can no longer be trusted) or a second signal. None of them throws; each may be called at any time, before
+ * setup and after teardown included.
+ */
+export interface ExecutorCrashPath {
+  /**
+   * Deletes the Job synchronously, blocking the process for up to `timeoutMs`, if this run created it, does not keep
+   * it and teardown has not deleted it yet; a Job whose create was not confirmed is deleted only if it is this run's.
+   * Also does what the two calls below do.
+   */
+  teardownNowSync(timeoutMs: number): CrashTeardown;
+  /** Ends the run's presence in the cluster (the heartbeat, the cancel watch) at once, for a runner about to exit. */
+  stopPresenceSync(): void;
+  /** Removes the runner files staged on the host for the upload, at once, for a runner about to exit. */
+  removeStagedFilesSync(): void;
+}

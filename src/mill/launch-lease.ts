@@ -1,7 +1,7 @@
 // The one adapter from the mill's world to the run path: an offer checked as a workflow this runner can run, a commit run as one Job through superviseRun (as `serve` runs it).
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
-import type { Cluster } from "../cluster/cluster.js";
+import type { RunCluster } from "../cluster/cluster.js";
 import { CancelledError, describeError } from "../core/errors.js";
 import type { RunEvent } from "../events/run-events.js";
 import type { ExecutorTimings } from "../executor/kubernetes/context.js";
@@ -28,7 +28,7 @@ export const MILL_CACHES_OFF =
 export const MILL_ENGINES = ["nixery", "microvm"] as const;
 
 export interface KubernetesLauncherOptions {
-  readonly cluster: Cluster;
+  readonly cluster: RunCluster;
   /** What every run is held to, as `serve` resolves it from the same flags. */
   readonly defaults: RunDefaults;
   /** Each run's files (run.log, log.ndjson, result.json) go under `<runsDir>/<runId>/` while it runs. */

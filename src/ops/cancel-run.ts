@@ -1,7 +1,7 @@
 // `cancel`: asks a run to stop through the cluster (an annotation on its Job that its runner watches), from any host.
 import type { IJob } from "kubernetes-models/batch/v1/Job";
 import { formatDuration } from "../core/duration.js";
-import type { Cluster, ClusterTarget } from "../cluster/cluster.js";
+import type { ClusterTarget, OpsCluster } from "../cluster/cluster.js";
 import { NotFoundError } from "../cluster/errors.js";
 import { CANCEL_REQUESTED_ANNOTATION, CANCEL_REQUESTED_BY_ANNOTATION } from "../manifests/labels.js";
 import { buildJobName } from "../manifests/names.js";
@@ -32,7 +32,7 @@ export interface CancelOptions {
  * collects the outputs and deletes the Job. No such Job, or one already over, is said and is not an error.
  */
 export async function requestRunCancel(
-  cluster: Cluster,
+  cluster: OpsCluster,
   target: ClusterTarget,
   options: CancelOptions,
 ): Promise<CancelOutcome> {

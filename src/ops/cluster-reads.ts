@@ -2,7 +2,7 @@
 import { describePodEnd } from "../manifests/pod-state.js";
 import type { IJob } from "kubernetes-models/batch/v1/Job";
 import type { IPod } from "kubernetes-models/v1/Pod";
-import type { Cluster, ClusterTarget } from "../cluster/cluster.js";
+import type { ClusterTarget, OpsCluster } from "../cluster/cluster.js";
 import { ClusterError, ConfigError, NotFoundError, UnavailableError } from "../cluster/errors.js";
 import { describeRefusal } from "../cluster/refusal.js";
 import { InfraError, InputError } from "../core/errors.js";
@@ -21,7 +21,7 @@ export function describeOperatorCallFailure(what: string, error: unknown): Error
 }
 
 /** Every Job of ours in the target's namespace (runs and placeholders), by our managed-by label. */
-export async function listOurJobs(cluster: Cluster, target: ClusterTarget): Promise<IJob[]> {
+export async function listOurJobs(cluster: OpsCluster, target: ClusterTarget): Promise<IJob[]> {
   try {
     return await cluster.listJobs(target.namespace, MANAGED_SELECTOR);
   } catch (error) {
@@ -30,7 +30,7 @@ export async function listOurJobs(cluster: Cluster, target: ClusterTarget): Prom
 }
 
 /** Every pod of ours in the target's namespace (the template carries the same label). */
-export async function listOurPods(cluster: Cluster, target: ClusterTarget): Promise<IPod[]> {
+export async function listOurPods(cluster: OpsCluster, target: ClusterTarget): Promise<IPod[]> {
   try {
     return await cluster.listPods(target.namespace, MANAGED_SELECTOR);
   } catch (error) {
@@ -39,7 +39,7 @@ export async function listOurPods(cluster: Cluster, target: ClusterTarget): Prom
 }
 
 /** One Job by name, or undefined when there is none. */
-export async function readJob(cluster: Cluster, target: ClusterTarget, name: string): Promise<IJob | undefined> {
+export async function readJob(cluster: OpsCluster, target: ClusterTarget, name: string): Promise<IJob | undefined> {
   try {
     return await cluster.getJob(target.namespace, name);
   } catch (error) {

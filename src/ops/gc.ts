@@ -2,7 +2,7 @@
 import type { IJob } from "kubernetes-models/batch/v1/Job";
 import type { IPod } from "kubernetes-models/v1/Pod";
 import { deleteJob } from "../executor/kubernetes/teardown.js";
-import type { Cluster, ClusterTarget } from "../cluster/cluster.js";
+import type { ClusterTarget, OpsCluster } from "../cluster/cluster.js";
 import type { RetryPolicy } from "../core/retry.js";
 import { isOurJob, judgeJob, readJobFacts, type GcPolicy, type JobRole } from "./classify-job.js";
 import {
@@ -79,7 +79,7 @@ export interface GcOptions {
  * Lists our Jobs, decides, and deletes those to remove with background propagation (their pods go too), one by one.
  * Throws InfraError when the Jobs cannot be listed; a delete that fails is reported in its outcome.
  */
-export async function runGc(cluster: Cluster, target: ClusterTarget, options: GcOptions): Promise<GcReport> {
+export async function runGc(cluster: OpsCluster, target: ClusterTarget, options: GcOptions): Promise<GcReport> {
   // The budgets are listed before the Jobs: a run creates its budget after its Job, so every budget seen has its
   // Job in the list that follows, and a live run's budget is never taken for an orphan.
   const budgets = await listOurBudgets(cluster, target);
@@ -120,7 +120,7 @@ export async function runGc(cluster: Cluster, target: ClusterTarget, options: Gc
 
 /** The names of our PodDisruptionBudgets (by the managed-by label), or why they could not be listed: gc goes on without them. */
 async function listOurBudgets(
-  cluster: Cluster,
+  cluster: OpsCluster,
   target: ClusterTarget,
 ): Promise<{ ok: true; names: string[] } | { ok: false; why: string }> {
   try {

@@ -4,7 +4,7 @@
 import { join } from "node:path";
 import { isDiskFullError, makeDiskFullError } from "../core/disk-full.js";
 import { describeError } from "../core/errors.js";
-import type { Cluster } from "../cluster/cluster.js";
+import type { RunCluster } from "../cluster/cluster.js";
 import type { LogWriteError } from "../events/log-file.js";
 import type { OutputBudget } from "../events/output-budget.js";
 import { createEventEmitter, type RunEventInput, type RunEventSink } from "../events/run-events.js";
@@ -24,7 +24,7 @@ export interface RunControls {
 
 export interface LaunchOptions extends RunControls {
   readonly settings: RunSettings;
-  readonly cluster: Cluster;
+  readonly cluster: RunCluster;
   /** The run's closable sinks (its log files first, then a console): fed first, closed once the run is over. */
   readonly logs: readonly ClosableSink[];
   /** Further sinks, after the logs (a crash's step tracker, the service's live feed and metrics). */

@@ -11,7 +11,7 @@ import {
   type RunStatus,
 } from "../events/run-events.js";
 import { runTimedPhase } from "../events/timed-phase.js";
-import type { Cluster } from "../cluster/cluster.js";
+import type { RunCluster } from "../cluster/cluster.js";
 import { DEFAULT_TIMINGS, type ExecutorContext, type ExecutorTimings } from "../executor/kubernetes/context.js";
 import type { Executor, StepOutcome } from "../executor/executor.js";
 import { KubernetesExecutor } from "../executor/kubernetes/kubernetes-executor.js";
@@ -30,7 +30,7 @@ import { collectArtifacts, findMissingRequired, skipArtifacts } from "./run-arti
 export interface RunWorkflowOptions {
   readonly settings: RunSettings;
   /** The cluster to run on (any transport: cluster/; a KubectlCluster over a kubectl client for the kubectl transport). */
-  readonly cluster: Cluster;
+  readonly cluster: RunCluster;
   /**
    * Abort to cancel the run: the current step's processes in the pod are stopped, what they wrote to /outputs is
    * collected, the Job is deleted, the status is cancelled. A cancel requested through the cluster (the Job's

@@ -4,16 +4,15 @@ import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { createEventEmitter, type RunEventInput, type RunEventSink } from "../events/run-events.js";
 import type { ExecutorContext, ExecutorTimings } from "../executor/kubernetes/context.js";
-import type { Executor } from "../executor/executor.js";
-import type { CrashTeardown } from "../executor/kubernetes/kubernetes-executor.js";
-import type { Cluster } from "../cluster/cluster.js";
+import type { CrashTeardown, Executor, ExecutorCrashPath } from "../executor/executor.js";
+import type { RunCluster } from "../cluster/cluster.js";
 import type { RunResult } from "../run/run-result.js";
 import type { RunSettings } from "../settings/run-settings.js";
 import type { GitCheckoutSpec, GitSetting } from "../transfer/git-checkout.js";
 
 export interface SuperviseOptions {
   readonly settings: RunSettings;
-  readonly cluster: Cluster;
+  readonly cluster: RunCluster;
   readonly timings?: Partial<ExecutorTimings>;
   /** The service's sinks (the live log feed, metrics), after the run's own log files. */
   readonly sinks: readonly RunEventSink[];
@@ -56,7 +55,7 @@ export interface SupervisedRun {
 export function superviseRun(options: SuperviseOptions): SupervisedRun {
   const controller = new AbortController();
   const force = new AbortController();
-  let executor: (Executor & { teardownNowSync?: (timeoutMs: number) => CrashTeardown }) | undefined;
+  let executor: (Executor & Partial<ExecutorCrashPath>) | undefined;
   const done = (async (): Promise<RunResult> => {
     const [{ launchRun, openRunLogFiles }, { KubernetesExecutor }] = await Promise.all([
       import("../run/launch.js"),

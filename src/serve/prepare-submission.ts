@@ -1,19 +1,16 @@
 // Turns a submitRun input into a planned run (or a skipped one) before anything is queued: the workflow validated, the checkout checked, the settings built.
 import { createHash, randomBytes } from "node:crypto";
 import { join } from "node:path";
-import { readDuration } from "../core/duration.js";
-import { IMAGE, QUANTITY } from "../core/patterns.js";
 import { DEFAULT_RUNNER_CONFIG } from "../config/runner-config.js";
 import { holdOverrides, SUBMISSION_NAMES } from "../settings/hold-overrides.js";
-import { checkResourceBounds } from "../workflow/resource-bounds.js";
 import { InputError } from "../core/errors.js";
 import type { CacheBackend } from "../executor/kubernetes/context.js";
 import { buildRunSettings } from "../settings/build-run-settings.js";
-import type { RunOverrides } from "../settings/plan-workflow-run.js";
 import type { RunSettings } from "../settings/run-settings.js";
 import { buildNotMatchedResult, buildSkippedStep, type RunResult } from "../run/run-result.js";
 import { SECRET_NAME_PATTERN } from "../secrets/secret.js";
-import type { Trigger } from "../workflow/match-trigger.js";
+import { readOverrides } from "../settings/read-overrides.js";
+import { readTrigger } from "../settings/read-trigger.js";
 import { checkGitSource, type GitCheckoutSpec } from "../transfer/git-checkout.js";
 import { checkServedGitUrl, resolveDirInsideRoot } from "./host-inputs.js";
 import { XrpcError } from "./http-errors.js";
@@ -131,12 +128,12 @@ export async function prepareSubmission(
     checkGitSource(git.url, git.sha);
   }
   const held = holdOverrides(
-    readOverrides(input.overrides ?? {}),
+    readOverrides(input.overrides ?? {}, SUBMISSION_NAMES),
     defaults.runner ?? { config: DEFAULT_RUNNER_CONFIG },
     SUBMISSION_NAMES,
   );
   const overrides = held.overrides;
-  const trigger = readTrigger(input.trigger);
+  const trigger = input.trigger && readTrigger(input.trigger, { of: (key) => `trigger.${key}` });
   const secrets = readSecrets(input.secrets ?? []);
   const [{ loadWorkflowText }, { prepareWorkflowRun }, { formatWarning }] = await Promise.all([
     import("../settings/load-workflow.js"),
@@ -253,53 +250,6 @@ export async function prepareSubmission(
     workflow: plan.workflow,
   });
   return { ...base, kind: "skipped", reason: plan.reason, result };
-}
-
-function readOverrides(raw: NonNullable<SubmitRunInput["overrides"]>): RunOverrides {
-  if (raw.image !== undefined && !IMAGE.test(raw.image))
-    throw new InputError(
-      `overrides.image expects an image reference such as busybox:1.36, got ${JSON.stringify(raw.image)}`,
-    );
-  for (const [field, value] of [
-    ["overrides.cpu", raw.cpu],
-    ["overrides.memory", raw.memory],
-  ] as const) {
-    if (value !== undefined && !QUANTITY.test(value))
-      throw new InputError(
-        `${field} expects a Kubernetes quantity such as 500m, 1 or 512Mi, got ${JSON.stringify(value)}`,
-      );
-    const problem =
-      value === undefined ? undefined : checkResourceBounds(field === "overrides.cpu" ? "cpu" : "memory", value);
-    if (problem !== undefined) throw new InputError(`${field}: ${problem}`);
-  }
-  return {
-    ...(raw.image !== undefined ? { image: raw.image } : {}),
-    ...(raw.cpu !== undefined ? { cpu: raw.cpu } : {}),
-    ...(raw.memory !== undefined ? { memory: raw.memory } : {}),
-    ...(raw.timeout !== undefined ? { timeoutMs: readDuration(raw.timeout, "overrides.timeout") } : {}),
-    ...(raw.stepTimeout !== undefined ? { stepTimeoutMs: readDuration(raw.stepTimeout, "overrides.stepTimeout") } : {}),
-  };
-}
-
-function readTrigger(raw: SubmitRunInput["trigger"]): Trigger | undefined {
-  if (raw === undefined) return undefined;
-  if (!/^[a-z][a-z0-9_]{0,63}$/.test(raw.event))
-    throw new InputError(
-      `trigger.event expects an event name such as push, pull_request or manual, got ${JSON.stringify(raw.event)}`,
-    );
-  if (raw.ref !== undefined && !raw.ref.startsWith("refs/"))
-    throw new InputError(`trigger.ref expects a full ref such as refs/heads/main, got ${JSON.stringify(raw.ref)}`);
-  for (const key of ["ref", "sha", "repo"] as const) {
-    const value = raw[key];
-    if (value !== undefined && (value === "" || /[\x00-\x1f\x7f]/.test(value)))
-      throw new InputError(`trigger.${key} expects a non-empty value without control characters`);
-  }
-  return {
-    event: raw.event,
-    ...(raw.ref !== undefined ? { ref: raw.ref } : {}),
-    ...(raw.sha !== undefined ? { sha: raw.sha } : {}),
-    ...(raw.repo !== undefined ? { repo: raw.repo } : {}),
-  };
 }
 
 function readSecrets(

@@ -7,7 +7,7 @@ import { CancelledError, describeError } from "../core/errors.js";
 import type { RunEvent, RunEventInput, RunEventSink } from "../events/run-events.js";
 import type { ExecutorContext, ExecutorTimings } from "../executor/kubernetes/context.js";
 import type { Executor } from "../executor/executor.js";
-import type { Cluster } from "../cluster/cluster.js";
+import type { RunCluster } from "../cluster/cluster.js";
 import type { RunResult } from "../run/run-result.js";
 import type { RunSettings } from "../settings/run-settings.js";
 import { EventHub } from "./event-hub.js";
@@ -47,7 +47,7 @@ export interface RunServiceOptions {
   readonly store: RunStore;
   readonly defaults: RunDefaults;
   readonly limits: SchedulerLimits & SubmissionLimits & { readonly maxQueued: number };
-  readonly cluster: Cluster;
+  readonly cluster: RunCluster;
   /** Ties a run's work to its log, so that the shared cluster's calls are recorded in the run's run.log. */
   readonly withClusterCalls?: <T>(emit: (event: RunEventInput) => void, work: () => Promise<T>) => Promise<T>;
   readonly timings?: Partial<ExecutorTimings>;

@@ -4,6 +4,8 @@ import type { LimitClamp } from "./apply-limits.js";
 import type { LoadedWorkflow } from "./load-workflow.js";
 import { matchWorkflow, type Trigger } from "../workflow/match-trigger.js";
 import { listHashFilesNeeded, planWorkflowRun, type RunOverrides, type WorkflowRunPlan } from "./plan-workflow-run.js";
+import { formatWarning, makeIssue } from "../workflow/workflow-errors.js";
+import { identifyHashFilesCall, listHashFilesCalls } from "../workflow/render-key.js";
 
 export interface PrepareWorkflowRunInput {
   readonly runId: string;
@@ -64,12 +66,7 @@ async function hashKeyFiles(
     (trigger !== undefined && !matchWorkflow(loaded.resolved.when, trigger).matched)
   )
     return { fileHashes, warnings };
-  const [{ hashCheckoutFiles }, { identifyHashFilesCall, listHashFilesCalls }, { formatWarning, makeIssue }] =
-    await Promise.all([
-      import("../cache/hash-files.js"),
-      import("../workflow/render-key.js"),
-      import("../workflow/workflow-errors.js"),
-    ]);
+  const { hashCheckoutFiles } = await import("../cache/hash-files.js");
   const templates = (loaded.resolved.caches ?? []).flatMap((cache) => [cache.key, ...cache.restoreKeys]);
   for (const patterns of needed) {
     const id = identifyHashFilesCall(patterns);

@@ -1,6 +1,7 @@
 // The `validate` command's work: finds the workflow files named on the command line, checks each, reports them all.
 import { readdirSync, statSync } from "node:fs";
 import type { RunnerConfigSource } from "../config/runner-config.js";
+import { describeFsError } from "../core/read-bounded-file.js";
 import { applyLimits } from "./apply-limits.js";
 import { parseWorkflow } from "../workflow/parse-workflow.js";
 import { readWorkflowFile } from "../workflow/read-workflow-file.js";
@@ -27,13 +28,6 @@ export interface ValidateReport {
 }
 
 const WORKFLOW_FILE = /\.ya?ml$/;
-
-function describeFsError(error: unknown): string {
-  const code = (error as NodeJS.ErrnoException).code;
-  if (code === "ENOENT") return "no such file or directory";
-  if (code === "EACCES") return "permission denied";
-  return code ?? String(error);
-}
 
 /** Whether a directory entry is a file, following a symbolic link. */
 function isFileEntry(dir: string, name: string): boolean {

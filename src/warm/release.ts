@@ -1,4 +1,5 @@
 // Releases the warm capacity at once: deletes every placeholder of ours in the namespace (`warm --release`).
+import type { WarmCluster } from "../cluster/cluster.js";
 import { buildPlaceholderSelector } from "../manifests/labels.js";
 import { runWarmCall, type WarmDeps } from "./warm-deps.js";
 import { classifyWarmFailure } from "./top-up.js";
@@ -10,7 +11,7 @@ export interface ReleaseReport {
 }
 
 /** Deletes every placeholder (and its pod) now; none is fine. Throws InputError or InfraError when the cluster cannot. */
-export async function releasePlaceholders(deps: WarmDeps): Promise<ReleaseReport> {
+export async function releasePlaceholders(deps: WarmDeps & { readonly cluster: WarmCluster }): Promise<ReleaseReport> {
   let deleted: string[];
   try {
     deleted = await runWarmCall(deps, (options) =>

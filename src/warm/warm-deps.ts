@@ -1,9 +1,9 @@
 // What every warm-capacity call is handed, and the one way they make a cluster call: with the caller's signal, cancellable.
-import type { CallOptions, Cluster, ClusterTarget } from "../cluster/cluster.js";
+import type { CallOptions, ClusterTarget, PlaceholderCluster } from "../cluster/cluster.js";
 import { CancelledError } from "../core/errors.js";
 
 export interface WarmDeps {
-  readonly cluster: Cluster;
+  readonly cluster: PlaceholderCluster;
   /** The namespace (pinned, or the context's when `namespaceFromContext`). */
   readonly target: ClusterTarget;
   /** Aborts the call in flight (CancelledError); absent: each call runs to its request timeout. */

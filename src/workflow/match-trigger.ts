@@ -65,7 +65,7 @@ export const GLOB_OPTIONS: picomatch.PicomatchOptions = {
  * picomatch, required when a pattern is first matched: a static import would be hoisted into the bundled CLI's
  * start-up and cost every command, matching or not. (picomatch is a CommonJS package, so require is its loader.)
  */
-function loadPicomatch(): typeof picomatch {
+export function loadPicomatch(): typeof picomatch {
   return createRequire(import.meta.url)("picomatch") as typeof picomatch;
 }
 

@@ -17,31 +17,6 @@ const DEFAULTS: RunDefaults = {
 };
 const WORKFLOW = { name: "wf.yml", text: "clone: {skip: true}\nsteps: [{name: a, command: b}]\n" };
 
-describe("a submission's overrides", () => {
-  it("refuses absurd cpu and memory overrides, saying the bounds", async () => {
-    const table: Array<[overrides: { cpu?: string; memory?: string }, message: RegExp]> = [
-      [
-        { cpu: "100000" },
-        /^overrides\.cpu: cpu 100000 is outside the bounds any run may ask for \(from 1m to 1024 cores\)$/,
-      ],
-      [
-        { memory: "999Ei" },
-        /^overrides\.memory: memory 999Ei is outside the bounds any run may ask for \(from 4Mi to 64Ti\)$/,
-      ],
-    ];
-    for (const [overrides, message] of table) {
-      await assert.rejects(
-        prepareSubmission({ workflow: WORKFLOW, overrides }, "r1", "/nonexistent-state", DEFAULTS),
-        (error: unknown) => {
-          assert.ok(error instanceof InputError);
-          assert.match(error.message, message);
-          return true;
-        },
-      );
-    }
-  });
-});
-
 describe("a submission's settings", () => {
   it("carry the service's --pod-idle-timeout into the run's settings", async () => {
     const prepared = await prepareSubmission({ workflow: WORKFLOW }, "r2", "/nonexistent-state", {

@@ -4,6 +4,7 @@ import { readSize } from "../../core/patterns.js";
 import { describeError, InputError } from "../../core/errors.js";
 import type { CommandSpec } from "../command-spec.js";
 import { EXIT, exitCodeForError } from "../exit-codes.js";
+import { checkCacheName, defaultCacheDir } from "../../cache/store-layout.js";
 
 export interface RawCacheCommandOptions {
   cacheDir?: string;
@@ -39,7 +40,6 @@ export async function resolveCacheCommand(
       if (value !== undefined) throw new InputError(`${flag} is an option of cache prune, not of cache list`);
     }
   }
-  const { checkCacheName, defaultCacheDir } = await import("../../cache/store-layout.js");
   if (raw.repo !== undefined) {
     try {
       checkCacheName("repository", raw.repo);
@@ -91,6 +91,7 @@ export async function executeCache(
 ): Promise<number> {
   try {
     const config = await resolveCacheCommand(args, options, env);
+    // Loaded when this command runs, so that the other commands and --help do not evaluate it.
     const [{ createDirStore }, format] = await Promise.all([
       import("../../cache/dir-store.js"),
       import("../../cache/format-cache.js"),

@@ -19,6 +19,7 @@ export const cancelCommand: CommandSpec<RawClusterOptions> = {
       options,
       env,
       async ({ cluster, target }, runId) => {
+        // Loaded when this command runs, so that the other commands and --help do not evaluate it.
         const { requestRunCancel } = await import("../../ops/cancel-run.js");
         const outcome = await requestRunCancel(cluster, target, {
           runId,

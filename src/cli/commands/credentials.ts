@@ -19,6 +19,7 @@ import {
 import type { CommandSpec } from "../command-spec.js";
 import { EXIT, exitCodeForError } from "../exit-codes.js";
 import type { OptionSpec } from "../option-spec.js";
+import { openCluster } from "../../cluster/transports/open-cluster.js";
 
 export const CREDENTIALS_OPTIONS: readonly OptionSpec[] = [
   {
@@ -107,6 +108,7 @@ export const credentialsCommand: CommandSpec<RawCredentialsOptions> = {
 export async function executeCredentials(options: RawCredentialsOptions, env: NodeJS.ProcessEnv): Promise<number> {
   try {
     const config = resolveCredentialsConfig(options, env);
+    // Loaded when this command runs, so that the other commands and --help do not evaluate it.
     const [{ checkPrivateTarget }, report] = await Promise.all([
       import("../../ops/credentials/private-file.js"),
       import("../../ops/credentials/format-report.js"),
@@ -126,7 +128,6 @@ export async function executeCredentials(options: RawCredentialsOptions, env: No
       );
       return EXIT.success;
     }
-    const { openCluster } = await import("../../cluster/transports/open-cluster.js");
     const { cluster } = await openCluster(config, env);
     if (config.revoke) {
       const { revokeCredentials } = await import("../../ops/credentials/revoke-credentials.js");

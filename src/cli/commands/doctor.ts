@@ -27,6 +27,7 @@ export const doctorCommand: CommandSpec<RawDoctorOptions> = {
       options,
       env,
       async ({ cluster, target }) => {
+        // Loaded when this command runs, so that the other commands and --help do not evaluate it.
         const { DEFAULT_DOCTOR_OPTIONS, formatDoctorJson, formatDoctorReport, runDoctor } =
           await import("../../ops/doctor/run-doctor.js");
         const report = await runDoctor(cluster, {

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { describeError } from "../../core/errors.js";
 import type { CommandSpec } from "../command-spec.js";
 import { EXIT, exitCodeForError } from "../exit-codes.js";
-import { EXECUTOR_OPTIONS, type RawExecutorOptions } from "../executor-options.js";
+import { EXECUTOR_OPTIONS, resolveExecutorConfig, type RawExecutorOptions } from "../executor-options.js";
 
 export const executorCommand: CommandSpec<RawExecutorOptions> = {
   name: "executor",
@@ -20,9 +20,9 @@ export async function executeExecutor(options: RawExecutorOptions, env: NodeJS.P
   let closeAll: () => Promise<void>;
   let drainTimeoutMs: number;
   try {
-    const { resolveExecutorConfig } = await import("../executor-options.js");
     const config = await resolveExecutorConfig(options, env);
     drainTimeoutMs = config.drainTimeoutMs;
+    // The mill's modules (protobuf, SQLite, S3) load only once `executor` starts, not with every command.
     const [
       { createClusterClient },
       { loadMillCodec },

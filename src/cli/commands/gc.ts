@@ -57,6 +57,7 @@ export const gcCommand: CommandSpec<RawGcOptions> = {
       options,
       env,
       async ({ cluster, target }, policy) => {
+        // Loaded when this command runs, so that the other commands and --help do not evaluate it.
         const { formatGcReport, runGc } = await import("../../ops/gc.js");
         const report = await runGc(cluster, target, {
           policy,

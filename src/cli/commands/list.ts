@@ -14,6 +14,7 @@ export const listCommand: CommandSpec<RawListOptions> = {
   options: [...CLUSTER_OPTIONS, { flag: "--json", description: "print JSON instead of a table" }],
   execute: ({ options, env }) =>
     runOperatorCommand(options, env, async ({ cluster, target }) => {
+      // Loaded when this command runs, so that the other commands and --help do not evaluate it.
       const [{ listOurJobs, listOurPods, readAnsweredNamespace }, { buildListRows, formatListJson, formatListTable }] =
         await Promise.all([import("../../ops/cluster-reads.js"), import("../../ops/list-runs.js")]);
       const [jobs, pods] = await Promise.all([listOurJobs(cluster, target), listOurPods(cluster, target)]);

@@ -3,6 +3,7 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { CancelledError, describeError } from "../../core/errors.js";
 import { createEventEmitter } from "../../events/run-events.js";
+import type { Executor, ExecutorCrashPath } from "../../executor/executor.js";
 import type { RunResult } from "../../run/run-result.js";
 import { SecretMasker } from "../../secrets/mask-stream.js";
 import { removeSecretVariables } from "../../secrets/remove-secret-variables.js";
@@ -12,6 +13,7 @@ import type { CommandSpec } from "../command-spec.js";
 import { EXIT, exitCodeForError, exitCodeForResult } from "../exit-codes.js";
 import { resolveRunConfig, type RawRunOptions, type RunConfig } from "../resolve-config.js";
 import { RUN_OPTIONS } from "../run-options.js";
+import { openCluster } from "../../cluster/transports/open-cluster.js";
 
 /** How long a crashing runner blocks to delete its Job. */
 const CRASH_DELETE_TIMEOUT_MS = 30_000;
@@ -34,6 +36,7 @@ export async function executeRun(options: RawRunOptions, env: NodeJS.ProcessEnv)
   }
   for (const warning of config.warnings) process.stderr.write(`knotless-runner-k8s: warning: ${warning}\n`);
   if (config.dryRun) {
+    // The dry run's renderer (and the YAML printer) load only for --dry-run.
     const { renderDryRun } = await import("../dry-run.js");
     process.stdout.write(await renderDryRun(config));
     return EXIT.success;
@@ -65,7 +68,6 @@ async function executeResolvedRun(config: RunConfig, env: NodeJS.ProcessEnv): Pr
   const [
     { launchRun, openRunLogFiles },
     { KubernetesExecutor },
-    { openCluster },
     { createConsoleSink },
     { createStepTracker },
     { prepareEmergencyExit },
@@ -73,7 +75,6 @@ async function executeResolvedRun(config: RunConfig, env: NodeJS.ProcessEnv): Pr
   ] = await Promise.all([
     import("../../run/launch.js"),
     import("../../executor/kubernetes/kubernetes-executor.js"),
-    import("../../cluster/transports/open-cluster.js"),
     import("../../events/sinks.js"),
     import("../../run/step-tracker.js"),
     import("../emergency-exit.js"),
@@ -111,7 +112,7 @@ async function executeResolvedRun(config: RunConfig, env: NodeJS.ProcessEnv): Pr
       api: (call) => emit({ kind: "api-call", ...call }),
     },
   );
-  let executor: InstanceType<typeof KubernetesExecutor> | undefined;
+  let executor: (Executor & ExecutorCrashPath) | undefined;
   const jobOf = (): RunResult["job"] => ({
     namespace: executor?.namespace ?? "",
     name: settings.jobName,

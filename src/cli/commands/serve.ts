@@ -2,7 +2,7 @@
 import { CancelledError, describeError } from "../../core/errors.js";
 import type { CommandSpec } from "../command-spec.js";
 import { EXIT, exitCodeForError } from "../exit-codes.js";
-import { SERVE_OPTIONS, type RawServeOptions } from "../serve-options.js";
+import { SERVE_OPTIONS, resolveServeConfig, type RawServeOptions } from "../serve-options.js";
 
 /** How long a crashing service blocks to delete each running run's Job. */
 const CRASH_DELETE_TIMEOUT_MS = 30_000;
@@ -28,10 +28,10 @@ export async function executeServe(options: RawServeOptions, env: NodeJS.Process
   let drainTimeoutMs: number;
   let drainCleanupTimeoutMs: number;
   try {
-    const { resolveServeConfig } = await import("../serve-options.js");
     const config = await resolveServeConfig(options, env);
     drainTimeoutMs = config.drainTimeoutMs;
     drainCleanupTimeoutMs = config.drainCleanupTimeoutMs;
+    // The service (SQLite, the HTTP server, the metrics) loads only once `serve` starts.
     const { startService } = await import("../../serve/start-service.js");
     started = await startService(config, { warn });
   } catch (error) {

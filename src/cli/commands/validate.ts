@@ -2,6 +2,7 @@
 import { InputError } from "../../core/errors.js";
 import type { CommandSpec } from "../command-spec.js";
 import { EXIT } from "../exit-codes.js";
+import { WorkflowError } from "../../workflow/workflow-errors.js";
 
 export const validateCommand: CommandSpec<{ config?: string }> = {
   name: "validate",
@@ -18,12 +19,10 @@ export const validateCommand: CommandSpec<{ config?: string }> = {
     if (args.length === 0 && options.config === undefined)
       throw new InputError("validate expects workflow files or directories, or --config FILE");
     // Loaded here, so that the command costs nothing until it runs: only the YAML parser comes with it.
-    const [{ formatValidateReport, validateWorkflowPaths }, { readRunnerConfig }, { WorkflowError }] =
-      await Promise.all([
-        import("../../settings/validate-files.js"),
-        import("../../config/read-runner-config.js"),
-        import("../../workflow/workflow-errors.js"),
-      ]);
+    const [{ formatValidateReport, validateWorkflowPaths }, { readRunnerConfig }] = await Promise.all([
+      import("../../settings/validate-files.js"),
+      import("../../config/read-runner-config.js"),
+    ]);
     let runner;
     let configErrors;
     if (options.config !== undefined) {

@@ -16,6 +16,7 @@ import { readWarmCount, readWarmSeconds } from "../warm-options.js";
 import { applyPodFlags, POD_OPTIONS, type RawPodOptions } from "../pod-options.js";
 import { DEFAULT_RUNNER_CONFIG, type RunnerConfigSource } from "../../config/runner-config.js";
 import type { WarmSpec } from "../../warm/top-up.js";
+import { openCluster } from "../../cluster/transports/open-cluster.js";
 
 export const WARM_OPTIONS: readonly OptionSpec[] = [
   {
@@ -129,6 +130,7 @@ export const warmCommand: CommandSpec<RawWarmOptions> = {
 export async function executeWarm(options: RawWarmOptions, env: NodeJS.ProcessEnv): Promise<number> {
   let config: WarmConfig;
   try {
+    // Loaded when this command runs, so that the other commands and --help do not evaluate it.
     const { readRunnerConfig } = await import("../../config/read-runner-config.js");
     config = resolveWarmConfig(
       options,
@@ -143,8 +145,7 @@ export async function executeWarm(options: RawWarmOptions, env: NodeJS.ProcessEn
     process.stdout.write(await renderWarmDryRun(config));
     return EXIT.success;
   }
-  const [{ openCluster }, { topUpPlaceholders }, { releasePlaceholders }] = await Promise.all([
-    import("../../cluster/transports/open-cluster.js"),
+  const [{ topUpPlaceholders }, { releasePlaceholders }] = await Promise.all([
     import("../../warm/top-up.js"),
     import("../../warm/release.js"),
   ]);

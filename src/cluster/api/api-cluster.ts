@@ -22,7 +22,7 @@ import type {
   WatchOptions,
 } from "../cluster.js";
 import { ClusterError, CutStreamError, NotFoundError, UnauthorizedError } from "../errors.js";
-import { STATUS_TAG_PREFIX, type ExecEnd, type ExecRequest, type ExecSession } from "../exec.js";
+import { splitStatusTags, type ExecEnd, type ExecRequest, type ExecSession } from "../exec.js";
 import { readServerVersion } from "../server-version.js";
 import { MANAGED_SELECTOR } from "../../manifests/labels.js";
 import type { ApiClient } from "./api-client.js";
@@ -583,18 +583,6 @@ export class ApiCluster implements Cluster {
     }
     return deleted;
   }
-}
-
-/** Splits an exec's stderr into the pod's status-tag lines and the rest. */
-function splitStatusTags(stderr: string): { tags: string; rest: string } {
-  const tags: string[] = [];
-  const rest: string[] = [];
-  const lines = stderr.split("\n");
-  const last = lines.pop() ?? "";
-  for (const line of lines) (line.startsWith(STATUS_TAG_PREFIX) ? tags : rest).push(`${line}\n`);
-  if (last !== "")
-    (last.startsWith(STATUS_TAG_PREFIX) ? tags : rest).push(last.startsWith(STATUS_TAG_PREFIX) ? `${last}\n` : last);
-  return { tags: tags.join(""), rest: rest.join("") };
 }
 
 /** Keeps every tag line and the last STDERR_LIMIT characters of the rest. */

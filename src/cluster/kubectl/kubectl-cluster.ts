@@ -25,7 +25,7 @@ import type {
 } from "../cluster.js";
 import { pollList, pollPods } from "../poll-pods.js";
 import { ClusterError, CutStreamError, TimeoutError, UnreadableAnswerError } from "../errors.js";
-import { STATUS_TAG_PREFIX, type ExecEnd, type ExecRequest, type ExecSession } from "../exec.js";
+import { splitStatusTags, type ExecEnd, type ExecRequest, type ExecSession } from "../exec.js";
 import {
   buildAnnotateJobArgs,
   buildApplyCredentialArgs,
@@ -103,18 +103,6 @@ function withoutExitLine(stderr: string): string {
     .split("\n")
     .filter((line) => !/^command terminated with exit code \d+\s*$/.test(line))
     .join("\n");
-}
-
-/** Splits an exec's stderr into the pod's status-tag lines and the rest. */
-export function splitStatusTags(stderr: string): { tags: string; rest: string } {
-  const tags: string[] = [];
-  const rest: string[] = [];
-  const lines = stderr.split("\n");
-  const last = lines.pop() ?? ""; // "" after a final newline; an unterminated last line otherwise
-  for (const line of lines) (line.startsWith(STATUS_TAG_PREFIX) ? tags : rest).push(`${line}\n`);
-  if (last !== "")
-    (last.startsWith(STATUS_TAG_PREFIX) ? tags : rest).push(last.startsWith(STATUS_TAG_PREFIX) ? `${last}\n` : last);
-  return { tags: tags.join(""), rest: rest.join("") };
 }
 
 /**

@@ -1,9 +1,9 @@
 // The one place a command or the service makes its cluster: the transport chosen (--transport), pointed where the options say.
 import type { Cluster, ClusterTarget } from "../cluster.js";
-import type { Kubectl } from "../kubectl/kubectl.js";
 import type { ApiCall } from "../api/api-client.js";
 import { homedir } from "node:os";
 import { InputError } from "../../core/errors.js";
+import { listKubeconfigFiles } from "../kubeconfig-namespace.js";
 
 /** How to talk to the cluster: one kubectl process per call, or the API spoken in-process. */
 export type TransportName = "kubectl" | "api";
@@ -33,12 +33,11 @@ export async function openCluster(
   setting: ClusterSetting,
   env: NodeJS.ProcessEnv,
   onCall: CallListeners = {},
-): Promise<{ cluster: Cluster; kubectl?: Kubectl }> {
+): Promise<{ cluster: Cluster }> {
   if (setting.transport !== "kubectl") {
-    const [{ openApiCluster }, { ConfigError }, { listKubeconfigFiles }] = await Promise.all([
+    const [{ openApiCluster }, { ConfigError }] = await Promise.all([
       import("../api/open-api-cluster.js"),
       import("../errors.js"),
-      import("../kubeconfig-namespace.js"),
     ]);
     const { kubeconfig, context } = setting.target;
     const selection = {
@@ -62,5 +61,5 @@ export async function openCluster(
     env,
     ...(onCall.kubectl ? { onCall: onCall.kubectl } : {}),
   });
-  return { cluster: new KubectlCluster(kubectl, setting.target), kubectl };
+  return { cluster: new KubectlCluster(kubectl, setting.target) };
 }

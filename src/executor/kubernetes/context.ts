@@ -4,7 +4,7 @@ import type { CancelledError } from "../../core/errors.js";
 import type { RunEventInput } from "../../events/run-events.js";
 import type { ClusterTarget } from "../../cluster/cluster.js";
 import { RUN_CONTAINER } from "../../manifests/names.js";
-import type { Cluster } from "../../cluster/cluster.js";
+import type { RunCluster } from "../../cluster/cluster.js";
 import type { ProcessIdentity } from "../../manifests/owner.js";
 import type { StepSpec } from "../../workflow/steps-file.js";
 import type { ArtifactSpec } from "../../workflow/artifact-types.js";
@@ -195,7 +195,7 @@ export interface ExecutorContext {
   readonly settings: ExecutorSettings;
   readonly timings: ExecutorTimings;
   /** The cluster's transport; every call names `settings.target.namespace` (pinned once the Job is created). */
-  readonly cluster: Cluster;
+  readonly cluster: RunCluster;
   readonly emit: (event: RunEventInput) => void;
   /** Aborted when the run is cancelled. */
   readonly signal: AbortSignal;

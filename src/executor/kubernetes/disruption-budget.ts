@@ -1,5 +1,5 @@
 // Creates the run's PodDisruptionBudget once the Job exists and deletes it at teardown, retrying transient failures.
-import type { Cluster, Namespace } from "../../cluster/cluster.js";
+import type { Namespace, RunCluster } from "../../cluster/cluster.js";
 import { AlreadyExistsError, ClusterError, isRetryable } from "../../cluster/errors.js";
 import { describeRefusal } from "../../cluster/refusal.js";
 import { CancelledError, InfraError, describeError } from "../../core/errors.js";
@@ -70,7 +70,7 @@ export async function createRunBudget(ctx: ExecutorContext, jobUid: string | und
  * budget left behind is no leak: its owner reference takes it with the Job, and gc removes one whose Job is gone.
  */
 export async function deleteRunBudget(
-  cluster: Cluster,
+  cluster: Pick<RunCluster, "deleteDisruptionBudget">,
   namespace: Namespace,
   name: string,
   policy: RetryPolicy,

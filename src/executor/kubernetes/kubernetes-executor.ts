@@ -15,7 +15,17 @@ import type { HostTar } from "../../transfer/host-tar.js";
 import type { UploadTrees } from "../../transfer/scan-tree.js";
 import type { ExecutorContext } from "./context.js";
 import { createJob, readOurJob, type JobOwnership } from "./create-job.js";
-import type { Executor, RunPod, StepOutcome, TeardownReport, UploadSummary } from "../executor.js";
+import type {
+  CrashTeardown,
+  Executor,
+  ExecutorCrashPath,
+  RunPod,
+  StepOutcome,
+  TeardownReport,
+  UploadSummary,
+} from "../executor.js";
+
+export type { CrashTeardown } from "../executor.js";
 import { deleteJob, type DeleteOutcome } from "./teardown.js";
 import { createRunBudget, deleteRunBudget } from "./disruption-budget.js";
 import { runTimedPhase } from "../../events/timed-phase.js";
@@ -33,12 +43,6 @@ import { deliverSecrets, forgetSecrets, type SecretsSummary } from "./deliver-se
 import type { ArtifactReport, ArtifactSpec } from "../../workflow/artifact-types.js";
 import type { CacheSpec, CacheWriter } from "../../workflow/cache-types.js";
 import type { CacheArchive, CacheArchiveGate, CacheSaveOutcome } from "../cache-archive.js";
-
-/** What teardownNowSync did: a sentence for stderr, the logs and result.json, and whether a Job of this run may still be there unwanted. */
-export interface CrashTeardown {
-  readonly detail: string;
-  readonly mayBeLeft: boolean;
-}
 
 /**
  * The tar modules are most of the runner's module loading; setup starts loading them and the create call's wait
@@ -110,7 +114,7 @@ function pinNamespace(ctx: ExecutorContext, namespace: string): ExecutorContext 
   return { ...ctx, settings: { ...ctx.settings, target: { ...ctx.settings.target, namespace } } };
 }
 
-export class KubernetesExecutor implements Executor {
+export class KubernetesExecutor implements Executor, ExecutorCrashPath {
   #ctx: ExecutorContext;
   readonly #startedAt = Date.now();
   readonly #createToken = randomBytes(12).toString("hex");

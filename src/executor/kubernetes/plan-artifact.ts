@@ -1,17 +1,8 @@
 // Which pod files an artifact takes: its patterns resolved, the directories to list, the match, the archive's root. Pure.
-import { createRequire } from "node:module";
 import { posix } from "node:path";
-import type picomatch from "picomatch";
 import type { ArtifactSpec } from "../../workflow/artifact-types.js";
-
-/**
- * picomatch, required on first use: a static import would be hoisted into the bundled CLI's start-up and cost every
- * command (see src/workflow/match-trigger.ts). A CommonJS package, so require is its loader.
- */
-let loaded: typeof picomatch | undefined;
-function loadPicomatch(): typeof picomatch {
-  return (loaded ??= createRequire(import.meta.url)("picomatch") as typeof picomatch);
-}
+import { loadPicomatch } from "../../workflow/match-trigger.js";
+import { isUnder } from "../../workflow/pod-path.js";
 
 /** Where an artifact's patterns may point. */
 export const ARTIFACT_ROOTS = ["/outputs", "/work"] as const;
@@ -93,10 +84,6 @@ function fixedPrefix(pattern: string): string {
   const scanned = loadPicomatch().scan(pattern);
   if (!scanned.isGlob) return pattern;
   return scanned.base === "" ? "/" : scanned.base;
-}
-
-function isUnder(path: string, dir: string): boolean {
-  return dir === "/" ? path.startsWith("/") : path === dir || path.startsWith(`${dir}/`);
 }
 
 function commonDirectory(a: string, b: string): string {

@@ -1,5 +1,5 @@
 // Deletes the run's Job (background propagation), retrying transient failures; already gone is fine.
-import type { Cluster, Namespace } from "../../cluster/cluster.js";
+import type { Namespace, RunCluster } from "../../cluster/cluster.js";
 import { ForbiddenError, UnauthorizedError, isRetryable } from "../../cluster/errors.js";
 import { describeError, type InfraReason } from "../../core/errors.js";
 import { retry, type RetryPolicy } from "../../core/retry.js";
@@ -16,7 +16,7 @@ export interface DeleteOutcome {
  * happened, never rejects. It takes no run signal: it must run after a cancel. A refused delete is not retried.
  */
 export async function deleteJob(
-  cluster: Cluster,
+  cluster: Pick<RunCluster, "deleteJob">,
   namespace: Namespace,
   jobName: string,
   policy: RetryPolicy,

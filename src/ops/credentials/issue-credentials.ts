@@ -1,6 +1,6 @@
 // Issues the scoped credential: applies its objects, requests a token and writes the kubeconfig (0600); the token never leaves memory but for that file.
 import { InfraError, InputError } from "../../core/errors.js";
-import type { Cluster } from "../../cluster/cluster.js";
+import type { CredentialsCluster } from "../../cluster/cluster.js";
 import { ClusterError } from "../../cluster/errors.js";
 import { describeCallFailure } from "./call-failure.js";
 import { listObjectRefs, type PolicyRule } from "./credential-objects.js";
@@ -27,7 +27,7 @@ export interface IssueReport {
  * file. Throws InputError (kubeconfig, plain-http server, an --out file with loose permissions) before the cluster
  * is touched, InfraError (forbidden, unauthorized, cluster-unreachable, credentials-failed) after.
  */
-export async function issueCredentials(cluster: Cluster, request: CredentialRequest): Promise<IssueReport> {
+export async function issueCredentials(cluster: CredentialsCluster, request: CredentialRequest): Promise<IssueReport> {
   checkPrivateTarget(request.outFile);
   let view: unknown;
   try {

@@ -2,7 +2,7 @@
 import { lstatSync, rmSync } from "node:fs";
 import { resolve } from "node:path";
 import { InputError } from "../../core/errors.js";
-import type { Cluster, ClusterTarget } from "../../cluster/cluster.js";
+import type { ClusterTarget, CredentialsCluster } from "../../cluster/cluster.js";
 import { describeCallFailure } from "./call-failure.js";
 import { listObjectRefs, type CredentialIdentity } from "./credential-objects.js";
 
@@ -18,7 +18,7 @@ export interface RevokeReport {
  * given: a regular file, refused otherwise. Throws like issueCredentials.
  */
 export async function revokeCredentials(
-  cluster: Cluster,
+  cluster: CredentialsCluster,
   target: ClusterTarget,
   identity: CredentialIdentity,
   outFile?: string,

@@ -3,7 +3,13 @@ import { randomBytes } from "node:crypto";
 import type { IJob } from "kubernetes-models/batch/v1/Job";
 import { formatDuration } from "../../core/duration.js";
 import { describeError } from "../../core/errors.js";
-import type { CallOptions, Cluster, ClusterTarget, ServerVersion, TransportFacts } from "../../cluster/cluster.js";
+import type {
+  CallOptions,
+  ClusterTarget,
+  DoctorCluster,
+  ServerVersion,
+  TransportFacts,
+} from "../../cluster/cluster.js";
 import { ClusterError, UnavailableError, type ClusterErrorCode } from "../../cluster/errors.js";
 import { collectCallPermissions, type ApiPermission } from "../../cluster/permissions.js";
 import { buildJobManifest } from "../../manifests/manifest.js";
@@ -82,7 +88,7 @@ function isUnreachable(result: CallResult<unknown>): boolean {
  * Runs every check, the independent ones at once, each call bounded, and reports one line per check. A cluster that
  * cannot be reached fails the cluster check and skips the ones that need it, so a down cluster answers in seconds.
  */
-export async function runDoctor(cluster: Cluster, options: DoctorOptions): Promise<DoctorReport> {
+export async function runDoctor(cluster: DoctorCluster, options: DoctorOptions): Promise<DoctorReport> {
   const { target, requestTimeoutMs, callTimeoutMs } = options;
   const now = options.now ?? Date.now;
   const run = <T>(make: (options: CallOptions) => Promise<T>): Promise<CallResult<T>> =>

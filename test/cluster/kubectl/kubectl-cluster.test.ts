@@ -10,26 +10,10 @@ import {
   TimeoutError,
   UnavailableError,
 } from "../../../src/cluster/errors.js";
-import {
-  KubectlCluster,
-  readExecEnd,
-  splitStatusTags,
-  withRequestTimeout,
-} from "../../../src/cluster/kubectl/kubectl-cluster.js";
+import { KubectlCluster, readExecEnd, withRequestTimeout } from "../../../src/cluster/kubectl/kubectl-cluster.js";
 import { ScriptedKubectl } from "../../support/scripted-kubectl.js";
 
 const CONNECTION = { kubeconfig: "/k/config", context: "ci" };
-
-describe("splitStatusTags", () => {
-  it("takes the pod's status-tag lines apart from kubectl's and the command's own", () => {
-    const stderr =
-      "tar: a warning\nknotless-outputs-entries 3\ncommand terminated with exit code 2\nknotless-cache-saved tar=0";
-    assert.deepEqual(splitStatusTags(stderr), {
-      tags: "knotless-outputs-entries 3\nknotless-cache-saved tar=0\n",
-      rest: "tar: a warning\ncommand terminated with exit code 2\n",
-    });
-  });
-});
 
 describe("readExecEnd", () => {
   it("reads the pod's exit code from kubectl's own line", () => {

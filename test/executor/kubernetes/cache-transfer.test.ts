@@ -1,7 +1,7 @@
 // Tests the cache's moves through the scripted kubectl: what the pod is asked, what proves a restore, when a save is committed.
 import assert from "node:assert/strict";
 import { PassThrough, Readable, Writable } from "node:stream";
-import type { Cluster } from "../../../src/cluster/cluster.js";
+import type { RunCluster } from "../../../src/cluster/cluster.js";
 import type { ExecEnd, ExecSession } from "../../../src/cluster/exec.js";
 import { describe, it } from "node:test";
 import { CacheCorruptError, CacheDecoderMissingError, type CacheSpec } from "../../../src/workflow/cache-types.js";
@@ -248,7 +248,7 @@ describe("restoreCacheArchive", () => {
       })(),
     );
     await assert.rejects(
-      restoreCacheArchive({ ...ctx, cluster: { ...ctx.cluster, exec } as Cluster }, POD, SPEC, {
+      restoreCacheArchive({ ...ctx, cluster: { ...ctx.cluster, exec } as RunCluster }, POD, SPEC, {
         stream: big,
         compression: "zstd",
       }),
