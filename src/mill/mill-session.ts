@@ -205,6 +205,8 @@ export class MillSession {
   async stop(): Promise<void> {
     this.#stopped.abort();
     this.#socket?.close(1001, "executor stopping");
+    // A seat reserved but not committed cannot be committed once we stop: its TTL timer must not keep the process up.
+    for (const lease of this.#leases.values()) if (lease.state === "reserved") this.#onRelease(lease.leaseId);
     await this.#connectLoop;
   }
 

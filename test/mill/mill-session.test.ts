@@ -169,6 +169,17 @@ describe("mill session", () => {
     assert.equal((await mill.reserve(offer("l-4"))).accepted, true);
   });
 
+  it("stops without a reserved seat's expiry timer keeping the process alive", async () => {
+    const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === "Timeout").length;
+    const idle = await startExecutor();
+    await idle.stop();
+    const afterIdleStop = timers();
+    const { mill, stop } = await startExecutor({ mill: idle.mill });
+    assert.equal((await mill.reserve({ ...offer("stop-1"), ttlSeconds: 600 })).accepted, true);
+    await stop();
+    assert.equal(timers(), afterIdleStop, "timers left after stopping with a seat reserved, against stopping idle");
+  });
+
   it("rejects an engine or an image it could never run INCOMPATIBLE, with the reason in words", async () => {
     const { mill } = await startExecutor();
     const engine = await mill.reserve(offer("l-1", { engine: "dagger" }));

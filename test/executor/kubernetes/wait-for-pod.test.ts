@@ -376,9 +376,15 @@ describe("waitForPod", { concurrency: true }, () => {
   it("reports unchanged Pending progress again every podProgressRepeatMs, and only then", async () => {
     const { ctx, kubectl, eventsOf } = buildTestContext({ timings: { podProgressRepeatMs: 100 } });
     kubectl.on("get pods", podList(pendingPod()));
-    await assert.rejects(waitForPod(ctx, Date.now() + 450), isInfraError("pod-timeout"));
+    // Polls come every 5-10 ms; a window of many repeats keeps the count meaningful on a loaded machine.
+    const started = Date.now();
+    await assert.rejects(waitForPod(ctx, started + 1000), isInfraError("pod-timeout"));
+    const waited = Date.now() - started;
     const progress = eventsOf("pod-progress");
-    assert.ok(progress.length >= 2 && progress.length <= 5, `${progress.length} progress events in 450 ms`);
+    assert.ok(
+      progress.length >= 2 && progress.length <= Math.floor(waited / 100) + 1,
+      `${progress.length} progress events in ${waited} ms`,
+    );
     for (let i = 1; i < progress.length; i++) {
       const gap = progress[i]!.elapsedMs - progress[i - 1]!.elapsedMs;
       assert.ok(gap >= 100, `progress repeated after ${gap} ms`);
