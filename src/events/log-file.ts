@@ -255,9 +255,12 @@ function openForWriting(path: string, keep?: number): number {
       if (stat.size < keep) {
         closeSync(fd);
         regular = true; // closed here
-        throw Object.assign(new Error(`${path} holds ${stat.size} bytes, fewer than the ${keep} its checkpoint counted`), {
-          code: "ESHORT",
-        });
+        throw Object.assign(
+          new Error(`${path} holds ${stat.size} bytes, fewer than the ${keep} its checkpoint counted`),
+          {
+            code: "ESHORT",
+          },
+        );
       }
       ftruncateSync(fd, keep);
     }

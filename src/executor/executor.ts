@@ -113,7 +113,11 @@ export interface Executor {
    * started by the runner that stopped; it is followed from these byte offsets of its stdout and stderr (what that
    * runner had relayed) instead of being started.
    */
-  runStep(index: number, deadlineAt: number, from?: { readonly stdout: number; readonly stderr: number }): Promise<StepOutcome>;
+  runStep(
+    index: number,
+    deadlineAt: number,
+    from?: { readonly stdout: number; readonly stderr: number },
+  ): Promise<StepOutcome>;
   /**
    * Streams one stored cache archive (gzip'd tar, members relative to `/`) into the pod and extracts it at `/`; resolves
    * with the bytes sent once the pod confirmed gunzip checked the gzip trailer (CRC32 and length) and tar read to its

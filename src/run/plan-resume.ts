@@ -51,7 +51,8 @@ export function planResume(input: ResumeInput): ResumeDecision {
 /** A checkpoint from the pod's state alone (an adopter's case), or why the run cannot go on. */
 function synthesizeCheckpoint(input: ResumeInput): RunCheckpoint | string {
   const { state } = input;
-  if (!state.uploaded) return "its pod never got the run's files (the upload had not ended), and no checkpoint says more";
+  if (!state.uploaded)
+    return "its pod never got the run's files (the upload had not ended), and no checkpoint says more";
   const steps: StepRecord[] = input.stepNames.map((name) => buildSkippedStep(name));
   let status: RunCheckpoint["status"] = "success";
   let current: RunCheckpoint["step"] = null;
@@ -73,7 +74,8 @@ function synthesizeCheckpoint(input: ResumeInput): RunCheckpoint | string {
       }
       continue;
     }
-    if (seen?.kind === "killed") return `step ${index + 1} was killed in the pod (a timeout or a cancel the stopped runner began)`;
+    if (seen?.kind === "killed")
+      return `step ${index + 1} was killed in the pod (a timeout or a cancel the stopped runner began)`;
     // Running, or not started yet: started (again: `run` is idempotent) and followed from its first byte.
     current = { index, startedAt: input.now.toISOString(), offsets: null };
     break;
@@ -103,6 +105,8 @@ function describeWhere(from: RunCheckpoint, state: PodRunState): string {
   if (from.phase !== "steps" || !from.step) return `in its ${from.phase} phase`;
   const seen = state.steps.get(from.step.index);
   const inPod = seen === undefined ? "not started yet" : seen.kind === "exit" ? `exited ${seen.code}` : seen.kind;
-  const at = from.step.offsets ? `, following it from byte ${from.step.offsets.stdout}/${from.step.offsets.stderr}` : "";
+  const at = from.step.offsets
+    ? `, following it from byte ${from.step.offsets.stdout}/${from.step.offsets.stderr}`
+    : "";
   return `at step ${from.step.index + 1} (in the pod: ${inPod}${at})`;
 }

@@ -67,7 +67,10 @@ export interface RunWorkflowOptions {
    * Where the run's checkpoints go (src/run/run-checkpoint.ts), with the places of its two log files (run.log,
    * log.ndjson) they record; absent: none is written.
    */
-  readonly checkpoints?: { readonly store: CheckpointStore; readonly logs: readonly [LogFileProgress, LogFileProgress] };
+  readonly checkpoints?: {
+    readonly store: CheckpointStore;
+    readonly logs: readonly [LogFileProgress, LogFileProgress];
+  };
   /**
    * Continue a run a stopped runner left, instead of starting one: the executor attaches to its Job and pod, and the
    * run goes on from `checkpoint` (its log files already cut to the lengths it records), or, without one (an adopter),
@@ -87,8 +90,7 @@ export async function runWorkflow(options: RunWorkflowOptions): Promise<RunResul
   const { settings } = options;
   const resumeFrom = options.resume?.checkpoint;
   const budget =
-    options.outputBudget ??
-    createOutputBudget(settings.maxLogBytes ?? DEFAULT_MAX_LOG_BYTES, resumeFrom?.logCounts);
+    options.outputBudget ?? createOutputBudget(settings.maxLogBytes ?? DEFAULT_MAX_LOG_BYTES, resumeFrom?.logCounts);
   // Masking first, so the budget counts (and every sink sees) only masked text. A resumed run's masker is made
   // once its secrets are read back from the pod.
   let masker = new SecretMasker((settings.secrets ?? []).map((secret) => secret.value));
@@ -495,7 +497,10 @@ async function reattach(
     now: new Date(),
   });
   if (decision.kind === "lost")
-    throw new InfraError("runner-lost", `the runner stopped and its run could not be re-attached to: ${decision.message}`);
+    throw new InfraError(
+      "runner-lost",
+      `the runner stopped and its run could not be re-attached to: ${decision.message}`,
+    );
   if (!resume.checkpoint)
     emit({
       kind: "run-start",

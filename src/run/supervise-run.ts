@@ -98,7 +98,8 @@ export function superviseRun(options: SuperviseOptions): SupervisedRun {
     const make = options.createExecutor ?? ((ctx: ExecutorContext) => new KubernetesExecutor(ctx));
     try {
       const emit = createEventEmitter([...logs.map((log) => log.sink), ...options.sinks]);
-      if (!options.resume) for (const message of options.warnings ?? []) emit({ kind: "notice", level: "warning", message });
+      if (!options.resume)
+        for (const message of options.warnings ?? []) emit({ kind: "notice", level: "warning", message });
       return await launchRun({
         settings,
         cluster: options.cluster,

@@ -45,7 +45,9 @@ export async function findRunningPod(ctx: ExecutorContext, expected: string | un
     throw lost(`its pod ${expected} is gone (the Job's pod is now ${name})`);
   if (state.kind === "gone") throw lost(`its pod ${state.name} has ended: ${state.reason}: ${state.message}`);
   if (state.kind !== "running")
-    throw lost(`its pod ${name} is not running (${state.kind}${"reason" in state && state.reason ? `: ${state.reason}` : ""})`);
+    throw lost(
+      `its pod ${name} is not running (${state.kind}${"reason" in state && state.reason ? `: ${state.reason}` : ""})`,
+    );
   return { name: state.name, node: state.node };
 }
 
@@ -74,7 +76,7 @@ export async function readPodSecrets(
   });
   if (stdout === undefined) return [];
   const secrets = parseSecretsFile(stdout);
-  if (secrets === undefined) throw lost("the secrets file in its pod could not be read back (its masking could not go on)");
+  if (secrets === undefined)
+    throw lost("the secrets file in its pod could not be read back (its masking could not go on)");
   return secrets;
 }
-
