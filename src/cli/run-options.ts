@@ -180,5 +180,7 @@ export function parseRunFast(argv: readonly string[]): RawRunOptions | undefined
     }
     raw[toCamelCase(name)] = value;
   }
+  // --out is required unless --resume names the directory: a line with neither is commander's to refuse.
+  if (raw.out === undefined && raw.resume === undefined) return undefined;
   return raw as unknown as RawRunOptions;
 }

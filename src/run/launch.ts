@@ -94,7 +94,8 @@ export async function launchRun(options: LaunchOptions): Promise<RunResult> {
     pinned && options.settings.target.namespace !== pinned
       ? { ...options.settings, target: { ...options.settings.target, namespace: pinned } }
       : options.settings;
-  const [runLog, ndjson] = options.logs.map((log) => log.file);
+  // The two log files among the logs (a console has none): run.log, then log.ndjson, as openRunLogFiles opens them.
+  const [runLog, ndjson] = options.logs.flatMap((log) => (log.file ? [log.file] : []));
   try {
     // The store's modules load only for a run that has caches.
     const backend = (settings.caches?.length ?? 0) > 0 ? settings.cacheBackend : undefined;

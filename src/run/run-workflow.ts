@@ -202,7 +202,8 @@ export async function runWorkflow(options: RunWorkflowOptions): Promise<RunResul
       await executor.setup();
     }
     if (await enter("upload")) {
-      trees ??= await scanInput(settings, emit);
+      // A resumed run scans again without a phase of its own: its log has the first scan already.
+      trees ??= await scanUploadTrees(settings.checkoutDir, settings.sharedStepsDir);
       const cloneInPod = settings.gitCheckout !== undefined && ((await executor.hasGit?.()) ?? false);
       if (settings.gitCheckout && !cloneInPod) trees = await cloneOnHost(settings, settings.gitCheckout, emit, signal);
       await executor.copyIn(trees);

@@ -1,6 +1,7 @@
 // A run survives its runner: `serve` killed with SIGKILL mid-step and started again on the same state directory re-attaches to the run's pod.
 import assert from "node:assert/strict";
 import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -234,9 +235,115 @@ describe("a run survives its runner on the local cluster", { skip, concurrency: 
       /could not be re-attached to: its (pod \S+ (has ended|is gone)|Job \S+ (is gone|has no pod))/,
     );
 
+    await assertNothingLeft(cluster);
+  });
+
+  it("re-attaches after a SIGKILL during the upload and during the outputs' download: each run ends with an uninterrupted run's result", async () => {
+    const big = join(dir, "big");
+    mkdirSync(big);
+    for (let i = 0; i < 40; i += 1) writeFileSync(join(big, `blob-${i}`), randomBytes(1 << 20));
+    const cases = [
+      { runId: "in-upload", phase: "upload", checkout: big, command: "echo small > /outputs/a.txt" },
+      {
+        runId: "in-download",
+        phase: "download",
+        checkout,
+        command: "head -c 60000000 /dev/urandom > /outputs/big.bin",
+      },
+    ];
+    for (const { runId, phase, checkout: dirOf, command } of cases) {
+      const text = `steps:\n  - name: main\n    command: ${JSON.stringify(command)}\n`;
+      const answer = await client.call(NSID.submitRun, {
+        body: { workflow: { name: ".tangled/workflows/ci.yml", text }, checkout: { dir: dirOf }, runId },
+      });
+      assert.equal(answer.status, 200, JSON.stringify(answer.body));
+      await waitForLine(runId, `"status":"start","stepKind":"system","name":"${phase}"`);
+      serve!.child.kill("SIGKILL");
+      await serve!.exited;
+      serve = await startServe(serveArgs());
+      client = await createServeClient(serve.url, TOKEN);
+      await waitOver(runId);
+      const run = (await client.call(NSID.getRun, { params: { runId } })).body;
+      assert.equal(run.status, "success", JSON.stringify(run));
+      const lines = readLog(join(stateDir, "runs", runId));
+      const reattached = lines.filter((line) => /re-attached to pod/.test(line.content ?? ""));
+      assert.equal(reattached.length, 1, "one line says the runner re-attached");
+      // The phase the kill cut is made again, once in the log after the cut.
+      const starts = lines.filter((line) => line.name === phase && line.status === "start");
+      assert.equal(starts.length, 1, `one ${phase} phase in the log`);
+      assert.ok(lines.indexOf(reattached[0]!) < lines.indexOf(starts[0]!), `the ${phase} phase after the re-attach`);
+      if (runId === "in-download") {
+        const outputs = run.result.outputs as Array<{ path: string; size: number }>;
+        assert.deepEqual(
+          outputs.filter((file) => file.path.endsWith("big.bin")).map((file) => file.size),
+          [60_000_000],
+          JSON.stringify(outputs),
+        );
+      }
+    }
     serve!.child.kill("SIGTERM");
     assert.equal(await serve!.exited, 0, serve!.output());
     serve = undefined;
+    await assertNothingLeft(cluster);
+  });
+
+  it("run --resume finishes the run a SIGKILLed run left in its --out directory", async () => {
+    const out = join(dir, "run-out");
+    const workflowFile = join(dir, "ci.yml");
+    writeFileSync(workflowFile, WORKFLOW);
+    const secretsFile = join(dir, "secrets.env");
+    writeFileSync(secretsFile, `TOKEN_X=${SECRET}\n`, { mode: 0o600 });
+    const cli = (args: readonly string[]) =>
+      spawn(process.execPath, [CLI, "run", ...args], {
+        env: { ...process.env, KNOTLESS_HEARTBEAT_INTERVAL: "5s" },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+    const first = cli([
+      "--workflow",
+      workflowFile,
+      "--checkout",
+      checkout,
+      "--out",
+      out,
+      "--secrets",
+      secretsFile,
+      "--kubeconfig",
+      cluster.kubeconfigPath,
+      "--skip-warm",
+      "--run-id",
+      "resumed",
+    ]);
+    const firstExit = new Promise((resolve) => first.on("close", resolve));
+    await waitUntil(
+      "the run printed line 4",
+      () => {
+        try {
+          return readFileSync(join(out, "log.ndjson"), "utf8").includes("line 4");
+        } catch {
+          return false;
+        }
+      },
+      120_000,
+    );
+    first.kill("SIGKILL");
+    await firstExit;
+    const second = cli(["--resume", out, "--kubeconfig", cluster.kubeconfigPath]);
+    let said = "";
+    second.stderr!.setEncoding("utf8").on("data", (text: string) => (said += text));
+    const code = await new Promise((resolve) => second.on("close", resolve));
+    assert.equal(code, 0, said);
+    const result = JSON.parse(readFileSync(join(out, "result.json"), "utf8"));
+    assert.equal(result.status, "success");
+    const lines = readLog(out);
+    assert.equal(lines.filter((line) => /re-attached to pod/.test(line.content ?? "")).length, 1);
+    const { output } = shapeOf(lines, "resumed");
+    assert.equal(
+      output["0/stdout"],
+      "line 1\nline 2\nsecret ***\nline 3\nline 4\nline 5\nline 6\nline 7\nline 8\nline 9\nsecret ***\nline 10\n",
+    );
+    for (const name of ["plan.json", "checkpoint.json"])
+      assert.throws(() => statSync(join(out, name)), /ENOENT/, `${name} is removed with the result`);
+    for (const file of listFiles(out)) assert.ok(!readFileSync(file).includes(SECRET), `${file} holds the secret`);
     await assertNothingLeft(cluster);
   });
 });

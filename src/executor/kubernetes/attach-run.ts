@@ -30,8 +30,11 @@ export async function findRunJob(ctx: ExecutorContext): Promise<void> {
   }
 }
 
-/** The run's pod, when it runs; runner-lost saying what the pod is otherwise (absent, ended, another pod). */
-export async function findRunningPod(ctx: ExecutorContext, expected: string | undefined): Promise<RunPod> {
+/**
+ * The run's pod when it runs, or "waiting" while it is Pending (the runner stopped during the pod's wait: the caller
+ * waits on); runner-lost saying what the pod is otherwise (absent, ended, another pod than the run's).
+ */
+export async function findRunningPod(ctx: ExecutorContext, expected: string | undefined): Promise<RunPod | "waiting"> {
   const read = await readRunPod(ctx);
   if ("failure" in read)
     throw new InfraError(
@@ -40,14 +43,15 @@ export async function findRunningPod(ctx: ExecutorContext, expected: string | un
     );
   const state = classifyPod(read.pod, 0, Number.POSITIVE_INFINITY);
   const name = read.pod?.metadata?.name;
-  if (state.kind === "absent") throw lost(`its Job ${ctx.settings.jobName} has no pod`);
+  if (state.kind === "absent") {
+    if (expected === undefined) return "waiting"; // a pod appears a moment after its Job
+    throw lost(`its Job ${ctx.settings.jobName} has no pod (its pod ${expected} is gone)`);
+  }
   if (expected !== undefined && name !== expected)
     throw lost(`its pod ${expected} is gone (the Job's pod is now ${name})`);
   if (state.kind === "gone") throw lost(`its pod ${state.name} has ended: ${state.reason}: ${state.message}`);
-  if (state.kind !== "running")
-    throw lost(
-      `its pod ${name} is not running (${state.kind}${"reason" in state && state.reason ? `: ${state.reason}` : ""})`,
-    );
+  if (state.kind === "pending") return "waiting";
+  if (state.kind !== "running") throw lost(`its pod ${name} will not run: ${state.reason}: ${state.message}`);
   return { name: state.name, node: state.node };
 }
 

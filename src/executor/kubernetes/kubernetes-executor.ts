@@ -249,7 +249,13 @@ export class KubernetesExecutor implements Executor {
     this.#ownership = "ours";
     this.#budgetSent = this.#ctx.settings.disruptionBudget === true;
     this.#startPresence();
-    this.#pod = await this.#unlessHeartbeatRefused((ctx) => findRunningPod(ctx, pod));
+    const found = await this.#unlessHeartbeatRefused((ctx) => findRunningPod(ctx, pod));
+    if (found === "waiting") {
+      // Stopped during the pod's wait: the wait goes on, bounded by --pod-timeout from now.
+      const [{ waitForPod }] = await (this.#run ??= loadRunModules());
+      const deadline = Date.now() + this.#ctx.settings.podTimeoutMs;
+      this.#pod = await this.#unlessHeartbeatRefused((ctx) => waitForPod(ctx, deadline));
+    } else this.#pod = found;
     this.#presence?.startWatch();
     const state = await readPodRunState(this.#ctx, this.#pod);
     this.#secretsSent = state.secrets;
