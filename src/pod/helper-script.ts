@@ -156,6 +156,13 @@ export const helperCommand = {
   forgetSecrets: () => ["sh", `${POD_RUNNER_DIR}/helper.sh`, "forget-secrets"],
   /** Prints the secrets file to stdout: for a re-attaching runner, which keeps it in memory and never logs it. */
   readSecrets: () => ["sh", `${POD_RUNNER_DIR}/helper.sh`, "read-secrets"],
-  /** Prints what the pod shows of the run's progress (src/pod/pod-run-state.ts). */
-  state: () => ["sh", `${POD_RUNNER_DIR}/helper.sh`, "state"],
+  /**
+   * Prints what the pod shows of the run's progress (src/pod/pod-run-state.ts); `upload absent` when the helper
+   * itself is not there yet (the runner stopped early in the upload).
+   */
+  state: () => [
+    "sh",
+    "-c",
+    `[ -r ${POD_RUNNER_DIR}/helper.sh ] || { echo "upload absent"; exit 0; }; exec sh ${POD_RUNNER_DIR}/helper.sh state`,
+  ],
 } as const;
