@@ -126,6 +126,8 @@ describe("a run survives its runner on the local cluster", { skip, concurrency: 
     "--skip-warm",
     "--checkout-root",
     dir,
+    "--cache-dir",
+    join(dir, "cache"),
   ];
   let serve: ServeProcess | undefined;
   let client: ServeClient;
@@ -238,7 +240,7 @@ describe("a run survives its runner on the local cluster", { skip, concurrency: 
     await assertNothingLeft(cluster);
   });
 
-  it("re-attaches after a SIGKILL during the upload and during the outputs' download: each run ends with an uninterrupted run's result", async () => {
+  it("re-attaches after a SIGKILL during the upload, the outputs' download and a cache save: each run ends with an uninterrupted run's result", async () => {
     const big = join(dir, "big");
     mkdirSync(big);
     for (let i = 0; i < 40; i += 1) writeFileSync(join(big, `blob-${i}`), randomBytes(1 << 20));
@@ -281,6 +283,37 @@ describe("a run survives its runner on the local cluster", { skip, concurrency: 
         );
       }
     }
+    // A save of 60 MB, killed once the step has ended: the save is made again, and the run is an uninterrupted one.
+    const cached = [
+      "caches:",
+      "  - key: big-1",
+      "    paths: [big]",
+      "steps:",
+      "  - name: main",
+      '    command: "mkdir -p big && head -c 60000000 /dev/urandom > big/blob"',
+      "",
+    ].join("\n");
+    const answer = await client.call(NSID.submitRun, {
+      body: {
+        workflow: { name: ".tangled/workflows/ci.yml", text: cached },
+        checkout: { dir: checkout },
+        trigger: { event: "push", ref: "refs/heads/main", repo: "did:plc:e2e/cached" },
+        runId: "in-save",
+      },
+    });
+    assert.equal(answer.status, 200, JSON.stringify(answer.body));
+    await waitForLine("in-save", `"status":"end","stepKind":"user"`);
+    serve!.child.kill("SIGKILL");
+    await serve!.exited;
+    serve = await startServe(serveArgs());
+    client = await createServeClient(serve.url, TOKEN);
+    await waitOver("in-save");
+    const saved = (await client.call(NSID.getRun, { params: { runId: "in-save" } })).body;
+    assert.equal(saved.status, "success", JSON.stringify(saved));
+    assert.equal(saved.result.caches[0].save.status, "saved", JSON.stringify(saved.result.caches));
+    const savedLog = readLog(join(stateDir, "runs", "in-save"));
+    assert.equal(savedLog.filter((line) => /re-attached to pod/.test(line.content ?? "")).length, 1);
+    assert.equal(savedLog.filter((line) => line.event === "cache-save").length, 1, "one save in the log");
     serve!.child.kill("SIGTERM");
     assert.equal(await serve!.exited, 0, serve!.output());
     serve = undefined;
