@@ -86,8 +86,12 @@ export class ScriptedExecutor implements Executor {
     return this.script.copyIn?.(this.ctx) ?? { files: 1, bytes: 1, archiveBytes: 2048, entries: 1 };
   }
 
-  async runStep(index: number, deadlineAt: number): Promise<StepOutcome> {
-    this.calls.push(`runStep ${index}`);
+  async runStep(
+    index: number,
+    deadlineAt: number,
+    from?: { readonly stdout: number; readonly stderr: number },
+  ): Promise<StepOutcome> {
+    this.calls.push(from ? `runStep ${index} from ${from.stdout}/${from.stderr}` : `runStep ${index}`);
     this.deadlines.set(index, deadlineAt);
     return this.script.runStep?.(index, deadlineAt, this.ctx) ?? STEP_SUCCEEDED;
   }
