@@ -31,6 +31,7 @@ export function planResume(input: ResumeInput): ResumeDecision {
   if (typeof from === "string") return { kind: "lost", message: from };
   // Killed during the pod's wait or the upload: the upload is made again (it overwrites what half arrived).
   const phase = from.phase === "setup" ? "upload" : from.phase;
+  if (phase === "teardown") return { kind: "continue", from, where: "at its teardown" };
   const needsSecrets = input.secretNames.length > 0 && (phase === "upload" || phase === "restore" || phase === "steps");
   if (needsSecrets && input.secretsRead < input.secretNames.length)
     return {

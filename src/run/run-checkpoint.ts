@@ -7,7 +7,16 @@ import type { RunStatus } from "../events/run-events.js";
 import type { StepRecord } from "./run-result.js";
 
 /** The run's phases in order; a checkpoint names the one it is in (written before the phase acts). */
-export const CHECKPOINT_PHASES = ["setup", "upload", "restore", "steps", "save", "outputs", "artifacts"] as const;
+export const CHECKPOINT_PHASES = [
+  "setup",
+  "upload",
+  "restore",
+  "steps",
+  "save",
+  "outputs",
+  "artifacts",
+  "teardown",
+] as const;
 export type CheckpointPhase = (typeof CHECKPOINT_PHASES)[number];
 
 /** The outputs' download report as the checkpoint keeps it (its file list as an array). */
@@ -39,6 +48,8 @@ export interface RunCheckpoint {
   readonly phase: CheckpointPhase;
   /** The run's status as its steps decided so far ("success" until one did not succeed). */
   readonly status: RunStatus;
+  /** At the teardown: the run's error, when it has one (masked), so a restart ends it with the same verdict. */
+  readonly error?: { readonly message: string; readonly reason: string };
   /** Every step's entry as result.json would have it now (the ended ones final, the others skipped). */
   readonly steps: readonly StepRecord[];
   /** The step in progress: when it started and its output already relayed and logged (null: not started yet). */

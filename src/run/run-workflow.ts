@@ -161,6 +161,7 @@ export async function runWorkflow(options: RunWorkflowOptions): Promise<RunResul
         podWaitMs: executor.podWaitMs ?? before.podWaitMs,
         phase,
         status,
+        ...(error ? { error: { ...error, message: masker.maskText(error.message) } } : {}),
         steps,
         // A path or a store's message may quote a secret: the checkpoint, like the result, has them masked.
         caches: caches ? maskStrings(caches, masker) : null,
@@ -189,6 +190,7 @@ export async function runWorkflow(options: RunWorkflowOptions): Promise<RunResul
       resumedAt = resumed.from;
       masker = new SecretMasker(resumed.secrets);
       status = resumedAt.status;
+      if (resumedAt.error) error = { ...resumedAt.error };
       steps = [...resumedAt.steps];
       caches = resumedAt.caches ? [...resumedAt.caches] : undefined;
       cachesSaved = caches !== undefined && resumedAt.cachesSaved >= caches.length && resumedAt.phase !== "save";
@@ -242,6 +244,9 @@ export async function runWorkflow(options: RunWorkflowOptions): Promise<RunResul
     if (status === "cancelled" && stage === "steps" && steps.some((step) => step.startedAt !== null))
       report = await collectOutputsAfterCancel(executor, emit);
   } finally {
+    // The verdict before the Job goes: a runner stopped during the teardown ends the run with it, Job or not.
+    phase = "teardown";
+    await checkpointer?.mark();
     checkpointer?.stop();
     dispose();
     cleanup.dispose();
@@ -486,7 +491,20 @@ async function reattach(
   emit: Emit,
 ): Promise<{ from: RunCheckpoint; secrets: string[] }> {
   if (!executor.attach) throw new InfraError("runner-lost", "this executor cannot re-attach to a run");
-  const attached = await executor.attach(resume.checkpoint?.pod?.name);
+  let attached: Awaited<ReturnType<NonNullable<Executor["attach"]>>>;
+  try {
+    attached = await executor.attach(resume.checkpoint?.pod?.name);
+  } catch (error) {
+    // Stopped during the teardown: the run's verdict is in the checkpoint, and its Job may be gone already.
+    if (resume.checkpoint?.phase !== "teardown" || !(error instanceof InfraError) || error.reason !== "runner-lost")
+      throw error;
+    emit({
+      kind: "notice",
+      level: "info",
+      message: `the runner stopped during the run's teardown and its Job is gone: the run ends as it had (${describeError(error)})`,
+    });
+    return { from: resume.checkpoint, secrets: [] };
+  }
   const decision = planResume({
     checkpoint: resume.checkpoint,
     state: attached.state,

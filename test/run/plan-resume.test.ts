@@ -104,6 +104,12 @@ describe("planResume", () => {
     assert.equal(decision.kind === "continue" && decision.from.phase, "outputs");
   });
 
+  it("goes on at the teardown whatever the pod shows: the verdict is the checkpoint's", () => {
+    const decision = planResume(input({ checkpoint: checkpoint({ phase: "teardown", step: null }), state: state("") }));
+    assert.equal(decision.kind, "continue");
+    assert.equal(decision.kind === "continue" && decision.from.phase, "teardown");
+  });
+
   it("calls the run lost when its pod does not hold the run's files past the upload", () => {
     const decision = planResume(input({ state: state("upload absent\nsecrets present\nstep 0 running\n") }));
     assert.equal(decision.kind, "lost");

@@ -1,6 +1,7 @@
 // Tests a resumed runWorkflow: it attaches instead of setting up, skips what its checkpoint says is done, follows the step from its offsets, and writes checkpoints as it goes.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { InfraError } from "../../src/core/errors.js";
 import { Kubectl } from "../../src/cluster/kubectl/kubectl.js";
 import { KubectlCluster } from "../../src/cluster/kubectl/kubectl-cluster.js";
 import type { RunEvent } from "../../src/events/run-events.js";
@@ -170,7 +171,33 @@ describe("runWorkflow resumed from a checkpoint", () => {
         ["steps", 1, { stdout: 40, stderr: 3 }],
         ["steps", 2, null],
         ["outputs", null, null],
+        ["teardown", null, null],
       ],
     );
+  });
+
+  it("ends a run stopped during its teardown with the verdict its checkpoint holds when its Job is gone already", async () => {
+    const { result, executor, events } = await resume(
+      checkpoint({
+        phase: "teardown",
+        step: null,
+        status: "failed",
+        error: { message: "step 2 exited 3", reason: "step-failed" },
+        steps: ["build", "test", "package"].map((name) => ({ ...checkpoint({}).steps[0]!, name })),
+      }),
+      {
+        attach: () =>
+          Promise.reject(
+            new InfraError(
+              "runner-lost",
+              "the runner stopped and its run could not be re-attached to: its Job knotless-run-42 is gone",
+            ),
+          ),
+      },
+    );
+    assert.deepEqual(executor.calls, ["attach", "teardown"]);
+    assert.equal(result.status, "failed");
+    assert.equal(result.error, "step 2 exited 3");
+    assert.ok(events.some((e) => e.kind === "notice" && /stopped during the run's teardown/.test(e.message)));
   });
 });
