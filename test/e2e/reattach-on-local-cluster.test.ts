@@ -72,14 +72,16 @@ function readLog(runDir: string): LogLine[] {
 }
 
 /**
- * A log's shape without its times: the runner's lines in order (cluster calls, whose number depends on timing, left
- * out; the run id made generic), and each step stream's output whole (its chunking depends on timing too).
+ * A log's shape without its times: the runner's lines in order (cluster calls and the pod wait's progress reports,
+ * whose number depends on timing, left out; the run id made generic), and each step stream's output whole (its
+ * chunking depends on timing too).
  */
 function shapeOf(lines: readonly LogLine[], runId: string): { events: string[]; output: Record<string, string> } {
   const events: string[] = [];
   const output: Record<string, string> = {};
   for (const line of lines) {
-    if (line.event === "api-call" || line.event === "kubectl") continue;
+    // Their number depends on timing in any two runs: the calls, and the pod wait's progress reports.
+    if (line.event === "api-call" || line.event === "kubectl" || line.event === "pod-progress") continue;
     if (line.kind === "data" && line.step >= 0) {
       const key = `${line.step}/${line.stream}`;
       output[key] = (output[key] ?? "") + line.content;
