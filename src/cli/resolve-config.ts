@@ -38,6 +38,8 @@ import {
   type TransportName,
 } from "./cluster-options.js";
 import { readExecutorTimings } from "./executor-timings.js";
+import type { RunPlan } from "../run/run-plan.js";
+import type { RunCheckpoint } from "../run/run-checkpoint.js";
 import { readPodIdleTimeout } from "./pod-idle-timeout.js";
 import { listKubeconfigFiles, readContextNamespace } from "../cluster/kubeconfig-namespace.js";
 import { resolveProcessIdentity } from "./process-identity.js";
@@ -47,6 +49,8 @@ import { formatWarning } from "../workflow/workflow-errors.js";
 
 /** Options exactly as the CLI parser hands them over (strings, unvalidated). */
 export interface RawRunOptions extends RawClusterOptions, RawCacheOptions, RawPodOptions {
+  /** `run --resume DIR`: the --out directory of a killed run to re-attach to. */
+  resume?: string;
   checkout?: string;
   steps?: string;
   workflow?: string;
@@ -352,6 +356,46 @@ async function readGitCheckout(
     depth: clone?.depth ?? 1,
     submodules: clone?.submodules ?? false,
     host: { binary: "git", env },
+  };
+}
+
+/**
+ * `run --resume DIR`: the configuration to continue the run a killed `run` left in DIR (its plan.json and
+ * checkpoint.json, src/run/resume-files.ts), with this invocation's cluster flags, host tar and git. InputError
+ * (exit 2) for a directory without them, a finished run, or flags that would change the run.
+ */
+export async function resolveResumeConfig(
+  raw: RawRunOptions,
+  env: NodeJS.ProcessEnv,
+): Promise<{ config: RunConfig; resume: { plan: RunPlan; checkpoint: RunCheckpoint } }> {
+  const dir = resolve(requireOption(raw.resume, "--resume"));
+  const changing = (["workflow", "steps", "checkout", "out", "image", "timeout", "dryRun"] as const).filter(
+    (name) => raw[name] !== undefined,
+  );
+  if (changing.length > 0)
+    throw new InputError(
+      `--resume continues the run as it was planned: drop ${changing.map((name) => `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(", ")}`,
+    );
+  const [{ readResumeFiles }, { settingsFromPlan }] = await Promise.all([
+    import("../run/resume-files.js"),
+    import("../run/run-plan.js"),
+  ]);
+  const resume = readResumeFiles(dir);
+  const cluster = resolveClusterOptions(raw, env);
+  const { hostTar } = resolveHostTar(env);
+  const settings = settingsFromPlan(resume.plan, [], { ...(hostTar ? { hostTar } : {}), git: { binary: "git", env } });
+  return {
+    config: {
+      settings: { ...settings, maxLogBytes: settings.maxLogBytes ?? readSize("64Mi", "--max-log-bytes") },
+      kubectlPath: cluster.kubectlPath,
+      transport: cluster.transport,
+      dryRun: false,
+      verbose: raw.verbose ?? false,
+      warnings: [],
+      clamped: [],
+      timings: readExecutorTimings(env),
+    },
+    resume,
   };
 }
 

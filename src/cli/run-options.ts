@@ -19,8 +19,12 @@ export const RUN_OPTIONS: readonly OptionSpec[] = [
   { flag: "--steps <file>", description: "steps file: one `name<TAB>script` per line; blank and # lines ignored" },
   {
     flag: "--out <dir>",
-    description: "where result.json, run.log, log.ndjson and outputs/ are written",
-    required: true,
+    description: "where result.json, run.log, log.ndjson and outputs/ are written (required but with --resume)",
+  },
+  {
+    flag: "--resume <dir>",
+    description:
+      "re-attach to the run a killed `run` left in this --out directory (its plan.json and checkpoint.json) and finish it, with this command's cluster flags",
   },
   { flag: "--shared-steps <dir>", description: "a directory streamed into /steps" },
   {
@@ -176,5 +180,7 @@ export function parseRunFast(argv: readonly string[]): RawRunOptions | undefined
     }
     raw[toCamelCase(name)] = value;
   }
+  // --out is required unless --resume names the directory: a line with neither is commander's to refuse.
+  if (raw.out === undefined && raw.resume === undefined) return undefined;
   return raw as unknown as RawRunOptions;
 }

@@ -107,6 +107,7 @@ export function buildHelperScript(options: HelperOptions = {}): string {
     SILENCE_FRAME_SECONDS,
     SECRETS_RECEIPT_TAG,
     OUTPUTS_COUNT_TAG,
+    UPLOAD_RECEIPT_PATH: `/${UPLOAD_RECEIPT_ARCHIVE_PATH}`,
     ...buildBeatSettings(options.beatSeconds),
     ...CACHE_HELPER_SETTINGS,
   };
@@ -153,4 +154,15 @@ export const helperCommand = {
   /** Reads the secrets from stdin; the argv names no secret and no value. */
   takeSecrets: () => ["sh", `${POD_RUNNER_DIR}/helper.sh`, "secrets"],
   forgetSecrets: () => ["sh", `${POD_RUNNER_DIR}/helper.sh`, "forget-secrets"],
+  /** Prints the secrets file to stdout: for a re-attaching runner, which keeps it in memory and never logs it. */
+  readSecrets: () => ["sh", `${POD_RUNNER_DIR}/helper.sh`, "read-secrets"],
+  /**
+   * Prints what the pod shows of the run's progress (src/pod/pod-run-state.ts); `upload absent` when the helper
+   * itself is not there yet (the runner stopped early in the upload).
+   */
+  state: () => [
+    "sh",
+    "-c",
+    `[ -r ${POD_RUNNER_DIR}/helper.sh ] || { echo "upload absent"; exit 0; }; exec sh ${POD_RUNNER_DIR}/helper.sh state`,
+  ],
 } as const;

@@ -131,3 +131,29 @@ describe("LogFile", () => {
     await assert.rejects(log.close(), { code: "ENXIO" });
   });
 });
+
+describe("LogFile resumed at a checkpoint's length", () => {
+  it("cuts the file to that length and writes on from there, telling lengths from there", async () => {
+    const path = makePath("resumed.ndjson");
+    writeFileSync(path, "kept 1\nkept 2\nwritten after the checkpoint\n");
+    const seen: number[] = [];
+    const file = new LogFile(path, { resumeAt: 14, onWritten: (length) => seen.push(length) });
+    assert.equal(file.queuedLength, 14);
+    file.write("again\n");
+    assert.equal(file.queuedLength, 20);
+    assert.equal(await file.whenWritten(20), true);
+    await file.close();
+    assert.equal(readFileSync(path, "utf8"), "kept 1\nkept 2\nagain\n");
+    assert.deepEqual(seen, [20]);
+  });
+
+  it("fails, writing nothing, when the file is shorter than the checkpoint counted", async () => {
+    const path = makePath("short.ndjson");
+    writeFileSync(path, "short\n");
+    const file = new LogFile(path, { resumeAt: 100 });
+    file.write("more\n");
+    assert.equal(await file.whenWritten(105), false);
+    await assert.rejects(file.close(), /fewer than the 100 its checkpoint counted/);
+    assert.equal(readFileSync(path, "utf8"), "short\n");
+  });
+});

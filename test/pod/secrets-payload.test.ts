@@ -1,7 +1,7 @@
 // Tests of the secrets exec's stdin and of the reply that proves it arrived whole.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { buildSecretsPayload, checkSecretsReply } from "../../src/pod/secrets-payload.js";
+import { buildSecretsPayload, checkSecretsReply, parseSecretsFile } from "../../src/pod/secrets-payload.js";
 
 const secrets = [
   { name: "TOKEN", value: "it's\n$ecret" },
@@ -54,5 +54,21 @@ describe("checkSecretsReply", () => {
   it("never repeats what the pod printed in its verdict", () => {
     const verdict = checkSecretsReply(payload, `export TOKEN='it'\\''s\n12\n`);
     assert.ok(verdict !== undefined && !verdict.includes("TOKEN") && !verdict.includes("export"), verdict);
+  });
+});
+
+describe("parseSecretsFile", () => {
+  it("reads back every value byte for byte from the file the secrets payload installs", () => {
+    const secrets = [
+      { name: "A", value: "plain" },
+      { name: "B_2", value: 'it\'s "quoted"\nover lines $HOME `x` \\ ü' },
+      { name: "C", value: "'" },
+    ];
+    assert.deepEqual(parseSecretsFile(buildSecretsPayload(secrets, "nonce").text), secrets);
+  });
+
+  it("gives undefined for text that is not such a file", () => {
+    assert.equal(parseSecretsFile("export A='unterminated\n"), undefined);
+    assert.equal(parseSecretsFile("rm -rf /\n"), undefined);
   });
 });

@@ -15,8 +15,8 @@ import type { RunResult } from "../../src/run/run-result.js";
 import { RunService } from "../../src/serve/run-service.js";
 import { RunStore, type StatusEvent } from "../../src/serve/run-store.js";
 import { WorkflowError } from "../../src/workflow/workflow-errors.js";
-import { CancelledError } from "../../src/core/errors.js";
-import { ScriptedExecutor, untilAborted, type ExecutorScript } from "../support/scripted-executor.js";
+import { CancelledError, InfraError } from "../../src/core/errors.js";
+import { SCRIPTED_POD, ScriptedExecutor, untilAborted, type ExecutorScript } from "../support/scripted-executor.js";
 import { startGitHttpServer, type GitHttpServer } from "../support/git-http-server.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
 
@@ -570,25 +570,34 @@ describe("the run service", () => {
     assert.ok(Date.now() - started < 2000, `the drain took ${Date.now() - started} ms`);
   });
 
-  it("deletes every running run's Job synchronously when the service crashes (teardownAllNowSync)", async () => {
+  it("leaves the Job of a run the next start can re-attach to when the service crashes, and deletes the others' synchronously (teardownAllNowSync)", async () => {
     const g = gate();
     const torn: string[] = [];
+    const left: string[] = [];
     class CrashableExecutor extends ScriptedExecutor {
       teardownNowSync(timeoutMs: number) {
         torn.push(`${this.ctx.settings.runId} ${timeoutMs}`);
         return { detail: `deleted Job ${this.ctx.settings.jobName}`, mayBeLeft: false };
       }
+      stopPresenceSync() {
+        left.push(this.ctx.settings.runId);
+      }
     }
     const created: CrashableExecutor[] = [];
     const checkout = makeTestTempDir("serve-crash-co-");
+    const store = new RunStore(":memory:");
     const crashService = new RunService({
       stateDir: makeTestTempDir("serve-crash-"),
-      store: new RunStore(":memory:"),
+      store,
       defaults: { target: {}, podTimeoutMs: 1000, maxOutputBytes: 1, maxLogBytes: 1 << 20, checkoutRoot: checkout },
       limits: { maxRuns: 2, maxQueued: 2, maxWorkflowBytes: 10_000, maxSecrets: 1, maxSecretBytes: 1 },
       cluster: new KubectlCluster(new Kubectl({ binary: "/nonexistent" })),
       createExecutor: (ctx) => {
-        const executor = new CrashableExecutor(ctx, { runStep: g.runStep });
+        // x2's pod never runs: its setup waits until the run is stopped.
+        const executor = new CrashableExecutor(ctx, {
+          runStep: g.runStep,
+          ...(ctx.settings.runId === "x2" ? { setup: () => untilAborted(ctx.signal).then(() => SCRIPTED_POD) } : {}),
+        });
         created.push(executor);
         return executor;
       },
@@ -600,32 +609,127 @@ describe("the run service", () => {
         checkout: { dir: checkout },
         runId: id,
       });
-    for (let i = 0; i < 200 && created.length < 2; i++) await new Promise((r) => setTimeout(r, 5));
+    for (let i = 0; i < 400 && !store.getRun("x1")?.checkpoint?.includes('"pod":{'); i++)
+      await new Promise((r) => setTimeout(r, 5));
     assert.deepEqual(crashService.teardownAllNowSync(30_000), [
-      "deleted Job knotless-run-x1",
+      `left Job knotless-run-x1 of run x1 for the next start to re-attach to (its pod ${SCRIPTED_POD.name} stops itself once idle for --pod-idle-timeout)`,
       "deleted Job knotless-run-x2",
     ]);
-    assert.deepEqual(torn, ["x1 30000", "x2 30000"]);
-    for (const id of ["x1", "x2"]) await g.release(id);
+    assert.deepEqual(torn, ["x2 30000"]);
+    assert.deepEqual(left, ["x1"]);
+    crashService.cancel("x2", "the test");
+    await g.release("x1");
     await crashService.whenIdle();
   });
 
-  it("records runs a previous process left unfinished as failed when it opens the store again, saying of each what was true: a pending run never had a Job, a running one may have", async () => {
+  it("records runs a previous process left pending as failed when it opens the store again (they never had a Job), and a running one without a plan (an older runner's) too", async () => {
     const g = gate();
     const { store, submit, stateDir } = makeService({ maxRuns: 1, script: { runStep: g.runStep } });
     await submit("left");
     await submit("queued");
+    store.insertRun(
+      {
+        runId: "older",
+        status: "pending",
+        repo: null,
+        workflow: "ci.yml",
+        jobName: "knotless-run-older",
+        target: "{}",
+        outDir: join(stateDir, "state", "runs", "older"),
+        request: "{}",
+        hasSecrets: false,
+      },
+      new Date().toISOString(),
+    );
+    store.setStatus("older", "running", new Date().toISOString());
     const again = reopen(store, stateDir);
-    const left = await again.getRun("left");
-    assert.equal(left.status, "failed");
+    const older = await again.getRun("older");
+    assert.equal(older.status, "failed");
     assert.match(
-      left.reason!,
-      /^the service stopped while the run was running: its Job knotless-run-left, if one is left, is deleted by gc once its heartbeat is stale$/,
+      older.reason!,
+      /^the service stopped while the run was running: its Job knotless-run-older, if one is left, is deleted by gc once its heartbeat is stale$/,
     );
     const queued = await again.getRun("queued");
     assert.equal(queued.status, "failed");
     assert.equal(queued.reason, "the service stopped before the run started: it never had a Job");
+    // A running run with its plan waits for resumeRunning (the service's start) to re-attach to it.
+    assert.equal((await again.getRun("left")).status, "running");
     await g.release("left");
+  });
+
+  it("re-attaches at start to a run a previous process left running: its executor attaches instead of setting up, the run goes on from its checkpoint's step, one log line says so, and its end is recorded", async () => {
+    const g = gate();
+    const { store, submit, stateDir } = makeService({ maxRuns: 1, script: { runStep: g.runStep } });
+    await submit("left");
+    for (let i = 0; i < 400 && !store.getRun("left")?.checkpoint?.includes('"phase":"steps"'); i++)
+      await new Promise((r) => setTimeout(r, 5));
+    const resumedExecutors: ScriptedExecutor[] = [];
+    const again = new RunService({
+      stateDir: join(stateDir, "state"),
+      store,
+      defaults: { target: {}, podTimeoutMs: 1, maxOutputBytes: 1 << 20, maxLogBytes: 1 << 20, checkoutRoot: stateDir },
+      limits: { maxRuns: 1, maxQueued: 1, maxWorkflowBytes: 10_000, maxSecrets: 1, maxSecretBytes: 1 },
+      cluster: new KubectlCluster(new Kubectl({ binary: "/nonexistent" })),
+      createExecutor: (ctx) => {
+        const executor = new ScriptedExecutor(ctx, {
+          attach: async () => ({
+            pod: SCRIPTED_POD,
+            state: {
+              uploaded: true,
+              secrets: false,
+              outputsPacked: false,
+              steps: new Map([[0, { kind: "running" as const }]]),
+            },
+            secrets: [],
+          }),
+        });
+        resumedExecutors.push(executor);
+        return executor;
+      },
+      warn: () => undefined,
+    });
+    assert.deepEqual(again.resumeRunning(), ["left"]);
+    await again.whenIdle();
+    const run = await again.getRun("left");
+    assert.equal(run.status, "success", JSON.stringify(run));
+    assert.deepEqual(resumedExecutors[0]!.calls, ["attach", "runStep 0", "runStep 1", "copyOut", "teardown"]);
+    const log = readFileSync(join(stateDir, "state", "runs", "left", "log.ndjson"), "utf8");
+    assert.equal(log.match(/re-attached to pod/g)?.length, 1);
+    assert.equal(store.getRun("left")!.checkpoint, null);
+    await g.release("left");
+  });
+
+  it("ends a re-attached run failed, runner-lost, when its executor finds the Job gone", async () => {
+    const g = gate();
+    const { store, submit, stateDir } = makeService({ maxRuns: 1, script: { runStep: g.runStep } });
+    await submit("gone");
+    for (let i = 0; i < 400 && !store.getRun("gone")?.checkpoint?.includes('"phase":"steps"'); i++)
+      await new Promise((r) => setTimeout(r, 5));
+    const again = new RunService({
+      stateDir: join(stateDir, "state"),
+      store,
+      defaults: { target: {}, podTimeoutMs: 1, maxOutputBytes: 1 << 20, maxLogBytes: 1 << 20, checkoutRoot: stateDir },
+      limits: { maxRuns: 1, maxQueued: 1, maxWorkflowBytes: 10_000, maxSecrets: 1, maxSecretBytes: 1 },
+      cluster: new KubectlCluster(new Kubectl({ binary: "/nonexistent" })),
+      createExecutor: (ctx) =>
+        new ScriptedExecutor(ctx, {
+          attach: () =>
+            Promise.reject(
+              new InfraError(
+                "runner-lost",
+                "the runner stopped and its run could not be re-attached to: its Job knotless-run-gone is gone",
+              ),
+            ),
+        }),
+      warn: () => undefined,
+    });
+    again.resumeRunning();
+    await again.whenIdle();
+    const run = (await again.getRun("gone")) as { status: string; result: { errorReason: string; error: string } };
+    assert.equal(run.status, "failed");
+    assert.equal(run.result.errorReason, "runner-lost");
+    assert.match(run.result.error, /its Job knotless-run-gone is gone/);
+    await g.release("gone");
   });
 
   it("refuses a resubmit of a run id that ended because the service stopped, with 409 RunInterrupted, rather than answering its stale status", async () => {
@@ -634,21 +738,19 @@ describe("the run service", () => {
     await submit("left");
     await submit("queued");
     const again = reopen(store, stateDir);
-    for (const runId of ["left", "queued"]) {
-      await assert.rejects(
-        again.submit({ workflow: { name: "ci.yml", text: WORKFLOW }, checkout: { dir: checkout }, runId }),
-        (error: unknown) => {
-          assert.ok(error instanceof XrpcError);
-          assert.deepEqual([error.status, error.error], [409, "RunInterrupted"]);
-          assert.match(
-            error.message,
-            new RegExp(`^run ${runId} ended when the service stopped .*: submit it again under a new runId$`),
-          );
-          return true;
-        },
-      );
-    }
-    assert.equal((await again.getRun("left")).status, "failed");
+    await assert.rejects(
+      again.submit({ workflow: { name: "ci.yml", text: WORKFLOW }, checkout: { dir: checkout }, runId: "queued" }),
+      (error: unknown) => {
+        assert.ok(error instanceof XrpcError);
+        assert.deepEqual([error.status, error.error], [409, "RunInterrupted"]);
+        assert.match(
+          error.message,
+          /^run queued ended when the service stopped .*: submit it again under a new runId$/,
+        );
+        return true;
+      },
+    );
+    assert.equal((await again.getRun("queued")).status, "failed");
     await g.release("left");
   });
 

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import { describe, it } from "node:test";
 import { RunStore, type NewRun } from "../../src/serve/run-store.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
@@ -138,5 +139,46 @@ describe("the run store", () => {
     assert.equal(reopened.getRun("kept")!.hasSecrets, true);
     assert.equal(reopened.getRun("kept")!.jobName, "knotless-run-kept");
     reopened.close();
+  });
+
+  it("keeps a running run's plan and latest checkpoint across a reopen, and drops the checkpoint once the run is over", () => {
+    const dir = makeTestTempDir("serve-store-");
+    const store = new RunStore(dir);
+    store.insertRun(run("r"), "2026-01-01T00:00:00.000Z");
+    store.recordPlan("r", '{"version":1}');
+    store.setStatus("r", "running", "2026-01-01T00:00:01.000Z");
+    store.saveCheckpoint("r", '{"phase":"upload"}');
+    store.saveCheckpoint("r", '{"phase":"steps"}');
+    store.close();
+    const reopened = new RunStore(dir);
+    assert.equal(reopened.getRun("r")!.plan, '{"version":1}');
+    assert.equal(reopened.getRun("r")!.checkpoint, '{"phase":"steps"}');
+    reopened.setStatus("r", "success", "2026-01-01T00:00:09.000Z");
+    assert.equal(reopened.getRun("r")!.checkpoint, null);
+    reopened.saveCheckpoint("r", '{"phase":"outputs"}'); // a late one of a run that is over
+    assert.equal(reopened.getRun("r")!.checkpoint, null);
+    reopened.close();
+  });
+
+  it("adds the plan and checkpoint columns to a database made before them, its runs without either", async () => {
+    const dir = makeTestTempDir("serve-store-");
+    const { createRequire } = await import("node:module");
+    const Database = createRequire(import.meta.url)("better-sqlite3");
+    const old = new Database(join(dir, "runner.sqlite"));
+    old.exec(`CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+      INSERT INTO meta VALUES ('schema', '1');
+      CREATE TABLE runs (seq INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL UNIQUE, status TEXT NOT NULL, repo TEXT,
+        workflow TEXT, job_name TEXT NOT NULL, target TEXT NOT NULL, out_dir TEXT NOT NULL, request TEXT NOT NULL,
+        has_secrets INTEGER NOT NULL, created_at TEXT NOT NULL, started_at TEXT, finished_at TEXT, reason TEXT,
+        cancel_requested_at TEXT, pod TEXT, step INTEGER);
+      INSERT INTO runs (run_id, status, job_name, target, out_dir, request, has_secrets, created_at)
+        VALUES ('old', 'running', 'knotless-old', '{}', '/x', '{}', 0, '2026-01-01T00:00:00.000Z');`);
+    old.close();
+    const store = new RunStore(dir);
+    const stored = store.getRun("old")!;
+    assert.equal(stored.plan, null);
+    assert.equal(stored.checkpoint, null);
+    assert.equal(stored.interrupted, false);
+    store.close();
   });
 });

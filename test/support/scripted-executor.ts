@@ -1,7 +1,14 @@
 // A scriptable Executor that records its calls, for testing the run's orchestration without kubectl.
 import { CancelledError } from "../../src/core/errors.js";
 import type { ExecutorContext } from "../../src/executor/kubernetes/context.js";
-import type { Executor, RunPod, StepOutcome, TeardownReport, UploadSummary } from "../../src/executor/executor.js";
+import type {
+  AttachedPod,
+  Executor,
+  RunPod,
+  StepOutcome,
+  TeardownReport,
+  UploadSummary,
+} from "../../src/executor/executor.js";
 import type { ArtifactReport, ArtifactSpec } from "../../src/workflow/artifact-types.js";
 import type { CacheSpec, CacheWriter } from "../../src/workflow/cache-types.js";
 import type { CacheArchive, CacheArchiveGate, CacheSaveOutcome } from "../../src/executor/cache-archive.js";
@@ -11,6 +18,8 @@ import type { UploadTrees } from "../../src/transfer/scan-tree.js";
 /** What each lifecycle call does; an absent entry succeeds at once. */
 export interface ExecutorScript {
   readonly setup?: (ctx: ExecutorContext) => Promise<RunPod>;
+  /** Default: the scripted pod, which shows the upload done and no step started, holding no secret. */
+  readonly attach?: (ctx: ExecutorContext, pod: string | undefined) => Promise<AttachedPod>;
   readonly copyIn?: (ctx: ExecutorContext) => Promise<UploadSummary>;
   readonly runStep?: (index: number, deadlineAt: number, ctx: ExecutorContext) => Promise<StepOutcome>;
   readonly copyOut?: (ctx: ExecutorContext) => Promise<ExtractReport>;
@@ -59,14 +68,30 @@ export class ScriptedExecutor implements Executor {
     return this.pod;
   }
 
+  async attach(pod?: string): Promise<AttachedPod> {
+    this.calls.push("attach");
+    const attached = await (this.script.attach?.(this.ctx, pod) ??
+      Promise.resolve({
+        pod: SCRIPTED_POD,
+        state: { uploaded: true, secrets: false, outputsPacked: false, steps: new Map() },
+        secrets: [],
+      }));
+    this.pod = attached.pod;
+    return attached;
+  }
+
   async copyIn(trees: UploadTrees): Promise<UploadSummary> {
     this.calls.push("copyIn");
     this.trees = trees;
     return this.script.copyIn?.(this.ctx) ?? { files: 1, bytes: 1, archiveBytes: 2048, entries: 1 };
   }
 
-  async runStep(index: number, deadlineAt: number): Promise<StepOutcome> {
-    this.calls.push(`runStep ${index}`);
+  async runStep(
+    index: number,
+    deadlineAt: number,
+    from?: { readonly stdout: number; readonly stderr: number },
+  ): Promise<StepOutcome> {
+    this.calls.push(from ? `runStep ${index} from ${from.stdout}/${from.stderr}` : `runStep ${index}`);
     this.deadlines.set(index, deadlineAt);
     return this.script.runStep?.(index, deadlineAt, this.ctx) ?? STEP_SUCCEEDED;
   }

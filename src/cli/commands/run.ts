@@ -11,7 +11,9 @@ import { isDiskFullError, makeDiskFullError } from "../../core/disk-full.js";
 import { makeDirectorySync } from "../../core/make-directory.js";
 import type { CommandSpec } from "../command-spec.js";
 import { EXIT, exitCodeForError, exitCodeForResult } from "../exit-codes.js";
-import { resolveRunConfig, type RawRunOptions, type RunConfig } from "../resolve-config.js";
+import { resolveResumeConfig, resolveRunConfig, type RawRunOptions, type RunConfig } from "../resolve-config.js";
+import type { RunCheckpoint } from "../../run/run-checkpoint.js";
+import type { RunPlan } from "../../run/run-plan.js";
 import { RUN_OPTIONS } from "../run-options.js";
 import { openCluster } from "../../cluster/transports/open-cluster.js";
 
@@ -27,6 +29,16 @@ export const runCommand: CommandSpec<RawRunOptions> = {
 
 /** Runs (or dry-runs) with options as parsed; returns the exit code. `env` is read here and nowhere below. */
 export async function executeRun(options: RawRunOptions, env: NodeJS.ProcessEnv): Promise<number> {
+  if (options.resume !== undefined) {
+    let resumed;
+    try {
+      resumed = await resolveResumeConfig(options, env);
+    } catch (error) {
+      process.stderr.write(`knotless-runner-k8s: ${describeError(error)}\n`);
+      return exitCodeForError(error);
+    }
+    return executeResolvedRun(resumed.config, env, resumed.resume);
+  }
   let config;
   try {
     config = await resolveRunConfig(options, env);
@@ -62,8 +74,15 @@ export async function executeRun(options: RawRunOptions, env: NodeJS.ProcessEnv)
   }
 }
 
-/** Runs a resolved, matching configuration for real. */
-async function executeResolvedRun(config: RunConfig, env: NodeJS.ProcessEnv): Promise<number> {
+/**
+ * Runs a resolved, matching configuration for real; with `resume`, continues the run a killed `run` left in
+ * settings.outDir instead (its logs cut to the checkpoint's lengths, its Job attached to).
+ */
+async function executeResolvedRun(
+  config: RunConfig,
+  env: NodeJS.ProcessEnv,
+  resume?: { readonly plan: RunPlan; readonly checkpoint: RunCheckpoint },
+): Promise<number> {
   // Loaded only for real runs, so --help, bad input and dry runs start fast.
   const [
     { launchRun, openRunLogFiles },
@@ -72,6 +91,8 @@ async function executeResolvedRun(config: RunConfig, env: NodeJS.ProcessEnv): Pr
     { createStepTracker },
     { prepareEmergencyExit },
     { createOutputBudget },
+    { createCheckpointFile, removeResumeFiles, writePlanFile },
+    { serializeRunPlan },
   ] = await Promise.all([
     import("../../run/launch.js"),
     import("../../executor/kubernetes/kubernetes-executor.js"),
@@ -79,6 +100,8 @@ async function executeResolvedRun(config: RunConfig, env: NodeJS.ProcessEnv): Pr
     import("../../run/step-tracker.js"),
     import("../emergency-exit.js"),
     import("../../events/output-budget.js"),
+    import("../../run/resume-files.js"),
+    import("../../run/run-plan.js"),
   ]);
   // No child of the runner (kubectl, the host tar) needs what --secret-env read: a child's environment is readable
   // in /proc/PID/environ and handed on to everything it starts.
@@ -95,13 +118,23 @@ async function executeResolvedRun(config: RunConfig, env: NodeJS.ProcessEnv): Pr
     );
     return EXIT.badInput;
   }
+  // The plan (no secret value) before the Job exists: what `run --resume` continues a killed run from.
+  if (!resume) {
+    try {
+      writePlanFile(settings.outDir, serializeRunPlan(settings));
+    } catch (error) {
+      process.stderr.write(`knotless-runner-k8s: --out: cannot write the run's plan: ${describeError(error)}\n`);
+      return isDiskFullError(error) ? EXIT.infrastructure : EXIT.badInput;
+    }
+  }
   const controller = new AbortController();
   const force = new AbortController();
   // A full --out disk stops the run (failed, disk-full, exit 3) instead of running on with nothing recorded.
-  const logFiles = openRunLogFiles(settings.outDir, { controller, force });
+  const logFiles = openRunLogFiles(settings.outDir, { controller, force }, undefined, resume?.checkpoint.logs);
   const logs = [createConsoleSink(process.stdout, process.stderr, { clusterCalls: config.verbose }), ...logFiles];
   const stepTracker = createStepTracker(); // what a crash writes into result.json
-  const outputBudget = createOutputBudget(settings.maxLogBytes); // the run's own, so that a crash can still report its counts
+  // The run's own, so that a crash can still report its counts; a resumed run's counts on from its checkpoint's.
+  const outputBudget = createOutputBudget(settings.maxLogBytes, resume?.checkpoint.logCounts);
   const emit = createEventEmitter([...logs.map((log) => log.sink), stepTracker.sink]);
   for (const message of config.clamped) emit({ kind: "notice", level: "warning", message });
   const { cluster } = await openCluster(
@@ -189,10 +222,13 @@ async function executeResolvedRun(config: RunConfig, env: NodeJS.ProcessEnv): Pr
       outputBudget,
       timings: config.timings,
       createExecutor: (ctx) => (executor = new KubernetesExecutor(ctx)),
+      checkpoints: createCheckpointFile(settings.outDir),
+      ...(resume ? { resume: { checkpoint: resume.checkpoint, secretNames: resume.plan.secretNames } } : {}),
       onFinished: (ended) => (finished = ended),
       // A log that could not be written (no space left, say) does not change the run's verdict: it is reported.
       warn: (message) => process.stderr.write(`knotless-runner-k8s: warning: ${message}\n`),
     });
+    removeResumeFiles(settings.outDir); // the result is written: nothing is left to resume
     process.stderr.write(`result: ${join(settings.outDir, "result.json")}\n`);
     return exitCodeForResult(result);
   } catch (error) {

@@ -16,6 +16,7 @@ import type { UploadTrees } from "../../transfer/scan-tree.js";
 import type { ExecutorContext } from "./context.js";
 import { createJob, readOurJob, type JobOwnership } from "./create-job.js";
 import type {
+  AttachedPod,
   CrashTeardown,
   Executor,
   ExecutorCrashPath,
@@ -244,6 +245,32 @@ export class KubernetesExecutor implements Executor, ExecutorCrashPath {
     return this.#pod;
   }
 
+  /**
+   * `pod`, when given, is the pod the run had (its checkpoint's): another pod of the Job is not the run's. The Job
+   * becomes this run's (teardown deletes it, and its disruption budget when the settings have one).
+   */
+  async attach(pod?: string): Promise<AttachedPod> {
+    const { findRunJob, findRunningPod, readPodRunState, readPodSecrets } = await import("./attach-run.js");
+    await findRunJob(this.#ctx);
+    this.#ownership = "ours";
+    this.#budgetSent = this.#ctx.settings.disruptionBudget === true;
+    this.#startPresence();
+    const found = await this.#unlessHeartbeatRefused((ctx) => findRunningPod(ctx, pod));
+    if (found === "waiting") {
+      // Stopped during the pod's wait: the wait goes on, bounded by --pod-timeout from now.
+      const [{ waitForPod }] = await (this.#run ??= loadRunModules());
+      const deadline = Date.now() + this.#ctx.settings.podTimeoutMs;
+      this.#pod = await this.#unlessHeartbeatRefused((ctx) => waitForPod(ctx, deadline));
+    } else this.#pod = found;
+    this.#presence?.startWatch();
+    const state = await readPodRunState(this.#ctx, this.#pod);
+    this.#secretsSent = state.secrets;
+    const secrets = state.secrets ? await readPodSecrets(this.#ctx, this.#pod) : [];
+    // Pinned like the namespace: an upload made again delivers them again.
+    if (secrets.length > 0) this.#ctx = { ...this.#ctx, settings: { ...this.#ctx.settings, secrets } };
+    return { pod: this.#pod, state, secrets };
+  }
+
   async hasGit(): Promise<boolean> {
     const { probeGit } = await import("./clone-in-pod.js");
     return probeGit(this.#ctx, this.#requirePod());
@@ -279,13 +306,17 @@ export class KubernetesExecutor implements Executor, ExecutorCrashPath {
     return summary;
   }
 
-  async runStep(index: number, deadlineAt: number): Promise<StepOutcome> {
+  async runStep(
+    index: number,
+    deadlineAt: number,
+    from?: { readonly stdout: number; readonly stderr: number },
+  ): Promise<StepOutcome> {
     const pod = this.#requirePod();
     const [, { runStep }] = await (this.#run ??= loadRunModules());
     return yieldToCancel(
       this.#ctx,
       describeStep(index, this.#ctx.settings.steps[index]?.name),
-      runStep(this.#ctx, pod, index, deadlineAt),
+      runStep(this.#ctx, pod, index, deadlineAt, from),
     );
   }
 

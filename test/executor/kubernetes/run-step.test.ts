@@ -393,3 +393,26 @@ describe("runStep", { concurrency: true }, () => {
     assert.equal(kubectl.callsTo("exec").length, 2);
   });
 });
+
+describe("countUnfinishedUtf8", () => {
+  it("says how many bytes the stream still owes its last character, across chunks of any size", async () => {
+    const { countUnfinishedUtf8 } = await import("../../../src/executor/kubernetes/run-step.js");
+    const euro = Buffer.from("€"); // 3 bytes
+    assert.equal(countUnfinishedUtf8(Buffer.from("ab\n"), 0), 0);
+    assert.equal(countUnfinishedUtf8(euro.subarray(0, 1), 0), 2);
+    assert.equal(countUnfinishedUtf8(euro.subarray(0, 2), 0), 1);
+    assert.equal(countUnfinishedUtf8(euro.subarray(1, 2), 2), 1);
+    assert.equal(countUnfinishedUtf8(euro.subarray(2, 3), 1), 0);
+    assert.equal(countUnfinishedUtf8(Buffer.concat([euro.subarray(1), Buffer.from("x")]), 2), 0);
+    assert.equal(countUnfinishedUtf8(Buffer.from("x😀").subarray(0, 3), 0), 2);
+    // byte by byte through a mixed text: whole exactly at the characters' ends
+    const text = Buffer.from("a€😀b");
+    let owed = 0;
+    const whole: number[] = [];
+    for (let i = 0; i < text.length; i += 1) {
+      owed = countUnfinishedUtf8(text.subarray(i, i + 1), owed);
+      if (owed === 0) whole.push(i + 1);
+    }
+    assert.deepEqual(whole, [1, 4, 8, 9]);
+  });
+});
