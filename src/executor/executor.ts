@@ -6,6 +6,7 @@ import type { CacheArchive, CacheArchiveGate, CacheSaveOutcome } from "./cache-a
 import type { ExtractReport } from "../transfer/extract-outputs.js";
 import type { PodCloneSpec } from "../pod/git-clone-script.js";
 import type { UploadTrees } from "../transfer/scan-tree.js";
+import type { PodRunState } from "../pod/pod-run-state.js";
 
 /** The pod that runs the steps, once setup has succeeded. */
 export interface RunPod {
@@ -28,6 +29,14 @@ export interface UploadSummary {
   readonly archiveBytes: number;
   /** Archive members (files, directories, symlinks), the receipt excluded. */
   readonly entries: number;
+}
+
+/** What attach found: the run's pod, what it shows of the run's progress, and the secrets it still holds. */
+export interface AttachedPod {
+  readonly pod: RunPod;
+  readonly state: PodRunState;
+  /** Read back from the pod's memory-backed volume, into memory only; empty when the pod holds none (any more). */
+  readonly secrets: ReadonlyArray<{ readonly name: string; readonly value: string }>;
 }
 
 /** What teardown did. */
@@ -67,6 +76,15 @@ export interface Executor {
    * cannot refresh its heartbeat for abandoned; teardown then deletes the Job as after any failed setup.
    */
   setup(): Promise<RunPod>;
+  /**
+   * Instead of setup, for a run a stopped runner left (a restart, `run --resume`, an adopter): finds the run's Job
+   * (settings.jobName in settings.target.namespace) and its running pod, takes the run's presence in the cluster
+   * over (heartbeat, cancel watch) as setup would, reads the pod's state (`helper.sh state`) and the secrets it holds
+   * (over an exec's stdout, into memory only: never logged). From then on the Job is this run's, and teardown
+   * deletes it. Throws InfraError "runner-lost" saying what was found when the Job is gone, its pod has ended or
+   * cannot be read. Optional: an executor without it cannot resume a run. Called once, never after setup.
+   */
+  attach?(): Promise<AttachedPod>;
   /**
    * Streams the checkout to /work, the shared steps to /steps and the runner's files into the pod, the steps'
    * variables included (/knotless/env); verifies that the pod received it whole (src/transfer/transfer-receipt.ts).
