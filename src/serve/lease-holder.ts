@@ -56,7 +56,9 @@ export class LeaseHolder {
 
   /** True while the last renewal is within the Lease's duration: another instance cannot take this one's runs. */
   get held(): boolean {
-    return this.#lastRenewedAt !== undefined && this.#now() - this.#lastRenewedAt < this.#options.durationSeconds * 1000;
+    return (
+      this.#lastRenewedAt !== undefined && this.#now() - this.#lastRenewedAt < this.#options.durationSeconds * 1000
+    );
   }
 
   #now(): number {
@@ -105,7 +107,10 @@ export class LeaseHolder {
         return;
       } catch (error) {
         // Someone else wrote it since (another process of the same --instance, or an adopter's clean-up): read again.
-        if (attempt === 0 && (error instanceof ConflictError || error instanceof AlreadyExistsError || error instanceof NotFoundError)) {
+        if (
+          attempt === 0 &&
+          (error instanceof ConflictError || error instanceof AlreadyExistsError || error instanceof NotFoundError)
+        ) {
           if (error instanceof ConflictError)
             this.#options.warn(
               `the Lease ${this.#name} was changed by someone else since this instance renewed it: is another serve running with --instance ${this.#options.instance}?`,
@@ -177,4 +182,3 @@ export class LeaseHolder {
     this.#lastRenewedAt = undefined;
   }
 }
-

@@ -44,7 +44,11 @@ describe("LeaseHolder", () => {
     const updates = objects.cluster.callsTo("updateLease");
     assert.ok(updates.length >= 2, `renewed ${updates.length} times in 120 ms at a 30 ms interval`);
     assert.notEqual(String(objects.leases.get(NAME)!.spec!.renewTime), firstRenew);
-    assert.equal(objects.cluster.callsTo("getLease").length, 1, "read once, at the start: renewals use what they wrote");
+    assert.equal(
+      objects.cluster.callsTo("getLease").length,
+      1,
+      "read once, at the start: renewals use what they wrote",
+    );
     assert.equal(objects.leases.get(NAME)!.spec?.leaseTransitions, 0, "renewing its own live Lease is no transition");
     await holder.release();
   });
@@ -87,7 +91,10 @@ describe("LeaseHolder", () => {
     const answers = objects.cluster.callsTo("updateLease").length;
     assert.ok(answers >= 2);
     assert.equal(objects.cluster.callsTo("getLease").length, 2, "read again after the conflict");
-    assert.ok(warnings.some((w) => /changed by someone else/.test(w) && /--instance a/.test(w)), warnings.join("\n"));
+    assert.ok(
+      warnings.some((w) => /changed by someone else/.test(w) && /--instance a/.test(w)),
+      warnings.join("\n"),
+    );
     assert.equal(readLeaseState(objects.leases.get(NAME)!, Date.now()).live, true);
     assert.equal(holder.held, true);
     await holder.release();

@@ -13,7 +13,11 @@ export class MemoryObjects {
 
   constructor() {
     const c = this.cluster;
-    c.on("getLease", (_ns: unknown, name: string) => this.#copy(this.leases.get(name)) ?? new NotFoundError(`leases "${name}" not found`));
+    c.on(
+      "getLease",
+      (_ns: unknown, name: string) =>
+        this.#copy(this.leases.get(name)) ?? new NotFoundError(`leases "${name}" not found`),
+    );
     c.on("listLeases", () => [...this.leases.values()].map((lease) => this.#copy(lease)));
     c.on("createLease", (_ns: unknown, lease: ILease) => {
       const name = lease.metadata!.name!;
@@ -36,7 +40,11 @@ export class MemoryObjects {
       this.leases.delete(name);
       return "deleted";
     });
-    c.on("getJob", (_ns: unknown, name: string) => this.#copy(this.jobs.get(name)) ?? new NotFoundError(`jobs.batch "${name}" not found`));
+    c.on(
+      "getJob",
+      (_ns: unknown, name: string) =>
+        this.#copy(this.jobs.get(name)) ?? new NotFoundError(`jobs.batch "${name}" not found`),
+    );
     c.on("listJobs", () => [...this.jobs.values()].map((job) => this.#copy(job)));
     c.on("claimJob", (_ns: unknown, name: string, version: string, annotations: Record<string, string>) => {
       const current = this.jobs.get(name);
