@@ -38,7 +38,9 @@ export type InfraReason =
   /** A git checkout could not be cloned (in the pod or on the host): the repository or the commit was out of reach. */
   | "checkout-failed"
   /** The runner's own disk (the run's directory, its logs, result.json) has no space left: the run cannot be recorded. */
-  | "disk-full";
+  | "disk-full"
+  /** A run whose runner stopped could not be re-attached to: its Job is gone, its pod ended, or the pod lost its state. */
+  | "runner-lost";
 
 /** The cluster, kubectl or the pod failed us (exit 3). Never a verdict on the user's steps. */
 export class InfraError extends Error {

@@ -5,7 +5,16 @@
 // the file is known (positional writes), so flushSync can write the chunk in flight again and the queued text
 // after it, in order, whatever the thread pool has done meanwhile: writing the same bytes at the same place twice
 // changes nothing.
-import { close as closeFd, closeSync, constants as fsConstants, fstatSync, openSync, write, writeSync } from "node:fs";
+import {
+  close as closeFd,
+  closeSync,
+  constants as fsConstants,
+  fstatSync,
+  ftruncateSync,
+  openSync,
+  write,
+  writeSync,
+} from "node:fs";
 
 /** A log file's first failure, with the file it happened to. */
 export class LogWriteError extends Error {
@@ -48,6 +57,10 @@ export class LogFile {
   #closed: Promise<void> | undefined;
   /** Bytes the file system has taken so far, in order: what a reader of the file may read. */
   #written = 0;
+  /** Bytes of the queued text, not yet handed to the file system. */
+  #queuedBytes = 0;
+  /** Waiters for the file to hold a length (whenWritten). */
+  #waiters: Array<{ readonly length: number; readonly resolve: () => void }> = [];
 
   readonly #onWritten: ((length: number) => void) | undefined;
   readonly #onFailure: ((error: LogWriteError) => void) | undefined;
@@ -56,17 +69,50 @@ export class LogFile {
    * `onWritten` is told the file's length each time a chunk is in it (whole lines, as they were queued);
    * `onFailure` is told of the first failed write (ENOSPC, say).
    */
+  /**
+   * `resumeAt`, for a run continued after its runner stopped: the file is kept and cut to that many bytes (what its
+   * checkpoint says was written), and written on from there, instead of being truncated.
+   */
   constructor(
     readonly path: string,
-    hooks: { readonly onWritten?: (length: number) => void; readonly onFailure?: (error: LogWriteError) => void } = {},
+    hooks: {
+      readonly onWritten?: (length: number) => void;
+      readonly onFailure?: (error: LogWriteError) => void;
+      readonly resumeAt?: number;
+    } = {},
   ) {
     this.#onWritten = hooks.onWritten;
     this.#onFailure = hooks.onFailure;
     try {
-      this.#fd = openForWriting(path);
+      this.#fd = openForWriting(path, hooks.resumeAt);
+      this.#position = this.#written = hooks.resumeAt ?? 0;
     } catch (error) {
       this.#fail(error as NodeJS.ErrnoException);
     }
+  }
+
+  /** Bytes written to the file so far plus those queued: the file's length once the queue is written. */
+  get queuedLength(): number {
+    return this.#position + this.#queuedBytes;
+  }
+
+  /** Bytes the file system has taken so far. */
+  get writtenLength(): number {
+    return this.#written;
+  }
+
+  /** Resolves with true once the file holds `length` bytes, or with false when it failed or was closed before. */
+  whenWritten(length: number): Promise<boolean> {
+    if (this.#written >= length) return Promise.resolve(true);
+    if (this.#failure !== undefined || this.#fd === undefined) return Promise.resolve(false);
+    return new Promise((resolve) => this.#waiters.push({ length, resolve: () => resolve(this.#written >= length) }));
+  }
+
+  #wake(all: boolean): void {
+    const ready = this.#waiters.filter((waiter) => all || this.#written >= waiter.length);
+    if (ready.length === 0) return;
+    this.#waiters = this.#waiters.filter((waiter) => !ready.includes(waiter));
+    for (const waiter of ready) waiter.resolve();
   }
 
   /** Keeps the first failure and tells onFailure of it, on a later tick: its caller may not be ready for it yet. */
@@ -80,6 +126,7 @@ export class LogFile {
   write(text: string): void {
     if (this.#failure !== undefined || this.#fd === undefined || this.#closing) return;
     this.#queued.push(text);
+    this.#queuedBytes += Buffer.byteLength(text);
     if (this.#inFlight === undefined) this.#writeNext();
   }
 
@@ -110,6 +157,7 @@ export class LogFile {
     if (this.#inFlight !== undefined) await new Promise<void>((resolve) => (this.#drained = resolve));
     const fd = this.#fd;
     this.#fd = undefined;
+    this.#wake(true);
     if (fd !== undefined) {
       await new Promise<void>((resolve) =>
         closeFd(fd, (error) => {
@@ -143,6 +191,7 @@ export class LogFile {
     if (this.#queued.length === 0) return undefined;
     const bytes = Buffer.from(this.#queued.join(""));
     this.#queued = [];
+    this.#queuedBytes = 0;
     const chunk = { bytes, position: this.#positional ? this.#position : undefined };
     this.#position += bytes.length;
     return chunk;
@@ -153,6 +202,7 @@ export class LogFile {
     const chunk = fd === undefined || this.#failure !== undefined ? undefined : this.#takeQueued();
     this.#inFlight = chunk;
     if (fd === undefined || chunk === undefined) {
+      if (fd === undefined || this.#failure !== undefined) this.#wake(true);
       this.#drained?.();
       return;
     }
@@ -180,6 +230,7 @@ export class LogFile {
       }
       this.#written += chunk.bytes.length;
       this.#onWritten?.(this.#written);
+      this.#wake(false);
       this.#writeNext();
     });
   }
@@ -188,15 +239,28 @@ export class LogFile {
 const OPEN_FLAGS = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_TRUNC;
 
 /**
- * Opens (creating or truncating) `path`, on this thread. Opened non-blocking first: a FIFO nobody reads would
+ * Opens (creating or truncating) `path`, on this thread; with `keep`, a regular file is not truncated but cut to
+ * `keep` bytes (a file shorter than that is an error: the bytes a checkpoint counted are not all there). Opened non-blocking first: a FIFO nobody reads would
  * otherwise hold the whole process in open(2) (it fails with ENXIO instead). Anything but a regular file is then
  * opened again without O_NONBLOCK (it has a reader by then), so that its writes wait rather than fail.
  */
-function openForWriting(path: string): number {
-  const fd = openSync(path, OPEN_FLAGS | fsConstants.O_NONBLOCK, 0o666);
+function openForWriting(path: string, keep?: number): number {
+  const flags = keep === undefined ? OPEN_FLAGS : OPEN_FLAGS & ~fsConstants.O_TRUNC;
+  const fd = openSync(path, flags | fsConstants.O_NONBLOCK, 0o666);
   let regular = false;
   try {
-    regular = fstatSync(fd).isFile();
+    const stat = fstatSync(fd);
+    regular = stat.isFile();
+    if (regular && keep !== undefined) {
+      if (stat.size < keep) {
+        closeSync(fd);
+        regular = true; // closed here
+        throw Object.assign(new Error(`${path} holds ${stat.size} bytes, fewer than the ${keep} its checkpoint counted`), {
+          code: "ESHORT",
+        });
+      }
+      ftruncateSync(fd, keep);
+    }
     if (regular) return fd;
     return openSync(path, OPEN_FLAGS, 0o666);
   } finally {

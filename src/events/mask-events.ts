@@ -10,11 +10,18 @@ import type { RunEvent, RunEventSink } from "./run-events.js";
  * `step-end`, or at `run-end` for a step that never ended. Every string of every other event (notices, errors,
  * phase details, commands) is masked whole. With no secrets the chain is `next` itself.
  */
-export function createEventMask(masker: SecretMasker): { through(next: RunEventSink): RunEventSink } {
+export function createEventMask(source: SecretMasker | (() => SecretMasker)): {
+  through(next: RunEventSink): RunEventSink;
+  /** True while a stream holds back text it has not passed on (what could start a secret). */
+  holding(): boolean;
+} {
+  // A function: the masker of a run that re-attached is known only once its secrets are read back from the pod.
+  const current = typeof source === "function" ? source : () => source;
+  const streams = new Map<string, MaskStream>();
   return {
+    holding: () => [...streams.values()].some((stream) => stream.heldLength > 0),
     through(next) {
-      if (masker.isEmpty) return next;
-      const streams = new Map<string, MaskStream>();
+      if (typeof source !== "function" && source.isEmpty) return next;
       const release = (time: string, index: number | undefined): void => {
         for (const [key, stream] of streams) {
           const [step, name] = key.split("/") as [string, "stdout" | "stderr"];
@@ -28,21 +35,21 @@ export function createEventMask(masker: SecretMasker): { through(next: RunEventS
         if (event.kind === "step-output") {
           const key = `${event.index}/${event.stream}`;
           let stream = streams.get(key);
-          if (!stream) streams.set(key, (stream = masker.createStream()));
+          if (!stream) streams.set(key, (stream = current().createStream()));
           const text = stream.write(event.text);
           if (text !== "") next({ ...event, text });
           return;
         }
         if (event.kind === "step-end") release(event.time, event.index);
         if (event.kind === "run-end") release(event.time, undefined);
-        next(maskStrings(event, masker));
+        next(maskStrings(event, current()));
       };
     },
   };
 }
 
 /** A copy of `value` with every string in it masked (objects and arrays walked; the event shapes are small). */
-function maskStrings<T>(value: T, masker: SecretMasker): T {
+export function maskStrings<T>(value: T, masker: SecretMasker): T {
   if (typeof value === "string") return masker.maskText(value) as T;
   if (Array.isArray(value)) return value.map((item: unknown) => maskStrings(item, masker)) as T;
   if (value !== null && typeof value === "object") {

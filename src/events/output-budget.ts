@@ -27,12 +27,13 @@ export interface OutputBudget {
   counts(): LogCounts;
 }
 
-export function createOutputBudget(limitBytes: number): OutputBudget {
+/** `from`: the counts a run that re-attached had reached (its checkpoint's), to count on from. */
+export function createOutputBudget(limitBytes: number, from?: LogCounts): OutputBudget {
   if (!Number.isSafeInteger(limitBytes) || limitBytes < 0)
     throw new RangeError(`the log limit must be a whole number of bytes >= 0, got ${limitBytes}`);
-  let keptBytes = 0;
-  let droppedBytes = 0;
-  let full = false;
+  let keptBytes = from?.keptBytes ?? 0;
+  let droppedBytes = from?.droppedBytes ?? 0;
+  let full = keptBytes >= limitBytes && from !== undefined;
   return {
     through: (next) => (event: RunEvent) => {
       if (event.kind === "notice" && event.podDroppedBytes !== undefined) droppedBytes += event.podDroppedBytes;

@@ -15,6 +15,18 @@ export interface ClosableSink {
   close(): Promise<void>;
   /** For a process about to exit from a crash: writes everything so far, unfinished lines included, and closes. Never throws. */
   closeSync(): void;
+  /** A file sink's place, for a checkpoint (src/run/checkpointer.ts); absent for the console. */
+  readonly file?: LogFileProgress;
+}
+
+/** Where a log file is: what a checkpoint records of it, and waits for. */
+export interface LogFileProgress {
+  /** The file's length once what the sink has taken so far is written. */
+  queuedLength(): number;
+  /** True while the sink holds text it has not queued yet (an unfinished line of output): no length says where it is. */
+  holding(): boolean;
+  /** Resolves with true once the file holds `length` bytes; false when it failed or was closed first. */
+  whenWritten(length: number): Promise<boolean>;
 }
 
 /** What every line of step output starts with in run.log, under its header: two bytes, not a timestamp per line. */
@@ -25,6 +37,12 @@ export const HEADER_EVERY_MS = 1000;
 /** Splits streamed output into whole lines per step and stream, keeping the unfinished tail. */
 class LineBuffer {
   readonly #tails = new Map<string, string>();
+
+  /** True while an unfinished line is held. */
+  get holding(): boolean {
+    for (const tail of this.#tails.values()) if (tail !== "") return true;
+    return false;
+  }
 
   /** The complete lines in `text` (with what was held back before), indented, one per line; undefined when there is none yet. */
   push(key: string, text: string): string | undefined {
@@ -65,9 +83,12 @@ function indentLines(lines: string): string {
  */
 export function createHumanLogSink(
   path: string,
-  options: { clusterCalls: boolean; onWriteFailure?: (error: LogWriteError) => void },
+  options: { clusterCalls: boolean; onWriteFailure?: (error: LogWriteError) => void; resumeAt?: number },
 ): ClosableSink {
-  const file = new LogFile(path, { onFailure: options.onWriteFailure });
+  const file = new LogFile(path, {
+    onFailure: options.onWriteFailure,
+    ...(options.resumeAt === undefined ? {} : { resumeAt: options.resumeAt }),
+  });
   const lines = new LineBuffer();
   let lastTime = "";
   /** The current group of output lines: its step/stream key and when its header said it began. */
@@ -111,6 +132,11 @@ export function createHumanLogSink(
       writeTails(lastTime);
       file.flushSync();
       file.closeSync();
+    },
+    file: {
+      queuedLength: () => file.queuedLength,
+      holding: () => lines.holding,
+      whenWritten: (length) => file.whenWritten(length),
     },
   };
 }
@@ -191,9 +217,17 @@ export function toLogLine(event: RunEvent): object | undefined {
  */
 export function createNdjsonLogSink(
   path: string,
-  options: { onWritten?: (length: number) => void; onWriteFailure?: (error: LogWriteError) => void } = {},
+  options: {
+    onWritten?: (length: number) => void;
+    onWriteFailure?: (error: LogWriteError) => void;
+    resumeAt?: number;
+  } = {},
 ): ClosableSink {
-  const file = new LogFile(path, { onWritten: options.onWritten, onFailure: options.onWriteFailure });
+  const file = new LogFile(path, {
+    onWritten: options.onWritten,
+    onFailure: options.onWriteFailure,
+    ...(options.resumeAt === undefined ? {} : { resumeAt: options.resumeAt }),
+  });
   return {
     sink(event: RunEvent) {
       const line = toLogLine(event);
@@ -203,6 +237,11 @@ export function createNdjsonLogSink(
     closeSync: () => {
       file.flushSync();
       file.closeSync();
+    },
+    file: {
+      queuedLength: () => file.queuedLength,
+      holding: () => false,
+      whenWritten: (length) => file.whenWritten(length),
     },
   };
 }

@@ -78,13 +78,13 @@ export interface Executor {
   setup(): Promise<RunPod>;
   /**
    * Instead of setup, for a run a stopped runner left (a restart, `run --resume`, an adopter): finds the run's Job
-   * (settings.jobName in settings.target.namespace) and its running pod, takes the run's presence in the cluster
+   * (settings.jobName in settings.target.namespace) and its running pod (`pod`, when the caller knows its name), takes the run's presence in the cluster
    * over (heartbeat, cancel watch) as setup would, reads the pod's state (`helper.sh state`) and the secrets it holds
    * (over an exec's stdout, into memory only: never logged). From then on the Job is this run's, and teardown
    * deletes it. Throws InfraError "runner-lost" saying what was found when the Job is gone, its pod has ended or
    * cannot be read. Optional: an executor without it cannot resume a run. Called once, never after setup.
    */
-  attach?(): Promise<AttachedPod>;
+  attach?(pod?: string): Promise<AttachedPod>;
   /**
    * Streams the checkout to /work, the shared steps to /steps and the runner's files into the pod, the steps'
    * variables included (/knotless/env); verifies that the pod received it whole (src/transfer/transfer-receipt.ts).
@@ -109,9 +109,11 @@ export interface Executor {
    * Runs step `index` to its end in the pod (one exec in the normal case) and streams its output as events.
    * A step that exits non-zero or times out is a result, not an error. `deadlineAt` (epoch ms) bounds it; on
    * expiry every process of the step in the pod is terminated before this returns; on a cancel too (within the
-   * context's cleanupSignal), before it rejects with CancelledError. After copyIn.
+   * context's cleanupSignal), before it rejects with CancelledError. After copyIn. `from`, after attach: the step was
+   * started by the runner that stopped; it is followed from these byte offsets of its stdout and stderr (what that
+   * runner had relayed) instead of being started.
    */
-  runStep(index: number, deadlineAt: number): Promise<StepOutcome>;
+  runStep(index: number, deadlineAt: number, from?: { readonly stdout: number; readonly stderr: number }): Promise<StepOutcome>;
   /**
    * Streams one stored cache archive (gzip'd tar, members relative to `/`) into the pod and extracts it at `/`; resolves
    * with the bytes sent once the pod confirmed gunzip checked the gzip trailer (CRC32 and length) and tar read to its

@@ -107,6 +107,7 @@ export function buildHelperScript(options: HelperOptions = {}): string {
     SILENCE_FRAME_SECONDS,
     SECRETS_RECEIPT_TAG,
     OUTPUTS_COUNT_TAG,
+    UPLOAD_RECEIPT_PATH: `/${UPLOAD_RECEIPT_ARCHIVE_PATH}`,
     ...buildBeatSettings(options.beatSeconds),
     ...CACHE_HELPER_SETTINGS,
   };
@@ -153,4 +154,8 @@ export const helperCommand = {
   /** Reads the secrets from stdin; the argv names no secret and no value. */
   takeSecrets: () => ["sh", `${POD_RUNNER_DIR}/helper.sh`, "secrets"],
   forgetSecrets: () => ["sh", `${POD_RUNNER_DIR}/helper.sh`, "forget-secrets"],
+  /** Prints the secrets file to stdout: for a re-attaching runner, which keeps it in memory and never logs it. */
+  readSecrets: () => ["sh", `${POD_RUNNER_DIR}/helper.sh`, "read-secrets"],
+  /** Prints what the pod shows of the run's progress (src/pod/pod-run-state.ts). */
+  state: () => ["sh", `${POD_RUNNER_DIR}/helper.sh`, "state"],
 } as const;

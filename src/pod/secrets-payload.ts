@@ -40,3 +40,38 @@ export function checkSecretsReply(payload: SecretsPayload, stdout: string): stri
   if (received === undefined) return "the pod did not say how many bytes it received";
   return undefined;
 }
+
+/**
+ * The secrets back from the file `secrets` installed (`helper.sh read-secrets`): its `export NAME='value'` lines, the
+ * receipt line skipped. Returns undefined for text that is not such a file (nothing of it is ever quoted in a message).
+ */
+export function parseSecretsFile(text: string): Array<{ name: string; value: string }> | undefined {
+  const secrets: Array<{ name: string; value: string }> = [];
+  let at = 0;
+  while (at < text.length) {
+    if (text.startsWith(SECRETS_RECEIPT_TAG, at)) {
+      const end = text.indexOf("\n", at);
+      at = end < 0 ? text.length : end + 1;
+      continue;
+    }
+    const head = /^export ([A-Za-z_][A-Za-z0-9_]*)='/.exec(text.slice(at, at + 300));
+    if (!head) return undefined;
+    at += head[0].length;
+    let value = "";
+    for (;;) {
+      const quote = text.indexOf("'", at);
+      if (quote < 0) return undefined;
+      value += text.slice(at, quote);
+      if (text.startsWith("'\\''", quote)) {
+        value += "'";
+        at = quote + 4;
+        continue;
+      }
+      if (text[quote + 1] !== "\n") return undefined;
+      at = quote + 2;
+      break;
+    }
+    secrets.push({ name: head[1]!, value });
+  }
+  return secrets;
+}

@@ -14,7 +14,8 @@ import type { ExecutorContext, ExecutorTimings } from "../executor/kubernetes/co
 import type { RunSettings } from "../settings/run-settings.js";
 import { writeResultFile } from "./result-file.js";
 import type { RunResult } from "./run-result.js";
-import { runWorkflow } from "./run-workflow.js";
+import { runWorkflow, type RunWorkflowOptions } from "./run-workflow.js";
+import type { CheckpointStore } from "./run-checkpoint.js";
 
 /** How a run is stopped: `controller` cancels it (its clean-up runs), `force` then skips the clean-up. */
 export interface RunControls {
@@ -41,6 +42,13 @@ export interface LaunchOptions extends RunControls {
   readonly onFinished?: (result: RunResult) => void;
   /** Told of a log that could not be written or closed: the run's verdict does not change. */
   readonly warn: (message: string) => void;
+  /** Where the run's checkpoints go (with `logs` from openRunLogFiles: run.log, then log.ndjson); absent: none. */
+  readonly checkpoints?: CheckpointStore;
+  /**
+   * Continue a run a stopped runner left (runWorkflow's `resume`): `logs` opened at the checkpoint's lengths
+   * (openRunLogFiles' `resumeAt`), settings the plan's (src/run/run-plan.ts) with the checkpoint's namespace.
+   */
+  readonly resume?: RunWorkflowOptions["resume"];
 }
 
 /**
@@ -53,6 +61,7 @@ export function openRunLogFiles(
   outDir: string,
   controls: RunControls,
   onWritten?: (length: number) => void,
+  resumeAt?: { readonly runLog: number; readonly ndjson: number },
 ): ClosableSink[] {
   const onWriteFailure = (error: LogWriteError): void => {
     if (!isDiskFullError(error)) return;
@@ -60,8 +69,16 @@ export function openRunLogFiles(
     controls.force.abort();
   };
   return [
-    createHumanLogSink(join(outDir, "run.log"), { clusterCalls: true, onWriteFailure }),
-    createNdjsonLogSink(join(outDir, "log.ndjson"), { onWriteFailure, ...(onWritten ? { onWritten } : {}) }),
+    createHumanLogSink(join(outDir, "run.log"), {
+      clusterCalls: true,
+      onWriteFailure,
+      ...(resumeAt ? { resumeAt: resumeAt.runLog } : {}),
+    }),
+    createNdjsonLogSink(join(outDir, "log.ndjson"), {
+      onWriteFailure,
+      ...(onWritten ? { onWritten } : {}),
+      ...(resumeAt ? { resumeAt: resumeAt.ndjson } : {}),
+    }),
   ];
 }
 
@@ -71,7 +88,13 @@ export function openRunLogFiles(
  * result.json that cannot be written (a full disk: an error isDiskFullError knows).
  */
 export async function launchRun(options: LaunchOptions): Promise<RunResult> {
-  const { settings, cluster } = options;
+  const { cluster } = options;
+  const pinned = options.resume?.checkpoint?.namespace;
+  const settings =
+    pinned && options.settings.target.namespace !== pinned
+      ? { ...options.settings, target: { ...options.settings.target, namespace: pinned } }
+      : options.settings;
+  const [runLog, ndjson] = options.logs.map((log) => log.file);
   try {
     // The store's modules load only for a run that has caches.
     const backend = (settings.caches?.length ?? 0) > 0 ? settings.cacheBackend : undefined;
@@ -86,6 +109,10 @@ export async function launchRun(options: LaunchOptions): Promise<RunResult> {
         ...(options.outputBudget ? { outputBudget: options.outputBudget } : {}),
         ...(options.timings ? { timings: options.timings } : {}),
         createExecutor: options.createExecutor,
+        ...(options.checkpoints && runLog && ndjson
+          ? { checkpoints: { store: options.checkpoints, logs: [runLog, ndjson] as const } }
+          : {}),
+        ...(options.resume ? { resume: options.resume } : {}),
         ...(backend && openCacheDriver
           ? {
               cacheDriver: (executor: Executor, emit: (event: RunEventInput) => void) =>

@@ -11,10 +11,19 @@ export interface RunPlan {
   readonly secretNames: readonly string[];
 }
 
-/** The plan of `settings` as JSON text: every field but the secrets' values (their names are kept). */
+/**
+ * The plan of `settings` as JSON text: every field but the secrets' values (their names are kept) and this host's
+ * own tools (the host tar's and git's environment: the process's, which may hold anything), which the process that
+ * continues the run supplies (settingsFromPlan).
+ */
 export function serializeRunPlan(settings: RunSettings): string {
-  const { secrets, ...rest } = settings;
-  const plan: RunPlan = { version: 1, settings: rest, secretNames: (secrets ?? []).map((secret) => secret.name) };
+  const { secrets, hostTar: _hostTar, gitCheckout, ...rest } = settings;
+  const checkout = gitCheckout ? (({ host: _host, ...spec }) => spec)(gitCheckout) : undefined;
+  const plan: RunPlan = {
+    version: 1,
+    settings: { ...rest, ...(checkout ? { gitCheckout: checkout } : {}) },
+    secretNames: (secrets ?? []).map((secret) => secret.name),
+  };
   return JSON.stringify(plan);
 }
 
@@ -48,11 +57,18 @@ export function readRunPlan(text: string): RunPlan {
 export function settingsFromPlan(
   plan: RunPlan,
   secrets: ReadonlyArray<{ readonly name: string; readonly value: string }>,
+  local: Pick<RunSettings, "hostTar"> & { readonly git?: NonNullable<RunSettings["gitCheckout"]>["host"] } = {},
 ): RunSettings {
   const byName = new Map(secrets.map((secret) => [secret.name, secret.value]));
   const known = plan.secretNames.flatMap((name) => {
     const value = byName.get(name);
     return value === undefined ? [] : [{ name, value }];
   });
-  return { ...plan.settings, ...(plan.secretNames.length > 0 ? { secrets: known } : {}) };
+  const { gitCheckout } = plan.settings;
+  return {
+    ...plan.settings,
+    ...(plan.secretNames.length > 0 ? { secrets: known } : {}),
+    ...(local.hostTar ? { hostTar: local.hostTar } : {}),
+    ...(gitCheckout && local.git ? { gitCheckout: { ...gitCheckout, host: local.git } } : {}),
+  };
 }

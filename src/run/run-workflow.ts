@@ -1,6 +1,6 @@
 // Runs one workflow run end to end on an executor: steps in order, first failure ends it, teardown always.
 import { CancelledError, InfraError, InputError, describeError, type InfraReason } from "../core/errors.js";
-import { createEventMask } from "../events/mask-events.js";
+import { createEventMask, maskStrings } from "../events/mask-events.js";
 import { SecretMasker } from "../secrets/mask-stream.js";
 import { createOutputBudget, DEFAULT_MAX_LOG_BYTES, type OutputBudget } from "../events/output-budget.js";
 import {
@@ -26,6 +26,10 @@ import type { CacheReport } from "../workflow/cache-types.js";
 import { restoreCaches, saveCaches, skipCacheSaves } from "../cache/run-caches.js";
 import type { ArtifactReport } from "../workflow/artifact-types.js";
 import { collectArtifacts, findMissingRequired, skipArtifacts } from "./run-artifacts.js";
+import type { LogFileProgress } from "../events/sinks.js";
+import { Checkpointer } from "./checkpointer.js";
+import { CHECKPOINT_PHASES, type CheckpointPhase, type CheckpointStore, type RunCheckpoint } from "./run-checkpoint.js";
+import { planResume } from "./plan-resume.js";
 
 export interface RunWorkflowOptions {
   readonly settings: RunSettings;
@@ -59,6 +63,17 @@ export interface RunWorkflowOptions {
    * undefined) while settings have caches: each is a warning and a failed restore, never a failed run.
    */
   readonly cacheDriver?: (executor: Executor, emit: (event: RunEventInput) => void) => CacheDriver | undefined;
+  /**
+   * Where the run's checkpoints go (src/run/run-checkpoint.ts), with the places of its two log files (run.log,
+   * log.ndjson) they record; absent: none is written.
+   */
+  readonly checkpoints?: { readonly store: CheckpointStore; readonly logs: readonly [LogFileProgress, LogFileProgress] };
+  /**
+   * Continue a run a stopped runner left, instead of starting one: the executor attaches to its Job and pod, and the
+   * run goes on from `checkpoint` (its log files already cut to the lengths it records), or, without one (an adopter),
+   * from what the pod shows. settings are the plan's; the secrets are read back from the pod.
+   */
+  readonly resume?: { readonly checkpoint: RunCheckpoint | undefined; readonly secretNames: readonly string[] };
 }
 
 /** The errorReason of a successful run that lacked a required artifact: the workflow's verdict (exit 1), not the infrastructure's. */
@@ -70,17 +85,27 @@ export type FailureClass = "input" | "internal";
 /** Runs the workflow and resolves with its result; it rejects only for bugs, never for a failed step or cluster. */
 export async function runWorkflow(options: RunWorkflowOptions): Promise<RunResult> {
   const { settings } = options;
-  const budget = options.outputBudget ?? createOutputBudget(settings.maxLogBytes ?? DEFAULT_MAX_LOG_BYTES);
-  // Masking first, so the budget counts (and every sink sees) only masked text.
-  const masker = new SecretMasker((settings.secrets ?? []).map((secret) => secret.value));
-  const emit = createEventEmitter([createEventMask(masker).through(budget.through(fanOut(options.sinks)))]);
+  const resumeFrom = options.resume?.checkpoint;
+  const budget =
+    options.outputBudget ??
+    createOutputBudget(settings.maxLogBytes ?? DEFAULT_MAX_LOG_BYTES, resumeFrom?.logCounts);
+  // Masking first, so the budget counts (and every sink sees) only masked text. A resumed run's masker is made
+  // once its secrets are read back from the pod.
+  let masker = new SecretMasker((settings.secrets ?? []).map((secret) => secret.value));
+  const mask = createEventMask(() => masker);
+  const emit = createEventEmitter([mask.through(budget.through(fanOut(options.sinks)))]);
   const timings = { ...DEFAULT_TIMINGS, ...options.timings };
-  const startedAt = new Date();
+  const startedAt = resumeFrom ? new Date(resumeFrom.startedAt) : new Date();
   const { signal, cancel, dispose } = linkRunSignal(
     options.signal,
-    settings.timeoutMs + timings.runDeadlineGraceMs + timings.killGraceSeconds * 1000,
+    startedAt.getTime() +
+      settings.timeoutMs +
+      timings.runDeadlineGraceMs +
+      timings.killGraceSeconds * 1000 -
+      Date.now(),
   );
   const cleanup = createCleanupSignal(timings.cancelCleanupMs, options.forceSignal);
+  let checkpointer: Checkpointer | undefined;
   const ctx: ExecutorContext = {
     settings,
     timings,
@@ -89,18 +114,20 @@ export async function runWorkflow(options: RunWorkflowOptions): Promise<RunResul
     signal,
     requestCancel: cancel,
     cleanupSignal: cleanup.signal,
+    onStepOutput: (index, offsets, whole) => checkpointer?.stepOutput(index, offsets, whole),
   };
   const executor = (options.createExecutor ?? ((c: ExecutorContext) => new KubernetesExecutor(c)))(ctx);
   const { namespace } = settings.target;
-  emit({
-    kind: "run-start",
-    runId: settings.runId,
-    jobName: settings.jobName,
-    ...(namespace === undefined ? {} : { namespace }),
-    image: settings.image,
-    steps: settings.steps.map((s) => s.name),
-  });
-  const steps: StepRecord[] = settings.steps.map((step) => buildSkippedStep(step.name));
+  if (!resumeFrom)
+    emit({
+      kind: "run-start",
+      runId: settings.runId,
+      jobName: settings.jobName,
+      ...(namespace === undefined ? {} : { namespace }),
+      image: settings.image,
+      steps: settings.steps.map((s) => s.name),
+    });
+  let steps: StepRecord[] = settings.steps.map((step) => buildSkippedStep(step.name));
   let status: RunStatus = "success";
   let error: { message: string; reason: string } | undefined;
   let report: ExtractReport | undefined;
@@ -113,17 +140,83 @@ export async function runWorkflow(options: RunWorkflowOptions): Promise<RunResul
   let artifacts: ArtifactReport[] | undefined;
   /** Where the run got to: a cancel once steps have run collects their outputs before teardown. */
   let stage: "setup" | "steps" | "outputs" = "setup";
+  let phase: CheckpointPhase = "setup";
+  /** What the pod said of the run's capacity and pod wait before the runner stopped (a resumed run's executor did not see them). */
+  let before: Pick<RunCheckpoint, "capacity" | "podWaitMs"> = { capacity: null, podWaitMs: null };
+  if (options.checkpoints) {
+    const { store, logs } = options.checkpoints;
+    checkpointer = new Checkpointer({
+      store,
+      logs,
+      maskHolding: () => mask.holding(),
+      snapshot: () => ({
+        version: 1,
+        runId: settings.runId,
+        startedAt: startedAt.toISOString(),
+        namespace: executor.namespace ?? null,
+        pod: executor.pod ? { name: executor.pod.name, node: executor.pod.node } : null,
+        capacity: executor.capacity ?? before.capacity,
+        podWaitMs: executor.podWaitMs ?? before.podWaitMs,
+        phase,
+        status,
+        steps,
+        // A path or a store's message may quote a secret: the checkpoint, like the result, has them masked.
+        caches: caches ? maskStrings(caches, masker) : null,
+        cachesSaved: cachesSaved ? (caches?.length ?? 0) : 0,
+        outputs: report ? maskStrings({ ...report, files: [...report.files] }, masker) : null,
+        artifacts: maskStrings(artifacts ?? [], masker),
+        logCounts: budget.counts(),
+      }),
+      warn: (message) => emit({ kind: "notice", level: "warning", message }),
+    });
+  }
+  /** Where a resumed run goes on from: the phases before its phase are done. */
+  let resumedAt: RunCheckpoint | undefined;
+  /** Marks the start of `next`, saved before it acts; false when the run resumed past it (it is done). */
+  const enter = async (next: CheckpointPhase): Promise<boolean> => {
+    if (resumedAt && CHECKPOINT_PHASES.indexOf(next) < CHECKPOINT_PHASES.indexOf(resumedAt.phase)) return false;
+    phase = next;
+    // The step a resumed run follows again is the checkpoint's place until its output moves it on.
+    await checkpointer?.mark(next === "steps" && resumedAt?.phase === "steps" ? resumedAt.step : null);
+    return true;
+  };
   try {
-    let trees = await scanInput(settings, emit);
-    await executor.setup();
-    const cloneInPod = settings.gitCheckout !== undefined && ((await executor.hasGit?.()) ?? false);
-    if (settings.gitCheckout && !cloneInPod) trees = await cloneOnHost(settings, settings.gitCheckout, emit, signal);
-    await executor.copyIn(trees);
-    if (settings.gitCheckout && cloneInPod) await executor.cloneCheckout!(settings.gitCheckout);
-    if (cacheSpecs.length > 0) caches = await restoreCaches(cacheDriver, cacheSpecs, emit);
+    let trees: UploadTrees | undefined;
+    if (options.resume) {
+      const resumed = await reattach(executor, settings, options.resume, emit);
+      resumedAt = resumed.from;
+      masker = new SecretMasker(resumed.secrets);
+      status = resumedAt.status;
+      steps = [...resumedAt.steps];
+      caches = resumedAt.caches ? [...resumedAt.caches] : undefined;
+      cachesSaved = caches !== undefined && resumedAt.cachesSaved >= caches.length && resumedAt.phase !== "save";
+      artifacts = resumedAt.artifacts.length > 0 ? [...resumedAt.artifacts] : undefined;
+      if (resumedAt.outputs) report = resumedAt.outputs;
+      before = { capacity: resumedAt.capacity, podWaitMs: resumedAt.podWaitMs };
+      phase = resumedAt.phase;
+    } else {
+      await enter("setup");
+      trees = await scanInput(settings, emit);
+      await executor.setup();
+    }
+    if (await enter("upload")) {
+      trees ??= await scanInput(settings, emit);
+      const cloneInPod = settings.gitCheckout !== undefined && ((await executor.hasGit?.()) ?? false);
+      if (settings.gitCheckout && !cloneInPod) trees = await cloneOnHost(settings, settings.gitCheckout, emit, signal);
+      await executor.copyIn(trees);
+      if (settings.gitCheckout && cloneInPod) await executor.cloneCheckout!(settings.gitCheckout);
+    }
+    if (cacheSpecs.length > 0 && (await enter("restore"))) caches = await restoreCaches(cacheDriver, cacheSpecs, emit);
     stage = "steps";
-    status = await runSteps(executor, settings, steps, startedAt.getTime(), emit, signal);
-    if (caches) {
+    if (await enter("steps")) {
+      const resumedStep = resumedAt?.phase === "steps" ? resumedAt.step : null;
+      status = await runSteps(executor, settings, steps, startedAt.getTime(), emit, signal, {
+        from: resumedStep,
+        beforeStep: (index, started) =>
+          checkpointer?.mark({ index, startedAt: started.toISOString(), offsets: null }) ?? Promise.resolve(),
+      });
+    }
+    if (caches && !cachesSaved && (await enter("save"))) {
       // A failed run's paths may be half-built: only a successful run saves (and only what was not an exact hit).
       caches =
         status === "success"
@@ -132,15 +225,21 @@ export async function runWorkflow(options: RunWorkflowOptions): Promise<RunResul
       cachesSaved = true;
     }
     stage = "outputs";
-    report = await executor.copyOut();
-    if (artifactSpecs.length > 0)
+    if (await enter("outputs")) {
+      if (resumedAt) await removeOutputs(settings.outDir, "outputs");
+      report = await executor.copyOut();
+    }
+    if (artifactSpecs.length > 0 && (await enter("artifacts"))) {
+      if (resumedAt) await removeOutputs(settings.outDir, "artifacts");
       artifacts = await collectArtifacts(executor, artifactSpecs, status, settings.maxOutputBytes, emit);
+    }
   } catch (thrown) {
     ({ status, error } = classifyFailure(thrown, signal));
     markRunningStep(steps, status === "timeout" || status === "cancelled" ? status : "failed", emit);
     if (status === "cancelled" && stage === "steps" && steps.some((step) => step.startedAt !== null))
       report = await collectOutputsAfterCancel(executor, emit);
   } finally {
+    checkpointer?.stop();
     dispose();
     cleanup.dispose();
     const torn = await executor.teardown();
@@ -193,8 +292,10 @@ export async function runWorkflow(options: RunWorkflowOptions): Promise<RunResul
       node: executor.pod?.node || null,
       image: settings.image,
     },
-    ...(executor.capacity ? { capacity: executor.capacity } : {}),
-    ...(executor.podWaitMs === undefined ? {} : { podWaitMs: executor.podWaitMs }),
+    ...((executor.capacity ?? before.capacity) ? { capacity: (executor.capacity ?? before.capacity)! } : {}),
+    ...((executor.podWaitMs ?? before.podWaitMs) === null || (executor.podWaitMs ?? before.podWaitMs) === undefined
+      ? {}
+      : { podWaitMs: (executor.podWaitMs ?? before.podWaitMs)! }),
     steps,
     // A step may name a file after a secret: the result lists it masked.
     ...maskOutputPaths(report?.files ?? [], report?.refused ?? [], masker),
@@ -292,7 +393,18 @@ function describeTrees(trees: UploadTrees): string {
   return [describe("checkout", trees.work), ...(trees.steps ? [describe("shared steps", trees.steps)] : [])].join("; ");
 }
 
-/** Runs every step in order until one does not succeed; returns the run status the steps decided. */
+/** Where runSteps begins and what it is told before each step it starts. */
+interface StepHooks {
+  /** A resumed run's step: its start, and the offsets its output was relayed to (null: started again from scratch). */
+  readonly from: RunCheckpoint["step"] | undefined;
+  /** Before step `index` starts (its step-start event): its checkpoint, awaited. */
+  readonly beforeStep: (index: number, started: Date) => Promise<void>;
+}
+
+/**
+ * Runs every step in order until one does not succeed; returns the run status the steps decided. A resumed run
+ * begins at its checkpoint's step, the earlier ones' entries already in `steps`.
+ */
 async function runSteps(
   executor: Executor,
   settings: RunSettings,
@@ -300,18 +412,26 @@ async function runSteps(
   runStartedAt: number,
   emit: Emit,
   signal: AbortSignal,
+  hooks: StepHooks,
 ): Promise<RunStatus> {
   const runDeadline = runStartedAt + settings.timeoutMs;
+  const first = hooks.from?.index ?? 0;
   for (const [index, spec] of settings.steps.entries()) {
+    if (index < first) continue;
     if (signal.aborted) throw new CancelledError();
     if (Date.now() >= runDeadline) return "timeout";
-    const started = new Date();
+    const resumed = index === first ? hooks.from : undefined;
+    const started = resumed ? new Date(resumed.startedAt) : new Date();
     const deadline = Math.min(
       runDeadline,
       stepBudget(spec, settings) ? started.getTime() + stepBudget(spec, settings)! : Infinity,
     );
     steps[index] = { ...steps[index]!, status: "cancelled", startedAt: started.toISOString() }; // until it ends
-    emit({ kind: "step-start", index, name: spec.name, command: spec.script });
+    // A step the stopped runner had started and relayed output of: its step-start is in the log already.
+    if (!resumed?.offsets) {
+      await hooks.beforeStep(index, started);
+      emit({ kind: "step-start", index, name: spec.name, command: spec.script });
+    }
     const end = (outcome: StepOutcome): void => {
       const finished = new Date();
       const record: StepRecord = {
@@ -336,7 +456,9 @@ async function runSteps(
     };
     let outcome: StepOutcome;
     try {
-      outcome = await executor.runStep(index, deadline);
+      outcome = resumed?.offsets
+        ? await executor.runStep(index, deadline, resumed.offsets)
+        : await executor.runStep(index, deadline);
     } catch (error) {
       // The step's time was up and stopping it failed (the kill not confirmed, the pod lost): the run fails on
       // that error, and the step's own entry still says what happened to it.
@@ -348,6 +470,54 @@ async function runSteps(
     if (outcome.status !== "success") return outcome.status === "timeout" ? "timeout" : "failed";
   }
   return "success";
+}
+
+/**
+ * Attaches to the run's Job and pod, reads the secrets back and decides where the run goes on (src/run/plan-resume.ts);
+ * says so in one notice. Throws InfraError runner-lost when it cannot go on.
+ */
+async function reattach(
+  executor: Executor,
+  settings: RunSettings,
+  resume: NonNullable<RunWorkflowOptions["resume"]>,
+  emit: Emit,
+): Promise<{ from: RunCheckpoint; secrets: string[] }> {
+  if (!executor.attach) throw new InfraError("runner-lost", "this executor cannot re-attach to a run");
+  const attached = await executor.attach(resume.checkpoint?.pod?.name);
+  const decision = planResume({
+    checkpoint: resume.checkpoint,
+    state: attached.state,
+    runId: settings.runId,
+    stepNames: settings.steps.map((step) => step.name),
+    secretNames: resume.secretNames,
+    secretsRead: resume.secretNames.filter((name) => attached.secrets.some((secret) => secret.name === name)).length,
+    limitBytes: settings.maxLogBytes ?? DEFAULT_MAX_LOG_BYTES,
+    now: new Date(),
+  });
+  if (decision.kind === "lost")
+    throw new InfraError("runner-lost", `the runner stopped and its run could not be re-attached to: ${decision.message}`);
+  if (!resume.checkpoint)
+    emit({
+      kind: "run-start",
+      runId: settings.runId,
+      jobName: settings.jobName,
+      ...(settings.target.namespace === undefined ? {} : { namespace: settings.target.namespace }),
+      image: settings.image,
+      steps: settings.steps.map((s) => s.name),
+    });
+  emit({
+    kind: "notice",
+    level: "info",
+    message: `re-attached to pod ${attached.pod.name} of Job ${settings.jobName} after the runner stopped: going on ${decision.where}`,
+  });
+  return { from: decision.from, secrets: attached.secrets.map((secret) => secret.value) };
+}
+
+/** Removes what an interrupted download or collection left under the run's directory, before it is made again. */
+async function removeOutputs(outDir: string, what: "outputs" | "artifacts"): Promise<void> {
+  const { rm } = await import("node:fs/promises");
+  const { join } = await import("node:path");
+  await rm(join(outDir, what), { recursive: true, force: true });
 }
 
 /** A step's budget: its own timeout, else the run's step timeout, else none (the run's deadline still holds). */

@@ -10,6 +10,8 @@ import type { Cluster } from "../cluster/cluster.js";
 import type { RunResult } from "../run/run-result.js";
 import type { RunSettings } from "../settings/run-settings.js";
 import type { GitCheckoutSpec, GitSetting } from "../transfer/git-checkout.js";
+import type { CheckpointStore } from "./run-checkpoint.js";
+import type { RunWorkflowOptions } from "./run-workflow.js";
 
 export interface SuperviseOptions {
   readonly settings: RunSettings;
@@ -35,6 +37,13 @@ export interface SuperviseOptions {
    * by every run. Absent, the run's log records no cluster call.
    */
   readonly withClusterCalls?: <T>(emit: (event: RunEventInput) => void, work: () => Promise<T>) => Promise<T>;
+  /** Where the run's checkpoints go (serve's database); absent: none. */
+  readonly checkpoints?: CheckpointStore;
+  /**
+   * Continue a run a stopped runner left (launchRun's `resume`): its log files are cut to the checkpoint's lengths
+   * (started empty without a checkpoint), and the executor attaches to its Job instead of creating one.
+   */
+  readonly resume?: RunWorkflowOptions["resume"];
 }
 
 /** A run being supervised. */
@@ -50,13 +59,24 @@ export interface SupervisedRun {
   readonly done: Promise<RunResult>;
   /** For a crashing service: deletes the run's Job synchronously (the event loop can no longer be trusted). */
   teardownNowSync(timeoutMs: number): CrashTeardown;
+  /**
+   * For a crashing service that leaves the run's Job for the next start to re-attach to: stops its heartbeat and
+   * cancel watch and removes the files staged on this host, at once; the Job and pod stay. Never throws.
+   */
+  leaveNowSync(): void;
 }
 
 /** Starts the run; its files go under settings.outDir (run.log, log.ndjson, result.json, outputs/, artifacts/). */
 export function superviseRun(options: SuperviseOptions): SupervisedRun {
   const controller = new AbortController();
   const force = new AbortController();
-  let executor: (Executor & { teardownNowSync?: (timeoutMs: number) => CrashTeardown }) | undefined;
+  let executor:
+    | (Executor & {
+        teardownNowSync?: (timeoutMs: number) => CrashTeardown;
+        stopPresenceSync?: () => void;
+        removeStagedFilesSync?: () => void;
+      })
+    | undefined;
   const done = (async (): Promise<RunResult> => {
     const [{ launchRun, openRunLogFiles }, { KubernetesExecutor }] = await Promise.all([
       import("../run/launch.js"),
@@ -69,11 +89,16 @@ export function superviseRun(options: SuperviseOptions): SupervisedRun {
     // An empty /work to upload: for a workflow that skips the checkout, and for one cloned in the pod.
     if (options.git || settings.checkoutDir === join(settings.outDir, "empty-checkout"))
       mkdirSync(settings.checkoutDir, { recursive: true });
-    const logs = openRunLogFiles(settings.outDir, { controller, force }, options.onLogWritten);
+    const logs = openRunLogFiles(
+      settings.outDir,
+      { controller, force },
+      options.onLogWritten,
+      options.resume?.checkpoint?.logs,
+    );
     const make = options.createExecutor ?? ((ctx: ExecutorContext) => new KubernetesExecutor(ctx));
     try {
       const emit = createEventEmitter([...logs.map((log) => log.sink), ...options.sinks]);
-      for (const message of options.warnings ?? []) emit({ kind: "notice", level: "warning", message });
+      if (!options.resume) for (const message of options.warnings ?? []) emit({ kind: "notice", level: "warning", message });
       return await launchRun({
         settings,
         cluster: options.cluster,
@@ -84,6 +109,8 @@ export function superviseRun(options: SuperviseOptions): SupervisedRun {
         ...(options.timings ? { timings: options.timings } : {}),
         createExecutor: (ctx) => (executor = make(ctx)),
         ...(options.withClusterCalls ? { withClusterCalls: options.withClusterCalls } : {}),
+        ...(options.checkpoints ? { checkpoints: options.checkpoints } : {}),
+        ...(options.resume ? { resume: options.resume } : {}),
         warn: (message) => options.warn(`run ${settings.runId}: ${message}`),
       });
     } finally {
@@ -98,5 +125,9 @@ export function superviseRun(options: SuperviseOptions): SupervisedRun {
     done,
     teardownNowSync: (timeoutMs) =>
       executor?.teardownNowSync?.(timeoutMs) ?? { detail: "no Job of this run was created", mayBeLeft: false },
+    leaveNowSync: () => {
+      executor?.stopPresenceSync?.();
+      executor?.removeStagedFilesSync?.();
+    },
   };
 }

@@ -33,7 +33,9 @@ import {
 } from "./prepare-submission.js";
 import { pickRunsToStart, type SchedulerLimits } from "./run-scheduler.js";
 import { FINAL_STATUSES, type RunStore, type ServeRunStatus, type StatusEvent, type StoredRun } from "./run-store.js";
-import { superviseRun, type SupervisedRun } from "../run/supervise-run.js";
+import { superviseRun, type SupervisedRun, type SuperviseOptions } from "../run/supervise-run.js";
+import { readRunPlan, serializeRunPlan, settingsFromPlan, type RunPlan } from "../run/run-plan.js";
+import type { RunCheckpoint } from "../run/run-checkpoint.js";
 
 /** What the service tells its metrics. */
 export interface RunObserver {
@@ -118,15 +120,17 @@ export class RunService {
   >();
 
   /**
-   * Opens the service on its store. Runs a previous process left pending or running cannot be resumed yet (their
-   * secrets were only in that process's memory): each is recorded as failed and interrupted, saying what was true of
-   * it (a pending run never had a Job; a running one may have left its Job, which gc removes once its heartbeat is stale).
+   * Opens the service on its store. A run a previous process left running is re-attached to (its Job and pod found
+   * again, its secrets read back from the pod, its step followed on from its checkpoint: reattach) when it has a
+   * plan; one without (written by an older runner) is recorded as failed and interrupted, its Job left to gc. A
+   * pending run never had a Job, and its secrets were only in that process's memory: failed and interrupted too.
    */
   constructor(options: RunServiceOptions) {
     this.#options = options;
     this.#store = options.store;
     const at = new Date().toISOString();
     for (const run of this.#store.listByStatus("running")) {
+      if (run.plan !== null) continue; // re-attached by resumeRunning
       this.#store.markInterrupted(
         run.runId,
         at,
@@ -135,6 +139,51 @@ export class RunService {
     }
     for (const run of this.#store.listByStatus("pending"))
       this.#store.markInterrupted(run.runId, at, "the service stopped before the run started: it never had a Job");
+  }
+
+  /**
+   * Re-attaches to every run a previous process left running with a plan (the service's start calls it once);
+   * returns their ids. A plan or checkpoint that cannot be read ends its run failed (runner-lost) at once.
+   */
+  resumeRunning(): string[] {
+    const resumed: string[] = [];
+    for (const run of this.#store.listByStatus("running")) {
+      if (run.plan === null || this.#running.has(run.runId)) continue;
+      let plan: RunPlan;
+      let checkpoint: RunCheckpoint | undefined;
+      try {
+        plan = readRunPlan(run.plan);
+        checkpoint = run.checkpoint === null ? undefined : (JSON.parse(run.checkpoint) as RunCheckpoint);
+      } catch (error) {
+        this.#finish(run.runId, "failed", new Date().toISOString(), `runner-lost: ${describeError(error)}`);
+        continue;
+      }
+      this.reattach(run.runId, { plan, ...(checkpoint ? { checkpoint } : {}) });
+      resumed.push(run.runId);
+    }
+    return resumed;
+  }
+
+  /**
+   * Continues a run that is `running` in the store but not in this process (a restart's, or one an adopter claimed
+   * and recorded): through the one launch path, its executor attaching to the run's Job instead of creating one. Its
+   * log files are cut to the checkpoint's lengths (started empty without one). A cancel asked for before the stop
+   * is finished. The end is recorded as for any run.
+   */
+  reattach(runId: string, source: { readonly plan: RunPlan; readonly checkpoint?: RunCheckpoint }): void {
+    const stored = this.#requireRun(runId);
+    if (this.#running.has(runId)) return;
+    const feed = new LogFeed();
+    if (source.checkpoint) feed.written(source.checkpoint.logs.ndjson);
+    this.#feeds.set(runId, feed);
+    const { hostTar, git } = this.#options.defaults;
+    const settings = settingsFromPlan(source.plan, [], { ...(hostTar ? { hostTar } : {}), ...(git ? { git } : {}) });
+    const supervised = this.#supervise(runId, settings, {
+      resume: { checkpoint: source.checkpoint, secretNames: source.plan.secretNames },
+    });
+    this.#running.set(runId, { supervised, repo: stored.repo });
+    if (stored.cancelRequestedAt !== null)
+      supervised.controller.abort(new CancelledError("cancelled: asked for before the service stopped"));
   }
 
   get draining(): boolean {
@@ -458,9 +507,21 @@ export class RunService {
     return pruned.length;
   }
 
-  /** For a crashing service: deletes every running run's Job synchronously; returns what each teardown said. */
+  /**
+   * For a crashing service: leaves the Job of every run the next start can re-attach to (its checkpoint names its
+   * pod, so it ran, and its plan is recorded) and deletes every other running run's Job synchronously; returns what
+   * was done with each.
+   */
   teardownAllNowSync(timeoutMs: number): string[] {
-    return [...this.#running.values()].map(({ supervised }) => supervised.teardownNowSync(timeoutMs).detail);
+    return [...this.#running].map(([runId, { supervised }]) => {
+      const stored = this.#store.getRun(runId);
+      const place = stored?.checkpoint ? (JSON.parse(stored.checkpoint) as RunCheckpoint) : undefined;
+      if (stored?.plan && place?.pod) {
+        supervised.leaveNowSync();
+        return `left Job ${stored.jobName} of run ${runId} for the next start to re-attach to (its pod ${place.pod.name} stops itself once idle for --pod-idle-timeout)`;
+      }
+      return supervised.teardownNowSync(timeoutMs).detail;
+    });
   }
 
   #requireRun(runId: string): StoredRun {
@@ -573,7 +634,11 @@ export class RunService {
     // Recorded first: a run is running in the database before its first cluster call.
     let event: StatusEvent | undefined;
     try {
-      event = this.#writeState(() => this.#store.setStatus(runId, "running", new Date().toISOString()));
+      event = this.#writeState(() => {
+        // Its plan first: a restart re-attaches only to a run whose plan is on record.
+        this.#store.recordPlan(runId, serializeRunPlan(pending.settings));
+        return this.#store.setStatus(runId, "running", new Date().toISOString());
+      });
     } catch (error) {
       if (!(error instanceof XrpcError)) throw error;
       this.#pending = new Map([[runId, pending], ...this.#pending]); // back at the head of the queue
@@ -581,9 +646,24 @@ export class RunService {
     }
     if (!event) return;
     this.#hub.publish();
+    const supervised = this.#supervise(runId, pending.settings, {
+      ...(pending.git && this.#options.defaults.git
+        ? { git: { spec: pending.git, setting: this.#options.defaults.git } }
+        : {}),
+      warnings: pending.warnings,
+    });
+    this.#running.set(runId, { supervised, repo: pending.repo });
+  }
+
+  /** Starts (or, with `resume`, continues) the run under superviseRun; its end is recorded by #finish. */
+  #supervise(
+    runId: string,
+    settings: RunSettings,
+    extra: Pick<SuperviseOptions, "git" | "warnings" | "resume">,
+  ): SupervisedRun {
     const feed = this.#feeds.get(runId);
     const supervised = superviseRun({
-      settings: pending.settings,
+      settings,
       cluster: this.#options.cluster,
       ...(this.#options.timings ? { timings: this.#options.timings } : {}),
       onLogWritten: (length) => feed?.written(length),
@@ -592,14 +672,20 @@ export class RunService {
         ...(this.#options.observer ? [this.#options.observer.runSink(runId)] : []),
       ],
       ...(this.#options.createExecutor ? { createExecutor: this.#options.createExecutor } : {}),
-      ...(pending.git && this.#options.defaults.git
-        ? { git: { spec: pending.git, setting: this.#options.defaults.git } }
-        : {}),
-      warnings: pending.warnings,
+      ...extra,
+      checkpoints: {
+        save: (checkpoint) => {
+          try {
+            this.#store.saveCheckpoint(runId, JSON.stringify(checkpoint));
+          } catch (error) {
+            if (isDiskFullError(error)) this.#noteUnwritable(error);
+            throw error;
+          }
+        },
+      },
       warn: this.#options.warn,
       ...(this.#options.withClusterCalls ? { withClusterCalls: this.#options.withClusterCalls } : {}),
     });
-    this.#running.set(runId, { supervised, repo: pending.repo });
     supervised.done.then(
       (result) => this.#finish(runId, result.status, result.finishedAt, result.error ?? undefined, result),
       (error: unknown) => {
@@ -617,6 +703,7 @@ export class RunService {
         this.#finish(runId, "failed", new Date().toISOString(), "internal error (see the service's log)");
       },
     );
+    return supervised;
   }
 
   #finish(runId: string, status: ServeRunStatus, at: string, reason: string | undefined, result?: RunResult): void {

@@ -47,6 +47,10 @@ export interface StoredRun {
   readonly step: number | null;
   /** The run ended because the service stopped (it was pending or running then), not by its own verdict. */
   readonly interrupted: boolean;
+  /** The run's plan (src/run/run-plan.ts: its settings without secret values), written as it starts. */
+  readonly plan: string | null;
+  /** The run's latest checkpoint (src/run/run-checkpoint.ts) as JSON, while it runs: where a restart re-attaches. */
+  readonly checkpoint: string | null;
 }
 
 export interface StatusEvent {
@@ -69,6 +73,8 @@ export type NewRun = Omit<
   | "pod"
   | "step"
   | "interrupted"
+  | "plan"
+  | "checkpoint"
 > & { readonly status: "pending" | "skipped"; readonly reason?: string };
 
 const SCHEMA_VERSION = 1;
@@ -93,7 +99,9 @@ CREATE TABLE IF NOT EXISTS runs (
   cancel_requested_at TEXT,
   pod TEXT,
   step INTEGER,
-  interrupted INTEGER NOT NULL DEFAULT 0
+  interrupted INTEGER NOT NULL DEFAULT 0,
+  plan TEXT,
+  checkpoint TEXT
 );
 CREATE INDEX IF NOT EXISTS runs_by_status ON runs (status, seq);
 CREATE INDEX IF NOT EXISTS runs_by_finish ON runs (finished_at);
@@ -126,6 +134,8 @@ interface RunRow {
   pod: string | null;
   step: number | null;
   interrupted: number;
+  plan: string | null;
+  checkpoint: string | null;
 }
 
 function toRun(row: RunRow): StoredRun {
@@ -148,6 +158,8 @@ function toRun(row: RunRow): StoredRun {
     pod: row.pod,
     step: row.step,
     interrupted: row.interrupted === 1,
+    plan: row.plan,
+    checkpoint: row.checkpoint,
   };
 }
 
@@ -181,14 +193,16 @@ export class RunStore {
     const file = stateDir === ":memory:" ? stateDir : join(stateDir, "runner.sqlite");
     const prepare = (db: Database.Database): void => {
       db.exec(SCHEMA);
-      // Added after schema 1 was shipped: an older file gains it, with every run it holds not interrupted.
-      if (
-        !(db.prepare("SELECT name FROM pragma_table_info('runs')").all() as Array<{ name: string }>).some(
-          (column) => column.name === "interrupted",
-        )
-      ) {
-        db.exec("ALTER TABLE runs ADD COLUMN interrupted INTEGER NOT NULL DEFAULT 0");
-      }
+      // Added after schema 1 was shipped: an older file gains them, with every run it holds not interrupted and
+      // without a plan or checkpoint (such a run, left running, cannot be re-attached to).
+      const columns = new Set(
+        (db.prepare("SELECT name FROM pragma_table_info('runs')").all() as Array<{ name: string }>).map(
+          (column) => column.name,
+        ),
+      );
+      if (!columns.has("interrupted")) db.exec("ALTER TABLE runs ADD COLUMN interrupted INTEGER NOT NULL DEFAULT 0");
+      if (!columns.has("plan")) db.exec("ALTER TABLE runs ADD COLUMN plan TEXT");
+      if (!columns.has("checkpoint")) db.exec("ALTER TABLE runs ADD COLUMN checkpoint TEXT");
       const version = db.prepare("SELECT value FROM meta WHERE key = 'schema'").get() as { value: string } | undefined;
       if (version === undefined)
         db.prepare("INSERT INTO meta (key, value) VALUES ('schema', ?)").run(String(SCHEMA_VERSION));
@@ -258,9 +272,9 @@ export class RunStore {
       const final = FINAL_STATUSES.has(status);
       this.#db
         .prepare(
-          "UPDATE runs SET status = ?, started_at = COALESCE(started_at, ?), finished_at = ?, reason = COALESCE(?, reason) WHERE run_id = ?",
+          "UPDATE runs SET status = ?, started_at = COALESCE(started_at, ?), finished_at = ?, reason = COALESCE(?, reason), checkpoint = CASE WHEN ? THEN NULL ELSE checkpoint END WHERE run_id = ?",
         )
-        .run(status, status === "running" ? at : null, final ? at : null, reason ?? null, runId);
+        .run(status, status === "running" ? at : null, final ? at : null, reason ?? null, final ? 1 : 0, runId);
       return this.#insertEvent(runId, status, at, reason);
     })();
   }
@@ -272,6 +286,16 @@ export class RunStore {
       if (event) this.#db.prepare("UPDATE runs SET interrupted = 1 WHERE run_id = ?").run(runId);
       return event;
     })();
+  }
+
+  /** Records a run's plan (before it starts: its status set running in the same transaction by the caller's order). */
+  recordPlan(runId: string, plan: string): void {
+    this.#db.prepare("UPDATE runs SET plan = ? WHERE run_id = ?").run(plan, runId);
+  }
+
+  /** Replaces a running run's checkpoint; a final status clears it (see setStatus). */
+  saveCheckpoint(runId: string, checkpoint: string): void {
+    this.#db.prepare("UPDATE runs SET checkpoint = ? WHERE run_id = ? AND status = 'running'").run(checkpoint, runId);
   }
 
   /** Records that a cancel of a running run was asked for (the first time only); false when the run is not running. */

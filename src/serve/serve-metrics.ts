@@ -37,6 +37,7 @@ const NOT_CLUSTER_REASONS = new Set([
   "cancelled",
   "checkout-failed",
   "disk-full",
+  "runner-lost",
 ]);
 
 export async function createServeMetrics(source: MetricsSource): Promise<ServeMetrics> {

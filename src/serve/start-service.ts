@@ -92,6 +92,9 @@ export async function startService(config: ServeConfig, hooks: StartHooks): Prom
     warn: hooks.warn,
   });
   const running = service;
+  // The runs the previous process left running go on at once, before the server listens: their steps do not wait.
+  const resumed = running.resumeRunning();
+  if (resumed.length > 0) hooks.warn(`re-attaching to ${resumed.length} run(s) the previous process left running`);
   const { createBearerCheck, watchTokenFile } = await import("./bearer-auth.js");
   const server = createServeServer({
     service: running,

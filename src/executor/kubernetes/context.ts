@@ -212,6 +212,16 @@ export interface ExecutorContext {
    * The same signal on every call.
    */
   readonly cleanupSignal: () => AbortSignal;
+  /**
+   * Told after each piece of a step's output was emitted: the bytes of each stream relayed so far, and whether the
+   * UTF-8 decoding holds none of them back (then every relayed byte is in the events): where a checkpoint may say
+   * the step's output was relayed up to (src/run/checkpointer.ts).
+   */
+  readonly onStepOutput?: (
+    index: number,
+    offsets: { readonly stdout: number; readonly stderr: number },
+    whole: boolean,
+  ) => void;
 }
 
 /** The exec request for a command in the run pod's run container, in the run's namespace. */

@@ -15,7 +15,7 @@ import type { HostTar } from "../../transfer/host-tar.js";
 import type { UploadTrees } from "../../transfer/scan-tree.js";
 import type { ExecutorContext } from "./context.js";
 import { createJob, readOurJob, type JobOwnership } from "./create-job.js";
-import type { Executor, RunPod, StepOutcome, TeardownReport, UploadSummary } from "../executor.js";
+import type { AttachedPod, Executor, RunPod, StepOutcome, TeardownReport, UploadSummary } from "../executor.js";
 import { deleteJob, type DeleteOutcome } from "./teardown.js";
 import { createRunBudget, deleteRunBudget } from "./disruption-budget.js";
 import { runTimedPhase } from "../../events/timed-phase.js";
@@ -240,6 +240,26 @@ export class KubernetesExecutor implements Executor {
     return this.#pod;
   }
 
+  /**
+   * `pod`, when given, is the pod the run had (its checkpoint's): another pod of the Job is not the run's. The Job
+   * becomes this run's (teardown deletes it, and its disruption budget when the settings have one).
+   */
+  async attach(pod?: string): Promise<AttachedPod> {
+    const { findRunJob, findRunningPod, readPodRunState, readPodSecrets } = await import("./attach-run.js");
+    await findRunJob(this.#ctx);
+    this.#ownership = "ours";
+    this.#budgetSent = this.#ctx.settings.disruptionBudget === true;
+    this.#startPresence();
+    this.#pod = await this.#unlessHeartbeatRefused((ctx) => findRunningPod(ctx, pod));
+    this.#presence?.startWatch();
+    const state = await readPodRunState(this.#ctx, this.#pod);
+    this.#secretsSent = state.secrets;
+    const secrets = state.secrets ? await readPodSecrets(this.#ctx, this.#pod) : [];
+    // Pinned like the namespace: an upload made again delivers them again.
+    if (secrets.length > 0) this.#ctx = { ...this.#ctx, settings: { ...this.#ctx.settings, secrets } };
+    return { pod: this.#pod, state, secrets };
+  }
+
   async hasGit(): Promise<boolean> {
     const { probeGit } = await import("./clone-in-pod.js");
     return probeGit(this.#ctx, this.#requirePod());
@@ -275,10 +295,14 @@ export class KubernetesExecutor implements Executor {
     return summary;
   }
 
-  async runStep(index: number, deadlineAt: number): Promise<StepOutcome> {
+  async runStep(
+    index: number,
+    deadlineAt: number,
+    from?: { readonly stdout: number; readonly stderr: number },
+  ): Promise<StepOutcome> {
     const pod = this.#requirePod();
     const [, { runStep }] = await (this.#run ??= loadRunModules());
-    return yieldToCancel(this.#ctx, `step ${index + 1}`, runStep(this.#ctx, pod, index, deadlineAt));
+    return yieldToCancel(this.#ctx, `step ${index + 1}`, runStep(this.#ctx, pod, index, deadlineAt, from));
   }
 
   async restoreCache(

@@ -22,21 +22,26 @@ type FollowEnd =
 /** Node's timers fire at once past 2^31-1 ms: budgets are capped there (24.8 days). */
 const MAX_TIMER_MS = 2_147_483_647;
 
+/** `from`: the step was started by a runner that stopped; follow it from these offsets instead of starting it. */
 export async function runStep(
   ctx: ExecutorContext,
   pod: RunPod,
   index: number,
   deadlineAt: number,
+  from?: { readonly stdout: number; readonly stderr: number },
 ): Promise<StepOutcome> {
-  const offsets = { stdout: 0, stderr: 0 };
+  const offsets = { stdout: from?.stdout ?? 0, stderr: from?.stderr ?? 0 };
   const decoders = { stdout: new StringDecoder("utf8"), stderr: new StringDecoder("utf8") };
   const deadline = new AbortController();
   const timer = setTimeout(() => deadline.abort(), Math.min(MAX_TIMER_MS, Math.max(0, deadlineAt - Date.now())));
-  let started = false;
+  let started = from !== undefined;
+  const owed = { stdout: 0, stderr: 0 };
   const onData = (stream: "stdout" | "stderr", data: Buffer): void => {
     offsets[stream] += data.length;
+    owed[stream] = countUnfinishedUtf8(data, owed[stream]);
     const text = decoders[stream].write(data);
     if (text) ctx.emit({ kind: "step-output", index, stream, text });
+    ctx.onStepOutput?.(index, { ...offsets }, owed.stdout === 0 && owed.stderr === 0);
   };
   const droppedSaid = new Set<"stdout" | "stderr">(); // a reconnecting follow says it again
   const onDropped = (frame: Extract<FollowFrame, { type: "dropped" }>): void => {
@@ -112,6 +117,24 @@ export async function runStep(
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * How many bytes the stream still owes to finish its last UTF-8 character, after `data`, when it owed `owed` before:
+ * 0 when the decoder holds nothing back.
+ */
+export function countUnfinishedUtf8(data: Buffer, owed: number): number {
+  const at = Math.min(owed, data.length);
+  owed -= at;
+  if (owed > 0 || at >= data.length) return owed;
+  // The last lead byte within the last 4 bytes says how long its character is.
+  for (let back = 1; back <= 4 && data.length - back >= at; back += 1) {
+    const byte = data[data.length - back]!;
+    if ((byte & 0xc0) === 0x80) continue; // a continuation byte
+    const need = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1;
+    return back < need ? need - back : 0;
+  }
+  return 0;
 }
 
 /** The log's line for output the pod dropped past its bound (src/pod/helper-script.ts's `keep`). */

@@ -8,6 +8,9 @@
 #                         `alive N` and exit 1.
 #   secrets               stdin: export lines, then the receipt line; stdout: the receipt found (or `none`), the bytes.
 #   forget-secrets        removes the secrets file.
+#   read-secrets          stdout: the secrets file as `secrets` installed it (for a re-attaching runner; never logged).
+#   state                 stdout: `upload done|absent`, `secrets present|absent`, `outputs packed|absent`, then
+#                         `step N running|exit CODE|killed` for each step started.
 #   pack-outputs          stdout: a tar of OUTPUTS_DIR; stderr: `OUTPUTS_COUNT_TAG <entries>`, last.
 #   cache-restore, cache-save, list-files, pack-files: cache.sh.   wrap N (internal): step N's wrapper.
 #   Exit 99: an unknown command.
@@ -15,7 +18,7 @@
 # RUN_ENV_PATH, CARRIED_ENV_PATH, SECRETS_DIR, SECRETS_PATH, NEED_SECRETS (1: a step needs the secrets), STEP_SHELL
 # (the step's shell, its words quoted for eval), OUTPUT_BOUND, SETTLE_QUIET_POLLS, SETTLE_MOST_POLLS,
 # STEP_MARK_VARIABLE, STEP_ENV_FILE_VARIABLE, MAX_STEP_ENV_FILE_BYTES, SILENCE_FRAME_SECONDS, SECRETS_RECEIPT_TAG,
-# OUTPUTS_COUNT_TAG; beat.sh's and cache.sh's.
+# OUTPUTS_COUNT_TAG, UPLOAD_RECEIPT_PATH; beat.sh's and cache.sh's.
 
 # In full:
 # The helper's subcommands (argv after `sh /knotless/helper.sh`):
@@ -34,6 +37,12 @@
 #   into /knotless-secrets/env (mode 0600, directory 0700, a memory-backed volume), installed only when the stream
 #   ended with a whole receipt line; prints the receipt it found (or `none`) and the number of bytes it received, never a value.
 # - `forget-secrets`: removes the secrets file; idempotent.
+# - `read-secrets`: prints the secrets file (the `export` lines and the receipt `secrets` installed), or nothing and
+#   exit 3 when there is none: how a runner that re-attaches to the run (a restart, an adopter) gets the values back
+#   to mask them, over the exec's stdout into its memory; the runner never logs that stdout.
+# - `state`: what the pod shows of the run's progress, one fact a line: `upload done|absent` (the upload's receipt
+#   is there), `secrets present|absent`, `outputs packed|absent` (pack-outputs began: it removed the secrets), then
+#   `step N running|exit CODE|killed` for every step started (src/pod/pod-run-state.ts parses it).
 # - `pack-outputs`: removes the secrets file (as `forget-secrets`), then writes a tar of /outputs to stdout, then
 #   `knotless-outputs-entries <n>` to stderr: the lines `find /outputs ! -type s` prints (see
 #   src/transfer/transfer-receipt.ts for why a count, not a checksum). A tar that takes `-b` (GNU tar, bsdtar;
@@ -313,6 +322,21 @@ kill_step() { # N GRACE: says "stopped N" once no process of step N is left, "al
   echo "stopped $1"
 }
 
+run_state() { # the facts `state` prints
+  if [ -e "$UPLOAD_RECEIPT_PATH" ]; then echo "upload done"; else echo "upload absent"; fi
+  if [ -e "$SECRETS_PATH" ]; then echo "secrets present"; else echo "secrets absent"; fi
+  if [ -e "$R/outputs-count" ]; then echo "outputs packed"; else echo "outputs absent"; fi
+  for d in "$R"/run/*; do
+    [ -d "$d" ] || continue
+    n=${d##*/}
+    if read -r code 2>/dev/null < "$d/exit"; then echo "step $n exit $code"
+    elif [ -f "$d/killed" ]; then echo "step $n killed"
+    else echo "step $n running"; fi
+  done
+}
+
+read_secrets() { [ -r "$SECRETS_PATH" ] || exit 3; cat "$SECRETS_PATH"; }
+
 pack_outputs() { # counted while tar packs, not after it: the count's walk is off the download's critical path
   forget_secrets
   find "$OUTPUTS_DIR" ! -type s | wc -l > "$R/outputs-count" & counting=$!
@@ -336,6 +360,8 @@ case $1 in
   wrap) wrap "$2" ;;
   secrets) take_secrets ;;
   forget-secrets) forget_secrets ;;
+  read-secrets) read_secrets ;;
+  state) run_state ;;
   pack-outputs) pack_outputs ;;
   cache-restore) shift; cache_restore "$@" ;;
   cache-save) shift; cache_save "$@" ;;
