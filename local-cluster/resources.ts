@@ -117,6 +117,15 @@ export const RESOURCE_TYPES: readonly ResourceType[] = [
     subresources: ["status"],
   },
   {
+    group: "coordination.k8s.io",
+    version: "v1",
+    resource: "leases",
+    kind: "Lease",
+    singular: "lease",
+    namespaced: true,
+    verbs: CRUD,
+  },
+  {
     group: "rbac.authorization.k8s.io",
     version: "v1",
     resource: "roles",

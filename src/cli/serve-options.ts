@@ -1,10 +1,12 @@
 // The `serve` command's options, declared once, and their resolution into a checked ServeConfig (bad input refused before anything listens or calls a cluster).
 import { readFileSync, realpathSync, statSync } from "node:fs";
+import { hostname } from "node:os";
 import { resolve } from "node:path";
 import { readDuration } from "../core/duration.js";
 import { readSize } from "../core/patterns.js";
 import { InputError } from "../core/errors.js";
 import { describeSetting, type RunnerConfigSource } from "../config/runner-config.js";
+import { checkInstanceName } from "../manifests/instance-lease.js";
 import type { FollowerSettings } from "../serve/follower-budget.js";
 import type { ServeConfig } from "../serve/start-service.js";
 import { readCacheFlags, type RawCacheOptions } from "./cache-options.js";
@@ -70,6 +72,21 @@ export const SERVE_OPTIONS: readonly OptionSpec[] = [
     flag: "--gc-interval <duration>",
     description: "how often the service runs gc on its namespace",
     defaultValue: "5m",
+  },
+  {
+    flag: "--instance <name>",
+    description:
+      "this service's name among several sharing a namespace: its Lease and the owner of its runs (a DNS-1123 label; default the host name's first label)",
+  },
+  {
+    flag: "--lease-duration <duration>",
+    description:
+      "how long this instance's Lease holds unrenewed (whole seconds; renewed every third of it): an instance with --adopt takes over this one's runs once it has passed",
+    defaultValue: "15s",
+  },
+  {
+    flag: "--adopt",
+    description: "take over the unfinished runs of instances whose Lease has expired (their host died) and finish them",
   },
   { flag: "--tls-cert <file>", description: "PEM certificate: serve HTTPS (with --tls-key)" },
   { flag: "--tls-key <file>", description: "PEM private key of --tls-cert" },
@@ -188,6 +205,9 @@ export interface RawServeOptions extends RawClusterOptions, RawCacheOptions, Raw
   drainCleanupTimeout: string;
   keepRuns: string;
   gcInterval: string;
+  instance?: string;
+  leaseDuration: string;
+  adopt?: boolean;
   tlsCert?: string;
   tlsKey?: string;
   insecureListen?: boolean;
@@ -318,7 +338,32 @@ export async function resolveServeConfig(
     },
     timings: { heartbeatIntervalMs },
     followers: readFollowerSettings(raw),
+    instance: {
+      name: readInstanceName(raw.instance, hostname()),
+      leaseDurationSeconds: readLeaseDuration(raw.leaseDuration),
+      adopt: raw.adopt ?? false,
+    },
   };
+}
+
+/** --instance, or the host name's first label lowercased; either must be a DNS-1123 label (its Lease's name and a label value). */
+export function readInstanceName(given: string | undefined, host: string): string {
+  const name = given ?? host.split(".")[0]!.toLowerCase();
+  const why = checkInstanceName(name);
+  if (why === undefined) return name;
+  throw new InputError(
+    given === undefined
+      ? `the host name ${JSON.stringify(host)} cannot name this instance (${why}): give --instance NAME`
+      : `--instance ${JSON.stringify(given)} ${why}`,
+  );
+}
+
+/** --lease-duration: whole seconds (a Lease says its duration in seconds), from 1s to 1h. */
+export function readLeaseDuration(text: string): number {
+  const ms = readDuration(text, "--lease-duration");
+  if (ms % 1000 !== 0 || ms < 1000 || ms > 3_600_000)
+    throw new InputError(`--lease-duration expects whole seconds from 1s to 1h, got ${JSON.stringify(text)}`);
+  return ms / 1000;
 }
 
 /** The bounds on stream followers: a stall timeout of at least 100ms, a follower's buffer of at least 4Ki, all followers' at least one follower's. */

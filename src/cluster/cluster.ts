@@ -10,6 +10,7 @@
 import type { IJob } from "kubernetes-models/batch/v1/Job";
 import type { IEvent } from "kubernetes-models/v1/Event";
 import type { IPod } from "kubernetes-models/v1/Pod";
+import type { ILease } from "kubernetes-models/coordination.k8s.io/v1/Lease";
 import type { IPodDisruptionBudget } from "kubernetes-models/policy/v1/PodDisruptionBudget";
 import type { ClusterError } from "./errors.js";
 import type { ExecRequest, ExecSession } from "./exec.js";
@@ -276,10 +277,13 @@ export interface WarmCluster extends PlaceholderCluster {
  * What the operator commands need (list, cancel, gc): read our Jobs, pods and budgets, request a cancel (an
  * annotation), and delete what gc judged over.
  */
-export interface OpsCluster extends Pick<
-  RunCluster,
-  "getJob" | "listJobs" | "listPods" | "patchJobAnnotations" | "deleteJob" | "deleteDisruptionBudget"
-> {
+export interface OpsCluster
+  extends
+    Pick<
+      RunCluster,
+      "getJob" | "listJobs" | "listPods" | "patchJobAnnotations" | "deleteJob" | "deleteDisruptionBudget"
+    >,
+    Pick<LeaseCluster, "listLeases"> {
   /** Lists the PodDisruptionBudgets matching a label selector; none is an empty list. Throws ForbiddenError, UnauthorizedError. */
   listDisruptionBudgets(
     namespace: Namespace,
@@ -351,7 +355,54 @@ export interface CredentialsCluster extends Pick<DoctorCluster, "readKubeconfig"
  * Construct it at the CLI edge (or in the library's caller); no method runs at construction. Methods may be called
  * concurrently. A consumer takes the narrowest of the interfaces above that it needs.
  */
-export interface Cluster extends RunCluster, WarmCluster, OpsCluster, DoctorCluster, CredentialsCluster {
+export interface Cluster extends RunCluster, WarmCluster, OpsCluster, DoctorCluster, CredentialsCluster, LeaseCluster {
   /** Which transport this is. */
   readonly transport: TransportFacts["name"];
+}
+
+// --- Several instances (serve --instance, --adopt): kept apart so its users can be given just these ------------
+
+/**
+ * What an instance's Lease holder and its adopter ask of the cluster: kept apart from Cluster's other calls (which
+ * Cluster extends) so that its users can be given just this. Every method may throw the common errors of Cluster.
+ */
+export interface LeaseCluster {
+  /** Reads one Lease. Throws NotFoundError when there is none, ForbiddenError, UnauthorizedError. */
+  getLease(namespace: Namespace, name: string, options?: CallOptions): Promise<ILease>;
+
+  /** Lists the Leases matching a label selector; none is an empty list. Throws ForbiddenError, UnauthorizedError. */
+  listLeases(namespace: Namespace, labelSelector: string, options?: CallOptions): Promise<ILease[]>;
+
+  /** Creates a Lease and resolves with it as stored. Throws AlreadyExistsError, ForbiddenError, InvalidError. */
+  createLease(namespace: Namespace, lease: ILease, options?: CallOptions): Promise<ILease>;
+
+  /**
+   * Replaces a Lease with `lease`, which carries the metadata.resourceVersion it was read at: ConflictError when it
+   * changed since (someone else renewed or took it), NotFoundError when it is gone. Resolves with it as stored.
+   */
+  updateLease(namespace: Namespace, lease: ILease, options?: CallOptions): Promise<ILease>;
+
+  /**
+   * Deletes one Lease: "deleted", or "absent" when there was none (not an error). With `resourceVersion`, only the
+   * Lease still at that version goes (an adopter's clean-up of an expired one): ConflictError when it was renewed.
+   */
+  deleteLease(
+    namespace: Namespace,
+    name: string,
+    options?: CallOptions & { readonly resourceVersion?: string },
+  ): Promise<"deleted" | "absent">;
+
+  /**
+   * Sets annotations on a Job only if it is still at `resourceVersion` (one JSON merge patch carrying
+   * metadata.resourceVersion: the API server answers 409 when the Job changed since it was read), and resolves with
+   * the Job as patched. Of two adopters that read the same Job, one wins; the other gets ConflictError.
+   * Throws NotFoundError when the Job is gone, ForbiddenError, UnauthorizedError.
+   */
+  claimJob(
+    namespace: Namespace,
+    name: string,
+    resourceVersion: string,
+    annotations: Readonly<Record<string, string>>,
+    options?: CallOptions,
+  ): Promise<IJob>;
 }

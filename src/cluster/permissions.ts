@@ -55,6 +55,7 @@ const budgets = (...verbs: string[]): ApiPermission => ({
   resource: "poddisruptionbudgets",
   verbs,
 });
+const leases = (...verbs: string[]): ApiPermission => ({ apiGroup: "coordination.k8s.io", resource: "leases", verbs });
 const podsLog: ApiPermission = { apiGroup: "", resource: "pods/log", verbs: ["get"] };
 const serviceAccounts = (...verbs: string[]): ApiPermission => ({ apiGroup: "", resource: "serviceaccounts", verbs });
 const rbac = (resource: "roles" | "rolebindings", ...verbs: string[]): ApiPermission => ({
@@ -83,6 +84,12 @@ export const CLUSTER_CALLS = {
   deleteJobsBySelector: runnerCall([jobs("delete")]),
   annotateJob: runnerCall([jobs("patch")]),
   watchJob: runnerCall([jobs("get", "watch")]),
+  getLease: runnerCall([leases("get")]),
+  listLeases: runnerCall([leases("list")]),
+  createLease: runnerCall([leases("create")]),
+  updateLease: runnerCall([leases("update")]),
+  deleteLease: runnerCall([leases("delete")]),
+  claimJob: runnerCall([jobs("patch")]),
   clientVersion: runnerCall({ none: "talks to no server" }),
   serverVersion: runnerCall({ none: "/version is readable by every user (system:public-info-viewer)" }),
   viewConfig: runnerCall({ none: "reads the kubeconfig only" }),

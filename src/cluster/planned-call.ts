@@ -26,6 +26,20 @@ export type ClusterCallPlan =
   | { readonly call: "deleteBudget"; readonly name: string }
   /** Deletes every Job the selector matches (`each` names one in the plan). */
   | { readonly call: "deleteJobsBySelector"; readonly selector: string; readonly each: string }
+  /** An instance's Lease (serve): read, created when absent, renewed and released by replacing it at the version read. */
+  | { readonly call: "getLease"; readonly name: string }
+  | { readonly call: "listLeases"; readonly selector: string }
+  | { readonly call: "createLease"; readonly name: string }
+  | { readonly call: "updateLease"; readonly name: string }
+  /** Deletes a Lease (a clean stop), or only at the version read (an adopter's clean-up of an expired one). */
+  | { readonly call: "deleteLease"; readonly name: string; readonly resourceVersion?: string }
+  /** An adopter's claim of a run: its annotations set only if the Job is still at the version read. */
+  | {
+      readonly call: "claimJob";
+      readonly job: string;
+      readonly resourceVersion: string;
+      readonly annotations: Readonly<Record<string, string>>;
+    }
   /** The admin's: reads the admin kubeconfig's server and CA. */
   | { readonly call: "viewAdminConfig" }
   | { readonly call: "applyCredential"; readonly namespace: string; readonly name: string }

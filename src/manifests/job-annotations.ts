@@ -4,6 +4,8 @@ import {
   CANCEL_REQUESTED_ANNOTATION,
   CANCEL_REQUESTED_BY_ANNOTATION,
   HEARTBEAT_ANNOTATION,
+  ADOPTED_FROM_ANNOTATION,
+  INSTANCE_ANNOTATION,
   KEPT_ANNOTATION,
   OWNER_ANNOTATION,
 } from "./labels.js";
@@ -56,4 +58,14 @@ export function readOwner(job: IJob): ProcessIdentity | undefined {
 export function readKeptAt(job: IJob): number | undefined {
   const value = annotationsOf(job)[KEPT_ANNOTATION];
   return value === undefined ? undefined : (readTime(value) ?? 0);
+}
+
+/** The `serve` instance that owns the run (set at create, changed by an adopter's claim), if any. */
+export function readInstance(job: IJob): string | undefined {
+  return annotationsOf(job)[INSTANCE_ANNOTATION] || undefined;
+}
+
+/** The instance the run was adopted from, if it was. */
+export function readAdoptedFrom(job: IJob): string | undefined {
+  return annotationsOf(job)[ADOPTED_FROM_ANNOTATION] || undefined;
 }

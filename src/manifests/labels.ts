@@ -24,6 +24,14 @@ export const CANCEL_REQUESTED_BY_ANNOTATION = "knotless.dev/cancel-requested-by"
 export const KEPT_ANNOTATION = "knotless.dev/kept";
 /** The run pod's idle timeout in seconds (`--pod-idle-timeout`), on the pod: how `list`, `gc` and the run word its stop. */
 export const POD_IDLE_TIMEOUT_ANNOTATION = "knotless.dev/pod-idle-timeout-seconds";
+/** The `serve` instance that owns the run (`--instance`), set at create and changed only by an adopter's claim. */
+export const INSTANCE_ANNOTATION = "knotless.dev/instance";
+/** The instance a run was adopted from, set by the adopter's claim (`list` shows it). */
+export const ADOPTED_FROM_ANNOTATION = "knotless.dev/adopted-from";
+/** What an adopter needs to continue the run (its plan, never a secret), gzip and base64 (src/serve/run-ownership.ts). */
+export const CONTINUATION_ANNOTATION = "knotless.dev/continuation";
+/** On an instance's Lease: the instance it is the Lease of. */
+export const INSTANCE_LABEL = "knotless.dev/instance";
 /** What a Job of ours is for: absent for runs, `warm` for a placeholder that holds a node (src/ops/classify-job.ts). */
 export const ROLE_LABEL = "knotless.dev/role";
 export const WARM_ROLE = "warm";

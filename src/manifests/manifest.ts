@@ -40,6 +40,8 @@ export interface JobManifestInput {
   readonly createToken: string;
   /** The runner process, recorded on the Job for `list` and for operators; absent, no owner annotation. */
   readonly owner?: ProcessIdentity;
+  /** The caller's annotations on the Job only (serve's owning instance and the run's continuation); the runner's own win. */
+  readonly jobAnnotations?: Readonly<Record<string, string>>;
   /**
    * The PersistentVolumeClaim of the PVC cache backend (`--cache-pvc`, settings.cacheBackend.claim) and the repository
    * the run's caches belong to: only that repository's directory of the claim is mounted (src/pod/pvc-layout.ts's
@@ -84,6 +86,7 @@ export function buildJobManifest(input: JobManifestInput): IJob {
       // manifest stays a function of the settings alone.
       annotations: {
         ...pod.annotations,
+        ...input.jobAnnotations,
         [RUN_ID_ANNOTATION]: input.runId,
         [CREATE_TOKEN_ANNOTATION]: input.createToken,
         ...(input.owner ? { [OWNER_ANNOTATION]: formatProcessIdentity(input.owner) } : {}),

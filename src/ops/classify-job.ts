@@ -2,8 +2,10 @@
 import type { IJob } from "kubernetes-models/batch/v1/Job";
 import { formatDuration } from "../core/duration.js";
 import {
+  readAdoptedFrom,
   readCancelRequest,
   readHeartbeat,
+  readInstance,
   readKeptAt,
   readOwner,
   readTime,
@@ -12,6 +14,7 @@ import {
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, ROLE_LABEL, RUN_ID_ANNOTATION, WARM_ROLE } from "../manifests/labels.js";
 import { formatProcessIdentity, type ProcessIdentity } from "../manifests/owner.js";
 import { readJobDeadline } from "../warm/placeholder.js";
+import type { LeaseState } from "../manifests/instance-lease.js";
 
 /** A run (one workflow run's Job), or a warm placeholder (one pod that only waits, holding a node for the next run). */
 export type JobRole = "run" | "warm";
@@ -31,6 +34,9 @@ export interface JobFacts {
   /** The run's last sign of life (its heartbeat annotation, else its creation). */
   readonly heartbeat: { readonly at: number; readonly from: "annotation" | "creation" } | undefined;
   readonly owner: ProcessIdentity | undefined;
+  /** The serve instance that owns the run (`--instance`), and the one it was adopted from, if any. */
+  readonly instance: string | undefined;
+  readonly adoptedFrom: string | undefined;
   readonly cancelRequest: CancelRequest | undefined;
   /** When the runner left the Job on purpose (--keep). */
   readonly keptAt: number | undefined;
@@ -78,6 +84,8 @@ export function readJobFacts(job: IJob): JobFacts {
     deleting: job.metadata?.deletionTimestamp !== undefined,
     heartbeat: readHeartbeat(job),
     owner: readOwner(job),
+    instance: role === "run" ? readInstance(job) : undefined,
+    adoptedFrom: role === "run" ? readAdoptedFrom(job) : undefined,
     cancelRequest: readCancelRequest(job),
     keptAt: readKeptAt(job),
     deadlineAt: readJobDeadline(job),
@@ -100,11 +108,16 @@ export interface GcVerdict {
 
 /**
  * Decides whether gc removes a Job: one whose run is over (finished), a run whose heartbeat is older than the
- * policy's stale-after (never a run with a fresh heartbeat, whatever its age), a placeholder past its warm time
- * (start + activeDeadlineSeconds). Spares a Job being deleted, a Job younger than --older-than, a Job kept on
- * purpose until it finishes, and live placeholders.
+ * policy's stale-after (never a run with a fresh heartbeat, whatever its age, nor one whose owning instance's Lease
+ * is live in `leases`), a placeholder past its warm time (start + activeDeadlineSeconds). Spares a Job being deleted,
+ * a Job younger than --older-than, a Job kept on purpose until it finishes, and live placeholders.
  */
-export function judgeJob(facts: JobFacts, now: number, policy: GcPolicy): GcVerdict {
+export function judgeJob(
+  facts: JobFacts,
+  now: number,
+  policy: GcPolicy,
+  leases?: ReadonlyMap<string, LeaseState>,
+): GcVerdict {
   const spare = (reason: string): GcVerdict => ({ action: "spare", reason });
   const remove = (reason: string): GcVerdict => ({ action: "remove", reason });
   if (facts.deleting) return spare("already being deleted");
@@ -129,6 +142,11 @@ export function judgeJob(facts: JobFacts, now: number, policy: GcPolicy): GcVerd
   }
   if (facts.keptAt !== undefined)
     return spare("kept on purpose (--keep): its pod stops itself once idle, and then it is finished");
+  const lease = facts.instance === undefined ? undefined : leases?.get(facts.instance);
+  if (lease?.live)
+    return spare(
+      `its instance ${facts.instance} holds a live Lease${lease.expiresAt === undefined ? "" : ` (${formatDuration(lease.expiresAt - now)} left)`}: never stale while it does`,
+    );
   if (!facts.heartbeat) return spare("no heartbeat and no creation time to judge it by");
   const age = Math.max(0, now - facts.heartbeat.at);
   const beat = `${facts.heartbeat.from === "annotation" ? "heartbeat" : "no heartbeat yet, created"} ${formatDuration(age)} ago`;

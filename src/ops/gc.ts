@@ -14,6 +14,7 @@ import {
   readPodEnd,
 } from "./cluster-reads.js";
 import { MANAGED_SELECTOR } from "../manifests/labels.js";
+import { indexLeases, INSTANCE_LEASE_SELECTOR, type LeaseState } from "../manifests/instance-lease.js";
 import { describeError } from "../core/errors.js";
 import { deleteRunBudget } from "../executor/kubernetes/disruption-budget.js";
 
@@ -49,14 +50,20 @@ export interface GcReport {
 }
 
 /** Decides for every Job of ours, oldest first, saying why a finished run's pod ended when `pods` tell: pure. */
-export function planGc(jobs: readonly IJob[], now: number, policy: GcPolicy, pods: readonly IPod[] = []): GcDecision[] {
+export function planGc(
+  jobs: readonly IJob[],
+  now: number,
+  policy: GcPolicy,
+  pods: readonly IPod[] = [],
+  leases?: ReadonlyMap<string, LeaseState>,
+): GcDecision[] {
   const podOf = indexPodsByJob(pods);
   return jobs
     .filter(isOurJob)
     .map(readJobFacts)
     .sort((a, b) => (a.createdAt ?? 0) - (b.createdAt ?? 0) || a.name.localeCompare(b.name))
     .map((facts) => {
-      const verdict = judgeJob(facts, now, policy);
+      const verdict = judgeJob(facts, now, policy, leases);
       const end = facts.finished ? readPodEnd(podOf.get(facts.name)) : undefined;
       return {
         job: facts.name,
@@ -84,8 +91,12 @@ export async function runGc(cluster: OpsCluster, target: ClusterTarget, options:
   // Job in the list that follows, and a live run's budget is never taken for an orphan.
   const budgets = await listOurBudgets(cluster, target);
   // The pods only say why a finished run's pod ended: a refused or failed read of them costs gc nothing else.
+  // The Leases are listed before the Jobs too: a Lease seen live keeps its instance's runs, whatever their heartbeat.
+  // A credential that may not read them leaves gc to the heartbeats, as before there were Leases.
+  const leases = await cluster.listLeases(target.namespace, INSTANCE_LEASE_SELECTOR).catch(() => undefined);
   const [jobs, pods] = await Promise.all([listOurJobs(cluster, target), listOurPods(cluster, target).catch(() => [])]);
-  const decisions = planGc(jobs, (options.now ?? Date.now)(), options.policy, pods);
+  const now = (options.now ?? Date.now)();
+  const decisions = planGc(jobs, now, options.policy, pods, leases && indexLeases(leases, now));
   const outcomes: GcOutcome[] = [];
   for (const decision of decisions) {
     if (decision.action === "spare") outcomes.push({ ...decision, result: "spared" });

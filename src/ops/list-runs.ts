@@ -5,6 +5,7 @@ import { formatDuration } from "../core/duration.js";
 import { formatProcessIdentity } from "../manifests/owner.js";
 import { readJobFacts, isOurJob, type JobRole } from "./classify-job.js";
 import { indexPodsByJob, readPodEnd } from "./cluster-reads.js";
+import type { LeaseState } from "../manifests/instance-lease.js";
 
 /** Where a run or placeholder is, as list shows it. */
 export type ListPhase = "pending" | "running" | "cancelling" | "complete" | "failed" | "deleting" | "kept";
@@ -22,6 +23,11 @@ export interface ListRow {
   readonly heartbeatAgeMs: number | null;
   /** `<pid>@<host>` of the runner. */
   readonly owner: string | null;
+  /** The serve instance that owns the run (`--instance`), and the one it was adopted from. */
+  readonly instance: string | null;
+  readonly adoptedFrom: string | null;
+  /** Whether the owning instance's Lease is live, expired or absent; null without an instance, or Leases unread. */
+  readonly lease: "live" | "expired" | "none" | null;
   readonly pod: string | null;
   readonly node: string | null;
   /** Placeholders: time left before start (else creation) + activeDeadlineSeconds. */
@@ -44,8 +50,23 @@ function readPhase(facts: ReturnType<typeof readJobFacts>, pod: IPod | undefined
   return pod?.status?.phase === "Running" ? "running" : "pending";
 }
 
+/** The owning instance's Lease in a word; null for a run of no instance, or when the Leases were not read. */
+function readLeaseWord(
+  instance: string | undefined,
+  leases: ReadonlyMap<string, LeaseState> | undefined,
+): ListRow["lease"] {
+  if (instance === undefined || leases === undefined) return null;
+  const state = leases.get(instance);
+  return state === undefined ? "none" : state.live ? "live" : "expired";
+}
+
 /** The rows, oldest first. A Job's pod is its newest (a run has one). */
-export function buildListRows(jobs: readonly IJob[], pods: readonly IPod[], now: number): ListRow[] {
+export function buildListRows(
+  jobs: readonly IJob[],
+  pods: readonly IPod[],
+  now: number,
+  leases?: ReadonlyMap<string, LeaseState>,
+): ListRow[] {
   const podOf = indexPodsByJob(pods);
   return jobs
     .filter(isOurJob)
@@ -63,6 +84,9 @@ export function buildListRows(jobs: readonly IJob[], pods: readonly IPod[], now:
         heartbeatAt: facts.role === "run" && facts.heartbeat?.from === "annotation" ? iso(facts.heartbeat.at) : null,
         heartbeatAgeMs: facts.role === "run" && facts.heartbeat ? Math.max(0, now - facts.heartbeat.at) : null,
         owner: facts.owner ? formatProcessIdentity(facts.owner) : null,
+        instance: facts.instance ?? null,
+        adoptedFrom: facts.adoptedFrom ?? null,
+        lease: readLeaseWord(facts.instance, leases),
         pod: pod?.metadata?.name ?? null,
         node: pod?.spec?.nodeName || null,
         remainingMs:
@@ -74,7 +98,28 @@ export function buildListRows(jobs: readonly IJob[], pods: readonly IPod[], now:
     .sort((a, b) => (a.createdAt ?? "").localeCompare(b.createdAt ?? "") || a.job.localeCompare(b.job));
 }
 
-const COLUMNS = ["RUN ID", "ROLE", "PHASE", "AGE", "HEARTBEAT", "OWNER", "NODE", "LEFT", "POD ENDED"] as const;
+const COLUMNS = [
+  "RUN ID",
+  "ROLE",
+  "PHASE",
+  "AGE",
+  "HEARTBEAT",
+  "OWNER",
+  "INSTANCE",
+  "NODE",
+  "LEFT",
+  "POD ENDED",
+] as const;
+
+/** `b (lease live)`, `a (lease expired)`, `b (lease live; adopted from a)`; `-` for a run of no instance. */
+function describeInstance(row: ListRow): string {
+  if (row.instance === null) return "-";
+  const notes = [
+    ...(row.lease === null ? [] : [row.lease === "none" ? "no lease" : `lease ${row.lease}`]),
+    ...(row.adoptedFrom === null ? [] : [`adopted from ${row.adoptedFrom}`]),
+  ];
+  return notes.length === 0 ? row.instance : `${row.instance} (${notes.join("; ")})`;
+}
 
 function age(ms: number | null): string {
   return ms === null ? "-" : formatDuration(ms);
@@ -95,6 +140,7 @@ export function formatListTable(rows: readonly ListRow[], namespace: string | un
         ? `(${age(row.heartbeatAgeMs)})`
         : age(row.heartbeatAgeMs),
     row.owner ?? "-",
+    describeInstance(row),
     row.node ?? "-",
     age(row.remainingMs),
     row.podEnd ? `${row.podEnd.reason}: ${row.podEnd.message}` : "-",

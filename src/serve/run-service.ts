@@ -35,6 +35,7 @@ import { pickRunsToStart, type SchedulerLimits } from "./run-scheduler.js";
 import { FINAL_STATUSES, type RunStore, type ServeRunStatus, type StatusEvent, type StoredRun } from "./run-store.js";
 import { superviseRun, type SupervisedRun, type SuperviseOptions } from "../run/supervise-run.js";
 import { readRunPlan, serializeRunPlan, settingsFromPlan, type RunPlan } from "../run/run-plan.js";
+import { buildOwnershipAnnotations, type RunContinuation } from "./run-ownership.js";
 import type { RunCheckpoint } from "../run/run-checkpoint.js";
 
 /** What the service tells its metrics. */
@@ -58,6 +59,11 @@ export interface RunServiceOptions {
   readonly observer?: RunObserver;
   /** Where the service's own messages go (a log file that could not be written, a run that failed on a bug). */
   readonly warn: (message: string) => void;
+  /**
+   * This service's `--instance`: its runs' Jobs are annotated as its own, with what another instance needs to adopt
+   * them (src/serve/run-ownership.ts). Absent: no annotation (a service without a Lease).
+   */
+  readonly instance?: string;
 }
 
 /** A run as getRun and listRuns answer it (the lexicon's dev.knotless.runner.defs#runView). */
@@ -646,13 +652,88 @@ export class RunService {
     }
     if (!event) return;
     this.#hub.publish();
-    const supervised = this.#supervise(runId, pending.settings, {
+    const supervised = this.#supervise(runId, this.#withOwnership(runId, pending), {
       ...(pending.git && this.#options.defaults.git
         ? { git: { spec: pending.git, setting: this.#options.defaults.git } }
         : {}),
       warnings: pending.warnings,
     });
     this.#running.set(runId, { supervised, repo: pending.repo });
+  }
+
+  /** The run's settings with this instance's ownership annotations for its Job (none without an instance). */
+  #withOwnership(runId: string, pending: PendingRun): RunSettings {
+    const instance = this.#options.instance;
+    if (instance === undefined) return pending.settings;
+    const workflow = this.#store.getRun(runId)?.workflow ?? null;
+    const { annotations, tooLarge } = buildOwnershipAnnotations(instance, pending.settings, {
+      repo: pending.repo,
+      workflow,
+    });
+    if (tooLarge) this.#options.warn(`run ${runId}: ${tooLarge}`);
+    return { ...pending.settings, jobAnnotations: { ...pending.settings.jobAnnotations, ...annotations } };
+  }
+
+  /**
+   * Takes over a run another instance started, once this instance's adopter has claimed its Job: records it here as
+   * running (under this service's own out directory, in the Job's namespace, with the instance it came from as its
+   * reason), then re-attaches to it as a restart does (reattach), so getRun, /logs and /events answer for it from now
+   * on. Returns false, doing nothing, when this service has a run of that id already (the claim stands: say so).
+   */
+  adoptRun(adoption: {
+    readonly continuation: RunContinuation;
+    readonly namespace: string | undefined;
+    readonly from: string;
+  }): boolean {
+    const { plan, repo, workflow } = adoption.continuation;
+    const runId = plan.settings.runId;
+    if (this.#store.getRun(runId) || this.#draining) return false;
+    const outDir = join(this.#options.stateDir, "runs", runId);
+    const { namespaceFromContext: _context, ...target } = this.#options.defaults.target;
+    const settings: RunSettings = {
+      ...plan.settings,
+      outDir,
+      target: { ...target, ...(adoption.namespace === undefined ? {} : { namespace: adoption.namespace }) },
+    };
+    const adopted: RunPlan = { ...plan, settings };
+    const at = new Date().toISOString();
+    const reason = `adopted from instance ${adoption.from}, whose Lease expired`;
+    this.#writeState(() => {
+      this.#store.insertRun(
+        {
+          runId,
+          status: "pending",
+          repo,
+          workflow,
+          jobName: settings.jobName,
+          target: JSON.stringify(settings.target),
+          outDir,
+          request: JSON.stringify({ adoptedFrom: adoption.from }),
+          hasSecrets: plan.secretNames.length > 0,
+          reason,
+        },
+        at,
+      );
+      this.#store.recordPlan(runId, serializeRunPlan(settings));
+      this.#store.setStatus(runId, "running", at, reason);
+    });
+    this.#hub.publish();
+    this.reattach(runId, { plan: adopted });
+    return true;
+  }
+
+  /**
+   * Records a run this service left running as adopted by another instance (its Job's owner annotation names it):
+   * failed and interrupted here, saying who finishes it; its Job is left alone.
+   */
+  markAdoptedElsewhere(runId: string, owner: string | undefined): void {
+    const by = owner === undefined ? "another instance" : `instance ${owner}`;
+    const event = this.#store.markInterrupted(
+      runId,
+      new Date().toISOString(),
+      `adopted by ${by} while this service was away: ${by} finishes it and answers for it; its Job is left to it`,
+    );
+    if (event) this.#hub.publish();
   }
 
   /** Starts (or, with `resume`, continues) the run under superviseRun; its end is recorded by #finish. */

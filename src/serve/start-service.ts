@@ -15,6 +15,7 @@ import type { SchedulerLimits } from "./run-scheduler.js";
 import { RunService, type AbandonedRun } from "./run-service.js";
 import { RunStore } from "./run-store.js";
 import { createServeMetrics } from "./serve-metrics.js";
+import { acquireInstanceLease, reclaimOwnRuns, startAdopting, type InstanceSettings } from "./serve-instance.js";
 
 /** Everything `serve` runs with, resolved and checked at the CLI edge. */
 export interface ServeConfig {
@@ -37,6 +38,8 @@ export interface ServeConfig {
   readonly timings?: Partial<ExecutorTimings>;
   /** The bounds on /logs and /events followers (DEFAULT_FOLLOWER_SETTINGS for what is not given). */
   readonly followers?: Partial<FollowerSettings>;
+  /** This service among several in a namespace (its Lease, --adopt); absent: no Lease, no annotation, no adoption. */
+  readonly instance?: InstanceSettings;
 }
 
 /** How long cancelled runs may take to end (their Jobs deleted) during a drain before they are abandoned. */
@@ -71,6 +74,15 @@ export async function startService(config: ServeConfig, hooks: StartHooks): Prom
     store.close();
     throw error;
   });
+  // Held before any run is touched: while this instance's Lease is live, no adopter takes its runs.
+  const lease = config.instance
+    ? await acquireInstanceLease(config.instance, cluster, config.defaults.target, hooks.warn).catch(
+        (error: unknown) => {
+          store.close();
+          throw error;
+        },
+      )
+    : undefined;
   let service: RunService | undefined;
   const followers = new FollowerBudget({ ...DEFAULT_FOLLOWER_SETTINGS, ...config.followers });
   const metrics = await createServeMetrics({
@@ -90,11 +102,17 @@ export async function startService(config: ServeConfig, hooks: StartHooks): Prom
     ...(hooks.createExecutor ? { createExecutor: hooks.createExecutor } : {}),
     observer: metrics.observer,
     warn: hooks.warn,
+    ...(config.instance ? { instance: config.instance.name } : {}),
   });
   const running = service;
+  if (config.instance)
+    await reclaimOwnRuns(store.listByStatus("running"), config.instance.name, cluster, running, hooks.warn);
   // The runs the previous process left running go on at once, before the server listens: their steps do not wait.
   const resumed = running.resumeRunning();
   if (resumed.length > 0) hooks.warn(`re-attaching to ${resumed.length} run(s) the previous process left running`);
+  const adopter = config.instance?.adopt
+    ? startAdopting(config.instance, cluster, config.defaults.target, running, hooks.warn)
+    : undefined;
   const { createBearerCheck, watchTokenFile } = await import("./bearer-auth.js");
   const server = createServeServer({
     service: running,
@@ -149,7 +167,10 @@ export async function startService(config: ServeConfig, hooks: StartHooks): Prom
     service: running,
     async stop(drainTimeoutMs, now, cleanupTimeoutMs = DEFAULT_DRAIN_CLEANUP_MS) {
       for (const timer of timers) clearInterval(timer);
+      await adopter?.stop();
       const abandoned = await running.drain(drainTimeoutMs, now, cleanupTimeoutMs);
+      // Released once no run of this instance is left: an adopter may take whatever the drain abandoned.
+      await lease?.release();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       // An abandoned run may still write its status: the store stays open for the moments before the exit.

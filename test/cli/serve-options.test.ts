@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { chmodSync, mkdirSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { resolveServeConfig, type RawServeOptions } from "../../src/cli/serve-options.js";
+import { readInstanceName, resolveServeConfig, type RawServeOptions } from "../../src/cli/serve-options.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
 
 const dir = makeTestTempDir("serve-options-");
@@ -28,9 +28,37 @@ const RAW: RawServeOptions = {
   followerStallTimeout: "30s",
   followerBuffer: "256Ki",
   allFollowersBuffer: "64Mi",
+  leaseDuration: "15s",
 };
 
 describe("serve's options", () => {
+  it("name the instance after --instance, or the host name's first label, and refuse a name that is no DNS-1123 label", async () => {
+    assert.deepEqual((await resolveServeConfig({ ...RAW, instance: "ci-a", adopt: true }, {})).instance, {
+      name: "ci-a",
+      leaseDurationSeconds: 15,
+      adopt: true,
+    });
+    assert.equal(readInstanceName(undefined, "Runner-1.example.org"), "runner-1");
+    assert.throws(() => readInstanceName("CI_A", "h"), /--instance "CI_A" is not a DNS-1123 label/);
+    assert.throws(
+      () => readInstanceName(undefined, "-bad"),
+      /the host name "-bad" cannot name this instance .*: give --instance NAME/,
+    );
+    assert.throws(() => readInstanceName("a".repeat(64), "h"), /is 64 characters long; at most 63/);
+  });
+
+  it("take --lease-duration in whole seconds from 1s to 1h", async () => {
+    assert.equal((await resolveServeConfig({ ...RAW, leaseDuration: "3s" }, {})).instance?.leaseDurationSeconds, 3);
+    await assert.rejects(
+      resolveServeConfig({ ...RAW, leaseDuration: "1500ms" }, {}),
+      /--lease-duration expects whole seconds from 1s to 1h, got "1500ms"/,
+    );
+    await assert.rejects(
+      resolveServeConfig({ ...RAW, leaseDuration: "2h" }, {}),
+      /--lease-duration expects whole seconds/,
+    );
+  });
+
   it("resolve the follower bounds, refusing a stall timeout under 100ms and a total under one follower's buffer", async () => {
     assert.deepEqual((await resolveServeConfig(RAW, {})).followers, {
       stallTimeoutMs: 30_000,

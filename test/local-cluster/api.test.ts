@@ -20,6 +20,7 @@ describe("local cluster API without containers", () => {
       "authentication.k8s.io",
       "authorization.k8s.io",
       "batch",
+      "coordination.k8s.io",
       "policy",
       "rbac.authorization.k8s.io",
     ]);

@@ -33,6 +33,21 @@ describe("gc", () => {
     );
   });
 
+  it("never removes a run whose owning instance's Lease is live, even with a stale heartbeat; removes it once the Lease expired", () => {
+    const stale = [sampleJob({ runId: "held", createdSecondsAgo: 3600, heartbeatSecondsAgo: 600, instance: "b" })];
+    const live = new Map([["b", { instance: "b", live: true, expiresAt: NOW + 10_000 }]]);
+    const expired = new Map([["b", { instance: "b", live: false, expiresAt: NOW - 10_000 }]]);
+    const [spared] = planGc(stale, NOW, { staleAfterMs: 120_000 }, [], live);
+    assert.equal(spared!.action, "spare");
+    assert.match(spared!.reason, /its instance b holds a live Lease \(10\.0s left\): never stale while it does/);
+    assert.equal(planGc(stale, NOW, { staleAfterMs: 120_000 }, [], expired)[0]!.action, "remove");
+    assert.equal(
+      planGc(stale, NOW, { staleAfterMs: 120_000 })[0]!.action,
+      "remove",
+      "Leases unread: the heartbeat decides",
+    );
+  });
+
   it("deletes each Job to remove with background propagation, after listing ours by label", async () => {
     const kubectl = new ScriptedKubectl();
     kubectl.on("get jobs", LIST).on("delete job", {});

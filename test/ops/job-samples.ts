@@ -14,6 +14,9 @@ export interface SampleJob {
   readonly createdSecondsAgo?: number;
   readonly heartbeatSecondsAgo?: number;
   readonly owner?: string;
+  /** The owning serve instance (`knotless.dev/instance`) and the one it was adopted from. */
+  readonly instance?: string;
+  readonly adoptedFrom?: string;
   readonly warm?: { readonly deadlineSeconds?: number };
   readonly complete?: boolean;
   readonly failedReason?: string;
@@ -30,6 +33,8 @@ export function sampleJob(options: SampleJob = {}): IJob {
   if (options.heartbeatSecondsAgo !== undefined)
     annotations["knotless.dev/heartbeat"] = ago(options.heartbeatSecondsAgo);
   if (options.owner) annotations["knotless.dev/owner"] = options.owner;
+  if (options.instance) annotations["knotless.dev/instance"] = options.instance;
+  if (options.adoptedFrom) annotations["knotless.dev/adopted-from"] = options.adoptedFrom;
   if (options.kept) annotations["knotless.dev/kept"] = ago(1);
   if (options.cancelRequested) annotations["knotless.dev/cancel-requested"] = options.cancelRequested;
   const labels: Record<string, string> =

@@ -96,10 +96,10 @@ describe("buildListRows", () => {
 
   it("prints a table with one row per Job, and JSON with the same rows", () => {
     const table = formatListTable(rows, "ci").split("\n");
-    assert.match(table[0]!, /^RUN ID\s+ROLE\s+PHASE\s+AGE\s+HEARTBEAT\s+OWNER\s+NODE\s+LEFT\s+POD ENDED$/);
+    assert.match(table[0]!, /^RUN ID\s+ROLE\s+PHASE\s+AGE\s+HEARTBEAT\s+OWNER\s+INSTANCE\s+NODE\s+LEFT\s+POD ENDED$/);
     assert.match(
       table.find((line) => line.startsWith("b "))!,
-      /^b\s+run\s+running\s+5m00s\s+4\.0s\s+4242@ci-1\s+node-a\s+-\s+-$/,
+      /^b\s+run\s+running\s+5m00s\s+4\.0s\s+4242@ci-1\s+-\s+node-a\s+-\s+-$/,
     );
     assert.match(
       table.find((line) => line.startsWith("a "))!,
@@ -108,7 +108,7 @@ describe("buildListRows", () => {
     );
     assert.match(
       table.find((line) => line.startsWith("knotless-warm-1"))!,
-      /^knotless-warm-1\s+warm\s+running\s+10m00s\s+-\s+-\s+node-b\s+5m00s\s+-$/,
+      /^knotless-warm-1\s+warm\s+running\s+10m00s\s+-\s+-\s+-\s+node-b\s+5m00s\s+-$/,
     );
     assert.deepEqual(JSON.parse(formatListJson(rows, "ci")), {
       namespace: "ci",
@@ -118,5 +118,31 @@ describe("buildListRows", () => {
       formatListTable([], undefined),
       "no runs or warm placeholders in the kubeconfig context's namespace\n",
     );
+  });
+
+  it("shows each run's owning instance and whether its Lease is live, expired or gone, and where it was adopted from", () => {
+    const jobs = [
+      sampleJob({ runId: "x", instance: "b", adoptedFrom: "a" }),
+      sampleJob({ runId: "y", instance: "a" }),
+      sampleJob({ runId: "z", instance: "c" }),
+    ];
+    const leases = new Map([
+      ["b", { instance: "b", live: true, expiresAt: NOW + 10_000 }],
+      ["a", { instance: "a", live: false, expiresAt: NOW - 10_000 }],
+    ]);
+    const byRun = new Map(buildListRows(jobs, [], NOW, leases).map((row) => [row.runId, row]));
+    assert.deepEqual(
+      ["x", "y", "z"].map((id) => [byRun.get(id)!.instance, byRun.get(id)!.lease, byRun.get(id)!.adoptedFrom]),
+      [
+        ["b", "live", "a"],
+        ["a", "expired", null],
+        ["c", "none", null],
+      ],
+    );
+    const table = formatListTable([...byRun.values()], "ci");
+    assert.match(table, /^x .* b \(lease live; adopted from a\) /m);
+    assert.match(table, /^y .* a \(lease expired\) /m);
+    assert.match(table, /^z .* c \(no lease\) /m);
+    assert.equal(buildListRows(jobs, [], NOW)[0]!.lease, null, "Leases not read: no word on them");
   });
 });

@@ -78,6 +78,18 @@ export class ScriptedCluster implements Cluster {
   deleteJob = (...args: Parameters<Cluster["deleteJob"]>) =>
     this.#answer<Awaited<ReturnType<Cluster["deleteJob"]>>>("deleteJob", args);
   deleteJobs = (...args: Parameters<Cluster["deleteJobs"]>) => this.#answer<string[]>("deleteJobs", args);
+  claimJob = (...args: Parameters<Cluster["claimJob"]>) =>
+    this.#answer<Awaited<ReturnType<Cluster["claimJob"]>>>("claimJob", args);
+  getLease = (...args: Parameters<Cluster["getLease"]>) =>
+    this.#answer<Awaited<ReturnType<Cluster["getLease"]>>>("getLease", args);
+  listLeases = (...args: Parameters<Cluster["listLeases"]>) =>
+    this.#answer<Awaited<ReturnType<Cluster["listLeases"]>>>("listLeases", args);
+  createLease = (...args: Parameters<Cluster["createLease"]>) =>
+    this.#answer<Awaited<ReturnType<Cluster["createLease"]>>>("createLease", args);
+  deleteLease = (...args: Parameters<Cluster["deleteLease"]>) =>
+    this.#answer<Awaited<ReturnType<Cluster["deleteLease"]>>>("deleteLease", args);
+  updateLease = (...args: Parameters<Cluster["updateLease"]>) =>
+    this.#answer<Awaited<ReturnType<Cluster["updateLease"]>>>("updateLease", args);
   createDisruptionBudget = (...args: Parameters<Cluster["createDisruptionBudget"]>) =>
     this.#answer<void>("createDisruptionBudget", args);
   listDisruptionBudgets = (...args: Parameters<Cluster["listDisruptionBudgets"]>) =>

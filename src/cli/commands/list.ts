@@ -17,8 +17,15 @@ export const listCommand: CommandSpec<RawListOptions> = {
       // Loaded when this command runs, so that the other commands and --help do not evaluate it.
       const [{ listOurJobs, listOurPods, readAnsweredNamespace }, { buildListRows, formatListJson, formatListTable }] =
         await Promise.all([import("../../ops/cluster-reads.js"), import("../../ops/list-runs.js")]);
-      const [jobs, pods] = await Promise.all([listOurJobs(cluster, target), listOurPods(cluster, target)]);
-      const rows = buildListRows(jobs, pods, Date.now());
+      const { indexLeases, INSTANCE_LEASE_SELECTOR } = await import("../../manifests/instance-lease.js");
+      // Leases a credential may not read leave the INSTANCE column without their state.
+      const [jobs, pods, leases] = await Promise.all([
+        listOurJobs(cluster, target),
+        listOurPods(cluster, target),
+        cluster.listLeases(target.namespace, INSTANCE_LEASE_SELECTOR).catch(() => undefined),
+      ]);
+      const now = Date.now();
+      const rows = buildListRows(jobs, pods, now, leases && indexLeases(leases, now));
       const namespace = readAnsweredNamespace(target, jobs);
       process.stdout.write(options.json ? formatListJson(rows, namespace) : formatListTable(rows, namespace));
       return EXIT.success;

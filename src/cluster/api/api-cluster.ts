@@ -2,6 +2,7 @@
 import type { IJob } from "kubernetes-models/batch/v1/Job";
 import type { IEvent } from "kubernetes-models/v1/Event";
 import type { IPod } from "kubernetes-models/v1/Pod";
+import type { ILease } from "kubernetes-models/coordination.k8s.io/v1/Lease";
 import type { IPodDisruptionBudget } from "kubernetes-models/policy/v1/PodDisruptionBudget";
 import { PassThrough } from "node:stream";
 import { finished } from "node:stream/promises";
@@ -34,6 +35,7 @@ import {
   buildInvolvedKindSelector,
   buildInvolvedSelector,
   buildJobsPath,
+  buildLeasesPath,
   buildPodsPath,
   buildRbacPath,
   buildServiceAccountsPath,
@@ -69,6 +71,9 @@ export function readEqualitySelector(selector: string): Array<[string, string]> 
   return terms;
 }
 const enc = encodeURIComponent;
+
+/** The Lease resource as a refusal names it. */
+const LEASES = "leases.coordination.k8s.io";
 
 /**
  * The Cluster as API requests over one ApiClient (one pool per identity) and one set of shared watches: construct it
@@ -180,6 +185,65 @@ export class ApiCluster implements Cluster {
       if (name && (await this.deleteJob(namespace, name, options ?? {})) === "deleted") deleted.push(name);
     }
     return deleted;
+  }
+
+  claimJob(
+    namespace: Namespace,
+    name: string,
+    resourceVersion: string,
+    annotations: Readonly<Record<string, string>>,
+    options?: CallOptions,
+  ): Promise<IJob> {
+    // A resourceVersion in a merge patch is a precondition: the API server answers 409 when the Job changed since.
+    return this.#call<IJob>("PATCH", this.#jobs(namespace, name), "patch", "jobs.batch", options, {
+      body: { metadata: { resourceVersion, annotations } },
+      contentType: "application/merge-patch+json",
+    });
+  }
+
+  getLease(namespace: Namespace, name: string, options?: CallOptions): Promise<ILease> {
+    return this.#call<ILease>("GET", buildLeasesPath(this.#ns(namespace), name), "get", LEASES, options);
+  }
+
+  async listLeases(namespace: Namespace, labelSelector: string, options?: CallOptions): Promise<ILease[]> {
+    return readItems<ILease>(
+      await this.#call("GET", buildLeasesPath(this.#ns(namespace)), "list", LEASES, options, {
+        query: { labelSelector },
+      }),
+    );
+  }
+
+  createLease(namespace: Namespace, lease: ILease, options?: CallOptions): Promise<ILease> {
+    return this.#call<ILease>("POST", buildLeasesPath(this.#ns(namespace)), "create", LEASES, options, {
+      query: CREATE_QUERY,
+      body: lease,
+    });
+  }
+
+  updateLease(namespace: Namespace, lease: ILease, options?: CallOptions): Promise<ILease> {
+    const name = lease.metadata?.name ?? "";
+    return this.#call<ILease>("PUT", buildLeasesPath(this.#ns(namespace), name), "update", LEASES, options, {
+      body: lease,
+    });
+  }
+
+  async deleteLease(
+    namespace: Namespace,
+    name: string,
+    options: CallOptions & { readonly resourceVersion?: string } = {},
+  ): Promise<"deleted" | "absent"> {
+    const body = {
+      apiVersion: "v1",
+      kind: "DeleteOptions",
+      ...(options.resourceVersion === undefined ? {} : { preconditions: { resourceVersion: options.resourceVersion } }),
+    };
+    try {
+      await this.#call("DELETE", buildLeasesPath(this.#ns(namespace), name), "delete", LEASES, options, { body });
+      return "deleted";
+    } catch (error) {
+      if (error instanceof NotFoundError) return "absent";
+      throw error;
+    }
   }
 
   async createDisruptionBudget(

@@ -12,6 +12,11 @@ export function buildDisruptionBudgetsPath(namespace: string, name?: string): st
   return `/apis/policy/v1/namespaces/${enc(namespace)}/poddisruptionbudgets${name === undefined ? "" : `/${enc(name)}`}`;
 }
 
+/** The namespace's Leases (coordination.k8s.io/v1), or one of them by name. */
+export function buildLeasesPath(namespace: string, name?: string): string {
+  return `/apis/coordination.k8s.io/v1/namespaces/${enc(namespace)}/leases${name === undefined ? "" : `/${enc(name)}`}`;
+}
+
 export function buildPodsPath(namespace: string): string {
   return `/api/v1/namespaces/${enc(namespace)}/pods`;
 }

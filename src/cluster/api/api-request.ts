@@ -6,6 +6,7 @@ import {
   buildExecQuery,
   buildInvolvedKindSelector,
   buildJobsPath,
+  buildLeasesPath,
   buildPodsPath,
   buildRbacPath,
   buildServiceAccountsPath,
@@ -43,6 +44,47 @@ export function planPatchAnnotations(namespace: string, name: string, keys: read
     method: "PATCH",
     path: buildJobsPath(namespace, name),
     body: `merge patch of metadata.annotations ${keys.join(", ")}`,
+  };
+}
+
+/** The claim of a run: a merge patch of its annotations that carries the resourceVersion the Job must still be at. */
+export function planClaimJob(
+  namespace: string,
+  name: string,
+  resourceVersion: string,
+  keys: readonly string[],
+): PlannedApiRequest {
+  return {
+    method: "PATCH",
+    path: buildJobsPath(namespace, name),
+    body: `merge patch of metadata.annotations ${keys.join(", ")} at metadata.resourceVersion ${resourceVersion}`,
+  };
+}
+
+export function planGetLease(namespace: string, name: string): PlannedApiRequest {
+  return { method: "GET", path: buildLeasesPath(namespace, name) };
+}
+
+export function planListLeases(namespace: string, labelSelector: string): PlannedApiRequest {
+  return { method: "GET", path: withQuery(buildLeasesPath(namespace), { labelSelector }) };
+}
+
+export function planCreateLease(namespace: string): PlannedApiRequest {
+  return { method: "POST", path: withQuery(buildLeasesPath(namespace), CREATE_QUERY), body: "Lease" };
+}
+
+/** A renewal or release: the Lease as read, with the holder's fields, at the resourceVersion read (409 when it changed). */
+export function planUpdateLease(namespace: string, name: string): PlannedApiRequest {
+  return { method: "PUT", path: buildLeasesPath(namespace, name), body: "Lease (at the resourceVersion read)" };
+}
+
+export function planDeleteLease(namespace: string, name: string, resourceVersion?: string): PlannedApiRequest {
+  return {
+    method: "DELETE",
+    path: buildLeasesPath(namespace, name),
+    ...(resourceVersion === undefined
+      ? {}
+      : { body: `DeleteOptions (precondition resourceVersion ${resourceVersion})` }),
   };
 }
 

@@ -4,6 +4,12 @@ import type { ClusterTarget } from "../cluster.js";
 import { describePlannedNamespace, type ClusterCallPlan } from "../planned-call.js";
 import {
   planApplyCredentialObjects,
+  planClaimJob,
+  planCreateLease,
+  planDeleteLease,
+  planGetLease,
+  planListLeases,
+  planUpdateLease,
   planCreateBudget,
   planCreateJob,
   planDeleteBudget,
@@ -47,6 +53,18 @@ export function describeApiCall(target: ClusterTarget, plan: ClusterCallPlan): P
       return [planDeleteBudget(ns, plan.name)];
     case "deleteJobsBySelector":
       return [planListJobs(ns, plan.selector), planDeleteJob(ns, plan.each)];
+    case "getLease":
+      return [planGetLease(ns, plan.name)];
+    case "listLeases":
+      return [planListLeases(ns, plan.selector)];
+    case "createLease":
+      return [planCreateLease(ns)];
+    case "updateLease":
+      return [planUpdateLease(ns, plan.name)];
+    case "deleteLease":
+      return [planDeleteLease(ns, plan.name, plan.resourceVersion)];
+    case "claimJob":
+      return [planClaimJob(ns, plan.job, plan.resourceVersion, Object.keys(plan.annotations))];
     case "viewAdminConfig":
       return [];
     case "applyCredential":

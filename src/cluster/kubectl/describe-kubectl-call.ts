@@ -4,7 +4,14 @@ import { describePlannedNamespace, type ClusterCallPlan } from "../planned-call.
 import {
   buildAnnotateJobArgs,
   buildApplyCredentialArgs,
+  buildClaimJobArgs,
   buildClaimPlaceholderArgs,
+  buildCreateLeaseArgs,
+  buildDeleteLeaseArgs,
+  buildDeleteLeaseAtVersionArgs,
+  buildGetLeaseArgs,
+  buildListLeasesArgs,
+  buildUpdateLeaseArgs,
   buildConfigViewArgs,
   buildCreateArgs,
   buildCreateBudgetArgs,
@@ -59,6 +66,20 @@ export function describeKubectlCall(target: ClusterTarget, plan: ClusterCallPlan
       return buildDeleteBudgetArgs(target, plan.name);
     case "deleteJobsBySelector":
       return buildDeleteJobsBySelectorArgs(target, plan.selector);
+    case "getLease":
+      return buildGetLeaseArgs(target, plan.name);
+    case "listLeases":
+      return buildListLeasesArgs(target, plan.selector);
+    case "createLease":
+      return buildCreateLeaseArgs(target);
+    case "updateLease":
+      return buildUpdateLeaseArgs(target);
+    case "deleteLease":
+      return plan.resourceVersion === undefined
+        ? buildDeleteLeaseArgs(target, plan.name)
+        : buildDeleteLeaseAtVersionArgs(target, describePlannedNamespace(target), plan.name);
+    case "claimJob":
+      return buildClaimJobArgs(target, plan.job, plan.resourceVersion, plan.annotations);
     case "viewAdminConfig":
       return buildConfigViewArgs(target);
     case "applyCredential":

@@ -472,6 +472,121 @@ export const buildDeleteCredentialArgs = defineCall(
   ],
 );
 
+/** The Lease resource, fully named: no other group's `leases` can be meant. */
+const LEASES = "leases.coordination.k8s.io";
+
+/** Reads one Lease (an instance's, serve) as JSON. */
+export const buildGetLeaseArgs = defineCall(CLUSTER_CALLS.getLease, (target: ClusterTarget, name: string): string[] => {
+  return [...buildGlobalArgs(target), "get", LEASES, name, "--request-timeout", API_REQUEST_TIMEOUT, "-o", "json"];
+});
+
+/** Lists the Leases matching a label selector as JSON (the instances', for an adopter, list and gc). */
+export const buildListLeasesArgs = defineCall(
+  CLUSTER_CALLS.listLeases,
+  (target: ClusterTarget, labelSelector: string): string[] => {
+    return [
+      ...buildGlobalArgs(target),
+      "get",
+      LEASES,
+      "--selector",
+      labelSelector,
+      "--request-timeout",
+      API_REQUEST_TIMEOUT,
+      "-o",
+      "json",
+    ];
+  },
+);
+
+/** `create -f -` of a Lease (JSON on stdin); prints it as stored. */
+export const buildCreateLeaseArgs = defineCall(CLUSTER_CALLS.createLease, (target: ClusterTarget): string[] => {
+  return [...buildGlobalArgs(target), "create", "--request-timeout", API_REQUEST_TIMEOUT, "-f", "-", "-o", "json"];
+});
+
+/**
+ * `replace -f -` of a Lease (JSON on stdin) carrying the resourceVersion it was read at: a PUT the API server refuses
+ * with 409 Conflict when the Lease changed since, so a renewal never overwrites another holder's.
+ */
+export const buildUpdateLeaseArgs = defineCall(CLUSTER_CALLS.updateLease, (target: ClusterTarget): string[] => {
+  return [...buildGlobalArgs(target), "replace", "--request-timeout", API_REQUEST_TIMEOUT, "-f", "-", "-o", "json"];
+});
+
+/** Deletes one Lease; already gone is not an error. */
+export const buildDeleteLeaseArgs = defineCall(
+  CLUSTER_CALLS.deleteLease,
+  (target: ClusterTarget, name: string): string[] => {
+    return [
+      ...buildGlobalArgs(target),
+      "delete",
+      LEASES,
+      name,
+      "--ignore-not-found",
+      "--wait=false",
+      "--request-timeout",
+      API_REQUEST_TIMEOUT,
+    ];
+  },
+);
+
+/**
+ * Deletes one Lease only if it is still at the resourceVersion read: `delete --raw` with DeleteOptions on stdin
+ * (`buildDeleteLeaseBody`), answered 409 Conflict when it was renewed since, 404 when it is gone.
+ */
+export const buildDeleteLeaseAtVersionArgs = defineCall(
+  CLUSTER_CALLS.deleteLease,
+  (target: ClusterTarget, namespace: string, name: string): string[] => {
+    return [
+      ...buildGlobalArgs(target),
+      "delete",
+      "--raw",
+      `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${name}`,
+      "-f",
+      "-",
+      "--request-timeout",
+      API_REQUEST_TIMEOUT,
+    ];
+  },
+);
+
+/** The DeleteOptions of a Lease's delete at a version (JSON, for `buildDeleteLeaseAtVersionArgs`' stdin). */
+export function buildDeleteLeaseBody(resourceVersion: string): string {
+  return JSON.stringify({ kind: "DeleteOptions", apiVersion: "v1", preconditions: { resourceVersion } });
+}
+
+/**
+ * The claim of a run by an adopter: a JSON merge patch of the Job's annotations that carries metadata.resourceVersion,
+ * which the API server takes as a precondition (409 Conflict when the Job changed since it was read). Prints the Job.
+ */
+export const buildClaimJobArgs = defineCall(
+  CLUSTER_CALLS.claimJob,
+  (
+    target: ClusterTarget,
+    jobName: string,
+    resourceVersion: string,
+    annotations: Readonly<Record<string, string>>,
+  ): string[] => {
+    return [
+      ...buildGlobalArgs(target),
+      "patch",
+      "job",
+      jobName,
+      "--type",
+      "merge",
+      "-p",
+      buildClaimPatch(resourceVersion, annotations),
+      "--request-timeout",
+      API_REQUEST_TIMEOUT,
+      "-o",
+      "json",
+    ];
+  },
+);
+
+/** The claim's merge patch (both transports send it): the annotations, and the version the Job must still be at. */
+export function buildClaimPatch(resourceVersion: string, annotations: Readonly<Record<string, string>>): string {
+  return JSON.stringify({ metadata: { resourceVersion, annotations } });
+}
+
 /** The admin's calls (`credentials`): declared with their permissions for the record, never part of the runner's Role. */
 export const ADMIN_KUBECTL_CALLS: readonly CallDeclaration[] = [
   buildConfigViewArgs,
@@ -505,4 +620,11 @@ export const KUBECTL_CALLS: readonly CallDeclaration[] = [
   buildCreateBudgetArgs,
   buildListBudgetsArgs,
   buildDeleteBudgetArgs,
+  buildGetLeaseArgs,
+  buildListLeasesArgs,
+  buildCreateLeaseArgs,
+  buildUpdateLeaseArgs,
+  buildClaimJobArgs,
+  buildDeleteLeaseArgs,
+  buildDeleteLeaseAtVersionArgs,
 ];

@@ -2,6 +2,7 @@
 import type { IJob } from "kubernetes-models/batch/v1/Job";
 import type { IEvent } from "kubernetes-models/v1/Event";
 import type { IPod } from "kubernetes-models/v1/Pod";
+import type { ILease } from "kubernetes-models/coordination.k8s.io/v1/Lease";
 import type { IPodDisruptionBudget } from "kubernetes-models/policy/v1/PodDisruptionBudget";
 import { PassThrough } from "node:stream";
 import { describeError } from "../../core/errors.js";
@@ -30,7 +31,15 @@ import {
   buildAnnotateJobArgs,
   buildApplyCredentialArgs,
   buildClaimBody,
+  buildClaimJobArgs,
   buildClaimPlaceholderArgs,
+  buildCreateLeaseArgs,
+  buildDeleteLeaseArgs,
+  buildDeleteLeaseAtVersionArgs,
+  buildDeleteLeaseBody,
+  buildGetLeaseArgs,
+  buildListLeasesArgs,
+  buildUpdateLeaseArgs,
   buildClientVersionArgs,
   buildConfigViewArgs,
   buildCreateArgs,
@@ -279,6 +288,60 @@ export class KubectlCluster implements Cluster {
     const stdout = await this.#call(buildDeleteJobsBySelectorArgs(this.#target(namespace), labelSelector), options);
     // kubectl prints one `job.batch "NAME" deleted` line per Job.
     return [...stdout.matchAll(/^job(?:\.batch)? "([^"]+)" deleted/gm)].map((match) => match[1]!);
+  }
+
+  async claimJob(
+    namespace: Namespace,
+    name: string,
+    resourceVersion: string,
+    annotations: Readonly<Record<string, string>>,
+    options?: CallOptions,
+  ): Promise<IJob> {
+    return this.#callJson<IJob>(
+      buildClaimJobArgs(this.#target(namespace), name, resourceVersion, annotations),
+      options,
+    );
+  }
+
+  getLease(namespace: Namespace, name: string, options?: CallOptions): Promise<ILease> {
+    return this.#callJson<ILease>(buildGetLeaseArgs(this.#target(namespace), name), options);
+  }
+
+  async listLeases(namespace: Namespace, labelSelector: string, options?: CallOptions): Promise<ILease[]> {
+    return readItems<ILease>(
+      await this.#callJson(buildListLeasesArgs(this.#target(namespace), labelSelector), options),
+    );
+  }
+
+  createLease(namespace: Namespace, lease: ILease, options?: CallOptions): Promise<ILease> {
+    return this.#callJson<ILease>(buildCreateLeaseArgs(this.#target(namespace)), options, JSON.stringify(lease));
+  }
+
+  updateLease(namespace: Namespace, lease: ILease, options?: CallOptions): Promise<ILease> {
+    return this.#callJson<ILease>(buildUpdateLeaseArgs(this.#target(namespace)), options, JSON.stringify(lease));
+  }
+
+  async deleteLease(
+    namespace: Namespace,
+    name: string,
+    options: CallOptions & { readonly resourceVersion?: string } = {},
+  ): Promise<"deleted" | "absent"> {
+    try {
+      if (options.resourceVersion === undefined) {
+        // --ignore-not-found: kubectl says nothing for a Lease that was not there.
+        const stdout = await this.#call(buildDeleteLeaseArgs(this.#target(namespace), name), options);
+        return /deleted/.test(stdout) ? "deleted" : "absent";
+      }
+      await this.#call(
+        buildDeleteLeaseAtVersionArgs(this.#target(namespace), namespace ?? "default", name),
+        options,
+        buildDeleteLeaseBody(options.resourceVersion),
+      );
+      return "deleted";
+    } catch (error) {
+      if (error instanceof ClusterError && error.code === "not-found") return "absent";
+      throw error;
+    }
   }
 
   async createDisruptionBudget(

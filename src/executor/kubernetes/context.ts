@@ -61,6 +61,11 @@ export interface ExecutorSettings {
   /** The runner process (host name, pid), recorded on the Job as its owner; resolved at the CLI edge. */
   readonly owner?: ProcessIdentity;
   /**
+   * Annotations of the caller's on the Job (not its pod), set at create beside the runner's own: serve's owning
+   * instance and what an adopter needs to continue the run (src/serve/run-ownership.ts). Never a secret.
+   */
+  readonly jobAnnotations?: Readonly<Record<string, string>>;
+  /**
    * Before creating the Job, look for a warm placeholder whose requests cover the run's and claim it (delete it), so
    * the pod lands on the node it held (default true: one list call per run, and a delete when one is there).
    */

@@ -81,6 +81,7 @@ export function buildRunManifest(
     budgetSeconds: Math.ceil(s.timeoutMs / 1000),
     createToken,
     ...(s.owner ? { owner: s.owner } : {}),
+    ...(s.jobAnnotations ? { jobAnnotations: s.jobAnnotations } : {}),
     ...(s.cacheBackend?.kind === "pvc" && (s.caches?.length ?? 0) > 0
       ? { cacheClaim: { claim: s.cacheBackend.claim, repo: s.cacheBackend.repo } }
       : {}),

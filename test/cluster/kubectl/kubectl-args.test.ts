@@ -40,6 +40,7 @@ describe("the kubectl call builders", () => {
       { apiGroup: "", resource: "pods/exec", verbs: ["create", "get"] },
       { apiGroup: "", resource: "pods/log", verbs: ["get"] },
       { apiGroup: "batch", resource: "jobs", verbs: ["create", "delete", "get", "list", "patch", "watch"] },
+      { apiGroup: "coordination.k8s.io", resource: "leases", verbs: ["create", "delete", "get", "list", "update"] },
       { apiGroup: "policy", resource: "poddisruptionbudgets", verbs: ["create", "delete", "list"] },
     ]);
   });
@@ -65,6 +66,32 @@ describe("the kubectl call builders", () => {
     assert.deepEqual(args.slice(0, 7), ["--namespace", "ci", "patch", "job", "knotless-run-1", "--type", "merge"]);
     assert.deepEqual(JSON.parse(args[args.indexOf("-p") + 1]!), {
       metadata: { annotations: { "knotless.dev/heartbeat": "2026-01-01T00:00:00.000Z" } },
+    });
+  });
+
+  it("build the claim of a run as one merge patch that carries the resourceVersion the Job must still be at", () => {
+    const args = kubectlArgs.buildClaimJobArgs({ namespace: "ci" }, "knotless-run-1", "4711", {
+      "knotless.dev/instance": "b",
+    });
+    assert.deepEqual(args.slice(0, 7), ["--namespace", "ci", "patch", "job", "knotless-run-1", "--type", "merge"]);
+    assert.deepEqual(JSON.parse(args[args.indexOf("-p") + 1]!), {
+      metadata: { resourceVersion: "4711", annotations: { "knotless.dev/instance": "b" } },
+    });
+  });
+
+  it("name the Lease resource with its group, and replace a Lease rather than apply it (a PUT at the version read)", () => {
+    assert.deepEqual(kubectlArgs.buildGetLeaseArgs({ namespace: "ci" }, "knotless-instance-a").slice(0, 5), [
+      "--namespace",
+      "ci",
+      "get",
+      "leases.coordination.k8s.io",
+      "knotless-instance-a",
+    ]);
+    assert.equal(kubectlArgs.buildUpdateLeaseArgs({ namespace: "ci" })[2], "replace");
+    assert.deepEqual(JSON.parse(kubectlArgs.buildDeleteLeaseBody("9")), {
+      kind: "DeleteOptions",
+      apiVersion: "v1",
+      preconditions: { resourceVersion: "9" },
     });
   });
 

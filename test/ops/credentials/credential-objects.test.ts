@@ -29,6 +29,11 @@ describe("the credential's Role", () => {
       { apiGroups: [""], resources: ["pods/exec"], verbs: ["create", "get"] },
       { apiGroups: [""], resources: ["pods/log"], verbs: ["get"] },
       { apiGroups: ["batch"], resources: ["jobs"], verbs: ["create", "delete", "get", "list", "patch", "watch"] },
+      {
+        apiGroups: ["coordination.k8s.io"],
+        resources: ["leases"],
+        verbs: ["create", "delete", "get", "list", "update"],
+      },
       { apiGroups: ["policy"], resources: ["poddisruptionbudgets"], verbs: ["create", "delete", "list"] },
     ]);
     assert.deepEqual(role.rules, buildRoleRules(collectCallPermissions()));

@@ -107,6 +107,7 @@ describe("runDoctor", () => {
       "permission pods/exec": "ok",
       "permission pods/log": "ok",
       "permission jobs.batch": "ok",
+      "permission leases.coordination.k8s.io": "ok",
       "permission poddisruptionbudgets.policy": "ok",
       credential: "ok",
       nodes: "skip",
