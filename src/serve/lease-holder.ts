@@ -93,6 +93,25 @@ export class LeaseHolder {
     this.#schedule();
   }
 
+  /**
+   * Takes the Lease as acquire does; when it cannot (an unreachable cluster, a Role without leases), says why and keeps
+   * trying at the renewal interval instead of failing, so a service that needs no cluster to start still starts.
+   * Until the Lease is held, an instance with --adopt may take this instance's runs. Resolves with whether it is held.
+   */
+  async acquireOrKeepTrying(): Promise<boolean> {
+    try {
+      await this.acquire();
+      return true;
+    } catch (error) {
+      this.#lost = true;
+      this.#options.warn(
+        `${describeError(error)}: serving without it for now, trying again every ${formatDuration(this.#renewIntervalMs)} (until it is held, an instance with --adopt may take this instance's runs)`,
+      );
+      this.#schedule();
+      return false;
+    }
+  }
+
   /** Reads the Lease and writes it renewed (created when absent); one more read and write after a conflict. */
   async #write(): Promise<void> {
     const { cluster, namespace } = this.#options;

@@ -35,7 +35,7 @@ export async function acquireInstanceLease(
     durationSeconds: settings.leaseDurationSeconds,
     warn,
   });
-  await holder.acquire();
+  await holder.acquireOrKeepTrying();
   return holder;
 }
 

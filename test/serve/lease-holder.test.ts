@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, it } from "node:test";
-import { ForbiddenError } from "../../src/cluster/errors.js";
+import { ForbiddenError, NotFoundError } from "../../src/cluster/errors.js";
 import { InfraError } from "../../src/core/errors.js";
 import { readLeaseState } from "../../src/manifests/instance-lease.js";
 import { LeaseHolder, deriveRenewIntervalMs } from "../../src/serve/lease-holder.js";
@@ -124,6 +124,24 @@ describe("LeaseHolder", () => {
       assert.match(error.message, /knotless-instance-a of instance a: .*forbidden/);
       return true;
     });
+  });
+
+  it("starts without the Lease when the cluster refuses it, says why, and takes it once the cluster allows", async () => {
+    const objects = new MemoryObjects();
+    const warnings: string[] = [];
+    const readLease = (_ns: unknown, name: string) => objects.leases.get(name) ?? new NotFoundError("not found");
+    objects.cluster.on("getLease", new ForbiddenError("leases.coordination.k8s.io is forbidden"), readLease);
+    const holder = makeHolder(objects, warnings);
+    try {
+      assert.equal(await holder.acquireOrKeepTrying(), false);
+      assert.equal(holder.held, false);
+      assert.match(warnings.join("\n"), /knotless-instance-a of instance a: .*forbidden: serving without it for now/);
+      for (let i = 0; i < 100 && !holder.held; i++) await sleep(10);
+      assert.equal(holder.held, true, "held once the cluster allows it");
+      assert.equal(objects.leases.get(NAME)?.spec?.holderIdentity, "a");
+    } finally {
+      await holder.release();
+    }
   });
 
   it("renews every third of the Lease's duration by default", () => {
