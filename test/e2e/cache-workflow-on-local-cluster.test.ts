@@ -303,7 +303,7 @@ describe("workflow caches and artifacts on the local cluster", { skip, concurren
     );
     assert.match(
       refused.log,
-      /warning: cache hostile-1: restore failed after \d+ms, the run goes on without it: the stored entry was refused on this host: .*"work\/evil\/passwd" is refused/,
+      /warning: cache hostile-1: restore failed after [\d.]+m?s, the run goes on without it: the stored entry was refused on this host: .*"work\/evil\/passwd" is refused/,
     );
     assert.equal(report.save.status, "saved", "the refused entry's key was free again");
 

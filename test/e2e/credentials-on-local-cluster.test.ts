@@ -16,6 +16,7 @@ import { Kubectl } from "../../src/cluster/kubectl/kubectl.js";
 import { KubectlCluster } from "../../src/cluster/kubectl/kubectl-cluster.js";
 import { openApiCluster } from "../../src/cluster/api/open-api-cluster.js";
 import { ForbiddenError } from "../../src/cluster/errors.js";
+import { buildInstanceLease } from "../../src/manifests/instance-lease.js";
 import { exampleSettings } from "../support/example-settings.js";
 import { makeWorkspace, readResult, REPO_ROOT, runCli, startCli, type CliRun } from "../support/run-cli.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
@@ -357,6 +358,11 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
         "list batch/jobs",
         "patch batch/jobs",
         "watch batch/jobs",
+        "create coordination.k8s.io/leases",
+        "delete coordination.k8s.io/leases",
+        "get coordination.k8s.io/leases",
+        "list coordination.k8s.io/leases",
+        "update coordination.k8s.io/leases",
         "create policy/poddisruptionbudgets",
         "delete policy/poddisruptionbudgets",
         "list policy/poddisruptionbudgets",
@@ -378,6 +384,32 @@ describe("the scoped credential on the local cluster", { skip, concurrency: 1, t
       .filter((r) => r.verbs.length > 0);
     const title = `without ${verb} on ${rule.resource}`;
     const expected = denial(verb, rule.resource, rule.apiGroup);
+
+    if (rule.resource === "leases") {
+      // Only serve's instances hold Leases (serve --instance, --adopt): a run makes no Lease call, so each verb is
+      // proven by the call that needs it, through the API transport (kubectl's builders have their own tests).
+      it(`${title}, the instance Lease's ${verb} is refused naming ${verb} and leases`, async () => {
+        await applyRole(without);
+        const api = await openApiCluster({ files: [scoped], explicit: true }, { env: {} });
+        const lease = buildInstanceLease(NAMESPACE, { instance: "scoped", durationSeconds: 15, now: Date.now() });
+        const calls: Record<string, () => Promise<unknown>> = {
+          get: () => api.getLease(NAMESPACE, "knotless-instance-scoped"),
+          list: () => api.listLeases(NAMESPACE, "knotless.dev/instance"),
+          create: () => api.createLease(NAMESPACE, lease),
+          update: () => api.updateLease(NAMESPACE, { ...lease, metadata: { ...lease.metadata, resourceVersion: "1" } }),
+          delete: () => api.deleteLease(NAMESPACE, "knotless-instance-scoped"),
+        };
+        try {
+          await assert.rejects(
+            calls[verb]!(),
+            (error) => error instanceof ForbiddenError && error.verb === verb && expected.test(error.message),
+          );
+        } finally {
+          await api.close();
+        }
+      });
+      continue;
+    }
 
     if (rule.resource === "jobs" && (verb === "get" || verb === "list")) {
       // No step of a normal run makes these calls: `get job` reads back a create that may or may not have happened,

@@ -240,7 +240,7 @@ describe("operating the runner on the local cluster", { skip, concurrency: 1, ti
     await Promise.all([live.waitFor(/^step-waits$/m), doomed.waitFor(/^step-waits$/m)]);
     const list = await cli(via, ["list"], env);
     assert.equal(list.code, 0, list.stderr);
-    assert.match(list.stdout, /^RUN ID +ROLE +PHASE +AGE +HEARTBEAT +OWNER +NODE +LEFT +POD ENDED$/m);
+    assert.match(list.stdout, /^RUN ID +ROLE +PHASE +AGE +HEARTBEAT +OWNER +INSTANCE +NODE +LEFT +POD ENDED$/m);
     assert.match(
       list.stdout,
       new RegExp(`^gc-live +run +running +\\S+ +\\S+ +${live.pid}@\\S+ +local-node-1 +- +-$`, "m"),
