@@ -243,7 +243,7 @@ describe("operating the runner on the local cluster", { skip, concurrency: 1, ti
     assert.match(list.stdout, /^RUN ID +ROLE +PHASE +AGE +HEARTBEAT +OWNER +INSTANCE +NODE +LEFT +POD ENDED$/m);
     assert.match(
       list.stdout,
-      new RegExp(`^gc-live +run +running +\\S+ +\\S+ +${live.pid}@\\S+ +local-node-1 +- +-$`, "m"),
+      new RegExp(`^gc-live +run +running +\\S+ +\\S+ +${live.pid}@\\S+ +- +local-node-1 +- +-$`, "m"),
       list.stdout,
     );
     const json = JSON.parse((await cli(via, ["list", "--json"], env)).stdout) as {
