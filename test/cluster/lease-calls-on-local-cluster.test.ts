@@ -49,7 +49,8 @@ describe("Leases and claims against the local cluster", { timeout: 120_000 }, ()
           kubectlPath: listKubectlBinaries().at(-1)!.path,
           transport,
         },
-        {},
+        // kubectl without HOME writes its discovery cache into the working directory: the checkout.
+        process.env,
       );
       const instance = `i-${transport}`;
       const holder = new LeaseHolder({
