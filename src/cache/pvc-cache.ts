@@ -21,6 +21,9 @@ import { runExec } from "../cluster/run-exec.js";
 import { RUN_CONTAINER } from "../manifests/names.js";
 import { selectEntry } from "./select-entry.js";
 
+/** The most a claim's listing may print: it grows with the entries, far past a helper's few lines. */
+const LISTING_MAX_BYTES = 64 * 1024 * 1024;
+
 /** Runs one argv in the run pod (no stdin) and gives back how it ended: an exec, or a test's sandbox. */
 export type PodExec = (argv: readonly string[]) => Promise<PvcCommandOutput>;
 
@@ -35,13 +38,18 @@ export function createClusterPodExec(
   signal?: AbortSignal,
 ): PodExec {
   return async (argv) => {
-    const { end, stdout } = await runExec(cluster, {
-      namespace,
-      pod,
-      container: RUN_CONTAINER,
-      command: argv,
-      ...(signal ? { signal } : {}),
-    });
+    const { end, stdout } = await runExec(
+      cluster,
+      {
+        namespace,
+        pod,
+        container: RUN_CONTAINER,
+        command: argv,
+        ...(signal ? { signal } : {}),
+      },
+      undefined,
+      LISTING_MAX_BYTES,
+    );
     return end.kind === "exit"
       ? { exitCode: end.code, stdout, stderr: `${end.tags}${end.stderr}` }
       : { exitCode: -1, stdout, stderr: `${end.tags}${end.stderr}${describeExecSaid(end)}\n` };

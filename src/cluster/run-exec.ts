@@ -1,4 +1,5 @@
-// An exec whose stdout is small: written stdin (if any), stdout collected, and how it ended.
+// An exec whose stdout is small: written stdin (if any), stdout collected (bounded), and how it ended.
+import { ClusterError } from "./errors.js";
 import type { RunCluster } from "./cluster.js";
 import type { ExecEnd, ExecRequest } from "./exec.js";
 
@@ -8,14 +9,19 @@ export interface ExecOutput {
   readonly stdout: string;
 }
 
+/** The most stdout a collected exec keeps: its callers read a few lines (a pod could print without end). */
+export const MAX_COLLECTED_STDOUT_BYTES = 1024 * 1024;
+
 /**
  * Runs an exec to its end with `stdin` (text, then half-closed) when given, and collects stdout as UTF-8: for the
- * short calls (a kill, a listing, the secrets). Rejects only as Cluster.exec does.
+ * short calls (a kill, a listing, the secrets). Past `maxBytes` of stdout the session is killed and the exec ends
+ * `failed`, saying so. Rejects only as Cluster.exec does.
  */
 export async function runExec(
   cluster: Pick<RunCluster, "exec">,
   request: Omit<ExecRequest, "stdin">,
   stdin?: string,
+  maxBytes = MAX_COLLECTED_STDOUT_BYTES,
 ): Promise<ExecOutput> {
   const session = await cluster.exec({ ...request, stdin: stdin === undefined ? { kind: "none" } : { kind: "pipe" } });
   if (session.stdin) {
@@ -23,7 +29,25 @@ export async function runExec(
     session.stdin.end(stdin);
   }
   const chunks: Buffer[] = [];
-  session.stdout.on("data", (chunk: Buffer) => chunks.push(chunk));
+  let bytes = 0;
+  let overflowed = false;
+  session.stdout.on("data", (chunk: Buffer) => {
+    if (overflowed) return;
+    bytes += chunk.length;
+    if (bytes > maxBytes) {
+      overflowed = true;
+      session.kill();
+      return;
+    }
+    chunks.push(chunk);
+  });
   const end = await session.ended;
+  if (overflowed) {
+    const error = new ClusterError("other", `the command printed more than ${maxBytes} bytes, more than it may`);
+    return {
+      end: { kind: "failed", error, tags: end.tags, stderr: end.stderr, how: "stdout past its bound" },
+      stdout: "",
+    };
+  }
   return { end, stdout: Buffer.concat(chunks).toString("utf8") };
 }

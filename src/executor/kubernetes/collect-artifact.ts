@@ -86,7 +86,13 @@ export async function collectArtifact(
 
 /** Runs `list-files` on the plan's roots: the pod's regular files there, absolute. */
 async function listPodFiles(ctx: ExecutorContext, pod: RunPod, plan: ArtifactPlan): Promise<string[]> {
-  const listed = await runExec(ctx.cluster, buildPodExec(ctx, pod.name, cacheHelperCommand.listFiles(plan.listRoots)));
+  // Every path under the artifact's roots: as wide a bound as an artifact's files may need.
+  const listed = await runExec(
+    ctx.cluster,
+    buildPodExec(ctx, pod.name, cacheHelperCommand.listFiles(plan.listRoots)),
+    undefined,
+    64 * 1024 * 1024,
+  );
   if (ctx.signal.aborted) throw new CancelledError();
   if (!isExecSuccess(listed.end) || !listed.end.tags.includes(FILES_LISTED_TAG)) {
     throw new ArtifactError(
