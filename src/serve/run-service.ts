@@ -85,6 +85,10 @@ export interface RunView {
   readonly repo?: string;
   readonly reason?: string;
   readonly result?: unknown;
+  /** The `--instance` that answers for the run: this service's, or the one that adopted it while this one was away. */
+  readonly instance?: string;
+  /** The instance this service adopted the run from. */
+  readonly adoptedFrom?: string;
 }
 
 /** Most events read from the store at once for an /events follower. */
@@ -562,6 +566,7 @@ export class RunService {
       ...(run.repo ? { repo: run.repo } : {}),
       ...(run.reason ? { reason: hide(run.reason) as string } : {}),
       ...(result !== undefined ? { result: hide(result) } : {}),
+      ...viewOwnership(run, this.#options.instance),
     };
   }
 
@@ -711,6 +716,7 @@ export class RunService {
           request: JSON.stringify({ adoptedFrom: adoption.from }),
           hasSecrets: plan.secretNames.length > 0,
           reason,
+          adoptedFrom: adoption.from,
         },
         at,
       );
@@ -732,6 +738,7 @@ export class RunService {
       runId,
       new Date().toISOString(),
       `adopted by ${by} while this service was away: ${by} finishes it and answers for it; its Job is left to it`,
+      owner ?? "another instance",
     );
     if (event) this.#hub.publish();
   }
@@ -845,4 +852,16 @@ function isDirectory(path: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** Who answers for a run: the adopter that took it from this service, else this service's own `--instance`. */
+function viewOwnership(
+  run: Pick<StoredRun, "adoptedBy" | "adoptedFrom">,
+  instance: string | undefined,
+): Pick<RunView, "instance" | "adoptedFrom"> {
+  const owner = run.adoptedBy ?? instance;
+  return {
+    ...(owner !== undefined ? { instance: owner } : {}),
+    ...(run.adoptedFrom !== null ? { adoptedFrom: run.adoptedFrom } : {}),
+  };
 }

@@ -51,6 +51,10 @@ export interface StoredRun {
   readonly plan: string | null;
   /** The run's latest checkpoint (src/run/run-checkpoint.ts) as JSON, while it runs: where a restart re-attaches. */
   readonly checkpoint: string | null;
+  /** The instance that took the run over while this service was away (its Job's owner annotation then); null: none. */
+  readonly adoptedBy: string | null;
+  /** The instance this service adopted the run from, whose Lease had expired; null: the run was submitted here. */
+  readonly adoptedFrom: string | null;
 }
 
 export interface StatusEvent {
@@ -75,7 +79,9 @@ export type NewRun = Omit<
   | "interrupted"
   | "plan"
   | "checkpoint"
-> & { readonly status: "pending" | "skipped"; readonly reason?: string };
+  | "adoptedBy"
+  | "adoptedFrom"
+> & { readonly status: "pending" | "skipped"; readonly reason?: string; readonly adoptedFrom?: string };
 
 const SCHEMA_VERSION = 1;
 
@@ -101,7 +107,9 @@ CREATE TABLE IF NOT EXISTS runs (
   step INTEGER,
   interrupted INTEGER NOT NULL DEFAULT 0,
   plan TEXT,
-  checkpoint TEXT
+  checkpoint TEXT,
+  adopted_by TEXT,
+  adopted_from TEXT
 );
 CREATE INDEX IF NOT EXISTS runs_by_status ON runs (status, seq);
 CREATE INDEX IF NOT EXISTS runs_by_finish ON runs (finished_at);
@@ -136,6 +144,8 @@ interface RunRow {
   interrupted: number;
   plan: string | null;
   checkpoint: string | null;
+  adopted_by: string | null;
+  adopted_from: string | null;
 }
 
 function toRun(row: RunRow): StoredRun {
@@ -160,6 +170,8 @@ function toRun(row: RunRow): StoredRun {
     interrupted: row.interrupted === 1,
     plan: row.plan,
     checkpoint: row.checkpoint,
+    adoptedBy: row.adopted_by,
+    adoptedFrom: row.adopted_from,
   };
 }
 
@@ -203,6 +215,8 @@ export class RunStore {
       if (!columns.has("interrupted")) db.exec("ALTER TABLE runs ADD COLUMN interrupted INTEGER NOT NULL DEFAULT 0");
       if (!columns.has("plan")) db.exec("ALTER TABLE runs ADD COLUMN plan TEXT");
       if (!columns.has("checkpoint")) db.exec("ALTER TABLE runs ADD COLUMN checkpoint TEXT");
+      if (!columns.has("adopted_by")) db.exec("ALTER TABLE runs ADD COLUMN adopted_by TEXT");
+      if (!columns.has("adopted_from")) db.exec("ALTER TABLE runs ADD COLUMN adopted_from TEXT");
       const version = db.prepare("SELECT value FROM meta WHERE key = 'schema'").get() as { value: string } | undefined;
       if (version === undefined)
         db.prepare("INSERT INTO meta (key, value) VALUES ('schema', ?)").run(String(SCHEMA_VERSION));
@@ -246,8 +260,8 @@ export class RunStore {
       if (existing) return { run: existing, created: false };
       this.#db
         .prepare(
-          `INSERT INTO runs (run_id, status, repo, workflow, job_name, target, out_dir, request, has_secrets, created_at, started_at, finished_at, reason)
-           VALUES (@runId, @status, @repo, @workflow, @jobName, @target, @outDir, @request, @hasSecrets, @at, NULL, @finishedAt, @reason)`,
+          `INSERT INTO runs (run_id, status, repo, workflow, job_name, target, out_dir, request, has_secrets, created_at, started_at, finished_at, reason, adopted_from)
+           VALUES (@runId, @status, @repo, @workflow, @jobName, @target, @outDir, @request, @hasSecrets, @at, NULL, @finishedAt, @reason, @adoptedFrom)`,
         )
         .run({
           ...run,
@@ -255,6 +269,7 @@ export class RunStore {
           at,
           finishedAt: run.status === "skipped" ? at : null,
           reason: run.reason ?? null,
+          adoptedFrom: run.adoptedFrom ?? null,
         });
       const event = this.#insertEvent(run.runId, run.status, at, run.reason);
       return { run: this.getRun(run.runId)!, created: true, event };
@@ -279,11 +294,17 @@ export class RunStore {
     })();
   }
 
-  /** Records a run a stopped service left pending or running as failed and interrupted, with the event; undefined when it is over already. */
-  markInterrupted(runId: string, at: string, reason: string): StatusEvent | undefined {
+  /**
+   * Records a run a stopped service left pending or running as failed and interrupted, with the event (and the
+   * instance that took it over meanwhile, when one did); undefined when it is over already.
+   */
+  markInterrupted(runId: string, at: string, reason: string, adoptedBy?: string): StatusEvent | undefined {
     return this.#db.transaction(() => {
       const event = this.setStatus(runId, "failed", at, reason);
-      if (event) this.#db.prepare("UPDATE runs SET interrupted = 1 WHERE run_id = ?").run(runId);
+      if (event)
+        this.#db
+          .prepare("UPDATE runs SET interrupted = 1, adopted_by = ? WHERE run_id = ?")
+          .run(adoptedBy ?? null, runId);
       return event;
     })();
   }

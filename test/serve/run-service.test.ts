@@ -12,6 +12,7 @@ import { XrpcError } from "../../src/serve/http-errors.js";
 import { loadLexicons } from "../../src/serve/lexicon-schemas.js";
 import type { RunDefaults, SubmitRunInput } from "../../src/serve/prepare-submission.js";
 import type { RunResult } from "../../src/run/run-result.js";
+import { readRunPlan } from "../../src/run/run-plan.js";
 import { RunService } from "../../src/serve/run-service.js";
 import { RunStore, type StatusEvent } from "../../src/serve/run-store.js";
 import { WorkflowError } from "../../src/workflow/workflow-errors.js";
@@ -730,6 +731,61 @@ describe("the run service", () => {
     assert.equal(run.result.errorReason, "runner-lost");
     assert.match(run.result.error, /its Job knotless-run-gone is gone/);
     await g.release("gone");
+  });
+
+  it("says in getRun and listRuns which instance answers for each run: its own, the adopter of a run taken while it was away, and where an adopted run came from", async () => {
+    const g = gate();
+    const { store, submit, stateDir } = makeService({ maxRuns: 2, script: { runStep: g.runStep } });
+    await submit("taken");
+    for (let i = 0; i < 400 && !store.getRun("taken")?.checkpoint?.includes('"phase":"steps"'); i++)
+      await new Promise((r) => setTimeout(r, 5));
+    const attachOnly = (ctx: ConstructorParameters<typeof ScriptedExecutor>[0]) =>
+      new ScriptedExecutor(ctx, {
+        attach: async () => ({
+          pod: SCRIPTED_POD,
+          state: { uploaded: true, secrets: false, outputsPacked: false, steps: new Map() },
+          secrets: [],
+        }),
+      });
+    const again = new RunService({
+      stateDir: join(stateDir, "state"),
+      store,
+      instance: "a",
+      defaults: { target: {}, podTimeoutMs: 1, maxOutputBytes: 1 << 20, maxLogBytes: 1 << 20, checkoutRoot: stateDir },
+      limits: { maxRuns: 2, maxQueued: 2, maxWorkflowBytes: 10_000, maxSecrets: 1, maxSecretBytes: 1 },
+      cluster: new KubectlCluster(new Kubectl({ binary: "/nonexistent" })),
+      createExecutor: attachOnly,
+      warn: () => undefined,
+    });
+    again.markAdoptedElsewhere("taken", "b");
+    const plan = store.getRun("taken")!.plan!;
+    assert.equal(
+      again.adoptRun({
+        continuation: { plan: readRunPlan(plan.replaceAll('"taken"', '"from-c"')), repo: null, workflow: "ci" },
+        namespace: "ci",
+        from: "c",
+      }),
+      true,
+    );
+    await again.whenIdle();
+    const taken = await again.getRun("taken");
+    assert.equal(taken.status, "failed");
+    assert.equal(taken.instance, "b");
+    assert.equal(taken.adoptedFrom, undefined);
+    const adopted = await again.getRun("from-c");
+    assert.equal(adopted.instance, "a");
+    assert.equal(adopted.adoptedFrom, "c");
+    const listed = await again.listRuns({});
+    assert.deepEqual(
+      listed.runs.map((run) => [run.runId, run.instance, run.adoptedFrom]),
+      [
+        ["from-c", "a", "c"],
+        ["taken", "b", undefined],
+      ],
+    );
+    const lexicons = await loadLexicons();
+    lexicons.output("dev.knotless.runner.listRuns", listed);
+    await g.release("taken");
   });
 
   it("refuses a resubmit of a run id that ended because the service stopped, with 409 RunInterrupted, rather than answering its stale status", async () => {
