@@ -33,10 +33,6 @@ export interface ApiServerOptions extends ApiContext {
   tls?: ServingCertificate;
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}
-
 /** Answers the fault admin endpoint: GET shows faults and firings, PUT replaces them (validated). */
 async function handleFaults(ctx: ApiContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
   if (req.method === "PUT" || req.method === "POST") {
@@ -61,6 +57,8 @@ export class ApiServer {
   private host = "127.0.0.1";
   private down = false;
   private downTimers: NodeJS.Timeout[] = [];
+  /** Ends each latency fault's wait early: close() calls them, so a stopped server holds no timer open. */
+  private latencyWaits = new Set<() => void>();
 
   constructor(private readonly opts: ApiServerOptions) {
     this.exec = new ExecServer(opts);
@@ -143,6 +141,7 @@ export class ApiServer {
 
   async close(): Promise<void> {
     this.downTimers.forEach(clearTimeout);
+    this.latencyWaits.forEach((end) => end());
     this.exec.closeAll();
     for (const s of this.sockets) s.destroy();
     await Promise.all([
@@ -160,15 +159,25 @@ export class ApiServer {
     if (!latency) return true;
     let gone = false;
     res?.once("close", () => (gone = true));
-    await sleep(latency.ms);
-    return !gone && !req.socket.destroyed;
+    let closed = false;
+    await new Promise<void>((resolve) => {
+      const end = (): void => {
+        clearTimeout(timer);
+        this.latencyWaits.delete(onClose);
+        resolve();
+      };
+      const onClose = (): void => ((closed = true), end());
+      const timer = setTimeout(end, latency.ms);
+      this.latencyWaits.add(onClose);
+    });
+    return !closed && !gone && !req.socket.destroyed;
   }
 
   private async handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     socket.on("error", () => undefined);
     this.opts.onRequest?.({ method: req.method ?? "GET", url: req.url ?? "/", upgrade: true });
     try {
-      await this.applyLatency(req);
+      if (!(await this.applyLatency(req))) return void socket.destroy();
       const url = new URL(req.url ?? "/", "http://local");
       const route = parseRoute(url.pathname);
       const method = req.method ?? "GET";

@@ -50,3 +50,13 @@ export async function assertNothingLeft(cluster: LocalCluster): Promise<void> {
     "a PodDisruptionBudget was left",
   );
 }
+
+/**
+ * How long after the local cluster evicted `pod` (its Evicted event) the run ended: the runner's reaction to the
+ * eviction, not the Job's create and the pod's start, which a loaded machine stretches.
+ */
+export function measureEvictionToEnd(cluster: LocalCluster, pod: string | undefined, finishedAt: string): number {
+  const evicted = cluster.objects("events").find((e) => e.reason === "Evicted" && e.involvedObject?.name === pod);
+  assert.ok(evicted?.firstTimestamp, `no Evicted event for pod ${pod}`);
+  return Date.parse(finishedAt) - Date.parse(String(evicted.firstTimestamp));
+}
