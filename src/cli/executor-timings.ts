@@ -27,5 +27,11 @@ export function readExecutorTimings(env: NodeJS.ProcessEnv): Partial<ExecutorTim
     throw new InputError(
       `${EXECUTOR_TIMINGS_VARIABLE} names timings that do not exist: ${unknown.join(", ")} (known: ${Object.keys(DEFAULT_TIMINGS).join(", ")})`,
     );
-  return { ...heartbeat, ...(parsed as Partial<ExecutorTimings>) };
+  const timings = parsed as Partial<ExecutorTimings>;
+  // The beat is rendered into the pod's shell: a whole number of seconds (busybox's sleep may take no fraction).
+  if (timings.beatSeconds !== undefined && !(Number.isSafeInteger(timings.beatSeconds) && timings.beatSeconds > 0))
+    throw new InputError(
+      `${EXECUTOR_TIMINGS_VARIABLE} expects beatSeconds to be a whole number of seconds > 0, got ${JSON.stringify(timings.beatSeconds)}`,
+    );
+  return { ...heartbeat, ...timings };
 }

@@ -430,7 +430,8 @@ export async function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEn
     raw.namespace ?? (raw.dryRun ? await readNamespaceForDryRun(raw, env) : undefined),
   );
   const podTimeoutMs = readDuration(raw.podTimeout ?? "15m", "--pod-timeout");
-  const podIdleTimeoutMs = readPodIdleTimeout(raw.podIdleTimeout);
+  const timings = readExecutorTimings(env);
+  const podIdleTimeoutMs = readPodIdleTimeout(raw.podIdleTimeout, timings.beatSeconds);
   const maxOutputBytes = readSize(raw.maxOutputBytes ?? "512Mi", "--max-output-bytes");
   const maxLogBytes = readSize(raw.maxLogBytes ?? "64Mi", "--max-log-bytes");
   // Last of the checks, since hashing the checkout's files for the cache keys can take a while.
@@ -483,7 +484,7 @@ export async function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEn
     transport: cluster.transport,
     dryRun: raw.dryRun ?? false,
     verbose: raw.verbose ?? false,
-    timings: readExecutorTimings(env),
+    timings,
     ...(cacheRepo ? { caches: { declared: declaredCaches, off: cacheFlags.off, repoFrom: cacheRepo.from } } : {}),
   };
 }

@@ -120,9 +120,9 @@ export function buildHelperScript(options: HelperOptions = {}): string {
  * of lines `find /work /steps` prints (src/transfer/transfer-receipt.ts). Whatever tar leaves unread is drained, so
  * the sender never writes into a closed pipe or blocks on a full one; a failing tar's exit code is the command's.
  */
-export function buildUploadCommand(): string[] {
+export function buildUploadCommand(beatSeconds?: number): string[] {
   const settings = {
-    ...buildBeatSettings(),
+    ...buildBeatSettings(beatSeconds),
     RECEIPT_PATH: `/${UPLOAD_RECEIPT_ARCHIVE_PATH}`,
     WORK_DIR: POD_WORK_DIR,
     STEPS_DIR: POD_STEPS_DIR,

@@ -8,10 +8,8 @@ import { KEEP_ALIVE_SH } from "./sh/embedded.gen.js";
 export const IDLE_EXIT_CODE = 75;
 /** The default of `--pod-idle-timeout`. */
 export const DEFAULT_POD_IDLE_SECONDS = 600;
-/** Seconds between two beats of a running exec. */
+/** Seconds between two beats of a running exec (the least `--pod-idle-timeout` is three, so one late beat never trips the guard). */
 export const BEAT_SECONDS = 5;
-/** The least `--pod-idle-timeout` takes: three beats, so one late beat (a loaded node) never trips the guard. */
-export const MIN_POD_IDLE_SECONDS = 3 * BEAT_SECONDS;
 /** Where the kubelet reads a container's termination message (the Kubernetes default path). */
 const TERMINATION_LOG = "/dev/termination-log";
 

@@ -10,6 +10,7 @@ import { startLocalCluster, type FaultConfig, type LocalCluster } from "../../lo
 import { measureEvictionToEnd } from "../support/local-cluster-e2e.js";
 import { makeWorkspace, readResult, REPO_ROOT, runCli } from "../support/run-cli.js";
 import { runWithKubectl } from "../support/run-library.js";
+import { DEFAULT_TIMINGS, type ExecutorTimings } from "../../src/executor/kubernetes/context.js";
 
 /** Async on purpose: the cluster serves from this process, so a synchronous kubectl call would deadlock. */
 const execFileAsync = promisify(execFile);
@@ -59,6 +60,13 @@ function sha256Tree(root: string): Map<string, string> {
   return sums;
 }
 
+/** A fault's retries with their attempts and budgets kept and their waits cut to a tenth: no test sleeps through a default backoff. */
+const FAULT_TIMINGS: Partial<ExecutorTimings> = {
+  execReadyRetry: { ...DEFAULT_TIMINGS.execReadyRetry, initialDelayMs: 50, maxDelayMs: 500 },
+  createRetry: { ...DEFAULT_TIMINGS.createRetry, initialDelayMs: 100, maxDelayMs: 800 },
+  reconnectRetry: { ...DEFAULT_TIMINGS.reconnectRetry, initialDelayMs: 50, maxDelayMs: 500 },
+};
+
 describe("the runner on the local cluster", { skip, concurrency: 1, timeout: 900_000 }, () => {
   let cluster: LocalCluster;
   before(async () => {
@@ -80,6 +88,7 @@ describe("the runner on the local cluster", { skip, concurrency: 1, timeout: 900
     cluster.setFaults(extra.faults ?? {});
     // The library through the API transport (the default), or through a given kubectl.
     return runWithKubectl({
+      ...(extra.faults ? { timings: FAULT_TIMINGS } : {}),
       kubectlPath: extra.kubectl ?? DEFAULT_KUBECTL,
       transport: extra.kubectl ? "kubectl" : "api",
       env: {},

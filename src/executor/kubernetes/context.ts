@@ -4,6 +4,7 @@ import type { CancelledError } from "../../core/errors.js";
 import type { RunEventInput } from "../../events/run-events.js";
 import type { ClusterTarget } from "../../cluster/cluster.js";
 import { RUN_CONTAINER } from "../../manifests/names.js";
+import { BEAT_SECONDS } from "../../pod/keep-alive.js";
 import type { RunCluster } from "../../cluster/cluster.js";
 import type { ProcessIdentity } from "../../manifests/owner.js";
 import type { StepSpec } from "../../workflow/steps-file.js";
@@ -130,6 +131,11 @@ export interface ExecutorTimings {
   readonly timedOutOutputMs: number;
   /** Seconds between SIGTERM and SIGKILL for a timed-out step's processes. */
   readonly killGraceSeconds: number;
+  /**
+   * Seconds between two beats of a runner exec (the helper's calls, the upload) for the pod's idle guard; the least
+   * `--pod-idle-timeout` is three of them. The PVC cache commands keep the default.
+   */
+  readonly beatSeconds: number;
   /** How long a step's kubectl may linger after the step's exit code arrived before it is stopped. */
   readonly execLingerMs: number;
   /** Poll intervals while waiting for the pod. */
@@ -176,6 +182,7 @@ export const DEFAULT_TIMINGS: ExecutorTimings = {
   killRetry: { budgetMs: 60_000, maxAttempts: 3, initialDelayMs: 500, maxDelayMs: 2000 },
   deleteRetry: { budgetMs: 30_000, maxAttempts: 4, initialDelayMs: 1000, maxDelayMs: 4000 },
   killGraceSeconds: 5,
+  beatSeconds: BEAT_SECONDS,
   execLingerMs: 5000,
   timedOutOutputMs: 30_000,
   podPollMs: [250, 250, 250, 250, 500, 500, 1000, 1000, 2000],

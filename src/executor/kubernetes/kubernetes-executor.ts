@@ -186,7 +186,9 @@ export class KubernetesExecutor implements Executor, ExecutorCrashPath {
     const manifest = buildRunManifest(ctx, this.#createToken, await this.#chooseServiceMode());
     this.#transfer ??= loadTransfer();
     this.#transfer.catch(() => {}); // a load failure surfaces in copyIn
-    this.#staging ??= this.#transfer.then(([{ stageRunnerFiles }]) => stageRunnerFiles(ctx.settings));
+    this.#staging ??= this.#transfer.then(([{ stageRunnerFiles }]) =>
+      stageRunnerFiles(ctx.settings, ctx.timings.beatSeconds),
+    );
     this.#staging.then((dir) => (this.#stagedDir = dir)).catch(() => {}); // likewise
     this.#hostTar ??= this.#transfer.then(([{ chooseHostTar }]) => chooseHostTar(ctx.settings.hostTar));
     this.#hostTar.catch(() => {}); // likewise
@@ -291,7 +293,7 @@ export class KubernetesExecutor implements Executor, ExecutorCrashPath {
   async copyIn(trees: UploadTrees): Promise<UploadSummary> {
     const pod = this.#requirePod();
     const [{ uploadFiles, stageRunnerFiles, chooseHostTar }] = await (this.#transfer ??= loadTransfer());
-    const staging = await (this.#staging ??= stageRunnerFiles(this.#ctx.settings));
+    const staging = await (this.#staging ??= stageRunnerFiles(this.#ctx.settings, this.#ctx.timings.beatSeconds));
     this.#stagedDir = staging;
     const hostTar = await (this.#hostTar ??= chooseHostTar(this.#ctx.settings.hostTar));
     const summary = await this.#phase(

@@ -48,6 +48,7 @@ export async function stageRunnerFiles(
     ExecutorSettings,
     "steps" | "checkoutDir" | "sharedStepsDir" | "env" | "shell" | "secrets" | "maxLogBytes"
   >,
+  beatSeconds?: number,
 ): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), "knotless-runner-"));
   const runner = join(dir, RUNNER_ROOT);
@@ -56,6 +57,7 @@ export async function stageRunnerFiles(
   const helper = buildHelperScript({
     shell: readStepShell(settings.shell),
     secrets: (settings.secrets?.length ?? 0) > 0,
+    ...(beatSeconds === undefined ? {} : { beatSeconds }),
     ...(settings.maxLogBytes === undefined ? {} : { outputBoundBytes: settings.maxLogBytes }),
   });
   await writeFile(join(runner, "helper.sh"), helper, { mode: 0o755 });
@@ -128,7 +130,7 @@ async function uploadWithHostTar(
   ]);
   // The transport owns tar's stdout from here (kubectl gets its descriptor: the archive skips this process).
   const exec = await ctx.cluster.exec({
-    ...buildPodExec(ctx, pod.name, buildUploadCommand()),
+    ...buildPodExec(ctx, pod.name, buildUploadCommand(ctx.timings.beatSeconds)),
     stdin: { kind: "stream", from: tar.stdout },
   });
   // A cancel ends tar at once. Once the exec is gone tar's next write fails on the closed socket and it exits by
@@ -204,7 +206,7 @@ async function uploadWithPacker(ctx: ExecutorContext, pod: RunPod, staging: stri
     },
   });
   const exec = await ctx.cluster.exec({
-    ...buildPodExec(ctx, pod.name, buildUploadCommand()),
+    ...buildPodExec(ctx, pod.name, buildUploadCommand(ctx.timings.beatSeconds)),
     stdin: { kind: "pipe" },
   });
   let reply = "";

@@ -1,4 +1,6 @@
-// `serve` as its own process (the real CLI), driving the real kubectl against the local cluster, whose pods are podman containers.
+// `serve` as its own process (the real CLI) against the local cluster, whose pods are podman containers: the suite each
+// transport's file runs (serve-api-on-local-cluster.test.ts, serve-kubectl-on-local-cluster.test.ts), as two files so
+// `node --test` runs them at once.
 import assert from "node:assert/strict";
 import { execFileSync, spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -73,8 +75,8 @@ function startServe(args: readonly string[]): Promise<ServeProcess> {
   });
 }
 
-// serve's default, the API in-process, and kubectl: each the whole suite, on a local cluster of its own.
-for (const transport of ["api", "kubectl"] as const) {
+/** The whole suite through `transport` (serve's default, the API in-process, or kubectl), on a local cluster of its own. */
+export function describeServeOnLocalCluster(transport: "api" | "kubectl"): void {
   describe(
     `serve on the local cluster through the ${transport} transport`,
     { skip, concurrency: 1, timeout: 900_000 },
