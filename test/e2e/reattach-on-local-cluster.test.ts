@@ -4,6 +4,7 @@ import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { after, before, describe, it } from "node:test";
 import { startLocalCluster, type LocalCluster } from "../../local-cluster/index.js";
@@ -18,6 +19,8 @@ const KUBECTL = E2E_KUBECTLS.at(-1) ?? "kubectl";
 const TOKEN = "e2e-reattach-token-16+";
 const CLI = join(REPO_ROOT, "bin", "knotless-runner-k8s.js");
 const SECRET = "hunter2-reattach-secret-value";
+/** A module for `node --import` that throws an uncaught exception from a timer on SIGUSR2: a crash with no hook in the product. */
+const CRASH_ON_SIGNAL = pathToFileURL(join(REPO_ROOT, "dist", "test", "support", "crash-on-signal.js")).href;
 
 /** Prints a line a second, the secret twice (before and after any restart), then a second step. */
 const WORKFLOW = `steps:
@@ -34,8 +37,9 @@ interface ServeProcess {
   readonly exited: Promise<number | null>;
 }
 
-function startServe(args: readonly string[]): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [CLI, "serve", ...args], {
+/** Spawns `serve ...args`, with `nodeArgs` (such as `--import`) before the CLI. */
+function startServe(args: readonly string[], nodeArgs: readonly string[] = []): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [...nodeArgs, CLI, "serve", ...args], {
     env: { ...process.env, KNOTLESS_HEARTBEAT_INTERVAL: "5s" },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -50,6 +54,16 @@ function startServe(args: readonly string[]): Promise<ServeProcess> {
     child.stderr!.setEncoding("utf8").on("data", (text: string) => (output += text));
     void exited.then((code) => reject(new Error(`serve exited ${code} before listening: ${output}`)));
   });
+}
+
+/** What the tests read of a getRun answer. */
+interface RunBody {
+  readonly status: string;
+  readonly result: {
+    readonly steps: ReadonlyArray<{ readonly status: string; readonly exitCode: number }>;
+    readonly outputs: unknown;
+    readonly logs: unknown;
+  };
 }
 
 interface LogLine {
@@ -162,6 +176,43 @@ describe("a run survives its runner on the local cluster", { skip, concurrency: 
       120_000,
     );
 
+  /** The workflow's run, uninterrupted, made once for the tests that compare with it. */
+  let reference: Promise<RunBody> | undefined;
+  const referenceRun = (): Promise<RunBody> =>
+    (reference ??= (async () => {
+      assert.equal((await submit("reference")).status, 200);
+      await waitOver("reference");
+      const body = (await client.call(NSID.getRun, { params: { runId: "reference" } })).body as RunBody;
+      assert.equal(body.status, "success", JSON.stringify(body));
+      return body;
+    })());
+
+  /**
+   * Asserts that re-attached run `runId` ended as `reference` did: its status, steps, outputs and logs, and its
+   * log.ndjson the reference's but for times and its one re-attach line; returns its log's shape.
+   */
+  const assertLikeReference = async (runId: string, reference: RunBody) => {
+    const run = (await client.call(NSID.getRun, { params: { runId } })).body as RunBody;
+    assert.equal(run.status, "success", JSON.stringify(run));
+    assert.deepEqual(
+      run.result.steps.map((step) => [step.status, step.exitCode]),
+      reference.result.steps.map((step) => [step.status, step.exitCode]),
+    );
+    assert.deepEqual(run.result.outputs, reference.result.outputs);
+    assert.deepEqual(run.result.logs, reference.result.logs);
+    const lines = readLog(join(stateDir, "runs", runId));
+    const reattached = lines.filter((line) => /re-attached to pod/.test(line.content ?? ""));
+    assert.equal(reattached.length, 1, "one line says the runner re-attached");
+    const expected = shapeOf(readLog(join(stateDir, "runs", "reference")), "reference");
+    const got = shapeOf(
+      lines.filter((line) => line !== reattached[0]),
+      runId,
+    );
+    assert.deepEqual(got.events, expected.events);
+    assert.deepEqual(got.output, expected.output);
+    return got;
+  };
+
   before(async () => {
     cluster = await startLocalCluster({ imageBackOffSeconds: 1 });
     serve = await startServe(serveArgs());
@@ -174,11 +225,7 @@ describe("a run survives its runner on the local cluster", { skip, concurrency: 
   });
 
   it("re-attaches after a SIGKILL mid-step: the uninterrupted run's result and log but for the re-attach line, the secret masked and in no file of the state directory; a run whose pod was deleted meanwhile ends runner-lost", async () => {
-    // The reference: the same run, uninterrupted.
-    assert.equal((await submit("reference")).status, 200);
-    await waitOver("reference");
-    const reference = (await client.call(NSID.getRun, { params: { runId: "reference" } })).body;
-    assert.equal(reference.status, "success", JSON.stringify(reference));
+    const reference = await referenceRun();
 
     assert.equal((await submit("survivor")).status, 200);
     assert.equal((await submit("orphan")).status, 200);
@@ -207,25 +254,7 @@ describe("a run survives its runner on the local cluster", { skip, concurrency: 
     await waitOver("survivor");
     await waitOver("orphan");
 
-    const survivor = (await client.call(NSID.getRun, { params: { runId: "survivor" } })).body;
-    assert.equal(survivor.status, "success", JSON.stringify(survivor));
-    assert.deepEqual(
-      survivor.result.steps.map((step: { status: string; exitCode: number }) => [step.status, step.exitCode]),
-      reference.result.steps.map((step: { status: string; exitCode: number }) => [step.status, step.exitCode]),
-    );
-    assert.deepEqual(survivor.result.outputs, reference.result.outputs);
-    assert.deepEqual(survivor.result.logs, reference.result.logs);
-
-    const lines = readLog(join(stateDir, "runs", "survivor"));
-    const reattached = lines.filter((line) => /re-attached to pod/.test(line.content ?? ""));
-    assert.equal(reattached.length, 1, "one line says the runner re-attached");
-    const expected = shapeOf(readLog(join(stateDir, "runs", "reference")), "reference");
-    const got = shapeOf(
-      lines.filter((line) => line !== reattached[0]),
-      "survivor",
-    );
-    assert.deepEqual(got.events, expected.events);
-    assert.deepEqual(got.output, expected.output);
+    const got = await assertLikeReference("survivor", reference);
     // The secret printed after the restart (line 9) is masked like the one before it.
     assert.match(got.output["0/stdout"]!, /line 9\nsecret \*\*\*\n/);
     assert.match(got.output["1/stdout"]!, /second step sees \*\*\*/);
@@ -239,6 +268,37 @@ describe("a run survives its runner on the local cluster", { skip, concurrency: 
       /could not be re-attached to: its (pod \S+ (has ended|is gone)|Job \S+ (is gone|has no pod))/,
     );
 
+    await assertNothingLeft(cluster);
+  });
+
+  it("re-attaches after a crash (an uncaught exception) mid-step: serve exits 3 saying internal error and that it left the Job, which is still there; the next start ends the run with the uninterrupted run's result and log but for the re-attach line; nothing is left", async () => {
+    const reference = await referenceRun();
+    // The service is started again with a module that throws from a timer on SIGUSR2: the product has no crash hook.
+    if (serve) {
+      serve.child.kill("SIGTERM");
+      assert.equal(await serve.exited, 0, serve.output());
+    }
+    serve = await startServe(serveArgs(), ["--import", CRASH_ON_SIGNAL]);
+    client = await createServeClient(serve.url, TOKEN);
+    assert.equal((await submit("crashed")).status, 200);
+    await waitForLine("crashed", "line 4");
+    serve.child.kill("SIGUSR2");
+    assert.equal(await serve.exited, 3, serve.output());
+    assert.match(serve.output(), /internal error: Error: injected crash/);
+    const left = /left Job (\S+) of run crashed for the next start to re-attach to/.exec(serve.output());
+    assert.ok(left, `serve said it left the Job: ${serve.output()}`);
+    assert.deepEqual(
+      cluster.objects("jobs.batch").map((job) => job.metadata.name),
+      [left[1]],
+      "the crashed run's Job is still there",
+    );
+    assert.equal(cluster.objects("pods").length, 1, "its pod too");
+
+    serve = await startServe(serveArgs());
+    client = await createServeClient(serve.url, TOKEN);
+    await waitOver("crashed");
+    const got = await assertLikeReference("crashed", reference);
+    assert.match(got.output["0/stdout"]!, /line 9\nsecret \*\*\*\n/);
     await assertNothingLeft(cluster);
   });
 
