@@ -1,5 +1,15 @@
 // The executor's side of spindle.mill.v1: dials the mill, holds seats and leases, runs committed ones through a LeaseLauncher, and reports through the durable outbox.
-import { closeSync, existsSync, fstatSync, ftruncateSync, mkdirSync, openSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  ftruncateSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import { join } from "node:path";
 import type { ClientOptions, WebSocket } from "ws";
 import { describeError } from "../core/errors.js";
@@ -105,6 +115,8 @@ interface Lease {
   logFd?: number;
   /** Live lines not sent because the socket's send buffer was past its bound. */
   droppedLines: number;
+  /** A continued run's log lines past its checkpoint, cut at restart (`at`): put back if the run is lost after all. */
+  cutTail?: { readonly at: number; readonly bytes: Buffer };
 }
 
 /** Counts for /metrics. */
@@ -182,8 +194,11 @@ export class MillSession {
     this.#leases.set(left.leaseId, lease);
     const path = this.#logPath(left.leaseId);
     lease.logFd = openSync(path, "a", 0o600);
-    // Lines past the checkpoint are logged again by the continued run: cut them so none is stored twice.
-    const length = Math.min(left.checkpoint?.logLength ?? 0, fstatSync(lease.logFd).size);
+    // Lines past the checkpoint are logged again by the continued run: cut them so none is stored twice (kept aside
+    // for a run that cannot be continued: then they are its last lines, put back before what the restart logged).
+    const size = fstatSync(lease.logFd).size;
+    const length = Math.min(left.checkpoint?.logLength ?? 0, size);
+    lease.cutTail = { at: length, bytes: readFileSync(path).subarray(length, size) };
     ftruncateSync(lease.logFd, length);
     const launched = this.#options.launcher.resume(
       left,
@@ -562,6 +577,14 @@ export class MillSession {
       );
     if (lease.logFd !== undefined) closeSync(lease.logFd);
     lease.logFd = undefined;
+    if (lease.cutTail && lease.cutTail.bytes.length > 0 && outcome.error.startsWith("runner-lost")) {
+      // Not continued: the lines it printed before the restart are its last; what the restart logged follows them.
+      const path = this.#logPath(lease.leaseId);
+      const text = readFileSync(path);
+      const { at, bytes } = lease.cutTail;
+      writeFileSync(path, Buffer.concat([text.subarray(0, at), bytes, text.subarray(at)]), { mode: 0o600 });
+    }
+    lease.cutTail = undefined;
     const terminal: AttemptResult = {
       status: TERMINAL_STATUS[outcome.status],
       error: truncateError(outcome.error),

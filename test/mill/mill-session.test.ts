@@ -329,6 +329,36 @@ describe("mill session", () => {
     assert.deepEqual(mill.violations, []);
   });
 
+  it("keeps the lines a run printed after its checkpoint when the restart cannot continue it: one FAILED runner-lost terminal, no line lost", async () => {
+    const first = await startExecutor();
+    const { mill, dir } = first;
+    await runToCommit(mill, "p-2");
+    const run = first.launcher.runs.get("p-2")!;
+    run.progress.plan('{"plan":"p-2"}');
+    run.line("one");
+    run.progress.checkpoint('{"checkpoint":"after one"}', run.logBytes());
+    run.line("two");
+    await mill.waitFor(() => mill.liveLines("p-2").length === 2, 5_000, "the live lines");
+    await first.stop();
+    const second = await startExecutor({ mill, dir });
+    const resumed = second.launcher.runs.get("p-2")!;
+    resumed.line("error: its pod is gone", -1);
+    resumed.finish({ status: "failed", exitCode: -1, error: "runner-lost: the run's pod is gone" });
+    const terminal = await mill.waitFor(() => mill.terminals.get("p-2"), 10_000, "the lost run's terminal");
+    assert.equal(terminal.status, TERMINAL_STATUS.failed);
+    assert.match(terminal.error, /^runner-lost: the run's pod is gone/);
+    assert.deepEqual(mill.statuses.get("p-2"), ["running", "failed"]);
+    const stored = readFileSync(join(dir, "store", "logs", "p-2.log"), "utf8");
+    assert.deepEqual(
+      stored
+        .trimEnd()
+        .split("\n")
+        .map((line) => (JSON.parse(line) as { content: string }).content),
+      ["one", "two", "error: its pod is gone"],
+    );
+    assert.deepEqual(mill.violations, []);
+  });
+
   it("stores the log of a run that ended before a restart whose upload had not gone through, and sends its terminal once (a failing dir store)", async () => {
     const dir = makeTestTempDir("mill-session-");
     const failing: LogStore = { describe: "down", put: () => Promise.reject(new Error("503 Slow Down")) };
