@@ -211,6 +211,12 @@ export function toLogLine(event: RunEvent): object | undefined {
   }
 }
 
+/** What `event` adds to log.ndjson (its line and a newline), or undefined for an event the log leaves out. */
+export function formatNdjsonLine(event: RunEvent): string | undefined {
+  const line = toLogLine(event);
+  return line === undefined ? undefined : `${JSON.stringify(line)}\n`;
+}
+
 /**
  * log.ndjson: one toLogLine per event. Each line is handed to the file system as soon as the one before is in;
  * `onWritten` is told the file's length each time more whole lines are in it (serve's log followers read up to it).
@@ -230,8 +236,8 @@ export function createNdjsonLogSink(
   });
   return {
     sink(event: RunEvent) {
-      const line = toLogLine(event);
-      if (line !== undefined) file.write(`${JSON.stringify(line)}\n`);
+      const line = formatNdjsonLine(event);
+      if (line !== undefined) file.write(line);
     },
     close: () => file.close(),
     closeSync: () => {

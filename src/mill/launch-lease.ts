@@ -1,17 +1,27 @@
-// The one adapter from the mill's world to the run path: an offer checked as a workflow this runner can run, a commit run as one Job through superviseRun (as `serve` runs it).
+// The one adapter from the mill's world to the run path: an offer checked as a workflow this runner can run, a commit run as one Job through superviseRun (as `serve` runs it), a run a restart left re-attached to as `serve` re-attaches.
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { RunCluster } from "../cluster/cluster.js";
 import { CancelledError, describeError } from "../core/errors.js";
 import type { RunEvent } from "../events/run-events.js";
+import { formatNdjsonLine } from "../events/sinks.js";
 import type { ExecutorTimings } from "../executor/kubernetes/context.js";
 import { buildJobName } from "../manifests/names.js";
 import { SECRET_NAME_PATTERN } from "../secrets/secret.js";
 import type { RunDefaults } from "../run/run-defaults.js";
-import { superviseRun, type SupervisedRun } from "../run/supervise-run.js";
+import { readRunCheckpoint, type RunCheckpoint } from "../run/run-checkpoint.js";
+import { readRunPlan, serializeRunPlan, settingsFromPlan, type RunPlan } from "../run/run-plan.js";
+import { superviseRun, type SuperviseOptions, type SupervisedRun } from "../run/supervise-run.js";
 import type { LoadedWorkflow } from "../settings/load-workflow.js";
-import type { AcceptedOffer, LaunchedLease, LeaseLauncher, LeaseOffer, LeaseOutcome } from "./lease-launcher.js";
-import { buildLogLines, type SpindleLogLine } from "./log-lines.js";
+import type {
+  AcceptedOffer,
+  LaunchedLease,
+  LeaseLauncher,
+  LeaseOffer,
+  LeaseOutcome,
+  LeaseProgress,
+} from "./lease-launcher.js";
+import { buildLogLines, formatLogLine, type SpindleLogLine } from "./log-lines.js";
 import type { SecretPair } from "./mill-messages.js";
 import {
   readOfferedPipeline,
@@ -69,65 +79,61 @@ export function createKubernetesLauncher(options: KubernetesLauncherOptions): Le
         return { ok: false, reason: describeError(error) };
       }
     },
-    start(accepted, secrets, onLine) {
+    start(accepted, secrets, onLine, progress) {
       const plan = accepted.plan as LeasePlan;
       const runId = buildLeaseRunId(accepted.offer.leaseId);
+      const outDir = join(options.runsDir, runId);
       const record: LeaseRecord = {
         ...(defaults.target.namespace ? { namespace: defaults.target.namespace } : {}),
         jobName: buildJobName(runId),
       };
-      let supervised: SupervisedRun | undefined;
-      let cancelled: string | undefined;
-      const sink = (event: RunEvent): void => {
-        for (const line of buildLogLines(event)) onLine(line);
-      };
-      const done = (async (): Promise<LeaseOutcome> => {
-        const outDir = join(options.runsDir, runId);
-        try {
+      return superviseLease(
+        JSON.stringify(record),
+        outDir,
+        { ndjson: 0, log: 0 },
+        onLine,
+        progress,
+        options,
+        async () => {
           const prepared = await prepareLeaseRun(plan, runId, outDir, secrets, options);
-          if (cancelled !== undefined) return { status: "cancelled", exitCode: -1, error: `cancelled: ${cancelled}` };
-          supervised = superviseRun({
-            ...prepared,
-            cluster: options.cluster,
-            sinks: [sink],
-            ...(options.timings ? { timings: options.timings } : {}),
-            warn: options.warn,
-          });
-          const result = await supervised.done;
-          return {
-            status: result.status === "skipped" ? "success" : result.status,
-            exitCode: result.exitCode,
-            error: result.error ?? "",
-          };
-        } catch (error) {
-          onLine({
-            kind: "data",
-            content: `error: ${describeError(error)}`,
-            time: new Date().toISOString(),
-            step_id: -1,
-            stream: "stderr",
-          });
-          return {
-            status: cancelled !== undefined ? "cancelled" : "failed",
-            exitCode: -1,
-            error: describeError(error),
-          };
-        } finally {
-          // The mill keeps the log; the run's own files (its log twice over, result.json) are not needed once it is stored.
-          await rm(outDir, { recursive: true, force: true }).catch(() => undefined);
-        }
-      })();
-      return {
-        record: JSON.stringify(record),
-        cancel(reason) {
-          if (cancelled !== undefined) return;
-          cancelled = reason;
-          // The mill wants the terminal within 10 s: stop the step and go straight to the Job's deletion, no outputs collected.
-          supervised?.controller.abort(new CancelledError(`cancelled by the mill: ${reason}`));
-          supervised?.force.abort(new CancelledError(`cancelled by the mill: ${reason}`));
+          // The plan as superviseRun will run it (with its clone), so a restart during the upload clones again.
+          const { git } = prepared;
+          progress.plan(
+            serializeRunPlan(
+              git ? { ...prepared.settings, gitCheckout: { ...git.spec, host: git.setting } } : prepared.settings,
+            ),
+          );
+          return prepared;
         },
-        done,
-      };
+      );
+    },
+    resume(left, onLine, progress) {
+      let plan: RunPlan;
+      let checkpoint: RunCheckpoint | undefined;
+      try {
+        plan = readRunPlan(left.plan);
+        checkpoint = left.checkpoint ? readRunCheckpoint(left.checkpoint.text) : undefined;
+      } catch (error) {
+        const why = `runner-lost: the executor restarted and could not read the run's plan or checkpoint: ${describeError(error)}`;
+        return {
+          record: left.record,
+          cancel: () => undefined,
+          done: Promise.resolve({ status: "failed", exitCode: -1, error: why }),
+        };
+      }
+      const base = checkpoint
+        ? { ndjson: checkpoint.logs.ndjson, log: left.checkpoint!.logLength }
+        : { ndjson: 0, log: 0 };
+      return superviseLease(left.record, plan.settings.outDir, base, onLine, progress, options, async () => {
+        const { gitCheckout } = plan.settings;
+        const { git } = defaults;
+        return {
+          // The same settings serve re-attaches with (src/run/run-plan.ts): the secrets are read back from the pod.
+          settings: settingsFromPlan(plan, [], defaults.hostTar ? { hostTar: defaults.hostTar } : {}),
+          ...(gitCheckout && git ? { git: { spec: gitCheckout, setting: git } } : {}),
+          resume: { checkpoint, secretNames: plan.secretNames },
+        };
+      });
     },
     async cleanUp(text) {
       let record: LeaseRecord;
@@ -145,6 +151,122 @@ export function createKubernetesLauncher(options: KubernetesLauncherOptions): Le
           `lost run: deleting Job ${record.jobName} failed: ${describeError(error)}; gc deletes it once its heartbeat is stale`,
         );
       }
+    },
+  };
+}
+
+type LeaseRunOptions = Pick<SuperviseOptions, "settings" | "git" | "warnings" | "resume">;
+
+/**
+ * Runs a lease's run through superviseRun (as serve runs and re-attaches its runs): its lines to `onLine`, its
+ * checkpoints to `progress` with the lease log's length at each. `prepare` makes its settings (a throw fails the run).
+ */
+function superviseLease(
+  record: string,
+  outDir: string,
+  base: LogPlace,
+  onLine: (line: SpindleLogLine) => void,
+  progress: LeaseProgress,
+  options: KubernetesLauncherOptions,
+  prepare: () => Promise<LeaseRunOptions>,
+): LaunchedLease {
+  let supervised: SupervisedRun | undefined;
+  let cancelled: string | undefined;
+  const tally = createLogTally(base, onLine);
+  const done = (async (): Promise<LeaseOutcome> => {
+    try {
+      const prepared = await prepare();
+      if (cancelled !== undefined) return { status: "cancelled", exitCode: -1, error: `cancelled: ${cancelled}` };
+      supervised = superviseRun({
+        ...prepared,
+        cluster: options.cluster,
+        sinks: [tally.sink],
+        ...(options.timings ? { timings: options.timings } : {}),
+        checkpoints: {
+          save: (checkpoint) => {
+            const logLength = tally.logLengthAt(checkpoint.logs.ndjson);
+            if (logLength !== undefined) progress.checkpoint(JSON.stringify(checkpoint), logLength);
+          },
+        },
+        warn: options.warn,
+      });
+      const result = await supervised.done;
+      const error = result.error ?? "";
+      return {
+        status: result.status === "skipped" ? "success" : result.status,
+        exitCode: result.exitCode,
+        // The mill's operators read the reason a lost run failed for in the terminal's error.
+        error:
+          result.errorReason === "runner-lost" && !error.startsWith("runner-lost") ? `runner-lost: ${error}` : error,
+      };
+    } catch (error) {
+      onLine({
+        kind: "data",
+        content: `error: ${describeError(error)}`,
+        time: new Date().toISOString(),
+        step_id: -1,
+        stream: "stderr",
+      });
+      return {
+        status: cancelled !== undefined ? "cancelled" : "failed",
+        exitCode: -1,
+        error: describeError(error),
+      };
+    } finally {
+      // The mill keeps the log; the run's own files (its log twice over, result.json) are not needed once it is stored.
+      await rm(outDir, { recursive: true, force: true }).catch(() => undefined);
+    }
+  })();
+  return {
+    record,
+    cancel(reason) {
+      if (cancelled !== undefined) return;
+      cancelled = reason;
+      // The mill wants the terminal within 10 s: stop the step and go straight to the Job's deletion, no outputs collected.
+      supervised?.controller.abort(new CancelledError(`cancelled by the mill: ${reason}`));
+      supervised?.force.abort(new CancelledError(`cancelled by the mill: ${reason}`));
+    },
+    done,
+  };
+}
+
+/** Where the run's log.ndjson and the lease's log file end (bytes). */
+interface LogPlace {
+  readonly ndjson: number;
+  readonly log: number;
+}
+
+/**
+ * Passes each event's lines to `onLine` and tallies both logs' lengths after it, so that a checkpoint (which names
+ * log.ndjson's length) gives the lease log's length at the same place: every event reaches both, in the same order.
+ */
+function createLogTally(
+  base: LogPlace,
+  onLine: (line: SpindleLogLine) => void,
+): { sink: (event: RunEvent) => void; logLengthAt: (ndjson: number) => number | undefined } {
+  let ndjson = base.ndjson;
+  let log = base.log;
+  // The places since the last checkpoint, oldest first (one an event); checkpoints come in order, so older ones go.
+  let places: LogPlace[] = [base];
+  return {
+    sink(event) {
+      const text = formatNdjsonLine(event);
+      if (text !== undefined) ndjson += Buffer.byteLength(text);
+      for (const line of buildLogLines(event)) {
+        log += Buffer.byteLength(formatLogLine(line));
+        onLine(line);
+      }
+      if (places.at(-1)!.ndjson === ndjson) places[places.length - 1] = { ndjson, log };
+      else places.push({ ndjson, log });
+    },
+    logLengthAt(length) {
+      for (let index = places.length - 1; index >= 0; index -= 1) {
+        if (places[index]!.ndjson !== length) continue;
+        const place = places[index]!;
+        places = places.slice(index);
+        return place.log;
+      }
+      return undefined;
     },
   };
 }

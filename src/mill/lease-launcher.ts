@@ -1,4 +1,4 @@
-// The seam between the mill session and the run path: what the session asks of a lease's run (check at reserve, start at commit, clean up a lost one).
+// The seam between the mill session and the run path: what the session asks of a lease's run (check at reserve, start at commit, continue it after a restart, clean up a lost one).
 import type { SecretPair, TerminalStatusName } from "./mill-messages.js";
 import type { SpindleLogLine } from "./log-lines.js";
 
@@ -37,6 +37,24 @@ export interface LaunchedLease {
   readonly done: Promise<LeaseOutcome>;
 }
 
+/** What a run tells the session to keep (never a secret), so that a restarted executor can continue it. */
+export interface LeaseProgress {
+  /** The run's plan (src/run/run-plan.ts), once its settings are made and before its Job is. */
+  plan(text: string): void;
+  /** A checkpoint (src/run/run-checkpoint.ts, JSON) and how long the lease's log file was (bytes of `onLine`'s lines) where it was taken. */
+  checkpoint(text: string, logLength: number): void;
+}
+
+/** A run a previous process of this executor left going, as the session kept it. */
+export interface LeftRun {
+  readonly leaseId: string;
+  /** What `start` gave as its record. */
+  readonly record: string;
+  readonly plan: string;
+  /** Its last checkpoint and the lease's log length there; absent: none was taken (the log starts empty). */
+  readonly checkpoint?: { readonly text: string; readonly logLength: number };
+}
+
 export interface LeaseLauncher {
   /** The engines this executor claims (the snapshot lists them as available). */
   readonly engines: readonly string[];
@@ -48,7 +66,18 @@ export interface LeaseLauncher {
     offer: LeaseOffer,
   ): Promise<{ readonly ok: true; readonly accepted: AcceptedOffer } | { readonly ok: false; readonly reason: string }>;
   /** Starts the run with the commit's secrets (memory only); `onLine` gets each masked log line as it happens. */
-  start(accepted: AcceptedOffer, secrets: readonly SecretPair[], onLine: (line: SpindleLogLine) => void): LaunchedLease;
+  start(
+    accepted: AcceptedOffer,
+    secrets: readonly SecretPair[],
+    onLine: (line: SpindleLogLine) => void,
+    progress: LeaseProgress,
+  ): LaunchedLease;
+  /**
+   * Continues a run a previous process left (its Job and pod found again, its secrets read back from the pod):
+   * `onLine` gets the lines after the checkpoint's place (the session cut the lease's log file to it). When its Job
+   * or pod is gone, `done` resolves failed, runner-lost, saying what was found.
+   */
+  resume(left: LeftRun, onLine: (line: SpindleLogLine) => void, progress: LeaseProgress): LaunchedLease;
   /** Cleans up after a run a previous process lost (deletes its Job); resolves whatever happened (it says so through warn). */
   cleanUp(record: string): Promise<void>;
 }

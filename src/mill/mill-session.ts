@@ -1,5 +1,15 @@
 // The executor's side of spindle.mill.v1: dials the mill, holds seats and leases, runs committed ones through a LeaseLauncher, and reports through the durable outbox.
-import { closeSync, existsSync, mkdirSync, openSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  ftruncateSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import { join } from "node:path";
 import type { ClientOptions, WebSocket } from "ws";
 import { describeError } from "../core/errors.js";
@@ -24,7 +34,14 @@ import {
 import type { MillState } from "./mill-state.js";
 import type { LogStore } from "./log-store.js";
 import { formatLogLine, type SpindleLogLine } from "./log-lines.js";
-import type { AcceptedOffer, LaunchedLease, LeaseLauncher, LeaseOutcome } from "./lease-launcher.js";
+import type {
+  AcceptedOffer,
+  LaunchedLease,
+  LeaseLauncher,
+  LeaseOutcome,
+  LeaseProgress,
+  LeftRun,
+} from "./lease-launcher.js";
 
 /** The session's clocks; every one configurable so tests run them short. */
 export interface MillTimings {
@@ -98,6 +115,8 @@ interface Lease {
   logFd?: number;
   /** Live lines not sent because the socket's send buffer was past its bound. */
   droppedLines: number;
+  /** A continued run's log lines past its checkpoint, cut at restart (`at`): put back if the run is lost after all. */
+  cutTail?: { readonly at: number; readonly bytes: Buffer };
 }
 
 /** Counts for /metrics. */
@@ -141,9 +160,18 @@ export class MillSession {
     mkdirSync(options.logDir, { recursive: true });
   }
 
-  /** Finishes what a previous process left (lost runs fail as runner-lost; pending log uploads resume), then dials. */
+  /**
+   * Finishes what a previous process left, then dials: a run it left going is re-attached to (continued through the
+   * launcher from its plan and last checkpoint, the lease's log cut back to that checkpoint); one without a plan (it
+   * stopped before the run's settings were made) fails as runner-lost, its Job deleted; a log upload under way resumes.
+   */
   start(): void {
     for (const stored of this.#options.state.listLeases()) {
+      if (stored.state === "running" && stored.plan !== undefined) {
+        const { leaseId, record, plan, checkpoint } = stored;
+        this.#resumeLease({ leaseId, record, plan, ...(checkpoint ? { checkpoint } : {}) });
+        continue;
+      }
       const lease: Lease = { leaseId: stored.leaseId, state: "finishing", cancelled: false, droppedLines: 0 };
       this.#leases.set(stored.leaseId, lease);
       if (stored.state === "running") {
@@ -152,12 +180,57 @@ export class MillSession {
           this.#finishLease(lease, {
             status: "failed",
             exitCode: -1,
-            error: "runner-lost: the executor restarted while the run was going; its Job was deleted",
+            error: "runner-lost: the executor restarted before the run's settings were made; its Job was deleted",
           }),
         );
       } else this.#track(this.#storeAndQueue(lease, stored.terminal!));
     }
     this.#connectLoop = this.#runConnectLoop();
+  }
+
+  /** Continues a run a previous process left, its log file cut to the length it had at the run's last checkpoint. */
+  #resumeLease(left: LeftRun): void {
+    const lease: Lease = { leaseId: left.leaseId, state: "running", cancelled: false, droppedLines: 0 };
+    this.#leases.set(left.leaseId, lease);
+    const path = this.#logPath(left.leaseId);
+    lease.logFd = openSync(path, "a", 0o600);
+    // Lines past the checkpoint are logged again by the continued run: cut them so none is stored twice (kept aside
+    // for a run that cannot be continued: then they are its last lines, put back before what the restart logged).
+    const size = fstatSync(lease.logFd).size;
+    const length = Math.min(left.checkpoint?.logLength ?? 0, size);
+    lease.cutTail = { at: length, bytes: readFileSync(path).subarray(length, size) };
+    ftruncateSync(lease.logFd, length);
+    const launched = this.#options.launcher.resume(
+      left,
+      (line) => this.#onLine(lease, line),
+      this.#progressOf(left.leaseId),
+    );
+    this.#watchRun(lease, launched);
+  }
+
+  /** Where a lease's run keeps its plan and checkpoints (the state database): what a restart continues it from. */
+  #progressOf(leaseId: string): LeaseProgress {
+    const { state, warn } = this.#options;
+    return {
+      plan: (text) => state.recordPlan(leaseId, text),
+      checkpoint: (text, logLength) => {
+        try {
+          state.saveCheckpoint(leaseId, text, logLength);
+        } catch (error) {
+          warn(`lease ${leaseId}: could not keep the run's checkpoint: ${describeError(error)}`);
+        }
+      },
+    };
+  }
+
+  #watchRun(lease: Lease, launched: LaunchedLease): void {
+    lease.launched = launched;
+    this.#track(
+      launched.done.then((outcome) => {
+        if (lease.state === "running")
+          return this.#finishLease(lease, lease.cancelled ? { ...outcome, status: "cancelled" } : outcome);
+      }),
+    );
   }
 
   /** Counts for /metrics. */
@@ -413,8 +486,12 @@ export class MillSession {
     clearTimeout(lease.ttl);
     lease.state = "running";
     lease.logFd = openSync(this.#logPath(lease.leaseId), "w", 0o600);
-    const launched = this.#options.launcher.start(lease.accepted!, commit.secrets, (line) => this.#onLine(lease, line));
-    lease.launched = launched;
+    const launched = this.#options.launcher.start(
+      lease.accepted!,
+      commit.secrets,
+      (line) => this.#onLine(lease, line),
+      this.#progressOf(lease.leaseId),
+    );
     lease.accepted = undefined;
     const running = this.#options.state.startLease(lease.leaseId, launched.record, {
       status: NONTERMINAL_STATUS.running,
@@ -427,12 +504,7 @@ export class MillSession {
       );
     this.#send(millMessage("committed", { leaseId: commit.leaseId }));
     this.#flushOutbox();
-    this.#track(
-      launched.done.then((outcome) => {
-        if (lease.state === "running")
-          return this.#finishLease(lease, lease.cancelled ? { ...outcome, status: "cancelled" } : outcome);
-      }),
-    );
+    this.#watchRun(lease, launched);
   }
 
   #onRelease(leaseId: string): void {
@@ -505,6 +577,14 @@ export class MillSession {
       );
     if (lease.logFd !== undefined) closeSync(lease.logFd);
     lease.logFd = undefined;
+    if (lease.cutTail && lease.cutTail.bytes.length > 0 && outcome.error.startsWith("runner-lost")) {
+      // Not continued: the lines it printed before the restart are its last; what the restart logged follows them.
+      const path = this.#logPath(lease.leaseId);
+      const text = readFileSync(path);
+      const { at, bytes } = lease.cutTail;
+      writeFileSync(path, Buffer.concat([text.subarray(0, at), bytes, text.subarray(at)]), { mode: 0o600 });
+    }
+    lease.cutTail = undefined;
     const terminal: AttemptResult = {
       status: TERMINAL_STATUS[outcome.status],
       error: truncateError(outcome.error),

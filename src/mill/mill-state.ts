@@ -1,4 +1,4 @@
-// The executor's durable state in SQLite (WAL): its epoch, the event outbox with dense sequence numbers (bounded in bytes, as spindle's), and each committed lease until its terminal is queued.
+// The executor's durable state in SQLite (WAL): its epoch, the event outbox with dense sequence numbers (bounded in bytes, as spindle's), and each committed lease (its run's plan and last checkpoint, never a secret) until its terminal is queued.
 import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -20,6 +20,10 @@ export interface StoredLease {
   readonly record: string;
   /** The terminal to queue once the log is stored (state finishing). */
   readonly terminal?: AttemptResult;
+  /** The run's plan (src/run/run-plan.ts: no secret value), once its settings were made: what a restart re-attaches with. */
+  readonly plan?: string;
+  /** The run's last checkpoint (JSON), and the length the lease's log file had at it. */
+  readonly checkpoint?: { readonly text: string; readonly logLength: number };
 }
 
 const SCHEMA = `
@@ -27,6 +31,9 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS outbox (epoch TEXT NOT NULL, seqno INTEGER NOT NULL, lease_id TEXT NOT NULL, payload TEXT NOT NULL, PRIMARY KEY (epoch, seqno));
 CREATE TABLE IF NOT EXISTS leases (lease_id TEXT PRIMARY KEY, state TEXT NOT NULL, record TEXT NOT NULL, terminal TEXT);
 `;
+
+/** Columns added after the first release, each added to a database that lacks it. */
+const ADDED_LEASE_COLUMNS = { plan: "TEXT", checkpoint: "TEXT", log_length: "INTEGER" } as const;
 
 /** Spindle's executor's outbox cap: past it, status events are dropped; terminals are always kept. */
 export const DEFAULT_OUTBOX_CAP_BYTES = 10 * 1024 * 1024;
@@ -56,6 +63,11 @@ export class MillState {
     // Durable on every commit: an event the mill is told of must survive a power loss, not only a crash.
     this.#db.pragma("synchronous = FULL");
     this.#db.exec(SCHEMA);
+    const columns = new Set(
+      (this.#db.prepare("PRAGMA table_info(leases)").all() as Array<{ name: string }>).map((column) => column.name),
+    );
+    for (const [name, type] of Object.entries(ADDED_LEASE_COLUMNS))
+      if (!columns.has(name)) this.#db.exec(`ALTER TABLE leases ADD COLUMN ${name} ${type}`);
     this.#epoch = this.#readMeta("epoch") ?? this.resetStream();
     this.#bytes = this.#sumBytes("");
   }
@@ -137,16 +149,32 @@ export class MillState {
   startLease(leaseId: string, record: string, running: StatusEvent): MillEvent | undefined {
     return this.#db.transaction(() => {
       this.#db
-        .prepare("INSERT OR REPLACE INTO leases (lease_id, state, record, terminal) VALUES (?, 'running', ?, NULL)")
+        .prepare(
+          "INSERT OR REPLACE INTO leases (lease_id, state, record, terminal, plan, checkpoint, log_length) VALUES (?, 'running', ?, NULL, NULL, NULL, NULL)",
+        )
         .run(leaseId, record);
       return this.#appendLocked(leaseId, { statusEvent: running });
     })();
   }
 
-  /** Records the lease's terminal before its log is stored, so a restart stores the log and queues it. */
+  /** Keeps the run's plan (no secret value) with its lease: a restart re-attaches to the run with it. */
+  recordPlan(leaseId: string, plan: string): void {
+    this.#db.prepare("UPDATE leases SET plan = ? WHERE lease_id = ? AND state = 'running'").run(plan, leaseId);
+  }
+
+  /** Keeps the run's latest checkpoint and the length its lease's log file had there (the restart cuts it back to that). */
+  saveCheckpoint(leaseId: string, checkpoint: string, logLength: number): void {
+    this.#db
+      .prepare("UPDATE leases SET checkpoint = ?, log_length = ? WHERE lease_id = ? AND state = 'running'")
+      .run(checkpoint, logLength, leaseId);
+  }
+
+  /** Records the lease's terminal before its log is stored, so a restart stores the log and queues it (the run is not continued). */
   markFinishing(leaseId: string, terminal: AttemptResult): void {
     this.#db
-      .prepare("UPDATE leases SET state = 'finishing', terminal = ? WHERE lease_id = ?")
+      .prepare(
+        "UPDATE leases SET state = 'finishing', terminal = ?, plan = NULL, checkpoint = NULL, log_length = NULL WHERE lease_id = ?",
+      )
       .run(JSON.stringify(terminal), leaseId);
   }
 
@@ -161,13 +189,23 @@ export class MillState {
   /** The leases committed and not finished: after a restart, the runs this process lost. */
   listLeases(): StoredLease[] {
     const rows = this.#db
-      .prepare("SELECT lease_id, state, record, terminal FROM leases ORDER BY lease_id")
-      .all() as Array<{ lease_id: string; state: "running" | "finishing"; record: string; terminal: string | null }>;
+      .prepare("SELECT lease_id, state, record, terminal, plan, checkpoint, log_length FROM leases ORDER BY lease_id")
+      .all() as Array<{
+      lease_id: string;
+      state: "running" | "finishing";
+      record: string;
+      terminal: string | null;
+      plan: string | null;
+      checkpoint: string | null;
+      log_length: number | null;
+    }>;
     return rows.map((row) => ({
       leaseId: row.lease_id,
       state: row.state,
       record: row.record,
       ...(row.terminal === null ? {} : { terminal: JSON.parse(row.terminal) as AttemptResult }),
+      ...(row.plan === null ? {} : { plan: row.plan }),
+      ...(row.checkpoint === null ? {} : { checkpoint: { text: row.checkpoint, logLength: row.log_length ?? 0 } }),
     }));
   }
 

@@ -1,4 +1,5 @@
 // A run's durable progress: where it was, what it had done and how much of its logs and step output were written.
+import { InputError } from "../core/errors.js";
 import type { LogCounts } from "../events/output-budget.js";
 import type { ArtifactReport } from "../workflow/artifact-types.js";
 import type { CacheReport } from "../workflow/cache-types.js";
@@ -75,4 +76,18 @@ export interface RunCheckpoint {
 export interface CheckpointStore {
   /** Writes the checkpoint durably before returning (or throws: the run goes on, resumable from the last one). */
   save(checkpoint: RunCheckpoint): void;
+}
+
+/** Reads a checkpoint's JSON text back; throws InputError for text that is not a checkpoint of this version. */
+export function readRunCheckpoint(text: string): RunCheckpoint {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new InputError(`the run's checkpoint is not JSON: ${(error as Error).message}`);
+  }
+  const checkpoint = parsed as Partial<RunCheckpoint> | null;
+  if (checkpoint === null || typeof checkpoint !== "object" || checkpoint.version !== 1 || !checkpoint.logs)
+    throw new InputError("the run's checkpoint is not a checkpoint of version 1 (written by another runner version?)");
+  return checkpoint as RunCheckpoint;
 }

@@ -36,7 +36,7 @@ import { FINAL_STATUSES, type RunStore, type ServeRunStatus, type StatusEvent, t
 import { superviseRun, type SupervisedRun, type SuperviseOptions } from "../run/supervise-run.js";
 import { readRunPlan, serializeRunPlan, settingsFromPlan, type RunPlan } from "../run/run-plan.js";
 import { buildOwnershipAnnotations, type RunContinuation } from "./run-ownership.js";
-import type { RunCheckpoint } from "../run/run-checkpoint.js";
+import { readRunCheckpoint, type RunCheckpoint } from "../run/run-checkpoint.js";
 
 /** What the service tells its metrics. */
 export interface RunObserver {
@@ -163,7 +163,7 @@ export class RunService {
       let checkpoint: RunCheckpoint | undefined;
       try {
         plan = readRunPlan(run.plan);
-        checkpoint = run.checkpoint === null ? undefined : (JSON.parse(run.checkpoint) as RunCheckpoint);
+        checkpoint = run.checkpoint === null ? undefined : readRunCheckpoint(run.checkpoint);
       } catch (error) {
         this.#finish(run.runId, "failed", new Date().toISOString(), `runner-lost: ${describeError(error)}`);
         continue;

@@ -1,12 +1,14 @@
 // The `executor` command as its own process, placed on by a stand-in mill, running Tangled workflows as Jobs on the local cluster (pods are podman containers), cloning from a knot the pods reach.
 import assert from "node:assert/strict";
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { execFile, execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
 import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { after, before, describe, it } from "node:test";
 import { startLocalCluster, type LocalCluster } from "../../local-cluster/index.js";
-import { MILL_CACHES_OFF } from "../../src/mill/launch-lease.js";
+import { buildJobName } from "../../src/manifests/names.js";
+import { buildLeaseRunId, MILL_CACHES_OFF } from "../../src/mill/launch-lease.js";
 import { REJECT_CLASS, TERMINAL_STATUS } from "../../src/mill/mill-messages.js";
 import { startGitHttpServer } from "../support/git-http-server.js";
 import { assertNothingLeft, E2E_KUBECTLS, findPodmanSkipReason, readPodGateway } from "../support/local-cluster-e2e.js";
@@ -301,14 +303,16 @@ describe("the mill executor on the local cluster", { skip, concurrency: 1, timeo
     assert.deepEqual(mill.statuses.get("3kxmill-3"), ["running", "cancelled"]);
   });
 
-  it("restarts after SIGKILL mid-run with the same epoch, replays its outbox, and ends the lost run with exactly one failed runner-lost terminal", async () => {
+  it("restarts after SIGKILL mid-run with the same epoch, replays its outbox, re-attaches to the run and ends it with exactly one SUCCESS terminal, each line stored once and the secret masked", async () => {
     mill.ackEnabled = false;
-    assert.equal((await mill.reserve(offer("3kxmill-4", step("long", "echo started; sleep 300")))).accepted, true);
-    assert.equal(await mill.commit("3kxmill-4"), "committed");
+    const count =
+      'i=0; while [ $i -lt 16 ]; do echo "line-$i"; i=$((i+1)); sleep 0.5; done; echo "token=$DEPLOY_TOKEN"';
+    assert.equal((await mill.reserve(offer("3kxmill-4", step("count", count)))).accepted, true);
+    assert.equal(await mill.commit("3kxmill-4", [{ key: "DEPLOY_TOKEN", value: SECRET }]), "committed");
     await mill.waitFor(
-      () => mill.liveLines("3kxmill-4").some((line) => line.content === "started"),
+      () => mill.liveLines("3kxmill-4").some((line) => line.content === "line-3"),
       300_000,
-      "the step's first line",
+      "the step's fourth line",
     );
     const epoch = mill.messages("hello").at(-1)!.epoch;
     const connections = mill.connections;
@@ -318,10 +322,71 @@ describe("the mill executor on the local cluster", { skip, concurrency: 1, timeo
     executor = await startExecutor(args());
     await connected(connections + 1);
     assert.equal(mill.messages("hello").at(-1)!.epoch, epoch);
-    const terminal = await mill.waitFor(() => mill.terminals.get("3kxmill-4"), 60_000, "the lost run's terminal");
+    const terminal = await mill.waitFor(() => mill.terminals.get("3kxmill-4"), 120_000, "the run's terminal");
+    assert.deepEqual(mill.statuses.get("3kxmill-4"), ["running", "success"], executor.output());
+    assert.equal(terminal.status, TERMINAL_STATUS.success);
+    // Resumed from the mill's cursor: RUNNING (applied, never acknowledged) not sent twice, the terminal numbered on from it.
+    const sent = mill
+      .messages("eventBatch")
+      .flatMap((batch) => batch.events)
+      .filter((event) => event.leaseId === "3kxmill-4");
+    assert.deepEqual(
+      sent.map((event) => (event.statusEvent ? "running" : "terminal")),
+      ["running", "terminal"],
+    );
+    assert.equal(sent[1]!.seqno, sent[0]!.seqno + 1);
+    const stored = readFileSync(join(storeDir, terminal.logArtifact!.ref));
+    assert.equal(terminal.logArtifact!.hash, `sha256:${createHash("sha256").update(stored).digest("hex")}`);
+    const contents = stored
+      .toString("utf8")
+      .trim()
+      .split("\n")
+      // The output followed again after the restart comes as one chunk, one data line of several lines.
+      .flatMap((line) => (JSON.parse(line) as { content: string }).content.split("\n"));
+    assert.deepEqual(
+      contents.filter((content) => /^line-\d+$/.test(content)),
+      Array.from({ length: 16 }, (_, index) => `line-${index}`),
+      "every line of the step stored once, in order",
+    );
+    assert.equal(contents.filter((content) => content === "count").length, 2, "the step's start and end, once each");
+    assert.ok(contents.includes("token=***"), "the secret read back from the pod masks it");
+    for (const line of mill.liveLines("3kxmill-4"))
+      assert.ok(!JSON.stringify(line).includes(SECRET), "a live line holds the secret");
+    for (const form of [SECRET, Buffer.from(SECRET).toString("base64")])
+      assert.ok(!readTree(stateDir).some((file) => file.includes(form)), `a file of the state directory holds ${form}`);
+    assert.deepEqual([mill.violations, mill.failedByMill], [[], []]);
+  });
+
+  it("restarts after SIGKILL with the run's pod deleted meanwhile, and ends it with exactly one failed runner-lost terminal saying what it found", async () => {
+    mill.ackEnabled = false;
+    assert.equal((await mill.reserve(offer("3kxmill-5", step("long", "echo started; sleep 300")))).accepted, true);
+    assert.equal(await mill.commit("3kxmill-5"), "committed");
+    await mill.waitFor(
+      () => mill.liveLines("3kxmill-5").some((line) => line.content === "started"),
+      300_000,
+      "the step's first line",
+    );
+    const connections = mill.connections;
+    executor.child.kill("SIGKILL");
+    await executor.exited;
+    const jobName = buildJobName(buildLeaseRunId("3kxmill-5"));
+    // Not execFileSync: the local cluster's API server answers from this process's event loop.
+    await promisify(execFile)(KUBECTL, [
+      "--kubeconfig",
+      cluster.kubeconfigPath,
+      "delete",
+      "pod",
+      "-l",
+      `job-name=${jobName}`,
+      "--wait=false",
+    ]);
+    mill.ackEnabled = true;
+    executor = await startExecutor(args());
+    await connected(connections + 1);
+    const terminal = await mill.waitFor(() => mill.terminals.get("3kxmill-5"), 120_000, "the lost run's terminal");
     assert.equal(terminal.status, TERMINAL_STATUS.failed);
-    assert.match(terminal.error, /runner-lost/);
-    assert.deepEqual(mill.statuses.get("3kxmill-4"), ["running", "failed"]);
+    assert.match(terminal.error, /^runner-lost: .*pod/);
+    assert.deepEqual(mill.statuses.get("3kxmill-5"), ["running", "failed"], executor.output());
     assert.match(readFileSync(join(storeDir, terminal.logArtifact!.ref), "utf8"), /started/);
     assert.deepEqual([mill.violations, mill.failedByMill], [[], []]);
   });

@@ -286,6 +286,136 @@ describe("mill session", () => {
     assert.deepEqual(mill.violations, []);
   });
 
+  it("restarts and continues a run it left with a plan: resumed from its plan and checkpoint, its log cut to the checkpoint, one SUCCESS terminal, each line stored once", async () => {
+    const first = await startExecutor();
+    const { mill, dir } = first;
+    mill.ackEnabled = false;
+    await runToCommit(mill, "p-1");
+    const run = first.launcher.runs.get("p-1")!;
+    run.progress.plan('{"plan":"p-1"}');
+    run.line("one");
+    const atCheckpoint = run.logBytes();
+    run.progress.checkpoint('{"checkpoint":"after one"}', atCheckpoint);
+    run.line("two"); // logged after the checkpoint: the continued run logs it again
+    await mill.waitFor(() => mill.liveLines("p-1").length === 2, 5_000, "the live lines");
+    await first.stop();
+    mill.ackEnabled = true;
+    const second = await startExecutor({ mill, dir });
+    assert.equal(mill.messages("hello").at(-1)!.epoch, first.state.epoch);
+    const resumed = second.launcher.runs.get("p-1")!;
+    assert.deepEqual(resumed.left, {
+      leaseId: "p-1",
+      record: JSON.stringify({ leaseId: "p-1" }),
+      plan: '{"plan":"p-1"}',
+      checkpoint: { text: '{"checkpoint":"after one"}', logLength: atCheckpoint },
+    });
+    assert.deepEqual(second.launcher.cleanedUp, [], "its Job is the run's: not deleted");
+    resumed.line("two");
+    resumed.line("three");
+    resumed.finish({ status: "success", exitCode: 0, error: "" });
+    const terminal = await mill.waitFor(() => mill.terminals.get("p-1"), 10_000, "the continued run's terminal");
+    assert.equal(terminal.status, TERMINAL_STATUS.success);
+    assert.deepEqual(mill.statuses.get("p-1"), ["running", "success"]);
+    const stored = readFileSync(join(dir, "store", "logs", "p-1.log"), "utf8");
+    assert.equal(terminal.logArtifact!.hash, `sha256:${createHash("sha256").update(stored).digest("hex")}`);
+    assert.deepEqual(
+      stored
+        .trimEnd()
+        .split("\n")
+        .map((line) => (JSON.parse(line) as { content: string }).content),
+      ["one", "two", "three"],
+    );
+    assert.deepEqual(second.state.listLeases(), []);
+    assert.deepEqual(mill.violations, []);
+  });
+
+  it("keeps the lines a run printed after its checkpoint when the restart cannot continue it: one FAILED runner-lost terminal, no line lost", async () => {
+    const first = await startExecutor();
+    const { mill, dir } = first;
+    await runToCommit(mill, "p-2");
+    const run = first.launcher.runs.get("p-2")!;
+    run.progress.plan('{"plan":"p-2"}');
+    run.line("one");
+    run.progress.checkpoint('{"checkpoint":"after one"}', run.logBytes());
+    run.line("two");
+    await mill.waitFor(() => mill.liveLines("p-2").length === 2, 5_000, "the live lines");
+    await first.stop();
+    const second = await startExecutor({ mill, dir });
+    const resumed = second.launcher.runs.get("p-2")!;
+    resumed.line("error: its pod is gone", -1);
+    resumed.finish({ status: "failed", exitCode: -1, error: "runner-lost: the run's pod is gone" });
+    const terminal = await mill.waitFor(() => mill.terminals.get("p-2"), 10_000, "the lost run's terminal");
+    assert.equal(terminal.status, TERMINAL_STATUS.failed);
+    assert.match(terminal.error, /^runner-lost: the run's pod is gone/);
+    assert.deepEqual(mill.statuses.get("p-2"), ["running", "failed"]);
+    const stored = readFileSync(join(dir, "store", "logs", "p-2.log"), "utf8");
+    assert.deepEqual(
+      stored
+        .trimEnd()
+        .split("\n")
+        .map((line) => (JSON.parse(line) as { content: string }).content),
+      ["one", "two", "error: its pod is gone"],
+    );
+    assert.deepEqual(mill.violations, []);
+  });
+
+  it("stores the log of a run that ended before a restart whose upload had not gone through, and sends its terminal once (a failing dir store)", async () => {
+    const dir = makeTestTempDir("mill-session-");
+    const failing: LogStore = { describe: "down", put: () => Promise.reject(new Error("503 Slow Down")) };
+    const first = await startExecutor({ dir, logStore: failing });
+    const { mill } = first;
+    await runToCommit(mill, "up-1");
+    first.launcher.runs.get("up-1")!.line("the run's only line");
+    first.launcher.runs.get("up-1")!.finish({ status: "failed", exitCode: 3, error: "step 1 exited 3" });
+    await mill.waitFor(
+      () => first.warnings.some((warning) => /storing its log in down failed/.test(warning)),
+      5_000,
+      "a failed upload",
+    );
+    await first.stop();
+    assert.equal(mill.terminals.get("up-1"), undefined, "no terminal before the log is stored");
+    const second = await startExecutor({ dir, mill });
+    const terminal = await mill.waitFor(() => mill.terminals.get("up-1"), 10_000, "the terminal after the restart");
+    assert.equal(terminal.status, TERMINAL_STATUS.failed);
+    assert.equal(terminal.exitCode, 3);
+    const stored = readFileSync(join(dir, "store", "logs", "up-1.log"), "utf8");
+    assert.match(stored, /the run's only line/);
+    assert.equal(terminal.logArtifact!.hash, `sha256:${createHash("sha256").update(stored).digest("hex")}`);
+    await mill.waitFor(() => second.state.depth() === 0, 5_000, "the outbox acknowledged");
+    assert.deepEqual(mill.statuses.get("up-1"), ["running", "failed"], "one terminal");
+    assert.deepEqual(second.launcher.runs.size, 0, "the run is not started again");
+    assert.deepEqual(mill.violations, []);
+  });
+
+  it("uploads the log again and sends its terminal once when a restart came while the upload was under way (a dir store that stored and never answered)", async () => {
+    const dir = makeTestTempDir("mill-session-");
+    const real = createDirLogStore(join(dir, "store"));
+    const hanging: LogStore = {
+      describe: "hanging",
+      put: async (leaseId, path) => {
+        await real.put(leaseId, path);
+        return new Promise(() => undefined); // killed before it answered: the terminal was never queued
+      },
+    };
+    const first = await startExecutor({ dir, logStore: hanging });
+    const { mill } = first;
+    await runToCommit(mill, "up-2");
+    first.launcher.runs.get("up-2")!.line("stored, but not yet answered");
+    first.launcher.runs.get("up-2")!.finish({ status: "success", exitCode: 0, error: "" });
+    await mill.waitFor(() => first.state.listLeases()[0]?.state === "finishing", 5_000, "the run finishing");
+    await first.stop();
+    assert.equal(mill.terminals.get("up-2"), undefined);
+    const second = await startExecutor({ dir, mill });
+    const terminal = await mill.waitFor(() => mill.terminals.get("up-2"), 10_000, "the terminal after the restart");
+    assert.equal(terminal.status, TERMINAL_STATUS.success);
+    const stored = readFileSync(join(dir, "store", "logs", "up-2.log"), "utf8");
+    assert.match(stored, /stored, but not yet answered/);
+    assert.equal(terminal.logArtifact!.hash, `sha256:${createHash("sha256").update(stored).digest("hex")}`);
+    await mill.waitFor(() => second.state.depth() === 0, 5_000, "the outbox acknowledged");
+    assert.deepEqual(mill.statuses.get("up-2"), ["running", "success"], "one terminal");
+    assert.deepEqual(mill.violations, []);
+  });
+
   it("dials again after a refused upgrade, backing off from the first wait doubling to the most, and says why", async () => {
     const dials: number[] = [];
     const server = createServer();

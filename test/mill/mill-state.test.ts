@@ -1,6 +1,9 @@
 // The executor's durable state: the epoch kept across reopening, dense seqnos, trimming on ack, the outbox's cap, and leases kept until their terminal is queued.
 import assert from "node:assert/strict";
+import { createRequire } from "node:module";
+import { join } from "node:path";
 import { describe, it } from "node:test";
+import type Database from "better-sqlite3";
 import { DEFAULT_OUTBOX_CAP_BYTES, MillState } from "../../src/mill/mill-state.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
 
@@ -58,6 +61,47 @@ describe("mill executor state", () => {
       state.listLeases().map((lease) => lease.leaseId),
       ["l1"],
     );
+  });
+
+  it("keeps a running lease's plan and latest checkpoint with its log length across a reopen, and drops them once it is finishing", () => {
+    const dir = makeTestTempDir("mill-state-");
+    const first = new MillState(dir);
+    first.startLease("l1", '{"job":"j"}', RUNNING);
+    first.recordPlan("l1", '{"version":1}');
+    first.saveCheckpoint("l1", '{"phase":"upload"}', 10);
+    first.saveCheckpoint("l1", '{"phase":"steps"}', 250);
+    first.close();
+    const second = new MillState(dir);
+    assert.deepEqual(second.listLeases(), [
+      {
+        leaseId: "l1",
+        state: "running",
+        record: '{"job":"j"}',
+        plan: '{"version":1}',
+        checkpoint: { text: '{"phase":"steps"}', logLength: 250 },
+      },
+    ]);
+    second.markFinishing("l1", { status: 2, error: "", exitCode: 0 });
+    second.saveCheckpoint("l1", '{"phase":"teardown"}', 300); // a late one from the run's end: not kept
+    assert.deepEqual(second.listLeases(), [
+      { leaseId: "l1", state: "finishing", record: '{"job":"j"}', terminal: { status: 2, error: "", exitCode: 0 } },
+    ]);
+    second.close();
+  });
+
+  it("opens a database an older executor wrote (leases without plan or checkpoint) and lists its lease without them", () => {
+    const dir = makeTestTempDir("mill-state-");
+    const open = createRequire(import.meta.url)("better-sqlite3") as typeof Database;
+    const old = new open(join(dir, "mill-executor.sqlite"));
+    old.exec(
+      "CREATE TABLE leases (lease_id TEXT PRIMARY KEY, state TEXT NOT NULL, record TEXT NOT NULL, terminal TEXT); INSERT INTO leases VALUES ('l0', 'running', '{}', NULL)",
+    );
+    old.close();
+    const state = new MillState(dir);
+    assert.deepEqual(state.listLeases(), [{ leaseId: "l0", state: "running", record: "{}" }]);
+    state.recordPlan("l0", "{}");
+    assert.equal(state.listLeases()[0]!.plan, "{}");
+    state.close();
   });
 
   it("starts a new epoch with an empty outbox on resetStream", () => {

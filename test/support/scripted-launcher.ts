@@ -1,12 +1,14 @@
-// A LeaseLauncher for the mill session's tests: engines and images it refuses, runs a test ends by hand, and a record of every call.
+// A LeaseLauncher for the mill session's tests: engines and images it refuses, runs a test ends by hand (started or continued after a restart), and a record of every call.
 import type {
   AcceptedOffer,
   LaunchedLease,
   LeaseLauncher,
   LeaseOffer,
   LeaseOutcome,
+  LeaseProgress,
+  LeftRun,
 } from "../../src/mill/lease-launcher.js";
-import type { SpindleLogLine } from "../../src/mill/log-lines.js";
+import { formatLogLine, type SpindleLogLine } from "../../src/mill/log-lines.js";
 import type { SecretPair } from "../../src/mill/mill-messages.js";
 
 /** One run the scripted launcher started: the test writes its lines and ends it. */
@@ -14,6 +16,12 @@ export interface ScriptedRun {
   readonly leaseId: string;
   readonly secrets: readonly SecretPair[];
   readonly cancelReasons: string[];
+  /** Where the run keeps its plan and checkpoints. */
+  readonly progress: LeaseProgress;
+  /** What a restart continued it from (absent for a run `start` began). */
+  readonly left?: LeftRun;
+  /** The bytes of the lease's log file its lines make so far (from the checkpoint's length for a continued run). */
+  readonly logBytes: () => number;
   line(content: string, stepId?: number): void;
   finish(outcome: LeaseOutcome): void;
 }
@@ -37,21 +45,50 @@ export class ScriptedLauncher implements LeaseLauncher {
     accepted: AcceptedOffer,
     secrets: readonly SecretPair[],
     onLine: (line: SpindleLogLine) => void,
+    progress: LeaseProgress,
+  ): LaunchedLease {
+    return this.#launch(accepted.offer.leaseId, JSON.stringify({ leaseId: accepted.offer.leaseId }), onLine, progress, {
+      secrets,
+    });
+  }
+
+  resume(left: LeftRun, onLine: (line: SpindleLogLine) => void, progress: LeaseProgress): LaunchedLease {
+    return this.#launch(left.leaseId, left.record, onLine, progress, { secrets: [], left });
+  }
+
+  #launch(
+    leaseId: string,
+    record: string,
+    onLine: (line: SpindleLogLine) => void,
+    progress: LeaseProgress,
+    extra: { secrets: readonly SecretPair[]; left?: LeftRun },
   ): LaunchedLease {
     let finish!: (outcome: LeaseOutcome) => void;
     const done = new Promise<LeaseOutcome>((resolve) => (finish = resolve));
-    const leaseId = accepted.offer.leaseId;
+    let logBytes = extra.left?.checkpoint?.logLength ?? 0;
     const run: ScriptedRun = {
       leaseId,
-      secrets,
+      secrets: extra.secrets,
       cancelReasons: [],
-      line: (content, stepId = 0) =>
-        onLine({ kind: "data", content, time: new Date().toISOString(), step_id: stepId, stream: "stdout" }),
+      progress,
+      ...(extra.left ? { left: extra.left } : {}),
+      logBytes: () => logBytes,
+      line: (content, stepId = 0) => {
+        const line: SpindleLogLine = {
+          kind: "data",
+          content,
+          time: new Date().toISOString(),
+          step_id: stepId,
+          stream: "stdout",
+        };
+        logBytes += Buffer.byteLength(formatLogLine(line));
+        onLine(line);
+      },
       finish: (outcome) => finish(outcome),
     };
     this.runs.set(leaseId, run);
     return {
-      record: JSON.stringify({ leaseId }),
+      record,
       cancel: (reason) => {
         run.cancelReasons.push(reason);
         if (this.stopsOnCancel) finish({ status: "cancelled", exitCode: -1, error: reason });

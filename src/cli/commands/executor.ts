@@ -86,7 +86,7 @@ export async function executeExecutor(options: RawExecutorOptions, env: NodeJS.P
     warn(describeError(error));
     return exitCodeForError(error);
   }
-  // A bug that escapes: exit at once; the next start reports the runs it lost (runner-lost) and deletes their Jobs.
+  // A bug that escapes: exit at once; the next start re-attaches to the runs it left (or reports them runner-lost).
   const onCrash = (error: unknown): void => {
     warn(`internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
     process.exit(EXIT.infrastructure);
