@@ -9,4 +9,8 @@ for (const stream of [process.stdout, process.stderr]) {
     if (error.code !== "EPIPE") throw error;
   });
 }
-process.exitCode = await main(process.argv.slice(2), process.env);
+process.exitCode = await main(process.argv.slice(2), {
+  env: process.env,
+  stdout: process.stdout,
+  stderr: process.stderr,
+});

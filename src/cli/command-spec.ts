@@ -1,12 +1,21 @@
 // What every subcommand declares: its name, arguments and options (for help and parsing), and how it runs.
 import type { OptionSpec } from "./option-spec.js";
 
-/** What a command's action is handed: options as parsed (strings, flags, lists), positional arguments, the environment. */
-export interface CommandInput<Raw = Record<string, unknown>> {
-  readonly options: Raw;
-  readonly args: readonly string[];
+/**
+ * The process's edge as a command sees it: the bin passes its own environment and streams; tests pass collecting
+ * writers and run a command line in their own process (test/support/run-cli.ts).
+ */
+export interface CommandIo {
   /** Read here, at the CLI edge, and nowhere below: commands resolve what they need and pass it down typed. */
   readonly env: NodeJS.ProcessEnv;
+  readonly stdout: NodeJS.WritableStream;
+  readonly stderr: NodeJS.WritableStream;
+}
+
+/** What a command's action is handed: options as parsed (strings, flags, lists), positional arguments, its edge. */
+export interface CommandInput<Raw = Record<string, unknown>> extends CommandIo {
+  readonly options: Raw;
+  readonly args: readonly string[];
 }
 
 /**

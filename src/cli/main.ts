@@ -1,7 +1,7 @@
 // The command line: dispatches to one subcommand (src/cli/commands/), and maps what escapes it to an exit code.
 import type { Command } from "commander";
 import { describeError } from "../core/errors.js";
-import type { CommandSpec } from "./command-spec.js";
+import type { CommandIo, CommandSpec } from "./command-spec.js";
 import { COMMANDS } from "./commands/index.js";
 import { executeRun } from "./commands/run.js";
 import { EXIT, exitCodeForError, formatExitCodesHelp } from "./exit-codes.js";
@@ -10,16 +10,20 @@ import { parseRunFast } from "./run-options.js";
 
 /**
  * Loaded only for help, errors, other commands and unusual command lines: a plain `run` is read by parseRunFast.
- * `onAction` receives each command's parsed input instead of running it (tests compare parsers with it).
+ * `onAction` receives each command's parsed input instead of running it (tests compare parsers with it); help and
+ * parse errors go to `output` (the process's streams unless given).
  */
 export async function buildProgram(
   onAction: (command: CommandSpec<never>, options: Record<string, unknown>, args: string[]) => Promise<number>,
+  output: Pick<CommandIo, "stdout" | "stderr"> = process,
 ): Promise<Command> {
   // commander loads only here: a plain `run` is parsed by parseRunFast without it.
   const { Command } = await import("commander");
   const program = new Command("knotless-runner-k8s")
     .description("Runs one knotless workflow run as one Kubernetes batch/v1 Job, through kubectl.")
     .exitOverride()
+    // Before the subcommands are added: each copies its parent's output settings when it is made.
+    .configureOutput({ writeOut: (text) => output.stdout.write(text), writeErr: (text) => output.stderr.write(text) })
     .showHelpAfterError(false)
     .addHelpText("after", formatExitCodesHelp());
   for (const spec of COMMANDS) {
@@ -32,25 +36,29 @@ export async function buildProgram(
       const positional = received
         .slice(0, -2)
         .flatMap((value) => (Array.isArray(value) ? value : value === undefined ? [] : [value])) as string[];
-      process.exitCode = await onAction(spec, received.at(-2) as Record<string, unknown>, positional);
+      await onAction(spec, received.at(-2) as Record<string, unknown>, positional);
     });
   }
   return program;
 }
 
-/** Runs the CLI; returns the exit code. `env` is read here and nowhere below. */
-export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
+/**
+ * Runs one command line; returns the exit code. The bin passes the process's environment and streams; `io.env` is
+ * read here and nowhere below. Commands that serve until a signal (serve, executor) and real runs install process
+ * signal handlers: those are for a process of their own.
+ */
+export async function main(argv: readonly string[], io: CommandIo): Promise<number> {
   let code: number = EXIT.success;
   try {
     const plain = parseRunFast(argv);
-    if (plain) return await executeRun(plain, env);
+    if (plain) return await executeRun(plain, io);
     const [program, { CommanderError }] = await Promise.all([
       buildProgram(
-        async (spec, options, args) => (code = await spec.execute({ options: options as never, args, env })),
+        async (spec, options, args) => (code = await spec.execute({ options: options as never, args, ...io })),
+        io,
       ),
       import("commander"),
     ]);
-    program.configureOutput({ writeErr: (text) => process.stderr.write(text) });
     try {
       if (argv.length === 0) {
         program.outputHelp();
@@ -69,7 +77,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
       return EXIT.badInput;
     }
   } catch (error) {
-    process.stderr.write(`knotless-runner-k8s: ${describeError(error)}\n`);
+    io.stderr.write(`knotless-runner-k8s: ${describeError(error)}\n`);
     return exitCodeForError(error);
   }
 }

@@ -3,6 +3,7 @@ import { describeError } from "../core/errors.js";
 import type { Cluster, ClusterTarget } from "../cluster/cluster.js";
 import { openCluster } from "../cluster/transports/open-cluster.js";
 import { resolveClusterOptions, type RawClusterOptions } from "./cluster-options.js";
+import type { CommandIo } from "./command-spec.js";
 import { exitCodeForError } from "./exit-codes.js";
 
 /** What an operator command runs with, resolved from its options at the edge. */
@@ -19,7 +20,7 @@ export interface OperatorContext {
  */
 export async function runOperatorCommand<T = undefined>(
   raw: RawClusterOptions,
-  env: NodeJS.ProcessEnv,
+  { env, stderr }: CommandIo,
   work: (ctx: OperatorContext, input: T) => Promise<number>,
   readInput: () => T = () => undefined as T,
 ): Promise<number> {
@@ -29,7 +30,7 @@ export async function runOperatorCommand<T = undefined>(
     const { cluster } = await openCluster(setting, env);
     return await work({ target: setting.target, cluster, kubectlPath: setting.kubectlPath }, input);
   } catch (error) {
-    process.stderr.write(`knotless-runner-k8s: ${describeError(error)}\n`);
+    stderr.write(`knotless-runner-k8s: ${describeError(error)}\n`);
     return exitCodeForError(error);
   }
 }

@@ -75,14 +75,14 @@ function tarEnv(setting: HostTarSetting): Record<string, string | undefined> {
 function runVersion(setting: HostTarSetting): Promise<string> {
   return new Promise((resolve) => {
     let text = "";
-    const child = spawn(setting.binary, ["--version"], {
-      stdio: ["ignore", "pipe", "ignore"],
-      env: tarEnv(setting),
-      timeout: PROBE_TIMEOUT_MS,
-    });
+    const child = spawn(setting.binary, ["--version"], { stdio: ["ignore", "pipe", "ignore"], env: tarEnv(setting) });
+    // Our own timer, not spawn's `timeout`: node leaves that one running when the binary does not exist (ENOENT),
+    // which kept a process that had nothing else to do alive for the whole timeout.
+    const timer = setTimeout(() => child.kill("SIGTERM"), PROBE_TIMEOUT_MS);
+    const end = (answer: string): void => (clearTimeout(timer), resolve(answer));
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => (text = (text + chunk).slice(0, 4096)));
-    child.once("error", () => resolve(""));
-    child.once("close", (code) => resolve(code === 0 ? text : ""));
+    child.once("error", () => end(""));
+    child.once("close", (code) => end(code === 0 ? text : ""));
   });
 }
 

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { createDirStore } from "../../src/cache/dir-store.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
-import { runCli } from "../support/run-cli.js";
+import { runCliInProcess } from "../support/run-cli.js";
 
 const HOUR = 3_600_000;
 
@@ -35,7 +35,7 @@ const SAMPLE = [
 describe("the cache command", () => {
   it("lists one line per entry, least recently used first, then a total", async () => {
     const dir = await makeStore(SAMPLE);
-    const run = await runCli(["cache", "list", "--cache-dir", dir]);
+    const run = await runCliInProcess(["cache", "list", "--cache-dir", dir]);
     assert.equal(run.code, 0, run.stderr);
     const lines = run.stdout.trimEnd().split("\n");
     assert.match(lines[0]!, /^REPO +KEY +SIZE +AGE +LAST USED$/);
@@ -48,7 +48,7 @@ describe("the cache command", () => {
 
   it("lists one repository's entries with --repo, and JSON with --json", async () => {
     const dir = await makeStore(SAMPLE);
-    const run = await runCli(["cache", "list", "--cache-dir", dir, "--repo", "acme/api", "--json"]);
+    const run = await runCliInProcess(["cache", "list", "--cache-dir", dir, "--repo", "acme/api", "--json"]);
     assert.equal(run.code, 0, run.stderr);
     const listed = JSON.parse(run.stdout) as {
       dir: string;
@@ -69,14 +69,14 @@ describe("the cache command", () => {
 
   it("lists an empty store under $XDG_CACHE_HOME when no --cache-dir is given", async () => {
     const home = makeTestTempDir("knotless-xdg-");
-    const run = await runCli(["cache", "list"], { env: { XDG_CACHE_HOME: home } });
+    const run = await runCliInProcess(["cache", "list"], { env: { XDG_CACHE_HOME: home } });
     assert.equal(run.code, 0, run.stderr);
     assert.equal(run.stdout, `0 entries, 0 B in ${home}/knotless-runner-k8s\n`);
   });
 
   it("prunes entries unused for longer than --older-than and says which and why", async () => {
     const dir = await makeStore(SAMPLE);
-    const run = await runCli(["cache", "prune", "--cache-dir", dir, "--older-than", "24h"]);
+    const run = await runCliInProcess(["cache", "prune", "--cache-dir", dir, "--older-than", "24h"]);
     assert.equal(run.code, 0, run.stderr);
     assert.match(
       run.stdout,
@@ -86,7 +86,7 @@ describe("the cache command", () => {
       run.stdout,
       new RegExp(`\\nprune: removed 1 entry \\(3\\.0 MiB\\); kept 2 entries \\(2\\.1 KiB\\) in ${dir}\\n$`),
     );
-    const after = await runCli(["cache", "list", "--cache-dir", dir, "--json"]);
+    const after = await runCliInProcess(["cache", "list", "--cache-dir", dir, "--json"]);
     assert.deepEqual(
       (JSON.parse(after.stdout) as { entries: Array<{ key: string }> }).entries.map((entry) => entry.key),
       ["deps-new", "tools-1"],
@@ -95,7 +95,7 @@ describe("the cache command", () => {
 
   it("prunes the least recently used down to --max-bytes, and prints JSON with --json", async () => {
     const dir = await makeStore(SAMPLE);
-    const run = await runCli(["cache", "prune", "--cache-dir", dir, "--max-bytes", "2Ki", "--json"]);
+    const run = await runCliInProcess(["cache", "prune", "--cache-dir", dir, "--max-bytes", "2Ki", "--json"]);
     assert.equal(run.code, 0, run.stderr);
     const report = JSON.parse(run.stdout) as {
       removed: Array<{ kind: string; key: string }>;
@@ -131,7 +131,7 @@ describe("the cache command", () => {
       [["cache", "list", "--nope"], /unknown option '--nope'/],
     ];
     for (const [args, pattern] of cases) {
-      const run = await runCli(args);
+      const run = await runCliInProcess(args);
       assert.equal(run.code, 2, `${args.join(" ")}: ${run.stdout}${run.stderr}`);
       assert.match(run.stderr, pattern, args.join(" "));
     }
@@ -140,7 +140,7 @@ describe("the cache command", () => {
   it("exits 3 when the store cannot be read", async () => {
     const file = join(makeTestTempDir("knotless-cache-cli-"), "not-a-dir");
     writeFileSync(file, "x");
-    const run = await runCli(["cache", "list", "--cache-dir", file]);
+    const run = await runCliInProcess(["cache", "list", "--cache-dir", file]);
     assert.equal(run.code, 3, run.stdout);
     assert.match(run.stderr, /knotless-runner-k8s: cache: ENOTDIR/);
   });

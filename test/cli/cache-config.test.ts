@@ -7,7 +7,7 @@ import { describe, it } from "node:test";
 import { renderDryRun } from "../../src/cli/dry-run.js";
 import { resolveRunConfig, type RawRunOptions } from "../../src/cli/resolve-config.js";
 import { InputError } from "../../src/core/errors.js";
-import { runCli } from "../support/run-cli.js";
+import { runCliInProcess } from "../support/run-cli.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
 
 const sha256 = (data: string): string => createHash("sha256").update(data).digest("hex");
@@ -257,7 +257,7 @@ describe("run with a bad cache input", () => {
       [[], /caches\[0\]\.key: .* uses \{\{ KNOTLESS_REF_NAME \}\}, which this run does not set/],
     ];
     for (const [extra, message] of cases) {
-      const run = await runCli([...args, ...extra]);
+      const run = await runCliInProcess([...args, ...extra]);
       assert.equal(run.code, 2, run.stderr);
       assert.match(run.stderr, message);
       assert.equal(existsSync(marker), false);

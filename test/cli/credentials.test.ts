@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { InputError } from "../../src/core/errors.js";
 import { resolveCredentialsConfig, type RawCredentialsOptions } from "../../src/cli/commands/credentials.js";
-import { runCli } from "../support/run-cli.js";
+import { runCliInProcess } from "../support/run-cli.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
 
 const RAW: RawCredentialsOptions = {
@@ -43,7 +43,7 @@ describe("resolveCredentialsConfig", () => {
 describe("credentials through the CLI", () => {
   it("prints every object and call with --dry-run, the API requests first, and no token, spawning no kubectl", async () => {
     const out = join(makeTestTempDir("creds-cli-"), "runner.kubeconfig");
-    const cli = await runCli([
+    const cli = await runCliInProcess([
       "credentials",
       "--namespace",
       "ci",
@@ -91,7 +91,7 @@ describe("credentials through the CLI", () => {
 
   it("prints the kubectl commands first with --transport kubectl, each with its API requests beside it", async () => {
     const out = join(makeTestTempDir("creds-cli-"), "runner.kubeconfig");
-    const cli = await runCli([
+    const cli = await runCliInProcess([
       "credentials",
       "--namespace",
       "ci",
@@ -119,7 +119,15 @@ describe("credentials through the CLI", () => {
   });
 
   it("prints the revoke's requests and call with --revoke --dry-run, in each transport's order", async () => {
-    const api = await runCli(["credentials", "--namespace", "ci", "--revoke", "--dry-run", "--kubectl", "kubectl"]);
+    const api = await runCliInProcess([
+      "credentials",
+      "--namespace",
+      "ci",
+      "--revoke",
+      "--dry-run",
+      "--kubectl",
+      "kubectl",
+    ]);
     assert.equal(api.code, 0, api.stderr);
     const deletes = [
       "DELETE /apis/rbac.authorization.k8s.io/v1/namespaces/ci/rolebindings/knotless-runner",
@@ -129,7 +137,7 @@ describe("credentials through the CLI", () => {
     const command =
       "kubectl --namespace ci delete rolebinding.rbac.authorization.k8s.io/knotless-runner role.rbac.authorization.k8s.io/knotless-runner serviceaccount/knotless-runner --ignore-not-found --wait=false --request-timeout 30s";
     assert.ok(api.stdout.endsWith(`${[...deletes, `#   kubectl: ${command}`].join("\n")}\n`), api.stdout);
-    const kubectl = await runCli([
+    const kubectl = await runCliInProcess([
       "credentials",
       "--namespace",
       "ci",
@@ -150,13 +158,21 @@ describe("credentials through the CLI", () => {
   it("exits 2 without a kubectl call when --out exists with looser permissions", async () => {
     const out = join(makeTestTempDir("creds-cli-"), "runner.kubeconfig");
     writeFileSync(out, "", { mode: 0o644 });
-    const cli = await runCli(["credentials", "--namespace", "ci", "--out", out, "--kubectl", "/nonexistent/kubectl"]);
+    const cli = await runCliInProcess([
+      "credentials",
+      "--namespace",
+      "ci",
+      "--out",
+      out,
+      "--kubectl",
+      "/nonexistent/kubectl",
+    ]);
     assert.equal(cli.code, 2);
     assert.match(cli.stderr, /exists with mode 0644/);
   });
 
   it("exits 2 when --namespace is missing", async () => {
-    const cli = await runCli(["credentials", "--out", "/tmp/x"]);
+    const cli = await runCliInProcess(["credentials", "--out", "/tmp/x"]);
     assert.equal(cli.code, 2);
     assert.match(cli.stderr, /--namespace/);
   });

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { runCli } from "../support/run-cli.js";
+import { runCliInProcess } from "../support/run-cli.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
 
 const dir = makeTestTempDir("operator-commands-");
@@ -72,7 +72,7 @@ describe("the operator commands refuse bad input before any kubectl call", { con
   ];
   for (const [what, args, message, env] of cases) {
     it(`exits 2 for ${what}`, async () => {
-      const cli = await runCli([...args, "--kubectl", KUBECTL], { env: env ?? {} });
+      const cli = await runCliInProcess([...args, "--kubectl", KUBECTL], { env: env ?? {} });
       assert.equal(cli.code, 2, cli.stderr);
       assert.match(cli.stderr, message);
       assert.equal(existsSync(marker), false, "kubectl was called");
@@ -83,7 +83,7 @@ describe("the operator commands refuse bad input before any kubectl call", { con
     const called = join(dir, "other-kubectl-was-called");
     const other = join(dir, "other-kubectl");
     writeFileSync(other, `#!/bin/sh\ntouch ${called}\nexit 1\n`, { mode: 0o755 }); // not KUBECTL: the other tests watch its marker
-    const cli = await runCli(["gc", "--stale-after", "4s", "--transport", "kubectl", "--kubectl", other], {
+    const cli = await runCliInProcess(["gc", "--stale-after", "4s", "--transport", "kubectl", "--kubectl", other], {
       env: { KNOTLESS_HEARTBEAT_INTERVAL: "2s" },
     });
     assert.equal(cli.code, 3, cli.stderr);

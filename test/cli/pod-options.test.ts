@@ -5,7 +5,7 @@ import { DEFAULT_RUNNER_CONFIG, type RunnerConfigSource } from "../../src/config
 import { InputError } from "../../src/core/errors.js";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { makeWorkspace, runCli } from "../support/run-cli.js";
+import { makeWorkspace, runCliInProcess } from "../support/run-cli.js";
 
 describe("the pod flags", () => {
   it("read every pod key an operator sets per invocation, in its typed shape", () => {
@@ -144,7 +144,7 @@ describe("the pod flags", () => {
       "--kubectl",
       "/nonexistent/kubectl",
     ];
-    const dry = await runCli([
+    const dry = await runCliInProcess([
       ...base,
       "--dry-run",
       "--node-selector",
@@ -161,7 +161,7 @@ describe("the pod flags", () => {
     assert.match(dry.stdout, /^# {3}pod\.tolerations: dedicated=ci:NoSchedule$/m);
     assert.match(dry.stdout, /^# {3}pod security: restricted /m);
     assert.match(dry.stdout, /^# {3}ephemeral storage: request 1Gi, limit 4Gi/m);
-    const bad = await runCli([...base, "--runtime-class", "Kata!"]);
+    const bad = await runCliInProcess([...base, "--runtime-class", "Kata!"]);
     assert.equal(bad.code, 2, bad.stderr);
     assert.match(bad.stderr, /--runtime-class expects a Kubernetes object name such as gvisor/);
   });

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { chmodSync, existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { makeWorkspace, runCli } from "../support/run-cli.js";
+import { makeWorkspace, runCliInProcess } from "../support/run-cli.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
 
 const SERVICES = [
@@ -25,7 +25,7 @@ describe("run with workflow services", () => {
       workflow,
       [...SERVICES, "steps:", "  - {name: test, command: psql -h 127.0.0.1 -U postgres -c 'select 1'}", ""].join("\n"),
     );
-    const run = await runCli([
+    const run = await runCliInProcess([
       "run",
       "--workflow",
       workflow,
@@ -64,7 +64,7 @@ describe("run with workflow services", () => {
         "",
       ].join("\n"),
     );
-    const run = await runCli([
+    const run = await runCliInProcess([
       "run",
       "--workflow",
       workflow,

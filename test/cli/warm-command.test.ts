@@ -6,7 +6,7 @@ import { describe, it } from "node:test";
 import { resolveWarmConfig, type RawWarmOptions } from "../../src/cli/commands/warm.js";
 import { readKeepWarm } from "../../src/cli/warm-options.js";
 import { InputError } from "../../src/core/errors.js";
-import { makeWorkspace, runCli } from "../support/run-cli.js";
+import { makeWorkspace, runCliInProcess } from "../support/run-cli.js";
 
 const defaults: RawWarmOptions = {
   for: "10m",
@@ -56,7 +56,7 @@ describe("the warm command", () => {
       config,
       "pod:\n  nodeSelector: {pool: ci}\n  imagePullSecrets: [registry-a]\n  labels: {team: platform}\n  security: restricted\n  podSpecPatch: {hostAliases: [{ip: 10.0.0.5, hostnames: [registry.local]}]}\n",
     );
-    const dry = await runCli([
+    const dry = await runCliInProcess([
       "warm",
       "--dry-run",
       "--namespace",
@@ -83,13 +83,13 @@ describe("the warm command", () => {
     assert.match(dry.stdout, /example\.com\/owner: ml/);
     assert.match(dry.stdout, /runAsNonRoot: true/);
     assert.doesNotMatch(dry.stdout, /hostAliases/);
-    const bad = await runCli(["warm", "--dry-run", "--pod-label", "knotless.dev/role=x"]);
+    const bad = await runCliInProcess(["warm", "--dry-run", "--pod-label", "knotless.dev/role=x"]);
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /--pod-label: knotless\.dev\/role is the runner's own label/);
   });
 
   it("prints the placeholder manifest and its calls on --dry-run, and the one delete of --release", async () => {
-    const dry = await runCli([
+    const dry = await runCliInProcess([
       "warm",
       "--dry-run",
       "--count",
@@ -111,7 +111,15 @@ describe("the warm command", () => {
       /kubectl --namespace ci get jobs --selector app.kubernetes.io\/managed-by=knotless-runner-k8s,knotless.dev\/role=warm/,
     );
     assert.match(dry.stdout, /--count 2, all of them toward --max-warm 3/);
-    const release = await runCli(["warm", "--release", "--dry-run", "--transport", "kubectl", "--kubectl", "kubectl"]);
+    const release = await runCliInProcess([
+      "warm",
+      "--release",
+      "--dry-run",
+      "--transport",
+      "kubectl",
+      "--kubectl",
+      "kubectl",
+    ]);
     assert.equal(
       release.stdout,
       [
@@ -123,13 +131,21 @@ describe("the warm command", () => {
         "",
       ].join("\n"),
     );
-    const apiRelease = await runCli(["warm", "--release", "--dry-run", "--transport", "api", "--namespace", "ci"]);
+    const apiRelease = await runCliInProcess([
+      "warm",
+      "--release",
+      "--dry-run",
+      "--transport",
+      "api",
+      "--namespace",
+      "ci",
+    ]);
     assert.equal(apiRelease.code, 0, apiRelease.stderr);
     assert.match(
       apiRelease.stdout,
       /^# API requests, in order \(--transport api\)[^\n]*\n# deletes every warm placeholder[^\n]*\nGET \/apis\/batch\/v1\/namespaces\/ci\/jobs\?labelSelector=\S+\nDELETE \/apis\/batch\/v1\/namespaces\/ci\/jobs\/knotless-warm-<slot> \(body: DeleteOptions \(background propagation\)\)\n# {3}kubectl: kubectl --namespace ci delete jobs --selector /,
     );
-    const bad = await runCli(["warm", "--count", "3"]);
+    const bad = await runCliInProcess(["warm", "--count", "3"]);
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /--count 3 is more than --max-warm 1 allows/);
   });
@@ -145,7 +161,7 @@ describe("run --keep-warm", () => {
 
   it("shows the placeholder it would leave, and its calls after the delete, on --dry-run", async () => {
     const ws = makeWorkspace("hi\techo hi\n");
-    const dry = await runCli([
+    const dry = await runCliInProcess([
       "run",
       "--checkout",
       ws.checkout,
@@ -175,7 +191,7 @@ describe("run --keep-warm", () => {
     assert.match(calls[0]!, /get jobs --selector .*role=warm/);
     assert.match(calls[1]!, /delete --raw '?\/apis\/batch\/v1\/namespaces\/ci\/jobs\/knotless-warm-<slot>/);
     assert.match(calls.at(-1)!, /create --request-timeout 30s -f - -o json$/);
-    const skipped = await runCli([
+    const skipped = await runCliInProcess([
       "run",
       "--checkout",
       ws.checkout,

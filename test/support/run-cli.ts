@@ -4,6 +4,7 @@ import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { RunResult } from "../../src/run/run-result.js";
+import { Writable } from "node:stream";
 import { makeTestTempDir } from "./temp-dir.js";
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
@@ -147,4 +148,43 @@ export function startCli(
         check();
       }),
   };
+}
+
+/**
+ * Runs one command line in this process (src/cli/main.ts, as the bin does) with collecting writers for stdout and
+ * stderr, and the environment this process has plus `env`. For tests of a command's output and exit code: a spawn
+ * costs ~0.4 s of CPU. Commands that install process signal handlers (serve, executor, a real run) stay spawned.
+ */
+export async function runCliInProcess(
+  args: readonly string[],
+  options: { readonly env?: Readonly<Record<string, string | undefined>>; readonly timeoutMs?: number } = {},
+): Promise<CliRun> {
+  const { main } = await import("../../src/cli/main.js");
+  let timer: NodeJS.Timeout | undefined;
+  let stdout = "";
+  let stderr = "";
+  const collect = (append: (text: string) => void): Writable =>
+    new Writable({
+      decodeStrings: false,
+      write(chunk: string | Buffer, _encoding, done) {
+        append(typeof chunk === "string" ? chunk : chunk.toString("utf8"));
+        done();
+      },
+    });
+  const ran = main(args, {
+    env: { ...process.env, ...options.env },
+    stdout: collect((text) => (stdout += text)),
+    stderr: collect((text) => (stderr += text)),
+  });
+  const timedOut = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`${args.join(" ")}: no end within ${options.timeoutMs} ms:\n${stdout}${stderr}`)),
+      options.timeoutMs ?? 120_000,
+    );
+  });
+  try {
+    return { code: await Promise.race([ran, timedOut]), stdout, stderr };
+  } finally {
+    clearTimeout(timer);
+  }
 }

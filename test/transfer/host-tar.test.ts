@@ -71,6 +71,14 @@ describe("probeHostTar", () => {
     for (const binary of [join(workspace, "no-such-tar"), failing, bsd])
       assert.equal(await probeHostTar({ binary, env: process.env }), undefined, binary);
   });
+
+  it("leaves no timer behind when the binary does not exist (it kept a process with nothing else to do up for 5 s)", async () => {
+    const timers = (): number => process.getActiveResourcesInfo().filter((kind) => kind === "Timeout").length;
+    const before = timers();
+    assert.equal(await probeHostTar({ binary: join(workspace, "absent-tar"), env: process.env }), undefined);
+    await new Promise((resolve) => setImmediate(resolve)); // the spawn's error and close are delivered by now
+    assert.equal(timers(), before);
+  });
 });
 
 describe("stoppedByReader", () => {

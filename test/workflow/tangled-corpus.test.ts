@@ -8,7 +8,7 @@ import { prepareWorkflowRun } from "../../src/settings/prepare-workflow-run.js";
 import { loadWorkflowFile } from "../../src/settings/load-workflow.js";
 import { validateWorkflowPaths } from "../../src/settings/validate-files.js";
 import { ForeignWorkflowError, WorkflowError } from "../../src/workflow/workflow-errors.js";
-import { REPO_ROOT, runCli } from "../support/run-cli.js";
+import { REPO_ROOT, runCliInProcess } from "../support/run-cli.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
 
 const CORPUS = join(REPO_ROOT, "test", "fixtures", "tangled-corpus");
@@ -101,7 +101,7 @@ describe("the corpus of real Tangled workflow files", () => {
     writeFileSync(join(dir, "ops.yml"), "allowPrivileged: true\n");
     mkdirSync(join(dir, "checkout"));
     for (const name of tangled) {
-      const run = await runCli([
+      const run = await runCliInProcess([
         "run",
         "--workflow",
         join(CORPUS, name),
@@ -120,7 +120,7 @@ describe("the corpus of real Tangled workflow files", () => {
       assert.equal(run.code, 0, `${name}: ${run.stderr}`);
       assert.match(run.stdout, /^# Job manifest$/m);
     }
-    const validate = await runCli([
+    const validate = await runCliInProcess([
       "validate",
       ...files.filter((name) => !BROKEN.includes(name)).map((name) => join(CORPUS, name)),
     ]);
@@ -131,7 +131,7 @@ describe("the corpus of real Tangled workflow files", () => {
   it("refuses to run a file for another system with exit 2 and its own message", async () => {
     const dir = makeTestTempDir("knotless-corpus-");
     mkdirSync(join(dir, "checkout"));
-    const run = await runCli([
+    const run = await runCliInProcess([
       "run",
       "--workflow",
       join(CORPUS, "mitchellh__go-libghostty__test.yml"),

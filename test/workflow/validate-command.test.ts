@@ -4,7 +4,7 @@ import { execFileSync } from "node:child_process";
 import { chmodSync, existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { runCli } from "../support/run-cli.js";
+import { runCliInProcess } from "../support/run-cli.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
 import { WORKFLOW_FIXTURES } from "./workflow-fixtures.js";
 
@@ -25,7 +25,7 @@ describe("knotless-runner-k8s validate", () => {
   it("exits 0 for Tangled's own files in a directory, with an ok line for each, and calls no kubectl", async () => {
     const trap = makeTrapKubectl();
     const dir = join(WORKFLOW_FIXTURES, "tangled");
-    const run = await runCli(["validate", dir], { env: trap.env });
+    const run = await runCliInProcess(["validate", dir], { env: trap.env });
     assert.equal(run.stderr, "");
     assert.equal(
       run.stdout,
@@ -42,7 +42,7 @@ describe("knotless-runner-k8s validate", () => {
   });
 
   it("exits 0 for named files, the maximal one included", async () => {
-    const run = await runCli([
+    const run = await runCliInProcess([
       "validate",
       join(WORKFLOW_FIXTURES, "maximal.yml"),
       join(WORKFLOW_FIXTURES, "plain-image.yml"),
@@ -58,7 +58,7 @@ describe("knotless-runner-k8s validate", () => {
     const trap = makeTrapKubectl();
     const bad = join(WORKFLOW_FIXTURES, "bad");
     const good = join(WORKFLOW_FIXTURES, "tangled", "test.yml");
-    const run = await runCli(["validate", bad, good], { env: trap.env });
+    const run = await runCliInProcess(["validate", bad, good], { env: trap.env });
     assert.equal(run.code, 2);
     assert.equal(run.stdout, `ok  ${good} (3 steps, engine nixery)\n`);
     assert.equal(
@@ -80,7 +80,7 @@ describe("knotless-runner-k8s validate", () => {
 
   it("exits 2 for a path that does not exist and for a directory without workflow files", async () => {
     const empty = makeTestTempDir("knotless-validate-empty-");
-    const run = await runCli(["validate", "/nonexistent/wf.yml", empty]);
+    const run = await runCliInProcess(["validate", "/nonexistent/wf.yml", empty]);
     assert.equal(run.code, 2);
     assert.equal(run.stdout, "");
     assert.equal(
@@ -99,7 +99,7 @@ describe("knotless-runner-k8s validate", () => {
       Buffer.concat([Buffer.from("steps:\n  - name: b"), Buffer.from([0xe2]), Buffer.from("tir\n    command: make\n")]),
     );
     const started = Date.now();
-    const run = await runCli(
+    const run = await runCliInProcess(
       ["validate", "/dev/zero", join(dir, "pipe.yml"), join(dir, "big.yml"), join(dir, "latin1.yml")],
       { env: trap.env, timeoutMs: 20_000 },
     );
@@ -121,7 +121,7 @@ describe("knotless-runner-k8s validate", () => {
   });
 
   it("exits 2 saying what it expects when neither a path nor --config is given", async () => {
-    const run = await runCli(["validate"]);
+    const run = await runCliInProcess(["validate"]);
     assert.equal(run.code, 2);
     assert.match(run.stderr, /validate expects workflow files or directories, or --config FILE/);
   });
@@ -137,10 +137,10 @@ describe("knotless-runner-k8s validate", () => {
     const workflow = join(dir, "wf.yml");
     writeFileSync(workflow, "resources: {cpu: 4}\nsteps: [{name: a, command: b}]\n");
 
-    const alone = await runCli(["validate", "--config", clamp]);
+    const alone = await runCliInProcess(["validate", "--config", clamp]);
     assert.deepEqual([alone.code, alone.stdout, alone.stderr], [0, `ok  ${clamp} (runner configuration)\n`, ""]);
 
-    const refused = await runCli(["validate", "--config", refuse, workflow]);
+    const refused = await runCliInProcess(["validate", "--config", refuse, workflow]);
     assert.equal(refused.code, 2);
     assert.equal(refused.stdout, `ok  ${refuse} (runner configuration)\n`);
     assert.match(
@@ -151,7 +151,7 @@ describe("knotless-runner-k8s validate", () => {
       ),
     );
 
-    const clamped = await runCli(["validate", "--config", clamp, workflow]);
+    const clamped = await runCliInProcess(["validate", "--config", clamp, workflow]);
     assert.equal(clamped.code, 0, clamped.stderr);
     assert.match(
       clamped.stderr,
@@ -161,7 +161,7 @@ describe("knotless-runner-k8s validate", () => {
       ),
     );
 
-    const broken = await runCli(["validate", "--config", bad, workflow]);
+    const broken = await runCliInProcess(["validate", "--config", bad, workflow]);
     assert.equal(broken.code, 2);
     assert.equal(broken.stdout, `ok  ${workflow} (1 step, engine kubernetes)\n`);
     assert.match(broken.stderr, new RegExp(`^${bad}:1:18: limits\\.maxCpu: cpu 100000 is outside the bounds`, "m"));

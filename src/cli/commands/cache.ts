@@ -2,7 +2,7 @@
 import { readDuration } from "../../core/duration.js";
 import { readSize } from "../../core/patterns.js";
 import { describeError, InputError } from "../../core/errors.js";
-import type { CommandSpec } from "../command-spec.js";
+import type { CommandIo, CommandSpec } from "../command-spec.js";
 import { EXIT, exitCodeForError } from "../exit-codes.js";
 import { checkCacheName, defaultCacheDir } from "../../cache/store-layout.js";
 
@@ -80,14 +80,14 @@ export const cacheCommand: CommandSpec<RawCacheCommandOptions> = {
     },
     { flag: "--json", description: "print JSON instead of lines" },
   ],
-  execute: ({ args, options, env }) => executeCache(args, options, env),
+  execute: ({ args, options, ...io }) => executeCache(args, options, io),
 };
 
 /** Prints the listing or what prune removed on stdout; exit 0, 2 for bad input, 3 when the store cannot be read or changed. */
 export async function executeCache(
   args: readonly string[],
   options: RawCacheCommandOptions,
-  env: NodeJS.ProcessEnv,
+  { env, stdout, stderr }: CommandIo,
 ): Promise<number> {
   try {
     const config = await resolveCacheCommand(args, options, env);
@@ -99,7 +99,7 @@ export async function executeCache(
     const store = createDirStore({ dir: config.dir, maxBytes: Number.POSITIVE_INFINITY });
     if (config.action === "list") {
       const listing = await store.list(config.repo);
-      process.stdout.write(
+      stdout.write(
         config.json
           ? format.formatCacheListJson(listing, config.dir)
           : format.formatCacheList(listing, config.dir, Date.now()),
@@ -110,13 +110,13 @@ export async function executeCache(
         ...(config.olderThanMs === undefined ? {} : { olderThanMs: config.olderThanMs }),
         ...(config.maxBytes === undefined ? {} : { maxBytes: config.maxBytes }),
       });
-      process.stdout.write(
+      stdout.write(
         config.json ? format.formatPruneJson(report, config.dir) : format.formatPruneReport(report, config.dir, config),
       );
     }
     return EXIT.success;
   } catch (error) {
-    process.stderr.write(`knotless-runner-k8s: cache: ${describeError(error)}\n`);
+    stderr.write(`knotless-runner-k8s: cache: ${describeError(error)}\n`);
     return exitCodeForError(error);
   }
 }

@@ -14,10 +14,10 @@ export const cancelCommand: CommandSpec<RawClusterOptions> = {
     "stop a run from another process: its runner stops the step, collects the outputs, deletes the Job and exits 130",
   arguments: "<run-id>",
   options: CLUSTER_OPTIONS,
-  execute: ({ options, args, env }) =>
+  execute: ({ options, args, ...io }) =>
     runOperatorCommand(
       options,
-      env,
+      io,
       async ({ cluster, target }, runId) => {
         // Loaded when this command runs, so that the other commands and --help do not evaluate it.
         const { requestRunCancel } = await import("../../ops/cancel-run.js");
@@ -26,8 +26,8 @@ export const cancelCommand: CommandSpec<RawClusterOptions> = {
           requester: resolveProcessIdentity(),
           staleAfterMs: DEFAULT_STALE_AFTER_MS,
         });
-        process.stdout.write(`${outcome.message}\n`);
-        if (outcome.warning) process.stderr.write(`knotless-runner-k8s: warning: ${outcome.warning}\n`);
+        io.stdout.write(`${outcome.message}\n`);
+        if (outcome.warning) io.stderr.write(`knotless-runner-k8s: warning: ${outcome.warning}\n`);
         return EXIT.success;
       },
       () => {

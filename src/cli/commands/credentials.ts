@@ -16,7 +16,7 @@ import {
   type RawClusterOptions,
   type TransportName,
 } from "../cluster-options.js";
-import type { CommandSpec } from "../command-spec.js";
+import type { CommandIo, CommandSpec } from "../command-spec.js";
 import { EXIT, exitCodeForError } from "../exit-codes.js";
 import type { OptionSpec } from "../option-spec.js";
 import { openCluster } from "../../cluster/transports/open-cluster.js";
@@ -101,11 +101,14 @@ export const credentialsCommand: CommandSpec<RawCredentialsOptions> = {
   summary:
     "with an admin kubeconfig: make the runner's minimal identity in one namespace (ServiceAccount, Role, RoleBinding, token) and write its kubeconfig; --revoke removes it",
   options: CREDENTIALS_OPTIONS,
-  execute: ({ options, env }) => executeCredentials(options, env),
+  execute: ({ options, ...io }) => executeCredentials(options, io),
 };
 
 /** Runs the command; returns the exit code. `env` is read here and nowhere below. */
-export async function executeCredentials(options: RawCredentialsOptions, env: NodeJS.ProcessEnv): Promise<number> {
+export async function executeCredentials(
+  options: RawCredentialsOptions,
+  { env, stdout, stderr }: CommandIo,
+): Promise<number> {
   try {
     const config = resolveCredentialsConfig(options, env);
     // Loaded when this command runs, so that the other commands and --help do not evaluate it.
@@ -115,7 +118,7 @@ export async function executeCredentials(options: RawCredentialsOptions, env: No
     ]);
     if (!config.revoke) checkPrivateTarget(config.outFile!);
     if (config.dryRun) {
-      process.stdout.write(
+      stdout.write(
         config.revoke
           ? report.renderRevokeDryRun(
               config.target,
@@ -131,7 +134,7 @@ export async function executeCredentials(options: RawCredentialsOptions, env: No
     const { cluster } = await openCluster(config, env);
     if (config.revoke) {
       const { revokeCredentials } = await import("../../ops/credentials/revoke-credentials.js");
-      process.stdout.write(
+      stdout.write(
         report.formatRevokeReport(
           await revokeCredentials(cluster, config.target, config.identity, config.outFile),
           config.identity,
@@ -139,13 +142,11 @@ export async function executeCredentials(options: RawCredentialsOptions, env: No
       );
     } else {
       const { issueCredentials } = await import("../../ops/credentials/issue-credentials.js");
-      process.stdout.write(
-        report.formatIssueReport(await issueCredentials(cluster, toRequest(config)), config.identity),
-      );
+      stdout.write(report.formatIssueReport(await issueCredentials(cluster, toRequest(config)), config.identity));
     }
     return EXIT.success;
   } catch (error) {
-    process.stderr.write(`knotless-runner-k8s: ${describeError(error)}\n`);
+    stderr.write(`knotless-runner-k8s: ${describeError(error)}\n`);
     return exitCodeForError(error);
   }
 }

@@ -22,10 +22,10 @@ export const doctorCommand: CommandSpec<RawDoctorOptions> = {
       description: "also check the PVC cache backend's claim: it exists, is Bound, and which nodes can mount it",
     },
   ],
-  execute: ({ options, env }) =>
+  execute: ({ options, ...io }) =>
     runOperatorCommand(
       options,
-      env,
+      io,
       async ({ cluster, target }) => {
         // Loaded when this command runs, so that the other commands and --help do not evaluate it.
         const { DEFAULT_DOCTOR_OPTIONS, formatDoctorJson, formatDoctorReport, runDoctor } =
@@ -35,7 +35,7 @@ export const doctorCommand: CommandSpec<RawDoctorOptions> = {
           target,
           ...(options.cachePvc === undefined ? {} : { cacheClaim: options.cachePvc }),
         });
-        process.stdout.write(options.json ? formatDoctorJson(report) : formatDoctorReport(report));
+        io.stdout.write(options.json ? formatDoctorJson(report) : formatDoctorReport(report));
         return report.checks.some((check) => check.status === "fail") ? EXIT.infrastructure : EXIT.success;
       },
       () => {

@@ -1,7 +1,7 @@
 // `executor`: a remote executor of Tangled's spindle mill; dials the mill, runs the workflows it places as Jobs, until SIGTERM drains it.
 import { join } from "node:path";
 import { describeError } from "../../core/errors.js";
-import type { CommandSpec } from "../command-spec.js";
+import type { CommandIo, CommandSpec } from "../command-spec.js";
 import { EXIT, exitCodeForError } from "../exit-codes.js";
 import { EXECUTOR_OPTIONS, resolveExecutorConfig, type RawExecutorOptions } from "../executor-options.js";
 
@@ -10,12 +10,15 @@ export const executorCommand: CommandSpec<RawExecutorOptions> = {
   summary:
     "run the workflows a Tangled spindle mill places on this executor (spindle.mill.v1 over one WebSocket), each as one Job",
   options: EXECUTOR_OPTIONS,
-  execute: ({ options, env }) => executeExecutor(options, env),
+  execute: ({ options, ...io }) => executeExecutor(options, io),
 };
 
 /** Starts the executor; resolves with the exit code once SIGTERM (or SIGINT) has drained it. `env` is read here and nowhere below. */
-export async function executeExecutor(options: RawExecutorOptions, env: NodeJS.ProcessEnv): Promise<number> {
-  const warn = (message: string): void => void process.stderr.write(`knotless-runner-k8s: ${message}\n`);
+export async function executeExecutor(
+  options: RawExecutorOptions,
+  { env, stdout, stderr }: CommandIo,
+): Promise<number> {
+  const warn = (message: string): void => void stderr.write(`knotless-runner-k8s: ${message}\n`);
   let session: import("../../mill/mill-session.js").MillSession;
   let closeAll: () => Promise<void>;
   let drainTimeoutMs: number;
@@ -79,7 +82,7 @@ export async function executeExecutor(options: RawExecutorOptions, env: NodeJS.P
       state.close();
     };
     session.start();
-    process.stdout.write(
+    stdout.write(
       `executor epoch ${state.epoch}: dialling ${config.millUrl}; logs to ${logStore.describe}${metricsServer ? `; metrics at ${metricsServer.url}` : ""}\n`,
     );
   } catch (error) {

@@ -52,10 +52,10 @@ export const gcCommand: CommandSpec<RawGcOptions> = {
     { flag: "--older-than <duration>", description: "only remove Jobs older than this" },
     { flag: "--dry-run", description: "say what would be removed; remove nothing" },
   ],
-  execute: ({ options, env }) =>
+  execute: ({ options, ...io }) =>
     runOperatorCommand(
       options,
-      env,
+      io,
       async ({ cluster, target }, policy) => {
         // Loaded when this command runs, so that the other commands and --help do not evaluate it.
         const { formatGcReport, runGc } = await import("../../ops/gc.js");
@@ -64,9 +64,9 @@ export const gcCommand: CommandSpec<RawGcOptions> = {
           dryRun: options.dryRun ?? false,
           deleteRetry: DEFAULT_TIMINGS.deleteRetry,
         });
-        process.stdout.write(formatGcReport(report));
+        io.stdout.write(formatGcReport(report));
         return report.outcomes.some((o) => o.result === "failed") ? EXIT.infrastructure : EXIT.success;
       },
-      () => resolveGcPolicy(options, env), // bad input: before the cluster is opened
+      () => resolveGcPolicy(options, io.env), // bad input: before the cluster is opened
     ),
 };

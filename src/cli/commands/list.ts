@@ -12,8 +12,8 @@ export const listCommand: CommandSpec<RawListOptions> = {
   name: "list",
   summary: "show this runner's runs and warm placeholders in the namespace",
   options: [...CLUSTER_OPTIONS, { flag: "--json", description: "print JSON instead of a table" }],
-  execute: ({ options, env }) =>
-    runOperatorCommand(options, env, async ({ cluster, target }) => {
+  execute: ({ options, ...io }) =>
+    runOperatorCommand(options, io, async ({ cluster, target }) => {
       // Loaded when this command runs, so that the other commands and --help do not evaluate it.
       const [{ listOurJobs, listOurPods, readAnsweredNamespace }, { buildListRows, formatListJson, formatListTable }] =
         await Promise.all([import("../../ops/cluster-reads.js"), import("../../ops/list-runs.js")]);
@@ -27,7 +27,7 @@ export const listCommand: CommandSpec<RawListOptions> = {
       const now = Date.now();
       const rows = buildListRows(jobs, pods, now, leases && indexLeases(leases, now));
       const namespace = readAnsweredNamespace(target, jobs);
-      process.stdout.write(options.json ? formatListJson(rows, namespace) : formatListTable(rows, namespace));
+      io.stdout.write(options.json ? formatListJson(rows, namespace) : formatListTable(rows, namespace));
       return EXIT.success;
     }),
 };

@@ -9,7 +9,7 @@ import { SecretMasker } from "../../secrets/mask-stream.js";
 import { removeSecretVariables } from "../../secrets/remove-secret-variables.js";
 import { isDiskFullError, makeDiskFullError } from "../../core/disk-full.js";
 import { makeDirectorySync } from "../../core/make-directory.js";
-import type { CommandSpec } from "../command-spec.js";
+import type { CommandIo, CommandSpec } from "../command-spec.js";
 import { EXIT, exitCodeForError, exitCodeForResult } from "../exit-codes.js";
 import { resolveResumeConfig, resolveRunConfig, type RawRunOptions, type RunConfig } from "../resolve-config.js";
 import type { RunCheckpoint } from "../../run/run-checkpoint.js";
@@ -24,43 +24,44 @@ export const runCommand: CommandSpec<RawRunOptions> = {
   name: "run",
   summary: "run the steps of one workflow run in one pod of one Job, then delete the Job",
   options: RUN_OPTIONS,
-  execute: ({ options, env }) => executeRun(options, env),
+  execute: ({ options, ...io }) => executeRun(options, io),
 };
 
 /** Runs (or dry-runs) with options as parsed; returns the exit code. `env` is read here and nowhere below. */
-export async function executeRun(options: RawRunOptions, env: NodeJS.ProcessEnv): Promise<number> {
+export async function executeRun(options: RawRunOptions, io: CommandIo): Promise<number> {
+  const { env, stdout, stderr } = io;
   if (options.resume !== undefined) {
     let resumed;
     try {
       resumed = await resolveResumeConfig(options, env);
     } catch (error) {
-      process.stderr.write(`knotless-runner-k8s: ${describeError(error)}\n`);
+      stderr.write(`knotless-runner-k8s: ${describeError(error)}\n`);
       return exitCodeForError(error);
     }
-    return executeResolvedRun(resumed.config, env, resumed.resume);
+    return executeResolvedRun(resumed.config, io, resumed.resume);
   }
   let config;
   try {
     config = await resolveRunConfig(options, env);
   } catch (error) {
-    process.stderr.write(`knotless-runner-k8s: ${describeError(error)}\n`);
+    stderr.write(`knotless-runner-k8s: ${describeError(error)}\n`);
     return exitCodeForError(error);
   }
-  for (const warning of config.warnings) process.stderr.write(`knotless-runner-k8s: warning: ${warning}\n`);
+  for (const warning of config.warnings) stderr.write(`knotless-runner-k8s: warning: ${warning}\n`);
   if (config.dryRun) {
     // The dry run's renderer (and the YAML printer) load only for --dry-run.
     const { renderDryRun } = await import("../dry-run.js");
-    process.stdout.write(await renderDryRun(config));
+    stdout.write(await renderDryRun(config));
     return EXIT.success;
   }
   if (config.notMatched) {
     const { writeNotMatchedResult } = await import("../not-matched.js");
     try {
-      process.stderr.write(
+      stderr.write(
         `knotless-runner-k8s: ${await writeNotMatchedResult({ ...config, notMatched: config.notMatched })}\n`,
       );
     } catch (error) {
-      process.stderr.write(
+      stderr.write(
         `knotless-runner-k8s: --out: cannot write the result into ${config.settings.outDir}: ${describeError(error)}\n`,
       );
       return EXIT.badInput;
@@ -68,7 +69,7 @@ export async function executeRun(options: RawRunOptions, env: NodeJS.ProcessEnv)
     return EXIT.success;
   }
   try {
-    return await executeResolvedRun(config, env);
+    return await executeResolvedRun(config, io);
   } finally {
     if (config.emptyCheckout) rmSync(config.emptyCheckout, { recursive: true, force: true });
   }
@@ -80,7 +81,7 @@ export async function executeRun(options: RawRunOptions, env: NodeJS.ProcessEnv)
  */
 async function executeResolvedRun(
   config: RunConfig,
-  env: NodeJS.ProcessEnv,
+  { env, stdout, stderr }: CommandIo,
   resume?: { readonly plan: RunPlan; readonly checkpoint: RunCheckpoint },
 ): Promise<number> {
   // Loaded only for real runs, so --help, bad input and dry runs start fast.
@@ -113,7 +114,7 @@ async function executeResolvedRun(
   try {
     makeDirectorySync(settings.outDir);
   } catch (error) {
-    process.stderr.write(
+    stderr.write(
       `knotless-runner-k8s: --out: cannot create the directory ${settings.outDir}: ${describeError(error)}\n`,
     );
     return EXIT.badInput;
@@ -123,7 +124,7 @@ async function executeResolvedRun(
     try {
       writePlanFile(settings.outDir, serializeRunPlan(settings));
     } catch (error) {
-      process.stderr.write(`knotless-runner-k8s: --out: cannot write the run's plan: ${describeError(error)}\n`);
+      stderr.write(`knotless-runner-k8s: --out: cannot write the run's plan: ${describeError(error)}\n`);
       return isDiskFullError(error) ? EXIT.infrastructure : EXIT.badInput;
     }
   }
@@ -131,7 +132,7 @@ async function executeResolvedRun(
   const force = new AbortController();
   // A full --out disk stops the run (failed, disk-full, exit 3) instead of running on with nothing recorded.
   const logFiles = openRunLogFiles(settings.outDir, { controller, force }, undefined, resume?.checkpoint.logs);
-  const logs = [createConsoleSink(process.stdout, process.stderr, { clusterCalls: config.verbose }), ...logFiles];
+  const logs = [createConsoleSink(stdout, stderr, { clusterCalls: config.verbose }), ...logFiles];
   const stepTracker = createStepTracker(); // what a crash writes into result.json
   // The run's own, so that a crash can still report its counts; a resumed run's counts on from its checkpoint's.
   const outputBudget = createOutputBudget(settings.maxLogBytes, resume?.checkpoint.logCounts);
@@ -158,20 +159,20 @@ async function executeResolvedRun(
     runId: settings.runId,
     logFiles,
     stepTracker,
-    warn: (message) => process.stderr.write(`knotless-runner-k8s: ${message}\n`),
+    warn: (message) => stderr.write(`knotless-runner-k8s: ${message}\n`),
   });
   let signals = 0;
   const onSignal = (signal: NodeJS.Signals): void => {
     signals += 1;
     if (signals === 1) {
-      process.stderr.write(
+      stderr.write(
         `\nknotless-runner-k8s: ${signal}: cancelling the run and deleting its Job (again to exit at once)\n`,
       );
       controller.abort(new CancelledError(`cancelled by ${signal}`));
       return;
     }
     const message = `exiting now; the Job may remain: ${cluster.formatDeleteJobCommand(executor?.namespace ?? settings.target.namespace, settings.jobName)}`;
-    process.stderr.write(`knotless-runner-k8s: ${message}\n`);
+    stderr.write(`knotless-runner-k8s: ${message}\n`);
     lastWords.log({ kind: "notice", level: "error", message: `${signal} again: ${message}` });
     executor?.removeStagedFilesSync();
     executor?.stopPresenceSync();
@@ -190,12 +191,12 @@ async function executeResolvedRun(
     // A bug's message could quote anything the run held: masked like every event.
     const masker = new SecretMasker((settings.secrets ?? []).map((secret) => secret.value));
     const detail = masker.maskText(error instanceof Error ? (error.stack ?? error.message) : String(error));
-    process.stderr.write(`\nknotless-runner-k8s: internal error: ${detail}\n`);
+    stderr.write(`\nknotless-runner-k8s: internal error: ${detail}\n`);
     lastWords.log({ kind: "notice", level: "error", message: `internal error: ${detail}` });
     const { detail: teardown, mayBeLeft } = executor
       ? executor.teardownNowSync(CRASH_DELETE_TIMEOUT_MS)
       : { detail: "no Job was created", mayBeLeft: false };
-    process.stderr.write(`knotless-runner-k8s: ${teardown}\n`);
+    stderr.write(`knotless-runner-k8s: ${teardown}\n`);
     lastWords.log({ kind: "notice", level: mayBeLeft ? "error" : "info", message: teardown });
     lastWords.finish({
       status: "failed",
@@ -226,14 +227,14 @@ async function executeResolvedRun(
       ...(resume ? { resume: { checkpoint: resume.checkpoint, secretNames: resume.plan.secretNames } } : {}),
       onFinished: (ended) => (finished = ended),
       // A log that could not be written (no space left, say) does not change the run's verdict: it is reported.
-      warn: (message) => process.stderr.write(`knotless-runner-k8s: warning: ${message}\n`),
+      warn: (message) => stderr.write(`knotless-runner-k8s: warning: ${message}\n`),
     });
     removeResumeFiles(settings.outDir); // the result is written: nothing is left to resume
-    process.stderr.write(`result: ${join(settings.outDir, "result.json")}\n`);
+    stderr.write(`result: ${join(settings.outDir, "result.json")}\n`);
     return exitCodeForResult(result);
   } catch (error) {
     if (finished === undefined || !isDiskFullError(error)) throw error;
-    process.stderr.write(
+    stderr.write(
       `knotless-runner-k8s: the run ended ${finished.status}, but ${describeError(makeDiskFullError(error))}\n`,
     );
     return EXIT.infrastructure;

@@ -1,6 +1,6 @@
 // `serve`: the runner as a service that holds many runs at once, driven over XRPC; runs until SIGTERM, then drains.
 import { CancelledError, describeError } from "../../core/errors.js";
-import type { CommandSpec } from "../command-spec.js";
+import type { CommandIo, CommandSpec } from "../command-spec.js";
 import { EXIT, exitCodeForError } from "../exit-codes.js";
 import { SERVE_OPTIONS, resolveServeConfig, type RawServeOptions } from "../serve-options.js";
 
@@ -14,7 +14,7 @@ export const serveCommand: CommandSpec<RawServeOptions> = {
   summary:
     "run as a service: many runs at once, submitted, followed and cancelled over XRPC (/xrpc/dev.knotless.runner.*)",
   options: SERVE_OPTIONS,
-  execute: ({ options, env }) => executeServe(options, env),
+  execute: ({ options, ...io }) => executeServe(options, io),
 };
 
 function formatSeconds(ms: number): string {
@@ -22,8 +22,8 @@ function formatSeconds(ms: number): string {
 }
 
 /** Starts the service; resolves with the exit code once SIGTERM (or SIGINT) has drained it. `env` is read here and nowhere below. */
-export async function executeServe(options: RawServeOptions, env: NodeJS.ProcessEnv): Promise<number> {
-  const warn = (message: string): void => void process.stderr.write(`knotless-runner-k8s: ${message}\n`);
+export async function executeServe(options: RawServeOptions, { env, stdout, stderr }: CommandIo): Promise<number> {
+  const warn = (message: string): void => void stderr.write(`knotless-runner-k8s: ${message}\n`);
   let started: Awaited<ReturnType<typeof import("../../serve/start-service.js").startService>>;
   let drainTimeoutMs: number;
   let drainCleanupTimeoutMs: number;
@@ -93,6 +93,6 @@ export async function executeServe(options: RawServeOptions, env: NodeJS.Process
     process.on("SIGTERM", onSignal);
     process.on("SIGINT", onSignal);
   });
-  process.stdout.write(`listening on ${started.url}\n`);
+  stdout.write(`listening on ${started.url}\n`);
   return await stopped;
 }

@@ -15,7 +15,7 @@ export const validateCommand: CommandSpec<{ config?: string }> = {
       description: "the runner configuration to check, and to hold the workflow files to (its limits)",
     },
   ],
-  execute: async ({ args, options }) => {
+  execute: async ({ args, options, stdout, stderr }) => {
     if (args.length === 0 && options.config === undefined)
       throw new InputError("validate expects workflow files or directories, or --config FILE");
     // Loaded here, so that the command costs nothing until it runs: only the YAML parser comes with it.
@@ -39,8 +39,8 @@ export const validateCommand: CommandSpec<{ config?: string }> = {
         ? []
         : [{ file: options.config, config: true as const, errors: configErrors ?? [], warnings: [] }];
     const output = formatValidateReport({ ...report, checks: [...configCheck, ...report.checks] });
-    process.stdout.write(output.stdout);
-    process.stderr.write(output.stderr);
+    stdout.write(output.stdout);
+    stderr.write(output.stderr);
     return output.ok ? EXIT.success : EXIT.badInput;
   },
 };

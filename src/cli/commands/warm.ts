@@ -3,7 +3,7 @@ import { resolve } from "node:path";
 import { IMAGE, QUANTITY } from "../../core/patterns.js";
 import { CancelledError, describeError, InputError } from "../../core/errors.js";
 import type { ClusterTarget } from "../../cluster/cluster.js";
-import type { CommandSpec } from "../command-spec.js";
+import type { CommandIo, CommandSpec } from "../command-spec.js";
 import {
   CLUSTER_OPTIONS,
   resolveClusterOptions,
@@ -123,11 +123,11 @@ export const warmCommand: CommandSpec<RawWarmOptions> = {
   summary:
     "keep N nodes warm with placeholder Jobs that runs claim (--release deletes them); each is billed while it waits",
   options: WARM_OPTIONS,
-  execute: ({ options, env }) => executeWarm(options, env),
+  execute: ({ options, ...io }) => executeWarm(options, io),
 };
 
 /** Prints what it did (or would do) on stdout and returns the exit code; `env` is read here and nowhere below. */
-export async function executeWarm(options: RawWarmOptions, env: NodeJS.ProcessEnv): Promise<number> {
+export async function executeWarm(options: RawWarmOptions, { env, stdout, stderr }: CommandIo): Promise<number> {
   let config: WarmConfig;
   try {
     // Loaded when this command runs, so that the other commands and --help do not evaluate it.
@@ -138,11 +138,11 @@ export async function executeWarm(options: RawWarmOptions, env: NodeJS.ProcessEn
       await readRunnerConfig(options.config === undefined ? undefined : resolve(options.config)),
     );
   } catch (error) {
-    process.stderr.write(`knotless-runner-k8s: ${describeError(error)}\n`);
+    stderr.write(`knotless-runner-k8s: ${describeError(error)}\n`);
     return exitCodeForError(error);
   }
   if (config.dryRun) {
-    process.stdout.write(await renderWarmDryRun(config));
+    stdout.write(await renderWarmDryRun(config));
     return EXIT.success;
   }
   const [{ topUpPlaceholders }, { releasePlaceholders }] = await Promise.all([
@@ -157,10 +157,10 @@ export async function executeWarm(options: RawWarmOptions, env: NodeJS.ProcessEn
     const { cluster } = await openCluster(config, env);
     const deps = { cluster, target: config.target, signal: controller.signal };
     const report = config.release ? await releasePlaceholders(deps) : await topUpPlaceholders(deps, config.spec);
-    process.stdout.write(`warm: ${report.detail}\n`);
+    stdout.write(`warm: ${report.detail}\n`);
     return EXIT.success;
   } catch (error) {
-    process.stderr.write(`knotless-runner-k8s: warm: ${describeError(error)}\n`);
+    stderr.write(`knotless-runner-k8s: warm: ${describeError(error)}\n`);
     return exitCodeForError(error);
   } finally {
     process.off("SIGINT", onSignal);
