@@ -85,6 +85,8 @@ export class StandInMill {
   /** Connections dropped by dropConnection: bytes ws still drains from them at close are not read. */
   readonly #cut = new Set<number>();
   ackEnabled: boolean;
+  /** true: Hello is not answered (a mill slow to Resume), so the executor stays in its handshake. */
+  holdResume = false;
   /** true: upgrades are answered 503 (a mill that is down), so the executor stays disconnected. */
   refusing = false;
 
@@ -283,6 +285,7 @@ export class StandInMill {
               throw new Error(`expected Hello of version 1, got ${message.kind}`);
             helloed = true;
             this.#epoch = message.body.epoch;
+            if (this.holdResume) continue;
             const ackSeqno = this.cursors.get(this.#epoch) ?? 0;
             this.resumes.push({ connection, ackSeqno });
             this.send(millMessage("resume", { epoch: this.#epoch, ackSeqno }));
