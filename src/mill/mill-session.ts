@@ -60,6 +60,8 @@ export interface MillTimings {
   readonly uploadRetryMs: number;
   /** At the end of a drain, how long to wait for the mill to acknowledge the last events. */
   readonly drainFlushMs: number;
+  /** After closing on a protocol fault, how long the mill has to answer the close before the socket is cut. */
+  readonly closeWaitMs: number;
 }
 
 export const DEFAULT_MILL_TIMINGS: MillTimings = {
@@ -71,7 +73,14 @@ export const DEFAULT_MILL_TIMINGS: MillTimings = {
   cancelGraceMs: 5_000,
   uploadRetryMs: 5_000,
   drainFlushMs: 5_000,
+  closeWaitMs: 1_000,
 };
+
+/** RFC 6455's close codes for the faults a frame can have. */
+const CLOSE_PROTOCOL_ERROR = 1002;
+const CLOSE_MESSAGE_TOO_BIG = 1009;
+/** A close frame's reason holds at most 123 bytes. */
+const CLOSE_REASON_BYTES = 123;
 
 export interface MillSessionOptions {
   readonly url: string;
@@ -277,7 +286,6 @@ export class MillSession {
   /** Closes the socket and stops redialling; runs still going are left as they are (call drain first). */
   async stop(): Promise<void> {
     this.#stopped.abort();
-    this.#socket?.close(1001, "executor stopping");
     // A seat reserved but not committed cannot be committed once we stop: its TTL timer must not keep the process up.
     for (const lease of this.#leases.values()) if (lease.state === "reserved") this.#onRelease(lease.leaseId);
     await this.#connectLoop;
@@ -309,10 +317,17 @@ export class MillSession {
         headers: { authorization: `Bearer ${this.#options.token}` },
         maxPayload: MAX_FRAME_BYTES + 4,
       });
+      // stop() closes this socket whatever its stage: one still waiting for Resume would otherwise run on once it came.
+      const onStop = (): void => socket.close(1001, "executor stopping");
+      this.#stopped.signal.addEventListener("abort", onStop, { once: true });
       const reader = new FrameReader();
       let resumed = false;
       let failure: Error | undefined;
       let snapshotTimer: NodeJS.Timeout | undefined;
+      let closeTimer: NodeJS.Timeout | undefined;
+      const cutAfterCloseWait = (): void => {
+        closeTimer ??= setTimeout(() => socket.terminate(), this.#timings.closeWaitMs);
+      };
       const handshakeTimer = setTimeout(
         () =>
           end(new MillProtocolError("handshake-failed", `no Resume within ${this.#timings.handshakeMs} ms of Hello`)),
@@ -320,7 +335,12 @@ export class MillSession {
       );
       const end = (error: Error): void => {
         failure ??= error;
-        socket.terminate();
+        if (!(error instanceof MillProtocolError) || socket.readyState !== socket.OPEN) return socket.terminate();
+        // The fault is said in the close frame (1009 for a frame over the limit, 1002 for any other), so the mill can
+        // log why; a mill that does not answer the close is cut.
+        const code = error.violation === "oversized-frame" ? CLOSE_MESSAGE_TOO_BIG : CLOSE_PROTOCOL_ERROR;
+        socket.close(code, truncateBytes(error.message, CLOSE_REASON_BYTES));
+        cutAfterCloseWait();
       };
       socket.on("unexpected-response", (_request, response) =>
         end(
@@ -329,7 +349,12 @@ export class MillSession {
           ),
         ),
       );
-      socket.on("error", (error) => end(error));
+      socket.on("error", (error) => {
+        // ws answers a message past maxPayload with a close of its own (1009): it goes out rather than being cut.
+        if (socket.readyState !== socket.CLOSING) return end(error);
+        failure ??= error;
+        cutAfterCloseWait();
+      });
       socket.on("open", () => {
         if (this.#connectedOnce) this.#options.observer?.reconnected();
         this.#connectedOnce = true;
@@ -379,10 +404,12 @@ export class MillSession {
       });
       socket.on("close", (code, reason) => {
         clearTimeout(handshakeTimer);
+        clearTimeout(closeTimer);
         clearInterval(snapshotTimer);
+        this.#stopped.signal.removeEventListener("abort", onStop);
         if (this.#socket === socket) this.#socket = undefined;
-        if (failure) reject(failure);
-        else if (this.#stopped.signal.aborted) resolve();
+        if (this.#stopped.signal.aborted) resolve();
+        else if (failure) reject(failure);
         else
           reject(new Error(`the mill closed the socket (${code}${reason.length > 0 ? ` ${reason.toString()}` : ""})`));
       });
@@ -587,7 +614,7 @@ export class MillSession {
     lease.cutTail = undefined;
     const terminal: AttemptResult = {
       status: TERMINAL_STATUS[outcome.status],
-      error: truncateError(outcome.error),
+      error: truncateBytes(outcome.error, MAX_ERROR_BYTES),
       exitCode: outcome.exitCode,
     };
     this.#options.state.markFinishing(lease.leaseId, terminal);
@@ -683,11 +710,12 @@ export class MillSession {
   }
 }
 
-function truncateError(error: string): string {
-  if (Buffer.byteLength(error) <= MAX_ERROR_BYTES) return error;
+/** `text` cut to at most `maxBytes` of UTF-8, ending "..." when cut. */
+function truncateBytes(text: string, maxBytes: number): string {
+  if (Buffer.byteLength(text) <= maxBytes) return text;
   return (
-    Buffer.from(error)
-      .subarray(0, MAX_ERROR_BYTES - 3)
+    Buffer.from(text)
+      .subarray(0, maxBytes - 3)
       .toString("utf8")
       .replace(/\uFFFD$/, "") + "..."
   );

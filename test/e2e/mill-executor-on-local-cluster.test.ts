@@ -1,6 +1,6 @@
 // The `executor` command as its own process, placed on by a stand-in mill, running Tangled workflows as Jobs on the local cluster (pods are podman containers), cloning from a knot the pods reach.
 import assert from "node:assert/strict";
-import { execFile, execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -12,72 +12,21 @@ import { buildLeaseRunId, MILL_CACHES_OFF } from "../../src/mill/launch-lease.js
 import { REJECT_CLASS, TERMINAL_STATUS } from "../../src/mill/mill-messages.js";
 import { startGitHttpServer } from "../support/git-http-server.js";
 import { assertNothingLeft, E2E_KUBECTLS, findPodmanSkipReason, readPodGateway } from "../support/local-cluster-e2e.js";
-import { REPO_ROOT } from "../support/run-cli.js";
+import { BUSYBOX, offer, SHA, startExecutor, step, type ExecutorProcess } from "../support/mill-e2e.js";
 import { StandInMill } from "../support/stand-in-mill.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
 
 const skip = findPodmanSkipReason();
 const KUBECTL = E2E_KUBECTLS.at(-1) ?? "kubectl";
-const CLI = join(REPO_ROOT, "bin", "knotless-runner-k8s.js");
 const TOKEN = "e2e-mill-token-of-the-mill";
-const BUSYBOX = "docker.io/library/busybox:1.36";
 /** An image with git: the clone happens in the pod. */
 const DEBIAN_IMAGE = "docker.io/library/debian:bookworm-slim";
 const SECRET = "hunter2-mill-secret";
-const SHA = "c0ffee".padEnd(40, "0");
-const PIPELINE = JSON.stringify({
-  triggerMetadata: {
-    kind: "push",
-    repo: { knot: "knot.example.org", did: "did:plc:abc", repo: "core", defaultBranch: "main" },
-    push: { ref: "refs/heads/main", oldSha: "0".repeat(40), newSha: SHA },
-  },
-  workflows: [],
-});
-
-/** A ReserveSeat for a microvm workflow on the local busybox, without a clone. */
-function offer(leaseId: string, steps: string, extra: { engine?: string; image?: string } = {}) {
-  const raw = `engine: microvm\nimage: ${extra.image ?? "alpine"}\nsteps:\n${steps}`;
-  return {
-    leaseId,
-    targetEngine: extra.engine ?? "microvm",
-    rawPipelineJson: PIPELINE,
-    rawWorkflowJson: JSON.stringify({ name: "ci.yml", engine: "microvm", clone: { skip: true }, raw }),
-    knot: "knot.example.org",
-    rkey: "3kxmill",
-  };
-}
-
-const step = (name: string, command: string) => `  - name: ${name}\n    command: ${JSON.stringify(command)}\n`;
-
 /** Every file under `dir`, as text. */
 function readTree(dir: string): string[] {
   return readdirSync(dir, { recursive: true, encoding: "utf8" }).flatMap((name) => {
     const path = join(dir, name);
     return statSync(path).isFile() ? [readFileSync(path, "latin1")] : [];
-  });
-}
-
-interface ExecutorProcess {
-  readonly child: ChildProcess;
-  readonly output: () => string;
-  readonly exited: Promise<number | null>;
-}
-
-function startExecutor(args: readonly string[]): Promise<ExecutorProcess> {
-  const timings = JSON.stringify({ snapshotMs: 1_000, backoffMinMs: 200, backoffMaxMs: 1_000, cancelGraceMs: 4_000 });
-  const child = spawn(process.execPath, [CLI, "executor", ...args], {
-    env: { ...process.env, KNOTLESS_MILL_TIMINGS: timings },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let output = "";
-  const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
-  return new Promise((resolve, reject) => {
-    child.stdout!.setEncoding("utf8").on("data", (text: string) => {
-      output += text;
-      if (/dialling/.test(output)) resolve({ child, output: () => output, exited });
-    });
-    child.stderr!.setEncoding("utf8").on("data", (text: string) => (output += text));
-    void exited.then((code) => reject(new Error(`executor exited ${code} before dialling: ${output}`)));
   });
 }
 

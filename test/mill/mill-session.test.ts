@@ -517,6 +517,35 @@ describe("mill session", () => {
     assert.equal(mill.connections, 4);
   });
 
+  it("closes on a malformed frame with 1002 and on a frame over the limit with 1009, saying why in the close's reason", async () => {
+    const { mill } = await startExecutor();
+    mill.sendRaw(Buffer.from([0, 0, 0, 3, 0xff, 0xff, 0xff]));
+    await mill.waitFor(() => mill.connections === 2 && mill.connected, 5_000, "the second connection");
+    const oversized = Buffer.alloc(8);
+    oversized.writeUInt32BE(9 * 1024 * 1024);
+    mill.sendRaw(oversized);
+    await mill.waitFor(() => mill.messages("hello").length === 3, 5_000, "the third connection");
+    assert.deepEqual(
+      mill.closes.map((closed) => closed.code),
+      [1002, 1009],
+    );
+    assert.match(mill.closes[0]!.reason, /^not a Message/);
+    assert.match(mill.closes[1]!.reason, /over the 8388608-byte limit/);
+  });
+
+  it("stops while its handshake waits for Resume: the socket is closed and stop resolves", async () => {
+    const { mill, session } = await startExecutor();
+    mill.holdResume = true;
+    mill.dropConnection();
+    await mill.waitFor(() => mill.messages("hello").length === 2, 5_000, "the second Hello");
+    const stopped = await Promise.race([
+      session.stop().then(() => "stopped"),
+      new Promise((resolve) => setTimeout(resolve, 1_000, "still waiting")),
+    ]);
+    assert.equal(stopped, "stopped");
+    await mill.waitFor(() => !mill.connected, 5_000, "the socket closed");
+  });
+
   it("with its outbox at the cap: reserves refused TRANSIENT, a commit's RUNNING dropped, every terminal still sent, reserves taken again once the mill acknowledges", async () => {
     const running = Buffer.byteLength(JSON.stringify({ statusEvent: { status: 1, error: "", exitCode: 0 } }));
     // Room for exactly one RUNNING row (lease id and JSON): after o-1's, the outbox is full until the mill acks.

@@ -1,4 +1,4 @@
-// A stand-in for spindle's mill, written from the protocol: a WebSocket server (ws:// or wss://) speaking framed spindle.mill.v1 that keeps the mill's rules (seqno cursor and gaps, the cancel deadline, snapshot reconciliation) and records everything.
+// A stand-in for spindle's mill, written from the protocol: a WebSocket server (ws:// or wss://) speaking framed spindle.mill.v1 that keeps the mill's rules (seqno cursor and gaps, the cancel deadline and its re-send after a reconnect, snapshot reconciliation) and records everything.
 import { createServer, type Server } from "node:http";
 import { createServer as createTlsServer } from "node:https";
 import type { AddressInfo } from "node:net";
@@ -27,6 +27,13 @@ export interface StandInMillOptions {
   readonly tls?: { readonly cert: string | Buffer; readonly key: string | Buffer };
 }
 
+/** How one connection ended, as the stand-in saw it (1006: dropped without a close frame). */
+export interface Closed {
+  readonly connection: number;
+  readonly code: number;
+  readonly reason: string;
+}
+
 /** One message as the stand-in received it. */
 export interface Received {
   readonly at: number;
@@ -42,8 +49,20 @@ export class StandInMill {
   readonly received: Received[] = [];
   /** Rule breaks the real mill would end the session (and count toward quarantine) for. */
   readonly violations: string[] = [];
-  /** Leases the mill would fail itself on reconciliation (missing from a snapshot while placed). */
+  /** Leases the mill would fail itself on reconciliation (missing from a snapshot while placed, or placed under another epoch). */
   readonly failedByMill: string[] = [];
+  /** Leases the mill would record cancelled itself: missing from a snapshot while a cancel was pending. */
+  readonly cancelledByMill: string[] = [];
+  /** Ids a snapshot listed that this mill does not hold (never placed, released, or already given their terminal); each was sent CancelAttempt "lease is not owned by this mill", as the mill does. */
+  readonly foreignListed: string[] = [];
+  /** Every event seqno applied, in order (dense from 1 within an epoch when the executor keeps the rules). */
+  readonly applied: number[] = [];
+  /** Events received again at or below the cursor (replays: skipped, as the mill skips them). */
+  readonly replayed: Array<{ readonly connection: number; readonly seqno: number }> = [];
+  /** How each connection ended. */
+  readonly closes: Closed[] = [];
+  /** What Resume said on each connection (the durable cursor then). */
+  readonly resumes: Array<{ readonly connection: number; readonly ackSeqno: number }> = [];
   /** Applied events, by lease: "running", then one terminal word. */
   readonly statuses = new Map<string, string[]>();
   readonly terminals = new Map<string, AttemptResult>();
@@ -56,15 +75,30 @@ export class StandInMill {
   #connection = 0;
   #epoch = "";
   #lastSnapshotSeqno = 0;
-  readonly #placed = new Set<string>();
+  /** Committed leases not yet given their terminal, with the epoch they were committed under. */
+  readonly #placed = new Map<string, string>();
+  /** Reservations accepted and not yet committed, released or expired. */
+  readonly #reserved = new Set<string>();
+  /** Leases sent a CancelAttempt whose terminal has not been applied yet (re-sent after a reconnect). */
+  readonly #cancelPending = new Map<string, string>();
   readonly #waiters = new Set<() => void>();
+  /** Connections dropped by dropConnection: bytes ws still drains from them at close are not read. */
+  readonly #cut = new Set<number>();
   ackEnabled: boolean;
+  /** true: Hello is not answered (a mill slow to Resume), so the executor stays in its handshake. */
+  holdResume = false;
+  /** true: upgrades are answered 503 (a mill that is down), so the executor stays disconnected. */
+  refusing = false;
 
   private constructor(readonly options: StandInMillOptions) {
     this.ackEnabled = options.ack ?? true;
     this.#server = options.tls ? createTlsServer({ cert: options.tls.cert, key: options.tls.key }) : createServer();
     this.#wss = new WebSocketServer({ noServer: true });
     this.#server.on("upgrade", (request, socket, head) => {
+      if (this.refusing) {
+        socket.end("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n");
+        return;
+      }
       if (request.headers.authorization !== `Bearer ${options.token}`) {
         socket.end("HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n");
         return;
@@ -158,7 +192,8 @@ export class StandInMill {
       `Committed ${leaseId}`,
     );
     if (answer.kind === "committed") {
-      this.#placed.add(leaseId);
+      this.#reserved.delete(leaseId);
+      this.#placed.set(leaseId, this.#epoch);
       return "committed";
     }
     return answer.body as ReserveResult;
@@ -168,6 +203,7 @@ export class StandInMill {
   async cancel(leaseId: string, reason = "workflow destroyed"): Promise<{ ackMs: number; terminalMs: number }> {
     const sent = Date.now();
     const before = this.received.length;
+    if (!this.terminals.has(leaseId)) this.#cancelPending.set(leaseId, reason);
     this.send(millMessage("cancelAttempt", { leaseId, reason }));
     const deadline = this.options.cancelDeadlineMs ?? 10_000;
     try {
@@ -194,6 +230,7 @@ export class StandInMill {
   }
 
   release(leaseId: string): void {
+    this.#reserved.delete(leaseId);
     this.send(millMessage("releaseLease", { leaseId }));
   }
 
@@ -216,8 +253,9 @@ export class StandInMill {
     this.#socket?.resume();
   }
 
-  /** Drops the executor's socket without a close handshake, as a network cut would. */
+  /** Drops the executor's socket without a close handshake, as a network cut would: what it had sent and was not read yet is lost. */
   dropConnection(): void {
+    this.#cut.add(this.#connection);
     this.#socket?.terminate();
     this.#socket = undefined;
   }
@@ -237,6 +275,7 @@ export class StandInMill {
     const reader = new FrameReader();
     let helloed = false;
     ws.on("message", (data: Buffer) => {
+      if (this.#cut.has(connection)) return;
       try {
         for (const payload of reader.push(data)) {
           const message = this.#codec.decode(payload);
@@ -246,8 +285,13 @@ export class StandInMill {
               throw new Error(`expected Hello of version 1, got ${message.kind}`);
             helloed = true;
             this.#epoch = message.body.epoch;
-            this.send(millMessage("resume", { epoch: this.#epoch, ackSeqno: this.cursors.get(this.#epoch) ?? 0 }));
-          } else this.#apply(message);
+            if (this.holdResume) continue;
+            const ackSeqno = this.cursors.get(this.#epoch) ?? 0;
+            this.resumes.push({ connection, ackSeqno });
+            this.send(millMessage("resume", { epoch: this.#epoch, ackSeqno }));
+            for (const [leaseId, reason] of this.#cancelPending)
+              this.send(millMessage("cancelAttempt", { leaseId, reason }));
+          } else this.#apply(message, connection);
         }
       } catch (error) {
         this.violations.push(`connection ${connection}: ${error instanceof Error ? error.message : String(error)}`);
@@ -255,51 +299,76 @@ export class StandInMill {
       }
       for (const waiter of [...this.#waiters]) waiter();
     });
-    ws.on("close", () => {
+    ws.on("close", (code, reason) => {
+      this.closes.push({ connection, code, reason: reason.toString() });
       if (this.#socket === ws) this.#socket = undefined;
       for (const waiter of [...this.#waiters]) waiter();
     });
   }
 
-  #apply(message: MillMessage): void {
-    if (message.kind === "nodeSnapshot") {
-      if (message.body.seqno <= this.#lastSnapshotSeqno)
-        throw new Error(`snapshot seqno went from ${this.#lastSnapshotSeqno} to ${message.body.seqno}`);
-      this.#lastSnapshotSeqno = message.body.seqno;
-      for (const leaseId of this.#placed) {
-        if (!this.terminals.has(leaseId) && !message.body.activeLeaseIds.includes(leaseId)) {
-          this.failedByMill.push(leaseId);
-          this.#placed.delete(leaseId);
-        }
-      }
+  #apply(message: MillMessage, connection: number): void {
+    if (message.kind === "reserveResult") {
+      if (message.body.accepted) this.#reserved.add(message.body.leaseId);
       return;
     }
+    if (message.kind === "nodeSnapshot") return this.#reconcile(message.body.seqno, message.body.activeLeaseIds);
     if (message.kind !== "eventBatch") return;
     if (message.body.epoch !== this.#epoch)
       throw new Error(`batch epoch ${message.body.epoch} is not the session's ${this.#epoch}`);
+    // Checked whole before anything is applied: a batch that breaks a rule applies nothing, as the mill's transaction.
     let cursor = this.cursors.get(this.#epoch) ?? 0;
-    const seen = new Set<string>();
+    const fresh = [];
+    const ended = new Set<string>();
     for (const event of message.body.events) {
-      if (event.seqno <= cursor) continue;
+      if (event.seqno <= cursor) {
+        this.replayed.push({ connection, seqno: event.seqno });
+        continue;
+      }
       if (event.seqno !== cursor + 1) throw new Error(`seqno gap: ${event.seqno} after ${cursor}`);
       cursor = event.seqno;
-      if (this.terminals.has(event.leaseId) || seen.has(event.leaseId)) {
-        if (event.attemptResult && !this.#placed.has(event.leaseId) && !this.statuses.has(event.leaseId)) continue;
+      // The mill skips an event for a lease whose terminal an earlier batch applied; an executor must never send one.
+      if (this.terminals.has(event.leaseId) || ended.has(event.leaseId))
         throw new Error(`event ${event.seqno} for ${event.leaseId} after its terminal`);
-      }
+      const artifact = event.attemptResult?.logArtifact;
+      if (artifact && !artifact.hash.startsWith("sha256:"))
+        throw new Error(`artifact hash ${artifact.hash} is not sha256:`);
+      if (event.attemptResult) ended.add(event.leaseId);
+      fresh.push(event);
+    }
+    for (const event of fresh) {
+      this.applied.push(event.seqno);
       const words = this.statuses.get(event.leaseId) ?? [];
       if (event.statusEvent) words.push("running");
       if (event.attemptResult) {
-        if (event.attemptResult.logArtifact && !event.attemptResult.logArtifact.hash.startsWith("sha256:"))
-          throw new Error(`artifact hash ${event.attemptResult.logArtifact.hash} is not sha256:`);
         words.push(STATUS_WORDS[event.attemptResult.status] ?? "?");
         this.terminals.set(event.leaseId, event.attemptResult);
-        seen.add(event.leaseId);
         this.#placed.delete(event.leaseId);
+        this.#reserved.delete(event.leaseId);
+        this.#cancelPending.delete(event.leaseId);
       }
       this.statuses.set(event.leaseId, words);
     }
     this.cursors.set(this.#epoch, cursor);
     if (this.ackEnabled) this.send(millMessage("ack", { epoch: this.#epoch, upToSeqno: cursor }));
+  }
+
+  /** The mill's reconciliation on each snapshot: what it placed must be listed until its terminal; what it does not hold gets CancelAttempt. */
+  #reconcile(seqno: number, listed: readonly string[]): void {
+    if (seqno <= this.#lastSnapshotSeqno)
+      throw new Error(`snapshot seqno went from ${this.#lastSnapshotSeqno} to ${seqno}`);
+    this.#lastSnapshotSeqno = seqno;
+    for (const [leaseId, epoch] of this.#placed) {
+      if (epoch === this.#epoch && listed.includes(leaseId)) continue;
+      (this.#cancelPending.has(leaseId) ? this.cancelledByMill : this.failedByMill).push(leaseId);
+      this.#placed.delete(leaseId);
+      this.#cancelPending.delete(leaseId);
+    }
+    // A reservation left out has expired or been released on the executor's side: the mill frees it.
+    for (const leaseId of this.#reserved) if (!listed.includes(leaseId)) this.#reserved.delete(leaseId);
+    for (const leaseId of listed) {
+      if (this.#placed.has(leaseId) || this.#reserved.has(leaseId)) continue;
+      this.foreignListed.push(leaseId);
+      this.send(millMessage("cancelAttempt", { leaseId, reason: "lease is not owned by this mill" }));
+    }
   }
 }
