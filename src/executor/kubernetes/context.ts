@@ -171,6 +171,12 @@ export interface ExecutorTimings {
    * deletes the Job regardless. Short enough that a cancel ends the run, its Job deleted, within 15 s.
    */
   readonly cancelCleanupMs: number;
+  /**
+   * An exec that failed for good into a pod that still looks alive: how long its status may take to say the pod
+   * ended (a kubelet reports an eviction after its containers are gone; a loaded node stretches that) before the
+   * failure is the exec's.
+   */
+  readonly podEndLagMs: number;
 }
 
 export const DEFAULT_TIMINGS: ExecutorTimings = {
@@ -201,6 +207,7 @@ export const DEFAULT_TIMINGS: ExecutorTimings = {
   },
   cancelWatchAfterMs: 2000,
   cancelCleanupMs: 10_000,
+  podEndLagMs: 10_000,
 };
 
 export interface ExecutorContext {

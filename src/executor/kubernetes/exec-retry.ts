@@ -6,7 +6,7 @@ import { CancelledError, InfraError, type InfraReason } from "../../core/errors.
 import { describeSpent, retry, type AttemptOutcome } from "../../core/retry.js";
 import type { ExecutorContext } from "./context.js";
 import type { RunPod } from "../executor.js";
-import { assertPodAlive } from "./pod-alive.js";
+import { assertPodAlive, assertPodAliveAfterLag } from "./pod-alive.js";
 
 /** An exec attempt either produced its value or ended in a way to be judged. */
 export type ExecAttempt<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly end: ExecEnd };
@@ -60,7 +60,7 @@ export async function withExecRetry<T>(
       if (denied) throw denied;
       const said = describeExecSaid(end);
       if (isExecNotReady(end)) return { done: false, reason: said };
-      await assertPodAlive(ctx, pod);
+      await assertPodAliveAfterLag(ctx, pod);
       throw new InfraError(failure, `${what} failed (${end.how}): ${said}`);
     },
   );

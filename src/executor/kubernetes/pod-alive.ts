@@ -1,5 +1,6 @@
 // Tells a lost pod (evicted, deleted, failed) from a failed exec into a live one.
-import { InfraError } from "../../core/errors.js";
+import { setTimeout as sleep } from "node:timers/promises";
+import { CancelledError, InfraError } from "../../core/errors.js";
 import { describePodEnd } from "../../manifests/pod-state.js";
 import type { ExecutorContext } from "./context.js";
 import type { RunPod } from "../executor.js";
@@ -22,5 +23,23 @@ export async function assertPodAlive(ctx: ExecutorContext, pod: RunPod): Promise
   if (phase === "Failed" || phase === "Succeeded" || phase === "Unknown") {
     const end = describePodEnd(current);
     throw new InfraError("pod-lost", `pod ${pod.name} was lost: ${end.reason}${end.message ? `: ${end.message}` : ""}`);
+  }
+}
+
+/**
+ * Before an exec's failure is reported as the exec's: looks at the pod until ctx.timings.podEndLagMs has passed, each
+ * second, and throws pod-lost once its status says it ended. Under load an evicted pod's exec failed ("no such
+ * container") while its status still said Running, and the eviction was reported as a failed upload.
+ */
+export async function assertPodAliveAfterLag(ctx: ExecutorContext, pod: RunPod): Promise<void> {
+  const until = Date.now() + ctx.timings.podEndLagMs;
+  await assertPodAlive(ctx, pod);
+  while (Date.now() < until) {
+    try {
+      await sleep(Math.min(1000, until - Date.now()), undefined, { signal: ctx.signal });
+    } catch {
+      throw new CancelledError();
+    }
+    await assertPodAlive(ctx, pod);
   }
 }

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { InfraError } from "../../../src/core/errors.js";
-import { assertPodAlive } from "../../../src/executor/kubernetes/pod-alive.js";
+import { assertPodAlive, assertPodAliveAfterLag } from "../../../src/executor/kubernetes/pod-alive.js";
 import {
   FORBIDDEN,
   NODE_NAME,
@@ -123,5 +123,24 @@ describe("assertPodAlive", () => {
       assertPodAlive(ctx, POD),
       (error) => error instanceof InfraError && error.reason === "forbidden",
     );
+  });
+});
+
+describe("assertPodAliveAfterLag", () => {
+  it("throws pod-lost when the status says the pod was evicted only after the exec failed", async () => {
+    const { ctx, kubectl } = buildTestContext({ timings: { podEndLagMs: 3000 } });
+    const evicted = endedPod("Failed", "Evicted", "The node was low on resource: memory.");
+    kubectl.on("get pods", [podList(runningPod()), podList(runningPod()), podList(evicted)]);
+    await assert.rejects(assertPodAliveAfterLag(ctx, POD), isPodLost(/was lost: Evicted/));
+    assert.equal(kubectl.callsTo("get pods").length, 3);
+  });
+
+  it("resolves once the pod still runs after podEndLagMs, looking about once a second", async () => {
+    const { ctx, kubectl } = buildTestContext({ timings: { podEndLagMs: 1500 } });
+    kubectl.on("get pods", podList(runningPod()));
+    const started = Date.now();
+    await assertPodAliveAfterLag(ctx, POD);
+    assert.ok(Date.now() - started >= 1500, `${Date.now() - started} ms`);
+    assert.equal(kubectl.callsTo("get pods").length, 3);
   });
 });

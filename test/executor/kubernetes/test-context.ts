@@ -29,6 +29,7 @@ export const UNIT_TIMINGS: ExecutorTimings = {
   reconnectRetry: shortenWaits(DEFAULT_TIMINGS.reconnectRetry),
   killRetry: shortenWaits(DEFAULT_TIMINGS.killRetry),
   deleteRetry: shortenWaits(DEFAULT_TIMINGS.deleteRetry),
+  podEndLagMs: 0,
 };
 
 export interface TestContext {
