@@ -8,7 +8,7 @@ import { RESTRICTED_UID } from "../manifests/security-context.js";
 import { PLANNED_PLACEHOLDER, planKubectlCalls } from "../dry-run/call-plan.js";
 import { formatPlannedCalls } from "../cluster/transports/format-calls.js";
 
-export { describeCallsHeading, formatPlannedCalls } from "../cluster/transports/format-calls.js";
+export { formatPlannedCalls } from "../cluster/transports/format-calls.js";
 import type { RunConfig } from "./resolve-config.js";
 import { scanUploadTrees } from "../transfer/scan-tree.js";
 

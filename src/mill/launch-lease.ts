@@ -13,8 +13,8 @@ import { loadWorkflowText, type LoadedWorkflow } from "../settings/load-workflow
 import { prepareWorkflowRun } from "../settings/prepare-workflow-run.js";
 import { buildRunSettings } from "../settings/build-run-settings.js";
 import { formatWarning } from "../workflow/workflow-errors.js";
-import type { AcceptedOffer, LaunchedLease, LeaseLauncher, LeaseOffer, LeaseOutcome } from "./lease-launcher.js";
-import { buildLogLines, type SpindleLogLine } from "./log-lines.js";
+import type { LeaseLauncher, LeaseOffer, LeaseOutcome } from "./lease-launcher.js";
+import { buildLogLines } from "./log-lines.js";
 import type { SecretPair } from "./mill-messages.js";
 import {
   readOfferedPipeline,
@@ -257,5 +257,3 @@ async function prepareLeaseRun(
     ],
   };
 }
-
-export type { SpindleLogLine, AcceptedOffer, LaunchedLease };

@@ -13,7 +13,6 @@ export const NSID = {
   cancelRun: "dev.knotless.runner.cancelRun",
   getOutputs: "dev.knotless.runner.getOutputs",
 } as const;
-export type MethodNsid = (typeof NSID)[keyof typeof NSID];
 
 /**
  * Errors any call may answer, which the lexicons leave to XRPC itself rather than list per method: a request the
