@@ -217,10 +217,6 @@ export function findResourceType(group: string, version: string, resource: strin
   return RESOURCE_TYPES.find((t) => t.group === group && t.version === version && t.resource === resource);
 }
 
-export function findResourceTypeByKind(apiVersion: string, kind: string): ResourceType | undefined {
-  return RESOURCE_TYPES.find((t) => formatApiVersion(t.group, t.version) === apiVersion && t.kind === kind);
-}
-
 /** Reviews are answered, never stored. */
 export function isReviewResource(type: ResourceType): boolean {
   return type.group === "authentication.k8s.io" || type.group === "authorization.k8s.io";

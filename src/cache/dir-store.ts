@@ -31,8 +31,6 @@ import { selectEntry } from "./select-entry.js";
 import { ensureStoreLayout } from "./store-dirs.js";
 import { checkCacheName } from "./store-layout.js";
 
-export { defaultCacheDir } from "./store-layout.js";
-
 /** A temp file untouched this long belongs to no live save (a save writes to it as its bytes arrive). */
 export const STALE_TEMP_MS = 3_600_000;
 

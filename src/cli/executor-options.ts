@@ -9,6 +9,8 @@ import type { LogStoreSetting } from "../mill/log-store.js";
 import type { MillTimings } from "../mill/mill-session.js";
 import type { RunDefaults } from "../serve/prepare-submission.js";
 import type { ServeTransport } from "../serve/cluster-transport.js";
+import { readTokenFile } from "../serve/bearer-auth.js";
+import { readRunnerConfig } from "../config/read-runner-config.js";
 import { CLUSTER_OPTIONS, resolveClusterOptions, type RawClusterOptions } from "./cluster-options.js";
 import type { OptionSpec } from "./option-spec.js";
 import { applyPodFlags, POD_OPTIONS, type RawPodOptions } from "./pod-options.js";
@@ -190,8 +192,6 @@ export async function resolveExecutorConfig(raw: RawExecutorOptions, env: NodeJS
   }
   const millUrl = readMillUrl(raw.mill!, raw.insecureMill ?? false);
   const millCa = raw.millCa === undefined ? undefined : readMillCa(resolve(raw.millCa), millUrl);
-  // serve's and the configuration's modules load only once `executor`'s own flags are read.
-  const { readTokenFile } = await import("../serve/bearer-auth.js");
   const token = readTokenFile(resolve(raw.tokenFile!));
   const labels = (raw.labels ?? "")
     .split(",")
@@ -205,12 +205,7 @@ export async function resolveExecutorConfig(raw: RawExecutorOptions, env: NodeJS
     .map((arch) => arch.trim())
     .filter((arch) => arch !== "");
   const cluster = resolveClusterOptions({ ...raw, transport: raw.transport ?? "api" }, env);
-  const runner = applyPodFlags(
-    await (
-      await import("../config/read-runner-config.js")
-    ).readRunnerConfig(raw.config === undefined ? undefined : resolve(raw.config)),
-    raw,
-  );
+  const runner = applyPodFlags(await readRunnerConfig(raw.config === undefined ? undefined : resolve(raw.config)), raw);
   return {
     millUrl,
     ...(millCa !== undefined ? { millCa } : {}),

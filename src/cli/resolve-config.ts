@@ -10,9 +10,13 @@ import type { HostTarSetting } from "../transfer/host-tar.js";
 import type { RunSettings } from "../settings/run-settings.js";
 import { parseStepsFile, type StepSpec } from "../workflow/steps-file.js";
 import { FLAG_NAMES, holdOverrides, type HeldOverrides } from "../settings/hold-overrides.js";
-import type { PreparedWorkflowRun } from "../settings/prepare-workflow-run.js";
+import { prepareWorkflowRun, type PreparedWorkflowRun } from "../settings/prepare-workflow-run.js";
 import type { Secret } from "../secrets/secret.js";
-import type { LoadedWorkflow } from "../settings/load-workflow.js";
+import { loadWorkflowFile, type LoadedWorkflow } from "../settings/load-workflow.js";
+import { readRunnerConfig } from "../config/read-runner-config.js";
+import { mergeSecrets, readSecretsFile, readSecretsFromEnv } from "../secrets/read-secrets.js";
+import { checkGitSource } from "../transfer/git-checkout.js";
+import { readResumeFiles } from "../run/resume-files.js";
 import type { RunnerConfigSource } from "../config/runner-config.js";
 import type { Trigger } from "../workflow/match-trigger.js";
 import { readOverrides } from "../settings/read-overrides.js";
@@ -38,7 +42,7 @@ import {
   type TransportName,
 } from "./cluster-options.js";
 import { readExecutorTimings } from "./executor-timings.js";
-import type { RunPlan } from "../run/run-plan.js";
+import { settingsFromPlan, type RunPlan } from "../run/run-plan.js";
 import type { RunCheckpoint } from "../run/run-checkpoint.js";
 import { readPodIdleTimeout } from "./pod-idle-timeout.js";
 import { listKubeconfigFiles, readContextNamespace } from "../cluster/kubeconfig-namespace.js";
@@ -260,13 +264,8 @@ async function readStepsSource(raw: RawRunOptions): Promise<StepsSource> {
     if (!read.ok) throw new InputError(read.problem, stepsFile);
     return { kind: "steps", steps: parseStepsFile(read.bytes, stepsFile) };
   }
-  // A workflow run's modules (the YAML parser's among them) load only for --workflow, not for --steps or bad input.
-  const { loadWorkflowFile } = await import("../settings/load-workflow.js");
   // Flags over the file over the defaults: the pod flags are laid over --config's `pod` before anything reads it.
-  const runner = applyPodFlags(
-    await (await import("../config/read-runner-config.js")).readRunnerConfig(raw.config),
-    raw,
-  );
+  const runner = applyPodFlags(await readRunnerConfig(raw.config), raw);
   const loaded = await loadWorkflowFile(resolve(raw.workflow!), {
     name: raw.workflow!,
     runner,
@@ -290,7 +289,6 @@ async function planRun(
   checkoutDir: string | undefined,
   cacheFlags: CacheFlags,
 ): Promise<PreparedWorkflowRun> {
-  const { prepareWorkflowRun } = await import("../settings/prepare-workflow-run.js");
   return prepareWorkflowRun(source.loaded, {
     runId,
     ...(source.trigger ? { trigger: source.trigger } : {}),
@@ -307,7 +305,6 @@ async function readRunSecrets(
   env: NodeJS.ProcessEnv,
 ): Promise<{ secrets: Secret[]; warnings: string[] }> {
   if (raw.secrets === undefined && (raw.secretEnv ?? []).length === 0) return { secrets: [], warnings: [] };
-  const { mergeSecrets, readSecretsFile, readSecretsFromEnv } = await import("../secrets/read-secrets.js");
   const sources: Array<{ from: string; secrets: Secret[] }> = [];
   const warnings: string[] = [];
   if (raw.secrets !== undefined) {
@@ -339,7 +336,6 @@ async function readGitCheckout(
     throw new InputError("--checkout-git and --checkout-sha go together");
   if (raw.checkout !== undefined)
     throw new InputError("--checkout and --checkout-git are two ways to give the checkout: give one");
-  const { checkGitSource } = await import("../transfer/git-checkout.js");
   try {
     checkGitSource(raw.checkoutGit, raw.checkoutSha);
   } catch (error) {
@@ -376,10 +372,6 @@ export async function resolveResumeConfig(
     throw new InputError(
       `--resume continues the run as it was planned: drop ${changing.map((name) => `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(", ")}`,
     );
-  const [{ readResumeFiles }, { settingsFromPlan }] = await Promise.all([
-    import("../run/resume-files.js"),
-    import("../run/run-plan.js"),
-  ]);
   const resume = readResumeFiles(dir);
   const cluster = resolveClusterOptions(raw, env);
   const { hostTar } = resolveHostTar(env);

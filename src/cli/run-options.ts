@@ -5,8 +5,6 @@ import { POD_OPTIONS } from "./pod-options.js";
 import { readOptionName, takesValue, toCamelCase, type OptionSpec } from "./option-spec.js";
 import type { RawRunOptions } from "./resolve-config.js";
 
-export type { OptionSpec as RunOptionSpec } from "./option-spec.js";
-
 export const RUN_OPTIONS: readonly OptionSpec[] = [
   {
     flag: "--checkout <dir>",

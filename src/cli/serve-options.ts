@@ -18,6 +18,10 @@ import { resolveProcessIdentity } from "./process-identity.js";
 import { readKeepWarm } from "./warm-options.js";
 import { applyPodFlags, POD_OPTIONS, type RawPodOptions } from "./pod-options.js";
 import { matchImagePattern } from "../settings/apply-limits.js";
+import { normalizeNixeryBase } from "../settings/resolve-workflow.js";
+import { readRunnerConfig } from "../config/read-runner-config.js";
+import { readTokenFile } from "../serve/bearer-auth.js";
+import { checkListenSecurity, readListenAddress } from "../serve/listen-address.js";
 
 export const SERVE_OPTIONS: readonly OptionSpec[] = [
   {
@@ -264,11 +268,6 @@ export async function resolveServeConfig(
   raw: RawServeOptions,
   env: NodeJS.ProcessEnv,
 ): Promise<ServeConfig & { readonly drainTimeoutMs: number; readonly drainCleanupTimeoutMs: number }> {
-  // serve's modules load only when `serve` starts, not with every command.
-  const [{ readTokenFile }, { checkListenSecurity, readListenAddress }] = await Promise.all([
-    import("../serve/bearer-auth.js"),
-    import("../serve/listen-address.js"),
-  ]);
   if (!raw.stateDir) throw new InputError("missing required option --state-dir");
   if (!raw.tokenFile) throw new InputError("missing required option --token-file");
   const listen = readListenAddress(raw.listen);
@@ -284,12 +283,7 @@ export async function resolveServeConfig(
   const heartbeatIntervalMs = readHeartbeatInterval(env);
   const maxRuns = readCount(raw.maxRuns, "--max-runs", 1000);
   // Read once at start: a bad file refuses to start (exit 2, file:line:column), and every run is held to the same one.
-  const runner = applyPodFlags(
-    await (
-      await import("../config/read-runner-config.js")
-    ).readRunnerConfig(raw.config === undefined ? undefined : resolve(raw.config)),
-    raw,
-  );
+  const runner = applyPodFlags(await readRunnerConfig(raw.config === undefined ? undefined : resolve(raw.config)), raw);
   if (raw.nixery !== undefined) await checkNixeryAllowed(raw.nixery, runner);
   return {
     listen,
@@ -387,7 +381,6 @@ function readFollowerSettings(raw: RawServeOptions): FollowerSettings {
 /** Refuses at start a --nixery that `limits.nixery` does not allow: every nixery workflow submitted would be refused for it. */
 async function checkNixeryAllowed(nixery: string, runner: RunnerConfigSource): Promise<void> {
   const allowed = runner.config.limits.nixery;
-  const { normalizeNixeryBase } = await import("../settings/resolve-workflow.js");
   const base = normalizeNixeryBase(nixery);
   if (base === undefined)
     throw new InputError(

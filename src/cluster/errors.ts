@@ -154,8 +154,3 @@ export class UnreadableAnswerError extends ClusterError {
 export function isRetryable(error: unknown): boolean {
   return error instanceof UnavailableError || error instanceof TimeoutError;
 }
-
-/** Whether the API server refused the call or its credential (403, 401): final, and worth the operator's attention. */
-export function isRefusal(error: unknown): boolean {
-  return error instanceof ForbiddenError || error instanceof UnauthorizedError;
-}

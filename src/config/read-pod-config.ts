@@ -332,7 +332,7 @@ export const UNUSED_POD_SCHEMAS: PodSchemas = {
   },
 };
 
-/** Loads PodSchemas (~120 ms of compiled schema: never at import time, only for a file that needs them). */
+/** Loads PodSchemas (~200 ms of CPU for kubernetes-models' validators: never at import time, only for a file that needs them). */
 export async function loadPodSchemas(): Promise<PodSchemas> {
   const [{ Affinity }, { PodSpec }] = await Promise.all([
     import("kubernetes-models/v1/Affinity"),

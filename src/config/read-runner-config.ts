@@ -181,6 +181,7 @@ function readPodSpecConfig(values: Partial<Record<keyof PodSpecConfig, unknown>>
 
 /** Parses the text of a runner configuration file onto the defaults; throws WorkflowError (bad input) listing every problem. */
 export async function parseRunnerConfig(text: string, file: string): Promise<RunnerConfig> {
+  // yaml loads on first use: ~80 ms of CPU that --help and a --steps run would pay (docs/architecture.md).
   const yaml = await import("yaml");
   const lineCounter = new yaml.LineCounter();
   const document = yaml.parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: false });

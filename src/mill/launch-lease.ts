@@ -12,15 +12,11 @@ import type { RunDefaults } from "../run/run-defaults.js";
 import { readRunCheckpoint, type RunCheckpoint } from "../run/run-checkpoint.js";
 import { readRunPlan, serializeRunPlan, settingsFromPlan, type RunPlan } from "../run/run-plan.js";
 import { superviseRun, type SuperviseOptions, type SupervisedRun } from "../run/supervise-run.js";
-import type { LoadedWorkflow } from "../settings/load-workflow.js";
-import type {
-  AcceptedOffer,
-  LaunchedLease,
-  LeaseLauncher,
-  LeaseOffer,
-  LeaseOutcome,
-  LeaseProgress,
-} from "./lease-launcher.js";
+import { loadWorkflowText, type LoadedWorkflow } from "../settings/load-workflow.js";
+import { prepareWorkflowRun } from "../settings/prepare-workflow-run.js";
+import { buildRunSettings } from "../settings/build-run-settings.js";
+import { formatWarning } from "../workflow/workflow-errors.js";
+import type { LaunchedLease, LeaseLauncher, LeaseOffer, LeaseOutcome, LeaseProgress } from "./lease-launcher.js";
 import { buildLogLines, formatLogLine, type SpindleLogLine } from "./log-lines.js";
 import type { SecretPair } from "./mill-messages.js";
 import {
@@ -280,7 +276,6 @@ export function buildLeaseRunId(leaseId: string): string {
 async function planOffer(offer: LeaseOffer, options: KubernetesLauncherOptions): Promise<LeasePlan> {
   const workflow = readOfferedWorkflow(offer.rawWorkflowJson);
   const pipeline = readOfferedPipeline(offer.rawPipelineJson, offer.knot, offer.rkey);
-  const { loadWorkflowText } = await import("../settings/load-workflow.js");
   const resolveOptions = {
     ...(options.defaults.runner ? { runner: options.defaults.runner } : {}),
     ...(options.defaults.nixery !== undefined ? { nixeryBase: options.defaults.nixery } : {}),
@@ -320,11 +315,6 @@ async function prepareLeaseRun(
   options: KubernetesLauncherOptions,
 ): Promise<Pick<Parameters<typeof superviseRun>[0], "settings" | "git" | "warnings">> {
   const { defaults } = options;
-  const [{ prepareWorkflowRun }, { buildRunSettings }, { formatWarning }] = await Promise.all([
-    import("../settings/prepare-workflow-run.js"),
-    import("../settings/build-run-settings.js"),
-    import("../workflow/workflow-errors.js"),
-  ]);
   const skip = plan.workflow.clone.skip || plan.loaded.resolved.clone.skip;
   // The knot matched the workflow already: `when` is not evaluated again, but the trigger still gives the run's variables.
   const loaded: LoadedWorkflow = { ...plan.loaded, resolved: { ...plan.loaded.resolved, when: undefined } };
@@ -382,5 +372,3 @@ async function prepareLeaseRun(
     ],
   };
 }
-
-export type { SpindleLogLine, AcceptedOffer, LaunchedLease };

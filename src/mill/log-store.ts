@@ -1,7 +1,7 @@
 // Where finished logs go, shared with the mill: a directory or an S3 bucket, each log at `<prefix>logs/<lease_id>.log`.
 import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
-import { copyFile, mkdir, readFile, rename } from "node:fs/promises";
+import { copyFile, mkdir, rename } from "node:fs/promises";
 import { dirname, join } from "node:path";
 
 /** A finished log, stored: the ref the mill reads it by and the hash of its bytes. */
@@ -62,9 +62,4 @@ export function createDirLogStore(dir: string): LogStore {
       return { ref, hash: await hashLogFile(target) };
     },
   };
-}
-
-/** Reads a stored log back (tests, and an operator's check): the bytes at the ref in a directory store. */
-export async function readDirLog(dir: string, ref: string): Promise<Buffer> {
-  return readFile(join(dir, ref));
 }

@@ -30,7 +30,7 @@ let loaded: Promise<MillCodec> | undefined;
 /** The codec, built once: mill.proto beside this module (the build copies it next to the bundle too). */
 export function loadMillCodec(): Promise<MillCodec> {
   loaded ??= (async () => {
-    const protobuf = (await import("protobufjs")).default;
+    const protobuf = (await import("protobufjs")).default; // ~75 ms of CPU, for the executor command only
     const text = readFileSync(new URL("./mill.proto", import.meta.url), "utf8");
     const root = protobuf.parse(text, { keepCase: false }).root;
     return createMillCodec(root.lookupType("spindle.mill.v1.Message") as unknown as ProtoType);

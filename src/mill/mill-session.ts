@@ -309,7 +309,7 @@ export class MillSession {
   /** One socket's life: Hello, Resume, replay, snapshot, then messages until it closes. Rejects with why it ended. */
   async #runSocket(): Promise<void> {
     const { codec, state } = this.#options;
-    // Loaded on the first dial, not at start-up: the CLI bundle imports no package it may not need.
+    // ws loads on the first dial: ~160 ms of CPU (with bufferutil) the other commands would pay.
     const { WebSocket } = await import("ws");
     return new Promise<void>((resolve, reject) => {
       const socket = new WebSocket(this.#options.url, {

@@ -13,7 +13,7 @@
 // Paths are handed over relative to `/` (`work/node_modules`), so no tar warns about a leading slash and the archive's
 // members name where they land.
 import type { CacheCompression } from "../workflow/cache-types.js";
-import { POD_RUNNER_DIR } from "../workflow/pod-paths.js";
+import { POD_HELPER_PATH } from "../workflow/pod-paths.js";
 
 /**
  * The line `cache-restore` prints on stdout once the decompressor (gunzip: the gzip trailer's CRC32 and length;
@@ -48,7 +48,7 @@ export const CACHE_HELPER_SETTINGS = {
   FILES_PACKED_TAG,
 } as const;
 
-const HELPER = `${POD_RUNNER_DIR}/helper.sh`;
+const HELPER = POD_HELPER_PATH;
 
 /** A pod path as the helper's commands take it: relative to `/`, without a trailing slash. */
 export function toRootRelative(podPath: string): string {

@@ -5,6 +5,7 @@ import { quoteShellWord } from "./env-file.js";
 import {
   POD_CARRIED_ENV_PATH,
   POD_ENV_DIR,
+  POD_HELPER_PATH,
   POD_OUTPUTS_DIR,
   POD_RUN_ENV_PATH,
   POD_RUNNER_DIR,
@@ -31,21 +32,6 @@ export const MAX_STEP_ENV_FILE_BYTES = 1024 * 1024;
 /** Seconds of a step's silence after which `follow` sends an `H` frame, so idle stream timeouts do not cut the exec. */
 export const SILENCE_FRAME_SECONDS = 10;
 
-/** Path of step N's script in the pod (N counts from 0). */
-export function podStepScriptPath(index: number): string {
-  return `${POD_RUNNER_DIR}/steps/${index}.sh`;
-}
-
-/** Path of step N's own environment (`export` lines) in the pod. */
-export function podStepEnvPath(index: number): string {
-  return `${POD_ENV_DIR}/${index}.env`;
-}
-
-/** Path of the file `$KNOTLESS_ENV` names for step N. */
-export function podStepEnvFilePath(index: number): string {
-  return `${POD_RUNNER_DIR}/run/${index}/env`;
-}
-
 /** What the helper is generated for: the run's settings that shape how every step starts. */
 export interface HelperOptions {
   /** The steps' shell as words; default `sh -e`. */
@@ -70,9 +56,6 @@ export interface HelperOptions {
 export const SETTLE_SECONDS = { quiet: 2, most: 10 } as const;
 /** settle polls every 50 ms once past its first few 10 ms polls. */
 const SETTLE_POLLS_PER_SECOND = 20;
-
-/** Step N's stdout past the pod's bound: `D O <bytes>` (or `D O ?` when the step was stopped before the count ended); `D E` for stderr. */
-export const DROPPED_FRAME_TAG = "D";
 
 /**
  * The helper as installed in the pod: src/pod/sh/helper.sh (its commands, frames and exit codes open that file) after
@@ -132,30 +115,24 @@ export function buildUploadCommand(beatSeconds?: number): string[] {
 
 /** The argv of each helper call. */
 export const helperCommand = {
-  run: (index: number) => ["sh", `${POD_RUNNER_DIR}/helper.sh`, "run", String(index)],
+  run: (index: number) => ["sh", POD_HELPER_PATH, "run", String(index)],
   follow: (index: number, stdoutOffset: number, stderrOffset: number) => [
     "sh",
-    `${POD_RUNNER_DIR}/helper.sh`,
+    POD_HELPER_PATH,
     "follow",
     String(index),
     String(stdoutOffset),
     String(stderrOffset),
   ],
-  kill: (index: number, graceSeconds: number) => [
-    "sh",
-    `${POD_RUNNER_DIR}/helper.sh`,
-    "kill",
-    String(index),
-    String(graceSeconds),
-  ],
+  kill: (index: number, graceSeconds: number) => ["sh", POD_HELPER_PATH, "kill", String(index), String(graceSeconds)],
   /** The line `kill` prints once step `index` has no process left. */
   killConfirmation: (index: number) => `stopped ${index}`,
-  packOutputs: () => ["sh", `${POD_RUNNER_DIR}/helper.sh`, "pack-outputs"],
+  packOutputs: () => ["sh", POD_HELPER_PATH, "pack-outputs"],
   /** Reads the secrets from stdin; the argv names no secret and no value. */
-  takeSecrets: () => ["sh", `${POD_RUNNER_DIR}/helper.sh`, "secrets"],
-  forgetSecrets: () => ["sh", `${POD_RUNNER_DIR}/helper.sh`, "forget-secrets"],
+  takeSecrets: () => ["sh", POD_HELPER_PATH, "secrets"],
+  forgetSecrets: () => ["sh", POD_HELPER_PATH, "forget-secrets"],
   /** Prints the secrets file to stdout: for a re-attaching runner, which keeps it in memory and never logs it. */
-  readSecrets: () => ["sh", `${POD_RUNNER_DIR}/helper.sh`, "read-secrets"],
+  readSecrets: () => ["sh", POD_HELPER_PATH, "read-secrets"],
   /**
    * Prints what the pod shows of the run's progress (src/pod/pod-run-state.ts); `upload absent` when the helper
    * itself is not there yet (the runner stopped early in the upload).

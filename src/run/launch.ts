@@ -12,6 +12,7 @@ import { createHumanLogSink, createNdjsonLogSink, type ClosableSink } from "../e
 import type { Executor } from "../executor/executor.js";
 import type { ExecutorContext, ExecutorTimings } from "../executor/kubernetes/context.js";
 import type { RunSettings } from "../settings/run-settings.js";
+import { openCacheDriver } from "../cache/open-cache-driver.js";
 import { writeResultFile } from "./result-file.js";
 import type { RunResult } from "./run-result.js";
 import { runWorkflow, type RunWorkflowOptions } from "./run-workflow.js";
@@ -97,9 +98,7 @@ export async function launchRun(options: LaunchOptions): Promise<RunResult> {
   // The two log files among the logs (a console has none): run.log, then log.ndjson, as openRunLogFiles opens them.
   const [runLog, ndjson] = options.logs.flatMap((log) => (log.file ? [log.file] : []));
   try {
-    // The store's modules load only for a run that has caches.
     const backend = (settings.caches?.length ?? 0) > 0 ? settings.cacheBackend : undefined;
-    const openCacheDriver = backend ? (await import("../cache/open-cache-driver.js")).openCacheDriver : undefined;
     const run = (): Promise<RunResult> =>
       runWorkflow({
         settings,
@@ -114,7 +113,7 @@ export async function launchRun(options: LaunchOptions): Promise<RunResult> {
           ? { checkpoints: { store: options.checkpoints, logs: [runLog, ndjson] as const } }
           : {}),
         ...(options.resume ? { resume: options.resume } : {}),
-        ...(backend && openCacheDriver
+        ...(backend
           ? {
               cacheDriver: (executor: Executor, emit: (event: RunEventInput) => void) =>
                 openCacheDriver(backend, executor, emit, { cluster, target: settings.target, runId: settings.runId }),

@@ -1,4 +1,6 @@
 // Runs one workflow run end to end on an executor: steps in order, first failure ends it, teardown always.
+import { rm } from "node:fs/promises";
+import { join } from "node:path";
 import { CancelledError, InfraError, InputError, describeError, type InfraReason } from "../core/errors.js";
 import { createEventMask, maskStrings } from "../events/mask-events.js";
 import { SecretMasker } from "../secrets/mask-stream.js";
@@ -21,6 +23,7 @@ import type { ExtractReport } from "../transfer/extract-outputs.js";
 import type { StepSpec } from "../workflow/steps-file.js";
 import type { RunSettings } from "../settings/run-settings.js";
 import { scanUploadTrees, type TreeScan, type UploadTrees } from "../transfer/scan-tree.js";
+import { cloneAtSha, GitCheckoutError } from "../transfer/git-checkout.js";
 import type { CacheDriver } from "../cache/cache-driver.js";
 import type { CacheReport } from "../workflow/cache-types.js";
 import { restoreCaches, saveCaches, skipCacheSaves } from "../cache/run-caches.js";
@@ -362,7 +365,6 @@ async function cloneOnHost(
   emit: Emit,
   signal: AbortSignal,
 ): Promise<UploadTrees> {
-  const { cloneAtSha, GitCheckoutError } = await import("../transfer/git-checkout.js");
   const depth = `depth ${spec.depth}${spec.submodules ? ", with submodules" : ""}`;
   await runTimedPhase(
     emit,
@@ -539,8 +541,6 @@ async function reattach(
 
 /** Removes what an interrupted download or collection left under the run's directory, before it is made again. */
 async function removeOutputs(outDir: string, what: "outputs" | "artifacts"): Promise<void> {
-  const { rm } = await import("node:fs/promises");
-  const { join } = await import("node:path");
   await rm(join(outDir, what), { recursive: true, force: true });
 }
 

@@ -11,6 +11,8 @@ import type { RunSettings } from "../settings/run-settings.js";
 import type { GitCheckoutSpec, GitSetting } from "../transfer/git-checkout.js";
 import type { CheckpointStore } from "./run-checkpoint.js";
 import type { RunWorkflowOptions } from "./run-workflow.js";
+import { launchRun, openRunLogFiles } from "./launch.js";
+import { KubernetesExecutor } from "../executor/kubernetes/kubernetes-executor.js";
 
 export interface SuperviseOptions {
   readonly settings: RunSettings;
@@ -71,10 +73,6 @@ export function superviseRun(options: SuperviseOptions): SupervisedRun {
   const force = new AbortController();
   let executor: (Executor & Partial<ExecutorCrashPath>) | undefined;
   const done = (async (): Promise<RunResult> => {
-    const [{ launchRun, openRunLogFiles }, { KubernetesExecutor }] = await Promise.all([
-      import("../run/launch.js"),
-      import("../executor/kubernetes/kubernetes-executor.js"),
-    ]);
     const settings = options.git
       ? { ...options.settings, gitCheckout: { ...options.git.spec, host: options.git.setting } }
       : options.settings;

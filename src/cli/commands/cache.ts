@@ -5,6 +5,8 @@ import { describeError, InputError } from "../../core/errors.js";
 import type { CommandIo, CommandSpec } from "../command-spec.js";
 import { EXIT, exitCodeForError } from "../exit-codes.js";
 import { checkCacheName, defaultCacheDir } from "../../cache/store-layout.js";
+import { createDirStore } from "../../cache/dir-store.js";
+import * as format from "../../cache/format-cache.js";
 
 export interface RawCacheCommandOptions {
   cacheDir?: string;
@@ -91,11 +93,6 @@ export async function executeCache(
 ): Promise<number> {
   try {
     const config = await resolveCacheCommand(args, options, env);
-    // Loaded when this command runs, so that the other commands and --help do not evaluate it.
-    const [{ createDirStore }, format] = await Promise.all([
-      import("../../cache/dir-store.js"),
-      import("../../cache/format-cache.js"),
-    ]);
     const store = createDirStore({ dir: config.dir, maxBytes: Number.POSITIVE_INFINITY });
     if (config.action === "list") {
       const listing = await store.list(config.repo);

@@ -7,6 +7,7 @@ import { EXIT } from "../exit-codes.js";
 import { runOperatorCommand } from "../operator-command.js";
 import { resolveProcessIdentity } from "../process-identity.js";
 import { DEFAULT_STALE_AFTER_MS } from "./gc.js";
+import { requestRunCancel } from "../../ops/cancel-run.js";
 
 export const cancelCommand: CommandSpec<RawClusterOptions> = {
   name: "cancel",
@@ -19,8 +20,6 @@ export const cancelCommand: CommandSpec<RawClusterOptions> = {
       options,
       io,
       async ({ cluster, target }, runId) => {
-        // Loaded when this command runs, so that the other commands and --help do not evaluate it.
-        const { requestRunCancel } = await import("../../ops/cancel-run.js");
         const outcome = await requestRunCancel(cluster, target, {
           runId,
           requester: resolveProcessIdentity(),

@@ -20,6 +20,10 @@ import type { CommandIo, CommandSpec } from "../command-spec.js";
 import { EXIT, exitCodeForError } from "../exit-codes.js";
 import type { OptionSpec } from "../option-spec.js";
 import { openCluster } from "../../cluster/transports/open-cluster.js";
+import { checkPrivateTarget } from "../../ops/credentials/private-file.js";
+import * as report from "../../ops/credentials/format-report.js";
+import { revokeCredentials } from "../../ops/credentials/revoke-credentials.js";
+import { issueCredentials } from "../../ops/credentials/issue-credentials.js";
 
 export const CREDENTIALS_OPTIONS: readonly OptionSpec[] = [
   {
@@ -111,11 +115,6 @@ export async function executeCredentials(
 ): Promise<number> {
   try {
     const config = resolveCredentialsConfig(options, env);
-    // Loaded when this command runs, so that the other commands and --help do not evaluate it.
-    const [{ checkPrivateTarget }, report] = await Promise.all([
-      import("../../ops/credentials/private-file.js"),
-      import("../../ops/credentials/format-report.js"),
-    ]);
     if (!config.revoke) checkPrivateTarget(config.outFile!);
     if (config.dryRun) {
       stdout.write(
@@ -133,7 +132,6 @@ export async function executeCredentials(
     }
     const { cluster } = await openCluster(config, env);
     if (config.revoke) {
-      const { revokeCredentials } = await import("../../ops/credentials/revoke-credentials.js");
       stdout.write(
         report.formatRevokeReport(
           await revokeCredentials(cluster, config.target, config.identity, config.outFile),
@@ -141,7 +139,6 @@ export async function executeCredentials(
         ),
       );
     } else {
-      const { issueCredentials } = await import("../../ops/credentials/issue-credentials.js");
       stdout.write(report.formatIssueReport(await issueCredentials(cluster, toRequest(config)), config.identity));
     }
     return EXIT.success;

@@ -5,6 +5,12 @@ import { DNS_LABEL } from "../../core/patterns.js";
 import { InputError } from "../../core/errors.js";
 import { EXIT } from "../exit-codes.js";
 import { runOperatorCommand } from "../operator-command.js";
+import {
+  DEFAULT_DOCTOR_OPTIONS,
+  formatDoctorJson,
+  formatDoctorReport,
+  runDoctor,
+} from "../../ops/doctor/run-doctor.js";
 
 interface RawDoctorOptions extends RawClusterOptions {
   json?: boolean;
@@ -27,9 +33,6 @@ export const doctorCommand: CommandSpec<RawDoctorOptions> = {
       options,
       io,
       async ({ cluster, target }) => {
-        // Loaded when this command runs, so that the other commands and --help do not evaluate it.
-        const { DEFAULT_DOCTOR_OPTIONS, formatDoctorJson, formatDoctorReport, runDoctor } =
-          await import("../../ops/doctor/run-doctor.js");
         const report = await runDoctor(cluster, {
           ...DEFAULT_DOCTOR_OPTIONS,
           target,

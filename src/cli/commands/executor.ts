@@ -4,6 +4,13 @@ import { describeError } from "../../core/errors.js";
 import type { CommandIo, CommandSpec } from "../command-spec.js";
 import { EXIT, exitCodeForError } from "../exit-codes.js";
 import { EXECUTOR_OPTIONS, resolveExecutorConfig, type RawExecutorOptions } from "../executor-options.js";
+import { createClusterClient } from "../../serve/cluster-transport.js";
+import { loadMillCodec } from "../../mill/mill-codec.js";
+import { MillState } from "../../mill/mill-state.js";
+import { openLogStore } from "../../mill/open-log-store.js";
+import { createKubernetesLauncher } from "../../mill/launch-lease.js";
+import { MillSession } from "../../mill/mill-session.js";
+import { createMillMetrics, listenMetrics } from "../../mill/mill-metrics.js";
 
 export const executorCommand: CommandSpec<RawExecutorOptions> = {
   name: "executor",
@@ -19,30 +26,12 @@ export async function executeExecutor(
   { env, stdout, stderr }: CommandIo,
 ): Promise<number> {
   const warn = (message: string): void => void stderr.write(`knotless-runner-k8s: ${message}\n`);
-  let session: import("../../mill/mill-session.js").MillSession;
+  let session: MillSession;
   let closeAll: () => Promise<void>;
   let drainTimeoutMs: number;
   try {
     const config = await resolveExecutorConfig(options, env);
     drainTimeoutMs = config.drainTimeoutMs;
-    // The mill's modules (protobuf, SQLite, S3) load only once `executor` starts, not with every command.
-    const [
-      { createClusterClient },
-      { loadMillCodec },
-      { MillState },
-      { openLogStore },
-      { createKubernetesLauncher },
-      { MillSession },
-      { createMillMetrics, listenMetrics },
-    ] = await Promise.all([
-      import("../../serve/cluster-transport.js"),
-      import("../../mill/mill-codec.js"),
-      import("../../mill/mill-state.js"),
-      import("../../mill/open-log-store.js"),
-      import("../../mill/launch-lease.js"),
-      import("../../mill/mill-session.js"),
-      import("../../mill/mill-metrics.js"),
-    ]);
     const [cluster, codec, logStore] = await Promise.all([
       createClusterClient(config.transport),
       loadMillCodec(),

@@ -7,6 +7,7 @@ import type { CommandSpec } from "../command-spec.js";
 import { EXIT } from "../exit-codes.js";
 import { readHeartbeatInterval } from "../heartbeat-interval.js";
 import { runOperatorCommand } from "../operator-command.js";
+import { formatGcReport, runGc } from "../../ops/gc.js";
 
 /** A heartbeat older than this means the run's runner is gone (four missed refreshes at the default interval). */
 export const DEFAULT_STALE_AFTER_MS = 120_000;
@@ -57,8 +58,6 @@ export const gcCommand: CommandSpec<RawGcOptions> = {
       options,
       io,
       async ({ cluster, target }, policy) => {
-        // Loaded when this command runs, so that the other commands and --help do not evaluate it.
-        const { formatGcReport, runGc } = await import("../../ops/gc.js");
         const report = await runGc(cluster, target, {
           policy,
           dryRun: options.dryRun ?? false,

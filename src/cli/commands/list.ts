@@ -3,6 +3,9 @@ import { CLUSTER_OPTIONS, type RawClusterOptions } from "../cluster-options.js";
 import type { CommandSpec } from "../command-spec.js";
 import { EXIT } from "../exit-codes.js";
 import { runOperatorCommand } from "../operator-command.js";
+import { listOurJobs, listOurPods, readAnsweredNamespace } from "../../ops/cluster-reads.js";
+import { buildListRows, formatListJson, formatListTable } from "../../ops/list-runs.js";
+import { indexLeases, INSTANCE_LEASE_SELECTOR } from "../../manifests/instance-lease.js";
 
 interface RawListOptions extends RawClusterOptions {
   json?: boolean;
@@ -14,10 +17,6 @@ export const listCommand: CommandSpec<RawListOptions> = {
   options: [...CLUSTER_OPTIONS, { flag: "--json", description: "print JSON instead of a table" }],
   execute: ({ options, ...io }) =>
     runOperatorCommand(options, io, async ({ cluster, target }) => {
-      // Loaded when this command runs, so that the other commands and --help do not evaluate it.
-      const [{ listOurJobs, listOurPods, readAnsweredNamespace }, { buildListRows, formatListJson, formatListTable }] =
-        await Promise.all([import("../../ops/cluster-reads.js"), import("../../ops/list-runs.js")]);
-      const { indexLeases, INSTANCE_LEASE_SELECTOR } = await import("../../manifests/instance-lease.js");
       // Leases a credential may not read leave the INSTANCE column without their state.
       const [jobs, pods, leases] = await Promise.all([
         listOurJobs(cluster, target),

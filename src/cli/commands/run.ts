@@ -13,7 +13,16 @@ import type { CommandIo, CommandSpec } from "../command-spec.js";
 import { EXIT, exitCodeForError, exitCodeForResult } from "../exit-codes.js";
 import { resolveResumeConfig, resolveRunConfig, type RawRunOptions, type RunConfig } from "../resolve-config.js";
 import type { RunCheckpoint } from "../../run/run-checkpoint.js";
-import type { RunPlan } from "../../run/run-plan.js";
+import { serializeRunPlan, type RunPlan } from "../../run/run-plan.js";
+import { launchRun, openRunLogFiles } from "../../run/launch.js";
+import { KubernetesExecutor } from "../../executor/kubernetes/kubernetes-executor.js";
+import { createConsoleSink } from "../../events/sinks.js";
+import { createStepTracker } from "../../run/step-tracker.js";
+import { createOutputBudget } from "../../events/output-budget.js";
+import { createCheckpointFile, removeResumeFiles, writePlanFile } from "../../run/resume-files.js";
+import { prepareEmergencyExit } from "../emergency-exit.js";
+import { renderDryRun } from "../dry-run.js";
+import { writeNotMatchedResult } from "../not-matched.js";
 import { RUN_OPTIONS } from "../run-options.js";
 import { openCluster } from "../../cluster/transports/open-cluster.js";
 
@@ -49,13 +58,10 @@ export async function executeRun(options: RawRunOptions, io: CommandIo): Promise
   }
   for (const warning of config.warnings) stderr.write(`knotless-runner-k8s: warning: ${warning}\n`);
   if (config.dryRun) {
-    // The dry run's renderer (and the YAML printer) load only for --dry-run.
-    const { renderDryRun } = await import("../dry-run.js");
     stdout.write(await renderDryRun(config));
     return EXIT.success;
   }
   if (config.notMatched) {
-    const { writeNotMatchedResult } = await import("../not-matched.js");
     try {
       stderr.write(
         `knotless-runner-k8s: ${await writeNotMatchedResult({ ...config, notMatched: config.notMatched })}\n`,
@@ -84,26 +90,6 @@ async function executeResolvedRun(
   { env, stdout, stderr }: CommandIo,
   resume?: { readonly plan: RunPlan; readonly checkpoint: RunCheckpoint },
 ): Promise<number> {
-  // Loaded only for real runs, so --help, bad input and dry runs start fast.
-  const [
-    { launchRun, openRunLogFiles },
-    { KubernetesExecutor },
-    { createConsoleSink },
-    { createStepTracker },
-    { prepareEmergencyExit },
-    { createOutputBudget },
-    { createCheckpointFile, removeResumeFiles, writePlanFile },
-    { serializeRunPlan },
-  ] = await Promise.all([
-    import("../../run/launch.js"),
-    import("../../executor/kubernetes/kubernetes-executor.js"),
-    import("../../events/sinks.js"),
-    import("../../run/step-tracker.js"),
-    import("../emergency-exit.js"),
-    import("../../events/output-budget.js"),
-    import("../../run/resume-files.js"),
-    import("../../run/run-plan.js"),
-  ]);
   // No child of the runner (kubectl, the host tar) needs what --secret-env read: a child's environment is readable
   // in /proc/PID/environ and handed on to everything it starts.
   const childEnv = removeSecretVariables(env, config.settings.secrets ?? []);

@@ -3,6 +3,7 @@ import { CancelledError, describeError } from "../../core/errors.js";
 import type { CommandIo, CommandSpec } from "../command-spec.js";
 import { EXIT, exitCodeForError } from "../exit-codes.js";
 import { SERVE_OPTIONS, resolveServeConfig, type RawServeOptions } from "../serve-options.js";
+import { startService } from "../../serve/start-service.js";
 
 /** How long a crashing service blocks to delete each running run's Job. */
 const CRASH_DELETE_TIMEOUT_MS = 30_000;
@@ -24,15 +25,13 @@ function formatSeconds(ms: number): string {
 /** Starts the service; resolves with the exit code once SIGTERM (or SIGINT) has drained it. `env` is read here and nowhere below. */
 export async function executeServe(options: RawServeOptions, { env, stdout, stderr }: CommandIo): Promise<number> {
   const warn = (message: string): void => void stderr.write(`knotless-runner-k8s: ${message}\n`);
-  let started: Awaited<ReturnType<typeof import("../../serve/start-service.js").startService>>;
+  let started: Awaited<ReturnType<typeof startService>>;
   let drainTimeoutMs: number;
   let drainCleanupTimeoutMs: number;
   try {
     const config = await resolveServeConfig(options, env);
     drainTimeoutMs = config.drainTimeoutMs;
     drainCleanupTimeoutMs = config.drainCleanupTimeoutMs;
-    // The service (SQLite, the HTTP server, the metrics) loads only once `serve` starts.
-    const { startService } = await import("../../serve/start-service.js");
     started = await startService(config, { warn });
   } catch (error) {
     warn(describeError(error));

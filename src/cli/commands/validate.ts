@@ -3,6 +3,8 @@ import { InputError } from "../../core/errors.js";
 import type { CommandSpec } from "../command-spec.js";
 import { EXIT } from "../exit-codes.js";
 import { WorkflowError } from "../../workflow/workflow-errors.js";
+import { formatValidateReport, validateWorkflowPaths } from "../../settings/validate-files.js";
+import { readRunnerConfig } from "../../config/read-runner-config.js";
 
 export const validateCommand: CommandSpec<{ config?: string }> = {
   name: "validate",
@@ -18,11 +20,6 @@ export const validateCommand: CommandSpec<{ config?: string }> = {
   execute: async ({ args, options, stdout, stderr }) => {
     if (args.length === 0 && options.config === undefined)
       throw new InputError("validate expects workflow files or directories, or --config FILE");
-    // Loaded here, so that the command costs nothing until it runs: only the YAML parser comes with it.
-    const [{ formatValidateReport, validateWorkflowPaths }, { readRunnerConfig }] = await Promise.all([
-      import("../../settings/validate-files.js"),
-      import("../../config/read-runner-config.js"),
-    ]);
     let runner;
     let configErrors;
     if (options.config !== undefined) {

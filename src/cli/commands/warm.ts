@@ -15,7 +15,12 @@ import type { OptionSpec } from "../option-spec.js";
 import { readWarmCount, readWarmSeconds } from "../warm-options.js";
 import { applyPodFlags, POD_OPTIONS, type RawPodOptions } from "../pod-options.js";
 import { DEFAULT_RUNNER_CONFIG, type RunnerConfigSource } from "../../config/runner-config.js";
-import type { WarmSpec } from "../../warm/top-up.js";
+import { topUpPlaceholders, type WarmSpec } from "../../warm/top-up.js";
+import { releasePlaceholders } from "../../warm/release.js";
+import { readRunnerConfig } from "../../config/read-runner-config.js";
+import { buildPlaceholderManifest } from "../../manifests/placeholder-manifest.js";
+import { PLANNED_PLACEHOLDER, planReleaseCalls, planWarmCalls } from "../../dry-run/call-plan.js";
+import { formatPlannedCalls } from "../dry-run.js";
 import { openCluster } from "../../cluster/transports/open-cluster.js";
 
 export const WARM_OPTIONS: readonly OptionSpec[] = [
@@ -130,8 +135,6 @@ export const warmCommand: CommandSpec<RawWarmOptions> = {
 export async function executeWarm(options: RawWarmOptions, { env, stdout, stderr }: CommandIo): Promise<number> {
   let config: WarmConfig;
   try {
-    // Loaded when this command runs, so that the other commands and --help do not evaluate it.
-    const { readRunnerConfig } = await import("../../config/read-runner-config.js");
     config = resolveWarmConfig(
       options,
       env,
@@ -145,10 +148,6 @@ export async function executeWarm(options: RawWarmOptions, { env, stdout, stderr
     stdout.write(await renderWarmDryRun(config));
     return EXIT.success;
   }
-  const [{ topUpPlaceholders }, { releasePlaceholders }] = await Promise.all([
-    import("../../warm/top-up.js"),
-    import("../../warm/release.js"),
-  ]);
   const controller = new AbortController();
   const onSignal = (signal: NodeJS.Signals): void => controller.abort(new CancelledError(`cancelled by ${signal}`));
   process.once("SIGINT", onSignal);
@@ -170,17 +169,8 @@ export async function executeWarm(options: RawWarmOptions, { env, stdout, stderr
 
 /** The placeholder manifest and the calls, as `warm --dry-run` prints them. */
 async function renderWarmDryRun(config: WarmConfig): Promise<string> {
-  const [
-    { stringify },
-    { buildPlaceholderManifest },
-    { PLANNED_PLACEHOLDER, planReleaseCalls, planWarmCalls },
-    { formatPlannedCalls },
-  ] = await Promise.all([
-    import("yaml"),
-    import("../../manifests/placeholder-manifest.js"),
-    import("../../dry-run/call-plan.js"),
-    import("../dry-run.js"),
-  ]);
+  // The YAML printer loads only for a dry run: ~80 ms of CPU every other command would pay (docs/architecture.md).
+  const { stringify } = await import("yaml");
   const lines: string[] = [];
   if (!config.release) {
     const { target, spec } = config;

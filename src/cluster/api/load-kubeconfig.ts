@@ -4,6 +4,7 @@ import { resolveKubeconfig, type KubeconfigSelection, type ResolvedKubeconfig } 
 
 /** resolveKubeconfig with YAML parsing; a file that is not YAML is the kubeconfig error at its line. */
 export async function loadKubeconfig(selection: KubeconfigSelection): Promise<ResolvedKubeconfig> {
+  // yaml loads on first use: ~80 ms of CPU that --help and a --steps run would pay (docs/architecture.md).
   const yaml = await import("yaml");
   return resolveKubeconfig(selection, (text, file) => {
     const lineCounter = new yaml.LineCounter();

@@ -4,6 +4,10 @@ import type { ApiCall } from "../api/api-client.js";
 import { homedir } from "node:os";
 import { InputError } from "../../core/errors.js";
 import { listKubeconfigFiles } from "../kubeconfig-namespace.js";
+import { ConfigError } from "../errors.js";
+import { openApiCluster } from "../api/open-api-cluster.js";
+import { Kubectl } from "../kubectl/kubectl.js";
+import { KubectlCluster } from "../kubectl/kubectl-cluster.js";
 
 /** How to talk to the cluster: one kubectl process per call, or the API spoken in-process. */
 export type TransportName = "kubectl" | "api";
@@ -35,10 +39,6 @@ export async function openCluster(
   onCall: CallListeners = {},
 ): Promise<{ cluster: Cluster }> {
   if (setting.transport !== "kubectl") {
-    const [{ openApiCluster }, { ConfigError }] = await Promise.all([
-      import("../api/open-api-cluster.js"),
-      import("../errors.js"),
-    ]);
     const { kubeconfig, context } = setting.target;
     const selection = {
       files: listKubeconfigFiles(kubeconfig, env, homedir()),
@@ -52,10 +52,6 @@ export async function openCluster(
       throw error;
     }
   }
-  const [{ Kubectl }, { KubectlCluster }] = await Promise.all([
-    import("../kubectl/kubectl.js"),
-    import("../kubectl/kubectl-cluster.js"),
-  ]);
   const kubectl = new Kubectl({
     binary: setting.kubectlPath,
     env,

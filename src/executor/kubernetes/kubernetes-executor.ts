@@ -44,19 +44,15 @@ import { deliverSecrets, forgetSecrets, type SecretsSummary } from "./deliver-se
 import type { ArtifactReport, ArtifactSpec } from "../../workflow/artifact-types.js";
 import type { CacheSpec, CacheWriter } from "../../workflow/cache-types.js";
 import type { CacheArchive, CacheArchiveGate, CacheSaveOutcome } from "../cache-archive.js";
-
-/**
- * The tar modules are most of the runner's module loading; setup starts loading them and the create call's wait
- * hides the cost. They are needed only once the pod runs.
- */
-function loadTransfer(): Promise<[typeof import("./upload.js"), typeof import("./download.js")]> {
-  return Promise.all([import("./upload.js"), import("./download.js")]);
-}
-
-/** The pod-wait and step modules: needed once the Job exists, so setup loads them while it is being created. */
-function loadRunModules(): Promise<[typeof import("./wait-for-pod.js"), typeof import("./run-step.js")]> {
-  return Promise.all([import("./wait-for-pod.js"), import("./run-step.js")]);
-}
+import { chooseHostTar, stageRunnerFiles, uploadFiles } from "./upload.js";
+import { downloadOutputs } from "./download.js";
+import { waitForPod } from "./wait-for-pod.js";
+import { runStep } from "./run-step.js";
+import { END_LOG_BOUNDS, readServiceLog, waitForServices } from "./wait-for-services.js";
+import { findRunJob, findRunningPod, readPodRunState, readPodSecrets } from "./attach-run.js";
+import { cloneInPod, probeGit } from "./clone-in-pod.js";
+import { restoreCacheArchive, saveCacheArchive } from "./cache-transfer.js";
+import { collectArtifact } from "./collect-artifact.js";
 
 /** Builds the manifest the executor will create; exported so dry runs print exactly the same one. */
 export function buildRunManifest(
@@ -125,8 +121,6 @@ export class KubernetesExecutor implements Executor, ExecutorCrashPath {
   #tornDown: Promise<TeardownReport> | undefined;
   /** Set once a delete of the Job succeeded (teardown or teardownNowSync). */
   #deleted = false;
-  #transfer: ReturnType<typeof loadTransfer> | undefined;
-  #run: ReturnType<typeof loadRunModules> | undefined;
   /** The host directory of the runner's own files (helper, step scripts), staged while the Job is created. */
   #staging: Promise<string> | undefined;
   /** The same directory once staged, for teardownNowSync. */
@@ -184,16 +178,10 @@ export class KubernetesExecutor implements Executor, ExecutorCrashPath {
       });
     }
     const manifest = buildRunManifest(ctx, this.#createToken, await this.#chooseServiceMode());
-    this.#transfer ??= loadTransfer();
-    this.#transfer.catch(() => {}); // a load failure surfaces in copyIn
-    this.#staging ??= this.#transfer.then(([{ stageRunnerFiles }]) =>
-      stageRunnerFiles(ctx.settings, ctx.timings.beatSeconds),
-    );
-    this.#staging.then((dir) => (this.#stagedDir = dir)).catch(() => {}); // likewise
-    this.#hostTar ??= this.#transfer.then(([{ chooseHostTar }]) => chooseHostTar(ctx.settings.hostTar));
+    this.#staging ??= stageRunnerFiles(ctx.settings, ctx.timings.beatSeconds);
+    this.#staging.then((dir) => (this.#stagedDir = dir)).catch(() => {}); // a failure surfaces in copyIn
+    this.#hostTar ??= chooseHostTar(ctx.settings.hostTar);
     this.#hostTar.catch(() => {}); // likewise
-    const run = (this.#run ??= loadRunModules());
-    run.catch(() => {}); // surfaces below, after create (teardown still runs)
     const create = async (): Promise<{ namespace: string; budget: string }> => {
       // The claim comes first: the placeholder's pod makes room on its node, which the tenant keeps for the run's.
       this.#claim =
@@ -225,7 +213,6 @@ export class KubernetesExecutor implements Executor, ExecutorCrashPath {
     this.#ctx = pinNamespace(ctx, namespace);
     this.#startPresence();
     const podDeadline = Math.min(Date.now() + ctx.settings.podTimeoutMs, this.#startedAt + ctx.settings.timeoutMs);
-    const [{ waitForPod }] = await run;
     const wait = async (): Promise<RunPod> => {
       const started = Date.now();
       const pod = await this.#unlessHeartbeatRefused((waitCtx) => waitForPod(waitCtx, podDeadline));
@@ -238,7 +225,6 @@ export class KubernetesExecutor implements Executor, ExecutorCrashPath {
     this.#presence?.startWatch();
     if ((ctx.settings.services?.length ?? 0) > 0) {
       const pod = this.#pod;
-      const { waitForServices } = await import("./wait-for-services.js");
       await this.#phase(
         "services",
         () => this.#unlessHeartbeatRefused((waitCtx) => waitForServices(waitCtx, pod, this.#servicesLogged)),
@@ -253,7 +239,6 @@ export class KubernetesExecutor implements Executor, ExecutorCrashPath {
    * becomes this run's (teardown deletes it, and its disruption budget when the settings have one).
    */
   async attach(pod?: string): Promise<AttachedPod> {
-    const { findRunJob, findRunningPod, readPodRunState, readPodSecrets } = await import("./attach-run.js");
     await findRunJob(this.#ctx);
     this.#ownership = "ours";
     this.#budgetSent = this.#ctx.settings.disruptionBudget === true;
@@ -261,7 +246,6 @@ export class KubernetesExecutor implements Executor, ExecutorCrashPath {
     const found = await this.#unlessHeartbeatRefused((ctx) => findRunningPod(ctx, pod));
     if (found === "waiting") {
       // Stopped during the pod's wait: the wait goes on, bounded by --pod-timeout from now.
-      const [{ waitForPod }] = await (this.#run ??= loadRunModules());
       const deadline = Date.now() + this.#ctx.settings.podTimeoutMs;
       this.#pod = await this.#unlessHeartbeatRefused((ctx) => waitForPod(ctx, deadline));
     } else this.#pod = found;
@@ -275,13 +259,11 @@ export class KubernetesExecutor implements Executor, ExecutorCrashPath {
   }
 
   async hasGit(): Promise<boolean> {
-    const { probeGit } = await import("./clone-in-pod.js");
     return probeGit(this.#ctx, this.#requirePod());
   }
 
   async cloneCheckout(spec: PodCloneSpec): Promise<void> {
     const pod = this.#requirePod();
-    const { cloneInPod } = await import("./clone-in-pod.js");
     const depth = `depth ${spec.depth}${spec.submodules ? ", with submodules" : ""}${spec.tags ? ", with tags" : ""}`;
     await this.#phase(
       "clone",
@@ -292,7 +274,6 @@ export class KubernetesExecutor implements Executor, ExecutorCrashPath {
 
   async copyIn(trees: UploadTrees): Promise<UploadSummary> {
     const pod = this.#requirePod();
-    const [{ uploadFiles, stageRunnerFiles, chooseHostTar }] = await (this.#transfer ??= loadTransfer());
     const staging = await (this.#staging ??= stageRunnerFiles(this.#ctx.settings, this.#ctx.timings.beatSeconds));
     this.#stagedDir = staging;
     const hostTar = await (this.#hostTar ??= chooseHostTar(this.#ctx.settings.hostTar));
@@ -315,7 +296,6 @@ export class KubernetesExecutor implements Executor, ExecutorCrashPath {
     from?: { readonly stdout: number; readonly stderr: number },
   ): Promise<StepOutcome> {
     const pod = this.#requirePod();
-    const [, { runStep }] = await (this.#run ??= loadRunModules());
     return yieldToCancel(
       this.#ctx,
       describeStep(index, this.#ctx.settings.steps[index]?.name),
@@ -329,7 +309,6 @@ export class KubernetesExecutor implements Executor, ExecutorCrashPath {
     gate?: CacheArchiveGate,
   ): Promise<{ readonly bytes: number }> {
     const pod = this.#requirePod();
-    const { restoreCacheArchive } = await import("./cache-transfer.js");
     return yieldToCancel(
       this.#ctx,
       `the restore of cache ${spec.key}`,
@@ -339,13 +318,11 @@ export class KubernetesExecutor implements Executor, ExecutorCrashPath {
 
   async saveCache(spec: CacheSpec, writer: CacheWriter): Promise<CacheSaveOutcome> {
     const pod = this.#requirePod();
-    const { saveCacheArchive } = await import("./cache-transfer.js");
     return yieldToCancel(this.#ctx, `the save of cache ${spec.key}`, saveCacheArchive(this.#ctx, pod, spec, writer));
   }
 
   async collectArtifact(spec: ArtifactSpec, maxBytes: number): Promise<ArtifactReport> {
     const pod = this.#requirePod();
-    const { collectArtifact } = await import("./collect-artifact.js");
     return yieldToCancel(
       this.#ctx,
       `the collection of artifact ${spec.name}`,
@@ -355,7 +332,6 @@ export class KubernetesExecutor implements Executor, ExecutorCrashPath {
 
   async copyOut(): Promise<ExtractReport> {
     const pod = this.#requirePod();
-    const [, { downloadOutputs }] = await (this.#transfer ??= loadTransfer());
     // After a cancel the run's signal is aborted: what the steps wrote is collected within the clean-up's bound.
     const ctx = this.#ctx.signal.aborted ? { ...this.#ctx, signal: this.#ctx.cleanupSignal() } : this.#ctx;
     return this.#phase(
@@ -488,7 +464,6 @@ export class KubernetesExecutor implements Executor, ExecutorCrashPath {
     const pod = this.#pod;
     const services = (this.#ctx.settings.services ?? []).filter((service) => !this.#servicesLogged.has(service.name));
     if (pod === undefined || services.length === 0) return;
-    const { readServiceLog, END_LOG_BOUNDS } = await import("./wait-for-services.js");
     for (const service of services) {
       const text = await readServiceLog(this.#ctx, pod, service.name, END_LOG_BOUNDS);
       this.#ctx.emit({ kind: "service-log", service: service.name, when: "end", text });
