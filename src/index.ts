@@ -8,14 +8,10 @@ export type { ClosableSink } from "./events/sinks.js";
 
 // --- A run's settings, from a workflow file (or a steps file) -----------------------------------------------------
 export { loadWorkflowText, type LoadedWorkflow } from "./settings/load-workflow.js";
-export {
-  prepareWorkflowRun,
-  type PrepareWorkflowRunInput,
-  type PreparedWorkflowRun,
-} from "./settings/prepare-workflow-run.js";
-export { planWorkflowRun, type RunOverrides, type WorkflowRunPlan } from "./settings/plan-workflow-run.js";
+export { prepareWorkflowRun, type PrepareWorkflowRunInput, type PreparedRun } from "./settings/prepare-workflow-run.js";
+export { planWorkflowRun, type RunOverrides, type PlannedRun } from "./settings/plan-workflow-run.js";
 export { buildRunSettings, type RunSettingsInput } from "./settings/build-run-settings.js";
-export type { RunSettings } from "./settings/run-settings.js";
+export type { RunSettings } from "./executor/kubernetes/context.js";
 export { buildJobName, buildRunIdLabel } from "./manifests/names.js";
 export { parseStepsFile, type StepSpec } from "./workflow/steps-file.js";
 export { matchWorkflow, type Trigger } from "./workflow/match-trigger.js";
@@ -89,12 +85,7 @@ export type {
   UploadSummary,
 } from "./executor/executor.js";
 export { KubernetesExecutor, buildRunManifest } from "./executor/kubernetes/kubernetes-executor.js";
-export {
-  DEFAULT_TIMINGS,
-  type ExecutorContext,
-  type ExecutorSettings,
-  type ExecutorTimings,
-} from "./executor/kubernetes/context.js";
+export { DEFAULT_TIMINGS, type ExecutorContext, type ExecutorTimings } from "./executor/kubernetes/context.js";
 export { ScanError, scanUploadTrees, type TreeScan, type UploadTrees } from "./transfer/scan-tree.js";
 
 // --- Caches -------------------------------------------------------------------------------------------------------

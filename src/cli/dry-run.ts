@@ -9,11 +9,11 @@ import { PLANNED_PLACEHOLDER, planKubectlCalls } from "../dry-run/call-plan.js";
 import { formatPlannedCalls } from "../cluster/transports/format-calls.js";
 
 export { formatPlannedCalls } from "../cluster/transports/format-calls.js";
-import type { RunConfig } from "./resolve-config.js";
+import type { RunCommand } from "./resolve-run-command.js";
 import { scanUploadTrees } from "../transfer/scan-tree.js";
 
 /** Validates like a run (the checkout and shared steps are scanned: an unreadable file is a ScanError), then renders. */
-export async function renderDryRun(config: RunConfig): Promise<string> {
+export async function renderDryRun(config: RunCommand): Promise<string> {
   if (!config.skipsCheckout) scanUploadTrees(config.settings.checkoutDir, config.settings.sharedStepsDir);
   const lines = describeResolvedRun(config);
   if (config.notMatched) {
@@ -56,7 +56,7 @@ export async function renderDryRun(config: RunConfig): Promise<string> {
 }
 
 /** The run as resolved: where its steps come from, image, trigger match, budgets, variables and secrets by name. */
-function describeResolvedRun(config: RunConfig): string[] {
+function describeResolvedRun(config: RunCommand): string[] {
   const { settings } = config;
   const workflow = settings.workflow;
   const lines = ["# Run"];
@@ -144,7 +144,7 @@ function describeResolvedRun(config: RunConfig): string[] {
 }
 
 /** The operator's pod keys (`pod` of --config), one line each; the manifest below shows them in place. */
-function describePodConfig(pod: RunConfig["settings"]["pod"]): string[] {
+function describePodConfig(pod: RunCommand["settings"]["pod"]): string[] {
   if (!pod) return [];
   const pairs = (map: Readonly<Record<string, string>> | undefined): string =>
     Object.entries(map ?? {})
@@ -172,7 +172,7 @@ function describePodConfig(pod: RunConfig["settings"]["pod"]): string[] {
   return lines;
 }
 
-function describeImageSource(workflow: NonNullable<RunConfig["settings"]["workflow"]>): string {
+function describeImageSource(workflow: NonNullable<RunCommand["settings"]["workflow"]>): string {
   if (workflow.imageFrom === "flag") return "--image";
   if (workflow.imageFrom === "default") return "the runner's default";
   if (workflow.imageFrom === "nixery") return "the nixery engine";
@@ -188,7 +188,7 @@ const REPO_FROM = {
 } as const;
 
 /** The caches as rendered: each key, its fallbacks and paths, and the store they would be restored from and saved to. */
-function describeCaches(config: RunConfig): string[] {
+function describeCaches(config: RunCommand): string[] {
   const declared = config.caches;
   if (declared === undefined) return [];
   const plural = declared.declared === 1 ? "cache" : "caches";
@@ -216,7 +216,7 @@ function describeCaches(config: RunConfig): string[] {
 }
 
 /** The artifacts: each name, its patterns, when it is collected and whether matching nothing fails the run. */
-function describeArtifacts(config: RunConfig): string[] {
+function describeArtifacts(config: RunCommand): string[] {
   return (config.settings.artifacts ?? []).map(
     (artifact, index) =>
       `#   artifact ${index + 1}: ${artifact.name} (into artifacts/${artifact.name}/): ${artifact.paths.join(", ")}; when ${artifact.when}; ${artifact.required ? "required: matching nothing fails the run" : "matching nothing is a warning"}`,

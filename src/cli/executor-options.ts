@@ -1,4 +1,4 @@
-// The `executor` command's options, declared once, and their resolution into a checked ExecutorConfig (bad input refused before anything dials or calls a cluster).
+// The `executor` command's options, declared once, and their resolution into a checked ExecutorCommand (bad input refused before anything dials or calls a cluster).
 import { X509Certificate } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
@@ -156,7 +156,7 @@ export interface RawExecutorOptions extends RawClusterOptions, RawPodOptions {
 }
 
 /** Everything `executor` runs with, resolved at the CLI edge. */
-export interface ExecutorConfig {
+export interface ExecutorCommand {
   readonly millUrl: string;
   /** --mill-ca: the PEM certificates the mill's TLS certificate must chain to (absent: Node's public roots). */
   readonly millCa?: string;
@@ -181,7 +181,10 @@ export function describeArch(arch: string): string {
 }
 
 /** Validates every option; throws InputError naming the flag. Reads the token file; dials nothing, calls no cluster. */
-export async function resolveExecutorConfig(raw: RawExecutorOptions, env: NodeJS.ProcessEnv): Promise<ExecutorConfig> {
+export async function resolveExecutorCommand(
+  raw: RawExecutorOptions,
+  env: NodeJS.ProcessEnv,
+): Promise<ExecutorCommand> {
   for (const [value, flag] of [
     [raw.mill, "--mill"],
     [raw.tokenFile, "--token-file"],

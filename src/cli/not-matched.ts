@@ -3,11 +3,11 @@ import { join } from "node:path";
 import { buildNotMatchedResult, buildSkippedStep } from "../run/run-result.js";
 import { writeResultFile } from "../run/result-file.js";
 import { makeDirectorySync } from "../core/make-directory.js";
-import type { RunConfig } from "./resolve-config.js";
+import type { RunCommand } from "./resolve-run-command.js";
 
 /** Writes the skipped result into --out and returns the line to print; never calls kubectl. */
 export async function writeNotMatchedResult(
-  config: RunConfig & { readonly notMatched: { readonly reason: string } },
+  config: RunCommand & { readonly notMatched: { readonly reason: string } },
 ): Promise<string> {
   const { settings } = config;
   const now = new Date();

@@ -3,7 +3,7 @@ import { parseArgs } from "node:util";
 import { CLUSTER_OPTIONS } from "./cluster-options.js";
 import { POD_OPTIONS } from "./pod-options.js";
 import { readOptionName, takesValue, toCamelCase, type OptionSpec } from "./option-spec.js";
-import type { RawRunOptions } from "./resolve-config.js";
+import type { RawRunOptions } from "./resolve-run-command.js";
 
 export const RUN_OPTIONS: readonly OptionSpec[] = [
   {

@@ -1,4 +1,4 @@
-// The `serve` command's options, declared once, and their resolution into a checked ServeConfig (bad input refused before anything listens or calls a cluster).
+// The `serve` command's options, declared once, and their resolution into a checked ServeCommand (bad input refused before anything listens or calls a cluster).
 import { readFileSync, realpathSync, statSync } from "node:fs";
 import { hostname } from "node:os";
 import { resolve } from "node:path";
@@ -8,7 +8,7 @@ import { InputError } from "../core/errors.js";
 import { describeSetting, type RunnerConfigSource } from "../config/runner-config.js";
 import { checkInstanceName } from "../manifests/instance-lease.js";
 import type { FollowerSettings } from "../serve/follower-budget.js";
-import type { ServeConfig } from "../serve/start-service.js";
+import type { ServeCommand } from "../serve/start-service.js";
 import { readCacheFlags, type RawCacheOptions } from "./cache-options.js";
 import { CLUSTER_OPTIONS, resolveClusterOptions, type RawClusterOptions } from "./cluster-options.js";
 import { readHeartbeatInterval } from "./heartbeat-interval.js";
@@ -264,10 +264,10 @@ function readCheckoutRoot(dir: string): string {
 }
 
 /** Validates every option; throws InputError naming the flag. Reads the token and TLS files; listens on nothing, calls no cluster. */
-export async function resolveServeConfig(
+export async function resolveServeCommand(
   raw: RawServeOptions,
   env: NodeJS.ProcessEnv,
-): Promise<ServeConfig & { readonly drainTimeoutMs: number; readonly drainCleanupTimeoutMs: number }> {
+): Promise<ServeCommand & { readonly drainTimeoutMs: number; readonly drainCleanupTimeoutMs: number }> {
   if (!raw.stateDir) throw new InputError("missing required option --state-dir");
   if (!raw.tokenFile) throw new InputError("missing required option --token-file");
   const listen = readListenAddress(raw.listen);

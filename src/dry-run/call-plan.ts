@@ -1,6 +1,6 @@
 // The calls of a successful run, in order, and those of `warm`, in no transport's words (each transport describes them:
 // cluster/transports/format-calls.ts): pure functions printed by --dry-run.
-import { DEFAULT_TIMINGS, type ExecutorSettings } from "../executor/kubernetes/context.js";
+import { DEFAULT_TIMINGS, type RunSettings } from "../executor/kubernetes/context.js";
 import { checkStepEnvironment } from "../workflow/step-environment.js";
 import type { ClusterCallPlan, PlannedCall } from "../cluster/planned-call.js";
 import {
@@ -19,7 +19,7 @@ import {
   buildPvcRestoreCommand,
   buildPvcSaveCommand,
 } from "../cache/pvc-scripts.js";
-import { planArtifact } from "../executor/kubernetes/plan-artifact.js";
+import { selectArtifact } from "../executor/kubernetes/select-artifact.js";
 
 /** The pod name is only known once the Job made it; the plan shows this placeholder. */
 export const PLANNED_POD = "<pod>";
@@ -43,7 +43,7 @@ function describePacker(hostTar: string | undefined): string {
 }
 
 /** The secrets exec, when the run has secrets: its stdin described by count and names, never by value. */
-function planSecretsCall(settings: ExecutorSettings): PlannedCall[] {
+function planSecretsCall(settings: RunSettings): PlannedCall[] {
   const secrets = settings.secrets ?? [];
   if (secrets.length === 0) return [];
   const names = secrets.map((secret) => secret.name).join(", ");
@@ -57,7 +57,7 @@ function planSecretsCall(settings: ExecutorSettings): PlannedCall[] {
 
 /** The PVC backend's execs (`--cache-pvc`): every command runs in the pod on the claim, no archive crosses kubectl. */
 function planPvcCacheCalls(
-  settings: ExecutorSettings,
+  settings: RunSettings,
   backend: { readonly repo: string; readonly claim: string; readonly maxBytes: number },
 ): { restore: PlannedCall[]; save: PlannedCall[] } {
   const caches = settings.caches ?? [];
@@ -98,7 +98,7 @@ function planPvcCacheCalls(
 }
 
 /** The restore and save execs of a host-side cache store (`--cache-dir`): the archive streams through kubectl. */
-function planCacheCalls(settings: ExecutorSettings): { restore: PlannedCall[]; save: PlannedCall[] } {
+function planCacheCalls(settings: RunSettings): { restore: PlannedCall[]; save: PlannedCall[] } {
   if (settings.cacheBackend?.kind === "pvc") return planPvcCacheCalls(settings, settings.cacheBackend);
   if (settings.cacheBackend?.kind !== "dir") return { restore: [], save: [] };
   const caches = settings.caches ?? [];
@@ -117,9 +117,9 @@ function planCacheCalls(settings: ExecutorSettings): { restore: PlannedCall[]; s
 }
 
 /** The list and pack execs of each artifact (the files are matched on this host in between). */
-function planArtifactCalls(settings: ExecutorSettings): PlannedCall[] {
+function planArtifactCalls(settings: RunSettings): PlannedCall[] {
   return (settings.artifacts ?? []).flatMap((artifact) => {
-    const plan = planArtifact(artifact);
+    const plan = selectArtifact(artifact);
     if ("problem" in plan) return [];
     const when = `when: ${artifact.when}`;
     return [
@@ -142,7 +142,7 @@ function planArtifactCalls(settings: ExecutorSettings): PlannedCall[] {
  * the steps cannot carry.
  */
 export function planKubectlCalls(
-  settings: ExecutorSettings,
+  settings: RunSettings,
   options: { readonly heartbeatIntervalMs?: number } = {},
 ): PlannedCall[] {
   checkStepEnvironment(settings);

@@ -45,7 +45,7 @@ export interface KubernetesLauncherOptions {
   readonly warn: (message: string) => void;
 }
 
-interface LeasePlan {
+interface OfferedRun {
   readonly workflow: OfferedWorkflow;
   readonly pipeline: OfferedPipeline;
   readonly loaded: LoadedWorkflow;
@@ -69,14 +69,14 @@ export function createKubernetesLauncher(options: KubernetesLauncherOptions): Le
         };
       }
       try {
-        const plan = await planOffer(offer, options);
+        const plan = await readOffer(offer, options);
         return { ok: true, accepted: { offer, plan } };
       } catch (error) {
         return { ok: false, reason: describeError(error) };
       }
     },
     start(accepted, secrets, onLine, progress) {
-      const plan = accepted.plan as LeasePlan;
+      const plan = accepted.plan as OfferedRun;
       const runId = buildLeaseRunId(accepted.offer.leaseId);
       const outDir = join(options.runsDir, runId);
       const record: LeaseRecord = {
@@ -273,7 +273,7 @@ export function buildLeaseRunId(leaseId: string): string {
 }
 
 /** Reads and validates the offer as this runner would run it; throws (PipelineRecordError, WorkflowError, InputError) with the reason in words. */
-async function planOffer(offer: LeaseOffer, options: KubernetesLauncherOptions): Promise<LeasePlan> {
+async function readOffer(offer: LeaseOffer, options: KubernetesLauncherOptions): Promise<OfferedRun> {
   const workflow = readOfferedWorkflow(offer.rawWorkflowJson);
   const pipeline = readOfferedPipeline(offer.rawPipelineJson, offer.knot, offer.rkey);
   const resolveOptions = {
@@ -308,7 +308,7 @@ async function planOffer(offer: LeaseOffer, options: KubernetesLauncherOptions):
 
 /** The run's settings and clone, built as `serve` builds a submission's; the secrets in memory only. */
 async function prepareLeaseRun(
-  plan: LeasePlan,
+  plan: OfferedRun,
   runId: string,
   outDir: string,
   secrets: readonly SecretPair[],

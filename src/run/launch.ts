@@ -11,7 +11,7 @@ import { createEventEmitter, type RunEventInput, type RunEventSink } from "../ev
 import { createHumanLogSink, createNdjsonLogSink, type ClosableSink } from "../events/sinks.js";
 import type { Executor } from "../executor/executor.js";
 import type { ExecutorContext, ExecutorTimings } from "../executor/kubernetes/context.js";
-import type { RunSettings } from "../settings/run-settings.js";
+import type { RunSettings } from "../executor/kubernetes/context.js";
 import { openCacheDriver } from "../cache/open-cache-driver.js";
 import { writeResultFile } from "./result-file.js";
 import type { RunResult } from "./run-result.js";

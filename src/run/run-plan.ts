@@ -1,6 +1,6 @@
 // A run's plan: its settings without any secret value, as text a restarted or adopting runner continues it from.
 import { InputError } from "../core/errors.js";
-import type { RunSettings } from "../settings/run-settings.js";
+import type { RunSettings } from "../executor/kubernetes/context.js";
 
 /** What a run needs to be continued by another process (never a secret: their values are read back from the pod). */
 export interface RunPlan {

@@ -21,7 +21,7 @@ import { maskOutputPaths } from "./mask-output-paths.js";
 import { buildRunResult, buildSkippedStep, type RunResult, type StepRecord } from "./run-result.js";
 import type { ExtractReport } from "../transfer/extract-outputs.js";
 import type { StepSpec } from "../workflow/steps-file.js";
-import type { RunSettings } from "../settings/run-settings.js";
+import type { RunSettings } from "../executor/kubernetes/context.js";
 import { scanUploadTrees, type TreeScan, type UploadTrees } from "../transfer/scan-tree.js";
 import { cloneAtSha, GitCheckoutError } from "../transfer/git-checkout.js";
 import type { CacheDriver } from "../cache/cache-driver.js";

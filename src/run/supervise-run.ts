@@ -7,7 +7,7 @@ import type { ExecutorContext, ExecutorTimings } from "../executor/kubernetes/co
 import type { CrashTeardown, Executor, ExecutorCrashPath } from "../executor/executor.js";
 import type { RunCluster } from "../cluster/cluster.js";
 import type { RunResult } from "../run/run-result.js";
-import type { RunSettings } from "../settings/run-settings.js";
+import type { RunSettings } from "../executor/kubernetes/context.js";
 import type { GitCheckoutSpec, GitSetting } from "../transfer/git-checkout.js";
 import type { CheckpointStore } from "./run-checkpoint.js";
 import type { RunWorkflowOptions } from "./run-workflow.js";

@@ -6,7 +6,7 @@ import { holdOverrides, SUBMISSION_NAMES } from "../settings/hold-overrides.js";
 import { InputError } from "../core/errors.js";
 import type { CacheBackend } from "../executor/kubernetes/context.js";
 import { buildRunSettings } from "../settings/build-run-settings.js";
-import type { RunSettings } from "../settings/run-settings.js";
+import type { RunSettings } from "../executor/kubernetes/context.js";
 import { buildNotMatchedResult, buildSkippedStep, type RunResult } from "../run/run-result.js";
 import { SECRET_NAME_PATTERN } from "../secrets/secret.js";
 import { readOverrides } from "../settings/read-overrides.js";

@@ -3,7 +3,7 @@ import { gunzipSync, gzipSync } from "node:zlib";
 import { InputError } from "../core/errors.js";
 import { CONTINUATION_ANNOTATION, INSTANCE_ANNOTATION } from "../manifests/labels.js";
 import { readRunPlan, serializeRunPlan, type RunPlan } from "../run/run-plan.js";
-import type { RunSettings } from "../settings/run-settings.js";
+import type { RunSettings } from "../executor/kubernetes/context.js";
 
 /**
  * Most bytes the continuation annotation may take: the API server refuses a Job whose annotations pass 256 KiB

@@ -9,7 +9,7 @@ import type { ExecutorContext, ExecutorTimings } from "../executor/kubernetes/co
 import type { Executor } from "../executor/executor.js";
 import type { RunCluster } from "../cluster/cluster.js";
 import type { RunResult } from "../run/run-result.js";
-import type { RunSettings } from "../settings/run-settings.js";
+import type { RunSettings } from "../executor/kubernetes/context.js";
 import { EventHub } from "./event-hub.js";
 import { hideHostPaths } from "./hide-host-paths.js";
 import type { GitCheckoutSpec } from "../transfer/git-checkout.js";

@@ -20,7 +20,7 @@ import { createServeMetrics } from "./serve-metrics.js";
 import { acquireInstanceLease, reclaimOwnRuns, startAdopting, type InstanceSettings } from "./serve-instance.js";
 
 /** Everything `serve` runs with, resolved and checked at the CLI edge. */
-export interface ServeConfig {
+export interface ServeCommand {
   readonly listen: ListenAddress;
   readonly stateDir: string;
   readonly token: string;
@@ -65,7 +65,7 @@ export interface StartHooks {
   readonly createExecutor?: (ctx: ExecutorContext) => Executor;
 }
 
-export async function startService(config: ServeConfig, hooks: StartHooks): Promise<StartedService> {
+export async function startService(config: ServeCommand, hooks: StartHooks): Promise<StartedService> {
   // Opened first: a state that cannot be used (StateError, exit 4) stops the start before any cluster client exists.
   const calls = createClusterCallRouter();
   const store = new RunStore(config.stateDir);

@@ -1,23 +1,11 @@
 // Holds a workflow to the operator's `limits` (--config): refused with the limit and the file position, or clamped.
+import type { LimitClamp } from "../workflow/workflow-summary.js";
 import { describeSetting, type RunnerConfigSource } from "../config/runner-config.js";
 import { formatDuration } from "../core/duration.js";
 import { parseQuantity } from "../core/quantity.js";
 import { makeIssue, type WorkflowIssue } from "../workflow/workflow-errors.js";
 import { describeStep } from "../workflow/step-label.js";
 import type { ResourceSettings, SourcePosition, Workflow } from "../workflow/workflow-types.js";
-
-/** One value clamped to a limit (onExceed: clamp), as the result records it (`workflow.clamped` of dev.knotless.check). */
-export interface LimitClamp {
-  /** What was clamped: a workflow key (`resources.cpu`, `steps[0].timeout`), or the caller's (`--cpu`, `overrides.timeout`). */
-  readonly path: string;
-  /** The value asked for and the limit it became, as the messages write them (`8`, `2h00m`). */
-  readonly value: string;
-  readonly limit: string;
-  /** The limit's key in the runner configuration: `limits.maxCpu`, `limits.maxMemory` or `limits.maxTimeout`. */
-  readonly setting: string;
-  /** `file:line:column` of a workflow's value; absent for the caller's. */
-  readonly at?: string;
-}
 
 export interface LimitedWorkflow {
   /** Values over a limit under `onExceed: refuse`, and images no pattern allows (never clamped). */
@@ -197,3 +185,5 @@ export function applyLimits(workflow: Workflow, source: RunnerConfigSource, nixe
   }
   return { errors, clamped, clamps, resources, ...(timeoutMs !== undefined ? { timeoutMs } : {}), stepTimeoutsMs };
 }
+
+export type { LimitClamp } from "../workflow/workflow-summary.js";

@@ -8,8 +8,8 @@ import { buildJobName, buildRunIdLabel } from "../manifests/names.js";
 import type { ProcessIdentity } from "../manifests/owner.js";
 import type { Secret } from "../secrets/secret.js";
 import type { HostTarSetting } from "../transfer/host-tar.js";
-import { RUN_DEFAULTS, type RunOverrides, type WorkflowRunPlan } from "./plan-workflow-run.js";
-import type { RunSettings } from "./run-settings.js";
+import { RUN_DEFAULTS, type RunOverrides, type PlannedRun } from "./plan-workflow-run.js";
+import type { RunSettings } from "../executor/kubernetes/context.js";
 import { buildRunVariables } from "./run-variables.js";
 
 /** Everything a run's settings are made of besides the plan: what the CLI reads from flags and `serve` from a request and its own options. */
@@ -17,7 +17,7 @@ export interface RunSettingsInput {
   readonly runId: string;
   readonly target: ClusterTarget;
   /** The workflow's plan (prepareWorkflowRun); absent for a steps file, whose steps are `steps`. */
-  readonly plan?: WorkflowRunPlan;
+  readonly plan?: PlannedRun;
   /** A steps file's steps; ignored when there is a plan. */
   readonly steps?: readonly StepSpec[];
   /** The caller's overrides: they already shaped a matched plan; they fill in a steps file's run and an unmatched plan's. */
@@ -26,7 +26,7 @@ export interface RunSettingsInput {
   readonly sharedStepsDir?: string;
   readonly outDir: string;
   readonly podTimeoutMs: number;
-  /** The pod stops itself after this long without a runner exec (ExecutorSettings.podIdleTimeoutMs). */
+  /** The pod stops itself after this long without a runner exec (RunSettings.podIdleTimeoutMs). */
   readonly podIdleTimeoutMs?: number;
   readonly maxOutputBytes: number;
   readonly maxLogBytes: number;

@@ -1,4 +1,5 @@
 // Decides what one run of a resolved workflow is: whether the trigger matches, and the steps, image, budgets and variables, with the caller's overrides on top.
+import type { TriggerSummary, WorkflowSummary } from "../workflow/workflow-summary.js";
 import type { ArtifactSpec } from "../workflow/artifact-types.js";
 import type { EphemeralStorage } from "../config/runner-config.js";
 import type { CacheSpec } from "../workflow/cache-types.js";
@@ -14,7 +15,7 @@ import type { Placement, ResolvedWorkflow } from "./resolve-workflow.js";
 import type { LimitClamp } from "./apply-limits.js";
 import { DOCKER_HOST } from "../pod/docker-daemon.js";
 import { makeIssue, WorkflowError, type WorkflowIssue } from "../workflow/workflow-errors.js";
-import type { CloneSettings, KeyTemplateAt, WorkflowArtifact, WorkflowCache } from "../workflow/workflow-types.js";
+import type { KeyTemplateAt, WorkflowArtifact, WorkflowCache } from "../workflow/workflow-types.js";
 import type { EnvVar } from "../core/env-var.js";
 import { buildRunVariables } from "./run-variables.js";
 import { planServices, type ServiceSpec } from "../manifests/service-containers.js";
@@ -32,36 +33,13 @@ export interface RunOverrides {
   readonly stepTimeoutMs?: number;
 }
 
-/** The trigger as the result records it: its changed files only counted (there may be thousands), and the match. */
-export type TriggerSummary = Omit<Trigger, "changedFiles"> & {
-  readonly changedFileCount?: number;
-  readonly matched: boolean;
-  readonly reason: string;
-};
-
 /** The trigger's summary for the result and the dry run. */
 function summarizeTrigger(trigger: Trigger, match: { matched: boolean; reason: string }): TriggerSummary {
   const { changedFiles, ...rest } = trigger;
   return { ...rest, ...(changedFiles !== undefined ? { changedFileCount: changedFiles.length } : {}), ...match };
 }
 
-/** What the result and the dry run say of the workflow a run came from. */
-export interface WorkflowSummary {
-  readonly file: string;
-  /** The workflow's name: its file's base name, as Tangled names workflows; KNOTLESS_WORKFLOW. */
-  readonly name: string;
-  readonly engine: string;
-  readonly imageFrom: "flag" | "workflow" | "nixery" | "microvm" | "default";
-  /** The microvm image name the configuration mapped (`nixos`, `alpine`). */
-  readonly imageName?: string;
-  readonly clone: CloneSettings;
-  /** Absent when no trigger was given (`when` was not evaluated). */
-  readonly trigger?: TriggerSummary;
-  /** What the runner configuration's `limits` clamped (onExceed: clamp), in the workflow's order; absent when nothing was. */
-  readonly clamped?: readonly LimitClamp[];
-}
-
-export type WorkflowRunPlan =
+export type PlannedRun =
   | {
       readonly matched: false;
       readonly workflow: WorkflowSummary;
@@ -193,7 +171,7 @@ export function planWorkflowRun(
     /** What the limits clamped of the overrides (holdOverrides), recorded after the workflow's own clamps. */
     readonly overrideClamps?: readonly LimitClamp[];
   },
-): WorkflowRunPlan {
+): PlannedRun {
   const overrides = input.overrides ?? {};
   const name = nameWorkflow(workflow.file);
   const match = input.trigger === undefined ? undefined : matchWorkflow(workflow.when, input.trigger);
@@ -256,3 +234,5 @@ export function planWorkflowRun(
     ...(workflow.services !== undefined ? { services: planServices(workflow.services) } : {}),
   };
 }
+
+export type { WorkflowSummary } from "../workflow/workflow-summary.js";

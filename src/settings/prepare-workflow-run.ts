@@ -3,7 +3,7 @@
 import type { LimitClamp } from "./apply-limits.js";
 import type { LoadedWorkflow } from "./load-workflow.js";
 import { matchWorkflow, type Trigger } from "../workflow/match-trigger.js";
-import { listHashFilesNeeded, planWorkflowRun, type RunOverrides, type WorkflowRunPlan } from "./plan-workflow-run.js";
+import { listHashFilesNeeded, planWorkflowRun, type RunOverrides, type PlannedRun } from "./plan-workflow-run.js";
 import { formatWarning, makeIssue } from "../workflow/workflow-errors.js";
 import { identifyHashFilesCall, listHashFilesCalls } from "../workflow/render-key.js";
 import { hashCheckoutFiles } from "../cache/hash-files.js";
@@ -25,8 +25,8 @@ export interface PrepareWorkflowRunInput {
  * The plan, and the warnings hashing gave (a hashFiles pattern matching nothing, a link not followed), worth printing
  * before the run beside the loaded workflow's own (LoadedWorkflow.warnings).
  */
-export interface PreparedWorkflowRun {
-  readonly plan: WorkflowRunPlan;
+export interface PreparedRun {
+  readonly plan: PlannedRun;
   readonly warnings: readonly string[];
 }
 
@@ -35,10 +35,7 @@ export interface PreparedWorkflowRun {
  * will happen (caches on, the trigger matching) and has a checkout; then plans the run (planWorkflowRun). Throws
  * WorkflowError (an InputError) for a key that cannot be rendered. Reads the checkout; nothing else.
  */
-export async function prepareWorkflowRun(
-  loaded: LoadedWorkflow,
-  input: PrepareWorkflowRunInput,
-): Promise<PreparedWorkflowRun> {
+export async function prepareWorkflowRun(loaded: LoadedWorkflow, input: PrepareWorkflowRunInput): Promise<PreparedRun> {
   const off = input.cachesOff ?? false;
   const { fileHashes, warnings } = await hashKeyFiles(loaded, input.trigger, input.checkoutDir, off);
   const plan = planWorkflowRun(loaded.resolved, {

@@ -3,7 +3,7 @@ import { ENV_NAME, type EnvVar } from "../core/env-var.js";
 import { InputError } from "../core/errors.js";
 import { describeStep } from "./step-label.js";
 
-/** What the steps' environment is made of (a subset of ExecutorSettings). */
+/** What the steps' environment is made of (a subset of RunSettings). */
 export interface StepEnvironmentInput {
   readonly env: readonly EnvVar[];
   readonly secrets?: readonly EnvVar[];

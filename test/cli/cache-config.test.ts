@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { renderDryRun } from "../../src/cli/dry-run.js";
-import { resolveRunConfig, type RawRunOptions } from "../../src/cli/resolve-config.js";
+import { resolveRunCommand, type RawRunOptions } from "../../src/cli/resolve-run-command.js";
 import { InputError } from "../../src/core/errors.js";
 import { runCliInProcess } from "../support/run-cli.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
@@ -52,7 +52,7 @@ function workspace(workflow = WORKFLOW): { dir: string; options: RawRunOptions; 
 
 async function inputError(options: RawRunOptions, env: NodeJS.ProcessEnv = {}): Promise<string> {
   try {
-    await resolveRunConfig(options, env);
+    await resolveRunCommand(options, env);
   } catch (error) {
     assert.ok(error instanceof InputError, String(error));
     return error.message;
@@ -60,10 +60,10 @@ async function inputError(options: RawRunOptions, env: NodeJS.ProcessEnv = {}): 
   assert.fail("expected an InputError");
 }
 
-describe("resolveRunConfig with caches and artifacts", () => {
+describe("resolveRunCommand with caches and artifacts", () => {
   it("renders the keys from the checkout's files and the trigger, and keys the default directory store by --repo", async () => {
     const { dir, options, lockHash } = workspace();
-    const config = await resolveRunConfig(options, { XDG_CACHE_HOME: join(dir, "xdg") });
+    const config = await resolveRunCommand(options, { XDG_CACHE_HOME: join(dir, "xdg") });
     assert.deepEqual(config.settings.caches, [
       { key: `npm-main-${lockHash}`, restoreKeys: ["npm-main-", "npm-"], paths: ["/work/node_modules", "/root/.npm"] },
     ]);
@@ -85,21 +85,21 @@ describe("resolveRunConfig with caches and artifacts", () => {
     const { event: _e, branch: _b, repo: _r, ...untriggered } = options;
     const workflow = WORKFLOW.replace(/KNOTLESS_REF_NAME/g, "KNOTLESS_WORKFLOW");
     writeFileSync(options.workflow!, workflow);
-    const config = await resolveRunConfig(untriggered, {});
+    const config = await resolveRunCommand(untriggered, {});
     assert.equal(config.settings.cacheBackend?.repo, `local/${sha256(options.checkout!).slice(0, 12)}`);
     assert.equal(config.caches?.repoFrom, "checkout");
   });
 
   it("takes --cache-dir, --cache-max-bytes and --cache-pvc, and refuses bad ones before anything else happens", async () => {
     const { dir, options } = workspace();
-    const dirConfig = await resolveRunConfig({ ...options, cacheDir: "relative-cache", cacheMaxBytes: "100Mi" }, {});
+    const dirConfig = await resolveRunCommand({ ...options, cacheDir: "relative-cache", cacheMaxBytes: "100Mi" }, {});
     assert.deepEqual(dirConfig.settings.cacheBackend, {
       kind: "dir",
       repo: "did:plc:abc/app",
       dir: join(process.cwd(), "relative-cache"),
       maxBytes: 100 * 1024 ** 2,
     });
-    const pvcConfig = await resolveRunConfig({ ...options, cachePvc: "ci-cache" }, {});
+    const pvcConfig = await resolveRunCommand({ ...options, cachePvc: "ci-cache" }, {});
     assert.deepEqual(pvcConfig.settings.cacheBackend, {
       kind: "pvc",
       repo: "did:plc:abc/app",
@@ -128,7 +128,7 @@ describe("resolveRunConfig with caches and artifacts", () => {
 
   it("restores and saves nothing with --no-cache, and still collects the artifacts", async () => {
     const { options } = workspace();
-    const config = await resolveRunConfig({ ...options, cache: false }, {});
+    const config = await resolveRunCommand({ ...options, cache: false }, {});
     assert.equal(config.settings.caches, undefined);
     assert.equal(config.settings.cacheBackend, undefined);
     assert.equal(config.settings.artifacts?.length, 1);
@@ -137,7 +137,7 @@ describe("resolveRunConfig with caches and artifacts", () => {
 
   it("warns, at the key, of a hashFiles pattern that matches nothing", async () => {
     const { options } = workspace(WORKFLOW.replace("package-lock.json", "yarn.lock"));
-    const config = await resolveRunConfig(options, {});
+    const config = await resolveRunCommand(options, {});
     assert.equal(config.settings.caches?.[0]?.key, `npm-main-${sha256("")}`);
     assert.ok(
       config.warnings.includes(
@@ -161,7 +161,7 @@ describe("resolveRunConfig with caches and artifacts", () => {
       `clone:\n  skip: true\ncaches:\n  - key: 'tools-{{ KNOTLESS_WORKFLOW }}'\n    paths: /opt/tools\nsteps:\n  - name: a\n    command: b\n`,
     );
     const { checkout: _c, repo: _r, event: _e, branch: _b, ...options_ } = options;
-    const config = await resolveRunConfig({ ...options_, dryRun: true }, {});
+    const config = await resolveRunCommand({ ...options_, dryRun: true }, {});
     assert.deepEqual(config.settings.caches, [{ key: "tools-ci.yml", restoreKeys: [], paths: ["/opt/tools"] }]);
     assert.equal(config.settings.cacheBackend?.repo, `local/${sha256(options.workflow!).slice(0, 12)}`);
     assert.equal(config.caches?.repoFrom, "workflow");
@@ -176,7 +176,7 @@ describe("resolveRunConfig with caches and artifacts", () => {
       out: join(dir, "out"),
       cachePvc: "ci-cache",
     };
-    const config = await resolveRunConfig(options, {});
+    const config = await resolveRunCommand(options, {});
     assert.deepEqual(
       [config.settings.caches, config.settings.cacheBackend, config.settings.artifacts, config.caches],
       [undefined, undefined, undefined, undefined],
@@ -189,7 +189,7 @@ describe("the dry run of a workflow with caches and artifacts", () => {
   it("shows each cache's rendered key, fallbacks, paths and store, and each artifact", async () => {
     const { dir, options, lockHash } = workspace();
     const text = await renderDryRun(
-      await resolveRunConfig({ ...options, dryRun: true, cacheDir: join(dir, "store") }, {}),
+      await resolveRunCommand({ ...options, dryRun: true, cacheDir: join(dir, "store") }, {}),
     );
     const lines = text.split("\n");
     assert.ok(
@@ -216,7 +216,7 @@ describe("the dry run of a workflow with caches and artifacts", () => {
     const { options } = workspace(WORKFLOW.replace(/KNOTLESS_REF_NAME/g, "KNOTLESS_WORKFLOW"));
     const { repo: _r, ...noRepo } = options;
     const pvc = await renderDryRun(
-      await resolveRunConfig({ ...noRepo, dryRun: true, cachePvc: "ci-cache", cacheMaxBytes: "1Gi" }, {}),
+      await resolveRunCommand({ ...noRepo, dryRun: true, cachePvc: "ci-cache", cacheMaxBytes: "1Gi" }, {}),
     );
     assert.match(
       pvc,
@@ -224,7 +224,7 @@ describe("the dry run of a workflow with caches and artifacts", () => {
         `#   caches: 1 cache in the PersistentVolumeClaim ci-cache, mounted into the pod, at most 1Gi; repository local/${sha256(options.checkout!).slice(0, 12)} \\(no --repo: from the checkout's absolute path\\)\n`,
       ),
     );
-    const off = await renderDryRun(await resolveRunConfig({ ...options, dryRun: true, cache: false }, {}));
+    const off = await renderDryRun(await resolveRunCommand({ ...options, dryRun: true, cache: false }, {}));
     assert.match(off, /# {3}caches: off \(--no-cache\): the workflow's 1 cache are neither restored nor saved\n/);
     assert.doesNotMatch(off, /# {3}cache 1:/);
   });

@@ -4,7 +4,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { InputError } from "../../src/core/errors.js";
-import { resolveCredentialsConfig, type RawCredentialsOptions } from "../../src/cli/commands/credentials.js";
+import { resolveCredentialsCommand, type RawCredentialsOptions } from "../../src/cli/commands/credentials.js";
 import { runCliInProcess } from "../support/run-cli.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
 
@@ -15,9 +15,9 @@ const RAW: RawCredentialsOptions = {
   out: "/tmp/x.kubeconfig",
 };
 
-describe("resolveCredentialsConfig", () => {
+describe("resolveCredentialsCommand", () => {
   it("pins the namespace on every call and turns the duration into seconds", () => {
-    const config = resolveCredentialsConfig({ ...RAW, context: "tenant" }, {});
+    const config = resolveCredentialsCommand({ ...RAW, context: "tenant" }, {});
     assert.deepEqual(config.target, { namespace: "ci", namespaceFromContext: false, context: "tenant" });
     assert.equal(config.tokenSeconds, 86_400);
     assert.deepEqual(config.identity, { namespace: "ci", name: "knotless-runner" });
@@ -27,7 +27,7 @@ describe("resolveCredentialsConfig", () => {
   it("refuses a token under ten minutes, a fraction of a second, a bad name or namespace, and a missing --out", () => {
     const refuses = (raw: Partial<RawCredentialsOptions>, pattern: RegExp): void =>
       assert.throws(
-        () => resolveCredentialsConfig({ ...RAW, ...raw }, {}),
+        () => resolveCredentialsCommand({ ...RAW, ...raw }, {}),
         (e) => e instanceof InputError && pattern.test(e.message),
       );
     refuses({ duration: "9m" }, /--duration expects at least 10m/);
@@ -36,7 +36,7 @@ describe("resolveCredentialsConfig", () => {
     refuses({ name: "Runner_1" }, /--name expects a DNS-1123 label/);
     refuses({ namespace: "CI" }, /--namespace expects a DNS-1123 label/);
     refuses({ out: undefined }, /--out is required/);
-    assert.equal(resolveCredentialsConfig({ ...RAW, out: undefined, revoke: true }, {}).outFile, undefined);
+    assert.equal(resolveCredentialsCommand({ ...RAW, out: undefined, revoke: true }, {}).outFile, undefined);
   });
 });
 

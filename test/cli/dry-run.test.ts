@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { renderDryRun } from "../../src/cli/dry-run.js";
 import { formatDescribedCalls } from "../../src/cluster/transports/format-calls.js";
-import { resolveRunConfig } from "../../src/cli/resolve-config.js";
+import { resolveRunCommand } from "../../src/cli/resolve-run-command.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
 
 const CALL = {
@@ -51,7 +51,7 @@ describe("the dry run's calls", () => {
       runId: "dry-7",
       secrets: join(dir, "secrets.env"),
     };
-    const api = await renderDryRun(await resolveRunConfig({ ...base, transport: "api" }, {}));
+    const api = await renderDryRun(await resolveRunCommand({ ...base, transport: "api" }, {}));
     const calls = api.slice(api.indexOf("# API requests"));
     assert.match(
       calls,
@@ -63,7 +63,7 @@ describe("the dry run's calls", () => {
     );
     assert.match(calls, /^DELETE \/apis\/batch\/v1\/namespaces\/ci\/jobs\/knotless-run-dry-7 /m);
     assert.doesNotMatch(api, /very-secret-value/);
-    const kubectl = await renderDryRun(await resolveRunConfig({ ...base, transport: "kubectl" }, {}));
+    const kubectl = await renderDryRun(await resolveRunCommand({ ...base, transport: "kubectl" }, {}));
     assert.match(
       kubectl,
       /^kubectl --namespace ci create --request-timeout 30s -f - -o json\n# {3}api: POST \/apis\/batch\/v1\/namespaces\/ci\/jobs\?fieldValidation=Strict /m,
@@ -83,7 +83,7 @@ describe("the dry run's calls", () => {
       dryRun: true,
       runId: "dry-8",
     };
-    const api = await renderDryRun(await resolveRunConfig({ ...base, transport: "api" }, {}));
+    const api = await renderDryRun(await resolveRunCommand({ ...base, transport: "api" }, {}));
     const calls = api.slice(api.indexOf("# API requests"));
     assert.match(
       api,
@@ -97,14 +97,14 @@ describe("the dry run's calls", () => {
       calls,
       /^DELETE \/apis\/batch\/v1\/namespaces\/ci\/jobs\/knotless-run-dry-8 [^\n]*\n# {3}kubectl: [^\n]*\n# the run's PodDisruptionBudget[^\n]*\nDELETE \/apis\/policy\/v1\/namespaces\/ci\/poddisruptionbudgets\/knotless-run-dry-8\n# {3}kubectl: kubectl --namespace ci delete poddisruptionbudget\.policy knotless-run-dry-8 --ignore-not-found --wait=false --request-timeout 30s$/m,
     );
-    const kubectl = await renderDryRun(await resolveRunConfig({ ...base, transport: "kubectl" }, {}));
+    const kubectl = await renderDryRun(await resolveRunCommand({ ...base, transport: "kubectl" }, {}));
     assert.match(
       kubectl,
       /^kubectl --namespace ci create --request-timeout 30s -f - -o name\n# {3}api: POST \/apis\/policy\/v1\/namespaces\/ci\/poddisruptionbudgets\?fieldValidation=Strict /m,
     );
     writeFileSync(join(dir, "ops.yml"), "pod:\n  disruptionBudget: false\n");
     const off = await renderDryRun(
-      await resolveRunConfig({ ...base, transport: "api", config: join(dir, "ops.yml") }, {}),
+      await resolveRunCommand({ ...base, transport: "api", config: join(dir, "ops.yml") }, {}),
     );
     assert.match(off, /^# {3}disruption budget: none \(pod\.disruptionBudget: false\)/m);
     assert.doesNotMatch(off, /poddisruptionbudget/i);

@@ -6,7 +6,7 @@ import { describe, it } from "node:test";
 import {
   readMillCa,
   readMillUrl,
-  resolveExecutorConfig,
+  resolveExecutorCommand,
   type RawExecutorOptions,
 } from "../../src/cli/executor-options.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
@@ -48,7 +48,7 @@ describe("executor options", () => {
       /cannot read .*absent\.pem: ENOENT/,
     );
     assert.throws(() => readMillCa(notPem, "ws://127.0.0.1:1/mill"), /--mill-ca is for a wss:\/\/ mill/);
-    await assert.rejects(resolveExecutorConfig({ ...RAW, millCa: notPem }, {}), (error: Error) => {
+    await assert.rejects(resolveExecutorCommand({ ...RAW, millCa: notPem }, {}), (error: Error) => {
       assert.equal(error.name, "InputError");
       return true;
     });
@@ -61,7 +61,7 @@ describe("executor options", () => {
       AWS_ACCESS_KEY_ID: "id",
       AWS_SECRET_ACCESS_KEY: "secret",
     };
-    const config = await resolveExecutorConfig(
+    const config = await resolveExecutorCommand(
       { ...RAW, logStore: "s3://ci-logs/spindle", s3Region: "auto", s3PathStyle: true, labels: "k8s, big,k8s" },
       env,
     );
@@ -75,12 +75,12 @@ describe("executor options", () => {
       credentials: { accessKeyId: "id", secretAccessKey: "secret" },
     });
     assert.deepEqual(config.labels, ["k8s", "big"]);
-    await assert.rejects(resolveExecutorConfig({ ...RAW, logStore: "s3://X" }, {}), /s3:\/\/BUCKET\/PREFIX/);
+    await assert.rejects(resolveExecutorCommand({ ...RAW, logStore: "s3://X" }, {}), /s3:\/\/BUCKET\/PREFIX/);
   });
 
   it("refuses a --max-runs that is not a whole number from 1 to 1000", async () => {
     await assert.rejects(
-      resolveExecutorConfig({ ...RAW, maxRuns: "0" }, {}),
+      resolveExecutorCommand({ ...RAW, maxRuns: "0" }, {}),
       /--max-runs expects a whole number from 1 to 1000/,
     );
   });

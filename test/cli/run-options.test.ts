@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { buildProgram } from "../../src/cli/main.js";
-import type { RawRunOptions } from "../../src/cli/resolve-config.js";
+import type { RawRunOptions } from "../../src/cli/resolve-run-command.js";
 import { parseRunFast } from "../../src/cli/run-options.js";
 
 /** What commander hands the run action for this command line (undefined when it refuses it). */

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { chmodSync, mkdirSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { readInstanceName, resolveServeConfig, type RawServeOptions } from "../../src/cli/serve-options.js";
+import { readInstanceName, resolveServeCommand, type RawServeOptions } from "../../src/cli/serve-options.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
 
 const dir = makeTestTempDir("serve-options-");
@@ -33,7 +33,7 @@ const RAW: RawServeOptions = {
 
 describe("serve's options", () => {
   it("name the instance after --instance, or the host name's first label, and refuse a name that is no DNS-1123 label", async () => {
-    assert.deepEqual((await resolveServeConfig({ ...RAW, instance: "ci-a", adopt: true }, {})).instance, {
+    assert.deepEqual((await resolveServeCommand({ ...RAW, instance: "ci-a", adopt: true }, {})).instance, {
       name: "ci-a",
       leaseDurationSeconds: 15,
       adopt: true,
@@ -48,35 +48,35 @@ describe("serve's options", () => {
   });
 
   it("take --lease-duration in whole seconds from 1s to 1h", async () => {
-    assert.equal((await resolveServeConfig({ ...RAW, leaseDuration: "3s" }, {})).instance?.leaseDurationSeconds, 3);
+    assert.equal((await resolveServeCommand({ ...RAW, leaseDuration: "3s" }, {})).instance?.leaseDurationSeconds, 3);
     await assert.rejects(
-      resolveServeConfig({ ...RAW, leaseDuration: "1500ms" }, {}),
+      resolveServeCommand({ ...RAW, leaseDuration: "1500ms" }, {}),
       /--lease-duration expects whole seconds from 1s to 1h, got "1500ms"/,
     );
     await assert.rejects(
-      resolveServeConfig({ ...RAW, leaseDuration: "2h" }, {}),
+      resolveServeCommand({ ...RAW, leaseDuration: "2h" }, {}),
       /--lease-duration expects whole seconds/,
     );
   });
 
   it("resolve the follower bounds, refusing a stall timeout under 100ms and a total under one follower's buffer", async () => {
-    assert.deepEqual((await resolveServeConfig(RAW, {})).followers, {
+    assert.deepEqual((await resolveServeCommand(RAW, {})).followers, {
       stallTimeoutMs: 30_000,
       maxBufferedBytes: 256 * 1024,
       maxTotalBufferedBytes: 64 * 1024 * 1024,
     });
     await assert.rejects(
-      resolveServeConfig({ ...RAW, followerStallTimeout: "50ms" }, {}),
+      resolveServeCommand({ ...RAW, followerStallTimeout: "50ms" }, {}),
       /--follower-stall-timeout expects at least 100ms/,
     );
     await assert.rejects(
-      resolveServeConfig({ ...RAW, followerBuffer: "1Mi", allFollowersBuffer: "512Ki" }, {}),
+      resolveServeCommand({ ...RAW, followerBuffer: "1Mi", allFollowersBuffer: "512Ki" }, {}),
       /--all-followers-buffer \(512Ki\) must be at least --follower-buffer \(1Mi\)/,
     );
   });
 
   it("resolve the defaults into a config with the api transport and the token read", async () => {
-    const config = await resolveServeConfig(RAW, { KNOTLESS_KUBECTL: "/opt/kubectl" });
+    const config = await resolveServeCommand(RAW, { KNOTLESS_KUBECTL: "/opt/kubectl" });
     assert.equal(config.token, "abc-token-of-16-chars");
     assert.equal(config.limits.maxRuns, 20);
     assert.equal(config.drainTimeoutMs, 600_000);
@@ -88,10 +88,10 @@ describe("serve's options", () => {
   });
 
   it("take --pod-idle-timeout for every run (default 10m) and refuse one under 15s", async () => {
-    assert.equal((await resolveServeConfig(RAW, {})).defaults.podIdleTimeoutMs, 600_000);
-    assert.equal((await resolveServeConfig({ ...RAW, podIdleTimeout: "20s" }, {})).defaults.podIdleTimeoutMs, 20_000);
+    assert.equal((await resolveServeCommand(RAW, {})).defaults.podIdleTimeoutMs, 600_000);
+    assert.equal((await resolveServeCommand({ ...RAW, podIdleTimeout: "20s" }, {})).defaults.podIdleTimeoutMs, 20_000);
     await assert.rejects(
-      resolveServeConfig({ ...RAW, podIdleTimeout: "5s" }, {}),
+      resolveServeCommand({ ...RAW, podIdleTimeout: "5s" }, {}),
       /--pod-idle-timeout expects at least 15s/,
     );
   });
@@ -99,13 +99,13 @@ describe("serve's options", () => {
   it("read --config once into every run's defaults, and refuse a bad file at its line and column", async () => {
     const ops = join(dir, "ops.yml");
     writeFileSync(ops, "limits:\n  maxCpu: 2\n  onExceed: clamp\n");
-    const runner = (await resolveServeConfig({ ...RAW, config: ops }, {})).defaults.runner;
+    const runner = (await resolveServeCommand({ ...RAW, config: ops }, {})).defaults.runner;
     assert.equal(runner?.file, ops);
     assert.deepEqual(runner?.config.limits, { maxCpu: "2", onExceed: "clamp" });
-    assert.deepEqual((await resolveServeConfig(RAW, {})).defaults.runner?.config.limits, { onExceed: "refuse" });
+    assert.deepEqual((await resolveServeCommand(RAW, {})).defaults.runner?.config.limits, { onExceed: "refuse" });
     writeFileSync(ops, "limits:\n  maxCPU: 2\n");
     await assert.rejects(
-      resolveServeConfig({ ...RAW, config: ops }, {}),
+      resolveServeCommand({ ...RAW, config: ops }, {}),
       /ops\.yml:2:3: limits\.maxCPU: unknown key; did you mean `maxCpu`\?/,
     );
   });
@@ -114,7 +114,7 @@ describe("serve's options", () => {
     const ops = join(dir, "pod.yml");
     writeFileSync(ops, "pod:\n  nodeSelector: {pool: ci}\n  labels: {team: platform}\n");
     const runner = (
-      await resolveServeConfig(
+      await resolveServeCommand(
         {
           ...RAW,
           config: ops,
@@ -132,7 +132,7 @@ describe("serve's options", () => {
       security: "restricted",
     });
     await assert.rejects(
-      resolveServeConfig({ ...RAW, priorityClass: "Not A Name" }, {}),
+      resolveServeCommand({ ...RAW, priorityClass: "Not A Name" }, {}),
       /^InputError: --priority-class expects a Kubernetes object name/,
     );
   });
@@ -141,31 +141,31 @@ describe("serve's options", () => {
     const ops = join(dir, "nixery.yml");
     writeFileSync(ops, "limits:\n  nixery: [registry.example:5000/**]\n");
     assert.equal(
-      (await resolveServeConfig({ ...RAW, config: ops, nixery: "https://registry.example:5000/nixery/" }, {})).defaults
+      (await resolveServeCommand({ ...RAW, config: ops, nixery: "https://registry.example:5000/nixery/" }, {})).defaults
         .nixery,
       "https://registry.example:5000/nixery/",
     );
     await assert.rejects(
-      resolveServeConfig({ ...RAW, config: ops, nixery: "nixery.dev" }, {}),
+      resolveServeCommand({ ...RAW, config: ops, nixery: "nixery.dev" }, {}),
       /^InputError: --nixery nixery\.dev matches none of the registries limits\.nixery in --config \S+nixery\.yml allows \(registry\.example:5000\/\*\*\)$/,
     );
     await assert.rejects(
-      resolveServeConfig({ ...RAW, nixery: "not a host" }, {}),
+      resolveServeCommand({ ...RAW, nixery: "not a host" }, {}),
       /^InputError: --nixery expects a registry host/,
     );
   });
 
   it("take --keep-warm and --max-warm for every run, as run does", async () => {
-    assert.equal((await resolveServeConfig(RAW, {})).defaults.keepWarm, undefined);
-    assert.deepEqual((await resolveServeConfig({ ...RAW, keepWarm: "90s", maxWarm: "3" }, {})).defaults.keepWarm, {
+    assert.equal((await resolveServeCommand(RAW, {})).defaults.keepWarm, undefined);
+    assert.deepEqual((await resolveServeCommand({ ...RAW, keepWarm: "90s", maxWarm: "3" }, {})).defaults.keepWarm, {
       seconds: 90,
       maxWarm: 3,
     });
-    await assert.rejects(resolveServeConfig({ ...RAW, keepWarm: "soon" }, {}), /--keep-warm/);
+    await assert.rejects(resolveServeCommand({ ...RAW, keepWarm: "soon" }, {}), /--keep-warm/);
   });
 
   it("take --transport kubectl over the api default", async () => {
-    const config = await resolveServeConfig({ ...RAW, transport: "kubectl" }, {});
+    const config = await resolveServeCommand({ ...RAW, transport: "kubectl" }, {});
     assert.equal(config.transport.setting.transport, "kubectl");
   });
 
@@ -174,7 +174,7 @@ describe("serve's options", () => {
     writeFileSync(short, "abcde\n");
     chmodSync(short, 0o600);
     await assert.rejects(
-      resolveServeConfig({ ...RAW, tokenFile: short }, {}),
+      resolveServeCommand({ ...RAW, tokenFile: short }, {}),
       /^InputError: --token-file: \S+ holds a token of 5 characters; a token needs at least 16/,
     );
   });
@@ -183,21 +183,21 @@ describe("serve's options", () => {
     const loose = join(dir, "loose");
     writeFileSync(loose, "abc");
     chmodSync(loose, 0o644);
-    await assert.rejects(resolveServeConfig({ ...RAW, tokenFile: loose }, {}), /open to group or others/);
+    await assert.rejects(resolveServeCommand({ ...RAW, tokenFile: loose }, {}), /open to group or others/);
   });
 
   it("refuse a non-loopback address without TLS or --insecure-listen, and take it with --insecure-listen", async () => {
-    await assert.rejects(resolveServeConfig({ ...RAW, listen: "0.0.0.0:7300" }, {}), /--tls-cert/);
+    await assert.rejects(resolveServeCommand({ ...RAW, listen: "0.0.0.0:7300" }, {}), /--tls-cert/);
     assert.equal(
-      (await resolveServeConfig({ ...RAW, listen: "0.0.0.0:7300", insecureListen: true }, {})).listen.host,
+      (await resolveServeCommand({ ...RAW, listen: "0.0.0.0:7300", insecureListen: true }, {})).listen.host,
       "0.0.0.0",
     );
   });
 
   it("refuse a bad --max-runs and a --max-runs-per-repo above it", async () => {
-    await assert.rejects(resolveServeConfig({ ...RAW, maxRuns: "0" }, {}), /--max-runs expects/);
+    await assert.rejects(resolveServeCommand({ ...RAW, maxRuns: "0" }, {}), /--max-runs expects/);
     await assert.rejects(
-      resolveServeConfig({ ...RAW, maxRuns: "2", maxRunsPerRepo: "3" }, {}),
+      resolveServeCommand({ ...RAW, maxRuns: "2", maxRunsPerRepo: "3" }, {}),
       /--max-runs-per-repo expects/,
     );
   });
@@ -208,24 +208,24 @@ describe("serve's host input options", () => {
     const root = join(dir, "checkouts");
     mkdirSync(root, { recursive: true });
     symlinkSync(root, join(dir, "checkouts-link"));
-    const config = await resolveServeConfig(
+    const config = await resolveServeCommand(
       { ...RAW, checkoutRoot: join(dir, "checkouts-link"), allowHttpGit: true },
       {},
     );
     assert.equal(config.defaults.checkoutRoot, realpathSync(root));
     assert.equal(config.defaults.allowHttpGit, true);
-    const plain = await resolveServeConfig(RAW, {});
+    const plain = await resolveServeCommand(RAW, {});
     assert.equal(plain.defaults.checkoutRoot, undefined);
     assert.equal(plain.defaults.allowHttpGit ?? false, false);
   });
 
   it("refuse a --checkout-root that is missing or not a directory, naming the flag", async () => {
     await assert.rejects(
-      resolveServeConfig({ ...RAW, checkoutRoot: join(dir, "no-such-root") }, {}),
+      resolveServeCommand({ ...RAW, checkoutRoot: join(dir, "no-such-root") }, {}),
       /^InputError: --checkout-root: .*no-such-root is not a directory/,
     );
     await assert.rejects(
-      resolveServeConfig({ ...RAW, checkoutRoot: tokenFile }, {}),
+      resolveServeCommand({ ...RAW, checkoutRoot: tokenFile }, {}),
       /^InputError: --checkout-root: .* is not a directory/,
     );
   });

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { resolveWarmConfig, type RawWarmOptions } from "../../src/cli/commands/warm.js";
+import { resolveWarmCommand, type RawWarmOptions } from "../../src/cli/commands/warm.js";
 import { readKeepWarm } from "../../src/cli/warm-options.js";
 import { InputError } from "../../src/core/errors.js";
 import { makeWorkspace, runCliInProcess } from "../support/run-cli.js";
@@ -19,7 +19,7 @@ const defaults: RawWarmOptions = {
 
 describe("the warm command", () => {
   it("resolves its defaults: one placeholder of 500m and 512Mi for 10 minutes, at most one", () => {
-    const config = resolveWarmConfig(defaults, {});
+    const config = resolveWarmCommand(defaults, {});
     assert.deepEqual(config.spec, {
       count: 1,
       maxWarm: 1,
@@ -33,20 +33,20 @@ describe("the warm command", () => {
 
   it("refuses a --count above --max-warm, bad quantities, counts and durations as bad input", () => {
     assert.throws(
-      () => resolveWarmConfig({ ...defaults, count: "2" }, {}),
+      () => resolveWarmCommand({ ...defaults, count: "2" }, {}),
       (e: unknown) => e instanceof InputError && /--count 2 is more than --max-warm 1 allows/.test(e.message),
     );
-    assert.doesNotThrow(() => resolveWarmConfig({ ...defaults, count: "2", maxWarm: "2" }, {}));
-    assert.throws(() => resolveWarmConfig({ ...defaults, cpu: "lots" }, {}), /--cpu expects a Kubernetes quantity/);
+    assert.doesNotThrow(() => resolveWarmCommand({ ...defaults, count: "2", maxWarm: "2" }, {}));
+    assert.throws(() => resolveWarmCommand({ ...defaults, cpu: "lots" }, {}), /--cpu expects a Kubernetes quantity/);
     assert.throws(
-      () => resolveWarmConfig({ ...defaults, count: "0" }, {}),
+      () => resolveWarmCommand({ ...defaults, count: "0" }, {}),
       /--count expects a whole number from 1 to 50/,
     );
     assert.throws(
-      () => resolveWarmConfig({ ...defaults, maxWarm: "51" }, {}),
+      () => resolveWarmCommand({ ...defaults, maxWarm: "51" }, {}),
       /--max-warm expects a whole number from 1 to 50/,
     );
-    assert.throws(() => resolveWarmConfig({ ...defaults, for: "soon" }, {}), /--for expects a duration/);
+    assert.throws(() => resolveWarmCommand({ ...defaults, for: "soon" }, {}), /--for expects a duration/);
   });
 
   it("puts --config's pod keys, with the pod flags over them, on its placeholders as run --keep-warm does (no podSpecPatch)", async () => {

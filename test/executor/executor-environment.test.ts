@@ -6,7 +6,7 @@ import { before, describe, it } from "node:test";
 import type { IJob } from "kubernetes-models/batch/v1/Job";
 import { InputError } from "../../src/core/errors.js";
 import type { RunEventInput } from "../../src/events/run-events.js";
-import type { ExecutorContext, ExecutorSettings } from "../../src/executor/kubernetes/context.js";
+import type { ExecutorContext, RunSettings } from "../../src/executor/kubernetes/context.js";
 import { KubernetesExecutor } from "../../src/executor/kubernetes/kubernetes-executor.js";
 import { scanUploadTrees } from "../../src/transfer/scan-tree.js";
 import { exampleSettings } from "../support/example-settings.js";
@@ -31,7 +31,7 @@ describe("KubernetesExecutor with variables and secrets", () => {
     await writeFile(join(checkout, "README"), "readme\n");
   });
 
-  function buildExecutor(settings: Partial<ExecutorSettings>): {
+  function buildExecutor(settings: Partial<RunSettings>): {
     executor: KubernetesExecutor;
     kubectl: ScriptedKubectl;
     events: RunEventInput[];

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import { Job } from "kubernetes-models/batch/v1/Job";
-import type { ExecutorSettings } from "../../src/executor/kubernetes/context.js";
+import type { RunSettings } from "../../src/executor/kubernetes/context.js";
 import { buildRunManifest } from "../../src/executor/kubernetes/kubernetes-executor.js";
 import { buildJobManifest, DEADLINE_MARGIN_SECONDS, type JobManifestInput } from "../../src/manifests/manifest.js";
 import { buildDockerDaemonContainer } from "../../src/pod/docker-daemon.js";
@@ -275,7 +275,7 @@ describe("buildJobManifest", () => {
 describe("buildRunManifest and the PVC cache backend", () => {
   const pvc = { kind: "pvc", repo: "r", claim: "ci-cache", maxBytes: 1 << 30 } as const;
   const caches = [{ key: "k", restoreKeys: [], paths: ["/work/deps"] }];
-  const claimOf = (settings: ExecutorSettings) =>
+  const claimOf = (settings: RunSettings) =>
     buildRunManifest({ settings }, "t").spec?.template.spec?.volumes?.find((v) => v.persistentVolumeClaim)
       ?.persistentVolumeClaim?.claimName;
 

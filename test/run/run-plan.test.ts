@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { readRunPlan, serializeRunPlan, settingsFromPlan } from "../../src/run/run-plan.js";
-import type { RunSettings } from "../../src/settings/run-settings.js";
+import type { RunSettings } from "../../src/executor/kubernetes/context.js";
 
 const settings = {
   runId: "r1",

@@ -15,7 +15,7 @@ import { Kubectl } from "../../src/cluster/kubectl/kubectl.js";
 import { KubectlCluster } from "../../src/cluster/kubectl/kubectl-cluster.js";
 import type { RunResult } from "../../src/run/run-result.js";
 import { runWorkflow } from "../../src/run/run-workflow.js";
-import type { RunSettings } from "../../src/settings/run-settings.js";
+import type { RunSettings } from "../../src/executor/kubernetes/context.js";
 import { exampleSettings } from "../support/example-settings.js";
 import { ScriptedExecutor, STEP_SUCCEEDED, untilAborted, type ExecutorScript } from "../support/scripted-executor.js";
 import { MemoryCacheStore } from "../cache/memory-store.js";

@@ -3,7 +3,7 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { StepOutcome } from "../../src/executor/executor.js";
-import { startService, type ServeConfig } from "../../src/serve/start-service.js";
+import { startService, type ServeCommand } from "../../src/serve/start-service.js";
 import { ScriptedExecutor } from "./scripted-executor.js";
 
 interface Options {
@@ -47,7 +47,7 @@ async function main(): Promise<void> {
       env: {},
     },
     followers,
-  } as ServeConfig;
+  } as ServeCommand;
   const started = await startService(config, {
     warn: (message) => process.stderr.write(`${message}\n`),
     createExecutor: (ctx) =>

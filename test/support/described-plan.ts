@@ -2,11 +2,11 @@
 import { describePlannedCalls, type DescribedCall } from "../../src/cluster/transports/format-calls.js";
 import type { ClusterTarget } from "../../src/cluster/cluster.js";
 import { planKubectlCalls, planReleaseCalls, planWarmCalls } from "../../src/dry-run/call-plan.js";
-import type { ExecutorSettings } from "../../src/executor/kubernetes/context.js";
+import type { RunSettings } from "../../src/executor/kubernetes/context.js";
 
 /** planKubectlCalls, described against the settings' target. */
 export function describeRunPlan(
-  settings: ExecutorSettings,
+  settings: RunSettings,
   options?: { readonly heartbeatIntervalMs?: number },
 ): DescribedCall[] {
   return describePlannedCalls(settings.target, planKubectlCalls(settings, options));

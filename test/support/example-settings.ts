@@ -1,7 +1,7 @@
 // Builds executor settings for tests without touching the file system.
-import type { ExecutorSettings } from "../../src/executor/kubernetes/context.js";
+import type { RunSettings } from "../../src/executor/kubernetes/context.js";
 
-export function exampleSettings(options: { steps: readonly string[]; sharedSteps?: boolean }): ExecutorSettings {
+export function exampleSettings(options: { steps: readonly string[]; sharedSteps?: boolean }): RunSettings {
   return {
     runId: "42",
     jobName: "knotless-run-42",

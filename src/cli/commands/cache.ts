@@ -16,7 +16,7 @@ export interface RawCacheCommandOptions {
   json?: boolean;
 }
 
-export interface CacheCommandConfig {
+export interface CacheCommand {
   readonly action: "list" | "prune";
   readonly dir: string;
   readonly repo?: string;
@@ -30,7 +30,7 @@ export async function resolveCacheCommand(
   args: readonly string[],
   raw: RawCacheCommandOptions,
   env: NodeJS.ProcessEnv,
-): Promise<CacheCommandConfig> {
+): Promise<CacheCommand> {
   const [action] = args;
   if (action !== "list" && action !== "prune")
     throw new InputError(`cache expects list or prune, got ${JSON.stringify(action ?? "")}`);

@@ -64,7 +64,7 @@ export interface RawCredentialsOptions extends RawClusterOptions {
 }
 
 /** The command's input, validated: nothing reaches the cluster before all of it is known good. */
-interface CredentialsConfig {
+interface CredentialsCommand {
   readonly target: ClusterTarget;
   readonly kubectlPath: string;
   readonly transport: TransportName;
@@ -76,7 +76,7 @@ interface CredentialsConfig {
 }
 
 /** Validates the options (InputError naming the flag) and resolves the cluster options like every command. */
-export function resolveCredentialsConfig(raw: RawCredentialsOptions, env: NodeJS.ProcessEnv): CredentialsConfig {
+export function resolveCredentialsCommand(raw: RawCredentialsOptions, env: NodeJS.ProcessEnv): CredentialsCommand {
   const cluster = resolveClusterOptions(raw, env);
   if (!DNS_LABEL.test(raw.name))
     throw new InputError(`--name expects a DNS-1123 label (lowercase letters, digits, '-'), got "${raw.name}"`);
@@ -114,7 +114,7 @@ export async function executeCredentials(
   { env, stdout, stderr }: CommandIo,
 ): Promise<number> {
   try {
-    const config = resolveCredentialsConfig(options, env);
+    const config = resolveCredentialsCommand(options, env);
     if (!config.revoke) checkPrivateTarget(config.outFile!);
     if (config.dryRun) {
       stdout.write(
@@ -148,7 +148,7 @@ export async function executeCredentials(
   }
 }
 
-function toRequest(config: CredentialsConfig): CredentialRequest {
+function toRequest(config: CredentialsCommand): CredentialRequest {
   return {
     target: config.target,
     identity: config.identity,

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { describeError } from "../../core/errors.js";
 import type { CommandIo, CommandSpec } from "../command-spec.js";
 import { EXIT, exitCodeForError } from "../exit-codes.js";
-import { EXECUTOR_OPTIONS, resolveExecutorConfig, type RawExecutorOptions } from "../executor-options.js";
+import { EXECUTOR_OPTIONS, resolveExecutorCommand, type RawExecutorOptions } from "../executor-options.js";
 import { createClusterClient } from "../../serve/cluster-transport.js";
 import { loadMillCodec } from "../../mill/mill-codec.js";
 import { MillState } from "../../mill/mill-state.js";
@@ -30,7 +30,7 @@ export async function executeExecutor(
   let closeAll: () => Promise<void>;
   let drainTimeoutMs: number;
   try {
-    const config = await resolveExecutorConfig(options, env);
+    const config = await resolveExecutorCommand(options, env);
     drainTimeoutMs = config.drainTimeoutMs;
     const [cluster, codec, logStore] = await Promise.all([
       createClusterClient(config.transport),

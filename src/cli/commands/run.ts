@@ -11,7 +11,12 @@ import { isDiskFullError, makeDiskFullError } from "../../core/disk-full.js";
 import { makeDirectorySync } from "../../core/make-directory.js";
 import type { CommandIo, CommandSpec } from "../command-spec.js";
 import { EXIT, exitCodeForError, exitCodeForResult } from "../exit-codes.js";
-import { resolveResumeConfig, resolveRunConfig, type RawRunOptions, type RunConfig } from "../resolve-config.js";
+import {
+  resolveResumeCommand,
+  resolveRunCommand,
+  type RawRunOptions,
+  type RunCommand,
+} from "../resolve-run-command.js";
 import type { RunCheckpoint } from "../../run/run-checkpoint.js";
 import { serializeRunPlan, type RunPlan } from "../../run/run-plan.js";
 import { launchRun, openRunLogFiles } from "../../run/launch.js";
@@ -42,7 +47,7 @@ export async function executeRun(options: RawRunOptions, io: CommandIo): Promise
   if (options.resume !== undefined) {
     let resumed;
     try {
-      resumed = await resolveResumeConfig(options, env);
+      resumed = await resolveResumeCommand(options, env);
     } catch (error) {
       stderr.write(`knotless-runner-k8s: ${describeError(error)}\n`);
       return exitCodeForError(error);
@@ -51,7 +56,7 @@ export async function executeRun(options: RawRunOptions, io: CommandIo): Promise
   }
   let config;
   try {
-    config = await resolveRunConfig(options, env);
+    config = await resolveRunCommand(options, env);
   } catch (error) {
     stderr.write(`knotless-runner-k8s: ${describeError(error)}\n`);
     return exitCodeForError(error);
@@ -86,7 +91,7 @@ export async function executeRun(options: RawRunOptions, io: CommandIo): Promise
  * settings.outDir instead (its logs cut to the checkpoint's lengths, its Job attached to).
  */
 async function executeResolvedRun(
-  config: RunConfig,
+  config: RunCommand,
   { env, stdout, stderr }: CommandIo,
   resume?: { readonly plan: RunPlan; readonly checkpoint: RunCheckpoint },
 ): Promise<number> {

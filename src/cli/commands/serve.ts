@@ -2,7 +2,7 @@
 import { CancelledError, describeError } from "../../core/errors.js";
 import type { CommandIo, CommandSpec } from "../command-spec.js";
 import { EXIT, exitCodeForError } from "../exit-codes.js";
-import { SERVE_OPTIONS, resolveServeConfig, type RawServeOptions } from "../serve-options.js";
+import { SERVE_OPTIONS, resolveServeCommand, type RawServeOptions } from "../serve-options.js";
 import { startService } from "../../serve/start-service.js";
 
 /** How long a crashing service blocks to delete each running run's Job. */
@@ -29,7 +29,7 @@ export async function executeServe(options: RawServeOptions, { env, stdout, stde
   let drainTimeoutMs: number;
   let drainCleanupTimeoutMs: number;
   try {
-    const config = await resolveServeConfig(options, env);
+    const config = await resolveServeCommand(options, env);
     drainTimeoutMs = config.drainTimeoutMs;
     drainCleanupTimeoutMs = config.drainCleanupTimeoutMs;
     started = await startService(config, { warn });

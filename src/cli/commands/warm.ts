@@ -69,7 +69,7 @@ export interface RawWarmOptions extends RawClusterOptions, RawPodOptions {
   config?: string;
 }
 
-export interface WarmConfig {
+export interface WarmCommand {
   readonly target: ClusterTarget;
   readonly kubectlPath: string;
   readonly transport: TransportName;
@@ -83,11 +83,11 @@ export interface WarmConfig {
  * its pod keys with the pod flags over them go on the placeholders as `run --keep-warm` puts the run's
  * (settings.pod: podSpecPatch is the run pod's alone, ephemeral storage the run container's).
  */
-export function resolveWarmConfig(
+export function resolveWarmCommand(
   raw: RawWarmOptions,
   env: NodeJS.ProcessEnv,
   runner: RunnerConfigSource = { config: DEFAULT_RUNNER_CONFIG },
-): WarmConfig {
+): WarmCommand {
   for (const [flag, value] of [
     ["--cpu", raw.cpu],
     ["--memory", raw.memory],
@@ -133,9 +133,9 @@ export const warmCommand: CommandSpec<RawWarmOptions> = {
 
 /** Prints what it did (or would do) on stdout and returns the exit code; `env` is read here and nowhere below. */
 export async function executeWarm(options: RawWarmOptions, { env, stdout, stderr }: CommandIo): Promise<number> {
-  let config: WarmConfig;
+  let config: WarmCommand;
   try {
-    config = resolveWarmConfig(
+    config = resolveWarmCommand(
       options,
       env,
       await readRunnerConfig(options.config === undefined ? undefined : resolve(options.config)),
@@ -168,7 +168,7 @@ export async function executeWarm(options: RawWarmOptions, { env, stdout, stderr
 }
 
 /** The placeholder manifest and the calls, as `warm --dry-run` prints them. */
-async function renderWarmDryRun(config: WarmConfig): Promise<string> {
+async function renderWarmDryRun(config: WarmCommand): Promise<string> {
   // The YAML printer loads only for a dry run: ~80 ms of CPU every other command would pay (docs/architecture.md).
   const { stringify } = await import("yaml");
   const lines: string[] = [];

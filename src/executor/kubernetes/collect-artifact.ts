@@ -3,7 +3,7 @@ import { rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { CancelledError, describeError } from "../../core/errors.js";
 import type { ArtifactFile, ArtifactReport, ArtifactSpec } from "../../workflow/artifact-types.js";
-import { matchArtifactFiles, planArtifact, type ArtifactPlan } from "./plan-artifact.js";
+import { matchArtifactFiles, selectArtifact, type ArtifactSelection } from "./select-artifact.js";
 import { describeExecSaid, isExecSuccess } from "../../cluster/exec.js";
 import { runExec } from "../../cluster/run-exec.js";
 import { cacheHelperCommand, FILES_LISTED_TAG, parseFilesPacked } from "../../pod/cache-script.js";
@@ -28,7 +28,7 @@ export async function collectArtifact(
   spec: ArtifactSpec,
   maxBytes: number,
 ): Promise<ArtifactReport> {
-  const plan = planArtifact(spec);
+  const plan = selectArtifact(spec);
   if ("problem" in plan) return { name: spec.name, status: "failed", files: [], reason: plan.problem };
   try {
     const listed = await listPodFiles(ctx, pod, plan);
@@ -85,7 +85,7 @@ export async function collectArtifact(
 }
 
 /** Runs `list-files` on the plan's roots: the pod's regular files there, absolute. */
-async function listPodFiles(ctx: ExecutorContext, pod: RunPod, plan: ArtifactPlan): Promise<string[]> {
+async function listPodFiles(ctx: ExecutorContext, pod: RunPod, plan: ArtifactSelection): Promise<string[]> {
   // Every path under the artifact's roots: as wide a bound as an artifact's files may need.
   const listed = await runExec(
     ctx.cluster,
@@ -106,7 +106,7 @@ async function listPodFiles(ctx: ExecutorContext, pod: RunPod, plan: ArtifactPla
 async function packAndExtract(
   ctx: ExecutorContext,
   pod: RunPod,
-  plan: ArtifactPlan,
+  plan: ArtifactSelection,
   files: readonly string[],
   dir: string,
   maxBytes: number,

@@ -1,4 +1,6 @@
 // What every part of the Kubernetes executor is handed: typed settings, the cluster, the event emitter.
+import type { WorkflowSummary } from "../../workflow/workflow-summary.js";
+import type { GitCheckoutSpec, GitSetting } from "../../transfer/git-checkout.js";
 import type { PodSpecConfig } from "../../manifests/pod-spec-config.js";
 import type { CancelledError } from "../../core/errors.js";
 import type { RunEventInput } from "../../events/run-events.js";
@@ -14,7 +16,11 @@ import type { HostTarSetting } from "../../transfer/host-tar.js";
 import type { RetryPolicy } from "../../core/retry.js";
 import type { ServiceSpec } from "../../manifests/service-containers.js";
 
-export interface ExecutorSettings {
+/**
+ * One run's settings, the last stage before it runs: everything the run and its executor need, the same for
+ * `run`, serve and the mill (src/settings/ builds them; docs/architecture.md, "A run's settings, stage by stage").
+ */
+export interface RunSettings {
   readonly runId: string;
   readonly jobName: string;
   readonly runIdLabel: string;
@@ -101,6 +107,14 @@ export interface ExecutorSettings {
    * podSpecPatch), for the run's pod and its warm placeholders; absent: none, the default hardening.
    */
   readonly pod?: PodSpecConfig;
+  readonly stepTimeoutMs?: number;
+  /** The workflow file the run came from, for the result (settings/plan-workflow-run.ts); absent for a steps file. */
+  readonly workflow?: WorkflowSummary;
+  /**
+   * A checkout to clone at one commit instead of uploading one: into /work in the pod when its image has git
+   * (Tangled's way), else on the host with `host` into `checkoutDir` (an empty directory) before the upload.
+   */
+  readonly gitCheckout?: GitCheckoutSpec & { readonly host?: GitSetting };
 }
 
 /** `--cache-dir` (the default, a directory on this host) or `--cache-pvc` (a PersistentVolumeClaim mounted into the pod). */
@@ -211,7 +225,7 @@ export const DEFAULT_TIMINGS: ExecutorTimings = {
 };
 
 export interface ExecutorContext {
-  readonly settings: ExecutorSettings;
+  readonly settings: RunSettings;
   readonly timings: ExecutorTimings;
   /** The cluster's transport; every call names `settings.target.namespace` (pinned once the Job is created). */
   readonly cluster: RunCluster;

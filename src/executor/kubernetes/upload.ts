@@ -28,7 +28,7 @@ import {
   expectedFindLines,
   type CountedTree,
 } from "../../transfer/transfer-receipt.js";
-import { buildPodExec, type ExecutorContext, type ExecutorSettings } from "./context.js";
+import { buildPodExec, type ExecutorContext, type RunSettings } from "./context.js";
 import type { RunPod, UploadSummary } from "../executor.js";
 import { withExecRetry, type ExecAttempt } from "./exec-retry.js";
 
@@ -44,10 +44,7 @@ const STEPS_ROOT = "steps";
  * the link, the link itself is never archived). Secrets are never staged: they go over their own exec's stdin.
  */
 export async function stageRunnerFiles(
-  settings: Pick<
-    ExecutorSettings,
-    "steps" | "checkoutDir" | "sharedStepsDir" | "env" | "shell" | "secrets" | "maxLogBytes"
-  >,
+  settings: Pick<RunSettings, "steps" | "checkoutDir" | "sharedStepsDir" | "env" | "shell" | "secrets" | "maxLogBytes">,
   beatSeconds?: number,
 ): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), "knotless-runner-"));

@@ -60,7 +60,7 @@
 # reads past it: busybox's `head -c` reads ahead through stdio). The wrapper waits for both copiers to end (at most
 # ~2 s: a process the step left running may hold its output open) before it writes the exit file. Its wrapper, in a subshell, sources in this
 # order (a later file wins for the same name):
-#   1. /knotless/env/run.env: the run's variables, then the workflow's environment (ExecutorSettings.env);
+#   1. /knotless/env/run.env: the run's variables, then the workflow's environment (RunSettings.env);
 #   2. /knotless/env/carried.env: what earlier steps wrote to `$KNOTLESS_ENV`, in step order;
 #   3. /knotless/env/N.env: the step's own `env`;
 #   4. /knotless-secrets/env: the secrets (a run with secrets refuses to start a step without this file);

@@ -5,7 +5,7 @@ import type { IJob } from "kubernetes-models/batch/v1/Job";
 import type { IPodDisruptionBudget } from "kubernetes-models/policy/v1/PodDisruptionBudget";
 import { InfraError } from "../../../src/core/errors.js";
 import type { RunEventInput } from "../../../src/events/run-events.js";
-import type { ExecutorContext, ExecutorSettings } from "../../../src/executor/kubernetes/context.js";
+import type { ExecutorContext, RunSettings } from "../../../src/executor/kubernetes/context.js";
 import { KubernetesExecutor } from "../../../src/executor/kubernetes/kubernetes-executor.js";
 import { exampleSettings } from "../../support/example-settings.js";
 import { ScriptedKubectl, type ScriptedReply } from "../../support/scripted-kubectl.js";
@@ -18,7 +18,7 @@ const FORBIDDEN =
 
 /** An executor over a scripted kubectl whose Job create answers with a uid; `budgetReply` answers the budget's create. */
 function buildExecutor(
-  settings: Partial<ExecutorSettings>,
+  settings: Partial<RunSettings>,
   budgetReplies: readonly ScriptedReply[] = [{ stdout: "poddisruptionbudget.policy/knotless-run-42\n" }],
   deleteBudgetReply: ScriptedReply = { stdout: 'poddisruptionbudget.policy "knotless-run-42" deleted\n' },
 ): { executor: KubernetesExecutor; kubectl: ScriptedKubectl; events: RunEventInput[] } {

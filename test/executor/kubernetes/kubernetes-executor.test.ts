@@ -4,7 +4,7 @@ import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import type { IJob } from "kubernetes-models/batch/v1/Job";
-import type { ExecutorContext, ExecutorSettings } from "../../../src/executor/kubernetes/context.js";
+import type { ExecutorContext, RunSettings } from "../../../src/executor/kubernetes/context.js";
 import { KubernetesExecutor } from "../../../src/executor/kubernetes/kubernetes-executor.js";
 import { exampleSettings } from "../../support/example-settings.js";
 import { ScriptedKubectl, type ScriptedReply } from "../../support/scripted-kubectl.js";
@@ -56,7 +56,7 @@ exit 1
 /** An executor whose async calls go to a scripted kubectl that creates the Job (or hangs) and shows its pod Running. */
 function buildExecutor(
   binary: string,
-  settings: Partial<ExecutorSettings> = {},
+  settings: Partial<RunSettings> = {},
   options: { createHangs?: boolean; deleteReply?: ScriptedReply } = {},
 ): { executor: KubernetesExecutor; kubectl: ScriptedKubectl; cancel: () => void } {
   const kubectl = new ScriptedKubectl({ binary });

@@ -4,7 +4,7 @@ import { describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { IJob } from "kubernetes-models/batch/v1/Job";
 import { InfraError, type CancelledError } from "../../../src/core/errors.js";
-import type { ExecutorContext, ExecutorSettings, ExecutorTimings } from "../../../src/executor/kubernetes/context.js";
+import type { ExecutorContext, RunSettings, ExecutorTimings } from "../../../src/executor/kubernetes/context.js";
 import { KubernetesExecutor } from "../../../src/executor/kubernetes/kubernetes-executor.js";
 import { exampleSettings } from "../../support/example-settings.js";
 import { ScriptedKubectl, type RecordedCall, type ScriptedReply } from "../../support/scripted-kubectl.js";
@@ -12,7 +12,7 @@ import { pendingPod, podList, runningPod } from "./cluster-objects.js";
 import { UNIT_TIMINGS } from "./test-context.js";
 
 function buildExecutor(
-  settings: Partial<ExecutorSettings> = {},
+  settings: Partial<RunSettings> = {},
   replies: {
     patch?: ScriptedReply;
     pods?: ScriptedReply;

@@ -3,7 +3,7 @@ import type { RunEventInput } from "../../../src/events/run-events.js";
 import {
   DEFAULT_TIMINGS,
   type ExecutorContext,
-  type ExecutorSettings,
+  type RunSettings,
   type ExecutorTimings,
 } from "../../../src/executor/kubernetes/context.js";
 import { exampleSettings } from "../../support/example-settings.js";
@@ -42,7 +42,7 @@ export interface TestContext {
 }
 
 export function buildTestContext(
-  options: { timings?: Partial<ExecutorTimings>; settings?: Partial<ExecutorSettings> } = {},
+  options: { timings?: Partial<ExecutorTimings>; settings?: Partial<RunSettings> } = {},
 ): TestContext {
   const kubectl = new ScriptedKubectl();
   const controller = new AbortController();

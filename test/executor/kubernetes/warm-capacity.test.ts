@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { IJob } from "kubernetes-models/batch/v1/Job";
 import type { RunEventInput } from "../../../src/events/run-events.js";
-import type { ExecutorContext, ExecutorSettings } from "../../../src/executor/kubernetes/context.js";
+import type { ExecutorContext, RunSettings } from "../../../src/executor/kubernetes/context.js";
 import { KubernetesExecutor } from "../../../src/executor/kubernetes/kubernetes-executor.js";
 import { exampleSettings } from "../../support/example-settings.js";
 import { ScriptedKubectl } from "../../support/scripted-kubectl.js";
@@ -13,7 +13,7 @@ import { UNIT_TIMINGS } from "./test-context.js";
 
 /** `first` scripts rules that win over the defaults (the first matching rule answers); `refusePlaceholders` makes their creates Forbidden. */
 function buildExecutor(
-  settings: Partial<ExecutorSettings> = {},
+  settings: Partial<RunSettings> = {},
   placeholders = jobList(),
   first: (kubectl: ScriptedKubectl) => void = () => {},
   refusePlaceholders = false,

@@ -2,18 +2,22 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { ArtifactSpec } from "../../../src/workflow/artifact-types.js";
-import { matchArtifactFiles, planArtifact, type ArtifactPlan } from "../../../src/executor/kubernetes/plan-artifact.js";
+import {
+  matchArtifactFiles,
+  selectArtifact,
+  type ArtifactSelection,
+} from "../../../src/executor/kubernetes/select-artifact.js";
 import { artifactWanted } from "../../../src/run/run-artifacts.js";
 
 const spec = (paths: string[], name = "dist"): ArtifactSpec => ({ name, paths, when: "success", required: false });
 
-function plan(paths: string[]): ArtifactPlan {
-  const planned = planArtifact(spec(paths));
+function plan(paths: string[]): ArtifactSelection {
+  const planned = selectArtifact(spec(paths));
   if ("problem" in planned) assert.fail(planned.problem);
   return planned;
 }
 
-describe("planArtifact", () => {
+describe("selectArtifact", () => {
   it("resolves relative patterns under /work and lists only the patterns' fixed prefixes", () => {
     const p = plan(["dist/**/*.js", "./dist/extra/*.css", "/outputs/report.xml"]);
     assert.deepEqual(p.includes, ["/work/dist/**/*.js", "/work/dist/extra/*.css", "/outputs/report.xml"]);
@@ -29,11 +33,14 @@ describe("planArtifact", () => {
   });
 
   it("refuses patterns outside /outputs and /work, with .., and unsafe names", () => {
-    assert.match((planArtifact(spec(["/etc/passwd"])) as { problem: string }).problem, /not under \/outputs or \/work/);
-    assert.match((planArtifact(spec(["/workspace/x"])) as { problem: string }).problem, /not under/);
-    assert.match((planArtifact(spec(["dist/../../etc/*"])) as { problem: string }).problem, /contains \.\./);
-    assert.match((planArtifact(spec(["dist/**"], "../up")) as { problem: string }).problem, /not a safe file name/);
-    assert.match((planArtifact(spec(["!dist/*.map"])) as { problem: string }).problem, /no pattern that includes/);
+    assert.match(
+      (selectArtifact(spec(["/etc/passwd"])) as { problem: string }).problem,
+      /not under \/outputs or \/work/,
+    );
+    assert.match((selectArtifact(spec(["/workspace/x"])) as { problem: string }).problem, /not under/);
+    assert.match((selectArtifact(spec(["dist/../../etc/*"])) as { problem: string }).problem, /contains \.\./);
+    assert.match((selectArtifact(spec(["dist/**"], "../up")) as { problem: string }).problem, /not a safe file name/);
+    assert.match((selectArtifact(spec(["!dist/*.map"])) as { problem: string }).problem, /no pattern that includes/);
   });
 });
 

@@ -11,7 +11,7 @@ export const ARTIFACT_ROOTS = ["/outputs", "/work"] as const;
 const SAFE_NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$/;
 
 /** An artifact's patterns, ready to list and match. */
-export interface ArtifactPlan {
+export interface ArtifactSelection {
   /** Absolute include patterns (a relative one resolved against /work). */
   readonly includes: readonly string[];
   /** Absolute exclude patterns (those written with a leading `!`). */
@@ -27,7 +27,7 @@ export interface ArtifactPlan {
 }
 
 /** The plan of an artifact, or why it cannot be collected (a bad name, a pattern outside /outputs and /work). */
-export function planArtifact(spec: ArtifactSpec): ArtifactPlan | { readonly problem: string } {
+export function selectArtifact(spec: ArtifactSpec): ArtifactSelection | { readonly problem: string } {
   if (!SAFE_NAME.test(spec.name) || spec.name.endsWith(".manifest.json"))
     return { problem: `the name ${JSON.stringify(spec.name)} is not a safe file name` };
   const includes: string[] = [];
@@ -53,7 +53,7 @@ export function planArtifact(spec: ArtifactSpec): ArtifactPlan | { readonly prob
 
 /** The files of `listed` (absolute pod paths) the plan takes, sorted, relative to its pack root; names with a newline apart (tar reads its list by lines). */
 export function matchArtifactFiles(
-  plan: ArtifactPlan,
+  plan: ArtifactSelection,
   listed: readonly string[],
 ): { readonly files: readonly string[]; readonly unpackable: readonly string[] } {
   const options = { dot: true };

@@ -7,10 +7,10 @@ import { readDuration } from "../core/duration.js";
 import { readSize } from "../core/patterns.js";
 import { InputError } from "../core/errors.js";
 import type { HostTarSetting } from "../transfer/host-tar.js";
-import type { RunSettings } from "../settings/run-settings.js";
+import type { RunSettings } from "../executor/kubernetes/context.js";
 import { parseStepsFile, type StepSpec } from "../workflow/steps-file.js";
 import { FLAG_NAMES, holdOverrides, type HeldOverrides } from "../settings/hold-overrides.js";
-import { prepareWorkflowRun, type PreparedWorkflowRun } from "../settings/prepare-workflow-run.js";
+import { prepareWorkflowRun, type PreparedRun } from "../settings/prepare-workflow-run.js";
 import type { Secret } from "../secrets/secret.js";
 import { loadWorkflowFile, type LoadedWorkflow } from "../settings/load-workflow.js";
 import { readRunnerConfig } from "../config/read-runner-config.js";
@@ -101,7 +101,7 @@ export interface RawRunOptions extends RawClusterOptions, RawCacheOptions, RawPo
   verbose?: boolean;
 }
 
-export interface RunConfig {
+export interface RunCommand {
   readonly settings: RunSettings & { readonly maxLogBytes: number };
   readonly kubectlPath: string;
   /** --transport: how the run talks to the cluster. */
@@ -288,7 +288,7 @@ async function planRun(
   held: HeldOverrides,
   checkoutDir: string | undefined,
   cacheFlags: CacheFlags,
-): Promise<PreparedWorkflowRun> {
+): Promise<PreparedRun> {
   return prepareWorkflowRun(source.loaded, {
     runId,
     ...(source.trigger ? { trigger: source.trigger } : {}),
@@ -360,10 +360,10 @@ async function readGitCheckout(
  * checkpoint.json, src/run/resume-files.ts), with this invocation's cluster flags, host tar and git. InputError
  * (exit 2) for a directory without them, a finished run, or flags that would change the run.
  */
-export async function resolveResumeConfig(
+export async function resolveResumeCommand(
   raw: RawRunOptions,
   env: NodeJS.ProcessEnv,
-): Promise<{ config: RunConfig; resume: { plan: RunPlan; checkpoint: RunCheckpoint } }> {
+): Promise<{ config: RunCommand; resume: { plan: RunPlan; checkpoint: RunCheckpoint } }> {
   const dir = resolve(requireOption(raw.resume, "--resume"));
   const changing = (["workflow", "steps", "checkout", "out", "image", "timeout", "dryRun"] as const).filter(
     (name) => raw[name] !== undefined,
@@ -392,7 +392,7 @@ export async function resolveResumeConfig(
 }
 
 /** Validates everything; throws InputError with the file, line and what was expected. Touches no cluster. */
-export async function resolveRunConfig(raw: RawRunOptions, env: NodeJS.ProcessEnv): Promise<RunConfig> {
+export async function resolveRunCommand(raw: RawRunOptions, env: NodeJS.ProcessEnv): Promise<RunCommand> {
   const outDir = checkOutDir(requireOption(raw.out, "--out"));
   const runId = raw.runId ?? generateRunId();
   if (!isAcceptableRunId(runId))

@@ -4,7 +4,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { renderDryRun } from "../../src/cli/dry-run.js";
-import { resolveRunConfig, type RawRunOptions } from "../../src/cli/resolve-config.js";
+import { resolveRunCommand, type RawRunOptions } from "../../src/cli/resolve-run-command.js";
 import { InputError } from "../../src/core/errors.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
 
@@ -29,7 +29,7 @@ function workspace(): { dir: string; options: RawRunOptions } {
 
 async function inputError(options: RawRunOptions, env: NodeJS.ProcessEnv = {}): Promise<string> {
   try {
-    await resolveRunConfig(options, env);
+    await resolveRunCommand(options, env);
   } catch (error) {
     assert.ok(error instanceof InputError, String(error));
     return error.message;
@@ -37,16 +37,16 @@ async function inputError(options: RawRunOptions, env: NodeJS.ProcessEnv = {}): 
   assert.fail("expected an InputError");
 }
 
-describe("resolveRunConfig", () => {
+describe("resolveRunCommand", () => {
   it("talks to the cluster through the api transport unless told otherwise, or through kubectl when told so", async () => {
     const { options } = workspace();
-    assert.equal((await resolveRunConfig(options, { KUBECONFIG: "/nonexistent" })).transport, "api");
+    assert.equal((await resolveRunCommand(options, { KUBECONFIG: "/nonexistent" })).transport, "api");
     assert.equal(
-      (await resolveRunConfig({ ...options, transport: "kubectl" }, { KUBECONFIG: "/nonexistent" })).transport,
+      (await resolveRunCommand({ ...options, transport: "kubectl" }, { KUBECONFIG: "/nonexistent" })).transport,
       "kubectl",
     );
     assert.equal(
-      (await resolveRunConfig({ ...options, transport: "api" }, { KUBECONFIG: "/nonexistent" })).transport,
+      (await resolveRunCommand({ ...options, transport: "api" }, { KUBECONFIG: "/nonexistent" })).transport,
       "api",
     );
     assert.match(
@@ -57,7 +57,7 @@ describe("resolveRunConfig", () => {
 
   it("resolves defaults: the context's namespace left to kubectl, kubectl from PATH, a generated run id and its Job name", async () => {
     const { options } = workspace();
-    const config = await resolveRunConfig(options, { KUBECONFIG: "/nonexistent" });
+    const config = await resolveRunCommand(options, { KUBECONFIG: "/nonexistent" });
     assert.deepEqual(config.settings.target, { namespaceFromContext: true });
     assert.equal(config.kubectlPath, "kubectl");
     assert.match(config.settings.runId, /^\d{8}-\d{6}-[0-9a-f]{6}$/);
@@ -70,7 +70,7 @@ describe("resolveRunConfig", () => {
 
   it("takes --pod-idle-timeout into the Job's guard, its annotation and the dry run", async () => {
     const { options } = workspace();
-    const config = await resolveRunConfig({ ...options, podIdleTimeout: "20s", namespace: "ci", dryRun: true }, {});
+    const config = await resolveRunCommand({ ...options, podIdleTimeout: "20s", namespace: "ci", dryRun: true }, {});
     assert.equal(config.settings.podIdleTimeoutMs, 20_000);
     const text = await renderDryRun(config);
     assert.match(
@@ -91,7 +91,7 @@ describe("resolveRunConfig", () => {
       "pod:\n  nodeSelector: {pool: ci}\n  imagePullSecrets: [registry-credentials]\n  security: restricted\n  podSpecPatch: {hostAliases: [{ip: 10.0.0.5, hostnames: [registry.local]}]}\n",
     );
     const { steps: _steps, image: _image, ...rest } = options;
-    const resolved = await resolveRunConfig({ ...rest, workflow, config, namespace: "ci", dryRun: true }, {});
+    const resolved = await resolveRunCommand({ ...rest, workflow, config, namespace: "ci", dryRun: true }, {});
     assert.deepEqual(resolved.settings.pod, {
       nodeSelector: { pool: "ci" },
       imagePullSecrets: ["registry-credentials"],
@@ -125,7 +125,7 @@ describe("resolveRunConfig", () => {
     const message = await inputError({ ...flags, config: refuse });
     assert.match(message, /^--cpu 2 is over limits\.maxCpu 1 in --config \S+refuse\.yml; ask for at most 1/m);
     assert.match(message, /^--timeout 1h00m is over limits\.maxTimeout 10m00s in --config \S+refuse\.yml/m);
-    const resolved = await resolveRunConfig({ ...flags, config: clamp }, {});
+    const resolved = await resolveRunCommand({ ...flags, config: clamp }, {});
     assert.deepEqual([resolved.settings.cpu, resolved.settings.timeoutMs], ["1", 600_000]);
     assert.deepEqual(
       resolved.settings.workflow?.clamped?.map((clamp) => clamp.path),
@@ -159,7 +159,10 @@ describe("resolveRunConfig", () => {
       runtimeClass: "gvisor",
       ephemeralStorage: "3Gi:6Gi",
     };
-    const resolved = await resolveRunConfig({ ...rest, workflow, config, namespace: "ci", dryRun: true, ...flags }, {});
+    const resolved = await resolveRunCommand(
+      { ...rest, workflow, config, namespace: "ci", dryRun: true, ...flags },
+      {},
+    );
     assert.deepEqual(resolved.settings.pod, {
       nodeSelector: { pool: "gpu", zone: "a" },
       tolerations: [{ key: "gpu", operator: "Exists", effect: "NoSchedule" }],
@@ -178,7 +181,7 @@ describe("resolveRunConfig", () => {
     assert.match(text, /^ {6}priorityClassName: ci-high$/m);
     assert.match(text, /^ {6}imagePullSecrets:\n {8}- name: registry-a\n {8}- name: registry-b$/m);
     // Without --config the flags alone set the keys; with a steps file they are refused, as --config is.
-    const alone = await resolveRunConfig(
+    const alone = await resolveRunCommand(
       { ...rest, workflow, namespace: "ci", dryRun: true, nodeSelector: ["pool=gpu"] },
       {},
     );
@@ -192,9 +195,9 @@ describe("resolveRunConfig", () => {
 
   it("takes kubectl from KNOTLESS_KUBECTL unless --kubectl is given", async () => {
     const { options } = workspace();
-    assert.equal((await resolveRunConfig(options, { KNOTLESS_KUBECTL: "/opt/k" })).kubectlPath, "/opt/k");
+    assert.equal((await resolveRunCommand(options, { KNOTLESS_KUBECTL: "/opt/k" })).kubectlPath, "/opt/k");
     assert.equal(
-      (await resolveRunConfig({ ...options, kubectl: "/bin/k2" }, { KNOTLESS_KUBECTL: "/opt/k" })).kubectlPath,
+      (await resolveRunCommand({ ...options, kubectl: "/bin/k2" }, { KNOTLESS_KUBECTL: "/opt/k" })).kubectlPath,
       "/bin/k2",
     );
   });
@@ -202,24 +205,24 @@ describe("resolveRunConfig", () => {
   it("packs the upload with tar on PATH by default, the tar KNOTLESS_TAR names, or the runner's packer for none, each with the CLI's environment", async () => {
     const { options } = workspace();
     const env = { PATH: "/usr/bin:/bin" };
-    assert.deepEqual((await resolveRunConfig(options, env)).settings.hostTar, { binary: "tar", env });
+    assert.deepEqual((await resolveRunCommand(options, env)).settings.hostTar, { binary: "tar", env });
     const named = { ...env, KNOTLESS_TAR: "/opt/gnu/bin/tar" };
-    assert.deepEqual((await resolveRunConfig(options, named)).settings.hostTar, {
+    assert.deepEqual((await resolveRunCommand(options, named)).settings.hostTar, {
       binary: "/opt/gnu/bin/tar",
       env: named,
     });
-    assert.equal((await resolveRunConfig(options, { ...env, KNOTLESS_TAR: "none" })).settings.hostTar, undefined);
+    assert.equal((await resolveRunCommand(options, { ...env, KNOTLESS_TAR: "none" })).settings.hostTar, undefined);
   });
 
   it("pins --namespace when given, and otherwise leaves a run's namespace to kubectl without reading the kubeconfig", async () => {
     const { dir, options } = workspace();
     const kubeconfig = join(dir, "kubeconfig");
     writeFileSync(kubeconfig, "contexts: [\n"); // malformed: only kubectl, which refuses it, would read it
-    assert.deepEqual((await resolveRunConfig({ ...options, kubeconfig, namespace: "explicit" }, {})).settings.target, {
+    assert.deepEqual((await resolveRunCommand({ ...options, kubeconfig, namespace: "explicit" }, {})).settings.target, {
       namespace: "explicit",
       kubeconfig,
     });
-    assert.deepEqual((await resolveRunConfig({ ...options, kubeconfig, context: "b" }, {})).settings.target, {
+    assert.deepEqual((await resolveRunCommand({ ...options, kubeconfig, context: "b" }, {})).settings.target, {
       namespaceFromContext: true,
       kubeconfig,
       context: "b",
@@ -234,17 +237,17 @@ describe("resolveRunConfig", () => {
       "current-context: a\ncontexts:\n- name: a\n  context: {namespace: team-a}\n- name: b\n  context: {namespace: team-b}\n",
     );
     const dry = { ...options, dryRun: true };
-    assert.deepEqual((await resolveRunConfig({ ...dry, kubeconfig }, {})).settings.target, {
+    assert.deepEqual((await resolveRunCommand({ ...dry, kubeconfig }, {})).settings.target, {
       namespace: "team-a",
       namespaceFromContext: true,
       kubeconfig,
     });
     assert.equal(
-      (await resolveRunConfig({ ...dry, kubeconfig, context: "b" }, {})).settings.target.namespace,
+      (await resolveRunCommand({ ...dry, kubeconfig, context: "b" }, {})).settings.target.namespace,
       "team-b",
     );
-    assert.equal((await resolveRunConfig(dry, { KUBECONFIG: "/nonexistent" })).settings.target.namespace, "default");
-    assert.deepEqual((await resolveRunConfig({ ...dry, kubeconfig, namespace: "explicit" }, {})).settings.target, {
+    assert.equal((await resolveRunCommand(dry, { KUBECONFIG: "/nonexistent" })).settings.target.namespace, "default");
+    assert.deepEqual((await resolveRunCommand({ ...dry, kubeconfig, namespace: "explicit" }, {})).settings.target, {
       namespace: "explicit",
       kubeconfig,
     });
@@ -272,7 +275,7 @@ describe("resolveRunConfig", () => {
     const { steps: _steps, ...rest } = withSteps;
     writeFileSync(join(dir, "ci.yml"), "clone:\n  depth: 5\n  submodules: true\nsteps:\n  - name: a\n    command: b\n");
     const sha = "c".repeat(40);
-    const config = await resolveRunConfig(
+    const config = await resolveRunCommand(
       { ...rest, workflow: join(dir, "ci.yml"), checkoutGit: "https://git.example/r.git", checkoutSha: sha },
       { KUBECONFIG: "/nonexistent" },
     );
