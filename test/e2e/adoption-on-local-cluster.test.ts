@@ -1,6 +1,6 @@
 // Several serve hosts on the local cluster: A holds runs and is killed with SIGKILL; two adopters race for them, each run adopted and finished exactly once; A restarted touches none.
 import assert from "node:assert/strict";
-import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { execFile } from "node:child_process";
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -8,14 +8,13 @@ import { after, before, describe, it } from "node:test";
 import { startLocalCluster, type LocalCluster } from "../../local-cluster/index.js";
 import { NSID } from "../../src/serve/lexicon-schemas.js";
 import { assertNothingLeft, E2E_KUBECTLS, findPodmanSkipReason, waitUntil } from "../support/local-cluster-e2e.js";
-import { REPO_ROOT } from "../support/run-cli.js";
 import { createServeClient, type ServeClient } from "../support/serve-client.js";
+import { startServeProcess, type ServeProcess } from "../support/serve-process.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
 
 const skip = findPodmanSkipReason();
 const KUBECTL = E2E_KUBECTLS.at(-1) ?? "kubectl";
 const TOKEN = "e2e-adoption-token-16+";
-const CLI = join(REPO_ROOT, "bin", "knotless-runner-k8s.js");
 const LEASE_SECONDS = 3;
 const RUNS = ["r1", "r2", "r3", "r4", "r5"];
 
@@ -25,30 +24,9 @@ const WORKFLOW = `steps:
     command: "for i in 1 2 3 4 5 6 7 8 9 10 11 12; do echo line $i; sleep 1; done; echo done > /outputs/out.txt"
 `;
 
-interface ServeProcess {
-  readonly child: ChildProcess;
-  readonly url: string;
-  readonly output: () => string;
-  readonly exited: Promise<number | null>;
-}
-
-function startServe(args: readonly string[]): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [CLI, "serve", ...args], {
-    env: { ...process.env, KNOTLESS_HEARTBEAT_INTERVAL: "5s" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let output = "";
-  const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
-  return new Promise((resolve, reject) => {
-    child.stdout!.setEncoding("utf8").on("data", (text: string) => {
-      output += text;
-      const match = /listening on (\S+)/.exec(output);
-      if (match) resolve({ child, url: match[1]!, output: () => output, exited });
-    });
-    child.stderr!.setEncoding("utf8").on("data", (text: string) => (output += text));
-    void exited.then((code) => reject(new Error(`serve exited ${code} before listening: ${output}`)));
-  });
-}
+/** serve with a short heartbeat, as these tests need. */
+const startServe = (args: readonly string[], nodeArgs: readonly string[] = []): Promise<ServeProcess> =>
+  startServeProcess(args, { KNOTLESS_HEARTBEAT_INTERVAL: "5s" }, nodeArgs);
 
 describe("several serve hosts on the local cluster", { skip, concurrency: 1, timeout: 600_000 }, () => {
   let cluster: LocalCluster;

@@ -1,6 +1,6 @@
 // A run survives its runner: `serve` killed with SIGKILL mid-step and started again on the same state directory re-attaches to the run's pod.
 import assert from "node:assert/strict";
-import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -12,6 +12,7 @@ import { NSID } from "../../src/serve/lexicon-schemas.js";
 import { assertNothingLeft, E2E_KUBECTLS, findPodmanSkipReason, waitUntil } from "../support/local-cluster-e2e.js";
 import { REPO_ROOT } from "../support/run-cli.js";
 import { createServeClient, type ServeClient } from "../support/serve-client.js";
+import { startServeProcess, type ServeProcess } from "../support/serve-process.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
 
 const skip = findPodmanSkipReason();
@@ -30,31 +31,9 @@ const WORKFLOW = `steps:
     command: "echo second step sees $TOKEN_X"
 `;
 
-interface ServeProcess {
-  readonly child: ChildProcess;
-  readonly url: string;
-  readonly output: () => string;
-  readonly exited: Promise<number | null>;
-}
-
-/** Spawns `serve ...args`, with `nodeArgs` (such as `--import`) before the CLI. */
-function startServe(args: readonly string[], nodeArgs: readonly string[] = []): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [...nodeArgs, CLI, "serve", ...args], {
-    env: { ...process.env, KNOTLESS_HEARTBEAT_INTERVAL: "5s" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let output = "";
-  const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
-  return new Promise((resolve, reject) => {
-    child.stdout!.setEncoding("utf8").on("data", (text: string) => {
-      output += text;
-      const match = /listening on (\S+)/.exec(output);
-      if (match) resolve({ child, url: match[1]!, output: () => output, exited });
-    });
-    child.stderr!.setEncoding("utf8").on("data", (text: string) => (output += text));
-    void exited.then((code) => reject(new Error(`serve exited ${code} before listening: ${output}`)));
-  });
-}
+/** serve with a short heartbeat, as these tests need. */
+const startServe = (args: readonly string[], nodeArgs: readonly string[] = []): Promise<ServeProcess> =>
+  startServeProcess(args, { KNOTLESS_HEARTBEAT_INTERVAL: "5s" }, nodeArgs);
 
 /** What the tests read of a getRun answer. */
 interface RunBody {
@@ -276,14 +255,14 @@ describe("a run survives its runner on the local cluster", { skip, concurrency: 
     // The service is started again with a module that throws from a timer on SIGUSR2: the product has no crash hook.
     if (serve) {
       serve.child.kill("SIGTERM");
-      assert.equal(await serve.exited, 0, serve.output());
+      assert.equal((await serve.exited).code, 0, serve.output());
     }
     serve = await startServe(serveArgs(), ["--import", CRASH_ON_SIGNAL]);
     client = await createServeClient(serve.url, TOKEN);
     assert.equal((await submit("crashed")).status, 200);
     await waitForLine("crashed", "line 4");
     serve.child.kill("SIGUSR2");
-    assert.equal(await serve.exited, 3, serve.output());
+    assert.equal((await serve.exited).code, 3, serve.output());
     assert.match(serve.output(), /internal error: Error: injected crash/);
     const left = /left Job (\S+) of run crashed for the next start to re-attach to/.exec(serve.output());
     assert.ok(left, `serve said it left the Job: ${serve.output()}`);
@@ -377,7 +356,7 @@ describe("a run survives its runner on the local cluster", { skip, concurrency: 
     assert.equal(savedLog.filter((line) => /re-attached to pod/.test(line.content ?? "")).length, 1);
     assert.equal(savedLog.filter((line) => line.event === "cache-save").length, 1, "one save in the log");
     serve!.child.kill("SIGTERM");
-    assert.equal(await serve!.exited, 0, serve!.output());
+    assert.equal((await serve!.exited).code, 0, serve!.output());
     serve = undefined;
     await assertNothingLeft(cluster);
   });

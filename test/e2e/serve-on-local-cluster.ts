@@ -2,23 +2,22 @@
 // transport's file runs (serve-api-on-local-cluster.test.ts, serve-kubectl-on-local-cluster.test.ts), as two files so
 // `node --test` runs them at once.
 import assert from "node:assert/strict";
-import { execFileSync, spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { startLocalCluster, type LocalCluster } from "../../local-cluster/index.js";
 import { NSID } from "../../src/serve/lexicon-schemas.js";
 import { assertNothingLeft, E2E_KUBECTLS, findPodmanSkipReason, waitUntil } from "../support/local-cluster-e2e.js";
-import { REPO_ROOT } from "../support/run-cli.js";
 import { startGitHttpServer } from "../support/git-http-server.js";
 import { createServeClient, parsePrometheusText, type ServeClient } from "../support/serve-client.js";
 import { readArchiveMembers } from "../support/tar-names.js";
+import { startServeProcess, type ServeProcess } from "../support/serve-process.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
 
 const skip = findPodmanSkipReason();
 const KUBECTL = E2E_KUBECTLS.at(-1) ?? "kubectl";
 const TOKEN = "e2e-serve-token-of-16+";
-const CLI = join(REPO_ROOT, "bin", "knotless-runner-k8s.js");
 
 const DEBIAN_IMAGE = "docker.io/library/debian:bookworm-slim";
 const skipGitImage =
@@ -50,30 +49,9 @@ function readPodGateway(): string {
 const workflow = (command: string, when = "") =>
   `${when}steps:\n  - name: main\n    command: ${JSON.stringify(command)}\n`;
 
-interface ServeProcess {
-  readonly child: ChildProcess;
-  readonly url: string;
-  readonly output: () => string;
-  readonly exited: Promise<number | null>;
-}
-
-function startServe(args: readonly string[]): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [CLI, "serve", ...args], {
-    env: { ...process.env, KNOTLESS_HEARTBEAT_INTERVAL: "5s" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let output = "";
-  const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
-  return new Promise((resolve, reject) => {
-    child.stdout!.setEncoding("utf8").on("data", (text: string) => {
-      output += text;
-      const match = /listening on (\S+)/.exec(output);
-      if (match) resolve({ child, url: match[1]!, output: () => output, exited });
-    });
-    child.stderr!.setEncoding("utf8").on("data", (text: string) => (output += text));
-    void exited.then((code) => reject(new Error(`serve exited ${code} before listening: ${output}`)));
-  });
-}
+/** serve with a short heartbeat, as these tests need. */
+const startServe = (args: readonly string[], nodeArgs: readonly string[] = []): Promise<ServeProcess> =>
+  startServeProcess(args, { KNOTLESS_HEARTBEAT_INTERVAL: "5s" }, nodeArgs);
 
 /** The whole suite through `transport` (serve's default, the API in-process, or kubectl), on a local cluster of its own. */
 export function describeServeOnLocalCluster(transport: "api" | "kubectl"): void {
@@ -129,7 +107,7 @@ export function describeServeOnLocalCluster(transport: "api" | "kubectl"): void 
         });
         after(async () => {
           serve?.child.kill("SIGTERM");
-          assert.equal(await serve?.exited, 0, serve?.output());
+          assert.equal((await serve?.exited)?.code, 0, serve?.output());
           await assertNothingLeft(cluster);
         });
         const submit = (runId: string, text: string, extra: Record<string, unknown> = {}) =>
@@ -439,7 +417,7 @@ export function describeServeOnLocalCluster(transport: "api" | "kubectl"): void 
             },
             10_000,
           );
-          assert.equal(await serve.exited, 0, serve.output());
+          assert.equal((await serve.exited).code, 0, serve.output());
           const { RunStore } = await import("../../src/serve/run-store.js");
           const store = new RunStore(stateDir);
           assert.equal(store.getRun("drained")?.status, "success");
@@ -472,7 +450,7 @@ export function describeServeOnLocalCluster(transport: "api" | "kubectl"): void 
           await waitUntil("draining said", () => /draining/.test(serve.output()), 10_000);
           const second = Date.now();
           serve.child.kill("SIGTERM");
-          assert.equal(await serve.exited, 130, serve.output());
+          assert.equal((await serve.exited).code, 130, serve.output());
           assert.ok(Date.now() - second < 5000, `exited ${Date.now() - second} ms after the second SIGTERM`);
           assert.match(serve.output(), /SIGTERM again: abandoned run stuck: /);
           const { RunStore } = await import("../../src/serve/run-store.js");
@@ -508,7 +486,7 @@ export function describeServeOnLocalCluster(transport: "api" | "kubectl"): void 
             JSON.stringify(run.result.refusedOutputs),
           );
           serve.child.kill("SIGTERM");
-          assert.equal(await serve.exited, 0, serve.output());
+          assert.equal((await serve.exited).code, 0, serve.output());
           await assertNothingLeft(cluster);
         });
 

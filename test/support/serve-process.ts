@@ -23,12 +23,13 @@ export function writeServeToken(dir: string, token: string): string {
   return file;
 }
 
-/** Spawns `serve ...args`; rejects if it exits before saying `listening on URL`. */
+/** Spawns `serve ...args` (with `nodeArgs`, such as `--import`, before the CLI); rejects if it exits before saying `listening on URL`. */
 export function startServeProcess(
   args: readonly string[],
   env: Readonly<Record<string, string>> = {},
+  nodeArgs: readonly string[] = [],
 ): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [CLI, "serve", ...args], {
+  const child = spawn(process.execPath, [...nodeArgs, CLI, "serve", ...args], {
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
