@@ -3,6 +3,7 @@ import type { IPod } from "kubernetes-models/v1/Pod";
 import { ClusterError, UnavailableError } from "../../cluster/errors.js";
 import { describeRefusal } from "../../cluster/refusal.js";
 import { CancelledError, InfraError } from "../../core/errors.js";
+import { formatDuration } from "../../core/duration.js";
 import { buildRunSelector } from "../../manifests/labels.js";
 import { classifyPod, isImagePullFailing, pickRunPod, type PodState } from "../../manifests/pod-state.js";
 import {
@@ -122,7 +123,10 @@ async function followPod(
       }
       if (state.kind === "stuck") {
         const reason = state.reason.includes("Image") ? "image-pull" : "pod-config";
-        throw new InfraError(reason, `pod ${state.name} cannot start: ${state.reason}: ${state.message}`);
+        // Which wait gave up and after how long, as every exit 3 says: a pull fails only after the grace.
+        const failing =
+          pullFailingSince === undefined ? "" : ` (pulls failing for ${formatDuration(now - pullFailingSince)})`;
+        throw new InfraError(reason, `pod ${state.name} cannot start: ${state.reason}: ${state.message}${failing}`);
       }
       if (state.kind === "gone")
         throw new InfraError(

@@ -293,7 +293,7 @@ describe("waitForPod", { concurrency: true }, () => {
     );
     await assert.rejects(
       waitForPod(ctx, FAR()),
-      isInfraError("image-pull", /ImagePullBackOff: Back-off pulling image "busybox:nope"/),
+      isInfraError("image-pull", /ImagePullBackOff: Back-off pulling image "busybox:nope" \(pulls failing for \d/),
     );
     assert.ok(kubectl.callsTo("get pods").length >= 2, "the first failing read is within the grace");
   });
