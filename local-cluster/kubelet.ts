@@ -64,7 +64,10 @@ export interface KubeletOptions {
   instanceId: string;
   /** Upper bound on a pod's termination grace period, to keep tests fast (default 10 s). */
   maxGraceSeconds?: number;
-  /** Safety-net poll of podman state while pods run, in ms (podman events trigger refreshes in between). */
+  /**
+   * Safety-net poll of podman state while pods run, in ms (default 10 s): podman's events trigger every refresh a
+   * pod needs; the poll only catches an event the stream lost.
+   */
   pollIntervalMs?: number;
   /** Seconds between ErrImagePull and ImagePullBackOff (default 2). */
   imageBackOffSeconds?: number;
@@ -92,13 +95,14 @@ export class Kubelet {
   private debounce: NodeJS.Timeout | undefined;
   private ipCounter = 2;
   private readonly pending = new Set<Promise<unknown>>();
+  private readonly presentImages = new Set<string>();
   private stopped = false;
 
   constructor(options: KubeletOptions) {
     this.opts = {
       ...options,
       maxGraceSeconds: options.maxGraceSeconds ?? 10,
-      pollIntervalMs: options.pollIntervalMs ?? 2000,
+      pollIntervalMs: options.pollIntervalMs ?? 10_000,
       imageBackOffSeconds: options.imageBackOffSeconds ?? 2,
       nodes: options.nodes,
       claims: options.claims,
@@ -118,10 +122,10 @@ export class Kubelet {
     const onEvent = (status: string): void => {
       if (!status.startsWith("exec")) this.scheduleSync(30);
     };
-    if (this.opts.podman) this.stopEvents = this.opts.podman.watchEvents(this.instanceLabel, onEvent);
-    this.pollTimer = setInterval(() => {
-      if ([...this.pods.values()].some((p) => p.stage === "starting" || p.stage === "running")) this.scheduleSync(0);
-    }, this.opts.pollIntervalMs);
+    // A restarted stream may have missed events while it was down: read podman's state once.
+    const onRestart = (): void => this.scheduleSync(0);
+    if (this.opts.podman) this.stopEvents = this.opts.podman.watchEvents(this.instanceLabel, onEvent, onRestart);
+    this.pollTimer = setInterval(() => this.scheduleSync(0), this.opts.pollIntervalMs);
     this.pollTimer.unref();
   }
 
@@ -436,7 +440,7 @@ export class Kubelet {
               message: `rpc error: code = Unknown desc = failed to pull and unpack image "${c.image}": failed to authorize: the image pull secret ${missing.join(", ")} was not found in namespace ${rt.namespace} (Unable to retrieve some image pull secrets)`,
             }
           : undefined);
-      const present = !fault && (await this.opts.podman!.imageExists(c.image));
+      const present = !fault && (await this.checkImagePresent(c.image));
       if (!this.alive(rt, "pulling")) return false;
       if (present) {
         events.record(pod, "Normal", "Pulled", `Container image "${c.image}" already present on machine`);
@@ -462,6 +466,14 @@ export class Kubelet {
       return false;
     }
     return true;
+  }
+
+  /** Whether podman has the image; one found is remembered (nothing here removes images), a missing one asked again. */
+  private async checkImagePresent(image: string): Promise<boolean> {
+    if (this.presentImages.has(image)) return true;
+    const present = await this.opts.podman!.imageExists(image);
+    if (present) this.presentImages.add(image);
+    return present;
   }
 
   private setWaiting(rt: PodRuntime, container: string, reason: string, message: string): void {
@@ -531,8 +543,17 @@ export class Kubelet {
     this.scheduleSync(0);
   }
 
+  /** Whether any pod's state is still read from podman (a sync applies to no other pod). */
+  private hasLivePods(): boolean {
+    return [...this.pods.values()].some((p) => p.stage === "starting" || p.stage === "running");
+  }
+
+  /**
+   * A sync in `delayMs`, unless one is due. Events of pods being deleted or finished (died, remove) ask for one
+   * too: with no pod starting or running it would read podman's state for nobody, so none is made.
+   */
   private scheduleSync(delayMs: number): void {
-    if (this.stopped || this.debounce) return;
+    if (this.stopped || this.debounce || !this.hasLivePods()) return;
     this.debounce = setTimeout(() => {
       this.debounce = undefined;
       this.track(this.sync());

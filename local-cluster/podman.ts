@@ -202,13 +202,20 @@ export class PodmanClient {
 
   /**
    * Follows `podman events` for containers with a label and calls `onEvent` for each; restarts the stream if it
-   * ends. Returns a function that stops following.
+   * ends, then calls `onRestart` (events may have been missed meanwhile). Returns a function that stops following.
    */
-  watchEvents(label: string, onEvent: (status: string, containerName: string) => void): () => void {
+  watchEvents(
+    label: string,
+    onEvent: (status: string, containerName: string) => void,
+    onRestart: () => void = () => undefined,
+  ): () => void {
     let stopped = false;
     let child: ChildProcess | undefined;
+    let started = false;
     const start = (): void => {
       if (stopped) return;
+      if (started) onRestart();
+      started = true;
       child = spawn(this.binary, ["events", "--format", "json", "--filter", `label=${label}`], {
         stdio: ["ignore", "pipe", "ignore"],
       });

@@ -14,7 +14,9 @@ const INSTANCE = "t1";
 /** A podman whose container is running, and says so on its event stream, before `kube play` returns. */
 class EagerPodman {
   readonly running = new Set<string>();
-  private onEvent: ((status: string, containerName: string) => void) | undefined;
+  /** How many times the kubelet read the containers' state (each a `podman ps` on a real podman). */
+  listCalls = 0;
+  onEvent: ((status: string, containerName: string) => void) | undefined;
 
   constructor(private readonly container: string) {}
 
@@ -34,6 +36,7 @@ class EagerPodman {
   }
 
   async listContainers(): Promise<PodmanContainer[]> {
+    this.listCalls++;
     return [...this.running].map((name) => ({
       id: name,
       name,
@@ -63,6 +66,21 @@ class EagerPodman {
   async createMemoryVolumes(): Promise<void> {}
 
   async removeVolumes(): Promise<void> {}
+}
+
+const POD = {
+  apiVersion: "v1",
+  kind: "Pod",
+  metadata: { name: "p1", namespace: "default", uid: "", resourceVersion: "", creationTimestamp: "" },
+  spec: { containers: [{ name: "run", image: "busybox:1.36", command: ["sleep", "3600"] }] },
+};
+
+async function waitFor(what: string, check: () => boolean): Promise<void> {
+  const deadline = Date.now() + 5000;
+  while (!check()) {
+    if (Date.now() > deadline) assert.fail(`${what} not within 5 s`);
+    await sleep(20);
+  }
 }
 
 describe("the local cluster's kubelet", () => {
@@ -96,6 +114,41 @@ describe("the local cluster's kubelet", () => {
       await sleep(400); // past kube play's return: nothing is recorded twice
       assert.deepEqual(reasons(), ["Scheduled", "Pulled", "Created", "Started"]);
       assert.equal(store.get("pods", "default", "p1")?.status?.phase, "Running");
+    } finally {
+      await kubelet.stop();
+    }
+  });
+
+  it("reads podman's state on a container event while its pod runs, and not for the events of a pod being deleted", async () => {
+    const store = new ObjectStore();
+    const container = formatPodmanContainerName(`lc-${INSTANCE}-default-p1`, "run");
+    const podman = new EagerPodman(container);
+    const kubelet = new Kubelet({
+      store,
+      events: createEventRecorder(store),
+      faults: new FaultInjector(),
+      podman: podman as unknown as PodmanClient,
+      instanceId: INSTANCE,
+      pollIntervalMs: 60_000,
+    });
+    kubelet.start();
+    try {
+      store.create("pods", structuredClone(POD));
+      await waitFor("the pod running", () => store.get("pods", "default", "p1")?.status?.phase === "Running");
+      await sleep(400); // past kube play's return and its sync
+      const running = podman.listCalls;
+      podman.onEvent?.("died", container);
+      await waitFor("a read after the died event", () => podman.listCalls > running);
+
+      store.mutate("pods", "default", "p1", (p) => {
+        p.metadata.deletionTimestamp = new Date().toISOString();
+        p.metadata.deletionGracePeriodSeconds = 0;
+      });
+      await waitFor("the pod removed", () => store.get("pods", "default", "p1") === undefined);
+      const deleted = podman.listCalls;
+      for (const status of ["died", "cleanup", "remove"]) podman.onEvent?.(status, container);
+      await sleep(300);
+      assert.equal(podman.listCalls, deleted, "no pod starting or running: nothing to read podman's state for");
     } finally {
       await kubelet.stop();
     }
