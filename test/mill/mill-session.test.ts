@@ -67,10 +67,11 @@ async function startExecutor(
   if (!options.mill) cleanups.push(() => mill.close());
   const dir = options.dir ?? makeTestTempDir("mill-session-");
   const launcher = new ScriptedLauncher();
-  const state = new MillState(
-    join(dir, "state"),
-    options.outboxCapBytes === undefined ? {} : { outboxCapBytes: options.outboxCapBytes },
-  );
+  const codec = await loadMillCodec();
+  const state = new MillState(join(dir, "state"), {
+    codec,
+    ...(options.outboxCapBytes === undefined ? {} : { outboxCapBytes: options.outboxCapBytes }),
+  });
   const warnings: string[] = [];
   const session = new MillSession({
     url: mill.url,
@@ -79,7 +80,7 @@ async function startExecutor(
     arch: "amd64",
     maxRuns: options.maxRuns ?? 2,
     state,
-    codec: await loadMillCodec(),
+    codec,
     launcher,
     logStore: options.logStore ?? createDirLogStore(join(dir, "store")),
     logDir: join(dir, "logs"),
@@ -426,7 +427,7 @@ describe("mill session", () => {
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     cleanups.push(() => new Promise((resolve) => server.close(() => resolve())));
     const dir = makeTestTempDir("mill-backoff-");
-    const state = new MillState(join(dir, "state"));
+    const state = new MillState(join(dir, "state"), { codec: await loadMillCodec() });
     const warnings: string[] = [];
     const session = new MillSession({
       url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}/mill`,
@@ -547,13 +548,13 @@ describe("mill session", () => {
   });
 
   it("with its outbox at the cap: reserves refused TRANSIENT, a commit's RUNNING dropped, every terminal still sent, reserves taken again once the mill acknowledges", async () => {
-    const running = Buffer.byteLength(JSON.stringify({ statusEvent: { status: 1, error: "", exitCode: 0 } }));
-    // Room for exactly one RUNNING row (lease id and JSON): after o-1's, the outbox is full until the mill acks.
-    const { mill, launcher, warnings } = await startExecutor({
-      ack: false,
-      maxRuns: 3,
-      outboxCapBytes: "o-1".length + running,
+    const running = (await loadMillCodec()).eventSize({
+      seqno: 1,
+      leaseId: "o-1",
+      statusEvent: { status: 1, error: "", exitCode: 0 },
     });
+    // Room for exactly one RUNNING event (its protobuf bytes): after o-1's, the outbox is full until the mill acks.
+    const { mill, launcher, warnings } = await startExecutor({ ack: false, maxRuns: 3, outboxCapBytes: running });
     assert.equal((await mill.reserve(offer("o-1"))).accepted, true);
     assert.equal((await mill.reserve(offer("o-2"))).accepted, true);
     assert.equal(await mill.commit("o-1"), "committed");
