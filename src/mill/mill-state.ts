@@ -5,7 +5,7 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import type Database from "better-sqlite3";
 import type { MillCodec } from "./mill-codec.js";
-import type { AttemptResult, MillEvent, StatusEvent } from "./mill-messages.js";
+import { TERMINAL_STATUS, type AttemptResult, type MillEvent, type StatusEvent } from "./mill-messages.js";
 
 /** What an outbox row carries besides its sequence number. */
 export type EventPayload = { readonly statusEvent: StatusEvent } | { readonly attemptResult: AttemptResult };
@@ -25,6 +25,8 @@ export interface StoredLease {
   readonly plan?: string;
   /** The run's last checkpoint (JSON), and the length the lease's log file had at it. */
   readonly checkpoint?: { readonly text: string; readonly logLength: number };
+  /** The reason of a CancelAttempt the mill sent (and was answered) while the lease ran: a restart ends it cancelled. */
+  readonly cancelReason?: string;
 }
 
 const SCHEMA = `
@@ -35,7 +37,7 @@ CREATE TABLE IF NOT EXISTS leases (lease_id TEXT PRIMARY KEY, state TEXT NOT NUL
 
 /** Columns added after the first release, each added to a database that lacks it. */
 const ADDED_COLUMNS = {
-  leases: { plan: "TEXT", checkpoint: "TEXT", log_length: "INTEGER" },
+  leases: { plan: "TEXT", checkpoint: "TEXT", log_length: "INTEGER", cancel_reason: "TEXT" },
   // The row's Event as protobuf bytes (spindle's byte_size); NULL in a row an older executor wrote, counted at open.
   outbox: { byte_size: "INTEGER" },
 } as const;
@@ -159,7 +161,7 @@ export class MillState {
     return this.#db.transaction(() => {
       this.#db
         .prepare(
-          "INSERT OR REPLACE INTO leases (lease_id, state, record, terminal, plan, checkpoint, log_length) VALUES (?, 'running', ?, NULL, NULL, NULL, NULL)",
+          "INSERT OR REPLACE INTO leases (lease_id, state, record, terminal, plan, checkpoint, log_length, cancel_reason) VALUES (?, 'running', ?, NULL, NULL, NULL, NULL, NULL)",
         )
         .run(leaseId, record);
       return this.#appendLocked(leaseId, { statusEvent: running });
@@ -176,6 +178,13 @@ export class MillState {
     this.#db
       .prepare("UPDATE leases SET checkpoint = ?, log_length = ? WHERE lease_id = ? AND state = 'running'")
       .run(checkpoint, logLength, leaseId);
+  }
+
+  /** Keeps a cancel the mill sent for a running lease, before it is answered: a restart cancels the lease rather than continuing it. */
+  recordCancel(leaseId: string, reason: string): void {
+    this.#db
+      .prepare("UPDATE leases SET cancel_reason = ? WHERE lease_id = ? AND state = 'running'")
+      .run(reason, leaseId);
   }
 
   /** Records the lease's terminal before its log is stored, so a restart stores the log and queues it (the run is not continued). */
@@ -198,7 +207,9 @@ export class MillState {
   /** The leases committed and not finished: after a restart, the runs this process lost. */
   listLeases(): StoredLease[] {
     const rows = this.#db
-      .prepare("SELECT lease_id, state, record, terminal, plan, checkpoint, log_length FROM leases ORDER BY lease_id")
+      .prepare(
+        "SELECT lease_id, state, record, terminal, plan, checkpoint, log_length, cancel_reason FROM leases ORDER BY lease_id",
+      )
       .all() as Array<{
       lease_id: string;
       state: "running" | "finishing";
@@ -207,14 +218,16 @@ export class MillState {
       plan: string | null;
       checkpoint: string | null;
       log_length: number | null;
+      cancel_reason: string | null;
     }>;
     return rows.map((row) => ({
       leaseId: row.lease_id,
       state: row.state,
       record: row.record,
-      ...(row.terminal === null ? {} : { terminal: JSON.parse(row.terminal) as AttemptResult }),
+      ...(row.terminal === null ? {} : { terminal: readTerminal(row.terminal) }),
       ...(row.plan === null ? {} : { plan: row.plan }),
       ...(row.checkpoint === null ? {} : { checkpoint: { text: row.checkpoint, logLength: row.log_length ?? 0 } }),
+      ...(row.cancel_reason === null ? {} : { cancelReason: row.cancel_reason }),
     }));
   }
 
@@ -265,5 +278,19 @@ export class MillState {
     this.#db
       .prepare("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
       .run(key, value);
+  }
+}
+
+/** A kept terminal; one that cannot be read (a damaged row) is a failure saying so: a restart must not stop on it. */
+function readTerminal(text: string): AttemptResult {
+  try {
+    return JSON.parse(text) as AttemptResult;
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    return {
+      status: TERMINAL_STATUS.failed,
+      exitCode: -1,
+      error: `runner-lost: the executor restarted and could not read the run's result: ${why}`,
+    };
   }
 }

@@ -360,6 +360,31 @@ describe("mill session", () => {
     assert.deepEqual(mill.violations, []);
   });
 
+  it("keeps a cancel the mill sent across a restart: the lease the restart finds is not continued, its Job is deleted and it ends with one CANCELLED terminal", async () => {
+    const first = await startExecutor();
+    const { mill, dir } = first;
+    first.launcher.stopsOnCancel = false; // killed while the run was still stopping: no terminal yet
+    await runToCommit(mill, "k-1");
+    const run = first.launcher.runs.get("k-1")!;
+    run.progress.plan('{"plan":"k-1"}');
+    run.line("before the cancel");
+    // Sent once, as a mill that took the CancelAck for the cancel's answer: it is not sent again after the restart.
+    mill.send({ kind: "cancelAttempt", body: { leaseId: "k-1", reason: "workflow destroyed" } });
+    await mill.waitFor(() => mill.messages("cancelAck").some((ack) => ack.leaseId === "k-1"), 5_000, "the CancelAck");
+    await first.stop();
+    assert.equal(mill.terminals.get("k-1"), undefined, "killed before the cancel's terminal");
+    const second = await startExecutor({ mill, dir });
+    const terminal = await mill.waitFor(() => mill.terminals.get("k-1"), 10_000, "the cancelled lease's terminal");
+    assert.equal(terminal.status, TERMINAL_STATUS.cancelled);
+    assert.match(terminal.error, /workflow destroyed/);
+    assert.deepEqual(mill.statuses.get("k-1"), ["running", "cancelled"]);
+    assert.equal(second.launcher.runs.has("k-1"), false, "not continued");
+    assert.deepEqual(second.launcher.cleanedUp, [JSON.stringify({ leaseId: "k-1" })]);
+    assert.match(readFileSync(join(dir, "store", "logs", "k-1.log"), "utf8"), /before the cancel/);
+    assert.deepEqual(second.state.listLeases(), []);
+    assert.deepEqual(mill.violations, []);
+  });
+
   it("stores the log of a run that ended before a restart whose upload had not gone through, and sends its terminal once (a failing dir store)", async () => {
     const dir = makeTestTempDir("mill-session-");
     const failing: LogStore = { describe: "down", put: () => Promise.reject(new Error("503 Slow Down")) };

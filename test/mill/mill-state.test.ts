@@ -110,6 +110,24 @@ describe("mill executor state", () => {
     state.close();
   });
 
+  it("lists a finishing lease whose kept terminal cannot be read with a FAILED terminal saying so, rather than failing every start", () => {
+    const dir = makeTestTempDir("mill-state-");
+    const first = new MillState(dir, { codec });
+    first.startLease("l1", '{"job":"j"}', RUNNING);
+    first.close();
+    const open = createRequire(import.meta.url)("better-sqlite3") as typeof Database;
+    const raw = new open(join(dir, "mill-executor.sqlite"));
+    raw.exec(`UPDATE leases SET state = 'finishing', terminal = '{"status":1,' WHERE lease_id = 'l1'`);
+    raw.close();
+    const second = new MillState(dir, { codec });
+    const [lease] = second.listLeases();
+    assert.equal(lease!.state, "finishing");
+    assert.equal(lease!.terminal!.status, 2);
+    assert.equal(lease!.terminal!.exitCode, -1);
+    assert.match(lease!.terminal!.error, /^runner-lost: the executor restarted and could not read the run's result: /);
+    second.close();
+  });
+
   it("starts a new epoch with an empty outbox on resetStream", () => {
     const state = new MillState(":memory:", { codec });
     const epoch = state.epoch;
