@@ -53,6 +53,12 @@ export const EXECUTOR_OPTIONS: readonly OptionSpec[] = [
     defaultValue: "10m",
   },
   {
+    flag: "--outbox-max-bytes <size>",
+    description:
+      "most bytes of events (protobuf, as the mill gets them) not yet acknowledged: past it RUNNING statuses are dropped and reservations refused TRANSIENT; terminals are always kept (at least 1Ki)",
+    defaultValue: "10Mi",
+  },
+  {
     flag: "--metrics-listen <host:port>",
     description: "serve Prometheus /metrics here (no token: bind it to a private address)",
   },
@@ -136,6 +142,7 @@ export interface RawExecutorOptions extends RawClusterOptions, RawPodOptions {
   labels?: string;
   maxRuns: string;
   drainTimeout: string;
+  outboxMaxBytes: string;
   metricsListen?: string;
   architectures?: string;
   insecureMill?: boolean;
@@ -166,6 +173,8 @@ export interface ExecutorCommand {
   readonly labels: readonly string[];
   readonly maxRuns: number;
   readonly drainTimeoutMs: number;
+  /** --outbox-max-bytes: the outbox's cap, in encoded bytes (spindle's 10 MiB by default). */
+  readonly outboxMaxBytes: number;
   readonly metricsListen?: { readonly host: string; readonly port: number };
   readonly architectures?: readonly string[];
   readonly arch: string;
@@ -218,6 +227,7 @@ export async function resolveExecutorCommand(
     labels,
     maxRuns,
     drainTimeoutMs: readDuration(raw.drainTimeout, "--drain-timeout"),
+    outboxMaxBytes: readOutboxMaxBytes(raw.outboxMaxBytes),
     ...(raw.metricsListen !== undefined ? { metricsListen: readHostPort(raw.metricsListen, "--metrics-listen") } : {}),
     ...(architectures && architectures.length > 0 ? { architectures } : {}),
     arch: describeArch(process.arch),
@@ -313,6 +323,16 @@ function readLogStore(raw: RawExecutorOptions, env: NodeJS.ProcessEnv): LogStore
         }
       : {}),
   };
+}
+
+/** The smallest outbox cap taken: below it, one terminal would keep reservations refused until the mill acknowledges. */
+const MIN_OUTBOX_BYTES = 1024;
+
+function readOutboxMaxBytes(text: string): number {
+  const bytes = readSize(text, "--outbox-max-bytes");
+  if (bytes < MIN_OUTBOX_BYTES)
+    throw new InputError(`--outbox-max-bytes must be at least 1Ki (${MIN_OUTBOX_BYTES} bytes), got "${text}"`);
+  return bytes;
 }
 
 function readHostPort(text: string, flag: string): { host: string; port: number } {

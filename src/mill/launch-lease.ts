@@ -59,6 +59,30 @@ interface LeaseRecord {
 
 export function createKubernetesLauncher(options: KubernetesLauncherOptions): LeaseLauncher {
   const { defaults } = options;
+  /** Deletes a run's files on this host and its Job; resolves what became of the Job, in words for a terminal's error. */
+  async function cleanUpLease(leaseId: string, text: string): Promise<string> {
+    // What the run wrote on this host (its checkout, its logs): the mill's copy of the log is the lease's own.
+    await rm(join(options.runsDir, buildLeaseRunId(leaseId)), { recursive: true, force: true }).catch(
+      (error: unknown) => options.warn(`lost run ${leaseId}: removing its files failed: ${describeError(error)}`),
+    );
+    let record: LeaseRecord;
+    try {
+      record = JSON.parse(text) as LeaseRecord;
+    } catch {
+      options.warn(`a lost run's record is not JSON: ${text}`);
+      return "its Job is not known (its record is not JSON)";
+    }
+    try {
+      const outcome = await options.cluster.deleteJob(record.namespace, record.jobName);
+      options.warn(`lost run: Job ${record.jobName} ${outcome === "deleted" ? "deleted" : "was already gone"}`);
+      return outcome === "deleted" ? "its Job was deleted" : "its Job was already gone";
+    } catch (error) {
+      options.warn(
+        `lost run: deleting Job ${record.jobName} failed: ${describeError(error)}; gc deletes it once its heartbeat is stale`,
+      );
+      return `deleting its Job failed (${describeError(error)}; gc deletes it once its heartbeat is stale)`;
+    }
+  }
   return {
     engines: MILL_ENGINES,
     async check(offer) {
@@ -110,11 +134,23 @@ export function createKubernetesLauncher(options: KubernetesLauncherOptions): Le
         plan = readRunPlan(left.plan);
         checkpoint = left.checkpoint ? readRunCheckpoint(left.checkpoint.text) : undefined;
       } catch (error) {
+        // Nothing to continue it from: end it and leave nothing behind (its Job, its files), saying so in its log.
         const why = `runner-lost: the executor restarted and could not read the run's plan or checkpoint: ${describeError(error)}`;
+        onLine({
+          kind: "data",
+          content: `error: ${why}`,
+          time: new Date().toISOString(),
+          step_id: -1,
+          stream: "stderr",
+        });
         return {
           record: left.record,
           cancel: () => undefined,
-          done: Promise.resolve({ status: "failed", exitCode: -1, error: why }),
+          done: cleanUpLease(left.leaseId, left.record).then((job) => ({
+            status: "failed" as const,
+            exitCode: -1,
+            error: `${why}; ${job}`,
+          })),
         };
       }
       const base = checkpoint
@@ -131,22 +167,8 @@ export function createKubernetesLauncher(options: KubernetesLauncherOptions): Le
         };
       });
     },
-    async cleanUp(text) {
-      let record: LeaseRecord;
-      try {
-        record = JSON.parse(text) as LeaseRecord;
-      } catch {
-        options.warn(`a lost run's record is not JSON: ${text}`);
-        return;
-      }
-      try {
-        const outcome = await options.cluster.deleteJob(record.namespace, record.jobName);
-        options.warn(`lost run: Job ${record.jobName} ${outcome === "deleted" ? "deleted" : "was already gone"}`);
-      } catch (error) {
-        options.warn(
-          `lost run: deleting Job ${record.jobName} failed: ${describeError(error)}; gc deletes it once its heartbeat is stale`,
-        );
-      }
+    async cleanUp(leaseId, text) {
+      await cleanUpLease(leaseId, text);
     },
   };
 }

@@ -78,6 +78,9 @@ export interface LeaseLauncher {
    * or pod is gone, `done` resolves failed, runner-lost, saying what was found.
    */
   resume(left: LeftRun, onLine: (line: SpindleLogLine) => void, progress: LeaseProgress): LaunchedLease;
-  /** Cleans up after a run a previous process lost (deletes its Job); resolves whatever happened (it says so through warn). */
-  cleanUp(record: string): Promise<void>;
+  /**
+   * Cleans up after a run a previous process lost or will not continue: deletes its Job and its files on this host;
+   * resolves whatever happened (it says so through warn).
+   */
+  cleanUp(leaseId: string, record: string): Promise<void>;
 }

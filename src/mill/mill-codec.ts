@@ -16,6 +16,8 @@ export interface MillCodec {
   encode(message: MillMessage): Uint8Array;
   /** The message in `payload`; throws MillProtocolError `invalid-message` for bytes that are not one valid Message. */
   decode(payload: Uint8Array): MillMessage;
+  /** The bytes of `event` encoded alone as an Event: what spindle's executor counts against its outbox's cap. */
+  eventSize(event: MillEvent): number;
 }
 
 interface ProtoType {
@@ -33,13 +35,19 @@ export function loadMillCodec(): Promise<MillCodec> {
     const protobuf = (await import("protobufjs")).default; // ~75 ms of CPU, for the executor command only
     const text = readFileSync(new URL("./mill.proto", import.meta.url), "utf8");
     const root = protobuf.parse(text, { keepCase: false }).root;
-    return createMillCodec(root.lookupType("spindle.mill.v1.Message") as unknown as ProtoType);
+    return createMillCodec(
+      root.lookupType("spindle.mill.v1.Message") as unknown as ProtoType,
+      root.lookupType("spindle.mill.v1.Event") as unknown as ProtoType,
+    );
   })();
   return loaded;
 }
 
-function createMillCodec(type: ProtoType): MillCodec {
+function createMillCodec(type: ProtoType, eventType: ProtoType): MillCodec {
   return {
+    eventSize(event) {
+      return eventType.encode(eventType.fromObject(event as unknown as Record<string, unknown>)).finish().length;
+    },
     encode(message) {
       const problem = checkMessage(message);
       if (problem !== undefined)

@@ -171,12 +171,13 @@ export class MillSession {
 
   /**
    * Finishes what a previous process left, then dials: a run it left going is re-attached to (continued through the
-   * launcher from its plan and last checkpoint, the lease's log cut back to that checkpoint); one without a plan (it
-   * stopped before the run's settings were made) fails as runner-lost, its Job deleted; a log upload under way resumes.
+   * launcher from its plan and last checkpoint, the lease's log cut back to that checkpoint); one the mill had
+   * cancelled ends cancelled, its Job deleted; one without a plan (it stopped before the run's settings were made)
+   * fails as runner-lost, its Job deleted; a log upload under way resumes.
    */
   start(): void {
     for (const stored of this.#options.state.listLeases()) {
-      if (stored.state === "running" && stored.plan !== undefined) {
+      if (stored.state === "running" && stored.plan !== undefined && stored.cancelReason === undefined) {
         const { leaseId, record, plan, checkpoint } = stored;
         this.#resumeLease({ leaseId, record, plan, ...(checkpoint ? { checkpoint } : {}) });
         continue;
@@ -184,14 +185,17 @@ export class MillSession {
       const lease: Lease = { leaseId: stored.leaseId, state: "finishing", cancelled: false, droppedLines: 0 };
       this.#leases.set(stored.leaseId, lease);
       if (stored.state === "running") {
-        void this.#options.launcher.cleanUp(stored.record);
-        this.#track(
-          this.#finishLease(lease, {
-            status: "failed",
-            exitCode: -1,
-            error: "runner-lost: the executor restarted before the run's settings were made; its Job was deleted",
-          }),
-        );
+        void this.#options.launcher.cleanUp(stored.leaseId, stored.record);
+        // A cancel answered before the crash is the mill's last word: the run is not continued only to be stopped.
+        const outcome: LeaseOutcome =
+          stored.cancelReason !== undefined
+            ? { status: "cancelled", exitCode: -1, error: `cancelled: ${stored.cancelReason}` }
+            : {
+                status: "failed",
+                exitCode: -1,
+                error: "runner-lost: the executor restarted before the run's settings were made; its Job was deleted",
+              };
+        this.#track(this.#finishLease(lease, outcome));
       } else this.#track(this.#storeAndQueue(lease, stored.terminal!));
     }
     this.#connectLoop = this.#runConnectLoop();
@@ -560,6 +564,8 @@ export class MillSession {
       if (lease) this.#releaseSeat(lease);
       return;
     }
+    // Kept before it is answered: a restart before the terminal must not continue a run the mill has cancelled.
+    if (lease.state === "running") this.#options.state.recordCancel(leaseId, reason);
     this.#send(millMessage("cancelAck", { leaseId }));
     if (lease.state === "running") this.#cancelRun(lease, reason);
   }

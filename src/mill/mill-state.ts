@@ -1,10 +1,11 @@
-// The executor's durable state in SQLite (WAL): its epoch, the event outbox with dense sequence numbers (bounded in bytes, as spindle's), and each committed lease (its run's plan and last checkpoint, never a secret) until its terminal is queued.
+// The executor's durable state in SQLite (WAL): its epoch, the event outbox with dense sequence numbers (bounded in encoded bytes, as spindle's), and each committed lease (its run's plan and last checkpoint, never a secret) until its terminal is queued.
 import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import type Database from "better-sqlite3";
-import type { AttemptResult, MillEvent, StatusEvent } from "./mill-messages.js";
+import type { MillCodec } from "./mill-codec.js";
+import { TERMINAL_STATUS, type AttemptResult, type MillEvent, type StatusEvent } from "./mill-messages.js";
 
 /** What an outbox row carries besides its sequence number. */
 export type EventPayload = { readonly statusEvent: StatusEvent } | { readonly attemptResult: AttemptResult };
@@ -24,6 +25,8 @@ export interface StoredLease {
   readonly plan?: string;
   /** The run's last checkpoint (JSON), and the length the lease's log file had at it. */
   readonly checkpoint?: { readonly text: string; readonly logLength: number };
+  /** The reason of a CancelAttempt the mill sent (and was answered) while the lease ran: a restart ends it cancelled. */
+  readonly cancelReason?: string;
 }
 
 const SCHEMA = `
@@ -33,29 +36,34 @@ CREATE TABLE IF NOT EXISTS leases (lease_id TEXT PRIMARY KEY, state TEXT NOT NUL
 `;
 
 /** Columns added after the first release, each added to a database that lacks it. */
-const ADDED_LEASE_COLUMNS = { plan: "TEXT", checkpoint: "TEXT", log_length: "INTEGER" } as const;
+const ADDED_COLUMNS = {
+  leases: { plan: "TEXT", checkpoint: "TEXT", log_length: "INTEGER", cancel_reason: "TEXT" },
+  // The row's Event as protobuf bytes (spindle's byte_size); NULL in a row an older executor wrote, counted at open.
+  outbox: { byte_size: "INTEGER" },
+} as const;
 
 /** Spindle's executor's outbox cap: past it, status events are dropped; terminals are always kept. */
 export const DEFAULT_OUTBOX_CAP_BYTES = 10 * 1024 * 1024;
 
 export interface MillStateOptions {
-  /** The outbox's bound in bytes (each row's lease id and payload as stored); DEFAULT_OUTBOX_CAP_BYTES when absent. */
+  /** Measures each event as the mill receives it (its protobuf bytes), which is what the cap counts, as spindle's does. */
+  readonly codec: Pick<MillCodec, "eventSize">;
+  /** The outbox's bound in bytes of encoded events; DEFAULT_OUTBOX_CAP_BYTES when absent. */
   readonly outboxCapBytes?: number;
 }
-
-/** The bytes a row takes against the cap: its lease id and payload as stored (SQLite's length of their UTF-8). */
-const ROW_BYTES = "length(CAST(lease_id AS BLOB)) + length(CAST(payload AS BLOB))";
 
 /** The state directory's database (`mill-executor.sqlite`); the epoch is made on first open and kept until `resetStream`. */
 export class MillState {
   readonly #db: Database.Database;
   readonly #capBytes: number;
+  readonly #codec: Pick<MillCodec, "eventSize">;
   #epoch: string;
   /** The bytes the current epoch's outbox holds (counted once at open, then kept up to date). */
   #bytes = 0;
 
-  constructor(stateDir: string, options: MillStateOptions = {}) {
+  constructor(stateDir: string, options: MillStateOptions) {
     this.#capBytes = options.outboxCapBytes ?? DEFAULT_OUTBOX_CAP_BYTES;
+    this.#codec = options.codec;
     if (stateDir !== ":memory:") mkdirSync(stateDir, { recursive: true });
     const open = createRequire(import.meta.url)("better-sqlite3") as typeof Database;
     this.#db = new open(stateDir === ":memory:" ? ":memory:" : join(stateDir, "mill-executor.sqlite"));
@@ -63,11 +71,14 @@ export class MillState {
     // Durable on every commit: an event the mill is told of must survive a power loss, not only a crash.
     this.#db.pragma("synchronous = FULL");
     this.#db.exec(SCHEMA);
-    const columns = new Set(
-      (this.#db.prepare("PRAGMA table_info(leases)").all() as Array<{ name: string }>).map((column) => column.name),
-    );
-    for (const [name, type] of Object.entries(ADDED_LEASE_COLUMNS))
-      if (!columns.has(name)) this.#db.exec(`ALTER TABLE leases ADD COLUMN ${name} ${type}`);
+    for (const [table, added] of Object.entries(ADDED_COLUMNS)) {
+      const columns = new Set(
+        (this.#db.prepare(`PRAGMA table_info(${table})`).all() as Array<{ name: string }>).map((column) => column.name),
+      );
+      for (const [name, type] of Object.entries(added))
+        if (!columns.has(name)) this.#db.exec(`ALTER TABLE ${table} ADD COLUMN ${name} ${type}`);
+    }
+    this.#measureOldRows();
     this.#epoch = this.#readMeta("epoch") ?? this.resetStream();
     this.#bytes = this.#sumBytes("");
   }
@@ -150,7 +161,7 @@ export class MillState {
     return this.#db.transaction(() => {
       this.#db
         .prepare(
-          "INSERT OR REPLACE INTO leases (lease_id, state, record, terminal, plan, checkpoint, log_length) VALUES (?, 'running', ?, NULL, NULL, NULL, NULL)",
+          "INSERT OR REPLACE INTO leases (lease_id, state, record, terminal, plan, checkpoint, log_length, cancel_reason) VALUES (?, 'running', ?, NULL, NULL, NULL, NULL, NULL)",
         )
         .run(leaseId, record);
       return this.#appendLocked(leaseId, { statusEvent: running });
@@ -167,6 +178,13 @@ export class MillState {
     this.#db
       .prepare("UPDATE leases SET checkpoint = ?, log_length = ? WHERE lease_id = ? AND state = 'running'")
       .run(checkpoint, logLength, leaseId);
+  }
+
+  /** Keeps a cancel the mill sent for a running lease, before it is answered: a restart cancels the lease rather than continuing it. */
+  recordCancel(leaseId: string, reason: string): void {
+    this.#db
+      .prepare("UPDATE leases SET cancel_reason = ? WHERE lease_id = ? AND state = 'running'")
+      .run(reason, leaseId);
   }
 
   /** Records the lease's terminal before its log is stored, so a restart stores the log and queues it (the run is not continued). */
@@ -189,7 +207,9 @@ export class MillState {
   /** The leases committed and not finished: after a restart, the runs this process lost. */
   listLeases(): StoredLease[] {
     const rows = this.#db
-      .prepare("SELECT lease_id, state, record, terminal, plan, checkpoint, log_length FROM leases ORDER BY lease_id")
+      .prepare(
+        "SELECT lease_id, state, record, terminal, plan, checkpoint, log_length, cancel_reason FROM leases ORDER BY lease_id",
+      )
       .all() as Array<{
       lease_id: string;
       state: "running" | "finishing";
@@ -198,14 +218,16 @@ export class MillState {
       plan: string | null;
       checkpoint: string | null;
       log_length: number | null;
+      cancel_reason: string | null;
     }>;
     return rows.map((row) => ({
       leaseId: row.lease_id,
       state: row.state,
       record: row.record,
-      ...(row.terminal === null ? {} : { terminal: JSON.parse(row.terminal) as AttemptResult }),
+      ...(row.terminal === null ? {} : { terminal: readTerminal(row.terminal) }),
       ...(row.plan === null ? {} : { plan: row.plan }),
       ...(row.checkpoint === null ? {} : { checkpoint: { text: row.checkpoint, logLength: row.log_length ?? 0 } }),
+      ...(row.cancel_reason === null ? {} : { cancelReason: row.cancel_reason }),
     }));
   }
 
@@ -214,22 +236,36 @@ export class MillState {
   }
 
   #appendLocked(leaseId: string, payload: EventPayload): MillEvent | undefined {
-    const text = JSON.stringify(payload);
-    const size = Buffer.byteLength(leaseId) + Buffer.byteLength(text);
+    const seqno = Number(this.#readMeta("next_seqno") ?? "1");
+    const event: MillEvent = { seqno, leaseId, ...payload };
+    const size = this.#codec.eventSize(event);
     // Spindle's rule: a nonterminal that would pass the cap is dropped; a terminal is kept whatever the outbox holds.
     if ("statusEvent" in payload && this.#bytes + size > this.#capBytes) return undefined;
-    const seqno = Number(this.#readMeta("next_seqno") ?? "1");
     this.#db
-      .prepare("INSERT INTO outbox (epoch, seqno, lease_id, payload) VALUES (?, ?, ?, ?)")
-      .run(this.#epoch, seqno, leaseId, text);
+      .prepare("INSERT INTO outbox (epoch, seqno, lease_id, payload, byte_size) VALUES (?, ?, ?, ?, ?)")
+      .run(this.#epoch, seqno, leaseId, JSON.stringify(payload), size);
     this.#writeMeta("next_seqno", String(seqno + 1));
     this.#bytes += size;
-    return { seqno, leaseId, ...payload };
+    return event;
+  }
+
+  /** Rows an older executor queued carry no size: each is measured once, as it will be sent. */
+  #measureOldRows(): void {
+    const rows = this.#db
+      .prepare("SELECT epoch, seqno, lease_id, payload FROM outbox WHERE byte_size IS NULL")
+      .all() as Array<{ epoch: string; seqno: number; lease_id: string; payload: string }>;
+    const update = this.#db.prepare("UPDATE outbox SET byte_size = ? WHERE epoch = ? AND seqno = ?");
+    this.#db.transaction(() => {
+      for (const row of rows) {
+        const event = { seqno: row.seqno, leaseId: row.lease_id, ...(JSON.parse(row.payload) as EventPayload) };
+        update.run(this.#codec.eventSize(event), row.epoch, row.seqno);
+      }
+    })();
   }
 
   #sumBytes(where: string, ...values: number[]): number {
     const row = this.#db
-      .prepare(`SELECT COALESCE(SUM(${ROW_BYTES}), 0) AS n FROM outbox WHERE epoch = ? ${where}`)
+      .prepare(`SELECT COALESCE(SUM(byte_size), 0) AS n FROM outbox WHERE epoch = ? ${where}`)
       .get(this.#epoch, ...values) as { n: number };
     return row.n;
   }
@@ -242,5 +278,19 @@ export class MillState {
     this.#db
       .prepare("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
       .run(key, value);
+  }
+}
+
+/** A kept terminal; one that cannot be read (a damaged row) is a failure saying so: a restart must not stop on it. */
+function readTerminal(text: string): AttemptResult {
+  try {
+    return JSON.parse(text) as AttemptResult;
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    return {
+      status: TERMINAL_STATUS.failed,
+      exitCode: -1,
+      error: `runner-lost: the executor restarted and could not read the run's result: ${why}`,
+    };
   }
 }

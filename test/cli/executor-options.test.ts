@@ -3,12 +3,14 @@ import assert from "node:assert/strict";
 import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
+import { InputError } from "../../src/core/errors.js";
 import {
   readMillCa,
   readMillUrl,
   resolveExecutorCommand,
   type RawExecutorOptions,
 } from "../../src/cli/executor-options.js";
+import { runCli } from "../support/run-cli.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
 
 const dir = makeTestTempDir("executor-options-");
@@ -22,6 +24,7 @@ const RAW: RawExecutorOptions = {
   logStore: join(dir, "logs"),
   maxRuns: "4",
   drainTimeout: "10m",
+  outboxMaxBytes: "10Mi",
   podTimeout: "15m",
   maxOutputBytes: "512Mi",
   maxLogBytes: "16Mi",
@@ -83,5 +86,31 @@ describe("executor options", () => {
       resolveExecutorCommand({ ...RAW, maxRuns: "0" }, {}),
       /--max-runs expects a whole number from 1 to 1000/,
     );
+  });
+
+  it("takes --outbox-max-bytes as a size (spindle's 10 MiB by default) and refuses one that is not a size or is under 1Ki", async () => {
+    assert.equal((await resolveExecutorCommand(RAW, {})).outboxMaxBytes, 10 * 1024 * 1024);
+    assert.equal((await resolveExecutorCommand({ ...RAW, outboxMaxBytes: "64Mi" }, {})).outboxMaxBytes, 64 * 1024 ** 2);
+    await assert.rejects(
+      resolveExecutorCommand({ ...RAW, outboxMaxBytes: "ten" }, {}),
+      (error) =>
+        error instanceof InputError &&
+        error.message === '--outbox-max-bytes expects a byte count such as 536870912, 512Mi or 1G, got "ten"',
+    );
+    await assert.rejects(
+      resolveExecutorCommand({ ...RAW, outboxMaxBytes: "512" }, {}),
+      (error) => error instanceof InputError && /--outbox-max-bytes must be at least 1Ki/.test(error.message),
+    );
+  });
+
+  it("exits 2 with the reason when executor is given an --outbox-max-bytes that is not a size", async () => {
+    const run = await runCli([
+      "executor",
+      ...["--mill", "wss://spindle.example/mill", "--token-file", tokenFile],
+      ...["--state-dir", join(dir, "state"), "--log-store", join(dir, "logs")],
+      ...["--outbox-max-bytes", "10MB"],
+    ]);
+    assert.equal(run.code, 2, run.stderr);
+    assert.match(run.stderr, /--outbox-max-bytes expects a byte count such as 536870912, 512Mi or 1G, got "10MB"/);
   });
 });

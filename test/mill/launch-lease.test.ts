@@ -1,8 +1,10 @@
-// The Kubernetes launcher's check of an offer, without a cluster: what it accepts, and what it refuses INCOMPATIBLE with the reason in words.
+// The Kubernetes launcher without a cluster: what its check of an offer accepts and refuses INCOMPATIBLE with the reason in words, and a restart's run it cannot read.
 import assert from "node:assert/strict";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, it } from "node:test";
 import type { Cluster } from "../../src/cluster/cluster.js";
-import { createKubernetesLauncher } from "../../src/mill/launch-lease.js";
+import { buildLeaseRunId, createKubernetesLauncher } from "../../src/mill/launch-lease.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
 
 const PIPELINE = JSON.stringify({
@@ -67,6 +69,49 @@ describe("the mill's Kubernetes launcher", () => {
       (await launcher(undefined, true).check(offer(STEPS, { skip: false, depth: 1, submodules: false, tags: true })))
         .ok,
       true,
+    );
+  });
+
+  it("ends a run whose kept plan cannot be read as failed runner-lost saying why, after deleting its Job and its files", async () => {
+    const runsDir = makeTestTempDir("launch-lease-");
+    const runDir = join(runsDir, buildLeaseRunId("3abc-7"));
+    mkdirSync(join(runDir, "checkout"), { recursive: true });
+    writeFileSync(join(runDir, "run.log"), "left by the killed executor\n");
+    const deleted: Array<[string | undefined, string]> = [];
+    const cluster = {
+      deleteJob: async (namespace: string | undefined, name: string) => {
+        deleted.push([namespace, name]);
+        return "deleted" as const;
+      },
+    } as unknown as Cluster;
+    const lost = createKubernetesLauncher({
+      cluster,
+      defaults: { target: { namespace: "ci" }, podTimeoutMs: 60_000, maxOutputBytes: 1024, maxLogBytes: 1024 },
+      runsDir,
+      warn: () => undefined,
+    });
+    const lines: string[] = [];
+    const launched = lost.resume(
+      {
+        leaseId: "3abc-7",
+        record: JSON.stringify({ namespace: "ci", jobName: "knotless-mill-3abc-7" }),
+        plan: '{"vers',
+      },
+      (line) => lines.push(line.content),
+      { plan: () => undefined, checkpoint: () => undefined },
+    );
+    const outcome = await launched.done;
+    assert.equal(outcome.status, "failed");
+    assert.equal(outcome.exitCode, -1);
+    assert.match(
+      outcome.error,
+      /^runner-lost: the executor restarted and could not read the run's plan or checkpoint: the run's plan is not JSON: .*; its Job was deleted$/,
+    );
+    assert.deepEqual(deleted, [["ci", "knotless-mill-3abc-7"]]);
+    assert.equal(existsSync(runDir), false, "the run's files are gone");
+    assert.ok(
+      lines.some((line) => /could not read the run's plan/.test(line)),
+      "the lease's log says why",
     );
   });
 });

@@ -67,10 +67,11 @@ async function startExecutor(
   if (!options.mill) cleanups.push(() => mill.close());
   const dir = options.dir ?? makeTestTempDir("mill-session-");
   const launcher = new ScriptedLauncher();
-  const state = new MillState(
-    join(dir, "state"),
-    options.outboxCapBytes === undefined ? {} : { outboxCapBytes: options.outboxCapBytes },
-  );
+  const codec = await loadMillCodec();
+  const state = new MillState(join(dir, "state"), {
+    codec,
+    ...(options.outboxCapBytes === undefined ? {} : { outboxCapBytes: options.outboxCapBytes }),
+  });
   const warnings: string[] = [];
   const session = new MillSession({
     url: mill.url,
@@ -79,7 +80,7 @@ async function startExecutor(
     arch: "amd64",
     maxRuns: options.maxRuns ?? 2,
     state,
-    codec: await loadMillCodec(),
+    codec,
     launcher,
     logStore: options.logStore ?? createDirLogStore(join(dir, "store")),
     logDir: join(dir, "logs"),
@@ -359,6 +360,31 @@ describe("mill session", () => {
     assert.deepEqual(mill.violations, []);
   });
 
+  it("keeps a cancel the mill sent across a restart: the lease the restart finds is not continued, its Job is deleted and it ends with one CANCELLED terminal", async () => {
+    const first = await startExecutor();
+    const { mill, dir } = first;
+    first.launcher.stopsOnCancel = false; // killed while the run was still stopping: no terminal yet
+    await runToCommit(mill, "k-1");
+    const run = first.launcher.runs.get("k-1")!;
+    run.progress.plan('{"plan":"k-1"}');
+    run.line("before the cancel");
+    // Sent once, as a mill that took the CancelAck for the cancel's answer: it is not sent again after the restart.
+    mill.send({ kind: "cancelAttempt", body: { leaseId: "k-1", reason: "workflow destroyed" } });
+    await mill.waitFor(() => mill.messages("cancelAck").some((ack) => ack.leaseId === "k-1"), 5_000, "the CancelAck");
+    await first.stop();
+    assert.equal(mill.terminals.get("k-1"), undefined, "killed before the cancel's terminal");
+    const second = await startExecutor({ mill, dir });
+    const terminal = await mill.waitFor(() => mill.terminals.get("k-1"), 10_000, "the cancelled lease's terminal");
+    assert.equal(terminal.status, TERMINAL_STATUS.cancelled);
+    assert.match(terminal.error, /workflow destroyed/);
+    assert.deepEqual(mill.statuses.get("k-1"), ["running", "cancelled"]);
+    assert.equal(second.launcher.runs.has("k-1"), false, "not continued");
+    assert.deepEqual(second.launcher.cleanedUp, [JSON.stringify({ leaseId: "k-1" })]);
+    assert.match(readFileSync(join(dir, "store", "logs", "k-1.log"), "utf8"), /before the cancel/);
+    assert.deepEqual(second.state.listLeases(), []);
+    assert.deepEqual(mill.violations, []);
+  });
+
   it("stores the log of a run that ended before a restart whose upload had not gone through, and sends its terminal once (a failing dir store)", async () => {
     const dir = makeTestTempDir("mill-session-");
     const failing: LogStore = { describe: "down", put: () => Promise.reject(new Error("503 Slow Down")) };
@@ -426,7 +452,7 @@ describe("mill session", () => {
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     cleanups.push(() => new Promise((resolve) => server.close(() => resolve())));
     const dir = makeTestTempDir("mill-backoff-");
-    const state = new MillState(join(dir, "state"));
+    const state = new MillState(join(dir, "state"), { codec: await loadMillCodec() });
     const warnings: string[] = [];
     const session = new MillSession({
       url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}/mill`,
@@ -547,13 +573,13 @@ describe("mill session", () => {
   });
 
   it("with its outbox at the cap: reserves refused TRANSIENT, a commit's RUNNING dropped, every terminal still sent, reserves taken again once the mill acknowledges", async () => {
-    const running = Buffer.byteLength(JSON.stringify({ statusEvent: { status: 1, error: "", exitCode: 0 } }));
-    // Room for exactly one RUNNING row (lease id and JSON): after o-1's, the outbox is full until the mill acks.
-    const { mill, launcher, warnings } = await startExecutor({
-      ack: false,
-      maxRuns: 3,
-      outboxCapBytes: "o-1".length + running,
+    const running = (await loadMillCodec()).eventSize({
+      seqno: 1,
+      leaseId: "o-1",
+      statusEvent: { status: 1, error: "", exitCode: 0 },
     });
+    // Room for exactly one RUNNING event (its protobuf bytes): after o-1's, the outbox is full until the mill acks.
+    const { mill, launcher, warnings } = await startExecutor({ ack: false, maxRuns: 3, outboxCapBytes: running });
     assert.equal((await mill.reserve(offer("o-1"))).accepted, true);
     assert.equal((await mill.reserve(offer("o-2"))).accepted, true);
     assert.equal(await mill.commit("o-1"), "committed");

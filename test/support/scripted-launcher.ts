@@ -97,7 +97,7 @@ export class ScriptedLauncher implements LeaseLauncher {
     };
   }
 
-  async cleanUp(record: string): Promise<void> {
+  async cleanUp(_leaseId: string, record: string): Promise<void> {
     this.cleanedUp.push(record);
   }
 }

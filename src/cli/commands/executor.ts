@@ -37,7 +37,7 @@ export async function executeExecutor(
       loadMillCodec(),
       openLogStore(config.logStore),
     ]);
-    const state = new MillState(config.stateDir);
+    const state = new MillState(config.stateDir, { codec, outboxCapBytes: config.outboxMaxBytes });
     const launcher = createKubernetesLauncher({
       cluster,
       defaults: config.defaults,
