@@ -114,6 +114,7 @@ export function createKubernetesLauncher(options: KubernetesLauncherOptions): Le
         onLine,
         progress,
         options,
+        async () => "no Job was created",
         async () => {
           const prepared = await prepareLeaseRun(plan, runId, outDir, secrets, options);
           // The plan as superviseRun will run it (with its clone), so a restart during the upload clones again.
@@ -156,7 +157,8 @@ export function createKubernetesLauncher(options: KubernetesLauncherOptions): Le
       const base = checkpoint
         ? { ndjson: checkpoint.logs.ndjson, log: left.checkpoint!.logLength }
         : { ndjson: 0, log: 0 };
-      return superviseLease(left.record, plan.settings.outDir, base, onLine, progress, options, async () => {
+      const leftJob = () => cleanUpLease(left.leaseId, left.record);
+      return superviseLease(left.record, plan.settings.outDir, base, onLine, progress, options, leftJob, async () => {
         const { gitCheckout } = plan.settings;
         const { git } = defaults;
         return {
@@ -177,7 +179,8 @@ type LeaseRunOptions = Pick<SuperviseOptions, "settings" | "git" | "warnings" | 
 
 /**
  * Runs a lease's run through superviseRun (as serve runs and re-attaches its runs): its lines to `onLine`, its
- * checkpoints to `progress` with the lease log's length at each. `prepare` makes its settings (a throw fails the run).
+ * checkpoints to `progress` with the lease log's length at each. `prepare` makes its settings (a throw fails the run);
+ * `leftJob` deletes the Job a cancel before supervision began would otherwise leave (a re-attached run's).
  */
 function superviseLease(
   record: string,
@@ -186,6 +189,7 @@ function superviseLease(
   onLine: (line: SpindleLogLine) => void,
   progress: LeaseProgress,
   options: KubernetesLauncherOptions,
+  leftJob: () => Promise<string>,
   prepare: () => Promise<LeaseRunOptions>,
 ): LaunchedLease {
   let supervised: SupervisedRun | undefined;
@@ -194,7 +198,8 @@ function superviseLease(
   const done = (async (): Promise<LeaseOutcome> => {
     try {
       const prepared = await prepare();
-      if (cancelled !== undefined) return { status: "cancelled", exitCode: -1, error: `cancelled: ${cancelled}` };
+      if (cancelled !== undefined)
+        return { status: "cancelled", exitCode: -1, error: `cancelled: ${cancelled}; ${await leftJob()}` };
       supervised = superviseRun({
         ...prepared,
         cluster: options.cluster,

@@ -5,6 +5,8 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import type { Cluster } from "../../src/cluster/cluster.js";
 import { buildLeaseRunId, createKubernetesLauncher } from "../../src/mill/launch-lease.js";
+import { serializeRunPlan } from "../../src/run/run-plan.js";
+import type { RunSettings } from "../../src/executor/kubernetes/context.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
 
 const PIPELINE = JSON.stringify({
@@ -113,5 +115,41 @@ describe("the mill's Kubernetes launcher", () => {
       lines.some((line) => /could not read the run's plan/.test(line)),
       "the lease's log says why",
     );
+  });
+
+  it("deletes a re-attached run's Job when the mill cancels it before its supervision began", async () => {
+    const runsDir = makeTestTempDir("launch-lease-");
+    const deleted: string[] = [];
+    const cluster = {
+      deleteJob: async (_namespace: string | undefined, name: string) => (deleted.push(name), "deleted" as const),
+    } as unknown as Cluster;
+    const launcher = createKubernetesLauncher({
+      cluster,
+      defaults: { target: { namespace: "ci" }, podTimeoutMs: 60_000, maxOutputBytes: 1024, maxLogBytes: 1024 },
+      runsDir,
+      warn: () => undefined,
+    });
+    const settings = {
+      runId: buildLeaseRunId("3abc-8"),
+      jobName: "knotless-mill-3abc-8",
+      target: { namespace: "ci" },
+      steps: [{ name: "a", script: "echo hi" }],
+      secrets: [],
+      outDir: join(runsDir, buildLeaseRunId("3abc-8")),
+    } as unknown as RunSettings;
+    const launched = launcher.resume(
+      {
+        leaseId: "3abc-8",
+        record: JSON.stringify({ namespace: "ci", jobName: "knotless-mill-3abc-8" }),
+        plan: serializeRunPlan(settings),
+      },
+      () => undefined,
+      { plan: () => undefined, checkpoint: () => undefined },
+    );
+    launched.cancel("the pipeline was cancelled");
+    const outcome = await launched.done;
+    assert.equal(outcome.status, "cancelled");
+    assert.match(outcome.error, /^cancelled: the pipeline was cancelled; its Job was deleted$/);
+    assert.deepEqual(deleted, ["knotless-mill-3abc-8"], "the Job the killed executor left");
   });
 });
