@@ -9,8 +9,8 @@
 # -p keeps only the tests whose title matches (node --test-name-pattern, in place of the list's); -t starts no test
 # file after MINUTES; -s sets the Pending spell of runner-on-local-cluster's scale-from-zero test
 # (E2E_PENDING_SECONDS, default 4); -b sets the busy loops (default 2; the machine's own load adds to them).
-# The tests run from a copy of the built tree that the first start makes under $STRESS_LOG_DIR (default a new temp
-# dir), so a build meanwhile does not touch them. Each run's TAP output and exit code are kept there, with the load
+# The tests and this script run from a copy of the built tree that the first start makes under $STRESS_LOG_DIR
+# (default a new temp dir), so a build or an edit meanwhile does not touch them. Each run's TAP output and exit code are kept there, with the load
 # average; every run that ended with exit 3 (result.json) is listed with its error and run.log's last line in
 # exit3.txt there, and a result that says success with a step that did not succeed in false-success.txt. Run it
 # again with the same STRESS_LOG_DIR to resume: a file that ran to its end (its exit code kept) is not run again.
@@ -18,6 +18,7 @@
 # reason than the pattern, and each file that ran no test, was cut short or exited non-zero with no failing test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+all_args=("$@")
 
 # file (under dist/test/e2e, without .test.js) and the titles of its fault tests (a --test-name-pattern).
 FAULT_TESTS=(
@@ -31,6 +32,9 @@ FAULT_TESTS=(
   "faults-with-fake-kubectl|."
   "teardown-and-kill-faults|."
   "cli-with-fake-kubectl|crash|without an exit code"
+  "reattach-on-local-cluster|."
+  "adoption-on-local-cluster|."
+  "idle-guard-on-local-cluster|killed with SIGKILL"
 )
 
 runs=3 pattern="" busy=2 minutes=0
@@ -67,7 +71,10 @@ if [ ! -d "$logs/tree" ]; then
   ln -s "$(realpath node_modules)" "$logs/tree.new/node_modules"
   mv "$logs/tree.new" "$logs/tree"
 fi
-cd "$logs/tree"
+# The copy's own script goes on: bash reads a script as it runs, so an edit of this one would break the run.
+if [ "$(pwd -P)" != "$(cd "$logs/tree" && pwd -P)" ]; then
+  STRESS_LOG_DIR=$logs exec bash "$logs/tree/scripts/stress-faults.sh" "${all_args[@]}"
+fi
 
 loops=()
 stop_loops() { for pid in "${loops[@]}"; do kill "$pid" 2>/dev/null || true; done; }
