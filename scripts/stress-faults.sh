@@ -131,7 +131,8 @@ for run in $(seq "$runs"); do
     fi
     args=(--test --test-reporter=tap)
     [ -n "${patterns[$i]}" ] && args+=(--test-name-pattern="${patterns[$i]}")
-    # The test's temp dirs (its out dirs with run.log and result.json) are kept until read, then removed.
+    # The test's temp dirs (its out dirs with run.log and result.json, serve's state) are read, then removed unless
+    # the file failed: a failure is looked into from what its runs left there.
     tmp="$logs/t$i.$run"
     rm -rf "$tmp" && mkdir -p "$tmp"
     started=$(date +%s) code=0
@@ -139,7 +140,7 @@ for run in $(seq "$runs"); do
     echo "$code" > "$logs/$name-$run.code"
     echo "run $run/$runs $name: $(grep -c '^ *not ok ' "$log" || true) failed, exit $code, in $(($(date +%s) - started))s, load $(cut -d' ' -f1-3 /proc/loadavg) ($log)" | tee -a "$logs/runs.txt"
     list_results "$tmp" "$name-$run" || true
-    rm -rf "$tmp"
+    if [ "$code" = 0 ]; then rm -rf "$tmp"; else mv "$tmp" "$logs/$name-$run.tmp"; fi
   done
 done
 
