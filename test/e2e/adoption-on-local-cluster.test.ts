@@ -84,11 +84,6 @@ describe("several serve hosts on the local cluster", { skip, concurrency: 1, tim
 
   it("adopts each run of an instance killed with SIGKILL exactly once, within the Lease's duration and a few seconds; the first instance restarted touches none and nothing is left", async (t) => {
     const a = await start("a");
-    // Two adopters, started at once while A holds its Lease, race for A's runs once it is killed. Started before the
-    // kill, so the window from the kill measures the adoption, not also two processes starting on a busy machine.
-    const startedAdopters = Date.now();
-    const [b, c] = await Promise.all([start("b", ["--adopt"]), start("c", ["--adopt"])]);
-    t.diagnostic(`the two adopters listened ${Date.now() - startedAdopters} ms after their spawn`);
     for (const runId of RUNS) {
       const answer = await a.client.call(NSID.submitRun, {
         body: {
@@ -116,6 +111,11 @@ describe("several serve hosts on the local cluster", { skip, concurrency: 1, tim
     await a.serve.exited;
     const killedAt = Date.now();
 
+    // Two adopters started at once race for the same runs. Started after the kill: beside a live A at load 58 they
+    // took its runs, its 3 s Lease lapsing in a stall of the machine (docs/serve.md: keep the Lease above such stalls).
+    const [b, c] = await Promise.all([start("b", ["--adopt"]), start("c", ["--adopt"])]);
+    const startMs = Date.now() - killedAt;
+
     const adoptedBy = new Map<string, string>();
     await waitUntil(
       "every run adopted",
@@ -140,8 +140,10 @@ describe("several serve hosts on the local cluster", { skip, concurrency: 1, tim
       return Date.parse((JSON.parse(first) as { time: string }).time);
     };
     const adoptionMs = Math.max(...(await Promise.all(RUNS.map(firstRecordAt)))) - killedAt;
-    t.diagnostic(`every run adopted ${adoptionMs} ms after the kill (seen by this test after ${seenMs} ms)`);
-    assert.ok(adoptionMs < (LEASE_SECONDS + 10) * 1000, `adopted ${adoptionMs} ms after the kill`);
+    const summary = `every run adopted ${adoptionMs} ms after the kill, the adopters listening after ${startMs} ms (seen by this test after ${seenMs} ms)`;
+    t.diagnostic(summary);
+    // Their own start (9 s at load 58) is not the adoption's time.
+    assert.ok(adoptionMs - startMs < (LEASE_SECONDS + 10) * 1000, summary);
     // Exactly once: no run is known to both adopters, and each says so once on its stderr.
     for (const runId of RUNS) {
       const known = [await statusOf(b.client, runId), await statusOf(c.client, runId)].filter(Boolean);
