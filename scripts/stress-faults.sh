@@ -17,6 +17,8 @@
 # The tally over every run in the dir is printed at the end: failed/runs per test, the tests skipped for another
 # reason than the pattern, and each file that ran no test, was cut short or exited non-zero with no failing test.
 set -euo pipefail
+# A log dir given relative to where it was started, before the cd (the copy's script goes on from elsewhere).
+if [ -n "${STRESS_LOG_DIR:-}" ]; then mkdir -p "$STRESS_LOG_DIR" && STRESS_LOG_DIR=$(cd "$STRESS_LOG_DIR" && pwd -P); fi
 cd "$(dirname "$0")/.."
 all_args=("$@")
 
