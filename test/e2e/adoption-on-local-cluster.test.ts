@@ -18,10 +18,13 @@ const TOKEN = "e2e-adoption-token-16+";
 const LEASE_SECONDS = 3;
 const RUNS = ["r1", "r2", "r3", "r4", "r5"];
 
-/** Prints a line a second for 12 s, then writes an output: long enough to be killed mid-step and adopted. */
+/**
+ * Prints a line a second for 45 s, then writes an output: long enough to be killed mid-step, adopted (13 s at most)
+ * and still running when A comes back (its start took seconds more under load); 12 s ended before that at load 45.
+ */
 const WORKFLOW = `steps:
   - name: count
-    command: "for i in 1 2 3 4 5 6 7 8 9 10 11 12; do echo line $i; sleep 1; done; echo done > /outputs/out.txt"
+    command: "i=1; while [ $i -le 45 ]; do echo line $i; i=$((i+1)); sleep 1; done; echo done > /outputs/out.txt"
 `;
 
 /** serve with a short heartbeat, as these tests need. */
@@ -79,7 +82,7 @@ describe("several serve hosts on the local cluster", { skip, concurrency: 1, tim
     await cluster?.stop();
   });
 
-  it("adopts each run of an instance killed with SIGKILL exactly once, within the Lease's duration and a few seconds; the first instance restarted touches none and nothing is left", async () => {
+  it("adopts each run of an instance killed with SIGKILL exactly once, within the Lease's duration and a few seconds; the first instance restarted touches none and nothing is left", async (t) => {
     const a = await start("a");
     for (const runId of RUNS) {
       const answer = await a.client.call(NSID.submitRun, {
@@ -108,8 +111,11 @@ describe("several serve hosts on the local cluster", { skip, concurrency: 1, tim
     await a.serve.exited;
     const killedAt = Date.now();
 
-    // Two adopters started at once race for the same runs.
+    // Two adopters started at once race for the same runs. Started after the kill: beside a live A at load 58 they
+    // took its runs, its 3 s Lease lapsing in a stall of the machine (docs/serve.md: keep the Lease above such stalls).
     const [b, c] = await Promise.all([start("b", ["--adopt"]), start("c", ["--adopt"])]);
+    const startMs = Date.now() - killedAt;
+
     const adoptedBy = new Map<string, string>();
     await waitUntil(
       "every run adopted",
@@ -124,8 +130,20 @@ describe("several serve hosts on the local cluster", { skip, concurrency: 1, tim
       },
       60_000,
     );
-    const adoptionMs = Date.now() - killedAt;
-    assert.ok(adoptionMs < (LEASE_SECONDS + 10) * 1000, `adopted ${adoptionMs} ms after the kill`);
+    const seenMs = Date.now() - killedAt;
+    // When each adopter took its run (the first record of its log there), not when this polling saw it: ten calls
+    // to two busy serve processes a round.
+    const firstRecordAt = async (runId: string) => {
+      const log = join(dir, `state-${adoptedBy.get(runId)}`, "runs", runId, "log.ndjson");
+      let first = "";
+      await waitUntil(`run ${runId}'s first record`, () => (first = readFirstLine(log)) !== "", 10_000);
+      return Date.parse((JSON.parse(first) as { time: string }).time);
+    };
+    const adoptionMs = Math.max(...(await Promise.all(RUNS.map(firstRecordAt)))) - killedAt;
+    const summary = `every run adopted ${adoptionMs} ms after the kill, the adopters listening after ${startMs} ms (seen by this test after ${seenMs} ms)`;
+    t.diagnostic(summary);
+    // Their own start (9 s at load 58) is not the adoption's time.
+    assert.ok(adoptionMs - startMs < (LEASE_SECONDS + 10) * 1000, summary);
     // Exactly once: no run is known to both adopters, and each says so once on its stderr.
     for (const runId of RUNS) {
       const known = [await statusOf(b.client, runId), await statusOf(c.client, runId)].filter(Boolean);
@@ -140,7 +158,7 @@ describe("several serve hosts on the local cluster", { skip, concurrency: 1, tim
     const restarted = await start("a");
     for (const runId of RUNS) {
       const seen = await statusOf(restarted.client, runId);
-      assert.equal(seen?.status, "failed");
+      assert.equal(seen?.status, "failed", `run ${runId} on the restarted instance:\n${restarted.serve.output()}`);
       assert.match(seen?.reason ?? "", new RegExp(`adopted by instance ${adoptedBy.get(runId)}`));
     }
 
@@ -157,7 +175,7 @@ describe("several serve hosts on the local cluster", { skip, concurrency: 1, tim
       };
       assert.equal(view.status, "success", JSON.stringify(view));
       const log = readFileSync(join(dir, `state-${adoptedBy.get(runId)}`, "runs", runId, "log.ndjson"), "utf8");
-      assert.match(log, /line 12/);
+      assert.match(log, /line 45/);
     }
 
     for (const serve of serving) serve.child.kill("SIGTERM");
@@ -176,3 +194,13 @@ describe("several serve hosts on the local cluster", { skip, concurrency: 1, tim
     assert.equal(stdout.trim(), "", "a Lease was left");
   });
 });
+
+/** The file's first line, or "" while it is missing or has no full line yet. */
+function readFirstLine(path: string): string {
+  try {
+    const text = readFileSync(path, "utf8");
+    return text.includes("\n") ? text.slice(0, text.indexOf("\n")) : "";
+  } catch {
+    return "";
+  }
+}

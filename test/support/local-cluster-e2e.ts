@@ -52,6 +52,14 @@ export async function assertNothingLeft(cluster: LocalCluster): Promise<void> {
 }
 
 /**
+ * How many times the local cluster fired `fault` since `sinceMs` (a Date.now() taken before the run): its history
+ * spans the whole file, so a check of the history alone would pass on an earlier test's firings.
+ */
+export function countFiringsSince(cluster: LocalCluster, fault: string, sinceMs: number): number {
+  return cluster.faultFirings().filter((f) => f.fault === fault && Date.parse(f.at) >= sinceMs).length;
+}
+
+/**
  * How long after the local cluster evicted `pod` (its Evicted event) the run ended: the runner's reaction to the
  * eviction, not the Job's create and the pod's start, which a loaded machine stretches.
  */
