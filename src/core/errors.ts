@@ -40,7 +40,12 @@ export type InfraReason =
   /** The runner's own disk (the run's directory, its logs, result.json) has no space left: the run cannot be recorded. */
   | "disk-full"
   /** A run whose runner stopped could not be re-attached to: its Job is gone, its pod ended, or the pod lost its state. */
-  | "runner-lost";
+  | "runner-lost"
+  /**
+   * A serve instance whose Lease lapsed could not read its run's Job to tell whether another instance had taken the
+   * run over: it stopped driving the run and left its Job and pod untouched.
+   */
+  | "ownership-unknown";
 
 /** The cluster, kubectl or the pod failed us (exit 3). Never a verdict on the user's steps. */
 export class InfraError extends Error {
@@ -58,6 +63,21 @@ export class InfraError extends Error {
 export class CancelledError extends Error {
   override readonly name = "CancelledError";
   constructor(message = "run cancelled") {
+    super(message);
+  }
+}
+
+/**
+ * Another serve instance took the run over (its Job's owner annotation names it) while this one's Lease had lapsed:
+ * this runner stops driving the run at once, leaving its Job and pod to `owner`, and writes no result of its own.
+ */
+export class RunTakenOverError extends Error {
+  override readonly name = "RunTakenOverError";
+  constructor(
+    /** The instance the Job's owner annotation names (undefined: the annotation is gone). */
+    readonly owner: string | undefined,
+    message: string,
+  ) {
     super(message);
   }
 }

@@ -158,6 +158,12 @@ export interface Executor {
    * gone is not an error; never throws (it reports instead).
    */
   teardown(): Promise<TeardownReport>;
+  /**
+   * Instead of teardown, for a run another instance took over (or one whose owner cannot be told): ends the run's
+   * presence in the cluster (heartbeat, cancel watch) and removes the host-side staged files, leaving the Job and
+   * its pod untouched. Never throws. Optional: an executor without it leaves nothing to end.
+   */
+  leave?(): Promise<void>;
 }
 
 /** What teardownNowSync did: a sentence for stderr, the logs and result.json, and whether a Job of this run may still be there unwanted. */

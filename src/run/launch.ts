@@ -50,6 +50,8 @@ export interface LaunchOptions extends RunControls {
    * (openRunLogFiles' `resumeAt`), settings the plan's (src/run/run-plan.ts) with the checkpoint's namespace.
    */
   readonly resume?: RunWorkflowOptions["resume"];
+  /** Asked before each action that changes the run (runWorkflow's `fence`); absent: none. */
+  readonly fence?: RunWorkflowOptions["fence"];
 }
 
 /**
@@ -85,8 +87,9 @@ export function openRunLogFiles(
 
 /**
  * Runs the workflow of `settings` on `cluster`, its caches through the store the settings name, and writes result.json
- * into settings.outDir; closes `logs` whatever happened. Resolves with the result; rejects only for a bug or a
- * result.json that cannot be written (a full disk: an error isDiskFullError knows).
+ * into settings.outDir; closes `logs` whatever happened. Resolves with the result; rejects only for a bug, a
+ * result.json that cannot be written (a full disk: an error isDiskFullError knows), or RunTakenOverError when the
+ * fence found the run taken over by another instance (then no result.json is written: the result is that instance's).
  */
 export async function launchRun(options: LaunchOptions): Promise<RunResult> {
   const { cluster } = options;
@@ -113,6 +116,7 @@ export async function launchRun(options: LaunchOptions): Promise<RunResult> {
           ? { checkpoints: { store: options.checkpoints, logs: [runLog, ndjson] as const } }
           : {}),
         ...(options.resume ? { resume: options.resume } : {}),
+        ...(options.fence ? { fence: options.fence } : {}),
         ...(backend
           ? {
               cacheDriver: (executor: Executor, emit: (event: RunEventInput) => void) =>

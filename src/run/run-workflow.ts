@@ -1,7 +1,14 @@
 // Runs one workflow run end to end on an executor: steps in order, first failure ends it, teardown always.
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
-import { CancelledError, InfraError, InputError, describeError, type InfraReason } from "../core/errors.js";
+import {
+  CancelledError,
+  InfraError,
+  InputError,
+  RunTakenOverError,
+  describeError,
+  type InfraReason,
+} from "../core/errors.js";
 import { createEventMask, maskStrings } from "../events/mask-events.js";
 import { SecretMasker } from "../secrets/mask-stream.js";
 import { createOutputBudget, DEFAULT_MAX_LOG_BYTES, type OutputBudget } from "../events/output-budget.js";
@@ -33,6 +40,7 @@ import type { LogFileProgress } from "../events/sinks.js";
 import { Checkpointer } from "./checkpointer.js";
 import { CHECKPOINT_PHASES, type CheckpointPhase, type CheckpointStore, type RunCheckpoint } from "./run-checkpoint.js";
 import { planResume } from "./plan-resume.js";
+import { describeFencedAction, type FencedAction, type RunFence } from "./run-fence.js";
 
 export interface RunWorkflowOptions {
   readonly settings: RunSettings;
@@ -80,6 +88,14 @@ export interface RunWorkflowOptions {
    * from what the pod shows. settings are the plan's; the secrets are read back from the pod.
    */
   readonly resume?: { readonly checkpoint: RunCheckpoint | undefined; readonly secretNames: readonly string[] };
+  /**
+   * Asked before each action that changes the run: each step's start, the caches' restore and save, the outputs'
+   * download, the artifacts' collection, the teardown and the result. When it finds the run another instance's
+   * (RunTakenOverError), the run stops there: its presence in the cluster ends, its Job and pod are left to that
+   * instance, a notice says so, and runWorkflow rejects with that error instead of building a result. When it cannot
+   * tell (InfraError `ownership-unknown`), the run fails with it and its Job is left too, never deleted blind.
+   */
+  readonly fence?: RunFence;
 }
 
 /** The errorReason of a successful run that lacked a required artifact: the workflow's verdict (exit 1), not the infrastructure's. */
@@ -88,7 +104,10 @@ export const ARTIFACT_MISSING_REASON = "artifact-missing";
 /** The failure class recorded for errors that are not the infrastructure's (exit code 2 or an internal bug). */
 export type FailureClass = "input" | "internal";
 
-/** Runs the workflow and resolves with its result; it rejects only for bugs, never for a failed step or cluster. */
+/**
+ * Runs the workflow and resolves with its result; it rejects only for bugs, never for a failed step or cluster, and
+ * with RunTakenOverError when its fence found the run taken over by another instance.
+ */
 export async function runWorkflow(options: RunWorkflowOptions): Promise<RunResult> {
   const { settings } = options;
   const resumeFrom = options.resume?.checkpoint;
@@ -122,6 +141,11 @@ export async function runWorkflow(options: RunWorkflowOptions): Promise<RunResul
     onStepOutput: (index, offsets, whole) => checkpointer?.stepOutput(index, offsets, whole),
   };
   const executor = (options.createExecutor ?? ((c: ExecutorContext) => new KubernetesExecutor(c)))(ctx);
+  const pass = (action: FencedAction): Promise<void> => options.fence?.(action, signal) ?? Promise.resolve();
+  /** Set once the fence found the run another instance's: from then on nothing of the run is touched. */
+  let takenOver: RunTakenOverError | undefined;
+  /** Set when the teardown left the Job to another instance (or to no one, the fence unable to tell). */
+  let left: boolean;
   const { namespace } = settings.target;
   if (!resumeFrom)
     emit({
@@ -214,18 +238,23 @@ export async function runWorkflow(options: RunWorkflowOptions): Promise<RunResul
       await executor.copyIn(trees);
       if (settings.gitCheckout && cloneInPod) await executor.cloneCheckout!(settings.gitCheckout);
     }
-    if (cacheSpecs.length > 0 && (await enter("restore"))) caches = await restoreCaches(cacheDriver, cacheSpecs, emit);
+    if (cacheSpecs.length > 0 && (await enter("restore"))) {
+      await pass({ kind: "restore" });
+      caches = await restoreCaches(cacheDriver, cacheSpecs, emit);
+    }
     stage = "steps";
     if (await enter("steps")) {
       const resumedStep = resumedAt?.phase === "steps" ? resumedAt.step : null;
       status = await runSteps(executor, settings, steps, startedAt.getTime(), emit, signal, {
         from: resumedStep,
+        fence: (index) => pass({ kind: "step", index }),
         beforeStep: (index, started) =>
           checkpointer?.mark({ index, startedAt: started.toISOString(), offsets: null }) ?? Promise.resolve(),
       });
     }
     if (caches && !cachesSaved && (await enter("save"))) {
       // A failed run's paths may be half-built: only a successful run saves (and only what was not an exact hit).
+      if (status === "success") await pass({ kind: "save" });
       caches =
         status === "success"
           ? await saveCaches(cacheDriver, cacheSpecs, caches, emit)
@@ -234,18 +263,23 @@ export async function runWorkflow(options: RunWorkflowOptions): Promise<RunResul
     }
     stage = "outputs";
     if (await enter("outputs")) {
+      await pass({ kind: "outputs" });
       if (resumedAt) await removeOutputs(settings.outDir, "outputs");
       report = await executor.copyOut();
     }
     if (artifactSpecs.length > 0 && (await enter("artifacts"))) {
+      await pass({ kind: "artifacts" });
       if (resumedAt) await removeOutputs(settings.outDir, "artifacts");
       artifacts = await collectArtifacts(executor, artifactSpecs, status, settings.maxOutputBytes, emit);
     }
   } catch (thrown) {
-    ({ status, error } = classifyFailure(thrown, signal));
-    markRunningStep(steps, status === "timeout" || status === "cancelled" ? status : "failed", emit);
-    if (status === "cancelled" && stage === "steps" && steps.some((step) => step.startedAt !== null))
-      report = await collectOutputsAfterCancel(executor, emit);
+    if (thrown instanceof RunTakenOverError) takenOver = thrown;
+    else {
+      ({ status, error } = classifyFailure(thrown, signal));
+      markRunningStep(steps, status === "timeout" || status === "cancelled" ? status : "failed", emit);
+      if (status === "cancelled" && stage === "steps" && steps.some((step) => step.startedAt !== null))
+        report = await collectOutputsAfterCancel(executor, emit);
+    }
   } finally {
     // The verdict before the Job goes: a runner stopped during the teardown ends the run with it, Job or not.
     phase = "teardown";
@@ -253,9 +287,29 @@ export async function runWorkflow(options: RunWorkflowOptions): Promise<RunResul
     checkpointer?.stop();
     dispose();
     cleanup.dispose();
-    const torn = await executor.teardown();
-    // A Job left behind keeps a paid node alive: never a clean result, whatever the steps did.
-    if (torn.leftBehind) ({ status, error } = reportLeftBehind(status, error, torn.detail, torn.reason));
+    // The fence once more before the Job goes (unless it already said the run is not ours to delete).
+    const unsure = error?.reason === ("ownership-unknown" satisfies InfraReason) ? error.message : undefined;
+    const fenced = takenOver || unsure ? undefined : await passTeardownFence(options.fence, options.forceSignal);
+    if (fenced instanceof RunTakenOverError) takenOver = fenced;
+    left = takenOver !== undefined || unsure !== undefined || fenced !== undefined;
+    if (left) {
+      // Not ours to delete, or it cannot tell: the Job and pod stay, only this runner's presence on them ends.
+      await executor.leave?.();
+      if (fenced && !(fenced instanceof RunTakenOverError))
+        ({ status, error } = reportLeftBehind(status, error, fenced.message, "ownership-unknown"));
+    } else {
+      const torn = await executor.teardown();
+      // A Job left behind keeps a paid node alive: never a clean result, whatever the steps did.
+      if (torn.leftBehind) ({ status, error } = reportLeftBehind(status, error, torn.detail, torn.reason));
+    }
+  }
+  if (!left) {
+    const fenced = await passTeardownFence(options.fence, options.forceSignal, { kind: "result" });
+    if (fenced instanceof RunTakenOverError) takenOver = fenced;
+  }
+  if (takenOver) {
+    emit({ kind: "notice", level: "warning", message: takenOver.message });
+    throw takenOver;
   }
   if (caches && !cachesSaved)
     caches = skipCacheSaves(
@@ -409,6 +463,8 @@ interface StepHooks {
   readonly from: RunCheckpoint["step"] | undefined;
   /** Before step `index` starts (its step-start event): its checkpoint, awaited. */
   readonly beforeStep: (index: number, started: Date) => Promise<void>;
+  /** Before step `index` is started or followed: the run's fence, which throws when the run is not ours to drive. */
+  readonly fence: (index: number) => Promise<void>;
 }
 
 /**
@@ -430,6 +486,7 @@ async function runSteps(
     if (index < first) continue;
     if (signal.aborted) throw new CancelledError();
     if (Date.now() >= runDeadline) return "timeout";
+    await hooks.fence(index);
     const resumed = index === first ? hooks.from : undefined;
     const started = resumed ? new Date(resumed.startedAt) : new Date();
     const deadline = Math.min(
@@ -687,4 +744,28 @@ function classifyFailure(
     status: "failed",
     error: { message: `internal error: ${describeError(thrown)}`, reason: "internal" satisfies FailureClass },
   };
+}
+
+/**
+ * Asks the fence before the teardown (or the result): undefined when the run is still this runner's, the
+ * RunTakenOverError when another instance owns it, or the InfraError (`ownership-unknown`) when it could not tell,
+ * in which case nothing is deleted. Bounded by the fence itself; `force` cuts it short (then it could not tell).
+ */
+async function passTeardownFence(
+  fence: RunFence | undefined,
+  force: AbortSignal | undefined,
+  action: FencedAction = { kind: "teardown" },
+): Promise<RunTakenOverError | InfraError | undefined> {
+  if (!fence) return undefined;
+  try {
+    await fence(action, force ?? new AbortController().signal);
+    return undefined;
+  } catch (error) {
+    if (error instanceof RunTakenOverError) return error;
+    if (error instanceof InfraError && error.reason === "ownership-unknown") return error;
+    return new InfraError(
+      "ownership-unknown",
+      `could not tell whether another instance took the run over before ${describeFencedAction(action)} (${describeError(error)}): its Job is left untouched`,
+    );
+  }
 }

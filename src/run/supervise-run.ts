@@ -45,6 +45,8 @@ export interface SuperviseOptions {
    * (started empty without a checkpoint), and the executor attaches to its Job instead of creating one.
    */
   readonly resume?: RunWorkflowOptions["resume"];
+  /** Asked before each action that changes the run (serve's ownership fence, src/serve/run-fence.ts); absent: none. */
+  readonly fence?: RunWorkflowOptions["fence"];
 }
 
 /** A run being supervised. */
@@ -54,8 +56,9 @@ export interface SupervisedRun {
   /** Abort after `controller` to skip the cancelled run's clean-up and go straight to the Job's deletion. */
   readonly force: AbortController;
   /**
-   * Resolves with the result once result.json is written and the log files are closed; rejects only for a bug or a
-   * result.json that cannot be written (a full disk: an error isDiskFullError knows).
+   * Resolves with the result once result.json is written and the log files are closed; rejects only for a bug, a
+   * result.json that cannot be written (a full disk: an error isDiskFullError knows), or RunTakenOverError (the
+   * fence found the run another instance's: its Job and pod were left to it, and no result.json was written).
    */
   readonly done: Promise<RunResult>;
   /** For a crashing service: deletes the run's Job synchronously (the event loop can no longer be trusted). */
@@ -103,6 +106,7 @@ export function superviseRun(options: SuperviseOptions): SupervisedRun {
         ...(options.withClusterCalls ? { withClusterCalls: options.withClusterCalls } : {}),
         ...(options.checkpoints ? { checkpoints: options.checkpoints } : {}),
         ...(options.resume ? { resume: options.resume } : {}),
+        ...(options.fence ? { fence: options.fence } : {}),
         warn: (message) => options.warn(`run ${settings.runId}: ${message}`),
       });
     } finally {

@@ -37,6 +37,7 @@ export class LeaseHolder {
   #lease: ILease | undefined;
   #timer: NodeJS.Timeout | undefined;
   #lastRenewedAt: number | undefined;
+  #regainedAt: number | undefined;
   #lost = false;
   #renewing: Promise<void> | undefined;
 
@@ -52,6 +53,19 @@ export class LeaseHolder {
   /** When the Lease was last renewed (epoch ms), undefined before it is held. */
   get lastRenewedAt(): number | undefined {
     return this.#lastRenewedAt;
+  }
+
+  /**
+   * When the Lease was last held again after a lapse (epoch ms: the renewal that ended it, or the first take after a
+   * start that could not take it); undefined while it never lapsed. An adopter may have taken a run meanwhile.
+   */
+  get regainedAt(): number | undefined {
+    return this.#regainedAt;
+  }
+
+  /** The Lease's duration in ms: how long a renewal keeps it live. */
+  get durationMs(): number {
+    return this.#options.durationSeconds * 1000;
   }
 
   /** True while the last renewal is within the Lease's duration: another instance cannot take this one's runs. */
@@ -122,6 +136,9 @@ export class LeaseHolder {
         this.#lease = current
           ? await cluster.updateLease(namespace, renewInstanceLease(current, this.#terms()), this.#callOptions())
           : await cluster.createLease(namespace, buildInstanceLease(namespace, this.#terms()), this.#callOptions());
+        // Held again after a lapse (or taken late): an adopter may have claimed runs in between.
+        if (this.#lastRenewedAt === undefined ? this.#lost : started - this.#lastRenewedAt >= this.durationMs)
+          this.#regainedAt = started;
         this.#lastRenewedAt = started;
         return;
       } catch (error) {

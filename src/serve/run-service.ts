@@ -3,7 +3,8 @@ import { existsSync, lstatSync, unlinkSync, writeFileSync } from "node:fs";
 import { mkdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
-import { CancelledError, describeError } from "../core/errors.js";
+import { CancelledError, RunTakenOverError, describeError } from "../core/errors.js";
+import type { RunFence } from "../run/run-fence.js";
 import type { RunEvent, RunEventInput, RunEventSink } from "../events/run-events.js";
 import type { ExecutorContext, ExecutorTimings } from "../executor/kubernetes/context.js";
 import type { Executor } from "../executor/executor.js";
@@ -66,6 +67,15 @@ export interface RunServiceOptions {
    * them (src/serve/run-ownership.ts). Absent: no annotation (a service without a Lease).
    */
   readonly instance?: string;
+  /**
+   * The fence of each run this service drives (src/serve/run-fence.ts: its Job's owner read while the Lease is not
+   * held), made when the run starts, re-attaches or is adopted. Absent: none (a service without a Lease).
+   */
+  readonly fence?: (run: {
+    readonly runId: string;
+    readonly jobName: string;
+    readonly namespace: string | undefined;
+  }) => RunFence;
 }
 
 /** A run as getRun and listRuns answer it (the lexicon's dev.knotless.runner.defs#runView). */
@@ -731,15 +741,35 @@ export class RunService {
    * Records a run this service left running as adopted by another instance (its Job's owner annotation names it):
    * failed and interrupted here, saying who finishes it; its Job is left alone.
    */
-  markAdoptedElsewhere(runId: string, owner: string | undefined): void {
+  markAdoptedElsewhere(runId: string, owner: string | undefined, when = "while this service was away"): void {
     const by = owner === undefined ? "another instance" : `instance ${owner}`;
     const event = this.#store.markInterrupted(
       runId,
       new Date().toISOString(),
-      `adopted by ${by} while this service was away: ${by} finishes it and answers for it; its Job is left to it`,
+      `adopted by ${by} ${when}: ${by} finishes it and answers for it; its Job is left to it`,
       owner ?? "another instance",
     );
     if (event) this.#hub.publish();
+  }
+
+  /**
+   * A run whose fence found it another instance's while this one's Lease had lapsed: recorded as adopted by it
+   * (failed and interrupted here, answered for by that instance), its log's followers told in its last line; its
+   * Job and pod were left alone, and this service never takes it back (the run is no longer running here).
+   */
+  #finishTakenOver(runId: string, owner: string | undefined): void {
+    this.#options.warn(
+      `run ${runId} was adopted by ${owner === undefined ? "another instance" : `instance ${owner}`} while this instance's Lease had lapsed: stopped driving it, its Job left to that instance`,
+    );
+    try {
+      this.#writeState(() => this.markAdoptedElsewhere(runId, owner, "while this service's Lease had lapsed"));
+    } catch (error) {
+      if (!(error instanceof XrpcError)) throw error;
+    }
+    this.#running.delete(runId);
+    this.#endFeed(runId);
+    this.#pump();
+    this.#notifyIfIdle();
   }
 
   /** Starts (or, with `resume`, continues) the run under superviseRun; its end is recorded by #finish. */
@@ -772,10 +802,19 @@ export class RunService {
       },
       warn: this.#options.warn,
       ...(this.#options.withClusterCalls ? { withClusterCalls: this.#options.withClusterCalls } : {}),
+      ...(this.#options.fence
+        ? {
+            fence: this.#options.fence({ runId, jobName: settings.jobName, namespace: settings.target.namespace }),
+          }
+        : {}),
     });
     supervised.done.then(
       (result) => this.#finish(runId, result.status, result.finishedAt, result.error ?? undefined, result),
       (error: unknown) => {
+        if (error instanceof RunTakenOverError) {
+          this.#finishTakenOver(runId, error.owner);
+          return;
+        }
         if (isDiskFullError(error)) {
           this.#noteUnwritable(error);
           this.#finish(

@@ -4,6 +4,8 @@ import { describeError } from "../core/errors.js";
 import { Adopter } from "./adopter.js";
 import { claimRun } from "./claim-run.js";
 import { deriveRenewIntervalMs, LeaseHolder } from "./lease-holder.js";
+import { createRunFence, readJobOwner } from "./run-fence.js";
+import type { RunFence } from "../run/run-fence.js";
 import type { RunService } from "./run-service.js";
 import type { StoredRun } from "./run-store.js";
 
@@ -92,4 +94,29 @@ export function startAdopting(
   });
   adopter.start();
   return adopter;
+}
+
+/**
+ * The fence of each run of this instance (src/serve/run-fence.ts): while its Lease is not held (or lately held again),
+ * the run's Job's owner is read (one GET, bounded like a Lease call) before each action that changes the run.
+ */
+export function fenceRuns(
+  instance: string,
+  lease: LeaseHolder,
+  cluster: Pick<Cluster, "getJob">,
+  warn: (message: string) => void,
+): (run: { readonly runId: string; readonly jobName: string; readonly namespace: string | undefined }) => RunFence {
+  const timeoutMs = Math.max(1000, deriveRenewIntervalMs(lease.durationMs / 1000));
+  return (run) =>
+    createRunFence({
+      runId: run.runId,
+      jobName: run.jobName,
+      instance,
+      lease,
+      readOwner: readJobOwner(
+        (signal, callTimeoutMs) => cluster.getJob(run.namespace, run.jobName, { signal, timeoutMs: callTimeoutMs }),
+        timeoutMs,
+      ),
+      warn,
+    });
 }

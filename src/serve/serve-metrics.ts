@@ -38,6 +38,7 @@ const NOT_CLUSTER_REASONS = new Set([
   "checkout-failed",
   "disk-full",
   "runner-lost",
+  "ownership-unknown",
 ]);
 
 export async function createServeMetrics(source: MetricsSource): Promise<ServeMetrics> {

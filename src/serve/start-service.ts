@@ -17,7 +17,13 @@ import type { SchedulerLimits } from "./run-scheduler.js";
 import { RunService, type AbandonedRun } from "./run-service.js";
 import { RunStore } from "./run-store.js";
 import { createServeMetrics } from "./serve-metrics.js";
-import { acquireInstanceLease, reclaimOwnRuns, startAdopting, type InstanceSettings } from "./serve-instance.js";
+import {
+  acquireInstanceLease,
+  fenceRuns,
+  reclaimOwnRuns,
+  startAdopting,
+  type InstanceSettings,
+} from "./serve-instance.js";
 
 /** Everything `serve` runs with, resolved and checked at the CLI edge. */
 export interface ServeCommand {
@@ -105,6 +111,7 @@ export async function startService(config: ServeCommand, hooks: StartHooks): Pro
     observer: metrics.observer,
     warn: hooks.warn,
     ...(config.instance ? { instance: config.instance.name } : {}),
+    ...(config.instance && lease ? { fence: fenceRuns(config.instance.name, lease, cluster, hooks.warn) } : {}),
   });
   const running = service;
   if (config.instance)

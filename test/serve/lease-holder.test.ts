@@ -144,6 +144,34 @@ describe("LeaseHolder", () => {
     }
   });
 
+  it("says when the Lease is held again after a lapse (regainedAt), and not for renewals within its duration or its first take", async () => {
+    const objects = new MemoryObjects();
+    const clock = { t: 1_000_000 };
+    const holder = new LeaseHolder({
+      cluster: objects.cluster,
+      namespace: "ci",
+      instance: "a",
+      durationSeconds: 1,
+      renewIntervalMs: 20,
+      now: () => clock.t,
+      warn: () => {},
+    });
+    try {
+      await holder.acquire();
+      assert.equal(holder.regainedAt, undefined);
+      clock.t += 500;
+      await sleep(80);
+      assert.equal(holder.regainedAt, undefined, "renewed within its duration: no lapse");
+      clock.t += 1500; // the renewals stalled longer than the duration (a GC pause, a partition)
+      assert.equal(holder.held, false);
+      for (let i = 0; i < 100 && !holder.held; i++) await sleep(10);
+      assert.equal(holder.held, true);
+      assert.equal(holder.regainedAt, clock.t);
+    } finally {
+      await holder.release();
+    }
+  });
+
   it("renews every third of the Lease's duration by default", () => {
     assert.equal(deriveRenewIntervalMs(15), 5_000);
     assert.equal(deriveRenewIntervalMs(3), 1_000);

@@ -46,7 +46,7 @@ export const EMPTY_REPORT: ExtractReport = {
 };
 
 export class ScriptedExecutor implements Executor {
-  /** Every call in the order it came: "setup", "copyIn", "restoreCache KEY", "runStep 0", "saveCache KEY", "copyOut", "collectArtifact NAME", "teardown". */
+  /** Every call in the order it came: "setup", "copyIn", "restoreCache KEY", "runStep 0", "saveCache KEY", "copyOut", "collectArtifact NAME", "teardown" (or "leave"). */
   readonly calls: string[] = [];
   /** The deadline each runStep was given, by step index. */
   readonly deadlines = new Map<number, number>();
@@ -140,6 +140,10 @@ export class ScriptedExecutor implements Executor {
   async teardown(): Promise<TeardownReport> {
     this.calls.push("teardown");
     return this.script.teardown?.(this.ctx) ?? { deleted: true, leftBehind: false, detail: "deleted" };
+  }
+
+  async leave(): Promise<void> {
+    this.calls.push("leave");
   }
 }
 

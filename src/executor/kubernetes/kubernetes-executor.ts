@@ -342,6 +342,11 @@ export class KubernetesExecutor implements Executor, ExecutorCrashPath {
     );
   }
 
+  async leave(): Promise<void> {
+    await this.#stopPresence().catch(() => undefined);
+    await this.#removeStaging();
+  }
+
   teardown(): Promise<TeardownReport> {
     this.#tornDown ??= this.#teardownOnce();
     return this.#tornDown;
