@@ -131,6 +131,7 @@ describe("executor process", () => {
       ],
       { stdio: ["ignore", "pipe", "pipe"] },
     );
+    children.push(child); // killed by after() when an assertion fails first: a live child would hold the test run open
     let output = "";
     child.stdout.setEncoding("utf8").on("data", (text: string) => (output += text));
     child.stderr.setEncoding("utf8").on("data", (text: string) => (output += text));
