@@ -7,6 +7,7 @@ import { InfraError } from "../../src/core/errors.js";
 import { readLeaseState } from "../../src/manifests/instance-lease.js";
 import { LeaseHolder, deriveRenewIntervalMs } from "../../src/serve/lease-holder.js";
 import { MemoryObjects } from "../support/memory-objects.js";
+import { settle } from "../support/settle.js";
 
 const NAME = "knotless-instance-a";
 
@@ -35,14 +36,21 @@ describe("LeaseHolder", () => {
     await holder.release();
   });
 
-  it("renews the Lease on its interval, each renewal at the resourceVersion it last wrote", async () => {
+  it("renews the Lease on its interval, each renewal at the resourceVersion it last wrote", async (t) => {
+    // Mocked timers and clock: the renewals are counted per interval, whatever the machine's load.
+    t.mock.timers.enable({ apis: ["setTimeout", "Date"], now: Date.parse("2026-01-01T00:00:00Z") });
     const objects = new MemoryObjects();
     const holder = makeHolder(objects);
     await holder.acquire();
     const firstRenew = String(objects.leases.get(NAME)!.spec!.renewTime);
-    await sleep(120);
-    const updates = objects.cluster.callsTo("updateLease");
-    assert.ok(updates.length >= 2, `renewed ${updates.length} times in 120 ms at a 30 ms interval`);
+    t.mock.timers.tick(29);
+    await settle();
+    assert.equal(objects.cluster.callsTo("updateLease").length, 0, "no renewal before the 30 ms interval");
+    for (let interval = 0; interval < 3; interval += 1) {
+      t.mock.timers.tick(interval === 0 ? 1 : 30);
+      await settle();
+    }
+    assert.equal(objects.cluster.callsTo("updateLease").length, 3, "one renewal per 30 ms interval");
     assert.notEqual(String(objects.leases.get(NAME)!.spec!.renewTime), firstRenew);
     assert.equal(
       objects.cluster.callsTo("getLease").length,
@@ -81,15 +89,16 @@ describe("LeaseHolder", () => {
     await restarted.release();
   });
 
-  it("after a 409 on a renewal reads the Lease again and renews it, telling of another writer", async () => {
+  it("after a 409 on a renewal reads the Lease again and renews it, telling of another writer", async (t) => {
+    t.mock.timers.enable({ apis: ["setTimeout", "Date"], now: Date.parse("2026-01-01T00:00:00Z") });
     const objects = new MemoryObjects();
     const warnings: string[] = [];
     const holder = makeHolder(objects, warnings, 40);
     await holder.acquire();
     objects.touchLease(NAME, (lease) => lease); // someone else wrote it: the holder's version is stale
-    await sleep(100);
-    const answers = objects.cluster.callsTo("updateLease").length;
-    assert.ok(answers >= 2);
+    t.mock.timers.tick(40);
+    await settle();
+    assert.equal(objects.cluster.callsTo("updateLease").length, 2, "the refused renewal, then the one after the read");
     assert.equal(objects.cluster.callsTo("getLease").length, 2, "read again after the conflict");
     assert.ok(
       warnings.some((w) => /changed by someone else/.test(w) && /--instance a/.test(w)),
@@ -126,7 +135,8 @@ describe("LeaseHolder", () => {
     });
   });
 
-  it("starts without the Lease when the cluster refuses it, says why, and takes it once the cluster allows", async () => {
+  it("starts without the Lease when the cluster refuses it, says why, and takes it once the cluster allows", async (t) => {
+    t.mock.timers.enable({ apis: ["setTimeout", "Date"], now: Date.parse("2026-01-01T00:00:00Z") });
     const objects = new MemoryObjects();
     const warnings: string[] = [];
     const readLease = (_ns: unknown, name: string) => objects.leases.get(name) ?? new NotFoundError("not found");
@@ -136,7 +146,8 @@ describe("LeaseHolder", () => {
       assert.equal(await holder.acquireOrKeepTrying(), false);
       assert.equal(holder.held, false);
       assert.match(warnings.join("\n"), /knotless-instance-a of instance a: .*forbidden: serving without it for now/);
-      for (let i = 0; i < 100 && !holder.held; i++) await sleep(10);
+      t.mock.timers.tick(30); // the next try, one renewal interval later
+      await settle();
       assert.equal(holder.held, true, "held once the cluster allows it");
       assert.equal(objects.leases.get(NAME)?.spec?.holderIdentity, "a");
     } finally {

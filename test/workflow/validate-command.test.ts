@@ -101,9 +101,10 @@ describe("knotless-runner-k8s validate", () => {
     const started = Date.now();
     const run = await runCliInProcess(
       ["validate", "/dev/zero", join(dir, "pipe.yml"), join(dir, "big.yml"), join(dir, "latin1.yml")],
-      { env: trap.env, timeoutMs: 20_000 },
+      { env: trap.env, timeoutMs: 60_000 },
     );
-    assert.ok(Date.now() - started < 10_000, "answered at once");
+    // Reading /dev/zero or waiting on the fifo it would never answer; 20 s is what a busy machine cannot add.
+    assert.ok(Date.now() - started < 20_000, "answered at once");
     assert.equal(run.code, 2);
     assert.equal(run.stdout, "");
     assert.equal(

@@ -9,6 +9,7 @@ import { InfraError } from "../../../src/core/errors.js";
 import { waitForPod } from "../../../src/executor/kubernetes/wait-for-pod.js";
 import { buildTestContext } from "../../executor/kubernetes/test-context.js";
 import { startScriptedApiServer } from "../../support/scripted-api-server.js";
+import { until } from "../../support/until.js";
 
 const PODS = "/api/v1/namespaces/ci/pods";
 const EVENTS = "/api/v1/namespaces/ci/events";
@@ -90,14 +91,6 @@ beforeEach(async () => {
 
 function sendEvent(type: "ADDED" | "MODIFIED" | "DELETED", object: IEvent): void {
   for (const [res, path] of openWatches) if (path === EVENTS) res.write(JSON.stringify({ type, object }) + "\n");
-}
-
-async function until(check: () => boolean, what: string): Promise<void> {
-  const started = Date.now();
-  while (!check()) {
-    if (Date.now() - started > 5000) assert.fail(`${what} not within 5 s`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
 }
 
 const eventRequests = (): Array<[string | null, string | null]> =>

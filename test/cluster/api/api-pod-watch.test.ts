@@ -8,6 +8,7 @@ import type { WatchEvent } from "../../../src/cluster/cluster.js";
 import { waitForPod } from "../../../src/executor/kubernetes/wait-for-pod.js";
 import { buildTestContext } from "../../executor/kubernetes/test-context.js";
 import { startScriptedApiServer } from "../../support/scripted-api-server.js";
+import { until } from "../../support/until.js";
 
 const MANAGED = "app.kubernetes.io/managed-by=knotless-runner-k8s";
 
@@ -64,14 +65,6 @@ const { client } = await startScriptedApiServer((req, res) => {
 
 function send(type: WatchEvent<IPod>["type"], object: IPod): void {
   for (const res of openWatches) res.write(JSON.stringify({ type, object }) + "\n");
-}
-
-async function until(check: () => boolean, what: string): Promise<void> {
-  const started = Date.now();
-  while (!check()) {
-    if (Date.now() - started > 5000) assert.fail(`${what} not within 5 s`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
 }
 
 describe("the API transport's pod watch", () => {

@@ -6,6 +6,7 @@ import { runListWatch, type WatchChange, type WatchTarget } from "../../../src/c
 import { SharedWatches } from "../../../src/cluster/api/shared-watches.js";
 import { ForbiddenError } from "../../../src/cluster/errors.js";
 import { startScriptedApiServer } from "../../support/scripted-api-server.js";
+import { until } from "../../support/until.js";
 
 interface Obj {
   metadata: { name: string; namespace: string; resourceVersion: string };
@@ -54,14 +55,6 @@ const watch =
   };
 const summary = (changes: Array<WatchChange<Obj>>): string[] =>
   changes.map((c) => `${c.type} ${c.object.metadata.name}@${c.object.metadata.resourceVersion}`);
-
-async function until(check: () => boolean, what: string): Promise<void> {
-  const started = Date.now();
-  while (!check()) {
-    if (Date.now() - started > 5000) assert.fail(`${what} not within 5 s`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 describe("list-watch", () => {
   it("lists, then watches with bookmarks and resumes from the last resourceVersion, a bookmark's included", async () => {

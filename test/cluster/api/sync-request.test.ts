@@ -38,14 +38,14 @@ describe("the crash path's blocking request", () => {
         body: '{"a":1}',
         tls: { rejectUnauthorized: true },
       },
-      10_000,
+      60_000, // the server answers at once; a busy machine may take seconds to start the request's child
     );
     assert.ok("status" in answer, JSON.stringify(answer));
     assert.equal(answer.status, 200);
     assert.deepEqual(JSON.parse(answer.body), { method: "DELETE", auth: "Bearer t", body: '{"a":1}' });
     const missing = requestSync(
       { url: `${base}/missing`, method: "GET", headers: {}, tls: { rejectUnauthorized: true } },
-      10_000,
+      60_000, // the server answers at once; a busy machine may take seconds to start the request's child
     );
     assert.ok("status" in missing && missing.status === 404);
   });
@@ -57,6 +57,6 @@ describe("the crash path's blocking request", () => {
       500,
     );
     assert.deepEqual(answer, { error: "no answer within 500 ms" });
-    assert.ok(Date.now() - started < 5000);
+    assert.ok(Date.now() - started < 20_000, "gave up at the 500 ms timeout: /slow never answers"); // a bound a busy machine keeps
   });
 });

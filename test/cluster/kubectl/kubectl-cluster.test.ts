@@ -11,6 +11,7 @@ import {
   UnavailableError,
 } from "../../../src/cluster/errors.js";
 import { KubectlCluster, readExecEnd, withRequestTimeout } from "../../../src/cluster/kubectl/kubectl-cluster.js";
+import { driveClock, mockClock } from "../../support/mock-clock.js";
 import { ScriptedKubectl } from "../../support/scripted-kubectl.js";
 
 const CONNECTION = { kubeconfig: "/k/config", context: "ci" };
@@ -244,22 +245,28 @@ describe("KubectlCluster", () => {
     assert.ok(error instanceof TimeoutError, String(error));
     assert.match(error.message, /^kubectl get job did not end within 100ms and 100ms more: killed$/);
     const waited = Date.now() - started;
-    assert.ok(waited >= 200 && waited < 3000, `ended after ${waited} ms`);
+    // The call hangs for ever without the bound; 20 s is what a busy machine cannot add to the 200 ms.
+    assert.ok(waited >= 200 && waited < 20_000, `ended after ${waited} ms`);
     assert.deepEqual(kubectl.calls[0]?.killSignals.slice(0, 1), ["SIGTERM"]);
   });
 
-  it("reports a credential apply that hangs as a timeout failure beside what it applied, and bounds a token request too", async () => {
+  it("reports a credential apply that hangs as a timeout failure beside what it applied, and bounds a token request too", async (t) => {
+    // On a mocked clock, the apply's output is read before its 50 ms bound passes, whatever the machine's load.
+    mockClock(t);
     const apply = new ScriptedKubectl().on("apply", { stdout: "serviceaccount/ci-runner created\n", hang: true });
-    const applied = await new KubectlCluster(apply.kubectl, CONNECTION).applyCredentialObjects(
-      "ci",
-      { serviceAccount: {}, role: {}, roleBinding: {} },
-      { timeoutMs: 50 },
+    const applied = await driveClock(
+      t,
+      new KubectlCluster(apply.kubectl, CONNECTION).applyCredentialObjects(
+        "ci",
+        { serviceAccount: {}, role: {}, roleBinding: {} },
+        { timeoutMs: 50 },
+      ),
     );
     assert.ok(applied.failure instanceof TimeoutError);
     assert.equal(applied.actions.get("serviceaccount/ci-runner"), "created");
     const token = new ScriptedKubectl().on("create --raw", { hang: true });
     await assert.rejects(
-      new KubectlCluster(token.kubectl, CONNECTION).requestToken("ci", "sa", {}, { timeoutMs: 50 }),
+      driveClock(t, new KubectlCluster(token.kubectl, CONNECTION).requestToken("ci", "sa", {}, { timeoutMs: 50 })),
       TimeoutError,
     );
   });

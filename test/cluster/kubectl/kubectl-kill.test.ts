@@ -17,8 +17,9 @@ function writeWrapper(): { path: string; pidFile: string } {
   return { path, pidFile };
 }
 
+/** The wrapper's pid once it has written it; a busy machine may take seconds to start a shell, so it waits up to 20 s. */
 async function readPid(pidFile: string): Promise<number> {
-  for (let i = 0; i < 200; i += 1) {
+  for (let i = 0; i < 800; i += 1) {
     const text = (() => {
       try {
         return readFileSync(pidFile, "utf8").trim();
@@ -62,9 +63,9 @@ function groupRunning(pgid: number): boolean {
   });
 }
 
-/** Whether anything of the process group is still running, after letting its killed members die. */
+/** Whether anything of the process group is still running, after letting its killed members die (up to 20 s: left alive, they would live 300 s). */
 async function groupAlive(pid: number): Promise<boolean> {
-  for (let i = 0; i < 40; i += 1) {
+  for (let i = 0; i < 400; i += 1) {
     if (!groupRunning(pid)) return false;
     await sleep(50);
   }
@@ -72,10 +73,11 @@ async function groupAlive(pid: number): Promise<boolean> {
 }
 
 /**
- * How long a call may take to end once it should have: unref'd, so a call that ended leaves no timer keeping the
- * test file alive (and one that did not still holds the loop open through its child until this fires).
+ * How long a call may take to end once it should have: 20 s, far below the wrapper's 300 s and far above what a busy
+ * machine adds to a kill. Unref'd, so a call that ended leaves no timer keeping the test file alive (and one that did
+ * not still holds the loop open through its child until this fires).
  */
-const giveUp = (): Promise<void> => sleep(8000, undefined, { ref: false });
+const giveUp = (): Promise<void> => sleep(20_000, undefined, { ref: false });
 
 describe("Kubectl's kill", () => {
   it("ends a wrapper script's own children too, so the call ends at once instead of when they do", async () => {

@@ -9,6 +9,7 @@ import type { IJob } from "kubernetes-models/batch/v1/Job";
 import type { WatchOptions } from "../../../src/cluster/cluster.js";
 import { ForbiddenError } from "../../../src/cluster/errors.js";
 import { ScriptedCluster } from "../../support/scripted-cluster.js";
+import { until } from "../../support/until.js";
 
 const FAST_RESTARTS = {
   cancelWatchRetry: {
@@ -40,14 +41,6 @@ const REQUESTED = {
   "knotless.dev/cancel-requested": "2026-01-01T00:00:00.000Z",
   "knotless.dev/cancel-requested-by": "77@ops-host",
 };
-
-async function until(check: () => boolean, what: string): Promise<void> {
-  const started = Date.now();
-  while (!check()) {
-    if (Date.now() - started > 5000) assert.fail(`${what} not within 5 s`);
-    await sleep(2);
-  }
-}
 
 describe("startCancelWatch", () => {
   it("tells the run when knotless.dev/cancel-requested appears on its Job, with when and by whom, and ends the watch", async () => {

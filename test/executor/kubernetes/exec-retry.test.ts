@@ -75,10 +75,11 @@ describe("withExecRetry", { concurrency: true }, () => {
       withExecRetry(ctx, POD, "upload", "exec-failed", execAttempt(ctx)),
       isInfraError(
         "exec-failed",
-        /^upload: exec kept failing \(gave up after \d+ attempts in [0-9.]+s, budget 1s\): error: unable to upgrade connection/,
+        /^upload: exec kept failing \(gave up after \d+ attempts? in [0-9.]+s, budget 1s\): error: unable to upgrade connection/,
       ),
     );
-    // A 500 ms wait fits the 1.4 s budget, the 1000 ms wait after it does not.
+    // A 500 ms wait fits the 1.4 s budget, the 1000 ms wait after it does not; on a busy machine the first attempt may
+    // take long enough that the 500 ms wait no longer fits either: one attempt (the message says "1 attempt").
     const execs = kubectl.callsTo("exec").length;
     assert.ok(execs >= 1 && execs <= 2, `${execs} execs`);
     assert.equal(eventsOf("notice").length, execs - 1);

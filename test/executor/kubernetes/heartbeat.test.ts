@@ -5,19 +5,12 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { startHeartbeat } from "../../../src/executor/kubernetes/heartbeat.js";
 import type { RecordedCall } from "../../support/scripted-kubectl.js";
 import { buildTestContext } from "./test-context.js";
+import { until } from "../../support/until.js";
 
 /** The annotations a patch call sets. */
 function patchedAnnotations(call: RecordedCall): Record<string, string> {
   return (JSON.parse(call.args[call.args.indexOf("-p") + 1]!) as { metadata: { annotations: Record<string, string> } })
     .metadata.annotations;
-}
-
-async function until(check: () => boolean, what: string): Promise<void> {
-  const started = Date.now();
-  while (!check()) {
-    if (Date.now() - started > 5000) assert.fail(`${what} not within 5 s`);
-    await sleep(5);
-  }
 }
 
 describe("startHeartbeat", () => {

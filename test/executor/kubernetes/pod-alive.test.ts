@@ -15,6 +15,7 @@ import {
   podList,
   runningPod,
 } from "./cluster-objects.js";
+import { driveClock, mockClock } from "../../support/mock-clock.js";
 import { buildTestContext } from "./test-context.js";
 import { isInfraError } from "../../support/infra-error.js";
 
@@ -135,12 +136,12 @@ describe("assertPodAliveAfterLag", () => {
     assert.equal(kubectl.callsTo("get pods").length, 3);
   });
 
-  it("resolves once the pod still runs after podEndLagMs, looking about once a second", async () => {
+  it("resolves once the pod still runs after podEndLagMs, looking about once a second", async (t) => {
+    mockClock(t); // the looks at 0, 1 and 1.5 s, whatever the machine's load
     const { ctx, kubectl } = buildTestContext({ timings: { podEndLagMs: 1500 } });
-    kubectl.on("get pods", podList(runningPod()));
-    const started = Date.now();
-    await assertPodAliveAfterLag(ctx, POD);
-    assert.ok(Date.now() - started >= 1500, `${Date.now() - started} ms`);
-    assert.equal(kubectl.callsTo("get pods").length, 3);
+    const readAt: number[] = [];
+    kubectl.on("get pods", () => (readAt.push(Date.now()), podList(runningPod())));
+    await driveClock(t, assertPodAliveAfterLag(ctx, POD));
+    assert.deepEqual(readAt, [0, 1000, 1500]);
   });
 });

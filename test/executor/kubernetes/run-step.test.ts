@@ -7,10 +7,11 @@ import type { RecordedCall, ScriptedReply } from "../../support/scripted-kubectl
 import { NODE_NAME, POD_NAME, UPGRADE_REFUSED, failure, podList, runningPod } from "./cluster-objects.js";
 import { buildTestContext } from "./test-context.js";
 import { isInfraError } from "../../support/infra-error.js";
+import { driveClock, mockClock } from "../../support/mock-clock.js";
 
 const POD = { name: POD_NAME, node: NODE_NAME };
 const FAR = (): number => Date.now() + 60_000;
-/** A deadline the scripted exec has relayed its frames by, even on a loaded machine (100 ms was not, once). */
+/** A deadline the scripted exec has relayed its frames by: on the mocked clock, it passes only once they are relayed. */
 const RELAYED_BY_MS = 1_000;
 const STREAM_CUT =
   "error: error reading from error stream: read tcp 10.0.0.2:5->10.0.0.1:443: read: connection reset by peer";
@@ -203,63 +204,6 @@ describe("runStep", { concurrency: true }, () => {
     assert.equal(eventsOf("notice").length, 5);
   });
 
-  it("stops the step's processes at the deadline, then reads the output the ended stream had not relayed, and reports a timeout", async () => {
-    const { ctx, kubectl, events, eventsOf } = buildTestContext({ timings: { killGraceSeconds: 7 } });
-    const execRun: ScriptedReply = { stdout: frame.out("working\n"), hang: true };
-    kubectl.on("exec", execRun, (call) => helperArgs(call)[0] === "run");
-    kubectl.on("exec", { stdout: "stopped 0\n" }, (call) => helperArgs(call)[0] === "kill");
-    kubectl.on(
-      "exec",
-      { stdout: [frame.out("stuck here\n"), frame.err("last error\n"), "K\n"] },
-      (call) => helperArgs(call)[0] === "follow",
-    );
-    assert.deepEqual(await runStep(ctx, POD, 0, Date.now() + RELAYED_BY_MS), {
-      status: "timeout",
-      exitCode: null,
-      timedOut: true,
-    });
-    const [run, kill, follow] = kubectl.calls;
-    assert.deepEqual(run?.killSignals, ["SIGTERM"], "the step's exec is ended at the deadline");
-    assert.deepEqual(helperArgs(kill), ["kill", "0", "7"]);
-    assert.deepEqual(
-      helperArgs(follow),
-      ["follow", "0", "8", "0"],
-      "the follow starts after the bytes the ended stream relayed",
-    );
-    assert.equal(kubectl.calls.length, 3);
-    assert.deepEqual(outputOf(events, "stdout"), ["working\n", "stuck here\n"]);
-    assert.deepEqual(outputOf(events, "stderr"), ["last error\n"]);
-    assert.deepEqual(eventsOf("notice"), []);
-  });
-
-  it("reports the timeout with a warning naming the byte output is missing from when the read after the kill is cut", async () => {
-    const { ctx, kubectl, events, eventsOf } = buildTestContext();
-    kubectl.on(
-      "exec",
-      { stdout: [frame.out("abc"), frame.err("de")], hang: true },
-      (call) => helperArgs(call)[0] === "run",
-    );
-    kubectl.on("exec", { stdout: "stopped 0\n" }, (call) => helperArgs(call)[0] === "kill");
-    kubectl.on(
-      "exec",
-      { stdout: frame.out("partial"), stderr: `${STREAM_CUT}\n`, exitCode: 1 },
-      (call) => helperArgs(call)[0] === "follow",
-    );
-    assert.deepEqual(await runStep(ctx, POD, 0, Date.now() + RELAYED_BY_MS), {
-      status: "timeout",
-      exitCode: null,
-      timedOut: true,
-    });
-    assert.deepEqual(outputOf(events, "stdout"), ["abc", "partial"]);
-    const notices = eventsOf("notice");
-    assert.equal(notices.length, 1);
-    assert.equal(notices[0]?.level, "warning");
-    assert.match(
-      notices[0]?.message ?? "",
-      /^step 1 \(build\): the output it wrote after byte 10\/2 before its timeout could not be read \(kubectl exit 1: .*connection reset by peer\)$/,
-    );
-  });
-
   it("bounds the read after the kill: a follow that never ends is stopped, with a warning, and the timeout reported", async () => {
     const { ctx, kubectl, eventsOf } = buildTestContext({ timings: { timedOutOutputMs: 150 } });
     kubectl.on("exec", { hang: true }, (call) => helperArgs(call)[0] === "run");
@@ -391,6 +335,68 @@ describe("runStep", { concurrency: true }, () => {
       isInfraError("unauthorized", /^step 1 \(build\): error: You must be logged in/),
     );
     assert.equal(kubectl.callsTo("exec").length, 2);
+  });
+});
+
+// The timeouts whose output must be relayed before the deadline, on a mocked clock: one at a time, as the mock is global.
+describe("runStep on a mocked clock", () => {
+  it("stops the step's processes at the deadline, then reads the output the ended stream had not relayed, and reports a timeout", async (t) => {
+    mockClock(t);
+    const { ctx, kubectl, events, eventsOf } = buildTestContext({ timings: { killGraceSeconds: 7 } });
+    const execRun: ScriptedReply = { stdout: frame.out("working\n"), hang: true };
+    kubectl.on("exec", execRun, (call) => helperArgs(call)[0] === "run");
+    kubectl.on("exec", { stdout: "stopped 0\n" }, (call) => helperArgs(call)[0] === "kill");
+    kubectl.on(
+      "exec",
+      { stdout: [frame.out("stuck here\n"), frame.err("last error\n"), "K\n"] },
+      (call) => helperArgs(call)[0] === "follow",
+    );
+    assert.deepEqual(await driveClock(t, runStep(ctx, POD, 0, Date.now() + RELAYED_BY_MS)), {
+      status: "timeout",
+      exitCode: null,
+      timedOut: true,
+    });
+    const [run, kill, follow] = kubectl.calls;
+    assert.deepEqual(run?.killSignals, ["SIGTERM"], "the step's exec is ended at the deadline");
+    assert.deepEqual(helperArgs(kill), ["kill", "0", "7"]);
+    assert.deepEqual(
+      helperArgs(follow),
+      ["follow", "0", "8", "0"],
+      "the follow starts after the bytes the ended stream relayed",
+    );
+    assert.equal(kubectl.calls.length, 3);
+    assert.deepEqual(outputOf(events, "stdout"), ["working\n", "stuck here\n"]);
+    assert.deepEqual(outputOf(events, "stderr"), ["last error\n"]);
+    assert.deepEqual(eventsOf("notice"), []);
+  });
+
+  it("reports the timeout with a warning naming the byte output is missing from when the read after the kill is cut", async (t) => {
+    mockClock(t);
+    const { ctx, kubectl, events, eventsOf } = buildTestContext();
+    kubectl.on(
+      "exec",
+      { stdout: [frame.out("abc"), frame.err("de")], hang: true },
+      (call) => helperArgs(call)[0] === "run",
+    );
+    kubectl.on("exec", { stdout: "stopped 0\n" }, (call) => helperArgs(call)[0] === "kill");
+    kubectl.on(
+      "exec",
+      { stdout: frame.out("partial"), stderr: `${STREAM_CUT}\n`, exitCode: 1 },
+      (call) => helperArgs(call)[0] === "follow",
+    );
+    assert.deepEqual(await driveClock(t, runStep(ctx, POD, 0, Date.now() + RELAYED_BY_MS)), {
+      status: "timeout",
+      exitCode: null,
+      timedOut: true,
+    });
+    assert.deepEqual(outputOf(events, "stdout"), ["abc", "partial"]);
+    const notices = eventsOf("notice");
+    assert.equal(notices.length, 1);
+    assert.equal(notices[0]?.level, "warning");
+    assert.match(
+      notices[0]?.message ?? "",
+      /^step 1 \(build\): the output it wrote after byte 10\/2 before its timeout could not be read \(kubectl exit 1: .*connection reset by peer\)$/,
+    );
   });
 });
 

@@ -18,6 +18,7 @@ import {
 } from "./cluster-objects.js";
 import { buildTestContext } from "./test-context.js";
 import { isInfraError } from "../../support/infra-error.js";
+import { driveClock, mockClock } from "../../support/mock-clock.js";
 
 const FAR = (): number => Date.now() + 60_000;
 
@@ -181,46 +182,6 @@ describe("waitForPod", { concurrency: true }, () => {
     );
   });
 
-  it("fails with pod-config once no node has matched the pod's selector for the grace, with no autoscaler adding one", async () => {
-    const { ctx, kubectl } = buildTestContext({
-      timings: { podEventsAfterMs: 0, podEventsEveryMs: 10, unplaceableGraceMs: 100 },
-    });
-    kubectl.on("get pods", podList(selectorPod(MISMATCH)));
-    kubectl.on("get events", eventList(["FailedScheduling", MISMATCH, "2024-05-01T10:00:01Z"]));
-    await assert.rejects(
-      waitForPod(ctx, FAR()),
-      isInfraError(
-        "pod-config",
-        /no node matches its node selector pool=gpu, and no autoscaler added one in \d+s: Unschedulable: 0\/1 nodes are available: 1 node\(s\) didn't match/,
-      ),
-    );
-    assert.ok(kubectl.callsTo("get pods").length >= 2, "the first read is within the grace");
-  });
-
-  it("keeps waiting for a pod no node matches yet while the autoscaler adds one, or its node group is at its max size", async () => {
-    for (const verdict of [
-      ["TriggeredScaleUp", "pod triggered scale-up: [{gpu 0->1 (max: 3)}]"],
-      ["NotTriggerScaleUp", "pod didn't trigger scale-up: 1 max node group size reached"],
-    ] as const) {
-      const { ctx, kubectl } = buildTestContext({
-        timings: { podEventsAfterMs: 0, podEventsEveryMs: 10, unplaceableGraceMs: 20 },
-      });
-      let firstRead: number | undefined;
-      kubectl.on("get pods", () => {
-        firstRead ??= Date.now();
-        return podList(Date.now() - firstRead >= 200 ? runningPod() : selectorPod(MISMATCH));
-      });
-      kubectl.on(
-        "get events",
-        eventList(
-          ["FailedScheduling", MISMATCH, "2024-05-01T10:00:01Z"],
-          [verdict[0], verdict[1], "2024-05-01T10:00:02Z"],
-        ),
-      );
-      assert.deepEqual(await waitForPod(ctx, FAR()), { name: POD_NAME, node: NODE_NAME }, verdict[0]);
-    }
-  });
-
   it("fails at once with pod-config and the policy's words when admission refuses the Job's pod (FailedCreate), but waits out an exceeded quota", async () => {
     const refused =
       'pods "knotless-run-42-abcde" is forbidden: violates PodSecurity "restricted:latest": runAsNonRoot != true (pod or container "run" must set securityContext.runAsNonRoot=true)';
@@ -283,34 +244,6 @@ describe("waitForPod", { concurrency: true }, () => {
     );
   });
 
-  it("fails with image-pull once the pull has kept failing for the grace", async () => {
-    const { ctx, kubectl } = buildTestContext({ timings: { imagePullGraceMs: 100 } });
-    kubectl.on(
-      "get pods",
-      podList(
-        pendingPod({ waiting: { reason: "ImagePullBackOff", message: 'Back-off pulling image "busybox:nope"' } }),
-      ),
-    );
-    await assert.rejects(
-      waitForPod(ctx, FAR()),
-      isInfraError("image-pull", /ImagePullBackOff: Back-off pulling image "busybox:nope" \(pulls failing for \d/),
-    );
-    assert.ok(kubectl.callsTo("get pods").length >= 2, "the first failing read is within the grace");
-  });
-
-  it("starts the image-pull grace again when the pull stops failing in between", async () => {
-    // A grace well above a loaded machine's gap between two reads: the loop may judge one read twice.
-    const { ctx, kubectl } = buildTestContext({ timings: { imagePullGraceMs: 400 } });
-    let firstRead: number | undefined;
-    // Pull failures alternate with a plain Pending for four graces, then the pod runs.
-    kubectl.on("get pods", (_call, n) => {
-      firstRead ??= Date.now();
-      if (Date.now() - firstRead >= 1600 && n % 2 === 1) return podList(runningPod());
-      return podList(pendingPod({ waiting: { reason: n % 2 === 1 ? "ErrImagePull" : "ContainerCreating" } }));
-    });
-    assert.deepEqual(await waitForPod(ctx, FAR()), { name: POD_NAME, node: NODE_NAME });
-  });
-
   it("fails with pod-lost when the pod ended before the run started", async () => {
     const { ctx, kubectl } = buildTestContext();
     kubectl.on("get pods", podList(endedPod("Failed", "Evicted", "The node was low on resource: memory.")));
@@ -347,48 +280,6 @@ describe("waitForPod", { concurrency: true }, () => {
         /not running after \d+s: Pending Unschedulable \(TriggeredScaleUp: pod triggered scale-up: \[\{pool-a 0->1 \(max: 3\)\}\]\)$/,
       ),
     );
-  });
-
-  it("reads no events before podEventsAfterMs, and then at most every podEventsEveryMs", async () => {
-    const { ctx, kubectl } = buildTestContext({ timings: { podEventsAfterMs: 100, podEventsEveryMs: 150 } });
-    kubectl.on("get pods", podList(pendingPod()));
-    const readAt: number[] = [];
-    kubectl.on("get events", () => {
-      readAt.push(Date.now());
-      return SCALE_UP_EVENTS;
-    });
-    const started = Date.now();
-    await assert.rejects(waitForPod(ctx, started + 800), isInfraError("pod-timeout"));
-    // The times of the reads, not their count, so that a loaded machine's slow polls cannot fail it: the first at
-    // >= 100 ms, each later one >= 150 ms after the one before. The wait decides on the time it took after its pod
-    // read, and the events call is spawned a little later, by a delay that varies under load (9 ms seen): 50 ms of
-    // slack, far below the 150 ms a read without the limit would save.
-    assert.ok(readAt.length >= 1, "the events were read once podEventsAfterMs had passed");
-    assert.ok(readAt[0]! - started >= 95, `first events read after ${readAt[0]! - started} ms`);
-    for (let i = 1; i < readAt.length; i++)
-      assert.ok(readAt[i]! - readAt[i - 1]! >= 100, `events read again after ${readAt[i]! - readAt[i - 1]!} ms`);
-    assert.ok(
-      kubectl.callsTo("get pods").length > readAt.length,
-      `${kubectl.callsTo("get pods").length} pod reads, ${readAt.length} event reads`,
-    );
-  });
-
-  it("reports unchanged Pending progress again every podProgressRepeatMs, and only then", async () => {
-    const { ctx, kubectl, eventsOf } = buildTestContext({ timings: { podProgressRepeatMs: 100 } });
-    kubectl.on("get pods", podList(pendingPod()));
-    // Polls come every 5-10 ms; a window of many repeats keeps the count meaningful on a loaded machine.
-    const started = Date.now();
-    await assert.rejects(waitForPod(ctx, started + 1000), isInfraError("pod-timeout"));
-    const waited = Date.now() - started;
-    const progress = eventsOf("pod-progress");
-    assert.ok(
-      progress.length >= 2 && progress.length <= Math.floor(waited / 100) + 1,
-      `${progress.length} progress events in ${waited} ms`,
-    );
-    for (let i = 1; i < progress.length; i++) {
-      const gap = progress[i]!.elapsedMs - progress[i - 1]!.elapsedMs;
-      assert.ok(gap >= 100, `progress repeated after ${gap} ms`);
-    }
   });
 
   it("reads the pod once and gives up when the deadline has already passed", async () => {
@@ -489,5 +380,114 @@ describe("waitForPod", { concurrency: true }, () => {
       ),
     );
     assert.equal(kubectl.callsTo("get events").length, 1);
+  });
+});
+
+// The tests whose verdict rests on the time between reads, on a mocked clock: one at a time, as the mock is global.
+describe("waitForPod on a mocked clock", () => {
+  it("fails with pod-config once no node has matched the pod's selector for the grace, with no autoscaler adding one", async (t) => {
+    mockClock(t);
+    const { ctx, kubectl } = buildTestContext({
+      timings: { podEventsAfterMs: 0, podEventsEveryMs: 10, unplaceableGraceMs: 100 },
+    });
+    kubectl.on("get pods", podList(selectorPod(MISMATCH)));
+    kubectl.on("get events", eventList(["FailedScheduling", MISMATCH, "2024-05-01T10:00:01Z"]));
+    await assert.rejects(
+      driveClock(t, waitForPod(ctx, FAR())),
+      isInfraError(
+        "pod-config",
+        /no node matches its node selector pool=gpu, and no autoscaler added one in \d+s: Unschedulable: 0\/1 nodes are available: 1 node\(s\) didn't match/,
+      ),
+    );
+    assert.ok(kubectl.callsTo("get pods").length >= 2, "the first read is within the grace");
+  });
+
+  it("keeps waiting for a pod no node matches yet while the autoscaler adds one, or its node group is at its max size", async (t) => {
+    mockClock(t);
+    for (const verdict of [
+      ["TriggeredScaleUp", "pod triggered scale-up: [{gpu 0->1 (max: 3)}]"],
+      ["NotTriggerScaleUp", "pod didn't trigger scale-up: 1 max node group size reached"],
+    ] as const) {
+      const { ctx, kubectl } = buildTestContext({
+        timings: { podEventsAfterMs: 0, podEventsEveryMs: 10, unplaceableGraceMs: 20 },
+      });
+      let firstRead: number | undefined;
+      kubectl.on("get pods", () => {
+        firstRead ??= Date.now();
+        return podList(Date.now() - firstRead >= 200 ? runningPod() : selectorPod(MISMATCH));
+      });
+      kubectl.on(
+        "get events",
+        eventList(
+          ["FailedScheduling", MISMATCH, "2024-05-01T10:00:01Z"],
+          [verdict[0], verdict[1], "2024-05-01T10:00:02Z"],
+        ),
+      );
+      assert.deepEqual(await driveClock(t, waitForPod(ctx, FAR())), { name: POD_NAME, node: NODE_NAME }, verdict[0]);
+    }
+  });
+
+  it("fails with image-pull once the pull has kept failing for the grace", async (t) => {
+    mockClock(t);
+    const { ctx, kubectl } = buildTestContext({ timings: { imagePullGraceMs: 100 } });
+    kubectl.on(
+      "get pods",
+      podList(
+        pendingPod({ waiting: { reason: "ImagePullBackOff", message: 'Back-off pulling image "busybox:nope"' } }),
+      ),
+    );
+    await assert.rejects(
+      driveClock(t, waitForPod(ctx, FAR())),
+      isInfraError("image-pull", /ImagePullBackOff: Back-off pulling image "busybox:nope" \(pulls failing for \d/),
+    );
+    assert.ok(kubectl.callsTo("get pods").length >= 2, "the first failing read is within the grace");
+  });
+
+  it("starts the image-pull grace again when the pull stops failing in between", async (t) => {
+    mockClock(t);
+    // A grace above the gap between two reads (5-10 ms), since the loop may judge one read twice.
+    const { ctx, kubectl } = buildTestContext({ timings: { imagePullGraceMs: 400 } });
+    let firstRead: number | undefined;
+    // Pull failures alternate with a plain Pending for four graces, then the pod runs.
+    kubectl.on("get pods", (_call, n) => {
+      firstRead ??= Date.now();
+      if (Date.now() - firstRead >= 1600 && n % 2 === 1) return podList(runningPod());
+      return podList(pendingPod({ waiting: { reason: n % 2 === 1 ? "ErrImagePull" : "ContainerCreating" } }));
+    });
+    assert.deepEqual(await driveClock(t, waitForPod(ctx, FAR())), { name: POD_NAME, node: NODE_NAME });
+  });
+
+  it("reads no events before podEventsAfterMs, and then at most every podEventsEveryMs", async (t) => {
+    mockClock(t);
+    const { ctx, kubectl } = buildTestContext({ timings: { podEventsAfterMs: 100, podEventsEveryMs: 150 } });
+    kubectl.on("get pods", podList(pendingPod()));
+    const readAt: number[] = [];
+    kubectl.on("get events", () => {
+      readAt.push(Date.now());
+      return SCALE_UP_EVENTS;
+    });
+    await assert.rejects(driveClock(t, waitForPod(ctx, 800)), isInfraError("pod-timeout"));
+    assert.ok(readAt.length >= 2, `the events were read once podEventsAfterMs had passed, and again: ${readAt}`);
+    assert.ok(readAt[0]! >= 100, `first events read after ${readAt[0]} ms`);
+    for (let i = 1; i < readAt.length; i++)
+      assert.ok(readAt[i]! - readAt[i - 1]! >= 150, `events read at ${readAt.join(", ")} ms`);
+    assert.ok(
+      kubectl.callsTo("get pods").length > readAt.length,
+      `${kubectl.callsTo("get pods").length} pod reads, ${readAt.length} event reads`,
+    );
+  });
+
+  it("reports unchanged Pending progress again every podProgressRepeatMs, and only then", async (t) => {
+    mockClock(t);
+    const { ctx, kubectl, eventsOf } = buildTestContext({ timings: { podProgressRepeatMs: 100 } });
+    kubectl.on("get pods", podList(pendingPod()));
+    await assert.rejects(driveClock(t, waitForPod(ctx, 1000)), isInfraError("pod-timeout"));
+    const progress = eventsOf("pod-progress");
+    // Polls come every 5-10 ms: a report at the first, then at the first poll 100 ms or more after the last report.
+    assert.ok(progress.length >= 9 && progress.length <= 11, `${progress.length} progress events in 1000 ms`);
+    for (let i = 1; i < progress.length; i++) {
+      const gap = progress[i]!.elapsedMs - progress[i - 1]!.elapsedMs;
+      assert.ok(gap >= 100, `progress repeated after ${gap} ms`);
+    }
   });
 });

@@ -107,7 +107,7 @@ describe("waitForServices", () => {
         /^service postgres \(knotless-postgres\) did not become ready: not ready after .*readiness: tcp 5432, timeout 300ms.*last log lines:\nFATAL: {2}could not bind IPv4 address\nLOG: {2}database system is shut down$/s,
       ),
     );
-    assert.ok(Date.now() - started < 5000);
+    assert.ok(Date.now() - started < 20_000, "ended at the 300 ms timeout, not never"); // a bound a busy machine keeps
     const logs = kubectl.calls.find((call) => call.command[0] === "logs")!;
     assert.deepEqual(logs.command.slice(0, 8), [
       "logs",
@@ -144,6 +144,6 @@ describe("waitForServices", () => {
         /did not become ready: its container exited with code 1 \(Error\).*\(its log could not be read: /s,
       ),
     );
-    assert.ok(Date.now() - started < 2000, "no wait for the timeout");
+    assert.ok(Date.now() - started < 20_000, "no wait for the timeout (60 s)");
   });
 });

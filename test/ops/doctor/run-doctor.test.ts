@@ -287,7 +287,8 @@ describe("runDoctor", () => {
     for (const command of ["version", "get", "create"]) kubectl.on(command, { hang: true });
     const started = Date.now();
     const report = await runDoctor(kubectl.cluster(), { ...OPTIONS, callTimeoutMs: 200 });
-    assert.ok(Date.now() - started < 3000, `${Date.now() - started} ms`);
+    // The calls hang for ever without the bound; 20 s is what a busy machine cannot add to the 200 ms.
+    assert.ok(Date.now() - started < 20_000, `${Date.now() - started} ms`);
     assert.match(report.checks.find((c) => c.name === "cluster")!.summary, /no answer within 200ms/);
   });
 
