@@ -41,10 +41,16 @@ async function waitFor(what: string, check: () => Promise<boolean> | boolean, ti
   return Date.now() - started;
 }
 
+/**
+ * How long the local cluster's kubelet may take to remove a deleted Job's pod: its podman pod and volumes (a 200 MB,
+ * 10,000-file emptyDir among them) go first, which took over 30 s with four test files at once on two cores.
+ */
+const CLEAN_UP_MS = 90_000;
+
 async function assertNothingLeft(cluster: LocalCluster): Promise<void> {
-  await waitFor("podman containers gone", async () => (await cluster.podmanContainers()).length === 0, 30_000);
+  await waitFor("podman containers gone", async () => (await cluster.podmanContainers()).length === 0, CLEAN_UP_MS);
   assert.deepEqual(cluster.objects("jobs.batch"), []);
-  await waitFor("pods gone from the server", () => cluster.objects("pods").length === 0, 30_000);
+  await waitFor("pods gone from the server", () => cluster.objects("pods").length === 0, CLEAN_UP_MS);
 }
 
 function sha256Tree(root: string): Map<string, string> {

@@ -11,7 +11,7 @@ import { describeSpent, retry, type AttemptOutcome } from "../../core/retry.js";
 import { buildPodExec, type ExecutorContext } from "./context.js";
 import type { RunPod, StepOutcome } from "../executor.js";
 import { isExecNotReady, withExecRetry } from "./exec-retry.js";
-import { assertPodAlive } from "./pod-alive.js";
+import { assertPodAlive, assertPodAliveAfterLag } from "./pod-alive.js";
 import { describeStep } from "../../workflow/step-label.js";
 
 /** How one follow exec ended. */
@@ -119,6 +119,9 @@ export async function runStep(
       flushDecoders(ctx, index, decoders);
       await stopCancelledStep(ctx, pod, index);
     }
+    // Follows that kept ending may be a pod that ended (evicted) whose status still says Running: look at it for
+    // podEndLagMs before blaming the exec, as a failed exec does (under load an eviction was reported this way).
+    if (error instanceof InfraError && error.reason === "exec-no-exit-code") await assertPodAliveAfterLag(ctx, pod);
     throw error;
   } finally {
     clearTimeout(timer);

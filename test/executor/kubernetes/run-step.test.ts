@@ -204,6 +204,15 @@ describe("runStep", { concurrency: true }, () => {
     assert.equal(eventsOf("notice").length, 5);
   });
 
+  it("fails with pod-lost, not exec-no-exit-code, when the pod's status says it ended only after the reconnects gave up", async () => {
+    const { ctx, kubectl } = buildTestContext({ timings: { podEndLagMs: 50 } });
+    kubectl.on("exec", failure(STREAM_CUT));
+    // One look after each of the six cut follows sees it Running (an evicted pod's status lags its containers' end).
+    kubectl.on("get pods", (_call, n) => (n <= 6 ? podList(runningPod()) : podList()));
+    await assert.rejects(runStep(ctx, POD, 0, FAR()), isInfraError("pod-lost", /is gone/));
+    assert.equal(kubectl.callsTo("exec").length, 6);
+  });
+
   it("bounds the read after the kill: a follow that never ends is stopped, with a warning, and the timeout reported", async () => {
     const { ctx, kubectl, eventsOf } = buildTestContext({ timings: { timedOutOutputMs: 150 } });
     kubectl.on("exec", { hang: true }, (call) => helperArgs(call)[0] === "run");
