@@ -1,7 +1,7 @@
 // Several serve hosts on the local cluster: A holds runs and is killed with SIGKILL; two adopters race for them, each run adopted and finished exactly once; A restarted touches none.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { after, before, describe, it } from "node:test";
@@ -9,7 +9,12 @@ import { startLocalCluster, type LocalCluster } from "../../local-cluster/index.
 import { NSID } from "../../src/serve/lexicon-schemas.js";
 import { assertNothingLeft, E2E_KUBECTLS, findPodmanSkipReason, waitUntil } from "../support/local-cluster-e2e.js";
 import { createServeClient, type ServeClient } from "../support/serve-client.js";
-import { startServeProcess, type ServeProcess } from "../support/serve-process.js";
+import {
+  buildLocalServeArgs,
+  startServeProcess,
+  writeServeToken,
+  type ServeProcess,
+} from "../support/serve-process.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
 
 const skip = findPodmanSkipReason();
@@ -37,32 +42,19 @@ describe("several serve hosts on the local cluster", { skip, concurrency: 1, tim
   const checkout = join(dir, "checkout");
   mkdirSync(checkout);
   writeFileSync(join(checkout, "README"), "a checkout\n");
-  const tokenFile = join(dir, "token");
-  writeFileSync(tokenFile, `${TOKEN}\n`);
-  chmodSync(tokenFile, 0o600);
+  const tokenFile = writeServeToken(dir, TOKEN);
   const serving: ServeProcess[] = [];
-  const serveArgs = (instance: string, extra: readonly string[] = []): string[] => [
-    "--listen",
-    "127.0.0.1:0",
-    "--state-dir",
-    join(dir, `state-${instance}`),
-    "--token-file",
-    tokenFile,
-    "--kubeconfig",
-    cluster.kubeconfigPath,
-    "--kubectl",
-    KUBECTL,
-    "--skip-warm",
-    "--checkout-root",
-    dir,
-    "--cache-dir",
-    join(dir, "cache"),
-    "--instance",
-    instance,
-    "--lease-duration",
-    `${LEASE_SECONDS}s`,
-    ...extra,
-  ];
+  const serveArgs = (instance: string, extra: readonly string[] = []): string[] =>
+    buildLocalServeArgs(
+      {
+        dir,
+        stateDir: join(dir, `state-${instance}`),
+        tokenFile,
+        kubeconfig: cluster.kubeconfigPath,
+        kubectl: KUBECTL,
+      },
+      ["--instance", instance, "--lease-duration", `${LEASE_SECONDS}s`, ...extra],
+    );
   const start = async (instance: string, extra: readonly string[] = []) => {
     const serve = await startServe(serveArgs(instance, extra));
     serving.push(serve);

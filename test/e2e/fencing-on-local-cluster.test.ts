@@ -10,7 +10,12 @@ import { startLocalCluster, type LocalCluster } from "../../local-cluster/index.
 import { NSID } from "../../src/serve/lexicon-schemas.js";
 import { assertNothingLeft, E2E_KUBECTLS, findPodmanSkipReason, waitUntil } from "../support/local-cluster-e2e.js";
 import { createServeClient, type ServeClient } from "../support/serve-client.js";
-import { startServeProcess, writeServeToken, type ServeProcess } from "../support/serve-process.js";
+import {
+  buildLocalServeArgs,
+  startServeProcess,
+  writeServeToken,
+  type ServeProcess,
+} from "../support/serve-process.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
 
 const skip = findPodmanSkipReason();
@@ -40,28 +45,16 @@ describe("fencing of a live instance whose Lease lapsed, on the local cluster", 
   const serving: ServeProcess[] = [];
   const start = async (instance: string, extra: readonly string[] = []) => {
     const serve = await startServeProcess(
-      [
-        "--listen",
-        "127.0.0.1:0",
-        "--state-dir",
-        join(dir, `state-${instance}`),
-        "--token-file",
-        tokenFile,
-        "--kubeconfig",
-        cluster.kubeconfigPath,
-        "--kubectl",
-        KUBECTL,
-        "--skip-warm",
-        "--checkout-root",
-        dir,
-        "--cache-dir",
-        join(dir, "cache"),
-        "--instance",
-        instance,
-        "--lease-duration",
-        `${LEASE_SECONDS}s`,
-        ...extra,
-      ],
+      buildLocalServeArgs(
+        {
+          dir,
+          stateDir: join(dir, `state-${instance}`),
+          tokenFile,
+          kubeconfig: cluster.kubeconfigPath,
+          kubectl: KUBECTL,
+        },
+        ["--instance", instance, "--lease-duration", `${LEASE_SECONDS}s`, ...extra],
+      ),
       { KNOTLESS_HEARTBEAT_INTERVAL: "5s" },
     );
     serving.push(serve);

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { execFile, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
@@ -12,7 +12,12 @@ import { NSID } from "../../src/serve/lexicon-schemas.js";
 import { assertNothingLeft, E2E_KUBECTLS, findPodmanSkipReason, waitUntil } from "../support/local-cluster-e2e.js";
 import { REPO_ROOT } from "../support/run-cli.js";
 import { createServeClient, type ServeClient } from "../support/serve-client.js";
-import { startServeProcess, type ServeProcess } from "../support/serve-process.js";
+import {
+  buildLocalServeArgs,
+  startServeProcess,
+  writeServeToken,
+  type ServeProcess,
+} from "../support/serve-process.js";
 import { makeTestTempDir } from "../support/temp-dir.js";
 
 const skip = findPodmanSkipReason();
@@ -103,27 +108,10 @@ describe("a run survives its runner on the local cluster", { skip, concurrency: 
   const checkout = join(dir, "checkout");
   mkdirSync(checkout);
   writeFileSync(join(checkout, "README"), "a checkout\n");
-  const tokenFile = join(dir, "token");
-  writeFileSync(tokenFile, `${TOKEN}\n`);
-  chmodSync(tokenFile, 0o600);
+  const tokenFile = writeServeToken(dir, TOKEN);
   const stateDir = join(dir, "state");
-  const serveArgs = (): string[] => [
-    "--listen",
-    "127.0.0.1:0",
-    "--state-dir",
-    stateDir,
-    "--token-file",
-    tokenFile,
-    "--kubeconfig",
-    cluster.kubeconfigPath,
-    "--kubectl",
-    KUBECTL,
-    "--skip-warm",
-    "--checkout-root",
-    dir,
-    "--cache-dir",
-    join(dir, "cache"),
-  ];
+  const serveArgs = (): string[] =>
+    buildLocalServeArgs({ dir, stateDir, tokenFile, kubeconfig: cluster.kubeconfigPath, kubectl: KUBECTL });
   let serve: ServeProcess | undefined;
   let client: ServeClient;
   const submit = (runId: string) =>

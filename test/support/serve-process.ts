@@ -23,6 +23,37 @@ export function writeServeToken(dir: string, token: string): string {
   return file;
 }
 
+/** Where a serve on a local cluster keeps and finds things: its state, token, kubeconfig, kubectl, checkouts, cache. */
+export interface LocalServeSetup {
+  readonly dir: string;
+  readonly stateDir: string;
+  readonly tokenFile: string;
+  readonly kubeconfig: string;
+  readonly kubectl: string;
+}
+
+/** `serve`'s arguments for a local cluster's e2e: an ephemeral port, no warm capacity, checkouts under `dir`. */
+export function buildLocalServeArgs(setup: LocalServeSetup, extra: readonly string[] = []): string[] {
+  return [
+    "--listen",
+    "127.0.0.1:0",
+    "--state-dir",
+    setup.stateDir,
+    "--token-file",
+    setup.tokenFile,
+    "--kubeconfig",
+    setup.kubeconfig,
+    "--kubectl",
+    setup.kubectl,
+    "--skip-warm",
+    "--checkout-root",
+    setup.dir,
+    "--cache-dir",
+    join(setup.dir, "cache"),
+    ...extra,
+  ];
+}
+
 /** Spawns `serve ...args` (with `nodeArgs`, such as `--import`, before the CLI); rejects if it exits before saying `listening on URL`. */
 export function startServeProcess(
   args: readonly string[],
